@@ -1,0 +1,85 @@
+import type { Command } from "commander";
+import { fail } from "../../core/errors.ts";
+import type { Task } from "../../core/task.ts";
+import type { Store } from "../../store/store.ts";
+import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+import { taskDetail } from "../render.ts";
+
+/** Every lifecycle verb prints the task as it now stands. */
+function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string) {
+  return withStore(cmd, async (store, g) => {
+    const t = await fn(store);
+    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}`);
+  });
+}
+
+function requireReason(reason: string | undefined, verb: string): string {
+  if (reason === undefined) fail("usage", `${verb} needs --reason TEXT`);
+  return reason;
+}
+
+export function registerClaim(program: Command): void {
+  withGlobals(
+    program
+      .command("claim")
+      .description("claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)")
+      .argument("[id]", "the task to claim")
+      .option("--next", "claim the best ready task: highest priority, then oldest")
+      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)"),
+  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string }, cmd: Command) => {
+    if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
+    if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
+    const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
+    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, opts)), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
+  });
+
+  withGlobals(
+    program
+      .command("renew")
+      .description("extend your lease on a task")
+      .argument("<id>")
+      .option("--ttl <duration>", "new lease length from now (default: the claim's)"),
+  ).action(async (id: string, o: { ttl?: string }, cmd: Command) => {
+    await run(cmd, (s) => renew(s, id, o.ttl !== undefined ? { ttl: o.ttl } : {}), (t) => `renewed ${t.id}`);
+  });
+
+  withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>")).action(
+    async (id: string, _o, cmd: Command) => {
+      await run(cmd, (s) => release(s, id), (t) => `released ${t.id}`);
+    },
+  );
+
+  withGlobals(
+    program
+      .command("done")
+      .description("mark a task you hold (or nobody holds) as done")
+      .argument("<id>")
+      .option("--commit <rev>", "the commit that does the work")
+      .option("--note <text>", "what a reader should know"),
+  ).action(async (id: string, o: { commit?: string; note?: string }, cmd: Command) => {
+    await run(cmd, (s) => done(s, id, o), (t) => `done ${t.id}`);
+  });
+
+  withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why")).action(
+    async (id: string, o: { reason?: string }, cmd: Command) => {
+      const reason = requireReason(o.reason, "fail");
+      await run(cmd, (s) => failWith(s, id, reason), (t) => `failed ${t.id}`);
+    },
+  );
+
+  withGlobals(
+    program.command("reclaim").description("force-release another agent's claim (logged)").argument("<id>").option("--reason <text>", "why"),
+  ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
+    const reason = requireReason(o.reason, "reclaim");
+    await run(cmd, (s) => reclaim(s, id, reason), (t) => `reclaimed ${t.id}`);
+  });
+
+  withGlobals(
+    program.command("cancel").description("cancel a task nobody holds (or you hold)").argument("<id>").option("--reason <text>", "why"),
+  ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
+    const reason = requireReason(o.reason, "cancel");
+    await run(cmd, (s) => cancel(s, id, reason), (t) => `cancelled ${t.id}`);
+  });
+}

@@ -1,0 +1,38 @@
+import type { Command } from "commander";
+import { parseSince } from "../../core/duration.ts";
+import { fail } from "../../core/errors.ts";
+import { EventType } from "../../core/event.ts";
+import { validateAgentId, validateTaskId } from "../../core/ids.ts";
+import { readEvents } from "../../store/events.ts";
+import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+import { eventLine } from "../render.ts";
+
+export function registerEvents(program: Command): void {
+  withGlobals(
+    program
+      .command("events")
+      .description("the event history, read from the commits under refs/handoff/ (oldest first)")
+      .option("--since <time>", "an ISO time, or a duration back from now (2h, 7d)")
+      .option("--task <id>", "only this task")
+      .option("--agent <name>", "only events about or by this agent")
+      .option("--type <type>", `only this type (${EventType.options.join("|")})`)
+      .option("--limit <n>", "only the most recent N"),
+    { agent: false }, // here --agent filters; `git handoff --agent A events` still names the caller
+  ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
+    const agentFilter = (cmd.opts() as { agent?: string }).agent;
+    await withStore(cmd, async (store, g) => {
+      if (o.type !== undefined && !EventType.options.includes(o.type as EventType)) {
+        fail("invalid_input", `unknown event type ${JSON.stringify(o.type)}: use one of ${EventType.options.join(", ")}`);
+      }
+      const events = await readEvents(store, {
+        ...(o.since !== undefined ? { since: parseSince(o.since, store.now()) } : {}),
+        ...(o.task !== undefined ? { task: validateTaskId(o.task) } : {}),
+        ...(agentFilter !== undefined ? { agent: validateAgentId(agentFilter) } : {}),
+        ...(o.type !== undefined ? { type: o.type } : {}),
+        ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
+      });
+      emit(!!g.json, events, () => (events.length ? events.map(eventLine).join("\n") : "no events"));
+    });
+  });
+}

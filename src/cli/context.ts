@@ -1,0 +1,45 @@
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { fail } from "../core/errors.ts";
+import { openStore, type Store } from "../store/store.ts";
+
+/** Options every command accepts, before or after the verb. */
+export interface GlobalOptions {
+  agent?: string;
+  json?: boolean;
+  C?: string;
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+/** Adds the global options to a leaf command, so `git handoff task list --json` works too. */
+export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Command {
+  cmd.option("--json", "print JSON");
+  if (opts.agent !== false) cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])");
+  return cmd;
+}
+
+/** Opens the repository named by -C (or the current folder) for the command, then closes it. */
+export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>): Promise<T> {
+  const opts = globals(cmd);
+  const cwd = opts.C ? resolve(opts.C) : process.cwd();
+  const store = await openStore({ cwd, ...(opts.agent !== undefined ? { agent: opts.agent } : {}) });
+  try {
+    return await fn(store, opts);
+  } finally {
+    store.close();
+  }
+}
+
+export function parseInteger(value: string, what: string, min = -1_000_000, max = 1_000_000): number {
+  if (!/^-?\d+$/.test(value.trim())) fail("invalid_input", `${what} must be a whole number, got ${JSON.stringify(value)}`);
+  const n = Number(value);
+  if (n < min || n > max) fail("invalid_input", `${what} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}

@@ -1,0 +1,29 @@
+import { Command } from "commander";
+import { registerClaim } from "./commands/claim.ts";
+import { registerEvents } from "./commands/events.ts";
+import { registerInit } from "./commands/init.ts";
+import { registerStatus } from "./commands/status.ts";
+import { registerTask } from "./commands/task.ts";
+
+declare const PACKAGE_VERSION: string;
+
+export function buildProgram(): Command {
+  const program = new Command("git-handoff")
+    .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
+    .version(typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev")
+    .option("-C <dir>", "run as if started in <dir>")
+    .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
+    .option("--json", "print JSON")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  registerInit(program);
+  registerTask(program);
+  registerClaim(program);
+  registerEvents(program);
+  registerStatus(program);
+  for (const c of program.commands) {
+    c.exitOverride();
+    for (const sub of c.commands) sub.exitOverride();
+  }
+  return program;
+}

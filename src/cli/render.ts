@@ -1,0 +1,77 @@
+import { formatDuration } from "../core/duration.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import type { Overview } from "../core/overview.ts";
+import type { Task } from "../core/task.ts";
+import { paint } from "./output.ts";
+
+function until(iso: string, now: Date): string {
+  const ms = Date.parse(iso) - now.getTime();
+  return ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`;
+}
+
+function oneLine(s: string, max = 60): string {
+  const line = s.split("\n")[0] ?? "";
+  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+}
+
+export function taskLine(t: Task, now: Date): string {
+  const holder = t.claim ? `  ${t.claim.agent} (until ${until(t.claim.expires_at, now)})` : "";
+  return `${t.id.padEnd(12)} ${t.status.padEnd(9)} p${String(t.priority).padEnd(3)} ${oneLine(t.objective)}${holder}`;
+}
+
+export function taskDetail(t: Task, now: Date): string {
+  const lines = [
+    `${paint.bold(t.id)}  ${t.status}`,
+    `objective:  ${t.objective}`,
+    `priority:   ${t.priority}`,
+  ];
+  if (t.scope.length) lines.push(`scope:      ${t.scope.join(" ")}`);
+  if (t.claim) {
+    const c = t.claim;
+    lines.push(`holder:     ${c.agent} (fence ${c.fence}, ${c.scope}${c.worktree ? ` ${c.worktree}` : ""}${c.branch ? ` on ${c.branch}` : ""})`);
+    lines.push(`lease:      until ${c.expires_at} (${until(c.expires_at, now)})`);
+  }
+  lines.push(`attempts:   ${t.attempts} expired of ${t.max_attempts} allowed`);
+  if (t.result?.commit) lines.push(`commit:     ${t.result.commit}`);
+  if (t.result?.note) lines.push(`note:       ${t.result.note}`);
+  if (t.result?.reason) lines.push(`reason:     ${t.result.reason}`);
+  lines.push(`created:    ${t.created_at} by ${t.created_by}`, `updated:    ${t.updated_at}`);
+  return lines.join("\n");
+}
+
+export function eventLine(e: HandoffEvent): string {
+  const bits = [e.at, e.type.padEnd(9), e.task, e.agent];
+  if (e.fence !== undefined) bits.push(`fence=${e.fence}`);
+  if (e.expires_at && (e.type === "claimed" || e.type === "renewed")) bits.push(`until=${e.expires_at}`);
+  if (e.holder) bits.push(`holder=${e.holder}`);
+  if (e.by && e.by !== e.agent) bits.push(`by=${e.by}`);
+  if (e.commit) bits.push(`commit=${e.commit.slice(0, 12)}`);
+  if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason))}`);
+  bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);
+  return bits.join("  ");
+}
+
+export function overviewText(o: Overview, now: Date): string {
+  const c = o.counts;
+  const lines = [
+    paint.bold("tasks"),
+    `  todo ${c.todo}  claimed ${c.claimed}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}`,
+  ];
+  lines.push(paint.bold("held"));
+  if (!o.holders.length) lines.push("  nobody holds a task");
+  for (const h of o.holders) {
+    for (const t of h.tasks) {
+      const where = `${t.scope}${t.branch ? ` ${t.branch}` : ""}${t.worktree ? ` ${t.worktree}` : ""}`;
+      lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} until ${until(t.expires_at, now).padEnd(8)} ${paint.dim(where)}  ${oneLine(t.objective, 40)}`);
+    }
+  }
+  if (o.expiring_soon.length) {
+    lines.push(paint.yellow("expiring soon"));
+    for (const t of o.expiring_soon) lines.push(`  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}`);
+  }
+  if (o.expired.length) {
+    lines.push(paint.red("expired (free to claim)"));
+    for (const t of o.expired) lines.push(`  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,66 @@
+// Every failure the tool reports is a value with a stable code. Front ends map the code to an
+// exit status (CLI) or an `isError` result (MCP) through one table, never by reading prose.
+
+export type ErrorCode =
+  | "usage" // the command line itself is wrong
+  | "invalid_input" // an id, duration, path, payload or config that we refuse to act on
+  | "corrupt_state" // a ref under refs/handoff/ that does not hold what we wrote
+  | "not_a_repo"
+  | "not_found"
+  | "held_by_other" // another agent holds a live claim or lease
+  | "not_holder" // the caller is not the holder it claims to be
+  | "final_state" // the task is done, failed or cancelled
+  | "no_task_ready" // claim --next found nothing to take
+  | "lost_race" // compare-and-swap kept failing after bounded retries
+  | "exists" // create-only write found the entity already there
+  | "internal";
+
+export const EXIT_CODES: Record<ErrorCode, number> = {
+  usage: 2,
+  invalid_input: 2,
+  corrupt_state: 2,
+  not_a_repo: 2,
+  not_found: 4,
+  held_by_other: 3,
+  not_holder: 3,
+  final_state: 3,
+  no_task_ready: 3,
+  lost_race: 3,
+  exists: 3,
+  internal: 1,
+};
+
+/** What the caller can do about a refusal: wait, negotiate ownership, or take other work. */
+export interface Suggestion {
+  action: "wait" | "negotiate" | "work_elsewhere" | "retry" | "reclaim" | "fix_input";
+  detail: string;
+}
+
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+  /** Machine-readable context: holder, task, expires_at and the like. */
+  data?: Record<string, unknown>;
+  suggestions?: Suggestion[];
+}
+
+/** Whether trying again later could succeed without changing the request. */
+export function isRecoverable(code: ErrorCode): boolean {
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready";
+}
+
+/** A refusal thrown across layers; caught once, at the front end. */
+export class HandoffError extends Error {
+  readonly refusal: Refusal;
+  constructor(refusal: Refusal) {
+    super(refusal.message);
+    this.refusal = refusal;
+  }
+  get code(): ErrorCode {
+    return this.refusal.code;
+  }
+}
+
+export function fail(code: ErrorCode, message: string, data?: Record<string, unknown>, suggestions?: Suggestion[]): never {
+  throw new HandoffError({ code, message, ...(data ? { data } : {}), ...(suggestions ? { suggestions } : {}) });
+}

@@ -1,0 +1,69 @@
+import * as z from "zod/mini";
+import { AgentScope } from "./identity.ts";
+import { isoTime } from "./schema-helpers.ts";
+
+export const EventType = z.enum([
+  "created",
+  "claimed",
+  "renewed",
+  "released",
+  "expired",
+  "done",
+  "failed",
+  "reclaimed",
+  "cancelled",
+]);
+export type EventType = z.infer<typeof EventType>;
+
+/**
+ * One change to one entity. It is the body of the commit that makes the change, so the event log
+ * is read from history and never written twice. `agent` is whom the event is about (for `expired`,
+ * the holder whose lease ran out); `by` is who recorded it when that differs.
+ */
+export const HandoffEvent = z.object({
+  type: EventType,
+  task: z.string(),
+  agent: z.string(),
+  at: isoTime(),
+  scope: AgentScope,
+  worktree: z.nullable(z.string()),
+  branch: z.nullable(z.string()),
+  by: z.optional(z.string()),
+  fence: z.optional(z.int()),
+  expires_at: z.optional(isoTime()),
+  reason: z.optional(z.string()),
+  commit: z.optional(z.string()),
+  note: z.optional(z.string()),
+  holder: z.optional(z.string()),
+  objective: z.optional(z.string()),
+});
+export type HandoffEvent = z.infer<typeof HandoffEvent>;
+
+/** The one-line summary that heads the event's commit, for `git log --oneline`. */
+export function summarize(e: HandoffEvent): string {
+  switch (e.type) {
+    case "created":
+      return `created ${e.task}: ${oneLine(e.objective ?? "")}`;
+    case "claimed":
+      return `claimed ${e.task} by ${e.agent} (fence ${e.fence}, until ${e.expires_at})`;
+    case "renewed":
+      return `renewed ${e.task} by ${e.agent} (until ${e.expires_at})`;
+    case "released":
+      return `released ${e.task} by ${e.agent}`;
+    case "expired":
+      return `expired ${e.task}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
+    case "done":
+      return `done ${e.task} by ${e.agent}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
+    case "failed":
+      return `failed ${e.task}: ${oneLine(e.reason ?? "")}`;
+    case "reclaimed":
+      return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "cancelled":
+      return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+  }
+}
+
+function oneLine(s: string): string {
+  const line = s.split("\n")[0] ?? "";
+  return line.length > 72 ? line.slice(0, 71) + "…" : line;
+}

@@ -1,0 +1,250 @@
+// The task state machine. Pure: state + intent + time -> new state (as a list of event steps)
+// or a refusal that says who holds what and what the caller can do.
+import type { Refusal, Suggestion } from "./errors.ts";
+import type { HandoffEvent } from "./event.ts";
+import type { Actor } from "./identity.ts";
+import { refuse, type Outcome, type Step } from "./outcome.ts";
+import { isFinal, MAX_NOTE, MAX_OBJECTIVE, type Task } from "./task.ts";
+import { formatDuration } from "./duration.ts";
+
+export interface OpContext {
+  actor: Actor;
+  now: Date;
+}
+
+function eventBase(type: HandoffEvent["type"], task: Task, ctx: OpContext): HandoffEvent {
+  const { agent, scope, worktree, branch } = ctx.actor;
+  return { type, task: task.id, agent, at: ctx.now.toISOString(), scope, worktree, branch };
+}
+
+function touch(task: Task, ctx: OpContext, patch: Partial<Task>): Task {
+  return { ...task, ...patch, updated_at: ctx.now.toISOString() };
+}
+
+export function isLive(task: Task, now: Date): boolean {
+  return task.status === "claimed" && task.claim !== null && Date.parse(task.claim.expires_at) > now.getTime();
+}
+
+export interface NewTaskInput {
+  id: string;
+  objective: string;
+  priority: number;
+  scope: string[];
+  maxAttempts: number;
+}
+
+export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
+  const objective = input.objective.trim();
+  if (!objective) return refuse({ code: "invalid_input", message: "a task needs an objective" });
+  if (objective.length > MAX_OBJECTIVE) {
+    return refuse({ code: "invalid_input", message: `objective is ${objective.length} characters; at most ${MAX_OBJECTIVE}` });
+  }
+  const at = ctx.now.toISOString();
+  const task: Task = {
+    id: input.id,
+    objective,
+    status: "todo",
+    priority: input.priority,
+    scope: input.scope,
+    claim: null,
+    attempts: 0,
+    max_attempts: input.maxAttempts,
+    fence: 0,
+    created_by: ctx.actor.agent,
+    created_at: at,
+    updated_at: at,
+    result: null,
+  };
+  return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective }, record: task }] };
+}
+
+/**
+ * Lazy lease recovery: an expired claim is free. Readers show the settled state; the next writer
+ * records the `expired` (and, when attempts run out, `failed`) events in its own compare-and-swap.
+ */
+export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<Task>[] } {
+  const claim = task.claim;
+  if (task.status !== "claimed" || !claim || Date.parse(claim.expires_at) > ctx.now.getTime()) {
+    return { record: task, steps: [] };
+  }
+  const attempts = task.attempts + 1;
+  const expiredEvent: HandoffEvent = {
+    type: "expired",
+    task: task.id,
+    agent: claim.agent,
+    at: ctx.now.toISOString(),
+    scope: claim.scope,
+    worktree: claim.worktree,
+    branch: claim.branch,
+    by: ctx.actor.agent,
+    fence: claim.fence,
+    expires_at: claim.expires_at,
+  };
+  const freed = touch(task, ctx, { status: "todo", claim: null, attempts });
+  const steps: Step<Task>[] = [{ event: expiredEvent, record: freed }];
+  if (attempts < task.max_attempts) return { record: freed, steps };
+  const reason = `lease expired ${attempts} time${attempts === 1 ? "" : "s"} without completion (max_attempts ${task.max_attempts})`;
+  const failed = touch(freed, ctx, { status: "failed", result: { reason } });
+  steps.push({ event: { ...eventBase("failed", task, ctx), reason }, record: failed });
+  return { record: failed, steps };
+}
+
+function finalRefusal(task: Task): Refusal {
+  return {
+    code: "final_state",
+    message: `task ${task.id} is ${task.status}${task.result?.reason ? ` (${task.result.reason})` : ""}`,
+    data: { task: task.id, status: task.status },
+    suggestions: [{ action: "work_elsewhere", detail: "take other work: git handoff claim --next" }],
+  };
+}
+
+/** The refusal every front end shows when someone else holds the task. */
+export function heldRefusal(task: Task, ctx: OpContext): Refusal {
+  const claim = task.claim!;
+  const left = Date.parse(claim.expires_at) - ctx.now.getTime();
+  const where = claim.worktree ? ` in ${claim.worktree}${claim.branch ? ` (${claim.branch})` : ""}` : "";
+  const suggestions: Suggestion[] = [
+    { action: "wait", detail: `wait until it is released or the lease expires at ${claim.expires_at} (in ${formatDuration(left)})` },
+    { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: git handoff release ${task.id}` },
+    { action: "work_elsewhere", detail: "take other work: git handoff claim --next" },
+  ];
+  return {
+    code: "held_by_other",
+    message: `task ${task.id} is held by ${claim.agent}${where} until ${claim.expires_at} (in ${formatDuration(left)})`,
+    data: { task: task.id, holder: claim.agent, expires_at: claim.expires_at, fence: claim.fence, worktree: claim.worktree, branch: claim.branch },
+    suggestions,
+  };
+}
+
+function notHolderRefusal(task: Task, ctx: OpContext, verb: string): Refusal {
+  return {
+    code: "not_holder",
+    message: `cannot ${verb} task ${task.id}: ${ctx.actor.agent} does not hold it (status ${task.status})`,
+    data: { task: task.id, status: task.status },
+    suggestions: [{ action: "retry", detail: `claim it first: git handoff claim ${task.id}` }],
+  };
+}
+
+/** Settles lazily, then lets `decide` act on the settled task; expiry steps come first. */
+function afterSettle(task: Task, ctx: OpContext, decide: (t: Task) => Outcome<Task>): Outcome<Task> {
+  const settled = settle(task, ctx);
+  const out = decide(settled.record);
+  if (!out.ok) return out;
+  return { ok: true, record: out.record, steps: [...settled.steps, ...out.steps] };
+}
+
+export function claimTask(task: Task, ctx: OpContext, ttlMs: number): Outcome<Task> {
+  return afterSettle(task, ctx, (t) => {
+    if (isFinal(t.status)) return refuse(finalRefusal(t));
+    if (t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
+    if (t.claim) return renewTask(t, ctx, ttlMs); // claiming what you hold renews it
+    const fence = t.fence + 1;
+    const expires = new Date(ctx.now.getTime() + ttlMs).toISOString();
+    const { agent, worktree, branch, scope } = ctx.actor;
+    const claim = { agent, claimed_at: ctx.now.toISOString(), expires_at: expires, fence, ttl_ms: ttlMs, worktree, branch, scope };
+    const record = touch(t, ctx, { status: "claimed", claim, fence });
+    return { ok: true, record, steps: [{ event: { ...eventBase("claimed", t, ctx), fence, expires_at: expires }, record }] };
+  });
+}
+
+/** Holder-only operations share this guard: refuse unless the caller holds a live claim. */
+function requireHolder(t: Task, ctx: OpContext, verb: string): Refusal | null {
+  if (isFinal(t.status)) return finalRefusal(t);
+  if (!t.claim) return notHolderRefusal(t, ctx, verb);
+  if (t.claim.agent !== ctx.actor.agent) return heldRefusal(t, ctx);
+  return null;
+}
+
+export function renewTask(task: Task, ctx: OpContext, ttlMs?: number): Outcome<Task> {
+  return afterSettle(task, ctx, (t) => {
+    const refusal = requireHolder(t, ctx, "renew");
+    if (refusal) return refuse(refusal);
+    const claim = t.claim!;
+    const ttl = ttlMs ?? claim.ttl_ms;
+    const expires = new Date(ctx.now.getTime() + ttl).toISOString();
+    const record = touch(t, ctx, { claim: { ...claim, expires_at: expires, ttl_ms: ttl } });
+    return { ok: true, record, steps: [{ event: { ...eventBase("renewed", t, ctx), fence: claim.fence, expires_at: expires }, record }] };
+  });
+}
+
+export function releaseTask(task: Task, ctx: OpContext): Outcome<Task> {
+  return afterSettle(task, ctx, (t) => {
+    const refusal = requireHolder(t, ctx, "release");
+    if (refusal) return refuse(refusal);
+    const record = touch(t, ctx, { status: "todo", claim: null });
+    return { ok: true, record, steps: [{ event: { ...eventBase("released", t, ctx), fence: t.claim!.fence }, record }] };
+  });
+}
+
+function checkText(text: string | undefined, what: string): Refusal | null {
+  if (text !== undefined && text.length > MAX_NOTE) {
+    return { code: "invalid_input", message: `${what} is ${text.length} characters; at most ${MAX_NOTE}` };
+  }
+  return null;
+}
+
+/**
+ * Finishing (done, fail, cancel) is for the holder, or for anyone while nobody holds the task:
+ * a person may close a task no agent picked up, but never one another agent is working on.
+ */
+function finish(
+  task: Task,
+  ctx: OpContext,
+  type: "done" | "failed" | "cancelled",
+  result: { commit?: string; note?: string; reason?: string },
+): Outcome<Task> {
+  const bad = checkText(result.note, "note") ?? checkText(result.reason, "reason");
+  if (bad) return refuse(bad);
+  return afterSettle(task, ctx, (t) => {
+    if (isFinal(t.status)) return refuse(finalRefusal(t));
+    if (t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
+    const status = type;
+    const record = touch(t, ctx, { status, claim: null, result: { ...result } });
+    const fence = t.claim?.fence;
+    const event: HandoffEvent = { ...eventBase(type, t, ctx), ...(fence !== undefined ? { fence } : {}), ...result };
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}
+
+export function completeTask(task: Task, ctx: OpContext, result: { commit?: string; note?: string }): Outcome<Task> {
+  return finish(task, ctx, "done", result);
+}
+
+export function failTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {
+  if (!reason.trim()) return refuse({ code: "invalid_input", message: "fail needs a --reason" });
+  return finish(task, ctx, "failed", { reason });
+}
+
+export function cancelTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {
+  if (!reason.trim()) return refuse({ code: "invalid_input", message: "cancel needs a --reason" });
+  return finish(task, ctx, "cancelled", { reason });
+}
+
+/** Force release: an explicit, logged override of someone's live claim. */
+export function reclaimTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {
+  if (!reason.trim()) return refuse({ code: "invalid_input", message: "reclaim needs a --reason" });
+  const bad = checkText(reason, "reason");
+  if (bad) return refuse(bad);
+  return afterSettle(task, ctx, (t) => {
+    if (isFinal(t.status)) return refuse(finalRefusal(t));
+    if (!t.claim) {
+      return refuse({
+        code: "not_holder",
+        message: `task ${t.id} is not claimed: nothing to reclaim`,
+        data: { task: t.id, status: t.status },
+        suggestions: [{ action: "retry", detail: `claim it: git handoff claim ${t.id}` }],
+      });
+    }
+    const record = touch(t, ctx, { status: "todo", claim: null });
+    const event: HandoffEvent = { ...eventBase("reclaimed", t, ctx), holder: t.claim.agent, fence: t.claim.fence, reason };
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}
+
+/** Tasks `claim --next` may take, best first: highest priority, then oldest, then id. */
+export function claimCandidates(tasks: Task[], ctx: OpContext): Task[] {
+  return tasks
+    .map((t) => settle(t, ctx).record)
+    .filter((t) => t.status === "todo")
+    .sort((a, b) => b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+}

@@ -1,0 +1,124 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { inflateSync } from "node:zlib";
+
+export type ObjectType = "commit" | "tree" | "blob" | "tag";
+
+export interface GitObject {
+  type: ObjectType;
+  data: Buffer;
+}
+
+/**
+ * Reads objects: loose ones straight from disk (a file read and an inflate, no process), anything
+ * else (packed, alternates) through one long-lived `git cat-file --batch` started on first need.
+ * Returns null for an object that does not exist.
+ */
+export class ObjectReader {
+  private batch: CatFileBatch | null = null;
+
+  constructor(
+    private readonly commonDir: string,
+    private readonly cwd: string,
+  ) {}
+
+  async read(oid: string): Promise<GitObject | null> {
+    return readLoose(this.commonDir, oid) ?? this.readBatch(oid);
+  }
+
+  private readBatch(oid: string): Promise<GitObject | null> {
+    this.batch ??= new CatFileBatch(this.cwd);
+    return this.batch.read(oid);
+  }
+
+  close(): void {
+    this.batch?.close();
+    this.batch = null;
+  }
+}
+
+function readLoose(commonDir: string, oid: string): GitObject | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(`${commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
+  } catch {
+    return null;
+  }
+  const buf = inflateSync(raw);
+  const nul = buf.indexOf(0);
+  const [type, size] = buf.subarray(0, nul).toString("latin1").split(" ");
+  const data = buf.subarray(nul + 1);
+  if (Number(size) !== data.length) return null; // damaged: let git decide
+  return { type: type as ObjectType, data };
+}
+
+interface Pending {
+  oid: string;
+  resolve: (o: GitObject | null) => void;
+  reject: (e: Error) => void;
+}
+
+/** A `git cat-file --batch` child answering requests in order; ~0.1 ms per read once started. */
+class CatFileBatch {
+  private child: ChildProcessWithoutNullStreams;
+  private queue: Pending[] = [];
+  private buf: Buffer = Buffer.alloc(0);
+  private failed: Error | null = null;
+
+  constructor(cwd: string) {
+    this.child = spawn("git", ["cat-file", "--batch"], {
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined },
+    });
+    this.child.stdout.on("data", (b: Buffer) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, b]) : b;
+      this.drain();
+    });
+    const die = (e: Error) => {
+      this.failed = e;
+      for (const p of this.queue.splice(0)) p.reject(e);
+    };
+    this.child.on("error", die);
+    this.child.on("close", () => die(new Error("git cat-file --batch exited")));
+    this.child.stdin.on("error", () => {});
+    this.child.stderr.resume();
+    // One-shot CLI runs must not be kept alive by an idle reader.
+    this.child.unref();
+    (this.child.stdout as unknown as { unref?: () => void }).unref?.();
+    (this.child.stderr as unknown as { unref?: () => void }).unref?.();
+    (this.child.stdin as unknown as { unref?: () => void }).unref?.();
+  }
+
+  read(oid: string): Promise<GitObject | null> {
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ oid, resolve, reject });
+      this.child.stdin.write(oid + "\n");
+    });
+  }
+
+  private drain(): void {
+    while (this.queue.length) {
+      const nl = this.buf.indexOf(10);
+      if (nl < 0) return;
+      const header = this.buf.subarray(0, nl).toString("latin1");
+      const parts = header.split(" ");
+      if (parts[1] === "missing" || parts[1] === "ambiguous") {
+        this.buf = this.buf.subarray(nl + 1);
+        this.queue.shift()!.resolve(null);
+        continue;
+      }
+      const size = Number(parts[2]);
+      if (this.buf.length < nl + 1 + size + 1) return;
+      const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
+      this.buf = this.buf.subarray(nl + 1 + size + 1);
+      this.queue.shift()!.resolve({ type: parts[1] as ObjectType, data });
+    }
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}

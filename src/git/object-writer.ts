@@ -1,0 +1,43 @@
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { deflateSync } from "node:zlib";
+import type { ObjectType } from "./object-reader.ts";
+
+/**
+ * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
+ * folder, flushed, then linked into place. A crash leaves at worst a stray `tmp_obj_*` file (which
+ * `git gc` removes), never a truncated object under a real name. isomorphic-git's writers are not
+ * atomic, which is why this is ours.
+ */
+export class ObjectWriter {
+  constructor(
+    private readonly commonDir: string,
+    private readonly format: "sha1" | "sha256",
+  ) {}
+
+  write(type: ObjectType, data: Buffer | string): string {
+    const body = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
+    const oid = createHash(this.format).update(raw).digest("hex");
+    const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
+    const path = `${dir}/${oid.slice(2)}`;
+    if (existsSync(path)) return oid;
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
+    const fd = openSync(tmp, "wx", 0o444);
+    try {
+      writeSync(fd, deflateSync(raw, { level: 1 }));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    } finally {
+      unlinkSync(tmp);
+    }
+    return oid;
+  }
+}

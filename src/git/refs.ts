@@ -1,0 +1,57 @@
+import { firstLine, git, toolIdentityEnv } from "./run.ts";
+
+export interface RefTip {
+  name: string;
+  oid: string;
+}
+
+/** Every ref under `prefix` (a folder like `refs/handoff/`), with the object it points at. */
+export async function listRefs(cwd: string, prefix: string): Promise<RefTip[]> {
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", prefix], { cwd });
+  if (r.code !== 0) throw new Error(`git for-each-ref failed: ${firstLine(r.stderr)}`);
+  const tips: RefTip[] = [];
+  for (const line of r.stdout.split("\n")) {
+    if (!line) continue;
+    const sp = line.indexOf(" ");
+    tips.push({ oid: line.slice(0, sp), name: line.slice(sp + 1) });
+  }
+  return tips;
+}
+
+export async function readRef(cwd: string, name: string): Promise<string | null> {
+  const tips = await listRefs(cwd, name);
+  return tips.find((t) => t.name === name)?.oid ?? null;
+}
+
+/** One ref change inside a transaction. `old: null` means the ref must not exist yet. */
+export interface RefUpdate {
+  ref: string;
+  /** The new value, or null to delete the ref. */
+  new: string | null;
+  old: string | null;
+}
+
+export type TransactionResult = { ok: true } | { ok: false; reason: "stale" | "locked"; message: string };
+
+/**
+ * Applies all updates or none, each only if its ref still has the expected old value: native
+ * `git update-ref --stdin`, which honours git's lock files, packed refs, worktrees and the
+ * reference-transaction hook. A lost race comes back as a value, not an exception.
+ */
+export async function updateRefs(cwd: string, updates: RefUpdate[], zeroOid: string, agent?: string): Promise<TransactionResult> {
+  const lines = ["start"];
+  for (const u of updates) {
+    const old = u.old ?? zeroOid;
+    lines.push(u.new === null ? `delete ${u.ref} ${old}` : `update ${u.ref} ${u.new} ${old}`);
+  }
+  lines.push("prepare", "commit", "");
+  const r = await git(["update-ref", "--stdin"], { cwd, input: lines.join("\n"), env: toolIdentityEnv(agent) });
+  if (r.code === 0) return { ok: true };
+  const message = firstLine(r.stderr);
+  // Git reports these only as prose; they are the two ways a compare-and-swap can lose.
+  if (/File exists|Unable to create .*\.lock|unable to lock|lock file/i.test(r.stderr)) return { ok: false, reason: "locked", message };
+  if (/cannot lock ref|but expected|already exists|reference is missing|unable to resolve reference/i.test(r.stderr)) {
+    return { ok: false, reason: "stale", message };
+  }
+  throw new Error(`git update-ref failed: ${message}`);
+}

@@ -1,0 +1,77 @@
+import { spawn, spawnSync } from "node:child_process";
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Objects and ref updates written by the tool carry their own identity, so writing coordination
+ * state never depends on the user having configured `user.name` / `user.email`.
+ */
+export function toolIdentityEnv(agent = "git-handoff"): NodeJS.ProcessEnv {
+  return {
+    GIT_COMMITTER_NAME: agent,
+    GIT_COMMITTER_EMAIL: "git-handoff@localhost",
+    GIT_AUTHOR_NAME: agent,
+    GIT_AUTHOR_EMAIL: "git-handoff@localhost",
+  };
+}
+
+export interface RunOptions {
+  cwd: string;
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Keep GIT_DIR and friends: only repository discovery wants them. */
+  inheritRepoEnv?: boolean;
+}
+
+/**
+ * Inside a git hook, git exports GIT_DIR (often relative) and GIT_INDEX_FILE. Once the repository
+ * is discovered every call names its folder explicitly, so these must not leak into our own calls.
+ */
+const REPO_ENV_CLEARED = { GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined, GIT_COMMON_DIR: undefined, GIT_PREFIX: undefined };
+
+function envFor(opts: RunOptions): NodeJS.ProcessEnv {
+  if (opts.inheritRepoEnv) return opts.env ? { ...process.env, ...opts.env } : process.env;
+  return { ...process.env, ...REPO_ENV_CLEARED, ...opts.env };
+}
+
+/** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
+export function git(args: string[], opts: RunOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", args, {
+      cwd: opts.cwd,
+      env: envFor(opts),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }),
+    );
+    child.stdin.on("error", () => {}); // git may exit before reading all input
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** Synchronous variant for start-up paths where an event loop turn costs more than it saves. */
+export function gitSync(args: string[], opts: RunOptions): GitResult {
+  const r = spawnSync("git", args, {
+    cwd: opts.cwd,
+    env: envFor(opts),
+    input: opts.input ?? "",
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (r.error) throw r.error;
+  return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function firstLine(text: string): string {
+  return (text.trim().split("\n").find((l) => l.trim()) ?? "").replace(/^(fatal|error): /, "");
+}

@@ -1,0 +1,127 @@
+// How records become git objects: a commit whose tree holds the record as JSON plus a format
+// marker, and whose message is the event (a summary line, a blank line, the event as JSON).
+import * as z from "zod/mini";
+import { fail } from "../core/errors.ts";
+import { HandoffEvent, summarize } from "../core/event.ts";
+import { describeIssues } from "../core/schema-helpers.ts";
+import type { GitObject, ObjectReader } from "../git/object-reader.ts";
+import type { ObjectWriter } from "../git/object-writer.ts";
+
+export const FORMAT_MARKER = "git-handoff 1\n";
+
+export interface ParsedCommit {
+  tree: string;
+  parents: string[];
+  time: number;
+  message: string;
+}
+
+export function parseCommit(data: Buffer): ParsedCommit {
+  const text = data.toString("utf8");
+  const split = text.indexOf("\n\n");
+  const header = split < 0 ? text : text.slice(0, split);
+  const message = split < 0 ? "" : text.slice(split + 2);
+  let tree = "";
+  let time = 0;
+  const parents: string[] = [];
+  for (const line of header.split("\n")) {
+    if (line.startsWith("tree ")) tree = line.slice(5);
+    else if (line.startsWith("parent ")) parents.push(line.slice(7));
+    else if (line.startsWith("committer ")) time = Number(line.split(" ").at(-2));
+  }
+  return { tree, parents, time, message };
+}
+
+/** Tree entries by name; git-handoff trees are flat files only. */
+export function parseTree(data: Buffer, oidBytes: number): Map<string, string> {
+  const entries = new Map<string, string>();
+  let i = 0;
+  while (i < data.length) {
+    const sp = data.indexOf(32, i);
+    const nul = data.indexOf(0, sp);
+    const name = data.subarray(sp + 1, nul).toString("utf8");
+    entries.set(name, data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex"));
+    i = nul + 1 + oidBytes;
+  }
+  return entries;
+}
+
+export function encodeTree(files: Map<string, string>): Buffer {
+  const names = [...files.keys()].sort();
+  return Buffer.concat(
+    names.flatMap((n) => [Buffer.from(`100644 ${n}\0`, "utf8"), Buffer.from(files.get(n)!, "hex")]),
+  );
+}
+
+export function eventMessage(event: HandoffEvent): string {
+  return `${summarize(event)}\n\n${JSON.stringify(event, null, 2)}\n`;
+}
+
+/** The event carried by a commit message, or null for a commit we did not write. */
+export function eventFromMessage(message: string): HandoffEvent | null {
+  const start = message.indexOf("\n\n{");
+  if (start < 0) return null;
+  try {
+    const parsed = HandoffEvent.safeParse(JSON.parse(message.slice(start + 2)));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export function commitObject(opts: { tree: string; parent: string | null; author: string; at: Date; message: string }): string {
+  const secs = Math.floor(opts.at.getTime() / 1000);
+  const who = `${opts.author} <git-handoff@localhost> ${secs} +0000`;
+  return `tree ${opts.tree}\n${opts.parent ? `parent ${opts.parent}\n` : ""}author ${who}\ncommitter ${who}\n\n${opts.message}`;
+}
+
+/** Reads an object that must exist with a given type, or fails naming the ref it came from. */
+export async function readTyped(reader: ObjectReader, oid: string, type: GitObject["type"], ref: string): Promise<Buffer> {
+  const obj = await reader.read(oid);
+  if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing`, { ref });
+  if (obj.type !== type) fail("corrupt_state", `${ref} is corrupt: ${oid} is a ${obj.type}, expected a ${type} written by git-handoff`, { ref });
+  return obj.data;
+}
+
+/** Decodes the record stored at a commit: `<file>` in its tree, checked against `schema`. */
+export async function readRecord<T>(
+  reader: ObjectReader,
+  oidBytes: number,
+  commitOid: string,
+  ref: string,
+  file: string,
+  schema: z.ZodMiniType<T>,
+): Promise<{ record: T; commit: ParsedCommit }> {
+  const commit = parseCommit(await readTyped(reader, commitOid, "commit", ref));
+  const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
+  const blobOid = tree.get(file);
+  if (!blobOid) fail("corrupt_state", `${ref} is corrupt: its tree has no ${file}`, { ref });
+  const text = (await readTyped(reader, blobOid, "blob", ref)).toString("utf8");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    fail("corrupt_state", `${ref} is corrupt: ${file} is not valid JSON`, { ref });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) fail("corrupt_state", `${ref} is corrupt: ${file}: ${describeIssues(parsed.error)}`, { ref });
+  return { record: parsed.data, commit };
+}
+
+/** Writes one commit per step on top of `parent` and returns the new tip. */
+export function writeSteps<T>(
+  writer: ObjectWriter,
+  parent: string | null,
+  file: string,
+  steps: { event: HandoffEvent; record: T }[],
+): string {
+  const formatBlob = writer.write("blob", FORMAT_MARKER);
+  let tip = parent;
+  for (const step of steps) {
+    const blob = writer.write("blob", JSON.stringify(step.record, null, 2) + "\n");
+    const tree = writer.write("tree", encodeTree(new Map([["format", formatBlob], [file, blob]])));
+    const message = eventMessage(step.event);
+    tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));
+  }
+  return tip!;
+}

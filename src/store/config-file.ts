@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
+import { fail, HandoffError } from "../core/errors.ts";
+
+export const CONFIG_NAME = ".handoff.yaml";
+
+/** Reads `.handoff.yaml` from the worktree root; a missing file means the defaults. */
+export async function loadConfig(workTree: string | null): Promise<Config> {
+  if (!workTree) return DEFAULT_CONFIG;
+  let text: string;
+  try {
+    text = readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
+  } catch {
+    return DEFAULT_CONFIG;
+  }
+  return parseConfig(text);
+}
+
+/** Parses and validates the config, naming the line of the first problem. */
+export async function parseConfig(text: string): Promise<Config> {
+  const { parseDocument, LineCounter, isNode } = await import("yaml");
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;
+    fail("invalid_input", `${CONFIG_NAME} line ${line}: ${e.message.split("\n")[0]}`);
+  }
+  const parsed = ConfigFile.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String);
+    // For an unknown key zod reports the parent; point at the key itself.
+    const keys = (issue as { keys?: string[] }).keys;
+    const target = keys?.length ? [...path, keys[0]!] : path;
+    const node = target.length ? doc.getIn(target, true) : doc.contents;
+    const pair = keys?.length ? findKeyLine(doc.contents, keys[0]!, lines) : null;
+    const line = pair ?? (isNode(node) && node.range ? lines.linePos(node.range[0]).line : 1);
+    fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issue.message}`);
+  }
+  try {
+    return resolveConfig(parsed.data);
+  } catch (e) {
+    if (e instanceof HandoffError) {
+      const key = Object.keys(parsed.data).find((k) => e.message.includes(k)) ?? "";
+      const line = key ? findKeyLine(doc.contents, key, lines) : null;
+      fail("invalid_input", `${line ? `${CONFIG_NAME} line ${line}: ` : ""}${e.message}`);
+    }
+    throw e;
+  }
+}
+
+function findKeyLine(contents: unknown, key: string, lines: { linePos(o: number): { line: number } }): number | null {
+  const items = (contents as { items?: { key?: { value?: unknown; range?: number[] } }[] })?.items ?? [];
+  const item = items.find((i) => i.key?.value === key);
+  return item?.key?.range ? lines.linePos(item.key.range[0]!).line : null;
+}

@@ -1,0 +1,55 @@
+import type { HandoffEvent } from "../core/event.ts";
+import { listRefs } from "../git/refs.ts";
+import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+import { taskRef } from "./task-store.ts";
+
+export interface EventFilter {
+  since?: Date;
+  task?: string;
+  agent?: string;
+  type?: string;
+  limit?: number;
+}
+
+/**
+ * The event log, read from the history of every ref under refs/handoff/: each commit's message is
+ * one event. Each ref is walked newest first and the walk stops at `since`. The result is in time
+ * order; with `limit`, the most recent N.
+ */
+export async function readEvents(store: Store, filter: EventFilter): Promise<HandoffEvent[]> {
+  const tips = filter.task ? [{ name: taskRef(filter.task), oid: "" }] : await listRefs(store.cwd, REF_ROOT);
+  if (filter.task) {
+    const found = (await listRefs(store.cwd, tips[0]!.name)).find((t) => t.name === tips[0]!.name);
+    if (!found) return [];
+    tips[0]!.oid = found.oid;
+  }
+  const sinceMs = filter.since?.getTime() ?? -Infinity;
+  const events: HandoffEvent[] = [];
+  for (const tip of tips) {
+    let oid: string | undefined = tip.oid;
+    const seen = new Set<string>();
+    const mine: HandoffEvent[] = [];
+    while (oid && !seen.has(oid)) {
+      seen.add(oid);
+      const commit = parseCommit(await readTyped(store.reader, oid, "commit", tip.name));
+      const event = eventFromMessage(commit.message);
+      if (event) {
+        if (Date.parse(event.at) < sinceMs) break;
+        if (matches(event, filter)) mine.push(event);
+      }
+      oid = commit.parents[0];
+    }
+    // Walked newest first; events of one operation share a time, so restore their order first.
+    events.push(...mine.reverse());
+  }
+  events.sort((a, b) => a.at.localeCompare(b.at));
+  return filter.limit !== undefined ? events.slice(Math.max(0, events.length - filter.limit)) : events;
+}
+
+function matches(e: HandoffEvent, f: EventFilter): boolean {
+  if (f.task && e.task !== f.task) return false;
+  if (f.agent && e.agent !== f.agent && e.by !== f.agent) return false;
+  if (f.type && e.type !== f.type) return false;
+  return true;
+}

@@ -1,0 +1,125 @@
+import { hostname, userInfo } from "node:os";
+import { basename } from "node:path";
+import type { Config } from "../core/config.ts";
+import { fail, HandoffError } from "../core/errors.ts";
+import { deriveScope, type Actor } from "../core/identity.ts";
+import { sanitizeIdPart, validateAgentId } from "../core/ids.ts";
+import { ObjectReader } from "../git/object-reader.ts";
+import { ObjectWriter } from "../git/object-writer.ts";
+import { discoverRepo, type RepoInfo } from "../git/repo.ts";
+import { updateRefs, type RefUpdate } from "../git/refs.ts";
+import { loadConfig } from "./config-file.ts";
+
+export const REF_ROOT = "refs/handoff/";
+
+export interface OpenOptions {
+  cwd: string;
+  agent?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A repository opened for coordination: where it is, who is acting, the policy and the clock. */
+export class Store {
+  readonly reader: ObjectReader;
+  readonly writer: ObjectWriter;
+  readonly zeroOid: string;
+  readonly oidBytes: number;
+
+  constructor(
+    readonly repo: RepoInfo,
+    readonly actor: Actor,
+    readonly config: Config,
+    private readonly clock: () => Date,
+  ) {
+    this.reader = new ObjectReader(repo.commonDir, repo.workTree ?? repo.gitDir);
+    this.writer = new ObjectWriter(repo.commonDir, repo.objectFormat);
+    this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
+    this.zeroOid = "0".repeat(this.oidBytes * 2);
+  }
+
+  /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
+  get cwd(): string {
+    return this.repo.workTree ?? this.repo.gitDir;
+  }
+
+  now(): Date {
+    return this.clock();
+  }
+
+  close(): void {
+    this.reader.close();
+  }
+
+  /**
+   * The compare-and-swap loop. `attempt` reads current state, decides (throwing a refusal when the
+   * intent cannot apply), writes objects and returns the ref updates. A lost race re-runs the whole
+   * attempt on fresh state, so a refusal is always about the current state, never a stale one.
+   */
+  async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>): Promise<R> {
+    const deadline = Date.now() + RETRY_BUDGET_MS;
+    let lastMessage = "";
+    for (let n = 0; ; n++) {
+      const { updates, result } = await attempt(this.now());
+      if (updates.length === 0) return result;
+      const r = await updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent);
+      if (r.ok) return result;
+      lastMessage = r.message;
+      if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
+      await sleep(backoff(n));
+    }
+    fail("lost_race", `gave up after repeated concurrent updates (${lastMessage}); try again`, {}, [
+      { action: "retry", detail: "another writer kept the ref busy; run the command again" },
+    ]);
+  }
+}
+
+const RETRY_BUDGET_MS = 5000;
+const MAX_ATTEMPTS = 60;
+
+function backoff(n: number): number {
+  const cap = Math.min(200, 4 * 2 ** Math.min(n, 6));
+  return cap / 2 + Math.random() * (cap / 2);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The default agent name: user and host, plus the worktree folder when not the main one. */
+export function defaultAgentName(repo: RepoInfo, env: NodeJS.ProcessEnv): string {
+  let user = env.USER ?? env.USERNAME ?? "";
+  if (!user) {
+    try {
+      user = userInfo().username;
+    } catch {
+      user = "user";
+    }
+  }
+  const host = sanitizeIdPart(hostname().split(".")[0] ?? "host");
+  const base = `${sanitizeIdPart(user)}@${host}`;
+  return repo.isLinkedWorktree && repo.workTree ? `${base}.${sanitizeIdPart(basename(repo.workTree))}` : base;
+}
+
+export function parseClock(env: NodeJS.ProcessEnv): () => Date {
+  const fixed = env.HANDOFF_NOW;
+  if (!fixed) return () => new Date();
+  const t = Date.parse(fixed);
+  if (Number.isNaN(t)) fail("invalid_input", `HANDOFF_NOW is not an ISO time: ${JSON.stringify(fixed)}`);
+  return () => new Date(t);
+}
+
+export async function openStore(opts: OpenOptions): Promise<Store> {
+  const env = opts.env ?? process.env;
+  const repo = discoverRepo(opts.cwd);
+  const agent = validateAgentId(opts.agent ?? env.HANDOFF_AGENT ?? defaultAgentName(repo, env));
+  const actor: Actor = {
+    agent,
+    worktree: repo.workTree,
+    branch: repo.branch,
+    scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
+  };
+  const config = await loadConfig(repo.workTree);
+  return new Store(repo, actor, config, parseClock(env));
+}
+
+export { HandoffError };

@@ -1,0 +1,118 @@
+import { randomBytes } from "node:crypto";
+import { fail, HandoffError } from "../core/errors.ts";
+import { newTaskId, validateTaskId } from "../core/ids.ts";
+import type { Outcome } from "../core/outcome.ts";
+import { Task } from "../core/task.ts";
+import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { listRefs, readRef } from "../git/refs.ts";
+import { readRecord, writeSteps } from "./codec.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+
+export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
+const TASK_FILE = "task.json";
+
+export function taskRef(id: string): string {
+  return TASKS_PREFIX + validateTaskId(id);
+}
+
+function ctxOf(store: Store, now: Date): OpContext {
+  return { actor: store.actor, now };
+}
+
+async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
+  return (await readRecord(store.reader, store.oidBytes, oid, ref, TASK_FILE, Task)).record;
+}
+
+/** The task as stored (not settled), with the commit it was read from. */
+export async function loadTask(store: Store, id: string): Promise<{ task: Task; tip: string }> {
+  const ref = taskRef(id);
+  const tip = await readRef(store.cwd, ref);
+  if (!tip) fail("not_found", `no task ${id}`, { task: id }, [{ action: "fix_input", detail: "list tasks: git handoff task list" }]);
+  return { task: await readTaskAt(store, ref, tip), tip };
+}
+
+/** The task as every reader should see it: an expired claim is shown as free (lazy expiry). */
+export async function showTask(store: Store, id: string): Promise<Task> {
+  const { task } = await loadTask(store, id);
+  return settle(task, ctxOf(store, store.now())).record;
+}
+
+export interface TaskListing {
+  tasks: Task[];
+  /** Refs that could not be read; reported, never fatal for a listing. */
+  problems: string[];
+}
+
+export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing> {
+  const tips = await listRefs(store.cwd, TASKS_PREFIX);
+  const now = store.now();
+  const tasks: Task[] = [];
+  const problems: string[] = [];
+  for (const { name, oid } of tips) {
+    try {
+      const task = await readTaskAt(store, name, oid);
+      tasks.push(opts.settled === false ? task : settle(task, ctxOf(store, now)).record);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      problems.push(e.message);
+    }
+  }
+  tasks.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  return { tasks, problems };
+}
+
+export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { id?: string }): Promise<Task> {
+  const explicit = input.id !== undefined;
+  if (explicit) validateTaskId(input.id!);
+  return store.casLoop(async (now) => {
+    const id = input.id ?? newTaskId(randomBytes(8));
+    const out = createTask({ ...input, id }, ctxOf(store, now));
+    if (!out.ok) throw new HandoffError(out.refusal);
+    const ref = taskRef(id);
+    if (explicit && (await readRef(store.cwd, ref))) {
+      fail("exists", `task ${id} already exists`, { task: id }, [{ action: "fix_input", detail: "choose another --id, or leave it out for a generated one" }]);
+    }
+    const tip = writeSteps(store.writer, null, TASK_FILE, out.steps);
+    return { updates: [{ ref, new: tip, old: null }], result: out.record };
+  });
+}
+
+/** Applies a pure task operation under compare-and-swap, retrying on fresh state after a lost race. */
+export async function mutateTask(store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>): Promise<Task> {
+  const ref = taskRef(id);
+  return store.casLoop(async (now) => {
+    const { task, tip } = await loadTask(store, id);
+    const out = op(task, ctxOf(store, now));
+    if (!out.ok) throw new HandoffError(out.refusal);
+    if (out.steps.length === 0) return { updates: [], result: out.record };
+    const newTip = writeSteps(store.writer, tip, TASK_FILE, out.steps);
+    return { updates: [{ ref, new: newTip, old: tip }], result: out.record };
+  });
+}
+
+/**
+ * Takes the best claimable task. Each candidate is tried under compare-and-swap in order; one
+ * that someone else just took is skipped, so concurrent callers end up with different tasks.
+ */
+export async function claimNext(store: Store, op: (task: Task, ctx: OpContext) => Outcome<Task>): Promise<Task> {
+  const tried = new Set<string>();
+  for (;;) {
+    const { tasks } = await listTasks(store, { settled: false });
+    const candidates = claimCandidates(tasks, ctxOf(store, store.now())).filter((t) => !tried.has(t.id));
+    const next = candidates[0];
+    if (!next) {
+      fail("no_task_ready", "no task is ready to claim", {}, [
+        { action: "wait", detail: "wait for tasks to be added or released" },
+        { action: "work_elsewhere", detail: "see what others hold: git handoff status" },
+      ]);
+    }
+    tried.add(next.id);
+    try {
+      return await mutateTask(store, next.id, op);
+    } catch (e) {
+      // Someone else got it first, or it finished meanwhile: move on to the next candidate.
+      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found")) continue;
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// Test support: real git repositories in temp folders and the real built CLI in real processes.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const CLI = resolve(import.meta.dirname, "../../dist/git-handoff.cjs");
+
+/** Environment for every spawned git or CLI: no user identity, no hook GIT_DIR leaking in. */
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", ...extra };
+  for (const k of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "HANDOFF_AGENT", "HANDOFF_NOW"]) {
+    if (!(k in extra)) delete env[k];
+  }
+  return env;
+}
+
+export function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  const r = spawnSync(cmd, args, { cwd, env: cleanEnv(env), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+export function gitOut(cwd: string, ...args: string[]): string {
+  return sh("git", args, cwd, { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" }).trim();
+}
+
+const made: string[] = [];
+
+/** A fresh temp folder (its real path, so git's answers compare equal). */
+export function tempDir(prefix = "handoff-test-"): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
+}
+
+/** A new repository with one commit on `main`. */
+export function tempRepo(): string {
+  const dir = tempDir();
+  gitOut(dir, "init", "-q", "-b", "main");
+  gitOut(dir, "commit", "-q", "--allow-empty", "-m", "initial");
+  return dir;
+}
+
+export function cleanupTemp(): void {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (undefined when it is not JSON). */
+  json: any;
+}
+
+function toResult(code: number, stdout: string, stderr: string): CliResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
+
+export interface CliOptions {
+  cwd: string;
+  agent?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+}
+
+function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
+  return cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env });
+}
+
+/** Runs `git-handoff ARGS` synchronously in a real process. */
+export function cli(args: string[], o: CliOptions): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o), encoding: "utf8", input: o.input ?? "" });
+  return toResult(r.status ?? 1, r.stdout, r.stderr);
+}
+
+/** Runs `git-handoff ARGS` as a concurrent process; resolves when it exits. */
+export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o) });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (err += b));
+    child.on("error", rej);
+    child.on("close", (code) => res(toResult(code ?? 1, out, err)));
+    child.stdin.end(o.input ?? "");
+  });
+}
+
+/** Every ref under refs/handoff/ with its value: compare before and after to prove nothing moved. */
+export function handoffRefs(cwd: string): string {
+  return gitOut(cwd, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+}
