@@ -1,23 +1,15 @@
 #!/usr/bin/env node
-import { CommanderError } from "commander";
-import { buildProgram } from "./program.ts";
-import { reportError } from "./output.ts";
+// Entry point: a dispatcher that loads only the bundle a verb needs. Hooks run before every edit
+// an agent makes, so they must not pay for commander, the MCP SDK or the dashboard.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 
-/** Commander's own errors are usage errors (exit 2); help and version are not errors at all. */
-async function main(argv: string[]): Promise<number> {
-  const wantsJson = argv.includes("--json");
-  try {
-    await buildProgram().parseAsync(argv, { from: "user" });
-    return 0;
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
-      return 2; // commander already printed the message
-    }
-    return reportError(e, wantsJson);
-  }
-}
+const BUNDLES: Record<string, string> = { hook: "hook-main.cjs", mcp: "mcp-main.cjs" };
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+const argv = process.argv.slice(2);
+const TAKES_VALUE = new Set(["-C", "--agent"]);
+const verb = argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
+const special = verb !== undefined ? BUNDLES[verb] : undefined;
+const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
+// A computed path keeps esbuild from inlining the other bundles into this one.
+(require(join(__dirname, bundle)) as { run(argv: string[]): void }).run(argv);

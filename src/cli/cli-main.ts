@@ -1,0 +1,25 @@
+// The commander-based CLI. Loaded by the dispatcher (git-handoff.ts) for every verb but the hot ones.
+import { CommanderError } from "commander";
+import { buildProgram } from "./program.ts";
+import { reportError } from "./output.ts";
+
+/** Commander's own errors are usage errors (exit 2); help and version are not errors at all. */
+async function main(argv: string[]): Promise<number> {
+  const wantsJson = argv.includes("--json");
+  try {
+    await buildProgram().parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
+      return 2; // commander already printed the message
+    }
+    return reportError(e, wantsJson);
+  }
+}
+
+export function run(argv: string[]): void {
+  main(argv).then((code) => {
+    process.exitCode = code;
+  });
+}
