@@ -55,7 +55,8 @@ export class Store {
    * intent cannot apply), writes objects and returns the ref updates. A lost race re-runs the whole
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
-  async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>): Promise<R> {
+  async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>, opts: CasOptions = {}): Promise<R> {
+    void opts.exclusive; // with a sync remote (issue 5), exclusive writes are granted only once pushed
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
@@ -71,6 +72,14 @@ export class Store {
       { action: "retry", detail: "another writer kept the ref busy; run the command again" },
     ]);
   }
+}
+
+export interface CasOptions {
+  /**
+   * The write grants something only one agent may have (claim, exclusive lease, reclaim). With a
+   * sync remote configured it must land on the remote before it counts.
+   */
+  exclusive?: boolean;
 }
 
 const RETRY_BUDGET_MS = 5000;

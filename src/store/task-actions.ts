@@ -21,7 +21,7 @@ function ttlOf(store: Store, ttl: string | undefined): number {
 
 export function claim(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return mutateTask(store, id, (t, ctx) => claimTask(t, ctx, ttl));
+  return mutateTask(store, id, (t, ctx) => claimTask(t, ctx, ttl), { exclusive: true });
 }
 
 export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
@@ -49,7 +49,7 @@ export function failWith(store: Store, id: string, reason: string): Promise<Task
 }
 
 export function reclaim(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => reclaimTask(t, ctx, reason));
+  return mutateTask(store, id, (t, ctx) => reclaimTask(t, ctx, reason), { exclusive: true });
 }
 
 export function cancel(store: Store, id: string, reason: string): Promise<Task> {

@@ -6,7 +6,7 @@ import { Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { listRefs, readRef } from "../git/refs.ts";
 import { readRecord, writeSteps } from "./codec.ts";
-import { REF_ROOT, type Store } from "./store.ts";
+import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 const TASK_FILE = "task.json";
@@ -78,7 +78,12 @@ export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { 
 }
 
 /** Applies a pure task operation under compare-and-swap, retrying on fresh state after a lost race. */
-export async function mutateTask(store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>): Promise<Task> {
+export async function mutateTask(
+  store: Store,
+  id: string,
+  op: (task: Task, ctx: OpContext) => Outcome<Task>,
+  opts: CasOptions = {},
+): Promise<Task> {
   const ref = taskRef(id);
   return store.casLoop(async (now) => {
     const { task, tip } = await loadTask(store, id);
@@ -87,7 +92,7 @@ export async function mutateTask(store: Store, id: string, op: (task: Task, ctx:
     if (out.steps.length === 0) return { updates: [], result: out.record };
     const newTip = writeSteps(store.writer, tip, TASK_FILE, out.steps);
     return { updates: [{ ref, new: newTip, old: tip }], result: out.record };
-  });
+  }, opts);
 }
 
 /**
@@ -108,7 +113,7 @@ export async function claimNext(store: Store, op: (task: Task, ctx: OpContext) =
     }
     tried.add(next.id);
     try {
-      return await mutateTask(store, next.id, op);
+      return await mutateTask(store, next.id, op, { exclusive: true });
     } catch (e) {
       // Someone else got it first, or it finished meanwhile: move on to the next candidate.
       if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found")) continue;
