@@ -1,7 +1,9 @@
 import { Command } from "commander";
+import { registerAgents } from "./commands/agents.ts";
 import { registerClaim } from "./commands/claim.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
+import { registerSession } from "./commands/session.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   registerClaim(program);
   registerEvents(program);
   registerStatus(program);
+  registerSession(program);
+  registerAgents(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -12,6 +12,19 @@ export const EventType = z.enum([
   "failed",
   "reclaimed",
   "cancelled",
+  // issue 4: agents, dependencies, handoffs, review
+  "session_started",
+  "session_ended",
+  "heartbeat",
+  "agent_gc",
+  "depended",
+  "undepended",
+  "handoff",
+  "acked",
+  "verified",
+  "submitted",
+  "accepted",
+  "rejected",
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -36,6 +49,16 @@ export const HandoffEvent = z.object({
   note: z.optional(z.string()),
   holder: z.optional(z.string()),
   objective: z.optional(z.string()),
+  // issue 4 details
+  session: z.optional(z.nullable(z.string())),
+  /** depended / undepended: the task waited on. */
+  on: z.optional(z.string()),
+  handoff: z.optional(z.string()),
+  to: z.optional(z.nullable(z.string())),
+  exit_code: z.optional(z.nullable(z.int())),
+  passed: z.optional(z.boolean()),
+  duration_ms: z.optional(z.int()),
+  last_heartbeat: z.optional(isoTime()),
 });
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
@@ -60,6 +83,32 @@ export function summarize(e: HandoffEvent): string {
       return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "cancelled":
       return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "session_started":
+      return `session started by ${e.agent}: ${oneLine(e.objective ?? "")}`;
+    case "session_ended":
+      return `session ended by ${e.agent}`;
+    case "heartbeat":
+      return `heartbeat of ${e.agent}`;
+    case "agent_gc":
+      return e.task
+        ? `released ${e.task}: agent ${e.holder ?? e.agent} silent since ${e.last_heartbeat}`
+        : `removed agent ${e.agent}: silent since ${e.last_heartbeat}`;
+    case "depended":
+      return `${e.task} now waits on ${e.on}`;
+    case "undepended":
+      return `${e.task} no longer waits on ${e.on}`;
+    case "handoff":
+      return `handoff ${e.handoff} from ${e.agent}${e.to ? ` to ${e.to}` : ""}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
+    case "acked":
+      return `acked ${e.handoff} by ${e.agent}`;
+    case "verified":
+      return `verification of ${e.task} ${e.passed ? "passed" : "failed"} (exit ${e.exit_code ?? "none"}) for ${e.agent}`;
+    case "submitted":
+      return `submitted ${e.task} for review by ${e.agent}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
+    case "accepted":
+      return `accepted ${e.task} by ${e.agent}`;
+    case "rejected":
+      return `rejected ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
   }
 }
 

@@ -27,7 +27,7 @@ export interface Overview {
 
 /** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
 export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): Overview {
-  const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
+  const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
