@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerAgents } from "./commands/agents.ts";
 import { registerClaim } from "./commands/claim.ts";
+import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerSession } from "./commands/session.ts";
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerSession(program);
   registerAgents(program);
+  registerDepend(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

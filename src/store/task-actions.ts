@@ -4,7 +4,6 @@ import { parseDuration } from "../core/duration.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
-  claimTask,
   completeTask,
   failTask,
   reclaimTask,
@@ -13,20 +12,23 @@ import {
 } from "../core/task-ops.ts";
 import { resolveCommit } from "../git/commits.ts";
 import type { Store } from "./store.ts";
-import { claimNext, mutateTask } from "./task-store.ts";
+import { claimChecked, claimReady } from "./dependency-actions.ts";
+import { mutateTask } from "./task-store.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
 }
 
-export function claim(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
+/** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
+export function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return mutateTask(store, id, (t, ctx) => claimTask(t, ctx, ttl), { exclusive: true });
+  return claimChecked(store, id, ttl, { force: !!opts.force });
 }
 
+/** Skips tasks whose dependencies are not done. */
 export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
+  return claimReady(store, ttl);
 }
 
 export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {

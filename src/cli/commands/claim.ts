@@ -27,12 +27,13 @@ export function registerClaim(program: Command): void {
       .description("claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)")
       .argument("[id]", "the task to claim")
       .option("--next", "claim the best ready task: highest priority, then oldest")
-      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)"),
-  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string }, cmd: Command) => {
+      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
+      .option("--force", "claim even though a task it waits on is not done"),
+  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
     const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
-    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, opts)), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
+    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, { ...opts, force: !!o.force })), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
   });
 
   withGlobals(
