@@ -3,6 +3,7 @@ import { registerAgents } from "./commands/agents.ts";
 import { registerClaim } from "./commands/claim.ts";
 import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
+import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerSession } from "./commands/session.ts";
 import { registerStatus } from "./commands/status.ts";
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerSession(program);
   registerAgents(program);
   registerDepend(program);
+  registerHandoff(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -5,13 +5,16 @@ import type { Store } from "../../store/store.ts";
 import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
+import { deliveredWithClaim } from "./handoff.ts";
 import { taskDetail } from "../render.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */
 function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string) {
   return withStore(cmd, async (store, g) => {
     const t = await fn(store);
-    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}`);
+    // A claim delivers the handoffs of the tasks it waits on (issue 4), in the text output.
+    const delivered = !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
+    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}${delivered}`);
   });
 }
 

@@ -3,6 +3,7 @@ import { parseDuration } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
 import { claimReady, depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
+import { deliveredWithClaim } from "./handoff.ts";
 import { emit, warn } from "../output.ts";
 import { taskDetail, taskLine } from "../render.ts";
 
@@ -46,7 +47,8 @@ export function registerDepend(program: Command): void {
     await withStore(cmd, async (store, g) => {
       if (o.claim) {
         const t = await claimReady(store, o.ttl !== undefined ? parseDuration(o.ttl, "--ttl") : store.config.claimTtlMs);
-        emit(!!g.json, t, () => `claimed ${t.id} (fence ${t.claim?.fence})\n${taskDetail(t, store.now())}`);
+        const delivered = g.json ? "" : await deliveredWithClaim(store, t);
+        emit(!!g.json, t, () => `claimed ${t.id} (fence ${t.claim?.fence})\n${taskDetail(t, store.now())}${delivered}`);
         return;
       }
       const { ready, problems } = await listReady(store);
