@@ -5,6 +5,7 @@ import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
+import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerAgents(program);
   registerDepend(program);
   registerHandoff(program);
+  registerReview(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -15,13 +15,22 @@ export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
   if (t.review) {
     const r = t.review;
     const v = r.verification;
-    lines.push(`review:     submitted by ${r.submitted_by} at ${r.submitted_at}${r.decision ? `; ${r.decision.verdict} by ${r.decision.by}` : ""}`);
+    if (t.status === "review" || r.decision) {
+      lines.push(`review:     submitted by ${r.submitted_by} at ${r.submitted_at}${r.decision ? `; ${r.decision.verdict} by ${r.decision.by}` : ""}`);
+    } else lines.push(`review:     not submitted: the last verification (by ${r.submitted_by} at ${r.submitted_at}) did not pass`);
     if (r.decision?.reason) lines.push(`            reason: ${neutralise(r.decision.reason)}`);
     if (v) lines.push(`verified:   ${verificationLine(v)}`);
     if (r.diff) lines.push(`diff:       ${diffLine(r.diff)}`);
   }
   for (const h of t.handoffs ?? []) lines.push(handoffText(h));
   return lines.length ? "\n" + lines.join("\n") : "";
+}
+
+/** The verification with its output tail, fenced: the output is the project's, produced by an agent's run. */
+export function verificationDetail(v: NonNullable<NonNullable<Task["review"]>["verification"]>, indent = ""): string {
+  const lines = [`${indent}verification ${verificationLine(v)}`, `${indent}  in ${v.cwd}`];
+  if (v.output_tail) lines.push(`${indent}  output tail${v.truncated_bytes ? ` (${v.truncated_bytes} earlier bytes not kept)` : ""}:`, fence(v.output_tail.replace(/\n$/, ""), `${indent}    `));
+  return lines.join("\n");
 }
 
 export function verificationLine(v: NonNullable<NonNullable<Task["review"]>["verification"]>): string {
