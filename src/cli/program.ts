@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerAgents } from "./commands/agents.ts";
 import { registerClaim } from "./commands/claim.ts";
+import { registerConflicts } from "./commands/conflicts.ts";
 import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerDepend(program);
   registerHandoff(program);
   registerReview(program);
+  registerConflicts(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
