@@ -34,7 +34,9 @@ test("alice hands the API over; bob, who claims the dependent task, gets it once
 
   // Not delivered to bob before he holds a task that waits on api.
   assert.equal(t.as("bob", ["inbox", "--json"]).json, []);
-  assert.is(t.as("alice", ["done", "api"]).code, 0);
+  const finished = t.as("alice", ["done", "api"]);
+  assert.is(finished.code, 0, finished.stderr);
+  assert.match(finished.stdout, /^unblocked: tests; api#1 goes to whoever claims it$/m);
 
   const claim = t.as("bob", ["ready", "--claim"]);
   assert.is(claim.code, 0, claim.stderr);

@@ -141,3 +141,8 @@ export function cycleRefusal(cycle: string[]): Refusal {
     suggestions: [{ action: "fix_input", detail: `remove an edge first: git handoff undepend ${cycle[1]} --on ${cycle[2] ?? cycle[0]}` }],
   };
 }
+
+/** Tasks that became ready because `doneId` is done: they waited on it and wait on nothing else. */
+export function unblockedBy(doneId: string, tasks: Task[], now: Date): Task[] {
+  return readyTasks(tasks, now).filter((t) => dependenciesOf(t).includes(doneId));
+}

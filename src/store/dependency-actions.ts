@@ -1,6 +1,6 @@
 // Dependencies under compare-and-swap: depend / undepend (cycle-checked against the whole graph),
 // claims that respect them, and readiness.
-import { addDependency, blockedRefusal, blockingEdges, cycleRefusal, findCycle, MAX_DEPENDENCIES, reachable, readyTasks, removeDependency, type BlockedEdge } from "../core/dependency-graph.ts";
+import { addDependency, blockedRefusal, blockingEdges, cycleRefusal, findCycle, MAX_DEPENDENCIES, reachable, readyTasks, removeDependency, unblockedBy, type BlockedEdge } from "../core/dependency-graph.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
@@ -151,4 +151,14 @@ export async function claimReady(store: Store, ttlMs: number): Promise<Task> {
 export async function listReady(store: Store): Promise<{ ready: Task[]; problems: string[] }> {
   const { tasks, problems } = await listTasks(store, { settled: false });
   return { ready: readyTasks(tasks, store.now()), problems };
+}
+
+/** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */
+export async function unblockedText(store: Store, id: string): Promise<string> {
+  const { tasks } = await listTasks(store, { settled: false });
+  const freed = unblockedBy(id, tasks, store.now());
+  if (!freed.length) return "";
+  const handoffs = (tasks.find((t) => t.id === id)?.handoffs ?? []).filter((h) => h.to === null).map((h) => h.id);
+  const delivery = handoffs.length ? `; ${handoffs.join(" ")} goes to whoever claims ${freed.length === 1 ? "it" : "them"}` : "";
+  return `\nunblocked: ${freed.map((t) => t.id).join(" ")}${delivery}`;
 }

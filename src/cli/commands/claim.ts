@@ -6,6 +6,7 @@ import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew }
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
+import { unblockedText } from "../../store/dependency-actions.ts";
 import { taskExtrasText, verificationDetail } from "../render-tasks.ts";
 import { deliveredWithClaim } from "./handoff.ts";
 import { taskDetail } from "../render.ts";
@@ -71,7 +72,8 @@ export function registerClaim(program: Command): void {
       const verifyWith = o.verify === false ? null : typeof o.verify === "string" ? o.verify : o.verify === true || (await taskVerifyCommand(store, id)) ? undefined : null;
       if (verifyWith === null) {
         const t = await done(store, id, o);
-        emit(!!g.json, t, () => `done ${t.id}\n${taskDetail(t, store.now())}`);
+        const freed = g.json ? "" : await unblockedText(store, t.id);
+        emit(!!g.json, t, () => `done ${t.id}${freed}\n${taskDetail(t, store.now())}`);
         return;
       }
       const t = await doneWithVerification(store, id, {

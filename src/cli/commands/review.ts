@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { diffLine } from "../../core/diff-summary.ts";
 import type { ReviewItem } from "../../core/review.ts";
 import { accept, listReview, reject } from "../../store/review-actions.ts";
+import { unblockedText } from "../../store/dependency-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
 import { verificationDetail } from "../render-tasks.ts";
@@ -29,7 +30,8 @@ export function registerReview(program: Command): void {
     async (id: string, o: { reason?: string }, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
         const t = await accept(store, id, o.reason ?? null);
-        emit(!!g.json, t, () => `accepted ${t.id}: done`);
+        const freed = g.json ? "" : await unblockedText(store, t.id);
+        emit(!!g.json, t, () => `accepted ${t.id}: done${freed}`);
       });
     },
   );
