@@ -58,7 +58,9 @@ export class McpSession {
   }
 
   /**
-   * The Store for this call. Refs and objects are read fresh by every operation; what the Store
+   * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
+   * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
+   * every operation; what the Store
    * caches at open (the checked-out branch, `.handoff.yaml`) is re-checked here with two cheap
    * file reads, and the Store is reopened when either changed, so no call acts on stale state.
    */
@@ -67,7 +69,7 @@ export class McpSession {
     if (s && this.stampOf(s) === this.stamp) return s;
     const env = { ...(this.opts.env ?? process.env) };
     delete env.HANDOFF_AGENT; // the session decides the name; openStore derives one when we have none
-    const next = await openStore({ cwd: this.opts.cwd, env, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
+    const next = await openStore({ cwd: this.opts.cwd, env, warm: true, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
     this.current = next;
     this.stamp = this.stampOf(next);
     s?.close();

@@ -4,7 +4,6 @@ import * as z from "zod/mini";
 import { HandoffError } from "../../core/errors.ts";
 import { claimCandidates } from "../../core/task-ops.ts";
 import { isFinal, type Task as TaskT } from "../../core/task.ts";
-import { listRefs } from "../../git/refs.ts";
 import { claimNextTask } from "../../store/task-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { Task } from "../schemas.ts";
@@ -59,7 +58,7 @@ export const watchTool = defineTool({
     const r = await pollUntil(ctx, boundFor(ctx, a.timeout_seconds), async () => {
       const store = await ctx.session.store();
       // Reading every task is the costly part: do it only when a task ref moved or a lease ran out.
-      const tips = (await listRefs(store.cwd, TASKS_PREFIX)).map((t) => `${t.name} ${t.oid}`).join("\n");
+      const tips = (await store.listRefs(TASKS_PREFIX)).map((t) => `${t.name} ${t.oid}`).join("\n");
       if (tips === stamp && Date.now() < recheckAt) return null;
       stamp = tips;
       const { tasks } = await listTasks(store, { settled: false });
