@@ -10,6 +10,8 @@ import { CLI, cleanEnv } from "./repo.ts";
 
 export interface McpHandle {
   client: Client;
+  /** What the server wrote to stderr (stdio servers only). */
+  stderr(): string;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   /** Calls a tool that must succeed; returns its structuredContent. */
   ok(name: string, args?: Record<string, unknown>): Promise<any>;
@@ -18,11 +20,12 @@ export interface McpHandle {
   close(): Promise<void>;
 }
 
-function handle(client: Client, close: () => Promise<void>): McpHandle {
+function handle(client: Client, close: () => Promise<void>, stderr: () => string = () => ""): McpHandle {
   const call = (name: string, args: Record<string, unknown> = {}) =>
     client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 }) as Promise<CallToolResult>;
   return {
     client,
+    stderr,
     call,
     async ok(name, args) {
       const r = await call(name, args);
@@ -77,7 +80,9 @@ export async function overStdio(repo: string, o: { agent?: string; args?: string
     env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
     stderr: "pipe",
   });
+  let err = "";
+  transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
   const client = new Client({ name: "handoff-e2e", version: "0" });
   await client.connect(transport);
-  return handle(client, () => client.close());
+  return handle(client, () => client.close(), () => err);
 }
