@@ -317,6 +317,16 @@ test("never stale: changes by the CLI, a new branch and a new .handoff.yaml are 
   const t = (await alice.ok("claim_task", { id: "s" })).task;
   assert.is(t.claim.branch, "feature");
   assert.is(t.claim.ttl_ms, 7 * 60_000);
+
+  // a broken config is reported by every call, naming the line, until it is fixed
+  writeFileSync(join(repo, ".handoff.yaml"), "claim_ttl: 7m\nbogus_key: 1\n");
+  const broken = await alice.refused("get_task", { id: "s" });
+  assert.is(broken.code, "invalid_input");
+  assert.match(broken.message, /\.handoff\.yaml line 2/);
+  writeFileSync(join(repo, ".handoff.yaml"), "claim_ttl: 9m\n");
+  assert.is((await alice.ok("renew_task", { id: "s" })).task.claim.ttl_ms, 7 * 60_000, "renew keeps the claim's ttl");
+  assert.is((await alice.ok("release_task", { id: "s" })).task.status, "todo");
+  assert.is((await alice.ok("claim_task", { id: "s" })).task.claim.ttl_ms, 9 * 60_000);
 });
 
 test.run();

@@ -1,6 +1,6 @@
 // One MCP server serves one agent over stdio. The session owns the Store the tools share, knows
 // where the agent's identity came from, and re-checks what could go stale between calls.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { validateAgentId } from "../core/ids.ts";
 import { CONFIG_NAME } from "../store/config-file.ts";
@@ -27,6 +27,8 @@ export class McpSession {
   readonly waitBoundMs: number;
   readonly pollMs: number;
   private current: Store | null = null;
+  private opening: Promise<Store> | null = null;
+  private readonly retired = new Set<Store>();
   private stamp = "";
   private agentName: string | undefined;
   private source: AgentSource;
@@ -60,20 +62,37 @@ export class McpSession {
   /**
    * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
    * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
-   * every operation; what the Store
-   * caches at open (the checked-out branch, `.handoff.yaml`) is re-checked here with two cheap
-   * file reads, and the Store is reopened when either changed, so no call acts on stale state.
+   * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`) is
+   * re-checked here with two cheap file reads, and the Store is reopened when either changed, so
+   * no call acts on stale state.
    */
   async store(): Promise<Store> {
     const s = this.current;
     if (s && this.stampOf(s) === this.stamp) return s;
+    // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
+    this.opening ??= this.reopen().finally(() => (this.opening = null));
+    return this.opening;
+  }
+
+  private async reopen(): Promise<Store> {
     const env = { ...(this.opts.env ?? process.env) };
     delete env.HANDOFF_AGENT; // the session decides the name; openStore derives one when we have none
     const next = await openStore({ cwd: this.opts.cwd, env, warm: true, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
+    const old = this.current;
     this.current = next;
     this.stamp = this.stampOf(next);
-    s?.close();
+    if (old) this.retire(old);
     return next;
+  }
+
+  /** A call still waiting may hold the old Store: close it once no call can still be using it. */
+  private retire(old: Store): void {
+    this.retired.add(old);
+    const timer = setTimeout(() => {
+      this.retired.delete(old);
+      old.close();
+    }, this.waitBoundMs + 10_000);
+    timer.unref();
   }
 
   /**
@@ -94,10 +113,12 @@ export class McpSession {
   close(): void {
     this.current?.close();
     this.current = null;
+    for (const old of this.retired) old.close();
+    this.retired.clear();
   }
 
   private stampOf(s: Store): string {
-    return `${readOr(join(s.repo.gitDir, "HEAD"))}|${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}`;
+    return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}`;
   }
 }
 
@@ -106,14 +127,5 @@ function readOr(path: string): string {
     return readFileSync(path, "utf8");
   } catch {
     return "";
-  }
-}
-
-function fileStamp(path: string): string {
-  try {
-    const st = statSync(path);
-    return `${st.size}:${st.mtimeMs}`;
-  } catch {
-    return "none";
   }
 }
