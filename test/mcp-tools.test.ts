@@ -91,6 +91,10 @@ test("claim_task: the holder wins; another agent is refused with the holder, exp
   assert.is(err.data.task, "parser");
   assert.is(err.data.expires_at, claimed.claim.expires_at);
   assert.equal(err.suggestions.map((s: any) => s.action), ["wait", "negotiate", "work_elsewhere"]);
+  // suggestions name the tools to call, not CLI commands
+  assert.match(err.suggestions[1].detail, /release_task \{"id": "parser"\}/);
+  assert.match(err.suggestions[2].detail, /claim_next/);
+  assert.not.match(JSON.stringify(err.suggestions), /git handoff/);
   assert.match((r.content[0] as any).text, /held_by_other: task parser is held by alice/);
   assert.is(handoffRefs(repo), before, "a refused claim changes no ref");
 
@@ -99,6 +103,7 @@ test("claim_task: the holder wins; another agent is refused with the holder, exp
   assert.is(viaCli.code, 3);
   assert.is(viaCli.json.error.code, err.code);
   assert.is(viaCli.json.error.data.holder, err.data.holder);
+  assert.equal(viaCli.json.error.data, err.data);
 
   // claiming what you hold renews it
   const again = (await alice.ok("claim_task", { id: "parser" })).task;
@@ -179,12 +184,15 @@ test("bad input: unsafe ids and unknown tasks are refused, schema violations are
   assert.is((await alice.refused("claim_task", { id: "x", ttl: "soon" })).code, "invalid_input");
   assert.is((await alice.refused("events", { since: "yesterday" })).code, "invalid_input");
   assert.is((await alice.refused("create_task", { objective: "o".repeat(5000) })).code, "invalid_input");
-  // wrong types never reach the store: the SDK reports them as a tool error
-  const typed = await alice.call("create_task", { objective: "o", priority: "high" });
-  assert.is(typed.isError, true);
-  assert.match((typed.content[0] as any).text, /priority/);
-  const missing = await alice.call("claim_task", {});
-  assert.is(missing.isError, true);
+  // wrong types never reach the store; the SDK's own errors get the same structured body
+  const typed = await alice.refused("create_task", { objective: "o", priority: "high" });
+  assert.is(typed.code, "invalid_input");
+  assert.match(typed.message, /priority/);
+  assert.is((await alice.refused("claim_task", {})).code, "invalid_input");
+  assert.is((await alice.refused("claim_task", { id: "x", extra: { deep: 1 }, ttl: 5 })).code, "invalid_input");
+  const unknown = await alice.refused("take_over_the_world", {});
+  assert.is(unknown.code, "usage");
+  assert.match(unknown.message, /not found/);
   assert.is(handoffRefs(repo), before);
 });
 

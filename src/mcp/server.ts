@@ -1,4 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { HandoffError, type ErrorCode } from "../core/errors.ts";
+import { errorResult } from "./result.ts";
 import type { McpSession } from "./session.ts";
 import { registerTools, type ToolDef } from "./tool.ts";
 import { ALL_TOOLS } from "./tools/index.ts";
@@ -16,5 +19,23 @@ export const INSTRUCTIONS = [
 export function createServer(session: McpSession, opts: { tools?: readonly ToolDef[]; log?: (line: string) => void } = {}): McpServer {
   const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
   registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
+  structureSdkErrors(server);
   return server;
+}
+
+/**
+ * Errors the SDK raises before a handler runs (arguments that fail the input schema, an unknown
+ * tool) come back as text-only tool errors. This gives them the same structured body as our
+ * refusals, so an agent reads `error.code` in every case. `createToolError` is internal to
+ * McpServer (1.32); should a later SDK drop it, these errors stay text-only and
+ * test/mcp-tools.test.ts fails.
+ */
+function structureSdkErrors(server: McpServer): void {
+  const target = server as unknown as { createToolError?: (message: string) => CallToolResult };
+  if (typeof target.createToolError !== "function") return;
+  target.createToolError = (raw: string) => {
+    const message = raw.replace(/^MCP error -?\d+: /, "");
+    const code: ErrorCode = /^Input validation error/.test(message) ? "invalid_input" : /^Tool \S+ (not found|disabled)/.test(message) ? "usage" : "internal";
+    return errorResult(new HandoffError({ code, message }));
+  };
 }
