@@ -311,6 +311,27 @@ test("load_context: identity, held tasks, ready work; an agent argument names an
   assert.is(fromEnv.agent_source, "env");
 });
 
+test("a server in a linked worktree shares the tasks and derives its own agent name", async () => {
+  const repo = tempRepo();
+  const wt = join(repo, "..", `${repo.split("/").pop()}-wt`);
+  gitOut(repo, "worktree", "add", "-q", "-b", "side", wt);
+  try {
+    const main = await agent(repo, "lead");
+    await main.ok("create_task", { objective: "shared", id: "shared" });
+    const side = await inProcess(wt, {});
+    open.push(side);
+    const ctx = await side.ok("load_context");
+    assert.match(ctx.agent.agent, new RegExp(`\\.${wt.split("/").pop()!.slice(0, 24).replace(/[.-]+$/, "")}$`));
+    assert.is(ctx.agent.branch, "side");
+    assert.is(ctx.agent.worktree, wt);
+    const t = (await side.ok("claim_task", { id: "shared" })).task;
+    assert.is(t.claim.agent, ctx.agent.agent);
+    assert.is((await main.refused("claim_task", { id: "shared" })).data.holder, ctx.agent.agent);
+  } finally {
+    gitOut(repo, "worktree", "remove", "--force", wt);
+  }
+});
+
 test("never stale: changes by the CLI, a new branch and a new .handoff.yaml are seen at the next call", async () => {
   const repo = tempRepo();
   const alice = await agent(repo, "alice");
