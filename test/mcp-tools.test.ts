@@ -190,10 +190,34 @@ test("bad input: unsafe ids and unknown tasks are refused, schema violations are
   assert.match(typed.message, /priority/);
   assert.is((await alice.refused("claim_task", {})).code, "invalid_input");
   assert.is((await alice.refused("claim_task", { id: "x", extra: { deep: 1 }, ttl: 5 })).code, "invalid_input");
+  assert.is((await alice.refused("list_tasks", { status: "bogus" })).code, "invalid_input");
+  assert.is((await alice.refused("ready_tasks", { limit: 0 })).code, "invalid_input");
+  assert.is((await alice.refused("events", { type: "exploded" })).code, "invalid_input");
+  assert.is((await alice.refused("watch", { claim: true, ttl: "soon", timeout_seconds: 5 })).code, "invalid_input");
+  assert.is((await alice.refused("wait_task", { id: "x", timeout_seconds: -1 })).code, "invalid_input");
   const unknown = await alice.refused("take_over_the_world", {});
   assert.is(unknown.code, "usage");
   assert.match(unknown.message, /not found/);
   assert.is(handoffRefs(repo), before);
+});
+
+test("a corrupt ref under refs/handoff/ is an error for that task and a warning in listings", async () => {
+  const repo = tempRepo();
+  const alice = await agent(repo, "alice");
+  await alice.ok("create_task", { objective: "fine", id: "fine" });
+  const blob = gitOut(repo, "hash-object", "-w", "--stdin");
+  gitOut(repo, "update-ref", "refs/handoff/tasks/broken", blob);
+  const before = handoffRefs(repo);
+  const e = await alice.refused("get_task", { id: "broken" });
+  assert.is(e.code, "corrupt_state");
+  assert.match(e.message, /refs\/handoff\/tasks\/broken/);
+  assert.is((await alice.refused("claim_task", { id: "broken" })).code, "corrupt_state");
+  const listed = await alice.ok("list_tasks");
+  assert.equal(listed.tasks.map((t: any) => t.id), ["fine"]);
+  assert.is(listed.problems.length, 1);
+  assert.is((await alice.ok("overview")).problems.length, 1);
+  assert.is((await alice.ok("claim_next")).task.id, "fine");
+  assert.is(handoffRefs(repo).split("\n").find((l) => l.includes("broken")), before.split("\n").find((l) => l.includes("broken")));
 });
 
 test("overview and events", async () => {
