@@ -22,7 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const EXPECTED_TOOLS = [
   "load_context", "overview", "events", "create_task", "get_task", "list_tasks", "ready_tasks",
-  "claim_task", "claim_next", "renew_task", "release_task", "complete_task", "fail_task", "reclaim_task",
+  "claim_task", "claim_next", "renew_task", "release_task", "complete_task", "fail_task", "reclaim_task", "cancel_task",
   "wait_task", "watch",
 ];
 
@@ -167,6 +167,14 @@ test("renew, release, complete, fail, reclaim and their refusals", async () => {
   assert.is(reclaimed.status, "todo");
   const bad = await bob.refused("complete_task", { id: "c", commit: "no-such-rev" });
   assert.is(bad.code, "invalid_input");
+
+  await alice.ok("claim_task", { id: "c" });
+  const notYours = await bob.refused("cancel_task", { id: "c", reason: "obsolete" });
+  assert.is(notYours.code, "held_by_other");
+  assert.is(notYours.data.holder, "alice");
+  const cancelled = (await alice.ok("cancel_task", { id: "c", reason: "obsolete" })).task;
+  assert.is(cancelled.status, "cancelled");
+  assert.is((await alice.refused("cancel_task", { id: "c", reason: "again" })).code, "final_state");
 });
 
 test("bad input: unsafe ids and unknown tasks are refused, schema violations are errors, no ref changes", async () => {

@@ -1,6 +1,6 @@
 // Tools over claims: each calls the same function in store/task-actions.ts as the CLI verb.
 import * as z from "zod/mini";
-import { claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, taskId, taskReply, ttl } from "./common.ts";
@@ -140,4 +140,31 @@ export const reclaimTaskTool = defineTool({
   },
 });
 
-export const CLAIM_TOOLS = [claimTaskTool, claimNextTool, renewTaskTool, releaseTaskTool, completeTaskTool, failTaskTool, reclaimTaskTool];
+export const cancelTaskTool = defineTool({
+  name: "cancel_task",
+  title: "Cancel a task",
+  description: [
+    "Cancel a task that is no longer wanted (obsolete, duplicate, out of scope), with the reason. Allowed while nobody else holds it.",
+    "Not for work that failed (fail_task) or that you merely stop doing (release_task).",
+    `Refusals: ${HELD} \`final_state\`: it is already finished.`,
+  ].join("\n"),
+  input: { id: taskId(), reason: describe(z.string(), "why the task is cancelled") },
+  output: { task: Task },
+  annotations: { ...WRITE, destructiveHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await cancel(store, a.id, a.reason);
+    return taskReply(store, t, `cancelled ${t.id}`);
+  },
+});
+
+export const CLAIM_TOOLS = [
+  claimTaskTool,
+  claimNextTool,
+  renewTaskTool,
+  releaseTaskTool,
+  completeTaskTool,
+  failTaskTool,
+  reclaimTaskTool,
+  cancelTaskTool,
+];
