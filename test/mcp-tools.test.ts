@@ -279,6 +279,27 @@ test("wait_task returns when another agent completes the task, and times out wit
   assert.is((await bob.refused("wait_task", { id: "missing" })).code, "not_found");
 });
 
+test("a waiting call reports progress when the client asks for it, and a cancelled wait leaves the server responsive", async () => {
+  const repo = tempRepo();
+  const alice = await agent(repo, "alice");
+  await alice.ok("create_task", { objective: "p", id: "p" });
+  await alice.ok("claim_task", { id: "p" });
+  const seen: number[] = [];
+  const r = await alice.client.callTool({ name: "wait_task", arguments: { id: "p", timeout_seconds: 2 } }, undefined, {
+    onprogress: (p) => seen.push(p.progress),
+    timeout: 60_000,
+  });
+  assert.is((r.structuredContent as any).final, false);
+  assert.ok(seen.length >= 1, `progress notifications: ${seen.length}`);
+
+  const abort = new AbortController();
+  const pending = alice.client.callTool({ name: "watch", arguments: { timeout_seconds: 30 } }, undefined, { signal: abort.signal });
+  await sleep(200);
+  abort.abort();
+  await pending.then(() => assert.unreachable("a cancelled call does not resolve"), () => {});
+  assert.is((await alice.ok("get_task", { id: "p" })).task.claim.agent, "alice");
+});
+
 test("watch waits for work to become ready, and with claim: true takes it", async () => {
   const repo = tempRepo();
   const alice = await agent(repo, "alice");

@@ -21,12 +21,13 @@ export function boundFor(ctx: ToolContext, seconds: number | undefined): number 
 export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () => Promise<T | null>): Promise<Waited<T>> {
   const start = Date.now();
   let lastProgress = start;
+  const progressEvery = Math.min(5000, boundMs / 5); // a few signs of life per call, for clients that reset their timeout on progress
   for (;;) {
     const value = await check();
     const waitedMs = Date.now() - start;
     if (value !== null) return { value, waitedMs, timedOut: false };
     if (waitedMs >= boundMs || ctx.signal.aborted) return { value: null, waitedMs, timedOut: true };
-    if (Date.now() - lastProgress >= 5000) {
+    if (Date.now() - lastProgress >= progressEvery) {
       lastProgress = Date.now();
       await ctx.progress(waitedMs, boundMs, "still waiting");
     }
