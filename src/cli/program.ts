@@ -8,6 +8,7 @@ import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
+import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -33,6 +34,8 @@ export function buildProgram(): Command {
   registerHandoff(program);
   registerReview(program);
   registerConflicts(program);
+  registerMcpCommand(program);
+  registerMcpConfig(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

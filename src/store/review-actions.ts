@@ -5,7 +5,7 @@ import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { checkVerifyCommand } from "../core/verify-command.ts";
 import { resolveCommit } from "../git/commits.ts";
-import { readHeadFast } from "../git/ref-files.ts";
+import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
@@ -38,7 +38,7 @@ export async function doneWithVerification(store: Store, id: string, o: VerifyOp
   if (early) throw new HandoffError(early);
   const cwd = store.repo.workTree;
   if (!cwd) fail("invalid_input", "verification runs in a worktree; this repository has none here");
-  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await readHeadFast(store.repo.gitDir, store.repo.commonDir, store.cwd);
+  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await worktreeHead(store);
   const verification = await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now());
   const diff = commit ? await taskDiff(store, task, commit) : null;
   return mutateTask(store, id, (t, ctx) => submitForReview(t, ctx, { verification, commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) }));

@@ -2,11 +2,12 @@ import type { Command } from "commander";
 import { git } from "../../git/run.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
+import { withMcpRegistration } from "./mcp-register.ts";
 
 export const FORMAT_VERSION = "1";
 
 export function registerInit(program: Command): void {
-  withGlobals(program.command("init").description("prepare this repository for git-handoff (idempotent)")).action(async (_o, cmd: Command) => {
+  withMcpRegistration(withGlobals(program.command("init").description("prepare this repository for git-handoff (idempotent)"))).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const current = await git(["config", "--local", "--get", "handoff.version"], { cwd: store.cwd });
       const changed = current.stdout.trim() !== FORMAT_VERSION;
