@@ -81,8 +81,8 @@ export function endSessionFor(store: Store): Promise<AgentRecord> {
   return mutateOwnAgent(store, endSession);
 }
 
-export function heartbeatFor(store: Store): Promise<AgentRecord> {
-  return mutateOwnAgent(store, beat);
+export function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
+  return mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
 }
 
 /**
