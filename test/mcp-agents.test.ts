@@ -43,4 +43,21 @@ test("ready_tasks and claim_next skip blocked tasks; load_context registers and 
   assert.equal(agents, [["bob", "active", ["tests"]]]);
 });
 
+test("every successful MCP call of a registered agent refreshes its heartbeat, at most once a minute", async () => {
+  const repo = tempRepo();
+  const future = new Date(Date.now() + 5 * 60_000).toISOString();
+  const now = await inProcess(repo, { agent: "carol" });
+  open.push(now);
+  await now.ok("load_context");
+  const ref = "refs/handoff/agents/carol";
+  const tip = gitOut(repo, "rev-parse", ref);
+  await now.ok("list_tasks");
+  assert.is(gitOut(repo, "rev-parse", ref), tip, "within the interval: no write");
+  const later = await inProcess(repo, { agent: "carol", env: { HANDOFF_NOW: future } });
+  open.push(later);
+  await later.ok("list_tasks");
+  assert.is.not(gitOut(repo, "rev-parse", ref), tip);
+  assert.is(JSON.parse(gitOut(repo, "show", `${ref}:agent.json`)).heartbeat_at, future);
+});
+
 test.run();
