@@ -9,7 +9,7 @@ import { HandoffError } from "../core/errors.ts";
 import { Task } from "../core/task.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { AGENT_FILE, agentRef, listAgents, loadAgent } from "./agent-store.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 
@@ -36,7 +36,7 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
       for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
         let task: Task;
         try {
-          task = (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record;
+          task = await store.record(name, oid, "task.json", Task);
         } catch (e) {
           if (e instanceof HandoffError) continue; // a corrupt task is reported by listings, not GC
           throw e;

@@ -8,7 +8,7 @@ import { claimTask, type NewTaskInput, type OpContext } from "../core/task-ops.t
 import { Task } from "../core/task.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { writeSteps } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
@@ -19,7 +19,7 @@ export async function taskGraph(store: Store): Promise<Map<string, { task: Task;
   const graph = new Map<string, { task: Task; tip: string }>();
   for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
     try {
-      const { record } = await readRecord(store.reader, store.oidBytes, oid, name, TASK_FILE, Task);
+      const record = await store.record(name, oid, TASK_FILE, Task);
       graph.set(record.id, { task: record, tip: oid });
     } catch (e) {
       if (!(e instanceof HandoffError)) throw e;
