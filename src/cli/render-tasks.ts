@@ -31,6 +31,7 @@ export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
 /** The verification with its output tail, fenced: the output is the project's, produced by an agent's run. */
 export function verificationDetail(v: NonNullable<NonNullable<Task["review"]>["verification"]>, indent = ""): string {
   const lines = [`${indent}verification ${verificationLine(v)}`, `${indent}  in ${v.cwd}`];
+  if (v.uncommitted) lines.push(paint.yellow(`${indent}  ${v.uncommitted} uncommitted change${v.uncommitted === 1 ? "" : "s"} in the worktree ${v.uncommitted === 1 ? "was" : "were"} tested too (not in the commit)`));
   if (v.output_tail) lines.push(`${indent}  output tail${v.truncated_bytes ? ` (${v.truncated_bytes} earlier bytes not kept)` : ""}:`, fence(v.output_tail.replace(/\n$/, ""), `${indent}    `));
   return lines.join("\n");
 }
