@@ -83,16 +83,30 @@ class CatFileBatch {
     this.child.on("close", () => die(new Error("git cat-file --batch exited")));
     this.child.stdin.on("error", () => {});
     this.child.stderr.resume();
-    // One-shot CLI runs must not be kept alive by an idle reader.
-    this.child.unref();
-    (this.child.stdout as unknown as { unref?: () => void }).unref?.();
+    // One-shot CLI runs must not be kept alive by an idle reader, but a pending read must keep the
+    // process alive: with everything unref'd, a read of a packed object (any repo after `git gc`)
+    // let Node exit mid-command with status 0 and no output.
+    this.hold(false);
     (this.child.stderr as unknown as { unref?: () => void }).unref?.();
     (this.child.stdin as unknown as { unref?: () => void }).unref?.();
+  }
+
+  /** Keeps the event loop alive exactly while reads are pending. */
+  private hold(on: boolean): void {
+    const stdout = this.child.stdout as unknown as { ref?: () => void; unref?: () => void };
+    if (on) {
+      this.child.ref();
+      stdout.ref?.();
+    } else {
+      this.child.unref();
+      stdout.unref?.();
+    }
   }
 
   read(oid: string): Promise<GitObject | null> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) this.hold(true);
       this.queue.push({ oid, resolve, reject });
       this.child.stdin.write(oid + "\n");
     });
@@ -115,6 +129,7 @@ class CatFileBatch {
       this.buf = this.buf.subarray(nl + 1 + size + 1);
       this.queue.shift()!.resolve({ type: parts[1] as ObjectType, data });
     }
+    if (this.queue.length === 0) this.hold(false);
   }
 
   close(): void {
