@@ -1,3 +1,4 @@
+import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { listRefs } from "../git/refs.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
@@ -17,7 +18,11 @@ export interface EventFilter {
  * one event. Each ref is walked newest first and the walk stops at `since`. The result is in time
  * order; with `limit`, the most recent N.
  */
-export async function readEvents(store: Store, filter: EventFilter): Promise<HandoffEvent[]> {
+export async function readEvents(
+  store: Store,
+  filter: EventFilter,
+  opts: { onProblem?: (message: string) => void } = {},
+): Promise<HandoffEvent[]> {
   const tips = filter.task ? [{ name: taskRef(filter.task), oid: "" }] : await listRefs(store.cwd, REF_ROOT);
   if (filter.task) {
     const found = (await listRefs(store.cwd, tips[0]!.name)).find((t) => t.name === tips[0]!.name);
@@ -32,7 +37,16 @@ export async function readEvents(store: Store, filter: EventFilter): Promise<Han
     const mine: HandoffEvent[] = [];
     while (oid && !seen.has(oid)) {
       seen.add(oid);
-      const commit = parseCommit(await readTyped(store.reader, oid, "commit", tip.name));
+      let data: Buffer;
+      try {
+        data = await readTyped(store.reader, oid, "commit", tip.name);
+      } catch (e) {
+        // One damaged ref must not hide everyone else's history: report it and read the rest.
+        if (!(e instanceof HandoffError) || !opts.onProblem) throw e;
+        opts.onProblem(e.message);
+        break;
+      }
+      const commit = parseCommit(data);
       const event = eventFromMessage(commit.message);
       if (event) {
         if (Date.parse(event.at) < sinceMs) break;
