@@ -107,9 +107,15 @@ test("task show, task list --status and the tasks alias print the same tasks, as
   assert.match(lines[1]!, /^two\s+claimed .*alice/);
   assert.is(ok(as(repo, "bob", plus(T0, 5000), ["tasks", "--status", "failed"])).stdout.trim(), "no tasks");
 
-  const missing = cli(["task", "show", "nope"], { cwd: repo, agent: "bob" });
-  assert.is(missing.code, 4);
-  assert.match(missing.stderr, /no task nope/);
+  const before = handoffRefs(repo);
+  for (const args of [["task", "show", "nope"], ["claim", "nope"], ["renew", "nope"], ["release", "nope"], ["done", "nope"], ["fail", "nope", "--reason", "r"], ["reclaim", "nope", "--reason", "r"], ["cancel", "nope", "--reason", "r"]]) {
+    const missing = cli(args, { cwd: repo, agent: "bob" });
+    assert.is(missing.code, 4, `${args.join(" ")}: ${missing.stderr}`);
+    assert.match(missing.stderr, /^git-handoff: no task nope
+/);
+  }
+  assert.is(cli(["task", "show", "nope", "--json"], { cwd: repo, agent: "bob" }).json.error.code, "not_found");
+  assert.is(handoffRefs(repo), before);
 });
 
 test("claim sets a lease; renew (and claiming what you hold) moves expires_at; release frees; fences only go up", () => {
