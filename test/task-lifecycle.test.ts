@@ -111,8 +111,7 @@ test("task show, task list --status and the tasks alias print the same tasks, as
   for (const args of [["task", "show", "nope"], ["claim", "nope"], ["renew", "nope"], ["release", "nope"], ["done", "nope"], ["fail", "nope", "--reason", "r"], ["reclaim", "nope", "--reason", "r"], ["cancel", "nope", "--reason", "r"]]) {
     const missing = cli(args, { cwd: repo, agent: "bob" });
     assert.is(missing.code, 4, `${args.join(" ")}: ${missing.stderr}`);
-    assert.match(missing.stderr, /^git-handoff: no task nope
-/);
+    assert.match(missing.stderr, /^git-handoff: no task nope\n/);
   }
   assert.is(cli(["task", "show", "nope", "--json"], { cwd: repo, agent: "bob" }).json.error.code, "not_found");
   assert.is(handoffRefs(repo), before);
