@@ -17,6 +17,14 @@ async function race(id: string, cwds: string[], args: string[] = ["claim", id, "
   return Promise.all(runs);
 }
 
+/** Adds tasks a few at a time (create-only compare-and-swap on distinct refs), to keep setup short. */
+async function addTasks(repo: string, ids: string[], extra: (i: number) => string[] = () => []): Promise<void> {
+  for (let i = 0; i < ids.length; i += 8) {
+    const batch = ids.slice(i, i + 8).map((id, j) => cliAsync(["task", "add", `contended ${id}`, "--id", id, ...extra(i + j)], { cwd: repo, agent: "lead" }));
+    for (const r of await Promise.all(batch)) assert.is(r.code, 0, r.stderr);
+  }
+}
+
 /** Exactly one winner, every loser exits 3 and is told who won; the ref has exactly one `claimed`. */
 function checkRace(repo: string, id: string, results: [string, CliResult][]): void {
   const winners = results.filter(([, r]) => r.code === 0);
@@ -40,7 +48,7 @@ function checkRace(repo: string, id: string, results: [string, CliResult][]): vo
 test(`${RACERS} processes claim the same task at once, over 50 tasks: one winner each`, async () => {
   const repo = tempRepo();
   const ids = Array.from({ length: 50 }, (_, i) => `race-${i}`);
-  for (const id of ids) assert.is(cli(["task", "add", `contended ${id}`, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  await addTasks(repo, ids);
   const winners = new Map<string, number>();
   for (const id of ids) {
     const results = await race(id, [repo]);
@@ -57,7 +65,7 @@ test("the same race split across two linked worktrees of one repo", async () => 
   const wt = join(tempDir(), "other-wt");
   gitOut(repo, "worktree", "add", "-q", "-b", "other", wt);
   const ids = Array.from({ length: 6 }, (_, i) => `wt-race-${i}`);
-  for (const id of ids) assert.is(cli(["task", "add", `contended ${id}`, "--id", id], { cwd: wt, agent: "lead" }).code, 0);
+  await addTasks(wt, ids);
   const branches = new Set<string>();
   for (const id of ids) {
     const results = await race(id, [repo, wt]);
@@ -71,9 +79,8 @@ test("the same race split across two linked worktrees of one repo", async () => 
 
 test(`claim --next by ${RACERS} racing processes: every winner gets a different task`, async () => {
   const repo = tempRepo();
-  for (let i = 0; i < 20; i++) {
-    assert.is(cli(["task", "add", `pool ${i}`, "--id", `pool-${String(i).padStart(2, "0")}`, "--priority", String(i % 3)], { cwd: repo, agent: "lead" }).code, 0);
-  }
+  const pool = Array.from({ length: 20 }, (_, i) => `pool-${String(i).padStart(2, "0")}`);
+  await addTasks(repo, pool, (i) => ["--priority", String(i % 3)]);
   const results = await race("", [repo], ["claim", "--next", "--json"]);
   for (const [agent, r] of results) assert.is(r.code, 0, `${agent}: ${r.stderr}`);
   const got = results.map(([agent, r]) => {
