@@ -223,6 +223,10 @@ test("corrupt refs under refs/handoff/tasks/: direct commands exit 2 naming the 
   gitOut(r, "update-ref", "refs/handoff/tasks/nofile", noFile);
   corrupt.push(["nofile", noFile, /refs\/handoff\/tasks\/nofile is corrupt: its tree has no task\.json/]);
 
+  // a ref that points at another task's commit
+  gitOut(r, "update-ref", "refs/handoff/tasks/copy", good);
+  corrupt.push(["copy", good, /refs\/handoff\/tasks\/copy is corrupt: it holds task "fine"/]);
+
   const before = handoffRefs(r);
   for (const [id, oid, re] of corrupt) {
     assert.ok(before.includes(`refs/handoff/tasks/${id} ${oid}`));

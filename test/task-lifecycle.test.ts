@@ -276,6 +276,7 @@ test("agent identity: --agent beats HANDOFF_AGENT beats the default user@host[.w
   const dflt = ok(cli(["status", "--json"], { cwd: repo, env })).json.me.agent;
   assert.is(dflt, `tester@${host}`);
   assert.is(ok(cli(["status", "--json"], { cwd: repo, env: { ...env, HANDOFF_AGENT: "from-env" } })).json.me.agent, "from-env");
+  assert.is(ok(cli(["status", "--json"], { cwd: repo, env: { ...env, HANDOFF_AGENT: "" } })).json.me.agent, dflt, "empty means unset");
   assert.is(ok(cli(["status", "--json", "--agent", "from-flag"], { cwd: repo, env: { ...env, HANDOFF_AGENT: "from-env" } })).json.me.agent, "from-flag");
   assert.is(ok(cli(["--agent", "before-verb", "status", "--json"], { cwd: repo, env: { ...env, HANDOFF_AGENT: "from-env" } })).json.me.agent, "before-verb");
   const claim = ok(cli(["claim", "x", "--agent", "flagged", "--json"], { cwd: repo, env: { HANDOFF_AGENT: "from-env" } })).json;

@@ -31,9 +31,10 @@ export async function readEvents(
   }
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];
+  // Shared across refs: a ref copied from another must not list the same commits twice.
+  const seen = new Set<string>();
   for (const tip of tips) {
     let oid: string | undefined = tip.oid;
-    const seen = new Set<string>();
     const mine: HandoffEvent[] = [];
     while (oid && !seen.has(oid)) {
       seen.add(oid);

@@ -20,7 +20,10 @@ function ctxOf(store: Store, now: Date): OpContext {
 }
 
 async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
-  return (await readRecord(store.reader, store.oidBytes, oid, ref, TASK_FILE, Task)).record;
+  const task = (await readRecord(store.reader, store.oidBytes, oid, ref, TASK_FILE, Task)).record;
+  // A ref copied or pointed at another task's commit would otherwise act on the wrong task's record.
+  if (ref !== TASKS_PREFIX + task.id) fail("corrupt_state", `${ref} is corrupt: it holds task ${JSON.stringify(task.id)}`, { ref });
+  return task;
 }
 
 /** The task as stored (not settled), with the commit it was read from. */
