@@ -198,7 +198,7 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
   for (const args of [["release", "h"], ["renew", "h"], ["done", "h"], ["fail", "h", "--reason", "x"], ["cancel", "h", "--reason", "x"], ["claim", "h"]]) {
     const r = cli(args, { cwd: repo, agent: "bob" });
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
-    assert.match(r.stderr, /^git-handoff: task h is held by alice .*until \d{4}-\d{2}-\d{2}T.*Z \(in (59|60)m\)\n/);
+    assert.match(r.stderr, /^git-handoff: task h is held by alice .*until \d{4}-\d{2}-\d{2}T.*Z \(in \d+m\)\n/);
     assert.match(r.stderr, /\n {2}wait: /);
     assert.match(r.stderr, /\n {2}negotiate: ask alice .*git handoff release h/);
     assert.match(r.stderr, /\n {2}work_elsewhere: .*claim --next/);
@@ -324,7 +324,7 @@ test("scope is primary in a main worktree, worktree in a linked one, ephemeral u
   assert.equal(held.sort(), [["e", "ephemeral"], ["p", "primary"], ["w", "worktree"]]);
   const text = ok(cli(["status"], { cwd: main, agent: "prim" })).stdout;
   assert.match(text, /^prim \(primary, main\)/);
-  assert.match(text, /linky\s+w\s+until in 30m\s+worktree side /);
+  assert.match(text, /linky\s+w\s+until in \d+m\s+worktree side /);
 });
 
 test("-C DIR works from outside; a subfolder and a linked worktree see the same state", () => {
