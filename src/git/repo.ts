@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, resolve, sep } from "node:path";
 import { fail } from "../core/errors.ts";
@@ -23,6 +23,7 @@ export interface RepoInfo {
 
 /** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
 export function discoverRepo(cwd: string): RepoInfo {
+  if (!existsSync(cwd)) fail("not_a_repo", `no such folder: ${cwd}`);
   return discoverInProcess(cwd) ?? discoverWithGit(cwd);
 }
 
