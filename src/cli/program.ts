@@ -4,6 +4,7 @@ import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
+import { registerSync } from "./commands/sync.ts";
 
 declare const PACKAGE_VERSION: string;
 
@@ -14,6 +15,8 @@ export function buildProgram(): Command {
     .option("-C <dir>", "run as if started in <dir>")
     .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
     .option("--json", "print JSON")
+    .option("--push", "send writes to the sync remote at once")
+    .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   registerInit(program);
@@ -21,6 +24,7 @@ export function buildProgram(): Command {
   registerClaim(program);
   registerEvents(program);
   registerStatus(program);
+  registerSync(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -16,6 +16,8 @@ export interface OpenOptions {
   cwd: string;
   agent?: string;
   env?: NodeJS.ProcessEnv;
+  push?: boolean;
+  offline?: boolean;
 }
 
 /** A repository opened for coordination: where it is, who is acting, the policy and the clock. */
@@ -24,6 +26,11 @@ export class Store {
   readonly writer: ObjectWriter;
   readonly zeroOid: string;
   readonly oidBytes: number;
+  /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
+  syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
+  /** Things the front end should tell the user after the command (e.g. a tentative grant). */
+  readonly notices: string[] = [];
+  private remoteName: Promise<string | null> | undefined;
 
   constructor(
     readonly repo: RepoInfo,
@@ -42,6 +49,12 @@ export class Store {
     return this.repo.workTree ?? this.repo.gitDir;
   }
 
+  /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
+  syncRemote(): Promise<string | null> {
+    this.remoteName ??= import("../git/remote.ts").then(async (m) => (await m.configuredRemote(this.cwd)).name);
+    return this.remoteName;
+  }
+
   now(): Date {
     return this.clock();
   }
@@ -56,7 +69,11 @@ export class Store {
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
   async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>, opts: CasOptions = {}): Promise<R> {
-    void opts.exclusive; // with a sync remote (issue 5), exclusive writes are granted only once pushed
+    if (opts.exclusive || this.syncOptions.push) {
+      // With a sync remote, exclusive writes (and every write under --push) count once pushed.
+      const remote = await this.syncRemote();
+      if (remote) return (await import("./remote-cas.ts")).remoteCasLoop(this, remote, attempt);
+    }
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
@@ -128,7 +145,9 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
   const config = await loadConfig(repo.workTree);
-  return new Store(repo, actor, config, parseClock(env));
+  const store = new Store(repo, actor, config, parseClock(env));
+  store.syncOptions = { push: opts.push ?? env.HANDOFF_PUSH === "1", offline: opts.offline ?? env.HANDOFF_OFFLINE === "1" };
+  return store;
 }
 
 export { HandoffError };
