@@ -3,6 +3,7 @@ import { listRefs } from "../git/refs.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
+import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 
 export interface EventFilter {
   since?: Date;
@@ -21,8 +22,12 @@ export async function readEvents(store: Store, filter: EventFilter): Promise<Han
   const tips = filter.task ? [{ name: taskRef(filter.task), oid: "" }] : await listRefs(store.cwd, REF_ROOT);
   if (filter.task) {
     const found = (await listRefs(store.cwd, tips[0]!.name)).find((t) => t.name === tips[0]!.name);
-    if (!found) return [];
-    tips[0]!.oid = found.oid;
+    // A compacted task's history hangs off the archive.
+    const archived = found ? undefined : (await archivedTips(store)).get(filter.task);
+    if (!found && !archived) return [];
+    tips[0]!.oid = found?.oid ?? archived!;
+  } else if (tips.some((t) => t.name === ARCHIVE_REF)) {
+    for (const [id, oid] of await archivedTips(store)) tips.push({ name: `${ARCHIVE_REF} (${id})`, oid });
   }
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];

@@ -8,6 +8,7 @@ import { integrate, trackingTips } from "./integrate.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, unreachable } from "./remote-cas.ts";
 import type { Store } from "./store.ts";
+import { compactIfDue } from "./archive.ts";
 import { fetchHandoffRefs } from "../git/remote.ts";
 
 export interface SyncReport {
@@ -20,6 +21,8 @@ export interface SyncReport {
   confirmed: Tentative[];
   refused: Tentative[];
   rounds: number;
+  /** Tasks compacted into refs/handoff/archive by this sync (it compacts when something is due). */
+  archived: string[];
 }
 
 const MAX_ROUNDS = 8;
@@ -36,7 +39,7 @@ export async function requireRemote(store: Store): Promise<string> {
 
 export async function sync(store: Store): Promise<SyncReport> {
   const remote = await requireRemote(store);
-  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0 };
+  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [] };
   const rewritten = new Map<string, string>();
   const tentative = await listTentative(store);
   for (;;) {
@@ -74,5 +77,6 @@ export async function sync(store: Store): Promise<SyncReport> {
   for (const t of tentative) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
   await clearTentative(store, tentative);
   report.fetched = [...new Set(report.fetched)];
+  report.archived = (await compactIfDue(store))?.archived ?? [];
   return report;
 }

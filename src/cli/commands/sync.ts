@@ -3,7 +3,10 @@ import { fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../store/local-area.ts";
 import { setRemote, showRemote } from "../../store/remote-config.ts";
 import { sync } from "../../store/sync.ts";
-import { withGlobals, withStore } from "../context.ts";
+import { validateTaskId } from "../../core/ids.ts";
+import { compact } from "../../store/archive.ts";
+import { checkFences, requireFences } from "../../store/fence.ts";
+import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
 
 export function registerSync(program: Command): void {
@@ -42,6 +45,7 @@ export function registerSync(program: Command): void {
         for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
         for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
         for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
+        if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
         return lines.join("\n");
       });
     });
@@ -62,6 +66,37 @@ export function registerSync(program: Command): void {
       }
       const list = await readConflicts(store, o.all ? undefined : store.actor.agent);
       emit(!!g.json, list, () => (list.length ? list.map((c) => `${c.detected_at}  ${c.agent}  ${c.message}`).join("\n") : "no conflicts"));
+    });
+  });
+}
+
+export function registerSyncTools(program: Command): void {
+  withGlobals(
+    program
+      .command("fence-check")
+      .description("exit 3 unless the calling agent still holds the lease on each task (for the pre-push hook); names the current holder")
+      .argument("<tasks...>", "the tasks the work being pushed is for")
+      .option("--fence <n>", "the fencing number the work was done under (one task only)"),
+  ).action(async (tasks: string[], o: { fence?: string }, cmd: Command) => {
+    if (o.fence !== undefined && tasks.length !== 1) fail("usage", "--fence applies to one task");
+    const fence = o.fence !== undefined ? parseInteger(o.fence, "--fence", 0) : undefined;
+    await withStore(cmd, async (store, g) => {
+      const r = await checkFences(store, tasks.map(validateTaskId), fence);
+      requireFences(r.verdicts);
+      emit(!!g.json, { ok: true, ...r }, () =>
+        r.verdicts.map((v) => `ok: ${store.actor.agent} holds ${v.task} (fence ${v.fence}, until ${v.expires_at}; checked against ${r.against} state)`).join("\n"),
+      );
+    });
+  });
+
+  withGlobals(
+    program
+      .command("compact")
+      .description("move finished tasks older than the retention (retention in .handoff.yaml, default 7d) into refs/handoff/archive"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await compact(store);
+      emit(!!g.json, r, () => `archived ${r.archived.length} task(s)${r.archived.length ? `: ${r.archived.join(", ")}` : ""}${r.next_due ? `\nnext due: ${r.next_due}` : ""}`);
     });
   });
 }

@@ -1,0 +1,128 @@
+// Compaction: finished tasks older than the retention period leave the live set (every push
+// advertises every live ref) for one archive ref. The archive commit keeps each task's final
+// record in its tree and the task's own history as an extra parent, so `events` and `git log`
+// still read it.
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { isFinal, Task } from "../core/task.ts";
+import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
+import { encodeTree, FORMAT_MARKER, parseTree, readRecord, readTyped } from "./codec.ts";
+import { readCommit } from "./history.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+import { TASKS_PREFIX } from "./task-store.ts";
+
+export const ARCHIVE_REF = `${REF_ROOT}archive`;
+/** Tasks per archive commit: bounds the commit's parent list and the push. */
+const BATCH = 200;
+
+export interface CompactReport {
+  archived: string[];
+  /** When the next finished task becomes old enough, or null when none is waiting. */
+  next_due: string | null;
+  retention_ms: number;
+}
+
+interface ArchiveBody {
+  archived: Record<string, string>;
+  at: string;
+}
+
+function archiveMessage(body: ArchiveBody): string {
+  const ids = Object.keys(body.archived);
+  const shown = ids.slice(0, 8).join(", ") + (ids.length > 8 ? `, … (${ids.length - 8} more)` : "");
+  return `archived ${ids.length} task${ids.length === 1 ? "" : "s"}: ${shown}\n\n${JSON.stringify(body, null, 2)}\n`;
+}
+
+function parseBody(message: string): ArchiveBody | null {
+  const start = message.indexOf("\n\n{");
+  if (start < 0) return null;
+  try {
+    const body = JSON.parse(message.slice(start + 2)) as ArchiveBody;
+    return body && typeof body.archived === "object" ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function compact(store: Store, opts: { batch?: number } = {}): Promise<CompactReport> {
+  const retention = store.config.retentionMs;
+  let nextDue: number | null = null;
+  const archived = await store.casLoop(
+    async (now) => {
+      nextDue = null;
+      const cutoff = now.getTime() - retention;
+      const old: { id: string; ref: string; tip: string; task: Task }[] = [];
+      for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+        const { record } = await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task);
+        if (!isFinal(record.status)) continue;
+        const finished = Date.parse(record.updated_at);
+        if (finished <= cutoff) old.push({ id: record.id, ref: name, tip: oid, task: record });
+        else nextDue = Math.min(nextDue ?? Infinity, finished + retention);
+      }
+      const batch = old.slice(0, opts.batch ?? BATCH);
+      if (!batch.length) return { updates: [], result: [] as string[] };
+      if (old.length > batch.length) nextDue = now.getTime();
+      const tip = await readRef(store.cwd, ARCHIVE_REF);
+      const files = tip ? parseTree(await readTyped(store.reader, (await readCommit(store, tip, ARCHIVE_REF)).tree, "tree", ARCHIVE_REF), store.oidBytes) : new Map<string, string>();
+      files.set("format", store.writer.write("blob", FORMAT_MARKER));
+      for (const t of batch) files.set(`${t.id}.json`, store.writer.write("blob", JSON.stringify(t.task, null, 2) + "\n"));
+      const tree = store.writer.write("tree", encodeTree(files));
+      const body: ArchiveBody = { archived: Object.fromEntries(batch.map((t) => [t.id, t.tip])), at: now.toISOString() };
+      const secs = Math.floor(now.getTime() / 1000);
+      const who = `${store.actor.agent} <git-handoff@localhost> ${secs} +0000`;
+      const parents = [...(tip ? [tip] : []), ...batch.map((t) => t.tip)].map((p) => `parent ${p}\n`).join("");
+      const commit = store.writer.write("commit", `tree ${tree}\n${parents}author ${who}\ncommitter ${who}\n\n${archiveMessage(body)}`);
+      const updates: RefUpdate[] = [{ ref: ARCHIVE_REF, new: commit, old: tip }, ...batch.map((t) => ({ ref: t.ref, new: null, old: t.tip }))];
+      return { updates, result: batch.map((t) => t.id) };
+    },
+    // Deleting live refs must land on the remote in the same atomic push as the archive.
+    { exclusive: true },
+  );
+  const due = nextDue as number | null;
+  return { archived, next_due: due === null ? null : new Date(due).toISOString(), retention_ms: retention };
+}
+
+/** Every archived task's last commit (the tip its live ref had), by id. */
+export async function archivedTips(store: Store): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let oid = (await readRef(store.cwd, ARCHIVE_REF)) ?? undefined;
+  for (let n = 0; oid && n < 100_000; n++) {
+    const c = await readCommit(store, oid, ARCHIVE_REF);
+    const body = parseBody(c.message);
+    for (const [id, tip] of Object.entries(body?.archived ?? {})) if (!out.has(id)) out.set(id, tip);
+    oid = c.parents[0];
+  }
+  return out;
+}
+
+/**
+ * Compacts only when something could have changed: a cache under .git/handoff/, keyed by the
+ * live tips and the retention, remembers when the next finished task comes due. A sync with
+ * nothing new therefore reads no task records.
+ */
+export async function compactIfDue(store: Store): Promise<CompactReport | null> {
+  const path = join(store.repo.commonDir, "handoff", "compact.json");
+  const key = await tipsKey(store);
+  let stamp: { key: string; due: number | null } | null = null;
+  try {
+    stamp = JSON.parse(readFileSync(path, "utf8")) as { key: string; due: number | null };
+  } catch {
+    stamp = null;
+  }
+  const now = store.now().getTime();
+  if (stamp && stamp.key === key && (stamp.due === null || stamp.due > now)) return null;
+  const report = await compact(store);
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ key: await tipsKey(store), due: report.next_due ? Date.parse(report.next_due) : null }));
+  renameSync(tmp, path);
+  return report;
+}
+
+async function tipsKey(store: Store): Promise<string> {
+  const tips = await listRefs(store.cwd, TASKS_PREFIX);
+  const h = createHash("sha1").update(String(store.config.retentionMs));
+  for (const t of tips) h.update(`${t.name} ${t.oid}\n`);
+  return h.digest("hex");
+}
