@@ -93,6 +93,7 @@ class CatFileBatch {
   read(oid: string): Promise<GitObject | null> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
+      if (!this.queue.length) this.hold(true);
       this.queue.push({ oid, resolve, reject });
       this.child.stdin.write(oid + "\n");
     });
@@ -107,6 +108,7 @@ class CatFileBatch {
       if (parts[1] === "missing" || parts[1] === "ambiguous") {
         this.buf = this.buf.subarray(nl + 1);
         this.queue.shift()!.resolve(null);
+        if (!this.queue.length) this.hold(false);
         continue;
       }
       const size = Number(parts[2]);
@@ -115,6 +117,16 @@ class CatFileBatch {
       this.buf = this.buf.subarray(nl + 1 + size + 1);
       this.queue.shift()!.resolve({ type: parts[1] as ObjectType, data });
     }
+    if (!this.queue.length) this.hold(false);
+  }
+
+  /**
+   * Idle, the reader must not keep a one-shot CLI alive; with a read pending it must, or Node
+   * exits mid-command (an unsettled await, exit 13) when nothing else is scheduled.
+   */
+  private hold(on: boolean): void {
+    const handles = [this.child, this.child.stdout] as unknown as { ref?: () => void; unref?: () => void }[];
+    for (const h of handles) (on ? h.ref : h.unref)?.call(h);
   }
 
   close(): void {

@@ -1,5 +1,7 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
+import { closeSync, mkdirSync, openSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { firstLine, git, toolIdentityEnv } from "./run.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
@@ -22,12 +24,25 @@ export type FetchResult = { ok: true } | { ok: false; message: string };
  * and objects already present are not transferred: with nothing new it is one advertisement.
  * The refspec is given on the command line, so `remote.<name>.fetch` is never touched.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string): Promise<FetchResult> {
-  const r = await git(
-    ["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, `+refs/handoff/*:${trackingPrefix(remote)}*`],
-    { cwd, env: { GIT_TERMINAL_PROMPT: "0" } },
-  );
-  return r.code === 0 ? { ok: true } : { ok: false, message: firstLine(r.stderr) || `git fetch exited ${r.code}` };
+export async function fetchHandoffRefs(cwd: string, remote: string, lockDir?: string): Promise<FetchResult> {
+  if (!lockDir) return fetchOnce(cwd, remote);
+  return withFetchLock(lockDir, remote, () => fetchOnce(cwd, remote));
+}
+
+async function fetchOnce(cwd: string, remote: string): Promise<FetchResult> {
+  let r;
+  for (let n = 0; ; n++) {
+    r = await git(
+      ["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, `+refs/handoff/*:${trackingPrefix(remote)}*`],
+      { cwd, env: { GIT_TERMINAL_PROMPT: "0" } },
+    );
+    if (r.code === 0) return { ok: true };
+    // Exit 128 is fatal (no connection, no repository). Exit 1 means the transfer worked but a
+    // tracking ref could not be updated: another process of this clone was fetching it too.
+    if (r.code !== 1 || n >= 8) break;
+    await new Promise((res) => setTimeout(res, 20 + Math.random() * 40 * (n + 1)));
+  }
+  return { ok: false, message: firstLine(r.stderr) || `git fetch exited ${r.code}` };
 }
 
 /** One ref to push: `new` null deletes; `expected` null means the remote must not have it yet. */
@@ -92,4 +107,61 @@ export async function configuredRemote(cwd: string): Promise<{ name: string | nu
   }
   const origin = values.get("remote.origin.url");
   return origin !== undefined ? { name: "origin", explicit: false, url: origin } : { name: null, explicit: false, url: null };
+}
+
+const STALE_LOCK_MS = 60_000;
+
+/**
+ * One fetch at a time per clone and remote: concurrent fetches of the same tracking refs fail on
+ * git's ref locks. A process that waited while another fetched after its request began takes that
+ * fetch's result instead of fetching again (its view is at least as fresh).
+ */
+async function withFetchLock(dir: string, remote: string, fetch: () => Promise<FetchResult>): Promise<FetchResult> {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, `fetch-${remote}.lock`);
+  const stamp = join(dir, `fetch-${remote}.done`);
+  const asked = Date.now();
+  for (let n = 0; ; n++) {
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock); // left by a crash
+      } catch {
+        /* gone meanwhile */
+      }
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * Math.min(50, 5 * (n + 1))));
+      continue;
+    }
+    try {
+      closeSync(fd);
+      if (lastFetch(stamp) > asked) return { ok: true };
+      const r = await fetch();
+      if (r.ok) {
+        const now = new Date();
+        try {
+          utimesSync(stamp, now, now);
+        } catch {
+          writeFileSync(stamp, "");
+        }
+      }
+      return r;
+    } finally {
+      try {
+        unlinkSync(lock);
+      } catch {
+        /* already broken as stale */
+      }
+    }
+  }
+}
+
+function lastFetch(stamp: string): number {
+  try {
+    return statSync(stamp).mtimeMs;
+  } catch {
+    return 0;
+  }
 }

@@ -23,10 +23,15 @@ export function unreachable(remote: string, message: string): never {
   ]);
 }
 
+/** The tip-keyed cache folder (.git/handoff/), where fetches of one clone take turns. */
+export function fetchLockDir(store: Store): string {
+  return `${store.repo.commonDir}/handoff`;
+}
+
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
 export async function refresh(store: Store, remote: string): Promise<{ ok: true; integration: Integration } | { ok: false; message: string }> {
   const before = await trackingTips(store, remote);
-  const f = await fetchHandoffRefs(store.cwd, remote);
+  const f = await fetchHandoffRefs(store.cwd, remote, fetchLockDir(store));
   if (!f.ok) return f;
   const integration = await integrate(store, before, await trackingTips(store, remote));
   if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);

@@ -6,7 +6,7 @@ import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate, trackingTips } from "./integrate.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
-import { backoff, unreachable } from "./remote-cas.ts";
+import { backoff, fetchLockDir, unreachable } from "./remote-cas.ts";
 import type { Store } from "./store.ts";
 import { compactIfDue } from "./archive.ts";
 import { fetchHandoffRefs } from "../git/remote.ts";
@@ -45,7 +45,7 @@ export async function sync(store: Store): Promise<SyncReport> {
   for (;;) {
     report.rounds++;
     const before = await trackingTips(store, remote);
-    const f = await fetchHandoffRefs(store.cwd, remote);
+    const f = await fetchHandoffRefs(store.cwd, remote, fetchLockDir(store));
     if (!f.ok) unreachable(remote, f.message);
     const after = await trackingTips(store, remote);
     const step = await integrate(store, before, after);
