@@ -71,7 +71,10 @@ export async function compact(store: Store, opts: { batch?: number } = {}): Prom
       const body: ArchiveBody = { archived: Object.fromEntries(batch.map((t) => [t.id, t.tip])), at: now.toISOString() };
       const secs = Math.floor(now.getTime() / 1000);
       const who = `${store.actor.agent} <git-handoff@localhost> ${secs} +0000`;
-      const parents = [...(tip ? [tip] : []), ...batch.map((t) => t.tip)].map((p) => `parent ${p}\n`).join("");
+      // The first parent is always the archive's own line (a root commit starts it), so walking
+      // first parents never wanders into an archived task's history.
+      const base = tip ?? store.writer.write("commit", `tree ${store.writer.write("tree", encodeTree(new Map([["format", files.get("format")!]])))}\nauthor ${who}\ncommitter ${who}\n\nstart the archive of finished tasks\n`);
+      const parents = [base, ...batch.map((t) => t.tip)].map((p) => `parent ${p}\n`).join("");
       const commit = store.writer.write("commit", `tree ${tree}\n${parents}author ${who}\ncommitter ${who}\n\n${archiveMessage(body)}`);
       const updates: RefUpdate[] = [{ ref: ARCHIVE_REF, new: commit, old: tip }, ...batch.map((t) => ({ ref: t.ref, new: null, old: t.tip }))];
       return { updates, result: batch.map((t) => t.id) };

@@ -17,7 +17,7 @@ const MAX_ROUNDS = 40;
 export type Attempt<R> = (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>;
 
 export function unreachable(remote: string, message: string): never {
-  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message}): exclusive operations need it`, { remote }, [
+  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message}): exclusive operations need it (or use --offline for a tentative grant)`, { remote }, [
     { action: "retry", detail: "check the network or credentials, then run the command again" },
     { action: "work_elsewhere", detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" },
   ]);
