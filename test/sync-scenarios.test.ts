@@ -173,6 +173,35 @@ test("compaction moves old finished tasks into refs/handoff/archive; events stil
   assert.is(ok(cli(["compact", "--json"], { cwd: a })).json.archived.length, 0, "nothing left to compact");
 });
 
+test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachable remote and clock skew are caught", () => {
+  const { bare, a } = project();
+  ok(cli(["task", "add", "x", "--id", "x"], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  const healthy = ok(cli(["doctor", "--json"], { cwd: a })).json;
+  assert.is(healthy.ok, true);
+  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "reachability", "clock", "tentative", "invariants", "leases-and-dependencies"]);
+  assert.ok(healthy.checks.every((c: any) => c.status === "ok"));
+
+  // This machine's clock an hour behind the remote's newest event.
+  const skew = ok(cli(["doctor", "--json"], { cwd: a, env: { HANDOFF_NOW: new Date(Date.now() - 3_600_000).toISOString() } })).json;
+  assert.is(skew.checks.find((c: any) => c.name === "clock").status, "warn");
+
+  gitOut(a, "config", "--add", "remote.origin.fetch", "+refs/handoff/*:refs/handoff/*");
+  const bad = cli(["doctor"], { cwd: a });
+  assert.is(bad.code, 2);
+  assert.match(bad.stdout, /fail refspecs/);
+  assert.match(bad.stdout, /git config --unset/);
+  gitOut(a, "config", "--unset", "remote.origin.fetch", "refs/handoff");
+
+  renameSync(bare, `${bare}.away`);
+  ok(cli(["claim", "x", "--offline"], { cwd: a, agent: "alice" }));
+  const down = cli(["doctor", "--json"], { cwd: a });
+  assert.is(down.code, 2);
+  assert.is(down.json.checks.find((c: any) => c.name === "reachability").status, "fail");
+  assert.match(down.json.checks.find((c: any) => c.name === "tentative").detail, /1 tentative/);
+  renameSync(`${bare}.away`, bare);
+});
+
 test("sync with no remote configured, and with bad input, changes nothing", () => {
   const repo = tempRepo();
   const r = cli(["sync"], { cwd: repo });

@@ -4,7 +4,7 @@ import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
-import { registerSync, registerSyncTools } from "./commands/sync.ts";
+import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 
 declare const PACKAGE_VERSION: string;
 
@@ -26,6 +26,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerSync(program);
   registerSyncTools(program);
+  registerDoctor(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -5,6 +5,7 @@ import { setRemote, showRemote } from "../../store/remote-config.ts";
 import { sync } from "../../store/sync.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
+import { doctor } from "../../store/doctor.ts";
 import { checkFences, requireFences } from "../../store/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
@@ -99,4 +100,17 @@ export function registerSyncTools(program: Command): void {
       emit(!!g.json, r, () => `archived ${r.archived.length} task(s)${r.archived.length ? `: ${r.archived.join(", ")}` : ""}${r.next_due ? `\nnext due: ${r.next_due}` : ""}`);
     });
   });
+}
+
+export function registerDoctor(program: Command): void {
+  withGlobals(program.command("doctor").description("check refspecs, remote reachability, clock skew, tentative operations and invariants (exit 2 on a failed check)")).action(
+    async (_o, cmd: Command) => {
+      await withStore(cmd, async (store, g) => {
+        const checks = await doctor(store);
+        const ok = checks.every((c) => c.status !== "fail");
+        emit(!!g.json, { ok, checks }, () => checks.map((c) => `${c.status.padEnd(4)} ${c.name.padEnd(24)} ${c.detail}${c.fix && c.status !== "ok" ? `\n     ${"".padEnd(24)} -> ${c.fix}` : ""}`).join("\n"));
+        if (!ok) process.exitCode = 2;
+      });
+    },
+  );
 }
