@@ -24,16 +24,12 @@ export type FetchResult = { ok: true } | { ok: false; message: string };
  * and objects already present are not transferred: with nothing new it is one advertisement.
  * The refspec is given on the command line, so `remote.<name>.fetch` is never touched.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, lockDir?: string): Promise<FetchResult> {
-  if (!lockDir) return fetchOnce(cwd, remote);
-  return withFetchLock(lockDir, remote, () => fetchOnce(cwd, remote));
-}
-
-async function fetchOnce(cwd: string, remote: string): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, refs?: string[]): Promise<FetchResult> {
+  const specs = refs ? refs.map((r) => `+${r}:${trackingRef(remote, r)}`) : [`+refs/handoff/*:${trackingPrefix(remote)}*`];
   let r;
   for (let n = 0; ; n++) {
     r = await git(
-      ["fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, `+refs/handoff/*:${trackingPrefix(remote)}*`],
+      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
       { cwd, env: { GIT_TERMINAL_PROMPT: "0" } },
     );
     if (r.code === 0) return { ok: true };
@@ -50,6 +46,21 @@ export interface PushUpdate {
   ref: string;
   new: string | null;
   expected: string | null;
+}
+
+/**
+ * The remote's refs/handoff/* and their values: one advertisement, no objects. Cheaper than a
+ * fetch with nothing new (which still checks every ref), so sync asks this first.
+ */
+export async function lsRemoteHandoff(cwd: string, remote: string): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string }> {
+  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
+  if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
+  const tips = new Map<string, string>();
+  for (const line of r.stdout.split("\n")) {
+    const tab = line.indexOf("\t");
+    if (tab > 0 && line.startsWith("refs/handoff/", tab + 1)) tips.set(line.slice(tab + 1), line.slice(0, tab));
+  }
+  return { ok: true, tips };
 }
 
 export type PushStatus = "ok" | "rejected";
@@ -116,7 +127,7 @@ const STALE_LOCK_MS = 60_000;
  * git's ref locks. A process that waited while another fetched after its request began takes that
  * fetch's result instead of fetching again (its view is at least as fresh).
  */
-async function withFetchLock(dir: string, remote: string, fetch: () => Promise<FetchResult>): Promise<FetchResult> {
+export async function withFetchLock<T extends { ok: boolean }>(dir: string, remote: string, fetch: () => Promise<T>, coalesced: () => Promise<T>): Promise<T> {
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, `fetch-${remote}.lock`);
   const stamp = join(dir, `fetch-${remote}.done`);
@@ -137,7 +148,7 @@ async function withFetchLock(dir: string, remote: string, fetch: () => Promise<F
     }
     try {
       closeSync(fd);
-      if (lastFetch(stamp) > asked) return { ok: true };
+      if (lastFetch(stamp) > asked) return await coalesced();
       const r = await fetch();
       if (r.ok) {
         const now = new Date();

@@ -88,8 +88,13 @@ export async function compact(store: Store, opts: { batch?: number } = {}): Prom
 
 /** Every archived task's last commit (the tip its live ref had), by id. */
 export async function archivedTips(store: Store): Promise<Map<string, string>> {
+  const tip = await readRef(store.cwd, ARCHIVE_REF);
+  return tip ? archivedTipsFrom(store, tip) : new Map();
+}
+
+export async function archivedTipsFrom(store: Store, tip: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  let oid = (await readRef(store.cwd, ARCHIVE_REF)) ?? undefined;
+  let oid: string | undefined = tip;
   for (let n = 0; oid && n < 100_000; n++) {
     const c = await readCommit(store, oid, ARCHIVE_REF);
     const body = parseBody(c.message);
@@ -104,9 +109,9 @@ export async function archivedTips(store: Store): Promise<Map<string, string>> {
  * live tips and the retention, remembers when the next finished task comes due. A sync with
  * nothing new therefore reads no task records.
  */
-export async function compactIfDue(store: Store): Promise<CompactReport | null> {
+export async function compactIfDue(store: Store, known?: Map<string, string>): Promise<CompactReport | null> {
   const path = join(store.repo.commonDir, "handoff", "compact.json");
-  const key = await tipsKey(store);
+  const key = await tipsKey(store, known);
   let stamp: { key: string; due: number | null } | null = null;
   try {
     stamp = JSON.parse(readFileSync(path, "utf8")) as { key: string; due: number | null };
@@ -123,8 +128,10 @@ export async function compactIfDue(store: Store): Promise<CompactReport | null> 
   return report;
 }
 
-async function tipsKey(store: Store): Promise<string> {
-  const tips = await listRefs(store.cwd, TASKS_PREFIX);
+async function tipsKey(store: Store, known?: Map<string, string>): Promise<string> {
+  const tips = known
+    ? [...known].filter(([name]) => name.startsWith(TASKS_PREFIX)).map(([name, oid]) => ({ name, oid })).sort((a, b) => (a.name < b.name ? -1 : 1))
+    : await listRefs(store.cwd, TASKS_PREFIX);
   const h = createHash("sha1").update(String(store.config.retentionMs));
   for (const t of tips) h.update(`${t.name} ${t.oid}\n`);
   return h.digest("hex");

@@ -5,20 +5,15 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { Task } from "../core/task.ts";
 import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
-import { trackingPrefix } from "../git/remote.ts";
+import type { Tips } from "./tracking.ts";
+import { ARCHIVE_REF, archivedTipsFrom } from "./archive.ts";
 import { eventFromMessage, readRecord, readTyped, writeSteps } from "./codec.ts";
 import { commitsSince, isAncestor } from "./history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 
-export type Tips = Map<string, string>;
-
-/** The remote's refs as last fetched, keyed by their refs/handoff/* name. */
-export async function trackingTips(store: Store, remote: string): Promise<Tips> {
-  const prefix = trackingPrefix(remote);
-  return new Map((await listRefs(store.cwd, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
-}
+export { trackingTips, type Tips } from "./tracking.ts";
 
 export async function localTips(store: Store): Promise<Tips> {
   return new Map((await listRefs(store.cwd, REF_ROOT)).map((t) => [t.name, t.oid]));
@@ -33,18 +28,21 @@ export interface Integration {
   conflicts: Conflict[];
   /** Local commits replaced by their replayed copies. */
   rewritten: Map<string, string>;
+  /** The local refs once applied. */
+  local: Tips;
 }
 
 /**
  * Applies the fetched state: `before` is the tracking state before the fetch (to tell a ref the
  * remote deleted, after compaction elsewhere, from one it never had), `after` the state now.
  */
-export async function integrate(store: Store, before: Tips, after: Tips): Promise<Integration> {
+export async function integrate(store: Store, before: Tips, after: Tips, known?: Tips): Promise<Integration> {
   for (let round = 0; ; round++) {
-    const local = await localTips(store);
-    const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map() };
+    const local = round === 0 && known ? known : await localTips(store);
+    const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local: new Map(local) };
     const updates: RefUpdate[] = [];
     const names = new Set([...local.keys(), ...after.keys()]);
+    let archived: Map<string, string> | null = null;
     for (const ref of names) {
       const L = local.get(ref) ?? null;
       const T = after.get(ref) ?? null;
@@ -54,7 +52,11 @@ export async function integrate(store: Store, before: Tips, after: Tips): Promis
         updates.push({ ref, new: T, old: null });
         out.fastForwarded.push(ref);
       } else if (T === null) {
-        if (B !== null && (await isAncestor(store, L, B, ref))) {
+        // Gone from the remote: compacted there (its history is in the remote's archive) or
+        // deleted; or never pushed yet. Only the last is pushed.
+        const id = ref.startsWith(TASKS_PREFIX) ? ref.slice(TASKS_PREFIX.length) : null;
+        const archivedTip = id && after.has(ARCHIVE_REF) ? (archived ??= await archivedTipsFrom(store, after.get(ARCHIVE_REF)!)).get(id) : undefined;
+        if ((B !== null && (await isAncestor(store, L, B, ref))) || (archivedTip && (await isAncestor(store, L, archivedTip, ref)))) {
           updates.push({ ref, new: null, old: L }); // compacted (or deleted) on the remote
           out.removed.push(ref);
         } else out.ahead.push({ ref, local: L, expected: null });
@@ -74,7 +76,10 @@ export async function integrate(store: Store, before: Tips, after: Tips): Promis
     }
     if (!updates.length) return out;
     const r = await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
-    if (r.ok) return out;
+    if (r.ok) {
+      for (const u of updates) u.new === null ? out.local.delete(u.ref) : out.local.set(u.ref, u.new);
+      return out;
+    }
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }

@@ -2,9 +2,10 @@
 // referee between clones the way `update-ref` is between processes of one clone.
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import { updateRefs, type RefUpdate } from "../git/refs.ts";
-import { fetchHandoffRefs, pushWithLease, trackingRef } from "../git/remote.ts";
+import { pushWithLease, trackingRef } from "../git/remote.ts";
+import { refreshTracking, trackingFor } from "./tracking.ts";
 import { isAncestor } from "./history.ts";
-import { integrate, trackingTips, type Integration } from "./integrate.ts";
+import { integrate, type Integration } from "./integrate.ts";
 import { markTentative, recordConflicts } from "./local-area.ts";
 import type { Store } from "./store.ts";
 
@@ -23,17 +24,11 @@ export function unreachable(remote: string, message: string): never {
   ]);
 }
 
-/** The tip-keyed cache folder (.git/handoff/), where fetches of one clone take turns. */
-export function fetchLockDir(store: Store): string {
-  return `${store.repo.commonDir}/handoff`;
-}
-
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
 export async function refresh(store: Store, remote: string): Promise<{ ok: true; integration: Integration } | { ok: false; message: string }> {
-  const before = await trackingTips(store, remote);
-  const f = await fetchHandoffRefs(store.cwd, remote, fetchLockDir(store));
+  const f = await refreshTracking(store, remote);
   if (!f.ok) return f;
-  const integration = await integrate(store, before, await trackingTips(store, remote));
+  const integration = await integrate(store, f.before, f.after);
   if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);
   return { ok: true, integration };
 }
@@ -63,7 +58,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     }
     if (out.updates.length === 0) return out.result;
 
-    const tracking = await trackingTips(store, remote);
+    const tracking = await trackingFor(store, remote, out.updates.map((u) => u.ref));
     let behind = false;
     for (const u of out.updates) {
       const t = tracking.get(u.ref) ?? null;

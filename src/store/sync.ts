@@ -4,12 +4,12 @@
 import { fail } from "../core/errors.ts";
 import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
-import { integrate, trackingTips } from "./integrate.ts";
+import { integrate } from "./integrate.ts";
+import { refreshTracking, snapshot } from "./tracking.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
-import { backoff, fetchLockDir, unreachable } from "./remote-cas.ts";
+import { backoff, unreachable } from "./remote-cas.ts";
 import type { Store } from "./store.ts";
 import { compactIfDue } from "./archive.ts";
-import { fetchHandoffRefs } from "../git/remote.ts";
 
 export interface SyncReport {
   remote: string;
@@ -41,14 +41,15 @@ export async function sync(store: Store): Promise<SyncReport> {
   const remote = await requireRemote(store);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [] };
   const rewritten = new Map<string, string>();
-  const tentative = await listTentative(store);
+  const first = await snapshot(store, remote);
+  const tentative = first.tentative ? await listTentative(store) : [];
+  let localAfter: Map<string, string> | undefined;
   for (;;) {
     report.rounds++;
-    const before = await trackingTips(store, remote);
-    const f = await fetchHandoffRefs(store.cwd, remote, fetchLockDir(store));
+    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined);
     if (!f.ok) unreachable(remote, f.message);
-    const after = await trackingTips(store, remote);
-    const step = await integrate(store, before, after);
+    const step = await integrate(store, f.before, f.after, report.rounds === 1 ? first.local : undefined);
+    localAfter = step.local;
     report.fetched.push(...step.fastForwarded);
     report.replayed.push(...step.replayed);
     report.removed.push(...step.removed);
@@ -63,6 +64,7 @@ export async function sync(store: Store): Promise<SyncReport> {
       const r = await updateRefs(store.cwd, leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
       void r; // a concurrent fetch may have written them first, to the same values
       report.pushed.push(...leases.map((l) => l.ref));
+      localAfter = undefined; // replays changed local refs after integrate's view: list them afresh
       break;
     }
     if (report.rounds >= MAX_ROUNDS) {
@@ -73,10 +75,10 @@ export async function sync(store: Store): Promise<SyncReport> {
   if (report.conflicts.length) await recordConflicts(store, report.conflicts);
 
   // Offline grants are settled now: refused if their replay conflicted, else they are on the remote.
-  const refusedCommits = new Set([...report.conflicts, ...(await readConflicts(store))].map((c) => c.commit));
+  const refusedCommits = new Set([...report.conflicts, ...(tentative.length ? await readConflicts(store) : [])].map((c) => c.commit));
   for (const t of tentative) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
   await clearTentative(store, tentative);
   report.fetched = [...new Set(report.fetched)];
-  report.archived = (await compactIfDue(store))?.archived ?? [];
+  report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];
   return report;
 }
