@@ -2,7 +2,6 @@
 // advertises every live ref) for one archive ref. The archive commit keeps each task's final
 // record in its tree and the task's own history as an extra parent, so `events` and `git log`
 // still read it.
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isFinal, Task } from "../core/task.ts";
@@ -105,34 +104,55 @@ export async function archivedTipsFrom(store: Store, tip: string): Promise<Map<s
 }
 
 /**
- * Compacts only when something could have changed: a cache under .git/handoff/, keyed by the
- * live tips and the retention, remembers when the next finished task comes due. A sync with
- * nothing new therefore reads no task records.
+ * Compacts only when a finished task has come due. A cache under .git/handoff/ (keyed by tips, so
+ * it can always be thrown away) remembers, per live task tip, when that task finished; only tasks
+ * whose tip moved are read again. A sync with nothing new reads no task record at all.
  */
 export async function compactIfDue(store: Store, known?: Map<string, string>): Promise<CompactReport | null> {
   const path = join(store.repo.commonDir, "handoff", "compact.json");
-  const key = await tipsKey(store, known);
-  let stamp: { key: string; due: number | null } | null = null;
+  const tips = known ? [...known].filter(([name]) => name.startsWith(TASKS_PREFIX)) : (await listRefs(store.cwd, TASKS_PREFIX)).map((t) => [t.name, t.oid] as [string, string]);
+  let cache: FinishCache = { retention: store.config.retentionMs, tips: {}, finished: {} };
   try {
-    stamp = JSON.parse(readFileSync(path, "utf8")) as { key: string; due: number | null };
+    const read = JSON.parse(readFileSync(path, "utf8")) as FinishCache;
+    if (read.retention === store.config.retentionMs && read.tips && read.finished) cache = read;
   } catch {
-    stamp = null;
+    /* no cache yet, or a damaged one: rebuild */
   }
-  const now = store.now().getTime();
-  if (stamp && stamp.key === key && (stamp.due === null || stamp.due > now)) return null;
-  const report = await compact(store);
+  const next: FinishCache = { retention: cache.retention, tips: {}, finished: {} };
+  for (const [ref, oid] of tips) {
+    next.tips[ref] = oid;
+    if (cache.tips[ref] === oid) {
+      if (cache.finished[ref] !== undefined) next.finished[ref] = cache.finished[ref]!;
+      continue;
+    }
+    try {
+      const { record } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
+      if (isFinal(record.status)) next.finished[ref] = Date.parse(record.updated_at);
+    } catch {
+      /* unreadable: compaction leaves it alone, doctor reports it */
+    }
+  }
+  const firstDone = Math.min(...Object.values(next.finished));
+  const due = Number.isFinite(firstDone) ? firstDone + store.config.retentionMs : null;
+  let report: CompactReport | null = null;
+  if (due !== null && due <= store.now().getTime()) {
+    report = await compact(store);
+    for (const id of report.archived) {
+      delete next.tips[TASKS_PREFIX + id];
+      delete next.finished[TASKS_PREFIX + id];
+    }
+  }
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ key: await tipsKey(store), due: report.next_due ? Date.parse(report.next_due) : null }));
+  writeFileSync(tmp, JSON.stringify(next));
   renameSync(tmp, path);
   return report;
 }
 
-async function tipsKey(store: Store, known?: Map<string, string>): Promise<string> {
-  const tips = known
-    ? [...known].filter(([name]) => name.startsWith(TASKS_PREFIX)).map(([name, oid]) => ({ name, oid })).sort((a, b) => (a.name < b.name ? -1 : 1))
-    : await listRefs(store.cwd, TASKS_PREFIX);
-  const h = createHash("sha1").update(String(store.config.retentionMs));
-  for (const t of tips) h.update(`${t.name} ${t.oid}\n`);
-  return h.digest("hex");
+interface FinishCache {
+  retention: number;
+  /** Live task ref -> the tip the entry below was read from. */
+  tips: Record<string, string>;
+  /** Live task ref -> when it finished (ms), for finished tasks only. */
+  finished: Record<string, number>;
 }

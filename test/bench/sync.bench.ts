@@ -59,7 +59,8 @@ function measure(label: string, url: string, offset: number): Record<string, num
     );
     claim.push(handoff(["claim", `live-${offset + i}`], clone, `agent-${label}`));
     lsRemote.push(time("git", ["ls-remote", "origin", "refs/handoff/*"], clone));
-    sync.push(handoff(["sync"], clone));
+    handoff(["sync"], clone);
+    sync.push(handoff(["sync"], clone)); // nothing new since the sync just before
     cliFloor.push(handoff(["remote"], clone));
   }
   const f = median(floor), c = median(claim), l = median(lsRemote), s = median(sync), n = median(cliFloor);
