@@ -65,6 +65,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       if (t !== null && t !== u.old && !(u.old !== null && (await isAncestor(store, t, u.old, u.ref)))) behind = true;
     }
     if (behind) {
+      if (n >= MAX_ROUNDS) break;
       // Fetched earlier but not applied (another process fetched): apply, then decide again.
       await integrate(store, tracking, tracking);
       continue;
