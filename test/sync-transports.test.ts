@@ -2,7 +2,7 @@
 // and smart HTTP (git http-backend). The second clone is told who won; nothing of the user's moves.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
 
 const servers: GitServer[] = [];
@@ -118,6 +118,32 @@ test("remote: shows the default, sets, refuses unknown names, turns off", () => 
   assert.is(gitOut(bare, "for-each-ref", "refs/handoff/"), "");
   assert.is(cli(["sync"], { cwd: a }).code, 4);
   assert.is(cli(["remote", "--default", "--json"], { cwd: a }).json.remote, "origin");
+  // A hand-edited setting that would escape refs/handoff-remotes/ is refused, nothing written.
+  gitOut(a, "config", "handoff.remote", "../../heads/main");
+  const before = handoffRefs(a);
+  const escaped = cli(["claim", "x", "--json"], { cwd: a, agent: "bob" });
+  assert.is(escaped.code, 2);
+  assert.match(escaped.stderr, /handoff\.remote/);
+  assert.is(handoffRefs(a), before);
+});
+
+test("claim --next across two clones: every task goes to exactly one agent", async () => {
+  const { bare } = seededRemote("next");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  const ids = ["n1", "n2", "n3", "n4", "n5", "n6"];
+  for (const id of ids) assert.is(cli(["task", "add", id, "--id", id], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a }).code, 0);
+  // b has never synced: claim --next must find the remote's tasks by itself.
+  const runs = [a, a, a, b, b, b, b].map((cwd, i) => cliAsync(["claim", "--next", "--json"], { cwd, agent: `worker-${i}` }));
+  const results = await Promise.all(runs);
+  const won = results.filter((r) => r.code === 0).map((r) => r.json.id);
+  assert.is(won.length, 6, results.map((r) => r.stderr).join("\n"));
+  assert.equal([...won].sort(), ids);
+  const rest = results.filter((r) => r.code !== 0);
+  assert.is(rest.length, 1);
+  assert.is(rest[0]!.json.error.code, "no_task_ready");
+  for (const id of ids) assert.is(JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`)).fence, 1);
 });
 
 test.run();

@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { deriveScope, type Actor } from "../core/identity.ts";
-import { sanitizeIdPart, validateAgentId } from "../core/ids.ts";
+import { refComponentProblem, sanitizeIdPart, validateAgentId } from "../core/ids.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
@@ -51,7 +51,14 @@ export class Store {
 
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
-    this.remoteName ??= import("../git/remote.ts").then(async (m) => (await m.configuredRemote(this.cwd)).name);
+    this.remoteName ??= import("../git/remote.ts").then(async (m) => {
+      const name = (await m.configuredRemote(this.cwd)).name;
+      // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
+      if (name !== null && refComponentProblem(name)) {
+        fail("invalid_input", `git config handoff.remote is ${JSON.stringify(name)}: ${refComponentProblem(name)}; set it with git handoff remote <name>`);
+      }
+      return name;
+    });
     return this.remoteName;
   }
 

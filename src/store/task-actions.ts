@@ -34,7 +34,8 @@ export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): 
     const remote = e instanceof HandoffError && e.code === "no_task_ready" ? await store.syncRemote() : null;
     if (!remote) throw e;
     const r = await (await import("./remote-cas.ts")).refresh(store, remote);
-    if (!r.ok || (!r.integration.fastForwarded.length && !r.integration.replayed.length)) throw e;
+    // Even when this refresh applied nothing, a concurrent one of this clone may have.
+    if (!r.ok) throw e;
     return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
   }
 }

@@ -66,6 +66,7 @@ function measure(label: string, url: string, offset: number): Record<string, num
   const f = median(floor), c = median(claim), l = median(lsRemote), s = median(sync), n = median(cliFloor);
   console.log(`\n${label} (${url.startsWith("http") ? "smart HTTP" : "bare repo by path"}, ${LIVE} live tasks, median of ${N})`);
   console.log(`  claim through the remote / (git fetch 1 ref + git push 1 ref)   ${(c / f).toFixed(2)}x   (target <= 1.3x)`);
+  console.log(`  claim minus CLI start-up / claim floor                           ${((c - n) / f).toFixed(2)}x   (the claim's own git work)`);
   console.log(`  sync, nothing new / git ls-remote refs/handoff/*                 ${(s / l).toFixed(2)}x`);
   console.log(`  sync minus CLI start-up / git ls-remote refs/handoff/*           ${((s - n) / l).toFixed(2)}x   (about one round trip)`);
   console.log(`  CLI start-up (git handoff remote) / claim floor                  ${(n / f).toFixed(2)}x`);
