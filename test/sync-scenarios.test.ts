@@ -1,10 +1,11 @@
 // Two clones of one project sharing coordination state through a bare remote, step by step as a
 // user would see it: offline grants settled at sync, divergent edits replayed, fencing after a
 // takeover, compaction into the archive. The user's branches and remote config never move.
+import { spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, userState } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -108,6 +109,34 @@ test("divergent non-exclusive edits from two clones both survive sync", () => {
   assert.is(events.length, 2);
   assert.is(userState(a), users[0]);
   assert.is(userState(b), users[1]);
+});
+
+/** A commit on a non-task ref, the way other features (agent heartbeats) write theirs. */
+function writeOn(repo: string, ref: string, text: string): void {
+  const run = (args: string[], input = "") => {
+    const r = spawnSync("git", args, { cwd: repo, input, encoding: "utf8", env: cleanEnv({ GIT_AUTHOR_NAME: "alice", GIT_AUTHOR_EMAIL: "a@a", GIT_COMMITTER_NAME: "alice", GIT_COMMITTER_EMAIL: "a@a" }) });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return r.stdout.trim();
+  };
+  const blob = run(["hash-object", "-w", "--stdin"], JSON.stringify({ heartbeat: text }));
+  const tree = run(["mktree"], `100644 blob ${blob}\tagent.json\n`);
+  const parent = run(["for-each-ref", "--format=%(objectname)", ref]);
+  const commit = run(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", text]);
+  run(["update-ref", ref, commit, ...(parent ? [parent] : [])]);
+}
+
+test("divergent writes to a non-task ref (one agent's heartbeats from two clones) both survive", () => {
+  const { bare, a, b } = project();
+  writeOn(a, "refs/handoff/agents/alice", "hello from a");
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  writeOn(a, "refs/handoff/agents/alice", "heartbeat a");
+  writeOn(b, "refs/handoff/agents/alice", "heartbeat b");
+  ok(cli(["sync"], { cwd: a }));
+  const sb = ok(cli(["sync", "--json"], { cwd: b })).json;
+  assert.equal(sb.replayed, ["refs/handoff/agents/alice"]);
+  assert.equal(gitOut(bare, "log", "--format=%s", "refs/handoff/agents/alice").split("\n"), ["heartbeat b", "heartbeat a", "hello from a"]);
+  assert.is(gitOut(bare, "log", "-1", "--format=%an", "refs/handoff/agents/alice"), "alice", "the writer stays the author");
 });
 
 test("fencing: a pusher whose lease expired and was taken over is refused, naming the holder", async () => {

@@ -46,6 +46,18 @@ function parseBody(message: string): ArchiveBody | null {
 
 export async function compact(store: Store, opts: { batch?: number } = {}): Promise<CompactReport> {
   const retention = store.config.retentionMs;
+  // Never tentatively: an archive written offline could only be replayed by overwriting another
+  // clone's archive. Without the remote, compaction waits.
+  const saved = store.syncOptions;
+  store.syncOptions = { ...saved, offline: false };
+  try {
+    return await compactNow(store, retention, opts);
+  } finally {
+    store.syncOptions = saved;
+  }
+}
+
+async function compactNow(store: Store, retention: number, opts: { batch?: number }): Promise<CompactReport> {
   let nextDue: number | null = null;
   const archived = await store.casLoop(
     async (now) => {
