@@ -13,6 +13,8 @@ export type ErrorCode =
   | "no_task_ready" // claim --next found nothing to take
   | "lost_race" // compare-and-swap kept failing after bounded retries
   | "exists" // create-only write found the entity already there
+  | "remote_unreachable" // the sync remote could not be reached for an exclusive write
+  | "conflict" // an operation replayed at sync no longer applies on the remote's state
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -27,6 +29,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   no_task_ready: 3,
   lost_race: 3,
   exists: 3,
+  remote_unreachable: 3,
+  conflict: 3,
   internal: 1,
 };
 
@@ -46,7 +50,7 @@ export interface Refusal {
 
 /** Whether trying again later could succeed without changing the request. */
 export function isRecoverable(code: ErrorCode): boolean {
-  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready";
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable";
 }
 
 /** A refusal thrown across layers; caught once, at the front end. */

@@ -1,6 +1,7 @@
 // The task operations every front end offers (CLI, MCP, hooks), each one call: resolve input,
 // run the pure operation under compare-and-swap, return the new record.
 import { parseDuration } from "../core/duration.ts";
+import { HandoffError } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
@@ -24,9 +25,19 @@ export function claim(store: Store, id: string, opts: { ttl?: string } = {}): Pr
   return mutateTask(store, id, (t, ctx) => claimTask(t, ctx, ttl), { exclusive: true });
 }
 
-export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
+  try {
+    return await claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
+  } catch (e) {
+    // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
+    const remote = e instanceof HandoffError && e.code === "no_task_ready" ? await store.syncRemote() : null;
+    if (!remote) throw e;
+    const r = await (await import("./remote-cas.ts")).refresh(store, remote);
+    // Even when this refresh applied nothing, a concurrent one of this clone may have.
+    if (!r.ok) throw e;
+    return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
+  }
 }
 
 export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {

@@ -4,6 +4,17 @@ import { listTasks } from "../../store/task-store.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
 import { overviewText } from "../render.ts";
+import { listTentative, readConflicts, type Conflict } from "../../store/local-area.ts";
+
+function syncText(conflicts: Conflict[], tentative: number): string {
+  const lines: string[] = [];
+  if (conflicts.length) {
+    lines.push("", "sync conflicts (git handoff conflicts --ack once read)");
+    for (const c of conflicts) lines.push(`  ${c.message}`);
+  }
+  if (tentative) lines.push("", `${tentative} tentative offline operation(s): confirmed or refused at the next git handoff sync`);
+  return lines.join("\n");
+}
 
 export function registerStatus(program: Command): void {
   withGlobals(program.command("status").description("overview: tasks by state, who holds what, what expires soon")).action(
@@ -12,8 +23,11 @@ export function registerStatus(program: Command): void {
         const { tasks, problems } = await listTasks(store, { settled: false });
         for (const p of problems) warn(p);
         const now = store.now();
-        const overview = { ...buildOverview(tasks, now), me: store.actor, problems };
-        emit(!!g.json, overview, () => `${store.actor.agent} (${store.actor.scope}${store.actor.branch ? `, ${store.actor.branch}` : ""})\n${overviewText(overview, now)}`);
+        // Sync conflicts waiting for this agent, and offline grants not yet confirmed (issue 5).
+        const conflicts = await readConflicts(store, store.actor.agent);
+        const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
+        const overview = { ...buildOverview(tasks, now), me: store.actor, problems, conflicts, tentative };
+        emit(!!g.json, overview, () => `${store.actor.agent} (${store.actor.scope}${store.actor.branch ? `, ${store.actor.branch}` : ""})\n${overviewText(overview, now)}${syncText(conflicts, tentative.length)}`);
       });
     },
   );
