@@ -1,6 +1,6 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
-import { closeSync, mkdirSync, openSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { firstLine, git, toolIdentityEnv } from "./run.ts";
 
@@ -103,7 +103,13 @@ export function parsePorcelain(stdout: string): Map<string, PushStatus> {
 }
 
 /** The configured sync remote: `handoff.remote`, else `origin` when it exists; "" disables sync. */
-export async function configuredRemote(cwd: string): Promise<{ name: string | null; explicit: boolean; url: string | null }> {
+export async function configuredRemote(
+  cwd: string,
+  commonDir?: string,
+): Promise<{ name: string | null; explicit: boolean; url: string | null }> {
+  // Every exclusive write asks this. A repository whose own config names no remote, no handoff
+  // setting and no include cannot have a sync remote: answer without spawning git.
+  if (commonDir && !mayConfigureRemote(commonDir)) return { name: null, explicit: false, url: null };
   const r = await git(["config", "--get-regexp", "^(handoff\\.remote|remote\\..*\\.url)$"], { cwd });
   const values = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
@@ -118,6 +124,14 @@ export async function configuredRemote(cwd: string): Promise<{ name: string | nu
   }
   const origin = values.get("remote.origin.url");
   return origin !== undefined ? { name: "origin", explicit: false, url: origin } : { name: null, explicit: false, url: null };
+}
+
+function mayConfigureRemote(commonDir: string): boolean {
+  try {
+    return /^\s*\[\s*(remote|handoff|include|includeif)\b/im.test(readFileSync(join(commonDir, "config"), "utf8"));
+  } catch {
+    return true;
+  }
 }
 
 const STALE_LOCK_MS = 60_000;

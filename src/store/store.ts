@@ -97,7 +97,7 @@ export class Store {
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
     this.remoteName ??= import("../git/remote.ts").then(async (m) => {
-      const name = (await m.configuredRemote(this.cwd)).name;
+      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
       // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
       if (name !== null && refComponentProblem(name)) {
         fail("invalid_input", `git config handoff.remote is ${JSON.stringify(name)}: ${refComponentProblem(name)}; set it with git handoff remote <name>`);
