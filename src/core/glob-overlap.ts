@@ -137,39 +137,40 @@ const FRESH = "\u00e6";
  * take exactly one. Memoised over (i, j) positions, so the work is quadratic in segment counts.
  */
 function witnessPath(a: Segment[], b: Segment[]): string | null {
+  // State: positions in a and b, and whether a segment was taken yet (a path has at least one).
   const memo = new Map<number, string[] | null>();
   const W = b.length + 1;
-  const go = (i: number, j: number): string[] | null => {
-    const key = i * W + j;
+  const go = (i: number, j: number, took: number): string[] | null => {
+    const key = (i * W + j) * 2 + took;
     if (memo.has(key)) return memo.get(key)!;
-    memo.set(key, null); // cycles cannot happen (each step advances i or j), but stay safe
+    memo.set(key, null);
     let found: string[] | null = null;
     const sa = a[i];
     const sb = b[j];
-    if (!sa && !sb) found = [];
+    if (!sa && !sb) found = took ? [] : null;
     else if (sa?.globstar) {
-      found = go(i + 1, j);
+      found = go(i + 1, j, took);
       if (!found && sb) {
-        const seg = sb.globstar ? null : segmentWitness(sb.tokens, [{ t: "star" }]);
-        if (seg !== null) found = prepend(seg, go(i, j + 1));
-        if (!found && sb.globstar) found = go(i, j + 1);
+        if (sb.globstar) found = go(i, j + 1, took) ?? prepend(segmentWitness([{ t: "star" }], [{ t: "star" }])!, go(i, j, 1));
+        else {
+          const seg = segmentWitness(sb.tokens, [{ t: "star" }]);
+          if (seg !== null) found = prepend(seg, go(i, j + 1, 1));
+        }
       }
     } else if (sb?.globstar) {
-      found = go(i, j + 1);
+      found = go(i, j + 1, took);
       if (!found && sa) {
         const seg = segmentWitness(sa.tokens, [{ t: "star" }]);
-        if (seg !== null) found = prepend(seg, go(i + 1, j));
+        if (seg !== null) found = prepend(seg, go(i + 1, j, 1));
       }
     } else if (sa && sb) {
       const seg = segmentWitness(sa.tokens, sb.tokens);
-      if (seg !== null) found = prepend(seg, go(i + 1, j + 1));
+      if (seg !== null) found = prepend(seg, go(i + 1, j + 1, 1));
     }
-    // A path needs at least one segment.
-    if (found && found.length === 0 && i === 0 && j === 0) found = null;
     memo.set(key, found);
     return found;
   };
-  const segs = go(0, 0);
+  const segs = go(0, 0, 0);
   return segs && segs.length ? segs.join("/") : null;
 }
 
