@@ -18,6 +18,12 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
   return inputs.map((p) => normalizeRepoPath(p, root, cwd));
 }
 
+/** A task's scope globs in lease form, read against the repository root (like .gitignore). */
+export function normalizeScope(store: Store, globs: string[]): string[] {
+  const root = store.repo.workTree;
+  return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
+}
+
 export interface LeaseOptions {
   exclusive?: boolean;
   task?: string;
