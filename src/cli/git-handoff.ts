@@ -3,6 +3,7 @@
 // an agent makes, so they must not pay for commander, the MCP SDK or the dashboard.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { loadBundle } from "./code-cache.ts";
 
 const BUNDLES: Record<string, string> = { hook: "hook-main.cjs", mcp: "mcp-main.cjs" };
 
@@ -11,5 +12,4 @@ const TAKES_VALUE = new Set(["-C", "--agent"]);
 const verb = argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
 const special = verb !== undefined ? BUNDLES[verb] : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
-// A computed path keeps esbuild from inlining the other bundles into this one.
-(require(join(__dirname, bundle)) as { run(argv: string[]): void }).run(argv);
+(loadBundle(join(__dirname, bundle)) as { run(argv: string[]): void }).run(argv);

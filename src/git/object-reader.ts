@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
+import { setAlive } from "./run.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
 
@@ -83,17 +84,14 @@ class CatFileBatch {
     this.child.on("close", () => die(new Error("git cat-file --batch exited")));
     this.child.stdin.on("error", () => {});
     this.child.stderr.resume();
-    // One-shot CLI runs must not be kept alive by an idle reader.
-    this.child.unref();
-    (this.child.stdout as unknown as { unref?: () => void }).unref?.();
-    (this.child.stderr as unknown as { unref?: () => void }).unref?.();
-    (this.child.stdin as unknown as { unref?: () => void }).unref?.();
+    setAlive(this.child, false);
   }
 
   read(oid: string): Promise<GitObject | null> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.queue.push({ oid, resolve, reject });
+      setAlive(this.child, true);
       this.child.stdin.write(oid + "\n");
     });
   }
@@ -107,6 +105,7 @@ class CatFileBatch {
       if (parts[1] === "missing" || parts[1] === "ambiguous") {
         this.buf = this.buf.subarray(nl + 1);
         this.queue.shift()!.resolve(null);
+        if (!this.queue.length) setAlive(this.child, false);
         continue;
       }
       const size = Number(parts[2]);
@@ -115,6 +114,7 @@ class CatFileBatch {
       this.buf = this.buf.subarray(nl + 1 + size + 1);
       this.queue.shift()!.resolve({ type: parts[1] as ObjectType, data });
     }
+    if (!this.queue.length) setAlive(this.child, false);
   }
 
   close(): void {

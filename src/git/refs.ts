@@ -39,19 +39,33 @@ export type TransactionResult = { ok: true } | { ok: false; reason: "stale" | "l
  * reference-transaction hook. A lost race comes back as a value, not an exception.
  */
 export async function updateRefs(cwd: string, updates: RefUpdate[], zeroOid: string, agent?: string): Promise<TransactionResult> {
+  const r = await git(["update-ref", "--stdin"], { cwd, input: transactionScript(updates, zeroOid), env: toolIdentityEnv(agent) });
+  if (r.code === 0) return { ok: true };
+  const message = firstLine(r.stderr);
+  const lost = classifyUpdateFailure(r.stderr, message);
+  if (lost) return lost;
+  throw new Error(`git update-ref failed: ${message}`);
+}
+
+/** The `--stdin` script of one all-or-nothing transaction. */
+export function transactionScript(updates: RefUpdate[], zeroOid: string): string {
   const lines = ["start"];
   for (const u of updates) {
     const old = u.old ?? zeroOid;
     lines.push(u.new === null ? `delete ${u.ref} ${old}` : `update ${u.ref} ${u.new} ${old}`);
   }
   lines.push("prepare", "commit", "");
-  const r = await git(["update-ref", "--stdin"], { cwd, input: lines.join("\n"), env: toolIdentityEnv(agent) });
-  if (r.code === 0) return { ok: true };
-  const message = firstLine(r.stderr);
-  // Git reports these only as prose; they are the two ways a compare-and-swap can lose.
-  if (/File exists|Unable to create .*\.lock|unable to lock|lock file/i.test(r.stderr)) return { ok: false, reason: "locked", message };
-  if (/cannot lock ref|but expected|already exists|reference is missing|unable to resolve reference/i.test(r.stderr)) {
+  return lines.join("\n");
+}
+
+/**
+ * Git reports a lost compare-and-swap only as prose on stderr. These are its two forms: someone
+ * holds the lock right now, or the ref no longer has the expected value. Anything else is an error.
+ */
+export function classifyUpdateFailure(stderr: string, message: string): TransactionResult | null {
+  if (/File exists|Unable to create .*\.lock|unable to lock|lock file/i.test(stderr)) return { ok: false, reason: "locked", message };
+  if (/cannot lock ref|but expected|already exists|reference is missing|unable to resolve reference/i.test(stderr)) {
     return { ok: false, reason: "stale", message };
   }
-  throw new Error(`git update-ref failed: ${message}`);
+  return null;
 }

@@ -1,6 +1,6 @@
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { sep } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 import { fail } from "../core/errors.ts";
 import { firstLine, gitSync } from "./run.ts";
 
@@ -23,6 +23,73 @@ export interface RepoInfo {
 
 /** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
 export function discoverRepo(cwd: string): RepoInfo {
+  return discoverInProcess(cwd) ?? discoverWithGit(cwd);
+}
+
+/**
+ * The common layouts (a worktree with a `.git` folder, or a linked worktree with a `.git` file) are
+ * found by reading a few files, saving a git spawn on every call. Anything unusual (GIT_DIR and
+ * friends in the environment, core.worktree, bare repos, ceiling dirs, a safe.directory question)
+ * is left to `git rev-parse`, which knows every rule.
+ */
+function discoverInProcess(start: string): RepoInfo | null {
+  const env = process.env;
+  if (env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_COMMON_DIR || env.GIT_CEILING_DIRECTORIES || env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return null;
+  let dir: string;
+  try {
+    dir = realpathSync(start);
+  } catch {
+    return null;
+  }
+  for (;;) {
+    const dotGit = `${dir}/.git`;
+    let st;
+    try {
+      st = statSync(dotGit);
+    } catch {
+      st = null;
+    }
+    if (st) {
+      let gitDir: string;
+      if (st.isDirectory()) gitDir = dotGit;
+      else {
+        const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
+        if (!m) return null;
+        gitDir = realpathSync(resolve(dir, m[1]!.trim()));
+      }
+      let commonDir = gitDir;
+      try {
+        commonDir = realpathSync(resolve(gitDir, readFileSync(`${gitDir}/commondir`, "utf8").trim()));
+      } catch {
+        /* the main worktree has no commondir file */
+      }
+      let config: string;
+      try {
+        config = readFileSync(`${commonDir}/config`, "utf8");
+      } catch {
+        return null;
+      }
+      // Settings that change where the work tree is, or who may use the repo: ask git.
+      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || statSync(commonDir).uid !== process.getuid?.()) return null;
+      const sha256 = /^\s*objectformat\s*=\s*sha256/im.test(config);
+      return {
+        gitDir,
+        commonDir,
+        workTree: dir,
+        isBare: false,
+        isLinkedWorktree: gitDir !== commonDir,
+        objectFormat: sha256 ? "sha256" : "sha1",
+        branch: readBranch(gitDir),
+        underTempDir: isUnder(dir, tmpdir()),
+      };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+function discoverWithGit(cwd: string): RepoInfo {
   let r;
   try {
     r = gitSync(

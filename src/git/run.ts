@@ -75,3 +75,14 @@ export function gitSync(args: string[], opts: RunOptions): GitResult {
 export function firstLine(text: string): string {
   return (text.trim().split("\n").find((l) => l.trim()) ?? "").replace(/^(fatal|error): /, "");
 }
+
+/**
+ * A long-lived helper process (cat-file, update-ref) keeps Node running only while a request is
+ * in flight, so a one-shot CLI call exits as soon as its work is done.
+ */
+export function setAlive(child: import("node:child_process").ChildProcess, alive: boolean): void {
+  for (const h of [child, child.stdout, child.stderr, child.stdin] as unknown as ({ ref?(): void; unref?(): void } | null)[]) {
+    if (alive) h?.ref?.();
+    else h?.unref?.();
+  }
+}

@@ -1,5 +1,4 @@
 import type { HandoffEvent } from "../core/event.ts";
-import { listRefs } from "../git/refs.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
@@ -18,12 +17,8 @@ export interface EventFilter {
  * order; with `limit`, the most recent N.
  */
 export async function readEvents(store: Store, filter: EventFilter): Promise<HandoffEvent[]> {
-  const tips = filter.task ? [{ name: taskRef(filter.task), oid: "" }] : await listRefs(store.cwd, REF_ROOT);
-  if (filter.task) {
-    const found = (await listRefs(store.cwd, tips[0]!.name)).find((t) => t.name === tips[0]!.name);
-    if (!found) return [];
-    tips[0]!.oid = found.oid;
-  }
+  let tips = await store.listRefs(REF_ROOT);
+  if (filter.task) tips = tips.filter((t) => t.name === taskRef(filter.task!));
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];
   for (const tip of tips) {

@@ -7,7 +7,9 @@ import { sanitizeIdPart, validateAgentId } from "../core/ids.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
-import { updateRefs, type RefUpdate } from "../git/refs.ts";
+import { RefFiles } from "../git/ref-files.ts";
+import { RefSession } from "../git/ref-session.ts";
+import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import { loadConfig } from "./config-file.ts";
 
 export const REF_ROOT = "refs/handoff/";
@@ -16,6 +18,11 @@ export interface OpenOptions {
   cwd: string;
   agent?: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * For long-running processes (MCP server, dashboard, benchmarks): keep a `git update-ref --stdin`
+   * session open instead of spawning git for every write.
+   */
+  warm?: boolean;
 }
 
 /** A repository opened for coordination: where it is, who is acting, the policy and the clock. */
@@ -24,17 +31,37 @@ export class Store {
   readonly writer: ObjectWriter;
   readonly zeroOid: string;
   readonly oidBytes: number;
+  private readonly refFiles: RefFiles | null;
+  private readonly session: RefSession | null;
 
   constructor(
     readonly repo: RepoInfo,
     readonly actor: Actor,
     readonly config: Config,
     private readonly clock: () => Date,
+    opts: { warm?: boolean } = {},
   ) {
     this.reader = new ObjectReader(repo.commonDir, repo.workTree ?? repo.gitDir);
     this.writer = new ObjectWriter(repo.commonDir, repo.objectFormat);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
+    this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
+    this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
+  }
+
+  /** The value of one ref, or null. Always read fresh: other processes write concurrently. */
+  async readRef(name: string): Promise<string | null> {
+    return this.refFiles ? this.refFiles.read(name) : readRef(this.cwd, name);
+  }
+
+  /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
+  async listRefs(prefix: string): Promise<RefTip[]> {
+    return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.cwd, prefix);
+  }
+
+  /** One all-or-nothing compare-and-swap transaction over several refs. */
+  updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
+    return this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent);
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
@@ -48,6 +75,7 @@ export class Store {
 
   close(): void {
     this.reader.close();
+    this.session?.close();
   }
 
   /**
@@ -62,7 +90,7 @@ export class Store {
     for (let n = 0; ; n++) {
       const { updates, result } = await attempt(this.now());
       if (updates.length === 0) return result;
-      const r = await updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent);
+      const r = await this.updateRefs(updates);
       if (r.ok) return result;
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
@@ -128,7 +156,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
   const config = await loadConfig(repo.workTree);
-  return new Store(repo, actor, config, parseClock(env));
+  return new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
 }
 
 export { HandoffError };

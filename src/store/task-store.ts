@@ -4,7 +4,6 @@ import { newTaskId, validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import { Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
-import { listRefs, readRef } from "../git/refs.ts";
 import { readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
@@ -26,7 +25,7 @@ async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task>
 /** The task as stored (not settled), with the commit it was read from. */
 export async function loadTask(store: Store, id: string): Promise<{ task: Task; tip: string }> {
   const ref = taskRef(id);
-  const tip = await readRef(store.cwd, ref);
+  const tip = await store.readRef(ref);
   if (!tip) fail("not_found", `no task ${id}`, { task: id }, [{ action: "fix_input", detail: "list tasks: git handoff task list" }]);
   return { task: await readTaskAt(store, ref, tip), tip };
 }
@@ -44,7 +43,7 @@ export interface TaskListing {
 }
 
 export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing> {
-  const tips = await listRefs(store.cwd, TASKS_PREFIX);
+  const tips = await store.listRefs(TASKS_PREFIX);
   const now = store.now();
   const tasks: Task[] = [];
   const problems: string[] = [];
@@ -69,7 +68,7 @@ export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { 
     const out = createTask({ ...input, id }, ctxOf(store, now));
     if (!out.ok) throw new HandoffError(out.refusal);
     const ref = taskRef(id);
-    if (explicit && (await readRef(store.cwd, ref))) {
+    if (explicit && (await store.readRef(ref))) {
       fail("exists", `task ${id} already exists`, { task: id }, [{ action: "fix_input", detail: "choose another --id, or leave it out for a generated one" }]);
     }
     const tip = writeSteps(store.writer, null, TASK_FILE, out.steps);

@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import type { RefTip } from "./refs.ts";
+
+/**
+ * Reads shared refs straight from the files backend (loose ref files, then `packed-refs`), saving
+ * a git spawn per read. Safe because git replaces both files by rename, and because a stale read
+ * only makes the following compare-and-swap fail and retry. Repositories on another ref backend
+ * (reftable) are detected by the caller, which then asks git instead.
+ */
+export class RefFiles {
+  private packed: { mtimeMs: number; size: number; refs: Map<string, string> } | null = null;
+
+  constructor(private readonly commonDir: string) {}
+
+  /** True when this repository stores refs in files (the only backend git 2.39 has by default). */
+  static usable(commonDir: string): boolean {
+    try {
+      const config = readFileSync(`${commonDir}/config`, "utf8");
+      return !/^\s*refstorage\s*=/im.test(config);
+    } catch {
+      return false;
+    }
+  }
+
+  read(name: string): string | null {
+    const loose = this.readLoose(name);
+    if (loose !== undefined) return loose;
+    return this.packedRefs().get(name) ?? null;
+  }
+
+  list(prefix: string): RefTip[] {
+    const found = new Map<string, string>();
+    for (const [name, oid] of this.packedRefs()) if (name.startsWith(prefix)) found.set(name, oid);
+    this.walk(prefix.replace(/\/$/, ""), found);
+    return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+  }
+
+  /** undefined: no loose file (look in packed-refs); a string: the ref's value. */
+  private readLoose(name: string): string | null | undefined {
+    let text: string;
+    try {
+      text = readFileSync(`${this.commonDir}/${name}`, "utf8");
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined;
+      throw e;
+    }
+    const value = text.trim();
+    // Symbolic refs have no place under refs/handoff/; treat them like a missing ref file.
+    return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
+  }
+
+  private walk(dirRef: string, found: Map<string, string>): void {
+    let entries;
+    try {
+      entries = readdirSync(`${this.commonDir}/${dirRef}`, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const name = `${dirRef}/${e.name}`;
+      if (e.isDirectory()) this.walk(name, found);
+      else if (e.isFile() && !e.name.endsWith(".lock")) {
+        const value = this.readLoose(name);
+        if (value) found.set(name, value);
+      }
+    }
+  }
+
+  private packedRefs(): Map<string, string> {
+    const path = `${this.commonDir}/packed-refs`;
+    let st;
+    try {
+      st = statSync(path);
+    } catch {
+      this.packed = null;
+      return new Map();
+    }
+    if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size) return this.packed.refs;
+    const refs = new Map<string, string>();
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      if (!line || line[0] === "#" || line[0] === "^") continue;
+      const sp = line.indexOf(" ");
+      refs.set(line.slice(sp + 1), line.slice(0, sp));
+    }
+    this.packed = { mtimeMs: st.mtimeMs, size: st.size, refs };
+    return refs;
+  }
+}

@@ -1,0 +1,51 @@
+// The in-process object writer must produce objects git itself reads back, and leave nothing
+// half-written behind.
+import { readdirSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ObjectReader } from "../src/git/object-reader.ts";
+import { ObjectWriter, wantsObjectFsync } from "../src/git/object-writer.ts";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+test("objects written in-process are what git hashes and reads", async () => {
+  const repo = tempRepo();
+  const w = new ObjectWriter(`${repo}/.git`, "sha1");
+  const blob = w.write("blob", "hello\n");
+  writeFileSync(`${repo}/h.txt`, "hello\n");
+  assert.is(blob, gitOut(repo, "hash-object", "h.txt"));
+  assert.is(gitOut(repo, "cat-file", "-p", blob), "hello");
+  assert.is(w.write("blob", "hello\n"), blob, "writing the same object twice is harmless");
+  gitOut(repo, "fsck", "--strict", "--no-dangling");
+  const fanout = readdirSync(`${repo}/.git/objects/${blob.slice(0, 2)}`);
+  assert.ok(!fanout.some((f) => f.startsWith("tmp_obj_")), "no temp file left behind");
+  const r = new ObjectReader(`${repo}/.git`, repo);
+  assert.is((await r.read(blob))?.data.toString(), "hello\n");
+  assert.is(await r.read("0".repeat(40)), null);
+  r.close();
+});
+
+test("sha256 repositories get sha256 object ids", () => {
+  const dir = tempDir();
+  gitOut(dir, "init", "-q", "--object-format=sha256");
+  const w = new ObjectWriter(`${dir}/.git`, "sha256");
+  const oid = w.write("blob", "x");
+  assert.is(oid.length, 64);
+  assert.is(gitOut(dir, "cat-file", "-t", oid), "blob");
+});
+
+test("objects are fsynced only when the repository asks git to", () => {
+  const dir = tempDir();
+  gitOut(dir, "init", "-q");
+  assert.is(wantsObjectFsync(`${dir}/.git`), false);
+  gitOut(dir, "config", "core.fsyncObjectFiles", "true");
+  assert.is(wantsObjectFsync(`${dir}/.git`), true);
+  gitOut(dir, "config", "--unset", "core.fsyncObjectFiles");
+  gitOut(dir, "config", "core.fsync", "reference,loose-object");
+  assert.is(wantsObjectFsync(`${dir}/.git`), true);
+  gitOut(dir, "config", "core.fsync", "reference");
+  assert.is(wantsObjectFsync(`${dir}/.git`), false);
+});
+
+test.run();

@@ -1,0 +1,86 @@
+// The warm store (long-lived `git update-ref --stdin`, in-process ref reads) must behave exactly
+// like the spawn-per-call store: same compare-and-swap, same refusals, recovery after a lost race.
+import { mkdirSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { HandoffError } from "../src/core/errors.ts";
+import { discoverRepo } from "../src/git/repo.ts";
+import { openStore } from "../src/store/store.ts";
+import { claim, release } from "../src/store/task-actions.ts";
+import { addTask, listTasks, loadTask } from "../src/store/task-store.ts";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const task = (id: string) => ({ id, objective: `do ${id}`, priority: 0, scope: [], maxAttempts: 3 });
+
+test("two warm stores in one process: one claim wins, the other is refused with the holder", async () => {
+  const repo = tempRepo();
+  const a = await openStore({ cwd: repo, agent: "alice", warm: true });
+  const b = await openStore({ cwd: repo, agent: "bob", warm: true });
+  await addTask(a, task("w1"));
+  const results = await Promise.allSettled([claim(a, "w1"), claim(b, "w1")]);
+  const won = results.filter((r) => r.status === "fulfilled");
+  const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+  assert.is(won.length, 1);
+  assert.is(lost.length, 1);
+  assert.ok(lost[0]!.reason instanceof HandoffError);
+  assert.is((lost[0]!.reason as HandoffError).code, "held_by_other");
+  a.close();
+  b.close();
+});
+
+test("a warm session survives a failed transaction and keeps writing", async () => {
+  const repo = tempRepo();
+  const a = await openStore({ cwd: repo, agent: "alice", warm: true });
+  await addTask(a, task("w2"));
+  const { tip } = await loadTask(a, "w2");
+  // Move the ref behind the store's back: the next write from a stale view must fail, then retry.
+  const r = await a.updateRefs([{ ref: "refs/handoff/tasks/w2", new: tip, old: "1".repeat(40) }]);
+  assert.is(r.ok, false);
+  await claim(a, "w2");
+  await release(a, "w2");
+  const after = await loadTask(a, "w2");
+  assert.is(after.task.status, "todo");
+  assert.is(gitOut(repo, "rev-list", "--count", "refs/handoff/tasks/w2"), "3");
+  a.close();
+});
+
+test("in-process ref reads see packed refs and loose refs alike", async () => {
+  const repo = tempRepo();
+  const a = await openStore({ cwd: repo, agent: "alice" });
+  await addTask(a, task("p1"));
+  await addTask(a, task("p2"));
+  gitOut(repo, "pack-refs", "--all", "--prune");
+  await addTask(a, task("p3")); // loose, beside two packed ones
+  const { tasks } = await listTasks(a);
+  assert.equal(tasks.map((t) => t.id).sort(), ["p1", "p2", "p3"]);
+  await claim(a, "p1"); // updating a packed-only ref
+  assert.is((await loadTask(a, "p1")).task.status, "claimed");
+  gitOut(repo, "gc", "-q"); // objects packed too: reads go through cat-file --batch
+  assert.is((await loadTask(a, "p1")).task.claim?.agent, "alice");
+  a.close();
+});
+
+test("in-process discovery agrees with git in the main worktree, a linked worktree and a subfolder", () => {
+  const repo = tempRepo();
+  const wt = `${tempDir()}/linked`;
+  gitOut(repo, "worktree", "add", "-q", wt);
+  gitOut(repo, "checkout", "-q", "-b", "feature");
+  for (const [cwd, linked, top] of [
+    [repo, false, repo],
+    [wt, true, wt],
+  ] as const) {
+    const info = discoverRepo(cwd);
+    assert.is(info.isLinkedWorktree, linked);
+    assert.is(info.workTree, top);
+    assert.is(info.commonDir, gitOut(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir"));
+    assert.is(info.gitDir, gitOut(cwd, "rev-parse", "--path-format=absolute", "--git-dir"));
+  }
+  mkdirSync(`${repo}/a/b`, { recursive: true });
+  assert.is(discoverRepo(`${repo}/a/b`).workTree, repo);
+  assert.is(discoverRepo(repo).branch, "feature");
+  assert.is(discoverRepo(wt).branch, "linked");
+});
+
+test.run();
