@@ -54,8 +54,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
     if (out.ok && out.steps.length) {
       const update = leaseUpdate(store, tip, out);
       if (update) {
-        const { updateRefs } = await import("../git/refs.ts");
-        const res = await updateRefs(store.cwd, [update], store.zeroOid, agent);
+        const res = await store.updateRefs([update]);
         if (res.ok) autoLeased.push(...fresh);
       }
     }

@@ -11,7 +11,6 @@ import { EMPTY_LEASES, LeaseSet } from "../core/lease.ts";
 import { buildPolicy, type LeasePolicy } from "../core/lease-policy.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
-import { readRef } from "../git/refs.ts";
 import { readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
@@ -25,7 +24,7 @@ export async function readLeasesAt(store: Store, tip: string | null): Promise<Le
 
 /** The lease set as stored (expired leases included: readers filter, writers sweep). */
 export async function loadLeases(store: Store): Promise<{ set: LeaseSet; tip: string | null }> {
-  const tip = await readRef(store.cwd, LEASES_REF);
+  const tip = await store.readRef(LEASES_REF);
   return { set: await readLeasesAt(store, tip), tip };
 }
 
