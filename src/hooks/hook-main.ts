@@ -11,6 +11,9 @@ import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
 import { agentForPayload, registerSession } from "./session-seam.ts";
 import { parsePayload, readStdin } from "./stdin.ts";
+import { mark } from "./profile.ts";
+
+mark("bundle loaded");
 
 const AGENT_HOOKS: Record<string, AgentKind> = {
   "claude-pre-tool-use": "claude",
@@ -139,11 +142,14 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   const kind = AGENT_HOOKS[inv.name];
   if (kind) {
     const payload = parsePayload(await readStdin(), inv.name);
+    mark("stdin read");
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
     const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+    mark("store opened");
     const result = await checkEdit(store, intent.paths, dir);
+    mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
     return a.code;
