@@ -155,6 +155,9 @@ test("bad input fails open with a clear message and changes no ref", () => {
     assert.is(r.json.hookSpecificOutput.permissionDecision, undefined, what);
     assert.match(r.json.hookSpecificOutput.additionalContext, /proceeding \(fail-open\)/, what);
   }
+  const huge = hook("claude-pre-tool-use", repo, JSON.stringify({ ...edit, padding: "x".repeat(5 * 1024 * 1024) }));
+  assert.is(huge.code, 0);
+  assert.match(huge.stderr, /payload is larger than 4194304 bytes.*failing open/);
   for (const p of [`${repo}/../outside.ts`, "/etc/passwd", "../../escape.ts"]) {
     const r = hook("claude-pre-tool-use", repo, JSON.stringify({ ...edit, tool_input: { file_path: p } }));
     assert.is(r.code, 0, r.stderr);

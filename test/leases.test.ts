@@ -168,7 +168,18 @@ test("policy: ignore defaults, .gitattributes markings, config keys; a bad confi
     assert.match(c.stderr, message, text);
   }
   assert.is(handoffRefs(repo), before);
-  mkdirSync(`${repo}/sub`, { recursive: true });
+});
+
+test("leasing an existing folder by name leases what is inside it", () => {
+  const repo = tempRepo();
+  mkdirSync(`${repo}/lib/deep`, { recursive: true });
+  const r = cli(["lease", "lib", "--json"], { cwd: `${repo}/lib/deep`.replace("/lib/deep", ""), agent: "alice" });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.leased.map((l: { pattern: string }) => l.pattern), ["lib/**"]);
+  const sub = cli(["lease", "../x.ts", "--json"], { cwd: `${repo}/lib/deep`, agent: "alice" });
+  assert.equal(sub.json.leased.map((l: { pattern: string }) => l.pattern), ["lib/x.ts"], "paths are read from the folder the command runs in");
+  assert.is(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.match(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).stdout, /^info  lib\/deep\/a\.ts is inside lib\/\*\*, leased by alice/);
 });
 
 test.run();
