@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -163,6 +163,11 @@ test("bad input fails open with a clear message and changes no ref", () => {
     assert.is(r.code, 0, r.stderr);
     assert.match(r.json.hookSpecificOutput.additionalContext, /not checked \(outside the repository\)/, p);
   }
+  const plain = tempDir();
+  const noRepo = hook("claude-pre-tool-use", plain, JSON.stringify({ ...edit, cwd: plain, tool_input: { file_path: `${plain}/a.ts` } }));
+  assert.is(noRepo.code, 0);
+  assert.is(noRepo.stdout, "", "outside any repository: no answer, no noise in the agent's context");
+  assert.match(noRepo.stderr, /not in a git repository/);
   const cliOutside = cli(["check", "../x.ts"], { cwd: repo, agent: "bob" });
   assert.is(cliOutside.code, 2);
   assert.match(cliOutside.stderr, /outside the repository/);

@@ -124,6 +124,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (settled) return 0;
     settled = true;
+    // An agent working outside any git repository is none of our business: no noise in its context.
+    if (e instanceof HandoffError && e.code === "not_a_repo" && AGENT_HOOKS[inv.name]) {
+      warn(`not in a git repository; not checked (${e.message})`);
+      return 0;
+    }
     const message = e instanceof HandoffError ? e.message : `unexpected error: ${(e as Error)?.message ?? String(e)}`;
     if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
     return failureAnswer(inv.name, message, strictMode(store, inv.dir));
