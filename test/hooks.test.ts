@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { spawn } from "node:child_process";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -211,6 +212,30 @@ test("a hook never hangs: the time budget answers as a failure", () => {
   assert.is(r.code, 0);
   assert.match(r.stderr, /timed out after 1 ms/);
   gitOut(repo, "status");
+});
+
+test("a payload whose writer never closes stdin is given up on within the budget", async () => {
+  const repo = leasedRepo();
+  const started = Date.now();
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+    const child = spawn(process.execPath, [CLI, "hook", "claude-pre-tool-use"], {
+      cwd: repo,
+      env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (err += b));
+    child.stdin.write('{"tool_name": "Edit", ');
+    child.on("close", (code) => {
+      child.stdin.destroy();
+      res({ code: code ?? 1, stdout: out, stderr: err });
+    });
+  });
+  assert.is(r.code, 0);
+  assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
+  assert.ok(Date.now() - started < 20_000, "bounded");
+  assert.match(JSON.parse(r.stdout).hookSpecificOutput.additionalContext, /fail-open/);
 });
 
 test.run();

@@ -52,6 +52,11 @@ function budgetMs(): number {
   return Number.isFinite(n) && n > 0 ? n : 5000;
 }
 
+/** Reading the payload may take most of the budget, leaving time to answer. */
+function stdinBudget(): number {
+  return Math.max(1, Math.floor(budgetMs() * 0.8));
+}
+
 /** Whether failures block: the configured mode, or, when the config itself is broken, what it says. */
 function strictMode(store: Store | null, dir: string): boolean {
   if (store) return store.config.mode === "strict";
@@ -146,7 +151,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   };
   const kind = AGENT_HOOKS[inv.name];
   if (kind) {
-    const payload = parsePayload(await readStdin(), inv.name);
+    const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
     mark("stdin read");
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
@@ -160,7 +165,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
     return a.code;
   }
   if (inv.name === "claude-session-start") {
-    const payload = parsePayload(await readStdin(), inv.name);
+    const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
     const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
     await registerSession(store, payload);
@@ -179,7 +184,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
     return 0;
   }
   // pre-push: git passes the remote name and url, and the refs on stdin.
-  const stdin = await readStdin();
+  const stdin = await readStdin(stdinBudget());
   const store = await open(inv.dir, inv.agent);
   const r = await prePush(store, stdin, inv.args[0]);
   if (r.verdict === "deny") {
