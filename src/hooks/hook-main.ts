@@ -1,6 +1,7 @@
 // `git handoff hook <name>`: the bundle that runs before every agent edit and every commit. It
 // loads neither commander nor the MCP SDK. A hook that fails unexpectedly fails open (the edit or
 // commit goes on, a warning is printed) unless the mode is strict; a watchdog bounds its time.
+import { stderr, stdout } from "./write-out.ts";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -84,11 +85,11 @@ function findRoot(dir: string): string {
 }
 
 function out(text: string): void {
-  if (text) process.stdout.write(text);
+  if (text) stdout(text);
 }
 
 function warn(text: string): void {
-  process.stderr.write(`git-handoff: ${text}\n`);
+  stderr(`git-handoff: ${text}\n`);
 }
 
 /** The answer for a failed hook: open (proceed with a warning) or closed (block with the reason). */
@@ -135,7 +136,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const message = e instanceof HandoffError ? e.message : `unexpected error: ${(e as Error)?.message ?? String(e)}`;
-    if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
+    if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) stderr(`${(e as Error)?.stack}\n`);
     return failureAnswer(inv.name, message, strictMode(store, inv.dir));
   } finally {
     clearTimeout(watchdog);
@@ -176,7 +177,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   if (inv.name === "pre-commit") {
     const store = await open(inv.dir, inv.agent);
     const r = await preCommit(store, inv.dir);
-    if (r.text) process.stderr.write(r.text + "\n");
+    if (r.text) stderr(r.text + "\n");
     if (r.verdict === "deny") {
       warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
       return 1;
@@ -188,7 +189,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   const store = await open(inv.dir, inv.agent);
   const r = await prePush(store, stdin, inv.args[0]);
   if (r.verdict === "deny") {
-    process.stderr.write(r.text + "\n");
+    stderr(r.text + "\n");
     warn("push refused: the pushed commits touch files inside another agent's exclusive lease (see above)");
     return 1;
   }

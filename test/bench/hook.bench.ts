@@ -85,7 +85,10 @@ console.log(
 // start-to-user-code time.
 const phaseRuns: Map<string, number[]> = new Map();
 const nodeStart: number[] = [];
-for (let i = 0; i < 9; i++) {
+const nodeCpu: number[] = [];
+const CPU_PROBE = "process.on('exit',()=>{const r=process.resourceUsage();process.stdout.write(String((r.userCPUTime+r.systemCPUTime)/1000))})";
+for (let i = 0; i < 15; i++) {
+  nodeCpu.push(Number(spawnSync(process.execPath, ["-e", CPU_PROBE], { encoding: "utf8" }).stdout));
   const prof = spawnSync(process.execPath, [CLI, "hook", "claude-pre-tool-use"], { cwd: repo, env: { ...env, HANDOFF_HOOK_PROFILE: "1" }, input: WARN, encoding: "utf8" });
   for (const line of prof.stderr.split("\n")) {
     const m = /^git-handoff: profile (.+?)\s+([\d.]+) ms$/.exec(line);
@@ -93,5 +96,9 @@ for (let i = 0; i < 9; i++) {
   }
   nodeStart.push(Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(performance.now()))"], { encoding: "utf8" }).stdout));
 }
+const hookCpu = median(phaseRuns.get("cpu") ?? [NaN]);
+phaseRuns.delete("cpu");
 console.log(`phases (median ms since process start): node -e 0 reaches user code at ${fmt(median(nodeStart), 1)}; ` + [...phaseRuns].map(([k, v]) => `${k} ${fmt(median(v), 1)}`).join(", "));
+// CPU time (user + system) is less disturbed than wall time when other work shares the machine.
+console.log(`CPU time: hook ${fmt(hookCpu, 1)} ms vs node -e 0 ${fmt(median(nodeCpu), 1)} ms -> ${fmt(hookCpu / median(nodeCpu))}x`);
 cleanupTemp();
