@@ -182,4 +182,27 @@ test("leasing an existing folder by name leases what is inside it", () => {
   assert.match(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).stdout, /^info  lib\/deep\/a\.ts is inside lib\/\*\*, leased by alice/);
 });
 
+test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  const cache = `${repo}/.git/handoff/leases.cache`;
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  writeFileSync(cache, `${tip}\n{not json`);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a torn cache falls back to the real record");
+  assert.is(cli(["unlease", "a.ts"], { cwd: repo, agent: "alice" }).code, 0);
+  writeFileSync(cache, `${tip}\n{"leases": []}`);
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a cache of an older tip is ignored");
+
+  const blob = gitOut(repo, "hash-object", "-w", "--stdin");
+  gitOut(repo, "update-ref", "refs/handoff/leases", blob);
+  const before = handoffRefs(repo);
+  const r = cli(["check", "a.ts"], { cwd: repo, agent: "bob" });
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /refs\/handoff\/leases is corrupt/);
+  assert.is(cli(["lease", "b.ts"], { cwd: repo, agent: "bob" }).code, 2);
+  assert.is(handoffRefs(repo), before);
+});
+
 test.run();
