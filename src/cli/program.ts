@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { registerClaim } from "./commands/claim.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
+import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerStatus(program);
   registerLease(program);
+  registerHook(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

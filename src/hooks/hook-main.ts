@@ -1,7 +1,6 @@
 // `git handoff hook <name>`: the bundle that runs before every agent edit and every commit. It
 // loads neither commander nor the MCP SDK. A hook that fails unexpectedly fails open (the edit or
 // commit goes on, a warning is printed) unless the mode is strict; a watchdog bounds its time.
-import { stderr, stdout } from "./write-out.ts";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -13,6 +12,7 @@ import { sessionContext } from "./session-start.ts";
 import { agentForPayload, registerSession } from "./session-seam.ts";
 import { parsePayload, readStdin } from "./stdin.ts";
 import { mark } from "./profile.ts";
+import { stderr, stdout } from "./write-out.ts";
 
 mark("bundle loaded");
 
@@ -110,6 +110,14 @@ function failureAnswer(name: string, message: string, strict: boolean): number {
 
 async function main(argv: string[]): Promise<number> {
   const inv = parseArgs(argv);
+  if (inv.name === "--help" || inv.name === "-h" || inv.args.includes("--help")) {
+    stdout(
+      "Usage: git handoff hook <name> [args]\n\nRuns one hook; `git handoff init` installs them. Agent hooks read the agent's JSON on stdin.\n" +
+        `Hooks: ${HOOK_NAMES.join(", ")}\n` +
+        "Fails open (with a warning) on unexpected errors unless .handoff.yaml says mode: strict; bounded by HANDOFF_HOOK_TIMEOUT_MS (5000).\n",
+    );
+    return 0;
+  }
   if (!HOOK_NAMES.includes(inv.name)) {
     warn(`unknown hook ${JSON.stringify(inv.name)}; hooks: ${HOOK_NAMES.join(", ")}`);
     return 2;
