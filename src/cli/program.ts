@@ -4,6 +4,7 @@ import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
+import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -25,6 +26,8 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerLease(program);
   registerHook(program);
+  registerMcpCommand(program);
+  registerMcpConfig(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -10,6 +10,8 @@ import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
+import type * as z from "zod/mini";
+import { readRecord } from "./codec.ts";
 import { loadConfig } from "./config-file.ts";
 
 export const REF_ROOT = "refs/handoff/";
@@ -33,6 +35,8 @@ export class Store {
   readonly oidBytes: number;
   private readonly refFiles: RefFiles | null;
   private readonly session: RefSession | null;
+  /** Decoded records by commit id. A commit never changes, so entries never go stale. */
+  private readonly records = new Map<string, unknown>();
 
   constructor(
     readonly repo: RepoInfo,
@@ -57,6 +61,20 @@ export class Store {
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
   async listRefs(prefix: string): Promise<RefTip[]> {
     return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.cwd, prefix);
+  }
+
+  /**
+   * The record `file` stored at commit `oid` of `ref`, decoded and validated once per process:
+   * long-running servers list hundreds of tasks per call, most unchanged since the last one.
+   * Records are shared: callers must not mutate them (core operations build new ones).
+   */
+  async record<T>(ref: string, oid: string, file: string, schema: z.ZodMiniType<T>): Promise<T> {
+    const key = `${file}:${oid}`;
+    if (this.records.has(key)) return this.records.get(key) as T;
+    const { record } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
+    if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
+    this.records.set(key, record);
+    return record;
   }
 
   /** One all-or-nothing compare-and-swap transaction over several refs. */
@@ -111,6 +129,7 @@ export interface CasOptions {
 }
 
 const RETRY_BUDGET_MS = 5000;
+const RECORD_CACHE_LIMIT = 20_000;
 const MAX_ATTEMPTS = 60;
 
 function backoff(n: number): number {

@@ -4,7 +4,7 @@ import { newTaskId, validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import { Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
@@ -19,7 +19,7 @@ function ctxOf(store: Store, now: Date): OpContext {
 }
 
 async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
-  return (await readRecord(store.reader, store.oidBytes, oid, ref, TASK_FILE, Task)).record;
+  return store.record(ref, oid, TASK_FILE, Task);
 }
 
 /** The task as stored (not settled), with the commit it was read from. */

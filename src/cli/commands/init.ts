@@ -6,6 +6,7 @@ import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, ty
 import type { Store } from "../../store/store.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
+import { withMcpRegistration } from "./mcp-register.ts";
 
 export const FORMAT_VERSION = "1";
 
@@ -31,13 +32,13 @@ function publicActions(actions: Action[]) {
 }
 
 export function registerInit(program: Command): void {
-  withGlobals(
+  withMcpRegistration(withGlobals(
     program
       .command("init")
       .description("prepare this repository for git-handoff and install the git and agent hooks (idempotent)")
       .option("--dry-run", "show what would change, change nothing")
       .option("--no-hooks", "only prepare the repository; install no hooks"),
-  ).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
+  )).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const current = await git(["config", "--local", "--get", "handoff.version"], { cwd: store.cwd });
       const changed = current.stdout.trim() !== FORMAT_VERSION;

@@ -1,0 +1,149 @@
+// Registration of the MCP server with agent clients: the `.mcp.json` entry Claude Code reads,
+// and the `claude mcp add` / `codex mcp add` commands. Kept apart from init.ts, which only hooks
+// it in: `git handoff init` shows it (and with --write merges it), `git handoff mcp-config` too.
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { fail } from "../../core/errors.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+
+export const SERVER_NAME = "git-handoff";
+export const MCP_JSON = ".mcp.json";
+
+/** The server entry; no agent name in it: each worktree derives its own (or set HANDOFF_AGENT in env). */
+export const SERVER_ENTRY = { type: "stdio", command: "git-handoff", args: ["mcp"], env: {} as Record<string, string> };
+
+export const ADD_COMMANDS = {
+  claude: `claude mcp add --scope project ${SERVER_NAME} -- git-handoff mcp`,
+  codex: `codex mcp add ${SERVER_NAME} -- git-handoff mcp`,
+};
+
+export type MergeOutcome = "added" | "present" | "kept_existing";
+
+/**
+ * Adds our server to the text of a `.mcp.json` (null: no file yet), keeping every other server
+ * and key as it was. An existing `git-handoff` entry is the user's and is never overwritten.
+ */
+export function mergeMcpJson(text: string | null, file = MCP_JSON): { text: string; outcome: MergeOutcome } {
+  let doc: Record<string, unknown> = {};
+  if (text !== null && text.trim() !== "") {
+    try {
+      doc = JSON.parse(text) as Record<string, unknown>;
+    } catch (e) {
+      fail("invalid_input", `${file} is not valid JSON (${(e as Error).message}); fix it or move it away, then run this again`);
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("invalid_input", `${file} must hold a JSON object`);
+  }
+  const servers = doc.mcpServers ?? {};
+  if (servers === null || typeof servers !== "object" || Array.isArray(servers)) fail("invalid_input", `${file}: mcpServers must be an object`);
+  const existing = (servers as Record<string, unknown>)[SERVER_NAME];
+  if (existing !== undefined) {
+    const same = JSON.stringify(existing) === JSON.stringify(SERVER_ENTRY);
+    return { text: text!, outcome: same ? "present" : "kept_existing" };
+  }
+  const merged = { ...doc, mcpServers: { ...(servers as Record<string, unknown>), [SERVER_NAME]: SERVER_ENTRY } };
+  return { text: JSON.stringify(merged, null, 2) + "\n", outcome: "added" };
+}
+
+/** Merges our entry into `<worktree>/.mcp.json`, atomically (temp file + rename). */
+export function writeMcpJson(workTree: string): { path: string; outcome: MergeOutcome } {
+  const path = join(workTree, MCP_JSON);
+  let text: string | null = null;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const merged = mergeMcpJson(text, path);
+  if (merged.outcome === "added") {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, merged.text);
+    renameSync(tmp, path);
+  }
+  return { path, outcome: merged.outcome };
+}
+
+export interface McpRegistration {
+  server: string;
+  mcp_json: { mcpServers: Record<string, typeof SERVER_ENTRY> };
+  commands: typeof ADD_COMMANDS;
+  written?: { path: string; outcome: MergeOutcome };
+}
+
+export function mcpRegistration(workTree: string | null, write: boolean): McpRegistration {
+  const reg: McpRegistration = { server: SERVER_NAME, mcp_json: { mcpServers: { [SERVER_NAME]: SERVER_ENTRY } }, commands: ADD_COMMANDS };
+  if (write) {
+    if (!workTree) fail("usage", `a bare repository has no worktree to hold ${MCP_JSON}`);
+    reg.written = writeMcpJson(workTree);
+  }
+  return reg;
+}
+
+export function registrationText(reg: McpRegistration): string {
+  const w = reg.written;
+  const wrote = !w
+    ? [`add it to ${MCP_JSON} with --write (merged: other servers are kept)`]
+    : w.outcome === "added"
+      ? [`added ${reg.server} to ${w.path}`]
+      : w.outcome === "present"
+        ? [`${w.path} already has ${reg.server}`]
+        : [`${w.path} already has a ${reg.server} entry of its own: left as it is`];
+  return [
+    "MCP server (agents call git-handoff as tools): git handoff mcp",
+    `  Claude Code, ${MCP_JSON} at the repository root:`,
+    ...JSON.stringify(reg.mcp_json, null, 2).split("\n").map((l) => `    ${l}`),
+    `  or: ${reg.commands.claude}`,
+    `  Codex: ${reg.commands.codex}`,
+    `  ${wrote.join("")}`,
+  ].join("\n");
+}
+
+/** `git handoff mcp-config [--write]`: the registration on its own. */
+export function registerMcpConfig(program: Command): void {
+  withGlobals(
+    program
+      .command("mcp-config")
+      .description(`show how to register the MCP server with Claude Code and Codex; --write merges it into ${MCP_JSON}`)
+      .option("--write", `add the server to ${MCP_JSON} (other servers and an existing entry are kept)`),
+    { agent: false },
+  ).action(async (o: { write?: boolean }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const reg = mcpRegistration(store.repo.workTree, !!o.write);
+      emit(!!g.json, reg, () => registrationText(reg));
+    });
+  });
+}
+
+/**
+ * `git handoff mcp` is served by its own bundle (dist/mcp-main.cjs, picked by the dispatcher);
+ * this entry puts it in the help. Its action runs only when that bundle is missing.
+ */
+export function registerMcpCommand(program: Command): void {
+  withGlobals(
+    program
+      .command("mcp")
+      .description("run the MCP server over stdio for one agent (git handoff mcp --help; register with: git handoff mcp-config)")
+      .option("--wait-max <duration>", "longest wait_task / watch block (default 50s)")
+      .allowUnknownOption(),
+  ).action(() => {
+    fail("internal", "the MCP server bundle dist/mcp-main.cjs is missing: run npm run build");
+  });
+}
+
+/**
+ * Hooks the registration into `git handoff init`: adds `--write` (unless another part of init
+ * already defined it) and, after init ran, prints the registration or merges it into .mcp.json.
+ * With --json init's own JSON stays the only output; `mcp-config --json` has this part.
+ */
+export function withMcpRegistration(init: Command): Command {
+  if (!init.options.some((o) => o.long === "--write")) init.option("--write", `also write the agent configuration (${MCP_JSON} for the MCP server)`);
+  init.hook("postAction", async (_self, action) => {
+    const opts = action.optsWithGlobals() as { write?: boolean; json?: boolean; C?: string };
+    await withStore(action, async (store) => {
+      const reg = mcpRegistration(store.repo.workTree, !!opts.write);
+      if (!opts.json) process.stdout.write(`\n${registrationText(reg)}\n`);
+    });
+  });
+  return init;
+}

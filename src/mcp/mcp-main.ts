@@ -1,0 +1,112 @@
+// `git handoff mcp`: the MCP server over stdio. Loaded by the dispatcher without commander.
+// stdout carries only the protocol; every log line goes to stderr.
+import { resolve } from "node:path";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { parseDuration } from "../core/duration.ts";
+import { EXIT_CODES } from "../core/errors.ts";
+import { refusalOf } from "./result.ts";
+import { createServer } from "./server.ts";
+import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
+
+export const USAGE = `usage: git handoff [-C DIR] mcp [--agent NAME] [--wait-max DURATION]
+
+Runs the git-handoff MCP server over stdio for one agent (Claude Code, Codex, any MCP client).
+  --agent NAME         the agent name for every claim (else $HANDOFF_AGENT, else load_context's
+                       agent argument, else user@host[.worktree])
+  --wait-max DURATION  longest wait_task / watch block before returning (default 50s)
+  -C DIR               serve the repository at DIR (default: the current folder)
+Register it with: git handoff mcp-config [--write]`;
+
+interface McpArgs {
+  cwd: string;
+  agent?: string;
+  waitBoundMs: number;
+  help: boolean;
+}
+
+function usageError(message: string): never {
+  throw Object.assign(new Error(message), { usage: true });
+}
+
+export function parseArgs(argv: string[]): McpArgs {
+  const out: McpArgs = { cwd: process.cwd(), waitBoundMs: DEFAULT_WAIT_BOUND_MS, help: false };
+  let sawVerb = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf("=");
+    const [flag, inline] = arg.startsWith("--") && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) usageError(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "-h" || flag === "--help") out.help = true;
+    else if (flag === "-C") out.cwd = resolve(out.cwd, value());
+    else if (flag === "--agent") out.agent = value();
+    else if (flag === "--wait-max") out.waitBoundMs = parseDuration(value(), "--wait-max");
+    else if (flag === "--json") continue; // a global option of the CLI; the protocol is JSON anyway
+    else if (flag === "mcp" && !sawVerb) sawVerb = true;
+    else usageError(`unknown argument ${JSON.stringify(arg)}`);
+  }
+  return out;
+}
+
+async function main(argv: string[]): Promise<number | null> {
+  let args: McpArgs;
+  try {
+    args = parseArgs(argv);
+  } catch (e) {
+    if ((e as { usage?: boolean }).usage || refusalOf(e).code === "invalid_input") {
+      process.stderr.write(`git-handoff: ${(e as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (args.help) {
+    process.stderr.write(`${USAGE}\n`);
+    return 0;
+  }
+  let session: McpSession;
+  try {
+    session = await McpSession.open({ cwd: args.cwd, waitBoundMs: args.waitBoundMs, ...(args.agent !== undefined ? { agent: args.agent } : {}) });
+  } catch (e) {
+    const r = refusalOf(e);
+    process.stderr.write(`git-handoff: ${r.message}\n`);
+    return EXIT_CODES[r.code];
+  }
+  const server = createServer(session);
+  const transport = new StdioServerTransport();
+  let closed = false;
+  const shutdown = () => {
+    if (closed) return;
+    closed = true;
+    session.close(); // stops the long-lived git processes, so the process can exit
+    void server.close().catch(() => {});
+  };
+  transport.onclose = shutdown;
+  process.stdin.on("end", shutdown);
+  process.on("SIGTERM", () => {
+    shutdown();
+    process.exit(0);
+  });
+  process.on("SIGINT", () => {
+    shutdown();
+    process.exit(0);
+  });
+  await server.connect(transport);
+  const store = await session.store();
+  process.stderr.write(`git-handoff mcp: serving ${store.repo.commonDir} as ${store.actor.agent} (${session.agentSource})\n`);
+  return null;
+}
+
+export function run(argv: string[]): void {
+  main(argv).then(
+    (code) => {
+      if (code !== null) process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`git-handoff: unexpected error: ${(e as Error)?.message ?? String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

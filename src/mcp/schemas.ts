@@ -1,0 +1,57 @@
+// Output schemas of the MCP tools. Records reuse the core schemas (one schema per record); views
+// that exist only here (overview, error body) are defined once below.
+import * as z from "zod/mini";
+import { HandoffEvent } from "../core/event.ts";
+import { Actor, AgentScope } from "../core/identity.ts";
+import { Task } from "../core/task.ts";
+
+export { HandoffEvent, Task };
+
+export const Suggestion = z.object({ action: z.string(), detail: z.string() });
+
+/** The CLI's `--json` error body (src/cli/output.ts errorBody). */
+export const ErrorBody = z.object({
+  code: z.string(),
+  message: z.string(),
+  recoverable: z.boolean(),
+  data: z.record(z.string(), z.unknown()),
+  suggestions: z.array(Suggestion),
+});
+
+const HeldTask = z.object({
+  task: z.string(),
+  objective: z.string(),
+  agent: z.string(),
+  expires_at: z.string(),
+  expires_in_ms: z.number(),
+  fence: z.number(),
+  worktree: z.nullable(z.string()),
+  branch: z.nullable(z.string()),
+  scope: AgentScope,
+});
+
+export const OverviewShape = {
+  at: z.string(),
+  counts: z.record(z.string(), z.number()),
+  holders: z.array(z.object({ agent: z.string(), tasks: z.array(HeldTask) })),
+  expiring_soon: z.array(HeldTask),
+  expired: z.array(HeldTask),
+  me: Actor,
+  problems: z.array(z.string()),
+};
+export const Overview = z.object(OverviewShape);
+
+export type Shape = Record<string, z.core.$ZodType>;
+
+/**
+ * The advertised output schema of a tool: its success fields, or `error` on a refusal. Every
+ * field is optional because the SDK 1.32 client validates structuredContent against the output
+ * schema even when isError is set (typescript-sdk#1943): a strict success-only schema would turn
+ * every refusal into a client-side validation failure and hide the holder from the agent.
+ */
+export function envelope(shape: Shape): z.ZodMiniObject {
+  const fields: Shape = {};
+  for (const [k, v] of Object.entries(shape)) fields[k] = z.optional(v);
+  fields.error = z.optional(ErrorBody);
+  return z.object(fields);
+}

@@ -1,0 +1,41 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { HandoffError, type ErrorCode } from "../core/errors.ts";
+import { errorResult } from "./result.ts";
+import type { McpSession } from "./session.ts";
+import { registerTools, type ToolDef } from "./tool.ts";
+import { ALL_TOOLS } from "./tools/index.ts";
+
+declare const PACKAGE_VERSION: string;
+const VERSION = typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev";
+
+/** Sent to the client at initialize; clients show it to the model as the server's usage guide. */
+export const INSTRUCTIONS = [
+  "git-handoff coordinates parallel coding agents working in one git repository; its state lives in git refs, shared by every worktree.",
+  "Start with load_context. Claim a task (claim_task or claim_next) before working on it, renew_task while the work outlasts the lease, complete_task when committed (or release_task / fail_task).",
+  "A refusal is a result with isError and a structured `error` {code, message, recoverable, data, suggestions}: held_by_other names data.holder and data.expires_at; follow the suggestions (wait, negotiate, work elsewhere) rather than retrying in a loop.",
+].join("\n");
+
+export function createServer(session: McpSession, opts: { tools?: readonly ToolDef[]; log?: (line: string) => void } = {}): McpServer {
+  const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
+  registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
+  structureSdkErrors(server);
+  return server;
+}
+
+/**
+ * Errors the SDK raises before a handler runs (arguments that fail the input schema, an unknown
+ * tool) come back as text-only tool errors. This gives them the same structured body as our
+ * refusals, so an agent reads `error.code` in every case. `createToolError` is internal to
+ * McpServer (1.32); should a later SDK drop it, these errors stay text-only and
+ * test/mcp-tools.test.ts fails.
+ */
+function structureSdkErrors(server: McpServer): void {
+  const target = server as unknown as { createToolError?: (message: string) => CallToolResult };
+  if (typeof target.createToolError !== "function") return;
+  target.createToolError = (raw: string) => {
+    const message = raw.replace(/^MCP error -?\d+: /, "");
+    const code: ErrorCode = /^Input validation error/.test(message) ? "invalid_input" : /^Tool \S+ (not found|disabled)/.test(message) ? "usage" : "internal";
+    return errorResult(new HandoffError({ code, message }));
+  };
+}

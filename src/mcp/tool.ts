@@ -1,0 +1,79 @@
+// The tool registry. A tool is one entry: name, agent-facing description, zod input and output
+// shapes, and a `run` that calls the same store function as the CLI verb. Adding an operation
+// (leases, handoffs, agents) means adding one `defineTool` entry to a file under tools/ and
+// listing it in tools/index.ts; validation, error bodies and text rendering come from here.
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type * as z from "zod/mini";
+import { errorResult, okResult, refusalOf } from "./result.ts";
+import { envelope, type Shape } from "./schemas.ts";
+import type { McpSession } from "./session.ts";
+
+export interface ToolReply {
+  data: Record<string, unknown>;
+  text: string;
+}
+
+export interface ToolContext {
+  session: McpSession;
+  /** Aborted when the client cancels the call (or disconnects). */
+  signal: AbortSignal;
+  /** Reports progress of a long call, when the client asked for it (progressToken). */
+  progress(done: number, total: number, message: string): Promise<void>;
+}
+
+export interface ToolDef<S extends Shape = Shape> {
+  name: string;
+  title: string;
+  description: string;
+  input: S;
+  output: Shape;
+  annotations?: ToolAnnotations;
+  run(args: z.infer<z.ZodMiniObject<S>>, ctx: ToolContext): Promise<ToolReply>;
+}
+
+export function defineTool<S extends Shape>(def: ToolDef<S>): ToolDef {
+  return def as unknown as ToolDef;
+}
+
+/** What a tool handler receives from the SDK (the parts we use). */
+interface Extra {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification(n: { method: "notifications/progress"; params: Record<string, unknown> }): Promise<void>;
+}
+
+export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): void {
+  for (const tool of tools) {
+    const handler = async (args: unknown, extra: Extra): Promise<CallToolResult> => {
+      const token = extra._meta?.progressToken;
+      const ctx: ToolContext = {
+        session,
+        signal: extra.signal,
+        progress: async (done, total, message) => {
+          if (token === undefined) return;
+          await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, message } }).catch(() => {});
+        },
+      };
+      try {
+        const reply = await tool.run((args ?? {}) as never, ctx);
+        return okResult(reply.data, reply.text);
+      } catch (e) {
+        const r = refusalOf(e);
+        if (r.code === "internal") log(`${tool.name}: ${(e as Error)?.stack ?? String(e)}`);
+        return errorResult(e);
+      }
+    };
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: envelope(tool.output),
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      },
+      handler as never,
+    );
+  }
+}

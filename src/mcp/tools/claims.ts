@@ -1,0 +1,170 @@
+// Tools over claims: each calls the same function in store/task-actions.ts as the CLI verb.
+import * as z from "zod/mini";
+import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { Task } from "../schemas.ts";
+import { defineTool } from "../tool.ts";
+import { describe, taskId, taskReply, ttl } from "./common.ts";
+
+const HELD =
+  "`held_by_other` means another agent holds it: data.holder holds it until data.expires_at. Do not work on it. Take other work (claim_next), wait for it (wait_task), or ask the holder; do not reclaim just to get ahead.";
+const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
+const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
+
+export const claimTaskTool = defineTool({
+  name: "claim_task",
+  title: "Claim a task",
+  description: [
+    "Claim a task for yourself, atomically (compare-and-swap on the task's ref): only one agent can hold it. The claim is a lease that ends at claim.expires_at unless you renew it.",
+    "Call it before you start working on a task. Claiming a task you already hold renews it. Returns the task; claim.fence identifies your grant.",
+    `Refusals: ${HELD} \`final_state\`: it is already done, failed or cancelled. \`lost_race\`: retry the call. \`not_found\`: check the id.`,
+  ].join("\n"),
+  input: { id: taskId(), ttl: ttl() },
+  output: { task: Task },
+  annotations: { ...WRITE, idempotentHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await claim(store, a.id, opt("ttl", a.ttl));
+    return taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`);
+  },
+});
+
+export const claimNextTool = defineTool({
+  name: "claim_next",
+  title: "Claim the next ready task",
+  description: [
+    "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried.",
+    "Use it when you just want the next piece of work. Returns the task you now hold.",
+    "Refusal `no_task_ready` (recoverable): nothing is free. Call watch to wait for work, or do something else.",
+  ].join("\n"),
+  input: { ttl: ttl() },
+  output: { task: Task },
+  annotations: { ...WRITE, idempotentHint: false },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await claimNextTask(store, opt("ttl", a.ttl));
+    return taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`);
+  },
+});
+
+export const renewTaskTool = defineTool({
+  name: "renew_task",
+  title: "Renew a claim",
+  description: [
+    "Extend your lease on a task you hold: it then ends `ttl` from now (default: the length you claimed it with).",
+    "Call it while the work takes longer than the lease, e.g. when half of the lease has passed. Not needed for tasks you are about to complete.",
+    `Refusals: ${HELD} If your lease ran out and someone took the task, stop working on it: your fence is stale. \`not_holder\`: you do not hold it (claim it first).`,
+  ].join("\n"),
+  input: { id: taskId(), ttl: ttl() },
+  output: { task: Task },
+  annotations: { ...WRITE, idempotentHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await renew(store, a.id, opt("ttl", a.ttl));
+    return taskReply(store, t, `renewed ${t.id} until ${t.claim?.expires_at}`);
+  },
+});
+
+export const releaseTaskTool = defineTool({
+  name: "release_task",
+  title: "Release a claim",
+  description: [
+    "Give a task you hold back to the pool, unfinished, so another agent can claim it.",
+    "Use it when you stop working on a task without finishing it (handing over, switching work). For finished work call complete_task; for a dead end call fail_task.",
+    `Refusals: ${HELD} \`not_holder\`: you do not hold it, nothing to release.`,
+  ].join("\n"),
+  input: { id: taskId() },
+  output: { task: Task },
+  annotations: WRITE,
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await release(store, a.id);
+    return taskReply(store, t, `released ${t.id}`);
+  },
+});
+
+export const completeTaskTool = defineTool({
+  name: "complete_task",
+  title: "Complete a task",
+  description: [
+    "Mark a task done. Call it when the work is committed: pass `commit` (a revision such as HEAD) and a short `note` for whoever reads the task next.",
+    "Allowed for the holder, or for anyone while nobody holds the task.",
+    `Refusals: ${HELD} \`final_state\`: it is already finished. \`invalid_input\`: e.g. the commit does not exist.`,
+  ].join("\n"),
+  input: {
+    id: taskId(),
+    commit: z.optional(describe(z.string(), "the commit that does the work, any revision git understands (HEAD, a sha, a branch)")),
+    note: z.optional(describe(z.string(), "what the next reader should know (at most 8000 characters)")),
+  },
+  output: { task: Task },
+  annotations: WRITE,
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await done(store, a.id, { ...opt("commit", a.commit), ...opt("note", a.note) });
+    return taskReply(store, t, `done ${t.id}`);
+  },
+});
+
+export const failTaskTool = defineTool({
+  name: "fail_task",
+  title: "Fail a task",
+  description: [
+    "Mark a task failed, with the reason: when it cannot be done as stated (blocked, wrong premise, not reproducible). The reason is what the next reader sees.",
+    "If the task can still be done by someone else, call release_task instead.",
+    `Refusals: ${HELD} \`final_state\`: it is already finished.`,
+  ].join("\n"),
+  input: { id: taskId(), reason: describe(z.string(), "why the task failed") },
+  output: { task: Task },
+  annotations: WRITE,
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await failWith(store, a.id, a.reason);
+    return taskReply(store, t, `failed ${t.id}`);
+  },
+});
+
+export const reclaimTaskTool = defineTool({
+  name: "reclaim_task",
+  title: "Reclaim a task from its holder",
+  description: [
+    "Force-release another agent's live claim, with a logged reason; the task goes back to todo (claim it afterwards if you will do it).",
+    "Only when the holder is gone or stuck and asking did not help. An expired lease needs no reclaim: just claim_task it.",
+    "Refusals: `not_holder`: the task is not claimed, nothing to reclaim. `final_state`: it is already finished.",
+  ].join("\n"),
+  input: { id: taskId(), reason: describe(z.string(), "why the holder's claim is being overridden (recorded in the history)") },
+  output: { task: Task },
+  annotations: { ...WRITE, destructiveHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await reclaim(store, a.id, a.reason);
+    return taskReply(store, t, `reclaimed ${t.id}`);
+  },
+});
+
+export const cancelTaskTool = defineTool({
+  name: "cancel_task",
+  title: "Cancel a task",
+  description: [
+    "Cancel a task that is no longer wanted (obsolete, duplicate, out of scope), with the reason. Allowed while nobody else holds it.",
+    "Not for work that failed (fail_task) or that you merely stop doing (release_task).",
+    `Refusals: ${HELD} \`final_state\`: it is already finished.`,
+  ].join("\n"),
+  input: { id: taskId(), reason: describe(z.string(), "why the task is cancelled") },
+  output: { task: Task },
+  annotations: { ...WRITE, destructiveHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const t = await cancel(store, a.id, a.reason);
+    return taskReply(store, t, `cancelled ${t.id}`);
+  },
+});
+
+export const CLAIM_TOOLS = [
+  claimTaskTool,
+  claimNextTool,
+  renewTaskTool,
+  releaseTaskTool,
+  completeTaskTool,
+  failTaskTool,
+  reclaimTaskTool,
+  cancelTaskTool,
+];

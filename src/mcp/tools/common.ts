@@ -1,0 +1,29 @@
+// Input fields and renderings shared by the tool files.
+import * as z from "zod/mini";
+import type { Task } from "../../core/task.ts";
+import { taskDetail, taskLine } from "../../cli/render.ts";
+import type { Store } from "../../store/store.ts";
+import type { ToolReply } from "../tool.ts";
+
+export const describe = <T extends z.core.$ZodType>(schema: T, text: string): T =>
+  (schema as unknown as { check(c: unknown): T }).check(z.describe(text));
+
+export const taskId = () => describe(z.string(), "the task id, as returned by create_task or list_tasks (e.g. t-3kq8m2vd)");
+export const ttl = () =>
+  z.optional(describe(z.string(), "lease length such as 90s, 10m or 2h; default: claim_ttl in .handoff.yaml, else 30m"));
+export const limit = (fallback: number) =>
+  z.optional(describe(z.int().check(z.gte(1), z.lte(1000)), `return at most this many (default ${fallback})`));
+export const waitSeconds = () =>
+  z.optional(
+    describe(z.number().check(z.gte(0)), "longest this call blocks, in seconds; capped by the server's bound (default: the bound, about 50 s)"),
+  );
+
+/** One task as a tool reply: the record, and a headline plus the CLI's detailed rendering. */
+export function taskReply(store: Store, task: Task, headline: string): ToolReply {
+  return { data: { task }, text: `${headline}\n${taskDetail(task, store.now())}` };
+}
+
+export function taskLines(store: Store, tasks: Task[], empty: string): string {
+  const now = store.now();
+  return tasks.length ? tasks.map((t) => taskLine(t, now)).join("\n") : empty;
+}

@@ -1,0 +1,129 @@
+// Read-mostly tools: the agent's context at session start, the overview and the event history.
+import * as z from "zod/mini";
+import { parseSince } from "../../core/duration.ts";
+import { fail } from "../../core/errors.ts";
+import { EventType } from "../../core/event.ts";
+import { Actor } from "../../core/identity.ts";
+import { validateAgentId, validateTaskId } from "../../core/ids.ts";
+import { buildOverview } from "../../core/overview.ts";
+import { claimCandidates, isLive } from "../../core/task-ops.ts";
+import { eventLine, overviewText } from "../../cli/render.ts";
+import { readEvents } from "../../store/events.ts";
+import type { Store } from "../../store/store.ts";
+import { listTasks } from "../../store/task-store.ts";
+import { registerAgentSession } from "../agent-registration.ts";
+import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
+import { defineTool } from "../tool.ts";
+import { describe, limit, taskLines } from "./common.ts";
+
+async function overviewOf(store: Store) {
+  const { tasks, problems } = await listTasks(store, { settled: false });
+  const now = store.now();
+  return { tasks, overview: { ...buildOverview(tasks, now), me: store.actor, problems } };
+}
+
+export const loadContext = defineTool({
+  name: "load_context",
+  title: "Load your coordination context",
+  description: [
+    "Call this once at the start of a session (and again after your context was reset or compacted). It tells you who you are to git-handoff (agent name, worktree, branch), the tasks you hold and when their leases end, the best tasks ready to claim, and who else holds what.",
+    "Pass `agent` to choose your name when the server was not started with one (--agent or HANDOFF_AGENT in the MCP config win over it).",
+    "No need to call it before every action: every other tool reads the current state itself.",
+  ].join("\n"),
+  input: {
+    agent: z.optional(describe(z.string(), "your agent name (letters, digits, . _ @ + -), used for every claim this session makes")),
+    session_id: z.optional(describe(z.string(), "your client's session id, if you know it")),
+  },
+  output: {
+    agent: Actor,
+    agent_source: z.string(),
+    session: z.object({ registered: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
+    claimed: z.array(Task),
+    ready: z.array(Task),
+    ready_total: z.number(),
+    overview: Overview,
+  },
+  annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
+  async run(a, { session }) {
+    let note = "";
+    if (a.agent !== undefined) {
+      validateAgentId(a.agent);
+      if (!(await session.adoptAgent(a.agent))) note = `the server was started as this agent (${session.agentSource}); ignoring agent ${JSON.stringify(a.agent)}`;
+    }
+    const store = await session.store();
+    const registration = await registerAgentSession(store, a.session_id !== undefined ? { session_id: a.session_id } : {});
+    const { tasks, overview } = await overviewOf(store);
+    const now = store.now();
+    const me = store.actor.agent;
+    const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
+    const ready = claimCandidates(tasks, { actor: store.actor, now });
+    const shown = ready.slice(0, 5);
+    const text = [
+      `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
+      ...(note ? [note] : []),
+      "",
+      "you hold:",
+      taskLines(store, claimed, "nothing"),
+      "",
+      `ready to claim (${ready.length}):`,
+      taskLines(store, shown, "nothing; call watch to wait for work"),
+      "",
+      overviewText(overview, now),
+      "",
+      claimed.length ? "next: continue your claimed tasks (renew_task before leases end), complete_task when done" : "next: claim_next (or claim_task a ready one) before starting work",
+    ].join("\n");
+    return {
+      data: { agent: store.actor, agent_source: session.agentSource, session: registration, claimed, ready: shown, ready_total: ready.length, overview },
+      text,
+    };
+  },
+});
+
+export const overviewTool = defineTool({
+  name: "overview",
+  title: "Overview",
+  description: [
+    "A bird's-eye view of coordination in this repository: how many tasks are in each status, who holds which task until when (with worktree and branch), leases ending within 5 minutes, and expired leases nobody took over yet.",
+    "Use it to orient yourself or before negotiating with another agent. For your own context at session start, call load_context.",
+  ].join("\n"),
+  input: {},
+  output: OverviewShape,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(_a, { session }) {
+    const store = await session.store();
+    const { overview } = await overviewOf(store);
+    return { data: overview, text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join("") };
+  },
+});
+
+export const eventsTool = defineTool({
+  name: "events",
+  title: "Event history",
+  description: [
+    "The coordination history, oldest first: created, claimed, renewed, released, expired, done, failed, reclaimed, cancelled; each with agent, time, fence and details. Read from git history, so it is complete.",
+    "Use it to find out what happened to a task or what an agent did. Filters combine; only the most recent `limit` events are returned (default 50).",
+  ].join("\n"),
+  input: {
+    since: z.optional(describe(z.string(), "an ISO time (2026-11-29T10:00:00Z) or a duration back from now (2h, 7d)")),
+    task: z.optional(describe(z.string(), "only this task")),
+    agent: z.optional(describe(z.string(), "only events about or by this agent")),
+    type: z.optional(describe(EventType, "only this event type")),
+    limit: limit(50),
+  },
+  output: { events: z.array(HandoffEvent) },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(a, { session }) {
+    const store = await session.store();
+    if (a.type !== undefined && !EventType.options.includes(a.type)) fail("invalid_input", `unknown event type ${JSON.stringify(a.type)}`);
+    const events = await readEvents(store, {
+      ...(a.since !== undefined ? { since: parseSince(a.since, store.now()) } : {}),
+      ...(a.task !== undefined ? { task: validateTaskId(a.task) } : {}),
+      ...(a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {}),
+      ...(a.type !== undefined ? { type: a.type } : {}),
+      limit: a.limit ?? 50,
+    });
+    return { data: { events }, text: events.length ? events.map(eventLine).join("\n") : "no events" };
+  },
+});
+
+export const VIEW_TOOLS = [loadContext, overviewTool, eventsTool];

@@ -1,0 +1,48 @@
+// Bounded waiting for the blocking tools. A call blocks at most `boundMs` (about 50 s, under the
+// 60 s request timeout most MCP clients use), then returns what it saw so the agent calls again.
+import type { ToolContext } from "./tool.ts";
+
+export interface Waited<T> {
+  value: T | null;
+  waitedMs: number;
+  timedOut: boolean;
+}
+
+/** Longest the caller asked for, capped by the server's bound. */
+export function boundFor(ctx: ToolContext, seconds: number | undefined): number {
+  const bound = ctx.session.waitBoundMs;
+  return seconds === undefined ? bound : Math.min(bound, Math.max(0, seconds * 1000));
+}
+
+/**
+ * Calls `check` every poll interval until it returns a value, the bound passes or the client
+ * cancels. `check` runs at least once, so a zero bound is a plain read.
+ */
+export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () => Promise<T | null>): Promise<Waited<T>> {
+  const start = Date.now();
+  let lastProgress = start;
+  const progressEvery = Math.min(5000, boundMs / 5); // a few signs of life per call, for clients that reset their timeout on progress
+  for (;;) {
+    const value = await check();
+    const waitedMs = Date.now() - start;
+    if (value !== null) return { value, waitedMs, timedOut: false };
+    if (waitedMs >= boundMs || ctx.signal.aborted) return { value: null, waitedMs, timedOut: true };
+    if (Date.now() - lastProgress >= progressEvery) {
+      lastProgress = Date.now();
+      await ctx.progress(waitedMs, boundMs, "still waiting");
+    }
+    await sleep(Math.min(ctx.session.pollMs, boundMs - waitedMs), ctx.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,88 @@
+// Test support for the MCP server: an in-process server and client joined by the SDK's in-memory
+// transport, and a real client spawning the built `git-handoff mcp` over stdio.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createServer } from "../../src/mcp/server.ts";
+import { McpSession } from "../../src/mcp/session.ts";
+import { CLI, cleanEnv } from "./repo.ts";
+
+export interface McpHandle {
+  client: Client;
+  /** What the server wrote to stderr (stdio servers only). */
+  stderr(): string;
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Calls a tool that must succeed; returns its structuredContent. */
+  ok(name: string, args?: Record<string, unknown>): Promise<any>;
+  /** Calls a tool that must be refused; returns the structured error body. */
+  refused(name: string, args?: Record<string, unknown>): Promise<any>;
+  close(): Promise<void>;
+}
+
+function handle(client: Client, close: () => Promise<void>, stderr: () => string = () => ""): McpHandle {
+  const call = (name: string, args: Record<string, unknown> = {}) =>
+    client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 }) as Promise<CallToolResult>;
+  return {
+    client,
+    stderr,
+    call,
+    async ok(name, args) {
+      const r = await call(name, args);
+      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+      return r.structuredContent;
+    },
+    async refused(name, args) {
+      const r = await call(name, args);
+      if (!r.isError) throw new Error(`${name} was expected to be refused, got ${JSON.stringify(r.structuredContent)}`);
+      const body = (r.structuredContent as { error?: unknown } | undefined)?.error;
+      if (!body) throw new Error(`${name} refusal has no structured error: ${JSON.stringify(r.content)}`);
+      return body;
+    },
+    close,
+  };
+}
+
+export interface InProcessOptions {
+  agent?: string;
+  env?: NodeJS.ProcessEnv;
+  waitBoundMs?: number;
+  pollMs?: number;
+}
+
+export async function inProcess(repo: string, o: InProcessOptions = {}): Promise<McpHandle> {
+  const session = await McpSession.open({
+    cwd: repo,
+    env: cleanEnv(o.env ?? {}),
+    ...(o.agent !== undefined ? { agent: o.agent } : {}),
+    waitBoundMs: o.waitBoundMs ?? 5000,
+    pollMs: o.pollMs ?? 50,
+  });
+  const logs: string[] = [];
+  const server = createServer(session, { log: (l) => logs.push(l) });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "handoff-test", version: "0" });
+  await client.connect(clientSide);
+  return handle(client, async () => {
+    await client.close();
+    await server.close();
+    session.close();
+  });
+}
+
+export async function overStdio(repo: string, o: { agent?: string; args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<McpHandle> {
+  const env = cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", ...(o.args ?? [])],
+    cwd: repo,
+    env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
+  const client = new Client({ name: "handoff-e2e", version: "0" });
+  await client.connect(transport);
+  return handle(client, () => client.close(), () => err);
+}
