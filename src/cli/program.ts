@@ -2,6 +2,8 @@ import { Command } from "commander";
 import { registerClaim } from "./commands/claim.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
+import { registerHook } from "./commands/hook.ts";
+import { registerLease } from "./commands/lease.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
@@ -29,6 +31,8 @@ export function buildProgram(): Command {
   registerClaim(program);
   registerEvents(program);
   registerStatus(program);
+  registerLease(program);
+  registerHook(program);
   registerMcpCommand(program);
   registerMcpConfig(program);
   registerSync(program);

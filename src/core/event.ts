@@ -1,18 +1,23 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
-import { isoTime } from "./schema-helpers.ts";
+import { isoTime, lazySchema } from "./schema-helpers.ts";
 
-export const EventType = z.enum([
-  "created",
-  "claimed",
-  "renewed",
-  "released",
-  "expired",
-  "done",
-  "failed",
-  "reclaimed",
-  "cancelled",
-]);
+export const EventType = lazySchema(() =>
+  z.enum([
+    "created",
+    "claimed",
+    "renewed",
+    "released",
+    "expired",
+    "done",
+    "failed",
+    "reclaimed",
+    "cancelled",
+    "leased",
+    "unleased",
+    "lease_expired",
+  ]),
+);
 export type EventType = z.infer<typeof EventType>;
 
 /**
@@ -20,23 +25,28 @@ export type EventType = z.infer<typeof EventType>;
  * is read from history and never written twice. `agent` is whom the event is about (for `expired`,
  * the holder whose lease ran out); `by` is who recorded it when that differs.
  */
-export const HandoffEvent = z.object({
-  type: EventType,
-  task: z.string(),
-  agent: z.string(),
-  at: isoTime(),
-  scope: AgentScope,
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  by: z.optional(z.string()),
-  fence: z.optional(z.int()),
-  expires_at: z.optional(isoTime()),
-  reason: z.optional(z.string()),
-  commit: z.optional(z.string()),
-  note: z.optional(z.string()),
-  holder: z.optional(z.string()),
-  objective: z.optional(z.string()),
-});
+export const HandoffEvent = lazySchema(() =>
+  z.object({
+    type: EventType,
+    task: z.string(),
+    agent: z.string(),
+    at: isoTime(),
+    scope: AgentScope,
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    by: z.optional(z.string()),
+    fence: z.optional(z.int()),
+    expires_at: z.optional(isoTime()),
+    reason: z.optional(z.string()),
+    commit: z.optional(z.string()),
+    note: z.optional(z.string()),
+    holder: z.optional(z.string()),
+    objective: z.optional(z.string()),
+    /** File leases: the paths or globs the event is about. */
+    paths: z.optional(z.array(z.string())),
+    exclusive: z.optional(z.boolean()),
+  }),
+);
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
 /** The one-line summary that heads the event's commit, for `git log --oneline`. */
@@ -60,7 +70,18 @@ export function summarize(e: HandoffEvent): string {
       return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "cancelled":
       return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "leased":
+      return `leased ${pathList(e.paths)} to ${e.agent}${e.exclusive ? " (exclusive)" : ""}${e.task ? ` for ${e.task}` : ""} until ${e.expires_at}`;
+    case "unleased":
+      return `unleased ${pathList(e.paths)} by ${e.agent}${e.task ? ` (${e.task})` : ""}`;
+    case "lease_expired":
+      return `lease_expired ${pathList(e.paths)}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
   }
+}
+
+function pathList(paths: string[] | undefined): string {
+  const p = paths ?? [];
+  return oneLine(p.length > 3 ? `${p.slice(0, 3).join(" ")} +${p.length - 3} more` : p.join(" "));
 }
 
 function oneLine(s: string): string {
