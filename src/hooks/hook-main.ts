@@ -198,7 +198,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   const r = await prePush(store, stdin, inv.args[0]);
   if (r.verdict === "deny") {
     stderr(r.text + "\n");
-    warn("push refused: the pushed commits touch files inside another agent's exclusive lease (see above)");
+    warn("push refused: the pushed commits touch files inside another agent's exclusive lease, or work for a task whose lease is no longer yours (see above)");
     return 1;
   }
   return 0;
