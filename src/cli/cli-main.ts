@@ -8,7 +8,7 @@ async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {
     await buildProgram().parseAsync(argv, { from: "user" });
-    return 0;
+    return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
@@ -20,6 +20,7 @@ async function main(argv: string[]): Promise<number> {
 
 export function run(argv: string[]): void {
   main(argv).then((code) => {
-    process.exitCode = code;
+    // A command that printed its own report may have set a failing status (doctor): keep it.
+    process.exitCode = code || process.exitCode || 0;
   });
 }

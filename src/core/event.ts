@@ -1,31 +1,36 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
-import { isoTime } from "./schema-helpers.ts";
+import { isoTime, lazySchema } from "./schema-helpers.ts";
 
-export const EventType = z.enum([
-  "created",
-  "claimed",
-  "renewed",
-  "released",
-  "expired",
-  "done",
-  "failed",
-  "reclaimed",
-  "cancelled",
-  // issue 4: agents, dependencies, handoffs, review
-  "session_started",
-  "session_ended",
-  "heartbeat",
-  "agent_gc",
-  "depended",
-  "undepended",
-  "handoff",
-  "acked",
-  "verified",
-  "submitted",
-  "accepted",
-  "rejected",
-]);
+export const EventType = lazySchema(() =>
+  z.enum([
+    "created",
+    "claimed",
+    "renewed",
+    "released",
+    "expired",
+    "done",
+    "failed",
+    "reclaimed",
+    "cancelled",
+    "leased",
+    "unleased",
+    "lease_expired",
+    // issue 4: agents, dependencies, handoffs, review
+    "session_started",
+    "session_ended",
+    "heartbeat",
+    "agent_gc",
+    "depended",
+    "undepended",
+    "handoff",
+    "acked",
+    "verified",
+    "submitted",
+    "accepted",
+    "rejected",
+  ]),
+);
 export type EventType = z.infer<typeof EventType>;
 
 /**
@@ -33,33 +38,38 @@ export type EventType = z.infer<typeof EventType>;
  * is read from history and never written twice. `agent` is whom the event is about (for `expired`,
  * the holder whose lease ran out); `by` is who recorded it when that differs.
  */
-export const HandoffEvent = z.object({
-  type: EventType,
-  task: z.string(),
-  agent: z.string(),
-  at: isoTime(),
-  scope: AgentScope,
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  by: z.optional(z.string()),
-  fence: z.optional(z.int()),
-  expires_at: z.optional(isoTime()),
-  reason: z.optional(z.string()),
-  commit: z.optional(z.string()),
-  note: z.optional(z.string()),
-  holder: z.optional(z.string()),
-  objective: z.optional(z.string()),
-  // issue 4 details
-  session: z.optional(z.nullable(z.string())),
-  /** depended / undepended: the task waited on. */
-  on: z.optional(z.string()),
-  handoff: z.optional(z.string()),
-  to: z.optional(z.nullable(z.string())),
-  exit_code: z.optional(z.nullable(z.int())),
-  passed: z.optional(z.boolean()),
-  duration_ms: z.optional(z.int()),
-  last_heartbeat: z.optional(isoTime()),
-});
+export const HandoffEvent = lazySchema(() =>
+  z.object({
+    type: EventType,
+    task: z.string(),
+    agent: z.string(),
+    at: isoTime(),
+    scope: AgentScope,
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    by: z.optional(z.string()),
+    fence: z.optional(z.int()),
+    expires_at: z.optional(isoTime()),
+    reason: z.optional(z.string()),
+    commit: z.optional(z.string()),
+    note: z.optional(z.string()),
+    holder: z.optional(z.string()),
+    objective: z.optional(z.string()),
+    /** File leases: the paths or globs the event is about. */
+    paths: z.optional(z.array(z.string())),
+    exclusive: z.optional(z.boolean()),
+    // issue 4 details
+    session: z.optional(z.nullable(z.string())),
+    /** depended / undepended: the task waited on. */
+    on: z.optional(z.string()),
+    handoff: z.optional(z.string()),
+    to: z.optional(z.nullable(z.string())),
+    exit_code: z.optional(z.nullable(z.int())),
+    passed: z.optional(z.boolean()),
+    duration_ms: z.optional(z.int()),
+    last_heartbeat: z.optional(isoTime()),
+  }),
+);
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
 /** The one-line summary that heads the event's commit, for `git log --oneline`. */
@@ -83,6 +93,12 @@ export function summarize(e: HandoffEvent): string {
       return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "cancelled":
       return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "leased":
+      return `leased ${pathList(e.paths)} to ${e.agent}${e.exclusive ? " (exclusive)" : ""}${e.task ? ` for ${e.task}` : ""} until ${e.expires_at}`;
+    case "unleased":
+      return `unleased ${pathList(e.paths)} by ${e.agent}${e.task ? ` (${e.task})` : ""}`;
+    case "lease_expired":
+      return `lease_expired ${pathList(e.paths)}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
     case "session_started":
       return `session started by ${e.agent}: ${oneLine(e.objective ?? "")}`;
     case "session_ended":
@@ -110,6 +126,11 @@ export function summarize(e: HandoffEvent): string {
     case "rejected":
       return `rejected ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
   }
+}
+
+function pathList(paths: string[] | undefined): string {
+  const p = paths ?? [];
+  return oneLine(p.length > 3 ? `${p.slice(0, 3).join(" ")} +${p.length - 3} more` : p.join(" "));
 }
 
 function oneLine(s: string): string {

@@ -31,6 +31,7 @@ export interface NewTaskInput {
   priority: number;
   scope: string[];
   maxAttempts: number;
+  exclusive?: boolean;
   /** Tasks this one waits on (issue 4); the caller checks that they exist. */
   after?: string[];
   /** The command that verifies the work (issue 4). */
@@ -60,6 +61,7 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     created_at: at,
     updated_at: at,
     result: null,
+    ...(input.exclusive ? { exclusive: true } : {}),
     ...(input.after?.length ? { after: input.after } : {}),
     ...(input.verify ? { verify: input.verify } : {}),
   };

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import { TaskStatus } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
-import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
+import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
+import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { taskExtrasText } from "../render-tasks.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
@@ -19,17 +20,19 @@ export function registerTask(program: Command): void {
       .argument("<objective...>", "what the task is for")
       .option("--id <id>", "use this id instead of a generated one")
       .option("--priority <n>", "higher is taken first by claim --next", "0")
-      .option("--scope <glob>", "files the task will touch (repeatable)", collect, [])
+      .option("--scope <glob>", "files the task will touch (repeatable); claiming the task leases them", collect, [])
+      .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)")
       .option("--after <id...>", "tasks that must be done before this one is ready (repeatable)")
       .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review"),
-  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; after?: string[]; verify?: string }, cmd: Command) => {
+  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);
       const created = await addTaskAfter(store, {
         objective: words.join(" "),
         priority,
-        scope: o.scope,
+        scope: normalizeScope(store, o.scope),
         maxAttempts: store.config.maxAttempts,
+        ...(o.exclusive ? { exclusive: true } : {}),
         ...(o.id !== undefined ? { id: o.id } : {}),
         ...(o.after ? { after: o.after } : {}),
         ...(o.verify !== undefined ? { verify: checkVerifyCommand(o.verify) } : {}),

@@ -1,0 +1,151 @@
+// All file leases live in one record on one ref, refs/handoff/leases. Why one ref and not one per
+// lease: (1) exclusivity between overlapping globs is a property of the whole set, and one
+// compare-and-swap on one ref makes "never two overlapping exclusive leases" hold by construction,
+// where per-lease refs would need a transaction verifying every other lease ref; (2) a check, which
+// runs before every agent edit, is one ref read and one blob read, whatever the number of leases.
+// The price is that all lease writes serialize on one ref: writes are rare (a lease, a release, an
+// agent's first edit of a file) next to checks, and a lost race just re-runs on fresh state.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { HandoffError } from "../core/errors.ts";
+import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
+import { isGlob } from "../core/paths.ts";
+import { buildPolicy, type LeasePolicy } from "../core/lease-policy.ts";
+import type { Outcome } from "../core/outcome.ts";
+import type { OpContext } from "../core/task-ops.ts";
+import { readRecord, writeSteps } from "./codec.ts";
+import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
+
+export const LEASES_REF = `${REF_ROOT}leases`;
+export const LEASES_FILE = "leases.json";
+
+/** Which leases a read needs: those that could cover `paths`, and all of `agent`'s. Unset: all. */
+export interface LeaseFilter {
+  paths: string[];
+  agent: string;
+}
+
+/**
+ * Reads the lease set at a commit. A cold process spends more on this than on anything else a hook
+ * does: three object reads, inflating ~250 KB for 1,000 leases, schema validation (~35 ms cold)
+ * and parsing it all. So the first reader of a new tip leaves `.git/handoff/leases.cache`: the
+ * tip's commit id on the first line, then one validated lease per line, keyed by the first folder
+ * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
+ * line is the current tip is that tip's record; anything else is ignored and replaced. With a
+ * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
+ * (DESIGN: thrown away and rebuilt at will).
+ */
+export async function readLeasesAt(store: Store, tip: string | null, filter?: LeaseFilter): Promise<{ set: LeaseSet; partial: boolean }> {
+  if (!tip) return { set: EMPTY_LEASES, partial: false };
+  const cacheFile = `${store.repo.commonDir}/handoff/leases.cache`;
+  const cached = readSmall(cacheFile);
+  if (cached && cached.startsWith(tip + "\n")) {
+    const hit = parseCache(cached, tip.length + 1, filter);
+    if (hit) return hit;
+  }
+  const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);
+  writeSmall(cacheFile, `${tip}\n${record.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  return { set: record, partial: false };
+}
+
+function cacheKey(pattern: string): string {
+  const first = pattern.split("/", 1)[0]!;
+  return isGlob(first) || !pattern.includes("/") ? "*" : first;
+}
+
+function parseCache(text: string, from: number, filter?: LeaseFilter): { set: LeaseSet; partial: boolean } | null {
+  let keys: Set<string> | null = null;
+  let mine = "";
+  const firsts = filter?.paths.map((p) => p.split("/", 1)[0]!) ?? [];
+  if (filter && firsts.every((f) => !isGlob(f))) {
+    // A file at the root can only be covered by a root-level or glob-first pattern (key `*`).
+    keys = new Set(["*", ...filter.paths.filter((p) => p.includes("/")).map(cacheKey)]);
+    mine = `"agent":${JSON.stringify(filter.agent)},`;
+  }
+  const leases: Lease[] = [];
+  try {
+    for (let i = from; i < text.length; ) {
+      let nl = text.indexOf("\n", i);
+      if (nl < 0) nl = text.length;
+      const tab = text.indexOf("\t", i);
+      if (tab < 0 || tab > nl) return null;
+      if (!keys || keys.has(text.slice(i, tab)) || text.slice(tab, nl).includes(mine)) leases.push(JSON.parse(text.slice(tab + 1, nl)) as Lease);
+      i = nl + 1;
+    }
+  } catch {
+    return null; // a torn or foreign file: the caller falls back to the validating read
+  }
+  return { set: { leases }, partial: keys !== null };
+}
+
+function readSmall(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+function writeSmall(path: string, text: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, text);
+    renameSync(tmp, path);
+  } catch {
+    /* only a slower next read */
+  }
+}
+
+/** The lease set as stored (expired leases included: readers filter, writers sweep). */
+export async function loadLeases(store: Store): Promise<{ set: LeaseSet; tip: string | null }> {
+  const tip = await store.readRef(LEASES_REF);
+  return { set: (await readLeasesAt(store, tip)).set, tip };
+}
+
+/**
+ * Only the leases that can answer for `paths` (plus the caller's own): what a hook needs to
+ * check an edit. `partial` says the set is not the whole record: never write it back.
+ */
+export async function loadLeasesFor(store: Store, filter: LeaseFilter): Promise<{ set: LeaseSet; tip: string | null; partial: boolean }> {
+  const tip = await store.readRef(LEASES_REF);
+  return { ...(await readLeasesAt(store, tip, filter)), tip };
+}
+
+/**
+ * One lease per line: a third smaller than indented JSON (less to inflate and parse before every
+ * edit) and `git log -p refs/handoff/leases` still shows one changed line per changed lease.
+ */
+export function serializeLeases(set: LeaseSet): string {
+  return set.leases.length ? `{"leases": [\n${set.leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n` : `{"leases": []}\n`;
+}
+
+/** Writes the steps of a lease outcome on top of `tip`; null when there is nothing to write. */
+export function leaseUpdate(store: Store, tip: string | null, out: Outcome<LeaseSet>) {
+  if (!out.ok) throw new HandoffError(out.refusal);
+  if (out.steps.length === 0) return null;
+  return { ref: LEASES_REF, new: writeSteps(store.writer, tip, LEASES_FILE, out.steps, serializeLeases), old: tip };
+}
+
+/** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */
+export function mutateLeases(store: Store, op: (set: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>, opts: CasOptions = {}): Promise<LeaseSet> {
+  return store.casLoop(async (now) => {
+    const { set, tip } = await loadLeases(store);
+    const out = op(set, { actor: store.actor, now });
+    const update = leaseUpdate(store, tip, out);
+    return { updates: update ? [update] : [], result: out.ok ? out.record : set };
+  }, opts);
+}
+
+/** The lease policy: mode and ignore globs from .handoff.yaml, plus .gitattributes markings. */
+export function loadPolicy(store: Store): LeasePolicy {
+  let attrs: string | null = null;
+  if (store.repo.workTree) {
+    try {
+      attrs = readFileSync(`${store.repo.workTree}/.gitattributes`, "utf8");
+    } catch {
+      attrs = null;
+    }
+  }
+  return buildPolicy(store.config, attrs);
+}
