@@ -9,6 +9,7 @@ import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
+import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 
@@ -29,6 +30,9 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
 
 /** A task's scope globs in lease form, read against the repository root (like .gitignore). */
 export function normalizeScope(store: Store, globs: string[]): string[] {
+  // The task's own rules first (count, length, printable), so their messages name the scope.
+  const problem = scopeProblem(globs);
+  if (problem) fail("invalid_input", problem);
   const root = store.repo.workTree;
   return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
 }
