@@ -24,7 +24,7 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
   const status = Object.fromEntries(["alice", "bob", "carol", "dave"].map((a) => [a, gitOut(t.wt[a]!, "status", "--porcelain")]));
   const refs = handoffRefs(t.repo);
 
-  const r = t.as("lead", ["merge-preview", "--json"]);
+  const r = t.as("lead", ["conflicts", "--json"]);
   assert.is(r.code, 0, r.stderr);
   assert.is(r.json.integration, "main");
   assert.equal(r.json.sides.map((s: any) => s.branch), ["alice-work", "bob-work", "carol-work", "dave-work"]);

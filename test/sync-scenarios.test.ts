@@ -70,8 +70,8 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   assert.is(st.conflicts.length, 1);
   assert.is(st.tentative.length, 0);
   assert.match(ok(cli(["status"], { cwd: a, agent: "alice" })).stdout, /no longer applies/);
-  assert.is(ok(cli(["conflicts", "--ack", "--json"], { cwd: a, agent: "alice" })).json.acknowledged, 1);
-  assert.is(ok(cli(["conflicts", "--json"], { cwd: a, agent: "alice" })).json.length, 0);
+  assert.is(ok(cli(["sync-conflicts", "--ack", "--json"], { cwd: a, agent: "alice" })).json.acknowledged, 1);
+  assert.is(ok(cli(["sync-conflicts", "--json"], { cwd: a, agent: "alice" })).json.length, 0);
 
   assert.is(userState(a), users[0]);
   assert.is(userState(b), users[1]);
@@ -174,7 +174,7 @@ test("a renew by an agent who lost the lease becomes a conflict for that agent a
   assert.is(s.conflicts[0].event.type, "renewed");
   assert.is(remoteTask(bare, "contested").status, "todo");
   assert.is(remoteTask(bare, "contested").claim, null);
-  assert.is(ok(cli(["conflicts", "--json"], { cwd: a, agent: "alice" })).json.length, 1);
+  assert.is(ok(cli(["sync-conflicts", "--json"], { cwd: a, agent: "alice" })).json.length, 1);
 });
 
 test("compaction moves old finished tasks into refs/handoff/archive; events still read them; other clones follow", async () => {

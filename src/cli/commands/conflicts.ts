@@ -7,8 +7,9 @@ import { emit } from "../output.ts";
 export function registerConflicts(program: Command): void {
   withGlobals(
     program
-      // Issue 4 named this `conflicts`; issue 5 uses `conflicts` for operations that failed at sync.
-      .command("merge-preview")
+      // `conflicts` is the merge preview; operations refused at sync are `sync-conflicts`.
+      .command("conflicts")
+      .alias("merge-preview")
       .description("predict merge conflicts between the branches of active agents, and each against the integration branch (git merge-tree, no worktree touched)"),
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {

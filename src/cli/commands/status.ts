@@ -12,7 +12,7 @@ import { listTentative, readConflicts, type Conflict } from "../../store/local-a
 function syncText(conflicts: Conflict[], tentative: number): string {
   const lines: string[] = [];
   if (conflicts.length) {
-    lines.push("", "sync conflicts (git handoff conflicts --ack once read)");
+    lines.push("", "sync conflicts (git handoff sync-conflicts --ack once read)");
     for (const c of conflicts) lines.push(`  ${c.message}`);
   }
   if (tentative) lines.push("", `${tentative} tentative offline operation(s): confirmed or refused at the next git handoff sync`);

@@ -54,7 +54,7 @@ export function registerSync(program: Command): void {
 
   withGlobals(
     program
-      .command("conflicts")
+      .command("sync-conflicts")
       .description("operations that no longer applied at sync (a claim another clone won, a renew after losing the lease)")
       .option("--all", "every agent's, not only the calling agent's")
       .option("--ack", "mark the calling agent's conflicts as read (removes them)"),
