@@ -1,12 +1,23 @@
-// Seam for issue 4 (agents and sessions): who is the agent behind a hook payload, and recording
-// that a session started. Until that lands the agent comes from --agent / $HANDOFF_AGENT / the
-// default name, and a session start records nothing.
+// Who is the agent behind a hook payload, and recording that its session started.
+import { heartbeatFor } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 
-/** The agent name a hook acts as, from its payload (e.g. a Claude session_id), or undefined for the default. */
+/** The agent name a hook acts as: --agent / $HANDOFF_AGENT, else the default derived name. */
 export function agentForPayload(_payload: Record<string, unknown>, env: NodeJS.ProcessEnv): string | undefined {
   return env.HANDOFF_AGENT || undefined;
 }
 
-/** Registers the session's agent (issue 4 writes refs/handoff/agents/<agent> here). */
-export async function registerSession(_store: Store, _payload: Record<string, unknown>): Promise<void> {}
+/**
+ * Registers the session's agent: a heartbeat on refs/handoff/agents/<agent> carrying the agent
+ * runtime's session id (Claude Code's `session_id`), so `agents` and `status` map the session to
+ * its worktree and branch. Best effort: a session start must never be blocked by bookkeeping.
+ */
+export async function registerSession(store: Store, payload: Record<string, unknown>): Promise<void> {
+  const id = payload.session_id;
+  const session = typeof id === "string" && id.length > 0 && id.length <= 200 && !/[\x00-\x1f]/.test(id) ? id : undefined;
+  try {
+    await heartbeatFor(store, session !== undefined ? { session } : {});
+  } catch {
+    /* the context below is still worth giving */
+  }
+}

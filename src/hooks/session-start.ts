@@ -1,11 +1,15 @@
-// What an agent should know when its session starts: the tasks it holds, and the leases other
-// agents hold in its scope (the scope globs of its tasks and its own leases; everything if none).
+// What an agent should know when its session starts: the tasks it holds, the leases other agents
+// hold in its scope (the scope globs of its tasks and its own leases; everything if none), its
+// operations refused at sync, and the handoffs waiting for it.
 import { isLeaseLive } from "../core/lease.ts";
 import { overlaps } from "../core/glob-overlap.ts";
 import { formatDuration } from "../core/duration.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
+import { inboxContext } from "../core/handoff-text.ts";
+import { inbox } from "../store/handoff-actions.ts";
+import { readConflicts } from "../store/local-area.ts";
 
 const MAX_LINES = 30;
 
@@ -34,5 +38,15 @@ export async function sessionContext(store: Store): Promise<string> {
     if (others.length > MAX_LINES) lines.push(`- … and ${others.length - MAX_LINES} more: git handoff leases`);
   }
   lines.push("Before editing a file another agent holds, run: git handoff check <path>");
+  // Operations of this agent that another clone's state refused at sync (issue 5).
+  const conflicts = await readConflicts(store, agent).catch(() => []);
+  if (conflicts.length) {
+    lines.push(`Refused at sync (${conflicts.length}; clear with git handoff sync-conflicts --ack):`);
+    for (const c of conflicts.slice(0, 10)) lines.push(`- ${c.message}`);
+  }
+  // Handoffs waiting for this agent; their text is another agent's and is fenced as untrusted.
+  const waiting = await inbox(store, agent).catch(() => ({ entries: [] }));
+  const context = inboxContext(agent, waiting.entries);
+  if (context) lines.push("", context);
   return lines.join("\n");
 }
