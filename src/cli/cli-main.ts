@@ -8,7 +8,7 @@ async function main(argv: string[]): Promise<number> {
   const wantsJson = argv.includes("--json");
   try {
     await buildProgram().parseAsync(argv, { from: "user" });
-    return 0;
+    return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;

@@ -3,6 +3,7 @@ import { registerClaim } from "./commands/claim.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
+import { registerLease } from "./commands/lease.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerMcpCommand(program);
   registerMcpConfig(program);
+  registerLease(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -8,19 +8,55 @@ export const ConfigFile = z.strictObject({
   claim_ttl: z.optional(z.string()),
   /** Grants that may expire without completion before the task is marked failed. */
   max_attempts: z.optional(z.int().check(z.gte(1), z.lte(100))),
+  /**
+   * File-lease policy. `advisory`: never block (deny becomes warn); `strict`: warn becomes deny
+   * too; unset (`balanced`): only another agent's exclusive lease blocks.
+   */
+  mode: z.optional(z.enum(["advisory", "balanced", "strict"])),
+  /** Globs never leased or checked, added to the defaults (lockfiles, dist/**, build/**). */
+  ignore: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(1024))).check(z.maxLength(1000))),
+  /** Whether claiming a task leases its scope exclusively (default false: shared). */
+  exclusive_scope: z.optional(z.boolean()),
+  /** Declare by doing: an agent's first edit of a file takes a shared lease on it. Default: on in advisory mode. */
+  auto_lease: z.optional(z.boolean()),
+  /** Default length of a file lease (`30m`); defaults to claim_ttl. */
+  lease_ttl: z.optional(z.string()),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;
+
+export type LeaseMode = "advisory" | "balanced" | "strict";
 
 export interface Config {
   claimTtlMs: number;
   maxAttempts: number;
+  mode: LeaseMode;
+  /** Extra ignore globs from the file (the defaults are added where the policy is built). */
+  ignore: string[];
+  exclusiveScope: boolean;
+  autoLease: boolean;
+  leaseTtlMs: number;
 }
 
-export const DEFAULT_CONFIG: Config = { claimTtlMs: 30 * 60_000, maxAttempts: 3 };
+export const DEFAULT_CONFIG: Config = {
+  claimTtlMs: 30 * 60_000,
+  maxAttempts: 3,
+  mode: "balanced",
+  ignore: [],
+  exclusiveScope: false,
+  autoLease: false,
+  leaseTtlMs: 30 * 60_000,
+};
 
 export function resolveConfig(file: ConfigFile): Config {
+  const claimTtlMs = file.claim_ttl ? parseDuration(file.claim_ttl, "claim_ttl in .handoff.yaml") : DEFAULT_CONFIG.claimTtlMs;
+  const mode = file.mode ?? DEFAULT_CONFIG.mode;
   return {
-    claimTtlMs: file.claim_ttl ? parseDuration(file.claim_ttl, "claim_ttl in .handoff.yaml") : DEFAULT_CONFIG.claimTtlMs,
+    claimTtlMs,
     maxAttempts: file.max_attempts ?? DEFAULT_CONFIG.maxAttempts,
+    mode,
+    ignore: file.ignore ?? [],
+    exclusiveScope: file.exclusive_scope ?? false,
+    autoLease: file.auto_lease ?? mode === "advisory",
+    leaseTtlMs: file.lease_ttl ? parseDuration(file.lease_ttl, "lease_ttl in .handoff.yaml") : claimTtlMs,
   };
 }

@@ -12,6 +12,9 @@ export const EventType = z.enum([
   "failed",
   "reclaimed",
   "cancelled",
+  "leased",
+  "unleased",
+  "lease_expired",
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -36,6 +39,9 @@ export const HandoffEvent = z.object({
   note: z.optional(z.string()),
   holder: z.optional(z.string()),
   objective: z.optional(z.string()),
+  /** File leases: the paths or globs the event is about. */
+  paths: z.optional(z.array(z.string())),
+  exclusive: z.optional(z.boolean()),
 });
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
@@ -60,7 +66,18 @@ export function summarize(e: HandoffEvent): string {
       return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "cancelled":
       return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "leased":
+      return `leased ${pathList(e.paths)} to ${e.agent}${e.exclusive ? " (exclusive)" : ""}${e.task ? ` for ${e.task}` : ""} until ${e.expires_at}`;
+    case "unleased":
+      return `unleased ${pathList(e.paths)} by ${e.agent}${e.task ? ` (${e.task})` : ""}`;
+    case "lease_expired":
+      return `lease_expired ${pathList(e.paths)}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
   }
+}
+
+function pathList(paths: string[] | undefined): string {
+  const p = paths ?? [];
+  return oneLine(p.length > 3 ? `${p.slice(0, 3).join(" ")} +${p.length - 3} more` : p.join(" "));
 }
 
 function oneLine(s: string): string {

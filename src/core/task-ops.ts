@@ -31,6 +31,7 @@ export interface NewTaskInput {
   priority: number;
   scope: string[];
   maxAttempts: number;
+  exclusive?: boolean;
 }
 
 export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
@@ -54,6 +55,7 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     created_at: at,
     updated_at: at,
     result: null,
+    ...(input.exclusive ? { exclusive: true } : {}),
   };
   return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective }, record: task }] };
 }

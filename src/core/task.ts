@@ -47,6 +47,8 @@ export const Task = z.object({
   created_at: isoTime(),
   updated_at: isoTime(),
   result: z.nullable(TaskResult),
+  /** Claiming it leases its scope exclusively (else shared, unless exclusive_scope in .handoff.yaml). */
+  exclusive: z.optional(z.boolean()),
 });
 export type Task = z.infer<typeof Task>;
 

@@ -1,6 +1,11 @@
 // The task operations every front end offers (CLI, MCP, hooks), each one call: resolve input,
-// run the pure operation under compare-and-swap, return the new record.
+// run the pure operation under compare-and-swap, return the new record. A task's scope globs are
+// file leases of its holder, changed in the same transaction as the task (task-lease-store.ts).
 import { parseDuration } from "../core/duration.ts";
+import { isIgnored } from "../core/lease-policy.ts";
+import type { LeaseSet } from "../core/lease.ts";
+import { acquireLeases, releaseTaskLeases } from "../core/lease-ops.ts";
+import type { Outcome } from "../core/outcome.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
@@ -10,48 +15,75 @@ import {
   reclaimTask,
   releaseTask,
   renewTask,
+  type OpContext,
 } from "../core/task-ops.ts";
 import { resolveCommit } from "../git/commits.ts";
+import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
-import { claimNext, mutateTask } from "./task-store.ts";
+import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
+import { claimNext } from "./task-store.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
 }
 
+/**
+ * After a claim or renewal: the holder leases the task's scope until the claim expires, and leases
+ * of the task still held by anyone else (a previous holder whose claim expired) end.
+ */
+function leaseScope(store: Store) {
+  const policy = loadPolicy(store);
+  return (set: LeaseSet, t: Task, ctx: OpContext): Outcome<LeaseSet> => {
+    const patterns = t.scope.filter((g) => !isIgnored(policy, g));
+    const claim = t.claim;
+    if (t.status !== "claimed" || !claim || claim.agent !== ctx.actor.agent) return { ok: true, record: set, steps: [] };
+    const ttlMs = Math.max(1, Date.parse(claim.expires_at) - ctx.now.getTime());
+    const exclusive = t.exclusive ?? store.config.exclusiveScope;
+    return chainLeaseOps(set, ctx, [
+      (s, c) => releaseTaskLeases(s, t.id, c, c.actor.agent),
+      (s, c) => (patterns.length ? acquireLeases(s, { patterns, exclusive, task: t.id, ttlMs, reason: `task ${t.id}` }, c) : { ok: true, record: s, steps: [] }),
+    ]);
+  };
+}
+
+/** After the task left its holder (released, done, failed, cancelled, reclaimed): its leases end. */
+function endScope(id: string) {
+  return (set: LeaseSet, _t: Task, ctx: OpContext) => releaseTaskLeases(set, id, ctx);
+}
+
 export function claim(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return mutateTask(store, id, (t, ctx) => claimTask(t, ctx, ttl), { exclusive: true });
+  return mutateTaskWithLeases(store, id, (t, ctx) => claimTask(t, ctx, ttl), leaseScope(store), { exclusive: true });
 }
 
 export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl));
+  return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl), (s, id, op, o) => mutateTaskWithLeases(s, id, op, leaseScope(s), o));
 }
 
 export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = opts.ttl === undefined ? undefined : parseDuration(opts.ttl, "--ttl");
-  return mutateTask(store, id, (t, ctx) => renewTask(t, ctx, ttl));
+  return mutateTaskWithLeases(store, id, (t, ctx) => renewTask(t, ctx, ttl), leaseScope(store));
 }
 
 export function release(store: Store, id: string): Promise<Task> {
-  return mutateTask(store, id, releaseTask);
+  return mutateTaskWithLeases(store, id, releaseTask, endScope(id));
 }
 
 export async function done(store: Store, id: string, opts: { commit?: string; note?: string } = {}): Promise<Task> {
   const commit = opts.commit !== undefined ? await resolveCommit(store.cwd, opts.commit) : undefined;
   const result = { ...(commit ? { commit } : {}), ...(opts.note !== undefined ? { note: opts.note } : {}) };
-  return mutateTask(store, id, (t, ctx) => completeTask(t, ctx, result));
+  return mutateTaskWithLeases(store, id, (t, ctx) => completeTask(t, ctx, result), endScope(id));
 }
 
 export function failWith(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => failTask(t, ctx, reason));
+  return mutateTaskWithLeases(store, id, (t, ctx) => failTask(t, ctx, reason), endScope(id));
 }
 
 export function reclaim(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => reclaimTask(t, ctx, reason), { exclusive: true });
+  return mutateTaskWithLeases(store, id, (t, ctx) => reclaimTask(t, ctx, reason), endScope(id), { exclusive: true });
 }
 
 export function cancel(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => cancelTask(t, ctx, reason));
+  return mutateTaskWithLeases(store, id, (t, ctx) => cancelTask(t, ctx, reason), endScope(id));
 }

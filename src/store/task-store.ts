@@ -8,7 +8,7 @@ import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
-const TASK_FILE = "task.json";
+export const TASK_FILE = "task.json";
 
 export function taskRef(id: string): string {
   return TASKS_PREFIX + validateTaskId(id);
@@ -98,7 +98,11 @@ export async function mutateTask(
  * Takes the best claimable task. Each candidate is tried under compare-and-swap in order; one
  * that someone else just took is skipped, so concurrent callers end up with different tasks.
  */
-export async function claimNext(store: Store, op: (task: Task, ctx: OpContext) => Outcome<Task>): Promise<Task> {
+export async function claimNext(
+  store: Store,
+  op: (task: Task, ctx: OpContext) => Outcome<Task>,
+  mutate: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> = mutateTask,
+): Promise<Task> {
   const tried = new Set<string>();
   for (;;) {
     const { tasks } = await listTasks(store, { settled: false });
@@ -112,7 +116,7 @@ export async function claimNext(store: Store, op: (task: Task, ctx: OpContext) =
     }
     tried.add(next.id);
     try {
-      return await mutateTask(store, next.id, op, { exclusive: true });
+      return await mutate(store, next.id, op, { exclusive: true });
     } catch (e) {
       // Someone else got it first, or it finished meanwhile: move on to the next candidate.
       if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found")) continue;

@@ -1,26 +1,75 @@
+import { join } from "node:path";
 import type { Command } from "commander";
+import { fail } from "../../core/errors.ts";
 import { git } from "../../git/run.ts";
+import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../hooks/install.ts";
+import type { Store } from "../../store/store.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
 import { withMcpRegistration } from "./mcp-register.ts";
 
 export const FORMAT_VERSION = "1";
 
+/** The git-hooks/ templates ship next to dist/ in the package. */
+const TEMPLATES = join(__dirname, "..", "git-hooks");
+
+async function layoutOf(store: Store): Promise<HookLayout> {
+  const root = store.repo.workTree;
+  if (!root) fail("invalid_input", "hooks need a worktree (this is a bare repository)");
+  const hp = await git(["config", "--get", "core.hooksPath"], { cwd: store.cwd });
+  const hooksPath = hp.code === 0 && hp.stdout.trim() ? hp.stdout.trim() : null;
+  const gp = await git(["rev-parse", "--git-path", "hooks"], { cwd: store.cwd });
+  return { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, gp.stdout.trim(), hooksPath) };
+}
+
+function actionLines(actions: Action[], dryRun: boolean): string[] {
+  const lines = actions.map((a) => (a.op === "note" ? `note:   ${a.detail}` : `${dryRun ? "would " : ""}${a.detail}`));
+  return lines.length ? lines : ["hooks:  nothing to change"];
+}
+
+function publicActions(actions: Action[]) {
+  return actions.map(({ op, path, to, detail }) => ({ op, path, ...(to ? { to } : {}), detail }));
+}
+
 export function registerInit(program: Command): void {
-  withMcpRegistration(withGlobals(program.command("init").description("prepare this repository for git-handoff (idempotent)"))).action(async (_o, cmd: Command) => {
+  withMcpRegistration(
+    withGlobals(
+    program
+      .command("init")
+      .description("prepare this repository for git-handoff and install the git and agent hooks (idempotent)")
+      .option("--dry-run", "show what would change, change nothing")
+      .option("--no-hooks", "only prepare the repository; install no hooks"),
+    ),
+  ).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const current = await git(["config", "--local", "--get", "handoff.version"], { cwd: store.cwd });
       const changed = current.stdout.trim() !== FORMAT_VERSION;
-      if (changed) await git(["config", "--local", "handoff.version", FORMAT_VERSION], { cwd: store.cwd });
-      const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/" };
+      if (changed && !o.dryRun) await git(["config", "--local", "handoff.version", FORMAT_VERSION], { cwd: store.cwd });
+      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), TEMPLATES);
+      if (!o.dryRun) applyActions(actions);
+      const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, actions: publicActions(actions) };
       emit(!!g.json, result, () =>
         [
           changed ? "git-handoff is set up in this repository" : "git-handoff was already set up in this repository",
           `state:  refs under refs/handoff/ in ${store.repo.commonDir}`,
           `agent:  ${store.actor.agent} (${store.actor.scope})`,
+          ...actionLines(actions, !!o.dryRun),
           "next:   git handoff task add <objective>   then   git handoff claim --next",
         ].join("\n"),
       );
+    });
+  });
+
+  withGlobals(
+    program
+      .command("uninstall")
+      .description("remove the git and agent hooks git-handoff installed (restores earlier git hooks; state refs stay)")
+      .option("--dry-run", "show what would change, change nothing"),
+  ).action(async (o: { dryRun?: boolean }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const actions = planUninstall(await layoutOf(store));
+      if (!o.dryRun) applyActions(actions);
+      emit(!!g.json, { dry_run: !!o.dryRun, actions: publicActions(actions) }, () => actionLines(actions, !!o.dryRun).join("\n"));
     });
   });
 }

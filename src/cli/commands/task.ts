@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { TaskStatus } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
+import { normalizeScope } from "../../store/lease-actions.ts";
 import { addTask, listTasks, showTask } from "../../store/task-store.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
@@ -16,15 +17,17 @@ export function registerTask(program: Command): void {
       .argument("<objective...>", "what the task is for")
       .option("--id <id>", "use this id instead of a generated one")
       .option("--priority <n>", "higher is taken first by claim --next", "0")
-      .option("--scope <glob>", "files the task will touch (repeatable)", collect, []),
-  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[] }, cmd: Command) => {
+      .option("--scope <glob>", "files the task will touch (repeatable); claiming the task leases them", collect, [])
+      .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)"),
+  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);
       const created = await addTask(store, {
         objective: words.join(" "),
         priority,
-        scope: o.scope,
+        scope: normalizeScope(store, o.scope),
         maxAttempts: store.config.maxAttempts,
+        ...(o.exclusive ? { exclusive: true } : {}),
         ...(o.id !== undefined ? { id: o.id } : {}),
       });
       emit(!!g.json, created, () => created.id);

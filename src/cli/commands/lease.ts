@@ -1,0 +1,70 @@
+import type { Command } from "commander";
+import { EXIT_CODES } from "../../core/errors.ts";
+import { validateAgentId } from "../../core/ids.ts";
+import type { Lease } from "../../core/lease.ts";
+import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+import { checkText, leaseLine } from "../lease-render.ts";
+
+export function registerLease(program: Command): void {
+  withGlobals(
+    program
+      .command("lease")
+      .description("lease files or globs for the calling agent (shared by default; exit 3 if another agent's lease is in the way)")
+      .argument("<path...>", "files, folders (trailing /) or globs like 'src/api/**'")
+      .option("--exclusive", "nobody else may lease or edit anything overlapping (checks answer deny)")
+      .option("--task <id>", "the task this lease serves")
+      .option("--ttl <duration>", "lease length, like 30m or 2h (default lease_ttl, else claim_ttl, else 30m)")
+      .option("--reason <text>", "why, shown to agents that run into it"),
+  ).action(async (paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await lease(store, paths, o);
+      const now = store.now();
+      emit(!!g.json, r, () =>
+        [
+          ...r.leased.map((l) => `leased ${leaseLine(l, now)}`),
+          ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`),
+        ].join("\n"),
+      );
+    });
+  });
+
+  withGlobals(
+    program
+      .command("unlease")
+      .description("release your leases on files or globs (as you leased them)")
+      .argument("[path...]", "the paths or globs to release")
+      .option("--all", "release every lease you hold"),
+  ).action(async (paths: string[], o: { all?: boolean }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await unlease(store, paths, o);
+      emit(!!g.json, r, () => (r.released.length ? r.released.map((p) => `unleased ${p}`).join("\n") : "nothing to release"));
+    });
+  });
+
+  withGlobals(program.command("leases").description("list live file leases").option("--agent <name>", "only this agent's leases"), {
+    agent: false,
+  }).action(async (_o, cmd: Command) => {
+    // The program also defines --agent, and commander gives it the flag wherever it appears.
+    const agent = (cmd.optsWithGlobals() as { agent?: string }).agent;
+    await withStore(cmd, async (store, g) => {
+      const leases: Lease[] = await listLeases(store, agent !== undefined ? { agent: validateAgentId(agent) } : {});
+      const now = store.now();
+      emit(!!g.json, leases, () => (leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases"));
+    });
+  });
+
+  withGlobals(
+    program
+      .command("check")
+      .description("may the calling agent edit these paths? per path deny | warn | info | ok (exit 3 if any deny)")
+      .argument("<path...>", "files or globs"),
+  ).action(async (paths: string[], _o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await check(store, paths);
+      emit(!!g.json, r, () => checkText(r));
+      if (r.verdict === "deny") process.exitCode = EXIT_CODES.held_by_other;
+    });
+  });
+}

@@ -1,0 +1,25 @@
+import { formatDuration } from "../core/duration.ts";
+import type { Lease } from "../core/lease.ts";
+import type { CheckResult } from "../store/lease-actions.ts";
+
+export function leaseLine(l: Lease, now: Date): string {
+  const left = Date.parse(l.expires_at) - now.getTime();
+  const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), `until ${l.expires_at} (in ${formatDuration(left)})`];
+  if (l.task) bits.push(`task ${l.task}`);
+  if (l.auto) bits.push("(auto)");
+  if (l.reason) bits.push(`— ${l.reason}`);
+  return bits.join("  ");
+}
+
+export function checkText(r: CheckResult): string {
+  const lines: string[] = [];
+  for (const a of r.paths) {
+    if (a.verdict === "ok") {
+      lines.push(a.ignored ? `ok    ${a.path} (ignored by policy)` : `ok    ${a.path}`);
+      continue;
+    }
+    lines.push(a.message.replace(/^(\w+): /, (_m, v: string) => v.padEnd(6)));
+    for (const s of a.suggestions) lines.push(`        ${s.action}: ${s.detail}`);
+  }
+  return lines.join("\n");
+}

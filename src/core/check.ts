@@ -1,0 +1,110 @@
+// `check`: may the calling agent touch these paths? Per path one answer: deny (inside another
+// agent's exclusive lease), warn (another agent leases this very file), info (another agent leases
+// a folder or glob containing it) or ok, each naming holder, task, expiry and what to do.
+import type { Suggestion } from "./errors.ts";
+import { formatDuration } from "./duration.ts";
+import { matchesPath, overlapWitness } from "./glob-overlap.ts";
+import { isLeaseLive, type Lease } from "./lease.ts";
+import { holderSuggestions } from "./lease-ops.ts";
+import { applyMode, isIgnored, worst, type LeasePolicy, type Verdict } from "./lease-policy.ts";
+import { isGlob } from "./paths.ts";
+
+export interface Holder {
+  agent: string;
+  task: string | null;
+  pattern: string;
+  exclusive: boolean;
+  expires_at: string;
+  reason: string | null;
+  worktree: string | null;
+  branch: string | null;
+  /** What this lease alone would answer, before the mode is applied. */
+  verdict: Exclude<Verdict, "ok">;
+}
+
+export interface PathAnswer {
+  path: string;
+  verdict: Verdict;
+  ignored: boolean;
+  holders: Holder[];
+  message: string;
+  suggestions: Suggestion[];
+}
+
+export interface CheckContext {
+  agent: string;
+  now: Date;
+  policy: LeasePolicy;
+}
+
+function relation(lease: Lease, path: string): Exclude<Verdict, "ok"> | null {
+  const hit = isGlob(path) ? overlapWitness(path, lease.pattern) !== null : matchesPath(lease.pattern, path);
+  if (!hit) return null;
+  if (lease.exclusive) return "deny";
+  return lease.pattern === path ? "warn" : "info";
+}
+
+export function checkPath(path: string, leases: Lease[], ctx: CheckContext): PathAnswer {
+  if (isIgnored(ctx.policy, path)) {
+    return { path, verdict: "ok", ignored: true, holders: [], message: `${path}: ignored by policy (never leased or checked)`, suggestions: [] };
+  }
+  const holders: Holder[] = [];
+  let raw: Verdict = "ok";
+  let top: Lease | null = null;
+  for (const lease of leases) {
+    if (lease.agent === ctx.agent || !isLeaseLive(lease, ctx.now)) continue;
+    const v = relation(lease, path);
+    if (!v) continue;
+    holders.push({
+      agent: lease.agent,
+      task: lease.task,
+      pattern: lease.pattern,
+      exclusive: lease.exclusive,
+      expires_at: lease.expires_at,
+      reason: lease.reason,
+      worktree: lease.worktree,
+      branch: lease.branch,
+      verdict: v,
+    });
+    if (worst(raw, v) !== raw || top === null) {
+      raw = worst(raw, v);
+      top = lease;
+    }
+  }
+  const verdict = applyMode(ctx.policy.mode, raw);
+  if (!top) return { path, verdict, ignored: false, holders, message: `${path}: ok`, suggestions: [] };
+  return { path, verdict, ignored: false, holders, message: describe(path, verdict, top, ctx.now), suggestions: holderSuggestions(top, ctx.now) };
+}
+
+export function checkPaths(paths: string[], leases: Lease[], ctx: CheckContext): { verdict: Verdict; answers: PathAnswer[] } {
+  const answers = paths.map((p) => checkPath(p, leases, ctx));
+  return { verdict: answers.reduce<Verdict>((v, a) => worst(v, a.verdict), "ok"), answers };
+}
+
+function describe(path: string, verdict: Verdict, l: Lease, now: Date): string {
+  const left = formatDuration(Date.parse(l.expires_at) - now.getTime());
+  const who = `${l.agent}${l.task ? ` (task ${l.task})` : ""}`;
+  const until = `until ${l.expires_at} (in ${left})`;
+  const what = l.exclusive
+    ? `inside an exclusive lease on ${l.pattern} held by ${who} ${until}`
+    : l.pattern === path
+      ? `leased by ${who} ${until}`
+      : `inside ${l.pattern}, leased by ${who} ${until}`;
+  const why = l.reason ? `; reason: ${l.reason}` : "";
+  return `${verdict}: ${path} is ${what}${why}`;
+}
+
+/** One text an agent can act on: the worst answers first, with what to do. */
+export function answerText(answers: PathAnswer[]): string {
+  const shown = answers.filter((a) => a.verdict !== "ok").sort((a, b) => rank(b.verdict) - rank(a.verdict));
+  const lines: string[] = [];
+  for (const a of shown) {
+    lines.push(`git-handoff ${a.message}`);
+    for (const s of a.suggestions) lines.push(`  ${s.action}: ${s.detail}`);
+  }
+  return lines.join("\n");
+}
+
+function rank(v: Verdict): number {
+  return { ok: 0, info: 1, warn: 2, deny: 3 }[v];
+}

@@ -1,0 +1,244 @@
+// The one place that decides whether two lease patterns (paths or globs) can name a common file.
+// Exact for *, ?, **, [...] and {a,b}: it searches for a witness path both patterns match, so an
+// answer of "overlap" always comes with the file that proves it (and the tests check that file
+// against minimatch), and "no overlap" means no such file exists.
+import { braceExpand, Minimatch } from "minimatch";
+import { isGlob } from "./paths.ts";
+
+/** minimatch options used everywhere a lease pattern meets a path: dotfiles are files too. */
+export const MATCH_OPTS = { dot: true, nocomment: true, nonegate: true } as const;
+
+/** Whether `path` (a repo-relative file) is matched by `pattern` (a path or glob). */
+export function matchesPath(pattern: string, path: string): boolean {
+  if (!isGlob(pattern)) return pattern === path;
+  // Most leases sit under a literal folder: skip the matcher when the path is not under it.
+  if (!path.startsWith(literalPrefix(pattern))) return false;
+  let m = compiled.get(pattern);
+  if (!m) {
+    m = new Minimatch(pattern, MATCH_OPTS);
+    compiled.set(pattern, m);
+  }
+  return m.match(path);
+}
+
+const compiled = new Map<string, Minimatch>();
+const prefixes = new Map<string, string>();
+
+/** The whole folders before the first magic segment, with a trailing slash (`src/api/`), or "". */
+export function literalPrefix(pattern: string): string {
+  let pre = prefixes.get(pattern);
+  if (pre === undefined) {
+    const segs = pattern.split("/");
+    const firstMagic = segs.findIndex((s) => isGlob(s));
+    pre = firstMagic <= 0 ? "" : segs.slice(0, firstMagic).join("/") + "/";
+    prefixes.set(pattern, pre);
+  }
+  return pre;
+}
+
+/** A file both patterns match, or null when there is none. */
+export function overlapWitness(a: string, b: string): string | null {
+  if (!isGlob(a) && !isGlob(b)) return a === b ? a : null;
+  if (!isGlob(a)) return matchesPath(b, a) ? a : null;
+  if (!isGlob(b)) return matchesPath(a, b) ? b : null;
+  const pa = literalPrefix(a);
+  const pb = literalPrefix(b);
+  if (!pa.startsWith(pb) && !pb.startsWith(pa)) return null;
+  for (const x of braceExpand(a)) {
+    for (const y of braceExpand(b)) {
+      const w = witnessPath(parsePattern(x), parsePattern(y));
+      if (w !== null) return w;
+    }
+  }
+  return null;
+}
+
+export function overlaps(a: string, b: string): boolean {
+  return overlapWitness(a, b) !== null;
+}
+
+// --- patterns as segments of tokens -------------------------------------------------------------
+
+type Token = { t: "lit"; c: string } | { t: "one" } | { t: "star" } | { t: "class"; negated: boolean; test: (c: string) => boolean; chars: string[] };
+type Segment = { globstar: true } | { globstar: false; tokens: Token[] };
+
+function parsePattern(p: string): Segment[] {
+  const segs: Segment[] = [];
+  for (const s of p.split("/")) {
+    if (s.length === 0) continue;
+    if (s === "**") {
+      if (!segs.at(-1)?.globstar) segs.push({ globstar: true }); // `**/**` is `**`
+    } else segs.push({ globstar: false, tokens: tokenize(s) });
+  }
+  // Like minimatch, a trailing `**` after something (`src/**`) needs at least one more segment:
+  // `src/**` names what is inside src, not src itself.
+  if (segs.length > 1 && segs.at(-1)!.globstar) segs.splice(segs.length - 1, 0, { globstar: false, tokens: [{ t: "star" }] });
+  return segs;
+}
+
+function tokenize(seg: string): Token[] {
+  const out: Token[] = [];
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg[i]!;
+    if (c === "\\" && i + 1 < seg.length) out.push({ t: "lit", c: seg[++i]! });
+    else if (c === "*") {
+      if (out.at(-1)?.t !== "star") out.push({ t: "star" });
+    } else if (c === "?") out.push({ t: "one" });
+    else if (c === "[") {
+      const cls = parseClass(seg, i);
+      if (cls) {
+        out.push(cls.token);
+        i = cls.end;
+      } else out.push({ t: "lit", c });
+    } else out.push({ t: "lit", c });
+  }
+  return out;
+}
+
+/** `[abc]`, `[a-z]`, `[!x]` / `[^x]`; returns null for an unterminated class (then `[` is literal). */
+function parseClass(seg: string, start: number): { token: Token; end: number } | null {
+  let i = start + 1;
+  let negated = false;
+  if (seg[i] === "!" || seg[i] === "^") {
+    negated = true;
+    i++;
+  }
+  const ranges: [string, string][] = [];
+  let first = true;
+  for (; i < seg.length; i++) {
+    const c = seg[i]!;
+    if (c === "]" && !first) {
+      const inSet = (ch: string) => ranges.some(([lo, hi]) => ch >= lo && ch <= hi);
+      const chars = ranges.flatMap(([lo, hi]) => [lo, hi, shift(lo, -1), shift(hi, 1)]);
+      return { token: { t: "class", negated, test: (ch) => inSet(ch) !== negated, chars }, end: i };
+    }
+    first = false;
+    let lo = c;
+    if (c === "\\" && i + 1 < seg.length) lo = seg[++i]!;
+    if (seg[i + 1] === "-" && seg[i + 2] !== undefined && seg[i + 2] !== "]") {
+      ranges.push([lo, seg[i + 2]!]);
+      i += 2;
+    } else ranges.push([lo, lo]);
+  }
+  return null;
+}
+
+function shift(c: string, d: number): string {
+  return String.fromCharCode(Math.max(33, Math.min(126, c.charCodeAt(0) + d)));
+}
+
+// --- the search ---------------------------------------------------------------------------------
+
+/** A character no pattern mentions: it stands for "any other character". */
+const FRESH = "\u00e6";
+
+/**
+ * Segment lists are matched like minimatch: `**` takes zero or more whole segments; other segments
+ * take exactly one. Memoised over (i, j) positions, so the work is quadratic in segment counts.
+ */
+function witnessPath(a: Segment[], b: Segment[]): string | null {
+  // State: positions in a and b, and whether a segment was taken yet (a path has at least one).
+  const memo = new Map<number, string[] | null>();
+  const W = b.length + 1;
+  const go = (i: number, j: number, took: number): string[] | null => {
+    const key = (i * W + j) * 2 + took;
+    if (memo.has(key)) return memo.get(key)!;
+    memo.set(key, null);
+    let found: string[] | null = null;
+    const sa = a[i];
+    const sb = b[j];
+    if (!sa && !sb) found = took ? [] : null;
+    else if (sa?.globstar) {
+      found = go(i + 1, j, took);
+      if (!found && sb) {
+        if (sb.globstar) found = go(i, j + 1, took) ?? prepend(segmentWitness([{ t: "star" }], [{ t: "star" }])!, go(i, j, 1));
+        else {
+          const seg = segmentWitness(sb.tokens, [{ t: "star" }]);
+          if (seg !== null) found = prepend(seg, go(i, j + 1, 1));
+        }
+      }
+    } else if (sb?.globstar) {
+      found = go(i, j + 1, took);
+      if (!found && sa) {
+        const seg = segmentWitness(sa.tokens, [{ t: "star" }]);
+        if (seg !== null) found = prepend(seg, go(i + 1, j, 1));
+      }
+    } else if (sa && sb) {
+      const seg = segmentWitness(sa.tokens, sb.tokens);
+      if (seg !== null) found = prepend(seg, go(i + 1, j + 1, 1));
+    }
+    memo.set(key, found);
+    return found;
+  };
+  const segs = go(0, 0, 0);
+  return segs && segs.length ? segs.join("/") : null;
+}
+
+function prepend(seg: string, rest: string[] | null): string[] | null {
+  return rest ? [seg, ...rest] : null;
+}
+
+/**
+ * A non-empty segment both token lists match (never `.` or `..`, which no glob names), found by a
+ * breadth-first search over pairs of positions. The alphabet is every character the patterns
+ * mention, range edges and their neighbours, plus one fresh character for "anything else".
+ */
+function segmentWitness(x: Token[], y: Token[]): string | null {
+  const alphabet = new Set<string>([FRESH, "x", "-", "_"]);
+  for (const tok of [...x, ...y]) {
+    if (tok.t === "lit") alphabet.add(tok.c);
+    if (tok.t === "class") for (const c of tok.chars) alphabet.add(c);
+  }
+  alphabet.delete("/");
+  // kind: 0 empty so far, 1 ".", 2 "..", 3 anything else (the only accepted kind).
+  const start = closure(x, 0).flatMap((i) => closure(y, 0).map((j) => [i, j, 0] as const));
+  const seen = new Set<string>();
+  const queue: { i: number; j: number; kind: number; text: string }[] = [];
+  for (const [i, j, kind] of start) {
+    seen.add(`${i},${j},${kind}`);
+    queue.push({ i, j, kind, text: "" });
+  }
+  while (queue.length) {
+    const s = queue.shift()!;
+    if (s.i === x.length && s.j === y.length && s.kind === 3) return s.text;
+    for (const c of alphabet) {
+      const nx = step(x, s.i, c);
+      if (!nx.length) continue;
+      const ny = step(y, s.j, c);
+      if (!ny.length) continue;
+      const kind = s.kind < 2 && c === "." ? s.kind + 1 : 3;
+      for (const i of nx) {
+        for (const j of ny) {
+          const key = `${i},${j},${kind}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          queue.push({ i, j, kind, text: s.text + c });
+        }
+      }
+    }
+  }
+  return null;
+}
+
+/** Positions reachable without consuming a character (a star may match nothing). */
+function closure(toks: Token[], i: number): number[] {
+  const out = [i];
+  while (toks[i]?.t === "star") out.push(++i);
+  return out;
+}
+
+/** Positions after consuming `c` at position `i`, closed under empty stars. */
+function step(toks: Token[], i: number, c: string): number[] {
+  const tok = toks[i];
+  if (!tok) return [];
+  switch (tok.t) {
+    case "lit":
+      return tok.c === c ? closure(toks, i + 1) : [];
+    case "one":
+      return closure(toks, i + 1);
+    case "class":
+      return tok.test(c) ? closure(toks, i + 1) : [];
+    case "star":
+      return [i, ...closure(toks, i + 1)];
+  }
+}

@@ -1,0 +1,233 @@
+// File leases as a pure state machine over the lease set: acquire (shared or exclusive), release,
+// lazy expiry and renewal by activity. State + intent + time -> steps or a refusal naming holders.
+import type { Refusal, Suggestion } from "./errors.ts";
+import type { HandoffEvent } from "./event.ts";
+import { formatDuration } from "./duration.ts";
+import { overlapWitness } from "./glob-overlap.ts";
+import { isLeaseLive, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
+import { refuse, type Outcome, type Step } from "./outcome.ts";
+import type { OpContext } from "./task-ops.ts";
+
+function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
+  const { agent, scope, worktree, branch } = ctx.actor;
+  return { type, task: task ?? "", agent, at: ctx.now.toISOString(), scope, worktree, branch };
+}
+
+function sorted(leases: Lease[]): Lease[] {
+  return [...leases].sort((a, b) => a.pattern.localeCompare(b.pattern) || a.agent.localeCompare(b.agent));
+}
+
+/** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */
+export function settleLeases(set: LeaseSet, ctx: OpContext): { record: LeaseSet; steps: Step<LeaseSet>[] } {
+  const expired = set.leases.filter((l) => !isLeaseLive(l, ctx.now));
+  if (!expired.length) return { record: set, steps: [] };
+  let leases = set.leases;
+  const steps: Step<LeaseSet>[] = [];
+  const holders = [...new Set(expired.map((l) => l.agent))].sort();
+  for (const agent of holders) {
+    const mine = expired.filter((l) => l.agent === agent);
+    leases = leases.filter((l) => !mine.includes(l));
+    const first = mine[0]!;
+    const event: HandoffEvent = {
+      type: "lease_expired",
+      task: first.task ?? "",
+      agent,
+      at: ctx.now.toISOString(),
+      scope: first.scope,
+      worktree: first.worktree,
+      branch: first.branch,
+      by: ctx.actor.agent,
+      paths: mine.map((l) => l.pattern),
+      expires_at: first.expires_at,
+    };
+    steps.push({ event, record: { leases } });
+  }
+  return { record: { leases }, steps };
+}
+
+function afterSettle(set: LeaseSet, ctx: OpContext, decide: (s: LeaseSet) => Outcome<LeaseSet>): Outcome<LeaseSet> {
+  const settled = settleLeases(set, ctx);
+  const out = decide(settled.record);
+  if (!out.ok) return out;
+  return { ok: true, record: out.record, steps: [...settled.steps, ...out.steps] };
+}
+
+export interface LeaseRequest {
+  patterns: string[];
+  exclusive: boolean;
+  task: string | null;
+  ttlMs: number;
+  reason: string | null;
+  auto?: boolean;
+}
+
+/** Another agent's live lease that stands in the way of `pattern`, with the file proving overlap. */
+export interface Conflict {
+  lease: Lease;
+  requested: string;
+  witness: string;
+}
+
+/** Who stands in the way of `agent` taking `patterns` (exclusive or not). */
+export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date): Conflict[] {
+  const out: Conflict[] = [];
+  for (const requested of patterns) {
+    for (const lease of leases) {
+      if (lease.agent === agent || !isLeaseLive(lease, now)) continue;
+      if (!exclusive && !lease.exclusive) continue;
+      const witness = overlapWitness(requested, lease.pattern);
+      if (witness !== null) out.push({ lease, requested, witness });
+    }
+  }
+  return out;
+}
+
+/** How to reach the holder of a lease: what it is doing and where. */
+export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
+  const left = Date.parse(l.expires_at) - now.getTime();
+  const where = l.worktree ? ` in ${l.worktree}${l.branch ? ` (${l.branch})` : ""}` : "";
+  return [
+    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (in ${formatDuration(left)})` },
+    {
+      action: "negotiate",
+      detail: l.task
+        ? `ask ${l.agent}${where}, working on task ${l.task} (git handoff task show ${l.task}), to hand over or run: git handoff unlease ${l.pattern}`
+        : `ask ${l.agent}${where} to release it: git handoff unlease ${l.pattern}`,
+    },
+    { action: "work_elsewhere", detail: "work on another file or task; see who holds what: git handoff leases" },
+  ];
+}
+
+export function conflictRefusal(c: Conflict, now: Date): Refusal {
+  const l = c.lease;
+  const left = Date.parse(l.expires_at) - now.getTime();
+  const kind = l.exclusive ? "an exclusive" : "a shared";
+  return {
+    code: "held_by_other",
+    message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (in ${formatDuration(left)})`,
+    data: { path: c.requested, pattern: l.pattern, holder: l.agent, task: l.task, exclusive: l.exclusive, expires_at: l.expires_at, witness: c.witness },
+    suggestions: holderSuggestions(l, now),
+  };
+}
+
+function checkRequest(req: LeaseRequest): Refusal | null {
+  if (req.patterns.length === 0) return { code: "invalid_input", message: "name at least one path or glob to lease" };
+  if (req.patterns.length > MAX_LEASE_PATTERNS) return { code: "invalid_input", message: `at most ${MAX_LEASE_PATTERNS} paths per lease` };
+  if (req.reason && req.reason.length > MAX_REASON) return { code: "invalid_input", message: `reason is ${req.reason.length} characters; at most ${MAX_REASON}` };
+  return null;
+}
+
+/** Extends every live lease of `agent` from now: any activity of a holder renews its leases. */
+function renewAll(leases: Lease[], agent: string, now: Date): Lease[] {
+  return leases.map((l) => (l.agent === agent ? { ...l, expires_at: new Date(now.getTime() + l.ttl_ms).toISOString() } : l));
+}
+
+/**
+ * Grants `req` to the caller, or refuses naming the first holder in the way. An exclusive request
+ * conflicts with any overlapping lease of another agent; a shared one only with exclusive ones.
+ * Leasing a pattern you already hold updates it (renews, changes exclusive, task or reason).
+ */
+export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext): Outcome<LeaseSet> {
+  const bad = checkRequest(req);
+  if (bad) return refuse(bad);
+  return afterSettle(set, ctx, (s) => {
+    const agent = ctx.actor.agent;
+    const conflicts = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now);
+    if (conflicts.length) return refuse(conflictRefusal(conflicts[0]!, ctx.now));
+    const expires = new Date(ctx.now.getTime() + req.ttlMs).toISOString();
+    const { worktree, branch, scope } = ctx.actor;
+    const patterns = [...new Set(req.patterns)];
+    let leases = renewAll(s.leases, agent, ctx.now).filter((l) => !(l.agent === agent && patterns.includes(l.pattern)));
+    for (const pattern of patterns) {
+      const before = s.leases.find((l) => l.agent === agent && l.pattern === pattern);
+      leases.push({
+        pattern,
+        agent,
+        task: req.task ?? before?.task ?? null,
+        exclusive: req.exclusive,
+        acquired_at: before?.acquired_at ?? ctx.now.toISOString(),
+        expires_at: expires,
+        ttl_ms: req.ttlMs,
+        reason: req.reason ?? before?.reason ?? null,
+        ...(req.auto ? { auto: true } : {}),
+        worktree,
+        branch,
+        scope,
+      });
+    }
+    leases = sorted(leases);
+    const record = { leases };
+    const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: expires };
+    if (req.reason) event.reason = req.reason;
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}
+
+export interface ReleaseRequest {
+  /** Exact patterns to release, as leased. */
+  patterns?: string[];
+  /** Release every lease of the caller. */
+  all?: boolean;
+}
+
+/** Releases the caller's own leases; a pattern the caller does not hold is refused, naming who does. */
+export function releaseLeases(set: LeaseSet, req: ReleaseRequest, ctx: OpContext): Outcome<LeaseSet> {
+  return afterSettle(set, ctx, (s) => {
+    const agent = ctx.actor.agent;
+    const mine = s.leases.filter((l) => l.agent === agent);
+    let gone: Lease[];
+    if (req.all) gone = mine;
+    else {
+      const wanted = [...new Set(req.patterns ?? [])];
+      if (!wanted.length) return refuse({ code: "invalid_input", message: "name the paths or globs to unlease, or --all" });
+      const missing = wanted.filter((p) => !mine.some((l) => l.pattern === p));
+      if (missing.length) {
+        const others = s.leases.filter((l) => missing.includes(l.pattern)).map((l) => l.agent);
+        return refuse({
+          code: others.length ? "not_holder" : "not_found",
+          message: `${agent} holds no lease on ${missing.join(", ")}${others.length ? ` (held by ${[...new Set(others)].join(", ")})` : ""}`,
+          data: { paths: missing },
+          suggestions: [{ action: "fix_input", detail: `see your leases: git handoff leases --agent ${agent}` }],
+        });
+      }
+      gone = mine.filter((l) => wanted.includes(l.pattern));
+    }
+    if (!gone.length) return { ok: true, record: s, steps: [] };
+    const record = { leases: s.leases.filter((l) => !gone.includes(l)) };
+    const tasks = [...new Set(gone.map((l) => l.task).filter((t): t is string => !!t))];
+    const event: HandoffEvent = { ...base("unleased", ctx, tasks.length === 1 ? tasks[0]! : null), paths: gone.map((l) => l.pattern) };
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}
+
+/**
+ * Drops every lease serving `task` (whoever holds it): the task was released, finished or taken
+ * over. `event` is the task event's agent context, so the log says who ended them.
+ */
+export function releaseTaskLeases(set: LeaseSet, task: string, ctx: OpContext, keepAgent?: string): Outcome<LeaseSet> {
+  return afterSettle(set, ctx, (s) => {
+    const gone = s.leases.filter((l) => l.task === task && l.agent !== keepAgent);
+    if (!gone.length) return { ok: true, record: s, steps: [] };
+    const record = { leases: s.leases.filter((l) => !gone.includes(l)) };
+    const event: HandoffEvent = { ...base("unleased", ctx, task), paths: gone.map((l) => l.pattern) };
+    const holders = [...new Set(gone.map((l) => l.agent))];
+    if (holders.length === 1 && holders[0] !== ctx.actor.agent) event.holder = holders[0]!;
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}
+
+/** Renews the caller's live leases when at least `minAgeMs` of a lease's TTL has passed; else no steps. */
+export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 3): Outcome<LeaseSet> {
+  const agent = ctx.actor.agent;
+  const now = ctx.now.getTime();
+  const stale = set.leases.some(
+    (l) => l.agent === agent && isLeaseLive(l, ctx.now) && Date.parse(l.expires_at) - now < l.ttl_ms * (1 - minAgeFraction),
+  );
+  if (!stale) return { ok: true, record: set, steps: [] };
+  return afterSettle(set, ctx, (s) => {
+    const record = { leases: renewAll(s.leases, agent, ctx.now) };
+    const mine = record.leases.filter((l) => l.agent === agent);
+    const event: HandoffEvent = { ...base("leased", ctx, null), paths: mine.map((l) => l.pattern), expires_at: mine[0]?.expires_at ?? ctx.now.toISOString() };
+    return { ok: true, record, steps: [{ event, record }] };
+  });
+}

@@ -1,0 +1,54 @@
+// Paths and globs as leases and checks see them: repo-relative, POSIX separators, no `.` or `..`
+// segments. Pure string work (node:path/posix only), so the same rules hold in every front end.
+import { posix } from "node:path";
+import { fail } from "./errors.ts";
+
+export const MAX_PATH_LENGTH = 1024;
+const GLOB_CHARS = /[*?[\]{}]/;
+const EXTGLOB = /[@!+*?]\(/;
+
+export function isGlob(pattern: string): boolean {
+  return GLOB_CHARS.test(pattern.replace(/\\./g, ""));
+}
+
+function shown(s: string): string {
+  return JSON.stringify(s.length > 80 ? s.slice(0, 80) + "…" : s);
+}
+
+/**
+ * Turns a path or glob a user or agent typed into repo-relative POSIX form. `cwd` is the folder it
+ * was typed in and `root` the worktree root (both absolute); a relative input is read against
+ * `cwd`. Anything that lands outside the repository is refused: that is never a lease we can keep.
+ */
+export function normalizeRepoPath(input: string, root: string, cwd: string = root): string {
+  if (typeof input !== "string" || input.length === 0) fail("invalid_input", "empty path");
+  if (input.length > MAX_PATH_LENGTH) fail("invalid_input", `path ${shown(input)} is longer than ${MAX_PATH_LENGTH} characters`);
+  if (/[\x00-\x1f]/.test(input)) fail("invalid_input", `path ${shown(input)} contains control characters`);
+  if (EXTGLOB.test(input)) fail("invalid_input", `pattern ${shown(input)} uses an extglob; use *, ?, **, [...] or {a,b}`);
+  // Windows separators from agents running there; a glob never needs a backslash escape here.
+  const slashed = input.replace(/\\/g, "/");
+  const rootP = toPosix(root);
+  const abs = slashed.startsWith("/") || /^[A-Za-z]:\//.test(slashed) ? toPosix(slashed) : posix.join(toPosix(cwd), slashed);
+  const normalized = posix.normalize(abs);
+  const rel = posix.relative(rootP, normalized);
+  if (rel === "" || rel === ".") fail("invalid_input", `path ${shown(input)} is the repository root itself; name files or a glob like '**'`);
+  if (rel.startsWith("../") || rel === ".." || posix.isAbsolute(rel)) {
+    fail("invalid_input", `path ${shown(input)} is outside the repository ${root}`, { path: input });
+  }
+  const trailingSlash = slashed.endsWith("/");
+  if (rel === ".git" || rel.startsWith(".git/")) fail("invalid_input", `path ${shown(input)} is inside .git`);
+  return trailingSlash ? `${rel}/**` : rel;
+}
+
+function toPosix(p: string): string {
+  const s = p.replace(/\\/g, "/");
+  return /^[A-Za-z]:\//.test(s) ? "/" + s : s;
+}
+
+/** Ignore globs follow .gitignore habits: a pattern without a slash matches at any depth. */
+export function anchorPattern(pattern: string): string {
+  const p = pattern.trim().replace(/\\/g, "/");
+  if (p.startsWith("/")) return p.slice(1);
+  if (p.endsWith("/")) return `${p}**`;
+  return p.includes("/") ? p : `**/${p}`;
+}

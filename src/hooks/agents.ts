@@ -1,0 +1,81 @@
+// Each agent's hook protocol: where the edited paths are in its payload, and the exact answer it
+// reads back. The decision itself is the same for all (see edit-check.ts).
+import { fail } from "../core/errors.ts";
+import { patchPaths } from "./apply-patch.ts";
+
+export type AgentKind = "claude" | "codex" | "cursor" | "gemini";
+
+/** What a pre-edit hook needs from a payload: nothing more is trusted. */
+export interface EditIntent {
+  tool: string;
+  /** Paths as the agent gave them (absolute, or relative to cwd). Empty: not an edit we check. */
+  paths: string[];
+  cwd: string | null;
+}
+
+/** Tools that write files, per agent. Anything else passes unchecked (the matcher should not send it). */
+const EDIT_TOOLS: Record<AgentKind, Set<string>> = {
+  claude: new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]),
+  codex: new Set(["apply_patch", "ApplyPatch", "Edit", "Write"]),
+  cursor: new Set(["Write", "Edit", "MultiEdit", "StrReplace", "Delete", "edit_file", "write", "search_replace", "delete_file"]),
+  gemini: new Set(["write_file", "replace", "edit"]),
+};
+
+function str(v: unknown): string | null {
+  return typeof v === "string" && v.length > 0 ? v : null;
+}
+
+export function editIntent(kind: AgentKind, payload: Record<string, unknown>): EditIntent {
+  const tool = str(payload.tool_name) ?? "";
+  const input = (typeof payload.tool_input === "object" && payload.tool_input !== null ? payload.tool_input : {}) as Record<string, unknown>;
+  const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : [];
+  const cwd = str(payload.cwd) ?? str(roots[0]) ?? null;
+  if (!tool) fail("invalid_input", `${kind} payload has no tool_name`);
+  if (!EDIT_TOOLS[kind].has(tool)) return { tool, paths: [], cwd };
+  let paths: string[];
+  if (kind === "codex" && (tool === "apply_patch" || tool === "ApplyPatch")) {
+    const cmd = input.command ?? input.patch ?? input.input;
+    const text = Array.isArray(cmd) ? cmd.filter((c) => typeof c === "string").join("\n") : str(cmd);
+    if (!text) fail("invalid_input", `${kind} ${tool} payload has no patch in tool_input.command`);
+    paths = patchPaths(text);
+    if (!paths.length) fail("invalid_input", `${kind} ${tool} patch names no file (*** Add File: / *** Update File: / *** Delete File: / *** Move to:)`);
+  } else {
+    const p = str(input.file_path) ?? str(input.notebook_path) ?? str(input.path) ?? str(input.target_file) ?? str(input.absolute_path);
+    if (!p) fail("invalid_input", `${kind} ${tool} payload has no file path in tool_input (file_path)`);
+    paths = [p];
+  }
+  return { tool, paths, cwd };
+}
+
+/** The outcome of a pre-edit check, before it is put in an agent's words. */
+export interface EditAnswer {
+  decision: "deny" | "allow";
+  /** Text for the agent: why it is denied, or the warning it should know about. Empty when ok. */
+  text: string;
+}
+
+/** The stdout and exit status each agent reads. Exit 0 with JSON everywhere: it carries the reason. */
+export function formatAnswer(kind: AgentKind, a: EditAnswer): { stdout: string; code: number } {
+  const json = (v: unknown) => ({ stdout: JSON.stringify(v) + "\n", code: 0 });
+  switch (kind) {
+    case "claude":
+    case "codex":
+      // No "allow" when all is well: that would skip the user's own permission prompt for edits.
+      if (a.decision === "deny") {
+        return json({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: a.text } });
+      }
+      return a.text ? json({ hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: a.text } }) : { stdout: "", code: 0 };
+    case "cursor":
+      if (a.decision === "deny") return json({ permission: "deny", user_message: firstLine(a.text), agent_message: a.text });
+      return json(a.text ? { permission: "allow", user_message: firstLine(a.text), agent_message: a.text } : { permission: "allow" });
+    case "gemini":
+      if (a.decision === "deny") return json({ decision: "deny", reason: a.text });
+      return a.text
+        ? json({ systemMessage: firstLine(a.text), hookSpecificOutput: { hookEventName: "BeforeTool", additionalContext: a.text } })
+        : json({});
+  }
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0] ?? "";
+}

@@ -1,0 +1,63 @@
+// The decision every pre-edit hook shares: check the paths for the calling agent, then (declare by
+// doing) lease what it is about to edit, and renew what it holds. Writes happen only on an agent's
+// first edit of a file, or when its leases are a third through their time.
+import { answerText, checkPaths } from "../core/check.ts";
+import { HandoffError } from "../core/errors.ts";
+import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
+import { isLeaseLive } from "../core/lease.ts";
+import { matchesPath } from "../core/glob-overlap.ts";
+import { normalizeRepoPath } from "../core/paths.ts";
+import { loadLeases, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
+import type { Store } from "../store/store.ts";
+import type { EditAnswer } from "./agents.ts";
+
+export interface EditCheck extends EditAnswer {
+  /** Paths inside the repository, repo-relative. */
+  checked: string[];
+  /** Paths outside the repository: not ours to govern, reported, never blocked. */
+  outside: string[];
+  autoLeased: string[];
+}
+
+export async function checkEdit(store: Store, rawPaths: string[], cwd: string): Promise<EditCheck> {
+  const root = store.repo.workTree!;
+  const checked: string[] = [];
+  const outside: string[] = [];
+  for (const p of rawPaths) {
+    try {
+      checked.push(normalizeRepoPath(p, root, cwd));
+    } catch (e) {
+      if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) outside.push(p);
+      else throw e;
+    }
+  }
+  const policy = loadPolicy(store);
+  const { set, tip } = await loadLeases(store);
+  const now = store.now();
+  const agent = store.actor.agent;
+  const r = checkPaths(checked, set.leases, { agent, now, policy });
+  const deny = r.verdict === "deny";
+  let text = answerText(r.answers);
+  if (outside.length) text = [text, `git-handoff: not checked (outside the repository): ${outside.join(", ")}`].filter(Boolean).join("\n");
+
+  const autoLeased: string[] = [];
+  if (!deny) {
+    const mine = set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
+    const fresh = store.config.autoLease
+      ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
+      : [];
+    const ctx = { actor: store.actor, now };
+    const out = fresh.length
+      ? acquireLeases(set, { patterns: fresh, exclusive: false, task: null, ttlMs: store.config.leaseTtlMs, reason: "first edit", auto: true }, ctx)
+      : renewLeases(set, ctx);
+    // Losing a race here only means someone wrote meanwhile: the next edit tries again.
+    if (out.ok && out.steps.length) {
+      const update = leaseUpdate(store, tip, out);
+      if (update) {
+        const res = await store.updateRefs([update]);
+        if (res.ok) autoLeased.push(...fresh);
+      }
+    }
+  }
+  return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased };
+}

@@ -1,0 +1,192 @@
+// `git handoff hook <name>`: the bundle that runs before every agent edit and every commit. It
+// loads neither commander nor the MCP SDK. A hook that fails unexpectedly fails open (the edit or
+// commit goes on, a warning is printed) unless the mode is strict; a watchdog bounds its time.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { HandoffError } from "../core/errors.ts";
+import { openStore, type Store } from "../store/store.ts";
+import { editIntent, formatAnswer, type AgentKind } from "./agents.ts";
+import { checkEdit } from "./edit-check.ts";
+import { preCommit, prePush } from "./git-hooks.ts";
+import { sessionContext } from "./session-start.ts";
+import { agentForPayload, registerSession } from "./session-seam.ts";
+import { parsePayload, readStdin } from "./stdin.ts";
+
+const AGENT_HOOKS: Record<string, AgentKind> = {
+  "claude-pre-tool-use": "claude",
+  "codex-pre-tool-use": "codex",
+  "cursor-pre-tool-use": "cursor",
+  "gemini-before-tool": "gemini",
+};
+const OTHER_HOOKS = ["pre-commit", "pre-push", "claude-session-start"];
+export const HOOK_NAMES = [...Object.keys(AGENT_HOOKS), ...OTHER_HOOKS];
+
+interface Invocation {
+  name: string;
+  args: string[];
+  dir: string;
+  agent: string | undefined;
+}
+
+function parseArgs(argv: string[]): Invocation {
+  let dir = process.cwd();
+  let agent: string | undefined;
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "-C") dir = resolve(dir, argv[++i] ?? ".");
+    else if (a === "--agent") agent = argv[++i];
+    else if (a.startsWith("--agent=")) agent = a.slice(8);
+    else words.push(a);
+  }
+  const at = words.indexOf("hook");
+  return { name: words[at + 1] ?? "", args: words.slice(at + 2), dir, agent };
+}
+
+/** Budget for a whole hook run; past it the hook answers as on an unexpected failure. */
+function budgetMs(): number {
+  const n = Number(process.env.HANDOFF_HOOK_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : 5000;
+}
+
+/** Whether failures block: the configured mode, or, when the config itself is broken, what it says. */
+function strictMode(store: Store | null, dir: string): boolean {
+  if (store) return store.config.mode === "strict";
+  try {
+    const root = findRoot(dir);
+    return /^mode:\s*["']?strict\b/m.test(readFileSync(`${root}/.handoff.yaml`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+function findRoot(dir: string): string {
+  let d = dir;
+  for (let i = 0; i < 64; i++) {
+    try {
+      readFileSync(`${d}/.handoff.yaml`);
+      return d;
+    } catch {
+      const up = resolve(d, "..");
+      if (up === d) break;
+      d = up;
+    }
+  }
+  return dir;
+}
+
+function out(text: string): void {
+  if (text) process.stdout.write(text);
+}
+
+function warn(text: string): void {
+  process.stderr.write(`git-handoff: ${text}\n`);
+}
+
+/** The answer for a failed hook: open (proceed with a warning) or closed (block with the reason). */
+function failureAnswer(name: string, message: string, strict: boolean): number {
+  const kind = AGENT_HOOKS[name];
+  const text = strict
+    ? `git-handoff could not check this (${message}); mode is strict, so it is blocked. Fix the problem or ask a person.`
+    : `git-handoff could not check this (${message}); proceeding (fail-open).`;
+  warn(strict ? `${message} (strict mode: blocking)` : `warning: ${message} (failing open)`);
+  if (kind) {
+    const a = formatAnswer(kind, { decision: strict ? "deny" : "allow", text });
+    out(a.stdout);
+    return a.code;
+  }
+  if (name === "claude-session-start") return 0; // context only: never blocks a session
+  return strict ? 1 : 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const inv = parseArgs(argv);
+  if (!HOOK_NAMES.includes(inv.name)) {
+    warn(`unknown hook ${JSON.stringify(inv.name)}; hooks: ${HOOK_NAMES.join(", ")}`);
+    return 2;
+  }
+  let store: Store | null = null;
+  let settled = false;
+  const watchdog = setTimeout(() => {
+    if (settled) return;
+    settled = true;
+    const code = failureAnswer(inv.name, `timed out after ${budgetMs()} ms`, strictMode(store, inv.dir));
+    process.exit(code);
+  }, budgetMs());
+  watchdog.unref();
+  try {
+    const code = await dispatch(inv, (s) => (store = s));
+    settled = true;
+    return code;
+  } catch (e) {
+    if (settled) return 0;
+    settled = true;
+    const message = e instanceof HandoffError ? e.message : `unexpected error: ${(e as Error)?.message ?? String(e)}`;
+    if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
+    return failureAnswer(inv.name, message, strictMode(store, inv.dir));
+  } finally {
+    clearTimeout(watchdog);
+    (store as Store | null)?.close();
+  }
+}
+
+async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<number> {
+  const open = async (dir: string, agent: string | undefined) => {
+    const s = await openStore({ cwd: dir, ...(agent !== undefined ? { agent } : {}) });
+    opened(s);
+    return s;
+  };
+  const kind = AGENT_HOOKS[inv.name];
+  if (kind) {
+    const payload = parsePayload(await readStdin(), inv.name);
+    const intent = editIntent(kind, payload);
+    if (!intent.paths.length) return 0; // not an edit: nothing to say
+    const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
+    const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+    const result = await checkEdit(store, intent.paths, dir);
+    const a = formatAnswer(kind, result);
+    out(a.stdout);
+    return a.code;
+  }
+  if (inv.name === "claude-session-start") {
+    const payload = parsePayload(await readStdin(), inv.name);
+    const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || inv.dir;
+    const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+    await registerSession(store, payload);
+    const context = await sessionContext(store);
+    out(JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } }) + "\n");
+    return 0;
+  }
+  if (inv.name === "pre-commit") {
+    const store = await open(inv.dir, inv.agent);
+    const r = await preCommit(store, inv.dir);
+    if (r.text) process.stderr.write(r.text + "\n");
+    if (r.verdict === "deny") {
+      warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
+      return 1;
+    }
+    return 0;
+  }
+  // pre-push: git passes the remote name and url, and the refs on stdin.
+  const stdin = await readStdin();
+  const store = await open(inv.dir, inv.agent);
+  const r = await prePush(store, stdin, inv.args[0]);
+  if (r.verdict === "deny") {
+    process.stderr.write(r.text + "\n");
+    warn("push refused: the pushed commits touch files inside another agent's exclusive lease (see above)");
+    return 1;
+  }
+  return 0;
+}
+
+export function run(argv: string[]): void {
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      warn(`unexpected error: ${(e as Error)?.message ?? String(e)} (failing open)`);
+      process.exitCode = 0;
+    },
+  );
+}

@@ -1,0 +1,272 @@
+// `git handoff init` / `uninstall` for hooks: git hooks and the agents' hook configs. Planned
+// first (so --dry-run shows exactly what would change), then applied. Existing files are merged,
+// never clobbered, and backed up before the first change; an existing git hook keeps running.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+
+export const GIT_HOOKS = ["pre-commit", "pre-push"] as const;
+const MARK = "git handoff hook";
+const KEPT = ".pre-handoff";
+const BACKUP = ".handoff-backup";
+
+export interface Action {
+  op: "create" | "update" | "remove" | "rename" | "backup" | "note";
+  path: string;
+  /** For rename: the new path; for create/update: the new content. */
+  to?: string;
+  content?: string;
+  mode?: number;
+  detail: string;
+}
+
+export interface HookLayout {
+  workTree: string;
+  /** `git rev-parse --git-path hooks`, absolute. */
+  hooksDir: string;
+  /** core.hooksPath as configured, or null. */
+  hooksPath: string | null;
+}
+
+// --- agent configs -------------------------------------------------------------------------------
+
+interface AgentConfig {
+  file: string;
+  name: string;
+  /** Adds our entries to a parsed config; returns false when they were already there. */
+  add(json: Record<string, any>): boolean;
+  note?: string;
+}
+
+const cmd = (hook: string) => `git handoff hook ${hook}`;
+
+/** Claude-style groups: `hooks.<Event>: [{matcher, hooks: [{type, command, timeout}]}]`. */
+function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
+  json.hooks ??= {};
+  const list: any[] = (json.hooks[event] ??= []);
+  if (JSON.stringify(list).includes(command)) return false;
+  list.push(group);
+  return true;
+}
+
+const AGENTS: AgentConfig[] = [
+  {
+    file: ".claude/settings.json",
+    name: "Claude Code",
+    add(json) {
+      const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "command", command: cmd("claude-pre-tool-use"), timeout: 10 }] }, cmd("claude-pre-tool-use"));
+      const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("claude-session-start"), timeout: 10 }] }, cmd("claude-session-start"));
+      return a || b;
+    },
+  },
+  {
+    file: ".codex/hooks.json",
+    name: "Codex",
+    add: (json) => addGroup(json, "PreToolUse", { matcher: "apply_patch", hooks: [{ type: "command", command: cmd("codex-pre-tool-use"), timeout: 10 }] }, cmd("codex-pre-tool-use")),
+    note: "Codex trusts hooks by content hash: after a change to .codex/hooks.json, approve the hook again in Codex (/hooks) or it may be skipped",
+  },
+  {
+    file: ".cursor/hooks.json",
+    name: "Cursor",
+    add(json) {
+      json.version ??= 1;
+      json.hooks ??= {};
+      const list: any[] = (json.hooks.preToolUse ??= []);
+      if (JSON.stringify(list).includes(cmd("cursor-pre-tool-use"))) return false;
+      list.push({ command: cmd("cursor-pre-tool-use") });
+      return true;
+    },
+  },
+  {
+    file: ".gemini/settings.json",
+    name: "Gemini CLI",
+    add: (json) =>
+      addGroup(json, "BeforeTool", { matcher: "write_file|replace", hooks: [{ name: "git-handoff", type: "command", command: cmd("gemini-before-tool"), timeout: 10000 }] }, cmd("gemini-before-tool")),
+  },
+];
+
+/** Removes every hook entry that runs `git handoff hook ...`, and containers left empty. */
+function stripOurs(json: Record<string, any>): boolean {
+  const hooks = json.hooks;
+  if (!hooks || typeof hooks !== "object") return false;
+  let changed = false;
+  for (const event of Object.keys(hooks)) {
+    const list = hooks[event];
+    if (!Array.isArray(list)) continue;
+    const kept: any[] = [];
+    for (const group of list) {
+      if (typeof group?.command === "string" && group.command.includes(MARK)) {
+        changed = true;
+        continue;
+      }
+      if (Array.isArray(group?.hooks)) {
+        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && h.command.includes(MARK)));
+        if (inner.length !== group.hooks.length) changed = true;
+        if (!inner.length) continue;
+        kept.push({ ...group, hooks: inner });
+      } else kept.push(group);
+    }
+    if (kept.length) hooks[event] = kept;
+    else delete hooks[event];
+  }
+  if (!Object.keys(hooks).length) delete json.hooks;
+  return changed;
+}
+
+function readJson(path: string): { json: Record<string, any> | null; error: string | null; exists: boolean } {
+  if (!existsSync(path)) return { json: null, error: null, exists: false };
+  try {
+    const v = JSON.parse(readFileSync(path, "utf8"));
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return { json: null, error: "not a JSON object", exists: true };
+    return { json: v, error: null, exists: true };
+  } catch (e) {
+    return { json: null, error: (e as Error).message.split("\n")[0]!, exists: true };
+  }
+}
+
+const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
+
+function planAgentsInstall(root: string): Action[] {
+  const actions: Action[] = [];
+  for (const a of AGENTS) {
+    const path = join(root, a.file);
+    const { json, error, exists } = readJson(path);
+    if (error) {
+      actions.push({ op: "note", path, detail: `${a.name}: ${a.file} is not valid JSON (${error}); left untouched. Fix it and run init again` });
+      continue;
+    }
+    const next = structuredClone(json ?? {});
+    if (!a.add(next)) continue;
+    if (exists && !existsSync(path + BACKUP)) actions.push({ op: "backup", path, to: path + BACKUP, detail: `back up ${a.file}` });
+    actions.push({ op: exists ? "update" : "create", path, content: pretty(next), detail: `${a.name}: ${exists ? "add" : "configure"} git-handoff hooks in ${a.file}` });
+    if (a.note) actions.push({ op: "note", path, detail: a.note });
+  }
+  return actions;
+}
+
+function planAgentsUninstall(root: string): Action[] {
+  const actions: Action[] = [];
+  for (const a of AGENTS) {
+    const path = join(root, a.file);
+    const { json, error } = readJson(path);
+    if (error) {
+      actions.push({ op: "note", path, detail: `${a.file} is not valid JSON (${error}); left untouched` });
+      continue;
+    }
+    if (!json) continue;
+    const next = structuredClone(json);
+    if (!stripOurs(next)) continue;
+    const emptyish = Object.keys(next).every((k) => k === "version");
+    actions.push(emptyish ? { op: "remove", path, detail: `remove ${a.file} (it held only git-handoff hooks)` } : { op: "update", path, content: pretty(next), detail: `remove git-handoff hooks from ${a.file}` });
+  }
+  return actions;
+}
+
+// --- git hooks -----------------------------------------------------------------------------------
+
+function template(name: string, templatesDir: string): string {
+  return readFileSync(join(templatesDir, name), "utf8");
+}
+
+function isHusky(layout: HookLayout): boolean {
+  return /(^|\/)\.husky(\/_)?\/?$/.test(layout.hooksPath ?? "") || existsSync(join(layout.workTree, ".husky"));
+}
+
+function lefthookFile(root: string): string | null {
+  for (const f of ["lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml"]) if (existsSync(join(root, f))) return f;
+  return null;
+}
+
+function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
+  const lefthook = lefthookFile(layout.workTree);
+  if (lefthook) {
+    const snippet = [
+      "pre-commit:",
+      "  commands:",
+      "    git-handoff:",
+      "      run: git handoff hook pre-commit",
+      "pre-push:",
+      "  commands:",
+      "    git-handoff:",
+      "      run: git handoff hook pre-push {1} {2}",
+      "      use_stdin: true",
+    ].join("\n");
+    return [{ op: "note", path: join(layout.workTree, lefthook), detail: `lefthook manages git hooks here; add to ${lefthook}:\n${snippet}` }];
+  }
+  if (isHusky(layout)) {
+    return GIT_HOOKS.map((h) => ({
+      op: "note" as const,
+      path: join(layout.workTree, ".husky", h),
+      detail: h === "pre-commit" ? `husky manages git hooks here; add this line to .husky/pre-commit:\ngit handoff hook pre-commit` : `add this line to .husky/pre-push:\ngit handoff hook pre-push "$@"`,
+    }));
+  }
+  const actions: Action[] = [];
+  for (const h of GIT_HOOKS) {
+    const path = join(layout.hooksDir, h);
+    const content = template(h, templatesDir);
+    if (existsSync(path)) {
+      const current = readFileSync(path, "utf8");
+      if (current === content) continue;
+      if (current.includes(MARK)) {
+        actions.push({ op: "update", path, content, mode: 0o755, detail: `update the git ${h} hook` });
+        continue;
+      }
+      if (existsSync(path + KEPT)) {
+        actions.push({ op: "note", path, detail: `${path} and ${path}${KEPT} both exist; not touched. Add this line to ${path}: git handoff hook ${h}` });
+        continue;
+      }
+      actions.push({ op: "rename", path, to: path + KEPT, detail: `keep the existing ${h} hook as ${h}${KEPT} (it still runs first)` });
+    }
+    actions.push({ op: "create", path, content, mode: 0o755, detail: `install the git ${h} hook${layout.hooksPath ? ` in core.hooksPath ${layout.hooksPath}` : ""}` });
+  }
+  return actions;
+}
+
+function planGitUninstall(layout: HookLayout): Action[] {
+  const actions: Action[] = [];
+  for (const h of GIT_HOOKS) {
+    const path = join(layout.hooksDir, h);
+    if (!existsSync(path) || !readFileSync(path, "utf8").includes(MARK)) continue;
+    actions.push({ op: "remove", path, detail: `remove the git ${h} hook` });
+    if (existsSync(path + KEPT)) actions.push({ op: "rename", path: path + KEPT, to: path, detail: `restore the earlier ${h} hook` });
+  }
+  return actions;
+}
+
+export function planInstall(layout: HookLayout, templatesDir: string): Action[] {
+  return [...planGitInstall(layout, templatesDir), ...planAgentsInstall(layout.workTree)];
+}
+
+export function planUninstall(layout: HookLayout): Action[] {
+  return [...planGitUninstall(layout), ...planAgentsUninstall(layout.workTree)];
+}
+
+export function applyActions(actions: Action[]): void {
+  for (const a of actions) {
+    switch (a.op) {
+      case "create":
+      case "update":
+        mkdirSync(dirname(a.path), { recursive: true });
+        writeFileSync(a.path + ".tmp-handoff", a.content!);
+        if (a.mode) chmodSync(a.path + ".tmp-handoff", a.mode);
+        renameSync(a.path + ".tmp-handoff", a.path);
+        break;
+      case "backup":
+        copyFileSync(a.path, a.to!);
+        break;
+      case "rename":
+        renameSync(a.path, a.to!);
+        break;
+      case "remove":
+        rmSync(a.path, { force: true });
+        break;
+      case "note":
+        break;
+    }
+  }
+}
+
+/** Where git runs hooks: core.hooksPath (relative to the worktree root) or the repo's hooks dir. */
+export function hooksDirFrom(workTree: string, gitPathHooks: string, hooksPath: string | null): string {
+  if (hooksPath) return isAbsolute(hooksPath) ? hooksPath : resolve(workTree, hooksPath);
+  return isAbsolute(gitPathHooks) ? gitPathHooks : resolve(workTree, gitPathHooks);
+}

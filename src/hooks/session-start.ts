@@ -1,0 +1,38 @@
+// What an agent should know when its session starts: the tasks it holds, and the leases other
+// agents hold in its scope (the scope globs of its tasks and its own leases; everything if none).
+import { isLeaseLive } from "../core/lease.ts";
+import { overlaps } from "../core/glob-overlap.ts";
+import { formatDuration } from "../core/duration.ts";
+import { loadLeases } from "../store/lease-store.ts";
+import type { Store } from "../store/store.ts";
+import { listTasks } from "../store/task-store.ts";
+
+const MAX_LINES = 30;
+
+export async function sessionContext(store: Store): Promise<string> {
+  const now = store.now();
+  const agent = store.actor.agent;
+  const { tasks } = await listTasks(store);
+  const mine = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent);
+  const { set } = await loadLeases(store);
+  const live = set.leases.filter((l) => isLeaseLive(l, now));
+  const scope = [...mine.flatMap((t) => t.scope), ...live.filter((l) => l.agent === agent).map((l) => l.pattern)];
+  const others = live.filter((l) => l.agent !== agent && (scope.length === 0 || scope.some((g) => overlaps(g, l.pattern))));
+  const lines = [`git-handoff: you are agent ${agent} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}).`];
+  if (mine.length) {
+    lines.push("Your claimed tasks:");
+    for (const t of mine) {
+      lines.push(`- ${t.id}: ${t.objective.split("\n")[0]} (lease until ${t.claim!.expires_at}${t.scope.length ? `; scope ${t.scope.join(" ")}` : ""})`);
+    }
+  } else lines.push("You hold no task. Take one with: git handoff claim --next");
+  if (others.length) {
+    lines.push(scope.length ? "Files other agents hold in your scope:" : "Files other agents hold:");
+    for (const l of others.slice(0, MAX_LINES)) {
+      const left = formatDuration(Date.parse(l.expires_at) - now.getTime());
+      lines.push(`- ${l.pattern}: ${l.exclusive ? "EXCLUSIVE, do not edit" : "shared, coordinate before editing"} (${l.agent}${l.task ? `, task ${l.task}` : ""}, ${left} left)`);
+    }
+    if (others.length > MAX_LINES) lines.push(`- … and ${others.length - MAX_LINES} more: git handoff leases`);
+  }
+  lines.push("Before editing a file another agent holds, run: git handoff check <path>");
+  return lines.join("\n");
+}

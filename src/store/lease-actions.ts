@@ -1,0 +1,85 @@
+// The file-lease operations every front end calls (CLI, hooks, MCP): resolve paths, run the pure
+// operation under compare-and-swap, return what the caller needs to print.
+import { checkPaths, type PathAnswer } from "../core/check.ts";
+import { parseDuration } from "../core/duration.ts";
+import { fail } from "../core/errors.ts";
+import { validateTaskId } from "../core/ids.ts";
+import { isLeaseLive, type Lease } from "../core/lease.ts";
+import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
+import { isIgnored, type Verdict } from "../core/lease-policy.ts";
+import { normalizeRepoPath } from "../core/paths.ts";
+import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
+import type { Store } from "./store.ts";
+
+/** Repo-relative POSIX forms of what the caller typed, read against `cwd` (default: process cwd). */
+export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()): string[] {
+  const root = store.repo.workTree;
+  if (!root) fail("invalid_input", "file leases need a worktree (this is a bare repository)");
+  return inputs.map((p) => normalizeRepoPath(p, root, cwd));
+}
+
+/** A task's scope globs in lease form, read against the repository root (like .gitignore). */
+export function normalizeScope(store: Store, globs: string[]): string[] {
+  const root = store.repo.workTree;
+  return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
+}
+
+export interface LeaseOptions {
+  exclusive?: boolean;
+  task?: string;
+  ttl?: string;
+  reason?: string;
+  cwd?: string;
+  auto?: boolean;
+}
+
+export interface LeaseResult {
+  leased: Lease[];
+  /** Paths the policy ignores: never leased. */
+  ignored: string[];
+}
+
+export async function lease(store: Store, inputs: string[], opts: LeaseOptions = {}): Promise<LeaseResult> {
+  const ttlMs = opts.ttl === undefined ? store.config.leaseTtlMs : parseDuration(opts.ttl, "--ttl");
+  const task = opts.task === undefined ? null : validateTaskId(opts.task);
+  const policy = loadPolicy(store);
+  const all = resolvePaths(store, inputs, opts.cwd);
+  const ignored = all.filter((p) => isIgnored(policy, p));
+  const patterns = all.filter((p) => !ignored.includes(p));
+  if (!patterns.length) return { leased: [], ignored };
+  const exclusive = !!opts.exclusive;
+  const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
+  const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
+  return { leased: set.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+}
+
+export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[] }> {
+  const patterns = opts.all ? [] : resolvePaths(store, inputs, opts.cwd);
+  const before = (await loadLeases(store)).set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern);
+  const set = await mutateLeases(store, (s, ctx) => releaseLeases(s, opts.all ? { all: true } : { patterns }, ctx));
+  const after = new Set(set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern));
+  return { released: before.filter((p) => !after.has(p)) };
+}
+
+/** Live leases, optionally of one agent, ordered by pattern. */
+export async function listLeases(store: Store, opts: { agent?: string } = {}): Promise<Lease[]> {
+  const { set } = await loadLeases(store);
+  const now = store.now();
+  return set.leases.filter((l) => isLeaseLive(l, now) && (opts.agent === undefined || l.agent === opts.agent));
+}
+
+export interface CheckResult {
+  agent: string;
+  mode: string;
+  verdict: Verdict;
+  paths: PathAnswer[];
+}
+
+/** Answers for the calling agent, per path: deny / warn / info / ok. Reads one ref; writes nothing. */
+export async function check(store: Store, inputs: string[], opts: { cwd?: string } = {}): Promise<CheckResult> {
+  const paths = resolvePaths(store, inputs, opts.cwd);
+  const policy = loadPolicy(store);
+  const { set } = await loadLeases(store);
+  const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy });
+  return { agent: store.actor.agent, mode: policy.mode, verdict: r.verdict, paths: r.answers };
+}

@@ -1,0 +1,50 @@
+// A task change and the file leases it implies, in ONE compare-and-swap transaction over two refs:
+// claiming a task leases its scope, releasing or finishing it releases them. Either both refs
+// move or neither does, and a lost race re-runs both decisions on fresh state.
+import { HandoffError } from "../core/errors.ts";
+import type { LeaseSet } from "../core/lease.ts";
+import type { Outcome } from "../core/outcome.ts";
+import type { Task } from "../core/task.ts";
+import type { OpContext } from "../core/task-ops.ts";
+import { writeSteps } from "./codec.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
+import type { CasOptions, Store } from "./store.ts";
+import { loadTask, TASK_FILE, taskRef } from "./task-store.ts";
+
+export type LeaseFollowUp = (set: LeaseSet, after: Task, ctx: OpContext) => Outcome<LeaseSet>;
+
+export async function mutateTaskWithLeases(
+  store: Store,
+  id: string,
+  op: (task: Task, ctx: OpContext) => Outcome<Task>,
+  follow: LeaseFollowUp,
+  opts: CasOptions = {},
+): Promise<Task> {
+  const ref = taskRef(id);
+  return store.casLoop(async (now) => {
+    const ctx = { actor: store.actor, now };
+    const { task, tip } = await loadTask(store, id);
+    const out = op(task, ctx);
+    if (!out.ok) throw new HandoffError(out.refusal);
+    const leases = await loadLeases(store);
+    const leaseOut = follow(leases.set, out.record, ctx);
+    const updates = [];
+    if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
+    const lu = leaseUpdate(store, leases.tip, leaseOut);
+    if (lu) updates.push(lu);
+    return { updates, result: out.record };
+  }, opts);
+}
+
+/** Runs lease operations one after the other, collecting their steps; the first refusal wins. */
+export function chainLeaseOps(set: LeaseSet, ctx: OpContext, ops: ((s: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>)[]): Outcome<LeaseSet> {
+  let record = set;
+  const steps = [];
+  for (const op of ops) {
+    const out = op(record, ctx);
+    if (!out.ok) return out;
+    record = out.record;
+    steps.push(...out.steps);
+  }
+  return { ok: true, record, steps };
+}

@@ -1,0 +1,208 @@
+// Agent hooks end to end: each agent's fixture payload through the real built hook, answers
+// checked against the exact shape each agent reads; bad input fails open (or closed when strict).
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const FIXTURES = resolve(import.meta.dirname, "../fixtures/hooks");
+
+function fixture(name: string, repo: string): string {
+  return readFileSync(`${FIXTURES}/${name}`, "utf8").replaceAll("__REPO__", repo);
+}
+
+/** A repo where alice holds src/api/** exclusively, src/shared.ts and docs/** shared. */
+function leasedRepo(): string {
+  const repo = tempRepo();
+  for (const args of [["src/api/**", "--exclusive", "--reason", "API rewrite"], ["src/shared.ts"], ["docs/**"]]) {
+    const r = cli(["lease", ...args], { cwd: repo, agent: "alice" });
+    assert.is(r.code, 0, r.stderr);
+  }
+  return repo;
+}
+
+function hook(name: string, repo: string, input: string, agent = "bob") {
+  return cli(["hook", name], { cwd: repo, agent, input });
+}
+
+test("Claude PreToolUse: Edit inside another agent's exclusive lease is denied, with a reason to act on", () => {
+  const repo = leasedRepo();
+  const r = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.edit.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(Object.keys(r.json), ["hookSpecificOutput"]);
+  const o = r.json.hookSpecificOutput;
+  assert.equal(Object.keys(o).sort(), ["hookEventName", "permissionDecision", "permissionDecisionReason"]);
+  assert.is(o.hookEventName, "PreToolUse");
+  assert.is(o.permissionDecision, "deny");
+  assert.match(o.permissionDecisionReason, /src\/api\/users\.ts is inside an exclusive lease on src\/api\/\*\* held by alice/);
+  assert.match(o.permissionDecisionReason, /reason: API rewrite/);
+  assert.match(o.permissionDecisionReason, /wait: .*negotiate: .*work_elsewhere: /s);
+});
+
+test("Claude PreToolUse: Write on a file another agent leases warns as context, without blocking", () => {
+  const repo = leasedRepo();
+  const r = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.write.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(Object.keys(r.json.hookSpecificOutput).sort(), ["additionalContext", "hookEventName"]);
+  assert.match(r.json.hookSpecificOutput.additionalContext, /^git-handoff warn: src\/shared\.ts is leased by alice/);
+});
+
+test("Claude PreToolUse: MultiEdit inside a leased folder is info; NotebookEdit on a free file says nothing", () => {
+  const repo = leasedRepo();
+  const multi = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.multiedit.json", repo));
+  assert.is(multi.code, 0, multi.stderr);
+  assert.match(multi.json.hookSpecificOutput.additionalContext, /^git-handoff info: docs\/guide\.md is inside docs\/\*\*, leased by alice/);
+  const nb = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.notebookedit.json", repo));
+  assert.is(nb.code, 0, nb.stderr);
+  assert.is(nb.stdout, "");
+});
+
+test("Claude SessionStart: context lists the leases others hold and the caller's tasks", () => {
+  const repo = leasedRepo();
+  assert.is(cli(["task", "add", "fix", "users", "--id", "users", "--scope", "src/api/**"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "users"], { cwd: repo, agent: "bob" }).code, 3, "alice's exclusive lease stands in the way of the claim");
+  assert.is(cli(["task", "add", "docs", "--id", "docs", "--scope", "docs/**"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "docs"], { cwd: repo, agent: "bob" }).code, 0);
+  const r = hook("claude-session-start", repo, fixture("claude-session-start.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(Object.keys(r.json.hookSpecificOutput).sort(), ["additionalContext", "hookEventName"]);
+  const text: string = r.json.hookSpecificOutput.additionalContext;
+  assert.is(r.json.hookSpecificOutput.hookEventName, "SessionStart");
+  assert.match(text, /you are agent bob/);
+  assert.match(text, /- docs: docs/);
+  assert.match(text, /- docs\/\*\*: shared/);
+  assert.not.match(text, /src\/api/, "only leases in bob's scope (docs/**)");
+});
+
+test("Codex apply_patch: every file the patch names is checked, a move on both sides", () => {
+  const repo = leasedRepo();
+  const r = hook("codex-pre-tool-use", repo, fixture("codex-pre-tool-use.apply-patch.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  const o = r.json.hookSpecificOutput;
+  assert.is(o.hookEventName, "PreToolUse");
+  assert.is(o.permissionDecision, "deny");
+  assert.match(o.permissionDecisionReason, /src\/api\/renamed\.ts is inside an exclusive lease/);
+  // The same patch moving away from the leased folder is denied on its old side.
+  const back = fixture("codex-pre-tool-use.apply-patch.json", repo).replace("src/old-name.ts", "src/api/old.ts").replace("src/api/renamed.ts", "src/renamed.ts");
+  const r2 = hook("codex-pre-tool-use", repo, back);
+  assert.is(r2.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(r2.json.hookSpecificOutput.permissionDecisionReason, /src\/api\/old\.ts/);
+});
+
+test("Cursor preToolUse: answers permission / user_message / agent_message", () => {
+  const repo = leasedRepo();
+  const r = hook("cursor-pre-tool-use", repo, fixture("cursor-pre-tool-use.write.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(Object.keys(r.json).sort(), ["agent_message", "permission", "user_message"]);
+  assert.is(r.json.permission, "deny");
+  assert.match(r.json.agent_message, /held by alice/);
+  const free = hook("cursor-pre-tool-use", repo, fixture("cursor-pre-tool-use.write.json", repo).replace("src/api/users.ts", "src/free.ts"));
+  assert.equal(free.json, { permission: "allow" });
+});
+
+test("Gemini BeforeTool: deny with decision and reason; a warning is allowed with a message", () => {
+  const repo = leasedRepo();
+  const r = hook("gemini-before-tool", repo, fixture("gemini-before-tool.write-file.json", repo));
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(Object.keys(r.json).sort(), ["decision", "reason"]);
+  assert.is(r.json.decision, "deny");
+  assert.match(r.json.reason, /held by alice/);
+  const w = hook("gemini-before-tool", repo, fixture("gemini-before-tool.replace.json", repo));
+  assert.is(w.code, 0, w.stderr);
+  assert.not.ok("decision" in w.json && w.json.decision === "deny");
+  assert.match(w.json.systemMessage, /warn: src\/shared\.ts/);
+  assert.is(w.json.hookSpecificOutput.hookEventName, "BeforeTool");
+});
+
+test("advisory mode: deny becomes a warning, and the first edit of a file leases it (declare by doing)", () => {
+  const repo = leasedRepo();
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: advisory\n");
+  const r = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.edit.json", repo));
+  assert.is(r.json.hookSpecificOutput.permissionDecision, undefined);
+  assert.match(r.json.hookSpecificOutput.additionalContext, /^git-handoff warn: src\/api\/users\.ts is inside an exclusive lease/);
+
+  const edit = fixture("claude-pre-tool-use.edit.json", repo).replace("src/api/users.ts", "src/b.ts");
+  assert.is(hook("claude-pre-tool-use", repo, edit).stdout, "");
+  const mine = cli(["leases", "--agent", "bob", "--json"], { cwd: repo });
+  assert.equal(mine.json.map((l: { pattern: string; auto: boolean; exclusive: boolean }) => [l.pattern, l.auto, l.exclusive]), [["src/b.ts", true, false]]);
+  const refsAfterFirst = handoffRefs(repo);
+  assert.is(hook("claude-pre-tool-use", repo, edit).stdout, "");
+  assert.is(handoffRefs(repo), refsAfterFirst, "a second edit of a file already leased writes nothing");
+  const carol = cli(["check", "src/b.ts", "--json"], { cwd: repo, agent: "carol" });
+  assert.is(carol.json.paths[0].verdict, "warn");
+  assert.is(carol.json.paths[0].holders[0].agent, "bob");
+});
+
+test("bad input fails open with a clear message and changes no ref", () => {
+  const repo = leasedRepo();
+  const before = handoffRefs(repo);
+  const edit = JSON.parse(fixture("claude-pre-tool-use.edit.json", repo));
+  const cases: [string, string, RegExp][] = [
+    ["malformed JSON", "{\"tool_name\": ", /not valid JSON/],
+    ["not an object", "[1,2]", /not a JSON object/],
+    ["empty", "", /empty payload/],
+    ["no path", JSON.stringify({ ...edit, tool_input: { old_string: "a" } }), /no file path/],
+    ["no tool", JSON.stringify({ ...edit, tool_name: undefined }), /no tool_name/],
+  ];
+  for (const [what, input, message] of cases) {
+    const r = hook("claude-pre-tool-use", repo, input);
+    assert.is(r.code, 0, `${what}: ${r.stderr}`);
+    assert.match(r.stderr, message, what);
+    assert.match(r.stderr, /failing open/, what);
+    assert.is(r.json.hookSpecificOutput.permissionDecision, undefined, what);
+    assert.match(r.json.hookSpecificOutput.additionalContext, /proceeding \(fail-open\)/, what);
+  }
+  for (const p of [`${repo}/../outside.ts`, "/etc/passwd", "../../escape.ts"]) {
+    const r = hook("claude-pre-tool-use", repo, JSON.stringify({ ...edit, tool_input: { file_path: p } }));
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.json.hookSpecificOutput.additionalContext, /not checked \(outside the repository\)/, p);
+  }
+  const cliOutside = cli(["check", "../x.ts"], { cwd: repo, agent: "bob" });
+  assert.is(cliOutside.code, 2);
+  assert.match(cliOutside.stderr, /outside the repository/);
+  assert.is(handoffRefs(repo), before);
+});
+
+test("strict mode fails closed; a broken .handoff.yaml names its line and fails open unless it says strict", () => {
+  const repo = leasedRepo();
+  const before = handoffRefs(repo);
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\n");
+  const warnToDeny = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.write.json", repo));
+  assert.is(warnToDeny.json.hookSpecificOutput.permissionDecision, "deny", "strict: a shared lease on the same file blocks");
+  const bad = hook("claude-pre-tool-use", repo, "{oops");
+  assert.is(bad.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(bad.json.hookSpecificOutput.permissionDecisionReason, /not valid JSON.*mode is strict/);
+
+  writeFileSync(`${repo}/.handoff.yaml`, "claim_ttl: 10m\nmode: [advisory\n");
+  const broken = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.edit.json", repo));
+  assert.is(broken.code, 0);
+  assert.match(broken.stderr, /\.handoff\.yaml line \d+/);
+  assert.is(broken.json.hookSpecificOutput.permissionDecision, undefined);
+
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\nignore: 5\n");
+  const brokenStrict = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.edit.json", repo));
+  assert.is(brokenStrict.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(brokenStrict.json.hookSpecificOutput.permissionDecisionReason, /\.handoff\.yaml line 2: ignore/);
+  const check = cli(["check", "src/x.ts"], { cwd: repo, agent: "bob" });
+  assert.is(check.code, 2);
+  assert.match(check.stderr, /\.handoff\.yaml line 2/);
+  assert.is(handoffRefs(repo), before);
+});
+
+test("a hook never hangs: the time budget answers as a failure", () => {
+  const repo = leasedRepo();
+  const r = cli(["hook", "claude-pre-tool-use"], {
+    cwd: repo,
+    agent: "bob",
+    input: fixture("claude-pre-tool-use.edit.json", repo),
+    env: { HANDOFF_HOOK_TIMEOUT_MS: "1" },
+  });
+  assert.is(r.code, 0);
+  assert.match(r.stderr, /timed out after 1 ms/);
+  gitOut(repo, "status");
+});
+
+test.run();

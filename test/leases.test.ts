@@ -1,0 +1,174 @@
+// File leases through the CLI: lease / unlease / leases / check, racing exclusive leases, lazy
+// expiry, renewal by activity, task scopes leased in the claim's own transaction, and policy.
+import { mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { overlaps } from "../src/core/glob-overlap.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test("lease, leases, check, unlease: answers per path with holder, task, expiry and suggestions", () => {
+  const repo = tempRepo();
+  const a = cli(["lease", "src/api/**", "--exclusive", "--task", "api", "--reason", "rewrite", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(a.code, 0, a.stderr);
+  assert.is(a.json.leased[0].pattern, "src/api/**");
+  assert.is(a.json.leased[0].exclusive, true);
+  assert.is(a.json.leased[0].task, "api");
+  assert.ok(cli(["lease", "src/shared.ts", "docs/"], { cwd: repo, agent: "alice" }).code === 0);
+
+  const c = cli(["check", "src/api/users.ts", "src/shared.ts", "docs/x.md", "src/free.ts", "--json"], { cwd: repo, agent: "bob" });
+  assert.is(c.code, 3, "a deny makes check exit 3");
+  assert.equal(c.json.paths.map((p: { verdict: string }) => p.verdict), ["deny", "warn", "info", "ok"]);
+  const deny = c.json.paths[0];
+  assert.is(deny.holders[0].agent, "alice");
+  assert.is(deny.holders[0].task, "api");
+  assert.ok(Date.parse(deny.holders[0].expires_at) > Date.now());
+  assert.equal(deny.suggestions.map((s: { action: string }) => s.action), ["wait", "negotiate", "work_elsewhere"]);
+  assert.match(deny.suggestions[1].detail, /task api \(git handoff task show api\)/);
+  assert.is(c.json.paths[2].holders[0].pattern, "docs/**");
+
+  const ok = cli(["check", "src/shared.ts"], { cwd: repo, agent: "bob" });
+  assert.is(ok.code, 0, "warn alone exits 0");
+  assert.match(ok.stdout, /^warn  src\/shared\.ts is leased by alice/);
+  assert.is(cli(["check", "src/api/x.ts"], { cwd: repo, agent: "alice" }).code, 0, "your own lease never stands in your way");
+
+  const bob = cli(["lease", "src/api/users.ts"], { cwd: repo, agent: "bob" });
+  assert.is(bob.code, 3);
+  assert.match(bob.stderr, /overlaps an exclusive lease on src\/api\/\*\* held by alice for task api/);
+  assert.is(cli(["lease", "src/shared.ts"], { cwd: repo, agent: "bob" }).code, 0, "shared leases coexist");
+  assert.is(cli(["lease", "src/shared.ts", "--exclusive"], { cwd: repo, agent: "carol" }).code, 3, "exclusive needs nobody else on it");
+
+  const mine = cli(["leases", "--agent", "alice", "--json"], { cwd: repo });
+  assert.equal(mine.json.map((l: { pattern: string }) => l.pattern), ["docs/**", "src/api/**", "src/shared.ts"]);
+  const notMine = cli(["unlease", "src/api/**"], { cwd: repo, agent: "bob" });
+  assert.is(notMine.code, 3);
+  assert.match(notMine.stderr, /held by alice/);
+  const un = cli(["unlease", "src/api/**", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(un.code, 0, un.stderr);
+  assert.equal(un.json.released, ["src/api/**"]);
+  assert.is(cli(["check", "src/api/users.ts"], { cwd: repo, agent: "bob" }).code, 0);
+  const log = gitOut(repo, "log", "--format=%an %s", "refs/handoff/leases").split("\n");
+  assert.match(log[0]!, /^alice unleased src\/api\/\*\* by alice/);
+});
+
+test("16 processes racing for overlapping exclusive leases: exactly one wins, each round", async () => {
+  const repo = tempRepo();
+  const globs = ["src/**", "src/a/**", "src/a/x.ts", "src/*/x.ts", "src/a/*.ts", "**/x.ts", "src/{a,b}/**", "src/a/?.ts"];
+  for (let round = 0; round < 3; round++) {
+    const before = cli(["leases", "--json"], { cwd: repo }).json.length;
+    const runs = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        cliAsync(["lease", globs[i % globs.length]!.replace("src", `r${round}/src`).replace("**/x.ts", `r${round}/**/x.ts`), "--exclusive", "--json"], {
+          cwd: repo,
+          agent: `agent-${round}-${i}`,
+        }),
+      ),
+    );
+    const winners = runs.filter((r) => r.code === 0);
+    assert.is(winners.length, 1, runs.map((r) => `${r.code} ${r.stderr}`).join("\n"));
+    for (const r of runs.filter((r) => r.code !== 0)) assert.is(r.code, 3, r.stderr);
+    assert.is(cli(["leases", "--json"], { cwd: repo }).json.length, before + 1);
+  }
+  const all: { pattern: string; agent: string; exclusive: boolean }[] = cli(["leases", "--json"], { cwd: repo }).json;
+  for (const x of all) for (const y of all) if (x !== y && x.agent !== y.agent) assert.not.ok(overlaps(x.pattern, y.pattern), `${x.pattern} / ${y.pattern}`);
+});
+
+test("expiry is lazy; the next writer records lease_expired; a holder's activity renews its leases", async () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a.ts", "--exclusive", "--ttl", "1s"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["lease", "b.ts", "--ttl", "3s"], { cwd: repo, agent: "carol" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  await sleep(1300);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 0, "an expired lease is free to readers");
+  const carolBefore = cli(["leases", "--agent", "carol", "--json"], { cwd: repo }).json[0].expires_at;
+  assert.is(cli(["lease", "c.ts", "--ttl", "3s"], { cwd: repo, agent: "carol" }).code, 0);
+  const carolAfter = cli(["leases", "--agent", "carol", "--json"], { cwd: repo }).json.find((l: { pattern: string }) => l.pattern === "b.ts").expires_at;
+  assert.ok(Date.parse(carolAfter) > Date.parse(carolBefore), "carol's b.ts lease was renewed by her activity");
+  const log = gitOut(repo, "log", "--format=%s", "refs/handoff/leases").split("\n");
+  assert.match(log[1]!, /^lease_expired a\.ts: lease of alice ran out \(seen by carol\)/);
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "bob" }).code, 0);
+});
+
+test("claiming a task leases its scope in the same transaction; finishing releases it", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "api", "work", "--id", "api", "--scope", "src/api/", "--exclusive"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "users", "--id", "users", "--scope", "src/api/users.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  const claim = cli(["claim", "api", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(claim.code, 0, claim.stderr);
+  const leases = cli(["leases", "--json"], { cwd: repo }).json;
+  assert.equal(leases.map((l: { pattern: string; task: string; exclusive: boolean; expires_at: string }) => [l.pattern, l.task, l.exclusive, l.expires_at]), [
+    ["src/api/**", "api", true, claim.json.claim.expires_at],
+  ]);
+  // The claim and the lease are one commit each on two refs, written by one transaction.
+  assert.match(gitOut(repo, "log", "-1", "--format=%s", "refs/handoff/leases"), /^leased src\/api\/\*\* to alice \(exclusive\) for api/);
+
+  const before = handoffRefs(repo);
+  const refused = cli(["claim", "users"], { cwd: repo, agent: "bob" });
+  assert.is(refused.code, 3);
+  assert.match(refused.stderr, /src\/api\/users\.ts overlaps an exclusive lease on src\/api\/\*\* held by alice for task api/);
+  assert.is(handoffRefs(repo), before, "a refused claim moves neither ref");
+
+  assert.is(cli(["done", "api"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.equal(cli(["leases", "--json"], { cwd: repo }).json, []);
+  assert.match(gitOut(repo, "log", "-1", "--format=%s", "refs/handoff/leases"), /^unleased src\/api\/\*\* by alice \(api\)/);
+  assert.is(cli(["claim", "users"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.equal(cli(["leases", "--json"], { cwd: repo }).json.map((l: { exclusive: boolean }) => l.exclusive), [false], "shared by default");
+  assert.is(cli(["release", "users"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.equal(cli(["leases", "--json"], { cwd: repo }).json, []);
+});
+
+test("a claim whose lease ref is locked changes neither ref (one transaction, not two writes)", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "t", "--id", "t", "--scope", "src/**"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["lease", "other.ts"], { cwd: repo, agent: "z" }).code, 0);
+  const before = handoffRefs(repo);
+  const lock = `${repo}/.git/refs/handoff/leases.lock`;
+  writeFileSync(lock, "");
+  try {
+    const r = cli(["claim", "t"], { cwd: repo, agent: "alice" });
+    assert.is(r.code, 3, r.stderr);
+    assert.match(r.stderr, /gave up after repeated concurrent updates/);
+    assert.is(handoffRefs(repo), before);
+  } finally {
+    rmSync(lock);
+  }
+  assert.is(cli(["claim", "t"], { cwd: repo, agent: "alice" }).code, 0);
+});
+
+test("policy: ignore defaults, .gitattributes markings, config keys; a bad config names its line", () => {
+  const repo = tempRepo();
+  writeFileSync(`${repo}/.gitattributes`, "gen/** linguist-generated\nschema.json handoff-ignore=true\nkeep.txt linguist-generated=false\n");
+  writeFileSync(`${repo}/.handoff.yaml`, "ignore:\n  - '*.snap'\nexclusive_scope: true\nlease_ttl: 2h\n");
+  const r = cli(["lease", "package-lock.json", "dist/app.js", "gen/x.ts", "sub/schema.json", "a.snap", "keep.txt", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.ignored, ["package-lock.json", "dist/app.js", "gen/x.ts", "sub/schema.json", "a.snap"]);
+  assert.equal(r.json.leased.map((l: { pattern: string }) => l.pattern), ["keep.txt"]);
+  const ttl = Date.parse(r.json.leased[0].expires_at) - Date.parse(r.json.leased[0].acquired_at);
+  assert.is(ttl, 2 * 3600_000);
+  assert.is(cli(["task", "add", "t", "--id", "t", "--scope", "lib/**"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "t"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["leases", "--json"], { cwd: repo }).json.find((l: { pattern: string }) => l.pattern === "lib/**").exclusive, true, "exclusive_scope");
+
+  const before = handoffRefs(repo);
+  const bad: [string, RegExp][] = [
+    ["mode: sometimes\n", /\.handoff\.yaml line 1: mode: /],
+    ["claim_ttl: 5m\nignore: [a, 3]\n", /\.handoff\.yaml line 2: ignore\.1: /],
+    ["auto_lease: yes please\n", /\.handoff\.yaml line 1: auto_lease/],
+    ["lease_ttl: soon\n", /\.handoff\.yaml line 1: invalid lease_ttl/],
+    ["mode: strict\n  bad indent: [\n", /\.handoff\.yaml line \d+: /],
+    ["exclusive_scop: true\n", /\.handoff\.yaml line 1: exclusive_scop/],
+  ];
+  for (const [text, message] of bad) {
+    writeFileSync(`${repo}/.handoff.yaml`, text);
+    const c = cli(["lease", "x.ts"], { cwd: repo, agent: "bob" });
+    assert.is(c.code, 2, text);
+    assert.match(c.stderr, message, text);
+  }
+  assert.is(handoffRefs(repo), before);
+  mkdirSync(`${repo}/sub`, { recursive: true });
+});
+
+test.run();
