@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../core/errors.ts";
+import { refreshHeartbeat } from "../store/agent-store.ts";
 import { openStore, type Store } from "../store/store.ts";
 
 /** Options every command accepts, before or after the verb. */
@@ -27,7 +28,10 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
   const cwd = opts.C ? resolve(opts.C) : process.cwd();
   const store = await openStore({ cwd, ...(opts.agent !== undefined ? { agent: opts.agent } : {}) });
   try {
-    return await fn(store, opts);
+    const result = await fn(store, opts);
+    // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
+    await refreshHeartbeat(store);
+    return result;
   } finally {
     store.close();
   }

@@ -1,9 +1,15 @@
 import { Command } from "commander";
+import { registerAgents } from "./commands/agents.ts";
 import { registerClaim } from "./commands/claim.ts";
+import { registerConflicts } from "./commands/conflicts.ts";
+import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
+import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerLease } from "./commands/lease.ts";
+import { registerReview } from "./commands/review.ts";
+import { registerSession } from "./commands/session.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -26,6 +32,12 @@ export function buildProgram(): Command {
   registerMcpCommand(program);
   registerMcpConfig(program);
   registerLease(program);
+  registerSession(program);
+  registerAgents(program);
+  registerDepend(program);
+  registerHandoff(program);
+  registerReview(program);
+  registerConflicts(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

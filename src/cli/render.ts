@@ -40,12 +40,15 @@ export function taskDetail(t: Task, now: Date): string {
 }
 
 export function eventLine(e: HandoffEvent): string {
-  const bits = [e.at, e.type.padEnd(9), e.task, e.agent];
+  const bits = [e.at, e.type.padEnd(9), e.task || "-", e.agent];
   if (e.fence !== undefined) bits.push(`fence=${e.fence}`);
   if (e.expires_at && (e.type === "claimed" || e.type === "renewed")) bits.push(`until=${e.expires_at}`);
   if (e.holder) bits.push(`holder=${e.holder}`);
   if (e.by && e.by !== e.agent) bits.push(`by=${e.by}`);
   if (e.commit) bits.push(`commit=${e.commit.slice(0, 12)}`);
+  if (e.on) bits.push(`on=${e.on}`);
+  if (e.handoff) bits.push(`handoff=${e.handoff}`);
+  if (e.passed !== undefined) bits.push(`passed=${e.passed}`);
   if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason))}`);
   bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);
   return bits.join("  ");
@@ -55,7 +58,7 @@ export function overviewText(o: Overview, now: Date): string {
   const c = o.counts;
   const lines = [
     paint.bold("tasks"),
-    `  todo ${c.todo}  claimed ${c.claimed}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}`,
+    `  todo ${c.todo}  claimed ${c.claimed}  review ${c.review}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}`,
   ];
   lines.push(paint.bold("held"));
   if (!o.holders.length) lines.push("  nobody holds a task");

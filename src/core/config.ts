@@ -21,6 +21,21 @@ export const ConfigFile = z.strictObject({
   auto_lease: z.optional(z.boolean()),
   /** Default length of a file lease (`30m`); defaults to claim_ttl. */
   lease_ttl: z.optional(z.string()),
+  // issue 4: agents, review, conflicts
+  /** An agent's commands refresh its heartbeat at most this often. */
+  heartbeat_interval: z.optional(z.string()),
+  /** Heartbeat older than this: the agent is `stale`. */
+  stale_after: z.optional(z.string()),
+  /** Heartbeat older than this: the agent is `disconnected`. */
+  disconnected_after: z.optional(z.string()),
+  /** Heartbeat older than this: the agent is garbage-collected (ref removed, claims released). */
+  gc_after: z.optional(z.string()),
+  /** Tasks one agent is expected to hold at once (shown as capacity). */
+  max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
+  /** The branch everything merges into: conflict preview and diff bases. */
+  integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
+  /** Longest a verification command may run before it is killed. */
+  verify_timeout: z.optional(z.string()),
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;
 
@@ -35,6 +50,13 @@ export interface Config {
   exclusiveScope: boolean;
   autoLease: boolean;
   leaseTtlMs: number;
+  heartbeatIntervalMs: number;
+  staleAfterMs: number;
+  disconnectedAfterMs: number;
+  gcAfterMs: number;
+  maxConcurrent: number;
+  integrationBranch: string;
+  verifyTimeoutMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -45,6 +67,13 @@ export const DEFAULT_CONFIG: Config = {
   exclusiveScope: false,
   autoLease: false,
   leaseTtlMs: 30 * 60_000,
+  heartbeatIntervalMs: 60_000,
+  staleAfterMs: 10 * 60_000,
+  disconnectedAfterMs: 60 * 60_000,
+  gcAfterMs: 7 * 86_400_000,
+  maxConcurrent: 1,
+  integrationBranch: "main",
+  verifyTimeoutMs: 10 * 60_000,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -58,5 +87,12 @@ export function resolveConfig(file: ConfigFile): Config {
     exclusiveScope: file.exclusive_scope ?? false,
     autoLease: file.auto_lease ?? mode === "advisory",
     leaseTtlMs: file.lease_ttl ? parseDuration(file.lease_ttl, "lease_ttl in .handoff.yaml") : claimTtlMs,
+    heartbeatIntervalMs: file.heartbeat_interval ? parseDuration(file.heartbeat_interval, "heartbeat_interval in .handoff.yaml") : DEFAULT_CONFIG.heartbeatIntervalMs,
+    staleAfterMs: file.stale_after ? parseDuration(file.stale_after, "stale_after in .handoff.yaml") : DEFAULT_CONFIG.staleAfterMs,
+    disconnectedAfterMs: file.disconnected_after ? parseDuration(file.disconnected_after, "disconnected_after in .handoff.yaml") : DEFAULT_CONFIG.disconnectedAfterMs,
+    gcAfterMs: file.gc_after ? parseDuration(file.gc_after, "gc_after in .handoff.yaml") : DEFAULT_CONFIG.gcAfterMs,
+    maxConcurrent: file.max_concurrent ?? DEFAULT_CONFIG.maxConcurrent,
+    integrationBranch: file.integration_branch ?? DEFAULT_CONFIG.integrationBranch,
+    verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
   };
 }

@@ -13,6 +13,10 @@ export type ErrorCode =
   | "no_task_ready" // claim --next found nothing to take
   | "lost_race" // compare-and-swap kept failing after bounded retries
   | "exists" // create-only write found the entity already there
+  | "blocked" // the task waits on tasks that are not done yet
+  | "cycle" // a dependency would close a cycle
+  | "verification_failed" // the task's verification command did not pass
+  | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -27,6 +31,10 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   no_task_ready: 3,
   lost_race: 3,
   exists: 3,
+  blocked: 3,
+  cycle: 3,
+  verification_failed: 3,
+  wrong_state: 3,
   internal: 1,
 };
 

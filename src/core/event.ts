@@ -15,6 +15,19 @@ export const EventType = z.enum([
   "leased",
   "unleased",
   "lease_expired",
+  // issue 4: agents, dependencies, handoffs, review
+  "session_started",
+  "session_ended",
+  "heartbeat",
+  "agent_gc",
+  "depended",
+  "undepended",
+  "handoff",
+  "acked",
+  "verified",
+  "submitted",
+  "accepted",
+  "rejected",
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -42,6 +55,16 @@ export const HandoffEvent = z.object({
   /** File leases: the paths or globs the event is about. */
   paths: z.optional(z.array(z.string())),
   exclusive: z.optional(z.boolean()),
+  // issue 4 details
+  session: z.optional(z.nullable(z.string())),
+  /** depended / undepended: the task waited on. */
+  on: z.optional(z.string()),
+  handoff: z.optional(z.string()),
+  to: z.optional(z.nullable(z.string())),
+  exit_code: z.optional(z.nullable(z.int())),
+  passed: z.optional(z.boolean()),
+  duration_ms: z.optional(z.int()),
+  last_heartbeat: z.optional(isoTime()),
 });
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
@@ -72,6 +95,32 @@ export function summarize(e: HandoffEvent): string {
       return `unleased ${pathList(e.paths)} by ${e.agent}${e.task ? ` (${e.task})` : ""}`;
     case "lease_expired":
       return `lease_expired ${pathList(e.paths)}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
+    case "session_started":
+      return `session started by ${e.agent}: ${oneLine(e.objective ?? "")}`;
+    case "session_ended":
+      return `session ended by ${e.agent}`;
+    case "heartbeat":
+      return `heartbeat of ${e.agent}`;
+    case "agent_gc":
+      return e.task
+        ? `released ${e.task}: agent ${e.holder ?? e.agent} silent since ${e.last_heartbeat}`
+        : `removed agent ${e.agent}: silent since ${e.last_heartbeat}`;
+    case "depended":
+      return `${e.task} now waits on ${e.on}`;
+    case "undepended":
+      return `${e.task} no longer waits on ${e.on}`;
+    case "handoff":
+      return `handoff ${e.handoff} from ${e.agent}${e.to ? ` to ${e.to}` : ""}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
+    case "acked":
+      return `acked ${e.handoff} by ${e.agent}`;
+    case "verified":
+      return `verification of ${e.task} ${e.passed ? "passed" : "failed"} (exit ${e.exit_code ?? "none"}) for ${e.agent}`;
+    case "submitted":
+      return `submitted ${e.task} for review by ${e.agent}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
+    case "accepted":
+      return `accepted ${e.task} by ${e.agent}`;
+    case "rejected":
+      return `rejected ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
   }
 }
 

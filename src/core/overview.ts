@@ -1,6 +1,13 @@
 import { settle } from "./task-ops.ts";
 import type { Actor } from "./identity.ts";
 import type { Task, TaskStatus } from "./task.ts";
+import type { AgentRecord, AgentStatus } from "./agent.ts";
+import { buildRoster, type Roster } from "./agent-roster.ts";
+import type { Config } from "./config.ts";
+import { conflictSummaryLine, type ConflictReport, type PairResult } from "./conflict.ts";
+import { blockingEdges, type BlockedEdge } from "./dependency-graph.ts";
+import { inboxFor } from "./handoff.ts";
+import { reviewQueue, type ReviewItem } from "./review.ts";
 
 export interface HeldTask {
   task: string;
@@ -27,7 +34,7 @@ export interface Overview {
 
 /** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
 export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): Overview {
-  const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0 };
+  const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
@@ -58,4 +65,75 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): O
   const holders = [...byAgent.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([agent, tasks]) => ({ agent, tasks }));
   expiring.sort((a, b) => a.expires_in_ms - b.expires_in_ms);
   return { at: now.toISOString(), counts, holders, expiring_soon: expiring, expired };
+}
+
+// ---- issue 4: the bird's-eye view -------------------------------------------------------------
+
+export interface MatrixRow {
+  task: string;
+  objective: string;
+  status: TaskStatus;
+  /** Per agent (same order as `agents`): `holds`, `submitted` (its work awaits review), or null. */
+  cells: ("holds" | "submitted" | null)[];
+}
+
+export interface Placement {
+  worktree: string | null;
+  branch: string | null;
+  scope: Actor["scope"];
+  session: string | null;
+  agent: string;
+  status: AgentStatus;
+}
+
+export interface StatusView extends Overview {
+  roster: Roster;
+  /** Task x agent claim matrix over live work (todo, claimed, review). */
+  matrix: { agents: string[]; rows: MatrixRow[] };
+  /** Worktree x branch x session, one row per declared agent. */
+  placements: Placement[];
+  blocked: BlockedEdge[];
+  review: ReviewItem[];
+  /** Handoffs waiting in each agent's inbox (only agents with some). */
+  inbox: { agent: string; waiting: number }[];
+  conflicts: { summary: string; conflicting: number; pairs: PairResult[] } | null;
+}
+
+export interface StatusInput {
+  tasks: Task[];
+  agents: AgentRecord[];
+  conflicts: ConflictReport | null;
+  config: Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
+  now: Date;
+  soonMs?: number;
+}
+
+/** Everything `status` shows, computed from stored records; the CLI only renders it. */
+export function buildStatus(input: StatusInput): StatusView {
+  const { tasks, now } = input;
+  const base = buildOverview(tasks, now, input.soonMs);
+  const roster = buildRoster(input.agents, tasks, now, input.config);
+  const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
+  const settled = tasks.map((t) => settle(t, ctx).record);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+
+  const live = settled.filter((t) => t.status === "todo" || t.status === "claimed" || t.status === "review");
+  const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();
+  const rows: MatrixRow[] = live.map((t) => ({
+    task: t.id,
+    objective: t.objective,
+    status: t.status,
+    cells: names.map((n) => (t.status === "claimed" && t.claim?.agent === n ? "holds" : t.status === "review" && t.review?.submitted_by === n ? "submitted" : null)),
+  }));
+
+  const placements: Placement[] = roster.agents
+    .map((a) => ({ worktree: a.worktree, branch: a.branch, scope: a.scope, session: a.session, agent: a.agent, status: a.status }))
+    .sort((a, b) => (a.worktree ?? "").localeCompare(b.worktree ?? "") || a.agent.localeCompare(b.agent));
+
+  const blocked = settled.filter((t) => t.status === "todo" || t.status === "claimed").flatMap((t) => blockingEdges(t, byId, now));
+  const inbox = names.map((agent) => ({ agent, waiting: inboxFor(agent, tasks, now).length })).filter((x) => x.waiting > 0);
+  const conflicts = input.conflicts
+    ? { summary: conflictSummaryLine(input.conflicts), conflicting: input.conflicts.conflicting, pairs: input.conflicts.pairs.filter((p) => p.conflicts.length) }
+    : null;
+  return { ...base, roster, matrix: { agents: names, rows }, placements, blocked, review: reviewQueue(settled), inbox, conflicts };
 }

@@ -32,6 +32,10 @@ export interface NewTaskInput {
   scope: string[];
   maxAttempts: number;
   exclusive?: boolean;
+  /** Tasks this one waits on (issue 4); the caller checks that they exist. */
+  after?: string[];
+  /** The command that verifies the work (issue 4). */
+  verify?: string | null;
 }
 
 export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
@@ -56,6 +60,8 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     updated_at: at,
     result: null,
     ...(input.exclusive ? { exclusive: true } : {}),
+    ...(input.after?.length ? { after: input.after } : {}),
+    ...(input.verify ? { verify: input.verify } : {}),
   };
   return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective }, record: task }] };
 }
@@ -100,6 +106,19 @@ function finalRefusal(task: Task): Refusal {
   };
 }
 
+/** A task in review is nobody's to work on until a reviewer accepts or rejects it (issue 4). */
+export function inReviewRefusal(task: Task): Refusal {
+  return {
+    code: "wrong_state",
+    message: `task ${task.id} is in review${task.review?.submitted_by ? ` (submitted by ${task.review.submitted_by})` : ""}`,
+    data: { task: task.id, status: task.status },
+    suggestions: [
+      { action: "wait", detail: `wait for the review: git handoff review accept|reject ${task.id}` },
+      { action: "work_elsewhere", detail: "take other work: git handoff ready --claim" },
+    ],
+  };
+}
+
 /** The refusal every front end shows when someone else holds the task. */
 export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   const claim = task.claim!;
@@ -138,6 +157,7 @@ function afterSettle(task: Task, ctx: OpContext, decide: (t: Task) => Outcome<Ta
 export function claimTask(task: Task, ctx: OpContext, ttlMs: number): Outcome<Task> {
   return afterSettle(task, ctx, (t) => {
     if (isFinal(t.status)) return refuse(finalRefusal(t));
+    if (t.status === "review") return refuse(inReviewRefusal(t));
     if (t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
     if (t.claim) return renewTask(t, ctx, ttlMs); // claiming what you hold renews it
     const fence = t.fence + 1;
@@ -199,6 +219,7 @@ function finish(
   if (bad) return refuse(bad);
   return afterSettle(task, ctx, (t) => {
     if (isFinal(t.status)) return refuse(finalRefusal(t));
+    if (t.status === "review" && type === "done") return refuse(inReviewRefusal(t));
     if (t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
     const status = type;
     const record = touch(t, ctx, { status, claim: null, result: { ...result } });

@@ -1,12 +1,15 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
 import { boundedText, count, isoTime } from "./schema-helpers.ts";
+import { Handoff } from "./handoff-record.ts";
+import { Review } from "./review-record.ts";
 
 export const MAX_OBJECTIVE = 4000;
 export const MAX_NOTE = 8000;
 export const MAX_SCOPE_GLOBS = 100;
 
-export const TaskStatus = z.enum(["todo", "claimed", "done", "failed", "cancelled"]);
+/** `review`: the work was verified and waits for a reviewer to accept (-> done) or reject (-> todo). */
+export const TaskStatus = z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]);
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export const FINAL_STATUSES: readonly TaskStatus[] = ["done", "failed", "cancelled"];
 
@@ -49,6 +52,18 @@ export const Task = z.object({
   result: z.nullable(TaskResult),
   /** Claiming it leases its scope exclusively (else shared, unless exclusive_scope in .handoff.yaml). */
   exclusive: z.optional(z.boolean()),
+  // Issue 4 fields are optional so records written before them stay readable: read them with
+  // `?? []` / `?? null` (see task-extras.ts).
+  /** Ids of the tasks this one waits on: it is ready only once all of them are done. */
+  after: z.optional(z.array(z.string())),
+  /** The command that verifies the work (`done` runs it and sends the task to review). */
+  verify: z.optional(z.nullable(boundedText(MAX_NOTE))),
+  /** HEAD of the claimer's worktree when the task was last claimed: the base of its diff. */
+  base: z.optional(z.nullable(z.string())),
+  /** Structured handoffs from the producer to whoever consumes the result. */
+  handoffs: z.optional(z.array(Handoff)),
+  /** The last verification and review decision. */
+  review: z.optional(z.nullable(Review)),
 });
 export type Task = z.infer<typeof Task>;
 

@@ -9,7 +9,6 @@ import type { Outcome } from "../core/outcome.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
-  claimTask,
   completeTask,
   failTask,
   reclaimTask,
@@ -21,7 +20,7 @@ import { resolveCommit } from "../git/commits.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
-import { claimNext } from "./task-store.ts";
+import { claimChecked, claimReady } from "./dependency-actions.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
@@ -51,14 +50,16 @@ function endScope(id: string) {
   return (set: LeaseSet, _t: Task, ctx: OpContext) => releaseTaskLeases(set, id, ctx);
 }
 
-export function claim(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
+/** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
+export function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return mutateTaskWithLeases(store, id, (t, ctx) => claimTask(t, ctx, ttl), leaseScope(store), { exclusive: true });
+  return claimChecked(store, id, ttl, { force: !!opts.force }, leaseScope(store));
 }
 
+/** Skips tasks whose dependencies are not done. */
 export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimNext(store, (t, ctx) => claimTask(t, ctx, ttl), (s, id, op, o) => mutateTaskWithLeases(s, id, op, leaseScope(s), o));
+  return claimReady(store, ttl, leaseScope(store));
 }
 
 export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {

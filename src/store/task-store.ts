@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { fail, HandoffError } from "../core/errors.ts";
+import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { newTaskId, validateTaskId } from "../core/ids.ts";
-import type { Outcome } from "../core/outcome.ts";
+import { refuse, type Outcome } from "../core/outcome.ts";
 import { Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { writeSteps } from "./codec.ts";
@@ -95,18 +95,26 @@ export async function mutateTask(
 }
 
 /**
+ * A readiness rule for `claimNext`, made from the listing: returns why a candidate may not be
+ * taken (for example a dependency not done yet), or null. It filters the candidates and is checked
+ * again inside the compare-and-swap, on the candidate as it then stands.
+ */
+export type ReadinessCheck = (all: Task[]) => (candidate: Task) => Refusal | null;
+
+/**
  * Takes the best claimable task. Each candidate is tried under compare-and-swap in order; one
  * that someone else just took is skipped, so concurrent callers end up with different tasks.
  */
 export async function claimNext(
   store: Store,
   op: (task: Task, ctx: OpContext) => Outcome<Task>,
-  mutate: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> = mutateTask,
+  opts: { ready?: ReadinessCheck; mutate?: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> } = {},
 ): Promise<Task> {
   const tried = new Set<string>();
   for (;;) {
     const { tasks } = await listTasks(store, { settled: false });
-    const candidates = claimCandidates(tasks, ctxOf(store, store.now())).filter((t) => !tried.has(t.id));
+    const check = opts.ready?.(tasks);
+    const candidates = claimCandidates(tasks, ctxOf(store, store.now())).filter((t) => !tried.has(t.id) && !check?.(t));
     const next = candidates[0];
     if (!next) {
       fail("no_task_ready", "no task is ready to claim", {}, [
@@ -116,10 +124,14 @@ export async function claimNext(
     }
     tried.add(next.id);
     try {
-      return await mutate(store, next.id, op, { exclusive: true });
+      const guarded = check ? (t: Task, ctx: OpContext): Outcome<Task> => {
+        const why = check(t);
+        return why ? refuse(why) : op(t, ctx);
+      } : op;
+      return await (opts.mutate ?? mutateTask)(store, next.id, guarded, { exclusive: true });
     } catch (e) {
-      // Someone else got it first, or it finished meanwhile: move on to the next candidate.
-      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found")) continue;
+      // Someone else got it first, it finished meanwhile, or it gained a blocker: try the next one.
+      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state")) continue;
       throw e;
     }
   }

@@ -5,13 +5,19 @@ import type { Store } from "../../store/store.ts";
 import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
+import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
+import { unblockedText } from "../../store/dependency-actions.ts";
+import { taskExtrasText, verificationDetail } from "../render-tasks.ts";
+import { deliveredWithClaim } from "./handoff.ts";
 import { taskDetail } from "../render.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */
 function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string) {
   return withStore(cmd, async (store, g) => {
     const t = await fn(store);
-    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}`);
+    // A claim delivers the handoffs of the tasks it waits on (issue 4), in the text output.
+    const delivered = !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
+    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}${delivered}`);
   });
 }
 
@@ -27,12 +33,13 @@ export function registerClaim(program: Command): void {
       .description("claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)")
       .argument("[id]", "the task to claim")
       .option("--next", "claim the best ready task: highest priority, then oldest")
-      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)"),
-  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string }, cmd: Command) => {
+      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
+      .option("--force", "claim even though a task it waits on is not done"),
+  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
     const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
-    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, opts)), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
+    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, { ...opts, force: !!o.force })), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
   });
 
   withGlobals(
@@ -54,12 +61,36 @@ export function registerClaim(program: Command): void {
   withGlobals(
     program
       .command("done")
-      .description("mark a task you hold (or nobody holds) as done")
+      .description("mark a task you hold (or nobody holds) as done; with a verify command it runs it and sends the task to review")
       .argument("<id>")
       .option("--commit <rev>", "the commit that does the work")
-      .option("--note <text>", "what a reader should know"),
-  ).action(async (id: string, o: { commit?: string; note?: string }, cmd: Command) => {
-    await run(cmd, (s) => done(s, id, o), (t) => `done ${t.id}`);
+      .option("--note <text>", "what a reader should know")
+      .option("--verify [cmd]", "run CMD (default: the task's own verify command) in this worktree: passed -> review, failed -> recorded, exit 3")
+      .option("--no-verify", "skip the task's own verify command and mark it done"),
+  ).action(async (id: string, o: { commit?: string; note?: string; verify?: string | boolean }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const verifyWith = o.verify === false ? null : typeof o.verify === "string" ? o.verify : o.verify === true || (await taskVerifyCommand(store, id)) ? undefined : null;
+      if (verifyWith === null) {
+        const t = await done(store, id, o);
+        const freed = g.json ? "" : await unblockedText(store, t.id);
+        emit(!!g.json, t, () => `done ${t.id}${freed}\n${taskDetail(t, store.now())}`);
+        return;
+      }
+      const t = await doneWithVerification(store, id, {
+        ...(verifyWith !== undefined ? { command: verifyWith } : {}),
+        ...(o.commit !== undefined ? { commit: o.commit } : {}),
+        ...(o.note !== undefined ? { note: o.note } : {}),
+      });
+      const v = t.review!.verification!;
+      if (!v.passed) {
+        if (!g.json) process.stdout.write(`${verificationDetail(v)}\n`);
+        fail("verification_failed", `verification of ${t.id} ${v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`} after ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}; recorded on the task, which stays ${t.claim ? `with ${t.claim.agent}` : t.status}`, {
+          task: t.id,
+          verification: v,
+        }, [{ action: "retry", detail: `fix it and run git handoff done ${t.id} again` }]);
+      }
+      emit(!!g.json, t, () => `${t.id} is in review (verification passed in ${(v.duration_ms / 1000).toFixed(1)}s)\n${taskDetail(t, store.now())}${taskExtrasText(t, [])}`);
+    });
   });
 
   withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why")).action(

@@ -2,7 +2,10 @@ import type { Command } from "commander";
 import { TaskStatus } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
-import { addTask, listTasks, showTask } from "../../store/task-store.ts";
+import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
+import { listTasks, showTask } from "../../store/task-store.ts";
+import { checkVerifyCommand } from "../../core/verify-command.ts";
+import { taskExtrasText } from "../render-tasks.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
 import { taskDetail, taskLine } from "../render.ts";
@@ -18,17 +21,21 @@ export function registerTask(program: Command): void {
       .option("--id <id>", "use this id instead of a generated one")
       .option("--priority <n>", "higher is taken first by claim --next", "0")
       .option("--scope <glob>", "files the task will touch (repeatable); claiming the task leases them", collect, [])
-      .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)"),
-  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean }, cmd: Command) => {
+      .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)")
+      .option("--after <id...>", "tasks that must be done before this one is ready (repeatable)")
+      .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review"),
+  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);
-      const created = await addTask(store, {
+      const created = await addTaskAfter(store, {
         objective: words.join(" "),
         priority,
         scope: normalizeScope(store, o.scope),
         maxAttempts: store.config.maxAttempts,
         ...(o.exclusive ? { exclusive: true } : {}),
         ...(o.id !== undefined ? { id: o.id } : {}),
+        ...(o.after ? { after: o.after } : {}),
+        ...(o.verify !== undefined ? { verify: checkVerifyCommand(o.verify) } : {}),
       });
       emit(!!g.json, created, () => created.id);
     });
@@ -37,7 +44,8 @@ export function registerTask(program: Command): void {
   withGlobals(task.command("show").description("show one task").argument("<id>")).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const t = await showTask(store, id);
-      emit(!!g.json, t, () => taskDetail(t, store.now()));
+      const blocked = await blockedEdgesOf(store, t);
+      emit(!!g.json, { ...t, after: t.after ?? [], blocked_by: blocked }, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked));
     });
   });
 

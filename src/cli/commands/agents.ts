@@ -1,0 +1,43 @@
+import type { Command } from "commander";
+import { AgentStatus } from "../../core/agent.ts";
+import { buildRoster } from "../../core/agent-roster.ts";
+import { fail } from "../../core/errors.ts";
+import { gcAgents } from "../../store/agent-gc.ts";
+import { listAgents } from "../../store/agent-store.ts";
+import { listTasks } from "../../store/task-store.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit, warn } from "../output.ts";
+import { rosterText } from "../render-agents.ts";
+
+export function registerAgents(program: Command): void {
+  withGlobals(
+    program
+      .command("agents")
+      .description("agents by heartbeat: active, stale or disconnected, with their claims and capacity")
+      .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")})`),
+  ).action(async (o: { status?: string }, cmd: Command) => {
+    if (o.status !== undefined && !AgentStatus.options.includes(o.status as AgentStatus)) {
+      fail("invalid_input", `unknown agent status ${JSON.stringify(o.status)}: use one of ${AgentStatus.options.join(", ")}`);
+    }
+    await withStore(cmd, async (store, g) => {
+      const [{ agents, problems }, { tasks, problems: taskProblems }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
+      for (const p of [...problems, ...taskProblems]) warn(p);
+      const roster = buildRoster(agents.map((a) => a.record), tasks, store.now(), store.config);
+      const shown = o.status ? { ...roster, agents: roster.agents.filter((a) => a.status === o.status) } : roster;
+      emit(!!g.json, shown, () => rosterText(shown));
+    });
+  });
+
+  withGlobals(
+    program.command("gc").description("remove agents silent past gc_after (default 7d): their ref goes, their claims are released, the removal is logged"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const removed = await gcAgents(store);
+      emit(!!g.json, { removed }, () =>
+        removed.length
+          ? removed.map((r) => `removed ${r.agent} (silent since ${r.last_heartbeat})${r.released.length ? `, released ${r.released.join(" ")}` : ""}`).join("\n")
+          : "no agent is due for removal",
+      );
+    });
+  });
+}

@@ -1,0 +1,18 @@
+import type { Command } from "commander";
+import { conflictSummaryLine, pairLine } from "../../core/conflict.ts";
+import { predictConflicts } from "../../store/conflicts.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+
+export function registerConflicts(program: Command): void {
+  withGlobals(
+    program
+      .command("conflicts")
+      .description("predict merge conflicts between the branches of active agents, and each against the integration branch (git merge-tree, no worktree touched)"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const report = await predictConflicts(store);
+      emit(!!g.json, report, () => [conflictSummaryLine(report), ...report.pairs.map((p) => `  ${pairLine(p)}`)].join("\n"));
+    });
+  });
+}

@@ -1,0 +1,60 @@
+import type { Command } from "commander";
+import { parseDuration } from "../../core/duration.ts";
+import { fail } from "../../core/errors.ts";
+import { claimReady, depend, listReady, undepend } from "../../store/dependency-actions.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { deliveredWithClaim } from "./handoff.ts";
+import { emit, warn } from "../output.ts";
+import { taskDetail, taskLine } from "../render.ts";
+
+function needOn(on: string | undefined, verb: string): string {
+  if (on === undefined) fail("usage", `${verb} needs --on TASK`);
+  return on;
+}
+
+export function registerDepend(program: Command): void {
+  withGlobals(
+    program
+      .command("depend")
+      .description("make a task wait on another: it is not ready (and claiming it is refused) until that one is done; cycles are refused")
+      .argument("<task>", "the task that waits")
+      .option("--on <task>", "the task it waits on"),
+  ).action(async (id: string, o: { on?: string }, cmd: Command) => {
+    const on = needOn(o.on, "depend");
+    await withStore(cmd, async (store, g) => {
+      const t = await depend(store, id, on);
+      emit(!!g.json, t, () => `${t.id} waits on ${(t.after ?? []).join(" ")}`);
+    });
+  });
+
+  withGlobals(
+    program.command("undepend").description("remove a dependency added with depend or task add --after").argument("<task>").option("--on <task>", "the task it no longer waits on"),
+  ).action(async (id: string, o: { on?: string }, cmd: Command) => {
+    const on = needOn(o.on, "undepend");
+    await withStore(cmd, async (store, g) => {
+      const t = await undepend(store, id, on);
+      emit(!!g.json, t, () => `${t.id} no longer waits on ${on}${t.after?.length ? `; still waits on ${t.after.join(" ")}` : ""}`);
+    });
+  });
+
+  withGlobals(
+    program
+      .command("ready")
+      .description("unclaimed tasks whose dependencies are all done, best first; --claim takes the best one atomically")
+      .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
+      .option("--ttl <duration>", "lease length with --claim"),
+  ).action(async (o: { claim?: boolean; ttl?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      if (o.claim) {
+        const t = await claimReady(store, o.ttl !== undefined ? parseDuration(o.ttl, "--ttl") : store.config.claimTtlMs);
+        const delivered = g.json ? "" : await deliveredWithClaim(store, t);
+        emit(!!g.json, t, () => `claimed ${t.id} (fence ${t.claim?.fence})\n${taskDetail(t, store.now())}${delivered}`);
+        return;
+      }
+      const { ready, problems } = await listReady(store);
+      for (const p of problems) warn(p);
+      const now = store.now();
+      emit(!!g.json, ready, () => (ready.length ? ready.map((t) => taskLine(t, now)).join("\n") : "no task is ready"));
+    });
+  });
+}

@@ -1,0 +1,82 @@
+import type { Command } from "commander";
+import type { InboxEntry } from "../../core/handoff.ts";
+import type { Handoff } from "../../core/handoff-record.ts";
+import type { Task } from "../../core/task.ts";
+import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
+import { ack, handoff, inbox } from "../../store/handoff-actions.ts";
+import type { Store } from "../../store/store.ts";
+import { collect, withGlobals, withStore } from "../context.ts";
+import { emit, warn } from "../output.ts";
+import { handoffText } from "../render-tasks.ts";
+
+/** JSON for agents: the producer's free text grouped under `untrusted`, with the notice. */
+export function handoffJson(h: Handoff): Record<string, unknown> {
+  const { contract, verify, note, questions, ...rest } = h;
+  return { ...rest, untrusted: { notice: UNTRUSTED_LABEL, from: h.producer, contract, verify, note, questions } };
+}
+
+function entryJson(e: InboxEntry): Record<string, unknown> {
+  return { ...handoffJson(e.handoff), reason: e.reason, via: e.via, task_status: e.task_status };
+}
+
+/** After a claim: the handoffs that came with the claimed task's dependencies, shown once in text. */
+export async function deliveredWithClaim(store: Store, t: Task): Promise<string> {
+  if (!t.after?.length) return "";
+  const { entries } = await inbox(store);
+  const mine = entries.filter((e) => e.via === t.id);
+  if (!mine.length) return "";
+  return `\n\n${mine.length} handoff${mine.length === 1 ? "" : "s"} from the tasks ${t.id} waits on (ack each: git handoff ack <id>):\n${mine.map((e) => handoffText(e.handoff, "  ")).join("\n")}`;
+}
+
+export function registerHandoff(program: Command): void {
+  withGlobals(
+    program
+      .command("handoff")
+      .description("hand over a task's result: commit, diff summary (by git), changed contract, how to verify, open questions")
+      .argument("<task>")
+      .option("--to <agent>", "the consumer (default: whoever claims a task that waits on this one)")
+      .option("--commit <rev>", "the commit handed over (default: the task's done commit, else HEAD)")
+      .option("--contract <text>", "the contract (API, schema, behaviour) that changed")
+      .option("--verify <cmd>", "how the consumer can verify it")
+      .option("--question <text>", "an open question or unresolved assumption (repeatable)", collect, [])
+      .option("--note <text>", "anything else the consumer should know"),
+  ).action(async (id: string, o: { to?: string; commit?: string; contract?: string; verify?: string; question: string[]; note?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await handoff(store, id, {
+        ...(o.to !== undefined ? { to: o.to } : {}),
+        ...(o.commit !== undefined ? { commit: o.commit } : {}),
+        ...(o.contract !== undefined ? { contract: o.contract } : {}),
+        ...(o.verify !== undefined ? { verify: o.verify } : {}),
+        ...(o.note !== undefined ? { note: o.note } : {}),
+        questions: o.question,
+      });
+      emit(!!g.json, handoffJson(r.handoff), () => `recorded ${r.handoff.id}\n${handoffText(r.handoff)}`);
+    });
+  });
+
+  withGlobals(
+    program.command("inbox").description("handoffs waiting for you: addressed to you, or on tasks your claimed tasks wait on; until you ack them"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const { entries, problems } = await inbox(store);
+      for (const p of problems) warn(p);
+      emit(!!g.json, entries.map(entryJson), () =>
+        entries.length
+          ? entries
+              .map((e) => `${handoffText(e.handoff)}\n  for you:   ${e.reason === "addressed" ? "addressed to you" : `you hold ${e.via}, which waits on ${e.handoff.task}`} (task ${e.handoff.task} is ${e.task_status})`)
+              .join("\n\n")
+          : "inbox empty",
+      );
+    });
+  });
+
+  withGlobals(program.command("ack").description("acknowledge a handoff: it leaves your inbox").argument("<handoff>", "its id, like api#1")).action(
+    async (id: string, _o, cmd: Command) => {
+      await withStore(cmd, async (store, g) => {
+        const t = await ack(store, id);
+        const h = t.handoffs?.find((x) => x.id === id);
+        emit(!!g.json, h ? handoffJson(h) : t, () => `acked ${id}`);
+      });
+    },
+  );
+}

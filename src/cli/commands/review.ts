@@ -1,0 +1,47 @@
+import type { Command } from "commander";
+import { diffLine } from "../../core/diff-summary.ts";
+import type { ReviewItem } from "../../core/review.ts";
+import { accept, listReview, reject } from "../../store/review-actions.ts";
+import { unblockedText } from "../../store/dependency-actions.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { emit, warn } from "../output.ts";
+import { verificationDetail } from "../render-tasks.ts";
+
+export function reviewItemText(r: ReviewItem): string {
+  const lines = [`${r.task}  submitted by ${r.submitted_by} at ${r.submitted_at}  ${r.objective.split("\n")[0]}`];
+  if (r.commit) lines.push(`  commit: ${r.commit}`);
+  if (r.diff) lines.push(`  diff:   ${diffLine(r.diff)}`);
+  if (r.verification) lines.push(verificationDetail(r.verification, "  "));
+  return lines.join("\n");
+}
+
+export function registerReview(program: Command): void {
+  const review = withGlobals(
+    program.command("review").description("the review queue: verified work with its test result and diff summary; accept or reject it"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const { items, problems } = await listReview(store);
+      for (const p of problems) warn(p);
+      emit(!!g.json, items, () => (items.length ? items.map(reviewItemText).join("\n\n") : "nothing awaits review"));
+    });
+  });
+
+  withGlobals(review.command("accept").description("accept reviewed work: the task becomes done").argument("<task>").option("--reason <text>", "a comment")).action(
+    async (id: string, o: { reason?: string }, cmd: Command) => {
+      await withStore(cmd, async (store, g) => {
+        const t = await accept(store, id, o.reason ?? null);
+        const freed = g.json ? "" : await unblockedText(store, t.id);
+        emit(!!g.json, t, () => `accepted ${t.id}: done${freed}`);
+      });
+    },
+  );
+
+  withGlobals(
+    review.command("reject").description("reject reviewed work: the task goes back to todo with the reason attached").argument("<task>").option("--reason <text>", "what to fix"),
+  ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const t = await reject(store, id, o.reason ?? null);
+      emit(!!g.json, t, () => `rejected ${t.id}: back to todo${o.reason ? ` (${o.reason})` : ""}`);
+    });
+  });
+}

@@ -1,0 +1,49 @@
+import type { Command } from "commander";
+import type { AgentRecord } from "../../core/agent.ts";
+import { endSessionFor, heartbeatFor, startSessionFor } from "../../store/agent-store.ts";
+import { gcAgents } from "../../store/agent-gc.ts";
+import { collect, withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+import { agentDetail } from "../render-agents.ts";
+
+export function registerSession(program: Command): void {
+  const session = program.command("session").description("declare what this agent works on (refs/handoff/agents/<agent>)");
+
+  withGlobals(
+    session
+      .command("start")
+      .description("declare this agent's session: objective, planned files, what it awaits; refreshes its heartbeat")
+      .requiredOption("--objective <text>", "what this agent is working on")
+      .option("--files <glob>", "files it plans to change (repeatable)", collect, [])
+      .option("--awaits <text>", "the outcome it waits for, and from whom")
+      .option("--session <id>", "the agent runtime's session id (default: $HANDOFF_SESSION)"),
+  ).action(async (o: { objective: string; files: string[]; awaits?: string; session?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const record = await startSessionFor(store, {
+        objective: o.objective,
+        files: o.files,
+        awaits: o.awaits ?? null,
+        session: o.session ?? process.env.HANDOFF_SESSION ?? null,
+      });
+      // Opportunistic: a starting agent sweeps agents silent past gc_after. Never fails the start.
+      await gcAgents(store).catch(() => []);
+      emit(!!g.json, record, () => `session started for ${record.agent}\n${agentDetail(record)}`);
+    });
+  });
+
+  withGlobals(session.command("end").description("end this agent's session (it shows as disconnected)")).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const record = await endSessionFor(store);
+      emit(!!g.json, record, () => `session ended for ${record.agent}`);
+    });
+  });
+
+  withGlobals(program.command("heartbeat").description("tell others this agent is alive (any command does this, at most once a heartbeat_interval)")).action(
+    async (_o, cmd: Command) => {
+      await withStore(cmd, async (store, g) => {
+        const record: AgentRecord = await heartbeatFor(store);
+        emit(!!g.json, record, () => `heartbeat ${record.agent} at ${record.heartbeat_at}`);
+      });
+    },
+  );
+}

@@ -1,0 +1,31 @@
+import type { AgentRecord } from "../core/agent.ts";
+import type { Roster } from "../core/agent-roster.ts";
+import { formatDuration } from "../core/duration.ts";
+import { paint } from "./output.ts";
+
+export function agentDetail(a: AgentRecord): string {
+  const lines = [`objective:  ${a.objective ?? "-"}`, `where:      ${a.scope}${a.branch ? ` ${a.branch}` : ""}${a.worktree ? ` ${a.worktree}` : ""}`];
+  if (a.files.length) lines.push(`files:      ${a.files.join(" ")}`);
+  if (a.awaits) lines.push(`awaits:     ${a.awaits}`);
+  if (a.session) lines.push(`session:    ${a.session}`);
+  lines.push(`heartbeat:  ${a.heartbeat_at}`);
+  return lines.join("\n");
+}
+
+const STATUS_PAINT = { active: paint.green, stale: paint.yellow, disconnected: paint.red };
+
+export function rosterText(r: Roster): string {
+  if (!r.agents.length && !r.undeclared_holders.length) return "no agents";
+  const w = Math.max(5, ...r.agents.map((a) => a.agent.length));
+  const lines = r.agents.map((a) => {
+    const status = STATUS_PAINT[a.status](a.status.padEnd(12));
+    const cap = `${a.capacity.claimed}/${a.capacity.max}`.padEnd(5);
+    const age = `${formatDuration(a.heartbeat_age_ms)} ago`.padEnd(9);
+    const where = paint.dim(`${a.branch ?? "(detached)"} ${a.worktree ?? ""}`.trim());
+    const claims = a.claimed.length ? ` [${a.claimed.join(" ")}]` : "";
+    const gc = a.gc_due ? paint.red(" gc-due") : "";
+    return `${a.agent.padEnd(w)}  ${status} ${cap} ${age} ${a.objective ?? "-"}${claims}  ${where}${gc}`;
+  });
+  for (const u of r.undeclared_holders) lines.push(`${u.agent.padEnd(w)}  ${paint.dim("undeclared")}   holds [${u.claimed.join(" ")}]`);
+  return lines.join("\n");
+}

@@ -1,0 +1,56 @@
+// `status`: the bird's-eye view, compact and aligned; colour only on a TTY (paint).
+import { edgeText } from "../core/dependency-graph.ts";
+import { diffLine } from "../core/diff-summary.ts";
+import type { StatusView } from "../core/overview.ts";
+import { paint } from "./output.ts";
+import { rosterText } from "./render-agents.ts";
+import { overviewText } from "./render.ts";
+
+function cut(s: string, max: number): string {
+  const line = s.split("\n")[0] ?? "";
+  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+}
+
+/** Task rows x agent columns: H holds the claim, R submitted it for review, . nothing. */
+function matrixText(v: StatusView): string[] {
+  const { agents, rows } = v.matrix;
+  if (!rows.length) return ["  no open tasks"];
+  const tw = Math.max(4, ...rows.map((r) => r.task.length));
+  const widths = agents.map((a) => Math.max(1, a.length));
+  const header = `  ${"task".padEnd(tw)}  ${agents.map((a, i) => a.padEnd(widths[i]!)).join("  ")}`;
+  const lines = [paint.dim(header)];
+  for (const r of rows) {
+    const cells = r.cells.map((c, i) => (c === "holds" ? paint.green("H") : c === "submitted" ? paint.yellow("R") : paint.dim(".")) + " ".repeat(widths[i]! - 1));
+    lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${cut(r.objective, 40)}`);
+  }
+  return lines;
+}
+
+export function statusText(v: StatusView, header: string, now: Date): string {
+  const lines = [header, overviewText(v, now)];
+  lines.push(paint.bold("agents"));
+  lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
+  lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v));
+  if (v.placements.length) {
+    lines.push(paint.bold("where (worktree x branch x session)"));
+    const ww = Math.max(...v.placements.map((p) => (p.worktree ?? "-").length));
+    const bw = Math.max(...v.placements.map((p) => (p.branch ?? "(detached)").length));
+    for (const p of v.placements) {
+      lines.push(`  ${(p.worktree ?? "-").padEnd(ww)}  ${(p.branch ?? "(detached)").padEnd(bw)}  ${(p.session ?? "-").padEnd(12)} ${p.agent} (${p.status}, ${p.scope})`);
+    }
+  }
+  if (v.blocked.length) {
+    lines.push(paint.yellow("blocked"));
+    for (const e of v.blocked) lines.push(`  ${edgeText(e)}`);
+  }
+  if (v.review.length) {
+    lines.push(paint.bold("review"));
+    for (const r of v.review) {
+      const ver = r.verification ? (r.verification.passed ? paint.green("passed") : paint.red("failed")) : "unverified";
+      lines.push(`  ${r.task}  by ${r.submitted_by}  ${ver}${r.diff ? `  ${diffLine(r.diff)}` : ""}`);
+    }
+  }
+  if (v.inbox.length) lines.push(`${paint.bold("inbox")}  ${v.inbox.map((i) => `${i.agent} ${i.waiting}`).join("  ")}`);
+  if (v.conflicts) lines.push(`${v.conflicts.conflicting ? paint.red("conflicts") : paint.bold("conflicts")}: ${v.conflicts.summary}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,58 @@
+// The issue-4 parts of a task's detail view: dependencies, handoffs, review.
+import { edgeText, type BlockedEdge } from "../core/dependency-graph.ts";
+import { diffLine } from "../core/diff-summary.ts";
+import type { Handoff } from "../core/handoff-record.ts";
+import type { Task } from "../core/task.ts";
+import { fence, neutralise, UNTRUSTED_LABEL } from "../core/untrusted.ts";
+import { paint } from "./output.ts";
+
+export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
+  const lines: string[] = [];
+  if (t.after?.length) lines.push(`after:      ${t.after.join(" ")}`);
+  for (const e of blocked) lines.push(`${paint.yellow("blocked:")}    ${edgeText(e)}`);
+  if (t.verify) lines.push(`verify:     ${t.verify}`);
+  if (t.base) lines.push(`base:       ${t.base}`);
+  if (t.review) {
+    const r = t.review;
+    const v = r.verification;
+    if (t.status === "review" || r.decision) {
+      lines.push(`review:     submitted by ${r.submitted_by} at ${r.submitted_at}${r.decision ? `; ${r.decision.verdict} by ${r.decision.by}` : ""}`);
+    } else lines.push(`review:     not submitted: the last verification (by ${r.submitted_by} at ${r.submitted_at}) did not pass`);
+    if (r.decision?.reason) lines.push(`            reason: ${neutralise(r.decision.reason)}`);
+    if (v) lines.push(`verified:   ${verificationLine(v)}`);
+    if (r.diff) lines.push(`diff:       ${diffLine(r.diff)}`);
+  }
+  for (const h of t.handoffs ?? []) lines.push(handoffText(h));
+  return lines.length ? "\n" + lines.join("\n") : "";
+}
+
+/** The verification with its output tail, fenced: the output is the project's, produced by an agent's run. */
+export function verificationDetail(v: NonNullable<NonNullable<Task["review"]>["verification"]>, indent = ""): string {
+  const lines = [`${indent}verification ${verificationLine(v)}`, `${indent}  in ${v.cwd}`];
+  if (v.output_tail) lines.push(`${indent}  output tail${v.truncated_bytes ? ` (${v.truncated_bytes} earlier bytes not kept)` : ""}:`, fence(v.output_tail.replace(/\n$/, ""), `${indent}    `));
+  return lines.join("\n");
+}
+
+export function verificationLine(v: NonNullable<NonNullable<Task["review"]>["verification"]>): string {
+  const status = v.timed_out ? "timed out" : v.passed ? "passed" : `failed (exit ${v.exit_code ?? v.signal})`;
+  return `${v.passed ? paint.green(status) : paint.red(status)} in ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}`;
+}
+
+/** A handoff as shown to an agent: our own fields plain, the producer's text fenced and labelled. */
+export function handoffText(h: Handoff, indent = ""): string {
+  const lines = [
+    `${indent}${paint.bold(`handoff ${h.id}`)} from ${h.producer}${h.to ? ` to ${h.to}` : " to whoever takes the dependent tasks"} at ${h.created_at}`,
+  ];
+  if (h.commit) lines.push(`${indent}  commit:    ${h.commit}`);
+  if (h.diff) lines.push(`${indent}  diff:      ${diffLine(h.diff)}`);
+  if (h.diff?.paths.length) lines.push(`${indent}  files:     ${h.diff.paths.slice(0, 10).join(" ")}${h.diff.paths.length > 10 ? " …" : ""}`);
+  const texts: [string, string | null][] = [["contract", h.contract], ["verify", h.verify], ["note", h.note]];
+  const questions = h.questions.map((q, i): [string, string] => [`question ${i + 1}`, q]);
+  const shown = [...texts, ...questions].filter((x): x is [string, string] => !!x[1]);
+  if (shown.length) {
+    lines.push(`${indent}  ${paint.yellow(`[${UNTRUSTED_LABEL}]`)}`);
+    for (const [label, text] of shown) lines.push(`${indent}  ${label}:`, fence(text, `${indent}    `));
+  }
+  if (h.acked_by.length) lines.push(`${indent}  acked by:  ${h.acked_by.map((a) => a.agent).join(" ")}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,113 @@
+// Who is around: each declared agent with its status, claims and capacity, and what GC would do.
+import { classifyAgent, isGcDue, type AgentRecord, type AgentStatus } from "./agent.ts";
+import type { Config } from "./config.ts";
+import type { HandoffEvent } from "./event.ts";
+import type { Step } from "./outcome.ts";
+import { isLive, settle, type OpContext } from "./task-ops.ts";
+import type { Task } from "./task.ts";
+
+export interface RosterEntry {
+  agent: string;
+  status: AgentStatus;
+  objective: string | null;
+  worktree: string | null;
+  branch: string | null;
+  scope: AgentRecord["scope"];
+  session: string | null;
+  files: string[];
+  awaits: string | null;
+  heartbeat_at: string;
+  heartbeat_age_ms: number;
+  started_at: string;
+  ended_at: string | null;
+  /** Tasks it holds a live claim on. */
+  claimed: string[];
+  capacity: { claimed: number; max: number };
+  /** Silent past `gc_after`: the next `git handoff gc` removes it and releases its claims. */
+  gc_due: boolean;
+}
+
+export interface Roster {
+  agents: RosterEntry[];
+  /** Agents holding live claims without ever declaring a session. */
+  undeclared_holders: { agent: string; claimed: string[] }[];
+}
+
+type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
+
+export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig): Roster {
+  const held = new Map<string, string[]>();
+  for (const t of tasks) {
+    if (!isLive(t, now)) continue;
+    held.set(t.claim!.agent, [...(held.get(t.claim!.agent) ?? []), t.id]);
+  }
+  const entries = agents.map((a): RosterEntry => {
+    const claimed = held.get(a.agent) ?? [];
+    return {
+      agent: a.agent,
+      status: classifyAgent(a, now, cfg),
+      objective: a.objective,
+      worktree: a.worktree,
+      branch: a.branch,
+      scope: a.scope,
+      session: a.session,
+      files: a.files,
+      awaits: a.awaits,
+      heartbeat_at: a.heartbeat_at,
+      heartbeat_age_ms: now.getTime() - Date.parse(a.heartbeat_at),
+      started_at: a.started_at,
+      ended_at: a.ended_at,
+      claimed,
+      capacity: { claimed: claimed.length, max: cfg.maxConcurrent },
+      gc_due: isGcDue(a, now, cfg.gcAfterMs),
+    };
+  });
+  const declared = new Set(agents.map((a) => a.agent));
+  const undeclared = [...held.entries()]
+    .filter(([agent]) => !declared.has(agent))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([agent, claimed]) => ({ agent, claimed }));
+  return { agents: entries, undeclared_holders: undeclared };
+}
+
+/**
+ * What GC does to one task of a removed agent: lazy expiry first (its lease most likely ran out
+ * long ago), then, if it still holds a live claim, a release recorded as `agent_gc`.
+ */
+export function releaseForGc(task: Task, ctx: OpContext, gone: AgentRecord): { record: Task; steps: Step<Task>[] } {
+  const settled = settle(task, ctx);
+  const t = settled.record;
+  if (t.status !== "claimed" || t.claim?.agent !== gone.agent) return settled;
+  const at = ctx.now.toISOString();
+  const record: Task = { ...t, status: "todo", claim: null, updated_at: at };
+  const event: HandoffEvent = {
+    type: "agent_gc",
+    task: t.id,
+    agent: gone.agent,
+    by: ctx.actor.agent,
+    holder: gone.agent,
+    at,
+    scope: t.claim.scope,
+    worktree: t.claim.worktree,
+    branch: t.claim.branch,
+    fence: t.claim.fence,
+    last_heartbeat: gone.heartbeat_at,
+  };
+  return { record, steps: [...settled.steps, { event, record }] };
+}
+
+/** The event that records an agent's removal (on refs/handoff/log/agents, with its last record). */
+export function agentGcEvent(gone: AgentRecord, ctx: OpContext): HandoffEvent {
+  return {
+    type: "agent_gc",
+    task: "",
+    agent: gone.agent,
+    by: ctx.actor.agent,
+    at: ctx.now.toISOString(),
+    scope: gone.scope,
+    worktree: gone.worktree,
+    branch: gone.branch,
+    last_heartbeat: gone.heartbeat_at,
+    session: gone.session,
+  };
+}

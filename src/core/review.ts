@@ -1,0 +1,109 @@
+// The review queue. Verified work goes to `review` instead of `done`; a reviewer accepts it (done)
+// or rejects it (todo, reason attached). A verification that fails is recorded on the task, which
+// stays with its agent: known-broken work does not enter the reviewer's queue. Pure.
+import type { DiffSummary } from "./diff-summary.ts";
+import type { HandoffEvent } from "./event.ts";
+import { refuse, type Outcome } from "./outcome.ts";
+import type { Review, Verification } from "./review-record.ts";
+import { heldRefusal, inReviewRefusal, settle, type OpContext } from "./task-ops.ts";
+import { isFinal, MAX_NOTE, type Task } from "./task.ts";
+
+export interface Submission {
+  verification: Verification;
+  commit: string | null;
+  diff: DiffSummary | null;
+  note?: string;
+}
+
+function event(type: HandoffEvent["type"], task: Task, ctx: OpContext, extra: Partial<HandoffEvent> = {}): HandoffEvent {
+  const { agent, scope, worktree, branch } = ctx.actor;
+  return { type, task: task.id, agent, at: ctx.now.toISOString(), scope, worktree, branch, ...extra };
+}
+
+/** Whether the caller may finish the task now (checked before a long verification runs, and again after). */
+export function submitProblem(t: Task, ctx: OpContext) {
+  if (isFinal(t.status)) return { code: "final_state" as const, message: `task ${t.id} is ${t.status}`, data: { task: t.id, status: t.status } };
+  if (t.status === "review") return inReviewRefusal(t);
+  if (t.claim && t.claim.agent !== ctx.actor.agent && Date.parse(t.claim.expires_at) > ctx.now.getTime()) return heldRefusal(t, ctx);
+  return null;
+}
+
+export function submitForReview(task: Task, ctx: OpContext, s: Submission): Outcome<Task> {
+  if (s.note !== undefined && s.note.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `note is ${s.note.length} characters; at most ${MAX_NOTE}` });
+  const settled = settle(task, ctx);
+  const t = settled.record;
+  const problem = submitProblem(t, ctx);
+  if (problem) return refuse(problem);
+  const at = ctx.now.toISOString();
+  const review: Review = { submitted_by: ctx.actor.agent, submitted_at: at, commit: s.commit, diff: s.diff, verification: s.verification, decision: null };
+  const v = s.verification;
+  const verified = event("verified", t, ctx, { passed: v.passed, exit_code: v.exit_code, duration_ms: v.duration_ms, ...(s.commit ? { commit: s.commit } : {}) });
+  if (!v.passed) {
+    // Recorded, and the holder keeps the task (its lease renewed, as any update by the holder does).
+    const claim = t.claim ? { ...t.claim, expires_at: new Date(ctx.now.getTime() + t.claim.ttl_ms).toISOString() } : null;
+    const record: Task = { ...t, claim, review, updated_at: at };
+    return { ok: true, record, steps: [...settled.steps, { event: verified, record }] };
+  }
+  const result = { ...(s.commit ? { commit: s.commit } : {}), ...(s.note !== undefined ? { note: s.note } : {}) };
+  const record: Task = { ...t, status: "review", claim: null, review, result, updated_at: at };
+  const submitted = event("submitted", t, ctx, { ...(t.claim ? { fence: t.claim.fence } : {}), ...(s.commit ? { commit: s.commit } : {}), passed: true });
+  return { ok: true, record, steps: [...settled.steps, { event: submitted, record }] };
+}
+
+function notInReview(t: Task, verb: string) {
+  return refuse<Task>({
+    code: "wrong_state",
+    message: `cannot ${verb} task ${t.id}: it is ${t.status}, not in review`,
+    data: { task: t.id, status: t.status },
+    suggestions: [{ action: "work_elsewhere", detail: "see what awaits review: git handoff review" }],
+  });
+}
+
+export function acceptReview(t: Task, ctx: OpContext, reason: string | null): Outcome<Task> {
+  if (t.status !== "review" || !t.review) return notInReview(t, "accept");
+  if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
+  const at = ctx.now.toISOString();
+  const record: Task = { ...t, status: "done", review: { ...t.review, decision: { verdict: "accepted", by: ctx.actor.agent, at, reason } }, updated_at: at };
+  return { ok: true, record, steps: [{ event: event("accepted", t, ctx, { ...(reason ? { reason } : {}), ...(t.review.commit ? { commit: t.review.commit } : {}) }), record }] };
+}
+
+export function rejectReview(t: Task, ctx: OpContext, reason: string | null): Outcome<Task> {
+  if (t.status !== "review" || !t.review) return notInReview(t, "reject");
+  if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
+  const at = ctx.now.toISOString();
+  const record: Task = {
+    ...t,
+    status: "todo",
+    claim: null,
+    result: reason ? { reason } : null,
+    review: { ...t.review, decision: { verdict: "rejected", by: ctx.actor.agent, at, reason } },
+    updated_at: at,
+  };
+  return { ok: true, record, steps: [{ event: event("rejected", t, ctx, reason ? { reason } : {}), record }] };
+}
+
+/** One line of the review queue. */
+export interface ReviewItem {
+  task: string;
+  objective: string;
+  submitted_by: string;
+  submitted_at: string;
+  commit: string | null;
+  diff: DiffSummary | null;
+  verification: Verification | null;
+}
+
+export function reviewQueue(tasks: Task[]): ReviewItem[] {
+  return tasks
+    .filter((t) => t.status === "review" && t.review)
+    .map((t) => ({
+      task: t.id,
+      objective: t.objective,
+      submitted_by: t.review!.submitted_by,
+      submitted_at: t.review!.submitted_at,
+      commit: t.review!.commit,
+      diff: t.review!.diff,
+      verification: t.review!.verification,
+    }))
+    .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at));
+}

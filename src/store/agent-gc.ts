@@ -1,0 +1,58 @@
+// Garbage collection of agents silent past `gc_after`. One transaction per agent: its ref is
+// deleted, every task it still held gets the release (or expiry) commit, and the removal is
+// appended to refs/handoff/log/agents with the agent's last declaration in the tree. The log ref
+// exists because a deleted ref's history is unreachable: without it `git handoff events` could not
+// show that the agent was ever removed, and agents that held nothing would vanish without a trace.
+import { isGcDue } from "../core/agent.ts";
+import { agentGcEvent, releaseForGc } from "../core/agent-roster.ts";
+import { HandoffError } from "../core/errors.ts";
+import { Task } from "../core/task.ts";
+import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
+import { AGENT_FILE, agentRef, listAgents, loadAgent } from "./agent-store.ts";
+import { readRecord, writeSteps } from "./codec.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+import { TASKS_PREFIX } from "./task-store.ts";
+
+export const AGENT_LOG_REF = `${REF_ROOT}log/agents`;
+
+export interface GcResult {
+  agent: string;
+  last_heartbeat: string;
+  released: string[];
+}
+
+export async function gcAgents(store: Store): Promise<GcResult[]> {
+  const now = store.now();
+  const { agents } = await listAgents(store);
+  const due = agents.filter((a) => a.record.agent !== store.actor.agent && isGcDue(a.record, now, store.config.gcAfterMs));
+  const results: GcResult[] = [];
+  for (const candidate of due) {
+    const r = await store.casLoop(async (at) => {
+      const cur = await loadAgent(store, candidate.record.agent);
+      if (!cur || !isGcDue(cur.record, at, store.config.gcAfterMs)) return { updates: [], result: null };
+      const ctx = { actor: store.actor, now: at };
+      const updates: RefUpdate[] = [{ ref: agentRef(cur.record.agent), new: null, old: cur.tip }];
+      const released: string[] = [];
+      for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+        let task: Task;
+        try {
+          task = (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record;
+        } catch (e) {
+          if (e instanceof HandoffError) continue; // a corrupt task is reported by listings, not GC
+          throw e;
+        }
+        if (task.status !== "claimed" || task.claim?.agent !== cur.record.agent) continue;
+        const out = releaseForGc(task, ctx, cur.record);
+        if (!out.steps.length) continue;
+        updates.push({ ref: name, new: writeSteps(store.writer, oid, "task.json", out.steps), old: oid });
+        released.push(task.id);
+      }
+      const logTip = await readRef(store.cwd, AGENT_LOG_REF);
+      const logNew = writeSteps(store.writer, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
+      updates.push({ ref: AGENT_LOG_REF, new: logNew, old: logTip });
+      return { updates, result: { agent: cur.record.agent, last_heartbeat: cur.record.heartbeat_at, released } };
+    });
+    if (r) results.push(r);
+  }
+  return results;
+}

@@ -1,0 +1,105 @@
+// Agents at refs/handoff/agents/<agent>: each agent writes only its own ref. Heartbeats do not grow
+// the history: a heartbeat that follows a heartbeat replaces it (same parent), so `git log` of an
+// agent reads as its sessions, with at most one heartbeat after each.
+import { AgentRecord, beat, endSession, heartbeatDue, startSession, type SessionInput } from "../core/agent.ts";
+import { fail, HandoffError } from "../core/errors.ts";
+import { validateAgentId } from "../core/ids.ts";
+import type { Outcome } from "../core/outcome.ts";
+import type { OpContext } from "../core/task-ops.ts";
+import { readRefFast } from "../git/ref-files.ts";
+import { listRefs, readRef } from "../git/refs.ts";
+import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+
+export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
+export const AGENT_FILE = "agent.json";
+
+export function agentRef(agent: string): string {
+  return AGENTS_PREFIX + validateAgentId(agent);
+}
+
+export interface StoredAgent {
+  record: AgentRecord;
+  tip: string;
+  /** The first parent of the tip, and whether the tip is a heartbeat (to squash the next one). */
+  parent: string | null;
+  tipIsHeartbeat: boolean;
+}
+
+async function readAgentAt(store: Store, ref: string, tip: string): Promise<StoredAgent> {
+  const { record, commit } = await readRecord(store.reader, store.oidBytes, tip, ref, AGENT_FILE, AgentRecord);
+  return { record, tip, parent: commit.parents[0] ?? null, tipIsHeartbeat: eventFromMessage(commit.message)?.type === "heartbeat" };
+}
+
+export async function loadAgent(store: Store, agent: string, opts: { fast?: boolean } = {}): Promise<StoredAgent | null> {
+  const ref = agentRef(agent);
+  const tip = opts.fast ? await readRefFast(store.repo.commonDir, store.cwd, ref) : await readRef(store.cwd, ref);
+  return tip ? readAgentAt(store, ref, tip) : null;
+}
+
+export async function requireAgent(store: Store, agent: string): Promise<StoredAgent> {
+  const found = await loadAgent(store, agent);
+  if (!found) {
+    fail("not_found", `no agent ${agent}`, { agent }, [{ action: "fix_input", detail: "list agents: git handoff agents" }]);
+  }
+  return found;
+}
+
+export async function listAgents(store: Store): Promise<{ agents: StoredAgent[]; problems: string[] }> {
+  const agents: StoredAgent[] = [];
+  const problems: string[] = [];
+  for (const { name, oid } of await listRefs(store.cwd, AGENTS_PREFIX)) {
+    try {
+      agents.push(await readAgentAt(store, name, oid));
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      problems.push(e.message);
+    }
+  }
+  agents.sort((a, b) => a.record.agent.localeCompare(b.record.agent));
+  return { agents, problems };
+}
+
+/** Runs a pure agent operation on the caller's own ref under compare-and-swap. */
+async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null, ctx: OpContext) => Outcome<AgentRecord>): Promise<AgentRecord> {
+  const ref = agentRef(store.actor.agent);
+  return store.casLoop(async (now) => {
+    const prev = await loadAgent(store, store.actor.agent);
+    const out = op(prev?.record ?? null, { actor: store.actor, now });
+    if (!out.ok) throw new HandoffError(out.refusal);
+    if (out.steps.length === 0) return { updates: [], result: out.record };
+    const squash = prev !== null && prev.tipIsHeartbeat && out.steps.length === 1 && out.steps[0]!.event.type === "heartbeat";
+    const parent = squash ? prev!.parent : (prev?.tip ?? null);
+    const tip = writeSteps(store.writer, parent, AGENT_FILE, out.steps);
+    return { updates: [{ ref, new: tip, old: prev?.tip ?? null }], result: out.record };
+  });
+}
+
+export function startSessionFor(store: Store, input: SessionInput): Promise<AgentRecord> {
+  return mutateOwnAgent(store, (prev, ctx) => startSession(prev, input, ctx));
+}
+
+export function endSessionFor(store: Store): Promise<AgentRecord> {
+  return mutateOwnAgent(store, endSession);
+}
+
+export function heartbeatFor(store: Store): Promise<AgentRecord> {
+  return mutateOwnAgent(store, beat);
+}
+
+/**
+ * The implicit heartbeat every command of an agent gives: it writes only for an open session and
+ * only when the stored heartbeat is older than `heartbeat_interval`, so a hook that runs on every
+ * edit costs a file read, not a commit. Best effort: a lost race means someone (this agent, in
+ * another process) just wrote, which is as good.
+ */
+export async function refreshHeartbeat(store: Store): Promise<boolean> {
+  try {
+    const prev = await loadAgent(store, store.actor.agent, { fast: true });
+    if (!heartbeatDue(prev?.record ?? null, store.now(), store.config.heartbeatIntervalMs)) return false;
+    await mutateOwnAgent(store, (p, ctx) => (heartbeatDue(p, ctx.now, store.config.heartbeatIntervalMs) ? beat(p, ctx) : { ok: true, record: p!, steps: [] }));
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,34 @@
+// Conflict preview over the branches of active agents: real merges in memory, no worktree touched.
+import { buildRoster, type Roster } from "../core/agent-roster.ts";
+import { planPairs, sidesOf, type ConflictReport, type PairResult } from "../core/conflict.ts";
+import type { Task } from "../core/task.ts";
+import { branchCommit, previewMerge } from "../git/merge-tree.ts";
+import { listAgents } from "./agent-store.ts";
+import type { Store } from "./store.ts";
+import { listTasks } from "./task-store.ts";
+
+export async function predictConflicts(store: Store, known?: { roster: Roster }): Promise<ConflictReport> {
+  let roster = known?.roster;
+  if (!roster) {
+    const [{ agents }, { tasks }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
+    roster = buildRoster(agents.map((a) => a.record), tasks as Task[], store.now(), store.config);
+  }
+  const integration = store.config.integrationBranch;
+  const sides = sidesOf(roster.agents);
+  const commits = new Map<string, string | null>();
+  const commitOf = async (branch: string) => {
+    if (!commits.has(branch)) commits.set(branch, await branchCommit(store.cwd, branch));
+    return commits.get(branch)!;
+  };
+  const pairs: PairResult[] = [];
+  for (const p of planPairs(sides, integration)) {
+    const [ac, bc] = [await commitOf(p.a.branch), await commitOf(p.b.branch)];
+    if (!ac || !bc) {
+      pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: [], error: `no branch ${!ac ? p.a.branch : p.b.branch}` });
+      continue;
+    }
+    const r = await previewMerge(store.cwd, ac, bc);
+    pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: r.ok ? r.conflicts : [], error: r.ok ? null : r.error });
+  }
+  return { integration, sides, pairs, conflicting: pairs.filter((p) => p.conflicts.length).length };
+}

@@ -1,0 +1,175 @@
+// Dependencies under compare-and-swap: depend / undepend (cycle-checked against the whole graph),
+// claims that respect them, and readiness.
+import { addDependency, blockedRefusal, blockingEdges, cycleRefusal, findCycle, MAX_DEPENDENCIES, reachable, readyTasks, removeDependency, unblockedBy, type BlockedEdge } from "../core/dependency-graph.ts";
+import { fail, HandoffError } from "../core/errors.ts";
+import { validateTaskId } from "../core/ids.ts";
+import type { Outcome } from "../core/outcome.ts";
+import { claimTask, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { Task } from "../core/task.ts";
+import { readHeadFast } from "../git/ref-files.ts";
+import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
+import { readRecord, writeSteps } from "./codec.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
+import type { CasOptions, Store } from "./store.ts";
+import { mutateTaskWithLeases, type LeaseFollowUp } from "./task-lease-store.ts";
+import { addTask, claimNext, listTasks, loadTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
+
+const TASK_FILE = "task.json";
+
+/** Every readable task with the tip it was read from. */
+export async function taskGraph(store: Store): Promise<Map<string, { task: Task; tip: string }>> {
+  const graph = new Map<string, { task: Task; tip: string }>();
+  for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+    try {
+      const { record } = await readRecord(store.reader, store.oidBytes, oid, name, TASK_FILE, Task);
+      graph.set(record.id, { task: record, tip: oid });
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+    }
+  }
+  return graph;
+}
+
+async function requireTask(store: Store, id: string, role: string): Promise<void> {
+  if (!(await readRef(store.cwd, taskRef(id)))) {
+    fail("not_found", `no task ${id} (${role})`, { task: id }, [{ action: "fix_input", detail: "list tasks: git handoff task list" }]);
+  }
+}
+
+/** `task add --after ...`: each dependency must exist; a new task cannot close a cycle. */
+export async function addTaskAfter(store: Store, input: Omit<NewTaskInput, "id"> & { id?: string }): Promise<Task> {
+  const after = [...new Set(input.after ?? [])];
+  for (const dep of after) validateTaskId(dep);
+  if (input.id !== undefined && after.includes(input.id)) fail("invalid_input", `task ${input.id} cannot depend on itself`);
+  if (after.length > MAX_DEPENDENCIES) fail("invalid_input", `${after.length} dependencies; at most ${MAX_DEPENDENCIES}`);
+  for (const dep of after) await requireTask(store, dep, "given with --after");
+  return addTask(store, { ...input, after });
+}
+
+/**
+ * `id` waits on `on`. The cycle check reads the whole graph; every task on a path from `on` is
+ * verified unchanged in the same transaction, so two concurrent `depend`s cannot close a cycle.
+ */
+export async function depend(store: Store, id: string, on: string): Promise<Task> {
+  validateTaskId(id);
+  validateTaskId(on);
+  if (id === on) fail("invalid_input", `task ${id} cannot depend on itself`);
+  return store.casLoop(async (now) => {
+    const { task, tip } = await loadTask(store, id);
+    await requireTask(store, on, "given with --on");
+    const out = addDependency(task, on, { actor: store.actor, now });
+    if (!out.ok) throw new HandoffError(out.refusal);
+    if (!out.steps.length) return { updates: [], result: out.record };
+    const graph = await taskGraph(store);
+    const byId = new Map([...graph].map(([k, v]) => [k, v.task]));
+    byId.set(id, task);
+    const cycle = findCycle(byId, id, on);
+    if (cycle) throw new HandoffError(cycleRefusal(cycle));
+    const updates: RefUpdate[] = [{ ref: taskRef(id), new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }];
+    for (const dep of reachable(byId, on)) {
+      const entry = graph.get(dep);
+      if (entry && dep !== id) updates.push({ ref: taskRef(dep), new: entry.tip, old: entry.tip });
+    }
+    return { updates, result: out.record };
+  });
+}
+
+export async function undepend(store: Store, id: string, on: string): Promise<Task> {
+  validateTaskId(on);
+  return store.casLoop(async (now) => {
+    const { task, tip } = await loadTask(store, id);
+    const out = removeDependency(task, on, { actor: store.actor, now });
+    if (!out.ok) throw new HandoffError(out.refusal);
+    return { updates: [{ ref: taskRef(id), new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }], result: out.record };
+  });
+}
+
+/** The blocked edges of one task, read from its dependencies as they stand now. */
+export async function blockedEdgesOf(store: Store, task: Task): Promise<BlockedEdge[]> {
+  const byId = new Map<string, Task>();
+  for (const dep of task.after ?? []) {
+    try {
+      byId.set(dep, (await loadTask(store, dep)).task);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e; // missing: reported as a `missing` edge
+    }
+  }
+  return blockingEdges(task, byId, store.now());
+}
+
+/**
+ * A new grant records the claimer's HEAD as the task's base, so a handoff or review can say what
+ * changed since the work began.
+ */
+function recordingBase(op: (t: Task, ctx: OpContext) => Outcome<Task>, base: string | null): (t: Task, ctx: OpContext) => Outcome<Task> {
+  return (t, ctx) => {
+    const out = op(t, ctx);
+    if (!out.ok || !base || out.record.status !== "claimed" || out.record.claim?.fence === t.claim?.fence) return out;
+    const record = { ...out.record, base };
+    const steps = out.steps.map((s, i) => (i === out.steps.length - 1 ? { ...s, record } : s));
+    return { ok: true, record, steps };
+  };
+}
+
+async function headOf(store: Store): Promise<string | null> {
+  return store.repo.workTree ? readHeadFast(store.repo.gitDir, store.repo.commonDir, store.cwd) : null;
+}
+
+/** Claims one task; refused (exit 3) while a dependency is not done, unless `force`. */
+export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean } = {}, follow?: LeaseFollowUp): Promise<Task> {
+  const base = await headOf(store);
+  const claim = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
+  const ref = taskRef(id);
+  return store.casLoop(async (now) => {
+    const { task, tip } = await loadTask(store, id);
+    if (!opts.force && (task.after ?? []).length && task.claim?.agent !== store.actor.agent) {
+      // A done dependency stays done, so a check that passes here cannot be undone by a race;
+      // a dependency added meanwhile moves this task's ref and fails the compare-and-swap.
+      const edges = await blockedEdgesOf(store, task);
+      if (edges.length) throw new HandoffError(blockedRefusal(task, edges));
+    }
+    const ctx = { actor: store.actor, now };
+    const out = claim(task, ctx);
+    if (!out.ok) throw new HandoffError(out.refusal);
+    const updates: RefUpdate[] = [];
+    if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
+    // The claimant's scope leases (file-lease issue) move in the same transaction as the claim.
+    if (follow) {
+      const leases = await loadLeases(store);
+      const lu = leaseUpdate(store, leases.tip, follow(leases.set, out.record, ctx));
+      if (lu) updates.push(lu);
+    }
+    return { updates, result: out.record };
+  }, { exclusive: true });
+}
+
+/** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
+export async function claimReady(store: Store, ttlMs: number, follow?: LeaseFollowUp): Promise<Task> {
+  const base = await headOf(store);
+  return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), {
+    ready: (all) => {
+      const byId = new Map(all.map((t) => [t.id, t]));
+      const now = store.now();
+      return (candidate) => {
+        const edges = blockingEdges(candidate, byId, now);
+        return edges.length ? blockedRefusal(candidate, edges) : null;
+      };
+    },
+    ...(follow ? { mutate: (s: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, follow, o) } : {}),
+  });
+}
+
+export async function listReady(store: Store): Promise<{ ready: Task[]; problems: string[] }> {
+  const { tasks, problems } = await listTasks(store, { settled: false });
+  return { ready: readyTasks(tasks, store.now()), problems };
+}
+
+/** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */
+export async function unblockedText(store: Store, id: string): Promise<string> {
+  const { tasks } = await listTasks(store, { settled: false });
+  const freed = unblockedBy(id, tasks, store.now());
+  if (!freed.length) return "";
+  const handoffs = (tasks.find((t) => t.id === id)?.handoffs ?? []).filter((h) => h.to === null).map((h) => h.id);
+  const delivery = handoffs.length ? `; ${handoffs.join(" ")} goes to whoever claims ${freed.length === 1 ? "it" : "them"}` : "";
+  return `\nunblocked: ${freed.map((t) => t.id).join(" ")}${delivery}`;
+}

@@ -1,0 +1,134 @@
+import { writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
+import { DAY, later, MIN, team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+test("agents declare sessions in their worktrees; agents shows status, claims and capacity", () => {
+  const t = team(["alice", "bob"]);
+  const a = t.as("alice", ["session", "start", "--objective", "change the API", "--files", "src/api/**", "--files", "docs/api.md", "--awaits", "nothing", "--session", "s-123", "--json"]);
+  assert.is(a.code, 0, a.stderr);
+  assert.is(a.json.branch, "alice-work");
+  assert.is(a.json.worktree, t.wt.alice);
+  assert.equal(a.json.files, ["src/api/**", "docs/api.md"]);
+  assert.is(a.json.session, "s-123");
+  assert.is(t.as("bob", ["session", "start", "--objective", "write tests", "--awaits", "the API from alice"]).code, 0);
+
+  assert.is(t.as("lead", ["task", "add", "api", "--id", "api"]).code, 0);
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+
+  const r = t.as("lead", ["agents", "--json"]);
+  assert.is(r.code, 0, r.stderr);
+  const byName = Object.fromEntries(r.json.agents.map((x: any) => [x.agent, x]));
+  assert.is(byName.alice.status, "active");
+  assert.equal(byName.alice.claimed, ["api"]);
+  assert.equal(byName.alice.capacity, { claimed: 1, max: 1 });
+  assert.is(byName.bob.awaits, "the API from alice");
+  assert.is(byName.bob.branch, "bob-work");
+  assert.equal(byName.bob.capacity, { claimed: 0, max: 1 });
+  assert.not.ok("lead" in byName, "a command alone does not declare an agent");
+
+  const text = t.as("lead", ["agents"]).stdout;
+  assert.match(text, /alice\s+active\s+1\/1/);
+  assert.match(text, /\[api\]/);
+});
+
+test("status by heartbeat age with thresholds from .handoff.yaml; --status filters", () => {
+  const t = team(["alice"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  const at = (ms: number) => ({ HANDOFF_NOW: later(ms) });
+  const status = (ms: number, extra: string[] = []) => t.as("lead", ["agents", "--json", ...extra], at(ms)).json.agents.map((x: any) => x.status);
+  assert.equal(status(0), ["active"]);
+  assert.equal(status(15 * MIN), ["stale"]);
+  assert.equal(status(2 * 60 * MIN), ["disconnected"]);
+  assert.equal(status(15 * MIN, ["--status", "active"]), []);
+  assert.equal(status(15 * MIN, ["--status", "stale"]), ["stale"]);
+
+  // The lead's main worktree holds the policy file.
+  writeFileSync(`${t.repo}/.handoff.yaml`, "stale_after: 30m\ndisconnected_after: 3h\n");
+  assert.equal(status(15 * MIN), ["active"]);
+  assert.equal(status(2 * 60 * MIN), ["stale"]);
+
+  const bad = t.as("lead", ["agents", "--status", "sleepy"]);
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /unknown agent status "sleepy"/);
+});
+
+test("every command refreshes the heartbeat, at most once a minute, without growing the history", () => {
+  const t = team(["alice"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  const ref = "refs/handoff/agents/alice";
+  const tip0 = gitOut(t.repo, "rev-parse", ref);
+  assert.is(t.as("alice", ["tasks"]).code, 0);
+  assert.is(gitOut(t.repo, "rev-parse", ref), tip0, "a command within the interval writes nothing");
+
+  assert.is(t.as("alice", ["tasks"], { HANDOFF_NOW: later(2 * MIN) }).code, 0);
+  const tip1 = gitOut(t.repo, "rev-parse", ref);
+  assert.is.not(tip1, tip0, "a command after the interval refreshes the heartbeat");
+  assert.is(t.as("alice", ["tasks"], { HANDOFF_NOW: later(4 * MIN) }).code, 0);
+  const log = gitOut(t.repo, "log", "--format=%s", ref).split("\n");
+  assert.equal(log, ["heartbeat of alice", "session started by alice: x"], "consecutive heartbeats replace each other");
+  const rec = t.as("lead", ["agents", "--json"], { HANDOFF_NOW: later(4 * MIN) }).json.agents[0];
+  assert.ok(rec.heartbeat_age_ms < MIN);
+
+  // Another agent's commands never touch alice's ref; ended sessions are not refreshed.
+  assert.is(t.as("bob", ["tasks"], { HANDOFF_NOW: later(10 * MIN) }).code, 0);
+  assert.is(t.as("alice", ["session", "end"], { HANDOFF_NOW: later(5 * MIN) }).code, 0);
+  const ended = gitOut(t.repo, "rev-parse", ref);
+  assert.is(t.as("alice", ["tasks"], { HANDOFF_NOW: later(20 * MIN) }).code, 0);
+  assert.is(gitOut(t.repo, "rev-parse", ref), ended);
+  assert.is(t.as("lead", ["agents", "--json"]).json.agents[0].status, "disconnected");
+});
+
+test("an agent silent for 7 days is removed by gc: ref gone, claims released, removal in events", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "long job"]).code, 0);
+  assert.is(t.as("bob", ["session", "start", "--objective", "other"]).code, 0);
+  assert.is(t.as("lead", ["task", "add", "long", "--id", "long"]).code, 0);
+  assert.is(t.as("alice", ["claim", "long", "--ttl", "30d"]).code, 0);
+
+  const early = t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(6 * DAY) });
+  assert.is(early.code, 0, early.stderr);
+  assert.equal(early.json.removed, []);
+
+  const g = t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(8 * DAY) });
+  assert.is(g.code, 0, g.stderr);
+  assert.equal(g.json.removed.map((r: any) => [r.agent, r.released]), [["alice", ["long"]]]);
+  assert.not.match(handoffRefs(t.repo), /agents\/alice/);
+  assert.match(handoffRefs(t.repo), /agents\/bob/, "the caller is never collected");
+
+  const task = t.as("lead", ["task", "show", "long", "--json"], { HANDOFF_NOW: later(8 * DAY) }).json;
+  assert.is(task.status, "todo");
+  assert.is(task.claim, null);
+  const ev = t.as("lead", ["events", "--type", "agent_gc", "--json"], { HANDOFF_NOW: later(8 * DAY) }).json;
+  assert.equal(ev.map((e: any) => [e.task, e.agent, e.by]).sort(), [["", "alice", "bob"], ["long", "alice", "bob"]]);
+  assert.match(gitOut(t.repo, "log", "-1", "--format=%s", "refs/handoff/log/agents"), /removed agent alice/);
+  // The log keeps the last declaration.
+  assert.match(gitOut(t.repo, "show", "refs/handoff/log/agents:agent.json"), /long job/);
+  assert.equal(t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(9 * DAY) }).json.removed, [], "gc is idempotent");
+});
+
+test("bad input: missing objective, oversized text, bad names; no ref changes", () => {
+  const t = team(["alice"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  const before = handoffRefs(t.repo);
+  const cases: [string[], number, RegExp][] = [
+    [["session", "start"], 2, /objective/],
+    [["session", "start", "--objective", "   "], 2, /needs --objective/],
+    [["session", "start", "--objective", "x", "--awaits", "y".repeat(9000)], 2, /--awaits is 9000 characters/],
+    [["session", "start", "--objective", "x", "--files", "a".repeat(600)], 2, /glob must be 1 to 500/],
+    [["session", "start", "--objective", "x", "--session", "a\u0001b"], 2, /--session/],
+    [["--agent", "../evil", "heartbeat"], 2, /invalid agent name/],
+  ];
+  for (const [args, code, re] of cases) {
+    const r = t.as("alice", args);
+    assert.is(r.code, code, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  assert.is(cli(["session", "end"], { cwd: t.repo, agent: "nobody" }).code, 4);
+  assert.is(handoffRefs(t.repo), before);
+});
+
+test.run();

@@ -1,0 +1,127 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, cliAsync, handoffRefs, tempRepo } from "./support/repo.ts";
+import { team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+function add(repo: string, id: string, extra: string[] = []) {
+  const r = cli(["task", "add", `work on ${id}`, "--id", id, ...extra], { cwd: repo, agent: "lead" });
+  assert.is(r.code, 0, r.stderr);
+}
+
+test("depend, cycle refusal naming the cycle, self-dependency, unknown tasks: refusals change no ref", () => {
+  const repo = tempRepo();
+  add(repo, "api");
+  add(repo, "tests", ["--after", "api"]);
+  add(repo, "docs");
+  assert.is(cli(["depend", "docs", "--on", "tests"], { cwd: repo }).code, 0);
+  const before = handoffRefs(repo);
+
+  const cyc = cli(["depend", "api", "--on", "docs", "--json"], { cwd: repo });
+  assert.is(cyc.code, 3);
+  assert.match(cyc.stderr, /would close the cycle api -> docs -> tests -> api/);
+  assert.equal(cyc.json.error.data.cycle, ["api", "docs", "tests", "api"]);
+  const cases: [string[], number, RegExp][] = [
+    [["depend", "api", "--on", "api"], 2, /cannot depend on itself/],
+    [["depend", "api", "--on", "nope"], 4, /no task nope/],
+    [["depend", "nope", "--on", "api"], 4, /no task nope/],
+    [["depend", "api"], 2, /needs --on/],
+    [["depend", "api", "--on", "../x"], 2, /invalid task id/],
+    [["undepend", "api", "--on", "docs"], 4, /does not wait on docs/],
+    [["task", "add", "x", "--after", "ghost"], 4, /no task ghost/],
+    [["task", "add", "x", "--id", "x", "--after", "x"], 2, /cannot depend on itself/],
+  ];
+  for (const [args, code, re] of cases) {
+    const r = cli(args, { cwd: repo });
+    assert.is(r.code, code, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  assert.is(handoffRefs(repo), before, "no ref changed by a refusal");
+
+  // Undepend breaks the chain, after which the former cycle edge is fine.
+  assert.is(cli(["undepend", "docs", "--on", "tests"], { cwd: repo }).code, 0);
+  const ok = cli(["depend", "api", "--on", "docs", "--json"], { cwd: repo });
+  assert.is(ok.code, 0, ok.stderr);
+  assert.equal(ok.json.after, ["docs"]);
+  assert.match(cli(["events", "--task", "api"], { cwd: repo }).stdout, /depended\s+api\s+\S+\s+on=docs/);
+});
+
+test("claiming a blocked task is refused naming the edge and the blocker's holder; --force overrides; claim --next skips it", () => {
+  const t = team(["alice", "bob"]);
+  const lead = (args: string[]) => t.as("lead", args);
+  assert.is(lead(["task", "add", "api", "--id", "api"]).code, 0);
+  assert.is(lead(["task", "add", "tests", "--id", "tests", "--after", "api", "--priority", "9"]).code, 0);
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+
+  const before = handoffRefs(t.repo);
+  const r = t.as("bob", ["claim", "tests", "--json"]);
+  assert.is(r.code, 3);
+  assert.is(r.json.error.code, "blocked");
+  assert.match(r.stderr, /tests waits on api \(claimed held by alice until/);
+  assert.equal(r.json.error.data.blocked_by.map((e: any) => [e.task, e.waits_on, e.holder]), [["tests", "api", "alice"]]);
+  assert.is(handoffRefs(t.repo), before);
+
+  const next = t.as("bob", ["claim", "--next"]);
+  assert.is(next.code, 3, "the only unclaimed task is blocked, though it has the higher priority");
+  assert.match(next.stderr, /no task is ready/);
+
+  const show = lead(["task", "show", "tests", "--json"]).json;
+  assert.equal(show.blocked_by.map((e: any) => `${e.task}<-${e.waits_on}:${e.status}:${e.holder}`), ["tests<-api:claimed:alice"]);
+  assert.match(lead(["task", "show", "tests"]).stdout, /blocked:\s+tests waits on api \(claimed held by alice/);
+  assert.equal(lead(["ready", "--json"]).json, []);
+
+  const forced = t.as("bob", ["claim", "tests", "--force", "--json"]);
+  assert.is(forced.code, 0, forced.stderr);
+  assert.is(forced.json.claim.agent, "bob");
+  assert.is(t.as("bob", ["release", "tests"]).code, 0);
+
+  assert.is(t.as("alice", ["done", "api"]).code, 0);
+  const ready = lead(["ready", "--json"]).json.map((x: any) => x.id);
+  assert.equal(ready, ["tests"]);
+  const claimed = t.as("bob", ["ready", "--claim", "--json"]);
+  assert.is(claimed.code, 0, claimed.stderr);
+  assert.is(claimed.json.id, "tests");
+  assert.is(claimed.json.base.length, 40, "the claim records the claimer's HEAD as the task's base");
+});
+
+test("ready --claim race: 16 processes in two worktrees, one winner per ready task, blocked tasks untouched", async () => {
+  const t = team(["w1", "w2"]);
+  for (let round = 0; round < 2; round++) {
+    const ids = [0, 1, 2, 3].map((i) => `r${round}-t${i}`);
+    for (const id of ids) add(t.repo, id, ["--priority", String(round)]);
+    add(t.repo, `r${round}-gate`);
+    add(t.repo, `r${round}-blocked`, ["--after", `r${round}-gate`, "--priority", "100"]);
+    assert.is(cli(["claim", `r${round}-gate`], { cwd: t.repo, agent: "gatekeeper" }).code, 0);
+    const runs = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => cliAsync(["ready", "--claim", "--json"], { cwd: t.wt[i % 2 ? "w1" : "w2"]!, agent: `racer${i}` })),
+    );
+    const winners = runs.filter((r) => r.code === 0);
+    const losers = runs.filter((r) => r.code !== 0);
+    assert.is(winners.length, 4, runs.map((r) => r.stderr).join("\n"));
+    assert.equal(winners.map((r) => r.json.id).sort(), ids);
+    for (const l of losers) {
+      assert.is(l.code, 3, l.stderr);
+      assert.match(l.stderr, /no task is ready/);
+    }
+    const blocked = cli(["task", "show", `r${round}-blocked`, "--json"], { cwd: t.repo }).json;
+    assert.is(blocked.status, "todo");
+    assert.is(blocked.claim, null);
+  }
+});
+
+test("two concurrent depends that would close a cycle: never both", async () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 4; i++) {
+    add(repo, `a${i}`);
+    add(repo, `b${i}`);
+    const [x, y] = await Promise.all([
+      cliAsync(["depend", `a${i}`, "--on", `b${i}`], { cwd: repo }),
+      cliAsync(["depend", `b${i}`, "--on", `a${i}`], { cwd: repo }),
+    ]);
+    assert.is([x, y].filter((r) => r.code === 0).length, 1, x.stderr + y.stderr);
+    assert.ok([x, y].some((r) => r.code === 3 && /cycle/.test(r.stderr)));
+  }
+});
+
+test.run();
