@@ -10,6 +10,7 @@ import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.t
 import { registerLease } from "./commands/lease.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
+import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerClaim(program);
   registerEvents(program);
   registerStatus(program);
+  registerStats(program);
   registerMcpCommand(program);
   registerMcpConfig(program);
   registerLease(program);

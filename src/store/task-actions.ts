@@ -16,7 +16,9 @@ import {
   renewTask,
   type OpContext,
 } from "../core/task-ops.ts";
+import { HandoffError } from "../core/errors.ts";
 import { resolveCommit } from "../git/commits.ts";
+import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
@@ -51,9 +53,18 @@ function endScope(id: string) {
 }
 
 /** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
-export function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
+export async function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimChecked(store, id, ttl, { force: !!opts.force }, leaseScope(store));
+  try {
+    return await claimChecked(store, id, ttl, { force: !!opts.force }, leaseScope(store));
+  } catch (e) {
+    // A duplicate claim (or one on a blocked task) caught: logged for `stats` (catch-log.ts).
+    if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "blocked")) {
+      const holder = e.refusal.data?.holder;
+      await recordCatches(store, [catchEvent(store, "claim_refused", { task: id, code: e.code, ...(typeof holder === "string" ? { holder } : {}) })]);
+    }
+    throw e;
+  }
 }
 
 /** Skips tasks whose dependencies are not done. */
