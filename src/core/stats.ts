@@ -44,7 +44,8 @@ function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
   const blockedSince = new Map<string, number>();
   const waits = new Map<string, number>();
   const touched = new Set<string>();
-  const isBlocked = (task: string) => [...(deps.get(task) ?? [])].some((d) => !finished.has(d)) && !finished.has(task);
+  const cancelled = new Set<string>();
+  const isBlocked = (task: string) => !finished.has(task) && !cancelled.has(task) && [...(deps.get(task) ?? [])].some((d) => !finished.has(d));
   const update = (task: string, at: number) => {
     const blocked = isBlocked(task);
     const start = blockedSince.get(task);
@@ -70,18 +71,9 @@ function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
       deps.get(e.task)?.delete(e.on);
       update(e.task, at);
     } else if (e.type === "done" || e.type === "accepted" || e.type === "cancelled") {
-      // A cancelled task stops waiting; a cancelled dependency never unblocks anyone.
-      if (e.type !== "cancelled") finished.add(e.task);
-      else {
-        const start = blockedSince.get(e.task);
-        if (start !== undefined) {
-          blockedSince.delete(e.task);
-          if (at >= sinceMs) {
-            waits.set(e.task, (waits.get(e.task) ?? 0) + Math.max(0, at - Math.max(start, sinceMs)));
-            touched.add(e.task);
-          }
-        }
-      }
+      // A finished task stops waiting; a cancelled dependency never unblocks anyone.
+      if (e.type === "cancelled") cancelled.add(e.task);
+      else finished.add(e.task);
       for (const [task, on] of deps) if (on.has(e.task) || task === e.task) update(task, at);
     }
   }
@@ -156,7 +148,8 @@ export function computeStats(all: HandoffEvent[], opts: { since: Date | null; no
     },
     leases: { file_leases_expired: count("lease_expired"), claims_expired: count("expired"), taken_over: takenOver, reclaimed: count("reclaimed") },
     review: {
-      verified_passed: count("verified", (e) => e.passed === true),
+      // A passing verification is recorded as `submitted` (passed: true); a failing one as `verified`.
+      verified_passed: count("submitted", (e) => e.passed !== false) + count("verified", (e) => e.passed === true),
       verified_failed: count("verified", (e) => e.passed === false),
       accepted: count("accepted"),
       rejected: count("rejected"),

@@ -216,9 +216,7 @@ function story(box: Sandbox, n: Narrator): Stats | null {
   const after = json<unknown[]>(box.handoff(B, ["inbox", "--json"])) ?? [null];
   n.expect("after the ack the handoff is not delivered again", ack.code === 0 && after.length === 0, `inbox after ack: ${after.length}`, "checked");
 
-  box.advance(5);
-  box.mustGit(B, ["merge", "-q", "--ff-only", commitOfA]);
-  n.say("B", `git merge --ff-only ${commitOfA.slice(0, 12)} (the handed-over commit)`);
+  box.advance(4);
   const testOld = `  assert.equal(r.body.name, "Ada Lovelace");`;
   const testNew = `${testOld}\n  assert.equal(r.body.email, "ada@example.org");`;
   const editB = box.claudeEdit(B, "test/users.test.js", testOld, testNew);
@@ -227,6 +225,13 @@ function story(box: Sandbox, n: Narrator): Stats | null {
   n.expect("B's edit is not blocked", editB.answer?.hookSpecificOutput?.permissionDecision !== "deny", editB.stdout.slice(0, 200), "checked");
   const commitB = box.git(B, ["commit", "-q", "-a", "-m", "tests: GET /users/:id returns email"]);
   n.expect("B's commit goes through", commitB.code === 0, commitB.stderr.trim(), "checked");
+  const early = box.handoff(B, ["done", "tests"]);
+  n.say("B", "git handoff done tests, before taking A's commit: the verification runs");
+  n.show(early.stderr, 2);
+  n.expect("verification fails on B's branch without A's commit: recorded, task stays with B (exit 3)", early.code === 3, `exit ${early.code}`);
+  box.advance(1);
+  box.mustGit(B, ["merge", "-q", "--no-edit", commitOfA]);
+  n.say("B", `git merge ${commitOfA.slice(0, 12)} (the commit named in the handoff)`);
   const doneB = box.handoff(B, ["done", "tests"]);
   n.say("B", "git handoff done tests: verification runs, the task waits for review");
   n.show(doneB, 2);
