@@ -2,7 +2,7 @@
 // blocked on A until the handoff arrives; C tunes the shared config and runs into A's lease (pre-edit
 // hook, then pre-commit) and into a real textual conflict (conflict preview). Every step is the real
 // CLI, real hooks and real git in separate processes; every expected catch is checked.
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Stats } from "../core/stats.ts";
 import { Narrator, bold, type Expectation } from "./narrator.ts";
@@ -21,6 +21,8 @@ export interface DemoOptions {
   out?: (line: string) => void;
   /** Where the scripted clock starts (default: 40 minutes ago, so the story ends about now). */
   start?: Date;
+  /** Removes the git pre-commit hook after init: the run must then fail (the test proves it). */
+  withoutPreCommitHook?: boolean;
 }
 
 const VERIFY = "node --test test/";
@@ -39,7 +41,7 @@ export function runDemo(opts: DemoOptions = {}): DemoResult {
   const n = new Narrator(out, () => box.clock());
   let stats: Stats | null = null;
   try {
-    stats = story(box, n);
+    stats = story(box, n, opts);
   } catch (e) {
     n.expect("the demo ran to its end", false, (e as Error).message);
   } finally {
@@ -48,7 +50,7 @@ export function runDemo(opts: DemoOptions = {}): DemoResult {
   return { ok: n.failed.length === 0, repo: box.repo, root: box.root, expectations: n.expectations, stats };
 }
 
-function story(box: Sandbox, n: Narrator): Stats | null {
+function story(box: Sandbox, n: Narrator, opts: DemoOptions): Stats | null {
   // --- The repository and the team -------------------------------------------------------------
   n.scene("Setup: the sample service, git-handoff, three sessions in three worktrees");
   box.createRepo();
@@ -57,6 +59,7 @@ function story(box: Sandbox, n: Narrator): Stats | null {
   n.say("lead", "git handoff init: git hooks and agent hooks installed");
   n.show(init.stdout.split("\n\nMCP server")[0]!, 8);
   n.expect("git handoff init installed the pre-commit hook", init.code === 0 && existsSync(join(box.repo, ".git", "hooks", "pre-commit")), init.stderr.trim(), "checked");
+  if (opts.withoutPreCommitHook) rmSync(join(box.repo, ".git", "hooks", "pre-commit"));
   box.mustGit(null, ["add", "-A"]);
   box.mustGit(null, ["commit", "-q", "-m", "git-handoff: agent hook configuration"]);
   n.say("lead", "commits the agent hook configuration (.claude/settings.json, ...) so every worktree has it");
