@@ -131,8 +131,8 @@ test("init is idempotent, --dry-run changes nothing, uninstall restores what was
   const merged = JSON.parse(readFileSync(join(repo, ".claude/settings.json"), "utf8"));
   assert.equal(merged.permissions, settings.permissions);
   assert.is(merged.hooks.PreToolUse.length, 2);
-  assert.is(merged.hooks.PreToolUse[1].hooks[0].command, "git handoff hook claude-pre-tool-use");
-  assert.is(merged.hooks.SessionStart[0].hooks[0].command, "git handoff hook claude-session-start");
+  assert.is(merged.hooks.PreToolUse[1].hooks[0].command, "git-handoff hook claude-pre-tool-use");
+  assert.is(merged.hooks.SessionStart[0].hooks[0].command, "git-handoff hook claude-session-start");
   assert.equal(JSON.parse(readFileSync(join(repo, ".claude/settings.json.handoff-backup"), "utf8")), settings);
   assert.is(JSON.parse(readFileSync(join(repo, ".codex/hooks.json"), "utf8")).hooks.PreToolUse[0].matcher, "apply_patch");
   assert.is(JSON.parse(readFileSync(join(repo, ".gemini/settings.json"), "utf8")).hooks.BeforeTool[0].hooks[0].timeout, 10000);
@@ -161,19 +161,19 @@ test("core.hooksPath is honoured; husky and lefthook get the exact lines to add"
   const repo = tempRepo();
   gitOut(repo, "config", "core.hooksPath", "tools/hooks");
   assert.is(cli(["init"], { cwd: repo }).code, 0);
-  assert.match(readFileSync(join(repo, "tools/hooks/pre-commit"), "utf8"), /git handoff hook pre-commit/);
+  assert.match(readFileSync(join(repo, "tools/hooks/pre-commit"), "utf8"), /git-handoff hook pre-commit/);
 
   const husky = tempRepo();
   mkdirSync(join(husky, ".husky/_"), { recursive: true });
   gitOut(husky, "config", "core.hooksPath", ".husky/_");
   const h = cli(["init"], { cwd: husky });
-  assert.match(h.stdout, /add this line to \.husky\/pre-commit:\ngit handoff hook pre-commit/);
+  assert.match(h.stdout, /add this line to \.husky\/pre-commit:\ngit-handoff hook pre-commit/);
   assert.not.ok(existsSync(join(husky, ".husky/_/pre-commit")));
 
   const lh = tempRepo();
   writeFileSync(join(lh, "lefthook.yml"), "pre-commit:\n  commands: {}\n");
   const l = cli(["init"], { cwd: lh });
-  assert.match(l.stdout, /add to lefthook\.yml:\npre-commit:\n  commands:\n    git-handoff:\n      run: git handoff hook pre-commit/);
+  assert.match(l.stdout, /add to lefthook\.yml:\npre-commit:\n  commands:\n    git-handoff:\n      run: git-handoff hook pre-commit/);
   assert.not.ok(existsSync(join(lh, ".git/hooks/pre-commit")));
 });
 

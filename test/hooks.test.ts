@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { spawn } from "node:child_process";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -155,11 +156,19 @@ test("bad input fails open with a clear message and changes no ref", () => {
     assert.is(r.json.hookSpecificOutput.permissionDecision, undefined, what);
     assert.match(r.json.hookSpecificOutput.additionalContext, /proceeding \(fail-open\)/, what);
   }
+  const huge = hook("claude-pre-tool-use", repo, JSON.stringify({ ...edit, padding: "x".repeat(5 * 1024 * 1024) }));
+  assert.is(huge.code, 0);
+  assert.match(huge.stderr, /payload is larger than 4194304 bytes.*failing open/);
   for (const p of [`${repo}/../outside.ts`, "/etc/passwd", "../../escape.ts"]) {
     const r = hook("claude-pre-tool-use", repo, JSON.stringify({ ...edit, tool_input: { file_path: p } }));
     assert.is(r.code, 0, r.stderr);
     assert.match(r.json.hookSpecificOutput.additionalContext, /not checked \(outside the repository\)/, p);
   }
+  const plain = tempDir();
+  const noRepo = hook("claude-pre-tool-use", plain, JSON.stringify({ ...edit, cwd: plain, tool_input: { file_path: `${plain}/a.ts` } }));
+  assert.is(noRepo.code, 0);
+  assert.is(noRepo.stdout, "", "outside any repository: no answer, no noise in the agent's context");
+  assert.match(noRepo.stderr, /not in a git repository/);
   const cliOutside = cli(["check", "../x.ts"], { cwd: repo, agent: "bob" });
   assert.is(cliOutside.code, 2);
   assert.match(cliOutside.stderr, /outside the repository/);
@@ -203,6 +212,30 @@ test("a hook never hangs: the time budget answers as a failure", () => {
   assert.is(r.code, 0);
   assert.match(r.stderr, /timed out after 1 ms/);
   gitOut(repo, "status");
+});
+
+test("a payload whose writer never closes stdin is given up on within the budget", async () => {
+  const repo = leasedRepo();
+  const started = Date.now();
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+    const child = spawn(process.execPath, [CLI, "hook", "claude-pre-tool-use"], {
+      cwd: repo,
+      env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (err += b));
+    child.stdin.write('{"tool_name": "Edit", ');
+    child.on("close", (code) => {
+      child.stdin.destroy();
+      res({ code: code ?? 1, stdout: out, stderr: err });
+    });
+  });
+  assert.is(r.code, 0);
+  assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
+  assert.ok(Date.now() - started < 20_000, "bounded");
+  assert.match(JSON.parse(r.stdout).hookSpecificOutput.additionalContext, /fail-open/);
 });
 
 test.run();

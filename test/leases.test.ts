@@ -168,7 +168,41 @@ test("policy: ignore defaults, .gitattributes markings, config keys; a bad confi
     assert.match(c.stderr, message, text);
   }
   assert.is(handoffRefs(repo), before);
-  mkdirSync(`${repo}/sub`, { recursive: true });
+});
+
+test("leasing an existing folder by name leases what is inside it", () => {
+  const repo = tempRepo();
+  mkdirSync(`${repo}/lib/deep`, { recursive: true });
+  const r = cli(["lease", "lib", "--json"], { cwd: `${repo}/lib/deep`.replace("/lib/deep", ""), agent: "alice" });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.leased.map((l: { pattern: string }) => l.pattern), ["lib/**"]);
+  const sub = cli(["lease", "../x.ts", "--json"], { cwd: `${repo}/lib/deep`, agent: "alice" });
+  assert.equal(sub.json.leased.map((l: { pattern: string }) => l.pattern), ["lib/x.ts"], "paths are read from the folder the command runs in");
+  assert.is(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.match(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).stdout, /^info  lib\/deep\/a\.ts is inside lib\/\*\*, leased by alice/);
+});
+
+test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  const cache = `${repo}/.git/handoff/leases.cache`;
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  writeFileSync(cache, `${tip}\n{not json`);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a torn cache falls back to the real record");
+  assert.is(cli(["unlease", "a.ts"], { cwd: repo, agent: "alice" }).code, 0);
+  writeFileSync(cache, `${tip}\n{"leases": []}`);
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a cache of an older tip is ignored");
+
+  const blob = gitOut(repo, "hash-object", "-w", "--stdin");
+  gitOut(repo, "update-ref", "refs/handoff/leases", blob);
+  const before = handoffRefs(repo);
+  const r = cli(["check", "a.ts"], { cwd: repo, agent: "bob" });
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /refs\/handoff\/leases is corrupt/);
+  assert.is(cli(["lease", "b.ts"], { cwd: repo, agent: "bob" }).code, 2);
+  assert.is(handoffRefs(repo), before);
 });
 
 test.run();

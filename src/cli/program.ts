@@ -7,6 +7,7 @@ import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
+import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerHandoff(program);
   registerReview(program);
   registerConflicts(program);
+  registerHook(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -1,42 +1,45 @@
 import * as z from "zod/mini";
+import { lazySchema } from "./schema-helpers.ts";
 import { parseDuration } from "./duration.ts";
 
 /** `.handoff.yaml` at the repository root: committed policy shared by every agent. */
-export const ConfigFile = z.strictObject({
-  version: z.optional(z.literal(1)),
-  /** Default lease of a task claim, as a duration (`30m`). */
-  claim_ttl: z.optional(z.string()),
-  /** Grants that may expire without completion before the task is marked failed. */
-  max_attempts: z.optional(z.int().check(z.gte(1), z.lte(100))),
-  /**
-   * File-lease policy. `advisory`: never block (deny becomes warn); `strict`: warn becomes deny
-   * too; unset (`balanced`): only another agent's exclusive lease blocks.
-   */
-  mode: z.optional(z.enum(["advisory", "balanced", "strict"])),
-  /** Globs never leased or checked, added to the defaults (lockfiles, dist/**, build/**). */
-  ignore: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(1024))).check(z.maxLength(1000))),
-  /** Whether claiming a task leases its scope exclusively (default false: shared). */
-  exclusive_scope: z.optional(z.boolean()),
-  /** Declare by doing: an agent's first edit of a file takes a shared lease on it. Default: on in advisory mode. */
-  auto_lease: z.optional(z.boolean()),
-  /** Default length of a file lease (`30m`); defaults to claim_ttl. */
-  lease_ttl: z.optional(z.string()),
-  // issue 4: agents, review, conflicts
-  /** An agent's commands refresh its heartbeat at most this often. */
-  heartbeat_interval: z.optional(z.string()),
-  /** Heartbeat older than this: the agent is `stale`. */
-  stale_after: z.optional(z.string()),
-  /** Heartbeat older than this: the agent is `disconnected`. */
-  disconnected_after: z.optional(z.string()),
-  /** Heartbeat older than this: the agent is garbage-collected (ref removed, claims released). */
-  gc_after: z.optional(z.string()),
-  /** Tasks one agent is expected to hold at once (shown as capacity). */
-  max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
-  /** The branch everything merges into: conflict preview and diff bases. */
-  integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
-  /** Longest a verification command may run before it is killed. */
-  verify_timeout: z.optional(z.string()),
-});
+export const ConfigFile = lazySchema(() =>
+  z.strictObject({
+    version: z.optional(z.literal(1)),
+    /** Default lease of a task claim, as a duration (`30m`). */
+    claim_ttl: z.optional(z.string()),
+    /** Grants that may expire without completion before the task is marked failed. */
+    max_attempts: z.optional(z.int().check(z.gte(1), z.lte(100))),
+    /**
+     * File-lease policy. `advisory`: never block (deny becomes warn); `strict`: warn becomes deny
+     * too; unset (`balanced`): only another agent's exclusive lease blocks.
+     */
+    mode: z.optional(z.enum(["advisory", "balanced", "strict"])),
+    /** Globs never leased or checked, added to the defaults (lockfiles, dist/**, build/**). */
+    ignore: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(1024))).check(z.maxLength(1000))),
+    /** Whether claiming a task leases its scope exclusively (default false: shared). */
+    exclusive_scope: z.optional(z.boolean()),
+    /** Declare by doing: an agent's first edit of a file takes a shared lease on it. Default: on in advisory mode. */
+    auto_lease: z.optional(z.boolean()),
+    /** Default length of a file lease (`30m`); defaults to claim_ttl. */
+    lease_ttl: z.optional(z.string()),
+    // issue 4: agents, review, conflicts
+    /** An agent's commands refresh its heartbeat at most this often. */
+    heartbeat_interval: z.optional(z.string()),
+    /** Heartbeat older than this: the agent is `stale`. */
+    stale_after: z.optional(z.string()),
+    /** Heartbeat older than this: the agent is `disconnected`. */
+    disconnected_after: z.optional(z.string()),
+    /** Heartbeat older than this: the agent is garbage-collected (ref removed, claims released). */
+    gc_after: z.optional(z.string()),
+    /** Tasks one agent is expected to hold at once (shown as capacity). */
+    max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
+    /** The branch everything merges into: conflict preview and diff bases. */
+    integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
+    /** Longest a verification command may run before it is killed. */
+    verify_timeout: z.optional(z.string()),
+  }),
+);
 export type ConfigFile = z.infer<typeof ConfigFile>;
 
 export type LeaseMode = "advisory" | "balanced" | "strict";

@@ -1,38 +1,40 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
-import { isoTime } from "./schema-helpers.ts";
+import { isoTime, lazySchema } from "./schema-helpers.ts";
 
-export const EventType = z.enum([
-  "created",
-  "claimed",
-  "renewed",
-  "released",
-  "expired",
-  "done",
-  "failed",
-  "reclaimed",
-  "cancelled",
-  "leased",
-  "unleased",
-  "lease_expired",
-  // issue 4: agents, dependencies, handoffs, review
-  "session_started",
-  "session_ended",
-  "heartbeat",
-  "agent_gc",
-  "depended",
-  "undepended",
-  "handoff",
-  "acked",
-  "verified",
-  "submitted",
-  "accepted",
-  "rejected",
-  // issue 7: what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
-  "claim_refused",
-  "hook_caught",
-  "conflict_found",
-]);
+export const EventType = lazySchema(() =>
+  z.enum([
+    "created",
+    "claimed",
+    "renewed",
+    "released",
+    "expired",
+    "done",
+    "failed",
+    "reclaimed",
+    "cancelled",
+    "leased",
+    "unleased",
+    "lease_expired",
+    // issue 4: agents, dependencies, handoffs, review
+    "session_started",
+    "session_ended",
+    "heartbeat",
+    "agent_gc",
+    "depended",
+    "undepended",
+    "handoff",
+    "acked",
+    "verified",
+    "submitted",
+    "accepted",
+    "rejected",
+    // issue 7: what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
+    "claim_refused",
+    "hook_caught",
+    "conflict_found",
+  ]),
+);
 export type EventType = z.infer<typeof EventType>;
 
 /**
@@ -40,47 +42,49 @@ export type EventType = z.infer<typeof EventType>;
  * is read from history and never written twice. `agent` is whom the event is about (for `expired`,
  * the holder whose lease ran out); `by` is who recorded it when that differs.
  */
-export const HandoffEvent = z.object({
-  type: EventType,
-  task: z.string(),
-  agent: z.string(),
-  at: isoTime(),
-  scope: AgentScope,
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  by: z.optional(z.string()),
-  fence: z.optional(z.int()),
-  expires_at: z.optional(isoTime()),
-  reason: z.optional(z.string()),
-  commit: z.optional(z.string()),
-  note: z.optional(z.string()),
-  holder: z.optional(z.string()),
-  objective: z.optional(z.string()),
-  /** File leases: the paths or globs the event is about. */
-  paths: z.optional(z.array(z.string())),
-  exclusive: z.optional(z.boolean()),
-  // issue 4 details
-  session: z.optional(z.nullable(z.string())),
-  /** depended / undepended: the task waited on. */
-  on: z.optional(z.string()),
-  handoff: z.optional(z.string()),
-  to: z.optional(z.nullable(z.string())),
-  exit_code: z.optional(z.nullable(z.int())),
-  passed: z.optional(z.boolean()),
-  duration_ms: z.optional(z.int()),
-  last_heartbeat: z.optional(isoTime()),
-  // issue 7 details
-  /** created: the tasks it waits on from the start (task add --after). */
-  after: z.optional(z.array(z.string())),
-  /** claim_refused: the refusal's code (held_by_other, blocked, ...). */
-  code: z.optional(z.string()),
-  /** hook_caught: which hook, and its worst answer. */
-  hook: z.optional(z.string()),
-  verdict: z.optional(z.enum(["deny", "warn", "info"])),
-  /** conflict_found: the two branches and the commits merged in memory. */
-  branches: z.optional(z.array(z.string())),
-  commits: z.optional(z.array(z.string())),
-});
+export const HandoffEvent = lazySchema(() =>
+  z.object({
+    type: EventType,
+    task: z.string(),
+    agent: z.string(),
+    at: isoTime(),
+    scope: AgentScope,
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    by: z.optional(z.string()),
+    fence: z.optional(z.int()),
+    expires_at: z.optional(isoTime()),
+    reason: z.optional(z.string()),
+    commit: z.optional(z.string()),
+    note: z.optional(z.string()),
+    holder: z.optional(z.string()),
+    objective: z.optional(z.string()),
+    /** File leases: the paths or globs the event is about. */
+    paths: z.optional(z.array(z.string())),
+    exclusive: z.optional(z.boolean()),
+    // issue 4 details
+    session: z.optional(z.nullable(z.string())),
+    /** depended / undepended: the task waited on. */
+    on: z.optional(z.string()),
+    handoff: z.optional(z.string()),
+    to: z.optional(z.nullable(z.string())),
+    exit_code: z.optional(z.nullable(z.int())),
+    passed: z.optional(z.boolean()),
+    duration_ms: z.optional(z.int()),
+    last_heartbeat: z.optional(isoTime()),
+    // issue 7 details
+    /** created: the tasks it waits on from the start (task add --after). */
+    after: z.optional(z.array(z.string())),
+    /** claim_refused: the refusal's code (held_by_other, blocked, ...). */
+    code: z.optional(z.string()),
+    /** hook_caught: which hook, and its worst answer. */
+    hook: z.optional(z.string()),
+    verdict: z.optional(z.enum(["deny", "warn", "info"])),
+    /** conflict_found: the two branches and the commits merged in memory. */
+    branches: z.optional(z.array(z.string())),
+    commits: z.optional(z.array(z.string())),
+  }),
+);
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
 /** The one-line summary that heads the event's commit, for `git log --oneline`. */

@@ -12,7 +12,15 @@ export const MATCH_OPTS = { dot: true, nocomment: true, nonegate: true } as cons
 export function matchesPath(pattern: string, path: string): boolean {
   if (!isGlob(pattern)) return pattern === path;
   // Most leases sit under a literal folder: skip the matcher when the path is not under it.
-  if (!path.startsWith(literalPrefix(pattern))) return false;
+  const prefix = literalPrefix(pattern);
+  if (!path.startsWith(prefix)) return false;
+  // The two shapes most leases and ignore globs have, answered without building a matcher.
+  const rest = pattern.slice(prefix.length);
+  if (rest === "**") return path.length > prefix.length;
+  if (rest.startsWith("**/") && !isGlob(rest.slice(3)) && !rest.slice(3).includes("/")) {
+    const name = rest.slice(3);
+    return path.slice(prefix.length) === name || path.endsWith("/" + name);
+  }
   let m = compiled.get(pattern);
   if (!m) {
     m = new Minimatch(pattern, MATCH_OPTS);

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
-import { count, isoTime } from "./schema-helpers.ts";
+import { count, isoTime, lazySchema } from "./schema-helpers.ts";
 
 export const MAX_LEASE_PATTERNS = 100;
 export const MAX_REASON = 500;
@@ -9,27 +9,29 @@ export const MAX_REASON = 500;
  * One agent's hold on one path or glob. Exclusive leases are never granted to two agents whose
  * patterns overlap; shared ones only make others warned. Expiry is lazy, as for task claims.
  */
-export const Lease = z.object({
-  /** Repo-relative POSIX path or glob (`src/api/**`). */
-  pattern: z.string(),
-  agent: z.string(),
-  /** The task this lease serves: claiming a task leases its scope, finishing it releases them. */
-  task: z.nullable(z.string()),
-  exclusive: z.boolean(),
-  acquired_at: isoTime(),
-  expires_at: isoTime(),
-  ttl_ms: count(),
-  reason: z.nullable(z.string()),
-  /** Taken by declare-by-doing (an agent's first edit), not asked for. */
-  auto: z.optional(z.boolean()),
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  scope: AgentScope,
-});
+export const Lease = lazySchema(() =>
+  z.object({
+    /** Repo-relative POSIX path or glob (`src/api/**`). */
+    pattern: z.string(),
+    agent: z.string(),
+    /** The task this lease serves: claiming a task leases its scope, finishing it releases them. */
+    task: z.nullable(z.string()),
+    exclusive: z.boolean(),
+    acquired_at: isoTime(),
+    expires_at: isoTime(),
+    ttl_ms: count(),
+    reason: z.nullable(z.string()),
+    /** Taken by declare-by-doing (an agent's first edit), not asked for. */
+    auto: z.optional(z.boolean()),
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    scope: AgentScope,
+  }),
+);
 export type Lease = z.infer<typeof Lease>;
 
 /** Every live (or not yet swept) lease of the repository: one record, so a check is one read. */
-export const LeaseSet = z.object({ leases: z.array(Lease) });
+export const LeaseSet = lazySchema(() => z.object({ leases: z.array(Lease) }));
 export type LeaseSet = z.infer<typeof LeaseSet>;
 
 export const EMPTY_LEASES: LeaseSet = { leases: [] };

@@ -8,7 +8,7 @@ const GLOB_CHARS = /[*?[\]{}]/;
 const EXTGLOB = /[@!+*?]\(/;
 
 export function isGlob(pattern: string): boolean {
-  return GLOB_CHARS.test(pattern.replace(/\\./g, ""));
+  return GLOB_CHARS.test(pattern.includes("\\") ? pattern.replace(/\\./g, "") : pattern);
 }
 
 function shown(s: string): string {

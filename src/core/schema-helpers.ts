@@ -13,3 +13,24 @@ export function describeIssues(error: z.core.$ZodError): string {
     .map((i) => `${i.path.length ? i.path.join(".") : "(record)"}: ${i.message}`)
     .join("; ");
 }
+
+/**
+ * A schema built on first use. Every bundle loads all record modules, but a hook's hot path uses
+ * no schema at all (the lease set it reads was validated once, see lease-store.ts); building zod
+ * schemas up front costs a cold process ~10 ms, a tenth of Node's own start. The proxy forwards
+ * everything to the real schema, so it composes and parses like one.
+ */
+export function lazySchema<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  const real = (): T => (built ??= build());
+  return new Proxy({} as T, {
+    get: (_t, key) => Reflect.get(real(), key),
+    has: (_t, key) => Reflect.has(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (_t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      return d ? { ...d, configurable: true } : d;
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
-import { boundedText, count, isoTime } from "./schema-helpers.ts";
+import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
 import { Handoff } from "./handoff-record.ts";
 import { Review } from "./review-record.ts";
 
@@ -9,62 +9,68 @@ export const MAX_NOTE = 8000;
 export const MAX_SCOPE_GLOBS = 100;
 
 /** `review`: the work was verified and waits for a reviewer to accept (-> done) or reject (-> todo). */
-export const TaskStatus = z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]);
+export const TaskStatus = lazySchema(() => z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]));
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export const FINAL_STATUSES: readonly TaskStatus[] = ["done", "failed", "cancelled"];
 
 /** A grant of the task to one agent until `expires_at`. */
-export const Claim = z.object({
-  agent: z.string(),
-  claimed_at: isoTime(),
-  expires_at: isoTime(),
-  /** Goes up at every grant of this task: work stamped with an older fence is stale. */
-  fence: count(),
-  ttl_ms: count(),
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  scope: AgentScope,
-});
+export const Claim = lazySchema(() =>
+  z.object({
+    agent: z.string(),
+    claimed_at: isoTime(),
+    expires_at: isoTime(),
+    /** Goes up at every grant of this task: work stamped with an older fence is stale. */
+    fence: count(),
+    ttl_ms: count(),
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    scope: AgentScope,
+  }),
+);
 export type Claim = z.infer<typeof Claim>;
 
-export const TaskResult = z.object({
-  commit: z.optional(z.string()),
-  note: z.optional(boundedText(MAX_NOTE)),
-  reason: z.optional(boundedText(MAX_NOTE)),
-});
+export const TaskResult = lazySchema(() =>
+  z.object({
+    commit: z.optional(z.string()),
+    note: z.optional(boundedText(MAX_NOTE)),
+    reason: z.optional(boundedText(MAX_NOTE)),
+  }),
+);
 export type TaskResult = z.infer<typeof TaskResult>;
 
-export const Task = z.object({
-  id: z.string(),
-  objective: boundedText(MAX_OBJECTIVE),
-  status: TaskStatus,
-  priority: z.int(),
-  scope: z.array(z.string()),
-  claim: z.nullable(Claim),
-  /** Grants that expired without completion. At `max_attempts` the task fails. */
-  attempts: count(),
-  max_attempts: count(),
-  /** The highest fencing number ever granted, kept across releases so fences only go up. */
-  fence: count(),
-  created_by: z.string(),
-  created_at: isoTime(),
-  updated_at: isoTime(),
-  result: z.nullable(TaskResult),
-  /** Claiming it leases its scope exclusively (else shared, unless exclusive_scope in .handoff.yaml). */
-  exclusive: z.optional(z.boolean()),
-  // Issue 4 fields are optional so records written before them stay readable: read them with
-  // `?? []` / `?? null` (see task-extras.ts).
-  /** Ids of the tasks this one waits on: it is ready only once all of them are done. */
-  after: z.optional(z.array(z.string())),
-  /** The command that verifies the work (`done` runs it and sends the task to review). */
-  verify: z.optional(z.nullable(boundedText(MAX_NOTE))),
-  /** HEAD of the claimer's worktree when the task was last claimed: the base of its diff. */
-  base: z.optional(z.nullable(z.string())),
-  /** Structured handoffs from the producer to whoever consumes the result. */
-  handoffs: z.optional(z.array(Handoff)),
-  /** The last verification and review decision. */
-  review: z.optional(z.nullable(Review)),
-});
+export const Task = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    objective: boundedText(MAX_OBJECTIVE),
+    status: TaskStatus,
+    priority: z.int(),
+    scope: z.array(z.string()),
+    claim: z.nullable(Claim),
+    /** Grants that expired without completion. At `max_attempts` the task fails. */
+    attempts: count(),
+    max_attempts: count(),
+    /** The highest fencing number ever granted, kept across releases so fences only go up. */
+    fence: count(),
+    created_by: z.string(),
+    created_at: isoTime(),
+    updated_at: isoTime(),
+    result: z.nullable(TaskResult),
+    /** Claiming it leases its scope exclusively (else shared, unless exclusive_scope in .handoff.yaml). */
+    exclusive: z.optional(z.boolean()),
+    // Issue 4 fields are optional so records written before them stay readable: read them with
+    // `?? []` / `?? null` (see task-extras.ts).
+    /** Ids of the tasks this one waits on: it is ready only once all of them are done. */
+    after: z.optional(z.array(z.string())),
+    /** The command that verifies the work (`done` runs it and sends the task to review). */
+    verify: z.optional(z.nullable(boundedText(MAX_NOTE))),
+    /** HEAD of the claimer's worktree when the task was last claimed: the base of its diff. */
+    base: z.optional(z.nullable(z.string())),
+    /** Structured handoffs from the producer to whoever consumes the result. */
+    handoffs: z.optional(z.array(Handoff)),
+    /** The last verification and review decision. */
+    review: z.optional(z.nullable(Review)),
+  }),
+);
 export type Task = z.infer<typeof Task>;
 
 export function isFinal(status: TaskStatus): boolean {

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { childProcess } from "./builtins.ts";
 import { readFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { setAlive } from "./run.ts";
@@ -67,7 +68,7 @@ class CatFileBatch {
   private failed: Error | null = null;
 
   constructor(cwd: string) {
-    this.child = spawn("git", ["cat-file", "--batch"], {
+    this.child = childProcess().spawn("git", ["cat-file", "--batch"], {
       cwd,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined },

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { childProcess } from "./builtins.ts";
 import { firstLine, setAlive, toolIdentityEnv } from "./run.ts";
 import { classifyUpdateFailure, transactionScript, type RefUpdate, type TransactionResult } from "./refs.ts";
 
@@ -27,7 +28,7 @@ export class RefSession {
   }
 
   private start(): ChildProcessWithoutNullStreams {
-    const child = spawn("git", ["update-ref", "--stdin"], {
+    const child = childProcess().spawn("git", ["update-ref", "--stdin"], {
       cwd: this.cwd,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined, ...toolIdentityEnv(this.agent) },

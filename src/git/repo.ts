@@ -1,4 +1,7 @@
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
+
+// The native realpath is one system call; the JS one lstat()s every path component.
+const realpathSync = (p: string): string => realpathJs.native(p);
 import { tmpdir } from "node:os";
 import { dirname, resolve, sep } from "node:path";
 import { fail } from "../core/errors.ts";

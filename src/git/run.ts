@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { childProcess } from "./builtins.ts";
 
 export interface GitResult {
   code: number;
@@ -41,7 +41,7 @@ function envFor(opts: RunOptions): NodeJS.ProcessEnv {
 /** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
 export function git(args: string[], opts: RunOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("git", args, {
+    const child = childProcess().spawn("git", args, {
       cwd: opts.cwd,
       env: envFor(opts),
       stdio: ["pipe", "pipe", "pipe"],
@@ -61,7 +61,7 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
 
 /** Synchronous variant for start-up paths where an event loop turn costs more than it saves. */
 export function gitSync(args: string[], opts: RunOptions): GitResult {
-  const r = spawnSync("git", args, {
+  const r = childProcess().spawnSync("git", args, {
     cwd: opts.cwd,
     env: envFor(opts),
     input: opts.input ?? "",

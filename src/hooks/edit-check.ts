@@ -10,6 +10,7 @@ import { normalizeRepoPath } from "../core/paths.ts";
 import { loadLeases, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import type { EditAnswer } from "./agents.ts";
+import { mark } from "./profile.ts";
 
 export interface EditCheck extends EditAnswer {
   /** Paths inside the repository, repo-relative. */
@@ -35,6 +36,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   }
   const policy = loadPolicy(store);
   const { set, tip } = await loadLeases(store);
+  mark("leases read");
   const now = store.now();
   const agent = store.actor.agent;
   const r = checkPaths(checked, set.leases, { agent, now, policy });

@@ -12,6 +12,10 @@ import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
 import { agentForPayload, registerSession } from "./session-seam.ts";
 import { parsePayload, readStdin } from "./stdin.ts";
+import { mark } from "./profile.ts";
+import { stderr, stdout } from "./write-out.ts";
+
+mark("bundle loaded");
 
 const AGENT_HOOKS: Record<string, AgentKind> = {
   "claude-pre-tool-use": "claude",
@@ -50,6 +54,11 @@ function budgetMs(): number {
   return Number.isFinite(n) && n > 0 ? n : 5000;
 }
 
+/** Reading the payload may take most of the budget, leaving time to answer. */
+function stdinBudget(): number {
+  return Math.max(1, Math.floor(budgetMs() * 0.8));
+}
+
 /** Whether failures block: the configured mode, or, when the config itself is broken, what it says. */
 function strictMode(store: Store | null, dir: string): boolean {
   if (store) return store.config.mode === "strict";
@@ -77,11 +86,11 @@ function findRoot(dir: string): string {
 }
 
 function out(text: string): void {
-  if (text) process.stdout.write(text);
+  if (text) stdout(text);
 }
 
 function warn(text: string): void {
-  process.stderr.write(`git-handoff: ${text}\n`);
+  stderr(`git-handoff: ${text}\n`);
 }
 
 /** The answer for a failed hook: open (proceed with a warning) or closed (block with the reason). */
@@ -102,6 +111,14 @@ function failureAnswer(name: string, message: string, strict: boolean): number {
 
 async function main(argv: string[]): Promise<number> {
   const inv = parseArgs(argv);
+  if (inv.name === "--help" || inv.name === "-h" || inv.args.includes("--help")) {
+    stdout(
+      "Usage: git handoff hook <name> [args]\n\nRuns one hook; `git handoff init` installs them. Agent hooks read the agent's JSON on stdin.\n" +
+        `Hooks: ${HOOK_NAMES.join(", ")}\n` +
+        "Fails open (with a warning) on unexpected errors unless .handoff.yaml says mode: strict; bounded by HANDOFF_HOOK_TIMEOUT_MS (5000).\n",
+    );
+    return 0;
+  }
   if (!HOOK_NAMES.includes(inv.name)) {
     warn(`unknown hook ${JSON.stringify(inv.name)}; hooks: ${HOOK_NAMES.join(", ")}`);
     return 2;
@@ -122,8 +139,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (settled) return 0;
     settled = true;
+    // An agent working outside any git repository is none of our business: no noise in its context.
+    if (e instanceof HandoffError && e.code === "not_a_repo" && AGENT_HOOKS[inv.name]) {
+      warn(`not in a git repository; not checked (${e.message})`);
+      return 0;
+    }
     const message = e instanceof HandoffError ? e.message : `unexpected error: ${(e as Error)?.message ?? String(e)}`;
-    if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
+    if (!(e instanceof HandoffError) && process.env.HANDOFF_DEBUG) stderr(`${(e as Error)?.stack}\n`);
     return failureAnswer(inv.name, message, strictMode(store, inv.dir));
   } finally {
     clearTimeout(watchdog);
@@ -140,12 +162,15 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
   };
   const kind = AGENT_HOOKS[inv.name];
   if (kind) {
-    const payload = parsePayload(await readStdin(), inv.name);
+    const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
+    mark("stdin read");
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
     const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+    mark("store opened");
     const result = await checkEdit(store, intent.paths, dir);
+    mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
     answered();
@@ -153,7 +178,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     return a.code;
   }
   if (inv.name === "claude-session-start") {
-    const payload = parsePayload(await readStdin(), inv.name);
+    const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
     const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
     await registerSession(store, payload);
@@ -164,18 +189,18 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
   if (inv.name === "pre-commit") {
     const store = await open(inv.dir, inv.agent);
     const r = await preCommit(store, inv.dir);
-    if (r.text) process.stderr.write(r.text + "\n");
+    if (r.text) stderr(r.text + "\n");
     if (r.verdict === "deny") warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
     answered();
     await recordHookCatch(store, inv.name, r.answers);
     return r.verdict === "deny" ? 1 : 0;
   }
   // pre-push: git passes the remote name and url, and the refs on stdin.
-  const stdin = await readStdin();
+  const stdin = await readStdin(stdinBudget());
   const store = await open(inv.dir, inv.agent);
   const r = await prePush(store, stdin, inv.args[0]);
   if (r.verdict === "deny") {
-    process.stderr.write(r.text + "\n");
+    stderr(r.text + "\n");
     warn("push refused: the pushed commits touch files inside another agent's exclusive lease (see above)");
     answered();
     await recordHookCatch(store, inv.name, r.answers.filter((x) => x.verdict === "deny" && x.holders.some((h) => h.exclusive)));

@@ -5,7 +5,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
 export const GIT_HOOKS = ["pre-commit", "pre-push"] as const;
-const MARK = "git handoff hook";
+/** Our entries run `git-handoff hook <name>` directly: going through `git handoff` costs a git process per edit. */
+const MARK = /git[- ]handoff hook/;
 const KEPT = ".pre-handoff";
 const BACKUP = ".handoff-backup";
 
@@ -37,7 +38,7 @@ interface AgentConfig {
   note?: string;
 }
 
-const cmd = (hook: string) => `git handoff hook ${hook}`;
+const cmd = (hook: string) => `git-handoff hook ${hook}`;
 
 /** Claude-style groups: `hooks.<Event>: [{matcher, hooks: [{type, command, timeout}]}]`. */
 function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
@@ -94,12 +95,12 @@ function stripOurs(json: Record<string, any>): boolean {
     if (!Array.isArray(list)) continue;
     const kept: any[] = [];
     for (const group of list) {
-      if (typeof group?.command === "string" && group.command.includes(MARK)) {
+      if (typeof group?.command === "string" && MARK.test(group.command)) {
         changed = true;
         continue;
       }
       if (Array.isArray(group?.hooks)) {
-        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && h.command.includes(MARK)));
+        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && MARK.test(h.command)));
         if (inner.length !== group.hooks.length) changed = true;
         if (!inner.length) continue;
         kept.push({ ...group, hooks: inner });
@@ -183,11 +184,11 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
       "pre-commit:",
       "  commands:",
       "    git-handoff:",
-      "      run: git handoff hook pre-commit",
+      "      run: git-handoff hook pre-commit",
       "pre-push:",
       "  commands:",
       "    git-handoff:",
-      "      run: git handoff hook pre-push {1} {2}",
+      "      run: git-handoff hook pre-push {1} {2}",
       "      use_stdin: true",
     ].join("\n");
     return [{ op: "note", path: join(layout.workTree, lefthook), detail: `lefthook manages git hooks here; add to ${lefthook}:\n${snippet}` }];
@@ -196,7 +197,7 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
     return GIT_HOOKS.map((h) => ({
       op: "note" as const,
       path: join(layout.workTree, ".husky", h),
-      detail: h === "pre-commit" ? `husky manages git hooks here; add this line to .husky/pre-commit:\ngit handoff hook pre-commit` : `add this line to .husky/pre-push:\ngit handoff hook pre-push "$@"`,
+      detail: h === "pre-commit" ? `husky manages git hooks here; add this line to .husky/pre-commit:\ngit-handoff hook pre-commit` : `add this line to .husky/pre-push:\ngit-handoff hook pre-push "$@"`,
     }));
   }
   const actions: Action[] = [];
@@ -206,12 +207,12 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
     if (existsSync(path)) {
       const current = readFileSync(path, "utf8");
       if (current === content) continue;
-      if (current.includes(MARK)) {
+      if (MARK.test(current)) {
         actions.push({ op: "update", path, content, mode: 0o755, detail: `update the git ${h} hook` });
         continue;
       }
       if (existsSync(path + KEPT)) {
-        actions.push({ op: "note", path, detail: `${path} and ${path}${KEPT} both exist; not touched. Add this line to ${path}: git handoff hook ${h}` });
+        actions.push({ op: "note", path, detail: `${path} and ${path}${KEPT} both exist; not touched. Add this line to ${path}: git-handoff hook ${h}${h === "pre-push" ? ' "$@"' : ""}` });
         continue;
       }
       actions.push({ op: "rename", path, to: path + KEPT, detail: `keep the existing ${h} hook as ${h}${KEPT} (it still runs first)` });
@@ -225,7 +226,7 @@ function planGitUninstall(layout: HookLayout): Action[] {
   const actions: Action[] = [];
   for (const h of GIT_HOOKS) {
     const path = join(layout.hooksDir, h);
-    if (!existsSync(path) || !readFileSync(path, "utf8").includes(MARK)) continue;
+    if (!existsSync(path) || !MARK.test(readFileSync(path, "utf8"))) continue;
     actions.push({ op: "remove", path, detail: `remove the git ${h} hook` });
     if (existsSync(path + KEPT)) actions.push({ op: "rename", path: path + KEPT, to: path, detail: `restore the earlier ${h} hook` });
   }

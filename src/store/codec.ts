@@ -114,11 +114,12 @@ export function writeSteps<T>(
   parent: string | null,
   file: string,
   steps: { event: HandoffEvent; record: T }[],
+  serialize: (record: T) => string = (r) => JSON.stringify(r, null, 2) + "\n",
 ): string {
   const formatBlob = writer.write("blob", FORMAT_MARKER);
   let tip = parent;
   for (const step of steps) {
-    const blob = writer.write("blob", JSON.stringify(step.record, null, 2) + "\n");
+    const blob = writer.write("blob", serialize(step.record));
     const tree = writer.write("tree", encodeTree(new Map([["format", formatBlob], [file, blob]])));
     const message = eventMessage(step.event);
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));

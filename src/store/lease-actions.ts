@@ -1,5 +1,6 @@
 // The file-lease operations every front end calls (CLI, hooks, MCP): resolve paths, run the pure
 // operation under compare-and-swap, return what the caller needs to print.
+import { statSync } from "node:fs";
 import { checkPaths, type PathAnswer } from "../core/check.ts";
 import { parseDuration } from "../core/duration.ts";
 import { fail } from "../core/errors.ts";
@@ -10,6 +11,14 @@ import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 /** Repo-relative POSIX forms of what the caller typed, read against `cwd` (default: process cwd). */
 export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()): string[] {
@@ -43,7 +52,8 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const ttlMs = opts.ttl === undefined ? store.config.leaseTtlMs : parseDuration(opts.ttl, "--ttl");
   const task = opts.task === undefined ? null : validateTaskId(opts.task);
   const policy = loadPolicy(store);
-  const all = resolvePaths(store, inputs, opts.cwd);
+  // An existing folder named without a trailing slash means what is inside it.
+  const all = resolvePaths(store, inputs, opts.cwd).map((p) => (isDirectory(`${store.repo.workTree}/${p}`) ? `${p}/**` : p));
   const ignored = all.filter((p) => isIgnored(policy, p));
   const patterns = all.filter((p) => !ignored.includes(p));
   if (!patterns.length) return { leased: [], ignored };

@@ -1,0 +1,15 @@
+import { stderr } from "./write-out.ts";
+
+/** HANDOFF_HOOK_PROFILE=1 prints, on stderr, when each phase ended (ms since the process started). */
+const PROFILE = !!process.env.HANDOFF_HOOK_PROFILE;
+
+if (PROFILE) {
+  process.on("exit", () => {
+    const r = process.resourceUsage();
+    stderr(`git-handoff: profile cpu ${((r.userCPUTime + r.systemCPUTime) / 1000).toFixed(1)} ms\n`);
+  });
+}
+
+export function mark(phase: string): void {
+  if (PROFILE) stderr(`git-handoff: profile ${phase.padEnd(16)} ${performance.now().toFixed(1)} ms\n`);
+}

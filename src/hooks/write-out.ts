@@ -1,0 +1,18 @@
+// Hooks write their answer with a plain write(2) on fd 1 / fd 2: the process.stdout and
+// process.stderr getters build stream objects (loading net and stream code), a few ms of a hook
+// that runs before every edit. A full or non-blocking pipe falls back to the stream.
+import { writeSync } from "node:fs";
+
+function writeFd(fd: 1 | 2, text: string): void {
+  if (!text) return;
+  const buf = Buffer.from(text, "utf8");
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } catch {
+    (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
+  }
+}
+
+export const stdout = (text: string) => writeFd(1, text);
+export const stderr = (text: string) => writeFd(2, text);

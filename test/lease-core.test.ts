@@ -1,0 +1,99 @@
+// The pure lease core, in process: random sequences of lease operations by several agents never
+// reach a state where an exclusive lease overlaps another agent's lease; check answers by mode.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { checkPath } from "../src/core/check.ts";
+import { overlaps } from "../src/core/glob-overlap.ts";
+import { acquireLeases, releaseLeases, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
+import { EMPTY_LEASES, type LeaseSet } from "../src/core/lease.ts";
+import { buildPolicy, gitattributesIgnores } from "../src/core/lease-policy.ts";
+import type { Actor } from "../src/core/identity.ts";
+
+const actor = (agent: string): Actor => ({ agent, worktree: `/w/${agent}`, branch: agent, scope: "worktree" });
+const T0 = Date.parse("2026-11-29T10:00:00Z");
+const at = (s: number) => new Date(T0 + s * 1000);
+
+function rng(seed: number) {
+  let s = seed;
+  return () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+}
+
+const PATTERNS = ["src/**", "src/a/**", "src/a/x.ts", "src/*/x.ts", "src/b/y.ts", "docs/**", "docs/*.md", "**/x.ts", "src/{a,c}/*.ts", "lib/z.ts"];
+
+test("random operation sequences keep exclusive leases exclusive", () => {
+  const r = rng(3);
+  let set: LeaseSet = EMPTY_LEASES;
+  let granted = 0;
+  let refused = 0;
+  for (let step = 0; step < 600; step++) {
+    const agent = `a${Math.floor(r() * 4)}`;
+    const ctx = { actor: actor(agent), now: at(step) };
+    const roll = r();
+    const pattern = PATTERNS[Math.floor(r() * PATTERNS.length)]!;
+    const out =
+      roll < 0.7
+        ? acquireLeases(set, { patterns: [pattern], exclusive: r() < 0.5, task: null, ttlMs: (5 + Math.floor(r() * 60)) * 1000, reason: null }, ctx)
+        : roll < 0.9
+          ? releaseLeases(set, { all: true }, ctx)
+          : { ok: true as const, ...settleLeases(set, ctx) };
+    if (!out.ok) {
+      refused++;
+      assert.is(out.refusal.code, "held_by_other");
+      assert.ok(out.refusal.suggestions?.length === 3);
+      continue;
+    }
+    granted++;
+    set = out.record;
+    for (const s of out.steps) assert.equal(s.event.at, ctx.now.toISOString(), "time is the parameter, never the clock");
+    const live = set.leases.filter((l) => Date.parse(l.expires_at) > ctx.now.getTime());
+    for (const x of live) {
+      for (const y of live) {
+        if (x === y || x.agent === y.agent || !(x.exclusive || y.exclusive)) continue;
+        assert.not.ok(overlaps(x.pattern, y.pattern), `step ${step}: ${x.agent} ${x.pattern} (ex ${x.exclusive}) vs ${y.agent} ${y.pattern} (ex ${y.exclusive})`);
+      }
+    }
+  }
+  assert.ok(granted > 100 && refused > 50, `both outcomes occur (${granted} / ${refused})`);
+});
+
+test("expired leases are swept by the next writer, one lease_expired step per holder", () => {
+  let set = EMPTY_LEASES;
+  for (const agent of ["a", "b"]) {
+    const out = acquireLeases(set, { patterns: [`${agent}.ts`, `${agent}/**`], exclusive: true, task: "t", ttlMs: 1000, reason: null }, { actor: actor(agent), now: at(0) });
+    assert.ok(out.ok);
+    set = out.record;
+  }
+  const out = acquireLeases(set, { patterns: ["a.ts"], exclusive: true, task: null, ttlMs: 1000, reason: null }, { actor: actor("c"), now: at(5) });
+  assert.ok(out.ok);
+  if (!out.ok) return;
+  assert.equal(out.steps.map((s) => [s.event.type, s.event.agent, s.event.by, s.event.paths]), [
+    ["lease_expired", "a", "c", ["a.ts", "a/**"]],
+    ["lease_expired", "b", "c", ["b.ts", "b/**"]],
+    ["leased", "c", undefined, ["a.ts"]],
+  ]);
+  assert.equal(out.record.leases.map((l) => l.agent), ["c"]);
+  const gone = releaseTaskLeases(out.record, "t", { actor: actor("c"), now: at(5.5) });
+  assert.ok(gone.ok && gone.steps.length === 0, "nothing of task t is left");
+});
+
+test("check: verdict per lease kind, then the mode", () => {
+  let set = EMPTY_LEASES;
+  const grant = (agent: string, pattern: string, exclusive: boolean) => {
+    const out = acquireLeases(set, { patterns: [pattern], exclusive, task: null, ttlMs: 60_000, reason: null }, { actor: actor(agent), now: at(0) });
+    assert.ok(out.ok, pattern);
+    if (out.ok) set = out.record;
+  };
+  grant("a", "api/**", true);
+  grant("a", "shared.ts", false);
+  grant("a", "docs/**", false);
+  const ctx = (mode: "advisory" | "balanced" | "strict") => ({ agent: "me", now: at(1), policy: buildPolicy({ mode, ignore: [] }, "gen/** linguist-generated\n") });
+  const verdicts = (mode: "advisory" | "balanced" | "strict") =>
+    ["api/x.ts", "shared.ts", "docs/a.md", "free.ts", "gen/a.ts", "yarn.lock", "dist/x.js"].map((p) => checkPath(p, set.leases, ctx(mode)).verdict);
+  assert.equal(verdicts("balanced"), ["deny", "warn", "info", "ok", "ok", "ok", "ok"]);
+  assert.equal(verdicts("advisory"), ["warn", "warn", "info", "ok", "ok", "ok", "ok"]);
+  assert.equal(verdicts("strict"), ["deny", "deny", "info", "ok", "ok", "ok", "ok"]);
+  assert.is(checkPath("api/x.ts", set.leases, { ...ctx("balanced"), now: at(120) }).verdict, "ok", "expired leases answer nothing");
+  assert.equal(gitattributesIgnores("# c\n*.pb.go linguist-generated=true\nx -linguist-generated\ny linguist-generated=false\nz handoff-ignore\n"), ["*.pb.go", "z"]);
+});
+
+test.run();
