@@ -177,10 +177,11 @@ test("bad input fails open with a clear message and changes no ref", () => {
 
 test("strict mode fails closed; a broken .handoff.yaml names its line and fails open unless it says strict", () => {
   const repo = leasedRepo();
-  const before = handoffRefs(repo);
   writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\n");
   const warnToDeny = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.write.json", repo));
   assert.is(warnToDeny.json.hookSpecificOutput.permissionDecision, "deny", "strict: a shared lease on the same file blocks");
+  // That deny is a real catch, logged for stats on refs/handoff/log/bob; bad input below logs nothing.
+  const before = handoffRefs(repo);
   const bad = hook("claude-pre-tool-use", repo, "{oops");
   assert.is(bad.json.hookSpecificOutput.permissionDecision, "deny");
   assert.match(bad.json.hookSpecificOutput.permissionDecisionReason, /not valid JSON.*mode is strict/);
