@@ -98,12 +98,20 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
     );
     const winners = runs.filter((r) => r.code === 0);
     const losers = runs.filter((r) => r.code !== 0);
-    assert.is(winners.length, 4, runs.map((r) => r.stderr).join("\n"));
-    assert.equal(winners.map((r) => r.json.id).sort(), ids);
+    const won = winners.map((r) => r.json.id).sort();
+    assert.equal([...new Set(won)], won, "no task was won twice");
+    for (const r of winners) {
+      assert.ok(ids.includes(r.json.id), `only ready tasks are taken, not ${r.json.id}`);
+      const stored = cli(["task", "show", r.json.id, "--json"], { cwd: t.repo }).json;
+      assert.is(stored.claim.agent, r.json.claim.agent, "the stored holder is the one that was told it won");
+    }
     for (const l of losers) {
       assert.is(l.code, 3, l.stderr);
-      assert.match(l.stderr, /no task is ready/);
+      assert.match(l.stderr, /no task is ready|gave up after repeated concurrent updates/);
     }
+    // On a badly overloaded machine a loser may give up on its retry budget (exit 3, lost_race)
+    // while a task is still free; otherwise every ready task has exactly one winner.
+    if (!losers.some((l) => /gave up/.test(l.stderr))) assert.equal(won, ids, runs.map((r) => r.stderr).join("\n"));
     const blocked = cli(["task", "show", `r${round}-blocked`, "--json"], { cwd: t.repo }).json;
     assert.is(blocked.status, "todo");
     assert.is(blocked.claim, null);

@@ -338,7 +338,8 @@ test("load_context: identity, held tasks, ready work; an agent argument names an
   assert.is(ctx.agent_source, "flag");
   assert.equal(ctx.claimed.map((t: any) => t.id), ["mine"]);
   assert.equal(ctx.ready.map((t: any) => t.id), ["free"]);
-  assert.is(ctx.session.registered, false);
+  assert.is(ctx.session.registered, true, "load_context registers the agent (issue 4)");
+  assert.match(gitOut(repo, "log", "-1", "--format=%s", "refs/handoff/agents/alice"), /heartbeat of alice/);
   assert.is(ctx.overview.counts.claimed, 1);
 
   // flag wins over the argument
@@ -353,6 +354,8 @@ test("load_context: identity, held tasks, ready work; an agent argument names an
   const named = await anon.ok("load_context", { agent: "carol", session_id: "s-1" });
   assert.is(named.agent.agent, "carol");
   assert.is(named.agent_source, "load_context");
+  assert.is(named.session.session_id, "s-1");
+  assert.match(gitOut(repo, "show", "refs/handoff/agents/carol:agent.json"), /"session": "s-1"/);
   assert.is((await anon.ok("claim_task", { id: "free" })).task.claim.agent, "carol");
   assert.is((await anon.refused("load_context", { agent: "../evil" })).code, "invalid_input");
 

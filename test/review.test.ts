@@ -21,6 +21,7 @@ test("done runs the task's verify command in the agent's worktree: passed -> rev
   const v = d.json.review.verification;
   assert.equal([v.exit_code, v.passed, v.timed_out, v.cwd], [0, true, false, t.wt.alice]);
   assert.match(v.output_tail, /all 3 tests passed/);
+  assert.is(v.uncommitted, undefined, "a clean worktree");
   assert.equal([d.json.review.diff.files, d.json.review.diff.insertions, d.json.review.commit], [1, 2, commit]);
 
   const q = t.as("lead", ["review", "--json"]);
@@ -57,8 +58,11 @@ test("a failing verification is recorded, exits 3 and leaves the task with its a
   const ev = t.as("lead", ["events", "--task", "parser", "--type", "verified", "--json"]).json;
   assert.equal(ev.map((e: any) => [e.passed, e.exit_code]), [[false, 7]]);
 
-  const ok = t.as("alice", ["done", "parser", "--verify", "true"]);
+  writeFileSync(`${t.wt.alice}/scratch.txt`, "not committed\n");
+  const ok = t.as("alice", ["done", "parser", "--verify", "true", "--json"]);
   assert.is(ok.code, 0, ok.stderr);
+  assert.is(ok.json.review.verification.uncommitted, 1, "the reviewer learns that uncommitted changes were tested");
+  assert.match(t.as("lead", ["review"]).stdout, /1 uncommitted change in the worktree was tested too/);
   const r = t.as("lead", ["review", "reject", "parser", "--reason", "needs error messages", "--json"]);
   assert.is(r.code, 0, r.stderr);
   assert.equal([r.json.status, r.json.claim, r.json.result.reason, r.json.review.decision.verdict], ["todo", null, "needs error messages", "rejected"]);

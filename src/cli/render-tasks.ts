@@ -3,7 +3,9 @@ import { edgeText, type BlockedEdge } from "../core/dependency-graph.ts";
 import { diffLine } from "../core/diff-summary.ts";
 import type { Handoff } from "../core/handoff-record.ts";
 import type { Task } from "../core/task.ts";
-import { fence, neutralise, UNTRUSTED_LABEL } from "../core/untrusted.ts";
+import { fence, neutralise } from "../core/untrusted.ts";
+import { renderHandoff, renderInboxEntry } from "../core/handoff-text.ts";
+import type { InboxEntry } from "../core/handoff.ts";
 import { paint } from "./output.ts";
 
 export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
@@ -29,6 +31,7 @@ export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
 /** The verification with its output tail, fenced: the output is the project's, produced by an agent's run. */
 export function verificationDetail(v: NonNullable<NonNullable<Task["review"]>["verification"]>, indent = ""): string {
   const lines = [`${indent}verification ${verificationLine(v)}`, `${indent}  in ${v.cwd}`];
+  if (v.uncommitted) lines.push(paint.yellow(`${indent}  ${v.uncommitted} uncommitted change${v.uncommitted === 1 ? "" : "s"} in the worktree ${v.uncommitted === 1 ? "was" : "were"} tested too (not in the commit)`));
   if (v.output_tail) lines.push(`${indent}  output tail${v.truncated_bytes ? ` (${v.truncated_bytes} earlier bytes not kept)` : ""}:`, fence(v.output_tail.replace(/\n$/, ""), `${indent}    `));
   return lines.join("\n");
 }
@@ -38,21 +41,13 @@ export function verificationLine(v: NonNullable<NonNullable<Task["review"]>["ver
   return `${v.passed ? paint.green(status) : paint.red(status)} in ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}`;
 }
 
+const STYLE = { bold: paint.bold, warn: paint.yellow };
+
 /** A handoff as shown to an agent: our own fields plain, the producer's text fenced and labelled. */
 export function handoffText(h: Handoff, indent = ""): string {
-  const lines = [
-    `${indent}${paint.bold(`handoff ${h.id}`)} from ${h.producer}${h.to ? ` to ${h.to}` : " to whoever takes the dependent tasks"} at ${h.created_at}`,
-  ];
-  if (h.commit) lines.push(`${indent}  commit:    ${h.commit}`);
-  if (h.diff) lines.push(`${indent}  diff:      ${diffLine(h.diff)}`);
-  if (h.diff?.paths.length) lines.push(`${indent}  files:     ${h.diff.paths.slice(0, 10).join(" ")}${h.diff.paths.length > 10 ? " …" : ""}`);
-  const texts: [string, string | null][] = [["contract", h.contract], ["verify", h.verify], ["note", h.note]];
-  const questions = h.questions.map((q, i): [string, string] => [`question ${i + 1}`, q]);
-  const shown = [...texts, ...questions].filter((x): x is [string, string] => !!x[1]);
-  if (shown.length) {
-    lines.push(`${indent}  ${paint.yellow(`[${UNTRUSTED_LABEL}]`)}`);
-    for (const [label, text] of shown) lines.push(`${indent}  ${label}:`, fence(text, `${indent}    `));
-  }
-  if (h.acked_by.length) lines.push(`${indent}  acked by:  ${h.acked_by.map((a) => a.agent).join(" ")}`);
-  return lines.join("\n");
+  return renderHandoff(h, indent, STYLE);
+}
+
+export function inboxEntryText(e: InboxEntry): string {
+  return renderInboxEntry(e, STYLE);
 }

@@ -107,14 +107,20 @@ export function endSession(prev: AgentRecord | null, ctx: OpContext): Outcome<Ag
   return { ok: true, record, steps: [{ event: agentEvent("session_ended", ctx, { session: prev.session }), record }] };
 }
 
-/** An explicit heartbeat: declares the agent if it never started a session, reopens an ended one. */
-export function beat(prev: AgentRecord | null, ctx: OpContext): Outcome<AgentRecord> {
+/**
+ * An explicit heartbeat: declares the agent if it never started a session, reopens an ended one.
+ * `session` (an MCP client's or hook's session id) replaces the stored one when given.
+ */
+export function beat(prev: AgentRecord | null, ctx: OpContext, session?: string): Outcome<AgentRecord> {
+  if (session !== undefined && (session.length > MAX_SESSION_ID || /[\x00-\x1f]/.test(session))) {
+    return refuse({ code: "invalid_input", message: `session id must be at most ${MAX_SESSION_ID} printable characters` });
+  }
   const at = ctx.now.toISOString();
   const { agent, worktree, branch, scope } = ctx.actor;
   const base: AgentRecord = prev ?? { agent, objective: null, worktree, branch, scope, files: [], awaits: null, session: null, heartbeat_at: at, started_at: at, ended_at: null };
   // Where the agent works now is what others need to see, so a heartbeat refreshes it.
-  const record: AgentRecord = { ...base, worktree, branch, scope, heartbeat_at: at, ended_at: null };
-  return { ok: true, record, steps: [{ event: agentEvent("heartbeat", ctx), record }] };
+  const record: AgentRecord = { ...base, worktree, branch, scope, heartbeat_at: at, ended_at: null, ...(session !== undefined ? { session } : {}) };
+  return { ok: true, record, steps: [{ event: agentEvent("heartbeat", ctx, session !== undefined ? { session } : {}), record }] };
 }
 
 export function noSession(agent: string) {

@@ -20,6 +20,8 @@ export const Verification = z.object({
   /** How many bytes of output came before the tail and were dropped (0: the whole output). */
   truncated_bytes: count(),
   at: isoTime(),
+  /** Paths with uncommitted changes in the worktree when it ran: tested, but not in `commit`. */
+  uncommitted: z.optional(count()),
 });
 export type Verification = z.infer<typeof Verification>;
 

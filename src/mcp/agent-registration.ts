@@ -1,19 +1,17 @@
-// SEAM for issue 4 (agents and sessions). load_context calls registerAgentSession once per call;
-// when the agent registry lands, this is the one function to replace with its store call
-// (record the agent, its session and its worktree under refs/handoff/agents/).
+// load_context registers the agent (issue 4): a heartbeat on refs/handoff/agents/<agent> that
+// declares it if it never started a session, reopens an ended one, and records the client's
+// session id when given. Its objective and planned files come from `git handoff session start`.
+import { heartbeatFor } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 
 export interface SessionRegistration {
   registered: boolean;
-  /** Why nothing was recorded, while the registry does not exist. */
+  /** Why nothing was recorded, when registration failed. */
   note?: string;
   session_id?: string;
 }
 
-export async function registerAgentSession(_store: Store, input: { session_id?: string }): Promise<SessionRegistration> {
-  return {
-    registered: false,
-    note: "agent and session registration is not available yet; your identity is still used for every claim",
-    ...(input.session_id !== undefined ? { session_id: input.session_id } : {}),
-  };
+export async function registerAgentSession(store: Store, input: { session_id?: string }): Promise<SessionRegistration> {
+  const record = await heartbeatFor(store, input.session_id !== undefined ? { session: input.session_id } : {});
+  return { registered: true, ...(record.session !== null ? { session_id: record.session } : {}) };
 }

@@ -5,6 +5,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod/mini";
+import { refreshHeartbeat } from "../store/agent-store.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
 import { envelope, type Shape } from "./schemas.ts";
 import type { McpSession } from "./session.ts";
@@ -57,6 +58,8 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       };
       try {
         const reply = await tool.run((args ?? {}) as never, ctx);
+        // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
+        await refreshHeartbeat(await session.store());
         return okResult(reply.data, reply.text);
       } catch (e) {
         const r = refusalOf(e);

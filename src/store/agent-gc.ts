@@ -7,9 +7,9 @@ import { isGcDue } from "../core/agent.ts";
 import { agentGcEvent, releaseForGc } from "../core/agent-roster.ts";
 import { HandoffError } from "../core/errors.ts";
 import { Task } from "../core/task.ts";
-import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
+import type { RefUpdate } from "../git/refs.ts";
 import { AGENT_FILE, agentRef, listAgents, loadAgent } from "./agent-store.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 
@@ -33,10 +33,10 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
       const ctx = { actor: store.actor, now: at };
       const updates: RefUpdate[] = [{ ref: agentRef(cur.record.agent), new: null, old: cur.tip }];
       const released: string[] = [];
-      for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+      for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
         let task: Task;
         try {
-          task = (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record;
+          task = await store.record(name, oid, "task.json", Task);
         } catch (e) {
           if (e instanceof HandoffError) continue; // a corrupt task is reported by listings, not GC
           throw e;
@@ -47,7 +47,7 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
         updates.push({ ref: name, new: writeSteps(store.writer, oid, "task.json", out.steps), old: oid });
         released.push(task.id);
       }
-      const logTip = await readRef(store.cwd, AGENT_LOG_REF);
+      const logTip = await store.readRef(AGENT_LOG_REF);
       const logNew = writeSteps(store.writer, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
       updates.push({ ref: AGENT_LOG_REF, new: logNew, old: logTip });
       return { updates, result: { agent: cur.record.agent, last_heartbeat: cur.record.heartbeat_at, released } };

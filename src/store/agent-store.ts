@@ -6,8 +6,6 @@ import { fail, HandoffError } from "../core/errors.ts";
 import { validateAgentId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
-import { readRefFast } from "../git/ref-files.ts";
-import { listRefs, readRef } from "../git/refs.ts";
 import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 
@@ -31,9 +29,9 @@ async function readAgentAt(store: Store, ref: string, tip: string): Promise<Stor
   return { record, tip, parent: commit.parents[0] ?? null, tipIsHeartbeat: eventFromMessage(commit.message)?.type === "heartbeat" };
 }
 
-export async function loadAgent(store: Store, agent: string, opts: { fast?: boolean } = {}): Promise<StoredAgent | null> {
+export async function loadAgent(store: Store, agent: string): Promise<StoredAgent | null> {
   const ref = agentRef(agent);
-  const tip = opts.fast ? await readRefFast(store.repo.commonDir, store.cwd, ref) : await readRef(store.cwd, ref);
+  const tip = await store.readRef(ref);
   return tip ? readAgentAt(store, ref, tip) : null;
 }
 
@@ -48,7 +46,7 @@ export async function requireAgent(store: Store, agent: string): Promise<StoredA
 export async function listAgents(store: Store): Promise<{ agents: StoredAgent[]; problems: string[] }> {
   const agents: StoredAgent[] = [];
   const problems: string[] = [];
-  for (const { name, oid } of await listRefs(store.cwd, AGENTS_PREFIX)) {
+  for (const { name, oid } of await store.listRefs(AGENTS_PREFIX)) {
     try {
       agents.push(await readAgentAt(store, name, oid));
     } catch (e) {
@@ -83,8 +81,8 @@ export function endSessionFor(store: Store): Promise<AgentRecord> {
   return mutateOwnAgent(store, endSession);
 }
 
-export function heartbeatFor(store: Store): Promise<AgentRecord> {
-  return mutateOwnAgent(store, beat);
+export function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
+  return mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
 }
 
 /**
@@ -95,7 +93,7 @@ export function heartbeatFor(store: Store): Promise<AgentRecord> {
  */
 export async function refreshHeartbeat(store: Store): Promise<boolean> {
   try {
-    const prev = await loadAgent(store, store.actor.agent, { fast: true });
+    const prev = await loadAgent(store, store.actor.agent);
     if (!heartbeatDue(prev?.record ?? null, store.now(), store.config.heartbeatIntervalMs)) return false;
     await mutateOwnAgent(store, (p, ctx) => (heartbeatDue(p, ctx.now, store.config.heartbeatIntervalMs) ? beat(p, ctx) : { ok: true, record: p!, steps: [] }));
     return true;

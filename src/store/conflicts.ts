@@ -2,7 +2,7 @@
 import { buildRoster, type Roster } from "../core/agent-roster.ts";
 import { planPairs, sidesOf, type ConflictReport, type PairResult } from "../core/conflict.ts";
 import type { Task } from "../core/task.ts";
-import { branchCommit, previewMerge } from "../git/merge-tree.ts";
+import { previewMerge } from "../git/merge-tree.ts";
 import { listAgents } from "./agent-store.ts";
 import type { Store } from "./store.ts";
 import { listTasks } from "./task-store.ts";
@@ -17,7 +17,7 @@ export async function predictConflicts(store: Store, known?: { roster: Roster })
   const sides = sidesOf(roster.agents);
   const commits = new Map<string, string | null>();
   const commitOf = async (branch: string) => {
-    if (!commits.has(branch)) commits.set(branch, await branchCommit(store.cwd, branch));
+    if (!commits.has(branch)) commits.set(branch, await store.readRef(`refs/heads/${branch}`));
     return commits.get(branch)!;
   };
   const pairs: PairResult[] = [];

@@ -6,9 +6,9 @@ import { validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import { claimTask, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { Task } from "../core/task.ts";
-import { readHeadFast } from "../git/ref-files.ts";
-import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { worktreeHead } from "./worktree-head.ts";
+import type { RefUpdate } from "../git/refs.ts";
+import { writeSteps } from "./codec.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { mutateTaskWithLeases, type LeaseFollowUp } from "./task-lease-store.ts";
@@ -19,9 +19,9 @@ const TASK_FILE = "task.json";
 /** Every readable task with the tip it was read from. */
 export async function taskGraph(store: Store): Promise<Map<string, { task: Task; tip: string }>> {
   const graph = new Map<string, { task: Task; tip: string }>();
-  for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+  for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
     try {
-      const { record } = await readRecord(store.reader, store.oidBytes, oid, name, TASK_FILE, Task);
+      const record = await store.record(name, oid, TASK_FILE, Task);
       graph.set(record.id, { task: record, tip: oid });
     } catch (e) {
       if (!(e instanceof HandoffError)) throw e;
@@ -31,7 +31,7 @@ export async function taskGraph(store: Store): Promise<Map<string, { task: Task;
 }
 
 async function requireTask(store: Store, id: string, role: string): Promise<void> {
-  if (!(await readRef(store.cwd, taskRef(id)))) {
+  if (!(await store.readRef(taskRef(id)))) {
     fail("not_found", `no task ${id} (${role})`, { task: id }, [{ action: "fix_input", detail: "list tasks: git handoff task list" }]);
   }
 }
@@ -112,7 +112,7 @@ function recordingBase(op: (t: Task, ctx: OpContext) => Outcome<Task>, base: str
 }
 
 async function headOf(store: Store): Promise<string | null> {
-  return store.repo.workTree ? readHeadFast(store.repo.gitDir, store.repo.commonDir, store.cwd) : null;
+  return store.repo.workTree ? worktreeHead(store) : null;
 }
 
 /** Claims one task; refused (exit 3) while a dependency is not done, unless `force`. */

@@ -8,7 +8,7 @@ import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
 import { resolveCommit } from "../git/commits.ts";
 import { diffSummary, mergeBase } from "../git/diff.ts";
-import { readHeadFast } from "../git/ref-files.ts";
+import { worktreeHead } from "./worktree-head.ts";
 import { loadAgent } from "./agent-store.ts";
 import type { Store } from "./store.ts";
 import { listTasks, loadTask, mutateTask } from "./task-store.ts";
@@ -51,7 +51,7 @@ export async function handoff(store: Store, id: string, o: HandoffOptions): Prom
   let commit: string | null = null;
   if (o.commit !== undefined) commit = await resolveCommit(store.cwd, o.commit);
   else if (task.result?.commit) commit = task.result.commit;
-  else if (store.repo.workTree) commit = await readHeadFast(store.repo.gitDir, store.repo.commonDir, store.cwd);
+  else if (store.repo.workTree) commit = await worktreeHead(store);
   const diff = commit ? await taskDiff(store, task, commit) : null;
   const t = await mutateTask(store, id, (cur, ctx) => recordHandoff(cur, { to, commit, diff, ...text }, ctx));
   return { task: t, handoff: t.handoffs!.at(-1)! };

@@ -5,7 +5,8 @@ import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { checkVerifyCommand } from "../core/verify-command.ts";
 import { resolveCommit } from "../git/commits.ts";
-import { readHeadFast } from "../git/ref-files.ts";
+import { git } from "../git/run.ts";
+import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
@@ -38,10 +39,17 @@ export async function doneWithVerification(store: Store, id: string, o: VerifyOp
   if (early) throw new HandoffError(early);
   const cwd = store.repo.workTree;
   if (!cwd) fail("invalid_input", "verification runs in a worktree; this repository has none here");
-  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await readHeadFast(store.repo.gitDir, store.repo.commonDir, store.cwd);
-  const verification = await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now());
+  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await worktreeHead(store);
+  const uncommitted = await uncommittedPaths(cwd);
+  const verification = { ...(await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now())), ...(uncommitted ? { uncommitted } : {}) };
   const diff = commit ? await taskDiff(store, task, commit) : null;
   return mutateTask(store, id, (t, ctx) => submitForReview(t, ctx, { verification, commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) }));
+}
+
+/** How many paths differ from HEAD in the worktree (tracked or not): the reviewer should know. */
+async function uncommittedPaths(cwd: string): Promise<number> {
+  const r = await git(["status", "--porcelain", "-z", "--untracked-files=normal"], { cwd });
+  return r.code === 0 ? r.stdout.split("\0").filter((l) => l.length > 3).length : 0;
 }
 
 export async function listReview(store: Store): Promise<{ items: ReviewItem[]; problems: string[] }> {

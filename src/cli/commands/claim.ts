@@ -5,18 +5,19 @@ import type { Store } from "../../store/store.ts";
 import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
-import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
+import { taskDetail } from "../render.ts";
+// issue 4: verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
+import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
 import { taskExtrasText, verificationDetail } from "../render-tasks.ts";
 import { deliveredWithClaim } from "./handoff.ts";
-import { taskDetail } from "../render.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */
-function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string) {
+function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string, opts: { deliver?: boolean } = {}) {
   return withStore(cmd, async (store, g) => {
     const t = await fn(store);
     // A claim delivers the handoffs of the tasks it waits on (issue 4), in the text output.
-    const delivered = !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
+    const delivered = opts.deliver && !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
     emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}${delivered}`);
   });
 }
@@ -39,7 +40,7 @@ export function registerClaim(program: Command): void {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
     const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
-    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, { ...opts, force: !!o.force })), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`);
+    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, { ...opts, force: !!o.force })), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`, { deliver: true });
   });
 
   withGlobals(

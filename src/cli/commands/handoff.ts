@@ -7,7 +7,7 @@ import { ack, handoff, inbox } from "../../store/handoff-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { collect, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
-import { handoffText } from "../render-tasks.ts";
+import { handoffText, inboxEntryText } from "../render-tasks.ts";
 
 /** JSON for agents: the producer's free text grouped under `untrusted`, with the notice. */
 export function handoffJson(h: Handoff): Record<string, unknown> {
@@ -62,9 +62,7 @@ export function registerHandoff(program: Command): void {
       for (const p of problems) warn(p);
       emit(!!g.json, entries.map(entryJson), () =>
         entries.length
-          ? entries
-              .map((e) => `${handoffText(e.handoff)}\n  for you:   ${e.reason === "addressed" ? "addressed to you" : `you hold ${e.via}, which waits on ${e.handoff.task}`} (task ${e.handoff.task} is ${e.task_status})`)
-              .join("\n\n")
+          ? entries.map(inboxEntryText).join("\n\n")
           : "inbox empty",
       );
     });

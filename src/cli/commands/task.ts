@@ -45,7 +45,8 @@ export function registerTask(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const t = await showTask(store, id);
       const blocked = await blockedEdgesOf(store, t);
-      emit(!!g.json, { ...t, after: t.after ?? [], blocked_by: blocked }, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked));
+      // The record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies.
+      emit(!!g.json, t.after?.length ? { ...t, blocked_by: blocked } : t, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked));
     });
   });
 

@@ -1,6 +1,6 @@
 // Tools over the task queue: add, read, list, and what is ready to claim.
 import * as z from "zod/mini";
-import { claimCandidates } from "../../core/task-ops.ts";
+import { readyTasks as readyByDependencies } from "../../core/dependency-graph.ts";
 import { TaskStatus } from "../../core/task.ts";
 import { addTask, listTasks, showTask } from "../../store/task-store.ts";
 import { Task } from "../schemas.ts";
@@ -95,7 +95,7 @@ export const readyTasks = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const { tasks } = await listTasks(store, { settled: false });
-    const ready = claimCandidates(tasks, { actor: store.actor, now: store.now() });
+    const ready = readyByDependencies(tasks, store.now()); // issue 4: only tasks whose dependencies are done
     const shown = ready.slice(0, a.limit ?? 10);
     return { data: { tasks: shown, total: ready.length }, text: taskLines(store, shown, "no task is ready to claim; call watch to wait for one") };
   },

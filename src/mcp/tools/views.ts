@@ -6,7 +6,10 @@ import { EventType } from "../../core/event.ts";
 import { Actor } from "../../core/identity.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { buildOverview } from "../../core/overview.ts";
-import { claimCandidates, isLive } from "../../core/task-ops.ts";
+import { isLive } from "../../core/task-ops.ts";
+import { readyTasks } from "../../core/dependency-graph.ts";
+import { inboxFor } from "../../core/handoff.ts";
+import { inboxContext } from "../../core/handoff-text.ts";
 import { eventLine, overviewText } from "../../cli/render.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
@@ -56,7 +59,8 @@ export const loadContext = defineTool({
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    const ready = claimCandidates(tasks, { actor: store.actor, now });
+    const ready = readyTasks(tasks, now); // issue 4: only tasks whose dependencies are done
+    const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     const shown = ready.slice(0, 5);
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
@@ -70,6 +74,7 @@ export const loadContext = defineTool({
       "",
       overviewText(overview, now),
       "",
+      ...(inbox ? [inbox, ""] : []),
       claimed.length ? "next: continue your claimed tasks (renew_task before leases end), complete_task when done" : "next: claim_next (or claim_task a ready one) before starting work",
     ].join("\n");
     return {

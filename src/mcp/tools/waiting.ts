@@ -2,7 +2,7 @@
 // re-read state at every poll, so what they return is never older than one poll interval.
 import * as z from "zod/mini";
 import { HandoffError } from "../../core/errors.ts";
-import { claimCandidates } from "../../core/task-ops.ts";
+import { readyTasks } from "../../core/dependency-graph.ts";
 import { isFinal, type Task as TaskT } from "../../core/task.ts";
 import { claimNextTask } from "../../store/task-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
@@ -65,7 +65,7 @@ export const watchTool = defineTool({
       const now = store.now();
       const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at));
       recheckAt = Date.now() + Math.max(0, Math.min(Infinity, ...expiries.filter((e) => e > now.getTime())) - now.getTime());
-      const ready = claimCandidates(tasks, { actor: store.actor, now });
+      const ready = readyTasks(tasks, now); // issue 4: blocked tasks are not ready
       if (!ready.length) return null;
       if (!a.claim) return { ready, claimed: null };
       try {
