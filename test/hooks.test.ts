@@ -137,6 +137,22 @@ test("advisory mode: deny becomes a warning, and the first edit of a file leases
   assert.is(carol.json.paths[0].holders[0].agent, "bob");
 });
 
+test("hooks read only the leases near the edited path, and never write back a partial set", () => {
+  const repo = leasedRepo();
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: advisory\n");
+  assert.is(cli(["lease", "lib/**/*.gen.ts", "--exclusive"], { cwd: repo, agent: "carol" }).code, 0);
+  const edit = (p: string) => hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.edit.json", repo).replace("src/api/users.ts", p));
+  assert.is(edit("lib/one.ts").stdout, "", "first read: the whole record, then the cache");
+  assert.is(edit("lib/two.ts").stdout, "");
+  assert.match(edit("lib/x.gen.ts").stdout, /warn: lib\/x\.gen\.ts is inside an exclusive lease on lib\/\*\*\/\*\.gen\.ts held by carol/);
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  assert.ok(readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").startsWith(tip + "\n"), "the cache holds the current tip");
+  assert.is(edit("lib/three.ts").stdout, "", "leased after a partial read: the whole record is reloaded to write");
+  assert.match(edit("src/api/a.ts").stdout, /src\/api\/\*\* held by alice/);
+  const all = cli(["leases", "--json"], { cwd: repo }).json.map((l: { pattern: string; agent: string }) => `${l.agent} ${l.pattern}`);
+  assert.equal(all.sort(), ["alice docs/**", "alice src/api/**", "alice src/shared.ts", "bob lib/one.ts", "bob lib/three.ts", "bob lib/two.ts", "carol lib/**/*.gen.ts"].sort(), "no auto lease inside others' exclusive leases");
+});
+
 test("bad input fails open with a clear message and changes no ref", () => {
   const repo = leasedRepo();
   const before = handoffRefs(repo);
@@ -177,11 +193,10 @@ test("bad input fails open with a clear message and changes no ref", () => {
 
 test("strict mode fails closed; a broken .handoff.yaml names its line and fails open unless it says strict", () => {
   const repo = leasedRepo();
+  const before = handoffRefs(repo);
   writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\n");
   const warnToDeny = hook("claude-pre-tool-use", repo, fixture("claude-pre-tool-use.write.json", repo));
   assert.is(warnToDeny.json.hookSpecificOutput.permissionDecision, "deny", "strict: a shared lease on the same file blocks");
-  // That deny is a real catch, logged for stats on refs/handoff/log/bob; bad input below logs nothing.
-  const before = handoffRefs(repo);
   const bad = hook("claude-pre-tool-use", repo, "{oops");
   assert.is(bad.json.hookSpecificOutput.permissionDecision, "deny");
   assert.match(bad.json.hookSpecificOutput.permissionDecisionReason, /not valid JSON.*mode is strict/);

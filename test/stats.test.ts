@@ -94,7 +94,7 @@ test("stats over a scripted history: every figure as scripted", () => {
   assert.match(text, /verification 2 passed \/ 1 failed; 1 accepted \/ 1 rejected/);
 
   // The catches live on the catcher's own log ref, readable with plain git.
-  const refs = handoffRefs(repo);
+  const refs = handoffRefs(repo, { logs: true });
   assert.match(refs, /refs\/handoff\/log\/b /);
   assert.not.match(refs, /refs\/handoff\/log\/(a|c|d|e|lead) /, "only b was refused or caught");
 });
@@ -111,11 +111,11 @@ test("stats --since counts only what happened inside the window, with state from
   assert.equal(s.leases, { file_leases_expired: 0, claims_expired: 0, taken_over: 0, reclaimed: 0 });
   // A duration back from now works too, and a bad --since changes nothing and says why.
   assert.is(ok(step(repo, 20, "lead", ["stats", "--since", "16m", "--json"]), "since 16m").json.since, at(4));
-  const before = handoffRefs(repo);
+  const before = handoffRefs(repo, { logs: true });
   const bad = step(repo, 20, "lead", ["stats", "--since", "yesterday"]);
   assert.is(bad.code, 2, bad.stderr);
   assert.is(bad.stderr.trim().split("\n").length >= 1, true);
-  assert.is(handoffRefs(repo), before);
+  assert.is(handoffRefs(repo, { logs: true }), before);
 });
 
 test("a blocked task still waiting is counted up to now; cancelling it stops the clock", () => {
