@@ -57,7 +57,7 @@ function story(box: Sandbox, n: Narrator, opts: DemoOptions): Stats | null {
   n.say("lead", "creates the sample service repo (GET /users/:id, its tests, config/app.json)");
   const init = box.handoff(null, ["init"]);
   n.say("lead", "git handoff init: git hooks and agent hooks installed");
-  n.show(init.stdout.split("\n\nMCP server")[0]!, 8);
+  n.show(init.stdout.split("\n\nMCP server")[0]!, 5);
   n.expect("git handoff init installed the pre-commit hook", init.code === 0 && existsSync(join(box.repo, ".git", "hooks", "pre-commit")), init.stderr.trim(), "checked");
   if (opts.withoutPreCommitHook) rmSync(join(box.repo, ".git", "hooks", "pre-commit"));
   box.mustGit(null, ["add", "-A"]);
