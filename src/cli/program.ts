@@ -6,9 +6,9 @@ import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
-import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
+import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
 import { registerStats } from "./commands/stats.ts";
@@ -32,8 +32,6 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerStatus(program);
   registerStats(program);
-  registerMcpCommand(program);
-  registerMcpConfig(program);
   registerLease(program);
   registerSession(program);
   registerAgents(program);
@@ -42,6 +40,8 @@ export function buildProgram(): Command {
   registerReview(program);
   registerConflicts(program);
   registerHook(program);
+  registerMcpCommand(program);
+  registerMcpConfig(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -7,7 +7,7 @@ import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
 import { isLeaseLive } from "../core/lease.ts";
 import { matchesPath } from "../core/glob-overlap.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
-import { loadLeases, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
+import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import type { EditAnswer } from "./agents.ts";
 import { mark } from "./profile.ts";
@@ -35,22 +35,26 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
     }
   }
   const policy = loadPolicy(store);
-  const { set, tip } = await loadLeases(store);
+  const agent = store.actor.agent;
+  const read = await loadLeasesFor(store, { paths: checked, agent });
   mark("leases read");
   const now = store.now();
-  const agent = store.actor.agent;
-  const r = checkPaths(checked, set.leases, { agent, now, policy });
+  const r = checkPaths(checked, read.set.leases, { agent, now, policy });
   const deny = r.verdict === "deny";
   let text = answerText(r.answers);
   if (outside.length) text = [text, `git-handoff: not checked (outside the repository): ${outside.join(", ")}`].filter(Boolean).join("\n");
 
   const autoLeased: string[] = [];
   if (!deny) {
-    const mine = set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
+    const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease
       ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
       : [];
     const ctx = { actor: store.actor, now };
+    // A write needs the whole record (the read above may hold only the leases near these paths).
+    const renewal = renewLeases(read.set, ctx);
+    const wantsWrite = fresh.length > 0 || (renewal.ok && renewal.steps.length > 0);
+    const { set, tip } = wantsWrite && read.partial ? await loadLeases(store) : read;
     const out = fresh.length
       ? acquireLeases(set, { patterns: fresh, exclusive: false, task: null, ttlMs: store.config.leaseTtlMs, reason: "first edit", auto: true }, ctx)
       : renewLeases(set, ctx);

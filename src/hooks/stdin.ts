@@ -46,7 +46,7 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
         if (Date.now() > deadline) fail("invalid_input", `no end of input on stdin after ${timeoutMs} ms`);
-        Atomics.wait(nap, 0, 0, 2);
+        Atomics.wait(nap, 0, 0, 0.25); // short naps: the payload usually arrives within a millisecond
         continue;
       }
       if (n === 0) break;

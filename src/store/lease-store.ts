@@ -8,7 +8,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { HandoffError } from "../core/errors.ts";
-import { EMPTY_LEASES, LeaseSet } from "../core/lease.ts";
+import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
+import { isGlob } from "../core/paths.ts";
 import { buildPolicy, type LeasePolicy } from "../core/lease-policy.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
@@ -18,28 +19,63 @@ import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 export const LEASES_REF = `${REF_ROOT}leases`;
 export const LEASES_FILE = "leases.json";
 
+/** Which leases a read needs: those that could cover `paths`, and all of `agent`'s. Unset: all. */
+export interface LeaseFilter {
+  paths: string[];
+  agent: string;
+}
+
 /**
  * Reads the lease set at a commit. A cold process spends more on this than on anything else a hook
- * does: three object reads, inflating ~250 KB for 1,000 leases, and schema validation (~35 ms
- * cold). So the first reader of a new tip leaves `.git/handoff/leases.cache`: the tip's commit id
- * on the first line, then the validated record as JSON. A commit id names its content, so a cache
- * whose first line is the current tip is that tip's record; anything else is ignored and replaced.
- * It is a cache keyed by the ref tip (DESIGN: thrown away and rebuilt at will).
+ * does: three object reads, inflating ~250 KB for 1,000 leases, schema validation (~35 ms cold)
+ * and parsing it all. So the first reader of a new tip leaves `.git/handoff/leases.cache`: the
+ * tip's commit id on the first line, then one validated lease per line, keyed by the first folder
+ * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
+ * line is the current tip is that tip's record; anything else is ignored and replaced. With a
+ * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
+ * (DESIGN: thrown away and rebuilt at will).
  */
-export async function readLeasesAt(store: Store, tip: string | null): Promise<LeaseSet> {
-  if (!tip) return EMPTY_LEASES;
+export async function readLeasesAt(store: Store, tip: string | null, filter?: LeaseFilter): Promise<{ set: LeaseSet; partial: boolean }> {
+  if (!tip) return { set: EMPTY_LEASES, partial: false };
   const cacheFile = `${store.repo.commonDir}/handoff/leases.cache`;
   const cached = readSmall(cacheFile);
   if (cached && cached.startsWith(tip + "\n")) {
-    try {
-      return JSON.parse(cached.slice(tip.length + 1)) as LeaseSet;
-    } catch {
-      /* a torn or foreign file: fall through to the validating read */
-    }
+    const hit = parseCache(cached, tip.length + 1, filter);
+    if (hit) return hit;
   }
   const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);
-  writeSmall(cacheFile, `${tip}\n${JSON.stringify(record)}`);
-  return record;
+  writeSmall(cacheFile, `${tip}\n${record.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  return { set: record, partial: false };
+}
+
+function cacheKey(pattern: string): string {
+  const first = pattern.split("/", 1)[0]!;
+  return isGlob(first) || !pattern.includes("/") ? "*" : first;
+}
+
+function parseCache(text: string, from: number, filter?: LeaseFilter): { set: LeaseSet; partial: boolean } | null {
+  let keys: Set<string> | null = null;
+  let mine = "";
+  const firsts = filter?.paths.map((p) => p.split("/", 1)[0]!) ?? [];
+  if (filter && firsts.every((f) => !isGlob(f))) {
+    // A file at the root can only be covered by a root-level or glob-first pattern (key `*`).
+    keys = new Set(["*", ...filter.paths.filter((p) => p.includes("/")).map(cacheKey)]);
+    mine = `"agent":${JSON.stringify(filter.agent)},`;
+  }
+  const leases: Lease[] = [];
+  try {
+    for (let i = from; i < text.length; ) {
+      let nl = text.indexOf("\n", i);
+      if (nl < 0) nl = text.length;
+      const tab = text.indexOf("\t", i);
+      if (tab < 0 || tab > nl) return null;
+      if (!keys || keys.has(text.slice(i, tab)) || text.slice(tab, nl).includes(mine)) leases.push(JSON.parse(text.slice(tab + 1, nl)) as Lease);
+      i = nl + 1;
+    }
+  } catch {
+    return null; // a torn or foreign file: the caller falls back to the validating read
+  }
+  return { set: { leases }, partial: keys !== null };
 }
 
 function readSmall(path: string): string | null {
@@ -64,7 +100,16 @@ function writeSmall(path: string, text: string): void {
 /** The lease set as stored (expired leases included: readers filter, writers sweep). */
 export async function loadLeases(store: Store): Promise<{ set: LeaseSet; tip: string | null }> {
   const tip = await store.readRef(LEASES_REF);
-  return { set: await readLeasesAt(store, tip), tip };
+  return { set: (await readLeasesAt(store, tip)).set, tip };
+}
+
+/**
+ * Only the leases that can answer for `paths` (plus the caller's own): what a hook needs to
+ * check an edit. `partial` says the set is not the whole record: never write it back.
+ */
+export async function loadLeasesFor(store: Store, filter: LeaseFilter): Promise<{ set: LeaseSet; tip: string | null; partial: boolean }> {
+  const tip = await store.readRef(LEASES_REF);
+  return { ...(await readLeasesAt(store, tip, filter)), tip };
 }
 
 /**

@@ -32,15 +32,13 @@ function publicActions(actions: Action[]) {
 }
 
 export function registerInit(program: Command): void {
-  withMcpRegistration(
-    withGlobals(
+  withMcpRegistration(withGlobals(
     program
       .command("init")
       .description("prepare this repository for git-handoff and install the git and agent hooks (idempotent)")
       .option("--dry-run", "show what would change, change nothing")
       .option("--no-hooks", "only prepare the repository; install no hooks"),
-    ),
-  ).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
+  )).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const current = await git(["config", "--local", "--get", "handoff.version"], { cwd: store.cwd });
       const changed = current.stdout.trim() !== FORMAT_VERSION;
