@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs } from "./support/repo.ts";
 import { DAY, later, MIN, team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -108,6 +108,19 @@ test("an agent silent for 7 days is removed by gc: ref gone, claims released, re
   // The log keeps the last declaration.
   assert.match(gitOut(t.repo, "show", "refs/handoff/log/agents:agent.json"), /long job/);
   assert.equal(t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(9 * DAY) }).json.removed, [], "gc is idempotent");
+});
+
+test("concurrent gc runs remove a silent agent once: one log entry, one release", async () => {
+  const t = team(["alice"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  assert.is(t.as("lead", ["task", "add", "job", "--id", "job"]).code, 0);
+  assert.is(t.as("alice", ["claim", "job", "--ttl", "30d"]).code, 0);
+  const env = { HANDOFF_NOW: later(8 * DAY) };
+  const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => cliAsync(["gc", "--json"], { cwd: t.repo, agent: `sweeper${i}`, env })));
+  for (const r of runs) assert.is(r.code, 0, r.stderr);
+  assert.is(runs.filter((r) => r.json.removed.length === 1).length, 1, "exactly one run removed alice");
+  assert.equal(gitOut(t.repo, "log", "--format=%s", "refs/handoff/log/agents").split("\n").length, 1);
+  assert.equal(gitOut(t.repo, "log", "--format=%s", "refs/handoff/tasks/job").split("\n").filter((l) => l.startsWith("released job")).length, 1);
 });
 
 test("bad input: missing objective, oversized text, bad names; no ref changes", () => {

@@ -58,6 +58,7 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
   const r = t.as("bob", ["claim", "tests", "--json"]);
   assert.is(r.code, 3);
   assert.is(r.json.error.code, "blocked");
+  assert.is(r.json.error.recoverable, true, "waiting can resolve it");
   assert.match(r.stderr, /tests waits on api \(claimed held by alice until/);
   assert.equal(r.json.error.data.blocked_by.map((e: any) => [e.task, e.waits_on, e.holder]), [["tests", "api", "alice"]]);
   assert.is(handoffRefs(t.repo), before);

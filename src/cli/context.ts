@@ -17,6 +17,7 @@ export function globals(cmd: Command): GlobalOptions {
 
 /** Adds the global options to a leaf command, so `git handoff task list --json` works too. */
 export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Command {
+  cmd.option("-C <dir>", "run as if started in <dir>");
   cmd.option("--json", "print JSON");
   if (opts.agent !== false) cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])");
   return cmd;

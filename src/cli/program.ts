@@ -25,6 +25,10 @@ export function buildProgram(): Command {
     .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
     .option("--json", "print JSON")
     .showHelpAfterError("(run with --help for usage)")
+    // Options before the verb belong to the program, after it to the verb (each leaf repeats the
+    // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
+    // the filter was ignored and the name became the caller instead.
+    .enablePositionalOptions()
     .exitOverride();
   registerInit(program);
   registerTask(program);

@@ -54,7 +54,7 @@ export interface Refusal {
 
 /** Whether trying again later could succeed without changing the request. */
 export function isRecoverable(code: ErrorCode): boolean {
-  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready";
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "blocked";
 }
 
 /** A refusal thrown across layers; caught once, at the front end. */

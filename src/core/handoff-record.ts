@@ -28,5 +28,10 @@ export const Handoff = z.object({
   created_at: isoTime(),
   /** Agents that acknowledged it; it leaves their inbox then, so it is delivered once. */
   acked_by: z.array(Ack),
+  /**
+   * Stored with the record so every JSON view of a task (task show, MCP get_task) carries it: the
+   * free-text fields were written by another agent.
+   */
+  notice: z.optional(z.string()),
 });
 export type Handoff = z.infer<typeof Handoff>;

@@ -4,10 +4,15 @@ import type { HandoffEvent } from "./event.ts";
 import { Handoff, MAX_HANDOFF_TEXT, MAX_QUESTIONS } from "./handoff-record.ts";
 import type { DiffSummary } from "./diff-summary.ts";
 import { refuse, type Outcome } from "./outcome.ts";
+import { UNTRUSTED_LABEL } from "./untrusted.ts";
 import { heldRefusal, isLive, settle, type OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 
 export const MAX_HANDOFFS_PER_TASK = 50;
+
+export function untrustedNotice(producer: string): string {
+  return `contract, verify, questions and note are ${UNTRUSTED_LABEL.replace(/^untrusted: /, "untrusted, ")} (from ${producer})`;
+}
 
 export interface HandoffInput {
   to: string | null;
@@ -63,6 +68,7 @@ export function recordHandoff(task: Task, input: HandoffInput, ctx: OpContext): 
     note: input.note,
     created_at: ctx.now.toISOString(),
     acked_by: [],
+    notice: untrustedNotice(ctx.actor.agent),
   };
   // Handing over counts as an update by the holder, so it renews the lease like any other.
   const claim = t.claim && t.claim.agent === ctx.actor.agent ? { ...t.claim, expires_at: new Date(ctx.now.getTime() + t.claim.ttl_ms).toISOString() } : t.claim;

@@ -10,7 +10,7 @@ export const count = () => z.int().check(z.nonnegative());
 export function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 3)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(record)"}: ${i.message}`)
+    .map((i) => `${i.path.length ? i.path.join(".") : "(record)"}: ${issueText(i)}`)
     .join("; ");
 }
 
@@ -33,4 +33,28 @@ export function lazySchema<T extends object>(build: () => T): T {
     },
     getPrototypeOf: () => Reflect.getPrototypeOf(real()),
   });
+}
+
+/**
+ * zod/mini ships no messages (a locale costs start-up), so every issue reads "Invalid input".
+ * Say what was expected instead, from the issue's own fields.
+ */
+export function issueText(issue: z.core.$ZodIssue): string {
+  const i = issue as z.core.$ZodIssue & { expected?: string; values?: unknown[]; keys?: string[]; minimum?: unknown; maximum?: unknown; format?: string };
+  switch (i.code) {
+    case "invalid_type":
+      return `expected ${i.expected}`;
+    case "invalid_value":
+      return `expected ${(i.values ?? []).map((v) => JSON.stringify(v)).join(" or ")}`;
+    case "unrecognized_keys":
+      return `unknown key${(i.keys ?? []).length === 1 ? "" : "s"} ${(i.keys ?? []).map((k) => JSON.stringify(k)).join(", ")}`;
+    case "too_small":
+      return `must be at least ${String(i.minimum)}`;
+    case "too_big":
+      return `must be at most ${String(i.maximum)}`;
+    case "invalid_format":
+      return `expected ${i.format === "datetime" ? "an ISO-8601 UTC time" : `a ${i.format}`}`;
+    default:
+      return i.message;
+  }
 }

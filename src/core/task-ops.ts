@@ -4,7 +4,7 @@ import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
-import { isFinal, MAX_NOTE, MAX_OBJECTIVE, type Task } from "./task.ts";
+import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./task.ts";
 import { formatDuration } from "./duration.ts";
 
 export interface OpContext {
@@ -44,6 +44,8 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
   if (objective.length > MAX_OBJECTIVE) {
     return refuse({ code: "invalid_input", message: `objective is ${objective.length} characters; at most ${MAX_OBJECTIVE}` });
   }
+  const badScope = scopeProblem(input.scope);
+  if (badScope) return refuse({ code: "invalid_input", message: badScope });
   const at = ctx.now.toISOString();
   const task: Task = {
     id: input.id,
@@ -64,6 +66,19 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     ...(input.verify ? { verify: input.verify } : {}),
   };
   return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective, ...(task.after?.length ? { after: task.after } : {}) }, record: task }] };
+}
+
+const MAX_GLOB_LENGTH = 1000;
+
+/** Scope globs are stored and matched by other agents: keep them few, short and printable. */
+function scopeProblem(scope: string[]): string | null {
+  if (scope.length > MAX_SCOPE_GLOBS) return `a task may have at most ${MAX_SCOPE_GLOBS} scope globs, got ${scope.length}`;
+  for (const glob of scope) {
+    if (!glob.trim()) return "a scope glob may not be empty";
+    if (glob.length > MAX_GLOB_LENGTH) return `scope glob is ${glob.length} characters; at most ${MAX_GLOB_LENGTH}`;
+    if (/[\x00-\x1f\x7f]/.test(glob)) return `scope glob ${JSON.stringify(glob.slice(0, 80))} contains control characters`;
+  }
+  return null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
 
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
@@ -26,6 +26,7 @@ export interface RepoInfo {
 
 /** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
 export function discoverRepo(cwd: string): RepoInfo {
+  if (!existsSync(cwd)) fail("not_a_repo", `no such folder: ${cwd}`);
   return discoverInProcess(cwd) ?? discoverWithGit(cwd);
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
+import { issueText } from "../core/schema-helpers.ts";
 
 export const CONFIG_NAME = ".handoff.yaml";
 
@@ -36,7 +37,8 @@ export async function parseConfig(text: string): Promise<Config> {
     const node = target.length ? doc.getIn(target, true) : doc.contents;
     const pair = keys?.length ? findKeyLine(doc.contents, keys[0]!, lines) : null;
     const line = pair ?? (isNode(node) && node.range ? lines.linePos(node.range[0]).line : 1);
-    fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issue.message}`);
+    const known = keys?.length ? ` (known keys: ${Object.keys(ConfigFile.shape).join(", ")})` : "";
+    fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issueText(issue)}${known}`);
   }
   try {
     return resolveConfig(parsed.data);

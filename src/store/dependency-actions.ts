@@ -9,10 +9,9 @@ import { Task } from "../core/task.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
-import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { mutateTaskWithLeases, type LeaseFollowUp } from "./task-lease-store.ts";
-import { addTask, claimNext, listTasks, loadTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
+import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
 const TASK_FILE = "task.json";
 
@@ -119,29 +118,35 @@ async function headOf(store: Store): Promise<string | null> {
 export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean } = {}, follow?: LeaseFollowUp): Promise<Task> {
   const base = await headOf(store);
   const claim = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
-  const ref = taskRef(id);
-  return store.casLoop(async (now) => {
-    const { task, tip } = await loadTask(store, id);
-    if (!opts.force && (task.after ?? []).length && task.claim?.agent !== store.actor.agent) {
-      // A done dependency stays done, so a check that passes here cannot be undone by a race;
-      // a dependency added meanwhile moves this task's ref and fails the compare-and-swap.
-      const edges = await blockedEdgesOf(store, task);
-      if (edges.length) throw new HandoffError(blockedRefusal(task, edges));
+  // The claimant's scope leases (file-lease issue) move in the same transaction as the claim.
+  const mutate = (op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => (follow ? mutateTaskWithLeases(store, id, op, follow, o) : mutateTask(store, id, op, o));
+  if (opts.force) return mutate(claim, { exclusive: true });
+  for (let round = 0; ; round++) {
+    // Dependencies are read first, then checked inside the compare-and-swap on the task as it then
+    // stands. A done dependency stays done, so a passing check cannot be undone by a race; a
+    // dependency added meanwhile is one we did not read: read again.
+    const { task } = await loadTask(store, id);
+    const read = new Set(task.after ?? []);
+    const deps = new Map<string, Task>();
+    for (const dep of read) {
+      const tip = await store.readRef(taskRef(dep));
+      if (tip) deps.set(dep, await store.record(taskRef(dep), tip, TASK_FILE, Task));
     }
-    const ctx = { actor: store.actor, now };
-    const out = claim(task, ctx);
-    if (!out.ok) throw new HandoffError(out.refusal);
-    const updates: RefUpdate[] = [];
-    if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
-    // The claimant's scope leases (file-lease issue) move in the same transaction as the claim.
-    if (follow) {
-      const leases = await loadLeases(store);
-      const lu = leaseUpdate(store, leases.tip, follow(leases.set, out.record, ctx));
-      if (lu) updates.push(lu);
+    try {
+      return await mutate((t, ctx) => {
+        if (!(t.after ?? []).length || t.claim?.agent === ctx.actor.agent) return claim(t, ctx);
+        if ((t.after ?? []).some((d) => !read.has(d))) throw new DependenciesMoved();
+        const edges = blockingEdges(t, deps, ctx.now);
+        return edges.length ? { ok: false, refusal: blockedRefusal(t, edges) } : claim(t, ctx);
+      }, { exclusive: true });
+    } catch (e) {
+      if (e instanceof DependenciesMoved && round < 5) continue;
+      throw e;
     }
-    return { updates, result: out.record };
-  }, { exclusive: true });
+  }
 }
+
+class DependenciesMoved extends Error {}
 
 /** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
 export async function claimReady(store: Store, ttlMs: number, follow?: LeaseFollowUp): Promise<Task> {

@@ -1,3 +1,4 @@
+import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
@@ -16,18 +17,32 @@ export interface EventFilter {
  * one event. Each ref is walked newest first and the walk stops at `since`. The result is in time
  * order; with `limit`, the most recent N.
  */
-export async function readEvents(store: Store, filter: EventFilter): Promise<HandoffEvent[]> {
+export async function readEvents(
+  store: Store,
+  filter: EventFilter,
+  opts: { onProblem?: (message: string) => void } = {},
+): Promise<HandoffEvent[]> {
   let tips = await store.listRefs(REF_ROOT);
   if (filter.task) tips = tips.filter((t) => t.name === taskRef(filter.task!));
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];
+  // Shared across refs: a ref copied from another must not list the same commits twice.
+  const seen = new Set<string>();
   for (const tip of tips) {
     let oid: string | undefined = tip.oid;
-    const seen = new Set<string>();
     const mine: HandoffEvent[] = [];
     while (oid && !seen.has(oid)) {
       seen.add(oid);
-      const commit = parseCommit(await readTyped(store.reader, oid, "commit", tip.name));
+      let data: Buffer;
+      try {
+        data = await readTyped(store.reader, oid, "commit", tip.name);
+      } catch (e) {
+        // One damaged ref must not hide everyone else's history: report it and read the rest.
+        if (!(e instanceof HandoffError) || !opts.onProblem) throw e;
+        opts.onProblem(e.message);
+        break;
+      }
+      const commit = parseCommit(data);
       const event = eventFromMessage(commit.message);
       if (event) {
         if (Date.parse(event.at) < sinceMs) break;

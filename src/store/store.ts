@@ -167,7 +167,8 @@ export function parseClock(env: NodeJS.ProcessEnv): () => Date {
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
   const repo = discoverRepo(opts.cwd);
-  const agent = validateAgentId(opts.agent ?? env.HANDOFF_AGENT ?? defaultAgentName(repo, env));
+  // An empty HANDOFF_AGENT (`HANDOFF_AGENT= cmd`) means unset, as with most environment variables.
+  const agent = validateAgentId(opts.agent ?? (env.HANDOFF_AGENT || defaultAgentName(repo, env)));
   const actor: Actor = {
     agent,
     worktree: repo.workTree,

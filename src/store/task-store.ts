@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { newTaskId, validateTaskId } from "../core/ids.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
-import { Task } from "../core/task.ts";
+import { isFinal, Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
@@ -19,7 +19,10 @@ function ctxOf(store: Store, now: Date): OpContext {
 }
 
 async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
-  return store.record(ref, oid, TASK_FILE, Task);
+  const task = await store.record(ref, oid, TASK_FILE, Task);
+  // A ref copied or pointed at another task's commit would otherwise act on the wrong task's record.
+  if (ref !== TASKS_PREFIX + task.id) fail("corrupt_state", `${ref} is corrupt: it holds task ${JSON.stringify(task.id)}`, { ref });
+  return task;
 }
 
 /** The task as stored (not settled), with the commit it was read from. */
@@ -84,14 +87,25 @@ export async function mutateTask(
   opts: CasOptions = {},
 ): Promise<Task> {
   const ref = taskRef(id);
-  return store.casLoop(async (now) => {
+  const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
     const { task, tip } = await loadTask(store, id);
-    const out = op(task, ctxOf(store, now));
-    if (!out.ok) throw new HandoffError(out.refusal);
-    if (out.steps.length === 0) return { updates: [], result: out.record };
+    const ctx = ctxOf(store, now);
+    const out = op(task, ctx);
+    if (!out.ok) {
+      // A lease that ran out for the last allowed time fails the task. Every later operation is
+      // refused (the task is final), so unless this writer records the expiry and the failure,
+      // the history would never say so: write them, then report the refusal.
+      const settled = settle(task, ctx);
+      if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
+      const failedTip = writeSteps(store.writer, tip, TASK_FILE, settled.steps);
+      return { updates: [{ ref, new: failedTip, old: tip }], result: { refusal: out.refusal } };
+    }
+    if (out.steps.length === 0) return { updates: [], result: { task: out.record } };
     const newTip = writeSteps(store.writer, tip, TASK_FILE, out.steps);
-    return { updates: [{ ref, new: newTip, old: tip }], result: out.record };
+    return { updates: [{ ref, new: newTip, old: tip }], result: { task: out.record } };
   }, opts);
+  if ("refusal" in done) throw new HandoffError(done.refusal);
+  return done.task;
 }
 
 /**

@@ -5,7 +5,7 @@ import { EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit, warn } from "../output.ts";
 import { eventLine } from "../render.ts";
 
 export function registerEvents(program: Command): void {
@@ -31,7 +31,7 @@ export function registerEvents(program: Command): void {
         ...(agentFilter !== undefined ? { agent: validateAgentId(agentFilter) } : {}),
         ...(o.type !== undefined ? { type: o.type } : {}),
         ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
-      });
+      }, o.task === undefined ? { onProblem: warn } : {});
       emit(!!g.json, events, () => (events.length ? events.map(eventLine).join("\n") : "no events"));
     });
   });

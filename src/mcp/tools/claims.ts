@@ -17,6 +17,7 @@ export const claimTaskTool = defineTool({
     "Claim a task for yourself, atomically (compare-and-swap on the task's ref): only one agent can hold it. The claim is a lease that ends at claim.expires_at unless you renew it.",
     "Call it before you start working on a task. Claiming a task you already hold renews it. Returns the task; claim.fence identifies your grant.",
     `Refusals: ${HELD} \`final_state\`: it is already done, failed or cancelled. \`lost_race\`: retry the call. \`not_found\`: check the id.`,
+    "`blocked` (recoverable): a task it waits on is not done yet; the message names each edge and who holds the blocker: take other work (claim_next) or wait. `wrong_state`: it is in review.",
   ].join("\n"),
   input: { id: taskId(), ttl: ttl() },
   output: { task: Task },
@@ -32,7 +33,7 @@ export const claimNextTool = defineTool({
   name: "claim_next",
   title: "Claim the next ready task",
   description: [
-    "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried.",
+    "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried. Tasks whose dependencies are not done yet are skipped.",
     "Use it when you just want the next piece of work. Returns the task you now hold.",
     "Refusal `no_task_ready` (recoverable): nothing is free. Call watch to wait for work, or do something else.",
   ].join("\n"),

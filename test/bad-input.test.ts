@@ -1,0 +1,272 @@
+// Every kind of bad input gets one clear line, the documented exit code, and changes no ref.
+import { writeFileSync, rmSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { taskCommit, blob } from "./support/fixtures.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+let repo = "";
+
+test.before(() => {
+  repo = tempRepo();
+  for (const id of ["good", "other"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "good"], { cwd: repo, agent: "alice" }).code, 0);
+});
+
+interface BadOpts {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** commander's own usage errors add a "(run with --help for usage)" hint line. */
+  hintLine?: boolean;
+}
+
+/** Runs a command that must fail: exit `code`, one line naming the problem, no ref changed. */
+function bad(args: string[], code: number, re: RegExp, o: BadOpts = {}): CliResult {
+  const before = handoffRefs(repo);
+  const r = cli(args, { cwd: o.cwd ?? repo, agent: "bob", ...(o.env ? { env: o.env } : {}) });
+  const shown = JSON.stringify(args).slice(0, 120);
+  assert.is(r.code, code, `${shown}: exit ${r.code}: ${r.stderr}`);
+  const lines = r.stderr.trimEnd().split("\n");
+  assert.match(lines[0]!, re, `${shown}: ${lines[0]}`);
+  assert.ok(lines[0]!.length < 400, `${shown}: the error line is short`);
+  if (o.hintLine) assert.ok(lines.length <= 3 && lines.slice(1).every((l) => /^\(.*\)$/.test(l)), `${shown}: hints only: ${r.stderr}`);
+  else assert.is(lines.length, 1, `${shown}: one line, got ${JSON.stringify(r.stderr)}`);
+  assert.is(r.stdout, "", shown);
+  assert.is(handoffRefs(repo), before, `${shown} changed a ref`);
+  return r;
+}
+
+const BAD_IDS: [string, RegExp][] = [
+  ["../x", /invalid task id "\.\.\/x"/],
+  ["a/../../heads/main", /invalid task id "a\/\.\.\/\.\.\/heads\/main"/],
+  ["x.lock", /invalid task id "x\.lock": it may not end with '\.lock'/],
+  ["@{", /invalid task id "@\{"/],
+  ["with space", /invalid task id "with space"/],
+  ["tab\there", /invalid task id "tab\\there"/],
+  ["ctl\x01x", /invalid task id "ctl\\u0001x"/],
+  ["new\nline", /invalid task id "new\\nline"/],
+  ["a".repeat(300), /invalid task id "a{80}…": it is longer than 64 characters/],
+  ["", /invalid task id "": it is empty/],
+  ["-dash", /invalid task id "-dash"|unknown option/],
+  ["a..b", /invalid task id "a\.\.b": it may not contain '\.\.'/],
+  ["refs/heads/main", /invalid task id "refs\/heads\/main"/],
+];
+
+test("ids that would escape or break ref names are refused by every verb (exit 2)", () => {
+  for (const [id, re] of BAD_IDS) {
+    if (id === "-dash") continue; // looks like an option; checked below
+    bad(["task", "add", "x", "--id", id], 2, re);
+    bad(["task", "show", id], 2, re);
+    bad(["claim", id], 2, re);
+  }
+  // every other verb that takes an id goes through the same check
+  for (const [id, re] of BAD_IDS.slice(0, 2)) {
+    bad(["renew", id], 2, re);
+    bad(["release", id], 2, re);
+    bad(["done", id], 2, re);
+    bad(["fail", id, "--reason", "r"], 2, re);
+    bad(["reclaim", id, "--reason", "r"], 2, re);
+    bad(["cancel", id, "--reason", "r"], 2, re);
+    bad(["events", "--task", id], 2, re);
+  }
+  bad(["task", "add", "x", "--id=-dash"], 2, /invalid task id "-dash"/);
+  bad(["claim", "--", "-dash"], 2, /invalid task id "-dash"/);
+  // nothing was created anywhere under refs/, not even outside refs/handoff/
+  assert.is(gitOut(repo, "for-each-ref", "--format=%(refname)").split("\n").filter((r) => !r.startsWith("refs/handoff/tasks/")).join(","), "refs/heads/main");
+});
+
+test("--json errors carry code, message, recoverable, data and suggestions", () => {
+  const before = handoffRefs(repo);
+  const r = cli(["claim", "../x", "--json"], { cwd: repo, agent: "bob" });
+  assert.is(r.code, 2);
+  assert.equal(Object.keys(r.json.error).sort(), ["code", "data", "message", "recoverable", "suggestions"]);
+  assert.is(r.json.error.code, "invalid_input");
+  assert.is(r.json.error.recoverable, false);
+  assert.match(r.stderr, /^git-handoff: invalid task id/);
+  assert.is(handoffRefs(repo), before);
+});
+
+test("unknown verbs and unknown options: exit 2", () => {
+  bad(["frobnicate"], 2, /^error: unknown command 'frobnicate'/, { hintLine: true });
+  bad(["task", "frob"], 2, /^error: unknown command 'frob'/, { hintLine: true });
+  bad(["claim", "good", "--bogus"], 2, /^error: unknown option '--bogus'/, { hintLine: true });
+  bad(["--bogus", "status"], 2, /^error: unknown option '--bogus'/, { hintLine: true });
+  bad(["tasks", "--stat", "todo"], 2, /^error: unknown option '--stat'/, { hintLine: true });
+  bad(["release"], 2, /^error: missing required argument 'id'/, { hintLine: true });
+  bad(["task", "add"], 2, /^error: missing required argument 'objective'/, { hintLine: true });
+  bad(["claim", "good", "--ttl"], 2, /^error: option '--ttl <duration>' argument missing/, { hintLine: true });
+});
+
+test("bad durations are refused: --ttl 0s, abc, 10, 999d, -5m", () => {
+  bad(["claim", "other", "--ttl", "0s"], 2, /invalid --ttl "0s": it must be more than zero/);
+  bad(["claim", "other", "--ttl", "abc"], 2, /invalid --ttl "abc": use a number and a unit/);
+  bad(["claim", "other", "--ttl", "10"], 2, /invalid --ttl "10": use a number and a unit/);
+  bad(["claim", "other", "--ttl", "999d"], 2, /invalid --ttl "999d": at most 366d/);
+  bad(["claim", "other", "--ttl", "-5m"], 2, /invalid --ttl "-5m"/);
+  bad(["claim", "--next", "--ttl", "0s"], 2, /invalid --ttl "0s"/);
+  bad(["renew", "good", "--ttl", "1y"], 2, /invalid --ttl "1y"/, { env: { HANDOFF_AGENT: "alice" } });
+});
+
+test("bad --priority, --limit, --status, --type, --since", () => {
+  bad(["task", "add", "x", "--priority", "high"], 2, /--priority must be a whole number, got "high"/);
+  bad(["task", "add", "x", "--priority", "1.5"], 2, /--priority must be a whole number/);
+  bad(["task", "add", "x", "--priority", "99999"], 2, /--priority must be between -1000 and 1000, got 99999/);
+  bad(["events", "--limit", "0"], 2, /--limit must be between 1 and/);
+  bad(["events", "--limit", "ten"], 2, /--limit must be a whole number/);
+  bad(["tasks", "--status", "open"], 2, /unknown status "open": use one of todo, claimed, done, failed, cancelled/);
+  bad(["task", "list", "--status", "CLAIMED"], 2, /unknown status "CLAIMED"/);
+  bad(["events", "--type", "grabbed"], 2, /unknown event type "grabbed": use one of created, claimed/);
+  bad(["events", "--since", "yesterday"], 2, /invalid --since "yesterday": use an ISO time .* or a duration/);
+  bad(["events", "--since", "2026-13-45"], 2, /invalid --since "2026-13-45"/);
+  bad(["events", "--since", "0s"], 2, /invalid --since "0s"/);
+  bad(["events", "--agent", "no body"], 2, /invalid agent name "no body"/);
+});
+
+test("claim needs exactly one of an id or --next", () => {
+  bad(["claim", "other", "--next"], 2, /give a task id or --next, not both/);
+  bad(["claim"], 2, /give a task id, or --next for the best ready task/);
+});
+
+test("done --commit with a revision that is not a commit", () => {
+  bad(["done", "other", "--commit", "nonexistent"], 2, /no commit "nonexistent" in this repository/);
+  bad(["done", "other", "--commit", "-x"], 2, /invalid commit "-x"/);
+  const tree = gitOut(repo, "rev-parse", "HEAD^{tree}");
+  bad(["done", "other", "--commit", tree], 2, /no commit ".*" in this repository/);
+});
+
+test("oversized and empty payloads: note > 8000, objective > 4000, reasons, scopes", () => {
+  bad(["done", "other", "--note", "n".repeat(8001)], 2, /^git-handoff: note is 8001 characters; at most 8000$/);
+  bad(["fail", "other", "--reason", "r".repeat(8001)], 2, /reason is 8001 characters; at most 8000/);
+  bad(["reclaim", "good", "--reason", "r".repeat(8001)], 2, /reason is 8001 characters; at most 8000/);
+  bad(["task", "add", "o".repeat(4001)], 2, /^git-handoff: objective is 4001 characters; at most 4000$/);
+  bad(["task", "add", "   "], 2, /a task needs an objective/);
+  bad(["cancel", "other", "--reason", " "], 2, /cancel needs a --reason/);
+  bad(["fail", "other"], 2, /fail needs --reason TEXT/);
+  bad(["task", "add", "x", "--scope", ""], 2, /scope glob may not be empty/);
+  bad(["task", "add", "x", "--scope", "a\x07b"], 2, /scope glob "a\\u0007b" contains control characters/);
+  bad(["task", "add", "x", "--scope", "s".repeat(1001)], 2, /scope glob is 1001 characters; at most 1000/);
+  const many = Array.from({ length: 101 }, (_, i) => ["--scope", `dir${i}/**`]).flat();
+  bad(["task", "add", "x", ...many], 2, /at most 100 scope globs, got 101/);
+  // the limits themselves are accepted
+  const fits = cli(["task", "add", "o".repeat(4000), "--id", "fits"], { cwd: repo, agent: "lead" });
+  assert.is(fits.code, 0, fits.stderr);
+  assert.is(cli(["done", "fits", "--note", "n".repeat(8000)], { cwd: repo, agent: "lead" }).code, 0);
+});
+
+test("invalid agent names, from --agent or HANDOFF_AGENT, and a bad HANDOFF_NOW", () => {
+  bad(["claim", "other", "--agent", "bad name"], 2, /invalid agent name "bad name"/);
+  bad(["--agent", "../x", "claim", "other"], 2, /invalid agent name "\.\.\/x"/);
+  bad(["claim", "other", "--agent", "x.lock"], 2, /invalid agent name "x\.lock"/);
+  bad(["claim", "other", "--agent", ""], 2, /invalid agent name "": it is empty/);
+  bad(["claim", "other"], 2, /invalid agent name "tab\\there"/, { env: { HANDOFF_AGENT: "tab\there" } });
+  bad(["claim", "other"], 2, /HANDOFF_NOW is not an ISO time: "soon"/, { env: { HANDOFF_NOW: "soon" } });
+});
+
+test("a folder that is not a git repository, or does not exist (exit 2)", () => {
+  const plain = tempDir();
+  bad(["status"], 2, /^git-handoff: not a git repository: /, { cwd: plain });
+  bad(["claim", "good"], 2, /^git-handoff: not a git repository: /, { cwd: plain });
+  bad(["-C", join(plain, "nope"), "tasks"], 2, /^git-handoff: no such folder: .*nope$/);
+  bad(["tasks", "-C", plain], 2, /^git-handoff: not a git repository: /);
+});
+
+test("a malformed .handoff.yaml names the line; unknown and invalid keys are refused", () => {
+  const file = join(repo, ".handoff.yaml");
+  try {
+    writeFileSync(file, "version: 1\nmax_attempts: 3\n\tclaim_ttl: 5m\n");
+    bad(["tasks"], 2, /^git-handoff: \.handoff\.yaml line 3: /);
+    writeFileSync(file, 'version: 1\nclaim_ttl: "10m\n');
+    bad(["claim", "other"], 2, /^git-handoff: \.handoff\.yaml line \d: Missing closing "quote/);
+    writeFileSync(file, "version: 1\n\nmax_atempts: 3\n");
+    bad(["status"], 2, /^git-handoff: \.handoff\.yaml line 3: max_atempts: unknown key "max_atempts" \(known keys: version, claim_ttl, max_attempts\)$/);
+    writeFileSync(file, "version: 1\nmax_attempts: 0\n");
+    bad(["status"], 2, /\.handoff\.yaml line 2: max_attempts: must be at least 1/);
+    writeFileSync(file, "claim_ttl: forever\n");
+    bad(["status"], 2, /\.handoff\.yaml line 1: invalid claim_ttl in \.handoff\.yaml "forever"/);
+    writeFileSync(file, "version: 2\n");
+    bad(["status"], 2, /\.handoff\.yaml line 1: version: expected 1/);
+    writeFileSync(file, "- a\n- b\n");
+    bad(["status"], 2, /\.handoff\.yaml line 1: \(top level\): expected object/);
+  } finally {
+    rmSync(file, { force: true });
+  }
+  assert.is(cli(["status"], { cwd: repo, agent: "bob" }).code, 0);
+});
+
+test("corrupt refs under refs/handoff/tasks/: direct commands exit 2 naming the ref; listings warn and go on", () => {
+  const r = tempRepo();
+  for (const id of ["fine", "spare"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: r, agent: "lead" }).code, 0);
+  const good = gitOut(r, "rev-parse", "refs/handoff/tasks/fine");
+  const validJson = gitOut(r, "show", `${good}:task.json`);
+  const corrupt: [string, string, RegExp][] = [];
+  // a ref pointing at a blob
+  const b = blob(r, "not a commit\n");
+  gitOut(r, "update-ref", "refs/handoff/tasks/isblob", b);
+  corrupt.push(["isblob", b, /refs\/handoff\/tasks\/isblob is corrupt: [0-9a-f]{40} is a blob, expected a commit/]);
+  // a ref pointing at a missing object (git update-ref refuses that, so write the loose ref file)
+  const missing = "0123456789abcdef0123456789abcdef01234567";
+  mkdirSync(join(r, ".git/refs/handoff/tasks"), { recursive: true });
+  writeFileSync(join(r, ".git/refs/handoff/tasks/gone"), missing + "\n");
+  corrupt.push(["gone", missing, /refs\/handoff\/tasks\/gone is corrupt: object 0123456789abcdef0123456789abcdef01234567 is missing/]);
+  // malformed JSON in task.json
+  const badJson = taskCommit(r, '{"id": "badjson", "objective": ');
+  gitOut(r, "update-ref", "refs/handoff/tasks/badjson", badJson);
+  corrupt.push(["badjson", badJson, /refs\/handoff\/tasks\/badjson is corrupt: task\.json is not valid JSON/]);
+  // JSON that fails the schema
+  const wrong = JSON.stringify({ ...JSON.parse(validJson), id: "badschema", status: "grabbed", attempts: -1 });
+  const badSchema = taskCommit(r, wrong);
+  gitOut(r, "update-ref", "refs/handoff/tasks/badschema", badSchema);
+  corrupt.push(["badschema", badSchema, /refs\/handoff\/tasks\/badschema is corrupt: task\.json: status: expected "todo" or .*; attempts: must be at least 0/]);
+  // a commit whose tree has no task.json
+  const emptyTree = gitOut(r, "mktree");
+  const noFile = gitOut(r, "commit-tree", emptyTree, "-m", "empty");
+  gitOut(r, "update-ref", "refs/handoff/tasks/nofile", noFile);
+  corrupt.push(["nofile", noFile, /refs\/handoff\/tasks\/nofile is corrupt: its tree has no task\.json/]);
+
+  // a ref that points at another task's commit
+  gitOut(r, "update-ref", "refs/handoff/tasks/copy", good);
+  corrupt.push(["copy", good, /refs\/handoff\/tasks\/copy is corrupt: it holds task "fine"/]);
+
+  const before = handoffRefs(r);
+  for (const [id, oid, re] of corrupt) {
+    assert.ok(before.includes(`refs/handoff/tasks/${id} ${oid}`));
+    // the event log reads only commit messages, so a bad task.json does not stop `events --task`
+    const readsObjects = id === "isblob" || id === "gone";
+    const verbs = [["task", "show", id], ["claim", id], ["renew", id], ["release", id], ["done", id], ["reclaim", id, "--reason", "x"], ["cancel", id, "--reason", "x"]];
+    for (const args of readsObjects ? [...verbs, ["events", "--task", id]] : verbs) {
+      const res = cli(args, { cwd: r, agent: "bob" });
+      assert.is(res.code, 2, `${args.join(" ")}: ${res.code} ${res.stderr}`);
+      const lines = res.stderr.trimEnd().split("\n");
+      assert.is(lines.length, 1, res.stderr);
+      assert.match(lines[0]!, re);
+    }
+  }
+  assert.is(handoffRefs(r), before);
+
+  const warnings = (res: CliResult) => res.stderr.trimEnd().split("\n").filter((l) => l.startsWith("git-handoff: warning: "));
+  const list = cli(["tasks", "--json"], { cwd: r, agent: "bob" });
+  assert.is(list.code, 0, list.stderr);
+  assert.equal(list.json.map((t: any) => t.id), ["fine", "spare"]);
+  assert.is(warnings(list).length, corrupt.length);
+  for (const [, , re] of corrupt) assert.ok(warnings(list).some((w) => re.test(w)), `warned about ${re}`);
+  const status = cli(["status", "--json"], { cwd: r, agent: "bob" });
+  assert.is(status.code, 0, status.stderr);
+  assert.equal(status.json.counts.todo, 2);
+  assert.is(status.json.problems.length, corrupt.length);
+  assert.is(warnings(status).length, corrupt.length);
+  const events = cli(["events", "--json"], { cwd: r, agent: "bob" });
+  assert.is(events.code, 0, events.stderr);
+  assert.equal(events.json.map((e: any) => e.task).sort(), ["fine", "spare"]);
+  assert.ok(warnings(events).length >= 2, events.stderr); // blob and missing object; other commits just carry no event
+  // claim --next skips the damaged refs and takes a good task
+  const next = cli(["claim", "--next", "--json"], { cwd: r, agent: "bob" });
+  assert.is(next.code, 0, next.stderr);
+  assert.ok(["fine", "spare"].includes(next.json.id));
+  const after = handoffRefs(r).split("\n").filter((l) => !l.includes(`/${next.json.id} `));
+  assert.equal(after, before.split("\n").filter((l) => !l.includes(`/${next.json.id} `)), "only the claimed task's ref moved");
+});
+
+test.run();
