@@ -1,11 +1,11 @@
 // A task change and the file leases it implies, in ONE compare-and-swap transaction over two refs:
 // claiming a task leases its scope, releasing or finishing it releases them. Either both refs
 // move or neither does, and a lost race re-runs both decisions on fresh state.
-import { HandoffError } from "../core/errors.ts";
+import { HandoffError, type Refusal } from "../core/errors.ts";
 import type { LeaseSet } from "../core/lease.ts";
 import type { Outcome } from "../core/outcome.ts";
-import type { Task } from "../core/task.ts";
-import type { OpContext } from "../core/task-ops.ts";
+import { isFinal, type Task } from "../core/task.ts";
+import { settle, type OpContext } from "../core/task-ops.ts";
 import { writeSteps } from "./codec.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
@@ -21,19 +21,27 @@ export async function mutateTaskWithLeases(
   opts: CasOptions = {},
 ): Promise<Task> {
   const ref = taskRef(id);
-  return store.casLoop(async (now) => {
+  const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
     const ctx = { actor: store.actor, now };
     const { task, tip } = await loadTask(store, id);
     const out = op(task, ctx);
-    if (!out.ok) throw new HandoffError(out.refusal);
+    if (!out.ok) {
+      // As in mutateTask: a lease that ran out for the last allowed time fails the task, and the
+      // refused writer records the expiry and the failure so the history says so.
+      const settled = settle(task, ctx);
+      if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
+      return { updates: [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, settled.steps), old: tip }], result: { refusal: out.refusal } };
+    }
     const leases = await loadLeases(store);
     const leaseOut = follow(leases.set, out.record, ctx);
     const updates = [];
     if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
     const lu = leaseUpdate(store, leases.tip, leaseOut);
     if (lu) updates.push(lu);
-    return { updates, result: out.record };
+    return { updates, result: { task: out.record } };
   }, opts);
+  if ("refusal" in done) throw new HandoffError(done.refusal);
+  return done.task;
 }
 
 /** Runs lease operations one after the other, collecting their steps; the first refusal wins. */
