@@ -1,7 +1,8 @@
 // git's own hooks, installed by `git handoff init` and run by real `git commit` / `git push`, and
 // init / uninstall themselves: idempotent, dry-run, merged configs, kept hooks, husky/lefthook.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -10,8 +11,11 @@ import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./su
 test.after(cleanupTemp);
 
 /** A PATH with `git-handoff` on it, so `git handoff ...` works inside git's hooks. */
+// Not from tempDir(): uvu imports every test file before earlier files' test.after(cleanupTemp)
+// runs, and that cleanup would delete this folder (the hooks then find no git-handoff, fail open).
 const BIN = (() => {
-  const dir = tempDir("handoff-bin-");
+  const dir = mkdtempSync(join(tmpdir(), "handoff-bin-"));
+  test.after(() => rmSync(dir, { recursive: true, force: true }));
   symlinkSync(CLI, join(dir, "git-handoff"));
   return dir;
 })();
