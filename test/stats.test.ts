@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { computeStats } from "../src/core/stats.ts";
-import { cleanupTemp, cli, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -116,6 +116,14 @@ test("stats --since counts only what happened inside the window, with state from
   assert.is(bad.code, 2, bad.stderr);
   assert.is(bad.stderr.trim().split("\n").length >= 1, true);
   assert.is(handoffRefs(repo, { logs: true }), before);
+
+  // A damaged log ref is named and skipped; the other figures stay.
+  const blob = gitOut(repo, "hash-object", "-w", "--stdin");
+  gitOut(repo, "update-ref", "refs/handoff/log/zed", blob);
+  const damaged = step(repo, 20, "lead", ["stats", "--json"]);
+  assert.is(damaged.code, 0, damaged.stderr);
+  assert.match(damaged.stderr, /refs\/handoff\/log\/zed is corrupt/);
+  assert.is(damaged.json.handoffs.delivered, 2);
 });
 
 test("a blocked task still waiting is counted up to now; cancelling it stops the clock", () => {

@@ -3,7 +3,7 @@ import { formatDuration, parseSince } from "../../core/duration.ts";
 import { computeStats, type DurationFigures, type Stats } from "../../core/stats.ts";
 import { readEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit, warn } from "../output.ts";
 
 function durations(d: DurationFigures): string {
   if (!d.count) return "none";
@@ -40,7 +40,8 @@ export function registerStats(program: Command): void {
       const now = store.now();
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
-      const stats = computeStats(await readEvents(store, {}), { since, now });
+      // A damaged ref is reported and skipped, as `events` does: it must not hide everyone's figures.
+      const stats = computeStats(await readEvents(store, {}, { onProblem: warn }), { since, now });
       emit(!!g.json, stats, () => statsText(stats));
     });
   });
