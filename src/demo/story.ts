@@ -19,7 +19,7 @@ export interface DemoResult {
 export interface DemoOptions {
   keep?: boolean;
   out?: (line: string) => void;
-  /** Where the scripted clock starts (default: 40 minutes ago, so the story ends about now). */
+  /** Where the scripted clock starts (default: 28 minutes ago, so the story, about 27 minutes long, ends about now). */
   start?: Date;
   /** Removes the git pre-commit hook after init: the run must then fail (the test proves it). */
   withoutPreCommitHook?: boolean;
@@ -37,7 +37,7 @@ function json<T>(r: Run): T | null {
 
 export function runDemo(opts: DemoOptions = {}): DemoResult {
   const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const box = new Sandbox(opts.start ?? new Date(Date.now() - 40 * 60_000));
+  const box = new Sandbox(opts.start ?? new Date(Date.now() - 28 * 60_000));
   const n = new Narrator(out, () => box.clock());
   let stats: Stats | null = null;
   try {
