@@ -1,6 +1,7 @@
 // Agent hooks end to end: each agent's fixture payload through the real built hook, answers
 // checked against the exact shape each agent reads; bad input fails open (or closed when strict).
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -252,6 +253,36 @@ test("a payload whose writer never closes stdin is given up on within the budget
   assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
   assert.ok(Date.now() - started < 20_000, "bounded");
   assert.match(JSON.parse(r.stdout).hookSpecificOutput.additionalContext, /fail-open/);
+});
+
+test("the same over a named pipe (the non-blocking read path), as agents spawning through a shell give", async () => {
+  const repo = leasedRepo();
+  const fifo = `${tempDir()}/stdin.fifo`;
+  execFileSync("mkfifo", [fifo]);
+  const writer = openSync(fifo, constants.O_RDWR); // keeps a writer open that never closes
+  try {
+    writeSync(writer, '{"tool_name": "Edit", ');
+    const reader = openSync(fifo, constants.O_RDONLY);
+    const started = Date.now();
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+      const child = spawn(process.execPath, [CLI, "hook", "claude-pre-tool-use"], {
+        cwd: repo,
+        env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
+        stdio: [reader, "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout!.on("data", (b) => (out += b));
+      child.stderr!.on("data", (b) => (err += b));
+      child.on("close", (code) => res({ code: code ?? 1, stdout: out, stderr: err }));
+    });
+    closeSync(reader);
+    assert.is(r.code, 0);
+    assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
+    assert.ok(Date.now() - started < 20_000, "bounded");
+  } finally {
+    closeSync(writer);
+  }
 });
 
 test.run();

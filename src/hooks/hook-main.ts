@@ -209,14 +209,16 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
   return 0;
 }
 
+/**
+ * Exits as soon as the answer is written (synchronously, see write-out.ts): a stdin read left
+ * blocked after a timeout, or a git child, must not keep an agent waiting.
+ */
 export function run(argv: string[]): void {
   main(argv).then(
-    (code) => {
-      process.exitCode = code;
-    },
+    (code) => process.exit(code),
     (e) => {
       warn(`unexpected error: ${(e as Error)?.message ?? String(e)} (failing open)`);
-      process.exitCode = 0;
+      process.exit(0);
     },
   );
 }
