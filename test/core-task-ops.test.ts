@@ -161,7 +161,7 @@ test("overview counts settled states and lists holders, expiring-soon and expire
   const b = ok(claimTask(fresh(3, "b"), ctx("bob"), 3 * MIN)).record;
   const c = ok(claimTask(fresh(3, "c"), ctx("carol"), MIN)).record;
   const o = buildOverview([a, b, c, fresh(3, "d")], new Date(T0 + 2 * MIN));
-  assert.equal(o.counts, { todo: 2, claimed: 2, done: 0, failed: 0, cancelled: 0 });
+  assert.equal(o.counts, { todo: 2, claimed: 2, done: 0, failed: 0, cancelled: 0, review: 0 });
   assert.equal(o.holders.map((h) => h.agent), ["alice", "bob"]);
   assert.equal(o.expiring_soon.map((t) => t.task), ["b"]);
   assert.equal(o.expired.map((t) => t.task), ["c"]);

@@ -143,7 +143,7 @@ test("reads show an expired claim as free and write nothing", () => {
   const list = ok(at(repo, "bob", 2 * MIN, ["tasks", "--status", "todo", "--json"])).json;
   assert.equal(list.map((t: any) => t.id), ["e"]);
   const st = ok(at(repo, "bob", 2 * MIN, ["status", "--json"])).json;
-  assert.equal(st.counts, { todo: 1, claimed: 1, done: 0, failed: 0, cancelled: 0 });
+  assert.equal(st.counts, { todo: 1, claimed: 1, done: 0, failed: 0, cancelled: 0, review: 0 });
   assert.equal(st.expired.map((t: any) => [t.task, t.agent]), [["e", "alice"]]);
   assert.equal(st.holders.map((h: any) => h.agent), ["alice"]);
   assert.equal(st.holders[0].tasks.map((t: any) => t.task), ["l"]);

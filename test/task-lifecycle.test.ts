@@ -245,7 +245,7 @@ test("status shows tasks by state, who holds what and what expires soon, as text
   ok(as(repo, "alice", T0, ["claim", "a", "--ttl", "2h"]));
   ok(as(repo, "bob", T0, ["claim", "b", "--ttl", "3m"]));
   const s = ok(as(repo, "carol", plus(T0, MIN), ["status", "--json"])).json;
-  assert.equal(s.counts, { todo: 1, claimed: 2, done: 0, failed: 0, cancelled: 0 });
+  assert.equal(s.counts, { todo: 1, claimed: 2, done: 0, failed: 0, cancelled: 0, review: 0 });
   assert.equal(s.holders.map((h: any) => [h.agent, h.tasks.map((t: any) => t.task)]), [["alice", ["a"]], ["bob", ["b"]]]);
   assert.equal(s.expiring_soon.map((t: any) => t.task), ["b"]);
   assert.is(s.me.agent, "carol");

@@ -63,7 +63,7 @@ export function overviewText(o: Overview, now: Date): string {
   const c = o.counts;
   const lines = [
     paint.bold("tasks"),
-    `  todo ${c.todo}  claimed ${c.claimed}  review ${c.review}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}`,
+    `  todo ${c.todo}  claimed ${c.claimed}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}  review ${c.review}`,
   ];
   lines.push(paint.bold("held"));
   if (!o.holders.length) lines.push("  nobody holds a task");
