@@ -71,7 +71,7 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
 const MAX_GLOB_LENGTH = 1000;
 
 /** Scope globs are stored and matched by other agents: keep them few, short and printable. */
-function scopeProblem(scope: string[]): string | null {
+export function scopeProblem(scope: string[]): string | null {
   if (scope.length > MAX_SCOPE_GLOBS) return `a task may have at most ${MAX_SCOPE_GLOBS} scope globs, got ${scope.length}`;
   for (const glob of scope) {
     if (!glob.trim()) return "a scope glob may not be empty";

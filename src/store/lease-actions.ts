@@ -9,6 +9,7 @@ import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
+import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 
@@ -30,6 +31,9 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
 /** A task's scope globs in lease form, read against the repository root (like .gitignore). */
 export function normalizeScope(store: Store, globs: string[]): string[] {
   const root = store.repo.workTree;
+  // The task's own rules first (empty, too long, control characters), with their messages.
+  const problem = scopeProblem(globs);
+  if (problem) fail("invalid_input", problem);
   return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
 }
 
