@@ -24,7 +24,7 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
   const status = Object.fromEntries(["alice", "bob", "carol", "dave"].map((a) => [a, gitOut(t.wt[a]!, "status", "--porcelain")]));
   const refs = handoffRefs(t.repo);
 
-  const r = t.as("lead", ["conflicts", "--json"]);
+  const r = t.as("lead", ["merge-preview", "--json"]);
   assert.is(r.code, 0, r.stderr);
   assert.is(r.json.integration, "main");
   assert.equal(r.json.sides.map((s: any) => s.branch), ["alice-work", "bob-work", "carol-work", "dave-work"]);
@@ -46,7 +46,7 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
   const ab = r.json.pairs.find((p: any) => key(p) === "alice-work x bob-work");
   assert.equal([ab.a.agents, ab.a.tasks, ab.b.agents, ab.kind], [["alice"], ["api"], ["bob"], "agents"]);
 
-  const text = t.as("lead", ["conflicts"]).stdout;
+  const text = t.as("lead", ["merge-preview"]).stdout;
   assert.match(text.split("\n")[0]!, /^2 conflicts predicted: alice-work \(alice\) x bob-work \(bob\) on shared.txt, and 1 more pair/);
   assert.match(text, /alice-work \(alice\) \[api\] x bob-work \(bob\): CONFLICT shared.txt/);
   assert.match(text, /carol-work \(carol\) x main: CONFLICT c.txt/);
@@ -64,18 +64,18 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
 
 test("conflicts with no active agents, and with integration_branch configured", () => {
   const t = team(["alice"]);
-  assert.match(t.as("lead", ["conflicts"]).stdout, /no active agent branches/);
+  assert.match(t.as("lead", ["merge-preview"]).stdout, /no active agent branches/);
   gitOut(t.repo, "branch", "trunk", "main");
   writeFileSync(`${t.repo}/.handoff.yaml`, "integration_branch: trunk\n");
   assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
-  const r = t.as("lead", ["conflicts", "--json"]);
+  const r = t.as("lead", ["merge-preview", "--json"]);
   assert.equal(r.json.pairs.map((p: any) => [p.a.branch, p.b.branch, p.error]), [["alice-work", "trunk", null]]);
   writeFileSync(`${t.repo}/.handoff.yaml`, "integration_branch: nope\n");
-  const missing = t.as("lead", ["conflicts", "--json"]);
+  const missing = t.as("lead", ["merge-preview", "--json"]);
   assert.is(missing.code, 0);
   assert.is(missing.json.pairs[0].error, "no branch nope");
   writeFileSync(`${t.repo}/.handoff.yaml`, "integration_branch: ../../x y\n");
-  const bad = t.as("lead", ["conflicts"]);
+  const bad = t.as("lead", ["merge-preview"]);
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /\.handoff\.yaml line 1: integration_branch/);
 });

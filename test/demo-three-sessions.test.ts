@@ -58,7 +58,7 @@ test("endpoint, tests and config in three worktrees: blocked edge, one handoff, 
   const apiCommit = commit(api, "email in responses behind a flag");
   edit(config, "config/app.json", (s) => s.replace('"logLevel": "info"', '"logLevel": "warn"').replace('"emailInResponses": false', '"emailInResponses": true'));
   commit(config, "turn on emailInResponses");
-  const preview = run("lead", repo, ["conflicts", "--json"]).json;
+  const preview = run("lead", repo, ["merge-preview", "--json"]).json;
   const hit = preview.pairs.find((p: any) => p.conflicts.length);
   assert.equal([hit.a.branch, hit.b.branch, hit.conflicts, hit.a.tasks, hit.b.tasks], ["api", "config", ["config/app.json"], ["email-api"], ["email-flag"]]);
   assert.match(run("lead", repo, ["status"]).stdout, /^conflicts: 1 conflict predicted: api \(api-agent\) x config \(config-agent\) on config\/app.json$/m);

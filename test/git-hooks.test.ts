@@ -115,6 +115,36 @@ test("pre-push refuses commits touching another agent's exclusive lease; advisor
   assert.is(gitAs(repo, "bob", "push", "-q", "origin", "main").code, 0);
 });
 
+test("pre-push fencing: work for a task whose lease expired and was taken over is refused, naming the holder", async () => {
+  const repo = tempRepo();
+  assert.is(cli(["init"], { cwd: repo, agent: "lead" }).code, 0);
+  const origin = tempDir();
+  gitOut(origin, "init", "-q", "--bare");
+  gitOut(repo, "remote", "add", "origin", origin); // the sync remote too (default: origin)
+  assert.is(gitAs(repo, "alice", "push", "-q", "origin", "main").code, 0);
+  for (const id of ["fenced", "mine"]) assert.is(cli(["task", "add", "work", "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "fenced", "--ttl", "1s"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "mine"], { cwd: repo, agent: "alice" }).code, 0);
+
+  write(repo, "work.txt", "alice's work\n");
+  gitOut(repo, "add", "work.txt");
+  assert.is(gitAs(repo, "alice", "commit", "-qm", "work for fenced\n\nHandoff-Task: fenced\nHandoff-Fence: 1").code, 0);
+  await new Promise((r) => setTimeout(r, 1500));
+  const taken = cli(["claim", "fenced"], { cwd: repo, agent: "bob" });
+  assert.is(taken.code, 0, taken.stderr);
+
+  const refused = gitAs(repo, "alice", "push", "origin", "main");
+  assert.is.not(refused.code, 0, "alice's lease on fenced ran out and bob holds it now");
+  assert.match(refused.stderr, /push refused: task fenced is now held by bob \(fence 2/);
+  assert.is(gitOut(origin, "rev-parse", "main"), gitOut(repo, "rev-parse", "main~1"), "nothing was pushed");
+
+  gitOut(repo, "reset", "-q", "--soft", "HEAD~1");
+  assert.is(gitAs(repo, "alice", "commit", "-qm", "work for mine\n\nHandoff-Task: mine").code, 0);
+  const ok = gitAs(repo, "alice", "push", "-q", "origin", "main");
+  assert.is(ok.code, 0, ok.stderr);
+  assert.is(gitOut(origin, "rev-parse", "main"), gitOut(repo, "rev-parse", "main"));
+});
+
 test("init is idempotent, --dry-run changes nothing, uninstall restores what was there", () => {
   const repo = tempRepo();
   mkdirSync(join(repo, ".claude"));

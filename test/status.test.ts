@@ -38,8 +38,9 @@ test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked ed
   assert.equal(v.review.map((r: any) => [r.task, r.submitted_by, r.verification.passed]), [["lint", "carol", true]]);
   assert.equal(v.inbox, [{ agent: "bob", waiting: 1 }]);
   assert.equal(v.expiring_soon.map((h: any) => h.task), ["api"]);
-  assert.is(v.conflicts.conflicting, 1);
-  assert.equal(v.conflicts.pairs.map((p: any) => [p.a.branch, p.b.branch, p.conflicts]), [["alice-work", "carol-work", ["shared.txt"]]]);
+  assert.is(v.predicted_conflicts.conflicting, 1);
+  assert.equal(v.conflicts, [], "conflicts stays the list of sync conflicts (issue 5)");
+  assert.equal(v.predicted_conflicts.pairs.map((p: any) => [p.a.branch, p.b.branch, p.conflicts]), [["alice-work", "carol-work", ["shared.txt"]]]);
   assert.is(v.counts.review, 1);
 
   const text = lead(["status"]).stdout;
@@ -60,7 +61,7 @@ test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked ed
 
   const later3 = lead(["status", "--json", "--no-conflicts"], { HANDOFF_NOW: later(3 * MIN) });
   assert.is(later3.code, 0, later3.stderr);
-  assert.is(later3.json.conflicts, null);
+  assert.is(later3.json.predicted_conflicts, null);
   assert.equal(later3.json.expired.map((h: any) => h.task), ["api"]);
   assert.equal(later3.json.blocked.map((e: any) => [e.waits_on, e.status]), [["api", "todo"]], "an expired lease is shown as free");
 });

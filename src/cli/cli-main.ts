@@ -20,6 +20,7 @@ async function main(argv: string[]): Promise<number> {
 
 export function run(argv: string[]): void {
   main(argv).then((code) => {
-    process.exitCode = code;
+    // A command that printed its own report may have set a failing status (doctor): keep it.
+    process.exitCode = code || process.exitCode || 0;
   });
 }

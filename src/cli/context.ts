@@ -9,6 +9,8 @@ export interface GlobalOptions {
   agent?: string;
   json?: boolean;
   C?: string;
+  push?: boolean;
+  offline?: boolean;
 }
 
 export function globals(cmd: Command): GlobalOptions {
@@ -19,6 +21,8 @@ export function globals(cmd: Command): GlobalOptions {
 export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Command {
   cmd.option("-C <dir>", "run as if started in <dir>");
   cmd.option("--json", "print JSON");
+  cmd.option("--push", "send this write to the sync remote at once (default: at the next sync)");
+  cmd.option("--offline", "when the sync remote is unreachable, grant exclusive operations tentatively");
   if (opts.agent !== false) cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])");
   return cmd;
 }
@@ -27,11 +31,17 @@ export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Comma
 export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>): Promise<T> {
   const opts = globals(cmd);
   const cwd = opts.C ? resolve(opts.C) : process.cwd();
-  const store = await openStore({ cwd, ...(opts.agent !== undefined ? { agent: opts.agent } : {}) });
+  const store = await openStore({
+    cwd,
+    ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
+    ...(opts.push ? { push: true } : {}),
+    ...(opts.offline ? { offline: true } : {}),
+  });
   try {
     const result = await fn(store, opts);
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
+    for (const n of store.notices) process.stderr.write(`git-handoff: ${n}\n`);
     return result;
   } finally {
     store.close();

@@ -6,14 +6,15 @@ import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
 import { registerInit } from "./commands/init.ts";
+import { registerReview } from "./commands/review.ts";
+import { registerSession } from "./commands/session.ts";
 import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
-import { registerReview } from "./commands/review.ts";
-import { registerSession } from "./commands/session.ts";
 import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
+import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 
 declare const PACKAGE_VERSION: string;
 
@@ -24,6 +25,8 @@ export function buildProgram(): Command {
     .option("-C <dir>", "run as if started in <dir>")
     .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
     .option("--json", "print JSON")
+    .option("--push", "send writes to the sync remote at once")
+    .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
     .showHelpAfterError("(run with --help for usage)")
     // Options before the verb belong to the program, after it to the verb (each leaf repeats the
     // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
@@ -36,16 +39,19 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerStatus(program);
   registerStats(program);
-  registerLease(program);
   registerSession(program);
   registerAgents(program);
   registerDepend(program);
   registerHandoff(program);
   registerReview(program);
   registerConflicts(program);
+  registerLease(program);
   registerHook(program);
   registerMcpCommand(program);
   registerMcpConfig(program);
+  registerSync(program);
+  registerSyncTools(program);
+  registerDoctor(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

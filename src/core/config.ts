@@ -23,6 +23,8 @@ export const ConfigFile = lazySchema(() =>
     auto_lease: z.optional(z.boolean()),
     /** Default length of a file lease (`30m`); defaults to claim_ttl. */
     lease_ttl: z.optional(z.string()),
+    /** How long finished tasks stay live before compaction moves them to refs/handoff/archive (`7d`). */
+    retention: z.optional(z.string()),
     // issue 4: agents, review, conflicts
     /** An agent's commands refresh its heartbeat at most this often. */
     heartbeat_interval: z.optional(z.string()),
@@ -53,6 +55,7 @@ export interface Config {
   exclusiveScope: boolean;
   autoLease: boolean;
   leaseTtlMs: number;
+  retentionMs: number;
   heartbeatIntervalMs: number;
   staleAfterMs: number;
   disconnectedAfterMs: number;
@@ -70,6 +73,7 @@ export const DEFAULT_CONFIG: Config = {
   exclusiveScope: false,
   autoLease: false,
   leaseTtlMs: 30 * 60_000,
+  retentionMs: 7 * 24 * 3_600_000,
   heartbeatIntervalMs: 60_000,
   staleAfterMs: 10 * 60_000,
   disconnectedAfterMs: 60 * 60_000,
@@ -85,6 +89,7 @@ export function resolveConfig(file: ConfigFile): Config {
   return {
     claimTtlMs,
     maxAttempts: file.max_attempts ?? DEFAULT_CONFIG.maxAttempts,
+    retentionMs: file.retention ? parseDuration(file.retention, "retention in .handoff.yaml") : DEFAULT_CONFIG.retentionMs,
     mode,
     ignore: file.ignore ?? [],
     exclusiveScope: file.exclusive_scope ?? false,

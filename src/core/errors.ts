@@ -17,6 +17,8 @@ export type ErrorCode =
   | "cycle" // a dependency would close a cycle
   | "verification_failed" // the task's verification command did not pass
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
+  | "remote_unreachable" // the sync remote could not be reached for an exclusive write
+  | "conflict" // an operation replayed at sync no longer applies on the remote's state
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -35,6 +37,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   cycle: 3,
   verification_failed: 3,
   wrong_state: 3,
+  remote_unreachable: 3,
+  conflict: 3,
   internal: 1,
 };
 
@@ -54,7 +58,7 @@ export interface Refusal {
 
 /** Whether trying again later could succeed without changing the request. */
 export function isRecoverable(code: ErrorCode): boolean {
-  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "blocked";
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable" || code === "blocked";
 }
 
 /** A refusal thrown across layers; caught once, at the front end. */

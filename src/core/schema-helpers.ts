@@ -15,27 +15,6 @@ export function describeIssues(error: z.core.$ZodError): string {
 }
 
 /**
- * A schema built on first use. Every bundle loads all record modules, but a hook's hot path uses
- * no schema at all (the lease set it reads was validated once, see lease-store.ts); building zod
- * schemas up front costs a cold process ~10 ms, a tenth of Node's own start. The proxy forwards
- * everything to the real schema, so it composes and parses like one.
- */
-export function lazySchema<T extends object>(build: () => T): T {
-  let built: T | undefined;
-  const real = (): T => (built ??= build());
-  return new Proxy({} as T, {
-    get: (_t, key) => Reflect.get(real(), key),
-    has: (_t, key) => Reflect.has(real(), key),
-    ownKeys: () => Reflect.ownKeys(real()),
-    getOwnPropertyDescriptor: (_t, key) => {
-      const d = Reflect.getOwnPropertyDescriptor(real(), key);
-      return d ? { ...d, configurable: true } : d;
-    },
-    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
-  });
-}
-
-/**
  * zod/mini ships no messages (a locale costs start-up), so every issue reads "Invalid input".
  * Say what was expected instead, from the issue's own fields.
  */
@@ -57,4 +36,25 @@ export function issueText(issue: z.core.$ZodIssue): string {
     default:
       return i.message;
   }
+}
+
+/**
+ * A schema built on first use. Every bundle loads all record modules, but a hook's hot path uses
+ * no schema at all (the lease set it reads was validated once, see lease-store.ts); building zod
+ * schemas up front costs a cold process ~10 ms, a tenth of Node's own start. The proxy forwards
+ * everything to the real schema, so it composes and parses like one.
+ */
+export function lazySchema<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  const real = (): T => (built ??= build());
+  return new Proxy({} as T, {
+    get: (_t, key) => Reflect.get(real(), key),
+    has: (_t, key) => Reflect.has(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (_t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      return d ? { ...d, configurable: true } : d;
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
 }

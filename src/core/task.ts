@@ -8,7 +8,7 @@ export const MAX_OBJECTIVE = 4000;
 export const MAX_NOTE = 8000;
 export const MAX_SCOPE_GLOBS = 100;
 
-/** `review`: the work was verified and waits for a reviewer to accept (-> done) or reject (-> todo). */
+/** `review` (issue 4): verified work waiting for a reviewer to accept (-> done) or reject (-> todo). */
 export const TaskStatus = lazySchema(() => z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]));
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export const FINAL_STATUSES: readonly TaskStatus[] = ["done", "failed", "cancelled"];
@@ -57,8 +57,7 @@ export const Task = lazySchema(() =>
     result: z.nullable(TaskResult),
     /** Claiming it leases its scope exclusively (else shared, unless exclusive_scope in .handoff.yaml). */
     exclusive: z.optional(z.boolean()),
-    // Issue 4 fields are optional so records written before them stay readable: read them with
-    // `?? []` / `?? null` (see task-extras.ts).
+    // Issue 4 fields are optional so records written before them stay readable (read with ?? []).
     /** Ids of the tasks this one waits on: it is ready only once all of them are done. */
     after: z.optional(z.array(z.string())),
     /** The command that verifies the work (`done` runs it and sends the task to review). */

@@ -201,7 +201,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
   const r = await prePush(store, stdin, inv.args[0]);
   if (r.verdict === "deny") {
     stderr(r.text + "\n");
-    warn("push refused: the pushed commits touch files inside another agent's exclusive lease (see above)");
+    warn("push refused: the pushed commits touch files inside another agent's exclusive lease, or work for a task whose lease is no longer yours (see above)");
     answered();
     await recordHookCatch(store, inv.name, r.answers.filter((x) => x.verdict === "deny" && x.holders.some((h) => h.exclusive)));
     return 1;

@@ -10,7 +10,6 @@ import { worktreeHead } from "./worktree-head.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
 import type { CasOptions, Store } from "./store.ts";
-import { mutateTaskWithLeases, type LeaseFollowUp } from "./task-lease-store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
 const TASK_FILE = "task.json";
@@ -115,25 +114,30 @@ async function headOf(store: Store): Promise<string | null> {
 }
 
 /** Claims one task; refused (exit 3) while a dependency is not done, unless `force`. */
-export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean } = {}, follow?: LeaseFollowUp): Promise<Task> {
+type Mutate = (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task>;
+
+export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean; mutate?: Mutate } = {}): Promise<Task> {
   const base = await headOf(store);
   const claim = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
-  // The claimant's scope leases (file-lease issue) move in the same transaction as the claim.
-  const mutate = (op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => (follow ? mutateTaskWithLeases(store, id, op, follow, o) : mutateTask(store, id, op, o));
-  if (opts.force) return mutate(claim, { exclusive: true });
+  const mutate = opts.mutate ?? mutateTask;
+  if (opts.force) return mutate(store, id, claim, { exclusive: true });
   for (let round = 0; ; round++) {
     // Dependencies are read first, then checked inside the compare-and-swap on the task as it then
     // stands. A done dependency stays done, so a passing check cannot be undone by a race; a
     // dependency added meanwhile is one we did not read: read again.
-    const { task } = await loadTask(store, id);
-    const read = new Set(task.after ?? []);
+    // Not here yet may mean only on the sync remote: the compare-and-swap fetches it, then we read again.
+    const task = await loadTask(store, id).then((r) => r.task, (e) => {
+      if (e instanceof HandoffError && e.code === "not_found") return null;
+      throw e;
+    });
+    const read = new Set(task?.after ?? []);
     const deps = new Map<string, Task>();
     for (const dep of read) {
       const tip = await store.readRef(taskRef(dep));
       if (tip) deps.set(dep, await store.record(taskRef(dep), tip, TASK_FILE, Task));
     }
     try {
-      return await mutate((t, ctx) => {
+      return await mutate(store, id, (t, ctx) => {
         if (!(t.after ?? []).length || t.claim?.agent === ctx.actor.agent) return claim(t, ctx);
         if ((t.after ?? []).some((d) => !read.has(d))) throw new DependenciesMoved();
         const edges = blockingEdges(t, deps, ctx.now);
@@ -149,9 +153,9 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
 class DependenciesMoved extends Error {}
 
 /** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
-export async function claimReady(store: Store, ttlMs: number, follow?: LeaseFollowUp): Promise<Task> {
+export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask): Promise<Task> {
   const base = await headOf(store);
-  return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), {
+  return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
     ready: (all) => {
       const byId = new Map(all.map((t) => [t.id, t]));
       const now = store.now();
@@ -160,7 +164,6 @@ export async function claimReady(store: Store, ttlMs: number, follow?: LeaseFoll
         return edges.length ? blockedRefusal(candidate, edges) : null;
       };
     },
-    ...(follow ? { mutate: (s: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, follow, o) } : {}),
   });
 }
 

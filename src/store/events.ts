@@ -3,6 +3,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
+import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 
 export interface EventFilter {
   since?: Date;
@@ -23,7 +24,15 @@ export async function readEvents(
   opts: { onProblem?: (message: string) => void } = {},
 ): Promise<HandoffEvent[]> {
   let tips = await store.listRefs(REF_ROOT);
-  if (filter.task) tips = tips.filter((t) => t.name === taskRef(filter.task!));
+  if (filter.task) {
+    const name = taskRef(filter.task);
+    tips = tips.filter((t) => t.name === name);
+    // A compacted task's history hangs off the archive.
+    const archived = tips.length ? undefined : (await archivedTips(store)).get(filter.task);
+    if (archived) tips = [{ name: `${ARCHIVE_REF} (${filter.task})`, oid: archived }];
+  } else if (tips.some((t) => t.name === ARCHIVE_REF)) {
+    for (const [id, oid] of await archivedTips(store)) tips.push({ name: `${ARCHIVE_REF} (${id})`, oid });
+  }
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];
   // Shared across refs: a ref copied from another must not list the same commits twice.

@@ -30,10 +30,10 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
 
 /** A task's scope globs in lease form, read against the repository root (like .gitignore). */
 export function normalizeScope(store: Store, globs: string[]): string[] {
-  const root = store.repo.workTree;
-  // The task's own rules first (empty, too long, control characters), with their messages.
+  // The task's own rules first (count, length, printable), so their messages name the scope.
   const problem = scopeProblem(globs);
   if (problem) fail("invalid_input", problem);
+  const root = store.repo.workTree;
   return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
 }
 

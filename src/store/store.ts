@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { deriveScope, type Actor } from "../core/identity.ts";
-import { sanitizeIdPart, validateAgentId } from "../core/ids.ts";
+import { refComponentProblem, sanitizeIdPart, validateAgentId } from "../core/ids.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
@@ -25,6 +25,8 @@ export interface OpenOptions {
    * session open instead of spawning git for every write.
    */
   warm?: boolean;
+  push?: boolean;
+  offline?: boolean;
 }
 
 /** A repository opened for coordination: where it is, who is acting, the policy and the clock. */
@@ -37,6 +39,11 @@ export class Store {
   private readonly session: RefSession | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
   private readonly records = new Map<string, unknown>();
+  /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
+  syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
+  /** Things the front end should tell the user after the command (e.g. a tentative grant). */
+  readonly notices: string[] = [];
+  private remoteName: Promise<string | null> | undefined;
 
   constructor(
     readonly repo: RepoInfo,
@@ -87,6 +94,19 @@ export class Store {
     return this.repo.workTree ?? this.repo.gitDir;
   }
 
+  /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
+  syncRemote(): Promise<string | null> {
+    this.remoteName ??= import("../git/remote.ts").then(async (m) => {
+      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
+      // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
+      if (name !== null && refComponentProblem(name)) {
+        fail("invalid_input", `git config handoff.remote is ${JSON.stringify(name)}: ${refComponentProblem(name)}; set it with git handoff remote <name>`);
+      }
+      return name;
+    });
+    return this.remoteName;
+  }
+
   now(): Date {
     return this.clock();
   }
@@ -102,7 +122,11 @@ export class Store {
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
   async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>, opts: CasOptions = {}): Promise<R> {
-    void opts.exclusive; // with a sync remote (issue 5), exclusive writes are granted only once pushed
+    if (opts.exclusive || this.syncOptions.push) {
+      // With a sync remote, exclusive writes (and every write under --push) count once pushed.
+      const remote = await this.syncRemote();
+      if (remote) return (await import("./remote-cas.ts")).remoteCasLoop(this, remote, attempt);
+    }
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
@@ -176,7 +200,9 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
   const config = await loadConfig(repo.workTree);
-  return new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
+  const store = new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
+  store.syncOptions = { push: opts.push ?? env.HANDOFF_PUSH === "1", offline: opts.offline ?? env.HANDOFF_OFFLINE === "1" };
+  return store;
 }
 
 export { HandoffError };

@@ -2,6 +2,7 @@
 // run the pure operation under compare-and-swap, return the new record. A task's scope globs are
 // file leases of its holder, changed in the same transaction as the task (task-lease-store.ts).
 import { parseDuration } from "../core/duration.ts";
+import { HandoffError } from "../core/errors.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { LeaseSet } from "../core/lease.ts";
 import { acquireLeases, releaseTaskLeases } from "../core/lease-ops.ts";
@@ -9,6 +10,7 @@ import type { Outcome } from "../core/outcome.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
+  claimTask,
   completeTask,
   failTask,
   reclaimTask,
@@ -16,13 +18,13 @@ import {
   renewTask,
   type OpContext,
 } from "../core/task-ops.ts";
-import { HandoffError } from "../core/errors.ts";
 import { resolveCommit } from "../git/commits.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
+import type { CasOptions } from "./store.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
@@ -52,11 +54,14 @@ function endScope(id: string) {
   return (set: LeaseSet, _t: Task, ctx: OpContext) => releaseTaskLeases(set, id, ctx);
 }
 
-/** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
+/** Every claim also leases the task's scope, in the same transaction. */
+const withLeases = (s: Store, id: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, leaseScope(s), o);
+
+/** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
 export async function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
-    return await claimChecked(store, id, ttl, { force: !!opts.force }, leaseScope(store));
+    return await claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
   } catch (e) {
     // A duplicate claim (or one on a blocked task) caught: logged for `stats` (catch-log.ts).
     if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "blocked")) {
@@ -67,10 +72,20 @@ export async function claim(store: Store, id: string, opts: { ttl?: string; forc
   }
 }
 
-/** Skips tasks whose dependencies are not done. */
-export function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+/** The best task whose dependencies are all done (issue 4), its scope leased. */
+export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimReady(store, ttl, leaseScope(store));
+  try {
+    return await claimReady(store, ttl, withLeases);
+  } catch (e) {
+    // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
+    const remote = e instanceof HandoffError && e.code === "no_task_ready" ? await store.syncRemote() : null;
+    if (!remote) throw e;
+    const r = await (await import("./remote-cas.ts")).refresh(store, remote);
+    // Even when this refresh applied nothing, a concurrent one of this clone may have.
+    if (!r.ok) throw e;
+    return claimReady(store, ttl, withLeases);
+  }
 }
 
 export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {

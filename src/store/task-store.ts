@@ -122,7 +122,8 @@ export type ReadinessCheck = (all: Task[]) => (candidate: Task) => Refusal | nul
 export async function claimNext(
   store: Store,
   op: (task: Task, ctx: OpContext) => Outcome<Task>,
-  opts: { ready?: ReadinessCheck; mutate?: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> } = {},
+  mutate: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> = mutateTask,
+  opts: { ready?: ReadinessCheck } = {},
 ): Promise<Task> {
   const tried = new Set<string>();
   for (;;) {
@@ -142,7 +143,7 @@ export async function claimNext(
         const why = check(t);
         return why ? refuse(why) : op(t, ctx);
       } : op;
-      return await (opts.mutate ?? mutateTask)(store, next.id, guarded, { exclusive: true });
+      return await mutate(store, next.id, guarded, { exclusive: true });
     } catch (e) {
       // Someone else got it first, it finished meanwhile, or it gained a blocker: try the next one.
       if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state")) continue;

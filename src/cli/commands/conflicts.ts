@@ -8,7 +8,8 @@ import { emit } from "../output.ts";
 export function registerConflicts(program: Command): void {
   withGlobals(
     program
-      .command("conflicts")
+      // Issue 4 named this `conflicts`; issue 5 uses `conflicts` for operations that failed at sync.
+      .command("merge-preview")
       .description("predict merge conflicts between the branches of active agents, and each against the integration branch (git merge-tree, no worktree touched)"),
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {

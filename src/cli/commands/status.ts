@@ -7,24 +7,39 @@ import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../output.ts";
 import { statusText } from "../render-status.ts";
+import { listTentative, readConflicts, type Conflict } from "../../store/local-area.ts";
+
+function syncText(conflicts: Conflict[], tentative: number): string {
+  const lines: string[] = [];
+  if (conflicts.length) {
+    lines.push("", "sync conflicts (git handoff conflicts --ack once read)");
+    for (const c of conflicts) lines.push(`  ${c.message}`);
+  }
+  if (tentative) lines.push("", `${tentative} tentative offline operation(s): confirmed or refused at the next git handoff sync`);
+  return lines.join("\n");
+}
 
 export function registerStatus(program: Command): void {
   withGlobals(
     program
       .command("status")
-      .description("bird's-eye view: agents, task x agent claims, worktrees, blocked edges, review queue, inboxes, leases, predicted conflicts")
-      .option("--no-conflicts", "skip the conflict preview (it runs git merge-tree per branch pair)"),
+      .description("bird's-eye view: agents, task x agent claims, worktrees, blocked edges, review queue, inboxes, leases, predicted merge conflicts, sync conflicts")
+      .option("--no-conflicts", "skip the merge preview (it runs git merge-tree per branch pair)"),
   ).action(async (o: { conflicts: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([listTasks(store, { settled: false }), listAgents(store)]);
       for (const p of [...problems, ...agentProblems]) warn(p);
       const now = store.now();
       const records = agents.map((a) => a.record);
-      const conflicts = o.conflicts ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config) }) : null;
-      const view = buildStatus({ tasks, agents: records, conflicts, config: store.config, now });
-      const overview = { ...view, me: store.actor, problems: [...problems, ...agentProblems] };
+      const predicted = o.conflicts ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config) }) : null;
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
+      // Sync conflicts waiting for this agent, and offline grants not yet confirmed (issue 5).
+      const syncConflicts = await readConflicts(store, store.actor.agent);
+      const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
+      // `conflicts` stays issue 5's list of sync conflicts; the merge preview is `predicted_conflicts`.
+      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
-      emit(!!g.json, overview, () => statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now));
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}${syncText(syncConflicts, tentative.length)}`);
     });
   });
 }

@@ -1,0 +1,116 @@
+import type { Command } from "commander";
+import { fail } from "../../core/errors.ts";
+import { ackConflicts, readConflicts } from "../../store/local-area.ts";
+import { setRemote, showRemote } from "../../store/remote-config.ts";
+import { sync } from "../../store/sync.ts";
+import { validateTaskId } from "../../core/ids.ts";
+import { compact } from "../../store/archive.ts";
+import { doctor } from "../../store/doctor.ts";
+import { checkFences, requireFences } from "../../store/fence.ts";
+import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { emit } from "../output.ts";
+
+export function registerSync(program: Command): void {
+  withGlobals(
+    program
+      .command("remote")
+      .description("show or set the git remote that carries refs/handoff/* (default: origin when it exists)")
+      .argument("[name]", "an existing git remote")
+      .option("--none", "turn sync off for this repository")
+      .option("--default", "forget the setting (back to origin when it exists)"),
+    { agent: false },
+  ).action(async (name: string | undefined, o: { none?: boolean; default?: boolean }, cmd: Command) => {
+    if ([name !== undefined, !!o.none, !!o.default].filter(Boolean).length > 1) fail("usage", "give a remote name, --none or --default, not several");
+    await withStore(cmd, async (store, g) => {
+      const changed = name !== undefined || o.none || o.default;
+      const s = changed ? await setRemote(store, o.none ? null : o.default ? undefined : name) : await showRemote(store);
+      emit(!!g.json, s, () =>
+        s.remote
+          ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}`
+          : `no sync remote${s.explicit ? " (turned off)" : ""}: coordination state stays in this clone`,
+      );
+    });
+  });
+
+  withGlobals(
+    program
+      .command("sync")
+      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await sync(store);
+      emit(!!g.json, r, () => {
+        const lines = [
+          `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
+        ];
+        for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
+        for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
+        for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
+        if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
+        return lines.join("\n");
+      });
+    });
+  });
+
+  withGlobals(
+    program
+      .command("conflicts")
+      .description("operations that no longer applied at sync (a claim another clone won, a renew after losing the lease)")
+      .option("--all", "every agent's, not only the calling agent's")
+      .option("--ack", "mark the calling agent's conflicts as read (removes them)"),
+  ).action(async (o: { all?: boolean; ack?: boolean }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      if (o.ack) {
+        const n = await ackConflicts(store, store.actor.agent);
+        emit(!!g.json, { acknowledged: n }, () => `${n} conflict(s) acknowledged`);
+        return;
+      }
+      const list = await readConflicts(store, o.all ? undefined : store.actor.agent);
+      emit(!!g.json, list, () => (list.length ? list.map((c) => `${c.detected_at}  ${c.agent}  ${c.message}`).join("\n") : "no conflicts"));
+    });
+  });
+}
+
+export function registerSyncTools(program: Command): void {
+  withGlobals(
+    program
+      .command("fence-check")
+      .description("exit 3 unless the calling agent still holds the lease on each task (for the pre-push hook); names the current holder")
+      .argument("<tasks...>", "the tasks the work being pushed is for")
+      .option("--fence <n>", "the fencing number the work was done under (one task only)"),
+  ).action(async (tasks: string[], o: { fence?: string }, cmd: Command) => {
+    if (o.fence !== undefined && tasks.length !== 1) fail("usage", "--fence applies to one task");
+    const fence = o.fence !== undefined ? parseInteger(o.fence, "--fence", 0) : undefined;
+    await withStore(cmd, async (store, g) => {
+      const r = await checkFences(store, tasks.map(validateTaskId), fence);
+      requireFences(r.verdicts);
+      emit(!!g.json, { ok: true, ...r }, () =>
+        r.verdicts.map((v) => `ok: ${store.actor.agent} holds ${v.task} (fence ${v.fence}, until ${v.expires_at}; checked against ${r.against} state)`).join("\n"),
+      );
+    });
+  });
+
+  withGlobals(
+    program
+      .command("compact")
+      .description("move finished tasks older than the retention (retention in .handoff.yaml, default 7d) into refs/handoff/archive"),
+  ).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = await compact(store);
+      emit(!!g.json, r, () => `archived ${r.archived.length} task(s)${r.archived.length ? `: ${r.archived.join(", ")}` : ""}${r.next_due ? `\nnext due: ${r.next_due}` : ""}`);
+    });
+  });
+}
+
+export function registerDoctor(program: Command): void {
+  withGlobals(program.command("doctor").description("check refspecs, remote reachability, clock skew, tentative operations and invariants (exit 2 on a failed check)")).action(
+    async (_o, cmd: Command) => {
+      await withStore(cmd, async (store, g) => {
+        const checks = await doctor(store);
+        const ok = checks.every((c) => c.status !== "fail");
+        emit(!!g.json, { ok, checks }, () => checks.map((c) => `${c.status.padEnd(4)} ${c.name.padEnd(24)} ${c.detail}${c.fix && c.status !== "ok" ? `\n     ${"".padEnd(24)} -> ${c.fix}` : ""}`).join("\n"));
+        if (!ok) process.exitCode = 2;
+      });
+    },
+  );
+}

@@ -1,0 +1,45 @@
+// The pre-push fencing check: work for a task may be pushed only by the agent holding its lease,
+// and, when the work names the grant it was done under, only under that grant's fencing number.
+import type { Refusal } from "./errors.ts";
+import { formatDuration } from "./duration.ts";
+import type { Task } from "./task.ts";
+import { settle } from "./task-ops.ts";
+import type { Actor } from "./identity.ts";
+
+export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: number): Refusal | null {
+  const task = settle(stored, { actor: pusher, now }).record;
+  const claim = task.claim;
+  const theirs = stored.claim;
+  if (!claim) {
+    const why =
+      theirs && theirs.agent === pusher.agent
+        ? `your lease (fence ${theirs.fence}) expired ${formatDuration(now.getTime() - Date.parse(theirs.expires_at))} ago`
+        : `nobody holds it (status ${task.status})`;
+    return {
+      code: "not_holder",
+      message: `push refused: ${pusher.agent} does not hold task ${task.id}: ${why}`,
+      data: { task: task.id, status: task.status, holder: null, fence: task.fence },
+      suggestions: [{ action: "retry", detail: `claim it again before pushing: git handoff claim ${task.id}` }],
+    };
+  }
+  if (claim.agent !== pusher.agent) {
+    return {
+      code: "held_by_other",
+      message: `push refused: task ${task.id} is now held by ${claim.agent} (fence ${claim.fence}, until ${claim.expires_at}), not ${pusher.agent}`,
+      data: { task: task.id, holder: claim.agent, fence: claim.fence, expires_at: claim.expires_at },
+      suggestions: [
+        { action: "negotiate", detail: `ask ${claim.agent} before pushing work for ${task.id}` },
+        { action: "work_elsewhere", detail: "take other work: git handoff claim --next" },
+      ],
+    };
+  }
+  if (fence !== undefined && fence !== claim.fence) {
+    return {
+      code: "not_holder",
+      message: `push refused: fence ${fence} for task ${task.id} is stale; the current grant is fence ${claim.fence}`,
+      data: { task: task.id, holder: claim.agent, fence: claim.fence, stale_fence: fence },
+      suggestions: [{ action: "retry", detail: "check the work against the current grant, then push with its fence" }],
+    };
+  }
+  return null;
+}

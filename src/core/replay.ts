@@ -1,0 +1,83 @@
+// Re-applying an operation recorded on one clone to the state another clone pushed first. Each
+// recorded event names the intent (claim, renew, done...); the intent goes back through the same
+// pure operations, so whatever no longer applies comes back as the usual refusal.
+import type { HandoffEvent } from "./event.ts";
+import type { Actor } from "./identity.ts";
+import { refuse, type Outcome } from "./outcome.ts";
+import type { Task } from "./task.ts";
+import {
+  cancelTask,
+  claimTask,
+  completeTask,
+  failTask,
+  reclaimTask,
+  releaseTask,
+  renewTask,
+  type OpContext,
+} from "./task-ops.ts";
+
+/** Re-applies one recorded intent. `recorded` is the record the event produced where it was made. */
+export type TaskReplayer = (task: Task, event: HandoffEvent, recorded: Task, ctx: OpContext) => Outcome<Task>;
+
+const ttlOf = (recorded: Task, fallback: number) => recorded.claim?.ttl_ms ?? fallback;
+
+/**
+ * Replayers by event type. Other features add theirs (handoffs, dependencies) with
+ * `registerTaskReplayer`; an event type with none becomes a conflict, never a silent loss.
+ */
+const replayers = new Map<string, TaskReplayer>([
+  ["claimed", (t, _e, rec, ctx) => claimTask(t, ctx, ttlOf(rec, 30 * 60_000))],
+  ["renewed", (t, _e, rec, ctx) => renewTask(t, ctx, rec.claim?.ttl_ms)],
+  ["released", (t, _e, _r, ctx) => releaseTask(t, ctx)],
+  [
+    "done",
+    (t, e, _r, ctx) => completeTask(t, ctx, { ...(e.commit !== undefined ? { commit: e.commit } : {}), ...(e.note !== undefined ? { note: e.note } : {}) }),
+  ],
+  ["failed", (t, e, _r, ctx) => failTask(t, ctx, e.reason ?? "failed")],
+  ["cancelled", (t, e, _r, ctx) => cancelTask(t, ctx, e.reason ?? "cancelled")],
+  [
+    "reclaimed",
+    (t, e, _r, ctx) => {
+      // A reclaim took one particular holder's lease; against anyone else it no longer applies.
+      if (t.claim && e.holder !== undefined && t.claim.agent !== e.holder) {
+        return refuse({
+          code: "held_by_other",
+          message: `task ${t.id} is now held by ${t.claim.agent}, not ${e.holder}: the reclaim no longer applies`,
+          data: { task: t.id, holder: t.claim.agent, expires_at: t.claim.expires_at, fence: t.claim.fence },
+        });
+      }
+      return reclaimTask(t, ctx, e.reason ?? "reclaimed");
+    },
+  ],
+]);
+
+export function registerTaskReplayer(type: string, replayer: TaskReplayer): void {
+  replayers.set(type, replayer);
+}
+
+/** Events another operation derives by itself (lazy expiry) are never replayed on their own. */
+export function isDerivedEvent(event: HandoffEvent, previous: HandoffEvent | null): boolean {
+  if (event.type === "expired") return true;
+  return event.type === "failed" && previous?.type === "expired" && previous.at === event.at;
+}
+
+export function actorOf(event: HandoffEvent): Actor {
+  return { agent: event.by ?? event.agent, worktree: event.worktree, branch: event.branch, scope: event.scope };
+}
+
+/**
+ * The time a replayed intent is applied at: when it was made, but never before the state it now
+ * lands on was written, so history stays in time order.
+ */
+export function replayTime(event: HandoffEvent, onto: Task): Date {
+  return new Date(Math.max(Date.parse(event.at), Date.parse(onto.updated_at)));
+}
+
+export function replayTaskEvent(task: Task, event: HandoffEvent, recorded: Task): Outcome<Task> {
+  const replayer = replayers.get(event.type);
+  const actor = actorOf(event);
+  if (!replayer) {
+    return refuse({ code: "conflict", message: `cannot replay a ${event.type} event on task ${task.id}`, data: { task: task.id, type: event.type } });
+  }
+  return replayer(task, event, recorded, { actor, now: replayTime(event, task) });
+}

@@ -1,0 +1,144 @@
+// `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
+import { HandoffError } from "../core/errors.ts";
+import { formatDuration } from "../core/duration.ts";
+import { eventFromMessage } from "./codec.ts";
+import { Task } from "../core/task.ts";
+import { listRefs } from "../git/refs.ts";
+import { configuredRemote, trackingPrefix } from "../git/remote.ts";
+import { git } from "../git/run.ts";
+import { readRecord } from "./codec.ts";
+import { readCommit } from "./history.ts";
+import { listTentative } from "./local-area.ts";
+import type { Store } from "./store.ts";
+import { TASKS_PREFIX } from "./task-store.ts";
+
+export interface Check {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  fix?: string;
+}
+
+const SKEW_MS = 60_000;
+const STALE_TENTATIVE_MS = 60 * 60_000;
+
+export async function doctor(store: Store): Promise<Check[]> {
+  const checks: Check[] = [];
+  const remote = await configuredRemote(store.cwd);
+  checks.push(
+    remote.name
+      ? { name: "remote", status: "ok", detail: `sync remote ${remote.name}${remote.explicit ? "" : " (default)"}${remote.url ? ` at ${remote.url}` : ""}` }
+      : { name: "remote", status: "warn", detail: "no sync remote: coordination state stays in this clone", fix: "share it: git handoff remote <name>" },
+  );
+  checks.push(await refspecs(store));
+  if (remote.name) {
+    const reach = await reachability(store, remote.name);
+    checks.push(reach);
+    if (reach.status === "ok") checks.push(await clockSkew(store, remote.name));
+  }
+  checks.push(await tentative(store));
+  checks.push(...(await invariants(store)));
+  return checks;
+}
+
+/** Nothing may fetch straight into refs/handoff/* (it would overwrite local state) or push it by default. */
+async function refspecs(store: Store): Promise<Check> {
+  const r = await git(["config", "--get-regexp", "^remote\\..*\\.(fetch|push)$"], { cwd: store.cwd });
+  const bad: string[] = [];
+  const odd: string[] = [];
+  for (const line of r.stdout.split("\n").filter(Boolean)) {
+    const [key, spec = ""] = line.split(" ");
+    const dst = spec.slice(spec.indexOf(":") + 1);
+    if (key!.endsWith(".fetch") && (dst.startsWith("refs/handoff/") || dst.startsWith("refs/handoff-remotes/"))) bad.push(`${key} ${spec}`);
+    if (key!.endsWith(".push") && spec.includes("refs/handoff")) odd.push(`${key} ${spec}`);
+  }
+  if (bad.length) {
+    return { name: "refspecs", status: "fail", detail: `a configured fetch writes into coordination refs: ${bad.join("; ")}`, fix: `remove it: git config --unset ${bad[0]!.split(" ")[0]} (git handoff sync fetches explicitly)` };
+  }
+  if (odd.length) {
+    return { name: "refspecs", status: "warn", detail: `a plain git push also pushes coordination refs: ${odd.join("; ")}`, fix: "git handoff sync pushes them with leases; remove the push refspec" };
+  }
+  return { name: "refspecs", status: "ok", detail: "no remote fetch/push refspec touches refs/handoff/ (sync passes its own)" };
+}
+
+async function reachability(store: Store, remote: string): Promise<Check> {
+  const start = Date.now();
+  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
+  const ms = Date.now() - start;
+  if (r.code !== 0) {
+    return { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${r.stderr.trim().split("\n")[0]}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" };
+  }
+  const count = r.stdout.split("\n").filter(Boolean).length;
+  return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)` };
+}
+
+/** Compares this machine's clock with the newest event the remote holds (as last fetched). */
+async function clockSkew(store: Store, remote: string): Promise<Check> {
+  let newest = 0;
+  for (const { name, oid } of await listRefs(store.cwd, trackingPrefix(remote))) {
+    try {
+      newest = Math.max(newest, (await readCommit(store, oid, name)).time * 1000);
+    } catch {
+      /* an unreadable tracking ref is the fetch's business */
+    }
+  }
+  if (!newest) return { name: "clock", status: "ok", detail: "no remote events fetched yet to compare clocks with", fix: "git handoff sync" };
+  const ahead = newest - store.now().getTime();
+  if (ahead > SKEW_MS) {
+    return { name: "clock", status: "warn", detail: `the remote's newest event is ${formatDuration(ahead)} in this machine's future: this clock is behind`, fix: "sync the system clock (NTP); leases are judged by wall-clock time" };
+  }
+  return { name: "clock", status: "ok", detail: `newest remote event ${formatDuration(-ahead)} ago; no skew beyond ${formatDuration(SKEW_MS)} seen` };
+}
+
+async function tentative(store: Store): Promise<Check> {
+  const list = await listTentative(store);
+  if (!list.length) return { name: "tentative", status: "ok", detail: "no tentative offline operations" };
+  const now = store.now().getTime();
+  const stale = list.filter((t) => t.event && now - Date.parse(t.event.at) > STALE_TENTATIVE_MS);
+  return {
+    name: "tentative",
+    status: stale.length ? "warn" : "ok",
+    detail: `${list.length} tentative offline operation(s)${stale.length ? `, ${stale.length} older than ${formatDuration(STALE_TENTATIVE_MS)}` : ""}`,
+    fix: "confirm or refuse them: git handoff sync",
+  };
+}
+
+/** One live holder per task, claim and status agree, fencing numbers only go up along history. */
+async function invariants(store: Store): Promise<Check[]> {
+  const problems: string[] = [];
+  let tasks = 0;
+  for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+    tasks++;
+    try {
+      const { record } = await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task);
+      if ((record.status === "claimed") !== (record.claim !== null)) problems.push(`${record.id}: status ${record.status} but claim is ${record.claim ? "set" : "empty"}`);
+      if (record.claim && record.claim.fence !== record.fence) problems.push(`${record.id}: claim fence ${record.claim.fence} is not the task's fence ${record.fence}`);
+      // Walk newest to oldest: grants must have strictly rising fences.
+      let at: string | undefined = oid;
+      let later = Infinity;
+      for (let n = 0; at && n < 10_000; n++) {
+        const c = await readCommit(store, at, name);
+        const e = eventFromMessage(c.message);
+        if (e?.type === "claimed" && e.fence !== undefined) {
+          if (e.fence >= later) problems.push(`${record.id}: fence ${e.fence} granted before a later grant with fence ${later}`);
+          later = e.fence;
+        }
+        at = c.parents[0];
+      }
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      problems.push(e.message);
+    }
+  }
+  const leases = await listRefs(store.cwd, "refs/handoff/files");
+  return [
+    problems.length
+      ? { name: "invariants", status: "fail", detail: `${problems.length} problem(s): ${problems.slice(0, 5).join("; ")}`, fix: "inspect with git log <ref>; reclaim or cancel the affected tasks" }
+      : { name: "invariants", status: "ok", detail: `${tasks} live task(s): one holder each, claims match status, fences only go up` },
+    {
+      name: "leases-and-dependencies",
+      status: "ok",
+      detail: leases.length ? `${leases.length} lease ref(s) present; their checks belong to the lease feature` : "no exclusive leases or dependencies recorded here",
+    },
+  ];
+}

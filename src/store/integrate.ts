@@ -1,0 +1,140 @@
+// Bringing the local refs/handoff/* in line with what was fetched from the sync remote, per ref:
+// fast-forward, keep (local is ahead: push it), or replay the local operations on the remote tip.
+import { HandoffError } from "../core/errors.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
+import { Task } from "../core/task.ts";
+import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
+import type { Tips } from "./tracking.ts";
+import { ARCHIVE_REF, archivedTipsFrom } from "./archive.ts";
+import { eventFromMessage, readRecord, readTyped, writeSteps } from "./codec.ts";
+import { commitsSince, isAncestor } from "./history.ts";
+import type { Conflict } from "./local-area.ts";
+import { REF_ROOT, type Store } from "./store.ts";
+import { TASKS_PREFIX } from "./task-store.ts";
+
+export { trackingTips, type Tips } from "./tracking.ts";
+
+export async function localTips(store: Store): Promise<Tips> {
+  return new Map((await listRefs(store.cwd, REF_ROOT)).map((t) => [t.name, t.oid]));
+}
+
+export interface Integration {
+  /** Refs where local has commits the remote lacks: push them with the remote value as lease. */
+  ahead: { ref: string; local: string; expected: string | null }[];
+  fastForwarded: string[];
+  replayed: string[];
+  removed: string[];
+  conflicts: Conflict[];
+  /** Local commits replaced by their replayed copies. */
+  rewritten: Map<string, string>;
+  /** The local refs once applied. */
+  local: Tips;
+}
+
+/**
+ * Applies the fetched state: `before` is the tracking state before the fetch (to tell a ref the
+ * remote deleted, after compaction elsewhere, from one it never had), `after` the state now.
+ */
+export async function integrate(store: Store, before: Tips, after: Tips, known?: Tips): Promise<Integration> {
+  for (let round = 0; ; round++) {
+    const local = round === 0 && known ? known : await localTips(store);
+    const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local: new Map(local) };
+    const updates: RefUpdate[] = [];
+    const names = new Set([...local.keys(), ...after.keys()]);
+    let archived: Map<string, string> | null = null;
+    for (const ref of names) {
+      const L = local.get(ref) ?? null;
+      const T = after.get(ref) ?? null;
+      const B = before.get(ref) ?? null;
+      if (L === T) continue;
+      if (L === null) {
+        updates.push({ ref, new: T, old: null });
+        out.fastForwarded.push(ref);
+      } else if (T === null) {
+        // Gone from the remote: compacted there (its history is in the remote's archive) or
+        // deleted; or never pushed yet. Only the last is pushed.
+        const id = ref.startsWith(TASKS_PREFIX) ? ref.slice(TASKS_PREFIX.length) : null;
+        const archivedTip = id && after.has(ARCHIVE_REF) ? (archived ??= await archivedTipsFrom(store, after.get(ARCHIVE_REF)!)).get(id) : undefined;
+        if ((B !== null && (await isAncestor(store, L, B, ref))) || (archivedTip && (await isAncestor(store, L, archivedTip, ref)))) {
+          updates.push({ ref, new: null, old: L }); // compacted (or deleted) on the remote
+          out.removed.push(ref);
+        } else out.ahead.push({ ref, local: L, expected: null });
+      } else if (await isAncestor(store, T, L, ref)) {
+        out.ahead.push({ ref, local: L, expected: T });
+      } else if (await isAncestor(store, L, T, ref)) {
+        updates.push({ ref, new: T, old: L });
+        out.fastForwarded.push(ref);
+      } else {
+        const replay = await replayRef(store, ref, L, T);
+        out.conflicts.push(...replay.conflicts);
+        for (const [a, b] of replay.rewritten) out.rewritten.set(a, b);
+        updates.push({ ref, new: replay.tip, old: L });
+        out.replayed.push(ref);
+        if (replay.tip !== T) out.ahead.push({ ref, local: replay.tip, expected: T });
+      }
+    }
+    if (!updates.length) return out;
+    const r = await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
+    if (r.ok) {
+      for (const u of updates) u.new === null ? out.local.delete(u.ref) : out.local.set(u.ref, u.new);
+      return out;
+    }
+    if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
+    // A local writer moved a ref meanwhile: start over from the refs as they are now.
+  }
+}
+
+/**
+ * Replays the local commits of one ref on the remote tip. Task operations go back through the
+ * pure task operations (a claim another clone won comes back refused); other entities, written
+ * by one agent each, keep their local records on top of the remote line.
+ */
+export async function replayRef(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+  const { commits } = await commitsSince(store, remote, local, ref);
+  const conflicts: Conflict[] = [];
+  const rewritten = new Map<string, string>();
+  let tip = remote;
+  if (!ref.startsWith(TASKS_PREFIX)) {
+    for (const oid of commits) {
+      // Same tree, author and message, re-parented on the remote line.
+      const raw = (await readTyped(store.reader, oid, "commit", ref)).toString("utf8");
+      const split = raw.indexOf("\n\n");
+      const header = raw.slice(0, split).split("\n").filter((l) => !l.startsWith("parent "));
+      header.splice(1, 0, `parent ${tip}`);
+      tip = store.writer.write("commit", header.join("\n") + raw.slice(split));
+      rewritten.set(oid, tip);
+    }
+    return { tip, conflicts, rewritten };
+  }
+  let task = (await readRecord(store.reader, store.oidBytes, remote, ref, "task.json", Task)).record;
+  let previous: HandoffEvent | null = null;
+  for (const oid of commits) {
+    const { record: recorded, commit } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
+    const event = eventFromMessage(commit.message);
+    const prev = previous;
+    previous = event;
+    if (!event || isDerivedEvent(event, prev)) continue;
+    const out = event.type === "created" ? null : replayTaskEvent(task, event, recorded);
+    if (out && out.ok) {
+      if (out.steps.length) tip = writeSteps(store.writer, tip, "task.json", out.steps);
+      task = out.record;
+      rewritten.set(oid, tip);
+      continue;
+    }
+    const refusal = out && !out.ok ? out.refusal : { code: "exists" as const, message: `task ${task.id} was created on the remote too (by ${task.created_by}); the local creation was dropped`, data: {} };
+    const holder = typeof refusal.data?.holder === "string" ? refusal.data.holder : task.claim?.agent;
+    conflicts.push({
+      ref,
+      task: task.id,
+      agent: event.by ?? event.agent,
+      event,
+      commit: oid,
+      code: refusal.code,
+      message: `${event.type} of ${task.id} by ${event.by ?? event.agent} at ${event.at} no longer applies: ${refusal.message}`,
+      ...(holder ? { holder } : {}),
+      detected_at: store.now().toISOString(),
+    });
+  }
+  return { tip, conflicts, rewritten };
+}

@@ -1,0 +1,84 @@
+// `git handoff sync`: exchange refs/handoff/* with the sync remote. Fetch into the tracking refs,
+// apply per ref (fast-forward, keep, replay), push what is ahead in one atomic push with a lease
+// per ref, and settle tentative offline grants.
+import { fail } from "../core/errors.ts";
+import { updateRefs } from "../git/refs.ts";
+import { pushWithLease, trackingRef } from "../git/remote.ts";
+import { integrate } from "./integrate.ts";
+import { refreshTracking, snapshot } from "./tracking.ts";
+import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
+import { backoff, unreachable } from "./remote-cas.ts";
+import type { Store } from "./store.ts";
+import { compactIfDue } from "./archive.ts";
+
+export interface SyncReport {
+  remote: string;
+  fetched: string[];
+  pushed: string[];
+  replayed: string[];
+  removed: string[];
+  conflicts: Conflict[];
+  confirmed: Tentative[];
+  refused: Tentative[];
+  rounds: number;
+  /** Tasks compacted into refs/handoff/archive by this sync (it compacts when something is due). */
+  archived: string[];
+}
+
+const MAX_ROUNDS = 8;
+
+export async function requireRemote(store: Store): Promise<string> {
+  const remote = await store.syncRemote();
+  if (!remote) {
+    fail("not_found", "no sync remote: this repository has no origin and handoff.remote is not set", {}, [
+      { action: "fix_input", detail: "choose one: git handoff remote <name>" },
+    ]);
+  }
+  return remote;
+}
+
+export async function sync(store: Store): Promise<SyncReport> {
+  const remote = await requireRemote(store);
+  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [] };
+  const rewritten = new Map<string, string>();
+  const first = await snapshot(store, remote);
+  const tentative = first.tentative ? await listTentative(store) : [];
+  let localAfter: Map<string, string> | undefined;
+  for (;;) {
+    report.rounds++;
+    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined);
+    if (!f.ok) unreachable(remote, f.message);
+    const step = await integrate(store, f.before, f.after, report.rounds === 1 ? first.local : undefined);
+    localAfter = step.local;
+    report.fetched.push(...step.fastForwarded);
+    report.replayed.push(...step.replayed);
+    report.removed.push(...step.removed);
+    report.conflicts.push(...step.conflicts);
+    for (const [a, b] of step.rewritten) rewritten.set(a, b);
+    if (!step.ahead.length) break;
+    const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
+    const push = await pushWithLease(store.cwd, remote, leases, store.actor.agent);
+    if (push.kind === "unreachable") unreachable(remote, push.message);
+    if ([...push.status.values()].every((s) => s === "ok")) {
+      // The fetch of the next sync would say the same; saying it now keeps the leases exact.
+      const r = await updateRefs(store.cwd, leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
+      void r; // a concurrent fetch may have written them first, to the same values
+      report.pushed.push(...leases.map((l) => l.ref));
+      localAfter = undefined; // replays changed local refs after integrate's view: list them afresh
+      break;
+    }
+    if (report.rounds >= MAX_ROUNDS) {
+      fail("lost_race", `sync kept losing races for ${leases.length} ref(s) on ${remote}; run it again`, { remote });
+    }
+    await new Promise((r) => setTimeout(r, backoff(report.rounds)));
+  }
+  if (report.conflicts.length) await recordConflicts(store, report.conflicts);
+
+  // Offline grants are settled now: refused if their replay conflicted, else they are on the remote.
+  const refusedCommits = new Set([...report.conflicts, ...(tentative.length ? await readConflicts(store) : [])].map((c) => c.commit));
+  for (const t of tentative) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
+  await clearTentative(store, tentative);
+  report.fetched = [...new Set(report.fetched)];
+  report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];
+  return report;
+}

@@ -1,0 +1,70 @@
+// Smart HTTP for tests: every request runs `git http-backend` as a CGI program. Runs as its own
+// process (tests call the CLI synchronously, which would block an in-process server) and prints
+// its port on the first line of stdout. Usage: node git-http-server.mjs <project-root>
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+
+const root = process.argv[2];
+const children = new Set();
+
+const server = createServer((req, res) => {
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const env = { ...process.env };
+  for (const k of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"]) delete env[k];
+  Object.assign(env, {
+    GIT_PROJECT_ROOT: root,
+    GIT_HTTP_EXPORT_ALL: "1",
+    REQUEST_METHOD: req.method ?? "GET",
+    PATH_INFO: decodeURIComponent(url.pathname),
+    QUERY_STRING: url.search.slice(1),
+    CONTENT_TYPE: req.headers["content-type"] ?? "",
+    REMOTE_ADDR: "127.0.0.1",
+    GIT_PROTOCOL: String(req.headers["git-protocol"] ?? ""),
+    HTTP_CONTENT_ENCODING: String(req.headers["content-encoding"] ?? ""),
+  });
+  if (req.headers["content-length"]) env.CONTENT_LENGTH = String(req.headers["content-length"]);
+  const cgi = spawn("git", ["http-backend"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  children.add(cgi);
+  cgi.on("exit", () => children.delete(cgi));
+  cgi.stderr.resume();
+  cgi.stdin.on("error", () => {});
+  req.pipe(cgi.stdin);
+  let head = Buffer.alloc(0);
+  let headersDone = false;
+  cgi.stdout.on("data", (chunk) => {
+    if (headersDone) return void res.write(chunk);
+    head = Buffer.concat([head, chunk]);
+    const end = head.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    headersDone = true;
+    let status = 200;
+    for (const line of head.subarray(0, end).toString("latin1").split("\r\n")) {
+      const colon = line.indexOf(":");
+      if (colon < 0) continue;
+      const k = line.slice(0, colon).trim();
+      const v = line.slice(colon + 1).trim();
+      if (k.toLowerCase() === "status") status = Number.parseInt(v, 10) || 200;
+      else res.setHeader(k, v);
+    }
+    res.writeHead(status);
+    res.write(head.subarray(end + 4));
+  });
+  cgi.stdout.on("end", () => {
+    if (!headersDone) res.writeHead(500);
+    res.end();
+  });
+});
+
+function shutdown() {
+  for (const c of children) c.kill("SIGKILL");
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 2000).unref();
+}
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
+// Never outlive the test that started us.
+process.stdin.on("end", shutdown);
+process.stdin.resume();
+
+server.listen(0, "127.0.0.1", () => process.stdout.write(`${server.address().port}\n`));

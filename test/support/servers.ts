@@ -1,0 +1,103 @@
+// Test support: real git servers on 127.0.0.1, started and stopped by the test itself.
+// `git daemon` (git://, receive-pack enabled) and smart HTTP through `git http-backend` behind a
+// small Node HTTP server. Nothing is mocked.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createServer as createNetServer } from "node:net";
+import { resolve } from "node:path";
+import { cleanEnv, gitOut, tempDir } from "./repo.ts";
+
+export interface GitServer {
+  /** The URL of `<name>.git` under the served folder. */
+  url(name: string): string;
+  stop(): Promise<void>;
+}
+
+/** A folder of bare repositories; `bare(name)` makes one that accepts pushes over every transport. */
+export function serveRoot(): { root: string; bare(name: string): string } {
+  const root = tempDir("handoff-remote-");
+  return {
+    root,
+    bare(name: string) {
+      const path = `${root}/${name}.git`;
+      gitOut(root, "init", "-q", "--bare", "-b", "main", path);
+      gitOut(path, "config", "http.receivepack", "true");
+      return path;
+    },
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntil(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function lsRemoteOk(url: string, cwd: string): boolean {
+  return spawnSync("git", ["ls-remote", url], { cwd, env: cleanEnv({ GIT_TERMINAL_PROMPT: "0" }), encoding: "utf8", timeout: 5000 }).status === 0;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+    setTimeout(() => child.kill("SIGKILL"), 3000).unref();
+  });
+}
+
+/** `git daemon` serving `root` on a free port, pushes enabled. */
+export async function startDaemon(root: string, probe: string): Promise<GitServer & { pid: number }> {
+  const port = await freePort();
+  const child = spawn(
+    "git",
+    ["daemon", "--reuseaddr", "--listen=127.0.0.1", `--port=${port}`, `--base-path=${root}`, "--export-all", "--enable=receive-pack", "--informative-errors", root],
+    { env: cleanEnv(), stdio: ["ignore", "ignore", "pipe"] },
+  );
+  child.stderr!.resume();
+  const url = (name: string) => `git://127.0.0.1:${port}/${name}.git`;
+  await waitUntil(() => lsRemoteOk(url(probe), root), "git daemon");
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** Smart HTTP: `git http-backend` behind a small Node server, in its own process. */
+export async function startHttp(root: string): Promise<GitServer & { pid: number }> {
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root], { env: cleanEnv(), stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise<number>((res, rej) => {
+    let out = "";
+    child.stdout!.on("data", (b: Buffer) => {
+      out += b;
+      if (out.includes("\n")) res(Number(out.trim()));
+    });
+    child.on("exit", (code) => rej(new Error(`git http server exited ${code}`)));
+  });
+  const url = (name: string) => `http://127.0.0.1:${port}/${name}.git`;
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** A clone of `url` with a checkout and a user identity, as a user would have. */
+export function cloneOf(url: string): string {
+  const dir = tempDir("handoff-clone-");
+  gitOut(dir, "clone", "-q", url, ".");
+  return dir;
+}
+
+/** What sync must never touch: the user's remote config and branch and tag refs. */
+export function userState(repo: string): string {
+  const config = spawnSync("git", ["config", "--get-regexp", "^(remote|branch)\\."], { cwd: repo, env: cleanEnv(), encoding: "utf8" }).stdout;
+  const refs = gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/", "refs/remotes/");
+  return `${config}\n${refs}`;
+}
