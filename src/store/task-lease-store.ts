@@ -26,8 +26,8 @@ export async function mutateTaskWithLeases(
     const { task, tip } = await loadTask(store, id);
     const out = op(task, ctx);
     if (!out.ok) {
-      // As in mutateTask: a lease that ran out for the last allowed time fails the task, and the
-      // refused writer records the expiry and the failure so the history says so.
+      // As in mutateTask: a lease that ran out for the last allowed time fails the task, and every
+      // later operation is refused, so this writer records the expiry and the failure first.
       const settled = settle(task, ctx);
       if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
       return { updates: [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, settled.steps), old: tip }], result: { refusal: out.refusal } };
