@@ -52,12 +52,14 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
   assert.match(text, /carol-work \(carol\) x main: CONFLICT c.txt/);
   assert.match(text, /dave-work \(dave\) x main: clean/);
 
-  // A preview: no worktree, branch or handoff ref moved.
+  // A preview: no worktree, branch or handoff ref moved; only the caller's catch log (for stats),
+  // which holds each conflict once although the preview ran twice.
   for (const a of ["alice", "bob", "carol", "dave"]) {
     assert.is(gitOut(t.wt[a]!, "rev-parse", "HEAD"), heads[a]);
     assert.is(gitOut(t.wt[a]!, "status", "--porcelain"), status[a]);
   }
   assert.is(handoffRefs(t.repo), refs);
+  assert.is(gitOut(t.repo, "rev-list", "--count", "refs/handoff/log/lead"), "2");
 });
 
 test("conflicts with no active agents, and with integration_branch configured", () => {

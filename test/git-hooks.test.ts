@@ -10,9 +10,11 @@ import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./su
 
 test.after(cleanupTemp);
 
-/** A PATH with `git-handoff` on it, so `git handoff ...` works inside git's hooks. */
-// Not from tempDir(): uvu imports every test file before earlier files' test.after(cleanupTemp)
-// runs, and that cleanup would delete this folder (the hooks then find no git-handoff, fail open).
+/**
+ * A PATH with `git-handoff` on it, so `git handoff ...` works inside git's hooks. Not from
+ * tempDir(): uvu imports every test file before earlier files' test.after(cleanupTemp) runs, and
+ * that cleanup would delete this folder (the hooks then find no git-handoff and fail open).
+ */
 const BIN = (() => {
   const dir = mkdtempSync(join(tmpdir(), "handoff-bin-"));
   test.after(() => rmSync(dir, { recursive: true, force: true }));

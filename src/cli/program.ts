@@ -11,6 +11,7 @@ import { registerSession } from "./commands/session.ts";
 import { registerHook } from "./commands/hook.ts";
 import { registerLease } from "./commands/lease.ts";
 import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.ts";
+import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerClaim(program);
   registerEvents(program);
   registerStatus(program);
+  registerStats(program);
   registerSession(program);
   registerAgents(program);
   registerDepend(program);

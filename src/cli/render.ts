@@ -49,6 +49,11 @@ export function eventLine(e: HandoffEvent): string {
   if (e.on) bits.push(`on=${e.on}`);
   if (e.handoff) bits.push(`handoff=${e.handoff}`);
   if (e.passed !== undefined) bits.push(`passed=${e.passed}`);
+  if (e.code) bits.push(`code=${e.code}`);
+  if (e.hook) bits.push(`hook=${e.hook}`);
+  if (e.verdict) bits.push(`verdict=${e.verdict}`);
+  if (e.branches) bits.push(`branches=${e.branches.join(",")}`);
+  if (e.paths && (e.type === "hook_caught" || e.type === "conflict_found")) bits.push(`paths=${e.paths.join(",")}`);
   if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason))}`);
   bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);
   return bits.join("  ");

@@ -29,6 +29,10 @@ export const EventType = lazySchema(() =>
     "submitted",
     "accepted",
     "rejected",
+    // issue 7: what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
+    "claim_refused",
+    "hook_caught",
+    "conflict_found",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -68,6 +72,17 @@ export const HandoffEvent = lazySchema(() =>
     passed: z.optional(z.boolean()),
     duration_ms: z.optional(z.int()),
     last_heartbeat: z.optional(isoTime()),
+    // issue 7 details
+    /** created: the tasks it waits on from the start (task add --after). */
+    after: z.optional(z.array(z.string())),
+    /** claim_refused: the refusal's code (held_by_other, blocked, ...). */
+    code: z.optional(z.string()),
+    /** hook_caught: which hook, and its worst answer. */
+    hook: z.optional(z.string()),
+    verdict: z.optional(z.enum(["deny", "warn", "info"])),
+    /** conflict_found: the two branches and the commits merged in memory. */
+    branches: z.optional(z.array(z.string())),
+    commits: z.optional(z.array(z.string())),
   }),
 );
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
@@ -125,6 +140,12 @@ export function summarize(e: HandoffEvent): string {
       return `accepted ${e.task} by ${e.agent}`;
     case "rejected":
       return `rejected ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+    case "claim_refused":
+      return `claim of ${e.task} by ${e.agent} refused (${e.code ?? "refused"}${e.holder ? `, held by ${e.holder}` : ""})`;
+    case "hook_caught":
+      return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
+    case "conflict_found":
+      return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
   }
 }
 

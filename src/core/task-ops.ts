@@ -65,7 +65,7 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     ...(input.after?.length ? { after: input.after } : {}),
     ...(input.verify ? { verify: input.verify } : {}),
   };
-  return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective }, record: task }] };
+  return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective, ...(task.after?.length ? { after: task.after } : {}) }, record: task }] };
 }
 
 const MAX_GLOB_LENGTH = 1000;

@@ -1,7 +1,7 @@
 // The decision every pre-edit hook shares: check the paths for the calling agent, then (declare by
 // doing) lease what it is about to edit, and renew what it holds. Writes happen only on an agent's
 // first edit of a file, or when its leases are a third through their time.
-import { answerText, checkPaths } from "../core/check.ts";
+import { answerText, checkPaths, type PathAnswer } from "../core/check.ts";
 import { HandoffError } from "../core/errors.ts";
 import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
 import { isLeaseLive } from "../core/lease.ts";
@@ -18,6 +18,8 @@ export interface EditCheck extends EditAnswer {
   /** Paths outside the repository: not ours to govern, reported, never blocked. */
   outside: string[];
   autoLeased: string[];
+  /** The answer per checked path (stats log the non-ok ones). */
+  answers: PathAnswer[];
 }
 
 export async function checkEdit(store: Store, rawPaths: string[], cwd: string): Promise<EditCheck> {
@@ -65,5 +67,5 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
       }
     }
   }
-  return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased };
+  return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers };
 }

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { editIntent, formatAnswer, type AgentKind } from "./agents.ts";
+import { recordHookCatch } from "./catch-record.ts";
 import { checkEdit } from "./edit-check.ts";
 import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
@@ -132,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
   }, budgetMs());
   watchdog.unref();
   try {
-    const code = await dispatch(inv, (s) => (store = s));
+    const code = await dispatch(inv, (s) => (store = s), () => (settled = true));
     settled = true;
     return code;
   } catch (e) {
@@ -152,7 +153,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<number> {
+/** `answered`: the answer is out; logging the catch afterwards must not let the watchdog answer again. */
+async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: () => void): Promise<number> {
   const open = async (dir: string, agent: string | undefined) => {
     const s = await openStore({ cwd: dir, ...(agent !== undefined ? { agent } : {}) });
     opened(s);
@@ -171,6 +173,8 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
     mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
+    answered();
+    await recordHookCatch(store, inv.name, result.answers);
     return a.code;
   }
   if (inv.name === "claude-session-start") {
@@ -186,11 +190,10 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
     const store = await open(inv.dir, inv.agent);
     const r = await preCommit(store, inv.dir);
     if (r.text) stderr(r.text + "\n");
-    if (r.verdict === "deny") {
-      warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
-      return 1;
-    }
-    return 0;
+    if (r.verdict === "deny") warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
+    answered();
+    await recordHookCatch(store, inv.name, r.answers);
+    return r.verdict === "deny" ? 1 : 0;
   }
   // pre-push: git passes the remote name and url, and the refs on stdin.
   const stdin = await readStdin(stdinBudget());
@@ -199,6 +202,8 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void): Promise<nu
   if (r.verdict === "deny") {
     stderr(r.text + "\n");
     warn("push refused: the pushed commits touch files inside another agent's exclusive lease, or work for a task whose lease is no longer yours (see above)");
+    answered();
+    await recordHookCatch(store, inv.name, r.answers.filter((x) => x.verdict === "deny" && x.holders.some((h) => h.exclusive)));
     return 1;
   }
   return 0;

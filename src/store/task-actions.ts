@@ -19,6 +19,7 @@ import {
   type OpContext,
 } from "../core/task-ops.ts";
 import { resolveCommit } from "../git/commits.ts";
+import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
@@ -57,9 +58,18 @@ function endScope(id: string) {
 const withLeases = (s: Store, id: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, leaseScope(s), o);
 
 /** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
-export function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
+export async function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
-  return claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
+  try {
+    return await claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
+  } catch (e) {
+    // A duplicate claim (or one on a blocked task) caught: logged for `stats` (catch-log.ts).
+    if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "blocked")) {
+      const holder = e.refusal.data?.holder;
+      await recordCatches(store, [catchEvent(store, "claim_refused", { task: id, code: e.code, ...(typeof holder === "string" ? { holder } : {}) })]);
+    }
+    throw e;
+  }
 }
 
 /** The best task whose dependencies are all done (issue 4), its scope leased. */

@@ -96,6 +96,12 @@ export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
 }
 
 /** Every ref under refs/handoff/ with its value: compare before and after to prove nothing moved. */
-export function handoffRefs(cwd: string): string {
-  return gitOut(cwd, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+/**
+ * Catch logs (refs/handoff/log/<agent>: refused claims, hook denials, predicted conflicts, for
+ * `stats`) are left out: they record that something was refused, they are not state. Pass
+ * `{ logs: true }` to include them.
+ */
+export function handoffRefs(cwd: string, opts: { logs?: boolean } = {}): string {
+  const all = gitOut(cwd, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+  return opts.logs ? all : all.split("\n").filter((l) => !l.startsWith("refs/handoff/log/")).join("\n");
 }

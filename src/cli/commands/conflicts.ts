@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { conflictSummaryLine, pairLine } from "../../core/conflict.ts";
+import { recordConflicts } from "../../store/conflict-catches.ts";
 import { predictConflicts } from "../../store/conflicts.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../output.ts";
@@ -14,6 +15,7 @@ export function registerConflicts(program: Command): void {
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const report = await predictConflicts(store);
+      await recordConflicts(store, report);
       emit(!!g.json, report, () => [conflictSummaryLine(report), ...report.pairs.map((p) => `  ${pairLine(p)}`)].join("\n"));
     });
   });

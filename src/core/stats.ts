@@ -1,0 +1,158 @@
+// `stats`: what coordination caught and what it cost, computed from the event history alone.
+// Pure: events (all of them, in time order) + the window start + now -> figures. The whole history
+// is replayed so that state older than the window (a dependency done before it, a handoff made
+// before it) is known; only what happens inside the window is counted.
+import type { HandoffEvent } from "./event.ts";
+
+export interface DurationFigures {
+  count: number;
+  median_ms: number | null;
+  mean_ms: number | null;
+  max_ms: number | null;
+}
+
+export interface Stats {
+  since: string | null;
+  until: string;
+  /** Events inside the window. */
+  events: number;
+  claims: { granted: number; refused_duplicate: number; refused_blocked: number };
+  hooks: { deny: number; warn: number; info: number; by_hook: Record<string, { deny: number; warn: number; info: number }> };
+  /** Distinct predicted conflicts (a pair of commits and its conflicting paths), and their paths. */
+  conflicts: { predicted: number; paths: number };
+  handoffs: { delivered: number; acknowledged: number; ack_rate: number | null; time_to_ack: DurationFigures };
+  /** Tasks that waited on an unfinished dependency; `total_ms` sums finished waits only. */
+  blocked: { tasks: number; unblocked: number; still_blocked: number; time_blocked: DurationFigures; total_ms: number; ongoing_ms: number };
+  leases: { file_leases_expired: number; claims_expired: number; taken_over: number; reclaimed: number };
+  review: { verified_passed: number; verified_failed: number; accepted: number; rejected: number };
+}
+
+export function durationFigures(values: number[]): DurationFigures {
+  if (!values.length) return { count: 0, median_ms: null, mean_ms: null, max_ms: null };
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
+  return { count: values.length, median_ms: median, mean_ms: Math.round(values.reduce((a, b) => a + b, 0) / values.length), max_ms: sorted.at(-1)! };
+}
+
+const time = (e: HandoffEvent) => Date.parse(e.at);
+
+/** Blocked intervals per task, from created (--after), depended, undepended, done/accepted, cancelled. */
+function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
+  const deps = new Map<string, Set<string>>();
+  const finished = new Set<string>();
+  const blockedSince = new Map<string, number>();
+  const waits = new Map<string, number>();
+  const touched = new Set<string>();
+  const cancelled = new Set<string>();
+  const isBlocked = (task: string) => !finished.has(task) && !cancelled.has(task) && [...(deps.get(task) ?? [])].some((d) => !finished.has(d));
+  const update = (task: string, at: number) => {
+    const blocked = isBlocked(task);
+    const start = blockedSince.get(task);
+    if (blocked && start === undefined) blockedSince.set(task, at);
+    if (!blocked && start !== undefined) {
+      blockedSince.delete(task);
+      const from = Math.max(start, sinceMs);
+      if (at >= sinceMs) {
+        waits.set(task, (waits.get(task) ?? 0) + Math.max(0, at - from));
+        touched.add(task);
+      }
+    }
+  };
+  for (const e of events) {
+    const at = time(e);
+    if (e.type === "created" && e.after?.length) {
+      deps.set(e.task, new Set(e.after));
+      update(e.task, at);
+    } else if (e.type === "depended" && e.on) {
+      deps.set(e.task, new Set([...(deps.get(e.task) ?? []), e.on]));
+      update(e.task, at);
+    } else if (e.type === "undepended" && e.on) {
+      deps.get(e.task)?.delete(e.on);
+      update(e.task, at);
+    } else if (e.type === "done" || e.type === "accepted" || e.type === "cancelled") {
+      // A finished task stops waiting; a cancelled dependency never unblocks anyone.
+      if (e.type === "cancelled") cancelled.add(e.task);
+      else finished.add(e.task);
+      for (const [task, on] of deps) if (on.has(e.task) || task === e.task) update(task, at);
+    }
+  }
+  let ongoing = 0;
+  for (const [task, start] of blockedSince) {
+    ongoing += Math.max(0, nowMs - Math.max(start, sinceMs));
+    touched.add(task);
+  }
+  return { waits: [...waits.values()], unblocked: waits.size, stillBlocked: blockedSince.size, tasks: touched.size, ongoing };
+}
+
+export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date }): Stats {
+  const events = [...all].sort((a, b) => a.at.localeCompare(b.at));
+  const sinceMs = opts.since?.getTime() ?? -Infinity;
+  const inWindow = (e: HandoffEvent) => time(e) >= sinceMs;
+  const win = events.filter(inWindow);
+  const count = (type: HandoffEvent["type"], pred: (e: HandoffEvent) => boolean = () => true) => win.filter((e) => e.type === type && pred(e)).length;
+
+  const hooks: Stats["hooks"] = { deny: 0, warn: 0, info: 0, by_hook: {} };
+  for (const e of win) {
+    if (e.type !== "hook_caught" || !e.verdict) continue;
+    hooks[e.verdict]++;
+    const h = (hooks.by_hook[e.hook ?? "unknown"] ??= { deny: 0, warn: 0, info: 0 });
+    h[e.verdict]++;
+  }
+
+  const conflictKeys = new Map<string, number>();
+  for (const e of win) {
+    if (e.type !== "conflict_found") continue;
+    conflictKeys.set(`${[...(e.commits ?? [])].sort().join(",")}|${[...(e.paths ?? [])].sort().join(",")}`, (e.paths ?? []).length);
+  }
+
+  // Handoffs made inside the window; acknowledged = at least one ack (at any later time).
+  const handoffAt = new Map<string, number>();
+  const firstAck = new Map<string, number>();
+  for (const e of events) {
+    if (e.type === "handoff" && e.handoff && inWindow(e)) handoffAt.set(e.handoff, time(e));
+    if (e.type === "acked" && e.handoff && handoffAt.has(e.handoff) && !firstAck.has(e.handoff)) firstAck.set(e.handoff, time(e));
+  }
+  const ackTimes = [...firstAck].map(([id, at]) => Math.max(0, at - handoffAt.get(id)!));
+
+  // A takeover: the agent that recorded an expiry takes the same thing in the same transaction.
+  const takenOver = win.filter(
+    (e) =>
+      (e.type === "expired" || e.type === "lease_expired") &&
+      e.by &&
+      e.by !== e.agent &&
+      win.some((x) => x.at === e.at && x.agent === e.by && (e.type === "expired" ? x.type === "claimed" && x.task === e.task : x.type === "leased")),
+  ).length;
+
+  const blocked = blockedWaits(events, sinceMs, opts.now.getTime());
+  const delivered = handoffAt.size;
+  return {
+    since: opts.since?.toISOString() ?? null,
+    until: opts.now.toISOString(),
+    events: win.length,
+    claims: {
+      granted: count("claimed"),
+      refused_duplicate: count("claim_refused", (e) => e.code === "held_by_other"),
+      refused_blocked: count("claim_refused", (e) => e.code === "blocked"),
+    },
+    hooks,
+    conflicts: { predicted: conflictKeys.size, paths: [...conflictKeys.values()].reduce((a, b) => a + b, 0) },
+    handoffs: { delivered, acknowledged: firstAck.size, ack_rate: delivered ? firstAck.size / delivered : null, time_to_ack: durationFigures(ackTimes) },
+    blocked: {
+      tasks: blocked.tasks,
+      unblocked: blocked.unblocked,
+      still_blocked: blocked.stillBlocked,
+      time_blocked: durationFigures(blocked.waits),
+      total_ms: blocked.waits.reduce((a, b) => a + b, 0),
+      ongoing_ms: blocked.ongoing,
+    },
+    leases: { file_leases_expired: count("lease_expired"), claims_expired: count("expired"), taken_over: takenOver, reclaimed: count("reclaimed") },
+    review: {
+      // A passing verification is recorded as `submitted` (passed: true); a failing one as `verified`.
+      verified_passed: count("submitted", (e) => e.passed !== false) + count("verified", (e) => e.passed === true),
+      verified_failed: count("verified", (e) => e.passed === false),
+      accepted: count("accepted"),
+      rejected: count("rejected"),
+    },
+  };
+}
