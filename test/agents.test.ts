@@ -104,9 +104,9 @@ test("an agent silent for 7 days is removed by gc: ref gone, claims released, re
   assert.is(task.claim, null);
   const ev = t.as("lead", ["events", "--type", "agent_gc", "--json"], { HANDOFF_NOW: later(8 * DAY) }).json;
   assert.equal(ev.map((e: any) => [e.task, e.agent, e.by]).sort(), [["", "alice", "bob"], ["long", "alice", "bob"]]);
-  assert.match(gitOut(t.repo, "log", "-1", "--format=%s", "refs/handoff/log/agents"), /removed agent alice/);
+  assert.match(gitOut(t.repo, "log", "-1", "--format=%s", "refs/handoff/gc-log"), /removed agent alice/);
   // The log keeps the last declaration.
-  assert.match(gitOut(t.repo, "show", "refs/handoff/log/agents:agent.json"), /long job/);
+  assert.match(gitOut(t.repo, "show", "refs/handoff/gc-log:agent.json"), /long job/);
   assert.equal(t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(9 * DAY) }).json.removed, [], "gc is idempotent");
 });
 
@@ -119,7 +119,7 @@ test("concurrent gc runs remove a silent agent once: one log entry, one release"
   const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => cliAsync(["gc", "--json"], { cwd: t.repo, agent: `sweeper${i}`, env })));
   for (const r of runs) assert.is(r.code, 0, r.stderr);
   assert.is(runs.filter((r) => r.json.removed.length === 1).length, 1, "exactly one run removed alice");
-  assert.equal(gitOut(t.repo, "log", "--format=%s", "refs/handoff/log/agents").split("\n").length, 1);
+  assert.equal(gitOut(t.repo, "log", "--format=%s", "refs/handoff/gc-log").split("\n").length, 1);
   assert.equal(gitOut(t.repo, "log", "--format=%s", "refs/handoff/tasks/job").split("\n").filter((l) => l.startsWith("released job")).length, 1);
 });
 

@@ -96,7 +96,7 @@ export function releaseForGc(task: Task, ctx: OpContext, gone: AgentRecord): { r
   return { record, steps: [...settled.steps, { event, record }] };
 }
 
-/** The event that records an agent's removal (on refs/handoff/log/agents, with its last record). */
+/** The event that records an agent's removal (on refs/handoff/gc-log, with its last record). */
 export function agentGcEvent(gone: AgentRecord, ctx: OpContext): HandoffEvent {
   return {
     type: "agent_gc",

@@ -170,10 +170,10 @@ function story(box: Sandbox, n: Narrator, opts: DemoOptions): Stats | null {
   // --- The conflict preview ------------------------------------------------------------------------
   box.advance(1);
   n.scene("Conflict preview: what no lease can see");
-  const conflicts = box.handoff(C, ["merge-preview"]);
-  n.say("C", "git handoff merge-preview (git merge-tree over the active sessions' branches, no worktree touched)");
+  const conflicts = box.handoff(C, ["conflicts"]);
+  n.say("C", "git handoff conflicts (git merge-tree over the active sessions' branches, no worktree touched)");
   n.show(conflicts, 6);
-  const report = json<{ pairs: { a: { branch: string }; b: { branch: string }; conflicts: string[] }[] }>(box.handoff(C, ["merge-preview", "--json"]));
+  const report = json<{ pairs: { a: { branch: string }; b: { branch: string }; conflicts: string[] }[] }>(box.handoff(C, ["conflicts", "--json"]));
   const hit = report?.pairs.find((p) => [p.a.branch, p.b.branch].sort().join(" ") === "a/contract c/config" && p.conflicts.includes("config/app.json"));
   n.expect("conflict preview finds the textual conflict in config/app.json between a/contract and c/config", !!hit, conflicts.stdout.trim().split("\n")[0] ?? "");
   n.note("C will keep both keys when the branches meet; the warning A got was a real conflict");

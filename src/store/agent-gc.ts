@@ -1,6 +1,6 @@
 // Garbage collection of agents silent past `gc_after`. One transaction per agent: its ref is
 // deleted, every task it still held gets the release (or expiry) commit, and the removal is
-// appended to refs/handoff/log/agents with the agent's last declaration in the tree. The log ref
+// appended to refs/handoff/gc-log with the agent's last declaration in the tree. The log ref
 // exists because a deleted ref's history is unreachable: without it `git handoff events` could not
 // show that the agent was ever removed, and agents that held nothing would vanish without a trace.
 import { isGcDue } from "../core/agent.ts";
@@ -13,7 +13,8 @@ import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 
-export const AGENT_LOG_REF = `${REF_ROOT}log/agents`;
+// Not under log/: refs/handoff/log/<agent> is each agent's catch log, and an agent may be named "agents".
+export const AGENT_LOG_REF = `${REF_ROOT}gc-log`;
 
 export interface GcResult {
   agent: string;
