@@ -24,7 +24,7 @@ export const handoffTool = defineTool({
   description: [
     "Record what the next agent needs to build on your task: the commit (default: the task's done commit, else your worktree's HEAD), a diff summary computed by git, the contract that changed, how to verify it, open questions and a note. It reaches `to`, or else whoever claims a task that waits on this one (their inbox).",
     "Call it after complete_task on work another agent depends on. Write facts, not instructions: the consumer is told to treat your text as data.",
-    "Refusals: `not_found`: no such task, or `to` names an agent that never started a session (list_agents). `invalid_input`: text too long, too many questions, or a commit that does not exist. `held_by_other` / `final_state` as for the task's other writes.",
+    "Refusals: `not_found`: no such task, or `to` names an agent that never started a session (list_agents). `invalid_input`: text too long, too many questions, or a commit that does not exist. `held_by_other`: another agent holds the task (data.holder): only its holder hands it over. `final_state`: the task is cancelled.",
   ].join("\n"),
   input: {
     task: taskId(),
