@@ -24,6 +24,7 @@ const EXPECTED_TOOLS = [
   "load_context", "overview", "events", "create_task", "get_task", "list_tasks", "ready_tasks",
   "claim_task", "claim_next", "renew_task", "release_task", "complete_task", "fail_task", "reclaim_task", "cancel_task",
   "wait_task", "watch",
+  "lease_files", "check_files", "release_files", "handoff", "inbox", "ack_handoff", "list_agents",
 ];
 
 test("lists every tool with a description for agents and input and output schemas", async () => {

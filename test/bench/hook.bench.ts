@@ -2,10 +2,8 @@
 // holding 1,000 live leases, against a bare `node -e 0` in the same run (target <= 1.3x).
 // Run: npm run build && node --import tsx test/bench/hook.bench.ts
 import { spawnSync } from "node:child_process";
-import type { Lease, LeaseSet } from "../../src/core/lease.ts";
-import { mutateLeases } from "../../src/store/lease-store.ts";
-import { openStore } from "../../src/store/store.ts";
 import { CLI, cleanEnv, cleanupTemp, tempRepo } from "../support/repo.ts";
+import { seedLeases } from "./lease-fixture.ts";
 import { fmt, interleave, median } from "./stats.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -15,36 +13,7 @@ const repo = tempRepo();
 const env = cleanEnv({ HANDOFF_AGENT: "bench-agent" });
 
 // 100 agents x 10 leases: 7 files and 3 folder globs each, a fifth of the globs exclusive.
-{
-  const store = await openStore({ cwd: repo, agent: "bench-setup" });
-  const now = store.now();
-  const leases: Lease[] = [];
-  for (let a = 0; a < AGENTS; a++) {
-    for (let j = 0; j < PER_AGENT; j++) {
-      const glob = j >= 7;
-      leases.push({
-        pattern: glob ? `pkg${a}/lib${j}/**` : `pkg${a}/src/file${j}.ts`,
-        agent: `agent-${a}`,
-        task: `t-${a}`,
-        exclusive: glob && a % 5 === 0,
-        acquired_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
-        ttl_ms: 3_600_000,
-        reason: null,
-        worktree: `/work/agent-${a}`,
-        branch: `agent-${a}`,
-        scope: "worktree",
-      });
-    }
-  }
-  const record: LeaseSet = { leases: leases.sort((x, y) => x.pattern.localeCompare(y.pattern)) };
-  await mutateLeases(store, (_set, ctx) => ({
-    ok: true,
-    record,
-    steps: [{ event: { type: "leased", task: "", agent: "bench-setup", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(1,000 leases)"] }, record }],
-  }));
-  store.close();
-}
+await seedLeases(repo, AGENTS, PER_AGENT);
 
 const payload = (file: string) =>
   JSON.stringify({

@@ -1,0 +1,101 @@
+// Tools over file leases: each calls the same function in store/lease-actions.ts as the CLI verb
+// (lease, check, unlease). Paths are read against the repository root, not the server's cwd.
+import * as z from "zod/mini";
+import { fail } from "../../core/errors.ts";
+import { checkText, leaseLine } from "../../cli/lease-render.ts";
+import { check, lease, unlease } from "../../store/lease-actions.ts";
+import type { Store } from "../../store/store.ts";
+import { defineTool } from "../tool.ts";
+import { describe, ttl } from "./common.ts";
+
+const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
+const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
+const LeaseRow = z.record(z.string(), z.unknown());
+
+/** The store functions read relative paths against `cwd`: for tools that is the worktree root. */
+const rootOf = (store: Store) => ({ cwd: store.repo.workTree ?? store.cwd });
+
+const paths = (what: string) =>
+  describe(
+    z.array(z.string()).check(z.minLength(1), z.maxLength(100)),
+    `${what}: files, folders (trailing /) or globs like src/api/**, relative to the repository root`,
+  );
+
+export const leaseFilesTool = defineTool({
+  name: "lease_files",
+  title: "Lease files",
+  description: [
+    "Announce that you are about to edit files: a lease on paths or globs, shared by default (others get warned), `exclusive` to keep everyone else out (their check_files answers deny). Leases end at expires_at; any lease_files call of yours renews all your leases.",
+    "Call it before editing files another agent might touch, ideally with the `task` it serves. Not needed for files only you work on; paths ignored by the repository's lease policy are reported in `ignored` and not leased.",
+    "Refusals: `held_by_other`: another agent's lease is in the way: data.holder holds data.pattern until data.expires_at (data.exclusive tells which kind). Do not edit those files: work elsewhere, wait, or ask the holder to release them. `invalid_input`: a path outside the repository, a bad ttl or too many paths.",
+  ].join("\n"),
+  input: {
+    paths: paths("what to lease"),
+    exclusive: z.optional(describe(z.boolean(), "nobody else may lease or edit anything overlapping (default false: shared)")),
+    task: z.optional(describe(z.string(), "the task this lease serves")),
+    ttl: ttl(),
+    reason: z.optional(describe(z.string(), "why, shown to agents that run into the lease (at most 500 characters)")),
+  },
+  output: { leased: z.array(LeaseRow), ignored: z.array(z.string()) },
+  annotations: { ...WRITE, idempotentHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    const r = await lease(store, a.paths, {
+      ...rootOf(store),
+      ...opt("exclusive", a.exclusive),
+      ...opt("task", a.task),
+      ...opt("ttl", a.ttl),
+      ...opt("reason", a.reason),
+    });
+    const now = store.now();
+    const lines = [...r.leased.map((l) => `leased ${leaseLine(l, now)}`), ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`)];
+    return { data: { ...r }, text: lines.join("\n") || "nothing leased" };
+  },
+});
+
+export const checkFilesTool = defineTool({
+  name: "check_files",
+  title: "Check files before editing",
+  description: [
+    "May you edit these paths? One answer per path: deny (inside another agent's exclusive lease), warn (another agent leases this very file), info (another agent leases a folder or glob containing it) or ok; each names the holder, its task and expiry. Reads one ref, writes nothing.",
+    "Call it before editing a file others may be working on. An ok or warn/info answer comes back as a normal result: for warn, coordinate with the holder before large edits.",
+    "Refusal `held_by_other`: at least one path is denied; error.data carries the full answer (verdict, paths with holders and suggestions). Do not edit the denied paths: work elsewhere, wait until the lease ends, or ask the holder.",
+  ].join("\n"),
+  input: { paths: paths("what you intend to edit") },
+  output: { agent: z.string(), mode: z.string(), verdict: z.string(), paths: z.array(LeaseRow) },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(a, { session }) {
+    const store = await session.store();
+    const r = await check(store, a.paths, rootOf(store));
+    if (r.verdict === "deny") {
+      const denied = r.paths.filter((p) => p.verdict === "deny");
+      // Like the CLI's exit 3: the agent reads the holder from the same error body as any refusal.
+      fail("held_by_other", denied.map((p) => p.message).join("; "), { ...r }, denied[0]?.suggestions ?? []);
+    }
+    return { data: { ...r }, text: checkText(r) };
+  },
+});
+
+export const releaseFilesTool = defineTool({
+  name: "release_files",
+  title: "Release file leases",
+  description: [
+    "Release your leases on paths or globs, named as you leased them, or all of them with `all`. Returns what was released.",
+    "Call it when you are done editing the files (after committing), so others are no longer warned or denied. Leases of other agents are never touched; for a task you hand over, release its files too.",
+    "Refusal `invalid_input`: neither paths nor all given, or a path outside the repository.",
+  ].join("\n"),
+  input: {
+    paths: z.optional(describe(z.array(z.string()).check(z.maxLength(100)), "the paths or globs to release, relative to the repository root")),
+    all: z.optional(describe(z.boolean(), "release every lease you hold")),
+  },
+  output: { released: z.array(z.string()) },
+  annotations: { ...WRITE, idempotentHint: true },
+  async run(a, { session }) {
+    const store = await session.store();
+    if (!a.all && !a.paths?.length) fail("invalid_input", "name the paths to release, or pass all: true");
+    const r = await unlease(store, a.paths ?? [], { ...rootOf(store), ...opt("all", a.all) });
+    return { data: r, text: r.released.length ? r.released.map((p) => `unleased ${p}`).join("\n") : "nothing to release" };
+  },
+});
+
+export const LEASE_TOOLS = [leaseFilesTool, checkFilesTool, releaseFilesTool];

@@ -1,0 +1,38 @@
+// Bench fixture: many live file leases written straight into the lease ref (one commit), as the
+// busy repository the lease-checking paths (hook, check_files) are measured against.
+import type { Lease, LeaseSet } from "../../src/core/lease.ts";
+import { mutateLeases } from "../../src/store/lease-store.ts";
+import { openStore } from "../../src/store/store.ts";
+
+/** `agents` x `perAgent` leases: 7 files and the rest folder globs each, a fifth of the globs exclusive. */
+export async function seedLeases(repo: string, agents: number, perAgent: number): Promise<void> {
+  const store = await openStore({ cwd: repo, agent: "bench-setup" });
+  const now = store.now();
+  const leases: Lease[] = [];
+  for (let a = 0; a < agents; a++) {
+    for (let j = 0; j < perAgent; j++) {
+      const glob = j >= 7;
+      leases.push({
+        pattern: glob ? `pkg${a}/lib${j}/**` : `pkg${a}/src/file${j}.ts`,
+        agent: `agent-${a}`,
+        task: `t-${a}`,
+        exclusive: glob && a % 5 === 0,
+        acquired_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
+        ttl_ms: 3_600_000,
+        reason: null,
+        worktree: `/work/agent-${a}`,
+        branch: `agent-${a}`,
+        scope: "worktree",
+      });
+    }
+  }
+  const record: LeaseSet = { leases: leases.sort((x, y) => x.pattern.localeCompare(y.pattern)) };
+  const count = `(${(agents * perAgent).toLocaleString("en")} leases)`;
+  await mutateLeases(store, (_set, ctx) => ({
+    ok: true,
+    record,
+    steps: [{ event: { type: "leased", task: "", agent: "bench-setup", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: [count] }, record }],
+  }));
+  store.close();
+}
