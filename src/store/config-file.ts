@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { issueText } from "../core/schema-helpers.ts";
@@ -19,7 +19,7 @@ export async function loadConfig(workTree: string | null): Promise<Config> {
 
 /** Parses and validates the config, naming the line of the first problem. */
 export async function parseConfig(text: string): Promise<Config> {
-  const { parseDocument, LineCounter, isNode } = await import("yaml");
+  const { parseDocument, LineCounter, isNode } = await loadYaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length) {
@@ -56,4 +56,18 @@ function findKeyLine(contents: unknown, key: string, lines: { linePos(o: number)
   const items = (contents as { items?: { key?: { value?: unknown; range?: number[] } }[] })?.items ?? [];
   const item = items.find((i) => i.key?.value === key);
   return item?.key?.range ? lines.linePos(item.key.range[0]!).line : null;
+}
+
+type YamlModule = typeof import("./yaml-bundle.ts");
+
+/**
+ * Bundled, the parser comes from dist/yaml-bundle.cjs beside the running bundle, required by a
+ * computed path so esbuild leaves it out of the hot bundles; from source (tests, tsx) it is a
+ * plain import.
+ */
+async function loadYaml(): Promise<YamlModule> {
+  const beside = typeof __dirname === "string" ? `${__dirname}/yaml-bundle.cjs` : "";
+  if (beside && existsSync(beside)) return require(beside) as YamlModule;
+  const source = "./yaml-bundle" + ".ts"; // not a literal: esbuild must not inline it
+  return import(source) as Promise<YamlModule>;
 }
