@@ -43,6 +43,9 @@ test("lease, leases, check, unlease: answers per path with holder, task, expiry 
 
   const mine = cli(["leases", "--agent", "alice", "--json"], { cwd: repo });
   assert.equal(mine.json.map((l: { pattern: string }) => l.pattern), ["docs/**", "src/api/**", "src/shared.ts"]);
+  // Before the verb, --agent names the caller; it does not filter the listing.
+  const asCaller = cli(["--agent", "alice", "leases", "--json"], { cwd: repo });
+  assert.ok(asCaller.json.some((l: { agent: string }) => l.agent === "bob"), "bob's shared lease is listed too");
   const notMine = cli(["unlease", "src/api/**"], { cwd: repo, agent: "bob" });
   assert.is(notMine.code, 3);
   assert.match(notMine.stderr, /held by alice/);

@@ -46,8 +46,8 @@ export function registerLease(program: Command): void {
   withGlobals(program.command("leases").description("list live file leases").option("--agent <name>", "only this agent's leases"), {
     agent: false,
   }).action(async (_o, cmd: Command) => {
-    // The program also defines --agent, and commander gives it the flag wherever it appears.
-    const agent = (cmd.optsWithGlobals() as { agent?: string }).agent;
+    // Positional options: `--agent` after the verb is this filter; before it, it names the caller.
+    const agent = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
       const leases: Lease[] = await listLeases(store, agent !== undefined ? { agent: validateAgentId(agent) } : {});
       const now = store.now();
