@@ -3,7 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { classifyAgent, heartbeatDue, type AgentRecord } from "../src/core/agent.ts";
 import { findCycle, readyTasks, reachable } from "../src/core/dependency-graph.ts";
-import { inboxContext } from "../src/core/handoff-text.ts";
+import { inboxContext } from "../src/present/handoff-text.ts";
 import { inboxFor } from "../src/core/handoff.ts";
 import type { Handoff } from "../src/core/handoff-record.ts";
 import type { Task } from "../src/core/task.ts";

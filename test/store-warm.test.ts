@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
 import { discoverRepo } from "../src/git/repo.ts";
-import { openStore } from "../src/store/store.ts";
+import { openSyncedStore as openStore } from "../src/sync/open.ts";
 import { claim, release } from "../src/store/task-actions.ts";
 import { addTask, listTasks, loadTask } from "../src/store/task-store.ts";
 import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";

@@ -1,7 +1,7 @@
 // The commander-based CLI. Loaded by the dispatcher (git-handoff.ts) for every verb but the hot ones.
 import { CommanderError } from "commander";
 import { buildProgram } from "./program.ts";
-import { reportError } from "./output.ts";
+import { reportError } from "../present/output.ts";
 
 /** Commander's own errors are usage errors (exit 2); help and version are not errors at all. */
 async function main(argv: string[]): Promise<number> {

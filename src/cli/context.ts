@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../core/errors.ts";
 import { refreshHeartbeat } from "../store/agent-store.ts";
-import { openStore, type Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { openSyncedStore } from "../sync/open.ts";
 
 /** Options every command accepts, before or after the verb. */
 export interface GlobalOptions {
@@ -31,7 +32,7 @@ export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Comma
 export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>): Promise<T> {
   const opts = globals(cmd);
   const cwd = opts.C ? resolve(opts.C) : process.cwd();
-  const store = await openStore({
+  const store = await openSyncedStore({
     cwd,
     ...(opts.agent !== undefined ? { agent: opts.agent } : {}),
     ...(opts.push ? { push: true } : {}),

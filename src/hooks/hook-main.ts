@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
-import { openStore, type Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { openSyncedStore } from "../sync/open.ts";
 import { editIntent, formatAnswer, type AgentKind } from "./agents.ts";
 import { recordHookCatch } from "./catch-record.ts";
 import { checkEdit } from "./edit-check.ts";
@@ -156,7 +157,7 @@ async function main(argv: string[]): Promise<number> {
 /** `answered`: the answer is out; logging the catch afterwards must not let the watchdog answer again. */
 async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: () => void): Promise<number> {
   const open = async (dir: string, agent: string | undefined) => {
-    const s = await openStore({ cwd: dir, ...(agent !== undefined ? { agent } : {}) });
+    const s = await openSyncedStore({ cwd: dir, ...(agent !== undefined ? { agent } : {}) });
     opened(s);
     return s;
   };

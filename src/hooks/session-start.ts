@@ -7,9 +7,9 @@ import { formatDuration } from "../core/duration.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
-import { inboxContext } from "../core/handoff-text.ts";
+import { inboxContext } from "../present/handoff-text.ts";
 import { inbox } from "../store/handoff-actions.ts";
-import { readConflicts } from "../store/local-area.ts";
+import { readConflicts } from "../sync/local-area.ts";
 
 const MAX_LINES = 30;
 

@@ -3,7 +3,7 @@
 // reads the same code, holder and suggestions a script reads from `--json`.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type Refusal } from "../core/errors.ts";
-import { errorBody } from "../cli/output.ts";
+import { errorBody } from "../present/output.ts";
 
 export function okResult(data: Record<string, unknown>, text: string): CallToolResult {
   return { content: [{ type: "text", text }], structuredContent: data };

@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { validateAgentId } from "../core/ids.ts";
 import { CONFIG_NAME } from "../store/config-file.ts";
-import { openStore, type Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { openSyncedStore } from "../sync/open.ts";
 
 /** Where the agent name came from, strongest first. */
 export type AgentSource = "flag" | "env" | "load_context" | "derived";
@@ -77,7 +78,7 @@ export class McpSession {
   private async reopen(): Promise<Store> {
     const env = { ...(this.opts.env ?? process.env) };
     delete env.HANDOFF_AGENT; // the session decides the name; openStore derives one when we have none
-    const next = await openStore({ cwd: this.opts.cwd, env, warm: true, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
+    const next = await openSyncedStore({ cwd: this.opts.cwd, env, warm: true, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
     const old = this.current;
     this.current = next;
     this.stamp = this.stampOf(next);

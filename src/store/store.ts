@@ -44,6 +44,11 @@ export class Store {
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
   readonly notices: string[] = [];
   private remoteName: Promise<string | null> | undefined;
+  /**
+   * How exclusive writes reach the sync remote. The store knows nothing about other clones: the
+   * sync layer (src/sync/open.ts) hands this in when it opens a store for a front end.
+   */
+  remoteGate: RemoteGate | null = null;
 
   constructor(
     readonly repo: RepoInfo,
@@ -121,11 +126,15 @@ export class Store {
    * intent cannot apply), writes objects and returns the ref updates. A lost race re-runs the whole
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
-  async casLoop<R>(attempt: (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>, opts: CasOptions = {}): Promise<R> {
+  async casLoop<R>(attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
     if (opts.exclusive || this.syncOptions.push) {
       // With a sync remote, exclusive writes (and every write under --push) count once pushed.
       const remote = await this.syncRemote();
-      if (remote) return (await import("./remote-cas.ts")).remoteCasLoop(this, remote, attempt);
+      if (remote) {
+        // Granting locally what the remote has not seen would break exclusivity across clones.
+        if (!this.remoteGate) fail("internal", "this store was opened without the sync layer but the clone has a sync remote");
+        return this.remoteGate.exclusive(this, remote, attempt);
+      }
     }
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
@@ -142,6 +151,17 @@ export class Store {
       { action: "retry", detail: "another writer kept the ref busy; run the command again" },
     ]);
   }
+}
+
+/** One attempt of a compare-and-swap loop: decide on current state, return the ref updates. */
+export type Attempt<R> = (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>;
+
+/** The narrow interface through which the store's compare-and-swap loop uses the sync remote. */
+export interface RemoteGate {
+  /** Runs the loop so its writes count only once they have landed on the remote. */
+  exclusive<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R>;
+  /** Fetches the remote's state and applies it here; `ok: false` when the remote cannot be read. */
+  refresh(store: Store, remote: string): Promise<{ ok: boolean }>;
 }
 
 export interface CasOptions {

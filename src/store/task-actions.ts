@@ -80,8 +80,8 @@ export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): 
   } catch (e) {
     // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
     const remote = e instanceof HandoffError && e.code === "no_task_ready" ? await store.syncRemote() : null;
-    if (!remote) throw e;
-    const r = await (await import("./remote-cas.ts")).refresh(store, remote);
+    if (!remote || !store.remoteGate) throw e;
+    const r = await store.remoteGate.refresh(store, remote);
     // Even when this refresh applied nothing, a concurrent one of this clone may have.
     if (!r.ok) throw e;
     return claimReady(store, ttl, withLeases);

@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { addTask } from "../../src/store/task-store.ts";
 import { claim } from "../../src/store/task-actions.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, tempRepo } from "../support/repo.ts";
 import { fmt, interleave } from "./stats.ts";
 

@@ -2,7 +2,7 @@
 // busy repository the lease-checking paths (hook, check_files) are measured against.
 import type { Lease, LeaseSet } from "../../src/core/lease.ts";
 import { mutateLeases } from "../../src/store/lease-store.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 
 /** `agents` x `perAgent` leases: 7 files and the rest folder globs each, a fifth of the globs exclusive. */
 export async function seedLeases(repo: string, agents: number, perAgent: number): Promise<void> {

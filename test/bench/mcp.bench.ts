@@ -3,7 +3,7 @@
 // with 1,000 live leases (issue 3's leases, 100 agents x 10).
 // Run after `npm run build`: node --import tsx test/bench/mcp.bench.ts
 import { addTask } from "../../src/store/task-store.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 import { overStdio } from "../support/mcp.ts";
 import { cleanupTemp, tempRepo } from "../support/repo.ts";
 import { seedLeases } from "./lease-fixture.ts";

@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { addTask } from "../../src/store/task-store.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "../support/repo.ts";
 import { cloneOf, serveRoot, startHttp } from "../support/servers.ts";
 

@@ -2,7 +2,7 @@
 // store (the same path as `git handoff claim`) and prints one JSON line per attempt.
 // Usage: node --import tsx racer.ts <repo> <agent> <task>...
 import { HandoffError } from "../../src/core/errors.ts";
-import { openStore } from "../../src/store/store.ts";
+import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 import { claim } from "../../src/store/task-actions.ts";
 
 const [repo, agent, ...tasks] = process.argv.slice(2);

@@ -6,8 +6,8 @@ import { gcAgents } from "../../store/agent-gc.ts";
 import { listAgents } from "../../store/agent-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { rosterText } from "../render-agents.ts";
+import { emit, warn } from "../../present/output.ts";
+import { rosterText } from "../../present/render-agents.ts";
 
 export function registerAgents(program: Command): void {
   withGlobals(

@@ -4,12 +4,12 @@ import type { Task } from "../../core/task.ts";
 import type { Store } from "../../store/store.ts";
 import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
-import { taskDetail } from "../render.ts";
+import { emit } from "../../present/output.ts";
+import { taskDetail } from "../../present/render.ts";
 // issue 4: verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
-import { taskExtrasText, verificationDetail } from "../render-tasks.ts";
+import { taskExtrasText, verificationDetail } from "../../present/render-tasks.ts";
 import { deliveredWithClaim } from "./handoff.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */

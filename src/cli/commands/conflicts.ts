@@ -3,7 +3,7 @@ import { conflictSummaryLine, pairLine } from "../../core/conflict.ts";
 import { recordConflicts } from "../../store/conflict-catches.ts";
 import { predictConflicts } from "../../store/conflicts.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit } from "../../present/output.ts";
 
 export function registerConflicts(program: Command): void {
   withGlobals(

@@ -4,8 +4,8 @@ import { fail } from "../../core/errors.ts";
 import { claimReady, depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { deliveredWithClaim } from "./handoff.ts";
-import { emit, warn } from "../output.ts";
-import { taskDetail, taskLine } from "../render.ts";
+import { emit, warn } from "../../present/output.ts";
+import { taskDetail, taskLine } from "../../present/render.ts";
 
 function needOn(on: string | undefined, verb: string): string {
   if (on === undefined) fail("usage", `${verb} needs --on TASK`);

@@ -5,8 +5,8 @@ import { EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { eventLine } from "../render.ts";
+import { emit, warn } from "../../present/output.ts";
+import { eventLine } from "../../present/render.ts";
 
 export function registerEvents(program: Command): void {
   withGlobals(

@@ -1,23 +1,11 @@
 import type { Command } from "commander";
-import type { InboxEntry } from "../../core/handoff.ts";
-import type { Handoff } from "../../core/handoff-record.ts";
 import type { Task } from "../../core/task.ts";
-import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { ack, handoff, inbox } from "../../store/handoff-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { collect, withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { handoffText, inboxEntryText } from "../render-tasks.ts";
-
-/** JSON for agents: the producer's free text grouped under `untrusted`, with the notice. */
-export function handoffJson(h: Handoff): Record<string, unknown> {
-  const { contract, verify, note, questions, ...rest } = h;
-  return { ...rest, untrusted: { notice: UNTRUSTED_LABEL, from: h.producer, contract, verify, note, questions } };
-}
-
-function entryJson(e: InboxEntry): Record<string, unknown> {
-  return { ...handoffJson(e.handoff), reason: e.reason, via: e.via, task_status: e.task_status };
-}
+import { emit, warn } from "../../present/output.ts";
+import { handoffText, inboxEntryText } from "../../present/render-tasks.ts";
+import { entryJson, handoffJson } from "../../present/handoff.ts";
 
 /** After a claim: the handoffs that came with the claimed task's dependencies, shown once in text. */
 export async function deliveredWithClaim(store: Store, t: Task): Promise<string> {

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
-import { git } from "../../git/run.ts";
-import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../hooks/install.ts";
+import { configGet, configSetLocal, gitPath } from "../../git/config.ts";
+import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit } from "../../present/output.ts";
 import { withMcpRegistration } from "./mcp-register.ts";
 
 export const FORMAT_VERSION = "1";
@@ -16,10 +16,8 @@ const TEMPLATES = join(__dirname, "..", "git-hooks");
 async function layoutOf(store: Store): Promise<HookLayout> {
   const root = store.repo.workTree;
   if (!root) fail("invalid_input", "hooks need a worktree (this is a bare repository)");
-  const hp = await git(["config", "--get", "core.hooksPath"], { cwd: store.cwd });
-  const hooksPath = hp.code === 0 && hp.stdout.trim() ? hp.stdout.trim() : null;
-  const gp = await git(["rev-parse", "--git-path", "hooks"], { cwd: store.cwd });
-  return { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, gp.stdout.trim(), hooksPath) };
+  const hooksPath = await configGet(store.cwd, "core.hooksPath");
+  return { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
 }
 
 function actionLines(actions: Action[], dryRun: boolean): string[] {
@@ -40,9 +38,8 @@ export function registerInit(program: Command): void {
       .option("--no-hooks", "only prepare the repository; install no hooks"),
   )).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      const current = await git(["config", "--local", "--get", "handoff.version"], { cwd: store.cwd });
-      const changed = current.stdout.trim() !== FORMAT_VERSION;
-      if (changed && !o.dryRun) await git(["config", "--local", "handoff.version", FORMAT_VERSION], { cwd: store.cwd });
+      const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
+      if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
       const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), TEMPLATES);
       if (!o.dryRun) applyActions(actions);
       const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, actions: publicActions(actions) };

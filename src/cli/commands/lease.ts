@@ -4,8 +4,8 @@ import { validateAgentId } from "../../core/ids.ts";
 import type { Lease } from "../../core/lease.ts";
 import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
-import { checkText, leaseLine } from "../lease-render.ts";
+import { emit } from "../../present/output.ts";
+import { checkText, leaseLine } from "../../present/lease-render.ts";
 
 export function registerLease(program: Command): void {
   withGlobals(

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit } from "../../present/output.ts";
 
 export const SERVER_NAME = "git-handoff";
 export const MCP_JSON = ".mcp.json";

@@ -4,8 +4,8 @@ import type { ReviewItem } from "../../core/review.ts";
 import { accept, listReview, reject } from "../../store/review-actions.ts";
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { verificationDetail } from "../render-tasks.ts";
+import { emit, warn } from "../../present/output.ts";
+import { verificationDetail } from "../../present/render-tasks.ts";
 
 export function reviewItemText(r: ReviewItem): string {
   const lines = [`${r.task}  submitted by ${r.submitted_by} at ${r.submitted_at}  ${r.objective.split("\n")[0]}`];

@@ -3,8 +3,8 @@ import type { AgentRecord } from "../../core/agent.ts";
 import { endSessionFor, heartbeatFor, startSessionFor } from "../../store/agent-store.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
 import { collect, withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
-import { agentDetail } from "../render-agents.ts";
+import { emit } from "../../present/output.ts";
+import { agentDetail } from "../../present/render-agents.ts";
 
 export function registerSession(program: Command): void {
   const session = program.command("session").description("declare what this agent works on (refs/handoff/agents/<agent>)");

@@ -3,7 +3,7 @@ import { formatDuration, parseSince } from "../../core/duration.ts";
 import { computeStats, type DurationFigures, type Stats } from "../../core/stats.ts";
 import { readEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
+import { emit, warn } from "../../present/output.ts";
 
 function durations(d: DurationFigures): string {
   if (!d.count) return "none";

@@ -5,9 +5,9 @@ import { predictConflicts } from "../../store/conflicts.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { statusText } from "../render-status.ts";
-import { listTentative, readConflicts, type Conflict } from "../../store/local-area.ts";
+import { emit, warn } from "../../present/output.ts";
+import { statusText } from "../../present/render-status.ts";
+import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 
 function syncText(conflicts: Conflict[], tentative: number): string {
   const lines: string[] = [];

@@ -1,14 +1,14 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
-import { ackConflicts, readConflicts } from "../../store/local-area.ts";
-import { setRemote, showRemote } from "../../store/remote-config.ts";
-import { sync } from "../../store/sync.ts";
+import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
+import { setRemote, showRemote } from "../../sync/remote-config.ts";
+import { sync } from "../../sync/sync.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
-import { doctor } from "../../store/doctor.ts";
-import { checkFences, requireFences } from "../../store/fence.ts";
+import { doctor } from "../../sync/doctor.ts";
+import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit } from "../output.ts";
+import { emit } from "../../present/output.ts";
 
 export function registerSync(program: Command): void {
   withGlobals(

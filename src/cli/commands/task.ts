@@ -5,10 +5,10 @@ import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
-import { taskExtrasText } from "../render-tasks.ts";
+import { taskExtrasText } from "../../present/render-tasks.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../output.ts";
-import { taskDetail, taskLine } from "../render.ts";
+import { emit, warn } from "../../present/output.ts";
+import { taskDetail, taskLine } from "../../present/render.ts";
 
 export function registerTask(program: Command): void {
   const task = program.command("task").description("add, show and list tasks");

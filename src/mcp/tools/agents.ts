@@ -2,7 +2,7 @@
 import * as z from "zod/mini";
 import { AgentStatus } from "../../core/agent.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
-import { rosterText } from "../../cli/render-agents.ts";
+import { rosterText } from "../../present/render-agents.ts";
 import { listAgents } from "../../store/agent-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { defineTool } from "../tool.ts";

@@ -1,7 +1,7 @@
 // Input fields and renderings shared by the tool files.
 import * as z from "zod/mini";
 import type { Task } from "../../core/task.ts";
-import { taskDetail, taskLine } from "../../cli/render.ts";
+import { taskDetail, taskLine } from "../../present/render.ts";
 import type { Store } from "../../store/store.ts";
 import type { ToolReply } from "../tool.ts";
 

@@ -2,9 +2,8 @@
 // (handoff, inbox, ack). The producer's free text is another agent's words: in data it sits under
 // `untrusted` with the notice (as the CLI's --json), in text it is fenced and labelled.
 import * as z from "zod/mini";
-import type { InboxEntry } from "../../core/handoff.ts";
-import { renderHandoff, renderInboxEntry } from "../../core/handoff-text.ts";
-import { handoffJson } from "../../cli/commands/handoff.ts";
+import { renderHandoff, renderInboxEntry } from "../../present/handoff-text.ts";
+import { entryJson, handoffJson } from "../../present/handoff.ts";
 import { ack, handoff, inbox } from "../../store/handoff-actions.ts";
 import { defineTool } from "../tool.ts";
 import { describe, taskId } from "./common.ts";
@@ -13,10 +12,6 @@ const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: fals
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
 const HandoffRow = z.record(z.string(), z.unknown());
 const text4k = (what: string) => z.optional(describe(z.string(), `${what} (at most 4000 characters)`));
-
-function entryJson(e: InboxEntry): Record<string, unknown> {
-  return { ...handoffJson(e.handoff), reason: e.reason, via: e.via, task_status: e.task_status };
-}
 
 export const handoffTool = defineTool({
   name: "handoff",

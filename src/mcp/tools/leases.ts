@@ -2,7 +2,7 @@
 // (lease, check, unlease). Paths are read against the repository root, not the server's cwd.
 import * as z from "zod/mini";
 import { fail } from "../../core/errors.ts";
-import { checkText, leaseLine } from "../../cli/lease-render.ts";
+import { checkText, leaseLine } from "../../present/lease-render.ts";
 import { check, lease, unlease } from "../../store/lease-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { defineTool } from "../tool.ts";

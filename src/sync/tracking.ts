@@ -4,7 +4,7 @@
 import { listRefs, updateRefs } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock } from "../git/remote.ts";
 import { git } from "../git/run.ts";
-import { REF_ROOT, type Store } from "./store.ts";
+import { REF_ROOT, type Store } from "../store/store.ts";
 
 export type Tips = Map<string, string>;
 

@@ -1,8 +1,8 @@
 // How a handoff reads when shown to an agent (CLI, SessionStart hook context, MCP text): our own
 // fields plain, the producer's free text fenced under the untrusted label.
-import { diffLine } from "./diff-summary.ts";
-import type { InboxEntry } from "./handoff.ts";
-import type { Handoff } from "./handoff-record.ts";
+import { diffLine } from "../core/diff-summary.ts";
+import type { InboxEntry } from "../core/handoff.ts";
+import type { Handoff } from "../core/handoff-record.ts";
 import { fence, UNTRUSTED_LABEL } from "./untrusted.ts";
 
 export interface Styles {

@@ -3,8 +3,8 @@ import { edgeText, type BlockedEdge } from "../core/dependency-graph.ts";
 import { diffLine } from "../core/diff-summary.ts";
 import type { Handoff } from "../core/handoff-record.ts";
 import type { Task } from "../core/task.ts";
-import { fence, neutralise } from "../core/untrusted.ts";
-import { renderHandoff, renderInboxEntry } from "../core/handoff-text.ts";
+import { fence, neutralise } from "./untrusted.ts";
+import { renderHandoff, renderInboxEntry } from "./handoff-text.ts";
 import type { InboxEntry } from "../core/handoff.ts";
 import { paint } from "./output.ts";
 

@@ -6,12 +6,12 @@ import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { Task } from "../core/task.ts";
 import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
 import type { Tips } from "./tracking.ts";
-import { ARCHIVE_REF, archivedTipsFrom } from "./archive.ts";
-import { eventFromMessage, readRecord, readTyped, writeSteps } from "./codec.ts";
-import { commitsSince, isAncestor } from "./history.ts";
+import { ARCHIVE_REF, archivedTipsFrom } from "../store/archive.ts";
+import { eventFromMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
+import { commitsSince, isAncestor } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
-import { REF_ROOT, type Store } from "./store.ts";
-import { TASKS_PREFIX } from "./task-store.ts";
+import { REF_ROOT, type Store } from "../store/store.ts";
+import { TASKS_PREFIX } from "../store/task-store.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 

@@ -2,8 +2,8 @@ import { HandoffError } from "../core/errors.ts";
 import { fenceRefusal } from "../core/fence.ts";
 import type { Refusal } from "../core/errors.ts";
 import { refresh } from "./remote-cas.ts";
-import type { Store } from "./store.ts";
-import { loadTask } from "./task-store.ts";
+import type { Store } from "../store/store.ts";
+import { loadTask } from "../store/task-store.ts";
 
 export interface FenceVerdict {
   task: string;

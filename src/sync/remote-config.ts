@@ -3,7 +3,7 @@ import { fail } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { git } from "../git/run.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "../store/store.ts";
 
 export interface RemoteSetting {
   remote: string | null;

@@ -8,8 +8,8 @@ import { integrate } from "./integrate.ts";
 import { refreshTracking, snapshot } from "./tracking.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, unreachable } from "./remote-cas.ts";
-import type { Store } from "./store.ts";
-import { compactIfDue } from "./archive.ts";
+import type { Store } from "../store/store.ts";
+import { compactIfDue } from "../store/archive.ts";
 
 export interface SyncReport {
   remote: string;

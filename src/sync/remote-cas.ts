@@ -4,10 +4,10 @@ import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import { updateRefs, type RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { refreshTracking, trackingFor } from "./tracking.ts";
-import { isAncestor } from "./history.ts";
+import { isAncestor } from "../store/history.ts";
 import { integrate, type Integration } from "./integrate.ts";
 import { markTentative, recordConflicts } from "./local-area.ts";
-import type { Store } from "./store.ts";
+import type { Attempt, Store } from "../store/store.ts";
 
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
@@ -15,7 +15,6 @@ const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final
 const REMOTE_BUDGET_MS = 60_000;
 const MAX_ROUNDS = 40;
 
-export type Attempt<R> = (now: Date) => Promise<{ updates: RefUpdate[]; result: R }>;
 
 export function unreachable(remote: string, message: string): never {
   fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message}): exclusive operations need it (or use --offline for a tentative grant)`, { remote }, [

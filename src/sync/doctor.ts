@@ -1,16 +1,16 @@
 // `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
 import { HandoffError } from "../core/errors.ts";
 import { formatDuration } from "../core/duration.ts";
-import { eventFromMessage } from "./codec.ts";
+import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
 import { configuredRemote, trackingPrefix } from "../git/remote.ts";
 import { git } from "../git/run.ts";
-import { readRecord } from "./codec.ts";
-import { readCommit } from "./history.ts";
+import { readRecord } from "../store/codec.ts";
+import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
-import type { Store } from "./store.ts";
-import { TASKS_PREFIX } from "./task-store.ts";
+import type { Store } from "../store/store.ts";
+import { TASKS_PREFIX } from "../store/task-store.ts";
 
 export interface Check {
   name: string;

@@ -6,9 +6,9 @@ import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem, sanitizeIdPart } from "../core/ids.ts";
 import { isoTime } from "../core/schema-helpers.ts";
 import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
-import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "./codec.ts";
-import { readCommit } from "./history.ts";
-import type { Store } from "./store.ts";
+import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "../store/codec.ts";
+import { readCommit } from "../store/history.ts";
+import type { Store } from "../store/store.ts";
 
 export const LOCAL_ROOT = "refs/handoff-local/";
 export const CONFLICTS_PREFIX = `${LOCAL_ROOT}conflicts/`;
@@ -108,7 +108,7 @@ export async function markTentative(store: Store, updates: RefUpdate[]): Promise
 }
 
 export async function listTentative(store: Store): Promise<Tentative[]> {
-  const { eventFromMessage } = await import("./codec.ts");
+  const { eventFromMessage } = await import("../store/codec.ts");
   const out: Tentative[] = [];
   for (const { name, oid } of await listRefs(store.cwd, TENTATIVE_PREFIX)) {
     let event: HandoffEvent | null = null;

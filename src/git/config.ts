@@ -1,0 +1,27 @@
+// git config reads and writes for the repository's own settings (handoff.*, core.hooksPath).
+import { git } from "./run.ts";
+
+/** One value, or null when unset. */
+export async function configGet(cwd: string, key: string, scope: "any" | "local" = "any"): Promise<string | null> {
+  const r = await git(["config", ...(scope === "local" ? ["--local"] : []), "--get", key], { cwd });
+  const v = r.stdout.trim();
+  return r.code === 0 && v ? v : null;
+}
+
+export async function configSetLocal(cwd: string, key: string, value: string): Promise<void> {
+  const r = await git(["config", "--local", key, value], { cwd });
+  if (r.code !== 0) throw new Error(`git config ${key} failed: ${r.stderr.trim().split("\n")[0]}`);
+}
+
+export async function configUnsetLocal(cwd: string, key: string): Promise<void> {
+  // Exit 5 means "was not set": nothing to undo.
+  const r = await git(["config", "--local", "--unset-all", key], { cwd });
+  if (r.code !== 0 && r.code !== 5) throw new Error(`git config --unset ${key} failed: ${r.stderr.trim().split("\n")[0]}`);
+}
+
+/** `git rev-parse --git-path <name>`: where git keeps `hooks` and friends for this worktree. */
+export async function gitPath(cwd: string, name: string): Promise<string> {
+  const r = await git(["rev-parse", "--git-path", name], { cwd });
+  if (r.code !== 0) throw new Error(`git rev-parse --git-path failed: ${r.stderr.trim().split("\n")[0]}`);
+  return r.stdout.trim();
+}

@@ -1,0 +1,19 @@
+// Front ends open their store here: the store itself knows only this clone, and the sync layer
+// hands it the gate through which exclusive writes reach the sync remote.
+import { openStore, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
+
+const gate: RemoteGate = {
+  // Loaded on first use: most hook and CLI calls never touch the remote.
+  exclusive: async (store, remote, attempt) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, attempt),
+  refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
+};
+
+/** Gives a store opened elsewhere (tests, benchmarks) the sync layer's gate. */
+export function withSync(store: Store): Store {
+  store.remoteGate = gate;
+  return store;
+}
+
+export async function openSyncedStore(opts: OpenOptions): Promise<Store> {
+  return withSync(await openStore(opts));
+}
