@@ -8,8 +8,6 @@ import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./sup
 
 test.after(cleanupTemp);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test("lease, leases, check, unlease: answers per path with holder, task, expiry and suggestions", () => {
   const repo = tempRepo();
   const a = cli(["lease", "src/api/**", "--exclusive", "--task", "api", "--reason", "rewrite", "--json"], { cwd: repo, agent: "alice" });
@@ -79,21 +77,22 @@ test("16 processes racing for overlapping exclusive leases: exactly one wins, ea
   for (const x of all) for (const y of all) if (x !== y && x.agent !== y.agent) assert.not.ok(overlaps(x.pattern, y.pattern), `${x.pattern} / ${y.pattern}`);
 });
 
-test("expiry is lazy; the next writer records lease_expired; a holder's activity renews its leases", async () => {
+test("expiry is lazy; the next writer records lease_expired; a holder's activity renews its leases", () => {
   const repo = tempRepo();
-  // TTLs leave room for a loaded machine: each CLI call may take most of a second.
-  assert.is(cli(["lease", "a.ts", "--exclusive", "--ttl", "4s"], { cwd: repo, agent: "alice" }).code, 0);
-  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
-  assert.is(cli(["lease", "b.ts", "--ttl", "20s"], { cwd: repo, agent: "carol" }).code, 0);
-  await sleep(4300);
-  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 0, "an expired lease is free to readers");
-  const carolBefore = cli(["leases", "--agent", "carol", "--json"], { cwd: repo }).json[0].expires_at;
-  assert.is(cli(["lease", "c.ts", "--ttl", "3s"], { cwd: repo, agent: "carol" }).code, 0);
-  const carolAfter = cli(["leases", "--agent", "carol", "--json"], { cwd: repo }).json.find((l: { pattern: string }) => l.pattern === "b.ts").expires_at;
+  // The scripted clock: each call says when it happens, so no machine load can move an expiry.
+  const t0 = Date.parse("2026-06-01T10:00:00Z");
+  const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() });
+  assert.is(cli(["lease", "a.ts", "--exclusive", "--ttl", "4s"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob", env: at(1) }).code, 3);
+  assert.is(cli(["lease", "b.ts", "--ttl", "20s"], { cwd: repo, agent: "carol", env: at(1) }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob", env: at(5) }).code, 0, "an expired lease is free to readers");
+  const carolBefore = cli(["leases", "--agent", "carol", "--json"], { cwd: repo, env: at(5) }).json[0].expires_at;
+  assert.is(cli(["lease", "c.ts", "--ttl", "3s"], { cwd: repo, agent: "carol", env: at(6) }).code, 0);
+  const carolAfter = cli(["leases", "--agent", "carol", "--json"], { cwd: repo, env: at(6) }).json.find((l: { pattern: string }) => l.pattern === "b.ts").expires_at;
   assert.ok(Date.parse(carolAfter) > Date.parse(carolBefore), "carol's b.ts lease was renewed by her activity");
   const log = gitOut(repo, "log", "--format=%s", "refs/handoff/leases").split("\n");
   assert.match(log[1]!, /^lease_expired a\.ts: lease of alice ran out \(seen by carol\)/);
-  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "bob", env: at(7) }).code, 0);
 });
 
 test("claiming a task leases its scope in the same transaction; finishing releases it", () => {

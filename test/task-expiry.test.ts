@@ -11,7 +11,6 @@ test.after(cleanupTemp);
 const T0 = "2026-11-29T10:00:00.000Z";
 const MIN = 60_000;
 const plus = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ok(r: CliResult): CliResult {
   assert.is(r.code, 0, `exit ${r.code}: ${r.stderr}`);
@@ -26,15 +25,14 @@ function story(repo: string, id: string): string[] {
   return gitOut(repo, "log", "--format=%an|%s", `refs/handoff/tasks/${id}`).split("\n");
 }
 
-test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap records `expired` before `claimed`", async () => {
+test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap records `expired` before `claimed`", () => {
   const repo = tempRepo();
   gitOut(repo, "config", "core.logAllRefUpdates", "always"); // a reflog entry per ref update
-  ok(cli(["task", "add", "short", "lease", "--id", "s"], { cwd: repo, agent: "lead" }));
-  const first = ok(cli(["claim", "s", "--ttl", "1s", "--json"], { cwd: repo, agent: "alice" })).json;
+  ok(at(repo, "lead", 0, ["task", "add", "short", "lease", "--id", "s"]));
+  const first = ok(at(repo, "alice", 0, ["claim", "s", "--ttl", "1s", "--json"])).json;
   assert.is(first.claim.fence, 1);
-  await sleep(1500);
   const updatesBefore = gitOut(repo, "reflog", "show", "--format=%H", "refs/handoff/tasks/s").split("\n").length;
-  const taken = ok(cli(["claim", "s", "--json"], { cwd: repo, agent: "bob" })).json;
+  const taken = ok(at(repo, "bob", 1500, ["claim", "s", "--json"])).json;
   assert.is(taken.claim.agent, "bob");
   assert.is(taken.claim.fence, 2, "the fence goes up at every grant");
   assert.is(taken.attempts, 1);
@@ -50,7 +48,7 @@ test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap recor
   assert.is(ev.length, 1);
   assert.equal([ev[0].agent, ev[0].by, ev[0].fence], ["alice", "bob", 1]);
   // alice's stale work is refused: she no longer holds the task
-  const stale = cli(["done", "s"], { cwd: repo, agent: "alice" });
+  const stale = at(repo, "alice", 1600, ["done", "s"]);
   assert.is(stale.code, 3);
   assert.match(stale.stderr, /held by bob/);
 });
