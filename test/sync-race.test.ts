@@ -4,11 +4,11 @@ import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
 
 const RACER = resolve(import.meta.dirname, "support/racer.ts");
-const ALL_TASKS = Array.from({ length: 50 }, (_, i) => `race-${String(i).padStart(2, "0")}`);
+const ALL_TASKS = Array.from({ length: 30 }, (_, i) => `race-${String(i).padStart(2, "0")}`);
 const PER_CLONE = 4;
 
 const servers: GitServer[] = [];
@@ -39,13 +39,13 @@ function race(repo: string, agent: string, TASKS: string[]): Promise<Attempt[]> 
   });
 }
 
-async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: string, name: string) => string, name: string, clones: number, taskCount = 50) {
+async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: string, name: string) => string, name: string, clones: number, taskCount = 30) {
   const TASKS = ALL_TASKS.slice(0, taskCount);
   const bare = served.bare(name);
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const repos = Array.from({ length: clones }, () => cloneOf(urlFor(bare, name)));
   const users = repos.map(userState);
-  for (const id of TASKS) assert.is(cli(["task", "add", `work on ${id}`, "--id", id], { cwd: repos[0]!, agent: "lead" }).code, 0);
+  await seedTasks(repos[0]!, TASKS.map((id) => ({ id })));
   assert.is(cli(["sync"], { cwd: repos[0]!, agent: "lead" }).code, 0);
   // Clone 1 syncs; the others never do: their claims must learn the remote's state by themselves.
   if (repos[1]) assert.is(cli(["sync"], { cwd: repos[1], agent: "lead" }).code, 0);
@@ -76,11 +76,11 @@ async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: 
   repos.forEach((r, i) => assert.is(userState(r), users[i]));
 }
 
-test("two clones, four racing processes each, 50 tasks over file://", async () => {
+test("two clones, four racing processes each, 30 tasks over file://", async () => {
   await raceThrough(serveRoot(), (bare) => `file://${bare}`, "race2", 2);
 });
 
-test("three clones, four racing processes each, 50 tasks over git daemon (git://)", async () => {
+test("three clones, four racing processes each, 30 tasks over git daemon (git://)", async () => {
   const served = serveRoot();
   served.bare("probe");
   const daemon = await startDaemon(served.root, "probe");

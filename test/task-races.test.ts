@@ -1,8 +1,9 @@
 // Many real processes racing for the same task: compare-and-swap must grant each task once.
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -15,14 +16,6 @@ async function race(id: string, cwds: string[], args: string[] = ["claim", id, "
     return cliAsync(args, { cwd: cwds[i % cwds.length]!, agent }).then((r) => [agent, r] as [string, CliResult]);
   });
   return Promise.all(runs);
-}
-
-/** Adds tasks a few at a time (create-only compare-and-swap on distinct refs), to keep setup short. */
-async function addTasks(repo: string, ids: string[], extra: (i: number) => string[] = () => []): Promise<void> {
-  for (let i = 0; i < ids.length; i += 8) {
-    const batch = ids.slice(i, i + 8).map((id, j) => cliAsync(["task", "add", `contended ${id}`, "--id", id, ...extra(i + j)], { cwd: repo, agent: "lead" }));
-    for (const r of await Promise.all(batch)) assert.is(r.code, 0, r.stderr);
-  }
 }
 
 /** Exactly one winner, every loser exits 3 and is told who won; the ref has exactly one `claimed`. */
@@ -45,19 +38,45 @@ function checkRace(repo: string, id: string, results: [string, CliResult][]): vo
   assert.ok(log[0]!.startsWith(`${winner} claimed ${id} by ${winner}`), log[0]);
 }
 
-test(`${RACERS} processes claim the same task at once, over 50 tasks: one winner each`, async () => {
+test(`${RACERS} CLI processes claim the same task at once, over 12 tasks: one winner each, the losers told who won`, async () => {
   const repo = tempRepo();
-  const ids = Array.from({ length: 50 }, (_, i) => `race-${i}`);
-  await addTasks(repo, ids);
-  const winners = new Map<string, number>();
-  for (const id of ids) {
-    const results = await race(id, [repo]);
-    checkRace(repo, id, results);
-    const w = results.find(([, r]) => r.code === 0)![0];
-    winners.set(w, (winners.get(w) ?? 0) + 1);
-  }
+  const ids = Array.from({ length: 12 }, (_, i) => `race-${i}`);
+  await seedTasks(repo, ids.map((id) => ({ id })));
+  for (const id of ids) checkRace(repo, id, await race(id, [repo]));
   const claimed = cli(["tasks", "--status", "claimed", "--json"], { cwd: repo, agent: "lead" }).json;
-  assert.is(claimed.length, 50);
+  assert.is(claimed.length, 12);
+});
+
+const RACER = resolve(import.meta.dirname, "support/racer.ts");
+
+/** One process claiming each task in turn through the store (the CLI's own path), one JSON line per attempt. */
+function racer(repo: string, agent: string, ids: string[]): Promise<{ id: string; ok: boolean; holder: string | null; code?: string }[]> {
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, ["--import", "tsx", RACER, repo, agent, ...ids], { env: cleanEnv(), cwd: resolve(import.meta.dirname, "..") });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (err += b));
+    child.on("close", (code) => (code === 0 ? res(out.trim().split("\n").map((l) => JSON.parse(l))) : rej(new Error(`racer ${agent} exited ${code}: ${err}`))));
+  });
+}
+
+test(`${RACERS} processes race through 50 tasks in the same order: exactly one grant per task`, async () => {
+  const repo = tempRepo();
+  const ids = Array.from({ length: 50 }, (_, i) => `bulk-${i}`);
+  await seedTasks(repo, ids.map((id) => ({ id })));
+  const all = await Promise.all(Array.from({ length: RACERS }, (_, i) => racer(repo, `racer-${i}`, ids)));
+  for (const id of ids) {
+    const attempts = all.map((r, i) => ({ agent: `racer-${i}`, ...r.find((a) => a.id === id)! }));
+    const winners = attempts.filter((a) => a.ok);
+    assert.is(winners.length, 1, `${id}: ${winners.map((w) => w.agent).join(", ")}`);
+    for (const loser of attempts.filter((a) => !a.ok)) {
+      assert.is(loser.code, "held_by_other", `${id} ${loser.agent}`);
+      assert.is(loser.holder, winners[0]!.agent);
+    }
+    const claims = gitOut(repo, "log", "--format=%s", `refs/handoff/tasks/${id}`).split("\n").filter((l) => l.startsWith("claimed "));
+    assert.is(claims.length, 1, `${id}: one claimed commit`);
+  }
 });
 
 test("the same race split across two linked worktrees of one repo", async () => {
@@ -65,7 +84,7 @@ test("the same race split across two linked worktrees of one repo", async () => 
   const wt = join(tempDir(), "other-wt");
   gitOut(repo, "worktree", "add", "-q", "-b", "other", wt);
   const ids = Array.from({ length: 6 }, (_, i) => `wt-race-${i}`);
-  await addTasks(wt, ids);
+  await seedTasks(wt, ids.map((id) => ({ id })));
   const branches = new Set<string>();
   for (const id of ids) {
     const results = await race(id, [repo, wt]);
@@ -80,7 +99,7 @@ test("the same race split across two linked worktrees of one repo", async () => 
 test(`claim --next by ${RACERS} racing processes: every winner gets a different task`, async () => {
   const repo = tempRepo();
   const pool = Array.from({ length: 20 }, (_, i) => `pool-${String(i).padStart(2, "0")}`);
-  await addTasks(repo, pool, (i) => ["--priority", String(i % 3)]);
+  await seedTasks(repo, pool.map((id, i) => ({ id, priority: i % 3 })));
   const results = await race("", [repo], ["claim", "--next", "--json"]);
   for (const [agent, r] of results) assert.is(r.code, 0, `${agent}: ${r.stderr}`);
   const got = results.map(([agent, r]) => {

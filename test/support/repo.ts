@@ -105,3 +105,20 @@ export function handoffRefs(cwd: string, opts: { logs?: boolean } = {}): string 
   const all = gitOut(cwd, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
   return opts.logs ? all : all.split("\n").filter((l) => !l.startsWith("refs/handoff/log/")).join("\n");
 }
+
+/**
+ * Adds tasks in-process through the store (the same function as `git handoff task add`): for
+ * tests whose subject is not `task add` itself, so setup costs no CLI process per task.
+ */
+export async function seedTasks(repo: string, tasks: { id: string; objective?: string; priority?: number; scope?: string[] }[], agent = "lead"): Promise<void> {
+  const { openStore } = await import("../../src/store/store.ts");
+  const { addTask } = await import("../../src/store/task-store.ts");
+  const store = await openStore({ cwd: repo, agent, env: cleanEnv() });
+  try {
+    for (const t of tasks) {
+      await addTask(store, { id: t.id, objective: t.objective ?? `work on ${t.id}`, priority: t.priority ?? 0, scope: t.scope ?? [], maxAttempts: store.config.maxAttempts });
+    }
+  } finally {
+    store.close();
+  }
+}
