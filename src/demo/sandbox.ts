@@ -33,9 +33,11 @@ export class Sandbox {
   readonly repo: string;
   readonly bin: string;
   private clockMs: number;
+  /** Commits carry the scripted clock's time too (the compare run recounts from commit times). */
+  datedCommits = false;
 
-  constructor(start: Date) {
-    this.root = mkdtempSync(join(tmpdir(), "handoff-demo-"));
+  constructor(start: Date, prefix = "handoff-demo-") {
+    this.root = mkdtempSync(join(tmpdir(), prefix));
     this.repo = join(this.root, "sample-service");
     this.bin = join(this.root, "bin");
     this.clockMs = Math.floor(start.getTime() / 60_000) * 60_000;
@@ -52,6 +54,11 @@ export class Sandbox {
 
   advance(minutes: number): void {
     this.clockMs += minutes * 60_000;
+  }
+
+  /** Sets the scripted clock (the compare run schedules every step at its own time). */
+  setNow(ms: number): void {
+    this.clockMs = ms;
   }
 
   clock(): string {
@@ -74,6 +81,7 @@ export class Sandbox {
       // The machine may be loaded: the demo must see each hook's real answer, not a fail-open timeout.
       HANDOFF_HOOK_TIMEOUT_MS: "60000",
       NO_COLOR: "1",
+      ...(this.datedCommits ? { GIT_AUTHOR_DATE: `${Math.floor(this.clockMs / 1000)} +0000`, GIT_COMMITTER_DATE: `${Math.floor(this.clockMs / 1000)} +0000` } : {}),
       ...(agent ? { HANDOFF_AGENT: agent } : {}),
       ...extra,
     };
@@ -86,13 +94,18 @@ export class Sandbox {
   }
 
   /** `git handoff ARGS` as `agent` (null: the lead, in the main worktree). */
-  handoff(who: Session | null, args: string[]): Run {
-    return this.spawn(process.execPath, [CLI, ...args], who?.dir ?? this.repo, this.env(who?.agent ?? "lead"));
+  handoff(who: Session | null, args: string[], extra: NodeJS.ProcessEnv = {}): Run {
+    return this.spawn(process.execPath, [CLI, ...args], who?.dir ?? this.repo, this.env(who?.agent ?? "lead", extra));
   }
 
   /** A plain git command in a worktree; hooks installed by `git handoff init` run as they would. */
-  git(who: Session | null, args: string[]): Run {
-    return this.spawn("git", args, who?.dir ?? this.repo, this.env(who?.agent ?? "lead"));
+  git(who: Session | null, args: string[], extra: NodeJS.ProcessEnv = {}): Run {
+    return this.spawn("git", args, who?.dir ?? this.repo, this.env(who?.agent ?? "lead", extra));
+  }
+
+  /** Any command in a worktree with the story's environment (a task's verify command, say). */
+  run(who: Session | null, cmd: string, args: string[]): Run {
+    return this.spawn(cmd, args, who?.dir ?? this.repo, this.env(who?.agent ?? "lead"));
   }
 
   /** git that must work (setup steps): throws with git's message otherwise. */
@@ -130,6 +143,10 @@ export class Sandbox {
 
   read(who: Session | null, file: string): string {
     return readFileSync(join(who?.dir ?? this.repo, file), "utf8");
+  }
+
+  mkdir(who: Session | null, dir: string): void {
+    mkdirSync(join(who?.dir ?? this.repo, dir), { recursive: true });
   }
 
   write(who: Session | null, file: string, text: string): void {
