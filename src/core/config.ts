@@ -40,6 +40,8 @@ export const ConfigFile = lazySchema(() =>
     integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
     /** Longest a verification command may run before it is killed. */
     verify_timeout: z.optional(z.string()),
+    /** Characters of shared memories an agent is given at session start (SessionStart, load_context). */
+    memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
   }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -63,6 +65,7 @@ export interface Config {
   maxConcurrent: number;
   integrationBranch: string;
   verifyTimeoutMs: number;
+  memoryBudget: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -81,6 +84,7 @@ export const DEFAULT_CONFIG: Config = {
   maxConcurrent: 1,
   integrationBranch: "main",
   verifyTimeoutMs: 10 * 60_000,
+  memoryBudget: 2000,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -102,5 +106,6 @@ export function resolveConfig(file: ConfigFile): Config {
     maxConcurrent: file.max_concurrent ?? DEFAULT_CONFIG.maxConcurrent,
     integrationBranch: file.integration_branch ?? DEFAULT_CONFIG.integrationBranch,
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
+    memoryBudget: file.memory_budget ?? DEFAULT_CONFIG.memoryBudget,
   };
 }

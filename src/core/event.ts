@@ -33,6 +33,11 @@ export const EventType = lazySchema(() =>
     "claim_refused",
     "hook_caught",
     "conflict_found",
+    // shared memories and documents (refs/handoff/memories/<id>, refs/handoff/docs/<name>)
+    "memory_added",
+    "memory_edited",
+    "memory_removed",
+    "doc_put",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -83,6 +88,10 @@ export const HandoffEvent = lazySchema(() =>
     /** conflict_found: the two branches and the commits merged in memory. */
     branches: z.optional(z.array(z.string())),
     commits: z.optional(z.array(z.string())),
+    /** memory_*: which memory; doc_put: which document and how large the version is. */
+    memory: z.optional(z.string()),
+    doc: z.optional(z.string()),
+    bytes: z.optional(z.int()),
   }),
 );
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
@@ -146,6 +155,14 @@ export function summarize(e: HandoffEvent): string {
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
+    case "memory_added":
+      return `memory ${e.memory} added by ${e.agent}${e.task ? ` for ${e.task}` : ""}: ${oneLine(e.note ?? "")}`;
+    case "memory_edited":
+      return `memory ${e.memory} edited by ${e.agent}`;
+    case "memory_removed":
+      return `memory ${e.memory} removed by ${e.agent}`;
+    case "doc_put":
+      return `document ${e.doc} updated by ${e.agent} (${e.bytes ?? 0} bytes)`;
   }
 }
 

@@ -10,6 +10,8 @@ import { listTasks } from "../store/task-store.ts";
 import { inboxContext } from "../present/handoff-text.ts";
 import { inbox } from "../store/handoff-actions.ts";
 import { readConflicts } from "../sync/local-area.ts";
+import { contextMemories } from "../store/memory-store.ts";
+import { memoriesContext } from "../present/render-memories.ts";
 
 const MAX_LINES = 30;
 
@@ -48,5 +50,9 @@ export async function sessionContext(store: Store): Promise<string> {
   const waiting = await inbox(store, agent).catch(() => ({ entries: [] }));
   const context = inboxContext(agent, waiting.entries);
   if (context) lines.push("", context);
+  // Shared memories within the policy's budget, fenced like every other agent's words.
+  const memories = await contextMemories(store, mine.map((t) => t.id)).catch(() => ({ shown: [], omitted: 0 }));
+  const remembered = memoriesContext(memories.shown, memories.omitted);
+  if (remembered) lines.push("", remembered);
   return lines.join("\n");
 }

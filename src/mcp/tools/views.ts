@@ -14,6 +14,9 @@ import { eventLine, overviewText } from "../../present/render.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
+import { contextMemories } from "../../store/memory-store.ts";
+import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
+import { memoriesContext } from "../../present/render-memories.ts";
 import { registerAgentSession } from "../agent-registration.ts";
 import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
@@ -45,6 +48,7 @@ export const loadContext = defineTool({
     ready: z.array(Task),
     ready_total: z.number(),
     overview: Overview,
+    memories: z.optional(z.object({ notice: z.string(), shown: z.array(z.record(z.string(), z.unknown())), omitted: z.number() })),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   async run(a, { session }) {
@@ -61,6 +65,8 @@ export const loadContext = defineTool({
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
     const ready = readyTasks(tasks, now); // issue 4: only tasks whose dependencies are done
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
+    const memories = await contextMemories(store, claimed.map((t) => t.id));
+    const remembered = memoriesContext(memories.shown, memories.omitted);
     const shown = ready.slice(0, 5);
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
@@ -75,10 +81,21 @@ export const loadContext = defineTool({
       overviewText(overview, now),
       "",
       ...(inbox ? [inbox, ""] : []),
+      ...(remembered ? [remembered, ""] : []),
       claimed.length ? "next: continue your claimed tasks (renew_task before leases end), complete_task when done" : "next: claim_next (or claim_task a ready one) before starting work",
     ].join("\n");
     return {
-      data: { agent: store.actor, agent_source: session.agentSource, session: registration, claimed, ready: shown, ready_total: ready.length, overview },
+      data: {
+        agent: store.actor,
+        agent_source: session.agentSource,
+        session: registration,
+        claimed,
+        ready: shown,
+        ready_total: ready.length,
+        overview,
+        // Other agents' words: marked, like handoff text, so a client never reads them as instructions.
+        memories: { notice: UNTRUSTED_LABEL, shown: memories.shown.map((m) => ({ id: m.id, author: m.author, task: m.task, tags: m.tags, updated_at: m.updated_at, text: m.text })), omitted: memories.omitted },
+      },
       text,
     };
   },

@@ -1,0 +1,31 @@
+// Memories and documents as text. Their words are other agents': shown neutralised (terminal
+// escapes made visible) and, where an agent reads them as context, fenced under the untrusted label.
+import type { Memory } from "../core/memory.ts";
+import { fence, neutralise, UNTRUSTED_LABEL } from "./untrusted.ts";
+
+export function memoryLine(m: Memory): string {
+  const first = m.text.split("\n")[0]!;
+  const tags = m.tags.length ? ` [${m.tags.join(" ")}]` : "";
+  const task = m.task ? ` (task ${neutralise(m.task)})` : "";
+  return `${m.id}  ${m.updated_at.slice(0, 16).replace("T", " ")}  ${neutralise(m.author)}${tags}${task}  ${neutralise(first.length > 100 ? first.slice(0, 99) + "…" : first)}`;
+}
+
+export function memoryDetail(m: Memory): string {
+  return [
+    `memory ${m.id}`,
+    `author:   ${neutralise(m.author)} at ${m.created_at}`,
+    ...(m.updated_at !== m.created_at ? [`edited:   by ${neutralise(m.updated_by)} at ${m.updated_at}`] : []),
+    ...(m.task ? [`task:     ${neutralise(m.task)}`] : []),
+    ...(m.tags.length ? [`tags:     ${m.tags.join(" ")}`] : []),
+    fence(m.text, "  "),
+  ].join("\n");
+}
+
+/** Memories as part of an agent's starting context: fenced, attributed, with what was left out. */
+export function memoriesContext(shown: Memory[], omitted: number): string {
+  if (!shown.length) return "";
+  const lines = [`Shared memories (${UNTRUSTED_LABEL}):`];
+  for (const m of shown) lines.push(`- ${m.id} by ${neutralise(m.author)}${m.task ? ` (task ${neutralise(m.task)})` : ""}${m.tags.length ? ` [${m.tags.join(" ")}]` : ""}:`, fence(m.text, "    "));
+  if (omitted) lines.push(`(${omitted} more not shown: git handoff memory list)`);
+  return lines.join("\n");
+}
