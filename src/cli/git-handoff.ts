@@ -7,6 +7,12 @@ import { loadBundle } from "./code-cache.ts";
 
 const BUNDLES: Record<string, string> = { hook: "hook-main.cjs", mcp: "mcp-main.cjs" };
 
+// A reader that stops early (`git handoff status | head`) closes the pipe: end quietly, no trace.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(0);
+  throw e;
+});
+
 const argv = process.argv.slice(2);
 const TAKES_VALUE = new Set(["-C", "--agent"]);
 const verb = argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));

@@ -17,6 +17,8 @@ import { registerTask } from "./commands/task.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 import { registerMemory } from "./commands/memory.ts";
 import { registerDoc } from "./commands/doc.ts";
+import { registerMeta } from "./commands/meta.ts";
+import { EXAMPLES } from "./examples.ts";
 
 declare const PACKAGE_VERSION: string;
 
@@ -29,7 +31,7 @@ export function buildProgram(): Command {
     .option("--json", "print JSON")
     .option("--push", "send writes to the sync remote at once")
     .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
-    .showHelpAfterError("(run with --help for usage)")
+    .showHelpAfterError("(git handoff help <verb> shows how to use it)")
     // Options before the verb belong to the program, after it to the verb (each leaf repeats the
     // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
     // the filter was ignored and the name became the caller instead.
@@ -56,9 +58,16 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerMemory(program);
   registerDoc(program);
-  for (const c of program.commands) {
-    c.exitOverride();
-    for (const sub of c.commands) sub.exitOverride();
-  }
+  registerMeta(program);
+  const paths = (c: Command, prefix: string[]): void => {
+    for (const sub of c.commands) {
+      sub.exitOverride();
+      const path = [...prefix, sub.name()];
+      const examples = EXAMPLES[path.join(" ")];
+      if (examples && !sub.commands.length) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
+      paths(sub, path);
+    }
+  };
+  paths(program, []);
   return program;
 }

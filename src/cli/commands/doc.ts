@@ -14,8 +14,7 @@ export function registerDoc(program: Command): void {
       .command("put")
       .description("store a new version of a document from a file (- for standard input)")
       .argument("<name>", "the document's name, like api-contract")
-      .argument("<file>")
-      .addHelpText("after", "\nExample:\n  git handoff doc put api-contract docs/api.md"),
+      .argument("<file>"),
   ).action(async (name: string, file: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       let content: Buffer;

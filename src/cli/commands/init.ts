@@ -11,7 +11,7 @@ import { withMcpRegistration } from "./mcp-register.ts";
 export const FORMAT_VERSION = "1";
 
 /** The git-hooks/ templates ship next to dist/ in the package. */
-const TEMPLATES = join(__dirname, "..", "git-hooks");
+const templates = () => join(__dirname, "..", "git-hooks");
 
 async function layoutOf(store: Store): Promise<HookLayout> {
   const root = store.repo.workTree;
@@ -40,7 +40,7 @@ export function registerInit(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
-      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), TEMPLATES);
+      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), templates());
       if (!o.dryRun) applyActions(actions);
       const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, actions: publicActions(actions) };
       emit(!!g.json, result, () =>

@@ -31,8 +31,7 @@ export function registerMemory(program: Command): void {
       .argument("[text...]", "the memory (or --file)")
       .option("--file <path>", "read the text from a file (- for standard input)")
       .option("--task <id>", "the task it concerns (its holder sees it first)")
-      .option("--tag <tag>", "a tag (repeatable)", collect, [])
-      .addHelpText("after", "\nExamples:\n  git handoff memory add --tag api 'the users endpoint caches for 60 s; bust it in tests'\n  git handoff memory add --task api --file notes.md"),
+      .option("--tag <tag>", "a tag (repeatable)", collect, []),
   ).action(async (words: string[], o: { file?: string; task?: string; tag: string[] }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const text = textFrom(words, o.file);

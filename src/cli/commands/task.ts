@@ -22,7 +22,7 @@ export function registerTask(program: Command): void {
       .option("--priority <n>", "higher is taken first by claim --next", "0")
       .option("--scope <glob>", "files the task will touch (repeatable); claiming the task leases them", collect, [])
       .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)")
-      .option("--after <id...>", "tasks that must be done before this one is ready (repeatable)")
+      .option("--after <id>", "a task that must be done before this one is ready (repeatable: one id per --after)", collect)
       .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review"),
   ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {

@@ -1,0 +1,100 @@
+// Help where git users look, and the polish of a real tool: `git handoff` alone, `help <verb>`,
+// `version`, parser errors under --json, a quiet end when the reader closes the pipe, shell
+// completion (git's bash completion calls _git_handoff), and generated references that are current.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { generatedDocs } from "../scripts/generated-docs.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+const ROOT = resolve(import.meta.dirname, "..");
+
+test("git handoff alone: a short usage on stderr, exit 2 (the usage status)", () => {
+  const r = cli([], { cwd: tempRepo() });
+  assert.is(r.code, 2);
+  assert.is(r.stdout, "");
+  assert.match(r.stderr, /^usage: git handoff <verb> \[options\]/);
+  assert.match(r.stderr, /git handoff help \[verb\]/);
+});
+
+test("help <verb> (and <verb> <sub>) shows usage with examples; an unknown verb is exit 2", () => {
+  const repo = tempRepo();
+  const claim = cli(["help", "claim"], { cwd: repo });
+  assert.is(claim.code, 0, claim.stderr);
+  assert.match(claim.stdout, /^Usage: git-handoff claim/);
+  assert.match(claim.stdout, /Examples:\n {2}git handoff claim api\n/);
+  const sub = cli(["help", "task", "add"], { cwd: repo });
+  assert.match(sub.stdout, /^Usage: git-handoff task add/);
+  assert.match(sub.stdout, /--scope 'src\/api\/\*\*'/, "globs in examples are quoted for the shell");
+  const bad = cli(["help", "nosuch"], { cwd: repo });
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /^git-handoff: no verb "nosuch"/);
+});
+
+test("version, in text and JSON", () => {
+  const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+  const r = cli(["version"], { cwd: tempRepo() });
+  assert.is(r.stdout, `git-handoff ${version}\n`);
+  assert.is(cli(["version", "--json"], { cwd: tempRepo() }).json.version, version);
+});
+
+test("a parser error honours --json: the error body on stdout, exit 2", () => {
+  const r = cli(["claim", "--bogus", "--json"], { cwd: tempRepo() });
+  assert.is(r.code, 2);
+  assert.is(r.json.error.code, "invalid_input");
+  assert.match(r.json.error.message, /unknown option '--bogus'/);
+  assert.is(r.json.error.suggestions[0].detail, "git handoff help <verb> shows how to use it");
+});
+
+test("a reader that closes the pipe early ends the command quietly (no EPIPE trace)", async () => {
+  const repo = tempRepo();
+  const child = spawn(process.execPath, [CLI, "completion", "fish"], { cwd: repo, env: cleanEnv() });
+  child.stdout.destroy(); // the reader is gone before the first write
+  let err = "";
+  child.stderr.on("data", (b) => (err += b));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  assert.is(code, 0);
+  assert.not.match(err, /EPIPE|Error/);
+  const viaHead = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" completion bash | head -1`], { cwd: repo, env: cleanEnv(), encoding: "utf8" });
+  assert.is(viaHead.stderr, "");
+});
+
+test("bash completion completes `git handoff <TAB>` through _git_handoff, and git-handoff itself", () => {
+  const script = cli(["completion", "bash"], { cwd: tempRepo() }).stdout;
+  const complete = (words: string[], fn: string) =>
+    spawnSync("bash", ["-c", `eval "$(cat)"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; ${fn}; printf '%s\\n' "\${COMPREPLY[@]}"`], { input: script, encoding: "utf8" }).stdout.trim().split("\n");
+  assert.equal(complete(["git", "handoff", "cla"], "_git_handoff"), ["claim"]);
+  assert.ok(complete(["git", "handoff", "memory", ""], "_git_handoff").includes("add"));
+  assert.ok(complete(["git-handoff", "claim", "--"], "_git_handoff_cmd").includes("--next"));
+  for (const shell of ["zsh", "fish"]) assert.match(cli(["completion", shell], { cwd: tempRepo() }).stdout, /claim/);
+  const bad = cli(["completion", "powershell"], { cwd: tempRepo() });
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /choose bash, zsh or fish/);
+});
+
+test("--after takes one value per flag (repeatable), so the objective after it is not swallowed", () => {
+  const repo = tempRepo();
+  for (const id of ["api", "db"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  const r = cli(["task", "add", "--after", "api", "--after", "db", "Write", "the", "notes", "--id", "notes", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.json.objective, "Write the notes");
+  assert.equal(r.json.after, ["api", "db"]);
+});
+
+test("the CLI reference, the man page and the MCP tool reference are generated and current", async () => {
+  const stale: string[] = [];
+  for (const [file, text] of Object.entries(await generatedDocs())) {
+    const path = join(ROOT, file);
+    if (!existsSync(path) || readFileSync(path, "utf8") !== text) stale.push(file);
+  }
+  assert.equal(stale, [], "run npm run docs and commit the result");
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  assert.equal(pkg.man, ["./man/git-handoff.1"], "npm installs the man page, so git handoff --help finds it");
+  assert.ok(pkg.files.includes("man"));
+  assert.ok(existsSync(join(ROOT, "LICENSE")));
+});
+
+test.run();
