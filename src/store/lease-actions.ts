@@ -11,6 +11,11 @@ import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
+import { overlapWitness } from "../core/glob-overlap.ts";
+import { followTask } from "../core/task-leases.ts";
+import type { LeaseSet } from "../core/lease.ts";
+import { extendClaimsCovering } from "./claim-extend.ts";
+import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
 
 function isDirectory(path: string): boolean {
@@ -64,7 +69,26 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const exclusive = !!opts.exclusive;
   const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
-  return { leased: set.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+  // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due.
+  await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
+  const final = task ? await followClaim(store, task) : set;
+  return { leased: final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+}
+
+/**
+ * A lease taken for a task the caller holds lasts as long as its claim. For a task nobody works on
+ * it stands on its own TTL until the task's next transition ends it.
+ */
+async function followClaim(store: Store, id: string): Promise<LeaseSet> {
+  let task;
+  try {
+    task = (await loadTask(store, id)).task;
+  } catch {
+    return (await loadLeases(store)).set; // a task not (yet) here: the lease stands on its own TTL
+  }
+  const holder = task.status === "claimed" && task.claim?.agent === store.actor.agent && Date.parse(task.claim.expires_at) > store.now().getTime();
+  if (!holder) return (await loadLeases(store)).set;
+  return mutateLeases(store, (s, ctx) => followTask(s, task, ctx));
 }
 
 export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[] }> {

@@ -10,7 +10,8 @@ import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
-import { listTasks, loadTask, mutateTask } from "./task-store.ts";
+import { listTasks, loadTask } from "./task-store.ts";
+import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
 export interface VerifyOptions {
   /** The command; undefined means the task's own `verify`. */
