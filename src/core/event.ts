@@ -33,6 +33,8 @@ export const EventType = lazySchema(() =>
     "claim_refused",
     "hook_caught",
     "conflict_found",
+    // a claim whose scope meets other live work (advisory, never a block)
+    "claim_overlap",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -146,6 +148,8 @@ export function summarize(e: HandoffEvent): string {
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
+    case "claim_overlap":
+      return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
   }
 }
 

@@ -4,7 +4,7 @@
 import type { HandoffEvent } from "./event.ts";
 import type { Lease, LeaseSet } from "./lease.ts";
 import type { Outcome } from "./outcome.ts";
-import { renewTask, type OpContext } from "./task-ops.ts";
+import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 
 /** The claim a task's leases may live on: claimed, not expired. */
@@ -71,12 +71,3 @@ export function dueTaskIds(leases: Lease[], agent: string, now: Date, covers: (l
   return [...new Set(ids)];
 }
 
-/**
- * Auto-extension inside the holder's own write: when a third of the claim's time has passed, the
- * same commit also renews the claim (a `renewed` step), so most writes cost nothing extra.
- */
-export function extendIfDue(out: Outcome<Task>, ctx: OpContext): Outcome<Task> {
-  if (!out.ok || !claimExtensionDue(out.record, ctx.actor.agent, ctx.now)) return out;
-  const renewed = renewTask(out.record, ctx);
-  return renewed.ok ? { ok: true, record: renewed.record, steps: [...out.steps, ...renewed.steps] } : out;
-}

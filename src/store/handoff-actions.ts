@@ -6,7 +6,6 @@ import { ackHandoff, handoffInputProblem, inboxFor, parseHandoffId, recordHandof
 import type { Handoff } from "../core/handoff-record.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
-import { extendIfDue } from "../core/task-leases.ts";
 import { resolveCommit } from "../git/commits.ts";
 import { diffSummary, mergeBase } from "../git/diff.ts";
 import { worktreeHead } from "./worktree-head.ts";
@@ -55,7 +54,7 @@ export async function handoff(store: Store, id: string, o: HandoffOptions): Prom
   else if (task.result?.commit) commit = task.result.commit;
   else if (store.repo.workTree) commit = await worktreeHead(store);
   const diff = commit ? await taskDiff(store, task, commit) : null;
-  const t = await mutateTask(store, id, (cur, ctx) => extendIfDue(recordHandoff(cur, { to, commit, diff, ...text }, ctx), ctx));
+  const t = await mutateTask(store, id, (cur, ctx) => recordHandoff(cur, { to, commit, diff, ...text }, ctx));
   return { task: t, handoff: t.handoffs!.at(-1)! };
 }
 

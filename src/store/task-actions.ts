@@ -22,6 +22,8 @@ import { resolveCommit } from "../git/commits.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
+import type { Overlap } from "../core/claim-overlap.ts";
+import { overlapsOfClaim } from "./claim-overlaps.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import type { CasOptions } from "./store.ts";
@@ -57,8 +59,36 @@ function endScope(id: string) {
 /** Every claim also leases the task's scope, in the same transaction. */
 const withLeases = (s: Store, id: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, leaseScope(s), o);
 
-/** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
+/** A granted claim and the other live work its scope meets (advisory, never a refusal). */
+export interface ClaimReport {
+  task: Task;
+  overlaps: Overlap[];
+}
+
+/** `claim` with its overlap advisory: what every front end should show after a claim. */
+export async function claimReporting(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<ClaimReport> {
+  const task = await claimOnly(store, id, opts);
+  return { task, overlaps: await overlapsOfClaim(store, task) };
+}
+
+/** `claim --next` / `ready --claim` with its overlap advisory. */
+export async function claimNextReporting(store: Store, opts: { ttl?: string } = {}): Promise<ClaimReport> {
+  const task = await claimNextOnly(store, opts);
+  return { task, overlaps: await overlapsOfClaim(store, task) };
+}
+
+/** Claims `id` (overlaps are logged for `stats`; claimReporting also returns them). */
 export async function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
+  return (await claimReporting(store, id, opts)).task;
+}
+
+/** The best ready task, claimed (overlaps logged; claimNextReporting also returns them). */
+export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+  return (await claimNextReporting(store, opts)).task;
+}
+
+/** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
+async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
     return await claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
@@ -73,7 +103,7 @@ export async function claim(store: Store, id: string, opts: { ttl?: string; forc
 }
 
 /** The best task whose dependencies are all done (issue 4), its scope leased. */
-export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+async function claimNextOnly(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
     return await claimReady(store, ttl, withLeases);
