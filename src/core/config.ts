@@ -36,7 +36,10 @@ export const ConfigFile = lazySchema(() =>
     gc_after: z.optional(z.string()),
     /** Tasks one agent is expected to hold at once (shown as capacity). */
     max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
-    /** The branch everything merges into: conflict preview and diff bases. */
+    /**
+     * No longer read (a branch's file must not choose where the policy comes from): the integration
+     * branch is `git config handoff.integrationBranch`, else found (see docs/configuration.md).
+     */
     integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
     /** Longest a verification command may run before it is killed. */
     verify_timeout: z.optional(z.string()),
@@ -61,7 +64,8 @@ export interface Config {
   disconnectedAfterMs: number;
   gcAfterMs: number;
   maxConcurrent: number;
-  integrationBranch: string;
+  /** The branch everything merges into (policy source, conflict preview, diff bases); null: none found. */
+  integrationBranch: string | null;
   verifyTimeoutMs: number;
 }
 
@@ -79,7 +83,7 @@ export const DEFAULT_CONFIG: Config = {
   disconnectedAfterMs: 60 * 60_000,
   gcAfterMs: 7 * 86_400_000,
   maxConcurrent: 1,
-  integrationBranch: "main",
+  integrationBranch: null,
   verifyTimeoutMs: 10 * 60_000,
 };
 
@@ -100,7 +104,7 @@ export function resolveConfig(file: ConfigFile): Config {
     disconnectedAfterMs: file.disconnected_after ? parseDuration(file.disconnected_after, "disconnected_after in .handoff.yaml") : DEFAULT_CONFIG.disconnectedAfterMs,
     gcAfterMs: file.gc_after ? parseDuration(file.gc_after, "gc_after in .handoff.yaml") : DEFAULT_CONFIG.gcAfterMs,
     maxConcurrent: file.max_concurrent ?? DEFAULT_CONFIG.maxConcurrent,
-    integrationBranch: file.integration_branch ?? DEFAULT_CONFIG.integrationBranch,
+    integrationBranch: DEFAULT_CONFIG.integrationBranch,
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
   };
 }

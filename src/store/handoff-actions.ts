@@ -28,7 +28,8 @@ export interface HandoffOptions {
  * base with the integration branch. Null when there is no base to compare with.
  */
 export async function taskDiff(store: Store, task: Task, commit: string): Promise<DiffSummary | null> {
-  const base = task.base ?? (await mergeBase(store.cwd, store.config.integrationBranch, commit));
+  const integration = store.config.integrationBranch;
+  const base = task.base ?? (integration ? await mergeBase(store.cwd, integration, commit) : null);
   if (!base) return null;
   try {
     return await diffSummary(store.cwd, base, commit);
