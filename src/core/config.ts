@@ -43,6 +43,8 @@ export const ConfigFile = lazySchema(() =>
     integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
     /** Longest a verification command may run before it is killed. */
     verify_timeout: z.optional(z.string()),
+    /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
+    review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
   }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -67,6 +69,8 @@ export interface Config {
   /** The branch everything merges into (policy source, conflict preview, diff bases); null: none found. */
   integrationBranch: string | null;
   verifyTimeoutMs: number;
+  /** review.allow_self: an author may accept its own review, a producer ack its own handoff. */
+  reviewAllowSelf: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -85,6 +89,7 @@ export const DEFAULT_CONFIG: Config = {
   maxConcurrent: 1,
   integrationBranch: null,
   verifyTimeoutMs: 10 * 60_000,
+  reviewAllowSelf: false,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -106,5 +111,6 @@ export function resolveConfig(file: ConfigFile): Config {
     maxConcurrent: file.max_concurrent ?? DEFAULT_CONFIG.maxConcurrent,
     integrationBranch: DEFAULT_CONFIG.integrationBranch,
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
+    reviewAllowSelf: file.review?.allow_self ?? false,
   };
 }

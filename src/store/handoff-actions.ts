@@ -6,6 +6,7 @@ import { ackHandoff, handoffInputProblem, inboxFor, parseHandoffId, recordHandof
 import type { Handoff } from "../core/handoff-record.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
+import { rejectionsFor, type Rejection } from "../core/rejection-inbox.ts";
 import { resolveCommit } from "../git/commits.ts";
 import { diffSummary, mergeBase } from "../git/diff.ts";
 import { worktreeHead } from "./worktree-head.ts";
@@ -59,9 +60,9 @@ export async function handoff(store: Store, id: string, o: HandoffOptions): Prom
   return { task: t, handoff: t.handoffs!.at(-1)! };
 }
 
-export async function inbox(store: Store, agent = store.actor.agent): Promise<{ entries: InboxEntry[]; problems: string[] }> {
+export async function inbox(store: Store, agent = store.actor.agent): Promise<{ entries: InboxEntry[]; rejections: Rejection[]; problems: string[] }> {
   const { tasks, problems } = await listTasks(store, { settled: false });
-  return { entries: inboxFor(agent, tasks, store.now()), problems };
+  return { entries: inboxFor(agent, tasks, store.now()), rejections: rejectionsFor(agent, tasks), problems };
 }
 
 export async function ack(store: Store, handoffId: string): Promise<Task> {
@@ -69,7 +70,7 @@ export async function ack(store: Store, handoffId: string): Promise<Task> {
   if (!parsed) fail("invalid_input", `invalid handoff id ${JSON.stringify(handoffId.slice(0, 80))}: handoff ids look like <task>#<n>, e.g. api#1`);
   validateTaskId(parsed.task);
   try {
-    return await mutateTask(store, parsed.task, (t, ctx) => ackHandoff(t, handoffId, ctx));
+    return await mutateTask(store, parsed.task, (t, ctx) => ackHandoff(t, handoffId, ctx, { allowSelf: store.config.reviewAllowSelf }));
   } catch (e) {
     if (e instanceof HandoffError && e.code === "not_found" && !e.refusal.data?.handoff) {
       fail("not_found", `no handoff ${handoffId}: there is no task ${parsed.task}`, { handoff: handoffId });

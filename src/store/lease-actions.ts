@@ -91,12 +91,33 @@ async function followClaim(store: Store, id: string): Promise<LeaseSet> {
   return mutateLeases(store, (s, ctx) => followTask(s, task, ctx));
 }
 
-export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[] }> {
-  const patterns = opts.all ? [] : resolvePaths(store, inputs, opts.cwd);
-  const before = (await loadLeases(store)).set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern);
-  const set = await mutateLeases(store, (s, ctx) => releaseLeases(s, opts.all ? { all: true } : { patterns }, ctx));
+/** A path `unlease` could not release, and why. */
+export interface NotReleased {
+  path: string;
+  code: "not_holder" | "not_found";
+  holders: string[];
+}
+
+/**
+ * Releases what the caller holds of `inputs`, reporting per path: one path it does not hold no
+ * longer refuses the others. Refused (nothing changes) only when it holds none of them.
+ */
+export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[]; not_released: NotReleased[] }> {
+  const patterns = opts.all ? [] : [...new Set(resolvePaths(store, inputs, opts.cwd))];
+  const all = (await loadLeases(store)).set.leases;
+  const before = all.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern);
+  const held = patterns.filter((p) => before.includes(p));
+  const notReleased: NotReleased[] = patterns
+    .filter((p) => !held.includes(p))
+    .map((p) => {
+      const holders = [...new Set(all.filter((l) => l.pattern === p).map((l) => l.agent))];
+      return { path: p, code: holders.length ? "not_holder" : "not_found", holders };
+    });
+  // None held: the refusal names them all (and who holds them), as before.
+  const req = opts.all ? { all: true } : { patterns: held.length ? held : patterns };
+  const set = await mutateLeases(store, (s, ctx) => releaseLeases(s, req, ctx));
   const after = new Set(set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern));
-  return { released: before.filter((p) => !after.has(p)) };
+  return { released: before.filter((p) => !after.has(p)), not_released: notReleased };
 }
 
 /** Live leases, optionally of one agent, ordered by pattern. */

@@ -59,7 +59,7 @@ export async function listReview(store: Store): Promise<{ items: ReviewItem[]; p
 }
 
 export function accept(store: Store, id: string, reason: string | null): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason));
+  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason, { allowSelf: store.config.reviewAllowSelf }));
 }
 
 export function reject(store: Store, id: string, reason: string | null): Promise<Task> {

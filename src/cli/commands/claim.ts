@@ -44,11 +44,12 @@ export function registerClaim(program: Command): void {
       .argument("[id]", "the task to claim")
       .option("--next", "claim the best ready task: highest priority, then oldest")
       .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
-      .option("--force", "claim even though a task it waits on is not done"),
-  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean }, cmd: Command) => {
+      .option("--force", "claim even though a task it waits on is not done")
+      .option("--over-capacity", "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)"),
+  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
-    const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
+    const opts = { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity };
     await withStore(cmd, async (store, g) => {
       const r = id === undefined ? await claimNextReporting(store, opts) : await claimReporting(store, id, { ...opts, force: !!o.force });
       await emitClaim(store, !!g.json, r);

@@ -44,13 +44,14 @@ export function registerDepend(program: Command): void {
       .command("ready")
       .description("unclaimed tasks whose dependencies are all done, best first; --claim takes the best one atomically")
       .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
-      .option("--ttl <duration>", "lease length with --claim"),
-  ).action(async (o: { claim?: boolean; ttl?: string }, cmd: Command) => {
+      .option("--ttl <duration>", "lease length with --claim")
+      .option("--over-capacity", "with --claim: even though this agent already holds as many tasks as its capacity"),
+  ).action(async (o: { claim?: boolean; ttl?: string; overCapacity?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.claim) {
         // The same claim as claim --next: scope leased, overlaps reported.
         if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
-        await emitClaim(store, !!g.json, await claimNextReporting(store, o.ttl !== undefined ? { ttl: o.ttl } : {}));
+        await emitClaim(store, !!g.json, await claimNextReporting(store, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity }));
         return;
       }
       const { ready, problems } = await listReady(store);
