@@ -62,15 +62,15 @@ test("conflicts: real conflicts between agent branches and with main, clean pair
   assert.is(gitOut(t.repo, "rev-list", "--count", "refs/handoff/log/lead"), "2");
 });
 
-test("conflicts with no active agents, and with integration_branch configured", () => {
+test("conflicts with no active agents, and with git config handoff.integrationBranch", () => {
   const t = team(["alice"]);
   assert.match(t.as("lead", ["merge-preview"]).stdout, /no active agent branches/);
   gitOut(t.repo, "branch", "trunk", "main");
-  writeFileSync(`${t.repo}/.handoff.yaml`, "integration_branch: trunk\n");
+  gitOut(t.repo, "config", "handoff.integrationBranch", "trunk");
   assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
   const r = t.as("lead", ["merge-preview", "--json"]);
   assert.equal(r.json.pairs.map((p: any) => [p.a.branch, p.b.branch, p.error]), [["alice-work", "trunk", null]]);
-  writeFileSync(`${t.repo}/.handoff.yaml`, "integration_branch: nope\n");
+  gitOut(t.repo, "config", "handoff.integrationBranch", "nope");
   const missing = t.as("lead", ["merge-preview", "--json"]);
   assert.is(missing.code, 0);
   assert.is(missing.json.pairs[0].error, "no branch nope");

@@ -58,7 +58,7 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
       started_at: a.started_at,
       ended_at: a.ended_at,
       claimed,
-      capacity: { claimed: claimed.length, max: cfg.maxConcurrent },
+      capacity: { claimed: claimed.length, max: a.capacity ?? cfg.maxConcurrent },
       gc_due: isGcDue(a, now, cfg.gcAfterMs),
     };
   });

@@ -28,6 +28,8 @@ export const AgentRecord = z.object({
   heartbeat_at: isoTime(),
   started_at: isoTime(),
   ended_at: z.nullable(isoTime()),
+  /** How many tasks it means to hold at once, when it declared more (or fewer) than max_concurrent. */
+  capacity: z.optional(z.int().check(z.gte(1), z.lte(1000))),
 });
 export type AgentRecord = z.infer<typeof AgentRecord>;
 
@@ -68,6 +70,7 @@ export interface SessionInput {
   files: string[];
   awaits: string | null;
   session: string | null;
+  capacity?: number;
 }
 
 export function startSession(prev: AgentRecord | null, input: SessionInput, ctx: OpContext): Outcome<AgentRecord> {
@@ -95,6 +98,7 @@ export function startSession(prev: AgentRecord | null, input: SessionInput, ctx:
     heartbeat_at: at,
     started_at: at,
     ended_at: null,
+    ...(input.capacity !== undefined ? { capacity: input.capacity } : {}),
   };
   return { ok: true, record, steps: [{ event: agentEvent("session_started", ctx, { objective, session: record.session }), record }] };
 }

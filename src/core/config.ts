@@ -36,12 +36,17 @@ export const ConfigFile = lazySchema(() =>
     gc_after: z.optional(z.string()),
     /** Tasks one agent is expected to hold at once (shown as capacity). */
     max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
-    /** The branch everything merges into: conflict preview and diff bases. */
+    /**
+     * No longer read (a branch's file must not choose where the policy comes from): the integration
+     * branch is `git config handoff.integrationBranch`, else found (see docs/configuration.md).
+     */
     integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
     /** Longest a verification command may run before it is killed. */
     verify_timeout: z.optional(z.string()),
     /** Characters of shared memories an agent is given at session start (SessionStart, load_context). */
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
+    /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
+    review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
   }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -63,9 +68,12 @@ export interface Config {
   disconnectedAfterMs: number;
   gcAfterMs: number;
   maxConcurrent: number;
-  integrationBranch: string;
+  /** The branch everything merges into (policy source, conflict preview, diff bases); null: none found. */
+  integrationBranch: string | null;
   verifyTimeoutMs: number;
   memoryBudget: number;
+  /** review.allow_self: an author may accept its own review, a producer ack its own handoff. */
+  reviewAllowSelf: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -82,9 +90,10 @@ export const DEFAULT_CONFIG: Config = {
   disconnectedAfterMs: 60 * 60_000,
   gcAfterMs: 7 * 86_400_000,
   maxConcurrent: 1,
-  integrationBranch: "main",
+  integrationBranch: null,
   verifyTimeoutMs: 10 * 60_000,
   memoryBudget: 2000,
+  reviewAllowSelf: false,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -104,8 +113,9 @@ export function resolveConfig(file: ConfigFile): Config {
     disconnectedAfterMs: file.disconnected_after ? parseDuration(file.disconnected_after, "disconnected_after in .handoff.yaml") : DEFAULT_CONFIG.disconnectedAfterMs,
     gcAfterMs: file.gc_after ? parseDuration(file.gc_after, "gc_after in .handoff.yaml") : DEFAULT_CONFIG.gcAfterMs,
     maxConcurrent: file.max_concurrent ?? DEFAULT_CONFIG.maxConcurrent,
-    integrationBranch: file.integration_branch ?? DEFAULT_CONFIG.integrationBranch,
+    integrationBranch: DEFAULT_CONFIG.integrationBranch,
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
     memoryBudget: file.memory_budget ?? DEFAULT_CONFIG.memoryBudget,
+    reviewAllowSelf: file.review?.allow_self ?? false,
   };
 }

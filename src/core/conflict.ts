@@ -23,7 +23,8 @@ export interface PairResult {
 }
 
 export interface ConflictReport {
-  integration: string;
+  /** Null when no integration branch was found: those pairs are not checked, and the summary says so. */
+  integration: string | null;
   sides: Side[];
   pairs: PairResult[];
   conflicting: number;
@@ -43,11 +44,12 @@ export function sidesOf(roster: RosterEntry[]): Side[] {
 }
 
 /** Every pair of agent branches, then each agent branch against the integration branch. */
-export function planPairs(sides: Side[], integration: string): { a: Side; b: Side; kind: PairResult["kind"] }[] {
+export function planPairs(sides: Side[], integration: string | null): { a: Side; b: Side; kind: PairResult["kind"] }[] {
   const work = sides.filter((s) => s.branch !== integration);
-  const integrationSide = sides.find((s) => s.branch === integration) ?? { branch: integration, agents: [], tasks: [] };
   const pairs: { a: Side; b: Side; kind: PairResult["kind"] }[] = [];
   for (let i = 0; i < work.length; i++) for (let j = i + 1; j < work.length; j++) pairs.push({ a: work[i]!, b: work[j]!, kind: "agents" });
+  if (integration === null) return pairs;
+  const integrationSide = sides.find((s) => s.branch === integration) ?? { branch: integration, agents: [], tasks: [] };
   for (const s of work) pairs.push({ a: s, b: integrationSide, kind: "integration" });
   return pairs;
 }
@@ -56,14 +58,23 @@ function sideName(s: Side): string {
   return s.agents.length ? `${s.branch} (${s.agents.join(", ")})` : s.branch;
 }
 
-/** The one line `status` shows. */
+/** The one line `status` shows. It never says "no conflicts" about pairs it could not check. */
 export function conflictSummaryLine(r: ConflictReport): string {
+  const line = summary(r);
+  return r.integration === null ? `${line}; against the integration branch: not checked (none found: set git config handoff.integrationBranch)` : line;
+}
+
+function summary(r: ConflictReport): string {
   const bad = r.pairs.filter((p) => p.conflicts.length);
+  const unchecked = r.pairs.filter((p) => p.error);
   if (!r.pairs.length) return "no active agent branches to compare";
-  if (!bad.length) return `no conflicts predicted across ${r.pairs.length} branch pair${r.pairs.length === 1 ? "" : "s"}`;
+  const skipped = unchecked.length ? `; ${unchecked.length} not checked (${unchecked[0]!.error}${unchecked.length > 1 ? ", ..." : ""})` : "";
+  const checked = r.pairs.length - unchecked.length;
+  if (!bad.length && !checked) return `not checked: ${unchecked.length} branch pair${unchecked.length === 1 ? "" : "s"} could not be merged (${unchecked[0]!.error})`;
+  if (!bad.length) return `no conflicts predicted across ${checked} branch pair${checked === 1 ? "" : "s"}${skipped}`;
   const first = bad[0]!;
   const more = bad.length > 1 ? `, and ${bad.length - 1} more pair${bad.length > 2 ? "s" : ""}` : "";
-  return `${bad.length} conflict${bad.length === 1 ? "" : "s"} predicted: ${sideName(first.a)} x ${sideName(first.b)} on ${first.conflicts.slice(0, 3).join(" ")}${first.conflicts.length > 3 ? " …" : ""}${more}`;
+  return `${bad.length} conflict${bad.length === 1 ? "" : "s"} predicted: ${sideName(first.a)} x ${sideName(first.b)} on ${first.conflicts.slice(0, 3).join(" ")}${first.conflicts.length > 3 ? " …" : ""}${more}${skipped}`;
 }
 
 export function pairLine(p: PairResult): string {

@@ -50,7 +50,7 @@ export function blockedRefusal(task: Task, edges: BlockedEdge[]): Refusal {
     message: `task ${task.id} is blocked: ${edges.map(edgeText).join("; ")}`,
     data: { task: task.id, blocked_by: edges },
     suggestions: [
-      { action: "wait", detail: `wait until ${edges.map((e) => e.waits_on).join(", ")} ${edges.length === 1 ? "is" : "are"} done (git handoff inbox shows the handoff)` },
+      { action: "wait", detail: `wait until ${edges.map((e) => e.waits_on).join(", ")} ${edges.length === 1 ? "is" : "are"} done; its handoffs come with your claim of ${task.id} (git handoff claim ${task.id}), readable before in git handoff task show ${edges[0]!.waits_on}` },
       ...(holders.length ? [{ action: "negotiate" as const, detail: `ask ${holders.join(", ")} about the blocker, or claim it anyway: --force` }] : []),
       { action: "work_elsewhere", detail: "take a ready task: git handoff ready --claim" },
     ],

@@ -19,6 +19,8 @@ export type ErrorCode =
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "remote_unreachable" // the sync remote could not be reached for an exclusive write
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
+  | "at_capacity" // the agent already holds as many tasks as its capacity allows
+  | "self_review" // an author accepting its own review, or a producer acking its own handoff
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -39,6 +41,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   wrong_state: 3,
   remote_unreachable: 3,
   conflict: 3,
+  at_capacity: 3,
+  self_review: 3,
   internal: 1,
 };
 

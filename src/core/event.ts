@@ -38,6 +38,8 @@ export const EventType = lazySchema(() =>
     "memory_edited",
     "memory_removed",
     "doc_put",
+    // a claim whose scope meets other live work (advisory, never a block)
+    "claim_overlap",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -163,6 +165,8 @@ export function summarize(e: HandoffEvent): string {
       return `memory ${e.memory} removed by ${e.agent}`;
     case "doc_put":
       return `document ${e.doc} updated by ${e.agent} (${e.bytes ?? 0} bytes)`;
+    case "claim_overlap":
+      return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
   }
 }
 

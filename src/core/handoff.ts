@@ -83,7 +83,7 @@ export function parseHandoffId(id: string): { task: string; n: number } | null {
   return m ? { task: m[1]!, n: Number(m[2]) } : null;
 }
 
-export function ackHandoff(task: Task, handoffId: string, ctx: OpContext): Outcome<Task> {
+export function ackHandoff(task: Task, handoffId: string, ctx: OpContext, opts: { allowSelf?: boolean } = {}): Outcome<Task> {
   const handoffs = task.handoffs ?? [];
   const h = handoffs.find((x) => x.id === handoffId);
   if (!h) {
@@ -92,6 +92,14 @@ export function ackHandoff(task: Task, handoffId: string, ctx: OpContext): Outco
       message: `no handoff ${handoffId} on task ${task.id}`,
       data: { handoff: handoffId, task: task.id, handoffs: handoffs.map((x) => x.id) },
       suggestions: [{ action: "fix_input", detail: "see what waits for you: git handoff inbox" }],
+    });
+  }
+  if (h.producer === ctx.actor.agent && !opts.allowSelf) {
+    return refuse({
+      code: "self_review",
+      message: `${ctx.actor.agent} produced handoff ${handoffId} and cannot acknowledge it itself (set review.allow_self: true in .handoff.yaml to allow it)`,
+      data: { handoff: handoffId, producer: h.producer, key: "review.allow_self" },
+      suggestions: [{ action: "negotiate", detail: `the consumer acknowledges it: git handoff ack ${handoffId}` }],
     });
   }
   if (h.acked_by.some((a) => a.agent === ctx.actor.agent)) return { ok: true, record: task, steps: [] };

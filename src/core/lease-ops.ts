@@ -117,9 +117,12 @@ function checkRequest(req: LeaseRequest): Refusal | null {
   return null;
 }
 
-/** Extends every live lease of `agent` from now: any activity of a holder renews its leases. */
+/**
+ * Extends every free-standing lease of `agent` from now: any activity of a holder renews them. A
+ * lease taken for a task lives as long as the task's claim instead (task-leases.ts).
+ */
 function renewAll(leases: Lease[], agent: string, now: Date): Lease[] {
-  return leases.map((l) => (l.agent === agent ? { ...l, expires_at: new Date(now.getTime() + l.ttl_ms).toISOString() } : l));
+  return leases.map((l) => (l.agent === agent && l.task === null ? { ...l, expires_at: new Date(now.getTime() + l.ttl_ms).toISOString() } : l));
 }
 
 /**
@@ -221,12 +224,12 @@ export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 
   const agent = ctx.actor.agent;
   const now = ctx.now.getTime();
   const stale = set.leases.some(
-    (l) => l.agent === agent && isLeaseLive(l, ctx.now) && Date.parse(l.expires_at) - now < l.ttl_ms * (1 - minAgeFraction),
+    (l) => l.agent === agent && l.task === null && isLeaseLive(l, ctx.now) && Date.parse(l.expires_at) - now < l.ttl_ms * (1 - minAgeFraction),
   );
   if (!stale) return { ok: true, record: set, steps: [] };
   return afterSettle(set, ctx, (s) => {
     const record = { leases: renewAll(s.leases, agent, ctx.now) };
-    const mine = record.leases.filter((l) => l.agent === agent);
+    const mine = record.leases.filter((l) => l.agent === agent && l.task === null);
     const event: HandoffEvent = { ...base("leased", ctx, null), paths: mine.map((l) => l.pattern), expires_at: mine[0]?.expires_at ?? ctx.now.toISOString() };
     return { ok: true, record, steps: [{ event, record }] };
   });

@@ -59,8 +59,21 @@ function notInReview(t: Task, verb: string) {
   });
 }
 
-export function acceptReview(t: Task, ctx: OpContext, reason: string | null): Outcome<Task> {
+/** An author accepting its own work is no review: refused unless the policy says `review.allow_self: true`. */
+export function selfReviewRefusal(t: Task, ctx: OpContext, allowSelf: boolean) {
+  if (allowSelf || !t.review || t.review.submitted_by !== ctx.actor.agent) return null;
+  return refuse<Task>({
+    code: "self_review",
+    message: `${ctx.actor.agent} submitted task ${t.id} and cannot accept its own review (set review.allow_self: true in .handoff.yaml to allow it)`,
+    data: { task: t.id, submitted_by: t.review.submitted_by, key: "review.allow_self" },
+    suggestions: [{ action: "negotiate", detail: `ask another agent or a person to run: git handoff review accept ${t.id}` }],
+  });
+}
+
+export function acceptReview(t: Task, ctx: OpContext, reason: string | null, opts: { allowSelf?: boolean } = {}): Outcome<Task> {
   if (t.status !== "review" || !t.review) return notInReview(t, "accept");
+  const self = selfReviewRefusal(t, ctx, !!opts.allowSelf);
+  if (self) return self;
   if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
   const at = ctx.now.toISOString();
   const record: Task = { ...t, status: "done", review: { ...t.review, decision: { verdict: "accepted", by: ctx.actor.agent, at, reason } }, updated_at: at };

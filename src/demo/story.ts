@@ -200,6 +200,8 @@ function story(box: Sandbox, n: Narrator, opts: DemoOptions): Stats | null {
   n.say("lead", "git handoff review accept contract");
   n.show(acceptA, 3);
   n.expect("review accepted: contract is done and tests is unblocked", acceptA.code === 0 && /tests/.test(acceptA.stdout), acceptA.stderr.trim(), "checked");
+  const leftA = json<{ task: string | null; agent: string }[]>(box.handoff(null, ["leases", "--json"])) ?? [];
+  n.expect("nobody holds contract's files any more: its leases ended with the task", !leftA.some((l) => l.task === "contract"), JSON.stringify(leftA), "checked");
 
   // --- B receives it, once -------------------------------------------------------------------------
   box.advance(1);
@@ -247,6 +249,10 @@ function story(box: Sandbox, n: Narrator, opts: DemoOptions): Stats | null {
   const doneC = box.handoff(C, ["done", "config", "--note", "conflicts with a/contract in config/app.json: keep both keys"]);
   n.say("C", "git handoff done config --note 'conflicts with a/contract in config/app.json: keep both keys'");
   n.expect("C's config task is done", doneC.code === 0, doneC.stderr.trim(), "checked");
+
+  const leftAll = json<unknown[]>(box.handoff(null, ["leases", "--json"])) ?? [null];
+  const checkAll = [A, B, C].map((who) => box.handoff(who, ["check", "src/server.js", "test/users.test.js", "config/app.json"]));
+  n.expect("every task finished: nobody holds anything, check is ok for everyone", leftAll.length === 0 && checkAll.every((c) => c.code === 0), `leases: ${JSON.stringify(leftAll)}`, "checked");
 
   // --- The overview and the numbers ----------------------------------------------------------------
   n.scene("Overview: git handoff status");

@@ -9,6 +9,7 @@ import { matchesPath } from "../core/glob-overlap.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
+import { extendClaimsCovering } from "../store/claim-extend.ts";
 import type { EditAnswer } from "./agents.ts";
 import { mark } from "./profile.ts";
 
@@ -67,5 +68,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
       }
     }
   }
+  // An edit inside a claimed task's scope is work on it: its claim is extended once a third through.
+  if (!deny && checked.length) await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)));
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers };
 }

@@ -7,7 +7,7 @@ import { formatDuration } from "../core/duration.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
-import { inboxContext } from "../present/handoff-text.ts";
+import { inboxContext, rejectionsContext } from "../present/handoff-text.ts";
 import { inbox } from "../store/handoff-actions.ts";
 import { readConflicts } from "../sync/local-area.ts";
 import { contextMemories } from "../store/memory-store.ts";
@@ -47,7 +47,9 @@ export async function sessionContext(store: Store): Promise<string> {
     for (const c of conflicts.slice(0, 10)) lines.push(`- ${c.message}`);
   }
   // Handoffs waiting for this agent; their text is another agent's and is fenced as untrusted.
-  const waiting = await inbox(store, agent).catch(() => ({ entries: [] }));
+  const waiting = await inbox(store, agent).catch(() => ({ entries: [], rejections: [] }));
+  const rejected = rejectionsContext(agent, waiting.rejections);
+  if (rejected) lines.push("", rejected);
   const context = inboxContext(agent, waiting.entries);
   if (context) lines.push("", context);
   // Shared memories within the policy's budget, fenced like every other agent's words.

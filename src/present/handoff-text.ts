@@ -3,6 +3,7 @@
 import { diffLine } from "../core/diff-summary.ts";
 import type { InboxEntry } from "../core/handoff.ts";
 import type { Handoff } from "../core/handoff-record.ts";
+import type { Rejection } from "../core/rejection-inbox.ts";
 import { fence, UNTRUSTED_LABEL } from "./untrusted.ts";
 
 export interface Styles {
@@ -40,4 +41,18 @@ export function inboxContext(agent: string, entries: InboxEntry[]): string {
   if (!entries.length) return "";
   const head = `git-handoff: ${entries.length} handoff${entries.length === 1 ? "" : "s"} waiting for ${agent} (acknowledge each with: git handoff ack <id>)`;
   return [head, ...entries.map((e) => renderInboxEntry(e))].join("\n\n");
+}
+
+/** A rejected review, as its author reads it (CLI inbox, SessionStart context): the reason fenced. */
+export function renderRejection(r: Rejection, style: Styles = PLAIN): string {
+  const next = r.status === "todo" ? `claim it again: git handoff claim ${r.task}` : r.holder ? `now ${r.status} by ${r.holder}` : r.status;
+  const lines = [`${style.bold(`review of ${r.task} rejected`)} by ${r.by} at ${r.at}: ${next}`];
+  if (r.reason) lines.push(`  ${style.warn(`[${UNTRUSTED_LABEL}]`)}`, "  reason:", fence(r.reason, "    "));
+  return lines.join("\n");
+}
+
+export function rejectionsContext(agent: string, rejections: Rejection[]): string {
+  if (!rejections.length) return "";
+  const head = `git-handoff: ${rejections.length} review${rejections.length === 1 ? "" : "s"} of ${agent}'s work rejected`;
+  return [head, ...rejections.map((r) => renderRejection(r))].join("\n\n");
 }

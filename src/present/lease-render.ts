@@ -7,7 +7,8 @@ export function leaseLine(l: Lease, now: Date): string {
   const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), `until ${l.expires_at} (in ${formatDuration(left)})`];
   if (l.task) bits.push(`task ${l.task}`);
   if (l.auto) bits.push("(auto)");
-  if (l.reason) bits.push(`— ${l.reason}`);
+  // A claim's scope lease has the reason "task <id>": said once.
+  if (l.reason && !(l.task && l.reason === `task ${l.task}`)) bits.push(`— ${l.reason}`);
   return bits.join("  ");
 }
 

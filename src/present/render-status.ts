@@ -5,6 +5,8 @@ import type { StatusView } from "../core/overview.ts";
 import { paint } from "./output.ts";
 import { rosterText } from "./render-agents.ts";
 import { overviewText } from "./render.ts";
+import { flagText, type LeaseRow } from "../core/lease-overview.ts";
+import { formatDuration } from "../core/duration.ts";
 
 function cut(s: string, max: number): string {
   const line = s.split("\n")[0] ?? "";
@@ -52,5 +54,18 @@ export function statusText(v: StatusView, header: string, now: Date): string {
   }
   if (v.inbox.length) lines.push(`${paint.bold("inbox")}  ${v.inbox.map((i) => `${i.agent} ${i.waiting}`).join("  ")}`);
   if (v.conflicts) lines.push(`${v.conflicts.conflicting ? paint.red("conflicts") : paint.bold("conflicts")}: ${v.conflicts.summary}`);
+  return lines.join("\n");
+}
+
+/** The file-lease section: holder, task, pattern, exclusive, expiry; leases that should not be there flagged. */
+export function leaseSectionText(rows: LeaseRow[]): string {
+  const lines = [paint.bold("file leases")];
+  if (!rows.length) return [...lines, "  nobody holds a file lease"].join("\n");
+  const aw = Math.max(...rows.map((r) => r.agent.length));
+  const pw = Math.max(...rows.map((r) => r.pattern.length));
+  for (const r of rows) {
+    const flag = r.flags.length ? `  ${paint.red(`! ${flagText(r.flags)}`)}` : "";
+    lines.push(`  ${r.agent.padEnd(aw)}  ${r.pattern.padEnd(pw)}  ${r.exclusive ? "exclusive" : "shared   "}  ${r.task ? `task ${r.task}` : "no task"}  expires in ${formatDuration(r.expires_in_ms)}${flag}`);
+  }
   return lines.join("\n");
 }

@@ -85,6 +85,9 @@ const AGENTS: AgentConfig[] = [
   },
 ];
 
+/** The agent hook configs init writes, for doctor. */
+export const AGENT_CONFIG_FILES: { file: string; name: string }[] = AGENTS.map((a) => ({ file: a.file, name: a.name }));
+
 /** Removes every hook entry that runs `git handoff hook ...`, and containers left empty. */
 function stripOurs(json: Record<string, any>): boolean {
   const hooks = json.hooks;
@@ -168,11 +171,11 @@ function template(name: string, templatesDir: string): string {
   return readFileSync(join(templatesDir, name), "utf8");
 }
 
-function isHusky(layout: HookLayout): boolean {
+export function isHusky(layout: HookLayout): boolean {
   return /(^|\/)\.husky(\/_)?\/?$/.test(layout.hooksPath ?? "") || existsSync(join(layout.workTree, ".husky"));
 }
 
-function lefthookFile(root: string): string | null {
+export function lefthookFile(root: string): string | null {
   for (const f of ["lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml"]) if (existsSync(join(root, f))) return f;
   return null;
 }

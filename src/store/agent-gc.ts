@@ -12,6 +12,8 @@ import { AGENT_FILE, agentRef, listAgents, loadAgent } from "./agent-store.ts";
 import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
+import { dropAgentLeases } from "../core/task-leases.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
 
 // Not under log/: refs/handoff/log/<agent> is each agent's catch log, and an agent may be named "agents".
 export const AGENT_LOG_REF = `${REF_ROOT}gc-log`;
@@ -48,6 +50,10 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
         updates.push({ ref: name, new: writeSteps(store.writer, oid, "task.json", out.steps), old: oid });
         released.push(task.id);
       }
+      // Its file leases go with it: those of the tasks it held and its free-standing ones.
+      const leases = await loadLeases(store);
+      const lu = leaseUpdate(store, leases.tip, dropAgentLeases(leases.set, cur.record.agent, released, ctx));
+      if (lu) updates.push(lu);
       const logTip = await store.readRef(AGENT_LOG_REF);
       const logNew = writeSteps(store.writer, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
       updates.push({ ref: AGENT_LOG_REF, new: logNew, old: logTip });

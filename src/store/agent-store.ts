@@ -8,6 +8,7 @@ import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
+import { extendAllDue } from "./claim-extend.ts";
 
 export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
 export const AGENT_FILE = "agent.json";
@@ -81,8 +82,11 @@ export function endSessionFor(store: Store): Promise<AgentRecord> {
   return mutateOwnAgent(store, endSession);
 }
 
-export function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
-  return mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
+/** A heartbeat also extends the caller's claims that are a third through their time (claim-extend.ts). */
+export async function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
+  const record = await mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
+  await extendAllDue(store);
+  return record;
 }
 
 /**
@@ -96,6 +100,7 @@ export async function refreshHeartbeat(store: Store): Promise<boolean> {
     const prev = await loadAgent(store, store.actor.agent);
     if (!heartbeatDue(prev?.record ?? null, store.now(), store.config.heartbeatIntervalMs)) return false;
     await mutateOwnAgent(store, (p, ctx) => (heartbeatDue(p, ctx.now, store.config.heartbeatIntervalMs) ? beat(p, ctx) : { ok: true, record: p!, steps: [] }));
+    await extendAllDue(store);
     return true;
   } catch {
     return false;

@@ -1,5 +1,6 @@
 // How records become git objects: a commit whose tree holds the record as JSON plus a format
 // marker, and whose message is the event (a summary line, a blank line, the event as JSON).
+import { createHash } from "node:crypto";
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
 import { HandoffEvent, summarize } from "../core/event.ts";
@@ -8,6 +9,27 @@ import type { GitObject, ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 
 export const FORMAT_MARKER = "git-handoff 1\n";
+
+/** The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker. */
+export function formatMarkerOid(oidBytes: number): string {
+  const body = Buffer.from(FORMAT_MARKER, "utf8");
+  return createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+}
+
+const warnedFormats = new Set<string>();
+
+/**
+ * A record whose `format` marker is not ours was written by another version of git-handoff: it is
+ * read (its schema still decides), and the reader says so once per ref and process.
+ */
+export function noteUnknownFormat(ref: string, formatOid: string | undefined, oidBytes: number): boolean {
+  if (formatOid === undefined || formatOid === formatMarkerOid(oidBytes)) return false;
+  if (!warnedFormats.has(ref)) {
+    warnedFormats.add(ref);
+    process.stderr.write(`git-handoff: ${ref} was written in an unknown format version (not ${FORMAT_MARKER.trim()}): update git-handoff; see git handoff doctor\n`);
+  }
+  return true;
+}
 
 export interface ParsedCommit {
   tree: string;
@@ -96,6 +118,7 @@ export async function readRecord<T>(
   const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
   const blobOid = tree.get(file);
   if (!blobOid) fail("corrupt_state", `${ref} is corrupt: its tree has no ${file}`, { ref });
+  noteUnknownFormat(ref, tree.get("format"), oidBytes);
   const text = (await readTyped(reader, blobOid, "blob", ref)).toString("utf8");
   let json: unknown;
   try {

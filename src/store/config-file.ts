@@ -19,6 +19,11 @@ export async function loadConfig(workTree: string | null): Promise<Config> {
 
 /** Parses and validates the config, naming the line of the first problem. */
 export async function parseConfig(text: string): Promise<Config> {
+  return resolveConfig(await parseConfigData(text));
+}
+
+/** The file's keys as written, validated (durations included), naming the line of the first problem. */
+export async function parseConfigData(text: string): Promise<ConfigFile> {
   const { parseDocument, LineCounter, isNode } = await loadYaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
@@ -41,7 +46,8 @@ export async function parseConfig(text: string): Promise<Config> {
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issueText(issue)}${known}`);
   }
   try {
-    return resolveConfig(parsed.data);
+    resolveConfig(parsed.data);
+    return parsed.data;
   } catch (e) {
     if (e instanceof HandoffError) {
       const key = Object.keys(parsed.data).find((k) => e.message.includes(k)) ?? "";

@@ -6,12 +6,14 @@ import { ackHandoff, handoffInputProblem, inboxFor, parseHandoffId, recordHandof
 import type { Handoff } from "../core/handoff-record.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
+import { rejectionsFor, type Rejection } from "../core/rejection-inbox.ts";
 import { resolveCommit } from "../git/commits.ts";
 import { diffSummary, mergeBase } from "../git/diff.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import { loadAgent } from "./agent-store.ts";
 import type { Store } from "./store.ts";
-import { listTasks, loadTask, mutateTask } from "./task-store.ts";
+import { listTasks, loadTask } from "./task-store.ts";
+import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
 export interface HandoffOptions {
   to?: string;
@@ -27,7 +29,8 @@ export interface HandoffOptions {
  * base with the integration branch. Null when there is no base to compare with.
  */
 export async function taskDiff(store: Store, task: Task, commit: string): Promise<DiffSummary | null> {
-  const base = task.base ?? (await mergeBase(store.cwd, store.config.integrationBranch, commit));
+  const integration = store.config.integrationBranch;
+  const base = task.base ?? (integration ? await mergeBase(store.cwd, integration, commit) : null);
   if (!base) return null;
   try {
     return await diffSummary(store.cwd, base, commit);
@@ -57,9 +60,9 @@ export async function handoff(store: Store, id: string, o: HandoffOptions): Prom
   return { task: t, handoff: t.handoffs!.at(-1)! };
 }
 
-export async function inbox(store: Store, agent = store.actor.agent): Promise<{ entries: InboxEntry[]; problems: string[] }> {
+export async function inbox(store: Store, agent = store.actor.agent): Promise<{ entries: InboxEntry[]; rejections: Rejection[]; problems: string[] }> {
   const { tasks, problems } = await listTasks(store, { settled: false });
-  return { entries: inboxFor(agent, tasks, store.now()), problems };
+  return { entries: inboxFor(agent, tasks, store.now()), rejections: rejectionsFor(agent, tasks), problems };
 }
 
 export async function ack(store: Store, handoffId: string): Promise<Task> {
@@ -67,7 +70,7 @@ export async function ack(store: Store, handoffId: string): Promise<Task> {
   if (!parsed) fail("invalid_input", `invalid handoff id ${JSON.stringify(handoffId.slice(0, 80))}: handoff ids look like <task>#<n>, e.g. api#1`);
   validateTaskId(parsed.task);
   try {
-    return await mutateTask(store, parsed.task, (t, ctx) => ackHandoff(t, handoffId, ctx));
+    return await mutateTask(store, parsed.task, (t, ctx) => ackHandoff(t, handoffId, ctx, { allowSelf: store.config.reviewAllowSelf }));
   } catch (e) {
     if (e instanceof HandoffError && e.code === "not_found" && !e.refusal.data?.handoff) {
       fail("not_found", `no handoff ${handoffId}: there is no task ${parsed.task}`, { handoff: handoffId });

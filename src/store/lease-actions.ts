@@ -11,6 +11,11 @@ import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
+import { overlapWitness } from "../core/glob-overlap.ts";
+import { followTask } from "../core/task-leases.ts";
+import type { LeaseSet } from "../core/lease.ts";
+import { extendClaimsCovering } from "./claim-extend.ts";
+import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
 
 function isDirectory(path: string): boolean {
@@ -64,15 +69,55 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const exclusive = !!opts.exclusive;
   const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
-  return { leased: set.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+  // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due.
+  await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
+  const final = task ? await followClaim(store, task) : set;
+  return { leased: final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
 }
 
-export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[] }> {
-  const patterns = opts.all ? [] : resolvePaths(store, inputs, opts.cwd);
-  const before = (await loadLeases(store)).set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern);
-  const set = await mutateLeases(store, (s, ctx) => releaseLeases(s, opts.all ? { all: true } : { patterns }, ctx));
+/**
+ * A lease taken for a task the caller holds lasts as long as its claim. For a task nobody works on
+ * it stands on its own TTL until the task's next transition ends it.
+ */
+async function followClaim(store: Store, id: string): Promise<LeaseSet> {
+  let task;
+  try {
+    task = (await loadTask(store, id)).task;
+  } catch {
+    return (await loadLeases(store)).set; // a task not (yet) here: the lease stands on its own TTL
+  }
+  const holder = task.status === "claimed" && task.claim?.agent === store.actor.agent && Date.parse(task.claim.expires_at) > store.now().getTime();
+  if (!holder) return (await loadLeases(store)).set;
+  return mutateLeases(store, (s, ctx) => followTask(s, task, ctx));
+}
+
+/** A path `unlease` could not release, and why. */
+export interface NotReleased {
+  path: string;
+  code: "not_holder" | "not_found";
+  holders: string[];
+}
+
+/**
+ * Releases what the caller holds of `inputs`, reporting per path: one path it does not hold no
+ * longer refuses the others. Refused (nothing changes) only when it holds none of them.
+ */
+export async function unlease(store: Store, inputs: string[], opts: { all?: boolean; cwd?: string } = {}): Promise<{ released: string[]; not_released: NotReleased[] }> {
+  const patterns = opts.all ? [] : [...new Set(resolvePaths(store, inputs, opts.cwd))];
+  const all = (await loadLeases(store)).set.leases;
+  const before = all.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern);
+  const held = patterns.filter((p) => before.includes(p));
+  const notReleased: NotReleased[] = patterns
+    .filter((p) => !held.includes(p))
+    .map((p) => {
+      const holders = [...new Set(all.filter((l) => l.pattern === p).map((l) => l.agent))];
+      return { path: p, code: holders.length ? "not_holder" : "not_found", holders };
+    });
+  // None held: the refusal names them all (and who holds them), as before.
+  const req = opts.all ? { all: true } : { patterns: held.length ? held : patterns };
+  const set = await mutateLeases(store, (s, ctx) => releaseLeases(s, req, ctx));
   const after = new Set(set.leases.filter((l) => l.agent === store.actor.agent).map((l) => l.pattern));
-  return { released: before.filter((p) => !after.has(p)) };
+  return { released: before.filter((p) => !after.has(p)), not_released: notReleased };
 }
 
 /** Live leases, optionally of one agent, ordered by pattern. */

@@ -10,7 +10,8 @@ import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
-import { listTasks, loadTask, mutateTask } from "./task-store.ts";
+import { listTasks, loadTask } from "./task-store.ts";
+import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
 export interface VerifyOptions {
   /** The command; undefined means the task's own `verify`. */
@@ -58,7 +59,7 @@ export async function listReview(store: Store): Promise<{ items: ReviewItem[]; p
 }
 
 export function accept(store: Store, id: string, reason: string | null): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason));
+  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason, { allowSelf: store.config.reviewAllowSelf }));
 }
 
 export function reject(store: Store, id: string, reason: string | null): Promise<Task> {

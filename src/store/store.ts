@@ -12,7 +12,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
-import { loadConfig } from "./config-file.ts";
+import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 
 export const REF_ROOT = "refs/handoff/";
 
@@ -49,6 +49,8 @@ export class Store {
    * sync layer (src/sync/open.ts) hands this in when it opens a store for a front end.
    */
   remoteGate: RemoteGate | null = null;
+  /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
+  policySource: PolicySource | null = null;
 
   constructor(
     readonly repo: RepoInfo,
@@ -219,8 +221,11 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     branch: repo.branch,
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
-  const config = await loadConfig(repo.workTree);
+  const { config, source } = await loadRepositoryConfig(repo);
   const store = new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
+  store.policySource = source;
+  if (source.fallback) store.notices.push(source.fallback);
+  store.notices.push(...source.setAside);
   store.syncOptions = { push: opts.push ?? env.HANDOFF_PUSH === "1", offline: opts.offline ?? env.HANDOFF_OFFLINE === "1" };
   return store;
 }

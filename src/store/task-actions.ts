@@ -22,6 +22,11 @@ import { resolveCommit } from "../git/commits.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
+import type { Overlap } from "../core/claim-overlap.ts";
+import { overlapsOfClaim } from "./claim-overlaps.ts";
+import { capacityOf, capacityRefusal } from "../core/capacity.ts";
+import { loadAgent } from "./agent-store.ts";
+import { listTasks } from "./task-store.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import type { CasOptions } from "./store.ts";
@@ -57,8 +62,51 @@ function endScope(id: string) {
 /** Every claim also leases the task's scope, in the same transaction. */
 const withLeases = (s: Store, id: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => mutateTaskWithLeases(s, id, op, leaseScope(s), o);
 
+/** A granted claim and the other live work its scope meets (advisory, never a refusal). */
+export interface ClaimReport {
+  task: Task;
+  overlaps: Overlap[];
+}
+
+/** Refuses (at_capacity) when the caller already holds as many tasks as its capacity allows. */
+async function checkCapacity(store: Store, claiming: string | null): Promise<void> {
+  const [{ tasks }, me] = await Promise.all([listTasks(store), loadAgent(store, store.actor.agent)]);
+  const refusal = capacityRefusal(tasks, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now());
+  if (refusal) throw new HandoffError(refusal);
+}
+
+export interface ClaimOptions {
+  ttl?: string;
+  /** Claim even though the caller already holds as many tasks as its capacity. */
+  overCapacity?: boolean;
+}
+
+/** `claim` with its overlap advisory: what every front end should show after a claim. */
+export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
+  if (!opts.overCapacity) await checkCapacity(store, id);
+  const task = await claimOnly(store, id, opts);
+  return { task, overlaps: await overlapsOfClaim(store, task) };
+}
+
+/** `claim --next` / `ready --claim` with its overlap advisory. */
+export async function claimNextReporting(store: Store, opts: ClaimOptions = {}): Promise<ClaimReport> {
+  if (!opts.overCapacity) await checkCapacity(store, null);
+  const task = await claimNextOnly(store, opts);
+  return { task, overlaps: await overlapsOfClaim(store, task) };
+}
+
+/** Claims `id` (overlaps are logged for `stats`; claimReporting also returns them). */
+export async function claim(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<Task> {
+  return (await claimReporting(store, id, opts)).task;
+}
+
+/** The best ready task, claimed (overlaps logged; claimNextReporting also returns them). */
+export async function claimNextTask(store: Store, opts: ClaimOptions = {}): Promise<Task> {
+  return (await claimNextReporting(store, opts)).task;
+}
+
 /** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
-export async function claim(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
+async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
     return await claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
@@ -73,7 +121,7 @@ export async function claim(store: Store, id: string, opts: { ttl?: string; forc
 }
 
 /** The best task whose dependencies are all done (issue 4), its scope leased. */
-export async function claimNextTask(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+async function claimNextOnly(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
     return await claimReady(store, ttl, withLeases);

@@ -6,6 +6,8 @@ import type { LeaseSet } from "../core/lease.ts";
 import type { Outcome } from "../core/outcome.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
+import { followTask } from "../core/task-leases.ts";
+import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
@@ -30,11 +32,16 @@ export async function mutateTaskWithLeases(
       // later operation is refused, so this writer records the expiry and the failure first.
       const settled = settle(task, ctx);
       if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
-      return { updates: [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, settled.steps), old: tip }], result: { refusal: out.refusal } };
+      const leases = await loadLeases(store);
+      const updates: RefUpdate[] = [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, settled.steps), old: tip }];
+      const lu = leaseUpdate(store, leases.tip, followTask(leases.set, settled.record, ctx));
+      if (lu) updates.push(lu);
+      return { updates, result: { refusal: out.refusal } };
     }
     const leases = await loadLeases(store);
-    const leaseOut = follow(leases.set, out.record, ctx);
-    const updates = [];
+    // Whatever the operation, the task's leases then agree with it (task-leases.ts).
+    const leaseOut = chainLeaseOps(leases.set, ctx, [(s, c) => follow(s, out.record, c), (s, c) => followTask(s, out.record, c)]);
+    const updates: RefUpdate[] = [];
     if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
     const lu = leaseUpdate(store, leases.tip, leaseOut);
     if (lu) updates.push(lu);
@@ -42,6 +49,11 @@ export async function mutateTaskWithLeases(
   }, opts);
   if ("refusal" in done) throw new HandoffError(done.refusal);
   return done.task;
+}
+
+/** A task operation whose only lease consequence is that the task's leases follow the task. */
+export function mutateTaskFollowed(store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions = {}): Promise<Task> {
+  return mutateTaskWithLeases(store, id, op, (set) => ({ ok: true, record: set, steps: [] }), opts);
 }
 
 /** Runs lease operations one after the other, collecting their steps; the first refusal wins. */

@@ -11,6 +11,8 @@ import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
+import { stateChecks } from "./doctor-invariants.ts";
+import { hookChecks } from "./doctor-hooks.ts";
 
 export interface Check {
   name: string;
@@ -38,6 +40,7 @@ export async function doctor(store: Store): Promise<Check[]> {
   }
   checks.push(await tentative(store));
   checks.push(...(await invariants(store)));
+  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)));
   return checks;
 }
 
@@ -130,15 +133,9 @@ async function invariants(store: Store): Promise<Check[]> {
       problems.push(e.message);
     }
   }
-  const leases = await listRefs(store.cwd, "refs/handoff/files");
   return [
     problems.length
       ? { name: "invariants", status: "fail", detail: `${problems.length} problem(s): ${problems.slice(0, 5).join("; ")}`, fix: "inspect with git log <ref>; reclaim or cancel the affected tasks" }
       : { name: "invariants", status: "ok", detail: `${tasks} live task(s): one holder each, claims match status, fences only go up` },
-    {
-      name: "leases-and-dependencies",
-      status: "ok",
-      detail: leases.length ? `${leases.length} lease ref(s) present; their checks belong to the lease feature` : "no exclusive leases or dependencies recorded here",
-    },
   ];
 }

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import type { Task } from "../../core/task.ts";
 import type { Store } from "../../store/store.ts";
-import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
+import { overlapText } from "../../core/claim-overlap.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
@@ -22,6 +23,14 @@ function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Tas
   });
 }
 
+/** What a claim prints: the task, what came with it, and the work its scope meets (advisory). */
+export async function emitClaim(store: Store, json: boolean, r: ClaimReport): Promise<void> {
+  const t = r.task;
+  const delivered = json ? "" : await deliveredWithClaim(store, t);
+  const near = r.overlaps.length ? `\noverlaps (advisory, nothing is blocked):\n${r.overlaps.map((o) => `  ${overlapText(o)}`).join("\n")}` : "";
+  emit(json, { ...t, overlaps: r.overlaps }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${delivered}`);
+}
+
 function requireReason(reason: string | undefined, verb: string): string {
   if (reason === undefined) fail("usage", `${verb} needs --reason TEXT`);
   return reason;
@@ -35,12 +44,16 @@ export function registerClaim(program: Command): void {
       .argument("[id]", "the task to claim")
       .option("--next", "claim the best ready task: highest priority, then oldest")
       .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
-      .option("--force", "claim even though a task it waits on is not done"),
-  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean }, cmd: Command) => {
+      .option("--force", "claim even though a task it waits on is not done")
+      .option("--over-capacity", "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)"),
+  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
-    const opts = o.ttl !== undefined ? { ttl: o.ttl } : {};
-    await run(cmd, (s) => (id === undefined ? claimNextTask(s, opts) : claim(s, id, { ...opts, force: !!o.force })), (t) => `claimed ${t.id} (fence ${t.claim?.fence})`, { deliver: true });
+    const opts = { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity };
+    await withStore(cmd, async (store, g) => {
+      const r = id === undefined ? await claimNextReporting(store, opts) : await claimReporting(store, id, { ...opts, force: !!o.force });
+      await emitClaim(store, !!g.json, r);
+    });
   });
 
   withGlobals(

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
-import { claimReady, depend, listReady, undepend } from "../../store/dependency-actions.ts";
+import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
+import { claimNextReporting } from "../../store/task-actions.ts";
+import { emitClaim } from "./claim.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { deliveredWithClaim } from "./handoff.ts";
 import { emit, warn } from "../../present/output.ts";
@@ -42,13 +44,14 @@ export function registerDepend(program: Command): void {
       .command("ready")
       .description("unclaimed tasks whose dependencies are all done, best first; --claim takes the best one atomically")
       .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
-      .option("--ttl <duration>", "lease length with --claim"),
-  ).action(async (o: { claim?: boolean; ttl?: string }, cmd: Command) => {
+      .option("--ttl <duration>", "lease length with --claim")
+      .option("--over-capacity", "with --claim: even though this agent already holds as many tasks as its capacity"),
+  ).action(async (o: { claim?: boolean; ttl?: string; overCapacity?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.claim) {
-        const t = await claimReady(store, o.ttl !== undefined ? parseDuration(o.ttl, "--ttl") : store.config.claimTtlMs);
-        const delivered = g.json ? "" : await deliveredWithClaim(store, t);
-        emit(!!g.json, t, () => `claimed ${t.id} (fence ${t.claim?.fence})\n${taskDetail(t, store.now())}${delivered}`);
+        // The same claim as claim --next: scope leased, overlaps reported.
+        if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
+        await emitClaim(store, !!g.json, await claimNextReporting(store, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity }));
         return;
       }
       const { ready, problems } = await listReady(store);

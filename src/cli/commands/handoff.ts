@@ -6,6 +6,7 @@ import { collect, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { handoffText, inboxEntryText } from "../../present/render-tasks.ts";
 import { entryJson, handoffJson } from "../../present/handoff.ts";
+import { renderRejection } from "../../present/handoff-text.ts";
 
 /** After a claim: the handoffs that came with the claimed task's dependencies, shown once in text. */
 export async function deliveredWithClaim(store: Store, t: Task): Promise<string> {
@@ -43,14 +44,15 @@ export function registerHandoff(program: Command): void {
   });
 
   withGlobals(
-    program.command("inbox").description("handoffs waiting for you: addressed to you, or on tasks your claimed tasks wait on; until you ack them"),
+    program.command("inbox").description("what waits for you: rejected reviews of your work, and handoffs addressed to you or on tasks your claimed tasks wait on, until you ack them"),
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      const { entries, problems } = await inbox(store);
+      const { entries, rejections, problems } = await inbox(store);
       for (const p of problems) warn(p);
-      emit(!!g.json, entries.map(entryJson), () =>
-        entries.length
-          ? entries.map(inboxEntryText).join("\n\n")
+      // Rejections of this agent's reviews come first; in JSON they are entries of kind "rejection".
+      emit(!!g.json, [...rejections, ...entries.map(entryJson)], () =>
+        entries.length || rejections.length
+          ? [...rejections.map((r) => renderRejection(r)), ...entries.map(inboxEntryText)].join("\n\n")
           : "inbox empty",
       );
     });

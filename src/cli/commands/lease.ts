@@ -39,7 +39,11 @@ export function registerLease(program: Command): void {
   ).action(async (paths: string[], o: { all?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await unlease(store, paths, o);
-      emit(!!g.json, r, () => (r.released.length ? r.released.map((p) => `unleased ${p}`).join("\n") : "nothing to release"));
+      const lines = [
+        ...r.released.map((p) => `unleased ${p}`),
+        ...r.not_released.map((n) => `not held: ${n.path}${n.holders.length ? ` (held by ${n.holders.join(", ")})` : " (nobody holds it)"}`),
+      ];
+      emit(!!g.json, r, () => (lines.length ? lines.join("\n") : "nothing to release"));
     });
   });
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { AgentRecord } from "../../core/agent.ts";
 import { endSessionFor, heartbeatFor, startSessionFor } from "../../store/agent-store.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
-import { collect, withGlobals, withStore } from "../context.ts";
+import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { agentDetail } from "../../present/render-agents.ts";
 
@@ -16,14 +16,17 @@ export function registerSession(program: Command): void {
       .requiredOption("--objective <text>", "what this agent is working on")
       .option("--files <glob>", "files it plans to change (repeatable)", collect, [])
       .option("--awaits <text>", "the outcome it waits for, and from whom")
-      .option("--session <id>", "the agent runtime's session id (default: $HANDOFF_SESSION)"),
-  ).action(async (o: { objective: string; files: string[]; awaits?: string; session?: string }, cmd: Command) => {
+      .option("--session <id>", "the agent runtime's session id (default: $HANDOFF_SESSION)")
+      .option("--capacity <n>", "how many tasks this agent holds at once (default: max_concurrent of the policy)"),
+  ).action(async (o: { objective: string; files: string[]; awaits?: string; session?: string; capacity?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      const capacity = o.capacity === undefined ? undefined : parseInteger(o.capacity, "--capacity", 1, 1000);
       const record = await startSessionFor(store, {
         objective: o.objective,
         files: o.files,
         awaits: o.awaits ?? null,
         session: o.session ?? process.env.HANDOFF_SESSION ?? null,
+        ...(capacity !== undefined ? { capacity } : {}),
       });
       // Opportunistic: a starting agent sweeps agents silent past gc_after. Never fails the start.
       await gcAgents(store).catch(() => []);

@@ -6,7 +6,9 @@ import { listTasks } from "../../store/task-store.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
-import { statusText } from "../../present/render-status.ts";
+import { leaseSectionText, statusText } from "../../present/render-status.ts";
+import { leaseRows } from "../../core/lease-overview.ts";
+import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 
 function syncText(conflicts: Conflict[], tentative: number): string {
@@ -37,9 +39,12 @@ export function registerStatus(program: Command): void {
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays issue 5's list of sync conflicts; the merge preview is `predicted_conflicts`.
-      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, me: store.actor, problems: [...problems, ...agentProblems] };
+      const leases = leaseRows((await loadLeases(store)).set.leases, tasks, records, now, store.config);
+      const policy = store.policySource;
+      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, policy, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}${syncText(syncConflicts, tentative.length)}`);
+      const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}\n${leaseSectionText(leases)}\n${policyLine}${syncText(syncConflicts, tentative.length)}`);
     });
   });
 }

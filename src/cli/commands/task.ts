@@ -4,6 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
+import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { taskExtrasText } from "../../present/render-tasks.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
@@ -51,16 +52,18 @@ export function registerTask(program: Command): void {
   });
 
   const list = (name: string, target: Command) =>
-    withGlobals(target.command(name).description("list tasks").option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")})`)).action(
+    withGlobals(target.command(name).description("list tasks").option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)).action(
       async (o: { status?: string }, cmd: Command) => {
         await withStore(cmd, async (store, g) => {
-          if (o.status !== undefined && !TaskStatus.options.includes(o.status as TaskStatus)) {
-            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${TaskStatus.options.join(", ")}`);
+          if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
+            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);
           }
           const { tasks, problems } = await listTasks(store);
           for (const p of problems) warn(p);
-          const shown = o.status ? tasks.filter((t) => t.status === o.status) : tasks;
           const now = store.now();
+          const byId = new Map(tasks.map((t) => [t.id, t]));
+          // `blocked` is not a state of its own: a todo task with a dependency not done (todo still lists it).
+          const shown = o.status === "blocked" ? tasks.filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length > 0) : o.status ? tasks.filter((t) => t.status === o.status) : tasks;
           emit(!!g.json, shown, () => (shown.length ? shown.map((t) => taskLine(t, now)).join("\n") : "no tasks"));
         });
       },

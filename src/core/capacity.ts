@@ -1,0 +1,30 @@
+// Capacity: how many tasks one agent holds at once. `max_concurrent` in the policy, or what the
+// agent declared for itself (`session start --capacity N`, as a worker running several tasks
+// will). A claim past it is refused unless asked for explicitly (`--over-capacity`). Pure.
+import type { AgentRecord } from "./agent.ts";
+import type { Refusal } from "./errors.ts";
+import type { Task } from "./task.ts";
+
+export function capacityOf(agent: AgentRecord | null, maxConcurrent: number): number {
+  return agent?.capacity ?? maxConcurrent;
+}
+
+/** The tasks `agent` holds with a live claim, other than `except`. */
+export function heldBy(tasks: Task[], agent: string, now: Date, except: string | null): Task[] {
+  return tasks.filter((t) => t.id !== except && t.status === "claimed" && t.claim?.agent === agent && Date.parse(t.claim.expires_at) > now.getTime());
+}
+
+export function capacityRefusal(tasks: Task[], agent: string, capacity: number, claiming: string | null, now: Date): Refusal | null {
+  const held = heldBy(tasks, agent, now, claiming);
+  if (held.length < capacity) return null;
+  const ids = held.map((t) => t.id);
+  return {
+    code: "at_capacity",
+    message: `${agent} already holds ${held.length} task${held.length === 1 ? "" : "s"} (${ids.join(", ")}) and its capacity is ${capacity}`,
+    data: { agent, held: ids, capacity },
+    suggestions: [
+      { action: "work_elsewhere", detail: `finish or release one first: git handoff done ${ids[0]} / git handoff release ${ids[0]}` },
+      { action: "retry", detail: "claim anyway: --over-capacity; or declare more: git handoff session start --objective ... --capacity N" },
+    ],
+  };
+}

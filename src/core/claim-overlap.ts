@@ -1,0 +1,46 @@
+// The advisory a claim gives: where the claimed task's scope meets other live work (other agents'
+// live tasks' scopes, other agents' leases). Never a refusal: exclusive leases keep blocking as
+// they always did; this says who else is near. Pure.
+import { overlapWitness } from "./glob-overlap.ts";
+import { isLeaseLive, type Lease } from "./lease.ts";
+import type { Task } from "./task.ts";
+
+/** `warn`: both name the same file or the same pattern; `info`: any other intersection. */
+export interface Overlap {
+  /** The other task, or null for a lease taken for no task. */
+  task: string | null;
+  agent: string;
+  /** The other side's pattern. */
+  pattern: string;
+  /** The claimed task's scope glob it meets. */
+  scope: string;
+  verdict: "warn" | "info";
+}
+
+export function claimOverlaps(claimed: Task, tasks: Task[], leases: Lease[], agent: string, now: Date): Overlap[] {
+  const out: Overlap[] = [];
+  const seen = new Set<string>();
+  const add = (task: string | null, who: string, pattern: string) => {
+    for (const scope of claimed.scope) {
+      if (overlapWitness(scope, pattern) === null) continue;
+      const key = `${task}\0${who}\0${pattern}\0${scope}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ task, agent: who, pattern, scope, verdict: scope === pattern ? "warn" : "info" });
+    }
+  };
+  for (const t of tasks) {
+    const c = t.claim;
+    if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || Date.parse(c.expires_at) <= now.getTime()) continue;
+    for (const p of t.scope) add(t.id, c.agent, p);
+  }
+  for (const l of leases) {
+    if (l.agent === agent || !isLeaseLive(l, now) || l.task === claimed.id) continue;
+    add(l.task, l.agent, l.pattern);
+  }
+  return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || a.pattern.localeCompare(b.pattern));
+}
+
+export function overlapText(o: Overlap): string {
+  return `${o.verdict}  ${o.scope} overlaps ${o.pattern} (${o.agent}${o.task ? `, task ${o.task}` : ", no task"})`;
+}

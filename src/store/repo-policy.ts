@@ -1,0 +1,145 @@
+// The effective policy of this worktree: the `.handoff.yaml` committed at the integration branch's
+// tip, which a worktree's own file may only make stricter (core/policy-merge.ts). Read from the
+// commit, not from any worktree, and cached in .git/handoff/policy.cache keyed by the tip (and by
+// the repository config, which names the branch), so a hook pays a file read, not git spawns.
+import { readFileSync, statSync } from "node:fs";
+import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
+import { HandoffError } from "../core/errors.ts";
+import { stricterOnly } from "../core/policy-merge.ts";
+import { branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
+import { RefFiles } from "../git/ref-files.ts";
+import { configuredRemote } from "../git/remote.ts";
+import type { RepoInfo } from "../git/repo.ts";
+import { CONFIG_NAME, parseConfigData } from "./config-file.ts";
+import { readSmallFile, writeSmallFile } from "./small-file.ts";
+
+/** Where the policy in force comes from, for `status`, `doctor` and the notices. */
+export interface PolicySource {
+  /** The integration branch, or null when none could be found. */
+  branch: string | null;
+  /** How the branch was found. */
+  from: string;
+  /** The commit whose `.handoff.yaml` is in force; null when none is committed there. */
+  commit: string | null;
+  /** Set when the tip's file does not parse and an older commit's is used. */
+  fallback: string | null;
+  /** What this worktree's own file asked for and did not get (or why it was ignored), as sentences. */
+  setAside: string[];
+}
+
+interface Cached {
+  stamp: string;
+  branch: string | null;
+  from: string;
+  tip: string | null;
+  commit: string | null;
+  text: string | null;
+  data: ConfigFile | null;
+  fallback: string | null;
+}
+
+const FALLBACK_DEPTH = 200;
+
+function configStamp(commonDir: string): string {
+  try {
+    const st = statSync(`${commonDir}/config`);
+    return `${st.mtimeMs}:${st.size}`;
+  } catch {
+    return "none";
+  }
+}
+
+/** The committed policy at the integration branch's tip, walking back past commits whose file does not parse. */
+async function committedPolicy(cwd: string, tip: string, branch: string): Promise<Pick<Cached, "commit" | "text" | "data" | "fallback">> {
+  const text = await fileAt(cwd, tip, CONFIG_NAME);
+  if (text === null) return { commit: null, text: null, data: null, fallback: null };
+  let problem: string;
+  try {
+    return { commit: tip, text, data: await parseConfigData(text), fallback: null };
+  } catch (e) {
+    if (!(e instanceof HandoffError)) throw e;
+    problem = e.message;
+  }
+  for (const commit of await commitsTouching(cwd, tip, CONFIG_NAME, FALLBACK_DEPTH)) {
+    const older = await fileAt(cwd, commit, CONFIG_NAME);
+    if (older === null) continue;
+    try {
+      const data = await parseConfigData(older);
+      const fallback = `the ${CONFIG_NAME} at ${branch} (${tip.slice(0, 12)}) does not parse (${problem}); using the one at ${commit.slice(0, 12)}, the last that does: fix it on ${branch}`;
+      return { commit, text: older, data, fallback };
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+    }
+  }
+  // Nothing on the branch parses: refuse, as an unparsable policy always was (never fail open).
+  throw new HandoffError({ code: "invalid_input", message: `${problem} (committed on ${branch}, no earlier version parses)` });
+}
+
+async function repositoryPart(repo: RepoInfo): Promise<Cached> {
+  const cwd = repo.workTree ?? repo.gitDir;
+  const cacheFile = `${repo.commonDir}/handoff/policy.cache`;
+  const stamp = configStamp(repo.commonDir);
+  let cached: Cached | null = null;
+  try {
+    cached = JSON.parse(readSmallFile(cacheFile) ?? "null") as Cached | null;
+  } catch {
+    cached = null;
+  }
+  if (cached?.stamp !== stamp) cached = null;
+  const refs = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
+  const tipOf = async (b: string) => (refs ? refs.read(`refs/heads/${b}`) : branchTip(cwd, b));
+  let branch = cached?.branch ?? null;
+  let from = cached?.from ?? "";
+  let tip = branch ? await tipOf(branch) : null;
+  // A cached answer stands while its branch exists; "none found" and a vanished branch are looked up again.
+  if (!cached || !tip) {
+    const remote = (await configuredRemote(cwd, repo.commonDir)).name;
+    ({ branch, from } = await findIntegrationBranch(cwd, remote));
+    tip = branch ? await tipOf(branch) : null;
+    if (cached && cached.branch !== branch) cached = null;
+  }
+  if (cached && cached.tip === tip) return cached;
+  const part = tip && branch ? await committedPolicy(cwd, tip, branch) : { commit: null, text: null, data: null, fallback: null };
+  const fresh: Cached = { stamp, branch, from, tip, ...part };
+  writeSmallFile(cacheFile, JSON.stringify(fresh));
+  return fresh;
+}
+
+function worktreeText(workTree: string | null): string | null {
+  if (!workTree) return null;
+  try {
+    return readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** The policy in force here and where it comes from. */
+export async function loadRepositoryConfig(repo: RepoInfo): Promise<{ config: Config; source: PolicySource }> {
+  const part = await repositoryPart(repo);
+  const local = worktreeText(repo.workTree);
+  const where = part.commit ? `${part.branch} (${part.commit.slice(0, 12)})` : "";
+  const source: PolicySource = { branch: part.branch, from: part.from, commit: part.commit, fallback: part.fallback, setAside: [] };
+  let file: ConfigFile;
+  if (!part.data) {
+    // No policy committed on the integration branch yet: this worktree's file is all there is.
+    file = local === null ? {} : await parseConfigData(local);
+  } else if (local === null || local === part.text) {
+    file = part.data;
+  } else {
+    try {
+      const merged = stricterOnly(part.data, await parseConfigData(local), where);
+      file = merged.file;
+      source.setAside = merged.setAside.map((x) => `this worktree's ${CONFIG_NAME} asks for ${x}: set aside`);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      file = part.data;
+      source.setAside = [`this worktree's ${CONFIG_NAME} is ignored: ${e.message}`];
+    }
+  }
+  if (file.integration_branch !== undefined || (local !== null && /^integration_branch\s*:/m.test(local))) {
+    source.setAside.push(`integration_branch in ${CONFIG_NAME} is not read: set git config handoff.integrationBranch`);
+  }
+  const config = { ...resolveConfig(file), integrationBranch: part.branch };
+  return { config, source };
+}

@@ -1,0 +1,79 @@
+// `doctor`'s checks of the coordination state itself: leases that outlived their task or holder,
+// dependencies on tasks that do not exist, dependency cycles, and records written in a format
+// version this git-handoff does not know. Each problem comes with the command that fixes it.
+import { classifyAgent } from "../core/agent.ts";
+import { findCycle } from "../core/dependency-graph.ts";
+import { isLeaseLive } from "../core/lease.ts";
+import { isFinal, type Task } from "../core/task.ts";
+import { listAgents } from "../store/agent-store.ts";
+import { archivedTips } from "../store/archive.ts";
+import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/codec.ts";
+import { loadLeases } from "../store/lease-store.ts";
+import { REF_ROOT, type Store } from "../store/store.ts";
+import { listTasks } from "../store/task-store.ts";
+import type { Check } from "./doctor.ts";
+
+export async function stateChecks(store: Store): Promise<Check[]> {
+  return [await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];
+}
+
+async function leaseCheck(store: Store): Promise<Check> {
+  const now = store.now();
+  const [{ set }, { tasks }, { agents }] = await Promise.all([loadLeases(store), listTasks(store), listAgents(store)]);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const gone = new Set(agents.filter((a) => classifyAgent(a.record, now, store.config) === "disconnected").map((a) => a.record.agent));
+  const problems: { text: string; fix: string }[] = [];
+  for (const l of set.leases.filter((x) => isLeaseLive(x, now))) {
+    const t = l.task ? byId.get(l.task) : undefined;
+    const as = `git handoff unlease ${l.pattern} --agent ${l.agent}`;
+    if (t && (isFinal(t.status) || t.status === "review")) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which is ${t.status}`, fix: as });
+    else if (t && !(t.status === "claimed" && t.claim?.agent === l.agent)) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which ${l.agent} does not hold`, fix: as });
+    else if (gone.has(l.agent)) problems.push({ text: `${l.agent}, holder of ${l.pattern}, is disconnected`, fix: `git handoff gc (after gc_after), or ${as}` });
+  }
+  const live = set.leases.filter((x) => isLeaseLive(x, now)).length;
+  if (!problems.length) return { name: "leases", status: "ok", detail: `${live} live lease(s): each serves a task its holder works on, or none, and no holder is gone` };
+  return { name: "leases", status: "fail", detail: `${problems.length} lease(s) outlived their work: ${problems.slice(0, 5).map((p) => p.text).join("; ")}`, fix: problems[0]!.fix };
+}
+
+async function dependencyCheck(store: Store): Promise<Check> {
+  const { tasks } = await listTasks(store, { settled: false });
+  const byId = new Map<string, Task>(tasks.map((t) => [t.id, t]));
+  const archived = await archivedTips(store).catch(() => new Map<string, string>());
+  const missing: string[] = [];
+  const cycles: string[][] = [];
+  for (const t of tasks) {
+    for (const dep of t.after ?? []) {
+      if (!byId.has(dep) && !archived.has(dep)) missing.push(`${t.id} waits on ${dep}`);
+      else if (byId.has(dep) && !cycles.some((c) => c.includes(t.id))) {
+        const cycle = findCycle(byId, t.id, dep);
+        if (cycle) cycles.push(cycle);
+      }
+    }
+  }
+  const edges = tasks.reduce((n, t) => n + (t.after?.length ?? 0), 0);
+  if (!missing.length && !cycles.length) return { name: "dependencies", status: "ok", detail: `${edges} dependency edge(s): every one names an existing task, no cycle` };
+  const first = missing[0] ? missing[0].split(" waits on ") : cycles[0]!.slice(0, 2);
+  return {
+    name: "dependencies",
+    status: "fail",
+    detail: [missing.length ? `${missing.length} on a missing task: ${missing.slice(0, 5).join("; ")}` : "", cycles.length ? `${cycles.length} cycle(s): ${cycles.map((c) => c.join(" -> ")).join("; ")}` : ""].filter(Boolean).join("; "),
+    fix: `git handoff undepend ${first[0]} --on ${first[1]}`,
+  };
+}
+
+async function formatCheck(store: Store): Promise<Check> {
+  const ours = formatMarkerOid(store.oidBytes);
+  const odd: string[] = [];
+  const refs = await store.listRefs(REF_ROOT);
+  for (const { name, oid } of refs) {
+    try {
+      const commit = parseCommit(await readTyped(store.reader, oid, "commit", name));
+      const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes).get("format");
+      if (format !== undefined && format !== ours) odd.push(name);
+    } catch {
+      /* corrupt refs are the invariants check's business */
+    }
+  }
+  if (!odd.length) return { name: "format", status: "ok", detail: `${refs.length} coordination ref(s), all in format version 1` };
+  return { name: "format", status: "warn", detail: `${odd.length} ref(s) written in an unknown format version: ${odd.slice(0, 5).join(", ")}`, fix: "update git-handoff on this machine (another clone runs a newer version)" };
+}

@@ -1,0 +1,50 @@
+// The overlap advisory at claim time: other live tasks' scopes and other agents' leases the claimed
+// scope meets, warn for the same file or pattern, info otherwise; never a block; counted by stats.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp } from "./support/repo.ts";
+import { team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+test("claim reports overlaps (info for containment, warn for the same file) in text and --json, and stats counts them", () => {
+  const t = team(["alice", "bob"]);
+  for (const [id, scope] of [["sh", "src/shared/**"], ["sy", "src/shared/a.ts"], ["same", "src/shared/**"], ["far", "docs/**"]] as const) {
+    assert.is(t.as("lead", ["task", "add", id, "--id", id, "--scope", scope]).code, 0);
+  }
+  assert.is(t.as("alice", ["claim", "sh"]).code, 0);
+  assert.is(t.as("alice", ["lease", "src/shared/a.ts"]).code, 0);
+
+  const sy = t.as("bob", ["claim", "sy"]);
+  assert.is(sy.code, 0, "an overlap never blocks");
+  assert.match(sy.stdout, /claimed sy/);
+  assert.match(sy.stdout, /overlaps \(advisory, nothing is blocked\):/);
+  assert.match(sy.stdout, /warn  src\/shared\/a\.ts overlaps src\/shared\/a\.ts \(alice, no task\)/);
+  assert.match(sy.stdout, /info  src\/shared\/a\.ts overlaps src\/shared\/\*\* \(alice, task sh\)/);
+  assert.is(t.as("bob", ["release", "sy"]).code, 0);
+
+  const same = t.as("bob", ["claim", "same", "--json"]);
+  assert.is(same.code, 0);
+  assert.is(same.json.id, "same");
+  assert.equal(same.json.overlaps.map((o: { task: string; agent: string; pattern: string; verdict: string }) => [o.task, o.agent, o.pattern, o.verdict]), [
+    ["sh", "alice", "src/shared/**", "warn"],
+    [null, "alice", "src/shared/a.ts", "info"],
+  ]);
+  assert.is(t.as("bob", ["release", "same"]).code, 0);
+
+  const far = t.as("bob", ["claim", "far", "--json"]);
+  assert.equal(far.json.overlaps, [], "no overlap, nothing said");
+  assert.not.match(t.as("bob", ["release", "far"]).stdout, /overlaps/);
+
+  const next = t.as("bob", ["ready", "--claim", "--json"]);
+  assert.is(next.code, 0, next.stderr);
+  assert.ok(Array.isArray(next.json.overlaps), "ready --claim reports overlaps too");
+  const leases = t.as("lead", ["leases", "--json"]).json as { agent: string; task: string | null }[];
+  assert.ok(leases.some((l) => l.agent === "bob" && l.task === next.json.id), "ready --claim leases the scope like claim does");
+
+  const stats = t.as("lead", ["stats", "--json"]).json;
+  assert.ok(stats.overlaps.warn >= 2 && stats.overlaps.info >= 2, JSON.stringify(stats.overlaps));
+  assert.match(t.as("lead", ["stats"]).stdout, /overlaps at claim time\s+\d+ warn, \d+ info/);
+});
+
+test.run();

@@ -1,0 +1,122 @@
+// The smaller rules, each as a user meets them: capacity on claim (and a declared capacity),
+// no self-review or self-ack unless the policy allows it, a rejection reaching its author, a true
+// blocked-claim hint, `task list --status blocked`, `unlease` per path, `leases` saying things once.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, handoffRefs } from "./support/repo.ts";
+import { commitFile, team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-capacity or a declared capacity", () => {
+  const t = team(["alice"]);
+  for (const id of ["a", "b", "c", "d"]) assert.is(t.as("lead", ["task", "add", id, "--id", id]).code, 0);
+  assert.is(t.as("alice", ["claim", "a"]).code, 0);
+  assert.is(t.as("alice", ["claim", "a"]).code, 0, "claiming what you hold renews it: not a second task");
+  const refs = handoffRefs(t.repo);
+  const second = t.as("alice", ["claim", "b"]);
+  assert.is(second.code, 3);
+  assert.match(second.stderr, /alice already holds 1 task \(a\) and its capacity is 1/);
+  assert.match(second.stderr, /--over-capacity/);
+  assert.is(handoffRefs(t.repo), refs, "a refused claim changes nothing");
+  assert.is(t.as("alice", ["claim", "--next"]).code, 3, "claim --next too");
+  assert.is(t.as("alice", ["ready", "--claim"]).code, 3, "and ready --claim");
+  assert.is(t.as("alice", ["claim", "b", "--over-capacity"]).code, 0);
+
+  assert.is(t.as("alice", ["session", "start", "--objective", "worker", "--capacity", "3"]).code, 0);
+  assert.is(t.as("alice", ["claim", "c"]).code, 0, "a declared capacity of 3 allows a third");
+  assert.is(t.as("alice", ["claim", "d"]).code, 3);
+  const agents = t.as("lead", ["agents", "--json"]).json;
+  assert.equal(agents.agents[0].capacity, { claimed: 3, max: 3 });
+  assert.is(t.as("alice", ["session", "start", "--objective", "x", "--capacity", "0"]).code, 2, "bad input is refused");
+});
+
+test("self-review and self-ack are refused, naming the key; review.allow_self: true allows them", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("lead", ["task", "add", "api", "--id", "api", "--verify", "true"]).code, 0);
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  assert.is(t.as("alice", ["handoff", "api", "--note", "n"]).code, 0);
+  assert.is(t.as("alice", ["done", "api"]).code, 0);
+  const refs = handoffRefs(t.repo);
+  const self = t.as("alice", ["review", "accept", "api"]);
+  assert.is(self.code, 3);
+  assert.match(self.stderr, /alice submitted task api and cannot accept its own review \(set review\.allow_self: true in \.handoff\.yaml to allow it\)/);
+  const ack = t.as("alice", ["ack", "api#1"]);
+  assert.is(ack.code, 3);
+  assert.match(ack.stderr, /alice produced handoff api#1 and cannot acknowledge it itself \(set review\.allow_self: true/);
+  assert.is(handoffRefs(t.repo), refs);
+  assert.is(t.as("bob", ["ack", "api#1"]).code, 0, "the consumer acks");
+
+  commitFile(t.repo, ".handoff.yaml", "review:\n  allow_self: true\n", "policy: self review allowed");
+  assert.is(t.as("alice", ["review", "accept", "api"]).code, 0, "allowed by the repository's policy");
+});
+
+test("a rejection reaches its author: inbox (text and --json) and the SessionStart context", () => {
+  const t = team(["alice"]);
+  assert.is(t.as("lead", ["task", "add", "api", "--id", "api", "--verify", "true"]).code, 0);
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  assert.is(t.as("alice", ["done", "api"]).code, 0);
+  assert.is(t.as("alice", ["inbox"]).stdout.trim(), "inbox empty");
+  assert.is(t.as("lead", ["review", "reject", "api", "--reason", "needs error messages"]).code, 0);
+  const text = t.as("alice", ["inbox"]).stdout;
+  assert.match(text, /review of api rejected by lead at .*: claim it again: git handoff claim api/);
+  assert.match(text, /untrusted/);
+  assert.match(text, /needs error messages/);
+  const json = t.as("alice", ["inbox", "--json"]).json;
+  assert.equal(json.map((e: { kind: string; task: string; by: string; reason: string }) => [e.kind, e.task, e.by, e.reason]), [["rejection", "api", "lead", "needs error messages"]]);
+  const hook = cli(["hook", "claude-session-start"], {
+    cwd: t.wt.alice!,
+    agent: "alice",
+    input: JSON.stringify({ session_id: "s1", cwd: t.wt.alice, hook_event_name: "SessionStart", source: "startup" }),
+  });
+  assert.is(hook.code, 0, hook.stderr);
+  assert.match(hook.json.hookSpecificOutput.additionalContext, /1 review of alice's work rejected[\s\S]*needs error messages/);
+  // Submitted again: it leaves the inbox.
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  assert.is(t.as("alice", ["done", "api"]).code, 0);
+  assert.is(t.as("alice", ["inbox"]).stdout.trim(), "inbox empty");
+});
+
+test("blocked: the claim hint is true, task list --status blocked lists todo tasks with unfinished dependencies", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("lead", ["task", "add", "api", "--id", "api"]).code, 0);
+  assert.is(t.as("lead", ["task", "add", "tests", "--id", "tests", "--after", "api"]).code, 0);
+  assert.is(t.as("lead", ["task", "add", "free", "--id", "free"]).code, 0);
+  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  assert.is(t.as("alice", ["handoff", "api", "--note", "contract"]).code, 0);
+  const blocked = t.as("bob", ["claim", "tests"]);
+  assert.is(blocked.code, 3);
+  assert.match(blocked.stderr, /its handoffs come with your claim of tests \(git handoff claim tests\), readable before in git handoff task show api/);
+  assert.match(t.as("bob", ["task", "show", "api"]).stdout, /handoff api#1/, "the hint's command shows the handoff");
+  const list = t.as("lead", ["task", "list", "--status", "blocked", "--json"]);
+  assert.is(list.code, 0, list.stderr);
+  assert.equal(list.json.map((x: { id: string }) => x.id), ["tests"]);
+  assert.equal(t.as("lead", ["task", "list", "--status", "todo", "--json"]).json.map((x: { id: string }) => x.id), ["tests", "free"], "todo still includes blocked tasks");
+  assert.match(t.as("lead", ["task", "list", "--status", "nope"]).stderr, /use one of .*blocked/);
+});
+
+test("unlease reports per path; leases prints a scope lease's reason once", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("alice", ["lease", "a.ts", "b.ts"]).code, 0);
+  assert.is(t.as("bob", ["lease", "c.ts"]).code, 0);
+  const r = t.as("alice", ["unlease", "a.ts", "c.ts", "ghost.ts", "--json"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.released, ["a.ts"]);
+  assert.equal(r.json.not_released, [
+    { path: "c.ts", code: "not_holder", holders: ["bob"] },
+    { path: "ghost.ts", code: "not_found", holders: [] },
+  ]);
+  const text = t.as("alice", ["unlease", "b.ts", "c.ts"]).stdout;
+  assert.equal(text.trim().split("\n"), ["unleased b.ts", "not held: c.ts (held by bob)"]);
+  const refs = handoffRefs(t.repo);
+  const none = t.as("alice", ["unlease", "c.ts"]);
+  assert.is(none.code, 3, "holding none of them is still refused");
+  assert.is(handoffRefs(t.repo), refs);
+
+  assert.is(t.as("lead", ["task", "add", "w", "--id", "w", "--scope", "src/**"]).code, 0);
+  assert.is(t.as("alice", ["claim", "w"]).code, 0);
+  const line = t.as("lead", ["leases"]).stdout.split("\n").find((l) => l.startsWith("src/**"))!;
+  assert.is(line.match(/task w/g)?.length, 1, line);
+});
+
+test.run();

@@ -1,0 +1,89 @@
+// One policy per repository: the .handoff.yaml committed on the integration branch reaches every
+// worktree; a branch's weaker or broken file changes nothing (and is reported); a worktree may be
+// stricter; a broken commit on the integration branch falls back to the last one that parses.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
+import { commitFile, team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+test("strict on main reaches every worktree; a branch's advisory or broken file changes nothing", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("alice", ["lease", "src/shared.ts"]).code, 0);
+  assert.is(t.as("alice", ["lease", "src/core.ts", "--exclusive"]).code, 0);
+  assert.is(t.as("bob", ["check", "src/shared.ts"]).code, 0, "balanced: a shared lease only warns");
+
+  commitFile(t.repo, ".handoff.yaml", "mode: strict\n", "policy: strict");
+  const strict = t.as("bob", ["check", "src/shared.ts", "--json"]);
+  assert.is(strict.code, 3, "strict committed on main reaches bob's branch, which never merged it");
+  assert.is(strict.json.mode, "strict");
+
+  commitFile(t.wt.bob!, ".handoff.yaml", "mode: advisory\n", "bob: advisory");
+  const weaker = t.as("bob", ["check", "src/core.ts", "--json"]);
+  assert.is(weaker.code, 3, "bob's branch cannot turn alice's exclusive lease into a warning");
+  assert.is(weaker.json.mode, "strict");
+  assert.match(weaker.stderr, /this worktree's \.handoff\.yaml asks for mode: advisory \(the repository's is strict, at main \([0-9a-f]{12}\); a worktree may only be stricter\): set aside/);
+
+  writeFileSync(join(t.wt.bob!, ".handoff.yaml"), "mode: [\n");
+  const broken = t.as("bob", ["check", "src/core.ts", "--json"]);
+  assert.is(broken.code, 3, "a typo in a branch's file does not fail open");
+  assert.is(broken.json.mode, "strict");
+  assert.match(broken.stderr, /this worktree's \.handoff\.yaml is ignored: \.handoff\.yaml line \d/);
+
+  const refs = gitOut(t.repo, "for-each-ref", "refs/handoff/");
+  assert.is(t.as("bob", ["lease", "src/core.ts"]).code, 3, "and a lease in the way is still refused");
+  assert.is(gitOut(t.repo, "for-each-ref", "refs/handoff/"), refs);
+});
+
+test("a worktree may be stricter; ignore only a subset", () => {
+  const t = team(["alice", "bob"]);
+  commitFile(t.repo, ".handoff.yaml", "ignore:\n  - '*.snap'\n  - 'gen/**'\n", "policy");
+  assert.is(t.as("alice", ["lease", "src/shared.ts"]).code, 0);
+  writeFileSync(join(t.wt.bob!, ".handoff.yaml"), "mode: strict\nignore:\n  - '*.snap'\n  - 'src/**'\n");
+  const r = t.as("bob", ["check", "src/shared.ts", "x.snap", "gen/a.ts", "--json"]);
+  assert.is(r.code, 3, "bob's own strict mode applies to bob");
+  assert.is(r.json.mode, "strict");
+  const ignored = Object.fromEntries(r.json.paths.map((p: { path: string; ignored?: boolean }) => [p.path, !!p.ignored]));
+  assert.equal(ignored, { "src/shared.ts": false, "x.snap": true, "gen/a.ts": false }, "src/** is not ignored; gen/** no longer is");
+  assert.match(r.stderr, /asks for ignore: src\/\*\* \(not ignored by the repository's policy/);
+  assert.is(t.as("alice", ["check", "src/shared.ts", "--json"]).json.mode, "balanced", "alice's worktree keeps the repository's mode");
+});
+
+test("a policy commit that does not parse falls back to the last one that does, and says so", () => {
+  const t = team(["bob"]);
+  assert.is(t.as("lead", ["lease", "src/shared.ts"]).code, 0);
+  const good = commitFile(t.repo, ".handoff.yaml", "mode: strict\n", "policy: strict");
+  commitFile(t.repo, "README.md", "readme\n");
+  commitFile(t.repo, ".handoff.yaml", "mode: [\n", "policy: typo");
+  const r = t.as("bob", ["check", "src/shared.ts", "--json"]);
+  assert.is(r.code, 3, "strict stays in force: fail closed");
+  assert.is(r.json.mode, "strict");
+  assert.match(r.stderr, new RegExp(`does not parse .*; using the one at ${good.slice(0, 12)}, the last that does`));
+});
+
+test("the integration branch: master by default, git config names another, none says not checked", () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "master");
+  commitFile(repo, "a.txt", "1\n");
+  const wt = join(tempDir("handoff-wt-"), "alice");
+  gitOut(repo, "worktree", "add", "-q", "-b", "alice-work", wt, "master");
+  assert.is(cli(["session", "start", "--objective", "x"], { cwd: wt, agent: "alice" }).code, 0);
+  const m = cli(["conflicts", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(m.json.integration, "master");
+  assert.equal(m.json.pairs.map((p: { b: { branch: string }; error: string | null }) => [p.b.branch, p.error]), [["master", null]]);
+
+  gitOut(repo, "branch", "-m", "master", "trunk");
+  const none = cli(["conflicts", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(none.json.integration, null);
+  const text = cli(["conflicts"], { cwd: repo, agent: "lead" }).stdout;
+  assert.match(text, /against the integration branch: not checked \(none found: set git config handoff\.integrationBranch\)/);
+  assert.not.match(text, /no conflicts predicted across/);
+
+  gitOut(repo, "config", "handoff.integrationBranch", "trunk");
+  assert.is(cli(["conflicts", "--json"], { cwd: repo, agent: "lead" }).json.integration, "trunk");
+});
+
+test.run();
