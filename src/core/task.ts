@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
 import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
+import { objectId } from "./object-id.ts";
 import { Handoff } from "./handoff-record.ts";
 import { Review } from "./review-record.ts";
 
@@ -31,7 +32,7 @@ export type Claim = z.infer<typeof Claim>;
 
 export const TaskResult = lazySchema(() =>
   z.object({
-    commit: z.optional(z.string()),
+    commit: z.optional(objectId()),
     note: z.optional(boundedText(MAX_NOTE)),
     reason: z.optional(boundedText(MAX_NOTE)),
   }),
@@ -63,7 +64,7 @@ export const Task = lazySchema(() =>
     /** The command that verifies the work (`done` runs it and sends the task to review). */
     verify: z.optional(z.nullable(boundedText(MAX_NOTE))),
     /** HEAD of the claimer's worktree when the task was last claimed: the base of its diff. */
-    base: z.optional(z.nullable(z.string())),
+    base: z.optional(z.nullable(objectId())),
     /** Structured handoffs from the producer to whoever consumes the result. */
     handoffs: z.optional(z.array(Handoff)),
     /** The last verification and review decision. */
