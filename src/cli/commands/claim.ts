@@ -84,7 +84,7 @@ export function registerClaim(program: Command): void {
       });
       const v = t.review!.verification!;
       if (!v.passed) {
-        if (!g.json) process.stdout.write(`${verificationDetail(v)}\n`);
+        if (!g.json) emit(false, v, () => verificationDetail(v));
         fail("verification_failed", `verification of ${t.id} ${v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`} after ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}; recorded on the task, which stays ${t.claim ? `with ${t.claim.agent}` : t.status}`, {
           task: t.id,
           verification: v,
