@@ -19,6 +19,8 @@ export type ErrorCode =
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "remote_unreachable" // the sync remote could not be reached for an exclusive write
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
+  | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
+  | "quarantined" // the remote's copy of this entity failed validation on receive
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -39,6 +41,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   wrong_state: 3,
   remote_unreachable: 3,
   conflict: 3,
+  unapproved_command: 3,
+  quarantined: 3,
   internal: 1,
 };
 
