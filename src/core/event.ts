@@ -33,6 +33,8 @@ export const EventType = lazySchema(() =>
     "claim_refused",
     "hook_caught",
     "conflict_found",
+    // a ref from the sync remote refused on receive (src/sync/validate-receive.ts)
+    "received_invalid",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -146,6 +148,8 @@ export function summarize(e: HandoffEvent): string {
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
+    case "received_invalid":
+      return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
   }
 }
 

@@ -9,6 +9,7 @@ import { doctor } from "../../sync/doctor.ts";
 import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
+import { quarantineLines } from "../../present/render-quarantine.ts";
 
 export function registerSync(program: Command): void {
   withGlobals(
@@ -47,6 +48,7 @@ export function registerSync(program: Command): void {
         for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
         for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
         if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
+        lines.push(...quarantineLines(r.remote, r.quarantined));
         return lines.join("\n");
       });
     });
