@@ -150,6 +150,9 @@ test("every hostile record named in the trust model is refused on receive; valid
   assert.not.match(again.stdout, /from a newer git-handoff/, "a newer record is shown once");
   assert.ok(s.json.quarantined.filter((q: any) => q.kind === "newer").every((q: any) => q.new));
 
+  // Sync never overwrites the quarantined remote refs on its own.
+  for (const ref of Object.keys(hostile)) assert.is(tip(bare, ref), hostile[ref], `${ref} on the remote is left for a person to repair`);
+
   // Exclusive operations on a quarantined entity are refused; others work.
   const c = cli(["claim", "mine2", "--json"], { cwd: victim, agent: "victim" });
   assert.is(c.code, 3, c.stdout + c.stderr);
@@ -158,6 +161,31 @@ test("every hostile record named in the trust model is refused on receive; valid
   // The refusals are events (stats and events count them).
   const events = ok(cli(["events", "--json"], { cwd: victim, agent: "victim" })).json;
   assert.ok(events.filter((e: any) => e.type === "received_invalid").length >= Object.keys(hostile).length);
+});
+
+test("sync --repair says what it overwrites and puts this clone's state back; the task is usable again", () => {
+  const { bare, victim } = project();
+  ok(cli(["task", "add", "the victim's work", "--id", "mine"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim }));
+  const good = tip(victim, "refs/handoff/tasks/mine")!;
+  const forged = recordCommit(bare, "task.json", taskRecord("mine", { created_by: "victim" }), { event: event("created", "mine", "victim"), author: "victim" });
+  setRef(bare, "refs/handoff/tasks/mine", forged);
+  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  assert.equal(s.quarantined.map((q: any) => [q.ref, q.kind]), [["refs/handoff/tasks/mine", "invalid"]]);
+  assert.is(cli(["claim", "mine"], { cwd: victim, agent: "victim" }).code, 3);
+  const status = ok(cli(["status", "--json"], { cwd: victim, agent: "victim" })).json;
+  assert.equal(status.quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/mine"]);
+  assert.match(ok(cli(["status"], { cwd: victim, agent: "victim" })).stdout, /refused on receive: refs\/handoff\/tasks\/mine: rewritten history/);
+  const doc = cli(["doctor", "--json"], { cwd: victim, agent: "victim" });
+  assert.is(doc.code, 2, "doctor fails while a remote ref is quarantined");
+  const received = (Array.isArray(doc.json) ? doc.json : doc.json.checks).find((c: any) => c.name === "received");
+  assert.is(received.status, "fail");
+  assert.match(received.detail, /refs\/handoff\/tasks\/mine \(rewritten history/);
+  const r = ok(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  assert.match(r.stdout, new RegExp(`repaired: refs/handoff/tasks/mine on origin \\(was ${forged.slice(0, 12)}, refused: rewritten history.*-> this clone's ${good.slice(0, 12)}`));
+  assert.is(tip(bare, "refs/handoff/tasks/mine"), good, "the remote has this clone's state again");
+  assert.equal(ok(cli(["sync", "--json"], { cwd: victim })).json.quarantined, []);
+  ok(cli(["claim", "mine"], { cwd: victim, agent: "victim" }));
 });
 
 test.run();

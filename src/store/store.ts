@@ -219,8 +219,10 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     branch: repo.branch,
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
-  const config = await loadConfig(repo.workTree);
+  const warnings: string[] = [];
+  const config = await loadConfig(repo.workTree, warnings);
   const store = new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
+  store.notices.push(...warnings.map((w) => `warning: ${w}`));
   store.syncOptions = { push: opts.push ?? env.HANDOFF_PUSH === "1", offline: opts.offline ?? env.HANDOFF_OFFLINE === "1" };
   return store;
 }

@@ -8,6 +8,8 @@ import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { statusText } from "../../present/render-status.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
+import { readQuarantine } from "../../sync/quarantine.ts";
+import { quarantineLines } from "../../present/render-quarantine.ts";
 
 function syncText(conflicts: Conflict[], tentative: number): string {
   const lines: string[] = [];
@@ -37,9 +39,13 @@ export function registerStatus(program: Command): void {
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays issue 5's list of sync conflicts; the merge preview is `predicted_conflicts`.
-      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, me: store.actor, problems: [...problems, ...agentProblems] };
+      // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
+      const remote = await store.syncRemote();
+      const quarantined = remote ? [...(await readQuarantine(store, remote)).entries.values()] : [];
+      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}${syncText(syncConflicts, tentative.length)}`);
+      const refused = remote ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
     });
   });
 }
