@@ -188,4 +188,28 @@ test("sync --repair says what it overwrites and puts this clone's state back; th
   ok(cli(["claim", "mine"], { cwd: victim, agent: "victim" }));
 });
 
+test("a task and the leases one operation wrote are held back together when either fails", () => {
+  const { bare, victim } = project();
+  ok(cli(["lease", "src/**", "--exclusive"], { cwd: victim, agent: "victim" }));
+  ok(cli(["task", "add", "shared work", "--id", "work"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim }));
+  // One "claim with scope": a legal-looking claim of the task, and a lease over the victim's.
+  const at = new Date().toISOString();
+  const prev = readRecordAt(bare, "refs/handoff/tasks/work");
+  const ttl = 30 * 60_000;
+  const expires = new Date(Date.parse(at) + ttl).toISOString();
+  const claimed = { ...prev, status: "claimed", fence: prev.fence + 1, updated_at: at, claim: { agent: "mallory", claimed_at: at, expires_at: expires, fence: prev.fence + 1, ttl_ms: ttl, worktree: null, branch: null, scope: "primary" } };
+  const taskTip = recordCommit(bare, "task.json", claimed, { parent: tip(bare, "refs/handoff/tasks/work"), author: "mallory", event: { ...event("claimed", "work", "mallory", { fence: claimed.fence, expires_at: expires }), at } });
+  const leases = readRecordAt(bare, "refs/handoff/leases", "leases.json");
+  leases.leases.push({ pattern: "src/**", agent: "mallory", task: "work", exclusive: true, acquired_at: at, expires_at: expires, ttl_ms: ttl, reason: null, worktree: null, branch: null, scope: "primary" });
+  const leaseTip = recordCommit(bare, "leases.json", leases, { parent: tip(bare, "refs/handoff/leases"), author: "mallory", event: { ...event("leased", "work", "mallory", { paths: ["src/**"], exclusive: true }), at } });
+  setRef(bare, "refs/handoff/tasks/work", taskTip);
+  setRef(bare, "refs/handoff/leases", leaseTip);
+  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const byRef = new Map<string, any>(s.quarantined.map((q: any) => [q.ref, q]));
+  assert.match(byRef.get("refs/handoff/leases")?.reason ?? "", /overlaps victim's live lease/);
+  assert.match(byRef.get("refs/handoff/tasks/work")?.reason ?? "", /same operation as a refused change to refs\/handoff\/leases/);
+  assert.is(readRecordAt(victim, "refs/handoff/tasks/work").claim, null, "the claim did not arrive without its leases");
+});
+
 test.run();

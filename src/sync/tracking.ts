@@ -6,7 +6,7 @@ import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFet
 import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
-import { validateReceived } from "./validate-receive.ts";
+import { sharesOperation, validateReceived } from "./validate-receive.ts";
 
 export type Tips = Map<string, string>;
 
@@ -100,6 +100,9 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
   const refused: Quarantined[] = [];
   const newlyRefused: Quarantined[] = [];
   const now = store.now();
+  const accepted: string[] = [];
+  /** Operations (author and time) of refused commits, and a ref each was refused on. */
+  const operations = new Map<string, string>();
   for (const ref of candidates) {
     const tip = after.get(ref);
     const held = entries.get(ref);
@@ -115,12 +118,27 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
     const verdict = await validateReceived(store, ref, tip, anchor, now);
     if (verdict.ok) {
       entries.delete(ref);
+      accepted.push(ref);
       continue;
     }
     const entry: Quarantined = { ref, oid: tip, anchor, kind: verdict.kind, reason: verdict.reason, at: now.toISOString() };
     entries.set(ref, entry);
     refused.push(entry);
     newlyRefused.push(entry);
+    if (verdict.operation) operations.set(verdict.operation, ref);
+  }
+  // Refs written by one operation with a refused one (a claim's task and its leases) wait with it.
+  if (operations.size) {
+    const keys = new Set(operations.keys());
+    for (const ref of accepted) {
+      const tip = after.get(ref)!;
+      const anchor = before.get(ref) ?? null;
+      if (!(await sharesOperation(store, tip, anchor, keys))) continue;
+      const entry: Quarantined = { ref, oid: tip, anchor, kind: "invalid", reason: `written by the same operation as a refused change to ${[...operations.values()].join(", ")}`, at: now.toISOString() };
+      entries.set(ref, entry);
+      refused.push(entry);
+      newlyRefused.push(entry);
+    }
   }
   if (newlyRefused.length || entries.size !== q.entries.size) {
     // A concurrent sync may have written it first; it decided the same from the same refs.

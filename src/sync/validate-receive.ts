@@ -18,7 +18,16 @@ export const CLOCK_SKEW_MS = 5 * 60_000;
 /** New commits replayed per ref and sync; a longer unseen history is judged by its tip. */
 const MAX_REPLAY = 5_000;
 
-export type Verdict = { ok: true } | { ok: false; kind: "invalid" | "newer"; reason: string };
+/**
+ * `operation`: author and event time of the commit that failed, when known. Refs written by one
+ * operation (a claim's task and its scope's leases) carry the same pair, so they are held back together.
+ */
+export type Verdict = { ok: true } | { ok: false; kind: "invalid" | "newer"; reason: string; operation?: string };
+
+/** The key that ties together the commits one operation wrote on several refs. */
+export function operationKey(author: string, at: string): string {
+  return `${author}\n${at}`;
+}
 
 class Refusal extends Error {
   constructor(readonly kind: "invalid" | "newer", reason: string) {
@@ -44,6 +53,11 @@ interface Entry {
  * as an operation on its parent. Without an anchor the tip record and its bounds are checked.
  */
 export async function validateReceived(store: Store, ref: string, tip: string, anchor: string | null, now: Date): Promise<Verdict> {
+  let current: Entry | null = null;
+  const checkStep = (family: RefFamily, id: string | null, e: Entry, parent: Entry | null) => {
+    current = e;
+    checkStepOf(family, id, e, parent);
+  };
   try {
     const place = placeOf(ref);
     if (place.kind === "bad") invalid(`unknown layout: ${place.reason}`);
@@ -84,7 +98,9 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     }
     return { ok: true };
   } catch (err) {
-    if (err instanceof Refusal) return { ok: false, kind: err.kind, reason: err.message };
+    const at = current as Entry | null;
+    const operation = at?.event ? operationKey(at.author, at.event.at) : undefined;
+    if (err instanceof Refusal) return { ok: false, kind: err.kind, reason: err.message, ...(operation ? { operation } : {}) };
     return { ok: false, kind: "invalid", reason: (err as Error).message };
   }
 }
@@ -162,7 +178,7 @@ function holding(t: Task): string {
 }
 
 /** A compare-and-swap family's commit is a legal operation from its parent's state. */
-function checkStep(family: RefFamily, id: string | null, e: Entry, parent: Entry | null): void {
+function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null): void {
   const at = e.event ? Date.parse(e.event.at) : NaN;
   if (!e.event) invalid(`commit ${e.oid.slice(0, 12)} carries no event`);
   const ev = e.event!;
@@ -208,4 +224,19 @@ function checkStep(family: RefFamily, id: string | null, e: Entry, parent: Entry
       if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
     }
   }
+}
+
+/** Whether a commit between `anchor` and `tip` was written by the operation `keys` names. */
+export async function sharesOperation(store: Store, tip: string, anchor: string | null, keys: Set<string>): Promise<boolean> {
+  let oid: string | undefined = tip;
+  for (let n = 0; oid && oid !== anchor && n < MAX_REPLAY; n++) {
+    const obj = await store.reader.read(oid);
+    if (!obj || obj.type !== "commit") return false;
+    const commit = parseCommit(obj.data);
+    const event = eventFromMessage(commit.message);
+    const text = obj.data.toString("utf8");
+    if (event && keys.has(operationKey(authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n")))), event.at))) return true;
+    oid = commit.parents[0];
+  }
+  return false;
 }
