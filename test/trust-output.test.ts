@@ -67,4 +67,15 @@ test("hook answers escape the text for every agent", () => {
   }
 });
 
+test("the session-start context escapes the objectives and names it quotes", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", HOSTILE, "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "evil"], { cwd: repo, agent: "bob" }).code, 0);
+  const r = cli(["hook", "claude-session-start"], { cwd: repo, agent: "bob", input: JSON.stringify({ session_id: "s", cwd: repo, hook_event_name: "SessionStart", source: "startup" }) });
+  assert.is(r.code, 0, r.stderr);
+  const context: string = r.json.hookSpecificOutput.additionalContext;
+  assert.ok(context.includes("evil"), context);
+  assert.not.match(context, RAW);
+});
+
 test.run();
