@@ -88,8 +88,8 @@ test("renew keeps the claim's ttl unless given one; release frees; fences only g
 test("done, fail and cancel are final; the holder or (when unclaimed) anyone may finish", () => {
   const c = ok(claimTask(fresh(), ctx("alice"), 10 * MIN)).record;
   refused(completeTask(c, ctx("bob"), {}), "held_by_other");
-  const d = ok(completeTask(c, ctx("alice", MIN), { commit: "abc", note: "n" }));
-  assert.equal([d.record.status, d.record.claim, d.record.result], ["done", null, { commit: "abc", note: "n" }]);
+  const d = ok(completeTask(c, ctx("alice", MIN), { commit: "a".repeat(40), note: "n" }));
+  assert.equal([d.record.status, d.record.claim, d.record.result], ["done", null, { commit: "a".repeat(40), note: "n" }]);
   for (const op of [
     (t: Task) => claimTask(t, ctx("bob"), MIN),
     (t: Task) => completeTask(t, ctx("alice"), {}),

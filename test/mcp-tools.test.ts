@@ -406,7 +406,7 @@ test("never stale: changes by the CLI, a new branch and a new .handoff.yaml are 
   assert.is(t.claim.ttl_ms, 7 * 60_000);
 
   // a broken config is reported by every call, naming the line, until it is fixed
-  writeFileSync(join(repo, ".handoff.yaml"), "claim_ttl: 7m\nbogus_key: 1\n");
+  writeFileSync(join(repo, ".handoff.yaml"), "claim_ttl: 7m\nmax_attempts: 0\n"); // (an unknown key only warns)
   const broken = await alice.refused("get_task", { id: "s" });
   assert.is(broken.code, "invalid_input");
   assert.match(broken.message, /\.handoff\.yaml line 2/);

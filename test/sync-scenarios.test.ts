@@ -118,8 +118,12 @@ function writeOn(repo: string, ref: string, text: string): void {
     if (r.status !== 0) throw new Error(r.stderr);
     return r.stdout.trim();
   };
-  const blob = run(["hash-object", "-w", "--stdin"], JSON.stringify({ heartbeat: text }));
-  const tree = run(["mktree"], `100644 blob ${blob}\tagent.json\n`);
+  // A record sync accepts on receive: the format marker and a valid agent declaration.
+  const at = new Date().toISOString();
+  const record = { agent: "alice", objective: text, worktree: null, branch: null, scope: "primary", files: [], awaits: null, session: null, heartbeat_at: at, started_at: at, ended_at: null };
+  const blob = run(["hash-object", "-w", "--stdin"], JSON.stringify(record));
+  const format = run(["hash-object", "-w", "--stdin"], "git-handoff 1\n");
+  const tree = run(["mktree"], `100644 blob ${format}\tformat\n100644 blob ${blob}\tagent.json\n`);
   const parent = run(["for-each-ref", "--format=%(objectname)", ref]);
   const commit = run(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", text]);
   run(["update-ref", ref, commit, ...(parent ? [parent] : [])]);
@@ -210,7 +214,7 @@ test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachab
   ok(cli(["sync"], { cwd: a }));
   const healthy = ok(cli(["doctor", "--json"], { cwd: a })).json;
   assert.is(healthy.ok, true);
-  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "reachability", "clock", "tentative", "invariants", "leases", "dependencies", "format", "git-hooks", "hook-path", "agent-configs"]);
+  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "reachability", "clock", "received", "tentative", "invariants", "leases", "dependencies", "format", "git-hooks", "hook-path", "agent-configs"]);
   // No hooks are installed in this clone (doctor-checks.test.ts covers them): only those warn.
   assert.ok(healthy.checks.every((c: any) => c.status === "ok" || ["git-hooks", "hook-path", "agent-configs"].includes(c.name)));
 

@@ -4,6 +4,7 @@ import { fail } from "../core/errors.ts";
 import { refreshHeartbeat } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
+import { neutralise } from "../present/untrusted.ts";
 
 /** Options every command accepts, before or after the verb. */
 export interface GlobalOptions {
@@ -42,7 +43,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     const result = await fn(store, opts);
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
-    for (const n of store.notices) process.stderr.write(`git-handoff: ${n}\n`);
+    for (const n of store.notices) process.stderr.write(`git-handoff: ${neutralise(n)}\n`);
     return result;
   } finally {
     store.close();

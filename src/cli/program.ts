@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerAgents } from "./commands/agents.ts";
+import { registerApprove } from "./commands/approve.ts";
 import { registerClaim } from "./commands/claim.ts";
 import { registerConflicts } from "./commands/conflicts.ts";
 import { registerDepend } from "./commands/depend.ts";
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerDepend(program);
   registerHandoff(program);
   registerReview(program);
+  registerApprove(program);
   registerConflicts(program);
   registerLease(program);
   registerHook(program);

@@ -1,13 +1,14 @@
 import * as z from "zod/mini";
 import { count } from "./schema-helpers.ts";
+import { objectId } from "./object-id.ts";
 
 /** Paths kept in a diff summary; the counts always cover every file. */
 export const MAX_DIFF_PATHS = 50;
 
 /** What changed between a task's base and a commit, as computed by `git diff --numstat`. */
 export const DiffSummary = z.object({
-  base: z.string(),
-  commit: z.string(),
+  base: objectId(),
+  commit: objectId(),
   files: count(),
   insertions: count(),
   deletions: count(),

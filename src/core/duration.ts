@@ -3,7 +3,8 @@ import { fail } from "./errors.ts";
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 /** Longest lease or look-back we accept: a year. Larger values are typos. */
-const MAX_MS = 366 * 86_400_000;
+export const MAX_DURATION_MS = 366 * 86_400_000;
+const MAX_MS = MAX_DURATION_MS;
 
 /** Parses `90s`, `10m`, `2h`, `1.5h`, `7d`, `500ms` into milliseconds. */
 export function parseDuration(text: string, what = "duration"): number {

@@ -21,6 +21,8 @@ export type ErrorCode =
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
   | "at_capacity" // the agent already holds as many tasks as its capacity allows
   | "self_review" // an author accepting its own review, or a producer acking its own handoff
+  | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
+  | "quarantined" // the remote's copy of this entity failed validation on receive
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -43,6 +45,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   conflict: 3,
   at_capacity: 3,
   self_review: 3,
+  unapproved_command: 3,
+  quarantined: 3,
   internal: 1,
 };
 

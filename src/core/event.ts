@@ -40,6 +40,8 @@ export const EventType = lazySchema(() =>
     "doc_put",
     // a claim whose scope meets other live work (advisory, never a block)
     "claim_overlap",
+    // a ref from the sync remote refused on receive (src/sync/validate-receive.ts)
+    "received_invalid",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -167,6 +169,8 @@ export function summarize(e: HandoffEvent): string {
       return `document ${e.doc} updated by ${e.agent} (${e.bytes ?? 0} bytes)`;
     case "claim_overlap":
       return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
+    case "received_invalid":
+      return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
   }
 }
 

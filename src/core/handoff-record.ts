@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { DiffSummary } from "./diff-summary.ts";
 import { boundedText, isoTime } from "./schema-helpers.ts";
+import { objectId } from "./object-id.ts";
 
 export const MAX_HANDOFF_TEXT = 4000;
 export const MAX_QUESTIONS = 20;
@@ -19,7 +20,7 @@ export const Handoff = z.object({
   producer: z.string(),
   /** The consumer agent, or null for whoever claims a task that depends on this one. */
   to: z.nullable(z.string()),
-  commit: z.nullable(z.string()),
+  commit: z.nullable(objectId()),
   diff: z.nullable(DiffSummary),
   contract: z.nullable(boundedText(MAX_HANDOFF_TEXT)),
   verify: z.nullable(boundedText(MAX_HANDOFF_TEXT)),

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { DiffSummary } from "./diff-summary.ts";
 import { boundedText, count, isoTime } from "./schema-helpers.ts";
+import { objectId } from "./object-id.ts";
 
 /** Bytes of verification output kept: the tail, where test runners print their verdict. */
 export const MAX_OUTPUT_TAIL = 4000;
@@ -37,7 +38,7 @@ export type ReviewDecision = z.infer<typeof ReviewDecision>;
 export const Review = z.object({
   submitted_by: z.string(),
   submitted_at: isoTime(),
-  commit: z.nullable(z.string()),
+  commit: z.nullable(objectId()),
   diff: z.nullable(DiffSummary),
   verification: z.nullable(Verification),
   decision: z.nullable(ReviewDecision),

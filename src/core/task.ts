@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { AgentScope } from "./identity.ts";
 import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
+import { objectId } from "./object-id.ts";
 import { Handoff } from "./handoff-record.ts";
 import { Review } from "./review-record.ts";
 
@@ -31,7 +32,7 @@ export type Claim = z.infer<typeof Claim>;
 
 export const TaskResult = lazySchema(() =>
   z.object({
-    commit: z.optional(z.string()),
+    commit: z.optional(objectId()),
     note: z.optional(boundedText(MAX_NOTE)),
     reason: z.optional(boundedText(MAX_NOTE)),
   }),
@@ -61,9 +62,10 @@ export const Task = lazySchema(() =>
     /** Ids of the tasks this one waits on: it is ready only once all of them are done. */
     after: z.optional(z.array(z.string())),
     /** The command that verifies the work (`done` runs it and sends the task to review). */
-    verify: z.optional(z.nullable(boundedText(MAX_NOTE))),
+    // One line of shell: a record written by hand with a newline would otherwise run two commands.
+    verify: z.optional(z.nullable(boundedText(MAX_NOTE).check(z.regex(/^[^\x00-\x08\x0a-\x1f\x7f-\x9f]*$/, "expected one line without control characters")))),
     /** HEAD of the claimer's worktree when the task was last claimed: the base of its diff. */
-    base: z.optional(z.nullable(z.string())),
+    base: z.optional(z.nullable(objectId())),
     /** Structured handoffs from the producer to whoever consumes the result. */
     handoffs: z.optional(z.array(Handoff)),
     /** The last verification and review decision. */

@@ -9,7 +9,7 @@ export async function configGet(cwd: string, key: string, scope: "any" | "local"
 }
 
 export async function configSetLocal(cwd: string, key: string, value: string): Promise<void> {
-  const r = await git(["config", "--local", key, value], { cwd });
+  const r = await git(["config", "--local", "--end-of-options", key, value], { cwd });
   if (r.code !== 0) throw new Error(`git config ${key} failed: ${r.stderr.trim().split("\n")[0]}`);
 }
 

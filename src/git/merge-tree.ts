@@ -1,3 +1,4 @@
+import { isObjectId } from "../core/object-id.ts";
 import { firstLine, git } from "./run.ts";
 
 export type MergePreview = { ok: true; conflicts: string[] } | { ok: false; error: string };
@@ -8,7 +9,8 @@ export type MergePreview = { ok: true; conflicts: string[] } | { ok: false; erro
  * (the conflicted paths follow); anything else is an error (unrelated histories, bad revision).
  */
 export async function previewMerge(cwd: string, a: string, b: string): Promise<MergePreview> {
-  const r = await git(["merge-tree", "--write-tree", "--name-only", "--no-messages", a, b], { cwd });
+  if (!isObjectId(a) || !isObjectId(b)) return { ok: false, error: `not an object id: ${JSON.stringify((isObjectId(a) ? b : a).slice(0, 80))}` };
+  const r = await git(["merge-tree", "--write-tree", "--name-only", "--no-messages", "--end-of-options", a, b], { cwd });
   const lines = r.stdout.split("\n");
   const treeLine = /^[0-9a-f]{40,64}$/.test(lines[0] ?? "");
   if (r.code === 0 && treeLine) return { ok: true, conflicts: [] };

@@ -1,6 +1,7 @@
 // Each agent's hook protocol: where the edited paths are in its payload, and the exact answer it
 // reads back. The decision itself is the same for all (see edit-check.ts).
 import { fail } from "../core/errors.ts";
+import { neutralise } from "../present/untrusted.ts";
 import { patchPaths } from "./apply-patch.ts";
 
 export type AgentKind = "claude" | "codex" | "cursor" | "gemini";
@@ -55,7 +56,9 @@ export interface EditAnswer {
 }
 
 /** The stdout and exit status each agent reads. Exit 0 with JSON everywhere: it carries the reason. */
-export function formatAnswer(kind: AgentKind, a: EditAnswer): { stdout: string; code: number } {
+export function formatAnswer(kind: AgentKind, answer: EditAnswer): { stdout: string; code: number } {
+  // The text names holders, tasks and paths from shared records; agents show it to people.
+  const a = { ...answer, text: neutralise(answer.text) };
   const json = (v: unknown) => ({ stdout: JSON.stringify(v) + "\n", code: 0 });
   switch (kind) {
     case "claude":

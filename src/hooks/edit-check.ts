@@ -7,6 +7,7 @@ import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
 import { isLeaseLive } from "../core/lease.ts";
 import { matchesPath } from "../core/glob-overlap.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
+import { lexicallyInside, realLocation } from "../store/real-path.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import { extendClaimsCovering } from "../store/claim-extend.ts";
@@ -27,12 +28,18 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   const root = store.repo.workTree!;
   const checked: string[] = [];
   const outside: string[] = [];
+  /** In-repo paths whose real location (through a symlink) is outside the repository. */
+  const escaping: string[] = [];
   for (const p of rawPaths) {
+    // Judged where the file really is: a path through a symlink to a leased file is that file.
+    const real = realLocation(p, cwd);
     try {
-      checked.push(normalizeRepoPath(p, root, cwd));
+      checked.push(normalizeRepoPath(real, root, cwd));
     } catch (e) {
-      if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) outside.push(p);
-      else throw e;
+      if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) {
+        outside.push(p);
+        if (real !== p && lexicallyInside(p, root, cwd)) escaping.push(p);
+      } else throw e;
     }
   }
   const policy = loadPolicy(store);
@@ -41,9 +48,13 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   mark("leases read");
   const now = store.now();
   const r = checkPaths(checked, read.set.leases, { agent, now, policy });
-  const deny = r.verdict === "deny";
+  const strictEscape = escaping.length > 0 && store.config.mode === "strict";
+  const deny = r.verdict === "deny" || strictEscape;
   let text = answerText(r.answers);
   if (outside.length) text = [text, `git-handoff: not checked (outside the repository): ${outside.join(", ")}`].filter(Boolean).join("\n");
+  if (escaping.length) {
+    text += `\ngit-handoff: warning: ${escaping.join(", ")} ${escaping.length === 1 ? "is a path" : "are paths"} in the repository through a symlink to outside it${strictEscape ? " (strict mode: denied)" : ""}`;
+  }
 
   const autoLeased: string[] = [];
   if (!deny) {

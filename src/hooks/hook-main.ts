@@ -15,6 +15,7 @@ import { agentForPayload, registerSession } from "./session-seam.ts";
 import { parsePayload, readStdin } from "./stdin.ts";
 import { mark } from "./profile.ts";
 import { stderr, stdout } from "./write-out.ts";
+import { neutralise } from "../present/untrusted.ts";
 
 mark("bundle loaded");
 
@@ -184,7 +185,8 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
     await registerSession(store, payload);
     const context = await sessionContext(store);
-    out(JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } }) + "\n");
+    // The context quotes shared records (objectives, names, paths): escaped like every text answer.
+    out(JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: neutralise(context) } }) + "\n");
     return 0;
   }
   if (inv.name === "pre-commit") {

@@ -2,6 +2,7 @@
 // process.stderr getters build stream objects (loading net and stream code), a few ms of a hook
 // that runs before every edit. A full or non-blocking pipe falls back to the stream.
 import { writeSync } from "node:fs";
+import { neutralise } from "../present/untrusted.ts";
 
 function writeFd(fd: 1 | 2, text: string): void {
   if (!text) return;
@@ -15,4 +16,5 @@ function writeFd(fd: 1 | 2, text: string): void {
 }
 
 export const stdout = (text: string) => writeFd(1, text);
-export const stderr = (text: string) => writeFd(2, text);
+/** Messages for a person: escaped for the terminal (they may quote shared records). */
+export const stderr = (text: string) => writeFd(2, neutralise(text));

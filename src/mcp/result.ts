@@ -4,9 +4,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type Refusal } from "../core/errors.ts";
 import { errorBody } from "../present/output.ts";
+import { neutralise } from "../present/untrusted.ts";
 
 export function okResult(data: Record<string, unknown>, text: string): CallToolResult {
-  return { content: [{ type: "text", text }], structuredContent: data };
+  return { content: [{ type: "text", text: neutralise(text) }], structuredContent: data };
 }
 
 export function refusalOf(e: unknown): Refusal {

@@ -1,16 +1,20 @@
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
+import { forTerminal, neutralise } from "./untrusted.ts";
 
-/** One output format for every command: `--json` prints the data, otherwise the text rendering. */
+/**
+ * One output format for every command: `--json` prints the data (exact text), otherwise the text
+ * rendering, escaped for the terminal in one pass (records hold other agents' text).
+ */
 export function emit(json: boolean, data: unknown, text: () => string): void {
   if (json) process.stdout.write(JSON.stringify(data, null, 2) + "\n");
   else {
-    const t = text();
+    const t = forTerminal(text(), useColor());
     if (t) process.stdout.write(t.endsWith("\n") ? t : t + "\n");
   }
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`git-handoff: warning: ${message}\n`);
+  process.stderr.write(`git-handoff: warning: ${neutralise(message)}\n`);
 }
 
 /** The error body shared with the MCP server: code, message, recoverable, data, suggestions. */
@@ -23,8 +27,8 @@ export function reportError(e: unknown, json: boolean): number {
   const refusal: Refusal =
     e instanceof HandoffError ? e.refusal : { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
   if (json) process.stdout.write(JSON.stringify({ error: errorBody(refusal) }, null, 2) + "\n");
-  process.stderr.write(`git-handoff: ${refusal.message.split("\n")[0]}\n`);
-  if (!json) for (const s of refusal.suggestions ?? []) process.stderr.write(`  ${s.action}: ${s.detail}\n`);
+  process.stderr.write(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)}\n`);
+  if (!json) for (const s of refusal.suggestions ?? []) process.stderr.write(`  ${s.action}: ${neutralise(s.detail)}\n`);
   if (refusal.code === "internal" && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
   return EXIT_CODES[refusal.code];
 }

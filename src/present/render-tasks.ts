@@ -8,11 +8,19 @@ import { renderHandoff, renderInboxEntry } from "./handoff-text.ts";
 import type { InboxEntry } from "../core/handoff.ts";
 import { paint } from "./output.ts";
 
-export function taskExtrasText(t: Task, blocked: BlockedEdge[]): string {
+/** A task's verify command, who wrote it, and whether it may run here (`done` runs it). */
+export function verifyText(t: Task, approved: boolean | undefined): string {
+  if (!t.verify) return "";
+  const lines = [`verify:     ${t.verify}  (written by ${t.created_by})`];
+  if (approved === false) lines.push(paint.yellow(`            not written or approved in this clone: done will not run it until a person runs git handoff approve ${t.id}`));
+  return lines.join("\n");
+}
+
+export function taskExtrasText(t: Task, blocked: BlockedEdge[], approved?: boolean): string {
   const lines: string[] = [];
   if (t.after?.length) lines.push(`after:      ${t.after.join(" ")}`);
   for (const e of blocked) lines.push(`${paint.yellow("blocked:")}    ${edgeText(e)}`);
-  if (t.verify) lines.push(`verify:     ${t.verify}`);
+  if (t.verify) lines.push(verifyText(t, approved));
   if (t.base) lines.push(`base:       ${t.base}`);
   if (t.review) {
     const r = t.review;

@@ -22,7 +22,8 @@ export function taskLine(t: Task, now: Date): string {
 export function taskDetail(t: Task, now: Date): string {
   const lines = [
     `${paint.bold(t.id)}  ${t.status}`,
-    `objective:  ${t.objective}`,
+    // Continuation lines indented: an objective cannot pose as one of the labelled lines.
+    `objective:  ${t.objective.replace(/\r?\n/g, "\n            ")}`,
     `priority:   ${t.priority}`,
   ];
   if (t.scope.length) lines.push(`scope:      ${t.scope.join(" ")}`);

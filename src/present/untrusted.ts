@@ -1,18 +1,56 @@
-// Text in a handoff (contract, note, questions, verification output) was written by another agent.
-// Wherever it is shown to an agent it is fenced and labelled, so it reads as data, not as
-// instructions, and control characters (terminal escapes) are neutralised.
+// Text that came from a record or another agent (objectives, notes, reasons, contracts, questions,
+// names, branches, paths) is escaped for terminals here, and only here: every text view, hook
+// answer and MCP text goes through `neutralise`. `--json` keeps the exact text.
+// Handoff text (contract, note, questions, verification output) is also fenced and labelled, so it
+// reads as data, not as instructions.
 
 import { UNTRUSTED_LABEL } from "../core/untrusted.ts";
 
 export { UNTRUSTED_LABEL };
 
+/**
+ * C0 controls but tab and newline (so CR and BEL too), DEL, C1 controls (U+0080-U+009F, incl. the
+ * one-byte CSI), and the bidirectional controls that reorder what a reader sees (U+061C, U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069).
+ */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+function visible(c: string): string {
+  const n = c.charCodeAt(0);
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+}
+
+/** Every character that could steer a terminal or reorder text becomes a visible escape. */
 export function neutralise(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(/[\x00-\x08\x0b-\x1f\x7f\x9b]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return text.replace(UNSAFE, visible);
+}
+
+/** `neutralise`, and newlines and tabs too: for a value shown inside one line. */
+export function neutraliseLine(text: string): string {
+  return neutralise(text).replace(/[\t\n]/g, (c) => (c === "\n" ? "\\n" : "\\t"));
+}
+
+/** The styles our own output uses (output.ts `paint`): kept when colour is on, nothing else is. */
+const OWN_STYLE = /\x1b\[(?:0|1|2|31|32|33)m/g;
+
+/**
+ * The last pass over a text answer before it reaches a terminal: whatever a rendering let through,
+ * nothing but our own colours survives. Idempotent, so text neutralised earlier is unchanged.
+ */
+export function forTerminal(text: string, keepOwnStyles: boolean): string {
+  if (!keepOwnStyles) return neutralise(text);
+  let out = "";
+  let last = 0;
+  for (const m of text.matchAll(OWN_STYLE)) {
+    out += neutralise(text.slice(last, m.index)) + m[0];
+    last = m.index + m[0].length;
+  }
+  return out + neutralise(text.slice(last));
 }
 
 /** Each line behind a bar, so nothing in the text can pose as a line of our own output. */
 export function fence(text: string, indent = "    "): string {
-  return neutralise(text)
+  return neutralise(text.replace(/\r\n/g, "\n"))
     .split("\n")
     .map((l) => `${indent}| ${l}`)
     .join("\n");

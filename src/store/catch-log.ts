@@ -15,7 +15,7 @@ export function logRef(agent: string): string {
 }
 
 /** A new event about the calling agent, stamped with the store's clock. */
-export function catchEvent(store: Store, type: "claim_refused" | "hook_caught" | "conflict_found" | "claim_overlap", details: Partial<HandoffEvent>): HandoffEvent {
+export function catchEvent(store: Store, type: "claim_refused" | "hook_caught" | "conflict_found" | "claim_overlap" | "received_invalid", details: Partial<HandoffEvent>): HandoffEvent {
   const { agent, scope, worktree, branch } = store.actor;
   return { type, task: "", agent, at: store.now().toISOString(), scope, worktree, branch, ...details };
 }

@@ -5,8 +5,12 @@ import { issueText } from "../core/schema-helpers.ts";
 
 export const CONFIG_NAME = ".handoff.yaml";
 
-/** Reads `.handoff.yaml` from the worktree root; a missing file means the defaults. */
-export async function loadConfig(workTree: string | null): Promise<Config> {
+/**
+ * Reads `.handoff.yaml` from the worktree root; a missing file means the defaults. Keys this build
+ * does not know (written for a newer git-handoff, in a repository shared by mixed versions) are
+ * left out with a warning added to `warnings`, instead of failing the whole file.
+ */
+export async function loadConfig(workTree: string | null, warnings: string[] = []): Promise<Config> {
   if (!workTree) return DEFAULT_CONFIG;
   let text: string;
   try {
@@ -14,16 +18,20 @@ export async function loadConfig(workTree: string | null): Promise<Config> {
   } catch {
     return DEFAULT_CONFIG;
   }
-  return parseConfig(text);
+  return parseConfig(text, warnings);
 }
 
 /** Parses and validates the config, naming the line of the first problem. */
-export async function parseConfig(text: string): Promise<Config> {
-  return resolveConfig(await parseConfigData(text));
+export async function parseConfig(text: string, warnings: string[] = []): Promise<Config> {
+  return resolveConfig(await parseConfigData(text, warnings));
 }
 
-/** The file's keys as written, validated (durations included), naming the line of the first problem. */
-export async function parseConfigData(text: string): Promise<ConfigFile> {
+/**
+ * The file's keys as written, validated (durations included), naming the line of the first problem.
+ * Keys this build does not know (written for a newer git-handoff, in a repository shared by mixed
+ * versions) are left out with a warning added to `warnings`, instead of failing the whole file.
+ */
+export async function parseConfigData(text: string, warnings: string[] = []): Promise<ConfigFile> {
   const { parseDocument, LineCounter, isNode } = await loadYaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
@@ -32,7 +40,17 @@ export async function parseConfigData(text: string): Promise<ConfigFile> {
     const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${e.message.split("\n")[0]}`);
   }
-  const parsed = ConfigFile.safeParse(doc.toJS() ?? {});
+  const raw = doc.toJS() ?? {};
+  if (raw && typeof raw === "object" && !Array.isArray(raw)) {
+    const known = Object.keys(ConfigFile.shape);
+    for (const key of Object.keys(raw)) {
+      if (known.includes(key)) continue;
+      const line = findKeyLine(doc.contents, key, lines);
+      warnings.push(`${CONFIG_NAME}${line ? ` line ${line}` : ""}: unknown key ${JSON.stringify(key)} ignored (a newer git-handoff, or a typo; known keys: ${known.join(", ")})`);
+      delete (raw as Record<string, unknown>)[key];
+    }
+  }
+  const parsed = ConfigFile.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.path.map(String);

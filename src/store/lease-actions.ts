@@ -3,12 +3,13 @@
 import { statSync } from "node:fs";
 import { checkPaths, type PathAnswer } from "../core/check.ts";
 import { parseDuration } from "../core/duration.ts";
-import { fail } from "../core/errors.ts";
+import { fail, HandoffError } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
+import { realLocation } from "./real-path.ts";
 import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
@@ -30,7 +31,19 @@ function isDirectory(path: string): boolean {
 export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()): string[] {
   const root = store.repo.workTree;
   if (!root) fail("invalid_input", "file leases need a worktree (this is a bare repository)");
-  return inputs.map((p) => normalizeRepoPath(p, root, cwd));
+  return inputs.map((p) => {
+    const real = realLocation(p, cwd);
+    // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
+    const typed = real !== p && /[/\\]$/.test(p) ? real + "/" : real;
+    try {
+      return normalizeRepoPath(typed, root, cwd);
+    } catch (e) {
+      if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
+        fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`, { path: p, real });
+      }
+      throw e;
+    }
+  });
 }
 
 /** A task's scope globs in lease form, read against the repository root (like .gitignore). */

@@ -25,6 +25,8 @@ export interface PolicySource {
   fallback: string | null;
   /** What this worktree's own file asked for and did not get (or why it was ignored), as sentences. */
   setAside: string[];
+  /** Keys this build does not know, left out of the policy (a newer git-handoff wrote them, or a typo). */
+  warnings: string[];
 }
 
 interface Cached {
@@ -36,6 +38,7 @@ interface Cached {
   text: string | null;
   data: ConfigFile | null;
   fallback: string | null;
+  warnings?: string[];
 }
 
 const FALLBACK_DEPTH = 200;
@@ -50,12 +53,13 @@ function configStamp(commonDir: string): string {
 }
 
 /** The committed policy at the integration branch's tip, walking back past commits whose file does not parse. */
-async function committedPolicy(cwd: string, tip: string, branch: string): Promise<Pick<Cached, "commit" | "text" | "data" | "fallback">> {
+async function committedPolicy(cwd: string, tip: string, branch: string): Promise<Pick<Cached, "commit" | "text" | "data" | "fallback" | "warnings">> {
   const text = await fileAt(cwd, tip, CONFIG_NAME);
   if (text === null) return { commit: null, text: null, data: null, fallback: null };
   let problem: string;
   try {
-    return { commit: tip, text, data: await parseConfigData(text), fallback: null };
+    const warnings: string[] = [];
+    return { commit: tip, text, data: await parseConfigData(text, warnings), fallback: null, warnings };
   } catch (e) {
     if (!(e instanceof HandoffError)) throw e;
     problem = e.message;
@@ -119,16 +123,16 @@ export async function loadRepositoryConfig(repo: RepoInfo): Promise<{ config: Co
   const part = await repositoryPart(repo);
   const local = worktreeText(repo.workTree);
   const where = part.commit ? `${part.branch} (${part.commit.slice(0, 12)})` : "";
-  const source: PolicySource = { branch: part.branch, from: part.from, commit: part.commit, fallback: part.fallback, setAside: [] };
+  const source: PolicySource = { branch: part.branch, from: part.from, commit: part.commit, fallback: part.fallback, setAside: [], warnings: [...(part.warnings ?? [])] };
   let file: ConfigFile;
   if (!part.data) {
     // No policy committed on the integration branch yet: this worktree's file is all there is.
-    file = local === null ? {} : await parseConfigData(local);
+    file = local === null ? {} : await parseConfigData(local, source.warnings);
   } else if (local === null || local === part.text) {
     file = part.data;
   } else {
     try {
-      const merged = stricterOnly(part.data, await parseConfigData(local), where);
+      const merged = stricterOnly(part.data, await parseConfigData(local, source.warnings), where);
       file = merged.file;
       source.setAside = merged.setAside.map((x) => `this worktree's ${CONFIG_NAME} asks for ${x}: set aside`);
     } catch (e) {

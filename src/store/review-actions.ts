@@ -10,6 +10,7 @@ import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
+import { requireApprovedVerify } from "./verify-consent.ts";
 import { listTasks, loadTask } from "./task-store.ts";
 import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
@@ -36,6 +37,8 @@ export async function doneWithVerification(store: Store, id: string, o: VerifyOp
   if (!command) {
     fail("usage", `task ${id} has no verify command: give one (done ${id} --verify CMD) or add the task with --verify CMD`);
   }
+  // The caller's own --verify is their command; the task's is shared state and needs consent here.
+  if (o.command === undefined) await requireApprovedVerify(store, task, command);
   const early = submitProblem(settle(task, { actor: store.actor, now: store.now() }).record, { actor: store.actor, now: store.now() });
   if (early) throw new HandoffError(early);
   const cwd = store.repo.workTree;

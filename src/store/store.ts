@@ -225,7 +225,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   const store = new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
   store.policySource = source;
   if (source.fallback) store.notices.push(source.fallback);
-  store.notices.push(...source.setAside);
+  store.notices.push(...source.setAside, ...[...new Set(source.warnings)].map((w) => `warning: ${w}`));
   store.syncOptions = { push: opts.push ?? env.HANDOFF_PUSH === "1", offline: opts.offline ?? env.HANDOFF_OFFLINE === "1" };
   return store;
 }

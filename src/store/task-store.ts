@@ -5,6 +5,7 @@ import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { writeSteps } from "./codec.ts";
+import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
@@ -66,7 +67,7 @@ export async function listTasks(store: Store, opts: { settled?: boolean } = {}):
 export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { id?: string }): Promise<Task> {
   const explicit = input.id !== undefined;
   if (explicit) validateTaskId(input.id!);
-  return store.casLoop(async (now) => {
+  const created = await store.casLoop(async (now) => {
     const id = input.id ?? newTaskId(randomBytes(8));
     const out = createTask({ ...input, id }, ctxOf(store, now));
     if (!out.ok) throw new HandoffError(out.refusal);
@@ -77,6 +78,9 @@ export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { 
     const tip = writeSteps(store.writer, null, TASK_FILE, out.steps);
     return { updates: [{ ref, new: tip, old: null }], result: out.record };
   });
+  // Written here: the person (or agent) who wrote it in this clone consents to running it here.
+  if (created.verify) await recordApproval(store, created.verify, "written", created.id);
+  return created;
 }
 
 /** Applies a pure task operation under compare-and-swap, retrying on fresh state after a lost race. */

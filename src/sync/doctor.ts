@@ -37,6 +37,7 @@ export async function doctor(store: Store): Promise<Check[]> {
     const reach = await reachability(store, remote.name);
     checks.push(reach);
     if (reach.status === "ok") checks.push(await clockSkew(store, remote.name));
+    checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
   checks.push(...(await invariants(store)));

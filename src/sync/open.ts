@@ -1,12 +1,21 @@
 // Front ends open their store here: the store itself knows only this clone, and the sync layer
 // hands it the gate through which exclusive writes reach the sync remote.
-import { openStore, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
+import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
 
 const gate: RemoteGate = {
   // Loaded on first use: most hook and CLI calls never touch the remote.
-  exclusive: async (store, remote, attempt) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, attempt),
+  exclusive: async (store, remote, attempt) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, refusingQuarantined(store, remote, attempt)),
   refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
 };
+
+/** An exclusive write to an entity whose remote copy failed validation is refused before any push. */
+function refusingQuarantined<R>(store: Store, remote: string, attempt: Attempt<R>): Attempt<R> {
+  return async (now) => {
+    const out = await attempt(now);
+    if (out.updates.length) await (await import("./quarantine.ts")).refuseQuarantined(store, remote, out.updates.map((u) => u.ref));
+    return out;
+  };
+}
 
 /** Gives a store opened elsewhere (tests, benchmarks) the sync layer's gate. */
 export function withSync(store: Store): Store {

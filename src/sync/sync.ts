@@ -10,6 +10,8 @@ import { clearTentative, listTentative, readConflicts, recordConflicts, type Con
 import { backoff, unreachable } from "./remote-cas.ts";
 import type { Store } from "../store/store.ts";
 import { compactIfDue } from "../store/archive.ts";
+import type { Quarantined } from "./quarantine.ts";
+import { recordRefusedOnReceive } from "./receive-report.ts";
 
 export interface SyncReport {
   remote: string;
@@ -23,6 +25,11 @@ export interface SyncReport {
   rounds: number;
   /** Tasks compacted into refs/handoff/archive by this sync (it compacts when something is due). */
   archived: string[];
+  /**
+   * Remote refs refused on receive (kind "invalid", with the reason) or from a newer git-handoff
+   * (kind "newer"): kept under refs/handoff-remotes/<remote>/ only. `new` marks those first seen now.
+   */
+  quarantined: (Quarantined & { new: boolean })[];
 }
 
 const MAX_ROUNDS = 8;
@@ -39,7 +46,7 @@ export async function requireRemote(store: Store): Promise<string> {
 
 export async function sync(store: Store): Promise<SyncReport> {
   const remote = await requireRemote(store);
-  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [] };
+  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
   const rewritten = new Map<string, string>();
   const first = await snapshot(store, remote);
   const tentative = first.tentative ? await listTentative(store) : [];
@@ -48,6 +55,12 @@ export async function sync(store: Store): Promise<SyncReport> {
     report.rounds++;
     const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined);
     if (!f.ok) unreachable(remote, f.message);
+    const fresh = new Set(f.newlyRefused.map((q) => q.ref));
+    for (const q of f.refused) {
+      const seen = report.quarantined.find((x) => x.ref === q.ref);
+      if (seen) seen.new ||= fresh.has(q.ref);
+      else report.quarantined.push({ ...q, new: fresh.has(q.ref) });
+    }
     const step = await integrate(store, f.before, f.after, report.rounds === 1 ? first.local : undefined);
     localAfter = step.local;
     report.fetched.push(...step.fastForwarded);
@@ -73,6 +86,7 @@ export async function sync(store: Store): Promise<SyncReport> {
     await new Promise((r) => setTimeout(r, backoff(report.rounds)));
   }
   if (report.conflicts.length) await recordConflicts(store, report.conflicts);
+  await recordRefusedOnReceive(store, remote, report.quarantined.filter((q) => q.new));
 
   // Offline grants are settled now: refused if their replay conflicted, else they are on the remote.
   const refusedCommits = new Set([...report.conflicts, ...(tentative.length ? await readConflicts(store) : [])].map((c) => c.commit));

@@ -5,6 +5,8 @@ import { listRefs, updateRefs } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock } from "../git/remote.ts";
 import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
+import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
+import { sharesOperation, validateReceived } from "./validate-receive.ts";
 
 export type Tips = Map<string, string>;
 
@@ -34,7 +36,12 @@ export function fetchLockDir(store: Store): string {
   return `${store.repo.commonDir}/handoff`;
 }
 
-export type Refreshed = { ok: true; before: Tips; after: Tips } | { ok: false; message: string };
+/**
+ * `refused`: refs whose remote value failed validation (or is from a newer git-handoff); they are
+ * left out of `before` and `after` (shown at their local value), so nothing integrates or pushes
+ * them. `newlyRefused`: those first refused by this refresh.
+ */
+export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | { ok: false; message: string };
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
@@ -42,7 +49,12 @@ export type Refreshed = { ok: true; before: Tips; after: Tips } | { ok: false; m
  * Fetches of one clone take turns; one that waited while another refreshed uses that result.
  */
 export async function refreshTracking(store: Store, remote: string, known?: Tips): Promise<Refreshed> {
-  return withFetchLock<Refreshed>(
+  const r = await fetchTracking(store, remote, known);
+  return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
+}
+
+async function fetchTracking(store: Store, remote: string, known?: Tips): Promise<{ ok: true; before: Tips; after: Tips } | { ok: false; message: string }> {
+  return withFetchLock<{ ok: true; before: Tips; after: Tips } | { ok: false; message: string }>(
     fetchLockDir(store),
     remote,
     async () => {
@@ -72,6 +84,73 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
       return { ok: true, before: now, after: now };
     },
   );
+}
+
+/**
+ * Validate on receive: every ref whose remote value changed is checked (src/sync/validate-receive.ts)
+ * before anything integrates it; what fails is listed in the quarantine and shown at its local
+ * value. With nothing changed and nothing quarantined this costs one ref read.
+ */
+async function screenReceived(store: Store, remote: string, before: Tips, after: Tips): Promise<Refreshed & { ok: true }> {
+  const q = await readQuarantine(store, remote);
+  const candidates = new Set<string>(q.entries.keys());
+  for (const [ref, oid] of after) if (before.get(ref) !== oid) candidates.add(ref);
+  if (!candidates.size) return { ok: true, before, after, refused: [], newlyRefused: [] };
+  const entries = new Map(q.entries);
+  const refused: Quarantined[] = [];
+  const newlyRefused: Quarantined[] = [];
+  const now = store.now();
+  const accepted: string[] = [];
+  /** Operations (author and time) of refused commits, and a ref each was refused on. */
+  const operations = new Map<string, string>();
+  for (const ref of candidates) {
+    const tip = after.get(ref);
+    const held = entries.get(ref);
+    if (tip === undefined) {
+      entries.delete(ref); // gone from the remote
+      continue;
+    }
+    if (held && held.oid === tip) {
+      refused.push(held);
+      continue;
+    }
+    const anchor = held ? held.anchor : (before.get(ref) ?? null);
+    const verdict = await validateReceived(store, ref, tip, anchor, now);
+    if (verdict.ok) {
+      entries.delete(ref);
+      accepted.push(ref);
+      continue;
+    }
+    const entry: Quarantined = { ref, oid: tip, anchor, kind: verdict.kind, reason: verdict.reason, at: now.toISOString() };
+    entries.set(ref, entry);
+    refused.push(entry);
+    newlyRefused.push(entry);
+    if (verdict.operation) operations.set(verdict.operation, ref);
+  }
+  // Refs written by one operation with a refused one (a claim's task and its leases) wait with it.
+  if (operations.size) {
+    const keys = new Set(operations.keys());
+    for (const ref of accepted) {
+      const tip = after.get(ref)!;
+      const anchor = before.get(ref) ?? null;
+      if (!(await sharesOperation(store, tip, anchor, keys))) continue;
+      const entry: Quarantined = { ref, oid: tip, anchor, kind: "invalid", reason: `written by the same operation as a refused change to ${[...operations.values()].join(", ")}`, at: now.toISOString() };
+      entries.set(ref, entry);
+      refused.push(entry);
+      newlyRefused.push(entry);
+    }
+  }
+  if (newlyRefused.length || entries.size !== q.entries.size) {
+    // A concurrent sync may have written it first; it decided the same from the same refs.
+    await writeQuarantine(store, remote, entries, q.tip, `quarantine of ${remote}: ${entries.size} ref(s)`);
+  }
+  if (!refused.length) return { ok: true, before, after, refused, newlyRefused };
+  const masked = { before: new Map(before), after: new Map(after) };
+  for (const e of refused) {
+    const local = await store.readRef(e.ref);
+    for (const tips of [masked.before, masked.after]) local === null ? tips.delete(e.ref) : tips.set(e.ref, local);
+  }
+  return { ok: true, ...masked, refused, newlyRefused };
 }
 
 /** Local, tracking and tentative-marker refs in one listing (sync needs all three). */

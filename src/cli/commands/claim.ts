@@ -10,7 +10,8 @@ import { taskDetail } from "../../present/render.ts";
 // issue 4: verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
-import { taskExtrasText, verificationDetail } from "../../present/render-tasks.ts";
+import { taskExtrasText, verificationDetail, verifyText } from "../../present/render-tasks.ts";
+import { approvalOf } from "../../store/approvals.ts";
 import { deliveredWithClaim } from "./handoff.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */
@@ -19,7 +20,9 @@ function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Tas
     const t = await fn(store);
     // A claim delivers the handoffs of the tasks it waits on (issue 4), in the text output.
     const delivered = opts.deliver && !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
-    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}${delivered}`);
+    // Whoever claims a task sees the command done will run, and who wrote it.
+    const verify = opts.deliver && t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";
+    emit(!!g.json, t, () => `${summary(t)}\n${taskDetail(t, store.now())}${verify}${delivered}`);
   });
 }
 
@@ -97,7 +100,7 @@ export function registerClaim(program: Command): void {
       });
       const v = t.review!.verification!;
       if (!v.passed) {
-        if (!g.json) process.stdout.write(`${verificationDetail(v)}\n`);
+        if (!g.json) emit(false, v, () => verificationDetail(v));
         fail("verification_failed", `verification of ${t.id} ${v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`} after ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}; recorded on the task, which stays ${t.claim ? `with ${t.claim.agent}` : t.status}`, {
           task: t.id,
           verification: v,

@@ -10,6 +10,8 @@ import { leaseSectionText, statusText } from "../../present/render-status.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
+import { readQuarantine } from "../../sync/quarantine.ts";
+import { quarantineLines } from "../../present/render-quarantine.ts";
 
 function syncText(conflicts: Conflict[], tentative: number): string {
   const lines: string[] = [];
@@ -41,10 +43,14 @@ export function registerStatus(program: Command): void {
       // `conflicts` stays issue 5's list of sync conflicts; the merge preview is `predicted_conflicts`.
       const leases = leaseRows((await loadLeases(store)).set.leases, tasks, records, now, store.config);
       const policy = store.policySource;
-      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, policy, me: store.actor, problems: [...problems, ...agentProblems] };
+      // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
+      const remote = await store.syncRemote();
+      const quarantined = remote ? [...(await readQuarantine(store, remote)).entries.values()] : [];
+      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}\n${leaseSectionText(leases)}\n${policyLine}${syncText(syncConflicts, tentative.length)}`);
+      const refused = remote ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}\n${leaseSectionText(leases)}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
     });
   });
 }

@@ -2,13 +2,15 @@ import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
 import { setRemote, showRemote } from "../../sync/remote-config.ts";
-import { sync } from "../../sync/sync.ts";
+import { requireRemote, sync } from "../../sync/sync.ts";
+import { repairQuarantined } from "../../sync/repair.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
 import { doctor } from "../../sync/doctor.ts";
 import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
+import { quarantineLines } from "../../present/render-quarantine.ts";
 
 export function registerSync(program: Command): void {
   withGlobals(
@@ -35,18 +37,22 @@ export function registerSync(program: Command): void {
   withGlobals(
     program
       .command("sync")
-      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts"),
-  ).action(async (_o, cmd: Command) => {
+      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts")
+      .option("--repair", "overwrite the remote's refs that failed validation on receive with this clone's state (says what it overwrites)"),
+  ).action(async (o: { repair?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
       const r = await sync(store);
-      emit(!!g.json, r, () => {
+      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => {
         const lines = [
+          ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
           `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
         ];
         for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
         for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
         for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
         if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
+        lines.push(...quarantineLines(r.remote, r.quarantined));
         return lines.join("\n");
       });
     });

@@ -7,6 +7,7 @@ import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts"
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { taskExtrasText } from "../../present/render-tasks.ts";
+import { approvalOf } from "../../store/approvals.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { taskDetail, taskLine } from "../../present/render.ts";
@@ -47,7 +48,8 @@ export function registerTask(program: Command): void {
       const t = await showTask(store, id);
       const blocked = await blockedEdgesOf(store, t);
       // The record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies.
-      emit(!!g.json, t.after?.length ? { ...t, blocked_by: blocked } : t, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked));
+      const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
+      emit(!!g.json, t.after?.length ? { ...t, blocked_by: blocked } : t, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved));
     });
   });
 

@@ -1,0 +1,15 @@
+// How refs refused on receive read in `sync` and `status` text.
+import type { Quarantined } from "../sync/quarantine.ts";
+
+/** One line per refused ref; a newer-format ref only when first seen, then it is known. */
+export function quarantineLines(remote: string, quarantined: (Quarantined & { new: boolean })[]): string[] {
+  const lines: string[] = [];
+  for (const q of quarantined) {
+    if (q.kind === "newer") {
+      if (q.new) lines.push(`from a newer git-handoff: ${q.ref} (${q.reason}); kept under refs/handoff-remotes/${remote}/, not used here`);
+      continue;
+    }
+    lines.push(`refused on receive: ${q.ref}: ${q.reason} (kept under refs/handoff-remotes/${remote}/; git handoff sync --repair overwrites it)`);
+  }
+  return lines;
+}

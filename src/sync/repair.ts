@@ -1,0 +1,39 @@
+// `git handoff sync --repair`: a person overwrites the remote's quarantined refs with this clone's
+// state (or deletes them where this clone has none). Newer-format refs are left alone: they are
+// not hostile, just not ours to read.
+import { updateRefs } from "../git/refs.ts";
+import { pushWithLease, trackingRef } from "../git/remote.ts";
+import type { Store } from "../store/store.ts";
+import { readQuarantine, writeQuarantine } from "./quarantine.ts";
+import { unreachable } from "./remote-cas.ts";
+
+export interface Repair {
+  ref: string;
+  /** The remote's refused value, overwritten. */
+  was: string;
+  reason: string;
+  /** This clone's value pushed in its place; null deletes the remote ref. */
+  now: string | null;
+  ok: boolean;
+}
+
+export async function repairQuarantined(store: Store, remote: string): Promise<Repair[]> {
+  const q = await readQuarantine(store, remote);
+  const plan: Repair[] = [];
+  for (const e of q.entries.values()) {
+    if (e.kind !== "invalid") continue;
+    plan.push({ ref: e.ref, was: e.oid, reason: e.reason, now: await store.readRef(e.ref), ok: false });
+  }
+  if (!plan.length) return plan;
+  const push = await pushWithLease(store.cwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), store.actor.agent);
+  if (push.kind === "unreachable") unreachable(remote, push.message);
+  const entries = new Map(q.entries);
+  for (const p of plan) {
+    p.ok = push.status.get(p.ref) === "ok";
+    if (!p.ok) continue;
+    entries.delete(p.ref);
+    await updateRefs(store.cwd, [{ ref: trackingRef(remote, p.ref), new: p.now, old: p.was }], store.zeroOid);
+  }
+  await writeQuarantine(store, remote, entries, q.tip, `repaired ${plan.filter((p) => p.ok).length} ref(s) on ${remote}`);
+  return plan;
+}

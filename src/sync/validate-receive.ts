@@ -1,0 +1,242 @@
+// Validate on receive: a ref fetched from the sync remote enters refs/handoff/ only if what it
+// holds is something git-handoff could have written. Records are data from anyone with push access;
+// the same pure core operations that decide a local write decide whether each received commit was a
+// legal step from its parent's state.
+import type { HandoffEvent } from "../core/event.ts";
+import { MAX_DURATION_MS } from "../core/duration.ts";
+import { findConflicts } from "../core/lease-ops.ts";
+import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
+import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
+import { describeIssues } from "../core/schema-helpers.ts";
+import type { Task } from "../core/task.ts";
+import { eventFromMessage, parseCommit, parseTree, type ParsedCommit } from "../store/codec.ts";
+import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
+import type { Store } from "../store/store.ts";
+
+/** How far ahead of this clone's clock a received time may be. */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+/** New commits replayed per ref and sync; a longer unseen history is judged by its tip. */
+const MAX_REPLAY = 5_000;
+
+/**
+ * `operation`: author and event time of the commit that failed, when known. Refs written by one
+ * operation (a claim's task and its scope's leases) carry the same pair, so they are held back together.
+ */
+export type Verdict = { ok: true } | { ok: false; kind: "invalid" | "newer"; reason: string; operation?: string };
+
+/** The key that ties together the commits one operation wrote on several refs. */
+export function operationKey(author: string, at: string): string {
+  return `${author}\n${at}`;
+}
+
+class Refusal extends Error {
+  constructor(readonly kind: "invalid" | "newer", reason: string) {
+    super(reason);
+  }
+}
+
+const invalid = (reason: string): never => {
+  throw new Refusal("invalid", reason);
+};
+
+interface Entry {
+  oid: string;
+  commit: ParsedCommit;
+  author: string;
+  event: HandoffEvent | null;
+  record: unknown;
+}
+
+/**
+ * Judges the remote's `tip` of `ref`. `anchor` is the last tip of it this clone validated (null on
+ * first sight): a compare-and-swap family must descend from it, and every commit since is checked
+ * as an operation on its parent. Without an anchor the tip record and its bounds are checked.
+ */
+export async function validateReceived(store: Store, ref: string, tip: string, anchor: string | null, now: Date): Promise<Verdict> {
+  let current: Entry | null = null;
+  const checkStep = (family: RefFamily, id: string | null, e: Entry, parent: Entry | null) => {
+    current = e;
+    checkStepOf(family, id, e, parent);
+  };
+  try {
+    const place = placeOf(ref);
+    if (place.kind === "bad") invalid(`unknown layout: ${place.reason}`);
+    if (place.kind === "unknown") throw new Refusal("newer", `family ${JSON.stringify(place.family)} is not known to this build`);
+    if (place.kind !== "known") return { ok: true };
+    const { family, id } = place;
+    const head = await entryAt(store, family, id, tip, now);
+    if (family.file === null) return { ok: true }; // the archive: its tip's layout and bounds
+    if (anchor === tip) return { ok: true };
+    if (anchor === null) {
+      // First sight: the tip record and its bounds (a long history is not replayed).
+      if (family.writers === "owner" && head.author !== id) invalid(`commit ${tip.slice(0, 12)} was written by ${JSON.stringify(head.author)}; only ${id} writes ${ref}`);
+      if (family.writers === "cas") checkStep(family, id, head, null);
+      return { ok: true };
+    }
+    // The new commits, newest first, down to the anchor.
+    const fresh: Entry[] = [head];
+    let reached = false;
+    for (let e = head; e.commit.parents[0]; ) {
+      if (e.commit.parents[0] === anchor) {
+        reached = true;
+        break;
+      }
+      if (fresh.length >= MAX_REPLAY) break;
+      e = await entryAt(store, family, id, e.commit.parents[0], now);
+      fresh.push(e);
+    }
+    if (family.writers === "owner") {
+      // A heartbeat may replace its parent, so the line need not reach the anchor: authors must match.
+      for (const e of fresh) if (e.author !== id) invalid(`commit ${e.oid.slice(0, 12)} was written by ${JSON.stringify(e.author)}; only ${id} writes ${ref}`);
+      return { ok: true };
+    }
+    if (!reached) invalid(`rewritten history: the remote's ${tip.slice(0, 12)} does not descend from ${anchor.slice(0, 12)}, the last state validated here`);
+    let parent = await entryAt(store, family, id, anchor, now);
+    for (let i = fresh.length - 1; i >= 0; i--) {
+      if (family.writers === "cas") checkStep(family, id, fresh[i]!, parent);
+      parent = fresh[i]!;
+    }
+    return { ok: true };
+  } catch (err) {
+    const at = current as Entry | null;
+    const operation = at?.event ? operationKey(at.author, at.event.at) : undefined;
+    if (err instanceof Refusal) return { ok: false, kind: err.kind, reason: err.message, ...(operation ? { operation } : {}) };
+    return { ok: false, kind: "invalid", reason: (err as Error).message };
+  }
+}
+
+function authorOf(header: string): string {
+  const line = header.split("\n").find((l) => l.startsWith("author ")) ?? "";
+  const lt = line.indexOf(" <");
+  return lt > 0 ? line.slice(7, lt) : "";
+}
+
+/** One commit's structure, bounds and record, checked on its own. */
+async function entryAt(store: Store, family: RefFamily, id: string | null, oid: string, now: Date): Promise<Entry> {
+  const obj = await store.reader.read(oid);
+  if (!obj) invalid(`object ${oid.slice(0, 12)} is missing`);
+  if (obj!.type !== "commit") invalid(`${oid.slice(0, 12)} is a ${obj!.type}, not a commit`);
+  const data = obj!.data;
+  if (data.length > family.bounds.commit) invalid(`commit ${oid.slice(0, 12)} is ${data.length} bytes; at most ${family.bounds.commit} for ${family.family}`);
+  const commit = parseCommit(data);
+  const text = data.toString("utf8");
+  const author = authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n"))));
+  const treeObj = await store.reader.read(commit.tree);
+  if (!treeObj || treeObj.type !== "tree") invalid(`commit ${oid.slice(0, 12)} has no tree`);
+  const tree = parseTree(treeObj!.data, store.oidBytes);
+  if (tree.size > family.bounds.treeEntries) invalid(`tree of ${oid.slice(0, 12)} has ${tree.size} entries; at most ${family.bounds.treeEntries} for ${family.family}`);
+  const formatOid = tree.get("format");
+  const marker = formatOid ? await store.reader.read(formatOid) : null;
+  const version = marker && marker.type === "blob" && marker.data.length < 64 ? formatVersionOf(marker.data.toString("utf8")) : null;
+  if (version === null) invalid(`commit ${oid.slice(0, 12)} has no git-handoff format marker`);
+  if (version! > FORMAT_VERSION) throw new Refusal("newer", `record format ${version} (this build reads ${FORMAT_VERSION})`);
+  if (family.file === null) {
+    for (const name of tree.keys()) if (name !== "format" && !/^[A-Za-z0-9][A-Za-z0-9._@+-]*\.json$/.test(name)) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} in ${family.family}`);
+    return { oid, commit, author, event: null, record: null };
+  }
+  for (const name of tree.keys()) if (name !== "format" && name !== family.file) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} beside ${family.file}`);
+  const blobOid = tree.get(family.file);
+  if (!blobOid) invalid(`commit ${oid.slice(0, 12)} holds no ${family.file}`);
+  const blob = await store.reader.read(blobOid!);
+  if (!blob || blob.type !== "blob") invalid(`${family.file} of ${oid.slice(0, 12)} is not a file`);
+  if (blob!.data.length > family.bounds.blob) invalid(`${family.file} is ${blob!.data.length} bytes; at most ${family.bounds.blob}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(blob!.data.toString("utf8"));
+  } catch {
+    invalid(`${family.file} of ${oid.slice(0, 12)} is not JSON`);
+  }
+  const parsed = family.schema!.safeParse(json);
+  if (!parsed.success) invalid(`${family.file} of ${oid.slice(0, 12)} fails the schema: ${describeIssues(parsed.error)}`);
+  const record = parsed.data;
+  if (id !== null && family.idOf && family.idOf(record) !== id) invalid(`the record names ${JSON.stringify(String(family.idOf(record)).slice(0, 80))}, the ref ${id}`);
+  const event = eventFromMessage(commit.message);
+  if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
+  checkExpiries(family, record, now);
+  return { oid, commit, author, event, record };
+}
+
+/** No claim or lease runs further ahead than the longest TTL anyone may ask for. */
+function checkExpiries(family: RefFamily, record: unknown, now: Date): void {
+  const limit = now.getTime() + MAX_DURATION_MS + CLOCK_SKEW_MS;
+  const expiries: string[] = [];
+  if (family.family === "tasks") {
+    const t = record as Task;
+    if (t.claim) expiries.push(t.claim.expires_at);
+    if (t.claim && t.claim.fence > t.fence) invalid(`claim fence ${t.claim.fence} is above the task's fence ${t.fence}`);
+    if (Date.parse(t.updated_at) > now.getTime() + CLOCK_SKEW_MS) invalid(`updated_at ${t.updated_at} is in the future`);
+  }
+  if (family.family === "leases") for (const l of (record as LeaseSet).leases) expiries.push(l.expires_at);
+  for (const at of expiries) if (Date.parse(at) > limit) invalid(`expiry ${at} is further ahead than the longest allowed TTL`);
+}
+
+const REPLAYED = new Set(["claimed", "renewed", "released", "done", "failed", "cancelled", "reclaimed"]);
+
+/** Who holds what, as far as exclusivity is concerned: what a step may change only legally. */
+function holding(t: Task): string {
+  return JSON.stringify([t.status, t.claim?.agent ?? null, t.claim?.fence ?? null, t.claim?.expires_at ?? null, t.fence]);
+}
+
+/** A compare-and-swap family's commit is a legal operation from its parent's state. */
+function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null): void {
+  const at = e.event ? Date.parse(e.event.at) : NaN;
+  if (!e.event) invalid(`commit ${e.oid.slice(0, 12)} carries no event`);
+  const ev = e.event!;
+  const actor = ev.by ?? ev.agent;
+  if (e.author !== actor) invalid(`commit ${e.oid.slice(0, 12)} is authored by ${JSON.stringify(e.author)} but its event is by ${JSON.stringify(actor)}`);
+  if (parent?.event && at < Date.parse(parent.event.at)) invalid(`event time ${ev.at} is before its parent's (${parent.event.at})`);
+  if (family.family === "tasks") {
+    const rec = e.record as Task;
+    if (ev.task !== id) invalid(`the event is about ${JSON.stringify(ev.task)}, the ref about ${id}`);
+    if (!parent) return; // a task's first commit: checked as a record above
+    const prev = parent.record as Task;
+    if (ev.type === "created") invalid(`a second "created" on ${id}`);
+    if (rec.fence < prev.fence) invalid(`the fence went down from ${prev.fence} to ${rec.fence}`);
+    if (ev.type === "expired") {
+      if (!prev.claim || Date.parse(prev.claim.expires_at) > at || rec.claim !== null || rec.fence !== prev.fence) invalid(`an "expired" by ${actor} on a claim that had not run out`);
+      return;
+    }
+    if (isDerivedEvent(ev, parent.event)) {
+      if (rec.claim !== null || rec.status !== "failed") invalid(`a derived "failed" that does not fail the task`);
+      return;
+    }
+    if (REPLAYED.has(ev.type)) {
+      const out = replayTaskEvent(prev, ev, rec);
+      if (!out.ok) invalid(`${ev.type} by ${actor} was not a legal operation: ${out.refusal.message}`);
+      if (out.ok && holding(out.record) !== holding(rec)) invalid(`${ev.type} by ${actor} recorded a state the operation does not produce`);
+      return;
+    }
+    // Every other operation (handoffs, dependencies, review) may end a claim, never grant one.
+    if (rec.fence !== prev.fence || (rec.claim !== null && JSON.stringify(rec.claim) !== JSON.stringify(prev.claim))) {
+      invalid(`${ev.type} by ${actor} changed who holds ${id}`);
+    }
+    return;
+  }
+  if (family.family === "leases" && parent) {
+    const now = new Date(at);
+    const before = (parent.record as LeaseSet).leases;
+    const seen = new Set(before.map((l) => JSON.stringify(l)));
+    for (const l of (e.record as LeaseSet).leases) {
+      if (seen.has(JSON.stringify(l))) continue;
+      if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
+      const others = before.filter((o: Lease) => o.agent !== actor && isLeaseLive(o, now));
+      const clash = findConflicts(others, actor, [l.pattern], l.exclusive, now)[0];
+      if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
+    }
+  }
+}
+
+/** Whether a commit between `anchor` and `tip` was written by the operation `keys` names. */
+export async function sharesOperation(store: Store, tip: string, anchor: string | null, keys: Set<string>): Promise<boolean> {
+  let oid: string | undefined = tip;
+  for (let n = 0; oid && oid !== anchor && n < MAX_REPLAY; n++) {
+    const obj = await store.reader.read(oid);
+    if (!obj || obj.type !== "commit") return false;
+    const commit = parseCommit(obj.data);
+    const event = eventFromMessage(commit.message);
+    const text = obj.data.toString("utf8");
+    if (event && keys.has(operationKey(authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n")))), event.at))) return true;
+    oid = commit.parents[0];
+  }
+  return false;
+}

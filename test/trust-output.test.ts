@@ -1,0 +1,81 @@
+// Text from records (objectives, notes, names) reaches a terminal only escaped: ESC and OSC
+// sequences, CR, BEL, C1 controls and bidirectional overrides come out as visible escapes in every
+// text view, while --json keeps the exact text.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { formatAnswer } from "../src/hooks/agents.ts";
+import { forTerminal, neutralise } from "../src/present/untrusted.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const HOSTILE = "evil \x1b]0;pwned\x07 \x1b[2J x\rFAKE \u202e rtl \u2066 iso \x9b31m \x85 end";
+const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+function assertEscaped(out: string, what: string): void {
+  assert.not.match(out, RAW, `${what}: no raw control or bidi character in ${JSON.stringify(out)}`);
+  assert.ok(out.includes("\\x1b]0;pwned\\x07"), `${what}: the OSC shows as text`);
+  assert.ok(out.includes("x\\x0dFAKE"), `${what}: CR shows as text`);
+  assert.ok(out.includes("\\u202e rtl \\u2066 iso \\x9b31m \\x85 end"), `${what}: bidi and C1 show as text`);
+}
+
+test("neutralise: every unsafe character becomes a visible escape; tab and newline stay; idempotent", () => {
+  assert.is(neutralise("a\x1b[31mb\x07c\rd\u202ee\x9bf\tg\nh"), "a\\x1b[31mb\\x07c\\x0dd\\u202ee\\x9bf\tg\nh");
+  assert.is(neutralise(neutralise(HOSTILE)), neutralise(HOSTILE));
+  // The final pass keeps our own colours only when colour is on; a record's own escapes never.
+  assert.is(forTerminal("\x1b[1mid\x1b[0m \x1b]8;;x\x07", true), "\x1b[1mid\x1b[0m \\x1b]8;;x\\x07");
+  assert.is(forTerminal("\x1b[1mid\x1b[0m", false), "\\x1b[1mid\\x1b[0m");
+});
+
+test("task list, task show, status and agents escape objectives, notes and names; --json is exact", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", HOSTILE, "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "evil"], { cwd: repo, agent: "mallory" }).code, 0);
+  assert.is(cli(["session", "start", "--objective", HOSTILE], { cwd: repo, agent: "mallory" }).code, 0);
+  const views: [string, string[]][] = [
+    ["task list", ["task", "list"]],
+    ["task show", ["task", "show", "evil"]],
+    ["status", ["status"]],
+    ["agents", ["agents"]],
+  ];
+  for (const [what, args] of views) {
+    const r = cli(args, { cwd: repo, agent: "lead" });
+    assert.is(r.code, 0, `${what}: ${r.stderr}`);
+    assertEscaped(r.stdout, what);
+  }
+  // A multi-line objective cannot pose as one of task show's labelled lines.
+  assert.is(cli(["task", "add", "one\nholder:     lead (fence 9)", "--id", "ml"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.not.match(cli(["task", "show", "ml"], { cwd: repo }).stdout, /^holder:/m);
+  assert.is(cli(["task", "show", "evil", "--json"], { cwd: repo }).json.objective, HOSTILE, "JSON keeps the exact text");
+  assert.is(cli(["agents", "--json"], { cwd: repo }).json.agents.find((a: any) => a.agent === "mallory").objective, HOSTILE);
+  // A note given when finishing is shown escaped too, and kept exact in JSON.
+  const done = cli(["done", "evil", "--note", HOSTILE, "--no-verify"], { cwd: repo, agent: "mallory" });
+  assert.is(done.code, 0, done.stderr);
+  assertEscaped(done.stdout, "done");
+  assert.is(cli(["task", "show", "evil", "--json"], { cwd: repo }).json.result.note, HOSTILE);
+});
+
+test("hook answers escape the text for every agent", () => {
+  for (const kind of ["claude", "codex", "cursor", "gemini"] as const) {
+    const a = formatAnswer(kind, { decision: "deny", text: `denied: ${HOSTILE}` });
+    // What the agent shows a person is the parsed string: it must hold no raw escape.
+    const strings: string[] = [];
+    JSON.parse(a.stdout, (_k, v) => (typeof v === "string" && strings.push(v), v));
+    assert.ok(strings.length > 0, kind);
+    for (const s of strings) assert.not.match(s, RAW, `${kind}: ${JSON.stringify(s)}`);
+    assert.ok(strings.some((s) => s.includes("\\x1b]0;pwned")), `${kind}: the escape is visible in the reason`);
+  }
+});
+
+test("the session-start context escapes the objectives and names it quotes", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", HOSTILE, "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "evil"], { cwd: repo, agent: "bob" }).code, 0);
+  const r = cli(["hook", "claude-session-start"], { cwd: repo, agent: "bob", input: JSON.stringify({ session_id: "s", cwd: repo, hook_event_name: "SessionStart", source: "startup" }) });
+  assert.is(r.code, 0, r.stderr);
+  const context: string = r.json.hookSpecificOutput.additionalContext;
+  assert.ok(context.includes("evil"), context);
+  assert.not.match(context, RAW);
+});
+
+test.run();

@@ -1,0 +1,87 @@
+// Paths resolve to where they really are: an edit through a symlink (to the repository, or inside
+// it) to a leased file is judged as that file, for every agent's hook payload; an in-repo symlink
+// that points outside the repository is refused by the CLI and warned about (denied in strict mode).
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** alice holds src/api/** exclusively; links reach src/api/users.ts three ways. */
+function linkedRepo() {
+  const repo = tempRepo();
+  mkdirSync(join(repo, "src/api"), { recursive: true });
+  writeFileSync(join(repo, "src/api/users.ts"), "export const users = [];\n");
+  assert.is(cli(["lease", "src/api/**", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  const elsewhere = tempDir("handoff-link-");
+  const repoLink = join(elsewhere, "repo-link");
+  symlinkSync(repo, repoLink); // the repository opened through a symlinked folder
+  symlinkSync("src/api/users.ts", join(repo, "alias.ts")); // an in-repo link to the leased file
+  symlinkSync(join(repo, "src/api"), join(repo, "api-dir")); // an in-repo link to the leased folder
+  const outsideFile = join(elsewhere, "outside.txt");
+  writeFileSync(outsideFile, "not ours\n");
+  symlinkSync(outsideFile, join(repo, "escape.txt")); // an in-repo link to outside the repository
+  return { repo, repoLink, paths: [join(repoLink, "src/api/users.ts"), join(repo, "alias.ts"), join(repo, "api-dir/users.ts"), join(repoLink, "alias.ts")] };
+}
+
+const payloads: Record<string, (path: string, cwd: string) => unknown> = {
+  "claude-pre-tool-use": (p, cwd) => ({ session_id: "s", cwd, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: p, old_string: "a", new_string: "b" } }),
+  "codex-pre-tool-use": (p, cwd) => ({ session_id: "s", cwd, hook_event_name: "PreToolUse", tool_name: "apply_patch", tool_input: { command: `*** Begin Patch\n*** Update File: ${p}\n@@\n-a\n+b\n*** End Patch\n` } }),
+  "cursor-pre-tool-use": (p, cwd) => ({ conversation_id: "c", hook_event_name: "preToolUse", workspace_roots: [cwd], tool_name: "Write", tool_input: { file_path: p, contents: "x" } }),
+  "gemini-before-tool": (p, cwd) => ({ session_id: "s", cwd, hook_event_name: "BeforeTool", tool_name: "replace", tool_input: { file_path: p, old_string: "a", new_string: "b" } }),
+};
+
+function denied(name: string, out: any): boolean {
+  if (name === "cursor-pre-tool-use") return out.permission === "deny";
+  if (name === "gemini-before-tool") return out.decision === "deny";
+  return out.hookSpecificOutput?.permissionDecision === "deny";
+}
+
+test("a symlinked path to an exclusively leased file is denied by the Claude, Codex, Cursor and Gemini hooks", () => {
+  const { repo, repoLink, paths } = linkedRepo();
+  for (const name of Object.keys(payloads)) {
+    for (const p of paths) {
+      for (const cwd of [repo, repoLink]) {
+        const r = cli(["hook", name], { cwd: repo, agent: "bob", input: JSON.stringify(payloads[name]!(p, cwd)) });
+        assert.is(r.code, 0, r.stderr);
+        assert.ok(denied(name, r.json), `${name} ${p} (cwd ${cwd}): ${r.stdout}`);
+        assert.match(r.stdout, /src\/api\/users\.ts is inside an exclusive lease on src\/api\/\*\* held by alice/);
+      }
+    }
+  }
+});
+
+test("an in-repo symlink to outside the repository: not checked with a warning, denied in strict mode", () => {
+  const { repo } = linkedRepo();
+  const input = JSON.stringify(payloads["claude-pre-tool-use"]!(join(repo, "escape.txt"), repo));
+  const r = cli(["hook", "claude-pre-tool-use"], { cwd: repo, agent: "bob", input });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.json.hookSpecificOutput.permissionDecision, undefined);
+  assert.match(r.json.hookSpecificOutput.additionalContext, /not checked \(outside the repository\).*\n.*escape\.txt is a path in the repository through a symlink to outside it/);
+  writeFileSync(join(repo, ".handoff.yaml"), "mode: strict\n");
+  const strict = cli(["hook", "claude-pre-tool-use"], { cwd: repo, agent: "bob", input });
+  assert.is(strict.json.hookSpecificOutput.permissionDecision, "deny", strict.stdout);
+  assert.match(strict.json.hookSpecificOutput.permissionDecisionReason, /strict mode: denied/);
+});
+
+test("the CLI judges and leases real locations: through a symlink to a leased file is refused; a link out of the repository exits 2", () => {
+  const { repo, repoLink } = linkedRepo();
+  const check = cli(["check", "alias.ts", "--json"], { cwd: repo, agent: "bob" });
+  assert.is(check.code, 3, check.stdout + check.stderr);
+  assert.match(check.stdout, /src\/api\/users\.ts/);
+  const lease = cli(["lease", "alias.ts", "--exclusive"], { cwd: repo, agent: "bob" });
+  assert.is(lease.code, 3, "bob cannot lease alice's file under another name");
+  const esc = cli(["lease", "escape.txt"], { cwd: repo, agent: "bob" });
+  assert.is(esc.code, 2);
+  assert.match(esc.stderr, /escape\.txt" is a symlink to .*outside\.txt, outside the repository/);
+  // A repository opened through a symlinked folder works as if opened directly.
+  const viaLink = cli(["lease", "src/api/users.ts", "--json"], { cwd: repoLink, agent: "bob" });
+  assert.is(viaLink.code, 3, viaLink.stderr);
+  const ok = cli(["lease", "README.md", "--json"], { cwd: repoLink, agent: "bob" });
+  assert.is(ok.code, 0, ok.stderr);
+  assert.equal(ok.json.leased.map((l: any) => l.pattern), ["README.md"]);
+});
+
+test.run();
