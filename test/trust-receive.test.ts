@@ -154,10 +154,11 @@ test("every hostile record named in the trust model is refused on receive; valid
   for (const ref of Object.keys(hostile)) assert.is(tip(bare, ref), hostile[ref], `${ref} on the remote is left for a person to repair`);
 
   // Exclusive operations on a quarantined entity are refused; others work.
-  const c = cli(["claim", "mine2", "--json"], { cwd: victim, agent: "victim" });
+  // (the victim holds `mine` already: past its capacity of one, as the capacity rule allows with --over-capacity)
+  const c = cli(["claim", "mine2", "--over-capacity", "--json"], { cwd: victim, agent: "victim" });
   assert.is(c.code, 3, c.stdout + c.stderr);
   assert.is(c.json.error.code, "quarantined");
-  ok(cli(["claim", "good"], { cwd: victim, agent: "victim" }));
+  ok(cli(["claim", "good", "--over-capacity"], { cwd: victim, agent: "victim" }));
   // The refusals are events (stats and events count them).
   const events = ok(cli(["events", "--json"], { cwd: victim, agent: "victim" })).json;
   assert.ok(events.filter((e: any) => e.type === "received_invalid").length >= Object.keys(hostile).length);

@@ -8,6 +8,8 @@ import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { LeaseSet } from "../core/lease.ts";
 import { Task } from "../core/task.ts";
+import { Memory } from "../core/memory.ts";
+import { docContentProblem, MAX_DOC_BYTES } from "../core/shared-doc.ts";
 
 /** The record format this build writes and reads (the `format` file of every record tree). */
 export const FORMAT_VERSION = 1;
@@ -38,6 +40,8 @@ export interface RefFamily {
   bounds: SizeBounds;
   /** What the record's own name field must equal, when the ref carries an id. */
   idOf?: (record: unknown) => string | undefined;
+  /** For a family whose file is not a JSON record (a document's text): why its bytes are refused, or null. */
+  checkRaw?: (content: Buffer) => string | null;
 }
 
 const KB = 1024;
@@ -50,6 +54,8 @@ export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "log", layout: "per-id", file: "event.json", schema: HandoffEvent as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 64 * KB }, idOf: (r) => (r as HandoffEvent).agent },
   { family: "gc-log", layout: "single", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB } },
   { family: "archive", layout: "single", file: null, schema: null, format: 1, writers: "anyone", bounds: { commit: 256 * KB, treeEntries: 200_000, blob: 512 * KB } },
+  { family: "memories", layout: "per-id", file: "memory.json", schema: Memory as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 32 * KB }, idOf: (r) => (r as Memory).id },
+  { family: "docs", layout: "per-id", file: "content", schema: null, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: MAX_DOC_BYTES }, checkRaw: docContentProblem },
 ];
 
 export type RefPlace = { kind: "known"; family: RefFamily; id: string | null } | { kind: "unknown"; family: string } | { kind: "bad"; reason: string };

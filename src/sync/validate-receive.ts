@@ -140,6 +140,13 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const blob = await store.reader.read(blobOid!);
   if (!blob || blob.type !== "blob") invalid(`${family.file} of ${oid.slice(0, 12)} is not a file`);
   if (blob!.data.length > family.bounds.blob) invalid(`${family.file} is ${blob!.data.length} bytes; at most ${family.bounds.blob}`);
+  if (family.checkRaw) {
+    const problem = family.checkRaw(blob!.data);
+    if (problem) invalid(`${family.file} of ${oid.slice(0, 12)} ${problem}`);
+    const rawEvent = eventFromMessage(commit.message);
+    if (rawEvent && Date.parse(rawEvent.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${rawEvent.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
+    return { oid, commit, author, event: rawEvent, record: null };
+  }
   let json: unknown;
   try {
     json = JSON.parse(blob!.data.toString("utf8"));

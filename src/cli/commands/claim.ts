@@ -31,7 +31,9 @@ export async function emitClaim(store: Store, json: boolean, r: ClaimReport): Pr
   const t = r.task;
   const delivered = json ? "" : await deliveredWithClaim(store, t);
   const near = r.overlaps.length ? `\noverlaps (advisory, nothing is blocked):\n${r.overlaps.map((o) => `  ${overlapText(o)}`).join("\n")}` : "";
-  emit(json, { ...t, overlaps: r.overlaps }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${delivered}`);
+  // Whoever claims a task sees the command done will run, and who wrote it.
+  const verify = t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";
+  emit(json, { ...t, overlaps: r.overlaps }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${verify}${delivered}`);
 }
 
 function requireReason(reason: string | undefined, verb: string): string {
