@@ -9,6 +9,9 @@ export { HandoffEvent, Task };
 
 export const Suggestion = z.object({ action: z.string(), detail: z.string() });
 
+/** A tool call that makes sense after this result (structuredContent.next). */
+export const NextCall = z.object({ tool: z.string(), arguments: z.optional(z.record(z.string(), z.unknown())), why: z.string() });
+
 /** The CLI's `--json` error body (src/cli/output.ts errorBody). */
 export const ErrorBody = z.object({
   code: z.string(),
@@ -50,7 +53,7 @@ export type Shape = Record<string, z.core.$ZodType>;
  * every refusal into a client-side validation failure and hide the holder from the agent.
  */
 export function envelope(shape: Shape): z.ZodMiniObject {
-  const fields: Shape = {};
+  const fields: Shape = { summary: z.string(), next: z.optional(z.array(NextCall)) };
   for (const [k, v] of Object.entries(shape)) fields[k] = z.optional(v);
   fields.error = z.optional(ErrorBody);
   return z.object(fields);

@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type ErrorCode } from "../core/errors.ts";
+import { portableListing } from "./portable-schema.ts";
 import { errorResult } from "./result.ts";
 import type { McpSession } from "./session.ts";
 import { registerTools, type ToolDef } from "./tool.ts";
@@ -20,6 +21,7 @@ export function createServer(session: McpSession, opts: { tools?: readonly ToolD
   const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
   registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
   structureSdkErrors(server);
+  portableListing(server);
   return server;
 }
 

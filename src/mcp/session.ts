@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { validateAgentId } from "../core/ids.ts";
 import { CONFIG_NAME } from "../store/config-file.ts";
 import type { Store } from "../store/store.ts";
+import { detachedRunner, inProcessRunner, type Runner } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
 
 /** Where the agent name came from, strongest first. */
@@ -19,6 +20,11 @@ export interface SessionOptions {
   waitBoundMs?: number;
   /** How often a waiting call re-reads state. */
   pollMs?: number;
+  /**
+   * How to start a detached verification runner: `node <runnerEntry...> --verify-job JSON`. Without
+   * it (tests in-process) a verification runs inside the server and ends with it.
+   */
+  runnerEntry?: string[];
 }
 
 export const DEFAULT_WAIT_BOUND_MS = 50_000;
@@ -94,6 +100,11 @@ export class McpSession {
       old.close();
     }, this.waitBoundMs + 10_000);
     timer.unref();
+  }
+
+  /** Where complete_task's verifications run: a detached process that outlives a cancelled call. */
+  runner(store: Store): Runner {
+    return this.opts.runnerEntry ? detachedRunner(this.opts.runnerEntry, this.opts.env ?? process.env) : inProcessRunner(store);
   }
 
   /**

@@ -1,6 +1,6 @@
 // Tools over claims: each calls the same function in store/task-actions.ts as the CLI verb.
 import * as z from "zod/mini";
-import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { cancel, claim, claimNextTask, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, taskId, taskReply, ttl } from "./common.ts";
@@ -83,28 +83,6 @@ export const releaseTaskTool = defineTool({
   },
 });
 
-export const completeTaskTool = defineTool({
-  name: "complete_task",
-  title: "Complete a task",
-  description: [
-    "Mark a task done. Call it when the work is committed: pass `commit` (a revision such as HEAD) and a short `note` for whoever reads the task next.",
-    "Allowed for the holder, or for anyone while nobody holds the task.",
-    `Refusals: ${HELD} \`final_state\`: it is already finished. \`invalid_input\`: e.g. the commit does not exist.`,
-  ].join("\n"),
-  input: {
-    id: taskId(),
-    commit: z.optional(describe(z.string(), "the commit that does the work, any revision git understands (HEAD, a sha, a branch)")),
-    note: z.optional(describe(z.string(), "what the next reader should know (at most 8000 characters)")),
-  },
-  output: { task: Task },
-  annotations: WRITE,
-  async run(a, { session }) {
-    const store = await session.store();
-    const t = await done(store, a.id, { ...opt("commit", a.commit), ...opt("note", a.note) });
-    return taskReply(store, t, `done ${t.id}`);
-  },
-});
-
 export const failTaskTool = defineTool({
   name: "fail_task",
   title: "Fail a task",
@@ -164,7 +142,6 @@ export const CLAIM_TOOLS = [
   claimNextTool,
   renewTaskTool,
   releaseTaskTool,
-  completeTaskTool,
   failTaskTool,
   reclaimTaskTool,
   cancelTaskTool,
