@@ -70,7 +70,7 @@ export class McpSession {
    * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
    * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
    * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`) is
-   * re-checked here with two cheap file reads, and the Store is reopened when either changed, so
+   * re-checked here with three cheap file reads, and the Store is reopened when either changed, so
    * no call acts on stale state.
    */
   async store(): Promise<Store> {
@@ -130,7 +130,8 @@ export class McpSession {
   }
 
   private stampOf(s: Store): string {
-    return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}`;
+    // .git/config too: the sync remote (origin, handoff.remote) is read once per Store.
+    return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${readOr(join(s.repo.commonDir, "config"))}`;
   }
 }
 

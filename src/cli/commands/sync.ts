@@ -9,6 +9,7 @@ import { doctor } from "../../sync/doctor.ts";
 import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
+import { syncText } from "../../present/render-sync.ts";
 
 export function registerSync(program: Command): void {
   withGlobals(
@@ -39,16 +40,7 @@ export function registerSync(program: Command): void {
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await sync(store);
-      emit(!!g.json, r, () => {
-        const lines = [
-          `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
-        ];
-        for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
-        for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
-        for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
-        if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
-        return lines.join("\n");
-      });
+      emit(!!g.json, r, () => syncText(r));
     });
   });
 

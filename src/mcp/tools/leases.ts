@@ -3,7 +3,8 @@
 import * as z from "zod/mini";
 import { fail } from "../../core/errors.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
-import { check, lease, unlease } from "../../store/lease-actions.ts";
+import { validateAgentId } from "../../core/ids.ts";
+import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { defineTool } from "../tool.ts";
 import { describe, ttl } from "./common.ts";
@@ -98,4 +99,28 @@ export const releaseFilesTool = defineTool({
   },
 });
 
-export const LEASE_TOOLS = [leaseFilesTool, checkFilesTool, releaseFilesTool];
+export const listLeasesTool = defineTool({
+  name: "list_leases",
+  title: "List file leases",
+  description: [
+    "The live file leases of every agent (or of one, with `agent`): path or glob, holder, task, shared or exclusive, expiry and reason. Expired leases are not listed.",
+    "Call it to see who works where before you start, or to find your own leases to release. For a yes/no on specific files before editing, check_files is the one to call.",
+    "Refusal `invalid_input`: a malformed agent name.",
+  ].join("\n"),
+  input: { agent: z.optional(describe(z.string(), "only this agent's leases")) },
+  output: { leases: z.array(LeaseRow), total: z.number() },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(a, { session }) {
+    const store = await session.store();
+    const leases = await listLeases(store, a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {});
+    const now = store.now();
+    const exclusive = leases.filter((l) => l.exclusive).length;
+    return {
+      data: { leases, total: leases.length },
+      text: leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases",
+      summary: leases.length ? `${leases.length} live lease${leases.length === 1 ? "" : "s"} (${exclusive} exclusive) held by ${[...new Set(leases.map((l) => l.agent))].join(", ")}` : "no live leases",
+    };
+  },
+});
+
+export const LEASE_TOOLS = [leaseFilesTool, checkFilesTool, releaseFilesTool, listLeasesTool];

@@ -11,10 +11,11 @@ import { readyTasks } from "../../core/dependency-graph.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
 import { eventLine, overviewText } from "../../present/render.ts";
+import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
-import { registerAgentSession } from "../agent-registration.ts";
+import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, taskLines } from "./common.ts";
@@ -30,17 +31,17 @@ export const loadContext = defineTool({
   title: "Load your coordination context",
   description: [
     "Call this once at the start of a session (and again after your context was reset or compacted). It tells you who you are to git-handoff (agent name, worktree, branch), the tasks you hold and when their leases end, the best tasks ready to claim, and who else holds what.",
-    "Pass `agent` to choose your name when the server was not started with one (--agent or HANDOFF_AGENT in the MCP config win over it).",
+    "Pass `agent` to choose your name when the server was not started with one (--agent or HANDOFF_AGENT in the MCP config win over it). Pass `objective` (with `files` you plan to change and what you `awaits`) to declare your session at the same time, as declare_session does; without them this call only records that you are alive.",
     "No need to call it before every action: every other tool reads the current state itself.",
   ].join("\n"),
   input: {
     agent: z.optional(describe(z.string(), "your agent name (letters, digits, . _ @ + -), used for every claim this session makes")),
-    session_id: z.optional(describe(z.string(), "your client's session id, if you know it")),
+    ...declarationFields("optional"),
   },
   output: {
     agent: Actor,
     agent_source: z.string(),
-    session: z.object({ registered: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
+    session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
     claimed: z.array(Task),
     ready: z.array(Task),
     ready_total: z.number(),
@@ -54,7 +55,12 @@ export const loadContext = defineTool({
       if (!(await session.adoptAgent(a.agent))) note = `the server was started as this agent (${session.agentSource}); ignoring agent ${JSON.stringify(a.agent)}`;
     }
     const store = await session.store();
-    const registration = await registerAgentSession(store, a.session_id !== undefined ? { session_id: a.session_id } : {});
+    const { record: _record, ...registration } = await registerAgentSession(store, {
+      ...(a.objective !== undefined ? { objective: a.objective } : {}),
+      ...(a.files !== undefined ? { files: a.files } : {}),
+      ...(a.awaits !== undefined ? { awaits: a.awaits } : {}),
+      ...(a.session_id !== undefined ? { session_id: a.session_id } : {}),
+    });
     const { tasks, overview } = await overviewOf(store);
     const now = store.now();
     const me = store.actor.agent;
@@ -80,6 +86,12 @@ export const loadContext = defineTool({
     return {
       data: { agent: store.actor, agent_source: session.agentSource, session: registration, claimed, ready: shown, ready_total: ready.length, overview },
       text,
+      summary: `you are ${me}; you hold ${claimed.length} task${claimed.length === 1 ? "" : "s"}${claimed.length ? ` (${claimed.map((t) => t.id).join(", ")})` : ""}; ${ready.length} ready to claim${inbox ? "; handoffs wait in your inbox" : ""}`,
+      next: [
+        ...(inbox ? [nextCall(steps.inbox(), "handoffs for you")] : []),
+        ...(claimed.length ? [nextCall(steps.done(claimed[0]!.id), "when its work is committed")] : ready.length ? [nextCall(steps.claimNext(), "take the best ready task")] : [{ tool: "watch", why: "wait until a task is ready" }]),
+        ...(registration.declared ? [] : [nextCall(steps.declare(), "tell the others what you work on")]),
+      ],
     };
   },
 });
