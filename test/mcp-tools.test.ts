@@ -25,6 +25,7 @@ const EXPECTED_TOOLS = [
   "claim_task", "claim_next", "renew_task", "release_task", "complete_task", "fail_task", "reclaim_task", "cancel_task",
   "wait_task", "watch",
   "lease_files", "check_files", "release_files", "handoff", "inbox", "ack_handoff", "list_agents",
+  "review_queue", "accept_review", "reject_review", "depend", "undepend", "declare_session", "list_leases", "conflicts", "stats", "sync",
 ];
 
 test("lists every tool with a description for agents and input and output schemas", async () => {

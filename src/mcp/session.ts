@@ -69,8 +69,8 @@ export class McpSession {
   /**
    * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
    * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
-   * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`) is
-   * re-checked here with three cheap file reads, and the Store is reopened when either changed, so
+   * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`, the sync remote) is
+   * re-checked here with three cheap file reads, and the Store is reopened when any changed, so
    * no call acts on stale state.
    */
   async store(): Promise<Store> {
