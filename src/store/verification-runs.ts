@@ -17,6 +17,8 @@ import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
 import { doneWithVerification } from "./review-actions.ts";
 import type { Store } from "./store.ts";
+import { renew } from "./task-actions.ts";
+import { loadTask } from "./task-store.ts";
 
 /** What a runner needs to verify the task as the agent would have in the foreground. */
 export interface VerificationJob {
@@ -118,6 +120,7 @@ export function startVerificationRun(store: Store, id: string, o: { commit?: str
 /** What a runner does: verify and record exactly as `done --verify`, then write the verdict. */
 export async function executeVerificationJob(store: Store, job: VerificationJob): Promise<VerificationRun | null> {
   let outcome: Pick<VerificationRun, "state" | "result" | "error">;
+  const renewing = await keepClaimAlive(store, job);
   try {
     const result = await doneWithVerification(store, job.task, {
       ...(job.commit !== undefined ? { commit: job.commit } : {}),
@@ -127,6 +130,8 @@ export async function executeVerificationJob(store: Store, job: VerificationJob)
   } catch (e) {
     const error: Refusal = e instanceof HandoffError ? e.refusal : { code: "internal", message: `verification runner: ${(e as Error)?.message ?? String(e)}` };
     outcome = { state: "refused", error };
+  } finally {
+    clearInterval(renewing);
   }
   const path = runPath(store, job.task);
   const current = readVerificationRun(store, job.task);
@@ -134,6 +139,21 @@ export async function executeVerificationJob(store: Store, job: VerificationJob)
   const done: VerificationRun = { ...(current ?? { ...job, pid: process.pid, started_at: store.now().toISOString() }), ...outcome, ended_at: store.now().toISOString() };
   write(path, done);
   return done;
+}
+
+/**
+ * The agent is not there to renew its claim while the runner verifies: the runner renews it at a
+ * third of its length (as a worker does), so a long verification does not lose the task to
+ * expiry. Only a claim of the job's agent is renewed; a renewal that fails is left to the verdict's
+ * own compare-and-swap to report.
+ */
+async function keepClaimAlive(store: Store, job: VerificationJob): Promise<NodeJS.Timeout | undefined> {
+  const { task } = await loadTask(store, job.task).catch(() => ({ task: null }));
+  if (!task?.claim || task.claim.agent !== job.agent) return undefined;
+  const every = Math.max(10_000, Math.floor(task.claim.ttl_ms / 3));
+  const timer = setInterval(() => void renew(store, job.task).catch(() => {}), every);
+  timer.unref();
+  return timer;
 }
 
 /** The verdict was handed to the agent: later waits on the task read the task ref alone. */
