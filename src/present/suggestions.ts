@@ -59,8 +59,8 @@ export const steps = {
 
 /**
  * CLI commands as the core writes them, and the tool call for each. Order matters: the more
- * specific spelling first. A command with no tool (doctor, remote, gc) is left as it is: still
- * meaningful to a reader, and never presented as a tool.
+ * specific spelling first. A step with no tool (choosing the sync remote) is worded as a
+ * person's step.
  */
 const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
@@ -87,6 +87,8 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff ack ([^\s),;]+)/g, (_, id) => call("ack_handoff", { id })],
   [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
   [/git handoff sync\b(?! (pushes|fetches|confirms))/g, () => spell(steps.sync(), "mcp")],
+  // No tool on purpose: a person chooses where coordination state is shared.
+  [/(?:choose one|set it with): git handoff remote <name>/g, () => "a person chooses one in a shell (the CLI's remote verb); no tool sets it"],
 ];
 
 /** A suggestion's text in `front`'s words. */
