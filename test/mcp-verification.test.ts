@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { overStdio, type McpHandle } from "./support/mcp.ts";
+import { inProcess, overStdio, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 
 const open: McpHandle[] = [];
@@ -52,6 +52,18 @@ test("a passing verification sends the task to review; a reviewer accepts it thr
   assert.not.match(again.suggestions[0].detail, /git handoff/);
   // the same story as the CLI writes it
   assert.equal(eventTypes(repo, "lexer").map((s) => s.split(" ")[0]), ["accepted", "submitted", "claimed", "created"]);
+
+  // reject_review: back to todo with the reason, which the next claimer reads
+  await alice.ok("create_task", { objective: "lexer docs", id: "lexdocs", verify: "true" });
+  await alice.ok("claim_task", { id: "lexdocs" });
+  assert.is((await alice.ok("complete_task", { id: "lexdocs" })).state, "review");
+  const rejected = await bob.ok("reject_review", { id: "lexdocs", reason: "document the escapes" });
+  assert.is(rejected.task.status, "todo");
+  assert.is(rejected.task.result.reason, "document the escapes");
+  assert.match(rejected.summary, /rejected lexdocs: back to todo/);
+  assert.is((await bob.ok("review_queue")).total, 0);
+  assert.is(cli(["task", "show", "lexdocs", "--json"], { cwd: repo, agent: "x" }).json.review.decision.verdict, "rejected");
+  assert.is((await bob.refused("reject_review", { id: "lexdocs", reason: "again" })).code, "wrong_state");
 });
 
 test("a failing verification is refused with verification_failed and the output tail; the task stays with its agent", async () => {
@@ -90,6 +102,33 @@ test("a task without a verify command is done; refusals of complete_task name to
   assert.is(r.state, "done");
   assert.is(r.task.status, "done");
   assert.is(r.final, true);
+});
+
+test("a refusal from the store's verification surfaces as it is (the runner's refusal, not a verdict)", async () => {
+  const repo = tempRepo();
+  const alice = await server(repo, "alice");
+  const bob = await server(repo, "bob");
+  await alice.ok("create_task", { objective: "gated", id: "gated", verify: "true" });
+  await alice.ok("claim_task", { id: "gated" });
+  const held = await bob.refused("complete_task", { id: "gated" });
+  assert.is(held.code, "held_by_other");
+  assert.is(held.data.holder, "alice");
+  assert.not.match(JSON.stringify(held.suggestions), /git handoff/);
+  assert.is((await alice.ok("complete_task", { id: "gated" })).state, "review");
+  const inReview = await alice.refused("complete_task", { id: "gated" });
+  assert.is(inReview.code, "wrong_state");
+  assert.match(JSON.stringify(inReview.suggestions), /accept_review/);
+});
+
+test("in-process (no runner entry) the server runs the verification itself, with the same answers", async () => {
+  const repo = tempRepo();
+  const h = await inProcess(repo, { agent: "alice", waitBoundMs: 20_000 });
+  open.push(h);
+  await h.ok("create_task", { objective: "t", id: "t", verify: "echo ok" });
+  await h.ok("claim_task", { id: "t" });
+  const r = await h.ok("complete_task", { id: "t" });
+  assert.is(r.state, "review");
+  assert.match(r.verification.output_tail, /ok/);
 });
 
 test("a slow verification returns at once as verifying; wait_task reports final: false, then the verdict", async () => {
