@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { overStdio, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { commitFile, team } from "./support/team.ts";
 
 const open: McpHandle[] = [];
 async function server(repo: string, agent: string): Promise<McpHandle> {
@@ -104,6 +105,25 @@ test("list_leases lists live leases; a check_files refusal suggests release_file
   assert.match(text, /release_files \{\\"paths\\": \[\\"src\/api\/\*\*\\"\]\}/);
   assert.match(text, /list_leases/);
   assert.is((await refused(bob, "list_leases", { agent: "no/such" })).code, "invalid_input");
+});
+
+test("conflicts predicts the conflict between two agents' branches, as the CLI does", async () => {
+  const t = team(["alice", "bob"]);
+  const alice = await overStdio(t.wt.alice!, { agent: "alice" });
+  const bob = await overStdio(t.wt.bob!, { agent: "bob" });
+  open.push(alice, bob);
+  await ok(alice, "declare_session", { objective: "alice's part" });
+  await ok(bob, "load_context", { objective: "bob's part" });
+  commitFile(t.wt.alice!, "shared.txt", "line 1\nline 2 by alice\nline 3\n");
+  commitFile(t.wt.bob!, "shared.txt", "line 1\nline 2 by bob\nline 3\n");
+  const r = await ok(alice, "conflicts");
+  assert.is(r.conflicting, 1);
+  const pair = r.pairs.find((p: any) => p.conflicts.length);
+  assert.equal([pair.a.branch, pair.b.branch, pair.conflicts], ["alice-work", "bob-work", ["shared.txt"]]);
+  assert.match(r.summary, /^1 conflict predicted: alice-work \(alice\) x bob-work \(bob\) on shared.txt/);
+  assert.equal(r.next.map((n: any) => n.tool), ["list_agents"]);
+  const viaCli = t.as("lead", ["conflicts", "--json"]).json;
+  assert.equal(viaCli.pairs.map((p: any) => p.conflicts), r.pairs.map((p: any) => p.conflicts));
 });
 
 test("conflicts, stats and sync answer as the CLI's verbs", async () => {

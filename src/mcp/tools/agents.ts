@@ -33,7 +33,11 @@ export const listAgentsTool = defineTool({
     const roster = buildRoster(agents.map((x) => x.record), tasks, store.now(), store.config);
     const shown = a.status ? { ...roster, agents: roster.agents.filter((x) => x.status === a.status) } : roster;
     const warnings = [...problems, ...taskProblems].map((p) => `\nwarning: ${p}`).join("");
-    return { data: { ...shown, problems: [...problems, ...taskProblems] }, text: rosterText(shown) + warnings };
+    return {
+      data: { ...shown, problems: [...problems, ...taskProblems] },
+      text: rosterText(shown) + warnings,
+      summary: shown.agents.length ? `${shown.agents.length} agent${shown.agents.length === 1 ? "" : "s"}: ${shown.agents.map((x) => `${x.agent} (${x.status})`).join(", ")}`.slice(0, 300) : "no agents",
+    };
   },
 });
 

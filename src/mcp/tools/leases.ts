@@ -7,7 +7,7 @@ import { validateAgentId } from "../../core/ids.ts";
 import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { defineTool } from "../tool.ts";
-import { describe, ttl } from "./common.ts";
+import { describe, tally, ttl } from "./common.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
@@ -50,7 +50,13 @@ export const leaseFilesTool = defineTool({
     });
     const now = store.now();
     const lines = [...r.leased.map((l) => `leased ${leaseLine(l, now)}`), ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`)];
-    return { data: { ...r }, text: lines.join("\n") || "nothing leased" };
+    const kind = a.exclusive ? "exclusive" : "shared";
+    return {
+      data: { ...r },
+      text: lines.join("\n") || "nothing leased",
+      summary: `leased ${r.leased.length} path${r.leased.length === 1 ? "" : "s"} (${kind})${r.leased[0] ? ` until ${r.leased[0].expires_at}` : ""}${r.ignored.length ? `; ${r.ignored.length} ignored by policy` : ""}`,
+      next: [{ tool: "release_files", arguments: { paths: r.leased.map((l) => l.pattern) }, why: "when your edits are committed" }].filter(() => r.leased.length > 0),
+    };
   },
 });
 
@@ -73,7 +79,12 @@ export const checkFilesTool = defineTool({
       // Like the CLI's exit 3: the agent reads the holder from the same error body as any refusal.
       fail("held_by_other", denied.map((p) => p.message).join("; "), { ...r }, denied[0]?.suggestions ?? []);
     }
-    return { data: { ...r }, text: checkText(r) };
+    const flagged = r.paths.filter((p) => p.verdict !== "ok");
+    return {
+      data: { ...r },
+      text: checkText(r),
+      summary: `${r.verdict}: ${tally(r.paths.map((p) => p.verdict))}${flagged.length ? `; ${flagged[0]!.message}` : ""}`.slice(0, 300),
+    };
   },
 });
 

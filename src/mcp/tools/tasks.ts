@@ -11,7 +11,7 @@ import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
-import { describe, limit, taskId, taskLines, taskReply } from "./common.ts";
+import { describe, limit, tally, taskId, taskLines, taskReply, taskSummary } from "./common.ts";
 
 export const createTask = defineTool({
   name: "create_task",
@@ -63,7 +63,7 @@ export const getTask = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const task = await showTask(store, a.id);
-    return taskReply(store, task, task.id);
+    return { ...taskReply(store, task, task.id), summary: taskSummary(task) };
   },
 });
 
@@ -89,6 +89,7 @@ export const listTasksTool = defineTool({
     return {
       data: { tasks: shown, total: matching.length, problems },
       text: taskLines(store, shown, "no tasks") + more + problems.map((p) => `\nwarning: ${p}`).join(""),
+      summary: matching.length ? `${matching.length} task${matching.length === 1 ? "" : "s"}: ${tally(matching.map((t) => t.status))}${more ? ` (${shown.length} shown)` : ""}` : "no tasks",
     };
   },
 });

@@ -18,7 +18,7 @@ import { listTasks } from "../../store/task-store.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
-import { describe, limit, taskLines } from "./common.ts";
+import { describe, limit, tally, taskLines } from "./common.ts";
 
 async function overviewOf(store: Store) {
   const { tasks, problems } = await listTasks(store, { settled: false });
@@ -109,7 +109,13 @@ export const overviewTool = defineTool({
   async run(_a, { session }) {
     const store = await session.store();
     const { overview } = await overviewOf(store);
-    return { data: overview, text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join("") };
+    const counts = Object.entries(overview.counts).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(", ") || "no tasks";
+    const holders = overview.holders.map((h) => `${h.agent} (${h.tasks.length})`).join(", ");
+    return {
+      data: overview,
+      text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join(""),
+      summary: `${counts}${holders ? `; held by ${holders}` : ""}; ${overview.expiring_soon.length} expiring soon, ${overview.expired.length} expired`,
+    };
   },
 });
 
@@ -139,7 +145,12 @@ export const eventsTool = defineTool({
       ...(a.type !== undefined ? { type: a.type } : {}),
       limit: a.limit ?? 50,
     });
-    return { data: { events }, text: events.length ? events.map(eventLine).join("\n") : "no events" };
+    const last = events[events.length - 1];
+    return {
+      data: { events },
+      text: events.length ? events.map(eventLine).join("\n") : "no events",
+      summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${last.task} by ${last.agent} at ${last.at}` : "no events",
+    };
   },
 });
 

@@ -106,7 +106,9 @@ export const watchTool = defineTool({
       : r.timedOut
         ? `nothing became ready in ${Math.round(r.waitedMs / 1000)}s; call watch again to keep waiting`
         : `ready to claim (${ready.length}):\n${taskLines(store, shown, "")}`;
-    return { data: { ready: shown, ready_total: ready.length, claimed, timed_out: r.timedOut, waited_ms: r.waitedMs }, text };
+    const summary = claimed ? `claimed ${claimed.id} (fence ${claimed.claim?.fence}) until ${claimed.claim?.expires_at}` : r.timedOut ? `nothing became ready in ${Math.round(r.waitedMs / 1000)}s` : `${ready.length} ready to claim, best ${ready[0]!.id}`;
+    const next = claimed ? [nextCall(steps.done(claimed.id), "when committed")] : r.timedOut ? [{ tool: "watch", why: "keep waiting for work" }] : [nextCall(steps.claim(ready[0]!.id), "the best ready task"), nextCall(steps.claimNext(), "take the best one, whichever it is then")];
+    return { data: { ready: shown, ready_total: ready.length, claimed, timed_out: r.timedOut, waited_ms: r.waitedMs }, text, summary, next };
   },
 });
 
