@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { overStdio, type McpHandle } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { commitFile, team } from "./support/team.ts";
 
 const open: McpHandle[] = [];
@@ -148,6 +148,37 @@ test("conflicts, stats and sync answer as the CLI's verbs", async () => {
   const synced = await ok(alice, "sync");
   assert.is(synced.remote, "origin");
   assert.ok(synced.pushed.includes("refs/handoff/tasks/x") || gitOut(bare, "for-each-ref", "refs/handoff/").includes("refs/handoff/tasks/x"));
+});
+
+test("bad input to the new tools: a one-line refusal with a stable code, and every ref left as it was", async () => {
+  const repo = tempRepo();
+  const a = await server(repo, "a");
+  await ok(a, "create_task", { objective: "x", id: "x" });
+  await ok(a, "create_task", { objective: "y", id: "y" });
+  await ok(a, "declare_session", { objective: "testing" });
+  const before = handoffRefs(repo, { logs: true });
+  const cases: [string, Record<string, unknown>, string][] = [
+    ["create_task", { objective: "z", verify: "npm test\nrm -rf /" }, "invalid_input"],
+    ["create_task", { objective: "z", scope: ["../outside/**"] }, "invalid_input"],
+    ["create_task", { objective: "z", id: "x" }, "exists"],
+    ["depend", { id: "x", on: "x" }, "invalid_input"],
+    ["depend", { id: "x", on: "nope" }, "not_found"],
+    ["depend", { id: "x/../y", on: "y" }, "invalid_input"],
+    ["undepend", { id: "x", on: "y" }, "not_found"],
+    ["declare_session", { objective: "   " }, "invalid_input"],
+    ["declare_session", {}, "invalid_input"],
+    ["accept_review", { id: "x" }, "wrong_state"],
+    ["reject_review", { id: "x" }, "invalid_input"],
+    ["wait_task", { id: "../x" }, "invalid_input"],
+  ];
+  for (const [tool, args, code] of cases) {
+    const r = await a.call(tool, args);
+    assert.is(r.isError, true, `${tool} ${JSON.stringify(args)}`);
+    const s = r.structuredContent as any;
+    assert.is(s.error.code, code, `${tool} ${JSON.stringify(args)}: ${s.error.message}`);
+    assert.ok(!s.summary.includes("\n"), s.summary);
+  }
+  assert.is(handoffRefs(repo, { logs: true }), before);
 });
 
 test.run();

@@ -29,7 +29,8 @@ export function errorResult(e: unknown): CallToolResult {
   const lines = [`${refusal.code}: ${refusal.message}`];
   if (body.recoverable) lines.push("(recoverable: the same call may succeed later)");
   for (const s of refusal.suggestions ?? []) lines.push(`- ${s.action}: ${s.detail}`);
-  const summary = `refused (${refusal.code}${body.recoverable ? ", recoverable" : ""}): ${firstLine(refusal.message)}`;
+  const verb = refusal.code === "internal" ? "failed" : "refused";
+  const summary = `${verb} (${refusal.code}${body.recoverable ? ", recoverable" : ""}): ${firstLine(refusal.message)}`;
   return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { summary, error: body }, isError: true };
 }
 

@@ -47,8 +47,8 @@ export const Overview = z.object(OverviewShape);
 export type Shape = Record<string, z.core.$ZodType>;
 
 /**
- * The advertised output schema of a tool: its success fields, or `error` on a refusal. Every
- * field is optional because the SDK 1.32 client validates structuredContent against the output
+ * The advertised output schema of a tool: `summary` (always), `next` (where it helps), then its
+ * success fields, or `error` on a refusal. Every other field is optional because the SDK 1.32 client validates structuredContent against the output
  * schema even when isError is set (typescript-sdk#1943): a strict success-only schema would turn
  * every refusal into a client-side validation failure and hide the holder from the agent.
  */

@@ -10,7 +10,7 @@
 // is the task ref; a lost run file loses only the notice, never the verdict.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HandoffError, type Refusal } from "../core/errors.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
@@ -62,8 +62,18 @@ function write(path: string, run: VerificationRun): void {
   renameSync(tmp, path); // atomic: a reader sees the old run or the new one, never half of one
 }
 
-function alive(pid: number | null): boolean {
-  if (pid === null) return true; // just started; the pid follows in a moment
+/** A run file without a pid older than this lost its starter between writing it and spawning. */
+const PID_GRACE_MS = 60_000;
+
+function alive(pid: number | null, path: string): boolean {
+  if (pid === null) {
+    // Just started: the pid follows in a moment (file age, not the store's clock, which may be scripted).
+    try {
+      return Date.now() - statSync(path).mtimeMs < PID_GRACE_MS;
+    } catch {
+      return false;
+    }
+  }
   try {
     process.kill(pid, 0);
     return true;
@@ -80,7 +90,7 @@ export function readVerificationRun(store: Store, id: string): VerificationRun |
   } catch {
     return null;
   }
-  if (run.state === "running" && !alive(run.pid)) {
+  if (run.state === "running" && !alive(run.pid, runPath(store, id))) {
     // Read once more: the runner may have written its verdict just before exiting.
     try {
       run = JSON.parse(readFileSync(runPath(store, id), "utf8")) as VerificationRun;
@@ -174,7 +184,10 @@ export function detachedRunner(entry: string[], env: NodeJS.ProcessEnv = process
   };
 }
 
-/** Runs the job inside this process (tests, or when no runner entry is known): it ends with the process. */
+/**
+ * Runs the job inside this process (tests, or when no runner entry is known): it ends with the
+ * process, and it uses the caller's store, so it suits verifications shorter than the store's life.
+ */
 export function inProcessRunner(store: Store): Runner {
   return (job) => {
     validateAgentId(job.agent);

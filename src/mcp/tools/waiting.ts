@@ -36,10 +36,10 @@ export const waitTask = defineTool({
   },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, ctx) {
-    const own = readVerificationRun(await ctx.session.store(), validateTaskId(a.id));
-    if (own && own.agent === (await ctx.session.store()).actor.agent && !own.reported) {
+    const store = await ctx.session.store();
+    const own = readVerificationRun(store, validateTaskId(a.id));
+    if (own && own.agent === store.actor.agent && !own.reported) {
       // Started by this agent's complete_task and not yet answered: wait for its verdict.
-      const store = await ctx.session.store();
       const { run: verdict, waitedMs } = await awaitVerdict(ctx, store, own, boundFor(ctx, a.timeout_seconds));
       if (verdict) return verdictReply(store, verdict, waitedMs);
       return verifyingReply(store, await showTask(store, a.id), own, waitedMs);
@@ -50,8 +50,7 @@ export const waitTask = defineTool({
       return isFinal(last.status) ? last : null;
     });
     const task = (r.value ?? last)!;
-    const store = await ctx.session.store();
-    const reply = taskReply(store, task, r.timedOut ? `${task.id} is still ${task.status} after ${Math.round(r.waitedMs / 1000)}s; call wait_task again to keep waiting` : `${task.id} is ${task.status}`);
+    const reply = taskReply(await ctx.session.store(), task, r.timedOut ? `${task.id} is still ${task.status} after ${Math.round(r.waitedMs / 1000)}s; call wait_task again to keep waiting` : `${task.id} is ${task.status}`);
     const next = r.timedOut ? [nextCall(steps.waitTask(task.id), "keep waiting")] : task.status === "done" ? [nextCall(steps.ready(), "tasks it unblocked may be ready now")] : [];
     return { data: { ...reply.data, final: !r.timedOut, waited_ms: r.waitedMs }, text: reply.text, next };
   },
