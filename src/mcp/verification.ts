@@ -10,13 +10,16 @@ import { markRunReported, readVerificationRun, type VerificationRun } from "../s
 import type { ToolContext, ToolReply } from "./tool.ts";
 import { pollUntil } from "./wait.ts";
 
+/** A verdict is one small local file to read: polled often, so a quick verification answers quickly. */
+const VERDICT_POLL_MS = 40;
+
 /** Waits up to `boundMs` for the run's verdict; null while it still runs. */
 export async function awaitVerdict(ctx: ToolContext, store: Store, run: VerificationRun, boundMs: number): Promise<{ run: VerificationRun | null; waitedMs: number }> {
   const r = await pollUntil(ctx, boundMs, async () => {
     const now = readVerificationRun(store, run.task);
     if (!now || now.run_id !== run.run_id) return { ...run, state: "lost" as const };
     return now.state === "running" ? null : now;
-  });
+  }, Math.min(VERDICT_POLL_MS, ctx.session.pollMs));
   return { run: r.value, waitedMs: r.waitedMs };
 }
 

@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { HandoffError, type Refusal } from "../core/errors.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
@@ -57,6 +57,7 @@ function runPath(store: Store, id: string): string {
 }
 
 function write(path: string, run: VerificationRun): void {
+  mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   writeFileSync(tmp, JSON.stringify(run, null, 2));
   renameSync(tmp, path); // atomic: a reader sees the old run or the new one, never half of one
@@ -109,7 +110,6 @@ export function readVerificationRun(store: Store, id: string): VerificationRun |
 export function startVerificationRun(store: Store, id: string, o: { commit?: string; note?: string }, runner: Runner): VerificationRun {
   const existing = readVerificationRun(store, id);
   if (existing?.state === "running" && existing.agent === store.actor.agent) return existing;
-  mkdirSync(runsDir(store), { recursive: true });
   const job: VerificationJob = {
     run_id: randomBytes(8).toString("hex"),
     task: validateTaskId(id),
