@@ -63,6 +63,13 @@ test("create_task takes after, scope, exclusive and verify; ready_tasks shows bl
   const un = await ok(lead, "undepend", { id: "docs", on: "client" });
   assert.equal(un.task.after, []);
   assert.match(un.summary, /docs no longer waits on client/);
+
+  // finishing the blocker through the review gate unblocks its dependent
+  await ok(lead, "claim_task", { id: "api" });
+  assert.is((await ok(lead, "complete_task", { id: "api" })).state, "review");
+  const accepted = await ok(lead, "accept_review", { id: "api" });
+  assert.match(accepted.summary, /^accepted api: done; unblocked: client/);
+  assert.equal((await ok(lead, "ready_tasks")).blocked, []);
 });
 
 test("declare_session and load_context record objective, files and awaits; list_agents shows them", async () => {

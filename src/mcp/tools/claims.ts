@@ -90,7 +90,7 @@ export const releaseTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await release(store, a.id);
-    return taskReply(store, t, `released ${t.id}`);
+    return { ...taskReply(store, t, `released ${t.id}`), next: [nextCall(steps.claimNext(), "take other work")] };
   },
 });
 
@@ -108,7 +108,7 @@ export const failTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await failWith(store, a.id, a.reason);
-    return taskReply(store, t, `failed ${t.id}`);
+    return { ...taskReply(store, t, `failed ${t.id}`), next: [nextCall(steps.claimNext(), "take other work")] };
   },
 });
 
@@ -126,7 +126,7 @@ export const reclaimTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await reclaim(store, a.id, a.reason);
-    return taskReply(store, t, `reclaimed ${t.id}`);
+    return { ...taskReply(store, t, `reclaimed ${t.id}`), next: [nextCall(steps.claim(t.id), "if you will do it yourself")] };
   },
 });
 

@@ -4,6 +4,7 @@ import * as z from "zod/mini";
 import { Verification } from "../../core/review-record.ts";
 import { reviewItemText } from "../../present/render-review.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
+import { unblockedText } from "../../store/dependency-actions.ts";
 import { accept, listReview, reject } from "../../store/review-actions.ts";
 import { done } from "../../store/task-actions.ts";
 import { showTask } from "../../store/task-store.ts";
@@ -46,8 +47,9 @@ export const completeTaskTool = defineTool({
     const o = { ...opt("commit", a.commit), ...opt("note", a.note) };
     if (!task.verify) {
       const t = await done(store, a.id, o);
-      const reply = taskReply(store, t, `done ${t.id}`);
-      return { ...reply, data: { ...reply.data, state: "done", final: true }, summary: `done ${t.id}`, next: [nextCall(steps.claimNext(), "take the next task")] };
+      const freed = (await unblockedText(store, t.id)).trim(); // as the CLI's done prints it
+      const reply = taskReply(store, t, `done ${t.id}${freed ? `; ${freed}` : ""}`);
+      return { ...reply, data: { ...reply.data, state: "done", final: true }, next: [nextCall(steps.claimNext(), freed ? "take the next task; the ones it unblocked are ready now" : "take the next task")] };
     }
     const run = startVerificationRun(store, a.id, o, ctx.session.runner(store));
     const { run: verdict, waitedMs } = await awaitVerdict(ctx, store, run, ctx.session.waitBoundMs);
@@ -103,7 +105,8 @@ export const acceptReviewTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await accept(store, a.id, a.reason ?? null);
-    return { ...taskReply(store, t, `accepted ${t.id}: done`), next: [nextCall(steps.review(), "the next item awaiting review")] };
+    const freed = (await unblockedText(store, t.id)).trim();
+    return { ...taskReply(store, t, `accepted ${t.id}: done${freed ? `; ${freed}` : ""}`), next: [nextCall(steps.review(), "the next item awaiting review")] };
   },
 });
 
