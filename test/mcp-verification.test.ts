@@ -7,6 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { inProcess, overStdio, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { commitFile, team } from "./support/team.ts";
 
 const open: McpHandle[] = [];
 async function server(repo: string, agent: string, args: string[] = []): Promise<McpHandle> {
@@ -129,6 +130,19 @@ test("in-process (no runner entry) the server runs the verification itself, with
   const r = await h.ok("complete_task", { id: "t" });
   assert.is(r.state, "review");
   assert.match(r.verification.output_tail, /ok/);
+});
+
+test("the verification runs in the agent's own worktree, as done does there", async () => {
+  const t = team(["alice"]);
+  commitFile(t.wt.alice!, "only-here.txt", "alice's work\n");
+  const alice = await server(t.wt.alice!, "alice", ["--wait-max", "20s"]);
+  await alice.ok("create_task", { objective: "wt", id: "wt", verify: "test -f only-here.txt && git rev-parse --abbrev-ref HEAD" });
+  await alice.ok("claim_task", { id: "wt" });
+  const r = await alice.ok("complete_task", { id: "wt", commit: "HEAD" });
+  assert.is(r.state, "review");
+  assert.is(r.verification.cwd, t.wt.alice);
+  assert.match(r.verification.output_tail, /alice-work/);
+  assert.is(r.task.review.commit, gitOut(t.wt.alice!, "rev-parse", "HEAD"));
 });
 
 test("a slow verification returns at once as verifying; wait_task reports final: false, then the verdict", async () => {

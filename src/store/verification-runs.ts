@@ -121,7 +121,16 @@ export function startVerificationRun(store: Store, id: string, o: { commit?: str
   const path = runPath(store, id);
   const run: VerificationRun = { ...job, state: "running", pid: null, started_at: store.now().toISOString() };
   write(path, run); // before the runner starts, so its verdict always has a run to land on
-  const pid = runner(job);
+  let pid: number;
+  try {
+    pid = runner(job);
+  } catch (e) {
+    const error: Refusal = e instanceof HandoffError ? e.refusal : { code: "internal", message: `could not start the verification runner: ${(e as Error)?.message ?? String(e)}` };
+    write(path, { ...run, state: "refused", error, ended_at: store.now().toISOString() });
+    throw new HandoffError(error);
+  }
+  // The runner needs far longer than this read and write to reach its verdict (a process start,
+  // a store, a command): the pid lands before the verdict, and never over it.
   const now = readVerificationRun(store, id);
   if (now?.run_id === job.run_id && now.state === "running" && now.pid === null) write(path, { ...now, pid });
   return { ...run, pid };
