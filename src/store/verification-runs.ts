@@ -130,7 +130,7 @@ export function startVerificationRun(store: Store, id: string, o: { commit?: str
     throw new HandoffError(error);
   }
   // The runner needs far longer than this read and write to reach its verdict (a process start,
-  // a store, a command): the pid lands before the verdict, and never over it.
+  // a store, a command): the pid lands first, and the state check keeps a verdict that came sooner.
   const now = readVerificationRun(store, id);
   if (now?.run_id === job.run_id && now.state === "running" && now.pid === null) write(path, { ...now, pid });
   return { ...run, pid };
