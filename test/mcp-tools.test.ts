@@ -26,6 +26,7 @@ const EXPECTED_TOOLS = [
   "wait_task", "watch",
   "lease_files", "check_files", "release_files", "handoff", "inbox", "ack_handoff", "list_agents",
   "add_memory", "list_memories", "get_doc", "put_doc",
+  "review_queue", "accept_review", "reject_review", "depend", "undepend", "declare_session", "list_leases", "conflicts", "stats", "sync",
 ];
 
 test("lists every tool with a description for agents and input and output schemas", async () => {

@@ -1,9 +1,12 @@
 // `git handoff mcp`: the MCP server over stdio. Loaded by the dispatcher without commander.
 // stdout carries only the protocol; every log line goes to stderr.
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { parseDuration } from "../core/duration.ts";
 import { EXIT_CODES } from "../core/errors.ts";
+import { executeVerificationJob, type VerificationJob } from "../store/verification-runs.ts";
+import { openSyncedStore } from "../sync/open.ts";
 import { refusalOf } from "./result.ts";
 import { createServer } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
@@ -19,6 +22,8 @@ Register it with: git handoff mcp-config [--write]`;
 
 interface McpArgs {
   cwd: string;
+  /** Internal: run one detached verification (started by complete_task) and exit. */
+  verifyJob?: string;
   agent?: string;
   waitBoundMs: number;
   help: boolean;
@@ -44,6 +49,7 @@ export function parseArgs(argv: string[]): McpArgs {
     else if (flag === "-C") out.cwd = resolve(out.cwd, value());
     else if (flag === "--agent") out.agent = value();
     else if (flag === "--wait-max") out.waitBoundMs = parseDuration(value(), "--wait-max");
+    else if (flag === "--verify-job") out.verifyJob = value();
     else if (flag === "--json") continue; // a global option of the CLI; the protocol is JSON anyway
     else if (flag === "mcp" && !sawVerb) sawVerb = true;
     else usageError(`unknown argument ${JSON.stringify(arg)}`);
@@ -66,9 +72,15 @@ async function main(argv: string[]): Promise<number | null> {
     process.stderr.write(`${USAGE}\n`);
     return 0;
   }
+  if (args.verifyJob !== undefined) return runVerificationJob(args.verifyJob);
   let session: McpSession;
   try {
-    session = await McpSession.open({ cwd: args.cwd, waitBoundMs: args.waitBoundMs, ...(args.agent !== undefined ? { agent: args.agent } : {}) });
+    session = await McpSession.open({
+      cwd: args.cwd,
+      waitBoundMs: args.waitBoundMs,
+      ...(args.agent !== undefined ? { agent: args.agent } : {}),
+      ...runnerEntry(),
+    });
   } catch (e) {
     const r = refusalOf(e);
     process.stderr.write(`git-handoff: ${r.message}\n`);
@@ -97,6 +109,26 @@ async function main(argv: string[]): Promise<number | null> {
   const store = await session.store();
   process.stderr.write(`git-handoff mcp: serving ${store.repo.commonDir} as ${store.actor.agent} (${session.agentSource})\n`);
   return null;
+}
+
+/** The bundled dispatcher next to this bundle starts detached verification runners. */
+function runnerEntry(): { runnerEntry?: string[] } {
+  const cli = typeof __dirname === "string" ? join(__dirname, "git-handoff.cjs") : "";
+  return cli && existsSync(cli) ? { runnerEntry: [cli, "mcp"] } : {};
+}
+
+/** A detached runner: verify and record as `done --verify`, write the verdict, exit. */
+async function runVerificationJob(json: string): Promise<number> {
+  const job = JSON.parse(json) as VerificationJob;
+  const env = { ...process.env };
+  delete env.HANDOFF_AGENT;
+  const store = await openSyncedStore({ cwd: job.cwd, env, agent: job.agent });
+  try {
+    await executeVerificationJob(store, job);
+  } finally {
+    store.close();
+  }
+  return 0;
 }
 
 export function run(argv: string[]): void {

@@ -1,37 +1,27 @@
-// Every tool answers the same way: structuredContent for programs, a text rendering for the model.
-// Refusals and errors are results too (isError: true), with the CLI's error body, so an agent
-// reads the same code, holder and suggestions a script reads from `--json`.
+// Every tool answers the same way: structuredContent for programs (and for the models of most
+// clients, which read the JSON rather than the text), a text rendering for the others. Each
+// structuredContent opens with a one-line `summary`, and where it helps `next`: the tool calls
+// that make sense now. Refusals and errors are results too (isError: true), with the CLI's error
+// body, so an agent reads the same code, holder and suggestions a script reads from `--json`,
+// with the suggestions naming tools instead of CLI commands.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type Refusal } from "../core/errors.ts";
 import { errorBody } from "../present/output.ts";
 import { neutralise } from "../present/untrusted.ts";
+import { refusalFor, type NextCall } from "../present/suggestions.ts";
 
-export function okResult(data: Record<string, unknown>, text: string): CallToolResult {
-  return { content: [{ type: "text", text: neutralise(text) }], structuredContent: data };
+export function okResult(data: Record<string, unknown>, text: string, summary?: string, next?: NextCall[]): CallToolResult {
+  const structured = { summary: summary ?? firstLine(text), ...(next?.length ? { next } : {}), ...data };
+  return { content: [{ type: "text", text: neutralise(text) }], structuredContent: structured };
 }
 
 export function refusalOf(e: unknown): Refusal {
   return e instanceof HandoffError ? e.refusal : { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
 }
 
-/**
- * Core suggestions name CLI commands; an agent talking MCP should read the tool to call instead.
- * Commands without a tool here are left as they are (still meaningful to a reader).
- */
-const CLI_TO_TOOL: [RegExp, string][] = [
-  [/git handoff claim --next/g, "claim_next"],
-  [/git handoff claim (\S+)/g, 'claim_task {"id": "$1"}'],
-  [/git handoff release (\S+)/g, 'release_task {"id": "$1"}'],
-  [/git handoff renew (\S+)/g, 'renew_task {"id": "$1"}'],
-  [/git handoff status/g, "overview"],
-  [/git handoff (task list|tasks)/g, "list_tasks"],
-  [/git handoff events/g, "events"],
-];
-
+/** The refusal as an MCP client should read it: suggestions name tools, never CLI commands. */
 export function forAgents(refusal: Refusal): Refusal {
-  if (!refusal.suggestions?.length) return refusal;
-  const suggestions = refusal.suggestions.map((s) => ({ ...s, detail: CLI_TO_TOOL.reduce((d, [re, tool]) => d.replace(re, tool), s.detail) }));
-  return { ...refusal, suggestions };
+  return refusalFor(refusal, "mcp");
 }
 
 export function errorResult(e: unknown): CallToolResult {
@@ -40,5 +30,12 @@ export function errorResult(e: unknown): CallToolResult {
   const lines = [`${refusal.code}: ${refusal.message}`];
   if (body.recoverable) lines.push("(recoverable: the same call may succeed later)");
   for (const s of refusal.suggestions ?? []) lines.push(`- ${s.action}: ${s.detail}`);
-  return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { error: body }, isError: true };
+  const verb = refusal.code === "internal" ? "failed" : "refused";
+  const summary = `${verb} (${refusal.code}${body.recoverable ? ", recoverable" : ""}): ${firstLine(refusal.message)}`;
+  return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { summary, error: body }, isError: true };
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }

@@ -9,6 +9,9 @@ export { HandoffEvent, Task };
 
 export const Suggestion = z.object({ action: z.string(), detail: z.string() });
 
+/** A tool call that makes sense after this result (structuredContent.next). */
+export const NextCall = z.object({ tool: z.string(), arguments: z.optional(z.record(z.string(), z.unknown())), why: z.string() });
+
 /** The CLI's `--json` error body (src/cli/output.ts errorBody). */
 export const ErrorBody = z.object({
   code: z.string(),
@@ -44,13 +47,13 @@ export const Overview = z.object(OverviewShape);
 export type Shape = Record<string, z.core.$ZodType>;
 
 /**
- * The advertised output schema of a tool: its success fields, or `error` on a refusal. Every
- * field is optional because the SDK 1.32 client validates structuredContent against the output
+ * The advertised output schema of a tool: `summary` (always), `next` (where it helps), then its
+ * success fields, or `error` on a refusal. Every other field is optional because the SDK 1.32 client validates structuredContent against the output
  * schema even when isError is set (typescript-sdk#1943): a strict success-only schema would turn
  * every refusal into a client-side validation failure and hide the holder from the agent.
  */
 export function envelope(shape: Shape): z.ZodMiniObject {
-  const fields: Shape = {};
+  const fields: Shape = { summary: z.string(), next: z.optional(z.array(NextCall)) };
   for (const [k, v] of Object.entries(shape)) fields[k] = z.optional(v);
   fields.error = z.optional(ErrorBody);
   return z.object(fields);

@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type ErrorCode } from "../core/errors.ts";
+import { portableListing } from "./portable-schema.ts";
 import { errorResult } from "./result.ts";
 import type { McpSession } from "./session.ts";
 import { registerTools, type ToolDef } from "./tool.ts";
@@ -12,14 +13,17 @@ const VERSION = typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev";
 /** Sent to the client at initialize; clients show it to the model as the server's usage guide. */
 export const INSTRUCTIONS = [
   "git-handoff coordinates parallel coding agents working in one git repository; its state lives in git refs, shared by every worktree.",
-  "Start with load_context. Claim a task (claim_task or claim_next) before working on it, renew_task while the work outlasts the lease, complete_task when committed (or release_task / fail_task).",
-  "A refusal is a result with isError and a structured `error` {code, message, recoverable, data, suggestions}: held_by_other names data.holder and data.expires_at; follow the suggestions (wait, negotiate, work elsewhere) rather than retrying in a loop.",
+  "Start with load_context (pass `objective` to declare what you work on). Claim a task (claim_task or claim_next) before working on it, renew_task while the work outlasts the lease, complete_task when committed (or release_task / fail_task).",
+  "complete_task runs the task's verify command: passed -> review (a reviewer calls accept_review or reject_review), failed -> verification_failed and you keep the task. A slow verification answers state `verifying`: call wait_task on the task for the verdict.",
+  "Every result's structuredContent opens with a one-line `summary`, and often `next`: the tool calls that make sense now.",
+  "A refusal is a result with isError and a structured `error` {code, message, recoverable, data, suggestions}: held_by_other names data.holder and data.expires_at; follow the suggestions (they name tools) rather than retrying in a loop.",
 ].join("\n");
 
 export function createServer(session: McpSession, opts: { tools?: readonly ToolDef[]; log?: (line: string) => void } = {}): McpServer {
   const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
   registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
   structureSdkErrors(server);
+  portableListing(server);
   return server;
 }
 

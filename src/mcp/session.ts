@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { validateAgentId } from "../core/ids.ts";
 import { CONFIG_NAME } from "../store/config-file.ts";
 import type { Store } from "../store/store.ts";
+import { detachedRunner, inProcessRunner, type Runner } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
 
 /** Where the agent name came from, strongest first. */
@@ -19,6 +20,11 @@ export interface SessionOptions {
   waitBoundMs?: number;
   /** How often a waiting call re-reads state. */
   pollMs?: number;
+  /**
+   * How to start a detached verification runner: `node <runnerEntry...> --verify-job JSON`. Without
+   * it (tests in-process) a verification runs inside the server and ends with it.
+   */
+  runnerEntry?: string[];
 }
 
 export const DEFAULT_WAIT_BOUND_MS = 50_000;
@@ -63,8 +69,8 @@ export class McpSession {
   /**
    * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
    * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
-   * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`) is
-   * re-checked here with two cheap file reads, and the Store is reopened when either changed, so
+   * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml`, the sync remote) is
+   * re-checked here with three cheap file reads, and the Store is reopened when any changed, so
    * no call acts on stale state.
    */
   async store(): Promise<Store> {
@@ -96,6 +102,11 @@ export class McpSession {
     timer.unref();
   }
 
+  /** Where complete_task's verifications run: a detached process that outlives a cancelled call. */
+  runner(store: Store): Runner {
+    return this.opts.runnerEntry ? detachedRunner(this.opts.runnerEntry, this.opts.env ?? process.env) : inProcessRunner(store);
+  }
+
   /**
    * load_context may name the agent when the client config did not (--agent / HANDOFF_AGENT win:
    * they are the operator's choice). Returns whether the name was taken.
@@ -119,7 +130,8 @@ export class McpSession {
   }
 
   private stampOf(s: Store): string {
-    return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}`;
+    // .git/config too: the sync remote (origin, handoff.remote) is read once per Store.
+    return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${readOr(join(s.repo.commonDir, "config"))}`;
   }
 }
 

@@ -6,6 +6,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod/mini";
 import { refreshHeartbeat } from "../store/agent-store.ts";
+import type { NextCall } from "../present/suggestions.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
 import { envelope, type Shape } from "./schemas.ts";
 import type { McpSession } from "./session.ts";
@@ -13,6 +14,10 @@ import type { McpSession } from "./session.ts";
 export interface ToolReply {
   data: Record<string, unknown>;
   text: string;
+  /** One line for structuredContent.summary (default: the first line of `text`). */
+  summary?: string;
+  /** The tool calls that make sense now. */
+  next?: NextCall[];
 }
 
 export interface ToolContext {
@@ -60,7 +65,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         const reply = await tool.run((args ?? {}) as never, ctx);
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
         await refreshHeartbeat(await session.store());
-        return okResult(reply.data, reply.text);
+        return okResult(reply.data, reply.text, reply.summary, reply.next);
       } catch (e) {
         const r = refusalOf(e);
         if (r.code === "internal") log(`${tool.name}: ${(e as Error)?.stack ?? String(e)}`);

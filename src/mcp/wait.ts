@@ -18,7 +18,7 @@ export function boundFor(ctx: ToolContext, seconds: number | undefined): number 
  * Calls `check` every poll interval until it returns a value, the bound passes or the client
  * cancels. `check` runs at least once, so a zero bound is a plain read.
  */
-export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () => Promise<T | null>): Promise<Waited<T>> {
+export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () => Promise<T | null>, pollMs = ctx.session.pollMs): Promise<Waited<T>> {
   const start = Date.now();
   let lastProgress = start;
   const progressEvery = Math.min(5000, boundMs / 5); // a few signs of life per call, for clients that reset their timeout on progress
@@ -31,7 +31,7 @@ export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () 
       lastProgress = Date.now();
       await ctx.progress(waitedMs, boundMs, "still waiting");
     }
-    await sleep(Math.min(ctx.session.pollMs, boundMs - waitedMs), ctx.signal);
+    await sleep(Math.min(pollMs, boundMs - waitedMs), ctx.signal);
   }
 }
 

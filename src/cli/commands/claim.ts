@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { fail } from "../../core/errors.ts";
+import { fail, HandoffError } from "../../core/errors.ts";
 import type { Task } from "../../core/task.ts";
 import type { Store } from "../../store/store.ts";
 import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
@@ -13,6 +13,7 @@ import { doneWithVerification, taskVerifyCommand } from "../../store/review-acti
 import { taskExtrasText, verificationDetail, verifyText } from "../../present/render-tasks.ts";
 import { approvalOf } from "../../store/approvals.ts";
 import { deliveredWithClaim } from "./handoff.ts";
+import { verificationFailure } from "../../present/suggestions.ts";
 
 /** Every lifecycle verb prints the task as it now stands. */
 function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string, opts: { deliver?: boolean } = {}) {
@@ -102,11 +103,8 @@ export function registerClaim(program: Command): void {
       });
       const v = t.review!.verification!;
       if (!v.passed) {
-        if (!g.json) emit(false, v, () => verificationDetail(v));
-        fail("verification_failed", `verification of ${t.id} ${v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`} after ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}; recorded on the task, which stays ${t.claim ? `with ${t.claim.agent}` : t.status}`, {
-          task: t.id,
-          verification: v,
-        }, [{ action: "retry", detail: `fix it and run git handoff done ${t.id} again` }]);
+        if (!g.json) process.stdout.write(`${verificationDetail(v)}\n`);
+        throw new HandoffError(verificationFailure(t, "cli"));
       }
       emit(!!g.json, t, () => `${t.id} is in review (verification passed in ${(v.duration_ms / 1000).toFixed(1)}s)\n${taskDetail(t, store.now())}${taskExtrasText(t, [])}`);
     });

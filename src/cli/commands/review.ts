@@ -1,19 +1,9 @@
 import type { Command } from "commander";
-import { diffLine } from "../../core/diff-summary.ts";
-import type { ReviewItem } from "../../core/review.ts";
 import { accept, listReview, reject } from "../../store/review-actions.ts";
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
-import { verificationDetail } from "../../present/render-tasks.ts";
-
-export function reviewItemText(r: ReviewItem): string {
-  const lines = [`${r.task}  submitted by ${r.submitted_by} at ${r.submitted_at}  ${r.objective.split("\n")[0]}`];
-  if (r.commit) lines.push(`  commit: ${r.commit}`);
-  if (r.diff) lines.push(`  diff:   ${diffLine(r.diff)}`);
-  if (r.verification) lines.push(verificationDetail(r.verification, "  "));
-  return lines.join("\n");
-}
+import { reviewItemText } from "../../present/render-review.ts";
 
 export function registerReview(program: Command): void {
   const review = withGlobals(

@@ -11,6 +11,7 @@ import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { quarantineLines } from "../../present/render-quarantine.ts";
+import { syncText } from "../../present/render-sync.ts";
 
 export function registerSync(program: Command): void {
   withGlobals(
@@ -43,18 +44,13 @@ export function registerSync(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
       const r = await sync(store);
-      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => {
-        const lines = [
+      emit(!!g.json, o.repair ? { ...r, repaired } : r, () =>
+        [
           ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
-          `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
-        ];
-        for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
-        for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event?.task ?? t.ref} by ${t.event?.agent ?? "?"}`);
-        for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
-        if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
-        lines.push(...quarantineLines(r.remote, r.quarantined));
-        return lines.join("\n");
-      });
+          syncText(r),
+          ...quarantineLines(r.remote, r.quarantined),
+        ].join("\n"),
+      );
     });
   });
 

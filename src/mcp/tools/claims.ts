@@ -1,6 +1,8 @@
 // Tools over claims: each calls the same function in store/task-actions.ts as the CLI verb.
 import * as z from "zod/mini";
-import { cancel, claim, claimNextTask, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { cancel, claim, claimNextTask, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import type { Task as TaskT } from "../../core/task.ts";
+import { nextCall, steps, type NextCall } from "../../present/suggestions.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, taskId, taskReply, ttl } from "./common.ts";
@@ -9,6 +11,15 @@ const HELD =
   "`held_by_other` means another agent holds it: data.holder holds it until data.expires_at. Do not work on it. Take other work (claim_next), wait for it (wait_task), or ask the holder; do not reclaim just to get ahead.";
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
+
+/** What a new holder does next: read what it builds on, keep the lease, finish. */
+function afterClaim(t: TaskT): NextCall[] {
+  return [
+    ...((t.after ?? []).length ? [nextCall(steps.inbox(), "the handoffs of the tasks this one waited on")] : []),
+    nextCall(steps.renew(t.id), `before ${t.claim?.expires_at ?? "the lease ends"}, if the work takes longer`),
+    nextCall(steps.done(t.id), t.verify ? `when committed: runs ${t.verify} and sends it to review` : "when committed"),
+  ];
+}
 
 export const claimTaskTool = defineTool({
   name: "claim_task",
@@ -25,7 +36,7 @@ export const claimTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await claim(store, a.id, opt("ttl", a.ttl));
-    return taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`);
+    return { ...taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`), next: afterClaim(t) };
   },
 });
 
@@ -43,7 +54,7 @@ export const claimNextTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await claimNextTask(store, opt("ttl", a.ttl));
-    return taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`);
+    return { ...taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`), next: afterClaim(t) };
   },
 });
 
@@ -79,29 +90,7 @@ export const releaseTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await release(store, a.id);
-    return taskReply(store, t, `released ${t.id}`);
-  },
-});
-
-export const completeTaskTool = defineTool({
-  name: "complete_task",
-  title: "Complete a task",
-  description: [
-    "Mark a task done. Call it when the work is committed: pass `commit` (a revision such as HEAD) and a short `note` for whoever reads the task next.",
-    "Allowed for the holder, or for anyone while nobody holds the task.",
-    `Refusals: ${HELD} \`final_state\`: it is already finished. \`invalid_input\`: e.g. the commit does not exist.`,
-  ].join("\n"),
-  input: {
-    id: taskId(),
-    commit: z.optional(describe(z.string(), "the commit that does the work, any revision git understands (HEAD, a sha, a branch)")),
-    note: z.optional(describe(z.string(), "what the next reader should know (at most 8000 characters)")),
-  },
-  output: { task: Task },
-  annotations: WRITE,
-  async run(a, { session }) {
-    const store = await session.store();
-    const t = await done(store, a.id, { ...opt("commit", a.commit), ...opt("note", a.note) });
-    return taskReply(store, t, `done ${t.id}`);
+    return { ...taskReply(store, t, `released ${t.id}`), next: [nextCall(steps.claimNext(), "take other work")] };
   },
 });
 
@@ -119,7 +108,7 @@ export const failTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await failWith(store, a.id, a.reason);
-    return taskReply(store, t, `failed ${t.id}`);
+    return { ...taskReply(store, t, `failed ${t.id}`), next: [nextCall(steps.claimNext(), "take other work")] };
   },
 });
 
@@ -137,7 +126,7 @@ export const reclaimTaskTool = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     const t = await reclaim(store, a.id, a.reason);
-    return taskReply(store, t, `reclaimed ${t.id}`);
+    return { ...taskReply(store, t, `reclaimed ${t.id}`), next: [nextCall(steps.claim(t.id), "if you will do it yourself")] };
   },
 });
 
@@ -164,7 +153,6 @@ export const CLAIM_TOOLS = [
   claimNextTool,
   renewTaskTool,
   releaseTaskTool,
-  completeTaskTool,
   failTaskTool,
   reclaimTaskTool,
   cancelTaskTool,

@@ -18,6 +18,20 @@ export const waitSeconds = () =>
     describe(z.number().check(z.gte(0)), "longest this call blocks, in seconds; capped by the server's bound (default: the bound, about 50 s)"),
   );
 
+/** "3 todo, 1 claimed": how many of each value, in order of first appearance. */
+export function tally(values: string[]): string {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].map(([v, n]) => `${n} ${v}`).join(", ");
+}
+
+/** One task in a line: id, status, holder and lease end, the objective's start. */
+export function taskSummary(t: Task): string {
+  const held = t.claim ? ` by ${t.claim.agent} until ${t.claim.expires_at}` : "";
+  const objective = t.objective.split("\n")[0]!;
+  return `${t.id}: ${t.status}${held}: ${objective.length > 80 ? `${objective.slice(0, 77)}...` : objective}`;
+}
+
 /** One task as a tool reply: the record, and a headline plus the CLI's detailed rendering. */
 export function taskReply(store: Store, task: Task, headline: string): ToolReply {
   return { data: { task }, text: `${headline}\n${taskDetail(task, store.now())}` };

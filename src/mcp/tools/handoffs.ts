@@ -60,7 +60,13 @@ export const inboxTool = defineTool({
     const store = await session.store();
     const { entries, problems } = await inbox(store);
     const text = entries.length ? entries.map((e) => renderInboxEntry(e)).join("\n\n") : "inbox empty";
-    return { data: { entries: entries.map(entryJson), problems }, text: text + problems.map((p) => `\nwarning: ${p}`).join("") };
+    const ids = entries.map((e) => entryJson(e) as { id?: string }).map((e) => e.id ?? "?");
+    return {
+      data: { entries: entries.map(entryJson), problems },
+      text: text + problems.map((p) => `\nwarning: ${p}`).join(""),
+      summary: entries.length ? `${entries.length} handoff${entries.length === 1 ? "" : "s"} for you, not yet acknowledged: ${ids.join(", ")}` : "inbox empty",
+      next: ids.slice(0, 1).map((id) => ({ tool: "ack_handoff", arguments: { id }, why: "once you have read it and checked what matters" })),
+    };
   },
 });
 

@@ -2,11 +2,14 @@
 import type { ToolDef } from "../tool.ts";
 import { AGENT_TOOLS } from "./agents.ts";
 import { CLAIM_TOOLS } from "./claims.ts";
+import { DEPENDENCY_TOOLS } from "./dependencies.ts";
 import { HANDOFF_TOOLS } from "./handoffs.ts";
+import { INSIGHT_TOOLS } from "./insights.ts";
 import { LEASE_TOOLS } from "./leases.ts";
 import { MEMORY_TOOLS } from "./memories.ts";
+import { REVIEW_TOOLS } from "./review.ts";
 import { TASK_TOOLS } from "./tasks.ts";
 import { VIEW_TOOLS } from "./views.ts";
 import { WAIT_TOOLS } from "./waiting.ts";
 
-export const ALL_TOOLS: readonly ToolDef[] = [...VIEW_TOOLS, ...TASK_TOOLS, ...CLAIM_TOOLS, ...WAIT_TOOLS, ...LEASE_TOOLS, ...HANDOFF_TOOLS, ...AGENT_TOOLS, ...MEMORY_TOOLS];
+export const ALL_TOOLS: readonly ToolDef[] = [...VIEW_TOOLS, ...TASK_TOOLS, ...CLAIM_TOOLS, ...REVIEW_TOOLS, ...DEPENDENCY_TOOLS, ...WAIT_TOOLS, ...LEASE_TOOLS, ...HANDOFF_TOOLS, ...AGENT_TOOLS, ...INSIGHT_TOOLS, ...MEMORY_TOOLS];

@@ -3,10 +3,11 @@
 import * as z from "zod/mini";
 import { fail } from "../../core/errors.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
-import { check, lease, unlease } from "../../store/lease-actions.ts";
+import { validateAgentId } from "../../core/ids.ts";
+import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
 import type { Store } from "../../store/store.ts";
 import { defineTool } from "../tool.ts";
-import { describe, ttl } from "./common.ts";
+import { describe, tally, ttl } from "./common.ts";
 
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
@@ -49,7 +50,13 @@ export const leaseFilesTool = defineTool({
     });
     const now = store.now();
     const lines = [...r.leased.map((l) => `leased ${leaseLine(l, now)}`), ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`)];
-    return { data: { ...r }, text: lines.join("\n") || "nothing leased" };
+    const kind = a.exclusive ? "exclusive" : "shared";
+    return {
+      data: { ...r },
+      text: lines.join("\n") || "nothing leased",
+      summary: `leased ${r.leased.length} path${r.leased.length === 1 ? "" : "s"} (${kind})${r.leased[0] ? ` until ${r.leased[0].expires_at}` : ""}${r.ignored.length ? `; ${r.ignored.length} ignored by policy` : ""}`,
+      next: [{ tool: "release_files", arguments: { paths: r.leased.map((l) => l.pattern) }, why: "when your edits are committed" }].filter(() => r.leased.length > 0),
+    };
   },
 });
 
@@ -72,7 +79,12 @@ export const checkFilesTool = defineTool({
       // Like the CLI's exit 3: the agent reads the holder from the same error body as any refusal.
       fail("held_by_other", denied.map((p) => p.message).join("; "), { ...r }, denied[0]?.suggestions ?? []);
     }
-    return { data: { ...r }, text: checkText(r) };
+    const flagged = r.paths.filter((p) => p.verdict !== "ok");
+    return {
+      data: { ...r },
+      text: checkText(r),
+      summary: `${r.verdict}: ${tally(r.paths.map((p) => p.verdict))}${flagged.length ? `; ${flagged[0]!.message}` : ""}`.slice(0, 300),
+    };
   },
 });
 
@@ -98,4 +110,28 @@ export const releaseFilesTool = defineTool({
   },
 });
 
-export const LEASE_TOOLS = [leaseFilesTool, checkFilesTool, releaseFilesTool];
+export const listLeasesTool = defineTool({
+  name: "list_leases",
+  title: "List file leases",
+  description: [
+    "The live file leases of every agent (or of one, with `agent`): path or glob, holder, task, shared or exclusive, expiry and reason. Expired leases are not listed.",
+    "Call it to see who works where before you start, or to find your own leases to release. For a yes/no on specific files before editing, check_files is the one to call.",
+    "Refusal `invalid_input`: a malformed agent name.",
+  ].join("\n"),
+  input: { agent: z.optional(describe(z.string(), "only this agent's leases")) },
+  output: { leases: z.array(LeaseRow), total: z.number() },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(a, { session }) {
+    const store = await session.store();
+    const leases = await listLeases(store, a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {});
+    const now = store.now();
+    const exclusive = leases.filter((l) => l.exclusive).length;
+    return {
+      data: { leases, total: leases.length },
+      text: leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases",
+      summary: leases.length ? `${leases.length} live lease${leases.length === 1 ? "" : "s"} (${exclusive} exclusive) held by ${[...new Set(leases.map((l) => l.agent))].join(", ")}` : "no live leases",
+    };
+  },
+});
+
+export const LEASE_TOOLS = [leaseFilesTool, checkFilesTool, releaseFilesTool, listLeasesTool];

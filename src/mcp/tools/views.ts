@@ -11,16 +11,17 @@ import { readyTasks } from "../../core/dependency-graph.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
 import { eventLine, overviewText } from "../../present/render.ts";
+import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { contextMemories } from "../../store/memory-store.ts";
 import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { memoriesContext } from "../../present/render-memories.ts";
-import { registerAgentSession } from "../agent-registration.ts";
+import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
-import { describe, limit, taskLines } from "./common.ts";
+import { describe, limit, tally, taskLines } from "./common.ts";
 
 async function overviewOf(store: Store) {
   const { tasks, problems } = await listTasks(store, { settled: false });
@@ -33,17 +34,17 @@ export const loadContext = defineTool({
   title: "Load your coordination context",
   description: [
     "Call this once at the start of a session (and again after your context was reset or compacted). It tells you who you are to git-handoff (agent name, worktree, branch), the tasks you hold and when their leases end, the best tasks ready to claim, and who else holds what.",
-    "Pass `agent` to choose your name when the server was not started with one (--agent or HANDOFF_AGENT in the MCP config win over it).",
+    "Pass `agent` to choose your name when the server was not started with one (--agent or HANDOFF_AGENT in the MCP config win over it). Pass `objective` (with `files` you plan to change and what you `awaits`) to declare your session at the same time, as declare_session does; without them this call only records that you are alive.",
     "No need to call it before every action: every other tool reads the current state itself.",
   ].join("\n"),
   input: {
     agent: z.optional(describe(z.string(), "your agent name (letters, digits, . _ @ + -), used for every claim this session makes")),
-    session_id: z.optional(describe(z.string(), "your client's session id, if you know it")),
+    ...declarationFields("optional"),
   },
   output: {
     agent: Actor,
     agent_source: z.string(),
-    session: z.object({ registered: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
+    session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
     claimed: z.array(Task),
     ready: z.array(Task),
     ready_total: z.number(),
@@ -58,7 +59,12 @@ export const loadContext = defineTool({
       if (!(await session.adoptAgent(a.agent))) note = `the server was started as this agent (${session.agentSource}); ignoring agent ${JSON.stringify(a.agent)}`;
     }
     const store = await session.store();
-    const registration = await registerAgentSession(store, a.session_id !== undefined ? { session_id: a.session_id } : {});
+    const { record: _record, ...registration } = await registerAgentSession(store, {
+      ...(a.objective !== undefined ? { objective: a.objective } : {}),
+      ...(a.files !== undefined ? { files: a.files } : {}),
+      ...(a.awaits !== undefined ? { awaits: a.awaits } : {}),
+      ...(a.session_id !== undefined ? { session_id: a.session_id } : {}),
+    });
     const { tasks, overview } = await overviewOf(store);
     const now = store.now();
     const me = store.actor.agent;
@@ -97,6 +103,12 @@ export const loadContext = defineTool({
         memories: { notice: UNTRUSTED_LABEL, shown: memories.shown.map((m) => ({ id: m.id, author: m.author, task: m.task, tags: m.tags, updated_at: m.updated_at, text: m.text })), omitted: memories.omitted },
       },
       text,
+      summary: `you are ${me}; you hold ${claimed.length} task${claimed.length === 1 ? "" : "s"}${claimed.length ? ` (${claimed.map((t) => t.id).join(", ")})` : ""}; ${ready.length} ready to claim${inbox ? "; handoffs wait in your inbox" : ""}`,
+      next: [
+        ...(inbox ? [nextCall(steps.inbox(), "handoffs for you")] : []),
+        ...(claimed.length ? [nextCall(steps.done(claimed[0]!.id), "when its work is committed")] : ready.length ? [nextCall(steps.claimNext(), "take the best ready task")] : [{ tool: "watch", why: "wait until a task is ready" }]),
+        ...(registration.declared ? [] : [nextCall(steps.declare(), "tell the others what you work on")]),
+      ],
     };
   },
 });
@@ -114,7 +126,13 @@ export const overviewTool = defineTool({
   async run(_a, { session }) {
     const store = await session.store();
     const { overview } = await overviewOf(store);
-    return { data: overview, text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join("") };
+    const counts = Object.entries(overview.counts).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(", ") || "no tasks";
+    const holders = overview.holders.map((h) => `${h.agent} (${h.tasks.length})`).join(", ");
+    return {
+      data: overview,
+      text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join(""),
+      summary: `${counts}${holders ? `; held by ${holders}` : ""}; ${overview.expiring_soon.length} expiring soon, ${overview.expired.length} expired`,
+    };
   },
 });
 
@@ -144,7 +162,12 @@ export const eventsTool = defineTool({
       ...(a.type !== undefined ? { type: a.type } : {}),
       limit: a.limit ?? 50,
     });
-    return { data: { events }, text: events.length ? events.map(eventLine).join("\n") : "no events" };
+    const last = events[events.length - 1];
+    return {
+      data: { events },
+      text: events.length ? events.map(eventLine).join("\n") : "no events",
+      summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${last.task} by ${last.agent} at ${last.at}` : "no events",
+    };
   },
 });
 

@@ -1,0 +1,125 @@
+// What to do next, worded for the front end that shows it. The core words its refusals'
+// suggestions as CLI commands (it has to pick one wording); an MCP client should read the tool
+// to call instead. Both wordings live here, so the CLI and the MCP server never disagree on
+// what a step is called.
+import type { Refusal, Suggestion } from "../core/errors.ts";
+import type { Task } from "../core/task.ts";
+
+export type FrontEnd = "cli" | "mcp";
+
+/** One step an agent can take: the CLI command and the MCP tool call that do the same. */
+export interface Step {
+  cli: string;
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** A tool call suggested in a result's `next`: the tool, its arguments, and why. */
+export interface NextCall {
+  tool: string;
+  arguments?: Record<string, unknown>;
+  why: string;
+}
+
+/** `tool {"key": value}`, spaced as people write it. */
+const call = (tool: string, args?: Record<string, unknown>) =>
+  args && Object.keys(args).length ? `${tool} {${Object.entries(args).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(", ")}}` : tool;
+
+/** How `step` reads in `front`'s words. */
+export function spell(step: Step, front: FrontEnd): string {
+  return front === "cli" ? step.cli : call(step.tool, step.arguments);
+}
+
+export function nextCall(step: Step, why: string): NextCall {
+  return { tool: step.tool, ...(step.arguments ? { arguments: step.arguments } : {}), why };
+}
+
+/** The steps, by what they do. The CLI spelling of each is what the core's suggestions use. */
+export const steps = {
+  claim: (id: string): Step => ({ cli: `git handoff claim ${id}`, tool: "claim_task", arguments: { id } }),
+  claimNext: (): Step => ({ cli: "git handoff claim --next", tool: "claim_next" }),
+  release: (id: string): Step => ({ cli: `git handoff release ${id}`, tool: "release_task", arguments: { id } }),
+  renew: (id: string): Step => ({ cli: `git handoff renew ${id}`, tool: "renew_task", arguments: { id } }),
+  done: (id: string): Step => ({ cli: `git handoff done ${id}`, tool: "complete_task", arguments: { id } }),
+  waitTask: (id: string): Step => ({ cli: `git handoff task show ${id}`, tool: "wait_task", arguments: { id } }),
+  show: (id: string): Step => ({ cli: `git handoff task show ${id}`, tool: "get_task", arguments: { id } }),
+  review: (): Step => ({ cli: "git handoff review", tool: "review_queue" }),
+  accept: (id: string): Step => ({ cli: `git handoff review accept ${id}`, tool: "accept_review", arguments: { id } }),
+  reject: (id: string): Step => ({ cli: `git handoff review reject ${id} --reason TEXT`, tool: "reject_review", arguments: { id, reason: "what to fix" } }),
+  ready: (): Step => ({ cli: "git handoff ready", tool: "ready_tasks" }),
+  inbox: (): Step => ({ cli: "git handoff inbox", tool: "inbox" }),
+  leases: (agent?: string): Step => ({ cli: `git handoff leases${agent ? ` --agent ${agent}` : ""}`, tool: "list_leases", ...(agent ? { arguments: { agent } } : {}) }),
+  unlease: (pattern: string): Step => ({ cli: `git handoff unlease ${pattern}`, tool: "release_files", arguments: { paths: [pattern] } }),
+  undepend: (id: string, on: string): Step => ({ cli: `git handoff undepend ${id} --on ${on}`, tool: "undepend", arguments: { id, on } }),
+  sync: (): Step => ({ cli: "git handoff sync", tool: "sync" }),
+  agents: (): Step => ({ cli: "git handoff agents", tool: "list_agents" }),
+  status: (): Step => ({ cli: "git handoff status", tool: "overview" }),
+  declare: (): Step => ({ cli: "git handoff session start --objective TEXT", tool: "declare_session", arguments: { objective: "TEXT" } }),
+};
+
+/**
+ * CLI commands as the core writes them, and the tool call for each. Order matters: the more
+ * specific spelling first. A step with no tool (choosing the sync remote) is worded as a
+ * person's step.
+ */
+const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
+  [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
+  [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
+  [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
+  [/git handoff claim ([^\s),;]+)/g, (_, id) => spell(steps.claim(id!), "mcp")],
+  [/git handoff release ([^\s),;]+)/g, (_, id) => spell(steps.release(id!), "mcp")],
+  [/git handoff renew ([^\s),;]+)/g, (_, id) => spell(steps.renew(id!), "mcp")],
+  [/git handoff done ([^\s),;]+)/g, (_, id) => spell(steps.done(id!), "mcp")],
+  [/git handoff task show ([^\s),;]+)/g, (_, id) => spell(steps.show(id!), "mcp")],
+  [/git handoff review accept\|reject ([^\s),;]+)/g, (_, id) => `${call("accept_review", { id })} or ${call("reject_review", { id, reason: "what to fix" })}`],
+  [/git handoff review accept ([^\s),;]+)/g, (_, id) => spell(steps.accept(id!), "mcp")],
+  [/git handoff review reject ([^\s),;]+)/g, (_, id) => call("reject_review", { id })],
+  [/git handoff review\b/g, () => spell(steps.review(), "mcp")],
+  [/git handoff unlease ([^\s),;]+)/g, (_, p) => spell(steps.unlease(p!), "mcp")],
+  [/git handoff leases --agent ([^\s),;]+)/g, (_, a) => spell(steps.leases(a), "mcp")],
+  [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
+  [/git handoff undepend ([^\s),;]+) --on ([^\s),;]+)/g, (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
+  [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
+  [/git handoff status\b/g, () => spell(steps.status(), "mcp")],
+  [/git handoff (task list|tasks)\b/g, () => "list_tasks"],
+  [/git handoff events\b/g, () => "events"],
+  [/git handoff inbox\b/g, () => spell(steps.inbox(), "mcp")],
+  [/git handoff ack ([^\s),;]+)/g, (_, id) => call("ack_handoff", { id })],
+  [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
+  [/git handoff sync\b(?! (pushes|fetches|confirms))/g, () => spell(steps.sync(), "mcp")],
+  // No tool on purpose: a person chooses where coordination state is shared.
+  [/(?:choose one|set it with): git handoff remote <name>/g, () => "a person chooses one in a shell (the CLI's remote verb); no tool sets it"],
+];
+
+/** A suggestion's text in `front`'s words. */
+export function suggestionText(detail: string, front: FrontEnd): string {
+  if (front === "cli") return detail;
+  return CLI_TO_TOOL.reduce((d, [re, to]) => d.replace(re, (...m: unknown[]) => to(...(m.slice(0, -2) as string[]))), detail);
+}
+
+/** The refusal as `front` should show it: its suggestions name that front end's commands. */
+export function refusalFor(refusal: Refusal, front: FrontEnd): Refusal {
+  if (front === "cli" || !refusal.suggestions?.length) return refusal;
+  const suggestions: Suggestion[] = refusal.suggestions.map((s) => ({ ...s, detail: suggestionText(s.detail, front) }));
+  return { ...refusal, suggestions };
+}
+
+/** `verification_failed`: what to do, in either wording. */
+export function verificationFailedSuggestions(id: string, front: FrontEnd): Suggestion[] {
+  return [
+    { action: "retry", detail: `fix it and run ${spell(steps.done(id), front)} again (the output tail is in data.verification.output_tail)` },
+    { action: "work_elsewhere", detail: `or give it back: ${spell(steps.release(id), front)}` },
+  ];
+}
+
+/** The refusal for a verification that did not pass: the same code, message and data in both front ends. */
+export function verificationFailure(t: Task, front: FrontEnd): Refusal {
+  const v = t.review!.verification!;
+  const how = v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`;
+  return {
+    code: "verification_failed",
+    message: `verification of ${t.id} ${how} after ${(v.duration_ms / 1000).toFixed(1)}s: ${v.command}; recorded on the task, which stays ${t.claim ? `with ${t.claim.agent}` : t.status}`,
+    data: { task: t.id, verification: v },
+    suggestions: verificationFailedSuggestions(t.id, front),
+  };
+}
