@@ -67,7 +67,10 @@ test("create_task takes after, scope, exclusive and verify; ready_tasks shows bl
   // finishing the blocker through the review gate unblocks its dependent
   await ok(lead, "claim_task", { id: "api" });
   assert.is((await ok(lead, "complete_task", { id: "api" })).state, "review");
-  const accepted = await ok(lead, "accept_review", { id: "api" });
+  // A reviewer other than the author accepts (self-review is refused unless review.allow_self).
+  const reviewer = await server(repo, "reviewer");
+  const accepted = await ok(reviewer, "accept_review", { id: "api" });
+  await reviewer.close();
   assert.match(accepted.summary, /^accepted api: done; unblocked: client/);
   assert.equal((await ok(lead, "ready_tasks")).blocked, []);
 });

@@ -1,6 +1,8 @@
 // End to end: real SDK clients spawning the built `git-handoff mcp` over stdio, in temp repos,
 // racing each other and the CLI.
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempRepo } from "./support/repo.ts";
@@ -102,6 +104,8 @@ test("the server exits when its client closes stdin, and refuses to start outsid
 
 test("two servers and the CLI race for the same tasks: exactly one winner per task", async () => {
   const repo = tempRepo();
+  // Each racer takes many tasks: past the default capacity of one task per agent.
+  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 100\n");
   const alice = await server(repo, { agent: "alice" });
   const bob = await server(repo, { agent: "bob" });
   const N = 12;
@@ -131,6 +135,8 @@ test("two servers and the CLI race for the same tasks: exactly one winner per ta
 
 test("claim_next from two servers and the CLI at once: every task is granted exactly once", async () => {
   const repo = tempRepo();
+  // Each racer takes many tasks: past the default capacity of one task per agent.
+  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 100\n");
   const alice = await server(repo, { agent: "alice" });
   const bob = await server(repo, { agent: "bob" });
   const N = 16;

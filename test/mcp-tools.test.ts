@@ -124,7 +124,8 @@ test("claim_next takes the best ready task; no_task_ready when there is none", a
   await alice.ok("create_task", { objective: "high", id: "high", priority: 3 });
   assert.is((await bob.ok("claim_next")).task.id, "high");
   assert.is((await alice.ok("claim_next")).task.id, "low");
-  assert.is((await alice.refused("claim_next")).code, "no_task_ready");
+  const carol = await agent(repo, "carol"); // alice is at her capacity of one: ask someone free
+  assert.is((await carol.refused("claim_next")).code, "no_task_ready");
 });
 
 test("renew, release, complete, fail, reclaim and their refusals", async () => {
