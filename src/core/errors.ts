@@ -19,6 +19,10 @@ export type ErrorCode =
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "remote_unreachable" // the sync remote could not be reached for an exclusive write
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
+  | "remote_timeout" // the sync remote did not answer within the deadline; nothing changed here
+  | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)
+  | "outcome_unknown" // a push went out and neither its report nor a read of the remote came back
+  | "environment" // the machine refused: disk full, read-only file system, permission denied, too many open files
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -39,6 +43,10 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   wrong_state: 3,
   remote_unreachable: 3,
   conflict: 3,
+  remote_timeout: 3,
+  remote_rejected: 3,
+  outcome_unknown: 3,
+  environment: 5,
   internal: 1,
 };
 
@@ -58,7 +66,7 @@ export interface Refusal {
 
 /** Whether trying again later could succeed without changing the request. */
 export function isRecoverable(code: ErrorCode): boolean {
-  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable" || code === "blocked";
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable" || code === "blocked" || code === "remote_timeout" || code === "outcome_unknown";
 }
 
 /** A refusal thrown across layers; caught once, at the front end. */

@@ -4,6 +4,8 @@ export interface GitResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** The call ran past `timeoutMs` and its process group was killed. */
+  timedOut?: boolean;
 }
 
 /**
@@ -25,7 +27,15 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Keep GIT_DIR and friends: only repository discovery wants them. */
   inheritRepoEnv?: boolean;
+  /**
+   * A deadline for calls that reach other machines. git runs in its own process group, so on
+   * expiry the whole group goes: `git push` and its transport helpers, ssh, a local receive-pack
+   * and the hooks it started. TERM first, so git removes its own lock files; KILL after a grace.
+   */
+  timeoutMs?: number;
 }
+
+const KILL_GRACE_MS = 1000;
 
 /**
  * Inside a git hook, git exports GIT_DIR (often relative) and GIT_INDEX_FILE. Once the repository
@@ -41,19 +51,51 @@ function envFor(opts: RunOptions): NodeJS.ProcessEnv {
 /** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
 export function git(args: string[], opts: RunOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
+    const bounded = opts.timeoutMs !== undefined;
     const child = childProcess().spawn("git", args, {
       cwd: opts.cwd,
       env: envFor(opts),
       stdio: ["pipe", "pipe", "pipe"],
+      detached: bounded,
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let timedOut = false;
+    let done = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (code: number | null) => {
+      if (done) return;
+      done = true;
+      for (const t of timers) clearTimeout(t);
+      const r: GitResult = { code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+      resolve(timedOut ? { ...r, timedOut } : r);
+    };
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
-    child.on("error", reject);
-    child.on("close", (code) =>
-      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }),
-    );
+    child.on("error", (e) => {
+      done = true;
+      for (const t of timers) clearTimeout(t);
+      reject(e);
+    });
+    child.on("close", finish);
+    if (bounded) {
+      const group = (signal: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, signal);
+        } catch {
+          /* the group is gone */
+        }
+      };
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          group("SIGTERM");
+          timers.push(setTimeout(() => group("SIGKILL"), KILL_GRACE_MS));
+          // A grandchild outside the group (a daemonised ssh master) may keep the pipes open.
+          timers.push(setTimeout(() => finish(child.exitCode ?? 1), KILL_GRACE_MS + 200));
+        }, Math.max(1, opts.timeoutMs!)),
+      );
+    }
     child.stdin.on("error", () => {}); // git may exit before reading all input
     child.stdin.end(opts.input ?? "");
   });

@@ -2,7 +2,8 @@
 // Refreshing asks the remote for its list first and fetches only refs whose value changed, so
 // with nothing new a refresh costs one ref advertisement.
 import { listRefs, updateRefs } from "../git/refs.ts";
-import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock } from "../git/remote.ts";
+import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
+import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 
@@ -34,29 +35,31 @@ export function fetchLockDir(store: Store): string {
   return `${store.repo.commonDir}/handoff`;
 }
 
-export type Refreshed = { ok: true; before: Tips; after: Tips } | { ok: false; message: string };
+export type Refreshed = { ok: true; before: Tips; after: Tips } | RemoteFailure;
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
  * (to tell a ref the remote deleted from one it never had), `after` what the remote has now.
  * Fetches of one clone take turns; one that waited while another refreshed uses that result.
  */
-export async function refreshTracking(store: Store, remote: string, known?: Tips): Promise<Refreshed> {
+export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<Refreshed> {
+  const b = budget ?? (await remoteBudget(store, remote));
   return withFetchLock<Refreshed>(
     fetchLockDir(store),
     remote,
+    b.until,
     async () => {
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
       const before = known ?? (await trackingTips(store, remote));
-      const ls = await lsRemoteHandoff(store.cwd, remote);
+      const ls = await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
       if (!ls.ok) return ls;
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));
       if (changed.length) {
-        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, changed) : { ok: false as const, message: "" };
+        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
-        if (!f.ok) f = await fetchHandoffRefs(store.cwd, remote);
+        if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
         if (!f.ok) return f;
       }
       if (gone.length) {
@@ -71,6 +74,7 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
       const now = await trackingTips(store, remote);
       return { ok: true, before: now, after: now };
     },
+    (message) => process.stderr.write(`git-handoff: ${message}\n`),
   );
 }
 
