@@ -13,6 +13,7 @@ import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type Transa
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { loadConfig } from "./config-file.ts";
+import { failOnStaleLock } from "./stale-lock.ts";
 
 export const REF_ROOT = "refs/handoff/";
 
@@ -143,6 +144,7 @@ export class Store {
       if (updates.length === 0) return result;
       const r = await this.updateRefs(updates);
       if (r.ok) return result;
+      if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
       await sleep(backoff(n));

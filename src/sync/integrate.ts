@@ -12,6 +12,7 @@ import { commitsSince, isAncestor } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
+import { failOnStaleLock } from "../store/stale-lock.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -80,6 +81,7 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
       for (const u of updates) u.new === null ? out.local.delete(u.ref) : out.local.set(u.ref, u.new);
       return out;
     }
+    if (r.reason === "locked") failOnStaleLock(store.repo.commonDir, r.message);
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }

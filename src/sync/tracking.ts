@@ -47,7 +47,8 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
   return withFetchLock<Refreshed>(
     fetchLockDir(store),
     remote,
-    b.until,
+    // The holder's own calls are bounded (a listing and a fetch): wait about that long.
+    Math.min(b.until, Date.now() + 2 * b.timeoutMs + 1000),
     async () => {
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
