@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { environmentRefusal } from "../core/environment.ts";
+import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
 
@@ -30,23 +32,45 @@ export class ObjectWriter {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
     if (existsSync(path)) return oid;
-    mkdirSync(dir, { recursive: true });
     const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
-    const fd = openSync(tmp, "wx", 0o444);
     try {
-      writeSync(fd, deflateSync(raw, { level: 1 }));
-      if (this.fsync) fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+      makeFanOut(dir);
+      const fd = openSync(tmp, "wx", 0o444);
+      try {
+        writeSync(fd, deflateSync(raw, { level: 1 }));
+        if (this.fsync) fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      }
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      // A full disk or a read-only folder is the machine's refusal, not a bug: say which.
+      const refusal = environmentRefusal(e, (e as NodeJS.ErrnoException).path ?? dir);
+      if (refusal) throw new HandoffError(refusal);
+      throw e;
     } finally {
-      unlinkSync(tmp);
+      rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
     }
     return oid;
+  }
+}
+
+/**
+ * The fan-out folder. Not `recursive: true`: Node reports a full disk there as ENOENT, which
+ * would hide the cause. `objects/` itself always exists in a repository.
+ */
+function makeFanOut(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code === "ENOENT") mkdirSync(dir, { recursive: true });
+    else throw e;
   }
 }
 

@@ -2,15 +2,15 @@
 // Refusals and errors are results too (isError: true), with the CLI's error body, so an agent
 // reads the same code, holder and suggestions a script reads from `--json`.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { HandoffError, type Refusal } from "../core/errors.ts";
-import { errorBody } from "../present/output.ts";
+import type { Refusal } from "../core/errors.ts";
+import { errorBody, refusalFor } from "../present/output.ts";
 
 export function okResult(data: Record<string, unknown>, text: string): CallToolResult {
   return { content: [{ type: "text", text }], structuredContent: data };
 }
 
 export function refusalOf(e: unknown): Refusal {
-  return e instanceof HandoffError ? e.refusal : { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+  return refusalFor(e);
 }
 
 /**

@@ -11,8 +11,10 @@ export async function loadConfig(workTree: string | null): Promise<Config> {
   let text: string;
   try {
     text = readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
-  } catch {
-    return DEFAULT_CONFIG;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return DEFAULT_CONFIG;
+    throw e; // unreadable (permissions, too many open files): the front end names the cause
   }
   return parseConfig(text);
 }
@@ -27,7 +29,15 @@ export async function parseConfig(text: string): Promise<Config> {
     const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${e.message.split("\n")[0]}`);
   }
-  const parsed = ConfigFile.safeParse(doc.toJS() ?? {});
+  let data: unknown;
+  try {
+    // The parser refuses some documents only when building values: an alias bomb (aliases
+    // expanding to millions of nodes) is the one to expect.
+    data = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (e) {
+    fail("invalid_input", `${CONFIG_NAME}: the YAML parser refused it: ${(e as Error).message.split("\n")[0]}`);
+  }
+  const parsed = ConfigFile.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.path.map(String);
