@@ -208,7 +208,7 @@ test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachab
   ok(cli(["sync"], { cwd: a }));
   const healthy = ok(cli(["doctor", "--json"], { cwd: a })).json;
   assert.is(healthy.ok, true);
-  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "reachability", "clock", "tentative", "invariants", "leases-and-dependencies"]);
+  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "reachability", "clock", "tentative", "invariants", "leases-and-dependencies", "git-locks", "handoff-locks", "objects"]);
   assert.ok(healthy.checks.every((c: any) => c.status === "ok"));
 
   // This machine's clock an hour behind the remote's newest event.

@@ -17,6 +17,11 @@ import type { ObjectType } from "./object-reader.ts";
  */
 export class ObjectWriter {
   private readonly fsync: boolean;
+  /**
+   * Objects written (or found) since the last `settle`, with their content: until a ref points at
+   * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
+   */
+  private pending = new Map<string, { type: ObjectType; body: Buffer }>();
 
   constructor(
     private readonly commonDir: string,
@@ -29,13 +34,44 @@ export class ObjectWriter {
     const body = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
     const oid = createHash(this.format).update(raw).digest("hex");
+    if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
+    this.store(oid, raw);
+    return oid;
+  }
+
+  /**
+   * After a ref update: every object written since the last call must still be there. A prune
+   * that ran between the write and the update removed it; its content is still here, so it is
+   * written again (stat calls only, no git). Returns how many were restored.
+   */
+  settle(): number {
+    const restored = this.restoreMissing();
+    this.pending.clear();
+    return restored;
+  }
+
+  /** Writes back pending objects that vanished, keeping them pending (the update is still to come). */
+  restoreMissing(): number {
+    let restored = 0;
+    for (const [oid, { type, body }] of this.pending) {
+      if (existsSync(this.pathOf(oid))) continue;
+      this.store(oid, Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]));
+      restored++;
+    }
+    return restored;
+  }
+
+  private pathOf(oid: string): string {
+    return `${this.commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+  }
+
+  private store(oid: string, raw: Buffer): void {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
-    if (existsSync(path)) return oid;
+    if (existsSync(path)) return;
     const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
     try {
-      makeFanOut(dir);
-      const fd = openSync(tmp, "wx", 0o444);
+      const fd = openTemp(dir, tmp);
       try {
         writeSync(fd, deflateSync(raw, { level: 1 }));
         if (this.fsync) fsyncSync(fd);
@@ -55,7 +91,21 @@ export class ObjectWriter {
     } finally {
       rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
     }
-    return oid;
+  }
+}
+
+/** More pending objects than one operation writes: a long-running process that never settles. */
+const PENDING_LIMIT = 4096;
+
+/** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
+function openTemp(dir: string, tmp: string): number {
+  for (let n = 0; ; n++) {
+    makeFanOut(dir);
+    try {
+      return openSync(tmp, "wx", 0o444);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT" || n >= 5) throw e;
+    }
   }
 }
 

@@ -36,13 +36,15 @@ function failure(r: GitResult, what: string): RemoteFailure {
  * The refspec is given on the command line, so `remote.<name>.fetch` is never touched.
  * Every call runs under `timeoutMs`, retries included.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean } = {}): Promise<FetchResult> {
   const specs = refs ? refs.map((r) => `+${r}:${trackingRef(remote, r)}`) : [`+refs/handoff/*:${trackingPrefix(remote)}*`];
   const until = Date.now() + timeoutMs;
   let r;
   for (let n = 0; ; n++) {
     r = await git(
-      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
+      // --refetch: transfer every object again, not only those missing by negotiation (a repair
+      // of refs whose objects are partly missing: git would take the present commit as complete).
+      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
       { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
     );
     if (r.code === 0 && !r.timedOut) return { ok: true };

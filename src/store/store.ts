@@ -90,9 +90,17 @@ export class Store {
     return record;
   }
 
-  /** One all-or-nothing compare-and-swap transaction over several refs. */
-  updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
-    return this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent);
+  /**
+   * One all-or-nothing compare-and-swap transaction over several refs. Once it lands, the
+   * objects written for it are checked and any a concurrent prune removed are written again.
+   */
+  async updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
+    for (let n = 0; ; n++) {
+      const r = await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent));
+      if (r.ok) this.writer.settle();
+      // git refused because an object vanished before the update: write it again, then retry.
+      if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
+    }
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */

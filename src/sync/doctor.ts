@@ -39,8 +39,8 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     if (reach.status === "ok") checks.push(await clockSkew(store, remote.name));
   }
   checks.push(await tentative(store));
-  checks.push(...(await healthChecks(store, opts.repair ?? false)));
-  checks.push(...(await invariants(store)));
+  const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
+  checks.push(...(await invariants(store)), ...health);
   return checks;
 }
 

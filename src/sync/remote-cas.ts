@@ -1,7 +1,7 @@
 // Exclusive writes with a sync remote: granted only once the atomic push lands. The remote is the
 // referee between clones the way `update-ref` is between processes of one clone.
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
-import { updateRefs, type RefUpdate } from "../git/refs.ts";
+import type { RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
 import { pushEffect, type Effect } from "./push-outcome.ts";
@@ -108,7 +108,7 @@ const RETRY = Symbol("retry");
 
 /** Offline: the write is applied here and marked tentative until the next sync settles it. */
 async function grantTentatively<R>(store: Store, updates: RefUpdate[], result: R, n: number): Promise<R | typeof RETRY> {
-  const local = await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
+  const local = await store.updateRefs(updates);
   if (!local.ok) {
     await sleep(backoff(n));
     return RETRY;
@@ -141,11 +141,11 @@ export function refusedByRemote(remote: string, leases: PushUpdate[], push: Extr
 /** The push landed: move the local refs and their tracking refs to what the remote now has. */
 async function settleLocal(store: Store, remote: string, updates: RefUpdate[], leases: { ref: string; new: string | null; expected: string | null }[]): Promise<void> {
   const tracking: RefUpdate[] = leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected }));
-  const both = await updateRefs(store.cwd, [...updates, ...tracking], store.zeroOid, store.actor.agent);
+  const both = await store.updateRefs([...updates, ...tracking]);
   if (both.ok) return;
   // A concurrent fetch moved a tracking ref (harmless), or a local writer moved a ref: the next
   // sync replays that local write on top of what we pushed.
-  await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
+  await store.updateRefs(updates);
 }
 
 export function backoff(n: number): number {
