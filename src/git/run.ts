@@ -38,6 +38,36 @@ export interface RunOptions {
 const KILL_GRACE_MS = 1000;
 
 /**
+ * A bounded git runs in its own session, so Ctrl-C or a TERM to us no longer reaches it: while any
+ * runs, such a signal is passed on to its group, then takes its usual course here.
+ */
+const liveGroups = new Set<number>();
+const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+function passOn(signal: NodeJS.Signals): void {
+  for (const pid of liveGroups) killGroup(pid, "SIGTERM");
+  for (const s of SIGNALS) process.removeListener(s, passOn);
+  process.kill(process.pid, signal);
+}
+
+function track(pid: number, live: boolean): void {
+  if (live) {
+    if (liveGroups.size === 0) for (const s of SIGNALS) process.on(s, passOn);
+    liveGroups.add(pid);
+  } else if (liveGroups.delete(pid) && liveGroups.size === 0) {
+    for (const s of SIGNALS) process.removeListener(s, passOn);
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is gone */
+  }
+}
+
+/**
  * Inside a git hook, git exports GIT_DIR (often relative) and GIT_INDEX_FILE. Once the repository
  * is discovered every call names its folder explicitly, so these must not leak into our own calls.
  */
@@ -66,6 +96,7 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
     const finish = (code: number | null) => {
       if (done) return;
       done = true;
+      if (bounded && child.pid) track(child.pid, false);
       for (const t of timers) clearTimeout(t);
       const r: GitResult = { code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
       resolve(timedOut ? { ...r, timedOut } : r);
@@ -74,23 +105,19 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e) => {
       done = true;
+      if (bounded && child.pid) track(child.pid, false);
       for (const t of timers) clearTimeout(t);
       reject(e);
     });
     child.on("close", finish);
-    if (bounded) {
-      const group = (signal: NodeJS.Signals) => {
-        try {
-          process.kill(-child.pid!, signal);
-        } catch {
-          /* the group is gone */
-        }
-      };
+    if (bounded && child.pid) {
+      track(child.pid, true);
+      const group = (signal: NodeJS.Signals) => killGroup(child.pid!, signal);
       timers.push(
         setTimeout(() => {
           timedOut = true;
           group("SIGTERM");
-          timers.push(setTimeout(() => group("SIGKILL"), KILL_GRACE_MS));
+          setTimeout(() => group("SIGKILL"), KILL_GRACE_MS).unref(); // even once git itself is gone
           // A grandchild outside the group (a daemonised ssh master) may keep the pipes open.
           timers.push(setTimeout(() => finish(child.exitCode ?? 1), KILL_GRACE_MS + 200));
         }, Math.max(1, opts.timeoutMs!)),
