@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 const mounts: string[] = [];
 test.after(() => {
@@ -75,6 +75,22 @@ test("a read-only file system: environment, exit 5, EROFS", () => {
   assert.is(handoffRefs(repo), before);
   // Reads still work.
   assert.is(cli(["task", "list"], { cwd: repo }).code, 0);
+});
+
+test("too many open files: environment (EMFILE), never an unexpected error, at whatever limit the process runs out", () => {
+  const repo = tempRepo();
+  const codes = new Set<number>();
+  // Node itself needs some descriptors to start: step the limit up until writes succeed.
+  for (let n = 14; n <= 40; n += 2) {
+    const r = spawnSync("sh", ["-c", `ulimit -n ${n}; exec "${process.execPath}" "${CLI}" task add "limit ${n}" --id l${n} --json`], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "lead" }), encoding: "utf8" });
+    assert.not.match(r.stdout + r.stderr, /unexpected error/, `limit ${n}: ${r.stderr}`);
+    codes.add(r.status ?? -1);
+    if (r.status === 5) assert.match(r.stdout, /"cause": "EMFILE"/);
+    if (r.status === 0) break;
+  }
+  assert.ok(codes.has(5), `some limit ends in exit 5: saw ${[...codes].join(", ")}`);
+  assert.ok(codes.has(0), "a higher limit works");
+  assert.equal(tempObjects(repo), []);
 });
 
 test("a YAML alias bomb in .handoff.yaml: invalid_input, exit 2, at once", () => {

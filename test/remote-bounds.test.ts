@@ -4,11 +4,11 @@
 // lost is settled by reading the remote back.
 import { spawnSync } from "node:child_process";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { chmodSync, existsSync, writeFileSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cloneOf, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
 
 const stops: (() => void)[] = [];
 test.after(() => {
@@ -136,6 +136,34 @@ test("a lost report and a remote that cannot be read back: outcome_unknown, neve
   assert.match(r.json.error.suggestions[0].detail, /git handoff sync, then git handoff task show/);
   assert.match(r.stderr, /may or may not have landed/);
   assert.not.match(r.stdout + r.stderr, /--offline|free|unreachable/);
+});
+
+test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a lost report is read back as landed", async () => {
+  const served = serveRoot();
+  served.bare("probe");
+  const daemon = await startDaemon(served.root, "probe");
+  const http = await startHttp(served.root);
+  stops.push(() => void daemon.stop(), () => void http.stop());
+  for (const [kind, url] of [["daemon", daemon.url], ["http", http.url]] as const) {
+    const bare = served.bare(`over-${kind}`);
+    gitOut(tempRepo(), "push", "-q", bare, "main");
+    const a = cloneOf(url(`over-${kind}`));
+    assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+
+    hook(bare, "pre-receive", `echo "refs/handoff is read-only here" >&2; exit 1`);
+    const refused = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+    assert.is(refused.json?.error?.code, "remote_rejected", `${kind}: ${refused.stdout} ${refused.stderr}`);
+    assert.match(refused.stderr, /refs\/handoff is read-only here/);
+
+    rmSync(`${bare}/hooks/pre-receive`);
+    hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
+    writeFileSync(`${bare}/kill-next`, "");
+    const landed = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+    assert.is(landed.code, 0, `${kind}: ${landed.stderr}`);
+    assert.not.ok(existsSync(`${bare}/kill-next`), `${kind}: the remote was killed mid-push`);
+    assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "alice");
+    assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/ship"), gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"));
+  }
 });
 
 test.run();

@@ -131,10 +131,13 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   return { kind: "done", status, reasons, remoteMessage: remoteLines(r.stderr) };
 }
 
-/** Whether git's packet trace shows a ref update command sent (`push> <old> <new> <ref>`). */
+/**
+ * Whether git's packet trace shows a ref update command written (`push> <old> <new> <ref>`; over
+ * smart HTTP send-pack writes it as `git>` to the helper, which posts it: counted as sent).
+ */
 function commandsSent(trace: string): boolean {
   try {
-    return /packet:\s+push> [0-9a-f]{40,64} [0-9a-f]{40,64} refs\//.test(readFileSync(trace, "latin1"));
+    return /packet:\s+(push|git)> [0-9a-f]{40,64} [0-9a-f]{40,64} refs\//.test(readFileSync(trace, "latin1"));
   } catch {
     return true; // no trace: assume the worst, which the caller then checks on the remote
   }

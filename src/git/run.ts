@@ -88,6 +88,11 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
       stdio: ["pipe", "pipe", "pipe"],
       detached: bounded,
     });
+    if (!child.stdout || !child.stderr || !child.stdin) {
+      // Out of file descriptors: no pipes were made, and the cause arrives as an error event.
+      child.once("error", reject);
+      return;
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
