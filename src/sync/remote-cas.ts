@@ -4,7 +4,7 @@ import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
-import { pushEffect, type Effect } from "./push-outcome.ts";
+import { pushEffect } from "./push-outcome.ts";
 import { refreshTracking, trackingFor } from "./tracking.ts";
 import { isAncestor } from "../store/history.ts";
 import { integrate, type Integration } from "./integrate.ts";
@@ -72,9 +72,8 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     if (push.kind === "unsent" || unknown) {
       const why = push.kind === "done" ? "the remote did not report the result" : push.message;
       const offline = store.syncOptions.offline;
-      let effect: Effect = "not_landed";
-      // Offline, an unknown outcome is as good as unsent: the tentative grant is settled by sync.
-      if (unknown) effect = offline ? await pushEffect(store, budget, leases, why).catch(() => "not_landed" as const) : await pushEffect(store, budget, leases, why);
+      // Offline, an outcome that stays unknown is as good as unsent: sync settles the tentative grant.
+      const effect = unknown ? await pushEffect(store, budget, leases, why).catch((e) => (offline ? ("not_landed" as const) : Promise.reject(e))) : "not_landed";
       if (effect === "landed") {
         store.notices.push(`the push's report from ${remote} was lost (${why}); reading the remote back shows it landed`);
         await settleLocal(store, remote, out.updates, leases);
