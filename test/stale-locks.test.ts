@@ -129,4 +129,21 @@ test("a leftover git ref lock (refs/handoff/leases.lock): refused at once as sta
   assert.is(cli(["lease", "src/b.ts", "--exclusive"], { cwd: a, agent: "alice" }).code, 0, "the next lease works");
 });
 
+test("a stale lock on a tracking ref (a killed git fetch): sync names it instead of blaming the remote", () => {
+  const { bare, a } = project();
+  const b = cloneOf(bare);
+  assert.is(cli(["claim", "ship"], { cwd: b, agent: "bob" }).code, 0); // the remote moves on
+  const stale = `${a}/.git/refs/handoff-remotes/origin/tasks/ship.lock`;
+  mkdirSync(`${a}/.git/refs/handoff-remotes/origin/tasks`, { recursive: true });
+  writeFileSync(stale, "");
+  const old = new Date(Date.now() - 300_000);
+  utimesSync(stale, old, old);
+  const r = cli(["sync", "--json"], { cwd: a, agent: "lead" });
+  assert.is(r.code, 5, r.stdout + r.stderr);
+  assert.is(r.json.error.code, "environment");
+  assert.match(r.stderr, /tasks\/ship\.lock is stale for 3\d\d s/);
+  assert.is(cli(["doctor", "--repair"], { cwd: a }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+});
+
 test.run();

@@ -4,6 +4,7 @@
 import { listRefs, updateRefs } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
+import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 
@@ -61,7 +62,11 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
         let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
         if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
-        if (!f.ok) return f;
+        if (!f.ok) {
+          // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
+          failOnStaleLock(store.repo.commonDir, f.message);
+          return f;
+        }
       }
       if (gone.length) {
         await updateRefs(store.cwd, gone.map(([ref, oid]) => ({ ref: trackingRef(remote, ref), new: null, old: oid })), store.zeroOid);
