@@ -91,10 +91,10 @@ test("porcelain push output: each ref's status, rejections included", () => {
     " \tabc:refs/handoff/archive\t1234..5678",
     "Done",
   ].join("\n");
-  const s = parsePorcelain(out);
+  const s = parsePorcelain(out).status;
   assert.equal(Object.fromEntries(s), {
-    "refs/handoff/tasks/x": "rejected",
-    "refs/handoff/tasks/y": "rejected",
+    "refs/handoff/tasks/x": "stale",
+    "refs/handoff/tasks/y": "stale",
     "refs/handoff/tasks/z": "ok",
     "refs/handoff/tasks/old": "ok",
     "refs/handoff/archive": "ok",

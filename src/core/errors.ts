@@ -23,6 +23,10 @@ export type ErrorCode =
   | "self_review" // an author accepting its own review, or a producer acking its own handoff
   | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
   | "quarantined" // the remote's copy of this entity failed validation on receive
+  | "remote_timeout" // the sync remote did not answer within the deadline; nothing changed here
+  | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)
+  | "outcome_unknown" // a push went out and neither its report nor a read of the remote came back
+  | "environment" // the machine refused: disk full, read-only file system, permission denied, too many open files
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -47,6 +51,10 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   self_review: 3,
   unapproved_command: 3,
   quarantined: 3,
+  remote_timeout: 3,
+  remote_rejected: 3,
+  outcome_unknown: 3,
+  environment: 5,
   internal: 1,
 };
 
@@ -66,7 +74,7 @@ export interface Refusal {
 
 /** Whether trying again later could succeed without changing the request. */
 export function isRecoverable(code: ErrorCode): boolean {
-  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable" || code === "blocked";
+  return code === "held_by_other" || code === "lost_race" || code === "no_task_ready" || code === "remote_unreachable" || code === "blocked" || code === "remote_timeout" || code === "outcome_unknown";
 }
 
 /** A refusal thrown across layers; caught once, at the front end. */

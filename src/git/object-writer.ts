@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { environmentRefusal } from "../core/environment.ts";
+import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
 
@@ -15,6 +17,11 @@ import type { ObjectType } from "./object-reader.ts";
  */
 export class ObjectWriter {
   private readonly fsync: boolean;
+  /**
+   * Objects written (or found) since the last `settle`, with their content: until a ref points at
+   * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
+   */
+  private pending = new Map<string, { type: ObjectType; body: Buffer }>();
 
   constructor(
     private readonly commonDir: string,
@@ -27,26 +34,93 @@ export class ObjectWriter {
     const body = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
     const oid = createHash(this.format).update(raw).digest("hex");
+    if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
+    this.store(oid, raw);
+    return oid;
+  }
+
+  /**
+   * After a ref update: every object written since the last call must still be there. A prune
+   * that ran between the write and the update removed it; its content is still here, so it is
+   * written again (stat calls only, no git). Returns how many were restored.
+   */
+  settle(): number {
+    const restored = this.restoreMissing();
+    this.pending.clear();
+    return restored;
+  }
+
+  /** Writes back pending objects that vanished, keeping them pending (the update is still to come). */
+  restoreMissing(): number {
+    let restored = 0;
+    for (const [oid, { type, body }] of this.pending) {
+      if (existsSync(this.pathOf(oid))) continue;
+      this.store(oid, Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]));
+      restored++;
+    }
+    return restored;
+  }
+
+  private pathOf(oid: string): string {
+    return `${this.commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+  }
+
+  private store(oid: string, raw: Buffer): void {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
-    if (existsSync(path)) return oid;
-    mkdirSync(dir, { recursive: true });
+    if (existsSync(path)) return;
     const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
-    const fd = openSync(tmp, "wx", 0o444);
     try {
-      writeSync(fd, deflateSync(raw, { level: 1 }));
-      if (this.fsync) fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+      const fd = openTemp(dir, tmp);
+      try {
+        writeSync(fd, deflateSync(raw, { level: 1 }));
+        if (this.fsync) fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      }
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      // A full disk or a read-only folder is the machine's refusal, not a bug: say which.
+      const refusal = environmentRefusal(e, (e as NodeJS.ErrnoException).path ?? dir);
+      if (refusal) throw new HandoffError(refusal);
+      throw e;
     } finally {
-      unlinkSync(tmp);
+      rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
     }
-    return oid;
+  }
+}
+
+/** More pending objects than one operation writes: a long-running process that never settles. */
+const PENDING_LIMIT = 4096;
+
+/** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
+function openTemp(dir: string, tmp: string): number {
+  for (let n = 0; ; n++) {
+    makeFanOut(dir);
+    try {
+      return openSync(tmp, "wx", 0o444);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT" || n >= 5) throw e;
+    }
+  }
+}
+
+/**
+ * The fan-out folder. Not `recursive: true`: Node reports a full disk there as ENOENT, which
+ * would hide the cause. `objects/` itself always exists in a repository.
+ */
+function makeFanOut(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code === "ENOENT") mkdirSync(dir, { recursive: true });
+    else throw e;
   }
 }
 

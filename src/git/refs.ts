@@ -31,7 +31,7 @@ export interface RefUpdate {
   old: string | null;
 }
 
-export type TransactionResult = { ok: true } | { ok: false; reason: "stale" | "locked"; message: string };
+export type TransactionResult = { ok: true } | { ok: false; reason: "stale" | "locked" | "missing_object"; message: string };
 
 /**
  * Applies all updates or none, each only if its ref still has the expected old value: native
@@ -63,6 +63,8 @@ export function transactionScript(updates: RefUpdate[], zeroOid: string): string
  * holds the lock right now, or the ref no longer has the expected value. Anything else is an error.
  */
 export function classifyUpdateFailure(stderr: string, message: string): TransactionResult | null {
+  // A new value whose object vanished between its write and the update (a concurrent prune).
+  if (/with nonexistent object/i.test(stderr)) return { ok: false, reason: "missing_object", message };
   if (/File exists|Unable to create .*\.lock|unable to lock|lock file/i.test(stderr)) return { ok: false, reason: "locked", message };
   if (/cannot lock ref|but expected|already exists|reference is missing|unable to resolve reference/i.test(stderr)) {
     return { ok: false, reason: "stale", message };

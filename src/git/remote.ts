@@ -1,8 +1,11 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { firstLine, git, toolIdentityEnv } from "./run.ts";
+import { acquireOwnedLock } from "./owned-lock.ts";
+import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -16,29 +19,41 @@ export function trackingRef(remote: string, ref: string): string {
   return trackingPrefix(remote) + ref.slice("refs/handoff/".length);
 }
 
-export type FetchResult = { ok: true } | { ok: false; message: string };
+/** A failed remote call: `timedOut` when it ran past its deadline and was killed. */
+export type RemoteFailure = { ok: false; message: string; timedOut?: boolean };
+
+export type FetchResult = { ok: true } | RemoteFailure;
+
+function failure(r: GitResult, what: string): RemoteFailure {
+  if (r.timedOut) return { ok: false, message: `${what} was stopped at the deadline`, timedOut: true };
+  return { ok: false, message: cleanRemoteText(firstLine(r.stderr)) || `${what} exited ${r.code}` };
+}
 
 /**
  * Mirrors the remote's refs/handoff/* into the tracking refs, pruning those the remote deleted.
  * The glob refspec makes git ask only for the `refs/handoff/` prefix (protocol v2 `ref-prefix`),
  * and objects already present are not transferred: with nothing new it is one advertisement.
  * The refspec is given on the command line, so `remote.<name>.fetch` is never touched.
+ * Every call runs under `timeoutMs`, retries included.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, refs?: string[]): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean } = {}): Promise<FetchResult> {
   const specs = refs ? refs.map((r) => `+${r}:${trackingRef(remote, r)}`) : [`+refs/handoff/*:${trackingPrefix(remote)}*`];
+  const until = Date.now() + timeoutMs;
   let r;
   for (let n = 0; ; n++) {
     r = await git(
-      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
-      { cwd, env: { GIT_TERMINAL_PROMPT: "0" } },
+      // --refetch: transfer every object again, not only those missing by negotiation (a repair
+      // of refs whose objects are partly missing: git would take the present commit as complete).
+      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
+      { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
     );
-    if (r.code === 0) return { ok: true };
+    if (r.code === 0 && !r.timedOut) return { ok: true };
     // Exit 128 is fatal (no connection, no repository). Exit 1 means the transfer worked but a
     // tracking ref could not be updated: another process of this clone was fetching it too.
-    if (r.code !== 1 || n >= 8) break;
+    if (r.timedOut || r.code !== 1 || n >= 8 || Date.now() >= until - 100) break;
     await new Promise((res) => setTimeout(res, 20 + Math.random() * 40 * (n + 1)));
   }
-  return { ok: false, message: firstLine(r.stderr) || `git fetch exited ${r.code}` };
+  return failure(r, "git fetch");
 }
 
 /** One ref to push: `new` null deletes; `expected` null means the remote must not have it yet. */
@@ -50,56 +65,126 @@ export interface PushUpdate {
 
 /**
  * The remote's refs/handoff/* and their values: one advertisement, no objects. Cheaper than a
- * fetch with nothing new (which still checks every ref), so sync asks this first.
+ * fetch with nothing new (which still checks every ref), so sync asks this first. With `refs`,
+ * only those (the check after a push whose outcome is unknown).
  */
-export async function lsRemoteHandoff(cwd: string, remote: string): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string }> {
-  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
-  if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
+export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string> } | RemoteFailure> {
+  const r = await git(["ls-remote", remote, ...(refs ?? ["refs/handoff/*"])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   const tips = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const tab = line.indexOf("\t");
     if (tab > 0 && line.startsWith("refs/handoff/", tab + 1)) tips.set(line.slice(tab + 1), line.slice(0, tab));
   }
+  if (refs) for (const k of [...tips.keys()]) if (!refs.includes(k)) tips.delete(k);
   return { ok: true, tips };
 }
 
-export type PushStatus = "ok" | "rejected";
+/**
+ * Per ref: `ok` landed; `stale` the lease lost (a real compare-and-swap loss, or the atomic
+ * push failed because another ref's lease lost); `rejected` the remote refused it for its own
+ * reasons (a hook, a protected ref, permissions); `unknown` sent, but no report came back.
+ */
+export type PushStatus = "ok" | "stale" | "rejected" | "unknown";
 
 export type PushResult =
-  | { kind: "done"; status: Map<string, PushStatus> }
-  /** No porcelain status came back: the remote could not be reached (or refused the connection). */
-  | { kind: "unreachable"; message: string };
+  | { kind: "done"; status: Map<string, PushStatus>; reasons: Map<string, string>; remoteMessage: string }
+  /** Nothing reached the remote: no ref update was sent, so nothing can have landed. */
+  | { kind: "unsent"; message: string; timedOut: boolean }
+  /** The ref updates went out but no report came back: read the remote to learn what happened. */
+  | { kind: "unknown"; message: string; timedOut: boolean };
 
 /**
  * `git push --atomic --porcelain` with a lease per ref: every ref lands, or none does, and each
- * only if the remote still has the value we decided on.
+ * only if the remote still has the value we decided on. git's packet trace says whether the ref
+ * updates were sent, which is what separates "cannot have landed" from "may have landed".
  */
-export async function pushWithLease(cwd: string, remote: string, updates: PushUpdate[], agent?: string): Promise<PushResult> {
+export async function pushWithLease(cwd: string, remote: string, updates: PushUpdate[], timeoutMs: number, agent?: string): Promise<PushResult> {
   const args = ["push", "--atomic", "--porcelain", "--no-verify"];
   for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.expected ?? ""}`);
   args.push(remote);
   for (const u of updates) args.push(`${u.new ?? ""}:${u.ref}`);
-  const r = await git(args, { cwd, env: { GIT_TERMINAL_PROMPT: "0", ...toolIdentityEnv(agent) } });
-  const status = parsePorcelain(r.stdout);
-  if (status.size === 0) return { kind: "unreachable", message: firstLine(r.stderr) || `git push exited ${r.code}` };
-  // A ref missing from the report did not land.
-  for (const u of updates) if (!status.has(u.ref)) status.set(u.ref, "rejected");
-  return { kind: "done", status };
+  const trace = join(tmpdir(), `git-handoff-push-${process.pid}-${randomBytes(4).toString("hex")}.trace`);
+  let r: GitResult;
+  let sent = true;
+  // Made here, so an empty trace means "nothing traced", not "no trace could be written".
+  let traced = true;
+  try {
+    writeFileSync(trace, "", { flag: "wx" });
+  } catch {
+    traced = false;
+  }
+  try {
+    r = await git(args, { cwd, env: { GIT_TERMINAL_PROMPT: "0", GIT_TRACE_PACKET: trace, ...toolIdentityEnv(agent) }, timeoutMs });
+  } finally {
+    sent = !traced || commandsSent(trace);
+    rmSync(trace, { force: true });
+  }
+  const { status, reasons } = parsePorcelain(r.stdout);
+  const message = cleanRemoteText(firstLine(r.stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"))) || `git push exited ${r.code}`;
+  if (status.size === 0 || r.timedOut) {
+    if (status.size && [...status.values()].every((s) => s === "ok")) return { kind: "done", status, reasons, remoteMessage: "" };
+    return { kind: sent ? "unknown" : "unsent", message: r.timedOut ? "git push was stopped at the deadline" : message, timedOut: !!r.timedOut };
+  }
+  // A ref missing from the report did not land (an atomic push reports every ref it sent).
+  for (const u of updates) if (!status.has(u.ref)) status.set(u.ref, [...status.values()].includes("unknown") ? "unknown" : "stale");
+  return { kind: "done", status, reasons, remoteMessage: remoteLines(r.stderr) };
 }
 
 /**
- * Porcelain push output: `<flag>\t<from>:<to>\t<summary>` per ref, where the flag is one of
- * ` ` (fast-forward), `+` (forced), `-` (deleted), `*` (new), `=` (up to date), `!` (rejected).
+ * Whether git's packet trace shows a ref update command written (`push> <old> <new> <ref>`; over
+ * smart HTTP send-pack writes it as `git>` to the helper, which posts it: counted as sent).
  */
-export function parsePorcelain(stdout: string): Map<string, PushStatus> {
+function commandsSent(trace: string): boolean {
+  try {
+    return /packet:\s+(push|git)> [0-9a-f]{40,64} [0-9a-f]{40,64} refs\//.test(readFileSync(trace, "latin1"));
+  } catch {
+    return true; // no trace: assume the worst, which the caller then checks on the remote
+  }
+}
+
+/** What the remote itself said (`remote: ...` lines on stderr), for refusals in its words. */
+export function remoteLines(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((l) => l.startsWith("remote: "))
+    .map((l) => cleanRemoteText(l.slice(8)))
+    .filter(Boolean)
+    .join("; ")
+    .slice(0, 1000);
+}
+
+/** Text from another machine, made safe for one terminal line: no control characters. */
+export function cleanRemoteText(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").replace(/[\x00-\x1f\x7f]+/g, " ").trim();
+}
+
+/** Reasons git gives when the remote's own compare-and-swap lost to a concurrent push. */
+const RACE_REASON = /stale info|atomic push fail|fetch first|non-fast-forward|failed to (update|lock)|cannot lock|incorrect old value|already exists|atomic transaction failed/i;
+
+/**
+ * Porcelain push output: `<flag>\t<from>:<to>\t<summary>` per ref, where the flag is one of
+ * ` ` (fast-forward), `+` (forced), `-` (deleted), `*` (new), `=` (up to date), `!` (rejected);
+ * a rejection's summary is `[rejected] (reason)`, `[remote rejected] (reason)` or
+ * `[remote failure] (...)` (the connection ended before the remote reported).
+ */
+export function parsePorcelain(stdout: string): { status: Map<string, PushStatus>; reasons: Map<string, string> } {
   const status = new Map<string, PushStatus>();
+  const reasons = new Map<string, string>();
   for (const line of stdout.split("\n")) {
-    const m = /^([ +\-*=!])\t([^\t]*)\t/.exec(line);
+    const m = /^([ +\-*=!])\t([^\t]*)\t(.*)$/.exec(line);
     if (!m) continue;
     const to = m[2]!.slice(m[2]!.lastIndexOf(":") + 1);
-    status.set(to, m[1] === "!" ? "rejected" : "ok");
+    if (m[1] !== "!") {
+      status.set(to, "ok");
+      continue;
+    }
+    const summary = m[3]!;
+    const reason = /\((.*)\)\s*$/.exec(summary)?.[1] ?? summary;
+    reasons.set(to, cleanRemoteText(reason));
+    status.set(to, /\[remote failure\]/.test(summary) ? "unknown" : RACE_REASON.test(reason) ? "stale" : "rejected");
   }
-  return status;
+  return { status, reasons };
 }
 
 /** The configured sync remote: `handoff.remote`, else `origin` when it exists; "" disables sync. */
@@ -134,52 +219,44 @@ function mayConfigureRemote(commonDir: string): boolean {
   }
 }
 
-const STALE_LOCK_MS = 60_000;
-
 /**
  * One fetch at a time per clone and remote: concurrent fetches of the same tracking refs fail on
  * git's ref locks. A process that waited while another fetched after its request began takes that
- * fetch's result instead of fetching again (its view is at least as fresh).
+ * fetch's result instead of fetching again (its view is at least as fresh). The lock names its
+ * holder: one left by a process that is gone is broken at once; a live holder is waited on until
+ * `until`, then the wait fails as a timeout.
  */
-export async function withFetchLock<T extends { ok: boolean }>(dir: string, remote: string, fetch: () => Promise<T>, coalesced: () => Promise<T>): Promise<T> {
+export async function withFetchLock<T extends { ok: boolean }>(
+  dir: string,
+  remote: string,
+  until: number,
+  fetch: () => Promise<T>,
+  coalesced: () => Promise<T>,
+  onWait?: (message: string) => void,
+): Promise<T | RemoteFailure> {
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, `fetch-${remote}.lock`);
   const stamp = join(dir, `fetch-${remote}.done`);
   const asked = Date.now();
-  for (let n = 0; ; n++) {
-    let fd: number;
-    try {
-      fd = openSync(lock, "wx");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  const got = await acquireOwnedLock(lock, until, onWait);
+  if (!got.ok) {
+    const who = got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : "another process";
+    return { ok: false, timedOut: true, message: `${who} held ${lock} for ${Math.round(got.waitedMs / 1000)} s` };
+  }
+  try {
+    if (lastFetch(stamp) > asked) return await coalesced();
+    const r = await fetch();
+    if (r.ok) {
+      const now = new Date();
       try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) unlinkSync(lock); // left by a crash
+        utimesSync(stamp, now, now);
       } catch {
-        /* gone meanwhile */
-      }
-      await new Promise((r) => setTimeout(r, 5 + Math.random() * Math.min(50, 5 * (n + 1))));
-      continue;
-    }
-    try {
-      closeSync(fd);
-      if (lastFetch(stamp) > asked) return await coalesced();
-      const r = await fetch();
-      if (r.ok) {
-        const now = new Date();
-        try {
-          utimesSync(stamp, now, now);
-        } catch {
-          writeFileSync(stamp, "");
-        }
-      }
-      return r;
-    } finally {
-      try {
-        unlinkSync(lock);
-      } catch {
-        /* already broken as stale */
+        writeFileSync(stamp, "");
       }
     }
+    return r;
+  } finally {
+    got.release();
   }
 }
 

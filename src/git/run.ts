@@ -4,6 +4,8 @@ export interface GitResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** The call ran past `timeoutMs` and its process group was killed. */
+  timedOut?: boolean;
 }
 
 /**
@@ -25,6 +27,44 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Keep GIT_DIR and friends: only repository discovery wants them. */
   inheritRepoEnv?: boolean;
+  /**
+   * A deadline for calls that reach other machines. git runs in its own process group, so on
+   * expiry the whole group goes: `git push` and its transport helpers, ssh, a local receive-pack
+   * and the hooks it started. TERM first, so git removes its own lock files; KILL after a grace.
+   */
+  timeoutMs?: number;
+}
+
+const KILL_GRACE_MS = 1000;
+
+/**
+ * A bounded git runs in its own session, so Ctrl-C or a TERM to us no longer reaches it: while any
+ * runs, such a signal is passed on to its group, then takes its usual course here.
+ */
+const liveGroups = new Set<number>();
+const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+function passOn(signal: NodeJS.Signals): void {
+  for (const pid of liveGroups) killGroup(pid, "SIGTERM");
+  for (const s of SIGNALS) process.removeListener(s, passOn);
+  process.kill(process.pid, signal);
+}
+
+function track(pid: number, live: boolean): void {
+  if (live) {
+    if (liveGroups.size === 0) for (const s of SIGNALS) process.on(s, passOn);
+    liveGroups.add(pid);
+  } else if (liveGroups.delete(pid) && liveGroups.size === 0) {
+    for (const s of SIGNALS) process.removeListener(s, passOn);
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is gone */
+  }
 }
 
 /**
@@ -41,19 +81,53 @@ function envFor(opts: RunOptions): NodeJS.ProcessEnv {
 /** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
 export function git(args: string[], opts: RunOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
+    const bounded = opts.timeoutMs !== undefined;
     const child = childProcess().spawn("git", args, {
       cwd: opts.cwd,
       env: envFor(opts),
       stdio: ["pipe", "pipe", "pipe"],
+      detached: bounded,
     });
+    if (!child.stdout || !child.stderr || !child.stdin) {
+      // Out of file descriptors: no pipes were made, and the cause arrives as an error event.
+      child.once("error", reject);
+      return;
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let timedOut = false;
+    let done = false;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (code: number | null) => {
+      if (done) return;
+      done = true;
+      if (bounded && child.pid) track(child.pid, false);
+      for (const t of timers) clearTimeout(t);
+      const r: GitResult = { code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+      resolve(timedOut ? { ...r, timedOut } : r);
+    };
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
-    child.on("error", reject);
-    child.on("close", (code) =>
-      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }),
-    );
+    child.on("error", (e) => {
+      done = true;
+      if (bounded && child.pid) track(child.pid, false);
+      for (const t of timers) clearTimeout(t);
+      reject(e);
+    });
+    child.on("close", finish);
+    if (bounded && child.pid) {
+      track(child.pid, true);
+      const group = (signal: NodeJS.Signals) => killGroup(child.pid!, signal);
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          group("SIGTERM");
+          setTimeout(() => group("SIGKILL"), KILL_GRACE_MS).unref(); // even once git itself is gone
+          // A grandchild outside the group (a daemonised ssh master) may keep the pipes open.
+          timers.push(setTimeout(() => finish(child.exitCode ?? 1), KILL_GRACE_MS + 200));
+        }, Math.max(1, opts.timeoutMs!)),
+      );
+    }
     child.stdin.on("error", () => {}); // git may exit before reading all input
     child.stdin.end(opts.input ?? "");
   });

@@ -5,8 +5,8 @@
 // body, so an agent reads the same code, holder and suggestions a script reads from `--json`,
 // with the suggestions naming tools instead of CLI commands.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { HandoffError, type Refusal } from "../core/errors.ts";
-import { errorBody } from "../present/output.ts";
+import type { Refusal } from "../core/errors.ts";
+import { errorBody, refusalOfError } from "../present/output.ts";
 import { neutralise } from "../present/untrusted.ts";
 import { refusalFor, type NextCall } from "../present/suggestions.ts";
 
@@ -16,7 +16,7 @@ export function okResult(data: Record<string, unknown>, text: string, summary?: 
 }
 
 export function refusalOf(e: unknown): Refusal {
-  return e instanceof HandoffError ? e.refusal : { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+  return refusalOfError(e);
 }
 
 /** The refusal as an MCP client should read it: suggestions name tools, never CLI commands. */

@@ -1,3 +1,4 @@
+import { environmentRefusal } from "../core/environment.ts";
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
 import { forTerminal, neutralise } from "./untrusted.ts";
 
@@ -22,10 +23,15 @@ export function errorBody(r: Refusal): Record<string, unknown> {
   return { code: r.code, message: r.message, recoverable: isRecoverable(r.code), data: r.data ?? {}, suggestions: r.suggestions ?? [] };
 }
 
+/** The refusal an error reports: its own, an environment failure (disk, permissions), else a bug. */
+export function refusalOfError(e: unknown): Refusal {
+  if (e instanceof HandoffError) return e.refusal;
+  return environmentRefusal(e) ?? { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+}
+
 /** Prints an error (one line, then hints for refusals) and returns the exit status from the table. */
 export function reportError(e: unknown, json: boolean): number {
-  const refusal: Refusal =
-    e instanceof HandoffError ? e.refusal : { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+  const refusal = refusalOfError(e);
   if (json) process.stdout.write(JSON.stringify({ error: errorBody(refusal) }, null, 2) + "\n");
   process.stderr.write(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)}\n`);
   if (!json) for (const s of refusal.suggestions ?? []) process.stderr.write(`  ${s.action}: ${neutralise(s.detail)}\n`);

@@ -100,7 +100,7 @@ export function commitObject(opts: { tree: string; parent: string | null; author
 /** Reads an object that must exist with a given type, or fails naming the ref it came from. */
 export async function readTyped(reader: ObjectReader, oid: string, type: GitObject["type"], ref: string): Promise<Buffer> {
   const obj = await reader.read(oid);
-  if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing`, { ref });
+  if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing (repair: git handoff doctor --repair)`, { ref, object: oid });
   if (obj.type !== type) fail("corrupt_state", `${ref} is corrupt: ${oid} is a ${obj.type}, expected a ${type} written by git-handoff`, { ref });
   return obj.data;
 }

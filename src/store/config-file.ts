@@ -15,8 +15,10 @@ export async function loadConfig(workTree: string | null, warnings: string[] = [
   let text: string;
   try {
     text = readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
-  } catch {
-    return DEFAULT_CONFIG;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return DEFAULT_CONFIG;
+    throw e; // unreadable (permissions, too many open files): the front end names the cause
   }
   return parseConfig(text, warnings);
 }
@@ -40,7 +42,14 @@ export async function parseConfigData(text: string, warnings: string[] = []): Pr
     const line = e.linePos?.[0]?.line ?? lines.linePos(e.pos[0]).line;
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${e.message.split("\n")[0]}`);
   }
-  const raw = doc.toJS() ?? {};
+  let raw: unknown;
+  try {
+    // The parser refuses some documents only when building values: an alias bomb (aliases
+    // expanding to millions of nodes) is the one to expect.
+    raw = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (e) {
+    fail("invalid_input", `${CONFIG_NAME}: the YAML parser refused it: ${(e as Error).message.split("\n")[0]}`);
+  }
   if (raw && typeof raw === "object" && !Array.isArray(raw)) {
     const known = Object.keys(ConfigFile.shape);
     for (const key of Object.keys(raw)) {

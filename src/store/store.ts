@@ -13,6 +13,7 @@ import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type Transa
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
+import { failOnStaleLock } from "./stale-lock.ts";
 
 export const REF_ROOT = "refs/handoff/";
 
@@ -91,9 +92,17 @@ export class Store {
     return record;
   }
 
-  /** One all-or-nothing compare-and-swap transaction over several refs. */
-  updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
-    return this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent);
+  /**
+   * One all-or-nothing compare-and-swap transaction over several refs. Once it lands, the
+   * objects written for it are checked and any a concurrent prune removed are written again.
+   */
+  async updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
+    for (let n = 0; ; n++) {
+      const r = await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent));
+      if (r.ok) this.writer.settle();
+      // git refused because an object vanished before the update: write it again, then retry.
+      if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
+    }
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
@@ -145,6 +154,7 @@ export class Store {
       if (updates.length === 0) return result;
       const r = await this.updateRefs(updates);
       if (r.ok) return result;
+      if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
       await sleep(backoff(n));

@@ -9,10 +9,12 @@ import { git } from "../git/run.ts";
 import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
+import { remoteTimeoutMs } from "./remote-budget.ts";
 import type { Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
 import { stateChecks } from "./doctor-invariants.ts";
 import { hookChecks } from "./doctor-hooks.ts";
+import { healthChecks } from "./doctor-health.ts";
 
 export interface Check {
   name: string;
@@ -24,7 +26,7 @@ export interface Check {
 const SKEW_MS = 60_000;
 const STALE_TENTATIVE_MS = 60 * 60_000;
 
-export async function doctor(store: Store): Promise<Check[]> {
+export async function doctor(store: Store, opts: { repair?: boolean } = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const remote = await configuredRemote(store.cwd);
   checks.push(
@@ -40,8 +42,9 @@ export async function doctor(store: Store): Promise<Check[]> {
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
+  const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
   checks.push(...(await invariants(store)));
-  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)));
+  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)), ...health);
   return checks;
 }
 
@@ -67,10 +70,11 @@ async function refspecs(store: Store): Promise<Check> {
 
 async function reachability(store: Store, remote: string): Promise<Check> {
   const start = Date.now();
-  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
+  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: await remoteTimeoutMs(store) });
   const ms = Date.now() - start;
   if (r.code !== 0) {
-    return { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${r.stderr.trim().split("\n")[0]}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" };
+    const why = r.timedOut ? `no answer within ${ms} ms (handoff.remoteTimeout)` : r.stderr.trim().split("\n")[0];
+    return { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${why}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" };
   }
   const count = r.stdout.split("\n").filter(Boolean).length;
   return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)` };

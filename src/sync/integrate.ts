@@ -4,7 +4,7 @@ import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { Task } from "../core/task.ts";
-import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
+import { listRefs, type RefUpdate } from "../git/refs.ts";
 import type { Tips } from "./tracking.ts";
 import { ARCHIVE_REF, archivedTipsFrom } from "../store/archive.ts";
 import { eventFromMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
@@ -12,6 +12,7 @@ import { commitsSince, isAncestor } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
+import { failOnStaleLock } from "../store/stale-lock.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -75,11 +76,12 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
       }
     }
     if (!updates.length) return out;
-    const r = await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
+    const r = await store.updateRefs(updates);
     if (r.ok) {
       for (const u of updates) u.new === null ? out.local.delete(u.ref) : out.local.set(u.ref, u.new);
       return out;
     }
+    if (r.reason === "locked") failOnStaleLock(store.repo.commonDir, r.message);
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }

@@ -1,8 +1,10 @@
 // Exclusive writes with a sync remote: granted only once the atomic push lands. The remote is the
 // referee between clones the way `update-ref` is between processes of one clone.
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
-import { updateRefs, type RefUpdate } from "../git/refs.ts";
-import { pushWithLease, trackingRef } from "../git/remote.ts";
+import type { RefUpdate } from "../git/refs.ts";
+import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
+import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
+import { pushEffect } from "./push-outcome.ts";
 import { refreshTracking, trackingFor } from "./tracking.ts";
 import { isAncestor } from "../store/history.ts";
 import { integrate, type Integration } from "./integrate.ts";
@@ -12,20 +14,13 @@ import type { Attempt, Store } from "../store/store.ts";
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
 
-const REMOTE_BUDGET_MS = 60_000;
 const MAX_ROUNDS = 40;
 
-
-export function unreachable(remote: string, message: string): never {
-  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message}): exclusive operations need it (or use --offline for a tentative grant)`, { remote }, [
-    { action: "retry", detail: "check the network or credentials, then run the command again" },
-    { action: "work_elsewhere", detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" },
-  ]);
-}
+export { unreachable } from "./remote-budget.ts";
 
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
-export async function refresh(store: Store, remote: string): Promise<{ ok: true; integration: Integration } | { ok: false; message: string }> {
-  const f = await refreshTracking(store, remote);
+export async function refresh(store: Store, remote: string, budget?: RemoteBudget): Promise<{ ok: true; integration: Integration } | RemoteFailure> {
+  const f = await refreshTracking(store, remote, undefined, budget);
   if (!f.ok) return f;
   const integration = await integrate(store, f.before, f.after);
   if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);
@@ -36,10 +31,11 @@ export async function refresh(store: Store, remote: string): Promise<{ ok: true;
  * The remote compare-and-swap loop. The attempt decides on local state, which normally mirrors
  * the remote; the push's lease (the remote value that state came from) makes the decision count
  * only if the remote still has it. A rejected push or a refusal re-fetches and re-decides, so an
- * answer is always about the remote's current state, never a stale local one.
+ * answer is always about the remote's current state, never a stale local one. Every remote call
+ * is bounded, and so is the whole loop (remote-budget.ts).
  */
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R> {
-  const deadline = Date.now() + REMOTE_BUDGET_MS;
+  const budget = await remoteBudget(store, remote);
   let refreshed = false;
   for (let n = 0; ; n++) {
     let out: { updates: RefUpdate[]; result: R };
@@ -47,10 +43,10 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       out = await attempt(store.now());
     } catch (e) {
       if (!(e instanceof HandoffError) || !STATE_REFUSALS.has(e.code) || refreshed) throw e;
-      const r = await refresh(store, remote);
+      const r = await refresh(store, remote, budget);
       if (!r.ok) {
         if (store.syncOptions.offline) throw e;
-        unreachable(remote, r.message);
+        remoteFailed(budget, r);
       }
       refreshed = true;
       continue;
@@ -71,25 +67,34 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     }
 
     const leases = out.updates.map((u) => ({ ref: u.ref, new: u.new, expected: tracking.get(u.ref) ?? null }));
-    const push = await pushWithLease(store.cwd, remote, leases, store.actor.agent);
-    if (push.kind === "unreachable") {
-      if (!store.syncOptions.offline) unreachable(remote, push.message);
-      const local = await updateRefs(store.cwd, out.updates, store.zeroOid, store.actor.agent);
-      if (!local.ok) {
-        await sleep(backoff(n));
-        continue;
+    const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
+    const unknown = push.kind === "unknown" || (push.kind === "done" && [...push.status.values()].includes("unknown"));
+    if (push.kind === "unsent" || unknown) {
+      const why = push.kind === "done" ? "the remote did not report the result" : push.message;
+      const offline = store.syncOptions.offline;
+      // Offline, an outcome that stays unknown is as good as unsent: sync settles the tentative grant.
+      const effect = unknown ? await pushEffect(store, budget, leases, why).catch((e) => (offline ? ("not_landed" as const) : Promise.reject(e))) : "not_landed";
+      if (effect === "landed") {
+        store.notices.push(`the push's report from ${remote} was lost (${why}); reading the remote back shows it landed`);
+        await settleLocal(store, remote, out.updates, leases);
+        return out.result;
       }
-      await markTentative(store, out.updates);
-      store.notices.push(`offline: the grant is tentative until the next git handoff sync confirms or refuses it`);
-      return out.result;
+      if (!offline) {
+        if (push.kind !== "done" && push.timedOut) timedOut(budget, unknown ? "the push was stopped and did not land" : push.message);
+        unreachable(remote, unknown ? `${why}; the push did not land` : why);
+      }
+      const r = await grantTentatively(store, out.updates, out.result, n);
+      if (r === RETRY) continue;
+      return r;
     }
     if ([...push.status.values()].every((s) => s === "ok")) {
       await settleLocal(store, remote, out.updates, leases);
       return out.result;
     }
-    if (Date.now() >= deadline || n >= MAX_ROUNDS) break;
-    const r = await refresh(store, remote);
-    if (!r.ok) unreachable(remote, r.message);
+    refusedByRemote(remote, leases, push);
+    if (Date.now() >= budget.until || n >= MAX_ROUNDS) break;
+    const r = await refresh(store, remote, budget);
+    if (!r.ok) remoteFailed(budget, r);
     refreshed = true;
     await sleep(backoff(n));
   }
@@ -98,14 +103,48 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
   ]);
 }
 
+const RETRY = Symbol("retry");
+
+/** Offline: the write is applied here and marked tentative until the next sync settles it. */
+async function grantTentatively<R>(store: Store, updates: RefUpdate[], result: R, n: number): Promise<R | typeof RETRY> {
+  const local = await store.updateRefs(updates);
+  if (!local.ok) {
+    await sleep(backoff(n));
+    return RETRY;
+  }
+  await markTentative(store, updates);
+  store.notices.push(`offline: the grant is tentative until the next git handoff sync confirms or refuses it`);
+  return result;
+}
+
+/**
+ * A ref the remote refused for a reason of its own (a hook, a protected ref, permissions): a
+ * permanent refusal, in the remote's own words. Retrying would get the same answer.
+ */
+export function refusedByRemote(remote: string, leases: PushUpdate[], push: Extract<PushResult, { kind: "done" }>): void {
+  const refused = leases.filter((l) => push.status.get(l.ref) === "rejected");
+  if (!refused.length) return;
+  const reason = push.reasons.get(refused[0]!.ref) ?? "rejected";
+  const said = push.remoteMessage ? `: ${push.remoteMessage}` : "";
+  fail(
+    "remote_rejected",
+    `the sync remote ${remote} refused the push of ${refused.map((l) => l.ref).join(", ")} (${reason})${said}`,
+    { remote, refs: refused.map((l) => l.ref), reason, remote_message: push.remoteMessage },
+    [
+      { action: "fix_input", detail: "the remote's hooks or permissions refuse refs/handoff/*: ask its admin, or choose another sync remote with git handoff remote <name>" },
+      { action: "work_elsewhere", detail: "or keep coordination in this clone: git handoff remote --none" },
+    ],
+  );
+}
+
 /** The push landed: move the local refs and their tracking refs to what the remote now has. */
 async function settleLocal(store: Store, remote: string, updates: RefUpdate[], leases: { ref: string; new: string | null; expected: string | null }[]): Promise<void> {
   const tracking: RefUpdate[] = leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected }));
-  const both = await updateRefs(store.cwd, [...updates, ...tracking], store.zeroOid, store.actor.agent);
+  const both = await store.updateRefs([...updates, ...tracking]);
   if (both.ok) return;
   // A concurrent fetch moved a tracking ref (harmless), or a local writer moved a ref: the next
   // sync replays that local write on top of what we pushed.
-  await updateRefs(store.cwd, updates, store.zeroOid, store.actor.agent);
+  await store.updateRefs(updates);
 }
 
 export function backoff(n: number): number {

@@ -5,7 +5,8 @@ import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine } from "./quarantine.ts";
-import { unreachable } from "./remote-cas.ts";
+import { fail } from "../core/errors.ts";
+import { callTimeout, remoteBudget, remoteFailed } from "./remote-budget.ts";
 
 export interface Repair {
   ref: string;
@@ -25,8 +26,14 @@ export async function repairQuarantined(store: Store, remote: string): Promise<R
     plan.push({ ref: e.ref, was: e.oid, reason: e.reason, now: await store.readRef(e.ref), ok: false });
   }
   if (!plan.length) return plan;
-  const push = await pushWithLease(store.cwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), store.actor.agent);
-  if (push.kind === "unreachable") unreachable(remote, push.message);
+  const budget = await remoteBudget(store, remote);
+  const push = await pushWithLease(store.cwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), callTimeout(budget), store.actor.agent);
+  if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
+  if (push.kind === "unknown") {
+    fail("outcome_unknown", `the repair push to ${remote} went out but no report came back (${push.message})`, { remote }, [
+      { action: "retry", detail: "run git handoff sync, then git handoff doctor to see what the remote holds" },
+    ]);
+  }
   const entries = new Map(q.entries);
   for (const p of plan) {
     p.ok = push.status.get(p.ref) === "ok";

@@ -7,7 +7,9 @@ import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
 import { refreshTracking, snapshot } from "./tracking.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
-import { backoff, unreachable } from "./remote-cas.ts";
+import { backoff, refusedByRemote } from "./remote-cas.ts";
+import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable } from "./remote-budget.ts";
+import { pushEffect } from "./push-outcome.ts";
 import type { Store } from "../store/store.ts";
 import { compactIfDue } from "../store/archive.ts";
 import type { Quarantined } from "./quarantine.ts";
@@ -48,13 +50,14 @@ export async function sync(store: Store): Promise<SyncReport> {
   const remote = await requireRemote(store);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
   const rewritten = new Map<string, string>();
+  const budget = await remoteBudget(store, remote);
   const first = await snapshot(store, remote);
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
   for (;;) {
     report.rounds++;
-    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined);
-    if (!f.ok) unreachable(remote, f.message);
+    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget);
+    if (!f.ok) remoteFailed(budget, f);
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
     for (const q of f.refused) {
       const seen = report.quarantined.find((x) => x.ref === q.ref);
@@ -70,9 +73,17 @@ export async function sync(store: Store): Promise<SyncReport> {
     for (const [a, b] of step.rewritten) rewritten.set(a, b);
     if (!step.ahead.length) break;
     const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
-    const push = await pushWithLease(store.cwd, remote, leases, store.actor.agent);
-    if (push.kind === "unreachable") unreachable(remote, push.message);
-    if ([...push.status.values()].every((s) => s === "ok")) {
+    const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
+    if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
+    const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");
+    if (unknown) {
+      const why = push.kind === "unknown" ? push.message : "the remote did not report the result";
+      if ((await pushEffect(store, budget, leases, why)) === "not_landed") {
+        if (push.kind === "unknown" && push.timedOut) timedOut(budget, "the push was stopped and did not land");
+        unreachable(remote, `${why}; the push did not land`);
+      }
+    } else refusedByRemote(remote, leases, push);
+    if (unknown || (push.kind === "done" && [...push.status.values()].every((s) => s === "ok"))) {
       // The fetch of the next sync would say the same; saying it now keeps the leases exact.
       const r = await updateRefs(store.cwd, leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
       void r; // a concurrent fetch may have written them first, to the same values

@@ -2,7 +2,9 @@
 // Refreshing asks the remote for its list first and fetches only refs whose value changed, so
 // with nothing new a refresh costs one ref advertisement.
 import { listRefs, updateRefs } from "../git/refs.ts";
-import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock } from "../git/remote.ts";
+import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
+import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
+import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
@@ -41,35 +43,42 @@ export function fetchLockDir(store: Store): string {
  * left out of `before` and `after` (shown at their local value), so nothing integrates or pushes
  * them. `newlyRefused`: those first refused by this refresh.
  */
-export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | { ok: false; message: string };
+export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | RemoteFailure;
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
  * (to tell a ref the remote deleted from one it never had), `after` what the remote has now.
  * Fetches of one clone take turns; one that waited while another refreshed uses that result.
  */
-export async function refreshTracking(store: Store, remote: string, known?: Tips): Promise<Refreshed> {
-  const r = await fetchTracking(store, remote, known);
+export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<Refreshed> {
+  const r = await fetchTracking(store, remote, known, budget);
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
 
-async function fetchTracking(store: Store, remote: string, known?: Tips): Promise<{ ok: true; before: Tips; after: Tips } | { ok: false; message: string }> {
-  return withFetchLock<{ ok: true; before: Tips; after: Tips } | { ok: false; message: string }>(
+async function fetchTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<{ ok: true; before: Tips; after: Tips } | RemoteFailure> {
+  const b = budget ?? (await remoteBudget(store, remote));
+  return withFetchLock<{ ok: true; before: Tips; after: Tips } | RemoteFailure>(
     fetchLockDir(store),
     remote,
+    // The holder's own calls are bounded (a listing and a fetch): wait about that long.
+    Math.min(b.until, Date.now() + 2 * b.timeoutMs + 1000),
     async () => {
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
       const before = known ?? (await trackingTips(store, remote));
-      const ls = await lsRemoteHandoff(store.cwd, remote);
+      const ls = await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
       if (!ls.ok) return ls;
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));
       if (changed.length) {
-        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, changed) : { ok: false as const, message: "" };
+        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
-        if (!f.ok) f = await fetchHandoffRefs(store.cwd, remote);
-        if (!f.ok) return f;
+        if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
+        if (!f.ok) {
+          // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
+          failOnStaleLock(store.repo.commonDir, f.message);
+          return f;
+        }
       }
       if (gone.length) {
         await updateRefs(store.cwd, gone.map(([ref, oid]) => ({ ref: trackingRef(remote, ref), new: null, old: oid })), store.zeroOid);
@@ -83,6 +92,7 @@ async function fetchTracking(store: Store, remote: string, known?: Tips): Promis
       const now = await trackingTips(store, remote);
       return { ok: true, before: now, after: now };
     },
+    (message) => process.stderr.write(`git-handoff: ${message}\n`),
   );
 }
 

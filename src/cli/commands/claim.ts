@@ -5,6 +5,7 @@ import type { Store } from "../../store/store.ts";
 import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
 import { overlapText } from "../../core/claim-overlap.ts";
 import { withGlobals, withStore } from "../context.ts";
+import { removeCorruptTask } from "../../store/remove-corrupt.ts";
 import { emit } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
 // issue 4: verification and review, unblocked dependents, handoffs delivered with a claim
@@ -125,9 +126,19 @@ export function registerClaim(program: Command): void {
   });
 
   withGlobals(
-    program.command("cancel").description("cancel a task nobody holds (or you hold)").argument("<id>").option("--reason <text>", "why"),
-  ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
+    program
+      .command("cancel")
+      .description("cancel a task nobody holds (or you hold)")
+      .argument("<id>")
+      .option("--reason <text>", "why")
+      .option("--force", "remove a task whose ref is corrupt (objects missing); logged in refs/handoff-local/repair-log"),
+  ).action(async (id: string, o: { reason?: string; force?: boolean }, cmd: Command) => {
     const reason = requireReason(o.reason, "cancel");
-    await run(cmd, (s) => cancel(s, id, reason), (t) => `cancelled ${t.id}`);
+    await withStore(cmd, async (store, g) => {
+      const r = o.force ? await removeCorruptTask(store, id, reason) : null;
+      if (r) return emit(!!g.json, r, () => `removed corrupt task ${r.id} (${r.ref} was ${r.removed}; logged in refs/handoff-local/repair-log)`);
+      const t = await cancel(store, id, reason);
+      emit(!!g.json, t, () => `cancelled ${t.id}\n${taskDetail(t, store.now())}`);
+    });
   });
 }

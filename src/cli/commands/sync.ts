@@ -105,10 +105,15 @@ export function registerSyncTools(program: Command): void {
 }
 
 export function registerDoctor(program: Command): void {
-  withGlobals(program.command("doctor").description("check refspecs, remote reachability, clock skew, tentative operations and invariants (exit 2 on a failed check)")).action(
-    async (_o, cmd: Command) => {
+  withGlobals(
+    program
+      .command("doctor")
+      .description("check refspecs, remote reachability, clock skew, tentative operations, locks, objects and invariants (exit 2 on a failed check)")
+      .option("--repair", "remove stale lock files; restore or remove refs whose objects are missing (logged in refs/handoff-local/repair-log)"),
+  ).action(
+    async (o: { repair?: boolean }, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
-        const checks = await doctor(store);
+        const checks = await doctor(store, { repair: !!o.repair });
         const ok = checks.every((c) => c.status !== "fail");
         emit(!!g.json, { ok, checks }, () => checks.map((c) => `${c.status.padEnd(4)} ${c.name.padEnd(24)} ${c.detail}${c.fix && c.status !== "ok" ? `\n     ${"".padEnd(24)} -> ${c.fix}` : ""}`).join("\n"));
         if (!ok) process.exitCode = 2;

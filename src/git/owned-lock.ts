@@ -1,0 +1,137 @@
+// Our own lock files (under .git/handoff/): each says who holds it (pid, host and the process's
+// start time), so a lock left by a process that is gone is broken at once instead of by age,
+// and a reused pid is not mistaken for the holder.
+import { randomBytes } from "node:crypto";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+
+export interface LockOwner {
+  pid: number;
+  host: string;
+  /** Start time of the process in clock ticks since boot (/proc/<pid>/stat), when known. */
+  start: string | null;
+}
+
+/** A lock without an owner record (written by an older version) is stale after this long. */
+const ANONYMOUS_STALE_MS = 60_000;
+/** A live holder is waited on silently this long, then the waiter says what it waits for. */
+const QUIET_WAIT_MS = 1000;
+
+/** The start time of a process, which tells it apart from a later process given the same pid. */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export function selfOwner(): LockOwner {
+  return { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+}
+
+export function readOwner(path: string): LockOwner | null {
+  try {
+    const o = JSON.parse(readFileSync(path, "utf8")) as Partial<LockOwner>;
+    return typeof o.pid === "number" && typeof o.host === "string" ? { pid: o.pid, host: o.host, start: typeof o.start === "string" ? o.start : null } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the holder is known to be gone: only answerable for a process of this host. */
+export function holderGone(owner: LockOwner): boolean {
+  if (owner.host !== hostname()) return false;
+  try {
+    process.kill(owner.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ESRCH") return true;
+  }
+  const start = processStart(owner.pid);
+  return owner.start !== null && start !== null && start !== owner.start;
+}
+
+export type Acquired = { ok: true; release(): void } | { ok: false; owner: LockOwner | null; waitedMs: number };
+
+/**
+ * Takes the lock at `path`, waiting for a live holder until `until` (epoch ms). A holder that is
+ * gone is broken at once; `onWait` is told once, after a second, who is being waited for.
+ */
+export async function acquireOwnedLock(path: string, until: number, onWait?: (message: string) => void): Promise<Acquired> {
+  const started = Date.now();
+  let told = false;
+  for (let n = 0; ; n++) {
+    try {
+      const fd = openSync(path, "wx");
+      try {
+        writeSync(fd, JSON.stringify(selfOwner()));
+      } finally {
+        closeSync(fd);
+      }
+      return { ok: true, release: () => release(path) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const owner = readOwner(path);
+    const age = mtime(path);
+    const stale = owner ? holderGone(owner) : age !== null && Date.now() - age > ANONYMOUS_STALE_MS;
+    if (stale) {
+      breakLock(path, owner);
+      continue;
+    }
+    const waited = Date.now() - started;
+    if (Date.now() >= until) return { ok: false, owner, waitedMs: waited };
+    if (!told && waited >= QUIET_WAIT_MS && onWait) {
+      told = true;
+      onWait(owner ? `waiting for process ${owner.pid} on ${owner.host}, which holds ${path}` : `waiting for ${path} (no owner recorded)`);
+    }
+    await new Promise((r) => setTimeout(r, Math.min(Math.max(1, until - Date.now()), 5 + Math.random() * Math.min(50, 5 * (n + 1)))));
+  }
+}
+
+function release(path: string): void {
+  // Only our own lock: if it was broken and retaken meanwhile, the new holder keeps it.
+  const o = readOwner(path);
+  if (o && (o.pid !== process.pid || o.host !== hostname())) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * Removes a stale lock without removing a fresh one another process took in the meantime: the
+ * lock is moved aside first, and put back if what was moved is not the stale holder's.
+ */
+function breakLock(path: string, stale: LockOwner | null): void {
+  const aside = `${path}.broken-${randomBytes(4).toString("hex")}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return; // someone else broke it first
+  }
+  const moved = readOwner(aside);
+  const same = stale === null ? moved === null : moved !== null && moved.pid === stale.pid && moved.host === stale.host && moved.start === stale.start;
+  if (!same) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      /* a newer lock is in place: the one we moved was superseded anyway */
+    }
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    /* gone */
+  }
+}
+
+function mtime(path: string): number | null {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,30 @@
+// A push whose report never came back (connection killed, deadline after the pack was sent) may
+// or may not have landed. It is settled by effect: read exactly the pushed refs from the remote.
+import { fail } from "../core/errors.ts";
+import { lsRemoteHandoff, type PushUpdate } from "../git/remote.ts";
+import { VERIFY_MAX_MS, type RemoteBudget } from "./remote-budget.ts";
+import type { Store } from "../store/store.ts";
+
+export type Effect = "landed" | "not_landed";
+
+/**
+ * An atomic push lands whole or not at all: every ref at its new value is "landed", every ref
+ * still without it is "not landed". A failed read, or a mix (another clone wrote since), throws
+ * `outcome_unknown`: never a guess either way.
+ */
+export async function pushEffect(store: Store, b: RemoteBudget, leases: PushUpdate[], why: string): Promise<Effect> {
+  const refs = leases.map((l) => l.ref);
+  const timeout = Math.min(b.timeoutMs, Math.max(VERIFY_MAX_MS / 2, b.until - Date.now()), VERIFY_MAX_MS);
+  const ls = await lsRemoteHandoff(store.cwd, b.remote, timeout, refs);
+  if (ls.ok) {
+    const landed = leases.filter((l) => (ls.tips.get(l.ref) ?? null) === l.new).length;
+    if (landed === leases.length) return "landed";
+    if (landed === 0) return "not_landed";
+  }
+  fail(
+    "outcome_unknown",
+    `a push to ${b.remote} may or may not have landed (${why}; ${ls.ok ? "the remote's refs changed since" : `reading it back failed: ${ls.message}`})`,
+    { remote: b.remote, refs },
+    [{ action: "retry", detail: "find out what holds: git handoff sync, then git handoff task show <id>" }],
+  );
+}

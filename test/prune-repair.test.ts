@@ -1,0 +1,86 @@
+// Prunes: objects a ref needs can vanish under a concurrent `git gc --prune=now`. Writes check
+// their objects after each ref update and write back what vanished; doctor finds refs that still
+// point at missing objects, doctor --repair restores them from the remote or removes them (logged
+// in the repair log), after which the user's git gc, fsck and fetch work; cancel --force removes
+// one corrupt task. (The gc loops during writes are in prune-loop.test.ts.)
+import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+const gitCode = (cwd: string, ...args: string[]) => spawnSync("git", args, { cwd, env: cleanEnv(), encoding: "utf8" });
+
+/** Deletes one loose object, as a prune would. */
+function prune(repo: string, oid: string): void {
+  rmSync(`${repo}/.git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
+}
+
+function project() {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  return { bare, a: cloneOf(bare) };
+}
+
+test("doctor finds refs pointing at missing objects; --repair restores from the remote or removes and logs; git works again", () => {
+  const { bare, a } = project();
+  assert.is(cli(["task", "add", "pushed", "--id", "pushed", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "local only", "--id", "local"], { cwd: a, agent: "lead" }).code, 0);
+  const pushedBlob = gitOut(a, "rev-parse", "refs/handoff/tasks/pushed:task.json");
+  const localCommit = gitOut(a, "rev-parse", "refs/handoff/tasks/local");
+  prune(a, pushedBlob);
+  prune(a, localCommit);
+  assert.is.not(gitCode(a, "gc", "-q").status, 0, "a ref at a missing object breaks the user's git gc");
+
+  const shown = cli(["task", "show", "pushed", "--json"], { cwd: a });
+  assert.is(shown.code, 2);
+  assert.is(shown.json.error.code, "corrupt_state");
+  assert.match(shown.json.error.message, /is missing \(repair: git handoff doctor --repair\)/);
+
+  const d = cli(["doctor", "--json"], { cwd: a });
+  assert.is(d.code, 2);
+  const found = d.json.checks.find((c: any) => c.name === "objects");
+  assert.is(found.status, "fail");
+  assert.match(found.detail, /refs\/handoff\/tasks\/pushed/);
+  assert.match(found.detail, /refs\/handoff\/tasks\/local/);
+
+  const fixed = cli(["doctor", "--repair", "--json"], { cwd: a });
+  const objects = fixed.json.checks.find((c: any) => c.name === "objects");
+  assert.is(objects.status, "ok", objects.detail);
+  assert.match(objects.detail, /2 restored, 1 removed/, objects.detail);
+  // Restored from the remote, exactly its copy; the never-pushed one is gone, and logged.
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/pushed"), gitOut(bare, "rev-parse", "refs/handoff/tasks/pushed"));
+  assert.is(cli(["task", "show", "pushed"], { cwd: a }).code, 0);
+  assert.is(gitCode(a, "rev-parse", "--verify", "-q", "refs/handoff/tasks/local").status, 1);
+  const log = gitOut(a, "log", "--format=%B", "refs/handoff-local/repair-log");
+  assert.match(log, new RegExp(localCommit));
+  assert.match(log, /refs\/handoff\/tasks\/pushed/);
+
+  assert.is(gitCode(a, "fsck", "--no-dangling").status, 0, gitCode(a, "fsck").stderr);
+  assert.is(gitCode(a, "gc", "-q").status, 0);
+  assert.is(gitCode(a, "fetch", "-q", "origin").status, 0);
+  assert.is(cli(["doctor", "--json"], { cwd: a }).json.checks.find((c: any) => c.name === "objects").status, "ok");
+});
+
+test("cancel --force removes a corrupt task (logged); on a readable task it is a plain cancel", () => {
+  const a = tempRepo();
+  assert.is(cli(["task", "add", "broken", "--id", "broken"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "fine", "--id", "fine"], { cwd: a, agent: "lead" }).code, 0);
+  const tip = gitOut(a, "rev-parse", "refs/handoff/tasks/broken");
+  prune(a, gitOut(a, "rev-parse", "refs/handoff/tasks/broken:task.json"));
+  assert.is(cli(["cancel", "broken", "--reason", "x"], { cwd: a, agent: "lead" }).code, 2, "without --force: refused");
+  const r = cli(["cancel", "broken", "--force", "--reason", "objects pruned", "--json"], { cwd: a, agent: "lead" });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.json.removed, tip);
+  assert.is(gitCode(a, "rev-parse", "--verify", "-q", "refs/handoff/tasks/broken").status, 1);
+  assert.match(gitOut(a, "log", "-1", "--format=%B", "refs/handoff-local/repair-log"), /objects pruned/);
+  const plain = cli(["cancel", "fine", "--force", "--reason", "not needed", "--json"], { cwd: a, agent: "lead" });
+  assert.is(plain.code, 0, plain.stderr);
+  assert.is(plain.json.status, "cancelled");
+  assert.is(gitCode(a, "fsck", "--no-dangling").status, 0);
+});
+
+test.run();

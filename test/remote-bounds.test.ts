@@ -1,0 +1,169 @@
+// Remote operations that never hang and never lie: a remote that sleeps in its pre-receive hook
+// and an HTTP server that accepts and never answers end in `remote_timeout` within the deadline;
+// a remote that refuses pushes is believed at once, in its own words; a push whose report is
+// lost is settled by reading the remote back.
+import { spawnSync } from "node:child_process";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
+
+const stops: (() => void)[] = [];
+test.after(() => {
+  for (const s of stops) s();
+  cleanupTemp();
+});
+
+function project() {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  return { bare, a };
+}
+
+function hook(bare: string, name: string, body: string): void {
+  writeFileSync(`${bare}/hooks/${name}`, `#!/bin/sh\n${body}\n`);
+  chmodSync(`${bare}/hooks/${name}`, 0o755);
+}
+
+const remoteRefs = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+const sleepers = (marker: string) => spawnSync("pgrep", ["-f", marker], { encoding: "utf8" }).stdout.trim();
+
+test("a pre-receive hook sleeping past the deadline: remote_timeout within the deadline, its processes killed, nothing changed", async () => {
+  const { bare, a } = project();
+  hook(bare, "pre-receive", "sleep 47.5");
+  const local = handoffRefs(a);
+  const remote = remoteRefs(bare);
+  const start = Date.now();
+  const r = await cliAsync(["claim", "ship", "--json"], { cwd: a, agent: "alice", env: { HANDOFF_REMOTE_TIMEOUT_MS: "1500" } });
+  const took = Date.now() - start;
+  assert.is(r.code, 3, r.stderr);
+  assert.is(r.json.error.code, "remote_timeout");
+  assert.match(r.json.error.message, /origin did not answer within 1\.5s/);
+  assert.is(r.json.error.data.remote, "origin");
+  assert.ok(took < 1500 + 6000, `took ${took} ms; the hook sleeps 47.5 s`);
+  assert.is(handoffRefs(a), local, "nothing local changed");
+  assert.is(remoteRefs(bare), remote, "nothing landed");
+  assert.is(sleepers("sleep 47.5"), "", "the hook's process group was killed");
+});
+
+test("an HTTP server that accepts and never answers: claim and sync end in remote_timeout (git config handoff.remoteTimeout)", async () => {
+  const { a } = project();
+  // In this process: the CLI runs as a child (cliAsync), so this event loop stays free.
+  const held: Socket[] = [];
+  const server = createServer((s) => void held.push(s));
+  await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
+  stops.push(() => {
+    for (const s of held) s.destroy();
+    server.close();
+  });
+  const port = (server.address() as AddressInfo).port;
+  gitOut(a, "remote", "add", "silent", `http://127.0.0.1:${port}/project.git`);
+  assert.is(cli(["remote", "silent"], { cwd: a }).code, 0);
+  gitOut(a, "config", "handoff.remoteTimeout", "1500ms");
+  const local = handoffRefs(a);
+  for (const args of [["claim", "ship", "--json"], ["sync", "--json"]]) {
+    const start = Date.now();
+    const r = await cliAsync(args, { cwd: a, agent: "alice" });
+    const took = Date.now() - start;
+    assert.is(r.code, 3, `${args[0]}: ${r.stderr}`);
+    assert.is(r.json.error.code, "remote_timeout", r.stdout);
+    assert.match(r.stderr, /silent did not answer within 1\.5s/);
+    assert.ok(took < 1500 + 6000, `${args[0]} took ${took} ms`);
+  }
+  assert.is(handoffRefs(a), local);
+
+  gitOut(a, "config", "handoff.remoteTimeout", "soon");
+  const bad = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(bad.code, 2);
+  assert.is(bad.json.error.code, "invalid_input");
+  assert.match(bad.stderr, /handoff\.remoteTimeout/);
+  const badEnv = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice", env: { HANDOFF_REMOTE_TIMEOUT_MS: "-3" } });
+  assert.is(badEnv.json.error.code, "invalid_input");
+  assert.is(handoffRefs(a), local);
+});
+
+test("a remote that refuses pushes: one attempt, remote_rejected in the remote's own words; sync says the same", () => {
+  const { bare, a } = project();
+  hook(bare, "pre-receive", `echo x >> "$GIT_DIR/attempts"; echo "pushes to refs/handoff are disabled" >&2; exit 1`);
+  const local = handoffRefs(a);
+  const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(r.code, 3, r.stderr);
+  assert.is(r.json.error.code, "remote_rejected");
+  assert.is(r.json.error.recoverable, false);
+  assert.match(r.stderr, /pushes to refs\/handoff are disabled/);
+  assert.match(r.stderr, /pre-receive hook declined/);
+  assert.not.match(r.stderr, /race|busy/);
+  assert.is(readFileSync(`${bare}/attempts`, "utf8"), "x\n", "exactly one push");
+  assert.is(handoffRefs(a), local);
+
+  assert.is(cli(["task", "add", "more", "--id", "more"], { cwd: a, agent: "lead" }).code, 0);
+  const s = cli(["sync", "--json"], { cwd: a, agent: "lead" });
+  assert.is(s.code, 3);
+  assert.is(s.json.error.code, "remote_rejected");
+  assert.match(s.json.error.message, /pushes to refs\/handoff are disabled/);
+});
+
+test("a push whose report is lost after the remote committed it: read back, the claim landed and holds", () => {
+  const { bare, a } = project();
+  // The remote commits the refs, then its receive-pack dies before it can report.
+  hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
+  writeFileSync(`${bare}/kill-next`, "");
+  const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(r.code, 0, r.stderr);
+  assert.not.ok(existsSync(`${bare}/kill-next`), "the remote was killed mid-push");
+  assert.match(r.stderr, /report .* was lost .* landed/);
+  assert.is(r.json.claim.agent, "alice");
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "alice");
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/ship"), gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), "local brought up to date");
+  assert.is(gitOut(a, "rev-parse", "refs/handoff-remotes/origin/tasks/ship"), gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"));
+  // The grant holds: the same agent sees it, another is refused.
+  const again = cli(["claim", "ship", "--json"], { cwd: cloneOf(bare), agent: "bob" });
+  assert.is(again.json.error.code, "held_by_other");
+});
+
+test("a lost report and a remote that cannot be read back: outcome_unknown, never unreachable or free", () => {
+  const { bare, a } = project();
+  hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; d=$(cd "$GIT_DIR" && pwd); mv "$d" "$d.away"; kill -9 $PPID; fi`);
+  writeFileSync(`${bare}/kill-next`, "");
+  const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(r.code, 3, r.stderr);
+  assert.is(r.json.error.code, "outcome_unknown");
+  assert.is(r.json.error.recoverable, true);
+  assert.match(r.json.error.suggestions[0].detail, /git handoff sync, then git handoff task show/);
+  assert.match(r.stderr, /may or may not have landed/);
+  assert.not.match(r.stdout + r.stderr, /--offline|free|unreachable/);
+});
+
+test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a lost report is read back as landed", async () => {
+  const served = serveRoot();
+  served.bare("probe");
+  const daemon = await startDaemon(served.root, "probe");
+  const http = await startHttp(served.root);
+  stops.push(() => void daemon.stop(), () => void http.stop());
+  for (const [kind, url] of [["daemon", daemon.url], ["http", http.url]] as const) {
+    const bare = served.bare(`over-${kind}`);
+    gitOut(tempRepo(), "push", "-q", bare, "main");
+    const a = cloneOf(url(`over-${kind}`));
+    assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+
+    hook(bare, "pre-receive", `echo "refs/handoff is read-only here" >&2; exit 1`);
+    const refused = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+    assert.is(refused.json?.error?.code, "remote_rejected", `${kind}: ${refused.stdout} ${refused.stderr}`);
+    assert.match(refused.stderr, /refs\/handoff is read-only here/);
+
+    rmSync(`${bare}/hooks/pre-receive`);
+    hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
+    writeFileSync(`${bare}/kill-next`, "");
+    const landed = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+    assert.is(landed.code, 0, `${kind}: ${landed.stderr}`);
+    assert.not.ok(existsSync(`${bare}/kill-next`), `${kind}: the remote was killed mid-push`);
+    assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "alice");
+    assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/ship"), gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"));
+  }
+});
+
+test.run();
