@@ -93,9 +93,10 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
     for (const id of ids) add(t.repo, id, ["--priority", String(round)]);
     add(t.repo, `r${round}-gate`);
     add(t.repo, `r${round}-blocked`, ["--after", `r${round}-gate`, "--priority", "100"]);
-    assert.is(cli(["claim", `r${round}-gate`], { cwd: t.repo, agent: "gatekeeper" }).code, 0);
+    // Winners of the first round claim again in the second: past their capacity of one.
+    assert.is(cli(["claim", `r${round}-gate`, "--over-capacity"], { cwd: t.repo, agent: "gatekeeper" }).code, 0);
     const runs = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => cliAsync(["ready", "--claim", "--json"], { cwd: t.wt[i % 2 ? "w1" : "w2"]!, agent: `racer${i}` })),
+      Array.from({ length: 16 }, (_, i) => cliAsync(["ready", "--claim", "--json", "--over-capacity"], { cwd: t.wt[i % 2 ? "w1" : "w2"]!, agent: `racer${i}` })),
     );
     const winners = runs.filter((r) => r.code === 0);
     const losers = runs.filter((r) => r.code !== 0);

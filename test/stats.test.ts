@@ -61,7 +61,7 @@ function history(): string {
   ok(step(repo, 10, "a", ["done", "api"]), "api done: ui unblocked after 10m");
   // Review: one pass accepted, one pass rejected, one failing verification.
   for (const id of ["r1", "r2", "r3"]) ok(step(repo, 11, "lead", ["task", "add", `review ${id}`, "--id", id, "--verify", id === "r3" ? "false" : "true"]), `add ${id}`);
-  for (const id of ["r1", "r2", "r3"]) ok(step(repo, 11, "e", ["claim", id]), `claim ${id}`);
+  for (const id of ["r1", "r2", "r3"]) ok(step(repo, 11, "e", ["claim", id, "--over-capacity"]), `claim ${id}`);
   ok(step(repo, 12, "e", ["done", "r1"]), "r1 to review");
   ok(step(repo, 12, "e", ["done", "r2"]), "r2 to review");
   assert.is(step(repo, 12, "e", ["done", "r3"]).code, 3, "r3's verification fails");

@@ -46,7 +46,7 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   const t1 = ok(cli(["claim", "lost", "--offline", "--json"], { cwd: a, agent: "alice" }));
   assert.is(t1.json.claim.agent, "alice");
   assert.match(t1.stderr, /tentative/);
-  ok(cli(["claim", "won", "--offline"], { cwd: a, agent: "alice" }));
+  ok(cli(["claim", "won", "--offline", "--over-capacity"], { cwd: a, agent: "alice" }));
   assert.is(ok(cli(["status", "--json"], { cwd: a, agent: "alice" })).json.tentative.length, 2);
   assert.is(cli(["sync"], { cwd: a }).code, 3, "sync needs the remote");
 

@@ -134,7 +134,7 @@ test("reads show an expired claim as free and write nothing", () => {
   ok(at(repo, "lead", 0, ["task", "add", "lapsed", "--id", "e"]));
   ok(at(repo, "lead", 0, ["task", "add", "live", "--id", "l"]));
   ok(at(repo, "alice", 0, ["claim", "e", "--ttl", "1m"]));
-  ok(at(repo, "alice", 0, ["claim", "l", "--ttl", "1h"]));
+  ok(at(repo, "alice", 0, ["claim", "l", "--ttl", "1h", "--over-capacity"]));
   const before = handoffRefs(repo);
   const show = ok(at(repo, "bob", 2 * MIN, ["task", "show", "e", "--json"])).json;
   assert.equal([show.status, show.claim, show.attempts], ["todo", null, 1]);

@@ -10,7 +10,8 @@ test.after(cleanupTemp);
 const RACERS = 16;
 
 /** Starts RACERS claims of `id` at once, spread over `cwds`; returns [agent, result] pairs. */
-async function race(id: string, cwds: string[], args: string[] = ["claim", id, "--json"]): Promise<[string, CliResult][]> {
+/** Each racer may win several of the tasks raced for, one after the other: past its capacity. */
+async function race(id: string, cwds: string[], args: string[] = ["claim", id, "--json", "--over-capacity"]): Promise<[string, CliResult][]> {
   const runs = Array.from({ length: RACERS }, (_, i) => {
     const agent = `racer-${i}`;
     return cliAsync(args, { cwd: cwds[i % cwds.length]!, agent }).then((r) => [agent, r] as [string, CliResult]);

@@ -72,9 +72,9 @@ export function selfReviewRefusal(t: Task, ctx: OpContext, allowSelf: boolean) {
 
 export function acceptReview(t: Task, ctx: OpContext, reason: string | null, opts: { allowSelf?: boolean } = {}): Outcome<Task> {
   if (t.status !== "review" || !t.review) return notInReview(t, "accept");
+  if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
   const self = selfReviewRefusal(t, ctx, !!opts.allowSelf);
   if (self) return self;
-  if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
   const at = ctx.now.toISOString();
   const record: Task = { ...t, status: "done", review: { ...t.review, decision: { verdict: "accepted", by: ctx.actor.agent, at, reason } }, updated_at: at };
   return { ok: true, record, steps: [{ event: event("accepted", t, ctx, { ...(reason ? { reason } : {}), ...(t.review.commit ? { commit: t.review.commit } : {}) }), record }] };

@@ -2,7 +2,7 @@
 // run the pure operation under compare-and-swap, return the new record. A task's scope globs are
 // file leases of its holder, changed in the same transaction as the task (task-lease-store.ts).
 import { parseDuration } from "../core/duration.ts";
-import { HandoffError } from "../core/errors.ts";
+import { HandoffError, type Refusal } from "../core/errors.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { LeaseSet } from "../core/lease.ts";
 import { acquireLeases, releaseTaskLeases } from "../core/lease-ops.ts";
@@ -68,11 +68,27 @@ export interface ClaimReport {
   overlaps: Overlap[];
 }
 
-/** Refuses (at_capacity) when the caller already holds as many tasks as its capacity allows. */
-async function checkCapacity(store: Store, claiming: string | null): Promise<void> {
+/** Why the caller may not take one more task (at_capacity), or null. */
+async function capacityProblem(store: Store, claiming: string | null) {
   const [{ tasks }, me] = await Promise.all([listTasks(store), loadAgent(store, store.actor.agent)]);
-  const refusal = capacityRefusal(tasks, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now());
+  return capacityRefusal(tasks, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now());
+}
+
+async function checkCapacity(store: Store, claiming: string | null): Promise<void> {
+  const refusal = await capacityProblem(store, claiming);
   if (refusal) throw new HandoffError(refusal);
+}
+
+/**
+ * The claim operation, refused for capacity only where it would grant a new claim: a task someone
+ * else holds, a blocked or a finished one is refused for that reason first, which says more.
+ */
+function capacityGuard(refusal: Refusal | null, op: (t: Task, ctx: OpContext) => Outcome<Task>) {
+  return (t: Task, ctx: OpContext): Outcome<Task> => {
+    const out = op(t, ctx);
+    const fresh = out.ok && out.record.claim?.agent === ctx.actor.agent && t.claim?.agent !== ctx.actor.agent;
+    return fresh && refusal ? { ok: false, refusal } : out;
+  };
 }
 
 export interface ClaimOptions {
@@ -83,8 +99,8 @@ export interface ClaimOptions {
 
 /** `claim` with its overlap advisory: what every front end should show after a claim. */
 export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
-  if (!opts.overCapacity) await checkCapacity(store, id);
-  const task = await claimOnly(store, id, opts);
+  const full = opts.overCapacity ? null : await capacityProblem(store, id);
+  const task = await claimOnly(store, id, opts, full);
   return { task, overlaps: await overlapsOfClaim(store, task) };
 }
 
@@ -95,21 +111,26 @@ export async function claimNextReporting(store: Store, opts: ClaimOptions = {}):
   return { task, overlaps: await overlapsOfClaim(store, task) };
 }
 
-/** Claims `id` (overlaps are logged for `stats`; claimReporting also returns them). */
+/**
+ * Claims `id`; overlaps are logged for `stats` (claimReporting also returns them). Capacity is
+ * checked only when asked (`overCapacity: false`): front ends not yet offering --over-capacity
+ * keep their behaviour; the CLI goes through claimReporting, which checks it by default.
+ */
 export async function claim(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<Task> {
-  return (await claimReporting(store, id, opts)).task;
+  return (await claimReporting(store, id, { ...opts, overCapacity: opts.overCapacity ?? true })).task;
 }
 
-/** The best ready task, claimed (overlaps logged; claimNextReporting also returns them). */
+/** The best ready task, claimed (overlaps logged; capacity as for `claim`). */
 export async function claimNextTask(store: Store, opts: ClaimOptions = {}): Promise<Task> {
-  return (await claimNextReporting(store, opts)).task;
+  return (await claimNextReporting(store, { ...opts, overCapacity: opts.overCapacity ?? true })).task;
 }
 
 /** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
-async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}): Promise<Task> {
+async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}, full: Refusal | null = null): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
+  const mutate = full ? (s: Store, i: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => withLeases(s, i, capacityGuard(full, op), o) : withLeases;
   try {
-    return await claimChecked(store, id, ttl, { force: !!opts.force, mutate: withLeases });
+    return await claimChecked(store, id, ttl, { force: !!opts.force, mutate });
   } catch (e) {
     // A duplicate claim (or one on a blocked task) caught: logged for `stats` (catch-log.ts).
     if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "blocked")) {
