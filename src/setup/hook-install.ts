@@ -40,6 +40,27 @@ interface AgentConfig {
 
 const cmd = (hook: string) => `git-handoff hook ${hook}`;
 
+/** Lets headless Claude Code (`claude -p`) call our MCP tools, which it otherwise refuses. */
+export const CLAUDE_MCP_PERMISSION = "mcp__git-handoff";
+
+function addPermission(json: Record<string, any>, rule: string): boolean {
+  json.permissions ??= {};
+  const allow: unknown[] = (json.permissions.allow ??= []);
+  if (allow.includes(rule)) return false;
+  allow.push(rule);
+  return true;
+}
+
+/** Undoes addPermission, dropping containers it leaves empty. */
+function stripPermission(json: Record<string, any>, rule: string): boolean {
+  const allow = json.permissions?.allow;
+  if (!Array.isArray(allow) || !allow.includes(rule)) return false;
+  json.permissions.allow = allow.filter((r) => r !== rule);
+  if (!json.permissions.allow.length) delete json.permissions.allow;
+  if (!Object.keys(json.permissions).length) delete json.permissions;
+  return true;
+}
+
 /** Claude-style groups: `hooks.<Event>: [{matcher, hooks: [{type, command, timeout}]}]`. */
 function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
   json.hooks ??= {};
@@ -56,7 +77,8 @@ const AGENTS: AgentConfig[] = [
     add(json) {
       const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "command", command: cmd("claude-pre-tool-use"), timeout: 10 }] }, cmd("claude-pre-tool-use"));
       const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("claude-session-start"), timeout: 10 }] }, cmd("claude-session-start"));
-      return a || b;
+      const c = addPermission(json, CLAUDE_MCP_PERMISSION);
+      return a || b || c;
     },
   },
   {
@@ -155,7 +177,8 @@ function planAgentsUninstall(root: string): Action[] {
     }
     if (!json) continue;
     const next = structuredClone(json);
-    if (!stripOurs(next)) continue;
+    const permission = a.file === ".claude/settings.json" && stripPermission(next, CLAUDE_MCP_PERMISSION);
+    if (!stripOurs(next) && !permission) continue;
     const emptyish = Object.keys(next).every((k) => k === "version");
     actions.push(emptyish ? { op: "remove", path, detail: `remove ${a.file} (it held only git-handoff hooks)` } : { op: "update", path, content: pretty(next), detail: `remove git-handoff hooks from ${a.file}` });
   }
