@@ -22,18 +22,30 @@ export interface EditCheck extends EditAnswer {
   answers: PathAnswer[];
 }
 
-export async function checkEdit(store: Store, rawPaths: string[], cwd: string): Promise<EditCheck> {
+export interface CheckOptions {
+  /**
+   * Words of a shell command, not edits: only other agents' exclusive leases are named, as a
+   * warning (the command may only read them), and nothing is leased or renewed.
+   */
+  shell?: boolean;
+  /** Check only (after the edit, to tell the model): no lease is taken or renewed. */
+  readOnly?: boolean;
+}
+
+export async function checkEdit(store: Store, rawPaths: string[], cwd: string, opts: CheckOptions = {}): Promise<EditCheck> {
   const root = store.repo.workTree!;
   const checked: string[] = [];
   const outside: string[] = [];
   for (const p of rawPaths) {
     try {
-      checked.push(normalizeRepoPath(p, root, cwd));
+      const path = normalizeRepoPath(p, root, cwd);
+      if (!checked.includes(path)) checked.push(path);
     } catch (e) {
       if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) outside.push(p);
-      else throw e;
+      else if (!opts.shell) throw e; // a word of a command that is no path is simply not one
     }
   }
+  if (opts.shell) return shellCheck(store, checked);
   const policy = loadPolicy(store);
   const agent = store.actor.agent;
   const read = await loadLeasesFor(store, { paths: checked, agent });
@@ -45,7 +57,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   if (outside.length) text = [text, `git-handoff: not checked (outside the repository): ${outside.join(", ")}`].filter(Boolean).join("\n");
 
   const autoLeased: string[] = [];
-  if (!deny) {
+  if (!deny && !opts.readOnly) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease
       ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
@@ -68,4 +80,19 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
     }
   }
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers };
+}
+
+/** A shell command naming files inside other agents' exclusive leases: a warning, never a denial. */
+async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
+  if (!checked.length) return { decision: "allow", text: "", checked, outside: [], autoLeased: [], answers: [] };
+  const agent = store.actor.agent;
+  const read = await loadLeasesFor(store, { paths: checked, agent });
+  const r = checkPaths(checked, read.set.leases, { agent, now: store.now(), policy: loadPolicy(store) });
+  const named = r.answers.filter((a) => a.holders.some((h) => h.exclusive && h.agent !== agent));
+  const lines = named.map((a) => {
+    const h = a.holders.find((x) => x.exclusive && x.agent !== agent)!;
+    return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} until ${h.expires_at}: do not change it (reading is fine); ask ${h.agent} first`;
+  });
+  const answers = named.map((a) => ({ ...a, verdict: "warn" as const }));
+  return { decision: "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
 }

@@ -161,3 +161,44 @@ export async function claude(cwd: string, turns: Turn[], o: { env?: NodeJS.Proce
     await model.stop();
   }
 }
+
+/**
+ * Codex CLI (`codex exec`) with a provider pointing at the scripted model, the project trusted,
+ * no sandbox (the container has none to give) and no approvals. `trustHooks: false` leaves the
+ * hooks unapproved, as they are until a user approves them in /hooks.
+ */
+export async function codex(cwd: string, turns: Turn[], o: { env?: NodeJS.ProcessEnv; trustHooks?: boolean; project?: string; config?: string; model?: string } = {}): Promise<Scenario> {
+  const bin = clientBin("codex");
+  const model = await startModel("openai", turns);
+  const home = newHome();
+  const codexHome = join(home, ".codex");
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    join(codexHome, "config.toml"),
+    [
+      // A slug Codex knows gets its apply_patch tool; MCP tools then hide behind tool_search.
+      `model = "${o.model ?? "gpt-5.5"}"`,
+      'model_provider = "scripted"',
+      'approval_policy = "never"',
+      'sandbox_mode = "danger-full-access"',
+      "[model_providers.scripted]",
+      'name = "scripted"',
+      `base_url = "${model.url}/v1"`,
+      'wire_api = "responses"',
+      `[projects."${o.project ?? cwd}"]`,
+      'trust_level = "trusted"',
+      o.config ?? "",
+    ].join("\n") + "\n",
+  );
+  try {
+    const args = ["exec", "--json", "--skip-git-repo-check", ...(o.trustHooks === false ? [] : ["--dangerously-bypass-hook-trust"]), "do the scripted work"];
+    const run = await runClient(bin, args, cwd, clientEnv(home, { CODEX_HOME: codexHome, OPENAI_API_KEY: "dummy", ...o.env }));
+    if (run.code !== 0) throw new Error(`codex exited ${run.code}\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
+    return { model, run, home };
+  } finally {
+    await model.stop();
+  }
+}
+
+/** A Codex patch replacing the first line of `file`, as its apply_patch tool takes it. */
+export const patchOf = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-${from}\n+${to}\n*** End Patch\n`;

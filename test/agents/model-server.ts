@@ -161,7 +161,12 @@ function openaiTurn(t: Turn, n: number): string {
     t.tools.forEach((c, i) => {
       const call_id = `call_${n}_${i}`;
       // A freeform tool (apply_patch) takes raw text; a function tool takes JSON arguments.
-      const item = typeof c.input === "string" ? { type: "custom_tool_call", call_id, name: c.name, input: c.input } : { type: "function_call", call_id, name: c.name, arguments: argsText(c) };
+      // `namespace/tool` calls a tool of a namespace (Codex groups each MCP server's tools so).
+      const [namespace, name] = c.name.includes("/") ? c.name.split("/", 2) : [undefined, c.name];
+      const item =
+        typeof c.input === "string"
+          ? { type: "custom_tool_call", call_id, name, input: c.input }
+          : { type: "function_call", call_id, name, ...(namespace ? { namespace } : {}), arguments: argsText(c) };
       ev.push(["response.output_item.done", { type: "response.output_item.done", item }]);
     });
   } else {
