@@ -6,89 +6,84 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claude, cost, holders, scenarioRepo } from "./agents/clients.ts";
+import { once } from "./agents/session.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
 const read = (repo: string, f: string) => readFileSync(join(repo, f));
+const bob = { HANDOFF_AGENT: "bob" };
 
-test("exclusive lease: Edit and Write are denied, the file is byte-identical, the reason names the holder", async () => {
-  const repo = scenarioRepo();
-  const before = read(repo, "locked.txt");
-  const file = join(repo, "locked.txt");
-  const s = await claude(repo, [
-    { tools: [{ name: "Read", input: { file_path: file } }] },
-    { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "changed" } }, { name: "Write", input: { file_path: file, content: "overwritten\n" } }] },
-    { text: "could not edit" },
-  ], { env: { HANDOFF_AGENT: "bob" } });
-  cost("claude", "exclusive lease denied", s.run.ms);
-  assert.equal(read(repo, "locked.txt"), before);
-  const results = s.model.toolResults();
-  assert.is(results.length, 3, results.join("\n"));
-  for (const r of results.slice(1)) assert.match(r, /^\[error\] git-handoff deny: locked\.txt is inside an exclusive lease on locked\.txt held by alice/);
-  assert.equal(holders(repo, "locked.txt"), ["alice"]);
-});
-
-test("free file: edited with no objection, and the edit leases it to the agent", async () => {
-  const repo = scenarioRepo();
-  const file = join(repo, "free.txt");
-  const s = await claude(repo, [
-    { tools: [{ name: "Read", input: { file_path: file } }] },
-    { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "edited by bob" } }] },
-    { text: "done" },
-  ], { env: { HANDOFF_AGENT: "bob" } });
-  cost("claude", "free file edited", s.run.ms);
-  assert.is(read(repo, "free.txt").toString(), "free.txt edited by bob\n");
-  const results = s.model.toolResults();
-  assert.is(results.length, 2);
-  assert.not.match(results[1]!, /error|git-handoff/);
-  assert.not.match(s.model.seen(), /git-handoff (warn|deny)/);
-  assert.equal(holders(repo, "free.txt"), ["bob"]);
-});
-
-test("shared lease: edited, and the warning naming the holder reaches the model", async () => {
-  const repo = scenarioRepo();
-  const file = join(repo, "shared.txt");
-  const s = await claude(repo, [
-    { tools: [{ name: "Read", input: { file_path: file } }] },
-    { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "edited too" } }] },
-    { text: "done" },
-  ], { env: { HANDOFF_AGENT: "bob" } });
-  cost("claude", "shared lease warned", s.run.ms);
-  assert.is(read(repo, "shared.txt").toString(), "shared.txt edited too\n");
-  // additionalContext arrives in the next request, after the tool result.
-  const last = JSON.stringify(s.model.requests.filter((r) => r.main).at(-1)!.body);
-  assert.match(last, /git-handoff warn: shared\.txt is leased by alice/);
-});
-
-test("SessionStart: the agent's claims and others' exclusive files reach the model before it acts", async () => {
+/** One session: bob holds a task; reads, then edits a file alice holds exclusively, a free one, a shared one, and runs a shell command. */
+const main = once(async () => {
   const repo = scenarioRepo();
   assert.is(cli(["task", "add", "write the docs", "--id", "docs"], { cwd: repo, agent: "lead" }).code, 0);
   assert.is(cli(["claim", "docs"], { cwd: repo, agent: "bob" }).code, 0);
-  const s = await claude(repo, [{ text: "nothing to do" }], { env: { HANDOFF_AGENT: "bob" } });
-  cost("claude", "session start context", s.run.ms);
+  const locked = read(repo, "locked.txt");
+  const f = (name: string) => join(repo, name);
+  const s = await claude(repo, [
+    { tools: ["locked.txt", "free.txt", "shared.txt"].map((n) => ({ name: "Read", input: { file_path: f(n) } })) },
+    { tools: [{ name: "Edit", input: { file_path: f("locked.txt"), old_string: "line one", new_string: "changed" } }, { name: "Write", input: { file_path: f("locked.txt"), content: "overwritten\n" } }] },
+    { tools: [{ name: "Edit", input: { file_path: f("free.txt"), old_string: "line one", new_string: "edited by bob" } }] },
+    { tools: [{ name: "Edit", input: { file_path: f("shared.txt"), old_string: "line one", new_string: "edited too" } }] },
+    { tools: [{ name: "Bash", input: { command: "cat locked.txt", description: "show it" } }] },
+    { text: "done" },
+  ], { env: bob, args: ["--allowedTools", "Bash(cat:*)"] });
+  cost("claude", "one session: start, deny, free, shared, shell", s.run.ms);
+  return { repo, s, locked, results: s.model.toolResults() };
+});
+
+test("SessionStart: the agent's claims and others' exclusive files reach the model before it acts", async () => {
+  const { s } = await main();
   const first = JSON.stringify(s.model.requests.find((r) => r.main)!.body);
   assert.match(first, /git-handoff: you are agent bob/);
   assert.match(first, /- docs: write the docs/);
   assert.match(first, /- locked\.txt: EXCLUSIVE, do not edit \(alice/);
 });
 
+test("exclusive lease: Edit and Write are denied, the file is byte-identical, the reason names the holder", async () => {
+  const { repo, locked, results } = await main();
+  assert.equal(read(repo, "locked.txt"), locked);
+  assert.is(results.length, 8, results.join("\n---\n"));
+  for (const r of results.slice(3, 5)) assert.match(r, /^\[error\] git-handoff deny: locked\.txt is inside an exclusive lease on locked\.txt held by alice/);
+  assert.equal(holders(repo, "locked.txt"), ["alice"]);
+});
+
+test("free file: edited with no objection, and the edit leases it to the hook's agent", async () => {
+  const { repo, results } = await main();
+  assert.is(read(repo, "free.txt").toString(), "free.txt edited by bob\n");
+  assert.not.match(results[5]!, /error|git-handoff/);
+  assert.equal(holders(repo, "free.txt"), ["bob"]);
+});
+
+test("shared lease: edited, and the warning naming the holder reaches the model", async () => {
+  const { repo, s } = await main();
+  assert.is(read(repo, "shared.txt").toString(), "shared.txt edited too\n");
+  assert.match(s.model.seen(), /git-handoff warn: shared\.txt is leased by alice/);
+  assert.not.match(s.model.seen(), /git-handoff warn: free\.txt/);
+});
+
+test("shell: a command naming a file under another's exclusive lease runs, and the model is warned", async () => {
+  const { s, results } = await main();
+  assert.match(results[7]!, /locked\.txt line one/);
+  assert.match(s.model.seen(), /git-handoff warn: this command names locked\.txt, inside an exclusive lease on locked\.txt held by alice/);
+});
+
 test("MCP: claim_task through Claude Code in a trusted folder, allowed by the line init writes; the holder is the hook's agent", async () => {
   const repo = scenarioRepo();
   assert.is(cli(["task", "add", "fix the bug", "--id", "bug"], { cwd: repo, agent: "lead" }).code, 0);
   const file = join(repo, "free.txt");
+  // No HANDOFF_AGENT: hook and server each derive the name, and must agree.
   const s = await claude(repo, [
-    { tools: [{ name: "mcp__git-handoff__claim_task", input: { id: "bug" } }] },
-    { tools: [{ name: "Read", input: { file_path: file } }] },
+    { tools: [{ name: "mcp__git-handoff__claim_task", input: { id: "bug" } }, { name: "Read", input: { file_path: file } }] },
     { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "fixed" } }] },
     { text: "claimed and fixed" },
-  ], { env: { HANDOFF_AGENT: "bob" }, trust: repo });
+  ], { trust: repo });
   cost("claude", "MCP claim_task", s.run.ms);
-  const results = s.model.toolResults();
-  assert.match(results[0]!, /"claimed_by":\s*"bob"|"agent":\s*"bob"/, results[0]);
-  const task = cli(["task", "show", "bug", "--json"], { cwd: repo });
-  assert.is(task.json.claim.agent, "bob");
-  assert.equal(holders(repo, "free.txt"), ["bob"]);
+  assert.match(s.model.toolResults()[0]!, /"status":\s*"claimed"/);
+  const agent = cli(["task", "show", "bug", "--json"], { cwd: repo }).json.claim.agent;
+  assert.ok(agent);
+  assert.equal(holders(repo, "free.txt"), [agent]);
 });
 
 test("linked worktree: the hook reads the shared leases and denies", async () => {
@@ -101,7 +96,7 @@ test("linked worktree: the hook reads the shared leases and denies", async () =>
     { tools: [{ name: "Read", input: { file_path: file } }] },
     { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "changed" } }] },
     { text: "could not edit" },
-  ], { env: { HANDOFF_AGENT: "bob" } });
+  ], { env: bob });
   cost("claude", "linked worktree denied", s.run.ms);
   assert.equal(read(wt, "locked.txt"), before);
   assert.match(s.model.toolResults()[1]!, /^\[error\] git-handoff deny: locked\.txt .* held by alice/);

@@ -202,3 +202,32 @@ export async function codex(cwd: string, turns: Turn[], o: { env?: NodeJS.Proces
 
 /** A Codex patch replacing the first line of `file`, as its apply_patch tool takes it. */
 export const patchOf = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-${from}\n+${to}\n*** End Patch\n`;
+
+/**
+ * Gemini CLI headless (`gemini -p`), tools auto-approved, API-key auth against the scripted
+ * model. `trusted`: the folder is listed in trustedFolders.json, as the trust prompt leaves it
+ * (an untrusted folder loads no project hooks).
+ */
+export async function gemini(cwd: string, turns: Turn[], o: { env?: NodeJS.ProcessEnv; trusted?: string[]; home?: string } = {}): Promise<Scenario> {
+  const bin = clientBin("gemini");
+  const model = await startModel("gemini", turns);
+  const home = o.home ?? newHome();
+  const dir = join(home, ".gemini");
+  mkdirSync(dir, { recursive: true });
+  const settingsFile = join(dir, "settings.json");
+  const settings = existsSync(settingsFile) ? JSON.parse(readFileSync(settingsFile, "utf8")) : {};
+  settings.security = { ...settings.security, auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: true } };
+  settings.privacy = { usageStatisticsEnabled: false };
+  settings.telemetry = { enabled: false };
+  settings.general = { ...settings.general, disableAutoUpdate: true, disableUpdateNag: true };
+  writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+  writeFileSync(join(dir, "trustedFolders.json"), JSON.stringify(Object.fromEntries((o.trusted ?? [cwd]).map((f) => [f, "TRUST_FOLDER"]))));
+  try {
+    const args = ["-p", "do the scripted work", "--output-format", "stream-json", "--approval-mode", "yolo"];
+    const run = await runClient(bin, args, cwd, clientEnv(home, { GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: "dummy", ...o.env }));
+    if (run.code !== 0) throw new Error(`gemini exited ${run.code}\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
+    return { model, run, home };
+  } finally {
+    await model.stop();
+  }
+}

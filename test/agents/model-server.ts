@@ -21,6 +21,8 @@ export interface RecordedRequest {
   method: string;
   url: string;
   body: any;
+  /** When it arrived (ms since the epoch): what a client run spends before and between turns. */
+  at: number;
   /** Whether this request was a turn of the scripted conversation (not a side request). */
   main: boolean;
 }
@@ -48,7 +50,7 @@ export async function startModel(api: Api, turns: Turn[]): Promise<ModelServer> 
       parsed = raw;
     }
     const reply = route(api, req, parsed, turns);
-    requests.push({ method: req.method ?? "", url: req.url ?? "", body: parsed, main: reply.main });
+    requests.push({ method: req.method ?? "", url: req.url ?? "", body: parsed, main: reply.main, at: Date.now() });
     res.writeHead(reply.status, { "content-type": reply.type });
     res.end(reply.body);
   });
@@ -110,7 +112,7 @@ function route(api: Api, req: IncomingMessage, body: any, turns: Turn[]): Reply 
   }
   if (api === "gemini" && url.includes(":generateContent")) {
     // The client's own side questions (routing, next speaker) want JSON text back.
-    return json({ candidates: [{ content: { role: "model", parts: [{ text: '{"reasoning":"scripted","next_speaker":"user","model_choice":"flash"}' }] }, finishReason: "STOP", index: 0 }] });
+    return json({ candidates: [{ content: { role: "model", parts: [{ text: '{"reasoning":"scripted","complexity_reasoning":"scripted","complexity_score":10,"next_speaker":"user","model_choice":"flash"}' }] }, finishReason: "STOP", index: 0 }] });
   }
   if (api === "gemini" && url.includes(":countTokens")) return json({ totalTokens: 10 });
   return { status: 404, type: "application/json", body: JSON.stringify({ error: { message: `scripted model: no route for ${url}` } }), main: false };
