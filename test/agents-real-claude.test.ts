@@ -1,11 +1,11 @@
 // Claude Code itself (the pinned npm release), driven by a scripted model on 127.0.0.1, runs the
 // hooks and the MCP server that `git handoff init --write` installs. Each test asserts what is on
 // disk and what reached the model.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { claude, cost, holders, scenarioRepo } from "./agents/clients.ts";
+import { claude, cost, holders, newHome, scenarioRepo } from "./agents/clients.ts";
 import { once } from "./agents/session.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
@@ -100,6 +100,39 @@ test("linked worktree: the hook reads the shared leases and denies", async () =>
   cost("claude", "linked worktree denied", s.run.ms);
   assert.equal(read(wt, "locked.txt"), before);
   assert.match(s.model.toolResults()[1]!, /^\[error\] git-handoff deny: locked\.txt .* held by alice/);
+});
+
+test("start from a subfolder: with init --user the user-scope hook denies the edit and gives the session context", async () => {
+  const repo = scenarioRepo();
+  const home = newHome();
+  const user = { HOME: home, XDG_CONFIG_HOME: join(home, ".config") };
+  // A file inside the start folder: Claude Code asks before reading outside it.
+  assert.is(cli(["lease", "sub/deep.txt", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  const file = join(repo, "sub/deep.txt");
+  const edit = (to: string) => [
+    { tools: [{ name: "Read", input: { file_path: file } }] },
+    { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: to } }] },
+    { text: "done" },
+  ];
+  // Without it: Claude Code reads no project settings above its start folder, so nothing checks the edit.
+  const bare = await claude(join(repo, "sub"), edit("unchecked"), { env: bob });
+  cost("claude", "subfolder start, no user hook", bare.run.ms);
+  assert.is(read(repo, "sub/deep.txt").toString(), "sub/deep.txt unchecked\n", "the gap init --user closes");
+  gitOut(repo, "checkout", "--", "sub/deep.txt");
+  const init = cli(["init", "--user", "--json"], { cwd: repo, env: user });
+  assert.is(init.code, 0, init.stderr);
+  const before = read(repo, "sub/deep.txt");
+  const s = await claude(join(repo, "sub"), [
+    { tools: [{ name: "Read", input: { file_path: file } }] },
+    { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "changed" } }] },
+    { text: "could not edit" },
+  ], { env: bob, home });
+  cost("claude", "subfolder start, user hook denied", s.run.ms);
+  assert.equal(read(repo, "sub/deep.txt"), before);
+  assert.match(s.model.toolResults()[1]!, /^\[error\] git-handoff deny: sub\/deep\.txt is inside an exclusive lease on sub\/deep\.txt held by alice/);
+  assert.match(JSON.stringify(s.model.requests.find((r) => r.main)!.body), /you are agent bob/, "SessionStart ran from the subfolder too");
+  assert.is(cli(["uninstall", "--user"], { cwd: repo, env: user }).code, 0);
+  assert.not.ok(existsSync(join(home, ".claude/settings.json")));
 });
 
 test.run();

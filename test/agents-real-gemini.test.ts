@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cost, gemini, holders, scenarioRepo } from "./agents/clients.ts";
+import { cost, gemini, holders, newHome, scenarioRepo } from "./agents/clients.ts";
 import { once } from "./agents/session.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
@@ -82,6 +82,26 @@ test("linked worktree: the hook reads the shared leases and denies", async () =>
   cost("gemini", "linked worktree denied", s.run.ms);
   assert.equal(read(wt, "locked.txt"), before);
   assert.match(s.model.toolResults()[0]!, /git-handoff deny: locked\.txt .* held by alice/);
+});
+
+test("start from a subfolder: with init --user the user-scope hook denies the edit and gives the session context", async () => {
+  const repo = scenarioRepo();
+  const home = newHome();
+  const user = { HOME: home, XDG_CONFIG_HOME: join(home, ".config") };
+  assert.is(cli(["lease", "sub/deep.txt", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  // Without it: Gemini reads no project settings above its start folder, so nothing checks the edit.
+  const bare = await gemini(join(repo, "sub"), [{ tools: [replace(join(repo, "sub/deep.txt"), "unchecked")] }, { text: "edited" }], { env: bob, trusted: [repo] });
+  cost("gemini", "subfolder start, no user hook", bare.run.ms);
+  assert.is(read(repo, "sub/deep.txt").toString(), "sub/deep.txt unchecked\n", "the gap init --user closes");
+  gitOut(repo, "checkout", "--", "sub/deep.txt");
+  const init = cli(["init", "--user"], { cwd: repo, env: user });
+  assert.is(init.code, 0, init.stderr);
+  const before = read(repo, "sub/deep.txt");
+  const s = await gemini(join(repo, "sub"), [{ tools: [replace(join(repo, "sub/deep.txt"), "changed")] }, { text: "could not edit" }], { env: bob, home, trusted: [repo] });
+  cost("gemini", "subfolder start, user hook denied", s.run.ms);
+  assert.equal(read(repo, "sub/deep.txt"), before);
+  assert.match(s.model.toolResults()[0]!, /git-handoff deny: sub\/deep\.txt is inside an exclusive lease on sub\/deep\.txt held by alice/);
+  assert.match(JSON.stringify(s.model.requests.find((r) => r.main)!.body), /you are agent bob/);
 });
 
 test.run();

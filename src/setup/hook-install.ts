@@ -66,7 +66,7 @@ function stripPermission(json: Record<string, any>, rule: string): boolean {
 }
 
 /** Claude-style groups: `hooks.<Event>: [{matcher, hooks: [{type, command, timeout}]}]`. */
-function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
+export function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
   json.hooks ??= {};
   const list: any[] = (json.hooks[event] ??= []);
   if (JSON.stringify(list).includes(command)) return false;
@@ -125,8 +125,8 @@ const AGENTS: AgentConfig[] = [
   },
 ];
 
-/** Removes every hook entry that runs `git handoff hook ...`, and containers left empty. */
-function stripOurs(json: Record<string, any>): boolean {
+/** Removes every hook entry whose command matches `mark` (ours), and containers left empty. */
+export function stripOurs(json: Record<string, any>, mark: RegExp = MARK): boolean {
   const hooks = json.hooks;
   if (!hooks || typeof hooks !== "object") return false;
   let changed = false;
@@ -135,12 +135,12 @@ function stripOurs(json: Record<string, any>): boolean {
     if (!Array.isArray(list)) continue;
     const kept: any[] = [];
     for (const group of list) {
-      if (typeof group?.command === "string" && MARK.test(group.command)) {
+      if (typeof group?.command === "string" && mark.test(group.command)) {
         changed = true;
         continue;
       }
       if (Array.isArray(group?.hooks)) {
-        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && MARK.test(h.command)));
+        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && mark.test(h.command)));
         if (inner.length !== group.hooks.length) changed = true;
         if (!inner.length) continue;
         kept.push({ ...group, hooks: inner });
@@ -153,7 +153,7 @@ function stripOurs(json: Record<string, any>): boolean {
   return changed;
 }
 
-function readJson(path: string): { json: Record<string, any> | null; error: string | null; exists: boolean } {
+export function readJson(path: string): { json: Record<string, any> | null; error: string | null; exists: boolean } {
   if (!existsSync(path)) return { json: null, error: null, exists: false };
   try {
     const v = JSON.parse(readFileSync(path, "utf8"));
@@ -164,7 +164,7 @@ function readJson(path: string): { json: Record<string, any> | null; error: stri
   }
 }
 
-const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
+export const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
 
 function planAgentsInstall(root: string): Action[] {
   const actions: Action[] = [];

@@ -210,6 +210,7 @@ export function withMcpRegistration(init: Command): Command {
   if (!init.options.some((o) => o.long === "--write")) init.option("--write", `also write the MCP server's registration (${MCP_JSON}, ${CODEX_CONFIG}, ${GEMINI_SETTINGS})`);
   init.hook("postAction", async (_self, action) => {
     const opts = action.optsWithGlobals() as { write?: boolean; json?: boolean; C?: string };
+    if ((opts as { user?: boolean }).user) return; // user scope: no repository, no registration
     await withStore(action, async (store) => {
       const reg = mcpRegistration(store.repo.workTree, !!opts.write);
       if (!opts.json) process.stdout.write(`\n${registrationText(reg)}\n`);
