@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { codex, cost, holders, patchOf, scenarioRepo } from "./agents/clients.ts";
+import { codex, codexEnv, cost, holders, patchOf, scenarioRepo } from "./agents/clients.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -99,6 +99,19 @@ test("an unapproved hook: Codex skips it without a word, so the leased file is e
   assert.not.match(s.model.seen() + s.run.stdout + s.run.stderr, /git-handoff (deny|warn)|you are agent bob|hook/i);
   const init = cli(["init", "--dry-run"], { cwd: repo });
   assert.match(init.stdout, /Codex runs these hooks only in a trusted project and once each is approved/);
+});
+
+test("hooks approved as Codex's /hooks screen does: they run without the bypass flag, and doctor says ok", async () => {
+  const repo = scenarioRepo();
+  const before = read(repo, "locked.txt");
+  const s = await codex(repo, [{ tools: [{ name: "apply_patch", input: lockedPatch }] }, { text: "could not edit" }], { env: bob, trustHooks: "approved" });
+  cost("codex", "approved hook denied", s.run.ms);
+  assert.equal(read(repo, "locked.txt"), before);
+  assert.match(s.model.toolResults()[0]!, /git-handoff deny: locked\.txt .* held by alice/);
+  assert.not.match(s.run.stdout, /dangerously-bypass-hook-trust/);
+  const doctor = cli(["doctor", "--json"], { cwd: repo, env: codexEnv(s.home) });
+  assert.is(doctor.code, 0, doctor.stderr);
+  assert.equal(doctor.json.checks.find((c: any) => c.name === "codex hooks"), { name: "codex hooks", status: "ok", detail: "Codex runs the 2 git-handoff hook(s): project trusted, hooks approved" });
 });
 
 test.run();

@@ -9,12 +9,14 @@ import { git } from "../git/run.ts";
 import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
+import { agentChecks } from "./doctor-agents.ts";
 import type { Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
 
 export interface Check {
   name: string;
-  status: "ok" | "warn" | "fail";
+  /** unknown: the check could not be made (never read it as ok). */
+  status: "ok" | "warn" | "fail" | "unknown";
   detail: string;
   fix?: string;
 }
@@ -38,6 +40,7 @@ export async function doctor(store: Store): Promise<Check[]> {
   }
   checks.push(await tentative(store));
   checks.push(...(await invariants(store)));
+  checks.push(...(await agentChecks(store)));
   return checks;
 }
 

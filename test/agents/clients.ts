@@ -3,7 +3,8 @@
 // elsewhere goes to a dead local proxy, so no test reaches the network.
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { codexHooksList } from "../../src/sync/doctor-agents.ts";
 import { startModel, type ModelServer, type Turn } from "./model-server.ts";
 import { CLI, cleanEnv, cli, gitOut, tempDir, tempRepo } from "../support/repo.ts";
 
@@ -167,7 +168,7 @@ export async function claude(cwd: string, turns: Turn[], o: { env?: NodeJS.Proce
  * no sandbox (the container has none to give) and no approvals. `trustHooks: false` leaves the
  * hooks unapproved, as they are until a user approves them in /hooks.
  */
-export async function codex(cwd: string, turns: Turn[], o: { env?: NodeJS.ProcessEnv; trustHooks?: boolean; project?: string; config?: string; model?: string } = {}): Promise<Scenario> {
+export async function codex(cwd: string, turns: Turn[], o: { env?: NodeJS.ProcessEnv; trustHooks?: boolean | "approved"; project?: string; config?: string; model?: string } = {}): Promise<Scenario> {
   const bin = clientBin("codex");
   const model = await startModel("openai", turns);
   const home = newHome();
@@ -190,14 +191,33 @@ export async function codex(cwd: string, turns: Turn[], o: { env?: NodeJS.Proces
       o.config ?? "",
     ].join("\n") + "\n",
   );
+  const env = clientEnv(home, { CODEX_HOME: codexHome, OPENAI_API_KEY: "dummy", PATH: `${shims()}:${dirname(bin)}:${process.env.PATH}`, ...o.env });
   try {
-    const args = ["exec", "--json", "--skip-git-repo-check", ...(o.trustHooks === false ? [] : ["--dangerously-bypass-hook-trust"]), "do the scripted work"];
-    const run = await runClient(bin, args, cwd, clientEnv(home, { CODEX_HOME: codexHome, OPENAI_API_KEY: "dummy", ...o.env }));
+    if (o.trustHooks === "approved") await approveCodexHooks(o.project ?? cwd, codexHome, env);
+    const bypass = o.trustHooks === undefined || o.trustHooks === true;
+    const args = ["exec", "--json", "--skip-git-repo-check", ...(bypass ? ["--dangerously-bypass-hook-trust"] : []), "do the scripted work"];
+    const run = await runClient(bin, args, cwd, env);
     if (run.code !== 0) throw new Error(`codex exited ${run.code}\n${run.stderr.slice(-3000)}\n${run.stdout.slice(-3000)}`);
     return { model, run, home };
   } finally {
     await model.stop();
   }
+}
+
+/** What `git handoff doctor` needs to ask the Codex of a scenario's HOME about its hooks. */
+export function codexEnv(home: string): NodeJS.ProcessEnv {
+  return { HOME: home, CODEX_HOME: join(home, ".codex"), PATH: `${dirname(clientBin("codex"))}:${process.env.PATH}` };
+}
+
+/**
+ * Approves the project's hooks as Codex's /hooks screen does: their current content hashes,
+ * as `codex app-server` lists them, recorded under `hooks.state` in config.toml.
+ */
+export async function approveCodexHooks(project: string, codexHome: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const hooks = await codexHooksList(project, env);
+  if (!hooks.length) throw new Error("codex app-server lists no hook to approve");
+  const lines = hooks.flatMap((h) => [`[hooks.state."${h.key}"]`, `trusted_hash = "${h.currentHash}"`]);
+  writeFileSync(join(codexHome, "config.toml"), readFileSync(join(codexHome, "config.toml"), "utf8") + lines.join("\n") + "\n");
 }
 
 /** A Codex patch replacing the first line of `file`, as its apply_patch tool takes it. */
