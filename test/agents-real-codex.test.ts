@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { codex, codexEnv, cost, holders, patchOf, scenarioRepo } from "./agents/clients.ts";
+import { once } from "./agents/session.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -14,69 +15,71 @@ const read = (repo: string, f: string) => readFileSync(join(repo, f));
 const bob = { HANDOFF_AGENT: "bob" };
 const lockedPatch = patchOf("locked.txt", "locked.txt line one", "changed");
 
-test("exclusive lease: apply_patch is denied, the file is byte-identical, the reason names the holder", async () => {
-  const repo = scenarioRepo();
-  const before = read(repo, "locked.txt");
-  const s = await codex(repo, [{ tools: [{ name: "apply_patch", input: lockedPatch }] }, { text: "could not edit" }], { env: bob });
-  cost("codex", "exclusive lease denied", s.run.ms);
-  assert.equal(read(repo, "locked.txt"), before);
-  assert.match(s.model.toolResults()[0]!, /blocked by PreToolUse hook: git-handoff deny: locked\.txt is inside an exclusive lease on locked\.txt held by alice/);
-});
-
-test("apply_patch through the shell tool (heredoc) is denied like apply_patch", async () => {
-  const repo = scenarioRepo();
-  const before = read(repo, "locked.txt");
-  const s = await codex(repo, [{ tools: [{ name: "exec_command", input: { cmd: `apply_patch <<'EOF'\n${lockedPatch}EOF\n` } }] }, { text: "could not edit" }], { env: bob });
-  cost("codex", "shell apply_patch denied", s.run.ms);
-  assert.equal(read(repo, "locked.txt"), before);
-  assert.match(s.model.toolResults()[0]!, /blocked by PreToolUse hook: git-handoff deny: locked\.txt .* held by alice/);
-});
-
-test("free file: edited with no objection, and leased to the hook's agent; a shell command naming a leased file runs, with a warning", async () => {
-  const repo = scenarioRepo();
-  const s = await codex(repo, [
-    { tools: [{ name: "apply_patch", input: patchOf("free.txt", "free.txt line one", "edited by bob") }] },
-    { tools: [{ name: "exec_command", input: { cmd: "cat locked.txt" } }] },
-    { text: "done" },
-  ], { env: bob });
-  cost("codex", "free file edited, shell warned", s.run.ms);
-  assert.is(read(repo, "free.txt").toString(), "edited by bob\n");
-  const [edit, cat] = s.model.toolResults();
-  assert.match(edit!, /Success\. Updated the following files:\nM free\.txt/);
-  assert.match(cat!, /locked\.txt line one/, "the command ran: a word scan never denies");
-  assert.equal(holders(repo, "free.txt"), ["bob"]);
-  const seen = s.model.seen();
-  assert.match(seen, /git-handoff warn: this command names locked\.txt, inside an exclusive lease on locked\.txt held by alice/);
-  assert.not.match(seen, /git-handoff warn: [^"]*free\.txt/);
-});
-
-test("shared lease: edited, and the warning naming the holder reaches the model", async () => {
-  const repo = scenarioRepo();
-  const s = await codex(repo, [{ tools: [{ name: "apply_patch", input: patchOf("shared.txt", "shared.txt line one", "edited too") }] }, { text: "done" }], { env: bob });
-  cost("codex", "shared lease warned", s.run.ms);
-  assert.is(read(repo, "shared.txt").toString(), "edited too\n");
-  assert.match(s.model.seen(), /git-handoff warn: shared\.txt is leased by alice/);
-});
-
-test("SessionStart: the agent's claims and others' exclusive files reach the model before it acts", async () => {
+/** One session: bob holds a task; patches a file alice holds exclusively (directly and through the shell), a free one, a shared one, and runs a shell command naming the locked file. */
+const main = once(async () => {
   const repo = scenarioRepo();
   assert.is(cli(["task", "add", "write the docs", "--id", "docs"], { cwd: repo, agent: "lead" }).code, 0);
   assert.is(cli(["claim", "docs"], { cwd: repo, agent: "bob" }).code, 0);
-  const s = await codex(repo, [{ text: "nothing to do" }], { env: bob });
-  cost("codex", "session start context", s.run.ms);
+  const locked = read(repo, "locked.txt");
+  const s = await codex(repo, [
+    { tools: [{ name: "apply_patch", input: lockedPatch }] },
+    { tools: [{ name: "exec_command", input: { cmd: `apply_patch <<'EOF'\n${lockedPatch}EOF\n` } }] },
+    { tools: [{ name: "apply_patch", input: patchOf("free.txt", "free.txt line one", "edited by bob") }] },
+    { tools: [{ name: "apply_patch", input: patchOf("shared.txt", "shared.txt line one", "edited too") }] },
+    { tools: [{ name: "exec_command", input: { cmd: "cat locked.txt" } }] },
+    { text: "done" },
+  ], { env: bob });
+  cost("codex", "one session: start, deny, shell patch, free, shared, shell", s.run.ms);
+  return { repo, s, locked, results: s.model.toolResults() };
+});
+
+test("SessionStart: the agent's claims and others' exclusive files reach the model before it acts", async () => {
+  const { s } = await main();
   const first = JSON.stringify(s.model.requests.find((r) => r.main)!.body);
   assert.match(first, /git-handoff: you are agent bob/);
   assert.match(first, /- docs: write the docs/);
   assert.match(first, /- locked\.txt: EXCLUSIVE, do not edit \(alice/);
 });
 
+test("exclusive lease: apply_patch is denied, the file is byte-identical, the reason names the holder", async () => {
+  const { repo, locked, results } = await main();
+  assert.equal(read(repo, "locked.txt"), locked);
+  assert.is(results.length, 5, results.join("\n---\n"));
+  assert.match(results[0]!, /blocked by PreToolUse hook: git-handoff deny: locked\.txt is inside an exclusive lease on locked\.txt held by alice/);
+});
+
+test("apply_patch through the shell tool (heredoc) is denied like apply_patch", async () => {
+  const { results } = await main();
+  assert.match(results[1]!, /blocked by PreToolUse hook: git-handoff deny: locked\.txt .* held by alice/);
+});
+
+test("free file: edited with no objection, and leased to the hook's agent", async () => {
+  const { repo, results, s } = await main();
+  assert.is(read(repo, "free.txt").toString(), "edited by bob\n");
+  assert.match(results[2]!, /Success\. Updated the following files:\nM free\.txt/);
+  assert.equal(holders(repo, "free.txt"), ["bob"]);
+  assert.not.match(s.model.seen(), /git-handoff warn: [^"]*free\.txt/);
+});
+
+test("shared lease: edited, and the warning naming the holder reaches the model", async () => {
+  const { repo, s } = await main();
+  assert.is(read(repo, "shared.txt").toString(), "edited too\n");
+  assert.match(s.model.seen(), /git-handoff warn: shared\.txt is leased by alice/);
+});
+
+test("shell: a command naming a file under another's exclusive lease runs, and the model is warned", async () => {
+  const { results, s } = await main();
+  assert.match(results[4]!, /locked\.txt line one/, "a word scan never denies");
+  assert.match(s.model.seen(), /git-handoff warn: this command names locked\.txt, inside an exclusive lease on locked\.txt held by alice/);
+});
+
 test("MCP: claim_task through Codex from the .codex/config.toml init wrote; the holder is the hook's agent", async () => {
   const repo = scenarioRepo();
   assert.is(cli(["task", "add", "fix the bug", "--id", "bug"], { cwd: repo, agent: "lead" }).code, 0);
   // A slug Codex has no metadata for lists MCP tools directly (a known one defers them to tool_search).
-  const s = await codex(repo, [{ tools: [{ name: "mcp__git_handoff/claim_task", input: { id: "bug" } }] }, { text: "claimed" }], { env: bob, model: "scripted-model" });
+  const s = await codex(repo, [{ tools: [{ name: "mcp__git_handoff/claim_task", input: { id: "bug" } }], needs: "mcp__git_handoff" }, { text: "claimed" }], { env: bob, model: "scripted-model" });
   cost("codex", "MCP claim_task", s.run.ms);
-  assert.match(s.model.toolResults()[0]!, /"status":"claimed"/);
+  assert.match(s.model.toolResults()[0]!, /"status":"claimed"/, s.model.toolResults()[0]);
   assert.is(cli(["task", "show", "bug", "--json"], { cwd: repo }).json.claim.agent, "bob");
 });
 

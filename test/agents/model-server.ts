@@ -15,7 +15,10 @@ export interface ToolCall {
  * final text. Which turn to play is counted from the conversation in the request (how many
  * model turns it already holds), so retries and side requests never shift the script.
  */
-export type Turn = { tools: ToolCall[] } | { text: string };
+export type Turn = { tools: ToolCall[]; needs?: string } | { text: string };
+// `needs` (OpenAI Responses only): a tool or namespace the turn calls that the client may list
+// only later (Codex connects MCP servers while the conversation starts). Until the request lists
+// it, the model waits as a model would: a short shell command, not counted as a scripted turn.
 
 export interface RecordedRequest {
   method: string;
@@ -100,9 +103,15 @@ function route(api: Api, req: IncomingMessage, body: any, turns: Turn[]): Reply 
   }
   if (api === "anthropic" && url.includes("count_tokens")) return json({ input_tokens: 10 });
   if (api === "openai" && url.endsWith("/responses")) {
-    const done = (body?.input ?? []).filter((i: any) => /_call$/.test(i?.type ?? "")).length;
+    const calls = (body?.input ?? []).filter((i: any) => /_call$/.test(i?.type ?? ""));
+    const done = calls.filter((c: any) => !String(c.call_id).startsWith("wait_")).length;
     // One model turn may make several calls: count turns by calls answered, as scripted.
-    return stream(openaiTurn(turnAt(turns, turnsDone(turns, done)), done));
+    const turn = turnAt(turns, turnsDone(turns, done));
+    if ("tools" in turn && turn.needs && !JSON.stringify(body?.tools ?? []).includes(`"${turn.needs}"`)) {
+      if (calls.length - done > 50) return stream(openaiTurn({ text: `scripted model: ${turn.needs} never listed` }, calls.length));
+      return stream(openaiTurn({ tools: [{ name: "exec_command", input: { cmd: "sleep 0.2" } }] }, calls.length, "wait_"));
+    }
+    return stream(openaiTurn(turn, calls.length));
   }
   if (api === "gemini" && url.includes(":streamGenerateContent")) {
     const contents: any[] = body?.contents ?? [];
@@ -156,12 +165,12 @@ function anthropicTurn(t: Turn, n: number): string {
   return sse(ev);
 }
 
-function openaiTurn(t: Turn, n: number): string {
+function openaiTurn(t: Turn, n: number, prefix = "call_"): string {
   const id = `resp_${n}`;
   const ev: Array<[string, unknown]> = [["response.created", { type: "response.created", response: { id } }]];
   if ("tools" in t) {
     t.tools.forEach((c, i) => {
-      const call_id = `call_${n}_${i}`;
+      const call_id = `${prefix}${n}_${i}`;
       // A freeform tool (apply_patch) takes raw text; a function tool takes JSON arguments.
       // `namespace/tool` calls a tool of a namespace (Codex groups each MCP server's tools so).
       const [namespace, name] = c.name.includes("/") ? c.name.split("/", 2) : [undefined, c.name];
@@ -188,6 +197,6 @@ const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 const TOOL_RESULTS: Record<Api, (body: any) => string[]> = {
   anthropic: (b) =>
     (b.messages ?? []).flatMap((m: any) => (Array.isArray(m.content) ? m.content : []).filter((c: any) => c.type === "tool_result").map((c: any) => `${c.is_error ? "[error] " : ""}${text(c.content)}`)),
-  openai: (b) => (b.input ?? []).filter((i: any) => /_call_output$/.test(i?.type ?? "")).map((i: any) => text(i.output)),
+  openai: (b) => (b.input ?? []).filter((i: any) => /_call_output$/.test(i?.type ?? "") && !String(i.call_id).startsWith("wait_")).map((i: any) => text(i.output)),
   gemini: (b) => (b.contents ?? []).flatMap((c: any) => (c.parts ?? []).filter((p: any) => p.functionResponse).map((p: any) => text(p.functionResponse.response))),
 };
