@@ -2,6 +2,7 @@
 // apply_patch run through a shell is denied like apply_patch; any other command naming a file
 // under another agent's exclusive lease is warned about, never denied; Gemini hears warnings
 // after the tool ran; Codex and Gemini get the SessionStart context.
+import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { patchPaths } from "../src/hooks/apply-patch.ts";
@@ -47,6 +48,17 @@ test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude
   assert.is(handoffRefs(repo), refs, "a shell check leases nothing");
   const bad = hook("codex-pre-tool-use", repo, { tool_name: "Bash", tool_input: {} });
   assert.match(bad.stderr, /Bash payload has no command/);
+});
+
+test("a shell check that fails never blocks, even in strict mode (an edit check then does)", () => {
+  const repo = leasedRepo();
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\nno_such_key: 1\n");
+  const sh = hook("claude-pre-tool-use", repo, { tool_name: "Bash", tool_input: { command: "cat src/api/users.ts" } });
+  assert.is(sh.code, 0, sh.stderr);
+  assert.is(sh.stdout, "");
+  assert.match(sh.stderr, /shell command not checked/);
+  const edit = hook("claude-pre-tool-use", repo, { tool_name: "Edit", tool_input: { file_path: `${repo}/src/free.ts` } });
+  assert.is(edit.json.hookSpecificOutput.permissionDecision, "deny", "strict fails closed for edits");
 });
 
 test("Gemini AfterTool tells the model what BeforeTool could only show the user", () => {

@@ -172,9 +172,18 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
     const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
-    const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
-    mark("store opened");
-    const result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
+    let store: Store;
+    let result: Awaited<ReturnType<typeof checkEdit>>;
+    try {
+      store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+      mark("store opened");
+      result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
+    } catch (e) {
+      if (!intent.shell) throw e;
+      // A word scan only ever warns: not even strict mode blocks a command over a failed one.
+      warn(`shell command not checked (${e instanceof HandoffError ? e.message : (e as Error)?.message}); proceeding`);
+      return 0;
+    }
     mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
