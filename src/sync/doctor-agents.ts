@@ -4,6 +4,7 @@
 // codex binary, or without an answer, the status is "unknown", never "ok".
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { CODEX_TRUST_NOTE } from "../setup/hook-install.ts";
 import type { Store } from "../store/store.ts";
@@ -29,6 +30,9 @@ export async function agentChecks(store: Store): Promise<Check[]> {
 
 async function codexHooks(root: string): Promise<Check> {
   const name = "codex hooks";
+  // No configuration: Codex trusts no project on this machine. Said without starting it.
+  const config = join(process.env.CODEX_HOME || join(homedir(), ".codex"), "config.toml");
+  if (!existsSync(config)) return { name, status: "warn", detail: `Codex has no ${config}: the project is not trusted in Codex, so it runs no project hook`, fix: CODEX_TRUST_NOTE };
   let hooks: ListedHook[];
   try {
     hooks = (await codexHooksList(root)).filter((h) => OURS.test(h.command ?? ""));
