@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { CLI, cleanEnv, cleanupTemp, tempRepo } from "../support/repo.ts";
 import { seedLeases } from "./lease-fixture.ts";
-import { fmt, interleave } from "./stats.ts";
+import { fmt, interleave, median } from "./stats.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
 const repo = tempRepo();
@@ -35,4 +35,20 @@ console.log(
   `Claude PreToolUse on Bash, 1,000 live leases: no path word ${fmt(none.b, 1)} ms (${fmt(none.ratio)}x node -e 0), ` +
     `two paths ${fmt(paths.b, 1)} ms (${fmt(paths.ratio)}x), an Edit ${fmt(edit.b, 1)} ms (${fmt(edit.ratio)}x)`,
 );
+// CPU time (user + system) is less disturbed than wall time when other work shares the machine.
+const CPU_PROBE = "process.on('exit',()=>{const r=process.resourceUsage();process.stdout.write(String((r.userCPUTime+r.systemCPUTime)/1000))})";
+const cpu = (input: string) => {
+  const r = spawnSync(process.execPath, [CLI, "hook", "claude-pre-tool-use"], { cwd: repo, env: { ...env, HANDOFF_HOOK_PROFILE: "1" }, input, encoding: "utf8" });
+  return Number(/profile cpu ([\d.]+) ms/.exec(r.stderr)?.[1]);
+};
+const nodeCpu = () => Number(spawnSync(process.execPath, ["-e", CPU_PROBE], { encoding: "utf8" }).stdout);
+const c = { none: [] as number[], paths: [] as number[], edit: [] as number[], node: [] as number[] };
+for (let i = 0; i < ROUNDS; i++) {
+  c.node.push(nodeCpu());
+  c.none.push(cpu(NO_PATH));
+  c.paths.push(cpu(PATHS));
+  c.edit.push(cpu(EDIT));
+}
+const n = median(c.node);
+console.log(`CPU time: no path word ${fmt(median(c.none) / n)}x node -e 0, two paths ${fmt(median(c.paths) / n)}x, an Edit ${fmt(median(c.edit) / n)}x (node -e 0 ${fmt(n, 1)} ms)`);
 cleanupTemp();
