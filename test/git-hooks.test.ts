@@ -165,12 +165,12 @@ test("init is idempotent, --dry-run changes nothing, uninstall restores what was
 
   assert.is(cli(["init"], { cwd: repo }).code, 0);
   const merged = JSON.parse(readFileSync(join(repo, ".claude/settings.json"), "utf8"));
-  assert.equal(merged.permissions, settings.permissions);
+  assert.equal(merged.permissions, { allow: ["Bash(ls)", "mcp__git-handoff"] }, "headless Claude may call the MCP tools");
   assert.is(merged.hooks.PreToolUse.length, 2);
   assert.is(merged.hooks.PreToolUse[1].hooks[0].command, "git-handoff hook claude-pre-tool-use");
   assert.is(merged.hooks.SessionStart[0].hooks[0].command, "git-handoff hook claude-session-start");
   assert.equal(JSON.parse(readFileSync(join(repo, ".claude/settings.json.handoff-backup"), "utf8")), settings);
-  assert.is(JSON.parse(readFileSync(join(repo, ".codex/hooks.json"), "utf8")).hooks.PreToolUse[0].matcher, "apply_patch");
+  assert.is(JSON.parse(readFileSync(join(repo, ".codex/hooks.json"), "utf8")).hooks.PreToolUse[0].matcher, "apply_patch|Bash");
   assert.is(JSON.parse(readFileSync(join(repo, ".gemini/settings.json"), "utf8")).hooks.BeforeTool[0].hooks[0].timeout, 10000);
   assert.is(readFileSync(join(repo, ".cursor/hooks.json"), "utf8"), "{ not json", "a broken config is never clobbered");
   assert.ok(existsSync(join(repo, ".git/hooks/pre-commit.pre-handoff")));

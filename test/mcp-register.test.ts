@@ -1,6 +1,6 @@
 // Registration of the MCP server: `git handoff mcp-config` and `git handoff init [--write]`
 // print the client configuration and merge it into .mcp.json without touching other servers.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -18,7 +18,25 @@ test("mcp-config shows the .mcp.json entry and the claude / codex commands", () 
   assert.not.ok(existsSync(join(repo, ".mcp.json")), "nothing written without --write");
   const text = cli(["mcp-config"], { cwd: repo });
   assert.match(text.stdout, /claude mcp add/);
-  assert.match(text.stdout, /codex mcp add/);
+  assert.match(text.stdout, /env_vars = \["HANDOFF_AGENT"\]/, "Codex is told to pass the agent name on");
+  assert.match(text.stdout, /gemini mcp add/);
+  assert.match(text.stdout, /--allowedTools mcp__git-handoff/);
+});
+
+test("--write registers the server for Codex (forwarding HANDOFF_AGENT) and Gemini too, keeping what is there", () => {
+  const repo = tempRepo();
+  mkdirSync(join(repo, ".codex"));
+  writeFileSync(join(repo, ".codex/config.toml"), 'model = "o3"\n');
+  const w = cli(["mcp-config", "--write", "--json"], { cwd: repo });
+  assert.is(w.code, 0, w.stderr);
+  assert.equal(w.json.also_written.map((x: any) => x.outcome), ["added", "added"]);
+  assert.is(readFileSync(join(repo, ".codex/config.toml"), "utf8"), 'model = "o3"\n\n[mcp_servers.git-handoff]\ncommand = "git-handoff"\nargs = ["mcp"]\nenv_vars = ["HANDOFF_AGENT"]\n');
+  assert.equal(JSON.parse(readFileSync(join(repo, ".gemini/settings.json"), "utf8")).mcpServers["git-handoff"], { command: "git-handoff", args: ["mcp"] });
+  const again = cli(["mcp-config", "--write", "--json"], { cwd: repo });
+  assert.equal(again.json.also_written.map((x: any) => x.outcome), ["present", "present"]);
+  writeFileSync(join(repo, ".codex/config.toml"), '[mcp_servers."git-handoff"]\ncommand = "my-wrapper"\n');
+  assert.equal(cli(["mcp-config", "--write", "--json"], { cwd: repo }).json.also_written[0].outcome, "kept_existing");
+  assert.is(readFileSync(join(repo, ".codex/config.toml"), "utf8"), '[mcp_servers."git-handoff"]\ncommand = "my-wrapper"\n');
 });
 
 test("init prints the registration; init --write merges into .mcp.json, keeping other servers", () => {

@@ -3,6 +3,7 @@
 import { fail } from "../core/errors.ts";
 import { neutralise } from "../present/untrusted.ts";
 import { patchPaths } from "./apply-patch.ts";
+import { shellPatch, shellWords } from "./shell-command.ts";
 
 export type AgentKind = "claude" | "codex" | "cursor" | "gemini";
 
@@ -12,6 +13,8 @@ export interface EditIntent {
   /** Paths as the agent gave them (absolute, or relative to cwd). Empty: not an edit we check. */
   paths: string[];
   cwd: string | null;
+  /** The paths are words of a shell command: they may be reads, so they are warned about, never denied. */
+  shell: boolean;
 }
 
 /** Tools that write files, per agent. Anything else passes unchecked (the matcher should not send it). */
@@ -20,6 +23,14 @@ const EDIT_TOOLS: Record<AgentKind, Set<string>> = {
   codex: new Set(["apply_patch", "ApplyPatch", "Edit", "Write"]),
   cursor: new Set(["Write", "Edit", "MultiEdit", "StrReplace", "Delete", "edit_file", "write", "search_replace", "delete_file"]),
   gemini: new Set(["write_file", "replace", "edit"]),
+};
+
+/** Shell tools, per agent: an apply_patch run through them is an edit, any other command a word scan. */
+const SHELL_TOOLS: Record<AgentKind, Set<string>> = {
+  claude: new Set(["Bash"]),
+  codex: new Set(["Bash", "exec_command", "shell", "shell_command", "local_shell"]),
+  cursor: new Set([]),
+  gemini: new Set(["run_shell_command"]),
 };
 
 function str(v: unknown): string | null {
@@ -32,7 +43,8 @@ export function editIntent(kind: AgentKind, payload: Record<string, unknown>): E
   const roots = Array.isArray(payload.workspace_roots) ? payload.workspace_roots : [];
   const cwd = str(payload.cwd) ?? str(roots[0]) ?? null;
   if (!tool) fail("invalid_input", `${kind} payload has no tool_name`);
-  if (!EDIT_TOOLS[kind].has(tool)) return { tool, paths: [], cwd };
+  if (SHELL_TOOLS[kind].has(tool)) return shellIntent(kind, tool, input, cwd);
+  if (!EDIT_TOOLS[kind].has(tool)) return { tool, paths: [], cwd, shell: false };
   let paths: string[];
   if (kind === "codex" && (tool === "apply_patch" || tool === "ApplyPatch")) {
     const cmd = input.command ?? input.patch ?? input.input;
@@ -45,7 +57,20 @@ export function editIntent(kind: AgentKind, payload: Record<string, unknown>): E
     if (!p) fail("invalid_input", `${kind} ${tool} payload has no file path in tool_input (file_path)`);
     paths = [p];
   }
-  return { tool, paths, cwd };
+  return { tool, paths, cwd, shell: false };
+}
+
+function shellIntent(kind: AgentKind, tool: string, input: Record<string, unknown>, cwd: string | null): EditIntent {
+  const cmd = input.command ?? input.cmd;
+  const text = Array.isArray(cmd) ? cmd.filter((c) => typeof c === "string").join(" ") : str(cmd);
+  if (!text) fail("invalid_input", `${kind} ${tool} payload has no command in tool_input.command`);
+  const patch = shellPatch(text);
+  if (patch !== null) {
+    const paths = patchPaths(patch);
+    if (!paths.length) fail("invalid_input", `${kind} ${tool} runs apply_patch with a patch that names no file`);
+    return { tool, paths, cwd, shell: false };
+  }
+  return { tool, paths: shellWords(text), cwd, shell: true };
 }
 
 /** The outcome of a pre-edit check, before it is put in an agent's words. */
@@ -53,6 +78,14 @@ export interface EditAnswer {
   decision: "deny" | "allow";
   /** Text for the agent: why it is denied, or the warning it should know about. Empty when ok. */
   text: string;
+}
+
+/**
+ * Gemini CLI reads additional context only after a tool ran (AfterTool), not before: its
+ * BeforeTool answer shows the user a message, this one tells the model.
+ */
+export function afterToolAnswer(text: string): { stdout: string; code: number } {
+  return { stdout: text ? JSON.stringify({ hookSpecificOutput: { hookEventName: "AfterTool", additionalContext: text } }) + "\n" : "", code: 0 };
 }
 
 /** The stdout and exit status each agent reads. Exit 0 with JSON everywhere: it carries the reason. */

@@ -24,7 +24,17 @@ export interface EditCheck extends EditAnswer {
   answers: PathAnswer[];
 }
 
-export async function checkEdit(store: Store, rawPaths: string[], cwd: string): Promise<EditCheck> {
+export interface CheckOptions {
+  /**
+   * Words of a shell command, not edits: only other agents' exclusive leases are named, as a
+   * warning (the command may only read them), and nothing is leased or renewed.
+   */
+  shell?: boolean;
+  /** Check only (after the edit, to tell the model): no lease is taken or renewed. */
+  readOnly?: boolean;
+}
+
+export async function checkEdit(store: Store, rawPaths: string[], cwd: string, opts: CheckOptions = {}): Promise<EditCheck> {
   const root = store.repo.workTree!;
   const checked: string[] = [];
   const outside: string[] = [];
@@ -32,16 +42,19 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   const escaping: string[] = [];
   for (const p of rawPaths) {
     // Judged where the file really is: a path through a symlink to a leased file is that file.
-    const real = realLocation(p, cwd);
+    let real = p;
     try {
-      checked.push(normalizeRepoPath(real, root, cwd));
+      real = realLocation(p, cwd);
+      const path = normalizeRepoPath(real, root, cwd);
+      if (!checked.includes(path)) checked.push(path);
     } catch (e) {
       if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) {
         outside.push(p);
         if (real !== p && lexicallyInside(p, root, cwd)) escaping.push(p);
-      } else throw e;
+      } else if (!opts.shell) throw e; // a word of a command that is no path is simply not one
     }
   }
+  if (opts.shell) return shellCheck(store, checked);
   const policy = loadPolicy(store);
   const agent = store.actor.agent;
   const read = await loadLeasesFor(store, { paths: checked, agent });
@@ -57,7 +70,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
   }
 
   const autoLeased: string[] = [];
-  if (!deny) {
+  if (!deny && !opts.readOnly) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease
       ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
@@ -80,6 +93,21 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string): 
     }
   }
   // An edit inside a claimed task's scope is work on it: its claim is extended once a third through.
-  if (!deny && checked.length) await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)));
+  if (!deny && !opts.readOnly && checked.length) await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)));
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers };
+}
+
+/** A shell command naming files inside other agents' exclusive leases: a warning, never a denial. */
+async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
+  if (!checked.length) return { decision: "allow", text: "", checked, outside: [], autoLeased: [], answers: [] };
+  const agent = store.actor.agent;
+  const read = await loadLeasesFor(store, { paths: checked, agent });
+  const r = checkPaths(checked, read.set.leases, { agent, now: store.now(), policy: loadPolicy(store) });
+  const named = r.answers.filter((a) => a.holders.some((h) => h.exclusive && h.agent !== agent));
+  const lines = named.map((a) => {
+    const h = a.holders.find((x) => x.exclusive && x.agent !== agent)!;
+    return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} until ${h.expires_at}: do not change it (reading is fine); ask ${h.agent} first`;
+  });
+  const answers = named.map((a) => ({ ...a, verdict: "warn" as const }));
+  return { decision: "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
 }

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
-import { editIntent, formatAnswer, type AgentKind } from "./agents.ts";
+import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
 import { recordHookCatch } from "./catch-record.ts";
 import { checkEdit } from "./edit-check.ts";
 import { preCommit, prePush } from "./git-hooks.ts";
@@ -25,7 +25,11 @@ const AGENT_HOOKS: Record<string, AgentKind> = {
   "cursor-pre-tool-use": "cursor",
   "gemini-before-tool": "gemini",
 };
-const OTHER_HOOKS = ["pre-commit", "pre-push", "claude-session-start"];
+/** SessionStart: the same context and the same answer shape for each agent that has the event. */
+const SESSION_HOOKS = ["claude-session-start", "codex-session-start", "gemini-session-start"];
+/** Context only, never a block: what Gemini's model is told after an edit or command ran. */
+const AFTER_HOOKS = ["gemini-after-tool"];
+const OTHER_HOOKS = ["pre-commit", "pre-push", ...SESSION_HOOKS, ...AFTER_HOOKS];
 export const HOOK_NAMES = [...Object.keys(AGENT_HOOKS), ...OTHER_HOOKS];
 
 interface Invocation {
@@ -107,7 +111,7 @@ function failureAnswer(name: string, message: string, strict: boolean): number {
     out(a.stdout);
     return a.code;
   }
-  if (name === "claude-session-start") return 0; // context only: never blocks a session
+  if (SESSION_HOOKS.includes(name) || AFTER_HOOKS.includes(name)) return 0; // context only: never blocks
   return strict ? 1 : 0;
 }
 
@@ -169,9 +173,18 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
     const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
-    const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
-    mark("store opened");
-    const result = await checkEdit(store, intent.paths, dir);
+    let store: Store;
+    let result: Awaited<ReturnType<typeof checkEdit>>;
+    try {
+      store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+      mark("store opened");
+      result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
+    } catch (e) {
+      if (!intent.shell) throw e;
+      // A word scan only ever warns: not even strict mode blocks a command over a failed one.
+      warn(`shell command not checked (${e instanceof HandoffError ? e.message : (e as Error)?.message}); proceeding`);
+      return 0;
+    }
     mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
@@ -179,9 +192,19 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     await recordHookCatch(store, inv.name, result.answers);
     return a.code;
   }
-  if (inv.name === "claude-session-start") {
+  if (AFTER_HOOKS.includes(inv.name)) {
     const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
-    const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || inv.dir;
+    const intent = editIntent("gemini", payload);
+    if (!intent.paths.length) return 0;
+    const dir = intent.cwd ?? process.env.GEMINI_PROJECT_DIR ?? inv.dir;
+    const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+    const result = await checkEdit(store, intent.paths, dir, { shell: intent.shell, readOnly: true });
+    out(afterToolAnswer(result.text).stdout);
+    return 0;
+  }
+  if (SESSION_HOOKS.includes(inv.name)) {
+    const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
+    const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || process.env.GEMINI_PROJECT_DIR || inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
     await registerSession(store, payload);
     const context = await sessionContext(store);

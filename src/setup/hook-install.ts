@@ -40,8 +40,33 @@ interface AgentConfig {
 
 const cmd = (hook: string) => `git-handoff hook ${hook}`;
 
+/** Codex skips an untrusted hook without a word: say so wherever the hook is installed or checked. */
+export const CODEX_TRUST_NOTE =
+  "Codex runs these hooks only in a trusted project and once each is approved by its content hash: start codex here, trust the folder, and approve the git-handoff hooks in /hooks (again after any change to .codex/hooks.json). Until then Codex skips them silently";
+
+/** Lets headless Claude Code (`claude -p`) call our MCP tools, which it otherwise refuses. */
+export const CLAUDE_MCP_PERMISSION = "mcp__git-handoff";
+
+function addPermission(json: Record<string, any>, rule: string): boolean {
+  json.permissions ??= {};
+  const allow: unknown[] = (json.permissions.allow ??= []);
+  if (allow.includes(rule)) return false;
+  allow.push(rule);
+  return true;
+}
+
+/** Undoes addPermission, dropping containers it leaves empty. */
+function stripPermission(json: Record<string, any>, rule: string): boolean {
+  const allow = json.permissions?.allow;
+  if (!Array.isArray(allow) || !allow.includes(rule)) return false;
+  json.permissions.allow = allow.filter((r) => r !== rule);
+  if (!json.permissions.allow.length) delete json.permissions.allow;
+  if (!Object.keys(json.permissions).length) delete json.permissions;
+  return true;
+}
+
 /** Claude-style groups: `hooks.<Event>: [{matcher, hooks: [{type, command, timeout}]}]`. */
-function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
+export function addGroup(json: Record<string, any>, event: string, group: Record<string, unknown>, command: string): boolean {
   json.hooks ??= {};
   const list: any[] = (json.hooks[event] ??= []);
   if (JSON.stringify(list).includes(command)) return false;
@@ -54,16 +79,24 @@ const AGENTS: AgentConfig[] = [
     file: ".claude/settings.json",
     name: "Claude Code",
     add(json) {
-      const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "command", command: cmd("claude-pre-tool-use"), timeout: 10 }] }, cmd("claude-pre-tool-use"));
+      // Bash too: a command naming a file under another agent's exclusive lease is warned about.
+      const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", hooks: [{ type: "command", command: cmd("claude-pre-tool-use"), timeout: 10 }] }, cmd("claude-pre-tool-use"));
       const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("claude-session-start"), timeout: 10 }] }, cmd("claude-session-start"));
-      return a || b;
+      const c = addPermission(json, CLAUDE_MCP_PERMISSION);
+      return a || b || c;
     },
+    note: `Claude Code applies the project permission ${CLAUDE_MCP_PERMISSION} (MCP tools in headless claude -p) once the folder is trusted; or pass --allowedTools ${CLAUDE_MCP_PERMISSION}. It reads .claude/settings.json only in the folder it starts in: for starts in subfolders, git handoff init --user`,
   },
   {
     file: ".codex/hooks.json",
     name: "Codex",
-    add: (json) => addGroup(json, "PreToolUse", { matcher: "apply_patch", hooks: [{ type: "command", command: cmd("codex-pre-tool-use"), timeout: 10 }] }, cmd("codex-pre-tool-use")),
-    note: "Codex trusts hooks by content hash: after a change to .codex/hooks.json, approve the hook again in Codex (/hooks) or it may be skipped",
+    add(json) {
+      // Bash: Codex reports apply_patch run through its shell tool as Bash, with the patch in the command.
+      const a = addGroup(json, "PreToolUse", { matcher: "apply_patch|Bash", hooks: [{ type: "command", command: cmd("codex-pre-tool-use"), timeout: 10 }] }, cmd("codex-pre-tool-use"));
+      const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("codex-session-start"), timeout: 10 }] }, cmd("codex-session-start"));
+      return a || b;
+    },
+    note: CODEX_TRUST_NOTE,
   },
   {
     file: ".cursor/hooks.json",
@@ -80,16 +113,23 @@ const AGENTS: AgentConfig[] = [
   {
     file: ".gemini/settings.json",
     name: "Gemini CLI",
-    add: (json) =>
-      addGroup(json, "BeforeTool", { matcher: "write_file|replace", hooks: [{ name: "git-handoff", type: "command", command: cmd("gemini-before-tool"), timeout: 10000 }] }, cmd("gemini-before-tool")),
+    add(json) {
+      const tools = "write_file|replace|run_shell_command";
+      const a = addGroup(json, "BeforeTool", { matcher: tools, hooks: [{ name: "git-handoff", type: "command", command: cmd("gemini-before-tool"), timeout: 10000 }] }, cmd("gemini-before-tool"));
+      // Gemini tells its model nothing from BeforeTool but a denial: warnings go after the tool ran.
+      const b = addGroup(json, "AfterTool", { matcher: tools, hooks: [{ name: "git-handoff-context", type: "command", command: cmd("gemini-after-tool"), timeout: 10000 }] }, cmd("gemini-after-tool"));
+      const c = addGroup(json, "SessionStart", { hooks: [{ name: "git-handoff-session", type: "command", command: cmd("gemini-session-start"), timeout: 10000 }] }, cmd("gemini-session-start"));
+      return a || b || c;
+    },
+    note: "Gemini CLI runs project hooks only in a trusted folder (trust it when asked, or list it in ~/.gemini/trustedFolders.json); --skip-trust loads none",
   },
 ];
 
 /** The agent hook configs init writes, for doctor. */
 export const AGENT_CONFIG_FILES: { file: string; name: string }[] = AGENTS.map((a) => ({ file: a.file, name: a.name }));
 
-/** Removes every hook entry that runs `git handoff hook ...`, and containers left empty. */
-function stripOurs(json: Record<string, any>): boolean {
+/** Removes every hook entry whose command matches `mark` (ours), and containers left empty. */
+export function stripOurs(json: Record<string, any>, mark: RegExp = MARK): boolean {
   const hooks = json.hooks;
   if (!hooks || typeof hooks !== "object") return false;
   let changed = false;
@@ -98,12 +138,12 @@ function stripOurs(json: Record<string, any>): boolean {
     if (!Array.isArray(list)) continue;
     const kept: any[] = [];
     for (const group of list) {
-      if (typeof group?.command === "string" && MARK.test(group.command)) {
+      if (typeof group?.command === "string" && mark.test(group.command)) {
         changed = true;
         continue;
       }
       if (Array.isArray(group?.hooks)) {
-        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && MARK.test(h.command)));
+        const inner = group.hooks.filter((h: any) => !(typeof h?.command === "string" && mark.test(h.command)));
         if (inner.length !== group.hooks.length) changed = true;
         if (!inner.length) continue;
         kept.push({ ...group, hooks: inner });
@@ -116,7 +156,7 @@ function stripOurs(json: Record<string, any>): boolean {
   return changed;
 }
 
-function readJson(path: string): { json: Record<string, any> | null; error: string | null; exists: boolean } {
+export function readJson(path: string): { json: Record<string, any> | null; error: string | null; exists: boolean } {
   if (!existsSync(path)) return { json: null, error: null, exists: false };
   try {
     const v = JSON.parse(readFileSync(path, "utf8"));
@@ -127,7 +167,7 @@ function readJson(path: string): { json: Record<string, any> | null; error: stri
   }
 }
 
-const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
+export const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
 
 function planAgentsInstall(root: string): Action[] {
   const actions: Action[] = [];
@@ -139,9 +179,11 @@ function planAgentsInstall(root: string): Action[] {
       continue;
     }
     const next = structuredClone(json ?? {});
-    if (!a.add(next)) continue;
-    if (exists && !existsSync(path + BACKUP)) actions.push({ op: "backup", path, to: path + BACKUP, detail: `back up ${a.file}` });
-    actions.push({ op: exists ? "update" : "create", path, content: pretty(next), detail: `${a.name}: ${exists ? "add" : "configure"} git-handoff hooks in ${a.file}` });
+    if (a.add(next)) {
+      if (exists && !existsSync(path + BACKUP)) actions.push({ op: "backup", path, to: path + BACKUP, detail: `back up ${a.file}` });
+      actions.push({ op: exists ? "update" : "create", path, content: pretty(next), detail: `${a.name}: ${exists ? "add" : "configure"} git-handoff hooks in ${a.file}` });
+    }
+    // Said on every init, not only the first: the client may still be skipping the hooks.
     if (a.note) actions.push({ op: "note", path, detail: a.note });
   }
   return actions;
@@ -158,7 +200,8 @@ function planAgentsUninstall(root: string): Action[] {
     }
     if (!json) continue;
     const next = structuredClone(json);
-    if (!stripOurs(next)) continue;
+    const permission = a.file === ".claude/settings.json" && stripPermission(next, CLAUDE_MCP_PERMISSION);
+    if (!stripOurs(next) && !permission) continue;
     const emptyish = Object.keys(next).every((k) => k === "version");
     actions.push(emptyish ? { op: "remove", path, detail: `remove ${a.file} (it held only git-handoff hooks)` } : { op: "update", path, content: pretty(next), detail: `remove git-handoff hooks from ${a.file}` });
   }

@@ -10,6 +10,7 @@ import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
+import { agentChecks } from "./doctor-agents.ts";
 import type { Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
 import { stateChecks } from "./doctor-invariants.ts";
@@ -18,7 +19,8 @@ import { healthChecks } from "./doctor-health.ts";
 
 export interface Check {
   name: string;
-  status: "ok" | "warn" | "fail";
+  /** unknown: the check could not be made (never read it as ok). */
+  status: "ok" | "warn" | "fail" | "unknown";
   detail: string;
   fix?: string;
 }
@@ -44,7 +46,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
   checks.push(await tentative(store));
   const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
   checks.push(...(await invariants(store)));
-  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)), ...health);
+  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)), ...(await agentChecks(store)), ...health);
   return checks;
 }
 

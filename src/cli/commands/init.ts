@@ -4,7 +4,8 @@ import { fail } from "../../core/errors.ts";
 import { configGet, configSetLocal, gitPath } from "../../git/config.ts";
 import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
-import { withGlobals, withStore } from "../context.ts";
+import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
+import { globals, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { withMcpRegistration } from "./mcp-register.ts";
 
@@ -35,8 +36,10 @@ export function registerInit(program: Command): void {
       .command("init")
       .description("prepare this repository for git-handoff and install the git and agent hooks (idempotent)")
       .option("--dry-run", "show what would change, change nothing")
-      .option("--no-hooks", "only prepare the repository; install no hooks"),
-  )).action(async (o: { dryRun?: boolean; hooks?: boolean }, cmd: Command) => {
+      .option("--no-hooks", "only prepare the repository; install no hooks")
+      .option("--user", "install user-scope agent hooks instead (~/.claude, ~/.gemini), for agents started in a subfolder; needs no repository"),
+  )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean }, cmd: Command) => {
+    if (o.user) return userScope(planUserInstall(userLayout()), !!o.dryRun, cmd);
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
@@ -59,12 +62,20 @@ export function registerInit(program: Command): void {
     program
       .command("uninstall")
       .description("remove the git and agent hooks git-handoff installed (restores earlier git hooks; state refs stay)")
-      .option("--dry-run", "show what would change, change nothing"),
-  ).action(async (o: { dryRun?: boolean }, cmd: Command) => {
+      .option("--dry-run", "show what would change, change nothing")
+      .option("--user", "remove the user-scope agent hooks init --user installed"),
+  ).action(async (o: { dryRun?: boolean; user?: boolean }, cmd: Command) => {
+    if (o.user) return userScope(planUserUninstall(userLayout()), !!o.dryRun, cmd);
     await withStore(cmd, async (store, g) => {
       const actions = planUninstall(await layoutOf(store));
       if (!o.dryRun) applyActions(actions);
       emit(!!g.json, { dry_run: !!o.dryRun, actions: publicActions(actions) }, () => actionLines(actions, !!o.dryRun).join("\n"));
     });
   });
+}
+
+/** `--user`: the user's own agent settings, no repository involved. */
+function userScope(actions: Action[], dryRun: boolean, cmd: Command): void {
+  if (!dryRun) applyActions(actions);
+  emit(!!globals(cmd).json, { scope: "user", dry_run: dryRun, actions: publicActions(actions) }, () => actionLines(actions, dryRun).join("\n"));
 }

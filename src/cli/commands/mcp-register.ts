@@ -1,8 +1,11 @@
-// Registration of the MCP server with agent clients: the `.mcp.json` entry Claude Code reads,
-// and the `claude mcp add` / `codex mcp add` commands. Kept apart from init.ts, which only hooks
+// Registration of the MCP server with agent clients: the `.mcp.json` entry Claude Code reads, the
+// `[mcp_servers]` table Codex reads from `.codex/config.toml` (it passes a server no environment
+// variable it is not told to, so the table forwards HANDOFF_AGENT: the server then acts as the same
+// agent as the hooks), and the `mcpServers` entry of `.gemini/settings.json` (Gemini CLI passes its
+// environment on). Kept apart from init.ts, which only hooks
 // it in: `git handoff init` shows it (and with --write merges it), `git handoff mcp-config` too.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { withGlobals, withStore } from "../context.ts";
@@ -16,8 +19,16 @@ export const SERVER_ENTRY = { type: "stdio", command: "git-handoff", args: ["mcp
 
 export const ADD_COMMANDS = {
   claude: `claude mcp add --scope project ${SERVER_NAME} -- git-handoff mcp`,
+  // `codex mcp add` cannot forward a variable (only --env K=V fixes one): the table below does.
   codex: `codex mcp add ${SERVER_NAME} -- git-handoff mcp`,
+  gemini: `gemini mcp add --scope project ${SERVER_NAME} git-handoff mcp`,
 };
+
+export const CODEX_CONFIG = ".codex/config.toml";
+/** Codex's table for our server; `env_vars` forwards the agent name the hooks act as. */
+export const CODEX_TABLE = [`[mcp_servers.${SERVER_NAME}]`, 'command = "git-handoff"', 'args = ["mcp"]', 'env_vars = ["HANDOFF_AGENT"]'].join("\n") + "\n";
+export const GEMINI_SETTINGS = ".gemini/settings.json";
+export const GEMINI_ENTRY = { command: "git-handoff", args: ["mcp"] };
 
 export type MergeOutcome = "added" | "present" | "kept_existing";
 
@@ -64,38 +75,97 @@ export function writeMcpJson(workTree: string): { path: string; outcome: MergeOu
   return { path, outcome: merged.outcome };
 }
 
+/** Adds our table to `.codex/config.toml` unless a table of that name is there (then it is the user's). */
+export function writeCodexConfig(workTree: string): { path: string; outcome: MergeOutcome } {
+  const path = join(workTree, CODEX_CONFIG);
+  let text = "";
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const header = new RegExp(`^\\s*\\[mcp_servers\\.(?:${SERVER_NAME}|"${SERVER_NAME}")\\]`, "m");
+  if (header.test(text)) return { path, outcome: text.includes(CODEX_TABLE) ? "present" : "kept_existing" };
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text ? `${text.replace(/\n*$/, "\n")}\n${CODEX_TABLE}` : CODEX_TABLE);
+  renameSync(tmp, path);
+  return { path, outcome: "added" };
+}
+
+/** Merges our server into `.gemini/settings.json` (`mcpServers`), keeping everything else. */
+export function writeGeminiSettings(workTree: string): { path: string; outcome: MergeOutcome } {
+  const path = join(workTree, GEMINI_SETTINGS);
+  let text: string | null = null;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  let doc: Record<string, any> = {};
+  if (text !== null && text.trim() !== "") {
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      fail("invalid_input", `${path} is not valid JSON (${(e as Error).message}); fix it or move it away, then run this again`);
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("invalid_input", `${path} must hold a JSON object`);
+  }
+  const servers = doc.mcpServers ?? {};
+  if (servers === null || typeof servers !== "object" || Array.isArray(servers)) fail("invalid_input", `${path}: mcpServers must be an object`);
+  if (servers[SERVER_NAME] !== undefined) return { path, outcome: JSON.stringify(servers[SERVER_NAME]) === JSON.stringify(GEMINI_ENTRY) ? "present" : "kept_existing" };
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ ...doc, mcpServers: { ...servers, [SERVER_NAME]: GEMINI_ENTRY } }, null, 2) + "\n");
+  renameSync(tmp, path);
+  return { path, outcome: "added" };
+}
+
 export interface McpRegistration {
   server: string;
   mcp_json: { mcpServers: Record<string, typeof SERVER_ENTRY> };
+  codex_toml: string;
+  gemini_settings: { mcpServers: Record<string, typeof GEMINI_ENTRY> };
   commands: typeof ADD_COMMANDS;
   written?: { path: string; outcome: MergeOutcome };
+  /** The Codex and Gemini project files, written with `.mcp.json`. */
+  also_written?: Array<{ path: string; outcome: MergeOutcome }>;
 }
 
 export function mcpRegistration(workTree: string | null, write: boolean): McpRegistration {
-  const reg: McpRegistration = { server: SERVER_NAME, mcp_json: { mcpServers: { [SERVER_NAME]: SERVER_ENTRY } }, commands: ADD_COMMANDS };
+  const reg: McpRegistration = {
+    server: SERVER_NAME,
+    mcp_json: { mcpServers: { [SERVER_NAME]: SERVER_ENTRY } },
+    codex_toml: CODEX_TABLE,
+    gemini_settings: { mcpServers: { [SERVER_NAME]: GEMINI_ENTRY } },
+    commands: ADD_COMMANDS,
+  };
   if (write) {
     if (!workTree) fail("usage", `a bare repository has no worktree to hold ${MCP_JSON}`);
     reg.written = writeMcpJson(workTree);
+    reg.also_written = [writeCodexConfig(workTree), writeGeminiSettings(workTree)];
   }
   return reg;
 }
 
+const outcomeText = (w: { path: string; outcome: MergeOutcome }, server: string) =>
+  w.outcome === "added" ? `added ${server} to ${w.path}` : w.outcome === "present" ? `${w.path} already has ${server}` : `${w.path} already has a ${server} entry of its own: left as it is`;
+
 export function registrationText(reg: McpRegistration): string {
   const w = reg.written;
   const wrote = !w
-    ? [`add it to ${MCP_JSON} with --write (merged: other servers are kept)`]
-    : w.outcome === "added"
-      ? [`added ${reg.server} to ${w.path}`]
-      : w.outcome === "present"
-        ? [`${w.path} already has ${reg.server}`]
-        : [`${w.path} already has a ${reg.server} entry of its own: left as it is`];
+    ? [`add them to ${MCP_JSON}, ${CODEX_CONFIG} and ${GEMINI_SETTINGS} with --write (merged: other servers are kept)`]
+    : [w, ...(reg.also_written ?? [])].map((x) => outcomeText(x, reg.server));
   return [
     "MCP server (agents call git-handoff as tools): git handoff mcp",
     `  Claude Code, ${MCP_JSON} at the repository root:`,
     ...JSON.stringify(reg.mcp_json, null, 2).split("\n").map((l) => `    ${l}`),
     `  or: ${reg.commands.claude}`,
-    `  Codex: ${reg.commands.codex}`,
-    `  ${wrote.join("")}`,
+    `  headless claude -p calls the tools once the folder is trusted (init allows mcp__${SERVER_NAME} in .claude/settings.json), or with --allowedTools mcp__${SERVER_NAME}`,
+    `  Codex, ${CODEX_CONFIG} (read in a trusted project) or ~/.codex/config.toml; env_vars keeps the hooks' agent name:`,
+    ...reg.codex_toml.trimEnd().split("\n").map((l) => `    ${l}`),
+    `  Gemini CLI, mcpServers in ${GEMINI_SETTINGS}, or: ${reg.commands.gemini}`,
+    ...wrote.map((l) => `  ${l}`),
   ].join("\n");
 }
 
@@ -104,8 +174,8 @@ export function registerMcpConfig(program: Command): void {
   withGlobals(
     program
       .command("mcp-config")
-      .description(`show how to register the MCP server with Claude Code and Codex; --write merges it into ${MCP_JSON}`)
-      .option("--write", `add the server to ${MCP_JSON} (other servers and an existing entry are kept)`),
+      .description(`show how to register the MCP server with Claude Code, Codex and Gemini CLI; --write merges it into ${MCP_JSON}, ${CODEX_CONFIG} and ${GEMINI_SETTINGS}`)
+      .option("--write", `add the server to ${MCP_JSON}, ${CODEX_CONFIG} and ${GEMINI_SETTINGS} (other servers and an existing entry are kept)`),
     { agent: false },
   ).action(async (o: { write?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
@@ -137,9 +207,10 @@ export function registerMcpCommand(program: Command): void {
  * With --json init's own JSON stays the only output; `mcp-config --json` has this part.
  */
 export function withMcpRegistration(init: Command): Command {
-  if (!init.options.some((o) => o.long === "--write")) init.option("--write", `also write the agent configuration (${MCP_JSON} for the MCP server)`);
+  if (!init.options.some((o) => o.long === "--write")) init.option("--write", `also write the MCP server's registration (${MCP_JSON}, ${CODEX_CONFIG}, ${GEMINI_SETTINGS})`);
   init.hook("postAction", async (_self, action) => {
     const opts = action.optsWithGlobals() as { write?: boolean; json?: boolean; C?: string };
+    if ((opts as { user?: boolean }).user) return; // user scope: no repository, no registration
     await withStore(action, async (store) => {
       const reg = mcpRegistration(store.repo.workTree, !!opts.write);
       if (!opts.json) process.stdout.write(`\n${registrationText(reg)}\n`);
