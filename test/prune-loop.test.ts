@@ -21,9 +21,12 @@ async function writesUnderGc(repo: string, gcArgs: string[]): Promise<string[]> 
     for (let i = 0; i < 300; i++) ids.push((await addTask(store, { objective: `write ${i} ${Math.random()}`, priority: 0, scope: [], maxAttempts: 3 })).id);
   } finally {
     store.close();
-    process.kill(-loop.pid!, "SIGKILL");
+    // TERM, so a gc stopped mid-way removes its own lock files (as a user's Ctrl-C would).
+    const exited = new Promise((r) => loop.once("exit", r));
+    process.kill(-loop.pid!, "SIGTERM");
+    await exited;
   }
-  await new Promise((r) => setTimeout(r, 300));
+  await new Promise((r) => setTimeout(r, 500));
   return ids;
 }
 
@@ -35,8 +38,10 @@ test("300 writes under git gc --prune=now every 200 ms: doctor --repair leaves n
   const before = d.json.checks.find((c: any) => c.name === "objects");
   const fixed = cli(["doctor", "--repair", "--json"], { cwd: repo }).json.checks.find((c: any) => c.name === "objects");
   assert.is(fixed.status, "ok", fixed.detail);
-  assert.is(gitCode(repo, "fsck", "--no-dangling", "--connectivity-only").status, 0);
-  assert.is(gitCode(repo, "gc", "-q").status, 0);
+  const fsck = gitCode(repo, "fsck", "--no-dangling", "--connectivity-only");
+  assert.is(fsck.status, 0, fsck.stderr);
+  const gc = gitCode(repo, "gc", "-q");
+  assert.is(gc.status, 0, gc.stderr);
   const left = gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff/tasks/").split("\n").filter(Boolean).length;
   process.stdout.write(`\n  prune loop: ${before.status === "ok" ? "no ref broken" : before.detail.split(":")[0]}; ${left} of 300 tasks intact after repair\n`);
 });

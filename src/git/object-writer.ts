@@ -68,28 +68,33 @@ export class ObjectWriter {
   private store(oid: string, raw: Buffer): void {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
-    if (existsSync(path)) return;
-    const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
-    try {
-      const fd = openTemp(dir, tmp);
+    const packed = deflateSync(raw, { level: 1 });
+    // `git prune --expire=now` removes temp files and empty fan-out folders at any moment: a temp
+    // file that vanished before its link is written again.
+    for (let n = 0; ; n++) {
+      if (existsSync(path)) return;
+      const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
       try {
-        writeSync(fd, deflateSync(raw, { level: 1 }));
-        if (this.fsync) fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      try {
+        const fd = openTemp(dir, tmp);
+        try {
+          writeSync(fd, packed);
+          if (this.fsync) fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
         linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+        return;
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "EEXIST") return;
+        if (code === "ENOENT" && n < 5) continue;
+        // A full disk or a read-only folder is the machine's refusal, not a bug: say which.
+        const refusal = environmentRefusal(e, (e as NodeJS.ErrnoException).path ?? dir);
+        if (refusal) throw new HandoffError(refusal);
+        throw e;
+      } finally {
+        rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
       }
-    } catch (e) {
-      // A full disk or a read-only folder is the machine's refusal, not a bug: say which.
-      const refusal = environmentRefusal(e, (e as NodeJS.ErrnoException).path ?? dir);
-      if (refusal) throw new HandoffError(refusal);
-      throw e;
-    } finally {
-      rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
     }
   }
 }
