@@ -28,6 +28,10 @@ export const AgentRecord = z.object({
   heartbeat_at: isoTime(),
   started_at: isoTime(),
   ended_at: z.nullable(isoTime()),
+  /** The machine its clone declares (git config handoff.machine): what `--to @MACHINE` matches. */
+  machine: z.optional(z.string()),
+  /** How many tasks it takes at once (a worker's --concurrency). */
+  capacity: z.optional(z.int()),
 });
 export type AgentRecord = z.infer<typeof AgentRecord>;
 

@@ -19,6 +19,11 @@ export type ErrorCode =
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "remote_unreachable" // the sync remote could not be reached for an exclusive write
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
+  | "addressed_elsewhere" // the task is addressed (--to) to another kind of agent or machine
+  | "task_failed" // wait: the agent reported failure, or the lease expired too many times
+  | "task_cancelled" // wait: the task was cancelled
+  | "timed_out" // wait: --timeout ran out (the task is cancelled)
+  | "interrupted" // wait: interrupted by a signal (the task is cancelled)
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -39,6 +44,11 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   wrong_state: 3,
   remote_unreachable: 3,
   conflict: 3,
+  addressed_elsewhere: 3,
+  task_failed: 6,
+  task_cancelled: 7,
+  timed_out: 8,
+  interrupted: 130,
   internal: 1,
 };
 
