@@ -15,6 +15,8 @@ import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
+import { registerWait } from "./commands/wait.ts";
+import { registerWorker } from "./commands/worker.ts";
 
 declare const PACKAGE_VERSION: string;
 
@@ -52,6 +54,8 @@ export function buildProgram(): Command {
   registerSync(program);
   registerSyncTools(program);
   registerDoctor(program);
+  registerWait(program);
+  registerWorker(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();
