@@ -6,11 +6,19 @@ import { firstLine, git } from "./run.ts";
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
 
 export async function lsRemoteRef(cwd: string, remote: string, ref: string): Promise<RemoteRefValue> {
-  const r = await git(["ls-remote", "--end-of-options", remote, ref], { cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
+  const r = await lsRemoteRefs(cwd, remote, [ref]);
+  return r.ok ? { ok: true, oid: r.tips.get(ref) ?? null } : r;
+}
+
+/** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. */
+export async function lsRemoteRefs(cwd: string, remote: string, refs: string[]): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string }> {
+  const r = await git(["ls-remote", "--end-of-options", remote, ...refs], { cwd, env: { GIT_TERMINAL_PROMPT: "0" } });
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
+  const tips = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const tab = line.indexOf("\t");
-    if (tab > 0 && line.slice(tab + 1) === ref) return { ok: true, oid: line.slice(0, tab) };
+    // A pattern also matches longer names ending in it: keep only the refs asked for.
+    if (tab > 0 && refs.includes(line.slice(tab + 1))) tips.set(line.slice(tab + 1), line.slice(0, tab));
   }
-  return { ok: true, oid: null };
+  return { ok: true, tips };
 }

@@ -1,8 +1,9 @@
 // Following one ref of the sync remote cheaply: ask for exactly that ref (one small
 // advertisement), fetch only when its value changed, and apply it here. Callers poll with
 // `Backoff`: quick right after a change, slower while nothing happens.
+// Each waiting process polls for itself; one poller shared by every waiter of a clone is not built.
 import { fetchHandoffRefs } from "../git/remote.ts";
-import { lsRemoteRef } from "../git/remote-ref.ts";
+import { lsRemoteRefs } from "../git/remote-ref.ts";
 import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trackingFor } from "./tracking.ts";
@@ -10,23 +11,39 @@ import { trackingFor } from "./tracking.ts";
 export type Pulled = { ok: true; changed: boolean } | { ok: false; message: string };
 
 /** Brings `ref` up to the remote's value; `changed` when the local ref moved. */
-export async function pullRef(store: Store, remote: string, ref: string): Promise<Pulled> {
-  const ls = await lsRemoteRef(store.cwd, remote, ref);
-  if (!ls.ok) return ls;
-  const before = (await trackingFor(store, remote, [ref])).get(ref) ?? null;
-  const local = await store.readRef(ref);
-  if (ls.oid === before && (ls.oid === null || ls.oid === local)) return { ok: true, changed: false };
-  if (ls.oid !== null && ls.oid !== before) {
-    const f = await fetchHandoffRefs(store.cwd, remote, [ref]);
-    if (!f.ok) return f;
-  }
-  const after = (await trackingFor(store, remote, [ref])).get(ref) ?? null;
-  if (after === null) return { ok: true, changed: false }; // not on the remote (yet)
-  await integrate(store, new Map(before ? [[ref, before]] : []), new Map([[ref, after]]));
-  return { ok: true, changed: (await store.readRef(ref)) !== local };
+export function pullRef(store: Store, remote: string, ref: string): Promise<Pulled> {
+  return pullRefs(store, remote, [ref]);
 }
 
-/** Poll intervals from 250 ms doubling to 2 s while nothing changes; back to the start on a change. */
+/**
+ * Brings these refs up to the remote's values with one advertisement and, when any moved, one
+ * fetch; `changed` when a local ref moved. A ref the remote lacks is left alone.
+ */
+export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
+  const ls = await lsRemoteRefs(store.cwd, remote, refs);
+  if (!ls.ok) return ls;
+  const before = await trackingFor(store, remote, refs);
+  const local = new Map<string, string | null>();
+  for (const ref of refs) local.set(ref, await store.readRef(ref));
+  const moved = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== before.get(r));
+  const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
+  if (!behind.length) return { ok: true, changed: false };
+  if (moved.length) {
+    const f = await fetchHandoffRefs(store.cwd, remote, moved);
+    if (!f.ok) return f;
+  }
+  const after = await trackingFor(store, remote, behind);
+  const was = new Map([...before].filter(([r]) => behind.includes(r)));
+  await integrate(store, was, after);
+  let changed = false;
+  for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
+  return { ok: true, changed };
+}
+
+/**
+ * Poll intervals from 250 ms growing by half to 2 s while nothing changes (doubling would make a
+ * waiter notice a result up to twice as late as needed); back to the start on a change.
+ */
 export class Backoff {
   private next: number;
   constructor(private readonly first = 250, private readonly max = 2000) {
@@ -38,7 +55,7 @@ export class Backoff {
   /** The next interval to wait. */
   take(): number {
     const ms = this.next;
-    this.next = Math.min(this.max, this.next * 2);
+    this.next = Math.min(this.max, Math.round(this.next * 1.5));
     return ms;
   }
 }

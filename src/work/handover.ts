@@ -76,10 +76,10 @@ export async function createHandover(
 }
 
 /** A task's inputs, fetched from the sync remote when this clone does not have them. */
-export async function loadInputs(store: Store, id: string): Promise<{ record: TaskInputs; context: Map<string, Buffer>; files: Map<string, Buffer> } | null> {
+export async function loadInputs(store: Store, id: string, opts: { pull?: boolean } = {}): Promise<{ record: TaskInputs; context: Map<string, Buffer>; files: Map<string, Buffer> } | null> {
   const ref = inputsRef(id);
   let tip = await store.readRef(ref);
-  const remote = tip ? null : await store.syncRemote();
+  const remote = tip || opts.pull === false ? null : await store.syncRemote();
   if (remote) {
     await pullRef(store, remote, ref);
     tip = await store.readRef(ref);
@@ -90,9 +90,9 @@ export async function loadInputs(store: Store, id: string): Promise<{ record: Ta
 }
 
 /** What the worker sent back, fetched from the sync remote when needed; null when there is none. */
-export async function loadResults(store: Store, id: string): Promise<{ record: TaskResultFiles; files: Map<string, Buffer> } | null> {
+export async function loadResults(store: Store, id: string, opts: { pull?: boolean } = {}): Promise<{ record: TaskResultFiles; files: Map<string, Buffer> } | null> {
   const ref = resultsRef(id);
-  const remote = await store.syncRemote();
+  const remote = opts.pull === false ? null : await store.syncRemote();
   if (remote) await pullRef(store, remote, ref);
   const tip = await store.readRef(ref);
   if (!tip) return null;

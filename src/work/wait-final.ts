@@ -5,7 +5,8 @@ import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
-import { Backoff, pause, pullRef } from "../sync/follow-ref.ts";
+import { Backoff, pause, pullRefs } from "../sync/follow-ref.ts";
+import { resultsRef } from "./bundle.ts";
 
 export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
 
@@ -26,7 +27,8 @@ export async function waitForFinal(store: Store, id: string, opts: WaitOptions):
   let outage = false;
   for (;;) {
     if (remote) {
-      const p = await pullRef(store, remote, ref);
+      // The results travel in the same push as the completion: follow both, fetch both at once.
+      const p = await pullRefs(store, remote, [ref, resultsRef(id)]);
       if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);
       outage = !p.ok;
       if (p.ok && p.changed) backoff.reset();

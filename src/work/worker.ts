@@ -91,7 +91,9 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       });
     }, Math.max(50, Math.floor(ttlMs / 3)));
     try {
-      const inputs = await loadInputs(store, id);
+      // A task and its inputs are created in one push, and every refresh that finds a task (a
+      // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
+      const inputs = await loadInputs(store, id, { pull: false });
       const run = await runTask({
         store,
         task,

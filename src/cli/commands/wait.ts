@@ -102,7 +102,9 @@ async function cancelOrFinal(store: Store, id: string, reason: string): Promise<
 }
 
 async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean): Promise<void> {
-  const results = task.status === "done" || task.status === "failed" ? await loadResults(store, task.id) : null;
+  // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
+  const ended = task.status === "done" || task.status === "failed";
+  const results = ended ? ((await loadResults(store, task.id, { pull: false })) ?? (await loadResults(store, task.id))) : null;
   const files: { name: string; size: number; path: string }[] = [];
   if (task.status === "done" && results?.files.size) {
     mkdirSync(outDir, { recursive: true });
