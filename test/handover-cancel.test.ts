@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, tempDir } from "./support/repo.ts";
+import { cleanupTemp, cli, tempDir } from "./support/repo.ts";
 import { httpRemote, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
@@ -91,6 +91,20 @@ test("SIGINT to wait: exit 130, the task cancelled, the worker stops the command
   assert.is(await w.exited, 0, w.stderr());
   assert.match(w.stderr(), `${out.id}: cancelled; stopped the command`);
   await until(() => !alive(pgid()!), "the command's process group to end", 10_000);
+});
+
+test("wait --id for someone else's task: exit 7 when its creator cancels it", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  assert.is(cli(["task", "add", "later", "--id", "later", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const waited = start(["wait", "--id", "later", "--json"], { cwd: b, agent: "bob" });
+  await until(() => waited.stderr().includes("later: queued"), "the waiter to see the task");
+  assert.is(cli(["cancel", "later", "--reason", "not needed after all", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(await waited.exited, 7, waited.stderr());
+  const out = JSON.parse(waited.stdout());
+  assert.equal([out.id, out.status, out.failure_reason], ["later", "cancelled", "not needed after all"]);
+  const missing = start(["wait", "--id", "no-such-task"], { cwd: b, agent: "bob" });
+  assert.is(await missing.exited, 4, missing.stderr());
 });
 
 test("a worker killed -9 mid-task: the lease expires, the task is requeued and finished by another worker", async () => {
