@@ -52,6 +52,9 @@ export const TaskResultFiles = lazySchema(() =>
     refused: z.array(RefusedFile),
     worker: z.string(),
     machine: z.nullable(z.string()),
+    /** With worker --push-branch: the branch the code changes were pushed to, and its commit. */
+    branch: z.optional(z.nullable(z.string())),
+    commit: z.optional(z.nullable(z.string())),
     at: isoTime(),
   }),
 );

@@ -19,8 +19,10 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
   return store.casLoop(async (now) => {
     const ctx = { actor: store.actor, now };
     const { task, tip } = await loadTask(store, id);
-    const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}`;
-    const out = result.status === "done" ? completeTask(task, ctx, { note }) : failTask(task, ctx, result.reason ?? "failed");
+    const branch = result.branch ? `; code on branch ${result.branch}` : "";
+    const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}${branch}`;
+    const done = { note, ...(result.commit ? { commit: result.commit } : {}) };
+    const out = result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed");
     if (!out.ok) throw new HandoffError(out.refusal);
     const updates: RefUpdate[] = [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }];
     const previous = await store.readRef(rref);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Task } from "../core/task.ts";
 import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
-import { addDetachedWorktree, hasCommit, removeWorktree } from "../git/worktree.ts";
+import { addDetachedWorktree, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
 import type { Store } from "../store/store.ts";
 
 export interface TaskRun {
@@ -20,6 +20,8 @@ export interface TaskRun {
   refused: RefusedFile[];
   /** Kept with --keep: where the worktree and the task's folder are. */
   kept: string | null;
+  /** With pushBranch: the branch holding the code changes, and its commit (null: none made). */
+  branch: { name: string; commit: string } | null;
 }
 
 export interface RunInput {
@@ -29,6 +31,8 @@ export interface RunInput {
   context: Map<string, Buffer>;
   files: Map<string, Buffer>;
   keep: boolean;
+  /** Code changes (committed or not) go to the branch `handoff/<id>` on the sync remote. */
+  pushBranch?: boolean;
   /** Aborted: the task was cancelled or the worker is stopping; the command's process group ends. */
   signal: AbortSignal;
   /** The command's stderr, passed through. */
@@ -69,7 +73,8 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     untrusted: true,
   };
   writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
-  await addDetachedWorktree(store.cwd, worktree, await baseCommit(store, task));
+  const base = await baseCommit(store, task);
+  await addDetachedWorktree(store.cwd, worktree, base);
   try {
     const run = await spawnCommand(input, worktree, {
       HANDOFF_TASK_ID: task.id,
@@ -79,16 +84,35 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     });
     const { output, cut } = outputTail(run.stdout);
     const collected = collectResultFiles(outDir);
-    if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept: input.keep ? home : null };
+    const kept = input.keep ? home : null;
+    if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept, branch: null };
     const reported = reportedFailure(run.firstLine);
-    const reason = reported ?? (run.exitCode !== 0 ? `the command exited ${run.exitCode ?? `on ${run.signal}`}` : null);
-    return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept: input.keep ? home : null };
+    let reason = reported ?? (run.exitCode !== 0 ? `the command exited ${run.exitCode ?? `on ${run.signal}`}` : null);
+    let branch: TaskRun["branch"] = null;
+    if (!reason && input.pushBranch) {
+      try {
+        branch = await publishWork(store, task, worktree, base);
+      } catch (e) {
+        reason = (e as Error).message;
+      }
+    }
+    return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept, branch };
   } finally {
     if (!input.keep) {
       await removeWorktree(store.cwd, worktree);
       rmSync(home, { recursive: true, force: true });
     }
   }
+}
+
+/** The code changes of a task, as the branch handoff/<id>: null when the command changed nothing. */
+async function publishWork(store: Store, task: Task, worktree: string, base: string): Promise<TaskRun["branch"]> {
+  const baseOid = (await revParse(store.cwd, base)) ?? base;
+  const head = await commitWorktree(worktree, `${task.id}: ${task.objective.split("\n")[0]!.slice(0, 72)}\n\nWork on task ${task.id} by ${store.actor.agent}.\n`, store.actor.agent);
+  if (head === baseOid) return null;
+  const name = `handoff/${task.id}`;
+  await publishBranch(store.cwd, await store.syncRemote(), head, name);
+  return { name, commit: head };
 }
 
 interface Spawned {

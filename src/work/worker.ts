@@ -24,6 +24,8 @@ export interface WorkerOptions {
   concurrency: number;
   pollMs: number;
   keep: boolean;
+  /** Code changes go back as the branch handoff/<id> on the sync remote. */
+  pushBranch?: boolean;
   ttl?: string;
   /** Aborted on Ctrl-C: running commands stop and their tasks are released. */
   signal: AbortSignal;
@@ -101,6 +103,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         context: inputs?.context ?? new Map(),
         files: inputs?.files ?? new Map(),
         keep: opts.keep,
+        pushBranch: !!opts.pushBranch,
         signal: r.stop.signal,
         stderr: opts.stderr,
       });
@@ -129,11 +132,13 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         worker: store.actor.agent,
         machine,
         at: store.now().toISOString(),
+        ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
       };
       await finishWithResults(store, record, run.files);
       if (run.status === "done") summary.done++;
       else summary.failed++;
-      opts.log(`${id}: ${run.status}${run.reason ? `: ${run.reason}` : ""} (${run.files.size} file${run.files.size === 1 ? "" : "s"} sent back)`);
+      const pushed = run.branch ? `, code on branch ${run.branch.name}` : "";
+      opts.log(`${id}: ${run.status}${run.reason ? `: ${run.reason}` : ""} (${run.files.size} file${run.files.size === 1 ? "" : "s"} sent back${pushed})`);
     } catch (e) {
       opts.log(`${id}: ${(e as Error).message}`);
       if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {

@@ -118,11 +118,15 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
   const failure = task.status === "done" ? null : (task.result?.reason ?? null);
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
-    const body = { id: task.id, status: task.status, failure_reason: failure, output, files, refused: results?.record.refused ?? [] };
+    const body = { id: task.id, status: task.status, failure_reason: failure, output, files, refused: results?.record.refused ?? [], branch: results?.record.branch ?? null, commit: results?.record.commit ?? null };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
     if (output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(output) : output);
     if (files.length) say(`saved ${files.length} file${files.length === 1 ? "" : "s"} to ${outDir}`);
+    if (results?.record.branch) {
+      const remote = await store.syncRemote();
+      say(`code changes on branch ${results.record.branch} at ${results.record.commit}${remote ? `: git fetch ${remote} ${results.record.branch}` : ""}`);
+    }
     for (const r of results?.record.refused ?? []) say(`the worker refused to send ${JSON.stringify(r.name)}: ${neutralise(r.reason)}`);
     if (task.status === "failed") say(`${task.id} failed: ${neutralise(failure ?? "no reason given")}`);
   }

@@ -10,6 +10,7 @@ interface WorkerOpts {
   concurrency: string;
   poll: string;
   keep?: boolean;
+  pushBranch?: boolean;
   ttl?: string;
 }
 
@@ -23,7 +24,8 @@ export function registerWorker(program: Command): void {
       .option("--concurrency <n>", "tasks run at once", "1")
       .option("--poll <duration>", "how often to look for tasks and cancellations", "1s")
       .option("--ttl <duration>", "lease length of each claim (renewed at a third of it; default claim_ttl)")
-      .option("--keep", "keep each task's worktree and folder (their paths are printed)"),
+      .option("--keep", "keep each task's worktree and folder (their paths are printed)")
+      .option("--push-branch", "send code changes back as the branch handoff/<id> on the sync remote (uncommitted changes are committed)"),
   ).action(async (o: WorkerOpts, cmd: Command) => {
     if (!o.exec?.trim()) fail("usage", "worker needs --exec CMD: the command that does each task");
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);
@@ -49,6 +51,7 @@ export function registerWorker(program: Command): void {
           concurrency,
           pollMs,
           keep: !!o.keep,
+          pushBranch: !!o.pushBranch,
           ...(o.ttl !== undefined ? { ttl: o.ttl } : {}),
           signal: stop.signal,
           log: (line) => process.stderr.write(`git-handoff: ${line}\n`),
