@@ -8,7 +8,7 @@ import { HandoffError } from "../core/errors.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import type { TaskResultFiles } from "../core/task-files.ts";
-import { mutateOwnAgent } from "../store/agent-store.ts";
+import { endSessionFor, mutateOwnAgent, refreshHeartbeat } from "../store/agent-store.ts";
 import { localMachine } from "../store/machine.ts";
 import type { Store } from "../store/store.ts";
 import { claimNextTask, release, renew } from "../store/task-actions.ts";
@@ -164,6 +164,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   };
 
   while (!opts.signal.aborted) {
+    await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
     if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
     while (!opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
       const task = await claimOne();
@@ -189,5 +190,6 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     r.stop.abort();
   }
   await Promise.all([...running.values()].map((r) => r.finished));
+  await endSessionFor(store).catch(() => {}); // others see it gone at once, not after it goes stale
   return summary;
 }

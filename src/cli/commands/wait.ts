@@ -56,8 +56,7 @@ export function registerWait(program: Command): void {
     await withStore(cmd, async (store) => {
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
       store.syncOptions = { ...store.syncOptions, push: true };
-      const id = inputs ? (await createHandover(store, { objective: o.objective!, priority, to, inputs })).id : o.id!;
-      if (inputs) say(`created ${id}${(await store.syncRemote()) ? " and pushed it" : ""}`);
+      // Installed before the task exists: a Ctrl-C during creation still cancels what was created.
       const stop = new AbortController();
       let interrupts = 0;
       const onSignal = () => {
@@ -67,6 +66,8 @@ export function registerWait(program: Command): void {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
+        const id = inputs ? (await createHandover(store, { objective: o.objective!, priority, to, inputs })).id : o.id!;
+        if (inputs) say(`created ${id}${(await store.syncRemote()) ? " and pushed it" : ""}`);
         const end = await waitForFinal(store, id, {
           deadline: timeoutMs === null ? null : Date.now() + timeoutMs,
           signal: stop.signal,
