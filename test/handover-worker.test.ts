@@ -4,10 +4,18 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { spawnSync } from "node:child_process";
+import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
 import { httpRemote, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
 
 let net: Machines;
+
+/** Runs a command with `input` on stdin and returns its trimmed stdout. */
+function sh(cmd: string, args: string[], cwd: string, input: string): string {
+  const r = spawnSync(cmd, args, { cwd, input, encoding: "utf8", env: cleanEnv() });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
+}
 test.before(async () => {
   net = await httpRemote("worker");
 });
@@ -52,6 +60,23 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   const t = remoteTask(net.bare, "long");
   assert.is(t.status, "todo");
   assert.is(t.claim, null);
+});
+
+test("received result files are checked again: a dotfile from a hand-made results ref is refused, nothing saved", () => {
+  const a = net.clone("m1");
+  assert.is(cli(["task", "add", "evil", "--id", "evil", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "evil"], { cwd: a, agent: "mallory" }).code, 0);
+  assert.is(cli(["done", "evil", "--push"], { cwd: a, agent: "mallory" }).code, 0);
+  const result = { task: "evil", status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z" };
+  const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
+  const files = sh("git", ["mktree"], a, `100644 blob ${blob("x")}\t.bashrc\n`);
+  const tree = sh("git", ["mktree"], a, `100644 blob ${blob(JSON.stringify(result))}\tresult.json\n040000 tree ${files}\tfiles\n`);
+  const commit = gitOut(a, "commit-tree", tree, "-m", "result");
+  gitOut(a, "push", "-q", "origin", `${commit}:refs/handoff/results/evil`);
+  const r = cli(["wait", "--id", "evil"], { cwd: a, agent: "lead" });
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /refs\/handoff\/results\/evil holds a file "\.bashrc" that is a dotfile/);
+  assert.not.ok(existsSync(join(a, "handoff-evil")));
 });
 
 test.run();

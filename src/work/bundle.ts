@@ -3,7 +3,7 @@
 // refs/handoff/results/<id>), so clones fetch a task's files only when they need them.
 import type * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
-import { flatNameProblem } from "../core/task-files.ts";
+import { flatNameProblem, MAX_FILES_BYTES, MAX_TASK_FILES } from "../core/task-files.ts";
 import { validateTaskId } from "../core/ids.ts";
 import { commitObject, FORMAT_MARKER, parseCommit, readRecord, readTyped } from "../store/codec.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
@@ -63,15 +63,24 @@ export async function readBundle<T>(store: Store, ref: string, commit: string, f
   const top = parseEntries(await readTyped(store.reader, treeOid, "tree", ref), store.oidBytes);
   return {
     record,
-    /** Every file of `folder` with its bytes. A name that is not flat is refused: it came from elsewhere. */
-    async files(folder: string): Promise<Map<string, Buffer>> {
+    /**
+     * Every file of `folder` with its bytes. It came from another machine: a name that is not flat,
+     * too many files or more than `maxBytes` together is refused, never written anywhere.
+     */
+    async files(folder: string, maxBytes = MAX_FILES_BYTES): Promise<Map<string, Buffer>> {
       const out = new Map<string, Buffer>();
       const oid = top.get(folder);
       if (!oid) return out;
-      for (const [name, blob] of parseEntries(await readTyped(store.reader, oid, "tree", ref), store.oidBytes)) {
+      const entries = parseEntries(await readTyped(store.reader, oid, "tree", ref), store.oidBytes);
+      if (entries.size > MAX_TASK_FILES) fail("corrupt_state", `${ref} holds ${entries.size} files in ${folder}/; at most ${MAX_TASK_FILES}`, { ref });
+      let total = 0;
+      for (const [name, blob] of entries) {
         const problem = flatNameProblem(name);
         if (problem) fail("corrupt_state", `${ref} holds a file ${JSON.stringify(name.slice(0, 80))} that ${problem}`, { ref });
-        out.set(name, await readTyped(store.reader, blob, "blob", ref));
+        const data = await readTyped(store.reader, blob, "blob", ref);
+        total += data.length;
+        if (total > maxBytes) fail("corrupt_state", `${ref} holds more than ${maxBytes} bytes of files in ${folder}/`, { ref });
+        out.set(name, data);
       }
       return out;
     },

@@ -86,7 +86,7 @@ export async function loadInputs(store: Store, id: string, opts: { pull?: boolea
   }
   if (!tip) return null;
   const b = await readBundle(store, ref, tip, INPUTS_FILE, TaskInputs);
-  return { record: b.record, context: await b.files("context"), files: await b.files("files") };
+  return { record: b.record, context: await b.files("context", MAX_TASK_FILES * MAX_CONTEXT_FILE_BYTES), files: await b.files("files") };
 }
 
 /** What the worker sent back, fetched from the sync remote when needed; null when there is none. */
