@@ -105,6 +105,14 @@ test("wait --id for someone else's task: exit 7 when its creator cancels it", as
   assert.equal([out.id, out.status, out.failure_reason], ["later", "cancelled", "not needed after all"]);
   const missing = start(["wait", "--id", "no-such-task"], { cwd: b, agent: "bob" });
   assert.is(await missing.exited, 4, missing.stderr());
+
+  // Not the creator: a timeout cannot cancel what someone holds; it says so and exits 8.
+  assert.is(cli(["task", "add", "held", "--id", "held", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "held"], { cwd: b, agent: "w@m2" }).code, 0);
+  const timed = start(["wait", "--id", "held", "--timeout", "1s"], { cwd: b, agent: "bob" });
+  assert.is(await timed.exited, 8, timed.stderr());
+  assert.match(timed.stderr(), "held: timed out; it stays claimed with w@m2");
+  assert.is(remoteTask(net.bare, "held").status, "claimed");
 });
 
 test("a worker killed -9 mid-task: the lease expires, the task is requeued and finished by another worker", async () => {

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
 import { validateTaskId } from "../../core/ids.ts";
-import type { Task } from "../../core/task.ts";
+import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
 import { progressLines } from "../../present/handover-progress.ts";
 import { neutralise } from "../../present/untrusted.ts";
@@ -79,8 +79,10 @@ export function registerWait(program: Command): void {
         if (end.kind !== "final") {
           code = end.kind === "timeout" ? "timed_out" : "interrupted";
           task = await cancelOrFinal(store, id, end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted");
-          if (task.status !== "cancelled") code = null; // it ended just before: report how
-          else say(`${id}: cancelled (${end.kind === "timeout" ? "timed out" : "interrupted"})`);
+          const why = end.kind === "timeout" ? "timed out" : "interrupted";
+          if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
+          else if (isFinal(task.status)) code = null; // it ended just before: report how
+          else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
         }
         await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json);
       } finally {
