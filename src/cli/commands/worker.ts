@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
+import { neutralise } from "../../present/untrusted.ts";
 import { runWorker } from "../../work/worker.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 
@@ -54,7 +55,8 @@ export function registerWorker(program: Command): void {
           pushBranch: !!o.pushBranch,
           ...(o.ttl !== undefined ? { ttl: o.ttl } : {}),
           signal: stop.signal,
-          log: (line) => process.stderr.write(`git-handoff: ${line}\n`),
+          // Lines quote task text from other machines: neutralised for the terminal.
+          log: (line) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`),
           stderr: (chunk) => process.stderr.write(chunk),
         });
         process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
