@@ -17,6 +17,8 @@ export interface WaitOptions {
   progress: (prev: Task | null, next: Task) => void;
   /** A remote that cannot be read is reported once per outage, and waiting goes on. */
   warn: (message: string) => void;
+  /** The caller just pushed the task: the first look can be local, the first ask of the remote waits a poll. */
+  justPushed?: boolean;
 }
 
 export async function waitForFinal(store: Store, id: string, opts: WaitOptions): Promise<WaitEnd> {
@@ -25,8 +27,8 @@ export async function waitForFinal(store: Store, id: string, opts: WaitOptions):
   const backoff = new Backoff();
   let prev: Task | null = null;
   let outage = false;
-  for (;;) {
-    if (remote) {
+  for (let round = 0; ; round++) {
+    if (remote && !(round === 0 && opts.justPushed)) {
       // The results travel in the same push as the completion: follow both, fetch both at once.
       const p = await pullRefs(store, remote, [ref, resultsRef(id)]);
       if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);

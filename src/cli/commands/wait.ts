@@ -73,6 +73,7 @@ export function registerWait(program: Command): void {
           signal: stop.signal,
           progress: (prev, next) => progressLines(prev, next).forEach(say),
           warn: say,
+          justPushed: !!inputs,
         });
         let task = end.task;
         let code: ErrorCode | null = null;
