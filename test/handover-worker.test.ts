@@ -62,6 +62,22 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   assert.is(t.claim, null);
 });
 
+test("--keep leaves the task's worktree and folder, and says where", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  // Ahead of the task the Ctrl-C test gave back to the queue.
+  const waited = start(["wait", "--objective", "keep it", "--priority", "5", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr());
+  assert.is(await w.exited, 0, w.stderr());
+  const kept = /kept (\S+)/.exec(w.stderr())?.[1];
+  assert.ok(kept, w.stderr());
+  assert.ok(existsSync(join(kept!, "worktree", "here.txt")));
+  assert.ok(existsSync(join(kept!, "task.json")));
+  assert.match(gitOut(b, "worktree", "list"), `${kept}/worktree`);
+  gitOut(b, "worktree", "remove", "--force", join(kept!, "worktree"));
+});
+
 test("received result files are checked again: a dotfile from a hand-made results ref is refused, nothing saved", () => {
   const a = net.clone("m1");
   assert.is(cli(["task", "add", "evil", "--id", "evil", "--push"], { cwd: a, agent: "lead" }).code, 0);
