@@ -18,15 +18,16 @@ import { registerTask } from "./commands/task.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 import { registerMemory } from "./commands/memory.ts";
 import { registerDoc } from "./commands/doc.ts";
-import { registerMeta } from "./commands/meta.ts";
+import { registerMeta, VERSION } from "./commands/meta.ts";
 import { EXAMPLES } from "./examples.ts";
+import { registerWait } from "./commands/wait.ts";
+import { registerWorker } from "./commands/worker.ts";
 
-declare const PACKAGE_VERSION: string;
 
 export function buildProgram(): Command {
   const program = new Command("git-handoff")
     .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
-    .version(typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev")
+    .version(VERSION)
     .option("-C <dir>", "run as if started in <dir>")
     .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
     .option("--json", "print JSON")
@@ -58,6 +59,8 @@ export function buildProgram(): Command {
   registerSync(program);
   registerSyncTools(program);
   registerDoctor(program);
+  registerWait(program);
+  registerWorker(program);
   registerMemory(program);
   registerDoc(program);
   registerMeta(program);

@@ -28,7 +28,9 @@ export const AgentRecord = z.object({
   heartbeat_at: isoTime(),
   started_at: isoTime(),
   ended_at: z.nullable(isoTime()),
-  /** How many tasks it means to hold at once, when it declared more (or fewer) than max_concurrent. */
+  /** The machine its clone declares (git config handoff.machine): what `--to @MACHINE` matches. */
+  machine: z.optional(z.string()),
+  /** How many tasks it means to hold at once (session start --capacity, a worker's --concurrency). */
   capacity: z.optional(z.int().check(z.gte(1), z.lte(1000))),
 });
 export type AgentRecord = z.infer<typeof AgentRecord>;

@@ -27,6 +27,11 @@ export type ErrorCode =
   | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)
   | "outcome_unknown" // a push went out and neither its report nor a read of the remote came back
   | "environment" // the machine refused: disk full, read-only file system, permission denied, too many open files
+  | "addressed_elsewhere" // the task is addressed (--to) to another kind of agent or machine
+  | "task_failed" // wait: the agent reported failure, or the lease expired too many times
+  | "task_cancelled" // wait: the task was cancelled
+  | "timed_out" // wait: --timeout ran out (the task is cancelled)
+  | "interrupted" // wait: interrupted by a signal (the task is cancelled)
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -55,6 +60,11 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   remote_rejected: 3,
   outcome_unknown: 3,
   environment: 5,
+  addressed_elsewhere: 3,
+  task_failed: 6,
+  task_cancelled: 7,
+  timed_out: 8,
+  interrupted: 130,
   internal: 1,
 };
 

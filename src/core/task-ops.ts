@@ -6,6 +6,7 @@ import type { Actor } from "./identity.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./task.ts";
 import { formatDuration } from "./duration.ts";
+import type { Address } from "./address.ts";
 
 export interface OpContext {
   actor: Actor;
@@ -36,6 +37,8 @@ export interface NewTaskInput {
   after?: string[];
   /** The command that verifies the work (issue 4). */
   verify?: string | null;
+  /** Who may take it (address.ts); absent: anyone. */
+  to?: Address | null;
 }
 
 export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
@@ -64,6 +67,7 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     ...(input.exclusive ? { exclusive: true } : {}),
     ...(input.after?.length ? { after: input.after } : {}),
     ...(input.verify ? { verify: input.verify } : {}),
+    ...(input.to ? { to: input.to } : {}),
   };
   return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective, ...(task.after?.length ? { after: task.after } : {}) }, record: task }] };
 }
@@ -235,7 +239,9 @@ function finish(
   return afterSettle(task, ctx, (t) => {
     if (isFinal(t.status)) return refuse(finalRefusal(t));
     if (t.status === "review" && type === "done") return refuse(inReviewRefusal(t));
-    if (t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
+    // The creator may cancel what it asked for even while a worker holds it (the worker stops).
+    const creatorCancels = type === "cancelled" && t.created_by === ctx.actor.agent;
+    if (t.claim && t.claim.agent !== ctx.actor.agent && !creatorCancels) return refuse(heldRefusal(t, ctx));
     const status = type;
     const record = touch(t, ctx, { status, claim: null, result: { ...result } });
     const fence = t.claim?.fence;

@@ -4,6 +4,7 @@ import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
 import { objectId } from "./object-id.ts";
 import { Handoff } from "./handoff-record.ts";
 import { Review } from "./review-record.ts";
+import { Address } from "./address.ts";
 
 export const MAX_OBJECTIVE = 4000;
 export const MAX_NOTE = 8000;
@@ -70,6 +71,8 @@ export const Task = lazySchema(() =>
     handoffs: z.optional(z.array(Handoff)),
     /** The last verification and review decision. */
     review: z.optional(z.nullable(Review)),
+    /** Who may take it (address.ts); absent: anyone. */
+    to: z.optional(z.nullable(Address)),
   }),
 );
 export type Task = z.infer<typeof Task>;

@@ -1,4 +1,5 @@
 import { formatDuration } from "../core/duration.ts";
+import { formatAddress } from "../core/address.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import type { Overview } from "../core/overview.ts";
 import type { Task } from "../core/task.ts";
@@ -27,6 +28,7 @@ export function taskDetail(t: Task, now: Date): string {
     `priority:   ${t.priority}`,
   ];
   if (t.scope.length) lines.push(`scope:      ${t.scope.join(" ")}`);
+  if (t.to) lines.push(`to:         ${formatAddress(t.to)}`);
   if (t.claim) {
     const c = t.claim;
     lines.push(`holder:     ${c.agent} (fence ${c.fence}, ${c.scope}${c.worktree ? ` ${c.worktree}` : ""}${c.branch ? ` on ${c.branch}` : ""})`);

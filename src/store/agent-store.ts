@@ -9,6 +9,7 @@ import type { OpContext } from "../core/task-ops.ts";
 import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { extendAllDue } from "./claim-extend.ts";
+import { localMachine } from "./machine.ts";
 
 export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
 export const AGENT_FILE = "agent.json";
@@ -60,12 +61,16 @@ export async function listAgents(store: Store): Promise<{ agents: StoredAgent[];
 }
 
 /** Runs a pure agent operation on the caller's own ref under compare-and-swap. */
-async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null, ctx: OpContext) => Outcome<AgentRecord>): Promise<AgentRecord> {
+export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null, ctx: OpContext) => Outcome<AgentRecord>): Promise<AgentRecord> {
   const ref = agentRef(store.actor.agent);
+  const machine = await localMachine(store);
   return store.casLoop(async (now) => {
     const prev = await loadAgent(store, store.actor.agent);
-    const out = op(prev?.record ?? null, { actor: store.actor, now });
-    if (!out.ok) throw new HandoffError(out.refusal);
+    const decided = op(prev?.record ?? null, { actor: store.actor, now });
+    if (!decided.ok) throw new HandoffError(decided.refusal);
+    // Every declaration says which machine the agent is on (what addressed tasks match).
+    const stamp = (r: AgentRecord): AgentRecord => (r.machine === machine ? r : { ...r, machine });
+    const out = { ...decided, record: stamp(decided.record), steps: decided.steps.map((s) => ({ ...s, record: stamp(s.record) })) };
     if (out.steps.length === 0) return { updates: [], result: out.record };
     const squash = prev !== null && prev.tipIsHeartbeat && out.steps.length === 1 && out.steps[0]!.event.type === "heartbeat";
     const parent = squash ? prev!.parent : (prev?.tip ?? null);

@@ -9,6 +9,8 @@ import { Task } from "../core/task.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
+import { addressRefusal, type Taker } from "../core/address.ts";
+import { takerOf } from "./machine.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
@@ -116,9 +118,17 @@ async function headOf(store: Store): Promise<string | null> {
 /** Claims one task; refused (exit 3) while a dependency is not done, unless `force`. */
 type Mutate = (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task>;
 
+/** A claim of a task addressed to someone else is refused, even with --force (addressing routes work). */
+function addressed(op: (t: Task, ctx: OpContext) => Outcome<Task>, who: Taker): (t: Task, ctx: OpContext) => Outcome<Task> {
+  return (t, ctx) => {
+    const why = t.claim?.agent === ctx.actor.agent ? null : addressRefusal(t, who);
+    return why ? { ok: false, refusal: why } : op(t, ctx);
+  };
+}
+
 export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean; mutate?: Mutate } = {}): Promise<Task> {
   const base = await headOf(store);
-  const claim = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
+  const claim = addressed(recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), await takerOf(store));
   const mutate = opts.mutate ?? mutateTask;
   if (opts.force) return mutate(store, id, claim, { exclusive: true });
   for (let round = 0; ; round++) {
@@ -155,11 +165,14 @@ class DependenciesMoved extends Error {}
 /** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
 export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask): Promise<Task> {
   const base = await headOf(store);
+  const who = await takerOf(store);
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
     ready: (all) => {
       const byId = new Map(all.map((t) => [t.id, t]));
       const now = store.now();
       return (candidate) => {
+        const elsewhere = addressRefusal(candidate, who);
+        if (elsewhere) return elsewhere;
         const edges = blockingEdges(candidate, byId, now);
         return edges.length ? blockedRefusal(candidate, edges) : null;
       };
@@ -169,7 +182,8 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
 
 export async function listReady(store: Store): Promise<{ ready: Task[]; problems: string[] }> {
   const { tasks, problems } = await listTasks(store, { settled: false });
-  return { ready: readyTasks(tasks, store.now()), problems };
+  const who = await takerOf(store);
+  return { ready: readyTasks(tasks, store.now()).filter((t) => !addressRefusal(t, who)), problems };
 }
 
 /** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */

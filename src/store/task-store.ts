@@ -150,7 +150,7 @@ export async function claimNext(
       return await mutate(store, next.id, guarded, { exclusive: true });
     } catch (e) {
       // Someone else got it first, it finished meanwhile, or it gained a blocker: try the next one.
-      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state")) continue;
+      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) continue;
       throw e;
     }
   }

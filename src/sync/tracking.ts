@@ -101,9 +101,15 @@ async function fetchTracking(store: Store, remote: string, known?: Tips, budget?
  * before anything integrates it; what fails is listed in the quarantine and shown at its local
  * value. With nothing changed and nothing quarantined this costs one ref read.
  */
-async function screenReceived(store: Store, remote: string, before: Tips, after: Tips): Promise<Refreshed & { ok: true }> {
+/** The same screening for a few refs fetched on their own (a waiter following one task): only those are judged. */
+export async function screenFetched(store: Store, remote: string, before: Tips, after: Tips): Promise<Refreshed & { ok: true }> {
+  return screenReceived(store, remote, before, after, true);
+}
+
+async function screenReceived(store: Store, remote: string, before: Tips, after: Tips, partial = false): Promise<Refreshed & { ok: true }> {
   const q = await readQuarantine(store, remote);
-  const candidates = new Set<string>(q.entries.keys());
+  // A partial fetch says nothing about the refs it did not ask for: their quarantine stands.
+  const candidates = new Set<string>([...q.entries.keys()].filter((ref) => !partial || after.has(ref)));
   for (const [ref, oid] of after) if (before.get(ref) !== oid) candidates.add(ref);
   if (!candidates.size) return { ok: true, before, after, refused: [], newlyRefused: [] };
   const entries = new Map(q.entries);

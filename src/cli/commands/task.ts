@@ -11,6 +11,7 @@ import { approvalOf } from "../../store/approvals.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { taskDetail, taskLine } from "../../present/render.ts";
+import { addressOption } from "./address-option.ts";
 
 export function registerTask(program: Command): void {
   const task = program.command("task").description("add, show and list tasks");
@@ -25,10 +26,12 @@ export function registerTask(program: Command): void {
       .option("--scope <glob>", "files the task will touch (repeatable); claiming the task leases them", collect, [])
       .option("--exclusive", "claiming the task leases its scope exclusively (others are denied edits)")
       .option("--after <id>", "a task that must be done before this one is ready (repeatable: one id per --after)", collect)
-      .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review"),
-  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string }, cmd: Command) => {
+      .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review")
+      .option("--to <address>", "who may take it: KIND@MACHINE, KIND (any machine) or @MACHINE (any agent there)"),
+  ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string; to?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);
+      const to = o.to !== undefined ? addressOption(o.to) : undefined;
       const created = await addTaskAfter(store, {
         objective: words.join(" "),
         priority,
@@ -38,6 +41,7 @@ export function registerTask(program: Command): void {
         ...(o.id !== undefined ? { id: o.id } : {}),
         ...(o.after ? { after: o.after } : {}),
         ...(o.verify !== undefined ? { verify: checkVerifyCommand(o.verify) } : {}),
+        ...(to ? { to } : {}),
       });
       emit(!!g.json, created, () => created.id);
     });

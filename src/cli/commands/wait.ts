@@ -1,0 +1,138 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import { parseDuration } from "../../core/duration.ts";
+import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
+import { validateTaskId } from "../../core/ids.ts";
+import { isFinal, type Task } from "../../core/task.ts";
+import { settle } from "../../core/task-ops.ts";
+import { progressLines } from "../../present/handover-progress.ts";
+import { neutralise } from "../../present/untrusted.ts";
+import type { Store } from "../../store/store.ts";
+import { cancel } from "../../store/task-actions.ts";
+import { loadTask } from "../../store/task-store.ts";
+import { createHandover, loadResults, readInputs } from "../../work/handover.ts";
+import { waitForFinal } from "../../work/wait-final.ts";
+import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
+import { addressOption } from "./address-option.ts";
+
+interface WaitOpts {
+  objective?: string;
+  id?: string;
+  contextFile: string[];
+  file: string[];
+  to?: string;
+  priority: string;
+  timeout?: string;
+  out?: string;
+}
+
+const say = (line: string) => process.stderr.write(`git-handoff: ${line}\n`);
+
+export function registerWait(program: Command): void {
+  withGlobals(
+    program
+      .command("wait")
+      .description("hand a task to an agent (on any machine) and block until it is done: prints its output, saves its files to ./handoff-<id>/")
+      .option("--objective <text>", "create a task with this objective, push it at once, and wait for it")
+      .option("--id <id>", "wait for an existing task instead")
+      .option("--context-file <path>", "a file the agent reads as context (repeatable; at most 1 MB each)", collect, [])
+      .option("--file <path>", "an input file sent along (repeatable; at most 25 MB together)", collect, [])
+      .option("--to <address>", "who may take it: KIND@MACHINE, KIND or @MACHINE (default: anyone)")
+      .option("--priority <n>", "higher is taken first", "0")
+      .option("--timeout <duration>", "stop waiting after this long and cancel the task (exit 8)")
+      .option("--out <dir>", "where to save result files (default ./handoff-<id>)"),
+  ).action(async (o: WaitOpts, cmd: Command) => {
+    if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
+    if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");
+    const g = globals(cmd);
+    const base = g.C ? resolve(g.C) : process.cwd();
+    // Everything is checked before anything is written.
+    const to = o.to !== undefined ? addressOption(o.to) : null;
+    const priority = parseInteger(o.priority, "--priority", -1000, 1000);
+    const timeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, "--timeout") : null;
+    if (o.id !== undefined) validateTaskId(o.id);
+    const inputs = o.objective !== undefined ? readInputs(base, o.contextFile, o.file) : null;
+    await withStore(cmd, async (store) => {
+      // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
+      store.syncOptions = { ...store.syncOptions, push: true };
+      // Installed before the task exists: a Ctrl-C during creation still cancels what was created.
+      const stop = new AbortController();
+      let interrupts = 0;
+      const onSignal = () => {
+        if (++interrupts > 1) process.exit(130);
+        stop.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const id = inputs ? (await createHandover(store, { objective: o.objective!, priority, to, inputs })).id : o.id!;
+        if (inputs) say(`created ${id}${(await store.syncRemote()) ? " and pushed it" : ""}`);
+        const end = await waitForFinal(store, id, {
+          deadline: timeoutMs === null ? null : Date.now() + timeoutMs,
+          signal: stop.signal,
+          progress: (prev, next) => progressLines(prev, next).forEach(say),
+          warn: say,
+          justPushed: !!inputs,
+        });
+        let task = end.task;
+        let code: ErrorCode | null = null;
+        if (end.kind !== "final") {
+          code = end.kind === "timeout" ? "timed_out" : "interrupted";
+          task = await cancelOrFinal(store, id, end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted");
+          const why = end.kind === "timeout" ? "timed out" : "interrupted";
+          if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
+          else if (isFinal(task.status)) code = null; // it ended just before: report how
+          else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
+        }
+        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json);
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+  });
+}
+
+/** Cancels the task (its creator may, even while a worker holds it); if it ended first, that end. */
+async function cancelOrFinal(store: Store, id: string, reason: string): Promise<Task> {
+  try {
+    return await cancel(store, id, reason);
+  } catch (e) {
+    if (!(e instanceof HandoffError) || (e.code !== "final_state" && e.code !== "held_by_other")) throw e;
+    const { task } = await loadTask(store, id);
+    return settle(task, { actor: store.actor, now: store.now() }).record;
+  }
+}
+
+async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean): Promise<void> {
+  // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
+  const ended = task.status === "done" || task.status === "failed";
+  const results = ended ? ((await loadResults(store, task.id, { pull: false })) ?? (await loadResults(store, task.id))) : null;
+  const files: { name: string; size: number; path: string }[] = [];
+  if (task.status === "done" && results?.files.size) {
+    mkdirSync(outDir, { recursive: true });
+    for (const [name, data] of results.files) {
+      const path = join(outDir, name);
+      writeFileSync(path, data);
+      files.push({ name, size: data.length, path });
+    }
+  }
+  const output = results?.record.output ?? task.result?.note ?? "";
+  const failure = task.status === "done" ? null : (task.result?.reason ?? null);
+  const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
+  if (json) {
+    const body = { id: task.id, status: task.status, failure_reason: failure, output, files, refused: results?.record.refused ?? [], branch: results?.record.branch ?? null, commit: results?.record.commit ?? null };
+    process.stdout.write(JSON.stringify(body, null, 2) + "\n");
+  } else {
+    if (output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(output) : output);
+    if (files.length) say(`saved ${files.length} file${files.length === 1 ? "" : "s"} to ${outDir}`);
+    if (results?.record.branch) {
+      const remote = await store.syncRemote();
+      say(`code changes on branch ${results.record.branch} at ${results.record.commit}${remote ? `: git fetch ${remote} ${results.record.branch}` : ""}`);
+    }
+    for (const r of results?.record.refused ?? []) say(`the worker refused to send ${JSON.stringify(r.name)}: ${neutralise(r.reason)}`);
+    if (task.status === "failed") say(`${task.id} failed: ${neutralise(failure ?? "no reason given")}`);
+  }
+  if (code) process.exitCode = EXIT_CODES[code];
+}

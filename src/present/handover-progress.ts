@@ -1,0 +1,29 @@
+// What `wait` tells the person waiting, one line per change it saw on the task.
+import { formatAddress } from "../core/address.ts";
+import type { Task } from "../core/task.ts";
+import { neutralise } from "./untrusted.ts";
+
+const clock = (iso: string) => iso.slice(11, 19);
+
+/** Lines describing how `next` differs from `prev` (the task as last seen; null at first). */
+export function progressLines(prev: Task | null, next: Task): string[] {
+  const id = next.id;
+  const lines: string[] = [];
+  if (!prev) lines.push(`waiting for ${id}${next.to ? ` (to ${formatAddress(next.to)})` : ""}: ${neutralise(next.objective.split("\n")[0]!.slice(0, 100))}`);
+  const was = prev?.claim ?? null;
+  const now = next.claim;
+  if (now && (!was || was.agent !== now.agent || was.fence !== now.fence)) {
+    lines.push(`${id}: claimed by ${now.agent} (attempt ${next.attempts + 1} of ${next.max_attempts}), lease until ${clock(now.expires_at)}`);
+  } else if (now && was && now.expires_at !== was.expires_at) {
+    lines.push(`${id}: renewed by ${now.agent} until ${clock(now.expires_at)}`);
+  } else if (!now && was && next.status === "todo") {
+    lines.push(next.attempts > (prev?.attempts ?? 0) ? `${id}: the lease of ${was.agent} expired; back in the queue (${next.attempts} of ${next.max_attempts} attempts used)` : `${id}: released by ${was.agent}; back in the queue`);
+  } else if (!prev && next.status === "todo") {
+    lines.push(`${id}: queued (priority ${next.priority})`);
+  }
+  if (prev?.status !== next.status && (next.status === "done" || next.status === "failed" || next.status === "cancelled")) {
+    const reason = next.result?.reason ? `: ${neutralise(next.result.reason)}` : "";
+    lines.push(`${id}: ${next.status}${reason}`);
+  }
+  return lines;
+}

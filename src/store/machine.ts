@@ -1,0 +1,35 @@
+// The machine this clone runs on, as agents on other machines address it: `git config
+// handoff.machine`, else the host name. Recorded in agent declarations; an addressed task is
+// matched against it, never against a parse of an agent's name.
+import { hostname } from "node:os";
+import { machineProblem, type Taker } from "../core/address.ts";
+import { fail } from "../core/errors.ts";
+import { sanitizeIdPart } from "../core/ids.ts";
+import { configGet } from "../git/config.ts";
+import type { Store } from "./store.ts";
+
+const cache = new WeakMap<Store, Promise<string>>();
+
+export function defaultMachine(): string {
+  return sanitizeIdPart(hostname().split(".")[0] ?? "host").replace(/@/g, "-");
+}
+
+/** Read once per store: one `git config` call, only by the operations that need it. */
+export function localMachine(store: Store): Promise<string> {
+  let found = cache.get(store);
+  if (!found) {
+    found = configGet(store.cwd, "handoff.machine").then((set) => {
+      if (set === null) return defaultMachine();
+      const problem = machineProblem(set);
+      if (problem) fail("invalid_input", `git config handoff.machine is ${JSON.stringify(set.slice(0, 80))}: it ${problem}`, {}, [{ action: "fix_input", detail: "git config handoff.machine NAME (letters, digits, . _ + -)" }]);
+      return set;
+    });
+    cache.set(store, found);
+  }
+  return found;
+}
+
+/** The store's agent as a taker of addressed tasks. */
+export async function takerOf(store: Store): Promise<Taker> {
+  return { agent: store.actor.agent, machine: await localMachine(store) };
+}

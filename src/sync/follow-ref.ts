@@ -1,0 +1,77 @@
+// Following one ref of the sync remote cheaply: ask for exactly that ref (one small
+// advertisement), fetch only when its value changed, and apply it here. Callers poll with
+// `Backoff`: quick right after a change, slower while nothing happens.
+// Each waiting process polls for itself; one poller shared by every waiter of a clone is not built.
+import { fetchHandoffRefs } from "../git/remote.ts";
+import { lsRemoteRefs } from "../git/remote-ref.ts";
+import type { Store } from "../store/store.ts";
+import { integrate } from "./integrate.ts";
+import { screenFetched, trackingFor } from "./tracking.ts";
+import { callTimeout, remoteBudget } from "./remote-budget.ts";
+
+export type Pulled = { ok: true; changed: boolean } | { ok: false; message: string };
+
+/** Brings `ref` up to the remote's value; `changed` when the local ref moved. */
+export function pullRef(store: Store, remote: string, ref: string): Promise<Pulled> {
+  return pullRefs(store, remote, [ref]);
+}
+
+/**
+ * Brings these refs up to the remote's values with one advertisement and, when any moved, one
+ * fetch; `changed` when a local ref moved. A ref the remote lacks is left alone.
+ */
+export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
+  const budget = await remoteBudget(store, remote);
+  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget));
+  if (!ls.ok) return ls;
+  const before = await trackingFor(store, remote, refs);
+  const local = new Map<string, string | null>();
+  for (const ref of refs) local.set(ref, await store.readRef(ref));
+  const moved = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== before.get(r));
+  const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
+  if (!behind.length) return { ok: true, changed: false };
+  if (moved.length) {
+    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
+    if (!f.ok) return f;
+  }
+  // What arrived passes the same validation as a sync before anything enters refs/handoff/.
+  const screened = await screenFetched(store, remote, new Map([...before].filter(([r]) => behind.includes(r))), await trackingFor(store, remote, behind));
+  await integrate(store, screened.before, screened.after);
+  let changed = false;
+  for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
+  return { ok: true, changed };
+}
+
+/**
+ * Poll intervals from 250 ms growing by half to 2 s while nothing changes (doubling would make a
+ * waiter notice a result up to twice as late as needed); back to the start on a change.
+ */
+export class Backoff {
+  private next: number;
+  constructor(private readonly first = 250, private readonly max = 2000) {
+    this.next = first;
+  }
+  reset(): void {
+    this.next = this.first;
+  }
+  /** The next interval to wait. */
+  take(): number {
+    const ms = this.next;
+    this.next = Math.min(this.max, Math.round(this.next * 1.5));
+    return ms;
+  }
+}
+
+/** Sleeps `ms`, or less when `signal` fires. */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,201 @@
+// Running one task's command: in a fresh worktree at the task's base, with the task as a file and
+// environment variables (never as part of a command line), its process group stopped on cancel.
+// Its stdout (the tail) becomes the output, the files it leaves in HANDOFF_OUT_DIR the results.
+import { spawn } from "node:child_process";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Task } from "../core/task.ts";
+import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
+import { addDetachedWorktree, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
+import type { Store } from "../store/store.ts";
+
+export interface TaskRun {
+  status: "done" | "failed" | "stopped";
+  output: string;
+  cut: number;
+  reason: string | null;
+  exitCode: number | null;
+  files: Map<string, Buffer>;
+  refused: RefusedFile[];
+  /** Kept with --keep: where the worktree and the task's folder are. */
+  kept: string | null;
+  /** With pushBranch: the branch holding the code changes, and its commit (null: none made). */
+  branch: { name: string; commit: string } | null;
+}
+
+export interface RunInput {
+  store: Store;
+  task: Task;
+  command: string;
+  context: Map<string, Buffer>;
+  files: Map<string, Buffer>;
+  keep: boolean;
+  /** Code changes (committed or not) go to the branch `handoff/<id>` on the sync remote. */
+  pushBranch?: boolean;
+  /** Aborted: the task was cancelled or the worker is stopping; the command's process group ends. */
+  signal: AbortSignal;
+  /** The command's stderr, passed through. */
+  stderr: (chunk: Buffer) => void;
+}
+
+const STOP_GRACE_MS = 2000;
+
+async function baseCommit(store: Store, task: Task): Promise<string> {
+  if (task.base && (await hasCommit(store.cwd, task.base))) return task.base;
+  const branch = store.config.integrationBranch;
+  for (const rev of branch ? [branch, `origin/${branch}`] : []) {
+    if (await hasCommit(store.cwd, rev)) return rev;
+  }
+  return "HEAD";
+}
+
+export async function runTask(input: RunInput): Promise<TaskRun> {
+  const { store, task } = input;
+  const home = mkdtempSync(join(tmpdir(), `handoff-${task.id}-`));
+  const inDir = join(home, "in");
+  const outDir = join(home, "out");
+  const worktree = join(home, "worktree");
+  mkdirSync(inDir);
+  mkdirSync(outDir);
+  for (const [name, data] of [...input.files, ...input.context]) writeFileSync(join(inDir, name), data);
+  const taskFile = join(home, "task.json");
+  // Everything in it came from another machine: a command that hands it to an agent should fence it.
+  const described = {
+    id: task.id,
+    objective: task.objective,
+    priority: task.priority,
+    to: task.to ?? null,
+    created_by: task.created_by,
+    created_at: task.created_at,
+    context: [...input.context].map(([name, data]) => ({ name, text: data.toString("utf8") })),
+    files: [...input.files.keys()],
+    in_dir: inDir,
+    untrusted: true,
+  };
+  writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
+  const base = await baseCommit(store, task);
+  await addDetachedWorktree(store.cwd, worktree, base);
+  try {
+    const run = await spawnCommand(input, worktree, {
+      HANDOFF_TASK_ID: task.id,
+      HANDOFF_TASK_FILE: taskFile,
+      HANDOFF_OUT_DIR: outDir,
+      HANDOFF_IN_DIR: inDir,
+    });
+    const { output, cut } = outputTail(run.stdout);
+    const collected = collectResultFiles(outDir);
+    const kept = input.keep ? home : null;
+    if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept, branch: null };
+    const reported = reportedFailure(run.firstLine);
+    let reason = reported ?? (run.exitCode !== 0 ? `the command exited ${run.exitCode ?? `on ${run.signal}`}` : null);
+    let branch: TaskRun["branch"] = null;
+    if (!reason && input.pushBranch) {
+      try {
+        branch = await publishWork(store, task, worktree, base);
+      } catch (e) {
+        reason = (e as Error).message;
+      }
+    }
+    return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept, branch };
+  } finally {
+    if (!input.keep) {
+      await removeWorktree(store.cwd, worktree);
+      rmSync(home, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The code changes of a task, as the branch handoff/<id>: null when the command changed nothing. */
+async function publishWork(store: Store, task: Task, worktree: string, base: string): Promise<TaskRun["branch"]> {
+  const baseOid = (await revParse(store.cwd, base)) ?? base;
+  const head = await commitWorktree(worktree, `${task.id}: ${task.objective.split("\n")[0]!.slice(0, 72)}\n\nWork on task ${task.id} by ${store.actor.agent}.\n`, store.actor.agent);
+  if (head === baseOid) return null;
+  const name = `handoff/${task.id}`;
+  await publishBranch(store.cwd, await store.syncRemote(), head, name);
+  return { name, commit: head };
+}
+
+interface Spawned {
+  stdout: Buffer;
+  firstLine: string;
+  exitCode: number | null;
+  signal: string | null;
+  stopped: boolean;
+}
+
+function spawnCommand(input: RunInput, cwd: string, env: Record<string, string>): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    // The command line is the local user's own; the task reaches it only through env and files.
+    const child = spawn("/bin/sh", ["-c", input.command], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let head = "";
+    let headDone = false;
+    child.stdout!.on("data", (b: Buffer) => {
+      if (!headDone) {
+        head += b.toString("utf8");
+        const nl = head.indexOf("\n");
+        if (nl >= 0 || head.length > 8192) {
+          head = nl >= 0 ? head.slice(0, nl) : head.slice(0, 8192);
+          headDone = true;
+        }
+      }
+      chunks.push(b);
+      size += b.length;
+      // Keep a bounded tail in memory whatever the command prints.
+      while (size - (chunks[0]?.length ?? 0) > 2 * 256 * 1024) size -= chunks.shift()!.length;
+    });
+    child.stderr!.on("data", input.stderr);
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      killGroup(child.pid, "SIGTERM");
+      setTimeout(() => killGroup(child.pid, "SIGKILL"), STOP_GRACE_MS).unref();
+    };
+    if (input.signal.aborted) stop();
+    else input.signal.addEventListener("abort", stop, { once: true });
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      input.signal.removeEventListener("abort", stop);
+      resolve({ stdout: Buffer.concat(chunks), firstLine: head, exitCode: code, signal, stopped });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * The files a command left for sending back: regular files with flat names, at most 25 MB
+ * together. Everything else (folders, dotfiles, links, what does not fit) is refused and named.
+ */
+export function collectResultFiles(dir: string): { files: Map<string, Buffer>; refused: RefusedFile[] } {
+  const files = new Map<string, Buffer>();
+  const refused: RefusedFile[] = [];
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const name = entry.name;
+    const problem = flatNameProblem(name);
+    if (problem) {
+      refused.push({ name, reason: `the name ${problem}` });
+      continue;
+    }
+    const st = lstatSync(join(dir, name));
+    if (st.isSymbolicLink()) refused.push({ name, reason: "is a symbolic link (only regular files travel)" });
+    else if (st.isDirectory()) refused.push({ name: `${name}/`, reason: "is a folder (only flat files travel)" });
+    else if (!st.isFile()) refused.push({ name, reason: "is not a regular file" });
+    else if (total + st.size > MAX_FILES_BYTES) refused.push({ name, reason: `is ${st.size} bytes: the result files of a task are at most ${MAX_FILES_BYTES} bytes together` });
+    else {
+      files.set(name, readFileSync(join(dir, name)));
+      total += st.size;
+    }
+  }
+  return { files, refused };
+}

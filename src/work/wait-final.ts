@@ -1,0 +1,55 @@
+// Blocking until a task is final, following the sync remote cheaply: one ls-remote of exactly the
+// task's ref per poll (250 ms doubling to 2 s while nothing changes), a fetch only when it moved.
+import { HandoffError } from "../core/errors.ts";
+import { isFinal, type Task } from "../core/task.ts";
+import { settle } from "../core/task-ops.ts";
+import type { Store } from "../store/store.ts";
+import { loadTask, taskRef } from "../store/task-store.ts";
+import { Backoff, pause, pullRefs } from "../sync/follow-ref.ts";
+import { resultsRef } from "./bundle.ts";
+
+export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
+
+export interface WaitOptions {
+  /** Date.now() after which waiting stops (null: no bound but the task's own end). */
+  deadline: number | null;
+  signal: AbortSignal;
+  progress: (prev: Task | null, next: Task) => void;
+  /** A remote that cannot be read is reported once per outage, and waiting goes on. */
+  warn: (message: string) => void;
+  /** The caller just pushed the task: the first look can be local, the first ask of the remote waits a poll. */
+  justPushed?: boolean;
+}
+
+export async function waitForFinal(store: Store, id: string, opts: WaitOptions): Promise<WaitEnd> {
+  const remote = await store.syncRemote();
+  const ref = taskRef(id);
+  const backoff = new Backoff();
+  let prev: Task | null = null;
+  let outage = false;
+  for (let round = 0; ; round++) {
+    if (remote && !(round === 0 && opts.justPushed)) {
+      // The results travel in the same push as the completion: follow both, fetch both at once.
+      const p = await pullRefs(store, remote, [ref, resultsRef(id)]);
+      if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);
+      outage = !p.ok;
+      if (p.ok && p.changed) backoff.reset();
+    }
+    const found = await loadTask(store, id).catch((e) => {
+      // Not here and the remote could not be asked: ask again (once it answers, missing is missing).
+      if (outage && e instanceof HandoffError && e.code === "not_found" && prev === null) return null;
+      throw e;
+    });
+    if (found) {
+      // An expired lease shows as free, and after the last allowed attempt as failed.
+      const task = settle(found.task, { actor: store.actor, now: store.now() }).record;
+      opts.progress(prev, task);
+      prev = task;
+      if (isFinal(task.status)) return { kind: "final", task };
+    }
+    if (opts.signal.aborted) return { kind: "interrupted", task: prev ?? (await loadTask(store, id)).task };
+    if (opts.deadline !== null && Date.now() >= opts.deadline) return { kind: "timeout", task: prev ?? (await loadTask(store, id)).task };
+    const left = opts.deadline === null ? Infinity : opts.deadline - Date.now();
+    await pause(Math.max(0, Math.min(backoff.take(), left)), opts.signal);
+  }
+}

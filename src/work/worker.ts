@@ -1,0 +1,195 @@
+// The worker: takes ready tasks addressed to it through the sync remote (exclusive claims), runs
+// the local user's command for each, renews each claim at a third of its TTL while it works, and
+// sends back the output and result files. It lives below the front ends so other loops (an agent
+// CLI driver, an MCP tool) can share it.
+import { beat } from "../core/agent.ts";
+import { parseDuration } from "../core/duration.ts";
+import { HandoffError } from "../core/errors.ts";
+import { isFinal, type Task } from "../core/task.ts";
+import { settle } from "../core/task-ops.ts";
+import type { TaskResultFiles } from "../core/task-files.ts";
+import { endSessionFor, mutateOwnAgent, refreshHeartbeat } from "../store/agent-store.ts";
+import { localMachine } from "../store/machine.ts";
+import type { Store } from "../store/store.ts";
+import { claimNextTask, release, renew } from "../store/task-actions.ts";
+import { loadTask, taskRef } from "../store/task-store.ts";
+import { pause, pullRef } from "../sync/follow-ref.ts";
+import { finishWithResults } from "./complete.ts";
+import { loadInputs } from "./handover.ts";
+import { runTask } from "./run-task.ts";
+
+export interface WorkerOptions {
+  command: string;
+  once: boolean;
+  concurrency: number;
+  pollMs: number;
+  keep: boolean;
+  /** Code changes go back as the branch handoff/<id> on the sync remote. */
+  pushBranch?: boolean;
+  ttl?: string;
+  /** Aborted on Ctrl-C: running commands stop and their tasks are released. */
+  signal: AbortSignal;
+  log: (line: string) => void;
+  stderr: (chunk: Buffer) => void;
+}
+
+export interface WorkerSummary {
+  done: number;
+  failed: number;
+  cancelled: number;
+  released: number;
+}
+
+interface Running {
+  stop: AbortController;
+  why: "cancelled" | "interrupted" | null;
+  finished: Promise<void>;
+}
+
+/** The worker's declaration: its machine (stamped by the agent store) and how many tasks it takes. */
+function declare(store: Store, capacity: number) {
+  return mutateOwnAgent(store, (prev, ctx) => {
+    const out = beat(prev, ctx);
+    if (!out.ok) return out;
+    const record = { ...out.record, capacity };
+    return { ok: true, record, steps: out.steps.map((s) => ({ ...s, record })) };
+  });
+}
+
+export async function runWorker(store: Store, opts: WorkerOptions): Promise<WorkerSummary> {
+  const summary: WorkerSummary = { done: 0, failed: 0, cancelled: 0, released: 0 };
+  const remote = await store.syncRemote();
+  const machine = await localMachine(store);
+  const ttlMs = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : store.config.claimTtlMs;
+  await declare(store, opts.concurrency);
+  opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
+  const running = new Map<string, Running>();
+  let started = 0;
+  let tick = new AbortController();
+  let lastProblem = "";
+
+  const claimOne = async (): Promise<Task | null> => {
+    try {
+      const t = await claimNextTask(store, { ttl: `${ttlMs}ms` });
+      lastProblem = "";
+      return t;
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      if (e.code !== "no_task_ready" && e.message !== lastProblem) opts.log(`cannot claim: ${e.message}`);
+      lastProblem = e.code === "no_task_ready" ? "" : e.message;
+      return null;
+    }
+  };
+
+  const work = async (task: Task, r: Running): Promise<void> => {
+    const id = task.id;
+    const renewal = setInterval(() => {
+      renew(store, id).catch((e) => {
+        // Cancelled, finished or taken over meanwhile: the command has nothing left to do.
+        if (e instanceof HandoffError && ["final_state", "held_by_other", "not_holder"].includes(e.code) && !r.stop.signal.aborted) {
+          r.why = "cancelled";
+          r.stop.abort();
+        }
+      });
+    }, Math.max(50, Math.floor(ttlMs / 3)));
+    try {
+      // A task and its inputs are created in one push, and every refresh that finds a task (a
+      // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
+      const inputs = await loadInputs(store, id, { pull: false });
+      const run = await runTask({
+        store,
+        task,
+        command: opts.command,
+        context: inputs?.context ?? new Map(),
+        files: inputs?.files ?? new Map(),
+        keep: opts.keep,
+        pushBranch: !!opts.pushBranch,
+        signal: r.stop.signal,
+        stderr: opts.stderr,
+      });
+      clearInterval(renewal);
+      if (run.kept) opts.log(`${id}: kept ${run.kept}`);
+      if (run.status === "stopped") {
+        if (r.why === "interrupted") {
+          await release(store, id).then(() => summary.released++, (e) => opts.log(`${id}: could not release: ${(e as Error).message}`));
+          opts.log(`${id}: stopped the command and released the task`);
+        } else {
+          summary.cancelled++;
+          opts.log(`${id}: cancelled; stopped the command`);
+        }
+        return;
+      }
+      for (const f of run.refused) opts.log(`${id}: refused to send ${JSON.stringify(f.name)}: it ${f.reason}`);
+      const record: TaskResultFiles = {
+        task: id,
+        status: run.status,
+        output: run.output,
+        output_cut: run.cut,
+        reason: run.reason,
+        exit_code: run.exitCode,
+        files: [...run.files].map(([name, b]) => ({ name, size: b.length })),
+        refused: run.refused,
+        worker: store.actor.agent,
+        machine,
+        at: store.now().toISOString(),
+        ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
+      };
+      await finishWithResults(store, record, run.files);
+      if (run.status === "done") summary.done++;
+      else summary.failed++;
+      const pushed = run.branch ? `, code on branch ${run.branch.name}` : "";
+      opts.log(`${id}: ${run.status}${run.reason ? `: ${run.reason}` : ""} (${run.files.size} file${run.files.size === 1 ? "" : "s"} sent back${pushed})`);
+    } catch (e) {
+      opts.log(`${id}: ${(e as Error).message}`);
+      if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {
+        await release(store, id).catch(() => {});
+      }
+    } finally {
+      clearInterval(renewal);
+    }
+  };
+
+  /** A task cancelled (or taken over) while its command runs is noticed within one poll. */
+  const checkRunning = async () => {
+    for (const [id, r] of running) {
+      if (r.stop.signal.aborted) continue;
+      if (remote) await pullRef(store, remote, taskRef(id));
+      const { task } = await loadTask(store, id);
+      const now = settle(task, { actor: store.actor, now: store.now() }).record;
+      if (isFinal(now.status) || now.claim?.agent !== store.actor.agent) {
+        r.why = "cancelled";
+        r.stop.abort();
+      }
+    }
+  };
+
+  while (!opts.signal.aborted) {
+    await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
+    if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
+    while (!opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
+      const task = await claimOne();
+      if (!task || opts.signal.aborted) {
+        if (task) await release(store, task.id).catch(() => {});
+        break;
+      }
+      started++;
+      opts.log(`${task.id}: claimed (fence ${task.claim?.fence}): ${task.objective.split("\n")[0]!.slice(0, 100)}`);
+      const r: Running = { stop: new AbortController(), why: null, finished: Promise.resolve() };
+      r.finished = work(task, r).finally(() => {
+        running.delete(task.id);
+        tick.abort();
+      });
+      running.set(task.id, r);
+    }
+    if (opts.once && started >= 1 && running.size === 0) break;
+    await pause(opts.pollMs, AbortSignal.any([opts.signal, tick.signal]));
+    if (tick.signal.aborted) tick = new AbortController();
+  }
+  for (const r of running.values()) {
+    r.why = "interrupted";
+    r.stop.abort();
+  }
+  await Promise.all([...running.values()].map((r) => r.finished));
+  await endSessionFor(store).catch(() => {}); // others see it gone at once, not after it goes stale
+  return summary;
+}

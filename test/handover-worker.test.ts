@@ -1,0 +1,98 @@
+// The worker's own behaviour around a task: code changes sent back as a branch, and a clean stop
+// on Ctrl-C that gives its task back. Real processes, one remote over smart HTTP.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { httpRemote, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
+
+let net: Machines;
+
+/** Runs a command with `input` on stdin and returns its trimmed stdout. */
+function sh(cmd: string, args: string[], cwd: string, input: string): string {
+  const r = spawnSync(cmd, args, { cwd, input, encoding: "utf8", env: cleanEnv() });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+test.before(async () => {
+  net = await httpRemote("worker");
+});
+test.after(async () => {
+  await net.server.stop();
+  cleanupTemp();
+});
+
+test("--push-branch: code changes come back as the branch handoff/<id> on the remote", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const w = start(["worker", "--exec", script(`echo "new code" > feature.txt; echo "wrote it"`), "--once", "--push-branch", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const waited = start(["wait", "--objective", "add the feature", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr());
+  const out = JSON.parse(waited.stdout());
+  assert.is(out.branch, `handoff/${out.id}`);
+  assert.is(gitOut(net.bare, "rev-parse", `refs/heads/handoff/${out.id}`), out.commit);
+  assert.is(gitOut(net.bare, "show", `${out.commit}:feature.txt`), "new code");
+  assert.is(gitOut(net.bare, "rev-parse", `${out.commit}^`), gitOut(a, "rev-parse", "main"));
+  assert.is(remoteTask(net.bare, out.id).result.commit, out.commit);
+  await w.exited;
+  // Nothing changed: no branch.
+  const w2 = start(["worker", "--exec", script(`echo "read only"`), "--once", "--push-branch", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const plain = start(["wait", "--objective", "just look", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await plain.exited, 0, plain.stderr());
+  assert.is(JSON.parse(plain.stdout()).branch, null);
+  await w2.exited;
+});
+
+test("Ctrl-C stops a worker cleanly, its task released", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const marker = join(b, "started");
+  const job = script(`touch "${marker}"; sleep 30; echo never`);
+  assert.is(cli(["task", "add", "long", "job", "--id", "long", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  const w = start(["worker", "--exec", job, "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const t0 = Date.now();
+  while (!existsSync(marker) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(existsSync(marker), w.stderr());
+  assert.is(await stop(w, "SIGINT"), 130, w.stderr());
+  assert.match(w.stderr(), "long: stopped the command and released the task");
+  const t = remoteTask(net.bare, "long");
+  assert.is(t.status, "todo");
+  assert.is(t.claim, null);
+});
+
+test("--keep leaves the task's worktree and folder, and says where", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  // Ahead of the task the Ctrl-C test gave back to the queue.
+  const waited = start(["wait", "--objective", "keep it", "--priority", "5", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr());
+  assert.is(await w.exited, 0, w.stderr());
+  const kept = /kept (\S+)/.exec(w.stderr())?.[1];
+  assert.ok(kept, w.stderr());
+  assert.ok(existsSync(join(kept!, "worktree", "here.txt")));
+  assert.ok(existsSync(join(kept!, "task.json")));
+  assert.match(gitOut(b, "worktree", "list"), `${kept}/worktree`);
+  gitOut(b, "worktree", "remove", "--force", join(kept!, "worktree"));
+});
+
+test("received result files are checked again: a dotfile from a hand-made results ref is refused, nothing saved", () => {
+  const a = net.clone("m1");
+  assert.is(cli(["task", "add", "evil", "--id", "evil", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "evil"], { cwd: a, agent: "mallory" }).code, 0);
+  assert.is(cli(["done", "evil", "--push"], { cwd: a, agent: "mallory" }).code, 0);
+  const result = { task: "evil", status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z" };
+  const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
+  const files = sh("git", ["mktree"], a, `100644 blob ${blob("x")}\t.bashrc\n`);
+  const tree = sh("git", ["mktree"], a, `100644 blob ${blob(JSON.stringify(result))}\tresult.json\n040000 tree ${files}\tfiles\n`);
+  const commit = gitOut(a, "commit-tree", tree, "-m", "result");
+  gitOut(a, "push", "-q", "origin", `${commit}:refs/handoff/results/evil`);
+  const r = cli(["wait", "--id", "evil"], { cwd: a, agent: "lead" });
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /refs\/handoff\/results\/evil holds a file "\.bashrc" that is a dotfile/);
+  assert.not.ok(existsSync(join(a, "handoff-evil")));
+});
+
+test.run();

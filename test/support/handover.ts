@@ -1,0 +1,85 @@
+// Test support for handing tasks between machines: one remote over smart HTTP, clones that each
+// declare a machine, workers and waiters as real background processes.
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cleanEnv, CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
+import { cloneOf, serveRoot, startHttp, type GitServer } from "./servers.ts";
+
+export interface Machines {
+  bare: string;
+  server: GitServer;
+  /** A fresh clone declaring `machine`. */
+  clone(machine: string): string;
+}
+
+export async function httpRemote(name: string): Promise<Machines> {
+  const served = serveRoot();
+  const server = await startHttp(served.root);
+  const bare = served.bare(name);
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  return {
+    bare,
+    server,
+    clone(machine: string) {
+      const dir = cloneOf(server.url(name));
+      gitOut(dir, "config", "handoff.machine", machine);
+      return dir;
+    },
+  };
+}
+
+/** An executable shell script in a temp folder (the worker's --exec). */
+export function script(body: string): string {
+  const path = join(tempDir("handoff-job-"), "job.sh");
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+export interface Proc {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or 128 + signal number style: null code -> -1). */
+  exited: Promise<number>;
+}
+
+/** `git-handoff ARGS` as a background process. */
+export function start(args: string[], o: { cwd: string; agent?: string; env?: NodeJS.ProcessEnv }): Proc {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: o.cwd,
+    env: cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (b) => (out += b));
+  child.stderr!.on("data", (b) => (err += b));
+  const exited = new Promise<number>((res) => child.on("close", (code) => res(code ?? -1)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Polls `check` until it holds; fails after a generous deadline (never a timing assumption). */
+export async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Stops a background process (SIGINT first, as a user would), and waits for it. */
+export async function stop(p: Proc, signal: NodeJS.Signals = "SIGINT"): Promise<number> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal);
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), 15_000);
+  const code = await p.exited;
+  clearTimeout(timer);
+  return code;
+}
+
+/** The task as the bare remote holds it. */
+export function remoteTask(bare: string, id: string): any {
+  return JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
+}
