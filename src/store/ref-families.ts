@@ -9,6 +9,7 @@ import { refComponentProblem } from "../core/ids.ts";
 import { LeaseSet } from "../core/lease.ts";
 import { Task } from "../core/task.ts";
 import { Memory } from "../core/memory.ts";
+import { MAX_OUTPUT_BYTES, TaskInputs, TaskResultFiles } from "../core/task-files.ts";
 import { docContentProblem, MAX_DOC_BYTES } from "../core/shared-doc.ts";
 
 /** The record format this build writes and reads (the `format` file of every record tree). */
@@ -42,6 +43,8 @@ export interface RefFamily {
   idOf?: (record: unknown) => string | undefined;
   /** For a family whose file is not a JSON record (a document's text): why its bytes are refused, or null. */
   checkRaw?: (content: Buffer) => string | null;
+  /** Folders of files beside the record (a task's inputs and results); their readers check names and sizes again. */
+  folders?: string[];
 }
 
 const KB = 1024;
@@ -55,6 +58,8 @@ export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "gc-log", layout: "single", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB } },
   { family: "archive", layout: "single", file: null, schema: null, format: 1, writers: "anyone", bounds: { commit: 256 * KB, treeEntries: 200_000, blob: 512 * KB } },
   { family: "memories", layout: "per-id", file: "memory.json", schema: Memory as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 32 * KB }, idOf: (r) => (r as Memory).id },
+  { family: "inputs", layout: "per-id", file: "inputs.json", schema: TaskInputs as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 4, blob: 256 * KB }, idOf: (r) => (r as TaskInputs).task, folders: ["context", "files"] },
+  { family: "results", layout: "per-id", file: "result.json", schema: TaskResultFiles as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 3, blob: MAX_OUTPUT_BYTES + 64 * KB }, idOf: (r) => (r as TaskResultFiles).task, folders: ["files"] },
   { family: "docs", layout: "per-id", file: "content", schema: null, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: MAX_DOC_BYTES }, checkRaw: docContentProblem },
 ];
 

@@ -134,7 +134,15 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
     for (const name of tree.keys()) if (name !== "format" && !/^[A-Za-z0-9][A-Za-z0-9._@+-]*\.json$/.test(name)) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} in ${family.family}`);
     return { oid, commit, author, event: null, record: null };
   }
-  for (const name of tree.keys()) if (name !== "format" && name !== family.file) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} beside ${family.file}`);
+  for (const name of tree.keys()) {
+    if (name === "format" || name === family.file) continue;
+    if (family.folders?.includes(name)) {
+      const sub = await store.reader.read(tree.get(name)!);
+      if (!sub || sub.type !== "tree") invalid(`${name} in ${oid.slice(0, 12)} is not a folder`);
+      continue;
+    }
+    invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} beside ${family.file}`);
+  }
   const blobOid = tree.get(family.file);
   if (!blobOid) invalid(`commit ${oid.slice(0, 12)} holds no ${family.file}`);
   const blob = await store.reader.read(blobOid!);
