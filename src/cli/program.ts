@@ -14,6 +14,7 @@ import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.t
 import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
+import { registerDashboard } from "./commands/dashboard.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 
 declare const PACKAGE_VERSION: string;
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerSync(program);
   registerSyncTools(program);
   registerDoctor(program);
+  registerDashboard(program);
   for (const c of program.commands) {
     c.exitOverride();
     for (const sub of c.commands) sub.exitOverride();

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "wrong_state" // the task is not in the state the operation needs (e.g. review accept on a todo task)
   | "remote_unreachable" // the sync remote could not be reached for an exclusive write
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
+  | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -39,6 +40,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   wrong_state: 3,
   remote_unreachable: 3,
   conflict: 3,
+  port_in_use: 3,
   internal: 1,
 };
 

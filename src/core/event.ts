@@ -33,6 +33,8 @@ export const EventType = lazySchema(() =>
     "claim_refused",
     "hook_caught",
     "conflict_found",
+    // a forced release of a lease whose task is finished or whose holder is gone
+    "lease_reclaimed",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -144,6 +146,8 @@ export function summarize(e: HandoffEvent): string {
       return `claim of ${e.task} by ${e.agent} refused (${e.code ?? "refused"}${e.holder ? `, held by ${e.holder}` : ""})`;
     case "hook_caught":
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
+    case "lease_reclaimed":
+      return `lease_reclaimed ${pathList(e.paths)} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
   }
