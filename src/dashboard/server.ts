@@ -143,6 +143,9 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
       else res.end();
     });
   });
+  // Checked before listening: a refusal must not leave a server running.
+  const remote = opts.syncMs !== null ? await store.syncRemote() : null;
+  if (opts.syncMs !== null && (!remote || !store.remoteGate)) fail("not_found", "--sync needs a sync remote: this repository has no origin and handoff.remote is not set");
   await listen(server, opts.port);
   const port = (server.address() as { port: number }).port;
   guard.setPort(port);
@@ -154,10 +157,8 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
       for (const c of clients) c.write(": keep-alive\n\n");
     }, KEEPALIVE_MS),
   ];
-  if (opts.syncMs !== null) {
-    const remote = await store.syncRemote();
-    if (!remote || !store.remoteGate) fail("not_found", "--sync needs a sync remote: this repository has no origin and handoff.remote is not set");
-    const gate = store.remoteGate;
+  if (opts.syncMs !== null && remote) {
+    const gate = store.remoteGate!;
     let syncing = false;
     timers.push(
       setInterval(async () => {
