@@ -31,7 +31,7 @@ export interface Dashboard {
 }
 
 /** Time-based changes (countdowns aside, which the page runs itself): stale agents, expiries. */
-const REFRESH_MS = 30_000;
+const REFRESH_MS = 60_000;
 const KEEPALIVE_MS = 25_000;
 const MAX_BODY = 16_384;
 
@@ -67,7 +67,9 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
       do {
         dirty = false;
         try {
+          const started = performance.now();
           current = await buildSnapshot(store, cache, opts.readOnly);
+          current.build_ms = Math.round(performance.now() - started);
           json = JSON.stringify(current);
           for (const c of clients) c.write(`event: state\ndata: ${json}\n\n`);
         } catch (e) {

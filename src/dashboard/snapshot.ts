@@ -48,6 +48,8 @@ export interface Snapshot {
   stats: Stats & { catches_by_day: { day: string; claim_refused: number; hook_caught: number; conflict_found: number }[] };
   sync: SyncHealth;
   problems: string[];
+  /** How long the server took to build this snapshot (set by the server). */
+  build_ms?: number;
 }
 
 export interface SnapshotCache {
