@@ -8,7 +8,7 @@ import { EventType } from "../core/event.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { errorBody } from "../present/output.ts";
-import { readEvents } from "../store/events.ts";
+import { readEvents, type CommitEvents } from "../store/events.ts";
 import type { Store } from "../store/store.ts";
 import { runAction } from "./actions.ts";
 import { COOKIE, Guard } from "./guard.ts";
@@ -51,7 +51,7 @@ const BASE_HEADERS = {
 
 export async function serveDashboard(store: Store, opts: ServeOptions): Promise<Dashboard> {
   const guard = new Guard();
-  const cache: SnapshotCache = { merges: new Map(), lastSync: null };
+  const cache: SnapshotCache = { merges: new Map(), commits: new Map(), lastSync: null };
   let current: Snapshot | null = null;
   let json = "";
   let building: Promise<void> | null = null;
@@ -119,7 +119,7 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
     }
     if (req.method === "GET" && url.pathname === "/api/events") {
       try {
-        return send(res, 200, "application/json", JSON.stringify(displaySafe(await queryEvents(store, url.searchParams))));
+        return send(res, 200, "application/json", JSON.stringify(displaySafe(await queryEvents(store, url.searchParams, cache.commits))));
       } catch (e) {
         return sendError(res, e);
       }
@@ -229,7 +229,7 @@ function readBody(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-async function queryEvents(store: Store, q: URLSearchParams) {
+async function queryEvents(store: Store, q: URLSearchParams, commits: CommitEvents) {
   const get = (k: string) => {
     const v = q.get(k);
     return v === null || v === "" ? undefined : v;
@@ -247,5 +247,5 @@ async function queryEvents(store: Store, q: URLSearchParams) {
     ...(agent !== undefined ? { agent: validateAgentId(agent) } : {}),
     ...(type !== undefined ? { type } : {}),
     limit: limit !== undefined ? Number(limit) : 500,
-  });
+  }, { commits });
 }

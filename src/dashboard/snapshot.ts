@@ -13,7 +13,7 @@ import type { MergePreview } from "../git/merge-tree.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { predictConflicts } from "../store/conflicts.ts";
-import { readEvents } from "../store/events.ts";
+import { readEvents, type CommitEvents } from "../store/events.ts";
 import { flaggedLeases } from "../store/lease-reclaim.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -54,6 +54,7 @@ export interface Snapshot {
 
 export interface SnapshotCache {
   merges: Map<string, MergePreview>;
+  commits: CommitEvents;
   lastSync: SyncHealth["last_sync"];
 }
 
@@ -102,7 +103,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
     tasks: new Map(settled.map((t) => [t.id, t])),
     agents: new Map(roster.agents.map((a) => [a.agent, { status: a.status, ended_at: a.ended_at }])),
   });
-  const history = await readEvents(store, {}, { onProblem: (m) => problems.push(m) });
+  const history = await readEvents(store, {}, { onProblem: (m) => problems.push(m), commits: cache.commits });
   const stats = { ...computeStats(history, { since: null, now }), catches_by_day: catchesByDay(history) };
   const sync = await syncHealth(store, cache.lastSync);
   return displaySafe({
