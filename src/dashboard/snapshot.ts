@@ -59,6 +59,8 @@ export interface SnapshotCache {
 }
 
 const RECENT_EVENTS = 200;
+/** Parsed commits kept between rebuilds (a few hundred bytes each). */
+const COMMIT_CACHE_LIMIT = 200_000;
 const CATCHES = ["claim_refused", "hook_caught", "conflict_found"] as const;
 
 export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly: boolean): Promise<Snapshot> {
@@ -103,6 +105,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
     tasks: new Map(settled.map((t) => [t.id, t])),
     agents: new Map(roster.agents.map((a) => [a.agent, { status: a.status, ended_at: a.ended_at }])),
   });
+  if (cache.commits.size > COMMIT_CACHE_LIMIT) cache.commits.clear();
   const history = await readEvents(store, {}, { onProblem: (m) => problems.push(m), commits: cache.commits });
   const stats = { ...computeStats(history, { since: null, now }), catches_by_day: catchesByDay(history) };
   const sync = await syncHealth(store, cache.lastSync);

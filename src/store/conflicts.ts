@@ -9,8 +9,7 @@ import { listTasks } from "./task-store.ts";
 
 /**
  * `cache` (long-running front ends): merge previews by the pair of commits merged. A pair of
- * commits always merges the same way (or fails the same way), so entries never go stale; only a
- * moved tip is merged again.
+ * commits always merges the same way, so entries never go stale; only a moved tip is merged again.
  */
 export async function predictConflicts(store: Store, known?: { roster?: Roster; cache?: Map<string, MergePreview> }): Promise<ConflictReport> {
   let roster = known?.roster;
@@ -34,7 +33,8 @@ export async function predictConflicts(store: Store, known?: { roster?: Roster; 
     }
     const key = `${ac}:${bc}`;
     const r = known?.cache?.get(key) ?? (await previewMerge(store.cwd, ac, bc));
-    known?.cache?.set(key, r);
+    // A failure may be passing (a spawn refused under load): only results are kept.
+    if (known?.cache && r.ok) known.cache.set(key, r);
     pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: r.ok ? r.conflicts : [], error: r.ok ? null : r.error });
   }
   return { integration, sides, pairs, conflicting: pairs.filter((p) => p.conflicts.length).length };
