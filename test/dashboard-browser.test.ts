@@ -70,6 +70,8 @@ test("each view shows the repository's state", async () => {
   assert.match(await text("[data-task=api] .holder"), /^bob$/);
   assert.match(await text("[data-task=api] .countdown"), /expires in 1h5\dm/);
   assert.match(await text("[data-column=claimed] [data-task=night]"), /stale/);
+  assert.match(await text("[data-column=todo] [data-task=client]"), /blocked/);
+  assert.not.match(await text("[data-column=todo] [data-task=migrate]"), /blocked/);
 
   await show("matrix");
   assert.is(await text("table.matrix tr[data-task=api] td[data-agent=bob]"), "holds");

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startDashboard, type DashboardProcess } from "./support/dashboard.ts";
 import { spawnSync } from "node:child_process";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 /** `git handoff dashboard ARGS` expected to refuse at once; bounded, so a server that starts fails the test. */
 function refused(repo: string, args: string[]) {
@@ -162,6 +162,34 @@ test("the stream pushes the state again when a ref changes", async () => {
     assert.is(cli(["claim", "b"], { cwd: repo, agent: "bob" }).code, 0);
     await until("b claimed by bob", () => states.some((s) => s.tasks.some((t) => t.id === "b" && t.holder === "bob")));
     req.destroy();
+  } finally {
+    await d.stop();
+  }
+});
+
+test("--sync fetches what other clones pushed and never pushes itself", async () => {
+  const root = tempDir("handoff-dash-sync-");
+  const origin = `${root}/origin.git`;
+  gitOut(root, "init", "-q", "--bare", origin);
+  const here = tempRepo();
+  const there = tempRepo();
+  for (const r of [here, there]) gitOut(r, "remote", "add", "origin", origin);
+  assert.is(cli(["task", "add", "--id", "local-only", "not pushed"], { cwd: here, agent: "lead" }).code, 0);
+  const d = await startDashboard(here, ["--sync", "1s"], { HANDOFF_AGENT: "lead" });
+  try {
+    const cookie = await login(d);
+    assert.is(cli(["task", "add", "--id", "remote-task", "from the other clone"], { cwd: there, agent: "other" }).code, 0);
+    const pushed = cli(["sync"], { cwd: there, agent: "other" });
+    assert.is(pushed.code, 0, pushed.stderr);
+    let state: any;
+    for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      state = JSON.parse((await call(d, "/api/state", { headers: { Cookie: cookie } })).body);
+      if (state.tasks.some((t: { id: string }) => t.id === "remote-task")) break;
+      if (Date.now() > deadline) throw new Error("the remote's task never showed");
+    }
+    assert.is(state.sync.remote, "origin");
+    assert.ok(state.sync.last_sync?.ok, "the dashboard's fetch is reported");
+    assert.is(gitOut(origin, "for-each-ref", "--format=%(refname)", "refs/handoff/tasks/"), "refs/handoff/tasks/remote-task", "nothing pushed from here");
   } finally {
     await d.stop();
   }
