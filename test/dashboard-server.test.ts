@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startDashboard, type DashboardProcess } from "./support/dashboard.ts";
 import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 /** `git handoff dashboard ARGS` expected to refuse at once; bounded, so a server that starts fails the test. */
@@ -190,6 +191,24 @@ test("--sync fetches what other clones pushed and never pushes itself", async ()
     assert.is(state.sync.remote, "origin");
     assert.ok(state.sync.last_sync?.ok, "the dashboard's fetch is reported");
     assert.is(gitOut(origin, "for-each-ref", "--format=%(refname)", "refs/handoff/tasks/"), "refs/handoff/tasks/remote-task", "nothing pushed from here");
+  } finally {
+    await d.stop();
+  }
+});
+
+test("--open hands the link to the desktop's opener", async () => {
+  const repo = tempRepo();
+  const bin = tempDir("handoff-opener-");
+  const seen = `${bin}/opened.txt`;
+  writeFileSync(`${bin}/xdg-open`, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`);
+  chmodSync(`${bin}/xdg-open`, 0o755);
+  const d = await startDashboard(repo, ["--open"], { PATH: `${bin}:${process.env.PATH}` });
+  try {
+    for (const deadline = Date.now() + 20_000; !existsSync(seen); await new Promise((r) => setTimeout(r, 100))) {
+      if (Date.now() > deadline) throw new Error("the opener was never called");
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(readFileSync(seen, "utf8"), d.link);
   } finally {
     await d.stop();
   }
