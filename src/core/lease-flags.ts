@@ -18,11 +18,7 @@ export function isAgentGone(a: AgentLike | undefined): boolean {
   return !!a && (a.status === "disconnected" || a.ended_at !== null);
 }
 
-export function flagLease(
-  lease: Lease,
-  facts: { tasks: Map<string, Pick<Task, "id" | "status">>; agents: Map<string, AgentLike> },
-  _now: Date,
-): LeaseFlag | null {
+export function flagLease(lease: Lease, facts: { tasks: Map<string, Pick<Task, "id" | "status">>; agents: Map<string, AgentLike> }): LeaseFlag | null {
   if (lease.task) {
     const t = facts.tasks.get(lease.task);
     if (!t) return { kind: "task_finished", detail: `task ${lease.task} is no longer live` };

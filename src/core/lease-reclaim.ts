@@ -32,7 +32,7 @@ export function reclaimLeases(set: LeaseSet, req: LeaseReclaimRequest, facts: Le
     if (!held.length) {
       return refuse({ code: "not_found", message: `no live lease on ${pattern}${req.holder ? ` held by ${req.holder}` : ""}`, data: { path: pattern } });
     }
-    const flagged = held.map((lease) => ({ lease, flag: flagLease(lease, facts, ctx.now) })).filter((x): x is { lease: Lease; flag: LeaseFlag } => x.flag !== null);
+    const flagged = held.map((lease) => ({ lease, flag: flagLease(lease, facts) })).filter((x): x is { lease: Lease; flag: LeaseFlag } => x.flag !== null);
     if (!flagged.length) {
       const l = held[0]!;
       return refuse({

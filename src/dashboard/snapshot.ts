@@ -9,10 +9,9 @@ import { diffLine } from "../core/diff-summary.ts";
 import { computeStats, type Stats } from "../core/stats.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task, TaskStatus } from "../core/task.ts";
-import type { MergePreview } from "../git/merge-tree.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { listAgents } from "../store/agent-store.ts";
-import { predictConflicts } from "../store/conflicts.ts";
+import { predictConflicts, type MergeCache } from "../store/conflicts.ts";
 import { readEvents, type CommitEvents } from "../store/events.ts";
 import { flaggedLeases } from "../store/lease-reclaim.ts";
 import type { Store } from "../store/store.ts";
@@ -53,7 +52,7 @@ export interface Snapshot {
 }
 
 export interface SnapshotCache {
-  merges: Map<string, MergePreview>;
+  merges: MergeCache;
   commits: CommitEvents;
   lastSync: SyncHealth["last_sync"];
 }

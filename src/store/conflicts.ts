@@ -11,7 +11,9 @@ import { listTasks } from "./task-store.ts";
  * `cache` (long-running front ends): merge previews by the pair of commits merged. A pair of
  * commits always merges the same way, so entries never go stale; only a moved tip is merged again.
  */
-export async function predictConflicts(store: Store, known?: { roster?: Roster; cache?: Map<string, MergePreview> }): Promise<ConflictReport> {
+export type MergeCache = Map<string, MergePreview>;
+
+export async function predictConflicts(store: Store, known?: { roster?: Roster; cache?: MergeCache }): Promise<ConflictReport> {
   let roster = known?.roster;
   if (!roster) {
     const [{ agents }, { tasks }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);

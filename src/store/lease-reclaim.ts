@@ -24,7 +24,7 @@ export async function flaggedLeases(store: Store, facts?: LeaseFacts): Promise<{
   const f = facts ?? (await leaseFacts(store));
   const now = store.now();
   const { set } = await loadLeases(store);
-  return set.leases.filter((l) => isLeaseLive(l, now)).map((lease) => ({ lease, flag: flagLease(lease, f, now) }));
+  return set.leases.filter((l) => isLeaseLive(l, now)).map((lease) => ({ lease, flag: flagLease(lease, f) }));
 }
 
 /** Releases other agents' flagged leases on `patterns` (as leased), logged as `lease_reclaimed`. */
