@@ -15,6 +15,7 @@ import { registerMcpCommand, registerMcpConfig } from "./commands/mcp-register.t
 import { registerStats } from "./commands/stats.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTask } from "./commands/task.ts";
+import { registerDashboard } from "./commands/dashboard.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 import { registerMemory } from "./commands/memory.ts";
 import { registerDoc } from "./commands/doc.ts";
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   registerMemory(program);
   registerDoc(program);
   registerMeta(program);
+  registerDashboard(program);
   const paths = (c: Command, prefix: string[]): void => {
     for (const sub of c.commands) {
       sub.exitOverride();

@@ -32,6 +32,7 @@ export type ErrorCode =
   | "task_cancelled" // wait: the task was cancelled
   | "timed_out" // wait: --timeout ran out (the task is cancelled)
   | "interrupted" // wait: interrupted by a signal (the task is cancelled)
+  | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -65,6 +66,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   task_cancelled: 7,
   timed_out: 8,
   interrupted: 130,
+  port_in_use: 3,
   internal: 1,
 };
 

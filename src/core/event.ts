@@ -42,6 +42,8 @@ export const EventType = lazySchema(() =>
     "claim_overlap",
     // a ref from the sync remote refused on receive (src/sync/validate-receive.ts)
     "received_invalid",
+    // a forced release of a lease whose task is finished or whose holder is gone
+    "lease_reclaimed",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -157,6 +159,8 @@ export function summarize(e: HandoffEvent): string {
       return `claim of ${e.task} by ${e.agent} refused (${e.code ?? "refused"}${e.holder ? `, held by ${e.holder}` : ""})`;
     case "hook_caught":
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
+    case "lease_reclaimed":
+      return `lease_reclaimed ${pathList(e.paths)} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
     case "memory_added":

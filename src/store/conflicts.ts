@@ -2,12 +2,18 @@
 import { buildRoster, type Roster } from "../core/agent-roster.ts";
 import { planPairs, sidesOf, type ConflictReport, type PairResult } from "../core/conflict.ts";
 import type { Task } from "../core/task.ts";
-import { previewMerge } from "../git/merge-tree.ts";
+import { previewMerge, type MergePreview } from "../git/merge-tree.ts";
 import { listAgents } from "./agent-store.ts";
 import type { Store } from "./store.ts";
 import { listTasks } from "./task-store.ts";
 
-export async function predictConflicts(store: Store, known?: { roster: Roster }): Promise<ConflictReport> {
+/**
+ * `cache` (long-running front ends): merge previews by the pair of commits merged. A pair of
+ * commits always merges the same way, so entries never go stale; only a moved tip is merged again.
+ */
+export type MergeCache = Map<string, MergePreview>;
+
+export async function predictConflicts(store: Store, known?: { roster?: Roster; cache?: MergeCache }): Promise<ConflictReport> {
   let roster = known?.roster;
   if (!roster) {
     const [{ agents }, { tasks }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
@@ -27,7 +33,10 @@ export async function predictConflicts(store: Store, known?: { roster: Roster })
       pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: [], error: `no branch ${!ac ? p.a.branch : p.b.branch}` });
       continue;
     }
-    const r = await previewMerge(store.cwd, ac, bc);
+    const key = `${ac}:${bc}`;
+    const r = known?.cache?.get(key) ?? (await previewMerge(store.cwd, ac, bc));
+    // A failure may be passing (a spawn refused under load): only results are kept.
+    if (known?.cache && r.ok) known.cache.set(key, r);
     pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: r.ok ? r.conflicts : [], error: r.ok ? null : r.error });
   }
   return { integration, sides, pairs, conflicting: pairs.filter((p) => p.conflicts.length).length };

@@ -5,6 +5,12 @@ import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 
+/**
+ * For long-running readers (the dashboard): each commit's event and first parent by commit id. A
+ * commit never changes, so entries never go stale; only new commits are read.
+ */
+export type CommitEvents = Map<string, { event: HandoffEvent | null; parent: string | undefined }>;
+
 export interface EventFilter {
   since?: Date;
   task?: string;
@@ -21,7 +27,7 @@ export interface EventFilter {
 export async function readEvents(
   store: Store,
   filter: EventFilter,
-  opts: { onProblem?: (message: string) => void } = {},
+  opts: { onProblem?: (message: string) => void; commits?: CommitEvents } = {},
 ): Promise<HandoffEvent[]> {
   let tips = await store.listRefs(REF_ROOT);
   if (filter.task) {
@@ -42,22 +48,27 @@ export async function readEvents(
     const mine: HandoffEvent[] = [];
     while (oid && !seen.has(oid)) {
       seen.add(oid);
-      let data: Buffer;
-      try {
-        data = await readTyped(store.reader, oid, "commit", tip.name);
-      } catch (e) {
-        // One damaged ref must not hide everyone else's history: report it and read the rest.
-        if (!(e instanceof HandoffError) || !opts.onProblem) throw e;
-        opts.onProblem(e.message);
-        break;
+      let known: { event: HandoffEvent | null; parent: string | undefined } | undefined = opts.commits?.get(oid);
+      if (!known) {
+        let data: Buffer;
+        try {
+          data = await readTyped(store.reader, oid, "commit", tip.name);
+        } catch (e) {
+          // One damaged ref must not hide everyone else's history: report it and read the rest.
+          if (!(e instanceof HandoffError) || !opts.onProblem) throw e;
+          opts.onProblem(e.message);
+          break;
+        }
+        const commit = parseCommit(data);
+        known = { event: eventFromMessage(commit.message), parent: commit.parents[0] };
+        opts.commits?.set(oid, known);
       }
-      const commit = parseCommit(data);
-      const event = eventFromMessage(commit.message);
+      const event = known.event;
       if (event) {
         if (Date.parse(event.at) < sinceMs) break;
         if (matches(event, filter)) mine.push(event);
       }
-      oid = commit.parents[0];
+      oid = known.parent;
     }
     // Walked newest first; events of one operation share a time, so restore their order first.
     events.push(...mine.reverse());

@@ -68,6 +68,11 @@ export class Store {
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
   }
 
+  /** Refs are read from files in-process (not through git): a watcher can stat them. */
+  get usesRefFiles(): boolean {
+    return this.refFiles !== null;
+  }
+
   /** The value of one ref, or null. Always read fresh: other processes write concurrently. */
   async readRef(name: string): Promise<string | null> {
     return this.refFiles ? this.refFiles.read(name) : readRef(this.cwd, name);

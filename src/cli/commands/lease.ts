@@ -1,8 +1,9 @@
 import type { Command } from "commander";
-import { EXIT_CODES } from "../../core/errors.ts";
+import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { validateAgentId } from "../../core/ids.ts";
 import type { Lease } from "../../core/lease.ts";
-import { check, lease, listLeases, unlease } from "../../store/lease-actions.ts";
+import { check, lease, listLeases, resolvePaths, unlease } from "../../store/lease-actions.ts";
+import { reclaimLeasesFor } from "../../store/lease-reclaim.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
@@ -35,9 +36,20 @@ export function registerLease(program: Command): void {
       .command("unlease")
       .description("release your leases on files or globs (as you leased them)")
       .argument("[path...]", "the paths or globs to release")
-      .option("--all", "release every lease you hold"),
-  ).action(async (paths: string[], o: { all?: boolean }, cmd: Command) => {
+      .option("--all", "release every lease you hold")
+      .option("--reclaim", "force-release other agents' leases on these paths whose task is finished or whose holder is gone (logged)")
+      .option("--holder <agent>", "with --reclaim: only this holder's lease")
+      .option("--reason <text>", "with --reclaim: why (required)"),
+  ).action(async (paths: string[], o: { all?: boolean; reclaim?: boolean; holder?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      if (o.reclaim) {
+        if (o.all) fail("usage", "--reclaim names the leased paths; it does not take --all");
+        if (o.reason === undefined) fail("usage", "unlease --reclaim needs --reason TEXT");
+        const holder = o.holder !== undefined ? validateAgentId(o.holder) : undefined;
+        const r = await reclaimLeasesFor(store, resolvePaths(store, paths), { reason: o.reason, ...(holder !== undefined ? { holder } : {}) });
+        emit(!!g.json, r, () => r.released.map((l) => `reclaimed ${l.pattern} from ${l.agent}`).join("\n"));
+        return;
+      }
       const r = await unlease(store, paths, o);
       const lines = [
         ...r.released.map((p) => `unleased ${p}`),

@@ -1,0 +1,59 @@
+// The few things the page may change, each the same store call as its CLI verb (so the event log
+// records it like any other write): accept or reject a review, reclaim a stale claim, force-release
+// a flagged lease. Anything else is refused before it reaches the store.
+import { fail } from "../core/errors.ts";
+import { validateAgentId, validateTaskId } from "../core/ids.ts";
+import { MAX_REASON } from "../core/lease.ts";
+import { accept, reject } from "../store/review-actions.ts";
+import { reclaimLeasesFor } from "../store/lease-reclaim.ts";
+import type { Store } from "../store/store.ts";
+import { reclaim } from "../store/task-actions.ts";
+import type { Snapshot } from "./snapshot.ts";
+
+export interface ActionRequest {
+  action: "accept" | "reject" | "reclaim" | "unlease";
+  task?: string;
+  pattern?: string;
+  holder?: string;
+  reason?: string;
+}
+
+function text(v: unknown, what: string, required: boolean): string | undefined {
+  if (v === undefined || v === null || v === "") {
+    if (required) fail("usage", `${what} is required`);
+    return undefined;
+  }
+  if (typeof v !== "string" || v.length > MAX_REASON) fail("invalid_input", `${what} must be text of at most ${MAX_REASON} characters`);
+  return v;
+}
+
+/** Runs one action; `current` is what the page was shown, to refuse reclaiming a claim that is not stale. */
+export async function runAction(store: Store, body: unknown, current: Snapshot | null): Promise<{ done: string }> {
+  const req = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
+  switch (req.action) {
+    case "accept": {
+      const t = await accept(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", false) ?? null);
+      return { done: `accepted ${t.id}` };
+    }
+    case "reject": {
+      const t = await reject(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", false) ?? null);
+      return { done: `rejected ${t.id}` };
+    }
+    case "reclaim": {
+      const id = validateTaskId(text(req.task, "task", true)!);
+      const reason = text(req.reason, "reason", true)!;
+      const card = current?.tasks.find((t) => t.id === id);
+      if (!card?.stale) fail("wrong_state", `the claim on ${id} is not stale: the dashboard reclaims only expired claims or claims of stale or gone agents (git handoff reclaim can force it)`);
+      const t = await reclaim(store, id, reason);
+      return { done: `reclaimed ${t.id}` };
+    }
+    case "unlease": {
+      const pattern = text(req.pattern, "pattern", true)!;
+      const holder = text(req.holder, "holder", false);
+      const r = await reclaimLeasesFor(store, [pattern], { reason: text(req.reason, "reason", true)!, ...(holder !== undefined ? { holder: validateAgentId(holder) } : {}) });
+      return { done: r.released.map((l) => `released ${l.pattern} of ${l.agent}`).join("; ") };
+    }
+    default:
+      fail("usage", `unknown action ${JSON.stringify(req.action)}: accept, reject, reclaim or unlease`);
+  }
+}

@@ -1,0 +1,48 @@
+// The dashboard's own bundle (dist/dashboard-main.cjs): the CLI loads it only for
+// `git handoff dashboard`, so no other verb pays for the server or the page.
+import { spawn } from "node:child_process";
+import { openSyncedStore } from "../sync/open.ts";
+import { serveDashboard } from "./server.ts";
+
+export interface DashboardRun {
+  cwd: string;
+  agent?: string;
+  port: number;
+  open: boolean;
+  readOnly: boolean;
+  syncMs: number | null;
+  json: boolean;
+}
+
+/** Serves until SIGINT or SIGTERM. Prints the one-time link first (JSON with --json). */
+export async function runDashboard(o: DashboardRun): Promise<void> {
+  const store = await openSyncedStore({ cwd: o.cwd, warm: true, ...(o.agent !== undefined ? { agent: o.agent } : {}) });
+  let dash;
+  try {
+    dash = await serveDashboard(store, { port: o.port, readOnly: o.readOnly, syncMs: o.syncMs, log: (l) => process.stderr.write(`git-handoff: ${l}\n`) });
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+  const who = `${store.actor.agent}${o.readOnly ? ", read-only" : ""}`;
+  process.stdout.write(o.json ? `${JSON.stringify({ url: dash.url, port: dash.port, agent: store.actor.agent, read_only: o.readOnly })}\n` : `dashboard (${who}): ${dash.url}\n  the link works once; Ctrl-C stops the server\n`);
+  if (o.open) openBrowser(dash.url);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await dash.close();
+  store.close();
+}
+
+function openBrowser(url: string): void {
+  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => process.stderr.write(`git-handoff: could not start ${cmd}; open the link yourself\n`));
+    child.unref();
+  } catch {
+    /* the link is printed */
+  }
+}

@@ -1,0 +1,80 @@
+// Noticing that coordination state changed, cheaply enough to run all day: git replaces a ref file
+// by renaming a lock file over it, which changes its folder's mtime, and rewrites packed-refs the
+// same way. So each tick stats a handful of folders and one file; only when one moved are the
+// tips listed (in-process) and compared. A repository on another ref backend is polled through
+// the store's listing instead, less often.
+import { readdirSync, statSync } from "node:fs";
+import type { Store } from "../store/store.ts";
+
+/** Refs whose changes the page shows: coordination state, this clone's local area, tracking refs, branches. */
+const ROOTS = ["refs/handoff/", "refs/handoff-local/", "refs/handoff-remotes/", "refs/heads/"];
+
+export interface Watcher {
+  stop(): void;
+}
+
+export function watchRefs(store: Store, onChange: (key: string) => void, opts: { intervalMs?: number; filesBackend?: boolean } = {}): Watcher {
+  const common = store.repo.commonDir;
+  let dirs: string[] = [];
+  let stamps = "";
+  let key = "";
+  let busy = false;
+
+  const rediscover = () => {
+    const found: string[] = [`${common}/refs`];
+    const walk = (dir: string) => {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      found.push(dir);
+      for (const e of entries) if (e.isDirectory()) walk(`${dir}/${e.name}`);
+    };
+    for (const r of ROOTS) walk(`${common}/${r.slice(0, -1)}`);
+    dirs = found;
+  };
+  const stampOf = () => {
+    const parts: number[] = [];
+    for (const p of [...dirs, `${common}/packed-refs`]) {
+      try {
+        parts.push(statSync(p).mtimeMs);
+      } catch {
+        parts.push(0);
+      }
+    }
+    return parts.join(",");
+  };
+  const tipsKey = async () => {
+    const lists = await Promise.all(ROOTS.map((r) => store.listRefs(r)));
+    return lists.flat().map((t) => `${t.name} ${t.oid}`).join("\n");
+  };
+
+  const files = opts.filesBackend ?? true;
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      if (files) {
+        const s = stampOf();
+        if (s === stamps) return;
+        rediscover();
+        stamps = stampOf();
+      }
+      const k = await tipsKey();
+      if (k !== key) {
+        key = k;
+        onChange(k);
+      }
+    } catch {
+      /* a ref read that raced a writer: the next tick reads again */
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(tick, opts.intervalMs ?? (files ? 300 : 2000));
+  timer.unref();
+  void tick();
+  return { stop: () => clearInterval(timer) };
+}
