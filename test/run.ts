@@ -85,7 +85,7 @@ async function worker(): Promise<void> {
     const failed = r.code !== 0 || r.total === 0;
     process.stdout.write(`${failed ? "FAIL" : "ok  "} ${file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s\n`);
     // A failing file's whole output, so the failure reads as uvu printed it.
-    if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    ") + "\n");
+    if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));

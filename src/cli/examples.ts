@@ -54,5 +54,9 @@ export const EXAMPLES: Record<string, string[]> = {
   "doc list": ["git handoff doc list"],
   "doc log": ["git handoff doc log api-contract --patch"],
   completion: ["git handoff completion bash > ~/.local/share/bash-completion/completions/git-handoff", "git handoff completion fish > ~/.config/fish/completions/git-handoff.fish"],
+  approve: ["git handoff approve api", "HANDOFF_APPROVE=<sha256 of the command> git handoff approve api   # without a terminal"],
+  wait: ["git handoff wait --objective 'write the migration' --context-file notes.md --to codex@pc", "git handoff wait --id t-4k2m9x0q --timeout 30m --json"],
+  worker: ["git handoff worker --agent codex@pc --exec ./do-task.sh", "git handoff worker --exec ./do-task.sh --once --concurrency 2"],
+  dashboard: ["git handoff dashboard --open", "git handoff dashboard --port 0 --read-only --sync 30s"],
   version: ["git handoff version", "git handoff version --json"],
 };
