@@ -86,7 +86,8 @@ test("received result files are checked again: a dotfile from a hand-made result
   const result = { task: "evil", status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z" };
   const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
   const files = sh("git", ["mktree"], a, `100644 blob ${blob("x")}\t.bashrc\n`);
-  const tree = sh("git", ["mktree"], a, `100644 blob ${blob(JSON.stringify(result))}\tresult.json\n040000 tree ${files}\tfiles\n`);
+  // Everything else as a worker writes it (the format marker included): only the file name is hostile.
+  const tree = sh("git", ["mktree"], a, `100644 blob ${blob("git-handoff 1\n")}\tformat\n100644 blob ${blob(JSON.stringify(result))}\tresult.json\n040000 tree ${files}\tfiles\n`);
   const commit = gitOut(a, "commit-tree", tree, "-m", "result");
   gitOut(a, "push", "-q", "origin", `${commit}:refs/handoff/results/evil`);
   const r = cli(["wait", "--id", "evil"], { cwd: a, agent: "lead" });

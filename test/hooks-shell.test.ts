@@ -52,7 +52,7 @@ test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude
 
 test("a shell check that fails never blocks, even in strict mode (an edit check then does)", () => {
   const repo = leasedRepo();
-  writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\nno_such_key: 1\n");
+  writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\nmax_attempts: 0\n"); // a value the policy refuses: the file does not load
   const sh = hook("claude-pre-tool-use", repo, { tool_name: "Bash", tool_input: { command: "cat src/api/users.ts" } });
   assert.is(sh.code, 0, sh.stderr);
   assert.is(sh.stdout, "");

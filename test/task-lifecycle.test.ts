@@ -230,9 +230,9 @@ test("claim --next takes the highest priority, then the oldest; none left -> exi
   ok(as(repo, "lead", plus(T0, 4000), ["task", "add", "urgent but taken", "--id", "taken", "--priority", "9"]));
   ok(as(repo, "other", plus(T0, 5000), ["claim", "taken"]));
   const order: string[] = [];
-  for (let i = 0; i < 4; i++) order.push(ok(as(repo, "alice", plus(T0, 6000 + i), ["claim", "--next", "--json"])).json.id);
+  for (let i = 0; i < 4; i++) order.push(ok(as(repo, "alice", plus(T0, 6000 + i), ["claim", "--next", "--over-capacity", "--json"])).json.id);
   assert.equal(order, ["zz-new-high", "aa-newer-high", "old-low", "newest-low"]);
-  const none = as(repo, "alice", plus(T0, 7000), ["claim", "--next"]);
+  const none = as(repo, "alice", plus(T0, 7000), ["claim", "--next", "--over-capacity"]);
   assert.is(none.code, 3);
   assert.match(none.stderr, /no task is ready/);
 });

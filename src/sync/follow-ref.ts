@@ -9,7 +9,8 @@ import { integrate } from "./integrate.ts";
 import { screenFetched, trackingFor } from "./tracking.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 
-export type Pulled = { ok: true; changed: boolean } | { ok: false; message: string };
+/** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
+export type Pulled = { ok: true; changed: boolean; refused?: { ref: string; reason: string }[] } | { ok: false; message: string };
 
 /** Brings `ref` up to the remote's value; `changed` when the local ref moved. */
 export function pullRef(store: Store, remote: string, ref: string): Promise<Pulled> {
@@ -39,7 +40,7 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   await integrate(store, screened.before, screened.after);
   let changed = false;
   for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
-  return { ok: true, changed };
+  return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
 }
 
 /**

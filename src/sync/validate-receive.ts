@@ -8,6 +8,7 @@ import { findConflicts } from "../core/lease-ops.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
+import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import type { Task } from "../core/task.ts";
 import { eventFromMessage, parseCommit, parseTree, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
@@ -105,6 +106,19 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
   }
 }
 
+/** A tree's entries with their modes (folders of received files must hold plain files only). */
+function parseTreeEntries(data: Buffer, oidBytes: number): { mode: string; name: string }[] {
+  const out: { mode: string; name: string }[] = [];
+  for (let i = 0; i < data.length; ) {
+    const sp = data.indexOf(32, i);
+    const nul = data.indexOf(0, sp);
+    if (sp < 0 || nul < 0) break;
+    out.push({ mode: data.subarray(i, sp).toString("utf8"), name: data.subarray(sp + 1, nul).toString("utf8") });
+    i = nul + 1 + oidBytes;
+  }
+  return out;
+}
+
 function authorOf(header: string): string {
   const line = header.split("\n").find((l) => l.startsWith("author ")) ?? "";
   const lt = line.indexOf(" <");
@@ -139,6 +153,14 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
     if (family.folders?.includes(name)) {
       const sub = await store.reader.read(tree.get(name)!);
       if (!sub || sub.type !== "tree") invalid(`${name} in ${oid.slice(0, 12)} is not a folder`);
+      // Files from another machine: flat names only, bounded in number (their sizes are checked where read).
+      const files = parseTreeEntries(sub!.data, store.oidBytes);
+      if (files.length > MAX_TASK_FILES) invalid(`holds ${files.length} files in ${name}/; at most ${MAX_TASK_FILES}`);
+      for (const f of files) {
+        const problem = flatNameProblem(f.name);
+        if (problem) invalid(`holds a file ${JSON.stringify(f.name.slice(0, 80))} that ${problem}`);
+        if (f.mode !== "100644") invalid(`holds ${JSON.stringify(f.name.slice(0, 80))} in ${name}/ that is not a plain file`);
+      }
       continue;
     }
     invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} beside ${family.file}`);

@@ -34,6 +34,9 @@ export async function waitForFinal(store: Store, id: string, opts: WaitOptions):
       if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);
       outage = !p.ok;
       if (p.ok && p.changed) backoff.reset();
+      // A result that fails validation on receive never arrives here: say so instead of waiting on.
+      const bad = p.ok ? p.refused?.find((q) => q.ref === resultsRef(id) || q.ref === ref) : undefined;
+      if (bad) throw new HandoffError({ code: "corrupt_state", message: `${bad.ref} ${bad.reason} (refused on receive; nothing was saved)`, data: { ref: bad.ref } });
     }
     const found = await loadTask(store, id).catch((e) => {
       // Not here and the remote could not be asked: ask again (once it answers, missing is missing).

@@ -23,7 +23,9 @@ export function registerEvents(program: Command): void {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
       if (o.type !== undefined && !EventType.options.includes(o.type as EventType)) {
-        fail("invalid_input", `unknown event type ${JSON.stringify(o.type)}: use one of ${EventType.options.join(", ")}`);
+        // The list is long: the first types, then where to see them all, so the error stays one short line.
+        const all = EventType.options;
+        fail("invalid_input", `unknown event type ${JSON.stringify(o.type.slice(0, 40))}: use one of ${all.slice(0, 12).join(", ")}, … (all ${all.length}: git handoff help events)`);
       }
       const events = await readEvents(store, {
         ...(o.since !== undefined ? { since: parseSince(o.since, store.now()) } : {}),

@@ -53,8 +53,9 @@ function take(w: World, agent: Agent, s: State, byId: Map<string, WorkTask>): nu
   s.branch = `${agent.agent}/${task.id}`;
   w.mustGit(agent, ["checkout", "-q", "-B", s.branch, "main"]);
   // What the tasks this one waits on handed over: read once, then acknowledged.
-  const inbox = JSON.parse(w.handoff(agent, ["inbox", "--json"]).stdout) as { id: string; via?: string }[];
-  for (const e of inbox) w.handoff(agent, ["ack", e.id]);
+  // (A handoff the agent wrote itself needs no delivery: it already knows, and acking it is refused.)
+  const inbox = JSON.parse(w.handoff(agent, ["inbox", "--json"]).stdout) as { id: string; producer?: string }[];
+  for (const e of inbox) if (e.producer !== agent.agent) w.handoff(agent, ["ack", e.id]);
   applyEdits(w.box, agent, task, agent.index);
   return w.time() + minutes(WORK_MIN);
 }

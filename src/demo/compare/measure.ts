@@ -123,7 +123,10 @@ export function measure(w: World, tasks: WorkTask[], wallMs: number): Figures {
   const afterMerge = main.filter((m) => m.merged && !testsPass(repo, m.oid)).length;
 
   const records = taskRecords(repo);
-  const handoffs = records.flatMap((r) => r.handoffs ?? []);
+  const handoffs = records.flatMap((r) => (r.handoffs ?? []).map((h) => ({ ...h, task: r.id })));
+  // A handoff reached its consumer when the consumer acked it, or when the consumer is its producer.
+  const claimers = (id: string) => new Set([...git(repo, ["log", "--format=%s", `refs/handoff/tasks/${id}`]).out.matchAll(/^claimed \S+ by (\S+) /gm)].map((m) => m[1]!));
+  const reached = handoffs.filter((h) => h.acked_by.length > 0 || records.some((r) => r.id !== undefined && (r.after ?? []).includes(h.task!) && claimers(r.id).has(h.producer)));
   const verifyFailures = records.length ? failedVerifications(repo) : 0;
 
   const last = main[main.length - 1]!.time;
@@ -133,7 +136,7 @@ export function measure(w: World, tasks: WorkTask[], wallMs: number): Figures {
     owned_file_edits: owned,
     integration_conflicts: conflicted.length,
     dependent_work_redone: redone,
-    handoffs_delivered: handoffs.filter((h) => h.acked_by.length > 0).length,
+    handoffs_delivered: reached.length,
     handoff_deliveries: handoffs.reduce((n, h) => n + h.acked_by.length, 0),
     verification_failures_before_merge: testedBefore + verifyFailures,
     verification_failures_after_merge: afterMerge,
@@ -146,7 +149,9 @@ export function measure(w: World, tasks: WorkTask[], wallMs: number): Figures {
 }
 
 interface TaskRecord {
-  handoffs?: { acked_by: unknown[] }[];
+  id?: string;
+  after?: string[];
+  handoffs?: { acked_by: unknown[]; producer: string }[];
 }
 
 function taskRecords(repo: string): TaskRecord[] {
