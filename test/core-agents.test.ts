@@ -1,4 +1,4 @@
-// Pure core rules of issue 4, without git: graph, readiness, inbox, untrusted text, agent status.
+// Pure core rules of agents, dependencies and handoffs, without git: graph, readiness, inbox, untrusted text, agent status.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { classifyAgent, heartbeatDue, type AgentRecord } from "../src/core/agent.ts";

@@ -1,4 +1,4 @@
-// The MCP tools see issue 4's rules: readiness respects dependencies, load_context registers the
+// The MCP tools see the dependency and session rules: readiness respects dependencies, load_context registers the
 // agent and brings its inbox (fenced as untrusted).
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -342,7 +342,7 @@ test("load_context: identity, held tasks, ready work; an agent argument names an
   assert.is(ctx.agent_source, "flag");
   assert.equal(ctx.claimed.map((t: any) => t.id), ["mine"]);
   assert.equal(ctx.ready.map((t: any) => t.id), ["free"]);
-  assert.is(ctx.session.registered, true, "load_context registers the agent (issue 4)");
+  assert.is(ctx.session.registered, true, "load_context registers the agent");
   assert.match(gitOut(repo, "log", "-1", "--format=%s", "refs/handoff/agents/alice"), /heartbeat of alice/);
   assert.is(ctx.overview.counts.claimed, 1);
 

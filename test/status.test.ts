@@ -39,7 +39,7 @@ test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked ed
   assert.equal(v.inbox, [{ agent: "bob", waiting: 1 }]);
   assert.equal(v.expiring_soon.map((h: any) => h.task), ["api"]);
   assert.is(v.predicted_conflicts.conflicting, 1);
-  assert.equal(v.conflicts, [], "conflicts stays the list of sync conflicts (issue 5)");
+  assert.equal(v.conflicts, [], "conflicts stays the list of sync conflicts");
   assert.equal(v.predicted_conflicts.pairs.map((p: any) => [p.a.branch, p.b.branch, p.conflicts]), [["alice-work", "carol-work", ["shared.txt"]]]);
   assert.is(v.counts.review, 1);
 

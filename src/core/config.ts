@@ -25,7 +25,7 @@ export const ConfigFile = lazySchema(() =>
     lease_ttl: z.optional(z.string()),
     /** How long finished tasks stay live before compaction moves them to refs/handoff/archive (`7d`). */
     retention: z.optional(z.string()),
-    // issue 4: agents, review, conflicts
+    // agents, review, conflicts
     /** An agent's commands refresh its heartbeat at most this often. */
     heartbeat_interval: z.optional(z.string()),
     /** Heartbeat older than this: the agent is `stale`. */

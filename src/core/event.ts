@@ -16,7 +16,7 @@ export const EventType = lazySchema(() =>
     "leased",
     "unleased",
     "lease_expired",
-    // issue 4: agents, dependencies, handoffs, review
+    // agents, dependencies, handoffs, review
     "session_started",
     "session_ended",
     "heartbeat",
@@ -29,7 +29,7 @@ export const EventType = lazySchema(() =>
     "submitted",
     "accepted",
     "rejected",
-    // issue 7: what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
+    // what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
     "claim_refused",
     "hook_caught",
     "conflict_found",
@@ -73,7 +73,7 @@ export const HandoffEvent = lazySchema(() =>
     /** File leases: the paths or globs the event is about. */
     paths: z.optional(z.array(z.string())),
     exclusive: z.optional(z.boolean()),
-    // issue 4 details
+    // agents, dependencies, handoffs, review
     session: z.optional(z.nullable(z.string())),
     /** depended / undepended: the task waited on. */
     on: z.optional(z.string()),
@@ -83,7 +83,7 @@ export const HandoffEvent = lazySchema(() =>
     passed: z.optional(z.boolean()),
     duration_ms: z.optional(z.int()),
     last_heartbeat: z.optional(isoTime()),
-    // issue 7 details
+    // what coordination caught
     /** created: the tasks it waits on from the start (task add --after). */
     after: z.optional(z.array(z.string())),
     /** claim_refused: the refusal's code (held_by_other, blocked, ...). */

@@ -67,7 +67,7 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): O
   return { at: now.toISOString(), counts, holders, expiring_soon: expiring, expired };
 }
 
-// ---- issue 4: the bird's-eye view -------------------------------------------------------------
+// ---- the bird's-eye view -------------------------------------------------------------
 
 export interface MatrixRow {
   task: string;

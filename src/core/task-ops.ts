@@ -33,9 +33,9 @@ export interface NewTaskInput {
   scope: string[];
   maxAttempts: number;
   exclusive?: boolean;
-  /** Tasks this one waits on (issue 4); the caller checks that they exist. */
+  /** Tasks this one waits on; the caller checks that they exist. */
   after?: string[];
-  /** The command that verifies the work (issue 4). */
+  /** The command that verifies the work. */
   verify?: string | null;
   /** Who may take it (address.ts); absent: anyone. */
   to?: Address | null;
@@ -125,7 +125,7 @@ function finalRefusal(task: Task): Refusal {
   };
 }
 
-/** A task in review is nobody's to work on until a reviewer accepts or rejects it (issue 4). */
+/** A task in review is nobody's to work on until a reviewer accepts or rejects it. */
 export function inReviewRefusal(task: Task): Refusal {
   return {
     code: "wrong_state",

@@ -10,7 +10,7 @@ export const MAX_OBJECTIVE = 4000;
 export const MAX_NOTE = 8000;
 export const MAX_SCOPE_GLOBS = 100;
 
-/** `review` (issue 4): verified work waiting for a reviewer to accept (-> done) or reject (-> todo). */
+/** `review`: verified work waiting for a reviewer to accept (-> done) or reject (-> todo). */
 export const TaskStatus = lazySchema(() => z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]));
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export const FINAL_STATUSES: readonly TaskStatus[] = ["done", "failed", "cancelled"];

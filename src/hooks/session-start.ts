@@ -40,7 +40,7 @@ export async function sessionContext(store: Store): Promise<string> {
     if (others.length > MAX_LINES) lines.push(`- … and ${others.length - MAX_LINES} more: git handoff leases`);
   }
   lines.push("Before editing a file another agent holds, run: git handoff check <path>");
-  // Operations of this agent that another clone's state refused at sync (issue 5).
+  // Operations of this agent that another clone's state refused at sync.
   const conflicts = await readConflicts(store, agent).catch(() => []);
   if (conflicts.length) {
     lines.push(`Refused at sync (${conflicts.length}; clear with git handoff sync-conflicts --ack):`);

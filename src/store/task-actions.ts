@@ -125,7 +125,7 @@ export async function claimNextTask(store: Store, opts: ClaimOptions = {}): Prom
   return (await claimNextReporting(store, { ...opts, overCapacity: opts.overCapacity ?? true })).task;
 }
 
-/** Refused while a dependency is not done unless `force` (issue 4); records the claimer's HEAD as base. */
+/** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
 async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}, full: Refusal | null = null): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   const mutate = full ? (s: Store, i: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => withLeases(s, i, capacityGuard(full, op), o) : withLeases;
@@ -141,7 +141,7 @@ async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?:
   }
 }
 
-/** The best task whose dependencies are all done (issue 4), its scope leased. */
+/** The best task whose dependencies are all done, its scope leased. */
 async function claimNextOnly(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {

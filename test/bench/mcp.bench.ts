@@ -1,6 +1,6 @@
 // Issue 6's speed figures: uncontended claim_task calls per second through a real stdio client
 // and the built server (target >= 300/s), one call after another; and the p50 of check_files
-// with 1,000 live leases (issue 3's leases, 100 agents x 10).
+// with 1,000 live leases (100 agents x 10).
 // Run after `npm run build`: node --import tsx test/bench/mcp.bench.ts
 import { addTask } from "../../src/store/task-store.ts";
 import { openSyncedStore as openStore } from "../../src/sync/open.ts";

@@ -8,7 +8,7 @@ import { withGlobals, withStore } from "../context.ts";
 import { removeCorruptTask } from "../../store/remove-corrupt.ts";
 import { emit } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
-// issue 4: verification and review, unblocked dependents, handoffs delivered with a claim
+// verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
 import { taskExtrasText, verificationDetail, verifyText } from "../../present/render-tasks.ts";
@@ -20,7 +20,7 @@ import { verificationFailure } from "../../present/suggestions.ts";
 function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Task) => string, opts: { deliver?: boolean } = {}) {
   return withStore(cmd, async (store, g) => {
     const t = await fn(store);
-    // A claim delivers the handoffs of the tasks it waits on (issue 4), in the text output.
+    // A claim delivers the handoffs of the tasks it waits on, in the text output.
     const delivered = opts.deliver && !g.json && t.status === "claimed" ? await deliveredWithClaim(store, t) : "";
     // Whoever claims a task sees the command done will run, and who wrote it.
     const verify = opts.deliver && t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";

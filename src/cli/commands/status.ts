@@ -37,10 +37,10 @@ export function registerStatus(program: Command): void {
       const records = agents.map((a) => a.record);
       const predicted = o.conflicts ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config) }) : null;
       const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
-      // Sync conflicts waiting for this agent, and offline grants not yet confirmed (issue 5).
+      // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
-      // `conflicts` stays issue 5's list of sync conflicts; the merge preview is `predicted_conflicts`.
+      // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
       const leases = leaseRows((await loadLeases(store)).set.leases, tasks, records, now, store.config);
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired.

@@ -69,7 +69,7 @@ export const loadContext = defineTool({
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    const ready = readyTasks(tasks, now); // issue 4: only tasks whose dependencies are done
+    const ready = readyTasks(tasks, now); // only tasks whose dependencies are done
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     const memories = await contextMemories(store, claimed.map((t) => t.id));
     const remembered = memoriesContext(memories.shown, memories.omitted);

@@ -85,7 +85,7 @@ export const watchTool = defineTool({
       const now = store.now();
       const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at));
       recheckAt = Date.now() + Math.max(0, Math.min(Infinity, ...expiries.filter((e) => e > now.getTime())) - now.getTime());
-      const ready = readyTasks(tasks, now); // issue 4: blocked tasks are not ready
+      const ready = readyTasks(tasks, now); // blocked tasks are not ready
       if (!ready.length) return null;
       if (!a.claim) return { ready, claimed: null };
       try {
