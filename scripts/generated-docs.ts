@@ -5,6 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { readFileSync } from "node:fs";
 import { buildProgram } from "../src/cli/program.ts";
 import { cliMarkdown, manPage } from "../src/cli/reference.ts";
+import { EXIT_CODES } from "../src/core/errors.ts";
 import { createServer } from "../src/mcp/server.ts";
 import { McpSession } from "../src/mcp/session.ts";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -48,10 +49,19 @@ function mcpMarkdown(tools: Awaited<ReturnType<typeof mcpTools>>): string {
   return lines.join("\n");
 }
 
+/** Every error code with its exit status and the comment that explains it in src/core/errors.ts. */
+function exitCodes(): string {
+  const src = readFileSync(join(import.meta.dirname, "../src/core/errors.ts"), "utf8");
+  const rows = [...src.matchAll(/^\s*\| "([a-z_]+)"(?: \/\/ (.*))?$/gm)].map((m) => ({ code: m[1]!, why: m[2] ?? "" }));
+  const lines = ["## Exit codes", "", "Every refusal has a stable `code` (in `--json`: `error.code`) and an exit status:", "", "| code | exit | meaning |", "| --- | --- | --- |"];
+  for (const r of rows) lines.push(`| \`${r.code}\` | ${EXIT_CODES[r.code as keyof typeof EXIT_CODES]} | ${r.why.replace(/\|/g, "\\|")} |`);
+  return lines.join("\n") + "\n";
+}
+
 export async function generatedDocs(): Promise<Record<string, string>> {
   const program = buildProgram();
   return {
-    "docs/cli.md": cliMarkdown(program),
+    "docs/cli.md": `${cliMarkdown(program)}\n${exitCodes()}`,
     "man/git-handoff.1": manPage(program, (JSON.parse(readFileSync(join(import.meta.dirname, "../package.json"), "utf8")) as { version: string }).version),
     "docs/mcp-tools.md": mcpMarkdown(await mcpTools()),
   };

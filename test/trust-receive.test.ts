@@ -162,6 +162,8 @@ test("every hostile record named in the trust model is refused on receive; valid
   // The refusals are events (stats and events count them).
   const events = ok(cli(["events", "--json"], { cwd: victim, agent: "victim" })).json;
   assert.ok(events.filter((e: any) => e.type === "received_invalid").length >= Object.keys(hostile).length);
+  const stats = ok(cli(["stats", "--json"], { cwd: victim, agent: "victim" })).json;
+  assert.ok(stats.received.refused >= Object.keys(hostile).length, "stats counts the refusals");
 });
 
 test("sync --repair says what it overwrites and puts this clone's state back; the task is usable again", () => {

@@ -19,6 +19,8 @@ export interface Stats {
   claims: { granted: number; refused_duplicate: number; refused_blocked: number };
   /** Claims whose scope met other live work: `warn` same file or pattern, `info` other intersections. */
   overlaps: { warn: number; info: number };
+  /** Refs from the sync remote refused by validation on receive (each refusal once, when first seen). */
+  received: { refused: number };
   hooks: { deny: number; warn: number; info: number; by_hook: Record<string, { deny: number; warn: number; info: number }> };
   /** Distinct predicted conflicts (a pair of commits and its conflicting paths), and their paths. */
   conflicts: { predicted: number; paths: number };
@@ -138,6 +140,7 @@ export function computeStats(all: HandoffEvent[], opts: { since: Date | null; no
       refused_blocked: count("claim_refused", (e) => e.code === "blocked"),
     },
     overlaps: { warn: count("claim_overlap", (e) => e.code === "warn"), info: count("claim_overlap", (e) => e.code === "info") },
+    received: { refused: count("received_invalid") },
     hooks,
     conflicts: { predicted: conflictKeys.size, paths: [...conflictKeys.values()].reduce((a, b) => a + b, 0) },
     handoffs: { delivered, acknowledged: firstAck.size, ack_rate: delivered ? firstAck.size / delivered : null, time_to_ack: durationFigures(ackTimes) },

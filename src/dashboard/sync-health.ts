@@ -5,6 +5,7 @@ import type { Conflict } from "../sync/local-area.ts";
 import { listTentative, readConflicts } from "../sync/local-area.ts";
 import { isAncestor, readCommit } from "../store/history.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
+import { readQuarantine } from "../sync/quarantine.ts";
 
 export interface SyncHealth {
   remote: string | null;
@@ -13,7 +14,7 @@ export interface SyncHealth {
   /** When this dashboard's own `--sync` fetch last succeeded / failed. */
   last_sync: { at: string; ok: boolean; message: string | null } | null;
   /** Refs the remote has that were not applied here: the remote's value is not in our history. */
-  quarantined: { ref: string; remote: string; local: string | null }[];
+  quarantined: { ref: string; remote: string; local: string | null; reason?: string }[];
   tentative: { ref: string; commit: string; type: string | null; at: string | null }[];
   conflicts: Conflict[];
   /** How far the newest fetched remote event lies in this machine's future (ms), when positive. */
@@ -47,5 +48,11 @@ export async function syncHealth(store: Store, lastSync: SyncHealth["last_sync"]
     }
   }
   if (newest) out.clock_skew_ms = Math.max(0, newest - store.now().getTime());
+  // Refs validation refused on receive (the sync layer's quarantine list), with its reason.
+  for (const q of (await readQuarantine(store, remote).catch(() => null))?.entries.values() ?? []) {
+    const shown = out.quarantined.find((x) => x.ref === q.ref);
+    if (shown) shown.reason = q.reason;
+    else out.quarantined.push({ ref: q.ref, remote: q.oid, local: local.get(q.ref) ?? null, reason: q.reason });
+  }
   return out;
 }

@@ -16,6 +16,7 @@ export function statsText(s: Stats): string {
     `stats ${s.since ? `since ${s.since}` : "over the whole history"} (${s.events} events)`,
     `  duplicate claims refused   ${s.claims.refused_duplicate}   (claims on blocked tasks refused: ${s.claims.refused_blocked}; claims granted: ${s.claims.granted})`,
     `  overlaps at claim time     ${s.overlaps.warn} warn, ${s.overlaps.info} info`,
+    `  refused on receive         ${s.received.refused} ref${s.received.refused === 1 ? "" : "s"} from the sync remote`,
     `  caught by hooks            deny ${s.hooks.deny}, warn ${s.hooks.warn}, info ${s.hooks.info}${byHook ? `   (${byHook})` : ""}`,
     `  caught by conflict preview ${s.conflicts.predicted} conflict${s.conflicts.predicted === 1 ? "" : "s"} (${s.conflicts.paths} path${s.conflicts.paths === 1 ? "" : "s"})`,
     `  handoffs                   ${s.handoffs.delivered} delivered, ${s.handoffs.acknowledged} acknowledged${rate}`,

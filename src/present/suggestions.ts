@@ -80,6 +80,9 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
   [/git handoff undepend ([^\s),;]+) --on ([^\s),;]+)/g, (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
   [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
+  // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
+  [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
+  [/git handoff session start --objective \.\.\. --capacity N/g, () => "a person declares a larger capacity for this agent (the CLI's session start --capacity N)"],
   [/git handoff status\b/g, () => spell(steps.status(), "mcp")],
   [/git handoff (task list|tasks)\b/g, () => "list_tasks"],
   [/git handoff events\b/g, () => "events"],

@@ -1,6 +1,6 @@
 // Tools over claims: each calls the same function in store/task-actions.ts as the CLI verb.
 import * as z from "zod/mini";
-import { cancel, claim, claimNextTask, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { cancel, claimNextReporting, claimReporting, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
 import type { Task as TaskT } from "../../core/task.ts";
 import { nextCall, steps, type NextCall } from "../../present/suggestions.ts";
 import { Task } from "../schemas.ts";
@@ -11,6 +11,20 @@ const HELD =
   "`held_by_other` means another agent holds it: data.holder holds it until data.expires_at. Do not work on it. Take other work (claim_next), wait for it (wait_task), or ask the holder; do not reclaim just to get ahead.";
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
+
+const OVERLAPS =
+  "`overlaps` (advisory, nothing is blocked) lists other live tasks and other agents' leases the claimed scope meets: `warn` when both name the same file or the patterns are identical (coordinate before editing it), `info` for any other intersection.";
+const CAPACITY =
+  "`at_capacity`: you already hold as many tasks as your capacity (the repository's max_concurrent, or what a person declared with the CLI's session start --capacity): finish or release one first, or pass over_capacity: true when you really mean to hold one more.";
+const overCapacity = () => z.optional(describe(z.boolean(), "claim even though you already hold as many tasks as your capacity"));
+
+/** The claim's answer: the task, the overlaps it meets, and what to do next. */
+function claimReply(store: Parameters<typeof taskReply>[0], r: ClaimReport) {
+  const t = r.task;
+  const near = r.overlaps.length ? `; overlaps ${r.overlaps.map((o) => `${o.verdict} ${o.pattern} (${o.agent}${o.task ? `, ${o.task}` : ""})`).join(", ")}` : "";
+  const reply = taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}${near}`);
+  return { ...reply, data: { ...reply.data, overlaps: r.overlaps }, next: afterClaim(t) };
+}
 
 /** What a new holder does next: read what it builds on, keep the lease, finish. */
 function afterClaim(t: TaskT): NextCall[] {
@@ -29,14 +43,15 @@ export const claimTaskTool = defineTool({
     "Call it before you start working on a task. Claiming a task you already hold renews it. Returns the task; claim.fence identifies your grant.",
     `Refusals: ${HELD} \`final_state\`: it is already done, failed or cancelled. \`lost_race\`: retry the call. \`not_found\`: check the id.`,
     "`blocked` (recoverable): a task it waits on is not done yet; the message names each edge and who holds the blocker: take other work (claim_next) or wait. `wrong_state`: it is in review.",
+    CAPACITY,
+    OVERLAPS,
   ].join("\n"),
-  input: { id: taskId(), ttl: ttl() },
-  output: { task: Task },
+  input: { id: taskId(), ttl: ttl(), over_capacity: overCapacity() },
+  output: { task: Task, overlaps: z.optional(z.array(z.record(z.string(), z.unknown()))) },
   annotations: { ...WRITE, idempotentHint: true },
   async run(a, { session }) {
     const store = await session.store();
-    const t = await claim(store, a.id, opt("ttl", a.ttl));
-    return { ...taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`), next: afterClaim(t) };
+    return claimReply(store, await claimReporting(store, a.id, { ...opt("ttl", a.ttl), overCapacity: !!a.over_capacity }));
   },
 });
 
@@ -47,14 +62,15 @@ export const claimNextTool = defineTool({
     "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried. Tasks whose dependencies are not done yet are skipped.",
     "Use it when you just want the next piece of work. Returns the task you now hold.",
     "Refusal `no_task_ready` (recoverable): nothing is free. Call watch to wait for work, or do something else.",
+    CAPACITY,
+    OVERLAPS,
   ].join("\n"),
-  input: { ttl: ttl() },
-  output: { task: Task },
+  input: { ttl: ttl(), over_capacity: overCapacity() },
+  output: { task: Task, overlaps: z.optional(z.array(z.record(z.string(), z.unknown()))) },
   annotations: { ...WRITE, idempotentHint: false },
   async run(a, { session }) {
     const store = await session.store();
-    const t = await claimNextTask(store, opt("ttl", a.ttl));
-    return { ...taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}`), next: afterClaim(t) };
+    return claimReply(store, await claimNextReporting(store, { ...opt("ttl", a.ttl), overCapacity: !!a.over_capacity }));
   },
 });
 
