@@ -80,8 +80,10 @@ test("SIGINT to wait: exit 130, the task cancelled, the worker stops the command
   const a = net.clone("m1");
   const b = net.clone("m2");
   const { job, pgid } = longJob();
-  const w = start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
   const waited = start(["wait", "--objective", "interrupt me", "--json"], { cwd: a, agent: "alice" });
+  // The worker starts once the task is on the remote, so the command it runs is this task's.
+  await until(() => /created \S+ and pushed it/.test(waited.stderr()), "the task to be pushed");
+  const w = start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
   await until(() => pgid() !== null, "the command to start");
   groups.push(pgid()!);
   assert.is(await stop(waited, "SIGINT"), 130, waited.stderr());

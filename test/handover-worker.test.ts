@@ -60,14 +60,15 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   const t = remoteTask(net.bare, "long");
   assert.is(t.status, "todo");
   assert.is(t.claim, null);
+  // Out of the queue, so the next test's worker cannot take it first, however the machine is loaded.
+  assert.is(cli(["cancel", "long", "--reason", "test over", "--push"], { cwd: a, agent: "alice" }).code, 0);
 });
 
 test("--keep leaves the task's worktree and folder, and says where", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
-  // Ahead of the task the Ctrl-C test gave back to the queue.
   const waited = start(["wait", "--objective", "keep it", "--priority", "5", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
   assert.is(await waited.exited, 0, waited.stderr());
   assert.is(await w.exited, 0, w.stderr());
   const kept = /kept (\S+)/.exec(w.stderr())?.[1];
