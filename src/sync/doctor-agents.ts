@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { CODEX_TRUST_NOTE } from "../setup/hook-install.ts";
 import type { Store } from "../store/store.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 
 const OURS = /git[- ]handoff hook/;
 const ANSWER_WITHIN_MS = 20_000;

@@ -6,7 +6,7 @@ import { delimiter, join } from "node:path";
 import { configGet, gitPath } from "../git/config.ts";
 import { AGENT_CONFIG_FILES, GIT_HOOKS, hooksDirFrom, isHusky, lefthookFile, type HookLayout } from "../setup/hook-install.ts";
 import type { Store } from "../store/store.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 
 const OURS = /git[- ]handoff hook/;
 

@@ -11,7 +11,7 @@ import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/cod
 import { loadLeases } from "../store/lease-store.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 
 export async function stateChecks(store: Store): Promise<Check[]> {
   return [await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];

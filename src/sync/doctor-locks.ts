@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { coordinationLocks, removeStaleLock, STALE_GIT_LOCK_MS } from "../git/git-locks.ts";
 import { holderGone, readOwner } from "../git/owned-lock.ts";
 import { fetchLockDir } from "./tracking.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 import type { Store } from "../store/store.ts";
 
 export function lockChecks(store: Store, repair: boolean): Check[] {

@@ -7,7 +7,7 @@ import { fetchHandoffRefs, trackingPrefix, trackingRef } from "../git/remote.ts"
 import { listRefs, type RefTip } from "../git/refs.ts";
 import { logRepairs, REPAIR_LOG_REF, type Repair } from "../store/repair-log.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
 
 interface Broken extends RefTip {

@@ -1,6 +1,6 @@
 // doctor's view of refs refused on receive: a failed check while any remote ref is quarantined.
 import type { Store } from "../store/store.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 import { readQuarantine } from "./quarantine.ts";
 
 export async function quarantineCheck(store: Store, remote: string): Promise<Check> {

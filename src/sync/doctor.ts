@@ -13,17 +13,12 @@ import { remoteTimeoutMs } from "./remote-budget.ts";
 import { agentChecks } from "./doctor-agents.ts";
 import type { Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
+import type { Check } from "./doctor-check.ts";
 import { stateChecks } from "./doctor-invariants.ts";
 import { hookChecks } from "./doctor-hooks.ts";
 import { healthChecks } from "./doctor-health.ts";
 
-export interface Check {
-  name: string;
-  /** unknown: the check could not be made (never read it as ok). */
-  status: "ok" | "warn" | "fail" | "unknown";
-  detail: string;
-  fix?: string;
-}
+export type { Check } from "./doctor-check.ts";
 
 const SKEW_MS = 60_000;
 const STALE_TENTATIVE_MS = 60 * 60_000;
