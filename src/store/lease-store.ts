@@ -5,8 +5,8 @@
 // runs before every agent edit, is one ref read and one blob read, whatever the number of leases.
 // The price is that all lease writes serialize on one ref: writes are rare (a lease, a release, an
 // agent's first edit of a file) next to checks, and a lost race just re-runs on fresh state.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
+import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { HandoffError } from "../core/errors.ts";
 import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
 import { isGlob } from "../core/paths.ts";
@@ -38,13 +38,13 @@ export interface LeaseFilter {
 export async function readLeasesAt(store: Store, tip: string | null, filter?: LeaseFilter): Promise<{ set: LeaseSet; partial: boolean }> {
   if (!tip) return { set: EMPTY_LEASES, partial: false };
   const cacheFile = `${store.repo.commonDir}/handoff/leases.cache`;
-  const cached = readSmall(cacheFile);
+  const cached = readSmallFile(cacheFile);
   if (cached && cached.startsWith(tip + "\n")) {
     const hit = parseCache(cached, tip.length + 1, filter);
     if (hit) return hit;
   }
   const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);
-  writeSmall(cacheFile, `${tip}\n${record.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  writeSmallFile(cacheFile, `${tip}\n${record.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
   return { set: record, partial: false };
 }
 
@@ -76,25 +76,6 @@ function parseCache(text: string, from: number, filter?: LeaseFilter): { set: Le
     return null; // a torn or foreign file: the caller falls back to the validating read
   }
   return { set: { leases }, partial: keys !== null };
-}
-
-function readSmall(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
-}
-
-function writeSmall(path: string, text: string): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
-  } catch {
-    /* only a slower next read */
-  }
 }
 
 /** The lease set as stored (expired leases included: readers filter, writers sweep). */
