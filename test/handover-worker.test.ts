@@ -56,7 +56,7 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   while (!existsSync(marker) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
   assert.ok(existsSync(marker), w.stderr());
   assert.is(await stop(w, "SIGINT"), 130, w.stderr());
-  assert.match(w.stderr(), "long: stopped the command and released the task");
+  assert.match(w.stderr(), "long: stopped the command and released the task", w.stderr());
   const t = remoteTask(net.bare, "long");
   assert.is(t.status, "todo");
   assert.is(t.claim, null);
