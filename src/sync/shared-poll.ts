@@ -104,8 +104,10 @@ export function openFollower(store: Store, remote: string): Follower {
 async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof pollPaths>, own: string[], prev: Stamp | null): Promise<Stamp> {
   const started = Date.now();
   const refs = [...new Set([...own, ...liveWants(paths.wants)])].sort();
+  // Only needed to lift an earlier refusal, which is rare: read nothing more otherwise.
+  const carried = (prev?.refused ?? []).filter((q) => refs.includes(q.ref));
   const before = new Map<string, string | null>();
-  for (const ref of refs) before.set(ref, await store.readRef(ref));
+  for (const q of carried) before.set(q.ref, await store.readRef(q.ref));
   const p = await pullRefs(store, remote, refs);
   let stamp: Stamp;
   if (!p.ok) stamp = { started, refs, ok: false, message: p.message, refused: prev?.refused ?? [] };
@@ -113,9 +115,9 @@ async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof
     // A refusal stands until the ref itself moves here: followers that did not take this look
     // must still learn of it.
     const moved = new Set<string>();
-    for (const ref of refs) if ((await store.readRef(ref)) !== before.get(ref)) moved.add(ref);
+    for (const [ref, was] of before) if ((await store.readRef(ref)) !== was) moved.add(ref);
     const fresh = p.refused ?? [];
-    const kept = (prev?.refused ?? []).filter((q) => refs.includes(q.ref) && !moved.has(q.ref) && !fresh.some((f) => f.ref === q.ref));
+    const kept = carried.filter((q) => !moved.has(q.ref) && !fresh.some((f) => f.ref === q.ref));
     stamp = { started, refs, ok: true, refused: [...kept, ...fresh] };
   }
   writeAtomic(paths.stamp, JSON.stringify(stamp));
