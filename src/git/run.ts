@@ -47,7 +47,9 @@ const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 function passOn(signal: NodeJS.Signals): void {
   for (const pid of liveGroups) killGroup(pid, "SIGTERM");
   for (const s of SIGNALS) process.removeListener(s, passOn);
-  process.kill(process.pid, signal);
+  // A command with its own handler (wait, worker) got this same signal already: raising it again
+  // would count as a second Ctrl-C. Only without one does it take its default course (exit).
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 
 function track(pid: number, live: boolean): void {

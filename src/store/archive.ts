@@ -1,7 +1,9 @@
 // Compaction: finished tasks older than the retention period leave the live set (every push
 // advertises every live ref) for one archive ref. The archive commit keeps each task's final
 // record in its tree and the task's own history as an extra parent, so `events` and `git log`
-// still read it.
+// still read it. A handed-over task's inputs and results (refs/handoff/inputs/<id>,
+// refs/handoff/results/<id>) are deleted with it and not archived: they are files for the one who
+// waited, and keeping them would make every clone carry every result forever.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isFinal, Task } from "../core/task.ts";
@@ -14,6 +16,8 @@ import { TASKS_PREFIX } from "./task-store.ts";
 export const ARCHIVE_REF = `${REF_ROOT}archive`;
 /** Tasks per archive commit: bounds the commit's parent list and the push. */
 const BATCH = 200;
+/** The refs beside a task that leave with it (written by the handover in work/bundle.ts). */
+const TASK_FILE_REFS = (id: string) => [`${REF_ROOT}inputs/${id}`, `${REF_ROOT}results/${id}`];
 
 export interface CompactReport {
   archived: string[];
@@ -88,6 +92,12 @@ async function compactNow(store: Store, retention: number, opts: { batch?: numbe
       const parents = [base, ...batch.map((t) => t.tip)].map((p) => `parent ${p}\n`).join("");
       const commit = store.writer.write("commit", `tree ${tree}\n${parents}author ${who}\ncommitter ${who}\n\n${archiveMessage(body)}`);
       const updates: RefUpdate[] = [{ ref: ARCHIVE_REF, new: commit, old: tip }, ...batch.map((t) => ({ ref: t.ref, new: null, old: t.tip }))];
+      for (const t of batch) {
+        for (const ref of TASK_FILE_REFS(t.id)) {
+          const at = await store.readRef(ref);
+          if (at) updates.push({ ref, new: null, old: at });
+        }
+      }
       return { updates, result: batch.map((t) => t.id) };
     },
     // Deleting live refs must land on the remote in the same atomic push as the archive.

@@ -1,7 +1,7 @@
 // Following one ref of the sync remote cheaply: ask for exactly that ref (one small
 // advertisement), fetch only when its value changed, and apply it here. Callers poll with
 // `Backoff`: quick right after a change, slower while nothing happens.
-// Each waiting process polls for itself; one poller shared by every waiter of a clone is not built.
+// Processes that wait share one poller per clone (shared-poll.ts) on top of this.
 import { fetchHandoffRefs } from "../git/remote.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
 import type { Store } from "../store/store.ts";

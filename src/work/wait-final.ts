@@ -1,11 +1,13 @@
 // Blocking until a task is final, following the sync remote cheaply: one ls-remote of exactly the
-// task's ref per poll (250 ms doubling to 2 s while nothing changes), a fetch only when it moved.
+// task's refs per poll (250 ms growing to 2 s while nothing changes), a fetch only when one moved,
+// and that poll shared with every other waiter and worker of this clone (shared-poll.ts).
 import { HandoffError } from "../core/errors.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
-import { Backoff, pause, pullRefs } from "../sync/follow-ref.ts";
+import { Backoff, pause } from "../sync/follow-ref.ts";
+import { openFollower, type Follower } from "../sync/shared-poll.ts";
 import { resultsRef } from "./bundle.ts";
 
 export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
@@ -23,14 +25,23 @@ export interface WaitOptions {
 
 export async function waitForFinal(store: Store, id: string, opts: WaitOptions): Promise<WaitEnd> {
   const remote = await store.syncRemote();
+  const follower = remote ? openFollower(store, remote) : null;
+  try {
+    return await follow(store, id, opts, remote, follower);
+  } finally {
+    follower?.close();
+  }
+}
+
+async function follow(store: Store, id: string, opts: WaitOptions, remote: string | null, follower: Follower | null): Promise<WaitEnd> {
   const ref = taskRef(id);
   const backoff = new Backoff();
   let prev: Task | null = null;
   let outage = false;
   for (let round = 0; ; round++) {
-    if (remote && !(round === 0 && opts.justPushed)) {
+    if (follower && !(round === 0 && opts.justPushed)) {
       // The results travel in the same push as the completion: follow both, fetch both at once.
-      const p = await pullRefs(store, remote, [ref, resultsRef(id)]);
+      const p = await follower.look([ref, resultsRef(id)]);
       if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);
       outage = !p.ok;
       if (p.ok && p.changed) backoff.reset();

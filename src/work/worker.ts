@@ -13,7 +13,8 @@ import { localMachine } from "../store/machine.ts";
 import type { Store } from "../store/store.ts";
 import { claimNextTask, release, renew } from "../store/task-actions.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
-import { pause, pullRef } from "../sync/follow-ref.ts";
+import { pause } from "../sync/follow-ref.ts";
+import { openFollower } from "../sync/shared-poll.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
 import { runTask } from "./run-task.ts";
@@ -149,11 +150,14 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     }
   };
 
+  // Shared with the clone's waiters and other workers: one of them asks the remote at a time.
+  const follower = remote ? openFollower(store, remote) : null;
   /** A task cancelled (or taken over) while its command runs is noticed within one poll. */
   const checkRunning = async () => {
-    for (const [id, r] of running) {
-      if (r.stop.signal.aborted) continue;
-      if (remote) await pullRef(store, remote, taskRef(id));
+    const live = [...running].filter(([, r]) => !r.stop.signal.aborted);
+    // A remote that cannot be read leaves the local view: the renewals then say what is wrong.
+    if (follower && live.length) await follower.look(live.map(([id]) => taskRef(id)));
+    for (const [id, r] of live) {
       const { task } = await loadTask(store, id);
       const now = settle(task, { actor: store.actor, now: store.now() }).record;
       if (isFinal(now.status) || now.claim?.agent !== store.actor.agent) {
@@ -190,6 +194,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     r.stop.abort();
   }
   await Promise.all([...running.values()].map((r) => r.finished));
+  follower?.close();
   await endSessionFor(store).catch(() => {}); // others see it gone at once, not after it goes stale
   return summary;
 }

@@ -1,14 +1,19 @@
 // Smart HTTP for tests: every request runs `git http-backend` as a CGI program. Runs as its own
 // process (tests call the CLI synchronously, which would block an in-process server) and prints
-// its port on the first line of stdout. Usage: node git-http-server.mjs <project-root>
+// its port on the first line of stdout. Usage: node git-http-server.mjs <project-root> [request-log]
+// With a request log, one line per request (`GET /r.git/info/refs?service=git-upload-pack`) is
+// appended to it, so a test can count what the remote was asked.
 import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
 
 const root = process.argv[2];
+const requestLog = process.argv[3];
 const children = new Set();
 
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  if (requestLog) appendFileSync(requestLog, `${req.method} ${url.pathname}${url.search}\n`);
   const env = { ...process.env };
   for (const k of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"]) delete env[k];
   Object.assign(env, {

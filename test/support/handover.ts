@@ -13,9 +13,9 @@ export interface Machines {
   clone(machine: string): string;
 }
 
-export async function httpRemote(name: string): Promise<Machines> {
+export async function httpRemote(name: string, requestLog?: string): Promise<Machines> {
   const served = serveRoot();
-  const server = await startHttp(served.root);
+  const server = await startHttp(served.root, requestLog);
   const bare = served.bare(name);
   gitOut(tempRepo(), "push", "-q", bare, "main");
   return {

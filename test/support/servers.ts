@@ -73,9 +73,9 @@ export async function startDaemon(root: string, probe: string): Promise<GitServe
   return { url, pid: child.pid!, stop: () => stopChild(child) };
 }
 
-/** Smart HTTP: `git http-backend` behind a small Node server, in its own process. */
-export async function startHttp(root: string): Promise<GitServer & { pid: number }> {
-  const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root], { env: cleanEnv(), stdio: ["pipe", "pipe", "inherit"] });
+/** Smart HTTP: `git http-backend` behind a small Node server, in its own process; `requestLog` gets a line per request. */
+export async function startHttp(root: string, requestLog?: string): Promise<GitServer & { pid: number }> {
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root, ...(requestLog ? [requestLog] : [])], { env: cleanEnv(), stdio: ["pipe", "pipe", "inherit"] });
   const port = await new Promise<number>((res, rej) => {
     let out = "";
     child.stdout!.on("data", (b: Buffer) => {
