@@ -60,6 +60,7 @@ export function registerSync(program: Command): void {
       .description("operations that no longer applied at sync (a claim another clone won, a renew after losing the lease)")
       .option("--all", "every agent's, not only the calling agent's")
       .option("--ack", "mark the calling agent's conflicts as read (removes them)"),
+    { writes: true },
   ).action(async (o: { all?: boolean; ack?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.ack) {
@@ -96,6 +97,7 @@ export function registerSyncTools(program: Command): void {
     program
       .command("compact")
       .description("move finished tasks older than the retention (retention in .handoff.yaml, default 7d) into refs/handoff/archive"),
+    { writes: true },
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await compact(store);

