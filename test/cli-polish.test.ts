@@ -5,6 +5,8 @@ import type { Command } from "commander";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildProgram } from "../src/cli/program.ts";
+import { handoffCommand, shellQuote, shellUnquote } from "../src/core/shell-quote.ts";
+import { suggestionText } from "../src/present/suggestions.ts";
 import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -48,6 +50,31 @@ test("help status lists no --push, help claim does; status --push is a usage err
   assert.match(bad.stderr, /unknown option '--push'/);
   // Before the verb it is still the program's option, so scripts that set it globally keep working.
   assert.is(cli(["--push", "status"], { cwd: repo }).code, 0);
+});
+
+test("shellQuote leaves plain words alone and quotes the rest so a shell passes them through", () => {
+  for (const plain of ["api", "alice@host.wt", "src/a.ts", "api#1", "--agent"]) assert.is(shellQuote(plain), plain);
+  assert.is(shellQuote("src/api/**"), "'src/api/**'");
+  assert.is(shellQuote("a b"), "'a b'");
+  assert.is(shellQuote("#x"), "'#x'");
+  assert.is(shellQuote(""), "''");
+  assert.is(shellQuote("it's"), `'it'\\''s'`);
+  for (const w of ["src/api/**", "it's", "a b", "", "x'y'z", "$HOME", "a;b"]) assert.is(shellUnquote(shellQuote(w)), w);
+  assert.is(handoffCommand("unlease", "src/*.ts", "--agent", "bob"), "git handoff unlease 'src/*.ts' --agent bob");
+  // MCP clients get the value itself, not the shell's quoting of it.
+  assert.is(suggestionText(`run: ${handoffCommand("unlease", "src/it's/**")}`, "mcp"), 'run: release_files {"paths": ["src/it\'s/**"]}');
+});
+
+test("a deny from check on a glob lease suggests the unlease command quoted for the shell", () => {
+  const repo = tempRepo();
+  const lease = cli(["lease", "--exclusive", "src/api/**"], { cwd: repo, agent: "bob" });
+  assert.is(lease.code, 0, lease.stderr);
+  const r = cli(["check", "src/api/x.ts"], { cwd: repo, agent: "alice" });
+  assert.match(r.stdout, /^deny /m);
+  assert.ok(r.stdout.includes("git handoff unlease 'src/api/**'"), r.stdout);
+  assert.not.ok(r.stdout.includes("git handoff unlease src/api/**"), r.stdout);
+  const j = cli(["check", "src/api/x.ts", "--json"], { cwd: repo, agent: "alice" });
+  assert.ok(JSON.stringify(j.json).includes(`git handoff unlease 'src/api/**'`));
 });
 
 test.run();

@@ -7,6 +7,7 @@ import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
@@ -91,8 +92,8 @@ export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
     {
       action: "negotiate",
       detail: l.task
-        ? `ask ${l.agent}${where}, working on task ${l.task} (git handoff task show ${l.task}), to hand over or run: git handoff unlease ${l.pattern}`
-        : `ask ${l.agent}${where} to release it: git handoff unlease ${l.pattern}`,
+        ? `ask ${l.agent}${where}, working on task ${l.task} (${handoffCommand("task", "show", l.task)}), to hand over or run: ${handoffCommand("unlease", l.pattern)}`
+        : `ask ${l.agent}${where} to release it: ${handoffCommand("unlease", l.pattern)}`,
     },
     { action: "work_elsewhere", detail: "work on another file or task; see who holds what: git handoff leases" },
   ];
@@ -190,7 +191,7 @@ export function releaseLeases(set: LeaseSet, req: ReleaseRequest, ctx: OpContext
           code: others.length ? "not_holder" : "not_found",
           message: `${agent} holds no lease on ${missing.join(", ")}${others.length ? ` (held by ${[...new Set(others)].join(", ")})` : ""}`,
           data: { paths: missing },
-          suggestions: [{ action: "fix_input", detail: `see your leases: git handoff leases --agent ${agent}` }],
+          suggestions: [{ action: "fix_input", detail: `see your leases: ${handoffCommand("leases", "--agent", agent)}` }],
         });
       }
       gone = mine.filter((l) => wanted.includes(l.pattern));
