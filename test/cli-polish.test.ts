@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildProgram } from "../src/cli/program.ts";
+import { formatAgo, formatUntil } from "../src/core/duration.ts";
 import { handoffCommand, shellQuote, shellUnquote } from "../src/core/shell-quote.ts";
 import { suggestionText } from "../src/present/suggestions.ts";
 import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
@@ -75,6 +76,24 @@ test("a deny from check on a glob lease suggests the unlease command quoted for 
   assert.not.ok(r.stdout.includes("git handoff unlease src/api/**"), r.stdout);
   const j = cli(["check", "src/api/x.ts", "--json"], { cwd: repo, agent: "alice" });
   assert.ok(JSON.stringify(j.json).includes(`git handoff unlease 'src/api/**'`));
+});
+
+test("ages never go negative: a heartbeat in the future says clock skew, under a second is just now", () => {
+  const repo = tempRepo();
+  const at = (iso: string) => ({ HANDOFF_NOW: iso });
+  assert.is(cli(["session", "start", "--objective", "api"], { cwd: repo, agent: "bob", env: at("2026-12-01T12:00:00Z") }).code, 0);
+  const behind = cli(["agents"], { cwd: repo, env: at("2026-12-01T11:00:00Z") });
+  assert.is(behind.code, 0, behind.stderr);
+  assert.match(behind.stdout, /^bob .* in the future: clock skew\? /m);
+  assert.not.match(behind.stdout, /-\d+\w* ago|ms ago/);
+  assert.match(cli(["agents"], { cwd: repo, env: at("2026-12-01T12:00:00.300Z") }).stdout, /^bob .* just now /m);
+  assert.match(cli(["agents"], { cwd: repo, env: at("2026-12-01T12:03:00Z") }).stdout, /^bob .* 3m ago /m);
+  // Expiries read the same way on both sides of now.
+  assert.is(formatUntil(30 * 60_000), "in 30m");
+  assert.is(formatUntil(0), "just now");
+  assert.is(formatUntil(-180_000), "3m ago");
+  assert.is(formatAgo(0), "just now");
+  assert.is(formatAgo(-8 * 86_400_000), "in the future: clock skew?");
 });
 
 test.run();

@@ -2,7 +2,7 @@
 // lazy expiry and renewal by activity. State + intent + time -> steps or a refusal naming holders.
 import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
-import { formatDuration } from "./duration.ts";
+import { formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
@@ -88,7 +88,7 @@ export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
   const left = Date.parse(l.expires_at) - now.getTime();
   const where = l.worktree ? ` in ${l.worktree}${l.branch ? ` (${l.branch})` : ""}` : "";
   return [
-    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (in ${formatDuration(left)})` },
+    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (${formatUntil(left)})` },
     {
       action: "negotiate",
       detail: l.task
@@ -105,7 +105,7 @@ export function conflictRefusal(c: Conflict, now: Date): Refusal {
   const kind = l.exclusive ? "an exclusive" : "a shared";
   return {
     code: "held_by_other",
-    message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (in ${formatDuration(left)})`,
+    message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (${formatUntil(left)})`,
     data: { path: c.requested, pattern: l.pattern, holder: l.agent, task: l.task, exclusive: l.exclusive, expires_at: l.expires_at, witness: c.witness },
     suggestions: holderSuggestions(l, now),
   };

@@ -5,7 +5,7 @@ import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./task.ts";
-import { formatDuration } from "./duration.ts";
+import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
 import { handoffCommand } from "./shell-quote.ts";
 
@@ -151,7 +151,7 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   ];
   return {
     code: "held_by_other",
-    message: `task ${task.id} is held by ${claim.agent}${where} until ${claim.expires_at} (in ${formatDuration(left)})`,
+    message: `task ${task.id} is held by ${claim.agent}${where} until ${claim.expires_at} (${formatUntil(left)})`,
     data: { task: task.id, holder: claim.agent, expires_at: claim.expires_at, fence: claim.fence, worktree: claim.worktree, branch: claim.branch },
     suggestions,
   };

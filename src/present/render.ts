@@ -1,4 +1,4 @@
-import { formatDuration } from "../core/duration.ts";
+import { formatUntil } from "../core/duration.ts";
 import { formatAddress } from "../core/address.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import type { Overview } from "../core/overview.ts";
@@ -7,7 +7,7 @@ import { paint } from "./output.ts";
 
 function until(iso: string, now: Date): string {
   const ms = Date.parse(iso) - now.getTime();
-  return ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`;
+  return formatUntil(ms);
 }
 
 function oneLine(s: string, max = 60): string {
