@@ -96,4 +96,22 @@ test("ages never go negative: a heartbeat in the future says clock skew, under a
   assert.is(formatAgo(-8 * 86_400_000), "in the future: clock skew?");
 });
 
+test("events: time, type, task and agent columns line up however long the values", () => {
+  const repo = tempRepo();
+  const ok = (args: string[], agent: string) => assert.is(cli(args, { cwd: repo, agent }).code, 0, args.join(" "));
+  ok(["task", "add", "write the api", "--id", "api"], "bob-the-builder");
+  ok(["claim", "api"], "bob-the-builder");
+  ok(["session", "start", "--objective", "docs"], "al");
+  ok(["task", "add", "a longer one", "--id", "a-much-longer-task-id"], "al");
+  ok(["depend", "api", "--on", "a-much-longer-task-id"], "al");
+  const r = cli(["events"], { cwd: repo });
+  assert.is(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split("\n");
+  assert.ok(lines.length >= 5, r.stdout);
+  const types = lines.map((l) => l.split(/\s+/)[1]!);
+  assert.ok(types.some((t) => t.length > 9), `a type longer than 9 characters: ${types.join(" ")}`);
+  const starts = (l: string) => [...l.matchAll(/\S+/g)].slice(0, 4).map((m) => m.index);
+  for (const l of lines) assert.equal(starts(l), starts(lines[0]!), `columns drift:\n${r.stdout}`);
+});
+
 test.run();
