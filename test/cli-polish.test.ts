@@ -1,6 +1,9 @@
 // The polish of a real tool, tried as a user would: --push/--offline only where a verb writes,
 // suggested commands quoted for the shell, ages that never go negative, aligned event columns,
 // and progress on a terminal.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -8,7 +11,8 @@ import { buildProgram } from "../src/cli/program.ts";
 import { formatAgo, formatUntil } from "../src/core/duration.ts";
 import { handoffCommand, shellQuote, shellUnquote } from "../src/core/shell-quote.ts";
 import { suggestionText } from "../src/present/suggestions.ts";
-import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -112,6 +116,75 @@ test("events: time, type, task and agent columns line up however long the values
   assert.ok(types.some((t) => t.length > 9), `a type longer than 9 characters: ${types.join(" ")}`);
   const starts = (l: string) => [...l.matchAll(/\S+/g)].slice(0, 4).map((m) => m.index);
   for (const l of lines) assert.equal(starts(l), starts(lines[0]!), `columns drift:\n${r.stdout}`);
+});
+
+// Runs the CLI on a pseudo-terminal (stdout and stderr are a terminal); once MARK shows in what it
+// printed, creates the file GO. A command that waits for GO therefore finishes only if its output
+// reached the terminal while it ran.
+const DRIVER = `
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+deadline = time.time() + 80
+while time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if not r:
+        continue
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+    if os.environ["MARK"].encode() in out and not os.path.exists(os.environ["GO"]):
+        open(os.environ["GO"], "w").close()
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+function onTerminal(args: string[], o: { cwd: string; agent: string; mark: string; go: string }): { code: number; output: string } {
+  const env = cleanEnv({ HANDOFF_AGENT: o.agent, MARK: o.mark, GO: o.go });
+  const r = spawnSync("python3", ["-c", DRIVER, process.execPath, CLI, ...args], { cwd: o.cwd, env, encoding: "utf8", timeout: 90_000 });
+  return { code: r.status ?? 1, output: (r.stdout + r.stderr).replace(/\r\n/g, "\n") };
+}
+
+test("done: the verification's output reaches a terminal while it runs, and stays off a pipe", () => {
+  const repo = tempRepo();
+  const go = join(tempDir(), "go");
+  assert.is(cli(["task", "add", "write the api", "--id", "api"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "api"], { cwd: repo, agent: "alice" }).code, 0);
+  // Waits (at most 60 s) for the driver to see its first line: it passes only if that line was streamed.
+  const verify = `echo verify-started; i=0; while [ ! -f '${go}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; test -f '${go}' && echo verify-finished`;
+  const r = onTerminal(["done", "api", "--verify", verify], { cwd: repo, agent: "alice", mark: "verify-started", go });
+  assert.is(r.code, 0, r.output);
+  assert.ok(existsSync(go));
+  assert.match(r.output, /verify-started\n(.|\n)*verify-finished\n(.|\n)*api is in review/);
+
+  assert.is(cli(["task", "add", "write the notes", "--id", "notes"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "notes"], { cwd: repo, agent: "alice" }).code, 0);
+  const piped = cli(["done", "notes", "--verify", "echo quiet-verification"], { cwd: repo, agent: "alice" });
+  assert.is(piped.code, 0, piped.stderr);
+  assert.not.match(piped.stderr, /quiet-verification/);
+});
+
+test("sync says what it does on a terminal (fetching, pushing N refs), and nothing extra on a pipe", () => {
+  const served = serveRoot();
+  const bare = served.bare("polish");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  assert.is(cli(["task", "add", "ship it", "--id", "ship"], { cwd: a, agent: "lead" }).code, 0);
+  const go = join(tempDir(), "go");
+  const r = onTerminal(["sync"], { cwd: a, agent: "lead", mark: "never-printed", go });
+  assert.is(r.code, 0, r.output);
+  assert.match(r.output, /git-handoff: fetching refs\/handoff\/\* from origin\n/);
+  assert.match(r.output, /git-handoff: pushing 1 ref\(s\) to origin\n/);
+  const again = cli(["sync"], { cwd: a, agent: "lead" });
+  assert.is(again.code, 0, again.stderr);
+  assert.not.match(again.stderr, /fetching|pushing|nothing to push/);
+  assert.match(onTerminal(["sync"], { cwd: a, agent: "lead", mark: "never-printed", go }).output, /git-handoff: nothing to push to origin\n/);
 });
 
 test.run();

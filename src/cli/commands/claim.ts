@@ -104,6 +104,8 @@ export function registerClaim(program: Command): void {
         ...(verifyWith !== undefined ? { command: verifyWith } : {}),
         ...(o.commit !== undefined ? { commit: o.commit } : {}),
         ...(o.note !== undefined ? { note: o.note } : {}),
+        // A person at a terminal sees the output as it comes, not only when the command ends.
+        ...(process.stderr.isTTY ? { onOutput: (b: Buffer) => void process.stderr.write(b) } : {}),
       });
       const v = t.review!.verification!;
       if (!v.passed) {

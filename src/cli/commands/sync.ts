@@ -43,7 +43,8 @@ export function registerSync(program: Command): void {
   ).action(async (o: { repair?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
-      const r = await sync(store);
+      // On a terminal each step is said as it starts; a script reads the report.
+      const r = await sync(store, process.stderr.isTTY ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
       emit(!!g.json, o.repair ? { ...r, repaired } : r, () =>
         [
           ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
