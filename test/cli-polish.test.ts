@@ -2,7 +2,7 @@
 // suggested commands quoted for the shell, ages that never go negative, aligned event columns,
 // and progress on a terminal.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { test } from "uvu";
@@ -185,6 +185,37 @@ test("sync says what it does on a terminal (fetching, pushing N refs), and nothi
   assert.is(again.code, 0, again.stderr);
   assert.not.match(again.stderr, /fetching|pushing|nothing to push/);
   assert.match(onTerminal(["sync"], { cwd: a, agent: "lead", mark: "never-printed", go }).output, /git-handoff: nothing to push to origin\n/);
+});
+
+test("init --agents chooses which agent configs it writes, and says of each step done / already done / needs you", () => {
+  const repo = tempRepo();
+  const snapshotRefs = gitOut(repo, "for-each-ref");
+  const bad = cli(["init", "--agents", "claude,bogus"], { cwd: repo });
+  assert.is(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--agents takes a comma-separated list of claude, codex, cursor, gemini/);
+  assert.not.ok(existsSync(join(repo, ".claude")), "a bad --agents writes nothing");
+  assert.is(gitOut(repo, "for-each-ref"), snapshotRefs);
+
+  const first = cli(["init", "--agents", "claude,codex"], { cwd: repo });
+  assert.is(first.code, 0, first.stderr);
+  assert.ok(existsSync(join(repo, ".claude/settings.json")) && existsSync(join(repo, ".codex/hooks.json")));
+  assert.not.ok(existsSync(join(repo, ".cursor/hooks.json")) || existsSync(join(repo, ".gemini/settings.json")), "only the agents asked for");
+  assert.match(first.stdout, /^done: +install the git pre-commit hook$/m);
+  assert.match(first.stdout, /^done: +Claude Code: configure git-handoff hooks in \.claude\/settings\.json$/m);
+  assert.match(first.stdout, /^needs you: +commit \.claude\/settings\.json \.codex\/hooks\.json so linked worktrees/m);
+
+  const again = cli(["init", "--agents", "claude,codex", "--json"], { cwd: repo });
+  assert.equal(again.json.agents, ["claude", "codex"]);
+  assert.equal(again.json.actions.filter((a: { op: string }) => a.op !== "note"), []);
+  assert.ok(again.json.already.includes("the git pre-commit hook"), JSON.stringify(again.json.already));
+  assert.match(cli(["init", "--agents", "claude,codex"], { cwd: repo }).stdout, /^already done: +Codex: git-handoff hooks in \.codex\/hooks\.json$/m);
+
+  const husky = tempRepo();
+  mkdirSync(join(husky, ".husky/_"), { recursive: true });
+  gitOut(husky, "config", "core.hooksPath", ".husky/_");
+  const h = cli(["init", "--agents", "cursor"], { cwd: husky });
+  assert.match(h.stdout, /^needs you: +husky manages git hooks here; add this line to \.husky\/pre-commit:\ngit-handoff hook pre-commit$/m);
+  assert.not.ok(existsSync(join(husky, ".gemini/settings.json")));
 });
 
 test.run();
