@@ -12,7 +12,7 @@ const CORE_SUGGESTIONS: [string, string][] = [
   ["claim it first: git handoff claim parser", 'claim it first: claim_task {"id": "parser"}'],
   ["wait for the review: git handoff review accept|reject api", 'wait for the review: accept_review {"id": "api"} or reject_review {"id": "api", "reason": "what to fix"}'],
   [
-    "ask bob, working on task api (git handoff task show api), to hand over or run: git handoff unlease src/api/**",
+    "ask bob, working on task api (git handoff task show api), to hand over or run: git handoff unlease 'src/api/**'",
     'ask bob, working on task api (get_task {"id": "api"}), to hand over or run: release_files {"paths": ["src/api/**"]}',
   ],
   ["work on another file or task; see who holds what: git handoff leases", "work on another file or task; see who holds what: list_leases"],

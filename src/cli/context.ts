@@ -19,12 +19,17 @@ export function globals(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals() as GlobalOptions;
 }
 
-/** Adds the global options to a leaf command, so `git handoff task list --json` works too. */
-export function withGlobals(cmd: Command, opts: { agent?: boolean } = {}): Command {
+/**
+ * Adds the global options to a leaf command, so `git handoff task list --json` works too.
+ * `writes` marks a verb that changes coordination state: only those take --push and --offline.
+ */
+export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: boolean } = {}): Command {
   cmd.option("-C <dir>", "run as if started in <dir>");
   cmd.option("--json", "print JSON");
-  cmd.option("--push", "send this write to the sync remote at once (default: at the next sync)");
-  cmd.option("--offline", "when the sync remote is unreachable, grant exclusive operations tentatively");
+  if (opts.writes) {
+    cmd.option("--push", "send this write to the sync remote at once (default: at the next sync)");
+    cmd.option("--offline", "when the sync remote is unreachable, grant exclusive operations tentatively");
+  }
   if (opts.agent !== false) cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])");
   return cmd;
 }

@@ -4,6 +4,7 @@
 import type { AgentRecord } from "./agent.ts";
 import type { Refusal } from "./errors.ts";
 import type { Task } from "./task.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export function capacityOf(agent: AgentRecord | null, maxConcurrent: number): number {
   return agent?.capacity ?? maxConcurrent;
@@ -23,7 +24,7 @@ export function capacityRefusal(tasks: Task[], agent: string, capacity: number, 
     message: `${agent} already holds ${held.length} task${held.length === 1 ? "" : "s"} (${ids.join(", ")}) and its capacity is ${capacity}`,
     data: { agent, held: ids, capacity },
     suggestions: [
-      { action: "work_elsewhere", detail: `finish or release one first: git handoff done ${ids[0]} / git handoff release ${ids[0]}` },
+      { action: "work_elsewhere", detail: `finish or release one first: ${handoffCommand("done", ids[0]!)} / ${handoffCommand("release", ids[0]!)}` },
       { action: "retry", detail: "claim anyway: --over-capacity; or declare more: git handoff session start --objective ... --capacity N" },
     ],
   };

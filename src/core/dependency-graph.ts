@@ -4,6 +4,7 @@ import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import { isFinal, type Task, type TaskStatus } from "./task.ts";
 import { settle, type OpContext } from "./task-ops.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export const MAX_DEPENDENCIES = 100;
 
@@ -50,7 +51,7 @@ export function blockedRefusal(task: Task, edges: BlockedEdge[]): Refusal {
     message: `task ${task.id} is blocked: ${edges.map(edgeText).join("; ")}`,
     data: { task: task.id, blocked_by: edges },
     suggestions: [
-      { action: "wait", detail: `wait until ${edges.map((e) => e.waits_on).join(", ")} ${edges.length === 1 ? "is" : "are"} done; its handoffs come with your claim of ${task.id} (git handoff claim ${task.id}), readable before in git handoff task show ${edges[0]!.waits_on}` },
+      { action: "wait", detail: `wait until ${edges.map((e) => e.waits_on).join(", ")} ${edges.length === 1 ? "is" : "are"} done; its handoffs come with your claim of ${task.id} (${handoffCommand("claim", task.id)}), readable before in ${handoffCommand("task", "show", edges[0]!.waits_on)}` },
       ...(holders.length ? [{ action: "negotiate" as const, detail: `ask ${holders.join(", ")} about the blocker, or claim it anyway: --force` }] : []),
       { action: "work_elsewhere", detail: "take a ready task: git handoff ready --claim" },
     ],
@@ -138,7 +139,7 @@ export function cycleRefusal(cycle: string[]): Refusal {
     code: "cycle",
     message: `refused: that dependency would close the cycle ${cycle.join(" -> ")}`,
     data: { cycle },
-    suggestions: [{ action: "fix_input", detail: `remove an edge first: git handoff undepend ${cycle[1]} --on ${cycle[2] ?? cycle[0]}` }],
+    suggestions: [{ action: "fix_input", detail: `remove an edge first: ${handoffCommand("undepend", cycle[1]!, "--on", cycle[2] ?? cycle[0]!)}` }],
   };
 }
 

@@ -25,6 +25,23 @@ export function formatDuration(ms: number): string {
   return `${Math.round(ms / 86_400_000)}d`;
 }
 
+/**
+ * How long ago something happened (`ms` = now - then), for a reader: "just now" under a second,
+ * never a negative age. A time in the future can only come from a clock that is ahead: say so.
+ */
+export function formatAgo(ms: number): string {
+  if (ms <= -1000) return "in the future: clock skew?";
+  if (ms < 1000) return "just now";
+  return `${formatDuration(ms)} ago`;
+}
+
+/** When something falls due (`ms` = then - now): "in 30m", "just now", or "3m ago" once past. */
+export function formatUntil(ms: number): string {
+  if (ms >= 1000) return `in ${formatDuration(ms)}`;
+  if (ms > -1000) return "just now";
+  return `${formatDuration(-ms)} ago`;
+}
+
 /** `--since` takes an ISO time or a duration back from now. */
 export function parseSince(text: string, now: Date): Date {
   if (DURATION_RE.test(text.trim())) return new Date(now.getTime() - parseDuration(text, "--since"));

@@ -5,6 +5,7 @@ import { formatDuration } from "./duration.ts";
 import type { Task } from "./task.ts";
 import { settle } from "./task-ops.ts";
 import type { Actor } from "./identity.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: number): Refusal | null {
   const task = settle(stored, { actor: pusher, now }).record;
@@ -19,7 +20,7 @@ export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: num
       code: "not_holder",
       message: `push refused: ${pusher.agent} does not hold task ${task.id}: ${why}`,
       data: { task: task.id, status: task.status, holder: null, fence: task.fence },
-      suggestions: [{ action: "retry", detail: `claim it again before pushing: git handoff claim ${task.id}` }],
+      suggestions: [{ action: "retry", detail: `claim it again before pushing: ${handoffCommand("claim", task.id)}` }],
     };
   }
   if (claim.agent !== pusher.agent) {

@@ -7,6 +7,7 @@ import { refuse, type Outcome } from "./outcome.ts";
 import { UNTRUSTED_LABEL } from "./untrusted.ts";
 import { heldRefusal, isLive, settle, type OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export const MAX_HANDOFFS_PER_TASK = 50;
 
@@ -99,7 +100,7 @@ export function ackHandoff(task: Task, handoffId: string, ctx: OpContext, opts: 
       code: "self_review",
       message: `${ctx.actor.agent} produced handoff ${handoffId} and cannot acknowledge it itself (set review.allow_self: true in .handoff.yaml to allow it)`,
       data: { handoff: handoffId, producer: h.producer, key: "review.allow_self" },
-      suggestions: [{ action: "negotiate", detail: `the consumer acknowledges it: git handoff ack ${handoffId}` }],
+      suggestions: [{ action: "negotiate", detail: `the consumer acknowledges it: ${handoffCommand("ack", handoffId)}` }],
     });
   }
   if (h.acked_by.some((a) => a.agent === ctx.actor.agent)) return { ok: true, record: task, steps: [] };

@@ -2,11 +2,12 @@
 // lazy expiry and renewal by activity. State + intent + time -> steps or a refusal naming holders.
 import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
-import { formatDuration } from "./duration.ts";
+import { formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
@@ -87,12 +88,12 @@ export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
   const left = Date.parse(l.expires_at) - now.getTime();
   const where = l.worktree ? ` in ${l.worktree}${l.branch ? ` (${l.branch})` : ""}` : "";
   return [
-    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (in ${formatDuration(left)})` },
+    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (${formatUntil(left)})` },
     {
       action: "negotiate",
       detail: l.task
-        ? `ask ${l.agent}${where}, working on task ${l.task} (git handoff task show ${l.task}), to hand over or run: git handoff unlease ${l.pattern}`
-        : `ask ${l.agent}${where} to release it: git handoff unlease ${l.pattern}`,
+        ? `ask ${l.agent}${where}, working on task ${l.task} (${handoffCommand("task", "show", l.task)}), to hand over or run: ${handoffCommand("unlease", l.pattern)}`
+        : `ask ${l.agent}${where} to release it: ${handoffCommand("unlease", l.pattern)}`,
     },
     { action: "work_elsewhere", detail: "work on another file or task; see who holds what: git handoff leases" },
   ];
@@ -104,7 +105,7 @@ export function conflictRefusal(c: Conflict, now: Date): Refusal {
   const kind = l.exclusive ? "an exclusive" : "a shared";
   return {
     code: "held_by_other",
-    message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (in ${formatDuration(left)})`,
+    message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (${formatUntil(left)})`,
     data: { path: c.requested, pattern: l.pattern, holder: l.agent, task: l.task, exclusive: l.exclusive, expires_at: l.expires_at, witness: c.witness },
     suggestions: holderSuggestions(l, now),
   };
@@ -190,7 +191,7 @@ export function releaseLeases(set: LeaseSet, req: ReleaseRequest, ctx: OpContext
           code: others.length ? "not_holder" : "not_found",
           message: `${agent} holds no lease on ${missing.join(", ")}${others.length ? ` (held by ${[...new Set(others)].join(", ")})` : ""}`,
           data: { paths: missing },
-          suggestions: [{ action: "fix_input", detail: `see your leases: git handoff leases --agent ${agent}` }],
+          suggestions: [{ action: "fix_input", detail: `see your leases: ${handoffCommand("leases", "--agent", agent)}` }],
         });
       }
       gone = mine.filter((l) => wanted.includes(l.pattern));

@@ -6,6 +6,7 @@ import { isLeaseLive, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export interface LeaseReclaimRequest {
   /** Patterns as leased. */
@@ -39,7 +40,7 @@ export function reclaimLeases(set: LeaseSet, req: LeaseReclaimRequest, facts: Le
         code: "wrong_state",
         message: `the lease on ${pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} is still in use (its task is not finished and its holder is not gone): it cannot be force-released`,
         data: { path: pattern, holder: l.agent, task: l.task },
-        suggestions: [{ action: "negotiate", detail: `ask ${l.agent} to release it: git handoff unlease ${pattern}` }],
+        suggestions: [{ action: "negotiate", detail: `ask ${l.agent} to release it: ${handoffCommand("unlease", pattern)}` }],
       });
     }
     gone.push(...flagged);

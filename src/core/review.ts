@@ -7,6 +7,7 @@ import { refuse, type Outcome } from "./outcome.ts";
 import type { Review, Verification } from "./review-record.ts";
 import { heldRefusal, inReviewRefusal, settle, type OpContext } from "./task-ops.ts";
 import { isFinal, MAX_NOTE, type Task } from "./task.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export interface Submission {
   verification: Verification;
@@ -66,7 +67,7 @@ export function selfReviewRefusal(t: Task, ctx: OpContext, allowSelf: boolean) {
     code: "self_review",
     message: `${ctx.actor.agent} submitted task ${t.id} and cannot accept its own review (set review.allow_self: true in .handoff.yaml to allow it)`,
     data: { task: t.id, submitted_by: t.review.submitted_by, key: "review.allow_self" },
-    suggestions: [{ action: "negotiate", detail: `ask another agent or a person to run: git handoff review accept ${t.id}` }],
+    suggestions: [{ action: "negotiate", detail: `ask another agent or a person to run: ${handoffCommand("review", "accept", t.id)}` }],
   });
 }
 

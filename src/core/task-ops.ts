@@ -5,8 +5,9 @@ import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./task.ts";
-import { formatDuration } from "./duration.ts";
+import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
+import { handoffCommand } from "./shell-quote.ts";
 
 export interface OpContext {
   actor: Actor;
@@ -145,12 +146,12 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   const where = claim.worktree ? ` in ${claim.worktree}${claim.branch ? ` (${claim.branch})` : ""}` : "";
   const suggestions: Suggestion[] = [
     { action: "wait", detail: `wait until it is released or the lease expires at ${claim.expires_at} (in ${formatDuration(left)})` },
-    { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: git handoff release ${task.id}` },
+    { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: ${handoffCommand("release", task.id)}` },
     { action: "work_elsewhere", detail: "take other work: git handoff claim --next" },
   ];
   return {
     code: "held_by_other",
-    message: `task ${task.id} is held by ${claim.agent}${where} until ${claim.expires_at} (in ${formatDuration(left)})`,
+    message: `task ${task.id} is held by ${claim.agent}${where} until ${claim.expires_at} (${formatUntil(left)})`,
     data: { task: task.id, holder: claim.agent, expires_at: claim.expires_at, fence: claim.fence, worktree: claim.worktree, branch: claim.branch },
     suggestions,
   };
@@ -161,7 +162,7 @@ function notHolderRefusal(task: Task, ctx: OpContext, verb: string): Refusal {
     code: "not_holder",
     message: `cannot ${verb} task ${task.id}: ${ctx.actor.agent} does not hold it (status ${task.status})`,
     data: { task: task.id, status: task.status },
-    suggestions: [{ action: "retry", detail: `claim it first: git handoff claim ${task.id}` }],
+    suggestions: [{ action: "retry", detail: `claim it first: ${handoffCommand("claim", task.id)}` }],
   };
 }
 
@@ -276,7 +277,7 @@ export function reclaimTask(task: Task, ctx: OpContext, reason: string): Outcome
         code: "not_holder",
         message: `task ${t.id} is not claimed: nothing to reclaim`,
         data: { task: t.id, status: t.status },
-        suggestions: [{ action: "retry", detail: `claim it: git handoff claim ${t.id}` }],
+        suggestions: [{ action: "retry", detail: `claim it: ${handoffCommand("claim", t.id)}` }],
       });
     }
     const record = touch(t, ctx, { status: "todo", claim: null });

@@ -1,10 +1,10 @@
-import { formatDuration } from "../core/duration.ts";
+import { formatUntil } from "../core/duration.ts";
 import type { Lease } from "../core/lease.ts";
 import type { CheckResult } from "../store/lease-actions.ts";
 
 export function leaseLine(l: Lease, now: Date): string {
   const left = Date.parse(l.expires_at) - now.getTime();
-  const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), `until ${l.expires_at} (in ${formatDuration(left)})`];
+  const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), `until ${l.expires_at} (${formatUntil(left)})`];
   if (l.task) bits.push(`task ${l.task}`);
   if (l.auto) bits.push("(auto)");
   // A claim's scope lease has the reason "task <id>": said once.

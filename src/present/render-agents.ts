@@ -1,6 +1,6 @@
 import type { AgentRecord } from "../core/agent.ts";
 import type { Roster } from "../core/agent-roster.ts";
-import { formatDuration } from "../core/duration.ts";
+import { formatAgo } from "../core/duration.ts";
 import { paint } from "./output.ts";
 
 export function agentDetail(a: AgentRecord): string {
@@ -20,7 +20,7 @@ export function rosterText(r: Roster): string {
   const lines = r.agents.map((a) => {
     const status = STATUS_PAINT[a.status](a.status.padEnd(12));
     const cap = `${a.capacity.claimed}/${a.capacity.max}`.padEnd(5);
-    const age = `${formatDuration(a.heartbeat_age_ms)} ago`.padEnd(9);
+    const age = formatAgo(a.heartbeat_age_ms).padEnd(9);
     const where = paint.dim(`${a.branch ?? "(detached)"} ${a.worktree ?? ""}`.trim());
     const claims = a.claimed.length ? ` [${a.claimed.join(" ")}]` : "";
     const gc = a.gc_due ? paint.red(" gc-due") : "";

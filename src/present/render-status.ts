@@ -6,7 +6,7 @@ import { paint } from "./output.ts";
 import { rosterText } from "./render-agents.ts";
 import { overviewText } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
-import { formatDuration } from "../core/duration.ts";
+import { formatUntil } from "../core/duration.ts";
 
 function cut(s: string, max: number): string {
   const line = s.split("\n")[0] ?? "";
@@ -65,7 +65,7 @@ export function leaseSectionText(rows: LeaseRow[]): string {
   const pw = Math.max(...rows.map((r) => r.pattern.length));
   for (const r of rows) {
     const flag = r.flags.length ? `  ${paint.red(`! ${flagText(r.flags)}`)}` : "";
-    lines.push(`  ${r.agent.padEnd(aw)}  ${r.pattern.padEnd(pw)}  ${r.exclusive ? "exclusive" : "shared   "}  ${r.task ? `task ${r.task}` : "no task"}  expires in ${formatDuration(r.expires_in_ms)}${flag}`);
+    lines.push(`  ${r.agent.padEnd(aw)}  ${r.pattern.padEnd(pw)}  ${r.exclusive ? "exclusive" : "shared   "}  ${r.task ? `task ${r.task}` : "no task"}  expires ${formatUntil(r.expires_in_ms)}${flag}`);
   }
   return lines.join("\n");
 }

@@ -7,12 +7,13 @@ import { fence, neutralise } from "./untrusted.ts";
 import { renderHandoff, renderInboxEntry } from "./handoff-text.ts";
 import type { InboxEntry } from "../core/handoff.ts";
 import { paint } from "./output.ts";
+import { handoffCommand } from "../core/shell-quote.ts";
 
 /** A task's verify command, who wrote it, and whether it may run here (`done` runs it). */
 export function verifyText(t: Task, approved: boolean | undefined): string {
   if (!t.verify) return "";
   const lines = [`verify:     ${t.verify}  (written by ${t.created_by})`];
-  if (approved === false) lines.push(paint.yellow(`            not written or approved in this clone: done will not run it until a person runs git handoff approve ${t.id}`));
+  if (approved === false) lines.push(paint.yellow(`            not written or approved in this clone: done will not run it until a person runs ${handoffCommand("approve", t.id)}`));
   return lines.join("\n");
 }
 

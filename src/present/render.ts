@@ -1,4 +1,4 @@
-import { formatDuration } from "../core/duration.ts";
+import { formatUntil } from "../core/duration.ts";
 import { formatAddress } from "../core/address.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import type { Overview } from "../core/overview.ts";
@@ -7,7 +7,7 @@ import { paint } from "./output.ts";
 
 function until(iso: string, now: Date): string {
   const ms = Date.parse(iso) - now.getTime();
-  return ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`;
+  return formatUntil(ms);
 }
 
 function oneLine(s: string, max = 60): string {
@@ -42,8 +42,19 @@ export function taskDetail(t: Task, now: Date): string {
   return lines.join("\n");
 }
 
-export function eventLine(e: HandoffEvent): string {
-  const bits = [e.at, e.type.padEnd(9), e.task || "-", e.agent];
+/** Widths of the leading columns of an event line: time, type, task, agent. */
+type EventColumns = [at: number, type: number, task: number, agent: number];
+const eventColumns = (e: HandoffEvent): string[] => [e.at, e.type, e.task || "-", e.agent];
+
+/** The event listing, its time, type, task and agent columns as wide as their widest value. */
+export function eventLines(events: HandoffEvent[]): string[] {
+  const widths: EventColumns = [0, 0, 0, 0];
+  for (const e of events) eventColumns(e).forEach((v, i) => (widths[i] = Math.max(widths[i]!, v.length)));
+  return events.map((e) => eventLine(e, widths));
+}
+
+export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]): string {
+  const bits = eventColumns(e).map((v, i) => v.padEnd(widths[i]!));
   if (e.fence !== undefined) bits.push(`fence=${e.fence}`);
   if (e.expires_at && (e.type === "claimed" || e.type === "renewed")) bits.push(`until=${e.expires_at}`);
   if (e.holder) bits.push(`holder=${e.holder}`);

@@ -3,6 +3,7 @@
 // to call instead. Both wordings live here, so the CLI and the MCP server never disagree on
 // what a step is called.
 import type { Refusal, Suggestion } from "../core/errors.ts";
+import { handoffCommand, SHELL_WORD, shellUnquote } from "../core/shell-quote.ts";
 import type { Task } from "../core/task.ts";
 
 export type FrontEnd = "cli" | "mcp";
@@ -36,21 +37,21 @@ export function nextCall(step: Step, why: string): NextCall {
 
 /** The steps, by what they do. The CLI spelling of each is what the core's suggestions use. */
 export const steps = {
-  claim: (id: string): Step => ({ cli: `git handoff claim ${id}`, tool: "claim_task", arguments: { id } }),
+  claim: (id: string): Step => ({ cli: handoffCommand("claim", id), tool: "claim_task", arguments: { id } }),
   claimNext: (): Step => ({ cli: "git handoff claim --next", tool: "claim_next" }),
-  release: (id: string): Step => ({ cli: `git handoff release ${id}`, tool: "release_task", arguments: { id } }),
-  renew: (id: string): Step => ({ cli: `git handoff renew ${id}`, tool: "renew_task", arguments: { id } }),
-  done: (id: string): Step => ({ cli: `git handoff done ${id}`, tool: "complete_task", arguments: { id } }),
-  waitTask: (id: string): Step => ({ cli: `git handoff task show ${id}`, tool: "wait_task", arguments: { id } }),
-  show: (id: string): Step => ({ cli: `git handoff task show ${id}`, tool: "get_task", arguments: { id } }),
+  release: (id: string): Step => ({ cli: handoffCommand("release", id), tool: "release_task", arguments: { id } }),
+  renew: (id: string): Step => ({ cli: handoffCommand("renew", id), tool: "renew_task", arguments: { id } }),
+  done: (id: string): Step => ({ cli: handoffCommand("done", id), tool: "complete_task", arguments: { id } }),
+  waitTask: (id: string): Step => ({ cli: handoffCommand("task", "show", id), tool: "wait_task", arguments: { id } }),
+  show: (id: string): Step => ({ cli: handoffCommand("task", "show", id), tool: "get_task", arguments: { id } }),
   review: (): Step => ({ cli: "git handoff review", tool: "review_queue" }),
-  accept: (id: string): Step => ({ cli: `git handoff review accept ${id}`, tool: "accept_review", arguments: { id } }),
-  reject: (id: string): Step => ({ cli: `git handoff review reject ${id} --reason TEXT`, tool: "reject_review", arguments: { id, reason: "what to fix" } }),
+  accept: (id: string): Step => ({ cli: handoffCommand("review", "accept", id), tool: "accept_review", arguments: { id } }),
+  reject: (id: string): Step => ({ cli: `${handoffCommand("review", "reject", id)} --reason TEXT`, tool: "reject_review", arguments: { id, reason: "what to fix" } }),
   ready: (): Step => ({ cli: "git handoff ready", tool: "ready_tasks" }),
   inbox: (): Step => ({ cli: "git handoff inbox", tool: "inbox" }),
-  leases: (agent?: string): Step => ({ cli: `git handoff leases${agent ? ` --agent ${agent}` : ""}`, tool: "list_leases", ...(agent ? { arguments: { agent } } : {}) }),
-  unlease: (pattern: string): Step => ({ cli: `git handoff unlease ${pattern}`, tool: "release_files", arguments: { paths: [pattern] } }),
-  undepend: (id: string, on: string): Step => ({ cli: `git handoff undepend ${id} --on ${on}`, tool: "undepend", arguments: { id, on } }),
+  leases: (agent?: string): Step => ({ cli: agent ? handoffCommand("leases", "--agent", agent) : handoffCommand("leases"), tool: "list_leases", ...(agent ? { arguments: { agent } } : {}) }),
+  unlease: (pattern: string): Step => ({ cli: handoffCommand("unlease", pattern), tool: "release_files", arguments: { paths: [pattern] } }),
+  undepend: (id: string, on: string): Step => ({ cli: handoffCommand("undepend", id, "--on", on), tool: "undepend", arguments: { id, on } }),
   sync: (): Step => ({ cli: "git handoff sync", tool: "sync" }),
   agents: (): Step => ({ cli: "git handoff agents", tool: "list_agents" }),
   status: (): Step => ({ cli: "git handoff status", tool: "overview" }),
@@ -62,23 +63,25 @@ export const steps = {
  * specific spelling first. A step with no tool (choosing the sync remote) is worded as a
  * person's step.
  */
+const W = `(${SHELL_WORD})`;
+const cmd = (source: string) => new RegExp(source, "g");
 const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
-  [/git handoff claim ([^\s),;]+)/g, (_, id) => spell(steps.claim(id!), "mcp")],
-  [/git handoff release ([^\s),;]+)/g, (_, id) => spell(steps.release(id!), "mcp")],
-  [/git handoff renew ([^\s),;]+)/g, (_, id) => spell(steps.renew(id!), "mcp")],
-  [/git handoff done ([^\s),;]+)/g, (_, id) => spell(steps.done(id!), "mcp")],
-  [/git handoff task show ([^\s),;]+)/g, (_, id) => spell(steps.show(id!), "mcp")],
-  [/git handoff review accept\|reject ([^\s),;]+)/g, (_, id) => `${call("accept_review", { id })} or ${call("reject_review", { id, reason: "what to fix" })}`],
-  [/git handoff review accept ([^\s),;]+)/g, (_, id) => spell(steps.accept(id!), "mcp")],
-  [/git handoff review reject ([^\s),;]+)/g, (_, id) => call("reject_review", { id })],
+  [cmd(String.raw`git handoff claim ${W}`), (_, id) => spell(steps.claim(id!), "mcp")],
+  [cmd(String.raw`git handoff release ${W}`), (_, id) => spell(steps.release(id!), "mcp")],
+  [cmd(String.raw`git handoff renew ${W}`), (_, id) => spell(steps.renew(id!), "mcp")],
+  [cmd(String.raw`git handoff done ${W}`), (_, id) => spell(steps.done(id!), "mcp")],
+  [cmd(String.raw`git handoff task show ${W}`), (_, id) => spell(steps.show(id!), "mcp")],
+  [cmd(String.raw`git handoff review accept\|reject ${W}`), (_, id) => `${call("accept_review", { id })} or ${call("reject_review", { id, reason: "what to fix" })}`],
+  [cmd(String.raw`git handoff review accept ${W}`), (_, id) => spell(steps.accept(id!), "mcp")],
+  [cmd(String.raw`git handoff review reject ${W}`), (_, id) => call("reject_review", { id })],
   [/git handoff review\b/g, () => spell(steps.review(), "mcp")],
-  [/git handoff unlease ([^\s),;]+)/g, (_, p) => spell(steps.unlease(p!), "mcp")],
-  [/git handoff leases --agent ([^\s),;]+)/g, (_, a) => spell(steps.leases(a), "mcp")],
+  [cmd(String.raw`git handoff unlease ${W}`), (_, p) => spell(steps.unlease(p!), "mcp")],
+  [cmd(String.raw`git handoff leases --agent ${W}`), (_, a) => spell(steps.leases(a), "mcp")],
   [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
-  [/git handoff undepend ([^\s),;]+) --on ([^\s),;]+)/g, (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
+  [cmd(String.raw`git handoff undepend ${W} --on ${W}`), (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
   [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
   // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
   [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
@@ -87,7 +90,7 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff (task list|tasks)\b/g, () => "list_tasks"],
   [/git handoff events\b/g, () => "events"],
   [/git handoff inbox\b/g, () => spell(steps.inbox(), "mcp")],
-  [/git handoff ack ([^\s),;]+)/g, (_, id) => call("ack_handoff", { id })],
+  [cmd(String.raw`git handoff ack ${W}`), (_, id) => call("ack_handoff", { id })],
   [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
   [/git handoff sync\b(?! (pushes|fetches|confirms))/g, () => spell(steps.sync(), "mcp")],
   // No tool on purpose: a person chooses where coordination state is shared.
@@ -97,7 +100,9 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
 /** A suggestion's text in `front`'s words. */
 export function suggestionText(detail: string, front: FrontEnd): string {
   if (front === "cli") return detail;
-  return CLI_TO_TOOL.reduce((d, [re, to]) => d.replace(re, (...m: unknown[]) => to(...(m.slice(0, -2) as string[]))), detail);
+  // The captured arguments are shell words: a tool argument is the value the shell would pass.
+  const unquoted = (m: unknown[]) => [m[0], ...m.slice(1, -2).map((x) => (typeof x === "string" ? shellUnquote(x) : x))] as string[];
+  return CLI_TO_TOOL.reduce((d, [re, to]) => d.replace(re, (...m: unknown[]) => to(...unquoted(m))), detail);
 }
 
 /** The refusal as `front` should show it: its suggestions name that front end's commands. */

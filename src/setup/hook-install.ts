@@ -11,13 +11,16 @@ const KEPT = ".pre-handoff";
 const BACKUP = ".handoff-backup";
 
 export interface Action {
-  op: "create" | "update" | "remove" | "rename" | "backup" | "note";
+  /** `ok`: already in place, nothing to do (said, not applied). */
+  op: "create" | "update" | "remove" | "rename" | "backup" | "note" | "ok";
   path: string;
   /** For rename: the new path; for create/update: the new content. */
   to?: string;
   content?: string;
   mode?: number;
   detail: string;
+  /** A note that asks the person for a step git-handoff cannot take itself. */
+  needsYou?: boolean;
 }
 
 export interface HookLayout {
@@ -31,6 +34,8 @@ export interface HookLayout {
 // --- agent configs -------------------------------------------------------------------------------
 
 interface AgentConfig {
+  /** How `init --agents` names it. */
+  key: string;
   file: string;
   name: string;
   /** Adds our entries to a parsed config; returns false when they were already there. */
@@ -76,6 +81,7 @@ export function addGroup(json: Record<string, any>, event: string, group: Record
 
 const AGENTS: AgentConfig[] = [
   {
+    key: "claude",
     file: ".claude/settings.json",
     name: "Claude Code",
     add(json) {
@@ -88,6 +94,7 @@ const AGENTS: AgentConfig[] = [
     note: `Claude Code applies the project permission ${CLAUDE_MCP_PERMISSION} (MCP tools in headless claude -p) once the folder is trusted; or pass --allowedTools ${CLAUDE_MCP_PERMISSION}. It reads .claude/settings.json only in the folder it starts in: for starts in subfolders, git handoff init --user`,
   },
   {
+    key: "codex",
     file: ".codex/hooks.json",
     name: "Codex",
     add(json) {
@@ -99,6 +106,7 @@ const AGENTS: AgentConfig[] = [
     note: CODEX_TRUST_NOTE,
   },
   {
+    key: "cursor",
     file: ".cursor/hooks.json",
     name: "Cursor",
     add(json) {
@@ -111,6 +119,7 @@ const AGENTS: AgentConfig[] = [
     },
   },
   {
+    key: "gemini",
     file: ".gemini/settings.json",
     name: "Gemini CLI",
     add(json) {
@@ -124,6 +133,9 @@ const AGENTS: AgentConfig[] = [
     note: "Gemini CLI runs project hooks only in a trusted folder (trust it when asked, or list it in ~/.gemini/trustedFolders.json); --skip-trust loads none",
   },
 ];
+
+/** The names `init --agents` takes. */
+export const AGENT_KEYS: string[] = AGENTS.map((a) => a.key);
 
 /** The agent hook configs init writes, for doctor. */
 export const AGENT_CONFIG_FILES: { file: string; name: string }[] = AGENTS.map((a) => ({ file: a.file, name: a.name }));
@@ -169,23 +181,27 @@ export function readJson(path: string): { json: Record<string, any> | null; erro
 
 export const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
 
-function planAgentsInstall(root: string): Action[] {
+function planAgentsInstall(root: string, agents: string[]): Action[] {
   const actions: Action[] = [];
-  for (const a of AGENTS) {
+  const written: string[] = [];
+  for (const a of AGENTS.filter((x) => agents.includes(x.key))) {
     const path = join(root, a.file);
     const { json, error, exists } = readJson(path);
     if (error) {
-      actions.push({ op: "note", path, detail: `${a.name}: ${a.file} is not valid JSON (${error}); left untouched. Fix it and run init again` });
+      actions.push({ op: "note", path, needsYou: true, detail: `${a.name}: ${a.file} is not valid JSON (${error}); left untouched. Fix it and run init again` });
       continue;
     }
     const next = structuredClone(json ?? {});
     if (a.add(next)) {
       if (exists && !existsSync(path + BACKUP)) actions.push({ op: "backup", path, to: path + BACKUP, detail: `back up ${a.file}` });
       actions.push({ op: exists ? "update" : "create", path, content: pretty(next), detail: `${a.name}: ${exists ? "add" : "configure"} git-handoff hooks in ${a.file}` });
-    }
+      written.push(a.file);
+    } else actions.push({ op: "ok", path, detail: `${a.name}: git-handoff hooks in ${a.file}` });
     // Said on every init, not only the first: the client may still be skipping the hooks.
     if (a.note) actions.push({ op: "note", path, detail: a.note });
   }
+  // Linked worktrees and other clones read the agent configs from the commit they check out.
+  if (written.length) actions.push({ op: "note", path: root, needsYou: true, detail: `commit ${written.join(" ")} so linked worktrees and other clones get the agent hooks` });
   return actions;
 }
 
@@ -237,12 +253,13 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
       "      run: git-handoff hook pre-push {1} {2}",
       "      use_stdin: true",
     ].join("\n");
-    return [{ op: "note", path: join(layout.workTree, lefthook), detail: `lefthook manages git hooks here; add to ${lefthook}:\n${snippet}` }];
+    return [{ op: "note", path: join(layout.workTree, lefthook), needsYou: true, detail: `lefthook manages git hooks here; add to ${lefthook}:\n${snippet}` }];
   }
   if (isHusky(layout)) {
     return GIT_HOOKS.map((h) => ({
       op: "note" as const,
       path: join(layout.workTree, ".husky", h),
+      needsYou: true,
       detail: h === "pre-commit" ? `husky manages git hooks here; add this line to .husky/pre-commit:\ngit-handoff hook pre-commit` : `add this line to .husky/pre-push:\ngit-handoff hook pre-push "$@"`,
     }));
   }
@@ -252,13 +269,16 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
     const content = template(h, templatesDir);
     if (existsSync(path)) {
       const current = readFileSync(path, "utf8");
-      if (current === content) continue;
+      if (current === content) {
+        actions.push({ op: "ok", path, detail: `the git ${h} hook` });
+        continue;
+      }
       if (MARK.test(current)) {
         actions.push({ op: "update", path, content, mode: 0o755, detail: `update the git ${h} hook` });
         continue;
       }
       if (existsSync(path + KEPT)) {
-        actions.push({ op: "note", path, detail: `${path} and ${path}${KEPT} both exist; not touched. Add this line to ${path}: git-handoff hook ${h}${h === "pre-push" ? ' "$@"' : ""}` });
+        actions.push({ op: "note", path, needsYou: true, detail: `${path} and ${path}${KEPT} both exist; not touched. Add this line to ${path}: git-handoff hook ${h}${h === "pre-push" ? ' "$@"' : ""}` });
         continue;
       }
       actions.push({ op: "rename", path, to: path + KEPT, detail: `keep the existing ${h} hook as ${h}${KEPT} (it still runs first)` });
@@ -279,8 +299,9 @@ function planGitUninstall(layout: HookLayout): Action[] {
   return actions;
 }
 
-export function planInstall(layout: HookLayout, templatesDir: string): Action[] {
-  return [...planGitInstall(layout, templatesDir), ...planAgentsInstall(layout.workTree)];
+/** `agents`: which agents' configs to write (AGENT_KEYS; default all). */
+export function planInstall(layout: HookLayout, templatesDir: string, agents: string[] = AGENT_KEYS): Action[] {
+  return [...planGitInstall(layout, templatesDir), ...planAgentsInstall(layout.workTree, agents)];
 }
 
 export function planUninstall(layout: HookLayout): Action[] {
@@ -307,6 +328,7 @@ export function applyActions(actions: Action[]): void {
         rmSync(a.path, { force: true });
         break;
       case "note":
+      case "ok":
         break;
     }
   }

@@ -9,6 +9,7 @@ import { fail } from "../core/errors.ts";
 import { isoTime } from "../core/schema-helpers.ts";
 import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "./codec.ts";
 import type { Store } from "./store.ts";
+import { handoffCommand } from "../core/shell-quote.ts";
 
 export const APPROVALS_REF = "refs/handoff-local/approvals";
 const FILE = "approvals.json";
@@ -80,7 +81,7 @@ export async function approveCommand(store: Store, task: string, command: string
       "unapproved_command",
       consent.hash
         ? `HANDOFF_APPROVE does not match the verify command of ${task}; nothing was approved`
-        : `approving the verify command of ${task} needs a person: run git handoff approve ${task} on a terminal, or set HANDOFF_APPROVE to the command's sha256`,
+        : `approving the verify command of ${task} needs a person: run ${handoffCommand("approve", task)} on a terminal, or set HANDOFF_APPROVE to the command's sha256`,
       { task, command },
     );
   }

@@ -19,6 +19,8 @@ export interface VerifyOptions {
   command?: string;
   commit?: string;
   note?: string;
+  /** Sees the command's output while it runs. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 /** Whether `done` on this task should verify: it has its own command. */
@@ -45,7 +47,7 @@ export async function doneWithVerification(store: Store, id: string, o: VerifyOp
   if (!cwd) fail("invalid_input", "verification runs in a worktree; this repository has none here");
   const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await worktreeHead(store);
   const uncommitted = await uncommittedPaths(cwd);
-  const verification = { ...(await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now())), ...(uncommitted ? { uncommitted } : {}) };
+  const verification = { ...(await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now(), o.onOutput)), ...(uncommitted ? { uncommitted } : {}) };
   const diff = commit ? await taskDiff(store, task, commit) : null;
   return mutateTask(store, id, (t, ctx) => submitForReview(t, ctx, { verification, commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) }));
 }

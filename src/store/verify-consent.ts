@@ -4,6 +4,7 @@ import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { approvalOf, commandHash, type Approval } from "./approvals.ts";
 import type { Store } from "./store.ts";
+import { handoffCommand } from "../core/shell-quote.ts";
 
 export interface VerifyConsent {
   task: string;
@@ -36,6 +37,6 @@ export async function requireApprovedVerify(store: Store, task: Task, command: s
     "unapproved_command",
     `task ${task.id}'s verify command was not written or approved in this clone, so it did not run: ${JSON.stringify(command)} (written by ${task.created_by})`,
     { task: task.id, command, author: task.created_by },
-    [{ action: "fix_input", detail: `a person (not an agent) reads it and approves it: git handoff approve ${task.id}` }],
+    [{ action: "fix_input", detail: `a person (not an agent) reads it and approves it: ${handoffCommand("approve", task.id)}` }],
   );
 }

@@ -4,9 +4,10 @@ import { MAX_OUTPUT_TAIL, type Verification } from "../core/review-record.ts";
 /**
  * Runs a verification command with `sh -c` in a worktree, bounded in time (its whole process group
  * is killed at the deadline) and in memory (only the tail of the output is kept, and the count of
- * bytes dropped says so).
+ * bytes dropped says so). `onOutput` sees each chunk of its output as it comes (a person watching
+ * a terminal); the record keeps the tail either way.
  */
-export async function runVerification(command: string, cwd: string, timeoutMs: number, at: Date): Promise<Verification> {
+export async function runVerification(command: string, cwd: string, timeoutMs: number, at: Date, onOutput?: (chunk: Buffer) => void): Promise<Verification> {
   const started = Date.now();
   const keep = MAX_OUTPUT_TAIL * 4; // bytes: enough for MAX_OUTPUT_TAIL characters of UTF-8
   let buf = Buffer.alloc(0);
@@ -15,6 +16,7 @@ export async function runVerification(command: string, cwd: string, timeoutMs: n
   for (const k of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[k];
   const child = spawn("sh", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const take = (b: Buffer) => {
+    onOutput?.(b);
     total += b.length;
     buf = Buffer.concat([buf, b]);
     if (buf.length > keep * 2) buf = buf.subarray(buf.length - keep);

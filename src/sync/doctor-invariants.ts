@@ -12,6 +12,7 @@ import { loadLeases } from "../store/lease-store.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import type { Check } from "./doctor-check.ts";
+import { handoffCommand } from "../core/shell-quote.ts";
 
 export async function stateChecks(store: Store): Promise<Check[]> {
   return [await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];
@@ -25,7 +26,7 @@ async function leaseCheck(store: Store): Promise<Check> {
   const problems: { text: string; fix: string }[] = [];
   for (const l of set.leases.filter((x) => isLeaseLive(x, now))) {
     const t = l.task ? byId.get(l.task) : undefined;
-    const as = `git handoff unlease ${l.pattern} --agent ${l.agent}`;
+    const as = handoffCommand("unlease", l.pattern, "--agent", l.agent);
     if (t && (isFinal(t.status) || t.status === "review")) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which is ${t.status}`, fix: as });
     else if (t && !(t.status === "claimed" && t.claim?.agent === l.agent)) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which ${l.agent} does not hold`, fix: as });
     else if (gone.has(l.agent)) problems.push({ text: `${l.agent}, holder of ${l.pattern}, is disconnected`, fix: `git handoff gc (after gc_after), or ${as}` });
@@ -57,7 +58,7 @@ async function dependencyCheck(store: Store): Promise<Check> {
     name: "dependencies",
     status: "fail",
     detail: [missing.length ? `${missing.length} on a missing task: ${missing.slice(0, 5).join("; ")}` : "", cycles.length ? `${cycles.length} cycle(s): ${cycles.map((c) => c.join(" -> ")).join("; ")}` : ""].filter(Boolean).join("; "),
-    fix: `git handoff undepend ${first[0]} --on ${first[1]}`,
+    fix: handoffCommand("undepend", first[0]!, "--on", first[1]!),
   };
 }
 

@@ -1,6 +1,6 @@
 // `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
 import { HandoffError } from "../core/errors.ts";
-import { formatDuration } from "../core/duration.ts";
+import { formatAgo, formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
@@ -92,7 +92,7 @@ async function clockSkew(store: Store, remote: string): Promise<Check> {
   if (ahead > SKEW_MS) {
     return { name: "clock", status: "warn", detail: `the remote's newest event is ${formatDuration(ahead)} in this machine's future: this clock is behind`, fix: "sync the system clock (NTP); leases are judged by wall-clock time" };
   }
-  return { name: "clock", status: "ok", detail: `newest remote event ${formatDuration(-ahead)} ago; no skew beyond ${formatDuration(SKEW_MS)} seen` };
+  return { name: "clock", status: "ok", detail: `newest remote event ${ahead >= 1000 ? `${formatDuration(ahead)} ahead of this clock` : formatAgo(-ahead)}; no skew beyond ${formatDuration(SKEW_MS)} seen` };
 }
 
 async function tentative(store: Store): Promise<Check> {

@@ -46,7 +46,9 @@ export async function requireRemote(store: Store): Promise<string> {
   return remote;
 }
 
-export async function sync(store: Store): Promise<SyncReport> {
+/** `progress` hears each step as it starts (a person watching a terminal). */
+export async function sync(store: Store, o: { progress?: (line: string) => void } = {}): Promise<SyncReport> {
+  const say = o.progress ?? (() => {});
   const remote = await requireRemote(store);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
   const rewritten = new Map<string, string>();
@@ -56,6 +58,7 @@ export async function sync(store: Store): Promise<SyncReport> {
   let localAfter: Map<string, string> | undefined;
   for (;;) {
     report.rounds++;
+    say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
     const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget);
     if (!f.ok) remoteFailed(budget, f);
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
@@ -71,8 +74,13 @@ export async function sync(store: Store): Promise<SyncReport> {
     report.removed.push(...step.removed);
     report.conflicts.push(...step.conflicts);
     for (const [a, b] of step.rewritten) rewritten.set(a, b);
-    if (!step.ahead.length) break;
+    if (step.fastForwarded.length || step.replayed.length) say(`took ${step.fastForwarded.length} ref(s) from ${remote}, replayed ${step.replayed.length} local change(s) on top`);
+    if (!step.ahead.length) {
+      say(`nothing to push to ${remote}`);
+      break;
+    }
     const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
+    say(`pushing ${leases.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
     const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");

@@ -30,6 +30,7 @@ export function registerAgents(program: Command): void {
 
   withGlobals(
     program.command("gc").description("remove agents silent past gc_after (default 7d): their ref goes, their claims are released, the removal is logged"),
+    { writes: true },
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const removed = await gcAgents(store);

@@ -53,6 +53,7 @@ export function registerClaim(program: Command): void {
       .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
       .option("--force", "claim even though a task it waits on is not done")
       .option("--over-capacity", "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)"),
+    { writes: true },
   ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
@@ -69,11 +70,12 @@ export function registerClaim(program: Command): void {
       .description("extend your lease on a task")
       .argument("<id>")
       .option("--ttl <duration>", "new lease length from now (default: the claim's)"),
+    { writes: true },
   ).action(async (id: string, o: { ttl?: string }, cmd: Command) => {
     await run(cmd, (s) => renew(s, id, o.ttl !== undefined ? { ttl: o.ttl } : {}), (t) => `renewed ${t.id}`);
   });
 
-  withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>")).action(
+  withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>"), { writes: true }).action(
     async (id: string, _o, cmd: Command) => {
       await run(cmd, (s) => release(s, id), (t) => `released ${t.id}`);
     },
@@ -88,6 +90,7 @@ export function registerClaim(program: Command): void {
       .option("--note <text>", "what a reader should know")
       .option("--verify [cmd]", "run CMD (default: the task's own verify command) in this worktree: passed -> review, failed -> recorded, exit 3")
       .option("--no-verify", "skip the task's own verify command and mark it done"),
+    { writes: true },
   ).action(async (id: string, o: { commit?: string; note?: string; verify?: string | boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const verifyWith = o.verify === false ? null : typeof o.verify === "string" ? o.verify : o.verify === true || (await taskVerifyCommand(store, id)) ? undefined : null;
@@ -101,6 +104,8 @@ export function registerClaim(program: Command): void {
         ...(verifyWith !== undefined ? { command: verifyWith } : {}),
         ...(o.commit !== undefined ? { commit: o.commit } : {}),
         ...(o.note !== undefined ? { note: o.note } : {}),
+        // A person at a terminal sees the output as it comes, not only when the command ends.
+        ...(process.stderr.isTTY ? { onOutput: (b: Buffer) => void process.stderr.write(b) } : {}),
       });
       const v = t.review!.verification!;
       if (!v.passed) {
@@ -111,7 +116,7 @@ export function registerClaim(program: Command): void {
     });
   });
 
-  withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why")).action(
+  withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why"), { writes: true }).action(
     async (id: string, o: { reason?: string }, cmd: Command) => {
       const reason = requireReason(o.reason, "fail");
       await run(cmd, (s) => failWith(s, id, reason), (t) => `failed ${t.id}`);
@@ -120,6 +125,7 @@ export function registerClaim(program: Command): void {
 
   withGlobals(
     program.command("reclaim").description("force-release another agent's claim (logged)").argument("<id>").option("--reason <text>", "why"),
+    { writes: true },
   ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
     const reason = requireReason(o.reason, "reclaim");
     await run(cmd, (s) => reclaim(s, id, reason), (t) => `reclaimed ${t.id}`);
@@ -132,6 +138,7 @@ export function registerClaim(program: Command): void {
       .argument("<id>")
       .option("--reason <text>", "why")
       .option("--force", "remove a task whose ref is corrupt (objects missing); logged in refs/handoff-local/repair-log"),
+    { writes: true },
   ).action(async (id: string, o: { reason?: string; force?: boolean }, cmd: Command) => {
     const reason = requireReason(o.reason, "cancel");
     await withStore(cmd, async (store, g) => {

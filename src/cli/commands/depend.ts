@@ -21,6 +21,7 @@ export function registerDepend(program: Command): void {
       .description("make a task wait on another: it is not ready (and claiming it is refused) until that one is done; cycles are refused")
       .argument("<task>", "the task that waits")
       .option("--on <task>", "the task it waits on"),
+    { writes: true },
   ).action(async (id: string, o: { on?: string }, cmd: Command) => {
     const on = needOn(o.on, "depend");
     await withStore(cmd, async (store, g) => {
@@ -31,6 +32,7 @@ export function registerDepend(program: Command): void {
 
   withGlobals(
     program.command("undepend").description("remove a dependency added with depend or task add --after").argument("<task>").option("--on <task>", "the task it no longer waits on"),
+    { writes: true },
   ).action(async (id: string, o: { on?: string }, cmd: Command) => {
     const on = needOn(o.on, "undepend");
     await withStore(cmd, async (store, g) => {
@@ -46,6 +48,7 @@ export function registerDepend(program: Command): void {
       .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
       .option("--ttl <duration>", "lease length with --claim")
       .option("--over-capacity", "with --claim: even though this agent already holds as many tasks as its capacity"),
+    { writes: true },
   ).action(async (o: { claim?: boolean; ttl?: string; overCapacity?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.claim) {

@@ -15,6 +15,7 @@ export function registerDoc(program: Command): void {
       .description("store a new version of a document from a file (- for standard input)")
       .argument("<name>", "the document's name, like api-contract")
       .argument("<file>"),
+    { writes: true },
   ).action(async (name: string, file: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       let content: Buffer;

@@ -6,7 +6,7 @@ import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
-import { eventLine } from "../../present/render.ts";
+import { eventLines } from "../../present/render.ts";
 
 export function registerEvents(program: Command): void {
   withGlobals(
@@ -34,7 +34,7 @@ export function registerEvents(program: Command): void {
         ...(o.type !== undefined ? { type: o.type } : {}),
         ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
       }, o.task === undefined ? { onProblem: warn } : {});
-      emit(!!g.json, events, () => (events.length ? events.map(eventLine).join("\n") : "no events"));
+      emit(!!g.json, events, () => (events.length ? eventLines(events).join("\n") : "no events"));
     });
   });
 }

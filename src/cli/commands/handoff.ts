@@ -29,6 +29,7 @@ export function registerHandoff(program: Command): void {
       .option("--verify <cmd>", "how the consumer can verify it")
       .option("--question <text>", "an open question or unresolved assumption (repeatable)", collect, [])
       .option("--note <text>", "anything else the consumer should know"),
+    { writes: true },
   ).action(async (id: string, o: { to?: string; commit?: string; contract?: string; verify?: string; question: string[]; note?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await handoff(store, id, {
@@ -58,7 +59,7 @@ export function registerHandoff(program: Command): void {
     });
   });
 
-  withGlobals(program.command("ack").description("acknowledge a handoff: it leaves your inbox").argument("<handoff>", "its id, like api#1")).action(
+  withGlobals(program.command("ack").description("acknowledge a handoff: it leaves your inbox").argument("<handoff>", "its id, like api#1"), { writes: true }).action(
     async (id: string, _o, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
         const t = await ack(store, id);

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { configGet, configSetLocal, gitPath } from "../../git/config.ts";
-import { applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
+import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
 import { globals, withGlobals, withStore } from "../context.ts";
@@ -21,13 +21,25 @@ async function layoutOf(store: Store): Promise<HookLayout> {
   return { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
 }
 
+/** Each step as done (in a dry run: what it would do), already done, needs you, or a note. */
 function actionLines(actions: Action[], dryRun: boolean): string[] {
-  const lines = actions.map((a) => (a.op === "note" ? `note:   ${a.detail}` : `${dryRun ? "would " : ""}${a.detail}`));
+  const label = (a: Action) => (a.op === "ok" ? "already done:" : a.op === "note" ? (a.needsYou ? "needs you:" : "note:") : "done:");
+  const lines = actions.map((a) => (dryRun && a.op !== "ok" && a.op !== "note" ? `would ${a.detail}` : `${label(a).padEnd(13)} ${a.detail}`));
   return lines.length ? lines : ["hooks:  nothing to change"];
 }
 
+/** The changes and notes; what was already in place is listed apart (`already`). */
 function publicActions(actions: Action[]) {
-  return actions.map(({ op, path, to, detail }) => ({ op, path, ...(to ? { to } : {}), detail }));
+  return actions.filter((a) => a.op !== "ok").map(({ op, path, to, detail, needsYou }) => ({ op, path, ...(to ? { to } : {}), detail, ...(needsYou ? { needs_you: true } : {}) }));
+}
+
+/** `--agents claude,codex`: which agents' configs init writes. */
+function agentsOption(value: string | undefined): string[] {
+  if (value === undefined) return AGENT_KEYS;
+  const names = value.split(",").map((n) => n.trim().toLowerCase()).filter(Boolean);
+  const unknown = names.filter((n) => !AGENT_KEYS.includes(n));
+  if (!names.length || unknown.length) fail("usage", `--agents takes a comma-separated list of ${AGENT_KEYS.join(", ")}; got ${JSON.stringify(value.slice(0, 80))}`);
+  return [...new Set(names)];
 }
 
 export function registerInit(program: Command): void {
@@ -37,15 +49,17 @@ export function registerInit(program: Command): void {
       .description("prepare this repository for git-handoff and install the git and agent hooks (idempotent)")
       .option("--dry-run", "show what would change, change nothing")
       .option("--no-hooks", "only prepare the repository; install no hooks")
+      .option("--agents <list>", `which agents' hook configs to write, comma-separated: ${AGENT_KEYS.join(",")} (default: all)`)
       .option("--user", "install user-scope agent hooks instead (~/.claude, ~/.gemini), for agents started in a subfolder; needs no repository"),
-  )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean }, cmd: Command) => {
+  )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean; agents?: string }, cmd: Command) => {
+    const agents = agentsOption(o.agents);
     if (o.user) return userScope(planUserInstall(userLayout()), !!o.dryRun, cmd);
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
-      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), templates());
+      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), templates(), agents);
       if (!o.dryRun) applyActions(actions);
-      const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, actions: publicActions(actions) };
+      const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
       emit(!!g.json, result, () =>
         [
           changed ? "git-handoff is set up in this repository" : "git-handoff was already set up in this repository",

@@ -18,6 +18,7 @@ export function registerLease(program: Command): void {
       .option("--task <id>", "the task this lease serves")
       .option("--ttl <duration>", "lease length, like 30m or 2h (default lease_ttl, else claim_ttl, else 30m)")
       .option("--reason <text>", "why, shown to agents that run into it"),
+    { writes: true },
   ).action(async (paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await lease(store, paths, o);
@@ -40,6 +41,7 @@ export function registerLease(program: Command): void {
       .option("--reclaim", "force-release other agents' leases on these paths whose task is finished or whose holder is gone (logged)")
       .option("--holder <agent>", "with --reclaim: only this holder's lease")
       .option("--reason <text>", "with --reclaim: why (required)"),
+    { writes: true },
   ).action(async (paths: string[], o: { all?: boolean; reclaim?: boolean; holder?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.reclaim) {

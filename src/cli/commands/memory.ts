@@ -32,6 +32,7 @@ export function registerMemory(program: Command): void {
       .option("--file <path>", "read the text from a file (- for standard input)")
       .option("--task <id>", "the task it concerns (its holder sees it first)")
       .option("--tag <tag>", "a tag (repeatable)", collect, []),
+    { writes: true },
   ).action(async (words: string[], o: { file?: string; task?: string; tag: string[] }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const text = textFrom(words, o.file);
@@ -74,6 +75,7 @@ export function registerMemory(program: Command): void {
       .option("--file <path>", "the new text from a file (- for standard input)")
       .option("--tag <tag>", "the new tags, replacing the old (repeatable)", collect)
       .option("--task <id>", "the task it concerns (none: no task)"),
+    { writes: true },
   ).action(async (id: string, o: { text?: string; file?: string; tag?: string[]; task?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const text = textFrom(o.text !== undefined ? [o.text] : undefined, o.file);
@@ -86,7 +88,7 @@ export function registerMemory(program: Command): void {
     });
   });
 
-  withGlobals(memory.command("rm").description("remove a memory (its history stays in git)").argument("<id>")).action(async (id: string, _o, cmd: Command) => {
+  withGlobals(memory.command("rm").description("remove a memory (its history stays in git)").argument("<id>"), { writes: true }).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const m = await removeMemory(store, id);
       emit(!!g.json, { id: m.id, removed: true }, () => `removed ${m.id}`);

@@ -18,6 +18,7 @@ export function registerSession(program: Command): void {
       .option("--awaits <text>", "the outcome it waits for, and from whom")
       .option("--session <id>", "the agent runtime's session id (default: $HANDOFF_SESSION)")
       .option("--capacity <n>", "how many tasks this agent holds at once (default: max_concurrent of the policy)"),
+    { writes: true },
   ).action(async (o: { objective: string; files: string[]; awaits?: string; session?: string; capacity?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const capacity = o.capacity === undefined ? undefined : parseInteger(o.capacity, "--capacity", 1, 1000);
@@ -34,14 +35,14 @@ export function registerSession(program: Command): void {
     });
   });
 
-  withGlobals(session.command("end").description("end this agent's session (it shows as disconnected)")).action(async (_o, cmd: Command) => {
+  withGlobals(session.command("end").description("end this agent's session (it shows as disconnected)"), { writes: true }).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const record = await endSessionFor(store);
       emit(!!g.json, record, () => `session ended for ${record.agent}`);
     });
   });
 
-  withGlobals(program.command("heartbeat").description("tell others this agent is alive (any command does this, at most once a heartbeat_interval)")).action(
+  withGlobals(program.command("heartbeat").description("tell others this agent is alive (any command does this, at most once a heartbeat_interval)"), { writes: true }).action(
     async (_o, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
         const record: AgentRecord = await heartbeatFor(store);

@@ -43,7 +43,8 @@ export function registerSync(program: Command): void {
   ).action(async (o: { repair?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
-      const r = await sync(store);
+      // On a terminal each step is said as it starts; a script reads the report.
+      const r = await sync(store, process.stderr.isTTY ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
       emit(!!g.json, o.repair ? { ...r, repaired } : r, () =>
         [
           ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
@@ -60,6 +61,7 @@ export function registerSync(program: Command): void {
       .description("operations that no longer applied at sync (a claim another clone won, a renew after losing the lease)")
       .option("--all", "every agent's, not only the calling agent's")
       .option("--ack", "mark the calling agent's conflicts as read (removes them)"),
+    { writes: true },
   ).action(async (o: { all?: boolean; ack?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.ack) {
@@ -96,6 +98,7 @@ export function registerSyncTools(program: Command): void {
     program
       .command("compact")
       .description("move finished tasks older than the retention (retention in .handoff.yaml, default 7d) into refs/handoff/archive"),
+    { writes: true },
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await compact(store);

@@ -28,6 +28,7 @@ export function registerTask(program: Command): void {
       .option("--after <id>", "a task that must be done before this one is ready (repeatable: one id per --after)", collect)
       .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review")
       .option("--to <address>", "who may take it: KIND@MACHINE, KIND (any machine) or @MACHINE (any agent there)"),
+    { writes: true },
   ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string; to?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);

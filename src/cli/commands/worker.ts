@@ -27,6 +27,7 @@ export function registerWorker(program: Command): void {
       .option("--ttl <duration>", "lease length of each claim (renewed at a third of it; default claim_ttl)")
       .option("--keep", "keep each task's worktree and folder (their paths are printed)")
       .option("--push-branch", "send code changes back as the branch handoff/<id> on the sync remote (uncommitted changes are committed)"),
+    { writes: true },
   ).action(async (o: WorkerOpts, cmd: Command) => {
     if (!o.exec?.trim()) fail("usage", "worker needs --exec CMD: the command that does each task");
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);

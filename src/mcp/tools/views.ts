@@ -10,7 +10,7 @@ import { isLive } from "../../core/task-ops.ts";
 import { readyTasks } from "../../core/dependency-graph.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
-import { eventLine, overviewText } from "../../present/render.ts";
+import { eventLines, overviewText } from "../../present/render.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
@@ -165,7 +165,7 @@ export const eventsTool = defineTool({
     const last = events[events.length - 1];
     return {
       data: { events },
-      text: events.length ? events.map(eventLine).join("\n") : "no events",
+      text: events.length ? eventLines(events).join("\n") : "no events",
       summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${last.task} by ${last.agent} at ${last.at}` : "no events",
     };
   },
