@@ -74,8 +74,20 @@ function conflicts(repo: string, a: string, b: string): boolean {
   return git(repo, ["merge-tree", "--write-tree", "--no-messages", a, b]).code === 1;
 }
 
+const verdicts = new Map<string, boolean>();
+
 /** Runs the tests at a commit in a throwaway worktree: the verdict git's content gives, nothing else. */
 function testsPass(repo: string, oid: string): boolean {
+  // The same tree gives the same verdict: run the tests once per distinct tree.
+  const tree = git(repo, ["rev-parse", `${oid}^{tree}`]).out.trim();
+  const known = verdicts.get(tree);
+  if (known !== undefined) return known;
+  const verdict = runTests(repo, oid);
+  verdicts.set(tree, verdict);
+  return verdict;
+}
+
+function runTests(repo: string, oid: string): boolean {
   const dir = mkdtempSync(join(tmpdir(), "handoff-compare-verify-"));
   try {
     if (git(repo, ["worktree", "add", "-q", "--detach", join(dir, "wt"), oid]).code !== 0) throw new Error(`cannot check out ${oid}`);
