@@ -205,6 +205,22 @@ function planAgentsInstall(root: string, agents: string[]): Action[] {
   return actions;
 }
 
+function readBackup(path: string): { text: string; json: unknown } | null {
+  try {
+    const text = readFileSync(path, "utf8");
+    return { text, json: JSON.parse(text) };
+  } catch {
+    return null;
+  }
+}
+
+/** JSON with its keys sorted: equal for the same content whatever the order or spacing. */
+function canonical(v: unknown): string {
+  const sort = (x: unknown): unknown =>
+    Array.isArray(x) ? x.map(sort) : x && typeof x === "object" ? Object.fromEntries(Object.keys(x as object).sort().map((k) => [k, sort((x as Record<string, unknown>)[k])])) : x;
+  return JSON.stringify(sort(v));
+}
+
 function planAgentsUninstall(root: string): Action[] {
   const actions: Action[] = [];
   for (const a of AGENTS) {
@@ -218,8 +234,16 @@ function planAgentsUninstall(root: string): Action[] {
     const next = structuredClone(json);
     const permission = a.file === ".claude/settings.json" && stripPermission(next, CLAUDE_MCP_PERMISSION);
     if (!stripOurs(next) && !permission) continue;
+    // The copy init made before its first change: when nothing but our hooks changed since, the
+    // user gets that file back byte for byte, and the copy goes.
+    const backup = readBackup(path + BACKUP);
+    if (backup && canonical(backup.json) === canonical(next)) {
+      actions.push({ op: "update", path, content: backup.text, detail: `restore ${a.file} as it was before git-handoff` }, { op: "remove", path: path + BACKUP, detail: `remove ${a.file}${BACKUP}` });
+      continue;
+    }
     const emptyish = Object.keys(next).every((k) => k === "version");
     actions.push(emptyish ? { op: "remove", path, detail: `remove ${a.file} (it held only git-handoff hooks)` } : { op: "update", path, content: pretty(next), detail: `remove git-handoff hooks from ${a.file}` });
+    if (backup) actions.push({ op: "note", path: path + BACKUP, detail: `${a.file} changed since git-handoff backed it up: kept ${a.file}${BACKUP} for you to compare` });
   }
   return actions;
 }
