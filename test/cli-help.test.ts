@@ -34,6 +34,21 @@ test("help <verb> (and <verb> <sub>) shows usage with examples; an unknown verb 
   assert.match(bad.stderr, /^git-handoff: no verb "nosuch"/);
 });
 
+test("every verb's help carries examples", async () => {
+  const { buildProgram } = await import("../src/cli/program.ts");
+  const { EXAMPLES } = await import("../src/cli/examples.ts");
+  const missing: string[] = [];
+  const walk = (c: { commands: readonly any[] }, prefix: string[]) => {
+    for (const sub of c.commands) {
+      const path = [...prefix, sub.name()];
+      if (sub.commands.length) walk(sub, path);
+      else if (!EXAMPLES[path.join(" ")]?.length) missing.push(path.join(" "));
+    }
+  };
+  walk(buildProgram(), []);
+  assert.equal(missing, [], "add them to src/cli/examples.ts");
+});
+
 test("version, in text and JSON", () => {
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
   const r = cli(["version"], { cwd: tempRepo() });
