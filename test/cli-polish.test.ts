@@ -1,7 +1,6 @@
 // The polish of a real tool, tried as a user would: --push/--offline only where a verb writes,
 // suggested commands quoted for the shell, ages that never go negative, aligned event columns,
 // and progress on a terminal.
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -11,7 +10,8 @@ import { buildProgram } from "../src/cli/program.ts";
 import { formatAgo, formatUntil } from "../src/core/duration.ts";
 import { handoffCommand, shellQuote, shellUnquote } from "../src/core/shell-quote.ts";
 import { suggestionText } from "../src/present/suggestions.ts";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cliOnTerminal } from "./support/pty.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -118,38 +118,9 @@ test("events: time, type, task and agent columns line up however long the values
   for (const l of lines) assert.equal(starts(l), starts(lines[0]!), `columns drift:\n${r.stdout}`);
 });
 
-// Runs the CLI on a pseudo-terminal (stdout and stderr are a terminal); once MARK shows in what it
-// printed, creates the file GO. A command that waits for GO therefore finishes only if its output
-// reached the terminal while it ran.
-const DRIVER = `
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out = b""
-deadline = time.time() + 80
-while time.time() < deadline:
-    r, _, _ = select.select([fd], [], [], 0.2)
-    if not r:
-        continue
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-    if os.environ["MARK"].encode() in out and not os.path.exists(os.environ["GO"]):
-        open(os.environ["GO"], "w").close()
-_, status = os.waitpid(pid, 0)
-sys.stdout.buffer.write(out)
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
-function onTerminal(args: string[], o: { cwd: string; agent: string; mark: string; go: string }): { code: number; output: string } {
-  const env = cleanEnv({ HANDOFF_AGENT: o.agent, MARK: o.mark, GO: o.go });
-  const r = spawnSync("python3", ["-c", DRIVER, process.execPath, CLI, ...args], { cwd: o.cwd, env, encoding: "utf8", timeout: 90_000 });
-  return { code: r.status ?? 1, output: (r.stdout + r.stderr).replace(/\r\n/g, "\n") };
-}
+// A command that waits for the file `go` finishes only if `mark` reached the terminal while it ran.
+const onTerminal = (args: string[], o: { cwd: string; agent: string; mark: string; go: string }) =>
+  cliOnTerminal(args, { cwd: o.cwd, agent: o.agent, prompt: o.mark, touch: o.go });
 
 test("done: the verification's output reaches a terminal while it runs, and stays off a pipe", () => {
   const repo = tempRepo();
