@@ -3,16 +3,14 @@
 // point at missing objects, doctor --repair restores them from the remote or removes them (logged
 // in the repair log), after which the user's git gc, fsck and fetch work; cancel --force removes
 // one corrupt task. (The gc loops during writes are in prune-loop.test.ts.)
-import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { gitCode } from "./support/gc-loop.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
-
-const gitCode = (cwd: string, ...args: string[]) => spawnSync("git", args, { cwd, env: cleanEnv(), encoding: "utf8" });
 
 /** Deletes one loose object, as a prune would. */
 function prune(repo: string, oid: string): void {

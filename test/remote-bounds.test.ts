@@ -4,11 +4,11 @@
 // lost is settled by reading the remote back.
 import { spawnSync } from "node:child_process";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
+import { cloneOf, remoteHook, servedProject, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
 
 const stops: (() => void)[] = [];
 test.after(() => {
@@ -16,25 +16,14 @@ test.after(() => {
   cleanupTemp();
 });
 
-function project() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
-  return { bare, a };
-}
-
-function hook(bare: string, name: string, body: string): void {
-  writeFileSync(`${bare}/hooks/${name}`, `#!/bin/sh\n${body}\n`);
-  chmodSync(`${bare}/hooks/${name}`, 0o755);
-}
+const project = servedProject;
 
 const remoteRefs = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
 const sleepers = (marker: string) => spawnSync("pgrep", ["-f", marker], { encoding: "utf8" }).stdout.trim();
 
 test("a pre-receive hook sleeping past the deadline: remote_timeout within the deadline, its processes killed, nothing changed", async () => {
   const { bare, a } = project();
-  hook(bare, "pre-receive", "sleep 47.5");
+  remoteHook(bare, "pre-receive", "sleep 47.5");
   const local = handoffRefs(a);
   const remote = remoteRefs(bare);
   const start = Date.now();
@@ -88,7 +77,7 @@ test("an HTTP server that accepts and never answers: claim and sync end in remot
 
 test("a remote that refuses pushes: one attempt, remote_rejected in the remote's own words; sync says the same", () => {
   const { bare, a } = project();
-  hook(bare, "pre-receive", `echo x >> "$GIT_DIR/attempts"; echo "pushes to refs/handoff are disabled" >&2; exit 1`);
+  remoteHook(bare, "pre-receive", `echo x >> "$GIT_DIR/attempts"; echo "pushes to refs/handoff are disabled" >&2; exit 1`);
   const local = handoffRefs(a);
   const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
   assert.is(r.code, 3, r.stderr);
@@ -110,7 +99,7 @@ test("a remote that refuses pushes: one attempt, remote_rejected in the remote's
 test("a push whose report is lost after the remote committed it: read back, the claim landed and holds", () => {
   const { bare, a } = project();
   // The remote commits the refs, then its receive-pack dies before it can report.
-  hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
+  remoteHook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
   writeFileSync(`${bare}/kill-next`, "");
   const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
   assert.is(r.code, 0, r.stderr);
@@ -127,7 +116,7 @@ test("a push whose report is lost after the remote committed it: read back, the 
 
 test("a lost report and a remote that cannot be read back: outcome_unknown, never unreachable or free", () => {
   const { bare, a } = project();
-  hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; d=$(cd "$GIT_DIR" && pwd); mv "$d" "$d.away"; kill -9 $PPID; fi`);
+  remoteHook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; d=$(cd "$GIT_DIR" && pwd); mv "$d" "$d.away"; kill -9 $PPID; fi`);
   writeFileSync(`${bare}/kill-next`, "");
   const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
   assert.is(r.code, 3, r.stderr);
@@ -150,13 +139,13 @@ test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a
     const a = cloneOf(url(`over-${kind}`));
     assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
 
-    hook(bare, "pre-receive", `echo "refs/handoff is read-only here" >&2; exit 1`);
+    remoteHook(bare, "pre-receive", `echo "refs/handoff is read-only here" >&2; exit 1`);
     const refused = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
     assert.is(refused.json?.error?.code, "remote_rejected", `${kind}: ${refused.stdout} ${refused.stderr}`);
     assert.match(refused.stderr, /refs\/handoff is read-only here/);
 
     rmSync(`${bare}/hooks/pre-receive`);
-    hook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
+    remoteHook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
     writeFileSync(`${bare}/kill-next`, "");
     const landed = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
     assert.is(landed.code, 0, `${kind}: ${landed.stderr}`);

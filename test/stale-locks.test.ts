@@ -8,7 +8,7 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cloneOf, servedProject } from "./support/servers.ts";
 
 const stops: (() => void)[] = [];
 test.after(() => {
@@ -17,10 +17,7 @@ test.after(() => {
 });
 
 function project() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const { bare, a } = servedProject();
   mkdirSync(`${a}/.git/handoff`, { recursive: true });
   return { bare, a, lock: `${a}/.git/handoff/fetch-origin.lock` };
 }

@@ -2,9 +2,10 @@
 // `git daemon` (git://, receive-pack enabled) and smart HTTP through `git http-backend` behind a
 // small Node HTTP server. Nothing is mocked.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { resolve } from "node:path";
-import { cleanEnv, gitOut, tempDir } from "./repo.ts";
+import { cleanEnv, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
 
 export interface GitServer {
   /** The URL of `<name>.git` under the served folder. */
@@ -93,6 +94,22 @@ export function cloneOf(url: string): string {
   const dir = tempDir("handoff-clone-");
   gitOut(dir, "clone", "-q", url, ".");
   return dir;
+}
+
+/** A bare remote (by path) with a main branch, and a clone `a` that pushed the task `ship` to it. */
+export function servedProject(): { bare: string; a: string } {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const added = cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" });
+  if (added.code !== 0) throw new Error(`task add --push failed: ${added.stderr}`);
+  return { bare, a };
+}
+
+/** Installs `body` as the bare repository's hook `name` (pre-receive, update, ...): a remote that misbehaves. */
+export function remoteHook(bare: string, name: string, body: string): void {
+  writeFileSync(`${bare}/hooks/${name}`, `#!/bin/sh\n${body}\n`);
+  chmodSync(`${bare}/hooks/${name}`, 0o755);
 }
 
 /** What sync must never touch: the user's remote config and branch and tag refs. */
