@@ -14,6 +14,7 @@ import { writeSteps } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { TASK_FILE, taskRef } from "../store/task-store.ts";
 import { pullRef } from "../sync/follow-ref.ts";
+import { refuseSelfDelegation } from "./self-delegation.ts";
 import { INPUTS_FILE, inputsRef, readBundle, RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
 
 export interface Inputs {
@@ -58,6 +59,7 @@ export async function createHandover(
   store: Store,
   input: { objective: string; priority: number; to: Address | null; inputs: Inputs; id?: string },
 ): Promise<Task> {
+  refuseSelfDelegation(input.to);
   return store.casLoop(async (now) => {
     const id = input.id ?? newTaskId(randomBytes(8));
     const out = createTask({ id, objective: input.objective, priority: input.priority, scope: [], maxAttempts: store.config.maxAttempts, to: input.to }, { actor: store.actor, now });
