@@ -62,7 +62,16 @@ export const waitTask = defineTool({
     // claimed and finished on another machine is seen here within a poll.
     const started = Date.now();
     const warnings: string[] = [];
-    const end = await waitForFinal(store, a.id, { deadline: started + boundFor(ctx, a.timeout_seconds), signal: ctx.signal, progress: () => {}, warn: (m) => warnings.push(m) });
+    const bound = boundFor(ctx, a.timeout_seconds);
+    // A few signs of life per call, for clients that reset their timeout on progress.
+    const progressEvery = Math.min(5000, bound / 5);
+    let lastProgress = started;
+    const progress = () => {
+      if (Date.now() - lastProgress < progressEvery) return;
+      lastProgress = Date.now();
+      void ctx.progress(lastProgress - started, bound, "still waiting");
+    };
+    const end = await waitForFinal(store, a.id, { deadline: started + bound, signal: ctx.signal, progress, warn: (m) => warnings.push(m) });
     const waitedMs = Date.now() - started;
     const task = end.task;
     const final = end.kind === "final";
