@@ -92,6 +92,9 @@ test("watch in B sees a task pushed from A (B never syncs by itself)", async () 
   try {
     const watching = mcp.ok("watch", { timeout_seconds: 15 });
     await new Promise((r) => setTimeout(r, 300));
+    // A task for another kind of agent is not work for codex@m2: watch goes on waiting.
+    assert.is(cli(["task", "add", "not for codex", "--id", "for-claude", "--to", "claude@m2", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    await new Promise((r) => setTimeout(r, 1500));
     const added = cli(["task", "add", "from the other clone", "--id", "pushed-1", "--push"], { cwd: a, agent: "alice" });
     assert.is(added.code, 0, added.stderr);
     const pushedAt = Date.now();
@@ -101,7 +104,7 @@ test("watch in B sees a task pushed from A (B never syncs by itself)", async () 
     assert.is(r.timed_out, false, JSON.stringify(r));
     assert.equal(r.ready.map((t: any) => t.id), ["pushed-1"]);
     // Out of the way of the next tests' workers.
-    assert.is(cli(["cancel", "pushed-1", "--reason", "seen", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    for (const id of ["pushed-1", "for-claude"]) assert.is(cli(["cancel", id, "--reason", "seen", "--push"], { cwd: a, agent: "alice" }).code, 0);
   } finally {
     await mcp.close();
   }

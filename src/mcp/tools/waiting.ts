@@ -17,6 +17,8 @@ import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { boundFor, pollUntil } from "../wait.ts";
 import { lookAtQueue } from "../../sync/follow-queue.ts";
+import { addressMatches } from "../../core/address.ts";
+import { localMachine } from "../../store/machine.ts";
 import { describe, taskLines, taskReply, ttl, waitSeconds } from "./common.ts";
 
 /** How often watch lists the remote's tasks. */
@@ -126,7 +128,9 @@ export const watchTool = defineTool({
       const now = store.now();
       const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at));
       recheckAt = Date.now() + Math.max(0, Math.min(Infinity, ...expiries.filter((e) => e > now.getTime())) - now.getTime());
-      const ready = readyTasks(tasks, now); // blocked tasks are not ready
+      // Blocked tasks are not ready, nor are tasks addressed to another kind of agent or machine.
+      const who = { agent: store.actor.agent, machine: await localMachine(store) };
+      const ready = readyTasks(tasks, now).filter((t) => addressMatches(t.to, who));
       if (!ready.length) return null;
       if (!a.claim) return { ready, claimed: null };
       try {
