@@ -3,7 +3,7 @@
 // the client as one argument (never through a shell). The client may edit the fresh worktree
 // (Claude Code `--permission-mode acceptEdits`, Codex `--sandbox workspace-write`) and write the
 // task's out folder; bypassing its permissions or sandbox takes `--full-access`, named.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { formatAddress } from "../core/address.ts";
@@ -119,9 +119,10 @@ function trustCodexProject(setup: AgentSetup, worktree: string): (() => void) | 
   const home = env.CODEX_HOME || join(homedir(), ".codex");
   const file = join(home, "config.toml");
   const block = `\n# git-handoff worker: trust for one task's worktree (removed when the task ends)\n[projects.${JSON.stringify(worktree)}]\ntrust_level = "trusted"\n`;
+  const existed = existsSync(file);
   try {
     if (!existsSync(home)) mkdirSync(home, { recursive: true });
-    const before = existsSync(file) ? readFileSync(file, "utf8") : "";
+    const before = existed ? readFileSync(file, "utf8") : "";
     writeFileSync(file, before + block);
   } catch (e) {
     setup.warn(`cannot add a trust entry for ${worktree} to ${file} (${(e as Error).message}): Codex runs there without the project's hooks and config`);
@@ -130,7 +131,11 @@ function trustCodexProject(setup: AgentSetup, worktree: string): (() => void) | 
   return () => {
     try {
       const now = readFileSync(file, "utf8");
-      if (now.includes(block)) writeFileSync(file, now.replace(block, ""));
+      if (!now.includes(block)) return;
+      const after = now.replace(block, "");
+      // A file made only for this entry goes again with it.
+      if (!existed && after === "") unlinkSync(file);
+      else writeFileSync(file, after);
     } catch {
       /* gone meanwhile: nothing left to undo */
     }

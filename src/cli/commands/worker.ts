@@ -58,6 +58,9 @@ export function registerWorker(program: Command): void {
     });
     async function work(store: Store): Promise<void> {
       if (client && o.fullAccess) process.stderr.write(`git-handoff: warning: ${fullAccessWarning(client)}\n`);
+      if (client === "claude" && o.fullAccess && process.getuid?.() === 0 && !process.env.IS_SANDBOX) {
+        process.stderr.write("git-handoff: warning: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (say so only inside a sandbox)\n");
+      }
       // Claims, renewals and results go out at once: someone is waiting on them.
       store.syncOptions = { ...store.syncOptions, push: true };
       const stop = new AbortController();
