@@ -16,7 +16,7 @@ import { awaitVerdict, verdictReply, verifyingReply } from "../verification.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { boundFor, pollUntil } from "../wait.ts";
-import { lookAtQueue } from "../../sync/follow-queue.ts";
+import { followQueue, type QueueFollower } from "../../sync/follow-queue.ts";
 import { addressMatches } from "../../core/address.ts";
 import { localMachine } from "../../store/machine.ts";
 import { describe, taskLines, taskReply, ttl, waitSeconds } from "./common.ts";
@@ -109,6 +109,7 @@ export const watchTool = defineTool({
     let stamp = "";
     let recheckAt = 0;
     let lookedAt = 0;
+    let queue: QueueFollower | null = null;
     const warnings: string[] = [];
     const r = await pollUntil(ctx, boundFor(ctx, a.timeout_seconds), async () => {
       const store = await ctx.session.store();
@@ -117,7 +118,9 @@ export const watchTool = defineTool({
       const remote = Date.now() - lookedAt >= QUEUE_LOOK_MS ? await store.syncRemote() : null;
       if (remote) {
         lookedAt = Date.now();
-        const look = await lookAtQueue(store, remote);
+        // Shared with the clone's other watchers: one of them asks the remote at a time.
+        queue ??= followQueue(store, remote);
+        const look = await queue.look();
         if (!look.ok && !warnings.length) warnings.push(`cannot read the tasks of ${remote} (${look.message}); watching this clone only`);
       }
       // Reading every task is the costly part: do it only when a task ref moved or a lease ran out.
