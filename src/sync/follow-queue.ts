@@ -39,7 +39,9 @@ export function queuePaths(store: Store, remote: string): { lock: string; stamp:
 
 export function followQueue(store: Store, remote: string): QueueFollower {
   const paths = queuePaths(store, remote);
-  let lastLook = 0;
+  // Only a look that started once this follower existed counts (a stamp from before says nothing
+  // about tasks pushed since); the millisecond of creation counts, so a look taken right away does.
+  let lastLook = Date.now() - 1;
   return {
     async look() {
       const since = lastLook;
