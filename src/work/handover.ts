@@ -23,7 +23,7 @@ export interface Inputs {
 }
 
 /** Reads `--context-file` and `--file` paths: flat, distinct names, bounded sizes. Nothing is written. */
-export function readInputs(cwd: string, contextPaths: string[], filePaths: string[]): Inputs {
+export function readInputs(cwd: string, contextPaths: string[], filePaths: string[], labels = { context: "--context-file", files: "--file" }): Inputs {
   const names = new Set<string>();
   const read = (path: string, option: string, max: number): [string, Buffer] => {
     const full = resolve(cwd, path);
@@ -45,10 +45,10 @@ export function readInputs(cwd: string, contextPaths: string[], filePaths: strin
     return [name, readFileSync(full)];
   };
   if (contextPaths.length + filePaths.length > MAX_TASK_FILES) fail("invalid_input", `${contextPaths.length + filePaths.length} files; at most ${MAX_TASK_FILES} per task`);
-  const context = new Map(contextPaths.map((p) => read(p, "--context-file", MAX_CONTEXT_FILE_BYTES)));
-  const files = new Map(filePaths.map((p) => read(p, "--file", MAX_FILES_BYTES)));
+  const context = new Map(contextPaths.map((p) => read(p, labels.context, MAX_CONTEXT_FILE_BYTES)));
+  const files = new Map(filePaths.map((p) => read(p, labels.files, MAX_FILES_BYTES)));
   const total = [...files.values()].reduce((n, b) => n + b.length, 0);
-  if (total > MAX_FILES_BYTES) fail("invalid_input", `the --file files are ${total} bytes together; at most ${MAX_FILES_BYTES}`);
+  if (total > MAX_FILES_BYTES) fail("invalid_input", `the ${labels.files} files are ${total} bytes together; at most ${MAX_FILES_BYTES}`);
   return { context, files };
 }
 

@@ -57,7 +57,7 @@ export const createTask = defineTool({
     if (a.context !== undefined || a.files?.length) {
       // Handed over with its inputs: created with them in one push, as the CLI's `wait` does.
       if (a.scope?.length || a.after?.length || a.verify !== undefined || a.exclusive) fail("invalid_input", "a task sent with context or files takes objective, id, priority and to only (no scope, after, verify or exclusive)");
-      const inputs = readInputs(store.repo.workTree ?? store.cwd, [], a.files ?? []);
+      const inputs = readInputs(store.repo.workTree ?? store.cwd, [], a.files ?? [], { context: "context", files: "files" });
       if (a.context !== undefined) {
         if (Buffer.byteLength(a.context) > MAX_CONTEXT_FILE_BYTES) fail("invalid_input", `context is ${Buffer.byteLength(a.context)} bytes; at most ${MAX_CONTEXT_FILE_BYTES}`);
         inputs.context.set(CONTEXT_NAME, Buffer.from(a.context));
