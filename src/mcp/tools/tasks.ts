@@ -67,6 +67,9 @@ export const createTask = defineTool({
       return { ...reply, data: { ...reply.data, files: [...inputs.files].map(([name, b]) => ({ name, size: b.length })) }, next: [nextCall(steps.waitTask(task.id), "wait for the result")] };
     }
     if (to) refuseSelfDelegation(to);
+    // Addressed to someone (likely on another machine): it goes out at once, as `wait` pushes.
+    const push = store.syncOptions.push;
+    if (to) store.syncOptions = { ...store.syncOptions, push: true };
     const task = await addTaskAfter(store, {
       ...(to ? { to } : {}),
       objective: a.objective,
@@ -77,7 +80,7 @@ export const createTask = defineTool({
       ...(a.id !== undefined ? { id: a.id } : {}),
       ...(a.after?.length ? { after: a.after } : {}),
       ...(a.verify !== undefined ? { verify: checkVerifyCommand(a.verify) } : {}),
-    });
+    }).finally(() => (store.syncOptions = { ...store.syncOptions, push }));
     return { ...taskReply(store, task, `created ${task.id}`), next: to ? [nextCall(steps.waitTask(task.id), "wait for the result")] : [nextCall(steps.claim(task.id), "if you will do it yourself")] };
   },
 });
