@@ -145,6 +145,10 @@ test("a worker's own task handing work back to that worker is refused: would_dea
     const refused = await mcp.refused("create_task", { objective: "help me", to: "codex" });
     assert.is(refused.code, "would_deadlock");
     assert.match(refused.message, `task ${out.id} of worker codex@m2`);
+    // A task for that worker created otherwise (task add --to), then waited on: refused too.
+    await mcp.ok("create_task", { objective: "queued for later", id: "later-for-me", to: "ghost@m9" });
+    Object.assign(process.env, { HANDOFF_WORKER: "ghost@m9", HANDOFF_WORKER_MACHINE: "m9" });
+    assert.is((await mcp.refused("wait_task", { id: "later-for-me", timeout_seconds: 5 })).code, "would_deadlock");
     assert.not.ok(existsSync(join(b, "handoff-x")));
   } finally {
     for (const k of ["HANDOFF_WORKER", "HANDOFF_WORKER_MACHINE", "HANDOFF_TASK_ID"]) if (saved[k] === undefined) delete process.env[k];
