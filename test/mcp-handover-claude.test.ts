@@ -25,7 +25,7 @@ test("from inside Claude Code: create_task with to, then wait_task returns what 
   assert.is(cli(["init", "--write"], { cwd: a, agent: "lead" }).code, 0);
   const w = worker(b, script(`echo "B says: $(cat "$HANDOFF_IN_DIR/context.md")"; echo made > "$HANDOFF_OUT_DIR/made.txt"`));
   const s = await claude(a, [
-    { tools: [{ name: "mcp__git-handoff__create_task", input: { objective: "say hello from m2", id: "via-claude", to: "codex@m2", context: "hello" } }] },
+    { tools: [{ name: "mcp__git-handoff__create_task", input: { objective: "say hello from m2", id: "via-claude", to: "codex@m2", context: "hello" } }], needs: "mcp__git-handoff__" },
     { tools: [{ name: "mcp__git-handoff__wait_task", input: { id: "via-claude" } }] },
     { text: "got it" },
   ], { trust: a });
