@@ -56,7 +56,8 @@ export const EXAMPLES: Record<string, string[]> = {
   completion: ["git handoff completion bash > ~/.local/share/bash-completion/completions/git-handoff", "git handoff completion fish > ~/.config/fish/completions/git-handoff.fish"],
   approve: ["git handoff approve api", "HANDOFF_APPROVE=<sha256 of the command> git handoff approve api   # without a terminal"],
   wait: ["git handoff wait --objective 'write the migration' --context-file notes.md --to codex@pc", "git handoff wait --id t-4k2m9x0q --timeout 30m --json"],
-  worker: ["git handoff worker --agent codex@pc --exec ./do-task.sh", "git handoff worker --exec ./do-task.sh --once --concurrency 2"],
+  worker: ["git handoff worker --agent codex@pc --exec ./do-task.sh", "git handoff worker --exec ./do-task.sh --once --concurrency 2", "git handoff worker --with claude", "git handoff worker --with codex --agent codex@build-box"],
+  test: ["git handoff test", "git handoff test --round-trip claude@pc --timeout 2m", "git handoff test --json"],
   dashboard: ["git handoff dashboard --open", "git handoff dashboard --port 0 --read-only --sync 30s"],
   version: ["git handoff version", "git handoff version --json"],
 };

@@ -33,6 +33,7 @@ export type ErrorCode =
   | "timed_out" // wait: --timeout ran out (the task is cancelled)
   | "interrupted" // wait: interrupted by a signal (the task is cancelled)
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
+  | "would_deadlock" // a worker's own task hands work to that same worker, which is busy with it
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -67,6 +68,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   timed_out: 8,
   interrupted: 130,
   port_in_use: 3,
+  would_deadlock: 3,
   internal: 1,
 };
 

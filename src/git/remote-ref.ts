@@ -23,3 +23,16 @@ export async function lsRemoteRefs(cwd: string, remote: string, refs: string[], 
   }
   return { ok: true, tips };
 }
+
+/** Every ref of the remote under `prefix` (e.g. refs/handoff/tasks/) in one advertisement. */
+export async function lsRemotePrefix(cwd: string, remote: string, prefix: string, timeoutMs: number): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean }> {
+  const r = await git(["ls-remote", "--end-of-options", remote, `${prefix}*`], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
+  if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
+  const tips = new Map<string, string>();
+  for (const line of r.stdout.split("\n")) {
+    const tab = line.indexOf("\t");
+    if (tab > 0 && line.startsWith(prefix, tab + 1)) tips.set(line.slice(tab + 1), line.slice(0, tab));
+  }
+  return { ok: true, tips };
+}

@@ -3,7 +3,9 @@
 import { HandoffError } from "../core/errors.ts";
 import { releaseTaskLeases } from "../core/lease-ops.ts";
 import type { Task } from "../core/task.ts";
-import type { TaskResultFiles } from "../core/task-files.ts";
+import { outputTail, reportedFailure, type TaskResultFiles } from "../core/task-files.ts";
+import { resolveCommit } from "../git/commits.ts";
+import { localMachine } from "../store/machine.ts";
 import { completeTask, failTask } from "../core/task-ops.ts";
 import { writeSteps } from "../store/codec.ts";
 import { leaseUpdate, loadLeases } from "../store/lease-store.ts";
@@ -11,8 +13,9 @@ import type { Store } from "../store/store.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { loadTask, TASK_FILE, taskRef } from "../store/task-store.ts";
 import { RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
+import { readInputs } from "./handover.ts";
 
-export async function finishWithResults(store: Store, result: TaskResultFiles, files: Map<string, Buffer>): Promise<Task> {
+export async function finishWithResults(store: Store, result: TaskResultFiles, files: Map<string, Buffer>, opts: { exclusive?: boolean } = {}): Promise<Task> {
   const id = result.task;
   const ref = taskRef(id);
   const rref = resultsRef(id);
@@ -32,5 +35,32 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
     const lu = leaseUpdate(store, leases.tip, releaseTaskLeases(leases.set, id, ctx));
     if (lu) updates.push(lu);
     return { updates, result: out.record };
-  });
+  }, opts);
+}
+
+/**
+ * Finishing a task by hand (MCP complete_task with `output` and `files`): the answer and the
+ * files go back as a worker's would. `FAILED: reason` as the output's first line fails it.
+ */
+export async function completeWithResults(store: Store, id: string, input: { output: string; files: string[]; commit?: string }): Promise<Task> {
+  const { files } = readInputs(store.repo.workTree ?? store.cwd, [], input.files, { context: "context", files: "files" });
+  const { output, cut } = outputTail(Buffer.from(input.output));
+  const reason = reportedFailure(output);
+  const commit = input.commit !== undefined ? await resolveCommit(store.cwd, input.commit) : null;
+  const record: TaskResultFiles = {
+    task: id,
+    status: reason ? "failed" : "done",
+    output,
+    output_cut: cut,
+    reason,
+    exit_code: null,
+    files: [...files].map(([name, b]) => ({ name, size: b.length })),
+    refused: [],
+    worker: store.actor.agent,
+    machine: await localMachine(store),
+    at: store.now().toISOString(),
+    ...(commit ? { commit } : {}),
+  };
+  // Someone waits on it: it goes out at once, whatever --push says for other writes.
+  return finishWithResults(store, record, files, { exclusive: true });
 }

@@ -14,6 +14,7 @@ import { writeSteps } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { TASK_FILE, taskRef } from "../store/task-store.ts";
 import { pullRef } from "../sync/follow-ref.ts";
+import { refuseSelfDelegation } from "./self-delegation.ts";
 import { INPUTS_FILE, inputsRef, readBundle, RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
 
 export interface Inputs {
@@ -22,7 +23,7 @@ export interface Inputs {
 }
 
 /** Reads `--context-file` and `--file` paths: flat, distinct names, bounded sizes. Nothing is written. */
-export function readInputs(cwd: string, contextPaths: string[], filePaths: string[]): Inputs {
+export function readInputs(cwd: string, contextPaths: string[], filePaths: string[], labels = { context: "--context-file", files: "--file" }): Inputs {
   const names = new Set<string>();
   const read = (path: string, option: string, max: number): [string, Buffer] => {
     const full = resolve(cwd, path);
@@ -44,10 +45,10 @@ export function readInputs(cwd: string, contextPaths: string[], filePaths: strin
     return [name, readFileSync(full)];
   };
   if (contextPaths.length + filePaths.length > MAX_TASK_FILES) fail("invalid_input", `${contextPaths.length + filePaths.length} files; at most ${MAX_TASK_FILES} per task`);
-  const context = new Map(contextPaths.map((p) => read(p, "--context-file", MAX_CONTEXT_FILE_BYTES)));
-  const files = new Map(filePaths.map((p) => read(p, "--file", MAX_FILES_BYTES)));
+  const context = new Map(contextPaths.map((p) => read(p, labels.context, MAX_CONTEXT_FILE_BYTES)));
+  const files = new Map(filePaths.map((p) => read(p, labels.files, MAX_FILES_BYTES)));
   const total = [...files.values()].reduce((n, b) => n + b.length, 0);
-  if (total > MAX_FILES_BYTES) fail("invalid_input", `the --file files are ${total} bytes together; at most ${MAX_FILES_BYTES}`);
+  if (total > MAX_FILES_BYTES) fail("invalid_input", `the ${labels.files} files are ${total} bytes together; at most ${MAX_FILES_BYTES}`);
   return { context, files };
 }
 
@@ -58,6 +59,7 @@ export async function createHandover(
   store: Store,
   input: { objective: string; priority: number; to: Address | null; inputs: Inputs; id?: string },
 ): Promise<Task> {
+  refuseSelfDelegation(input.to);
   return store.casLoop(async (now) => {
     const id = input.id ?? newTaskId(randomBytes(8));
     const out = createTask({ id, objective: input.objective, priority: input.priority, scope: [], maxAttempts: store.config.maxAttempts, to: input.to }, { actor: store.actor, now });

@@ -9,6 +9,7 @@ import type { Task } from "../core/task.ts";
 import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
 import { addDetachedWorktree, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
 import type { Store } from "../store/store.ts";
+import type { Launch, TaskFolder } from "./agent-command.ts";
 
 export interface TaskRun {
   status: "done" | "failed" | "stopped";
@@ -27,7 +28,10 @@ export interface TaskRun {
 export interface RunInput {
   store: Store;
   task: Task;
-  command: string;
+  /** The local user's command line (run with /bin/sh -c), or an agent client's launch (agent-command.ts). */
+  command: string | Launcher;
+  /** More environment for the command (the worker's identity, self-delegation.ts). */
+  env?: Record<string, string>;
   context: Map<string, Buffer>;
   files: Map<string, Buffer>;
   keep: boolean;
@@ -38,6 +42,9 @@ export interface RunInput {
   /** The command's stderr, passed through. */
   stderr: (chunk: Buffer) => void;
 }
+
+/** Builds the command for one task once its folder exists. */
+export type Launcher = (folder: TaskFolder) => Launch;
 
 const STOP_GRACE_MS = 2000;
 
@@ -76,8 +83,11 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
   const base = await baseCommit(store, task);
   await addDetachedWorktree(store.cwd, worktree, base);
+  let launch: Launch | null = null;
   try {
-    const run = await spawnCommand(input, worktree, {
+    launch = typeof input.command === "string" ? null : input.command({ home, worktree, inDir, outDir, taskFile });
+    const run = await spawnCommand(input, launch, worktree, {
+      ...input.env,
       HANDOFF_TASK_ID: task.id,
       HANDOFF_TASK_FILE: taskFile,
       HANDOFF_OUT_DIR: outDir,
@@ -99,6 +109,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     }
     return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept, branch };
   } finally {
+    launch?.cleanup?.();
     if (!input.keep) {
       await removeWorktree(store.cwd, worktree);
       rmSync(home, { recursive: true, force: true });
@@ -124,10 +135,13 @@ interface Spawned {
   stopped: boolean;
 }
 
-function spawnCommand(input: RunInput, cwd: string, env: Record<string, string>): Promise<Spawned> {
+function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, env: Record<string, string>): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     // The command line is the local user's own; the task reaches it only through env and files.
-    const child = spawn("/bin/sh", ["-c", input.command], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // An agent client gets the task as one argument of its own argv: no shell reads it. Its
+    // stdin is closed (Codex reads a piped stdin as more prompt).
+    const [file, args] = launch ? [launch.argv[0]!, launch.argv.slice(1)] : ["/bin/sh", ["-c", input.command as string]];
+    const child = spawn(file, args, { cwd, env: { ...process.env, ...env, ...launch?.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const chunks: Buffer[] = [];
     let size = 0;
     let head = "";
@@ -158,9 +172,20 @@ function spawnCommand(input: RunInput, cwd: string, env: Record<string, string>)
     child.on("error", reject);
     child.on("close", (code, signal) => {
       input.signal.removeEventListener("abort", stop);
+      // A client that writes its last message to a file: that is the answer (its stdout is progress).
+      const answer = launch?.outputFile ? readOr(launch.outputFile) : null;
+      if (answer !== null) return resolve({ stdout: answer, firstLine: answer.toString("utf8").split("\n", 1)[0]!.slice(0, 8192), exitCode: code, signal, stopped });
       resolve({ stdout: Buffer.concat(chunks), firstLine: head, exitCode: code, signal, stopped });
     });
   });
+}
+
+function readOr(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {

@@ -9,6 +9,7 @@ import { loadTask, taskRef } from "../store/task-store.ts";
 import { Backoff, pause } from "../sync/follow-ref.ts";
 import { openFollower, type Follower } from "../sync/shared-poll.ts";
 import { resultsRef } from "./bundle.ts";
+import { refuseSelfDelegation } from "./self-delegation.ts";
 
 export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
 
@@ -57,6 +58,8 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
     if (found) {
       // An expired lease shows as free, and after the last allowed attempt as failed.
       const task = settle(found.task, { actor: store.actor, now: store.now() }).record;
+      // Waiting from inside a worker's task for a task only that busy worker may take: never ends.
+      if (prev === null && task.status === "todo") refuseSelfDelegation(task.to ?? null);
       opts.progress(prev, task);
       prev = task;
       if (isFinal(task.status)) return { kind: "final", task };

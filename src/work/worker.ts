@@ -17,10 +17,15 @@ import { pause } from "../sync/follow-ref.ts";
 import { openFollower } from "../sync/shared-poll.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
+import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
+import { workerEnv } from "./self-delegation.ts";
 
 export interface WorkerOptions {
+  /** The local user's command line; ignored when `agent` says which client does each task. */
   command: string;
+  /** `--with claude|codex`: the client run on each task, its prompt built by agent-command.ts. */
+  agent?: AgentSetup;
   once: boolean;
   concurrency: number;
   pollMs: number;
@@ -97,12 +102,18 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
       const inputs = await loadInputs(store, id, { pull: false });
+      const context = inputs?.context ?? new Map<string, Buffer>();
+      const files = inputs?.files ?? new Map<string, Buffer>();
+      const agent = opts.agent;
       const run = await runTask({
         store,
         task,
-        command: opts.command,
-        context: inputs?.context ?? new Map(),
-        files: inputs?.files ?? new Map(),
+        command: agent ? (folder) => agentLaunch(agent, agentPrompt(task, context, [...files.keys()], folder), folder) : opts.command,
+        // Who runs it: what the command does as git-handoff is done as this worker, and a task it
+        // addresses back to this worker is refused (it would wait for itself).
+        env: { HANDOFF_AGENT: store.actor.agent, ...workerEnv(store.actor.agent, machine, opts.concurrency) },
+        context,
+        files,
         keep: opts.keep,
         pushBranch: !!opts.pushBranch,
         signal: r.stop.signal,

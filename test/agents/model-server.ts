@@ -16,9 +16,10 @@ export interface ToolCall {
  * model turns it already holds), so retries and side requests never shift the script.
  */
 export type Turn = { tools: ToolCall[]; needs?: string } | { text: string };
-// `needs` (OpenAI Responses only): a tool or namespace the turn calls that the client may list
-// only later (Codex connects MCP servers while the conversation starts). Until the request lists
-// it, the model waits as a model would: a short shell command, not counted as a scripted turn.
+// `needs`: a tool or namespace (a name prefix for Claude Code) the turn calls that the client may
+// list only later (Codex and Claude Code connect MCP servers while the conversation starts). Until
+// the request lists it, the model waits as a model would: a short shell command, not counted as a
+// scripted turn.
 
 export interface RecordedRequest {
   method: string;
@@ -98,8 +99,16 @@ function route(api: Api, req: IncomingMessage, body: any, turns: Turn[]): Reply 
   if (api === "anthropic" && url.startsWith("/v1/messages") && !url.includes("count_tokens")) {
     // Side requests (titles, summaries) carry no tools: a short text, off the script.
     if (!body?.tools?.length) return { ...stream(anthropicTurn({ text: "ok" }, 0)), main: false };
-    const done = (body.messages ?? []).filter((m: any) => m.role === "assistant").length;
-    return stream(anthropicTurn(turnAt(turns, done), done));
+    const assistant = (body.messages ?? []).filter((m: any) => m.role === "assistant");
+    const waits = assistant.filter((m: any) => JSON.stringify(m.content ?? "").includes('"toolu_wait_')).length;
+    const done = assistant.length - waits;
+    const turn = turnAt(turns, done);
+    // Claude Code may list an MCP server's tools only once it has connected: wait as for Codex.
+    if ("tools" in turn && turn.needs && !(body.tools ?? []).some((t: any) => String(t?.name ?? "").startsWith(turn.needs!))) {
+      if (waits > 50) return stream(anthropicTurn({ text: `scripted model: ${turn.needs} never listed` }, assistant.length));
+      return stream(anthropicTurn({ tools: [{ name: "Bash", input: { command: "sleep 0.3", description: "wait" } }] }, assistant.length, "toolu_wait_"));
+    }
+    return stream(anthropicTurn(turn, done));
   }
   if (api === "anthropic" && url.includes("count_tokens")) return json({ input_tokens: 10 });
   if (api === "openai" && url.endsWith("/responses")) {
@@ -145,13 +154,13 @@ function turnsDone(turns: Turn[], calls: number): number {
 
 const argsText = (c: ToolCall) => (typeof c.input === "string" ? c.input : JSON.stringify(c.input));
 
-function anthropicTurn(t: Turn, n: number): string {
+function anthropicTurn(t: Turn, n: number, prefix = "toolu_"): string {
   const ev: Array<[string, unknown]> = [
     ["message_start", { type: "message_start", message: { id: `msg_${n}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }],
   ];
   if ("tools" in t) {
     t.tools.forEach((c, i) => {
-      ev.push(["content_block_start", { type: "content_block_start", index: i, content_block: { type: "tool_use", id: `toolu_${n}_${i}`, name: c.name, input: {} } }]);
+      ev.push(["content_block_start", { type: "content_block_start", index: i, content_block: { type: "tool_use", id: `${prefix}${n}_${i}`, name: c.name, input: {} } }]);
       ev.push(["content_block_delta", { type: "content_block_delta", index: i, delta: { type: "input_json_delta", partial_json: argsText(c) } }]);
       ev.push(["content_block_stop", { type: "content_block_stop", index: i }]);
     });
@@ -196,7 +205,7 @@ const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 const TOOL_RESULTS: Record<Api, (body: any) => string[]> = {
   anthropic: (b) =>
-    (b.messages ?? []).flatMap((m: any) => (Array.isArray(m.content) ? m.content : []).filter((c: any) => c.type === "tool_result").map((c: any) => `${c.is_error ? "[error] " : ""}${text(c.content)}`)),
+    (b.messages ?? []).flatMap((m: any) => (Array.isArray(m.content) ? m.content : []).filter((c: any) => c.type === "tool_result" && !String(c.tool_use_id).startsWith("toolu_wait_")).map((c: any) => `${c.is_error ? "[error] " : ""}${text(c.content)}`)),
   openai: (b) => (b.input ?? []).filter((i: any) => /_call_output$/.test(i?.type ?? "") && !String(i.call_id).startsWith("wait_")).map((i: any) => text(i.output)),
   gemini: (b) => (b.contents ?? []).flatMap((c: any) => (c.parts ?? []).filter((p: any) => p.functionResponse).map((p: any) => text(p.functionResponse.response))),
 };

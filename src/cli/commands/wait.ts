@@ -1,5 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
@@ -11,7 +10,8 @@ import { neutralise } from "../../present/untrusted.ts";
 import type { Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
-import { createHandover, loadResults, readInputs } from "../../work/handover.ts";
+import { createHandover, readInputs } from "../../work/handover.ts";
+import { saveResults } from "../../work/results.ts";
 import { waitForFinal } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
@@ -108,32 +108,20 @@ async function cancelOrFinal(store: Store, id: string, reason: string): Promise<
 
 async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean): Promise<void> {
   // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
-  const ended = task.status === "done" || task.status === "failed";
-  const results = ended ? ((await loadResults(store, task.id, { pull: false })) ?? (await loadResults(store, task.id))) : null;
-  const files: { name: string; size: number; path: string }[] = [];
-  if (task.status === "done" && results?.files.size) {
-    mkdirSync(outDir, { recursive: true });
-    for (const [name, data] of results.files) {
-      const path = join(outDir, name);
-      writeFileSync(path, data);
-      files.push({ name, size: data.length, path });
-    }
-  }
-  const output = results?.record.output ?? task.result?.note ?? "";
-  const failure = task.status === "done" ? null : (task.result?.reason ?? null);
+  const r = await saveResults(store, task, outDir);
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
-    const body = { id: task.id, status: task.status, failure_reason: failure, output, files, refused: results?.record.refused ?? [], branch: results?.record.branch ?? null, commit: results?.record.commit ?? null };
+    const body = { id: task.id, status: task.status, ...r };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
-    if (output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(output) : output);
-    if (files.length) say(`saved ${files.length} file${files.length === 1 ? "" : "s"} to ${outDir}`);
-    if (results?.record.branch) {
+    if (r.output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
+    if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);
+    if (r.branch) {
       const remote = await store.syncRemote();
-      say(`code changes on branch ${results.record.branch} at ${results.record.commit}${remote ? `: git fetch ${remote} ${results.record.branch}` : ""}`);
+      say(`code changes on branch ${r.branch} at ${r.commit}${remote ? `: git fetch ${remote} ${r.branch}` : ""}`);
     }
-    for (const r of results?.record.refused ?? []) say(`the worker refused to send ${JSON.stringify(r.name)}: ${neutralise(r.reason)}`);
-    if (task.status === "failed") say(`${task.id} failed: ${neutralise(failure ?? "no reason given")}`);
+    for (const f of r.refused) say(`the worker refused to send ${JSON.stringify(f.name)}: ${neutralise(f.reason)}`);
+    if (task.status === "failed") say(`${task.id} failed: ${neutralise(r.failure_reason ?? "no reason given")}`);
   }
   if (code) process.exitCode = EXIT_CODES[code];
 }

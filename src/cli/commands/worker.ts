@@ -1,12 +1,20 @@
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
+import { localMachine } from "../../store/machine.ts";
+import type { Store } from "../../store/store.ts";
+import { openSyncedStore } from "../../sync/open.ts";
+import { AGENT_CLIENTS, fullAccessWarning, type AgentClient } from "../../work/agent-command.ts";
 import { runWorker } from "../../work/worker.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 
 interface WorkerOpts {
   exec?: string;
+  with?: string;
+  fullAccess?: boolean;
   once?: boolean;
   concurrency: string;
   poll: string;
@@ -21,6 +29,8 @@ export function registerWorker(program: Command): void {
       .command("worker")
       .description("take tasks addressed to this agent and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back")
       .option("--exec <cmd>", "the command to run per task, in a fresh worktree; it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
+      .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
+      .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
       .option("--once", "run one task, then exit")
       .option("--concurrency <n>", "tasks run at once", "1")
       .option("--poll <duration>", "how often to look for tasks and cancellations", "1s")
@@ -29,11 +39,28 @@ export function registerWorker(program: Command): void {
       .option("--push-branch", "send code changes back as the branch handoff/<id> on the sync remote (uncommitted changes are committed)"),
     { writes: true },
   ).action(async (o: WorkerOpts, cmd: Command) => {
-    if (!o.exec?.trim()) fail("usage", "worker needs --exec CMD: the command that does each task");
+    if (o.with !== undefined && o.exec !== undefined) fail("usage", "give --exec CMD or --with CLIENT, not both");
+    if (o.with === undefined && !o.exec?.trim()) fail("usage", "worker needs --exec CMD (the command that does each task) or --with claude|codex");
+    if (o.fullAccess && o.with === undefined) fail("usage", "--full-access goes with --with claude|codex");
+    const client = o.with === undefined ? null : agentClient(o.with);
+    if (client && !onPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give --exec CMD`);
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);
     const pollMs = parseDuration(o.poll, "--poll");
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
-    await withStore(cmd, async (store) => {
+    await withStore(cmd, async (opened, g) => {
+      // `--with` names the worker after the client and the machine unless --agent says otherwise.
+      const store = client && g.agent === undefined ? await openSyncedStore({ cwd: opened.cwd, agent: `${client}@${await localMachine(opened)}` }) : opened;
+      try {
+        await work(store);
+      } finally {
+        if (store !== opened) store.close();
+      }
+    });
+    async function work(store: Store): Promise<void> {
+      if (client && o.fullAccess) process.stderr.write(`git-handoff: warning: ${fullAccessWarning(client)}\n`);
+      if (client === "claude" && o.fullAccess && process.getuid?.() === 0 && !process.env.IS_SANDBOX) {
+        process.stderr.write("git-handoff: warning: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (say so only inside a sandbox)\n");
+      }
       // Claims, renewals and results go out at once: someone is waiting on them.
       store.syncOptions = { ...store.syncOptions, push: true };
       const stop = new AbortController();
@@ -48,7 +75,8 @@ export function registerWorker(program: Command): void {
       process.on("SIGTERM", onSignal);
       try {
         const s = await runWorker(store, {
-          command: o.exec!,
+          command: o.exec ?? "",
+          ...(client ? { agent: { client, fullAccess: !!o.fullAccess, warn: (line: string) => process.stderr.write(`git-handoff: warning: ${neutralise(line)}\n`) } } : {}),
           once: !!o.once,
           concurrency,
           pollMs,
@@ -66,6 +94,23 @@ export function registerWorker(program: Command): void {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
       }
-    });
+    }
+  });
+}
+
+function agentClient(text: string): AgentClient {
+  if (!(AGENT_CLIENTS as readonly string[]).includes(text)) fail("invalid_input", `--with ${JSON.stringify(text.slice(0, 40))}: the clients are ${AGENT_CLIENTS.join(" and ")}`, { with: text }, [{ action: "fix_input", detail: "--with claude or --with codex; any other agent: --exec CMD" }]);
+  return text as AgentClient;
+}
+
+/** Whether `bin` is an executable file in a folder of PATH. */
+function onPath(bin: string): boolean {
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir || ".", bin), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
   });
 }

@@ -9,6 +9,8 @@ import { accept, listReview, reject } from "../../store/review-actions.ts";
 import { done } from "../../store/task-actions.ts";
 import { showTask } from "../../store/task-store.ts";
 import { startVerificationRun } from "../../store/verification-runs.ts";
+import { fail } from "../../core/errors.ts";
+import { completeWithResults } from "../../work/complete.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { awaitVerdict, verdictReply, verifyingReply } from "../verification.ts";
@@ -23,6 +25,7 @@ export const completeTaskTool = defineTool({
   title: "Complete a task",
   description: [
     "Finish a task. Call it when the work is committed: pass `commit` (a revision such as HEAD) and a short `note` for whoever reads the task next. Allowed for the holder, or for anyone while nobody holds the task.",
+    "When someone waits on the task (it was handed to you with `git handoff wait` or create_task `to`), pass your answer as `output` and the files you made as `files`: they go back in the same push. An `output` whose first line is `FAILED: reason` marks the task failed.",
     "A task without a verify command becomes done (state `done`). A task with one (create_task `verify`) goes through the review gate, exactly as the CLI's `done`: its command runs in your worktree; passed -> the task goes to review (state `review`, a reviewer accepts or rejects it); failed -> refusal `verification_failed`, the result is recorded and you keep the task.",
     "A verification that takes longer than about 50 seconds does not block the call: it keeps running in a separate process and the call returns with state `verifying` and `final: false`. Then call wait_task with the same id: it returns the verdict as complete_task would have (`final: true`), or `final: false` again while it still runs. Calling complete_task again meanwhile starts nothing new.",
     `Refusals: \`verification_failed\`: data.verification.output_tail has the end of the output; fix the work and call complete_task again, or release_task. ${HELD} \`final_state\`: it is already finished. \`wrong_state\`: it is already in review. \`invalid_input\`: e.g. the commit does not exist. \`unapproved_command\`: the verify command was not written or approved in this clone; only a person can approve it (CLI), so ask them, or release_task.`,
@@ -31,10 +34,12 @@ export const completeTaskTool = defineTool({
     id: taskId(),
     commit: z.optional(describe(z.string(), "the commit that does the work, any revision git understands (HEAD, a sha, a branch)")),
     note: z.optional(describe(z.string(), "what the next reader should know (at most 8000 characters)")),
+    output: z.optional(describe(z.string(), "your answer for whoever waits on the task (wait_task / git handoff wait returns it; at most 256 KB); start it with `FAILED: reason` and the task fails with that reason")),
+    files: z.optional(describe(z.array(z.string()), "result files sent back with it, paths relative to the repository root (they arrive by name under ./handoff-<id>/: flat names, at most 25 MB together)")),
   },
   output: {
     task: Task,
-    state: z.enum(["done", "review", "verifying"]),
+    state: z.enum(["done", "review", "verifying", "failed"]),
     final: z.boolean(),
     verification: Verification,
     waited_ms: z.number(),
@@ -45,6 +50,12 @@ export const completeTaskTool = defineTool({
     const store = await ctx.session.store();
     const task = await showTask(store, a.id);
     const o = { ...opt("commit", a.commit), ...opt("note", a.note) };
+    if (a.output !== undefined || a.files?.length) {
+      if (task.verify) fail("invalid_input", `task ${task.id} has a verify command: it goes through review; complete it without output or files`);
+      const t = await completeWithResults(store, task.id, { output: a.output ?? "", files: a.files ?? [], ...opt("commit", a.commit) });
+      const reply = taskReply(store, t, `${t.status} ${t.id}; ${a.files?.length ?? 0} result file${a.files?.length === 1 ? "" : "s"} sent back`);
+      return { ...reply, data: { ...reply.data, state: t.status === "done" ? "done" : "failed", final: true }, next: [nextCall(steps.claimNext(), "take the next task")] };
+    }
     if (!task.verify) {
       const t = await done(store, a.id, o);
       const freed = (await unblockedText(store, t.id)).trim(); // as the CLI's done prints it

@@ -9,9 +9,23 @@ import { nextCall, steps } from "../../present/suggestions.ts";
 import { addTaskAfter } from "../../store/dependency-actions.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
+import { parseAddress, type Address } from "../../core/address.ts";
+import { fail } from "../../core/errors.ts";
+import { MAX_CONTEXT_FILE_BYTES } from "../../core/task-files.ts";
+import { createHandover, readInputs } from "../../work/handover.ts";
+import { refuseSelfDelegation } from "../../work/self-delegation.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskId, taskLines, taskReply, taskSummary } from "./common.ts";
+
+/** The name create_task's `context` text travels under (the worker's context files). */
+const CONTEXT_NAME = "context.md";
+
+function addressInput(text: string): Address {
+  const parsed = parseAddress(text);
+  if (!parsed.ok) fail("invalid_input", parsed.message.replace(/^--to/, "to"), { to: text }, [{ action: "fix_input", detail: "e.g. codex@pc, codex or @pc" }]);
+  return parsed.address;
+}
 
 export const createTask = defineTool({
   name: "create_task",
@@ -19,8 +33,9 @@ export const createTask = defineTool({
   description: [
     "Add a task to the shared queue that every agent of this repository sees, with the same fields as the CLI's `task add`. Use it to record work that you or other agents will claim, e.g. when you split a job into parts: `after` makes it wait on other tasks (it is not ready, and claiming it is refused, until they are done), `verify` is the command complete_task runs before the task may go to review, `exclusive` makes claiming it lease its `scope` exclusively.",
     "It does not claim the task: call claim_task afterwards if you will do it yourself.",
+    "To hand work to an agent on another machine (or another kind of agent), pass `to` and what it needs as `context` and `files`: the task and its files are pushed to the sync remote at once, and a `git handoff worker` there takes it. Then call wait_task with the id: it returns the taker's output and saves the files it sent back under ./handoff-<id>/. Do not address a task to the worker you are running inside (refusal `would_deadlock`).",
     "Returns the task; its id is generated (t-xxxxxxxx) unless you pass `id`.",
-    "Refusals: `exists`: that id is taken (choose another or leave `id` out). `not_found`: a task named in `after` does not exist (list_tasks). `invalid_input`: fix the argument named in the message (too long, a bad glob, a verify command with a newline).",
+    "Refusals: `exists`: that id is taken (choose another or leave `id` out). `not_found`: a task named in `after` does not exist (list_tasks). `invalid_input`: fix the argument named in the message (too long, a bad glob, a verify command with a newline, a missing file, `context`/`files` together with scope, after, verify or exclusive).",
   ].join("\n"),
   input: {
     objective: describe(z.string(), "what the task is for, in a sentence or a short paragraph (at most 4000 characters)"),
@@ -30,12 +45,33 @@ export const createTask = defineTool({
     exclusive: z.optional(describe(z.boolean(), "claiming the task leases its scope exclusively: other agents are denied edits (default: shared)")),
     after: z.optional(describe(z.array(z.string()), "ids of tasks that must be done before this one is ready")),
     verify: z.optional(describe(z.string(), "one line of shell that verifies the work, e.g. \"npm test\": complete_task runs it and sends the task to review")),
+    to: z.optional(describe(z.string(), "who may take it: KIND@MACHINE (e.g. codex@pc), KIND (that kind on any machine) or @MACHINE; default anyone. A `git handoff worker` on that machine takes it")),
+    context: z.optional(describe(z.string(), "text the taker reads with the objective (notes, the plan, constraints; at most 1 MB); it travels with the task to the other machine")),
+    files: z.optional(describe(z.array(z.string()), "input files sent along, paths relative to the repository root (flat names arrive: at most 100 files, 25 MB together)")),
   },
-  output: { task: Task },
+  output: { task: Task, files: z.array(z.object({ name: z.string(), size: z.number() })) },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
+    const to = a.to !== undefined ? addressInput(a.to) : null;
+    if (a.context !== undefined || a.files?.length) {
+      // Handed over with its inputs: created with them in one push, as the CLI's `wait` does.
+      if (a.scope?.length || a.after?.length || a.verify !== undefined || a.exclusive) fail("invalid_input", "a task sent with context or files takes objective, id, priority and to only (no scope, after, verify or exclusive)");
+      const inputs = readInputs(store.repo.workTree ?? store.cwd, [], a.files ?? [], { context: "context", files: "files" });
+      if (a.context !== undefined) {
+        if (Buffer.byteLength(a.context) > MAX_CONTEXT_FILE_BYTES) fail("invalid_input", `context is ${Buffer.byteLength(a.context)} bytes; at most ${MAX_CONTEXT_FILE_BYTES}`);
+        inputs.context.set(CONTEXT_NAME, Buffer.from(a.context));
+      }
+      const task = await createHandover(store, { objective: a.objective, priority: a.priority ?? 0, to, inputs, ...(a.id !== undefined ? { id: a.id } : {}) });
+      const reply = taskReply(store, task, `created ${task.id} and sent ${inputs.files.size} file${inputs.files.size === 1 ? "" : "s"} with it`);
+      return { ...reply, data: { ...reply.data, files: [...inputs.files].map(([name, b]) => ({ name, size: b.length })) }, next: [nextCall(steps.waitTask(task.id), "wait for the result")] };
+    }
+    if (to) refuseSelfDelegation(to);
+    // Addressed to someone (likely on another machine): it goes out at once, as `wait` pushes.
+    const push = store.syncOptions.push;
+    if (to) store.syncOptions = { ...store.syncOptions, push: true };
     const task = await addTaskAfter(store, {
+      ...(to ? { to } : {}),
       objective: a.objective,
       priority: a.priority ?? 0,
       scope: normalizeScope(store, a.scope ?? []),
@@ -44,8 +80,8 @@ export const createTask = defineTool({
       ...(a.id !== undefined ? { id: a.id } : {}),
       ...(a.after?.length ? { after: a.after } : {}),
       ...(a.verify !== undefined ? { verify: checkVerifyCommand(a.verify) } : {}),
-    });
-    return { ...taskReply(store, task, `created ${task.id}`), next: [nextCall(steps.claim(task.id), "if you will do it yourself")] };
+    }).finally(() => (store.syncOptions = { ...store.syncOptions, push }));
+    return { ...taskReply(store, task, `created ${task.id}`), next: to ? [nextCall(steps.waitTask(task.id), "wait for the result")] : [nextCall(steps.claim(task.id), "if you will do it yourself")] };
   },
 });
 

@@ -1,0 +1,100 @@
+// Following the remote's task queue while waiting for work (MCP `watch`): one small advertisement
+// of refs/handoff/tasks/* per look, and a full refresh (fetch and integrate) only when a task ref
+// there differs from what this clone last fetched. New tasks have no ref to follow yet, so the
+// shared poller's exact-ref looks cannot see them: this looks at the family instead.
+// Shared the way the poller is (shared-poll.ts): one process of the clone looks at a time, under
+// .git/handoff/queue-<remote>.lock, and leaves a stamp saying when its look started; a watcher that
+// finds a look started since its own last one uses what that look brought (the refs it fetched
+// are this clone's refs) instead of asking the remote again.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { acquireOwnedLock } from "../git/owned-lock.ts";
+import { lsRemotePrefix } from "../git/remote-ref.ts";
+import type { Store } from "../store/store.ts";
+import { callTimeout, remoteBudget } from "./remote-budget.ts";
+import { fetchLockDir, trackingTips } from "./tracking.ts";
+
+export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
+
+export const TASK_FAMILY = "refs/handoff/tasks/";
+
+interface Stamp {
+  started: number;
+  ok: boolean;
+  message?: string;
+}
+
+export interface QueueFollower {
+  /** The remote's task refs as of a look that started after this follower's previous look. */
+  look(): Promise<QueueLook>;
+}
+
+export function queuePaths(store: Store, remote: string): { lock: string; stamp: string } {
+  const dir = fetchLockDir(store);
+  mkdirSync(dir, { recursive: true });
+  const safe = encodeURIComponent(remote);
+  return { lock: join(dir, `queue-${safe}.lock`), stamp: join(dir, `queue-${safe}.json`) };
+}
+
+export function followQueue(store: Store, remote: string): QueueFollower {
+  const paths = queuePaths(store, remote);
+  // Only a look that started once this follower existed counts (a stamp from before says nothing
+  // about tasks pushed since); the millisecond of creation counts, so a look taken right away does.
+  let lastLook = Date.now() - 1;
+  return {
+    async look() {
+      const since = lastLook;
+      const fresh = (s: Stamp | null): s is Stamp => !!s && s.started > since;
+      let stamp = readStamp(paths.stamp);
+      let changed = false;
+      if (!fresh(stamp)) {
+        const budget = await remoteBudget(store, remote);
+        const got = await acquireOwnedLock(paths.lock, Date.now() + 2 * callTimeout(budget) + 1000);
+        if (!got.ok) return { ok: false, message: `${got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : "another process"} held ${paths.lock}` };
+        try {
+          stamp = readStamp(paths.stamp);
+          if (!fresh(stamp)) {
+            const started = Date.now();
+            const r = await lookOnce(store, remote);
+            changed = r.ok && r.changed;
+            stamp = r.ok ? { started, ok: true } : { started, ok: false, message: r.message };
+            writeAtomic(paths.stamp, JSON.stringify(stamp));
+          }
+        } finally {
+          got.release();
+        }
+      }
+      lastLook = Date.now();
+      return stamp.ok ? { ok: true, changed } : { ok: false, message: stamp.message ?? "the remote could not be read" };
+    },
+  };
+}
+
+/** One look: list the remote's task refs, refresh when one differs from the last fetch. */
+async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
+  const budget = await remoteBudget(store, remote);
+  const ls = await lsRemotePrefix(store.cwd, remote, TASK_FAMILY, callTimeout(budget));
+  if (!ls.ok) return ls;
+  const tracked = await trackingTips(store, remote);
+  const moved = [...ls.tips].some(([ref, oid]) => tracked.get(ref) !== oid);
+  if (!moved) return { ok: true, changed: false };
+  if (!store.remoteGate) return { ok: false, message: "this store was opened without the sync layer" };
+  const r = await store.remoteGate.refresh(store, remote);
+  return r.ok ? { ok: true, changed: true } : { ok: false, message: (r as { message?: string }).message ?? "the remote could not be fetched" };
+}
+
+function readStamp(path: string): Stamp | null {
+  try {
+    const s = JSON.parse(readFileSync(path, "utf8")) as Partial<Stamp>;
+    return typeof s.started === "number" && typeof s.ok === "boolean" ? { started: s.started, ok: s.ok, ...(typeof s.message === "string" ? { message: s.message } : {}) } : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}-${randomBytes(3).toString("hex")}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
