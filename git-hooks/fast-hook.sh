@@ -212,6 +212,35 @@ function sure(k, a, b, rel) {
   if (k == "N") return starts(rel, a) && (substr(rel, length(a) + 1) == b || ends(rel, "/" b))
   return 0
 }
+# Before any git process: the cache of the repository the folders above dir hold, read for its
+# leases only. A lease that may cover a path means the full hook answers: hand over at once.
+function earlyLeaseCheck(dir,   d, line, gitdir, file, f, top, i, j, rel, up) {
+  for (d = dir; d != ""; d = up) {
+    if ((getline line < (d "/.git/HEAD")) > 0) { close(d "/.git/HEAD"); gitdir = d "/.git"; break }
+    close(d "/.git/HEAD")
+    if ((getline line < (d "/.git")) > 0 && line ~ /^gitdir: /) { close(d "/.git"); gitdir = substr(line, 9); if (gitdir !~ /^\//) gitdir = d "/" gitdir; break }
+    close(d "/.git")
+    up = d; sub(/\/[^\/]*$/, "", up)
+  }
+  if (gitdir == "") return
+  file = gitdir "/handoff/fast-hook/" ENVIRON["FH_KEY"]
+  top = ""
+  while ((getline line < file) > 0) {
+    if (substr(line, 1, 9) == "worktree\t") top = substr(line, 10)
+    if (substr(line, 1, 2) != "L\t" || top == "") continue
+    split(line, f, "\t"); NL = 1; LK[1] = f[4]; LA[1] = f[5]; LB[1] = f[6]
+    for (i = 1; i <= NE; i++) {
+      rel = resolve(EDIT[i], DIR)
+      if (starts(rel, top "/") && mayMatch(1, substr(rel, length(top) + 2))) { close(file); fall("a lease may cover " EDIT[i]) }
+    }
+    if (f[2] != "x") continue
+    for (i = 1; i <= NW; i++) {
+      rel = resolve(WORD[i], DIR)
+      if (starts(rel, top "/") && mayMatch(1, substr(rel, length(top) + 2))) { close(file); fall("an exclusive lease may cover " WORD[i]) }
+    }
+  }
+  close(file); NL = 0
+}
 # The payload, read as the full hook reads it (agents.ts): which tool, which paths, where.
 function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole, begin, end) {
   s = ""; sep = ""
@@ -270,6 +299,7 @@ BEGIN {
   srand(); NOW = srand() * 1000
   if (mode == "agent") agentInput(); else DIR = ENVIRON["FH_PWD"]
   if (DIR !~ /^\//) fall("relative dir")
+  if (NE || NW) earlyLeaseCheck(DIR)
   # Where a path will lead (a symlink on the way sends it to the full hook) needs no repository yet.
   for (i = 1; i <= NE; i++) {
     p = EDIT[i]
@@ -281,13 +311,13 @@ BEGIN {
     if (!plain(w) || isglob(w) || w ~ /\\/ || w ~ /^[A-Za-z]:\//) fall("unusual word")
     WABS[i] = resolve(w, DIR); onTheWay(WABS[i])
   }
-  # One helper run: the repository, the refs the cache is keyed by, symlinks, the staged paths.
+  # One helper run: the repository, the values the cache is keyed by, symlinks, the staged paths.
   cmd = "set -f; cd " q(DIR) " 2>/dev/null || exit 0\n" \
     "info=$(git rev-parse --path-format=absolute --git-dir --show-toplevel 2>/dev/null) || exit 0\n" \
     "{ read -r gitdir; read -r top; } <<EOF\n$info\nEOF\n" \
     "{ read -r v; read -r a; read -r refs; } <\"$gitdir/handoff/fast-hook/$FH_KEY\" || exit 0\n" \
     "printf \"%s\\n%s\\n%s\\n\" \"$gitdir\" \"$top\" \"$refs\"\n" \
-    "git for-each-ref --format=" q("%(refname) %(objectname)") " ${refs#refs\t} 2>/dev/null; echo =L\nfor p in"
+    "printf \"%s\\n\" ${refs#refs\t} | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null; echo =L\nfor p in"
   for (p in LINKS) cmd = cmd " " q(p)
   cmd = cmd "; do [ -L \"$p\" ] && echo L; done"
   if (mode == "pre-commit") cmd = cmd "\necho =D; git -c core.quotePath=true diff --cached --name-status -M 2>/dev/null || echo =FAILED"
@@ -322,6 +352,7 @@ BEGIN {
       m = split(lines[j], f, "\t")
       for (k = 2; k <= m; k++) {
         if (substr(f[k], 1, 1) == DQ || f[k] == "") fall("quoted path")
+        if (isglob(f[k])) fall("a staged name the full hook reads as a glob")
         for (i = 1; i <= NL; i++) if (mayMatch(i, f[k])) fall("a lease may cover " f[k])
       }
     }

@@ -10,10 +10,11 @@ import { isGlob } from "../core/paths.ts";
 import { literalPrefix } from "../core/glob-overlap.ts";
 import type { Lease } from "../core/lease.ts";
 import { configuredRemote } from "../git/remote.ts";
+import { git } from "../git/run.ts";
 import { loadRepositoryConfig } from "../store/repo-policy.ts";
 import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
 import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
-import type { Store } from "../store/store.ts";
+import { defaultAgentName, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 
 export const FAST_CACHE_VERSION = "git-handoff fast-hook 1";
@@ -27,35 +28,40 @@ export function fastCacheKey(store: Store, env: NodeJS.ProcessEnv = process.env)
   if (env.HANDOFF_AGENT) return env.HANDOFF_AGENT === agent && SAFE_NAME.test(agent) ? `a.${agent}` : null;
   // The default name comes from $USER, the host name and the worktree: the fast path checks all three.
   const user = env.USER;
-  return user && SAFE_NAME.test(user) ? `u.${user}` : null;
+  if (!user || !SAFE_NAME.test(user) || agent !== defaultAgentName(store.repo, env)) return null;
+  return `u.${user}`;
 }
 
 export function fastCachePath(store: Store, key: string): string {
   return `${store.repo.gitDir}/handoff/fast-hook/${key}`;
 }
 
-/** The refs whose values the cache is valid for, sorted as `git for-each-ref` lists them. */
-export async function keyRefs(store: Store): Promise<string[]> {
-  const refs = new Set([LEASES_REF, `refs/handoff/agents/${store.actor.agent}`]);
+/**
+ * What the cache is valid for, as names `git cat-file --batch-check` resolves: the lease ref, the
+ * caller's agent ref (its declared session files) and the policy committed on the integration
+ * branch (the file's blob, so commits that leave it alone change nothing; the branch tip too
+ * while it has none, as a later commit may add one).
+ */
+export async function keyNames(store: Store): Promise<string[]> {
+  const names = [LEASES_REF, `refs/handoff/agents/${store.actor.agent}`];
   const branch = store.config.integrationBranch;
-  if (branch) refs.add(`refs/heads/${branch}`);
-  else {
+  if (branch) {
+    names.push(`refs/heads/${branch}:.handoff.yaml`);
+    if ((await tipsLine(store, names.slice(-1))).endsWith(" missing")) names.push(`refs/heads/${branch}`);
+  } else {
     // No integration branch yet: the policy is looked up again on every run; any of these appearing changes it.
-    for (const b of ["main", "master"]) refs.add(`refs/heads/${b}`);
+    names.push("refs/heads/main", "refs/heads/master");
     const remote = (await configuredRemote(store.cwd, store.repo.commonDir)).name;
-    if (remote) refs.add(`refs/remotes/${remote}/HEAD`);
+    if (remote) names.push(`refs/remotes/${remote}/HEAD`);
   }
-  return [...refs].sort();
+  return names;
 }
 
-/** `git for-each-ref --format='%(refname) %(objectname)' <refs>` as it would print now. */
-async function tipsLine(store: Store, refs: string[]): Promise<string> {
-  const out: string[] = [];
-  for (const r of refs) {
-    const oid = await store.readRef(r);
-    if (oid) out.push(`${r} ${oid}`);
-  }
-  return out.join(" ");
+/** What `git cat-file --batch-check=%(objectname)` prints for the names, one line each, joined by spaces. */
+async function tipsLine(store: Store, names: string[]): Promise<string> {
+  const r = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: store.cwd, input: names.join("\n") + "\n" });
+  if (r.code !== 0) throw new Error("git cat-file --batch-check failed");
+  return r.stdout.trim().split("\n").join(" ");
 }
 
 function fileLines(path: string): string[] {
@@ -109,7 +115,8 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   const before = files.flatMap(fileLines);
   // Read again after the files: a policy changed meanwhile is seen as a changed file next time.
   const { config } = await loadRepositoryConfig(store.repo);
-  const refs = await keyRefs(store);
+  if (store.policySource?.fallback) return null; // a policy that does not parse: only the full hook says so
+  const refs = await keyNames(store);
   const tips = await tipsLine(store, refs);
   const tip = await store.readRef(LEASES_REF);
   const { set } = await readLeasesAt(store, tip);
