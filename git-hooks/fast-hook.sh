@@ -193,7 +193,7 @@ function loadCache(top, gitdir,   line, f, n, i, got, host) {
     if (f[1] == "L") { NL++; LX[NL] = f[2]; LK[NL] = f[4]; LA[NL] = f[5]; LB[NL] = f[6] }
     else if (f[1] == "M") { NM++; MEXP[NM] = f[2] + 0; MK[NM] = f[3]; MA[NM] = f[4]; MB[NM] = f[5] }
     else if (f[1] == "D") { ND++; DK[ND] = f[2]; DA[ND] = f[3]; DB[ND] = f[4] }
-    else fall("cache format")
+    else if (f[1] != "raw") fall("cache format")
   }
   close(CACHE)
 }
@@ -315,7 +315,8 @@ BEGIN {
   cmd = "set -f; cd " q(DIR) " 2>/dev/null || exit 0\n" \
     "info=$(git rev-parse --path-format=absolute --git-dir --show-toplevel 2>/dev/null) || exit 0\n" \
     "{ read -r gitdir; read -r top; } <<EOF\n$info\nEOF\n" \
-    "{ read -r v; read -r a; read -r refs; } <\"$gitdir/handoff/fast-hook/$FH_KEY\" || exit 0\n" \
+    "cache=\"$gitdir/handoff/fast-hook/$FH_KEY\"; [ -f \"$cache\" ] || exit 0\n" \
+    "{ read -r v; read -r a; read -r refs; } <\"$cache\" || exit 0\n" \
     "printf \"%s\\n%s\\n%s\\n\" \"$gitdir\" \"$top\" \"$refs\"\n" \
     "printf \"%s\\n\" ${refs#refs\t} | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null; echo =L\nfor p in"
   for (p in LINKS) cmd = cmd " " q(p)

@@ -58,6 +58,16 @@ export async function keyNames(store: Store): Promise<string[]> {
 }
 
 /** What `git cat-file --batch-check=%(objectname)` prints for the names, one line each, joined by spaces. */
+/**
+ * The refs behind the names, read in process: when they have not moved the names resolve as they
+ * did, and the full hook need not start git to know its cache still holds.
+ */
+async function rawRefs(store: Store, names: string[]): Promise<string> {
+  const out: string[] = [];
+  for (const n of names) out.push((await store.readRef(n.split(":")[0]!)) ?? "-");
+  return out.join(" ");
+}
+
 async function tipsLine(store: Store, names: string[]): Promise<string> {
   const r = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: store.cwd, input: names.join("\n") + "\n" });
   if (r.code !== 0) throw new Error("git cat-file --batch-check failed");
@@ -117,11 +127,12 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   const { config } = await loadRepositoryConfig(store.repo);
   if (store.policySource?.fallback) return null; // a policy that does not parse: only the full hook says so
   const refs = await keyNames(store);
+  const raw = await rawRefs(store, refs);
   const tips = await tipsLine(store, refs);
   const tip = await store.readRef(LEASES_REF);
   const { set } = await readLeasesAt(store, tip);
   const now = store.now().getTime();
-  if (tips !== (await tipsLine(store, refs)) || files.flatMap(fileLines).join("\n") !== before.join("\n")) return null;
+  if (raw !== (await rawRefs(store, refs)) || tips !== (await tipsLine(store, refs)) || files.flatMap(fileLines).join("\n") !== before.join("\n")) return null;
 
   const lines = [FAST_CACHE_VERSION, `agent\t${agent}`, `refs\t${refs.join(" ")}`, `tips\t${tips}`, `worktree\t${root}`, `gitdir\t${store.repo.gitDir}`];
   if (key.startsWith("u.")) {
@@ -155,7 +166,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
     const t = exactTest(p);
     if (t) lines.push(["D", ...t].join("\t"));
   }
-  lines.push(...others, ...mine, "end", "");
+  lines.push(...others, ...mine, `raw\t${raw}`, "end", "");
   return { key, text: lines.join("\n") };
 }
 
@@ -175,7 +186,10 @@ export async function refreshFastCache(store: Store, env: NodeJS.ProcessEnv = pr
       const refs = /\nrefs\t(.*)\n/.exec(current)?.[1];
       if (refs && tipsAt >= 0) {
         const tips = current.slice(tipsAt + 6, current.indexOf("\n", tipsAt + 6));
-        if (tips === (await tipsLine(store, refs.split(" "))) && !stalePolicyFiles(current)) return;
+        const raw = /\nraw\t(.*)\nend\n/.exec(current)?.[1];
+        const names = refs.split(" ");
+        const same = raw !== undefined && raw === (await rawRefs(store, names)) ? true : tips === (await tipsLine(store, names));
+        if (same && !stalePolicyFiles(current)) return;
       }
     }
     const compiled = await compileFastCache(store, env);
