@@ -406,9 +406,9 @@ fi
 ms=${HANDOFF_HOOK_TIMEOUT_MS:-5000}
 case $ms in *[!0-9]* | 0*) full "$@" ;; esac
 [ ${#ms} -le 9 ] && [ "$ms" -ge 10 ] || full "$@"
-command -v timeout >/dev/null 2>&1 || full "$@"
+if command -v timeout >/dev/null 2>&1; then bound=timeout; elif command -v gtimeout >/dev/null 2>&1; then bound=gtimeout; else full "$@"; fi
 t=$((ms * 4 / 10))
-payload=$(timeout "$((t / 1000)).$((t % 1000 / 100))$((t % 100 / 10))$((t % 10))" cat && echo .) || full "$@"
+payload=$($bound "$((t / 1000)).$((t % 1000 / 100))$((t % 100 / 10))$((t % 10))" cat && echo .) || full "$@"
 case $payload in *.) payload=${payload%.} ;; *) full "$@" ;; esac
 read_payload=1
 [ ${#payload} -le 4194304 ] || full "$@"

@@ -19,7 +19,7 @@ import { refreshFastCache } from "../src/hooks/fast-cache.ts";
 import { parsePayload } from "../src/hooks/stdin.ts";
 import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 
 test.after(cleanupTemp);
@@ -239,6 +239,12 @@ async function scenario(r: Rng, index: number, script: string, bin: string): Pro
     const actual = p.name === "gemini-after-tool" ? { stdout: got.stdout ? "context" : "", code: got.code } : got;
     assert.is(shown(actual), shown(expected), where);
     assert.is(refs(), before, `the full hook wrote, the fast path did not: ${where}`);
+    // Now and then the real full hook process too: the in-process answer above is the same as its.
+    if (fast % 8 === 1) {
+      const real = spawnSync(process.execPath, [CLI, "hook", p.name], { cwd: repo, input: p.text, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_FAST_HOOK: "0" }) });
+      assert.is(real.stdout, got.stdout, `the full hook process: ${where}`);
+      assert.is(refs(), before, `the full hook process wrote: ${where}`);
+    }
   }
   return { cases: payloads.length, fast };
 }

@@ -5,7 +5,7 @@
 // HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) makes the hook wait for that process before exiting.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
@@ -73,14 +73,5 @@ export async function writePendingCatches(store: Store, file: string): Promise<v
     if (agent === store.actor.agent) await recordCatches(store, events);
   } finally {
     rmSync(file, { force: true });
-  }
-}
-
-/** Pending catch files (tests wait for none). */
-export function pendingCatches(commonDir: string): string[] {
-  try {
-    return readdirSync(pendingCatchDir(commonDir)).filter((f) => f.endsWith(".json"));
-  } catch {
-    return [];
   }
 }
