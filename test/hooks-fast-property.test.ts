@@ -15,7 +15,8 @@ import { HandoffError } from "../src/core/errors.ts";
 import { editIntent, formatAnswer, type AgentKind } from "../src/hooks/agents.ts";
 import { checkEdit } from "../src/hooks/edit-check.ts";
 import { preCommit } from "../src/hooks/git-hooks.ts";
-import { refreshFastCache } from "../src/hooks/fast-cache.ts";
+import { exactTest, refreshFastCache, supersetTest } from "../src/hooks/fast-cache.ts";
+import { matchesPath } from "../src/core/glob-overlap.ts";
 import { parsePayload } from "../src/hooks/stdin.ts";
 import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
@@ -240,7 +241,7 @@ async function scenario(r: Rng, index: number, script: string, bin: string): Pro
     assert.is(shown(actual), shown(expected), where);
     assert.is(refs(), before, `the full hook wrote, the fast path did not: ${where}`);
     // Now and then the real full hook process too: the in-process answer above is the same as its.
-    if (fast % 8 === 1) {
+    if (fast % 12 === 1) {
       const real = spawnSync(process.execPath, [CLI, "hook", p.name], { cwd: repo, input: p.text, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_FAST_HOOK: "0" }) });
       assert.is(real.stdout, got.stdout, `the full hook process: ${where}`);
       assert.is(refs(), before, `the full hook process wrote: ${where}`);
@@ -271,6 +272,31 @@ test("the fast path answers only where the full hook gives the same answer and w
   process.stdout.write(`  ${cases} payloads over ${SCENARIOS} lease sets: the fast path answered ${fast}, handed ${cases - fast} to the full hook\n`);
   assert.ok(fast > cases / 10, `the fast path answers a fair share (${fast} of ${cases}): the test must not pass by always handing over`);
   assert.ok(cases - fast > cases / 10, "and hands over a fair share too");
+});
+
+test("the cache's pattern tests: every match passes the superset test, the exact forms decide exactly", () => {
+  const r = rng(SEED + 2);
+  const pieces = ["src", "api", "lib", "deep", "a", "b.md", "x.gen.ts", "users.ts", "*", "**", "*.ts", "?.md", "[ab].ts", "{a,b}", "{src,lib}", "x*", "*x", "a?b", "!a", "+(a)", "@(x)", "(b)", "gen"];
+  const pattern = () => Array.from({ length: 1 + r.int(4) }, () => r.pick(pieces)).join("/");
+  let checked = 0;
+  for (let i = 0; i < 400; i++) {
+    const p = r.chance(0.7) ? pattern() : r.pick(PATTERNS);
+    const [kind, a, b] = supersetTest(p);
+    const exact = exactTest(p);
+    for (let j = 0; j < 25; j++) {
+      const path = Array.from({ length: 1 + r.int(4) }, () => r.pick(["src", "api", "lib", "deep", "a", "b", "b.md", "a.ts", "x.gen.ts", "users.ts", "x", "ax", "xa", "aab", "gen", "(b)", "!a"])).join("/");
+      const hit = matchesPath(p, path);
+      const passes = kind === "U" || (kind === "E" ? a === path : path.startsWith(a) && path.endsWith(b));
+      if (hit) assert.ok(passes, `${path} matches ${p} but fails its superset test ${kind} ${a} ${b}`);
+      if (exact) {
+        const [k, ea, eb] = exact;
+        const sure = k === "E" ? ea === path : k === "D" ? path.startsWith(ea) && path.length > ea.length : path.startsWith(ea) && (path.slice(ea.length) === eb || path.endsWith(`/${eb}`));
+        assert.is(sure, hit, `exact test ${k} ${ea} ${eb} of ${p} on ${path}`);
+      }
+      checked++;
+    }
+  }
+  process.stdout.write(`  ${checked} path and pattern pairs\n`);
 });
 
 test("pre-commit: the fast path lets a commit through only where the full hook says nothing", async () => {
