@@ -167,7 +167,7 @@ test("init is idempotent, --dry-run changes nothing, uninstall restores what was
   const merged = JSON.parse(readFileSync(join(repo, ".claude/settings.json"), "utf8"));
   assert.equal(merged.permissions, { allow: ["Bash(ls)", "mcp__git-handoff"] }, "headless Claude may call the MCP tools");
   assert.is(merged.hooks.PreToolUse.length, 2);
-  assert.is(merged.hooks.PreToolUse[1].hooks[0].command, "git-handoff hook claude-pre-tool-use");
+  assert.is(merged.hooks.PreToolUse[1].hooks[0].command, "git-handoff-hook claude-pre-tool-use", "the pre-edit hook runs the sh fast path");
   assert.is(merged.hooks.SessionStart[0].hooks[0].command, "git-handoff hook claude-session-start");
   assert.equal(JSON.parse(readFileSync(join(repo, ".claude/settings.json.handoff-backup"), "utf8")), settings);
   assert.is(JSON.parse(readFileSync(join(repo, ".codex/hooks.json"), "utf8")).hooks.PreToolUse[0].matcher, "apply_patch|Bash");

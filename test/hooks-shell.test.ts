@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { patchPaths } from "../src/hooks/apply-patch.ts";
 import { shellPatch, shellWords } from "../src/hooks/shell-command.ts";
 import { cleanupTemp, cli, handoffRefs, tempRepo } from "./support/repo.ts";
+import { runHook } from "./support/hook-runner.ts";
 
 test.after(cleanupTemp);
 
@@ -16,7 +17,7 @@ function leasedRepo(): string {
   for (const args of [["src/api/**", "--exclusive"], ["src/shared.ts"]]) assert.is(cli(["lease", ...args], { cwd: repo, agent: "alice" }).code, 0);
   return repo;
 }
-const hook = (name: string, repo: string, payload: object) => cli(["hook", name], { cwd: repo, agent: "bob", input: JSON.stringify({ cwd: repo, ...payload }) });
+const hook = (name: string, repo: string, payload: object) => runHook(name, { cwd: repo, agent: "bob", input: JSON.stringify({ cwd: repo, ...payload }) });
 const patch = "*** Begin Patch\n*** Update File: src/api/users.ts\n@@\n-a\n+b\n*** End Patch\n";
 
 test("apply_patch run through a shell: heredoc, quoted argument, applypatch, inside bash -lc", () => {

@@ -6,7 +6,8 @@ import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { hookCommand, runHook } from "./support/hook-runner.ts";
 
 test.after(cleanupTemp);
 
@@ -27,7 +28,7 @@ function leasedRepo(): string {
 }
 
 function hook(name: string, repo: string, input: string, agent = "bob") {
-  return cli(["hook", name], { cwd: repo, agent, input });
+  return runHook(name, { cwd: repo, agent, input });
 }
 
 test("Claude PreToolUse: Edit inside another agent's exclusive lease is denied, with a reason to act on", () => {
@@ -242,7 +243,7 @@ test("strict mode fails closed; a broken .handoff.yaml names its line and fails 
 
 test("a hook never hangs: the time budget answers as a failure", () => {
   const repo = leasedRepo();
-  const r = cli(["hook", "claude-pre-tool-use"], {
+  const r = runHook("claude-pre-tool-use", {
     cwd: repo,
     agent: "bob",
     input: fixture("claude-pre-tool-use.edit.json", repo),
@@ -257,7 +258,8 @@ test("a payload whose writer never closes stdin is given up on within the budget
   const repo = leasedRepo();
   const started = Date.now();
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
-    const child = spawn(process.execPath, [CLI, "hook", "claude-pre-tool-use"], {
+    const [file, args] = hookCommand("claude-pre-tool-use");
+    const child = spawn(file, args, {
       cwd: repo,
       env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
     });
@@ -287,7 +289,8 @@ test("the same over a named pipe (the non-blocking read path), as agents spawnin
     const reader = openSync(fifo, constants.O_RDONLY);
     const started = Date.now();
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
-      const child = spawn(process.execPath, [CLI, "hook", "claude-pre-tool-use"], {
+      const [file, args] = hookCommand("claude-pre-tool-use");
+      const child = spawn(file, args, {
         cwd: repo,
         env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
         stdio: [reader, "pipe", "pipe"],

@@ -12,7 +12,8 @@ const T0 = Date.parse("2026-03-02T10:00:00.000Z");
 const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
 
 function step(repo: string, min: number, agent: string, args: string[], input?: string) {
-  return cli(args, { cwd: repo, agent, env: { HANDOFF_NOW: at(min) }, ...(input !== undefined ? { input } : {}) });
+  // Hooks hand their catch records to a detached writer; the test switch waits for it (exact stats).
+  return cli(args, { cwd: repo, agent, env: { HANDOFF_NOW: at(min), HANDOFF_HOOK_CATCH_WAIT: "1" }, ...(input !== undefined ? { input } : {}) });
 }
 
 function ok(r: ReturnType<typeof cli>, what: string) {

@@ -3,7 +3,7 @@
 // in its own process. Needs nothing but Node and git. A scripted clock (HANDOFF_NOW) makes the
 // story's durations readable (minutes, not the milliseconds a script takes).
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -45,6 +45,8 @@ export class Sandbox {
     mkdirSync(this.bin);
     writeFileSync(join(this.bin, "git-handoff"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
     chmodSync(join(this.bin, "git-handoff"), 0o755);
+    // The agents' pre-edit hooks run `git-handoff-hook`, the sh fast path of this checkout.
+    symlinkSync(resolve(HERE, "../../git-hooks/fast-hook.sh"), join(this.bin, "git-handoff-hook"));
   }
 
   /** The scripted clock, as every process of the story sees it. */
@@ -80,6 +82,8 @@ export class Sandbox {
       HANDOFF_NOW: this.now.toISOString(),
       // The machine may be loaded: the demo must see each hook's real answer, not a fail-open timeout.
       HANDOFF_HOOK_TIMEOUT_MS: "60000",
+      // The story reads `stats` right after hooks: wait for each hook's detached catch writer.
+      HANDOFF_HOOK_CATCH_WAIT: "1",
       NO_COLOR: "1",
       ...(this.datedCommits ? { GIT_AUTHOR_DATE: `${Math.floor(this.clockMs / 1000)} +0000`, GIT_COMMITTER_DATE: `${Math.floor(this.clockMs / 1000)} +0000` } : {}),
       ...(agent ? { HANDOFF_AGENT: agent } : {}),

@@ -1,11 +1,18 @@
 // A hook's non-ok answers, logged for `stats` (store/catch-log.ts). Only non-ok answers write, so
-// the common case (ok) costs nothing; one event per verdict class per run.
+// the common case (ok) costs nothing; one event per verdict class per run. The agent waits for
+// the hook process, not for its answer alone: so the events are handed to a detached process
+// (`stdio: 'ignore'`) that writes them after the answer, and the hook exits at once.
+// HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) makes the hook wait for that process before exiting.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
+import type { HandoffEvent } from "../core/event.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
 import type { Store } from "../store/store.ts";
 
-export async function recordHookCatch(store: Store, hook: string, answers: PathAnswer[]): Promise<void> {
-  const events = (["deny", "warn", "info"] as const).flatMap((verdict) => {
+export function hookCatchEvents(store: Store, hook: string, answers: PathAnswer[]): HandoffEvent[] {
+  return (["deny", "warn", "info"] as const).flatMap((verdict) => {
     const hit = answers.filter((a) => a.verdict === verdict);
     if (!hit.length) return [];
     const top = hit[0]!.holders[0];
@@ -19,5 +26,52 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
       }),
     ];
   });
-  await recordCatches(store, events);
+}
+
+/** Where events wait for the detached writer: one file per hook run, removed once written. */
+export function pendingCatchDir(commonDir: string): string {
+  return `${commonDir}/handoff/catch-pending`;
+}
+
+/**
+ * Hands the hook's catch events to a detached process; resolves at once (or, with the test
+ * switch, once it is done). Falls back to writing them here when it cannot start one.
+ */
+export async function recordHookCatch(store: Store, hook: string, answers: PathAnswer[]): Promise<void> {
+  const events = hookCatchEvents(store, hook, answers);
+  if (!events.length) return;
+  const script = process.argv[1];
+  const dir = pendingCatchDir(store.repo.commonDir);
+  const file = `${dir}/${process.pid}.${randomBytes(4).toString("hex")}.json`;
+  try {
+    if (!script || !/\.c?js$/.test(script)) throw new Error("not a built bundle");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, JSON.stringify({ agent: store.actor.agent, events }));
+    const wait = process.env.HANDOFF_HOOK_CATCH_WAIT === "1";
+    const child = spawn(process.execPath, [script, "hook", RECORD_CATCH, file], {
+      cwd: store.cwd,
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, HANDOFF_AGENT: store.actor.agent },
+    });
+    if (wait) await new Promise<void>((resolve) => child.on("exit", () => resolve()).on("error", () => resolve()));
+    else child.unref();
+  } catch {
+    rmSync(file, { force: true });
+    await recordCatches(store, events);
+  }
+}
+
+/** The detached writer's hook name (not one an agent calls). */
+export const RECORD_CATCH = "_record-catch";
+
+/** The detached writer: the events of one hook run, appended to the caller's log, then the file removed. */
+export async function writePendingCatches(store: Store, file: string): Promise<void> {
+  if (!file.startsWith(pendingCatchDir(store.repo.commonDir) + "/")) return;
+  try {
+    const { agent, events } = JSON.parse(readFileSync(file, "utf8")) as { agent: string; events: HandoffEvent[] };
+    if (agent === store.actor.agent) await recordCatches(store, events);
+  } finally {
+    rmSync(file, { force: true });
+  }
 }

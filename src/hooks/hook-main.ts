@@ -7,7 +7,8 @@ import { HandoffError } from "../core/errors.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
-import { recordHookCatch } from "./catch-record.ts";
+import { RECORD_CATCH, recordHookCatch, writePendingCatches } from "./catch-record.ts";
+import { refreshFastCache } from "./fast-cache.ts";
 import { checkEdit } from "./edit-check.ts";
 import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
@@ -125,6 +126,16 @@ async function main(argv: string[]): Promise<number> {
     );
     return 0;
   }
+  if (inv.name === RECORD_CATCH) {
+    // The detached writer of a hook's catch events (catch-record.ts): nobody waits for it.
+    const store = await openSyncedStore({ cwd: inv.dir });
+    try {
+      await writePendingCatches(store, inv.args[0] ?? "");
+    } finally {
+      store.close();
+    }
+    return 0;
+  }
   if (!HOOK_NAMES.includes(inv.name)) {
     warn(`unknown hook ${JSON.stringify(inv.name)}; hooks: ${HOOK_NAMES.join(", ")}`);
     return 2;
@@ -188,8 +199,12 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     mark("checked");
     const a = formatAnswer(kind, result);
     out(a.stdout);
+    mark("answered");
     answered();
     await recordHookCatch(store, inv.name, result.answers);
+    // The fast path (git-hooks/fast-hook.sh) answers the next edits from what this run saw.
+    await refreshFastCache(store);
+    mark("cache refreshed");
     return a.code;
   }
   if (AFTER_HOOKS.includes(inv.name)) {
@@ -200,6 +215,8 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
     const result = await checkEdit(store, intent.paths, dir, { shell: intent.shell, readOnly: true });
     out(afterToolAnswer(result.text).stdout);
+    answered();
+    await refreshFastCache(store);
     return 0;
   }
   if (SESSION_HOOKS.includes(inv.name)) {
@@ -219,6 +236,7 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     if (r.verdict === "deny") warn("commit refused: staged files are inside another agent's exclusive lease (see above)");
     answered();
     await recordHookCatch(store, inv.name, r.answers);
+    await refreshFastCache(store);
     return r.verdict === "deny" ? 1 : 0;
   }
   // pre-push: git passes the remote name and url, and the refs on stdin.

@@ -5,8 +5,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
 export const GIT_HOOKS = ["pre-commit", "pre-push"] as const;
-/** Our entries run `git-handoff hook <name>` directly: going through `git handoff` costs a git process per edit. */
-const MARK = /git[- ]handoff hook/;
+/**
+ * Our entries run `git-handoff hook <name>` directly (going through `git handoff` costs a git
+ * process per edit), and the pre-edit hooks `git-handoff-hook <name>`: the sh fast path
+ * (git-hooks/fast-hook.sh), which starts Node only when the full hook has something to say.
+ */
+const MARK = /git[- ]handoff[- ]hook/;
 const KEPT = ".pre-handoff";
 const BACKUP = ".handoff-backup";
 
@@ -44,6 +48,25 @@ interface AgentConfig {
 }
 
 const cmd = (hook: string) => `git-handoff hook ${hook}`;
+/** The hooks that run before every edit: through the fast path. */
+const fast = (hook: string) => `git-handoff-hook ${hook}`;
+
+/** Entries an earlier init wrote as `git-handoff hook <name>` now run the fast path: rewritten in place. */
+function upgradeToFast(json: Record<string, any>, hook: string): boolean {
+  let changed = false;
+  const visit = (v: any) => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === "object") {
+      if (v.command === cmd(hook)) {
+        v.command = fast(hook);
+        changed = true;
+      }
+      Object.values(v).forEach(visit);
+    }
+  };
+  visit(json.hooks);
+  return changed;
+}
 
 /** Codex skips an untrusted hook without a word: say so wherever the hook is installed or checked. */
 export const CODEX_TRUST_NOTE =
@@ -86,7 +109,8 @@ const AGENTS: AgentConfig[] = [
     name: "Claude Code",
     add(json) {
       // Bash too: a command naming a file under another agent's exclusive lease is warned about.
-      const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", hooks: [{ type: "command", command: cmd("claude-pre-tool-use"), timeout: 10 }] }, cmd("claude-pre-tool-use"));
+      const u = upgradeToFast(json, "claude-pre-tool-use");
+      const a = addGroup(json, "PreToolUse", { matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", hooks: [{ type: "command", command: fast("claude-pre-tool-use"), timeout: 10 }] }, fast("claude-pre-tool-use")) || u;
       const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("claude-session-start"), timeout: 10 }] }, cmd("claude-session-start"));
       const c = addPermission(json, CLAUDE_MCP_PERMISSION);
       return a || b || c;
@@ -99,7 +123,8 @@ const AGENTS: AgentConfig[] = [
     name: "Codex",
     add(json) {
       // Bash: Codex reports apply_patch run through its shell tool as Bash, with the patch in the command.
-      const a = addGroup(json, "PreToolUse", { matcher: "apply_patch|Bash", hooks: [{ type: "command", command: cmd("codex-pre-tool-use"), timeout: 10 }] }, cmd("codex-pre-tool-use"));
+      const u = upgradeToFast(json, "codex-pre-tool-use");
+      const a = addGroup(json, "PreToolUse", { matcher: "apply_patch|Bash", hooks: [{ type: "command", command: fast("codex-pre-tool-use"), timeout: 10 }] }, fast("codex-pre-tool-use")) || u;
       const b = addGroup(json, "SessionStart", { hooks: [{ type: "command", command: cmd("codex-session-start"), timeout: 10 }] }, cmd("codex-session-start"));
       return a || b;
     },
@@ -113,8 +138,9 @@ const AGENTS: AgentConfig[] = [
       json.version ??= 1;
       json.hooks ??= {};
       const list: any[] = (json.hooks.preToolUse ??= []);
-      if (JSON.stringify(list).includes(cmd("cursor-pre-tool-use"))) return false;
-      list.push({ command: cmd("cursor-pre-tool-use") });
+      if (upgradeToFast(json, "cursor-pre-tool-use")) return true;
+      if (JSON.stringify(list).includes(fast("cursor-pre-tool-use"))) return false;
+      list.push({ command: fast("cursor-pre-tool-use") });
       return true;
     },
   },
@@ -124,9 +150,10 @@ const AGENTS: AgentConfig[] = [
     name: "Gemini CLI",
     add(json) {
       const tools = "write_file|replace|run_shell_command";
-      const a = addGroup(json, "BeforeTool", { matcher: tools, hooks: [{ name: "git-handoff", type: "command", command: cmd("gemini-before-tool"), timeout: 10000 }] }, cmd("gemini-before-tool"));
+      const u = [upgradeToFast(json, "gemini-before-tool"), upgradeToFast(json, "gemini-after-tool")].some(Boolean);
+      const a = addGroup(json, "BeforeTool", { matcher: tools, hooks: [{ name: "git-handoff", type: "command", command: fast("gemini-before-tool"), timeout: 10000 }] }, fast("gemini-before-tool")) || u;
       // Gemini tells its model nothing from BeforeTool but a denial: warnings go after the tool ran.
-      const b = addGroup(json, "AfterTool", { matcher: tools, hooks: [{ name: "git-handoff-context", type: "command", command: cmd("gemini-after-tool"), timeout: 10000 }] }, cmd("gemini-after-tool"));
+      const b = addGroup(json, "AfterTool", { matcher: tools, hooks: [{ name: "git-handoff-context", type: "command", command: fast("gemini-after-tool"), timeout: 10000 }] }, fast("gemini-after-tool")) || u;
       const c = addGroup(json, "SessionStart", { hooks: [{ name: "git-handoff-session", type: "command", command: cmd("gemini-session-start"), timeout: 10000 }] }, cmd("gemini-session-start"));
       return a || b || c;
     },

@@ -19,9 +19,10 @@ case "$name" in
   gemini-*) dir="\${GEMINI_PROJECT_DIR:-$PWD}"; project=".gemini/settings.json" ;;
   *) exit 0 ;;
 esac
-grep -qs "git-handoff hook $name" "$dir/$project" && exit 0
+grep -qsE "git-handoff[- ]hook $name" "$dir/$project" && exit 0
 common=$(git -C "$dir" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || exit 0
 [ -d "$common/refs/handoff" ] || grep -qs " refs/handoff/" "$common/packed-refs" || exit 0
+case "$name" in *-pre-tool-use | *-before-tool | *-after-tool) command -v git-handoff-hook >/dev/null 2>&1 && exec git-handoff-hook "$name" ;; esac
 command -v git-handoff >/dev/null 2>&1 || { echo "git-handoff: not on PATH, file leases not checked" >&2; exit 0; }
 exec git-handoff hook "$name"
 `;

@@ -10,7 +10,7 @@ import { CODEX_TRUST_NOTE } from "../setup/hook-install.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
-const OURS = /git[- ]handoff hook/;
+const OURS = /git[- ]handoff[- ]hook/;
 const ANSWER_WITHIN_MS = 20_000;
 
 export interface ListedHook {

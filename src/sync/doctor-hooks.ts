@@ -8,7 +8,7 @@ import { AGENT_CONFIG_FILES, GIT_HOOKS, hooksDirFrom, isHusky, lefthookFile, typ
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
-const OURS = /git[- ]handoff hook/;
+const OURS = /git[- ]handoff[- ]hook/;
 
 function read(path: string): string | null {
   try {

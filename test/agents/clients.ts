@@ -2,7 +2,8 @@
 // model on 127.0.0.1, in a real repository, with a private HOME. Anything the clients would send
 // elsewhere goes to a dead local proxy, so no test reaches the network.
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { FAST_HOOK } from "../support/hook-runner.ts";
 import { dirname, join, resolve } from "node:path";
 import { codexHooksList } from "../../src/sync/doctor-agents.ts";
 import { startModel, type ModelServer, type Turn } from "./model-server.ts";
@@ -38,6 +39,8 @@ export function shims(): string {
   const shim = join(shimDir, "git-handoff");
   writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
   chmodSync(shim, 0o755);
+  // The pre-edit hooks init writes run `git-handoff-hook`: the sh fast path, as the package installs it.
+  symlinkSync(FAST_HOOK, join(shimDir, "git-handoff-hook"));
   return shimDir;
 }
 

@@ -1,0 +1,348 @@
+// The sh fast path against the full hook, on random input: lease sets (literal files and globs,
+// exclusive and shared, live and expired, several agents, the caller's own leases with renewals
+// due or not), policies (modes, auto_lease, a declared session) and payloads (every agent's edit
+// and shell tools, relative and absolute paths, `..`, symlinks, paths outside the repository or
+// inside .git, globs, odd encodings, JSON escapes, duplicate keys, broken JSON). Whenever the fast
+// path answers itself, the full hook, run on the same input, must give exactly that answer and
+// write nothing. Where the fast path hands over, the full hook answers: that is always right.
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { Lease, LeaseSet } from "../src/core/lease.ts";
+import { HandoffError } from "../src/core/errors.ts";
+import { editIntent, formatAnswer, type AgentKind } from "../src/hooks/agents.ts";
+import { checkEdit } from "../src/hooks/edit-check.ts";
+import { preCommit } from "../src/hooks/git-hooks.ts";
+import { exactTest, refreshFastCache, supersetTest } from "../src/hooks/fast-cache.ts";
+import { matchesPath } from "../src/core/glob-overlap.ts";
+import { parsePayload } from "../src/hooks/stdin.ts";
+import { mutateLeases } from "../src/store/lease-store.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+
+test.after(cleanupTemp);
+
+const SEED = Number(process.env.PROPERTY_SEED ?? 20261201);
+const SCENARIOS = Number(process.env.PROPERTY_SCENARIOS ?? 7);
+const PAYLOADS = Number(process.env.PROPERTY_PAYLOADS ?? 100);
+
+/** A small seeded generator (mulberry32): a failure names the seed that reproduces it. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!,
+    chance: (p: number) => next() < p,
+  };
+}
+type Rng = ReturnType<typeof rng>;
+
+const PATTERNS = [
+  "src/**", "src/api/**", "src/a.ts", "src/api/users.ts", "lib/*.ts", "**/users.ts", "docs/**/*.md", "{src,lib}/b.md",
+  "src/[ab].ts", "?.md", "lib/x.gen.ts", "pkg1/**/x.gen.ts", "src/*/users.ts", "docs/guide.md", "lib/**", "a.ts", "pkg1/**",
+  "src/api/*.ts", "**/*.md", "dist/**", "lib/deep/**/b.md",
+];
+const SEGMENTS = ["src", "api", "lib", "docs", "pkg1", "deep", "a.ts", "b.md", "users.ts", "x.gen.ts", "guide.md", "c.ts", "link"];
+const ODD = [".git", "..", ".", "", "dist", "package-lock.json", "name with space.ts", "\u00e9.ts", "*.ts", "a\\b", "x?.md", "C:"];
+const AGENTS = ["alice", "carol", "bob"];
+
+function randomRel(r: Rng): string {
+  const n = 1 + r.int(4);
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) parts.push(r.chance(0.06) ? r.pick(ODD) : r.pick(SEGMENTS));
+  return parts.join("/") + (r.chance(0.03) ? "/" : "");
+}
+
+/** Paths the caller's own live leases cover, per scenario: where auto_lease and a declaration let the fast path answer. */
+let OWN: string[] = [];
+
+function randomPath(r: Rng, repo: string): string {
+  const rel = OWN.length && r.chance(0.35) ? r.pick(OWN) : randomRel(r);
+  const k = r.int(10);
+  if (k < 5) return `${repo}/${rel}`;
+  if (k < 8) return rel;
+  if (k === 8) return r.pick([`./${rel}`, `../${rel}`, `${repo}/src/../${rel}`, `${repo}//${rel}`]);
+  return r.pick(["/tmp/elsewhere/a.ts", `${repo}/outside-link/x.ts`, `${repo}/src/link/a.ts`, repo, `${repo}/.git/config`]);
+}
+
+function randomCommand(r: Rng, repo: string): string {
+  const words = Array.from({ length: r.int(5) }, () =>
+    r.pick([randomPath(r, repo), randomRel(r), "-la", "--watch", "$HOME/x", "a=b", "https://x.io/a.ts", "'src/a.ts'", "2>/dev/null", "README", "npm"]),
+  );
+  const cmd = `${r.pick(["cat", "ls", "sed -i s/a/b/", "rm", "grep -n x", "npm test"])} ${words.join(r.pick([" ", " | ", " && ", "; "]))}`;
+  if (r.chance(0.15)) return `apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: ${randomRel(r)}\n@@\n-a\n+b\n*** End Patch\nEOF`;
+  return cmd;
+}
+
+/** A hook name and a payload an agent could send (or almost: some are broken on purpose). */
+function randomPayload(r: Rng, repo: string): { name: string; kind: AgentKind; text: string } {
+  const kind = r.pick(["claude", "claude", "codex", "cursor", "gemini"] as const);
+  const name = { claude: "claude-pre-tool-use", codex: "codex-pre-tool-use", cursor: "cursor-pre-tool-use", gemini: r.pick(["gemini-before-tool", "gemini-after-tool"]) }[kind];
+  const tools = {
+    claude: ["Edit", "Write", "MultiEdit", "NotebookEdit", "Bash", "Read"],
+    codex: ["apply_patch", "Bash", "Edit", "exec_command", "Read"],
+    cursor: ["Write", "Edit", "StrReplace", "delete_file", "Read"],
+    gemini: ["write_file", "replace", "run_shell_command", "read_file"],
+  }[kind];
+  const tool = r.pick(tools);
+  let input: Record<string, unknown>;
+  if (["Bash", "exec_command", "run_shell_command"].includes(tool)) input = { command: r.chance(0.1) ? [randomCommand(r, repo)] : randomCommand(r, repo) };
+  else if (tool === "apply_patch") {
+    const files = Array.from({ length: 1 + r.int(3) }, () => `*** ${r.pick(["Add File", "Update File", "Delete File", "Move to"])}: ${randomRel(r)}`);
+    input = { command: ["apply_patch", `*** Begin Patch\n${files.join("\n@@\n-a\n+b\n")}\n*** End Patch\n`] };
+  } else input = { [r.pick(["file_path", "file_path", "file_path", "path", "notebook_path", "absolute_path"])]: randomPath(r, repo), old_string: "a\nb", new_string: "\u00e9\t\"q\"" };
+  if (r.chance(0.05)) input.file_path = r.pick([5, null, "", ["x"]]);
+  const payload: Record<string, unknown> = { session_id: "s", hook_event_name: "PreToolUse", tool_name: tool, tool_input: input };
+  if (kind === "cursor" && r.chance(0.5)) payload.workspace_roots = [repo];
+  else if (r.chance(0.9)) payload.cwd = r.chance(0.9) ? repo : `${repo}/src`;
+  if (r.chance(0.03)) payload.tool_input = [input];
+  if (r.chance(0.03)) delete payload.tool_name;
+  let text = JSON.stringify(payload, null, r.chance(0.2) ? 2 : undefined);
+  const k = r.int(40);
+  if (k === 0) text = text.replace(/\//g, "\\/");
+  else if (k === 1) text = text.replace(/"file_path"/, '"file\\u005fpath"');
+  else if (k === 2) text = text.replace(/src/, "\\u0073rc");
+  else if (k === 3) text = text.slice(0, r.int(text.length));
+  else if (k === 4) text = text.replace(/^\{/, `{"tool_input": {"file_path": "${repo}/src/api/users.ts"}, `);
+  else if (k === 5) text = `\ufeff${text}`;
+  else if (k === 6) text = `${text}\n\n`;
+  else if (k === 7) text = text.replace(/"tool_name"/, '"tool_name": "Read", "tool_name"');
+  else if (k === 8) text = "[]";
+  return { name, kind, text };
+}
+
+function randomLeases(r: Rng, now: number): Lease[] {
+  const leases: Lease[] = [];
+  const n = r.int(14);
+  for (let i = 0; i < n; i++) {
+    const agent = r.pick(AGENTS);
+    const ttl = (1 + r.int(90)) * 60_000;
+    // Live ones at least a minute from expiry, expired ones at least a minute past it: the two processes compared run seconds apart.
+    let left = r.chance(0.2) ? -(1 + r.int(60)) * 60_000 : (1 + r.int(60)) * 60_000 + 30_000;
+    if (Math.abs(left - (ttl * 2) / 3) < 60_000) left += 120_000; // never on the edge of a renewal falling due
+    leases.push({
+      pattern: r.pick(PATTERNS),
+      agent,
+      task: agent === "bob" && r.chance(0.3) ? "t1" : r.chance(0.3) ? `t-${agent}` : null,
+      exclusive: r.chance(0.4),
+      acquired_at: new Date(now - 60_000).toISOString(),
+      expires_at: new Date(now + left).toISOString(),
+      ttl_ms: ttl,
+      reason: null,
+      worktree: null,
+      branch: null,
+      scope: "worktree",
+    });
+  }
+  return leases;
+}
+
+/** The full hook's answer to an agent payload, as hook-main.ts gives it, in process. */
+async function fullAnswer(name: string, kind: AgentKind, text: string, repo: string): Promise<{ stdout: string; code: number } | string> {
+  try {
+    const payload = parsePayload(text, name);
+    const intent = editIntent(kind, payload);
+    if (!intent.paths.length) return { stdout: "", code: 0 };
+    const after = name === "gemini-after-tool";
+    const dir = intent.cwd ?? repo;
+    let store;
+    try {
+      store = await openSyncedStore({ cwd: dir, agent: "bob" });
+    } catch (e) {
+      if (e instanceof HandoffError && e.code === "not_a_repo") return { stdout: "", code: 0 };
+      throw e;
+    }
+    try {
+      const result = await checkEdit(store, intent.paths, dir, { shell: intent.shell, readOnly: after });
+      if (after) return { stdout: result.text ? "context" : "", code: 0 };
+      return formatAnswer(kind, result);
+    } catch (e) {
+      if (intent.shell) return { stdout: "", code: 0 };
+      throw e;
+    } finally {
+      store.close();
+    }
+  } catch (e) {
+    return `fails: ${(e as Error).message}`;
+  }
+}
+
+/** The fast path's answer, or "full" when it hands over (a stand-in full hook says so). */
+function fastAnswer(script: string, bin: string, name: string, text: string, repo: string): Promise<{ stdout: string; code: number } | "full"> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(script, [name], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "bob", PATH: `${bin}:${process.env.PATH}` }) });
+    child.stderr.resume();
+    let out = "";
+    child.stdout.on("data", (b) => (out += b));
+
+    child.on("error", reject);
+    child.on("close", (code) => resolve(out === "FULL HOOK\n" ? "full" : { stdout: out, code: code ?? 1 }));
+    child.stdin.end(text);
+  });
+}
+
+async function scenario(r: Rng, index: number, script: string, bin: string): Promise<{ cases: number; fast: number }> {
+  const repo = tempRepo();
+  mkdirSync(join(repo, "src/api"), { recursive: true });
+  mkdirSync(join(repo, "lib/deep"), { recursive: true });
+  writeFileSync(join(repo, "src/a.ts"), "a\n");
+  symlinkSync("../lib", join(repo, "src/link"));
+  symlinkSync(tempDir(), join(repo, "outside-link"));
+  const mode = r.pick(["balanced", "balanced", "balanced", "advisory", "advisory", "strict"]);
+  const yaml = [`mode: ${mode}`, ...(r.chance(0.3) ? [`auto_lease: ${r.chance(0.5)}`] : []), ...(r.chance(0.3) ? ["ignore:", "  - lib/x.gen.ts"] : [])];
+  writeFileSync(join(repo, ".handoff.yaml"), yaml.join("\n") + "\n");
+  if (r.chance(0.3)) writeFileSync(join(repo, ".gitattributes"), "docs/** linguist-generated\n");
+  if (r.chance(0.3)) assert.is(cli(["session", "start", "--objective", "work", "--files", r.pick(["src/api/**", "docs/guide.md", "lib/*.ts"])], { cwd: repo, agent: "bob" }).code, 0);
+  const store = await openSyncedStore({ cwd: repo, agent: "bob" });
+  const record: LeaseSet = { leases: randomLeases(r, store.now().getTime()) };
+  const live = record.leases.filter((l) => l.agent === "bob" && Date.parse(l.expires_at) > Date.now());
+  OWN = live.flatMap((l) => {
+    const base = l.pattern.replace(/\/\*\*$/, "");
+    if (!/[*?[\]{}]/.test(l.pattern)) return [l.pattern];
+    if (!/[*?[\]{}]/.test(base)) return [`${base}/a.ts`, `${base}/deep/users.ts`];
+    return l.pattern.startsWith("**/") ? [`src/${l.pattern.slice(3)}`] : [];
+  });
+  await mutateLeases(store, (_s, ctx) => ({
+    ok: true,
+    record,
+    steps: [{ event: { type: "leased", task: "", agent: "bob", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(property test)"] }, record }],
+  }));
+  await refreshFastCache(store, { HANDOFF_AGENT: "bob" });
+  store.close();
+
+  let fast = 0;
+  const refs = () => gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+  const before = refs();
+  const payloads = Array.from({ length: PAYLOADS }, () => randomPayload(r, repo));
+  // Four at a time: each fast path run is a few short processes, mostly waiting on each other.
+  const answers: Awaited<ReturnType<typeof fastAnswer>>[] = [];
+  for (let i = 0; i < payloads.length; i += 4) answers.push(...(await Promise.all(payloads.slice(i, i + 4).map((p) => fastAnswer(script, bin, p.name, p.text, repo)))));
+  for (let i = 0; i < payloads.length; i++) {
+    const p = payloads[i]!;
+    const got = answers[i]!;
+    if (got === "full") continue;
+    fast++;
+    const want = await fullAnswer(p.name, p.kind, p.text, repo);
+    const where = `seed ${SEED}, scenario ${index}, payload ${i}: ${p.name} ${p.text.slice(0, 300)}`;
+    const shown = (a: typeof want) => (typeof a === "string" ? a : JSON.stringify(a));
+    const expected = typeof want === "string" ? want : p.name === "gemini-after-tool" ? { stdout: want.stdout ? "context" : "", code: 0 } : want;
+    const actual = p.name === "gemini-after-tool" ? { stdout: got.stdout ? "context" : "", code: got.code } : got;
+    assert.is(shown(actual), shown(expected), where);
+    assert.is(refs(), before, `the full hook wrote, the fast path did not: ${where}`);
+    // Now and then the real full hook process too: the in-process answer above is the same as its.
+    if (fast % 12 === 1) {
+      const real = spawnSync(process.execPath, [CLI, "hook", p.name], { cwd: repo, input: p.text, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_FAST_HOOK: "0" }) });
+      assert.is(real.stdout, got.stdout, `the full hook process: ${where}`);
+      assert.is(refs(), before, `the full hook process wrote: ${where}`);
+    }
+  }
+  return { cases: payloads.length, fast };
+}
+
+test("the fast path answers only where the full hook gives the same answer and writes nothing", async () => {
+  // A copy of the script with no bundle next to it: handing over runs `git-handoff` from PATH, a stand-in here.
+  const root = tempDir("handoff-fast-");
+  mkdirSync(join(root, "git-hooks"));
+  const script = join(root, "git-hooks/fast-hook.sh");
+  copyFileSync(FAST_HOOK, script);
+  chmodSync(script, 0o755);
+  const bin = join(root, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\ncat >/dev/null\necho 'FULL HOOK'\n");
+  chmodSync(join(bin, "git-handoff"), 0o755);
+  const r = rng(SEED);
+  let cases = 0;
+  let fast = 0;
+  for (let i = 0; i < SCENARIOS; i++) {
+    const s = await scenario(r, i, script, bin);
+    cases += s.cases;
+    fast += s.fast;
+  }
+  process.stdout.write(`  ${cases} payloads over ${SCENARIOS} lease sets: the fast path answered ${fast}, handed ${cases - fast} to the full hook\n`);
+  assert.ok(fast > cases / 10, `the fast path answers a fair share (${fast} of ${cases}): the test must not pass by always handing over`);
+  assert.ok(cases - fast > cases / 10, "and hands over a fair share too");
+});
+
+test("the cache's pattern tests: every match passes the superset test, the exact forms decide exactly", () => {
+  const r = rng(SEED + 2);
+  const pieces = ["src", "api", "lib", "deep", "a", "b.md", "x.gen.ts", "users.ts", "*", "**", "*.ts", "?.md", "[ab].ts", "{a,b}", "{src,lib}", "x*", "*x", "a?b", "!a", "+(a)", "@(x)", "(b)", "gen"];
+  const pattern = () => Array.from({ length: 1 + r.int(4) }, () => r.pick(pieces)).join("/");
+  let checked = 0;
+  for (let i = 0; i < 400; i++) {
+    const p = r.chance(0.7) ? pattern() : r.pick(PATTERNS);
+    const [kind, a, b] = supersetTest(p);
+    const exact = exactTest(p);
+    for (let j = 0; j < 25; j++) {
+      const path = Array.from({ length: 1 + r.int(4) }, () => r.pick(["src", "api", "lib", "deep", "a", "b", "b.md", "a.ts", "x.gen.ts", "users.ts", "x", "ax", "xa", "aab", "gen", "(b)", "!a"])).join("/");
+      const hit = matchesPath(p, path);
+      const passes = kind === "U" || (kind === "E" ? a === path : path.startsWith(a) && path.endsWith(b));
+      if (hit) assert.ok(passes, `${path} matches ${p} but fails its superset test ${kind} ${a} ${b}`);
+      if (exact) {
+        const [k, ea, eb] = exact;
+        const sure = k === "E" ? ea === path : k === "D" ? path.startsWith(ea) && path.length > ea.length : path.startsWith(ea) && (path.slice(ea.length) === eb || path.endsWith(`/${eb}`));
+        assert.is(sure, hit, `exact test ${k} ${ea} ${eb} of ${p} on ${path}`);
+      }
+      checked++;
+    }
+  }
+  process.stdout.write(`  ${checked} path and pattern pairs\n`);
+});
+
+test("pre-commit: the fast path lets a commit through only where the full hook says nothing", async () => {
+  const r = rng(SEED + 1);
+  const bin = tempDir("handoff-fast-bin-");
+  writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\necho 'FULL HOOK'\n");
+  chmodSync(join(bin, "git-handoff"), 0o755);
+  const root = tempDir("handoff-fast-");
+  mkdirSync(join(root, "git-hooks"));
+  const script = join(root, "git-hooks/fast-hook.sh");
+  copyFileSync(FAST_HOOK, script);
+  chmodSync(script, 0o755);
+  let fast = 0;
+  let cases = 0;
+  for (let s = 0; s < 3; s++) {
+    const repo = tempRepo();
+    const store = await openSyncedStore({ cwd: repo, agent: "bob" });
+    const record: LeaseSet = { leases: randomLeases(r, store.now().getTime()) };
+    await mutateLeases(store, (_s, ctx) => ({ ok: true, record, steps: [{ event: { type: "leased", task: "", agent: "bob", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(property test)"] }, record }] }));
+    await refreshFastCache(store, { HANDOFF_AGENT: "bob" });
+    for (let i = 0; i < 20; i++) {
+      cases++;
+      const files = Array.from({ length: 1 + r.int(3) }, () => r.pick(["src/a.ts", "src/api/users.ts", "lib/x.gen.ts", "docs/guide.md", "pkg1/deep/x.gen.ts", "free.txt", "lib/deep/b.md", "src/c.ts", "a.ts", "x.md", "src/*.ts", "name with space.ts", "\u00e9.md"]));
+      for (const f of files) {
+        mkdirSync(join(repo, f, ".."), { recursive: true });
+        writeFileSync(join(repo, f), `${i}\n`);
+      }
+      gitOut(repo, "add", "-A");
+      const env = cleanEnv({ HANDOFF_AGENT: "bob", PATH: `${bin}:${process.env.PATH}` });
+      const got = spawnSync(script, ["pre-commit"], { cwd: repo, env, encoding: "utf8" });
+      if (got.stdout !== "FULL HOOK\n") {
+        fast++;
+        const want = await preCommit(store, repo);
+        const where = `seed ${SEED + 1}, repo ${s}, commit ${i}: ${files.join(", ")}`;
+        assert.is(got.status, 0, where);
+        assert.is(got.stdout, "", where);
+        assert.is(`${want.verdict} ${want.text}`, "ok ", where);
+      }
+      gitOut(repo, "commit", "-qm", `c${i}`);
+      // The branch moved (no policy is committed here): the full hook's next run would recompile.
+      await refreshFastCache(store, { HANDOFF_AGENT: "bob" });
+    }
+    store.close();
+  }
+  process.stdout.write(`  ${cases} commits: the fast path let ${fast} through itself\n`);
+  assert.ok(fast > cases / 10 && cases - fast > cases / 10, `both ways taken (${fast} of ${cases})`);
+});
+
+test.run();
