@@ -7,9 +7,13 @@ import { FORMAT_MARKER } from "../../src/store/codec.ts";
 import { summarize, type HandoffEvent } from "../../src/core/event.ts";
 
 export const BASE = Date.parse("2026-11-01T00:00:00.000Z");
-/** The scripted clock of every command run against the fixture: just after its last event. */
-export function fixtureNow(events: number): string {
-  return new Date(BASE + events * 1000 + 60_000).toISOString();
+/** The scripted clock of every command run against the fixture: a minute after its last event. */
+export function fixtureNow(f: ViewsFixture): string {
+  return new Date(endOf(f) + 60_000).toISOString();
+}
+
+function endOf(f: ViewsFixture): number {
+  return BASE + (f.agents + f.tasks * Math.max(1, Math.floor(f.events / f.tasks))) * 1000;
 }
 
 export interface ViewsFixture {
@@ -53,8 +57,10 @@ export function writeViewsFixture(repo: string, f: ViewsFixture): void {
   for (let k = 0; k < f.agents; k++) {
     const name = agentName(k);
     const at = iso(BASE + k * 1000);
+    // Seen just before the clock the bench runs at: every agent is active.
+    const heartbeat = iso(endOf(f) + 30_000);
     const branch = k < branches ? name : "main";
-    const record = { agent: name, objective: `work of ${name}`, worktree: `/work/${name}`, branch, scope: "worktree", files: [`src/${name}.ts`], awaits: null, session: null, heartbeat_at: at, started_at: at, ended_at: null, machine: "bench" };
+    const record = { agent: name, objective: `work of ${name}`, worktree: `/work/${name}`, branch, scope: "worktree", files: [`src/${name}.ts`], awaits: null, session: null, heartbeat_at: heartbeat, started_at: at, ended_at: null, machine: "bench" };
     const event: HandoffEvent = { type: "session_started", task: "", agent: name, at, scope: "worktree", worktree: `/work/${name}`, branch, objective: record.objective, session: null };
     const rec = blob(JSON.stringify(record, null, 2) + "\n");
     out.push(commitText(`refs/handoff/agents/${name}`, mark++, name, Date.parse(at), event, null, [[format, "format"], [rec, "agent.json"]]));
