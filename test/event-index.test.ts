@@ -63,6 +63,8 @@ test("--limit gives the newest N and --since stops at the window, through the in
   const since = events(repo, "--since", plus(3 * MIN));
   assert.equal(since, all.filter((e) => e.at >= plus(3 * MIN)));
   assert.equal(events(repo, "--agent", "alice", "--limit", "1").map((e: any) => e.type), ["done"]);
+  // One task's history is walked newest first and stops at the limit.
+  assert.equal(events(repo, "--task", "a", "--limit", "2"), (await walked(repo, { task: "a" })).slice(-2));
 });
 
 test("new events are added incrementally: a ref moved forward keeps its id and grows", async () => {

@@ -63,6 +63,8 @@ export async function readEvents(
       if (event) {
         if (Date.parse(event.at) < sinceMs) break;
         if (matches(event, filter)) mine.push(event);
+        // One ref's history is newest first: its last N are found once N match.
+        if (tips.length === 1 && filter.limit !== undefined && mine.length >= filter.limit) break;
       }
       oid = known.parent;
     }
