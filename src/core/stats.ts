@@ -44,8 +44,21 @@ const time = (e: HandoffEvent) => Date.parse(e.at);
 /** The types whose details `computeStats` reads; every other event is only counted. */
 const READ_TYPES = new Set<HandoffEvent["type"]>([
   "created", "depended", "undepended", "done", "accepted", "cancelled", "hook_caught", "conflict_found", "handoff", "acked",
-  "expired", "lease_expired", "claimed", "leased", "claim_refused", "claim_overlap", "received_invalid", "reclaimed", "submitted", "verified", "rejected",
+  "expired", "lease_expired", "claimed", "claim_refused", "claim_overlap", "received_invalid", "reclaimed", "submitted", "verified", "rejected",
 ]);
+
+/**
+ * `leased` events matter only as the other half of a lease taken over after its expiry (many,
+ * and rarely needed): a cache keeps them apart as `partners` and counts them like the rest.
+ */
+export function isTakeoverPartner(e: HandoffEvent): boolean {
+  return e.type === "leased";
+}
+
+/** Whether `events` hold an expiry whose take-over is looked for among the partners. */
+export function needsPartners(events: HandoffEvent[]): boolean {
+  return events.some((e) => e.type === "lease_expired" && e.by && e.by !== e.agent);
+}
 const READ_FIELDS = ["after", "on", "handoff", "paths", "commits", "verdict", "hook", "code", "passed", "by"] as const;
 
 /**
@@ -112,9 +125,10 @@ function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
 
 /**
  * `counted`: the times of events left out of `all` because only their time counts (see
- * statsProjection); they add to `events` and nothing else.
+ * statsProjection); they add to `events` and nothing else. `partners`: `leased` events left out
+ * of `all` and counted there, consulted only to match a lease taken over after its expiry.
  */
-export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date; counted?: number[] }): Stats {
+export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date; counted?: number[]; partners?: HandoffEvent[] }): Stats {
   // ISO times of one format sort as strings; a plain comparison is much faster than localeCompare.
   const events = [...all].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const sinceMs = opts.since?.getTime() ?? -Infinity;
@@ -159,7 +173,8 @@ export function computeStats(all: HandoffEvent[], opts: { since: Date | null; no
   // A takeover: the agent that recorded an expiry takes the same thing in the same transaction.
   const expiries = [...ofType("expired"), ...ofType("lease_expired")].filter((e) => e.by && e.by !== e.agent);
   const atTime = new Map<string, HandoffEvent[]>();
-  if (expiries.length) for (const x of [...ofType("claimed"), ...ofType("leased")]) (atTime.get(x.at) ?? atTime.set(x.at, []).get(x.at)!).push(x);
+  const partners = (opts.partners ?? []).filter(inWindow);
+  if (expiries.length) for (const x of [...ofType("claimed"), ...ofType("leased"), ...partners]) (atTime.get(x.at) ?? atTime.set(x.at, []).get(x.at)!).push(x);
   const takenOver = expiries.filter((e) =>
     (atTime.get(e.at) ?? []).some((x) => x.agent === e.by && (e.type === "expired" ? x.type === "claimed" && x.task === e.task : x.type === "leased")),
   ).length;

@@ -7,6 +7,7 @@
 //   type-<type>.jsonl  the lines of one event type
 //   stats.jsonl        every event as `stats` needs it: cut to the fields it reads, and the times
 //                      of those it only counts (not told apart by commit: a count, not a list)
+//   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
 // dropped by the next compaction. Lines are read only up to the count the manifest names, so an
@@ -16,11 +17,11 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { statsProjection } from "../core/stats.ts";
+import { isTakeoverPartner, statsProjection } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 
-const VERSION = 4;
+const VERSION = 5;
 /** A lock left by a crashed updater is broken after this long. */
 const STALE_LOCK_MS = 60_000;
 
@@ -143,7 +144,7 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
     const rebuilt = !m;
     if (!m) {
       m = { version: VERSION, next: 1, dead: 0, total: 0, refs: {} };
-      for (const f of ["all", "stats"]) writeFileSync(fileOf(dir, f), "");
+      for (const f of ["all", "stats", "partners"]) writeFileSync(fileOf(dir, f), "");
       rmOthers(dir);
     }
     const report: IndexReport = { walked: 0, added: 0, rebuilt };
@@ -177,6 +178,7 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
         const cut = statsLine(event);
         if (cut === null) counted.push(Date.parse(event.at).toString(36));
         else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
+        if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
         report.added++;
       }
       // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update.
@@ -199,9 +201,10 @@ function statsLine(event: HandoffEvent): string | null {
   const cut = statsProjection(event) as Record<string, unknown> | null;
   if (!cut) return null;
   const { at, type, task, agent, ...rest } = cut;
-  const clean = (v: unknown) => String(v).replace(/[\t\n]/g, " ");
   return `${at}\t${type}\t${clean(task)}\t${clean(agent)}${Object.keys(rest).length ? `\t${JSON.stringify(rest)}` : ""}`;
 }
+
+const clean = (v: unknown) => String(v).replace(/[\t\n]/g, " ");
 
 function upToDate(m: Manifest, tips: { name: string; oid: string }[]): boolean {
   if (Object.keys(m.refs).length !== tips.length) return false;
@@ -260,14 +263,33 @@ export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEv
     }
     if (seen.has(oid)) return null;
     seen.add(oid);
-    const f = payload.split("\t");
-    if (f.length < 4) throw new Error("damaged");
-    const extra = f.length > 4 ? (JSON.parse(f.slice(4).join("\t")) as object) : {};
-    return { at: f[0], type: f[1], task: f[2], agent: f[3], ...extra } as HandoffEvent;
+    return statsEvent(payload);
   });
   if (!lines) return null;
   for (const l of lines) events.push(l.event);
   return { events, counted };
+}
+
+/** `leased` events for take-over matching (partners.jsonl), each commit once. */
+export function readPartnersIndexed(store: Store, m: Manifest): HandoffEvent[] | null {
+  const seen = new Set<string>();
+  const lines = scan(store, m, "partners", new Map(), (payload, oid) => {
+    if (seen.has(oid)) return null;
+    seen.add(oid);
+    return statsEvent(payload);
+  });
+  return lines ? lines.map((l) => l.event) : null;
+}
+
+/** A stats line's payload: time, type, task, agent, then (optionally) the other fields as JSON. */
+function statsEvent(payload: string): HandoffEvent {
+  const a = payload.indexOf("\t");
+  const b = payload.indexOf("\t", a + 1);
+  const c = payload.indexOf("\t", b + 1);
+  if (a < 0 || b < 0 || c < 0) throw new Error("damaged");
+  const d = payload.indexOf("\t", c + 1);
+  const e = { at: payload.slice(0, a), type: payload.slice(a + 1, b), task: payload.slice(b + 1, c), agent: payload.slice(c + 1, d < 0 ? undefined : d) } as HandoffEvent;
+  return d < 0 ? e : Object.assign(e, JSON.parse(payload.slice(d + 1)) as object);
 }
 
 function scan(store: Store, m: Manifest, key: string, order: Map<string, number>, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {

@@ -4,7 +4,8 @@ import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
-import { agentKey, dropIndex, readIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
+import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
+import { needsPartners } from "../core/stats.ts";
 
 /**
  * For long-running readers (the dashboard): each commit's event and first parent by commit id. A
@@ -126,13 +127,17 @@ async function eventTips(store: Store, filter: EventFilter): Promise<{ name: str
  * What `stats` reads: every event it needs the details of, and the times of the rest (see
  * statsProjection), from the event index when it can serve them, else from the history itself.
  */
-export async function readStatsEvents(store: Store, opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void } = {}): Promise<{ events: HandoffEvent[]; counted: number[] }> {
+export async function readStatsEvents(
+  store: Store,
+  opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void } = {},
+): Promise<{ events: HandoffEvent[]; counted: number[]; partners?: HandoffEvent[] }> {
   const tips = await eventTips(store, {});
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, opts);
     if (!manifest) break;
     const read = readStatsIndexed(store, manifest);
-    if (read) return read;
+    const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, manifest) : [];
+    if (read && partners) return { ...read, partners };
     dropIndex(store);
   }
   return { events: await readEvents(store, {}, opts), counted: [] };
