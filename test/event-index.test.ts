@@ -1,7 +1,7 @@
 // The event index under .git/handoff/events: `events` and `stats` read through it and answer
 // exactly what a walk of the history answers, after new events, a ref rewritten by another tool,
 // and a damaged index file.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -115,6 +115,17 @@ test("a damaged index file is thrown away and rebuilt, the answer unchanged", as
   assert.equal(events(repo, "--agent", "alice"), want);
   assert.is(typeof manifest(repo).refs, "object", "rebuilt");
   assert.equal(events(repo), await walked(repo));
+});
+
+test("where the index cannot be written, events and stats read the history directly", async () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
+  at(r, "alice", MIN, ["claim", "x"]);
+  // A file where the index folder should be: nothing can be written there.
+  rmSync(join(r, ".git/handoff"), { recursive: true, force: true });
+  writeFileSync(join(r, ".git/handoff"), "not a folder");
+  assert.equal(events(r, "--agent", "alice"), await walked(r, { agent: "alice" }));
+  assert.is(at(r, "reader", 10 * MIN, ["stats", "--json"]).json.claims.granted, 1);
 });
 
 test("stats through the index equals stats over the walked history", async () => {

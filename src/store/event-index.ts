@@ -90,13 +90,23 @@ function writeAtomic(path: string, text: string): void {
 }
 
 /** Holds the update lock for `fn`; null when another process holds it (the caller reads directly). */
-function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> | null {
+function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
   const lock = join(dir, "lock");
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    return null; // a read-only repository: read the history directly
+  }
   for (let n = 0; n < 2; n++) {
     try {
       closeSync(openSync(lock, "wx"));
-      return fn().finally(() => rmSync(lock, { force: true }));
+      // An index that cannot be written (disk full, permissions) only means a direct read.
+      return fn()
+        .catch((e: unknown) => {
+          if (e instanceof HandoffError) throw e;
+          return null;
+        })
+        .finally(() => rmSync(lock, { force: true }));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") return null;
       try {
