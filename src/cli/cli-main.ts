@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // `git handoff help task add` is `git handoff task add --help`: git itself turns --help into man.
-  const program = buildProgram();
+  const program = buildProgram(argv);
   if (argv[0] === "help" && argv.length > 1) {
     const verb = argv[1]!;
     if (!program.commands.some((c) => c.name() === verb || c.aliases().includes(verb))) {

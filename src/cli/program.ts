@@ -26,7 +26,58 @@ import { registerWorker } from "./commands/worker.ts";
 import { registerTest } from "./commands/test-link.ts";
 
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Every register function with the top-level verbs (and aliases) it adds, in help order. A one-shot
+ * call registers only the function of its verb: building all ~100 commands with their options was
+ * the largest part of a cold `claim` after Node's own start. A test checks this table against
+ * what each function registers.
+ */
+export const VERBS: [Register, string[]][] = [
+  [registerInit, ["init", "uninstall"]],
+  [registerTask, ["task", "tasks"]],
+  [registerClaim, ["claim", "renew", "release", "done", "fail", "reclaim", "cancel"]],
+  [registerEvents, ["events"]],
+  [registerStatus, ["status"]],
+  [registerStats, ["stats"]],
+  [registerSession, ["session", "heartbeat"]],
+  [registerAgents, ["agents", "gc"]],
+  [registerDepend, ["depend", "undepend", "ready"]],
+  [registerHandoff, ["handoff", "inbox", "ack"]],
+  [registerReview, ["review"]],
+  [registerApprove, ["approve"]],
+  [registerConflicts, ["conflicts", "merge-preview"]],
+  [registerLease, ["lease", "unlease", "leases", "check"]],
+  [registerHook, ["hook"]],
+  [registerMcpCommand, ["mcp"]],
+  [registerMcpConfig, ["mcp-config"]],
+  [registerSync, ["remote", "sync", "sync-conflicts"]],
+  [registerSyncTools, ["fence-check", "compact"]],
+  [registerDoctor, ["doctor"]],
+  [registerWait, ["wait"]],
+  [registerWorker, ["worker"]],
+  [registerTest, ["test"]],
+  [registerMemory, ["memory"]],
+  [registerDoc, ["doc"]],
+  [registerMeta, ["version", "completion"]],
+  [registerDashboard, ["dashboard"]],
+];
+
+/** Verbs that read the whole program (completion lists every verb): always built in full. */
+const NEEDS_ALL = new Set(["completion", "help"]);
+const TAKES_VALUE = new Set(["-C", "--agent"]);
+
+/** The verb of a command line: its first word that is neither an option nor an option's value. */
+export function verbOf(argv: string[]): string | undefined {
+  return argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
+}
+
+/**
+ * The program with every verb, or (given the command line) with only the verb it runs, when that
+ * verb is known; unknown verbs, help and completion get every verb, so their answers list them all.
+ */
+export function buildProgram(argv?: string[]): Command {
   const program = new Command("git-handoff")
     .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
     .version(VERSION)
@@ -41,33 +92,9 @@ export function buildProgram(): Command {
     // the filter was ignored and the name became the caller instead.
     .enablePositionalOptions()
     .exitOverride();
-  registerInit(program);
-  registerTask(program);
-  registerClaim(program);
-  registerEvents(program);
-  registerStatus(program);
-  registerStats(program);
-  registerSession(program);
-  registerAgents(program);
-  registerDepend(program);
-  registerHandoff(program);
-  registerReview(program);
-  registerApprove(program);
-  registerConflicts(program);
-  registerLease(program);
-  registerHook(program);
-  registerMcpCommand(program);
-  registerMcpConfig(program);
-  registerSync(program);
-  registerSyncTools(program);
-  registerDoctor(program);
-  registerWait(program);
-  registerWorker(program);
-  registerTest(program);
-  registerMemory(program);
-  registerDoc(program);
-  registerMeta(program);
-  registerDashboard(program);
+  const verb = argv ? verbOf(argv) : undefined;
+  const only = verb !== undefined && !NEEDS_ALL.has(verb) ? VERBS.filter(([, names]) => names.includes(verb)) : [];
+  for (const [register] of only.length ? only : VERBS) register(program);
   const paths = (c: Command, prefix: string[]): void => {
     for (const sub of c.commands) {
       sub.exitOverride();

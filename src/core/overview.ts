@@ -131,7 +131,9 @@ export function buildStatus(input: StatusInput): StatusView {
     .sort((a, b) => (a.worktree ?? "").localeCompare(b.worktree ?? "") || a.agent.localeCompare(b.agent));
 
   const blocked = settled.filter((t) => t.status === "todo" || t.status === "claimed").flatMap((t) => blockingEdges(t, byId, now));
-  const inbox = names.map((agent) => ({ agent, waiting: inboxFor(agent, tasks, now).length })).filter((x) => x.waiting > 0);
+  // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.
+  const inboxTasks = tasks.filter((t) => t.handoffs?.length || t.after?.length);
+  const inbox = inboxTasks.length ? names.map((agent) => ({ agent, waiting: inboxFor(agent, inboxTasks, now).length })).filter((x) => x.waiting > 0) : [];
   const conflicts = input.conflicts
     ? { summary: conflictSummaryLine(input.conflicts), conflicting: input.conflicts.conflicting, pairs: input.conflicts.pairs.filter((p) => p.conflicts.length) }
     : null;

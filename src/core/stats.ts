@@ -41,6 +41,39 @@ export function durationFigures(values: number[]): DurationFigures {
 
 const time = (e: HandoffEvent) => Date.parse(e.at);
 
+/** The types whose details `computeStats` reads; every other event is only counted. */
+const READ_TYPES = new Set<HandoffEvent["type"]>([
+  "created", "depended", "undepended", "done", "accepted", "cancelled", "hook_caught", "conflict_found", "handoff", "acked",
+  "expired", "lease_expired", "claimed", "claim_refused", "claim_overlap", "received_invalid", "reclaimed", "submitted", "verified", "rejected",
+]);
+
+/**
+ * `leased` events matter only as the other half of a lease taken over after its expiry (many,
+ * and rarely needed): a cache keeps them apart as `partners` and counts them like the rest.
+ */
+export function isTakeoverPartner(e: HandoffEvent): boolean {
+  return e.type === "leased";
+}
+
+/** Whether `events` hold an expiry whose take-over is looked for among the partners. */
+export function needsPartners(events: HandoffEvent[]): boolean {
+  return events.some((e) => e.type === "lease_expired" && e.by && e.by !== e.agent);
+}
+const READ_FIELDS = ["after", "on", "handoff", "paths", "commits", "verdict", "hook", "code", "passed", "by"] as const;
+
+/**
+ * What `computeStats` needs of one event: the event cut to the fields it reads, or null when only
+ * its time counts (a cache of the history can then keep a time instead of the whole event).
+ */
+export function statsProjection(e: HandoffEvent): HandoffEvent | null {
+  if (!READ_TYPES.has(e.type) || (e.type === "created" && !e.after?.length)) return null;
+  const out: Record<string, unknown> = { type: e.type, task: e.task, agent: e.agent, at: e.at };
+  for (const f of READ_FIELDS) if (e[f] !== undefined) out[f] = e[f];
+  return out as HandoffEvent;
+}
+
+const BLOCKING_TYPES = new Set<HandoffEvent["type"]>(["created", "depended", "undepended", "done", "accepted", "cancelled"]);
+
 /** Blocked intervals per task, from created (--after), depended, undepended, done/accepted, cancelled. */
 function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
   const deps = new Map<string, Set<string>>();
@@ -64,6 +97,7 @@ function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
     }
   };
   for (const e of events) {
+    if (!BLOCKING_TYPES.has(e.type)) continue;
     const at = time(e);
     if (e.type === "created" && e.after?.length) {
       deps.set(e.task, new Set(e.after));
@@ -89,24 +123,40 @@ function blockedWaits(events: HandoffEvent[], sinceMs: number, nowMs: number) {
   return { waits: [...waits.values()], unblocked: waits.size, stillBlocked: blockedSince.size, tasks: touched.size, ongoing };
 }
 
-export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date }): Stats {
-  const events = [...all].sort((a, b) => a.at.localeCompare(b.at));
+/**
+ * `counted`: the times of events left out of `all` because only their time counts (see
+ * statsProjection); they add to `events` and nothing else. `partners`: `leased` events left out
+ * of `all` and counted there, consulted only to match a lease taken over after its expiry.
+ */
+export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date; counted?: number[]; partners?: HandoffEvent[] }): Stats {
+  // ISO times of one format sort as strings; a plain comparison is much faster than localeCompare.
+  const events = [...all].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const sinceMs = opts.since?.getTime() ?? -Infinity;
   const inWindow = (e: HandoffEvent) => time(e) >= sinceMs;
-  const win = events.filter(inWindow);
-  const count = (type: HandoffEvent["type"], pred: (e: HandoffEvent) => boolean = () => true) => win.filter((e) => e.type === type && pred(e)).length;
+  // Sorted by time, so the window is a suffix (found by one search, not a parse per event).
+  let first = 0;
+  for (let hi = events.length; first < hi; ) {
+    const mid = (first + hi) >> 1;
+    if (inWindow(events[mid]!)) hi = mid;
+    else first = mid + 1;
+  }
+  const win = events.slice(first);
+  const countedInWindow = (opts.counted ?? []).reduce((n, t) => (t >= sinceMs ? n + 1 : n), 0);
+  const byType = new Map<HandoffEvent["type"], HandoffEvent[]>();
+  for (const e of win) (byType.get(e.type) ?? byType.set(e.type, []).get(e.type)!).push(e);
+  const ofType = (type: HandoffEvent["type"]) => byType.get(type) ?? [];
+  const count = (type: HandoffEvent["type"], pred: (e: HandoffEvent) => boolean = () => true) => ofType(type).filter(pred).length;
 
   const hooks: Stats["hooks"] = { deny: 0, warn: 0, info: 0, by_hook: {} };
-  for (const e of win) {
-    if (e.type !== "hook_caught" || !e.verdict) continue;
+  for (const e of ofType("hook_caught")) {
+    if (!e.verdict) continue;
     hooks[e.verdict]++;
     const h = (hooks.by_hook[e.hook ?? "unknown"] ??= { deny: 0, warn: 0, info: 0 });
     h[e.verdict]++;
   }
 
   const conflictKeys = new Map<string, number>();
-  for (const e of win) {
-    if (e.type !== "conflict_found") continue;
+  for (const e of ofType("conflict_found")) {
     conflictKeys.set(`${[...(e.commits ?? [])].sort().join(",")}|${[...(e.paths ?? [])].sort().join(",")}`, (e.paths ?? []).length);
   }
 
@@ -114,18 +164,19 @@ export function computeStats(all: HandoffEvent[], opts: { since: Date | null; no
   const handoffAt = new Map<string, number>();
   const firstAck = new Map<string, number>();
   for (const e of events) {
+    if (e.type !== "handoff" && e.type !== "acked") continue;
     if (e.type === "handoff" && e.handoff && inWindow(e)) handoffAt.set(e.handoff, time(e));
     if (e.type === "acked" && e.handoff && handoffAt.has(e.handoff) && !firstAck.has(e.handoff)) firstAck.set(e.handoff, time(e));
   }
   const ackTimes = [...firstAck].map(([id, at]) => Math.max(0, at - handoffAt.get(id)!));
 
   // A takeover: the agent that recorded an expiry takes the same thing in the same transaction.
-  const takenOver = win.filter(
-    (e) =>
-      (e.type === "expired" || e.type === "lease_expired") &&
-      e.by &&
-      e.by !== e.agent &&
-      win.some((x) => x.at === e.at && x.agent === e.by && (e.type === "expired" ? x.type === "claimed" && x.task === e.task : x.type === "leased")),
+  const expiries = [...ofType("expired"), ...ofType("lease_expired")].filter((e) => e.by && e.by !== e.agent);
+  const atTime = new Map<string, HandoffEvent[]>();
+  const partners = (opts.partners ?? []).filter(inWindow);
+  if (expiries.length) for (const x of [...ofType("claimed"), ...ofType("leased"), ...partners]) (atTime.get(x.at) ?? atTime.set(x.at, []).get(x.at)!).push(x);
+  const takenOver = expiries.filter((e) =>
+    (atTime.get(e.at) ?? []).some((x) => x.agent === e.by && (e.type === "expired" ? x.type === "claimed" && x.task === e.task : x.type === "leased")),
   ).length;
 
   const blocked = blockedWaits(events, sinceMs, opts.now.getTime());
@@ -133,7 +184,7 @@ export function computeStats(all: HandoffEvent[], opts: { since: Date | null; no
   return {
     since: opts.since?.toISOString() ?? null,
     until: opts.now.toISOString(),
-    events: win.length,
+    events: win.length + countedInWindow,
     claims: {
       granted: count("claimed"),
       refused_duplicate: count("claim_refused", (e) => e.code === "held_by_other"),

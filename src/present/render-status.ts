@@ -7,16 +7,33 @@ import { rosterText } from "./render-agents.ts";
 import { overviewText } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
 import { formatUntil } from "../core/duration.ts";
+import { boundSections, SECTION_LINES } from "./bounded-text.ts";
 
 function cut(s: string, max: number): string {
   const line = s.split("\n")[0] ?? "";
   return line.length > max ? line.slice(0, max - 1) + "…" : line;
 }
 
-/** Task rows x agent columns: H holds the claim, R submitted it for review, . nothing. */
-function matrixText(v: StatusView): string[] {
-  const { agents, rows } = v.matrix;
+/** Agent columns a bounded matrix shows at most. */
+const MATRIX_AGENTS = 12;
+
+/**
+ * Task rows x agent columns: H holds the claim, R submitted it for review, . nothing. Bounded
+ * (`rowLimit`): the first rows, and only the agents with a mark in them (at most MATRIX_AGENTS).
+ */
+function matrixText(v: StatusView, rowLimit?: number): string[] {
+  let { agents, rows } = v.matrix;
   if (!rows.length) return ["  no open tasks"];
+  const more: string[] = [];
+  if (rowLimit !== undefined && (rows.length > rowLimit || agents.length > MATRIX_AGENTS)) {
+    const shownRows = rows.slice(0, rowLimit);
+    const marked = agents.map((_, i) => i).filter((i) => shownRows.some((r) => r.cells[i] !== null)).slice(0, MATRIX_AGENTS);
+    const cols = marked.length ? marked : agents.map((_, i) => i).slice(0, MATRIX_AGENTS);
+    if (rows.length > rowLimit) more.push(`  … ${rows.length - rowLimit} more tasks`);
+    if (cols.length < agents.length) more.push(`  … ${agents.length - cols.length} more agents`);
+    agents = cols.map((i) => agents[i]!);
+    rows = shownRows.map((r) => ({ ...r, cells: cols.map((i) => r.cells[i]!) }));
+  }
   const tw = Math.max(4, ...rows.map((r) => r.task.length));
   const widths = agents.map((a) => Math.max(1, a.length));
   const header = `  ${"task".padEnd(tw)}  ${agents.map((a, i) => a.padEnd(widths[i]!)).join("  ")}`;
@@ -25,14 +42,26 @@ function matrixText(v: StatusView): string[] {
     const cells = r.cells.map((c, i) => (c === "holds" ? paint.green("H") : c === "submitted" ? paint.yellow("R") : paint.dim(".")) + " ".repeat(widths[i]! - 1));
     lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${cut(r.objective, 40)}`);
   }
-  return lines;
+  return [...lines, ...more];
 }
 
-export function statusText(v: StatusView, header: string, now: Date): string {
+/**
+ * The text view. Unless `all`, each long section shows its first SECTION_LINES lines and counts
+ * the rest (the matrix also keeps to the agents marked in its rows); --json is always complete.
+ */
+export function statusText(v: StatusView, header: string, now: Date, opts: { all?: boolean } = {}): string {
+  const text = fullStatusText(v, header, now, opts.all ? undefined : SECTION_LINES - 3);
+  return opts.all ? text : boundSections(text, ALL_HINT);
+}
+
+/** What a cut section says, after its count. */
+export const ALL_HINT = "git handoff status --all shows everything";
+
+function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: number | undefined): string {
   const lines = [header, overviewText(v, now)];
   lines.push(paint.bold("agents"));
   lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
-  lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v));
+  lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v, matrixRows));
   if (v.placements.length) {
     lines.push(paint.bold("where (worktree x branch x session)"));
     const ww = Math.max(...v.placements.map((p) => (p.worktree ?? "-").length));
@@ -58,7 +87,12 @@ export function statusText(v: StatusView, header: string, now: Date): string {
 }
 
 /** The file-lease section: holder, task, pattern, exclusive, expiry; leases that should not be there flagged. */
-export function leaseSectionText(rows: LeaseRow[]): string {
+export function leaseSectionText(rows: LeaseRow[], opts: { all?: boolean } = {}): string {
+  const text = fullLeaseSectionText(rows);
+  return opts.all ? text : boundSections(text, ALL_HINT);
+}
+
+function fullLeaseSectionText(rows: LeaseRow[]): string {
   const lines = [paint.bold("file leases")];
   if (!rows.length) return [...lines, "  nobody holds a file lease"].join("\n");
   const aw = Math.max(...rows.map((r) => r.agent.length));

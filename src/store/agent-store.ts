@@ -27,8 +27,11 @@ export interface StoredAgent {
 }
 
 async function readAgentAt(store: Store, ref: string, tip: string): Promise<StoredAgent> {
-  const { record, commit } = await readRecord(store.reader, store.oidBytes, tip, ref, AGENT_FILE, AgentRecord);
-  return { record, tip, parent: commit.parents[0] ?? null, tipIsHeartbeat: eventFromMessage(commit.message)?.type === "heartbeat" };
+  // Keyed by ref and tip: the same commit under another agent's ref must still be refused there.
+  return store.kept(`agent:${ref}:${tip}`, async () => {
+    const { record, commit } = await readRecord(store.reader, store.oidBytes, tip, ref, AGENT_FILE, AgentRecord);
+    return { record, tip, parent: commit.parents[0] ?? null, tipIsHeartbeat: eventFromMessage(commit.message)?.type === "heartbeat" };
+  });
 }
 
 export async function loadAgent(store: Store, agent: string): Promise<StoredAgent | null> {

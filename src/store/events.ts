@@ -1,9 +1,11 @@
-import { HandoffError } from "../core/errors.ts";
+import { fail, HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
+import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
+import { needsPartners } from "../core/stats.ts";
 
 /**
  * For long-running readers (the dashboard): each commit's event and first parent by commit id. A
@@ -27,17 +29,12 @@ export interface EventFilter {
 export async function readEvents(
   store: Store,
   filter: EventFilter,
-  opts: { onProblem?: (message: string) => void; commits?: CommitEvents } = {},
+  opts: { onProblem?: (message: string) => void; commits?: CommitEvents; index?: boolean; onIndex?: (r: IndexReport) => void } = {},
 ): Promise<HandoffEvent[]> {
-  let tips = await store.listRefs(REF_ROOT);
-  if (filter.task) {
-    const name = taskRef(filter.task);
-    tips = tips.filter((t) => t.name === name);
-    // A compacted task's history hangs off the archive.
-    const archived = tips.length ? undefined : (await archivedTips(store)).get(filter.task);
-    if (archived) tips = [{ name: `${ARCHIVE_REF} (${filter.task})`, oid: archived }];
-  } else if (tips.some((t) => t.name === ARCHIVE_REF)) {
-    for (const [id, oid] of await archivedTips(store)) tips.push({ name: `${ARCHIVE_REF} (${id})`, oid });
+  const tips = await eventTips(store, filter);
+  if (opts.index && !filter.task && !opts.commits) {
+    const indexed = (await fromIndex(store, tips, filter, opts)) ?? (await fromIndex(store, tips, filter, opts));
+    if (indexed) return indexed;
   }
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const events: HandoffEvent[] = [];
@@ -67,6 +64,8 @@ export async function readEvents(
       if (event) {
         if (Date.parse(event.at) < sinceMs) break;
         if (matches(event, filter)) mine.push(event);
+        // One ref's history is newest first: its last N are found once N match.
+        if (tips.length === 1 && filter.limit !== undefined && mine.length >= filter.limit) break;
       }
       oid = known.parent;
     }
@@ -75,6 +74,88 @@ export async function readEvents(
   }
   events.sort((a, b) => a.at.localeCompare(b.at));
   return filter.limit !== undefined ? events.slice(Math.max(0, events.length - filter.limit)) : events;
+}
+
+/**
+ * The same answer read from the event index (event-index.ts), or null when it cannot serve it now
+ * (another process is updating it, or it was damaged and has just been dropped).
+ */
+async function fromIndex(
+  store: Store,
+  tips: { name: string; oid: string }[],
+  filter: EventFilter,
+  opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void },
+): Promise<HandoffEvent[] | null> {
+  const manifest = await openIndex(store, tips, opts);
+  if (!manifest) return null;
+  const order = new Map(tips.map((t, i) => [t.name, i]));
+  const key = filter.agent ? `agent-${agentKey(filter.agent)}` : filter.type ? `type-${filter.type}` : "all";
+  const lines = readIndexed(store, manifest, key, order);
+  if (!lines) {
+    dropIndex(store);
+    return null;
+  }
+  const sinceMs = filter.since?.getTime() ?? -Infinity;
+  // A commit reached from two refs is listed once, as the first ref in order lists it.
+  const byOid = new Map<string, (typeof lines)[number]>();
+  for (const l of lines) {
+    if (!matches(l.event, filter) || Date.parse(l.event.at) < sinceMs) continue;
+    const seen = byOid.get(l.oid);
+    if (!seen || l.ref < seen.ref) byOid.set(l.oid, l);
+  }
+  const kept = [...byOid.values()].sort((a, b) => (a.event.at < b.event.at ? -1 : a.event.at > b.event.at ? 1 : a.ref - b.ref || a.seq - b.seq));
+  const events = kept.map((l) => l.event);
+  return filter.limit !== undefined ? events.slice(Math.max(0, events.length - filter.limit)) : events;
+}
+
+/** The refs whose history is the event log (a task filter: that task's only), archived tasks included. */
+async function eventTips(store: Store, filter: EventFilter): Promise<{ name: string; oid: string }[]> {
+  let tips = await store.listRefs(REF_ROOT);
+  if (filter.task) {
+    const name = taskRef(filter.task);
+    tips = tips.filter((t) => t.name === name);
+    // A compacted task's history hangs off the archive.
+    const archived = tips.length ? undefined : (await archivedTips(store)).get(filter.task);
+    if (archived) tips = [{ name: `${ARCHIVE_REF} (${filter.task})`, oid: archived }];
+  } else if (tips.some((t) => t.name === ARCHIVE_REF)) {
+    for (const [id, oid] of await archivedTips(store)) tips.push({ name: `${ARCHIVE_REF} (${id})`, oid });
+  }
+  return tips;
+}
+
+/**
+ * What `stats` reads: every event it needs the details of, and the times of the rest (see
+ * statsProjection), from the event index when it can serve them, else from the history itself.
+ */
+export async function readStatsEvents(
+  store: Store,
+  opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void } = {},
+): Promise<{ events: HandoffEvent[]; counted: number[]; partners?: HandoffEvent[] }> {
+  const tips = await eventTips(store, {});
+  for (let n = 0; n < 2; n++) {
+    const manifest = await openIndex(store, tips, opts);
+    if (!manifest) break;
+    const read = readStatsIndexed(store, manifest);
+    const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, manifest) : [];
+    if (read && partners) return { ...read, partners };
+    dropIndex(store);
+  }
+  return { events: await readEvents(store, {}, opts), counted: [] };
+}
+
+async function openIndex(store: Store, tips: { name: string; oid: string }[], opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void }) {
+  const fresh = await refreshIndex(store, tips);
+  if (!fresh) return null;
+  opts.onIndex?.(fresh.report);
+  const { manifest } = fresh;
+  for (const t of tips) {
+    const problem = manifest.refs[t.name]?.problem;
+    if (!problem) continue;
+    // As a direct walk: a damaged ref is reported (or fails the read) and the rest still counts.
+    if (!opts.onProblem) fail("corrupt_state", problem, { ref: t.name });
+    opts.onProblem(problem);
+  }
+  return manifest;
 }
 
 function matches(e: HandoffEvent, f: EventFilter): boolean {

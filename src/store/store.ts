@@ -12,6 +12,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
+import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
 
@@ -40,6 +41,8 @@ export class Store {
   private readonly session: RefSession | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
   private readonly records = new Map<string, unknown>();
+  /** Records kept between one-shot commands (record-cache-file.ts), for the views that opt in. */
+  private diskRecords: RecordCacheFile | null = null;
   /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
@@ -91,7 +94,13 @@ export class Store {
   async record<T>(ref: string, oid: string, file: string, schema: z.ZodMiniType<T>): Promise<T> {
     const key = `${file}:${oid}`;
     if (this.records.has(key)) return this.records.get(key) as T;
+    const kept = this.diskRecords?.get(key);
+    if (kept !== undefined) {
+      this.records.set(key, kept);
+      return kept as T;
+    }
     const { record } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
+    this.diskRecords?.set(key, record);
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(key, record);
     return record;
@@ -132,7 +141,26 @@ export class Store {
     return this.clock();
   }
 
+  /**
+   * `load()` once per key for the views that keep records between runs (keepRecords), else a
+   * plain `load()`. The key must name immutable content (a commit id).
+   */
+  async kept<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (!this.diskRecords) return load();
+    const hit = this.diskRecords.get(key);
+    if (hit !== undefined) return hit as T;
+    const value = await load();
+    this.diskRecords.set(key, value);
+    return value;
+  }
+
+  /** Views that list many records (status) keep them between runs in .git/handoff/records.json. */
+  keepRecords(): void {
+    this.diskRecords ??= RecordCacheFile.in(this.repo.commonDir);
+  }
+
   close(): void {
+    this.diskRecords?.save();
     this.reader.close();
     this.session?.close();
   }

@@ -63,7 +63,10 @@ export async function recordConflicts(store: Store, conflicts: Conflict[]): Prom
 
 /** The conflicts waiting for `agent` (every agent's when omitted), oldest first. */
 export async function readConflicts(store: Store, agent?: string): Promise<Conflict[]> {
-  const tips = await listRefs(store.cwd, agent ? conflictsRef(agent) : CONFLICTS_PREFIX);
+  // Read in-process (no git spawn): `status` asks on every call, mostly to find nothing.
+  const own = agent ? conflictsRef(agent) : null;
+  const ownTip = own ? await store.readRef(own) : null;
+  const tips = own ? (ownTip ? [{ name: own, oid: ownTip }] : []) : await store.listRefs(CONFLICTS_PREFIX);
   const out: Conflict[] = [];
   for (const { name, oid } of tips) {
     let at: string | undefined = oid;
@@ -110,7 +113,7 @@ export async function markTentative(store: Store, updates: RefUpdate[]): Promise
 export async function listTentative(store: Store): Promise<Tentative[]> {
   const { eventFromMessage } = await import("../store/codec.ts");
   const out: Tentative[] = [];
-  for (const { name, oid } of await listRefs(store.cwd, TENTATIVE_PREFIX)) {
+  for (const { name, oid } of await store.listRefs(TENTATIVE_PREFIX)) {
     let event: HandoffEvent | null = null;
     try {
       event = eventFromMessage((await readCommit(store, oid, name)).message);

@@ -33,7 +33,7 @@ export function registerEvents(program: Command): void {
         ...(agentFilter !== undefined ? { agent: validateAgentId(agentFilter) } : {}),
         ...(o.type !== undefined ? { type: o.type } : {}),
         ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
-      }, o.task === undefined ? { onProblem: warn } : {});
+      }, o.task === undefined ? { onProblem: warn, index: true } : {});
       emit(!!g.json, events, () => (events.length ? eventLines(events).join("\n") : "no events"));
     });
   });

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { parseSince } from "../../core/duration.ts";
 import { computeStats } from "../../core/stats.ts";
 import { statsText } from "../../present/render-stats.ts";
-import { readEvents } from "../../store/events.ts";
+import { readStatsEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 
@@ -18,7 +18,9 @@ export function registerStats(program: Command): void {
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
       // A damaged ref is reported and skipped, as `events` does: it must not hide everyone's figures.
-      const stats = computeStats(await readEvents(store, {}, { onProblem: warn }), { since, now });
+      // Through the event index: the events it reads in detail, and only the times of the rest.
+      const { events, counted, partners } = await readStatsEvents(store, { onProblem: warn });
+      const stats = computeStats(events, { since, now, counted, ...(partners ? { partners } : {}) });
       emit(!!g.json, stats, () => statsText(stats));
     });
   });

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { buildStatus } from "../../core/overview.ts";
 import { listAgents } from "../../store/agent-store.ts";
 import { predictConflicts } from "../../store/conflicts.ts";
+import { openMergeCache } from "../../store/merge-cache-file.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
@@ -28,14 +29,19 @@ export function registerStatus(program: Command): void {
     program
       .command("status")
       .description("bird's-eye view: agents, task x agent claims, worktrees, blocked edges, review queue, inboxes, leases, predicted merge conflicts, sync conflicts")
-      .option("--no-conflicts", "skip the merge preview (it runs git merge-tree per branch pair)"),
-  ).action(async (o: { conflicts: boolean }, cmd: Command) => {
+      .option("--no-conflicts", "skip the merge preview (it runs git merge-tree per branch pair not seen before)")
+      .option("--all", "every line of every section (the text view shows the first lines of long sections and counts the rest)"),
+  ).action(async (o: { conflicts: boolean; all?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      store.keepRecords();
       const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([listTasks(store, { settled: false }), listAgents(store)]);
       for (const p of [...problems, ...agentProblems]) warn(p);
       const now = store.now();
       const records = agents.map((a) => a.record);
-      const predicted = o.conflicts ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config) }) : null;
+      // Pairs of branch tips merged by an earlier status come from the cache file, not git merge-tree.
+      const merges = o.conflicts ? openMergeCache(store) : null;
+      const predicted = merges ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config), cache: merges.cache }) : null;
+      merges?.save();
       const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
@@ -50,7 +56,7 @@ export function registerStatus(program: Command): void {
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
       const refused = remote ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now)}\n${leaseSectionText(leases)}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
     });
   });
 }

@@ -1,0 +1,25 @@
+// Long text views stay readable at 10,000 tasks: each section (a line that does not start with a
+// space, then its indented lines) shows its first lines and says how many more there are.
+
+export const SECTION_LINES = 20;
+
+/** Cuts every section of `text` longer than `limit` lines, naming the count left out and `hint`. */
+export function boundSections(text: string, hint: string, limit = SECTION_LINES): string {
+  const out: string[] = [];
+  let body = 0;
+  let hidden = 0;
+  const flush = () => {
+    if (hidden) out.push(`  … ${hidden} more line${hidden === 1 ? "" : "s"} (${hint})`);
+    body = 0;
+    hidden = 0;
+  };
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(" ")) {
+      flush();
+      out.push(line);
+    } else if (body++ < limit) out.push(line);
+    else hidden++;
+  }
+  flush();
+  return out.join("\n");
+}

@@ -1,0 +1,345 @@
+// An index of the event log under .git/handoff/events/, so a filtered read (`events --agent X
+// --limit 20`) or `stats` over 100,000 events does not inflate and parse every commit on every
+// call. It is a cache keyed by ref tips (DESIGN: thrown away and rebuilt at will):
+//   manifest.json      every indexed ref: its tip, an id and how many events it holds
+//   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
+//   agent-<key>.jsonl  the lines whose agent or by is one agent
+//   type-<type>.jsonl  the lines of one event type
+//   stats.jsonl        every event as `stats` needs it: cut to the fields it reads, and the times
+//                      of those it only counts (not told apart by commit: a count, not a list)
+//   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
+// A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
+// lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
+// dropped by the next compaction. Lines are read only up to the count the manifest names, so an
+// update in flight or a crash between an append and the manifest never shows half an update.
+import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { HandoffError } from "../core/errors.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import { isTakeoverPartner, statsProjection } from "../core/stats.ts";
+import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
+import type { Store } from "./store.ts";
+
+const VERSION = 5;
+/** A lock left by a crashed updater is broken after this long. */
+const STALE_LOCK_MS = 60_000;
+
+interface RefEntry {
+  id: number;
+  tip: string;
+  /** Events indexed for this ref (lines with a higher position are not yet committed). */
+  n: number;
+  /** A damaged history: the message reported on every read, as a direct walk would. */
+  problem?: string;
+}
+
+interface Manifest {
+  version: number;
+  next: number;
+  /** Lines whose ref id is no longer live: compaction drops them. */
+  dead: number;
+  total: number;
+  refs: Record<string, RefEntry>;
+}
+
+/** One indexed event, with where it sits: its ref's order among refs, then its position on it. */
+export interface IndexedEvent {
+  event: HandoffEvent;
+  oid: string;
+  ref: number;
+  seq: number;
+}
+
+export interface IndexReport {
+  /** Refs whose history was walked (in part or whole) to bring the index up to date. */
+  walked: number;
+  /** Events added to the index by this call. */
+  added: number;
+  rebuilt: boolean;
+}
+
+export function indexDir(store: Store): string {
+  return join(store.repo.commonDir, "handoff", "events");
+}
+
+export function agentKey(agent: string): string {
+  return createHash("sha1").update(agent).digest("hex").slice(0, 16);
+}
+
+const fileOf = (dir: string, key: string) => join(dir, `${key}.jsonl`);
+const keysOf = (e: HandoffEvent): string[] => {
+  const keys = ["all", `type-${e.type}`, `agent-${agentKey(e.agent)}`];
+  if (e.by && e.by !== e.agent) keys.push(`agent-${agentKey(e.by)}`);
+  return keys;
+};
+
+function readManifest(dir: string): Manifest | null {
+  try {
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
+    return m && m.version === VERSION && typeof m.refs === "object" && m.refs ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** Holds the update lock for `fn`; null when another process holds it (the caller reads directly). */
+function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
+  const lock = join(dir, "lock");
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    return null; // a read-only repository: read the history directly
+  }
+  for (let n = 0; n < 2; n++) {
+    try {
+      closeSync(openSync(lock, "wx"));
+      // An index that cannot be written (disk full, permissions) only means a direct read.
+      return fn()
+        .catch((e: unknown) => {
+          if (e instanceof HandoffError) throw e;
+          return null;
+        })
+        .finally(() => rmSync(lock, { force: true }));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return null;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs < STALE_LOCK_MS) return null;
+        rmSync(lock, { force: true });
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
+}
+
+/** Walks `tip` back along first parents until `stop`: the events newest first, and whether `stop` was met. */
+async function walk(store: Store, name: string, tip: string, stop: string | null): Promise<{ lines: { oid: string; event: HandoffEvent }[]; reached: boolean; problem?: string }> {
+  const lines: { oid: string; event: HandoffEvent }[] = [];
+  let oid: string | undefined = tip;
+  while (oid) {
+    if (oid === stop) return { lines, reached: true };
+    let data: Buffer;
+    try {
+      data = await readTyped(store.reader, oid, "commit", name);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      return { lines, reached: false, problem: e.message };
+    }
+    const commit = parseCommit(data);
+    const event = eventFromMessage(commit.message);
+    if (event) lines.push({ oid, event });
+    oid = commit.parents[0];
+  }
+  return { lines, reached: stop === null };
+}
+
+/**
+ * Brings the index up to the given tips and returns it, or null when another process is updating
+ * it (the caller then reads the history directly). A damaged index is rebuilt from scratch.
+ */
+export async function refreshIndex(store: Store, tips: { name: string; oid: string }[]): Promise<{ manifest: Manifest; report: IndexReport } | null> {
+  const dir = indexDir(store);
+  const current = readManifest(dir);
+  if (current && upToDate(current, tips)) return { manifest: current, report: { walked: 0, added: 0, rebuilt: false } };
+  return withLock(dir, async () => {
+    let m = readManifest(dir);
+    const rebuilt = !m;
+    if (!m) {
+      m = { version: VERSION, next: 1, dead: 0, total: 0, refs: {} };
+      for (const f of ["all", "stats", "partners"]) writeFileSync(fileOf(dir, f), "");
+      rmOthers(dir);
+    }
+    const report: IndexReport = { walked: 0, added: 0, rebuilt };
+    const appends = new Map<string, string[]>();
+    const live = new Set(tips.map((t) => t.name));
+    for (const [name, entry] of Object.entries(m.refs)) {
+      if (!live.has(name)) {
+        m.dead += entry.n;
+        delete m.refs[name];
+      }
+    }
+    for (const t of tips) {
+      const old = m.refs[t.name];
+      if (old && old.tip === t.oid) continue;
+      report.walked++;
+      const w = await walk(store, t.name, t.oid, old && !old.problem ? old.tip : null);
+      let entry: RefEntry;
+      if (old && w.reached && !old.problem) entry = { ...old, tip: t.oid };
+      else {
+        if (old) m.dead += old.n;
+        entry = { id: m.next++, tip: t.oid, n: 0 };
+      }
+      if (w.problem) entry.problem = w.problem;
+      else delete entry.problem;
+      const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
+      const counted: string[] = [];
+      for (const { oid, event } of w.lines.reverse()) {
+        const seq = entry.n++;
+        const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
+        for (const k of keysOf(event)) add(k, line);
+        const cut = statsLine(event);
+        if (cut === null) counted.push(Date.parse(event.at).toString(36));
+        else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
+        if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
+        report.added++;
+      }
+      // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update.
+      if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
+      m.refs[t.name] = entry;
+    }
+    for (const [k, lines] of appends) appendFileSync(fileOf(dir, k), lines.join(""));
+    m.total += report.added;
+    if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
+    writeAtomic(join(dir, "manifest.json"), JSON.stringify(m));
+    return { manifest: m, report };
+  });
+}
+
+/**
+ * An event as `stats` needs it, cheap to read back: its time alone when only its time counts, else
+ * time, type, task and agent as tab-separated fields, then the other fields it reads as JSON.
+ */
+function statsLine(event: HandoffEvent): string | null {
+  const cut = statsProjection(event) as Record<string, unknown> | null;
+  if (!cut) return null;
+  const { at, type, task, agent, ...rest } = cut;
+  return `${at}\t${type}\t${clean(task)}\t${clean(agent)}${Object.keys(rest).length ? `\t${JSON.stringify(rest)}` : ""}`;
+}
+
+const clean = (v: unknown) => String(v).replace(/[\t\n]/g, " ");
+
+function upToDate(m: Manifest, tips: { name: string; oid: string }[]): boolean {
+  if (Object.keys(m.refs).length !== tips.length) return false;
+  return tips.every((t) => m.refs[t.name]?.tip === t.oid);
+}
+
+function rmOthers(dir: string): void {
+  // A fresh index: key files of an older one would hold lines of ids no longer meant.
+  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl") && f !== "all.jsonl") rmSync(join(dir, f), { force: true });
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Rewrites every key file without the lines of dead ref ids. */
+function compact(dir: string, m: Manifest): void {
+  const ids = new Set(Object.values(m.refs).map((r) => r.id));
+  for (const f of readdirSafe(dir)) {
+    if (!f.endsWith(".jsonl")) continue;
+    const kept = readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
+    writeAtomic(join(dir, f), kept.length ? kept.join("\n") + "\n" : "");
+  }
+  m.total -= m.dead;
+  m.dead = 0;
+}
+
+/**
+ * The committed lines of one key file ("all", `type-<type>`, `agent-<key>`), in no particular
+ * order. Null when a line is damaged: the caller drops the index and reads directly.
+ */
+export function readIndexed(store: Store, m: Manifest, key: string, order: Map<string, number>): IndexedEvent[] | null {
+  return scan(store, m, key, order, (payload) => JSON.parse(payload) as HandoffEvent);
+}
+
+/**
+ * `stats.jsonl`: the events `stats` reads (cut by statsProjection) and the times of the others,
+ * each commit once. Null when damaged, as readIndexed.
+ */
+export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEvent[]; counted: number[] } | null {
+  const counted: number[] = [];
+  const seen = new Set<string>();
+  const events: HandoffEvent[] = [];
+  const lines = scan(store, m, "stats", new Map(), (payload, oid) => {
+    if (oid === "-") {
+      for (const t of payload.split(",")) {
+        const ms = parseInt(t, 36);
+        if (Number.isNaN(ms)) throw new Error("damaged");
+        counted.push(ms);
+      }
+      return null;
+    }
+    if (seen.has(oid)) return null;
+    seen.add(oid);
+    return statsEvent(payload);
+  });
+  if (!lines) return null;
+  for (const l of lines) events.push(l.event);
+  return { events, counted };
+}
+
+/** `leased` events for take-over matching (partners.jsonl), each commit once. */
+export function readPartnersIndexed(store: Store, m: Manifest): HandoffEvent[] | null {
+  const seen = new Set<string>();
+  const lines = scan(store, m, "partners", new Map(), (payload, oid) => {
+    if (seen.has(oid)) return null;
+    seen.add(oid);
+    return statsEvent(payload);
+  });
+  return lines ? lines.map((l) => l.event) : null;
+}
+
+/** A stats line's payload: time, type, task, agent, then (optionally) the other fields as JSON. */
+function statsEvent(payload: string): HandoffEvent {
+  const a = payload.indexOf("\t");
+  const b = payload.indexOf("\t", a + 1);
+  const c = payload.indexOf("\t", b + 1);
+  if (a < 0 || b < 0 || c < 0) throw new Error("damaged");
+  const d = payload.indexOf("\t", c + 1);
+  const e = { at: payload.slice(0, a), type: payload.slice(a + 1, b), task: payload.slice(b + 1, c), agent: payload.slice(c + 1, d < 0 ? undefined : d) } as HandoffEvent;
+  return d < 0 ? e : Object.assign(e, JSON.parse(payload.slice(d + 1)) as object);
+}
+
+function scan(store: Store, m: Manifest, key: string, order: Map<string, number>, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
+  const dir = indexDir(store);
+  let text: string;
+  try {
+    text = readFileSync(fileOf(dir, key), "utf8");
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" ? [] : null;
+  }
+  const refs = new Map<number, { order: number; n: number }>();
+  for (const [name, r] of Object.entries(m.refs)) refs.set(r.id, { order: order.get(name) ?? 0, n: r.n });
+  const out: IndexedEvent[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    const t1 = line.indexOf("\t");
+    const t2 = line.indexOf("\t", t1 + 1);
+    const t3 = line.indexOf("\t", t2 + 1);
+    if (t1 < 0 || t2 < 0 || t3 < 0) return null;
+    const ref = refs.get(Number(line.slice(0, t1)));
+    const seq = Number(line.slice(t1 + 1, t2));
+    if (!ref || !(seq < ref.n)) continue;
+    const oid = line.slice(t2 + 1, t3);
+    try {
+      const event = decode(line.slice(t3 + 1), oid);
+      if (event) out.push({ event, oid, ref: ref.order, seq });
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+/** Throws the index away: the next read rebuilds it. */
+export function dropIndex(store: Store): void {
+  rmSync(join(indexDir(store), "manifest.json"), { force: true });
+}
+
+export type { Manifest as EventIndexManifest };

@@ -1,0 +1,52 @@
+// Decoded records by commit id, kept between one-shot commands in .git/handoff/records.json, so a
+// view over 1,000 tasks does not read and validate 3,000 objects on every call. A commit never
+// changes, so an entry never goes stale (DESIGN: a cache keyed by ref tips, thrown away at will).
+// A run that read many records (a listing) saves just those: the file follows the current tips
+// instead of growing with history. A run that read few adds them to what is there.
+import { join } from "node:path";
+import { readSmallFile, writeSmallFile } from "./small-file.ts";
+
+const VERSION = 1;
+/** From this many records a run counts as a listing: its set replaces the file's. */
+const LISTING = 100;
+
+export class RecordCacheFile {
+  private stored: Map<string, unknown> | null = null;
+  private readonly used = new Map<string, unknown>();
+  private added = false;
+
+  constructor(private readonly path: string) {}
+
+  static in(commonDir: string): RecordCacheFile {
+    return new RecordCacheFile(join(commonDir, "handoff", "records.json"));
+  }
+
+  get(key: string): unknown {
+    const hit = this.load().get(key);
+    if (hit !== undefined) this.used.set(key, hit);
+    return hit;
+  }
+
+  set(key: string, record: unknown): void {
+    this.used.set(key, record);
+    this.added = true;
+  }
+
+  save(): void {
+    if (!this.added) return;
+    const keep = this.used.size >= LISTING ? this.used : new Map([...this.load(), ...this.used]);
+    writeSmallFile(this.path, JSON.stringify({ version: VERSION, records: Object.fromEntries(keep) }));
+  }
+
+  private load(): Map<string, unknown> {
+    if (this.stored) return this.stored;
+    this.stored = new Map();
+    try {
+      const read = JSON.parse(readSmallFile(this.path) ?? "null") as { version: number; records: Record<string, unknown> } | null;
+      if (read?.version === VERSION && read.records && typeof read.records === "object") this.stored = new Map(Object.entries(read.records));
+    } catch {
+      /* damaged: read the objects again */
+    }
+    return this.stored;
+  }
+}

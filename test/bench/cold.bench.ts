@@ -1,0 +1,40 @@
+// Cold one-shot CLI calls as whole processes against `node -e 0`, interleaved in this run:
+// `claim` (a new task and a new agent each round), `check` of a leased file, `task show`, and `--version` (the
+// cost of loading the CLI at all). Target: claim, check and task show <= 1.3x node -e 0.
+import { spawnSync } from "node:child_process";
+import { CLI, cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
+import { fmt, median } from "./stats.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+const repo = tempRepo();
+// A private code cache, as a user's own: the bench measures this build only.
+const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
+
+const run = (args: string[]) => {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] });
+  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return Number(process.hrtime.bigint() - t) / 1e6;
+};
+
+for (let i = 0; i < ROUNDS + 20; i++) run([CLI, "task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`]);
+run([CLI, "claim", "t0", "--agent", "holder"]); // t0's scope is leased: check has a lease to find
+// Warm the page cache and write the code cache with a real command, for node alike.
+for (let i = 0; i < 3; i++) run(["-e", "0"]), run([CLI, "task", "show", "t1"]);
+
+const cmds: { name: string; args: (i: number) => string[] }[] = [
+  { name: "node -e 0", args: () => ["-e", "0"] },
+  { name: "git handoff --version", args: () => [CLI, "--version"] },
+  { name: "git handoff claim <id>", args: (i) => [CLI, "claim", `t${i + 20}`, "--agent", `worker-${i}`] },
+  { name: "git handoff check <file>", args: () => [CLI, "check", "src/f0.ts"] },
+  { name: "git handoff task show <id>", args: () => [CLI, "task", "show", "t1"] },
+];
+const times = cmds.map(() => [] as number[]);
+for (let i = 0; i < ROUNDS; i++) cmds.forEach((c, k) => times[k]!.push(run(c.args(i))));
+const node = median(times[0]!);
+console.log(`cold one-shot calls, ${ROUNDS} rounds interleaved (target <= 1.3x node -e 0 for claim, check, task show)`);
+cmds.forEach((c, k) => {
+  const ms = median(times[k]!);
+  console.log(`  ${c.name.padEnd(28)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
+});
+cleanupTemp();

@@ -1,0 +1,77 @@
+// Views over a long history: `status`, `events --agent X --limit 20` and `stats` as whole
+// processes against `node -e 0`, measured interleaved in this run, on repositories written in bulk
+// (test/support/views-fixture.ts). One-time costs (the event index build, the first merge preview
+// of every branch pair, the first record cache) are measured and printed apart from the figures.
+// Targets: status <= 2x at 1,000 tasks and <= 3x at 10,000; events <= 1.5x; stats <= 2x.
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { CLI, cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
+import { fixtureNow, writeViewsFixture, type ViewsFixture } from "../support/views-fixture.ts";
+import { fmt, median } from "./stats.ts";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
+// A private code cache: the bench measures this build, not whichever build last wrote the shared one.
+const cache = tempDir("handoff-bench-cache-");
+mkdirSync(join(cache, "git-handoff"), { recursive: true });
+
+function time(args: string[], cwd: string, env: NodeJS.ProcessEnv): number {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"], maxBuffer: 1 << 28 });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+/** Runs every command once per round, in turn, so machine noise hits them alike; medians. */
+function interleaved(cmds: { name: string; args: string[] }[], cwd: string, env: NodeJS.ProcessEnv): Map<string, number> {
+  const times = new Map(cmds.map((c) => [c.name, [] as number[]]));
+  for (let i = 0; i < ROUNDS; i++) for (const c of cmds) times.get(c.name)!.push(time(c.args, cwd, env));
+  return new Map([...times].map(([k, v]) => [k, median(v)]));
+}
+
+function scenario(label: string, f: ViewsFixture, targets: { status: number; events?: number; stats?: number }): void {
+  const repo = tempRepo();
+  let t = Date.now();
+  writeViewsFixture(repo, f);
+  console.log(`\n${label}: ${f.tasks.toLocaleString("en")} tasks, ${f.agents} agents (${f.branches} on branches of their own), ${f.events.toLocaleString("en")} events; written in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const env = cleanEnv({ HANDOFF_AGENT: "agent-000", HANDOFF_NOW: fixtureNow(f), XDG_CACHE_HOME: cache });
+  const once = (args: string[]) => time([CLI, ...args], repo, env);
+  t = Date.now();
+  const firstEvents = once(["events", "--agent", "agent-007", "--limit", "20"]);
+  const firstStatus = once(["status"]);
+  console.log(`one-time: event index build ${fmt(firstEvents / 1000, 1)} s (first events call); first status ${fmt(firstStatus / 1000, 1)} s (merges every branch pair, caches the records)`);
+  spawnSync(process.execPath, ["-e", "0"]);
+  const cmds = [
+    { name: "node", args: ["-e", "0"] },
+    { name: "status", args: [CLI, "status"] },
+    ...(targets.events ? [{ name: "events", args: [CLI, "events", "--agent", "agent-007", "--limit", "20"] }] : []),
+    ...(targets.stats ? [{ name: "stats", args: [CLI, "stats"] }] : []),
+  ];
+  const m = interleaved(cmds, repo, env);
+  const node = m.get("node")!;
+  const row = (name: string, what: string, target?: number) => {
+    const ms = m.get(name);
+    if (ms === undefined || target === undefined) return;
+    console.log(`  ${what.padEnd(44)} ${fmt(ms, 1).padStart(8)} ms  ${fmt(ms / node)}x node -e 0 (target <= ${target}x)`);
+  };
+  console.log(`  refs as written (one loose file per ref)`);
+  console.log(`  ${"node -e 0".padEnd(44)} ${fmt(node, 1).padStart(8)} ms`);
+  row("status", "git handoff status", targets.status);
+  row("events", "git handoff events --agent X --limit 20", targets.events);
+  row("stats", "git handoff stats", targets.stats);
+  // As `git gc` leaves a repository: refs packed into one file, so a listing reads one file.
+  spawnSync("git", ["pack-refs", "--all"], { cwd: repo });
+  const packed = interleaved(cmds, repo, env);
+  const pnode = packed.get("node")!;
+  console.log(`  refs packed (git pack-refs --all, as after git gc)`);
+  console.log(`  ${"node -e 0".padEnd(44)} ${fmt(pnode, 1).padStart(8)} ms`);
+  for (const [name, what, target] of [["status", "git handoff status", targets.status], ["events", "git handoff events --agent X --limit 20", targets.events], ["stats", "git handoff stats", targets.stats]] as const) {
+    const ms = packed.get(name);
+    if (ms !== undefined && target !== undefined) console.log(`  ${what.padEnd(44)} ${fmt(ms, 1).padStart(8)} ms  ${fmt(ms / pnode)}x node -e 0 (target <= ${target}x)`);
+  }
+}
+
+scenario("views at 1,000 tasks", { tasks: 1000, agents: 100, events: 100_000, branches: 30 }, { status: 2, events: 1.5, stats: 2 });
+if (!process.env.BENCH_QUICK) scenario("views at 10,000 tasks", { tasks: 10_000, agents: 100, events: 100_000, branches: 30 }, { status: 3 });
+cleanupTemp();

@@ -1,0 +1,152 @@
+// The event index under .git/handoff/events: `events` and `stats` read through it and answer
+// exactly what a walk of the history answers, after new events, a ref rewritten by another tool,
+// and a damaged index file.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { computeStats } from "../src/core/stats.ts";
+import { readEvents } from "../src/store/events.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const T0 = "2026-11-29T10:00:00.000Z";
+const MIN = 60_000;
+const plus = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
+
+function at(repo: string, agent: string, ms: number, args: string[]): CliResult {
+  const r = cli(args, { cwd: repo, agent, env: { HANDOFF_NOW: plus(ms) } });
+  assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+  return r;
+}
+
+/** What a walk of the whole history answers (no index), in process. */
+async function walked(repo: string, filter: Parameters<typeof readEvents>[1] = {}) {
+  const store = await openSyncedStore({ cwd: repo, agent: "oracle" });
+  try {
+    return await readEvents(store, filter, { onProblem: () => {} });
+  } finally {
+    store.close();
+  }
+}
+
+const manifest = (repo: string) => JSON.parse(readFileSync(join(repo, ".git/handoff/events/manifest.json"), "utf8"));
+const events = (repo: string, ...args: string[]) => at(repo, "reader", 30 * MIN, ["events", ...args, "--json"]).json;
+
+let repo = "";
+test.before(() => {
+  repo = tempRepo();
+  at(repo, "lead", 0, ["task", "add", "first", "--id", "a"]);
+  at(repo, "lead", 1 * MIN, ["task", "add", "second", "--id", "b"]);
+  at(repo, "alice", 2 * MIN, ["claim", "a"]);
+  at(repo, "bob", 3 * MIN, ["claim", "b"]);
+  at(repo, "alice", 4 * MIN, ["done", "a", "--commit", "HEAD"]);
+  at(repo, "bob", 5 * MIN, ["release", "b"]);
+});
+
+test("events through the index answer what the history walk answers, for every filter", async () => {
+  assert.equal(events(repo), await walked(repo));
+  assert.equal(events(repo, "--agent", "alice"), await walked(repo, { agent: "alice" }));
+  assert.equal(events(repo, "--type", "claimed"), await walked(repo, { type: "claimed" }));
+  assert.equal(events(repo, "--agent", "bob", "--type", "released"), await walked(repo, { agent: "bob", type: "released" }));
+  assert.equal(events(repo, "--agent", "nobody"), []);
+  assert.ok(manifest(repo).refs["refs/handoff/tasks/a"], "the index was written");
+});
+
+test("--limit gives the newest N and --since stops at the window, through the index", async () => {
+  const all = await walked(repo);
+  const last2 = events(repo, "--limit", "2");
+  assert.equal(last2, all.slice(-2));
+  assert.equal(last2.map((e: any) => e.type), ["done", "released"]);
+  const since = events(repo, "--since", plus(3 * MIN));
+  assert.equal(since, all.filter((e) => e.at >= plus(3 * MIN)));
+  assert.equal(events(repo, "--agent", "alice", "--limit", "1").map((e: any) => e.type), ["done"]);
+  // One task's history is walked newest first and stops at the limit.
+  assert.equal(events(repo, "--task", "a", "--limit", "2"), (await walked(repo, { task: "a" })).slice(-2));
+});
+
+test("new events are added incrementally: a ref moved forward keeps its id and grows", async () => {
+  events(repo);
+  const before = manifest(repo).refs["refs/handoff/tasks/b"];
+  at(repo, "carol", 6 * MIN, ["claim", "b"]);
+  const got = events(repo, "--agent", "carol");
+  assert.equal(got.map((e: any) => [e.type, e.task]), [["claimed", "b"]]);
+  const after = manifest(repo).refs["refs/handoff/tasks/b"];
+  assert.is(after.id, before.id, "same ref id: appended, not rebuilt");
+  assert.ok(after.n > before.n);
+  assert.equal(events(repo), await walked(repo));
+});
+
+test("a ref rewritten by another tool is re-read: its dropped events are gone from every answer", async () => {
+  events(repo);
+  const before = manifest(repo).refs["refs/handoff/tasks/b"];
+  // Someone rewinds task b by hand to before carol's claim.
+  gitOut(repo, "update-ref", "refs/handoff/tasks/b", "refs/handoff/tasks/b~1");
+  const got = events(repo, "--agent", "carol");
+  assert.equal(got, [], "carol's claim was on the rewound commit");
+  const after = manifest(repo).refs["refs/handoff/tasks/b"];
+  assert.is.not(after.id, before.id, "a new id: the old lines are dead");
+  assert.equal(events(repo), await walked(repo));
+  assert.equal(events(repo, "--type", "claimed"), await walked(repo, { type: "claimed" }));
+});
+
+test("a deleted ref leaves the answers", async () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
+  at(r, "lead", MIN, ["task", "add", "two", "--id", "y"]);
+  assert.is(events(r).length, 2);
+  gitOut(r, "update-ref", "-d", "refs/handoff/tasks/x");
+  assert.equal(events(r).map((e: any) => e.task), ["y"]);
+});
+
+test("a damaged index file is thrown away and rebuilt, the answer unchanged", async () => {
+  const want = await walked(repo, { agent: "alice" });
+  events(repo, "--agent", "alice");
+  const dir = join(repo, ".git/handoff/events");
+  const agentFile = readFileSync(join(dir, "all.jsonl"), "utf8");
+  assert.ok(agentFile.length > 0);
+  // A torn line in the middle of a key file.
+  writeFileSync(join(dir, "all.jsonl"), agentFile.slice(0, 40) + "\n{not json\n" + agentFile.slice(40));
+  assert.equal(events(repo), await walked(repo));
+  // A manifest that is not JSON at all.
+  writeFileSync(join(dir, "manifest.json"), "garbage");
+  assert.equal(events(repo, "--agent", "alice"), want);
+  assert.is(typeof manifest(repo).refs, "object", "rebuilt");
+  assert.equal(events(repo), await walked(repo));
+});
+
+test("where the index cannot be written, events and stats read the history directly", async () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
+  at(r, "alice", MIN, ["claim", "x"]);
+  // A file where the index folder should be: nothing can be written there.
+  rmSync(join(r, ".git/handoff"), { recursive: true, force: true });
+  writeFileSync(join(r, ".git/handoff"), "not a folder");
+  assert.equal(events(r, "--agent", "alice"), await walked(r, { agent: "alice" }));
+  assert.is(at(r, "reader", 10 * MIN, ["stats", "--json"]).json.claims.granted, 1);
+});
+
+test("stats through the index equals stats over the walked history", async () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "base", "--id", "p"]);
+  at(r, "lead", MIN, ["task", "add", "after p", "--id", "q", "--after", "p"]);
+  at(r, "alice", 2 * MIN, ["claim", "p"]);
+  const refused = cli(["claim", "p"], { cwd: r, agent: "bob", env: { HANDOFF_NOW: plus(3 * MIN) } });
+  assert.is.not(refused.code, 0);
+  at(r, "alice", 4 * MIN, ["done", "p", "--commit", "HEAD"]);
+  at(r, "bob", 5 * MIN, ["claim", "q"]);
+  for (const since of [undefined, plus(3 * MIN)]) {
+    const args = ["stats", "--json", ...(since ? ["--since", since] : [])];
+    const got = at(r, "reader", 10 * MIN, args).json;
+    const want = computeStats(await walked(r), { since: since ? new Date(since) : null, now: new Date(plus(10 * MIN)) });
+    assert.equal(got, JSON.parse(JSON.stringify(want)));
+    assert.equal(got.claims, { granted: since ? 1 : 2, refused_duplicate: 1, refused_blocked: 0 });
+  }
+  // Again, now served by an index that already exists.
+  const again = at(r, "reader", 10 * MIN, ["stats", "--json"]).json;
+  assert.equal(again, JSON.parse(JSON.stringify(computeStats(await walked(r), { since: null, now: new Date(plus(10 * MIN)) }))));
+});
+
+test.run();
