@@ -5,6 +5,8 @@ import { statsText } from "../../present/render-stats.ts";
 import { readEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
+import { trafficText } from "../../present/render-traffic.ts";
+import { remoteTrafficFor } from "../../sync/remote-traffic.ts";
 
 export function registerStats(program: Command): void {
   withGlobals(
@@ -19,7 +21,10 @@ export function registerStats(program: Command): void {
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
       // A damaged ref is reported and skipped, as `events` does: it must not hide everyone's figures.
       const stats = computeStats(await readEvents(store, {}, { onProblem: warn }), { since, now });
-      emit(!!g.json, stats, () => statsText(stats));
+      // What this clone asks of its sync remote: pushes, listings and fetches per minute.
+      const remote = await remoteTrafficFor(store);
+      const out = remote ? { ...stats, remote } : stats;
+      emit(!!g.json, out, () => statsText(stats) + (remote ? `\n${trafficText(remote)}` : ""));
     });
   });
 }
