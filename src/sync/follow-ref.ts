@@ -53,17 +53,23 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
 export class Backoff {
   private next: number;
   private steadyUntil: number;
-  constructor(private readonly first = 250, private readonly max = 2000, private readonly steadyMs = 0, steadyFromStart = false) {
+  constructor(
+    private readonly first = 250,
+    private readonly max = 2000,
+    private readonly steadyMs = 0,
+    steadyFromStart = false,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.next = first;
-    this.steadyUntil = steadyFromStart ? Date.now() + steadyMs : 0;
+    this.steadyUntil = steadyFromStart ? clock() + steadyMs : 0;
   }
   reset(): void {
     this.next = this.first;
-    this.steadyUntil = Date.now() + this.steadyMs;
+    this.steadyUntil = this.clock() + this.steadyMs;
   }
   /** The next interval to wait. */
   take(): number {
-    if (Date.now() < this.steadyUntil) return this.first;
+    if (this.clock() < this.steadyUntil) return this.first;
     const ms = this.next;
     this.next = Math.min(this.max, Math.round(this.next * 1.5));
     return ms;
