@@ -35,16 +35,18 @@ async function setup(n: number, max = 2): Promise<{ bare: string; clone: string 
   gitOut(seed, "push", "-q", bare, "main");
   const clone = cloneOf(bare);
   gitOut(clone, "config", "handoff.maxPushesPerMinute", String(max));
-  const s = await openSyncedStore({ cwd: clone, agent: "lead", env: { ...process.env, HANDOFF_NOW: at(0) } });
+  // Set up two minutes before the scripted clock's start: the setup's push is outside every window.
+  const s = await openSyncedStore({ cwd: clone, agent: "lead", env: { ...process.env, HANDOFF_NOW: at(-120) } });
   for (let i = 1; i <= n; i++) await addTask(s, { id: `t${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
   s.close();
-  const r = cli(["sync"], { cwd: clone, agent: "lead", env: { HANDOFF_NOW: at(0) } });
+  const r = cli(["sync"], { cwd: clone, agent: "lead", env: { HANDOFF_NOW: at(-120) } });
   assert.is(r.code, 0, r.stderr);
   return { bare, clone };
 }
 
 const remoteTip = (bare: string, ref: string) => gitOut(bare, "for-each-ref", "--format=%(objectname)", ref) || null;
-const pushes = (s: Store) => readTraffic(s, "origin").filter((c) => c.kind === "push").length;
+/** Pushes this clone made since the scripted clock's start (the setup's come before). */
+const pushes = (s: Store) => readTraffic(s, "origin", T0).filter((c) => c.kind === "push").length;
 
 test.after.each(() => {
   for (const s of opened) s.close();

@@ -153,7 +153,8 @@ const timers = new WeakMap<Store, NodeJS.Timeout>();
  */
 export async function deferWrite(store: Store, remote: string, updates: { ref: string; old: string | null }[]): Promise<void> {
   queuePending(store, remote, updates);
-  const f = await flushPending(store, remote);
+  // The write itself has landed here: a push that cannot be made now is retried, never its error.
+  const f = await flushPending(store, remote).catch((e: unknown): Flush => ({ kind: "failed", message: (e as Error).message, refs: [] }));
   if (f.kind === "deferred" && !timers.has(store)) {
     // The scripted clock does not advance: wait real time for the budget's window instead.
     const wait = Math.max(50, Math.min(60_000, f.at - store.now().getTime()));
