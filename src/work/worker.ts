@@ -15,7 +15,6 @@ import { claimNextTask, release, renew } from "../store/task-actions.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { openFollower } from "../sync/shared-poll.ts";
-import { readyAfterSharedLook } from "../sync/shared-refresh.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
 import { runTask } from "./run-task.ts";
@@ -75,8 +74,6 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
 
   const claimOne = async (): Promise<Task | null> => {
     try {
-      // Idle workers of this clone share one look at the remote per poll interval (shared-refresh.ts).
-      if (remote && !(await readyAfterSharedLook(store, remote, opts.pollMs))) return null;
       const t = await claimNextTask(store, { ttl: `${ttlMs}ms` });
       lastProblem = "";
       return t;

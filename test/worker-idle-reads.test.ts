@@ -1,5 +1,6 @@
-// Idle workers of one clone share one look at the remote per poll interval: three of them list
-// the remote about as often as one alone would, and they still take every task, each once.
+// Idle workers of one clone share their looks at the remote (a refresh that finds another in
+// progress takes that one's result): three of them list the remote about as often as one alone
+// would, and they still take every task, each once.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli } from "./support/repo.ts";
