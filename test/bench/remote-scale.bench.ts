@@ -70,7 +70,7 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
   for (let i = 0; i < ROUNDS; i++) {
     for (const [k, c] of Object.entries(clones)) {
       gitOut(c, "commit", "-q", "--allow-empty", "-m", `work ${i}`);
-      push[k]!.push(git(c, "push", "-q", "origin", `HEAD:refs/heads/${k}-${label.replace(/\W+/g, "-")}-${i}`));
+      push[k]!.push(git(c, "push", "-q", "origin", `HEAD:refs/heads/${k}-${n}-${label.replace(/\W+/g, "-")}-${i}`));
       fetch[k]!.push(git(c, "fetch", "-q", "origin"));
     }
   }
