@@ -1,6 +1,7 @@
 // Following one ref on a sync remote: `git ls-remote <remote> <ref>` asks for exactly that ref
 // (protocol v2 `ref-prefix`), so a waiter's poll costs one small advertisement however many refs
 // the remote holds.
+import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git } from "./run.ts";
 
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
@@ -12,6 +13,7 @@ export async function lsRemoteRef(cwd: string, remote: string, ref: string, time
 
 /** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. */
 export async function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean }> {
+  noteRemoteCall(cwd, remote, "ls-remote");
   const r = await git(["ls-remote", "--end-of-options", remote, ...refs], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireOwnedLock } from "./owned-lock.ts";
+import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
@@ -41,6 +42,7 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
   const until = Date.now() + timeoutMs;
   let r;
   for (let n = 0; ; n++) {
+    noteRemoteCall(cwd, remote, "fetch");
     r = await git(
       // --refetch: transfer every object again, not only those missing by negotiation (a repair
       // of refs whose objects are partly missing: git would take the present commit as complete).
@@ -69,6 +71,7 @@ export interface PushUpdate {
  * only those (the check after a push whose outcome is unknown).
  */
 export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string> } | RemoteFailure> {
+  noteRemoteCall(cwd, remote, "ls-remote");
   const r = await git(["ls-remote", remote, ...(refs ?? ["refs/handoff/*"])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   const tips = new Map<string, string>();
@@ -114,6 +117,7 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   } catch {
     traced = false;
   }
+  noteRemoteCall(cwd, remote, "push");
   try {
     r = await git(args, { cwd, env: { GIT_TERMINAL_PROMPT: "0", GIT_TRACE_PACKET: trace, ...toolIdentityEnv(agent) }, timeoutMs });
   } finally {

@@ -7,7 +7,7 @@ import { validateAgentId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
-import { REF_ROOT, type Store } from "./store.ts";
+import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 import { extendAllDue } from "./claim-extend.ts";
 import { localMachine } from "./machine.ts";
 
@@ -64,7 +64,7 @@ export async function listAgents(store: Store): Promise<{ agents: StoredAgent[];
 }
 
 /** Runs a pure agent operation on the caller's own ref under compare-and-swap. */
-export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null, ctx: OpContext) => Outcome<AgentRecord>): Promise<AgentRecord> {
+export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null, ctx: OpContext) => Outcome<AgentRecord>, opts: CasOptions = {}): Promise<AgentRecord> {
   const ref = agentRef(store.actor.agent);
   const machine = await localMachine(store);
   return store.casLoop(async (now) => {
@@ -79,7 +79,7 @@ export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null
     const parent = squash ? prev!.parent : (prev?.tip ?? null);
     const tip = writeSteps(store.writer, parent, AGENT_FILE, out.steps);
     return { updates: [{ ref, new: tip, old: prev?.tip ?? null }], result: out.record };
-  });
+  }, opts);
 }
 
 export function startSessionFor(store: Store, input: SessionInput): Promise<AgentRecord> {
@@ -107,7 +107,8 @@ export async function refreshHeartbeat(store: Store): Promise<boolean> {
   try {
     const prev = await loadAgent(store, store.actor.agent);
     if (!heartbeatDue(prev?.record ?? null, store.now(), store.config.heartbeatIntervalMs)) return false;
-    await mutateOwnAgent(store, (p, ctx) => (heartbeatDue(p, ctx.now, store.config.heartbeatIntervalMs) ? beat(p, ctx) : { ok: true, record: p!, steps: [] }));
+    // A heartbeat need not go out at once: under the push budget it rides with the next push.
+    await mutateOwnAgent(store, (p, ctx) => (heartbeatDue(p, ctx.now, store.config.heartbeatIntervalMs) ? beat(p, ctx) : { ok: true, record: p!, steps: [] }), { deferrable: true });
     await extendAllDue(store);
     return true;
   } catch {

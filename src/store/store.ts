@@ -171,7 +171,8 @@ export class Store {
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
   async casLoop<R>(attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
-    if (opts.exclusive || this.syncOptions.push) {
+    const deferred = !opts.exclusive && this.syncOptions.push && opts.deferrable && this.remoteGate?.deferred ? await this.syncRemote() : null;
+    if (opts.exclusive || (this.syncOptions.push && !deferred)) {
       // With a sync remote, exclusive writes (and every write under --push) count once pushed.
       const remote = await this.syncRemote();
       if (remote) {
@@ -186,6 +187,7 @@ export class Store {
       const { updates, result } = await attempt(this.now());
       if (updates.length === 0) return result;
       const r = await this.updateRefs(updates);
+      if (r.ok && deferred) await this.remoteGate!.deferred!(this, deferred, updates);
       if (r.ok) return result;
       if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
       lastMessage = r.message;
@@ -207,6 +209,8 @@ export interface RemoteGate {
   exclusive<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R>;
   /** Fetches the remote's state and applies it here; `ok: false` when the remote cannot be read. */
   refresh(store: Store, remote: string): Promise<{ ok: boolean }>;
+  /** A deferrable write landed here: push it with the next budgeted or urgent push (pending-push.ts). */
+  deferred?(store: Store, remote: string, updates: RefUpdate[]): Promise<void>;
 }
 
 export interface CasOptions {
@@ -215,6 +219,11 @@ export interface CasOptions {
    * sync remote configured it must land on the remote before it counts.
    */
   exclusive?: boolean;
+  /**
+   * Under `syncOptions.push`, the write need not reach the remote at once (a renewal, a
+   * heartbeat): it lands here and goes out with the next push the push budget allows.
+   */
+  deferrable?: boolean;
 }
 
 const RETRY_BUDGET_MS = 5000;

@@ -157,9 +157,10 @@ async function claimNextOnly(store: Store, opts: { ttl?: string } = {}): Promise
   }
 }
 
-export function renew(store: Store, id: string, opts: { ttl?: string } = {}): Promise<Task> {
+/** `defer`: the renewal may wait for the next push the push budget allows (a lease with time to spare). */
+export function renew(store: Store, id: string, opts: { ttl?: string; defer?: boolean } = {}): Promise<Task> {
   const ttl = opts.ttl === undefined ? undefined : parseDuration(opts.ttl, "--ttl");
-  return mutateTaskWithLeases(store, id, (t, ctx) => renewTask(t, ctx, ttl), leaseScope(store));
+  return mutateTaskWithLeases(store, id, (t, ctx) => renewTask(t, ctx, ttl), leaseScope(store), opts.defer ? { deferrable: true } : {});
 }
 
 export function release(store: Store, id: string): Promise<Task> {

@@ -45,18 +45,31 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
 
 /**
  * Poll intervals from 250 ms growing by half to 2 s while nothing changes (doubling would make a
- * waiter notice a result up to twice as late as needed); back to the start on a change.
+ * waiter notice a result up to twice as late as needed); back to the start on a change. With
+ * `steadyMs`, the intervals stay at the first for that long after a change (and from the start
+ * with `steadyFromStart`): right after something happened, the next step is likely soon (a
+ * worker claims a task just pushed, and may finish it a moment later).
  */
 export class Backoff {
   private next: number;
-  constructor(private readonly first = 250, private readonly max = 2000) {
+  private steadyUntil: number;
+  constructor(
+    private readonly first = 250,
+    private readonly max = 2000,
+    private readonly steadyMs = 0,
+    steadyFromStart = false,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.next = first;
+    this.steadyUntil = steadyFromStart ? clock() + steadyMs : 0;
   }
   reset(): void {
     this.next = this.first;
+    this.steadyUntil = this.clock() + this.steadyMs;
   }
   /** The next interval to wait. */
   take(): number {
+    if (this.clock() < this.steadyUntil) return this.first;
     const ms = this.next;
     this.next = Math.min(this.max, Math.round(this.next * 1.5));
     return ms;

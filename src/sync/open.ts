@@ -1,11 +1,13 @@
 // Front ends open their store here: the store itself knows only this clone, and the sync layer
 // hands it the gate through which exclusive writes reach the sync remote.
+import { countRemoteCalls } from "./remote-traffic.ts";
 import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
 
 const gate: RemoteGate = {
   // Loaded on first use: most hook and CLI calls never touch the remote.
   exclusive: async (store, remote, attempt) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, refusingQuarantined(store, remote, attempt)),
   refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
+  deferred: async (store, remote, updates) => (await import("./pending-push.ts")).deferWrite(store, remote, updates),
 };
 
 /** An exclusive write to an entity whose remote copy failed validation is refused before any push. */
@@ -20,6 +22,7 @@ function refusingQuarantined<R>(store: Store, remote: string, attempt: Attempt<R
 /** Gives a store opened elsewhere (tests, benchmarks) the sync layer's gate. */
 export function withSync(store: Store): Store {
   store.remoteGate = gate;
+  countRemoteCalls(store);
   return store;
 }
 

@@ -4,6 +4,7 @@ import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
+import { pendingLeases, settleCarried } from "./pending-push.ts";
 import { pushEffect } from "./push-outcome.ts";
 import { refreshTracking, trackingFor } from "./tracking.ts";
 import { isAncestor } from "../store/history.ts";
@@ -37,6 +38,7 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R> {
   const budget = await remoteBudget(store, remote);
   let refreshed = false;
+  let carry = true;
   for (let n = 0; ; n++) {
     let out: { updates: RefUpdate[]; result: R };
     try {
@@ -66,7 +68,10 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       continue;
     }
 
-    const leases = out.updates.map((u) => ({ ref: u.ref, new: u.new, expected: tracking.get(u.ref) ?? null }));
+    const own = out.updates.map((u) => ({ ref: u.ref, new: u.new, expected: tracking.get(u.ref) ?? null }));
+    // Writes queued under the push budget ride along in the same atomic push (pending-push.ts).
+    const carried = carry ? await pendingLeases(store, remote, own.map((l) => l.ref)) : [];
+    const leases = [...own, ...carried];
     const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
     const unknown = push.kind === "unknown" || (push.kind === "done" && [...push.status.values()].includes("unknown"));
     if (push.kind === "unsent" || unknown) {
@@ -76,7 +81,8 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       const effect = unknown ? await pushEffect(store, budget, leases, why).catch((e) => (offline ? ("not_landed" as const) : Promise.reject(e))) : "not_landed";
       if (effect === "landed") {
         store.notices.push(`the push's report from ${remote} was lost (${why}); reading the remote back shows it landed`);
-        await settleLocal(store, remote, out.updates, leases);
+        await settleLocal(store, remote, out.updates, own);
+        await settleCarried(store, remote, carried);
         return out.result;
       }
       if (!offline) {
@@ -88,10 +94,13 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       return r;
     }
     if ([...push.status.values()].every((s) => s === "ok")) {
-      await settleLocal(store, remote, out.updates, leases);
+      await settleLocal(store, remote, out.updates, own);
+      await settleCarried(store, remote, carried);
       return out.result;
     }
-    refusedByRemote(remote, leases, push);
+    refusedByRemote(remote, own, push);
+    // Whatever failed, the grant must not depend on the queued writes: try again without them.
+    if (carried.length) carry = false;
     if (Date.now() >= budget.until || n >= MAX_ROUNDS) break;
     const r = await refresh(store, remote, budget);
     if (!r.ok) remoteFailed(budget, r);

@@ -12,6 +12,7 @@ import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable } from "
 import { pushEffect } from "./push-outcome.ts";
 import type { Store } from "../store/store.ts";
 import { compactIfDue } from "../store/archive.ts";
+import { packIfLoose } from "./pack-refs.ts";
 import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
 
@@ -113,5 +114,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   await clearTentative(store, tentative);
   report.fetched = [...new Set(report.fetched)];
   report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];
+  // Thousands of loose refs slow the user's own `git fetch`: pack them (pack-refs.ts).
+  await packIfLoose(store);
   return report;
 }

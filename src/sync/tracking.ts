@@ -12,6 +12,9 @@ import { sharesOperation, validateReceived } from "./validate-receive.ts";
 
 export type Tips = Map<string, string>;
 
+/** Up to this many tracking refs are read in-process (no git spawn). */
+const IN_PROCESS_READS = 32;
+
 /** Above this many changed refs one glob fetch is cheaper than naming each. */
 const NAMED_FETCH_LIMIT = 200;
 
@@ -25,6 +28,14 @@ export async function trackingTips(store: Store, remote: string): Promise<Tips> 
 export async function trackingFor(store: Store, remote: string, refs: string[]): Promise<Tips> {
   const out: Tips = new Map();
   if (!refs.length) return out;
+  if (store.usesRefFiles && refs.length <= IN_PROCESS_READS) {
+    // A claim or a poll asks about a ref or two: read the files instead of spawning git.
+    for (const ref of refs) {
+      const oid = await store.readRef(trackingRef(remote, ref));
+      if (oid) out.set(ref, oid);
+    }
+    return out;
+  }
   const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs.map((x) => trackingRef(remote, x))], { cwd: store.cwd });
   const prefix = trackingPrefix(remote);
   for (const line of r.stdout.split("\n")) {

@@ -11,6 +11,9 @@ import { openFollower, type Follower } from "../sync/shared-poll.ts";
 import { resultsRef } from "./bundle.ts";
 import { refuseSelfDelegation } from "./self-delegation.ts";
 
+/** How long polling stays at its quickest after the task was pushed or changed. */
+const STEADY_MS = 2000;
+
 export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
 
 export interface WaitOptions {
@@ -36,7 +39,9 @@ export async function waitForFinal(store: Store, id: string, opts: WaitOptions):
 
 async function follow(store: Store, id: string, opts: WaitOptions, remote: string | null, follower: Follower | null): Promise<WaitEnd> {
   const ref = taskRef(id);
-  const backoff = new Backoff();
+  // Steady polling for a while after the task was pushed and after each change: a running
+  // worker claims within a poll or two, and a quick command's result follows the claim closely.
+  const backoff = new Backoff(250, 2000, STEADY_MS, !!opts.justPushed);
   let prev: Task | null = null;
   let outage = false;
   for (let round = 0; ; round++) {

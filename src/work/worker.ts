@@ -21,6 +21,9 @@ import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
 import { workerEnv } from "./self-delegation.ts";
 
+/** Renewals (at a third of the TTL) of leases at least this long may wait for the push budget's minute. */
+const DEFERRABLE_TTL_MS = 3 * 60_000;
+
 export interface WorkerOptions {
   /** The local user's command line; ignored when `agent` says which client does each task. */
   command: string;
@@ -90,7 +93,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   const work = async (task: Task, r: Running): Promise<void> => {
     const id = task.id;
     const renewal = setInterval(() => {
-      renew(store, id).catch((e) => {
+      // A lease with minutes to spare can wait for the push budget; a short one goes out at once.
+      renew(store, id, { defer: ttlMs >= DEFERRABLE_TTL_MS }).catch((e) => {
         // Cancelled, finished or taken over meanwhile: the command has nothing left to do.
         if (e instanceof HandoffError && ["final_state", "held_by_other", "not_holder"].includes(e.code) && !r.stop.signal.aborted) {
           r.why = "cancelled";

@@ -57,7 +57,7 @@ function measure(label: string, url: string, offset: number): Record<string, num
       time("git", ["fetch", "-q", "--no-tags", "--no-write-fetch-head", "origin", `+refs/handoff/tasks/live-${i}:refs/bench-fetch/live-${i}`], clone) +
         time("git", ["push", "-q", "origin", `${commit}:refs/bench/${label}-${i}`], clone),
     );
-    claim.push(handoff(["claim", `live-${offset + i}`], clone, `agent-${label}`));
+    claim.push(handoff(["claim", `live-${offset + i}`], clone, `agent-${label}-${i}`));
     lsRemote.push(time("git", ["ls-remote", "origin", "refs/handoff/*"], clone));
     handoff(["sync"], clone);
     sync.push(handoff(["sync"], clone)); // nothing new since the sync just before

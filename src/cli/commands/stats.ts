@@ -5,6 +5,8 @@ import { statsText } from "../../present/render-stats.ts";
 import { readStatsEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
+import { trafficText } from "../../present/render-traffic.ts";
+import { remoteTrafficFor } from "../../sync/remote-traffic.ts";
 
 export function registerStats(program: Command): void {
   withGlobals(
@@ -21,7 +23,11 @@ export function registerStats(program: Command): void {
       // Through the event index: the events it reads in detail, and only the times of the rest.
       const { events, counted, partners } = await readStatsEvents(store, { onProblem: warn });
       const stats = computeStats(events, { since, now, counted, ...(partners ? { partners } : {}) });
-      emit(!!g.json, stats, () => statsText(stats));
+      // What this clone asks of its sync remote: pushes, listings and fetches per minute.
+      const remote = await remoteTrafficFor(store);
+      const out = remote ? { ...stats, remote } : stats;
+      emit(!!g.json, out, () => statsText(stats) + (remote ? `
+${trafficText(remote)}` : ""));
     });
   });
 }

@@ -1,0 +1,42 @@
+// Packing the refs sync leaves behind. Every task is two loose ref files in a synced clone (its
+// ref and its tracking ref), and git reads every loose ref on a plain `git fetch`: at thousands
+// of tasks the user's own fetch slows down severalfold. `git pack-refs --all` (what `git gc` does
+// anyway) moves them into packed-refs; sync runs it once enough loose refs under refs/handoff*
+// have piled up, so a sync with nothing new costs no more than before.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { git } from "../git/run.ts";
+import type { Store } from "../store/store.ts";
+
+/** Loose refs under refs/handoff* at which sync packs. */
+export const PACK_LOOSE_AT = 256;
+
+/** Loose ref files under refs/handoff*, counted up to `limit`. */
+export function looseHandoffRefs(store: Store, limit = PACK_LOOSE_AT): number {
+  const refs = join(store.repo.commonDir, "refs");
+  let n = 0;
+  const walk = (dir: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (n >= limit) return;
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (!e.name.endsWith(".lock")) n++;
+    }
+  };
+  for (const top of ["handoff", "handoff-remotes"]) if (n < limit) walk(join(refs, top));
+  return n;
+}
+
+/** Packs the clone's refs when enough loose handoff refs piled up; true when it packed. */
+export async function packIfLoose(store: Store, limit = PACK_LOOSE_AT): Promise<boolean> {
+  if (!store.usesRefFiles || looseHandoffRefs(store, limit) < limit) return false;
+  // A concurrent writer holding packed-refs.lock makes git give up after core.packedRefsTimeout:
+  // packing is an optimisation, so that is not an error; the next sync packs.
+  const r = await git(["pack-refs", "--all"], { cwd: store.cwd });
+  return r.code === 0;
+}

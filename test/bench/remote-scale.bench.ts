@@ -1,0 +1,125 @@
+// Benchmark: the remote path and the user's own git at 1,000 and 5,000 live tasks, as ratios
+// measured in one run (interleaved, medians).
+//   npm run build && node --import tsx test/bench/remote-scale.bench.ts [sizes=1000,5000] [rounds=7]
+// - the user's `git push` of a branch and `git fetch` with nothing new, against the same with no
+//   handoff refs anywhere: a clone synced the old way (two loose refs per task), the same clone
+//   after `git pack-refs` (what sync now does once refs pile up), and a dedicated coordination
+//   remote (the code remote carries no handoff refs; the clone's own handoff refs are packed).
+// - a claim through the remote (by path and smart HTTP) against the floor: `git fetch` of one ref
+//   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
+//   capacity check reads the caller's claims).
+// - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
+import { spawnSync } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { addTask } from "../../src/store/task-store.ts";
+import { openSyncedStore } from "../../src/sync/open.ts";
+import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "../support/repo.ts";
+import { cloneOf, serveRoot, startHttp } from "../support/servers.ts";
+import { median } from "./stats.ts";
+
+const SIZES = (process.argv[2] ?? "1000,5000").split(",").map(Number);
+const ROUNDS = Number(process.argv[3] ?? 7);
+
+function time(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): number {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { cwd, env: cleanEnv(env), encoding: "utf8" });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
+  return ms;
+}
+const git = (cwd: string, ...args: string[]) => time("git", args, cwd);
+const handoff = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent });
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+/** A bare remote holding `n` tasks, created in bulk in a scratch clone and pushed with plain git. */
+async function remoteWith(served: ReturnType<typeof serveRoot>, name: string, n: number): Promise<string> {
+  const bare = served.bare(name);
+  const seed = tempRepo();
+  gitOut(seed, "push", "-q", bare, "main");
+  if (n) {
+    const store = await openSyncedStore({ cwd: seed, agent: "seed", warm: true });
+    for (let i = 0; i < n; i++) await addTask(store, { id: `live-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
+    store.close();
+    gitOut(seed, "push", "-q", bare, "refs/handoff/*:refs/handoff/*");
+  }
+  return bare;
+}
+
+/** A clone of `url` holding the handoff refs of `coord` as a synced clone had them before packing: loose. */
+function looseClone(url: string, coord: string): string {
+  const c = cloneOf(url);
+  gitOut(c, "fetch", "-q", coord, "+refs/handoff/*:refs/handoff/*", "+refs/handoff/*:refs/handoff-remotes/origin/*");
+  return c;
+}
+
+function packedCopy(url: string, coord: string): string {
+  const c = looseClone(url, coord);
+  gitOut(c, "pack-refs", "--all");
+  return c;
+}
+
+async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl: string, codeUrl: string, label: string): Promise<void> {
+  const plain = cloneOf(plainUrl);
+  const loose = looseClone(codeUrl, codeUrl);
+  const packed = packedCopy(codeUrl, codeUrl);
+  // Dedicated coordination remote: the code remote is plain, the clone's handoff refs come from elsewhere.
+  const dedicated = packedCopy(plainUrl, codeUrl);
+  const clones = { plain, loose, packed, dedicated };
+  const push: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [] };
+  const fetch: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [] };
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [k, c] of Object.entries(clones)) {
+      gitOut(c, "commit", "-q", "--allow-empty", "-m", `work ${i}`);
+      push[k]!.push(git(c, "push", "-q", "origin", `HEAD:refs/heads/${k}-${n}-${label.replace(/\W+/g, "-")}-${i}`));
+      fetch[k]!.push(git(c, "fetch", "-q", "origin"));
+    }
+  }
+  const m = (x: number[]) => median(x);
+  console.log(`\nthe user's own git, ${n} live tasks, ${label} (median of ${ROUNDS}; ratio to the same with no handoff refs)`);
+  console.log(`  git push of a branch: synced clone ${ratio(m(push.loose!), m(push.plain!))}, after pack-refs ${ratio(m(push.packed!), m(push.plain!))}, dedicated coordination remote ${ratio(m(push.dedicated!), m(push.plain!))}   (target <= 1.2x)`);
+  console.log(`  git fetch, nothing new: synced clone ${ratio(m(fetch.loose!), m(fetch.plain!))}, after pack-refs ${ratio(m(fetch.packed!), m(fetch.plain!))}, dedicated coordination remote ${ratio(m(fetch.dedicated!), m(fetch.plain!))}   (target <= 1.2x)`);
+  void served;
+}
+
+function remotePath(n: number, url: string, label: string, offset: number): void {
+  const clone = cloneOf(url);
+  handoff(clone, "sync", "sync"); // mirrors the remote's tasks (and packs them)
+  const head = gitOut(clone, "rev-parse", "HEAD");
+  const tree = gitOut(clone, "rev-parse", "HEAD^{tree}");
+  const floor: number[] = [];
+  const claimOver: number[] = [];
+  const claim: number[] = [];
+  const sync: number[] = [];
+  const syncFloor: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const commit = gitOut(clone, "commit-tree", tree, "-p", head, "-m", `bench ${label} ${i}`);
+    floor.push(git(clone, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "origin", `+refs/handoff/tasks/live-${i}:refs/bench-fetch/live-${i}`) + git(clone, "push", "-q", "origin", `${commit}:refs/bench/${label.replace(/\W+/g, "-")}-${i}`));
+    claimOver.push(handoff(clone, `over-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i}`, "--over-capacity"));
+    claim.push(handoff(clone, `plain-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i + 1}`));
+    handoff(clone, "sync", "sync");
+    sync.push(handoff(clone, "sync", "sync"));
+    syncFloor.push(time(process.execPath, ["-e", "0"], clone) + git(clone, "ls-remote", "origin", "refs/handoff/*"));
+  }
+  const f = median(floor);
+  console.log(`\nremote path, ${n} live tasks, ${label} (median of ${ROUNDS})`);
+  console.log(`  claim --over-capacity / (git fetch 1 ref + git push 1 ref)   ${ratio(median(claimOver), f)}   (target <= 1.3x)`);
+  console.log(`  claim (capacity checked) / the same floor                    ${ratio(median(claim), f)}`);
+  console.log(`  sync, nothing new / (node -e 0 + git ls-remote)              ${ratio(median(sync), median(syncFloor))}   (target <= 1.3x)`);
+}
+
+const served = serveRoot();
+const http = await startHttp(served.root);
+try {
+  const plain = await remoteWith(served, "plain", 0);
+  for (const n of SIZES) {
+    const name = `code${n}`;
+    const bare = await remoteWith(served, name, n);
+    await userGit(served, n, plain, bare, "by path");
+    await userGit(served, n, http.url("plain"), http.url(name), "smart HTTP");
+    remotePath(n, bare, "by path", 0);
+    remotePath(n, http.url(name), "smart HTTP", 2 * ROUNDS);
+  }
+} finally {
+  await http.stop();
+  cleanupTemp();
+}
