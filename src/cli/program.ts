@@ -23,6 +23,7 @@ import { registerMeta, VERSION } from "./commands/meta.ts";
 import { EXAMPLES } from "./examples.ts";
 import { registerWait } from "./commands/wait.ts";
 import { registerWorker } from "./commands/worker.ts";
+import { registerLoop } from "./commands/loop.ts";
 
 
 export function buildProgram(): Command {
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerWait(program);
   registerWorker(program);
+  registerLoop(program);
   registerMemory(program);
   registerDoc(program);
   registerMeta(program);
