@@ -90,7 +90,8 @@ export async function runLoop(store: Store, o: LoopRunOptions): Promise<LoopReco
         const mine = launched.get(u.id);
         const alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : u.phase === "running" && (await agentAlive(store, u));
         if (alive) {
-          if (Date.now() - (lastRenew.get(u.id) ?? 0) >= renewEvery) {
+          if (!lastRenew.has(u.id)) lastRenew.set(u.id, Date.now());
+          if (Date.now() - lastRenew.get(u.id)! >= renewEvery) {
             lastRenew.set(u.id, Date.now());
             await renewUnit(store, u).catch(() => {});
           }

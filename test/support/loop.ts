@@ -10,7 +10,8 @@ import { CLI, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
  * `dirty PATH` (left uncommitted), `review` (done through a passing verification, so the task
  * goes to review), `quit` (exit without marking it done). Environment: LOOP_TEST_DIR gets a line
  * per start in `starts` and a marker per unit; LOOP_TEST_PAIR makes each agent wait until two
- * have started (proof that they ran at once); LOOP_TEST_GATE makes it wait for that file first.
+ * have started (proof that they ran at once); LOOP_TEST_GATE makes it wait for that file first,
+ * and the unit named by LOOP_TEST_SCRIBBLE leaves an uncommitted file before it waits.
  */
 const AGENT = `
 import { execFileSync } from "node:child_process";
@@ -24,6 +25,7 @@ writeFileSync(join(dir, spec.unit + ".started"), "");
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const waitFor = (ok, what) => { const t0 = Date.now(); while (!ok()) { if (Date.now() - t0 > 60000) { console.error("gave up waiting for " + what); process.exit(9); } sleep(50); } };
 if (env.LOOP_TEST_PAIR) waitFor(() => readdirSync(dir).filter((f) => f.endsWith(".started")).length >= 2, "a second agent");
+if (env.LOOP_TEST_SCRIBBLE === spec.unit) writeFileSync("scribble.txt", "not committed\\n");
 if (env.LOOP_TEST_GATE) waitFor(() => existsSync(env.LOOP_TEST_GATE), "the gate");
 const id = ["-c", "user.name=agent", "-c", "user.email=agent@example.com"];
 for (const t of spec.tasks) {

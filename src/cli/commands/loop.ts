@@ -88,7 +88,8 @@ export function registerLoop(program: Command): void {
         const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, signal: stop.signal, log });
         emit(!!g.json, r, () => (r ? loopStatusText(r) : "nothing to do: no task is ready"));
         if (interrupted) process.exitCode = EXIT_CODES.interrupted;
-        else if (r && r.units.some((u) => u.phase !== "merged")) process.exitCode = EXIT_CODES.conflict;
+        // A loop that finished with units it could not merge says so; a stopped one was asked to stop.
+        else if (r?.phase === "finished" && r.units.some((u) => u.phase !== "merged")) process.exitCode = EXIT_CODES.conflict;
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
