@@ -12,7 +12,7 @@ import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { integrateUnit } from "./loop-merge.ts";
-import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, pidAlive, releaseUnit, renewUnit, stopAgent, updateUnit, type Launch } from "./loop-units.ts";
+import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, pidAlive, recordedPid, releaseUnit, renewUnit, stopAgent, updateUnit, type Launch } from "./loop-units.ts";
 
 export interface LoopRunOptions {
   command: string;
@@ -88,7 +88,14 @@ export async function runLoop(store: Store, o: LoopRunOptions): Promise<LoopReco
     for (const u of rec.units) {
       if (u.phase === "running" || u.phase === "starting") {
         const mine = launched.get(u.id);
-        const alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : u.phase === "running" && (await agentAlive(store, u));
+        // Not our child (the loop was restarted): its pid, or the pid file written right after the
+        // spawn when the loop died before it could record it.
+        const alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : await agentAlive(store, u);
+        if (alive && !mine && u.phase === "starting") {
+          const pid = recordedPid(u);
+          await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid, starts: x.starts + 1 }), `${u.id} running (pid ${pid}, found after a restart)`);
+          o.log(`${u.id}: found its agent running (pid ${pid}); watching it`);
+        }
         if (alive) {
           if (!lastRenew.has(u.id)) lastRenew.set(u.id, Date.now());
           if (Date.now() - lastRenew.get(u.id)! >= renewEvery) {
@@ -187,7 +194,7 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
   if (!rec || !isLoopActive(rec)) return rec ?? null;
   for (const u of rec.units) {
     if (isTerminal(u.phase)) continue;
-    if (u.host === HOST) await stopAgent(u.pid);
+    if (u.host === HOST) await stopAgent(recordedPid(u));
     const released = u.phase === "planned" ? [] : await releaseUnit(store, u);
     let note = released.length ? `released ${released.join(", ")}` : null;
     let kept = false;

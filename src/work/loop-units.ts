@@ -41,7 +41,7 @@ export function pidAlive(pid: number | null): boolean {
 
 /** Whether the unit's agent still runs: its pid on this host, or, on another host, a fresh heartbeat. */
 export async function agentAlive(store: Store, u: LoopUnit): Promise<boolean> {
-  if (u.host === HOST) return pidAlive(u.pid ?? readPidFile(u));
+  if (u.host === HOST) return pidAlive(recordedPid(u));
   if (!u.host) return false;
   const a = await loadAgent(store, u.agent);
   return !!a && classifyAgent(a.record, store.now(), store.config) === "active";
@@ -52,7 +52,9 @@ export function unitHome(loopId: string, unitId: string): string {
   return join(tmpdir(), `handoff-loop-${loopId}-${unitId}`);
 }
 
-function readPidFile(u: LoopUnit): number | null {
+/** The agent's pid: from the record, else from the pid file written right after the spawn. */
+export function recordedPid(u: LoopUnit): number | null {
+  if (u.pid) return u.pid;
   if (!u.worktree) return null;
   try {
     const n = Number(readFileSync(join(u.worktree, "..", "agent.pid"), "utf8").trim());
@@ -141,6 +143,7 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
   const base = u.base ?? tip;
   await updateUnit(store, u.id, (x) => ({ ...x, phase: "starting", branch, worktree, base, host: HOST, pid: null, started_at: x.started_at ?? store.now().toISOString() }), `${u.id} starting`);
   mkdirSync(home, { recursive: true });
+  rmSync(join(home, "agent.pid"), { force: true }); // a pid file names only the agent started last
   if (!existsSync(join(worktree, ".git"))) await addBranchWorktree(store.cwd, worktree, branch, base);
   const started = { ...u, branch, worktree, base };
   const s = await unitStore(store, started, worktree);
@@ -162,7 +165,9 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
     if (!(e instanceof HandoffError)) throw e;
     s.close();
     const released = await releaseUnit(store, started);
-    await updateUnit(store, u.id, (x) => ({ ...x, phase: "refused", finished_at: store.now().toISOString(), note: `could not claim its tasks: ${e.message}${released.length ? ` (released ${released.join(", ")})` : ""}` }), `${u.id} refused`);
+    // Nothing was done in it yet: the worktree and branch go (unless someone wrote there meanwhile).
+    const kept = await cleanupUnit(store, started, { dropBranch: true });
+    await updateUnit(store, u.id, (x) => ({ ...x, phase: "refused", kept: !!kept, finished_at: store.now().toISOString(), note: [`could not claim its tasks: ${e.message}${released.length ? ` (released ${released.join(", ")})` : ""}`, kept].filter(Boolean).join("; ") }), `${u.id} refused`);
     log(`${u.id}: refused: ${e.message}`);
     return null;
   }

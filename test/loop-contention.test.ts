@@ -1,0 +1,51 @@
+// Two hands on the same work: a second `loop run` while one runs is refused, and a task someone
+// else claims before its unit starts keeps its claim (the unit is refused, never run twice).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { linkedWorktrees, loopRepo, taskStatus } from "./support/loop.ts";
+import { start, until } from "./support/handover.ts";
+
+test.after(cleanupTemp);
+
+test("a second loop run while one runs is refused with who runs it; the first goes on", async () => {
+  const l = loopRepo([{ id: "slow", objective: "write slow.txt", scope: ["slow.txt"] }]);
+  const gate = join(l.dir, "gate");
+  const first = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: { ...l.env, LOOP_TEST_GATE: gate } });
+  await until(() => l.starts().length === 1, "the agent to start");
+  const again = cli(["loop", "run", "--agent-cmd", l.agent, "--json"], { cwd: l.repo, agent: "lead", env: l.env });
+  assert.is(again.code, 3, again.stderr);
+  assert.is(again.json.error.code, "held_by_other");
+  assert.match(again.json.error.message, `is running (pid ${first.child.pid})`);
+  writeFileSync(gate, "");
+  assert.is(await first.exited, 0, first.stderr());
+  assert.is(l.starts().length, 1);
+  assert.is(taskStatus(l.repo, "slow"), "done");
+});
+
+test("a task someone claims before its unit starts: the unit is refused, not run, and their claim stands", async () => {
+  const l = loopRepo([
+    { id: "one", objective: "write one.txt", scope: ["one.txt"] },
+    { id: "two", objective: "write two.txt", scope: ["two.txt"] },
+  ]);
+  const gate = join(l.dir, "gate");
+  const run = start(["loop", "run", "--agent-cmd", l.agent, "--max-worktrees", "1", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: { ...l.env, LOOP_TEST_GATE: gate } });
+  await until(() => l.starts().length === 1, "u1's agent to start");
+  assert.is(cli(["claim", "two"], { cwd: l.repo, agent: "bob" }).code, 0);
+  writeFileSync(gate, "");
+  assert.is(await run.exited, 3, run.stderr());
+  const [u1, u2] = JSON.parse(run.stdout()).units;
+  assert.is(u1.phase, "merged");
+  assert.is(u2.phase, "refused");
+  assert.match(u2.note, "could not claim its tasks");
+  assert.match(u2.note, "bob");
+  assert.equal(l.starts().map((s) => s.unit), ["u1"]);
+  assert.equal(linkedWorktrees(l.repo), [], "the refused unit's worktree is removed");
+  assert.is(gitOut(l.repo, "branch", "--list", u2.branch), "");
+  const two = JSON.parse(gitOut(l.repo, "show", "refs/handoff/tasks/two:task.json"));
+  assert.equal([two.status, two.claim.agent], ["claimed", "bob"]);
+});
+
+test.run();
