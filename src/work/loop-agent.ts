@@ -18,7 +18,9 @@ export function agentCommand(kind: string): string {
   if (kind === "claude") {
     return `claude -p ${prompt} --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools ${CLAUDE_TOOLS.map((t) => `'${t}'`).join(" ")}`;
   }
-  if (kind === "codex") return `codex exec --json --skip-git-repo-check --full-auto ${prompt}`;
+  // A linked worktree commits into the main repository's git dir: it must be writable too. Sandbox
+  // and approvals otherwise come from the user's own Codex config.
+  if (kind === "codex") return `codex exec --json --skip-git-repo-check --add-dir "$(git rev-parse --path-format=absolute --git-common-dir)" ${prompt}`;
   fail("invalid_input", `--with takes ${AGENT_KINDS.join(" or ")}, got ${JSON.stringify(kind)}`);
 }
 
