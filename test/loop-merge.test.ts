@@ -91,7 +91,7 @@ function unit(o: Partial<LoopUnit>): LoopUnit {
 async function withLoop(repo: string, u: LoopUnit) {
   const store = withSync(await openStore({ cwd: repo, agent: "lead", env: cleanEnv() }));
   const now = new Date().toISOString();
-  const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: true, max_worktrees: 1, runner: { pid: process.pid, host: "h", agent: "lead" }, started_at: now, updated_at: now, units: [u] };
+  const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: true, verify: false, max_worktrees: 1, runner: { pid: process.pid, host: "h", agent: "lead" }, started_at: now, updated_at: now, units: [u] };
   await changeLoop(store, () => ({ record: rec, note: "test" }));
   return { store, rec };
 }

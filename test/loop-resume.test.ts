@@ -49,7 +49,7 @@ test("kill -9 of the loop: its agents live on; loop run again watches them, star
   const l = loopRepo(TWO);
   const gate = join(l.dir, "gate");
   const env = { ...l.env, LOOP_TEST_GATE: gate };
-  const first = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
+  const first = start(["loop", "run", "--agent-cmd", l.agent, "--verify", "test -f alpha.txt -o -f beta.txt", "--merge", "squash", "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
   await until(() => l.starts().length === 2, "both agents to start");
   await until(() => loopRecord(l.repo).units.every((u: any) => u.phase === "running" && u.pid), "the record to name both agents");
   await killHard(first);
@@ -59,13 +59,19 @@ test("kill -9 of the loop: its agents live on; loop run again watches them, star
   // Any worktree shows where things stand.
   const status = cli(["loop", "status", "--json"], { cwd: rec.units[0].worktree });
   assert.equal(status.json.units.map((u: any) => [u.id, u.phase, u.pid]), rec.units.map((u: any) => [u.id, "running", u.pid]));
-  const again = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env });
+  // Its check is not in the record (no command is): resuming without one is refused.
+  const unchecked = cli(["loop", "run", "--agent-cmd", l.agent], { cwd: l.repo, agent: "lead", env });
+  assert.is(unchecked.code, 2, unchecked.stderr);
+  assert.match(unchecked.stderr, `loop ${rec.id} was started with --verify: give the check again to resume it`);
+  const again = start(["loop", "run", "--agent-cmd", l.agent, "--verify", "test -f alpha.txt -o -f beta.txt", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env });
   await until(() => /resuming/.test(again.stderr()), "the loop to resume");
   writeFileSync(gate, "");
   assert.is(await again.exited, 0, again.stderr());
   const out = JSON.parse(again.stdout());
   assert.is(out.id, rec.id);
   assert.equal(out.units.map((u: any) => [u.phase, u.starts]), [["merged", 1], ["merged", 1]]);
+  assert.is(out.strategy, "squash", "a resumed loop goes on as it was started");
+  assert.is(gitOut(l.repo, "rev-list", "--merges", "--count", "main"), "0");
   assert.is(l.starts().length, 2, "no agent started twice");
   for (const t of TWO) {
     assert.is(taskStatus(l.repo, t.id), "done");

@@ -57,6 +57,8 @@ export const LoopRecord = lazySchema(() =>
     accept: z.boolean(),
     push: z.boolean(),
     keep: z.boolean(),
+    /** Whether it was started with --verify: a resumed run must give a check again. */
+    verify: z.boolean(),
     max_worktrees: z.int().check(z.gte(1), z.lte(64)),
     /** The process running the loop. */
     runner: z.object({ pid: z.int(), host: z.string(), agent: z.string() }),

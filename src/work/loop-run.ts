@@ -16,7 +16,8 @@ import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, pidAlive, recorde
 
 export interface LoopRunOptions {
   command: string;
-  into: string;
+  /** null: the configured or current branch (a resumed loop keeps its own). */
+  into: string | null;
   maxWorktrees: number;
   strategy: MergeStrategy;
   verify: string | null;
@@ -36,17 +37,22 @@ function newLoopId(now: Date): string {
 }
 
 /** The loop's integration branch: --into, else the configured or found one, else the current branch. */
-export function integrationBranch(store: Store, into: string | undefined): string {
+export function integrationBranch(store: Store, into: string | null): string {
   const b = into ?? store.config.integrationBranch ?? store.repo.branch;
   if (!b) fail("usage", "no integration branch: give --into BRANCH or set git config handoff.integrationBranch");
-  if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(b) || b.includes("..")) fail("invalid_input", `not a branch name: ${JSON.stringify(b)}`);
+  return checkBranchName(b);
+}
+
+export function checkBranchName(b: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(b) || b.includes("..") || b.length > 200) fail("invalid_input", `not a branch name: ${JSON.stringify(b.slice(0, 80))}`);
   return b;
 }
 
 /** A new loop from the current plan, or the loop in progress to resume (refused if its runner lives). */
 async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecord | null> {
-  const tip = await branchTip(store.cwd, o.into);
-  if (!tip) fail("not_found", `no branch ${o.into} here`, { branch: o.into });
+  const active = (await loadLoop(store))?.record;
+  const into = active && isLoopActive(active) ? active.integration : integrationBranch(store, o.into);
+  if (!(await branchTip(store.cwd, into))) fail("not_found", `no branch ${into} here`, { branch: into });
   const { tasks } = await listTasks(store);
   let resumed = false;
   const rec = await changeLoop(store, (cur, now) => {
@@ -56,6 +62,7 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
       if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host });
       if (r.pid !== process.pid && pidAlive(r.pid)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
       if (cur.phase === "stopping") return { record: { ...cur, phase: "stopped" }, note: "stopped (its runner was gone)" };
+      if (cur.verify && o.verify === null) fail("usage", `loop ${cur.id} was started with --verify: give the check again to resume it`, { loop: cur.id });
       resumed = true;
       return { record: { ...cur, runner: { pid: process.pid, host: HOST, agent: store.actor.agent } }, note: `resumed by pid ${process.pid}` };
     }
@@ -63,7 +70,7 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     if (!plan.units.length) return null;
     const id = newLoopId(now);
     const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: `loop-${id}-${p.id}`, branch: null, worktree: null, base: null, pid: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
-    const record: LoopRecord = { id, phase: "running", integration: o.into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, max_worktrees: o.maxWorktrees, runner: { pid: process.pid, host: HOST, agent: store.actor.agent }, started_at: now.toISOString(), updated_at: now.toISOString(), units };
+    const record: LoopRecord = { id, phase: "running", integration: into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, verify: o.verify !== null, max_worktrees: o.maxWorktrees, runner: { pid: process.pid, host: HOST, agent: store.actor.agent }, started_at: now.toISOString(), updated_at: now.toISOString(), units };
     return { record, note: `started: ${units.map((u) => `${u.id} (${u.tasks.join(", ")})`).join("; ")}` };
   });
   if (rec && !isLoopActive(rec)) return null;
@@ -71,9 +78,11 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
   return rec;
 }
 
-export async function runLoop(store: Store, o: LoopRunOptions): Promise<LoopRecord | null> {
-  const first = await beginOrResume(store, o);
+export async function runLoop(store: Store, given: LoopRunOptions): Promise<LoopRecord | null> {
+  const first = await beginOrResume(store, given);
   if (!first) return null;
+  // A resumed loop goes on as it was started; only its commands come from this command line.
+  const o: LoopRunOptions = { ...given, into: first.integration, strategy: first.strategy, accept: first.accept, push: first.push, keep: first.keep, maxWorktrees: first.max_worktrees };
   const launched = new Map<string, Launch>();
   const lastRenew = new Map<string, number>();
   let tick = new AbortController();

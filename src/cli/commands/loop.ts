@@ -9,7 +9,7 @@ import { neutralise } from "../../present/untrusted.ts";
 import { loadLoop } from "../../store/loop-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
-import { integrationBranch, requestStop, runLoop } from "../../work/loop-run.ts";
+import { checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 
 interface RunOpts {
@@ -73,7 +73,7 @@ export function registerLoop(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const maxWorktrees = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
       const strategy = strategyOf(o.merge, store.config.loopMergeStrategy);
-      const into = integrationBranch(store, o.into);
+      const into = o.into === undefined ? null : checkBranchName(o.into);
       const stop = new AbortController();
       let interrupted = false;
       const onSignal = () => {
