@@ -85,13 +85,13 @@ test("moveBranch: a compare-and-swap that refuses a branch that moved, and a dir
 });
 
 function unit(o: Partial<LoopUnit>): LoopUnit {
-  return { id: "u1", tasks: [], scope: [], after: [], phase: "merging", agent: "loop-x-u1", branch: "work", worktree: null, base: null, pid: null, host: null, starts: 1, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false, ...o };
+  return { id: "u1", tasks: [], scope: [], after: [], phase: "merging", agent: "loop-x-u1", branch: "work", worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 1, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false, ...o };
 }
 
 async function withLoop(repo: string, u: LoopUnit) {
   const store = withSync(await openStore({ cwd: repo, agent: "lead", env: cleanEnv() }));
   const now = new Date().toISOString();
-  const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: true, verify: false, max_worktrees: 1, runner: { pid: process.pid, host: "h", agent: "lead" }, started_at: now, updated_at: now, units: [u] };
+  const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: true, verify: false, max_worktrees: 1, runner: { pid: process.pid, start: null, host: "h", agent: "lead" }, started_at: now, updated_at: now, units: [u] };
   await changeLoop(store, () => ({ record: rec, note: "test" }));
   return { store, rec };
 }

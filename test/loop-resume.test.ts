@@ -142,6 +142,11 @@ test("loop stop after the loop was killed: it stops the orphaned agents and clea
   await until(() => l.starts().length === 2 && loopRecord(l.repo).units.every((u: any) => u.pid), "both agents to start");
   await killHard(run);
   const units = loopRecord(l.repo).units;
+  const loopCheck = () => cli(["doctor", "--json"], { cwd: l.repo }).json.checks.find((c: any) => c.name === "loop");
+  const warned = loopCheck();
+  assert.is(warned.status, "warn");
+  assert.match(warned.detail, `process (pid ${run.child.pid}) is gone while it is running; its agents of u1, u2 still run`);
+  assert.match(warned.fix, "git handoff loop stop");
   const stop = cli(["loop", "stop"], { cwd: l.repo, agent: "lead" });
   assert.is(stop.code, 0, stop.stderr);
   assert.match(stop.stderr, "its process");
@@ -149,6 +154,7 @@ test("loop stop after the loop was killed: it stops the orphaned agents and clea
   for (const u of units) assert.not.ok(alive(u.pid), `${u.id}'s agent ended`);
   assert.equal(linkedWorktrees(l.repo), []);
   assert.is(taskStatus(l.repo, "alpha"), "todo");
+  assert.equal([loopCheck().status, loopCheck().detail], ["ok", `loop ${loopRecord(l.repo).id} is stopped`]);
   // Stopped is final: the next run plans anew, with a new id.
   const next = cli(["loop", "plan", "--json"], { cwd: l.repo });
   assert.equal(next.json.units.map((u: any) => u.tasks), [["alpha"], ["beta"]]);

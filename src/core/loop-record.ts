@@ -32,6 +32,8 @@ export const LoopUnit = lazySchema(() =>
     /** The integration branch's commit the unit started from. */
     base: z.nullable(z.string()),
     pid: z.nullable(z.int()),
+    /** The agent process's start time (/proc), so a pid reused by another process is not taken for it. */
+    pid_start: z.nullable(z.string()),
     host: z.nullable(z.string()),
     /** How many times an agent was started for it (a restart after a crash counts). */
     starts: count(),
@@ -61,7 +63,7 @@ export const LoopRecord = lazySchema(() =>
     verify: z.boolean(),
     max_worktrees: z.int().check(z.gte(1), z.lte(64)),
     /** The process running the loop. */
-    runner: z.object({ pid: z.int(), host: z.string(), agent: z.string() }),
+    runner: z.object({ pid: z.int(), start: z.nullable(z.string()), host: z.string(), agent: z.string() }),
     started_at: isoTime(),
     updated_at: isoTime(),
     units: z.array(LoopUnit),

@@ -7,6 +7,7 @@ import { HandoffError, fail } from "../core/errors.ts";
 import { canStart, isLoopActive, isTerminal, mayMerge, type LoopRecord, type LoopUnit, type MergeStrategy } from "../core/loop-record.ts";
 import { planLoop } from "../core/loop-plan.ts";
 import { branchTip } from "../git/branch-integrate.ts";
+import { processStart } from "../git/process-alive.ts";
 import { changeLoop, loadLoop } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -31,6 +32,11 @@ export interface LoopRunOptions {
 
 /** How often an agent found dead after a crash of the loop may be started again. */
 const MAX_STARTS = 3;
+
+/** This process as the loop's runner. */
+function me(store: Store): LoopRecord["runner"] {
+  return { pid: process.pid, start: processStart(process.pid), host: HOST, agent: store.actor.agent };
+}
 
 function newLoopId(now: Date): string {
   return now.getTime().toString(36);
@@ -60,17 +66,17 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     if (cur && isLoopActive(cur)) {
       const r = cur.runner;
       if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host });
-      if (r.pid !== process.pid && pidAlive(r.pid)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
+      if (r.pid !== process.pid && pidAlive(r.pid, r.start)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
       if (cur.phase === "stopping") return { record: { ...cur, phase: "stopped" }, note: "stopped (its runner was gone)" };
       if (cur.verify && o.verify === null) fail("usage", `loop ${cur.id} was started with --verify: give the check again to resume it`, { loop: cur.id });
       resumed = true;
-      return { record: { ...cur, runner: { pid: process.pid, host: HOST, agent: store.actor.agent } }, note: `resumed by pid ${process.pid}` };
+      return { record: { ...cur, runner: me(store) }, note: `resumed by pid ${process.pid}` };
     }
     const plan = planLoop(tasks, now, { maxWorktrees: o.maxWorktrees });
     if (!plan.units.length) return null;
     const id = newLoopId(now);
-    const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: `loop-${id}-${p.id}`, branch: null, worktree: null, base: null, pid: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
-    const record: LoopRecord = { id, phase: "running", integration: into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, verify: o.verify !== null, max_worktrees: o.maxWorktrees, runner: { pid: process.pid, host: HOST, agent: store.actor.agent }, started_at: now.toISOString(), updated_at: now.toISOString(), units };
+    const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: `loop-${id}-${p.id}`, branch: null, worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
+    const record: LoopRecord = { id, phase: "running", integration: into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, verify: o.verify !== null, max_worktrees: o.maxWorktrees, runner: me(store), started_at: now.toISOString(), updated_at: now.toISOString(), units };
     return { record, note: `started: ${units.map((u) => `${u.id} (${u.tasks.join(", ")})`).join("; ")}` };
   });
   if (rec && !isLoopActive(rec)) return null;
@@ -203,7 +209,7 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
   if (!rec || !isLoopActive(rec)) return rec ?? null;
   for (const u of rec.units) {
     if (isTerminal(u.phase)) continue;
-    if (u.host === HOST) await stopAgent(recordedPid(u));
+    if (u.host === HOST) await stopAgent(recordedPid(u), u.pid ? u.pid_start : null);
     const released = u.phase === "planned" ? [] : await releaseUnit(store, u);
     let note = released.length ? `released ${released.join(", ")}` : null;
     let kept = false;
@@ -223,10 +229,10 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
 export async function requestStop(store: Store, o: { timeoutMs: number; log: (l: string) => void }): Promise<LoopRecord | null> {
   const cur = (await loadLoop(store))?.record ?? null;
   if (!cur || !isLoopActive(cur)) return cur;
-  const live = cur.runner.host === HOST ? pidAlive(cur.runner.pid) && cur.runner.pid !== process.pid : true;
+  const live = cur.runner.host === HOST ? pidAlive(cur.runner.pid, cur.runner.start) && cur.runner.pid !== process.pid : true;
   if (!live) {
     o.log(`${cur.id}: its process (pid ${cur.runner.pid}) is gone; stopping it here`);
-    await changeLoop(store, (c) => (c && c.id === cur.id ? { record: { ...c, runner: { pid: process.pid, host: HOST, agent: store.actor.agent } }, note: "taken over to stop" } : null));
+    await changeLoop(store, (c) => (c && c.id === cur.id ? { record: { ...c, runner: me(store) }, note: "taken over to stop" } : null));
     return stopLoop(store, o.log);
   }
   await changeLoop(store, (c) => (c && c.id === cur.id && c.phase === "running" ? { record: { ...c, phase: "stopping" }, note: `stop asked by ${store.actor.agent}` } : null));
@@ -234,7 +240,7 @@ export async function requestStop(store: Store, o: { timeoutMs: number; log: (l:
   for (;;) {
     const r = (await loadLoop(store))?.record ?? null;
     if (!r || !isLoopActive(r)) return r;
-    if (cur.runner.host === HOST && !pidAlive(cur.runner.pid)) return stopLoop(store, o.log);
+    if (cur.runner.host === HOST && !pidAlive(cur.runner.pid, cur.runner.start)) return stopLoop(store, o.log);
     if (Date.now() - t0 > o.timeoutMs) fail("timed_out", `loop ${cur.id} (pid ${cur.runner.pid}) did not stop within ${Math.round(o.timeoutMs / 1000)} s; it is still asked to`, { loop: cur.id });
     await pause(200);
   }

@@ -11,6 +11,7 @@ import { HandoffError } from "../core/errors.ts";
 import type { LoopRecord, LoopUnit } from "../core/loop-record.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
+import { processAlive, processStart } from "../git/process-alive.ts";
 import { addBranchWorktree, changedPaths, deleteBranch, dropWorktree } from "../git/branch-integrate.ts";
 import { endSessionFor, loadAgent, startSessionFor } from "../store/agent-store.ts";
 import { changeLoop } from "../store/loop-store.ts";
@@ -20,28 +21,16 @@ import { listTasks } from "../store/task-store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { unitPrompt } from "./loop-agent.ts";
 
-export const HOST = hostname().split(".")[0] ?? "host";
+export const HOST = hostname();
 
-/** Whether a process with this pid runs on this machine (a pid we may not signal is alive too). */
-export function pidAlive(pid: number | null): boolean {
-  if (!pid || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-  // An agent whose loop died is re-parented; where nothing reaps it, it lingers as a zombie.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
+/** Whether a process with this pid (and start time, when known) runs on this machine. */
+export function pidAlive(pid: number | null, start: string | null = null): boolean {
+  return processAlive(pid, start);
 }
 
 /** Whether the unit's agent still runs: its pid on this host, or, on another host, a fresh heartbeat. */
 export async function agentAlive(store: Store, u: LoopUnit): Promise<boolean> {
-  if (u.host === HOST) return pidAlive(recordedPid(u));
+  if (u.host === HOST) return u.pid ? pidAlive(u.pid, u.pid_start) : pidAlive(recordedPid(u));
   if (!u.host) return false;
   const a = await loadAgent(store, u.agent);
   return !!a && classifyAgent(a.record, store.now(), store.config) === "active";
@@ -141,7 +130,7 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
   const worktree = join(home, "worktree");
   const branch = `loop/${rec.id}/${u.id}`;
   const base = u.base ?? tip;
-  await updateUnit(store, u.id, (x) => ({ ...x, phase: "starting", branch, worktree, base, host: HOST, pid: null, started_at: x.started_at ?? store.now().toISOString() }), `${u.id} starting`);
+  await updateUnit(store, u.id, (x) => ({ ...x, phase: "starting", branch, worktree, base, host: HOST, pid: null, pid_start: null, started_at: x.started_at ?? store.now().toISOString() }), `${u.id} starting`);
   mkdirSync(home, { recursive: true });
   rmSync(join(home, "agent.pid"), { force: true }); // a pid file names only the agent started last
   if (!existsSync(join(worktree, ".git"))) await addBranchWorktree(store.cwd, worktree, branch, base);
@@ -198,14 +187,15 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
     child.on("close", (code) => res(code));
   });
   child.unref();
-  await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid: child.pid ?? null, starts: x.starts + 1 }), `${u.id} running (pid ${child.pid})`);
+  const pidStart = child.pid ? processStart(child.pid) : null;
+  await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid: child.pid ?? null, pid_start: pidStart, starts: x.starts + 1 }), `${u.id} running (pid ${child.pid})`);
   log(`${u.id}: agent ${u.agent} started in ${worktree} (pid ${child.pid}): ${todo.map((t) => t.id).join(", ")}`);
   return { child, exited };
 }
 
 /** Stops a unit's agent process group: TERM, then KILL after a grace; resolves once it is gone. */
-export async function stopAgent(pid: number | null, graceMs = 3000): Promise<void> {
-  if (!pid || !pidAlive(pid)) return;
+export async function stopAgent(pid: number | null, start: string | null, graceMs = 3000): Promise<void> {
+  if (!pid || !pidAlive(pid, start)) return;
   const kill = (sig: NodeJS.Signals) => {
     try {
       process.kill(-pid, sig);
@@ -219,9 +209,9 @@ export async function stopAgent(pid: number | null, graceMs = 3000): Promise<voi
   };
   kill("SIGTERM");
   const t0 = Date.now();
-  while (pidAlive(pid) && Date.now() - t0 < graceMs) await new Promise((r) => setTimeout(r, 50));
-  if (pidAlive(pid)) kill("SIGKILL");
-  while (pidAlive(pid) && Date.now() - t0 < graceMs + 5000) await new Promise((r) => setTimeout(r, 50));
+  while (pidAlive(pid, start) && Date.now() - t0 < graceMs) await new Promise((r) => setTimeout(r, 50));
+  if (pidAlive(pid, start)) kill("SIGKILL");
+  while (pidAlive(pid, start) && Date.now() - t0 < graceMs + 5000) await new Promise((r) => setTimeout(r, 50));
 }
 
 /**
