@@ -6,7 +6,7 @@
 import { HandoffError, fail } from "../core/errors.ts";
 import { canStart, isLoopActive, isTerminal, mayMerge, type LoopRecord, type LoopUnit, type MergeStrategy } from "../core/loop-record.ts";
 import { planLoop } from "../core/loop-plan.ts";
-import { branchTip } from "../git/branch-integrate.ts";
+import { branchTip, isAncestor } from "../git/branch-integrate.ts";
 import { processStart } from "../git/process-alive.ts";
 import { changeLoop, loadLoop } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
@@ -207,8 +207,14 @@ function summary(r: LoopRecord): string {
 export async function stopLoop(store: Store, log: (l: string) => void): Promise<LoopRecord | null> {
   const rec = (await loadLoop(store))?.record;
   if (!rec || !isLoopActive(rec)) return rec ?? null;
+  const tip = await branchTip(store.cwd, rec.integration);
   for (const u of rec.units) {
     if (isTerminal(u.phase)) continue;
+    // A merge cut off after the branch moved is a merge: say so rather than "stopped".
+    if (u.phase === "merging" && u.result && tip && (await isAncestor(store.cwd, u.result, tip))) {
+      await updateUnit(store, u.id, (x) => ({ ...x, phase: "merged", kept: true, finished_at: store.now().toISOString(), note: "merged before the loop stopped; its branch and worktree are kept" }), `${u.id} merged`);
+      continue;
+    }
     if (u.host === HOST) await stopAgent(recordedPid(u), u.pid ? u.pid_start : null);
     const released = u.phase === "planned" ? [] : await releaseUnit(store, u);
     let note = released.length ? `released ${released.join(", ")}` : null;
