@@ -2,7 +2,8 @@
 // ref, index or worktree changed), the compare-and-swap move of the branch, and a merge the loop
 // had recorded but not finished when it died (finished from the record, never merged twice).
 // Also the agent adapter's command and prompt.
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,7 +14,7 @@ import { openStore } from "../src/store/store.ts";
 import { withSync } from "../src/sync/open.ts";
 import { agentCommand, unitPrompt } from "../src/work/loop-agent.ts";
 import { integrateUnit } from "../src/work/loop-merge.ts";
-import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -118,6 +119,26 @@ test("a merge recorded but cut off: if the branch already holds the result it is
   assert.is(gitOut(b0.repo, "rev-parse", "main"), after.result);
   assert.is(gitOut(b0.repo, "rev-list", "--count", `${b0.base}..main`), "2", "one merge commit and the unit's commit");
   b.store.close();
+});
+
+test("a loop killed after a merge and before its cleanup: loop run again removes the worktree and branch, then finishes", async () => {
+  const { repo, base, tip } = forked("feature.txt", "new\n");
+  gitOut(repo, "branch", "-q", "-D", "work");
+  const wt = join(tempDir(), "wt");
+  gitOut(repo, "worktree", "add", "-q", "-b", "loop/x/u1", wt, tip);
+  const store = withSync(await openStore({ cwd: repo, agent: "lead", env: cleanEnv() }));
+  const now = new Date().toISOString();
+  const u = unit({ phase: "merged", base, branch: "loop/x/u1", worktree: wt, result: tip, onto: base });
+  // Its runner is a pid no process has (the range ends at 2^22).
+  const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: false, verify: false, max_worktrees: 1, runner: { pid: 4194300, start: null, host: hostname(), agent: "lead" }, started_at: now, updated_at: now, units: [u] };
+  await changeLoop(store, () => ({ record: rec, note: "test" }));
+  store.close();
+  const r = cli(["loop", "run", "--agent-cmd", "false", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, "resuming x");
+  assert.equal([r.json.phase, r.json.units[0].phase, r.json.units[0].kept], ["finished", "merged", false]);
+  assert.not.ok(existsSync(wt));
+  assert.is(gitOut(repo, "branch", "--list", "loop/*"), "");
 });
 
 test("the agent adapter: the prompt reaches the agent through a file, task text fenced; unknown agents refused", () => {

@@ -3,6 +3,7 @@
 // refs/handoff/loop, re-read every round, so a loop killed at any point resumes where it was:
 // a live agent is watched, a dead one restarted only after its claims are given back, a merged
 // unit never runs again, and every worktree it made is named in the record.
+import { existsSync } from "node:fs";
 import { HandoffError, fail } from "../core/errors.ts";
 import { canStart, isLoopActive, isTerminal, mayMerge, type LoopRecord, type LoopUnit, type MergeStrategy } from "../core/loop-record.ts";
 import { planLoop } from "../core/loop-plan.ts";
@@ -92,6 +93,8 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
   const launched = new Map<string, Launch>();
   const lastRenew = new Map<string, number>();
   let tick = new AbortController();
+  /** An agent of ours ended: the next round starts now, not after the poll interval. */
+  const wake = () => tick.abort();
   const renewEvery = Math.max(200, Math.floor(store.config.claimTtlMs / 3));
   const mergeOpts = { strategy: o.strategy, verify: o.verify, accept: o.accept, push: o.push, log: o.log };
   for (;;) {
@@ -129,7 +132,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
           // Found dead after the loop itself was down: its claims go back, then it starts again.
           const released = await releaseUnit(store, u);
           o.log(`${u.id}: agent (pid ${u.pid ?? "none"}) is gone${released.length ? `; released ${released.join(", ")}` : ""}; restarting it`);
-          await startUnit(store, rec, u, o, launched, tick);
+          await startUnit(store, rec, u, o, launched, wake);
         } else {
           const released = await releaseUnit(store, u);
           const code = mine ? await mine.exited : null;
@@ -154,11 +157,13 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
     for (const u of cur.units) {
       if (slots <= 0 || !canStart(cur, u)) continue;
       const tip = (await branchTip(store.cwd, cur.integration))!;
-      await startUnit(store, cur, { ...u, base: null }, o, launched, tick, tip);
+      await startUnit(store, cur, { ...u, base: null }, o, launched, wake, tip);
       slots--;
     }
     const end = (await loadLoop(store))!.record;
     if (end.units.every((u) => isTerminal(u.phase))) {
+      // A merged unit the loop died before tidying: its worktree would leak.
+      for (const u of end.units) if (u.phase === "merged" && !u.kept && u.worktree && existsSync(u.worktree)) await tidy(store, u, o.keep, o.log);
       const done = await changeLoop(store, (c) => (c && c.id === end.id && isLoopActive(c) ? { record: { ...c, phase: "finished" }, note: `finished: ${summary(c)}` } : null));
       o.log(`${end.id} finished: ${summary(end)}`);
       return done;
@@ -168,13 +173,13 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
   }
 }
 
-async function startUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: LoopRunOptions, launched: Map<string, Launch>, tick: AbortController, tip?: string): Promise<void> {
+async function startUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: LoopRunOptions, launched: Map<string, Launch>, wake: () => void, tip?: string): Promise<void> {
   const base = tip ?? (await branchTip(store.cwd, rec.integration))!;
   try {
     const l = await launchUnit(store, rec, u, o.command, base, o.log);
     if (!l) return;
     launched.set(u.id, l);
-    void l.exited.then(() => tick.abort());
+    void l.exited.then(wake);
   } catch (e) {
     if (e instanceof HandoffError) throw e;
     await updateUnit(store, u.id, (x) => ({ ...x, phase: "failed", finished_at: store.now().toISOString(), note: `could not start: ${(e as Error).message}` }), `${u.id} failed`);
