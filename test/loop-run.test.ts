@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { linkedWorktrees, loopRecord, loopRepo, SIX, taskStatus, unitHomes } from "./support/loop.ts";
 
 test.after(cleanupTemp);
@@ -47,7 +47,7 @@ test("six tasks: three units run in parallel worktrees, merged in plan order, th
   const list: any[] = Array.isArray(agents) ? agents : agents.agents;
   for (const a of list.filter((x: any) => x.agent.startsWith("loop-"))) assert.ok(a.ended_at, `${a.agent} still has a session`);
   // loop status, from another worktree, shows the same record.
-  const other = join(tempRepoParent(), "other");
+  const other = join(tempDir(), "other");
   gitOut(l.repo, "worktree", "add", "-q", "--detach", other);
   const s = cli(["loop", "status", "--json"], { cwd: other });
   assert.is(s.code, 0, s.stderr);
@@ -56,10 +56,6 @@ test("six tasks: three units run in parallel worktrees, merged in plan order, th
   assert.match(text.stdout, `${rec.id}: finished, into main by merge`);
   assert.match(text.stdout, "u2 merged: c1 c2 c3");
 });
-
-function tempRepoParent(): string {
-  return tempRepo();
-}
 
 test("bad input: one line, a stable code, nothing written; nothing ready: no loop at all", () => {
   const l = loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
