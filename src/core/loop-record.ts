@@ -16,6 +16,8 @@ export type MergeStrategy = (typeof MERGE_STRATEGIES)[number];
 export const UnitPhase = lazySchema(() => z.enum(["planned", "starting", "running", "ready", "merging", "merged", "conflict", "unverified", "refused", "failed", "stopped"]));
 export type UnitPhase = z.infer<typeof UnitPhase>;
 
+export const MAX_UNIT_NOTE = 4000;
+
 export const TERMINAL_PHASES: readonly UnitPhase[] = ["merged", "conflict", "unverified", "refused", "failed", "stopped"];
 
 export const LoopUnit = lazySchema(() =>
@@ -43,7 +45,7 @@ export const LoopUnit = lazySchema(() =>
     result: z.nullable(z.string()),
     onto: z.nullable(z.string()),
     /** What happened, for people: conflicting paths, the failed check, what was kept. */
-    note: z.nullable(boundedText(4000)),
+    note: z.nullable(boundedText(MAX_UNIT_NOTE)),
     /** Whether its worktree and branch are still there for someone to look at. */
     kept: z.boolean(),
   }),

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { classifyAgent } from "../core/agent.ts";
 import { dependenciesOf } from "../core/dependency-graph.ts";
 import { HandoffError } from "../core/errors.ts";
-import type { LoopRecord, LoopUnit } from "../core/loop-record.ts";
+import { MAX_UNIT_NOTE, type LoopRecord, type LoopUnit } from "../core/loop-record.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { processAlive, processStart } from "../git/process-alive.ts";
@@ -58,7 +58,10 @@ export function updateUnit(store: Store, id: string, patch: (u: LoopUnit) => Loo
     if (!cur) return null;
     const i = cur.units.findIndex((u) => u.id === id);
     if (i < 0) return null;
-    cur.units[i] = patch(cur.units[i]!);
+    const next = patch(cur.units[i]!);
+    // Notes quote paths and command output: bounded here, so the record always reads back.
+    if (next.note && next.note.length > MAX_UNIT_NOTE) next.note = next.note.slice(0, MAX_UNIT_NOTE - 1) + "…";
+    cur.units[i] = next;
     return { record: cur, note };
   });
 }
