@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { linkedWorktrees, loopRepo, taskStatus } from "./support/loop.ts";
+import { processAlive } from "../src/git/process-alive.ts";
+import { linkedWorktrees, loopRecord, loopRepo, taskStatus } from "./support/loop.ts";
 import { start, until } from "./support/handover.ts";
 
 test.after(cleanupTemp);
@@ -46,6 +47,28 @@ test("a task someone claims before its unit starts: the unit is refused, not run
   assert.is(gitOut(l.repo, "branch", "--list", u2.branch), "");
   const two = JSON.parse(gitOut(l.repo, "show", "refs/handoff/tasks/two:task.json"));
   assert.equal([two.status, two.claim.agent], ["claimed", "bob"]);
+});
+
+test("an agent past --unit-timeout is stopped, its claim released, and it is not started again (scripted clock)", async () => {
+  const l = loopRepo([{ id: "endless", objective: "write endless.txt", scope: ["endless.txt"] }]);
+  const t0 = "2026-12-01T09:00:00.000Z";
+  const env = { ...l.env, LOOP_TEST_GATE: join(l.dir, "never"), HANDOFF_NOW: t0 };
+  const first = start(["loop", "run", "--agent-cmd", l.agent, "--unit-timeout", "1m", "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
+  await until(() => l.starts().length === 1 && loopRecord(l.repo).units[0].pid, "the agent to start");
+  first.child.kill("SIGKILL");
+  await first.exited;
+  const pid = loopRecord(l.repo).units[0].pid;
+  // Two minutes later by the clock the loop reads: the unit started at t0 has run too long.
+  const later = cli(["loop", "run", "--agent-cmd", l.agent, "--unit-timeout", "1m", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: { ...env, HANDOFF_NOW: "2026-12-01T09:02:00.000Z" } });
+  assert.is(later.code, 3, later.stderr);
+  assert.match(later.stderr, "u1: ran past --unit-timeout (1 min): stopping its agent");
+  const [u] = later.json.units;
+  assert.is(u.phase, "failed");
+  assert.match(u.note, "the agent ran past --unit-timeout and was stopped with endless is claimed; released endless");
+  assert.is(u.starts, 1);
+  assert.is(l.starts().length, 1);
+  assert.is(taskStatus(l.repo, "endless"), "todo");
+  assert.not.ok(processAlive(pid, null), "the agent was stopped");
 });
 
 test.run();

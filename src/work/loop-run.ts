@@ -27,6 +27,8 @@ export interface LoopRunOptions {
   push: boolean;
   keep: boolean;
   pollMs: number;
+  /** How long a unit's agent may run (from its first start) before it is stopped. */
+  unitTimeoutMs: number;
   signal: AbortSignal;
   log: (line: string) => void;
 }
@@ -108,7 +110,15 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
         const mine = launched.get(u.id);
         // Not our child (the loop was restarted): its pid, or the pid file written right after the
         // spawn when the loop died before it could record it.
-        const alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : await agentAlive(store, u);
+        let alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : await agentAlive(store, u);
+        // Bounded: an agent past --unit-timeout is stopped, and its unit is not started again.
+        const timedOut = !!u.started_at && store.now().getTime() - Date.parse(u.started_at) > o.unitTimeoutMs;
+        if (alive && timedOut) {
+          o.log(`${u.id}: ran past --unit-timeout (${Math.round(o.unitTimeoutMs / 60_000)} min): stopping its agent`);
+          await stopAgent(mine?.child.pid ?? recordedPid(u), mine ? null : u.pid_start);
+          if (mine) await mine.exited;
+          alive = false;
+        }
         if (alive && !mine && u.phase === "starting") {
           const pid = recordedPid(u);
           await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid, starts: x.starts + 1 }), `${u.id} running (pid ${pid}, found after a restart)`);
@@ -128,7 +138,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
           await releaseUnit(store, u); // nothing left to release: ends the agent's session
           await updateUnit(store, u.id, (x) => ({ ...x, phase: "ready", pid: null }), `${u.id} ready`);
           o.log(`${u.id}: its tasks are done or in review`);
-        } else if (!mine && u.starts < MAX_STARTS) {
+        } else if (!mine && !timedOut && u.starts < MAX_STARTS) {
           // Found dead after the loop itself was down: its claims go back, then it starts again.
           const released = await releaseUnit(store, u);
           o.log(`${u.id}: agent (pid ${u.pid ?? "none"}) is gone${released.length ? `; released ${released.join(", ")}` : ""}; restarting it`);
@@ -137,7 +147,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
           const released = await releaseUnit(store, u);
           const code = mine ? await mine.exited : null;
           const what = open.map((t) => `${t.id} is ${t.status}`).join(", ");
-          await updateUnit(store, u.id, (x) => ({ ...x, phase: "failed", pid: null, kept: true, finished_at: store.now().toISOString(), note: `the agent ended${code !== null ? ` (exit ${code})` : ""} with ${what}${released.length ? `; released ${released.join(", ")}` : ""}; kept ${x.branch}` }), `${u.id} failed`);
+          await updateUnit(store, u.id, (x) => ({ ...x, phase: "failed", pid: null, kept: true, finished_at: store.now().toISOString(), note: `${timedOut ? "the agent ran past --unit-timeout and was stopped" : `the agent ended${code !== null ? ` (exit ${code})` : ""}`} with ${what}${released.length ? `; released ${released.join(", ")}` : ""}; kept ${x.branch}` }), `${u.id} failed`);
           o.log(`${u.id}: failed: the agent ended with ${what}`);
         }
       }

@@ -23,6 +23,7 @@ interface RunOpts {
   keep?: boolean;
   into?: string;
   poll: string;
+  unitTimeout: string;
 }
 
 const log = (line: string) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`);
@@ -64,12 +65,14 @@ export function registerLoop(program: Command): void {
       .option("--push", "push the integration branch to the sync remote after each merge")
       .option("--keep", "keep worktrees and branches of merged units (default: loop.auto_cleanup)")
       .option("--into <branch>", "the integration branch (default: the configured one, else the current branch)")
+      .option("--unit-timeout <duration>", "how long one unit's agent may run before it is stopped", "2h")
       .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
   ).action(async (o: RunOpts, cmd: Command) => {
     if (!!o.agentCmd === !!o.with) fail("usage", "loop run needs one of --agent-cmd CMD or --with claude|codex");
     if (o.agentCmd !== undefined && !o.agentCmd.trim()) fail("usage", "--agent-cmd is empty");
     const command = o.agentCmd ?? agentCommand(o.with!);
     const pollMs = parseDuration(o.poll, "--poll");
+    const unitTimeoutMs = parseDuration(o.unitTimeout, "--unit-timeout");
     await withStore(cmd, async (store, g) => {
       const maxWorktrees = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
       const strategy = strategyOf(o.merge, store.config.loopMergeStrategy);
@@ -85,7 +88,7 @@ export function registerLoop(program: Command): void {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
-        const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, signal: stop.signal, log });
+        const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, unitTimeoutMs, signal: stop.signal, log });
         emit(!!g.json, r, () => (r ? loopStatusText(r) : "nothing to do: no task is ready"));
         if (interrupted) process.exitCode = EXIT_CODES.interrupted;
         // A loop that finished with units it could not merge says so; a stopped one was asked to stop.
