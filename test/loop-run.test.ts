@@ -55,6 +55,10 @@ test("six tasks: three units run in parallel worktrees, merged in plan order, th
   const text = cli(["loop", "status"], { cwd: other });
   assert.match(text.stdout, `${rec.id}: finished, into main by merge`);
   assert.match(text.stdout, "u2 merged: c1 c2 c3");
+  // Each change of the record is an event: the loop's story in `events`.
+  const events = cli(["events", "--type", "loop"], { cwd: l.repo }).stdout;
+  assert.match(events, `note="${rec.id}: started: u1 (api, users); u2 (c1, c2, c3)`);
+  for (const note of [`${rec.id}: u2 merged`, `${rec.id}: u3 cleaned up`, `${rec.id}: finished: merged u1 u2 u3`]) assert.match(events, `note=${JSON.stringify(note)}`);
 });
 
 test("bad input: one line, a stable code, nothing written; nothing ready: no loop at all", () => {
