@@ -33,6 +33,7 @@ for (const strategy of ["merge", "rebase"]) {
     assert.is(u1.phase, "merged");
     assert.is(u2.phase, "conflict");
     assert.match(u2.note, "would conflict with main in README.md");
+    assert.match(u2.note, `the work of right is only on ${u2.branch}: merge it by hand`);
     assert.match(r.stderr, "u2: refused: would conflict with main in README.md; main untouched");
     // main is exactly u1's merge, and the checked-out worktree shows it, clean.
     assert.is(gitOut(l.repo, "rev-parse", "main"), u1.result);

@@ -21,8 +21,10 @@ const short = (oid: string | null) => (oid ?? "").slice(0, 12);
 
 /** Finishes one unit that is `ready` (or was `merging` when the loop stopped): merged or refused, never half. */
 export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: MergeOptions): Promise<void> {
+  // Not merged, the tasks stay done (or in review) while their work is only on the unit's branch: say so.
+  const unmerged = () => `; the work of ${u.tasks.join(", ")} is only on ${u.branch}: merge it by hand`;
   const finish = (phase: LoopUnit["phase"], note: string | null, extra: Partial<LoopUnit> = {}) =>
-    updateUnit(store, u.id, (x) => ({ ...x, phase, note, finished_at: store.now().toISOString(), ...extra }), `${u.id} ${phase}`);
+    updateUnit(store, u.id, (x) => ({ ...x, phase, note: phase === "merged" || !note ? note : note + unmerged(), finished_at: store.now().toISOString(), ...extra }), `${u.id} ${phase}`);
   const into = rec.integration;
   const tip = u.branch ? await branchTip(store.cwd, u.branch) : null;
   const now = await branchTip(store.cwd, into);
@@ -84,7 +86,7 @@ export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, 
       return;
     }
   }
-  await finish("refused", `not merged: ${into} kept moving; run loop run again`, { kept: true });
+  await finish("refused", `not merged: ${into} kept moving`, { kept: true });
 }
 
 /** Who moved the integration branch from `base` to `now`: this loop's own merges, or someone else too. */
