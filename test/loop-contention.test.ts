@@ -1,6 +1,6 @@
 // Two hands on the same work: a second `loop run` while one runs is refused, and a task someone
 // else claims before its unit starts keeps its claim (the unit is refused, never run twice).
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -69,6 +69,20 @@ test("an agent past --unit-timeout is stopped, its claim released, and it is not
   assert.is(l.starts().length, 1);
   assert.is(taskStatus(l.repo, "endless"), "todo");
   assert.not.ok(processAlive(pid, null), "the agent was stopped");
+});
+
+test("a unit folder of the same name left by another repository's loop is not reused", () => {
+  const l = loopRepo([{ id: "mine", objective: "write mine.txt", scope: ["mine.txt"] }]);
+  const now = "2026-12-01T08:00:00.000Z";
+  const id = new Date(now).getTime().toString(36);
+  const stale = join(l.dir, `handoff-loop-${id}-u1`, "worktree");
+  mkdirSync(join(stale, ".git"), { recursive: true });
+  const r = cli(["loop", "run", "--agent-cmd", l.agent, "--keep", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: { ...l.env, HANDOFF_NOW: now } });
+  assert.is(r.code, 0, r.stderr);
+  const [u] = r.json.units;
+  assert.is(u.phase, "merged");
+  assert.is(u.worktree, join(l.dir, `handoff-loop-${id}-u1-2`, "worktree"));
+  assert.is(gitOut(l.repo, "show", "main:mine.txt"), `mine by ${u.agent}`);
 });
 
 test.run();

@@ -2,7 +2,6 @@
 // record at refs/handoff/loop: a live agent is watched, a dead one restarted only after its claims
 // are given back, no unit runs twice, no worktree leaks. And `loop stop`, with the loop alive or dead.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -79,7 +78,7 @@ test("kill -9 of the loop: its agents live on; loop run again watches them, star
   }
   assert.ok(existsSync(join(l.repo, "alpha.txt")) && existsSync(join(l.repo, "beta.txt")));
   assert.equal(linkedWorktrees(l.repo), []);
-  assert.equal(unitHomes(tmpdir(), rec.id), []);
+  assert.equal(unitHomes(l.dir, rec.id), []);
 });
 
 test("kill -9 of the loop and of one agent: that unit's claim is released, then it starts again; the live one is only watched", async () => {

@@ -1,7 +1,6 @@
 // `loop run` end to end: real processes, a real repository with the issue's six tasks, a scripted
 // agent per unit in its own worktree; each merge strategy; the review gate; cleanup.
 import { existsSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -42,7 +41,7 @@ test("six tasks: three units run in parallel worktrees, merged in plan order, th
   // Cleanup: no worktree, no unit branch, no unit folder; the agents' sessions ended.
   assert.equal(linkedWorktrees(l.repo), []);
   assert.is(gitOut(l.repo, "branch", "--list", "loop/*"), "");
-  assert.equal(unitHomes(tmpdir(), rec.id), []);
+  assert.equal(unitHomes(l.dir, rec.id), []);
   const agents = cli(["agents", "--json"], { cwd: l.repo }).json;
   const list: any[] = Array.isArray(agents) ? agents : agents.agents;
   for (const a of list.filter((x: any) => x.agent.startsWith("loop-"))) assert.ok(a.ended_at, `${a.agent} still has a session`);

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { classifyAgent } from "../core/agent.ts";
 import { dependenciesOf } from "../core/dependency-graph.ts";
 import { HandoffError } from "../core/errors.ts";
@@ -36,9 +36,20 @@ export async function agentAlive(store: Store, u: LoopUnit): Promise<boolean> {
   return !!a && classifyAgent(a.record, store.now(), store.config) === "active";
 }
 
-/** Where a unit's worktree, agent log and pid file live. */
-export function unitHome(loopId: string, unitId: string): string {
-  return join(tmpdir(), `handoff-loop-${loopId}-${unitId}`);
+/**
+ * A new folder for a unit's worktree, agent log and pid file, made here and now so it is this
+ * unit's alone (another repository's loop may have left one of the same name).
+ */
+function freshHome(loopId: string, unitId: string): string {
+  for (let n = 1; ; n++) {
+    const dir = join(tmpdir(), `handoff-loop-${loopId}-${unitId}${n > 1 ? `-${n}` : ""}`);
+    try {
+      mkdirSync(dir);
+      return dir;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || n >= 1000) throw e;
+    }
+  }
 }
 
 /** The agent's pid: from the record, else from the pid file written right after the spawn. */
@@ -129,7 +140,8 @@ export interface Launch {
  * agent. Returns null when a claim was refused (the unit is then `refused`, its claims released).
  */
 export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, command: string, tip: string, log: (l: string) => void): Promise<Launch | null> {
-  const home = unitHome(rec.id, u.id);
+  // A restart reuses the unit's own folder (the record names it); a first start makes one.
+  const home = u.worktree ? dirname(u.worktree) : freshHome(rec.id, u.id);
   const worktree = join(home, "worktree");
   const branch = `loop/${rec.id}/${u.id}`;
   const base = u.base ?? tip;

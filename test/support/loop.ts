@@ -71,7 +71,8 @@ export function loopRepo(tasks: { id: string; objective: string; scope?: string[
     repo,
     dir,
     agent: `"${process.execPath}" "${script}"`,
-    env: { LOOP_TEST_DIR: dir, LOOP_TEST_CLI: CLI },
+    // The loop's unit folders go under the test's own temp folder, removed with it.
+    env: { LOOP_TEST_DIR: dir, LOOP_TEST_CLI: CLI, TMPDIR: dir },
     starts: () =>
       existsSync(join(dir, "starts"))
         ? readFileSync(join(dir, "starts"), "utf8").trim().split("\n").map((l) => {
