@@ -24,6 +24,7 @@ import { EXAMPLES } from "./examples.ts";
 import { registerWait } from "./commands/wait.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { registerTest } from "./commands/test-link.ts";
+import { registerLoop } from "./commands/loop.ts";
 
 
 type Register = (program: Command) => void;
@@ -58,6 +59,7 @@ export const VERBS: [Register, string[]][] = [
   [registerWait, ["wait"]],
   [registerWorker, ["worker"]],
   [registerTest, ["test"]],
+  [registerLoop, ["loop"]],
   [registerMemory, ["memory"]],
   [registerDoc, ["doc"]],
   [registerMeta, ["version", "completion"]],

@@ -47,6 +47,14 @@ export const ConfigFile = lazySchema(() =>
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
     /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
     review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
+    /** The session loop (loop run): worktrees at once, how units are merged, whether finished ones are removed. */
+    loop: z.optional(
+      z.strictObject({
+        max_worktrees: z.optional(z.int().check(z.gte(1), z.lte(64))),
+        merge_strategy: z.optional(z.enum(["merge", "squash", "rebase"])),
+        auto_cleanup: z.optional(z.boolean()),
+      }),
+    ),
   }),
 );
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -74,6 +82,9 @@ export interface Config {
   memoryBudget: number;
   /** review.allow_self: an author may accept its own review, a producer ack its own handoff. */
   reviewAllowSelf: boolean;
+  loopMaxWorktrees: number;
+  loopMergeStrategy: "merge" | "squash" | "rebase";
+  loopAutoCleanup: boolean;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -94,6 +105,9 @@ export const DEFAULT_CONFIG: Config = {
   verifyTimeoutMs: 10 * 60_000,
   memoryBudget: 2000,
   reviewAllowSelf: false,
+  loopMaxWorktrees: 2,
+  loopMergeStrategy: "merge",
+  loopAutoCleanup: true,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -117,5 +131,8 @@ export function resolveConfig(file: ConfigFile): Config {
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
     memoryBudget: file.memory_budget ?? DEFAULT_CONFIG.memoryBudget,
     reviewAllowSelf: file.review?.allow_self ?? false,
+    loopMaxWorktrees: file.loop?.max_worktrees ?? DEFAULT_CONFIG.loopMaxWorktrees,
+    loopMergeStrategy: file.loop?.merge_strategy ?? DEFAULT_CONFIG.loopMergeStrategy,
+    loopAutoCleanup: file.loop?.auto_cleanup ?? DEFAULT_CONFIG.loopAutoCleanup,
   };
 }

@@ -44,6 +44,8 @@ export const EventType = lazySchema(() =>
     "received_invalid",
     // a forced release of a lease whose task is finished or whose holder is gone
     "lease_reclaimed",
+    // the session loop's record changed (refs/handoff/loop): `note` says how
+    "loop",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -175,6 +177,8 @@ export function summarize(e: HandoffEvent): string {
       return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
     case "received_invalid":
       return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
+    case "loop":
+      return `loop: ${oneLine(e.note ?? "")}`;
   }
 }
 

@@ -69,6 +69,7 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   if (e.branches) bits.push(`branches=${e.branches.join(",")}`);
   if (e.paths && (e.type === "hook_caught" || e.type === "conflict_found")) bits.push(`paths=${e.paths.join(",")}`);
   if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason))}`);
+  if (e.type === "loop" && e.note) bits.push(`note=${JSON.stringify(oneLine(e.note))}`);
   bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);
   return bits.join("  ");
 }

@@ -11,6 +11,7 @@ import { Task } from "../core/task.ts";
 import { Memory } from "../core/memory.ts";
 import { MAX_OUTPUT_BYTES, TaskInputs, TaskResultFiles } from "../core/task-files.ts";
 import { docContentProblem, MAX_DOC_BYTES } from "../core/shared-doc.ts";
+import { LoopRecord } from "../core/loop-record.ts";
 
 /** The record format this build writes and reads (the `format` file of every record tree). */
 export const FORMAT_VERSION = 1;
@@ -61,6 +62,7 @@ export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "inputs", layout: "per-id", file: "inputs.json", schema: TaskInputs as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 4, blob: 256 * KB }, idOf: (r) => (r as TaskInputs).task, folders: ["context", "files"] },
   { family: "results", layout: "per-id", file: "result.json", schema: TaskResultFiles as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 3, blob: MAX_OUTPUT_BYTES + 64 * KB }, idOf: (r) => (r as TaskResultFiles).task, folders: ["files"] },
   { family: "docs", layout: "per-id", file: "content", schema: null, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: MAX_DOC_BYTES }, checkRaw: docContentProblem },
+  { family: "loop", layout: "single", file: "loop.json", schema: LoopRecord as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 512 * KB } },
 ];
 
 export type RefPlace = { kind: "known"; family: RefFamily; id: string | null } | { kind: "unknown"; family: string } | { kind: "bad"; reason: string };

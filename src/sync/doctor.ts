@@ -39,6 +39,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
+  checks.push(await (await import("./doctor-loop.ts")).loopCheck(store));
   const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
   checks.push(...(await invariants(store)));
   checks.push(...(await stateChecks(store)), ...(await hookChecks(store)), ...(await agentChecks(store)), ...health);

@@ -1,0 +1,122 @@
+import type { Command } from "commander";
+import { parseDuration } from "../../core/duration.ts";
+import { EXIT_CODES, fail } from "../../core/errors.ts";
+import { planLoop } from "../../core/loop-plan.ts";
+import { MERGE_STRATEGIES, type MergeStrategy } from "../../core/loop-record.ts";
+import { emit } from "../../present/output.ts";
+import { loopPlanText, loopStatusText } from "../../present/render-loop.ts";
+import { neutralise } from "../../present/untrusted.ts";
+import { loadLoop } from "../../store/loop-store.ts";
+import { listTasks } from "../../store/task-store.ts";
+import { agentCommand } from "../../work/loop-agent.ts";
+import { checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
+import { parseInteger, withGlobals, withStore } from "../context.ts";
+
+interface RunOpts {
+  agentCmd?: string;
+  with?: string;
+  maxWorktrees?: string;
+  merge?: string;
+  verify?: string;
+  accept?: boolean;
+  push?: boolean;
+  keep?: boolean;
+  into?: string;
+  poll: string;
+  unitTimeout: string;
+}
+
+const log = (line: string) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`);
+
+function strategyOf(value: string | undefined, fallback: MergeStrategy): MergeStrategy {
+  if (value === undefined) return fallback;
+  if (!(MERGE_STRATEGIES as readonly string[]).includes(value)) fail("invalid_input", `--merge takes ${MERGE_STRATEGIES.join(", ")}, got ${JSON.stringify(value)}`);
+  return value as MergeStrategy;
+}
+
+export function registerLoop(program: Command): void {
+  const loop = program.command("loop").description("the session loop: ready tasks grouped into units, one worktree and one agent each, verified, merged, cleaned up");
+
+  withGlobals(
+    loop
+      .command("plan")
+      .description("show how ready tasks would be grouped into units (overlapping scopes and dependency chains together); changes nothing")
+      .option("--max-worktrees <n>", "units running at once (default loop.max_worktrees, else 2)"),
+  ).action(async (o: { maxWorktrees?: string }, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const max = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
+      const { tasks, problems } = await listTasks(store);
+      for (const p of problems) log(`warning: ${p}`);
+      const plan = planLoop(tasks, store.now(), { maxWorktrees: max });
+      emit(!!g.json, { max_worktrees: max, ...plan }, () => loopPlanText(plan, max));
+    });
+  });
+
+  withGlobals(
+    loop
+      .command("run")
+      .description("run the plan: per unit a branch and a worktree at the integration tip, an agent holding its tasks; finished units are verified and merged in order")
+      .option("--agent-cmd <cmd>", "the agent command, run in each unit's worktree with HANDOFF_AGENT, HANDOFF_LOOP_TASKS, HANDOFF_TASK_FILE, HANDOFF_LOOP_PROMPT_FILE")
+      .option("--with <agent>", "run Claude Code or Codex as the agent (claude|codex)")
+      .option("--max-worktrees <n>", "units running at once (default loop.max_worktrees, else 2)")
+      .option("--merge <strategy>", "merge, squash or rebase (default loop.merge_strategy, else merge)")
+      .option("--verify <cmd>", "a check run in a unit's worktree before it is merged; failing keeps the unit unmerged")
+      .option("--accept", "accept the unit's tasks whose verification passed (review queue) once it is merged")
+      .option("--push", "push the integration branch to the sync remote after each merge")
+      .option("--keep", "keep worktrees and branches of merged units (default: loop.auto_cleanup)")
+      .option("--into <branch>", "the integration branch (default: the configured one, else the current branch)")
+      .option("--unit-timeout <duration>", "how long one unit's agent may run before it is stopped", "2h")
+      .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
+  ).action(async (o: RunOpts, cmd: Command) => {
+    if (!!o.agentCmd === !!o.with) fail("usage", "loop run needs one of --agent-cmd CMD or --with claude|codex");
+    if (o.agentCmd !== undefined && !o.agentCmd.trim()) fail("usage", "--agent-cmd is empty");
+    const command = o.agentCmd ?? agentCommand(o.with!);
+    const pollMs = parseDuration(o.poll, "--poll");
+    const unitTimeoutMs = parseDuration(o.unitTimeout, "--unit-timeout");
+    await withStore(cmd, async (store, g) => {
+      const maxWorktrees = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
+      const strategy = strategyOf(o.merge, store.config.loopMergeStrategy);
+      const into = o.into === undefined ? null : checkBranchName(o.into);
+      const stop = new AbortController();
+      let interrupted = false;
+      const onSignal = () => {
+        if (interrupted) process.exit(130);
+        interrupted = true;
+        log("stopping the loop: agents end, their tasks are released (Ctrl-C again to quit at once)");
+        stop.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, unitTimeoutMs, signal: stop.signal, log });
+        emit(!!g.json, r, () => (r ? loopStatusText(r) : "nothing to do: no task is ready"));
+        if (interrupted) process.exitCode = EXIT_CODES.interrupted;
+        // A loop that finished with units it could not merge says so; a stopped one was asked to stop.
+        else if (r?.phase === "finished" && r.units.some((u) => u.phase !== "merged")) process.exitCode = EXIT_CODES.conflict;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+  });
+
+  withGlobals(loop.command("status").description("the loop's units, agents (pid and host), branches, worktrees and phases, from any worktree")).action(async (_o, cmd: Command) => {
+    await withStore(cmd, async (store, g) => {
+      const r = (await loadLoop(store))?.record ?? null;
+      emit(!!g.json, r, () => loopStatusText(r));
+    });
+  });
+
+  withGlobals(
+    loop
+      .command("stop")
+      .description("end the loop cleanly: agents stopped, their claims released, worktrees without uncommitted work removed")
+      .option("--timeout <duration>", "how long to wait for a running loop to stop", "60s"),
+  ).action(async (o: { timeout: string }, cmd: Command) => {
+    const timeoutMs = parseDuration(o.timeout, "--timeout");
+    await withStore(cmd, async (store, g) => {
+      const r = await requestStop(store, { timeoutMs, log });
+      emit(!!g.json, r, () => (r ? loopStatusText(r) : "no loop has run here"));
+    });
+  });
+}

@@ -1,0 +1,32 @@
+// doctor's session-loop check: a loop whose process is gone (resume it or stop it), and the units
+// it kept for someone to look at (not merged, or --keep).
+import { hostname } from "node:os";
+import { existsSync } from "node:fs";
+import { isLoopActive } from "../core/loop-record.ts";
+import { processAlive } from "../git/process-alive.ts";
+import { loadLoop } from "../store/loop-store.ts";
+import type { Store } from "../store/store.ts";
+import type { Check } from "./doctor-check.ts";
+
+export async function loopCheck(store: Store): Promise<Check> {
+  let rec;
+  try {
+    rec = (await loadLoop(store))?.record ?? null;
+  } catch (e) {
+    return { name: "loop", status: "fail", detail: (e as Error).message, fix: "git handoff doctor --repair" };
+  }
+  if (!rec) return { name: "loop", status: "ok", detail: "no session loop has run here" };
+  const kept = rec.units.filter((u) => u.kept && u.worktree && existsSync(u.worktree)).map((u) => `${u.id} (${u.phase}) in ${u.worktree}`);
+  const keptText = kept.length ? `; kept for you: ${kept.join(", ")}` : "";
+  if (!isLoopActive(rec)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase}${keptText}` };
+  const r = rec.runner;
+  if (r.host !== hostname()) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} on ${r.host} (pid ${r.pid})${keptText}` };
+  if (processAlive(r.pid, r.start)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} (pid ${r.pid})${keptText}` };
+  const live = rec.units.filter((u) => (u.phase === "running" || u.phase === "starting") && u.host === hostname() && processAlive(u.pid, u.pid_start)).map((u) => u.id);
+  return {
+    name: "loop",
+    status: "warn",
+    detail: `loop ${rec.id}'s process (pid ${r.pid}) is gone while it is ${rec.phase}${live.length ? `; its agents of ${live.join(", ")} still run` : ""}${keptText}`,
+    fix: "resume it: git handoff loop run --agent-cmd CMD (the same command), or end it: git handoff loop stop",
+  };
+}
