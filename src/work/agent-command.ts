@@ -89,16 +89,24 @@ export function fullAccessWarning(client: AgentClient): string {
     : "--full-access: Codex runs with --dangerously-bypass-approvals-and-sandbox: no sandbox, any command this user can run, on the say of a task from another machine";
 }
 
+/**
+ * How far the client may go unasked: edit its working directory (the default), or everything
+ * (`--full-access`, named). One answer for the worker and the session loop.
+ */
+export function accessFlags(client: AgentClient, fullAccess: boolean): string[] {
+  if (client === "claude") return fullAccess ? ["--dangerously-skip-permissions"] : ["--permission-mode", "acceptEdits"];
+  return fullAccess ? ["--dangerously-bypass-approvals-and-sandbox"] : ["--sandbox", "workspace-write"];
+}
+
 /** The client's command line for one task. */
 export function agentLaunch(setup: AgentSetup, prompt: string, folder: TaskFolder): Launch {
+  const access = accessFlags(setup.client, setup.fullAccess);
   if (setup.client === "claude") {
-    const access = setup.fullAccess ? ["--dangerously-skip-permissions"] : ["--permission-mode", "acceptEdits"];
     return {
       argv: [setup.bin ?? "claude", "-p", prompt, "--output-format", "text", ...access, "--add-dir", folder.inDir, "--add-dir", folder.outDir],
       env: {},
     };
   }
-  const access = setup.fullAccess ? ["--dangerously-bypass-approvals-and-sandbox"] : ["--sandbox", "workspace-write"];
   const outputFile = join(folder.home, "codex-last-message.txt");
   const cleanup = setup.fullAccess ? undefined : trustCodexProject(setup, folder.worktree);
   return {

@@ -5,9 +5,7 @@ import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { UNTRUSTED_LABEL } from "../core/untrusted.ts";
 import { fence } from "../present/untrusted.ts";
-
-export const AGENT_KINDS = ["claude", "codex"] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+import { accessFlags, AGENT_CLIENTS } from "./agent-command.ts";
 
 /** Shell commands the agent may run unasked: committing its work and telling us it is done. */
 const CLAUDE_TOOLS = ["Bash(git add:*)", "Bash(git commit:*)", "Bash(git status:*)", "Bash(git diff:*)", "Bash(git handoff:*)", "Bash(git-handoff:*)"];
@@ -16,12 +14,11 @@ const CLAUDE_TOOLS = ["Bash(git add:*)", "Bash(git commit:*)", "Bash(git status:
 export function agentCommand(kind: string): string {
   const prompt = `"$(cat "$HANDOFF_LOOP_PROMPT_FILE")"`;
   if (kind === "claude") {
-    return `claude -p ${prompt} --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools ${CLAUDE_TOOLS.map((t) => `'${t}'`).join(" ")}`;
+    return `claude -p ${prompt} --output-format stream-json --verbose ${accessFlags("claude", false).join(" ")} --allowedTools ${CLAUDE_TOOLS.map((t) => `'${t}'`).join(" ")}`;
   }
-  // A linked worktree commits into the main repository's git dir: it must be writable too. Sandbox
-  // and approvals otherwise come from the user's own Codex config.
-  if (kind === "codex") return `codex exec --json --skip-git-repo-check --add-dir "$(git rev-parse --path-format=absolute --git-common-dir)" ${prompt}`;
-  fail("invalid_input", `--with takes ${AGENT_KINDS.join(" or ")}, got ${JSON.stringify(kind)}`);
+  // A linked worktree commits into the main repository's git dir: it must be writable too.
+  if (kind === "codex") return `codex exec --json --skip-git-repo-check ${accessFlags("codex", false).join(" ")} --add-dir "$(git rev-parse --path-format=absolute --git-common-dir)" ${prompt}`;
+  fail("invalid_input", `--with takes ${AGENT_CLIENTS.join(" or ")}, got ${JSON.stringify(kind)}`);
 }
 
 /** What the unit's agent is asked to do: its tasks in order, each committed and then marked done. */
