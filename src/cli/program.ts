@@ -6,6 +6,7 @@ import { registerConflicts } from "./commands/conflicts.ts";
 import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
+import { registerNegotiate } from "./commands/negotiate.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerAgents(program);
   registerDepend(program);
   registerHandoff(program);
+  registerNegotiate(program);
   registerReview(program);
   registerApprove(program);
   registerConflicts(program);

@@ -33,6 +33,7 @@ export type ErrorCode =
   | "timed_out" // wait: --timeout ran out (the task is cancelled)
   | "interrupted" // wait: interrupted by a signal (the task is cancelled)
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
+  | "holder_gone" // ask: the agent asked is gone (ended or silent); reclaim instead
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -67,6 +68,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   timed_out: 8,
   interrupted: 130,
   port_in_use: 3,
+  holder_gone: 3,
   internal: 1,
 };
 

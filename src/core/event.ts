@@ -44,6 +44,11 @@ export const EventType = lazySchema(() =>
     "received_invalid",
     // a forced release of a lease whose task is finished or whose holder is gone
     "lease_reclaimed",
+    // drift from the declaration, and negotiation (release requests), on each agent's log ref
+    "undeclared_edit",
+    "release_requested",
+    "release_answered",
+    "request_delivered",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -98,6 +103,10 @@ export const HandoffEvent = lazySchema(() =>
     memory: z.optional(z.string()),
     doc: z.optional(z.string()),
     bytes: z.optional(z.int()),
+    /** release_*, request_delivered: which request; release_answered: the verdict and how long it keeps. */
+    request: z.optional(z.string()),
+    answer: z.optional(z.enum(["release", "keep"])),
+    until: z.optional(isoTime()),
   }),
 );
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
@@ -175,6 +184,14 @@ export function summarize(e: HandoffEvent): string {
       return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
     case "received_invalid":
       return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
+    case "undeclared_edit":
+      return `${e.agent} touched ${pathList(e.paths)} outside its declaration`;
+    case "release_requested":
+      return `${e.agent} asks ${e.holder} to release ${e.task ? `task ${e.task}` : pathList(e.paths)} (${e.request})`;
+    case "release_answered":
+      return `${e.agent} answers ${e.request} of ${e.holder}: ${e.answer}${e.until ? ` until ${e.until}` : ""}`;
+    case "request_delivered":
+      return `${e.request} (${e.note}) delivered to ${e.agent}`;
   }
 }
 

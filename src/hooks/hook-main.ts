@@ -9,6 +9,7 @@ import { openSyncedStore } from "../sync/open.ts";
 import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
 import { recordHookCatch } from "./catch-record.ts";
 import { checkEdit } from "./edit-check.ts";
+import { contextAdditions, recordAdditions, type ContextAdditions } from "./drift-notice.ts";
 import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
 import { agentForPayload, registerSession } from "./session-seam.ts";
@@ -186,10 +187,13 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
       return 0;
     }
     mark("checked");
-    const a = formatAnswer(kind, result);
+    // Drift from the declaration and release requests: context only, never a block.
+    const extra: ContextAdditions = intent.shell || result.decision === "deny" ? { text: "", events: [] } : await contextAdditions(store, result);
+    const a = formatAnswer(kind, extra.text ? { ...result, text: [result.text, extra.text].filter(Boolean).join("\n") } : result);
     out(a.stdout);
     answered();
     await recordHookCatch(store, inv.name, result.answers);
+    await recordAdditions(store, extra);
     return a.code;
   }
   if (AFTER_HOOKS.includes(inv.name)) {
