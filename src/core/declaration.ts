@@ -5,6 +5,7 @@
 import type { AgentRecord } from "./agent.ts";
 import { matchesPath } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
+import { handoffCommand } from "./shell-quote.ts";
 import type { Task } from "./task.ts";
 
 export interface Declaration {
@@ -37,7 +38,7 @@ export function undeclaredPaths(d: Declaration | null, paths: string[]): string[
 /** The one line an agent's context gets the first time it touches a file outside its declaration. */
 export function undeclaredNotice(d: Declaration, paths: string[]): string {
   const shown = d.globs.length > 4 ? `${d.globs.slice(0, 4).join(" ")} +${d.globs.length - 4} more` : d.globs.join(" ");
-  return `git-handoff notice: ${paths.join(", ")} ${paths.length === 1 ? "is" : "are"} outside what you declared (${shown}); not blocked, recorded. if it is part of your work, declare it: git handoff lease ${paths[0]}`;
+  return `git-handoff notice: ${paths.join(", ")} ${paths.length === 1 ? "is" : "are"} outside what you declared (${shown}); not blocked, recorded. If it is part of your work, declare it: ${handoffCommand("lease", paths[0]!)}`;
 }
 
 export interface StuckInput {
@@ -60,3 +61,29 @@ export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: numbe
   const renewedAt = Date.parse(c.expires_at) - c.ttl_ms;
   return now.getTime() - moved > thresholdMs && renewedAt > moved;
 }
+
+/** Shown per agent at most; the count says how many there are. */
+export const MAX_SHOWN_PATHS = 20;
+
+export interface AgentDrift {
+  agent: string;
+  declared: string[];
+  /** Paths changed outside the declaration (at most MAX_SHOWN_PATHS), and how many in all. */
+  undeclared: string[];
+  count: number;
+}
+
+export interface StuckTask {
+  task: string;
+  agent: string;
+  branch: string | null;
+  /** When the branch last moved (or the claim, if later), and for how long it has not. */
+  since: string;
+  still_ms: number;
+}
+
+export interface DriftView {
+  agents: AgentDrift[];
+  stuck: StuckTask[];
+}
+

@@ -201,21 +201,6 @@ export function targetText(r: Pick<ReleaseRequest, "task" | "paths">): string {
   return r.task ? `task ${r.task}` : r.paths.join(" ");
 }
 
-/** How many requests and answers, and how long answers took (for `stats`). */
-export function requestStats(requests: ReleaseRequest[]): { requests: number; answered: number; released: number; kept: number; open: number; median_answer_ms: number | null } {
-  const answered = requests.filter((r) => r.answer);
-  const waits = answered.map((r) => Date.parse(r.answer!.at) - Date.parse(r.at)).sort((a, b) => a - b);
-  const median = waits.length ? waits[Math.floor((waits.length - 1) / 2)]! : null;
-  return {
-    requests: requests.length,
-    answered: answered.length,
-    released: answered.filter((r) => r.answer!.verdict === "release").length,
-    kept: answered.filter((r) => r.answer!.verdict === "keep").length,
-    open: requests.length - answered.length,
-    median_answer_ms: median,
-  };
-}
-
 /** `--until`: an ISO time, or a duration from now (`2h`). */
 export function parseUntil(text: string, now: Date): string {
   if (text.startsWith("-")) throw new HandoffError({ code: "invalid_input", message: `--until needs a time or a duration, got ${JSON.stringify(text.slice(0, 80))}` });

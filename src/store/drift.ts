@@ -3,7 +3,7 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, isPossiblyStuck, undeclaredPaths, type Declaration } from "../core/declaration.ts";
+import { declarationOf, isPossiblyStuck, MAX_SHOWN_PATHS, undeclaredPaths, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
@@ -12,31 +12,6 @@ import { mergeBase } from "../git/diff.ts";
 import { branchTip, changedBetween, uncommittedPaths } from "../git/drift-paths.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
-
-/** Shown per agent at most; the count says how many there are. */
-export const MAX_SHOWN_PATHS = 20;
-
-export interface AgentDrift {
-  agent: string;
-  declared: string[];
-  /** Paths changed outside the declaration (at most MAX_SHOWN_PATHS), and how many in all. */
-  undeclared: string[];
-  count: number;
-}
-
-export interface StuckTask {
-  task: string;
-  agent: string;
-  branch: string | null;
-  /** When the branch last moved (or the claim, if later), and for how long it has not. */
-  since: string;
-  still_ms: number;
-}
-
-export interface DriftView {
-  agents: AgentDrift[];
-  stuck: StuckTask[];
-}
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
 async function baseOf(store: Store, agent: string, tip: string, tasks: Task[]): Promise<string | null> {
@@ -96,4 +71,4 @@ export async function stuckTasks(store: Store, tasks: Task[]): Promise<StuckTask
   return out;
 }
 
-export type { Declaration };
+export type { AgentDrift, Declaration, DriftView, StuckTask };

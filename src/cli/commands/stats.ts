@@ -5,6 +5,8 @@ import { statsText } from "../../present/render-stats.ts";
 import { readEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
+import { negotiationStats } from "../../core/negotiation-stats.ts";
+import { negotiationStatsText } from "../../present/render-negotiation-stats.ts";
 
 export function registerStats(program: Command): void {
   withGlobals(
@@ -18,8 +20,10 @@ export function registerStats(program: Command): void {
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
       // A damaged ref is reported and skipped, as `events` does: it must not hide everyone's figures.
-      const stats = computeStats(await readEvents(store, {}, { onProblem: warn }), { since, now });
-      emit(!!g.json, stats, () => statsText(stats));
+      const events = await readEvents(store, {}, { onProblem: warn });
+      const stats = computeStats(events, { since, now });
+      const negotiation = negotiationStats(events, since);
+      emit(!!g.json, { ...stats, drift: negotiation.undeclared, negotiation: negotiation.requests }, () => `${statsText(stats)}\n${negotiationStatsText(negotiation)}`);
     });
   });
 }
