@@ -4,18 +4,23 @@ import { isObjectId } from "../core/object-id.ts";
 import { nameStatusPaths } from "./changed-paths.ts";
 import { git } from "./run.ts";
 
-/** A branch name from a record (another agent's data) that may become a revision. */
-function validateBranchName(b: string): boolean {
-  return b.length <= 200 && /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(b) && !b.includes("..") && !b.endsWith(".lock");
+export interface BranchTip {
+  commit: string;
+  /** The tip commit's committer time. */
+  at: Date;
 }
 
-/** The commit a local branch points at, and that commit's committer time; null when there is none. */
-export async function branchTip(cwd: string, branch: string): Promise<{ commit: string; at: Date } | null> {
-  if (!validateBranchName(branch)) return null;
-  const r = await git(["log", "-1", "--format=%H %ct", "--end-of-options", `refs/heads/${branch}`, "--"], { cwd });
-  const [commit, secs] = r.stdout.trim().split(" ");
-  if (r.code !== 0 || !commit || !isObjectId(commit)) return null;
-  return { commit, at: new Date(Number(secs) * 1000) };
+/** Every local branch's tip and its commit time, in one call. */
+export async function branchTips(cwd: string): Promise<Map<string, BranchTip>> {
+  const r = await git(["for-each-ref", "--format=%(objectname) %(committerdate:unix) %(refname)", "refs/heads/"], { cwd });
+  const tips = new Map<string, BranchTip>();
+  if (r.code !== 0) return tips;
+  for (const line of r.stdout.split("\n")) {
+    const [commit, secs, ref] = line.split(" ");
+    if (!commit || !isObjectId(commit) || !ref?.startsWith("refs/heads/")) continue;
+    tips.set(ref.slice("refs/heads/".length), { commit, at: new Date(Number(secs) * 1000) });
+  }
+  return tips;
 }
 
 /** Paths that differ between `base` and `tip` (renames give both sides). */

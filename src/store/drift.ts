@@ -9,7 +9,7 @@ import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
 import type { Task } from "../core/task.ts";
 import { mergeBase } from "../git/diff.ts";
-import { branchTip, changedBetween, uncommittedPaths } from "../git/drift-paths.ts";
+import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 
@@ -22,10 +22,10 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: Task[]): 
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[]): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
-    const tip = await branchTip(store.cwd, a.branch);
+    const tip = tips.get(a.branch);
     const base = tip ? await baseOf(store, a.agent, tip.commit, tasks) : null;
     if (tip && base) paths.push(...(await changedBetween(store.cwd, base, tip.commit)));
   }
@@ -45,25 +45,26 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const now = store.now();
   const policy = loadPolicy(store);
   const agents: AgentDrift[] = [];
+  const tips = await branchTips(store.cwd);
   for (const a of input.agents) {
     if (a.ended_at) continue;
     const d = declarationOf(a.agent, a, input.tasks, input.leases, now);
     if (!d) continue;
     const seen = input.logged.filter((e) => e.type === "undeclared_edit" && e.agent === a.agent && e.at >= a.started_at).flatMap((e) => e.paths ?? []);
-    const changed = [...(await changedBy(store, a, input.tasks)), ...seen].filter((p) => !isIgnored(policy, p));
+    const changed = [...(await changedBy(store, a, input.tasks, tips)), ...seen].filter((p) => !isIgnored(policy, p));
     const out = undeclaredPaths(d, changed);
     if (out.length) agents.push({ agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length });
   }
-  return { agents, stuck: await stuckTasks(store, input.tasks) };
+  return { agents, stuck: stuckTasks(store, input.tasks, tips) };
 }
 
-export async function stuckTasks(store: Store, tasks: Task[]): Promise<StuckTask[]> {
+export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>): StuckTask[] {
   const now = store.now();
   const out: StuckTask[] = [];
   for (const t of tasks) {
     const c = t.claim;
     if (t.status !== "claimed" || !c) continue;
-    const tip = c.branch ? await branchTip(store.cwd, c.branch) : null;
+    const tip = c.branch ? tips.get(c.branch) : undefined;
     if (!isPossiblyStuck({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs)) continue;
     const since = Math.max(Date.parse(c.claimed_at), tip?.at.getTime() ?? 0);
     out.push({ task: t.id, agent: c.agent, branch: c.branch, since: new Date(since).toISOString(), still_ms: now.getTime() - since });
