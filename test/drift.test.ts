@@ -10,7 +10,9 @@ import * as assert from "uvu/assert";
 import { declarationOf, isPossiblyStuck, undeclaredPaths } from "../src/core/declaration.ts";
 import type { Lease } from "../src/core/lease.ts";
 import type { Task } from "../src/core/task.ts";
-import { cleanupTemp, cli, gitOut, type CliResult } from "./support/repo.ts";
+import { buildSnapshot } from "../src/dashboard/snapshot.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, type CliResult } from "./support/repo.ts";
 import { team, MIN, type Team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -54,6 +56,20 @@ test("an edit outside the declaration: one notice, one event, shown in status; i
   assert.match(ok(t.as("alice", ["status", "--no-conflicts"])).stdout, /undeclared \(changed outside what the agent declared\)\n {2}bob {2}docs\/readme\.md {2}\(declared src\/ui\/\*\*\)/);
   const stats = ok(t.as("alice", ["stats", "--json"])).json;
   assert.equal(stats.drift, { notices: 1, paths: 1, agents: 1 });
+  assert.match(ok(t.as("alice", ["stats"])).stdout, /undeclared edits +1 notice \(1 path outside a declaration, 1 agent\)/);
+});
+
+test("the dashboard's snapshot carries the same drift", async () => {
+  const t = declaredTeam();
+  edit(t, "bob", "docs/readme.md");
+  const store = await openSyncedStore({ cwd: t.repo, agent: "lead", env: cleanEnv() });
+  try {
+    const snap = await buildSnapshot(store, { merges: new Map(), commits: new Map(), lastSync: null }, true);
+    assert.equal(snap.drift.agents.map((a) => [a.agent, a.undeclared]), [["bob", ["docs/readme.md"]]]);
+    assert.equal(snap.drift.stuck, []);
+  } finally {
+    store.close();
+  }
 });
 
 test("status sees what git sees without any hook: committed on the branch and uncommitted in the worktree", () => {
