@@ -2,13 +2,15 @@
 // first time it touches a file outside its declaration (never a block), and release requests (or
 // answers to its own) it has not been told yet. Cheap in the common case: the declaration is first
 // tried from the agent's record and its own leases (a task's scope is leased when it is claimed);
-// tasks and the log index are read only for a path that falls outside that.
+// tasks and the log index are read only for a path that falls outside that. A path a heartbeat
+// already recorded (drift.ts) still gets its notice: the agent itself was never told.
 import { declarationOf, isDeclared, undeclaredNotice } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isLeaseLive } from "../core/lease.ts";
 import { matchesPath } from "../core/glob-overlap.ts";
 import { requestsContext } from "../present/render-requests.ts";
 import { declaredFiles } from "../store/declared-files.ts";
+import { HEARTBEAT_NOTE } from "../store/drift.ts";
 import { recordCatches } from "../store/catch-log.ts";
 import { loadLeasesFor } from "../store/lease-store.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
@@ -40,7 +42,7 @@ async function driftNotice(store: Store, result: EditCheck): Promise<ContextAddi
   const undeclared = outside.filter((p) => !isDeclared(d, p));
   if (!undeclared.length) return { text: "", events: [] };
   const since = record?.started_at ?? "";
-  const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === agent && e.at >= since).flatMap((e) => e.paths ?? []));
+  const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === agent && e.at >= since && e.note !== HEARTBEAT_NOTE).flatMap((e) => e.paths ?? []));
   const fresh = undeclared.filter((p) => !told.has(p));
   if (!fresh.length) return { text: "", events: [] };
   const { scope, worktree, branch } = store.actor;

@@ -10,7 +10,10 @@ import type { Lease } from "../core/lease.ts";
 import type { Task } from "../core/task.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
-import { loadPolicy } from "./lease-store.ts";
+import { loadLeases, loadPolicy } from "./lease-store.ts";
+import { recordCatches } from "./catch-log.ts";
+import { indexedLogEvents } from "./log-index.ts";
+import { listTasks } from "./task-store.ts";
 import type { Store } from "./store.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
@@ -73,3 +76,28 @@ export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, Branch
 }
 
 export type { AgentDrift, Declaration, DriftView, StuckTask };
+
+/** How an undeclared_edit recorded by a heartbeat (not a hook's notice to the agent) is marked. */
+export const HEARTBEAT_NOTE = "seen at heartbeat";
+
+/**
+ * An explicit heartbeat's share: the caller's own undeclared changes in its worktree (committed
+ * since its base, and uncommitted), recorded as an `undeclared_edit` event once per path and
+ * session. So another clone, which cannot look into this worktree, sees them too. Best effort.
+ */
+export async function recordWorktreeDrift(store: Store, record: AgentRecord): Promise<string[]> {
+  if (!store.repo.workTree || record.ended_at) return [];
+  const now = store.now();
+  const [{ tasks }, { set }] = await Promise.all([listTasks(store, { settled: false }), loadLeases(store)]);
+  const d = declarationOf(record.agent, record, tasks, set.leases, now);
+  if (!d) return [];
+  const policy = loadPolicy(store);
+  const here = { ...record, worktree: store.repo.workTree };
+  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd))).filter((p) => !isIgnored(policy, p));
+  const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
+  const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
+  if (!fresh.length) return [];
+  const { scope, worktree, branch } = store.actor;
+  await recordCatches(store, [{ type: "undeclared_edit", task: "", agent: record.agent, at: now.toISOString(), scope, worktree, branch, paths: fresh, note: HEARTBEAT_NOTE }]);
+  return fresh;
+}
