@@ -4,7 +4,7 @@
 // so each reaches each context once.
 import { randomBytes } from "node:crypto";
 import { classifyAgent } from "../core/agent.ts";
-import { HandoffError, type Refusal } from "../core/errors.ts";
+import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { validateAgentId } from "../core/ids.ts";
 import { releaseLeases } from "../core/lease-ops.ts";
@@ -132,4 +132,3 @@ export async function requestInbox(store: Store, agent = store.actor.agent): Pro
   };
 }
 
-export type { Refusal };

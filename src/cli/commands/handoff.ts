@@ -58,7 +58,7 @@ export function registerHandoff(program: Command): void {
       const requests = [...asked.map((r) => ({ kind: "release_request" as const, ...r })), ...answered.map((r) => ({ kind: "release_answer" as const, ...r }))];
       emit(!!g.json, [...rejections, ...requests, ...entries.map(entryJson)], () =>
         entries.length || rejections.length || requests.length
-          ? [...rejections.map((r) => renderRejection(r)), ...asked.map(renderRequest), ...answered.map(renderAnswer), ...entries.map(inboxEntryText)].join("\n\n")
+          ? [...rejections.map((r) => renderRejection(r)), ...asked.map((r) => renderRequest(r)), ...answered.map(renderAnswer), ...entries.map(inboxEntryText)].join("\n\n")
           : "inbox empty",
       );
     });

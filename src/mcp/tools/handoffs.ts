@@ -64,7 +64,7 @@ export const inboxTool = defineTool({
     // Release requests waiting for your answer (answer_request), and answers to yours.
     const { asked, answered } = await requestInbox(store);
     const requests = [...asked.map((r) => ({ kind: "release_request", ...r })), ...answered.map((r) => ({ kind: "release_answer", ...r }))];
-    const shown = [...asked.map(renderRequest), ...answered.map(renderAnswer), ...entries.map((e) => renderInboxEntry(e))];
+    const shown = [...asked.map((r) => renderRequest(r, "mcp")), ...answered.map(renderAnswer), ...entries.map((e) => renderInboxEntry(e))];
     const text = shown.length ? shown.join("\n\n") : "inbox empty";
     const ids = entries.map((e) => entryJson(e) as { id?: string }).map((e) => e.id ?? "?");
     return {
