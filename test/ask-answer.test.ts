@@ -108,7 +108,7 @@ test("answer --release frees the task and its leases in one write; the requester
   assert.match(ok(t.as("bob", ["stats"])).stdout, /release requests +1 asked, 1 answered \(1 released, 0 kept\), 0 open/);
 });
 
-test("answer --keep --until is shown to the requester; a path request names the lease", () => {
+test("answer --keep --until is shown to the requester; a path request names the lease, and --release ends it", () => {
   const t = setup();
   const asked = ok(t.as("bob", ["ask", "alice", "--release", "docs/guide.md", "--json"])).json;
   assert.equal(asked.paths, ["docs/guide.md"]);
@@ -119,8 +119,15 @@ test("answer --keep --until is shown to the requester; a path request names the 
   assert.match(text, new RegExp(`request ${asked.id} to alice \\(release docs/guide.md\\): kept until ${until.replace(/\./g, "\\.")}`));
   assert.match(text, /\| half done/);
   // Kept: alice still holds it.
-  const leases = ok(t.as("bob", ["leases", "--json"])).json;
-  assert.ok((Array.isArray(leases) ? leases : leases.leases).some((l: { pattern: string; agent: string }) => l.pattern === "docs/guide.md" && l.agent === "alice"));
+  const held = () => {
+    const leases = ok(t.as("bob", ["leases", "--json"])).json;
+    return (Array.isArray(leases) ? leases : leases.leases).some((l: { pattern: string; agent: string }) => l.pattern === "docs/guide.md" && l.agent === "alice");
+  };
+  assert.ok(held());
+  // Asked again (for a path inside the lease, here the file itself) and released: the lease ends.
+  const again = ok(t.as("bob", ["ask", "alice", "--release", "docs/guide.md", "--json"])).json;
+  assert.equal(ok(t.as("alice", ["answer", again.id, "--release", "--json"])).json.released, { task: null, paths: ["docs/guide.md"] });
+  assert.not.ok(held());
 });
 
 test.run();
