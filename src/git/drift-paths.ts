@@ -4,6 +4,9 @@ import { isObjectId } from "../core/object-id.ts";
 import { nameStatusPaths } from "./changed-paths.ts";
 import { git } from "./run.ts";
 
+/** A worktree too large to read quickly counts as unread, not as a `status` that hangs. */
+const READ_BOUND_MS = 5000;
+
 export interface BranchTip {
   commit: string;
   /** The tip commit's committer time. */
@@ -26,14 +29,17 @@ export async function branchTips(cwd: string): Promise<Map<string, BranchTip>> {
 /** Paths that differ between `base` and `tip` (renames give both sides). */
 export async function changedBetween(cwd: string, base: string, tip: string): Promise<string[]> {
   if (!isObjectId(base) || !isObjectId(tip) || base === tip) return [];
-  const r = await git(["diff", "--name-status", "-M", "-z", "--no-ext-diff", "--end-of-options", base, tip, "--"], { cwd });
-  return r.code === 0 ? nameStatusPaths(r.stdout) : [];
+  const r = await git(["diff", "--name-status", "-M", "-z", "--no-ext-diff", "--end-of-options", base, tip, "--"], { cwd, timeoutMs: READ_BOUND_MS });
+  return r.code === 0 && !r.timedOut ? nameStatusPaths(r.stdout) : [];
 }
 
-/** Uncommitted paths in a worktree (staged, unstaged, untracked); [] when it is not there. */
+/**
+ * Uncommitted paths in a worktree (staged, unstaged, untracked); [] when it is not there. Often
+ * another agent's worktree: no optional lock is taken, so its own git commands never wait on ours.
+ */
 export async function uncommittedPaths(worktree: string): Promise<string[]> {
-  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], { cwd: worktree });
-  if (r.code !== 0) return [];
+  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], { cwd: worktree, timeoutMs: READ_BOUND_MS, env: { GIT_OPTIONAL_LOCKS: "0" } });
+  if (r.code !== 0 || r.timedOut) return [];
   // "XY path\0" per entry.
   return r.stdout
     .split("\0")
