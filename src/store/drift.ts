@@ -14,25 +14,28 @@ import { loadLeases, loadPolicy } from "./lease-store.ts";
 import { recordCatches } from "./catch-log.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import { listTasks } from "./task-store.ts";
+import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
 async function baseOf(store: Store, agent: string, tip: string, tasks: Task[]): Promise<string | null> {
-  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base);
-  if (held.length) return held.map((t) => t.base!).sort()[0]!;
+  // The earliest claim's base: work on the later tasks is in its range too.
+  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => a.claim!.claimed_at.localeCompare(b.claim!.claimed_at));
+  if (held.length) return held[0]!.base!;
   const integration = store.config.integrationBranch;
   return integration ? mergeBase(store.cwd, tip, `refs/heads/${integration}`) : null;
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: string): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
     const base = tip ? await baseOf(store, a.agent, tip.commit, tasks) : null;
     if (tip && base) paths.push(...(await changedBetween(store.cwd, base, tip.commit)));
   }
-  if (a.worktree && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
+  // A worktree path recorded on another machine may name an unrelated folder here.
+  if (a.worktree && (!a.machine || a.machine === machine) && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
   return paths;
 }
 
@@ -49,12 +52,13 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const policy = loadPolicy(store);
   const agents: AgentDrift[] = [];
   const tips = await branchTips(store.cwd);
+  const machine = await localMachine(store);
   for (const a of input.agents) {
     if (a.ended_at) continue;
     const d = declarationOf(a.agent, a, input.tasks, input.leases, now);
     if (!d) continue;
     const seen = input.logged.filter((e) => e.type === "undeclared_edit" && e.agent === a.agent && e.at >= a.started_at).flatMap((e) => e.paths ?? []);
-    const changed = [...(await changedBy(store, a, input.tasks, tips)), ...seen].filter((p) => !isIgnored(policy, p));
+    const changed = [...(await changedBy(store, a, input.tasks, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     const out = undeclaredPaths(d, changed);
     if (out.length) agents.push({ agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length });
   }
@@ -93,7 +97,7 @@ export async function recordWorktreeDrift(store: Store, record: AgentRecord): Pr
   if (!d) return [];
   const policy = loadPolicy(store);
   const here = { ...record, worktree: store.repo.workTree };
-  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd))).filter((p) => !isIgnored(policy, p));
+  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), await localMachine(store))).filter((p) => !isIgnored(policy, p));
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
   const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
   if (!fresh.length) return [];
