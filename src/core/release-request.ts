@@ -211,3 +211,9 @@ export function parseUntil(text: string, now: Date): string {
   }
   return new Date(now.getTime() + parseDuration(text, "--until")).toISOString();
 }
+
+/** Whether the holder still holds what the request asks for; a request it no longer holds is moot (not shown, not delivered). */
+export function stillHeld(r: ReleaseRequest, tasks: Task[], leases: Lease[], now: Date): boolean {
+  if (r.task) return tasks.some((t) => t.id === r.task && t.status === "claimed" && t.claim?.agent === r.to && Date.parse(t.claim.expires_at) > now.getTime());
+  return r.paths.some((p) => leases.some((l) => l.agent === r.to && l.pattern === p && isLeaseLive(l, now)));
+}

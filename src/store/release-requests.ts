@@ -8,7 +8,7 @@ import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { validateAgentId } from "../core/ids.ts";
 import { releaseLeases } from "../core/lease-ops.ts";
-import { askRelease, answerRequest, foldRequests, newRequestId, REQUEST_ID_RE, undelivered, type ReleaseRequest, type Verdict } from "../core/release-request.ts";
+import { askRelease, answerRequest, foldRequests, newRequestId, REQUEST_ID_RE, stillHeld, undelivered, type ReleaseRequest, type Verdict } from "../core/release-request.ts";
 import { releaseTask } from "../core/task-ops.ts";
 import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
@@ -108,7 +108,8 @@ export type Channel = "hook" | "session";
 export async function deliver(store: Store, channel: Channel): Promise<{ requests: ReleaseRequest[]; answers: ReleaseRequest[] }> {
   const agent = store.actor.agent;
   const { requests, delivered } = await readRequests(store);
-  const todo = undelivered(agent, requests, delivered.get(agent), channel);
+  const all = undelivered(agent, requests, delivered.get(agent), channel);
+  const todo = { requests: all.requests.length ? await held(store, all.requests) : [], answers: all.answers };
   const marks = [...todo.requests.map((r) => ({ r, kind: "request" })), ...todo.answers.map((r) => ({ r, kind: "answer" }))];
   if (!marks.length) return todo;
   const { scope, worktree, branch } = store.actor;
@@ -122,12 +123,23 @@ export async function deliver(store: Store, channel: Channel): Promise<{ request
   return todo;
 }
 
-/** The inbox's share: requests waiting for the caller's answer, and answers to the caller's requests. */
+/** The requests whose target their holder still holds (the others are moot). */
+async function held(store: Store, requests: ReleaseRequest[]): Promise<ReleaseRequest[]> {
+  const [{ tasks }, { set }] = await Promise.all([listTasks(store, { settled: false }), loadLeases(store)]);
+  const now = store.now();
+  return requests.filter((r) => stillHeld(r, tasks, set.leases, now));
+}
+
+/**
+ * The inbox's share: requests waiting for the caller's answer (while it still holds what they ask
+ * for), and answers to the caller's requests (for a day).
+ */
 export async function requestInbox(store: Store, agent = store.actor.agent): Promise<{ asked: ReleaseRequest[]; answered: ReleaseRequest[] }> {
   const { requests } = await readRequests(store);
   const dayAgo = store.now().getTime() - 86_400_000;
+  const open = requests.filter((r) => r.to === agent && !r.answer);
   return {
-    asked: requests.filter((r) => r.to === agent && !r.answer),
+    asked: open.length ? await held(store, open) : [],
     answered: requests.filter((r) => r.from === agent && r.answer && Date.parse(r.answer.at) >= dayAgo),
   };
 }
