@@ -157,7 +157,7 @@ function cacheLine(   line) { if ((getline line < CACHE) <= 0) fall("cache ends 
 # Reads the cache of the caller and checks it still holds: agent, worktree, user, host, policy files.
 function loadCache(top, gitdir,   line, f, n, i, got, host) {
   CACHE = gitdir "/handoff/fast-hook/" ENVIRON["FH_KEY"]
-  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 1") fall("no cache")
+  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 2") fall("no cache")
   split(cacheLine(), f, "\t"); if (f[1] != "agent") fall("cache format"); AGENT = f[2]
   if (substr(ENVIRON["FH_KEY"], 1, 2) == "a." && AGENT != substr(ENVIRON["FH_KEY"], 3)) fall("cache of another agent")
   line = cacheLine(); if (substr(line, 1, 5) != "refs\t") fall("cache format"); REFSLINE = substr(line, 6)
@@ -185,6 +185,7 @@ function loadCache(top, gitdir,   line, f, n, i, got, host) {
   split(cacheLine(), f, "\t"); DUE = f[2]
   split(cacheLine(), f, "\t"); FLOOR = f[2] + 0
   split(cacheLine(), f, "\t"); DECLARED = f[2]
+  split(cacheLine(), f, "\t"); if (f[1] != "deliver") fall("cache format"); DELIVER = f[2] + 0
   NL = 0; NM = 0; ND = 0
   for (;;) {
     line = cacheLine()
@@ -375,6 +376,8 @@ BEGIN {
     }
   }
   if (NE && !READONLY && DUE != "-" && DUE + 0 <= NOW + 1000) fall("a renewal or claim extension is due")
+  # Release requests and answers arrive on other agents' log refs: the full hook delivers them.
+  if (NE && DELIVER <= NOW) fall("release requests are looked for")
   for (e = 1; e <= NW; e++) {
     if (WREL[e] == "") continue
     for (i = 1; i <= NL; i++) if (LX[i] == "x" && mayMatch(i, WREL[e])) fall("an exclusive lease may cover " WREL[e])

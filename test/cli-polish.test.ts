@@ -76,10 +76,10 @@ test("a deny from check on a glob lease suggests the unlease command quoted for 
   assert.is(lease.code, 0, lease.stderr);
   const r = cli(["check", "src/api/x.ts"], { cwd: repo, agent: "alice" });
   assert.match(r.stdout, /^deny /m);
-  assert.ok(r.stdout.includes("git handoff unlease 'src/api/**'"), r.stdout);
-  assert.not.ok(r.stdout.includes("git handoff unlease src/api/**"), r.stdout);
+  assert.ok(r.stdout.includes("git handoff ask bob --release 'src/api/**'"), r.stdout);
+  assert.not.ok(r.stdout.includes("--release src/api/**"), r.stdout);
   const j = cli(["check", "src/api/x.ts", "--json"], { cwd: repo, agent: "alice" });
-  assert.ok(JSON.stringify(j.json).includes(`git handoff unlease 'src/api/**'`));
+  assert.ok(JSON.stringify(j.json).includes(`git handoff ask bob --release 'src/api/**'`));
 });
 
 test("ages never go negative: a heartbeat in the future says clock skew, under a second is just now", () => {

@@ -98,7 +98,7 @@ test("declare_session and load_context record objective, files and awaits; list_
   assert.is(bad.code, "invalid_input");
 });
 
-test("list_leases lists live leases; a check_files refusal suggests release_files and list_leases, not CLI commands", async () => {
+test("list_leases lists live leases; a check_files refusal suggests request_release and list_leases, not CLI commands", async () => {
   const repo = tempRepo();
   const alice = await server(repo, "alice");
   const bob = await server(repo, "bob");
@@ -112,7 +112,7 @@ test("list_leases lists live leases; a check_files refusal suggests release_file
   const denied = await refused(bob, "check_files", { paths: ["src/api/server.ts"] });
   assert.is(denied.code, "held_by_other");
   const text = JSON.stringify(denied.suggestions);
-  assert.match(text, /release_files \{\\"paths\\": \[\\"src\/api\/\*\*\\"\]\}/);
+  assert.match(text, /request_release \{\\"agent\\": \\"alice\\", \\"release\\": \\"src\/api\/\*\*\\"\}/);
   assert.match(text, /list_leases/);
   assert.is((await refused(bob, "list_leases", { agent: "no/such" })).code, "invalid_input");
 });

@@ -24,7 +24,7 @@ const EXPECTED_TOOLS = [
   "load_context", "overview", "events", "create_task", "get_task", "list_tasks", "ready_tasks",
   "claim_task", "claim_next", "renew_task", "release_task", "complete_task", "fail_task", "reclaim_task", "cancel_task",
   "wait_task", "watch",
-  "lease_files", "check_files", "release_files", "handoff", "inbox", "ack_handoff", "list_agents",
+  "lease_files", "check_files", "release_files", "handoff", "inbox", "ack_handoff", "request_release", "answer_request", "list_agents",
   "add_memory", "list_memories", "get_doc", "put_doc",
   "review_queue", "accept_review", "reject_review", "depend", "undepend", "declare_session", "list_leases", "conflicts", "stats", "sync",
 ];
@@ -95,7 +95,7 @@ test("claim_task: the holder wins; another agent is refused with the holder, exp
   assert.is(err.data.expires_at, claimed.claim.expires_at);
   assert.equal(err.suggestions.map((s: any) => s.action), ["wait", "negotiate", "work_elsewhere"]);
   // suggestions name the tools to call, not CLI commands
-  assert.match(err.suggestions[1].detail, /release_task \{"id": "parser"\}/);
+  assert.match(err.suggestions[1].detail, /request_release \{"agent": "alice", "release": "parser"\}/);
   assert.match(err.suggestions[2].detail, /claim_next/);
   assert.not.match(JSON.stringify(err.suggestions), /git handoff/);
   assert.match((r.content[0] as any).text, /held_by_other: task parser is held by alice/);

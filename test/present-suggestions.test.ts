@@ -10,6 +10,9 @@ const CORE_SUGGESTIONS: [string, string][] = [
   ["take other work: git handoff ready --claim", "take other work: claim_next"],
   ["ask alice (in /src/app, branch main) to release it: git handoff release parser", 'ask alice (in /src/app, branch main) to release it: release_task {"id": "parser"}'],
   ["claim it first: git handoff claim parser", 'claim it first: claim_task {"id": "parser"}'],
+  ["ask alice (in /src/app, branch main) to release it: git handoff ask alice --release parser", 'ask alice (in /src/app, branch main) to release it: request_release {"agent": "alice", "release": "parser"}'],
+  ["ask bob to release it: git handoff ask bob --release 'src/api/**'", 'ask bob to release it: request_release {"agent": "bob", "release": "src/api/**"}'],
+  ["answer it: git handoff answer rq-0a1b2c3d --keep", 'answer it: answer_request {"request": "rq-0a1b2c3d", "answer": "keep"}'],
   ["wait for the review: git handoff review accept|reject api", 'wait for the review: accept_review {"id": "api"} or reject_review {"id": "api", "reason": "what to fix"}'],
   [
     "ask bob, working on task api (git handoff task show api), to hand over or run: git handoff unlease 'src/api/**'",

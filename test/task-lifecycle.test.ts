@@ -200,7 +200,7 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
     assert.match(r.stderr, /^git-handoff: task h is held by alice .*until \d{4}-\d{2}-\d{2}T.*Z \(in \d+m\)\n/);
     assert.match(r.stderr, /\n {2}wait: /);
-    assert.match(r.stderr, /\n {2}negotiate: ask alice .*git handoff release h/);
+    assert.match(r.stderr, /\n {2}negotiate: ask alice .*git handoff ask alice --release h/);
     assert.match(r.stderr, /\n {2}work_elsewhere: .*claim --next/);
   }
   const j = cli(["release", "h", "--json"], { cwd: repo, agent: "bob" });

@@ -6,6 +6,7 @@ import { registerConflicts } from "./commands/conflicts.ts";
 import { registerDepend } from "./commands/depend.ts";
 import { registerEvents } from "./commands/events.ts";
 import { registerHandoff } from "./commands/handoff.ts";
+import { registerNegotiate } from "./commands/negotiate.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerReview } from "./commands/review.ts";
 import { registerSession } from "./commands/session.ts";
@@ -46,6 +47,7 @@ export const VERBS: [Register, string[]][] = [
   [registerAgents, ["agents", "gc"]],
   [registerDepend, ["depend", "undepend", "ready"]],
   [registerHandoff, ["handoff", "inbox", "ack"]],
+  [registerNegotiate, ["ask", "answer"]],
   [registerReview, ["review"]],
   [registerApprove, ["approve"]],
   [registerConflicts, ["conflicts", "merge-preview"]],

@@ -45,6 +45,8 @@ export const ConfigFile = lazySchema(() =>
     verify_timeout: z.optional(z.string()),
     /** Characters of shared memories an agent is given at session start (SessionStart, load_context). */
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
+    /** A claim renewed while its holder's branch has not moved for this long is flagged as possibly stuck. */
+    stuck_after: z.optional(z.string()),
     /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
     review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
     /** The session loop (loop run): worktrees at once, how units are merged, whether finished ones are removed. */
@@ -85,6 +87,8 @@ export interface Config {
   loopMaxWorktrees: number;
   loopMergeStrategy: "merge" | "squash" | "rebase";
   loopAutoCleanup: boolean;
+  /** stuck_after: a renewed claim whose branch stood still this long is flagged (status, dashboard). */
+  stuckAfterMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -108,6 +112,7 @@ export const DEFAULT_CONFIG: Config = {
   loopMaxWorktrees: 2,
   loopMergeStrategy: "merge",
   loopAutoCleanup: true,
+  stuckAfterMs: 60 * 60_000,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -134,5 +139,6 @@ export function resolveConfig(file: ConfigFile): Config {
     loopMaxWorktrees: file.loop?.max_worktrees ?? DEFAULT_CONFIG.loopMaxWorktrees,
     loopMergeStrategy: file.loop?.merge_strategy ?? DEFAULT_CONFIG.loopMergeStrategy,
     loopAutoCleanup: file.loop?.auto_cleanup ?? DEFAULT_CONFIG.loopAutoCleanup,
+    stuckAfterMs: file.stuck_after ? parseDuration(file.stuck_after, "stuck_after in .handoff.yaml") : DEFAULT_CONFIG.stuckAfterMs,
   };
 }

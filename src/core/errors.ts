@@ -34,6 +34,7 @@ export type ErrorCode =
   | "interrupted" // wait: interrupted by a signal (the task is cancelled)
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "would_deadlock" // a worker's own task hands work to that same worker, which is busy with it
+  | "holder_gone" // ask: the agent asked is gone (ended or silent); reclaim instead
   | "internal";
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -69,6 +70,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   interrupted: 130,
   port_in_use: 3,
   would_deadlock: 3,
+  holder_gone: 3,
   internal: 1,
 };
 

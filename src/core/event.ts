@@ -46,6 +46,11 @@ export const EventType = lazySchema(() =>
     "lease_reclaimed",
     // the session loop's record changed (refs/handoff/loop): `note` says how
     "loop",
+    // drift from the declaration, and negotiation (release requests), on each agent's log ref
+    "undeclared_edit",
+    "release_requested",
+    "release_answered",
+    "request_delivered",
   ]),
 );
 export type EventType = z.infer<typeof EventType>;
@@ -100,6 +105,10 @@ export const HandoffEvent = lazySchema(() =>
     memory: z.optional(z.string()),
     doc: z.optional(z.string()),
     bytes: z.optional(z.int()),
+    /** release_*, request_delivered: which request; release_answered: the verdict and how long it keeps. */
+    request: z.optional(z.string()),
+    answer: z.optional(z.enum(["release", "keep"])),
+    until: z.optional(isoTime()),
   }),
 );
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
@@ -179,6 +188,14 @@ export function summarize(e: HandoffEvent): string {
       return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
     case "loop":
       return `loop: ${oneLine(e.note ?? "")}`;
+    case "undeclared_edit":
+      return `${e.agent} touched ${pathList(e.paths)} outside its declaration`;
+    case "release_requested":
+      return `${e.agent} asks ${e.holder} to release ${e.task ? `task ${e.task}` : pathList(e.paths)} (${e.request})`;
+    case "release_answered":
+      return `${e.agent} answers ${e.request} of ${e.holder}: ${e.answer}${e.until ? ` until ${e.until}` : ""}`;
+    case "request_delivered":
+      return `${e.request} (${e.note}) delivered to ${e.agent}`;
   }
 }
 

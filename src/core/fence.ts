@@ -29,7 +29,7 @@ export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: num
       message: `push refused: task ${task.id} is now held by ${claim.agent} (fence ${claim.fence}, until ${claim.expires_at}), not ${pusher.agent}`,
       data: { task: task.id, holder: claim.agent, fence: claim.fence, expires_at: claim.expires_at },
       suggestions: [
-        { action: "negotiate", detail: `ask ${claim.agent} before pushing work for ${task.id}` },
+        { action: "negotiate", detail: `ask ${claim.agent} for it before pushing work for ${task.id}: ${handoffCommand("ask", claim.agent, "--release", task.id)}` },
         { action: "work_elsewhere", detail: "take other work: git handoff claim --next" },
       ],
     };

@@ -92,8 +92,8 @@ export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
     {
       action: "negotiate",
       detail: l.task
-        ? `ask ${l.agent}${where}, working on task ${l.task} (${handoffCommand("task", "show", l.task)}), to hand over or run: ${handoffCommand("unlease", l.pattern)}`
-        : `ask ${l.agent}${where} to release it: ${handoffCommand("unlease", l.pattern)}`,
+        ? `ask ${l.agent}${where}, working on task ${l.task} (${handoffCommand("task", "show", l.task)}), to hand it over: ${handoffCommand("ask", l.agent, "--release", l.task)}`
+        : `ask ${l.agent}${where} to release it: ${handoffCommand("ask", l.agent, "--release", l.pattern)}`,
     },
     { action: "work_elsewhere", detail: "work on another file or task; see who holds what: git handoff leases" },
   ];

@@ -40,7 +40,7 @@ export function reclaimLeases(set: LeaseSet, req: LeaseReclaimRequest, facts: Le
         code: "wrong_state",
         message: `the lease on ${pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} is still in use (its task is not finished and its holder is not gone): it cannot be force-released`,
         data: { path: pattern, holder: l.agent, task: l.task },
-        suggestions: [{ action: "negotiate", detail: `ask ${l.agent} to release it: ${handoffCommand("unlease", pattern)}` }],
+        suggestions: [{ action: "negotiate", detail: `ask ${l.agent} to release it: ${handoffCommand("ask", l.agent, "--release", pattern)}` }],
       });
     }
     gone.push(...flagged);

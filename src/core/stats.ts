@@ -45,6 +45,8 @@ const time = (e: HandoffEvent) => Date.parse(e.at);
 const READ_TYPES = new Set<HandoffEvent["type"]>([
   "created", "depended", "undepended", "done", "accepted", "cancelled", "hook_caught", "conflict_found", "handoff", "acked",
   "expired", "lease_expired", "claimed", "claim_refused", "claim_overlap", "received_invalid", "reclaimed", "submitted", "verified", "rejected",
+  // drift and negotiation (negotiation-stats.ts)
+  "undeclared_edit", "release_requested", "release_answered", "request_delivered",
 ]);
 
 /**
@@ -59,7 +61,7 @@ export function isTakeoverPartner(e: HandoffEvent): boolean {
 export function needsPartners(events: HandoffEvent[]): boolean {
   return events.some((e) => e.type === "lease_expired" && e.by && e.by !== e.agent);
 }
-const READ_FIELDS = ["after", "on", "handoff", "paths", "commits", "verdict", "hook", "code", "passed", "by"] as const;
+const READ_FIELDS = ["after", "on", "handoff", "paths", "commits", "verdict", "hook", "code", "passed", "by", "request", "holder", "reason", "answer", "until", "note"] as const;
 
 /**
  * What `computeStats` needs of one event: the event cut to the fields it reads, or null when only

@@ -146,7 +146,7 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   const where = claim.worktree ? ` in ${claim.worktree}${claim.branch ? ` (${claim.branch})` : ""}` : "";
   const suggestions: Suggestion[] = [
     { action: "wait", detail: `wait until it is released or the lease expires at ${claim.expires_at} (in ${formatDuration(left)})` },
-    { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: ${handoffCommand("release", task.id)}` },
+    { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: ${handoffCommand("ask", claim.agent, "--release", task.id)}` },
     { action: "work_elsewhere", detail: "take other work: git handoff claim --next" },
   ];
   return {

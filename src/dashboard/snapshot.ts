@@ -17,6 +17,10 @@ import { flaggedLeases } from "../store/lease-reclaim.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { syncHealth, type SyncHealth } from "./sync-health.ts";
+import type { DriftView } from "../core/declaration.ts";
+import { computeDrift } from "../store/drift.ts";
+import { loadLeases } from "../store/lease-store.ts";
+import { indexedLogEvents } from "../store/log-index.ts";
 
 export interface TaskCard {
   id: string;
@@ -46,6 +50,8 @@ export interface Snapshot {
   event_types: readonly string[];
   stats: Stats & { catches_by_day: { day: string; claim_refused: number; hook_caught: number; conflict_found: number }[] };
   sync: SyncHealth;
+  /** Each agent's edits outside its declaration, and claims renewed while their branch stands still. */
+  drift: DriftView;
   problems: string[];
   /** How long the server took to build this snapshot (set by the server). */
   build_ms?: number;
@@ -108,6 +114,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   const history = await readEvents(store, {}, { onProblem: (m) => problems.push(m), commits: cache.commits });
   const stats = { ...computeStats(history, { since: null, now }), catches_by_day: catchesByDay(history) };
   const sync = await syncHealth(store, cache.lastSync);
+  const drift = await computeDrift(store, { agents: records, tasks, leases: (await loadLeases(store)).set.leases, logged: await indexedLogEvents(store) });
   return displaySafe({
     at: now.toISOString(),
     me: store.actor,
@@ -120,6 +127,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
     event_types: EventType.options,
     stats,
     sync,
+    drift,
     problems: [...problems, ...agentProblems],
   });
 }

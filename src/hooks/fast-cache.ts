@@ -17,7 +17,15 @@ import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
 import { defaultAgentName, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 
-export const FAST_CACHE_VERSION = "git-handoff fast-hook 1";
+export const FAST_CACHE_VERSION = "git-handoff fast-hook 2";
+
+/**
+ * Release requests and their answers reach an agent in its next full hook answer, and they arrive
+ * on other agents' log refs, which the cache is not keyed by (one value per agent would cost the
+ * fast path a read per agent). So a cache answers edits for this long after it was compiled and
+ * then hands one edit to the full hook, which delivers what is waiting and compiles it again.
+ */
+export const DELIVERY_BOUND_MS = 30_000;
 const SAFE_NAME = /^[A-Za-z0-9._@+-]{1,200}$/;
 /** Characters that can make a glob match something other than themselves. */
 const MAGIC = /[*?[\]{}()!+@\\]/;
@@ -161,7 +169,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   }
   if (!Number.isFinite(floor)) return null;
   const declared = await declaredPatterns(store, set.leases, now);
-  lines.push(`due\t${Number.isFinite(due) ? Math.floor(due) : "-"}`, `floor\t${floor}`, `declared\t${declared.length ? 1 : 0}`);
+  lines.push(`due\t${Number.isFinite(due) ? Math.floor(due) : "-"}`, `floor\t${floor}`, `declared\t${declared.length ? 1 : 0}`, `deliver\t${now + DELIVERY_BOUND_MS}`);
   for (const p of declared) {
     const t = exactTest(p);
     if (t) lines.push(["D", ...t].join("\t"));
@@ -189,7 +197,8 @@ export async function refreshFastCache(store: Store, env: NodeJS.ProcessEnv = pr
         const raw = /\nraw\t(.*)\nend\n/.exec(current)?.[1];
         const names = refs.split(" ");
         const same = raw !== undefined && raw === (await rawRefs(store, names)) ? true : tips === (await tipsLine(store, names));
-        if (same && !stalePolicyFiles(current)) return;
+        const deliver = Number(/\ndeliver\t(\d+)\n/.exec(current)?.[1] ?? 0);
+        if (same && deliver > store.now().getTime() && !stalePolicyFiles(current)) return;
       }
     }
     const compiled = await compileFastCache(store, env);

@@ -10,6 +10,7 @@ import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./age
 import { RECORD_CATCH, recordHookCatch, writePendingCatches } from "./catch-record.ts";
 import { refreshFastCache } from "./fast-cache.ts";
 import { checkEdit } from "./edit-check.ts";
+import { contextAdditions, recordAdditions, type ContextAdditions } from "./drift-notice.ts";
 import { preCommit, prePush } from "./git-hooks.ts";
 import { sessionContext } from "./session-start.ts";
 import { agentForPayload, registerSession } from "./session-seam.ts";
@@ -197,11 +198,14 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
       return 0;
     }
     mark("checked");
-    const a = formatAnswer(kind, result);
+    // Drift from the declaration and release requests: context only, never a block.
+    const extra: ContextAdditions = intent.shell || result.decision === "deny" ? { text: "", events: [] } : await contextAdditions(store, result);
+    const a = formatAnswer(kind, extra.text ? { ...result, text: [result.text, extra.text].filter(Boolean).join("\n") } : result);
     out(a.stdout);
     mark("answered");
     answered();
     await recordHookCatch(store, inv.name, result.answers);
+    await recordAdditions(store, extra);
     // The fast path (git-hooks/fast-hook.sh) answers the next edits from what this run saw.
     await refreshFastCache(store);
     mark("cache refreshed");

@@ -12,6 +12,8 @@ import { inbox } from "../store/handoff-actions.ts";
 import { readConflicts } from "../sync/local-area.ts";
 import { contextMemories } from "../store/memory-store.ts";
 import { memoriesContext } from "../present/render-memories.ts";
+import { deliver } from "../store/release-requests.ts";
+import { requestsContext } from "../present/render-requests.ts";
 
 const MAX_LINES = 30;
 
@@ -52,6 +54,9 @@ export async function sessionContext(store: Store): Promise<string> {
   if (rejected) lines.push("", rejected);
   const context = inboxContext(agent, waiting.entries);
   if (context) lines.push("", context);
+  // Release requests for this agent (and answers to its own) not yet told at a session start.
+  const asked = requestsContext(agent, await deliver(store, "session").catch(() => ({ requests: [], answers: [] })));
+  if (asked) lines.push("", asked);
   // Shared memories within the policy's budget, fenced like every other agent's words.
   const memories = await contextMemories(store, mine.map((t) => t.id)).catch(() => ({ shown: [], omitted: 0 }));
   const remembered = memoriesContext(memories.shown, memories.omitted);

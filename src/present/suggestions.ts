@@ -56,6 +56,8 @@ export const steps = {
   agents: (): Step => ({ cli: "git handoff agents", tool: "list_agents" }),
   status: (): Step => ({ cli: "git handoff status", tool: "overview" }),
   declare: (): Step => ({ cli: "git handoff session start --objective TEXT", tool: "declare_session", arguments: { objective: "TEXT" } }),
+  ask: (agent: string, target: string): Step => ({ cli: handoffCommand("ask", agent, "--release", target), tool: "request_release", arguments: { agent, release: target } }),
+  answer: (request: string, verdict: "release" | "keep"): Step => ({ cli: handoffCommand("answer", request, `--${verdict}`), tool: "answer_request", arguments: { request, answer: verdict } }),
 };
 
 /**
@@ -69,6 +71,8 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
+  [cmd(String.raw`git handoff ask ${W} --release ${W}`), (_, agent, target) => spell(steps.ask(agent!, target!), "mcp")],
+  [cmd(String.raw`git handoff answer ${W} --(release|keep)`), (_, id, verdict) => spell(steps.answer(id!, verdict as "release" | "keep"), "mcp")],
   [cmd(String.raw`git handoff claim ${W}`), (_, id) => spell(steps.claim(id!), "mcp")],
   [cmd(String.raw`git handoff release ${W}`), (_, id) => spell(steps.release(id!), "mcp")],
   [cmd(String.raw`git handoff renew ${W}`), (_, id) => spell(steps.renew(id!), "mcp")],

@@ -10,6 +10,7 @@ import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 import { extendAllDue } from "./claim-extend.ts";
 import { localMachine } from "./machine.ts";
+import { recordWorktreeDrift } from "./drift.ts";
 
 export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
 export const AGENT_FILE = "agent.json";
@@ -90,10 +91,14 @@ export function endSessionFor(store: Store): Promise<AgentRecord> {
   return mutateOwnAgent(store, endSession);
 }
 
-/** A heartbeat also extends the caller's claims that are a third through their time (claim-extend.ts). */
+/**
+ * A heartbeat also extends the caller's claims that are a third through their time (claim-extend.ts),
+ * and records the caller's undeclared changes in its worktree (drift.ts).
+ */
 export async function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
   const record = await mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
   await extendAllDue(store);
+  await recordWorktreeDrift(store, record).catch(() => []);
   return record;
 }
 

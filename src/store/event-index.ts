@@ -21,7 +21,7 @@ import { isTakeoverPartner, statsProjection } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 
-const VERSION = 5;
+const VERSION = 6;
 /** A lock left by a crashed updater is broken after this long. */
 const STALE_LOCK_MS = 60_000;
 

@@ -7,6 +7,8 @@ import { emit, warn } from "../../present/output.ts";
 import { handoffText, inboxEntryText } from "../../present/render-tasks.ts";
 import { entryJson, handoffJson } from "../../present/handoff.ts";
 import { renderRejection } from "../../present/handoff-text.ts";
+import { requestInbox } from "../../store/release-requests.ts";
+import { renderAnswer, renderRequest } from "../../present/render-requests.ts";
 
 /** After a claim: the handoffs that came with the claimed task's dependencies, shown once in text. */
 export async function deliveredWithClaim(store: Store, t: Task): Promise<string> {
@@ -45,15 +47,18 @@ export function registerHandoff(program: Command): void {
   });
 
   withGlobals(
-    program.command("inbox").description("what waits for you: rejected reviews of your work, and handoffs addressed to you or on tasks your claimed tasks wait on, until you ack them"),
+    program.command("inbox").description("what waits for you: rejected reviews of your work, release requests to answer and answers to yours, and handoffs addressed to you or on tasks your claimed tasks wait on, until you ack them"),
   ).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const { entries, rejections, problems } = await inbox(store);
+      const { asked, answered } = await requestInbox(store);
       for (const p of problems) warn(p);
-      // Rejections of this agent's reviews come first; in JSON they are entries of kind "rejection".
-      emit(!!g.json, [...rejections, ...entries.map(entryJson)], () =>
-        entries.length || rejections.length
-          ? [...rejections.map((r) => renderRejection(r)), ...entries.map(inboxEntryText)].join("\n\n")
+      // Rejections of this agent's reviews come first; in JSON they are entries of kind "rejection",
+      // release requests waiting for its answer "release_request", answers to its own "release_answer".
+      const requests = [...asked.map((r) => ({ kind: "release_request" as const, ...r })), ...answered.map((r) => ({ kind: "release_answer" as const, ...r }))];
+      emit(!!g.json, [...rejections, ...requests, ...entries.map(entryJson)], () =>
+        entries.length || rejections.length || requests.length
+          ? [...rejections.map((r) => renderRejection(r)), ...asked.map((r) => renderRequest(r)), ...answered.map(renderAnswer), ...entries.map(inboxEntryText)].join("\n\n")
           : "inbox empty",
       );
     });

@@ -7,6 +7,8 @@ import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { trafficText } from "../../present/render-traffic.ts";
 import { remoteTrafficFor } from "../../sync/remote-traffic.ts";
+import { negotiationStats } from "../../core/negotiation-stats.ts";
+import { negotiationStatsText } from "../../present/render-negotiation-stats.ts";
 
 export function registerStats(program: Command): void {
   withGlobals(
@@ -23,11 +25,11 @@ export function registerStats(program: Command): void {
       // Through the event index: the events it reads in detail, and only the times of the rest.
       const { events, counted, partners } = await readStatsEvents(store, { onProblem: warn });
       const stats = computeStats(events, { since, now, counted, ...(partners ? { partners } : {}) });
+      const negotiation = negotiationStats(events, since);
       // What this clone asks of its sync remote: pushes, listings and fetches per minute.
       const remote = await remoteTrafficFor(store);
-      const out = remote ? { ...stats, remote } : stats;
-      emit(!!g.json, out, () => statsText(stats) + (remote ? `
-${trafficText(remote)}` : ""));
+      const out = { ...stats, drift: negotiation.undeclared, negotiation: negotiation.requests, ...(remote ? { remote } : {}) };
+      emit(!!g.json, out, () => `${statsText(stats)}\n${negotiationStatsText(negotiation)}${remote ? `\n${trafficText(remote)}` : ""}`);
     });
   });
 }

@@ -13,6 +13,9 @@ import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 import { readQuarantine } from "../../sync/quarantine.ts";
 import { quarantineLines } from "../../present/render-quarantine.ts";
+import { computeDrift } from "../../store/drift.ts";
+import { indexedLogEvents } from "../../store/log-index.ts";
+import { driftSectionText } from "../../present/render-drift.ts";
 
 function syncText(conflicts: Conflict[], tentative: number): string {
   const lines: string[] = [];
@@ -47,16 +50,20 @@ export function registerStatus(program: Command): void {
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
-      const leases = leaseRows((await loadLeases(store)).set.leases, tasks, records, now, store.config);
+      const leaseSet = (await loadLeases(store)).set.leases;
+      const leases = leaseRows(leaseSet, tasks, records, now, store.config);
+      // Edits outside each agent's declaration, and claims renewed while their branch stands still.
+      const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
+      const driftText = driftSectionText(drift);
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
       const remote = await store.syncRemote();
       const quarantined = remote ? [...(await readQuarantine(store, remote)).entries.values()] : [];
-      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
+      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, drift, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
       const refused = remote ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
+      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}${driftText ? `\n${driftText}` : ""}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
     });
   });
 }

@@ -11,5 +11,7 @@ import { REVIEW_TOOLS } from "./review.ts";
 import { TASK_TOOLS } from "./tasks.ts";
 import { VIEW_TOOLS } from "./views.ts";
 import { WAIT_TOOLS } from "./waiting.ts";
+import { requestReleaseTool } from "./request-release.ts";
+import { answerRequestTool } from "./answer-request.ts";
 
-export const ALL_TOOLS: readonly ToolDef[] = [...VIEW_TOOLS, ...TASK_TOOLS, ...CLAIM_TOOLS, ...REVIEW_TOOLS, ...DEPENDENCY_TOOLS, ...WAIT_TOOLS, ...LEASE_TOOLS, ...HANDOFF_TOOLS, ...AGENT_TOOLS, ...INSIGHT_TOOLS, ...MEMORY_TOOLS];
+export const ALL_TOOLS: readonly ToolDef[] = [...VIEW_TOOLS, ...TASK_TOOLS, ...CLAIM_TOOLS, ...REVIEW_TOOLS, ...DEPENDENCY_TOOLS, ...WAIT_TOOLS, ...LEASE_TOOLS, ...HANDOFF_TOOLS, requestReleaseTool, answerRequestTool, ...AGENT_TOOLS, ...INSIGHT_TOOLS, ...MEMORY_TOOLS];

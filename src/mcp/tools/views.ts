@@ -1,4 +1,6 @@
 // Read-mostly tools: the agent's context at session start, the overview and the event history.
+import { requestInbox } from "../../store/release-requests.ts";
+import { renderAnswer, renderRequest } from "../../present/render-requests.ts";
 import * as z from "zod/mini";
 import { parseSince } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
@@ -71,6 +73,9 @@ export const loadContext = defineTool({
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
     const ready = readyTasks(tasks, now); // only tasks whose dependencies are done
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
+    // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
+    const requests = await requestInbox(store);
+    const negotiation = [...requests.asked.map((r) => renderRequest(r, "mcp")), ...requests.answered.map(renderAnswer)].join("\n");
     const memories = await contextMemories(store, claimed.map((t) => t.id));
     const remembered = memoriesContext(memories.shown, memories.omitted);
     const shown = ready.slice(0, 5);
@@ -87,6 +92,7 @@ export const loadContext = defineTool({
       overviewText(overview, now),
       "",
       ...(inbox ? [inbox, ""] : []),
+      ...(negotiation ? [negotiation, ""] : []),
       ...(remembered ? [remembered, ""] : []),
       claimed.length ? "next: continue your claimed tasks (renew_task before leases end), complete_task when done" : "next: claim_next (or claim_task a ready one) before starting work",
     ].join("\n");
@@ -105,6 +111,7 @@ export const loadContext = defineTool({
       text,
       summary: `you are ${me}; you hold ${claimed.length} task${claimed.length === 1 ? "" : "s"}${claimed.length ? ` (${claimed.map((t) => t.id).join(", ")})` : ""}; ${ready.length} ready to claim${inbox ? "; handoffs wait in your inbox" : ""}`,
       next: [
+        ...requests.asked.slice(0, 1).map((r) => nextCall(steps.answer(r.id, "release"), `${r.from} asks you to release ${r.task ? `task ${r.task}` : r.paths.join(" ")} (or answer keep)`)),
         ...(inbox ? [nextCall(steps.inbox(), "handoffs for you")] : []),
         ...(claimed.length ? [nextCall(steps.done(claimed[0]!.id), "when its work is committed")] : ready.length ? [nextCall(steps.claimNext(), "take the best ready task")] : [{ tool: "watch", why: "wait until a task is ready" }]),
         ...(registration.declared ? [] : [nextCall(steps.declare(), "tell the others what you work on")]),

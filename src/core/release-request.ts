@@ -1,0 +1,219 @@
+// Negotiation as data: an agent asks the holder of a task or a lease to release it; the holder
+// answers release (given back in the same transaction) or keep (optionally until a time). Each
+// side writes only its own log ref (refs/handoff/log/<agent>): the request on the requester's, the
+// answer and each delivery on the holder's. The state of a request is folded from those events.
+// Pure.
+import type { AgentStatus } from "./agent.ts";
+import { HandoffError, type Refusal } from "./errors.ts";
+import { parseDuration } from "./duration.ts";
+import type { HandoffEvent } from "./event.ts";
+import { matchesPath } from "./glob-overlap.ts";
+import { isLeaseLive, MAX_REASON, type Lease } from "./lease.ts";
+import { handoffCommand } from "./shell-quote.ts";
+import type { Task } from "./task.ts";
+import type { OpContext } from "./task-ops.ts";
+
+export const REQUEST_ID_RE = /^rq-[0-9a-z]{8}$/;
+const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+export function newRequestId(random: Uint8Array): string {
+  let out = "rq-";
+  for (let i = 0; i < 8; i++) out += ID_ALPHABET[(random[i] ?? 0) & 31];
+  return out;
+}
+
+export type Verdict = "release" | "keep";
+
+export interface RequestAnswer {
+  verdict: Verdict;
+  at: string;
+  until: string | null;
+  reason: string | null;
+}
+
+export interface ReleaseRequest {
+  id: string;
+  from: string;
+  to: string;
+  at: string;
+  /** What is asked for: a task (its claim and scope leases) or lease patterns. */
+  task: string | null;
+  paths: string[];
+  reason: string | null;
+  answer: RequestAnswer | null;
+}
+
+/**
+ * Which deliveries an agent has had, as `<id>:<kind>/<channel>`: kind `request` (to the holder) or
+ * `answer` (to the requester), channel `hook` (a pre-edit hook's answer) or `session` (SessionStart).
+ */
+export type Delivered = Set<string>;
+
+/** Folds request, answer and delivery events (from every log) into requests and deliveries. */
+export function foldRequests(events: HandoffEvent[]): { requests: ReleaseRequest[]; delivered: Map<string, Delivered> } {
+  const byId = new Map<string, ReleaseRequest>();
+  const delivered = new Map<string, Delivered>();
+  const sorted = [...events].sort((a, b) => a.at.localeCompare(b.at));
+  for (const e of sorted) {
+    if (!e.request) continue;
+    if (e.type === "release_requested" && e.holder && !byId.has(e.request)) {
+      byId.set(e.request, { id: e.request, from: e.agent, to: e.holder, at: e.at, task: e.task || null, paths: e.paths ?? [], reason: e.reason ?? null, answer: null });
+    } else if (e.type === "release_answered") {
+      const r = byId.get(e.request);
+      // Only the agent asked may answer; a forged answer on someone else's log is not one.
+      if (r && r.to === e.agent && !r.answer && (e.answer === "release" || e.answer === "keep")) {
+        r.answer = { verdict: e.answer, at: e.at, until: e.until ?? null, reason: e.reason ?? null };
+      }
+    } else if (e.type === "request_delivered" && e.note) {
+      const set = delivered.get(e.agent) ?? new Set<string>();
+      set.add(`${e.request}:${e.note}`);
+      delivered.set(e.agent, set);
+    }
+  }
+  return { requests: [...byId.values()], delivered };
+}
+
+/** What `agent` has not been told yet in `channel`: requests to it still open, answers to its requests. */
+export function undelivered(agent: string, requests: ReleaseRequest[], delivered: Delivered | undefined, channel: string): { requests: ReleaseRequest[]; answers: ReleaseRequest[] } {
+  const seen = delivered ?? new Set<string>();
+  return {
+    requests: requests.filter((r) => r.to === agent && !r.answer && !seen.has(`${r.id}:request/${channel}`)),
+    answers: requests.filter((r) => r.from === agent && r.answer && !seen.has(`${r.id}:answer/${channel}`)),
+  };
+}
+
+export interface AskInput {
+  to: string;
+  target: string;
+  reason: string | null;
+}
+
+export interface AskFacts {
+  /** The holder's status, or null when no such agent is known. */
+  status: AgentStatus | null;
+  tasks: Task[];
+  leases: Lease[];
+}
+
+function optionLike(s: string): boolean {
+  return s.startsWith("-");
+}
+
+/** The release_requested event, or why not: self, unknown agent, gone agent, nothing held. */
+export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: OpContext): { ok: true; event: HandoffEvent } | { ok: false; refusal: Refusal } {
+  const me = ctx.actor.agent;
+  const bad = (message: string): { ok: false; refusal: Refusal } => ({ ok: false, refusal: { code: "invalid_input", message } });
+  if (!input.target || optionLike(input.target)) return bad(`--release needs a task id or a path, got ${JSON.stringify(input.target)}`);
+  if (input.target.length > 1024 || /[\x00-\x1f]/.test(input.target)) return bad("--release must be one line of at most 1024 characters");
+  if (input.reason !== null && (input.reason.length > MAX_REASON || optionLike(input.reason))) return bad(`--reason must be text of at most ${MAX_REASON} characters that does not start with '-'`);
+  if (input.to === me) return bad("you cannot ask yourself: release it with git handoff release or git handoff unlease");
+  if (facts.status === null) {
+    return { ok: false, refusal: { code: "not_found", message: `no agent ${input.to}`, data: { agent: input.to }, suggestions: [{ action: "fix_input", detail: "list agents: git handoff agents" }] } };
+  }
+  const task = facts.tasks.find((t) => t.id === input.target);
+  const live = facts.leases.filter((l) => l.agent === input.to && isLeaseLive(l, ctx.now));
+  const paths = task ? [] : [...new Set(live.filter((l) => l.pattern === input.target || matchesPath(l.pattern, input.target)).map((l) => l.pattern))];
+  const heldTask = task && task.status === "claimed" && task.claim?.agent === input.to;
+  if (facts.status === "disconnected") {
+    const how = task ? handoffCommand("reclaim", task.id, "--reason", "holder is gone") : handoffCommand("unlease", input.target, "--reclaim", "--holder", input.to, "--reason", "holder is gone");
+    return {
+      ok: false,
+      refusal: {
+        code: "holder_gone",
+        message: `${input.to} is gone (its session ended or went silent): nobody would answer; take it back instead`,
+        data: { agent: input.to, target: input.target },
+        suggestions: [{ action: "reclaim", detail: `force-release it (logged): ${how}` }],
+      },
+    };
+  }
+  if (!heldTask && !paths.length) {
+    return {
+      ok: false,
+      refusal: {
+        code: "not_found",
+        message: `${input.to} holds no task or lease ${input.target}`,
+        data: { agent: input.to, target: input.target },
+        suggestions: [{ action: "fix_input", detail: `see what it holds: ${handoffCommand("leases", "--agent", input.to)}` }],
+      },
+    };
+  }
+  const { scope, worktree, branch } = ctx.actor;
+  const event: HandoffEvent = {
+    type: "release_requested",
+    task: heldTask ? task.id : "",
+    agent: me,
+    at: ctx.now.toISOString(),
+    scope,
+    worktree,
+    branch,
+    holder: input.to,
+    request: id,
+    ...(paths.length ? { paths } : {}),
+    ...(input.reason ? { reason: input.reason } : {}),
+  };
+  return { ok: true, event };
+}
+
+export interface AnswerInput {
+  id: string;
+  verdict: Verdict;
+  until: string | null;
+  reason: string | null;
+}
+
+/** The release_answered event, or why not: unknown request, someone else's, already answered. */
+export function answerRequest(r: ReleaseRequest | undefined, input: AnswerInput, ctx: OpContext): { ok: true; event: HandoffEvent } | { ok: false; refusal: Refusal } {
+  const me = ctx.actor.agent;
+  if (input.reason !== null && (input.reason.length > MAX_REASON || optionLike(input.reason))) {
+    return { ok: false, refusal: { code: "invalid_input", message: `--reason must be text of at most ${MAX_REASON} characters that does not start with '-'` } };
+  }
+  if (!r) {
+    return { ok: false, refusal: { code: "not_found", message: `no request ${input.id}`, data: { request: input.id }, suggestions: [{ action: "fix_input", detail: "see the requests waiting for you: git handoff inbox" }] } };
+  }
+  if (r.to !== me) {
+    return { ok: false, refusal: { code: "not_holder", message: `request ${r.id} asks ${r.to}, not ${me}: only ${r.to} answers it`, data: { request: r.id, to: r.to } } };
+  }
+  if (r.answer) {
+    return { ok: false, refusal: { code: "wrong_state", message: `request ${r.id} was already answered (${r.answer.verdict} at ${r.answer.at})`, data: { request: r.id, answer: r.answer } } };
+  }
+  if (input.until !== null && input.verdict !== "keep") return { ok: false, refusal: { code: "usage", message: "--until goes with --keep" } };
+  const { scope, worktree, branch } = ctx.actor;
+  const event: HandoffEvent = {
+    type: "release_answered",
+    task: r.task ?? "",
+    agent: me,
+    at: ctx.now.toISOString(),
+    scope,
+    worktree,
+    branch,
+    holder: r.from,
+    request: r.id,
+    answer: input.verdict,
+    ...(r.paths.length ? { paths: r.paths } : {}),
+    ...(input.until ? { until: input.until } : {}),
+    ...(input.reason ? { reason: input.reason } : {}),
+  };
+  return { ok: true, event };
+}
+
+/** What the request asks for, in words: `task parser` or `src/api/**`. */
+export function targetText(r: Pick<ReleaseRequest, "task" | "paths">): string {
+  return r.task ? `task ${r.task}` : r.paths.join(" ");
+}
+
+/** `--until`: an ISO time, or a duration from now (`2h`). */
+export function parseUntil(text: string, now: Date): string {
+  if (text.startsWith("-")) throw new HandoffError({ code: "invalid_input", message: `--until needs a time or a duration, got ${JSON.stringify(text.slice(0, 80))}` });
+  if (/^\d{4}-\d\d-\d\dT/.test(text)) {
+    const t = Date.parse(text);
+    if (Number.isNaN(t)) throw new HandoffError({ code: "invalid_input", message: `--until is not a time: ${JSON.stringify(text.slice(0, 80))}` });
+    return new Date(t).toISOString();
+  }
+  return new Date(now.getTime() + parseDuration(text, "--until")).toISOString();
+}
+
+/** Whether the holder still holds what the request asks for; a request it no longer holds is moot (not shown, not delivered). */
+export function stillHeld(r: ReleaseRequest, tasks: Task[], leases: Lease[], now: Date): boolean {
+  if (r.task) return tasks.some((t) => t.id === r.task && t.status === "claimed" && t.claim?.agent === r.to && Date.parse(t.claim.expires_at) > now.getTime());
+  return r.paths.some((p) => leases.some((l) => l.agent === r.to && l.pattern === p && isLeaseLive(l, now)));
+}

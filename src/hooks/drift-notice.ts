@@ -1,0 +1,78 @@
+// What a pre-edit hook adds to the agent's context besides the lease check: a one-line notice the
+// first time it touches a file outside its declaration (never a block), and release requests (or
+// answers to its own) it has not been told yet. Cheap in the common case: the declaration is first
+// tried from the agent's record and its own leases (a task's scope is leased when it is claimed);
+// tasks and the log index are read only for a path that falls outside that. A path a heartbeat
+// already recorded (drift.ts) still gets its notice: the agent itself was never told.
+import { declarationOf, isDeclared, undeclaredNotice } from "../core/declaration.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import { isLeaseLive } from "../core/lease.ts";
+import { matchesPath } from "../core/glob-overlap.ts";
+import { requestsContext } from "../present/render-requests.ts";
+import { declaredFiles } from "../store/declared-files.ts";
+import { HEARTBEAT_NOTE } from "../store/drift.ts";
+import { recordCatches } from "../store/catch-log.ts";
+import { loadLeasesFor } from "../store/lease-store.ts";
+import { indexedLogEvents } from "../store/log-index.ts";
+import { deliver } from "../store/release-requests.ts";
+import type { Store } from "../store/store.ts";
+import { listTasks } from "../store/task-store.ts";
+import type { EditCheck } from "./edit-check.ts";
+import { mark } from "./profile.ts";
+
+export interface ContextAdditions {
+  text: string;
+  /** Written after the answer is out (the undeclared_edit events). */
+  events: HandoffEvent[];
+}
+
+async function driftNotice(store: Store, result: EditCheck): Promise<ContextAdditions> {
+  const paths = result.answers.filter((a) => !a.ignored).map((a) => a.path);
+  if (!paths.length) return { text: "", events: [] };
+  const agent = store.actor.agent;
+  const now = store.now();
+  const { declared, record: loadRecord } = await declaredFiles(store, agent);
+  const { set } = await loadLeasesFor(store, { paths, agent });
+  const quick = [...declared.files, ...set.leases.filter((l) => l.agent === agent && !l.auto && isLeaseLive(l, now)).map((l) => l.pattern)];
+  const outside = paths.filter((p) => !quick.some((g) => matchesPath(g, p)));
+  if (!outside.length) return { text: "", events: [] };
+  const [record, { tasks }] = await Promise.all([loadRecord(), listTasks(store, { settled: false })]);
+  const d = declarationOf(agent, record, tasks, set.leases, now);
+  if (!d) return { text: "", events: [] };
+  const undeclared = outside.filter((p) => !isDeclared(d, p));
+  if (!undeclared.length) return { text: "", events: [] };
+  const since = record?.started_at ?? "";
+  const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === agent && e.at >= since && e.note !== HEARTBEAT_NOTE).flatMap((e) => e.paths ?? []));
+  const fresh = undeclared.filter((p) => !told.has(p));
+  if (!fresh.length) return { text: "", events: [] };
+  const { scope, worktree, branch } = store.actor;
+  const event: HandoffEvent = { type: "undeclared_edit", task: "", agent, at: now.toISOString(), scope, worktree, branch, paths: fresh };
+  return { text: undeclaredNotice(d, fresh), events: [event] };
+}
+
+/** The notice and the deliveries for this edit; a failure here never changes the hook's answer. */
+export async function contextAdditions(store: Store, result: EditCheck): Promise<ContextAdditions> {
+  const lines: string[] = [];
+  let events: HandoffEvent[] = [];
+  try {
+    const n = await driftNotice(store, result);
+    if (n.text) lines.push(n.text);
+    events = n.events;
+  } catch {
+    /* drift is advice: never a reason to fail the hook */
+  }
+  mark("drift checked");
+  try {
+    const fresh = await deliver(store, "hook");
+    const text = requestsContext(store.actor.agent, fresh);
+    if (text) lines.push(text);
+  } catch {
+    /* a request not delivered now is delivered on the next edit */
+  }
+  mark("requests delivered");
+  return { text: lines.join("\n"), events };
+}
+
+export async function recordAdditions(store: Store, a: ContextAdditions): Promise<void> {
+  await recordCatches(store, a.events);
+}

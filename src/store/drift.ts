@@ -1,0 +1,107 @@
+// Drift: what each agent really changes (its branch's commits since its base, the uncommitted
+// changes in its worktree, the edits its hooks saw) against what it declared (declaration.ts).
+// And tasks whose lease keeps being renewed while the holder's branch stands still.
+import { existsSync } from "node:fs";
+import type { AgentRecord } from "../core/agent.ts";
+import { declarationOf, isPossiblyStuck, MAX_SHOWN_PATHS, undeclaredPaths, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import { isIgnored } from "../core/lease-policy.ts";
+import type { Lease } from "../core/lease.ts";
+import type { Task } from "../core/task.ts";
+import { mergeBase } from "../git/diff.ts";
+import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
+import { loadLeases, loadPolicy } from "./lease-store.ts";
+import { recordCatches } from "./catch-log.ts";
+import { indexedLogEvents } from "./log-index.ts";
+import { listTasks } from "./task-store.ts";
+import { localMachine } from "./machine.ts";
+import type { Store } from "./store.ts";
+
+/** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
+async function baseOf(store: Store, agent: string, tip: string, tasks: Task[]): Promise<string | null> {
+  // The earliest claim's base: work on the later tasks is in its range too.
+  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => a.claim!.claimed_at.localeCompare(b.claim!.claimed_at));
+  if (held.length) return held[0]!.base!;
+  const integration = store.config.integrationBranch;
+  return integration ? mergeBase(store.cwd, tip, `refs/heads/${integration}`) : null;
+}
+
+/** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
+async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: string): Promise<string[]> {
+  const paths: string[] = [];
+  if (a.branch) {
+    const tip = tips.get(a.branch);
+    const base = tip ? await baseOf(store, a.agent, tip.commit, tasks) : null;
+    if (tip && base) paths.push(...(await changedBetween(store.cwd, base, tip.commit)));
+  }
+  // A worktree path recorded on another machine may name an unrelated folder here.
+  if (a.worktree && (!a.machine || a.machine === machine) && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
+  return paths;
+}
+
+export interface DriftInput {
+  agents: AgentRecord[];
+  tasks: Task[];
+  leases: Lease[];
+  /** The indexed log events (log-index.ts): undeclared edits the hooks saw. */
+  logged: HandoffEvent[];
+}
+
+export async function computeDrift(store: Store, input: DriftInput): Promise<DriftView> {
+  const now = store.now();
+  const policy = loadPolicy(store);
+  const agents: AgentDrift[] = [];
+  const tips = await branchTips(store.cwd);
+  const machine = await localMachine(store);
+  for (const a of input.agents) {
+    if (a.ended_at) continue;
+    const d = declarationOf(a.agent, a, input.tasks, input.leases, now);
+    if (!d) continue;
+    const seen = input.logged.filter((e) => e.type === "undeclared_edit" && e.agent === a.agent && e.at >= a.started_at).flatMap((e) => e.paths ?? []);
+    const changed = [...(await changedBy(store, a, input.tasks, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
+    const out = undeclaredPaths(d, changed);
+    if (out.length) agents.push({ agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length });
+  }
+  return { agents, stuck: stuckTasks(store, input.tasks, tips) };
+}
+
+export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>): StuckTask[] {
+  const now = store.now();
+  const out: StuckTask[] = [];
+  for (const t of tasks) {
+    const c = t.claim;
+    if (t.status !== "claimed" || !c) continue;
+    const tip = c.branch ? tips.get(c.branch) : undefined;
+    if (!isPossiblyStuck({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs)) continue;
+    const since = Math.max(Date.parse(c.claimed_at), tip?.at.getTime() ?? 0);
+    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: new Date(since).toISOString(), still_ms: now.getTime() - since });
+  }
+  return out;
+}
+
+export type { AgentDrift, Declaration, DriftView, StuckTask };
+
+/** How an undeclared_edit recorded by a heartbeat (not a hook's notice to the agent) is marked. */
+export const HEARTBEAT_NOTE = "seen at heartbeat";
+
+/**
+ * An explicit heartbeat's share: the caller's own undeclared changes in its worktree (committed
+ * since its base, and uncommitted), recorded as an `undeclared_edit` event once per path and
+ * session. So another clone, which cannot look into this worktree, sees them too. Best effort.
+ */
+export async function recordWorktreeDrift(store: Store, record: AgentRecord): Promise<string[]> {
+  if (!store.repo.workTree || record.ended_at) return [];
+  const now = store.now();
+  const [{ tasks }, { set }] = await Promise.all([listTasks(store, { settled: false }), loadLeases(store)]);
+  const d = declarationOf(record.agent, record, tasks, set.leases, now);
+  if (!d) return [];
+  const policy = loadPolicy(store);
+  const here = { ...record, worktree: store.repo.workTree };
+  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), await localMachine(store))).filter((p) => !isIgnored(policy, p));
+  const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
+  const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
+  if (!fresh.length) return [];
+  const { scope, worktree, branch } = store.actor;
+  await recordCatches(store, [{ type: "undeclared_edit", task: "", agent: record.agent, at: now.toISOString(), scope, worktree, branch, paths: fresh, note: HEARTBEAT_NOTE }]);
+  return fresh;
+}

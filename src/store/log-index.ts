@@ -1,0 +1,80 @@
+// The negotiation and drift events of every agent's log ref (refs/handoff/log/<agent>), read
+// through a cache keyed by the refs' tips: `.git/handoff/log-index.json` holds, per log ref, the
+// tip it was read at and the events of these types found below it. A ref whose tip did not move
+// costs nothing; one that moved is read from its new tip down to the cached tip only. A pre-edit
+// hook can afford that. The cache is thrown away and rebuilt at will (a wrong tip is a miss).
+import type { HandoffEvent } from "../core/event.ts";
+import { HandoffError } from "../core/errors.ts";
+import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
+import { LOG_PREFIX } from "./catch-log.ts";
+import { readSmallFile, writeSmallFile } from "./small-file.ts";
+import type { Store } from "./store.ts";
+
+export const INDEXED_TYPES: ReadonlySet<string> = new Set(["undeclared_edit", "release_requested", "release_answered", "request_delivered"]);
+/** Commits read below a tip at most, so a long log that never had these events stays bounded. */
+const MAX_WALK = 5000;
+/** Events kept per ref: the newest; older negotiation is history (`events`), not state. */
+const MAX_KEPT = 2000;
+
+interface IndexFile {
+  v: 1;
+  refs: Record<string, { tip: string; events: HandoffEvent[] }>;
+}
+
+function cachePath(store: Store): string {
+  return `${store.repo.commonDir}/handoff/log-index.json`;
+}
+
+function readIndex(store: Store): IndexFile {
+  const text = readSmallFile(cachePath(store));
+  if (text) {
+    try {
+      const parsed = JSON.parse(text) as IndexFile;
+      if (parsed && parsed.v === 1 && typeof parsed.refs === "object") return parsed;
+    } catch {
+      /* a torn or foreign file is a miss */
+    }
+  }
+  return { v: 1, refs: {} };
+}
+
+/** The indexed events of every log ref, oldest first. */
+export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
+  const index = readIndex(store);
+  const tips = await store.listRefs(LOG_PREFIX);
+  const next: IndexFile = { v: 1, refs: {} };
+  let changed = tips.length !== Object.keys(index.refs).length;
+  for (const { name, oid } of tips) {
+    const cached = index.refs[name];
+    if (cached && cached.tip === oid) {
+      next.refs[name] = cached;
+      continue;
+    }
+    changed = true;
+    const fresh: HandoffEvent[] = [];
+    let at: string | undefined = oid;
+    let reachedCache = false;
+    for (let n = 0; at && n < MAX_WALK; n++) {
+      if (cached && at === cached.tip) {
+        reachedCache = true;
+        break;
+      }
+      let commit;
+      try {
+        commit = parseCommit(await readTyped(store.reader, at, "commit", name));
+      } catch (e) {
+        if (!(e instanceof HandoffError)) throw e;
+        break;
+      }
+      const ev = eventFromMessage(commit.message);
+      if (ev && INDEXED_TYPES.has(ev.type)) fresh.push(ev);
+      at = commit.parents[0];
+    }
+    const events = [...(reachedCache ? cached!.events : []), ...fresh.reverse()];
+    next.refs[name] = { tip: oid, events: events.slice(Math.max(0, events.length - MAX_KEPT)) };
+  }
+  if (changed) writeSmallFile(cachePath(store), JSON.stringify(next));
+  return Object.values(next.refs)
+    .flatMap((r) => r.events)
+    .sort((a, b) => a.at.localeCompare(b.at));
+}

@@ -1,0 +1,66 @@
+// `ask` and `answer` refused: unknown agent, unknown request, someone else's request, option-like
+// and malformed values, a gone holder. Each with its stable code and exit status, and no ref moved.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, handoffRefs, type CliResult } from "./support/repo.ts";
+import { team, type Team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+function ok(r: CliResult, what = "command"): CliResult {
+  assert.is(r.code, 0, `${what}: ${r.stderr}`);
+  return r;
+}
+
+/** alice holds task api (scope src/api/**) and a lease on docs/guide.md; bob declared src/ui/**. */
+function setup(): Team {
+  const t = team(["alice", "bob"]);
+  ok(t.as("alice", ["session", "start", "--objective", "the api", "--files", "src/api/**"]));
+  ok(t.as("bob", ["session", "start", "--objective", "the ui", "--files", "src/ui/**"]));
+  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
+  ok(t.as("alice", ["claim", "api"]));
+  ok(t.as("alice", ["lease", "docs/guide.md"]));
+  return t;
+}
+
+test("bad input is refused with a stable code and no ref changes", () => {
+  const t = setup();
+  const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"])).json.id;
+  const before = handoffRefs(t.repo, { logs: true });
+  const cases: [string, string[], number, RegExp][] = [
+    ["bob", ["ask", "nobody", "--release", "api"], 4, /no agent nobody/],
+    ["bob", ["ask", "alice", "--release", "nothing-held"], 4, /alice holds no task or lease nothing-held/],
+    ["bob", ["ask", "alice", "--release=--all"], 2, /--release needs a task id or a path/],
+    ["bob", ["ask", "bob", "--release", "api"], 2, /cannot ask yourself/],
+    ["bob", ["ask", "../x", "--release", "api"], 2, /invalid agent name/],
+    ["alice", ["answer", "rq-zzzzzzzz", "--release"], 4, /no request rq-zzzzzzzz/],
+    ["alice", ["answer", "not-an-id", "--release"], 2, /not a request id/],
+    ["bob", ["answer", id, "--release"], 3, /asks alice, not bob/],
+    ["alice", ["answer", id], 2, /exactly one of --release or --keep/],
+    ["alice", ["answer", id, "--release", "--until", "2h"], 2, /--until goes with --keep/],
+    ["alice", ["answer", id, "--keep", "--until", "--x"], 2, /--until needs a time/],
+  ];
+  for (const [agent, args, code, message] of cases) {
+    const r = t.as(agent, [...args, "--json"]);
+    assert.is(r.code, code, `${args.join(" ")}: ${r.stderr}${r.stdout}`);
+    assert.match(r.stdout + r.stderr, message, args.join(" "));
+    assert.is(handoffRefs(t.repo, { logs: true }), before, `${args.join(" ")} changed a ref`);
+  }
+  ok(t.as("alice", ["answer", id, "--keep"]));
+  const again = t.as("alice", ["answer", id, "--release"]);
+  assert.is(again.code, 3);
+  assert.match(again.stderr, /already answered/);
+});
+
+test("a request to an agent that is gone says so and suggests reclaim", () => {
+  const t = setup();
+  ok(t.as("alice", ["session", "end"]));
+  const r = t.as("bob", ["ask", "alice", "--release", "api", "--json"]);
+  assert.is(r.code, 3);
+  assert.is(r.json.error.code, "holder_gone");
+  assert.match(r.json.error.message, /alice is gone/);
+  assert.equal(r.json.error.suggestions.map((s: { action: string }) => s.action), ["reclaim"]);
+  assert.match(r.json.error.suggestions[0].detail, /git handoff reclaim api --reason/);
+});
+
+test.run();

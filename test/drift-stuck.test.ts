@@ -1,0 +1,50 @@
+// Claims that look stuck: the lease keeps being renewed while the holder's branch does not move.
+// Two agents in linked worktrees, the real CLI, the scripted clock (HANDOFF_NOW).
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { isPossiblyStuck } from "../src/core/declaration.ts";
+import type { Task } from "../src/core/task.ts";
+import { cleanupTemp, gitOut, type CliResult } from "./support/repo.ts";
+import { team, MIN } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+function ok(r: CliResult, what = "command"): CliResult {
+  assert.is(r.code, 0, `${what}: ${r.stderr}`);
+  return r;
+}
+
+test("a claim renewed while its branch stands still is flagged as possibly stuck (scripted clock)", () => {
+  const t = team(["alice", "bob", "carol"]);
+  const t0 = Date.now();
+  const at = (ms: number) => ({ HANDOFF_NOW: new Date(t0 + ms).toISOString() });
+  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "the api"], at(0)));
+  ok(t.as("alice", ["claim", "api", "--ttl", "2h"], at(0)));
+  ok(t.as("bob", ["task", "add", "--id", "ui", "--scope", "src/ui/**", "--", "the ui"], at(0)));
+  ok(t.as("bob", ["claim", "ui", "--ttl", "3h"], at(0)));
+  const stuck = (ms: number) => ok(t.as("carol", ["status", "--json", "--no-conflicts"], at(ms))).json.drift.stuck.map((s: { task: string }) => s.task);
+  // Renewed at 45 minutes, looked at 50 minutes in: under the default hour.
+  ok(t.as("alice", ["renew", "api", "--ttl", "2h"], at(45 * MIN)));
+  assert.equal(stuck(50 * MIN), []);
+  // Renewed again at 100 minutes, the branch still where it was: flagged. bob's claim was never
+  // renewed (its lease just runs), so it is not.
+  ok(t.as("alice", ["renew", "api", "--ttl", "2h"], at(100 * MIN)));
+  assert.equal(stuck(101 * MIN), ["api"]);
+  assert.match(ok(t.as("carol", ["status", "--no-conflicts"], at(101 * MIN))).stdout, /possibly stuck \(lease renewed, branch not moving\)\n {2}api {2}alice {2}alice-work still for 101m/);
+  // A commit on the branch at 90 minutes moves it: no longer flagged.
+  const dir = t.wt.alice!;
+  writeFileSync(join(dir, "shared.txt"), "moved\n");
+  gitOut(dir, "add", "shared.txt");
+  const when = new Date(t0 + 90 * MIN).toISOString();
+  spawnSync("git", ["commit", "-q", "-m", "progress"], { cwd: dir, env: { ...process.env, GIT_COMMITTER_DATE: when, GIT_AUTHOR_DATE: when } });
+  assert.equal(stuck(101 * MIN), []);
+  // The threshold is configurable.
+  const task = (claimedMs: number, renewedMs: number, ttl: number): Task => ({ id: "x", objective: "x", status: "claimed", priority: 0, scope: [], attempts: 0, max_attempts: 3, fence: 1, created_by: "a", created_at: new Date(t0).toISOString(), updated_at: new Date(t0).toISOString(), result: null, claim: { agent: "a", claimed_at: new Date(t0 + claimedMs).toISOString(), expires_at: new Date(t0 + renewedMs + ttl).toISOString(), fence: 1, ttl_ms: ttl, worktree: null, branch: null, scope: "ephemeral" } });
+  assert.ok(isPossiblyStuck({ task: task(0, 20 * MIN, 30 * MIN), branchMovedAt: null }, new Date(t0 + 21 * MIN), 15 * MIN));
+  assert.not.ok(isPossiblyStuck({ task: task(0, 20 * MIN, 30 * MIN), branchMovedAt: null }, new Date(t0 + 21 * MIN), 30 * MIN));
+});
+
+test.run();
