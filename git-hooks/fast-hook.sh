@@ -376,7 +376,7 @@ BEGIN {
     }
   }
   if (NE && !READONLY && DUE != "-" && DUE + 0 <= NOW + 1000) fall("a renewal or claim extension is due")
-  # Release requests and answers arrive on other agents' log refs: the full hook delivers them.
+  # Release requests and answers arrive on the log refs of other agents: the full hook delivers them.
   if (NE && DELIVER <= NOW) fall("release requests are looked for")
   for (e = 1; e <= NW; e++) {
     if (WREL[e] == "") continue
