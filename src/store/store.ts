@@ -149,7 +149,7 @@ export class Store {
       if (remote) {
         // Granting locally what the remote has not seen would break exclusivity across clones.
         if (!this.remoteGate) fail("internal", "this store was opened without the sync layer but the clone has a sync remote");
-        return this.remoteGate.exclusive(this, remote, attempt);
+        return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
     const deadline = Date.now() + RETRY_BUDGET_MS;
@@ -176,7 +176,7 @@ export type Attempt<R> = (now: Date) => Promise<{ updates: RefUpdate[]; result: 
 /** The narrow interface through which the store's compare-and-swap loop uses the sync remote. */
 export interface RemoteGate {
   /** Runs the loop so its writes count only once they have landed on the remote. */
-  exclusive<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R>;
+  exclusive<R>(store: Store, remote: string, attempt: Attempt<R>, opts?: CasOptions): Promise<R>;
   /** Fetches the remote's state and applies it here; `ok: false` when the remote cannot be read. */
   refresh(store: Store, remote: string): Promise<{ ok: boolean }>;
 }
@@ -187,6 +187,15 @@ export interface CasOptions {
    * sync remote configured it must land on the remote before it counts.
    */
   exclusive?: boolean;
+  /**
+   * One deadline shared by several writes of one call (claim --next trying candidates): the sync
+   * layer sets `until` on first use and bounds every later write by it.
+   */
+  deadline?: SharedDeadline;
+}
+
+export interface SharedDeadline {
+  until?: number;
 }
 
 const RETRY_BUDGET_MS = 5000;
