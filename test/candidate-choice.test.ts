@@ -21,14 +21,22 @@ function task(id: string, priority: number, ageMin: number): Task {
   return ok(createTask({ id, objective: `do ${id}`, priority, scope: [], maxAttempts: 3 }, ctx("lead", -ageMin * MIN)));
 }
 
-test("alone, a caller takes the best task, as priority says", () => {
+test("alone, a caller takes a task of the best priority, never a lower one", () => {
   const best = claimCandidates([task("low", 0, 50), task("high", 5, 1)], ctx("a"));
   for (const r of [0, 0.3, 0.999]) assert.is(chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost: 0 })!.id, "high");
   assert.is(chooseCandidate([], { now: new Date(T0), random: 0.5, contenders: 3, lost: 0 }), undefined);
 });
 
+test("alone, a caller still spreads over a few of the best priority", () => {
+  const best = claimCandidates([task("a1", 1, 9), task("a2", 1, 8), task("a3", 1, 7), task("a4", 1, 6), task("a5", 1, 5), task("b", 0, 60)], ctx("a"));
+  const got = new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost: 0 })!.id));
+  assert.equal([...got].sort(), ["a1", "a2", "a3", "a4"]);
+});
+
 test("the pool is one per likely racer, doubles with each lost race, and is bounded", () => {
-  assert.is(poolSize(300, 0, 0), 1);
+  assert.is(poolSize(300, 0, 0), 4);
+  assert.is(poolSize(300, 0, 0, 1), 1);
+  assert.is(poolSize(300, 0, 1, 1), 2);
   assert.is(poolSize(300, 29, 0), 30);
   assert.is(poolSize(300, 3, 1), 8);
   assert.is(poolSize(300, 3, 2), 16);
