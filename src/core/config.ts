@@ -45,6 +45,8 @@ export const ConfigFile = lazySchema(() =>
     verify_timeout: z.optional(z.string()),
     /** Characters of shared memories an agent is given at session start (SessionStart, load_context). */
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
+    /** How far apart clones' clocks may be: a takeover of another agent's expired lease through a remote waits this much (plus this clone's estimated offset) past the expiry. */
+    max_clock_skew: z.optional(z.string()),
     /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
     review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
   }),
@@ -74,6 +76,8 @@ export interface Config {
   memoryBudget: number;
   /** review.allow_self: an author may accept its own review, a producer ack its own handoff. */
   reviewAllowSelf: boolean;
+  /** max_clock_skew: how far apart clones' clocks may be (skew.ts). */
+  maxClockSkewMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -94,6 +98,7 @@ export const DEFAULT_CONFIG: Config = {
   verifyTimeoutMs: 10 * 60_000,
   memoryBudget: 2000,
   reviewAllowSelf: false,
+  maxClockSkewMs: 60_000,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -117,5 +122,6 @@ export function resolveConfig(file: ConfigFile): Config {
     verifyTimeoutMs: file.verify_timeout ? parseDuration(file.verify_timeout, "verify_timeout in .handoff.yaml") : DEFAULT_CONFIG.verifyTimeoutMs,
     memoryBudget: file.memory_budget ?? DEFAULT_CONFIG.memoryBudget,
     reviewAllowSelf: file.review?.allow_self ?? false,
+    maxClockSkewMs: file.max_clock_skew ? parseDuration(file.max_clock_skew, "max_clock_skew in .handoff.yaml") : DEFAULT_CONFIG.maxClockSkewMs,
   };
 }

@@ -50,6 +50,11 @@ export class Store {
    * sync layer (src/sync/open.ts) hands this in when it opens a store for a front end.
    */
   remoteGate: RemoteGate | null = null;
+  /**
+   * How long past its expiry another agent's task claim still counts as held here. The sync layer
+   * sets it before exclusive writes through a remote (max_clock_skew plus this clock's offset).
+   */
+  takeoverGraceMs = 0;
   /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
   policySource: PolicySource | null = null;
 

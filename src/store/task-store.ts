@@ -17,7 +17,7 @@ export function taskRef(id: string): string {
 }
 
 function ctxOf(store: Store, now: Date): OpContext {
-  return { actor: store.actor, now };
+  return { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
 }
 
 async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {

@@ -11,6 +11,7 @@ import { integrate, type Integration } from "./integrate.ts";
 import { markTentative, recordConflicts } from "./local-area.ts";
 import type { Attempt, CasOptions, Store } from "../store/store.ts";
 import { sharedBudget } from "./claim-deadline.ts";
+import { guardClock } from "./skew.ts";
 
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
@@ -37,6 +38,7 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
  */
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
   const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
+  if (opts.exclusive) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
   for (let n = 0; ; n++) {
     let out: { updates: RefUpdate[]; result: R };
