@@ -18,7 +18,9 @@ test.after(async () => {
 });
 
 test(`${CLONES} clones x ${AGENTS} agents x ${TASKS} tasks over git http-backend: each task done once, same state everywhere, fair shares`, async () => {
-  const now = "2026-12-01T12:00:00.000Z";
+  // Scripted (fixed) but near the real time: the remote's HTTP Date header is the real time, and a
+  // clock known to be off by more than max_clock_skew makes no grant.
+  const now = new Date(Date.now() + 10_000).toISOString();
   soak = await runSoak({ clones: CLONES, agentsPerClone: AGENTS, tasks: TASKS, now, boundMs: 150_000 });
   const f = soakFigures(soak, CLONES);
   console.log(`  soak: ${f.grants} grants in ${(soak.wallMs / 1000).toFixed(1)} s; claim p50 ${f.claimP50.toFixed(0)} ms p99 ${f.claimP99.toFixed(0)} ms; claim pushes/grant ${f.claimPushesPerGrant.toFixed(2)} (max ${f.maxClaimPushes}); all pushes/grant ${f.pushesPerGrant.toFixed(2)}; ls-remotes/grant ${f.lsRemotesPerGrant.toFixed(2)}; per clone ${f.perClone.join(" ")}`);

@@ -6,6 +6,8 @@ import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
 import { currentOffset, readClockFile, readHttpDate } from "./skew.ts";
 import type { Store } from "../store/store.ts";
+import { trackingPrefix } from "../git/remote.ts";
+import { git } from "../git/run.ts";
 
 export async function skewCheck(store: Store, remote: string): Promise<Check> {
   const max = store.config.maxClockSkewMs;
@@ -14,7 +16,12 @@ export async function skewCheck(store: Store, remote: string): Promise<Check> {
   const offset = reading
     ? { offsetMs: reading.offset_ms, uncertaintyMs: reading.uncertainty_ms, source: "http-date" as const, samples: 1 }
     : await currentOffset(store, remote, 0).catch(() => null);
+  const future = await newestEventAhead(store, remote);
+  const behindHint = future > max
+    ? { name: "clock", status: "warn" as const, detail: `the remote's newest event is ${formatDuration(future)} in this clock's future: this clock is behind (or its writer's ahead)`, fix: "set the system clock right (NTP); leases are judged by wall-clock time" }
+    : null;
   if (!offset) {
+    if (behindHint) return behindHint;
     const seen = readClockFile(store, remote).sightings.length;
     return {
       name: "clock",
@@ -35,6 +42,14 @@ export async function skewCheck(store: Store, remote: string): Promise<Check> {
       fix: "set the system clock right (NTP: timedatectl set-ntp true)",
     };
   }
+  if (behindHint && offset.offsetMs > -max) return { ...behindHint, detail: `${detail}; but ${behindHint.detail}` };
   if (off > max / 2) return { name: "clock", status: "warn", detail: `${detail}: close to the limit`, fix: "set the system clock right (NTP)" };
   return { name: "clock", status: "ok", detail };
+}
+
+/** How far the newest commit among the remote's refs (as last fetched) lies in this clock's future (ms; <= 0: not). */
+async function newestEventAhead(store: Store, remote: string): Promise<number> {
+  const r = await git(["for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(committerdate:unix)", trackingPrefix(remote)], { cwd: store.cwd });
+  const t = Number(r.stdout.trim());
+  return r.code === 0 && t > 0 ? t * 1000 - store.now().getTime() : 0;
 }
