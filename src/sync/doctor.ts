@@ -35,6 +35,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     const reach = await reachability(store, remote.name);
     checks.push(reach);
     if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
+    checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
