@@ -21,12 +21,13 @@ export interface CandidateChoice {
 export const MIN_POOL = 4;
 
 /**
- * How many of the best candidates a caller draws from: one per likely racer, doubled by every race
- * lost, and at least MIN_POOL of those sharing the best priority (`topTier` of them). A caller
- * that sees nobody else goes below the best priority only after losing a race.
+ * How many of the best candidates a caller draws from: two per likely racer (so two racers rarely
+ * draw the same one), doubled by every race lost, and at least MIN_POOL of those sharing the best
+ * priority (`topTier` of them). A caller that sees nobody else goes below the best priority only
+ * after losing a race.
  */
 export function poolSize(available: number, contenders: number, lost: number, topTier = available): number {
-  const base = Math.max(Math.min(MIN_POOL, topTier), contenders + 1);
+  const base = Math.max(Math.min(MIN_POOL, topTier), 2 * contenders + 1);
   return Math.min(available, MAX_POOL, base * 2 ** Math.min(lost, 6));
 }
 

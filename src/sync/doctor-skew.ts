@@ -4,7 +4,7 @@ import { formatDuration } from "../core/duration.ts";
 import { skewRefusal } from "../core/clock-skew.ts";
 import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
-import { currentOffset, readClockFile, readHttpDate } from "./skew.ts";
+import { offsetOf, readClockFile, readHttpDate } from "./skew.ts";
 import type { Store } from "../store/store.ts";
 import { trackingPrefix } from "../git/remote.ts";
 import { git } from "../git/run.ts";
@@ -15,7 +15,7 @@ export async function skewCheck(store: Store, remote: string): Promise<Check> {
   const reading = await readHttpDate(store, remote, await remoteTimeoutMs(store));
   const offset = reading
     ? { offsetMs: reading.offset_ms, uncertaintyMs: reading.uncertainty_ms, source: "http-date" as const, samples: 1 }
-    : await currentOffset(store, remote, 0).catch(() => null);
+    : offsetOf(readClockFile(store, remote));
   const future = await newestEventAhead(store, remote);
   const behindHint = future > max
     ? { name: "clock", status: "warn" as const, detail: `the remote's newest event is ${formatDuration(future)} in this clock's future: this clock is behind (or its writer's ahead)`, fix: "set the system clock right (NTP); leases are judged by wall-clock time" }

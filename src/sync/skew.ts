@@ -21,6 +21,8 @@ import type { Store } from "../store/store.ts";
 /** Sightings wider than this say too little about the clock. */
 const MAX_WINDOW_MS = 5 * 60_000;
 const MAX_SIGHTINGS = 200;
+/** Commits read per refresh for sightings: a few dozen writers say all there is to say. */
+const MAX_PER_REFRESH = 64;
 /** An HTTP reading older than this (by this clock) is taken again before a takeover. */
 export const HTTP_READING_TTL_MS = 10 * 60_000;
 
@@ -36,6 +38,8 @@ export interface ClockFile {
   /** This clock at the last refresh: the start of the next sightings' window. */
   last_refresh_at?: string;
   http?: { offset_ms: number; uncertainty_ms: number; at: string };
+  /** When the last try to read the server's clock found none (not smart HTTP, no header): not tried again for a while. */
+  no_http_at?: string;
   sightings: Sighting[];
 }
 
@@ -72,8 +76,10 @@ export async function recordSightings(store: Store, remote: string, before: Map<
   f.last_refresh_at = now.toISOString();
   const window = now.getTime() - last;
   if (Number.isFinite(window) && window >= 0 && window <= MAX_WINDOW_MS) {
+    let read = 0;
     for (const [ref, oid] of after) {
       if (before.get(ref) === oid) continue;
+      if (++read > MAX_PER_REFRESH) break;
       const c = await committer(store, oid, ref);
       if (!c || c.name === store.actor.agent) continue;
       f.sightings.push({ agent: c.name, lag_ms: now.getTime() - c.time * 1000, window_ms: window, seen_at: now.toISOString() });
@@ -142,15 +148,14 @@ export async function readHttpDate(store: Store, remote: string, timeoutMs: numb
 /** Takes an HTTP reading when the one on file is missing or old; returns the estimate. */
 export async function currentOffset(store: Store, remote: string, timeoutMs: number): Promise<ClockOffset | null> {
   const f = readClockFile(store, remote);
-  const age = f.http ? store.now().getTime() - Date.parse(f.http.at) : Infinity;
-  if (!(Math.abs(age) < HTTP_READING_TTL_MS)) {
+  const ageOf = (at: string | undefined) => (at ? Math.abs(store.now().getTime() - Date.parse(at)) : Infinity);
+  if (!(ageOf(f.http?.at) < HTTP_READING_TTL_MS) && !(ageOf(f.no_http_at) < HTTP_READING_TTL_MS)) {
     const r = await readHttpDate(store, remote, timeoutMs);
-    if (r) {
-      const fresh = readClockFile(store, remote);
-      fresh.http = { ...r, at: store.now().toISOString() };
-      writeClockFile(store, remote, fresh);
-      return offsetOf(fresh);
-    }
+    const fresh = readClockFile(store, remote);
+    if (r) fresh.http = { ...r, at: store.now().toISOString() };
+    else fresh.no_http_at = store.now().toISOString();
+    writeClockFile(store, remote, fresh);
+    return offsetOf(fresh);
   }
   return offsetOf(f);
 }
