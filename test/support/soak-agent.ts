@@ -30,6 +30,7 @@ function counts(): { pushes: number; lsRemotes: number; fetches: number } {
 const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const store = await openSyncedStore({ cwd: repo, agent, env: { ...process.env, HANDOFF_AGENT: agent } });
 let idle = 0;
+let errors = 0;
 try {
   while (Date.now() < deadline) {
     counts();
@@ -42,6 +43,9 @@ try {
       const spent = { ms: performance.now() - t0, ...counts() };
       if (e.code !== "no_task_ready") {
         say({ step: "error", code: e.code, message: e.message, ...spent });
+        // A refusal that would only repeat ends this agent; others are retried after a pause.
+        if (!e.refusal.code.match(/^(lost_race|remote_timeout|remote_unreachable|outcome_unknown)$/) || ++errors >= 20) break;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
         continue;
       }
       // Nothing ready here: finished, or the rest is held by others; sync and look again.
@@ -53,6 +57,7 @@ try {
       continue;
     }
     idle = 0;
+    errors = 0;
     say({ step: "claim", id, ms: performance.now() - t0, ...counts() });
     await done(store, id, { note: `done by ${agent}` });
     const s0 = performance.now();

@@ -2,7 +2,7 @@
 // process apiece), T tasks, every agent looping claim --next -> done -> sync until none is left.
 // Used by test/soak.test.ts (small, in `npm test`) and test/bench/soak.bench.ts (full size).
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cleanEnv, cli, gitOut, seedTasks, tempDir, tempRepo } from "./repo.ts";
 import { cloneOf, serveRoot, startHttp } from "./servers.ts";
@@ -61,7 +61,13 @@ function runAgent(repo: string, agent: string, trace: string, deadline: number, 
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const served = serveRoot();
   const bare = served.bare("soak");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  // The clock is scripted and fixed while the real one, the remote's HTTP Date, runs on: the soak
+  // measures contention, not skew, so the repository allows an hour of it.
+  const seed = tempRepo();
+  writeFileSync(join(seed, ".handoff.yaml"), "max_clock_skew: 1h\n");
+  gitOut(seed, "add", ".handoff.yaml");
+  gitOut(seed, "commit", "-q", "-m", "policy: the soak's scripted clock");
+  gitOut(seed, "push", "-q", bare, "main");
   const log = join(tempDir("handoff-soak-log-"), "requests.log");
   const http = await startHttp(served.root, log);
   const url = http.url("soak");
