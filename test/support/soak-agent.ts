@@ -28,6 +28,20 @@ function counts(): { pushes: number; lsRemotes: number; fetches: number } {
 }
 
 const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const TRANSIENT = /^(lost_race|remote_timeout|remote_unreachable|outcome_unknown)$/;
+
+/** A sync whose transient failure (a loaded machine, a busy remote) is reported, not fatal. */
+async function syncReporting(): Promise<boolean> {
+  try {
+    await sync(store);
+    return true;
+  } catch (e) {
+    if (!(e instanceof HandoffError) || !TRANSIENT.test(e.code)) throw e;
+    say({ step: "error", code: e.code, message: e.message, during: "sync", ...counts() });
+    await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
+    return false;
+  }
+}
 const store = await openSyncedStore({ cwd: repo, agent, env: { ...process.env, HANDOFF_AGENT: agent } });
 let idle = 0;
 let errors = 0;
@@ -44,12 +58,12 @@ try {
       if (e.code !== "no_task_ready") {
         say({ step: "error", code: e.code, message: e.message, ...spent });
         // A refusal that would only repeat ends this agent; others are retried after a pause.
-        if (!e.refusal.code.match(/^(lost_race|remote_timeout|remote_unreachable|outcome_unknown)$/) || ++errors >= 20) break;
+        if (!TRANSIENT.test(e.code) || ++errors >= 20) break;
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
         continue;
       }
       // Nothing ready here: finished, or the rest is held by others; sync and look again.
-      await sync(store);
+      await syncReporting();
       say({ step: "idle", ...spent, ...counts() });
       const { tasks } = await listTasks(store);
       if (tasks.every((t) => isFinal(t.status))) break;
@@ -61,8 +75,7 @@ try {
     say({ step: "claim", id, ms: performance.now() - t0, ...counts() });
     await done(store, id, { note: `done by ${agent}` });
     const s0 = performance.now();
-    await sync(store);
-    say({ step: "sync", ms: performance.now() - s0, ...counts() });
+    if (await syncReporting()) say({ step: "sync", ms: performance.now() - s0, ...counts() });
   }
 } finally {
   store.close();

@@ -24,6 +24,7 @@ export interface Step {
   id?: string;
   code?: string;
   message?: string;
+  during?: string;
   ms?: number;
   pushes?: number;
   lsRemotes?: number;
@@ -92,7 +93,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       runs.push(runAgent(repo, agent, join(traces, `${agent}.trace`), deadline, env).then((steps) => ({ agent, clone: c, steps })));
     }
   });
-  const results = await Promise.all(runs);
+  // Every agent is waited for, so a failure is reported with the others stopped, not mid-run.
+  const settled = await Promise.allSettled(runs);
+  const failed = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
+  if (failed) {
+    await http.stop();
+    throw failed.reason;
+  }
+  const results = settled.map((x) => (x as PromiseFulfilledResult<{ agent: string; clone: number; steps: Step[] }>).value);
   const wallMs = Date.now() - t0;
   const grants: SoakResult["grants"] = [];
   const steps: SoakResult["steps"] = [];
@@ -131,6 +139,8 @@ export function soakFigures(r: SoakResult, clones: number) {
     remotePushRequests: r.requests.filter((l) => l.startsWith("GET ") && l.includes("service=git-receive-pack")).length,
     perClone,
     errors: all.filter((s) => s.step === "error"),
+    /** Errors other than a bounded remote operation giving up on a loaded machine. */
+    hardErrors: all.filter((s) => s.step === "error" && !/^(lost_race|remote_timeout)$/.test(s.code ?? "")),
     maxClaimPushes: Math.max(0, ...r.grants.map((g) => g.pushes)),
   };
 }
