@@ -40,6 +40,7 @@ try {
   console.log(`  pushes the remote received per minute           ${(landed / minutes).toFixed(1)}   (push connections ${(f.remotePushRequests / minutes).toFixed(1)}/min)`);
   console.log(`  ref advertisement at the end                    ${(advert / 1024).toFixed(1)} KB (git ls-remote output, ${TASKS} tasks)`);
   console.log(`  errors                                          ${f.errors.length}${f.errors.length ? ` (${[...new Set(f.errors.map((e) => e.code))].join(", ")})` : ""}`);
+  for (const e of [...new Map(f.hardErrors.map((x) => [x.code, x])).values()]) console.log(`  first ${e.code}: ${(e.message ?? "").slice(0, 300)}`);
   console.log(`\nraw, ms (reference only): uncontended ${uncontended.toFixed(0)}, p50 ${f.claimP50.toFixed(0)}, p99 ${f.claimP99.toFixed(0)}`);
 } finally {
   cleanupTemp();
