@@ -145,7 +145,8 @@ test("divergent writes to a non-task ref (one agent's heartbeats from two clones
 
 test("fencing: a pusher whose lease expired and was taken over is refused, naming the holder", () => {
   const { a, b } = project();
-  // The scripted clock: alice's 4 s lease has run out when bob claims, whatever the machine's load.
+  // The scripted clock: alice's 4 s lease has run out, and the 60 s max_clock_skew a takeover
+  // through the remote waits past it, when bob claims, whatever the machine's load.
   const t0 = Date.parse("2026-06-01T10:00:00Z");
   const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() });
   ok(cli(["task", "add", "fenced", "--id", "fenced", "--push"], { cwd: a, agent: "lead", env: at(0) }));
@@ -153,17 +154,17 @@ test("fencing: a pusher whose lease expired and was taken over is refused, namin
   const mine = ok(cli(["fence-check", "fenced", "--fence", "1", "--json"], { cwd: a, agent: "alice", env: at(1) })).json;
   assert.is(mine.verdicts[0].ok, true);
   assert.is(mine.against, "remote");
-  const taken = ok(cli(["claim", "fenced", "--json"], { cwd: b, agent: "bob", env: at(5) })).json;
+  const taken = ok(cli(["claim", "fenced", "--json"], { cwd: b, agent: "bob", env: at(65) })).json;
   assert.is(taken.claim.fence, 2);
 
-  const stale = cli(["fence-check", "fenced", "--json"], { cwd: a, agent: "alice", env: at(6) });
+  const stale = cli(["fence-check", "fenced", "--json"], { cwd: a, agent: "alice", env: at(66) });
   assert.is(stale.code, 3);
   assert.is(stale.json.error.data.holder, "bob");
   assert.match(stale.stderr, /held by bob/);
-  const oldFence = cli(["fence-check", "fenced", "--fence", "1"], { cwd: b, agent: "bob", env: at(6) });
+  const oldFence = cli(["fence-check", "fenced", "--fence", "1"], { cwd: b, agent: "bob", env: at(66) });
   assert.is(oldFence.code, 3);
   assert.match(oldFence.stderr, /fence 1 .*stale.*fence 2/);
-  ok(cli(["fence-check", "fenced", "--fence", "2"], { cwd: b, agent: "bob", env: at(6) }));
+  ok(cli(["fence-check", "fenced", "--fence", "2"], { cwd: b, agent: "bob", env: at(66) }));
   assert.is(cli(["fence-check", "no-such-task"], { cwd: b, agent: "bob" }).code, 4);
   assert.is(cli(["fence-check", "../evil"], { cwd: b, agent: "bob" }).code, 2);
 });

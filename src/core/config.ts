@@ -47,6 +47,8 @@ export const ConfigFile = lazySchema(() =>
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
     /** A claim renewed while its holder's branch has not moved for this long is flagged as possibly stuck. */
     stuck_after: z.optional(z.string()),
+    /** How far apart clones' clocks may be: a takeover of another agent's expired lease through a remote waits this much (plus this clone's estimated offset) past the expiry. */
+    max_clock_skew: z.optional(z.string()),
     /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
     review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
     /** The session loop (loop run): worktrees at once, how units are merged, whether finished ones are removed. */
@@ -89,6 +91,8 @@ export interface Config {
   loopAutoCleanup: boolean;
   /** stuck_after: a renewed claim whose branch stood still this long is flagged (status, dashboard). */
   stuckAfterMs: number;
+  /** max_clock_skew: how far apart clones' clocks may be (skew.ts). */
+  maxClockSkewMs: number;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -113,6 +117,7 @@ export const DEFAULT_CONFIG: Config = {
   loopMergeStrategy: "merge",
   loopAutoCleanup: true,
   stuckAfterMs: 60 * 60_000,
+  maxClockSkewMs: 60_000,
 };
 
 export function resolveConfig(file: ConfigFile): Config {
@@ -140,5 +145,6 @@ export function resolveConfig(file: ConfigFile): Config {
     loopMergeStrategy: file.loop?.merge_strategy ?? DEFAULT_CONFIG.loopMergeStrategy,
     loopAutoCleanup: file.loop?.auto_cleanup ?? DEFAULT_CONFIG.loopAutoCleanup,
     stuckAfterMs: file.stuck_after ? parseDuration(file.stuck_after, "stuck_after in .handoff.yaml") : DEFAULT_CONFIG.stuckAfterMs,
+    maxClockSkewMs: file.max_clock_skew ? parseDuration(file.max_clock_skew, "max_clock_skew in .handoff.yaml") : DEFAULT_CONFIG.maxClockSkewMs,
   };
 }

@@ -8,6 +8,7 @@ export type ErrorCode =
   | "not_a_repo"
   | "not_found"
   | "held_by_other" // another agent holds a live claim or lease
+  | "clock_skew" // this clone's clock is known to be off by more than max_clock_skew
   | "not_holder" // the caller is not the holder it claims to be
   | "final_state" // the task is done, failed or cancelled
   | "no_task_ready" // claim --next found nothing to take
@@ -44,6 +45,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   not_a_repo: 2,
   not_found: 4,
   held_by_other: 3,
+  clock_skew: 3,
   not_holder: 3,
   final_state: 3,
   no_task_ready: 3,

@@ -8,10 +8,16 @@ import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./
 import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { claimLive, graceRefusal } from "./clock-skew.ts";
 
 export interface OpContext {
   actor: Actor;
   now: Date;
+  /**
+   * How long past its expiry another agent's claim still counts as held (clock-skew.ts): with a
+   * sync remote, max_clock_skew plus this clone's estimated offset. Absent: none.
+   */
+  takeoverGraceMs?: number;
 }
 
 function eventBase(type: HandoffEvent["type"], task: Task, ctx: OpContext): HandoffEvent {
@@ -92,7 +98,7 @@ export function scopeProblem(scope: string[]): string | null {
  */
 export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<Task>[] } {
   const claim = task.claim;
-  if (task.status !== "claimed" || !claim || Date.parse(claim.expires_at) > ctx.now.getTime()) {
+  if (task.status !== "claimed" || !claim || !expiredFor(claim, ctx)) {
     return { record: task, steps: [] };
   }
   const attempts = task.attempts + 1;
@@ -115,6 +121,11 @@ export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<
   const failed = touch(freed, ctx, { status: "failed", result: { reason } });
   steps.push({ event: { ...eventBase("failed", task, ctx), reason }, record: failed });
   return { record: failed, steps };
+}
+
+/** Whether `claim` has expired for the caller: its own at once, another agent's only past the grace. */
+function expiredFor(claim: NonNullable<Task["claim"]>, ctx: OpContext): boolean {
+  return !claimLive(claim.expires_at, claim.agent === ctx.actor.agent ? 0 : (ctx.takeoverGraceMs ?? 0), ctx.now);
 }
 
 function finalRefusal(task: Task): Refusal {
@@ -144,6 +155,7 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   const claim = task.claim!;
   const left = Date.parse(claim.expires_at) - ctx.now.getTime();
   const where = claim.worktree ? ` in ${claim.worktree}${claim.branch ? ` (${claim.branch})` : ""}` : "";
+  if (left <= 0) return graceRefusal(task, ctx, -left);
   const suggestions: Suggestion[] = [
     { action: "wait", detail: `wait until it is released or the lease expires at ${claim.expires_at} (in ${formatDuration(left)})` },
     { action: "negotiate", detail: `ask ${claim.agent}${where} to release it: ${handoffCommand("ask", claim.agent, "--release", task.id)}` },

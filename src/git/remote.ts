@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { acquireOwnedLock } from "./owned-lock.ts";
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
+import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -38,7 +39,8 @@ function failure(r: GitResult, what: string): RemoteFailure {
  * Every call runs under `timeoutMs`, retries included.
  */
 export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean } = {}): Promise<FetchResult> {
-  const specs = refs ? refs.map((r) => `+${r}:${trackingRef(remote, r)}`) : [`+refs/handoff/*:${trackingPrefix(remote)}*`];
+  const prefix = await remotePrefix(cwd, remote);
+  const specs = refs ? refs.map((r) => `+${toRemote(r, prefix)}:${trackingRef(remote, r)}`) : [`+${prefix}*:${trackingPrefix(remote)}*`];
   const until = Date.now() + timeoutMs;
   let r;
   for (let n = 0; ; n++) {
@@ -72,12 +74,14 @@ export interface PushUpdate {
  */
 export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string> } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
-  const r = await git(["ls-remote", remote, ...(refs ?? ["refs/handoff/*"])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  const prefix = await remotePrefix(cwd, remote);
+  const r = await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   const tips = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const tab = line.indexOf("\t");
-    if (tab > 0 && line.startsWith("refs/handoff/", tab + 1)) tips.set(line.slice(tab + 1), line.slice(0, tab));
+    const ref = tab > 0 ? fromRemote(line.slice(tab + 1), prefix) : null;
+    if (ref) tips.set(ref, line.slice(0, tab));
   }
   if (refs) for (const k of [...tips.keys()]) if (!refs.includes(k)) tips.delete(k);
   return { ok: true, tips };
@@ -103,10 +107,11 @@ export type PushResult =
  * updates were sent, which is what separates "cannot have landed" from "may have landed".
  */
 export async function pushWithLease(cwd: string, remote: string, updates: PushUpdate[], timeoutMs: number, agent?: string): Promise<PushResult> {
+  const prefix = await remotePrefix(cwd, remote);
   const args = ["push", "--atomic", "--porcelain", "--no-verify"];
-  for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.expected ?? ""}`);
+  for (const u of updates) args.push(`--force-with-lease=${toRemote(u.ref, prefix)}:${u.expected ?? ""}`);
   args.push(remote);
-  for (const u of updates) args.push(`${u.new ?? ""}:${u.ref}`);
+  for (const u of updates) args.push(`${u.new ?? ""}:${toRemote(u.ref, prefix)}`);
   const trace = join(tmpdir(), `git-handoff-push-${process.pid}-${randomBytes(4).toString("hex")}.trace`);
   let r: GitResult;
   let sent = true;
@@ -124,7 +129,7 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
     sent = !traced || commandsSent(trace);
     rmSync(trace, { force: true });
   }
-  const { status, reasons } = parsePorcelain(r.stdout);
+  const { status, reasons } = parsePorcelain(r.stdout, prefix);
   const message = cleanRemoteText(firstLine(r.stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"))) || `git push exited ${r.code}`;
   if (status.size === 0 || r.timedOut) {
     if (status.size && [...status.values()].every((s) => s === "ok")) return { kind: "done", status, reasons, remoteMessage: "" };
@@ -172,13 +177,14 @@ const RACE_REASON = /stale info|atomic push fail|fetch first|non-fast-forward|fa
  * a rejection's summary is `[rejected] (reason)`, `[remote rejected] (reason)` or
  * `[remote failure] (...)` (the connection ended before the remote reported).
  */
-export function parsePorcelain(stdout: string): { status: Map<string, PushStatus>; reasons: Map<string, string> } {
+export function parsePorcelain(stdout: string, prefix = HANDOFF_ROOT): { status: Map<string, PushStatus>; reasons: Map<string, string> } {
   const status = new Map<string, PushStatus>();
   const reasons = new Map<string, string>();
   for (const line of stdout.split("\n")) {
     const m = /^([ +\-*=!])\t([^\t]*)\t(.*)$/.exec(line);
     if (!m) continue;
-    const to = m[2]!.slice(m[2]!.lastIndexOf(":") + 1);
+    const named = m[2]!.slice(m[2]!.lastIndexOf(":") + 1);
+    const to = fromRemote(named, prefix) ?? named;
     if (m[1] !== "!") {
       status.set(to, "ok");
       continue;
@@ -199,13 +205,20 @@ export async function configuredRemote(
   // Every exclusive write asks this. A repository whose own config names no remote, no handoff
   // setting and no include cannot have a sync remote: answer without spawning git.
   if (commonDir && !mayConfigureRemote(commonDir)) return { name: null, explicit: false, url: null };
-  const r = await git(["config", "--get-regexp", "^(handoff\\.remote|remote\\..*\\.url)$"], { cwd });
+  const r = await git(["config", "--get-regexp", "^(handoff\\.remote|remote\\..*\\.(url|handoffrefprefix))$"], { cwd });
   const values = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const sp = line.indexOf(" ");
     if (sp > 0) values.set(line.slice(0, sp).toLowerCase(), line.slice(sp + 1));
     else if (line) values.set(line.toLowerCase(), "");
   }
+  // Each remote's handoff ref prefix came with the same read: no second git call for it.
+  const prefixes = new Map<string, string>();
+  for (const line of r.stdout.split("\n")) {
+    const m = /^remote\.(.+)\.(url|handoffrefprefix) ?(.*)$/i.exec(line);
+    if (m && (m[2]!.toLowerCase() === "handoffrefprefix" || !prefixes.has(m[1]!))) prefixes.set(m[1]!, m[2]!.toLowerCase() === "handoffrefprefix" ? m[3]! : "");
+  }
+  for (const [name, prefix] of prefixes) notePrefix(cwd, name, prefix);
   const set = values.get("handoff.remote");
   if (set !== undefined) {
     if (set === "") return { name: null, explicit: true, url: null };

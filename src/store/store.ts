@@ -53,6 +53,11 @@ export class Store {
    * sync layer (src/sync/open.ts) hands this in when it opens a store for a front end.
    */
   remoteGate: RemoteGate | null = null;
+  /**
+   * How long past its expiry another agent's task claim still counts as held here. The sync layer
+   * sets it before exclusive writes through a remote (max_clock_skew plus this clock's offset).
+   */
+  takeoverGraceMs = 0;
   /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
   policySource: PolicySource | null = null;
 
@@ -178,7 +183,7 @@ export class Store {
       if (remote) {
         // Granting locally what the remote has not seen would break exclusivity across clones.
         if (!this.remoteGate) fail("internal", "this store was opened without the sync layer but the clone has a sync remote");
-        return this.remoteGate.exclusive(this, remote, attempt);
+        return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
     const deadline = Date.now() + RETRY_BUDGET_MS;
@@ -206,7 +211,7 @@ export type Attempt<R> = (now: Date) => Promise<{ updates: RefUpdate[]; result: 
 /** The narrow interface through which the store's compare-and-swap loop uses the sync remote. */
 export interface RemoteGate {
   /** Runs the loop so its writes count only once they have landed on the remote. */
-  exclusive<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R>;
+  exclusive<R>(store: Store, remote: string, attempt: Attempt<R>, opts?: CasOptions): Promise<R>;
   /** Fetches the remote's state and applies it here; `ok: false` when the remote cannot be read. */
   refresh(store: Store, remote: string): Promise<{ ok: boolean }>;
   /** A deferrable write landed here: push it with the next budgeted or urgent push (pending-push.ts). */
@@ -224,6 +229,15 @@ export interface CasOptions {
    * heartbeat): it lands here and goes out with the next push the push budget allows.
    */
   deferrable?: boolean;
+  /**
+   * One deadline shared by several writes of one call (claim --next trying candidates): the sync
+   * layer sets `until` on first use and bounds every later write by it.
+   */
+  deadline?: SharedDeadline;
+}
+
+export interface SharedDeadline {
+  until?: number;
 }
 
 const RETRY_BUDGET_MS = 5000;

@@ -24,7 +24,7 @@ export async function mutateTaskWithLeases(
 ): Promise<Task> {
   const ref = taskRef(id);
   const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
-    const ctx = { actor: store.actor, now };
+    const ctx = { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
     const { task, tip } = await loadTask(store, id);
     const out = op(task, ctx);
     if (!out.ok) {

@@ -6,7 +6,8 @@ import { isFinal, Task } from "../core/task.ts";
 import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
-import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
+import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
+import { chooseCandidate, contendersAmong } from "../core/candidate-choice.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 export const TASK_FILE = "task.json";
@@ -16,7 +17,7 @@ export function taskRef(id: string): string {
 }
 
 function ctxOf(store: Store, now: Date): OpContext {
-  return { actor: store.actor, now };
+  return { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
 }
 
 async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
@@ -120,8 +121,12 @@ export async function mutateTask(
 export type ReadinessCheck = (all: Task[]) => (candidate: Task) => Refusal | null;
 
 /**
- * Takes the best claimable task. Each candidate is tried under compare-and-swap in order; one
- * that someone else just took is skipped, so concurrent callers end up with different tasks.
+ * Takes a claimable task: with a sync remote, drawn at random among the best few
+ * (candidate-choice.ts), so callers in several clones spread out instead of all racing for the
+ * single best one; without one, the best. A candidate someone else just
+ * took is skipped and the next one drawn from local state, which the lost race's own refresh has
+ * brought up to date; no other refresh is made. The whole call shares one remote deadline, and a
+ * retry after a race lost through the remote backs off with jitter.
  */
 export async function claimNext(
   store: Store,
@@ -130,11 +135,16 @@ export async function claimNext(
   opts: { ready?: ReadinessCheck } = {},
 ): Promise<Task> {
   const tried = new Set<string>();
-  for (;;) {
+  const deadline: SharedDeadline = {};
+  // Racers in this clone lose a local compare-and-swap in a millisecond and keep strict priority
+  // order; only racers through a remote (a push each) are spread out.
+  const spread = (await store.syncRemote()) !== null;
+  for (let lost = 0; ; ) {
     const { tasks } = await listTasks(store, { settled: false });
     const check = opts.ready?.(tasks);
-    const candidates = claimCandidates(tasks, ctxOf(store, store.now())).filter((t) => !tried.has(t.id) && !check?.(t));
-    const next = candidates[0];
+    const now = store.now();
+    const candidates = claimCandidates(tasks, ctxOf(store, now)).filter((t) => !tried.has(t.id) && !check?.(t));
+    const next = spread ? chooseCandidate(candidates, { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost }) : candidates[0];
     if (!next) {
       fail("no_task_ready", "no task is ready to claim", {}, [
         { action: "wait", detail: "wait for tasks to be added or released" },
@@ -147,11 +157,27 @@ export async function claimNext(
         const why = check(t);
         return why ? refuse(why) : op(t, ctx);
       } : op;
-      return await mutate(store, next.id, guarded, { exclusive: true });
+      return await mutate(store, next.id, guarded, { exclusive: true, deadline });
     } catch (e) {
-      // Someone else got it first, it finished meanwhile, or it gained a blocker: try the next one.
-      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) continue;
+      // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
+      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
+        if (e.code === "held_by_other") lost++;
+        if (deadline.until !== undefined) await lostRacePause(deadline, lost);
+        continue;
+      }
       throw e;
     }
   }
+}
+
+/** After a race lost through the remote: a jittered pause, never past the call's deadline. */
+async function lostRacePause(deadline: SharedDeadline, lost: number): Promise<void> {
+  const left = (deadline.until ?? 0) - Date.now();
+  if (left <= 0) {
+    fail("lost_race", `other clones took every candidate tried (${lost} races lost) before this claim's deadline; try again`, { lost }, [
+      { action: "retry", detail: "many agents are claiming at once; run the command again" },
+    ]);
+  }
+  const cap = Math.min(500, 25 * 2 ** Math.min(lost, 5));
+  await new Promise((r) => setTimeout(r, Math.min(left, cap / 2 + Math.random() * (cap / 2))));
 }

@@ -1,10 +1,10 @@
 // `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
 import { HandoffError } from "../core/errors.ts";
-import { formatAgo, formatDuration } from "../core/duration.ts";
+import { formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
-import { configuredRemote, trackingPrefix } from "../git/remote.ts";
+import { configuredRemote } from "../git/remote.ts";
 import { git } from "../git/run.ts";
 import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
@@ -20,7 +20,6 @@ import { healthChecks } from "./doctor-health.ts";
 
 export type { Check } from "./doctor-check.ts";
 
-const SKEW_MS = 60_000;
 const STALE_TENTATIVE_MS = 60 * 60_000;
 
 export async function doctor(store: Store, opts: { repair?: boolean } = {}): Promise<Check[]> {
@@ -35,7 +34,8 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
   if (remote.name) {
     const reach = await reachability(store, remote.name);
     checks.push(reach);
-    if (reach.status === "ok") checks.push(await clockSkew(store, remote.name));
+    if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
+    checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
@@ -76,24 +76,6 @@ async function reachability(store: Store, remote: string): Promise<Check> {
   }
   const count = r.stdout.split("\n").filter(Boolean).length;
   return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)` };
-}
-
-/** Compares this machine's clock with the newest event the remote holds (as last fetched). */
-async function clockSkew(store: Store, remote: string): Promise<Check> {
-  let newest = 0;
-  for (const { name, oid } of await listRefs(store.cwd, trackingPrefix(remote))) {
-    try {
-      newest = Math.max(newest, (await readCommit(store, oid, name)).time * 1000);
-    } catch {
-      /* an unreadable tracking ref is the fetch's business */
-    }
-  }
-  if (!newest) return { name: "clock", status: "ok", detail: "no remote events fetched yet to compare clocks with", fix: "git handoff sync" };
-  const ahead = newest - store.now().getTime();
-  if (ahead > SKEW_MS) {
-    return { name: "clock", status: "warn", detail: `the remote's newest event is ${formatDuration(ahead)} in this machine's future: this clock is behind`, fix: "sync the system clock (NTP); leases are judged by wall-clock time" };
-  }
-  return { name: "clock", status: "ok", detail: `newest remote event ${ahead >= 1000 ? `${formatDuration(ahead)} ahead of this clock` : formatAgo(-ahead)}; no skew beyond ${formatDuration(SKEW_MS)} seen` };
 }
 
 async function tentative(store: Store): Promise<Check> {

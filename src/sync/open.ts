@@ -5,7 +5,7 @@ import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store 
 
 const gate: RemoteGate = {
   // Loaded on first use: most hook and CLI calls never touch the remote.
-  exclusive: async (store, remote, attempt) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, refusingQuarantined(store, remote, attempt)),
+  exclusive: async (store, remote, attempt, opts) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, refusingQuarantined(store, remote, attempt), opts),
   refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
   deferred: async (store, remote, updates) => (await import("./pending-push.ts")).deferWrite(store, remote, updates),
 };

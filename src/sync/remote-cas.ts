@@ -10,7 +10,9 @@ import { refreshTracking, trackingFor } from "./tracking.ts";
 import { isAncestor } from "../store/history.ts";
 import { integrate, type Integration } from "./integrate.ts";
 import { markTentative, recordConflicts } from "./local-area.ts";
-import type { Attempt, Store } from "../store/store.ts";
+import type { Attempt, CasOptions, Store } from "../store/store.ts";
+import { sharedBudget } from "./claim-deadline.ts";
+import { guardClock } from "./skew.ts";
 
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
@@ -35,8 +37,9 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
  * answer is always about the remote's current state, never a stale local one. Every remote call
  * is bounded, and so is the whole loop (remote-budget.ts).
  */
-export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>): Promise<R> {
-  const budget = await remoteBudget(store, remote);
+export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
+  const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
+  if (opts.exclusive) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
   let carry = true;
   for (let n = 0; ; n++) {

@@ -3,6 +3,7 @@ import { fail } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { git } from "../git/run.ts";
+import { remotePrefix } from "../git/ref-prefix.ts";
 import type { Store } from "../store/store.ts";
 
 export interface RemoteSetting {
@@ -11,11 +12,13 @@ export interface RemoteSetting {
   explicit: boolean;
   url: string | null;
   tracking: string | null;
+  /** Where refs/handoff/* live on the remote: refs/handoff/, or a branch prefix (ref-prefix.ts). */
+  remote_prefix: string | null;
 }
 
 export async function showRemote(store: Store): Promise<RemoteSetting> {
   const r = await configuredRemote(store.cwd);
-  return { remote: r.name, explicit: r.explicit, url: r.url, tracking: r.name ? `refs/handoff-remotes/${r.name}/` : null };
+  return { remote: r.name, explicit: r.explicit, url: r.url, tracking: r.name ? `refs/handoff-remotes/${r.name}/` : null, remote_prefix: r.name ? await remotePrefix(store.cwd, r.name) : null };
 }
 
 /** Sets the sync remote to an existing git remote; `null` turns sync off, `undefined` restores the default. */

@@ -9,6 +9,7 @@ import { git } from "../git/run.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
 import { sharesOperation, validateReceived } from "./validate-receive.ts";
+import { recordSightings } from "./skew.ts";
 
 export type Tips = Map<string, string>;
 
@@ -63,6 +64,7 @@ export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quaranti
  */
 export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<Refreshed> {
   const r = await fetchTracking(store, remote, known, budget);
+  if (r.ok) await recordSightings(store, remote, r.before, r.after);
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
 

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
 import { setRemote, showRemote } from "../../sync/remote-config.ts";
+import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined } from "../../sync/repair.ts";
 import { validateTaskId } from "../../core/ids.ts";
@@ -20,16 +21,20 @@ export function registerSync(program: Command): void {
       .description("show or set the git remote that carries refs/handoff/* (default: origin when it exists)")
       .argument("[name]", "an existing git remote")
       .option("--none", "turn sync off for this repository")
-      .option("--default", "forget the setting (back to origin when it exists)"),
+      .option("--default", "forget the setting (back to origin when it exists)")
+      .option("--ref-prefix <prefix>", "for hosts that accept only branches: keep refs/handoff/* under refs/heads/<prefix>/ on that remote (refs/handoff/ to undo)"),
     { agent: false },
-  ).action(async (name: string | undefined, o: { none?: boolean; default?: boolean }, cmd: Command) => {
+  ).action(async (name: string | undefined, o: { none?: boolean; default?: boolean; refPrefix?: string }, cmd: Command) => {
     if ([name !== undefined, !!o.none, !!o.default].filter(Boolean).length > 1) fail("usage", "give a remote name, --none or --default, not several");
+    if (o.refPrefix !== undefined && name === undefined) fail("usage", "--ref-prefix goes with a remote name: git handoff remote <name> --ref-prefix refs/heads/<prefix>/");
     await withStore(cmd, async (store, g) => {
       const changed = name !== undefined || o.none || o.default;
+      // The prefix is checked (and may be refused) before the remote is switched: all or nothing.
+      if (o.refPrefix !== undefined) await setRefPrefixChecked(store, name!, o.refPrefix);
       const s = changed ? await setRemote(store, o.none ? null : o.default ? undefined : name) : await showRemote(store);
       emit(!!g.json, s, () =>
         s.remote
-          ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}`
+          ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}${s.remote_prefix && s.remote_prefix !== "refs/handoff/" ? `\non remote:   ${s.remote_prefix} (branch prefix; see git handoff doctor)` : ""}`
           : `no sync remote${s.explicit ? " (turned off)" : ""}: coordination state stays in this clone`,
       );
     });

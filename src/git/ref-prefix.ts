@@ -1,0 +1,39 @@
+// Where refs/handoff/* live on a sync remote. By default under the same name; for a host that
+// accepts pushes only to branches, under a branch prefix (`remote.<name>.handoffRefPrefix`, set by
+// `git handoff remote <name> --ref-prefix refs/heads/<prefix>/`): refs/handoff/tasks/x is
+// refs/heads/<prefix>/tasks/x there. Local refs and tracking refs keep their names; only the
+// names sent to and read from the remote are mapped, with explicit refspecs both ways.
+import { git } from "./run.ts";
+
+export const HANDOFF_ROOT = "refs/handoff/";
+
+const known = new Map<string, Promise<string>>();
+
+function key(cwd: string, remote: string): string {
+  return `${cwd}\0${remote}`;
+}
+
+/** The prefix refs/handoff/* has on `remote` (read once per process and clone). */
+export function remotePrefix(cwd: string, remote: string): Promise<string> {
+  let p = known.get(key(cwd, remote));
+  if (!p) {
+    p = git(["config", "--get", `remote.${remote}.handoffRefPrefix`], { cwd }).then((r) => (r.code === 0 && r.stdout.trim() ? r.stdout.trim() : HANDOFF_ROOT));
+    known.set(key(cwd, remote), p);
+  }
+  return p;
+}
+
+/** What configuredRemote or `git handoff remote` already read or wrote: no second read. */
+export function notePrefix(cwd: string, remote: string, prefix: string | null): void {
+  known.set(key(cwd, remote), Promise.resolve(prefix || HANDOFF_ROOT));
+}
+
+/** refs/handoff/<rest> as the remote names it. */
+export function toRemote(ref: string, prefix: string): string {
+  return prefix === HANDOFF_ROOT || !ref.startsWith(HANDOFF_ROOT) ? ref : prefix + ref.slice(HANDOFF_ROOT.length);
+}
+
+/** A remote ref name as refs/handoff/<rest>, or null when it lies outside the prefix. */
+export function fromRemote(name: string, prefix: string): string | null {
+  return name.startsWith(prefix) ? HANDOFF_ROOT + name.slice(prefix.length) : null;
+}

@@ -1,0 +1,118 @@
+// Branch-only hosts: a bare remote whose pre-receive hook rejects every ref outside refs/heads/.
+// With `git handoff remote origin --ref-prefix refs/heads/handoff/` coordination works through it
+// (claims, races, sync), local refs stay under refs/handoff/, doctor suggests the negative
+// refspec for plain `git fetch`, and a prefix that clashes with a branch is refused.
+import { chmodSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
+
+test.after(() => cleanupTemp());
+
+function branchOnlyRemote(name: string) {
+  const served = serveRoot();
+  const bare = served.bare(name);
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const hook = `${bare}/hooks/pre-receive`;
+  writeFileSync(hook, '#!/bin/sh\nwhile read old new ref; do\n  case "$ref" in\n    refs/heads/*) ;;\n    *) echo "only branches may be pushed here, not $ref" >&2; exit 1 ;;\n  esac\ndone\n');
+  chmodSync(hook, 0o755);
+  return bare;
+}
+
+test("through a branch-only remote: refused without a prefix, works with one; local refs stay under refs/handoff/", () => {
+  const bare = branchOnlyRemote("branches");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  const refused = cli(["task", "add", "ship", "--id", "early", "--push", "--json"], { cwd: a, agent: "lead" });
+  assert.is(refused.code, 3, refused.stderr);
+  assert.is(refused.json.error.code, "remote_rejected");
+  assert.match(refused.json.error.message, /only branches may be pushed here/);
+
+  for (const c of [a, b]) {
+    const set = cli(["remote", "origin", "--ref-prefix", "refs/heads/handoff/"], { cwd: c });
+    assert.is(set.code, 0, set.stderr);
+    assert.match(set.stdout, /on remote: +refs\/heads\/handoff\/ \(branch prefix/);
+  }
+  assert.is(cli(["remote", "--json"], { cwd: a }).json.remote_prefix, "refs/heads/handoff/");
+  assert.is(gitOut(a, "config", "remote.origin.handoffRefPrefix"), "refs/heads/handoff/");
+  assert.is(gitOut(a, "config", "--get-all", "remote.origin.fetch"), "+refs/heads/*:refs/remotes/origin/*", "the user's refspecs are untouched");
+
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "docs", "--id", "docs", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "ship"], { cwd: a, agent: "alice" }).code, 0);
+  // on the remote: branches only; here: refs/handoff/ and the tracking refs
+  const onRemote = gitOut(bare, "for-each-ref", "--format=%(refname)").split("\n");
+  assert.ok(onRemote.includes("refs/heads/handoff/tasks/ship"), onRemote.join(" "));
+  assert.ok(onRemote.every((r) => r.startsWith("refs/heads/")), onRemote.join(" "));
+  assert.match(handoffRefs(a), /^refs\/handoff\/tasks\/ship /m);
+  assert.match(gitOut(a, "for-each-ref", "--format=%(refname)", "refs/handoff-remotes/origin/"), /refs\/handoff-remotes\/origin\/tasks\/ship/);
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/heads/handoff/tasks/ship:task.json")).claim.agent, "alice");
+
+  // the other clone learns and loses through the remote, and claims what is free
+  const lost = cli(["claim", "ship", "--json"], { cwd: b, agent: "bob" });
+  assert.is(lost.code, 3, lost.stderr);
+  assert.is(lost.json.error.data.holder, "alice");
+  const next = cli(["claim", "--next", "--json"], { cwd: b, agent: "bob" });
+  assert.is(next.code, 0, next.stderr);
+  assert.is(next.json.id, "docs");
+  assert.is(cli(["done", "docs"], { cwd: b, agent: "bob" }).code, 0);
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["task", "show", "docs", "--json"], { cwd: a }).json.status, "done");
+  const tasks = (c: string) => handoffRefs(c).split("\n").filter((l) => l.startsWith("refs/handoff/tasks/")).join("\n");
+  assert.is(tasks(a), tasks(b));
+});
+
+test("doctor suggests the negative refspec; with it a plain git fetch copies no coordination branches", () => {
+  const bare = branchOnlyRemote("fetchcost");
+  const a = cloneOf(bare);
+  assert.is(cli(["remote", "origin", "--ref-prefix", "refs/heads/coord/"], { cwd: a }).code, 0);
+  assert.is(cli(["task", "add", "x", "--id", "x", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const user = cloneOf(bare);
+  // the cost: a plain fetch with the default refspec copies them
+  assert.match(gitOut(user, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/"), /refs\/remotes\/origin\/coord\/tasks\/x/);
+  assert.is(cli(["remote", "origin", "--ref-prefix", "refs/heads/coord/"], { cwd: user }).code, 0);
+  const doc = cli(["doctor", "--json"], { cwd: user });
+  const check = doc.json.checks.find((c: any) => c.name === "ref-prefix");
+  assert.is(check.status, "warn");
+  assert.match(check.fix, /git config --add remote\.origin\.fetch '\^refs\/heads\/coord\/\*'/);
+  gitOut(user, "config", "--add", "remote.origin.fetch", "^refs/heads/coord/*");
+  gitOut(user, "update-ref", "-d", "refs/remotes/origin/coord/tasks/x");
+  gitOut(user, "fetch", "-q", "origin");
+  assert.is(gitOut(user, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/coord/"), "");
+  assert.is(cli(["doctor", "--json"], { cwd: user }).json.checks.find((c: any) => c.name === "ref-prefix").status, "ok");
+});
+
+test("a prefix that clashes with a branch, or is not a branch prefix, is refused and nothing changes", () => {
+  const bare = branchOnlyRemote("clash");
+  const a = cloneOf(bare);
+  gitOut(a, "push", "-q", "origin", "main:refs/heads/coord", "main:refs/heads/team/feature");
+  const config = () => gitOut(a, "config", "--list", "--local");
+  const before = config();
+  const cases: [string, RegExp][] = [
+    ["refs/heads/coord/", /clashes with the branch coord on origin: git cannot keep a branch and refs under a folder/],
+    ["refs/heads/team/", /clashes with the branch team\/feature on origin: it is not a coordination ref/],
+    ["refs/handoffs/", /must start with refs\/heads\//],
+    ["refs/heads/x", /must end with \//],
+    ["refs/heads/a..b/", /component/],
+  ];
+  for (const [prefix, why] of cases) {
+    const r = cli(["remote", "origin", "--ref-prefix", prefix, "--json"], { cwd: a });
+    assert.is(r.code, 2, `${prefix}: ${r.stderr}`);
+    assert.is(r.json.error.code, "invalid_input");
+    assert.match(r.json.error.message, why);
+    assert.is(config(), before, prefix);
+  }
+  gitOut(a, "branch", "mine");
+  const local = cli(["remote", "origin", "--ref-prefix", "refs/heads/mine/"], { cwd: a });
+  assert.is(local.code, 2);
+  assert.match(local.stderr, /clashes with the branch mine in this clone/);
+  assert.is(cli(["remote", "--ref-prefix", "refs/heads/x/"], { cwd: a }).code, 2, "usage: needs a remote name");
+  // undo: back to refs/handoff/ on the remote
+  assert.is(cli(["remote", "origin", "--ref-prefix", "refs/heads/ok/"], { cwd: a }).code, 0);
+  assert.is(cli(["remote", "origin", "--ref-prefix", "refs/handoff/", "--json"], { cwd: a }).json.remote_prefix, "refs/handoff/");
+});
+
+test.run();
