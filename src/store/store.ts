@@ -68,6 +68,11 @@ export class Store {
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
   }
 
+  /** A long-running process (`warm`): it keeps state in process rather than in on-disk caches. */
+  get warm(): boolean {
+    return this.session !== null;
+  }
+
   /** Refs are read from files in-process (not through git): a watcher can stat them. */
   get usesRefFiles(): boolean {
     return this.refFiles !== null;
