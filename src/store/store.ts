@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
@@ -85,6 +86,11 @@ export class Store {
 
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
   async listRefs(prefix: string): Promise<RefTip[]> {
+    if (this.refFiles && this.session) {
+      // Long-running: let the watch events already queued arrive first (ref-watch.ts).
+      await new Promise((r) => setImmediate(r));
+      return this.refFiles.listFollowed(prefix);
+    }
     return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.cwd, prefix);
   }
 
@@ -108,8 +114,15 @@ export class Store {
    */
   async updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
     for (let n = 0; ; n++) {
+      // A transaction git would refuse costs the long-lived update-ref process its life: check
+      // the expected values here first, just before sending (git still checks them under lock).
+      const early = this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.commonDir, updates) : null;
+      if (early) return early;
       const r = await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent));
-      if (r.ok) this.writer.settle();
+      if (r.ok) {
+        this.writer.settle();
+        this.refFiles?.touch(updates.map((u) => u.ref));
+      }
       // git refused because an object vanished before the update: write it again, then retry.
       if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
     }
@@ -140,6 +153,7 @@ export class Store {
   close(): void {
     this.reader.close();
     this.session?.close();
+    this.refFiles?.close();
   }
 
   /**
@@ -173,6 +187,15 @@ export class Store {
       { action: "retry", detail: "another writer kept the ref busy; run the command again" },
     ]);
   }
+}
+
+/** A lost race seen before asking git: a ref that moved or is locked right now. */
+function staleBeforeSending(refs: RefFiles, commonDir: string, updates: RefUpdate[]): TransactionResult | null {
+  for (const u of updates) {
+    if (existsSync(`${commonDir}/${u.ref}.lock`)) return { ok: false, reason: "locked", message: `Unable to create '${commonDir}/${u.ref}.lock': File exists (seen before sending)` };
+    if (refs.read(u.ref) !== u.old) return { ok: false, reason: "stale", message: `cannot lock ref '${u.ref}': it moved (seen before sending)` };
+  }
+  return null;
 }
 
 /** One attempt of a compare-and-swap loop: decide on current state, return the ref updates. */
