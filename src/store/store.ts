@@ -13,6 +13,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
+import { RecordCache } from "./record-cache.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
 
@@ -41,6 +42,7 @@ export class Store {
   private readonly session: RefSession | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
   private readonly records = new Map<string, unknown>();
+  private taskCache: RecordCache | null = null;
   /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
@@ -102,7 +104,15 @@ export class Store {
   async record<T>(ref: string, oid: string, file: string, schema: z.ZodMiniType<T>): Promise<T> {
     const key = `${file}:${oid}`;
     if (this.records.has(key)) return this.records.get(key) as T;
+    // One-shot processes keep decoded task records on disk between runs (record-cache.ts).
+    const disk = file === "task.json" && !this.session ? (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`)) : null;
+    const cached = disk?.get(oid);
+    if (cached !== undefined) {
+      this.records.set(key, cached);
+      return cached as T;
+    }
     const { record } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
+    disk?.put(oid, record);
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(key, record);
     return record;
@@ -150,7 +160,13 @@ export class Store {
     return this.clock();
   }
 
+  /** Saves what this process decoded for the next one-shot process (record-cache.ts). */
+  flushRecords(): void {
+    this.taskCache?.flush();
+  }
+
   close(): void {
+    this.flushRecords();
     this.reader.close();
     this.session?.close();
     this.refFiles?.close();
