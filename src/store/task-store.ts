@@ -54,6 +54,17 @@ export interface TaskListing {
 const listed = new WeakMap<object, TaskListing>();
 
 export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing> {
+  const stored = await storedListing(store);
+  if (opts.settled === false) return { tasks: [...stored.tasks], problems: [...stored.problems] };
+  const ctx = ctxOf(store, store.now());
+  return { tasks: stored.tasks.map((t) => settle(t, ctx).record), problems: [...stored.problems] };
+}
+
+/**
+ * Every task as stored, oldest first: the shared listing itself (never change it), the same
+ * object while no task ref moved, so what callers derive from it can be kept by it.
+ */
+export async function storedListing(store: Store): Promise<Readonly<TaskListing>> {
   const tips = await store.listRefs(TASKS_PREFIX);
   let stored = listed.get(tips);
   if (!stored) {
@@ -72,9 +83,7 @@ export async function listTasks(store: Store, opts: { settled?: boolean } = {}):
     stored = { tasks, problems };
     listed.set(tips, stored);
   }
-  if (opts.settled === false) return { tasks: [...stored.tasks], problems: [...stored.problems] };
-  const ctx = ctxOf(store, store.now());
-  return { tasks: stored.tasks.map((t) => settle(t, ctx).record), problems: [...stored.problems] };
+  return stored;
 }
 
 /** Oldest first, then by id as `localeCompare` orders them (one collator: a compare costs ~20x less). */

@@ -86,7 +86,11 @@ async function claimRounds(ours: McpHandle, peer: Peer | null, n: number, sample
     const x = await timed(() => ours.call("claim_task", { id }), `claim_task ${id}`);
     await ours.ok("release_task", { id });
     const y = peer ? await timed(() => peer.call("handoff_claim_task", { task_id: id, session_id: "bench" }), `peer claim ${id}`) : 0;
-    if (peer) await peer.call("handoff_release_task", { task_id: id });
+    // The peer releases only for a registered agent identity; its management release is untimed here anyway.
+    if (peer) {
+      const r = await peer.call("handoff_reclaim_task", { task_id: id, reason: "bench" });
+      if (r.isError) throw new Error(`peer release ${id}: ${JSON.stringify(r.content).slice(0, 300)}`);
+    }
     if (i >= 5) {
       a.push(x);
       b.push(y);
