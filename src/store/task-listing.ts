@@ -60,3 +60,17 @@ export async function listTasksBounded(
   }
   return { tasks, total: statuses.length, statuses, problems: [...listing.problems], order };
 }
+
+const claimedOf = new WeakMap<object, Task[]>();
+
+/**
+ * The tasks stored as claimed, settled (an expired claim shows as such): all that a capacity
+ * check or a claim's overlap advisory looks at, without settling every task of the listing.
+ */
+export async function listClaimedTasks(store: Store): Promise<Task[]> {
+  const listing = await storedListing(store);
+  let claimed = claimedOf.get(listing);
+  if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
+  const ctx = { actor: store.actor, now: store.now() };
+  return claimed.map((t) => settle(t, ctx).record);
+}
