@@ -32,8 +32,8 @@ export interface LeaseFilter {
  * (lease-index.ts), else from the record in either format. A cold process spends more on this
  * than on anything else a hook does: inflating ~250 KB for 1,000 leases, schema validation
  * (~35 ms cold) and parsing it all. So the first reader of a new tip in a one-shot process
- * leaves `.git/handoff/leases.cache`: the tip's commit id and the record's format on the first
- * line, then one validated lease per line, keyed by the first folder
+ * leaves `.git/handoff/leases.cache`: the tip's commit id on the first line, then one validated
+ * lease per line, keyed by the first folder
  * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
  * line is the current tip is that tip's record; anything else is ignored and replaced. With a
  * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
@@ -47,18 +47,24 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   // A long-running process keeps what it read in the index; the file is for one-shot processes.
   const cacheFile = store.warm ? null : `${store.repo.commonDir}/handoff/leases.cache`;
   const cached = cacheFile ? readSmallFile(cacheFile) : null;
-  const header = cached ? /^([0-9a-f]{40,64}) (\d)\n/.exec(cached.slice(0, 80)) : null;
-  if (cached && header && header[1] === tip) {
-    const hit = parseCache(cached, header[0].length, filter);
+  if (cached && cached.startsWith(tip + "\n")) {
+    const hit = parseCache(cached, tip.length + 1, filter);
     if (hit) {
-      if (!hit.partial) index.put(tip, { set: hit.set, format: Number(header[2]), groups: null });
+      // A writer (no filter) needs the stored format too: two small object reads, no record.
+      if (!filter) index.put(tip, { set: hit.set, format: await formatAt(store, tip), groups: null });
       return hit;
     }
   }
   const entry = await readStored(store, tip, index);
   index.put(tip, entry);
-  if (cacheFile) writeSmallFile(cacheFile, `${tip} ${entry.format}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  if (cacheFile) writeSmallFile(cacheFile, `${tip}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
   return { set: entry.set, partial: false };
+}
+
+async function formatAt(store: Store, tip: string): Promise<number> {
+  const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
+  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
+  return !tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER) ? LEASE_TREE_FORMAT : 1;
 }
 
 /** The record at `tip` in either format, validated. */
