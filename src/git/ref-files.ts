@@ -53,7 +53,11 @@ export class RefFiles {
     const found = new Map<string, string>();
     for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
     for (const [name, oid] of loose) found.set(name, oid);
-    const tips = [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+    // The same names as last time (refs moved, none came or went): keep the order, skip the sort.
+    const same = f.last && f.last.tips.length === found.size && f.last.tips.every((t) => found.has(t.name));
+    const tips = same
+      ? f.last!.tips.map((t) => ({ name: t.name, oid: found.get(t.name)! }))
+      : [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
     f.last = { version: f.folder.version, packed, tips };
     return tips;
   }
