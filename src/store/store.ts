@@ -111,8 +111,9 @@ export class Store {
       this.records.set(key, cached);
       return cached as T;
     }
-    const { record } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
-    disk?.put(oid, record);
+    const { record, foreign } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
+    // A record in a format this build does not know is read from git each time, so every process says so.
+    if (!foreign) disk?.put(oid, record);
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(key, record);
     return record;
