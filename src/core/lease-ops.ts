@@ -14,8 +14,13 @@ function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): 
   return { type, task: task ?? "", agent, at: ctx.now.toISOString(), scope, worktree, branch };
 }
 
+// One collator, made on first use: the order of `localeCompare` at a fraction of its cost per
+// compare (every lease write sorts the whole set).
+let collator: Intl.Collator | null = null;
+
 function sorted(leases: Lease[]): Lease[] {
-  return [...leases].sort((a, b) => a.pattern.localeCompare(b.pattern) || a.agent.localeCompare(b.agent));
+  const c = (collator ??= new Intl.Collator());
+  return [...leases].sort((a, b) => c.compare(a.pattern, b.pattern) || c.compare(a.agent, b.agent));
 }
 
 /** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */

@@ -36,6 +36,11 @@ export type LeaseSet = z.infer<typeof LeaseSet>;
 
 export const EMPTY_LEASES: LeaseSet = { leases: [] };
 
+/** Parsed expiry times: every write checks every lease, and a lease record is never mutated. */
+const expiries = new WeakMap<Lease, number>();
+
 export function isLeaseLive(l: Lease, now: Date): boolean {
-  return Date.parse(l.expires_at) > now.getTime();
+  let at = expiries.get(l);
+  if (at === undefined) expiries.set(l, (at = Date.parse(l.expires_at)));
+  return at > now.getTime();
 }

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { RefTip } from "./refs.ts";
+import { WatchedRefFolder } from "./ref-watch.ts";
 
 /**
  * Reads shared refs straight from the files backend (loose ref files, then `packed-refs`), saving
@@ -9,6 +10,9 @@ import type { RefTip } from "./refs.ts";
  */
 export class RefFiles {
   private packed: { mtimeMs: number; size: number; refs: Map<string, string> } | null = null;
+
+  /** Folders followed by a watch (`listFollowed`), and the last sorted listing of each. */
+  private readonly followed = new Map<string, { folder: WatchedRefFolder; last: { version: number; packed: unknown; tips: RefTip[] } | null }>();
 
   constructor(private readonly commonDir: string) {}
 
@@ -33,6 +37,60 @@ export class RefFiles {
     for (const [name, oid] of this.packedRefs()) if (name.startsWith(prefix)) found.set(name, oid);
     this.walk(prefix.replace(/\/$/, ""), found);
     return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+  }
+
+  /**
+   * `list` for long-running processes: a flat folder's loose refs are followed by a watch
+   * (ref-watch.ts) instead of read file by file. Unchanged since the last call: the same array.
+   */
+  listFollowed(prefix: string): RefTip[] {
+    const dirRef = prefix.replace(/\/$/, "");
+    let f = this.followed.get(dirRef);
+    if (!f) this.followed.set(dirRef, (f = { folder: new WatchedRefFolder(this.commonDir, dirRef, (n) => this.readLoose(n), (d) => this.walkFolder(d)), last: null }));
+    const packed = this.packedRefs();
+    const loose = f.folder.list();
+    if (f.last && f.last.version === f.folder.version && f.last.packed === packed) return f.last.tips;
+    const found = new Map<string, string>();
+    for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
+    for (const [name, oid] of loose) found.set(name, oid);
+    // The same names as last time (refs moved, none came or went): keep the order, skip the sort.
+    const same = f.last && f.last.tips.length === found.size && f.last.tips.every((t) => found.has(t.name));
+    const tips = same
+      ? f.last!.tips.map((t) => ({ name: t.name, oid: found.get(t.name)! }))
+      : [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+    f.last = { version: f.folder.version, packed, tips };
+    return tips;
+  }
+
+  /** This process wrote these refs: followed folders read them again. */
+  touch(names: string[]): void {
+    for (const f of this.followed.values()) f.folder.touch(names);
+  }
+
+  close(): void {
+    for (const f of this.followed.values()) f.folder.close();
+    this.followed.clear();
+  }
+
+  private walkFolder(dirRef: string): { refs: Map<string, string>; nested: boolean } {
+    const refs = new Map<string, string>();
+    let nested = false;
+    let entries;
+    try {
+      entries = readdirSync(`${this.commonDir}/${dirRef}`, { withFileTypes: true });
+    } catch {
+      return { refs, nested };
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        nested = true;
+        this.walk(`${dirRef}/${e.name}`, refs);
+      } else if (e.isFile() && !e.name.endsWith(".lock")) {
+        const value = this.readLoose(`${dirRef}/${e.name}`);
+        if (value) refs.set(`${dirRef}/${e.name}`, value);
+      }
+    }
+    return { refs, nested };
   }
 
   /** undefined: no loose file (look in packed-refs); a string: the ref's value. */

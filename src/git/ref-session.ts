@@ -6,14 +6,17 @@ import { classifyUpdateFailure, transactionScript, type RefUpdate, type Transact
 /**
  * A long-lived `git update-ref --stdin` for long-running processes (MCP server, benchmarks): one
  * transaction after another in the same process, ~1 ms a write instead of a spawn. A failed
- * transaction makes git exit; the next call starts a fresh session.
+ * transaction makes git (2.39) exit, so a spare process is kept started ahead: the next
+ * transaction goes to it at once and a new spare starts off the critical path.
  */
 export class RefSession {
   private child: ChildProcessWithoutNullStreams | null = null;
+  private spare: ChildProcessWithoutNullStreams | null = null;
   private out = "";
   private err = "";
   private waiter: ((r: TransactionResult | Error) => void) | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly cwd: string,
@@ -35,21 +38,38 @@ export class RefSession {
     });
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");
+    // Only the active child answers the waiter; a spare that dies unused is just dropped.
     child.stdout.on("data", (s: string) => {
+      if (this.child !== child) return;
       this.out += s;
       if (/^commit: ok$/m.test(this.out)) this.settle({ ok: true });
     });
-    child.stderr.on("data", (s: string) => (this.err += s));
+    child.stderr.on("data", (s: string) => {
+      if (this.child === child) this.err += s;
+    });
     child.stdin.on("error", () => {});
     const exited = () => {
-      if (this.child === child) this.child = null;
+      if (this.spare === child) this.spare = null;
+      if (this.child !== child) return;
+      this.child = null;
       const message = firstLine(this.err) || "git update-ref exited";
       this.settle(classifyUpdateFailure(this.err, message) ?? new Error(`git update-ref failed: ${message}`));
+      this.prepareSpare();
     };
     child.on("close", exited);
-    child.on("error", (e) => this.settle(e));
+    child.on("error", (e) => {
+      if (this.spare === child) this.spare = null;
+      if (this.child === child) this.settle(e);
+    });
     setAlive(child, false);
     return child;
+  }
+
+  /** Starts the next process now, so a transaction after a failed one does not wait for git to start. */
+  private prepareSpare(): void {
+    setImmediate(() => {
+      if (!this.closed && !this.spare) this.spare = this.start();
+    });
   }
 
   private settle(r: TransactionResult | Error): void {
@@ -60,7 +80,11 @@ export class RefSession {
   }
 
   private transact(updates: RefUpdate[]): Promise<TransactionResult> {
-    this.child ??= this.start();
+    if (!this.child) {
+      this.child = this.spare ?? this.start();
+      this.spare = null;
+      this.prepareSpare();
+    }
     this.out = "";
     this.err = "";
     return new Promise((resolve, reject) => {
@@ -71,7 +95,10 @@ export class RefSession {
   }
 
   close(): void {
+    this.closed = true;
     this.child?.stdin.end();
+    this.spare?.stdin.end();
     this.child = null;
+    this.spare = null;
   }
 }

@@ -5,14 +5,15 @@ import type { Task } from "../core/task.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
-import { listTasks } from "./task-store.ts";
+import { listClaimedTasks } from "./task-listing.ts";
 
 /** At most this many overlaps are logged per claim (all are reported). */
 const MAX_LOGGED = 20;
 
 export async function overlapsOfClaim(store: Store, claimed: Task): Promise<Overlap[]> {
   if (!claimed.scope.length) return [];
-  const [{ tasks }, { set }] = await Promise.all([listTasks(store), loadLeases(store)]);
+  // Only claimed tasks can overlap a claim: the rest of the listing is not settled for it.
+  const [tasks, { set }] = await Promise.all([listClaimedTasks(store), loadLeases(store)]);
   const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now());
   await recordCatches(
     store,

@@ -113,12 +113,12 @@ export async function readRecord<T>(
   ref: string,
   file: string,
   schema: z.ZodMiniType<T>,
-): Promise<{ record: T; commit: ParsedCommit }> {
+): Promise<{ record: T; commit: ParsedCommit; foreign: boolean }> {
   const commit = parseCommit(await readTyped(reader, commitOid, "commit", ref));
   const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
   const blobOid = tree.get(file);
   if (!blobOid) fail("corrupt_state", `${ref} is corrupt: its tree has no ${file}`, { ref });
-  noteUnknownFormat(ref, tree.get("format"), oidBytes);
+  const foreign = noteUnknownFormat(ref, tree.get("format"), oidBytes);
   const text = (await readTyped(reader, blobOid, "blob", ref)).toString("utf8");
   let json: unknown;
   try {
@@ -128,7 +128,7 @@ export async function readRecord<T>(
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) fail("corrupt_state", `${ref} is corrupt: ${file}: ${describeIssues(parsed.error)}`, { ref });
-  return { record: parsed.data, commit };
+  return { record: parsed.data, commit, foreign };
 }
 
 /** Writes one commit per step on top of `parent` and returns the new tip. */

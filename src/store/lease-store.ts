@@ -13,7 +13,9 @@ import { isGlob } from "../core/paths.ts";
 import { buildPolicy, type LeasePolicy } from "../core/lease-policy.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
-import { readRecord, writeSteps } from "./codec.ts";
+import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
+import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
+import { LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const LEASES_REF = `${REF_ROOT}leases`;
@@ -26,10 +28,12 @@ export interface LeaseFilter {
 }
 
 /**
- * Reads the lease set at a commit. A cold process spends more on this than on anything else a hook
- * does: three object reads, inflating ~250 KB for 1,000 leases, schema validation (~35 ms cold)
- * and parsing it all. So the first reader of a new tip leaves `.git/handoff/leases.cache`: the
- * tip's commit id on the first line, then one validated lease per line, keyed by the first folder
+ * Reads the lease set at a commit: from the in-process index when this process has seen the tip
+ * (lease-index.ts), else from the record in either format. A cold process spends more on this
+ * than on anything else a hook does: inflating ~250 KB for 1,000 leases, schema validation
+ * (~35 ms cold) and parsing it all. So the first reader of a new tip in a one-shot process
+ * leaves `.git/handoff/leases.cache`: the tip's commit id on the first line, then one validated
+ * lease per line, keyed by the first folder
  * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
  * line is the current tip is that tip's record; anything else is ignored and replaced. With a
  * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
@@ -37,15 +41,42 @@ export interface LeaseFilter {
  */
 export async function readLeasesAt(store: Store, tip: string | null, filter?: LeaseFilter): Promise<{ set: LeaseSet; partial: boolean }> {
   if (!tip) return { set: EMPTY_LEASES, partial: false };
-  const cacheFile = `${store.repo.commonDir}/handoff/leases.cache`;
-  const cached = readSmallFile(cacheFile);
+  const index = leaseIndexOf(store);
+  const known = index.get(tip);
+  if (known) return { set: known.set, partial: false };
+  // A long-running process keeps what it read in the index; the file is for one-shot processes.
+  const cacheFile = store.warm ? null : `${store.repo.commonDir}/handoff/leases.cache`;
+  const cached = cacheFile ? readSmallFile(cacheFile) : null;
   if (cached && cached.startsWith(tip + "\n")) {
     const hit = parseCache(cached, tip.length + 1, filter);
-    if (hit) return hit;
+    if (hit) {
+      // A writer (no filter) needs the stored format too: two small object reads, no record.
+      if (!filter) index.put(tip, { set: hit.set, format: await formatAt(store, tip), groups: null });
+      return hit;
+    }
+  }
+  const entry = await readStored(store, tip, index);
+  index.put(tip, entry);
+  if (cacheFile) writeSmallFile(cacheFile, `${tip}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  return { set: entry.set, partial: false };
+}
+
+async function formatAt(store: Store, tip: string): Promise<number> {
+  const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
+  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
+  return !tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER) ? LEASE_TREE_FORMAT : 1;
+}
+
+/** The record at `tip` in either format, validated. */
+async function readStored(store: Store, tip: string, index: LeaseIndex): Promise<IndexedLeases> {
+  const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
+  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
+  if (!tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER)) {
+    const { set, groups } = await readLeaseTree(store.reader, store.oidBytes, tip, LEASES_REF, index.groupCache);
+    return { set, format: LEASE_TREE_FORMAT, groups };
   }
   const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);
-  writeSmallFile(cacheFile, `${tip}\n${record.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
-  return { set: record, partial: false };
+  return { set: record, format: 1, groups: null };
 }
 
 function cacheKey(pattern: string): string {
@@ -101,11 +132,26 @@ export function serializeLeases(set: LeaseSet): string {
   return set.leases.length ? `{"leases": [\n${set.leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n` : `{"leases": []}\n`;
 }
 
-/** Writes the steps of a lease outcome on top of `tip`; null when there is nothing to write. */
+/**
+ * Writes the steps of a lease outcome on top of `tip`; null when there is nothing to write. A set
+ * already stored as a tree, or reaching LEASE_TREE_AT leases, is written as a tree (lease-tree.ts).
+ */
 export function leaseUpdate(store: Store, tip: string | null, out: Outcome<LeaseSet>) {
   if (!out.ok) throw new HandoffError(out.refusal);
   if (out.steps.length === 0) return null;
-  return { ref: LEASES_REF, new: writeSteps(store.writer, tip, LEASES_FILE, out.steps, serializeLeases), old: tip };
+  const index = leaseIndexOf(store);
+  const before = tip ? index.get(tip) : undefined;
+  // Every writer loads the whole set first (loadLeases), which enters it here. Should the index
+  // have let it go meanwhile, the size decides (a format 1 record is one every build reads).
+  const last = out.steps.at(-1)!.record;
+  if (before?.format === LEASE_TREE_FORMAT || last.leases.length >= LEASE_TREE_AT) {
+    const { tip: next, groups } = writeLeaseTree(store.writer, tip, before?.groups ?? null, out.steps);
+    index.put(next, { set: last, format: LEASE_TREE_FORMAT, groups });
+    return { ref: LEASES_REF, new: next, old: tip };
+  }
+  const next = writeSteps(store.writer, tip, LEASES_FILE, out.steps, serializeLeases);
+  index.put(next, { set: last, format: 1, groups: null });
+  return { ref: LEASES_REF, new: next, old: tip };
 }
 
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
@@ -12,6 +13,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
+import { RecordCache } from "./record-cache.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
@@ -43,6 +45,8 @@ export class Store {
   private readonly records = new Map<string, unknown>();
   /** Records kept between one-shot commands (record-cache-file.ts), for the views that opt in. */
   private diskRecords: RecordCacheFile | null = null;
+  /** Task records every one-shot process keeps between runs (record-cache.ts). */
+  private taskCache: RecordCache | null = null;
   /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
@@ -76,6 +80,11 @@ export class Store {
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
   }
 
+  /** A long-running process (`warm`): it keeps state in process rather than in on-disk caches. */
+  get warm(): boolean {
+    return this.session !== null;
+  }
+
   /** Refs are read from files in-process (not through git): a watcher can stat them. */
   get usesRefFiles(): boolean {
     return this.refFiles !== null;
@@ -88,6 +97,11 @@ export class Store {
 
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
   async listRefs(prefix: string): Promise<RefTip[]> {
+    if (this.refFiles && this.session) {
+      // Long-running: let the watch events already queued arrive first (ref-watch.ts).
+      await new Promise((r) => setImmediate(r));
+      return this.refFiles.listFollowed(prefix);
+    }
     return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.cwd, prefix);
   }
 
@@ -99,13 +113,20 @@ export class Store {
   async record<T>(ref: string, oid: string, file: string, schema: z.ZodMiniType<T>): Promise<T> {
     const key = `${file}:${oid}`;
     if (this.records.has(key)) return this.records.get(key) as T;
-    const kept = this.diskRecords?.get(key);
-    if (kept !== undefined) {
-      this.records.set(key, kept);
-      return kept as T;
+    // One-shot processes keep decoded task records on disk between runs (record-cache.ts); the
+    // views that opt in (keepRecords) keep the others too (record-cache-file.ts).
+    const disk = file === "task.json" && !this.session ? (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`)) : null;
+    const cached = disk ? disk.get(oid) : this.diskRecords?.get(key);
+    if (cached !== undefined) {
+      this.records.set(key, cached);
+      return cached as T;
     }
-    const { record } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
-    this.diskRecords?.set(key, record);
+    const { record, foreign } = await readRecord(this.reader, this.oidBytes, oid, ref, file, schema);
+    // A record in a format this build does not know is read from git each time, so every process says so.
+    if (!foreign) {
+      if (disk) disk.put(oid, record);
+      else this.diskRecords?.set(key, record);
+    }
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(key, record);
     return record;
@@ -117,8 +138,15 @@ export class Store {
    */
   async updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
     for (let n = 0; ; n++) {
+      // A transaction git would refuse costs the long-lived update-ref process its life: check
+      // the expected values here first, just before sending (git still checks them under lock).
+      const early = this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.commonDir, updates) : null;
+      if (early) return early;
       const r = await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent));
-      if (r.ok) this.writer.settle();
+      if (r.ok) {
+        this.writer.settle();
+        this.refFiles?.touch(updates.map((u) => u.ref));
+      }
       // git refused because an object vanished before the update: write it again, then retry.
       if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
     }
@@ -164,10 +192,17 @@ export class Store {
     this.diskRecords ??= RecordCacheFile.in(this.repo.commonDir);
   }
 
+  /** Saves what this process decoded for the next one-shot process (record-cache.ts). */
+  flushRecords(): void {
+    this.taskCache?.flush();
+  }
+
   close(): void {
+    this.flushRecords();
     this.diskRecords?.save();
     this.reader.close();
     this.session?.close();
+    this.refFiles?.close();
   }
 
   /**
@@ -203,6 +238,15 @@ export class Store {
       { action: "retry", detail: "another writer kept the ref busy; run the command again" },
     ]);
   }
+}
+
+/** A lost race seen before asking git: a ref that moved or is locked right now. */
+function staleBeforeSending(refs: RefFiles, commonDir: string, updates: RefUpdate[]): TransactionResult | null {
+  for (const u of updates) {
+    if (existsSync(`${commonDir}/${u.ref}.lock`)) return { ok: false, reason: "locked", message: `Unable to create '${commonDir}/${u.ref}.lock': File exists (seen before sending)` };
+    if (refs.read(u.ref) !== u.old) return { ok: false, reason: "stale", message: `cannot lock ref '${u.ref}': it moved (seen before sending)` };
+  }
+  return null;
 }
 
 /** One attempt of a compare-and-swap loop: decide on current state, return the ref updates. */

@@ -26,7 +26,7 @@ import type { Overlap } from "../core/claim-overlap.ts";
 import { overlapsOfClaim } from "./claim-overlaps.ts";
 import { capacityOf, capacityRefusal } from "../core/capacity.ts";
 import { loadAgent } from "./agent-store.ts";
-import { listTasks } from "./task-store.ts";
+import { listClaimedTasks } from "./task-listing.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import type { CasOptions } from "./store.ts";
@@ -70,7 +70,7 @@ export interface ClaimReport {
 
 /** Why the caller may not take one more task (at_capacity), or null. */
 async function capacityProblem(store: Store, claiming: string | null) {
-  const [{ tasks }, me] = await Promise.all([listTasks(store), loadAgent(store, store.actor.agent)]);
+  const [tasks, me] = await Promise.all([listClaimedTasks(store), loadAgent(store, store.actor.agent)]);
   return capacityRefusal(tasks, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now());
 }
 

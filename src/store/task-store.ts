@@ -3,11 +3,13 @@ import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { newTaskId, validateTaskId } from "../core/ids.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
-import { claimCandidates, createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
-import { chooseCandidate, contendersAmong } from "../core/candidate-choice.ts";
+import { chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
+import type { RefTip } from "../git/refs.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 export const TASK_FILE = "task.json";
@@ -47,22 +49,85 @@ export interface TaskListing {
   problems: string[];
 }
 
+/**
+ * Listings by the tips they were read from. A long-running store hands back the same tips array
+ * while no task ref changed (RefFiles.listFollowed), so the records and their order are kept.
+ */
+const listed = new WeakMap<object, TaskListing>();
+
 export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing> {
+  const stored = await storedListing(store);
+  if (opts.settled === false) return { tasks: [...stored.tasks], problems: [...stored.problems] };
+  const ctx = ctxOf(store, store.now());
+  return { tasks: stored.tasks.map((t) => settle(t, ctx).record), problems: [...stored.problems] };
+}
+
+/**
+ * Every task as stored, oldest first: the shared listing itself (never change it), the same
+ * object while no task ref moved, so what callers derive from it can be kept by it.
+ */
+export async function storedListing(store: Store): Promise<Readonly<TaskListing>> {
   const tips = await store.listRefs(TASKS_PREFIX);
-  const now = store.now();
-  const tasks: Task[] = [];
+  let stored = listed.get(tips);
+  if (!stored) {
+    stored = (await reordered(store, tips)) ?? (await sortedListing(store, tips));
+    store.flushRecords();
+    listed.set(tips, stored);
+  }
+  return stored;
+}
+
+/** The last listing of each store, to derive the next one from when only records changed. */
+const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[] }>();
+
+async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing> {
+  const records: Task[] = [];
   const problems: string[] = [];
   for (const { name, oid } of tips) {
     try {
-      const task = await readTaskAt(store, name, oid);
-      tasks.push(opts.settled === false ? task : settle(task, ctxOf(store, now)).record);
+      records.push(await readTaskAt(store, name, oid));
     } catch (e) {
       if (!(e instanceof HandoffError)) throw e;
       problems.push(e.message);
     }
   }
-  tasks.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-  return { tasks, problems };
+  const order = records.map((_, i) => i).sort((a, b) => byAge(records[a]!, records[b]!));
+  if (!problems.length) previous.set(store, { tips, records, order });
+  return { tasks: order.map((i) => records[i]!), problems };
+}
+
+/**
+ * The same task refs as last time, some at new commits: their records change but never their
+ * age or id, so the last order holds and 10,000 tasks are not sorted again for one claim.
+ */
+async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | null> {
+  const last = previous.get(store);
+  if (!last || last.tips.length !== tips.length) return null;
+  for (let i = 0; i < tips.length; i++) if (tips[i]!.name !== last.tips[i]!.name) return null;
+  const records = [...last.records];
+  for (let i = 0; i < tips.length; i++) {
+    if (tips[i]!.oid === last.tips[i]!.oid) continue;
+    let task: Task;
+    try {
+      task = await readTaskAt(store, tips[i]!.name, tips[i]!.oid);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      return null;
+    }
+    if (task.created_at !== records[i]!.created_at || task.id !== records[i]!.id) return null;
+    records[i] = task;
+  }
+  previous.set(store, { tips, records, order: last.order });
+  return { tasks: last.order.map((i) => records[i]!), problems: [] };
+}
+
+/** Oldest first, then by id as `localeCompare` orders them (one collator: a compare costs ~20x less). */
+// Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
+let collatorMade: Intl.Collator | null = null;
+const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b) };
+
+function byAge(a: Task, b: Task): number {
+  return a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at);
 }
 
 export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { id?: string }): Promise<Task> {
@@ -137,14 +202,22 @@ export async function claimNext(
   const tried = new Set<string>();
   const deadline: SharedDeadline = {};
   // Racers in this clone lose a local compare-and-swap in a millisecond and keep strict priority
-  // order; only racers through a remote (a push each) are spread out.
+  // order, the next candidate after a lost race coming from the same listing (ready-index.ts);
+  // racers through a remote (a push each) are spread out among the best few (candidate-choice.ts).
   const spread = (await store.syncRemote()) !== null;
+  let candidates: Iterator<Task> | null = null;
+  let check: ((candidate: Task) => Refusal | null) | undefined;
   for (let lost = 0; ; ) {
-    const { tasks } = await listTasks(store, { settled: false });
-    const check = opts.ready?.(tasks);
-    const now = store.now();
-    const candidates = claimCandidates(tasks, ctxOf(store, now)).filter((t) => !tried.has(t.id) && !check?.(t));
-    const next = spread ? chooseCandidate(candidates, { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost }) : candidates[0];
+    let next = spread ? undefined : (candidates?.next().value as Task | undefined);
+    if (!next) {
+      const { tasks } = await listTasks(store, { settled: false });
+      check = opts.ready?.(tasks);
+      const now = store.now();
+      candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
+      next = spread
+        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost })
+        : (candidates.next().value as Task | undefined);
+    }
     if (!next) {
       fail("no_task_ready", "no task is ready to claim", {}, [
         { action: "wait", detail: "wait for tasks to be added or released" },
@@ -153,8 +226,9 @@ export async function claimNext(
     }
     tried.add(next.id);
     try {
-      const guarded = check ? (t: Task, ctx: OpContext): Outcome<Task> => {
-        const why = check(t);
+      const ready = check;
+      const guarded = ready ? (t: Task, ctx: OpContext): Outcome<Task> => {
+        const why = ready(t);
         return why ? refuse(why) : op(t, ctx);
       } : op;
       return await mutate(store, next.id, guarded, { exclusive: true, deadline });
@@ -168,6 +242,17 @@ export async function claimNext(
       throw e;
     }
   }
+}
+
+/** The first `n` of a lazy sequence (the pool is never larger: only those are settled). */
+function firstOf<T>(items: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = items.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
 }
 
 /** After a race lost through the remote: a jittered pause, never past the call's deadline. */

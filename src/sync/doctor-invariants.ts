@@ -8,7 +8,8 @@ import { isFinal, type Task } from "../core/task.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { archivedTips } from "../store/archive.ts";
 import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/codec.ts";
-import { loadLeases } from "../store/lease-store.ts";
+import { treeMarkerOid } from "../store/lease-tree.ts";
+import { LEASES_REF, loadLeases } from "../store/lease-store.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import type { Check } from "./doctor-check.ts";
@@ -70,11 +71,11 @@ async function formatCheck(store: Store): Promise<Check> {
     try {
       const commit = parseCommit(await readTyped(store.reader, oid, "commit", name));
       const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes).get("format");
-      if (format !== undefined && format !== ours) odd.push(name);
+      if (format !== undefined && format !== ours && !(name === LEASES_REF && format === treeMarkerOid(store.oidBytes))) odd.push(name);
     } catch {
       /* corrupt refs are the invariants check's business */
     }
   }
-  if (!odd.length) return { name: "format", status: "ok", detail: `${refs.length} coordination ref(s), all in format version 1` };
+  if (!odd.length) return { name: "format", status: "ok", detail: `${refs.length} coordination ref(s), all in a format this build writes` };
   return { name: "format", status: "warn", detail: `${odd.length} ref(s) written in an unknown format version: ${odd.slice(0, 5).join(", ")}`, fix: "update git-handoff on this machine (another clone runs a newer version)" };
 }

@@ -12,6 +12,7 @@ import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import type { Task } from "../core/task.ts";
 import { eventFromMessage, parseCommit, parseTree, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
+import { LEASE_TREE_FORMAT, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
 
 /** How far ahead of this clone's clock a received time may be. */
@@ -143,7 +144,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const marker = formatOid ? await store.reader.read(formatOid) : null;
   const version = marker && marker.type === "blob" && marker.data.length < 64 ? formatVersionOf(marker.data.toString("utf8")) : null;
   if (version === null) invalid(`commit ${oid.slice(0, 12)} has no git-handoff format marker`);
-  if (version! > FORMAT_VERSION) throw new Refusal("newer", `record format ${version} (this build reads ${FORMAT_VERSION})`);
+  if (version! > family.format) throw new Refusal("newer", `record format ${version} (this build reads ${family.format === FORMAT_VERSION ? family.format : `up to ${family.format}`})`);
+  if (family.family === "leases" && version === LEASE_TREE_FORMAT) return leaseTreeEntry(store, family, oid, commit, author, now);
   if (family.file === null) {
     for (const name of tree.keys()) if (name !== "format" && !/^[A-Za-z0-9][A-Za-z0-9._@+-]*\.json$/.test(name)) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} in ${family.family}`);
     return { oid, commit, author, event: null, record: null };
@@ -191,6 +193,20 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
   checkExpiries(family, record, now);
   return { oid, commit, author, event, record };
+}
+
+/** A lease set stored as a tree (lease-tree.ts): the same checks as its one-file form. */
+async function leaseTreeEntry(store: Store, family: RefFamily, oid: string, commit: ParsedCommit, author: string, now: Date): Promise<Entry> {
+  let record: LeaseSet;
+  try {
+    record = (await readLeaseTree(store.reader, store.oidBytes, oid, `commit ${oid.slice(0, 12)}`, null, family.bounds)).set;
+  } catch (e) {
+    invalid((e as Error).message);
+  }
+  const event = eventFromMessage(commit.message);
+  if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
+  checkExpiries(family, record!, now);
+  return { oid, commit, author, event, record: record! };
 }
 
 /** No claim or lease runs further ahead than the longest TTL anyone may ask for. */

@@ -3,6 +3,7 @@ import { TaskStatus } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
+import { listTasksBounded } from "../../store/task-listing.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
@@ -59,11 +60,27 @@ export function registerTask(program: Command): void {
   });
 
   const list = (name: string, target: Command) =>
-    withGlobals(target.command(name).description("list tasks").option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)).action(
-      async (o: { status?: string }, cmd: Command) => {
+    withGlobals(
+      target
+        .command(name)
+        .description("list tasks")
+        .option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)
+        .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first"),
+    ).action(
+      async (o: { status?: string; limit?: string }, cmd: Command) => {
         await withStore(cmd, async (store, g) => {
           if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
             fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);
+          }
+          if (o.limit !== undefined && o.status !== "blocked") {
+            // Bounded: only the N returned are settled and shown (task-listing.ts).
+            const limit = parseInteger(o.limit, "--limit", 1, 1_000_000);
+            const r = await listTasksBounded(store, { ...(o.status ? { status: o.status as TaskStatus } : {}), limit });
+            for (const p of r.problems) warn(p);
+            const now = store.now();
+            const more = r.total > r.tasks.length ? `\n(${r.total - r.tasks.length} more, ${r.order}; raise --limit)` : "";
+            emit(!!g.json, r.tasks, () => (r.tasks.length ? r.tasks.map((t) => taskLine(t, now)).join("\n") + more : "no tasks"));
+            return;
           }
           const { tasks, problems } = await listTasks(store);
           for (const p of problems) warn(p);

@@ -8,6 +8,7 @@ import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { addTaskAfter } from "../../store/dependency-actions.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
+import { listTasksBounded } from "../../store/task-listing.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
 import { parseAddress, type Address } from "../../core/address.ts";
 import { fail } from "../../core/errors.ts";
@@ -107,7 +108,8 @@ export const listTasksTool = defineTool({
   name: "list_tasks",
   title: "List tasks",
   description: [
-    "List tasks, oldest first, optionally only those in one status (todo, claimed, done, failed, cancelled), with holder and lease expiry.",
+    "List tasks, optionally only those in one status (todo, claimed, done, failed, cancelled), with holder and lease expiry; at most `limit` (default 100) and `total` counts all that match.",
+    "Order: status todo comes best first (the order claim_next takes them in); done, failed and cancelled newest first; otherwise oldest first.",
     "To choose work prefer ready_tasks (sorted best first) or claim_next; for a summary of who holds what prefer overview.",
   ].join("\n"),
   input: {
@@ -118,14 +120,12 @@ export const listTasksTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
-    const { tasks, problems } = await listTasks(store);
-    const matching = a.status ? tasks.filter((t) => t.status === a.status) : tasks;
-    const shown = matching.slice(0, a.limit ?? 100);
-    const more = matching.length > shown.length ? `\n(${matching.length - shown.length} more; raise limit or filter by status)` : "";
+    const { tasks: shown, total, statuses, problems, order } = await listTasksBounded(store, { ...(a.status ? { status: a.status } : {}), limit: a.limit ?? 100 });
+    const more = total > shown.length ? `\n(${total - shown.length} more; raise limit or filter by status)` : "";
     return {
-      data: { tasks: shown, total: matching.length, problems },
+      data: { tasks: shown, total, problems },
       text: taskLines(store, shown, "no tasks") + more + problems.map((p) => `\nwarning: ${p}`).join(""),
-      summary: matching.length ? `${matching.length} task${matching.length === 1 ? "" : "s"}: ${tally(matching.map((t) => t.status))}${more ? ` (${shown.length} shown)` : ""}` : "no tasks",
+      summary: total ? `${total} task${total === 1 ? "" : "s"}: ${tally(statuses)}${more ? ` (${shown.length} shown, ${order})` : ""}` : "no tasks",
     };
   },
 });

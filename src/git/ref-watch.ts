@@ -1,0 +1,108 @@
+// The loose refs of one flat folder (refs/handoff/tasks/, one file per ref) kept in process and
+// followed by a file system watch, so a long-running process lists 10,000 refs without reading
+// 10,000 files: after the first walk it re-reads only the files the watch names. git replaces a
+// loose ref by renaming `<ref>.lock` over it, and every such rename is an event naming the ref.
+//
+// A watch can in principle drop events (a full kernel queue), so the folder is walked again in
+// full now and then (FULL_EVERY_MS), when the watch fails, and whenever the folder holds a
+// sub-folder (a layout this fast path does not follow). This process's own writes are marked at
+// once (`touch`), without waiting for their events.
+import { statSync, watch, type FSWatcher } from "node:fs";
+
+/** How a caller reads one loose ref file: undefined when there is none. */
+export type LooseReader = (name: string) => string | null | undefined;
+/** How a caller walks the folder in full: every loose ref under it, and whether it has sub-folders. */
+export type LooseWalker = (dirRef: string) => { refs: Map<string, string>; nested: boolean };
+
+const FULL_EVERY_MS = 10_000;
+
+export class WatchedRefFolder {
+  private watcher: FSWatcher | null = null;
+  private loose: Map<string, string> | null = null;
+  private dirty = new Set<string>();
+  private walkedAt = 0;
+  private broken = false;
+  /** The folder's inode when the watch began: a folder removed and made again is a new one. */
+  private ino = -1;
+  /** Changes whenever the listing may have changed, so callers can keep what they derived from it. */
+  version = 0;
+
+  constructor(
+    private readonly commonDir: string,
+    /** e.g. `refs/handoff/tasks` (no trailing slash). */
+    private readonly dirRef: string,
+    private readonly readLoose: LooseReader,
+    private readonly walk: LooseWalker,
+  ) {}
+
+  /** This process changed these refs: read them again on the next listing. */
+  touch(names: Iterable<string>): void {
+    for (const n of names) if (n.startsWith(this.dirRef + "/")) this.dirty.add(n.slice(this.dirRef.length + 1));
+  }
+
+  /**
+   * Every loose ref of the folder by full name. Events already delivered to this process are
+   * applied; the caller first lets pending ones arrive (Store.listRefs yields to the event loop).
+   */
+  list(): Map<string, string> {
+    if (!this.loose || this.broken || Date.now() - this.walkedAt > FULL_EVERY_MS || this.inode() !== this.ino) return this.full();
+    if (this.dirty.size) this.version++;
+    for (const file of this.dirty) {
+      const name = `${this.dirRef}/${file}`;
+      const value = file.endsWith(".lock") ? undefined : this.readLoose(name);
+      if (value) this.loose.set(name, value);
+      else this.loose.delete(name);
+    }
+    this.dirty.clear();
+    return this.loose;
+  }
+
+  private inode(): number {
+    try {
+      return statSync(`${this.commonDir}/${this.dirRef}`).ino;
+    } catch {
+      return -1;
+    }
+  }
+
+  private full(): Map<string, string> {
+    if (this.watcher && this.inode() !== this.ino) this.drop();
+    this.ensureWatch();
+    this.version++;
+    this.dirty.clear();
+    const { refs, nested } = this.walk(this.dirRef);
+    this.walkedAt = Date.now();
+    // A folder with sub-folders is walked in full every time: the watch sees only its own entries.
+    this.loose = nested || !this.watcher ? null : refs;
+    return refs;
+  }
+
+  private ensureWatch(): void {
+    if (this.watcher || this.broken) return;
+    try {
+      const ino = this.inode();
+      const w = watch(`${this.commonDir}/${this.dirRef}`, { persistent: false });
+      this.ino = ino;
+      w.on("change", (_type, file) => {
+        if (typeof file === "string" && file) this.dirty.add(file);
+        else this.loose = null; // an event without a name: walk again
+      });
+      w.on("error", () => this.drop());
+      this.watcher = w;
+    } catch {
+      // No folder yet (no task written so far) or no watch available: walk in full; retry later.
+      this.watcher = null;
+    }
+  }
+
+  private drop(): void {
+    this.watcher?.close();
+    this.watcher = null;
+    this.loose = null;
+  }
+
+  close(): void {
+    this.broken = true;
+    this.drop();
+  }
+}

@@ -1,0 +1,196 @@
+// The lease set as a tree (record format 2): one file per path prefix under `leases/`, so a write
+// rewrites the files of the prefixes it changes plus two small trees, whatever the number of
+// leases elsewhere. Exclusivity is untouched: the whole set still lives under the one ref
+// refs/handoff/leases and every change is one compare-and-swap of it.
+//
+// A small set stays one `leases.json` (format 1, which every version reads): below
+// LEASE_TREE_AT leases the single file is cheaper to read and write than a tree. The first write
+// that finds the set at that size converts it, and from then on it stays a tree, so a clone never
+// flips between formats. A build that knows only format 1 refuses a format 2 record on receive
+// ("from a newer git-handoff") instead of reading it as corrupt or empty.
+import { createHash } from "node:crypto";
+import { fail } from "../core/errors.ts";
+import type { HandoffEvent } from "../core/event.ts";
+import { LeaseSet, type Lease } from "../core/lease.ts";
+import { isGlob } from "../core/paths.ts";
+import { describeIssues } from "../core/schema-helpers.ts";
+import type { ObjectReader } from "../git/object-reader.ts";
+import type { ObjectWriter } from "../git/object-writer.ts";
+import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
+
+export const LEASE_TREE_FORMAT = 2;
+export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
+/** The folder of prefix files in a format 2 commit's tree. */
+export const LEASE_FOLDER = "leases";
+/** From this many leases on, a write stores the set as a tree. */
+export const LEASE_TREE_AT = 64;
+/** Prefix files one format 2 record may hold (a received tree is refused beyond it). */
+export const MAX_LEASE_FILES = 20_000;
+
+/** A prefix file of a format 2 tree: its blob and the leases it holds (shared, never mutated). */
+export interface LeaseGroup {
+  oid: string;
+  leases: Lease[];
+}
+
+/** The prefix a lease is filed under: its first folder, or `*` for a root file or a glob-first pattern. */
+export function groupKey(pattern: string): string {
+  const slash = pattern.indexOf("/");
+  if (slash <= 0) return "*";
+  const first = pattern.slice(0, slash);
+  return isGlob(first) ? "*" : first;
+}
+
+/** The file name of a prefix in the tree: escaped so that no name is `.`, `..`, empty or holds a slash. */
+export function groupFile(key: string): string {
+  return `${encodeURIComponent(key).replace(/\./g, "%2E")}.json`;
+}
+
+function serializeGroup(leases: Lease[]): string {
+  return `{"leases": [\n${leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n`;
+}
+
+function groupBy(leases: Lease[]): Map<string, Lease[]> {
+  const out = new Map<string, Lease[]>();
+  for (const l of leases) {
+    const key = groupKey(l.pattern);
+    const g = out.get(key);
+    if (g) g.push(l);
+    else out.set(key, [l]);
+  }
+  return out;
+}
+
+function sameLeases(a: Lease[], b: Lease[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+interface TreeEntry {
+  mode: string;
+  name: string;
+  oid: string;
+}
+
+/** A git tree object; git orders entries by name, a folder's name as if it ended in `/`. */
+function encodeEntries(entries: TreeEntry[]): Buffer {
+  const key = (e: TreeEntry) => (e.mode === "40000" ? `${e.name}/` : e.name);
+  const sorted = [...entries].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]));
+}
+
+export function treeMarkerOid(oidBytes: number): string {
+  const body = Buffer.from(LEASE_TREE_MARKER, "utf8");
+  return createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+}
+
+/**
+ * Writes one commit per step, each a format 2 tree. A prefix file whose leases are the very
+ * objects it held before (core operations keep unchanged leases as they are) is not written
+ * again: its blob is reused. Returns the new tip and the prefix files of each commit.
+ */
+export function writeLeaseTree(
+  writer: ObjectWriter,
+  parent: string | null,
+  before: Map<string, LeaseGroup> | null,
+  steps: { event: HandoffEvent; record: LeaseSet }[],
+): { tip: string; groups: Map<string, LeaseGroup> } {
+  const marker = writer.write("blob", LEASE_TREE_MARKER);
+  let tip = parent;
+  let groups = before ?? new Map<string, LeaseGroup>();
+  for (const step of steps) {
+    const next = new Map<string, LeaseGroup>();
+    for (const [key, leases] of groupBy(step.record.leases)) {
+      const old = groups.get(key);
+      next.set(key, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
+    }
+    const folder = writer.write("tree", encodeEntries([...next].map(([key, g]) => ({ mode: "100644", name: groupFile(key), oid: g.oid }))));
+    const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
+    tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
+    groups = next;
+  }
+  return { tip: tip!, groups };
+}
+
+/** Tree entries with their modes. */
+export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  for (let i = 0; i < data.length; ) {
+    const sp = data.indexOf(32, i);
+    const nul = data.indexOf(0, sp);
+    if (sp < 0 || nul < 0) break;
+    out.push({ mode: data.subarray(i, sp).toString("latin1"), name: data.subarray(sp + 1, nul).toString("utf8"), oid: data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex") });
+    i = nul + 1 + oidBytes;
+  }
+  return out;
+}
+
+/** Parsed prefix files by blob id: a blob never changes, so a new tip costs only its changed files. */
+export type GroupCache = Map<string, Lease[]>;
+
+/**
+ * Reads a format 2 record at commit `tip`: each prefix file checked against the lease schema and
+ * against its name (a lease filed under the wrong prefix would hide from filtered readers).
+ * `bounds` are for records received from other clones.
+ */
+export async function readLeaseTree(
+  reader: ObjectReader,
+  oidBytes: number,
+  tip: string,
+  ref: string,
+  cache: GroupCache | null,
+  bounds: { blob: number } | null = null,
+): Promise<{ set: LeaseSet; groups: Map<string, LeaseGroup> }> {
+  const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
+  const root = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
+  const marker = root.find((e) => e.name === "format");
+  if (marker && marker.oid !== treeMarkerOid(oidBytes)) {
+    const text = (await reader.read(marker.oid))?.data.toString("utf8") ?? "";
+    fail("corrupt_state", `${ref} was written by a newer git-handoff (${JSON.stringify(text.trim().slice(0, 40))}; this build reads lease formats 1 and ${LEASE_TREE_FORMAT}): upgrade git-handoff`, { ref });
+  }
+  const folder = root.find((e) => e.name === LEASE_FOLDER);
+  if (!folder || folder.mode !== "40000") fail("corrupt_state", `${ref} is corrupt: its tree has no ${LEASE_FOLDER}/ folder`, { ref });
+  for (const e of root) if (e.name !== "format" && e.name !== LEASE_FOLDER) fail("corrupt_state", `${ref} is corrupt: unexpected entry ${JSON.stringify(e.name.slice(0, 80))} beside ${LEASE_FOLDER}/`, { ref });
+  const files = parseEntries(await readTyped(reader, folder.oid, "tree", ref), oidBytes);
+  if (files.length > MAX_LEASE_FILES) fail("corrupt_state", `${ref} holds ${files.length} lease files; at most ${MAX_LEASE_FILES}`, { ref });
+  const groups = new Map<string, LeaseGroup>();
+  const all: Lease[] = [];
+  for (const f of files) {
+    if (f.mode !== "100644") fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a plain file`, { ref });
+    let leases = cache?.get(f.oid);
+    if (!leases) {
+      const data = await readTyped(reader, f.oid, "blob", ref);
+      if (bounds && data.length > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${f.name.slice(0, 80)} is ${data.length} bytes; at most ${bounds.blob}`, { ref });
+      leases = parseGroup(data, ref, f.name);
+      if (cache) {
+        if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
+        cache.set(f.oid, leases);
+      }
+    }
+    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
+    const key = groupKey(leases[0]!.pattern);
+    for (const l of leases) {
+      if (groupFile(groupKey(l.pattern)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
+    }
+    groups.set(key, { oid: f.oid, leases });
+    all.push(...leases);
+  }
+  // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
+  all.sort((a, b) => a.pattern.localeCompare(b.pattern) || a.agent.localeCompare(b.agent));
+  return { set: { leases: all }, groups };
+}
+
+const GROUP_CACHE_LIMIT = 50_000;
+
+function parseGroup(data: Buffer, ref: string, name: string): Lease[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(data.toString("utf8"));
+  } catch {
+    fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${name.slice(0, 80)} is not valid JSON`, { ref });
+  }
+  const parsed = LeaseSet.safeParse(json);
+  if (!parsed.success) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${name.slice(0, 80)}: ${describeIssues(parsed.error)}`, { ref });
+  return parsed.data.leases;
+}

@@ -1,0 +1,76 @@
+// Listings bounded by what they return: `list_tasks` / `task list --limit N` settle and return N
+// tasks, not every task. The orders are kept by listing (a long-running store keeps its listing
+// while no task ref moved), so a call costs the N it returns plus the refs that changed.
+//   ready work (todo): best first, the order claim --next takes them in;
+//   history (done, failed, cancelled): newest first (most recently changed);
+//   everything else, and no status: oldest first, as the unbounded listing.
+import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
+import { settle } from "../core/task-ops.ts";
+import { readyCandidates } from "./ready-index.ts";
+import type { Store } from "./store.ts";
+import { storedListing, type TaskListing } from "./task-store.ts";
+
+export type ListingOrder = "best first" | "newest first" | "oldest first";
+
+export function listingOrder(status: TaskStatus | undefined): ListingOrder {
+  if (status === "todo") return "best first";
+  if (status && isFinal(status)) return "newest first";
+  return "oldest first";
+}
+
+const newestOf = new WeakMap<object, Task[]>();
+
+/** A task's status as readers see it (lazy expiry), without building its settled record. */
+function statusAt(t: Task, store: Store, now: Date): TaskStatus {
+  if (t.status !== "claimed" || !t.claim || Date.parse(t.claim.expires_at) > now.getTime()) return t.status;
+  return settle(t, { actor: store.actor, now }).record.status;
+}
+
+export async function listTasksBounded(
+  store: Store,
+  opts: { status?: TaskStatus; limit: number },
+): Promise<{ tasks: Task[]; total: number; statuses: TaskStatus[]; problems: string[]; order: ListingOrder }> {
+  const listing: Readonly<TaskListing> = await storedListing(store);
+  const now = store.now();
+  const ctx = { actor: store.actor, now };
+  const order = listingOrder(opts.status);
+  // The status of every match, oldest first (for counts): a field read per task, no record built.
+  const statuses: TaskStatus[] = [];
+  for (const t of listing.tasks) {
+    const st = statusAt(t, store, now);
+    if (!opts.status || st === opts.status) statuses.push(st);
+  }
+  const tasks: Task[] = [];
+  if (order === "best first") {
+    for (const t of readyCandidates(listing.tasks, ctx, () => true)) {
+      if (tasks.length >= opts.limit) break;
+      tasks.push(t);
+    }
+  } else {
+    let source = listing.tasks;
+    if (order === "newest first") {
+      let newest = newestOf.get(listing);
+      if (!newest) newestOf.set(listing, (newest = [...listing.tasks].sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0))));
+      source = newest;
+    }
+    for (const t of source) {
+      if (tasks.length >= opts.limit) break;
+      if (!opts.status || statusAt(t, store, now) === opts.status) tasks.push(settle(t, ctx).record);
+    }
+  }
+  return { tasks, total: statuses.length, statuses, problems: [...listing.problems], order };
+}
+
+const claimedOf = new WeakMap<object, Task[]>();
+
+/**
+ * The tasks stored as claimed, settled (an expired claim shows as such): all that a capacity
+ * check or a claim's overlap advisory looks at, without settling every task of the listing.
+ */
+export async function listClaimedTasks(store: Store): Promise<Task[]> {
+  const listing = await storedListing(store);
+  let claimed = claimedOf.get(listing);
+  if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
+  const ctx = { actor: store.actor, now: store.now() };
+  return claimed.map((t) => settle(t, ctx).record);
+}

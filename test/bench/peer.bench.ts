@@ -1,0 +1,235 @@
+// Side by side with the peer MCP server (the optional dependency handoff-mcp-server-linux-x64),
+// both driven over stdio JSON-RPC by the same SDK client, interleaved round by round in one run so
+// machine noise hits both alike. Prints one table of p50 figures and ratios (ours / peer):
+//   warm claim_task at 20 / 200 / 1,000 / 10,000 live tasks (each claim released again, untimed,
+//   so the number of live tasks stays put), claims as live file leases grow 0 -> 1,000 (ours
+//   only: the peer has no file leases), list_tasks at 20 / 1,000 / 10,000 tasks, and 8 clients
+//   racing to claim over 1,000 tasks.
+// Run after `npm run build`: node --import tsx test/bench/peer.bench.ts
+// Where the peer's binary does not exist (it ships for linux-x64 only) its column says so.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { overStdio, type McpHandle } from "../support/mcp.ts";
+import { cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
+import { seedLeases } from "./lease-fixture.ts";
+import { fmt, median } from "./stats.ts";
+import { seedPeerTasks, seedTasks, taskId } from "./task-fixture.ts";
+
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 40);
+const RACERS = 8;
+const RACE_TASKS = 1000;
+const RACE_BUDGET_MS = Number(process.env.BENCH_RACE_MS ?? 60_000);
+
+function peerBinary(): string | null {
+  if (process.platform !== "linux" || process.arch !== "x64") return null;
+  try {
+    const pkg = createRequire(import.meta.url).resolve("handoff-mcp-server-linux-x64/package.json");
+    const bin = join(dirname(pkg), "bin", "handoff-mcp");
+    return existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Peer {
+  call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+async function startPeer(bin: string, dir: string): Promise<Peer> {
+  const env = cleanEnv({});
+  const transport = new StdioClientTransport({ command: bin, args: [], cwd: dir, env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)), stderr: "ignore" });
+  const client = new Client({ name: "handoff-bench", version: "0" });
+  await client.connect(transport);
+  return {
+    call: (name, args) => client.callTool({ name, arguments: { project_dir: dir, ...args } }, undefined, { timeout: 300_000 }) as Promise<CallToolResult>,
+    close: () => client.close(),
+  };
+}
+
+async function peerProject(bin: string, n: number): Promise<{ dir: string; peer: Peer }> {
+  const dir = tempDir("handoff-peer-");
+  const peer = await startPeer(bin, dir);
+  const init = await peer.call("handoff_init", { project_name: "bench" });
+  if (init.isError) throw new Error(`peer init: ${JSON.stringify(init.content)}`);
+  seedPeerTasks(dir, n);
+  return { dir, peer };
+}
+
+async function timed(f: () => Promise<CallToolResult>, what: string): Promise<number> {
+  const t = process.hrtime.bigint();
+  const r = await f();
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.isError) throw new Error(`${what}: ${JSON.stringify(r.content).slice(0, 300)}`);
+  return ms;
+}
+
+const rows: string[][] = [];
+function row(figure: string, ours: string, peer: string, ratio: string): void {
+  rows.push([figure, ours, peer, ratio]);
+  console.log(`${figure}: ours ${ours}, peer ${peer}, ${ratio}`);
+}
+const ms = (x: number) => `${fmt(x)} ms`;
+const PEER = peerBinary();
+const UNAVAILABLE = "peer unavailable";
+
+/** p50 of claim (then an untimed release) rotating over the live tasks, ours and the peer interleaved. */
+async function claimRounds(ours: McpHandle, peer: Peer | null, n: number, samples: number): Promise<{ ours: number; peer: number | null }> {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < 5 + samples; i++) {
+    const id = taskId(i % n);
+    const x = await timed(() => ours.call("claim_task", { id }), `claim_task ${id}`);
+    await ours.ok("release_task", { id });
+    const y = peer ? await timed(() => peer.call("handoff_claim_task", { task_id: id, session_id: "bench" }), `peer claim ${id}`) : 0;
+    // The peer releases only for a registered agent identity; its management release is untimed here anyway.
+    if (peer) {
+      const r = await peer.call("handoff_reclaim_task", { task_id: id, reason: "bench" });
+      if (r.isError) throw new Error(`peer release ${id}: ${JSON.stringify(r.content).slice(0, 300)}`);
+    }
+    if (i >= 5) {
+      a.push(x);
+      b.push(y);
+    }
+  }
+  return { ours: median(a), peer: peer ? median(b) : null };
+}
+
+async function listRounds(ours: McpHandle, peer: Peer | null, samples: number): Promise<{ ours: number; peer: number | null }> {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < 3 + samples; i++) {
+    const x = await timed(() => ours.call("list_tasks", { limit: 100 }), "list_tasks");
+    const y = peer ? await timed(() => peer.call("handoff_list_tasks", {}), "peer list") : 0;
+    if (i >= 3) {
+      a.push(x);
+      b.push(y);
+    }
+  }
+  return { ours: median(a), peer: peer ? median(b) : null };
+}
+
+const ratioOf = (o: number, p: number | null) => (p === null ? UNAVAILABLE : `${fmt(o / p, 2)}x`);
+
+try {
+  if (!PEER) console.log(`${UNAVAILABLE}: handoff-mcp-server-linux-x64 is not installed for ${process.platform}-${process.arch}; ours only`);
+  const claims: string[] = [];
+  const lists: string[] = [];
+  for (const n of [20, 200, 1000, 10_000]) {
+    const repo = tempRepo();
+    await seedTasks(repo, n);
+    const ours = await overStdio(repo, { agent: "bench" });
+    const p = PEER ? await peerProject(PEER, n) : null;
+    try {
+      const samples = n >= 10_000 ? Math.min(SAMPLES, 15) : SAMPLES;
+      const c = await claimRounds(ours, p?.peer ?? null, n, samples);
+      claims.push(`${n}: ${ms(c.ours)} / ${c.peer === null ? "-" : ms(c.peer)} (${ratioOf(c.ours, c.peer)})`);
+      row(`warm claim_task, ${n.toLocaleString("en")} live tasks with a scope`, ms(c.ours), c.peer === null ? UNAVAILABLE : ms(c.peer), ratioOf(c.ours, c.peer));
+      if (n !== 200) {
+        const l = await listRounds(ours, p?.peer ?? null, n >= 10_000 ? 10 : 20);
+        lists.push(`${n}: ${ratioOf(l.ours, l.peer)}`);
+        row(`list_tasks (limit 100 / peer: all), ${n.toLocaleString("en")} tasks`, ms(l.ours), l.peer === null ? UNAVAILABLE : ms(l.peer), ratioOf(l.ours, l.peer));
+      }
+    } finally {
+      await ours.close();
+      await p?.peer.close();
+    }
+  }
+
+  // Claims of tasks with a scope as live file leases grow 0 -> 1,000 (100 agents x 10): two repos,
+  // interleaved, the same 200 tasks.
+  {
+    const bare = tempRepo();
+    const busy = tempRepo();
+    await seedTasks(bare, 200);
+    await seedTasks(busy, 200);
+    await seedLeases(busy, 100, 10);
+    const a = await overStdio(bare, { agent: "bench" });
+    const b = await overStdio(busy, { agent: "bench" });
+    try {
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (let i = 0; i < 5 + SAMPLES; i++) {
+        const id = taskId(i % 200);
+        const x = await timed(() => a.call("claim_task", { id }), "claim, no leases");
+        await a.ok("release_task", { id });
+        const y = await timed(() => b.call("claim_task", { id }), "claim, 1,000 leases");
+        await b.ok("release_task", { id });
+        if (i >= 5) {
+          xs.push(x);
+          ys.push(y);
+        }
+      }
+      row("claim_task of a task with a scope, live leases 0 -> 1,000", `${ms(median(xs))} -> ${ms(median(ys))}`, "(no file leases)", `${fmt(median(ys) / median(xs), 2)}x (1,000 / 0)`);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }
+
+  // 8 clients racing over 1,000 tasks with scopes: ours with claim_next, the peer (which has no
+  // claim-next) by claiming ids in order and moving on when one is taken.
+  {
+    const repo = tempRepo();
+    await seedTasks(repo, RACE_TASKS);
+    const clients = await Promise.all(Array.from({ length: RACERS }, (_, k) => overStdio(repo, { agent: `racer-${k}` })));
+    const granted: string[] = [];
+    const t0 = Date.now();
+    try {
+      await Promise.all(
+        clients.map(async (c) => {
+          while (Date.now() - t0 < RACE_BUDGET_MS) {
+            const r = await c.call("claim_next", { over_capacity: true });
+            if (r.isError) {
+              if (JSON.stringify(r.content).includes("no_task_ready") || JSON.stringify(r.structuredContent ?? {}).includes("no_task_ready")) return;
+              throw new Error(`claim_next: ${JSON.stringify(r.content).slice(0, 300)}`);
+            }
+            granted.push((r.structuredContent as { task: { id: string } }).task.id);
+          }
+        }),
+      );
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+    const secs = (Date.now() - t0) / 1000;
+    const doubles = granted.length - new Set(granted).size;
+    const ours = granted.length / secs;
+    let peerRate: number | null = null;
+    if (PEER) {
+      const { dir, peer } = await peerProject(PEER, RACE_TASKS);
+      await peer.close();
+      const peers = await Promise.all(Array.from({ length: RACERS }, () => startPeer(PEER, dir)));
+      let grants = 0;
+      const p0 = Date.now();
+      try {
+        await Promise.all(
+          peers.map(async (p, k) => {
+            for (let i = 0; i < RACE_TASKS && Date.now() - p0 < RACE_BUDGET_MS; i++) {
+              const r = await p.call("handoff_claim_task", { task_id: taskId(i), session_id: `racer-${k}` });
+              if (!r.isError) grants++;
+            }
+          }),
+        );
+      } finally {
+        await Promise.all(peers.map((p) => p.close()));
+      }
+      peerRate = grants / ((Date.now() - p0) / 1000);
+    }
+    row(
+      `${RACERS} clients racing over ${RACE_TASKS.toLocaleString("en")} tasks with scopes (grants/s; ${granted.length} granted, ${doubles} double)`,
+      `${fmt(ours, 1)}/s`,
+      peerRate === null ? UNAVAILABLE : `${fmt(peerRate, 1)}/s`,
+      peerRate === null ? UNAVAILABLE : `${fmt(ours / peerRate, 2)}x (throughput, higher is better)`,
+    );
+    if (doubles) process.exitCode = 1;
+  }
+
+  console.log("\n| figure | ours | peer | ratio (ours / peer) |\n| --- | --- | --- | --- |");
+  for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+} finally {
+  cleanupTemp();
+}

@@ -1,0 +1,151 @@
+// The lease set stored as a tree (format 2): a set converts on the write that brings it to 64
+// leases, reads the same as before, a claim then rewrites only the prefix files it changes, a
+// received tree is checked like the one-file record, and a format this build does not know is
+// refused as "from a newer git-handoff", never read as an empty set.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { loadLeases } from "../src/store/lease-store.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { commit, eventMessage, setRef, tree } from "./support/forge.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+const ok = (r: ReturnType<typeof cli>) => {
+  assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
+const files = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `pkg${from + i}/f.ts`);
+const leasesOf = (repo: string) => ok(cli(["leases", "--json"], { cwd: repo, agent: "lead" })).json as { pattern: string; agent: string }[];
+const show = (repo: string, spec: string) => gitOut(repo, "cat-file", "-p", spec);
+const treeNames = (repo: string, spec: string) => gitOut(repo, "ls-tree", "--name-only", spec).split("\n").filter(Boolean);
+
+test("a lease set converts to a tree on the write that brings it to 64 leases, and reads the same", () => {
+  const repo = tempRepo();
+  ok(cli(["lease", ...files(63)], { cwd: repo, agent: "alice" }));
+  assert.equal(treeNames(repo, "refs/handoff/leases"), ["format", "leases.json"], "63 leases: one file, format 1");
+  const before = leasesOf(repo);
+  ok(cli(["lease", "pkg99/x.ts", "--exclusive"], { cwd: repo, agent: "bob" }));
+  assert.equal(treeNames(repo, "refs/handoff/leases"), ["format", "leases"]);
+  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 2");
+  assert.is(treeNames(repo, "refs/handoff/leases:leases").length, 64, "one file per first folder");
+  const after = leasesOf(repo);
+  assert.is(after.length, 64);
+  assert.equal(after.filter((l) => l.agent === "alice"), before, "alice's leases read back as they were");
+  // The tree answers checks as the file did.
+  assert.is(cli(["check", "pkg99/x.ts"], { cwd: repo, agent: "carol" }).code, 3, "bob's exclusive lease still denies carol");
+  assert.is(cli(["check", "pkg5/f.ts"], { cwd: repo, agent: "carol" }).code, 0);
+  // Shrinking below the threshold keeps the tree: a clone never sees the format flip back.
+  ok(cli(["unlease", ...files(10)], { cwd: repo, agent: "alice" }));
+  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 2");
+  assert.is(leasesOf(repo).length, 54);
+  const doctor = cli(["doctor", "--json"], { cwd: repo, agent: "lead" });
+  const format = (doctor.json?.checks ?? []).find((c: { name: string }) => c.name === "format");
+  assert.ok(format, doctor.stdout);
+  assert.is(format.status, "ok", JSON.stringify(format));
+});
+
+test("a claim on a tree rewrites only the prefix file of its scope", () => {
+  const repo = tempRepo();
+  ok(cli(["lease", ...files(70)], { cwd: repo, agent: "alice" }));
+  ok(cli(["task", "add", "work", "--id", "w", "--scope", "pkg3/**"], { cwd: repo, agent: "lead" }));
+  const old = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  ok(cli(["claim", "w"], { cwd: repo, agent: "bob" }));
+  const changed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
+  assert.equal(changed, ["leases/pkg3.json"]);
+  const stored = show(repo, "refs/handoff/leases:leases/pkg3.json");
+  assert.match(stored, /"pattern":"pkg3\/\*\*","agent":"bob","task":"w"/);
+  ok(cli(["done", "w"], { cwd: repo, agent: "bob" }));
+  assert.not.match(show(repo, "refs/handoff/leases:leases/pkg3.json"), /"task":"w"/, "done releases the scope lease in the same file");
+});
+
+test("a long-running process sees another process's lease change at once, and writes on top of it", async () => {
+  const repo = tempRepo();
+  ok(cli(["lease", ...files(70)], { cwd: repo, agent: "alice" }));
+  const store = await openSyncedStore({ cwd: repo, agent: "server", warm: true });
+  try {
+    assert.is((await loadLeases(store)).set.leases.length, 70);
+    ok(cli(["lease", "pkg5/other.ts", "--exclusive"], { cwd: repo, agent: "bob" }));
+    const seen = (await loadLeases(store)).set.leases;
+    assert.ok(seen.some((l) => l.pattern === "pkg5/other.ts" && l.agent === "bob"), "the index follows the new tip");
+    ok(cli(["task", "add", "work", "--id", "w", "--scope", "pkg5/other.ts"], { cwd: repo, agent: "lead" }));
+    const { claim } = await import("../src/store/task-actions.ts");
+    const refused = await claim(store, "w").then(() => null, (e: Error) => e);
+    assert.match(refused?.message ?? "granted", /held by bob/, "the foreign lease counts in the server's decision");
+    ok(cli(["unlease", "pkg5/other.ts"], { cwd: repo, agent: "bob" }));
+    const t = await claim(store, "w");
+    assert.is(t.claim?.agent, "server");
+    const now = leasesOf(repo);
+    assert.is(now.length, 71, "the server's write kept every lease of the tip it wrote on");
+    assert.ok(now.some((l) => l.pattern === "pkg5/other.ts" && l.agent === "server"));
+  } finally {
+    store.close();
+  }
+});
+
+test("a lease record in a format this build does not know is refused, never read as empty", () => {
+  const repo = tempRepo();
+  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: repo, agent: "alice" }));
+  const leases = tree(repo, { "src.json": `{"leases": []}\n` });
+  const future = commit(repo, { tree: tree(repo, { format: "git-handoff 3\n", leases: { tree: leases } }), author: "alice", message: eventMessage({ type: "leased", agent: "alice", at: new Date().toISOString() }) });
+  setRef(repo, "refs/handoff/leases", future);
+  const r = cli(["check", "src/a.ts"], { cwd: repo, agent: "bob" });
+  assert.is.not(r.code, 0, "a check does not answer as if nothing were leased");
+  assert.match(r.stderr + r.stdout, /newer git-handoff/);
+  const l = cli(["leases"], { cwd: repo, agent: "bob" });
+  assert.is.not(l.code, 0);
+  assert.match(l.stderr, /newer git-handoff/);
+});
+
+test("on receive a lease tree is checked like the one file; a newer format is kept back as newer", () => {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  ok(cli(["lease", ...files(70), "--exclusive"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.is(leasesOf(b).length, 70, "a valid tree arrives");
+  assert.is(cli(["check", "pkg1/f.ts"], { cwd: b, agent: "bob" }).code, 3);
+
+  // A hostile tree: an exclusive ** over alice's live leases, filed where globs go.
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
+  const now = new Date();
+  const grab = { pattern: "**", agent: "mallory", task: null, exclusive: true, acquired_at: now.toISOString(), expires_at: new Date(now.getTime() + 60_000).toISOString(), ttl_ms: 60_000, reason: null, worktree: null, branch: null, scope: "primary" };
+  const entries: Record<string, string> = {};
+  for (const name of treeNames(bare, `${tip}:leases`)) entries[name] = show(bare, `${tip}:leases/${name}`) + "\n";
+  entries["*.json"] = `{"leases": [\n${JSON.stringify(grab)}\n]}\n`;
+  const event = { type: "leased", task: "", agent: "mallory", at: now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["**"], exclusive: true };
+  const forged = commit(bare, { tree: tree(bare, { format: "git-handoff 2\n", leases: { tree: tree(bare, entries) } }), parent: tip, author: "mallory", message: eventMessage(event) });
+  setRef(bare, "refs/handoff/leases", forged);
+  let s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+  let q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
+  assert.ok(q, JSON.stringify(s.json));
+  assert.is(q!.kind, "invalid");
+  assert.match(q!.reason, /overlaps alice's live lease/);
+  assert.is(leasesOf(b).length, 70, "nothing of the forged tree entered refs/handoff/");
+
+  // A lease filed under another prefix than its own would hide from filtered readers.
+  const hidden: Record<string, string> = { ...entries, "pkg1.json": `{"leases": [\n${JSON.stringify({ ...grab, pattern: "pkg2/x.ts", agent: "alice", exclusive: false })}\n]}\n` };
+  delete hidden["*.json"];
+  const misfiled = commit(bare, { tree: tree(bare, { format: "git-handoff 2\n", leases: { tree: tree(bare, hidden) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice", paths: ["pkg2/x.ts"] }) });
+  setRef(bare, "refs/handoff/leases", misfiled);
+  s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+  q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
+  assert.ok(q, JSON.stringify(s.json));
+  assert.match(q!.reason, /filed under pkg1\.json/, q!.reason);
+
+  // The next format: reported as newer, kept under the tracking refs, the local set untouched.
+  const future = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, { "x.json": "{}\n" }) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice" }) });
+  setRef(bare, "refs/handoff/leases", future);
+  const text = ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(text.stdout + text.stderr, /from a newer git-handoff: refs\/handoff\/leases/, text.stdout + text.stderr);
+  s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+  q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
+  assert.ok(q, JSON.stringify(s.json));
+  assert.is(q!.kind, "newer");
+  assert.is(leasesOf(b).length, 70);
+});
+
+test.run();
