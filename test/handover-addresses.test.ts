@@ -94,7 +94,7 @@ test("a worker takes the queue highest priority first, then oldest", async () =>
   };
   await until(() => order().length >= 4 && (w.stderr().match(/: done /g) ?? []).length >= 4, "four tasks done");
   assert.is(await stop(w), 130);
-  assert.equal(order(), ["high", "mid-old", "mid-new", "low"]);
+  assert.equal(order(), ["high", "mid-old", "mid-new", "low"], w.stderr());
   assert.is(remoteTask(net.bare, "elsewhere").status, "todo");
 });
 

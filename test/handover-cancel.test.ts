@@ -121,6 +121,8 @@ test("a worker killed -9 mid-task: the lease expires, the task is requeued and f
   const a = net.clone("m1");
   const b = net.clone("m2");
   const c = net.clone("m3");
+  // A takeover through the remote waits max_clock_skew past the expiry (60 s by default).
+  writeFileSync(join(c, ".handoff.yaml"), "max_clock_skew: 1s\n");
   const { job, pgid } = longJob();
   const first = start(["worker", "--exec", job, "--ttl", "2s", "--poll", "100ms"], { cwd: b, agent: "w1@m2" });
   const waited = start(["wait", "--objective", "survive a crash", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });

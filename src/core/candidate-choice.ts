@@ -17,17 +17,14 @@ export interface CandidateChoice {
   lost: number;
 }
 
-/** Even a caller that sees no racer spreads over a few tasks of the best priority: racers in other clones are seen only after a sync. */
-export const MIN_POOL = 4;
-
 /**
  * How many of the best candidates a caller draws from: two per likely racer (so two racers rarely
- * draw the same one), doubled by every race lost, and at least MIN_POOL of those sharing the best
- * priority (`topTier` of them). A caller that sees nobody else goes below the best priority only
- * after losing a race.
+ * draw the same one) plus one, doubled by every race lost. A caller that sees nobody else takes
+ * the queue in order (the handover queue promises highest priority, then oldest) until it loses a
+ * race; racers in other clones it has not seen yet make it lose one, and the pool then widens.
  */
-export function poolSize(available: number, contenders: number, lost: number, topTier = available): number {
-  const base = Math.max(Math.min(MIN_POOL, topTier), 2 * contenders + 1);
+export function poolSize(available: number, contenders: number, lost: number): number {
+  const base = 2 * contenders + 1;
   return Math.min(available, MAX_POOL, base * 2 ** Math.min(lost, 6));
 }
 
@@ -47,8 +44,7 @@ export function candidateWeight(task: Task, topPriority: number, oldestAgeMs: nu
  * when there is none.
  */
 export function chooseCandidate(best: Task[], c: CandidateChoice): Task | undefined {
-  const topTier = best.filter((t) => t.priority === best[0]?.priority).length;
-  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost, topTier));
+  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost));
   if (pool.length <= 1) return pool[0];
   const top = Math.max(...pool.map((t) => t.priority));
   const oldest = Math.max(...pool.map((t) => c.now.getTime() - Date.parse(t.created_at)));

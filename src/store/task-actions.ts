@@ -95,6 +95,11 @@ export interface ClaimOptions {
   ttl?: string;
   /** Claim even though the caller already holds as many tasks as its capacity. */
   overCapacity?: boolean;
+  /**
+   * `claim --next` only: false when nothing ready in this clone is the answer, because the caller
+   * follows the remote's queue itself (a worker's shared look, follow-queue.ts).
+   */
+  refresh?: boolean;
 }
 
 /** `claim` with its overlap advisory: what every front end should show after a claim. */
@@ -142,13 +147,13 @@ async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?:
 }
 
 /** The best task whose dependencies are all done, its scope leased. */
-async function claimNextOnly(store: Store, opts: { ttl?: string } = {}): Promise<Task> {
+async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
     return await claimReady(store, ttl, withLeases);
   } catch (e) {
     // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
-    const remote = e instanceof HandoffError && e.code === "no_task_ready" ? await store.syncRemote() : null;
+    const remote = e instanceof HandoffError && e.code === "no_task_ready" && opts.refresh !== false ? await store.syncRemote() : null;
     if (!remote || !store.remoteGate) throw e;
     const r = await store.remoteGate.refresh(store, remote);
     // Even when this refresh applied nothing, a concurrent one of this clone may have.

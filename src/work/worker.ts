@@ -14,6 +14,7 @@ import type { Store } from "../store/store.ts";
 import { claimNextTask, release, renew } from "../store/task-actions.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
+import { followQueue } from "../sync/follow-queue.ts";
 import { openFollower } from "../sync/shared-poll.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
@@ -77,9 +78,19 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   let tick = new AbortController();
   let lastProblem = "";
 
+  // Idle workers, waiters and MCP watchers of this clone share their looks at the remote's queue:
+  // one look per poll interval for all of them, however many there are.
+  const queue = remote ? followQueue(store, remote) : null;
+  let lastLookProblem = "";
   const claimOne = async (): Promise<Task | null> => {
     try {
-      const t = await claimNextTask(store, { ttl: `${ttlMs}ms` });
+      if (queue) {
+        const look = await queue.look();
+        const problem = look.ok ? "" : look.message;
+        if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
+        lastLookProblem = problem;
+      }
+      const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue });
       lastProblem = "";
       return t;
     } catch (e) {
