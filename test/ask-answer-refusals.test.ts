@@ -52,6 +52,20 @@ test("bad input is refused with a stable code and no ref changes", () => {
   assert.match(again.stderr, /already answered/);
 });
 
+test("an agent known only by its claim (no session) is asked like any other; a name known for nothing is not", () => {
+  const t = team(["alice", "bob"]);
+  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
+  ok(t.as("alice", ["claim", "api"]));
+  const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"]), "ask").json.id;
+  const inbox = ok(t.as("alice", ["inbox", "--json"])).json;
+  assert.ok(inbox.some((e: { kind: string; id: string }) => e.kind === "release_request" && e.id === id), JSON.stringify(inbox));
+  const before = handoffRefs(t.repo, { logs: true });
+  const r = t.as("bob", ["ask", "carol", "--release", "api"]);
+  assert.is(r.code, 4, r.stderr);
+  assert.match(r.stderr, /no agent carol/);
+  assert.is(handoffRefs(t.repo, { logs: true }), before);
+});
+
 test("a request to an agent that is gone says so and suggests reclaim", () => {
   const t = setup();
   ok(t.as("alice", ["session", "end"]));

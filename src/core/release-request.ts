@@ -107,13 +107,15 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
   if (input.target.length > 1024 || /[\x00-\x1f]/.test(input.target)) return bad("--release must be one line of at most 1024 characters");
   if (input.reason !== null && (input.reason.length > MAX_REASON || optionLike(input.reason))) return bad(`--reason must be text of at most ${MAX_REASON} characters that does not start with '-'`);
   if (input.to === me) return bad("you cannot ask yourself: release it with git handoff release or git handoff unlease");
-  if (facts.status === null) {
-    return { ok: false, refusal: { code: "not_found", message: `no agent ${input.to}`, data: { agent: input.to }, suggestions: [{ action: "fix_input", detail: "list agents: git handoff agents" }] } };
-  }
   const task = facts.tasks.find((t) => t.id === input.target);
   const live = facts.leases.filter((l) => l.agent === input.to && isLeaseLive(l, ctx.now));
   const paths = task ? [] : [...new Set(live.filter((l) => l.pattern === input.target || matchesPath(l.pattern, input.target)).map((l) => l.pattern))];
   const heldTask = task && task.status === "claimed" && task.claim?.agent === input.to;
+  // An agent that only ran CLI verbs (no session, no heartbeat) has no record, yet its live claim
+  // and leases are its own: it is asked like any other; only an agent known for nothing is unknown.
+  if (facts.status === null && !heldTask && !live.length) {
+    return { ok: false, refusal: { code: "not_found", message: `no agent ${input.to}`, data: { agent: input.to }, suggestions: [{ action: "fix_input", detail: "list agents: git handoff agents" }] } };
+  }
   if (facts.status === "disconnected") {
     const how = task ? handoffCommand("reclaim", task.id, "--reason", "holder is gone") : handoffCommand("unlease", input.target, "--reclaim", "--holder", input.to, "--reason", "holder is gone");
     return {
