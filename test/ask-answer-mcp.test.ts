@@ -2,27 +2,13 @@
 // refusals and texts in tool words (answer_request, not git handoff answer).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, type CliResult } from "./support/repo.ts";
-import { team, type Team } from "./support/team.ts";
+import { cleanupTemp } from "./support/repo.ts";
+import { askTeam, ok } from "./support/ask-team.ts";
 import { inProcess } from "./support/mcp.ts";
 
 test.after(cleanupTemp);
 
-function ok(r: CliResult, what = "command"): CliResult {
-  assert.is(r.code, 0, `${what}: ${r.stderr}`);
-  return r;
-}
-
-/** alice holds task api (scope src/api/**) and a lease on docs/guide.md; bob declared src/ui/**. */
-function setup(): Team {
-  const t = team(["alice", "bob"]);
-  ok(t.as("alice", ["session", "start", "--objective", "the api", "--files", "src/api/**"]));
-  ok(t.as("bob", ["session", "start", "--objective", "the ui", "--files", "src/ui/**"]));
-  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
-  ok(t.as("alice", ["claim", "api"]));
-  ok(t.as("alice", ["lease", "docs/guide.md"]));
-  return t;
-}
+const setup = askTeam;
 
 test("MCP request_release and answer_request do the same, refusals in tool words", async () => {
   const t = setup();

@@ -2,26 +2,13 @@
 // and malformed values, a gone holder. Each with its stable code and exit status, and no ref moved.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, handoffRefs, type CliResult } from "./support/repo.ts";
-import { team, type Team } from "./support/team.ts";
+import { cleanupTemp, handoffRefs } from "./support/repo.ts";
+import { askTeam, ok } from "./support/ask-team.ts";
+import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-function ok(r: CliResult, what = "command"): CliResult {
-  assert.is(r.code, 0, `${what}: ${r.stderr}`);
-  return r;
-}
-
-/** alice holds task api (scope src/api/**) and a lease on docs/guide.md; bob declared src/ui/**. */
-function setup(): Team {
-  const t = team(["alice", "bob"]);
-  ok(t.as("alice", ["session", "start", "--objective", "the api", "--files", "src/api/**"]));
-  ok(t.as("bob", ["session", "start", "--objective", "the ui", "--files", "src/ui/**"]));
-  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
-  ok(t.as("alice", ["claim", "api"]));
-  ok(t.as("alice", ["lease", "docs/guide.md"]));
-  return t;
-}
+const setup = askTeam;
 
 test("bad input is refused with a stable code and no ref changes", () => {
   const t = setup();

@@ -1,7 +1,7 @@
 // git's own hooks, installed by `git handoff init` and run by real `git commit` / `git push`, and
 // init / uninstall themselves: idempotent, dry-run, merged configs, kept hooks, husky/lefthook.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -123,6 +123,8 @@ test("pre-push fencing: work for a task whose lease expired and was taken over i
   const origin = tempDir();
   gitOut(origin, "init", "-q", "--bare");
   gitOut(repo, "remote", "add", "origin", origin); // the sync remote too (default: origin)
+  // A takeover through the remote waits max_clock_skew past the expiry (60 s by default).
+  appendFileSync(join(repo, ".handoff.yaml"), "max_clock_skew: 100ms\n");
   assert.is(gitAs(repo, "alice", "push", "-q", "origin", "main").code, 0);
   for (const id of ["fenced", "mine"]) assert.is(cli(["task", "add", "work", "--id", id], { cwd: repo, agent: "lead" }).code, 0);
   assert.is(cli(["claim", "fenced", "--ttl", "1s"], { cwd: repo, agent: "alice" }).code, 0);

@@ -74,9 +74,15 @@ test("codex@m2 is taken by neither claude@m2 nor codex@m1; @m2 by any agent on m
   assert.is(cli(["session", "start", "--objective", "x"], { cwd: m2, agent: "claude@m2" }).code, 0);
   const agents = gitOut(m2, "show", "refs/handoff/agents/claude@m2:agent.json");
   assert.is(JSON.parse(agents).machine, "m2");
+  // No live claim left behind: a worker through the remote counts their holders as racers and
+  // spreads over the best few instead of taking the queue in order (the next test).
+  for (const id of ["only-codex-m2", "any-on-m2", "codex-anywhere"]) {
+    const c = cli(["cancel", id, "--reason", "test over", "--push"], { cwd: m1, agent: "lead" });
+    assert.is(c.code, 0, `${id}: ${c.stderr}`);
+  }
 });
 
-test("a worker takes the queue highest priority first, then oldest", async () => {
+test("a worker that sees no racer takes the queue highest priority first, then oldest", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
   for (const [id, p] of [["low", "1"], ["high", "5"], ["mid-old", "3"], ["mid-new", "3"], ["elsewhere", "9"]] as const) {

@@ -12,7 +12,7 @@
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
 // dropped by the next compaction. Lines are read only up to the count the manifest names, so an
 // update in flight or a crash between an append and the manifest never shows half an update.
-import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -20,6 +20,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isTakeoverPartner, statsProjection } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
+import { replaceFile } from "./small-file.ts";
 
 const VERSION = 6;
 /** A lock left by a crashed updater is broken after this long. */
@@ -83,11 +84,6 @@ function readManifest(dir: string): Manifest | null {
   }
 }
 
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
 
 /** Holds the update lock for `fn`; null when another process holds it (the caller reads directly). */
 function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
@@ -198,7 +194,7 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
     for (const [k, lines] of appends) appendFileSync(fileOf(dir, k), lines.join(""));
     m.total += report.added;
     if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
-    writeAtomic(join(dir, "manifest.json"), JSON.stringify(m));
+    replaceFile(join(dir, "manifest.json"), JSON.stringify(m));
     return { manifest: m, report };
   });
 }
@@ -240,7 +236,7 @@ function compact(dir: string, m: Manifest): void {
   for (const f of readdirSafe(dir)) {
     if (!f.endsWith(".jsonl")) continue;
     const kept = readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
-    writeAtomic(join(dir, f), kept.length ? kept.join("\n") + "\n" : "");
+    replaceFile(join(dir, f), kept.length ? kept.join("\n") + "\n" : "");
   }
   m.total -= m.dead;
   m.dead = 0;

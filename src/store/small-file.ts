@@ -1,6 +1,14 @@
 // Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn).
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+
+/** Writes `text` to a temporary file beside `path` and renames it over `path`; throws on failure. */
+export function replaceFile(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}-${randomBytes(3).toString("hex")}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
 
 export function readSmallFile(path: string): string | null {
   try {
@@ -14,9 +22,7 @@ export function readSmallFile(path: string): string | null {
 export function writeSmallFile(path: string, text: string): void {
   try {
     mkdirSync(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
+    replaceFile(path, text);
   } catch {
     /* only a slower next read */
   }

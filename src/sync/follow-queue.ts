@@ -6,14 +6,15 @@
 // .git/handoff/queue-<remote>.lock, and leaves a stamp saying when its look started; a watcher that
 // finds a look started since its own last one uses what that look brought (the refs it fetched
 // are this clone's refs) instead of asking the remote again.
-import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { lsRemotePrefix } from "../git/remote-ref.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { fetchLockDir, trackingTips } from "./tracking.ts";
+import { replaceFile } from "../store/small-file.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
 
@@ -59,7 +60,7 @@ export function followQueue(store: Store, remote: string): QueueFollower {
             const r = await lookOnce(store, remote);
             changed = r.ok && r.changed;
             stamp = r.ok ? { started, ok: true } : { started, ok: false, message: r.message };
-            writeAtomic(paths.stamp, JSON.stringify(stamp));
+            replaceFile(paths.stamp, JSON.stringify(stamp));
           }
         } finally {
           got.release();
@@ -93,8 +94,3 @@ function readStamp(path: string): Stamp | null {
   }
 }
 
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}-${randomBytes(3).toString("hex")}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}

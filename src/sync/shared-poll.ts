@@ -7,13 +7,14 @@
 // however many processes wait, at most one of a clone asks the remote at a time, and each asks only
 // when nobody did since it last looked. A holder that is gone is broken at once (owned locks).
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock, holderGone, readOwner, selfOwner } from "../git/owned-lock.ts";
 import type { Store } from "../store/store.ts";
 import { pullRefs, type Pulled } from "./follow-ref.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { fetchLockDir } from "./tracking.ts";
+import { replaceFile } from "../store/small-file.ts";
 
 /** What the last shared look found: when it started, what it covered, what was refused on receive. */
 interface Stamp {
@@ -53,7 +54,7 @@ export function openFollower(store: Store, remote: string): Follower {
     const key = JSON.stringify([...refs].sort());
     if (key === registered) return;
     mkdirSync(paths.wants, { recursive: true });
-    writeAtomic(mine, JSON.stringify({ ...selfOwner(), refs }));
+    replaceFile(mine, JSON.stringify({ ...selfOwner(), refs }));
     registered = key;
     // Only a look that starts after this point is sure to have read the new registration.
     lastLook = Date.now();
@@ -120,7 +121,7 @@ async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof
     const kept = carried.filter((q) => !moved.has(q.ref) && !fresh.some((f) => f.ref === q.ref));
     stamp = { started, refs, ok: true, refused: [...kept, ...fresh] };
   }
-  writeAtomic(paths.stamp, JSON.stringify(stamp));
+  replaceFile(paths.stamp, JSON.stringify(stamp));
   return stamp;
 }
 
@@ -164,8 +165,3 @@ function readStamp(path: string): Stamp | null {
   }
 }
 
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}-${randomBytes(3).toString("hex")}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
