@@ -163,7 +163,8 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
 class DependenciesMoved extends Error {}
 
 /** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
-export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask): Promise<Task> {
+/** `skip`: tasks this caller will not take again (a worker that could not set one up). */
+export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
@@ -171,6 +172,7 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
       const byId = new Map(all.map((t) => [t.id, t]));
       const now = store.now();
       return (candidate) => {
+        if (skip?.has(candidate.id)) return { code: "wrong_state", message: `task ${candidate.id} is one this caller could not set up` };
         const elsewhere = addressRefusal(candidate, who);
         if (elsewhere) return elsewhere;
         const edges = blockingEdges(candidate, byId, now);

@@ -100,6 +100,8 @@ export interface ClaimOptions {
    * follows the remote's queue itself (a worker's shared look, follow-queue.ts).
    */
   refresh?: boolean;
+  /** `claim --next` only: tasks the caller will not take again (a worker that could not set one up). */
+  skip?: ReadonlySet<string>;
 }
 
 /** `claim` with its overlap advisory: what every front end should show after a claim. */
@@ -147,10 +149,10 @@ async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?:
 }
 
 /** The best task whose dependencies are all done, its scope leased. */
-async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean } = {}): Promise<Task> {
+async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean; skip?: ReadonlySet<string> } = {}): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
-    return await claimReady(store, ttl, withLeases);
+    return await claimReady(store, ttl, withLeases, opts.skip);
   } catch (e) {
     // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
     const remote = e instanceof HandoffError && e.code === "no_task_ready" && opts.refresh !== false ? await store.syncRemote() : null;
@@ -158,7 +160,7 @@ async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boole
     const r = await store.remoteGate.refresh(store, remote);
     // Even when this refresh applied nothing, a concurrent one of this clone may have.
     if (!r.ok) throw e;
-    return claimReady(store, ttl, withLeases);
+    return claimReady(store, ttl, withLeases, opts.skip);
   }
 }
 

@@ -82,6 +82,9 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   // one look per poll interval for all of them, however many there are.
   const queue = remote ? followQueue(store, remote) : null;
   let lastLookProblem = "";
+  // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
+  // back for others, never taken again here, or one broken task would be claimed on every poll.
+  const unworkable = new Set<string>();
   const claimOne = async (): Promise<Task | null> => {
     try {
       if (queue) {
@@ -90,7 +93,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
         lastLookProblem = problem;
       }
-      const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue });
+      const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue, skip: unworkable });
       lastProblem = "";
       return t;
     } catch (e) {
@@ -169,7 +172,11 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     } catch (e) {
       opts.log(`${id}: ${(e as Error).message}`);
       if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {
-        await release(store, id).catch(() => {});
+        unworkable.add(id);
+        await release(store, id).then(
+          () => opts.log(`${id}: released for another worker; this one will not take it again`),
+          () => {},
+        );
       }
     } finally {
       clearInterval(renewal);
