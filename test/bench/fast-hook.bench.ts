@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { USER_HOOK_SCRIPT } from "../../src/setup/user-install.ts";
 import { CLI, cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
 import { FAST_HOOK } from "../support/hook-runner.ts";
-import { seedLeases } from "./lease-fixture.ts";
+import { editPayload, seedLeases } from "./lease-fixture.ts";
 import { fmt, interleave, median } from "./stats.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -22,17 +22,7 @@ const env = cleanEnv({ HANDOFF_AGENT: "bench-agent" });
 delete env.HANDOFF_HOOK_CATCH_WAIT;
 await seedLeases(repo, 100, 10);
 
-const payload = (file: string) =>
-  JSON.stringify({
-    session_id: "bench",
-    transcript_path: "/tmp/bench.jsonl",
-    cwd: repo,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "Edit",
-    tool_input: { file_path: `${repo}/${file}`, old_string: "a", new_string: "b" },
-    tool_use_id: "toolu_bench",
-  });
+const payload = (file: string) => editPayload(repo, file);
 const FREE = payload("pkg42/src/other.ts");
 const WARN = payload("pkg42/src/file3.ts");
 const DENY = payload("pkg5/lib7/x.ts"); // agent-5 holds pkg5/lib7/** exclusively

@@ -3,7 +3,7 @@
 // Run: npm run build && node --import tsx test/bench/hook.bench.ts
 import { spawnSync } from "node:child_process";
 import { CLI, cleanEnv, cleanupTemp, tempRepo } from "../support/repo.ts";
-import { seedLeases } from "./lease-fixture.ts";
+import { editPayload, seedLeases } from "./lease-fixture.ts";
 import { fmt, interleave, median } from "./stats.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -15,17 +15,7 @@ const env = cleanEnv({ HANDOFF_AGENT: "bench-agent" });
 // 100 agents x 10 leases: 7 files and 3 folder globs each, a fifth of the globs exclusive.
 await seedLeases(repo, AGENTS, PER_AGENT);
 
-const payload = (file: string) =>
-  JSON.stringify({
-    session_id: "bench",
-    transcript_path: "/tmp/bench.jsonl",
-    cwd: repo,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "Edit",
-    tool_input: { file_path: `${repo}/${file}`, old_string: "a", new_string: "b" },
-    tool_use_id: "toolu_bench",
-  });
+const payload = (file: string) => editPayload(repo, file);
 // A file another agent leases (the answer carries a warning) and one nobody holds.
 const WARN = payload("pkg42/src/file3.ts");
 const FREE = payload("pkg42/src/other.ts");

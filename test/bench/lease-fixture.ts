@@ -36,3 +36,17 @@ export async function seedLeases(repo: string, agents: number, perAgent: number)
   }));
   store.close();
 }
+
+/** A Claude Code PreToolUse payload: an Edit of `file` (relative to `repo`), as the client sends it. */
+export function editPayload(repo: string, file: string): string {
+  return JSON.stringify({
+    session_id: "bench",
+    transcript_path: "/tmp/bench.jsonl",
+    cwd: repo,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "Edit",
+    tool_input: { file_path: `${repo}/${file}`, old_string: "a", new_string: "b" },
+    tool_use_id: "toolu_bench",
+  });
+}
