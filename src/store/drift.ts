@@ -18,12 +18,16 @@ import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
-async function baseOf(store: Store, agent: string, tip: string, tasks: Task[]): Promise<string | null> {
+async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
   // The earliest claim's base: work on the later tasks is in its range too.
   const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => a.claim!.claimed_at.localeCompare(b.claim!.claimed_at));
   if (held.length) return held[0]!.base!;
   const integration = store.config.integrationBranch;
-  return integration ? mergeBase(store.cwd, tip, `refs/heads/${integration}`) : null;
+  if (!integration) return null;
+  // Two commits name the answer for good: views that keep records (status) ask git once per pair.
+  const other = tips.get(integration)?.commit;
+  const ask = () => mergeBase(store.cwd, tip, `refs/heads/${integration}`);
+  return other ? store.kept(`merge-base:${tip}:${other}`, ask) : ask();
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
@@ -31,13 +35,15 @@ async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
-    const base = tip ? await baseOf(store, a.agent, tip.commit, tasks) : null;
-    if (tip && base) paths.push(...(await changedBetween(store.cwd, base, tip.commit)));
+    const base = tip ? await baseOf(store, a.agent, tip.commit, tasks, tips) : null;
+    if (tip && base) paths.push(...(await store.kept(`changed:${base}..${tip.commit}`, () => changedBetween(store.cwd, base, tip.commit))));
   }
   // A worktree path recorded on another machine may name an unrelated folder here.
   if (a.worktree && (!a.machine || a.machine === machine) && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
   return paths;
 }
+
+const DRIFT_PARALLEL = 8;
 
 export interface DriftInput {
   agents: AgentRecord[];
@@ -53,14 +59,18 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const agents: AgentDrift[] = [];
   const tips = await branchTips(store.cwd);
   const machine = await localMachine(store);
-  for (const a of input.agents) {
-    if (a.ended_at) continue;
+  // Each agent's git reads are independent: run them side by side, a few at a time.
+  const one = async (a: AgentRecord): Promise<AgentDrift | null> => {
+    if (a.ended_at) return null;
     const d = declarationOf(a.agent, a, input.tasks, input.leases, now);
-    if (!d) continue;
+    if (!d) return null;
     const seen = input.logged.filter((e) => e.type === "undeclared_edit" && e.agent === a.agent && e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, input.tasks, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     const out = undeclaredPaths(d, changed);
-    if (out.length) agents.push({ agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length });
+    return out.length ? { agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length } : null;
+  };
+  for (let i = 0; i < input.agents.length; i += DRIFT_PARALLEL) {
+    for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
   }
   return { agents, stuck: stuckTasks(store, input.tasks, tips) };
 }
