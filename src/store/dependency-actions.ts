@@ -162,8 +162,10 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
 
 class DependenciesMoved extends Error {}
 
-/** `claim --next` and `ready --claim`: the best task whose dependencies are all done. */
-/** `skip`: tasks this caller will not take again (a worker that could not set one up). */
+/**
+ * `claim --next` and `ready --claim`: the best task whose dependencies are all done. `skip`: tasks
+ * this caller will not take again (a worker that could not set one up).
+ */
 export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
