@@ -74,22 +74,7 @@ export class RefFiles {
 
   private walkFolder(dirRef: string): { refs: Map<string, string>; nested: boolean } {
     const refs = new Map<string, string>();
-    let nested = false;
-    let entries;
-    try {
-      entries = readdirSync(`${this.commonDir}/${dirRef}`, { withFileTypes: true });
-    } catch {
-      return { refs, nested };
-    }
-    for (const e of entries) {
-      if (e.isDirectory()) {
-        nested = true;
-        this.walk(`${dirRef}/${e.name}`, refs);
-      } else if (e.isFile() && !e.name.endsWith(".lock")) {
-        const value = this.readLoose(`${dirRef}/${e.name}`);
-        if (value) refs.set(`${dirRef}/${e.name}`, value);
-      }
-    }
+    const nested = this.walk(dirRef, refs);
     return { refs, nested };
   }
 
@@ -108,21 +93,26 @@ export class RefFiles {
     return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
   }
 
-  private walk(dirRef: string, found: Map<string, string>): void {
+  /** Every loose ref under `dirRef` into `found`; true when `dirRef` holds folders of its own. */
+  private walk(dirRef: string, found: Map<string, string>): boolean {
     let entries;
     try {
       entries = readdirSync(`${this.commonDir}/${dirRef}`, { withFileTypes: true });
     } catch {
-      return;
+      return false;
     }
+    let nested = false;
     for (const e of entries) {
       const name = `${dirRef}/${e.name}`;
-      if (e.isDirectory()) this.walk(name, found);
-      else if (e.isFile() && !e.name.endsWith(".lock")) {
+      if (e.isDirectory()) {
+        nested = true;
+        this.walk(name, found);
+      } else if (e.isFile() && !e.name.endsWith(".lock")) {
         const value = this.readLoose(name);
         if (value) found.set(name, value);
       }
     }
+    return nested;
   }
 
   private packedRefs(): Map<string, string> {

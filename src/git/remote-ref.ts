@@ -12,35 +12,34 @@ export async function lsRemoteRef(cwd: string, remote: string, ref: string, time
   return r.ok ? { ok: true, oid: r.tips.get(ref) ?? null } : r;
 }
 
+type Listing = { ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean };
+
 /** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. */
-export async function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean }> {
-  noteRemoteCall(cwd, remote, "ls-remote");
-  const prefix = await remotePrefix(cwd, remote);
-  const r = await git(["ls-remote", "--end-of-options", remote, ...refs.map((x) => toRemote(x, prefix))], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
-  if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
-  if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
-  const tips = new Map<string, string>();
-  for (const line of r.stdout.split("\n")) {
-    const tab = line.indexOf("\t");
-    // A pattern also matches longer names ending in it: keep only the refs asked for.
-    const ref = tab > 0 ? fromRemote(line.slice(tab + 1), prefix) : null;
-    if (ref && refs.includes(ref)) tips.set(ref, line.slice(0, tab));
-  }
-  return { ok: true, tips };
+export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number): Promise<Listing> {
+  // A pattern also matches longer names ending in it: keep only the refs asked for.
+  return lsRemoteMapped(cwd, remote, (prefix) => refs.map((x) => toRemote(x, prefix)), (ref) => refs.includes(ref), timeoutMs);
 }
 
 /** Every ref of the remote under `prefix` (e.g. refs/handoff/tasks/) in one advertisement. */
-export async function lsRemotePrefix(cwd: string, remote: string, prefix: string, timeoutMs: number): Promise<{ ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean }> {
+export function lsRemotePrefix(cwd: string, remote: string, prefix: string, timeoutMs: number): Promise<Listing> {
+  return lsRemoteMapped(cwd, remote, (mapped) => [`${toRemote(prefix, mapped)}*`], (ref) => ref.startsWith(prefix), timeoutMs);
+}
+
+/**
+ * One counted, bounded `git ls-remote` of `patterns` (given the remote's name for refs/handoff/),
+ * its answer named as refs/handoff/* again and filtered by `keep`.
+ */
+async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number): Promise<Listing> {
   noteRemoteCall(cwd, remote, "ls-remote");
-  const mapped = await remotePrefix(cwd, remote);
-  const r = await git(["ls-remote", "--end-of-options", remote, `${toRemote(prefix, mapped)}*`], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  const prefix = await remotePrefix(cwd, remote);
+  const r = await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
   const tips = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const tab = line.indexOf("\t");
-    const ref = tab > 0 ? fromRemote(line.slice(tab + 1), mapped) : null;
-    if (ref && ref.startsWith(prefix)) tips.set(ref, line.slice(0, tab));
+    const ref = tab > 0 ? fromRemote(line.slice(tab + 1), prefix) : null;
+    if (ref && keep(ref)) tips.set(ref, line.slice(0, tab));
   }
   return { ok: true, tips };
 }
