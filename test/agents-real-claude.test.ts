@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { claude, cost, holders, newHome, scenarioRepo } from "./agents/clients.ts";
+import { assertSessionStartContext, claude, cost, holders, newHome, scenarioRepo } from "./agents/clients.ts";
 import { once } from "./agents/session.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 
@@ -34,11 +34,7 @@ const main = once(async () => {
 });
 
 test("SessionStart: the agent's claims and others' exclusive files reach the model before it acts", async () => {
-  const { s } = await main();
-  const first = JSON.stringify(s.model.requests.find((r) => r.main)!.body);
-  assert.match(first, /git-handoff: you are agent bob/);
-  assert.match(first, /- docs: write the docs/);
-  assert.match(first, /- locked\.txt: EXCLUSIVE, do not edit \(alice/);
+  assertSessionStartContext((await main()).s);
 });
 
 test("exclusive lease: Edit and Write are denied, the file is byte-identical, the reason names the holder", async () => {

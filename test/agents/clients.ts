@@ -2,6 +2,7 @@
 // model on 127.0.0.1, in a real repository, with a private HOME. Anything the clients would send
 // elsewhere goes to a dead local proxy, so no test reaches the network.
 import { spawn } from "node:child_process";
+import * as assert from "uvu/assert";
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { FAST_HOOK } from "../support/hook-runner.ts";
 import { dirname, join, resolve } from "node:path";
@@ -133,6 +134,17 @@ export function scenarioRepo(): string {
     if (r.code !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr}`);
   }
   return repo;
+}
+
+/**
+ * What scenarioRepo's SessionStart hook must have told bob before the model's first turn: his
+ * name, his claim of docs, and alice's exclusive file.
+ */
+export function assertSessionStartContext(s: Scenario): void {
+  const first = JSON.stringify(s.model.requests.find((r) => r.main)!.body);
+  assert.match(first, /git-handoff: you are agent bob/);
+  assert.match(first, /- docs: write the docs/);
+  assert.match(first, /- locked\.txt: EXCLUSIVE, do not edit \(alice/);
 }
 
 /** The agent holding a file's leases (empty: none), as `git handoff leases --json` reports. */
