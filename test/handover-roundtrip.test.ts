@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, gitOut } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, type Machines, onceWorker, remoteTask, script, start } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -17,7 +17,6 @@ test.after(async () => {
   cleanupTemp();
 });
 
-const worker = (cwd: string, job: string, agent = "codex@m2") => start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
 
 test("wait in one clone, worker in another: output on stdout, files byte-identical, results on their own ref", async () => {
   const a = net.clone("m1");
@@ -33,7 +32,7 @@ echo "cwd $(pwd) at $(git rev-parse HEAD)"
 grep -q '"objective": "make the files"' "$HANDOFF_TASK_FILE" && echo "read the task file"
 cp "$HANDOFF_IN_DIR/input.bin" "$HANDOFF_OUT_DIR/echo.bin"
 cat "$HANDOFF_IN_DIR/notes.md" > "$HANDOFF_OUT_DIR/seen.txt"`);
-  const w = worker(b, job);
+  const w = onceWorker(b, job);
   const waited = start(["wait", "--objective", "make the files", "--context-file", "notes.md", "--file", "input.bin", "--to", "codex@m2", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   const code = await waited.exited;
   assert.is(code, 0, waited.stderr());
@@ -67,7 +66,7 @@ cat "$HANDOFF_IN_DIR/notes.md" > "$HANDOFF_OUT_DIR/seen.txt"`);
 test("text mode: output on stdout, progress on stderr, files saved to --out", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  const w = worker(b, script(`echo "the answer is 42"; printf 'x' > "$HANDOFF_OUT_DIR/x.txt"`));
+  const w = onceWorker(b, script(`echo "the answer is 42"; printf 'x' > "$HANDOFF_OUT_DIR/x.txt"`));
   const waited = start(["wait", "--objective", "answer", "--out", "answers", "--timeout", "60s"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 0, waited.stderr());
   assert.is(waited.stdout(), "the answer is 42\n");
@@ -81,7 +80,7 @@ test("text mode: output on stdout, progress on stderr, files saved to --out", as
 test("FAILED: reason, or a non-zero exit, marks the task failed: wait exits 6 with the reason", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  const w = worker(b, script(`echo "FAILED: the disk is full"; echo more`));
+  const w = onceWorker(b, script(`echo "FAILED: the disk is full"; echo more`));
   const waited = start(["wait", "--objective", "doomed", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 6, waited.stderr());
   const out = JSON.parse(waited.stdout());
@@ -91,7 +90,7 @@ test("FAILED: reason, or a non-zero exit, marks the task failed: wait exits 6 wi
   assert.is(remoteTask(net.bare, out.id).status, "failed");
   await w.exited;
 
-  const w2 = worker(b, script(`echo partial; exit 3`));
+  const w2 = onceWorker(b, script(`echo partial; exit 3`));
   const text = start(["wait", "--objective", "exits badly", "--timeout", "60s"], { cwd: a, agent: "alice" });
   assert.is(await text.exited, 6, text.stderr());
   assert.match(text.stderr(), /failed: the command exited 3/);
@@ -111,7 +110,7 @@ ln -s /etc/passwd link
 head -c 27262976 /dev/zero > big.bin
 echo fine > good.txt
 echo done`);
-  const w = worker(b, job);
+  const w = onceWorker(b, job);
   const waited = start(["wait", "--objective", "mixed files", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 0, waited.stderr());
   const out = JSON.parse(waited.stdout());
@@ -127,7 +126,7 @@ echo done`);
   assert.match(w.stderr(), /refused to send "big.bin"/);
 
   // In text mode the waiter names them too.
-  const w2 = worker(b, job);
+  const w2 = onceWorker(b, job);
   const text = start(["wait", "--objective", "mixed again", "--timeout", "60s"], { cwd: a, agent: "alice" });
   assert.is(await text.exited, 0, text.stderr());
   assert.match(text.stderr(), /the worker refused to send "\.env": the name is a dotfile/);

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claude, cost } from "./agents/clients.ts";
 import { cleanupTemp, cli } from "./support/repo.ts";
-import { httpRemote, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, type Machines, onceWorker, script } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -17,13 +17,12 @@ test.after(async () => {
   cleanupTemp();
 });
 
-const worker = (cwd: string, job: string, agent = "codex@m2") => start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
 
 test("from inside Claude Code: create_task with to, then wait_task returns what B's worker sent back", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
   assert.is(cli(["init", "--write"], { cwd: a, agent: "lead" }).code, 0);
-  const w = worker(b, script(`echo "B says: $(cat "$HANDOFF_IN_DIR/context.md")"; echo made > "$HANDOFF_OUT_DIR/made.txt"`));
+  const w = onceWorker(b, script(`echo "B says: $(cat "$HANDOFF_IN_DIR/context.md")"; echo made > "$HANDOFF_OUT_DIR/made.txt"`));
   const s = await claude(a, [
     { tools: [{ name: "mcp__git-handoff__create_task", input: { objective: "say hello from m2", id: "via-claude", to: "codex@m2", context: "hello" } }], needs: "mcp__git-handoff__" },
     { tools: [{ name: "mcp__git-handoff__wait_task", input: { id: "via-claude" } }] },

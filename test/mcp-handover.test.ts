@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { shims } from "./agents/clients.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, type Machines, onceWorker, script, start } from "./support/handover.ts";
 import { inProcess } from "./support/mcp.ts";
 
 let net: Machines;
@@ -19,13 +19,12 @@ test.after(async () => {
   cleanupTemp();
 });
 
-const worker = (cwd: string, job: string, agent = "codex@m2") => start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
 
 test("create_task with to, context and files, then wait_task: B's worker's output, files saved under ./handoff-<id>/", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
   writeFileSync(join(a, "data.csv"), "x,y\n1,2\n");
-  const w = worker(b, script(`cat "$HANDOFF_IN_DIR/context.md"; wc -l < "$HANDOFF_IN_DIR/data.csv" > "$HANDOFF_OUT_DIR/lines.txt"`));
+  const w = onceWorker(b, script(`cat "$HANDOFF_IN_DIR/context.md"; wc -l < "$HANDOFF_IN_DIR/data.csv" > "$HANDOFF_OUT_DIR/lines.txt"`));
   const mcp = await inProcess(a, { agent: "alice", waitBoundMs: 20_000 });
   try {
     const created = await mcp.ok("create_task", { objective: "count the lines", to: "codex@m2", context: "use wc -l\n", files: ["data.csv"] });
@@ -124,7 +123,7 @@ test("a worker's own task handing work back to that worker is refused: would_dea
   const a = net.clone("m1");
   const b = net.clone("m2");
   const job = script(`PATH="${shims()}:$PATH" git-handoff wait --objective "help me" --to codex@m2 --timeout 5s; echo "inner exit $?"`);
-  const w = worker(b, job);
+  const w = onceWorker(b, job);
   const waited = start(["wait", "--objective", "delegate to yourself", "--to", "codex@m2", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
   const out = JSON.parse(waited.stdout());

@@ -61,6 +61,11 @@ export function start(args: string[], o: { cwd: string; agent?: string; env?: No
 }
 
 /** Polls `check` until it holds; fails after a generous deadline (never a timing assumption). */
+/** A worker that takes one task (`--once`), polling every 100 ms, running `job` for it. */
+export function onceWorker(cwd: string, job: string, agent = "codex@m2"): Proc {
+  return start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
+}
+
 export async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
