@@ -3,10 +3,11 @@
 // clock of tests applies). Every process of the clone appends to the same file (appends of one
 // short line do not interleave), so the counts are the clone's, not one process's. The push
 // budget (push-budget.ts) reads the pushes of the last minute from it; `stats` reports the rates.
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { observeRemoteCalls, type RemoteCallKind } from "../git/remote-calls.ts";
 import type { Store } from "../store/store.ts";
+import { replaceFile } from "../store/small-file.ts";
 
 const KINDS: RemoteCallKind[] = ["push", "ls-remote", "fetch"];
 /** Past this size the log is cut back to the last hour. */
@@ -112,9 +113,7 @@ function trimIfLarge(store: Store, path: string): void {
     const kept = readFileSync(path, "utf8")
       .split("\n")
       .filter((l) => Number(l.slice(0, l.indexOf(" "))) >= now - KEEP_MS);
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, kept.length ? `${kept.join("\n")}\n` : "");
-    renameSync(tmp, path);
+    replaceFile(path, kept.length ? `${kept.join("\n")}\n` : "");
   } catch {
     /* another process trimmed it first */
   }

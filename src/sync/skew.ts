@@ -8,7 +8,7 @@
 //   the median over writers, so one writer's bad clock does not move it.
 // The observations live in .git/handoff/clock-<remote>.json: a cache, safe to delete (the estimate
 // is then unknown until the next observations).
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +17,7 @@ import { skewRefusal, takeoverGrace, type ClockOffset } from "../core/clock-skew
 import { git } from "../git/run.ts";
 import { readTyped } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
+import { replaceFile } from "../store/small-file.ts";
 
 /** Sightings wider than this say too little about the clock. */
 const MAX_WINDOW_MS = 5 * 60_000;
@@ -60,9 +61,7 @@ function writeClockFile(store: Store, remote: string, f: ClockFile): void {
   const path = fileOf(store, remote);
   try {
     mkdirSync(join(store.repo.commonDir, "handoff"), { recursive: true });
-    const tmp = `${path}.${process.pid}.${randomBytes(3).toString("hex")}`;
-    writeFileSync(tmp, JSON.stringify(f));
-    renameSync(tmp, path);
+    replaceFile(path, JSON.stringify(f));
   } catch {
     /* a cache: losing one observation costs nothing but precision */
   }

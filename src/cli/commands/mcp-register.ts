@@ -4,12 +4,13 @@
 // agent as the hooks), and the `mcpServers` entry of `.gemini/settings.json` (Gemini CLI passes its
 // environment on). Kept apart from init.ts, which only hooks
 // it in: `git handoff init` shows it (and with --write merges it), `git handoff mcp-config` too.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
+import { replaceFile } from "../../store/small-file.ts";
 
 export const SERVER_NAME = "git-handoff";
 export const MCP_JSON = ".mcp.json";
@@ -68,9 +69,7 @@ export function writeMcpJson(workTree: string): { path: string; outcome: MergeOu
   }
   const merged = mergeMcpJson(text, path);
   if (merged.outcome === "added") {
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, merged.text);
-    renameSync(tmp, path);
+    replaceFile(path, merged.text);
   }
   return { path, outcome: merged.outcome };
 }
@@ -87,9 +86,7 @@ export function writeCodexConfig(workTree: string): { path: string; outcome: Mer
   const header = new RegExp(`^\\s*\\[mcp_servers\\.(?:${SERVER_NAME}|"${SERVER_NAME}")\\]`, "m");
   if (header.test(text)) return { path, outcome: text.includes(CODEX_TABLE) ? "present" : "kept_existing" };
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text ? `${text.replace(/\n*$/, "\n")}\n${CODEX_TABLE}` : CODEX_TABLE);
-  renameSync(tmp, path);
+  replaceFile(path, text ? `${text.replace(/\n*$/, "\n")}\n${CODEX_TABLE}` : CODEX_TABLE);
   return { path, outcome: "added" };
 }
 
@@ -115,9 +112,7 @@ export function writeGeminiSettings(workTree: string): { path: string; outcome: 
   if (servers === null || typeof servers !== "object" || Array.isArray(servers)) fail("invalid_input", `${path}: mcpServers must be an object`);
   if (servers[SERVER_NAME] !== undefined) return { path, outcome: JSON.stringify(servers[SERVER_NAME]) === JSON.stringify(GEMINI_ENTRY) ? "present" : "kept_existing" };
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ ...doc, mcpServers: { ...servers, [SERVER_NAME]: GEMINI_ENTRY } }, null, 2) + "\n");
-  renameSync(tmp, path);
+  replaceFile(path, JSON.stringify({ ...doc, mcpServers: { ...servers, [SERVER_NAME]: GEMINI_ENTRY } }, null, 2) + "\n");
   return { path, outcome: "added" };
 }
 
