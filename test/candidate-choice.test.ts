@@ -32,6 +32,10 @@ test("alone, a caller takes the queue in order (oldest of the best priority); af
   const draws = (lost: number) => new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost })!.id));
   assert.equal([...draws(0)], ["a1"]);
   assert.equal([...draws(2)].sort(), ["a1", "a2", "a3", "a4"]);
+  // A clone that lost a race lately spreads over a few of the best priority at once, never lower.
+  const contended = new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost: 0, contended: true })!.id));
+  assert.equal([...contended].sort(), ["a1", "a2", "a3", "a4"]);
+  assert.is(poolSize(300, 0, 0, true, 1), 1);
 });
 
 test("the pool is two per likely racer, doubles with each lost race, and is bounded", () => {

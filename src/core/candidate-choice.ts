@@ -15,16 +15,22 @@ export interface CandidateChoice {
   contenders: number;
   /** Races this call already lost: each one doubles the pool. */
   lost: number;
+  /** This clone lost a race recently (racers exist even if none holds a claim right now). */
+  contended?: boolean;
 }
+
+/** A contended caller draws from at least this many of the best priority, even seeing no racer. */
+export const MIN_POOL = 4;
 
 /**
  * How many of the best candidates a caller draws from: two per likely racer (so two racers rarely
  * draw the same one) plus one, doubled by every race lost. A caller that sees nobody else takes
  * the queue in order (the handover queue promises highest priority, then oldest) until it loses a
- * race; racers in other clones it has not seen yet make it lose one, and the pool then widens.
+ * race; once its clone has lost one recently (`contended`), it draws from at least MIN_POOL of
+ * those sharing the best priority (`topTier` of them), since racers need not hold a claim to race.
  */
-export function poolSize(available: number, contenders: number, lost: number): number {
-  const base = 2 * contenders + 1;
+export function poolSize(available: number, contenders: number, lost: number, contended = false, topTier = available): number {
+  const base = Math.max(contended ? Math.min(MIN_POOL, topTier) : 1, 2 * contenders + 1);
   return Math.min(available, MAX_POOL, base * 2 ** Math.min(lost, 6));
 }
 
@@ -44,7 +50,8 @@ export function candidateWeight(task: Task, topPriority: number, oldestAgeMs: nu
  * when there is none.
  */
 export function chooseCandidate(best: Task[], c: CandidateChoice): Task | undefined {
-  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost));
+  const topTier = best.filter((t) => t.priority === best[0]?.priority).length;
+  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost, !!c.contended, topTier));
   if (pool.length <= 1) return pool[0];
   const top = Math.max(...pool.map((t) => t.priority));
   const oldest = Math.max(...pool.map((t) => c.now.getTime() - Date.parse(t.created_at)));

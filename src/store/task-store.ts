@@ -10,6 +10,7 @@ import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
 import { chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
 import type { RefTip } from "../git/refs.ts";
+import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 export const TASK_FILE = "task.json";
@@ -215,7 +216,7 @@ export async function claimNext(
       const now = store.now();
       candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
       next = spread
-        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost })
+        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost, contended: lostRecently(store, now) })
         : (candidates.next().value as Task | undefined);
     }
     if (!next) {
@@ -235,13 +236,31 @@ export async function claimNext(
     } catch (e) {
       // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
       if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
-        if (e.code === "held_by_other") lost++;
+        if (e.code === "held_by_other") {
+          lost++;
+          if (spread) noteLostRace(store);
+        }
         if (deadline.until !== undefined) await lostRacePause(deadline, lost);
         continue;
       }
       throw e;
     }
   }
+}
+
+/** How long a race this clone lost through the remote makes its callers spread out. */
+const CONTENDED_MS = 60_000;
+const lostRaceFile = (store: Store) => `${store.repo.commonDir}/handoff/lost-race`;
+
+/** Records that a caller of this clone lost a race through the remote (the time, in a small file). */
+function noteLostRace(store: Store): void {
+  writeSmallFile(lostRaceFile(store), String(store.now().getTime()));
+}
+
+/** Whether a caller of this clone lost a race through the remote within CONTENDED_MS. */
+function lostRecently(store: Store, now: Date): boolean {
+  const at = Number(readSmallFile(lostRaceFile(store)) ?? NaN);
+  return Number.isFinite(at) && now.getTime() - at < CONTENDED_MS && at <= now.getTime();
 }
 
 /** The first `n` of a lazy sequence (the pool is never larger: only those are settled). */
