@@ -3,6 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { candidateWeight, chooseCandidate, contendersAmong, poolSize, MAX_POOL } from "../src/core/candidate-choice.ts";
 import { createTask, claimTask, claimCandidates, type OpContext } from "../src/core/task-ops.ts";
+import { MAX_RIVALS, noteRival, recentRivals, RIVAL_MS } from "../src/core/rivals.ts";
 import type { Actor } from "../src/core/identity.ts";
 import type { Task } from "../src/core/task.ts";
 import type { Outcome } from "../src/core/outcome.ts";
@@ -32,10 +33,9 @@ test("alone, a caller takes the queue in order (oldest of the best priority); af
   const draws = (lost: number) => new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost })!.id));
   assert.equal([...draws(0)], ["a1"]);
   assert.equal([...draws(2)].sort(), ["a1", "a2", "a3", "a4"]);
-  // A clone that lost a race lately spreads over a few of the best priority at once, never lower.
-  const contended = new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 0, lost: 0, contended: true })!.id));
-  assert.equal([...contended].sort(), ["a1", "a2", "a3", "a4"]);
-  assert.is(poolSize(300, 0, 0, true, 1), 1);
+  // A caller that knows of racers (live claims or recent rivals) spreads at once, never lower.
+  const contended = new Set([0, 0.2, 0.4, 0.6, 0.8, 0.99].map((r) => chooseCandidate(best, { now: new Date(T0), random: r, contenders: 2, lost: 0 })!.id));
+  assert.equal([...contended].sort(), ["a1", "a2", "a3", "a4", "a5"]);
 });
 
 test("the pool is two per likely racer, doubles with each lost race, and is bounded", () => {
@@ -46,6 +46,21 @@ test("the pool is two per likely racer, doubles with each lost race, and is boun
   assert.is(poolSize(300, 3, 2), 28);
   assert.is(poolSize(5, 29, 0), 5);
   assert.is(poolSize(300, 200, 9), MAX_POOL);
+});
+
+test("rivals: the winners of races lost in the last minute, one per agent, never the caller itself", () => {
+  let text = noteRival(undefined, "b", T0);
+  text = noteRival(text, "c", T0 + 1000);
+  text = noteRival(text, "b", T0 + 2000);
+  assert.is(recentRivals(text, "a", T0 + 3000), 2);
+  assert.is(recentRivals(text, "b", T0 + 3000), 1);
+  assert.is(recentRivals(text, "a", T0 + RIVAL_MS + 1500), 1, "c's race is over a minute old");
+  assert.is(recentRivals(text, "a", T0 - 1), 0, "a stamp from the future counts for nothing");
+  assert.is(recentRivals("garbage\n12 \n\n", "a", T0), 0);
+  assert.is(noteRival(text, "two words", T0), text, "a malformed holder is not recorded");
+  let many: string | undefined;
+  for (let i = 0; i < 200; i++) many = noteRival(many, `r${i}`, T0 + i);
+  assert.is(recentRivals(many, "a", T0 + 200), MAX_RIVALS);
 });
 
 test("weights: a priority step halves, the oldest weighs twice the newest", () => {

@@ -1,5 +1,6 @@
 // The soak at a small size: 4 clones of one remote over smart HTTP, 2 agents each (one process
-// apiece), 24 tasks, every agent looping claim --next -> done -> sync until nothing is left, on
+// apiece), 24 tasks, every agent joining (a session on the roster, one sync) and then looping
+// claim --next -> done -> sync until nothing is left, on
 // the scripted clock. Safety (every task done exactly once, the same state everywhere) and
 // liveness (every clone gets a fair part, few wasted pushes).
 import { test } from "uvu";

@@ -4,6 +4,7 @@
 // towards higher priority and older tasks, and the pool widens with every race this call lost.
 // Pure: the random draw is a parameter.
 import type { Task } from "./task.ts";
+import { classifyAgent, type AgentRecord, type AgentThresholds } from "./agent.ts";
 
 export const MAX_POOL = 64;
 
@@ -11,26 +12,22 @@ export interface CandidateChoice {
   now: Date;
   /** A number in [0, 1): the caller's random draw. */
   random: number;
-  /** How many other agents are seen taking work (live claims held by others): the likely racers. */
+  /** How many other agents are seen taking work (live claims held by others, recent rivals): the likely racers. */
   contenders: number;
   /** Races this call already lost: each one doubles the pool. */
   lost: number;
-  /** This clone lost a race recently (racers exist even if none holds a claim right now). */
-  contended?: boolean;
 }
-
-/** A contended caller draws from at least this many of the best priority, even seeing no racer. */
-export const MIN_POOL = 4;
 
 /**
  * How many of the best candidates a caller draws from: two per likely racer (so two racers rarely
  * draw the same one) plus one, doubled by every race lost. A caller that sees nobody else takes
  * the queue in order (the handover queue promises highest priority, then oldest) until it loses a
- * race; once its clone has lost one recently (`contended`), it draws from at least MIN_POOL of
- * those sharing the best priority (`topTier` of them), since racers need not hold a claim to race.
+ * race. Racers need not hold a claim to race (work can be done in a moment), so the caller counts
+ * as racers the largest of: agents holding live claims, agents with an active session on the
+ * roster, and those that recently beat its clone to a task (rivals.ts).
  */
-export function poolSize(available: number, contenders: number, lost: number, contended = false, topTier = available): number {
-  const base = Math.max(contended ? Math.min(MIN_POOL, topTier) : 1, 2 * contenders + 1);
+export function poolSize(available: number, contenders: number, lost: number): number {
+  const base = 2 * contenders + 1;
   return Math.min(available, MAX_POOL, base * 2 ** Math.min(lost, 6));
 }
 
@@ -50,8 +47,7 @@ export function candidateWeight(task: Task, topPriority: number, oldestAgeMs: nu
  * when there is none.
  */
 export function chooseCandidate(best: Task[], c: CandidateChoice): Task | undefined {
-  const topTier = best.filter((t) => t.priority === best[0]?.priority).length;
-  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost, !!c.contended, topTier));
+  const pool = best.slice(0, poolSize(best.length, c.contenders, c.lost));
   if (pool.length <= 1) return pool[0];
   const top = Math.max(...pool.map((t) => t.priority));
   const oldest = Math.max(...pool.map((t) => c.now.getTime() - Date.parse(t.created_at)));
@@ -72,4 +68,13 @@ export function contendersAmong(tasks: Task[], self: string, now: Date): number 
     if (t.status === "claimed" && t.claim && t.claim.agent !== self && Date.parse(t.claim.expires_at) > now.getTime()) agents.add(t.claim.agent);
   }
   return agents.size;
+}
+
+/**
+ * Agents other than `self` with an open, active session on the roster: they may be claiming even
+ * before they hold anything (the first claims of a team that starts at once all go for the best
+ * task otherwise). A task's creator without a session (`task add`, `wait`) is not counted.
+ */
+export function activeOthers(agents: AgentRecord[], self: string, now: Date, t: AgentThresholds): number {
+  return agents.filter((a) => a.agent !== self && classifyAgent(a, now, t) === "active").length;
 }

@@ -8,7 +8,9 @@ import { readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
-import { chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
+import { listAgents } from "./agent-store.ts";
+import { activeOthers, chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
+import { noteRival, recentRivals } from "../core/rivals.ts";
 import type { RefTip } from "../git/refs.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
@@ -216,7 +218,7 @@ export async function claimNext(
       const now = store.now();
       candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
       next = spread
-        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: contendersAmong(tasks, store.actor.agent, now), lost, contended: lostRecently(store, now) })
+        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost })
         : (candidates.next().value as Task | undefined);
     }
     if (!next) {
@@ -238,7 +240,7 @@ export async function claimNext(
       if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
         if (e.code === "held_by_other") {
           lost++;
-          if (spread) noteLostRace(store);
+          if (spread) noteLostRace(store, e.refusal.data?.holder);
         }
         if (deadline.until !== undefined) await lostRacePause(deadline, lost);
         continue;
@@ -248,19 +250,27 @@ export async function claimNext(
   }
 }
 
-/** How long a race this clone lost through the remote makes its callers spread out. */
-const CONTENDED_MS = 60_000;
-const lostRaceFile = (store: Store) => `${store.repo.commonDir}/handoff/lost-race`;
+const rivalsFile = (store: Store) => `${store.repo.commonDir}/handoff/rivals`;
 
-/** Records that a caller of this clone lost a race through the remote (the time, in a small file). */
-function noteLostRace(store: Store): void {
-  writeSmallFile(lostRaceFile(store), String(store.now().getTime()));
+/** Records who beat a caller of this clone to a task through the remote (rivals.ts). */
+function noteLostRace(store: Store, holder: unknown): void {
+  if (typeof holder !== "string") return;
+  writeSmallFile(rivalsFile(store), noteRival(readSmallFile(rivalsFile(store)), holder, store.now().getTime()));
 }
 
-/** Whether a caller of this clone lost a race through the remote within CONTENDED_MS. */
-function lostRecently(store: Store, now: Date): boolean {
-  const at = Number(readSmallFile(lostRaceFile(store)) ?? NaN);
-  return Number.isFinite(at) && now.getTime() - at < CONTENDED_MS && at <= now.getTime();
+/**
+ * How many other agents are likely claiming: live claims, active sessions on the roster, recent
+ * rivals (candidate-choice.ts). Only read for claims through a remote, whose fetch and push
+ * dwarf the roster's read.
+ */
+async function racersSeen(store: Store, tasks: Task[], now: Date): Promise<number> {
+  const { agents } = await listAgents(store);
+  return Math.max(contendersAmong(tasks, store.actor.agent, now), activeOthers(agents.map((a) => a.record), store.actor.agent, now, store.config), rivalsOf(store, now));
+}
+
+/** How many agents beat this clone to a task lately: racers even when none holds a claim now. */
+function rivalsOf(store: Store, now: Date): number {
+  return recentRivals(readSmallFile(rivalsFile(store)), store.actor.agent, now.getTime());
 }
 
 /** The first `n` of a lazy sequence (the pool is never larger: only those are settled). */

@@ -9,6 +9,7 @@ import { HandoffError } from "../../src/core/errors.ts";
 import { isFinal } from "../../src/core/task.ts";
 import { claimNextTask, done } from "../../src/store/task-actions.ts";
 import { listTasks } from "../../src/store/task-store.ts";
+import { startSessionFor } from "../../src/store/agent-store.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { sync } from "../../src/sync/sync.ts";
 
@@ -46,6 +47,12 @@ const store = await openSyncedStore({ cwd: repo, agent, env: { ...process.env, H
 let idle = 0;
 let errors = 0;
 try {
+  // An agent joins as a real one does (its SessionStart hook or `git handoff session start`): a
+  // declaration on the roster, shared by the first sync, tells the others it may be claiming.
+  await startSessionFor(store, { objective: "soak: claim --next until nothing is left", files: [], awaits: null, session: null });
+  counts();
+  await syncReporting();
+  counts();
   while (Date.now() < deadline) {
     counts();
     const t0 = performance.now();
