@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
-import { setRemote, showRemote } from "../../sync/remote-config.ts";
+import { COORDINATION_REMOTE, remoteUrlProblem, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote } from "../../sync/remote-config.ts";
 import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined } from "../../sync/repair.ts";
@@ -22,20 +22,41 @@ export function registerSync(program: Command): void {
       .argument("[name]", "an existing git remote")
       .option("--none", "turn sync off for this repository")
       .option("--default", "forget the setting (back to origin when it exists)")
-      .option("--ref-prefix <prefix>", "for hosts that accept only branches: keep refs/handoff/* under refs/heads/<prefix>/ on that remote (refs/handoff/ to undo)"),
+      .option("--ref-prefix <prefix>", "for hosts that accept only branches: keep refs/handoff/* under refs/heads/<prefix>/ on that remote (refs/handoff/ to undo)")
+      .option("--url <url>", `a dedicated coordination repository: add it as git remote [name] (default ${COORDINATION_REMOTE}, no fetch refspec) and sync through it`)
+      .addHelpText("after", `\nExamples:\n  git handoff remote                      show the sync remote\n  git handoff remote upstream             sync through an existing git remote\n  git handoff remote --url git@host:team/coord.git\n                                          a separate repository for refs/handoff/* (keeps the code repository's pushes and fetches fast)\n  git handoff remote origin --ref-prefix refs/heads/handoff/\n                                          for hosts that accept only branches`),
     { agent: false },
-  ).action(async (name: string | undefined, o: { none?: boolean; default?: boolean; refPrefix?: string }, cmd: Command) => {
-    if ([name !== undefined, !!o.none, !!o.default].filter(Boolean).length > 1) fail("usage", "give a remote name, --none or --default, not several");
+  ).action(async (given: string | undefined, o: { none?: boolean; default?: boolean; refPrefix?: string; url?: string }, cmd: Command) => {
+    if ([given !== undefined || o.url !== undefined, !!o.none, !!o.default].filter(Boolean).length > 1) fail("usage", "give a remote name (or --url), --none or --default, not several");
+    const name = given ?? (o.url !== undefined ? COORDINATION_REMOTE : undefined);
     if (o.refPrefix !== undefined && name === undefined) fail("usage", "--ref-prefix goes with a remote name: git handoff remote <name> --ref-prefix refs/heads/<prefix>/");
     await withStore(cmd, async (store, g) => {
       const changed = name !== undefined || o.none || o.default;
-      // The prefix is checked (and may be refused) before the remote is switched: all or nothing.
-      if (o.refPrefix !== undefined) await setRefPrefixChecked(store, name!, o.refPrefix);
+      // Everything is checked before the remote is switched: a bad URL or a refused prefix changes nothing.
+      if (o.url !== undefined) {
+        const urlProblem = remoteUrlProblem(o.url);
+        if (urlProblem) fail("invalid_input", `invalid --url ${JSON.stringify(o.url.slice(0, 80))}: it ${urlProblem}`);
+      }
+      let created = false;
+      if (o.url !== undefined) {
+        const before = await showRemote(store);
+        created = (await setCoordinationRemote(store, name!, o.url)).created;
+        // A prefix refused for the new remote takes the new remote back with it: all or nothing.
+        if (o.refPrefix !== undefined) {
+          try {
+            await setRefPrefixChecked(store, name!, o.refPrefix);
+          } catch (e) {
+            await undoCoordinationRemote(store, name!, created, before);
+            throw e;
+          }
+        }
+      } else if (o.refPrefix !== undefined) await setRefPrefixChecked(store, name!, o.refPrefix);
       const s = changed ? await setRemote(store, o.none ? null : o.default ? undefined : name) : await showRemote(store);
-      emit(!!g.json, s, () =>
-        s.remote
+      emit(!!g.json, o.url !== undefined ? { ...s, created } : s, () =>
+        (s.remote
           ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}${s.remote_prefix && s.remote_prefix !== "refs/handoff/" ? `\non remote:   ${s.remote_prefix} (branch prefix; see git handoff doctor)` : ""}`
-          : `no sync remote${s.explicit ? " (turned off)" : ""}: coordination state stays in this clone`,
+          : `no sync remote${s.explicit ? " (turned off)" : ""}: coordination state stays in this clone`) +
+        (o.url !== undefined ? `\n${created ? `added git remote ${s.remote} (no fetch refspec, skipped by git fetch --all)` : `git remote ${s.remote} already had that URL`}; publish with: git handoff sync` : ""),
       );
     });
   });
