@@ -2,9 +2,9 @@
 // lazy expiry and renewal by activity. State + intent + time -> steps or a refusal naming holders.
 import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
-import { formatUntil } from "./duration.ts";
+import { formatDuration, formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
-import { isLeaseLive, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
+import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
@@ -25,7 +25,8 @@ function sorted(leases: Lease[]): Lease[] {
 
 /** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */
 export function settleLeases(set: LeaseSet, ctx: OpContext): { record: LeaseSet; steps: Step<LeaseSet>[] } {
-  const expired = set.leases.filter((l) => !isLeaseLive(l, ctx.now));
+  // Another agent's lease inside the takeover grace is not swept yet: its clock may be behind ours.
+  const expired = set.leases.filter((l) => !isLeaseLiveFor(l, ctx.now, ctx.actor.agent, ctx.takeoverGraceMs));
   if (!expired.length) return { record: set, steps: [] };
   let leases = set.leases;
   const steps: Step<LeaseSet>[] = [];
@@ -74,12 +75,15 @@ export interface Conflict {
   witness: string;
 }
 
-/** Who stands in the way of `agent` taking `patterns` (exclusive or not). */
-export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date): Conflict[] {
+/**
+ * Who stands in the way of `agent` taking `patterns` (exclusive or not). Through a remote another
+ * agent's lease stands for `graceMs` past its expiry (max_clock_skew plus this clock's offset).
+ */
+export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0): Conflict[] {
   const out: Conflict[] = [];
   for (const requested of patterns) {
     for (const lease of leases) {
-      if (lease.agent === agent || !isLeaseLive(lease, now)) continue;
+      if (lease.agent === agent || !isLeaseLiveFor(lease, now, agent, graceMs)) continue;
       if (!exclusive && !lease.exclusive) continue;
       const witness = overlapWitness(requested, lease.pattern);
       if (witness !== null) out.push({ lease, requested, witness });
@@ -104,10 +108,23 @@ export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
   ];
 }
 
-export function conflictRefusal(c: Conflict, now: Date): Refusal {
+export function conflictRefusal(c: Conflict, now: Date, graceMs = 0): Refusal {
   const l = c.lease;
   const left = Date.parse(l.expires_at) - now.getTime();
   const kind = l.exclusive ? "an exclusive" : "a shared";
+  if (left <= 0) {
+    // Expired by its holder's clock, but inside the takeover grace: the holder's clock may be behind.
+    const wait = Math.max(0, graceMs + left);
+    return {
+      code: "held_by_other",
+      message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""}: it expired at ${l.expires_at}, ${formatDuration(-left)} ago, but a takeover waits ${formatDuration(graceMs)} past the expiry for clock skew (max_clock_skew plus this clock's offset), ${formatDuration(wait)} more`,
+      data: { path: c.requested, pattern: l.pattern, holder: l.agent, task: l.task, exclusive: l.exclusive, expires_at: l.expires_at, witness: c.witness, takeover_grace_ms: graceMs },
+      suggestions: [
+        { action: "wait", detail: `wait ${formatDuration(wait)}, then lease it` },
+        { action: "work_elsewhere", detail: "work on another file or task; see who holds what: git handoff leases" },
+      ],
+    };
+  }
   return {
     code: "held_by_other",
     message: `${c.requested} overlaps ${kind} lease on ${l.pattern} held by ${l.agent}${l.task ? ` for task ${l.task}` : ""} until ${l.expires_at} (${formatUntil(left)})`,
@@ -141,8 +158,8 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
   if (bad) return refuse(bad);
   return afterSettle(set, ctx, (s) => {
     const agent = ctx.actor.agent;
-    const conflicts = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now);
-    if (conflicts.length) return refuse(conflictRefusal(conflicts[0]!, ctx.now));
+    const conflicts = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now, ctx.takeoverGraceMs);
+    if (conflicts.length) return refuse(conflictRefusal(conflicts[0]!, ctx.now, ctx.takeoverGraceMs));
     const expires = new Date(ctx.now.getTime() + req.ttlMs).toISOString();
     const { worktree, branch, scope } = ctx.actor;
     const patterns = [...new Set(req.patterns)];

@@ -44,3 +44,13 @@ export function isLeaseLive(l: Lease, now: Date): boolean {
   if (at === undefined) expiries.set(l, (at = Date.parse(l.expires_at)));
   return at > now.getTime();
 }
+
+/**
+ * Whether `l` still stands in `agent`'s way: another agent's lease counts as live for `graceMs`
+ * past its expiry (the takeover grace for clock skew, clock-skew.ts); the caller's own, exactly
+ * until it expires.
+ */
+export function isLeaseLiveFor(l: Lease, now: Date, agent: string, graceMs = 0): boolean {
+  if (isLeaseLive(l, now)) return true;
+  return graceMs > 0 && l.agent !== agent && isLeaseLive(l, new Date(now.getTime() - graceMs));
+}

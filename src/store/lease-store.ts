@@ -158,7 +158,9 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
 export function mutateLeases(store: Store, op: (set: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>, opts: CasOptions = {}): Promise<LeaseSet> {
   return store.casLoop(async (now) => {
     const { set, tip } = await loadLeases(store);
-    const out = op(set, { actor: store.actor, now });
+    // Another agent's expired lease is swept or overridden only past the takeover grace (skew.ts).
+    const grace = await store.takeoverGrace();
+    const out = op(set, { actor: store.actor, now, ...(grace ? { takeoverGraceMs: grace } : {}) });
     const update = leaseUpdate(store, tip, out);
     return { updates: update ? [update] : [], result: out.ok ? out.record : set };
   }, opts);

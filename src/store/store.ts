@@ -58,8 +58,8 @@ export class Store {
    */
   remoteGate: RemoteGate | null = null;
   /**
-   * How long past its expiry another agent's task claim still counts as held here. The sync layer
-   * sets it before exclusive writes through a remote (max_clock_skew plus this clock's offset).
+   * How long past its expiry another agent's claim or lease still counts as held here. The sync
+   * layer sets it before exclusive writes through a remote (max_clock_skew plus this clock's offset).
    */
   takeoverGraceMs = 0;
   /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
@@ -175,6 +175,17 @@ export class Store {
   }
 
   /**
+   * The takeover grace for a write that may sweep another agent's expired lease: the one set by an
+   * exclusive write through the remote, else, with a sync remote, the sync layer's estimate on
+   * file (no network call); without a remote, none (every holder's clock is this one).
+   */
+  async takeoverGrace(): Promise<number> {
+    if (this.takeoverGraceMs || !this.remoteGate?.grace) return this.takeoverGraceMs;
+    const remote = await this.syncRemote();
+    return remote ? this.remoteGate.grace(this, remote) : 0;
+  }
+
+  /**
    * `load()` once per key for the views that keep records between runs (keepRecords), else a
    * plain `load()`. The key must name immutable content (a commit id).
    */
@@ -260,6 +271,8 @@ export interface RemoteGate {
   refresh(store: Store, remote: string): Promise<{ ok: boolean }>;
   /** A deferrable write landed here: push it with the next budgeted or urgent push (pending-push.ts). */
   deferred?(store: Store, remote: string, updates: RefUpdate[]): Promise<void>;
+  /** The takeover grace from this clone's clock estimate on file (skew.ts), without a network call. */
+  grace?(store: Store, remote: string): number;
 }
 
 export interface CasOptions {

@@ -1,6 +1,7 @@
 // Front ends open their store here: the store itself knows only this clone, and the sync layer
 // hands it the gate through which exclusive writes reach the sync remote.
 import { countRemoteCalls } from "./remote-traffic.ts";
+import { graceOnFile } from "./skew.ts";
 import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
 
 const gate: RemoteGate = {
@@ -8,6 +9,7 @@ const gate: RemoteGate = {
   exclusive: async (store, remote, attempt, opts) => (await import("./remote-cas.ts")).remoteCasLoop(store, remote, refusingQuarantined(store, remote, attempt), opts),
   refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
   deferred: async (store, remote, updates) => (await import("./pending-push.ts")).deferWrite(store, remote, updates),
+  grace: (store, remote) => graceOnFile(store, remote),
 };
 
 /** An exclusive write to an entity whose remote copy failed validation is refused before any push. */

@@ -170,3 +170,12 @@ export async function guardClock(store: Store, remote: string, timeoutMs: number
   if (refusal) fail(refusal.code, refusal.message, refusal.data, refusal.suggestions);
   store.takeoverGraceMs = takeoverGrace(max, offset);
 }
+
+/**
+ * For a write that grants nothing exclusive (a shared lease, a release, pushed later): the
+ * takeover grace from the estimate on file, without a network call, so that sweeping another
+ * agent's expired lease waits for clock skew too. No refusal: nothing is taken from anyone.
+ */
+export function graceOnFile(store: Store, remote: string): number {
+  return takeoverGrace(store.config.maxClockSkewMs, offsetOf(readClockFile(store, remote)));
+}

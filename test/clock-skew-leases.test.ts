@@ -1,0 +1,70 @@
+// Clock skew cannot steal a file lease either: through a remote, an exclusive lease over another
+// agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), and
+// a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
+import { MIN } from "./support/team.ts";
+
+const servers: GitServer[] = [];
+test.after(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  cleanupTemp();
+});
+
+const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
+const remoteLeases = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(objectname)", "refs/handoff/leases");
+const holders = (repo: string, env: NodeJS.ProcessEnv) => (cli(["leases", "--json"], { cwd: repo, agent: "x", env }).json as any[]).map((l) => `${l.agent}:${l.pattern}`);
+
+test("an exclusive lease over another agent's expired one waits max_clock_skew past the expiry, then goes through", () => {
+  const bare = serveRoot().bare("lease-grace");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  const held = cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) });
+  assert.is(held.code, 0, held.stderr);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  const before = remoteLeases(bare);
+  // expired 30 s ago by bob's clock: inside the 60 s grace, for an exclusive and a shared request alike
+  for (const extra of [["--exclusive"], []]) {
+    const early = cli(["lease", "src/a.ts", ...extra, "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
+    assert.is(early.code, 3, early.stderr);
+    assert.is(early.json.error.code, "held_by_other");
+    assert.match(early.json.error.message, /held by bob: it expired at .*30s ago, but a takeover waits 60s past the expiry for clock skew/);
+    assert.is(early.json.error.data.takeover_grace_ms, 60_000);
+  }
+  assert.is(remoteLeases(bare), before, "nothing reached the remote");
+  // 70 s past the expiry: taken, bob's lease swept in the same push
+  const late = cli(["lease", "src/a.ts", "--exclusive", "--json"], { cwd: a, agent: "alice", env: at(T + 130_000) });
+  assert.is(late.code, 0, late.stderr);
+  assert.equal(holders(a, at(T + 130_000)), ["alice:src/a.ts"]);
+  assert.match(gitOut(bare, "log", "--format=%s", "refs/handoff/leases"), /lease_expired|expired/);
+  // without a remote nothing waits: the holder's own clock is this one
+  const solo = tempRepo();
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: solo, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
+});
+
+test("12 minutes ahead of the remote: an exclusive lease over a live 10-minute one is refused with clock_skew", async () => {
+  const served = serveRoot();
+  const http = await startHttp(served.root);
+  servers.push(http);
+  const bare = served.bare("lease-ahead");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(http.url("lease-ahead"));
+  const b = cloneOf(http.url("lease-ahead"));
+  const now = Date.now();
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "10m"], { cwd: b, agent: "bob", env: at(now) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) }).code, 0);
+  const before = remoteLeases(bare);
+  const stolen = cli(["lease", "src/a.ts", "--exclusive", "--json"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) });
+  assert.is(stolen.code, 3, stolen.stderr);
+  assert.is(stolen.json.error.code, "clock_skew");
+  assert.match(stolen.json.error.message, /12m ahead of the sync remote origin/);
+  assert.is(remoteLeases(bare), before);
+  assert.equal(holders(b, at(now)), ["bob:src/a.ts"]);
+});
+
+test.run();
