@@ -82,7 +82,9 @@ test("doctor suggests the negative refspec; with it a plain git fetch copies no 
   gitOut(user, "update-ref", "-d", "refs/remotes/origin/coord/tasks/x");
   gitOut(user, "fetch", "-q", "origin");
   assert.is(gitOut(user, "for-each-ref", "--format=%(refname)", "refs/remotes/origin/coord/"), "");
-  assert.is(cli(["doctor", "--json"], { cwd: user }).json.checks.find((c: any) => c.name === "ref-prefix").status, "ok");
+  const after = cli(["doctor", "--json"], { cwd: user }).json.checks;
+  assert.is(after.find((c: any) => c.name === "ref-prefix").status, "ok");
+  assert.match(after.find((c: any) => c.name === "reachability").detail, /with [1-9]\d* coordination ref\(s\) under refs\/heads\/coord\//);
 });
 
 test("a prefix that clashes with a branch, or is not a branch prefix, is refused and nothing changes", () => {

@@ -6,6 +6,7 @@ import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { git } from "../git/run.ts";
+import { remotePrefix } from "../git/ref-prefix.ts";
 import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
@@ -67,15 +68,17 @@ async function refspecs(store: Store): Promise<Check> {
 }
 
 async function reachability(store: Store, remote: string): Promise<Check> {
+  // On a branch-only host the coordination refs live under the remote's branch prefix.
+  const prefix = await remotePrefix(store.cwd, remote);
   const start = Date.now();
-  const r = await git(["ls-remote", remote, "refs/handoff/*"], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: await remoteTimeoutMs(store) });
+  const r = await git(["ls-remote", remote, `${prefix}*`], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: await remoteTimeoutMs(store) });
   const ms = Date.now() - start;
   if (r.code !== 0) {
     const why = r.timedOut ? `no answer within ${ms} ms (handoff.remoteTimeout)` : r.stderr.trim().split("\n")[0];
     return { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${why}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" };
   }
   const count = r.stdout.split("\n").filter(Boolean).length;
-  return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)` };
+  return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)${prefix === "refs/handoff/" ? "" : ` under ${prefix}`}` };
 }
 
 async function tentative(store: Store): Promise<Check> {
