@@ -8,7 +8,7 @@ import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks, tempRepo } from "./suppo
 import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
 
 const RACER = resolve(import.meta.dirname, "support/racer.ts");
-const ALL_TASKS = Array.from({ length: 20 }, (_, i) => `race-${String(i).padStart(2, "0")}`);
+const ALL_TASKS = Array.from({ length: 12 }, (_, i) => `race-${String(i).padStart(2, "0")}`);
 const PER_CLONE = 4;
 
 const servers: GitServer[] = [];
@@ -39,7 +39,7 @@ function race(repo: string, agent: string, TASKS: string[]): Promise<Attempt[]> 
   });
 }
 
-async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: string, name: string) => string, name: string, clones: number, taskCount = 20) {
+async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: string, name: string) => string, name: string, clones: number, taskCount = 12) {
   const TASKS = ALL_TASKS.slice(0, taskCount);
   const bare = served.bare(name);
   gitOut(tempRepo(), "push", "-q", bare, "main");
@@ -76,11 +76,11 @@ async function raceThrough(served: ReturnType<typeof serveRoot>, urlFor: (bare: 
   repos.forEach((r, i) => assert.is(userState(r), users[i]));
 }
 
-test("two clones, four racing processes each, 20 tasks over file://", async () => {
+test("two clones, four racing processes each, 12 tasks over file://", async () => {
   await raceThrough(serveRoot(), (bare) => `file://${bare}`, "race2", 2);
 });
 
-test("three clones, four racing processes each, 20 tasks over git daemon (git://)", async () => {
+test("three clones, four racing processes each, 12 tasks over git daemon (git://)", async () => {
   const served = serveRoot();
   served.bare("probe");
   const daemon = await startDaemon(served.root, "probe");
@@ -92,7 +92,7 @@ test("two clones, four racing processes each, over smart HTTP (git http-backend)
   const served = serveRoot();
   const http = await startHttp(served.root);
   servers.push(http);
-  await raceThrough(served, (_bare, name) => http.url(name), "racehttp", 2, 12);
+  await raceThrough(served, (_bare, name) => http.url(name), "racehttp", 2, 8);
 });
 
 test.run();
