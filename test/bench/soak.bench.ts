@@ -32,8 +32,11 @@ try {
   console.log(`  grants per second                               ${f.grantsPerSecond.toFixed(2)}   (${(f.grantsPerSecond / 0.28).toFixed(1)}x the 0.28/s measured before on a loaded machine; goal >= 10x)`);
   console.log(`  claim p50 / uncontended claim                   ${(f.claimP50 / uncontended).toFixed(1)}x`);
   console.log(`  claim p99 / uncontended claim                   ${(f.claimP99 / uncontended).toFixed(1)}x   (goal <= 20x)`);
-  console.log(`  claim push attempts per grant                   ${f.claimPushesPerGrant.toFixed(2)}   (max ${f.maxClaimPushes} for one claim)`);
-  console.log(`  all push attempts per grant (claim, sync)       ${f.pushesPerGrant.toFixed(2)}   (goal <= 2)`);
+  // The goal counts a claim's push attempts (the one that lands plus those its lost races cost), as
+  // the finding did (16.7 per grant, 15.7 of them rejected); the done's push, carried by the
+  // agent's sync, is one more per grant whatever the contention.
+  console.log(`  claim push attempts per grant                   ${f.claimPushesPerGrant.toFixed(2)}   (goal <= 2; max ${f.maxClaimPushes} for one claim)`);
+  console.log(`  all push attempts per grant (claim, sync)       ${f.pushesPerGrant.toFixed(2)}   (at least 2: the claim and the done)`);
   console.log(`  ls-remotes per grant                            ${f.lsRemotesPerGrant.toFixed(2)}`);
   console.log(`  fetches per grant                               ${f.fetchesPerGrant.toFixed(2)}`);
   console.log(`  least clone share / fair share                  ${(Math.min(...f.perClone) / fair).toFixed(2)}   (goal >= 0.5; per clone ${f.perClone.join(" ")})`);
