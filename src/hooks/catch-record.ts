@@ -3,6 +3,8 @@
 // the hook process, not for its answer alone: so the events are handed to a detached process
 // (`stdio: 'ignore'`) that writes them after the answer, and the hook exits at once.
 // HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) makes the hook wait for that process before exiting.
+// When the fast path (git-hooks/fast-hook.sh) gave the answer, it runs the full hook in the
+// background with HANDOFF_HOOK_AFTER_ANSWER=1, which writes the events itself.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -40,6 +42,11 @@ export function pendingCatchDir(commonDir: string): string {
 export async function recordHookCatch(store: Store, hook: string, answers: PathAnswer[]): Promise<void> {
   const events = hookCatchEvents(store, hook, answers);
   if (!events.length) return;
+  // Run by the fast path in the background after it answered: nobody waits for this process.
+  if (process.env.HANDOFF_HOOK_AFTER_ANSWER === "1") {
+    await recordCatches(store, events);
+    return;
+  }
   const script = process.argv[1];
   const dir = pendingCatchDir(store.repo.commonDir);
   const file = `${dir}/${process.pid}.${randomBytes(4).toString("hex")}.json`;
