@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
+import { indexedLogEvents } from "../store/log-index.ts";
 import type { Store } from "../store/store.ts";
 
 export function hookCatchEvents(store: Store, hook: string, answers: PathAnswer[]): HandoffEvent[] {
@@ -44,7 +45,7 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
   if (!events.length) return;
   // Run by the fast path in the background after it answered: nobody waits for this process.
   if (process.env.HANDOFF_HOOK_AFTER_ANSWER === "1") {
-    await recordCatches(store, events);
+    await recordAndIndex(store, events);
     return;
   }
   const script = process.argv[1];
@@ -69,6 +70,20 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
   }
 }
 
+/**
+ * The events appended, then the log index brought up to the new tip: the next hook's delivery
+ * check (drift-notice.ts) then finds it current instead of reading the new commits itself, which
+ * costs it a git process on the agent's wait.
+ */
+async function recordAndIndex(store: Store, events: HandoffEvent[]): Promise<void> {
+  if (!(await recordCatches(store, events))) return;
+  try {
+    await indexedLogEvents(store);
+  } catch {
+    /* the next reader indexes it */
+  }
+}
+
 /** The detached writer's hook name (not one an agent calls). */
 export const RECORD_CATCH = "_record-catch";
 
@@ -77,7 +92,7 @@ export async function writePendingCatches(store: Store, file: string): Promise<v
   if (!file.startsWith(pendingCatchDir(store.repo.commonDir) + "/")) return;
   try {
     const { agent, events } = JSON.parse(readFileSync(file, "utf8")) as { agent: string; events: HandoffEvent[] };
-    if (agent === store.actor.agent) await recordCatches(store, events);
+    if (agent === store.actor.agent) await recordAndIndex(store, events);
   } finally {
     rmSync(file, { force: true });
   }
