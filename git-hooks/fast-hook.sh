@@ -346,6 +346,8 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
       # It may run a patch (an edit) or not (a word scan): both answers must be no objection.
       whole = substr(text, begin); end = index(whole, "*** End Patch")
       patchPaths(end ? substr(whole, 1, end + 12) : whole)
+      # Run as the command itself, it is surely a patch as shell-command.ts reads it: an edit, its words unread.
+      if (text ~ /^[ \t\n\r\013\014]*(apply_patch|applypatch)([^A-Za-z0-9_]|$)/) { SHELLTOOL = 0; return }
     }
     shellWords(text)
     if (!NE && !NW) { print "quiet"; exit 0 }
