@@ -251,7 +251,8 @@ function earlyLeaseCheck(dir,   d, line, gitdir, file, f, top, i, j, rel, up) {
     if (f[2] != "x") continue
     for (i = 1; i <= NW; i++) {
       rel = resolve(WORD[i], DIR)
-      if (starts(rel, top "/") && mayMatch(1, substr(rel, length(top) + 2))) { close(file); fall("an exclusive lease may cover " WORD[i]) }
+      if (!starts(rel, top "/") || !mayMatch(1, substr(rel, length(top) + 2))) continue
+      if (f[7] == "-" || f[7] == "" || NE || SHELLAMBIG) { close(file); fall("an exclusive lease may cover " WORD[i]) }
     }
   }
   close(file); NL = 0
@@ -291,7 +292,7 @@ function jesc(s,   out, k) {
 }
 # The answer text (check.ts answerText: worst first, each with its suggestions) in the words the
 # agent reads (agents.ts formatAnswer), as JSON. The pieces from the cache are JSON string text.
-function answer(   text, first, v, a, i, left, until_, what, msg, j, out) {
+function answer(   text, first, v, a, i, left, until_, what, msg) {
   text = ""; first = ""
   for (v = 3; v >= 1; v--) for (a = 1; a <= NA; a++) {
     if (AV[a] != v) continue
@@ -304,19 +305,34 @@ function answer(   text, first, v, a, i, left, until_, what, msg, j, out) {
       "\\n  wait: wait until " LAG[i] " releases it or the lease expires at " LISO[i] " (" until(left) ")" \
       "\\n  negotiate: " LNEG[i] "\\n  work_elsewhere: work on another file or task; see who holds what: git handoff leases"
   }
+  emit(text, first, WORST == 3)
+}
+# The JSON answer each agent reads, from the text and its first line as JSON string text.
+function emit(text, first, deny,   j, out) {
   j = DQ text DQ; first = DQ first DQ
   if (READONLY) out = "{\"hookSpecificOutput\":{\"hookEventName\":\"AfterTool\",\"additionalContext\":" j "}}"
   else if (KIND == "claude" || KIND == "codex") {
-    if (WORST == 3) out = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" j "}}"
+    if (deny) out = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" j "}}"
     else out = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"additionalContext\":" j "}}"
   }
-  else if (KIND == "cursor") out = "{\"permission\":\"" (WORST == 3 ? "deny" : "allow") "\",\"user_message\":" first ",\"agent_message\":" j "}"
+  else if (KIND == "cursor") out = "{\"permission\":\"" (deny ? "deny" : "allow") "\",\"user_message\":" first ",\"agent_message\":" j "}"
   else if (KIND == "gemini") {
-    if (WORST == 3) out = "{\"decision\":\"deny\",\"reason\":" j "}"
+    if (deny) out = "{\"decision\":\"deny\",\"reason\":" j "}"
     else out = "{\"systemMessage\":" first ",\"hookSpecificOutput\":{\"hookEventName\":\"BeforeTool\",\"additionalContext\":" j "}}"
   }
   else fall("no answer format")
   print (READONLY ? "said " : "say ") out
+}
+# A shell command naming files inside exclusive leases of others (edit-check.ts shellCheck): a warning.
+function shellAnswer(   a, i, text, first, msg) {
+  text = ""; first = ""
+  for (a = 1; a <= NWA; a++) {
+    i = WATOP[a]
+    msg = "git-handoff warn: this command names " jesc(WAREL[a]) ", inside an exclusive lease on " LPAT[i] " held by " LWHO[i] " until " LISO[i] ": do not change it (reading is fine); ask " LAG[i] " first"
+    if (first == "") first = msg
+    text = text (text == "" ? "" : "\\n") msg
+  }
+  emit(text, first, 0)
 }
 # The payload, read as the full hook reads it (agents.ts): which tool, which paths, where.
 function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole, begin, end) {
@@ -348,6 +364,7 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
       patchPaths(end ? substr(whole, 1, end + 12) : whole)
       # Run as the command itself, it is surely a patch as shell-command.ts reads it: an edit, its words unread.
       if (text ~ /^[ \t\n\r\013\014]*(apply_patch|applypatch)([^A-Za-z0-9_]|$)/) { SHELLTOOL = 0; return }
+      SHELLAMBIG = 1
     }
     shellWords(text)
     if (!NE && !NW) { print "quiet"; exit 0 }
@@ -424,6 +441,11 @@ BEGIN {
     abs = WABS[i]
     WREL[i] = (length(abs) <= 1024 && starts(abs, top "/")) ? substr(abs, length(top) + 2) : ""
     if (WREL[i] == ".git" || starts(WREL[i], ".git/")) WREL[i] = ""
+    # A word ending in a slash is a folder (folder/**): named only where an exclusive lease may overlap it.
+    if (WREL[i] != "" && WORD[i] ~ /\/$/) {
+      for (j = 1; j <= NL; j++) if (LX[j] == "x" && (LK[j] == "U" || starts(LA[j], WREL[i] "/") || starts(WREL[i] "/", LA[j]))) fall("a folder word an exclusive lease may overlap")
+      WREL[i] = ""
+    }
   }
   tips = ""; part = "refs"
   for (j = 4; j <= n; j++) {
@@ -480,10 +502,23 @@ BEGIN {
   if (NE && !READONLY && DUE != "-" && DUE + 0 <= NOW + 1000) fall("a renewal or claim extension is due")
   # Release requests and answers arrive on the log refs of other agents: the full hook delivers them.
   if (NE && DELIVER <= NOW) fall("release requests are looked for")
+  # The words of a command the full hook scans (no patch it may run): the first live exclusive lease
+  # of another agent on each names it. A command that may run a patch is only answered when quiet.
   for (e = 1; e <= NW; e++) {
-    if (WREL[e] == "") continue
-    for (i = 1; i <= NL; i++) if (LX[i] == "x" && mayMatch(i, WREL[e])) fall("an exclusive lease may cover " WREL[e])
+    rel = WREL[e]
+    if (rel == "" || (rel in WSEEN)) continue
+    WSEEN[rel] = 1; top = 0
+    for (i = 1; i <= NL; i++) {
+      if (LX[i] != "x" || !mayMatch(i, rel)) continue
+      if (LEK[i] == "-" || LEK[i] == "" || NE || SHELLAMBIG) fall("an exclusive lease may cover " rel)
+      if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+      top = i; break
+    }
+    if (!top) continue
+    for (i = 1; i <= NI; i++) if (superset(IK[i], IA[i], IB[i], rel)) fall("the policy may ignore " rel)
+    NWA++; WAREL[NWA] = rel; WATOP[NWA] = top
   }
+  if (NWA) { shellAnswer(); exit 0 }
   if (NA) answer()
   else print "ok"
 }'

@@ -340,7 +340,7 @@ test("deny, warn and info answers: the fast path gives the full hook's, byte for
   } finally {
     FOCUS = false;
   }
-  process.stdout.write(`  ${cases} edits against leases the fast path can name: it answered ${said} deny, warn or info itself (${denied} denied, ${shell} for an apply_patch run through a shell tool)\n`);
+  process.stdout.write(`  ${cases} edits against leases the fast path can name: it answered ${said} deny, warn or info itself (${denied} denied, ${shell} for commands run through a shell tool)\n`);
   assert.ok(denied > cases / 40 && said - denied > cases / 20 && shell > 0, `answered by the fast path: ${denied} denied, ${said - denied} other, ${shell} through a shell tool`);
 });
 
