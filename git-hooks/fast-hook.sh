@@ -572,6 +572,8 @@ case $verdict in
     if [ "${HANDOFF_HOOK_CATCH_WAIT-}" = 1 ]; then
       printf '%s' "$payload" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1
     else
+      # In a session of its own where it can be (as Node's detached writer is): the agent may end the hook's group.
+      command -v setsid >/dev/null 2>&1 && set -- setsid "$@"
       (printf '%s' "$payload" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
     fi
     exit 0
