@@ -2,6 +2,8 @@
 // same bytes as the full hook at the same (scripted) clock, given without starting Node, and the
 // catch logged afterwards by the full hook it runs in the background (waited for or not).
 import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
@@ -57,6 +59,17 @@ test("not waited for: the answer comes first, the background full hook logs the 
   const deadline = Date.now() + 30_000;
   while (caught(repo) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.is(caught(repo), before + 1);
+});
+
+test("a cache an older version wrote is compiled again by the next full hook, though nothing it is keyed by moved", () => {
+  const { repo, payload } = setup();
+  const file = join(repo, ".git/handoff/fast-hook/a.bob");
+  const text = readFileSync(file, "utf8");
+  assert.match(text, /^git-handoff fast-hook 3\n/);
+  writeFileSync(file, text.replace(/^git-handoff fast-hook 3\n/, "git-handoff fast-hook 2\n"));
+  assert.match(hook(repo, FAST_HOOK, payload("free.ts")).stderr, /full hook: no cache/);
+  assert.is(readFileSync(file, "utf8"), text);
+  assert.match(hook(repo, FAST_HOOK, payload("free.ts")).stderr, /full hook: outside the declaration/, "the cache is read again");
 });
 
 test.run();

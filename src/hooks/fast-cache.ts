@@ -220,7 +220,8 @@ export async function refreshFastCache(store: Store, env: NodeJS.ProcessEnv = pr
     if (!key || !store.repo.workTree) return;
     const path = fastCachePath(store, key);
     const current = readSmallFile(path);
-    if (current) {
+    // A cache an older git-handoff wrote is compiled again at once, whatever it is keyed by.
+    if (current?.startsWith(`${FAST_CACHE_VERSION}\n`)) {
       const tipsAt = current.indexOf("\ntips\t");
       const refs = /\nrefs\t(.*)\n/.exec(current)?.[1];
       if (refs && tipsAt >= 0) {
