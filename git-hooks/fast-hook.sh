@@ -19,6 +19,21 @@ locate() {
   [ -f "$bundle" ] && command -v node >/dev/null 2>&1 || bundle=
 }
 
+# Once the fast path gave a deny, warn or info answer: the full hook on the same input, its answer
+# discarded, logs the catch (and does whatever else it does after answering); nobody waits for it
+# but with HANDOFF_HOOK_CATCH_WAIT=1 (a test switch).
+afterwards() {
+  locate
+  if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
+  if [ "${HANDOFF_HOOK_CATCH_WAIT-}" = 1 ]; then
+    printf '%s' "${payload-}" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1
+    return 0
+  fi
+  # In a session of its own where it can be (as Node's detached writer is): the agent may end the hook's group.
+  command -v setsid >/dev/null 2>&1 && set -- setsid "$@"
+  (printf '%s' "${payload-}" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
+}
+
 full() {
   locate
   if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
@@ -292,20 +307,55 @@ function jesc(s,   out, k) {
 }
 # The answer text (check.ts answerText: worst first, each with its suggestions) in the words the
 # agent reads (agents.ts formatAnswer), as JSON. The pieces from the cache are JSON string text.
-function answer(   text, first, v, a, i, left, until_, what, msg) {
-  text = ""; first = ""
+function answer(   text, first, v, a, i, left, until_, what, msg, who, pat, nl) {
+  text = ""; first = ""; nl = RAW ? "\n" : "\\n"
   for (v = 3; v >= 1; v--) for (a = 1; a <= NA; a++) {
     if (AV[a] != v) continue
     i = ATOP[a]; left = LEXP[i] - clock()
-    until_ = "until " LISO[i] " (in " dur(left) ")"
-    what = LX[i] == "x" ? "inside an exclusive lease on " LPAT[i] " held by " LWHO[i] " " until_ : LEK[i] == "E" ? "leased by " LWHO[i] " " until_ : "inside " LPAT[i] ", leased by " LWHO[i] " " until_
-    msg = "git-handoff " (v == 3 ? "deny" : v == 2 ? "warn" : "info") ": " jesc(AREL[a]) " is " what LWHY[i]
+    until_ = "until " jdec(LISO[i]) " (in " dur(left) ")"
+    who = jdec(LWHO[i]); pat = jdec(LPAT[i])
+    what = LX[i] == "x" ? "inside an exclusive lease on " pat " held by " who " " until_ : LEK[i] == "E" ? "leased by " who " " until_ : "inside " pat ", leased by " who " " until_
+    msg = "git-handoff " (v == 3 ? "deny" : v == 2 ? "warn" : "info") ": " (RAW ? AREL[a] : jesc(AREL[a])) " is " what jdec(LWHY[i])
     if (first == "") first = msg
-    text = text (text == "" ? "" : "\\n") msg \
-      "\\n  wait: wait until " LAG[i] " releases it or the lease expires at " LISO[i] " (" until(left) ")" \
-      "\\n  negotiate: " LNEG[i] "\\n  work_elsewhere: work on another file or task; see who holds what: git handoff leases"
+    text = text (text == "" ? "" : nl) msg \
+      nl "  wait: wait until " jdec(LAG[i]) " releases it or the lease expires at " jdec(LISO[i]) " (" until(left) ")" \
+      nl "  negotiate: " jdec(LNEG[i]) nl "  work_elsewhere: work on another file or task; see who holds what: git handoff leases"
   }
+  if (RAW) { print text > "/dev/stderr"; return }
   emit(text, first, WORST == 3)
+}
+# The answer for one path (check.ts checkPath), kept in AREL, ATOP, AV when it is not ok.
+function holders(rel,   i, r, v, top) {
+  if (rel in SEEN) return
+  SEEN[rel] = 1; top = 0; v = 0
+  for (i = 1; i <= NL; i++) {
+    if (!mayMatch(i, rel)) continue
+    if (LEK[i] == "-" || LEK[i] == "" || SHELLTOOL) fall("a lease may cover " rel)
+    if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+    r = LX[i] == "x" ? 3 : LEK[i] == "E" ? 2 : 1
+    if (r > v) { v = r; top = i }
+  }
+  if (!top) return
+  for (i = 1; i <= NI; i++) if (superset(IK[i], IA[i], IB[i], rel)) fall("the policy may ignore " rel)
+  if (MODE == "advisory" && v == 3) v = 2
+  NA++; AREL[NA] = rel; ATOP[NA] = top; AV[NA] = v
+  if (v > WORST) WORST = v
+}
+# A piece of JSON string text as the text itself (what stderr gets): the escapes JSON.stringify
+# writes for text already neutralised; a lone surrogate is written as U+FFFD, as Buffer.from does.
+function jdec(s,   out, k, c, h) {
+  if (!RAW) return s
+  out = ""
+  while ((k = index(s, "\\")) > 0) {
+    out = out substr(s, 1, k - 1); c = substr(s, k + 1, 1)
+    if (c == "u") {
+      h = tolower(substr(s, k + 2, 4))
+      if (h !~ /^d[89a-f]/) fall("an escape the answer text cannot hold")
+      out = out "\357\277\275"; s = substr(s, k + 6); continue
+    }
+    out = out (c == "t" ? "\t" : c); s = substr(s, k + 2)
+  }
+  return out s
 }
 # The JSON answer each agent reads, from the text and its first line as JSON string text.
 function emit(text, first, deny,   j, out) {
@@ -459,31 +509,27 @@ BEGIN {
       for (k = 2; k <= m; k++) {
         if (substr(f[k], 1, 1) == DQ || f[k] == "") fall("quoted path")
         if (isglob(f[k])) fall("a staged name the full hook reads as a glob")
-        for (i = 1; i <= NL; i++) if (mayMatch(i, f[k])) fall("a lease may cover " f[k])
+        if (!(f[k] in STSEEN)) { STSEEN[f[k]] = 1; NST++; STG[NST] = f[k] }
       }
     }
   }
   if (tips != TIPS) fall("refs moved")
   if (mode == "pre-commit" && part != "staged") fall("no diff")
+  # The staged paths as the full hook checks them (git-hooks.ts). Only a refused commit is answered
+  # here: the full hook that logs the catch afterwards then finds the same index; a commit that
+  # goes on (a warning) or one of another index (commit -a, commit <paths>) is for the full hook.
+  if (mode == "pre-commit") {
+    for (s = 1; s <= NST; s++) holders(STG[s])
+    if (!NA) { print "ok"; exit 0 }
+    if (WORST != 3) fall("a warning for a commit that goes on")
+    if (ENVIRON["GIT_INDEX_FILE"] != "" && ENVIRON["GIT_INDEX_FILE"] !~ /(^|\/)index$/) fall("a commit of another index")
+    RAW = 1; answer()
+    print "git-handoff: commit refused: staged files are inside another agent" SQ "s exclusive lease (see above)" > "/dev/stderr"
+    print "commit-deny"; exit 0
+  }
   # Per path, the answer of check.ts: the first live lease of another agent with the worst verdict
   # (3 deny: exclusive, 2 warn: this very file, 1 info: a folder or glob holding it) names it.
-  for (e = 1; e <= NE; e++) {
-    rel = EREL[e]
-    if (rel in SEEN) continue
-    SEEN[rel] = 1; top = 0; v = 0
-    for (i = 1; i <= NL; i++) {
-      if (!mayMatch(i, rel)) continue
-      if (LEK[i] == "-" || LEK[i] == "" || SHELLTOOL) fall("a lease may cover " rel)
-      if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
-      r = LX[i] == "x" ? 3 : LEK[i] == "E" ? 2 : 1
-      if (r > v) { v = r; top = i }
-    }
-    if (!top) continue
-    for (i = 1; i <= NI; i++) if (superset(IK[i], IA[i], IB[i], rel)) fall("the policy may ignore " rel)
-    if (MODE == "advisory" && v == 3) v = 2
-    NA++; AREL[NA] = rel; ATOP[NA] = top; AV[NA] = v
-    if (v > WORST) WORST = v
-  }
+  for (e = 1; e <= NE; e++) holders(EREL[e])
   # A denied edit writes nothing and hears of nothing else: the answer is complete.
   if (WORST == 3 || (WORST && READONLY)) { answer(); exit 0 }
   for (e = 1; e <= NE; e++) {
@@ -539,6 +585,7 @@ export FH_NAME FH_KEY FH_PWD
 if [ "$name" = pre-commit ]; then
   verdict=$(LC_ALL=C awk -v mode=pre-commit "$FH_AWK" </dev/null)
   [ "$verdict" = ok ] && exit 0
+  [ "$verdict" = commit-deny ] && { afterwards "$@"; exit 1; }
   full "$@"
 fi
 
@@ -567,15 +614,7 @@ case $verdict in
   "said "*) printf '%s\n' "${verdict#said }"; exit 0 ;;
   "say "*)
     printf '%s\n' "${verdict#say }"
-    locate
-    [ -n "$bundle" ] && set -- node "$bundle" hook "$@" || set -- git-handoff hook "$@"
-    if [ "${HANDOFF_HOOK_CATCH_WAIT-}" = 1 ]; then
-      printf '%s' "$payload" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1
-    else
-      # In a session of its own where it can be (as Node's detached writer is): the agent may end the hook's group.
-      command -v setsid >/dev/null 2>&1 && set -- setsid "$@"
-      (printf '%s' "$payload" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
-    fi
+    afterwards "$@"
     exit 0
     ;;
   ok)

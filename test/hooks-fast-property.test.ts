@@ -19,6 +19,7 @@ import { preCommit } from "../src/hooks/git-hooks.ts";
 import { exactTest, refreshFastCache, supersetTest } from "../src/hooks/fast-cache.ts";
 import { matchesPath } from "../src/core/glob-overlap.ts";
 import { parsePayload } from "../src/hooks/stdin.ts";
+import { neutralise } from "../src/present/untrusted.ts";
 import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
@@ -369,7 +370,7 @@ test("the cache's pattern tests: every match passes the superset test, the exact
   process.stdout.write(`  ${checked} path and pattern pairs\n`);
 });
 
-test("pre-commit: the fast path lets a commit through only where the full hook says nothing", async () => {
+test("pre-commit: the fast path lets a commit through only where the full hook says nothing, and refuses one with its words", async () => {
   const r = rng(SEED + 1);
   const bin = tempDir("handoff-fast-bin-");
   writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\necho 'FULL HOOK'\n");
@@ -380,7 +381,10 @@ test("pre-commit: the fast path lets a commit through only where the full hook s
   copyFileSync(FAST_HOOK, script);
   chmodSync(script, 0o755);
   let fast = 0;
+  let refused = 0;
   let cases = 0;
+  const now = new Date().toISOString();
+  process.env.HANDOFF_NOW = now;
   for (let s = 0; s < 3; s++) {
     const repo = tempRepo();
     const store = await openSyncedStore({ cwd: repo, agent: "bob" });
@@ -395,15 +399,22 @@ test("pre-commit: the fast path lets a commit through only where the full hook s
         writeFileSync(join(repo, f), `${i}\n`);
       }
       gitOut(repo, "add", "-A");
-      const env = cleanEnv({ HANDOFF_AGENT: "bob", PATH: `${bin}:${process.env.PATH}` });
+      const env = cleanEnv({ HANDOFF_AGENT: "bob", PATH: `${bin}:${process.env.PATH}`, HANDOFF_NOW: now, HANDOFF_FAST_HOOK_CLOCK: "1" });
       const got = spawnSync(script, ["pre-commit"], { cwd: repo, env, encoding: "utf8" });
       if (got.stdout !== "FULL HOOK\n") {
         fast++;
         const want = await preCommit(store, repo);
         const where = `seed ${SEED + 1}, repo ${s}, commit ${i}: ${files.join(", ")}`;
-        assert.is(got.status, 0, where);
         assert.is(got.stdout, "", where);
-        assert.is(`${want.verdict} ${want.text}`, "ok ", where);
+        if (got.status === 1) {
+          // Refused: the words hook-main.ts writes to stderr for a deny.
+          refused++;
+          assert.is(want.verdict, "deny", where);
+          assert.is(got.stderr, neutralise(`${want.text}\n`) + "git-handoff: commit refused: staged files are inside another agent's exclusive lease (see above)\n", where);
+        } else {
+          assert.is(got.status, 0, where);
+          assert.is(`${want.verdict} ${want.text}`, "ok ", where);
+        }
       }
       gitOut(repo, "commit", "-qm", `c${i}`);
       // The branch moved (no policy is committed here): the full hook's next run would recompile.
@@ -411,8 +422,9 @@ test("pre-commit: the fast path lets a commit through only where the full hook s
     }
     store.close();
   }
-  process.stdout.write(`  ${cases} commits: the fast path let ${fast} through itself\n`);
-  assert.ok(fast > cases / 10 && cases - fast > cases / 10, `both ways taken (${fast} of ${cases})`);
+  delete process.env.HANDOFF_NOW;
+  process.stdout.write(`  ${cases} commits: the fast path answered ${fast} itself (${refused} refused)\n`);
+  assert.ok(fast > cases / 10 && cases - fast > cases / 10 && refused > 0, `both ways taken (${fast} of ${cases}, ${refused} refused)`);
 });
 
 test.run();
