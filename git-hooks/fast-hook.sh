@@ -27,6 +27,11 @@ afterwards() {
   if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
   if [ "${HANDOFF_HOOK_CATCH_WAIT-}" = 1 ]; then
     printf '%s' "${payload-}" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1
+    [ -z "${copy-}" ] || rm -f -- "$copy"
+    return 0
+  fi
+  if [ -n "${copy-}" ]; then
+    ({ HANDOFF_HOOK_AFTER_ANSWER=1 "$@" </dev/null; rm -f -- "$copy"; } >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
     return 0
   fi
   # In a session of its own where it can be (as Node's detached writer is): the agent may end the hook's group.
@@ -516,13 +521,12 @@ BEGIN {
   if (tips != TIPS) fall("refs moved")
   if (mode == "pre-commit" && part != "staged") fall("no diff")
   # The staged paths as the full hook checks them (git-hooks.ts). Only a refused commit is answered
-  # here: the full hook that logs the catch afterwards then finds the same index; a commit that
-  # goes on (a warning) or one of another index (commit -a, commit <paths>) is for the full hook.
+  # here (the full hook that logs the catch afterwards reads the same index, or a copy of the one
+  # git passed); a commit that goes on with a warning is for the full hook.
   if (mode == "pre-commit") {
     for (s = 1; s <= NST; s++) holders(STG[s])
     if (!NA) { print "ok"; exit 0 }
     if (WORST != 3) fall("a warning for a commit that goes on")
-    if (ENVIRON["GIT_INDEX_FILE"] != "" && ENVIRON["GIT_INDEX_FILE"] !~ /(^|\/)index$/) fall("a commit of another index")
     RAW = 1; answer()
     print "git-handoff: commit refused: staged files are inside another agent" SQ "s exclusive lease (see above)" > "/dev/stderr"
     print "commit-deny"; exit 0
@@ -585,7 +589,16 @@ export FH_NAME FH_KEY FH_PWD
 if [ "$name" = pre-commit ]; then
   verdict=$(LC_ALL=C awk -v mode=pre-commit "$FH_AWK" </dev/null)
   [ "$verdict" = ok ] && exit 0
-  [ "$verdict" = commit-deny ] && { afterwards "$@"; exit 1; }
+  if [ "$verdict" = commit-deny ]; then
+    # git removes the index it passed (commit -a, a partial commit) once the hook refused: the
+    # full hook that logs the catch reads a copy.
+    case ${GIT_INDEX_FILE-} in
+      "" | index | */index) ;;
+      *) copy=$GIT_INDEX_FILE.handoff-$$; cp -- "$GIT_INDEX_FILE" "$copy" 2>/dev/null && GIT_INDEX_FILE=$copy && export GIT_INDEX_FILE || exit 1 ;;
+    esac
+    afterwards "$@"
+    exit 1
+  fi
   full "$@"
 fi
 

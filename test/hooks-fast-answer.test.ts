@@ -2,7 +2,7 @@
 // same bytes as the full hook at the same (scripted) clock, given without starting Node, and the
 // catch logged afterwards by the full hook it runs in the background (waited for or not).
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -59,6 +59,46 @@ test("not waited for: the answer comes first, the background full hook logs the 
   const deadline = Date.now() + 30_000;
   while (caught(repo) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.is(caught(repo), before + 1);
+});
+
+test("git commit: refused by the fast path with the full hook's words, for the index, commit -a and a partial commit, the catch logged each time", () => {
+  const repo = tempRepo();
+  const at = { cwd: repo, env: { HANDOFF_NOW: NOW } };
+  assert.is(cli(["lease", "src/**", "--exclusive", "--ttl", "2h"], { ...at, agent: "alice" }).code, 0);
+  writeFileSync(join(repo, ".git/hooks/pre-commit"), `#!/bin/sh\nexec '${FAST_HOOK}' pre-commit\n`);
+  chmodSync(join(repo, ".git/hooks/pre-commit"), 0o755);
+  mkdirSync(join(repo, "src"));
+  writeFileSync(join(repo, "src/a.ts"), "a\n");
+  writeFileSync(join(repo, "free.ts"), "a\n");
+  gitOut(repo, "add", "free.ts");
+  gitOut(repo, "commit", "-qm", "free");
+  const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_NOW: NOW, HANDOFF_FAST_HOOK_CLOCK: "1", HANDOFF_HOOK_CATCH_WAIT: "1", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" });
+  const commit = (...args: string[]) => spawnSync("git", ["commit", "-qm", "x", ...args], { cwd: repo, env: { ...env, HANDOFF_FAST_HOOK_WHY: "1" }, encoding: "utf8" });
+  gitOut(repo, "add", "src/a.ts");
+  const first = commit();
+  assert.is(first.status, 1);
+  const want = first.stderr.replace(/^git-handoff-hook: full hook: .*\n/, "");
+  assert.match(want, /^git-handoff deny: src\/a\.ts is inside an exclusive lease on src\/\*\* held by alice until 2026-12-01T12:00:00\.000Z \(in 2h\)\n[^]*git-handoff: commit refused: /);
+  const before = caught(repo);
+  const again = commit();
+  assert.is(again.status, 1);
+  assert.is(again.stderr, want, "the fast path refused it with the same words");
+  assert.is(caught(repo), before + 1);
+  gitOut(repo, "reset", "-q");
+  writeFileSync(join(repo, "free.ts"), "b\n");
+  gitOut(repo, "add", "src/a.ts");
+  gitOut(repo, "commit", "-q", "--no-verify", "-m", "a.ts");
+  writeFileSync(join(repo, "src/a.ts"), "b\n");
+  // The branch moved (no policy committed on it): the full hook answers once and compiles the cache again.
+  assert.match(commit("-a").stderr, /full hook: refs moved/);
+  for (const args of [["-a"], ["--", "src/a.ts"]]) {
+    const n = caught(repo);
+    const r = commit(...args);
+    assert.is(r.status, 1, args.join(" "));
+    assert.match(r.stderr, /^git-handoff deny: src\/a\.ts is inside/, `answered by the fast path: ${r.stderr.split("\n")[0]}`);
+    assert.is(caught(repo), n + 1, `the catch of commit ${args.join(" ")}`);
+  }
+  assert.equal(readdirSync(join(repo, ".git")).filter((f) => f.includes(".handoff-")), [], "no copy of an index left behind");
 });
 
 test("a cache an older version wrote is compiled again by the next full hook, though nothing it is keyed by moved", () => {
