@@ -8,14 +8,40 @@
 # HANDOFF_FAST_HOOK=0 always runs the full hook; HANDOFF_FAST_HOOK_WHY=1 says on stderr why it did.
 name=$1
 
-full() {
+# The bundle next to this script (through symlinks), or "" to run git-handoff from PATH.
+locate() {
   self=$0
   while [ -L "$self" ]; do
     link=$(readlink "$self") || break
     case $link in /*) self=$link ;; *) self=${self%/*}/$link ;; esac
   done
   bundle=${self%/*}/../dist/git-handoff.cjs
-  if [ -f "$bundle" ] && command -v node >/dev/null 2>&1; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
+  [ -f "$bundle" ] && command -v node >/dev/null 2>&1 || bundle=
+}
+
+# Once the fast path gave a deny, warn or info answer: the full hook on the same input, its answer
+# discarded, logs the catch (and does whatever else it does after answering); nobody waits for it
+# but with HANDOFF_HOOK_CATCH_WAIT=1 (a test switch).
+afterwards() {
+  locate
+  if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
+  if [ "${HANDOFF_HOOK_CATCH_WAIT-}" = 1 ]; then
+    printf '%s' "${payload-}" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1
+    [ -z "${copy-}" ] || rm -f -- "$copy"
+    return 0
+  fi
+  if [ -n "${copy-}" ]; then
+    ({ HANDOFF_HOOK_AFTER_ANSWER=1 "$@" </dev/null; rm -f -- "$copy"; } >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
+    return 0
+  fi
+  # In a session of its own where it can be (as Node's detached writer is): the agent may end the hook's group.
+  command -v setsid >/dev/null 2>&1 && set -- setsid "$@"
+  (printf '%s' "${payload-}" | HANDOFF_HOOK_AFTER_ANSWER=1 "$@" >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1
+}
+
+full() {
+  locate
+  if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
   if [ "${read_payload-}" = 1 ]; then
     printf '%s' "$payload" | "$@"
     exit $?
@@ -157,7 +183,7 @@ function cacheLine(   line) { if ((getline line < CACHE) <= 0) fall("cache ends 
 # Reads the cache of the caller and checks it still holds: agent, worktree, user, host, policy files.
 function loadCache(top, gitdir,   line, f, n, i, got, host) {
   CACHE = gitdir "/handoff/fast-hook/" ENVIRON["FH_KEY"]
-  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 2") fall("no cache")
+  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 3") fall("no cache")
   split(cacheLine(), f, "\t"); if (f[1] != "agent") fall("cache format"); AGENT = f[2]
   if (substr(ENVIRON["FH_KEY"], 1, 2) == "a." && AGENT != substr(ENVIRON["FH_KEY"], 3)) fall("cache of another agent")
   line = cacheLine(); if (substr(line, 1, 5) != "refs\t") fall("cache format"); REFSLINE = substr(line, 6)
@@ -186,12 +212,17 @@ function loadCache(top, gitdir,   line, f, n, i, got, host) {
   split(cacheLine(), f, "\t"); FLOOR = f[2] + 0
   split(cacheLine(), f, "\t"); DECLARED = f[2]
   split(cacheLine(), f, "\t"); if (f[1] != "deliver") fall("cache format"); DELIVER = f[2] + 0
-  NL = 0; NM = 0; ND = 0
+  NL = 0; NM = 0; ND = 0; NI = 0
   for (;;) {
     line = cacheLine()
     if (line == "end") break
     n = split(line, f, "\t")
-    if (f[1] == "L") { NL++; LX[NL] = f[2]; LK[NL] = f[4]; LA[NL] = f[5]; LB[NL] = f[6] }
+    if (f[1] == "L") {
+      NL++; LX[NL] = f[2]; LEXP[NL] = f[3] + 0; LK[NL] = f[4]; LA[NL] = f[5]; LB[NL] = f[6]
+      LEK[NL] = f[7]; LEA[NL] = f[8]; LEB[NL] = f[9]
+      LAG[NL] = f[10]; LWHO[NL] = f[11]; LPAT[NL] = f[12]; LISO[NL] = f[13]; LWHY[NL] = f[14]; LNEG[NL] = f[15]
+    }
+    else if (f[1] == "I") { NI++; IK[NI] = f[2]; IA[NI] = f[3]; IB[NI] = f[4] }
     else if (f[1] == "M") { NM++; MEXP[NM] = f[2] + 0; MK[NM] = f[3]; MA[NM] = f[4]; MB[NM] = f[5] }
     else if (f[1] == "D") { ND++; DK[ND] = f[2]; DA[ND] = f[3]; DB[ND] = f[4] }
     else if (f[1] != "raw") fall("cache format")
@@ -201,9 +232,10 @@ function loadCache(top, gitdir,   line, f, n, i, got, host) {
 function starts(s, p) { return substr(s, 1, length(p)) == p }
 function ends(s, p) { return p == "" || (length(s) >= length(p) && substr(s, length(s) - length(p) + 1) == p) }
 # Whether lease i of another agent could match rel (a test every match of its glob passes).
-function mayMatch(i, rel) {
-  if (LK[i] == "E") return LA[i] == rel
-  if (LK[i] == "G") return starts(rel, LA[i]) && ends(rel, LB[i])
+function mayMatch(i, rel) { return superset(LK[i], LA[i], LB[i], rel) }
+function superset(k, a, b, rel) {
+  if (k == "E") return a == rel
+  if (k == "G") return starts(rel, a) && ends(rel, b)
   return 1
 }
 # Whether the pattern k/a/b surely matches rel (the exact forms only).
@@ -232,15 +264,130 @@ function earlyLeaseCheck(dir,   d, line, gitdir, file, f, top, i, j, rel, up) {
     split(line, f, "\t"); NL = 1; LK[1] = f[4]; LA[1] = f[5]; LB[1] = f[6]
     for (i = 1; i <= NE; i++) {
       rel = resolve(EDIT[i], DIR)
-      if (starts(rel, top "/") && mayMatch(1, substr(rel, length(top) + 2))) { close(file); fall("a lease may cover " EDIT[i]) }
+      if (!starts(rel, top "/") || !mayMatch(1, substr(rel, length(top) + 2))) continue
+      # A lease this path can name exactly in an answer is answered below; any other is for the full hook.
+      if (f[7] == "-" || f[7] == "" || SHELLTOOL) { close(file); fall("a lease may cover " EDIT[i]) }
     }
     if (f[2] != "x") continue
     for (i = 1; i <= NW; i++) {
       rel = resolve(WORD[i], DIR)
-      if (starts(rel, top "/") && mayMatch(1, substr(rel, length(top) + 2))) { close(file); fall("an exclusive lease may cover " WORD[i]) }
+      if (!starts(rel, top "/") || !mayMatch(1, substr(rel, length(top) + 2))) continue
+      if (f[7] == "-" || f[7] == "" || NE || SHELLAMBIG) { close(file); fall("an exclusive lease may cover " WORD[i]) }
     }
   }
   close(file); NL = 0
+}
+# The time in milliseconds, read once when an answer depends on it: the scripted clock, else date.
+function clock(   t) {
+  if (MSSET) return NOW
+  "date +%s%3N" | getline t; close("date +%s%3N")
+  if (length(t) != 13 || t ~ /[^0-9]/) fall("no millisecond clock")
+  MSSET = 1; NOW = t + 0
+  return NOW
+}
+# An ISO time as Date.parse reads it (the exact form toISOString writes, or whole seconds), in ms.
+function isoMs(s,   y, m, d, era, yoe, doy) {
+  if (s !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](\.[0-9][0-9][0-9])?Z$/) fall("scripted clock in another form")
+  y = substr(s, 1, 4) + 0; m = substr(s, 6, 2) + 0; d = substr(s, 9, 2) + 0
+  if (m < 1 || m > 12 || d < 1 || d > 28 || substr(s, 12, 2) + 0 > 23 || substr(s, 15, 2) + 0 > 59 || substr(s, 18, 2) + 0 > 59) fall("scripted clock out of range")
+  if (m <= 2) y--
+  era = int(y / 400); yoe = y - era * 400
+  doy = int((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+  return ((era * 146097 + yoe * 365 + int(yoe / 4) - int(yoe / 100) + doy - 719468) * 86400 + substr(s, 12, 2) * 3600 + substr(s, 15, 2) * 60 + substr(s, 18, 2)) * 1000 + (length(s) == 24 ? substr(s, 21, 3) + 0 : 0)
+}
+# formatDuration and formatUntil (duration.ts) of a time left, which is positive here.
+function dur(ms) {
+  if (ms < 1000) return ms "ms"
+  if (ms < 120000) return int(ms / 1000 + 0.5) "s"
+  if (ms < 7200000) return int(ms / 60000 + 0.5) "m"
+  if (ms < 172800000) return int(ms / 3600000 + 0.5) "h"
+  return int(ms / 86400000 + 0.5) "d"
+}
+function until(ms) { return ms >= 1000 ? "in " dur(ms) : "just now" }
+# A plain path inside a JSON string: only its double quotes need escaping.
+function jesc(s,   out, k) {
+  out = ""
+  while ((k = index(s, DQ)) > 0) { out = out substr(s, 1, k - 1) "\\" DQ; s = substr(s, k + 1) }
+  return out s
+}
+# The answer text (check.ts answerText: worst first, each with its suggestions) in the words the
+# agent reads (agents.ts formatAnswer), as JSON. The pieces from the cache are JSON string text.
+function answer(   text, first, v, a, i, left, until_, what, msg, who, pat, nl) {
+  text = ""; first = ""; nl = RAW ? "\n" : "\\n"
+  for (v = 3; v >= 1; v--) for (a = 1; a <= NA; a++) {
+    if (AV[a] != v) continue
+    i = ATOP[a]; left = LEXP[i] - clock()
+    until_ = "until " jdec(LISO[i]) " (in " dur(left) ")"
+    who = jdec(LWHO[i]); pat = jdec(LPAT[i])
+    what = LX[i] == "x" ? "inside an exclusive lease on " pat " held by " who " " until_ : LEK[i] == "E" ? "leased by " who " " until_ : "inside " pat ", leased by " who " " until_
+    msg = "git-handoff " (v == 3 ? "deny" : v == 2 ? "warn" : "info") ": " (RAW ? AREL[a] : jesc(AREL[a])) " is " what jdec(LWHY[i])
+    if (first == "") first = msg
+    text = text (text == "" ? "" : nl) msg \
+      nl "  wait: wait until " jdec(LAG[i]) " releases it or the lease expires at " jdec(LISO[i]) " (" until(left) ")" \
+      nl "  negotiate: " jdec(LNEG[i]) nl "  work_elsewhere: work on another file or task; see who holds what: git handoff leases"
+  }
+  if (RAW) { print text > "/dev/stderr"; return }
+  emit(text, first, WORST == 3)
+}
+# The answer for one path (check.ts checkPath), kept in AREL, ATOP, AV when it is not ok.
+function holders(rel,   i, r, v, top) {
+  if (rel in SEEN) return
+  SEEN[rel] = 1; top = 0; v = 0
+  for (i = 1; i <= NL; i++) {
+    if (!mayMatch(i, rel)) continue
+    if (LEK[i] == "-" || LEK[i] == "" || SHELLTOOL) fall("a lease may cover " rel)
+    if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+    r = LX[i] == "x" ? 3 : LEK[i] == "E" ? 2 : 1
+    if (r > v) { v = r; top = i }
+  }
+  if (!top) return
+  for (i = 1; i <= NI; i++) if (superset(IK[i], IA[i], IB[i], rel)) fall("the policy may ignore " rel)
+  if (MODE == "advisory" && v == 3) v = 2
+  NA++; AREL[NA] = rel; ATOP[NA] = top; AV[NA] = v
+  if (v > WORST) WORST = v
+}
+# A piece of JSON string text as the text itself (what stderr gets): the escapes JSON.stringify
+# writes for text already neutralised; a lone surrogate is written as U+FFFD, as Buffer.from does.
+function jdec(s,   out, k, c, h) {
+  if (!RAW) return s
+  out = ""
+  while ((k = index(s, "\\")) > 0) {
+    out = out substr(s, 1, k - 1); c = substr(s, k + 1, 1)
+    if (c == "u") {
+      h = tolower(substr(s, k + 2, 4))
+      if (h !~ /^d[89a-f]/) fall("an escape the answer text cannot hold")
+      out = out "\357\277\275"; s = substr(s, k + 6); continue
+    }
+    out = out (c == "t" ? "\t" : c); s = substr(s, k + 2)
+  }
+  return out s
+}
+# The JSON answer each agent reads, from the text and its first line as JSON string text.
+function emit(text, first, deny,   j, out) {
+  j = DQ text DQ; first = DQ first DQ
+  if (READONLY) out = "{\"hookSpecificOutput\":{\"hookEventName\":\"AfterTool\",\"additionalContext\":" j "}}"
+  else if (KIND == "claude" || KIND == "codex") {
+    if (deny) out = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":" j "}}"
+    else out = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"additionalContext\":" j "}}"
+  }
+  else if (KIND == "cursor") out = "{\"permission\":\"" (deny ? "deny" : "allow") "\",\"user_message\":" first ",\"agent_message\":" j "}"
+  else if (KIND == "gemini") {
+    if (deny) out = "{\"decision\":\"deny\",\"reason\":" j "}"
+    else out = "{\"systemMessage\":" first ",\"hookSpecificOutput\":{\"hookEventName\":\"BeforeTool\",\"additionalContext\":" j "}}"
+  }
+  else fall("no answer format")
+  print (READONLY ? "said " : "say ") out
+}
+# A shell command naming files inside exclusive leases of others (edit-check.ts shellCheck): a warning.
+function shellAnswer(   a, i, text, first, msg) {
+  text = ""; first = ""
+  for (a = 1; a <= NWA; a++) {
+    i = WATOP[a]
+    msg = "git-handoff warn: this command names " jesc(WAREL[a]) ", inside an exclusive lease on " LPAT[i] " held by " LWHO[i] " until " LISO[i] ": do not change it (reading is fine); ask " LAG[i] " first"
+    if (first == "") first = msg
+    text = text (text == "" ? "" : "\\n") msg
+  }
+  emit(text, first, 0)
 }
 # The payload, read as the full hook reads it (agents.ts): which tool, which paths, where.
 function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole, begin, end) {
@@ -249,7 +396,7 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
   R = s; ws()
   if (substr(R, 1, 1) != "{" || !value("", 0, "")) fall("not a JSON object")
   ws(); if (R != "") fall("not JSON")
-  kind = ENVIRON["FH_NAME"]; sub(/-.*/, "", kind)
+  kind = ENVIRON["FH_NAME"]; sub(/-.*/, "", kind); KIND = kind
   tool = tstr("tool_name"); if (tool == "" || !plain(tool)) fall("no tool_name")
   cwd = tstr("cwd")
   if (cwd == "" && TOP["workspace_roots"] == "a" && WR1 == "s" && WR1S != "") { if (WR1O) fall("escape in workspace_roots"); cwd = WR1S }
@@ -265,10 +412,14 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
     text = present("command") ? itext("command", " ") : itext("cmd", " ")
     if (text == "") fall("no command")
     if (text ~ /[^ -~\t\n\r\013\014]/) fall("unusual command")
+    SHELLTOOL = 1
     if (text ~ /apply_?patch/ && (begin = index(text, "*** Begin Patch")) > 0) {
       # It may run a patch (an edit) or not (a word scan): both answers must be no objection.
       whole = substr(text, begin); end = index(whole, "*** End Patch")
       patchPaths(end ? substr(whole, 1, end + 12) : whole)
+      # Run as the command itself, it is surely a patch as shell-command.ts reads it: an edit, its words unread.
+      if (text ~ /^[ \t\n\r\013\014]*(apply_patch|applypatch)([^A-Za-z0-9_]|$)/) { SHELLTOOL = 0; return }
+      SHELLAMBIG = 1
     }
     shellWords(text)
     if (!NE && !NW) { print "quiet"; exit 0 }
@@ -298,6 +449,7 @@ BEGIN {
   SPLITRE = "[ \t\n\r\013\014;&|()<>`]+"
   QLEAD = "^[" SQ DQ "]+"; QTAIL = "[" SQ DQ "]+$"
   srand(); NOW = srand() * 1000
+  if (ENVIRON["HANDOFF_NOW"] != "") { NOW = isoMs(ENVIRON["HANDOFF_NOW"]); MSSET = 1 }
   if (mode == "agent") agentInput(); else DIR = ENVIRON["FH_PWD"]
   if (DIR !~ /^\//) fall("relative dir")
   if (NE || NW) earlyLeaseCheck(DIR)
@@ -305,6 +457,8 @@ BEGIN {
   for (i = 1; i <= NE; i++) {
     p = EDIT[i]
     if (isglob(p) || p ~ /^[A-Za-z]:\//) fall("glob or drive path")
+    # A trailing slash names a folder (paths.ts makes it folder/**); an extglob is refused there.
+    if (p ~ /\/$/ || p ~ /[@!+*?][(]/) fall("a folder or an extglob")
     EABS[i] = resolve(p, DIR); onTheWay(EABS[i])
   }
   for (i = 1; i <= NW; i++) {
@@ -342,6 +496,11 @@ BEGIN {
     abs = WABS[i]
     WREL[i] = (length(abs) <= 1024 && starts(abs, top "/")) ? substr(abs, length(top) + 2) : ""
     if (WREL[i] == ".git" || starts(WREL[i], ".git/")) WREL[i] = ""
+    # A word ending in a slash is a folder (folder/**): named only where an exclusive lease may overlap it.
+    if (WREL[i] != "" && WORD[i] ~ /\/$/) {
+      for (j = 1; j <= NL; j++) if (LX[j] == "x" && (LK[j] == "U" || starts(LA[j], WREL[i] "/") || starts(WREL[i] "/", LA[j]))) fall("a folder word an exclusive lease may overlap")
+      WREL[i] = ""
+    }
   }
   tips = ""; part = "refs"
   for (j = 4; j <= n; j++) {
@@ -355,15 +514,30 @@ BEGIN {
       for (k = 2; k <= m; k++) {
         if (substr(f[k], 1, 1) == DQ || f[k] == "") fall("quoted path")
         if (isglob(f[k])) fall("a staged name the full hook reads as a glob")
-        for (i = 1; i <= NL; i++) if (mayMatch(i, f[k])) fall("a lease may cover " f[k])
+        if (!(f[k] in STSEEN)) { STSEEN[f[k]] = 1; NST++; STG[NST] = f[k] }
       }
     }
   }
   if (tips != TIPS) fall("refs moved")
   if (mode == "pre-commit" && part != "staged") fall("no diff")
+  # The staged paths as the full hook checks them (git-hooks.ts). Only a refused commit is answered
+  # here (the full hook that logs the catch afterwards reads the same index, or a copy of the one
+  # git passed); a commit that goes on with a warning is for the full hook.
+  if (mode == "pre-commit") {
+    for (s = 1; s <= NST; s++) holders(STG[s])
+    if (!NA) { print "ok"; exit 0 }
+    if (WORST != 3) fall("a warning for a commit that goes on")
+    RAW = 1; answer()
+    print "git-handoff: commit refused: staged files are inside another agent" SQ "s exclusive lease (see above)" > "/dev/stderr"
+    print "commit-deny"; exit 0
+  }
+  # Per path, the answer of check.ts: the first live lease of another agent with the worst verdict
+  # (3 deny: exclusive, 2 warn: this very file, 1 info: a folder or glob holding it) names it.
+  for (e = 1; e <= NE; e++) holders(EREL[e])
+  # A denied edit writes nothing and hears of nothing else: the answer is complete.
+  if (WORST == 3 || (WORST && READONLY)) { answer(); exit 0 }
   for (e = 1; e <= NE; e++) {
     rel = EREL[e]
-    for (i = 1; i <= NL; i++) if (mayMatch(i, rel)) fall("a lease may cover " rel)
     if (AUTOLEASE == 1 && !READONLY) {
       ok = 0
       for (i = 1; i <= NM; i++) if (MEXP[i] > NOW + 1000 && sure(MK[i], MA[i], MB[i], rel)) ok = 1
@@ -378,18 +552,33 @@ BEGIN {
   if (NE && !READONLY && DUE != "-" && DUE + 0 <= NOW + 1000) fall("a renewal or claim extension is due")
   # Release requests and answers arrive on the log refs of other agents: the full hook delivers them.
   if (NE && DELIVER <= NOW) fall("release requests are looked for")
+  # The words of a command the full hook scans (no patch it may run): the first live exclusive lease
+  # of another agent on each names it. A command that may run a patch is only answered when quiet.
   for (e = 1; e <= NW; e++) {
-    if (WREL[e] == "") continue
-    for (i = 1; i <= NL; i++) if (LX[i] == "x" && mayMatch(i, WREL[e])) fall("an exclusive lease may cover " WREL[e])
+    rel = WREL[e]
+    if (rel == "" || (rel in WSEEN)) continue
+    WSEEN[rel] = 1; top = 0
+    for (i = 1; i <= NL; i++) {
+      if (LX[i] != "x" || !mayMatch(i, rel)) continue
+      if (LEK[i] == "-" || LEK[i] == "" || NE || SHELLAMBIG) fall("an exclusive lease may cover " rel)
+      if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+      top = i; break
+    }
+    if (!top) continue
+    for (i = 1; i <= NI; i++) if (superset(IK[i], IA[i], IB[i], rel)) fall("the policy may ignore " rel)
+    NWA++; WAREL[NWA] = rel; WATOP[NWA] = top
   }
-  print "ok"
+  if (NWA) { shellAnswer(); exit 0 }
+  if (NA) answer()
+  else print "ok"
 }'
 
 case $name in
   claude-pre-tool-use | codex-pre-tool-use | cursor-pre-tool-use | gemini-before-tool | gemini-after-tool | pre-commit) ;;
   *) full "$@" ;;
 esac
-[ $# -eq 1 ] && [ "${HANDOFF_FAST_HOOK-1}" != 0 ] && [ -z "${HANDOFF_NOW-}" ] || full "$@"
+# The scripted clock is Node's; HANDOFF_FAST_HOOK_CLOCK=1 (a test switch) lets awk read it too.
+[ $# -eq 1 ] && [ "${HANDOFF_FAST_HOOK-1}" != 0 ] && { [ -z "${HANDOFF_NOW-}" ] || [ "${HANDOFF_FAST_HOOK_CLOCK-}" = 1 ]; } || full "$@"
 if [ -n "${HANDOFF_AGENT-}" ]; then key=a.$HANDOFF_AGENT; elif [ -n "${USER-}" ]; then key=u.$USER; else full "$@"; fi
 case $key in *[!A-Za-z0-9._@+-]*) full "$@" ;; esac
 [ ${#key} -le 202 ] || full "$@"
@@ -400,6 +589,16 @@ export FH_NAME FH_KEY FH_PWD
 if [ "$name" = pre-commit ]; then
   verdict=$(LC_ALL=C awk -v mode=pre-commit "$FH_AWK" </dev/null)
   [ "$verdict" = ok ] && exit 0
+  if [ "$verdict" = commit-deny ]; then
+    # git removes the index it passed (commit -a, a partial commit) once the hook refused: the
+    # full hook that logs the catch reads a copy.
+    case ${GIT_INDEX_FILE-} in
+      "" | index | */index) ;;
+      *) copy=$GIT_INDEX_FILE.handoff-$$; cp -- "$GIT_INDEX_FILE" "$copy" 2>/dev/null && GIT_INDEX_FILE=$copy && export GIT_INDEX_FILE || exit 1 ;;
+    esac
+    afterwards "$@"
+    exit 1
+  fi
   full "$@"
 fi
 
@@ -419,9 +618,18 @@ verdict=$(LC_ALL=C awk -v mode=agent "$FH_AWK" <<EOF
 $payload
 EOF
 )
-# "No objection" as each agent reads it (agents.ts formatAnswer); "quiet": not an edit, no answer.
+# "No objection" as each agent reads it (agents.ts formatAnswer); "quiet": not an edit, no answer;
+# "say": the full hook's deny, warn or info answer, which also logs a catch: once the answer is out,
+# the full hook runs on the same input in the background for that (and anything else it does
+# after answering), its answer discarded. HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) waits for it.
 case $verdict in
   quiet) exit 0 ;;
+  "said "*) printf '%s\n' "${verdict#said }"; exit 0 ;;
+  "say "*)
+    printf '%s\n' "${verdict#say }"
+    afterwards "$@"
+    exit 0
+    ;;
   ok)
     case $name in
       cursor-*) echo '{"permission":"allow"}' ;;

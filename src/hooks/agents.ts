@@ -85,7 +85,8 @@ export interface EditAnswer {
  * BeforeTool answer shows the user a message, this one tells the model.
  */
 export function afterToolAnswer(text: string): { stdout: string; code: number } {
-  return { stdout: text ? JSON.stringify({ hookSpecificOutput: { hookEventName: "AfterTool", additionalContext: text } }) + "\n" : "", code: 0 };
+  // Escaped like every other answer: the text quotes shared records.
+  return { stdout: text ? JSON.stringify({ hookSpecificOutput: { hookEventName: "AfterTool", additionalContext: neutralise(text) } }) + "\n" : "", code: 0 };
 }
 
 /** The stdout and exit status each agent reads. Exit 0 with JSON everywhere: it carries the reason. */

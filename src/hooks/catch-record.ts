@@ -3,12 +3,15 @@
 // the hook process, not for its answer alone: so the events are handed to a detached process
 // (`stdio: 'ignore'`) that writes them after the answer, and the hook exits at once.
 // HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) makes the hook wait for that process before exiting.
+// When the fast path (git-hooks/fast-hook.sh) gave the answer, it runs the full hook in the
+// background with HANDOFF_HOOK_AFTER_ANSWER=1, which writes the events itself.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
+import { indexedLogEvents } from "../store/log-index.ts";
 import type { Store } from "../store/store.ts";
 
 export function hookCatchEvents(store: Store, hook: string, answers: PathAnswer[]): HandoffEvent[] {
@@ -40,6 +43,11 @@ export function pendingCatchDir(commonDir: string): string {
 export async function recordHookCatch(store: Store, hook: string, answers: PathAnswer[]): Promise<void> {
   const events = hookCatchEvents(store, hook, answers);
   if (!events.length) return;
+  // Run by the fast path in the background after it answered: nobody waits for this process.
+  if (process.env.HANDOFF_HOOK_AFTER_ANSWER === "1") {
+    await recordAndIndex(store, events);
+    return;
+  }
   const script = process.argv[1];
   const dir = pendingCatchDir(store.repo.commonDir);
   const file = `${dir}/${process.pid}.${randomBytes(4).toString("hex")}.json`;
@@ -62,6 +70,20 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
   }
 }
 
+/**
+ * The events appended, then the log index brought up to the new tip: the next hook's delivery
+ * check (drift-notice.ts) then finds it current instead of reading the new commits itself, which
+ * costs it a git process on the agent's wait.
+ */
+async function recordAndIndex(store: Store, events: HandoffEvent[]): Promise<void> {
+  if (!(await recordCatches(store, events))) return;
+  try {
+    await indexedLogEvents(store);
+  } catch {
+    /* the next reader indexes it */
+  }
+}
+
 /** The detached writer's hook name (not one an agent calls). */
 export const RECORD_CATCH = "_record-catch";
 
@@ -70,7 +92,7 @@ export async function writePendingCatches(store: Store, file: string): Promise<v
   if (!file.startsWith(pendingCatchDir(store.repo.commonDir) + "/")) return;
   try {
     const { agent, events } = JSON.parse(readFileSync(file, "utf8")) as { agent: string; events: HandoffEvent[] };
-    if (agent === store.actor.agent) await recordCatches(store, events);
+    if (agent === store.actor.agent) await recordAndIndex(store, events);
   } finally {
     rmSync(file, { force: true });
   }

@@ -32,7 +32,8 @@ async function driftNotice(store: Store, result: EditCheck): Promise<ContextAddi
   const agent = store.actor.agent;
   const now = store.now();
   const { declared, record: loadRecord } = await declaredFiles(store, agent);
-  const { set } = await loadLeasesFor(store, { paths, agent });
+  // The check's own read covers these paths (a subset of what it checked) unless it wrote since.
+  const set = result.leases ? { leases: result.leases } : (await loadLeasesFor(store, { paths, agent })).set;
   const quick = [...declared.files, ...set.leases.filter((l) => l.agent === agent && !l.auto && isLeaseLive(l, now)).map((l) => l.pattern)];
   const outside = paths.filter((p) => !quick.some((g) => matchesPath(g, p)));
   if (!outside.length) return { text: "", events: [] };

@@ -4,7 +4,7 @@
 import { answerText, checkPaths, type PathAnswer } from "../core/check.ts";
 import { HandoffError } from "../core/errors.ts";
 import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
-import { isLeaseLive } from "../core/lease.ts";
+import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { matchesPath } from "../core/glob-overlap.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realLocation } from "../store/real-path.ts";
@@ -22,6 +22,8 @@ export interface EditCheck extends EditAnswer {
   autoLeased: string[];
   /** The answer per checked path (stats log the non-ok ones). */
   answers: PathAnswer[];
+  /** The leases the check read (those near the checked paths), when it wrote none: what else looks at them need not read them again. */
+  leases?: Lease[];
 }
 
 export interface CheckOptions {
@@ -70,6 +72,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   }
 
   const autoLeased: string[] = [];
+  let wrote = false;
   if (!deny && !opts.readOnly) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease
@@ -85,6 +88,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
       : renewLeases(set, ctx);
     // Losing a race here only means someone wrote meanwhile: the next edit tries again.
     if (out.ok && out.steps.length) {
+      wrote = true;
       const update = leaseUpdate(store, tip, out);
       if (update) {
         const res = await store.updateRefs([update]);
@@ -93,8 +97,8 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
     }
   }
   // An edit inside a claimed task's scope is work on it: its claim is extended once a third through.
-  if (!deny && !opts.readOnly && checked.length) await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)));
-  return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers };
+  if (!deny && !opts.readOnly && checked.length && (await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)))).length) wrote = true;
+  return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers, ...(wrote ? {} : { leases: read.set.leases }) };
 }
 
 /** A shell command naming files inside other agents' exclusive leases: a warning, never a denial. */

@@ -9,15 +9,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { isGlob } from "../core/paths.ts";
 import { literalPrefix } from "../core/glob-overlap.ts";
 import type { Lease } from "../core/lease.ts";
+import { holderSuggestions } from "../core/lease-ops.ts";
+import { neutralise } from "../present/untrusted.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { git } from "../git/run.ts";
 import { loadRepositoryConfig } from "../store/repo-policy.ts";
-import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
+import { LEASES_REF, loadPolicy, readLeasesAt } from "../store/lease-store.ts";
 import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
 import { defaultAgentName, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 
-export const FAST_CACHE_VERSION = "git-handoff fast-hook 2";
+export const FAST_CACHE_VERSION = "git-handoff fast-hook 3";
 
 /**
  * Release requests and their answers reach an agent in its next full hook answer, and they arrive
@@ -123,6 +125,33 @@ export function exactTest(pattern: string): [kind: "E" | "D" | "N", a: string, b
 
 const ms = (iso: string) => Date.parse(iso);
 
+/** A text as it stands inside a JSON string of an answer: escaped for terminals, then for JSON. */
+const jsonPiece = (s: string) => JSON.stringify(neutralise(s)).slice(1, -1);
+
+const ELSEWHERE = "work on another file or task; see who holds what: git handoff leases";
+
+/**
+ * What a deny, warn or info answer naming lease `l` needs besides the path and the time left
+ * (check.ts describe, lease-ops.ts holderSuggestions), as JSON string pieces: the exact test of
+ * its pattern, then agent, holder ("agent (task t)"), pattern, expiry, reason clause and the
+ * negotiate suggestion. `-` when the fast path cannot say it exactly (a pattern it cannot decide,
+ * a text with a line break, suggestions of another shape): then only the full hook answers.
+ */
+export function answerPieces(l: Lease, now: number): string[] {
+  const exact = exactTest(l.pattern);
+  const s = holderSuggestions(l, new Date(now));
+  const pieces = [l.agent, `${l.agent}${l.task ? ` (task ${l.task})` : ""}`, l.pattern, l.expires_at, l.reason ? `; reason: ${l.reason}` : "", s[1]?.detail ?? ""];
+  const shaped =
+    s.length === 3 &&
+    s[0]!.action === "wait" &&
+    s[0]!.detail.startsWith(`wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (`) &&
+    s[1]!.action === "negotiate" &&
+    s[2]!.action === "work_elsewhere" &&
+    s[2]!.detail === ELSEWHERE;
+  if (!exact || !shaped || pieces.some((p) => p.includes("\n"))) return ["-"];
+  return [...exact, ...pieces.map(jsonPiece)];
+}
+
 /** The cache text for the caller as things stand, or null when the fast path must not answer at all. */
 export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<{ key: string; text: string } | null> {
   const key = fastCacheKey(store, env);
@@ -158,7 +187,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
     const live = ms(l.expires_at) > now;
     if (l.agent !== agent) {
       if (!live) floor = Math.max(floor, ms(l.expires_at));
-      else others.push(["L", l.exclusive ? "x" : "s", ms(l.expires_at), ...supersetTest(l.pattern)].join("\t"));
+      else others.push(["L", l.exclusive ? "x" : "s", ms(l.expires_at), ...supersetTest(l.pattern), ...answerPieces(l, now)].join("\t"));
       continue;
     }
     if (!live) continue;
@@ -174,7 +203,9 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
     const t = exactTest(p);
     if (t) lines.push(["D", ...t].join("\t"));
   }
-  lines.push(...others, ...mine, `raw\t${raw}`, "end", "");
+  // The paths the policy ignores (never leased or checked): a path one may cover is answered by the full hook.
+  const ignored = loadPolicy(store).ignore.map((g) => ["I", ...supersetTest(g)].join("\t"));
+  lines.push(...others, ...mine, ...ignored, `raw\t${raw}`, "end", "");
   return { key, text: lines.join("\n") };
 }
 
@@ -189,7 +220,8 @@ export async function refreshFastCache(store: Store, env: NodeJS.ProcessEnv = pr
     if (!key || !store.repo.workTree) return;
     const path = fastCachePath(store, key);
     const current = readSmallFile(path);
-    if (current) {
+    // A cache an older git-handoff wrote is compiled again at once, whatever it is keyed by.
+    if (current?.startsWith(`${FAST_CACHE_VERSION}\n`)) {
       const tipsAt = current.indexOf("\ntips\t");
       const refs = /\nrefs\t(.*)\n/.exec(current)?.[1];
       if (refs && tipsAt >= 0) {

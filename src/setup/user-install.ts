@@ -19,9 +19,27 @@ case "$name" in
   gemini-*) dir="\${GEMINI_PROJECT_DIR:-$PWD}"; project=".gemini/settings.json" ;;
   *) exit 0 ;;
 esac
-grep -qsE "git-handoff[- ]hook $name" "$dir/$project" && exit 0
-common=$(git -C "$dir" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || exit 0
-[ -d "$common/refs/handoff" ] || grep -qs " refs/handoff/" "$common/packed-refs" || exit 0
+[ -f "$dir/$project" ] && grep -qsE "git-handoff[- ]hook $name" "$dir/$project" && exit 0
+# The repository above the folder, as git finds it, without starting git in the common cases: a
+# .git folder with a HEAD (its own common dir), or none up to / (no repository). Anything else (a
+# .git file, a bare repository, GIT_* variables) asks git.
+common=
+if [ -z "\${GIT_DIR-}\${GIT_COMMON_DIR-}\${GIT_WORK_TREE-}\${GIT_CEILING_DIRECTORIES-}" ]; then
+  here=$PWD
+  cd -P -- "$dir" 2>/dev/null || exit 0
+  d=$PWD
+  cd -- "$here" 2>/dev/null
+  while :; do
+    if [ -d "$d/.git" ]; then { [ -f "$d/.git/HEAD" ] && [ ! -f "$d/.git/commondir" ]; } && common=$d/.git; break; fi
+    [ -e "$d/.git" ] && break
+    [ -f "$d/HEAD" ] && [ -d "$d/refs" ] && break
+    [ "$d" = / ] && exit 0
+    d=\${d%/*}
+    [ -n "$d" ] || d=/
+  done
+fi
+[ -n "$common" ] || common=$(git -C "$dir" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || exit 0
+[ -d "$common/refs/handoff" ] || [ -d "$common/reftable" ] || { [ -f "$common/packed-refs" ] && grep -qs " refs/handoff/" "$common/packed-refs"; } || exit 0
 case "$name" in *-pre-tool-use | *-before-tool | *-after-tool) command -v git-handoff-hook >/dev/null 2>&1 && exec git-handoff-hook "$name" ;; esac
 command -v git-handoff >/dev/null 2>&1 || { echo "git-handoff: not on PATH, file leases not checked" >&2; exit 0; }
 exec git-handoff hook "$name"
