@@ -6,6 +6,7 @@ import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFet
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
+import { inFamilies } from "../git/remote-ref.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
 import { sharesOperation, validateReceived } from "./validate-receive.ts";
@@ -23,6 +24,20 @@ const NAMED_FETCH_LIMIT = 200;
 export async function trackingTips(store: Store, remote: string): Promise<Tips> {
   const prefix = trackingPrefix(remote);
   return new Map((await listRefs(store.cwd, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
+}
+
+/** The remote's refs of some families as last fetched (one `for-each-ref` of just those). */
+export async function trackingTipsOf(store: Store, remote: string, families: string[]): Promise<Tips> {
+  const prefix = trackingPrefix(remote);
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.cwd });
+  const out: Tips = new Map();
+  for (const line of r.stdout.split("\n")) {
+    const sp = line.indexOf(" ");
+    if (sp < 0) continue;
+    const ref = REF_ROOT + line.slice(sp + 1 + prefix.length);
+    if (inFamilies(ref, families)) out.set(ref, line.slice(0, sp));
+  }
+  return out;
 }
 
 /** Tracking values of just these refs (one `for-each-ref` with exact names). */
@@ -55,7 +70,7 @@ export function fetchLockDir(store: Store): string {
  * left out of `before` and `after` (shown at their local value), so nothing integrates or pushes
  * them. `newlyRefused`: those first refused by this refresh.
  */
-export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | RemoteFailure;
+export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | (RemoteFailure & { whole?: boolean });
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
@@ -68,9 +83,29 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
 
-async function fetchTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<{ ok: true; before: Tips; after: Tips } | RemoteFailure> {
+/**
+ * refreshTracking for the refs of some families only (see inFamilies), from `listed`, the
+ * remote's refs of those families just read in one advertisement: only refs whose value changed
+ * are fetched, and nothing else is listed. `before` and `after` hold those families' refs only.
+ * `whole` on a failure: more changed than one named fetch takes, or a ref vanished since the
+ * listing; refresh everything instead. `known`: those families' tracking tips, read just before.
+ */
+export async function refreshFamilies(store: Store, remote: string, families: string[], listed: Tips, budget?: RemoteBudget, known?: Tips): Promise<Refreshed> {
+  const r = await fetchTracking(store, remote, known, budget, { families, listed });
+  if (r.ok) await recordSightings(store, remote, r.before, r.after);
+  return r.ok ? screenReceived(store, remote, r.before, r.after, true) : r;
+}
+
+async function fetchTracking(
+  store: Store,
+  remote: string,
+  known?: Tips,
+  budget?: RemoteBudget,
+  part?: { families: string[]; listed: Tips },
+): Promise<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })> {
   const b = budget ?? (await remoteBudget(store, remote));
-  return withFetchLock<{ ok: true; before: Tips; after: Tips } | RemoteFailure>(
+  const tips = () => (part ? trackingTipsOf(store, remote, part.families) : trackingTips(store, remote));
+  return withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })>(
     fetchLockDir(store),
     remote,
     // The holder's own calls are bounded (a listing and a fetch): wait about that long.
@@ -78,15 +113,18 @@ async function fetchTracking(store: Store, remote: string, known?: Tips, budget?
     async () => {
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
-      const before = known ?? (await trackingTips(store, remote));
-      const ls = await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
+      const before = known ?? (await tips());
+      const ls = part ? { ok: true as const, tips: part.listed } : await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
       if (!ls.ok) return ls;
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));
       if (changed.length) {
         let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
+        // A glob fetch would move refs of every family: the caller refreshes everything instead.
+        if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
         if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
+
         if (!f.ok) {
           // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
           failOnStaleLock(store.repo.commonDir, f.message);
@@ -102,7 +140,7 @@ async function fetchTracking(store: Store, remote: string, known?: Tips, budget?
       return { ok: true, before, after };
     },
     async () => {
-      const now = await trackingTips(store, remote);
+      const now = await tips();
       return { ok: true, before: now, after: now };
     },
     (message) => process.stderr.write(`git-handoff: ${message}\n`),
