@@ -23,14 +23,29 @@ const NAMED_FETCH_LIMIT = 200;
 /** The remote's refs as last fetched, keyed by their refs/handoff/* name. */
 export async function trackingTips(store: Store, remote: string): Promise<Tips> {
   const prefix = trackingPrefix(remote);
-  return new Map((await listRefs(store.cwd, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
+  return new Map((await refsUnder(store, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
+}
+
+/** Refs under `prefix`: read in-process when this clone keeps refs in files (no git spawn), else one `for-each-ref`. */
+function refsUnder(store: Store, prefix: string): Promise<{ name: string; oid: string }[]> {
+  return store.usesRefFiles ? store.listRefs(prefix) : listRefs(store.cwd, prefix);
 }
 
 /** The remote's refs of some families as last fetched (one `for-each-ref` of just those). */
 export async function trackingTipsOf(store: Store, remote: string, families: string[]): Promise<Tips> {
   const prefix = trackingPrefix(remote);
-  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.cwd });
   const out: Tips = new Map();
+  if (store.usesRefFiles) {
+    for (const f of families) {
+      if (f.endsWith("/")) for (const t of await store.listRefs(trackingRef(remote, f))) out.set(REF_ROOT + t.name.slice(prefix.length), t.oid);
+      else {
+        const oid = await store.readRef(trackingRef(remote, f));
+        if (oid) out.set(f, oid);
+      }
+    }
+    return out;
+  }
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.cwd });
   for (const line of r.stdout.split("\n")) {
     const sp = line.indexOf(" ");
     if (sp < 0) continue;
@@ -223,6 +238,11 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
 /** Local, tracking and tentative-marker refs in one listing (sync needs all three). */
 export async function snapshot(store: Store, remote: string): Promise<{ local: Tips; tracking: Tips; tentative: number }> {
   const prefix = trackingPrefix(remote);
+  if (store.usesRefFiles) {
+    // Read in-process: at thousands of tasks this listing is the largest local cost of a sync.
+    const [local, tracking, tentative] = await Promise.all([refsUnder(store, REF_ROOT), trackingTips(store, remote), refsUnder(store, "refs/handoff-local/tentative/")]);
+    return { local: new Map(local.map((t) => [t.name, t.oid])), tracking, tentative: tentative.length };
+  }
   const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", REF_ROOT, prefix, "refs/handoff-local/tentative/"], { cwd: store.cwd });
   const local: Tips = new Map();
   const tracking: Tips = new Map();
