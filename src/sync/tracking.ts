@@ -1,6 +1,8 @@
 // The tracking refs (refs/handoff-remotes/<remote>/*): what the remote had when last asked.
 // Refreshing asks the remote for its list first and fetches only refs whose value changed, so
 // with nothing new a refresh costs one ref advertisement.
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { listRefs, updateRefs } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
@@ -92,8 +94,8 @@ export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quaranti
  * (to tell a ref the remote deleted from one it never had), `after` what the remote has now.
  * Fetches of one clone take turns; one that waited while another refreshed uses that result.
  */
-export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<Refreshed> {
-  const r = await fetchTracking(store, remote, known, budget);
+export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget, early?: EarlyListing): Promise<Refreshed> {
+  const r = await fetchTracking(store, remote, known, budget, undefined, early);
   if (r.ok) await recordSightings(store, remote, r.before, r.after);
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
@@ -111,12 +113,33 @@ export async function refreshFamilies(store: Store, remote: string, families: st
   return r.ok ? screenReceived(store, remote, r.before, r.after, true) : r;
 }
 
+/** A listing of the remote's refs/handoff/* sent before the caller read its local refs, so both happen at once. */
+export interface EarlyListing {
+  started: number;
+  listing: ReturnType<typeof lsRemoteHandoff>;
+}
+
+/** Starts the listing a refresh needs now; hand it to refreshTracking. */
+export function listEarly(store: Store, remote: string, budget: RemoteBudget): EarlyListing {
+  return { started: Date.now(), listing: lsRemoteHandoff(store.cwd, remote, callTimeout(budget)) };
+}
+
+/** When a fetch of this clone last ended (the stamp withFetchLock leaves), epoch ms; 0 if never. */
+function lastFetchEnded(store: Store, remote: string): number {
+  try {
+    return statSync(join(fetchLockDir(store), `fetch-${remote}.done`)).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 async function fetchTracking(
   store: Store,
   remote: string,
   known?: Tips,
   budget?: RemoteBudget,
   part?: { families: string[]; listed: Tips },
+  early?: EarlyListing,
 ): Promise<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })> {
   const b = budget ?? (await remoteBudget(store, remote));
   const tips = () => (part ? trackingTipsOf(store, remote, part.families) : trackingTips(store, remote));
@@ -129,7 +152,10 @@ async function fetchTracking(
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
       const before = known ?? (await tips());
-      const ls = part ? { ok: true as const, tips: part.listed } : await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
+      // An early listing is used unless another process fetched since it was sent (the tracking
+      // refs may then be newer than it): list again.
+      const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
+      const ls = part ? { ok: true as const, tips: part.listed } : (usable ?? (await lsRemoteHandoff(store.cwd, remote, callTimeout(b))));
       if (!ls.ok) return ls;
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));

@@ -90,11 +90,11 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     try {
       if (queue) {
         const look = await queue.look();
+        if (look.ok && look.changed) trace("worker: queue changed");
         const problem = look.ok ? "" : look.message;
         if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
         lastLookProblem = problem;
       }
-      if (queue) trace("worker: queue looked");
       const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue, skip: unworkable });
       lastProblem = "";
       trace(`worker: claimed ${t.id}`);
