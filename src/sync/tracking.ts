@@ -13,6 +13,7 @@ import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
 import { sharesOperation, validateReceived } from "./validate-receive.ts";
 import { recordSightings } from "./skew.ts";
+import { trace } from "./trace.ts";
 
 export type Tips = Map<string, string>;
 
@@ -96,7 +97,9 @@ export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quaranti
  */
 export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget, early?: EarlyListing): Promise<Refreshed> {
   const r = await fetchTracking(store, remote, known, budget, undefined, early);
+  trace("refresh: listed and fetched");
   if (r.ok) await recordSightings(store, remote, r.before, r.after);
+  trace("refresh: sightings recorded");
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
 
@@ -152,6 +155,7 @@ async function fetchTracking(
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
       const before = known ?? (await tips());
+      trace("refresh: fetch lock taken");
       // An early listing is used unless another process fetched since it was sent (the tracking
       // refs may then be newer than it): list again.
       const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;

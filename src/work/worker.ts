@@ -119,6 +119,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         }
       });
     }, Math.max(50, Math.floor(ttlMs / 3)));
+    // The task's worktree is removed while its result goes out; the task counts as over once both are.
+    let cleanup: Promise<void> = Promise.resolve();
     try {
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
@@ -139,6 +141,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         pushBranch: !!opts.pushBranch,
         signal: r.stop.signal,
         stderr: opts.stderr,
+        cleanedUp: (done) => (cleanup = done),
       });
       clearInterval(renewal);
       trace(`worker: ran ${id}`);
@@ -185,6 +188,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       }
     } finally {
       clearInterval(renewal);
+      await cleanup;
     }
   };
 
