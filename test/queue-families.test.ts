@@ -10,6 +10,7 @@ import { followQueue } from "../src/sync/follow-queue.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { createHandover, readInputs } from "../src/work/handover.ts";
+import { addTask } from "../src/store/task-store.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -74,6 +75,29 @@ test("a look with nothing new in the queue's families fetches nothing, however o
     const from = Date.now() - 1;
     assert.equal(await f.look(), { ok: true, changed: false });
     assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote"]);
+  } finally {
+    store.close();
+  }
+});
+
+test("more moved refs than one named fetch takes: the look refreshes everything instead, and every task arrives", async () => {
+  const { a, b } = twoClones();
+  const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(), warm: true });
+  try {
+    for (let i = 0; i < 205; i++) await addTask(sa, { id: `many-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
+  } finally {
+    sa.close();
+  }
+  assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const from = Date.now() - 1;
+    assert.equal(await followQueue(store, "origin").look(), { ok: true, changed: true });
+    assert.is(refsOf(b, "refs/handoff/tasks/").length, 205);
+    // The whole refresh lists every family and fetches them all at once: the memory came too.
+    assert.is(refsOf(b, "refs/handoff/memories/").length, 1);
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "ls-remote", "fetch"]);
   } finally {
     store.close();
   }
