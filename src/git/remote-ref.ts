@@ -22,7 +22,17 @@ export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeou
 
 /** Every ref of the remote under `prefix` (e.g. refs/handoff/tasks/) in one advertisement. */
 export function lsRemotePrefix(cwd: string, remote: string, prefix: string, timeoutMs: number): Promise<Listing> {
-  return lsRemoteMapped(cwd, remote, (mapped) => [`${toRemote(prefix, mapped)}*`], (ref) => ref.startsWith(prefix), timeoutMs);
+  return lsRemoteFamilies(cwd, remote, [prefix], timeoutMs);
+}
+
+/** Whether `ref` is one of `families`: a name ending in `/` holds every ref under it, any other names one ref. */
+export function inFamilies(ref: string, families: string[]): boolean {
+  return families.some((f) => (f.endsWith("/") ? ref.startsWith(f) : ref === f));
+}
+
+/** The refs of several families (see inFamilies) in one advertisement. */
+export function lsRemoteFamilies(cwd: string, remote: string, families: string[], timeoutMs: number): Promise<Listing> {
+  return lsRemoteMapped(cwd, remote, (mapped) => families.map((f) => (f.endsWith("/") ? `${toRemote(f, mapped)}*` : toRemote(f, mapped))), (ref) => inFamilies(ref, families), timeoutMs);
 }
 
 /**

@@ -205,7 +205,7 @@ export async function configuredRemote(
   // Every exclusive write asks this. A repository whose own config names no remote, no handoff
   // setting and no include cannot have a sync remote: answer without spawning git.
   if (commonDir && !mayConfigureRemote(commonDir)) return { name: null, explicit: false, url: null };
-  const r = await git(["config", "--get-regexp", "^(handoff\\.remote|remote\\..*\\.(url|handoffrefprefix))$"], { cwd });
+  const r = await git(["config", "--get-regexp", "^(handoff\\.remote|handoff\\.remotetimeout|handoff\\.machine|remote\\..*\\.(url|handoffrefprefix))$"], { cwd });
   const values = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const sp = line.indexOf(" ");
@@ -219,6 +219,8 @@ export async function configuredRemote(
     if (m && (m[2]!.toLowerCase() === "handoffrefprefix" || !prefixes.has(m[1]!))) prefixes.set(m[1]!, m[2]!.toLowerCase() === "handoffrefprefix" ? m[3]! : "");
   }
   for (const [name, prefix] of prefixes) notePrefix(cwd, name, prefix);
+  // Settings every remote operation needs next came with the same read: no git call of their own.
+  seenSettings.set(cwd, new Map(SEEN_KEYS.map((k) => [k, values.get(k) ?? null])));
   const set = values.get("handoff.remote");
   if (set !== undefined) {
     if (set === "") return { name: null, explicit: true, url: null };
@@ -226,6 +228,14 @@ export async function configuredRemote(
   }
   const origin = values.get("remote.origin.url");
   return origin !== undefined ? { name: "origin", explicit: false, url: origin } : { name: null, explicit: false, url: null };
+}
+
+const SEEN_KEYS = ["handoff.remotetimeout", "handoff.machine"] as const;
+const seenSettings = new Map<string, Map<string, string | null>>();
+
+/** `git config <key>` as configuredRemote last read it for `cwd` (null: unset; undefined: not read). */
+export function seenSetting(cwd: string, key: (typeof SEEN_KEYS)[number]): string | null | undefined {
+  return seenSettings.get(cwd)?.get(key);
 }
 
 function mayConfigureRemote(commonDir: string): boolean {

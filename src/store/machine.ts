@@ -18,7 +18,7 @@ export function defaultMachine(): string {
 export function localMachine(store: Store): Promise<string> {
   let found = cache.get(store);
   if (!found) {
-    found = configGet(store.cwd, "handoff.machine").then((set) => {
+    found = readSetting(store).then((set) => {
       if (set === null) return defaultMachine();
       const problem = machineProblem(set);
       if (problem) fail("invalid_input", `git config handoff.machine is ${JSON.stringify(set.slice(0, 80))}: it ${problem}`, {}, [{ action: "fix_input", detail: "git config handoff.machine NAME (letters, digits, . _ + -)" }]);
@@ -27,6 +27,13 @@ export function localMachine(store: Store): Promise<string> {
     cache.set(store, found);
   }
   return found;
+}
+
+/** handoff.machine, read along with the sync remote's settings when the repository can have a remote (one git call for both). */
+async function readSetting(store: Store): Promise<string | null> {
+  const remote = await store.syncRemote().catch(() => null);
+  const seen = remote === null ? undefined : (await import("../git/remote.ts")).seenSetting(store.cwd, "handoff.machine");
+  return seen !== undefined ? seen : configGet(store.cwd, "handoff.machine");
 }
 
 /** The store's agent as a taker of addressed tasks. */

@@ -1,6 +1,7 @@
-// Following the remote's task queue while waiting for work (MCP `watch`): one small advertisement
-// of refs/handoff/tasks/* per look, and a full refresh (fetch and integrate) only when a task ref
-// there differs from what this clone last fetched. New tasks have no ref to follow yet, so the
+// Following the remote's task queue while waiting for work (a worker, MCP `watch`): one small
+// advertisement of the tasks, their inputs and the lease set per look, and when a task ref there
+// differs from what this clone last fetched, a fetch of just the refs of those families that moved
+// (no second listing, no other family). New tasks have no ref to follow yet, so the
 // shared poller's exact-ref looks cannot see them: this looks at the family instead.
 // Shared the way the poller is (shared-poll.ts): one process of the clone looks at a time, under
 // .git/handoff/queue-<remote>.lock, and leaves a stamp saying when its look started; a watcher that
@@ -10,10 +11,12 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
-import { lsRemotePrefix } from "../git/remote-ref.ts";
+import { lsRemoteFamilies } from "../git/remote-ref.ts";
+import { integrate } from "./integrate.ts";
+import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
-import { fetchLockDir, trackingTips } from "./tracking.ts";
+import { fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
@@ -72,14 +75,27 @@ export function followQueue(store: Store, remote: string): QueueFollower {
   };
 }
 
-/** One look: list the remote's task refs, refresh when one differs from the last fetch. */
+/**
+ * What a worker needs to claim a new task: the tasks, their inputs, the lease set (a claim with a
+ * scope writes it). One advertisement lists all three; nothing else is listed or fetched.
+ */
+export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handoff/leases"];
+
+/** One look: list the queue's families, fetch and apply just the refs that moved when a task ref did. */
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
   const budget = await remoteBudget(store, remote);
-  const ls = await lsRemotePrefix(store.cwd, remote, TASK_FAMILY, callTimeout(budget));
+  const ls = await lsRemoteFamilies(store.cwd, remote, QUEUE_FAMILIES, callTimeout(budget));
   if (!ls.ok) return ls;
-  const tracked = await trackingTips(store, remote);
-  const moved = [...ls.tips].some(([ref, oid]) => tracked.get(ref) !== oid);
+  const tracked = await trackingTipsOf(store, remote, QUEUE_FAMILIES);
+  const moved = [...ls.tips].some(([ref, oid]) => ref.startsWith(TASK_FAMILY) && tracked.get(ref) !== oid);
   if (!moved) return { ok: true, changed: false };
+  const f = await refreshFamilies(store, remote, QUEUE_FAMILIES, ls.tips, budget, tracked);
+  if (f.ok) {
+    const step = await integrate(store, f.before, f.after);
+    if (step.conflicts.length) await recordConflicts(store, step.conflicts);
+    return { ok: true, changed: true };
+  }
+  if (!f.whole) return { ok: false, message: f.message };
   if (!store.remoteGate) return { ok: false, message: "this store was opened without the sync layer" };
   const r = await store.remoteGate.refresh(store, remote);
   return r.ok ? { ok: true, changed: true } : { ok: false, message: (r as { message?: string }).message ?? "the remote could not be fetched" };

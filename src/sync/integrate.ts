@@ -17,7 +17,8 @@ import { failOnStaleLock } from "../store/stale-lock.ts";
 export { trackingTips, type Tips } from "./tracking.ts";
 
 export async function localTips(store: Store): Promise<Tips> {
-  return new Map((await listRefs(store.cwd, REF_ROOT)).map((t) => [t.name, t.oid]));
+  // In-process when refs are files: no git spawn for a listing every refresh makes.
+  return new Map((await (store.usesRefFiles ? store.listRefs(REF_ROOT) : listRefs(store.cwd, REF_ROOT))).map((t) => [t.name, t.oid]));
 }
 
 export interface Integration {

@@ -4,7 +4,7 @@
 import { fail } from "../core/errors.ts";
 import { formatDuration, parseDuration } from "../core/duration.ts";
 import { configGet } from "../git/config.ts";
-import type { RemoteFailure } from "../git/remote.ts";
+import { seenSetting, type RemoteFailure } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 
 export const DEFAULT_REMOTE_TIMEOUT_MS = 20_000;
@@ -34,7 +34,9 @@ export function remoteTimeoutMs(store: Store): Promise<number> {
         if (!Number.isFinite(n) || n <= 0) fail("invalid_input", `HANDOFF_REMOTE_TIMEOUT_MS must be a positive number of milliseconds, got ${JSON.stringify(env)}`);
         return n;
       }
-      const text = await configGet(store.cwd, "handoff.remoteTimeout");
+      // Read along with the sync remote's name when that was read (no second git call).
+      const seen = seenSetting(store.cwd, "handoff.remotetimeout");
+      const text = seen !== undefined ? seen : await configGet(store.cwd, "handoff.remoteTimeout");
       return text === null ? DEFAULT_REMOTE_TIMEOUT_MS : parseDuration(text, "git config handoff.remoteTimeout");
     })();
     configured.set(store, p);

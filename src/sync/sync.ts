@@ -5,7 +5,7 @@ import { fail } from "../core/errors.ts";
 import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
-import { refreshTracking, snapshot } from "./tracking.ts";
+import { listEarly, refreshTracking, snapshot } from "./tracking.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, refusedByRemote } from "./remote-cas.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable } from "./remote-budget.ts";
@@ -15,6 +15,7 @@ import { compactIfDue } from "../store/archive.ts";
 import { packIfLoose } from "./pack-refs.ts";
 import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
+import { trace } from "./trace.ts";
 
 export interface SyncReport {
   remote: string;
@@ -50,18 +51,23 @@ export async function requireRemote(store: Store): Promise<string> {
 /** `progress` hears each step as it starts (a person watching a terminal). */
 export async function sync(store: Store, o: { progress?: (line: string) => void } = {}): Promise<SyncReport> {
   const say = o.progress ?? (() => {});
+  trace("sync: start");
   const remote = await requireRemote(store);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
   const rewritten = new Map<string, string>();
   const budget = await remoteBudget(store, remote);
+  // The remote's list is asked for first; the local refs are read while it answers.
+  const early = listEarly(store, remote, budget);
   const first = await snapshot(store, remote);
+  trace("sync: local refs read");
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
   for (;;) {
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
-    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget);
+    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? early : undefined);
     if (!f.ok) remoteFailed(budget, f);
+    trace("sync: remote listed (and fetched)");
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
     for (const q of f.refused) {
       const seen = report.quarantined.find((x) => x.ref === q.ref);
@@ -70,6 +76,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     }
     const step = await integrate(store, f.before, f.after, report.rounds === 1 ? first.local : undefined);
     localAfter = step.local;
+    trace("sync: integrated");
     report.fetched.push(...step.fastForwarded);
     report.replayed.push(...step.replayed);
     report.removed.push(...step.removed);
@@ -113,8 +120,11 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   for (const t of tentative) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
   await clearTentative(store, tentative);
   report.fetched = [...new Set(report.fetched)];
+  trace("sync: conflicts and offline grants settled");
   report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];
+  trace("sync: compaction checked");
   // Thousands of loose refs slow the user's own `git fetch`: pack them (pack-refs.ts).
   await packIfLoose(store);
+  trace("sync: done");
   return report;
 }

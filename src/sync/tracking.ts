@@ -1,15 +1,19 @@
 // The tracking refs (refs/handoff-remotes/<remote>/*): what the remote had when last asked.
 // Refreshing asks the remote for its list first and fetches only refs whose value changed, so
 // with nothing new a refresh costs one ref advertisement.
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { listRefs, updateRefs } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
+import { inFamilies } from "../git/remote-ref.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
 import { sharesOperation, validateReceived } from "./validate-receive.ts";
 import { recordSightings } from "./skew.ts";
+import { trace } from "./trace.ts";
 
 export type Tips = Map<string, string>;
 
@@ -22,7 +26,36 @@ const NAMED_FETCH_LIMIT = 200;
 /** The remote's refs as last fetched, keyed by their refs/handoff/* name. */
 export async function trackingTips(store: Store, remote: string): Promise<Tips> {
   const prefix = trackingPrefix(remote);
-  return new Map((await listRefs(store.cwd, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
+  return new Map((await refsUnder(store, prefix)).map((t) => [REF_ROOT + t.name.slice(prefix.length), t.oid]));
+}
+
+/** Refs under `prefix`: read in-process when this clone keeps refs in files (no git spawn), else one `for-each-ref`. */
+function refsUnder(store: Store, prefix: string): Promise<{ name: string; oid: string }[]> {
+  return store.usesRefFiles ? store.listRefs(prefix) : listRefs(store.cwd, prefix);
+}
+
+/** The remote's refs of some families as last fetched (one `for-each-ref` of just those). */
+export async function trackingTipsOf(store: Store, remote: string, families: string[]): Promise<Tips> {
+  const prefix = trackingPrefix(remote);
+  const out: Tips = new Map();
+  if (store.usesRefFiles) {
+    for (const f of families) {
+      if (f.endsWith("/")) for (const t of await store.listRefs(trackingRef(remote, f))) out.set(REF_ROOT + t.name.slice(prefix.length), t.oid);
+      else {
+        const oid = await store.readRef(trackingRef(remote, f));
+        if (oid) out.set(f, oid);
+      }
+    }
+    return out;
+  }
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.cwd });
+  for (const line of r.stdout.split("\n")) {
+    const sp = line.indexOf(" ");
+    if (sp < 0) continue;
+    const ref = REF_ROOT + line.slice(sp + 1 + prefix.length);
+    if (inFamilies(ref, families)) out.set(ref, line.slice(0, sp));
+  }
+  return out;
 }
 
 /** Tracking values of just these refs (one `for-each-ref` with exact names). */
@@ -55,22 +88,65 @@ export function fetchLockDir(store: Store): string {
  * left out of `before` and `after` (shown at their local value), so nothing integrates or pushes
  * them. `newlyRefused`: those first refused by this refresh.
  */
-export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | RemoteFailure;
+export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | (RemoteFailure & { whole?: boolean });
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
  * (to tell a ref the remote deleted from one it never had), `after` what the remote has now.
  * Fetches of one clone take turns; one that waited while another refreshed uses that result.
  */
-export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<Refreshed> {
-  const r = await fetchTracking(store, remote, known, budget);
+export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget, early?: EarlyListing): Promise<Refreshed> {
+  const r = await fetchTracking(store, remote, known, budget, undefined, early);
+  trace("refresh: listed and fetched");
   if (r.ok) await recordSightings(store, remote, r.before, r.after);
+  trace("refresh: sightings recorded");
   return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
 }
 
-async function fetchTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget): Promise<{ ok: true; before: Tips; after: Tips } | RemoteFailure> {
+/**
+ * refreshTracking for the refs of some families only (see inFamilies), from `listed`, the
+ * remote's refs of those families just read in one advertisement: only refs whose value changed
+ * are fetched, and nothing else is listed. `before` and `after` hold those families' refs only.
+ * `whole` on a failure: more changed than one named fetch takes, or a ref vanished since the
+ * listing; refresh everything instead. `known`: those families' tracking tips, read just before.
+ */
+export async function refreshFamilies(store: Store, remote: string, families: string[], listed: Tips, budget?: RemoteBudget, known?: Tips): Promise<Refreshed> {
+  const r = await fetchTracking(store, remote, known, budget, { families, listed });
+  if (r.ok) await recordSightings(store, remote, r.before, r.after);
+  return r.ok ? screenReceived(store, remote, r.before, r.after, true) : r;
+}
+
+/** A listing of the remote's refs/handoff/* sent before the caller read its local refs, so both happen at once. */
+export interface EarlyListing {
+  started: number;
+  listing: ReturnType<typeof lsRemoteHandoff>;
+}
+
+/** Starts the listing a refresh needs now; hand it to refreshTracking. */
+export function listEarly(store: Store, remote: string, budget: RemoteBudget): EarlyListing {
+  return { started: Date.now(), listing: lsRemoteHandoff(store.cwd, remote, callTimeout(budget)) };
+}
+
+/** When a fetch of this clone last ended (the stamp withFetchLock leaves), epoch ms; 0 if never. */
+function lastFetchEnded(store: Store, remote: string): number {
+  try {
+    return statSync(join(fetchLockDir(store), `fetch-${remote}.done`)).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+async function fetchTracking(
+  store: Store,
+  remote: string,
+  known?: Tips,
+  budget?: RemoteBudget,
+  part?: { families: string[]; listed: Tips },
+  early?: EarlyListing,
+): Promise<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })> {
   const b = budget ?? (await remoteBudget(store, remote));
-  return withFetchLock<{ ok: true; before: Tips; after: Tips } | RemoteFailure>(
+  const tips = () => (part ? trackingTipsOf(store, remote, part.families) : trackingTips(store, remote));
+  return withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })>(
     fetchLockDir(store),
     remote,
     // The holder's own calls are bounded (a listing and a fetch): wait about that long.
@@ -78,15 +154,22 @@ async function fetchTracking(store: Store, remote: string, known?: Tips, budget?
     async () => {
       // `known` (read by the caller just before) saves a listing; if it is older than the refs,
       // the only cost is fetching a ref that was already current.
-      const before = known ?? (await trackingTips(store, remote));
-      const ls = await lsRemoteHandoff(store.cwd, remote, callTimeout(b));
+      const before = known ?? (await tips());
+      trace("refresh: fetch lock taken");
+      // An early listing is used unless another process fetched since it was sent (the tracking
+      // refs may then be newer than it): list again.
+      const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
+      const ls = part ? { ok: true as const, tips: part.listed } : (usable ?? (await lsRemoteHandoff(store.cwd, remote, callTimeout(b))));
       if (!ls.ok) return ls;
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));
       if (changed.length) {
         let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
+        // A glob fetch would move refs of every family: the caller refreshes everything instead.
+        if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
         if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
+
         if (!f.ok) {
           // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
           failOnStaleLock(store.repo.commonDir, f.message);
@@ -102,7 +185,7 @@ async function fetchTracking(store: Store, remote: string, known?: Tips, budget?
       return { ok: true, before, after };
     },
     async () => {
-      const now = await trackingTips(store, remote);
+      const now = await tips();
       return { ok: true, before: now, after: now };
     },
     (message) => process.stderr.write(`git-handoff: ${message}\n`),
@@ -185,6 +268,11 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
 /** Local, tracking and tentative-marker refs in one listing (sync needs all three). */
 export async function snapshot(store: Store, remote: string): Promise<{ local: Tips; tracking: Tips; tentative: number }> {
   const prefix = trackingPrefix(remote);
+  if (store.usesRefFiles) {
+    // Read in-process: at thousands of tasks this listing is the largest local cost of a sync.
+    const [local, tracking, tentative] = await Promise.all([refsUnder(store, REF_ROOT), trackingTips(store, remote), refsUnder(store, "refs/handoff-local/tentative/")]);
+    return { local: new Map(local.map((t) => [t.name, t.oid])), tracking, tentative: tentative.length };
+  }
   const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", REF_ROOT, prefix, "refs/handoff-local/tentative/"], { cwd: store.cwd });
   const local: Tips = new Map();
   const tracking: Tips = new Map();

@@ -41,6 +41,11 @@ export interface RunInput {
   signal: AbortSignal;
   /** The command's stderr, passed through. */
   stderr: (chunk: Buffer) => void;
+  /**
+   * Given, the worktree and the task's folder are removed after runTask returns, and this hears
+   * when that is over: the result can go out first (someone may be waiting on it).
+   */
+  cleanedUp?: (done: Promise<void>) => void;
 }
 
 /** Builds the command for one task once its folder exists. */
@@ -111,8 +116,12 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   } finally {
     launch?.cleanup?.();
     if (!input.keep) {
-      await removeWorktree(store.cwd, worktree);
-      rmSync(home, { recursive: true, force: true });
+      const removal = removeWorktree(store.cwd, worktree).then(
+        () => rmSync(home, { recursive: true, force: true }),
+        () => rmSync(home, { recursive: true, force: true }),
+      );
+      if (input.cleanedUp) input.cleanedUp(removal.catch(() => {}));
+      else await removal;
     }
   }
 }

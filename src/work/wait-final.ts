@@ -8,6 +8,7 @@ import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
 import { Backoff, pause } from "../sync/follow-ref.ts";
 import { openFollower, type Follower } from "../sync/shared-poll.ts";
+import { trace } from "../sync/trace.ts";
 import { resultsRef } from "./bundle.ts";
 import { refuseSelfDelegation } from "./self-delegation.ts";
 
@@ -28,6 +29,7 @@ export interface WaitOptions {
 }
 
 export async function waitForFinal(store: Store, id: string, opts: WaitOptions): Promise<WaitEnd> {
+  trace(`wait: following ${id} (process up ${Math.round(process.uptime() * 1000)} ms)`);
   const remote = await store.syncRemote();
   const follower = remote ? openFollower(store, remote) : null;
   try {
@@ -45,6 +47,9 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
   let prev: Task | null = null;
   let outage = false;
   for (let round = 0; ; round++) {
+    // Intervals run from the start of one look to the start of the next: a look that fetched
+    // (hundreds of ms over a slow link) does not push the next one back by its own length.
+    const lookStarted = Date.now();
     if (follower && !(round === 0 && opts.justPushed)) {
       // The results travel in the same push as the completion: follow both, fetch both at once.
       const p = await follower.look([ref, resultsRef(id)]);
@@ -67,11 +72,14 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
       if (prev === null && task.status === "todo") refuseSelfDelegation(task.to ?? null);
       opts.progress(prev, task);
       prev = task;
-      if (isFinal(task.status)) return { kind: "final", task };
+      if (isFinal(task.status)) {
+        trace(`wait: saw ${id} ${task.status}`);
+        return { kind: "final", task };
+      }
     }
     if (opts.signal.aborted) return { kind: "interrupted", task: prev ?? (await loadTask(store, id)).task };
     if (opts.deadline !== null && Date.now() >= opts.deadline) return { kind: "timeout", task: prev ?? (await loadTask(store, id)).task };
     const left = opts.deadline === null ? Infinity : opts.deadline - Date.now();
-    await pause(Math.max(0, Math.min(backoff.take(), left)), opts.signal);
+    await pause(Math.max(0, Math.min(backoff.take() - (Date.now() - lookStarted), left)), opts.signal);
   }
 }

@@ -16,6 +16,7 @@ import { loadTask, taskRef } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { followQueue } from "../sync/follow-queue.ts";
 import { openFollower } from "../sync/shared-poll.ts";
+import { trace } from "../sync/trace.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
 import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
@@ -89,12 +90,14 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     try {
       if (queue) {
         const look = await queue.look();
+        if (look.ok && look.changed) trace("worker: queue changed");
         const problem = look.ok ? "" : look.message;
         if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
         lastLookProblem = problem;
       }
       const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue, skip: unworkable });
       lastProblem = "";
+      trace(`worker: claimed ${t.id}`);
       return t;
     } catch (e) {
       if (!(e instanceof HandoffError)) throw e;
@@ -116,6 +119,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         }
       });
     }, Math.max(50, Math.floor(ttlMs / 3)));
+    // The task's worktree is removed while its result goes out; the task counts as over once both are.
+    let cleanup: Promise<void> = Promise.resolve();
     try {
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
@@ -136,8 +141,10 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         pushBranch: !!opts.pushBranch,
         signal: r.stop.signal,
         stderr: opts.stderr,
+        cleanedUp: (done) => (cleanup = done),
       });
       clearInterval(renewal);
+      trace(`worker: ran ${id}`);
       if (run.kept) opts.log(`${id}: kept ${run.kept}`);
       if (run.status === "stopped") {
         if (r.why === "interrupted") {
@@ -165,6 +172,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
       };
       await finishWithResults(store, record, run.files);
+      trace(`worker: completed ${id}`);
       if (run.status === "done") summary.done++;
       else summary.failed++;
       const pushed = run.branch ? `, code on branch ${run.branch.name}` : "";
@@ -180,6 +188,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       }
     } finally {
       clearInterval(renewal);
+      await cleanup;
     }
   };
 
@@ -201,6 +210,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   };
 
   while (!opts.signal.aborted) {
+    // One look per poll interval, start to start: the time a look takes is not added to the wait.
+    const round = Date.now();
     await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
     if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
     while (!opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
@@ -219,7 +230,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       running.set(task.id, r);
     }
     if (opts.once && started >= 1 && running.size === 0) break;
-    await pause(opts.pollMs, AbortSignal.any([opts.signal, tick.signal]));
+    await pause(Math.max(0, opts.pollMs - (Date.now() - round)), AbortSignal.any([opts.signal, tick.signal]));
     if (tick.signal.aborted) tick = new AbortController();
   }
   for (const r of running.values()) {

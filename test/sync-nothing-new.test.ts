@@ -1,0 +1,58 @@
+// A sync with nothing new is one listing of the remote and nothing else: no fetch, no push, no
+// ref written. The listing goes out before the local refs are read (both at once); what another
+// clone pushed meanwhile is brought by the sync that follows, and the clones end identical.
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { readTraffic } from "../src/sync/remote-traffic.ts";
+import { sync } from "../src/sync/sync.ts";
+import { addTask } from "../src/store/task-store.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+function twoClones(): { a: string; b: string } {
+  const root = tempDir("handoff-sync-quiet-");
+  const bare = join(root, "r.git");
+  gitOut(root, "init", "-q", "--bare", bare);
+  const a = tempRepo();
+  gitOut(a, "remote", "add", "origin", bare);
+  gitOut(a, "push", "-q", "origin", "main");
+  const b = join(root, "b");
+  gitOut(root, "clone", "-q", bare, b);
+  return { a, b };
+}
+
+const handoffRefs = (cwd: string) => gitOut(cwd, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/", "refs/handoff-remotes/");
+
+test("a sync with nothing new lists the remote once and changes nothing; the next change arrives with the next sync", async () => {
+  const { a, b } = twoClones();
+  for (const id of ["n1", "n2", "n3"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const refsBefore = handoffRefs(b);
+    const from = Date.now() - 1;
+    const quiet = await sync(store);
+    assert.equal([quiet.fetched, quiet.pushed, quiet.replayed, quiet.removed], [[], [], [], []]);
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote"], "one listing, no fetch, no push");
+    assert.is(handoffRefs(b), refsBefore, "no ref written");
+
+    // Another clone adds a task and this one adds its own: the next sync takes one, pushes the other.
+    assert.is(cli(["task", "add", "from a", "--id", "n4", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    await addTask(store, { id: "n5", objective: "from b", priority: 0, scope: [], maxAttempts: 3 });
+    const next = await sync(store);
+    assert.equal(next.fetched, ["refs/handoff/tasks/n4"]);
+    assert.equal(next.pushed, ["refs/handoff/tasks/n5"]);
+  } finally {
+    store.close();
+  }
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  const tips = (cwd: string) => gitOut(cwd, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/tasks/");
+  assert.is(tips(a), tips(b));
+  assert.is(tips(a).split("\n").length, 5);
+});
+
+test.run();
