@@ -5,6 +5,7 @@
 // depends on the time, is done lazily on the candidates actually looked at.
 import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
+import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;
@@ -36,4 +37,48 @@ export function* readyCandidates(tasks: Task[], ctx: OpContext, keep: (t: Task) 
     const settled = settle(t, ctx).record;
     if (settled.status === "todo" && keep(settled)) yield settled;
   }
+}
+
+/**
+ * How a caller in this clone goes through the candidates. One that has not lost a race lately
+ * takes them in order (a lone worker takes the queue as promised). After a lost race every loser
+ * would move on to the very same next one and all but one lose again; instead each draws among
+ * the next few (candidate-choice.ts), a pool that doubles with every race this call lost. A
+ * process that lost a race in the last few seconds draws from the first pick on: its rivals are
+ * likely still there.
+ */
+export class LocalCandidates {
+  private pool: Task[] = [];
+
+  constructor(
+    private readonly items: Iterator<Task>,
+    private readonly store: object,
+  ) {}
+
+  next(now: Date, lost: number, random = Math.random()): Task | undefined {
+    const spread = Math.max(lost, recentlyLost(this.store) ? 1 : 0);
+    if (spread === 0 && this.pool.length === 0) return this.items.next().value as Task | undefined;
+    const size = poolSize(Number.MAX_SAFE_INTEGER, 1, spread);
+    while (this.pool.length < size) {
+      const r = this.items.next();
+      if (r.done) break;
+      this.pool.push(r.value);
+    }
+    const pick = chooseCandidate(this.pool, { now, random, contenders: 1, lost: spread });
+    if (pick) this.pool.splice(this.pool.indexOf(pick), 1);
+    return pick;
+  }
+}
+
+/** When each long-running store last lost a local race (wall clock: a pacing hint, not state). */
+const lastLoss = new WeakMap<object, number>();
+const RECENT_LOSS_MS = 5000;
+
+export function noteLocalLoss(store: object): void {
+  lastLoss.set(store, Date.now());
+}
+
+function recentlyLost(store: object): boolean {
+  const at = lastLoss.get(store);
+  return at !== undefined && Date.now() - at < RECENT_LOSS_MS;
 }

@@ -10,6 +10,7 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
+import { WriteTurns } from "../git/write-turn.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
@@ -41,6 +42,8 @@ export class Store {
   readonly oidBytes: number;
   private readonly refFiles: RefFiles | null;
   private readonly session: RefSession | null;
+  /** Turns at exclusive writes shared with the other long-running processes here (write-turn.ts). */
+  private readonly turns: WriteTurns | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
   private readonly records = new Map<string, unknown>();
   /** Records kept between one-shot commands (record-cache-file.ts), for the views that opt in. */
@@ -78,6 +81,8 @@ export class Store {
     this.zeroOid = "0".repeat(this.oidBytes * 2);
     this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
+    this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
+    if (opts.warm) this.writer.prepareAhead();
   }
 
   /** A long-running process (`warm`): it keeps state in process rather than in on-disk caches. */
@@ -201,6 +206,8 @@ export class Store {
     this.flushRecords();
     this.diskRecords?.save();
     this.reader.close();
+    this.writer.close();
+    this.turns?.close();
     this.session?.close();
     this.refFiles?.close();
   }
@@ -221,6 +228,17 @@ export class Store {
         return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
+    // Long-running processes here take turns at exclusive writes (they all move the lease ref):
+    // queued, each wins at its first attempt instead of most losing and starting over.
+    const giveBack = opts.exclusive && this.turns ? await this.turns.take("exclusive") : null;
+    try {
+      return await this.localLoop(attempt, deferred);
+    } finally {
+      giveBack?.();
+    }
+  }
+
+  private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {

@@ -4,7 +4,7 @@ import { newTaskId, validateTaskId } from "../core/ids.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
-import { readyCandidates } from "./ready-index.ts";
+import { LocalCandidates, noteLocalLoss, readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
@@ -208,18 +208,17 @@ export async function claimNext(
   // order, the next candidate after a lost race coming from the same listing (ready-index.ts);
   // racers through a remote (a push each) are spread out among the best few (candidate-choice.ts).
   const spread = (await store.syncRemote()) !== null;
-  let candidates: Iterator<Task> | null = null;
+  let local: LocalCandidates | null = null;
   let check: ((candidate: Task) => Refusal | null) | undefined;
   for (let lost = 0; ; ) {
-    let next = spread ? undefined : (candidates?.next().value as Task | undefined);
+    let next = spread ? undefined : local?.next(store.now(), lost);
     if (!next) {
       const { tasks } = await listTasks(store, { settled: false });
       check = opts.ready?.(tasks);
       const now = store.now();
-      candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
-      next = spread
-        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost })
-        : (candidates.next().value as Task | undefined);
+      const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
+      if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
+      else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
     }
     if (!next) {
       fail("no_task_ready", "no task is ready to claim", {}, [
@@ -241,6 +240,7 @@ export async function claimNext(
         if (e.code === "held_by_other") {
           lost++;
           if (spread) noteLostRace(store, e.refusal.data?.holder);
+          else if (store.warm) noteLocalLoss(store);
         }
         if (deadline.until !== undefined) await lostRacePause(deadline, lost);
         continue;
