@@ -24,7 +24,7 @@ export class TempFiles {
 
   constructor(
     private readonly objectsDir: string,
-    private readonly size = 8,
+    private readonly size = 32,
   ) {}
 
   /** A temp file ready for writing, or null (none made yet); starts making more. */
@@ -56,16 +56,10 @@ export class TempFiles {
   private async fillUp(): Promise<void> {
     try {
       while (!this.closed && this.ready.length < this.size) {
-        const dir = `${this.objectsDir}/${randomBytes(1).toString("hex")}`;
-        await call<void>((cb) => mkdir(dir, (e) => cb(e && e.code !== "EEXIST" ? e : null)));
-        const path = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
-        const fd = await call<number>((cb) => open(path, "wx", 0o444, cb));
-        if (this.closed) {
-          closeSync(fd);
-          rmSync(path, { force: true });
-          return;
-        }
-        this.ready.push({ path, fd });
+        // A few at once: the thread pool has four threads, and each creation mostly waits on the disk.
+        const wanted = Math.min(PARALLEL, this.size - this.ready.length);
+        const made = await Promise.allSettled(Array.from({ length: wanted }, () => this.makeOne()));
+        if (made.some((m) => m.status === "rejected")) return;
       }
       if (!this.fanOutsMade) {
         this.fanOutsMade = true;
@@ -74,6 +68,19 @@ export class TempFiles {
     } catch {
       // A full disk or a read-only folder: writes then make their own temp files and say why.
     }
+  }
+
+  private async makeOne(): Promise<void> {
+    const dir = `${this.objectsDir}/${randomBytes(1).toString("hex")}`;
+    await call<void>((cb) => mkdir(dir, (e) => cb(e && e.code !== "EEXIST" ? e : null)));
+    const path = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
+    const fd = await call<number>((cb) => open(path, "wx", 0o444, cb));
+    if (this.closed) {
+      closeSync(fd);
+      rmSync(path, { force: true });
+      return;
+    }
+    this.ready.push({ path, fd });
   }
 
   /** Every missing fan-out folder, one after the other (git makes them on first use; prune removes empty ones). */
@@ -86,6 +93,8 @@ export class TempFiles {
     }
   }
 }
+
+const PARALLEL = 4;
 
 function call<T>(f: (cb: (e: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v as T))));
