@@ -21,11 +21,14 @@ test("one holder at a time: the second waits until the first gives its turn back
   const a = new WriteTurns(dir);
   const b = new WriteTurns(dir);
   const order: string[] = [];
-  const giveA = await a.take("exclusive");
+  const turnA = await a.take("exclusive");
+  assert.is(turnA.waited, false, "a free turn is taken at once");
+  const giveA = turnA.give;
   order.push("a has it");
-  const bTakes = b.take("exclusive").then((give) => {
+  const bTakes = b.take("exclusive").then((turn) => {
     order.push("b has it");
-    return give;
+    assert.is(turn.waited, true, "b knows it was contended");
+    return turn.give;
   });
   await new Promise((r) => setTimeout(r, 20));
   order.push("a gives back");
@@ -48,7 +51,7 @@ test("a turn whose holder is gone is broken at once; leftovers of dead processes
   writeFileSync(`${dir}/${pid}-dead.owner`, JSON.stringify({ pid, host: hostname(), start: null }));
   linkSync(`${dir}/${pid}-dead.owner`, `${dir}/exclusive.turn`);
   const t = new WriteTurns(dir);
-  const give = await t.take("exclusive");
+  const { give } = await t.take("exclusive");
   const names = readdirSync(dir);
   assert.ok(names.includes("exclusive.turn"), "the turn is now ours");
   assert.not.ok(names.some((n) => n.startsWith(`${pid}-`)), "the dead process's owner file is gone");
@@ -61,9 +64,10 @@ test("a live holder that never gives back delays the next writer only up to the 
   const dir = tempDir();
   const holder = new WriteTurns(dir);
   const waiter = new WriteTurns(dir);
-  const keep = await holder.take("exclusive");
-  const give = await waiter.take("exclusive"); // resolves after the bound, without the turn
-  give();
+  const keep = (await holder.take("exclusive")).give;
+  const late = await waiter.take("exclusive"); // resolves after the bound, without the turn
+  assert.is(late.waited, true);
+  late.give();
   assert.ok(existsSync(`${dir}/exclusive.turn`), "the holder's turn is untouched");
   keep();
   assert.not.ok(existsSync(`${dir}/exclusive.turn`));
@@ -74,11 +78,11 @@ test("a live holder that never gives back delays the next writer only up to the 
 test("a write nested in another of the same process does not wait for its own turn", async () => {
   const dir = tempDir();
   const t = new WriteTurns(dir);
-  const outer = await t.take("exclusive");
+  const outer = (await t.take("exclusive")).give;
   let innerDone = false;
-  const inner = t.take("exclusive").then((g) => {
+  const inner = t.take("exclusive").then((turn) => {
     innerDone = true;
-    return g;
+    return turn.give;
   });
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
@@ -93,8 +97,7 @@ test("a folder that cannot be written: writes go ahead without turns", async () 
   const dir = tempDir();
   writeFileSync(`${dir}/file`, "");
   const t = new WriteTurns(`${dir}/file/turns`);
-  const give = await t.take("exclusive");
-  give();
+  (await t.take("exclusive")).give();
   t.close();
 });
 

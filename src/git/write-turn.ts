@@ -8,6 +8,11 @@ import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
 
+export interface Turn {
+  give(): void;
+  waited: boolean;
+}
+
 /** How long a writer waits for its turn before it goes ahead anyway. */
 const MAX_WAIT_MS = 250;
 
@@ -24,10 +29,13 @@ export class WriteTurns {
 
   constructor(private readonly dir: string) {}
 
-  /** Waits for the turn `name` (bounded); returns how to give it back. */
-  async take(name: string): Promise<() => void> {
+  /**
+   * Waits for the turn `name` (bounded). Returns how to give it back, and whether another
+   * process held it meanwhile (the caller is contended).
+   */
+  async take(name: string): Promise<Turn> {
     const me = this.holding ? null : this.ownerFile();
-    if (!me) return () => {};
+    if (!me) return { give: () => {}, waited: false };
     const path = `${this.dir}/${name}.turn`;
     const until = Date.now() + MAX_WAIT_MS;
     for (let n = 0; ; n++) {
@@ -35,21 +43,22 @@ export class WriteTurns {
         linkSync(me.path, path);
         this.holding++;
         let given = false;
-        return () => {
+        const give = () => {
           if (given) return;
           given = true;
           this.holding--;
           this.give(path, me.ino);
         };
+        return { give, waited: n > 0 };
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return () => {};
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return { give: () => {}, waited: n > 0 };
       }
       const owner = readOwner(path);
       if (owner && holderGone(owner)) {
         breakTurn(path, owner.pid);
         continue;
       }
-      if (Date.now() >= until) return () => {};
+      if (Date.now() >= until) return { give: () => {}, waited: true };
       await new Promise((r) => setTimeout(r, n < 4 ? 1 : 1 + Math.random() * 2));
     }
   }

@@ -228,14 +228,24 @@ export class Store {
         return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
-    // Long-running processes here take turns at exclusive writes (they all move the lease ref):
-    // queued, each wins at its first attempt instead of most losing and starting over.
-    const giveBack = opts.exclusive && this.turns ? await this.turns.take("exclusive") : null;
+    // Contended long-running processes here take turns at exclusive writes (they all move the
+    // lease ref): queued, each wins at its first attempt instead of most losing and starting over.
+    // One that has not lost a race lately (or waited for a turn) pays nothing for it.
+    const turn = opts.exclusive && this.turns && Date.now() < this.contendedUntil ? await this.turns.take("exclusive") : null;
+    if (turn?.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
     try {
       return await this.localLoop(attempt, deferred);
     } finally {
-      giveBack?.();
+      turn?.give();
     }
+  }
+
+  /** Until when this process counts itself contended: it lost a local race or waited for a turn. */
+  private contendedUntil = 0;
+
+  /** A caller lost a race for a task to another writer here (claim --next moving on). */
+  noteContended(): void {
+    if (this.turns) this.contendedUntil = Date.now() + CONTENDED_MS;
   }
 
   private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
@@ -247,6 +257,7 @@ export class Store {
       const r = await this.updateRefs(updates);
       if (r.ok && deferred) await this.remoteGate!.deferred!(this, deferred, updates);
       if (r.ok) return result;
+      this.noteContended();
       if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
@@ -303,6 +314,8 @@ export interface SharedDeadline {
 }
 
 const RETRY_BUDGET_MS = 5000;
+/** How long a lost race or a wait for a turn makes a process take turns (wall clock: pacing, not state). */
+const CONTENDED_MS = 60_000;
 const RECORD_CACHE_LIMIT = 20_000;
 const MAX_ATTEMPTS = 60;
 

@@ -80,18 +80,22 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
   return stored;
 }
 
+const READ_BATCH = 256;
+
 /** The last listing of each store, to derive the next one from when only records changed. */
 const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[] }>();
 
 async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing> {
   const records: Task[] = [];
   const problems: string[] = [];
-  for (const { name, oid } of tips) {
-    try {
-      records.push(await readTaskAt(store, name, oid));
-    } catch (e) {
-      if (!(e instanceof HandoffError)) throw e;
-      problems.push(e.message);
+  // Read a batch at a time: objects not loose (a fresh server over packed tasks) then go to the
+  // long-lived `git cat-file --batch` many requests at once instead of one round trip each.
+  for (let i = 0; i < tips.length; i += READ_BATCH) {
+    const read = await Promise.all(tips.slice(i, i + READ_BATCH).map(({ name, oid }) => readTaskAt(store, name, oid).catch((e: unknown) => e)));
+    for (const r of read) {
+      if (!(r instanceof Error)) records.push(r as Task);
+      else if (r instanceof HandoffError) problems.push(r.message);
+      else throw r;
     }
   }
   const order = records.map((_, i) => i).sort((a, b) => byAge(records[a]!, records[b]!));
@@ -240,7 +244,10 @@ export async function claimNext(
         if (e.code === "held_by_other") {
           lost++;
           if (spread) noteLostRace(store, e.refusal.data?.holder);
-          else if (store.warm) noteLocalLoss(store);
+          else if (store.warm) {
+            noteLocalLoss(store);
+            store.noteContended();
+          }
         }
         if (deadline.until !== undefined) await lostRacePause(deadline, lost);
         continue;

@@ -4,7 +4,8 @@
 //   warm claim_task at 20 / 200 / 1,000 / 10,000 live tasks (each claim released again, untimed,
 //   so the number of live tasks stays put), claims as live file leases grow 0 -> 1,000 (ours
 //   only: the peer has no file leases), list_tasks at 20 / 1,000 / 10,000 tasks, and 8 clients
-//   racing to claim over 1,000 tasks.
+//   racing to claim over 1,000 tasks (each server, ours and the peer's, has listed the tasks once
+//   before the clock starts: warm servers racing).
 // Run after `npm run build`: node --import tsx test/bench/peer.bench.ts
 // Where the peer's binary does not exist (it ships for linux-x64 only) its column says so.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -177,6 +178,8 @@ try {
     const repo = tempRepo();
     await seedTasks(repo, RACE_TASKS);
     const clients = await Promise.all(Array.from({ length: RACERS }, (_, k) => overStdio(repo, { agent: `racer-${k}` })));
+    // Warm servers race: each has read the tasks once before the clock starts (the peer's too, below).
+    await Promise.all(clients.map((c) => c.ok("ready_tasks", { limit: 1 })));
     const granted: string[] = [];
     const t0 = Date.now();
     try {
@@ -203,6 +206,7 @@ try {
       const { dir, peer } = await peerProject(PEER, RACE_TASKS);
       await peer.close();
       const peers = await Promise.all(Array.from({ length: RACERS }, () => startPeer(PEER, dir)));
+      await Promise.all(peers.map((p) => p.call("handoff_list_tasks", {})));
       let grants = 0;
       const p0 = Date.now();
       try {
