@@ -53,10 +53,13 @@ export class WriteTurns {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") return { give: () => {}, waited: n > 0 };
       }
-      const owner = readOwner(path);
-      if (owner && holderGone(owner)) {
-        breakTurn(path, owner.pid);
-        continue;
+      // Whether the holder is still there is asked now and then, not on every poll (it reads /proc).
+      if (n % 16 === 0) {
+        const owner = readOwner(path);
+        if (owner && holderGone(owner)) {
+          breakTurn(path, owner.pid);
+          continue;
+        }
       }
       if (Date.now() >= until) return { give: () => {}, waited: true };
       await new Promise((r) => setTimeout(r, n < 4 ? 1 : 1 + Math.random() * 2));

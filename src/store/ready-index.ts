@@ -1,7 +1,8 @@
 // The order `claim --next` tries tasks in, kept between calls: sorting 10,000 tasks by priority,
 // age and id on every claim cost more than the claim. The order is that of claimCandidates
-// (core/task-ops.ts) and is kept while the listing holds the very same records (a long-running
-// store hands them back unchanged while no task ref moved: task-store.ts); settling, which
+// (core/task-ops.ts) and is kept while the listing holds the same tasks at the same places with
+// the same priorities (a long-running store keeps the listing's order while no task ref came or
+// went: task-store.ts), whatever else changed; finished tasks are skipped and settling, which
 // depends on the time, is done lazily on the candidates actually looked at.
 import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
@@ -10,20 +11,31 @@ import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;
 const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b) };
-let last: { input: Task[]; order: Task[] } | null = null;
+let last: { input: Task[]; order: number[] } | null = null;
 
-function sameRecords(a: Task[], b: Task[]): boolean {
+/**
+ * The same tasks at the same places with the same priorities (records may differ: a claim, a
+ * release): the order by priority, age and id still holds, as age and id never change.
+ */
+function sameOrder(a: Task[], b: Task[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && (a[i]!.id !== b[i]!.id || a[i]!.priority !== b[i]!.priority)) return false;
   return true;
 }
 
-/** Every task not yet final, best first (highest priority, then oldest, then id). */
-function orderOf(tasks: Task[]): Task[] {
-  if (last && sameRecords(last.input, tasks)) return last.order;
+/** Where each task stands, best first (highest priority, then oldest, then id). */
+function orderOf(tasks: Task[]): number[] {
+  if (last && sameOrder(last.input, tasks)) {
+    last = { input: tasks, order: last.order };
+    return last.order;
+  }
   const order = tasks
-    .filter((t) => !isFinal(t.status))
-    .sort((a, b) => b.priority - a.priority || (a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at)));
+    .map((_, i) => i)
+    .sort((i, j) => {
+      const a = tasks[i]!;
+      const b = tasks[j]!;
+      return b.priority - a.priority || (a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at));
+    });
   last = { input: tasks, order };
   return order;
 }
@@ -33,7 +45,9 @@ function orderOf(tasks: Task[]): Task[] {
  * a caller that takes the first and, after a lost race, the next, settles only those.
  */
 export function* readyCandidates(tasks: Task[], ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
-  for (const t of orderOf(tasks)) {
+  for (const i of orderOf(tasks)) {
+    const t = tasks[i]!;
+    if (isFinal(t.status)) continue;
     const settled = settle(t, ctx).record;
     if (settled.status === "todo" && keep(settled)) yield settled;
   }
