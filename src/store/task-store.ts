@@ -91,11 +91,11 @@ async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing>
   // Read a batch at a time: objects not loose (a fresh server over packed tasks) then go to the
   // long-lived `git cat-file --batch` many requests at once instead of one round trip each.
   for (let i = 0; i < tips.length; i += READ_BATCH) {
-    const read = await Promise.all(tips.slice(i, i + READ_BATCH).map(({ name, oid }) => readTaskAt(store, name, oid).catch((e: unknown) => e)));
-    for (const r of read) {
-      if (!(r instanceof Error)) records.push(r as Task);
-      else if (r instanceof HandoffError) problems.push(r.message);
-      else throw r;
+    const batch = tips.slice(i, i + READ_BATCH).map(({ name, oid }) => readTaskAt(store, name, oid).then((task) => ({ task }), (error: unknown) => ({ error })));
+    for (const r of await Promise.all(batch)) {
+      if ("task" in r) records.push(r.task);
+      else if (r.error instanceof HandoffError) problems.push(r.error.message);
+      else throw r.error;
     }
   }
   const order = records.map((_, i) => i).sort((a, b) => byAge(records[a]!, records[b]!));
@@ -208,8 +208,8 @@ export async function claimNext(
 ): Promise<Task> {
   const tried = new Set<string>();
   const deadline: SharedDeadline = {};
-  // Racers in this clone lose a local compare-and-swap in a millisecond and keep strict priority
-  // order, the next candidate after a lost race coming from the same listing (ready-index.ts);
+  // Racers in this clone lose a local compare-and-swap in a millisecond: a caller takes the queue
+  // in order until it loses, then draws among the next few from the same listing (ready-index.ts);
   // racers through a remote (a push each) are spread out among the best few (candidate-choice.ts).
   const spread = (await store.syncRemote()) !== null;
   let local: LocalCandidates | null = null;
