@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
+import { TempFiles, type TempFile } from "./temp-files.ts";
 
 /**
  * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
@@ -17,6 +18,8 @@ import type { ObjectType } from "./object-reader.ts";
  */
 export class ObjectWriter {
   private readonly fsync: boolean;
+  /** Temp files made ahead, in long-running processes (temp-files.ts). */
+  private temps: TempFiles | null = null;
   /**
    * Objects written (or found) since the last `settle`, with their content: until a ref points at
    * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
@@ -28,6 +31,17 @@ export class ObjectWriter {
     private readonly format: "sha1" | "sha256",
   ) {
     this.fsync = wantsObjectFsync(commonDir);
+  }
+
+  /** For long-running processes: create temp files ahead of need, off the critical path. */
+  prepareAhead(): void {
+    this.temps ??= new TempFiles(`${this.commonDir}/objects`);
+    this.temps.fill();
+  }
+
+  close(): void {
+    this.temps?.close();
+    this.temps = null;
   }
 
   write(type: ObjectType, data: Buffer | string): string {
@@ -68,7 +82,10 @@ export class ObjectWriter {
   private store(oid: string, raw: Buffer): void {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
+    if (existsSync(path)) return;
     const packed = deflateSync(raw, { level: 1 });
+    const made = this.temps?.take();
+    if (made && this.storeInto(made, packed, dir, path)) return;
     // `git prune --expire=now` removes temp files and empty fan-out folders at any moment: a temp
     // file that vanished before its link is written again.
     for (let n = 0; ; n++) {
@@ -97,6 +114,33 @@ export class ObjectWriter {
       }
     }
   }
+
+  /**
+   * Writes into a temp file made ahead and renames it into place (git's rename mode: an object
+   * written meanwhile by another process has the same content). False when it could not be used,
+   * e.g. `git prune` removed it: the caller then writes the object the usual way.
+   */
+  private storeInto(t: TempFile, packed: Buffer, dir: string, path: string): boolean {
+    try {
+      try {
+        writeSync(t.fd, packed);
+        if (this.fsync) fsyncSync(t.fd);
+      } finally {
+        closeSync(t.fd);
+      }
+      try {
+        renameSync(t.path, path);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !existsSync(t.path)) throw e;
+        makeFanOut(dir);
+        renameSync(t.path, path);
+      }
+      return true;
+    } catch {
+      rmSync(t.path, { force: true });
+      return false;
+    }
+  }
 }
 
 /** More pending objects than one operation writes: a long-running process that never settles. */
@@ -105,12 +149,12 @@ const PENDING_LIMIT = 4096;
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
 function openTemp(dir: string, tmp: string): number {
   for (let n = 0; ; n++) {
-    makeFanOut(dir);
     try {
       return openSync(tmp, "wx", 0o444);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT" || n >= 5) throw e;
     }
+    makeFanOut(dir);
   }
 }
 

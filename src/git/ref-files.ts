@@ -12,7 +12,7 @@ export class RefFiles {
   private packed: { mtimeMs: number; size: number; refs: Map<string, string> } | null = null;
 
   /** Folders followed by a watch (`listFollowed`), and the last sorted listing of each. */
-  private readonly followed = new Map<string, { folder: WatchedRefFolder; last: { version: number; packed: unknown; tips: RefTip[] } | null }>();
+  private readonly followed = new Map<string, { folder: WatchedRefFolder; last: Listed | null }>();
 
   constructor(private readonly commonDir: string) {}
 
@@ -50,6 +50,12 @@ export class RefFiles {
     const packed = this.packedRefs();
     const loose = f.folder.list();
     if (f.last && f.last.version === f.folder.version && f.last.packed === packed) return f.last.tips;
+    // A few refs moved (the usual case): patch the last listing instead of rebuilding 10,000 entries.
+    const patched = f.last && f.last.packed === packed ? patch(f.last, f.folder.changedSince(f.last.version), loose, packed) : null;
+    if (patched) {
+      f.last = { version: f.folder.version, packed, tips: patched, at: f.last!.at };
+      return patched;
+    }
     const found = new Map<string, string>();
     for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
     for (const [name, oid] of loose) found.set(name, oid);
@@ -58,7 +64,7 @@ export class RefFiles {
     const tips = same
       ? f.last!.tips.map((t) => ({ name: t.name, oid: found.get(t.name)! }))
       : [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
-    f.last = { version: f.folder.version, packed, tips };
+    f.last = { version: f.folder.version, packed, tips, at: null };
     return tips;
   }
 
@@ -122,7 +128,7 @@ export class RefFiles {
       st = statSync(path);
     } catch {
       this.packed = null;
-      return new Map();
+      return NO_PACKED_REFS; // always the same object: listings compare it by identity
     }
     if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size) return this.packed.refs;
     const refs = new Map<string, string>();
@@ -134,4 +140,38 @@ export class RefFiles {
     this.packed = { mtimeMs: st.mtimeMs, size: st.size, refs };
     return refs;
   }
+}
+
+const NO_PACKED_REFS: Map<string, string> = new Map();
+
+/** A followed folder's last listing; `at` (where each name is) is made on first need. */
+interface Listed {
+  version: number;
+  packed: unknown;
+  tips: RefTip[];
+  at: Map<string, number> | null;
+}
+
+/**
+ * The last listing with the values of `changed` refs read again, or null when a ref came or went
+ * (the order changes: the caller sorts again) or the changes are not known.
+ */
+function patch(last: Listed, changed: string[] | null, loose: Map<string, string>, packed: Map<string, string>): RefTip[] | null {
+  if (!changed) return null;
+  last.at ??= new Map(last.tips.map((t, i) => [t.name, i]));
+  let tips: RefTip[] | null = null;
+  for (const name of changed) {
+    const i = last.at.get(name);
+    const oid = loose.get(name) ?? packed.get(name);
+    if (i === undefined) {
+      if (oid === undefined || name.endsWith(".lock")) continue; // a lock file came and went
+      return null;
+    }
+    if (oid === undefined) return null;
+    if (last.tips[i]!.oid === oid) continue;
+    tips ??= last.tips.slice();
+    tips[i] = { name, oid };
+  }
+  // Nothing moved (only lock files came and went): the very same array, as callers key on it.
+  return tips ?? last.tips;
 }

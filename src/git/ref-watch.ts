@@ -26,6 +26,8 @@ export class WatchedRefFolder {
   private ino = -1;
   /** Changes whenever the listing may have changed, so callers can keep what they derived from it. */
   version = 0;
+  /** The names read again by the last listing that applied events, and the version it made. */
+  private applied: { version: number; names: string[] } | null = null;
 
   constructor(
     private readonly commonDir: string,
@@ -46,7 +48,10 @@ export class WatchedRefFolder {
    */
   list(): Map<string, string> {
     if (!this.loose || this.broken || Date.now() - this.walkedAt > FULL_EVERY_MS || this.inode() !== this.ino) return this.full();
-    if (this.dirty.size) this.version++;
+    if (this.dirty.size) {
+      this.version++;
+      this.applied = { version: this.version, names: [...this.dirty].map((file) => `${this.dirRef}/${file}`) };
+    }
     for (const file of this.dirty) {
       const name = `${this.dirRef}/${file}`;
       const value = file.endsWith(".lock") ? undefined : this.readLoose(name);
@@ -55,6 +60,16 @@ export class WatchedRefFolder {
     }
     this.dirty.clear();
     return this.loose;
+  }
+
+  /**
+   * The refs that may have changed between listing `version` and the current one, when the one
+   * step between them applied events; null when it was a full walk or more than one step (the
+   * caller then rebuilds from the listing).
+   */
+  changedSince(version: number): string[] | null {
+    if (this.version === version) return [];
+    return this.applied && this.applied.version === this.version && version === this.version - 1 ? this.applied.names : null;
   }
 
   private inode(): number {
@@ -69,6 +84,7 @@ export class WatchedRefFolder {
     if (this.watcher && this.inode() !== this.ino) this.drop();
     this.ensureWatch();
     this.version++;
+    this.applied = null;
     this.dirty.clear();
     const { refs, nested } = this.walk(this.dirRef);
     this.walkedAt = Date.now();

@@ -50,10 +50,19 @@ function serializeGroup(leases: Lease[]): string {
   return `{"leases": [\n${leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n`;
 }
 
+/** Each lease's prefix, by lease object: leases are never mutated, and a write groups them all. */
+const keyOf = new WeakMap<Lease, string>();
+
+function cachedKey(l: Lease): string {
+  let key = keyOf.get(l);
+  if (key === undefined) keyOf.set(l, (key = groupKey(l.pattern)));
+  return key;
+}
+
 function groupBy(leases: Lease[]): Map<string, Lease[]> {
   const out = new Map<string, Lease[]>();
   for (const l of leases) {
-    const key = groupKey(l.pattern);
+    const key = cachedKey(l);
     const g = out.get(key);
     if (g) g.push(l);
     else out.set(key, [l]);
@@ -126,8 +135,15 @@ export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
   return out;
 }
 
-/** Parsed prefix files by blob id: a blob never changes, so a new tip costs only its changed files. */
-export type GroupCache = Map<string, Lease[]>;
+/**
+ * Parsed prefix files by blob id, with the file name their leases were checked against: a blob
+ * never changes, so a new tip costs only its changed files.
+ */
+export type GroupCache = Map<string, { leases: Lease[]; file: string }>;
+
+// Made on first use: creating one loads ICU (~25 ms). Orders as localeCompare does, ~20x faster.
+let collatorMade: Intl.Collator | null = null;
+const compare = (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b);
 
 /**
  * Reads a format 2 record at commit `tip`: each prefix file checked against the lease schema and
@@ -158,32 +174,32 @@ export async function readLeaseTree(
   const all: Lease[] = [];
   for (const f of files) {
     if (f.mode !== "100644") fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a plain file`, { ref });
-    let leases = cache?.get(f.oid);
-    if (!leases) {
-      const data = await readTyped(reader, f.oid, "blob", ref);
-      if (bounds && data.length > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${f.name.slice(0, 80)} is ${data.length} bytes; at most ${bounds.blob}`, { ref });
-      leases = parseGroup(data, ref, f.name);
+    const hit = cache?.get(f.oid);
+    const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
+    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
+    // A blob already checked under this very name needs no second look at its leases.
+    if (hit?.file !== f.name) {
+      for (const l of leases) {
+        if (groupFile(cachedKey(l)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
+      }
       if (cache) {
         if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
-        cache.set(f.oid, leases);
+        cache.set(f.oid, { leases, file: f.name });
       }
     }
-    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
-    const key = groupKey(leases[0]!.pattern);
-    for (const l of leases) {
-      if (groupFile(groupKey(l.pattern)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
-    }
+    const key = cachedKey(leases[0]!);
     groups.set(key, { oid: f.oid, leases });
     all.push(...leases);
   }
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
-  all.sort((a, b) => a.pattern.localeCompare(b.pattern) || a.agent.localeCompare(b.agent));
+  all.sort((a, b) => compare(a.pattern, b.pattern) || compare(a.agent, b.agent));
   return { set: { leases: all }, groups };
 }
 
 const GROUP_CACHE_LIMIT = 50_000;
 
-function parseGroup(data: Buffer, ref: string, name: string): Lease[] {
+function parseGroup(data: Buffer, ref: string, name: string, bounds: { blob: number } | null): Lease[] {
+  if (bounds && data.length > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${name.slice(0, 80)} is ${data.length} bytes; at most ${bounds.blob}`, { ref });
   let json: unknown;
   try {
     json = JSON.parse(data.toString("utf8"));

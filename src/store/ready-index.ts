@@ -1,28 +1,41 @@
 // The order `claim --next` tries tasks in, kept between calls: sorting 10,000 tasks by priority,
 // age and id on every claim cost more than the claim. The order is that of claimCandidates
-// (core/task-ops.ts) and is kept while the listing holds the very same records (a long-running
-// store hands them back unchanged while no task ref moved: task-store.ts); settling, which
+// (core/task-ops.ts) and is kept while the listing holds the same tasks at the same places with
+// the same priorities (a long-running store keeps the listing's order while no task ref came or
+// went: task-store.ts), whatever else changed; finished tasks are skipped and settling, which
 // depends on the time, is done lazily on the candidates actually looked at.
 import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
+import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;
 const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b) };
-let last: { input: Task[]; order: Task[] } | null = null;
+let last: { input: Task[]; order: number[] } | null = null;
 
-function sameRecords(a: Task[], b: Task[]): boolean {
+/**
+ * The same tasks at the same places with the same priorities (records may differ: a claim, a
+ * release): the order by priority, age and id still holds, as age and id never change.
+ */
+function sameOrder(a: Task[], b: Task[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && (a[i]!.id !== b[i]!.id || a[i]!.priority !== b[i]!.priority)) return false;
   return true;
 }
 
-/** Every task not yet final, best first (highest priority, then oldest, then id). */
-function orderOf(tasks: Task[]): Task[] {
-  if (last && sameRecords(last.input, tasks)) return last.order;
+/** Where each task stands, best first (highest priority, then oldest, then id). */
+function orderOf(tasks: Task[]): number[] {
+  if (last && sameOrder(last.input, tasks)) {
+    last = { input: tasks, order: last.order };
+    return last.order;
+  }
   const order = tasks
-    .filter((t) => !isFinal(t.status))
-    .sort((a, b) => b.priority - a.priority || (a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at)));
+    .map((_, i) => i)
+    .sort((i, j) => {
+      const a = tasks[i]!;
+      const b = tasks[j]!;
+      return b.priority - a.priority || (a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at));
+    });
   last = { input: tasks, order };
   return order;
 }
@@ -32,8 +45,54 @@ function orderOf(tasks: Task[]): Task[] {
  * a caller that takes the first and, after a lost race, the next, settles only those.
  */
 export function* readyCandidates(tasks: Task[], ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
-  for (const t of orderOf(tasks)) {
+  for (const i of orderOf(tasks)) {
+    const t = tasks[i]!;
+    if (isFinal(t.status)) continue;
     const settled = settle(t, ctx).record;
     if (settled.status === "todo" && keep(settled)) yield settled;
   }
+}
+
+/**
+ * How a caller in this clone goes through the candidates. One that has not lost a race lately
+ * takes them in order (a lone worker takes the queue as promised). After a lost race every loser
+ * would move on to the very same next one and all but one lose again; instead each draws among
+ * the next few (candidate-choice.ts), a pool that doubles with every race this call lost. A
+ * process that lost a race in the last few seconds draws from the first pick on: its rivals are
+ * likely still there.
+ */
+export class LocalCandidates {
+  private pool: Task[] = [];
+
+  constructor(
+    private readonly items: Iterator<Task>,
+    private readonly store: object,
+  ) {}
+
+  next(now: Date, lost: number, random = Math.random()): Task | undefined {
+    const spread = Math.max(lost, recentlyLost(this.store) ? 1 : 0);
+    if (spread === 0 && this.pool.length === 0) return this.items.next().value as Task | undefined;
+    const size = poolSize(Number.MAX_SAFE_INTEGER, 1, spread);
+    while (this.pool.length < size) {
+      const r = this.items.next();
+      if (r.done) break;
+      this.pool.push(r.value);
+    }
+    const pick = chooseCandidate(this.pool, { now, random, contenders: 1, lost: spread });
+    if (pick) this.pool.splice(this.pool.indexOf(pick), 1);
+    return pick;
+  }
+}
+
+/** When each long-running store last lost a local race (wall clock: a pacing hint, not state). */
+const lastLoss = new WeakMap<object, number>();
+const RECENT_LOSS_MS = 5000;
+
+export function noteLocalLoss(store: object): void {
+  lastLoss.set(store, Date.now());
+}
+
+function recentlyLost(store: object): boolean {
+  const at = lastLoss.get(store);
+  return at !== undefined && Date.now() - at < RECENT_LOSS_MS;
 }

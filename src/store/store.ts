@@ -10,6 +10,7 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
+import { WriteTurns } from "../git/write-turn.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
@@ -41,6 +42,8 @@ export class Store {
   readonly oidBytes: number;
   private readonly refFiles: RefFiles | null;
   private readonly session: RefSession | null;
+  /** Turns at exclusive writes shared with the other long-running processes here (write-turn.ts). */
+  private readonly turns: WriteTurns | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
   private readonly records = new Map<string, unknown>();
   /** Records kept between one-shot commands (record-cache-file.ts), for the views that opt in. */
@@ -78,6 +81,8 @@ export class Store {
     this.zeroOid = "0".repeat(this.oidBytes * 2);
     this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
+    this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
+    if (opts.warm) this.writer.prepareAhead();
   }
 
   /** A long-running process (`warm`): it keeps state in process rather than in on-disk caches. */
@@ -212,6 +217,8 @@ export class Store {
     this.flushRecords();
     this.diskRecords?.save();
     this.reader.close();
+    this.writer.close();
+    this.turns?.close();
     this.session?.close();
     this.refFiles?.close();
   }
@@ -232,6 +239,27 @@ export class Store {
         return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
+    // Contended long-running processes here take turns at exclusive writes (they all move the
+    // lease ref): queued, each wins at its first attempt instead of most losing and starting over.
+    // One that has not lost a race lately (or waited for a turn) pays nothing for it.
+    const turn = opts.exclusive && this.turns && Date.now() < this.contendedUntil ? await this.turns.take("exclusive") : null;
+    if (turn?.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
+    try {
+      return await this.localLoop(attempt, deferred);
+    } finally {
+      turn?.give();
+    }
+  }
+
+  /** Until when this process counts itself contended: it lost a local race or waited for a turn. */
+  private contendedUntil = 0;
+
+  /** A caller lost a race for a task to another writer here (claim --next moving on). */
+  noteContended(): void {
+    if (this.turns) this.contendedUntil = Date.now() + CONTENDED_MS;
+  }
+
+  private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
     const deadline = Date.now() + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
@@ -240,6 +268,7 @@ export class Store {
       const r = await this.updateRefs(updates);
       if (r.ok && deferred) await this.remoteGate!.deferred!(this, deferred, updates);
       if (r.ok) return result;
+      this.noteContended();
       if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
@@ -298,6 +327,8 @@ export interface SharedDeadline {
 }
 
 const RETRY_BUDGET_MS = 5000;
+/** How long a lost race or a wait for a turn makes a process take turns (wall clock: pacing, not state). */
+const CONTENDED_MS = 60_000;
 const RECORD_CACHE_LIMIT = 20_000;
 const MAX_ATTEMPTS = 60;
 

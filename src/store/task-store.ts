@@ -4,7 +4,7 @@ import { newTaskId, validateTaskId } from "../core/ids.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
-import { readyCandidates } from "./ready-index.ts";
+import { LocalCandidates, noteLocalLoss, readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
@@ -80,18 +80,22 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
   return stored;
 }
 
+const READ_BATCH = 256;
+
 /** The last listing of each store, to derive the next one from when only records changed. */
 const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[] }>();
 
 async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing> {
   const records: Task[] = [];
   const problems: string[] = [];
-  for (const { name, oid } of tips) {
-    try {
-      records.push(await readTaskAt(store, name, oid));
-    } catch (e) {
-      if (!(e instanceof HandoffError)) throw e;
-      problems.push(e.message);
+  // Read a batch at a time: objects not loose (a fresh server over packed tasks) then go to the
+  // long-lived `git cat-file --batch` many requests at once instead of one round trip each.
+  for (let i = 0; i < tips.length; i += READ_BATCH) {
+    const batch = tips.slice(i, i + READ_BATCH).map(({ name, oid }) => readTaskAt(store, name, oid).then((task) => ({ task }), (error: unknown) => ({ error })));
+    for (const r of await Promise.all(batch)) {
+      if ("task" in r) records.push(r.task);
+      else if (r.error instanceof HandoffError) problems.push(r.error.message);
+      else throw r.error;
     }
   }
   const order = records.map((_, i) => i).sort((a, b) => byAge(records[a]!, records[b]!));
@@ -204,22 +208,21 @@ export async function claimNext(
 ): Promise<Task> {
   const tried = new Set<string>();
   const deadline: SharedDeadline = {};
-  // Racers in this clone lose a local compare-and-swap in a millisecond and keep strict priority
-  // order, the next candidate after a lost race coming from the same listing (ready-index.ts);
+  // Racers in this clone lose a local compare-and-swap in a millisecond: a caller takes the queue
+  // in order until it loses, then draws among the next few from the same listing (ready-index.ts);
   // racers through a remote (a push each) are spread out among the best few (candidate-choice.ts).
   const spread = (await store.syncRemote()) !== null;
-  let candidates: Iterator<Task> | null = null;
+  let local: LocalCandidates | null = null;
   let check: ((candidate: Task) => Refusal | null) | undefined;
   for (let lost = 0; ; ) {
-    let next = spread ? undefined : (candidates?.next().value as Task | undefined);
+    let next = spread ? undefined : local?.next(store.now(), lost);
     if (!next) {
       const { tasks } = await listTasks(store, { settled: false });
       check = opts.ready?.(tasks);
       const now = store.now();
-      candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
-      next = spread
-        ? chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost })
-        : (candidates.next().value as Task | undefined);
+      const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
+      if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
+      else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
     }
     if (!next) {
       fail("no_task_ready", "no task is ready to claim", {}, [
@@ -241,6 +244,10 @@ export async function claimNext(
         if (e.code === "held_by_other") {
           lost++;
           if (spread) noteLostRace(store, e.refusal.data?.holder);
+          else if (store.warm) {
+            noteLocalLoss(store);
+            store.noteContended();
+          }
         }
         if (deadline.until !== undefined) await lostRacePause(deadline, lost);
         continue;

@@ -1,10 +1,12 @@
 // Side by side with the peer MCP server (the optional dependency handoff-mcp-server-linux-x64),
 // both driven over stdio JSON-RPC by the same SDK client, interleaved round by round in one run so
 // machine noise hits both alike. Prints one table of p50 figures and ratios (ours / peer):
-//   warm claim_task at 20 / 200 / 1,000 / 10,000 live tasks (each claim released again, untimed,
-//   so the number of live tasks stays put), claims as live file leases grow 0 -> 1,000 (ours
-//   only: the peer has no file leases), list_tasks at 20 / 1,000 / 10,000 tasks, and 8 clients
-//   racing to claim over 1,000 tasks.
+//   warm claim_task at 20 / 200 / 1,000 / 10,000 live tasks (after 20 untimed rounds, 5 at
+//   10,000; each claim released again, untimed, so the number of live tasks stays put), claims as
+//   live file leases grow 0 -> 1,000 (ours only: the peer has no file leases), list_tasks at
+//   20 / 1,000 / 10,000 tasks, and 8 clients
+//   racing to claim over 1,000 tasks (each server, ours and the peer's, has listed the tasks once
+//   before the clock starts: warm servers racing).
 // Run after `npm run build`: node --import tsx test/bench/peer.bench.ts
 // Where the peer's binary does not exist (it ships for linux-x64 only) its column says so.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -81,7 +83,10 @@ const UNAVAILABLE = "peer unavailable";
 async function claimRounds(ours: McpHandle, peer: Peer | null, n: number, samples: number): Promise<{ ours: number; peer: number | null }> {
   const a: number[] = [];
   const b: number[] = [];
-  for (let i = 0; i < 5 + samples; i++) {
+  // Warm means past a fresh server's one-time work (ours makes its temp objects and fan-out folders
+  // in the background during its first writes): 20 untimed rounds each, 5 at 10,000 tasks.
+  const warmup = n >= 10_000 ? 5 : 20;
+  for (let i = 0; i < warmup + samples; i++) {
     const id = taskId(i % n);
     const x = await timed(() => ours.call("claim_task", { id }), `claim_task ${id}`);
     await ours.ok("release_task", { id });
@@ -91,7 +96,7 @@ async function claimRounds(ours: McpHandle, peer: Peer | null, n: number, sample
       const r = await peer.call("handoff_reclaim_task", { task_id: id, reason: "bench" });
       if (r.isError) throw new Error(`peer release ${id}: ${JSON.stringify(r.content).slice(0, 300)}`);
     }
-    if (i >= 5) {
+    if (i >= warmup) {
       a.push(x);
       b.push(y);
     }
@@ -153,13 +158,13 @@ try {
     try {
       const xs: number[] = [];
       const ys: number[] = [];
-      for (let i = 0; i < 5 + SAMPLES; i++) {
+      for (let i = 0; i < 20 + SAMPLES; i++) {
         const id = taskId(i % 200);
         const x = await timed(() => a.call("claim_task", { id }), "claim, no leases");
         await a.ok("release_task", { id });
         const y = await timed(() => b.call("claim_task", { id }), "claim, 1,000 leases");
         await b.ok("release_task", { id });
-        if (i >= 5) {
+        if (i >= 20) {
           xs.push(x);
           ys.push(y);
         }
@@ -177,6 +182,8 @@ try {
     const repo = tempRepo();
     await seedTasks(repo, RACE_TASKS);
     const clients = await Promise.all(Array.from({ length: RACERS }, (_, k) => overStdio(repo, { agent: `racer-${k}` })));
+    // Warm servers race: each has read the tasks once before the clock starts (the peer's too, below).
+    await Promise.all(clients.map((c) => c.ok("ready_tasks", { limit: 1 })));
     const granted: string[] = [];
     const t0 = Date.now();
     try {
@@ -203,6 +210,7 @@ try {
       const { dir, peer } = await peerProject(PEER, RACE_TASKS);
       await peer.close();
       const peers = await Promise.all(Array.from({ length: RACERS }, () => startPeer(PEER, dir)));
+      await Promise.all(peers.map((p) => p.call("handoff_list_tasks", {})));
       let grants = 0;
       const p0 = Date.now();
       try {

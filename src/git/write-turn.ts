@@ -1,0 +1,135 @@
+// Turns at a hot ref for the long-running processes of one machine. Racing writers of one ref
+// (every claim of a task with a scope moves refs/handoff/leases) mostly lose to each other: each
+// reads the tip, decides, writes objects, and all but one find the tip moved and start over. A
+// turn makes them queue instead, so each write succeeds at its first attempt. It is only a
+// courtesy: the compare-and-swap still decides, a writer that waits past a bound goes ahead
+// without its turn, and a turn whose holder is gone is broken at once (owned-lock.ts).
+import { randomBytes } from "node:crypto";
+import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
+
+export interface Turn {
+  give(): void;
+  waited: boolean;
+}
+
+/** How long a writer waits for its turn before it goes ahead anyway. */
+const MAX_WAIT_MS = 250;
+
+/**
+ * One process's access to the turns under `dir`. Taking a turn is a hard link of this process's
+ * owner file to the turn's name (no new inode: on a busy disk creating a file is the slow part),
+ * giving it back an unlink.
+ */
+export class WriteTurns {
+  private owner: { path: string; ino: number } | null = null;
+  private broken = false;
+  /** Turns this process holds: a write nested in another, or a concurrent call, goes ahead at once. */
+  private holding = 0;
+
+  constructor(private readonly dir: string) {}
+
+  /**
+   * Waits for the turn `name` (bounded). Returns how to give it back, and whether another
+   * process held it meanwhile (the caller is contended).
+   */
+  async take(name: string): Promise<Turn> {
+    const me = this.holding ? null : this.ownerFile();
+    if (!me) return { give: () => {}, waited: false };
+    const path = `${this.dir}/${name}.turn`;
+    const until = Date.now() + MAX_WAIT_MS;
+    for (let n = 0; ; n++) {
+      try {
+        linkSync(me.path, path);
+        this.holding++;
+        let given = false;
+        const give = () => {
+          if (given) return;
+          given = true;
+          this.holding--;
+          this.give(path, me.ino);
+        };
+        return { give, waited: n > 0 };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return { give: () => {}, waited: n > 0 };
+      }
+      // Whether the holder is still there is asked now and then, not on every poll (it reads /proc).
+      if (n % 16 === 0) {
+        const owner = readOwner(path);
+        if (owner && holderGone(owner)) {
+          breakTurn(path, owner.pid);
+          continue;
+        }
+      }
+      if (Date.now() >= until) return { give: () => {}, waited: true };
+      await new Promise((r) => setTimeout(r, n < 4 ? 1 : 1 + Math.random() * 2));
+    }
+  }
+
+  /** Removes this process's owner file (its turns are given back by then). */
+  close(): void {
+    if (this.owner) rmQuiet(this.owner.path);
+    this.owner = null;
+  }
+
+  private give(path: string, ino: number): void {
+    // Only our own: had it been broken and taken by another, that one keeps it.
+    try {
+      if (statSync(path).ino === ino) unlinkSync(path);
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** This process's owner file, made on first use; null when the folder cannot be written. */
+  private ownerFile(): { path: string; ino: number } | null {
+    if (this.owner || this.broken) return this.owner;
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      sweep(this.dir);
+      const path = `${this.dir}/${process.pid}-${randomBytes(4).toString("hex")}.owner`;
+      writeFileSync(path, JSON.stringify(selfOwner()), { flag: "wx" });
+      this.owner = { path, ino: statSync(path).ino };
+    } catch {
+      this.broken = true;
+    }
+    return this.owner;
+  }
+}
+
+/** Owner files and turns left by processes that are gone. */
+function sweep(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".owner") && !name.endsWith(".turn")) continue;
+    const owner = readOwner(`${dir}/${name}`);
+    if (!owner || !holderGone(owner)) continue;
+    if (name.endsWith(".turn")) breakTurn(`${dir}/${name}`, owner.pid);
+    else rmQuiet(`${dir}/${name}`);
+  }
+}
+
+/** Removes a dead holder's turn, putting back one another process took meanwhile. */
+function breakTurn(path: string, pid: number): void {
+  const aside = `${path}.broken-${randomBytes(4).toString("hex")}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return; // someone else broke it first
+  }
+  if (readOwner(aside)?.pid !== pid) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      /* a newer turn is in place */
+    }
+  }
+  rmQuiet(aside);
+}
+
+function rmQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone */
+  }
+}

@@ -1,0 +1,104 @@
+// Turns at exclusive writes among the long-running processes of one machine (write-turn.ts): one
+// holder at a time, a dead holder's turn broken at once, a live holder that never gives back only
+// delays the others (bounded), and what dead processes left behind is swept.
+import { spawnSync } from "node:child_process";
+import { existsSync, linkSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { WriteTurns } from "../src/git/write-turn.ts";
+import { cleanupTemp, tempDir } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ["-e", "0"]).pid!;
+}
+
+test("one holder at a time: the second waits until the first gives its turn back", async () => {
+  const dir = tempDir();
+  const a = new WriteTurns(dir);
+  const b = new WriteTurns(dir);
+  const order: string[] = [];
+  const turnA = await a.take("exclusive");
+  assert.is(turnA.waited, false, "a free turn is taken at once");
+  const giveA = turnA.give;
+  order.push("a has it");
+  const bTakes = b.take("exclusive").then((turn) => {
+    order.push("b has it");
+    assert.is(turn.waited, true, "b knows it was contended");
+    return turn.give;
+  });
+  await new Promise((r) => setTimeout(r, 20));
+  order.push("a gives back");
+  giveA();
+  const giveB = await bTakes;
+  assert.equal(order, ["a has it", "a gives back", "b has it"]);
+  assert.ok(existsSync(`${dir}/exclusive.turn`));
+  giveB();
+  giveB(); // giving back twice is harmless
+  assert.not.ok(existsSync(`${dir}/exclusive.turn`));
+  a.close();
+  b.close();
+  assert.equal(readdirSync(dir), [], "owner files removed on close");
+});
+
+test("a turn whose holder is gone is broken at once; leftovers of dead processes are swept", async () => {
+  const dir = tempDir();
+  mkdirSync(dir, { recursive: true });
+  const pid = deadPid();
+  writeFileSync(`${dir}/${pid}-dead.owner`, JSON.stringify({ pid, host: hostname(), start: null }));
+  linkSync(`${dir}/${pid}-dead.owner`, `${dir}/exclusive.turn`);
+  const t = new WriteTurns(dir);
+  const { give } = await t.take("exclusive");
+  const names = readdirSync(dir);
+  assert.ok(names.includes("exclusive.turn"), "the turn is now ours");
+  assert.not.ok(names.some((n) => n.startsWith(`${pid}-`)), "the dead process's owner file is gone");
+  give();
+  t.close();
+  assert.equal(readdirSync(dir), []);
+});
+
+test("a live holder that never gives back delays the next writer only up to the bound, and keeps its turn", async () => {
+  const dir = tempDir();
+  const holder = new WriteTurns(dir);
+  const waiter = new WriteTurns(dir);
+  const keep = (await holder.take("exclusive")).give;
+  const late = await waiter.take("exclusive"); // resolves after the bound, without the turn
+  assert.is(late.waited, true);
+  late.give();
+  assert.ok(existsSync(`${dir}/exclusive.turn`), "the holder's turn is untouched");
+  keep();
+  assert.not.ok(existsSync(`${dir}/exclusive.turn`));
+  holder.close();
+  waiter.close();
+});
+
+test("a write nested in another of the same process does not wait for its own turn", async () => {
+  const dir = tempDir();
+  const t = new WriteTurns(dir);
+  const outer = (await t.take("exclusive")).give;
+  let innerDone = false;
+  const inner = t.take("exclusive").then((turn) => {
+    innerDone = true;
+    return turn.give;
+  });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.ok(innerDone, "the nested take answered at once");
+  (await inner)();
+  assert.ok(existsSync(`${dir}/exclusive.turn`), "the outer turn is still held");
+  outer();
+  t.close();
+});
+
+test("a folder that cannot be written: writes go ahead without turns", async () => {
+  const dir = tempDir();
+  writeFileSync(`${dir}/file`, "");
+  const t = new WriteTurns(`${dir}/file/turns`);
+  (await t.take("exclusive")).give();
+  t.close();
+});
+
+test.run();
