@@ -5,6 +5,7 @@ import { EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
 import { eventLines } from "../../present/render.ts";
 
@@ -35,6 +36,7 @@ export function registerEvents(program: Command): void {
         ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
       }, o.task === undefined ? { onProblem: warn, index: true } : {});
       emit(!!g.json, events, () => (events.length ? eventLines(events).join("\n") : "no events"));
+      await packAfterView(store);
     });
   });
 }

@@ -4,6 +4,7 @@ import { computeStats } from "../../core/stats.ts";
 import { statsText } from "../../present/render-stats.ts";
 import { readStatsEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
+import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
 import { trafficText } from "../../present/render-traffic.ts";
 import { remoteTrafficFor } from "../../sync/remote-traffic.ts";
@@ -30,6 +31,7 @@ export function registerStats(program: Command): void {
       const remote = await remoteTrafficFor(store);
       const out = { ...stats, drift: negotiation.undeclared, negotiation: negotiation.requests, ...(remote ? { remote } : {}) };
       emit(!!g.json, out, () => `${statsText(stats)}\n${negotiationStatsText(negotiation)}${remote ? `\n${trafficText(remote)}` : ""}`);
+      await packAfterView(store);
     });
   });
 }
