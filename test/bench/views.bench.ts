@@ -50,12 +50,6 @@ function scenario(label: string, f: ViewsFixture, targets: { status: number; eve
     ...(targets.stats ? [{ name: "stats", args: [CLI, "stats"] }] : []),
   ];
   const m = interleaved(cmds, repo, env);
-  const node = m.get("node")!;
-  const row = (name: string, what: string, target?: number) => {
-    const ms = m.get(name);
-    if (ms === undefined || target === undefined) return;
-    console.log(`  ${what.padEnd(44)} ${fmt(ms, 1).padStart(8)} ms  ${fmt(ms / node)}x node -e 0 (target <= ${target}x)`);
-  };
   const show = (times: Map<string, number>, title: string) => {
     const base = times.get("node")!;
     console.log(`  ${title}`);
