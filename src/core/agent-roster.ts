@@ -39,7 +39,9 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
   const held = new Map<string, string[]>();
   for (const t of tasks) {
     if (!isLive(t, now)) continue;
-    held.set(t.claim!.agent, [...(held.get(t.claim!.agent) ?? []), t.id]);
+    const list = held.get(t.claim!.agent);
+    if (list) list.push(t.id);
+    else held.set(t.claim!.agent, [t.id]);
   }
   const entries = agents.map((a): RosterEntry => {
     const claimed = held.get(a.agent) ?? [];
