@@ -31,15 +31,16 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], t
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: string): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
     const base = tip ? await baseOf(store, a.agent, tip.commit, tasks, tips) : null;
     if (tip && base) paths.push(...(await store.kept(`changed:${base}..${tip.commit}`, () => changedBetween(store.cwd, base, tip.commit))));
   }
-  // A worktree path recorded on another machine may name an unrelated folder here.
-  if (a.worktree && (!a.machine || a.machine === machine) && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
+  // A worktree path recorded on another machine may name an unrelated folder here. The folder is
+  // looked for first: the machine name costs a `git config` process, asked once and only if needed.
+  if (a.worktree && existsSync(a.worktree) && (!a.machine || a.machine === (await machine()))) paths.push(...(await uncommittedPaths(a.worktree)));
   return paths;
 }
 
@@ -58,7 +59,8 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const policy = loadPolicy(store);
   const agents: AgentDrift[] = [];
   const tips = await branchTips(store.cwd);
-  const machine = await localMachine(store);
+  let asked: Promise<string> | null = null;
+  const machine = () => (asked ??= localMachine(store));
   // Each agent's share of the tasks, leases and events, grouped once: at 10,000 tasks and 100
   // agents, filtering all of them for each agent was a million comparisons per view.
   const claimedBy = groupBy(input.tasks.filter((t) => t.status === "claimed" && t.claim), (t) => t.claim!.agent);
@@ -124,7 +126,7 @@ export async function recordWorktreeDrift(store: Store, record: AgentRecord): Pr
   if (!d) return [];
   const policy = loadPolicy(store);
   const here = { ...record, worktree: store.repo.workTree };
-  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), await localMachine(store))).filter((p) => !isIgnored(policy, p));
+  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), () => localMachine(store))).filter((p) => !isIgnored(policy, p));
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
   const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
   if (!fresh.length) return [];
