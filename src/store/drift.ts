@@ -10,6 +10,8 @@ import type { Lease } from "../core/lease.ts";
 import type { Task } from "../core/task.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
+import { isObjectId } from "../core/object-id.ts";
+import { parseCommit, readTyped } from "./codec.ts";
 import { loadLeases, loadPolicy } from "./lease-store.ts";
 import { recordCatches } from "./catch-log.ts";
 import { indexedLogEvents } from "./log-index.ts";
@@ -58,7 +60,7 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const now = store.now();
   const policy = loadPolicy(store);
   const agents: AgentDrift[] = [];
-  const tips = await branchTips(store.cwd);
+  const tips = await branchTipsOf(store);
   let asked: Promise<string> | null = null;
   const machine = () => (asked ??= localMachine(store));
   // Each agent's share of the tasks, leases and events, grouped once: at 10,000 tasks and 100
@@ -81,6 +83,30 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
   }
   return { agents, stuck: stuckTasks(store, input.tasks, tips) };
+}
+
+/**
+ * Every local branch's tip and its commit time. Where refs are files, the tips are read in-process
+ * and each commit's time is kept by commit id between runs (`store.kept`: a commit's time never
+ * changes), so a view whose branches did not move starts no git process for them. Anything
+ * unexpected (a tip that is not a commit id, or not a commit) asks `git for-each-ref` instead.
+ */
+async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
+  if (!store.usesRefFiles) return branchTips(store.cwd);
+  const tips = new Map<string, BranchTip>();
+  for (const { name, oid } of await store.listRefs("refs/heads/")) {
+    if (!isObjectId(oid)) return branchTips(store.cwd);
+    const secs = await store.kept(`commit-time:${oid}`, async () => {
+      try {
+        return parseCommit(await readTyped(store.reader, oid, "commit", name)).time;
+      } catch {
+        return null;
+      }
+    });
+    if (typeof secs !== "number") return branchTips(store.cwd);
+    tips.set(name.slice("refs/heads/".length), { commit: oid, at: new Date(secs * 1000) });
+  }
+  return tips;
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
