@@ -37,6 +37,6 @@ export function registerEvents(program: Command): void {
       }, o.task === undefined ? { onProblem: warn, index: true } : {});
       emit(!!g.json, events, () => (events.length ? eventLines(events).join("\n") : "no events"));
       await packAfterView(store);
-    });
+    }, { agentFilters: true });
   });
 }
