@@ -44,4 +44,16 @@ test("a second status starts no git process when no agent's worktree is on this 
   assert.ok(stuckOn(moved, "agent-002") > 0, "other branches are as they were");
 });
 
+test("events --agent and stats by an agent with a session start no git process once their caches are warm", () => {
+  const repo = tempRepo();
+  const f = { tasks: 300, agents: 10, events: 600, branches: 3 };
+  writeViewsFixture(repo, f);
+  const env = { HANDOFF_NOW: fixtureNow(f) };
+  for (const args of [["events", "--agent", "agent-007", "--limit", "20"], ["stats"]]) {
+    const warm = cli(args, { cwd: repo, agent: "agent-000", env });
+    assert.is(warm.code, 0, warm.stderr);
+    assert.equal(traced(repo, env, args).commands, [], args.join(" "));
+  }
+});
+
 test.run();

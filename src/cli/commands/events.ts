@@ -23,6 +23,8 @@ export function registerEvents(program: Command): void {
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
+      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
+      store.keepRecords();
       if (o.type !== undefined && !EventType.options.includes(o.type as EventType)) {
         // The list is long: the first types, then where to see them all, so the error stays one short line.
         const all = EventType.options;

@@ -19,6 +19,8 @@ export function registerStats(program: Command): void {
       .option("--since <time>", "only what happened since: an ISO time, or a duration back from now (2h, 7d)"),
   ).action(async (o: { since?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
+      store.keepRecords();
       const now = store.now();
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
