@@ -5,6 +5,7 @@ import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
 import { isLive, settle, type OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface RosterEntry {
   agent: string;
@@ -67,7 +68,7 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
   const declared = new Set(agents.map((a) => a.agent));
   const undeclared = [...held.entries()]
     .filter(([agent]) => !declared.has(agent))
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => textOrder(a, b))
     .map(([agent, claimed]) => ({ agent, claimed }));
   return { agents: entries, undeclared_holders: undeclared };
 }

@@ -8,6 +8,7 @@ import { conflictSummaryLine, type ConflictReport, type PairResult } from "./con
 import { blockingEdges, type BlockedEdge } from "./dependency-graph.ts";
 import { inboxFor } from "./handoff.ts";
 import { reviewQueue, type ReviewItem } from "./review.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface HeldTask {
   task: string;
@@ -64,7 +65,7 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): O
     else byAgent.set(claim.agent, [held]);
     if (held.expires_in_ms <= soonMs) expiring.push(held);
   }
-  const holders = [...byAgent.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([agent, tasks]) => ({ agent, tasks }));
+  const holders = [...byAgent.entries()].sort(([a], [b]) => textOrder(a, b)).map(([agent, tasks]) => ({ agent, tasks }));
   expiring.sort((a, b) => a.expires_in_ms - b.expires_in_ms);
   return { at: now.toISOString(), counts, holders, expiring_soon: expiring, expired };
 }
@@ -133,7 +134,7 @@ export function buildStatus(input: StatusInput): StatusView {
 
   const placements: Placement[] = roster.agents
     .map((a) => ({ worktree: a.worktree, branch: a.branch, scope: a.scope, session: a.session, agent: a.agent, status: a.status }))
-    .sort((a, b) => (a.worktree ?? "").localeCompare(b.worktree ?? "") || a.agent.localeCompare(b.agent));
+    .sort((a, b) => textOrder(a.worktree ?? "", b.worktree ?? "") || textOrder(a.agent, b.agent));
 
   const blocked = settled.filter((t) => t.status === "todo" || t.status === "claimed").flatMap((t) => blockingEdges(t, byId, now));
   // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.

@@ -18,11 +18,12 @@ import { indexedLogEvents } from "./log-index.ts";
 import { listTasks } from "./task-store.ts";
 import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
+import { textOrder } from "../core/text-order.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
 async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
   // The earliest claim's base: work on the later tasks is in its range too.
-  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => a.claim!.claimed_at.localeCompare(b.claim!.claimed_at));
+  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => textOrder(a.claim!.claimed_at, b.claim!.claimed_at));
   if (held.length) return held[0]!.base!;
   const integration = store.config.integrationBranch;
   if (!integration) return null;
