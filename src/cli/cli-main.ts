@@ -1,55 +1,8 @@
-// The commander-based CLI. Loaded by the dispatcher (git-handoff.ts) for every verb but the hot ones.
-import { CommanderError } from "commander";
+// The commander-based CLI with every verb. Loaded by the dispatcher (git-handoff.ts) for every verb but
+// the hot ones (hot-main.ts), hooks and MCP.
 import { buildProgram } from "./program.ts";
-import { errorBody, reportError } from "../present/output.ts";
-
-const SHORT_USAGE = `usage: git handoff <verb> [options]
-
-  git handoff init                   set up this repository (hooks for git and agents)
-  git handoff task add <objective>   add a task
-  git handoff claim --next           take the best ready task
-  git handoff status                 who holds what
-  git handoff help [verb]            every verb, or one verb's options and examples
-`;
-
-/** Commander's own errors are usage errors (exit 2); help and version are not errors at all. */
-async function main(argv: string[]): Promise<number> {
-  const wantsJson = argv.includes("--json");
-  if (!argv.length) {
-    // No verb is a usage error: a short usage on stderr, the project's usage status.
-    process.stderr.write(SHORT_USAGE);
-    return 2;
-  }
-  // `git handoff help task add` is `git handoff task add --help`: git itself turns --help into man.
-  const program = buildProgram(argv);
-  if (argv[0] === "help" && argv.length > 1) {
-    const verb = argv[1]!;
-    if (!program.commands.some((c) => c.name() === verb || c.aliases().includes(verb))) {
-      process.stderr.write(`git-handoff: no verb ${JSON.stringify(verb)}; git handoff help lists them\n`);
-      return 2;
-    }
-    argv = [...argv.slice(1).filter((a) => a !== "--json"), "--help"];
-  }
-  try {
-    await program.parseAsync(argv, { from: "user" });
-    return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
-      // commander already printed the message; with --json the error body goes to stdout as for any refusal.
-      if (wantsJson) {
-        const message = e.message.replace(/^error: /, "");
-        process.stdout.write(JSON.stringify({ error: errorBody({ code: "invalid_input", message, suggestions: [{ action: "fix_input", detail: "git handoff help <verb> shows how to use it" }] }) }, null, 2) + "\n");
-      }
-      return 2;
-    }
-    return reportError(e, wantsJson);
-  }
-}
+import { runProgram } from "./run-program.ts";
 
 export function run(argv: string[]): void {
-  main(argv).then((code) => {
-    // A command that printed its own report may have set a failing status (doctor): keep it.
-    process.exitCode = code || process.exitCode || 0;
-  });
+  runProgram(buildProgram, argv);
 }

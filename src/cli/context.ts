@@ -35,8 +35,12 @@ export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: bool
 }
 
 /** Opens the repository named by -C (or the current folder) for the command, then closes it. */
-export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>): Promise<T> {
+export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>, how: { agentFilters?: boolean } = {}): Promise<T> {
   const opts = globals(cmd);
+  // A verb whose own --agent filters what it shows (events, leases): the caller is named only
+  // before the verb. Merged with the verb's options, the filter had become the caller, whose
+  // heartbeat the command then refreshed.
+  if (how.agentFilters) opts.agent = (cmd.parent?.optsWithGlobals() as GlobalOptions | undefined)?.agent;
   const cwd = opts.C ? resolve(opts.C) : process.cwd();
   const store = await openSyncedStore({
     cwd,

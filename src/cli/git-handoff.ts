@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Entry point: a dispatcher that loads only the bundle a verb needs. Hooks run before every edit
-// an agent makes, so they must not pay for commander, the MCP SDK or the dashboard.
+// an agent makes, so they must not pay for commander, the MCP SDK or the dashboard; the hot verbs
+// (claim, check, task show...) load a bundle without the other verbs' modules.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
+import { HOT_VERBS, verbOf } from "./command-line.ts";
 
-const BUNDLES: Record<string, string> = { hook: "hook-main.cjs", mcp: "mcp-main.cjs" };
+const BUNDLES = new Map<string, string>([["hook", "hook-main.cjs"], ["mcp", "mcp-main.cjs"], ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"])]);
 
 // A reader that stops early (`git handoff status | head`) closes the pipe: end quietly, no trace.
 process.stdout.on("error", (e: NodeJS.ErrnoException) => {
@@ -14,8 +16,7 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-const TAKES_VALUE = new Set(["-C", "--agent"]);
-const verb = argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
-const special = verb !== undefined ? BUNDLES[verb] : undefined;
+const verb = verbOf(argv);
+const special = verb !== undefined ? BUNDLES.get(verb) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
 (loadBundle(join(__dirname, bundle)) as { run(argv: string[]): void }).run(argv);

@@ -1,4 +1,5 @@
-import { Command } from "commander";
+import type { Command } from "commander";
+import { buildFrom, verbOf } from "./program-builder.ts";
 import { registerAgents } from "./commands/agents.ts";
 import { registerApprove } from "./commands/approve.ts";
 import { registerClaim } from "./commands/claim.ts";
@@ -20,15 +21,13 @@ import { registerDashboard } from "./commands/dashboard.ts";
 import { registerDoctor, registerSync, registerSyncTools } from "./commands/sync.ts";
 import { registerMemory } from "./commands/memory.ts";
 import { registerDoc } from "./commands/doc.ts";
-import { registerMeta, VERSION } from "./commands/meta.ts";
-import { EXAMPLES } from "./examples.ts";
+import { registerMeta } from "./commands/meta.ts";
 import { registerWait } from "./commands/wait.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { registerTest } from "./commands/test-link.ts";
 import { registerLoop } from "./commands/loop.ts";
 
-
-type Register = (program: Command) => void;
+import type { Register } from "./program-builder.ts";
 
 /**
  * Every register function with the top-level verbs (and aliases) it adds, in help order. A one-shot
@@ -68,46 +67,12 @@ export const VERBS: [Register, string[]][] = [
   [registerDashboard, ["dashboard"]],
 ];
 
-/** Verbs that read the whole program (completion lists every verb): always built in full. */
-const NEEDS_ALL = new Set(["completion", "help"]);
-const TAKES_VALUE = new Set(["-C", "--agent"]);
-
-/** The verb of a command line: its first word that is neither an option nor an option's value. */
-export function verbOf(argv: string[]): string | undefined {
-  return argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
-}
+export { verbOf };
 
 /**
  * The program with every verb, or (given the command line) with only the verb it runs, when that
  * verb is known; unknown verbs, help and completion get every verb, so their answers list them all.
  */
 export function buildProgram(argv?: string[]): Command {
-  const program = new Command("git-handoff")
-    .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
-    .version(VERSION)
-    .option("-C <dir>", "run as if started in <dir>")
-    .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
-    .option("--json", "print JSON")
-    .option("--push", "send writes to the sync remote at once")
-    .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
-    .showHelpAfterError("(git handoff help <verb> shows how to use it)")
-    // Options before the verb belong to the program, after it to the verb (each leaf repeats the
-    // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
-    // the filter was ignored and the name became the caller instead.
-    .enablePositionalOptions()
-    .exitOverride();
-  const verb = argv ? verbOf(argv) : undefined;
-  const only = verb !== undefined && !NEEDS_ALL.has(verb) ? VERBS.filter(([, names]) => names.includes(verb)) : [];
-  for (const [register] of only.length ? only : VERBS) register(program);
-  const paths = (c: Command, prefix: string[]): void => {
-    for (const sub of c.commands) {
-      sub.exitOverride();
-      const path = [...prefix, sub.name()];
-      const examples = EXAMPLES[path.join(" ")];
-      if (examples && !sub.commands.length) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
-      paths(sub, path);
-    }
-  };
-  paths(program, []);
-  return program;
+  return buildFrom(VERBS, argv);
 }

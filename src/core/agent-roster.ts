@@ -5,6 +5,7 @@ import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
 import { isLive, settle, type OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface RosterEntry {
   agent: string;
@@ -39,7 +40,9 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
   const held = new Map<string, string[]>();
   for (const t of tasks) {
     if (!isLive(t, now)) continue;
-    held.set(t.claim!.agent, [...(held.get(t.claim!.agent) ?? []), t.id]);
+    const list = held.get(t.claim!.agent);
+    if (list) list.push(t.id);
+    else held.set(t.claim!.agent, [t.id]);
   }
   const entries = agents.map((a): RosterEntry => {
     const claimed = held.get(a.agent) ?? [];
@@ -65,7 +68,7 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
   const declared = new Set(agents.map((a) => a.agent));
   const undeclared = [...held.entries()]
     .filter(([agent]) => !declared.has(agent))
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => textOrder(a, b))
     .map(([agent, claimed]) => ({ agent, claimed }));
   return { agents: entries, undeclared_holders: undeclared };
 }

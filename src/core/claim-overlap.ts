@@ -4,6 +4,7 @@
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import type { Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 /** `warn`: both name the same file or the same pattern; `info`: any other intersection. */
 export interface Overlap {
@@ -38,7 +39,7 @@ export function claimOverlaps(claimed: Task, tasks: Task[], leases: Lease[], age
     if (l.agent === agent || !isLeaseLive(l, now) || l.task === claimed.id) continue;
     add(l.task, l.agent, l.pattern);
   }
-  return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || a.pattern.localeCompare(b.pattern));
+  return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || textOrder(a.pattern, b.pattern));
 }
 
 export function overlapText(o: Overlap): string {

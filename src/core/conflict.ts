@@ -1,6 +1,7 @@
 // Conflict preview: which branches of active agents to merge pairwise (and each with the
 // integration branch), and how to summarise what `git merge-tree` found. Pure.
 import type { RosterEntry } from "./agent-roster.ts";
+import { textOrder } from "./text-order.ts";
 
 /** One branch in the preview, with who works on it and what they hold. */
 export interface Side {
@@ -40,7 +41,7 @@ export function sidesOf(roster: RosterEntry[]): Side[] {
     side.tasks.push(...r.claimed);
     byBranch.set(r.branch, side);
   }
-  return [...byBranch.values()].sort((a, b) => a.branch.localeCompare(b.branch));
+  return [...byBranch.values()].sort((a, b) => textOrder(a.branch, b.branch));
 }
 
 /** Every pair of agent branches, then each agent branch against the integration branch. */

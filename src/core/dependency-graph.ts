@@ -5,6 +5,7 @@ import { refuse, type Outcome } from "./outcome.ts";
 import { isFinal, type Task, type TaskStatus } from "./task.ts";
 import { settle, type OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { textOrder } from "./text-order.ts";
 
 export const MAX_DEPENDENCIES = 100;
 
@@ -64,7 +65,7 @@ export function readyTasks(tasks: Task[], now: Date): Task[] {
   return tasks
     .map((t) => settle(t, { actor: nobody, now }).record)
     .filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length === 0)
-    .sort((a, b) => b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    .sort((a, b) => b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id));
 }
 
 /** Every task reachable from `start` along `after` edges, `start` included. */

@@ -8,6 +8,7 @@ import { UNTRUSTED_LABEL } from "./untrusted.ts";
 import { heldRefusal, isLive, settle, type OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { textOrder } from "./text-order.ts";
 
 export const MAX_HANDOFFS_PER_TASK = 50;
 
@@ -133,5 +134,5 @@ export function inboxFor(agent: string, tasks: Task[], now: Date): InboxEntry[] 
       else if (h.to === null && waitsOn.has(t.id)) entries.push({ handoff: h, reason: "dependent", via: waitsOn.get(t.id)!, task_status: t.status });
     }
   }
-  return entries.sort((a, b) => a.handoff.created_at.localeCompare(b.handoff.created_at));
+  return entries.sort((a, b) => textOrder(a.handoff.created_at, b.handoff.created_at));
 }

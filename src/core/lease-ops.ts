@@ -8,19 +8,17 @@ import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { textOrder } from "./text-order.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
   return { type, task: task ?? "", agent, at: ctx.now.toISOString(), scope, worktree, branch };
 }
 
-// One collator, made on first use: the order of `localeCompare` at a fraction of its cost per
-// compare (every lease write sorts the whole set).
-let collator: Intl.Collator | null = null;
-
+// The order of `localeCompare` (every lease write sorts the whole set); textOrder makes a collator
+// only for patterns it cannot order plainly, so a cold claim does not load ICU's collation data.
 function sorted(leases: Lease[]): Lease[] {
-  const c = (collator ??= new Intl.Collator());
-  return [...leases].sort((a, b) => c.compare(a.pattern, b.pattern) || c.compare(a.agent, b.agent));
+  return [...leases].sort((a, b) => textOrder(a.pattern, b.pattern) || textOrder(a.agent, b.agent));
 }
 
 /** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */

@@ -3,6 +3,7 @@
 import { classifyAgent, type AgentRecord, type AgentThresholds } from "./agent.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { isFinal, type Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 export type LeaseFlag = "task_finished" | "task_not_held" | "holder_gone";
 
@@ -40,7 +41,7 @@ export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[],
       expires_in_ms: Date.parse(l.expires_at) - now.getTime(),
       flags: leaseFlags(l, byTask, byAgent, now, t),
     }))
-    .sort((a, b) => a.agent.localeCompare(b.agent) || a.pattern.localeCompare(b.pattern));
+    .sort((a, b) => textOrder(a.agent, b.agent) || textOrder(a.pattern, b.pattern));
 }
 
 const FLAG_TEXT: Record<LeaseFlag, string> = {

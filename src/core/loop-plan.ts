@@ -6,6 +6,7 @@ import { dependenciesOf } from "./dependency-graph.ts";
 import { overlaps } from "./glob-overlap.ts";
 import { settle } from "./task-ops.ts";
 import type { Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface PlannedUnit {
   id: string;
@@ -32,7 +33,7 @@ const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as co
 
 /** Best first: priority, then age, then id (the order `ready` uses). */
 function better(a: Task, b: Task): number {
-  return b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+  return b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id);
 }
 
 /**
@@ -61,7 +62,7 @@ export function planLoop(all: Task[], now: Date, opts: { maxWorktrees: number })
     }
   }
   for (const [task, reason] of why) waiting.push({ task, reason });
-  waiting.sort((a, b) => a.task.localeCompare(b.task));
+  waiting.sort((a, b) => textOrder(a.task, b.task));
 
   const members = tasks.filter((t) => plannable.has(t.id)).sort(better);
   // Union-find over overlapping scopes and dependency edges.

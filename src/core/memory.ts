@@ -7,6 +7,7 @@ import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refComponentProblem } from "./ids.ts";
 import { isoTime, lazySchema } from "./schema-helpers.ts";
+import { textOrder } from "./text-order.ts";
 
 export const MEMORY_FORMAT = 1;
 export const MAX_MEMORY_TEXT = 4000;
@@ -57,7 +58,7 @@ export function validateMemoryId(id: string): string {
 
 /** Newest first; what `memory list` and the context budget walk. */
 export function byRecency(a: Memory, b: Memory): number {
-  return b.updated_at.localeCompare(a.updated_at) || a.id.localeCompare(b.id);
+  return textOrder(b.updated_at, a.updated_at) || textOrder(a.id, b.id);
 }
 
 /**

@@ -8,6 +8,7 @@ import { conflictSummaryLine, type ConflictReport, type PairResult } from "./con
 import { blockingEdges, type BlockedEdge } from "./dependency-graph.ts";
 import { inboxFor } from "./handoff.ts";
 import { reviewQueue, type ReviewItem } from "./review.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface HeldTask {
   task: string;
@@ -59,10 +60,12 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): O
       expired.push(held);
       continue;
     }
-    byAgent.set(claim.agent, [...(byAgent.get(claim.agent) ?? []), held]);
+    const mine = byAgent.get(claim.agent);
+    if (mine) mine.push(held);
+    else byAgent.set(claim.agent, [held]);
     if (held.expires_in_ms <= soonMs) expiring.push(held);
   }
-  const holders = [...byAgent.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([agent, tasks]) => ({ agent, tasks }));
+  const holders = [...byAgent.entries()].sort(([a], [b]) => textOrder(a, b)).map(([agent, tasks]) => ({ agent, tasks }));
   expiring.sort((a, b) => a.expires_in_ms - b.expires_in_ms);
   return { at: now.toISOString(), counts, holders, expiring_soon: expiring, expired };
 }
@@ -119,16 +122,19 @@ export function buildStatus(input: StatusInput): StatusView {
 
   const live = settled.filter((t) => t.status === "todo" || t.status === "claimed" || t.status === "review");
   const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();
-  const rows: MatrixRow[] = live.map((t) => ({
-    task: t.id,
-    objective: t.objective,
-    status: t.status,
-    cells: names.map((n) => (t.status === "claimed" && t.claim?.agent === n ? "holds" : t.status === "review" && t.review?.submitted_by === n ? "submitted" : null)),
-  }));
+  // A row has at most one marked cell: fill the row, then mark it (7,500 x 100 cells at 10,000 tasks).
+  const column = new Map(names.map((n, i) => [n, i]));
+  const rows: MatrixRow[] = live.map((t) => {
+    const cells: MatrixRow["cells"] = new Array(names.length).fill(null);
+    const holder = t.status === "claimed" ? t.claim?.agent : t.status === "review" ? t.review?.submitted_by : undefined;
+    const at = holder !== undefined ? column.get(holder) : undefined;
+    if (at !== undefined) cells[at] = t.status === "claimed" ? "holds" : "submitted";
+    return { task: t.id, objective: t.objective, status: t.status, cells };
+  });
 
   const placements: Placement[] = roster.agents
     .map((a) => ({ worktree: a.worktree, branch: a.branch, scope: a.scope, session: a.session, agent: a.agent, status: a.status }))
-    .sort((a, b) => (a.worktree ?? "").localeCompare(b.worktree ?? "") || a.agent.localeCompare(b.agent));
+    .sort((a, b) => textOrder(a.worktree ?? "", b.worktree ?? "") || textOrder(a.agent, b.agent));
 
   const blocked = settled.filter((t) => t.status === "todo" || t.status === "claimed").flatMap((t) => blockingEdges(t, byId, now));
   // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.

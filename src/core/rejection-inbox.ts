@@ -1,6 +1,7 @@
 // A rejected review reaches its author: in `inbox` and in the SessionStart context, until the task
 // is submitted again or finished. The reviewer's reason is another agent's text. Pure.
 import { isFinal, type Task } from "./task.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface Rejection {
   kind: "rejection";
@@ -21,5 +22,5 @@ export function rejectionsFor(agent: string, tasks: Task[]): Rejection[] {
     if (!d || d.verdict !== "rejected" || t.review!.submitted_by !== agent || isFinal(t.status) || t.status === "review") continue;
     out.push({ kind: "rejection", task: t.id, objective: t.objective, by: d.by, at: d.at, reason: d.reason, status: t.status, holder: t.claim?.agent ?? null });
   }
-  return out.sort((a, b) => a.at.localeCompare(b.at));
+  return out.sort((a, b) => textOrder(a.at, b.at));
 }

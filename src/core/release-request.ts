@@ -12,6 +12,7 @@ import { isLeaseLive, MAX_REASON, type Lease } from "./lease.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import type { Task } from "./task.ts";
 import type { OpContext } from "./task-ops.ts";
+import { textOrder } from "./text-order.ts";
 
 export const REQUEST_ID_RE = /^rq-[0-9a-z]{8}$/;
 const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -53,7 +54,7 @@ export type Delivered = Set<string>;
 export function foldRequests(events: HandoffEvent[]): { requests: ReleaseRequest[]; delivered: Map<string, Delivered> } {
   const byId = new Map<string, ReleaseRequest>();
   const delivered = new Map<string, Delivered>();
-  const sorted = [...events].sort((a, b) => a.at.localeCompare(b.at));
+  const sorted = [...events].sort((a, b) => textOrder(a.at, b.at));
   for (const e of sorted) {
     if (!e.request) continue;
     if (e.type === "release_requested" && e.holder && !byId.has(e.request)) {

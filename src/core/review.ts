@@ -8,6 +8,7 @@ import type { Review, Verification } from "./review-record.ts";
 import { heldRefusal, inReviewRefusal, settle, type OpContext } from "./task-ops.ts";
 import { isFinal, MAX_NOTE, type Task } from "./task.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface Submission {
   verification: Verification;
@@ -119,5 +120,5 @@ export function reviewQueue(tasks: Task[]): ReviewItem[] {
       diff: t.review!.diff,
       verification: t.review!.verification,
     }))
-    .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at));
+    .sort((a, b) => textOrder(a.submitted_at, b.submitted_at));
 }

@@ -9,6 +9,7 @@ import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { claimLive, graceRefusal } from "./clock-skew.ts";
+import { textOrder } from "./text-order.ts";
 
 export interface OpContext {
   actor: Actor;
@@ -303,5 +304,5 @@ export function claimCandidates(tasks: Task[], ctx: OpContext): Task[] {
   return tasks
     .map((t) => settle(t, ctx).record)
     .filter((t) => t.status === "todo")
-    .sort((a, b) => b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    .sort((a, b) => b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id));
 }

@@ -58,7 +58,8 @@ export function statusText(v: StatusView, header: string, now: Date, opts: { all
 export const ALL_HINT = "git handoff status --all shows everything";
 
 function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: number | undefined): string {
-  const lines = [header, overviewText(v, now)];
+  // Bounded (matrixRows given): the sections are cut at SECTION_LINES, so only those are formatted.
+  const lines = [header, overviewText(v, now, matrixRows === undefined ? undefined : SECTION_LINES)];
   lines.push(paint.bold("agents"));
   lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
   lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v, matrixRows));

@@ -74,27 +74,38 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   return bits.join("  ");
 }
 
-export function overviewText(o: Overview, now: Date): string {
+/**
+ * The overview's text. With `rendered`, each section's lines past the first `rendered` are left
+ * blank (one space: still counted as the section's lines, never shown): a caller that cuts
+ * sections (bounded-text.ts) formats 20 held claims, not 7,500.
+ */
+export function overviewText(o: Overview, now: Date, rendered?: number): string {
   const c = o.counts;
+  const upTo = rendered ?? Infinity;
   const lines = [
     paint.bold("tasks"),
     `  todo ${c.todo}  claimed ${c.claimed}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}  review ${c.review}`,
   ];
   lines.push(paint.bold("held"));
   if (!o.holders.length) lines.push("  nobody holds a task");
+  let shown = 0;
   for (const h of o.holders) {
     for (const t of h.tasks) {
+      if (shown++ >= upTo) {
+        lines.push(" ");
+        continue;
+      }
       const where = `${t.scope}${t.branch ? ` ${t.branch}` : ""}${t.worktree ? ` ${t.worktree}` : ""}`;
       lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} until ${until(t.expires_at, now).padEnd(8)} ${paint.dim(where)}  ${oneLine(t.objective, 40)}`);
     }
   }
   if (o.expiring_soon.length) {
     lines.push(paint.yellow("expiring soon"));
-    for (const t of o.expiring_soon) lines.push(`  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}`);
+    o.expiring_soon.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}`));
   }
   if (o.expired.length) {
     lines.push(paint.red("expired (free to claim)"));
-    for (const t of o.expired) lines.push(`  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}`);
+    o.expired.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}`));
   }
   return lines.join("\n");
 }

@@ -11,6 +11,7 @@ import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 import { extendAllDue } from "./claim-extend.ts";
 import { localMachine } from "./machine.ts";
 import { recordWorktreeDrift } from "./drift.ts";
+import { textOrder } from "../core/text-order.ts";
 
 export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
 export const AGENT_FILE = "agent.json";
@@ -60,7 +61,7 @@ export async function listAgents(store: Store): Promise<{ agents: StoredAgent[];
       problems.push(e.message);
     }
   }
-  agents.sort((a, b) => a.record.agent.localeCompare(b.record.agent));
+  agents.sort((a, b) => textOrder(a.record.agent, b.record.agent));
   return { agents, problems };
 }
 

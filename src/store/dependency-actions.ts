@@ -128,7 +128,16 @@ function addressed(op: (t: Task, ctx: OpContext) => Outcome<Task>, who: Taker): 
 
 export async function claimChecked(store: Store, id: string, ttlMs: number, opts: { force?: boolean; mutate?: Mutate } = {}): Promise<Task> {
   const base = await headOf(store);
-  const claim = addressed(recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), await takerOf(store));
+  // Who we are as a taker of addressed tasks costs a `git config` process (the machine name):
+  // asked only for a task addressed to someone. A task found addressed only inside the
+  // compare-and-swap (addressed meanwhile) is read again once it is known.
+  let who: Taker | null = opts.force ? await takerOf(store) : null;
+  const granted = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
+  const claim = (t: Task, ctx: OpContext): Outcome<Task> => {
+    if (who) return addressed(granted, who)(t, ctx);
+    if (t.to && t.claim?.agent !== ctx.actor.agent) throw new MachineNeeded();
+    return granted(t, ctx);
+  };
   const mutate = opts.mutate ?? mutateTask;
   if (opts.force) return mutate(store, id, claim, { exclusive: true });
   for (let round = 0; ; round++) {
@@ -140,6 +149,7 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
       if (e instanceof HandoffError && e.code === "not_found") return null;
       throw e;
     });
+    if (task?.to && !who) who = await takerOf(store);
     const read = new Set(task?.after ?? []);
     const deps = new Map<string, Task>();
     for (const dep of read) {
@@ -154,6 +164,10 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
         return edges.length ? { ok: false, refusal: blockedRefusal(t, edges) } : claim(t, ctx);
       }, { exclusive: true });
     } catch (e) {
+      if (e instanceof MachineNeeded && !who) {
+        who = await takerOf(store);
+        continue;
+      }
       if (e instanceof DependenciesMoved && round < 5) continue;
       throw e;
     }
@@ -161,6 +175,7 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
 }
 
 class DependenciesMoved extends Error {}
+class MachineNeeded extends Error {}
 
 /**
  * `claim --next` and `ready --claim`: the best task whose dependencies are all done. `skip`: tasks

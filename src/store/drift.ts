@@ -10,17 +10,20 @@ import type { Lease } from "../core/lease.ts";
 import type { Task } from "../core/task.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
+import { isObjectId } from "../core/object-id.ts";
+import { parseCommit, readTyped } from "./codec.ts";
 import { loadLeases, loadPolicy } from "./lease-store.ts";
 import { recordCatches } from "./catch-log.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import { listTasks } from "./task-store.ts";
 import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
+import { textOrder } from "../core/text-order.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
 async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
   // The earliest claim's base: work on the later tasks is in its range too.
-  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => a.claim!.claimed_at.localeCompare(b.claim!.claimed_at));
+  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => textOrder(a.claim!.claimed_at, b.claim!.claimed_at));
   if (held.length) return held[0]!.base!;
   const integration = store.config.integrationBranch;
   if (!integration) return null;
@@ -31,15 +34,16 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], t
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: string): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
     const base = tip ? await baseOf(store, a.agent, tip.commit, tasks, tips) : null;
     if (tip && base) paths.push(...(await store.kept(`changed:${base}..${tip.commit}`, () => changedBetween(store.cwd, base, tip.commit))));
   }
-  // A worktree path recorded on another machine may name an unrelated folder here.
-  if (a.worktree && (!a.machine || a.machine === machine) && existsSync(a.worktree)) paths.push(...(await uncommittedPaths(a.worktree)));
+  // A worktree path recorded on another machine may name an unrelated folder here. The folder is
+  // looked for first: the machine name costs a `git config` process, asked once and only if needed.
+  if (a.worktree && existsSync(a.worktree) && (!a.machine || a.machine === (await machine()))) paths.push(...(await uncommittedPaths(a.worktree)));
   return paths;
 }
 
@@ -57,15 +61,22 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const now = store.now();
   const policy = loadPolicy(store);
   const agents: AgentDrift[] = [];
-  const tips = await branchTips(store.cwd);
-  const machine = await localMachine(store);
+  const tips = await branchTipsOf(store);
+  let asked: Promise<string> | null = null;
+  const machine = () => (asked ??= localMachine(store));
+  // Each agent's share of the tasks, leases and events, grouped once: at 10,000 tasks and 100
+  // agents, filtering all of them for each agent was a million comparisons per view.
+  const claimedBy = groupBy(input.tasks.filter((t) => t.status === "claimed" && t.claim), (t) => t.claim!.agent);
+  const leasesBy = groupBy(input.leases, (l) => l.agent);
+  const editsBy = groupBy(input.logged.filter((e) => e.type === "undeclared_edit"), (e) => e.agent);
   // Each agent's git reads are independent: run them side by side, a few at a time.
   const one = async (a: AgentRecord): Promise<AgentDrift | null> => {
     if (a.ended_at) return null;
-    const d = declarationOf(a.agent, a, input.tasks, input.leases, now);
+    const held = claimedBy.get(a.agent) ?? [];
+    const d = declarationOf(a.agent, a, held, leasesBy.get(a.agent) ?? [], now);
     if (!d) return null;
-    const seen = input.logged.filter((e) => e.type === "undeclared_edit" && e.agent === a.agent && e.at >= a.started_at).flatMap((e) => e.paths ?? []);
-    const changed = [...(await changedBy(store, a, input.tasks, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
+    const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
+    const changed = [...(await changedBy(store, a, held, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     const out = undeclaredPaths(d, changed);
     return out.length ? { agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length } : null;
   };
@@ -73,6 +84,41 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
   }
   return { agents, stuck: stuckTasks(store, input.tasks, tips) };
+}
+
+/**
+ * Every local branch's tip and its commit time. Where refs are files, the tips are read in-process
+ * and each commit's time is kept by commit id between runs (`store.kept`: a commit's time never
+ * changes), so a view whose branches did not move starts no git process for them. Anything
+ * unexpected (a tip that is not a commit id, or not a commit) asks `git for-each-ref` instead.
+ */
+async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
+  if (!store.usesRefFiles) return branchTips(store.cwd);
+  const tips = new Map<string, BranchTip>();
+  for (const { name, oid } of await store.listRefs("refs/heads/")) {
+    if (!isObjectId(oid)) return branchTips(store.cwd);
+    const secs = await store.kept(`commit-time:${oid}`, async () => {
+      try {
+        return parseCommit(await readTyped(store.reader, oid, "commit", name)).time;
+      } catch {
+        return null;
+      }
+    });
+    if (typeof secs !== "number") return branchTips(store.cwd);
+    tips.set(name.slice("refs/heads/".length), { commit: oid, at: new Date(secs * 1000) });
+  }
+  return tips;
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>): StuckTask[] {
@@ -107,7 +153,7 @@ export async function recordWorktreeDrift(store: Store, record: AgentRecord): Pr
   if (!d) return [];
   const policy = loadPolicy(store);
   const here = { ...record, worktree: store.repo.workTree };
-  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), await localMachine(store))).filter((p) => !isIgnored(policy, p));
+  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), () => localMachine(store))).filter((p) => !isIgnored(policy, p));
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
   const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
   if (!fresh.length) return [];

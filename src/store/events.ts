@@ -6,6 +6,7 @@ import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
 import { needsPartners } from "../core/stats.ts";
+import { textOrder } from "../core/text-order.ts";
 
 /**
  * For long-running readers (the dashboard): each commit's event and first parent by commit id. A
@@ -72,7 +73,7 @@ export async function readEvents(
     // Walked newest first; events of one operation share a time, so restore their order first.
     events.push(...mine.reverse());
   }
-  events.sort((a, b) => a.at.localeCompare(b.at));
+  events.sort((a, b) => textOrder(a.at, b.at));
   return filter.limit !== undefined ? events.slice(Math.max(0, events.length - filter.limit)) : events;
 }
 

@@ -9,6 +9,7 @@ import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { LOG_PREFIX } from "./catch-log.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
+import { textOrder } from "../core/text-order.ts";
 
 export const INDEXED_TYPES: ReadonlySet<string> = new Set(["undeclared_edit", "release_requested", "release_answered", "request_delivered"]);
 /** Commits read below a tip at most, so a long log that never had these events stays bounded. */
@@ -76,5 +77,5 @@ export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
   if (changed) writeSmallFile(cachePath(store), JSON.stringify(next));
   return Object.values(next.refs)
     .flatMap((r) => r.events)
-    .sort((a, b) => a.at.localeCompare(b.at));
+    .sort((a, b) => textOrder(a.at, b.at));
 }

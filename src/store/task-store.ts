@@ -13,6 +13,7 @@ import { activeOthers, chooseCandidate, contendersAmong, MAX_POOL } from "../cor
 import { noteRival, recentRivals } from "../core/rivals.ts";
 import type { RefTip } from "../git/refs.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
+import { textOrder } from "../core/text-order.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 export const TASK_FILE = "task.json";
@@ -128,13 +129,9 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
   return { tasks: last.order.map((i) => records[i]!), problems: [] };
 }
 
-/** Oldest first, then by id as `localeCompare` orders them (one collator: a compare costs ~20x less). */
-// Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
-let collatorMade: Intl.Collator | null = null;
-const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b) };
-
+/** Oldest first, then by id as `localeCompare` orders them (textOrder: no collator for times). */
 function byAge(a: Task, b: Task): number {
-  return a.created_at === b.created_at ? collator.compare(a.id, b.id) : collator.compare(a.created_at, b.created_at);
+  return a.created_at === b.created_at ? textOrder(a.id, b.id) : textOrder(a.created_at, b.created_at);
 }
 
 export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { id?: string }): Promise<Task> {

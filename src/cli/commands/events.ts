@@ -5,6 +5,7 @@ import { EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
 import { eventLines } from "../../present/render.ts";
 
@@ -22,6 +23,8 @@ export function registerEvents(program: Command): void {
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
+      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
+      store.keepRecords();
       if (o.type !== undefined && !EventType.options.includes(o.type as EventType)) {
         // The list is long: the first types, then where to see them all, so the error stays one short line.
         const all = EventType.options;
@@ -35,6 +38,7 @@ export function registerEvents(program: Command): void {
         ...(o.limit !== undefined ? { limit: parseInteger(o.limit, "--limit", 1, 1_000_000) } : {}),
       }, o.task === undefined ? { onProblem: warn, index: true } : {});
       emit(!!g.json, events, () => (events.length ? eventLines(events).join("\n") : "no events"));
-    });
+      await packAfterView(store);
+    }, { agentFilters: true });
   });
 }

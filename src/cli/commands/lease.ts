@@ -70,7 +70,7 @@ export function registerLease(program: Command): void {
       const leases: Lease[] = await listLeases(store, agent !== undefined ? { agent: validateAgentId(agent) } : {});
       const now = store.now();
       emit(!!g.json, leases, () => (leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases"));
-    });
+    }, { agentFilters: true });
   });
 
   withGlobals(

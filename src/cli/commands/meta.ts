@@ -4,8 +4,9 @@ import { fail } from "../../core/errors.ts";
 import { emit } from "../../present/output.ts";
 import { completion } from "../reference.ts";
 
-declare const PACKAGE_VERSION: string;
-export const VERSION = typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev";
+import { VERSION } from "../version.ts";
+
+export { VERSION };
 
 export function registerMeta(program: Command): void {
   program

@@ -4,6 +4,7 @@ import { computeStats } from "../../core/stats.ts";
 import { statsText } from "../../present/render-stats.ts";
 import { readStatsEvents } from "../../store/events.ts";
 import { withGlobals, withStore } from "../context.ts";
+import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
 import { trafficText } from "../../present/render-traffic.ts";
 import { remoteTrafficFor } from "../../sync/remote-traffic.ts";
@@ -18,6 +19,8 @@ export function registerStats(program: Command): void {
       .option("--since <time>", "only what happened since: an ISO time, or a duration back from now (2h, 7d)"),
   ).action(async (o: { since?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
+      store.keepRecords();
       const now = store.now();
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
@@ -30,6 +33,7 @@ export function registerStats(program: Command): void {
       const remote = await remoteTrafficFor(store);
       const out = { ...stats, drift: negotiation.undeclared, negotiation: negotiation.requests, ...(remote ? { remote } : {}) };
       emit(!!g.json, out, () => `${statsText(stats)}\n${negotiationStatsText(negotiation)}${remote ? `\n${trafficText(remote)}` : ""}`);
+      await packAfterView(store);
     });
   });
 }

@@ -6,6 +6,7 @@ import { openMergeCache } from "../../store/merge-cache-file.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
+import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
 import { leaseSectionText, statusText } from "../../present/render-status.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
@@ -64,6 +65,7 @@ export function registerStatus(program: Command): void {
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
       const refused = remote ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
       emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}${driftText ? `\n${driftText}` : ""}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
+      await packAfterView(store);
     });
   });
 }

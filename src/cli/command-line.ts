@@ -1,0 +1,17 @@
+// What the dispatcher must know of a command line before it loads any bundle: its verb, and
+// whether that verb is one of the hot ones served by the smaller bundle (hot-main.ts). No imports:
+// the dispatcher loads this before anything else.
+
+const TAKES_VALUE = new Set(["-C", "--agent"]);
+
+/** The verb of a command line: its first word that is neither an option nor an option's value. */
+export function verbOf(argv: string[]): string | undefined {
+  return argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
+}
+
+/**
+ * The verbs agents run most, one process each (a claim, a check before an edit, a look at a
+ * task): the groups of registerTask, registerClaim and registerLease. A test checks this list
+ * against hot-main.ts's table and program.ts's.
+ */
+export const HOT_VERBS: readonly string[] = ["task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "lease", "unlease", "leases", "check"];

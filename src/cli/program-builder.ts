@@ -1,0 +1,49 @@
+// The commander program of a command line, from a table of register functions and the verbs each
+// adds. The full CLI (program.ts) and the bundle of the hot verbs (hot-main.ts) build it alike, so
+// a verb reads the same from either.
+import { Command } from "commander";
+import { verbOf } from "./command-line.ts";
+import { EXAMPLES } from "./examples.ts";
+import { VERSION } from "./version.ts";
+
+export { verbOf };
+
+export type Register = (program: Command) => void;
+
+/** Verbs that read the whole program (completion lists every verb): always built in full. */
+const NEEDS_ALL = new Set(["completion", "help"]);
+
+/**
+ * The program with every verb of `verbs`, or (given the command line) with only the group of the
+ * verb it runs, when `verbs` has it; unknown verbs, help and completion get every verb.
+ */
+export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Command {
+  const program = new Command("git-handoff")
+    .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
+    .version(VERSION)
+    .option("-C <dir>", "run as if started in <dir>")
+    .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
+    .option("--json", "print JSON")
+    .option("--push", "send writes to the sync remote at once")
+    .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
+    .showHelpAfterError("(git handoff help <verb> shows how to use it)")
+    // Options before the verb belong to the program, after it to the verb (each leaf repeats the
+    // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
+    // the filter was ignored and the name became the caller instead.
+    .enablePositionalOptions()
+    .exitOverride();
+  const verb = argv ? verbOf(argv) : undefined;
+  const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
+  for (const [register] of only.length ? only : verbs) register(program);
+  const paths = (c: Command, prefix: string[]): void => {
+    for (const sub of c.commands) {
+      sub.exitOverride();
+      const path = [...prefix, sub.name()];
+      const examples = EXAMPLES[path.join(" ")];
+      if (examples && !sub.commands.length) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
+      paths(sub, path);
+    }
+  };
+  paths(program, []);
+  return program;
+}

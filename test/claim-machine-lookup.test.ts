@@ -1,0 +1,75 @@
+// A claim asks git for this clone's machine name (`git config handoff.machine`, one process) only
+// when the task is addressed to someone: a plain claim is one git process, its update-ref. A task
+// that turns out addressed only inside the compare-and-swap (it was not here when the claim began,
+// as when it arrives from the sync remote) is refused as one addressed elsewhere.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { claimChecked } from "../src/store/dependency-actions.ts";
+import { openStore } from "../src/store/store.ts";
+import { addTask, mutateTask } from "../src/store/task-store.ts";
+import { HandoffError } from "../src/core/errors.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** The git commands a CLI call ran, from GIT_TRACE. */
+function gitCommands(repo: string, args: string[], agent: string): { code: number; commands: string[]; json: any } {
+  const trace = join(tempDir("handoff-trace-"), "trace");
+  const r = cli([...args, "--json"], { cwd: repo, agent, env: { GIT_TRACE: trace } });
+  let text = "";
+  try {
+    text = readFileSync(trace, "utf8");
+  } catch {
+    /* no git process at all */
+  }
+  const commands = text.split("\n").filter((l) => l.includes("trace: built-in: git ")).map((l) => l.split("trace: built-in: ")[1]!.trim());
+  return { code: r.code, commands, json: r.json };
+}
+
+test("a claim of a task addressed to no one runs one git process: the update-ref", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "plain work", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  const r = gitCommands(repo, ["claim", "t1"], "claude-1");
+  assert.is(r.code, 0);
+  assert.is(r.json.claim.agent, "claude-1");
+  assert.equal(r.commands, ["git update-ref --stdin"]);
+});
+
+test("an addressed task still asks for the machine: taken on the machine it names, refused elsewhere", () => {
+  const repo = tempRepo();
+  gitOut(repo, "config", "handoff.machine", "box1");
+  assert.is(cli(["task", "add", "here", "--id", "here", "--to", "@box1"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "there", "--id", "there", "--to", "@box2"], { cwd: repo, agent: "lead" }).code, 0);
+  const here = gitCommands(repo, ["claim", "here"], "claude-1");
+  assert.is(here.code, 0);
+  assert.ok(here.commands.includes("git config --get handoff.machine"), here.commands.join(", "));
+  const there = gitCommands(repo, ["claim", "there"], "claude-1");
+  assert.is(there.code, 3);
+  assert.is(there.json.error.code, "addressed_elsewhere");
+});
+
+test("a task addressed elsewhere that appears only inside the compare-and-swap is refused", async () => {
+  const repo = tempRepo();
+  gitOut(repo, "config", "handoff.machine", "box1");
+  const store = await openStore({ cwd: repo, agent: "claude-1", env: cleanEnv() });
+  try {
+    let arrived = false;
+    // The task is not there when the claim reads it, then arrives addressed to another machine.
+    const mutate: typeof mutateTask = async (s, id, op, o) => {
+      if (!arrived) {
+        arrived = true;
+        await addTask(s, { id, objective: "from elsewhere", priority: 0, scope: [], maxAttempts: 3, to: { kind: null, machine: "box2" } });
+      }
+      return mutateTask(s, id, op, o);
+    };
+    const e = await claimChecked(store, "late", 60_000, { mutate }).then(() => null, (err) => err);
+    assert.ok(e instanceof HandoffError, String(e));
+    assert.is((e as HandoffError).code, "addressed_elsewhere");
+  } finally {
+    store.close();
+  }
+});
+
+test.run();

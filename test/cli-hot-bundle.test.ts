@@ -1,0 +1,68 @@
+// The hot verbs (claim, check, task ...) are served by a smaller bundle (hot-main.ts) built by the
+// same code from the same register functions as the full CLI: its table must match program.ts's,
+// the dispatcher must load it for those verbs only, and what they print must not change.
+import { readdirSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { HOT_VERBS } from "../src/cli/command-line.ts";
+import { HOT_TABLE } from "../src/cli/hot-main.ts";
+import { VERBS } from "../src/cli/program.ts";
+import { cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+test("the hot table is program.ts's entries for exactly the hot verbs, in its order", () => {
+  const fromProgram = VERBS.filter(([, names]) => names.some((n) => HOT_VERBS.includes(n)));
+  assert.equal(HOT_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
+  HOT_TABLE.forEach(([r], i) => assert.is(r, fromProgram[i]![0]));
+  assert.equal(HOT_TABLE.flatMap(([, names]) => names), [...HOT_VERBS]);
+});
+
+/** The bundles a command loaded, by the code cache files it left in a private cache folder. */
+function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
+  const cache = tempDir("handoff-cache-");
+  const r = cli(args, { cwd: repo, agent: "claude-1", env: { XDG_CACHE_HOME: cache } });
+  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-\d+-\d+-v[\d.]+\.cache$/, ""));
+  return { code: r.code, bundles, stdout: r.stdout };
+}
+
+test("claim, check and task show load the hot bundle; other verbs, help and --version the full CLI", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
+    const r = bundlesOf(repo, args);
+    assert.is(r.code, 0, args.join(" "));
+    assert.equal(r.bundles, ["hot-main.cjs"], args.join(" "));
+  }
+  for (const args of [["status"], ["help", "claim"], ["--version"], ["agents"]]) {
+    const r = bundlesOf(repo, args);
+    assert.is(r.code, 0, args.join(" "));
+    assert.equal(r.bundles, ["cli-main.cjs"], args.join(" "));
+  }
+});
+
+test("what a hot verb prints is what the full CLI prints", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  const env = { HANDOFF_NOW: "2026-11-30T10:00:00.000Z" };
+  assert.is(cli(["claim", "t1"], { cwd: repo, agent: "claude-1", env }).code, 0);
+  const hot = cli(["task", "show", "t1"], { cwd: repo, agent: "claude-2", env });
+  // `help task show` goes through the full CLI; its help text must equal the hot bundle's.
+  assert.is(cli(["task", "show", "--help"], { cwd: repo }).stdout, cli(["help", "task", "show"], { cwd: repo }).stdout);
+  assert.is(hot.code, 0);
+  assert.match(hot.stdout, /t1\s+claimed/);
+  const check = cli(["check", "src/a.ts", "--json"], { cwd: repo, agent: "claude-2", env });
+  assert.is(check.json.verdict, "warn");
+  assert.is(check.json.paths[0].holders[0].agent, "claude-1");
+});
+
+test("a verb that names an Object property is an unknown verb, not a crash", () => {
+  const repo = tempRepo();
+  for (const verb of ["constructor", "__proto__", "toString"]) {
+    const r = cli([verb], { cwd: repo });
+    assert.is(r.code, 2, `${verb}: ${r.stderr}`);
+    assert.match(r.stderr, /unknown command/);
+  }
+});
+
+test.run();

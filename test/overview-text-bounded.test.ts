@@ -1,0 +1,45 @@
+// The overview's text formats only the lines a bounded view shows (render.ts `rendered`): cut by
+// boundSections, it reads exactly as the fully formatted text cut the same way, for sections
+// shorter and longer than the cut.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { HeldTask, Overview } from "../src/core/overview.ts";
+import { boundSections, SECTION_LINES } from "../src/present/bounded-text.ts";
+import { overviewText } from "../src/present/render.ts";
+
+const now = new Date("2026-11-30T10:00:00.000Z");
+const held = (i: number, inMs: number): HeldTask => ({
+  task: `t-${i}`,
+  objective: `work ${i}`,
+  agent: `agent-${i % 7}`,
+  expires_at: new Date(now.getTime() + inMs).toISOString(),
+  expires_in_ms: inMs,
+  fence: 1,
+  worktree: `/w/${i % 7}`,
+  branch: i % 2 ? `b${i % 7}` : null,
+  scope: "primary",
+});
+
+function overview(n: number): Overview {
+  const tasks = Array.from({ length: n }, (_, i) => held(i, (i + 1) * 60_000));
+  const byAgent = new Map<string, HeldTask[]>();
+  for (const t of tasks) byAgent.set(t.agent, [...(byAgent.get(t.agent) ?? []), t]);
+  return {
+    at: now.toISOString(),
+    counts: { todo: 3, claimed: n, done: 1, failed: 0, cancelled: 0, review: 0 },
+    holders: [...byAgent].map(([agent, tasks]) => ({ agent, tasks })),
+    expiring_soon: tasks.filter((t) => t.expires_in_ms <= 5 * 60_000),
+    expired: Array.from({ length: n }, (_, i) => held(n + i, -(i + 1) * 60_000)),
+  };
+}
+
+for (const n of [0, 3, SECTION_LINES, SECTION_LINES + 1, 500]) {
+  test(`${n} held claims: the bounded text is the full text cut`, () => {
+    const o = overview(n);
+    const bounded = boundSections(overviewText(o, now, SECTION_LINES), "hint");
+    assert.is(bounded, boundSections(overviewText(o, now), "hint"));
+    if (n > SECTION_LINES) assert.match(bounded, new RegExp(`… ${n - SECTION_LINES} more lines? \\(hint\\)`));
+  });
+}
+
+test.run();

@@ -1,0 +1,70 @@
+// Views pack the clone's refs once enough loose handoff refs piled up (view-packing.ts): after
+// `status`, `events` or `stats` in a clone with PACK_LOOSE_AT or more loose refs under
+// refs/handoff/, they are in packed-refs, every ref keeps its value and the view answers the same.
+// Below the threshold nothing is packed.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { PACK_LOOSE_AT } from "../src/sync/pack-refs.ts";
+import { cleanupTemp, cli, handoffRefs, tempRepo } from "./support/repo.ts";
+import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/views-fixture.ts";
+
+test.after(cleanupTemp);
+
+/** Loose ref files under refs/handoff/. */
+function looseRefs(repo: string): number {
+  let n = 0;
+  const walk = (dir: string): void => {
+    if (!existsSync(dir)) return;
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else n++;
+    }
+  };
+  walk(join(repo, ".git/refs/handoff"));
+  return n;
+}
+
+function packedHandoffRefs(repo: string): number {
+  const file = join(repo, ".git/packed-refs");
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.includes(" refs/handoff/")).length : 0;
+}
+
+function fixture(f: ViewsFixture): { repo: string; env: NodeJS.ProcessEnv } {
+  const repo = tempRepo();
+  writeViewsFixture(repo, f);
+  return { repo, env: { HANDOFF_NOW: fixtureNow(f) } };
+}
+
+const view = (repo: string, env: NodeJS.ProcessEnv, args: string[]) => {
+  const r = cli([...args, "--json"], { cwd: repo, agent: "agent-000", env });
+  assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+  return r.json;
+};
+
+for (const args of [["status"], ["events", "--agent", "agent-001", "--limit", "5"], ["stats"]]) {
+  test(`${args[0]} packs the refs once ${PACK_LOOSE_AT} loose handoff refs piled up, and answers the same after`, () => {
+    const { repo, env } = fixture({ tasks: PACK_LOOSE_AT + 20, agents: 4, events: 2 * (PACK_LOOSE_AT + 20) });
+    const before = handoffRefs(repo, { logs: true });
+    assert.ok(looseRefs(repo) >= PACK_LOOSE_AT, "the fixture writes loose refs");
+    const first = view(repo, env, args);
+    assert.ok(looseRefs(repo) < 5, `loose refs left: ${looseRefs(repo)}`);
+    assert.ok(packedHandoffRefs(repo) >= PACK_LOOSE_AT);
+    // Only where the refs are kept changed (a heartbeat may have moved the caller's own ref).
+    const after = handoffRefs(repo, { logs: true });
+    const moved = (a: string) => a.split("\n").filter((l) => !l.startsWith("refs/handoff/agents/agent-000 "));
+    assert.equal(moved(after), moved(before));
+    assert.equal(view(repo, env, args), first);
+  });
+}
+
+test("a view leaves fewer loose refs than the threshold as they are", () => {
+  const { repo, env } = fixture({ tasks: 40, agents: 3, events: 80 });
+  const loose = looseRefs(repo);
+  view(repo, env, ["status"]);
+  assert.is(packedHandoffRefs(repo), 0);
+  assert.ok(looseRefs(repo) >= loose);
+});
+
+test.run();
