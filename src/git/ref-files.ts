@@ -33,9 +33,14 @@ export class RefFiles {
   }
 
   list(prefix: string): RefTip[] {
+    // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
+    // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other
+    // way round, it could be in neither (sync and the views pack refs while others read).
+    const loose = new Map<string, string>();
+    this.walk(prefix.replace(/\/$/, ""), loose);
     const found = new Map<string, string>();
     for (const [name, oid] of this.packedRefs()) if (name.startsWith(prefix)) found.set(name, oid);
-    this.walk(prefix.replace(/\/$/, ""), found);
+    for (const [name, oid] of loose) found.set(name, oid);
     return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
   }
 
@@ -47,8 +52,9 @@ export class RefFiles {
     const dirRef = prefix.replace(/\/$/, "");
     let f = this.followed.get(dirRef);
     if (!f) this.followed.set(dirRef, (f = { folder: new WatchedRefFolder(this.commonDir, dirRef, (n) => this.readLoose(n), (d) => this.walkFolder(d)), last: null }));
-    const packed = this.packedRefs();
+    // Loose before packed, as in `list`.
     const loose = f.folder.list();
+    const packed = this.packedRefs();
     if (f.last && f.last.version === f.folder.version && f.last.packed === packed) return f.last.tips;
     // A few refs moved (the usual case): patch the last listing instead of rebuilding 10,000 entries.
     const patched = f.last && f.last.packed === packed ? patch(f.last, f.folder.changedSince(f.last.version), loose, packed) : null;
