@@ -2,31 +2,16 @@
 // that `init` writes run `git-handoff-hook <name>` (git-hooks/fast-hook.sh) by name. Without it on
 // the PATH an agent's hook command fails (its edits go unchecked, and each agent reports the
 // failure its own way); the git hook falls back to `git-handoff hook pre-commit`, only slower.
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { configGet, gitPath } from "../git/config.ts";
 import { AGENT_CONFIG_FILES, hooksDirFrom } from "../setup/hook-install.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
+import { executable, read } from "./doctor-hooks.ts";
 
 const FAST = /git-handoff-hook\b/;
 
-function uses(path: string): boolean {
-  try {
-    return FAST.test(readFileSync(path, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
+const uses = (path: string): boolean => FAST.test(read(path) ?? "");
 
 /** One line when a hook here runs `git-handoff-hook`; none when nothing does. */
 export async function hookPathChecks(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {

@@ -10,7 +10,7 @@ import type { Check } from "./doctor-check.ts";
 
 const OURS = /git[- ]handoff[- ]hook/;
 
-function read(path: string): string | null {
+export function read(path: string): string | null {
   try {
     return readFileSync(path, "utf8");
   } catch {
@@ -18,7 +18,7 @@ function read(path: string): string | null {
   }
 }
 
-function executable(path: string): boolean {
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return statSync(path).isFile();
