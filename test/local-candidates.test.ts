@@ -10,9 +10,9 @@ import { LocalCandidates, noteLocalLoss } from "../src/store/ready-index.ts";
 const T0 = Date.parse("2026-11-29T10:00:00.000Z");
 const ctx = (ms: number): OpContext => ({ actor: { agent: "lead", worktree: "/w", branch: "main", scope: "primary" }, now: new Date(T0 + ms) });
 
-function tasks(n: number): Task[] {
+function tasks(n: number, priority: (i: number) => number = () => 0): Task[] {
   return Array.from({ length: n }, (_, i) => {
-    const o = createTask({ id: `t-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 }, ctx(i * 1000));
+    const o = createTask({ id: `t-${i}`, objective: `task ${i}`, priority: priority(i), scope: [], maxAttempts: 3 }, ctx(i * 1000));
     if (!o.ok) throw new Error(o.refusal.message);
     return o.record;
   });
@@ -53,6 +53,16 @@ test("a process that lost a race lately draws from its first pick on; another pr
   const picks = new Set([0.2, 0.5, 0.8, 0.999].map((r) => new LocalCandidates(all[Symbol.iterator](), loser).next(now, 0, r)!.id));
   assert.ok(picks.size > 1);
   assert.is(new LocalCandidates(all[Symbol.iterator](), {}).next(now, 0, 0.999)!.id, "t-0");
+});
+
+test("spreading never takes a lower priority while a higher one is left", () => {
+  // best first, as readyCandidates orders them: three of priority 2, then 1, then 0
+  const all = tasks(12, (i) => (i < 3 ? 2 : i < 7 ? 1 : 0));
+  for (const r of [0, 0.3, 0.6, 0.999]) {
+    const c = new LocalCandidates(all[Symbol.iterator](), {});
+    const order = Array.from({ length: 12 }, (_, k) => c.next(now, 3, (r + k * 0.41) % 1)!.priority);
+    assert.equal(order, [...order].sort((a, b) => b - a), `draw ${r}: ${order.join(" ")}`);
+  }
 });
 
 test.run();

@@ -57,26 +57,41 @@ export function* readyCandidates(tasks: Task[], ctx: OpContext, keep: (t: Task) 
  * How a caller in this clone goes through the candidates. One that has not lost a race lately
  * takes them in order (a lone worker takes the queue as promised). After a lost race every loser
  * would move on to the very same next one and all but one lose again; instead each draws among
- * the next few (candidate-choice.ts), a pool that doubles with every race this call lost. A
+ * the next few of the same priority (candidate-choice.ts), a pool that doubles with every race
+ * this call lost. A
  * process that lost a race in the last few seconds draws from the first pick on: its rivals are
  * likely still there.
  */
 export class LocalCandidates {
   private pool: Task[] = [];
+  /** The first candidate of a lower priority than the pool's, read ahead and kept for later. */
+  private held: Task | undefined;
 
   constructor(
     private readonly items: Iterator<Task>,
     private readonly store: object,
   ) {}
 
+  private take(): Task | undefined {
+    const t = this.held;
+    this.held = undefined;
+    return t ?? (this.items.next().value as Task | undefined);
+  }
+
   next(now: Date, lost: number, random = Math.random()): Task | undefined {
     const spread = Math.max(lost, recentlyLost(this.store) ? 1 : 0);
-    if (spread === 0 && this.pool.length === 0) return this.items.next().value as Task | undefined;
+    if (spread === 0 && this.pool.length === 0) return this.take();
     const size = poolSize(Number.MAX_SAFE_INTEGER, 1, spread);
+    // The pool holds one priority only: spreading never takes a lower priority while a higher one
+    // is left (candidates come best first, so a priority's tasks are next to each other).
     while (this.pool.length < size) {
-      const r = this.items.next();
-      if (r.done) break;
-      this.pool.push(r.value);
+      const t = this.take();
+      if (!t) break;
+      if (this.pool.length && t.priority !== this.pool[0]!.priority) {
+        this.held = t;
+        break;
+      }
+      this.pool.push(t);
     }
     const pick = chooseCandidate(this.pool, { now, random, contenders: 1, lost: spread });
     if (pick) this.pool.splice(this.pool.indexOf(pick), 1);
