@@ -2,26 +2,15 @@
 // look another process of the clone took since this one's last is used instead of asking the
 // remote again (shown by making the remote unreachable after the first look).
 import { renameSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { followQueue } from "../src/sync/follow-queue.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
-function twoClones(): { bare: string; a: string; b: string } {
-  const root = tempDir("handoff-queue-");
-  const bare = join(root, "r.git");
-  gitOut(root, "init", "-q", "--bare", bare);
-  const a = tempRepo();
-  gitOut(a, "remote", "add", "origin", bare);
-  gitOut(a, "push", "-q", "origin", "main");
-  const b = join(root, "b");
-  gitOut(root, "clone", "-q", bare, b);
-  return { bare, a, b };
-}
 
 test("a task pushed from A is fetched into B by one look; a second look with nothing new fetches nothing", async () => {
   const { a, b } = twoClones();

@@ -11,21 +11,11 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { createHandover, readInputs } from "../src/work/handover.ts";
 import { addTask } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
-function twoClones(): { a: string; b: string } {
-  const root = tempDir("handoff-queue-families-");
-  const bare = join(root, "r.git");
-  gitOut(root, "init", "-q", "--bare", bare);
-  const a = tempRepo();
-  gitOut(a, "remote", "add", "origin", bare);
-  gitOut(a, "push", "-q", "origin", "main");
-  const b = join(root, "b");
-  gitOut(root, "clone", "-q", bare, b);
-  return { a, b };
-}
 
 const refsOf = (cwd: string, prefix: string) => gitOut(cwd, "for-each-ref", "--format=%(refname)", prefix).split("\n").filter(Boolean);
 

@@ -1,28 +1,17 @@
 // A sync with nothing new is one listing of the remote and nothing else: no fetch, no push, no
 // ref written. The listing goes out before the local refs are read (both at once); what another
 // clone pushed meanwhile is brought by the sync that follows, and the clones end identical.
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { sync } from "../src/sync/sync.ts";
 import { addTask } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
-function twoClones(): { a: string; b: string } {
-  const root = tempDir("handoff-sync-quiet-");
-  const bare = join(root, "r.git");
-  gitOut(root, "init", "-q", "--bare", bare);
-  const a = tempRepo();
-  gitOut(a, "remote", "add", "origin", bare);
-  gitOut(a, "push", "-q", "origin", "main");
-  const b = join(root, "b");
-  gitOut(root, "clone", "-q", bare, b);
-  return { a, b };
-}
 
 const handoffRefs = (cwd: string) => gitOut(cwd, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/", "refs/handoff-remotes/");
 

@@ -96,6 +96,22 @@ export function cloneOf(url: string): string {
   return dir;
 }
 
+/**
+ * A bare remote by path and two clones of it: `a`, a fresh repository that added it as origin and
+ * pushed main, and `b`, a plain `git clone` of it.
+ */
+export function twoClones(): { bare: string; a: string; b: string } {
+  const root = tempDir("handoff-two-clones-");
+  const bare = `${root}/r.git`;
+  gitOut(root, "init", "-q", "--bare", bare);
+  const a = tempRepo();
+  gitOut(a, "remote", "add", "origin", bare);
+  gitOut(a, "push", "-q", "origin", "main");
+  const b = `${root}/b`;
+  gitOut(root, "clone", "-q", bare, b);
+  return { bare, a, b };
+}
+
 /** A bare remote (by path) with a main branch, and a clone `a` that pushed the task `ship` to it. */
 export function servedProject(): { bare: string; a: string } {
   const bare = serveRoot().bare("project");
