@@ -1,8 +1,9 @@
 // git's own `.lock` files record no writer. git holds one for milliseconds (a ref update) or a
 // few seconds at most (rewriting packed-refs); one much older was left by a killed git process,
 // and every later write of that ref fails on it forever. Only age can tell.
-import { readdirSync, statSync, unlinkSync } from "node:fs";
+import { statSync, unlinkSync } from "node:fs";
 import { join, relative } from "node:path";
+import { walkFiles } from "./file-walk.ts";
 
 /** A git lock older than this is taken as left behind by a killed process. */
 export const STALE_GIT_LOCK_MS = 30_000;
@@ -32,23 +33,12 @@ export function lockNamedIn(commonDir: string, message: string, now = Date.now()
 /** git lock files under the coordination namespaces, plus packed-refs.lock, with their age. */
 export function coordinationLocks(commonDir: string, now = Date.now()): GitLock[] {
   const found: GitLock[] = [];
-  const walk = (dir: string) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith(".lock")) {
-        const l = lockAt(commonDir, p, now);
-        if (l) found.push(l);
-      }
-    }
-  };
-  for (const ns of ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"]) walk(join(commonDir, ns));
+  for (const ns of ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"]) {
+    walkFiles(join(commonDir, ns), (path, name) => {
+      const l = name.endsWith(".lock") ? lockAt(commonDir, path, now) : null;
+      if (l) found.push(l);
+    });
+  }
   const packed = lockAt(commonDir, join(commonDir, "packed-refs.lock"), now);
   if (packed) found.push(packed);
   return found;

@@ -3,8 +3,8 @@
 // of tasks the user's own fetch slows down severalfold. `git pack-refs --all` (what `git gc` does
 // anyway) moves them into packed-refs; sync runs it once enough loose refs under refs/handoff*
 // have piled up, so a sync with nothing new costs no more than before.
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { walkFiles } from "../git/file-walk.ts";
 import { git } from "../git/run.ts";
 import type { Store } from "../store/store.ts";
 
@@ -15,20 +15,13 @@ export const PACK_LOOSE_AT = 256;
 export function looseHandoffRefs(store: Store, limit = PACK_LOOSE_AT): number {
   const refs = join(store.repo.commonDir, "refs");
   let n = 0;
-  const walk = (dir: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (n >= limit) return;
-      if (e.isDirectory()) walk(join(dir, e.name));
-      else if (!e.name.endsWith(".lock")) n++;
-    }
-  };
-  for (const top of ["handoff", "handoff-remotes"]) if (n < limit) walk(join(refs, top));
+  for (const top of ["handoff", "handoff-remotes"]) {
+    walkFiles(join(refs, top), (_path, name) => {
+      if (!name.endsWith(".lock")) n++;
+      return n < limit;
+    });
+    if (n >= limit) break;
+  }
   return n;
 }
 
