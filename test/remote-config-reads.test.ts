@@ -5,21 +5,17 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
 test("claim through the remote: one git config call for the remote, its deadline and the machine", () => {
-  const root = tempDir("handoff-config-reads-");
-  const bare = join(root, "r.git");
-  gitOut(root, "init", "-q", "--bare", bare);
-  const a = tempRepo();
-  gitOut(a, "remote", "add", "origin", bare);
-  gitOut(a, "push", "-q", "origin", "main");
+  const { bare, a } = twoClones();
   gitOut(a, "config", "handoff.machine", "m9");
   gitOut(a, "config", "handoff.remoteTimeout", "30s");
   assert.is(cli(["task", "add", "for m9", "--id", "c1", "--to", "@m9", "--push"], { cwd: a, agent: "lead" }).code, 0);
-  const trace = join(root, "trace");
+  const trace = join(tempDir("handoff-config-reads-"), "trace");
   const r = cli(["claim", "c1", "--json"], { cwd: a, agent: "worker", env: { GIT_TRACE: trace } });
   assert.is(r.code, 0, r.stderr);
   // Addressed to @m9: granted only because handoff.machine was read.
@@ -31,12 +27,7 @@ test("claim through the remote: one git config call for the remote, its deadline
 });
 
 test("a bad handoff.remoteTimeout read with the remote's settings is still refused by name", () => {
-  const root = tempDir("handoff-config-reads-");
-  const bare = join(root, "r.git");
-  gitOut(root, "init", "-q", "--bare", bare);
-  const a = tempRepo();
-  gitOut(a, "remote", "add", "origin", bare);
-  gitOut(a, "push", "-q", "origin", "main");
+  const { a } = twoClones();
   assert.is(cli(["task", "add", "x", "--id", "c2", "--push"], { cwd: a, agent: "lead" }).code, 0);
   gitOut(a, "config", "handoff.remoteTimeout", "soon");
   const r = cli(["claim", "c2"], { cwd: a, agent: "worker" });
