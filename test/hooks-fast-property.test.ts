@@ -285,8 +285,11 @@ async function scenario(r: Rng, index: number, script: string, bin: string): Pro
   return { cases: payloads.length, fast, said, denied, shell };
 }
 
-test("the fast path answers only where the full hook gives the same answer and writes nothing", async () => {
-  // A copy of the script with no bundle next to it: handing over runs `git-handoff` from PATH, a stand-in here.
+/**
+ * A copy of the fast-path script with no bundle next to it, so handing over runs `git-handoff`
+ * from PATH: `bin` holds a stand-in with the body given, which says it was reached.
+ */
+function isolatedFastHook(standIn: string): { script: string; bin: string } {
   const root = tempDir("handoff-fast-");
   mkdirSync(join(root, "git-hooks"));
   const script = join(root, "git-hooks/fast-hook.sh");
@@ -294,8 +297,13 @@ test("the fast path answers only where the full hook gives the same answer and w
   chmodSync(script, 0o755);
   const bin = join(root, "bin");
   mkdirSync(bin);
-  writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\ncat >/dev/null\necho 'FULL HOOK'\n");
+  writeFileSync(join(bin, "git-handoff"), `#!/bin/sh\n${standIn}\n`);
   chmodSync(join(bin, "git-handoff"), 0o755);
+  return { script, bin };
+}
+
+test("the fast path answers only where the full hook gives the same answer and writes nothing", async () => {
+  const { script, bin } = isolatedFastHook("cat >/dev/null\necho 'FULL HOOK'");
   const r = rng(SEED);
   let cases = 0;
   let fast = 0;
@@ -315,15 +323,7 @@ test("the fast path answers only where the full hook gives the same answer and w
 });
 
 test("deny, warn and info answers: the fast path gives the full hook's, byte for byte", async () => {
-  const root = tempDir("handoff-fast-");
-  mkdirSync(join(root, "git-hooks"));
-  const script = join(root, "git-hooks/fast-hook.sh");
-  copyFileSync(FAST_HOOK, script);
-  chmodSync(script, 0o755);
-  const bin = join(root, "bin");
-  mkdirSync(bin);
-  writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\ncat >/dev/null\necho 'FULL HOOK'\n");
-  chmodSync(join(bin, "git-handoff"), 0o755);
+  const { script, bin } = isolatedFastHook("cat >/dev/null\necho 'FULL HOOK'");
   const r = rng(SEED + 3);
   FOCUS = true;
   let cases = 0;
@@ -372,14 +372,7 @@ test("the cache's pattern tests: every match passes the superset test, the exact
 
 test("pre-commit: the fast path lets a commit through only where the full hook says nothing, and refuses one with its words", async () => {
   const r = rng(SEED + 1);
-  const bin = tempDir("handoff-fast-bin-");
-  writeFileSync(join(bin, "git-handoff"), "#!/bin/sh\necho 'FULL HOOK'\n");
-  chmodSync(join(bin, "git-handoff"), 0o755);
-  const root = tempDir("handoff-fast-");
-  mkdirSync(join(root, "git-hooks"));
-  const script = join(root, "git-hooks/fast-hook.sh");
-  copyFileSync(FAST_HOOK, script);
-  chmodSync(script, 0o755);
+  const { script, bin } = isolatedFastHook("echo 'FULL HOOK'");
   let fast = 0;
   let refused = 0;
   let cases = 0;
