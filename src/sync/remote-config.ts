@@ -44,7 +44,7 @@ export async function setRemote(store: Store, name: string | null | undefined): 
 export const COORDINATION_REMOTE = "coord";
 
 /** Why a URL cannot be stored as a git remote's URL, or null. */
-export function remoteUrlProblem(url: string): string | null {
+function remoteUrlProblem(url: string): string | null {
   if (url.trim() === "") return "is empty";
   if (url.length > 2048) return `is ${url.length} characters long (at most 2048)`;
   if (url.startsWith("-")) return "starts with '-' (git would read it as an option)";

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
-import { COORDINATION_REMOTE, remoteUrlProblem, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote } from "../../sync/remote-config.ts";
+import { COORDINATION_REMOTE, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote, type RemoteSetting } from "../../sync/remote-config.ts";
 import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined } from "../../sync/repair.ts";
@@ -32,16 +32,15 @@ export function registerSync(program: Command): void {
     if (o.refPrefix !== undefined && name === undefined) fail("usage", "--ref-prefix goes with a remote name: git handoff remote <name> --ref-prefix refs/heads/<prefix>/");
     await withStore(cmd, async (store, g) => {
       const changed = name !== undefined || o.none || o.default;
-      // Everything is checked before the remote is switched: a bad URL or a refused prefix changes nothing.
-      if (o.url !== undefined) {
-        const urlProblem = remoteUrlProblem(o.url);
-        if (urlProblem) fail("invalid_input", `invalid --url ${JSON.stringify(o.url.slice(0, 80))}: it ${urlProblem}`);
-      }
+      let s: RemoteSetting;
       let created = false;
       if (o.url !== undefined) {
+        // setCoordinationRemote checks the name and URL before writing anything; a prefix refused
+        // for the new remote takes the new remote back with it: all or nothing.
         const before = await showRemote(store);
-        created = (await setCoordinationRemote(store, name!, o.url)).created;
-        // A prefix refused for the new remote takes the new remote back with it: all or nothing.
+        const set = await setCoordinationRemote(store, name!, o.url);
+        created = set.created;
+        s = set;
         if (o.refPrefix !== undefined) {
           try {
             await setRefPrefixChecked(store, name!, o.refPrefix);
@@ -49,9 +48,13 @@ export function registerSync(program: Command): void {
             await undoCoordinationRemote(store, name!, created, before);
             throw e;
           }
+          s = await showRemote(store);
         }
-      } else if (o.refPrefix !== undefined) await setRefPrefixChecked(store, name!, o.refPrefix);
-      const s = changed ? await setRemote(store, o.none ? null : o.default ? undefined : name) : await showRemote(store);
+      } else {
+        // The prefix is checked (and may be refused) before the remote is switched: all or nothing.
+        if (o.refPrefix !== undefined) await setRefPrefixChecked(store, name!, o.refPrefix);
+        s = changed ? await setRemote(store, o.none ? null : o.default ? undefined : name) : await showRemote(store);
+      }
       emit(!!g.json, o.url !== undefined ? { ...s, created } : s, () =>
         (s.remote
           ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}${s.remote_prefix && s.remote_prefix !== "refs/handoff/" ? `\non remote:   ${s.remote_prefix} (branch prefix; see git handoff doctor)` : ""}`
