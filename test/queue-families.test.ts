@@ -1,6 +1,6 @@
 // A look at the remote's task queue (workers, MCP watch) reads only the families a claim needs:
-// one listing of the tasks, their inputs and the lease set, then a fetch of just the refs of those
-// families that moved. Refs of other families that moved meanwhile (a memory) wait for the next
+// one fetch of the tasks, their inputs and the lease set, whose advertisement covers just those
+// families and which transfers only what moved. Refs of other families that moved meanwhile (a memory) wait for the next
 // sync, which still brings them: the clones converge.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ test.after(cleanupTemp);
 
 const refsOf = (cwd: string, prefix: string) => gitOut(cwd, "for-each-ref", "--format=%(refname)", prefix).split("\n").filter(Boolean);
 
-test("a queue look fetches the new task and its inputs in one listing and one fetch, and leaves other families to sync", async () => {
+test("a queue look fetches the new task and its inputs in one fetch, and leaves other families to sync", async () => {
   const { a, b } = twoClones();
   // A memory first (pushed by a sync), then a task with an input file (pushed at once).
   assert.is(cli(["memory", "add", "the parser lives in src/parse"], { cwd: a, agent: "alice" }).code, 0);
@@ -42,7 +42,7 @@ test("a queue look fetches the new task and its inputs in one listing and one fe
     assert.equal(refsOf(b, "refs/handoff/memories/"), [], "the memory's family was neither listed nor fetched");
     assert.equal(refsOf(b, "refs/handoff-remotes/origin/memories/"), []);
     const calls = readTraffic(store, "origin", from).map((c) => c.kind);
-    assert.equal(calls, ["ls-remote", "fetch"], "one listing of the queue's families, one fetch of what moved");
+    assert.equal(calls, ["fetch"], "one fetch of the queue's families");
   } finally {
     store.close();
   }
@@ -53,7 +53,7 @@ test("a queue look fetches the new task and its inputs in one listing and one fe
   assert.is(tips(b), tips(a));
 });
 
-test("a look with nothing new in the queue's families fetches nothing, however other families moved", async () => {
+test("a look with nothing new in the queue's families changes nothing here, however other families moved", async () => {
   const { a, b } = twoClones();
   assert.is(cli(["task", "add", "first", "--id", "f1", "--push"], { cwd: a, agent: "alice" }).code, 0);
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
@@ -63,14 +63,16 @@ test("a look with nothing new in the queue's families fetches nothing, however o
     assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
     assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
     const from = Date.now() - 1;
+    const before = refsOf(b, "refs/");
     assert.equal(await f.look(), { ok: true, changed: false });
-    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote"]);
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch"]);
+    assert.equal(refsOf(b, "refs/"), before, "no ref came or went: the memory waits for sync");
   } finally {
     store.close();
   }
 });
 
-test("more moved refs than one named fetch takes: the look refreshes everything instead, and every task arrives", async () => {
+test("205 new tasks arrive in the one fetch of a look; the other families still wait for sync", async () => {
   const { a, b } = twoClones();
   const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(), warm: true });
   try {
@@ -85,9 +87,30 @@ test("more moved refs than one named fetch takes: the look refreshes everything 
     const from = Date.now() - 1;
     assert.equal(await followQueue(store, "origin").look(), { ok: true, changed: true });
     assert.is(refsOf(b, "refs/handoff/tasks/").length, 205);
-    // The whole refresh lists every family and fetches them all at once: the memory came too.
-    assert.is(refsOf(b, "refs/handoff/memories/").length, 1);
-    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "ls-remote", "fetch"]);
+    assert.equal(refsOf(b, "refs/handoff/memories/"), []);
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch"]);
+  } finally {
+    store.close();
+  }
+});
+
+test("the lease set gone from the remote: the look lists first, and still brings the new task", async () => {
+  const { a, b, bare } = twoClones();
+  assert.is(cli(["task", "add", "scoped", "--id", "s1", "--scope", "src/**", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "s1"], { cwd: a, agent: "alice" }).code, 0);
+  // A look fetches the lease set by name once it is tracked (a sync brought it here).
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const f = followQueue(store, "origin");
+    assert.ok(await store.readRef("refs/handoff-remotes/origin/leases"), "the lease set is tracked");
+    // An odd remote (or a hand) removes the lease set; a new task comes.
+    gitOut(bare, "update-ref", "-d", "refs/handoff/leases");
+    assert.is(cli(["task", "add", "next", "--id", "n1", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    const from = Date.now() - 1;
+    assert.equal(await f.look(), { ok: true, changed: true });
+    assert.ok(await store.readRef("refs/handoff/tasks/n1"), "the new task arrived");
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch", "ls-remote", "fetch"], "the exact fetch failed, the listing told what moved");
   } finally {
     store.close();
   }

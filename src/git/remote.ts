@@ -36,9 +36,12 @@ function failure(r: GitResult, what: string): RemoteFailure {
  * The glob refspec makes git ask only for the `refs/handoff/` prefix (protocol v2 `ref-prefix`),
  * and objects already present are not transferred: with nothing new it is one advertisement.
  * The refspec is given on the command line, so `remote.<name>.fetch` is never touched.
+ * `refs` may hold patterns (one `*`, e.g. refs/handoff/tasks/* or refs/handoff/results/t-1*): a
+ * pattern that matches nothing on the remote is no error, where a missing exact name is fatal.
+ * `prune` with `refs`: tracking refs those patterns cover that the remote lacks are removed.
  * Every call runs under `timeoutMs`, retries included.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean } = {}): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean } = {}): Promise<FetchResult> {
   const prefix = await remotePrefix(cwd, remote);
   const specs = refs ? refs.map((r) => `+${toRemote(r, prefix)}:${trackingRef(remote, r)}`) : [`+${prefix}*:${trackingPrefix(remote)}*`];
   const until = Date.now() + timeoutMs;
@@ -48,7 +51,7 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
     r = await git(
       // --refetch: transfer every object again, not only those missing by negotiation (a repair
       // of refs whose objects are partly missing: git would take the present commit as complete).
-      ["fetch", "--quiet", "--no-tags", ...(refs ? [] : ["--prune"]), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
+      ["fetch", "--quiet", "--no-tags", ...(!refs || opts.prune ? ["--prune"] : []), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
       { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
     );
     if (r.code === 0 && !r.timedOut) return { ok: true };

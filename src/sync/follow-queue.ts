@@ -1,8 +1,8 @@
-// Following the remote's task queue while waiting for work (a worker, MCP `watch`): one small
-// advertisement of the tasks, their inputs and the lease set per look, and when a task ref there
-// differs from what this clone last fetched, a fetch of just the refs of those families that moved
-// (no second listing, no other family). New tasks have no ref to follow yet, so the
-// shared poller's exact-ref looks cannot see them: this looks at the family instead.
+// Following the remote's task queue while waiting for work (a worker, MCP `watch`): one fetch of
+// the tasks, their inputs and the lease set per look (its advertisement covers just those
+// families; objects come only for refs that moved; no other family is read). New tasks have no
+// ref to follow yet, so the shared poller's exact-ref looks cannot see them: this looks at the
+// family instead.
 // Shared the way the poller is (shared-poll.ts): one process of the clone looks at a time, under
 // .git/handoff/queue-<remote>.lock, and leaves a stamp saying when its look started; a watcher that
 // finds a look started since its own last one uses what that look brought (the refs it fetched
@@ -16,7 +16,7 @@ import { integrate } from "./integrate.ts";
 import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
-import { fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
+import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
@@ -81,14 +81,29 @@ export function followQueue(store: Store, remote: string): QueueFollower {
  */
 export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handoff/leases"];
 
-/** One look: list the queue's families, fetch and apply just the refs that moved when a task ref did. */
+/**
+ * One look: one fetch of the queue's families (what moved comes with it), applied here; the
+ * listing first only when a ref the fetch names exactly was gone from the remote.
+ */
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
+  const budget = await remoteBudget(store, remote);
+  const f = await fetchFamilies(store, remote, QUEUE_FAMILIES, budget);
+  if (!f.ok) return "missing" in f ? listThenFetch(store, remote) : { ok: false, message: f.message };
+  const moved = (family: (ref: string) => boolean) => [...f.after].some(([ref, oid]) => family(ref) && f.before.get(ref) !== oid) || [...f.before.keys()].some((ref) => family(ref) && !f.after.has(ref));
+  const changed = moved((ref) => ref.startsWith(TASK_FAMILY));
+  if (!changed && !moved(() => true)) return { ok: true, changed: false };
+  const step = await integrate(store, f.before, f.after);
+  if (step.conflicts.length) await recordConflicts(store, step.conflicts);
+  return { ok: true, changed };
+}
+
+/** The look by listing first: the queue's families in one advertisement, then a fetch of just what moved. */
+async function listThenFetch(store: Store, remote: string): Promise<QueueLook> {
   const budget = await remoteBudget(store, remote);
   const ls = await lsRemoteFamilies(store.cwd, remote, QUEUE_FAMILIES, callTimeout(budget));
   if (!ls.ok) return ls;
   const tracked = await trackingTipsOf(store, remote, QUEUE_FAMILIES);
-  const moved = [...ls.tips].some(([ref, oid]) => ref.startsWith(TASK_FAMILY) && tracked.get(ref) !== oid);
-  if (!moved) return { ok: true, changed: false };
+  if (![...ls.tips].some(([ref, oid]) => ref.startsWith(TASK_FAMILY) && tracked.get(ref) !== oid)) return { ok: true, changed: false };
   const f = await refreshFamilies(store, remote, QUEUE_FAMILIES, ls.tips, budget, tracked);
   if (f.ok) {
     const step = await integrate(store, f.before, f.after);

@@ -1,12 +1,14 @@
-// Following one ref of the sync remote cheaply: ask for exactly that ref (one small
-// advertisement), fetch only when its value changed, and apply it here. Callers poll with
-// `Backoff`: quick right after a change, slower while nothing happens.
+// Following one ref of the sync remote cheaply: one `git fetch` of exactly that ref. Over
+// protocol v2 a fetch first asks for the refs under the name it was given (`ls-refs` with that
+// `ref-prefix`: one small advertisement), and sends a fetch request only when a value differs
+// from the tracking ref: with nothing new it costs what an `ls-remote` of the ref costs, and when
+// the ref moved it saves the second connection that listing first and fetching then would take.
+// Callers poll with `Backoff`: quick right after a change, slower while nothing happens.
 // Processes that wait share one poller per clone (shared-poll.ts) on top of this.
 import { fetchHandoffRefs } from "../git/remote.ts";
-import { lsRemoteRefs } from "../git/remote-ref.ts";
 import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
-import { screenFetched, trackingFor } from "./tracking.ts";
+import { screenFetched, trackingMatching } from "./tracking.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 
 /** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
@@ -18,28 +20,31 @@ export function pullRef(store: Store, remote: string, ref: string): Promise<Pull
 }
 
 /**
- * Brings these refs up to the remote's values with one advertisement and, when any moved, one
- * fetch; `changed` when a local ref moved. A ref the remote lacks is left alone.
+ * Brings these refs up to the remote's values with one fetch; `changed` when a local ref moved.
+ * A ref the remote lacks is left alone. Each is fetched as the pattern `<ref>*`, because a fetch
+ * of an exact name the remote lacks fails as a whole (a result's ref before the task is done);
+ * the other refs such a pattern matches come along and are judged and applied like the rest.
  */
 export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
   const budget = await remoteBudget(store, remote);
-  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget));
-  if (!ls.ok) return ls;
-  const before = await trackingFor(store, remote, refs);
+  const before = await trackingMatching(store, remote, refs);
+  const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`));
+  if (!f.ok) return f;
+  const after = await trackingMatching(store, remote, refs);
+  const behind: string[] = [];
   const local = new Map<string, string | null>();
-  for (const ref of refs) local.set(ref, await store.readRef(ref));
-  const moved = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== before.get(r));
-  const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
-  if (!behind.length) return { ok: true, changed: false };
-  if (moved.length) {
-    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
-    if (!f.ok) return f;
+  for (const [ref, oid] of after) {
+    const here = await store.readRef(ref);
+    local.set(ref, here);
+    if (here !== oid) behind.push(ref);
   }
+  if (!behind.length) return { ok: true, changed: false };
+  const only = (tips: Map<string, string>) => new Map([...tips].filter(([r]) => behind.includes(r)));
   // What arrived passes the same validation as a sync before anything enters refs/handoff/.
-  const screened = await screenFetched(store, remote, new Map([...before].filter(([r]) => behind.includes(r))), await trackingFor(store, remote, behind));
+  const screened = await screenFetched(store, remote, only(before), only(after));
   await integrate(store, screened.before, screened.after);
   let changed = false;
-  for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
+  for (const ref of behind) if (refs.includes(ref) && (await store.readRef(ref)) !== local.get(ref)) changed = true;
   return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
 }
 

@@ -79,6 +79,22 @@ export async function trackingFor(store: Store, remote: string, refs: string[]):
   return out;
 }
 
+/**
+ * Tracking values of the refs a fetch of the patterns `<ref>*` brings: each ref itself and any
+ * other ref of its folder whose name starts with it (task t-1's pattern also matches t-12).
+ * Those must be judged like the rest: a tracking ref that moved unseen would later integrate
+ * without validation.
+ */
+export async function trackingMatching(store: Store, remote: string, refs: string[]): Promise<Tips> {
+  const out: Tips = new Map();
+  const folders = new Set(refs.map((r) => r.slice(0, r.lastIndexOf("/") + 1)));
+  for (const folder of folders) {
+    const mine = refs.filter((r) => r.startsWith(folder));
+    for (const [ref, oid] of await trackingTipsOf(store, remote, [folder])) if (mine.some((r) => ref.startsWith(r))) out.set(ref, oid);
+  }
+  return out;
+}
+
 export function fetchLockDir(store: Store): string {
   return `${store.repo.commonDir}/handoff`;
 }
@@ -114,6 +130,42 @@ export async function refreshFamilies(store: Store, remote: string, families: st
   const r = await fetchTracking(store, remote, known, budget, { families, listed });
   if (r.ok) await recordSightings(store, remote, r.before, r.after);
   return r.ok ? screenReceived(store, remote, r.before, r.after, true) : r;
+}
+
+/**
+ * refreshTracking for some families (see inFamilies) by one glob fetch and no listing: a family
+ * folder is fetched as `<folder>*` with pruning (the fetch's own advertisement tells what moved
+ * or went), a single-ref family by its exact name, and only once the tracking refs hold it (an
+ * exact name the remote lacks fails the whole fetch; a ref not yet tracked waits for the next
+ * full refresh or the claim that needs it). `missing` when such a ref was gone from the remote:
+ * the caller lists first instead.
+ */
+export async function fetchFamilies(store: Store, remote: string, families: string[], budget?: RemoteBudget): Promise<Refreshed | (RemoteFailure & { missing: true })> {
+  const b = budget ?? (await remoteBudget(store, remote));
+  const r = await withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { missing?: true })>(
+    fetchLockDir(store),
+    remote,
+    Math.min(b.until, Date.now() + 2 * b.timeoutMs + 1000),
+    async () => {
+      const before = await trackingTipsOf(store, remote, families);
+      const exact = families.filter((f) => !f.endsWith("/"));
+      const specs = [...families.filter((f) => f.endsWith("/")).map((f) => `${f}*`), ...exact.filter((f) => before.has(f))];
+      const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b), specs, { prune: true });
+      if (!f.ok) {
+        failOnStaleLock(store.repo.commonDir, f.message);
+        return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, missing: true } : f;
+      }
+      return { ok: true, before, after: await trackingTipsOf(store, remote, families) };
+    },
+    async () => {
+      const now = await trackingTipsOf(store, remote, families);
+      return { ok: true, before: now, after: now };
+    },
+    (message) => process.stderr.write(`git-handoff: ${message}\n`),
+  );
+  if (!r.ok) return r as RemoteFailure & { missing: true };
+  await recordSightings(store, remote, r.before, r.after);
+  return screenReceived(store, remote, r.before, r.after, true);
 }
 
 /** A listing of the remote's refs/handoff/* sent before the caller read its local refs, so both happen at once. */
