@@ -1,6 +1,6 @@
-// Blocking until a task is final, following the sync remote cheaply: one ls-remote of exactly the
-// task's refs per poll (250 ms growing to 2 s while nothing changes), a fetch only when one moved,
-// and that poll shared with every other waiter and worker of this clone (shared-poll.ts).
+// Blocking until a task is final, following the sync remote cheaply: one fetch of exactly the
+// task's refs per poll (250 ms growing to 2 s while nothing changes; objects come only when one
+// moved), and that poll shared with every other waiter and worker of this clone (shared-poll.ts).
 import { HandoffError } from "../core/errors.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
