@@ -10,6 +10,7 @@ import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type Ref
 import { addDetachedWorktree, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
 import type { Store } from "../store/store.ts";
 import type { Launch, TaskFolder } from "./agent-command.ts";
+import { isObjectId, type SpareWorktrees } from "./spare-worktree.ts";
 
 export interface TaskRun {
   status: "done" | "failed" | "stopped";
@@ -46,6 +47,8 @@ export interface RunInput {
    * when that is over: the result can go out first (someone may be waiting on it).
    */
   cleanedUp?: (done: Promise<void>) => void;
+  /** A worktree made ahead, taken when it sits at the task's base. */
+  spare?: SpareWorktrees;
 }
 
 /** Builds the command for one task once its folder exists. */
@@ -54,7 +57,12 @@ export type Launcher = (folder: TaskFolder) => Launch;
 const STOP_GRACE_MS = 2000;
 
 async function baseCommit(store: Store, task: Task): Promise<string> {
-  if (task.base && (await hasCommit(store.cwd, task.base))) return task.base;
+  if (task.base && (await commitHere(store, task.base))) return task.base;
+  return defaultBase(store);
+}
+
+/** Where a task without a base (or with one this clone lacks) starts: the integration branch, else HEAD. */
+export async function defaultBase(store: Store): Promise<string> {
   const branch = store.config.integrationBranch;
   for (const rev of branch ? [branch, `origin/${branch}`] : []) {
     if (await hasCommit(store.cwd, rev)) return rev;
@@ -62,12 +70,24 @@ async function baseCommit(store: Store, task: Task): Promise<string> {
   return "HEAD";
 }
 
+/** Whether `rev` names a commit here: a full object id (what `wait` records) is looked up in-process. */
+async function commitHere(store: Store, rev: string): Promise<boolean> {
+  if (isObjectId(rev)) {
+    const o = await store.reader.read(rev).catch(() => null);
+    if (o) return o.type === "commit";
+  }
+  return hasCommit(store.cwd, rev);
+}
+
 export async function runTask(input: RunInput): Promise<TaskRun> {
   const { store, task } = input;
+  const base = await baseCommit(store, task);
+  // --keep leaves everything in one folder: no spare then.
+  const spare = input.spare && !input.keep ? input.spare.take(isObjectId(base) ? base : ((await revParse(store.cwd, base)) ?? "")) : null;
   const home = mkdtempSync(join(tmpdir(), `handoff-${task.id}-`));
   const inDir = join(home, "in");
   const outDir = join(home, "out");
-  const worktree = join(home, "worktree");
+  const worktree = join(spare?.home ?? home, "worktree");
   mkdirSync(inDir);
   mkdirSync(outDir);
   for (const [name, data] of [...input.files, ...input.context]) writeFileSync(join(inDir, name), data);
@@ -86,8 +106,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     untrusted: true,
   };
   writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
-  const base = await baseCommit(store, task);
-  await addDetachedWorktree(store.cwd, worktree, base);
+  if (!spare) await addDetachedWorktree(store.cwd, worktree, base);
   let launch: Launch | null = null;
   try {
     launch = typeof input.command === "string" ? null : input.command({ home, worktree, inDir, outDir, taskFile });
@@ -116,10 +135,11 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   } finally {
     launch?.cleanup?.();
     if (!input.keep) {
-      const removal = removeWorktree(store.cwd, worktree).then(
-        () => rmSync(home, { recursive: true, force: true }),
-        () => rmSync(home, { recursive: true, force: true }),
-      );
+      const folders = () => {
+        rmSync(home, { recursive: true, force: true });
+        if (spare) rmSync(spare.home, { recursive: true, force: true });
+      };
+      const removal = removeWorktree(store.cwd, worktree).then(folders, folders);
       if (input.cleanedUp) input.cleanedUp(removal.catch(() => {}));
       else await removal;
     }

@@ -16,6 +16,8 @@ import { loadTask, taskRef } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { followQueue } from "../sync/follow-queue.ts";
 import { openFollower } from "../sync/shared-poll.ts";
+import { defaultBase } from "./run-task.ts";
+import { spareWorktrees } from "./spare-worktree.ts";
 import { trace } from "../sync/trace.ts";
 import { finishWithResults } from "./complete.ts";
 import { loadInputs } from "./handover.ts";
@@ -86,6 +88,10 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
   // back for others, never taken again here, or one broken task would be claimed on every poll.
   const unworkable = new Set<string>();
+  // The next task's worktree is made while the worker idles, not after its claim.
+  const spare = spareWorktrees(store);
+  const prepareSpare = () => void defaultBase(store).then((rev) => spare.prepare(rev), () => {});
+  prepareSpare();
   const claimOne = async (): Promise<Task | null> => {
     try {
       if (queue) {
@@ -142,6 +148,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         signal: r.stop.signal,
         stderr: opts.stderr,
         cleanedUp: (done) => (cleanup = done),
+        spare,
       });
       clearInterval(renewal);
       trace(`worker: ran ${id}`);
@@ -189,6 +196,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     } finally {
       clearInterval(renewal);
       await cleanup;
+      if (!opts.signal.aborted) prepareSpare();
     }
   };
 
@@ -238,6 +246,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     r.stop.abort();
   }
   await Promise.all([...running.values()].map((r) => r.finished));
+  await spare.dispose();
   follower?.close();
   await endSessionFor(store).catch(() => {}); // others see it gone at once, not after it goes stale
   return summary;

@@ -1,0 +1,73 @@
+// A worktree made ahead for the next task: `git worktree add` checks out the whole tree (three
+// git processes), and a waiter on another machine would wait for it between the claim and the
+// command. A worker keeps one detached worktree at the commit a task without its own base starts
+// from (the integration branch's tip), made while it idles; a task whose base is that commit takes
+// it, any other gets a fresh one as before. Never used twice: taken, it is the task's, removed
+// with the task's folder; a new one is made after.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { addDetachedWorktree, removeWorktree, revParse } from "../git/worktree.ts";
+import type { Store } from "../store/store.ts";
+
+export interface Spare {
+  /** The task's folder (the worktree is `<home>/worktree`). */
+  home: string;
+  commit: string;
+}
+
+export interface SpareWorktrees {
+  /** The spare when it sits at `commit` (a full object id); it is then the caller's to remove. */
+  take(commit: string): Spare | null;
+  /** Makes a spare at `rev` if none is ready (in the background: callers do not wait for it). */
+  prepare(rev: string): void;
+  /** Removes an unused spare (the worker stops). */
+  dispose(): Promise<void>;
+}
+
+export const isObjectId = (rev: string) => /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(rev);
+
+export function spareWorktrees(store: Store): SpareWorktrees {
+  let ready: Spare | null = null;
+  let making: Promise<void> | null = null;
+  const drop = async (s: Spare) => {
+    await removeWorktree(store.cwd, join(s.home, "worktree")).catch(() => {});
+    rmSync(s.home, { recursive: true, force: true });
+  };
+  return {
+    take(commit) {
+      if (!ready || ready.commit !== commit) return null;
+      const s = ready;
+      ready = null;
+      return s;
+    },
+    prepare(rev) {
+      if (making) return;
+      making = (async () => {
+        const commit = await revParse(store.cwd, rev);
+        if (!commit) return;
+        if (ready?.commit === commit) return;
+        if (ready) {
+          const old = ready;
+          ready = null;
+          await drop(old);
+        }
+        const home = mkdtempSync(join(tmpdir(), "handoff-next-"));
+        try {
+          await addDetachedWorktree(store.cwd, join(home, "worktree"), commit);
+          ready = { home, commit };
+        } catch {
+          // Nothing lost: the next task makes its own worktree, as without a spare.
+          rmSync(home, { recursive: true, force: true });
+        }
+      })()
+        .catch(() => {})
+        .finally(() => (making = null));
+    },
+    async dispose() {
+      await making;
+      if (ready) await drop(ready);
+      ready = null;
+    },
+  };
+}
