@@ -1,5 +1,6 @@
 // Exclusive writes with a sync remote: granted only once the atomic push lands. The remote is the
 // referee between clones the way `update-ref` is between processes of one clone.
+import { trace } from "./trace.ts";
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
@@ -38,6 +39,7 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
  * is bounded, and so is the whole loop (remote-budget.ts).
  */
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
+  trace("cas: start");
   const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
   if (opts.exclusive) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
@@ -75,7 +77,9 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     // Writes queued under the push budget ride along in the same atomic push (pending-push.ts).
     const carried = carry ? await pendingLeases(store, remote, own.map((l) => l.ref)) : [];
     const leases = [...own, ...carried];
+    trace("cas: pushing");
     const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
+    trace("cas: pushed");
     const unknown = push.kind === "unknown" || (push.kind === "done" && [...push.status.values()].includes("unknown"));
     if (push.kind === "unsent" || unknown) {
       const why = push.kind === "done" ? "the remote did not report the result" : push.message;
@@ -99,6 +103,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     if ([...push.status.values()].every((s) => s === "ok")) {
       await settleLocal(store, remote, out.updates, own);
       await settleCarried(store, remote, carried);
+      trace("cas: settled");
       return out.result;
     }
     refusedByRemote(remote, own, push);
