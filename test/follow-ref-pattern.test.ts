@@ -5,6 +5,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { pullRefs } from "../src/sync/follow-ref.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
+import { readTraffic } from "../src/sync/remote-traffic.ts";
+import { addTask } from "../src/store/task-store.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
 
@@ -41,6 +43,33 @@ test("a pull of a ref the remote lacks is no error and changes nothing", async (
     const before = gitOut(b, "for-each-ref", "--format=%(refname)", "refs/");
     assert.equal(await pullRefs(store, "origin", ["refs/handoff/results/nobody"]), { ok: true, changed: false });
     assert.is(gitOut(b, "for-each-ref", "--format=%(refname)", "refs/"), before);
+  } finally {
+    store.close();
+  }
+});
+
+test("in a clone of more than 200 tasks a pull lists first, and fetches only once the ref moved", async () => {
+  const { a, b } = twoClones();
+  const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(), warm: true });
+  try {
+    for (let i = 0; i < 201; i++) await addTask(sa, { id: `many-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
+  } finally {
+    sa.close();
+  }
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const refs = ["refs/handoff/tasks/many-7", "refs/handoff/results/many-7"];
+    let from = Date.now() - 1;
+    assert.equal(await pullRefs(store, "origin", refs), { ok: true, changed: false });
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote"], "nothing moved: one listing, no fetch");
+    assert.is(cli(["claim", "many-7"], { cwd: a, agent: "alice" }).code, 0);
+    from = Date.now() - 1;
+    const p = await pullRefs(store, "origin", refs);
+    assert.is(p.ok && p.changed, true);
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "fetch"]);
+    assert.is(await store.readRef("refs/handoff/tasks/many-7"), gitOut(a, "rev-parse", "refs/handoff/tasks/many-7"));
   } finally {
     store.close();
   }

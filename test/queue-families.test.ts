@@ -89,6 +89,12 @@ test("205 new tasks arrive in the one fetch of a look; the other families still 
     assert.is(refsOf(b, "refs/handoff/tasks/").length, 205);
     assert.equal(refsOf(b, "refs/handoff/memories/"), []);
     assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch"]);
+    // Now past 200 tracked tasks, a look lists the families first and fetches what moved.
+    assert.is(cli(["task", "add", "one more", "--id", "more", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    const later = Date.now() - 1;
+    assert.equal(await followQueue(store, "origin").look(), { ok: true, changed: true });
+    assert.ok(await store.readRef("refs/handoff/tasks/more"), "the new task arrived");
+    assert.equal(readTraffic(store, "origin", later).map((c) => c.kind), ["ls-remote", "fetch"]);
   } finally {
     store.close();
   }

@@ -1,6 +1,7 @@
 // Following the remote's task queue while waiting for work (a worker, MCP `watch`): one fetch of
 // the tasks, their inputs and the lease set per look (its advertisement covers just those
-// families; objects come only for refs that moved; no other family is read). New tasks have no
+// families; objects come only for refs that moved; no other family is read); in a clone of many
+// tasks, a listing of those families and a fetch of just the refs that moved. New tasks have no
 // ref to follow yet, so the shared poller's exact-ref looks cannot see them: this looks at the
 // family instead.
 // Shared the way the poller is (shared-poll.ts): one process of the clone looks at a time, under
@@ -16,7 +17,7 @@ import { integrate } from "./integrate.ts";
 import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
-import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
+import { fetchFamilies, fetchFirst, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
@@ -82,10 +83,12 @@ export function followQueue(store: Store, remote: string): QueueFollower {
 export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handoff/leases"];
 
 /**
- * One look: one fetch of the queue's families (what moved comes with it), applied here; the
- * listing first only when a ref the fetch names exactly was gone from the remote.
+ * One look: one fetch of the queue's families (what moved comes with it), applied here. The
+ * listing first in a clone of many tasks (tracking.ts FETCH_FIRST_MAX_TASKS), or when a ref the
+ * fetch names exactly was gone from the remote.
  */
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
+  if (!(await fetchFirst(store, remote))) return listThenFetch(store, remote);
   const budget = await remoteBudget(store, remote);
   const f = await fetchFamilies(store, remote, QUEUE_FAMILIES, budget);
   if (!f.ok) return "missing" in f ? listThenFetch(store, remote) : { ok: false, message: f.message };

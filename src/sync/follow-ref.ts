@@ -1,15 +1,19 @@
-// Following one ref of the sync remote cheaply: one `git fetch` of exactly that ref. Over
-// protocol v2 a fetch first asks for the refs under the name it was given (`ls-refs` with that
-// `ref-prefix`: one small advertisement), and sends a fetch request only when a value differs
-// from the tracking ref: with nothing new it costs what an `ls-remote` of the ref costs, and when
-// the ref moved it saves the second connection that listing first and fetching then would take.
+// Following one ref of the sync remote cheaply. In a clone of a few hundred tasks or fewer: one
+// `git fetch` of exactly that ref. Over protocol v2 a fetch first asks for the refs under the name
+// it was given (`ls-refs` with that `ref-prefix`: one small advertisement), and sends a fetch
+// request only when a value differs from the tracking ref: with nothing new it costs about what an
+// `ls-remote` of the ref costs, and when the ref moved it saves the second connection that listing
+// first and fetching then would take. In a larger clone (tracking.ts FETCH_FIRST_MAX_TASKS), where
+// a fetch's own check against every local ref outweighs that connection: an `ls-remote` of exactly
+// that ref, and a fetch only when it moved.
 // Callers poll with `Backoff`: quick right after a change, slower while nothing happens.
 // Processes that wait share one poller per clone (shared-poll.ts) on top of this.
 import { fetchHandoffRefs } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
-import { screenFetched, trackingMatching } from "./tracking.ts";
-import { callTimeout, remoteBudget } from "./remote-budget.ts";
+import { lsRemoteRefs } from "../git/remote-ref.ts";
+import { fetchFirst, screenFetched, trackingFor, trackingMatching } from "./tracking.ts";
+import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 
 /** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
 export type Pulled = { ok: true; changed: boolean; refused?: { ref: string; reason: string }[] } | { ok: false; message: string };
@@ -27,6 +31,7 @@ export function pullRef(store: Store, remote: string, ref: string): Promise<Pull
  */
 export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
   const budget = await remoteBudget(store, remote);
+  if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget);
   const before = await trackingMatching(store, remote, refs);
   const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`));
   if (!f.ok) return f;
@@ -45,6 +50,27 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   await integrate(store, screened.before, screened.after);
   let changed = false;
   for (const ref of behind) if (refs.includes(ref) && (await store.readRef(ref)) !== local.get(ref)) changed = true;
+  return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
+}
+
+/** pullRefs by listing first: one advertisement of exactly these refs, a fetch only of those that moved. */
+async function listThenPull(store: Store, remote: string, refs: string[], budget: RemoteBudget): Promise<Pulled> {
+  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget));
+  if (!ls.ok) return ls;
+  const before = await trackingFor(store, remote, refs);
+  const local = new Map<string, string | null>();
+  for (const ref of refs) local.set(ref, await store.readRef(ref));
+  const moved = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== before.get(r));
+  const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
+  if (!behind.length) return { ok: true, changed: false };
+  if (moved.length) {
+    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
+    if (!f.ok) return f;
+  }
+  const screened = await screenFetched(store, remote, new Map([...before].filter(([r]) => behind.includes(r))), await trackingFor(store, remote, behind));
+  await integrate(store, screened.before, screened.after);
+  let changed = false;
+  for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
   return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
 }
 
