@@ -6,8 +6,7 @@ import * as assert from "uvu/assert";
 import { pullRefs } from "../src/sync/follow-ref.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
-import { addTask } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -50,12 +49,7 @@ test("a pull of a ref the remote lacks is no error and changes nothing", async (
 
 test("in a clone of more than 200 tasks a pull lists first, and fetches only once the ref moved", async () => {
   const { a, b } = twoClones();
-  const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(), warm: true });
-  try {
-    for (let i = 0; i < 201; i++) await addTask(sa, { id: `many-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
-  } finally {
-    sa.close();
-  }
+  await seedTasks(a, Array.from({ length: 201 }, (_, i) => ({ id: `many-${i}` })), "alice");
   assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
   assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });

@@ -10,8 +10,7 @@ import { followQueue } from "../src/sync/follow-queue.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { createHandover, readInputs } from "../src/work/handover.ts";
-import { addTask } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -74,12 +73,7 @@ test("a look with nothing new in the queue's families changes nothing here, howe
 
 test("205 new tasks arrive in the one fetch of a look; the other families still wait for sync", async () => {
   const { a, b } = twoClones();
-  const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(), warm: true });
-  try {
-    for (let i = 0; i < 205; i++) await addTask(sa, { id: `many-${i}`, objective: `task ${i}`, priority: 0, scope: [], maxAttempts: 3 });
-  } finally {
-    sa.close();
-  }
+  await seedTasks(a, Array.from({ length: 205 }, (_, i) => ({ id: `many-${i}` })), "alice");
   assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
