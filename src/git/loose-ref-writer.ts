@@ -12,7 +12,7 @@
 // reference-transaction hook and without core.sharedRepository. Anything else returns null and
 // goes to git.
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
 import { git } from "./run.ts";
@@ -70,6 +70,8 @@ export class LooseRefWriter {
   private closed = false;
   private readonly tempDir: string;
   private swept = false;
+  /** Second names of replaced ref files, still to be removed (removeLater). */
+  private readonly toRemove = new Set<string>();
 
   constructor(
     private readonly commonDir: string,
@@ -130,6 +132,20 @@ export class LooseRefWriter {
       unlock();
       throw e;
     }
+    // The replaced ref files get a second name first, removed later off the write's path: a
+    // rename over a file whose inode then goes away frees its data block there and then (0.4-1.3
+    // ms here on ext4), a rename over one that keeps a name costs what a rename into a new name does.
+    const kept: string[] = [];
+    for (const h of held) {
+      const name = `${this.tempName()}.old`;
+      try {
+        linkSync(`${this.commonDir}/${h.ref}`, name);
+        kept.push(name);
+      } catch {
+        // No loose file (the ref is packed), or the folder cannot be written: nothing to keep.
+      }
+    }
+    this.removeLater(kept);
     // Commit: each lock becomes its ref (git renames them one by one too).
     for (let i = 0; i < held.length; i++) {
       const h = held[i]!;
@@ -146,6 +162,15 @@ export class LooseRefWriter {
     return { ok: true };
   }
 
+  /** Unlinks `paths` on libuv's thread pool, after the caller's answer is on its way. */
+  private removeLater(paths: string[]): void {
+    if (paths.length === 0) return;
+    for (const p of paths) this.toRemove.add(p);
+    setImmediate(() => {
+      for (const p of paths) unlink(p, () => this.toRemove.delete(p));
+    }).unref();
+  }
+
   /** Creates temp files ahead of need, off the critical path. */
   prepareAhead(): void {
     this.fillSoon();
@@ -153,6 +178,8 @@ export class LooseRefWriter {
 
   close(): void {
     this.closed = true;
+    for (const p of this.toRemove) unlinkQuiet(p);
+    this.toRemove.clear();
     for (const t of this.temps.splice(0)) {
       closeQuiet(t.fd);
       unlinkQuiet(t.path);
