@@ -81,6 +81,7 @@ export class Store {
   ) {
     this.reader = new ObjectReader(repo.commonDir, repo.workTree ?? repo.gitDir);
     this.writer = new ObjectWriter(repo.commonDir, repo.objectFormat);
+    this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
     this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
