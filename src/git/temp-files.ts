@@ -27,7 +27,7 @@ export class TempFiles {
 
   constructor(
     private readonly objectsDir: string,
-    private readonly size = 64,
+    private readonly size = 32,
   ) {}
 
   /**
