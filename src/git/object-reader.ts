@@ -18,6 +18,8 @@ export interface GitObject {
  */
 export class ObjectReader {
   private batch: CatFileBatch | null = null;
+  /** Objects this process wrote lately (object-writer.ts), read from memory. */
+  recent: ((oid: string) => GitObject | undefined) | null = null;
 
   constructor(
     private readonly commonDir: string,
@@ -25,7 +27,7 @@ export class ObjectReader {
   ) {}
 
   async read(oid: string): Promise<GitObject | null> {
-    return readLoose(this.commonDir, oid) ?? this.readBatch(oid);
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.readBatch(oid);
   }
 
   private readBatch(oid: string): Promise<GitObject | null> {

@@ -25,6 +25,8 @@ export class ObjectWriter {
    * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
    */
   private pending = new Map<string, { type: ObjectType; body: Buffer }>();
+  /** The last objects written, by id: a process reading back what it just wrote reads no file. */
+  private readonly recent = new Map<string, { type: ObjectType; body: Buffer }>();
 
   constructor(
     private readonly commonDir: string,
@@ -50,7 +52,18 @@ export class ObjectWriter {
     const oid = createHash(this.format).update(raw).digest("hex");
     if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
     this.store(oid, raw);
+    if (body.length <= RECENT_MAX_BYTES) {
+      this.recent.delete(oid);
+      this.recent.set(oid, { type, body });
+      if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.keys().next().value!);
+    }
     return oid;
+  }
+
+  /** An object this writer wrote lately (its content: callers must not change it), or undefined. */
+  recentObject(oid: string): { type: ObjectType; data: Buffer } | undefined {
+    const o = this.recent.get(oid);
+    return o && { type: o.type, data: o.body };
   }
 
   /**
@@ -142,6 +155,10 @@ export class ObjectWriter {
     }
   }
 }
+
+/** How many recently written objects are kept, and up to what size (records are a few KB). */
+const RECENT_LIMIT = 256;
+const RECENT_MAX_BYTES = 64 * 1024;
 
 /** More pending objects than one operation writes: a long-running process that never settles. */
 const PENDING_LIMIT = 4096;

@@ -32,6 +32,11 @@ export class RefFiles {
     return this.packedRefs().get(name) ?? null;
   }
 
+  /** The ref's value in packed-refs alone (what git reads when there is no loose file). */
+  readPacked(name: string): string | null {
+    return this.packedRefs().get(name) ?? null;
+  }
+
   list(prefix: string): RefTip[] {
     // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
     // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other

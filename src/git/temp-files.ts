@@ -67,18 +67,23 @@ export class TempFiles {
 
   private async fillUp(): Promise<void> {
     try {
-      while (!this.closed && this.ready.length < this.size) {
-        // A few at once: the thread pool has four threads, and each creation mostly waits on the disk.
-        const wanted = Math.min(PARALLEL, this.size - this.ready.length);
-        const made = await Promise.allSettled(Array.from({ length: wanted }, () => this.makeOne()));
-        if (made.some((m) => m.status === "rejected")) return;
-      }
+      await this.topUp();
       if (!this.fanOutsMade) {
         this.fanOutsMade = true;
         await this.makeFanOuts();
+        await this.topUp();
       }
     } catch {
       // A full disk or a read-only folder: writes then make their own temp files and say why.
+    }
+  }
+
+  private async topUp(): Promise<void> {
+    while (!this.closed && this.ready.length < this.size) {
+      // A few at once: the thread pool has four threads, and each creation mostly waits on the disk.
+      const wanted = Math.min(PARALLEL, this.size - this.ready.length);
+      const made = await Promise.allSettled(Array.from({ length: wanted }, () => this.makeOne()));
+      if (made.some((m) => m.status === "rejected")) throw new Error("temp files cannot be made here");
     }
   }
 
@@ -108,6 +113,8 @@ export class TempFiles {
   private async makeFanOuts(): Promise<void> {
     const present = new Set(await call<string[]>((cb) => readdir(this.objectsDir, cb)));
     for (let i = 0; i < 256 && !this.closed; i++) {
+      // Writes go on meanwhile: keep temp files ready between folders.
+      if (this.ready.length < this.size / 2) await this.topUp();
       const name = i.toString(16).padStart(2, "0");
       if (!present.has(name)) await call<void>((cb) => mkdir(`${this.objectsDir}/${name}`, (e) => cb(e && e.code !== "EEXIST" ? e : null)));
       this.dirs.add(`${this.objectsDir}/${name}`);

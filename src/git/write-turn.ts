@@ -5,7 +5,7 @@
 // courtesy: the compare-and-swap still decides, a writer that waits past a bound goes ahead
 // without its turn, and a turn whose holder is gone is broken at once (owned-lock.ts).
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
 
 export interface Turn {
@@ -15,6 +15,8 @@ export interface Turn {
 
 /** How long a writer waits for its turn before it goes ahead anyway. */
 const MAX_WAIT_MS = 250;
+/** With the folder watched, how often a waiter looks anyway (a lost event, a holder gone). */
+const POLL_MS = 20;
 
 /**
  * One process's access to the turns under `dir`. Taking a turn is a hard link of this process's
@@ -53,7 +55,7 @@ export class WriteTurns {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") return { give: () => {}, waited: n > 0 };
       }
-      // Whether the holder is still there is asked now and then, not on every poll (it reads /proc).
+      // Whether the holder is still there is asked now and then, not on every wake (it reads /proc).
       if (n % 16 === 0) {
         const owner = readOwner(path);
         if (owner && holderGone(owner)) {
@@ -62,7 +64,9 @@ export class WriteTurns {
         }
       }
       if (Date.now() >= until) return { give: () => {}, waited: true };
-      await new Promise((r) => setTimeout(r, n < 4 ? 1 : 1 + Math.random() * 2));
+      // Woken when the folder changes (the holder gives the turn back), not by polling: eight
+      // waiters polling every few milliseconds cost more CPU than the writes they wait for.
+      await this.changeOrTimeout(n < 2 ? 2 : POLL_MS);
     }
   }
 
@@ -70,6 +74,42 @@ export class WriteTurns {
   close(): void {
     if (this.owner) rmQuiet(this.owner.path);
     this.owner = null;
+    this.watcher?.close();
+    this.watcher = null;
+    for (const w of this.waiting.splice(0)) w();
+  }
+
+  private watcher: FSWatcher | null = null;
+  private watchBroken = false;
+  private readonly waiting: (() => void)[] = [];
+
+  /** Resolves at the next change in the folder, or after `ms` (a missed event costs one poll). */
+  private changeOrTimeout(ms: number): Promise<void> {
+    if (!this.watcher && !this.watchBroken) {
+      try {
+        this.watcher = watch(this.dir, { persistent: false }, () => {
+          for (const w of this.waiting.splice(0)) w();
+        });
+        this.watcher.on("error", () => {
+          this.watchBroken = true;
+          this.watcher?.close();
+          this.watcher = null;
+        });
+      } catch {
+        this.watchBroken = true;
+      }
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.watcher ? ms : Math.min(ms, 1 + Math.random() * 2));
+      const waiting = this.waiting;
+      function done() {
+        clearTimeout(timer);
+        const i = waiting.indexOf(done);
+        if (i >= 0) waiting.splice(i, 1);
+        resolve();
+      }
+      waiting.push(done);
+    });
   }
 
   private give(path: string, ino: number): void {

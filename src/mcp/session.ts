@@ -1,6 +1,6 @@
 // One MCP server serves one agent over stdio. The session owns the Store the tools share, knows
 // where the agent's identity came from, and re-checks what could go stale between calls.
-import { readFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { validateAgentId } from "../core/ids.ts";
 import { CONFIG_NAME } from "../store/config-file.ts";
@@ -135,10 +135,11 @@ export class McpSession {
   }
 }
 
+/**
+ * What a file is now, without reading it: git and editors replace these files by rename (a new
+ * inode) or rewrite them (a new size or modification time, kept in nanoseconds here).
+ */
 function readOr(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return "";
-  }
+  const st = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : "";
 }

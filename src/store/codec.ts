@@ -12,9 +12,16 @@ export const FORMAT_MARKER = "git-handoff 1\n";
 
 /** The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker. */
 export function formatMarkerOid(oidBytes: number): string {
+  // Asked for every record read: hashed once per object format.
+  const known = markerOids.get(oidBytes);
+  if (known) return known;
   const body = Buffer.from(FORMAT_MARKER, "utf8");
-  return createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+  const oid = createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+  markerOids.set(oidBytes, oid);
+  return oid;
 }
+
+const markerOids = new Map<number, string>();
 
 const warnedFormats = new Set<string>();
 

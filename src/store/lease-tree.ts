@@ -91,9 +91,53 @@ function encodeEntries(entries: TreeEntry[]): Buffer {
 }
 
 export function treeMarkerOid(oidBytes: number): string {
+  const known = markerOids.get(oidBytes);
+  if (known) return known;
   const body = Buffer.from(LEASE_TREE_MARKER, "utf8");
-  return createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+  const oid = createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+  markerOids.set(oidBytes, oid);
+  return oid;
 }
+
+const markerOids = new Map<number, string>();
+
+/**
+ * The `leases/` folder's tree: file entries only, so git's order is plain name order. Each entry's
+ * bytes are kept by name and blob (a write changes one or two of a hundred), and the sorted names
+ * by the set of names, so a write encodes only what it changed.
+ */
+function encodeFolder(groups: Map<string, LeaseGroup>): Buffer {
+  const names: string[] = [];
+  const byName = new Map<string, string>();
+  for (const [key, g] of groups) {
+    const name = groupFile(key);
+    names.push(name);
+    byName.set(name, g.oid);
+  }
+  const sortKey = names.join("\0");
+  let sorted = folderOrder.get(sortKey);
+  if (!sorted) {
+    sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (folderOrder.size >= 64) folderOrder.clear();
+    folderOrder.set(sortKey, sorted);
+  }
+  const parts: Buffer[] = [];
+  for (const name of sorted) {
+    const oid = byName.get(name)!;
+    const k = `${name}\0${oid}`;
+    let entry = entryBytes.get(k);
+    if (!entry) {
+      entry = Buffer.concat([Buffer.from(`100644 ${name}\0`, "utf8"), Buffer.from(oid, "hex")]);
+      if (entryBytes.size >= 50_000) entryBytes.clear();
+      entryBytes.set(k, entry);
+    }
+    parts.push(entry);
+  }
+  return Buffer.concat(parts);
+}
+
+const folderOrder = new Map<string, string[]>();
+const entryBytes = new Map<string, Buffer>();
 
 /**
  * Writes one commit per step, each a format 2 tree. A prefix file whose leases are the very
@@ -115,7 +159,7 @@ export function writeLeaseTree(
       const old = groups.get(key);
       next.set(key, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
-    const folder = writer.write("tree", encodeEntries([...next].map(([key, g]) => ({ mode: "100644", name: groupFile(key), oid: g.oid }))));
+    const folder = writer.write("tree", encodeFolder(next));
     const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
     groups = next;

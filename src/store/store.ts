@@ -10,6 +10,7 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
+import { LooseRefWriter } from "../git/loose-ref-writer.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -42,6 +43,9 @@ export class Store {
   readonly oidBytes: number;
   private readonly refFiles: RefFiles | null;
   private readonly session: RefSession | null;
+  /** Plain ref updates written in-process through git's lock protocol (long-running processes). */
+  private looseRefs: LooseRefWriter | null = null;
+  private closed = false;
   /** Turns at exclusive writes shared with the other long-running processes here (write-turn.ts). */
   private readonly turns: WriteTurns | null;
   /** Decoded records by commit id. A commit never changes, so entries never go stale. */
@@ -77,12 +81,23 @@ export class Store {
   ) {
     this.reader = new ObjectReader(repo.commonDir, repo.workTree ?? repo.gitDir);
     this.writer = new ObjectWriter(repo.commonDir, repo.objectFormat);
+    this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
     this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (opts.warm) this.writer.prepareAhead();
+    const refFiles = this.refFiles;
+    if (opts.warm && refFiles) {
+      // Until git's configuration has been read, writes go to git.
+      void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, (ref) => refFiles.readPacked(ref))
+        .then((w) => {
+          if (this.closed) w?.close();
+          else (this.looseRefs = w)?.prepareAhead();
+        })
+        .catch(() => {});
+    }
   }
 
   /** A long-running process (`warm`): it keeps state in process rather than in on-disk caches. */
@@ -145,9 +160,10 @@ export class Store {
     for (let n = 0; ; n++) {
       // A transaction git would refuse costs the long-lived update-ref process its life: check
       // the expected values here first, just before sending (git still checks them under lock).
-      const early = this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.commonDir, updates) : null;
+      const direct = this.looseRefs?.update(updates) ?? null;
+      const early = !direct && this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.commonDir, updates) : null;
       if (early) return early;
-      const r = await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent));
+      const r = direct ?? (await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent)));
       if (r.ok) {
         this.writer.settle();
         this.refFiles?.touch(updates.map((u) => u.ref));
@@ -214,6 +230,8 @@ export class Store {
   }
 
   close(): void {
+    this.closed = true;
+    this.looseRefs?.close();
     this.flushRecords();
     this.diskRecords?.save();
     this.reader.close();

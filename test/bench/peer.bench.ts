@@ -146,12 +146,14 @@ try {
   }
 
   // Claims of tasks with a scope as live file leases grow 0 -> 1,000 (100 agents x 10): two repos,
-  // interleaved, the same 200 tasks.
+  // interleaved, the same 200 tasks. Their ids start at t-1000: the fixture's leases name tasks
+  // t-0..t-99 as theirs, and claiming one of those would also end its ten leases (another write).
   {
     const bare = tempRepo();
     const busy = tempRepo();
-    await seedTasks(bare, 200);
-    await seedTasks(busy, 200);
+    const FROM = 1000;
+    await seedTasks(bare, 200, { from: FROM });
+    await seedTasks(busy, 200, { from: FROM });
     await seedLeases(busy, 100, 10);
     const a = await overStdio(bare, { agent: "bench" });
     const b = await overStdio(busy, { agent: "bench" });
@@ -159,7 +161,7 @@ try {
       const xs: number[] = [];
       const ys: number[] = [];
       for (let i = 0; i < 20 + SAMPLES; i++) {
-        const id = taskId(i % 200);
+        const id = taskId(FROM + (i % 200));
         const x = await timed(() => a.call("claim_task", { id }), "claim, no leases");
         await a.ok("release_task", { id });
         const y = await timed(() => b.call("claim_task", { id }), "claim, 1,000 leases");
