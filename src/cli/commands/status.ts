@@ -8,7 +8,8 @@ import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
-import { leaseSectionText, statusText } from "../../present/render-status.ts";
+import { ALL_HINT, leaseSectionText, MATRIX_ROWS, statusText } from "../../present/render-status.ts";
+import { SECTION_LINES } from "../../present/bounded-text.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
@@ -46,7 +47,8 @@ export function registerStatus(program: Command): void {
       const merges = o.conflicts ? openMergeCache(store) : null;
       const predicted = merges ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config), cache: merges.cache }) : null;
       merges?.save();
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
+      // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
@@ -55,7 +57,7 @@ export function registerStatus(program: Command): void {
       const leases = leaseRows(leaseSet, tasks, records, now, store.config);
       // Edits outside each agent's declaration, and claims renewed while their branch stands still.
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
-      const driftText = driftSectionText(drift);
+      const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
       const remote = await store.syncRemote();
