@@ -1,7 +1,8 @@
 // `status` over many tasks reads the task listing from one file named by the task tips
 // (.git/handoff/listing-<digest>.json): the next view over the same tips reads it, a moved task ref
-// names another file (the old one is dropped), and a damaged file is only a slower read. Its text
-// view bounds each agent's held ids and the stuck-claims section; --all and --json stay complete.
+// names another file (the old one is dropped), and a damaged file is only a slower read. The text
+// view reads only the open tasks (listing-<digest>.view.json) and counts the history. It bounds
+// each agent's held ids and the stuck-claims section; --all and --json stay complete.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -22,7 +23,7 @@ function busy() {
     assert.is(r.code, 0, r.stderr);
     return r;
   };
-  const listings = () => (existsSync(join(repo, ".git/handoff")) ? readdirSync(join(repo, ".git/handoff")).filter((f) => f.startsWith("listing-")) : []);
+  const listings = () => (existsSync(join(repo, ".git/handoff")) ? readdirSync(join(repo, ".git/handoff")).filter((f) => f.startsWith("listing-") && !f.endsWith(".view.json")) : []);
   return { repo, run, listings };
 }
 
@@ -66,6 +67,25 @@ test("a damaged listing file is read again from the records", () => {
   const again = run("status", "--no-conflicts", "--json").json;
   assert.equal(again.counts, first.counts);
   assert.is(again.matrix.rows.length, first.matrix.rows.length);
+});
+
+test("the text view reads the open tasks from the view file and counts the final ones", () => {
+  const { repo, run, listings } = busy();
+  const json = run("status", "--no-conflicts", "--json").json;
+  const text = run("status", "--no-conflicts").stdout;
+  const viewFile = join(repo, ".git/handoff", listings()[0]!.replace(/\.json$/, ".view.json"));
+  const view = JSON.parse(readFileSync(viewFile, "utf8"));
+  assert.ok(json.counts.done > 0, "the fixture has history");
+  assert.is(view.tasks.length, F.tasks - json.counts.done - json.counts.failed - json.counts.cancelled, "only the open tasks");
+  assert.equal(view.counted, { done: json.counts.done });
+  const counts = `todo ${json.counts.todo}  claimed ${json.counts.claimed}  done ${json.counts.done}  failed 0  cancelled 0  review 0`;
+  assert.ok(text.includes(counts), `the text counts every task: ${text.split("\n").slice(0, 3).join(" / ")}`);
+  // A poisoned open task proves the text view reads the view file; --json still reads every task.
+  const todo = view.tasks.find((t: { status: string }) => t.status === "todo");
+  todo.objective = "from the view file";
+  writeFileSync(viewFile, JSON.stringify(view));
+  assert.match(run("status", "--no-conflicts", "--all").stdout, /from the view file/);
+  assert.not.ok(JSON.stringify(run("status", "--no-conflicts", "--json").json).includes("from the view file"));
 });
 
 test("the text view names a few held ids per agent and bounds the stuck claims; --all names them all", () => {

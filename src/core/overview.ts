@@ -34,8 +34,9 @@ export interface Overview {
 }
 
 /** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): Overview {
+export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
+  for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
@@ -111,12 +112,14 @@ export interface StatusInput {
   soonMs?: number;
   /** A text view that shows only the first matrix rows builds only those (the JSON view builds all). */
   rowLimit?: number;
+  /** Tasks left out of `tasks` (final ones a text view does not show), counted by status. */
+  counted?: Partial<Record<TaskStatus, number>>;
 }
 
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
-  const base = buildOverview(tasks, now, input.soonMs);
+  const base = buildOverview(tasks, now, input.soonMs, input.counted);
   const roster = buildRoster(input.agents, tasks, now, input.config);
   const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
   const settled = tasks.map((t) => settle(t, ctx).record);
