@@ -112,6 +112,8 @@ export interface StatusInput {
   soonMs?: number;
   /** A text view that shows only the first matrix rows builds only those (the JSON view builds all). */
   rowLimit?: number;
+  /** The roster of these agents and tasks at `now`, when the caller built it already (the merge preview needs it too). */
+  roster?: Roster;
   /** Tasks left out of `tasks` (final ones a text view does not show), counted by status. */
   counted?: Partial<Record<TaskStatus, number>>;
 }
@@ -120,7 +122,7 @@ export interface StatusInput {
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
   const base = buildOverview(tasks, now, input.soonMs, input.counted);
-  const roster = buildRoster(input.agents, tasks, now, input.config);
+  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config);
   const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
   const settled = tasks.map((t) => settle(t, ctx).record);
   const byId = new Map(tasks.map((t) => [t.id, t]));

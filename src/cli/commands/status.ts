@@ -52,10 +52,11 @@ export function registerStatus(program: Command): void {
       const records = agents.map((a) => a.record);
       // Pairs of branch tips merged by an earlier status come from the cache file, not git merge-tree.
       const merges = o.conflicts ? openMergeCache(store) : null;
-      const predicted = merges ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config), cache: merges.cache }) : null;
+      const roster = buildRoster(records, tasks, now, store.config);
+      const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();
       // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
