@@ -1,6 +1,6 @@
 // `npm run build`: esbuild bundles the entry points into dist/ (one CommonJS file each).
 //
-// Node builtins that a one-shot command may never use (child_process, zlib, crypto, os) are
+// Node builtins that a one-shot command may never use (child_process, zlib, crypto, os, readline) are
 // loaded on first call, not when the bundle starts: `child_process` alone pulls in net, dgram and
 // the stream modules, a tenth of `node -e 0` again, while a cold `task show` served from the record
 // cache spawns nothing and inflates nothing. Our own modules (and commander, which only spawns
@@ -18,7 +18,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
-const LAZY = ["child_process", "zlib", "crypto", "os"];
+const LAZY = ["child_process", "zlib", "crypto", "os", "readline"];
 const ours = (path) => path.startsWith(join(root, "src") + sep) || path.includes(`${sep}commander${sep}lib${sep}command.js`);
 
 const lazyBuiltins = {
