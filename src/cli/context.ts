@@ -5,6 +5,7 @@ import { refreshHeartbeat } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { neutralise } from "../present/untrusted.ts";
+import { writeErr } from "../present/output.ts";
 
 /** Options every command accepts, before or after the verb. */
 export interface GlobalOptions {
@@ -52,7 +53,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     const result = await fn(store, opts);
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
-    for (const n of store.notices) process.stderr.write(`git-handoff: ${neutralise(n)}\n`);
+    for (const n of store.notices) writeErr(`git-handoff: ${neutralise(n)}\n`);
     return result;
   } finally {
     store.close();

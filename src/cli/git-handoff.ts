@@ -10,10 +10,25 @@ import { HOT_VERBS, verbOf } from "./command-line.ts";
 const BUNDLES = new Map<string, string>([["hook", "hook-main.cjs"], ["mcp", "mcp-main.cjs"], ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"])]);
 
 // A reader that stops early (`git handoff status | head`) closes the pipe: end quietly, no trace.
-process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+function onStdoutError(e: NodeJS.ErrnoException): void {
   if (e.code === "EPIPE") process.exit(0);
   throw e;
-});
+}
+// Set on process.stdout when something first builds it: building it here would load the stream
+// modules for every command, though output is written with write(2) (present/output.ts).
+const stdoutGetter = Object.getOwnPropertyDescriptor(process, "stdout")?.get;
+if (stdoutGetter) {
+  let hooked = false;
+  Object.defineProperty(process, "stdout", {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const out = stdoutGetter.call(process) as NodeJS.WriteStream;
+      if (!hooked) (hooked = true), out.on("error", onStdoutError);
+      return out;
+    },
+  });
+} else process.stdout.on("error", onStdoutError);
 
 const argv = process.argv.slice(2);
 const verb = verbOf(argv);

@@ -34,8 +34,9 @@ export interface Overview {
 }
 
 /** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000): Overview {
+export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
+  for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
@@ -91,8 +92,8 @@ export interface Placement {
 
 export interface StatusView extends Overview {
   roster: Roster;
-  /** Task x agent claim matrix over live work (todo, claimed, review). */
-  matrix: { agents: string[]; rows: MatrixRow[] };
+  /** Task x agent claim matrix over live work (todo, claimed, review); `total` rows in all (`rows` may hold only the first, see StatusInput.rowLimit). */
+  matrix: { agents: string[]; rows: MatrixRow[]; total: number };
   /** Worktree x branch x session, one row per declared agent. */
   placements: Placement[];
   blocked: BlockedEdge[];
@@ -109,13 +110,19 @@ export interface StatusInput {
   config: Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
   now: Date;
   soonMs?: number;
+  /** A text view that shows only the first matrix rows builds only those (the JSON view builds all). */
+  rowLimit?: number;
+  /** The roster of these agents and tasks at `now`, when the caller built it already (the merge preview needs it too). */
+  roster?: Roster;
+  /** Tasks left out of `tasks` (final ones a text view does not show), counted by status. */
+  counted?: Partial<Record<TaskStatus, number>>;
 }
 
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
-  const base = buildOverview(tasks, now, input.soonMs);
-  const roster = buildRoster(input.agents, tasks, now, input.config);
+  const base = buildOverview(tasks, now, input.soonMs, input.counted);
+  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config);
   const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
   const settled = tasks.map((t) => settle(t, ctx).record);
   const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -124,7 +131,7 @@ export function buildStatus(input: StatusInput): StatusView {
   const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();
   // A row has at most one marked cell: fill the row, then mark it (7,500 x 100 cells at 10,000 tasks).
   const column = new Map(names.map((n, i) => [n, i]));
-  const rows: MatrixRow[] = live.map((t) => {
+  const rows: MatrixRow[] = (input.rowLimit === undefined ? live : live.slice(0, input.rowLimit)).map((t) => {
     const cells: MatrixRow["cells"] = new Array(names.length).fill(null);
     const holder = t.status === "claimed" ? t.claim?.agent : t.status === "review" ? t.review?.submitted_by : undefined;
     const at = holder !== undefined ? column.get(holder) : undefined;
@@ -143,5 +150,5 @@ export function buildStatus(input: StatusInput): StatusView {
   const conflicts = input.conflicts
     ? { summary: conflictSummaryLine(input.conflicts), conflicting: input.conflicts.conflicting, pairs: input.conflicts.pairs.filter((p) => p.conflicts.length) }
     : null;
-  return { ...base, roster, matrix: { agents: names, rows }, placements, blocked, review: reviewQueue(settled), inbox, conflicts };
+  return { ...base, roster, matrix: { agents: names, rows, total: live.length }, placements, blocked, review: reviewQueue(settled), inbox, conflicts };
 }

@@ -1,21 +1,47 @@
+import { fstatSync, statSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
 import { forTerminal, neutralise } from "./untrusted.ts";
+
+// Output is written with write(2) on fd 1 and fd 2: the process.stdout and process.stderr getters
+// build stream objects (the stream modules, net for a pipe), a tenth of `node -e 0` again for a
+// one-shot command that prints a few lines. A full or non-blocking pipe (EAGAIN) or a closed
+// reader (EPIPE: the CLI's handler ends quietly) goes to the stream, and that fd stays on the
+// stream so nothing is written out of order.
+const onStream = new Set<number>();
+
+function writeFd(fd: 1 | 2, text: string): void {
+  if (!text) return;
+  const buf = Buffer.from(text, "utf8");
+  let off = 0;
+  if (!onStream.has(fd)) {
+    try {
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      return;
+    } catch {
+      onStream.add(fd);
+    }
+  }
+  (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
+}
+
+export const writeOut = (text: string) => writeFd(1, text);
+export const writeErr = (text: string) => writeFd(2, text);
 
 /**
  * One output format for every command: `--json` prints the data (exact text), otherwise the text
  * rendering, escaped for the terminal in one pass (records hold other agents' text).
  */
 export function emit(json: boolean, data: unknown, text: () => string): void {
-  if (json) process.stdout.write(JSON.stringify(data, null, 2) + "\n");
+  if (json) writeOut(JSON.stringify(data, null, 2) + "\n");
   else {
     const t = forTerminal(text(), useColor());
-    if (t) process.stdout.write(t.endsWith("\n") ? t : t + "\n");
+    if (t) writeOut(t.endsWith("\n") ? t : t + "\n");
   }
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`git-handoff: warning: ${neutralise(message)}\n`);
+  writeErr(`git-handoff: warning: ${neutralise(message)}\n`);
 }
 
 /** The error body shared with the MCP server: code, message, recoverable, data, suggestions. */
@@ -32,14 +58,29 @@ export function refusalOfError(e: unknown): Refusal {
 /** Prints an error (one line, then hints for refusals) and returns the exit status from the table. */
 export function reportError(e: unknown, json: boolean): number {
   const refusal = refusalOfError(e);
-  if (json) process.stdout.write(JSON.stringify({ error: errorBody(refusal) }, null, 2) + "\n");
-  process.stderr.write(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)}\n`);
-  if (!json) for (const s of refusal.suggestions ?? []) process.stderr.write(`  ${s.action}: ${neutralise(s.detail)}\n`);
-  if (refusal.code === "internal" && process.env.HANDOFF_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
+  if (json) writeOut(JSON.stringify({ error: errorBody(refusal) }, null, 2) + "\n");
+  writeErr(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)}\n`);
+  if (!json) for (const s of refusal.suggestions ?? []) writeErr(`  ${s.action}: ${neutralise(s.detail)}\n`);
+  if (refusal.code === "internal" && process.env.HANDOFF_DEBUG) writeErr(`${(e as Error)?.stack}\n`);
   return EXIT_CODES[refusal.code];
 }
 
-const useColor = () => process.stdout.isTTY === true && !process.env.NO_COLOR;
+/**
+ * Whether fd 1 is a terminal. A pipe or a file (not a character device), or /dev/null, is not:
+ * answered by fstat without building process.stdout; only a character device asks the stream.
+ */
+function stdoutIsTerminal(): boolean {
+  try {
+    const out = fstatSync(1);
+    if (!out.isCharacterDevice() || out.rdev === statSync("/dev/null").rdev) return false;
+  } catch {
+    /* no fd 1, or no /dev/null here: ask the stream */
+  }
+  return process.stdout.isTTY === true;
+}
+
+let color: boolean | undefined;
+const useColor = () => (color ??= !process.env.NO_COLOR && stdoutIsTerminal());
 export const paint = {
   bold: (s: string) => (useColor() ? `\x1b[1m${s}\x1b[0m` : s),
   dim: (s: string) => (useColor() ? `\x1b[2m${s}\x1b[0m` : s),

@@ -14,7 +14,9 @@ export function agentDetail(a: AgentRecord): string {
 
 const STATUS_PAINT = { active: paint.green, stale: paint.yellow, disconnected: paint.red };
 
-export function rosterText(r: Roster): string {
+/** `claims`: how many held task ids a line names at most (the rest counted); all when omitted. */
+export function rosterText(r: Roster, opts: { claims?: number } = {}): string {
+  const ids = (list: string[]) => (opts.claims !== undefined && list.length > opts.claims ? `${list.slice(0, opts.claims).join(" ")} +${list.length - opts.claims} more` : list.join(" "));
   if (!r.agents.length && !r.undeclared_holders.length) return "no agents";
   const w = Math.max(5, ...r.agents.map((a) => a.agent.length));
   const lines = r.agents.map((a) => {
@@ -22,10 +24,10 @@ export function rosterText(r: Roster): string {
     const cap = `${a.capacity.claimed}/${a.capacity.max}`.padEnd(5);
     const age = formatAgo(a.heartbeat_age_ms).padEnd(9);
     const where = paint.dim(`${a.branch ?? "(detached)"} ${a.worktree ?? ""}`.trim());
-    const claims = a.claimed.length ? ` [${a.claimed.join(" ")}]` : "";
+    const claims = a.claimed.length ? ` [${ids(a.claimed)}]` : "";
     const gc = a.gc_due ? paint.red(" gc-due") : "";
     return `${a.agent.padEnd(w)}  ${status} ${cap} ${age} ${a.objective ?? "-"}${claims}  ${where}${gc}`;
   });
-  for (const u of r.undeclared_holders) lines.push(`${u.agent.padEnd(w)}  ${paint.dim("undeclared")}   holds [${u.claimed.join(" ")}]`);
+  for (const u of r.undeclared_holders) lines.push(`${u.agent.padEnd(w)}  ${paint.dim("undeclared")}   holds [${ids(u.claimed)}]`);
   return lines.join("\n");
 }

@@ -4,18 +4,30 @@ import { formatDuration } from "../core/duration.ts";
 import type { DriftView } from "../core/declaration.ts";
 import { paint } from "./output.ts";
 
-export function driftSectionText(d: DriftView): string {
+/** Declared globs a bounded line names at most. */
+const DECLARED_SHOWN = 8;
+
+/** `limit`: lines per section at most (the rest counted, naming `hint`); all when omitted. */
+export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: string } = {}): string {
   const lines: string[] = [];
+  const shown = <T>(list: T[]) => (opts.limit === undefined ? list : list.slice(0, opts.limit));
+  const counted = (list: unknown[]) => {
+    const n = opts.limit === undefined ? 0 : list.length - opts.limit;
+    if (n > 0) lines.push(`  … ${n} more line${n === 1 ? "" : "s"}${opts.hint ? ` (${opts.hint})` : ""}`);
+  };
   if (d.agents.length) {
     lines.push(paint.yellow("undeclared (changed outside what the agent declared)"));
-    for (const a of d.agents) {
+    for (const a of shown(d.agents)) {
       const more = a.count > a.undeclared.length ? ` +${a.count - a.undeclared.length} more` : "";
-      lines.push(`  ${a.agent}  ${a.undeclared.join(" ")}${more}  (declared ${a.declared.join(" ")})`);
+      const declared = opts.limit !== undefined && a.declared.length > DECLARED_SHOWN ? `${a.declared.slice(0, DECLARED_SHOWN).join(" ")} +${a.declared.length - DECLARED_SHOWN} more` : a.declared.join(" ");
+      lines.push(`  ${a.agent}  ${a.undeclared.join(" ")}${more}  (declared ${declared})`);
     }
+    counted(d.agents);
   }
   if (d.stuck.length) {
     lines.push(paint.yellow("possibly stuck (lease renewed, branch not moving)"));
-    for (const s of d.stuck) lines.push(`  ${s.task}  ${s.agent}  ${s.branch ?? "(no branch)"} still for ${formatDuration(s.still_ms)} (since ${s.since})`);
+    for (const s of shown(d.stuck)) lines.push(`  ${s.task}  ${s.agent}  ${s.branch ?? "(no branch)"} still for ${formatDuration(s.still_ms)} (since ${s.since})`);
+    counted(d.stuck);
   }
   return lines.join("\n");
 }

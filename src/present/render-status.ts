@@ -14,6 +14,9 @@ function cut(s: string, max: number): string {
   return line.length > max ? line.slice(0, max - 1) + "…" : line;
 }
 
+/** Held task ids a bounded agent line names at most. */
+const ROSTER_CLAIMS = 8;
+
 /** Agent columns a bounded matrix shows at most. */
 const MATRIX_AGENTS = 12;
 
@@ -23,13 +26,14 @@ const MATRIX_AGENTS = 12;
  */
 function matrixText(v: StatusView, rowLimit?: number): string[] {
   let { agents, rows } = v.matrix;
-  if (!rows.length) return ["  no open tasks"];
+  const total = v.matrix.total;
+  if (!total) return ["  no open tasks"];
   const more: string[] = [];
-  if (rowLimit !== undefined && (rows.length > rowLimit || agents.length > MATRIX_AGENTS)) {
+  if (rowLimit !== undefined && (total > rowLimit || agents.length > MATRIX_AGENTS)) {
     const shownRows = rows.slice(0, rowLimit);
     const marked = agents.map((_, i) => i).filter((i) => shownRows.some((r) => r.cells[i] !== null)).slice(0, MATRIX_AGENTS);
     const cols = marked.length ? marked : agents.map((_, i) => i).slice(0, MATRIX_AGENTS);
-    if (rows.length > rowLimit) more.push(`  … ${rows.length - rowLimit} more tasks`);
+    if (total > rowLimit) more.push(`  … ${total - rowLimit} more tasks`);
     if (cols.length < agents.length) more.push(`  … ${agents.length - cols.length} more agents`);
     agents = cols.map((i) => agents[i]!);
     rows = shownRows.map((r) => ({ ...r, cells: cols.map((i) => r.cells[i]!) }));
@@ -45,12 +49,15 @@ function matrixText(v: StatusView, rowLimit?: number): string[] {
   return [...lines, ...more];
 }
 
+/** Matrix rows the bounded text view shows (its header and counts fill the section's other lines). */
+export const MATRIX_ROWS = SECTION_LINES - 3;
+
 /**
  * The text view. Unless `all`, each long section shows its first SECTION_LINES lines and counts
  * the rest (the matrix also keeps to the agents marked in its rows); --json is always complete.
  */
 export function statusText(v: StatusView, header: string, now: Date, opts: { all?: boolean } = {}): string {
-  const text = fullStatusText(v, header, now, opts.all ? undefined : SECTION_LINES - 3);
+  const text = fullStatusText(v, header, now, opts.all ? undefined : MATRIX_ROWS);
   return opts.all ? text : boundSections(text, ALL_HINT);
 }
 
@@ -61,7 +68,7 @@ function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: nu
   // Bounded (matrixRows given): the sections are cut at SECTION_LINES, so only those are formatted.
   const lines = [header, overviewText(v, now, matrixRows === undefined ? undefined : SECTION_LINES)];
   lines.push(paint.bold("agents"));
-  lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
+  lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster, matrixRows === undefined ? {} : { claims: ROSTER_CLAIMS }).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
   lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v, matrixRows));
   if (v.placements.length) {
     lines.push(paint.bold("where (worktree x branch x session)"));

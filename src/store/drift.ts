@@ -121,6 +121,9 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return out;
 }
 
+/** A time as toISOString writes it. */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>): StuckTask[] {
   const now = store.now();
   const out: StuckTask[] = [];
@@ -129,8 +132,11 @@ export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, Branch
     if (t.status !== "claimed" || !c) continue;
     const tip = c.branch ? tips.get(c.branch) : undefined;
     if (!isPossiblyStuck({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs)) continue;
-    const since = Math.max(Date.parse(c.claimed_at), tip?.at.getTime() ?? 0);
-    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: new Date(since).toISOString(), still_ms: now.getTime() - since });
+    const claimedAt = Date.parse(c.claimed_at);
+    const since = Math.max(claimedAt, tip?.at.getTime() ?? 0);
+    // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
+    const at = since === claimedAt && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(since).toISOString();
+    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - since });
   }
   return out;
 }

@@ -224,6 +224,11 @@ export class Store {
     this.diskRecords ??= RecordCacheFile.in(this.repo.commonDir);
   }
 
+  /** Whether this process keeps records between runs (a view that called keepRecords). */
+  get keepsRecords(): boolean {
+    return this.diskRecords !== null;
+  }
+
   /** Saves what this process decoded for the next one-shot process (record-cache.ts). */
   flushRecords(): void {
     this.taskCache?.flush();

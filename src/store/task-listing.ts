@@ -8,7 +8,8 @@ import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
-import { storedListing, type TaskListing } from "./task-store.ts";
+import { storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
+import { ListingSnapshot, viewPart, type ViewPart } from "./record-cache-listing.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
 
@@ -73,4 +74,21 @@ export async function listClaimedTasks(store: Store): Promise<Task[]> {
   if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
   const ctx = { actor: store.actor, now: store.now() };
   return claimed.map((t) => settle(t, ctx).record);
+}
+
+/**
+ * What a text view over all tasks reads (viewPart): the tasks it can show, stored (not settled),
+ * and the count of the final ones left out. A one-shot view reads it from the listing file of the
+ * current tips when there is one, so its cost follows the open work, not the history.
+ */
+export async function viewListing(store: Store): Promise<ViewPart & { problems: string[] }> {
+  const tips = store.warm ? null : await store.listRefs(TASKS_PREFIX);
+  const snapshot = tips ? ListingSnapshot.of<Task>(store.repo.commonDir, tips) : null;
+  const saved = snapshot?.readView<ViewPart>(tips!.length);
+  if (saved && saved.counted && typeof saved.counted === "object") return { tasks: saved.tasks, counted: saved.counted, problems: [] };
+  const full = await storedListing(store);
+  const part = viewPart(full.tasks);
+  // The listing file may be there without its view part (written by a view of an earlier build).
+  if (snapshot && store.keepsRecords && !full.problems.length && full.tasks.length === tips!.length) snapshot.saveView(full.tasks.length, part);
+  return { ...part, problems: [...full.problems] };
 }

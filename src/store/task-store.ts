@@ -14,6 +14,7 @@ import { noteRival, recentRivals } from "../core/rivals.ts";
 import type { RefTip } from "../git/refs.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
+import { ListingSnapshot, viewPart } from "./record-cache-listing.ts";
 
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 export const TASK_FILE = "task.json";
@@ -74,8 +75,12 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
   const tips = await store.listRefs(TASKS_PREFIX);
   let stored = listed.get(tips);
   if (!stored) {
-    stored = (await reordered(store, tips)) ?? (await sortedListing(store, tips));
+    // One-shot views over many tasks read the whole listing from one file named by the tips.
+    const snapshot = store.warm ? null : ListingSnapshot.of<Task>(store.repo.commonDir, tips);
+    const saved = snapshot?.read(tips.length);
+    stored = saved ? { tasks: saved, problems: [] } : ((await reordered(store, tips)) ?? (await sortedListing(store, tips)));
     store.flushRecords();
+    if (snapshot && !saved && store.keepsRecords && !stored.problems.length) snapshot.save(stored.tasks, viewPart(stored.tasks));
     listed.set(tips, stored);
   }
   return stored;

@@ -6,35 +6,42 @@ import { CLI, cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.t
 import { fmt, median } from "./stats.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
-const repo = tempRepo();
-// A private code cache, as a user's own: the bench measures this build only.
-const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
+// BENCH_BASELINE=<other checkout>/dist/git-handoff.cjs: that build too, interleaved in the same
+// rounds, each build with its own repository and code cache (an A/B against main).
+const builds = [CLI, ...(process.env.BENCH_BASELINE ? [process.env.BENCH_BASELINE] : [])];
+const setups = builds.map((cli) => {
+  const repo = tempRepo();
+  // A private code cache, as a user's own: the bench measures this build only.
+  const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
+  const run = (args: string[]) => {
+    const t = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] });
+    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  };
+  for (let i = 0; i < ROUNDS + 20; i++) run([cli, "task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`]);
+  run([cli, "claim", "t0", "--agent", "holder"]); // t0's scope is leased: check has a lease to find
+  // Warm the page cache and write the code cache with a real command, for node alike.
+  for (let i = 0; i < 3; i++) run(["-e", "0"]), run([cli, "task", "show", "t1"]);
+  return { cli, run };
+});
 
-const run = (args: string[]) => {
-  const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] });
-  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return Number(process.hrtime.bigint() - t) / 1e6;
-};
-
-for (let i = 0; i < ROUNDS + 20; i++) run([CLI, "task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`]);
-run([CLI, "claim", "t0", "--agent", "holder"]); // t0's scope is leased: check has a lease to find
-// Warm the page cache and write the code cache with a real command, for node alike.
-for (let i = 0; i < 3; i++) run(["-e", "0"]), run([CLI, "task", "show", "t1"]);
-
-const cmds: { name: string; args: (i: number) => string[] }[] = [
-  { name: "node -e 0", args: () => ["-e", "0"] },
-  { name: "git handoff --version", args: () => [CLI, "--version"] },
-  { name: "git handoff claim <id>", args: (i) => [CLI, "claim", `t${i + 20}`, "--agent", `worker-${i}`] },
-  { name: "git handoff check <file>", args: () => [CLI, "check", "src/f0.ts"] },
-  { name: "git handoff task show <id>", args: () => [CLI, "task", "show", "t1"] },
-];
+const cmds: { name: string; args: (i: number) => string[]; run: (args: string[]) => number }[] = [{ name: "node -e 0", args: () => ["-e", "0"], run: setups[0]!.run }];
+for (const [k, { cli, run }] of setups.entries()) {
+  const tag = setups.length > 1 ? (k === 0 ? "this build: " : "baseline: ") : "";
+  cmds.push(
+    { name: `${tag}git handoff --version`, args: () => [cli, "--version"], run },
+    { name: `${tag}git handoff claim <id>`, args: (i) => [cli, "claim", `t${i + 20}`, "--agent", `worker-${i}`], run },
+    { name: `${tag}git handoff check <file>`, args: () => [cli, "check", "src/f0.ts"], run },
+    { name: `${tag}git handoff task show <id>`, args: () => [cli, "task", "show", "t1"], run },
+  );
+}
 const times = cmds.map(() => [] as number[]);
-for (let i = 0; i < ROUNDS; i++) cmds.forEach((c, k) => times[k]!.push(run(c.args(i))));
+for (let i = 0; i < ROUNDS; i++) cmds.forEach((c, k) => times[k]!.push(c.run(c.args(i))));
 const node = median(times[0]!);
-console.log(`cold one-shot calls, ${ROUNDS} rounds interleaved (target <= 1.3x node -e 0 for claim, check, task show)`);
+console.log(`cold one-shot calls, ${ROUNDS} rounds interleaved (target <= 1.3x node -e 0 for claim, check, task show)${setups.length > 1 ? `; baseline ${builds[1]}` : ""}`);
 cmds.forEach((c, k) => {
   const ms = median(times[k]!);
-  console.log(`  ${c.name.padEnd(28)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
+  console.log(`  ${c.name.padEnd(40)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
 });
 cleanupTemp();

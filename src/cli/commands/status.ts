@@ -4,11 +4,13 @@ import { listAgents } from "../../store/agent-store.ts";
 import { predictConflicts } from "../../store/conflicts.ts";
 import { openMergeCache } from "../../store/merge-cache-file.ts";
 import { listTasks } from "../../store/task-store.ts";
+import { viewListing } from "../../store/task-listing.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
-import { leaseSectionText, statusText } from "../../present/render-status.ts";
+import { ALL_HINT, leaseSectionText, MATRIX_ROWS, statusText } from "../../present/render-status.ts";
+import { SECTION_LINES } from "../../present/bounded-text.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
@@ -38,24 +40,31 @@ export function registerStatus(program: Command): void {
   ).action(async (o: { conflicts: boolean; all?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       store.keepRecords();
-      const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([listTasks(store, { settled: false }), listAgents(store)]);
+      const leaseSet = (await loadLeases(store)).set.leases;
+      // The text view reads the open tasks and counts the history (viewListing), unless a file
+      // lease names a task it left out; --json reads every task.
+      const open = g.json ? null : await viewListing(store);
+      const named = open ? new Set(open.tasks.map((t) => t.id)) : null;
+      const part = open && !leaseSet.some((l) => l.task !== null && !named!.has(l.task)) ? open : null;
+      const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([part ?? listTasks(store, { settled: false }), listAgents(store)]);
       for (const p of [...problems, ...agentProblems]) warn(p);
       const now = store.now();
       const records = agents.map((a) => a.record);
       // Pairs of branch tips merged by an earlier status come from the cache file, not git merge-tree.
       const merges = o.conflicts ? openMergeCache(store) : null;
-      const predicted = merges ? await predictConflicts(store, { roster: buildRoster(records, tasks, now, store.config), cache: merges.cache }) : null;
+      const roster = buildRoster(records, tasks, now, store.config);
+      const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
+      // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
-      const leaseSet = (await loadLeases(store)).set.leases;
       const leases = leaseRows(leaseSet, tasks, records, now, store.config);
       // Edits outside each agent's declaration, and claims renewed while their branch stands still.
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
-      const driftText = driftSectionText(drift);
+      const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
       const remote = await store.syncRemote();

@@ -1,0 +1,64 @@
+// `npm run build`: esbuild bundles the entry points into dist/ (one CommonJS file each).
+//
+// Node builtins that a one-shot command may never use (child_process, zlib, crypto, os, readline) are
+// loaded on first call, not when the bundle starts: `child_process` alone pulls in net, dgram and
+// the stream modules, a tenth of `node -e 0` again, while a cold `task show` served from the record
+// cache spawns nothing and inflates nothing. Our own modules (and commander, which only spawns
+// for external subcommands) import them through a stand-in whose functions require the builtin
+// when first called. Only functions are stood in for: an import of anything else (a class, a
+// constant) fails the build, so nothing half-works at run time. Other dependencies get the real
+// builtin.
+import { build } from "esbuild";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const require = createRequire(import.meta.url);
+const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+const LAZY = ["child_process", "zlib", "crypto", "os", "readline"];
+const ours = (path) => path.startsWith(join(root, "src") + sep) || path.includes(`${sep}commander${sep}lib${sep}command.js`);
+
+const lazyBuiltins = {
+  name: "lazy-builtins",
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY.join("|")})$`);
+    b.onResolve({ filter }, (args) => {
+      const name = args.path.replace(/^node:/, "");
+      if (args.namespace === "lazy-builtin" || !ours(args.importer)) return { path: `node:${name}`, external: true };
+      return { path: name, namespace: "lazy-builtin" };
+    });
+    b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
+      const real = require(args.path);
+      const fns = Object.keys(real).filter((k) => typeof real[k] === "function" && /^[a-z]/.test(k));
+      const lines = [`let m;`, `const get = () => (m ??= require("node:${args.path}"));`];
+      for (const f of fns) lines.push(`export function ${f}(...a) { return get().${f}(...a); }`);
+      return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+    });
+  },
+};
+
+await build({
+  entryPoints: [
+    "src/cli/git-handoff.ts",
+    "src/cli/cli-main.ts",
+    "src/cli/hot-main.ts",
+    "src/hooks/hook-main.ts",
+    "src/mcp/mcp-main.ts",
+    "src/store/yaml-bundle.ts",
+    "src/dashboard/dashboard-main.ts",
+  ].map((e) => join(root, e)),
+  bundle: true,
+  loader: { ".html": "text" },
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  outdir: join(root, "dist"),
+  entryNames: "[name]",
+  outExtension: { ".js": ".cjs" },
+  define: { PACKAGE_VERSION: JSON.stringify(version) },
+  logLevel: "warning",
+  plugins: [lazyBuiltins],
+});

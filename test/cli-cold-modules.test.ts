@@ -1,0 +1,76 @@
+// What a cold one-shot command loads: a `task show` served from the record cache spawns nothing
+// and inflates nothing, so it loads neither child_process (with net and dgram), zlib, crypto nor
+// the stream modules (output is written with write(2), process.stdout is never built). Output
+// written that way is complete through a pipe, in order with what goes to the stream, and a
+// reader that closes the pipe early still ends the command quietly.
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** Runs the CLI with a preload that records the builtins loaded by exit; returns them. */
+function loaded(repo: string, args: string[]): string[] {
+  const dir = tempDir();
+  const out = join(dir, "modules.txt");
+  const probe = join(dir, "probe.cjs");
+  writeFileSync(probe, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`);
+  const r = spawnSync(process.execPath, ["--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  return readFileSync(out, "utf8")
+    .split("\n")
+    .filter((m) => m.startsWith("NativeModule "))
+    .map((m) => m.slice("NativeModule ".length));
+}
+
+test("a cold task show from the record cache loads no child_process, zlib, crypto or stream", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "look at me", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  // The first show reads the record from git (inflate) and caches it; the second is served from the cache.
+  assert.is(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  const mods = loaded(repo, ["task", "show", "t1"]);
+  for (const m of ["child_process", "net", "zlib", "crypto", "stream"]) assert.not.ok(mods.includes(m), `${m} is not loaded: ${mods.join(" ")}`);
+  // The same command does print its answer.
+  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /look at me/);
+});
+
+test("a command that spawns git loads child_process when it does, and works", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "claim me", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  const mods = loaded(repo, ["claim", "t1"]);
+  assert.ok(mods.includes("child_process"), "the claim's ref transaction ran git");
+  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /claimed/);
+});
+
+test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i} ${"x".repeat(2000)}`, "--id", `t${i}`], { cwd: repo, agent: "a1" }).code, 0);
+  // Larger than a pipe's buffer (64 KiB): write(2) blocks until the reader drains it.
+  const r = spawnSync(process.execPath, [CLI, "task", "list", "--json"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8", maxBuffer: 1 << 24 });
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.stdout.length > 80_000, `${r.stdout.length} bytes`);
+  assert.is(JSON.parse(r.stdout).length, 40);
+  const refused = cli(["task", "show", "nope"], { cwd: repo, agent: "a1" });
+  assert.is.not(refused.code, 0);
+  assert.match(refused.stderr, /^git-handoff: no task nope\n {2}fix_input: /);
+});
+
+test("a reader that closes the pipe early ends a listing quietly", async () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 5; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t${i}`], { cwd: repo, agent: "a1" }).code, 0);
+  const child = spawn(process.execPath, [CLI, "task", "list"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }) });
+  child.stdout.destroy();
+  let err = "";
+  child.stderr.on("data", (b) => (err += b));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  assert.is(code, 0);
+  assert.not.match(err, /EPIPE|Error/);
+  const viaHead = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" task list | head -1`], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8" });
+  assert.is(viaHead.stderr, "");
+  assert.match(viaHead.stdout, /^t0 /);
+});
+
+test.run();

@@ -1,0 +1,108 @@
+// `status` over many tasks reads the task listing from one file named by the task tips
+// (.git/handoff/listing-<digest>.json): the next view over the same tips reads it, a moved task ref
+// names another file (the old one is dropped), and a damaged file is only a slower read. The text
+// view reads only the open tasks (listing-<digest>.view.json) and counts the history. It bounds
+// each agent's held ids and the stuck-claims section; --all and --json stay complete.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { LISTING_AT } from "../src/store/record-cache-listing.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/views-fixture.ts";
+
+test.after(cleanupTemp);
+
+const F: ViewsFixture = { tasks: LISTING_AT + 100, agents: 20, events: 10 * (LISTING_AT + 100), branches: 20 };
+
+function busy() {
+  const repo = tempRepo();
+  writeViewsFixture(repo, F);
+  const run = (...args: string[]) => {
+    const r = cli(args, { cwd: repo, agent: "agent-000", env: { HANDOFF_NOW: fixtureNow(F) } });
+    assert.is(r.code, 0, r.stderr);
+    return r;
+  };
+  const listings = () => (existsSync(join(repo, ".git/handoff")) ? readdirSync(join(repo, ".git/handoff")).filter((f) => f.startsWith("listing-") && !f.endsWith(".view.json")) : []);
+  return { repo, run, listings };
+}
+
+test("a view writes the listing of its tips once; the next view over the same tips reads it", () => {
+  const { repo, run, listings } = busy();
+  assert.equal(listings(), [], "nothing before the first view");
+  const first = run("status", "--no-conflicts", "--json").json;
+  const [file] = listings();
+  assert.ok(file, "the first view wrote the listing");
+  assert.is(first.matrix.total, first.matrix.rows.length, "--json: every matrix row");
+  // A poisoned objective proves the second view reads the file, not the records.
+  const path = join(repo, ".git/handoff", file!);
+  const saved = JSON.parse(readFileSync(path, "utf8"));
+  assert.is(saved.tasks.length, F.tasks);
+  const todo = saved.tasks.find((t: { status: string }) => t.status === "todo");
+  todo.objective = "from the listing file";
+  writeFileSync(path, JSON.stringify(saved));
+  const second = run("status", "--no-conflicts", "--json").json;
+  assert.ok(second.matrix.rows.some((r: { objective: string }) => r.objective === "from the listing file"));
+  assert.equal(listings(), [file], "the same tips: the same file, not rewritten");
+});
+
+test("a task ref that moved names another listing; the old one is dropped", () => {
+  const { run, listings } = busy();
+  run("status", "--no-conflicts");
+  const [before] = listings();
+  const json = run("status", "--no-conflicts", "--json").json;
+  const todo = json.matrix.rows.find((r: { status: string }) => r.status === "todo").task;
+  run("claim", todo);
+  const after = run("status", "--no-conflicts", "--json").json;
+  const row = after.matrix.rows.find((r: { task: string }) => r.task === todo);
+  assert.is(row.status, "claimed", "the view shows the claim made since the last listing");
+  assert.is(listings().length, 1);
+  assert.is.not(listings()[0], before);
+});
+
+test("a damaged listing file is read again from the records", () => {
+  const { repo, run, listings } = busy();
+  const first = run("status", "--no-conflicts", "--json").json;
+  writeFileSync(join(repo, ".git/handoff", listings()[0]!), '{"version":1,"tasks":[{"id"');
+  const again = run("status", "--no-conflicts", "--json").json;
+  assert.equal(again.counts, first.counts);
+  assert.is(again.matrix.rows.length, first.matrix.rows.length);
+});
+
+test("the text view reads the open tasks from the view file and counts the final ones", () => {
+  const { repo, run, listings } = busy();
+  const json = run("status", "--no-conflicts", "--json").json;
+  const text = run("status", "--no-conflicts").stdout;
+  const viewFile = join(repo, ".git/handoff", listings()[0]!.replace(/\.json$/, ".view.json"));
+  const view = JSON.parse(readFileSync(viewFile, "utf8"));
+  assert.ok(json.counts.done > 0, "the fixture has history");
+  assert.is(view.tasks.length, F.tasks - json.counts.done - json.counts.failed - json.counts.cancelled, "only the open tasks");
+  assert.equal(view.counted, { done: json.counts.done });
+  const counts = `todo ${json.counts.todo}  claimed ${json.counts.claimed}  done ${json.counts.done}  failed 0  cancelled 0  review 0`;
+  assert.ok(text.includes(counts), `the text counts every task: ${text.split("\n").slice(0, 3).join(" / ")}`);
+  // A poisoned open task proves the text view reads the view file; --json still reads every task.
+  const todo = view.tasks.find((t: { status: string }) => t.status === "todo");
+  todo.objective = "from the view file";
+  writeFileSync(viewFile, JSON.stringify(view));
+  assert.match(run("status", "--no-conflicts", "--all").stdout, /from the view file/);
+  assert.not.ok(JSON.stringify(run("status", "--no-conflicts", "--json").json).includes("from the view file"));
+});
+
+test("the text view names a few held ids per agent and bounds the stuck claims; --all names them all", () => {
+  const { run } = busy();
+  const text = run("status", "--no-conflicts").stdout;
+  const all = run("status", "--no-conflicts", "--all").stdout;
+  const json = run("status", "--no-conflicts", "--json").json;
+  const holder = json.roster.agents.find((a: { claimed: string[] }) => a.claimed.length > 8);
+  assert.ok(holder, "an agent holds more than 8 tasks");
+  const agents = text.slice(text.indexOf("\nagents\n"), text.indexOf("\nclaims "));
+  const line = agents.split("\n").find((l) => l.startsWith(`  ${holder.agent} `))!;
+  assert.ok(line.includes(`${holder.claimed.slice(0, 8).join(" ")} +${holder.claimed.length - 8} more]`), line);
+  assert.ok(all.includes(holder.claimed.join(" ")), "--all: every held id");
+  const stuck = json.drift.stuck.length;
+  assert.ok(stuck > 20, `claims renewed on branches that stand still: ${stuck}`);
+  assert.match(text, new RegExp(`possibly stuck[^\\n]*\\n(  t-[^\\n]*\\n){20}  … ${stuck - 20} more lines \\(git handoff status --all shows everything\\)`));
+  for (const s of json.drift.stuck) assert.ok(all.includes(`  ${s.task}  ${s.agent}  `), `--all lists ${s.task}`);
+});
+
+test.run();
