@@ -1,6 +1,6 @@
 // File leases through the CLI: lease / unlease / leases / check, racing exclusive leases, lazy
 // expiry, renewal by activity, task scopes leased in the claim's own transaction, and policy.
-import { mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { overlaps } from "../src/core/glob-overlap.ts";
@@ -210,6 +210,31 @@ test("the tip-keyed cache never answers for another tip; a corrupt lease ref is 
   assert.match(r.stderr, /refs\/handoff\/leases is corrupt/);
   assert.is(cli(["lease", "b.ts"], { cwd: repo, agent: "bob" }).code, 2);
   assert.is(handoffRefs(repo), before);
+});
+
+test("the lease cache names the stored format: a writer on a cache hit reads no lease object, and a cache without it still works", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  const cache = `${repo}/.git/handoff/leases.cache`;
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  assert.ok(readFileSync(cache, "utf8").startsWith(`${tip}\n#format 1\n`), "tip, then the format");
+  // With the lease commit's tree gone, only the cache can answer: a writer (a second lease) still works.
+  const tree = gitOut(repo, "rev-parse", "refs/handoff/leases^{tree}");
+  const loose = `${repo}/.git/objects/${tree.slice(0, 2)}/${tree.slice(2)}`;
+  const kept = readFileSync(loose);
+  rmSync(loose);
+  assert.is(cli(["lease", "b.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0, "the writer took its format from the cache");
+  writeFileSync(loose, kept);
+  assert.is(cli(["check", "a.ts", "b.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  // A cache an older git-handoff wrote (no format line) is read, and the format learned from the objects.
+  const now = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  const text = readFileSync(cache, "utf8");
+  writeFileSync(cache, text.replace(/^([0-9a-f]+)\n#format \d\n/, "$1\n"));
+  assert.ok(readFileSync(cache, "utf8").startsWith(`${now}\n`) && !readFileSync(cache, "utf8").includes("#format"));
+  assert.is(cli(["lease", "c.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["check", "c.ts"], { cwd: repo, agent: "bob" }).code, 3);
+  assert.is(gitOut(repo, "fsck", "--no-progress").trim(), "");
 });
 
 test.run();

@@ -32,8 +32,8 @@ export interface LeaseFilter {
  * (lease-index.ts), else from the record in either format. A cold process spends more on this
  * than on anything else a hook does: inflating ~250 KB for 1,000 leases, schema validation
  * (~35 ms cold) and parsing it all. So the first reader of a new tip in a one-shot process
- * leaves `.git/handoff/leases.cache`: the tip's commit id on the first line, then one validated
- * lease per line, keyed by the first folder
+ * leaves `.git/handoff/leases.cache`: the tip's commit id on the first line, `#format N` (the
+ * stored format) on the second, then one validated lease per line, keyed by the first folder
  * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
  * line is the current tip is that tip's record; anything else is ignored and replaced. With a
  * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
@@ -48,16 +48,18 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   const cacheFile = store.warm ? null : `${store.repo.commonDir}/handoff/leases.cache`;
   const cached = cacheFile ? readSmallFile(cacheFile) : null;
   if (cached && cached.startsWith(tip + "\n")) {
-    const hit = parseCache(cached, tip.length + 1, filter);
+    // The second line names the stored format (a writer needs it); a cache without it (written by
+    // an older git-handoff) costs two small object reads to learn it.
+    const m = /^#format ([12])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
+    const hit = parseCache(cached, tip.length + 1 + (m ? m[0].length : 0), filter);
     if (hit) {
-      // A writer (no filter) needs the stored format too: two small object reads, no record.
-      if (!filter) index.put(tip, { set: hit.set, format: await formatAt(store, tip), groups: null });
+      if (!filter) index.put(tip, { set: hit.set, format: m ? Number(m[1]) : await formatAt(store, tip), groups: null });
       return hit;
     }
   }
   const entry = await readStored(store, tip, index);
   index.put(tip, entry);
-  if (cacheFile) writeSmallFile(cacheFile, `${tip}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  if (cacheFile) writeSmallFile(cacheFile, `${tip}\n#format ${entry.format}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
   return { set: entry.set, partial: false };
 }
 
