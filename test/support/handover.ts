@@ -60,17 +60,22 @@ export function start(args: string[], o: { cwd: string; agent?: string; env?: No
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Polls `check` until it holds; fails after a generous deadline (never a timing assumption). */
 /** A worker that takes one task (`--once`), polling every 100 ms, running `job` for it. */
 export function onceWorker(cwd: string, job: string, agent = "codex@m2"): Proc {
   return start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
 }
 
+/**
+ * Polls `check` until it holds; fails after a generous deadline (never a timing assumption). A
+ * check that runs git (a read of the remote) waits ten times as long as it took before the next
+ * look, so the polling costs at most a tenth of a core; one that only reads output looks every 50 ms.
+ */
 export async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
+    const t0 = Date.now();
     if (check()) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, Math.max(50, Math.min(1000, 10 * (Date.now() - t0)))));
   }
   throw new Error(`timed out waiting for ${what}`);
 }
