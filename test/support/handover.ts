@@ -60,9 +60,17 @@ export function start(args: string[], o: { cwd: string; agent?: string; env?: No
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** A worker that takes one task (`--once`), polling every 100 ms, running `job` for it. */
+/**
+ * The --poll of workers in tests where how often a worker looks is not the subject: each look is a
+ * git ls-remote and an http-backend on the test remote, so an idle worker polling every 100 ms took
+ * about 0.35 CPU-seconds a second here, at 300 ms a third of that. Files that count polls or race
+ * a worker against a short --ttl keep their own 100 ms.
+ */
+export const POLL = "300ms";
+
+/** A worker that takes one task (`--once`), polling every POLL, running `job` for it. */
 export function onceWorker(cwd: string, job: string, agent = "codex@m2"): Proc {
-  return start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
+  return start(["worker", "--exec", job, "--once", "--poll", POLL], { cwd, agent });
 }
 
 /**
