@@ -47,7 +47,7 @@ const estimate = (f: string) => times[f] ?? UNKNOWN_S;
  * hooks.test.ts's tests with HANDOFF_TEST_HOOK set), would leak into the files after it in a
  * shared process: it runs alone.
  */
-const SHARES_STATE = /process\.env(\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env|Object\.assign\(process\.env|import\(["'`]\.\/[^"'`]*\.test\.ts/;
+const SHARES_STATE = /process\.env(\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env|Object\.assign\(process\.env|(import\(|from\s*)["'`]\.\/[^"'`]*\.test\.ts/;
 function mayShare(f: string): boolean {
   return f in times && times[f]! < SHARE_UNDER_S && !SHARES_STATE.test(readFileSync(join(root, "test", f), "utf8"));
 }
