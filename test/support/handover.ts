@@ -61,8 +61,8 @@ export function start(args: string[], o: { cwd: string; agent?: string; env?: No
 }
 
 /**
- * The --poll of workers in tests where how often a worker looks is not the subject: each look is a
- * git ls-remote and an http-backend on the test remote, so an idle worker polling every 100 ms took
+ * The --poll of workers in tests where how often a worker looks is not the subject: each look runs
+ * git against the test remote (an http-backend there too), so an idle worker polling every 100 ms took
  * about 0.35 CPU-seconds a second here, at 300 ms a third of that. Files that count polls or race
  * a worker against a short --ttl keep their own 100 ms.
  */
