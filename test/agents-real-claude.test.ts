@@ -71,7 +71,9 @@ test("MCP: claim_task through Claude Code in a trusted folder, allowed by the li
   const file = join(repo, "free.txt");
   // No HANDOFF_AGENT: hook and server each derive the name, and must agree.
   const s = await claude(repo, [
-    { tools: [{ name: "mcp__git-handoff__claim_task", input: { id: "bug" } }, { name: "Read", input: { file_path: file } }] },
+    // `needs`: under load Claude Code may ask the model before the MCP server has connected; the
+    // scripted model waits for the tools to be listed, as a model would (the run failed once so).
+    { tools: [{ name: "mcp__git-handoff__claim_task", input: { id: "bug" } }, { name: "Read", input: { file_path: file } }], needs: "mcp__git-handoff__" },
     { tools: [{ name: "Edit", input: { file_path: file, old_string: "line one", new_string: "fixed" } }] },
     { text: "claimed and fixed" },
   ], { trust: repo });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
-import { httpRemote, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -70,7 +70,7 @@ test("no sync remote: ✗ remote with the fix, exit 3", () => {
 test("--round-trip ADDR: a worker on the other machine answers; it is listed with its heartbeat", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  const w = start(["worker", "--exec", script("echo OK"), "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", script("echo OK"), "--poll", POLL], { cwd: b, agent: "codex@m2" });
   try {
     await until(() => w.stderr().includes("taking tasks"), "the worker to start");
     const r = cli(["test", "--round-trip", "codex@m2", "--timeout", "60s"], { cwd: a, agent: "alice" });

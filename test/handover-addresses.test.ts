@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { addressMatches, parseAddress } from "../src/core/address.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -90,7 +90,7 @@ test("a worker that sees no racer takes the queue highest priority first, then o
     assert.is(cli(["task", "add", id, "--id", id, "--priority", p, ...to, "--push"], { cwd: a, agent: "lead" }).code, 0);
   }
   const log = join(tempDir(), "order");
-  const w = start(["worker", "--exec", script(`echo "$HANDOFF_TASK_ID" >> "${log}"`), "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", script(`echo "$HANDOFF_TASK_ID" >> "${log}"`), "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const order = () => {
     try {
       return readFileSync(log, "utf8").trim().split("\n");

@@ -9,7 +9,7 @@ import { clientBin, clientEnv, cost, newHome, shims } from "./agents/clients.ts"
 import { startModel, type ModelServer, type Turn } from "./agents/model-server.ts";
 import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
 import { agentLaunch, agentPrompt, fullAccessWarning } from "../src/work/agent-command.ts";
-import { httpRemote, start, stop, type Machines, type Proc } from "./support/handover.ts";
+import { httpRemote, POLL, start, stop, type Machines, type Proc } from "./support/handover.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 
 let net: Machines;
@@ -63,7 +63,7 @@ async function handOver(client: "claude" | "codex", turns: (tmp: string) => Turn
     );
     env = clientEnv(home, { CODEX_HOME: codexHome, OPENAI_API_KEY: "dummy", TMPDIR: tmp, PATH: `${shims()}:${bin}:${process.env.PATH}` });
   }
-  const worker = start(["worker", "--with", client, "--once", "--poll", "100ms"], { cwd: b, env });
+  const worker = start(["worker", "--with", client, "--once", "--poll", POLL], { cwd: b, env });
   const waited = start(["wait", "--objective", objective, "--to", `${client}@m2`, "--timeout", "90s", "--json"], { cwd: a, agent: "alice" });
   try {
     const code = await waited.exited;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, tempDir } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 const groups: number[] = [];
@@ -62,7 +62,7 @@ test("--timeout while a worker holds it: exit 8; the worker notices, stops the c
   const a = net.clone("m1");
   const b = net.clone("m2");
   const { job, pgid } = longJob();
-  const w = start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", job, "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const waited = start(["wait", "--objective", "slow", "--timeout", "4s"], { cwd: a, agent: "alice" });
   await until(() => pgid() !== null, "the command to start");
   groups.push(pgid()!);
@@ -83,7 +83,7 @@ test("SIGINT to wait: exit 130, the task cancelled, the worker stops the command
   const waited = start(["wait", "--objective", "interrupt me", "--json"], { cwd: a, agent: "alice" });
   // The worker starts once the task is on the remote, so the command it runs is this task's.
   await until(() => /created \S+ and pushed it/.test(waited.stderr()), "the task to be pushed");
-  const w = start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", job, "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   await until(() => pgid() !== null, "the command to start");
   groups.push(pgid()!);
   assert.is(await stop(waited, "SIGINT"), 130, waited.stderr());

@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, script, start, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -26,7 +26,7 @@ const all = (id: string) => `refs/handoff/inputs/${id}\nrefs/handoff/results/${i
 
 /** `wait` in clone a with an input file, a worker in clone b sending a result file back, both at `now`. */
 async function handOver(a: string, b: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const w = start(["worker", "--exec", script(`echo result > "$HANDOFF_OUT_DIR/r.txt"; echo ok`), "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2", env });
+  const w = start(["worker", "--exec", script(`echo result > "$HANDOFF_OUT_DIR/r.txt"; echo ok`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2", env });
   const waited = start(["wait", "--objective", "with files", "--file", "in.txt", "--timeout", "60s", "--json"], { cwd: a, agent: "alice", env });
   assert.is(await waited.exited, 0, waited.stderr());
   assert.is(await w.exited, 0, w.stderr());

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 
@@ -27,7 +27,7 @@ test.after(async () => {
 test("--push-branch: code changes come back as the branch handoff/<id> on the remote", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  const w = start(["worker", "--exec", script(`echo "new code" > feature.txt; echo "wrote it"`), "--once", "--push-branch", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", script(`echo "new code" > feature.txt; echo "wrote it"`), "--once", "--push-branch", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const waited = start(["wait", "--objective", "add the feature", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 0, waited.stderr());
   const out = JSON.parse(waited.stdout());
@@ -38,7 +38,7 @@ test("--push-branch: code changes come back as the branch handoff/<id> on the re
   assert.is(remoteTask(net.bare, out.id).result.commit, out.commit);
   await w.exited;
   // Nothing changed: no branch.
-  const w2 = start(["worker", "--exec", script(`echo "read only"`), "--once", "--push-branch", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w2 = start(["worker", "--exec", script(`echo "read only"`), "--once", "--push-branch", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const plain = start(["wait", "--objective", "just look", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await plain.exited, 0, plain.stderr());
   assert.is(JSON.parse(plain.stdout()).branch, null);
@@ -51,7 +51,7 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   const marker = join(b, "started");
   const job = script(`touch "${marker}"; sleep 30; echo never`);
   assert.is(cli(["task", "add", "long", "job", "--id", "long", "--push"], { cwd: a, agent: "alice" }).code, 0);
-  const w = start(["worker", "--exec", job, "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", job, "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const t0 = Date.now();
   while (!existsSync(marker) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
   assert.ok(existsSync(marker), w.stderr());
@@ -68,7 +68,7 @@ test("--keep leaves the task's worktree and folder, and says where", async () =>
   const a = net.clone("m1");
   const b = net.clone("m2");
   const waited = start(["wait", "--objective", "keep it", "--priority", "5", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
-  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", script(`echo kept > here.txt`), "--once", "--keep", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   assert.is(await waited.exited, 0, waited.stderr());
   assert.is(await w.exited, 0, w.stderr());
   const kept = /kept (\S+)/.exec(w.stderr())?.[1];

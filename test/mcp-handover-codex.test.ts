@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { codex, cost } from "./agents/clients.ts";
 import { cleanupTemp, cli } from "./support/repo.ts";
-import { httpRemote, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, script, start, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -21,7 +21,7 @@ test("from Codex: create_task with to, then wait_task returns B's output and fil
   const a = net.clone("m1");
   const b = net.clone("m2");
   assert.is(cli(["init", "--write"], { cwd: a, agent: "lead" }).code, 0);
-  const w = start(["worker", "--exec", script(`echo "m2 did: $HANDOFF_TASK_ID"; echo ok > "$HANDOFF_OUT_DIR/ok.txt"`), "--once", "--poll", "100ms"], { cwd: b, agent: "claude@m2" });
+  const w = start(["worker", "--exec", script(`echo "m2 did: $HANDOFF_TASK_ID"; echo ok > "$HANDOFF_OUT_DIR/ok.txt"`), "--once", "--poll", POLL], { cwd: b, agent: "claude@m2" });
   // A slug Codex has no metadata for lists MCP tools directly (a known one defers them to tool_search).
   const s = await codex(a, [
     { tools: [{ name: "mcp__git_handoff/create_task", input: { objective: "do it on m2", id: "via-codex", to: "claude@m2" } }], needs: "mcp__git_handoff" },

@@ -1,16 +1,19 @@
-// The suite's runner: each test file in its own uvu process, several at once, so one slow file
-// (a real remote, a real agent client) does not hold up the rest. Prints each file's result as it
+// The suite's runner: the test files in uvu processes, several at once, so one slow file (a real
+// remote, a real agent client) does not hold up the rest; the short files share a process, a few
+// in turn (test/support/uvu-files.ts), the others have one each. Prints each file's result as it
 // finishes, then uvu's own totals (what CI reads) and the slowest files against the per-file budget.
 //
 //   node --import tsx test/run.ts [pattern ...]   (a pattern is a substring of a file name)
-//   HANDOFF_TEST_JOBS=N   how many files at once (default: cores + 1; test files mostly wait on git)
+//   HANDOFF_TEST_JOBS=N   how many processes at once (default: cores + 1; test files mostly wait on git)
+//   HANDOFF_TEST_PLAN=1   print which files would share a process, in order, and run nothing
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { MARK } from "./support/uvu-files-mark.ts";
 
 const root = resolve(import.meta.dirname, "..");
-const uvu = join(root, "node_modules/uvu/bin.js");
+const filesRunner = join(root, "test/support/uvu-files.ts");
 /** Per-file wall-clock budget: a file over it is named at the end, so the suite stays near 5 minutes. */
 const BUDGET_S = Number(process.env.HANDOFF_TEST_BUDGET_S ?? 90);
 /** A file that runs this long is killed and counted as failed: nothing in the suite may hang. */
@@ -27,12 +30,48 @@ if (!all.length) {
   process.exit(2);
 }
 
-// Files known to be slow start first, so the long ones do not end up alone at the end.
-const SLOW_FIRST = ["sync-", "task-races", "demo", "mcp-stdio", "agents-real", "handover", "dashboard", "hooks"];
-const queue = [...all].sort((a, b) => rank(a) - rank(b));
-function rank(f: string): number {
-  const i = SLOW_FIRST.findIndex((p) => f.includes(p));
-  return i === -1 ? SLOW_FIRST.length : i;
+// What each file took in a full run here (test/timings.json, seconds of wall clock, 3 at a time):
+// the longest start first, so no long file is left alone at the end, and the short ones share a
+// process (test/support/uvu-files.ts) to save each a process start. A file not in the table yet
+// counts as UNKNOWN_S and runs on its own. Refresh the table: HANDOFF_TEST_WRITE_TIMES=1 on a full run.
+const TIMES_FILE = join(root, "test/timings.json");
+const times: Record<string, number> = JSON.parse(readFileSync(TIMES_FILE, "utf8"));
+const UNKNOWN_S = 10;
+/** A file this short (by the table) may share a process with others... */
+const SHARE_UNDER_S = Number(process.env.HANDOFF_TEST_SHARE_UNDER_S ?? 12);
+/** ...in groups of about this many seconds: small enough that the last ones do not hold up the end. */
+const GROUP_S = 24;
+const estimate = (f: string) => times[f] ?? UNKNOWN_S;
+/**
+ * A file that changes process.env, or imports another test file (hooks-fast.test.ts runs
+ * hooks.test.ts's tests with HANDOFF_TEST_HOOK set), would leak into the files after it in a
+ * shared process: it runs alone.
+ */
+const SHARES_STATE = /process\.env(\.\w+|\[[^\]]+\])\s*=(?!=)|delete process\.env|Object\.assign\(process\.env|(import\(|from\s*)["'`]\.\/[^"'`]*\.test\.ts/;
+function mayShare(f: string): boolean {
+  return f in times && times[f]! < SHARE_UNDER_S && !SHARES_STATE.test(readFileSync(join(root, "test", f), "utf8"));
+}
+
+/** What one process runs: one file, or several short ones in turn. */
+interface Unit {
+  files: string[];
+  estimate: number;
+}
+const units: Unit[] = all.filter((f) => !mayShare(f)).map((f) => ({ files: [f], estimate: estimate(f) }));
+const groups: Unit[] = [];
+for (const f of all.filter(mayShare).sort((a, b) => estimate(b) - estimate(a))) {
+  // First fit, longest first: each group fills up to about GROUP_S.
+  const g = groups.find((g) => g.estimate + estimate(f) <= GROUP_S);
+  if (g) {
+    g.files.push(f);
+    g.estimate += estimate(f);
+  } else groups.push({ files: [f], estimate: estimate(f) });
+}
+const queue = [...units, ...groups].sort((a, b) => b.estimate - a.estimate);
+if (process.env.HANDOFF_TEST_PLAN === "1") {
+  // The plan only: which files share a process, in the order they would start.
+  for (const u of queue) process.stdout.write(`${u.estimate.toFixed(1).padStart(6)} s  ${u.files.join(" ")}\n`);
+  process.exit(0);
 }
 
 interface FileResult {
@@ -48,10 +87,11 @@ interface FileResult {
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
 const count = (out: string, label: string) => Number(new RegExp(`^\\s*${label}:\\s+(\\d+)`, "m").exec(strip(out))?.[1] ?? 0);
 
-function runFile(file: string): Promise<FileResult> {
+/** Runs the unit's files in one process; a file's result comes from its part of the output. */
+function runUnit(unit: Unit): Promise<FileResult[]> {
   const started = Date.now();
   return new Promise((done) => {
-    const child = spawn(process.execPath, ["--import", "tsx", uvu, "test", `^${file.replace(/\./g, "\\.")}$`], {
+    const child = spawn(process.execPath, ["--import", "tsx", filesRunner, ...unit.files.map((f) => join("test", f))], {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
@@ -61,17 +101,39 @@ function runFile(file: string): Promise<FileResult> {
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     const killer = setTimeout(() => {
-      output += `\n[run] ${file} still running after ${KILL_AFTER_S} s: killed\n`;
+      output += `\n[run] ${unit.files.join(", ")} still running after ${KILL_AFTER_S} s: killed\n`;
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {}
     }, KILL_AFTER_S * 1000);
     child.on("close", (code) => {
       clearTimeout(killer);
-      const total = count(output, "Total");
-      done({ file, seconds: (Date.now() - started) / 1000, total, passed: count(output, "Passed"), skipped: count(output, "Skipped"), code: code ?? 1, output });
+      done(splitResults(unit, output, code ?? 1, (Date.now() - started) / 1000));
     });
   });
+}
+
+/**
+ * Each file's part of a unit's output, between its start and end marks. A file whose end mark is
+ * missing (the process died or was killed in it) failed, with whatever came after its start; a file
+ * whose start never came is rerun on its own by the caller.
+ */
+function splitResults(unit: Unit, output: string, code: number, seconds: number): FileResult[] {
+  const results: FileResult[] = [];
+  const marks = [...output.matchAll(new RegExp(`^${MARK} (start|end) (\\S+)(?: (\\d+) ([\\d.]+))?$`, "gm"))];
+  for (const file of unit.files) {
+    const path = join("test", file);
+    const start = marks.find((m) => m[1] === "start" && m[2] === path);
+    if (!start) continue;
+    const end = marks.find((m) => m[1] === "end" && m[2] === path);
+    const part = output.slice(start.index! + start[0].length, end ? end.index : undefined).replace(/^\n/, "");
+    const fileCode = end ? Number(end[3]) : code || 1;
+    const total = count(part, "Total");
+    results.push({ file, seconds: end ? Number(end[4]) : seconds, total, passed: count(part, "Passed"), skipped: count(part, "Skipped"), code: fileCode, output: end ? part : `${part}\n[run] the process ended (exit ${code}) before this file did\n${output.slice(0, start.index)}` });
+  }
+  // Output before any mark (the runner itself failing to load) belongs to every file of the unit.
+  if (!results.length) results.push(...unit.files.slice(0, 1).map((file) => ({ file, seconds, total: 0, passed: 0, skipped: 0, code: code || 1, output })));
+  return results;
 }
 
 const results: FileResult[] = [];
@@ -79,13 +141,17 @@ const started = Date.now();
 let next = 0;
 async function worker(): Promise<void> {
   while (next < queue.length) {
-    const file = queue[next++]!;
-    const r = await runFile(file);
-    results.push(r);
-    const failed = r.code !== 0 || r.total === 0;
-    process.stdout.write(`${failed ? "FAIL" : "ok  "} ${file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s\n`);
-    // A failing file's whole output, so the failure reads as uvu printed it.
-    if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
+    const unit = queue[next++]!;
+    const got = await runUnit(unit);
+    // Files a dead process never reached run again, each on its own.
+    for (const file of unit.files.filter((f) => !got.some((r) => r.file === f))) queue.push({ files: [file], estimate: estimate(file) });
+    for (const r of got) {
+      results.push(r);
+      const failed = r.code !== 0 || r.total === 0;
+      process.stdout.write(`${failed ? "FAIL" : "ok  "} ${r.file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s${unit.files.length > 1 ? `  (shared, ${unit.files.length} files)` : ""}\n`);
+      // A failing file's whole output, so the failure reads as uvu printed it.
+      if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
+    }
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
@@ -97,7 +163,12 @@ process.stdout.write("\nslowest files (budget " + BUDGET_S + " s each):\n");
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) {
   process.stdout.write(`  ${r.seconds.toFixed(1).padStart(6)} s  ${r.file}${r.seconds > BUDGET_S ? "  OVER BUDGET" : ""}\n`);
 }
-process.stdout.write(`\n${results.length} files, ${jobs} at a time, ${wall.toFixed(0)} s\n`);
+process.stdout.write(`\n${results.length} files in ${next} processes, ${jobs} at a time, ${wall.toFixed(0)} s\n`);
 process.stdout.write(`  Total:     ${sum("total")}\n  Passed:    ${sum("passed")}\n  Skipped:   ${sum("skipped")}\n`);
+if (process.env.HANDOFF_TEST_WRITE_TIMES === "1") {
+  for (const r of results) times[r.file] = Math.round(r.seconds * 10) / 10;
+  const sorted = Object.fromEntries(Object.entries(times).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(TIMES_FILE, JSON.stringify(sorted, null, 1) + "\n");
+}
 if (failedFiles.length) process.stdout.write(`failed: ${failedFiles.map((r) => r.file).join(", ")}\n`);
 process.exit(failedFiles.length ? 1 : 0);

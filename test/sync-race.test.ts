@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
+import { bundled } from "./support/bundle.ts";
 
 const RACER = resolve(import.meta.dirname, "support/racer.ts");
 const ALL_TASKS = Array.from({ length: 12 }, (_, i) => `race-${String(i).padStart(2, "0")}`);
@@ -27,7 +28,7 @@ interface Attempt {
 
 function race(repo: string, agent: string, TASKS: string[]): Promise<Attempt[]> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ["--import", "tsx", RACER, repo, agent, ...TASKS], { env: cleanEnv(), cwd: resolve(import.meta.dirname, "..") });
+    const child = spawn(process.execPath, [bundled(RACER), repo, agent, ...TASKS], { env: cleanEnv(), cwd: resolve(import.meta.dirname, "..") });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));

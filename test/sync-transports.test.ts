@@ -2,7 +2,7 @@
 // and smart HTTP (git http-backend). The second clone is told who won; nothing of the user's moves.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, seedTasks, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
 
 const servers: GitServer[] = [];
@@ -132,7 +132,7 @@ test("claim --next across two clones: every task goes to exactly one agent", asy
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const ids = ["n1", "n2", "n3", "n4", "n5", "n6"];
-  for (const id of ids) assert.is(cli(["task", "add", id, "--id", id], { cwd: a, agent: "lead" }).code, 0);
+  await seedTasks(a, ids.map((id) => ({ id, objective: id }))); // in-process: `task add` is not what is tested here
   assert.is(cli(["sync"], { cwd: a }).code, 0);
   // b has never synced: claim --next must find the remote's tasks by itself.
   const runs = [a, a, a, b, b, b, b].map((cwd, i) => cliAsync(["claim", "--next", "--json"], { cwd, agent: `worker-${i}` }));

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { bundled } from "./support/bundle.ts";
 
 test.after(cleanupTemp);
 
@@ -53,7 +54,7 @@ const RACER = resolve(import.meta.dirname, "support/racer.ts");
 /** One process claiming each task in turn through the store (the CLI's own path), one JSON line per attempt. */
 function racer(repo: string, agent: string, ids: string[]): Promise<{ id: string; ok: boolean; holder: string | null; code?: string }[]> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ["--import", "tsx", RACER, repo, agent, ...ids], { env: cleanEnv(), cwd: resolve(import.meta.dirname, "..") });
+    const child = spawn(process.execPath, [bundled(RACER), repo, agent, ...ids], { env: cleanEnv(), cwd: resolve(import.meta.dirname, "..") });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, gitOut, tempDir } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -21,7 +21,7 @@ test("a --once worker sends the result, then removes the task's worktree and fol
   const a = net.clone("m1");
   const b = net.clone("m2");
   const seen = join(tempDir("handoff-cleanup-"), "where");
-  const w = start(["worker", "--exec", script(`pwd > ${seen}; echo "$HANDOFF_OUT_DIR" >> ${seen}; echo done it`), "--once", "--poll", "100ms"], { cwd: b, agent: "codex@m2" });
+  const w = start(["worker", "--exec", script(`pwd > ${seen}; echo "$HANDOFF_OUT_DIR" >> ${seen}; echo done it`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const waited = start(["wait", "--objective", "clean up after yourself", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
   assert.is(await waited.exited, 0, waited.stderr());
   const out = JSON.parse(waited.stdout());

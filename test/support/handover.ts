@@ -60,17 +60,30 @@ export function start(args: string[], o: { cwd: string; agent?: string; env?: No
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Polls `check` until it holds; fails after a generous deadline (never a timing assumption). */
-/** A worker that takes one task (`--once`), polling every 100 ms, running `job` for it. */
+/**
+ * The --poll of workers in tests where how often a worker looks is not the subject: each look runs
+ * git against the test remote (an http-backend there too), so an idle worker polling every 100 ms took
+ * about 0.35 CPU-seconds a second here, at 300 ms a third of that. Files that count polls or race
+ * a worker against a short --ttl keep their own 100 ms.
+ */
+export const POLL = "300ms";
+
+/** A worker that takes one task (`--once`), polling every POLL, running `job` for it. */
 export function onceWorker(cwd: string, job: string, agent = "codex@m2"): Proc {
-  return start(["worker", "--exec", job, "--once", "--poll", "100ms"], { cwd, agent });
+  return start(["worker", "--exec", job, "--once", "--poll", POLL], { cwd, agent });
 }
 
+/**
+ * Polls `check` until it holds; fails after a generous deadline (never a timing assumption). A
+ * check that runs git (a read of the remote) waits ten times as long as it took before the next
+ * look, so the polling costs at most a tenth of a core; one that only reads output looks every 50 ms.
+ */
 export async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
+    const t0 = Date.now();
     if (check()) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, Math.max(50, Math.min(1000, 10 * (Date.now() - t0)))));
   }
   throw new Error(`timed out waiting for ${what}`);
 }

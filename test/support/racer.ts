@@ -1,6 +1,6 @@
 // A racing agent for the sync tests: one process that claims each given task in turn through the
 // store (the same path as `git handoff claim`) and prints one JSON line per attempt.
-// Usage: node --import tsx racer.ts <repo> <agent> <task>...
+// Usage: node --import tsx racer.ts (or its bundle, support/bundle.ts) <repo> <agent> <task>...
 import { HandoffError } from "../../src/core/errors.ts";
 import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 import { claim } from "../../src/store/task-actions.ts";

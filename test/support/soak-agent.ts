@@ -2,7 +2,7 @@
 // the store (the paths `git handoff claim --next`, `done` and `sync` take) until no task is left.
 // git's own trace (GIT_TRACE, this process only) says which git commands each step ran, so push
 // attempts, ls-remotes and fetches are counted per step, exactly.
-// Usage: node --import tsx soak-agent.ts <repo> <agent> <trace-file> <deadline-epoch-ms>
+// Usage: node --import tsx soak-agent.ts (or its bundle, support/bundle.ts) <repo> <agent> <trace-file> <deadline-epoch-ms>
 // Prints one JSON line per step: {step: "claim"|"sync"|"idle"|"error", ...}, then {step: "end"}.
 import { readFileSync, writeFileSync } from "node:fs";
 import { HandoffError } from "../../src/core/errors.ts";

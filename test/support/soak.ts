@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cleanEnv, cli, gitOut, seedTasks, tempDir, tempRepo } from "./repo.ts";
 import { cloneOf, serveRoot, startHttp } from "./servers.ts";
+import { bundled } from "./bundle.ts";
 
 const AGENT = resolve(import.meta.dirname, "soak-agent.ts");
 
@@ -47,7 +48,7 @@ export interface SoakResult {
 
 function runAgent(repo: string, agent: string, trace: string, deadline: number, env: NodeJS.ProcessEnv): Promise<Step[]> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ["--import", "tsx", AGENT, repo, agent, trace, String(deadline)], { env: cleanEnv(env), cwd: resolve(import.meta.dirname, "../..") });
+    const child = spawn(process.execPath, [bundled(AGENT), repo, agent, trace, String(deadline)], { env: cleanEnv(env), cwd: resolve(import.meta.dirname, "../..") });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));
