@@ -1,13 +1,15 @@
 // The hot verbs (claim, check, task ...) are served by a smaller bundle (hot-main.ts) built by the
 // same code from the same register functions as the full CLI: its table must match program.ts's,
 // the dispatcher must load it for those verbs only, and what they print must not change.
-import { readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { HOT_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
 import { VERBS } from "../src/cli/program.ts";
-import { cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -22,7 +24,7 @@ test("the hot table is program.ts's entries for exactly the hot verbs, in its or
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
   const cache = tempDir("handoff-cache-");
   const r = cli(args, { cwd: repo, agent: "claude-1", env: { XDG_CACHE_HOME: cache } });
-  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-\d+-\d+-v[\d.]+\.cache$/, ""));
+  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-[0-9a-f]{8}-\d+-\d+-v[\d.]+\.cache$/, ""));
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
@@ -63,6 +65,19 @@ test("a verb that names an Object property is an unknown verb, not a crash", () 
     assert.is(r.code, 2, `${verb}: ${r.stderr}`);
     assert.match(r.stderr, /unknown command/);
   }
+});
+
+test("two installs of one build keep their code caches side by side: neither prunes the other's", () => {
+  const repo = tempRepo();
+  const cache = tempDir("handoff-cache-");
+  const other = tempDir("handoff-other-install-");
+  cpSync(dirname(CLI), other, { recursive: true });
+  const run = (cliPath: string) => spawnSync(process.execPath, [cliPath, "--version"], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache }), encoding: "utf8" });
+  assert.is(run(CLI).status, 0);
+  assert.is(run(join(other, basename(CLI))).status, 0);
+  assert.is(run(CLI).status, 0);
+  const files = readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("cli-main.cjs-"));
+  assert.is(files.length, 2, files.join(", "));
 });
 
 test.run();

@@ -17,6 +17,14 @@ function cacheDir(): string | null {
   return base ? join(base, "git-handoff") : null;
 }
 
+/** `<bundle name>-<hash of its folder>-`: what every cache of one installed bundle starts with. */
+function cachePrefix(file: string): string {
+  let h = 0x811c9dc5;
+  const dir = dirname(file);
+  for (let i = 0; i < dir.length; i++) h = Math.imul(h ^ dir.charCodeAt(i), 0x01000193) >>> 0;
+  return `${basename(file)}-${h.toString(16).padStart(8, "0")}-`;
+}
+
 export function loadBundle(file: string): unknown {
   const dir = cacheDir();
   if (!dir) return require(file);
@@ -25,7 +33,9 @@ export function loadBundle(file: string): unknown {
   let cached: Buffer | undefined;
   try {
     const st = statSync(file);
-    const key = `${basename(file)}-${st.size}-${Math.floor(st.mtimeMs)}-${process.version}.cache`;
+    // Named by the bundle's path too: caches of other checkouts' builds on this machine (a
+    // developer's and a test clone's) must not evict each other when pruned below.
+    const key = `${cachePrefix(file)}${st.size}-${Math.floor(st.mtimeMs)}-${process.version}.cache`;
     cachePath = join(dir, key);
     try {
       cached = readFileSync(cachePath);
@@ -51,7 +61,7 @@ export function loadBundle(file: string): unknown {
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
         renameSync(tmp, cachePath);
         // Caches of earlier builds of this bundle are dead weight.
-        const prefix = `${basename(file)}-`;
+        const prefix = cachePrefix(file);
         for (const f of readdirSync(dir)) if (f.startsWith(prefix) && f !== basename(cachePath)) rmSync(join(dir, f), { force: true });
       } catch {
         /* a cache we cannot write is only a slower start */
