@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, gitOut, tempDir } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 test.before(async () => {
@@ -32,40 +32,45 @@ test("two tasks in a row: each in its own worktree at its base, the first made a
   const log = join(tempDir("handoff-spare-log-"), "where");
   // The command says where it ran, at which commit, and whether the checkout is clean and whole.
   const job = script(`{ pwd; git rev-parse HEAD; git status --porcelain | wc -l; ls; } >> ${log}; echo ran`);
-  const w = start(["worker", "--exec", job, "--poll", "100ms"], { cwd: b, agent: "codex@m2", env: { TMPDIR: tmp } });
-  await until(() => /taking tasks/.test(w.stderr()), "the worker started");
-  // The spare is made in the background: wait until it exists, so the first task surely takes it.
-  await until(() => readdirSync(tmp).some((n) => n.startsWith("handoff-next-")), "a worktree made ahead");
-  const head = gitOut(a, "rev-parse", "HEAD");
-  const files = gitOut(a, "ls-tree", "--name-only", "HEAD").split("\n");
-  const runs: string[][] = [];
-  for (const objective of ["first", "second"]) {
-    const waited = start(["wait", "--objective", objective, "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
-    assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
-    const out = JSON.parse(waited.stdout());
-    assert.is(out.status, "done");
-    assert.is(remoteTask(net.bare, out.id).status, "done");
+  const w = start(["worker", "--exec", job, "--poll", POLL], { cwd: b, agent: "codex@m2", env: { TMPDIR: tmp } });
+  let first = "";
+  try {
+    await until(() => /taking tasks/.test(w.stderr()), "the worker started");
+    // The spare is made in the background: wait until it exists, so the first task surely takes it.
+    await until(() => readdirSync(tmp).some((n) => n.startsWith("handoff-next-")), "a worktree made ahead");
+    const head = gitOut(a, "rev-parse", "HEAD");
+    const files = gitOut(a, "ls-tree", "--name-only", "HEAD").split("\n");
+    const runs: string[][] = [];
+    for (const objective of ["first", "second"]) {
+      const waited = start(["wait", "--objective", objective, "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+      assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
+      const out = JSON.parse(waited.stdout());
+      assert.is(out.status, "done");
+      assert.is(remoteTask(net.bare, out.id).status, "done");
+    }
+    const lines = readFileSync(log, "utf8").trim().split("\n");
+    // Each run: pwd, HEAD, count of dirty paths, then the listing of the checkout.
+    for (let i = 0, start_ = 0; i < 2; i++) {
+      const end = lines.findIndex((l, j) => j > start_ && l.startsWith(tmp));
+      const run = lines.slice(start_, end === -1 ? lines.length : end);
+      runs.push(run);
+      start_ = end;
+    }
+    const [one, two] = runs as [string[], string[]];
+    first = one[0]!;
+    assert.match(first, /handoff-next-/, "the first task ran in the worktree made ahead");
+    assert.is.not(one[0], two[0], "no worktree serves two tasks");
+    for (const run of [one, two]) {
+      assert.is(run[1], head, "at the task's base");
+      assert.is(run[2]!.trim(), "0", "a clean checkout");
+      assert.equal(run.slice(3).sort(), [...files].sort(), "the whole tree checked out");
+    }
+  } finally {
+    await stop(w);
   }
-  const lines = readFileSync(log, "utf8").trim().split("\n");
-  // Each run: pwd, HEAD, count of dirty paths, then the listing of the checkout.
-  for (let i = 0, start_ = 0; i < 2; i++) {
-    const end = lines.findIndex((l, j) => j > start_ && l.startsWith(tmp));
-    const run = lines.slice(start_, end === -1 ? lines.length : end);
-    runs.push(run);
-    start_ = end;
-  }
-  const [one, two] = runs as [string[], string[]];
-  assert.match(one[0]!, /handoff-next-/, "the first task ran in the worktree made ahead");
-  assert.is.not(one[0], two[0], "no worktree serves two tasks");
-  for (const run of [one, two]) {
-    assert.is(run[1], head, "at the task's base");
-    assert.is(run[2]!.trim(), "0", "a clean checkout");
-    assert.equal(run.slice(3).sort(), [...files].sort(), "the whole tree checked out");
-  }
-  await stop(w);
   assert.equal(gitOut(b, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, "only the clone's own worktree is left");
   assert.equal(readdirSync(tmp).filter((n) => n.startsWith("handoff-")), [], "no task folder and no spare left behind");
-  assert.not.ok(existsSync(one[0]!));
+  assert.not.ok(existsSync(first));
 });
 
 test.run();
