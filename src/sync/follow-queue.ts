@@ -19,6 +19,7 @@ import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { fetchFamilies, fetchFirst, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
+import { trace } from "./trace.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
 
@@ -90,7 +91,9 @@ export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handof
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
   if (!(await fetchFirst(store, remote))) return listThenFetch(store, remote);
   const budget = await remoteBudget(store, remote);
+  trace("queue: fetching");
   const f = await fetchFamilies(store, remote, QUEUE_FAMILIES, budget);
+  trace("queue: fetched");
   if (!f.ok) return "missing" in f ? listThenFetch(store, remote) : { ok: false, message: f.message };
   const moved = (family: (ref: string) => boolean) => [...f.after].some(([ref, oid]) => family(ref) && f.before.get(ref) !== oid) || [...f.before.keys()].some((ref) => family(ref) && !f.after.has(ref));
   const changed = moved((ref) => ref.startsWith(TASK_FAMILY));

@@ -11,6 +11,7 @@
 import { fetchHandoffRefs } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
+import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
 import { fetchFirst, screenFetched, trackingFor, trackingMatching } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
@@ -33,7 +34,9 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   const budget = await remoteBudget(store, remote);
   if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget);
   const before = await trackingMatching(store, remote, refs);
+  trace("pull: fetching");
   const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`));
+  trace("pull: fetched");
   if (!f.ok) return f;
   const after = await trackingMatching(store, remote, refs);
   const behind: string[] = [];
