@@ -35,7 +35,9 @@ export function clientBin(client: Client): string {
 /** A folder holding `git-handoff` (the built CLI), put first on the clients' PATH as a user's install would be. */
 let shimDir: string | null = null;
 export function shims(): string {
-  if (shimDir) return shimDir;
+  // Made again when gone: test files sharing one process each remove their temp folders after
+  // their last test, the shim folder of an earlier file among them.
+  if (shimDir && existsSync(join(shimDir, "git-handoff"))) return shimDir;
   shimDir = tempDir("handoff-bin-");
   const shim = join(shimDir, "git-handoff");
   writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
