@@ -5,17 +5,10 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
-import { httpRemote, POLL, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { remoteForFile, POLL, script, start, stop, until } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("link-test");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "link-test");
 
 /** A bare remote by path and one clone of it. */
 function pathRemote(): { bare: string; clone: string } {

@@ -6,17 +6,10 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { addressMatches, parseAddress } from "../src/core/address.ts";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
+import { remoteForFile, POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("addresses");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "addresses");
 
 test("parsing and matching: the machine comes from the declaration, not from the name", () => {
   const to = (s: string) => {

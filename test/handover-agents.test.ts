@@ -7,19 +7,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { clientBin, clientEnv, cost, newHome, shims } from "./agents/clients.ts";
 import { startModel, type ModelServer, type Turn } from "./agents/model-server.ts";
-import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
+import { cli, gitOut, tempDir } from "./support/repo.ts";
 import { agentLaunch, agentPrompt, fullAccessWarning } from "../src/work/agent-command.ts";
-import { httpRemote, POLL, start, stop, type Machines, type Proc } from "./support/handover.ts";
+import { remoteForFile, POLL, start, stop, type Proc } from "./support/handover.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("agents");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "agents");
 
 /**
  * The task's out folder, found when the model needs it: the worker runs with a private TMPDIR,

@@ -5,17 +5,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, POLL, script, start, type Machines } from "./support/handover.ts";
+import { cli, gitOut } from "./support/repo.ts";
+import { remoteForFile, POLL, script, start } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("compaction");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "compaction");
 
 const day = 24 * 3600_000;
 // Ten days back from the real clock: the HTTP server's Date header tells a clone how far off it is.

@@ -4,17 +4,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, seedTasks, tempDir } from "./support/repo.ts";
-import { httpRemote, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { cli, gitOut, seedTasks, tempDir } from "./support/repo.ts";
+import { remoteForFile, script, start, stop, until } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("race");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "race");
 
 test("two workers on two clones, 20 tasks: each done exactly once", async () => {
   const a = net.clone("m1");

@@ -5,17 +5,10 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, gitOut } from "./support/repo.ts";
-import { httpRemote, type Machines, onceWorker, remoteTask, script, start } from "./support/handover.ts";
+import { gitOut } from "./support/repo.ts";
+import { remoteForFile, onceWorker, remoteTask, script, start } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("roundtrip");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "roundtrip");
 
 
 test("wait in one clone, worker in another: output on stdout, files byte-identical, results on their own ref", async () => {

@@ -7,18 +7,11 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, tempDir } from "./support/repo.ts";
-import { httpRemote, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { cli, tempDir } from "./support/repo.ts";
+import { remoteForFile, script, start, stop, until } from "./support/handover.ts";
 
 const log = join(tempDir("handoff-requests-"), "requests.log");
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("shared", log);
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "shared", log);
 
 /** Remote reads (ls-remote or fetch) the remote received: each git call opens with this request. */
 const reads = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("GET ") && l.includes("info/refs?service=git-upload-pack")).length : 0);

@@ -5,17 +5,10 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claude, cost } from "./agents/clients.ts";
-import { cleanupTemp, cli } from "./support/repo.ts";
-import { httpRemote, type Machines, onceWorker, script } from "./support/handover.ts";
+import { cli } from "./support/repo.ts";
+import { remoteForFile, onceWorker, script } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("mcp-handover-claude");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "mcp-handover-claude");
 
 
 test("from inside Claude Code: create_task with to, then wait_task returns what B's worker sent back", async () => {

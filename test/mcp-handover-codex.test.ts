@@ -5,17 +5,10 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { codex, cost } from "./agents/clients.ts";
-import { cleanupTemp, cli } from "./support/repo.ts";
-import { httpRemote, POLL, script, start, type Machines } from "./support/handover.ts";
+import { cli } from "./support/repo.ts";
+import { remoteForFile, POLL, script, start } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("mcp-handover-codex");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "mcp-handover-codex");
 
 test("from Codex: create_task with to, then wait_task returns B's output and files", async () => {
   const a = net.clone("m1");

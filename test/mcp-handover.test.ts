@@ -6,18 +6,11 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { shims } from "./agents/clients.ts";
-import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, type Machines, onceWorker, script, start } from "./support/handover.ts";
+import { cli, gitOut } from "./support/repo.ts";
+import { remoteForFile, onceWorker, script, start } from "./support/handover.ts";
 import { inProcess } from "./support/mcp.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("mcp-handover");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "mcp-handover");
 
 
 test("create_task with to, context and files, then wait_task: B's worker's output, files saved under ./handoff-<id>/", async () => {

@@ -5,17 +5,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, gitOut, tempDir } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, type Machines } from "./support/handover.ts";
+import { gitOut, tempDir } from "./support/repo.ts";
+import { remoteForFile, POLL, remoteTask, script, start } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("cleanup");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "cleanup");
 
 test("a --once worker sends the result, then removes the task's worktree and folder before it exits", async () => {
   const a = net.clone("m1");

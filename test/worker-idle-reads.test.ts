@@ -3,19 +3,12 @@
 // would, and they still take every task, each once.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli } from "./support/repo.ts";
-import { httpRemote, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { cli } from "./support/repo.ts";
+import { remoteForFile, remoteTask, script, start, stop, until } from "./support/handover.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("shared-refresh");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "shared-refresh");
 
 /** Reads of the remote (a look is one fetch; a listing where it falls back to one). */
 async function listings(clone: string, since: number): Promise<number> {

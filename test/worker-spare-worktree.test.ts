@@ -6,17 +6,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, gitOut, tempDir } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { gitOut, tempDir } from "./support/repo.ts";
+import { remoteForFile, POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
 
-let net: Machines;
-test.before(async () => {
-  net = await httpRemote("spare");
-});
-test.after(async () => {
-  await net.server.stop();
-  cleanupTemp();
-});
+const net = remoteForFile(test, "spare");
 
 test("two tasks in a row: each in its own worktree at its base, the first made ahead; nothing left once the worker stops", async () => {
   const a = net.clone("m1");

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanEnv, CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
+import { cleanEnv, cleanupTemp, CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
 import { cloneOf, serveRoot, startHttp, type GitServer } from "./servers.ts";
 
 export interface Machines {
@@ -11,6 +11,28 @@ export interface Machines {
   server: GitServer;
   /** A fresh clone declaring `machine`. */
   clone(machine: string): string;
+}
+
+/**
+ * One remote over smart HTTP for a whole test file: started before its first test, stopped (and
+ * the file's temp folders removed) after its last. The machines are reached as `net.clone(...)`,
+ * `net.bare`, once the file's tests run.
+ */
+export function remoteForFile(t: { before(fn: () => unknown): void; after(fn: () => unknown): void }, name: string, requestLog?: string): Machines {
+  let net: Machines | null = null;
+  t.before(async () => {
+    net = await httpRemote(name, requestLog);
+  });
+  t.after(async () => {
+    await net?.server.stop();
+    cleanupTemp();
+  });
+  return new Proxy({} as Machines, {
+    get(_, key) {
+      if (!net) throw new Error(`the remote ${name} is reached only from inside a test`);
+      return net[key as keyof Machines];
+    },
+  });
 }
 
 export async function httpRemote(name: string, requestLog?: string): Promise<Machines> {
