@@ -70,6 +70,7 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
     const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
     if (!f.ok) return f;
   }
+  // The same validation as a sync, as above.
   const screened = await screenFetched(store, remote, new Map([...before].filter(([r]) => behind.includes(r))), await trackingFor(store, remote, behind));
   await integrate(store, screened.before, screened.after);
   let changed = false;
