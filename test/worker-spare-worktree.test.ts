@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { gitOut, tempDir } from "./support/repo.ts";
+import { cli, gitOut, tempDir } from "./support/repo.ts";
 import { remoteForFile, POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
 
 const net = remoteForFile(test, "spare");
@@ -64,6 +64,21 @@ test("two tasks in a row: each in its own worktree at its base, the first made a
   assert.equal(gitOut(b, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, "only the clone's own worktree is left");
   assert.equal(readdirSync(tmp).filter((n) => n.startsWith("handoff-")), [], "no task folder and no spare left behind");
   assert.not.ok(existsSync(first));
+});
+
+test("a --once worker whose task is waiting when it starts leaves no worktree made ahead behind", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const tmp = tempDir("handoff-spare-once-");
+  for (const id of ["o1", "o2", "o3"]) {
+    // The task is there before the worker: its claim comes before any worktree made ahead is ready.
+    assert.is(cli(["task", "add", `job ${id}`, "--id", id, "--push"], { cwd: a, agent: "lead" }).code, 0);
+    const w = start(["worker", "--exec", script("echo ran"), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2", env: { TMPDIR: tmp } });
+    assert.is(await w.exited, 0, w.stderr());
+    assert.is(remoteTask(net.bare, id).status, "done");
+    assert.equal(gitOut(b, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, `after ${id}: only the clone's own worktree`);
+    assert.equal(readdirSync(tmp).filter((n) => n.startsWith("handoff-")), [], `after ${id}: no folder left`);
+  }
 });
 
 test.run();

@@ -19,9 +19,9 @@ export interface Spare {
 export interface SpareWorktrees {
   /** The spare when it sits at `commit` (a full object id); it is then the caller's to remove. */
   take(commit: string): Spare | null;
-  /** Makes a spare at `rev` if none is ready (in the background: callers do not wait for it). */
-  prepare(rev: string): void;
-  /** Removes an unused spare (the worker stops). */
+  /** Makes a spare at the commit `rev` names if none is ready (in the background: callers do not wait for it). */
+  prepare(rev: () => Promise<string>): void;
+  /** Removes an unused spare, or one still being made; none is made after (the worker stops). */
   dispose(): Promise<void>;
 }
 
@@ -30,6 +30,7 @@ export const isObjectId = (rev: string) => /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.tes
 export function spareWorktrees(store: Store): SpareWorktrees {
   let ready: Spare | null = null;
   let making: Promise<void> | null = null;
+  let closed = false;
   const drop = async (s: Spare) => {
     await removeWorktree(store.cwd, join(s.home, "worktree")).catch(() => {});
     rmSync(s.home, { recursive: true, force: true });
@@ -42,10 +43,10 @@ export function spareWorktrees(store: Store): SpareWorktrees {
       return s;
     },
     prepare(rev) {
-      if (making) return;
+      if (making || closed) return;
       making = (async () => {
-        const commit = await revParse(store.cwd, rev);
-        if (!commit) return;
+        const commit = await revParse(store.cwd, await rev());
+        if (!commit || closed) return;
         if (ready?.commit === commit) return;
         if (ready) {
           const old = ready;
@@ -56,6 +57,7 @@ export function spareWorktrees(store: Store): SpareWorktrees {
         try {
           await addDetachedWorktree(store.cwd, join(home, "worktree"), commit);
           ready = { home, commit };
+          // Stopped meanwhile: dispose() is waiting for this to end, then removes it.
         } catch {
           // Nothing lost: the next task makes its own worktree, as without a spare.
           rmSync(home, { recursive: true, force: true });
@@ -65,6 +67,7 @@ export function spareWorktrees(store: Store): SpareWorktrees {
         .finally(() => (making = null));
     },
     async dispose() {
+      closed = true;
       await making;
       if (ready) await drop(ready);
       ready = null;

@@ -90,7 +90,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   const unworkable = new Set<string>();
   // The next task's worktree is made while the worker idles, not after its claim.
   const spare = spareWorktrees(store);
-  const prepareSpare = () => void defaultBase(store).then((rev) => spare.prepare(rev), () => {});
+  const prepareSpare = () => spare.prepare(() => defaultBase(store));
   prepareSpare();
   const claimOne = async (): Promise<Task | null> => {
     try {
@@ -196,7 +196,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     } finally {
       clearInterval(renewal);
       await cleanup;
-      if (!opts.signal.aborted) prepareSpare();
+      // A --once worker takes no next task.
+      if (!opts.signal.aborted && !opts.once) prepareSpare();
     }
   };
 
