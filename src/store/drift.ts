@@ -19,6 +19,7 @@ import { listTasks } from "./task-store.ts";
 import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
 import { textOrder } from "../core/text-order.ts";
+import { groupBy } from "../core/group-by.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
 async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
@@ -108,17 +109,6 @@ async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
     tips.set(name.slice("refs/heads/".length), { commit: oid, at: new Date(secs * 1000) });
   }
   return tips;
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
 }
 
 /** A time as toISOString writes it. */

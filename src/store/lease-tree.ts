@@ -18,6 +18,7 @@ import { textOrder } from "../core/text-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
+import { groupBy } from "../core/group-by.ts";
 
 export const LEASE_TREE_FORMAT = 2;
 export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
@@ -58,17 +59,6 @@ function cachedKey(l: Lease): string {
   let key = keyOf.get(l);
   if (key === undefined) keyOf.set(l, (key = groupKey(l.pattern)));
   return key;
-}
-
-function groupBy(leases: Lease[]): Map<string, Lease[]> {
-  const out = new Map<string, Lease[]>();
-  for (const l of leases) {
-    const key = cachedKey(l);
-    const g = out.get(key);
-    if (g) g.push(l);
-    else out.set(key, [l]);
-  }
-  return out;
 }
 
 function sameLeases(a: Lease[], b: Lease[]): boolean {
@@ -155,7 +145,7 @@ export function writeLeaseTree(
   let groups = before ?? new Map<string, LeaseGroup>();
   for (const step of steps) {
     const next = new Map<string, LeaseGroup>();
-    for (const [key, leases] of groupBy(step.record.leases)) {
+    for (const [key, leases] of groupBy(step.record.leases, cachedKey)) {
       const old = groups.get(key);
       next.set(key, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
