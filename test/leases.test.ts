@@ -189,12 +189,16 @@ test("leasing an existing folder by name leases what is inside it", () => {
   assert.match(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).stdout, /^info  lib\/deep\/a\.ts is inside lib\/\*\*, leased by alice/);
 });
 
-test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", () => {
+/** A repository where alice holds a.ts and bob's check of it has left the lease cache. */
+function leasedAndChecked(): { repo: string; cache: string; tip: string } {
   const repo = tempRepo();
   assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
-  const cache = `${repo}/.git/handoff/leases.cache`;
-  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  return { repo, cache: `${repo}/.git/handoff/leases.cache`, tip: gitOut(repo, "rev-parse", "refs/handoff/leases") };
+}
+
+test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", () => {
+  const { repo, cache, tip } = leasedAndChecked();
   writeFileSync(cache, `${tip}\n{not json`);
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a torn cache falls back to the real record");
   assert.is(cli(["unlease", "a.ts"], { cwd: repo, agent: "alice" }).code, 0);
@@ -213,11 +217,7 @@ test("the tip-keyed cache never answers for another tip; a corrupt lease ref is 
 });
 
 test("the lease cache names the stored format: a writer on a cache hit reads no lease object, and a cache without it still works", () => {
-  const repo = tempRepo();
-  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
-  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
-  const cache = `${repo}/.git/handoff/leases.cache`;
-  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  const { repo, cache, tip } = leasedAndChecked();
   assert.ok(readFileSync(cache, "utf8").startsWith(`${tip}\n#format 1\n`), "tip, then the format");
   // With the lease commit's tree gone, only the cache can answer: a writer (a second lease) still works.
   const tree = gitOut(repo, "rev-parse", "refs/handoff/leases^{tree}");
