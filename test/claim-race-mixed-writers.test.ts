@@ -4,10 +4,9 @@
 import { existsSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { HandoffError } from "../src/core/errors.ts";
-import { claimNextTask } from "../src/store/task-actions.ts";
 import { addTask } from "../src/store/task-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
+import { claimUntilNone } from "./support/claims.ts";
 import { cleanEnv, cleanupTemp, cliAsync, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -30,18 +29,12 @@ test("warm stores writing refs in process and CLI processes writing through git 
   let cliAttempts = 0;
   let clisDone = 0;
   try {
-    const warmRacers = warm.map(async (store) => {
-      for (;;) {
-        try {
-          granted.push({ id: (await claimNextTask(store, { overCapacity: true })).id, agent: store.actor.agent });
-        } catch (e) {
-          if (e instanceof HandoffError && e.code === "no_task_ready") return;
-          throw e;
-        }
+    const warmRacers = warm.map((store) =>
+      claimUntilNone(store, granted, async () => {
         const seen = cliAttempts;
         while (cliAttempts === seen && clisDone < 2) await new Promise((r) => setTimeout(r, 5));
-      }
-    });
+      }),
+    );
     const cliRacers = ["cli-a", "cli-b"].map(async (agent) => {
       for (;;) {
         const r = await cliAsync(["claim", "--next", "--over-capacity", "--json"], { cwd: repo, agent });

@@ -4,11 +4,11 @@
 import { existsSync, readdirSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { HandoffError } from "../src/core/errors.ts";
 import { loadLeases } from "../src/store/lease-store.ts";
 import { claimNextTask } from "../src/store/task-actions.ts";
 import { listTasks } from "../src/store/task-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
+import { claimUntilNone } from "./support/claims.ts";
 import { cleanEnv, cleanupTemp, seedTasks, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -40,18 +40,7 @@ test("four warm stores racing claim --next over tasks with scopes: each task onc
   const stores = await Promise.all(["a", "b", "c", "d"].map((agent) => open(repo, agent)));
   const granted: { id: string; agent: string }[] = [];
   try {
-    await Promise.all(
-      stores.map(async (s) => {
-        for (;;) {
-          try {
-            granted.push({ id: (await claimNextTask(s, { overCapacity: true })).id, agent: s.actor.agent });
-          } catch (e) {
-            if (e instanceof HandoffError && e.code === "no_task_ready") return;
-            throw e;
-          }
-        }
-      }),
-    );
+    await Promise.all(stores.map((s) => claimUntilNone(s, granted)));
     const ids = granted.map((g) => g.id);
     assert.is(new Set(ids).size, ids.length, "no task granted twice");
     assert.is(ids.length, N, "every task granted");
