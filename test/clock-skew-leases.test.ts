@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
+import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
 const servers: GitServer[] = [];
@@ -48,13 +48,7 @@ test("an exclusive lease over another agent's expired one waits max_clock_skew p
 });
 
 test("12 minutes ahead of the remote: an exclusive lease over a live 10-minute one is refused with clock_skew", async () => {
-  const served = serveRoot();
-  const http = await startHttp(served.root);
-  servers.push(http);
-  const bare = served.bare("lease-ahead");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(http.url("lease-ahead"));
-  const b = cloneOf(http.url("lease-ahead"));
+  const { bare, a, b } = await twoClonesOverHttp("lease-ahead", servers);
   const now = Date.now();
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "10m"], { cwd: b, agent: "bob", env: at(now) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) }).code, 0);

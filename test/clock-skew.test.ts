@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
+import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
 const servers: GitServer[] = [];
@@ -19,14 +19,7 @@ test.after(async () => {
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
 const remoteTasks = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
 
-async function overHttp(name: string) {
-  const served = serveRoot();
-  const http = await startHttp(served.root);
-  servers.push(http);
-  const bare = served.bare(name);
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  return { bare, a: cloneOf(http.url(name)), b: cloneOf(http.url(name)) };
-}
+const overHttp = (name: string) => twoClonesOverHttp(name, servers);
 
 test("12 minutes ahead: the takeover of a live 10-minute lease is refused with clock_skew, naming the offset; doctor says ahead", async () => {
   const { bare, a, b } = await overHttp("ahead");

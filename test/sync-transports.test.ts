@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, seedTasks, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startDaemon, startHttp, userState, type GitServer } from "./support/servers.ts";
+import { cloneOf, serveRoot, startDaemon, twoClonesOverHttp, userState, type GitServer } from "./support/servers.ts";
 
 const servers: GitServer[] = [];
 test.after(async () => {
@@ -77,13 +77,7 @@ test("git daemon (git://)", async () => {
 });
 
 test("smart HTTP through git http-backend", async () => {
-  const served = serveRoot();
-  const http = await startHttp(served.root);
-  servers.push(http);
-  const bare = served.bare("viahttp");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(http.url("viahttp"));
-  const b = cloneOf(http.url("viahttp"));
+  const { bare, a, b } = await twoClonesOverHttp("viahttp", servers);
   const before = userState(b);
   assert.is(cli(["task", "add", "ship", "--id", "ship"], { cwd: a, agent: "lead" }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);

@@ -112,6 +112,19 @@ export function twoClones(): { bare: string; a: string; b: string } {
   return { bare, a, b };
 }
 
+/**
+ * A bare remote `name` with a main branch served over smart HTTP (git http-backend), and two
+ * clones of it by URL. The server goes into `servers`, for the file to stop after its tests.
+ */
+export async function twoClonesOverHttp(name: string, servers: GitServer[]): Promise<{ bare: string; a: string; b: string; http: GitServer }> {
+  const served = serveRoot();
+  const http = await startHttp(served.root);
+  servers.push(http);
+  const bare = served.bare(name);
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  return { bare, a: cloneOf(http.url(name)), b: cloneOf(http.url(name)), http };
+}
+
 /** A bare remote (by path) with a main branch, and a clone `a` that pushed the task `ship` to it. */
 export function servedProject(): { bare: string; a: string } {
   const bare = serveRoot().bare("project");
