@@ -3,9 +3,13 @@ import { firstLine, git, toolIdentityEnv } from "./run.ts";
 
 /** Whether `rev` names a commit this repository has. */
 export async function hasCommit(cwd: string, rev: string): Promise<boolean> {
-  if (!/^[0-9a-f]{40,64}$/.test(rev) && !/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(rev)) return false;
-  const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], { cwd });
-  return r.code === 0;
+  return (await commitOf(cwd, rev)) !== null;
+}
+
+/** The commit `rev` (an object id or a plain ref name, nothing git would read as an expression) names here, or null. */
+export async function commitOf(cwd: string, rev: string): Promise<string | null> {
+  if (!/^[0-9a-f]{40,64}$/.test(rev) && !/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(rev)) return null;
+  return revParse(cwd, rev);
 }
 
 export async function revParse(cwd: string, rev: string): Promise<string | null> {

@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Task } from "../core/task.ts";
 import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
-import { addDetachedWorktree, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
+import { addDetachedWorktree, commitOf, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
 import type { Store } from "../store/store.ts";
 import type { Launch, TaskFolder } from "./agent-command.ts";
-import { isObjectId, type SpareWorktrees } from "./spare-worktree.ts";
+import { isObjectId } from "../core/object-id.ts";
+import type { SpareWorktrees } from "./spare-worktree.ts";
 
 export interface TaskRun {
   status: "done" | "failed" | "stopped";
@@ -61,12 +62,14 @@ async function baseCommit(store: Store, task: Task): Promise<string> {
   return defaultBase(store);
 }
 
-/** Where a task without a base (or with one this clone lacks) starts: the integration branch, else HEAD. */
+/** The commit a task without a base (or with one this clone lacks) starts from: the integration branch's, else HEAD's. */
 export async function defaultBase(store: Store): Promise<string> {
   const branch = store.config.integrationBranch;
-  for (const rev of branch ? [branch, `origin/${branch}`] : []) {
-    if (await hasCommit(store.cwd, rev)) return rev;
+  for (const rev of [...(branch ? [branch, `origin/${branch}`] : []), "HEAD"]) {
+    const commit = await commitOf(store.cwd, rev);
+    if (commit) return commit;
   }
+  // No commit at all (an unborn branch): the worktree git refuses says so.
   return "HEAD";
 }
 
@@ -83,7 +86,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   const { store, task } = input;
   const base = await baseCommit(store, task);
   // --keep leaves everything in one folder: no spare then.
-  const spare = input.spare && !input.keep ? input.spare.take(isObjectId(base) ? base : ((await revParse(store.cwd, base)) ?? "")) : null;
+  const spare = input.spare && !input.keep ? input.spare.take(base) : null;
   const home = mkdtempSync(join(tmpdir(), `handoff-${task.id}-`));
   const inDir = join(home, "in");
   const outDir = join(home, "out");

@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { addDetachedWorktree, removeWorktree, revParse } from "../git/worktree.ts";
+import { isObjectId } from "../core/object-id.ts";
+import { addDetachedWorktree, removeWorktree } from "../git/worktree.ts";
 import type { Store } from "../store/store.ts";
 
 export interface Spare {
@@ -19,13 +20,11 @@ export interface Spare {
 export interface SpareWorktrees {
   /** The spare when it sits at `commit` (a full object id); it is then the caller's to remove. */
   take(commit: string): Spare | null;
-  /** Makes a spare at the commit `rev` names if none is ready (in the background: callers do not wait for it). */
-  prepare(rev: () => Promise<string>): void;
+  /** Makes a spare at the commit `commit()` gives (an object id) if none is ready, in the background: callers do not wait. */
+  prepare(commit: () => Promise<string>): void;
   /** Removes an unused spare, or one still being made; none is made after (the worker stops). */
   dispose(): Promise<void>;
 }
-
-export const isObjectId = (rev: string) => /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(rev);
 
 export function spareWorktrees(store: Store): SpareWorktrees {
   let ready: Spare | null = null;
@@ -42,11 +41,11 @@ export function spareWorktrees(store: Store): SpareWorktrees {
       ready = null;
       return s;
     },
-    prepare(rev) {
+    prepare(resolve) {
       if (making || closed) return;
       making = (async () => {
-        const commit = await revParse(store.cwd, await rev());
-        if (!commit || closed) return;
+        const commit = await resolve();
+        if (!isObjectId(commit) || closed) return;
         if (ready?.commit === commit) return;
         if (ready) {
           const old = ready;
