@@ -17,7 +17,7 @@ import { integrate } from "./integrate.ts";
 import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
-import { fetchFamilies, fetchFirst, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
+import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
 import { trace } from "./trace.ts";
 
@@ -89,12 +89,11 @@ export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handof
  * fetch names exactly was gone from the remote.
  */
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
-  if (!(await fetchFirst(store, remote))) return listThenFetch(store, remote);
   const budget = await remoteBudget(store, remote);
   trace("queue: fetching");
   const f = await fetchFamilies(store, remote, QUEUE_FAMILIES, budget);
   trace("queue: fetched");
-  if (!f.ok) return "missing" in f ? listThenFetch(store, remote) : { ok: false, message: f.message };
+  if (!f.ok) return "listFirst" in f && f.listFirst ? listThenFetch(store, remote) : { ok: false, message: f.message };
   const moved = (family: (ref: string) => boolean) => [...f.after].some(([ref, oid]) => family(ref) && f.before.get(ref) !== oid) || [...f.before.keys()].some((ref) => family(ref) && !f.after.has(ref));
   const changed = moved((ref) => ref.startsWith(TASK_FAMILY));
   if (!changed && !moved(() => true)) return { ok: true, changed: false };

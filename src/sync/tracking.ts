@@ -89,7 +89,16 @@ export const FETCH_FIRST_MAX_TASKS = Number(process.env.HANDOFF_FETCH_FIRST_MAX_
 
 /** Whether this clone is small enough that one fetch per look is cheaper than a listing and a fetch. */
 export async function fetchFirst(store: Store, remote: string): Promise<boolean> {
-  return (await trackingTipsOf(store, remote, [`${REF_ROOT}tasks/`])).size <= FETCH_FIRST_MAX_TASKS;
+  return smallEnough(await trackingTipsOf(store, remote, [TRACKED_TASKS]));
+}
+
+const TRACKED_TASKS = `${REF_ROOT}tasks/`;
+
+/** fetchFirst's test on tracking tips already read (any families, the tasks among them). */
+function smallEnough(tips: Tips): boolean {
+  let n = 0;
+  for (const ref of tips.keys()) if (ref.startsWith(TRACKED_TASKS) && ++n > FETCH_FIRST_MAX_TASKS) return false;
+  return true;
 }
 
 /**
@@ -150,23 +159,25 @@ export async function refreshFamilies(store: Store, remote: string, families: st
  * folder is fetched as `<folder>*` with pruning (the fetch's own advertisement tells what moved
  * or went), a single-ref family by its exact name, and only once the tracking refs hold it (an
  * exact name the remote lacks fails the whole fetch; a ref not yet tracked waits for the next
- * full refresh or the claim that needs it). `missing` when such a ref was gone from the remote:
- * the caller lists first instead.
+ * full refresh or the claim that needs it). `listFirst` when the caller should list first
+ * instead: the clone tracks too many tasks for a fetch per look (fetchFirst), or such a ref was
+ * gone from the remote.
  */
-export async function fetchFamilies(store: Store, remote: string, families: string[], budget?: RemoteBudget): Promise<Refreshed | (RemoteFailure & { missing: true })> {
+export async function fetchFamilies(store: Store, remote: string, families: string[], budget?: RemoteBudget): Promise<Refreshed | (RemoteFailure & { listFirst?: true })> {
   const b = budget ?? (await remoteBudget(store, remote));
-  const r = await withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { missing?: true })>(
+  const r = await withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { listFirst?: true })>(
     fetchLockDir(store),
     remote,
     Math.min(b.until, Date.now() + 2 * b.timeoutMs + 1000),
     async () => {
       const before = await trackingTipsOf(store, remote, families);
+      if (!smallEnough(before)) return { ok: false, message: "too many tracked tasks to fetch first", listFirst: true };
       const exact = families.filter((f) => !f.endsWith("/"));
       const specs = [...families.filter((f) => f.endsWith("/")).map((f) => `${f}*`), ...exact.filter((f) => before.has(f))];
       const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b), specs, { prune: true });
       if (!f.ok) {
         failOnStaleLock(store.repo.commonDir, f.message);
-        return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, missing: true } : f;
+        return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, listFirst: true } : f;
       }
       return { ok: true, before, after: await trackingTipsOf(store, remote, families) };
     },
@@ -176,7 +187,7 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
     },
     (message) => process.stderr.write(`git-handoff: ${message}\n`),
   );
-  if (!r.ok) return r as RemoteFailure & { missing: true };
+  if (!r.ok) return r;
   await recordSightings(store, remote, r.before, r.after);
   return screenReceived(store, remote, r.before, r.after, true);
 }
