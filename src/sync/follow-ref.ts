@@ -13,7 +13,7 @@ import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
-import { fetchFirst, screenFetched, trackingFor, trackingMatching } from "./tracking.ts";
+import { fetchFirst, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 
 /** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
@@ -46,14 +46,7 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
     local.set(ref, here);
     if (here !== oid) behind.push(ref);
   }
-  if (!behind.length) return { ok: true, changed: false };
-  const only = (tips: Map<string, string>) => new Map([...tips].filter(([r]) => behind.includes(r)));
-  // What arrived passes the same validation as a sync before anything enters refs/handoff/.
-  const screened = await screenFetched(store, remote, only(before), only(after));
-  await integrate(store, screened.before, screened.after);
-  let changed = false;
-  for (const ref of behind) if (refs.includes(ref) && (await store.readRef(ref)) !== local.get(ref)) changed = true;
-  return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
+  return applyBehind(store, remote, refs, behind, local, before, after);
 }
 
 /** pullRefs by listing first: one advertisement of exactly these refs, a fetch only of those that moved. */
@@ -70,11 +63,20 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
     const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
     if (!f.ok) return f;
   }
-  // The same validation as a sync, as above.
-  const screened = await screenFetched(store, remote, new Map([...before].filter(([r]) => behind.includes(r))), await trackingFor(store, remote, behind));
+  return applyBehind(store, remote, refs, behind, local, before, await trackingFor(store, remote, behind));
+}
+
+/**
+ * Applies the tracking refs in `behind` (local differs from them) from `before` to `after`, once
+ * they pass the same validation as a sync; `changed` when one of `asked` moved here.
+ */
+async function applyBehind(store: Store, remote: string, asked: string[], behind: string[], local: Map<string, string | null>, before: Tips, after: Tips): Promise<Pulled> {
+  if (!behind.length) return { ok: true, changed: false };
+  const only = (tips: Tips) => new Map([...tips].filter(([r]) => behind.includes(r)));
+  const screened = await screenFetched(store, remote, only(before), only(after));
   await integrate(store, screened.before, screened.after);
   let changed = false;
-  for (const ref of behind) if ((await store.readRef(ref)) !== local.get(ref)) changed = true;
+  for (const ref of behind) if (asked.includes(ref) && (await store.readRef(ref)) !== local.get(ref)) changed = true;
   return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
 }
 
