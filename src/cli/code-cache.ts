@@ -17,7 +17,10 @@ function cacheDir(): string | null {
   return base ? join(base, "git-handoff") : null;
 }
 
-/** `<bundle name>-<hash of its folder>-`: what every cache of one installed bundle starts with. */
+/**
+ * `<bundle name>-<hash of its folder>-`: what every cache of one installed bundle starts with.
+ * FNV-1a inline: node:crypto is loaded only where a command needs it, and this runs at every start.
+ */
 function cachePrefix(file: string): string {
   let h = 0x811c9dc5;
   const dir = dirname(file);
