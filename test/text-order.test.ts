@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { textOrder } from "../src/core/text-order.ts";
+import { localeFromEnvironment, textOrder } from "../src/core/text-order.ts";
 
 let seed = 7;
 const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
@@ -35,6 +35,44 @@ test("in a locale with a collation of its own, the locale's order", () => {
   const [ours, theirs] = r.stdout.trim().split(" ");
   assert.is(ours, theirs);
   assert.ok(JSON.parse(ours!).indexOf("aa") > JSON.parse(ours!).indexOf("z"), `Danish order: ${ours}`);
+});
+
+test("the locale read from the environment is what ICU resolves, wherever it answers", () => {
+  // Each set of variables in a child process of its own: ICU reads the environment once.
+  const envs: Record<string, string>[] = [
+    {},
+    { LANG: "C" },
+    { LANG: "C.UTF-8" },
+    { LANG: "C.utf8" },
+    { LANG: "POSIX" },
+    { LANG: "en_US.UTF-8" },
+    { LANG: "en_GB.UTF-8" },
+    { LANG: "en" },
+    { LANG: "en_IN" },
+    { LANG: "en_US@euro" },
+    { LANG: "de_DE.UTF-8" },
+    { LANG: "" },
+    { LC_ALL: "", LANG: "en_US.UTF-8" },
+    { LC_ALL: "C", LANG: "de_DE.UTF-8" },
+    { LC_MESSAGES: "de_DE.UTF-8", LANG: "en_US.UTF-8" },
+    { LC_MESSAGES: "en_GB.UTF-8", LANG: "da_DK.UTF-8" },
+    { LC_COLLATE: "da_DK.UTF-8", LANG: "en_US.UTF-8" },
+    { LANGUAGE: "de", LANG: "en_US.UTF-8" },
+  ];
+  const module = JSON.stringify(resolve(import.meta.dirname, "../src/core/text-order.ts"));
+  const script = `import { icuSaysEnglish } from ${module}; console.log(icuSaysEnglish());`;
+  let answered = 0;
+  for (const vars of envs) {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, ...vars };
+    const ours = localeFromEnvironment(env);
+    if (ours === null) continue;
+    answered++;
+    const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", env });
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout.trim(), String(ours), JSON.stringify(vars));
+  }
+  assert.ok(answered >= 10, `the environment answered for ${answered} sets`);
+  for (const vars of [{ LANG: "de_DE.UTF-8" }, { LANG: "" }, { LANG: "en_US@euro" }, { LC_ALL: "", LANG: "en_US.UTF-8" }]) assert.is(localeFromEnvironment(vars), null, JSON.stringify(vars));
 });
 
 test.run();
