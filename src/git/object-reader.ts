@@ -2,6 +2,7 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { childProcess } from "./builtins.ts";
 import { readFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
+import { inflateStored } from "./small-object-codec.ts";
 import { setAlive } from "./run.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
@@ -48,7 +49,8 @@ function readLoose(commonDir: string, oid: string): GitObject | null {
   } catch {
     return null;
   }
-  const buf = inflateSync(raw);
+  // Objects this tool wrote small are stored blocks (small-object-codec.ts): no node:zlib for them.
+  const buf = inflateStored(raw) ?? inflateSync(raw);
   const nul = buf.indexOf(0);
   const [type, size] = buf.subarray(0, nul).toString("latin1").split(" ");
   const data = buf.subarray(nul + 1);

@@ -1,10 +1,12 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
 import { TempFiles, type TempFile } from "./temp-files.ts";
+import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
+import { uniqueSuffix } from "./unique-name.ts";
 
 /**
  * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
@@ -49,7 +51,8 @@ export class ObjectWriter {
   write(type: ObjectType, data: Buffer | string): string {
     const body = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
-    const oid = createHash(this.format).update(raw).digest("hex");
+    const small = raw.length <= SMALL_OBJECT_MAX;
+    const oid = small && this.format === "sha1" ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
     if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
     this.store(oid, raw);
     if (body.length <= RECENT_MAX_BYTES) {
@@ -96,14 +99,14 @@ export class ObjectWriter {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
     if (existsSync(path)) return;
-    const packed = deflateSync(raw, { level: 1 });
+    const packed = raw.length <= SMALL_OBJECT_MAX ? storedDeflate(raw) : deflateSync(raw, { level: 1 });
     const made = this.temps?.take();
     if (made && this.storeInto(made, packed, dir, path)) return;
     // `git prune --expire=now` removes temp files and empty fan-out folders at any moment: a temp
     // file that vanished before its link is written again.
     for (let n = 0; ; n++) {
       if (existsSync(path)) return;
-      const tmp = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
+      const tmp = `${dir}/tmp_obj_${uniqueSuffix()}`;
       try {
         const fd = openTemp(dir, tmp);
         try {

@@ -1,11 +1,11 @@
 // Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn).
-import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { uniqueSuffix } from "../git/unique-name.ts";
 
 /** Writes `text` to a temporary file beside `path` and renames it over `path`; throws on failure. */
 export function replaceFile(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}-${randomBytes(3).toString("hex")}.tmp`;
+  const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
   writeFileSync(tmp, text);
   renameSync(tmp, path);
 }
