@@ -1,5 +1,7 @@
 // A claim asks git for this clone's machine name (`git config handoff.machine`, one process) only
-// when the task is addressed to someone: a plain claim is one git process, its update-ref. A task
+// when the task is addressed to someone: a plain claim starts no git process at all (its ref
+// update is written in-process, loose-ref-writer.ts), and with reflogs for every ref it is one,
+// its update-ref. A task
 // that turns out addressed only inside the compare-and-swap (it was not here when the claim began,
 // as when it arrives from the sync remote) is refused as one addressed elsewhere.
 import { readFileSync } from "node:fs";
@@ -28,13 +30,20 @@ function gitCommands(repo: string, args: string[], agent: string): { code: numbe
   return { code: r.code, commands, json: r.json };
 }
 
-test("a claim of a task addressed to no one runs one git process: the update-ref", () => {
+test("a claim of a task addressed to no one starts no git process (one update-ref with reflogs for every ref)", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "plain work", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "more work", "--id", "t2"], { cwd: repo, agent: "lead" }).code, 0);
   const r = gitCommands(repo, ["claim", "t1"], "claude-1");
   assert.is(r.code, 0);
   assert.is(r.json.claim.agent, "claude-1");
-  assert.equal(r.commands, ["git update-ref --stdin"]);
+  assert.equal(r.commands, []);
+  gitOut(repo, "config", "core.logAllRefUpdates", "always");
+  const logged = gitCommands(repo, ["claim", "t2"], "claude-2");
+  assert.is(logged.code, 0);
+  // (The changed config file also makes this claim read the repository's policy again, through git.)
+  assert.equal(logged.commands.filter((c) => c.startsWith("git update-ref")), ["git update-ref --stdin"]);
+  assert.match(gitOut(repo, "reflog", "show", "refs/handoff/tasks/t2"), /./, "git logged the update");
 });
 
 test("an addressed task still asks for the machine: taken on the machine it names, refused elsewhere", () => {

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -39,10 +39,25 @@ test("a cold task show from the record cache loads no child_process, zlib, crypt
 
 test("a command that spawns git loads child_process when it does, and works", () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", "claim me", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
-  const mods = loaded(repo, ["claim", "t1"]);
-  assert.ok(mods.includes("child_process"), "the claim's ref transaction ran git");
-  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /claimed/);
+  // A new ref is git's to create (loose-ref-writer.ts takes only updates).
+  const mods = loaded(repo, ["task", "add", "claim me", "--id", "t1"]);
+  assert.ok(mods.includes("child_process"), "the creation's ref transaction ran git");
+  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /claim me/);
+});
+
+test("a cold claim, and the check after it, load no child_process, zlib or crypto", () => {
+  const repo = tempRepo();
+  for (const id of ["t1", "t2"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id, "--scope", `src/${id}.ts`], { cwd: repo, agent: "a1" }).code, 0);
+  assert.is(cli(["claim", "t1", "--agent", "a1"], { cwd: repo, agent: "a1" }).code, 0, "the lease ref is created");
+  // The claim writes its objects (hashed and framed in-process), its refs in-process, and the
+  // caches the next one-shot reader needs (the task record, the lease set).
+  const claimed = loaded(repo, ["claim", "t2", "--agent", "a2"]);
+  for (const m of ["child_process", "zlib", "crypto"]) assert.not.ok(claimed.includes(m), `claim: ${m} is not loaded: ${claimed.join(" ")}`);
+  const checked = loaded(repo, ["check", "src/t2.ts", "--agent", "a1"]);
+  for (const m of ["child_process", "zlib", "crypto"]) assert.not.ok(checked.includes(m), `check: ${m} is not loaded: ${checked.join(" ")}`);
+  assert.match(cli(["task", "show", "t2"], { cwd: repo, agent: "a1" }).stdout, /claimed[\s\S]*a2/);
+  assert.match(cli(["check", "src/t2.ts", "--agent", "a1"], { cwd: repo, agent: "a1" }).stdout + cli(["check", "src/t2.ts", "--agent", "a1"], { cwd: repo, agent: "a1" }).stderr, /a2/);
+  gitOut(repo, "fsck", "--strict", "--no-dangling");
 });
 
 test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", () => {

@@ -1,8 +1,8 @@
-// Long-running processes write plain ref updates in-process through git's own lock protocol
-// (loose-ref-writer.ts). What they leave must be exactly what `git update-ref` leaves, a lost
+// Long-running processes, and one-shot commands, write plain ref updates in-process through git's
+// own lock protocol (loose-ref-writer.ts). What they leave must be exactly what `git update-ref` leaves, a lost
 // compare-and-swap must change nothing, and git processes racing on the same ref must never both
 // win with it: checked here against real git.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -117,7 +117,7 @@ test("a packed ref is updated as git does: a loose file over the packed entry", 
   w.close();
 });
 
-test("what only git does goes to git: creations, deletions, reflogs, the reference-transaction hook, shared repositories", async () => {
+test("what only git does goes to git: creations, deletions, reflogs, the reference-transaction hook, shared repositories, fsync", async () => {
   const repo = tempRepo();
   const [a, b] = chain(repo, 2) as [string, string];
   gitOut(repo, "update-ref", "refs/handoff/leases", a);
@@ -135,7 +135,7 @@ test("what only git does goes to git: creations, deletions, reflogs, the referen
   chmodSync(`${repo}/.git/hooks/reference-transaction`, 0o755);
   assert.is(w.update([{ ref: "refs/handoff/leases", new: a, old: b }]), null, "a reference-transaction hook");
   w.close();
-  for (const [key, value] of [["core.logAllRefUpdates", "always"], ["core.sharedRepository", "group"]]) {
+  for (const [key, value] of [["core.logAllRefUpdates", "always"], ["core.sharedRepository", "group"], ["core.fsync", "reference"]]) {
     const other = tempRepo();
     gitOut(other, "config", key!, value!);
     const refs = new RefFiles(`${other}/.git`);
@@ -186,6 +186,40 @@ test("racing git update-ref processes on the same ref: every compare-and-swap th
   assert.ok(ourWins > 0 && gitWins > 0, `both sides won some steps (ours ${ourWins}, git's ${gitWins})`);
   assert.equal(lockFiles(`${repo}/.git/refs`), []);
   gitOut(repo, "fsck", "--strict", "--no-dangling");
+  w.close();
+});
+
+test("a one-shot writer waits for a lock another process holds, as git does, up to core.filesRefLockTimeout", () => {
+  const repo = tempRepo();
+  const [a, b, c] = chain(repo, 3) as [string, string, string];
+  gitOut(repo, "update-ref", "refs/handoff/leases", a);
+  gitOut(repo, "update-ref", "refs/handoff-remotes/origin/leases", a);
+  const refs = new RefFiles(`${repo}/.git`);
+  const policy = refWritePolicy("", `${repo}/.git`, repo);
+  const w = new LooseRefWriter(`${repo}/.git`, policy, (r) => refs.readPacked(r), true);
+  // Held for 40 ms by another process (git's update-ref would wait for it too): the write waits.
+  const lock = `${repo}/.git/refs/handoff/leases.lock`;
+  writeFileSync(lock, "");
+  const holder = spawn("sh", ["-c", `sleep 0.04; rm -f '${lock}'`], { stdio: "ignore" });
+  const t0 = Date.now();
+  const r = w.update([{ ref: "refs/handoff/leases", new: b, old: a }, { ref: "refs/handoff-remotes/origin/leases", new: b, old: a }]);
+  assert.equal(r, { ok: true }, "written once the lock was let go");
+  assert.ok(Date.now() - t0 >= 20, `waited ${Date.now() - t0} ms`);
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/leases"), b);
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff-remotes/origin/leases"), b, "tracking refs are taken too");
+  holder.kill();
+  // Held for good: refused as locked after about the timeout, nothing changed, no lock of ours left.
+  writeFileSync(lock, "");
+  const t1 = Date.now();
+  const held = w.update([{ ref: "refs/handoff/leases", new: c, old: b }]);
+  const waited = Date.now() - t1;
+  assert.is(held?.ok, false);
+  assert.is(held && !held.ok && held.reason, "locked");
+  assert.ok(waited >= 80 && waited < 2000, `waited ${waited} ms`);
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/leases"), b);
+  rmSync(lock);
+  assert.equal(lockFiles(`${repo}/.git/refs`), []);
+  assert.is(spawnSync("git", ["fsck", "--no-dangling"], { cwd: repo }).status, 0);
   w.close();
 });
 

@@ -1,16 +1,19 @@
 // Compare-and-swap ref transactions written in-process through git's own lock protocol for the
-// files backend, for long-running processes. A long-lived `git update-ref --stdin` costs a pipe
+// files backend. For long-running processes: a long-lived `git update-ref --stdin` costs a pipe
 // round trip to another process on every write (on a loaded 2-core machine, two context switches
 // and a wait for the other process to be scheduled) and, for every ref, a new inode for its lock
 // file (1-3 ms on a busy disk). Here each ref is locked by hard-linking a temp file made ahead of
 // need to `<ref>.lock` (as exclusive as git's O_CREAT|O_EXCL: it fails if the lock exists), its
 // value is checked under the lock, and the lock is renamed over the ref: the very files git
-// writes, in git's order, so git processes racing on the same refs stay safe.
+// writes, in git's order, so git processes racing on the same refs stay safe. For one-shot
+// processes (a cold `claim`): `git update-ref` would be the only process they start, and starting
+// it (with node:child_process) costs a tenth of the command; they read git's configuration from its
+// files (config-scan.ts) and write each lock file directly.
 //
 // Only the plain case is taken here: updates (not creations or deletions) of loose or packed
-// refs under refs/handoff/, in a repository without reflogs for them, without a
-// reference-transaction hook and without core.sharedRepository. Anything else returns null and
-// goes to git.
+// refs under refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
+// reference-transaction hook, without core.sharedRepository and without core.fsync. Anything else
+// returns null and goes to git.
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -26,6 +29,10 @@ export interface RefWritePolicy {
   shared: boolean;
   /** Where git looks for the reference-transaction hook. */
   hooksDir: string;
+  /** core.fsync is set: it may name references, which git then flushes before each rename. */
+  fsync: boolean;
+  /** core.filesRefLockTimeout: how long a one-shot writer waits for a ref another process has locked. */
+  lockTimeoutMs: number;
 }
 
 /** The policy from `git config --null --list` output (keys lower-cased by git). */
@@ -43,11 +50,28 @@ export function refWritePolicy(configList: string, commonDir: string, workTree: 
     logAll: (values.get("core.logallrefupdates") ?? "").toLowerCase() === "always",
     shared: shared !== undefined && !/^(false|no|off|0|umask)$/i.test(shared),
     hooksDir: hooksPath ? (isAbsolute(hooksPath) ? hooksPath : join(base, hooksPath)) : `${commonDir}/hooks`,
+    fsync: values.has("core.fsync"),
+    lockTimeoutMs: lockTimeout(values.get("core.filesreflocktimeout")),
   };
 }
 
-/** A ref name this writer takes: under refs/handoff/, every component a plain, valid name. */
-const PLAIN_REF = /^refs\/handoff\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)*$/;
+/** git's reading of core.filesRefLockTimeout: milliseconds, 100 by default, negative for ever (here: a minute). */
+function lockTimeout(value: string | undefined): number {
+  if (value === undefined || !/^-?\d+$/.test(value.trim())) return 100;
+  const ms = Number(value.trim());
+  return ms < 0 ? 60_000 : ms;
+}
+
+/** Whether writes under this policy can be made here: nothing git alone does (reflogs, shared permissions, fsync). */
+export function takesPolicy(policy: RefWritePolicy): boolean {
+  return !policy.logAll && !policy.shared && !policy.fsync;
+}
+
+/**
+ * A ref name this writer takes: under refs/handoff/ or its tracking refs refs/handoff-remotes/
+ * (a remote claim settles both in one transaction), every component a plain, valid name.
+ */
+const PLAIN_REF = /^refs\/handoff(-remotes)?\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)*$/;
 const HEX = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 export class LooseRefWriter {
@@ -61,7 +85,7 @@ export class LooseRefWriter {
     const r = await git(["config", "--null", "--list"], { cwd });
     if (r.code !== 0 && r.stdout === "") return null;
     const policy = refWritePolicy(r.stdout, commonDir, workTree);
-    return policy.logAll || policy.shared ? null : new LooseRefWriter(commonDir, policy, readPacked);
+    return takesPolicy(policy) ? new LooseRefWriter(commonDir, policy, readPacked) : null;
   }
 
   /** Empty temp files made ahead, open for writing. */
@@ -78,6 +102,11 @@ export class LooseRefWriter {
     private readonly policy: RefWritePolicy,
     /** The ref's value in packed-refs, or null. */
     private readonly readPacked: (ref: string) => string | null,
+    /**
+     * A one-shot process writes each lock file itself, as git does (one new inode, no temp made
+     * ahead), and renames it straight over the ref: its one write is not worth a pool of temps.
+     */
+    private readonly oneShot = false,
   ) {
     this.tempDir = `${commonDir}/handoff/ref-temps`;
   }
@@ -88,21 +117,23 @@ export class LooseRefWriter {
    */
   update(updates: RefUpdate[]): TransactionResult | null {
     if (!this.takes(updates)) return null;
-    const held: { ref: string; temp: string }[] = [];
+    const held: { ref: string; temp: string | null }[] = [];
     const unlock = () => {
       for (const h of held) {
         unlinkQuiet(`${this.commonDir}/${h.ref}.lock`);
-        unlinkQuiet(h.temp);
+        if (h.temp) unlinkQuiet(h.temp);
       }
     };
     try {
-      // Lock every ref first, then check each under its lock, as git does.
-      for (const u of updates) {
-        const temp = this.tempWith(`${u.new}\n`);
+      // Lock every ref first, in name order as git does (two writers of the same refs never each
+      // hold one the other waits for), then check each under its lock.
+      for (const u of [...updates].sort((a, b) => (a.ref < b.ref ? -1 : 1))) {
+        const temp = this.oneShot ? null : this.tempWith(`${u.new}\n`);
         try {
-          linkSync(temp, `${this.commonDir}/${u.ref}.lock`);
+          if (temp) linkSync(temp, `${this.commonDir}/${u.ref}.lock`);
+          else writeLockWaiting(`${this.commonDir}/${u.ref}.lock`, `${u.new}\n`, this.policy.lockTimeoutMs);
         } catch (e) {
-          unlinkQuiet(temp);
+          if (temp) unlinkQuiet(temp);
           const code = (e as NodeJS.ErrnoException).code;
           if (code === "EEXIST") {
             unlock();
@@ -117,6 +148,8 @@ export class LooseRefWriter {
         }
         held.push({ ref: u.ref, temp });
       }
+      // Anything unexpected before a ref is set (a folder where a ref file should be, a folder
+      // that cannot be written) is git's to handle and to say, as it would have been.
       for (const u of updates) {
         const now = this.current(u.ref);
         if (now !== u.old) {
@@ -128,15 +161,15 @@ export class LooseRefWriter {
           };
         }
       }
-    } catch (e) {
+    } catch {
       unlock();
-      throw e;
+      return null;
     }
     // The replaced ref files get a second name first, removed later off the write's path: a
     // rename over a file whose inode then goes away frees its data block there and then (0.4-1.3
     // ms here on ext4), a rename over one that keeps a name costs what a rename into a new name does.
     const kept: string[] = [];
-    for (const h of held) {
+    for (const h of this.oneShot ? [] : held) {
       const name = `${this.tempName()}.old`;
       try {
         linkSync(`${this.commonDir}/${h.ref}`, name);
@@ -154,11 +187,11 @@ export class LooseRefWriter {
       } catch (e) {
         // As with git, the refs renamed so far stay set; the rest are unlocked.
         for (const rest of held.slice(i)) unlinkQuiet(`${this.commonDir}/${rest.ref}.lock`);
-        for (const t of held) unlinkQuiet(t.temp);
+        for (const t of held) if (t.temp) unlinkQuiet(t.temp);
         throw new Error(`could not set ${h.ref}: ${(e as Error).message}`);
       }
     }
-    for (const h of held) unlinkQuiet(h.temp);
+    for (const h of held) if (h.temp) unlinkQuiet(h.temp);
     return { ok: true };
   }
 
@@ -188,7 +221,7 @@ export class LooseRefWriter {
 
   /** Whether this transaction is the plain kind written here (see the head of the file). */
   private takes(updates: RefUpdate[]): boolean {
-    if (updates.length === 0 || this.policy.logAll || this.policy.shared) return false;
+    if (updates.length === 0 || !takesPolicy(this.policy)) return false;
     if (existsSync(`${this.policy.hooksDir}/reference-transaction`)) return false;
     const seen = new Set<string>();
     for (const u of updates) {
@@ -299,6 +332,43 @@ function sweepDead(dir: string): void {
     // Removing a name never touches a ref that shares its inode (a crash after the rename).
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid, null)) unlinkQuiet(`${dir}/${name}`);
   }
+}
+
+/**
+ * A lock file made the way git makes one: created exclusively (mode 0666 less the umask), then
+ * written. A lock another process holds is waited for as git waits (lockfile.c
+ * lock_file_timeout: back off about 1, 4, 9, 16... ms, up to core.filesRefLockTimeout, 100 ms
+ * by default), blocking: a one-shot command has nothing else to do meanwhile, as it would while
+ * its `git update-ref` waited.
+ */
+function writeLockWaiting(path: string, content: string, timeoutMs: number): void {
+  let waited = 0;
+  for (let n = 1, multiplier = 1; ; ) {
+    try {
+      return writeLock(path, content);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || waited >= timeoutMs) throw e;
+    }
+    const ms = Math.max(1, Math.round(((750 + Math.random() * 500) * multiplier) / 1000));
+    Atomics.wait(SLEEPER, 0, 0, ms);
+    waited += ms;
+    multiplier = Math.min(1000, multiplier + 2 * n + 1);
+    n++;
+  }
+}
+
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+function writeLock(path: string, content: string): void {
+  const fd = openSync(path, "wx", 0o666);
+  try {
+    writeSync(fd, content);
+  } catch (e) {
+    closeQuiet(fd);
+    unlinkQuiet(path);
+    throw e;
+  }
+  closeSync(fd);
 }
 
 function closeQuiet(fd: number): void {

@@ -47,7 +47,7 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
         if (task.status !== "claimed" || task.claim?.agent !== cur.record.agent) continue;
         const out = releaseForGc(task, ctx, cur.record);
         if (!out.steps.length) continue;
-        updates.push({ ref: name, new: writeSteps(store.writer, oid, "task.json", out.steps), old: oid });
+        updates.push({ ref: name, new: writeSteps(store, oid, "task.json", out.steps), old: oid });
         released.push(task.id);
       }
       // Its file leases go with it: those of the tasks it held and its free-standing ones.
@@ -55,7 +55,7 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
       const lu = leaseUpdate(store, leases.tip, dropAgentLeases(leases.set, cur.record.agent, released, ctx));
       if (lu) updates.push(lu);
       const logTip = await store.readRef(AGENT_LOG_REF);
-      const logNew = writeSteps(store.writer, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
+      const logNew = writeSteps(store, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
       updates.push({ ref: AGENT_LOG_REF, new: logNew, old: logTip });
       return { updates, result: { agent: cur.record.agent, last_heartbeat: cur.record.heartbeat_at, released } };
     });

@@ -79,7 +79,7 @@ export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null
     if (out.steps.length === 0) return { updates: [], result: out.record };
     const squash = prev !== null && prev.tipIsHeartbeat && out.steps.length === 1 && out.steps[0]!.event.type === "heartbeat";
     const parent = squash ? prev!.parent : (prev?.tip ?? null);
-    const tip = writeSteps(store.writer, parent, AGENT_FILE, out.steps);
+    const tip = writeSteps(store, parent, AGENT_FILE, out.steps);
     return { updates: [{ ref, new: tip, old: prev?.tip ?? null }], result: out.record };
   }, opts);
 }

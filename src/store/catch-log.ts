@@ -31,7 +31,7 @@ export async function recordCatches(store: Store, events: HandoffEvent[]): Promi
   try {
     await store.casLoop(async () => {
       const tip = await store.readRef(ref);
-      return { updates: [{ ref, new: writeSteps(store.writer, tip, LOG_FILE, events.map((event) => ({ event, record: event }))), old: tip }], result: null };
+      return { updates: [{ ref, new: writeSteps(store, tip, LOG_FILE, events.map((event) => ({ event, record: event }))), old: tip }], result: null };
     });
     return true;
   } catch (e) {

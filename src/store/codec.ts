@@ -1,6 +1,5 @@
 // How records become git objects: a commit whose tree holds the record as JSON plus a format
 // marker, and whose message is the event (a summary line, a blank line, the event as JSON).
-import { createHash } from "node:crypto";
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
 import { HandoffEvent, summarize } from "../core/event.ts";
@@ -10,18 +9,17 @@ import type { ObjectWriter } from "../git/object-writer.ts";
 
 export const FORMAT_MARKER = "git-handoff 1\n";
 
-/** The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker. */
+/**
+ * The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker.
+ * Written out, not hashed at start: a read-only command (a hook's `check`) would otherwise load
+ * node:crypto for this alone. test/codec.test.ts hashes FORMAT_MARKER and compares.
+ */
 export function formatMarkerOid(oidBytes: number): string {
-  // Asked for every record read: hashed once per object format.
-  const known = markerOids.get(oidBytes);
-  if (known) return known;
-  const body = Buffer.from(FORMAT_MARKER, "utf8");
-  const oid = createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
-  markerOids.set(oidBytes, oid);
-  return oid;
+  return oidBytes === 32 ? MARKER_SHA256 : MARKER_SHA1;
 }
 
-const markerOids = new Map<number, string>();
+export const MARKER_SHA1 = "5354ac94075d9104ca9d62ced91d49f78d85e478";
+export const MARKER_SHA256 = "b38d66c31a6a6ebef1d366041cb417aeabf8c4d375224b9a94360df6f48ad450";
 
 const warnedFormats = new Set<string>();
 
@@ -139,13 +137,21 @@ export async function readRecord<T>(
 }
 
 /** Writes one commit per step on top of `parent` and returns the new tip. */
+/** Where records are written: the object writer, and who learns of each record written. */
+export interface RecordTarget {
+  writer: ObjectWriter;
+  /** The record now stored at commit `oid`: a later read needs no object read back (store.ts). */
+  wroteRecord?(file: string, oid: string, record: unknown): void;
+}
+
 export function writeSteps<T>(
-  writer: ObjectWriter,
+  target: RecordTarget,
   parent: string | null,
   file: string,
   steps: { event: HandoffEvent; record: T }[],
   serialize: (record: T) => string = (r) => JSON.stringify(r, null, 2) + "\n",
 ): string {
+  const writer = target.writer;
   const formatBlob = writer.write("blob", FORMAT_MARKER);
   let tip = parent;
   for (const step of steps) {
@@ -154,5 +160,6 @@ export function writeSteps<T>(
     const message = eventMessage(step.event);
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));
   }
+  if (steps.length) target.wroteRecord?.(file, tip!, steps.at(-1)!.record);
   return tip!;
 }

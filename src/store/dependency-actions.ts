@@ -65,7 +65,7 @@ export async function depend(store: Store, id: string, on: string): Promise<Task
     byId.set(id, task);
     const cycle = findCycle(byId, id, on);
     if (cycle) throw new HandoffError(cycleRefusal(cycle));
-    const updates: RefUpdate[] = [{ ref: taskRef(id), new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }];
+    const updates: RefUpdate[] = [{ ref: taskRef(id), new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }];
     for (const dep of reachable(byId, on)) {
       const entry = graph.get(dep);
       if (entry && dep !== id) updates.push({ ref: taskRef(dep), new: entry.tip, old: entry.tip });
@@ -80,7 +80,7 @@ export async function undepend(store: Store, id: string, on: string): Promise<Ta
     const { task, tip } = await loadTask(store, id);
     const out = removeDependency(task, on, { actor: store.actor, now });
     if (!out.ok) throw new HandoffError(out.refusal);
-    return { updates: [{ ref: taskRef(id), new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }], result: out.record };
+    return { updates: [{ ref: taskRef(id), new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }], result: out.record };
   });
 }
 

@@ -151,7 +151,7 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
     index.put(next, { set: last, format: LEASE_TREE_FORMAT, groups });
     return { ref: LEASES_REF, new: next, old: tip };
   }
-  const next = writeSteps(store.writer, tip, LEASES_FILE, out.steps, serializeLeases);
+  const next = writeSteps(store, tip, LEASES_FILE, out.steps, serializeLeases);
   index.put(next, { set: last, format: 1, groups: null });
   return { ref: LEASES_REF, new: next, old: tip };
 }

@@ -28,7 +28,7 @@ export function changeLoop(store: Store, change: (current: LoopRecord | null, no
     const record = { ...out.record, updated_at: now.toISOString() };
     const { agent, scope, worktree, branch } = store.actor;
     const event: HandoffEvent = { type: "loop", task: "", agent, at: now.toISOString(), scope, worktree, branch, note: `${record.id}: ${out.note}` };
-    const commit = writeSteps(store.writer, cur?.tip ?? null, LOOP_FILE, [{ event, record }]);
+    const commit = writeSteps(store, cur?.tip ?? null, LOOP_FILE, [{ event, record }]);
     return { updates: [{ ref: LOOP_REF, new: commit, old: cur?.tip ?? null }], result: record };
   });
 }

@@ -43,7 +43,7 @@ export async function addMemory(store: Store, input: MemoryInput): Promise<Memor
     const id = newMemoryId();
     const at = now.toISOString();
     const m: Memory = { format: MEMORY_FORMAT, id, text, tags, task, author: store.actor.agent, created_at: at, updated_at: at, updated_by: store.actor.agent };
-    const tip = writeSteps(store.writer, null, MEMORY_FILE, [{ event: memoryEvent("memory_added", m, store.actor, now), record: m }]);
+    const tip = writeSteps(store, null, MEMORY_FILE, [{ event: memoryEvent("memory_added", m, store.actor, now), record: m }]);
     return { updates: [{ ref: memoryRef(id), new: tip, old: null }], result: m };
   });
 }
@@ -104,7 +104,7 @@ export async function editMemory(store: Store, id: string, edit: MemoryEdit): Pr
   return store.casLoop(async (now) => {
     const { memory, tip } = await loadMemory(store, id);
     const next: Memory = { ...memory, ...(text !== undefined ? { text } : {}), ...(tags !== undefined ? { tags } : {}), ...(task !== undefined ? { task } : {}), updated_at: now.toISOString(), updated_by: store.actor.agent };
-    const commit = writeSteps(store.writer, tip, MEMORY_FILE, [{ event: memoryEvent("memory_edited", next, store.actor, now), record: next }]);
+    const commit = writeSteps(store, tip, MEMORY_FILE, [{ event: memoryEvent("memory_edited", next, store.actor, now), record: next }]);
     return { updates: [{ ref: memoryRef(id), new: commit, old: tip }], result: next };
   });
 }
@@ -117,7 +117,7 @@ export async function removeMemory(store: Store, id: string): Promise<Memory> {
   return store.casLoop(async (now) => {
     const { memory, tip } = await loadMemory(store, id);
     const gone: Memory = { ...memory, removed: true, updated_at: now.toISOString(), updated_by: store.actor.agent };
-    const commit = writeSteps(store.writer, tip, MEMORY_FILE, [{ event: memoryEvent("memory_removed", gone, store.actor, now), record: gone }]);
+    const commit = writeSteps(store, tip, MEMORY_FILE, [{ event: memoryEvent("memory_removed", gone, store.actor, now), record: gone }]);
     return { updates: [{ ref: memoryRef(id), new: commit, old: tip }], result: gone };
   });
 }

@@ -3,7 +3,10 @@
 // of that commit for ever; a one-shot `task list` or `claim --next` over 10,000 tasks then parses
 // 10,000 short JSON lines instead of reading, inflating and validating 30,000 objects. Only
 // records that passed validation are written; a torn or foreign line is ignored and read again
-// from git. A cache keyed by ref tips (DESIGN: thrown away and rebuilt at will).
+// from git. A cache keyed by ref tips (DESIGN: thrown away and rebuilt at will). New lines are
+// appended (one write(2) with O_APPEND: a claim adds one record to a file of 10,000 without
+// rewriting it); the file is rewritten whole only to drop lines past MAX_LINES or a torn line.
+import { appendFileSync } from "node:fs";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 /** Lines kept at most; past it, only the records this process used are kept. */
@@ -12,7 +15,10 @@ const MAX_LINES = 50_000;
 export class RecordCache {
   private lines: Map<string, string> | null = null;
   private readonly used = new Set<string>();
-  private added = 0;
+  /** Lines this process added, not yet on disk. */
+  private fresh: string[] = [];
+  /** A line of the file was torn or foreign: the next flush rewrites the file without it. */
+  private damaged = false;
 
   constructor(private readonly path: string) {}
 
@@ -39,23 +45,41 @@ export class RecordCache {
       return record;
     } catch {
       this.lines!.delete(oid);
+      this.damaged = true;
       return undefined;
     }
   }
 
   /** A record just read and validated from git. */
   put(oid: string, record: unknown): void {
-    this.load().set(oid, JSON.stringify(record));
+    const lines = this.load();
+    if (lines.has(oid)) return;
+    const json = JSON.stringify(record);
+    lines.set(oid, json);
     this.used.add(oid);
-    this.added++;
+    this.fresh.push(`${oid}\t${json}\n`);
   }
 
-  /** Writes the file when this process added records (best effort, replaced by rename). */
+  /**
+   * Saves the records this process added (best effort): appended, or, past MAX_LINES, the file
+   * rewritten with only the records this process used (replaced by rename).
+   */
   flush(): void {
-    if (!this.added || !this.lines) return;
-    let keep = [...this.lines];
-    if (keep.length > MAX_LINES) keep = keep.filter(([oid]) => this.used.has(oid));
-    writeSmallFile(this.path, keep.map(([oid, json]) => `${oid}\t${json}`).join("\n") + "\n");
-    this.added = 0;
+    if (!this.fresh.length) return;
+    const added = this.fresh.join("");
+    this.fresh = [];
+    if (this.lines && (this.damaged || this.lines.size > MAX_LINES)) {
+      const keep = this.lines.size > MAX_LINES ? [...this.lines].filter(([oid]) => this.used.has(oid)) : [...this.lines];
+      writeSmallFile(this.path, keep.map(([oid, json]) => `${oid}\t${json}`).join("\n") + "\n");
+      this.damaged = false;
+      return;
+    }
+    try {
+      // Led by a newline: a last line torn by a process that died mid-write then stays a line of
+      // its own, which load() ignores or get() drops (no tab, or bad JSON); empty lines are skipped.
+      appendFileSync(this.path, "\n" + added);
+    } catch {
+      writeSmallFile(this.path, added);
+    }
   }
 }

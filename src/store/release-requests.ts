@@ -25,7 +25,7 @@ const LOG_FILE = "event.json";
 
 function logUpdate(store: Store, tip: string | null, events: HandoffEvent[]): RefUpdate {
   const ref = logRef(store.actor.agent);
-  return { ref, new: writeSteps(store.writer, tip, LOG_FILE, events.map((event) => ({ event, record: event }))), old: tip };
+  return { ref, new: writeSteps(store, tip, LOG_FILE, events.map((event) => ({ event, record: event }))), old: tip };
 }
 
 /** Every request known here, with its answer, and what each agent has been told. */
@@ -78,7 +78,7 @@ export async function answerReleaseRequest(store: Store, id: string, verdict: Ve
         if (task && tip && task.status === "claimed" && task.claim?.agent === ctx.actor.agent) {
           const out = releaseTask(task, ctx);
           if (!out.ok) throw new HandoffError(out.refusal);
-          updates.push({ ref: taskRef(task.id), new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
+          updates.push({ ref: taskRef(task.id), new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
           const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, ctx, [(s, c) => followTask(s, out.record, c)]));
           if (lu) updates.push(lu);
           released.task = task.id;

@@ -10,12 +10,13 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
-import { LooseRefWriter } from "../git/loose-ref-writer.ts";
+import { LooseRefWriter, takesPolicy } from "../git/loose-ref-writer.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
+import { scanRefWritePolicy } from "../git/config-scan.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
@@ -89,6 +90,11 @@ export class Store {
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (opts.warm) this.writer.prepareAhead();
     const refFiles = this.refFiles;
+    if (!opts.warm && refFiles && process.env.HANDOFF_REF_WRITER !== "git") {
+      // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
+      const policy = scanRefWritePolicy(process.env, repo.commonDir, repo.gitDir, repo.workTree);
+      if (policy && takesPolicy(policy)) this.looseRefs = new LooseRefWriter(repo.commonDir, policy, (ref) => refFiles.readPacked(ref), true);
+    }
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
       void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, (ref) => refFiles.readPacked(ref))
@@ -150,6 +156,18 @@ export class Store {
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(key, record);
     return record;
+  }
+
+  /**
+   * A record this process just wrote at commit `oid` (codec.ts writeSteps): this process reads it
+   * without reading it back. The record is the one the core operation built, which is what a read
+   * of that commit gives (the schemas have no defaults or transforms). Not put in the on-disk
+   * caches: those hold records read and validated from git, so a later process reading a record
+   * whose objects were pruned meanwhile still finds out (prune-repair.test.ts).
+   */
+  wroteRecord(file: string, oid: string, record: unknown): void {
+    if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
+    this.records.set(`${file}:${oid}`, record);
   }
 
   /**

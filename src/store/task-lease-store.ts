@@ -33,7 +33,7 @@ export async function mutateTaskWithLeases(
       const settled = settle(task, ctx);
       if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
       const leases = await loadLeases(store);
-      const updates: RefUpdate[] = [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, settled.steps), old: tip }];
+      const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, settled.steps), old: tip }];
       const lu = leaseUpdate(store, leases.tip, followTask(leases.set, settled.record, ctx));
       if (lu) updates.push(lu);
       return { updates, result: { refusal: out.refusal } };
@@ -42,7 +42,7 @@ export async function mutateTaskWithLeases(
     // Whatever the operation, the task's leases then agree with it (task-leases.ts).
     const leaseOut = chainLeaseOps(leases.set, ctx, [(s, c) => follow(s, out.record, c), (s, c) => followTask(s, out.record, c)]);
     const updates: RefUpdate[] = [];
-    if (out.steps.length) updates.push({ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip });
+    if (out.steps.length) updates.push({ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
     const lu = leaseUpdate(store, leases.tip, leaseOut);
     if (lu) updates.push(lu);
     return { updates, result: { task: out.record } };

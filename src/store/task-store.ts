@@ -150,7 +150,7 @@ export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { 
     if (explicit && (await store.readRef(ref))) {
       fail("exists", `task ${id} already exists`, { task: id }, [{ action: "fix_input", detail: "choose another --id, or leave it out for a generated one" }]);
     }
-    const tip = writeSteps(store.writer, null, TASK_FILE, out.steps);
+    const tip = writeSteps(store, null, TASK_FILE, out.steps);
     return { updates: [{ ref, new: tip, old: null }], result: out.record };
   });
   // Written here: the person (or agent) who wrote it in this clone consents to running it here.
@@ -176,11 +176,11 @@ export async function mutateTask(
       // the history would never say so: write them, then report the refusal.
       const settled = settle(task, ctx);
       if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
-      const failedTip = writeSteps(store.writer, tip, TASK_FILE, settled.steps);
+      const failedTip = writeSteps(store, tip, TASK_FILE, settled.steps);
       return { updates: [{ ref, new: failedTip, old: tip }], result: { refusal: out.refusal } };
     }
     if (out.steps.length === 0) return { updates: [], result: { task: out.record } };
-    const newTip = writeSteps(store.writer, tip, TASK_FILE, out.steps);
+    const newTip = writeSteps(store, tip, TASK_FILE, out.steps);
     return { updates: [{ ref, new: newTip, old: tip }], result: { task: out.record } };
   }, opts);
   if ("refusal" in done) throw new HandoffError(done.refusal);

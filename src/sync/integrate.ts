@@ -120,7 +120,7 @@ export async function replayRef(store: Store, ref: string, local: string, remote
     if (!event || isDerivedEvent(event, prev)) continue;
     const out = event.type === "created" ? null : replayTaskEvent(task, event, recorded);
     if (out && out.ok) {
-      if (out.steps.length) tip = writeSteps(store.writer, tip, "task.json", out.steps);
+      if (out.steps.length) tip = writeSteps(store, tip, "task.json", out.steps);
       task = out.record;
       rewritten.set(oid, tip);
       continue;

@@ -27,7 +27,7 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
     const done = { note, ...(result.commit ? { commit: result.commit } : {}) };
     const out = result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed");
     if (!out.ok) throw new HandoffError(out.refusal);
-    const updates: RefUpdate[] = [{ ref, new: writeSteps(store.writer, tip, TASK_FILE, out.steps), old: tip }];
+    const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }];
     const previous = await store.readRef(rref);
     const record = { ...result, at: now.toISOString() };
     updates.push({ ref: rref, new: writeBundle(store, { file: RESULT_FILE, record, folders: { files }, message: `result of ${id}: ${result.status}\n`, parent: previous }), old: previous });

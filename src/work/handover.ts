@@ -66,7 +66,7 @@ export async function createHandover(
     if (!out.ok) throw new HandoffError(out.refusal);
     const ref = taskRef(id);
     if (await store.readRef(ref)) fail("exists", `task ${id} already exists`, { task: id });
-    const updates = [{ ref, new: writeSteps(store.writer, null, TASK_FILE, out.steps), old: null }];
+    const updates = [{ ref, new: writeSteps(store, null, TASK_FILE, out.steps), old: null }];
     const { context, files } = input.inputs;
     if (context.size || files.size) {
       const record: TaskInputs = { task: id, context: entries(context), files: entries(files) };
