@@ -219,12 +219,16 @@ test("the tip-keyed cache never answers for another tip; a corrupt lease ref is 
 test("the lease cache names the stored format: a writer on a cache hit reads no lease object, and a cache without it still works", () => {
   const { repo, cache, tip } = leasedAndChecked();
   assert.ok(readFileSync(cache, "utf8").startsWith(`${tip}\n#format 1\n`), "tip, then the format");
-  // With the lease commit's tree gone, only the cache can answer: a writer (a second lease) still works.
+  // With the lease commit's tree unreadable, only the cache can answer: a writer (a second lease)
+  // still works. (Unreadable, not gone: a cache the writer of the tip left is used only while the
+  // objects it wrote are there, since a prune may remove them before the ref points at them.)
   const tree = gitOut(repo, "rev-parse", "refs/handoff/leases^{tree}");
   const loose = `${repo}/.git/objects/${tree.slice(0, 2)}/${tree.slice(2)}`;
   const kept = readFileSync(loose);
   rmSync(loose);
+  writeFileSync(loose, "not a zlib stream");
   assert.is(cli(["lease", "b.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0, "the writer took its format from the cache");
+  rmSync(loose);
   writeFileSync(loose, kept);
   assert.is(cli(["check", "a.ts", "b.ts"], { cwd: repo, agent: "bob" }).code, 3);
   // A cache an older git-handoff wrote (no format line) is read, and the format learned from the objects.

@@ -4,7 +4,7 @@ import * as z from "zod/mini";
 import type { HandoffEvent } from "./event.ts";
 import { AgentScope } from "./identity.ts";
 import { refuse, type Outcome } from "./outcome.ts";
-import { boundedText, isoTime } from "./schema-helpers.ts";
+import { boundedText, isoTime, lazySchema } from "./schema-helpers.ts";
 import type { OpContext } from "./task-ops.ts";
 import { MAX_NOTE, MAX_OBJECTIVE } from "./task.ts";
 
@@ -13,26 +13,28 @@ export const MAX_GLOB = 500;
 export const MAX_SESSION_ID = 200;
 
 /** An agent's declaration at refs/handoff/agents/<agent>, written by that agent only (and by GC). */
-export const AgentRecord = z.object({
-  agent: z.string(),
-  objective: z.nullable(boundedText(MAX_OBJECTIVE)),
-  worktree: z.nullable(z.string()),
-  branch: z.nullable(z.string()),
-  scope: AgentScope,
-  /** Globs of the files it plans to change. */
-  files: z.array(boundedText(MAX_GLOB)),
-  /** The outcome it waits for, and from whom (free text). */
-  awaits: z.nullable(boundedText(MAX_NOTE)),
-  /** The agent runtime's session id (e.g. Claude Code's), when known. */
-  session: z.nullable(boundedText(MAX_SESSION_ID)),
-  heartbeat_at: isoTime(),
-  started_at: isoTime(),
-  ended_at: z.nullable(isoTime()),
-  /** The machine its clone declares (git config handoff.machine): what `--to @MACHINE` matches. */
-  machine: z.optional(z.string()),
-  /** How many tasks it means to hold at once (session start --capacity, a worker's --concurrency). */
-  capacity: z.optional(z.int().check(z.gte(1), z.lte(1000))),
-});
+export const AgentRecord = lazySchema(() =>
+  z.object({
+    agent: z.string(),
+    objective: z.nullable(boundedText(MAX_OBJECTIVE)),
+    worktree: z.nullable(z.string()),
+    branch: z.nullable(z.string()),
+    scope: AgentScope,
+    /** Globs of the files it plans to change. */
+    files: z.array(boundedText(MAX_GLOB)),
+    /** The outcome it waits for, and from whom (free text). */
+    awaits: z.nullable(boundedText(MAX_NOTE)),
+    /** The agent runtime's session id (e.g. Claude Code's), when known. */
+    session: z.nullable(boundedText(MAX_SESSION_ID)),
+    heartbeat_at: isoTime(),
+    started_at: isoTime(),
+    ended_at: z.nullable(isoTime()),
+    /** The machine its clone declares (git config handoff.machine): what `--to @MACHINE` matches. */
+    machine: z.optional(z.string()),
+    /** How many tasks it means to hold at once (session start --capacity, a worker's --concurrency). */
+    capacity: z.optional(z.int().check(z.gte(1), z.lte(1000))),
+  }),
+);
 export type AgentRecord = z.infer<typeof AgentRecord>;
 
 export const AgentStatus = z.enum(["active", "stale", "disconnected"]);

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
-import { isoTime } from "../core/schema-helpers.ts";
+import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { handoffCommand } from "../core/shell-quote.ts";
@@ -16,19 +16,21 @@ const FILE = "approvals.json";
 /** Oldest entries give way beyond this: a clone approves a handful of commands, not thousands. */
 const MAX_APPROVALS = 500;
 
-export const Approval = z.object({
-  /** sha256 of the exact command text. */
-  hash: z.string(),
-  command: z.string(),
-  /** "written": set in this clone; "approved": a person approved it after it arrived. */
-  how: z.enum(["written", "approved"]),
-  task: z.string(),
-  by: z.string(),
-  at: isoTime(),
-});
+export const Approval = lazySchema(() =>
+  z.object({
+    /** sha256 of the exact command text. */
+    hash: z.string(),
+    command: z.string(),
+    /** "written": set in this clone; "approved": a person approved it after it arrived. */
+    how: z.enum(["written", "approved"]),
+    task: z.string(),
+    by: z.string(),
+    at: isoTime(),
+  }),
+);
 export type Approval = z.infer<typeof Approval>;
 
-const Approvals = z.array(Approval);
+const Approvals = lazySchema(() => z.array(Approval));
 
 /** The hash a person gives as HANDOFF_APPROVE: sha256 of the command, as `printf %s CMD | sha256sum` prints it. */
 export function commandHash(command: string): string {

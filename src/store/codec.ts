@@ -140,8 +140,11 @@ export async function readRecord<T>(
 /** Where records are written: the object writer, and who learns of each record written. */
 export interface RecordTarget {
   writer: ObjectWriter;
-  /** The record now stored at commit `oid`: a later read needs no object read back (store.ts). */
-  wroteRecord?(file: string, oid: string, record: unknown): void;
+  /**
+   * The record now stored at commit `oid`, whose commit, tree and blob are `objects`: a later read
+   * needs no object read back (store.ts).
+   */
+  wroteRecord?(file: string, oid: string, record: unknown, objects: string[]): void;
 }
 
 export function writeSteps<T>(
@@ -154,12 +157,14 @@ export function writeSteps<T>(
   const writer = target.writer;
   const formatBlob = writer.write("blob", FORMAT_MARKER);
   let tip = parent;
+  let objects: string[] = [];
   for (const step of steps) {
     const blob = writer.write("blob", serialize(step.record));
     const tree = writer.write("tree", encodeTree(new Map([["format", formatBlob], [file, blob]])));
     const message = eventMessage(step.event);
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));
+    objects = [tip, tree, blob];
   }
-  if (steps.length) target.wroteRecord?.(file, tip!, steps.at(-1)!.record);
+  if (steps.length) target.wroteRecord?.(file, tip!, steps.at(-1)!.record, objects);
   return tip!;
 }

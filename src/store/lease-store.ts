@@ -51,7 +51,12 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
     // The second line names the stored format (a writer needs it); a cache without it (written by
     // an older git-handoff) costs two small object reads to learn it.
     const m = /^#format ([12])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
-    const hit = parseCache(cached, tip.length + 1 + (m ? m[0].length : 0), filter);
+    let from = tip.length + 1 + (m ? m[0].length : 0);
+    // Left by the writer of the tip: usable while the objects it wrote for it are there (a prune
+    // may remove objects no ref points at yet); else the record is read, and checked, from git.
+    const fresh = cached.startsWith("#fresh ", from) ? cached.slice(from + 7, cached.indexOf("\n", from)) : null;
+    if (fresh !== null) from += 8 + fresh.length;
+    const hit = fresh !== null && !store.hasLooseObjects(fresh.split(" ").filter(Boolean)) ? null : parseCache(cached, from, filter);
     if (hit) {
       if (!filter) index.put(tip, { set: hit.set, format: m ? Number(m[1]) : await formatAt(store, tip), groups: null });
       return hit;
@@ -149,11 +154,25 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
   if (before?.format === LEASE_TREE_FORMAT || last.leases.length >= LEASE_TREE_AT) {
     const { tip: next, groups } = writeLeaseTree(store.writer, tip, before?.groups ?? null, out.steps);
     index.put(next, { set: last, format: LEASE_TREE_FORMAT, groups });
+    cacheWritten(store, next, last, LEASE_TREE_FORMAT);
     return { ref: LEASES_REF, new: next, old: tip };
   }
   const next = writeSteps(store, tip, LEASES_FILE, out.steps, serializeLeases);
   index.put(next, { set: last, format: 1, groups: null });
+  cacheWritten(store, next, last, 1);
   return { ref: LEASES_REF, new: next, old: tip };
+}
+
+/**
+ * A one-shot writer leaves the cache for the tip it writes, so the check an agent's hook makes
+ * right after its claim reads no object. It names the objects written for the tip (`#fresh`):
+ * readers use it only while they are there. A write that loses its race leaves a cache of a tip
+ * that never lands, which the next reader replaces.
+ */
+function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number): void {
+  if (store.warm) return;
+  const lines = set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n");
+  writeSmallFile(`${store.repo.commonDir}/handoff/leases.cache`, `${tip}\n#format ${format}\n#fresh ${store.writer.unsettled().join(" ")}\n${lines}`);
 }
 
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */

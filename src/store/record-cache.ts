@@ -6,6 +6,13 @@
 // from git. A cache keyed by ref tips (DESIGN: thrown away and rebuilt at will). New lines are
 // appended (one write(2) with O_APPEND: a claim adds one record to a file of 10,000 without
 // rewriting it); the file is rewritten whole only to drop lines past MAX_LINES or a torn line.
+//
+// A record a process wrote itself is added too, as `<commit id>\t!<commit>,<tree>,<blob>\t<JSON>`:
+// the next one-shot command (the hook's check after a claim, the next claim's listing) then reads
+// no object. Until a ref points at those objects a prune may remove them, and a record whose
+// objects are gone must be read from git (which says so): such a line counts only while its three
+// objects are there as loose files; otherwise the record is read from git and, if sound, cached
+// as a plain line.
 import { appendFileSync } from "node:fs";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
@@ -20,7 +27,11 @@ export class RecordCache {
   /** A line of the file was torn or foreign: the next flush rewrites the file without it. */
   private damaged = false;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    /** Whether these objects are all there, loose (a line this process did not verify names them). */
+    private readonly present: (oids: string[]) => boolean,
+  ) {}
 
   private load(): Map<string, string> {
     if (this.lines) return this.lines;
@@ -37,8 +48,13 @@ export class RecordCache {
 
   /** The record cached for `oid`, or undefined. */
   get(oid: string): unknown {
-    const line = this.load().get(oid);
+    let line = this.load().get(oid);
     if (line === undefined) return undefined;
+    if (line.startsWith("!")) {
+      const tab = line.indexOf("\t");
+      if (tab < 0 || !this.present(line.slice(1, tab).split(","))) return undefined;
+      line = line.slice(tab + 1);
+    }
     try {
       const record = JSON.parse(line) as unknown;
       this.used.add(oid);
@@ -50,10 +66,18 @@ export class RecordCache {
     }
   }
 
+  /** A record this process wrote at commit `oid` (its commit, tree and blob `objects`). */
+  note(oid: string, record: unknown, objects: string[]): void {
+    const line = `!${objects.join(",")}\t${JSON.stringify(record)}`;
+    this.lines?.set(oid, line);
+    this.used.add(oid);
+    this.fresh.push(`${oid}\t${line}\n`);
+  }
+
   /** A record just read and validated from git. */
   put(oid: string, record: unknown): void {
     const lines = this.load();
-    if (lines.has(oid)) return;
+    if (lines.get(oid)?.startsWith("!") === false) return;
     const json = JSON.stringify(record);
     lines.set(oid, json);
     this.used.add(oid);

@@ -141,7 +141,7 @@ export class Store {
     if (this.records.has(key)) return this.records.get(key) as T;
     // One-shot processes keep decoded task records on disk between runs (record-cache.ts); the
     // views that opt in (keepRecords) keep the others too (record-cache-file.ts).
-    const disk = file === "task.json" && !this.session ? (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`)) : null;
+    const disk = file === "task.json" && !this.session ? this.diskTasks() : null;
     const cached = disk ? disk.get(oid) : this.diskRecords?.get(key);
     if (cached !== undefined) {
       this.records.set(key, cached);
@@ -159,15 +159,27 @@ export class Store {
   }
 
   /**
-   * A record this process just wrote at commit `oid` (codec.ts writeSteps): this process reads it
-   * without reading it back. The record is the one the core operation built, which is what a read
-   * of that commit gives (the schemas have no defaults or transforms). Not put in the on-disk
-   * caches: those hold records read and validated from git, so a later process reading a record
-   * whose objects were pruned meanwhile still finds out (prune-repair.test.ts).
+   * A record this process just wrote at commit `oid` (codec.ts writeSteps): this process, and for
+   * tasks the one-shot processes after it (tasks.cache), read it without reading it back. The
+   * record is the one the core operation built, which is what a read of that commit gives (the
+   * schemas have no defaults or transforms). On disk it names its commit, tree and blob: until a
+   * ref points at them a prune may remove them (prune-repair.test.ts), so a later process uses the
+   * line only while they are there (record-cache.ts). A write that loses its race leaves a line
+   * nobody asks for.
    */
-  wroteRecord(file: string, oid: string, record: unknown): void {
+  wroteRecord(file: string, oid: string, record: unknown, objects: string[]): void {
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(`${file}:${oid}`, record);
+    if (file === "task.json" && !this.session) this.diskTasks().note(oid, record, objects);
+  }
+
+  private diskTasks(): RecordCache {
+    return (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`, (oids) => this.hasLooseObjects(oids)));
+  }
+
+  /** Whether every one of `oids` is a loose object here (a stat each; packed ones count as absent). */
+  hasLooseObjects(oids: string[]): boolean {
+    return oids.every((o) => existsSync(`${this.repo.commonDir}/objects/${o.slice(0, 2)}/${o.slice(2)}`));
   }
 
   /**

@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem, sanitizeIdPart } from "../core/ids.ts";
-import { isoTime } from "../core/schema-helpers.ts";
+import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
 import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
@@ -15,21 +15,23 @@ export const CONFLICTS_PREFIX = `${LOCAL_ROOT}conflicts/`;
 export const TENTATIVE_PREFIX = `${LOCAL_ROOT}tentative/`;
 
 /** An operation that no longer applied when replayed on the remote's state. */
-export const Conflict = z.object({
-  ref: z.string(),
-  task: z.optional(z.string()),
-  agent: z.string(),
-  /** The event as it was recorded locally. */
-  event: HandoffEvent,
-  /** The local commit that carried it. */
-  commit: z.string(),
-  code: z.string(),
-  message: z.string(),
-  /** Who holds the task now, when that is why it failed. */
-  holder: z.optional(z.string()),
-  detected_at: isoTime(),
-  tentative: z.optional(z.boolean()),
-});
+export const Conflict = lazySchema(() =>
+  z.object({
+    ref: z.string(),
+    task: z.optional(z.string()),
+    agent: z.string(),
+    /** The event as it was recorded locally. */
+    event: HandoffEvent,
+    /** The local commit that carried it. */
+    commit: z.string(),
+    code: z.string(),
+    message: z.string(),
+    /** Who holds the task now, when that is why it failed. */
+    holder: z.optional(z.string()),
+    detected_at: isoTime(),
+    tentative: z.optional(z.boolean()),
+  }),
+);
 export type Conflict = z.infer<typeof Conflict>;
 
 const CONFLICT_FILE = "conflict.json";

@@ -3,7 +3,7 @@
 // and the last value validated before them. Local to this clone, never pushed.
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
-import { isoTime } from "../core/schema-helpers.ts";
+import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
@@ -11,19 +11,21 @@ import { LOCAL_ROOT } from "./local-area.ts";
 export const QUARANTINE_PREFIX = `${LOCAL_ROOT}quarantine/`;
 const FILE = "quarantine.json";
 
-export const Quarantined = z.object({
-  ref: z.string(),
-  /** The remote's value that failed. */
-  oid: z.string(),
-  /** The last value of the ref validated here (what a later value must descend from). */
-  anchor: z.nullable(z.string()),
-  kind: z.enum(["invalid", "newer"]),
-  reason: z.string(),
-  at: isoTime(),
-});
+export const Quarantined = lazySchema(() =>
+  z.object({
+    ref: z.string(),
+    /** The remote's value that failed. */
+    oid: z.string(),
+    /** The last value of the ref validated here (what a later value must descend from). */
+    anchor: z.nullable(z.string()),
+    kind: z.enum(["invalid", "newer"]),
+    reason: z.string(),
+    at: isoTime(),
+  }),
+);
 export type Quarantined = z.infer<typeof Quarantined>;
 
-const QuarantineList = z.object({ remote: z.string(), entries: z.array(Quarantined) });
+const QuarantineList = lazySchema(() => z.object({ remote: z.string(), entries: z.array(Quarantined) }));
 
 export function quarantineRef(remote: string): string {
   return QUARANTINE_PREFIX + remote;

@@ -1,0 +1,53 @@
+// A one-shot writer leaves the records it wrote in the caches the next one-shot command reads
+// (tasks.cache, leases.cache), so a claim's hook check or the next claim's listing reads no object.
+// Such an entry names the objects written for it and counts only while they are there: a prune may
+// remove objects no ref points at yet, and a record whose objects are gone is read from git, which
+// says so (prune-repair.test.ts has the repair side).
+import { readFileSync, rmSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const loose = (repo: string, oid: string) => `${repo}/.git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+
+test("a task the writer cached is served while its objects are loose; packed or pruned, it is read from git", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "cached by its writer", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1");
+  const blob = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1:task.json");
+  const tree = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1^{tree}");
+  const line = readFileSync(`${repo}/.git/handoff/tasks.cache`, "utf8").split("\n").find((l) => l.startsWith(tip));
+  assert.is(line?.split("\t")[1], `!${tip},${tree},${blob}`, "the line names the commit, tree and blob");
+  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /cached by its writer/);
+  // Packed (the loose files gone): read from git once, then cached as a plain line.
+  gitOut(repo, "gc", "-q", "--prune=now");
+  assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /cached by its writer/);
+  const lines = readFileSync(`${repo}/.git/handoff/tasks.cache`, "utf8").split("\n").filter((l) => l.startsWith(tip));
+  assert.ok(lines.some((l) => l.split("\t")[1]!.startsWith("{")), `a plain line now: ${lines.join(" | ")}`);
+  // A second task whose blob is pruned before anything read it: git's answer, not the cache's.
+  assert.is(cli(["task", "add", "pruned", "--id", "t2"], { cwd: repo, agent: "a1" }).code, 0);
+  rmSync(loose(repo, gitOut(repo, "rev-parse", "refs/handoff/tasks/t2:task.json")));
+  const shown = cli(["task", "show", "t2", "--json"], { cwd: repo, agent: "a1" });
+  assert.is(shown.code, 2);
+  assert.is(shown.json.error.code, "corrupt_state");
+});
+
+test("the lease set its writer cached answers a check; with one of its objects pruned the check reads git", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["lease", "b.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  const cache = readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").split("\n");
+  assert.is(cache[0], tip);
+  assert.match(cache[2]!, /^#fresh [0-9a-f]{40}( [0-9a-f]{40})+$/);
+  assert.ok(cache[2]!.includes(tip), "the tip's commit is among its objects");
+  assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "held by alice, from the cache");
+  rmSync(loose(repo, gitOut(repo, "rev-parse", "refs/handoff/leases:leases.json")));
+  const r = cli(["check", "a.ts", "--json"], { cwd: repo, agent: "bob" });
+  assert.is(r.code, 2, r.stdout + r.stderr);
+  assert.is(r.json.error.code, "corrupt_state");
+});
+
+test.run();
