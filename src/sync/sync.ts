@@ -2,13 +2,14 @@
 // apply per ref (fast-forward, keep, replay), push what is ahead in one atomic push with a lease
 // per ref, and settle tentative offline grants.
 import { fail } from "../core/errors.ts";
-import { updateRefs } from "../git/refs.ts";
+import { mkdirSync } from "node:fs";
+import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
 import { listEarly, refreshTracking, snapshot } from "./tracking.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, refusedByRemote } from "./remote-cas.ts";
-import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable } from "./remote-budget.ts";
+import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
 import { pushEffect } from "./push-outcome.ts";
 import type { Store } from "../store/store.ts";
 import { compactIfDue } from "../store/archive.ts";
@@ -54,8 +55,23 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   trace("sync: start");
   const remote = await requireRemote(store);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
-  const rewritten = new Map<string, string>();
   const budget = await remoteBudget(store, remote);
+  // One sync at a time per clone and remote: the agents of one clone share its refs, so two syncs
+  // at once would push the same writes and make each other's leases lose (a soak's three agents a
+  // clone pushed 1.7 times per sync). The one that waited finds the writes pushed and pushes
+  // nothing. A holder that is gone is broken at once; one that is not, only waited on until the
+  // budget ends, then the sync goes ahead anyway (the pushes' leases keep it safe).
+  mkdirSync(`${store.repo.commonDir}/handoff`, { recursive: true });
+  const turn = await acquireOwnedLock(`${store.repo.commonDir}/handoff/sync-${remote}.lock`, budget.until);
+  try {
+    return await syncHeld(store, remote, budget, report, say);
+  } finally {
+    if (turn.ok) turn.release();
+  }
+}
+
+async function syncHeld(store: Store, remote: string, budget: RemoteBudget, report: SyncReport, say: (line: string) => void): Promise<SyncReport> {
+  const rewritten = new Map<string, string>();
   // The remote's list is asked for first; the local refs are read while it answers.
   const early = listEarly(store, remote, budget);
   const first = await snapshot(store, remote);
@@ -101,7 +117,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     } else refusedByRemote(remote, leases, push);
     if (unknown || (push.kind === "done" && [...push.status.values()].every((s) => s === "ok"))) {
       // The fetch of the next sync would say the same; saying it now keeps the leases exact.
-      const r = await updateRefs(store.cwd, leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
+      const r = await store.updateRefs(leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })));
       void r; // a concurrent fetch may have written them first, to the same values
       report.pushed.push(...leases.map((l) => l.ref));
       localAfter = undefined; // replays changed local refs after integrate's view: list them afresh
