@@ -126,6 +126,21 @@ test("a takeover of another agent's expired claim waits max_clock_skew past the 
   assert.is(cli(["claim", "solo"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
 });
 
+test("a task handed over from a clone 12 minutes ahead still goes out: a creation takes nothing from anyone, so it needs no clock check", async () => {
+  const { bare, a } = await overHttp("creates");
+  const ahead = at(Date.now() + 12 * MIN);
+  // Its clock is known to be off (the first exclusive grant asked the server's Date)...
+  assert.is(cli(["task", "add", "probe", "--id", "probe", "--push"], { cwd: a, agent: "lead", env: ahead }).code, 0);
+  const claim = cli(["claim", "probe", "--json"], { cwd: a, agent: "alice", env: ahead });
+  assert.is(claim.json.error?.code, "clock_skew", claim.stderr);
+  // ...and yet `wait` creates and pushes its task (then times out: no worker here).
+  const before = remoteTasks(bare);
+  const w = cli(["wait", "--objective", "look at this", "--timeout", "1s", "--json"], { cwd: a, agent: "alice", env: ahead });
+  assert.is(w.code, 8, w.stderr);
+  assert.is.not(remoteTasks(bare), before);
+  assert.is(JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${w.json.id}:task.json`)).objective, "look at this");
+});
+
 test("max_clock_skew is repository policy: a bad value is refused", () => {
   const repo = tempRepo();
   writeFileSync(`${repo}/.handoff.yaml`, "max_clock_skew: soon\n");

@@ -369,6 +369,11 @@ export interface CasOptions {
    */
   deferrable?: boolean;
   /**
+   * With `exclusive`: the write only creates (a task someone waits on), so it takes nothing from
+   * anyone and needs no clock check before it goes out (skew.ts guardClock).
+   */
+  createsOnly?: boolean;
+  /**
    * One deadline shared by several writes of one call (claim --next trying candidates): the sync
    * layer sets `until` on first use and bounds every later write by it.
    */

@@ -41,7 +41,8 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
   trace("cas: start");
   const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
-  if (opts.exclusive) await guardClock(store, remote, callTimeout(budget));
+  // A takeover must not count on a clock that is off; a creation takes nothing over.
+  if (opts.exclusive && !opts.createsOnly) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
   let carry = true;
   for (let n = 0; ; n++) {

@@ -74,7 +74,7 @@ export async function createHandover(
       updates.push({ ref: inputsRef(id), new: commit, old: null });
     }
     return { updates, result: out.record };
-  }, { exclusive: true });
+  }, { exclusive: true, createsOnly: true });
 }
 
 /** A task's inputs, fetched from the sync remote when this clone does not have them. */
