@@ -14,10 +14,10 @@
 // refs under refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
 // reference-transaction hook, without core.sharedRepository and without core.fsync. Anything else
 // returns null and goes to git.
-import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
+import { uniqueSuffix } from "./unique-name.ts";
 import { git } from "./run.ts";
 import type { RefUpdate, TransactionResult } from "./refs.ts";
 
@@ -278,7 +278,7 @@ export class LooseRefWriter {
   }
 
   private tempName(): string {
-    return `${this.tempDir}/${process.pid}-${randomBytes(6).toString("hex")}`;
+    return `${this.tempDir}/${process.pid}-${uniqueSuffix()}`;
   }
 
   private fillSoon(): void {

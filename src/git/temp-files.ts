@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { closeSync, mkdir, open, readdir, rmSync } from "node:fs";
+import { uniqueSuffix } from "./unique-name.ts";
 
 /** An empty temp object file made ahead of need, open for writing. */
 export interface TempFile {
@@ -88,12 +88,12 @@ export class TempFiles {
   }
 
   private async makeOne(): Promise<void> {
-    const dir = `${this.objectsDir}/${randomBytes(1).toString("hex")}`;
+    const dir = `${this.objectsDir}/${Math.floor(Math.random() * 256).toString(16).padStart(2, "0")}`;
     if (!this.dirs.has(dir)) {
       await call<void>((cb) => mkdir(dir, (e) => cb(e && e.code !== "EEXIST" ? e : null)));
       this.dirs.add(dir);
     }
-    const path = `${dir}/tmp_obj_${randomBytes(6).toString("hex")}`;
+    const path = `${dir}/tmp_obj_${uniqueSuffix()}`;
     const create = () => call<number>((cb) => open(path, "wx", 0o444, cb));
     const fd = await create().catch(async (e: NodeJS.ErrnoException) => {
       if (e.code !== "ENOENT") throw e;
