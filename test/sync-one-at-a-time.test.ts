@@ -1,22 +1,32 @@
 // The agents of one clone share its refs: syncs that run at once take turns (one lock per clone
 // and remote), so the first pushes what all of them had pending and the others push nothing;
-// before, each pushed the same writes and made the others' leases lose.
+// before, each pushed the same writes and made the others' leases lose. A sync that waited for
+// one that began after it was asked for does nothing more: that one already did it.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { acquireOwnedLock } from "../src/git/owned-lock.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
 function syncTraced(cwd: string, trace: string): Promise<number> {
+  return syncJson(cwd, trace).then((r) => r.code);
+}
+
+function syncJson(cwd: string, trace: string): Promise<{ code: number; json: any }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, "sync"], { cwd, env: cleanEnv({ HANDOFF_AGENT: "lead", GIT_TRACE: trace }), stdio: "ignore" });
-    p.on("close", (code) => resolve(code ?? 1));
+    const p = spawn(process.execPath, [CLI, "sync", "--json"], { cwd, env: cleanEnv({ HANDOFF_AGENT: "lead", GIT_TRACE: trace }), stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    p.stdout!.on("data", (b) => (out += b));
+    p.on("close", (code) => resolve({ code: code ?? 1, json: out ? JSON.parse(out) : null }));
   });
 }
+
+const pushesIn = (trace: string) => readFileSync(trace, "utf8").split("\n").filter((l) => l.includes("trace: built-in: git push ")).length;
 
 test("three syncs at once in one clone: one push carries every pending write, the others push nothing", async () => {
   const bare = serveRoot().bare("turns");
@@ -27,10 +37,34 @@ test("three syncs at once in one clone: one push carries every pending write, th
   const traces = [0, 1, 2].map((i) => join(dir, `trace-${i}`));
   const codes = await Promise.all(traces.map((t) => syncTraced(clone, t)));
   assert.equal(codes, [0, 0, 0]);
-  const pushes = traces.map((t) => readFileSync(t, "utf8").split("\n").filter((l) => l.includes("trace: built-in: git push ")).length);
+  const pushes = traces.map(pushesIn);
   assert.is(pushes.reduce((a, b) => a + b, 0), 1, `pushes per sync: ${pushes.join(" ")}`);
   for (const id of ["t1", "t2", "t3"]) assert.is(gitOut(bare, "rev-parse", `refs/handoff/tasks/${id}`), gitOut(clone, "rev-parse", `refs/handoff/tasks/${id}`), id);
   assert.equal(gitOut(clone, "status", "--porcelain"), "");
+});
+
+test("two syncs that waited: the first syncs, the second (asked before the first began) does nothing more", async () => {
+  const bare = serveRoot().bare("coalesce");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const clone = cloneOf(bare);
+  assert.is(cli(["task", "add", "pending", "--id", "p1"], { cwd: clone, agent: "lead" }).code, 0);
+  // Someone else's sync holds the turn while both are asked for.
+  const held = await acquireOwnedLock(`${clone}/.git/handoff/sync-origin.lock`, Date.now() + 5000);
+  assert.ok(held.ok);
+  const dir = tempDir();
+  const runs = [syncJson(clone, join(dir, "a")), syncJson(clone, join(dir, "b"))];
+  await new Promise((r) => setTimeout(r, 1500));
+  if (held.ok) held.release();
+  const [a, b] = await Promise.all(runs);
+  assert.equal([a!.code, b!.code], [0, 0]);
+  const coalesced = [a!.json.coalesced === true, b!.json.coalesced === true];
+  assert.equal(coalesced.filter(Boolean).length, 1, JSON.stringify([a!.json, b!.json]));
+  assert.is(pushesIn(join(dir, "a")) + pushesIn(join(dir, "b")), 1);
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/p1"), gitOut(clone, "rev-parse", "refs/handoff/tasks/p1"));
+  // Asked for after that sync began: a sync of its own.
+  const later = await syncJson(clone, join(dir, "c"));
+  assert.is(later.code, 0);
+  assert.not.ok(later.json.coalesced);
 });
 
 test.run();

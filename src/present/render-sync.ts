@@ -2,6 +2,7 @@
 import type { SyncReport } from "../sync/sync.ts";
 
 export function syncText(r: SyncReport): string {
+  if (r.coalesced) return `synced with ${r.remote}: another sync of this clone, begun after this one was asked for, just did it`;
   const lines = [
     `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
   ];

@@ -2,7 +2,7 @@
 // apply per ref (fast-forward, keep, replay), push what is ahead in one atomic push with a lease
 // per ref, and settle tentative offline grants.
 import { fail } from "../core/errors.ts";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
@@ -35,6 +35,8 @@ export interface SyncReport {
    * (kind "newer"): kept under refs/handoff-remotes/<remote>/ only. `new` marks those first seen now.
    */
   quarantined: (Quarantined & { new: boolean })[];
+  /** Another sync of this clone, begun after this one was asked for, did the work meanwhile. */
+  coalesced?: boolean;
 }
 
 const MAX_ROUNDS = 8;
@@ -61,12 +63,44 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   // clone pushed 1.7 times per sync). The one that waited finds the writes pushed and pushes
   // nothing. A holder that is gone is broken at once; one that is not, only waited on until the
   // budget ends, then the sync goes ahead anyway (the pushes' leases keep it safe).
-  mkdirSync(`${store.repo.commonDir}/handoff`, { recursive: true });
-  const turn = await acquireOwnedLock(`${store.repo.commonDir}/handoff/sync-${remote}.lock`, budget.until);
+  const dir = `${store.repo.commonDir}/handoff`;
+  mkdirSync(dir, { recursive: true });
+  const asked = Date.now();
+  const turn = await acquireOwnedLock(`${dir}/sync-${remote}.lock`, budget.until);
   try {
-    return await syncHeld(store, remote, budget, report, say);
+    // A sync that began after this one was asked for, and succeeded, read this clone's refs after
+    // every write made before the ask and pushed what was ahead: there is nothing left to do (as
+    // with a fetch that waited for another, remote.ts withFetchLock).
+    const stamp = `${dir}/sync-${remote}.done`;
+    if (turn.ok && lastSyncStart(stamp) > asked) {
+      report.coalesced = true;
+      say(`another sync of this clone that began after this one was asked for just synced with ${remote}`);
+      return report;
+    }
+    const began = new Date();
+    const done = await syncHeld(store, remote, budget, report, say);
+    if (turn.ok) markSynced(stamp, began);
+    return done;
   } finally {
     if (turn.ok) turn.release();
+  }
+}
+
+/** When the last successful sync of this clone began (the stamp's mtime), or 0. */
+function lastSyncStart(stamp: string): number {
+  try {
+    return statSync(stamp).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function markSynced(stamp: string, began: Date): void {
+  try {
+    writeFileSync(stamp, "");
+    utimesSync(stamp, began, began);
+  } catch {
+    /* the next sync that waited does its own */
   }
 }
 
