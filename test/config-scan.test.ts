@@ -60,6 +60,14 @@ test("the policy read from the files is git's, across scopes; includes and `git 
   const global = join(home, "global-config");
   writeFileSync(global, "[core]\n\tsharedRepository = true\n");
   assert.is(scanRefWritePolicy({ ...env, GIT_CONFIG_GLOBAL: global }, `${other}/.git`, `${other}/.git`, other), null, "the include still counts");
+  // GIT_CONFIG_NOSYSTEM is a boolean to git: "0" still reads the system file (here: the one named).
+  const system = join(home, "system-config");
+  writeFileSync(system, "[core]\n\tsharedRepository = group\n");
+  const plain = tempRepo();
+  const withSystem = { ...env, GIT_CONFIG_NOSYSTEM: "0", GIT_CONFIG_SYSTEM: system };
+  assert.equal(scanRefWritePolicy(withSystem, `${plain}/.git`, `${plain}/.git`, plain), gitsPolicy(plain, withSystem), "GIT_CONFIG_NOSYSTEM=0");
+  assert.is(scanRefWritePolicy(withSystem, `${plain}/.git`, `${plain}/.git`, plain)!.shared, true);
+  assert.is(scanRefWritePolicy({ ...withSystem, GIT_CONFIG_NOSYSTEM: "1" }, `${plain}/.git`, `${plain}/.git`, plain)!.shared, false);
   const third = tempRepo();
   assert.equal(scanRefWritePolicy({ ...env, GIT_CONFIG_GLOBAL: global }, `${third}/.git`, `${third}/.git`, third), gitsPolicy(third, { ...env, GIT_CONFIG_GLOBAL: global }), "GIT_CONFIG_GLOBAL");
 });

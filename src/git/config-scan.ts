@@ -21,10 +21,12 @@ const WATCHED = new Set(["logallrefupdates", "sharedrepository", "hookspath", "f
 function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string): string[] | null {
   if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return null;
   const files: string[] = [];
-  if (!env.GIT_CONFIG_NOSYSTEM) files.push(...(env.GIT_CONFIG_SYSTEM ? [env.GIT_CONFIG_SYSTEM] : SYSTEM_FILES));
+  // git reads GIT_CONFIG_NOSYSTEM as a boolean: "0", "false", "no", "off" or empty read the system file.
+  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(0|false|no|off|)$/i.test(env.GIT_CONFIG_NOSYSTEM.trim());
+  if (!noSystem) files.push(...(env.GIT_CONFIG_SYSTEM ? [env.GIT_CONFIG_SYSTEM] : SYSTEM_FILES));
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
   else {
-    const home = env.HOME ?? homedir();
+    const home = env.HOME || homedir();
     files.push(join(env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(home, ".gitconfig"));
   }
   files.push(join(commonDir, "config"), join(gitDir, "config.worktree"));

@@ -3,7 +3,7 @@
 // (the files are created exclusively anyway, so a clash fails instead of sharing a file).
 let count = 0;
 
-/** A fresh `[0-9a-z]` suffix: unique in this process, and across processes by the pid. */
+/** A fresh `[0-9a-z_]` suffix: unique in this process by the counter, across processes by the pid. */
 export function uniqueSuffix(): string {
-  return `${process.pid.toString(36)}${(count++).toString(36)}${Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, "0")}`;
+  return `${process.pid.toString(36)}_${(count++).toString(36)}_${Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, "0")}`;
 }

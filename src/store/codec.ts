@@ -12,7 +12,7 @@ export const FORMAT_MARKER = "git-handoff 1\n";
 /**
  * The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker.
  * Written out, not hashed at start: a read-only command (a hook's `check`) would otherwise load
- * node:crypto for this alone. test/codec.test.ts hashes FORMAT_MARKER and compares.
+ * node:crypto for this alone. test/small-object-codec.test.ts hashes FORMAT_MARKER and compares.
  */
 export function formatMarkerOid(oidBytes: number): string {
   return oidBytes === 32 ? MARKER_SHA256 : MARKER_SHA1;
@@ -136,7 +136,6 @@ export async function readRecord<T>(
   return { record: parsed.data, commit, foreign };
 }
 
-/** Writes one commit per step on top of `parent` and returns the new tip. */
 /** Where records are written: the object writer, and who learns of each record written. */
 export interface RecordTarget {
   writer: ObjectWriter;
@@ -147,6 +146,7 @@ export interface RecordTarget {
   wroteRecord?(file: string, oid: string, record: unknown, objects: string[]): void;
 }
 
+/** Writes one commit per step on top of `parent` and returns the new tip. */
 export function writeSteps<T>(
   target: RecordTarget,
   parent: string | null,
