@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { scanRefWritePolicy, watchedEntries } from "../src/git/config-scan.ts";
+import { scanRefWritePolicy, scanRemoteSettings, watchedEntries } from "../src/git/config-scan.ts";
 import { refWritePolicy } from "../src/git/loose-ref-writer.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
@@ -89,6 +89,28 @@ test("a cold claim writes its refs in-process (no git started) where the files a
   gitOut(repo, "config", "core.logAllRefUpdates", "always");
   assert.is(cli(["done", "t2", "--agent", "a2"], { cwd: repo, agent: "a2" }).code, 0);
   assert.match(gitOut(repo, "reflog", "show", "refs/handoff/tasks/t2"), /t2/, "git logged the update");
+});
+
+test("the settings a sync remote is chosen by, read from the files, are git's own --get-regexp answer", () => {
+  const home = tempDir();
+  const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: join(home, "xdg"), GIT_CONFIG_NOSYSTEM: "1" });
+  delete env.GIT_CONFIG_GLOBAL;
+  const repo = tempRepo();
+  const gits = () =>
+    spawnSync("git", ["config", "--get-regexp", "^(handoff\\.remote|handoff\\.remotetimeout|handoff\\.machine|remote\\..*\\.(url|handoffrefprefix))$"], { cwd: repo, env, encoding: "utf8" }).stdout;
+  const scan = () => scanRemoteSettings(env, `${repo}/.git`);
+  assert.is(scan(), gits(), "nothing set");
+  gitOut(repo, "remote", "add", "origin", "https://example.invalid/a.git");
+  gitOut(repo, "remote", "add", "Coord", "/srv/coord.git");
+  gitOut(repo, "config", "remote.Coord.handoffRefPrefix", "refs/heads/handoff/");
+  gitOut(repo, "config", "handoff.remote", "Coord");
+  gitOut(repo, "config", "handoff.machine", "box-1");
+  writeFileSync(join(home, ".gitconfig"), '[handoff]\n\tremoteTimeout = 30s\n[remote "origin"]\n\turl = /global/wins/not.git\n');
+  assert.ok(scan() !== null);
+  assert.is(scan(), gits(), "local and global, a subsection in capitals, a later value winning");
+  assert.match(scan()!, /^remote\.Coord\.handoffrefprefix refs\/heads\/handoff\/$/m);
+  gitOut(repo, "config", "remote.origin.url", "https://example.invalid/a b#c.git");
+  assert.is(scan(), null, "a value git wrote quoted is git's to read");
 });
 
 test.run();

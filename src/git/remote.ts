@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireOwnedLock } from "./owned-lock.ts";
+import { scanRemoteSettings } from "./config-scan.ts";
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
@@ -208,16 +209,20 @@ export async function configuredRemote(
   // Every exclusive write asks this. A repository whose own config names no remote, no handoff
   // setting and no include cannot have a sync remote: answer without spawning git.
   if (commonDir && !mayConfigureRemote(commonDir)) return { name: null, explicit: false, url: null };
-  const r = await git(["config", "--get-regexp", "^(handoff\\.remote|handoff\\.remotetimeout|handoff\\.machine|remote\\..*\\.(url|handoffrefprefix))$"], { cwd });
+  // Read from git's files when they are plain (config-scan.ts): `wait`, `sync` and a remote claim
+  // otherwise start a `git config` before anything else.
+  const stdout =
+    (commonDir ? scanRemoteSettings(process.env, commonDir) : null) ??
+    (await git(["config", "--get-regexp", "^(handoff\\.remote|handoff\\.remotetimeout|handoff\\.machine|remote\\..*\\.(url|handoffrefprefix))$"], { cwd })).stdout;
   const values = new Map<string, string>();
-  for (const line of r.stdout.split("\n")) {
+  for (const line of stdout.split("\n")) {
     const sp = line.indexOf(" ");
     if (sp > 0) values.set(line.slice(0, sp).toLowerCase(), line.slice(sp + 1));
     else if (line) values.set(line.toLowerCase(), "");
   }
   // Each remote's handoff ref prefix came with the same read: no second git call for it.
   const prefixes = new Map<string, string>();
-  for (const line of r.stdout.split("\n")) {
+  for (const line of stdout.split("\n")) {
     const m = /^remote\.(.+)\.(url|handoffrefprefix) ?(.*)$/i.exec(line);
     if (m && (m[2]!.toLowerCase() === "handoffrefprefix" || !prefixes.has(m[1]!))) prefixes.set(m[1]!, m[2]!.toLowerCase() === "handoffrefprefix" ? m[3]! : "");
   }
