@@ -66,21 +66,22 @@ export function reportError(e: unknown, json: boolean): number {
 }
 
 /**
- * Whether fd 1 is a terminal. A pipe or a file (not a character device), or /dev/null, is not:
- * answered by fstat without building process.stdout; only a character device asks the stream.
+ * Whether fd 1 (stdout) or 2 (stderr) is a terminal. A pipe or a file (not a character device),
+ * or /dev/null, is not: answered by fstat without building the stream (about 4 ms of a cold
+ * command for stderr); only a character device asks the stream.
  */
-function stdoutIsTerminal(): boolean {
+export function isTerminal(fd: 1 | 2): boolean {
   try {
-    const out = fstatSync(1);
+    const out = fstatSync(fd);
     if (!out.isCharacterDevice() || out.rdev === statSync("/dev/null").rdev) return false;
   } catch {
-    /* no fd 1, or no /dev/null here: ask the stream */
+    /* no such fd, or no /dev/null here: ask the stream */
   }
-  return process.stdout.isTTY === true;
+  return (fd === 1 ? process.stdout : process.stderr).isTTY === true;
 }
 
 let color: boolean | undefined;
-const useColor = () => (color ??= !process.env.NO_COLOR && stdoutIsTerminal());
+const useColor = () => (color ??= !process.env.NO_COLOR && isTerminal(1));
 export const paint = {
   bold: (s: string) => (useColor() ? `\x1b[1m${s}\x1b[0m` : s),
   dim: (s: string) => (useColor() ? `\x1b[2m${s}\x1b[0m` : s),

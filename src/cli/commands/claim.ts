@@ -6,7 +6,7 @@ import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, re
 import { overlapText } from "../../core/claim-overlap.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { removeCorruptTask } from "../../store/remove-corrupt.ts";
-import { emit } from "../../present/output.ts";
+import { emit, isTerminal } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
 // verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
@@ -105,7 +105,7 @@ export function registerClaim(program: Command): void {
         ...(o.commit !== undefined ? { commit: o.commit } : {}),
         ...(o.note !== undefined ? { note: o.note } : {}),
         // A person at a terminal sees the output as it comes, not only when the command ends.
-        ...(process.stderr.isTTY ? { onOutput: (b: Buffer) => void process.stderr.write(b) } : {}),
+        ...(isTerminal(2) ? { onOutput: (b: Buffer) => void process.stderr.write(b) } : {}),
       });
       const v = t.review!.verification!;
       if (!v.passed) {

@@ -10,7 +10,7 @@ import { compact } from "../../store/archive.ts";
 import { doctor } from "../../sync/doctor.ts";
 import { checkFences, requireFences } from "../../sync/fence.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit } from "../../present/output.ts";
+import { emit, isTerminal } from "../../present/output.ts";
 import { quarantineLines } from "../../present/render-quarantine.ts";
 import { syncText } from "../../present/render-sync.ts";
 
@@ -73,7 +73,7 @@ export function registerSync(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
       // On a terminal each step is said as it starts; a script reads the report.
-      const r = await sync(store, process.stderr.isTTY ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
+      const r = await sync(store, isTerminal(2) ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
       emit(!!g.json, o.repair ? { ...r, repaired } : r, () =>
         [
           ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
