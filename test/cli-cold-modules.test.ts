@@ -39,7 +39,8 @@ test("a cold task show from the record cache loads no child_process, zlib, crypt
 
 test("a command that spawns git loads child_process when it does, and works", () => {
   const repo = tempRepo();
-  // A new ref is git's to create (loose-ref-writer.ts takes only updates).
+  // With reflogs for every ref, the new task ref is git's to write (loose-ref-writer.ts).
+  gitOut(repo, "config", "core.logAllRefUpdates", "always");
   const mods = loaded(repo, ["task", "add", "claim me", "--id", "t1"]);
   assert.ok(mods.includes("child_process"), "the creation's ref transaction ran git");
   assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /claim me/);

@@ -24,7 +24,7 @@ function chain(repo: string, n: number): string[] {
 
 async function open(repo: string): Promise<LooseRefWriter> {
   const refs = new RefFiles(`${repo}/.git`);
-  const w = await LooseRefWriter.open(repo, `${repo}/.git`, repo, (r) => refs.readPacked(r));
+  const w = await LooseRefWriter.open(repo, `${repo}/.git`, repo, refs);
   if (!w) throw new Error("expected an in-process writer for a plain repository");
   return w;
 }
@@ -117,12 +117,13 @@ test("a packed ref is updated as git does: a loose file over the packed entry", 
   w.close();
 });
 
-test("what only git does goes to git: creations, deletions, reflogs, the reference-transaction hook, shared repositories, fsync", async () => {
+test("what only git does goes to git: clashing creations, deletions, reflogs, the reference-transaction hook, shared repositories, fsync", async () => {
   const repo = tempRepo();
   const [a, b] = chain(repo, 2) as [string, string];
   gitOut(repo, "update-ref", "refs/handoff/leases", a);
   const w = await open(repo);
-  assert.is(w.update([{ ref: "refs/handoff/tasks/new", new: b, old: null }]), null, "a creation");
+  assert.is(w.update([{ ref: "refs/handoff/tasks/new", new: b, old: null }])?.ok, true, "a creation that clashes with nothing is written here");
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/new"), b);
   assert.is(w.update([{ ref: "refs/handoff/leases", new: null, old: a }]), null, "a deletion");
   assert.is(w.update([{ ref: "refs/heads/main", new: a, old: b }]), null, "outside refs/handoff/");
   mkdirSync(`${repo}/.git/logs/refs/handoff`, { recursive: true });
@@ -139,7 +140,7 @@ test("what only git does goes to git: creations, deletions, reflogs, the referen
     const other = tempRepo();
     gitOut(other, "config", key!, value!);
     const refs = new RefFiles(`${other}/.git`);
-    assert.is(await LooseRefWriter.open(other, `${other}/.git`, other, (r) => refs.readPacked(r)), null, key);
+    assert.is(await LooseRefWriter.open(other, `${other}/.git`, other, refs), null, key);
   }
   assert.is(refWritePolicy("core.hookspath\nmy-hooks\0", "/r/.git", "/r").hooksDir, "/r/my-hooks");
 });
@@ -196,7 +197,7 @@ test("a one-shot writer waits for a lock another process holds, as git does, up 
   gitOut(repo, "update-ref", "refs/handoff-remotes/origin/leases", a);
   const refs = new RefFiles(`${repo}/.git`);
   const policy = refWritePolicy("", `${repo}/.git`, repo);
-  const w = new LooseRefWriter(`${repo}/.git`, policy, (r) => refs.readPacked(r), true);
+  const w = new LooseRefWriter(`${repo}/.git`, policy, refs, true);
   // Held for 40 ms by another process (git's update-ref would wait for it too): the write waits.
   const lock = `${repo}/.git/refs/handoff/leases.lock`;
   writeFileSync(lock, "");
@@ -218,6 +219,38 @@ test("a one-shot writer waits for a lock another process holds, as git does, up 
   assert.ok(waited >= 80 && waited < 2000, `waited ${waited} ms`);
   assert.is(gitOut(repo, "rev-parse", "refs/handoff/leases"), b);
   rmSync(lock);
+  assert.equal(lockFiles(`${repo}/.git/refs`), []);
+  assert.is(spawnSync("git", ["fsck", "--no-dangling"], { cwd: repo }).status, 0);
+  w.close();
+});
+
+test("creations: written here as git would, or left to git where a name clashes; a lost creation race changes nothing", async () => {
+  const repo = tempRepo();
+  const [a, b] = chain(repo, 2) as [string, string];
+  const w = await open(repo);
+  // A new folder and ref, and its tracking ref, in one transaction.
+  assert.equal(w.update([{ ref: "refs/handoff/results/r1", new: a, old: null }, { ref: "refs/handoff-remotes/origin/results/r1", new: a, old: null }]), { ok: true });
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/results/r1"), a);
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff-remotes/origin/results/r1"), a);
+  // It exists now: a second creation is git's to refuse, and refuses.
+  assert.is(w.update([{ ref: "refs/handoff/results/r1", new: b, old: null }]), null, "an existing loose ref");
+  // Packed: the ref itself, a folder of it, a ref inside it as a folder.
+  gitOut(repo, "update-ref", "refs/handoff/tasks/p1", a);
+  gitOut(repo, "update-ref", "refs/handoff/leases", a);
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(w.update([{ ref: "refs/handoff/tasks/p1", new: b, old: null }]), null, "a packed ref of that name");
+  assert.is(w.update([{ ref: "refs/handoff/leases/x", new: b, old: null }]), null, "a packed ref where a folder would be");
+  assert.is(w.update([{ ref: "refs/handoff/tasks", new: b, old: null }]), null, "packed refs inside it");
+  // A loose file where a folder would be.
+  gitOut(repo, "update-ref", "refs/handoff/agents", a);
+  assert.is(w.update([{ ref: "refs/handoff/agents/x", new: b, old: null }]), null, "a loose ref where a folder would be");
+  // Lost race: another process created it between the check and the lock.
+  const lockDir = `${repo}/.git/refs/handoff/memories`;
+  mkdirSync(lockDir, { recursive: true });
+  writeFileSync(`${lockDir}/m1.lock`, "");
+  const locked = w.update([{ ref: "refs/handoff/memories/m1", new: a, old: null }]);
+  assert.is(locked?.ok, false, "a creation whose lock is held");
+  rmSync(`${lockDir}/m1.lock`);
   assert.equal(lockFiles(`${repo}/.git/refs`), []);
   assert.is(spawnSync("git", ["fsck", "--no-dangling"], { cwd: repo }).status, 0);
   w.close();

@@ -10,10 +10,11 @@
 // it (with node:child_process) costs a tenth of the command; they read git's configuration from its
 // files (config-scan.ts) and write each lock file directly.
 //
-// Only the plain case is taken here: updates (not creations or deletions) of loose or packed
-// refs under refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
-// reference-transaction hook, without core.sharedRepository and without core.fsync. Anything else
-// returns null and goes to git.
+// Only the plain case is taken here: updates of loose or packed refs, and creations of refs that
+// clash with nothing (no file where a folder must be, no packed ref in the way), under
+// refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
+// reference-transaction hook, without core.sharedRepository and without core.fsync; never
+// deletions. Anything else returns null and goes to git.
 import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
@@ -33,6 +34,14 @@ export interface RefWritePolicy {
   fsync: boolean;
   /** core.filesRefLockTimeout: how long a one-shot writer waits for a ref another process has locked. */
   lockTimeoutMs: number;
+}
+
+/** What the writer asks of packed-refs (ref-files.ts RefFiles). */
+export interface PackedRefs {
+  /** The ref's value in packed-refs, or null. */
+  readPacked(ref: string): string | null;
+  /** Whether a new ref of this name would clash with packed ones. */
+  packedClash(ref: string): boolean;
 }
 
 /** The policy from `git config --null --list` output (keys lower-cased by git). */
@@ -80,12 +89,12 @@ export class LooseRefWriter {
    * what only git does (then every write goes to git). `HANDOFF_REF_WRITER=git` sends them all to
    * git (benchmarks compare both).
    */
-  static async open(cwd: string, commonDir: string, workTree: string | null, readPacked: (ref: string) => string | null): Promise<LooseRefWriter | null> {
+  static async open(cwd: string, commonDir: string, workTree: string | null, refs: PackedRefs): Promise<LooseRefWriter | null> {
     if (process.env.HANDOFF_REF_WRITER === "git") return null;
     const r = await git(["config", "--null", "--list"], { cwd });
     if (r.code !== 0 && r.stdout === "") return null;
     const policy = refWritePolicy(r.stdout, commonDir, workTree);
-    return takesPolicy(policy) ? new LooseRefWriter(commonDir, policy, readPacked) : null;
+    return takesPolicy(policy) ? new LooseRefWriter(commonDir, policy, refs) : null;
   }
 
   /** Empty temp files made ahead, open for writing. */
@@ -100,8 +109,8 @@ export class LooseRefWriter {
   constructor(
     private readonly commonDir: string,
     private readonly policy: RefWritePolicy,
-    /** The ref's value in packed-refs, or null. */
-    private readonly readPacked: (ref: string) => string | null,
+    /** packed-refs, as git reads it (ref-files.ts). */
+    private readonly packed: PackedRefs,
     /**
      * A one-shot process writes each lock file itself, as git does (one new inode, no temp made
      * ahead), and renames it straight over the ref: its one write is not worth a pool of temps.
@@ -157,7 +166,12 @@ export class LooseRefWriter {
           return {
             ok: false,
             reason: "stale",
-            message: now === null ? `cannot lock ref '${u.ref}': unable to resolve reference '${u.ref}'` : `cannot lock ref '${u.ref}': is at ${now} but expected ${u.old}`,
+            message:
+              now === null
+                ? `cannot lock ref '${u.ref}': unable to resolve reference '${u.ref}'`
+                : u.old === null
+                  ? `cannot lock ref '${u.ref}': reference already exists`
+                  : `cannot lock ref '${u.ref}': is at ${now} but expected ${u.old}`,
           };
         }
       }
@@ -225,13 +239,30 @@ export class LooseRefWriter {
     if (existsSync(`${this.policy.hooksDir}/reference-transaction`)) return false;
     const seen = new Set<string>();
     for (const u of updates) {
-      if (u.old === null || u.new === null || !HEX.test(u.old) || !HEX.test(u.new) || !PLAIN_REF.test(u.ref) || u.ref.endsWith(".lock")) return false;
+      if (u.new === null || !HEX.test(u.new) || !PLAIN_REF.test(u.ref) || u.ref.endsWith(".lock")) return false;
+      if (u.old === null ? !this.takesCreation(u.ref) : !HEX.test(u.old)) return false;
       if (seen.has(u.ref)) return false;
       seen.add(u.ref);
       // git writes a reflog entry where a log exists; and it checks that the new object exists,
       // which for an object not loose (packed) is git's to find.
       if (existsSync(`${this.commonDir}/logs/${u.ref}`)) return false;
       if (!existsSync(`${this.commonDir}/objects/${u.new.slice(0, 2)}/${u.new.slice(2)}`)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A creation written here: nothing at the ref's path (a loose ref there is git's to report as
+   * existing, a folder there is a clash), every folder on its way a folder or absent (a file is a
+   * ref that clashes), and no packed ref it clashes with. The folders are made here (as git makes
+   * them); a file where a folder must be, or anything else unexpected, goes to git.
+   */
+  private takesCreation(ref: string): boolean {
+    if (existsSync(`${this.commonDir}/${ref}`) || this.packed.packedClash(ref)) return false;
+    try {
+      mkdirSync(`${this.commonDir}/${ref.slice(0, ref.lastIndexOf("/"))}`, { recursive: true });
+    } catch {
+      return false;
     }
     return true;
   }
@@ -249,7 +280,7 @@ export class LooseRefWriter {
       const value = text.trim();
       return HEX.test(value) ? value : "(not a plain ref)";
     }
-    return this.readPacked(ref);
+    return this.packed.readPacked(ref);
   }
 
   /** A temp file holding `content`, made ahead when one is ready. */

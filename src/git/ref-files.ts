@@ -37,6 +37,19 @@ export class RefFiles {
     return this.packedRefs().get(name) ?? null;
   }
 
+  /**
+   * Whether packed-refs holds a ref that a new ref `name` would clash with: `name` itself, a ref
+   * named like one of its folders, or a ref inside `name` as a folder (git refuses those names).
+   */
+  packedClash(name: string): boolean {
+    const packed = this.packedRefs();
+    if (packed.has(name)) return true;
+    for (let i = name.indexOf("/"); i > 0; i = name.indexOf("/", i + 1)) if (packed.has(name.slice(0, i))) return true;
+    const inside = `${name}/`;
+    for (const ref of packed.keys()) if (ref.startsWith(inside)) return true;
+    return false;
+  }
+
   list(prefix: string): RefTip[] {
     // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
     // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other

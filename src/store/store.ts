@@ -93,11 +93,11 @@ export class Store {
     if (!opts.warm && refFiles && process.env.HANDOFF_REF_WRITER !== "git") {
       // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
       const policy = scanRefWritePolicy(process.env, repo.commonDir, repo.gitDir, repo.workTree);
-      if (policy && takesPolicy(policy)) this.looseRefs = new LooseRefWriter(repo.commonDir, policy, (ref) => refFiles.readPacked(ref), true);
+      if (policy && takesPolicy(policy)) this.looseRefs = new LooseRefWriter(repo.commonDir, policy, refFiles, true);
     }
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
-      void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, (ref) => refFiles.readPacked(ref))
+      void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, refFiles)
         .then((w) => {
           if (this.closed) w?.close();
           else (this.looseRefs = w)?.prepareAhead();

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { newTaskId, validateTaskId } from "../core/ids.ts";
+import { freshBytes } from "./entropy.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
@@ -143,7 +143,7 @@ export async function addTask(store: Store, input: Omit<NewTaskInput, "id"> & { 
   const explicit = input.id !== undefined;
   if (explicit) validateTaskId(input.id!);
   const created = await store.casLoop(async (now) => {
-    const id = input.id ?? newTaskId(randomBytes(8));
+    const id = input.id ?? newTaskId(freshBytes(8));
     const out = createTask({ ...input, id }, ctxOf(store, now));
     if (!out.ok) throw new HandoffError(out.refusal);
     const ref = taskRef(id);

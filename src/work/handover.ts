@@ -1,8 +1,8 @@
 // Creating a task with the files it needs (context and input files as blobs on
 // refs/handoff/inputs/<id>), and reading back what the worker sent (refs/handoff/results/<id>).
 // With a sync remote both go out in one atomic push: whoever waits on them needs them now.
-import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
+import { freshBytes } from "../store/entropy.ts";
 import { basename, resolve } from "node:path";
 import type { Address } from "../core/address.ts";
 import { fail, HandoffError } from "../core/errors.ts";
@@ -61,7 +61,7 @@ export async function createHandover(
 ): Promise<Task> {
   refuseSelfDelegation(input.to);
   return store.casLoop(async (now) => {
-    const id = input.id ?? newTaskId(randomBytes(8));
+    const id = input.id ?? newTaskId(freshBytes(8));
     const out = createTask({ id, objective: input.objective, priority: input.priority, scope: [], maxAttempts: store.config.maxAttempts, to: input.to }, { actor: store.actor, now });
     if (!out.ok) throw new HandoffError(out.refusal);
     const ref = taskRef(id);
