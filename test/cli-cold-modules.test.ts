@@ -46,6 +46,16 @@ test("a command that spawns git loads child_process when it does, and works", ()
   assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /claim me/);
 });
 
+test("a cold task add (a new ref, a fresh id, new objects) loads no child_process, zlib or crypto", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "first", "--id", "t0"], { cwd: repo, agent: "a1" }).code, 0);
+  const mods = loaded(repo, ["task", "add", "a task with an id of its own"]);
+  for (const m of ["child_process", "zlib", "crypto"]) assert.not.ok(mods.includes(m), `${m} is not loaded: ${mods.join(" ")}`);
+  const listed = JSON.parse(cli(["task", "list", "--json"], { cwd: repo, agent: "a1" }).stdout) as { id: string; objective: string }[];
+  assert.ok(listed.some((t) => t.objective === "a task with an id of its own" && /^t-[0-9a-z]{8}$/.test(t.id)), JSON.stringify(listed));
+  gitOut(repo, "fsck", "--strict", "--no-dangling");
+});
+
 test("a cold claim, and the check after it, load no child_process, zlib or crypto", () => {
   const repo = tempRepo();
   for (const id of ["t1", "t2"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id, "--scope", `src/${id}.ts`], { cwd: repo, agent: "a1" }).code, 0);
