@@ -46,6 +46,27 @@ test("a view writes the listing of its tips once; the next view over the same ti
   assert.equal(listings(), [file], "the same tips: the same file, not rewritten");
 });
 
+test("a listing file under the right name but of other tips is not used (the name is a quick hash; the tips inside decide)", () => {
+  const { repo, run, listings } = busy();
+  run("status", "--no-conflicts", "--json");
+  const [file] = listings();
+  const path = join(repo, ".git/handoff", file!);
+  const saved = JSON.parse(readFileSync(path, "utf8"));
+  assert.ok(typeof saved.tips === "string" && saved.tips.split("\n").length > LISTING_AT, "the file holds the tips it was read from");
+  const todo = saved.tasks.find((t: { status: string }) => t.status === "todo");
+  todo.objective = "from a listing of other tips";
+  // As if another set of tips had hashed to the same name: one commit id differs.
+  saved.tips = saved.tips.replace(/ ([0-9a-f]{40})\n/, (_m: string, oid: string) => ` ${oid.split("").reverse().join("")}\n`);
+  writeFileSync(path, JSON.stringify(saved));
+  const view = join(repo, ".git/handoff", file!.replace(/\.json$/, ".view.json"));
+  const savedView = JSON.parse(readFileSync(view, "utf8"));
+  savedView.tips = saved.tips;
+  writeFileSync(view, JSON.stringify(savedView));
+  const again = run("status", "--no-conflicts", "--json").json;
+  assert.not.ok(again.matrix.rows.some((r: { objective: string }) => r.objective === "from a listing of other tips"), "read from the records instead");
+  assert.not.match(run("status", "--no-conflicts").stdout, /from a listing of other tips/);
+});
+
 test("a task ref that moved names another listing; the old one is dropped", () => {
   const { run, listings } = busy();
   run("status", "--no-conflicts");

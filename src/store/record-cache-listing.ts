@@ -1,15 +1,16 @@
 // The whole task listing of a one-shot view over many tasks, in one file named by the task refs it
 // was read from: `.git/handoff/listing-<digest>.json`, the records in listing order. A view such
 // as `status` at 10,000 tasks then parses one JSON array instead of looking up, parsing and
-// sorting 10,000 cached lines (record-cache.ts). The digest covers every task ref and its commit,
-// so the file is the listing of exactly those tips, for ever; any ref that moved names another
-// file, and the slower path reads the records (and writes the new file, dropping the old one).
+// sorting 10,000 cached lines (record-cache.ts). The file is named by a quick hash of every task
+// ref and its commit and holds that list itself: a reader uses it only when the list is exactly
+// the current tips (a strong digest would cost node:crypto's load, more than the compare), so the
+// file is the listing of exactly those tips, for ever; any ref that moved names another file, and
+// the slower path reads the records (and writes the new file, dropping the old one).
 // Only views write it (store.keepsRecords), only past LISTING_AT tasks, only listings without
 // problems. Beside it, `listing-<digest>.view.json` holds what a text view reads: the tasks that
 // are not final and the final ones a view can show (viewPart in task-listing.ts), and the counts
 // of the others, so a view does not grow with history. A cache keyed by ref tips (DESIGN: thrown
 // away and rebuilt at will).
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
@@ -18,32 +19,32 @@ import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
-const VERSION = 1;
+const VERSION = 2;
 const PREFIX = "listing-";
 
 export class ListingSnapshot<T> {
   private constructor(
     private readonly dir: string,
     private readonly name: string,
+    /** Every task ref and its commit, one a line: what the file must hold to be used. */
+    private readonly tips: string,
   ) {}
 
   /** The snapshot of these tips (sorted by name, as listed), or null when too few to bother. */
   static of<T>(commonDir: string, tips: readonly RefTip[]): ListingSnapshot<T> | null {
     if (tips.length < LISTING_AT) return null;
-    // One string hashed at once: 10,000 calls of update() cost more than the hashing itself.
-    let text = `v${VERSION}\n`;
+    let text = "";
     for (const t of tips) text += `${t.name} ${t.oid}\n`;
-    const digest = createHash("sha256").update(text).digest("hex").slice(0, 40);
-    return new ListingSnapshot<T>(join(commonDir, "handoff"), `${PREFIX}${digest}.json`);
+    return new ListingSnapshot<T>(join(commonDir, "handoff"), `${PREFIX}${quickHash(text)}.json`, text);
   }
 
-  /** The records of these tips, or null (no file, or a damaged or foreign one). */
+  /** The records of these tips, or null (no file, a damaged or foreign one, or one of other tips). */
   read(count: number): T[] | null {
     const path = join(this.dir, this.name);
     if (!existsSync(path)) return null;
     try {
-      const read = JSON.parse(readSmallFile(path) ?? "null") as { version?: number; tasks?: unknown } | null;
-      if (read?.version !== VERSION || !Array.isArray(read.tasks) || read.tasks.length !== count) return null;
+      const read = JSON.parse(readSmallFile(path) ?? "null") as { version?: number; tips?: unknown; tasks?: unknown } | null;
+      if (read?.version !== VERSION || read.tips !== this.tips || !Array.isArray(read.tasks) || read.tasks.length !== count) return null;
       return read.tasks as T[];
     } catch {
       return null;
@@ -55,8 +56,8 @@ export class ListingSnapshot<T> {
     const path = join(this.dir, this.viewName);
     if (!existsSync(path)) return null;
     try {
-      const read = JSON.parse(readSmallFile(path) ?? "null") as ({ version?: number; count?: number } & V) | null;
-      if (read?.version !== VERSION || read.count !== count || !Array.isArray(read.tasks)) return null;
+      const read = JSON.parse(readSmallFile(path) ?? "null") as ({ version?: number; count?: number; tips?: unknown } & V) | null;
+      if (read?.version !== VERSION || read.tips !== this.tips || read.count !== count || !Array.isArray(read.tasks)) return null;
       return read;
     } catch {
       return null;
@@ -65,7 +66,7 @@ export class ListingSnapshot<T> {
 
   /** Best effort: writes the view part of a listing of `count` tasks. */
   saveView(count: number, view: object): void {
-    writeSmallFile(join(this.dir, this.viewName), JSON.stringify({ version: VERSION, count, ...view }));
+    writeSmallFile(join(this.dir, this.viewName), JSON.stringify({ version: VERSION, count, tips: this.tips, ...view }));
   }
 
   private get viewName(): string {
@@ -74,7 +75,7 @@ export class ListingSnapshot<T> {
 
   /** Best effort: writes the listing and its view part, and removes the listings of earlier tips. */
   save(tasks: readonly T[], view: object): void {
-    writeSmallFile(join(this.dir, this.name), JSON.stringify({ version: VERSION, tasks }));
+    writeSmallFile(join(this.dir, this.name), JSON.stringify({ version: VERSION, tips: this.tips, tasks }));
     this.saveView(tasks.length, view);
     try {
       for (const f of readdirSync(this.dir)) if (f.startsWith(PREFIX) && f !== this.name && f !== this.viewName && f.endsWith(".json")) rmSync(join(this.dir, f), { force: true });
@@ -82,6 +83,18 @@ export class ListingSnapshot<T> {
       /* an old listing left behind is only disk space */
     }
   }
+}
+
+/** Two 32-bit FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
+function quickHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x9e3779b9;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x01000193) >>> 0;
+  }
+  return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
 }
 
 /** What a text view reads of a listing: the tasks it can show, in listing order, and the count of the others by status. */
