@@ -8,6 +8,7 @@ import Module from "node:module";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
+import { fnv1a32, hex32 } from "../core/fnv.ts";
 
 type ModuleCtor = typeof Module & { wrap(src: string): string; _nodeModulePaths(dir: string): string[] };
 
@@ -17,15 +18,9 @@ function cacheDir(): string | null {
   return base ? join(base, "git-handoff") : null;
 }
 
-/**
- * `<bundle name>-<hash of its folder>-`: what every cache of one installed bundle starts with.
- * FNV-1a inline: node:crypto is loaded only where a command needs it, and this runs at every start.
- */
+/** `<bundle name>-<hash of its folder>-`: what every cache of one installed bundle starts with (runs at every start). */
 function cachePrefix(file: string): string {
-  let h = 0x811c9dc5;
-  const dir = dirname(file);
-  for (let i = 0; i < dir.length; i++) h = Math.imul(h ^ dir.charCodeAt(i), 0x01000193) >>> 0;
-  return `${basename(file)}-${h.toString(16).padStart(8, "0")}-`;
+  return `${basename(file)}-${hex32(fnv1a32(dirname(file)))}-`;
 }
 
 export function loadBundle(file: string): unknown {

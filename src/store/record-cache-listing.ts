@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
+import { FNV_BASIS, fnv1a32, hex32 } from "../core/fnv.ts";
 
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
@@ -85,16 +86,9 @@ export class ListingSnapshot<T> {
   }
 }
 
-/** Two 32-bit FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
+/** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
 function quickHash(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x9e3779b9;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x01000193) >>> 0;
-  }
-  return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
+  return hex32(fnv1a32(text)) + hex32(fnv1a32(text, FNV_BASIS ^ 0x9e3779b9));
 }
 
 /** What a text view reads of a listing: the tasks it can show, in listing order, and the count of the others by status. */
