@@ -64,7 +64,7 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   }
   const entry = await readStored(store, tip, index);
   index.put(tip, entry);
-  if (cacheFile) writeSmallFile(cacheFile, `${tip}\n#format ${entry.format}\n${entry.set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n")}`);
+  if (cacheFile) saveLeaseCache(cacheFile, tip, entry.set, entry.format, null);
   return { set: entry.set, partial: false };
 }
 
@@ -170,9 +170,13 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
  * that never lands, which the next reader replaces.
  */
 function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number): void {
-  if (store.warm) return;
+  if (!store.warm) saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format, store.writer.unsettled());
+}
+
+/** The cache file's text: the tip, its format, the objects it counts on when its writer left it (`fresh`), one lease a line. */
+function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number, fresh: string[] | null): void {
   const lines = set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n");
-  writeSmallFile(`${store.repo.commonDir}/handoff/leases.cache`, `${tip}\n#format ${format}\n#fresh ${store.writer.unsettled().join(" ")}\n${lines}`);
+  writeSmallFile(file, `${tip}\n#format ${format}\n${fresh ? `#fresh ${fresh.join(" ")}\n` : ""}${lines}`);
 }
 
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */
