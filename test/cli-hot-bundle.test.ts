@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { HOT_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
+import { WAIT_TABLE } from "../src/cli/wait-main.ts";
 import { VERBS } from "../src/cli/program.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
 
@@ -20,6 +21,13 @@ test("the hot table is program.ts's entries for exactly the hot verbs, in its or
   assert.equal(HOT_TABLE.flatMap(([, names]) => names), [...HOT_VERBS]);
 });
 
+test("the wait bundle's table is program.ts's entry for wait", () => {
+  const fromProgram = VERBS.filter(([, names]) => names.includes("wait"));
+  assert.is(fromProgram.length, 1);
+  assert.equal(WAIT_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
+  assert.is(WAIT_TABLE[0]![0], fromProgram[0]![0]);
+});
+
 /** The bundles a command loaded, by the code cache files it left in a private cache folder. */
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
   const cache = tempDir("handoff-cache-");
@@ -28,13 +36,19 @@ function bundlesOf(repo: string, args: string[]): { code: number; bundles: strin
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
-test("claim, check and task show load the hot bundle; other verbs, help and --version the full CLI", () => {
+test("claim, check and task show load the hot bundle, wait its own; other verbs, help and --version the full CLI", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
   for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
     const r = bundlesOf(repo, args);
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["hot-main.cjs"], args.join(" "));
+  }
+  // wait (its start-up is on a handover's round trip) has a bundle of its own.
+  for (const args of [["wait", "--id", "t1", "--timeout", "1ms"], ["wait", "--help"]]) {
+    const r = bundlesOf(repo, args);
+    assert.ok(r.code === 0 || r.code === 8, `${args.join(" ")}: ${r.code}`);
+    assert.equal(r.bundles, ["wait-main.cjs"], args.join(" "));
   }
   for (const args of [["status"], ["help", "claim"], ["--version"], ["agents"]]) {
     const r = bundlesOf(repo, args);

@@ -1,7 +1,7 @@
 // Our own lock files (under .git/handoff/): each says who holds it (pid, host and the process's
 // start time), so a lock left by a process that is gone is broken at once instead of by age,
 // and a reused pid is not mistaken for the holder.
-import { randomBytes } from "node:crypto";
+import { uniqueSuffix } from "./unique-name.ts";
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 
@@ -106,7 +106,7 @@ function release(path: string): void {
  * lock is moved aside first, and put back if what was moved is not the stale holder's.
  */
 function breakLock(path: string, stale: LockOwner | null): void {
-  const aside = `${path}.broken-${randomBytes(4).toString("hex")}`;
+  const aside = `${path}.broken-${uniqueSuffix()}`;
   try {
     renameSync(path, aside);
   } catch {

@@ -1,6 +1,6 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
-import { randomBytes } from "node:crypto";
+import { uniqueSuffix } from "./unique-name.ts";
 import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,7 +116,7 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   for (const u of updates) args.push(`--force-with-lease=${toRemote(u.ref, prefix)}:${u.expected ?? ""}`);
   args.push(remote);
   for (const u of updates) args.push(`${u.new ?? ""}:${toRemote(u.ref, prefix)}`);
-  const trace = join(tmpdir(), `git-handoff-push-${process.pid}-${randomBytes(4).toString("hex")}.trace`);
+  const trace = join(tmpdir(), `git-handoff-push-${process.pid}-${uniqueSuffix()}.trace`);
   let r: GitResult;
   let sent = true;
   // Made here, so an empty trace means "nothing traced", not "no trace could be written".

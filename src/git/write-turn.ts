@@ -4,7 +4,7 @@
 // turn makes them queue instead, so each write succeeds at its first attempt. It is only a
 // courtesy: the compare-and-swap still decides, a writer that waits past a bound goes ahead
 // without its turn, and a turn whose holder is gone is broken at once (owned-lock.ts).
-import { randomBytes } from "node:crypto";
+import { uniqueSuffix } from "./unique-name.ts";
 import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
 
@@ -127,7 +127,7 @@ export class WriteTurns {
     try {
       mkdirSync(this.dir, { recursive: true });
       sweep(this.dir);
-      const path = `${this.dir}/${process.pid}-${randomBytes(4).toString("hex")}.owner`;
+      const path = `${this.dir}/${process.pid}-${uniqueSuffix()}.owner`;
       writeFileSync(path, JSON.stringify(selfOwner()), { flag: "wx" });
       this.owner = { path, ino: statSync(path).ino };
     } catch {
@@ -150,7 +150,7 @@ function sweep(dir: string): void {
 
 /** Removes a dead holder's turn, putting back one another process took meanwhile. */
 function breakTurn(path: string, pid: number): void {
-  const aside = `${path}.broken-${randomBytes(4).toString("hex")}`;
+  const aside = `${path}.broken-${uniqueSuffix()}`;
   try {
     renameSync(path, aside);
   } catch {

@@ -8,7 +8,10 @@
 // that ref, and a fetch only when it moved.
 // Callers poll with `Backoff`: quick right after a change, slower while nothing happens.
 // Processes that wait share one poller per clone (shared-poll.ts) on top of this.
+import { inflateSync } from "node:zlib";
 import { fetchHandoffRefs } from "../git/remote.ts";
+import { placeOf } from "../store/ref-families.ts";
+import { validateReceived } from "./validate-receive.ts";
 import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
@@ -72,9 +75,12 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
  */
 async function applyBehind(store: Store, remote: string, asked: string[], behind: string[], local: Map<string, string | null>, before: Tips, after: Tips): Promise<Pulled> {
   if (!behind.length) return { ok: true, changed: false };
+  trace("pull: behind read");
   const only = (tips: Tips) => new Map([...tips].filter(([r]) => behind.includes(r)));
   const screened = await screenFetched(store, remote, only(before), only(after));
+  trace("pull: screened");
   await integrate(store, screened.before, screened.after);
+  trace("pull: integrated");
   let changed = false;
   for (const ref of behind) if (asked.includes(ref) && (await store.readRef(ref)) !== local.get(ref)) changed = true;
   return { ok: true, changed, refused: screened.refused.map((q) => ({ ref: q.ref, reason: q.reason })) };
@@ -125,4 +131,28 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/** An empty zlib stream: inflating it loads node:zlib (git's own loose objects are deflated). */
+const EMPTY_ZLIB = Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]);
+
+/**
+ * Readies this process to receive `refs` while it has nothing else to do (a waiter between its
+ * push and its first look): the first received record otherwise pays, on the way to the answer,
+ * for loading node:zlib, building its family's schema and the first run of the checks. Validates
+ * the refs' local tips as a receive would and throws nothing away: the verdicts are not used.
+ */
+export async function readyToReceive(store: Store, refs: string[]): Promise<void> {
+  try {
+    inflateSync(EMPTY_ZLIB);
+    for (const ref of refs) {
+      const place = placeOf(ref);
+      if (place.kind !== "known") continue;
+      place.family.schema?.safeParse(null);
+      const tip = await store.readRef(ref);
+      if (tip) await validateReceived(store, ref, tip, null, store.now());
+    }
+  } catch {
+    /* a warm-up never fails the work */
+  }
 }

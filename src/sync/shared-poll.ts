@@ -6,7 +6,7 @@
 // while another looked) reads the refs that look brought instead of asking the remote itself. So
 // however many processes wait, at most one of a clone asks the remote at a time, and each asks only
 // when nobody did since it last looked. A holder that is gone is broken at once (owned locks).
-import { randomBytes } from "node:crypto";
+import { uniqueSuffix } from "../git/unique-name.ts";
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock, holderGone, readOwner, selfOwner } from "../git/owned-lock.ts";
@@ -45,7 +45,7 @@ export function pollPaths(store: Store, remote: string): { lock: string; stamp: 
 
 export function openFollower(store: Store, remote: string): Follower {
   const paths = pollPaths(store, remote);
-  const mine = join(paths.wants, `${process.pid}-${randomBytes(4).toString("hex")}.json`);
+  const mine = join(paths.wants, `${process.pid}-${uniqueSuffix()}.json`);
   let registered = "";
   let lastLook = 0;
   const seen = new Map<string, string | null>();

@@ -9,7 +9,7 @@
 // The observations live in .git/handoff/clock-<remote>.json: a cache, safe to delete (the estimate
 // is then unknown until the next observations).
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { uniqueSuffix } from "../git/unique-name.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fail } from "../core/errors.ts";
@@ -126,7 +126,7 @@ export function offsetOf(f: ClockFile): ClockOffset | null {
 export async function readHttpDate(store: Store, remote: string, timeoutMs: number): Promise<{ offset_ms: number; uncertainty_ms: number } | null> {
   const url = await git(["remote", "get-url", "--", remote], { cwd: store.cwd });
   if (url.code !== 0 || !/^https?:\/\//i.test(url.stdout.trim())) return null;
-  const trace = join(tmpdir(), `git-handoff-clock-${process.pid}-${randomBytes(4).toString("hex")}.trace`);
+  const trace = join(tmpdir(), `git-handoff-clock-${process.pid}-${uniqueSuffix()}.trace`);
   const start = store.now().getTime();
   const t0 = Date.now();
   try {

@@ -44,10 +44,11 @@ export interface RunInput {
   /** The command's stderr, passed through. */
   stderr: (chunk: Buffer) => void;
   /**
-   * Given, the worktree and the task's folder are removed after runTask returns, and this hears
-   * when that is over: the result can go out first (someone may be waiting on it).
+   * Given, the worktree and the task's folder are not removed by runTask: this gets the function
+   * that removes them, for the caller to run once the result has gone out (someone may be waiting
+   * on it, and removing a worktree starts git processes that would compete with the push).
    */
-  cleanedUp?: (done: Promise<void>) => void;
+  cleanedUp?: (remove: () => Promise<void>) => void;
   /** A worktree made ahead, taken when it sits at the task's base. */
   spare?: SpareWorktrees;
 }
@@ -142,9 +143,9 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
         rmSync(home, { recursive: true, force: true });
         if (spare) rmSync(spare.home, { recursive: true, force: true });
       };
-      const removal = removeWorktree(store.cwd, worktree).then(folders, folders);
-      if (input.cleanedUp) input.cleanedUp(removal.catch(() => {}));
-      else await removal;
+      const remove = () => removeWorktree(store.cwd, worktree).then(folders, folders).catch(() => {});
+      if (input.cleanedUp) input.cleanedUp(remove);
+      else await remove();
     }
   }
 }

@@ -6,7 +6,7 @@ import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
-import { Backoff, pause } from "../sync/follow-ref.ts";
+import { Backoff, pause, readyToReceive } from "../sync/follow-ref.ts";
 import { openFollower, type Follower } from "../sync/shared-poll.ts";
 import { trace } from "../sync/trace.ts";
 import { resultsRef } from "./bundle.ts";
@@ -60,6 +60,7 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
       const bad = p.ok ? p.refused?.find((q) => q.ref === resultsRef(id) || q.ref === ref) : undefined;
       if (bad) throw new HandoffError({ code: "corrupt_state", message: `${bad.ref} ${bad.reason} (refused on receive; nothing was saved)`, data: { ref: bad.ref } });
     }
+    trace("wait: looked");
     const found = await loadTask(store, id).catch((e) => {
       // Not here and the remote could not be asked: ask again (once it answers, missing is missing).
       if (outage && e instanceof HandoffError && e.code === "not_found" && prev === null) return null;
@@ -67,6 +68,7 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
     });
     if (found) {
       // An expired lease shows as free, and after the last allowed attempt as failed.
+      trace("wait: loaded");
       const task = settle(found.task, { actor: store.actor, now: store.now() }).record;
       // Waiting from inside a worker's task for a task only that busy worker may take: never ends.
       if (prev === null && task.status === "todo") refuseSelfDelegation(task.to ?? null);
@@ -79,6 +81,8 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
     }
     if (opts.signal.aborted) return { kind: "interrupted", task: prev ?? (await loadTask(store, id)).task };
     if (opts.deadline !== null && Date.now() >= opts.deadline) return { kind: "timeout", task: prev ?? (await loadTask(store, id)).task };
+    // The first pause after the push is idle time: spend a little of it getting ready to receive.
+    if (round === 0 && follower) await readyToReceive(store, [ref, resultsRef(id)]);
     const left = opts.deadline === null ? Infinity : opts.deadline - Date.now();
     await pause(Math.max(0, Math.min(backoff.take() - (Date.now() - lookStarted), left)), opts.signal);
   }

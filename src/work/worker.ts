@@ -57,6 +57,8 @@ interface Running {
   stop: AbortController;
   why: "cancelled" | "interrupted" | null;
   finished: Promise<void>;
+  /** The command has ended: a cancel can no longer stop it, so nobody looks for one. */
+  ran: boolean;
 }
 
 /** The worker's declaration: its machine (stamped by the agent store) and how many tasks it takes. */
@@ -125,8 +127,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         }
       });
     }, Math.max(50, Math.floor(ttlMs / 3)));
-    // The task's worktree is removed while its result goes out; the task counts as over once both are.
-    let cleanup: Promise<void> = Promise.resolve();
+    // The task's worktree is removed once its result has gone out; the task counts as over after that.
+    let cleanup: () => Promise<void> = () => Promise.resolve();
     try {
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
@@ -147,10 +149,11 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         pushBranch: !!opts.pushBranch,
         signal: r.stop.signal,
         stderr: opts.stderr,
-        cleanedUp: (done) => (cleanup = done),
+        cleanedUp: (remove) => (cleanup = remove),
         spare,
       });
       clearInterval(renewal);
+      r.ran = true;
       trace(`worker: ran ${id}`);
       if (run.kept) opts.log(`${id}: kept ${run.kept}`);
       if (run.status === "stopped") {
@@ -195,7 +198,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       }
     } finally {
       clearInterval(renewal);
-      await cleanup;
+      await cleanup();
       // A --once worker takes no next task.
       if (!opts.signal.aborted && !opts.once) prepareSpare();
     }
@@ -205,7 +208,9 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   const follower = remote ? openFollower(store, remote) : null;
   /** A task cancelled (or taken over) while its command runs is noticed within one poll. */
   const checkRunning = async () => {
-    const live = [...running].filter(([, r]) => !r.stop.signal.aborted);
+    // A task whose command has ended is being completed: a look for its cancel would only compete
+    // with the completion's push.
+    const live = [...running].filter(([, r]) => !r.stop.signal.aborted && !r.ran);
     // A remote that cannot be read leaves the local view: the renewals then say what is wrong.
     if (follower && live.length) await follower.look(live.map(([id]) => taskRef(id)));
     for (const [id, r] of live) {
@@ -231,7 +236,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       }
       started++;
       opts.log(`${task.id}: claimed (fence ${task.claim?.fence}): ${task.objective.split("\n")[0]!.slice(0, 100)}`);
-      const r: Running = { stop: new AbortController(), why: null, finished: Promise.resolve() };
+      const r: Running = { stop: new AbortController(), why: null, finished: Promise.resolve(), ran: false };
       r.finished = work(task, r).finally(() => {
         running.delete(task.id);
         tick.abort();
