@@ -75,7 +75,6 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
  */
 async function applyBehind(store: Store, remote: string, asked: string[], behind: string[], local: Map<string, string | null>, before: Tips, after: Tips): Promise<Pulled> {
   if (!behind.length) return { ok: true, changed: false };
-  trace("pull: behind read");
   const only = (tips: Tips) => new Map([...tips].filter(([r]) => behind.includes(r)));
   const screened = await screenFetched(store, remote, only(before), only(after));
   trace("pull: screened");

@@ -60,7 +60,6 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
       const bad = p.ok ? p.refused?.find((q) => q.ref === resultsRef(id) || q.ref === ref) : undefined;
       if (bad) throw new HandoffError({ code: "corrupt_state", message: `${bad.ref} ${bad.reason} (refused on receive; nothing was saved)`, data: { ref: bad.ref } });
     }
-    trace("wait: looked");
     const found = await loadTask(store, id).catch((e) => {
       // Not here and the remote could not be asked: ask again (once it answers, missing is missing).
       if (outage && e instanceof HandoffError && e.code === "not_found" && prev === null) return null;
@@ -68,7 +67,6 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
     });
     if (found) {
       // An expired lease shows as free, and after the last allowed attempt as failed.
-      trace("wait: loaded");
       const task = settle(found.task, { actor: store.actor, now: store.now() }).record;
       // Waiting from inside a worker's task for a task only that busy worker may take: never ends.
       if (prev === null && task.status === "todo") refuseSelfDelegation(task.to ?? null);
