@@ -88,6 +88,10 @@ try {
     f += time("git", ["push", "-q", "origin", `${completed}:${ref}`], b);
     f += fetch(a);
     floor.push(f);
+    // A pause of a random part of a poll: the worker's polls start again when it finishes a task,
+    // so without it each round's task would reach the worker at a phase set by the bench's own
+    // steps between rounds, not at a random point of the worker's poll as for a user.
+    await new Promise((r) => setTimeout(r, Math.random() * POLL_MS));
     trip.push(tracedTrip(`round ${i}`));
   }
 } finally {
@@ -100,8 +104,12 @@ const p50 = (xs: number[]) => median(xs);
 const target = 1.5 * p50(floor) + POLL_MS;
 console.log(`round trip wait -> worker -> wait over smart HTTP, ${ROUNDS} rounds`);
 console.log(`  floor (3 pushes + 2 fetches of one ref) p50 ${p50(floor).toFixed(0)} ms`);
-console.log(`  round trip p50 ${p50(trip).toFixed(0)} ms, max ${Math.max(...trip).toFixed(0)} ms`);
+const mean = trip.reduce((a, b) => a + b, 0) / trip.length;
+console.log(`  round trip p50 ${p50(trip).toFixed(0)} ms, mean ${mean.toFixed(0)} ms, max ${Math.max(...trip).toFixed(0)} ms`);
 console.log(`  where it goes (p50 of each step, ms):`);
 STEPS.forEach(([name], i) => console.log(`    ${name.padEnd(48)} ${steps[i]!.length ? p50(steps[i]!).toFixed(0).padStart(5) : "    -"}`));
 console.log(`    ${"wait's exit (results saved, process ends)".padEnd(48)} ${p50(exits).toFixed(0).padStart(5)}`);
 console.log(`  ratio p50 ${(p50(trip) / p50(floor)).toFixed(2)}x the floor; target <= 1.5x + one poll (${POLL_MS} ms) = ${(target / p50(floor)).toFixed(2)}x: ${p50(trip) <= target ? "met" : "NOT met"}`);
+// Each side waits a random part of a poll, so the trips fall in two groups: the waiter's first look
+// after the push finds the result, or the one after it does. The mean shows both; the p50 only the larger.
+console.log(`  ratio of the mean ${(mean / p50(floor)).toFixed(2)}x the floor (the same target: ${mean <= target ? "met" : "NOT met"})`);
