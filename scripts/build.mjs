@@ -45,7 +45,7 @@ await build({
     "src/cli/git-handoff.ts",
     "src/cli/cli-main.ts",
     "src/cli/hot-main.ts",
-    "src/cli/wait-main.ts",
+    "src/cli/remote-main.ts",
     "src/hooks/hook-main.ts",
     "src/mcp/mcp-main.ts",
     "src/store/yaml-bundle.ts",

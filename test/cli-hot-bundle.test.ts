@@ -6,9 +6,9 @@ import { cpSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { HOT_VERBS } from "../src/cli/command-line.ts";
+import { HOT_VERBS, REMOTE_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
-import { WAIT_TABLE } from "../src/cli/wait-main.ts";
+import { REMOTE_TABLE } from "../src/cli/remote-main.ts";
 import { VERBS } from "../src/cli/program.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
 
@@ -21,11 +21,11 @@ test("the hot table is program.ts's entries for exactly the hot verbs, in its or
   assert.equal(HOT_TABLE.flatMap(([, names]) => names), [...HOT_VERBS]);
 });
 
-test("the wait bundle's table is program.ts's entry for wait", () => {
-  const fromProgram = VERBS.filter(([, names]) => names.includes("wait"));
-  assert.is(fromProgram.length, 1);
-  assert.equal(WAIT_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
-  assert.is(WAIT_TABLE[0]![0], fromProgram[0]![0]);
+test("the remote bundle's table is program.ts's entries for exactly the remote verbs, in its order", () => {
+  const fromProgram = VERBS.filter(([, names]) => names.some((n) => REMOTE_VERBS.includes(n)));
+  assert.equal(REMOTE_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
+  REMOTE_TABLE.forEach(([r], i) => assert.is(r, fromProgram[i]![0]));
+  assert.equal(REMOTE_TABLE.flatMap(([, names]) => names), [...REMOTE_VERBS]);
 });
 
 /** The bundles a command loaded, by the code cache files it left in a private cache folder. */
@@ -36,7 +36,7 @@ function bundlesOf(repo: string, args: string[]): { code: number; bundles: strin
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
-test("claim, check and task show load the hot bundle, wait its own; other verbs, help and --version the full CLI", () => {
+test("claim, check and task show load the hot bundle, wait and sync the remote one; other verbs, help and --version the full CLI", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
   for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
@@ -44,11 +44,12 @@ test("claim, check and task show load the hot bundle, wait its own; other verbs,
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["hot-main.cjs"], args.join(" "));
   }
-  // wait (its start-up is on a handover's round trip) has a bundle of its own.
-  for (const args of [["wait", "--id", "t1", "--timeout", "1ms"], ["wait", "--help"]]) {
+  // wait and sync (a waiter's start-up is on a handover's round trip) have a bundle of their own.
+  // (Exit codes: wait --timeout ran out 8; sync in a clone without a sync remote 4, not found.)
+  for (const [args, code] of [[["wait", "--id", "t1", "--timeout", "1ms"], 8], [["wait", "--help"], 0], [["sync"], 4], [["sync-conflicts"], 0]] as [string[], number][]) {
     const r = bundlesOf(repo, args);
-    assert.ok(r.code === 0 || r.code === 8, `${args.join(" ")}: ${r.code}`);
-    assert.equal(r.bundles, ["wait-main.cjs"], args.join(" "));
+    assert.is(r.code, code, `${args.join(" ")}: ${r.code}`);
+    assert.equal(r.bundles, ["remote-main.cjs"], args.join(" "));
   }
   for (const args of [["status"], ["help", "claim"], ["--version"], ["agents"]]) {
     const r = bundlesOf(repo, args);

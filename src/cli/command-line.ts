@@ -15,3 +15,5 @@ export function verbOf(argv: string[]): string | undefined {
  * against hot-main.ts's table and program.ts's.
  */
 export const HOT_VERBS: readonly string[] = ["task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "lease", "unlease", "leases", "check"];
+/** The verbs of the remote bundle (remote-main.ts). */
+export const REMOTE_VERBS: readonly string[] = ["remote", "sync", "sync-conflicts", "wait"];
