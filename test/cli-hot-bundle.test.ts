@@ -10,23 +10,22 @@ import { HOT_VERBS, REMOTE_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
 import { REMOTE_TABLE } from "../src/cli/remote-main.ts";
 import { VERBS } from "../src/cli/program.ts";
+import type { Register } from "../src/cli/program-builder.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
-test("the hot table is program.ts's entries for exactly the hot verbs, in its order", () => {
-  const fromProgram = VERBS.filter(([, names]) => names.some((n) => HOT_VERBS.includes(n)));
-  assert.equal(HOT_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
-  HOT_TABLE.forEach(([r], i) => assert.is(r, fromProgram[i]![0]));
-  assert.equal(HOT_TABLE.flatMap(([, names]) => names), [...HOT_VERBS]);
-});
+/** A bundle's table is program.ts's entries for exactly its verbs, the same functions, in program.ts's order. */
+function matchesProgram(table: [Register, string[]][], verbs: readonly string[]): void {
+  const fromProgram = VERBS.filter(([, names]) => names.some((n) => verbs.includes(n)));
+  assert.equal(table.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
+  table.forEach(([r], i) => assert.is(r, fromProgram[i]![0]));
+  assert.equal(table.flatMap(([, names]) => names), [...verbs]);
+}
 
-test("the remote bundle's table is program.ts's entries for exactly the remote verbs, in its order", () => {
-  const fromProgram = VERBS.filter(([, names]) => names.some((n) => REMOTE_VERBS.includes(n)));
-  assert.equal(REMOTE_TABLE.map(([r, names]) => [r.name, names]), fromProgram.map(([r, names]) => [r.name, names]));
-  REMOTE_TABLE.forEach(([r], i) => assert.is(r, fromProgram[i]![0]));
-  assert.equal(REMOTE_TABLE.flatMap(([, names]) => names), [...REMOTE_VERBS]);
-});
+test("the hot table is program.ts's entries for exactly the hot verbs, in its order", () => matchesProgram(HOT_TABLE, HOT_VERBS));
+
+test("the remote bundle's table is program.ts's entries for exactly the remote verbs, in its order", () => matchesProgram(REMOTE_TABLE, REMOTE_VERBS));
 
 /** The bundles a command loaded, by the code cache files it left in a private cache folder. */
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {

@@ -13,6 +13,7 @@ import { availableParallelism } from "node:os";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MARK } from "./support/uvu-files-mark.ts";
+import { processAlive } from "../src/git/process-alive.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const filesRunner = join(root, "test/support/uvu-files.ts");
@@ -86,7 +87,6 @@ if (process.env.HANDOFF_TEST_PLAN === "1") {
 const SHM = "/dev/shm";
 const SHM_MIN_FREE = 4 * 1024 ** 3;
 function testTempDir(): string | null {
-  if (process.env.HANDOFF_TEST_TMPDIR) return process.env.HANDOFF_TEST_TMPDIR;
   try {
     const fs = statfsSync(SHM);
     // 0x01021994: TMPFS_MAGIC. Anything else (a disk, or no /dev/shm at all) keeps $TMPDIR.
@@ -96,19 +96,11 @@ function testTempDir(): string | null {
     if (!mount || mount.split(" ")[3]!.split(",").includes("noexec")) return null;
     for (const name of readdirSync(SHM)) {
       const pid = /^handoff-tests-(\d+)-/.exec(name)?.[1];
-      if (pid && !alive(Number(pid))) rmSync(join(SHM, name), { recursive: true, force: true });
+      if (pid && !processAlive(Number(pid), null)) rmSync(join(SHM, name), { recursive: true, force: true });
     }
     return mkdtempSync(join(SHM, `handoff-tests-${process.pid}-`));
   } catch {
     return null;
-  }
-}
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 const ownTemp = process.env.HANDOFF_TEST_TMPDIR ? null : testTempDir();
