@@ -83,6 +83,9 @@ export function takesPolicy(policy: RefWritePolicy): boolean {
 const PLAIN_REF = /^refs\/handoff(-remotes)?\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)*$/;
 const HEX = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
+/** `HANDOFF_REF_WRITER=git`: every ref write goes to git (benchmarks compare both). */
+const sendAllToGit = () => process.env.HANDOFF_REF_WRITER === "git";
+
 export class LooseRefWriter {
   /**
    * The writer for a repository on the files backend, or null when its git configuration asks for
@@ -90,11 +93,21 @@ export class LooseRefWriter {
    * git (benchmarks compare both).
    */
   static async open(cwd: string, commonDir: string, workTree: string | null, refs: PackedRefs): Promise<LooseRefWriter | null> {
-    if (process.env.HANDOFF_REF_WRITER === "git") return null;
+    if (sendAllToGit()) return null;
     const r = await git(["config", "--null", "--list"], { cwd });
     if (r.code !== 0 && r.stdout === "") return null;
     const policy = refWritePolicy(r.stdout, commonDir, workTree);
     return takesPolicy(policy) ? new LooseRefWriter(commonDir, policy, refs) : null;
+  }
+
+  /**
+   * The writer of a one-shot process, from the policy `scan` reads out of git's files (null when
+   * they are beyond the reader: then every write goes to git, as with `HANDOFF_REF_WRITER=git`).
+   */
+  static oneShot(commonDir: string, scan: () => RefWritePolicy | null, refs: PackedRefs): LooseRefWriter | null {
+    if (sendAllToGit()) return null;
+    const policy = scan();
+    return policy && takesPolicy(policy) ? new LooseRefWriter(commonDir, policy, refs, true) : null;
   }
 
   /** Empty temp files made ahead, open for writing. */

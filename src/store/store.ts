@@ -10,7 +10,7 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
-import { LooseRefWriter, takesPolicy } from "../git/loose-ref-writer.ts";
+import { LooseRefWriter } from "../git/loose-ref-writer.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -90,11 +90,8 @@ export class Store {
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (opts.warm) this.writer.prepareAhead();
     const refFiles = this.refFiles;
-    if (!opts.warm && refFiles && process.env.HANDOFF_REF_WRITER !== "git") {
-      // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
-      const policy = scanRefWritePolicy(process.env, repo.commonDir, repo.gitDir, repo.workTree);
-      if (policy && takesPolicy(policy)) this.looseRefs = new LooseRefWriter(repo.commonDir, policy, refFiles, true);
-    }
+    // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
+    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(repo.commonDir, () => scanRefWritePolicy(process.env, repo.commonDir, repo.gitDir, repo.workTree), refFiles);
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
       void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, refFiles)
