@@ -16,7 +16,7 @@ import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
-import { fetchFirst, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
+import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 
 /** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
@@ -37,8 +37,9 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   const budget = await remoteBudget(store, remote);
   if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget);
   const before = await trackingMatching(store, remote, refs);
+  const haves = await ownTips(store, [...new Set([...refs, ...before.keys()])], before);
   trace("pull: fetching");
-  const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`));
+  const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves });
   trace("pull: fetched");
   if (!f.ok) return f;
   const after = await trackingMatching(store, remote, refs);
@@ -63,7 +64,7 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
   const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
   if (!behind.length) return { ok: true, changed: false };
   if (moved.length) {
-    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved);
+    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved, { haves: await ownTips(store, moved, before) });
     if (!f.ok) return f;
   }
   return applyBehind(store, remote, refs, behind, local, before, await trackingFor(store, remote, behind));

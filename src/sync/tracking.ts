@@ -174,7 +174,8 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
       if (!smallEnough(before)) return { ok: false, message: "too many tracked tasks to fetch first", listFirst: true };
       const exact = families.filter((f) => !f.endsWith("/"));
       const specs = [...families.filter((f) => f.endsWith("/")).map((f) => `${f}*`), ...exact.filter((f) => before.has(f))];
-      const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b), specs, { prune: true });
+      // Offered as haves: these families' tracking tips only (see fetchHandoffRefs).
+      const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b), specs, { prune: true, haves: [...before.values()] });
       if (!f.ok) {
         failOnStaleLock(store.repo.commonDir, f.message);
         return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, listFirst: true } : f;
@@ -190,6 +191,21 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
   if (!r.ok) return r;
   await recordSightings(store, remote, r.before, r.after);
   return screenReceived(store, remote, r.before, r.after, true);
+}
+
+/**
+ * The commits worth offering when fetching `refs` (see fetchHandoffRefs): their earlier tracking
+ * tips and their local tips, which what is fetched descends from.
+ */
+export async function ownTips(store: Store, refs: string[], tracked: Tips): Promise<string[]> {
+  const tips: string[] = [];
+  for (const ref of refs) {
+    const was = tracked.get(ref);
+    if (was) tips.push(was);
+    const here = await store.readRef(ref);
+    if (here) tips.push(here);
+  }
+  return tips;
 }
 
 /** A listing of the remote's refs/handoff/* sent before the caller read its local refs, so both happen at once. */
@@ -240,7 +256,7 @@ async function fetchTracking(
       const changed = [...ls.tips].filter(([ref, oid]) => before.get(ref) !== oid).map(([ref]) => ref);
       const gone = [...before].filter(([ref]) => !ls.tips.has(ref));
       if (changed.length) {
-        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed) : { ok: false as const, message: "" };
+        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed, { haves: await ownTips(store, changed, before) }) : { ok: false as const, message: "" };
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
