@@ -9,7 +9,7 @@ import { WatchedRefFolder } from "./ref-watch.ts";
  * (reftable) are detected by the caller, which then asks git instead.
  */
 export class RefFiles {
-  private packed: { mtimeMs: number; size: number; refs: Map<string, string> } | null = null;
+  private packed: { mtimeMs: number; size: number; refs: PackedRefs } | null = null;
 
   /** Folders followed by a watch (`listFollowed`), and the last sorted listing of each. */
   private readonly followed = new Map<string, { folder: WatchedRefFolder; last: Listed | null }>();
@@ -56,10 +56,15 @@ export class RefFiles {
     // way round, it could be in neither (sync and the views pack refs while others read).
     const loose = new Map<string, string>();
     this.walk(prefix.replace(/\/$/, ""), loose);
+    const packed = this.packedRefs();
+    // packed-refs as git writes it is sorted: the prefix's refs are one run of it, found by a
+    // binary search, already in order (a view lists four families of 10,000 refs each call).
+    const run = packed.range(prefix);
+    if (run) return mergeSorted(run, loose);
     const found = new Map<string, string>();
-    for (const [name, oid] of this.packedRefs()) if (name.startsWith(prefix)) found.set(name, oid);
+    for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
     for (const [name, oid] of loose) found.set(name, oid);
-    return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+    return [...found.entries()].sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
   }
 
   /**
@@ -145,7 +150,7 @@ export class RefFiles {
     return nested;
   }
 
-  private packedRefs(): Map<string, string> {
+  private packedRefs(): PackedRefs {
     const path = `${this.commonDir}/packed-refs`;
     let st;
     try {
@@ -155,18 +160,103 @@ export class RefFiles {
       return NO_PACKED_REFS; // always the same object: listings compare it by identity
     }
     if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size) return this.packed.refs;
-    const refs = new Map<string, string>();
+    const names: string[] = [];
+    const oids: string[] = [];
     for (const line of readFileSync(path, "utf8").split("\n")) {
       if (!line || line[0] === "#" || line[0] === "^") continue;
       const sp = line.indexOf(" ");
-      refs.set(line.slice(sp + 1), line.slice(0, sp));
+      names.push(line.slice(sp + 1));
+      oids.push(line.slice(0, sp));
     }
+    const refs = new PackedRefs(names, oids);
     this.packed = { mtimeMs: st.mtimeMs, size: st.size, refs };
     return refs;
   }
 }
 
-const NO_PACKED_REFS: Map<string, string> = new Map();
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * packed-refs' entries. Kept as the file's two columns: when the names are in order (as git
+ * writes them; checked, not taken from the header, since a listing promises our order), a read
+ * and a prefix's run are binary searches, and no map of every ref is built; otherwise a map.
+ */
+class PackedRefs {
+  private readonly sorted: boolean;
+  private map: Map<string, string> | null = null;
+
+  constructor(
+    private readonly names: string[],
+    private readonly oids: string[],
+  ) {
+    let sorted = true;
+    for (let i = 1; i < names.length && sorted; i++) sorted = names[i - 1]! < names[i]!;
+    this.sorted = sorted;
+  }
+
+  get(name: string): string | undefined {
+    if (!this.sorted) return this.byName().get(name);
+    const i = this.lowerBound(name);
+    return this.names[i] === name ? this.oids[i] : undefined;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== undefined;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.names.values();
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, string]> {
+    for (let i = 0; i < this.names.length; i++) yield [this.names[i]!, this.oids[i]!];
+  }
+
+  /** The refs under `prefix` in name order, or null when the file is not in order. */
+  range(prefix: string): RefTip[] | null {
+    if (!this.sorted) return null;
+    const out: RefTip[] = [];
+    for (let i = this.lowerBound(prefix); i < this.names.length && this.names[i]!.startsWith(prefix); i++) out.push({ name: this.names[i]!, oid: this.oids[i]! });
+    return out;
+  }
+
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.names[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private byName(): Map<string, string> {
+    if (!this.map) {
+      this.map = new Map();
+      // A name packed twice (a hand-edited file): the last line wins, as in a map built in order.
+      for (let i = 0; i < this.names.length; i++) this.map.set(this.names[i]!, this.oids[i]!);
+    }
+    return this.map;
+  }
+}
+
+/** A sorted packed run with the loose refs laid over it (a loose file wins, as git reads them). */
+function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTip[] {
+  if (!loose.size) return packed;
+  const extra = [...loose].sort(([a], [b]) => byName(a, b));
+  const out: RefTip[] = [];
+  let i = 0;
+  for (const [name, oid] of extra) {
+    while (i < packed.length && packed[i]!.name < name) out.push(packed[i++]!);
+    if (i < packed.length && packed[i]!.name === name) i++;
+    out.push({ name, oid });
+  }
+  while (i < packed.length) out.push(packed[i++]!);
+  return out;
+}
+
+const NO_PACKED_REFS = new PackedRefs([], []);
 
 /** A followed folder's last listing; `at` (where each name is) is made on first need. */
 interface Listed {
@@ -180,7 +270,7 @@ interface Listed {
  * The last listing with the values of `changed` refs read again, or null when a ref came or went
  * (the order changes: the caller sorts again) or the changes are not known.
  */
-function patch(last: Listed, changed: string[] | null, loose: Map<string, string>, packed: Map<string, string>): RefTip[] | null {
+function patch(last: Listed, changed: string[] | null, loose: Map<string, string>, packed: PackedRefs): RefTip[] | null {
   if (!changed) return null;
   last.at ??= new Map(last.tips.map((t, i) => [t.name, i]));
   let tips: RefTip[] | null = null;

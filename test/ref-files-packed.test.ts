@@ -1,0 +1,73 @@
+// Refs read from the files in-process agree with git's own reading: a prefix's refs from a sorted
+// packed-refs (found by binary search) with loose files laid over them, single reads, names that
+// only share a prefix, and a packed-refs file whose lines are out of order (hand-edited).
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { RefFiles } from "../src/git/ref-files.ts";
+import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** git's own listing of every ref, cut to the names that start with `prefix` (RefFiles' sense). */
+function gitList(repo: string, prefix: string): { name: string; oid: string }[] {
+  const out = gitOut(repo, "for-each-ref", "--format=%(objectname) %(refname)");
+  return out
+    .split("\n")
+    .map((l) => ({ oid: l.slice(0, 40), name: l.slice(41) }))
+    .filter((r) => r.name.startsWith(prefix));
+}
+
+function setup(): { repo: string; commits: string[] } {
+  const repo = tempRepo();
+  const tree = gitOut(repo, "rev-parse", "HEAD^{tree}");
+  const commits = Array.from({ length: 4 }, (_, i) => gitOut(repo, "commit-tree", tree, "-m", `c${i}`));
+  let input = "";
+  for (let i = 0; i < 60; i++) input += `create refs/handoff/tasks/t-${String(i).padStart(3, "0")} ${commits[i % 4]}\n`;
+  input += `create refs/handoff/tasksx ${commits[0]}\ncreate refs/handoff/task ${commits[1]}\ncreate refs/handoff/leases ${commits[2]}\n`;
+  const r = spawnSync("git", ["update-ref", "--stdin"], { cwd: repo, input, env: cleanEnv() });
+  assert.is(r.status, 0, String(r.stderr));
+  return { repo, commits };
+}
+
+test("a prefix's refs and single reads match git's, packed and loose", () => {
+  const { repo, commits } = setup();
+  gitOut(repo, "pack-refs", "--all");
+  // Loose over packed: one moved after the pack, one new in the middle, one new at the end.
+  gitOut(repo, "update-ref", "refs/handoff/tasks/t-010", commits[3]!);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/t-010a", commits[2]!);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/zz", commits[1]!);
+  const files = new RefFiles(join(repo, ".git"));
+  // Folder prefixes (and a single ref by its name), as every caller passes them.
+  for (const prefix of ["refs/handoff/tasks/", "refs/handoff/leases", "refs/handoff/none/", "refs/heads/"]) {
+    const got = files.list(prefix).map((t) => `${t.name} ${t.oid}`);
+    const want = gitList(repo, prefix).map((t) => `${t.name} ${t.oid}`);
+    assert.equal(got.filter((x) => !want.includes(x)).concat(want.filter((x) => !got.includes(x)).map((x) => `missing ${x}`)), [], prefix);
+    assert.equal(got, want, prefix);
+  }
+  for (const { name, oid } of gitList(repo, "refs/")) assert.is(files.read(name), oid, name);
+  assert.is(files.read("refs/handoff/tasks/t-999"), null);
+  assert.is(files.readPacked("refs/handoff/tasks/t-010"), commits[10 % 4]!);
+  assert.ok(files.packedClash("refs/handoff/tasks/t-001/inner"));
+  assert.ok(!files.packedClash("refs/handoff/tasks/t-0001"));
+});
+
+test("a packed-refs file out of order is still read right, and listed in order", () => {
+  const { repo } = setup();
+  gitOut(repo, "pack-refs", "--all");
+  const path = join(repo, ".git", "packed-refs");
+  const [header, ...lines] = readFileSync(path, "utf8").trimEnd().split("\n");
+  const shuffled = lines.map((l, i) => [((i * 7919) % 101) / 101, l] as const).sort((a, b) => a[0] - b[0]).map(([, l]) => l);
+  // Without "sorted" in the header, git sorts such a file itself on reading.
+  writeFileSync(path, [header!.replace(" sorted", ""), ...shuffled].join("\n") + "\n");
+  assert.is.not(shuffled.join("\n"), lines.join("\n"));
+  const files = new RefFiles(join(repo, ".git"));
+  const expected = gitList(repo, "refs/handoff/tasks/");
+  assert.is(expected.length, 60);
+  assert.equal(files.list("refs/handoff/tasks/"), expected);
+  for (const { name, oid } of gitList(repo, "refs/")) assert.is(files.read(name), oid, name);
+});
+
+test.run();
