@@ -13,6 +13,14 @@ import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/view
 
 test.after(cleanupTemp);
 
+/** A listing file: the tips it was read from, one a line, then the JSON of what was read. */
+function readListing(path: string): { tips: string; body: any } {
+  const text = readFileSync(path, "utf8");
+  const at = text.indexOf("{");
+  return { tips: text.slice(0, at), body: JSON.parse(text.slice(at)) };
+}
+const writeListing = (path: string, tips: string, body: unknown) => writeFileSync(path, tips + JSON.stringify(body));
+
 const F: ViewsFixture = { tasks: LISTING_AT + 100, agents: 20, events: 10 * (LISTING_AT + 100), branches: 20 };
 
 function busy() {
@@ -36,11 +44,11 @@ test("a view writes the listing of its tips once; the next view over the same ti
   assert.is(first.matrix.total, first.matrix.rows.length, "--json: every matrix row");
   // A poisoned objective proves the second view reads the file, not the records.
   const path = join(repo, ".git/handoff", file!);
-  const saved = JSON.parse(readFileSync(path, "utf8"));
+  const { tips, body: saved } = readListing(path);
   assert.is(saved.tasks.length, F.tasks);
   const todo = saved.tasks.find((t: { status: string }) => t.status === "todo");
   todo.objective = "from the listing file";
-  writeFileSync(path, JSON.stringify(saved));
+  writeListing(path, tips, saved);
   const second = run("status", "--no-conflicts", "--json").json;
   assert.ok(second.matrix.rows.some((r: { objective: string }) => r.objective === "from the listing file"));
   assert.equal(listings(), [file], "the same tips: the same file, not rewritten");
@@ -51,17 +59,18 @@ test("a listing file under the right name but of other tips is not used (the nam
   run("status", "--no-conflicts", "--json");
   const [file] = listings();
   const path = join(repo, ".git/handoff", file!);
-  const saved = JSON.parse(readFileSync(path, "utf8"));
-  assert.ok(typeof saved.tips === "string" && saved.tips.split("\n").length > LISTING_AT, "the file holds the tips it was read from");
+  const { tips, body: saved } = readListing(path);
+  assert.ok(tips.split("\n").length > LISTING_AT, "the file holds the tips it was read from");
   const todo = saved.tasks.find((t: { status: string }) => t.status === "todo");
   todo.objective = "from a listing of other tips";
   // As if another set of tips had hashed to the same name: one commit id differs.
-  saved.tips = saved.tips.replace(/ ([0-9a-f]{40})\n/, (_m: string, oid: string) => ` ${oid.split("").reverse().join("")}\n`);
-  writeFileSync(path, JSON.stringify(saved));
+  const other = tips.replace(/ ([0-9a-f]{40})\n/, (_m: string, oid: string) => ` ${oid.split("").reverse().join("")}\n`);
+  assert.is.not(other, tips);
+  writeListing(path, other, saved);
   const view = join(repo, ".git/handoff", file!.replace(/\.json$/, ".view.json"));
-  const savedView = JSON.parse(readFileSync(view, "utf8"));
-  savedView.tips = saved.tips;
-  writeFileSync(view, JSON.stringify(savedView));
+  const savedView = readListing(view).body;
+  savedView.tasks.find((t: { status: string }) => t.status === "todo").objective = "from a listing of other tips";
+  writeListing(view, other, savedView);
   const again = run("status", "--no-conflicts", "--json").json;
   assert.not.ok(again.matrix.rows.some((r: { objective: string }) => r.objective === "from a listing of other tips"), "read from the records instead");
   assert.not.match(run("status", "--no-conflicts").stdout, /from a listing of other tips/);
@@ -84,7 +93,9 @@ test("a task ref that moved names another listing; the old one is dropped", () =
 test("a damaged listing file is read again from the records", () => {
   const { repo, run, listings } = busy();
   const first = run("status", "--no-conflicts", "--json").json;
-  writeFileSync(join(repo, ".git/handoff", listings()[0]!), '{"version":1,"tasks":[{"id"');
+  const path = join(repo, ".git/handoff", listings()[0]!);
+  // The right tips, then JSON cut short.
+  writeFileSync(path, readListing(path).tips + '{"version":3,"tasks":[{"id"');
   const again = run("status", "--no-conflicts", "--json").json;
   assert.equal(again.counts, first.counts);
   assert.is(again.matrix.rows.length, first.matrix.rows.length);
@@ -95,7 +106,7 @@ test("the text view reads the open tasks from the view file and counts the final
   const json = run("status", "--no-conflicts", "--json").json;
   const text = run("status", "--no-conflicts").stdout;
   const viewFile = join(repo, ".git/handoff", listings()[0]!.replace(/\.json$/, ".view.json"));
-  const view = JSON.parse(readFileSync(viewFile, "utf8"));
+  const { tips, body: view } = readListing(viewFile);
   assert.ok(json.counts.done > 0, "the fixture has history");
   assert.is(view.tasks.length, F.tasks - json.counts.done - json.counts.failed - json.counts.cancelled, "only the open tasks");
   assert.equal(view.counted, { done: json.counts.done });
@@ -104,7 +115,7 @@ test("the text view reads the open tasks from the view file and counts the final
   // A poisoned open task proves the text view reads the view file; --json still reads every task.
   const todo = view.tasks.find((t: { status: string }) => t.status === "todo");
   todo.objective = "from the view file";
-  writeFileSync(viewFile, JSON.stringify(view));
+  writeListing(viewFile, tips, view);
   assert.match(run("status", "--no-conflicts", "--all").stdout, /from the view file/);
   assert.not.ok(JSON.stringify(run("status", "--no-conflicts", "--json").json).includes("from the view file"));
 });
