@@ -4,7 +4,7 @@
 // 256 of them, one HTTP request per batch. Counted at a real smart HTTP server's request log, in
 // a clone with 300 commits of local history; a plain `git fetch` in the same clone shows the cost
 // avoided (so the count can fail).
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
@@ -80,6 +80,27 @@ test("a waiter's pull and a worker's look at the queue fetch a new task in one r
   // Every fetched object is here: the refs are complete.
   const fsck = spawnSync("git", ["fsck", "--connectivity-only", "--no-progress"], { cwd: b, env: cleanEnv(), encoding: "utf8" });
   assert.is(fsck.status, 0, fsck.stderr);
+});
+
+test("a tip this clone lost: the fetch is made again as git's default would, and fails as it would", async () => {
+  const { a, b } = await setup();
+  assert.is(cli(["task", "add", "lost", "--id", "n5", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  // A tracking ref naming an object that is not here (a damaged clone, doctor's to repair).
+  const lost = "1234567890123456789012345678901234567890";
+  mkdirSync(join(b, ".git/refs/handoff-remotes/origin/tasks"), { recursive: true });
+  writeFileSync(join(b, ".git/refs/handoff-remotes/origin/tasks/n5"), `${lost}\n`);
+  const plain = spawnSync("git", ["fetch", "-q", "origin", "+refs/handoff/tasks/n5*:refs/handoff-remotes/origin/tasks/n5*"], { cwd: b, env: cleanEnv(), encoding: "utf8" });
+  assert.is.not(plain.status, 0);
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const pulled = await pullRefs(store, "origin", ["refs/handoff/tasks/n5"]);
+    assert.not.ok(pulled.ok);
+    // git's own complaint about the damaged ref, not one about the offered commit.
+    assert.match((pulled as { message: string }).message, /bad object refs\/handoff-remotes\/origin\/tasks\/n5/);
+    assert.match(plain.stderr, /bad object refs\/handoff-remotes\/origin\/tasks\/n5/);
+  } finally {
+    store.close();
+  }
 });
 
 test.run();

@@ -4,8 +4,9 @@
 // sorting 10,000 cached lines (record-cache.ts). The file is named by a quick hash of every task
 // ref and its commit and holds that list itself, as lines before the JSON: a reader uses it only
 // when the list is exactly the current tips (a strong digest would cost node:crypto's load, more
-// than the compare), so the file is the listing of exactly those tips, for ever; any ref that moved names another file, and
-// the slower path reads the records (and writes the new file, dropping the old one).
+// than the compare), so the file is the listing of exactly those tips, for ever; any ref that
+// moved names another file, and the slower path reads the records (and writes the new file,
+// dropping the old one).
 // Only views write it (store.keepsRecords), only past LISTING_AT tasks, only listings without
 // problems. Beside it, `listing-<digest>.view.json` holds what a text view reads: the tasks that
 // are not final and the final ones a view can show (viewPart in task-listing.ts), and the counts
