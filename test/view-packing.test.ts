@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { PACK_LOOSE_AT } from "../src/sync/pack-refs.ts";
-import { cleanupTemp, cli, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
@@ -58,6 +58,24 @@ for (const args of [["status"], ["events", "--agent", "agent-001", "--limit", "5
     assert.equal(view(repo, env, args), first);
   });
 }
+
+test("packing writes a commit-graph layer of the handoff commits (git verifies it and uses it), none when commit-graphs are off", () => {
+  const { repo, env } = fixture({ tasks: PACK_LOOSE_AT + 20, agents: 4, events: 2 * (PACK_LOOSE_AT + 20) });
+  const off = fixture({ tasks: PACK_LOOSE_AT + 20, agents: 4, events: 2 * (PACK_LOOSE_AT + 20) });
+  gitOut(off.repo, "config", "core.commitGraph", "false");
+  view(repo, env, ["status"]);
+  view(off.repo, off.env, ["status"]);
+  const chain = join(repo, ".git/objects/info/commit-graphs/commit-graph-chain");
+  assert.ok(existsSync(chain), "a split commit-graph");
+  gitOut(repo, "commit-graph", "verify");
+  // A task's commit is in it: git reads its generation from the graph.
+  const tip = gitOut(repo, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/handoff/tasks/");
+  const graphs = readdirSync(join(repo, ".git/objects/info/commit-graphs")).filter((f) => f.endsWith(".graph"));
+  assert.ok(graphs.length >= 1);
+  assert.ok(graphs.some((g) => readFileSync(join(repo, ".git/objects/info/commit-graphs", g)).includes(Buffer.from(tip, "hex"))), "the task's commit is in the graph");
+  assert.not.ok(existsSync(join(off.repo, ".git/objects/info/commit-graphs")));
+  assert.not.ok(existsSync(join(off.repo, ".git/objects/info/commit-graph")));
+});
 
 test("a view leaves fewer loose refs than the threshold as they are", () => {
   const { repo, env } = fixture({ tasks: 40, agents: 3, events: 80 });

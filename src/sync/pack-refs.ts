@@ -31,5 +31,25 @@ export async function packIfLoose(store: Store, limit = PACK_LOOSE_AT): Promise<
   // A concurrent writer holding packed-refs.lock makes git give up after core.packedRefsTimeout:
   // packing is an optimisation, so that is not an error; the next sync packs.
   const r = await git(["pack-refs", "--all"], { cwd: store.cwd });
+  if (r.code === 0) await graphHandoffCommits(store);
   return r.code === 0;
+}
+
+/**
+ * A commit-graph layer for the handoff refs' commits, written when their refs are packed. Even a
+ * plain `git fetch` with nothing new checks connectivity with `rev-list --not --all`, which parses
+ * every ref's commit: at 5,000 tasks (10,000 refs) that check was most of what a fetch cost over
+ * a clone without them, and a commit-graph makes each parse a lookup (fetch 28 -> 21 ms there,
+ * 11 ms without handoff refs). Only these commits go in (`--stdin-commits`, a new `--split`
+ * layer that git merges as it would its own), so the code's history is never walked here; a user
+ * who turned commit-graphs off (`core.commitGraph false`) gets none.
+ */
+async function graphHandoffCommits(store: Store): Promise<void> {
+  const off = await git(["config", "--type=bool", "--get", "core.commitGraph"], { cwd: store.cwd });
+  if (off.stdout.trim() === "false") return;
+  const tips = new Set<string>();
+  for (const prefix of ["refs/handoff/", "refs/handoff-remotes/"]) for (const t of await store.listRefs(prefix)) tips.add(t.oid);
+  if (!tips.size) return;
+  // Best effort: a graph not written only leaves the user's fetch as it was.
+  await git(["commit-graph", "write", "--split", "--stdin-commits", "--no-progress"], { cwd: store.cwd, input: [...tips].join("\n") + "\n" });
 }
