@@ -72,10 +72,10 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
 /**
  * What a fetch offers the remote as "have"s. By default git offers commits from every local ref,
  * newest first, and a fetch that wants a commit with no parent here (a new task, its inputs, a new
- * result) can never find a common base: git goes on offering up to 256 commits in vain, one HTTP
- * round trip per batch (5-6 requests instead of 2 in a clone with some history). `haves`: the
- * commits worth offering (the fetched refs' own earlier tips, objects this clone has), and nothing
- * else; none at all when the clone has none of them (then there is nothing to negotiate with).
+ * result) can never find a common base: git goes on offering commits in vain, in growing batches,
+ * one HTTP round trip per batch (up to 7 requests instead of 2 in a clone with some history).
+ * `haves`: the commits worth offering (the fetched refs' own earlier tips, objects this clone
+ * has), and nothing else; none at all when the clone has none of them (nothing to negotiate with).
  */
 function negotiation(haves: string[] | undefined, part: "config" | "options"): string[] {
   if (!haves) return [];
