@@ -49,10 +49,11 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
   let r;
   for (let n = 0; ; n++) {
     noteRemoteCall(cwd, remote, "fetch");
+    const offer = negotiation(opts.haves);
     r = await git(
       // --refetch: transfer every object again, not only those missing by negotiation (a repair
       // of refs whose objects are partly missing: git would take the present commit as complete).
-      [...negotiation(opts.haves, "config"), "fetch", ...negotiation(opts.haves, "options"), "--quiet", "--no-tags", ...(!refs || opts.prune ? ["--prune"] : []), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
+      [...offer.config, "fetch", ...offer.options, "--quiet", "--no-tags", ...(!refs || opts.prune ? ["--prune"] : []), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
       { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
     );
     if (r.code === 0 && !r.timedOut) return { ok: true };
@@ -77,11 +78,11 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
  * `haves`: the commits worth offering (the fetched refs' own earlier tips, objects this clone
  * has), and nothing else; none at all when the clone has none of them (nothing to negotiate with).
  */
-function negotiation(haves: string[] | undefined, part: "config" | "options"): string[] {
-  if (!haves) return [];
+function negotiation(haves: string[] | undefined): { config: string[]; options: string[] } {
+  if (!haves) return { config: [], options: [] };
   const tips = [...new Set(haves)].filter((h) => /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(h));
-  if (part === "config") return tips.length ? [] : ["-c", "fetch.negotiationAlgorithm=noop"];
-  return tips.map((h) => `--negotiation-tip=${h}`);
+  if (!tips.length) return { config: ["-c", "fetch.negotiationAlgorithm=noop"], options: [] };
+  return { config: [], options: tips.map((h) => `--negotiation-tip=${h}`) };
 }
 
 /** One ref to push: `new` null deletes; `expected` null means the remote must not have it yet. */

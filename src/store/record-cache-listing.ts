@@ -17,7 +17,7 @@ import { join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { writeSmallFile } from "./small-file.ts";
-import { FNV_BASIS, hex32 } from "../core/fnv.ts";
+import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
@@ -104,13 +104,7 @@ export class ListingSnapshot<T> {
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
 function quickHash(text: string): string {
   // Both in one pass over the text (10,000 tips are 680,000 characters).
-  let a = FNV_BASIS;
-  let b = (FNV_BASIS ^ 0x9e3779b9) >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x01000193) >>> 0;
-  }
+  const [a, b] = fnv1a32Pair(text, FNV_BASIS, FNV_BASIS ^ 0x9e3779b9);
   return hex32(a) + hex32(b);
 }
 
