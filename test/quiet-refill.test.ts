@@ -1,0 +1,101 @@
+// Background work of long-running processes (temp files made ahead, replaced ref files removed)
+// waits until the process is quiet, so it does not run in the middle of the request that used
+// them (quiet-trigger.ts); a pool that runs low is refilled at once all the same.
+import { existsSync, readdirSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { QuietTrigger } from "../src/git/quiet-trigger.ts";
+import { TempFiles } from "../src/git/temp-files.ts";
+import { LooseRefWriter } from "../src/git/loose-ref-writer.ts";
+import { RefFiles } from "../src/git/ref-files.ts";
+import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+function tempObjects(repo: string): number {
+  let n = 0;
+  for (const d of readdirSync(`${repo}/.git/objects`)) {
+    if (/^[0-9a-f]{2}$/.test(d)) n += readdirSync(`${repo}/.git/objects/${d}`).filter((f) => f.startsWith("tmp_obj_")).length;
+  }
+  return n;
+}
+
+test("quiet trigger: pokes within the quiet spell start the wait again; the work runs once, after it", async () => {
+  let runs = 0;
+  const q = new QuietTrigger(() => runs++, 60);
+  const t0 = Date.now();
+  for (let i = 0; i < 5; i++) {
+    q.poke();
+    await sleep(20);
+  }
+  assert.is(runs, 0, "still being poked: not quiet yet");
+  await until(() => runs === 1, "the work after the quiet spell");
+  assert.ok(Date.now() - t0 >= 80 + 60 - 5, "ran only once the pokes had stopped for the quiet spell");
+  await sleep(120);
+  assert.is(runs, 1, "one run for one quiet spell");
+  q.poke();
+  q.cancel();
+  await sleep(120);
+  assert.is(runs, 1, "a cancelled wait runs nothing");
+});
+
+test("temp objects: taken ones are made again only once the process is quiet, unless the pool runs low", async () => {
+  const repo = tempRepo();
+  const pool = new TempFiles(`${repo}/.git/objects`, 16, 300);
+  try {
+    pool.fill();
+    // The first fill also makes every fan-out folder, then tops the pool up again: let it end.
+    await until(() => tempObjects(repo) === 16 && readdirSync(`${repo}/.git/objects`).filter((d) => /^[0-9a-f]{2}$/.test(d)).length === 256, "the pool filled");
+    await sleep(100);
+    for (let i = 0; i < 6; i++) assert.ok(pool.take(), "a temp file ready");
+    // What a request does between its writes and its answer: awaits that let other work run.
+    await turns(5);
+    await sleep(100);
+    assert.is(tempObjects(repo), 16, "the taken files are still there (not used here) and no new one was made meanwhile");
+    await until(() => tempObjects(repo) === 22, "the pool made up once quiet");
+    // Taken down to a quarter: made again at once, quiet or not.
+    for (let i = 0; i < 13; i++) assert.ok(pool.take(), "a temp file ready");
+    await until(() => tempObjects(repo) > 22, "a low pool refilled at once");
+    assert.ok(tempObjects(repo) > 22);
+  } finally {
+    pool.close();
+  }
+});
+
+test("ref writer: a replaced ref file's second name is removed once the process is quiet, and the temp pool made up", async () => {
+  const repo = tempRepo();
+  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "a");
+  const a = gitOut(repo, "rev-parse", "HEAD").trim();
+  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "b");
+  const b = gitOut(repo, "rev-parse", "HEAD").trim();
+  gitOut(repo, "update-ref", "refs/handoff/tasks/t-1", a);
+  const w = await LooseRefWriter.open(repo, `${repo}/.git`, repo, new RefFiles(`${repo}/.git`));
+  if (!w) throw new Error("expected an in-process writer for a plain repository");
+  const dir = `${repo}/.git/handoff/ref-temps`;
+  try {
+    w.prepareAhead();
+    await until(() => existsSync(dir) && readdirSync(dir).length === 16, "the ref temp pool filled");
+    assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: b, old: a }]), { ok: true });
+    const old = () => readdirSync(dir).filter((f) => f.endsWith(".old"));
+    assert.is(old().length, 1, "the replaced file keeps a second name until the process is quiet");
+    await until(() => old().length === 0 && readdirSync(dir).length === 16, "second name removed and pool made up");
+    assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/t-1").trim(), b);
+  } finally {
+    w.close();
+  }
+});
+
+test.run();
