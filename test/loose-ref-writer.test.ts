@@ -172,10 +172,18 @@ test("racing git update-ref processes on the same ref: every compare-and-swap th
     }
   })();
   // Ours tries while git's processes are in flight, then lets git finish one attempt, so both
-  // sides keep trying until the end of the chain whatever the machine's speed.
+  // sides keep trying until the end of the chain whatever the machine's speed. Every fourth
+  // round ours stands back until git has won a step: where a git process takes longer to start
+  // than ours takes to write, ours would otherwise win every race, and a race one side cannot
+  // lose would check nothing.
   for (let n = 0; n < 5000; n++) {
     const cur = refs.read(ref)!;
     if (cur === last) break;
+    if (n % 4 === 3) {
+      const won = gitWins;
+      while (gitWins === won && refs.read(ref) !== last) await new Promise((r) => setTimeout(r, 1));
+      continue;
+    }
     const r = w.update([{ ref, new: next.get(cur)!, old: cur }]);
     if (r?.ok) ourWins++;
     const seen = gitAttempts;
