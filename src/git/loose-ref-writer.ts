@@ -19,6 +19,7 @@ import { closeSync, existsSync, linkSync, mkdirSync, open, openSync, readdirSync
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
 import { QuietTrigger } from "./quiet-trigger.ts";
+import { readRefText } from "./ref-text.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 import { git } from "./run.ts";
 import type { RefUpdate, TransactionResult } from "./refs.ts";
@@ -298,7 +299,7 @@ export class LooseRefWriter {
   private current(ref: string): string | null {
     let text: string | null = null;
     try {
-      text = readFileSync(`${this.commonDir}/${ref}`, "latin1");
+      text = readRefText(`${this.commonDir}/${ref}`);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ENOTDIR") throw e;

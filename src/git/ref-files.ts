@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { RefTip } from "./refs.ts";
+import { readRefText } from "./ref-text.ts";
 import { WatchedRefFolder } from "./ref-watch.ts";
 
 /**
@@ -117,7 +118,7 @@ export class RefFiles {
   private readLoose(name: string): string | null | undefined {
     let text: string;
     try {
-      text = readFileSync(`${this.commonDir}/${name}`, "utf8");
+      text = readRefText(`${this.commonDir}/${name}`);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined;
