@@ -179,17 +179,26 @@ async function worker(): Promise<void> {
     for (const file of unit.files.filter((f) => !got.some((r) => r.file === f))) queue.push({ files: [file], estimate: estimate(file) });
     for (const r of got) {
       results.push(r);
-      const failed = r.code !== 0 || r.total === 0;
+      const failed = fileFailed(r);
       process.stdout.write(`${failed ? "FAIL" : "ok  "} ${r.file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s${unit.files.length > 1 ? `  (shared, ${unit.files.length} files)` : ""}\n`);
       // A failing file's whole output, so the failure reads as uvu printed it.
       if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
+      if (failed && r.code === 0 && r.total > 0) process.stdout.write(`    | [run] ${r.total - r.passed - r.skipped} of ${r.total} tests neither passed nor failed: uvu says nothing when a before hook throws\n`);
     }
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
 
+/**
+ * A file failed when its process did, when it ran nothing, or when fewer of its tests passed than
+ * it has: uvu exits 0 and counts nothing failed when a suite's `before` hook throws (a browser that
+ * does not start), so a file whose tests never ran would otherwise pass.
+ */
+function fileFailed(r: FileResult): boolean {
+  return r.code !== 0 || r.total === 0 || r.passed + r.skipped < r.total;
+}
 const sum = (k: "total" | "passed" | "skipped") => results.reduce((s, r) => s + r[k], 0);
-const failedFiles = results.filter((r) => r.code !== 0 || r.total === 0);
+const failedFiles = results.filter(fileFailed);
 const wall = (Date.now() - started) / 1000;
 process.stdout.write("\nslowest files (budget " + BUDGET_S + " s each):\n");
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) {
