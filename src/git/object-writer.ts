@@ -53,8 +53,11 @@ export class ObjectWriter {
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
     const small = raw.length <= SMALL_OBJECT_MAX;
     const oid = small && this.format === "sha1" ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
+    // An object this process has not written lately is nearly always new (a record holds the time
+    // it was written): it is written without asking first whether it is there.
+    const known = this.recent.has(oid);
     if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
-    this.store(oid, raw);
+    this.store(oid, raw, known);
     if (body.length <= RECENT_MAX_BYTES) {
       this.recent.delete(oid);
       this.recent.set(oid, { type, body });
@@ -100,12 +103,18 @@ export class ObjectWriter {
     return `${this.commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
   }
 
-  private store(oid: string, raw: Buffer): void {
+  /**
+   * With a temp file made ahead, an object not `known` to this process goes straight into place:
+   * if another process wrote it meanwhile, the rename replaces it with the same bytes (git's own
+   * rename mode), and the `stat` saved is most of what a fresh object's check costs.
+   */
+  private store(oid: string, raw: Buffer, known = true): void {
     const dir = `${this.commonDir}/objects/${oid.slice(0, 2)}`;
     const path = `${dir}/${oid.slice(2)}`;
-    if (existsSync(path)) return;
+    const ahead = known ? null : this.temps?.take();
+    if (!ahead && existsSync(path)) return;
     const packed = raw.length <= SMALL_OBJECT_MAX ? storedDeflate(raw) : deflateSync(raw, { level: 1 });
-    const made = this.temps?.take();
+    const made = ahead ?? this.temps?.take();
     if (made && this.storeInto(made, packed, dir, path)) return;
     // `git prune --expire=now` removes temp files and empty fan-out folders at any moment: a temp
     // file that vanished before its link is written again.
