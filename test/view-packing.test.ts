@@ -77,6 +77,26 @@ test("packing writes a commit-graph layer of the handoff commits (git verifies i
   assert.not.ok(existsSync(join(off.repo, ".git/objects/info/commit-graph")));
 });
 
+test(`a claim whose capacity check read ${PACK_LOOSE_AT} loose task refs packs them after it answered; the next claim reads packed refs`, () => {
+  const { repo, env } = fixture({ tasks: PACK_LOOSE_AT + 20, agents: 4, events: 8 });
+  // Every fourth task of the fixture is still to do (views-fixture.ts).
+  const todo = ["t-00000", "t-00004"];
+  assert.ok(looseRefs(repo) >= PACK_LOOSE_AT, "the fixture writes loose refs");
+  const before = handoffRefs(repo, { logs: true });
+  const claimed = cli(["claim", todo[0]!, "--over-capacity", "--json"], { cwd: repo, agent: "newcomer", env });
+  assert.is(claimed.code, 0, claimed.stderr);
+  assert.is(claimed.json.claim.agent, "newcomer");
+  assert.ok(looseRefs(repo) < 10, `loose refs left: ${looseRefs(repo)}`);
+  assert.ok(packedHandoffRefs(repo) >= PACK_LOOSE_AT);
+  // Every ref but the claimed task's, the lease set and the claimer's own kept its value.
+  const mine = (l: string) => l.startsWith(`refs/handoff/tasks/${todo[0]} `) || l.startsWith("refs/handoff/leases ") || l.startsWith("refs/handoff/agents/newcomer ");
+  const keep = (a: string) => a.split("\n").filter((l) => !mine(l));
+  assert.equal(keep(handoffRefs(repo, { logs: true })), keep(before));
+  const next = cli(["claim", todo[1]!, "--over-capacity", "--json"], { cwd: repo, agent: "newcomer", env });
+  assert.is(next.code, 0, next.stderr);
+  assert.is(next.json.id, todo[1]);
+});
+
 test("a view leaves fewer loose refs than the threshold as they are", () => {
   const { repo, env } = fixture({ tasks: 40, agents: 3, events: 80 });
   const loose = looseRefs(repo);

@@ -4,6 +4,8 @@ import { fail } from "../core/errors.ts";
 import { refreshHeartbeat } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
+import { PACK_LOOSE_AT } from "../sync/pack-refs.ts";
+import { packAfterView } from "./view-packing.ts";
 import { neutralise } from "../present/untrusted.ts";
 import { writeErr } from "../present/output.ts";
 
@@ -54,6 +56,9 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
     for (const n of store.notices) writeErr(`git-handoff: ${neutralise(n)}\n`);
+    // A listing that read many loose ref files (a claim's capacity check reads every task's): they
+    // are packed now that the answer is out, so the next command reads one file (pack-refs.ts).
+    if (store.looseRefsListed >= PACK_LOOSE_AT) await packAfterView(store);
     return result;
   } finally {
     store.close();

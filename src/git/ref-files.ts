@@ -15,6 +15,12 @@ export class RefFiles {
   /** Folders followed by a watch (`listFollowed`), and the last sorted listing of each. */
   private readonly followed = new Map<string, { folder: WatchedRefFolder; last: Listed | null }>();
 
+  /**
+   * The most loose ref files one `list` call read: a one-shot command that read many packs them
+   * afterwards (pack-refs.ts), so the next one reads one file instead.
+   */
+  looseListed = 0;
+
   constructor(private readonly commonDir: string) {}
 
   /** True when this repository stores refs in files (the only backend git 2.39 has by default). */
@@ -57,6 +63,7 @@ export class RefFiles {
     // way round, it could be in neither (sync and the views pack refs while others read).
     const loose = new Map<string, string>();
     this.walk(prefix.replace(/\/$/, ""), loose);
+    if (loose.size > this.looseListed) this.looseListed = loose.size;
     const packed = this.packedRefs();
     // packed-refs as git writes it is sorted: the prefix's refs are one run of it, found by a
     // binary search, already in order (a view lists four families of 10,000 refs each call).

@@ -108,6 +108,11 @@ export class Store {
     return this.session !== null;
   }
 
+  /** The most loose ref files one listing of this store read (0 when refs are not read from files). */
+  get looseRefsListed(): number {
+    return this.refFiles?.looseListed ?? 0;
+  }
+
   /** Refs are read from files in-process (not through git): a watcher can stat them. */
   get usesRefFiles(): boolean {
     return this.refFiles !== null;
