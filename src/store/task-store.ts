@@ -75,8 +75,11 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
   const tips = await store.listRefs(TASKS_PREFIX);
   let stored = listed.get(tips);
   if (!stored) {
-    // One-shot views over many tasks read the whole listing from one file named by the tips.
-    const snapshot = store.warm ? null : ListingSnapshot.of<Task>(store.repo.commonDir, tips);
+    // One-shot views over many tasks read the whole listing from one file named by the tips. Only
+    // the views write such files, and any write since moves the tips: another command (a claim's
+    // capacity check) would hash every tip to look for a file that is nearly never there (7 ms at
+    // 1,000 tasks in a cold process, where the hash loop is not yet compiled).
+    const snapshot = store.warm || !store.keepsRecords ? null : ListingSnapshot.of<Task>(store.repo.commonDir, tips);
     const saved = snapshot?.read(tips.length);
     stored = saved ? { tasks: saved, problems: [] } : ((await reordered(store, tips)) ?? (await sortedListing(store, tips)));
     store.flushRecords();
