@@ -8,7 +8,8 @@ import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
-import { storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
+import { byAge, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
+import { claimedFromIndex } from "./claimed-index.ts";
 import { ListingSnapshot, viewPart, type ViewPart } from "./record-cache-listing.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
@@ -69,9 +70,16 @@ const claimedOf = new WeakMap<object, Task[]>();
  * check or a claim's overlap advisory looks at, without settling every task of the listing.
  */
 export async function listClaimedTasks(store: Store): Promise<Task[]> {
-  const listing = await storedListing(store);
-  let claimed = claimedOf.get(listing);
-  if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
+  let claimed: Task[] | undefined;
+  if (store.warm) {
+    const listing = await storedListing(store);
+    claimed = claimedOf.get(listing);
+    if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
+  } else {
+    // A one-shot command reads the records of the claimed tasks only (claimed-index.ts), in the
+    // listing's order.
+    claimed = (await claimedFromIndex(store, await store.listRefs(TASKS_PREFIX))).sort(byAge);
+  }
   const ctx = { actor: store.actor, now: store.now() };
   return claimed.map((t) => settle(t, ctx).record);
 }

@@ -27,7 +27,8 @@ function ctxOf(store: Store, now: Date): OpContext {
   return { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
 }
 
-async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
+/** The task record at commit `oid` of `ref`, refused as corrupt when it names another task. */
+export async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
   const task = await store.record(ref, oid, TASK_FILE, Task);
   // A ref copied or pointed at another task's commit would otherwise act on the wrong task's record.
   if (ref !== TASKS_PREFIX + task.id) fail("corrupt_state", `${ref} is corrupt: it holds task ${JSON.stringify(task.id)}`, { ref });
@@ -138,7 +139,7 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
 }
 
 /** Oldest first, then by id as `localeCompare` orders them (textOrder: no collator for times). */
-function byAge(a: Task, b: Task): number {
+export function byAge(a: Task, b: Task): number {
   return a.created_at === b.created_at ? textOrder(a.id, b.id) : textOrder(a.created_at, b.created_at);
 }
 

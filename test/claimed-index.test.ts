@@ -1,0 +1,78 @@
+// One-shot claims find the claimed tasks through .git/handoff/claimed.index (claimed-index.ts):
+// one line per task ref, `<ref> <commit> <status>`, so a claim's capacity check and overlap
+// advisory read the records of claimed tasks and of tasks whose tip moved, not of every task. The
+// index must never change an answer: tips moved by commands that do not read it, a damaged or
+// foreign file, and tasks that are gone all give what a full listing gives.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const indexOf = (repo: string) => `${repo}/.git/handoff/claimed.index`;
+function lines(repo: string): string[] {
+  return readFileSync(indexOf(repo), "utf8").split("\n").filter(Boolean);
+}
+const tip = (repo: string, id: string) => gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`).trim();
+
+function project(ids: string[], scopes: Record<string, string> = {}): string {
+  const repo = tempRepo();
+  for (const id of ids) {
+    const r = cli(["task", "add", `task ${id}`, "--id", id, ...(scopes[id] ? ["--scope", scopes[id]!] : [])], { cwd: repo, agent: "lead" });
+    assert.is(r.code, 0, r.stderr);
+  }
+  return repo;
+}
+
+test("capacity through the index: a task released by a command that does not read it is free again; one still held counts", () => {
+  const repo = project(["a", "b", "c"]);
+  const claim = (id: string) => cli(["claim", id, "--json"], { cwd: repo, agent: "alice" });
+  assert.is(claim("a").code, 0);
+  assert.ok(existsSync(indexOf(repo)), "the first claim's capacity check wrote the index");
+  assert.is(lines(repo).length, 4, "a header and a line per task, written before the claim moved a");
+  const full = claim("b");
+  assert.is(full.code, 3, full.stdout + full.stderr);
+  assert.is(full.json.error.code, "at_capacity");
+  assert.match(full.json.error.message, /\(a\)/);
+  assert.ok(lines(repo).includes(`refs/handoff/tasks/a ${tip(repo, "a")} claimed`), lines(repo).join("\n"));
+  // release does not list claimed tasks: the index still says a is claimed, at a commit no longer its tip.
+  assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.ok(lines(repo).some((l) => l.startsWith("refs/handoff/tasks/a ") && l.endsWith(" claimed")));
+  assert.is(claim("b").code, 0, "a's tip moved: read again, it is free, so b may be claimed");
+  assert.ok(lines(repo).includes(`refs/handoff/tasks/a ${tip(repo, "a")} todo`), "the moved tip's line appended");
+  const again = claim("c");
+  assert.is(again.code, 3);
+  assert.match(again.json.error.message, /\(b\)/);
+});
+
+test("overlaps through the index: another agent's claim made since is reported", () => {
+  const repo = project(["api", "client"], { api: "src/api/**", client: "src/api/client.ts" });
+  assert.is(cli(["claim", "api"], { cwd: repo, agent: "bob" }).code, 0);
+  const r = cli(["claim", "client", "--json"], { cwd: repo, agent: "carol" });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(JSON.stringify(r.json), /api/, "the overlap with bob's claim is named");
+  assert.match(r.stderr + r.stdout, /bob/);
+});
+
+test("a damaged, foreign or stale index is passed over and written anew; answers stay those of a full listing", () => {
+  const repo = project(["a", "b", "c"]);
+  assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  // Torn and hostile lines, a line for a task that does not exist, a wrong status at a wrong commit.
+  writeFileSync(
+    indexOf(repo),
+    `handoff-claimed-index 1\nrefs/handoff/tasks/a 0000000000000000000000000000000000000000 todo\nrefs/handoff/tasks/gone ${"1".repeat(40)} claimed\nrefs/handoff/tasks/b ${tip(repo, "b")} claim\n../../etc/passwd ${"2".repeat(40)} claimed\nrefs/handoff/tasks/c ${"3".repeat(20)}`,
+  );
+  const full = cli(["claim", "b", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(full.code, 3, "a is still counted: its line named another commit");
+  assert.is(full.json.error.code, "at_capacity");
+  // A foreign file (another format) is replaced whole.
+  writeFileSync(indexOf(repo), "something else\nrefs/handoff/tasks/a x y\n");
+  assert.is(cli(["claim", "b", "--json"], { cwd: repo, agent: "alice" }).code, 3);
+  const now = lines(repo);
+  assert.is(now[0], "handoff-claimed-index 1");
+  assert.equal(now.slice(1).sort(), ["a", "b", "c"].map((id) => `refs/handoff/tasks/${id} ${tip(repo, id)} ${id === "a" ? "claimed" : "todo"}`).sort());
+  assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "alice" }).code, 0);
+});
+
+test.run();
