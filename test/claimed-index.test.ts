@@ -76,6 +76,16 @@ test("a damaged, foreign or stale index is passed over and written anew; answers
   assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
+test("an index grown past twice the task refs (plus 64) is written anew with a line per ref", () => {
+  const repo = project(["a", "b", "c"]);
+  assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  const head = readFileSync(indexOf(repo), "utf8");
+  // Lines a long history of appends leaves: many for the same ref, all sound.
+  writeFileSync(indexOf(repo), head + `refs/handoff/tasks/b ${tip(repo, "b")} todo\n`.repeat(100));
+  assert.is(cli(["claim", "b"], { cwd: repo, agent: "bob" }).code, 0);
+  assert.is(lines(repo).length, 4, lines(repo).join("\n"));
+});
+
 test("a claimed line whose record is torn or names another task is read from git instead", () => {
   const repo = project(["a", "b"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);

@@ -36,7 +36,7 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
   const path = join(store.repo.commonDir, "handoff", "claimed.index");
   const text = readSmallFile(path);
   const ours = !!text?.startsWith(`${HEADER}\n`);
-  const known = ours ? parseIndex(text!) : new Map<string, Entry>();
+  const { known, lines } = ours ? parseIndex(text!) : { known: new Map<string, Entry>(), lines: 0 };
   const fresh: string[] = [];
   const claimed: Task[] = [];
   for (const t of tips) {
@@ -53,7 +53,7 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
     if (task.status === "claimed") claimed.push(task);
   }
   try {
-    if (!ours || known.size + fresh.length > 2 * tips.length + 64) {
+    if (!ours || lines + fresh.length > 2 * tips.length + 64) {
       const current = new Map<string, string>();
       for (const [name, k] of known) current.set(name, `${name} ${k.oid} ${k.status}${k.json !== undefined ? `\t${k.json}` : ""}\n`);
       for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
@@ -70,15 +70,20 @@ function lineOf(t: RefTip, task: Task): string {
   return `${t.name} ${t.oid} ${task.status}${task.status === "claimed" ? `\t${JSON.stringify(task)}` : ""}\n`;
 }
 
-/** Every sound line, the last one of each ref winning; a torn or foreign line is passed over. */
-function parseIndex(text: string): Map<string, Entry> {
+/**
+ * Every sound line, the last one of each ref winning; a torn or foreign line is passed over.
+ * `lines`: all lines after the header, sound or not (what decides a rewrite).
+ */
+function parseIndex(text: string): { known: Map<string, Entry>; lines: number } {
   const known = new Map<string, Entry>();
+  let lines = 0;
   let at = text.indexOf("\n") + 1;
   while (at < text.length) {
     let end = text.indexOf("\n", at);
     if (end < 0) end = text.length;
     const line = text.slice(at, end);
     at = end + 1;
+    lines++;
     const a = line.indexOf(" ");
     const b = line.indexOf(" ", a + 1);
     if (a < 0 || b < 0) continue;
@@ -89,7 +94,7 @@ function parseIndex(text: string): Map<string, Entry> {
     if (!name.startsWith(TASKS_PREFIX) || !OID.test(oid) || !STATUSES.has(status)) continue;
     known.set(name, tab < 0 ? { oid, status } : { oid, status, json: line.slice(tab + 1) });
   }
-  return known;
+  return { known, lines };
 }
 
 /** A claimed task's record from its line, or null when the line is torn or names another task. */
