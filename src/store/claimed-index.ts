@@ -6,8 +6,9 @@
 // claim reads of it; validated when it was read from git, as tasks.cache's lines are): a listing
 // compares those commits with the current tips and reads only the records of tasks whose tip moved.
 // Lines are appended (one write with O_APPEND; the last line of a ref wins), and the file is
-// written anew only when it has grown past twice the task refs. A cache keyed by commits (DESIGN: thrown away and rebuilt at
-// will): a torn or foreign line is passed over, and a wrong commit only costs a read.
+// written anew only when it has grown past twice the task refs. A cache keyed by commits (DESIGN:
+// thrown away and rebuilt at will): a torn or foreign line is passed over, and a wrong commit only
+// costs a read.
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
