@@ -13,14 +13,26 @@
 // objects are gone must be read from git (which says so): such a line counts only while its three
 // objects are there as loose files; otherwise the record is read from git and, if sound, cached
 // as a plain line.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 /** Lines kept at most; past it, only the records this process used are kept. */
 const MAX_LINES = 50_000;
 
+/**
+ * Lookups answered by searching the file's bytes before it is parsed whole. A one-shot claim asks
+ * for a record or two: splitting a 10,000-line file into a map for them cost more than reading
+ * the objects would have; a listing asks for every record, and past this many it parses the file.
+ */
+const SEARCHED_LOOKUPS = 32;
+
 export class RecordCache {
   private lines: Map<string, string> | null = null;
+  /** The file's bytes while it is searched, not parsed (null: no file; undefined: not read yet). */
+  private bytes: Buffer | null | undefined = undefined;
+  /** Lines this process added or dropped while the file is searched (a null value: dropped). */
+  private readonly changed = new Map<string, string | null>();
+  private searched = 0;
   private readonly used = new Set<string>();
   /** Lines this process added, not yet on disk. */
   private fresh: string[] = [];
@@ -36,19 +48,46 @@ export class RecordCache {
   private load(): Map<string, string> {
     if (this.lines) return this.lines;
     const lines = new Map<string, string>();
-    const text = readSmallFile(this.path);
+    const text = this.bytes !== undefined ? (this.bytes?.toString("utf8") ?? null) : readSmallFile(this.path);
     if (text) {
       for (const line of text.split("\n")) {
         const tab = line.indexOf("\t");
         if (tab > 0) lines.set(line.slice(0, tab), line.slice(tab + 1));
       }
     }
+    for (const [oid, line] of this.changed) {
+      if (line === null) lines.delete(oid);
+      else lines.set(oid, line);
+    }
+    this.changed.clear();
+    this.bytes = undefined;
     return (this.lines = lines);
+  }
+
+  /** The line cached for `oid` (after its tab), as load() would keep it: the file's last one. */
+  private lineOf(oid: string): string | undefined {
+    if (this.lines) return this.lines.get(oid);
+    if (++this.searched > SEARCHED_LOOKUPS) return this.load().get(oid);
+    if (this.changed.has(oid)) return this.changed.get(oid) ?? undefined;
+    if (this.bytes === undefined) {
+      try {
+        this.bytes = readFileSync(this.path);
+      } catch {
+        this.bytes = null;
+      }
+    }
+    const b = this.bytes;
+    if (!b) return undefined;
+    const at = b.lastIndexOf(`\n${oid}\t`, undefined, "latin1");
+    const start = at >= 0 ? at + 1 : b.subarray(0, oid.length + 1).toString("latin1") === `${oid}\t` ? 0 : -1;
+    if (start < 0) return undefined;
+    const end = b.indexOf(10, start);
+    return b.toString("utf8", start + oid.length + 1, end < 0 ? b.length : end);
   }
 
   /** The record cached for `oid`, or undefined. */
   get(oid: string): unknown {
-    let line = this.load().get(oid);
+    let line = this.lineOf(oid);
     if (line === undefined) return undefined;
     if (line.startsWith("!")) {
       const tab = line.indexOf("\t");
@@ -60,7 +99,8 @@ export class RecordCache {
       this.used.add(oid);
       return record;
     } catch {
-      this.lines!.delete(oid);
+      if (this.lines) this.lines.delete(oid);
+      else this.changed.set(oid, null);
       this.damaged = true;
       return undefined;
     }
@@ -69,17 +109,18 @@ export class RecordCache {
   /** A record this process wrote at commit `oid` (its commit, tree and blob `objects`). */
   note(oid: string, record: unknown, objects: string[]): void {
     const line = `!${objects.join(",")}\t${JSON.stringify(record)}`;
-    this.lines?.set(oid, line);
+    if (this.lines) this.lines.set(oid, line);
+    else this.changed.set(oid, line);
     this.used.add(oid);
     this.fresh.push(`${oid}\t${line}\n`);
   }
 
   /** A record just read and validated from git. */
   put(oid: string, record: unknown): void {
-    const lines = this.load();
-    if (lines.get(oid)?.startsWith("!") === false) return;
+    if (this.lineOf(oid)?.startsWith("!") === false) return;
     const json = JSON.stringify(record);
-    lines.set(oid, json);
+    if (this.lines) this.lines.set(oid, json);
+    else this.changed.set(oid, json);
     this.used.add(oid);
     this.fresh.push(`${oid}\t${json}\n`);
   }
@@ -92,6 +133,8 @@ export class RecordCache {
     if (!this.fresh.length) return;
     const added = this.fresh.join("");
     this.fresh = [];
+    // A damaged line seen while searching: parse the whole file now, to write it anew without it.
+    if (this.damaged) this.load();
     if (this.lines && (this.damaged || this.lines.size > MAX_LINES)) {
       const keep = this.lines.size > MAX_LINES ? [...this.lines].filter(([oid]) => this.used.has(oid)) : [...this.lines];
       writeSmallFile(this.path, keep.map(([oid, json]) => `${oid}\t${json}`).join("\n") + "\n");
