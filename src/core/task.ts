@@ -11,7 +11,9 @@ export const MAX_NOTE = 8000;
 export const MAX_SCOPE_GLOBS = 100;
 
 /** `review`: verified work waiting for a reviewer to accept (-> done) or reject (-> todo). */
-export const TaskStatus = lazySchema(() => z.enum(["todo", "claimed", "done", "failed", "cancelled", "review"]));
+/** Every task status, for readers that must not build the schema (a cold command's caches). */
+export const TASK_STATUSES = ["todo", "claimed", "done", "failed", "cancelled", "review"] as const;
+export const TaskStatus = lazySchema(() => z.enum(TASK_STATUSES));
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export const FINAL_STATUSES: readonly TaskStatus[] = ["done", "failed", "cancelled"];
 

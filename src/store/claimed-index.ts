@@ -12,14 +12,14 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
-import type { Task } from "../core/task.ts";
+import { TASK_STATUSES, type Task } from "../core/task.ts";
 import type { RefTip } from "../git/refs.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
 import { readTaskAt, TASKS_PREFIX } from "./task-store.ts";
 
 const HEADER = "handoff-claimed-index 2";
-const STATUSES = new Set(["todo", "claimed", "done", "failed", "cancelled", "review"]);
+const STATUSES = new Set<string>(TASK_STATUSES);
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 interface Entry {
@@ -27,6 +27,8 @@ interface Entry {
   status: string;
   /** A claimed task's record as JSON (what a claim reads of it), else undefined. */
   json?: string;
+  /** The line itself, written again as it is when the file is rewritten. */
+  line: string;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
   try {
     if (!ours || lines + fresh.length > 2 * tips.length + 64) {
       const current = new Map<string, string>();
-      for (const [name, k] of known) current.set(name, `${name} ${k.oid} ${k.status}${k.json !== undefined ? `\t${k.json}` : ""}\n`);
+      for (const [name, k] of known) current.set(name, `${k.line}\n`);
       for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
       const names = new Set(tips.map((t) => t.name));
       writeSmallFile(path, `${HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
@@ -93,7 +95,7 @@ function parseIndex(text: string): { known: Map<string, Entry>; lines: number } 
     const tab = line.indexOf("\t", b + 1);
     const status = line.slice(b + 1, tab < 0 ? undefined : tab);
     if (!name.startsWith(TASKS_PREFIX) || !OID.test(oid) || !STATUSES.has(status)) continue;
-    known.set(name, tab < 0 ? { oid, status } : { oid, status, json: line.slice(tab + 1) });
+    known.set(name, tab < 0 ? { oid, status, line } : { oid, status, json: line.slice(tab + 1), line });
   }
   return { known, lines };
 }
