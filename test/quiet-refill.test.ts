@@ -8,6 +8,8 @@ import { QuietTrigger } from "../src/git/quiet-trigger.ts";
 import { TempFiles } from "../src/git/temp-files.ts";
 import { LooseRefWriter } from "../src/git/loose-ref-writer.ts";
 import { RefFiles } from "../src/git/ref-files.ts";
+import { ObjectWriter } from "../src/git/object-writer.ts";
+import { rmSync } from "node:fs";
 import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -93,6 +95,37 @@ test("ref writer: a replaced ref file's second name is removed once the process 
     assert.is(old().length, 1, "the replaced file keeps a second name until the process is quiet");
     await until(() => old().length === 0 && readdirSync(dir).length === 16, "second name removed and pool made up");
     assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/t-1").trim(), b);
+  } finally {
+    w.close();
+  }
+});
+
+test("object writer: a long-running writer checks what a ref now points at once quiet, and writes back what a prune removed", async () => {
+  const repo = tempRepo();
+  const w = new ObjectWriter(`${repo}/.git`, "sha1");
+  const path = (oid: string) => `${repo}/.git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+  try {
+    w.prepareAhead();
+    const oid = w.write("blob", "written, then pruned before anything checked\n");
+    assert.is(gitOut(repo, "cat-file", "-p", oid), "written, then pruned before anything checked");
+    // As a ref update does: settled, then removed by a prune before the check ran.
+    assert.is(w.settle(), 0, "nothing is checked while the process is busy");
+    rmSync(path(oid));
+    await until(() => existsSync(path(oid)), "the object written back once quiet");
+    assert.is(gitOut(repo, "cat-file", "-p", oid), "written, then pruned before anything checked");
+    // Written again within seconds, a known object is not looked for; should a prune have removed
+    // it, the settle after the update writes it back as well.
+    rmSync(path(oid));
+    assert.is(w.write("blob", "written, then pruned before anything checked\n"), oid);
+    assert.not.ok(existsSync(path(oid)), "a fresh known object is taken as there");
+    w.settle();
+    await until(() => existsSync(path(oid)), "written back by the check after the update");
+    // close() checks what is left at once.
+    const other = w.write("blob", "another\n");
+    w.settle();
+    rmSync(path(other));
+    w.close();
+    assert.ok(existsSync(path(other)), "close checks the settled objects");
   } finally {
     w.close();
   }

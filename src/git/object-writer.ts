@@ -4,6 +4,7 @@ import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
+import { QuietTrigger } from "./quiet-trigger.ts";
 import { TempFiles, type TempFile } from "./temp-files.ts";
 import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -27,8 +28,17 @@ export class ObjectWriter {
    * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
    */
   private pending = new Map<string, { type: ObjectType; body: Buffer }>();
-  /** The last objects written, by id: a process reading back what it just wrote reads no file. */
-  private readonly recent = new Map<string, { type: ObjectType; body: Buffer }>();
+  /**
+   * Long-running writers: objects a ref now points at, still to be checked (see `settle`). Their
+   * check runs once the process is quiet, after the answer has gone out.
+   */
+  private settled = new Map<string, { type: ObjectType; body: Buffer }>();
+  private settleCheck: QuietTrigger | null = null;
+  /**
+   * The last objects written, by id, and when each was last known to be on disk: a process
+   * reading back what it just wrote reads no file.
+   */
+  private readonly recent = new Map<string, { type: ObjectType; body: Buffer; seen: number }>();
 
   constructor(
     private readonly commonDir: string,
@@ -40,10 +50,13 @@ export class ObjectWriter {
   /** For long-running processes: create temp files ahead of need, off the critical path. */
   prepareAhead(): void {
     this.temps ??= new TempFiles(`${this.commonDir}/objects`);
+    this.settleCheck ??= new QuietTrigger(() => this.checkSettled());
     this.temps.fill();
   }
 
   close(): void {
+    this.settleCheck?.cancel();
+    this.checkSettled();
     this.temps?.close();
     this.temps = null;
   }
@@ -52,15 +65,20 @@ export class ObjectWriter {
     const body = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]);
     const small = raw.length <= SMALL_OBJECT_MAX;
-    const oid = small && this.format === "sha1" ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
+    // Long-running writers have node:crypto loaded once; its SHA-1 is 3-10x ours (small-object-codec.ts
+    // spares one-shot commands the module's load, not the hashing).
+    const oid = small && this.format === "sha1" && !this.settleCheck ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
     // An object this process has not written lately is nearly always new (a record holds the time
-    // it was written): it is written without asking first whether it is there.
-    const known = this.recent.has(oid);
+    // it was written): it is written without asking first whether it is there. One it wrote or
+    // found within KNOWN_FRESH_MS (a claim's unchanged blobs and trees) is not looked for either:
+    // it is pending like the others, so `settle` writes it again should a prune have removed it.
+    const last = this.recent.get(oid);
+    const now = Date.now();
     if (this.pending.size < PENDING_LIMIT) this.pending.set(oid, { type, body });
-    this.store(oid, raw, known);
+    if (!last || now - last.seen >= KNOWN_FRESH_MS) this.store(oid, raw, last !== undefined);
     if (body.length <= RECENT_MAX_BYTES) {
       this.recent.delete(oid);
-      this.recent.set(oid, { type, body });
+      this.recent.set(oid, { type, body, seen: last && now - last.seen < KNOWN_FRESH_MS ? last.seen : now });
       if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.keys().next().value!);
     }
     return oid;
@@ -83,8 +101,35 @@ export class ObjectWriter {
    * written again (stat calls only, no git). Returns how many were restored.
    */
   settle(): number {
+    if (this.settleCheck) {
+      // Long-running: checked once the process is quiet, not between a claim's update and its
+      // answer (seven stat calls there). The window in which a prune's removal shows is a few ms
+      // longer; the content is held until then, and `close` checks what is left. Returns 0.
+      for (const [oid, o] of this.pending) this.settled.set(oid, o);
+      this.pending.clear();
+      if (this.settled.size > SETTLED_LIMIT) this.checkSettled();
+      else this.settleCheck.poke();
+      return 0;
+    }
     const restored = this.restoreMissing();
     this.pending.clear();
+    return restored;
+  }
+
+  /** The deferred half of `settle`: objects refs point at that a prune removed are written again. */
+  private checkSettled(): number {
+    let restored = 0;
+    const now = Date.now();
+    for (const [oid, { type, body }] of this.settled) {
+      const r = this.recent.get(oid);
+      if (existsSync(this.pathOf(oid))) {
+        if (r) r.seen = now;
+        continue;
+      }
+      this.store(oid, Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]));
+      restored++;
+    }
+    this.settled.clear();
     return restored;
   }
 
@@ -179,6 +224,16 @@ const RECENT_MAX_BYTES = 64 * 1024;
 
 /** More pending objects than one operation writes: a long-running process that never settles. */
 const PENDING_LIMIT = 4096;
+
+/**
+ * How long an object this writer wrote, or found on disk, is taken to be there without a look.
+ * Only `git gc --prune=now` removes a loose object that young (git's default expiry is two weeks)
+ * and the object is pending all the same: `settle` restores it after the ref update.
+ */
+const KNOWN_FRESH_MS = 10_000;
+
+/** Objects left to check before a burst of writes with no quiet moment checks them at once. */
+const SETTLED_LIMIT = 256;
 
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
 function openTemp(dir: string, tmp: string): number {
