@@ -3,6 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
+import { leasesNear } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -35,11 +36,25 @@ export function claimOverlaps(claimed: Task, tasks: Task[], leases: Lease[], age
     if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || Date.parse(c.expires_at) <= now.getTime()) continue;
     for (const p of t.scope) add(t.id, c.agent, p);
   }
-  for (const l of leases) {
+  // Each scope glob meets only the leases near it (lease-groups.ts); a lease near two of them is
+  // looked at in the set's order all the same, so the answer is the one a walk of every lease gives.
+  const near = claimed.scope.length === 1 ? leasesNear(leases, claimed.scope[0]!) : nearAny(leases, claimed.scope);
+  for (const l of near) {
     if (l.agent === agent || !isLeaseLive(l, now) || l.task === claimed.id) continue;
     add(l.task, l.agent, l.pattern);
   }
   return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || textOrder(a.pattern, b.pattern));
+}
+
+/** The leases near any of `patterns`, in the set's order. */
+function nearAny(leases: Lease[], patterns: string[]): readonly Lease[] {
+  const wanted = new Set<Lease>();
+  for (const p of patterns) {
+    const near = leasesNear(leases, p);
+    if (near === leases) return leases;
+    for (const l of near) wanted.add(l);
+  }
+  return leases.filter((l) => wanted.has(l));
 }
 
 export function overlapText(o: Overlap): string {

@@ -8,17 +8,12 @@ import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
-import { textOrder } from "./text-order.ts";
+import { leasesNear } from "./lease-groups.ts";
+import { keepOrder, withLeases } from "./lease-order.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
   return { type, task: task ?? "", agent, at: ctx.now.toISOString(), scope, worktree, branch };
-}
-
-// The order of `localeCompare` (every lease write sorts the whole set); textOrder makes a collator
-// only for patterns it cannot order plainly, so a cold claim does not load ICU's collation data.
-function sorted(leases: Lease[]): Lease[] {
-  return [...leases].sort((a, b) => textOrder(a.pattern, b.pattern) || textOrder(a.agent, b.agent));
 }
 
 /** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */
@@ -47,7 +42,7 @@ export function settleLeases(set: LeaseSet, ctx: OpContext): { record: LeaseSet;
     };
     steps.push({ event, record: { leases } });
   }
-  return { record: { leases }, steps };
+  return { record: { leases: keepOrder(set.leases, leases) }, steps };
 }
 
 function afterSettle(set: LeaseSet, ctx: OpContext, decide: (s: LeaseSet) => Outcome<LeaseSet>): Outcome<LeaseSet> {
@@ -80,7 +75,7 @@ export interface Conflict {
 export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0): Conflict[] {
   const out: Conflict[] = [];
   for (const requested of patterns) {
-    for (const lease of leases) {
+    for (const lease of leasesNear(leases, requested)) {
       if (lease.agent === agent || !isLeaseLiveFor(lease, now, agent, graceMs)) continue;
       if (!exclusive && !lease.exclusive) continue;
       const witness = overlapWitness(requested, lease.pattern);
@@ -161,10 +156,11 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
     const expires = new Date(ctx.now.getTime() + req.ttlMs).toISOString();
     const { worktree, branch, scope } = ctx.actor;
     const patterns = [...new Set(req.patterns)];
-    let leases = renewAll(s.leases, agent, ctx.now).filter((l) => !(l.agent === agent && patterns.includes(l.pattern)));
+    const kept = keepOrder(s.leases, renewAll(s.leases, agent, ctx.now).filter((l) => !(l.agent === agent && patterns.includes(l.pattern))));
+    const added: Lease[] = [];
     for (const pattern of patterns) {
       const before = s.leases.find((l) => l.agent === agent && l.pattern === pattern);
-      leases.push({
+      added.push({
         pattern,
         agent,
         task: req.task ?? before?.task ?? null,
@@ -179,8 +175,7 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
         scope,
       });
     }
-    leases = sorted(leases);
-    const record = { leases };
+    const record = { leases: withLeases(kept, added) };
     const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: expires };
     if (req.reason) event.reason = req.reason;
     return { ok: true, record, steps: [{ event, record }] };
@@ -217,7 +212,7 @@ export function releaseLeases(set: LeaseSet, req: ReleaseRequest, ctx: OpContext
       gone = mine.filter((l) => wanted.includes(l.pattern));
     }
     if (!gone.length) return { ok: true, record: s, steps: [] };
-    const record = { leases: s.leases.filter((l) => !gone.includes(l)) };
+    const record = { leases: keepOrder(s.leases, s.leases.filter((l) => !gone.includes(l))) };
     const tasks = [...new Set(gone.map((l) => l.task).filter((t): t is string => !!t))];
     const event: HandoffEvent = { ...base("unleased", ctx, tasks.length === 1 ? tasks[0]! : null), paths: gone.map((l) => l.pattern) };
     return { ok: true, record, steps: [{ event, record }] };
@@ -232,7 +227,7 @@ export function releaseTaskLeases(set: LeaseSet, task: string, ctx: OpContext, k
   return afterSettle(set, ctx, (s) => {
     const gone = s.leases.filter((l) => l.task === task && l.agent !== keepAgent);
     if (!gone.length) return { ok: true, record: s, steps: [] };
-    const record = { leases: s.leases.filter((l) => !gone.includes(l)) };
+    const record = { leases: keepOrder(s.leases, s.leases.filter((l) => !gone.includes(l))) };
     const event: HandoffEvent = { ...base("unleased", ctx, task), paths: gone.map((l) => l.pattern) };
     const holders = [...new Set(gone.map((l) => l.agent))];
     if (holders.length === 1 && holders[0] !== ctx.actor.agent) event.holder = holders[0]!;
@@ -249,7 +244,7 @@ export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 
   );
   if (!stale) return { ok: true, record: set, steps: [] };
   return afterSettle(set, ctx, (s) => {
-    const record = { leases: renewAll(s.leases, agent, ctx.now) };
+    const record = { leases: keepOrder(s.leases, renewAll(s.leases, agent, ctx.now)) };
     const mine = record.leases.filter((l) => l.agent === agent && l.task === null);
     const event: HandoffEvent = { ...base("leased", ctx, null), paths: mine.map((l) => l.pattern), expires_at: mine[0]?.expires_at ?? ctx.now.toISOString() };
     return { ok: true, record, steps: [{ event, record }] };

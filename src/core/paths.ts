@@ -4,11 +4,18 @@ import { posix } from "node:path";
 import { fail } from "./errors.ts";
 
 export const MAX_PATH_LENGTH = 1024;
-const GLOB_CHARS = /[*?[\]{}]/;
 const EXTGLOB = /[@!+*?]\(/;
 
 export function isGlob(pattern: string): boolean {
-  return GLOB_CHARS.test(pattern.includes("\\") ? pattern.replace(/\\./g, "") : pattern);
+  // Whether any of * ? [ ] { } is unescaped (a backslash escapes the character after it), in one
+  // scan: a claim's overlap advisory asks this of every live lease, where a regex test on an
+  // unescaped copy was ~0.03 ms of a claim at 1,000 leases.
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern.charCodeAt(i);
+    if (c === 92) i++; // \
+    else if (c === 42 || c === 63 || c === 91 || c === 93 || c === 123 || c === 125) return true; // * ? [ ] { }
+  }
+  return false;
 }
 
 function shown(s: string): string {

@@ -3,6 +3,7 @@
 // long as it. Pure: the lease set and the task as it now stands -> lease steps.
 import type { HandoffEvent } from "./event.ts";
 import type { Lease, LeaseSet } from "./lease.ts";
+import { keepOrder } from "./lease-order.ts";
 import type { Outcome } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
@@ -24,7 +25,7 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
   if (!ofTask.length) return { ok: true, record: set, steps: [] };
   const gone = ofTask.filter((l) => !claim || l.agent !== claim.agent);
   const steps = [];
-  let leases: Lease[] = set.leases.filter((l) => !gone.includes(l));
+  let leases: Lease[] = keepOrder(set.leases, set.leases.filter((l) => !gone.includes(l)));
   const { agent, scope, worktree, branch } = ctx.actor;
   const at = ctx.now.toISOString();
   if (gone.length) {
@@ -36,7 +37,7 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
   if (claim) {
     const stale = leases.filter((l) => l.task === task.id && l.expires_at !== claim.expires_at);
     if (stale.length) {
-      leases = leases.map((l) => (stale.includes(l) ? { ...l, expires_at: claim.expires_at, ttl_ms: claim.ttl_ms } : l));
+      leases = keepOrder(leases, leases.map((l) => (stale.includes(l) ? { ...l, expires_at: claim.expires_at, ttl_ms: claim.ttl_ms } : l)));
       const event: HandoffEvent = { type: "leased", task: task.id, agent, at, scope, worktree, branch, paths: stale.map((l) => l.pattern), expires_at: claim.expires_at };
       steps.push({ event, record: { leases } });
     }
@@ -48,7 +49,7 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
 export function dropAgentLeases(set: LeaseSet, gone: string, tasks: string[], ctx: OpContext): Outcome<LeaseSet> {
   const drop = set.leases.filter((l) => l.agent === gone || (l.task !== null && tasks.includes(l.task)));
   if (!drop.length) return { ok: true, record: set, steps: [] };
-  const leases = set.leases.filter((l) => !drop.includes(l));
+  const leases = keepOrder(set.leases, set.leases.filter((l) => !drop.includes(l)));
   const { agent, scope, worktree, branch } = ctx.actor;
   const event: HandoffEvent = { type: "unleased", task: "", agent, at: ctx.now.toISOString(), scope, worktree, branch, holder: gone, paths: drop.map((l) => l.pattern), by: agent };
   return { ok: true, record: { leases }, steps: [{ event, record: { leases } }] };

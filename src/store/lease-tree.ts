@@ -12,13 +12,12 @@ import { createHash } from "node:crypto";
 import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { LeaseSet, type Lease } from "../core/lease.ts";
-import { isGlob } from "../core/paths.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
-import { textOrder } from "../core/text-order.ts";
+import { sortLeases } from "../core/lease-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
-import { groupBy } from "../core/group-by.ts";
+import { leaseGroups, leaseKey } from "../core/lease-groups.ts";
 
 export const LEASE_TREE_FORMAT = 2;
 export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
@@ -32,36 +31,29 @@ export const MAX_LEASE_FILES = 20_000;
 /** A prefix file of a format 2 tree: its blob and the leases it holds (shared, never mutated). */
 export interface LeaseGroup {
   oid: string;
-  leases: Lease[];
-}
-
-/** The prefix a lease is filed under: its first folder, or `*` for a root file or a glob-first pattern. */
-export function groupKey(pattern: string): string {
-  const slash = pattern.indexOf("/");
-  if (slash <= 0) return "*";
-  const first = pattern.slice(0, slash);
-  return isGlob(first) ? "*" : first;
+  leases: readonly Lease[];
 }
 
 /** The file name of a prefix in the tree: escaped so that no name is `.`, `..`, empty or holds a slash. */
 export function groupFile(key: string): string {
-  return `${encodeURIComponent(key).replace(/\./g, "%2E")}.json`;
+  let name = fileNames.get(key);
+  if (name === undefined) {
+    name = `${encodeURIComponent(key).replace(/\./g, "%2E")}.json`;
+    // Every write names every prefix of the set (encodeFolder): escape each once.
+    if (fileNames.size >= 50_000) fileNames.clear();
+    fileNames.set(key, name);
+  }
+  return name;
 }
 
-function serializeGroup(leases: Lease[]): string {
+const fileNames = new Map<string, string>();
+
+function serializeGroup(leases: readonly Lease[]): string {
   return `{"leases": [\n${leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n`;
 }
 
-/** Each lease's prefix, by lease object: leases are never mutated, and a write groups them all. */
-const keyOf = new WeakMap<Lease, string>();
-
-function cachedKey(l: Lease): string {
-  let key = keyOf.get(l);
-  if (key === undefined) keyOf.set(l, (key = groupKey(l.pattern)));
-  return key;
-}
-
-function sameLeases(a: Lease[], b: Lease[]): boolean {
+function sameLeases(a: readonly Lease[], b: readonly Lease[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
@@ -92,42 +84,36 @@ export function treeMarkerOid(oidBytes: number): string {
 const markerOids = new Map<number, string>();
 
 /**
- * The `leases/` folder's tree: file entries only, so git's order is plain name order. Each entry's
- * bytes are kept by name and blob (a write changes one or two of a hundred), and the sorted names
- * by the set of names, so a write encodes only what it changed.
+ * The `leases/` folder's tree: file entries only, so git's order is plain name order. Each
+ * entry's bytes are kept by prefix file (a write changes one or two of a hundred and keeps the
+ * others' objects), and the order of the names by the map of files it was taken from: a write
+ * that adds or drops no prefix file takes its order from the one before (`before`).
  */
-function encodeFolder(groups: Map<string, LeaseGroup>): Buffer {
-  const names: string[] = [];
-  const byName = new Map<string, string>();
-  for (const [key, g] of groups) {
-    const name = groupFile(key);
-    names.push(name);
-    byName.set(name, g.oid);
+function encodeFolder(groups: Map<string, LeaseGroup>, before: Map<string, LeaseGroup> | null): Buffer {
+  let keys = before && before.size === groups.size ? folderOrder.get(before) : undefined;
+  if (keys) for (const k of groups.keys()) if (!before!.has(k)) keys = undefined;
+  if (!keys) {
+    const named = [...groups.keys()].map((k) => [groupFile(k), k] as const);
+    keys = named.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
   }
-  const sortKey = names.join("\0");
-  let sorted = folderOrder.get(sortKey);
-  if (!sorted) {
-    sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (folderOrder.size >= 64) folderOrder.clear();
-    folderOrder.set(sortKey, sorted);
-  }
+  folderOrder.set(groups, keys);
   const parts: Buffer[] = [];
-  for (const name of sorted) {
-    const oid = byName.get(name)!;
-    const k = `${name}\0${oid}`;
-    let entry = entryBytes.get(k);
+  for (const key of keys) {
+    const g = groups.get(key)!;
+    let entry = entryBytes.get(g);
     if (!entry) {
-      entry = Buffer.concat([Buffer.from(`100644 ${name}\0`, "utf8"), Buffer.from(oid, "hex")]);
-      if (entryBytes.size >= 50_000) entryBytes.clear();
-      entryBytes.set(k, entry);
+      entry = Buffer.concat([Buffer.from(`100644 ${groupFile(key)}\0`, "utf8"), Buffer.from(g.oid, "hex")]);
+      entryBytes.set(g, entry);
     }
     parts.push(entry);
   }
   return Buffer.concat(parts);
 }
 
-const folderOrder = new Map<string, string[]>();
-const entryBytes = new Map<string, Buffer>();
+/** By map of prefix files: its keys in the order of their file names. */
+const folderOrder = new WeakMap<Map<string, LeaseGroup>, string[]>();
+/** By prefix file (a group object keeps its key and its blob): its tree entry's bytes. */
+const entryBytes = new WeakMap<LeaseGroup, Buffer>();
 
 /**
  * Writes one commit per step, each a format 2 tree. A prefix file whose leases are the very
@@ -145,11 +131,11 @@ export function writeLeaseTree(
   let groups = before ?? new Map<string, LeaseGroup>();
   for (const step of steps) {
     const next = new Map<string, LeaseGroup>();
-    for (const [key, leases] of groupBy(step.record.leases, cachedKey)) {
+    for (const [key, leases] of leaseGroups(step.record.leases)) {
       const old = groups.get(key);
       next.set(key, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
-    const folder = writer.write("tree", encodeFolder(next));
+    const folder = writer.write("tree", encodeFolder(next, groups));
     const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
     groups = next;
@@ -175,9 +161,6 @@ export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
  * never changes, so a new tip costs only its changed files.
  */
 export type GroupCache = Map<string, { leases: Lease[]; file: string }>;
-
-// The order of localeCompare without loading ICU's collation data for plain patterns (text-order.ts).
-const compare = textOrder;
 
 /**
  * Reads a format 2 record at commit `tip`: each prefix file checked against the lease schema and
@@ -214,20 +197,19 @@ export async function readLeaseTree(
     // A blob already checked under this very name needs no second look at its leases.
     if (hit?.file !== f.name) {
       for (const l of leases) {
-        if (groupFile(cachedKey(l)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
+        if (groupFile(leaseKey(l)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
       }
       if (cache) {
         if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
         cache.set(f.oid, { leases, file: f.name });
       }
     }
-    const key = cachedKey(leases[0]!);
+    const key = leaseKey(leases[0]!);
     groups.set(key, { oid: f.oid, leases });
     all.push(...leases);
   }
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
-  all.sort((a, b) => compare(a.pattern, b.pattern) || compare(a.agent, b.agent));
-  return { set: { leases: all }, groups };
+  return { set: { leases: sortLeases(all) }, groups };
 }
 
 const GROUP_CACHE_LIMIT = 50_000;

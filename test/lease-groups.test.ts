@@ -1,0 +1,179 @@
+// The lease set's order and groups (core/lease-order.ts, core/lease-groups.ts), in process: what
+// a claim looks at instead of every live lease must give the answers a walk of every lease gives.
+// Random sets and patterns, compared with brute force.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { claimOverlaps } from "../src/core/claim-overlap.ts";
+import { overlapWitness } from "../src/core/glob-overlap.ts";
+import { groupKey, leaseGroups, leasesNear } from "../src/core/lease-groups.ts";
+import { acquireLeases, findConflicts, releaseTaskLeases } from "../src/core/lease-ops.ts";
+import { isInLeaseOrder, keepOrder, leaseOrder, sortLeases, withLeases } from "../src/core/lease-order.ts";
+import { isLeaseLive, type Lease, type LeaseSet } from "../src/core/lease.ts";
+import { isGlob } from "../src/core/paths.ts";
+import { followTask } from "../src/core/task-leases.ts";
+import type { Task } from "../src/core/task.ts";
+
+const T0 = Date.parse("2026-11-29T10:00:00Z");
+const now = new Date(T0);
+
+function rng(seed: number) {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+// Folders and names chosen to meet: shared folders, root files, glob-first patterns, braces,
+// escapes and a parenthesis (a record from another clone may hold either).
+const FIRST = ["src", "docs", "lib", "Src", "a\\b", "ab", "x(y)", "*", "{src,lib}", "**", "s?c"];
+const REST = ["a.ts", "b/c.ts", "**", "*.md", "b/**", "x.ts", "[ab].ts"];
+
+function pattern(r: () => number): string {
+  const first = FIRST[Math.floor(r() * FIRST.length)]!;
+  if (r() < 0.15) return first === "**" ? "README.md" : first; // a root file or root glob
+  return `${first}/${REST[Math.floor(r() * REST.length)]!}`;
+}
+
+function lease(r: () => number, i: number): Lease {
+  const expires = new Date(T0 + (r() < 0.2 ? -60_000 : 600_000)).toISOString();
+  return {
+    pattern: pattern(r),
+    agent: `a${i % 5}`,
+    task: r() < 0.5 ? `t${i % 7}` : null,
+    exclusive: r() < 0.4,
+    acquired_at: new Date(T0 - 60_000).toISOString(),
+    expires_at: expires,
+    ttl_ms: 600_000,
+    reason: null,
+    worktree: null,
+    branch: null,
+    scope: "worktree",
+  };
+}
+
+function leases(r: () => number, n: number): Lease[] {
+  // Distinct (pattern, agent) pairs, as a stored set has.
+  const seen = new Set<string>();
+  const out: Lease[] = [];
+  for (let i = 0; out.length < n && i < n * 4; i++) {
+    const l = lease(r, i);
+    if (seen.has(`${l.pattern}\0${l.agent}`)) continue;
+    seen.add(`${l.pattern}\0${l.agent}`);
+    out.push(l);
+  }
+  return out;
+}
+
+test("isGlob: the character scan answers as the regex over the unescaped text did", () => {
+  const reference = (p: string) => /[*?[\]{}]/.test(p.includes("\\") ? p.replace(/\\./g, "") : p);
+  const alphabet = ["a", "/", "*", "?", "[", "]", "{", "}", "\\", "\n", "(", "."];
+  const r = rng(7);
+  for (let n = 0; n < 5000; n++) {
+    let p = "";
+    const len = Math.floor(r() * 8);
+    for (let i = 0; i < len; i++) p += alphabet[Math.floor(r() * alphabet.length)]!;
+    assert.is(isGlob(p), reference(p), JSON.stringify(p));
+  }
+});
+
+test("leasesNear holds every lease that overlaps the pattern, in the set's order, ordered set or not", () => {
+  const r = rng(11);
+  for (let round = 0; round < 200; round++) {
+    const raw = leases(r, 1 + Math.floor(r() * 40));
+    for (const set of [raw, sortLeases(raw)]) {
+      for (let q = 0; q < 10; q++) {
+        const p = pattern(r);
+        const near = leasesNear(set, p);
+        for (const l of set) if (overlapWitness(p, l.pattern) !== null) assert.ok(near.includes(l), `${p} overlaps ${l.pattern} but was not near it`);
+        // A subsequence of the set: the same order.
+        let i = 0;
+        for (const l of near) {
+          while (i < set.length && set[i] !== l) i++;
+          assert.ok(i < set.length, `${p}: near leases out of the set's order`);
+          i++;
+        }
+      }
+    }
+  }
+});
+
+test("conflicts and a claim's overlaps are those a walk of every lease finds", () => {
+  const r = rng(13);
+  for (let round = 0; round < 200; round++) {
+    const set = sortLeases(leases(r, 1 + Math.floor(r() * 40)));
+    const patterns = [pattern(r), pattern(r)];
+    for (const exclusive of [false, true]) {
+      const brute = [];
+      for (const requested of patterns) {
+        for (const l of set) {
+          if (l.agent === "me" || !isLeaseLive(l, now)) continue;
+          if (!exclusive && !l.exclusive) continue;
+          const witness = overlapWitness(requested, l.pattern);
+          if (witness !== null) brute.push({ lease: l, requested, witness });
+        }
+      }
+      assert.equal(findConflicts(set, "me", patterns, exclusive, now), brute);
+    }
+    const claimed = { id: "c", scope: patterns } as unknown as Task;
+    const found = claimOverlaps(claimed, [], set, "me", now);
+    const expected = new Set<string>();
+    for (const l of set) {
+      if (!isLeaseLive(l, now) || l.task === "c") continue;
+      for (const s of patterns) if (overlapWitness(s, l.pattern) !== null) expected.add(`${l.task}\0${l.agent}\0${l.pattern}\0${s}`);
+    }
+    assert.equal(new Set(found.map((o) => `${o.task}\0${o.agent}\0${o.pattern}\0${o.scope}`)), expected);
+    assert.equal(found, claimOverlaps(claimed, [], [...set], "me", now), "an unordered copy gives the same answer in the same order");
+  }
+});
+
+/** Groups as a fresh walk makes them: key -> leases in the set's order. */
+function bruteGroups(set: readonly Lease[]): Map<string, Lease[]> {
+  const out = new Map<string, Lease[]>();
+  for (const l of set) {
+    const k = groupKey(l.pattern);
+    out.set(k, [...(out.get(k) ?? []), l]);
+  }
+  return out;
+}
+
+const sorted = (m: ReadonlyMap<string, readonly Lease[]>) => [...m].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+
+test("a set derived by writes keeps its order, and its patched groups are the ones a fresh walk makes", () => {
+  const r = rng(17);
+  let set: LeaseSet = { leases: sortLeases(leases(r, 30)) };
+  leaseGroups(set.leases); // grouped once, as a write's first read does
+  for (let step = 0; step < 300; step++) {
+    const ctx = { actor: { agent: `a${step % 5}`, worktree: null, branch: null, scope: "worktree" as const }, now };
+    const pick = r();
+    let next: LeaseSet;
+    if (pick < 0.4) {
+      const out = acquireLeases(set, { patterns: [pattern(r), pattern(r)], exclusive: false, task: `t${step % 7}`, ttlMs: 600_000, reason: null }, ctx);
+      next = out.ok ? out.record : set;
+    } else if (pick < 0.7) {
+      const out = releaseTaskLeases(set, `t${step % 7}`, ctx);
+      next = out.ok ? out.record : set;
+    } else if (pick < 0.85) {
+      const task = { id: `t${step % 7}`, status: "claimed", claim: { agent: ctx.actor.agent, expires_at: new Date(T0 + 300_000).toISOString(), ttl_ms: 300_000 } } as unknown as Task;
+      const out = followTask(set, task, ctx);
+      next = out.ok ? out.record : set;
+    } else {
+      // Plain order-keeping steps and additions, as lease-order.ts offers them.
+      const kept = keepOrder(set.leases, set.leases.filter(() => r() < 0.9));
+      next = { leases: withLeases(kept, leases(r, 2).filter((l) => !kept.some((k) => k.pattern === l.pattern && k.agent === l.agent))) };
+    }
+    assert.ok(isInLeaseOrder(next.leases), `step ${step}: a derived set is known to be in order`);
+    assert.equal(next.leases, [...next.leases].sort(leaseOrder), `step ${step}: and it is`);
+    if (r() < 0.5) assert.equal(sorted(leaseGroups(next.leases)), sorted(bruteGroups(next.leases)), `step ${step}: groups`);
+    set = next;
+  }
+});
+
+test("withLeases on a set not known to be in order sorts it all", () => {
+  const r = rng(19);
+  const raw = leases(r, 20).reverse();
+  const added = leases(rng(23), 3).map((l) => ({ ...l, agent: "new" }));
+  const out = withLeases(raw, added);
+  assert.equal(out, [...raw, ...added].sort(leaseOrder));
+  assert.ok(isInLeaseOrder(out));
+  assert.not.ok(isInLeaseOrder(raw));
+});
+
+test.run();
