@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import type { RefTip } from "./refs.ts";
 import { readRefText } from "./ref-text.ts";
 import { WatchedRefFolder } from "./ref-watch.ts";
@@ -123,9 +123,13 @@ export class RefFiles {
 
   /** undefined: no loose file (look in packed-refs); a string: the ref's value. */
   private readLoose(name: string): string | null | undefined {
+    const path = `${this.commonDir}/${name}`;
+    // A missing ref (an agent that never declared a session, a packed ref) is asked first: a
+    // thrown ENOENT costs several times the extra stat of a ref that is there.
+    if (!existsSync(path)) return undefined;
     let text: string;
     try {
-      text = readRefText(`${this.commonDir}/${name}`);
+      text = readRefText(path);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined;
@@ -162,8 +166,11 @@ export class RefFiles {
     const path = `${this.commonDir}/packed-refs`;
     let st;
     try {
-      st = statSync(path);
+      st = statSync(path, { throwIfNoEntry: false }); // most clones have none: no error made for it
     } catch {
+      st = undefined;
+    }
+    if (!st) {
       this.packed = null;
       return NO_PACKED_REFS; // always the same object: listings compare it by identity
     }

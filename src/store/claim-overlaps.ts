@@ -10,10 +10,15 @@ import { listClaimedTasks } from "./task-listing.ts";
 /** At most this many overlaps are logged per claim (all are reported). */
 const MAX_LOGGED = 20;
 
-export async function overlapsOfClaim(store: Store, claimed: Task): Promise<Overlap[]> {
+/**
+ * `before`: the claimed tasks the claim's capacity check read just before it. They serve here as
+ * well (the claim itself is left out below): another agent's claim landing in between is no more
+ * likely caught by a second read a moment later, which cost a listing on every claim's answer.
+ */
+export async function overlapsOfClaim(store: Store, claimed: Task, before?: Task[]): Promise<Overlap[]> {
   if (!claimed.scope.length) return [];
   // Only claimed tasks can overlap a claim: the rest of the listing is not settled for it.
-  const [tasks, { set }] = await Promise.all([listClaimedTasks(store), loadLeases(store)]);
+  const [tasks, { set }] = await Promise.all([before ?? listClaimedTasks(store), loadLeases(store)]);
   const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now());
   await recordCatches(
     store,

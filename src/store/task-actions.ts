@@ -68,14 +68,14 @@ export interface ClaimReport {
   overlaps: Overlap[];
 }
 
-/** Why the caller may not take one more task (at_capacity), or null. */
-async function capacityProblem(store: Store, claiming: string | null) {
-  const [tasks, me] = await Promise.all([listClaimedTasks(store), loadAgent(store, store.actor.agent)]);
-  return capacityRefusal(tasks, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now());
+/** Why the caller may not take one more task (at_capacity), or null; and the claimed tasks it read. */
+async function capacityProblem(store: Store, claiming: string | null): Promise<{ refusal: Refusal | null; claimed: Task[] }> {
+  const [claimed, me] = await Promise.all([listClaimedTasks(store), loadAgent(store, store.actor.agent)]);
+  return { refusal: capacityRefusal(claimed, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now()), claimed };
 }
 
 async function checkCapacity(store: Store, claiming: string | null): Promise<void> {
-  const refusal = await capacityProblem(store, claiming);
+  const { refusal } = await capacityProblem(store, claiming);
   if (refusal) throw new HandoffError(refusal);
 }
 
@@ -106,13 +106,15 @@ export interface ClaimOptions {
 
 /** `claim` with its overlap advisory: what every front end should show after a claim. */
 export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
-  const full = opts.overCapacity ? null : await capacityProblem(store, id);
-  const task = await claimOnly(store, id, opts, full);
-  return { task, overlaps: await overlapsOfClaim(store, task) };
+  const checked = opts.overCapacity ? null : await capacityProblem(store, id);
+  const task = await claimOnly(store, id, opts, checked?.refusal ?? null);
+  return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed) };
 }
 
 /** `claim --next` / `ready --claim` with its overlap advisory. */
 export async function claimNextReporting(store: Store, opts: ClaimOptions = {}): Promise<ClaimReport> {
+  // Not the capacity check's listing for the advisory: finding nothing ready may refresh from the
+  // remote, which brings other clones' claims.
   if (!opts.overCapacity) await checkCapacity(store, null);
   const task = await claimNextOnly(store, opts);
   return { task, overlaps: await overlapsOfClaim(store, task) };
