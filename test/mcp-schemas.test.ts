@@ -7,6 +7,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { portableSchema } from "../src/mcp/portable-schema.ts";
 import { ALL_TOOLS } from "../src/mcp/tools/index.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import * as z from "zod/mini";
+import { createServer } from "../src/mcp/server.ts";
+import { McpSession } from "../src/mcp/session.ts";
+import { defineTool } from "../src/mcp/tool.ts";
 import { overStdio, type McpHandle } from "./support/mcp.ts";
 import { CLI, cleanEnv, cleanupTemp, tempRepo } from "./support/repo.ts";
 
@@ -77,6 +83,40 @@ test("the rewrite: a type array becomes anyOf with the type-specific keywords in
   assert.is(any.additionalProperties, true);
   assert.equal(any.properties.v.anyOf.map((b: any) => b.type), ["string", "number", "boolean", "object", "array", "null"]);
   assert.equal(portableSchema({ anyOf: [{ type: "integer" }, { type: "null" }] }), { anyOf: [{ type: "integer" }, { type: "null" }] });
+});
+
+test("the server sends results as its tools build them; the suite's clients refuse one its published schema does not allow", async () => {
+  // The server no longer checks its own results (server.ts, trustOwnOutput): the clients of the
+  // suite do, against the schemas tools/list publishes (support/mcp.ts lists the tools first).
+  const repo = tempRepo();
+  const session = await McpSession.open({ cwd: repo, env: cleanEnv(), agent: "a", waitBoundMs: 5000, pollMs: 50 });
+  const bad = defineTool({
+    name: "bad_output",
+    title: "A result with a field its schema does not name",
+    description: "test only",
+    input: {},
+    output: { n: z.number() },
+    async run() {
+      return { data: { n: 1, extra: "not in the schema" }, text: "bad" };
+    },
+  });
+  const server = createServer(session, { tools: [bad], log: () => {} });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "t", version: "0" });
+  await client.connect(clientSide);
+  try {
+    const unchecked = await client.callTool({ name: "bad_output", arguments: {} });
+    assert.is((unchecked.structuredContent as any).extra, "not in the schema", "sent as built");
+    await client.listTools();
+    let refused = "";
+    await client.callTool({ name: "bad_output", arguments: {} }).catch((e: Error) => (refused = e.message));
+    assert.match(refused, /does not match the tool's output schema/);
+  } finally {
+    await client.close();
+    await server.close();
+    session.close();
+  }
 });
 
 test.run();

@@ -23,8 +23,24 @@ export function createServer(session: McpSession, opts: { tools?: readonly ToolD
   const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
   registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
   structureSdkErrors(server);
+  trustOwnOutput(server);
   portableListing(server);
   return server;
+}
+
+/**
+ * McpServer checks every result against the tool's own output schema before sending it, about
+ * 0.04 ms of each call (a claim's answer is ~1.3 ms end to end): a check of this server by
+ * itself. The results are built from those schemas' types, and the clients of the test suite
+ * check every result they receive against the schemas tools/list publishes (test/support/mcp.ts
+ * lists the tools first, so the SDK's Client validates each call), as a strict client would.
+ * `validateToolOutput` is internal to McpServer (1.32); should a later SDK drop it, results are
+ * checked twice again, nothing else changes.
+ */
+function trustOwnOutput(server: McpServer): void {
+  const target = server as unknown as { validateToolOutput?: (...args: unknown[]) => Promise<void> };
+  if (typeof target.validateToolOutput !== "function") return;
+  target.validateToolOutput = async () => {};
 }
 
 /**

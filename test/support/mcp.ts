@@ -64,6 +64,7 @@ export async function inProcess(repo: string, o: InProcessOptions = {}): Promise
   await server.connect(serverSide);
   const client = new Client({ name: "handoff-test", version: "0" });
   await client.connect(clientSide);
+  await client.listTools(); // from now on the client checks every result against the published output schemas
   return handle(client, async () => {
     await client.close();
     await server.close();
@@ -71,7 +72,11 @@ export async function inProcess(repo: string, o: InProcessOptions = {}): Promise
   });
 }
 
-export async function overStdio(repo: string, o: { agent?: string; args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<McpHandle> {
+/**
+ * `checkOutput: false` (the benches): the client does not check results against the published
+ * schemas, as the peer's client in the same bench does not (the check is the client's time).
+ */
+export async function overStdio(repo: string, o: { agent?: string; args?: string[]; env?: NodeJS.ProcessEnv; checkOutput?: boolean } = {}): Promise<McpHandle> {
   const env = cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env });
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -84,5 +89,6 @@ export async function overStdio(repo: string, o: { agent?: string; args?: string
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
   const client = new Client({ name: "handoff-e2e", version: "0" });
   await client.connect(transport);
+  if (o.checkOutput !== false) await client.listTools(); // as in inProcess: every result is checked against the published output schemas
   return handle(client, () => client.close(), () => err);
 }

@@ -50,7 +50,7 @@ export const statsTool = defineTool({
     "Refusal `invalid_input`: `since` is neither an ISO time nor a duration.",
   ].join("\n"),
   input: { since: z.optional(describe(z.string(), "only what happened since: an ISO time (2026-11-29T10:00:00Z) or a duration back from now (2h, 7d)")) },
-  output: { since: z.nullable(z.string()), until: z.string(), events: z.number(), claims: Row, hooks: Row, conflicts: Row, handoffs: Row, blocked: Row, leases: Row, review: Row, problems: z.array(z.string()) },
+  output: { since: z.nullable(z.string()), until: z.string(), events: z.number(), claims: Row, overlaps: Row, received: Row, hooks: Row, conflicts: Row, handoffs: Row, blocked: Row, leases: Row, review: Row, problems: z.array(z.string()) },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
@@ -76,7 +76,7 @@ export const syncTool = defineTool({
     "Refusals: `not_found`: this repository has no sync remote (a person sets one with the CLI: git handoff remote <name>); coordination then stays in this clone and nothing needs syncing. `remote_unreachable` (recoverable): try again later.",
   ].join("\n"),
   input: {},
-  output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), coalesced: z.optional(z.boolean()) },
+  output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), quarantined: z.array(Row), coalesced: z.optional(z.boolean()) },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
   async run(_a, { session }) {
     const store = await session.store();

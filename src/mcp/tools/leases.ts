@@ -92,7 +92,7 @@ export const releaseFilesTool = defineTool({
   name: "release_files",
   title: "Release file leases",
   description: [
-    "Release your leases on paths or globs, named as you leased them, or all of them with `all`. Returns what was released.",
+    "Release your leases on paths or globs, named as you leased them, or all of them with `all`. Returns what was released, and in `not_released` each path you did not hold (and who does).",
     "Call it when you are done editing the files (after committing), so others are no longer warned or denied. Leases of other agents are never touched; for a task you hand over, release its files too.",
     "Refusal `invalid_input`: neither paths nor all given, or a path outside the repository.",
   ].join("\n"),
@@ -100,7 +100,10 @@ export const releaseFilesTool = defineTool({
     paths: z.optional(describe(z.array(z.string()).check(z.maxLength(100)), "the paths or globs to release, relative to the repository root")),
     all: z.optional(describe(z.boolean(), "release every lease you hold")),
   },
-  output: { released: z.array(z.string()) },
+  output: {
+    released: z.array(z.string()),
+    not_released: z.array(z.object({ path: z.string(), code: z.enum(["not_holder", "not_found"]), holders: z.array(z.string()) })),
+  },
   annotations: { ...WRITE, idempotentHint: true },
   async run(a, { session }) {
     const store = await session.store();
