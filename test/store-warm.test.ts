@@ -6,8 +6,9 @@ import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
 import { discoverRepo } from "../src/git/repo.ts";
 import { openSyncedStore as openStore } from "../src/sync/open.ts";
-import { claim, release } from "../src/store/task-actions.ts";
-import { addTask, listTasks, loadTask } from "../src/store/task-store.ts";
+import { claim, release, done } from "../src/store/task-actions.ts";
+import { addTask, listingStep, listTasks, loadTask, storedListing } from "../src/store/task-store.ts";
+import { listClaimedTasks } from "../src/store/task-listing.ts";
 import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -44,6 +45,41 @@ test("a warm session survives a failed transaction and keeps writing", async () 
   assert.is(after.task.status, "todo");
   assert.is(gitOut(repo, "rev-list", "--count", "refs/handoff/tasks/w2"), "3");
   a.close();
+});
+
+test("a warm store's listings, patched from the last one as refs move, are what a fresh read gives, whoever wrote", async () => {
+  const repo = tempRepo();
+  const a = await openStore({ cwd: repo, agent: "alice", warm: true });
+  const b = await openStore({ cwd: repo, agent: "bob", warm: true });
+  const ids = Array.from({ length: 12 }, (_, i) => `p${String(i).padStart(2, "0")}`);
+  for (const id of ids) await addTask(a, task(id));
+  let seed = 5;
+  const pick = () => ids[(seed = (seed * 1103515245 + 12345) % 2147483648) % ids.length]!;
+  const names = (ts: { id: string; status: string; claim?: { agent: string } | null }[]) => ts.map((t) => `${t.id}:${t.status}:${t.claim?.agent ?? "-"}`);
+  let patchedSteps = 0;
+  for (let step = 0; step < 60; step++) {
+    const [who, other] = step % 3 === 0 ? [b, a] : [a, b];
+    const id = pick();
+    const op = step % 4;
+    await (op === 0 || op === 1 ? claim(who, id) : op === 2 ? release(who, id) : done(who, id)).catch((e) => {
+      if (!(e instanceof HandoffError)) throw e;
+    });
+    // The other store writes too now and then, so the watch sees moves this process did not make.
+    if (step % 5 === 0) await claim(other, pick()).catch(() => {});
+    const before = await storedListing(a);
+    const claimed = await listClaimedTasks(a);
+    const fresh = await openStore({ cwd: repo, agent: "alice" });
+    try {
+      assert.equal(names((await storedListing(a)).tasks), names((await storedListing(fresh)).tasks), `step ${step}: listing`);
+      assert.equal(names(claimed), names(await listClaimedTasks(fresh)), `step ${step}: claimed`);
+    } finally {
+      fresh.close();
+    }
+    if (listingStep(before)) patchedSteps++;
+  }
+  assert.ok(patchedSteps >= 30, `most listings were patched from the last one (${patchedSteps} of 60)`);
+  a.close();
+  b.close();
 });
 
 test("in-process ref reads see packed refs and loose refs alike", async () => {

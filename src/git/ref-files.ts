@@ -289,6 +289,7 @@ function patch(last: Listed, changed: string[] | null, loose: Map<string, string
   if (!changed) return null;
   last.at ??= new Map(last.tips.map((t, i) => [t.name, i]));
   let tips: RefTip[] | null = null;
+  const moved: number[] = [];
   for (const name of changed) {
     const i = last.at.get(name);
     const oid = loose.get(name) ?? packed.get(name);
@@ -300,7 +301,26 @@ function patch(last: Listed, changed: string[] | null, loose: Map<string, string
     if (last.tips[i]!.oid === oid) continue;
     tips ??= last.tips.slice();
     tips[i] = { name, oid };
+    moved.push(i);
+  }
+  if (tips) {
+    // One step back only: the listing before keeps no link of its own, so no chain of old
+    // listings stays alive behind the current one.
+    movedFrom.delete(last.tips);
+    movedFrom.set(tips, { from: last.tips, moved });
   }
   // Nothing moved (only lock files came and went): the very same array, as callers key on it.
   return tips ?? last.tips;
+}
+
+/** Listings patched from the one before: which positions moved (the same names, in the same order). */
+const movedFrom = new WeakMap<RefTip[], { from: RefTip[]; moved: number[] }>();
+
+/**
+ * For a listing `listFollowed` patched from its last one: that listing and the positions whose
+ * values differ (a long-running reader of 10,000 tasks then reads the moved ones only, instead of
+ * comparing every tip). Undefined for any other listing.
+ */
+export function movedSince(tips: RefTip[]): { from: RefTip[]; moved: readonly number[] } | undefined {
+  return movedFrom.get(tips);
 }

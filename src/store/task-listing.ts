@@ -8,7 +8,7 @@ import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
-import { byAge, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
+import { byAge, listingStep, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
 import { claimedFromIndex } from "./claimed-index.ts";
 import { ListingSnapshot, viewPart, type ViewPart } from "./record-cache-listing.ts";
 
@@ -66,6 +66,20 @@ export async function listTasksBounded(
 const claimedOf = new WeakMap<object, Task[]>();
 
 /**
+ * The claimed tasks of a listing derived from the last one (listingStep): the last one's, with the
+ * replaced records swapped, in the listing's order (by age), without a walk of every task.
+ */
+function patchedClaimed(listing: TaskListing): Task[] | null {
+  const step = listingStep(listing);
+  const before = step && claimedOf.get(step.from);
+  if (!before) return null;
+  const gone = new Set(step.replaced.map(([old]) => old));
+  const claimed = before.filter((t) => !gone.has(t));
+  for (const [, now] of step.replaced) if (now.status === "claimed") claimed.push(now);
+  return step.replaced.length ? claimed.sort(byAge) : claimed;
+}
+
+/**
  * The tasks stored as claimed, settled (an expired claim shows as such): all that a capacity
  * check or a claim's overlap advisory looks at, without settling every task of the listing.
  */
@@ -74,7 +88,7 @@ export async function listClaimedTasks(store: Store): Promise<Task[]> {
   if (store.warm) {
     const listing = await storedListing(store);
     claimed = claimedOf.get(listing);
-    if (!claimed) claimedOf.set(listing, (claimed = listing.tasks.filter((t) => t.status === "claimed")));
+    if (!claimed) claimedOf.set(listing, (claimed = patchedClaimed(listing) ?? listing.tasks.filter((t) => t.status === "claimed")));
   } else {
     // A one-shot command reads the records of the claimed tasks only (claimed-index.ts), in the
     // listing's order.

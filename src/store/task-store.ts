@@ -12,6 +12,7 @@ import { listAgents } from "./agent-store.ts";
 import { activeOthers, chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
 import { noteRival, recentRivals } from "../core/rivals.ts";
 import type { RefTip } from "../git/refs.ts";
+import { movedSince } from "../git/ref-files.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
 import { ListingSnapshot, viewPart } from "./record-cache-listing.ts";
@@ -92,8 +93,24 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
 
 const READ_BATCH = 256;
 
-/** The last listing of each store, to derive the next one from when only records changed. */
-const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[] }>();
+/**
+ * The last listing of each store, to derive the next one from when only records changed:
+ * `records` in the tips' order, `order` their positions by age, `pos` each one's place in the
+ * listing (`order` inverted), and the listing itself.
+ */
+const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[]; pos: Int32Array; listing: TaskListing }>();
+
+/** A listing derived from the one before: that one, and its records replaced (before, after). */
+const replacedFrom = new WeakMap<TaskListing, { from: TaskListing; replaced: [Task, Task][] }>();
+
+/**
+ * For a listing derived from the one before in a long-running process: that listing and the
+ * records it replaced, so what is kept per listing (the claimed tasks, task-listing.ts) is patched
+ * rather than built again from 10,000 tasks. Undefined for a listing read afresh.
+ */
+export function listingStep(listing: TaskListing): { from: TaskListing; replaced: readonly [Task, Task][] } | undefined {
+  return replacedFrom.get(listing);
+}
 
 async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing> {
   const records: Task[] = [];
@@ -109,8 +126,13 @@ async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing>
     }
   }
   const order = records.map((_, i) => i).sort((a, b) => byAge(records[a]!, records[b]!));
-  if (!problems.length) previous.set(store, { tips, records, order });
-  return { tasks: order.map((i) => records[i]!), problems };
+  const listing = { tasks: order.map((i) => records[i]!), problems };
+  if (!problems.length) {
+    const pos = new Int32Array(order.length);
+    order.forEach((r, k) => (pos[r] = k));
+    previous.set(store, { tips, records, order, pos, listing });
+  }
+  return listing;
 }
 
 /**
@@ -120,9 +142,15 @@ async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing>
 async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | null> {
   const last = previous.get(store);
   if (!last || last.tips.length !== tips.length) return null;
-  for (let i = 0; i < tips.length; i++) if (tips[i]!.name !== last.tips[i]!.name) return null;
+  // Patched by the ref watch from the very listing read last time (ref-files.ts): the same names,
+  // and only the positions it names moved. Else every tip is compared.
+  const step = movedSince(tips);
+  const positions = step?.from === last.tips ? step.moved : null;
+  if (!positions) for (let i = 0; i < tips.length; i++) if (tips[i]!.name !== last.tips[i]!.name) return null;
   const records = [...last.records];
-  for (let i = 0; i < tips.length; i++) {
+  const replaced: [Task, Task][] = [];
+  const at: number[] = [];
+  for (const i of positions ?? tips.keys()) {
     if (tips[i]!.oid === last.tips[i]!.oid) continue;
     let task: Task;
     try {
@@ -132,11 +160,20 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
       return null;
     }
     if (task.created_at !== records[i]!.created_at || task.id !== records[i]!.id) return null;
+    replaced.push([records[i]!, task]);
+    at.push(i);
     records[i] = task;
   }
-  previous.set(store, { tips, records, order: last.order });
-  return { tasks: last.order.map((i) => records[i]!), problems: [] };
+  // The listing in age order, patched where records changed (their age never does).
+  const tasks = last.listing.tasks.slice();
+  for (const i of at) tasks[last.pos[i]!] = records[i]!;
+  const listing = { tasks, problems: [] };
+  replacedFrom.delete(last.listing); // one step back only: no chain of old listings stays alive
+  replacedFrom.set(listing, { from: last.listing, replaced });
+  previous.set(store, { tips, records, order: last.order, pos: last.pos, listing });
+  return listing;
 }
+
 
 /** Oldest first, then by id as `localeCompare` orders them (textOrder: no collator for times). */
 export function byAge(a: Task, b: Task): number {
