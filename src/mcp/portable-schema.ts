@@ -2,9 +2,9 @@
 // as `"type": ["string", "null"]` and an unknown value as `{}`: legal JSON Schema, but clients
 // that map tool schemas onto OpenAPI-style dialects (Gemini among them) reject or misread both.
 // The listing is rewritten to the equivalent portable forms: one `anyOf` branch per type, and
-// `true` / an explicit any-of-every-type for "any value". Validation is unchanged: the server
-// still checks structuredContent against the zod schema, and the rewritten schema accepts
-// exactly the same values.
+// `true` / an explicit any-of-every-type for "any value". The rewritten schema accepts exactly
+// the values the zod schema accepts; the suite's clients check every result against it
+// (server.ts, trustOwnOutput).
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
 
