@@ -36,7 +36,7 @@ function plain(key: string): boolean {
 }
 
 interface Grouped {
-  /** The leases of each key, in the set's order; keys in the order they first come. */
+  /** The leases of each key, in the set's order (the keys themselves in no order that matters). */
   byKey: Map<string, Lease[]>;
   /** The keys present that are near every pattern (`*`, or not plain). */
   odd: string[];
@@ -126,7 +126,7 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
 /** Past this many leases gone or added, a set is grouped afresh. */
 const MAX_PATCH = 64;
 
-/** The leases of `leases` grouped by key, each in the set's order. */
+/** The leases of `leases` grouped by key, each group in the set's order; the keys in no set order. */
 export function leaseGroups(leases: readonly Lease[]): ReadonlyMap<string, readonly Lease[]> {
   return groupsOf(leases).byKey;
 }
