@@ -95,10 +95,9 @@ const READ_BATCH = 256;
 
 /**
  * The last listing of each store, to derive the next one from when only records changed:
- * `records` in the tips' order, `order` their positions by age, `pos` each one's place in the
- * listing (`order` inverted), and the listing itself.
+ * `records` in the tips' order, `pos` each one's place in the listing (by age), and the listing.
  */
-const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; order: number[]; pos: Int32Array; listing: TaskListing }>();
+const previous = new WeakMap<Store, { tips: RefTip[]; records: Task[]; pos: Int32Array; listing: TaskListing }>();
 
 /** A listing derived from the one before: that one, and its records replaced (before, after). */
 const replacedFrom = new WeakMap<TaskListing, { from: TaskListing; replaced: [Task, Task][] }>();
@@ -130,7 +129,7 @@ async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing>
   if (!problems.length) {
     const pos = new Int32Array(order.length);
     order.forEach((r, k) => (pos[r] = k));
-    previous.set(store, { tips, records, order, pos, listing });
+    previous.set(store, { tips, records, pos, listing });
   }
   return listing;
 }
@@ -170,10 +169,9 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
   const listing = { tasks, problems: [] };
   replacedFrom.delete(last.listing); // one step back only: no chain of old listings stays alive
   replacedFrom.set(listing, { from: last.listing, replaced });
-  previous.set(store, { tips, records, order: last.order, pos: last.pos, listing });
+  previous.set(store, { tips, records, pos: last.pos, listing });
   return listing;
 }
-
 
 /** Oldest first, then by id as `localeCompare` orders them (textOrder: no collator for times). */
 export function byAge(a: Task, b: Task): number {
