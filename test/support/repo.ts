@@ -43,7 +43,9 @@ export function tempRepo(): string {
 }
 
 export function cleanupTemp(): void {
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  // A detached writer (a hook's catch record, written after its answer) may still be adding a file
+  // while the folder goes: rmSync retries ENOTEMPTY a few times.
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 }
 
 export interface CliResult {
