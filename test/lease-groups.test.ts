@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { claimOverlaps } from "../src/core/claim-overlap.ts";
 import { overlapWitness } from "../src/core/glob-overlap.ts";
 import { groupKey, leaseGroups, leasesNear } from "../src/core/lease-groups.ts";
-import { acquireLeases, findConflicts, releaseTaskLeases } from "../src/core/lease-ops.ts";
+import { acquireLeases, findConflicts, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { isInLeaseOrder, keepOrder, leaseOrder, sortLeases, withLeases } from "../src/core/lease-order.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../src/core/lease.ts";
 import { isGlob } from "../src/core/paths.ts";
@@ -163,6 +163,19 @@ test("a set derived by writes keeps its order, and its patched groups are the on
     assert.equal(next.leases, [...next.leases].sort(leaseOrder), `step ${step}: and it is`);
     if (r() < 0.5) assert.equal(sorted(leaseGroups(next.leases)), sorted(bruteGroups(next.leases)), `step ${step}: groups`);
     set = next;
+  }
+});
+
+test("a sweep asked twice of the same set, at any time, drops exactly the leases expired then", () => {
+  const r = rng(29);
+  for (let round = 0; round < 200; round++) {
+    const set = sortLeases(leases(r, 1 + Math.floor(r() * 30)));
+    for (const offset of [-120_000, -30_000, 0, 30_000, 700_000]) {
+      const at = new Date(T0 + offset);
+      const ctx = { actor: { agent: "a1", worktree: null, branch: null, scope: "worktree" as const }, now: at };
+      const expected = set.filter((l) => isLeaseLive(l, at));
+      for (let again = 0; again < 2; again++) assert.equal(settleLeases({ leases: set }, ctx).record.leases, expected, `offset ${offset}`);
+    }
   }
 });
 

@@ -4,7 +4,7 @@ import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
-import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
+import { earliestExpiry, isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
@@ -18,6 +18,8 @@ function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): 
 
 /** Lazy expiry: expired leases are dropped, one `lease_expired` step per holder, by the next writer. */
 export function settleLeases(set: LeaseSet, ctx: OpContext): { record: LeaseSet; steps: Step<LeaseSet>[] } {
+  // Nothing has expired before the earliest expiry (a lease live by this clock is live for anyone).
+  if (earliestExpiry(set.leases) > ctx.now.getTime()) return { record: set, steps: [] };
   // Another agent's lease inside the takeover grace is not swept yet: its clock may be behind ours.
   const expired = set.leases.filter((l) => !isLeaseLiveFor(l, ctx.now, ctx.actor.agent, ctx.takeoverGraceMs));
   if (!expired.length) return { record: set, steps: [] };
