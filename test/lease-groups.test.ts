@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claimOverlaps } from "../src/core/claim-overlap.ts";
 import { overlapWitness } from "../src/core/glob-overlap.ts";
-import { groupKey, leaseGroups, leasesNear } from "../src/core/lease-groups.ts";
+import { earliestExpiry, groupKey, leaseGroups, leasesNear, leasesOfAgent, leasesOfTask } from "../src/core/lease-groups.ts";
 import { acquireLeases, findConflicts, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { isInLeaseOrder, keepOrder, leaseOrder, sortLeases, withLeases } from "../src/core/lease-order.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../src/core/lease.ts";
@@ -161,7 +161,13 @@ test("a set derived by writes keeps its order, and its patched groups are the on
     }
     assert.ok(isInLeaseOrder(next.leases), `step ${step}: a derived set is known to be in order`);
     assert.equal(next.leases, [...next.leases].sort(leaseOrder), `step ${step}: and it is`);
-    if (r() < 0.5) assert.equal(sorted(leaseGroups(next.leases)), sorted(bruteGroups(next.leases)), `step ${step}: groups`);
+    if (r() < 0.5) {
+      assert.equal(sorted(leaseGroups(next.leases)), sorted(bruteGroups(next.leases)), `step ${step}: groups`);
+      for (let t = 0; t < 7; t++) assert.equal(leasesOfTask(next.leases, `t${t}`), next.leases.filter((l) => l.task === `t${t}`), `step ${step}: task t${t}`);
+      for (let a = 0; a < 5; a++) assert.equal(leasesOfAgent(next.leases, `a${a}`), next.leases.filter((l) => l.agent === `a${a}`), `step ${step}: agent a${a}`);
+      const first = Math.min(...next.leases.map((l) => Date.parse(l.expires_at)));
+      assert.ok(earliestExpiry(next.leases) <= first, `step ${step}: the earliest expiry is a bound`);
+    }
     set = next;
   }
 });
@@ -177,6 +183,18 @@ test("a sweep asked twice of the same set, at any time, drops exactly the leases
       for (let again = 0; again < 2; again++) assert.equal(settleLeases({ leases: set }, ctx).record.leases, expected, `offset ${offset}`);
     }
   }
+});
+
+test("a lease added to a grouped set that expires first is swept when it expires", () => {
+  const r = rng(31);
+  const late = new Date(T0 + 600_000).toISOString();
+  const set = sortLeases(leases(r, 20).map((l) => ({ ...l, expires_at: late })));
+  assert.is(earliestExpiry(set), T0 + 600_000);
+  const soon: Lease = { ...set[0]!, pattern: "zz/soon.ts", agent: "a9", expires_at: new Date(T0 + 60_000).toISOString() };
+  const next = withLeases(set, [soon]);
+  assert.ok(earliestExpiry(next) <= T0 + 60_000, "the patched bound takes the added lease's expiry");
+  const ctx = { actor: { agent: "a1", worktree: null, branch: null, scope: "worktree" as const }, now: new Date(T0 + 300_000) };
+  assert.equal(settleLeases({ leases: next }, ctx).record.leases, set);
 });
 
 test("withLeases on a set not known to be in order sorts it all", () => {

@@ -5,7 +5,7 @@
 // claim looked at every one of them two or three times (~0.2 ms of it). The lease tree files
 // leases by the same key (store/lease-tree.ts). Pure; groups are kept by array identity, and
 // lease arrays are never mutated once built.
-import type { Lease } from "./lease.ts";
+import { expiryOf, type Lease } from "./lease.ts";
 import { forgetParent, isInLeaseOrder, leaseOrder, orderedParent } from "./lease-order.ts";
 import { isGlob } from "./paths.ts";
 
@@ -40,6 +40,12 @@ interface Grouped {
   byKey: Map<string, Lease[]>;
   /** The keys present that are near every pattern (`*`, or not plain). */
   odd: string[];
+  /** The leases taken for each task, in the set's order. */
+  byTask: Map<string, Lease[]>;
+  /** Each holder's leases, in the set's order. */
+  byAgent: Map<string, Lease[]>;
+  /** No lease of the set expires before this (the earliest expiry, or less after a patch). */
+  earliest: number;
 }
 
 const grouped = new WeakMap<readonly Lease[], Grouped>();
@@ -58,73 +64,96 @@ function groupsOf(leases: readonly Lease[]): Grouped {
   return g;
 }
 
+function push(m: Map<string, Lease[]>, k: string, l: Lease): void {
+  const list = m.get(k);
+  if (list) list.push(l);
+  else m.set(k, [l]);
+}
+
 function fresh(leases: readonly Lease[]): Grouped {
-  const g: Grouped = { byKey: new Map(), odd: [] };
+  const g: Grouped = { byKey: new Map(), odd: [], byTask: new Map(), byAgent: new Map(), earliest: Infinity };
   for (const l of leases) {
     const key = leaseKey(l);
-    const list = g.byKey.get(key);
-    if (list) list.push(l);
-    else {
-      g.byKey.set(key, [l]);
-      if (!plain(key)) g.odd.push(key);
-    }
+    if (!g.byKey.has(key) && !plain(key)) g.odd.push(key);
+    push(g.byKey, key, l);
+    if (l.task !== null) push(g.byTask, l.task, l);
+    push(g.byAgent, l.agent, l);
+    g.earliest = Math.min(g.earliest, expiryOf(l));
   }
   return g;
 }
 
 /**
  * The groups of `next` from those of `prev`, both in lease order: one walk comparing objects
- * (a write keeps every lease it does not change), then only the groups whose leases changed are
- * built again. Null when the two differ in many (a fresh grouping is as cheap then).
+ * (a write keeps every lease it does not change), then only the lists whose leases changed are
+ * built again, and the earliest expiry lowered by the added leases' (a lease gone can only raise
+ * it: the old value stays a safe bound). Null when the two differ in many (a fresh grouping is as
+ * cheap then).
  */
 function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Grouped | null {
   const gone = new Set<Lease>();
-  const added = new Map<string, Lease[]>();
-  const changed = new Set<string>();
-  const drop = (l: Lease) => {
-    gone.add(l);
-    changed.add(leaseKey(l));
-  };
-  const add = (l: Lease) => {
-    const key = leaseKey(l);
-    changed.add(key);
-    const list = added.get(key);
-    if (list) list.push(l);
-    else added.set(key, [l]);
-  };
+  const added: Lease[] = [];
   let i = 0;
   let j = 0;
   while (i < prev.length || j < next.length) {
     if (i < prev.length && j < next.length && prev[i] === next[j]) {
       i++;
       j++;
-    } else if (j >= next.length) drop(prev[i++]!);
-    else if (i >= prev.length) add(next[j++]!);
+    } else if (j >= next.length) gone.add(prev[i++]!);
+    else if (i >= prev.length) added.push(next[j++]!);
     else {
       const c = leaseOrder(prev[i]!, next[j]!);
-      if (c <= 0) drop(prev[i++]!);
-      if (c >= 0) add(next[j++]!);
+      if (c <= 0) gone.add(prev[i++]!);
+      if (c >= 0) added.push(next[j++]!);
     }
-    if (gone.size + added.size > MAX_PATCH) return null;
+    if (gone.size + added.length > MAX_PATCH) return null;
   }
   const byKey = new Map(g.byKey);
   const odd = [...g.odd];
-  for (const key of changed) {
-    const kept = (g.byKey.get(key) ?? []).filter((l) => !gone.has(l));
-    const list = [...kept, ...(added.get(key) ?? [])].sort(leaseOrder);
-    if (list.length) {
-      if (!byKey.has(key) && !plain(key)) odd.push(key);
-      byKey.set(key, list);
-    } else {
-      byKey.delete(key);
-      if (!plain(key)) odd.splice(odd.indexOf(key), 1);
+  const patch = (m: Map<string, Lease[]>, from: Map<string, Lease[]>, keyOf: (l: Lease) => string | null, onGone?: (k: string) => void, onNew?: (k: string) => void) => {
+    const changed = new Set<string>();
+    for (const l of [...gone, ...added]) {
+      const k = keyOf(l);
+      if (k !== null) changed.add(k);
     }
-  }
-  return { byKey, odd };
+    for (const k of changed) {
+      const list = [...(from.get(k) ?? []).filter((l) => !gone.has(l)), ...added.filter((l) => keyOf(l) === k)].sort(leaseOrder);
+      if (list.length) {
+        if (!m.has(k)) onNew?.(k);
+        m.set(k, list);
+      } else if (m.delete(k)) onGone?.(k);
+    }
+  };
+  patch(byKey, g.byKey, leaseKey, (k) => !plain(k) && odd.splice(odd.indexOf(k), 1), (k) => !plain(k) && odd.push(k));
+  const byTask = new Map(g.byTask);
+  patch(byTask, g.byTask, (l) => l.task);
+  const byAgent = new Map(g.byAgent);
+  patch(byAgent, g.byAgent, (l) => l.agent);
+  let earliest = g.earliest;
+  for (const l of added) earliest = Math.min(earliest, expiryOf(l));
+  return { byKey, odd, byTask, byAgent, earliest };
 }
 
 /** Past this many leases gone or added, a set is grouped afresh. */
 const MAX_PATCH = 64;
+
+/** The leases taken for `task`, in the set's order. */
+export function leasesOfTask(leases: readonly Lease[], task: string): readonly Lease[] {
+  return groupsOf(leases).byTask.get(task) ?? [];
+}
+
+/** `agent`'s leases, in the set's order. */
+export function leasesOfAgent(leases: readonly Lease[], agent: string): readonly Lease[] {
+  return groupsOf(leases).byAgent.get(agent) ?? [];
+}
+
+/**
+ * No lease of `leases` expires before this: while it is in the future none has expired (a claim
+ * sweeps each set it derives, and a set patched from the last one costs no walk for it).
+ */
+export function earliestExpiry(leases: readonly Lease[]): number {
+  return groupsOf(leases).earliest;
+}
 
 /** The leases of `leases` grouped by key, each group in the set's order; the keys in no set order. */
 export function leaseGroups(leases: readonly Lease[]): ReadonlyMap<string, readonly Lease[]> {

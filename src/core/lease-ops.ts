@@ -4,11 +4,11 @@ import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
-import { earliestExpiry, isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
+import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
-import { leasesNear } from "./lease-groups.ts";
+import { earliestExpiry, leasesNear, leasesOfAgent, leasesOfTask } from "./lease-groups.ts";
 import { keepOrder, withLeases } from "./lease-order.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
@@ -158,10 +158,14 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
     const expires = new Date(ctx.now.getTime() + req.ttlMs).toISOString();
     const { worktree, branch, scope } = ctx.actor;
     const patterns = [...new Set(req.patterns)];
-    const kept = keepOrder(s.leases, renewAll(s.leases, agent, ctx.now).filter((l) => !(l.agent === agent && patterns.includes(l.pattern))));
+    // Only the caller's own leases change (renewed, or replaced by these patterns): looked up, not
+    // walked for, in a set of 1,000 (lease-groups.ts).
+    const own = leasesOfAgent(s.leases, agent);
+    const renewed = own.some((l) => l.task === null) ? keepOrder(s.leases, renewAll(s.leases, agent, ctx.now)) : s.leases;
+    const kept = own.some((l) => patterns.includes(l.pattern)) ? keepOrder(renewed, renewed.filter((l) => !(l.agent === agent && patterns.includes(l.pattern)))) : renewed;
     const added: Lease[] = [];
     for (const pattern of patterns) {
-      const before = s.leases.find((l) => l.agent === agent && l.pattern === pattern);
+      const before = own.find((l) => l.pattern === pattern);
       added.push({
         pattern,
         agent,
@@ -227,7 +231,7 @@ export function releaseLeases(set: LeaseSet, req: ReleaseRequest, ctx: OpContext
  */
 export function releaseTaskLeases(set: LeaseSet, task: string, ctx: OpContext, keepAgent?: string): Outcome<LeaseSet> {
   return afterSettle(set, ctx, (s) => {
-    const gone = s.leases.filter((l) => l.task === task && l.agent !== keepAgent);
+    const gone = leasesOfTask(s.leases, task).filter((l) => l.agent !== keepAgent);
     if (!gone.length) return { ok: true, record: s, steps: [] };
     const record = { leases: keepOrder(s.leases, s.leases.filter((l) => !gone.includes(l))) };
     const event: HandoffEvent = { ...base("unleased", ctx, task), paths: gone.map((l) => l.pattern) };

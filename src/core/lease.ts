@@ -39,7 +39,8 @@ export const EMPTY_LEASES: LeaseSet = { leases: [] };
 /** Parsed expiry times: every write checks every lease, and a lease record is never mutated. */
 const expiries = new WeakMap<Lease, number>();
 
-function expiryOf(l: Lease): number {
+/** `l.expires_at` in ms, parsed once per lease. */
+export function expiryOf(l: Lease): number {
   let at = expiries.get(l);
   if (at === undefined) expiries.set(l, (at = Date.parse(l.expires_at)));
   return at;
@@ -47,23 +48,6 @@ function expiryOf(l: Lease): number {
 
 export function isLeaseLive(l: Lease, now: Date): boolean {
   return expiryOf(l) > now.getTime();
-}
-
-/** The earliest expiry in a lease array, kept per array (arrays are never mutated once built). */
-const earliest = new WeakMap<readonly Lease[], number>();
-
-/**
- * When the first lease of `leases` expires (Infinity for none): while it is in the future no lease
- * has expired, which a claim's two sweeps of the same set ask one after the other.
- */
-export function earliestExpiry(leases: readonly Lease[]): number {
-  let first = earliest.get(leases);
-  if (first === undefined) {
-    first = Infinity;
-    for (const l of leases) first = Math.min(first, expiryOf(l));
-    earliest.set(leases, first);
-  }
-  return first;
 }
 
 /**

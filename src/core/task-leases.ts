@@ -4,6 +4,7 @@
 import type { HandoffEvent } from "./event.ts";
 import type { Lease, LeaseSet } from "./lease.ts";
 import { keepOrder } from "./lease-order.ts";
+import { leasesOfTask } from "./lease-groups.ts";
 import type { Outcome } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
@@ -21,11 +22,11 @@ function liveClaim(task: Task, now: Date) {
  */
 export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<LeaseSet> {
   const claim = liveClaim(task, ctx.now);
-  const ofTask = set.leases.filter((l) => l.task === task.id);
+  const ofTask = leasesOfTask(set.leases, task.id);
   if (!ofTask.length) return { ok: true, record: set, steps: [] };
   const gone = ofTask.filter((l) => !claim || l.agent !== claim.agent);
   const steps = [];
-  let leases: Lease[] = keepOrder(set.leases, set.leases.filter((l) => !gone.includes(l)));
+  let leases: Lease[] = gone.length ? keepOrder(set.leases, set.leases.filter((l) => !gone.includes(l))) : set.leases;
   const { agent, scope, worktree, branch } = ctx.actor;
   const at = ctx.now.toISOString();
   if (gone.length) {
@@ -35,7 +36,7 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
     steps.push({ event, record: { leases } });
   }
   if (claim) {
-    const stale = leases.filter((l) => l.task === task.id && l.expires_at !== claim.expires_at);
+    const stale = ofTask.filter((l) => !gone.includes(l) && l.expires_at !== claim.expires_at);
     if (stale.length) {
       leases = keepOrder(leases, leases.map((l) => (stale.includes(l) ? { ...l, expires_at: claim.expires_at, ttl_ms: claim.ttl_ms } : l)));
       const event: HandoffEvent = { type: "leased", task: task.id, agent, at, scope, worktree, branch, paths: stale.map((l) => l.pattern), expires_at: claim.expires_at };
