@@ -4,7 +4,6 @@ import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
 import type { ObjectType } from "./object-reader.ts";
-import { QuietTrigger } from "./quiet-trigger.ts";
 import { TempFiles, type TempFile } from "./temp-files.ts";
 import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -28,12 +27,8 @@ export class ObjectWriter {
    * them they are unreachable, and a concurrent `git gc --prune=now` may delete them.
    */
   private pending = new Map<string, { type: ObjectType; body: Buffer }>();
-  /**
-   * Long-running writers: objects a ref now points at, still to be checked (see `settle`). Their
-   * check runs once the process is quiet, after the answer has gone out.
-   */
-  private settled = new Map<string, { type: ObjectType; body: Buffer }>();
-  private settleCheck: QuietTrigger | null = null;
+  /** Long-running writers hash with node:crypto (loaded once there). */
+  private longRunning = false;
   /**
    * The last objects written, by id, and when each was last known to be on disk: a process
    * reading back what it just wrote reads no file.
@@ -50,13 +45,11 @@ export class ObjectWriter {
   /** For long-running processes: create temp files ahead of need, off the critical path. */
   prepareAhead(): void {
     this.temps ??= new TempFiles(`${this.commonDir}/objects`);
-    this.settleCheck ??= new QuietTrigger(() => this.checkSettled());
+    this.longRunning = true;
     this.temps.fill();
   }
 
   close(): void {
-    this.settleCheck?.cancel();
-    this.checkSettled();
     this.temps?.close();
     this.temps = null;
   }
@@ -67,7 +60,7 @@ export class ObjectWriter {
     const small = raw.length <= SMALL_OBJECT_MAX;
     // Long-running writers have node:crypto loaded once; its SHA-1 is 3-10x ours (small-object-codec.ts
     // spares one-shot commands the module's load, not the hashing).
-    const oid = small && this.format === "sha1" && !this.settleCheck ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
+    const oid = small && this.format === "sha1" && !this.longRunning ? sha1Hex(raw) : createHash(this.format).update(raw).digest("hex");
     // An object this process has not written lately is nearly always new (a record holds the time
     // it was written): it is written without asking first whether it is there. One it wrote or
     // found within KNOWN_FRESH_MS (a claim's unchanged blobs and trees) is not looked for either:
@@ -101,35 +94,8 @@ export class ObjectWriter {
    * written again (stat calls only, no git). Returns how many were restored.
    */
   settle(): number {
-    if (this.settleCheck) {
-      // Long-running: checked once the process is quiet, not between a claim's update and its
-      // answer (seven stat calls there). The window in which a prune's removal shows is a few ms
-      // longer; the content is held until then, and `close` checks what is left. Returns 0.
-      for (const [oid, o] of this.pending) this.settled.set(oid, o);
-      this.pending.clear();
-      if (this.settled.size > SETTLED_LIMIT) this.checkSettled();
-      else this.settleCheck.poke();
-      return 0;
-    }
     const restored = this.restoreMissing();
     this.pending.clear();
-    return restored;
-  }
-
-  /** The deferred half of `settle`: objects refs point at that a prune removed are written again. */
-  private checkSettled(): number {
-    let restored = 0;
-    const now = Date.now();
-    for (const [oid, { type, body }] of this.settled) {
-      const r = this.recent.get(oid);
-      if (existsSync(this.pathOf(oid))) {
-        if (r) r.seen = now;
-        continue;
-      }
-      this.store(oid, Buffer.concat([Buffer.from(`${type} ${body.length}\0`, "latin1"), body]));
-      restored++;
-    }
-    this.settled.clear();
     return restored;
   }
 
@@ -232,8 +198,6 @@ const PENDING_LIMIT = 4096;
  */
 const KNOWN_FRESH_MS = 10_000;
 
-/** Objects left to check before a burst of writes with no quiet moment checks them at once. */
-const SETTLED_LIMIT = 256;
 
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
 function openTemp(dir: string, tmp: string): number {
