@@ -43,9 +43,10 @@ export function tempRepo(): string {
 }
 
 export function cleanupTemp(): void {
-  // A detached writer (a hook's catch record, written after its answer) may still be adding a file
-  // while the folder goes: rmSync retries ENOTEMPTY a few times.
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  // A detached writer (the catch record of a warned or denied edit, written after the answer by
+  // its own process) may still be adding files while the folder goes: rmSync retries ENOTEMPTY,
+  // for up to about 5 s (100 ms more each time), which a loaded machine's writer needs.
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 export interface CliResult {
