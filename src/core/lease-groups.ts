@@ -70,17 +70,23 @@ function push(m: Map<string, Lease[]>, k: string, l: Lease): void {
   else m.set(k, [l]);
 }
 
+/** The keys of `byKey` whose leases are near every pattern. */
+function oddKeys(byKey: Map<string, Lease[]>): string[] {
+  return [...byKey.keys()].filter((k) => !plain(k));
+}
+
 function fresh(leases: readonly Lease[]): Grouped {
-  const g: Grouped = { byKey: new Map(), odd: [], byTask: new Map(), byAgent: new Map(), earliest: Infinity };
+  const byKey = new Map<string, Lease[]>();
+  const byTask = new Map<string, Lease[]>();
+  const byAgent = new Map<string, Lease[]>();
+  let earliest = Infinity;
   for (const l of leases) {
-    const key = leaseKey(l);
-    if (!g.byKey.has(key) && !plain(key)) g.odd.push(key);
-    push(g.byKey, key, l);
-    if (l.task !== null) push(g.byTask, l.task, l);
-    push(g.byAgent, l.agent, l);
-    g.earliest = Math.min(g.earliest, expiryOf(l));
+    push(byKey, leaseKey(l), l);
+    if (l.task !== null) push(byTask, l.task, l);
+    push(byAgent, l.agent, l);
+    earliest = Math.min(earliest, expiryOf(l));
   }
-  return g;
+  return { byKey, odd: oddKeys(byKey), byTask, byAgent, earliest };
 }
 
 /**
@@ -108,9 +114,9 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
     }
     if (gone.size + added.length > MAX_PATCH) return null;
   }
-  const byKey = new Map(g.byKey);
-  const odd = [...g.odd];
-  const patch = (m: Map<string, Lease[]>, from: Map<string, Lease[]>, keyOf: (l: Lease) => string | null, onGone?: (k: string) => void, onNew?: (k: string) => void) => {
+  /** `from` with the lists of the keys that changed built again. */
+  const patch = (from: Map<string, Lease[]>, keyOf: (l: Lease) => string | null) => {
+    const m = new Map(from);
     const changed = new Set<string>();
     for (const l of [...gone, ...added]) {
       const k = keyOf(l);
@@ -118,20 +124,15 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
     }
     for (const k of changed) {
       const list = [...(from.get(k) ?? []).filter((l) => !gone.has(l)), ...added.filter((l) => keyOf(l) === k)].sort(leaseOrder);
-      if (list.length) {
-        if (!m.has(k)) onNew?.(k);
-        m.set(k, list);
-      } else if (m.delete(k)) onGone?.(k);
+      if (list.length) m.set(k, list);
+      else m.delete(k);
     }
+    return m;
   };
-  patch(byKey, g.byKey, leaseKey, (k) => !plain(k) && odd.splice(odd.indexOf(k), 1), (k) => !plain(k) && odd.push(k));
-  const byTask = new Map(g.byTask);
-  patch(byTask, g.byTask, (l) => l.task);
-  const byAgent = new Map(g.byAgent);
-  patch(byAgent, g.byAgent, (l) => l.agent);
+  const byKey = patch(g.byKey, leaseKey);
   let earliest = g.earliest;
   for (const l of added) earliest = Math.min(earliest, expiryOf(l));
-  return { byKey, odd, byTask, byAgent, earliest };
+  return { byKey, odd: oddKeys(byKey), byTask: patch(g.byTask, (l) => l.task), byAgent: patch(g.byAgent, (l) => l.agent), earliest };
 }
 
 /** Past this many leases gone or added, a set is grouped afresh. */

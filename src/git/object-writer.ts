@@ -198,7 +198,6 @@ const PENDING_LIMIT = 4096;
  */
 const KNOWN_FRESH_MS = 10_000;
 
-
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
 function openTemp(dir: string, tmp: string): number {
   for (let n = 0; ; n++) {

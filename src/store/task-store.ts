@@ -147,7 +147,6 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
   const positions = step?.from === last.tips ? step.moved : null;
   if (!positions) for (let i = 0; i < tips.length; i++) if (tips[i]!.name !== last.tips[i]!.name) return null;
   const records = [...last.records];
-  const replaced: [Task, Task][] = [];
   const at: number[] = [];
   for (const i of positions ?? tips.keys()) {
     if (tips[i]!.oid === last.tips[i]!.oid) continue;
@@ -159,7 +158,6 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
       return null;
     }
     if (task.created_at !== records[i]!.created_at || task.id !== records[i]!.id) return null;
-    replaced.push([records[i]!, task]);
     at.push(i);
     records[i] = task;
   }
@@ -168,7 +166,7 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
   for (const i of at) tasks[last.pos[i]!] = records[i]!;
   const listing = { tasks, problems: [] };
   replacedFrom.delete(last.listing); // one step back only: no chain of old listings stays alive
-  replacedFrom.set(listing, { from: last.listing, replaced });
+  replacedFrom.set(listing, { from: last.listing, replaced: at.map((i): [Task, Task] => [last.records[i]!, records[i]!]) });
   previous.set(store, { tips, records, pos: last.pos, listing });
   return listing;
 }

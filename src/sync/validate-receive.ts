@@ -269,10 +269,11 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     const now = new Date(at);
     const before = (parent.record as LeaseSet).leases;
     const seen = new Set(before.map((l) => JSON.stringify(l)));
+    // Read once for every new lease: the leases near each one are looked up in it (lease-groups.ts).
+    const others = before.filter((o: Lease) => o.agent !== actor && isLeaseLive(o, now));
     for (const l of (e.record as LeaseSet).leases) {
       if (seen.has(JSON.stringify(l))) continue;
       if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
-      const others = before.filter((o: Lease) => o.agent !== actor && isLeaseLive(o, now));
       const clash = findConflicts(others, actor, [l.pattern], l.exclusive, now)[0];
       if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
     }
