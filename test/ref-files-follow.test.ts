@@ -9,8 +9,8 @@ import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
-async function settled<T>(f: () => T, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
+async function settled<T>(f: () => T, ok: (v: T) => boolean, within = 30_000): Promise<T> {
+  const deadline = Date.now() + within;
   for (;;) {
     await new Promise((r) => setTimeout(r, 5));
     const v = f();
@@ -46,6 +46,30 @@ test("moves, new refs, removed refs and lock files, as other processes make them
   gitOut(repo, "update-ref", "-d", "refs/handoff/tasks/a");
   const removed = await settled(list, (l) => l.length === 3);
   assert.equal(removed.map((t) => `${t.name.slice(19)}:${t.oid === c2}`), ["aa:true", "b:true", "c:false"]);
+  refs.close();
+});
+
+// Found by a running MCP server beside one-shot commands at 1,000 tasks: `git pack-refs` had
+// removed every sub-folder of refs/handoff/, so the root was followed as a flat folder; a claim
+// then made refs/handoff/tasks/ again, the watch named only the new folder, and the root's listing
+// kept the packed (old) value of the claimed task, so every sync after failed with lost_race.
+test("a followed folder that gains a sub-folder is walked in full from then on", async () => {
+  const repo = tempRepo();
+  const c1 = gitOut(repo, "commit-tree", "-m", "one", gitOut(repo, "mktree"));
+  const c2 = gitOut(repo, "commit-tree", "-m", "two", gitOut(repo, "mktree"));
+  for (const n of ["a", "b"]) gitOut(repo, "update-ref", `refs/handoff/tasks/${n}`, c1);
+  gitOut(repo, "pack-refs", "--all");
+  const refs = new RefFiles(`${repo}/.git`);
+  const list = () => refs.listFollowed("refs/handoff/");
+  assert.equal(list().map((t) => `${t.name.slice(13)}:${t.oid === c1}`), ["tasks/a:true", "tasks/b:true"]);
+
+  gitOut(repo, "update-ref", "refs/handoff/tasks/a", c2, c1); // a loose file in a new sub-folder, over the packed value
+  // Well before the watch's own full walk every 10 s (FULL_EVERY_MS), which would hide the fault.
+  const moved = await settled(list, (l) => l[0]!.oid === c2, 3_000);
+  assert.equal(moved.map((t) => `${t.name.slice(13)}:${t.oid === c2}`), ["tasks/a:true", "tasks/b:false"]);
+  gitOut(repo, "update-ref", "refs/handoff/agents/x", c2); // and another sub-folder, later
+  const added = await settled(list, (l) => l.length === 3, 3_000);
+  assert.equal(added.map((t) => t.name.slice(13)), ["agents/x", "tasks/a", "tasks/b"]);
   refs.close();
 });
 

@@ -5,9 +5,13 @@
 //
 // A watch can in principle drop events (a full kernel queue), so the folder is walked again in
 // full now and then (FULL_EVERY_MS), when the watch fails, and whenever the folder holds a
-// sub-folder (a layout this fast path does not follow). This process's own writes are marked at
+// sub-folder (a layout this fast path does not follow), including one that appears later. This process's own writes are marked at
 // once (`touch`), without waiting for their events.
 import { statSync, watch, type FSWatcher } from "node:fs";
+
+function isFolder(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
 
 /** How a caller reads one loose ref file: undefined when there is none. */
 export type LooseReader = (name: string) => string | null | undefined;
@@ -56,6 +60,10 @@ export class WatchedRefFolder {
       const name = `${this.dirRef}/${file}`;
       const value = file.endsWith(".lock") ? undefined : this.readLoose(name);
       if (value) this.loose.set(name, value);
+      // A sub-folder appeared (refs/handoff/ after `git pack-refs` removed its emptied folders,
+      // then a write made refs/handoff/tasks/ again): the watch sees only the folder's name, not
+      // the refs inside it, so this layout is walked in full from now on.
+      else if (value === undefined && isFolder(`${this.commonDir}/${name}`)) return this.full();
       else this.loose.delete(name);
     }
     this.dirty.clear();
