@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
@@ -10,7 +10,7 @@ import { uniqueSuffix } from "./unique-name.ts";
 
 /**
  * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
- * folder, then linked into place. A crash leaves at worst a stray `tmp_obj_*` file (which
+ * folder, then renamed into place. A crash leaves at worst a stray `tmp_obj_*` file (which
  * `git gc` removes), never a truncated object under a real name. isomorphic-git's writers are not
  * atomic, which is why this is ours.
  *
@@ -132,6 +132,7 @@ export class ObjectWriter {
     for (let n = 0; ; n++) {
       if (existsSync(path)) return;
       const tmp = `${dir}/tmp_obj_${uniqueSuffix()}`;
+      let placed = false;
       try {
         const fd = openTemp(dir, tmp);
         try {
@@ -140,7 +141,10 @@ export class ObjectWriter {
         } finally {
           closeSync(fd);
         }
-        linkSync(tmp, path); // like git: link, so an object written concurrently by another process wins harmlessly
+        // git's rename mode (core.createObject=rename): an object another process wrote meanwhile
+        // has the same bytes, so replacing it is harmless; one call where link + unlink take two.
+        renameSync(tmp, path);
+        placed = true;
         return;
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
@@ -151,7 +155,7 @@ export class ObjectWriter {
         if (refusal) throw new HandoffError(refusal);
         throw e;
       } finally {
-        rmSync(tmp, { force: true }); // never leave a temp object behind, whatever failed
+        if (!placed) removeQuiet(tmp); // never leave a temp object behind, whatever failed
       }
     }
   }
@@ -178,9 +182,18 @@ export class ObjectWriter {
       }
       return true;
     } catch {
-      rmSync(t.path, { force: true });
+      removeQuiet(t.path);
       return false;
     }
+  }
+}
+
+/** unlink, where gone already is fine (fs.rmSync loads and runs a whole rimraf for one file). */
+function removeQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone already, or never made */
   }
 }
 

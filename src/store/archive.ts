@@ -133,20 +133,16 @@ export async function archivedTipsFrom(store: Store, tip: string): Promise<Map<s
 export async function compactIfDue(store: Store, known?: Map<string, string>): Promise<CompactReport | null> {
   const path = join(store.repo.commonDir, "handoff", "compact.json");
   const tips = known ? [...known].filter(([name]) => name.startsWith(TASKS_PREFIX)) : (await listRefs(store.cwd, TASKS_PREFIX)).map((t) => [t.name, t.oid] as [string, string]);
-  let cache: FinishCache = { retention: store.config.retentionMs, tips: {}, finished: {} };
-  try {
-    const read = JSON.parse(readFileSync(path, "utf8")) as FinishCache;
-    if (read.retention === store.config.retentionMs && read.tips && read.finished) cache = read;
-  } catch {
-    /* no cache yet, or a damaged one: rebuild */
-  }
+  const cache = finishCache(store, path);
   const next: FinishCache = { retention: cache.retention, tips: {}, finished: {} };
+  let changed = Object.keys(cache.tips).length !== tips.length;
   for (const [ref, oid] of tips) {
     next.tips[ref] = oid;
     if (cache.tips[ref] === oid) {
       if (cache.finished[ref] !== undefined) next.finished[ref] = cache.finished[ref]!;
       continue;
     }
+    changed = true;
     try {
       const { record } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
       if (isFinal(record.status)) next.finished[ref] = Date.parse(record.updated_at);
@@ -164,12 +160,37 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
       delete next.finished[TASKS_PREFIX + id];
     }
   }
+  // Nothing moved since the cache was read or written: it says the same already (a running
+  // server's sync with nothing new rewrote 80 KB at 1,000 tasks).
+  if (!changed && !report) return report;
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(next));
   renameSync(tmp, path);
+  kept.set(store, next);
   return report;
 }
+
+/**
+ * The finish cache as this process last read or wrote it, else from its file. Every entry is a
+ * fact about one tip (when the task at that commit finished), so a copy kept in process stays
+ * true whatever other processes wrote since; at worst it lacks tips they read, which are read here.
+ */
+function finishCache(store: Store, path: string): FinishCache {
+  const own = kept.get(store);
+  if (own && own.retention === store.config.retentionMs) return own;
+  let cache: FinishCache = { retention: store.config.retentionMs, tips: {}, finished: {} };
+  try {
+    const read = JSON.parse(readFileSync(path, "utf8")) as FinishCache;
+    if (read.retention === store.config.retentionMs && read.tips && read.finished) cache = read;
+  } catch {
+    /* no cache yet, or a damaged one: rebuild */
+  }
+  kept.set(store, cache);
+  return cache;
+}
+
+const kept = new WeakMap<Store, FinishCache>();
 
 interface FinishCache {
   retention: number;
