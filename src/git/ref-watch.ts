@@ -9,6 +9,12 @@
 // once (`touch`), without waiting for their events.
 import { statSync, watch, type FSWatcher } from "node:fs";
 
+function sameRefs(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, oid] of a) if (b.get(name) !== oid) return false;
+  return true;
+}
+
 function isFolder(path: string): boolean {
   return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
@@ -23,6 +29,8 @@ const FULL_EVERY_MS = 10_000;
 export class WatchedRefFolder {
   private watcher: FSWatcher | null = null;
   private loose: Map<string, string> | null = null;
+  /** What the last full walk found. */
+  private walked: Map<string, string> | null = null;
   private dirty = new Set<string>();
   private walkedAt = 0;
   private broken = false;
@@ -91,10 +99,16 @@ export class WatchedRefFolder {
   private full(): Map<string, string> {
     if (this.watcher && this.inode() !== this.ino) this.drop();
     this.ensureWatch();
-    this.version++;
-    this.applied = null;
     this.dirty.clear();
     const { refs, nested } = this.walk(this.dirRef);
+    // A folder with sub-folders is walked at every listing: when the walk finds what the last one
+    // did (the usual case once sync has packed the refs), the version stays, so callers keep the
+    // listing they derived from it instead of rebuilding thousands of entries.
+    if (!this.walked || !sameRefs(this.walked, refs)) {
+      this.version++;
+      this.applied = null;
+    }
+    this.walked = refs;
     this.walkedAt = Date.now();
     // A folder with sub-folders is walked in full every time: the watch sees only its own entries.
     this.loose = nested || !this.watcher ? null : refs;
