@@ -6,9 +6,10 @@
 //   refresh saw it within that window, so (seen - committer time) is this clock's offset from its
 //   writer's, give or take the window. Per writer the tightest sighting counts; the estimate is
 //   the median over writers, so one writer's bad clock does not move it.
-// The observations live in .git/handoff/clock-<remote>.json: a cache, safe to delete (the estimate
-// is then unknown until the next observations).
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+// The observations live in .git/handoff/clock-<remote>.json, the time of the last refresh in the
+// mtime of clock-<remote>.refreshed: caches, safe to delete (the estimate is then unknown until
+// the next observations).
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,7 +37,7 @@ export interface Sighting {
 }
 
 export interface ClockFile {
-  /** This clock at the last refresh: the start of the next sightings' window. */
+  /** This clock at the last refresh, as earlier builds kept it (now the time of clock-<remote>.refreshed). */
   last_refresh_at?: string;
   http?: { offset_ms: number; uncertainty_ms: number; at: string };
   /** When the last try to read the server's clock found none (not smart HTTP, no header): not tried again for a while. */
@@ -70,22 +71,61 @@ function writeClockFile(store: Store, remote: string, f: ClockFile): void {
 /** After a refresh: the commits it brought that were not here before, as sightings. */
 export async function recordSightings(store: Store, remote: string, before: Map<string, string>, after: Map<string, string>): Promise<void> {
   const now = store.now();
-  const f = readClockFile(store, remote);
-  const last = f.last_refresh_at ? Date.parse(f.last_refresh_at) : NaN;
-  f.last_refresh_at = now.toISOString();
+  const last = lastRefreshAt(store, remote);
+  markRefreshed(store, remote, now);
   const window = now.getTime() - last;
-  if (Number.isFinite(window) && window >= 0 && window <= MAX_WINDOW_MS) {
-    let read = 0;
-    for (const [ref, oid] of after) {
-      if (before.get(ref) === oid) continue;
-      if (++read > MAX_PER_REFRESH) break;
-      const c = await committer(store, oid, ref);
-      if (!c || c.name === store.actor.agent) continue;
-      f.sightings.push({ agent: c.name, lag_ms: now.getTime() - c.time * 1000, window_ms: window, seen_at: now.toISOString() });
-    }
-    f.sightings = f.sightings.slice(-MAX_SIGHTINGS);
+  if (!Number.isFinite(window) || window < 0 || window > MAX_WINDOW_MS) return;
+  const brought: [string, string][] = [];
+  for (const [ref, oid] of after) {
+    if (before.get(ref) === oid) continue;
+    brought.push([ref, oid]);
+    if (brought.length >= MAX_PER_REFRESH) break;
   }
+  // Nothing new (a running server's sync, most of the time): the file is neither read nor written.
+  if (!brought.length) return;
+  const f = readClockFile(store, remote);
+  let seen = 0;
+  for (const [ref, oid] of brought) {
+    const c = await committer(store, oid, ref);
+    if (!c || c.name === store.actor.agent) continue;
+    f.sightings.push({ agent: c.name, lag_ms: now.getTime() - c.time * 1000, window_ms: window, seen_at: now.toISOString() });
+    seen++;
+  }
+  if (!seen) return;
+  f.sightings = f.sightings.slice(-MAX_SIGHTINGS);
   writeClockFile(store, remote, f);
+}
+
+/**
+ * When this clone last refreshed from `remote`, by its own clock: the start of the next sightings'
+ * window. Kept as the time of an empty stamp file (one `utimes` a refresh, where rewriting the
+ * observations was a read, a parse and a rename); NaN before the first.
+ */
+function lastRefreshAt(store: Store, remote: string): number {
+  const st = statSync(stampOf(store, remote), { throwIfNoEntry: false });
+  if (st) return st.mtimeMs;
+  // Written by an earlier build: its observations file held the time.
+  const was = readClockFile(store, remote).last_refresh_at;
+  return was ? Date.parse(was) : NaN;
+}
+
+function markRefreshed(store: Store, remote: string, at: Date): void {
+  const stamp = stampOf(store, remote);
+  try {
+    utimesSync(stamp, at, at);
+  } catch {
+    try {
+      mkdirSync(join(store.repo.commonDir, "handoff"), { recursive: true });
+      writeFileSync(stamp, "");
+      utimesSync(stamp, at, at);
+    } catch {
+      /* the next sightings' window is only wider */
+    }
+  }
+}
+
+function stampOf(store: Store, remote: string): string {
+  return join(store.repo.commonDir, "handoff", `clock-${remote}.refreshed`);
 }
 
 async function committer(store: Store, oid: string, ref: string): Promise<{ name: string; time: number } | null> {
