@@ -132,37 +132,29 @@ export async function archivedTipsFrom(store: Store, tip: string): Promise<Map<s
  */
 export async function compactIfDue(store: Store, known?: Map<string, string>): Promise<CompactReport | null> {
   const path = join(store.repo.commonDir, "handoff", "compact.json");
-  const tips = known ? [...known].filter(([name]) => name.startsWith(TASKS_PREFIX)) : (await listRefs(store.cwd, TASKS_PREFIX)).map((t) => [t.name, t.oid] as [string, string]);
+  const tips: [string, string][] = [];
+  if (known) {
+    for (const entry of known) if (entry[0].startsWith(TASKS_PREFIX)) tips.push(entry);
+  } else for (const t of await listRefs(store.cwd, TASKS_PREFIX)) tips.push([t.name, t.oid]);
   const cache = finishCache(store, path);
-  const next: FinishCache = { retention: cache.retention, tips: {}, finished: {} };
-  let changed = Object.keys(cache.tips).length !== tips.length;
-  for (const [ref, oid] of tips) {
-    next.tips[ref] = oid;
-    if (cache.tips[ref] === oid) {
-      if (cache.finished[ref] !== undefined) next.finished[ref] = cache.finished[ref]!;
-      continue;
-    }
-    changed = true;
-    try {
-      const { record } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
-      if (isFinal(record.status)) next.finished[ref] = Date.parse(record.updated_at);
-    } catch {
-      /* unreadable: compaction leaves it alone, doctor reports it */
-    }
-  }
-  const firstDone = Math.min(...Object.values(next.finished));
-  const due = Number.isFinite(firstDone) ? firstDone + store.config.retentionMs : null;
+  // Nothing moved since the cache was read or written (a running server's sync with nothing new):
+  // it says the same already, and when the first task comes due is known.
+  const same = cacheSize(cache) === tips.length && tips.every(([ref, oid]) => cache.tips[ref] === oid);
+  let next = same ? cache : await refreshed(store, cache, tips);
+  const due = firstDue(next, store.config.retentionMs);
   let report: CompactReport | null = null;
   if (due !== null && due <= store.now().getTime()) {
     report = await compact(store);
+    if (next === cache) next = { retention: cache.retention, tips: { ...cache.tips }, finished: { ...cache.finished } };
     for (const id of report.archived) {
       delete next.tips[TASKS_PREFIX + id];
       delete next.finished[TASKS_PREFIX + id];
     }
+    // Worked out before the archived tasks left it.
+    sizes.delete(next);
+    earliest.delete(next);
   }
-  // Nothing moved since the cache was read or written: it says the same already (a running
-  // server's sync with nothing new rewrote 80 KB at 1,000 tasks).
-  if (!changed && !report) return report;
+  if (next === cache) return report;
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(next));
@@ -170,6 +162,46 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
   kept.set(store, next);
   return report;
 }
+
+/** The cache for `tips`: entries of unmoved tips kept, moved ones read again. */
+async function refreshed(store: Store, cache: FinishCache, tips: [string, string][]): Promise<FinishCache> {
+  const next: FinishCache = { retention: cache.retention, tips: {}, finished: {} };
+  for (const [ref, oid] of tips) {
+    next.tips[ref] = oid;
+    if (cache.tips[ref] === oid) {
+      if (cache.finished[ref] !== undefined) next.finished[ref] = cache.finished[ref]!;
+      continue;
+    }
+    try {
+      const { record } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
+      if (isFinal(record.status)) next.finished[ref] = Date.parse(record.updated_at);
+    } catch {
+      /* unreadable: compaction leaves it alone, doctor reports it */
+    }
+  }
+  return next;
+}
+
+/** How many tips a cache holds, counted once per cache object. */
+function cacheSize(cache: FinishCache): number {
+  let n = sizes.get(cache);
+  if (n === undefined) sizes.set(cache, (n = Object.keys(cache.tips).length));
+  return n;
+}
+
+/** When the first finished task comes due (epoch ms), or null; worked out once per cache object. */
+function firstDue(cache: FinishCache, retentionMs: number): number | null {
+  let first = earliest.get(cache);
+  if (first === undefined) {
+    first = Infinity;
+    for (const at of Object.values(cache.finished)) if (at < first) first = at;
+    earliest.set(cache, first);
+  }
+  return Number.isFinite(first) ? first + retentionMs : null;
+}
+
+const sizes = new WeakMap<FinishCache, number>();
+const earliest = new WeakMap<FinishCache, number>();
 
 /**
  * The finish cache as this process last read or wrote it, else from its file. Every entry is a
