@@ -102,6 +102,11 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   const prefix = await remotePrefix(cwd, remote);
   const r = await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
+  // The same answer as the last full listing (a running process's sync with nothing new): the
+  // same map, not 5,000 lines parsed again. Callers only read it.
+  const key = refs ? null : `${cwd}\0${remote}\0${prefix}`;
+  const last = key ? lastListing.get(key) : undefined;
+  if (last && last.stdout === r.stdout) return { ok: true, tips: last.tips };
   const tips = new Map<string, string>();
   for (const line of r.stdout.split("\n")) {
     const tab = line.indexOf("\t");
@@ -109,8 +114,12 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
     if (ref) tips.set(ref, line.slice(0, tab));
   }
   if (refs) for (const k of [...tips.keys()]) if (!refs.includes(k)) tips.delete(k);
+  if (key) lastListing.set(key, { stdout: r.stdout, tips });
   return { ok: true, tips };
 }
+
+/** Each remote's last full listing and its parse (one per clone and remote a process syncs with). */
+const lastListing = new Map<string, { stdout: string; tips: Map<string, string> }>();
 
 /**
  * Per ref: `ok` landed; `stale` the lease lost (a real compare-and-swap loss, or the atomic
