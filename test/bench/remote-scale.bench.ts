@@ -10,12 +10,16 @@
 //   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
 //   capacity check reads the caller's claims).
 // - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
+// - the same two from a long-running process (an MCP server over stdio, as agents run it): a
+//   claim_task through the remote against the same floor, and a sync tool call with nothing new
+//   against `git ls-remote` alone (no Node start on either side).
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { addTask } from "../../src/store/task-store.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "../support/repo.ts";
 import { cloneOf, serveRoot, startHttp } from "../support/servers.ts";
+import { overStdio } from "../support/mcp.ts";
 import { median } from "./stats.ts";
 
 const SIZES = (process.argv[2] ?? "1000,5000").split(",").map(Number);
@@ -86,9 +90,22 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
   void served;
 }
 
-function remotePath(n: number, url: string, label: string, offset: number): void {
+async function remotePath(n: number, url: string, label: string, offset: number): Promise<void> {
   const clone = cloneOf(url);
   handoff(clone, "sync", "sync"); // mirrors the remote's tasks (and packs them)
+  const server = await overStdio(clone, { agent: `warm-${label.replace(/\W+/g, "-")}`, checkOutput: false });
+  const warmClaim: number[] = [];
+  const warmSync: number[] = [];
+  const lsRemote: number[] = [];
+  const timedCall = async (name: string, args: Record<string, unknown>): Promise<number> => {
+    const t0 = performance.now();
+    const r = await server.call(name, args);
+    const ms = performance.now() - t0;
+    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+    return ms;
+  };
+  // Its first call loads the tools and reads the repository: not what a running server pays.
+  await timedCall("sync", {});
   const head = gitOut(clone, "rev-parse", "HEAD");
   const tree = gitOut(clone, "rev-parse", "HEAD^{tree}");
   const floor: number[] = [];
@@ -106,14 +123,23 @@ function remotePath(n: number, url: string, label: string, offset: number): void
     sync.push(handoff(clone, "sync", "sync"));
     const z = time(process.execPath, ["-e", "0"], clone);
     node.push(z);
-    syncFloor.push(z + git(clone, "ls-remote", "origin", "refs/handoff/*"));
+    const ls = git(clone, "ls-remote", "origin", "refs/handoff/*");
+    syncFloor.push(z + ls);
+    lsRemote.push(ls);
+    // Ids past both labels' CLI claims (2 * ROUNDS each): each label's clone claims its own.
+    warmClaim.push(await timedCall("claim_task", { id: `live-${4 * ROUNDS + offset + i}`, over_capacity: true }));
+    await timedCall("sync", {});
+    warmSync.push(await timedCall("sync", {}));
   }
+  await server.close();
   const f = median(floor);
   console.log(`\nremote path, ${n} live tasks, ${label} (median of ${ROUNDS})`);
   console.log(`  claim --over-capacity / (git fetch 1 ref + git push 1 ref)   ${ratio(median(claimOver), f)}   (target <= 1.3x)`);
   console.log(`  claim (capacity checked) / the same floor                    ${ratio(median(claim), f)}`);
   console.log(`  claim (capacity checked) / (the floor + node -e 0)           ${ratio(median(claim), f + median(node))}   (the same at every size)`);
   console.log(`  sync, nothing new / (node -e 0 + git ls-remote)              ${ratio(median(sync), median(syncFloor))}   (target <= 1.3x)`);
+  console.log(`  a running MCP server's claim_task / the same floor           ${ratio(median(warmClaim), f)}   (target <= 1.3x)`);
+  console.log(`  a running MCP server's sync, nothing new / git ls-remote     ${ratio(median(warmSync), median(lsRemote))}   (target <= 1.3x)`);
 }
 
 const served = serveRoot();
@@ -125,8 +151,8 @@ try {
     const bare = await remoteWith(served, name, n);
     await userGit(served, n, plain, bare, "by path");
     await userGit(served, n, http.url("plain"), http.url(name), "smart HTTP");
-    remotePath(n, bare, "by path", 0);
-    remotePath(n, http.url(name), "smart HTTP", 2 * ROUNDS);
+    await remotePath(n, bare, "by path", 0);
+    await remotePath(n, http.url(name), "smart HTTP", 2 * ROUNDS);
   }
 } finally {
   await http.stop();
