@@ -82,6 +82,43 @@ test("a warm store's listings, patched from the last one as refs move, are what 
   b.close();
 });
 
+// Other processes move, add, delete and pack refs while a warm store follows the folders: a
+// listing of every handoff ref (what sync starts from) must come to what git says within moments,
+// never stay behind (a packed-then-recreated folder once kept a stale value for 10 s).
+test("a warm store's listing of every handoff ref follows other processes' writes, deletions and packs", async () => {
+  const repo = tempRepo();
+  const a = await openStore({ cwd: repo, agent: "alice", warm: true });
+  const c1 = gitOut(repo, "commit-tree", "-m", "one", gitOut(repo, "mktree"));
+  const c2 = gitOut(repo, "commit-tree", "-m", "two", gitOut(repo, "mktree"));
+  for (const id of ["q0", "q1", "q2"]) await addTask(a, task(id));
+  const folders = ["tasks", "agents", "docs", "reviews"];
+  let seed = 11;
+  const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const git = () => gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+  const ours = async () => (await a.listRefs("refs/handoff/")).map((t) => `${t.name} ${t.oid}`).join("\n");
+  const ops: string[] = [];
+  for (let step = 0; step < 40; step++) {
+    const ref = `refs/handoff/${folders[next(folders.length)]}/r${next(4)}`;
+    const op = next(5);
+    if (op === 0) gitOut(repo, "update-ref", ref, next(2) ? c1 : c2);
+    else if (op === 1) gitOut(repo, "pack-refs", "--all", "--prune");
+    else if (op === 2) gitOut(repo, "update-ref", "-d", ref);
+    else if (op === 3) gitOut(repo, "update-ref", `refs/handoff/tasks/q${next(3)}`, next(2) ? c1 : c2);
+    else await addTask(a, task(`n${step}`));
+    ops.push(["write", "pack", "delete", "move task", "add task"][op]!);
+    const want = git();
+    const deadline = Date.now() + 3_000; // well under the watch's own full walk (10 s)
+    let got = await ours();
+    while (got !== want && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+      got = await ours();
+    }
+    assert.is(got, want, `step ${step} (${ops.join(", ")})`);
+  }
+  assert.ok(ops.includes("pack") && ops.includes("delete") && ops.includes("write"), ops.join(", "));
+  a.close();
+});
+
 test("in-process ref reads see packed refs and loose refs alike", async () => {
   const repo = tempRepo();
   const a = await openStore({ cwd: repo, agent: "alice" });
