@@ -2,7 +2,7 @@
 // packed-refs (found by binary search) with loose files laid over them, single reads, names that
 // only share a prefix, and a packed-refs file whose lines are out of order (hand-edited).
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -68,6 +68,27 @@ test("a packed-refs file out of order is still read right, and listed in order",
   assert.is(expected.length, 60);
   assert.equal(files.list("refs/handoff/tasks/"), expected);
   for (const { name, oid } of gitList(repo, "refs/")) assert.is(files.read(name), oid, name);
+});
+
+// A repack in the same clock tick as the last read, with a ref's value changed: the file's time
+// and size are the same, only its inode (git renames a new file over it) tells them apart.
+test("packed-refs replaced within the same time and size is read again", () => {
+  const { repo, commits } = setup();
+  gitOut(repo, "pack-refs", "--all", "--prune");
+  const path = join(repo, ".git", "packed-refs");
+  const tick = new Date(Math.floor(Date.now() / 1000) * 1000); // a time utimes keeps exactly
+  utimesSync(path, tick, tick);
+  const refs = new RefFiles(join(repo, ".git"));
+  const name = "refs/handoff/tasks/t-000";
+  assert.is(refs.read(name), commits[0]);
+  const was = statSync(path);
+  const text = readFileSync(path, "utf8").replace(`${commits[0]} ${name}\n`, `${commits[1]} ${name}\n`);
+  writeFileSync(`${path}.new`, text);
+  renameSync(`${path}.new`, path);
+  utimesSync(path, tick, tick);
+  const now = statSync(path);
+  assert.equal([now.size, now.mtimeMs], [was.size, was.mtimeMs], "same time, same size");
+  assert.is(refs.read(name), commits[1]);
 });
 
 test.run();

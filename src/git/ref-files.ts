@@ -10,7 +10,7 @@ import { WatchedRefFolder } from "./ref-watch.ts";
  * (reftable) are detected by the caller, which then asks git instead.
  */
 export class RefFiles {
-  private packed: { mtimeMs: number; size: number; refs: PackedRefs } | null = null;
+  private packed: { mtimeMs: number; size: number; ino: number; refs: PackedRefs } | null = null;
 
   /** Folders followed by a watch (`listFollowed`), and the last sorted listing of each. */
   private readonly followed = new Map<string, { folder: WatchedRefFolder; last: Listed | null }>();
@@ -174,7 +174,9 @@ export class RefFiles {
       this.packed = null;
       return NO_PACKED_REFS; // always the same object: listings compare it by identity
     }
-    if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size) return this.packed.refs;
+    // git replaces packed-refs by renaming a new file over it: a new inode, even when a repack in
+    // the same clock tick leaves the time and the size as they were (a ref's value changed).
+    if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size && this.packed.ino === st.ino) return this.packed.refs;
     const names: string[] = [];
     const oids: string[] = [];
     for (const line of readFileSync(path, "utf8").split("\n")) {
@@ -184,7 +186,7 @@ export class RefFiles {
       oids.push(line.slice(0, sp));
     }
     const refs = new PackedRefs(names, oids);
-    this.packed = { mtimeMs: st.mtimeMs, size: st.size, refs };
+    this.packed = { mtimeMs: st.mtimeMs, size: st.size, ino: st.ino, refs };
     return refs;
   }
 }
