@@ -46,7 +46,9 @@ const FALLBACK_DEPTH = 200;
 function configStamp(commonDir: string): string {
   try {
     const st = statSync(`${commonDir}/config`);
-    return `${st.mtimeMs}:${st.size}`;
+    // git rewrites its config by renaming a new file over it: the inode tells a change the time
+    // and size may not (same tick, same length).
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
   } catch {
     return "none";
   }
