@@ -2,10 +2,11 @@
 // tip, which a worktree's own file may only make stricter (core/policy-merge.ts). Read from the
 // commit, not from any worktree, and cached in .git/handoff/policy.cache keyed by the tip (and by
 // the repository config, which names the branch), so a hook pays a file read, not git spawns.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
+import { configFileStamp } from "../git/config.ts";
 import { branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { configuredRemote } from "../git/remote.ts";
@@ -43,17 +44,6 @@ interface Cached {
 
 const FALLBACK_DEPTH = 200;
 
-function configStamp(commonDir: string): string {
-  try {
-    const st = statSync(`${commonDir}/config`);
-    // git rewrites its config by renaming a new file over it: the inode tells a change the time
-    // and size may not (same tick, same length).
-    return `${st.mtimeMs}:${st.size}:${st.ino}`;
-  } catch {
-    return "none";
-  }
-}
-
 /** The committed policy at the integration branch's tip, walking back past commits whose file does not parse. */
 async function committedPolicy(cwd: string, tip: string, branch: string): Promise<Pick<Cached, "commit" | "text" | "data" | "fallback" | "warnings">> {
   const text = await fileAt(cwd, tip, CONFIG_NAME);
@@ -84,7 +74,7 @@ async function committedPolicy(cwd: string, tip: string, branch: string): Promis
 async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   const cwd = repo.workTree ?? repo.gitDir;
   const cacheFile = `${repo.commonDir}/handoff/policy.cache`;
-  const stamp = configStamp(repo.commonDir);
+  const stamp = configFileStamp(repo.commonDir);
   let cached: Cached | null = null;
   try {
     cached = JSON.parse(readSmallFile(cacheFile) ?? "null") as Cached | null;

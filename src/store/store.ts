@@ -17,6 +17,7 @@ import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
 import { scanRefWritePolicy } from "../git/config-scan.ts";
+import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
@@ -60,6 +61,8 @@ export class Store {
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
   readonly notices: string[] = [];
   private remoteName: Promise<string | null> | undefined;
+  /** .git/config as it was when remoteName was read (configFileStamp). */
+  private remoteStamp = "";
   /**
    * How exclusive writes reach the sync remote. The store knows nothing about other clones: the
    * sync layer (src/sync/open.ts) hands this in when it opens a store for a front end.
@@ -212,6 +215,12 @@ export class Store {
 
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
+    // Read again when .git/config changed: a running server must follow `git handoff remote`
+    // (a team moving to a dedicated coordination remote), or its claims would go on being granted
+    // through the old remote while the clones that moved grant through the new one.
+    const stamp = configFileStamp(this.repo.commonDir);
+    if (stamp !== this.remoteStamp) this.remoteName = undefined;
+    this.remoteStamp = stamp;
     this.remoteName ??= import("../git/remote.ts").then(async (m) => {
       const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
       // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
