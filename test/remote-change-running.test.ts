@@ -1,8 +1,9 @@
-// A running process (an MCP server, a worker) follows a change of the sync remote made while it
-// runs: `git handoff remote` (or git config) writes .git/config, and the next exclusive write goes
-// where the repository now says. Kept for the process's life, a server that started before a team
-// moved to a dedicated coordination remote went on granting claims through the old one, where
-// clones that had moved could grant the same task again.
+// A running process follows a change of the sync remote made while it runs: `git handoff remote`
+// (or git config) writes .git/config, and the next exclusive write goes where the repository now
+// says. The store kept the name for its life: an MCP session reopens its store when .git/config
+// changes, but a `git handoff worker` or the dashboard started before a team moved to a dedicated
+// coordination remote went on granting claims through the old one, where clones that had moved
+// could grant the same task again.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openSyncedStore } from "../src/sync/open.ts";
