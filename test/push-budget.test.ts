@@ -163,4 +163,16 @@ test("a bad handoff.maxPushesPerMinute is a clear error", async () => {
   }
 });
 
+test("a running store follows a budget changed while it runs", async () => {
+  const { clone } = await setup(1);
+  const s = await storeAt(clone, 10);
+  try {
+    const first = (await pushBudget(s, "origin")).max;
+    gitOut(clone, "config", "handoff.maxPushesPerMinute", String(first + 5));
+    assert.is((await pushBudget(s, "origin")).max, first + 5);
+  } finally {
+    s.close();
+  }
+});
+
 test.run();

@@ -3,18 +3,20 @@
 // largest host recommends per repository). Exclusive grants and writes someone waits on are never
 // held back by it, but they count, and they carry whatever is pending (pending-push.ts).
 import { fail } from "../core/errors.ts";
-import { configGet } from "../git/config.ts";
+import { configFileStamp, configGet } from "../git/config.ts";
 import type { Store } from "../store/store.ts";
 import { readTraffic } from "./remote-traffic.ts";
 
 export const DEFAULT_MAX_PUSHES_PER_MINUTE = 6;
 const WINDOW_MS = 60_000;
 
-const configured = new WeakMap<Store, Promise<number>>();
+const configured = new WeakMap<Store, { stamp: string; value: Promise<number> }>();
 
-/** The clone's budget, read once per store. */
+/** The clone's budget, read again only when .git/config changed (a running worker follows it). */
 export function maxPushesPerMinute(store: Store): Promise<number> {
-  let p = configured.get(store);
+  const stamp = configFileStamp(store.repo.commonDir);
+  const known = configured.get(store);
+  let p = known && known.stamp === stamp ? known.value : undefined;
   if (!p) {
     p = (async () => {
       const text = await configGet(store.cwd, "handoff.maxPushesPerMinute");
@@ -27,7 +29,7 @@ export function maxPushesPerMinute(store: Store): Promise<number> {
       }
       return n;
     })();
-    configured.set(store, p);
+    configured.set(store, { stamp, value: p });
   }
   return p;
 }
