@@ -5,8 +5,8 @@
 //
 // A watch can in principle drop events (a full kernel queue), so the folder is walked again in
 // full now and then (FULL_EVERY_MS), when the watch fails, and whenever the folder holds a
-// sub-folder (a layout this fast path does not follow), including one that appears later. This process's own writes are marked at
-// once (`touch`), without waiting for their events.
+// sub-folder (a layout this fast path does not follow), including one that appears later. This
+// process's own writes are marked at once (`touch`), without waiting for their events.
 import { statSync, watch, type FSWatcher } from "node:fs";
 
 function sameRefs(a: Map<string, string>, b: Map<string, string>): boolean {

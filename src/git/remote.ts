@@ -114,12 +114,18 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
     if (ref) tips.set(ref, line.slice(0, tab));
   }
   if (refs) for (const k of [...tips.keys()]) if (!refs.includes(k)) tips.delete(k);
-  if (key) lastListing.set(key, { stdout: r.stdout, tips });
+  if (key) {
+    lastListing.delete(key);
+    lastListing.set(key, { stdout: r.stdout, tips });
+    // A process syncs with a clone or two; one that went through many keeps the latest few.
+    if (lastListing.size > LISTINGS_KEPT) lastListing.delete(lastListing.keys().next().value!);
+  }
   return { ok: true, tips };
 }
 
-/** Each remote's last full listing and its parse (one per clone and remote a process syncs with). */
+/** Each remote's last full listing and its parse, by clone, remote and prefix, oldest first. */
 const lastListing = new Map<string, { stdout: string; tips: Map<string, string> }>();
+const LISTINGS_KEPT = 4;
 
 /**
  * Per ref: `ok` landed; `stale` the lease lost (a real compare-and-swap loss, or the atomic
