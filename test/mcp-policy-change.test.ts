@@ -1,0 +1,39 @@
+// A running MCP server follows the repository's policy as it is committed: the policy in force is
+// the .handoff.yaml on the integration branch (a worktree's own file may only make it stricter),
+// so a change merged there while the server runs in another worktree takes effect at the
+// server's next call, not at its restart hours later. Here max_concurrent goes from 2 to 1.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { inProcess } from "./support/mcp.ts";
+
+test.after(cleanupTemp);
+
+test("a policy committed to the integration branch while the server runs applies to its next call", async () => {
+  const repo = tempRepo();
+  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 2\n");
+  gitOut(repo, "add", ".handoff.yaml");
+  gitOut(repo, "commit", "-q", "-m", "policy: two tasks at a time");
+  const feature = join(tempDir("handoff-policy-wt-"), "feature");
+  gitOut(repo, "worktree", "add", "-q", "-b", "feature", feature);
+  const h = await inProcess(feature, { agent: "alice" });
+  try {
+    for (const id of ["p1", "p2", "p3"]) await h.ok("create_task", { objective: `do ${id}`, id });
+    await h.ok("claim_task", { id: "p1" });
+    await h.ok("claim_task", { id: "p2" });
+    await h.ok("release_task", { id: "p2" });
+
+    // Merged on main from the main worktree; the server's worktree and its file are untouched.
+    writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 1\n");
+    gitOut(repo, "commit", "-q", "-am", "policy: one at a time");
+    const refused = await h.refused("claim_task", { id: "p3" });
+    assert.is(refused.code, "at_capacity", JSON.stringify(refused));
+    assert.is(refused.data.capacity, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();
