@@ -70,13 +70,12 @@ export class McpSession {
    * The Store for this call: warm (refs read in-process, one long-lived `git update-ref --stdin`
    * for writes, `git cat-file --batch` for packed objects). Refs and objects are read fresh by
    * every operation; what the Store caches at open (the checked-out branch, `.handoff.yaml` here
-   * and as committed on the integration branch, the sync remote) is re-checked here with three
-   * stats and a ref read, and the Store is reopened when any changed, so no call acts on stale
-   * state.
+   * and as committed on the integration branch, the sync remote) is re-checked here with five
+   * stats, and the Store is reopened when any changed, so no call acts on stale state.
    */
   async store(): Promise<Store> {
     const s = this.current;
-    if (s && (await this.stampOf(s)) === this.stamp) return s;
+    if (s && this.stampOf(s) === this.stamp) return s;
     // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
     this.opening ??= this.reopen().finally(() => (this.opening = null));
     return this.opening;
@@ -88,7 +87,7 @@ export class McpSession {
     const next = await openSyncedStore({ cwd: this.opts.cwd, env, warm: true, ...(this.agentName !== undefined ? { agent: this.agentName } : {}) });
     const old = this.current;
     this.current = next;
-    this.stamp = await this.stampOf(next);
+    this.stamp = this.stampOf(next);
     if (old) this.retire(old);
     return next;
   }
@@ -130,12 +129,13 @@ export class McpSession {
     this.retired.clear();
   }
 
-  private async stampOf(s: Store): Promise<string> {
+  private stampOf(s: Store): string {
     // .git/config too: the sync remote (origin, handoff.remote) is read once per Store. And the
-    // integration branch's tip: the policy in force is the .handoff.yaml committed there, so a
-    // policy change merged while the server runs takes effect at the next call (one ref read).
+    // integration branch's tip (its loose ref file, and packed-refs where it may be packed): the
+    // policy in force is the .handoff.yaml committed there, so a policy change merged while the
+    // server runs takes effect at the next call. A repack reopens the store once, harmlessly.
     const branch = s.policySource?.branch;
-    const tip = branch ? ((await s.readRef(`refs/heads/${branch}`)) ?? "") : "";
+    const tip = branch ? `${readOr(join(s.repo.commonDir, "refs/heads", branch))}\0${readOr(join(s.repo.commonDir, "packed-refs"))}` : "";
     return `${readOr(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? readOr(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${readOr(join(s.repo.commonDir, "config"))}\0${tip}`;
   }
 }
