@@ -1,6 +1,7 @@
 // The dashboard's own bundle (dist/dashboard-main.cjs): the CLI loads it only for
 // `git handoff dashboard`, so no other verb pays for the server or the page.
 import { spawn } from "node:child_process";
+import { FreshStore } from "../store/fresh-store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { serveDashboard } from "./server.ts";
 
@@ -16,12 +17,15 @@ export interface DashboardRun {
 
 /** Serves until SIGINT or SIGTERM. Prints the one-time link first (JSON with --json). */
 export async function runDashboard(o: DashboardRun): Promise<void> {
-  const store = await openSyncedStore({ cwd: o.cwd, warm: true, ...(o.agent !== undefined ? { agent: o.agent } : {}) });
+  // Reopened when the branch, the policy or the git config change while the dashboard runs; a
+  // replaced Store stays open a minute for a request still using it.
+  const fresh = new FreshStore(() => openSyncedStore({ cwd: o.cwd, warm: true, ...(o.agent !== undefined ? { agent: o.agent } : {}) }), 60_000);
+  const store = await fresh.get();
   let dash;
   try {
-    dash = await serveDashboard(store, { port: o.port, readOnly: o.readOnly, syncMs: o.syncMs, log: (l) => process.stderr.write(`git-handoff: ${l}\n`) });
+    dash = await serveDashboard(fresh, { port: o.port, readOnly: o.readOnly, syncMs: o.syncMs, log: (l) => process.stderr.write(`git-handoff: ${l}\n`) });
   } catch (e) {
-    store.close();
+    fresh.close();
     throw e;
   }
   const who = `${store.actor.agent}${o.readOnly ? ", read-only" : ""}`;
@@ -33,7 +37,7 @@ export async function runDashboard(o: DashboardRun): Promise<void> {
     process.once("SIGTERM", stop);
   });
   await dash.close();
-  store.close();
+  fresh.close();
 }
 
 function openBrowser(url: string): void {

@@ -9,6 +9,7 @@ import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { errorBody } from "../present/output.ts";
 import { readEvents, type CommitEvents } from "../store/events.ts";
+import type { FreshStore } from "../store/fresh-store.ts";
 import type { Store } from "../store/store.ts";
 import { runAction } from "./actions.ts";
 import { COOKIE, Guard } from "./guard.ts";
@@ -49,7 +50,12 @@ const BASE_HEADERS = {
   "Cross-Origin-Resource-Policy": "same-origin",
 };
 
-export async function serveDashboard(store: Store, opts: ServeOptions): Promise<Dashboard> {
+/**
+ * Serves the page and its API. Each request takes the Store from `fresh`, which reopens it when
+ * the checked-out branch, the policy or the git config changed while the dashboard runs.
+ */
+export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Promise<Dashboard> {
+  const store = await fresh.get();
   const guard = new Guard();
   const cache: SnapshotCache = { merges: new Map(), commits: new Map(), lastSync: null };
   let current: Snapshot | null = null;
@@ -68,7 +74,7 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
         dirty = false;
         try {
           const started = performance.now();
-          current = await buildSnapshot(store, cache, opts.readOnly);
+          current = await buildSnapshot(await fresh.get(), cache, opts.readOnly);
           current.build_ms = Math.round(performance.now() - started);
           json = JSON.stringify(current);
           for (const c of clients) c.write(`event: state\ndata: ${json}\n\n`);
@@ -119,7 +125,7 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
     }
     if (req.method === "GET" && url.pathname === "/api/events") {
       try {
-        return send(res, 200, "application/json", JSON.stringify(displaySafe(await queryEvents(store, url.searchParams, cache.commits))));
+        return send(res, 200, "application/json", JSON.stringify(displaySafe(await queryEvents(await fresh.get(), url.searchParams, cache.commits))));
       } catch (e) {
         return sendError(res, e);
       }
@@ -128,8 +134,9 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
       if (opts.readOnly) return send(res, 403, "application/json", JSON.stringify({ error: { code: "usage", message: "the dashboard runs read-only" } }));
       try {
         const body = await readBody(req);
-        const r = await runAction(store, body, current);
-        opts.log(`dashboard: ${store.actor.agent} ${r.done}`);
+        const acting = await fresh.get();
+        const r = await runAction(acting, body, current);
+        opts.log(`dashboard: ${acting.actor.agent} ${r.done}`);
         await rebuild();
         return send(res, 200, "application/json", JSON.stringify(displaySafe(r)));
       } catch (e) {
@@ -152,7 +159,7 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
   const port = (server.address() as { port: number }).port;
   guard.setPort(port);
 
-  const watcher: Watcher = watchRefs(store, () => void rebuild(), { filesBackend: store.usesRefFiles });
+  const watcher: Watcher = watchRefs(store.repo.commonDir, async (prefix) => (await fresh.get()).listRefs(prefix), () => void rebuild(), { filesBackend: store.usesRefFiles });
   const timers = [
     setInterval(() => clients.size && void rebuild(), REFRESH_MS),
     setInterval(() => {
@@ -168,7 +175,7 @@ export async function serveDashboard(store: Store, opts: ServeOptions): Promise<
         syncing = true;
         try {
           // Fetch and apply only: the dashboard never pushes.
-          const r = await gate.refresh(store, remote);
+          const r = await gate.refresh(await fresh.get(), remote);
           cache.lastSync = { at: new Date().toISOString(), ok: r.ok, message: r.ok ? null : "the sync remote could not be read" };
         } catch (e) {
           cache.lastSync = { at: new Date().toISOString(), ok: false, message: (e as Error).message };

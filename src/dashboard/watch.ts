@@ -4,7 +4,7 @@
 // tips listed (in-process) and compared. A repository on another ref backend is polled through
 // the store's listing instead, less often.
 import { readdirSync, statSync } from "node:fs";
-import type { Store } from "../store/store.ts";
+import type { RefTip } from "../git/refs.ts";
 
 /** Refs whose changes the page shows: coordination state, this clone's local area, tracking refs, branches. */
 const ROOTS = ["refs/handoff/", "refs/handoff-local/", "refs/handoff-remotes/", "refs/heads/"];
@@ -13,8 +13,8 @@ export interface Watcher {
   stop(): void;
 }
 
-export function watchRefs(store: Store, onChange: (key: string) => void, opts: { intervalMs?: number; filesBackend?: boolean } = {}): Watcher {
-  const common = store.repo.commonDir;
+/** `listRefs`: the refs under a prefix, from the dashboard's current Store (it may be reopened). */
+export function watchRefs(common: string, listRefs: (prefix: string) => Promise<RefTip[]>, onChange: (key: string) => void, opts: { intervalMs?: number; filesBackend?: boolean } = {}): Watcher {
   let dirs: string[] = [];
   let stamps = "";
   let key = "";
@@ -47,7 +47,7 @@ export function watchRefs(store: Store, onChange: (key: string) => void, opts: {
     return parts.join(",");
   };
   const tipsKey = async () => {
-    const lists = await Promise.all(ROOTS.map((r) => store.listRefs(r)));
+    const lists = await Promise.all(ROOTS.map((r) => listRefs(r)));
     return lists.flat().map((t) => `${t.name} ${t.oid}`).join("\n");
   };
 

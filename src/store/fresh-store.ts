@@ -1,0 +1,85 @@
+// A Store for a long-running front end (the MCP server, the dashboard): refs and objects are read
+// fresh by every operation, but what a Store takes in at open (the checked-out branch, the policy
+// from `.handoff.yaml` here and as committed on the integration branch, the repository's git
+// config) is checked again at every `get()` with a few stats, and the Store is reopened when any
+// of it changed, so no call acts on stale state.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { CONFIG_NAME } from "./config-file.ts";
+import type { Store } from "./store.ts";
+
+export class FreshStore {
+  private current: Store | null = null;
+  private opening: Promise<Store> | null = null;
+  private readonly retired = new Set<Store>();
+  private stamp = "";
+
+  /**
+   * `open` makes a new Store; `keepRetiredMs`: how long a replaced Store stays open for calls that
+   * may still hold it (the longest a call can run).
+   */
+  constructor(
+    private readonly open: () => Promise<Store>,
+    private readonly keepRetiredMs: number,
+  ) {}
+
+  async get(): Promise<Store> {
+    const s = this.current;
+    if (s && stampOf(s) === this.stamp) return s;
+    // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
+    this.opening ??= this.reopen().finally(() => (this.opening = null));
+    return this.opening;
+  }
+
+  /** The next `get()` opens a new Store (the caller changed what `open` does). */
+  invalidate(): void {
+    this.stamp = "";
+  }
+
+  close(): void {
+    this.current?.close();
+    this.current = null;
+    for (const old of this.retired) old.close();
+    this.retired.clear();
+  }
+
+  private async reopen(): Promise<Store> {
+    const next = await this.open();
+    const old = this.current;
+    this.current = next;
+    this.stamp = stampOf(next);
+    if (old) this.retire(old);
+    return next;
+  }
+
+  /** A call still running may hold the old Store: close it once no call can still be using it. */
+  private retire(old: Store): void {
+    this.retired.add(old);
+    const timer = setTimeout(() => {
+      this.retired.delete(old);
+      old.close();
+    }, this.keepRetiredMs);
+    timer.unref();
+  }
+}
+
+/**
+ * What the Store took in at open, as file identities: HEAD (the checked-out branch), this
+ * worktree's `.handoff.yaml`, `.git/config` (the sync remote, the integration branch's name), and
+ * the integration branch's tip (its loose ref and packed-refs), whose committed `.handoff.yaml` is
+ * the policy in force. A repack reopens the Store once, harmlessly.
+ */
+function stampOf(s: Store): string {
+  const branch = s.policySource?.branch;
+  const tip = branch ? `${fileStamp(join(s.repo.commonDir, "refs/heads", branch))}\0${fileStamp(join(s.repo.commonDir, "packed-refs"))}` : "";
+  return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}`;
+}
+
+/**
+ * What a file is now, without reading it: git and editors replace these files by rename (a new
+ * inode) or rewrite them (a new size or modification time, kept in nanoseconds here).
+ */
+function fileStamp(path: string): string {
+  const st = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : "";
+}

@@ -1,0 +1,51 @@
+// The Store a long-running front end shares (store/fresh-store.ts): the same Store while nothing it
+// took in at open changed; a new one, with the new policy, once the integration branch's
+// .handoff.yaml, this worktree's, the checked-out branch or .git/config changed; the one it
+// replaced still usable by a call that holds it.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { FreshStore } from "../src/store/fresh-store.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { cleanEnv, cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+test("reopened when what it took in changed, and only then", async () => {
+  const repo = tempRepo();
+  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 3\n");
+  gitOut(repo, "add", ".handoff.yaml");
+  gitOut(repo, "commit", "-q", "-m", "policy");
+  const wt = join(tempDir("handoff-fresh-"), "wt");
+  gitOut(repo, "worktree", "add", "-q", "-b", "side", wt);
+  let opened = 0;
+  const fresh = new FreshStore(() => (opened++, openSyncedStore({ cwd: wt, agent: "dash", env: cleanEnv() })), 50);
+  try {
+    const first = await fresh.get();
+    assert.is(first.config.maxConcurrent, 3);
+    assert.is(await fresh.get(), first, "nothing changed: the same Store");
+    gitOut(repo, "update-ref", "refs/handoff/tasks/x", gitOut(repo, "rev-parse", "HEAD")); // coordination writes change nothing it took in
+    assert.is(await fresh.get(), first);
+
+    writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 2\n");
+    gitOut(repo, "commit", "-q", "-am", "policy: fewer"); // on main, from the other worktree
+    const second = await fresh.get();
+    assert.is.not(second, first);
+    assert.is(second.config.maxConcurrent, 2);
+
+    gitOut(wt, "config", "handoff.remoteTimeout", "30s");
+    const third = await fresh.get();
+    assert.is.not(third, second, ".git/config changed");
+    fresh.invalidate();
+    const fourth = await fresh.get();
+    assert.is.not(fourth, third, "invalidated");
+    assert.is(opened, 4);
+    // A replaced Store still answers for a while: a call may hold it.
+    assert.ok(await first.readRef("refs/handoff/tasks/x"));
+  } finally {
+    fresh.close();
+  }
+});
+
+test.run();
