@@ -8,17 +8,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FreshStore } from "../src/store/fresh-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { cleanEnv, cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, gitOut, repoWithPolicy } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
 test("reopened when what it took in changed, and only then", async () => {
-  const repo = tempRepo();
-  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 3\n");
-  gitOut(repo, "add", ".handoff.yaml");
-  gitOut(repo, "commit", "-q", "-m", "policy");
-  const wt = join(tempDir("handoff-fresh-"), "wt");
-  gitOut(repo, "worktree", "add", "-q", "-b", "side", wt);
+  const { repo, worktree: wt } = repoWithPolicy("max_concurrent: 3\n");
   let opened = 0;
   const fresh = new FreshStore(() => (opened++, openSyncedStore({ cwd: wt, agent: "dash", env: cleanEnv() })), 50);
   try {

@@ -6,18 +6,13 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, gitOut, repoWithPolicy } from "./support/repo.ts";
 import { inProcess } from "./support/mcp.ts";
 
 test.after(cleanupTemp);
 
 test("a policy committed to the integration branch while the server runs applies to its next call", async () => {
-  const repo = tempRepo();
-  writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 2\n");
-  gitOut(repo, "add", ".handoff.yaml");
-  gitOut(repo, "commit", "-q", "-m", "policy: two tasks at a time");
-  const feature = join(tempDir("handoff-policy-wt-"), "feature");
-  gitOut(repo, "worktree", "add", "-q", "-b", "feature", feature);
+  const { repo, worktree: feature } = repoWithPolicy("max_concurrent: 2\n");
   const h = await inProcess(feature, { agent: "alice" });
   try {
     for (const id of ["p1", "p2", "p3"]) await h.ok("create_task", { objective: `do ${id}`, id });

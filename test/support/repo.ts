@@ -1,6 +1,6 @@
 // Test support: real git repositories in temp folders and the real built CLI in real processes.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -40,6 +40,20 @@ export function tempRepo(): string {
   gitOut(dir, "init", "-q", "-b", "main");
   gitOut(dir, "commit", "-q", "--allow-empty", "-m", "initial");
   return dir;
+}
+
+/**
+ * A repository whose main branch has `.handoff.yaml` committed with `policy`, and a linked worktree
+ * on a branch of its own (where a long-running front end runs while main's policy changes).
+ */
+export function repoWithPolicy(policy: string): { repo: string; worktree: string } {
+  const repo = tempRepo();
+  writeFileSync(`${repo}/.handoff.yaml`, policy);
+  gitOut(repo, "add", ".handoff.yaml");
+  gitOut(repo, "commit", "-q", "-m", "policy");
+  const worktree = `${tempDir("handoff-worktree-")}/side`;
+  gitOut(repo, "worktree", "add", "-q", "-b", "side", worktree);
+  return { repo, worktree };
 }
 
 export function cleanupTemp(): void {
