@@ -22,6 +22,8 @@ test("reopened when what it took in changed, and only then", async () => {
     assert.is(await fresh.get(), first, "nothing changed: the same Store");
     gitOut(repo, "update-ref", "refs/handoff/tasks/x", gitOut(repo, "rev-parse", "HEAD")); // coordination writes change nothing it took in
     assert.is(await fresh.get(), first);
+    gitOut(repo, "pack-refs", "--all"); // nor does packing (sync packs every few hundred writes)
+    assert.is(await fresh.get(), first);
 
     writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: 2\n");
     gitOut(repo, "commit", "-q", "-am", "policy: fewer"); // on main, from the other worktree

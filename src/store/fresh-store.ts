@@ -25,7 +25,7 @@ export class FreshStore {
 
   async get(): Promise<Store> {
     const s = this.current;
-    if (s && stampOf(s) === this.stamp) return s;
+    if (s && (await stampOf(s)) === this.stamp) return s;
     // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
     this.opening ??= this.reopen().finally(() => (this.opening = null));
     return this.opening;
@@ -47,7 +47,7 @@ export class FreshStore {
     const next = await this.open();
     const old = this.current;
     this.current = next;
-    this.stamp = stampOf(next);
+    this.stamp = await stampOf(next);
     if (old) this.retire(old);
     return next;
   }
@@ -64,14 +64,15 @@ export class FreshStore {
 }
 
 /**
- * What the Store took in at open, as file identities: HEAD (the checked-out branch), this
- * worktree's `.handoff.yaml`, `.git/config` (the sync remote, the integration branch's name), and
- * the integration branch's tip (its loose ref and packed-refs), whose committed `.handoff.yaml` is
- * the policy in force. A repack reopens the Store once, harmlessly.
+ * What the Store took in at open: HEAD (the checked-out branch), this worktree's `.handoff.yaml`
+ * and `.git/config` (the sync remote, the integration branch's name) as file identities, and the
+ * integration branch's tip, whose committed `.handoff.yaml` is the policy in force, by value (read
+ * in-process from the ref files: a `git pack-refs` moves it without changing it). On another ref
+ * backend the tip is not followed (reading it would start git at every call).
  */
-function stampOf(s: Store): string {
+async function stampOf(s: Store): Promise<string> {
   const branch = s.policySource?.branch;
-  const tip = branch ? `${fileStamp(join(s.repo.commonDir, "refs/heads", branch))}\0${fileStamp(join(s.repo.commonDir, "packed-refs"))}` : "";
+  const tip = branch && s.usesRefFiles ? ((await s.readRef(`refs/heads/${branch}`)) ?? "none") : "";
   return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}`;
 }
 
