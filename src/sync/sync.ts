@@ -107,11 +107,12 @@ function markSynced(stamp: string, began: Date): void {
 async function syncHeld(store: Store, remote: string, budget: RemoteBudget, report: SyncReport, say: (line: string) => void): Promise<SyncReport> {
   const rewritten = new Map<string, string>();
   // The remote's list is asked for first; the local refs are read while it answers. The listing's
-  // git starts after a turn of the event loop (its ref prefix is awaited first), and a one-shot
-  // process reads the local refs synchronously: without this turn the two ran one after the other
-  // (10 ms of refs, then the listing, at 1,000 tasks).
+  // git starts once its ref prefix is awaited, and a one-shot process reads the local refs
+  // synchronously: without a turn of the event loop between, the two ran one after the other (10
+  // ms of refs, then the listing, at 1,000 tasks). A warm store's listing yields a turn itself;
+  // one more there would let its background file work run inside this sync.
   const early = listEarly(store, remote, budget);
-  await new Promise((r) => setImmediate(r));
+  if (!store.warm) await new Promise((r) => setImmediate(r));
   const first = await snapshot(store, remote);
   trace("sync: local refs read");
   const tentative = first.tentative ? await listTentative(store) : [];
