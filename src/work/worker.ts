@@ -73,7 +73,7 @@ function declare(store: Store, capacity: number) {
 
 export async function runWorker(store: Store, opts: WorkerOptions): Promise<WorkerSummary> {
   const summary: WorkerSummary = { done: 0, failed: 0, cancelled: 0, released: 0 };
-  const remote = await store.syncRemote();
+  let remote = await store.syncRemote();
   const machine = await localMachine(store);
   const ttlMs = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : store.config.claimTtlMs;
   await declare(store, opts.concurrency);
@@ -85,7 +85,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
 
   // Idle workers, waiters and MCP watchers of this clone share their looks at the remote's queue:
   // one look per poll interval for all of them, however many there are.
-  const queue = remote ? followQueue(store, remote) : null;
+  let queue = remote ? followQueue(store, remote) : null;
   let lastLookProblem = "";
   // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
   // back for others, never taken again here, or one broken task would be claimed on every poll.
@@ -205,7 +205,26 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   };
 
   // Shared with the clone's waiters and other workers: one of them asks the remote at a time.
-  const follower = remote ? openFollower(store, remote) : null;
+  let follower = remote ? openFollower(store, remote) : null;
+  let followed = remote;
+  /**
+   * A team that moves to another sync remote while this worker runs (`git handoff remote --url`):
+   * new tasks come from the new remote's queue at once (claims already go through it); tasks in
+   * flight came through the old one, whose follower looks for their cancels until they are over.
+   */
+  const followRemote = async () => {
+    const now = await store.syncRemote();
+    if (now !== remote) {
+      opts.log(`the sync remote is now ${now ?? "none (this clone only)"}: taking tasks${now ? ` from ${now}` : " from this clone"}`);
+      remote = now;
+      queue = now ? followQueue(store, now) : null;
+    }
+    if (followed !== remote && !running.size) {
+      follower?.close();
+      follower = remote ? openFollower(store, remote) : null;
+      followed = remote;
+    }
+  };
   /** A task cancelled (or taken over) while its command runs is noticed within one poll. */
   const checkRunning = async () => {
     // A task whose command has ended is being completed: a look for its cancel would only compete
@@ -226,6 +245,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   while (!opts.signal.aborted) {
     // One look per poll interval, start to start: the time a look takes is not added to the wait.
     const round = Date.now();
+    await followRemote().catch((e) => opts.log(`cannot read the sync remote's name: ${(e as Error).message}`));
     await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
     if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
     while (!opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
