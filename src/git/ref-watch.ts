@@ -9,7 +9,8 @@
 // process's own writes are marked at once (`touch`), without waiting for their events.
 import { statSync, watch, type FSWatcher } from "node:fs";
 
-function sameRefs(a: Map<string, string>, b: Map<string, string>): boolean {
+/** Two listings of refs (name -> oid) hold the same refs at the same values. */
+export function sameRefs(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
   if (a.size !== b.size) return false;
   for (const [name, oid] of a) if (b.get(name) !== oid) return false;
   return true;

@@ -5,6 +5,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { Task } from "../core/task.ts";
 import { listRefs, type RefUpdate } from "../git/refs.ts";
+import { sameRefs } from "../git/ref-watch.ts";
 import type { Tips } from "./tracking.ts";
 import { ARCHIVE_REF, archivedTipsFrom } from "../store/archive.ts";
 import { eventFromMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
@@ -44,7 +45,7 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local: new Map(local) };
     // The usual sync of a quiet team: every ref here is what the remote has. Said without the
     // walk below over both sides' names (10,000 at 5,000 tasks).
-    if (sameTips(local, after)) return out;
+    if (sameRefs(local, after)) return out;
     const updates: RefUpdate[] = [];
     const names = new Set([...local.keys(), ...after.keys()]);
     let archived: Map<string, string> | null = null;
@@ -89,12 +90,6 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }
-}
-
-function sameTips(a: Tips, b: Tips): boolean {
-  if (a.size !== b.size) return false;
-  for (const [ref, oid] of b) if (a.get(ref) !== oid) return false;
-  return true;
 }
 
 /**
