@@ -1,15 +1,10 @@
 // git config reads and writes for the repository's own settings (handoff.*, core.hooksPath).
-import { statSync } from "node:fs";
+import { fileStamp } from "./file-stamp.ts";
 import { git } from "./run.ts";
 
-/**
- * What the repository's own config file is now, for caches of what was read from it: git writes
- * the file anew and renames it over the old one, so its inode changes with every write, even one
- * in the same clock tick that leaves the time and size as they were. "none" when there is none.
- */
+/** The repository's own config file as it is now (file-stamp.ts), for caches of what was read from it. */
 export function configFileStamp(commonDir: string): string {
-  const st = statSync(`${commonDir}/config`, { throwIfNoEntry: false });
-  return st ? `${st.mtimeMs}:${st.size}:${st.ino}` : "none";
+  return fileStamp(`${commonDir}/config`) || "none";
 }
 
 /** One value, or null when unset. */

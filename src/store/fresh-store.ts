@@ -3,8 +3,8 @@
 // from `.handoff.yaml` here and as committed on the integration branch, the repository's git
 // config) is checked again at every `get()` with a few stats, and the Store is reopened when any
 // of it changed, so no call acts on stale state.
-import { statSync } from "node:fs";
 import { join } from "node:path";
+import { fileStamp } from "../git/file-stamp.ts";
 import { CONFIG_NAME } from "./config-file.ts";
 import type { Store } from "./store.ts";
 
@@ -74,13 +74,4 @@ async function stampOf(s: Store): Promise<string> {
   const branch = s.policySource?.branch;
   const tip = branch && s.usesRefFiles ? ((await s.readRef(`refs/heads/${branch}`)) ?? "none") : "";
   return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}`;
-}
-
-/**
- * What a file is now, without reading it: git and editors replace these files by rename (a new
- * inode) or rewrite them (a new size or modification time, kept in nanoseconds here).
- */
-function fileStamp(path: string): string {
-  const st = statSync(path, { throwIfNoEntry: false, bigint: true });
-  return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : "";
 }
