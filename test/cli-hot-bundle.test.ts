@@ -2,11 +2,11 @@
 // same code from the same register functions as the full CLI: its table must match program.ts's,
 // the dispatcher must load it for those verbs only, and what they print must not change.
 import { spawnSync } from "node:child_process";
-import { cpSync, readdirSync } from "node:fs";
+import { cpSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { HOT_VERBS, REMOTE_VERBS } from "../src/cli/command-line.ts";
+import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
 import { REMOTE_TABLE } from "../src/cli/remote-main.ts";
 import { VERBS } from "../src/cli/program.ts";
@@ -25,13 +25,17 @@ function matchesProgram(table: [Register, string[]][], verbs: readonly string[])
 
 test("the hot table is program.ts's entries for exactly the hot verbs, in its order", () => matchesProgram(HOT_TABLE, HOT_VERBS));
 
+test("the dispatcher's list of every verb is program.ts's, in its order", () => {
+  assert.equal([...ALL_VERBS], VERBS.flatMap(([, names]) => names));
+});
+
 test("the remote bundle's table is program.ts's entries for exactly the remote verbs, in its order", () => matchesProgram(REMOTE_TABLE, REMOTE_VERBS));
 
 /** The bundles a command loaded, by the code cache files it left in a private cache folder. */
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
   const cache = tempDir("handoff-cache-");
   const r = cli(args, { cwd: repo, agent: "claude-1", env: { XDG_CACHE_HOME: cache } });
-  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-[0-9a-f]{8}-\d+-\d+-v[\d.]+\.cache$/, ""));
+  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-[0-9a-f]{8}-\d+-\d+-v[\d.]+-[a-z-]+\.cache$/, ""));
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
@@ -92,6 +96,35 @@ test("two installs of one build keep their code caches side by side: neither pru
   assert.is(run(CLI).status, 0);
   const files = readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("cli-main.cjs-"));
   assert.is(files.length, 2, files.join(", "));
+});
+
+test("each verb keeps a code cache of its own, written once; a new build of the bundle drops every verb's cache of the old one", () => {
+  const repo = tempRepo();
+  const cache = tempDir("handoff-cache-");
+  const install = tempDir("handoff-install-");
+  cpSync(dirname(CLI), install, { recursive: true });
+  const cliPath = join(install, basename(CLI));
+  const run = (args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "claude-1" }), encoding: "utf8" });
+  const hot = () => readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("hot-main.cjs-")).sort();
+  assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
+  assert.is(run(["claim", "t1"]).status, 0);
+  assert.equal(hot().map((f) => f.replace(/^.*-/, "")), ["claim.cache", "task.cache"]);
+  const claimCache = `${cache}/git-handoff/${hot().find((f) => f.endsWith("-claim.cache"))}`;
+  const written = statSync(claimCache).mtimeMs;
+  assert.is(run(["release", "t1"]).status, 0);
+  assert.is(run(["claim", "t1"]).status, 0);
+  assert.equal(hot().map((f) => f.replace(/^.*-/, "")), ["claim.cache", "release.cache", "task.cache"]);
+  assert.is(statSync(claimCache).mtimeMs, written, "a verb's cache is written by its first run only");
+  // A word that is no verb shares one cache ("any"): typos must not each leave a file.
+  for (const typo of ["frobnicate", "claimm"]) assert.is(run([typo]).status, 2);
+  assert.equal(readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("cli-main.cjs-")).map((f) => f.replace(/^.*-/, "")), ["any.cache"]);
+  // A new build (another size or mtime): its first run drops the old build's caches of every verb.
+  const later = new Date(Date.now() + 60_000);
+  utimesSync(join(install, "hot-main.cjs"), later, later);
+  assert.is(run(["task", "show", "t1"]).status, 0);
+  const left = hot();
+  assert.is(left.length, 1, left.join(", "));
+  assert.match(left[0]!, /-task\.cache$/);
 });
 
 test.run();

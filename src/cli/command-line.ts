@@ -15,5 +15,15 @@ export function verbOf(argv: string[]): string | undefined {
  * against hot-main.ts's table and program.ts's.
  */
 export const HOT_VERBS: readonly string[] = ["task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "lease", "unlease", "leases", "check"];
+/**
+ * Every verb, in program.ts's order (a test checks it against program.ts's VERBS): the dispatcher
+ * keeps a code cache per verb (code-cache.ts), and only for these, never for a word a user typed.
+ */
+export const ALL_VERBS: readonly string[] = [
+  "init", "uninstall", "task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "events", "status", "stats",
+  "session", "heartbeat", "agents", "gc", "depend", "undepend", "ready", "handoff", "inbox", "ack", "ask", "answer", "review", "approve",
+  "conflicts", "merge-preview", "lease", "unlease", "leases", "check", "hook", "mcp", "mcp-config", "remote", "sync", "sync-conflicts",
+  "fence-check", "compact", "doctor", "wait", "worker", "test", "loop", "memory", "doc", "version", "completion", "dashboard",
+];
 /** The verbs of the remote bundle (remote-main.ts). */
 export const REMOTE_VERBS: readonly string[] = ["remote", "sync", "sync-conflicts", "wait"];

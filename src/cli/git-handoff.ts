@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
-import { HOT_VERBS, REMOTE_VERBS, verbOf } from "./command-line.ts";
+import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, verbOf } from "./command-line.ts";
 
 const BUNDLES = new Map<string, string>([["hook", "hook-main.cjs"], ["mcp", "mcp-main.cjs"], ...REMOTE_VERBS.map((v): [string, string] => [v, "remote-main.cjs"]), ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"])]);
 
@@ -34,4 +34,6 @@ const argv = process.argv.slice(2);
 const verb = verbOf(argv);
 const special = verb !== undefined ? BUNDLES.get(verb) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
-(loadBundle(join(__dirname, bundle)) as { run(argv: string[]): void }).run(argv);
+// `help claim` runs what `claim --help` does: help's own cache, whatever it names.
+const variant = verb !== undefined && ALL_VERBS.includes(verb) ? verb : "any";
+(loadBundle(join(__dirname, bundle), variant) as { run(argv: string[]): void }).run(argv);
