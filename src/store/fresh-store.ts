@@ -1,4 +1,4 @@
-// A Store for a long-running front end (the MCP server, the dashboard): refs and objects are read
+// A Store for a long-running front end (the MCP server, the dashboard, the worker): refs and objects are read
 // fresh by every operation, but what a Store takes in at open (the checked-out branch, the policy
 // from `.handoff.yaml` here and as committed on the integration branch, the repository's git
 // config) is checked again at every `get()` with a few stats, and the Store is reopened when any
@@ -29,6 +29,20 @@ export class FreshStore {
     // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
     this.opening ??= this.reopen().finally(() => (this.opening = null));
     return this.opening;
+  }
+
+  /**
+   * As `get()`, but when a new Store cannot be opened (a malformed policy committed meanwhile) the
+   * one in use, kept open until one opens: for finishing what was started under it (a worker's
+   * task whose output would otherwise be lost). New work should use `get()` and report the error.
+   */
+  async getOrCurrent(): Promise<Store> {
+    try {
+      return await this.get();
+    } catch (e) {
+      if (this.current) return this.current;
+      throw e;
+    }
   }
 
   /** The next `get()` opens a new Store (the caller changed what `open` does). */

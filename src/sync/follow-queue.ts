@@ -43,7 +43,11 @@ export function queuePaths(store: Store, remote: string): { lock: string; stamp:
   return { lock: join(dir, `queue-${safe}.lock`), stamp: join(dir, `queue-${safe}.json`) };
 }
 
-export function followQueue(store: Store, remote: string): QueueFollower {
+/**
+ * `current`: the Store each look uses, for a follower that outlives one (a worker's, whose Store
+ * is replaced when the policy changes: fresh-store.ts); `store` names the clone.
+ */
+export function followQueue(store: Store, remote: string, current: () => Promise<Store> = async () => store): QueueFollower {
   const paths = queuePaths(store, remote);
   // Only a look that started once this follower existed counts (a stamp from before says nothing
   // about tasks pushed since); the millisecond of creation counts, so a look taken right away does.
@@ -55,6 +59,7 @@ export function followQueue(store: Store, remote: string): QueueFollower {
       let stamp = readStamp(paths.stamp);
       let changed = false;
       if (!fresh(stamp)) {
+        const store = await current();
         const budget = await remoteBudget(store, remote);
         const got = await acquireOwnedLock(paths.lock, Date.now() + 2 * callTimeout(budget) + 1000);
         if (!got.ok) return { ok: false, message: `${got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : "another process"} held ${paths.lock}` };

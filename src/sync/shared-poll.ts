@@ -43,7 +43,8 @@ export function pollPaths(store: Store, remote: string): { lock: string; stamp: 
   return { lock: join(dir, `poll-${safe(remote)}.lock`), stamp: join(dir, `poll-${safe(remote)}.json`), wants: join(dir, `poll-${safe(remote)}`) };
 }
 
-export function openFollower(store: Store, remote: string): Follower {
+/** `current`: the Store each look uses (as for followQueue); `store` names the clone. */
+export function openFollower(store: Store, remote: string, current: () => Promise<Store> = async () => store): Follower {
   const paths = pollPaths(store, remote);
   const mine = join(paths.wants, `${process.pid}-${uniqueSuffix()}.json`);
   let registered = "";
@@ -62,6 +63,7 @@ export function openFollower(store: Store, remote: string): Follower {
 
   return {
     async look(refs) {
+      const store = await current();
       register(refs);
       const covers = (s: Stamp | null): s is Stamp => !!s && s.started > lastLook && refs.every((r) => s.refs.includes(r));
       let stamp = readStamp(paths.stamp);

@@ -28,7 +28,10 @@ export interface TaskRun {
 }
 
 export interface RunInput {
-  store: Store;
+  /** The Store of each step (the start, the branch at the end): a task may run for hours. */
+  store: () => Promise<Store>;
+  /** The repository's folder (git worktree commands). */
+  cwd: string;
   task: Task;
   /** The local user's command line (run with /bin/sh -c), or an agent client's launch (agent-command.ts). */
   command: string | Launcher;
@@ -84,8 +87,8 @@ async function commitHere(store: Store, rev: string): Promise<boolean> {
 }
 
 export async function runTask(input: RunInput): Promise<TaskRun> {
-  const { store, task } = input;
-  const base = await baseCommit(store, task);
+  const { cwd, task } = input;
+  const base = await baseCommit(await input.store(), task);
   // --keep leaves everything in one folder: no spare then.
   const spare = input.spare && !input.keep ? input.spare.take(base) : null;
   const home = mkdtempSync(join(tmpdir(), `handoff-${task.id}-`));
@@ -110,7 +113,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     untrusted: true,
   };
   writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
-  if (!spare) await addDetachedWorktree(store.cwd, worktree, base);
+  if (!spare) await addDetachedWorktree(cwd, worktree, base);
   let launch: Launch | null = null;
   try {
     launch = typeof input.command === "string" ? null : input.command({ home, worktree, inDir, outDir, taskFile });
@@ -130,7 +133,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     let branch: TaskRun["branch"] = null;
     if (!reason && input.pushBranch) {
       try {
-        branch = await publishWork(store, task, worktree, base);
+        branch = await publishWork(await input.store(), task, worktree, base);
       } catch (e) {
         reason = (e as Error).message;
       }
@@ -143,7 +146,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
         rmSync(home, { recursive: true, force: true });
         if (spare) rmSync(spare.home, { recursive: true, force: true });
       };
-      const remove = () => removeWorktree(store.cwd, worktree).then(folders, folders).catch(() => {});
+      const remove = () => removeWorktree(cwd, worktree).then(folders, folders).catch(() => {});
       if (input.cleanedUp) input.cleanedUp(remove);
       else await remove();
     }

@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isObjectId } from "../core/object-id.ts";
 import { addDetachedWorktree, removeWorktree } from "../git/worktree.ts";
-import type { Store } from "../store/store.ts";
 
 export interface Spare {
   /** The task's folder (the worktree is `<home>/worktree`). */
@@ -26,12 +25,13 @@ export interface SpareWorktrees {
   dispose(): Promise<void>;
 }
 
-export function spareWorktrees(store: Store): SpareWorktrees {
+/** Spare worktrees of the repository at `cwd`. */
+export function spareWorktrees(cwd: string): SpareWorktrees {
   let ready: Spare | null = null;
   let making: Promise<void> | null = null;
   let closed = false;
   const drop = async (s: Spare) => {
-    await removeWorktree(store.cwd, join(s.home, "worktree")).catch(() => {});
+    await removeWorktree(cwd, join(s.home, "worktree")).catch(() => {});
     rmSync(s.home, { recursive: true, force: true });
   };
   return {
@@ -54,7 +54,7 @@ export function spareWorktrees(store: Store): SpareWorktrees {
         }
         const home = mkdtempSync(join(tmpdir(), "handoff-next-"));
         try {
-          await addDetachedWorktree(store.cwd, join(home, "worktree"), commit);
+          await addDetachedWorktree(cwd, join(home, "worktree"), commit);
           ready = { home, commit };
           // Stopped meanwhile: dispose() is waiting for this to end, then removes it.
         } catch {

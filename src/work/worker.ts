@@ -1,7 +1,9 @@
 // The worker: takes ready tasks addressed to it through the sync remote (exclusive claims), runs
 // the local user's command for each, renews each claim at a third of its TTL while it works, and
 // sends back the output and result files. It lives below the front ends so other loops (an agent
-// CLI driver, an MCP tool) can share it.
+// CLI driver, an MCP tool) can share it. A worker runs for hours: it takes its Store from a
+// FreshStore at every step, so a policy merged on the integration branch (or a changed git config)
+// applies to its next claim, renewal and completion, never only after a restart.
 import { beat } from "../core/agent.ts";
 import { parseDuration } from "../core/duration.ts";
 import { HandoffError } from "../core/errors.ts";
@@ -10,6 +12,7 @@ import { settle } from "../core/task-ops.ts";
 import type { TaskResultFiles } from "../core/task-files.ts";
 import { endSessionFor, mutateOwnAgent, refreshHeartbeat } from "../store/agent-store.ts";
 import { localMachine } from "../store/machine.ts";
+import type { FreshStore } from "../store/fresh-store.ts";
 import type { Store } from "../store/store.ts";
 import { claimNextTask, release, renew } from "../store/task-actions.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
@@ -71,28 +74,36 @@ function declare(store: Store, capacity: number) {
   });
 }
 
-export async function runWorker(store: Store, opts: WorkerOptions): Promise<WorkerSummary> {
+/**
+ * `fresh` gives the Store of each step (fresh-store.ts): one step never holds a Store across a
+ * wait, so a Store replaced after a policy change is used for at most one step more.
+ */
+export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise<WorkerSummary> {
   const summary: WorkerSummary = { done: 0, failed: 0, cancelled: 0, released: 0 };
+  let store = await fresh.get();
   let remote = await store.syncRemote();
   const machine = await localMachine(store);
-  const ttlMs = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : store.config.claimTtlMs;
+  const cwd = store.cwd;
+  const ttlGiven = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : null;
   await declare(store, opts.concurrency);
   opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
   const running = new Map<string, Running>();
   let started = 0;
   let tick = new AbortController();
   let lastProblem = "";
+  let lastOpenProblem = "";
 
   // Idle workers, waiters and MCP watchers of this clone share their looks at the remote's queue:
   // one look per poll interval for all of them, however many there are.
-  let queue = remote ? followQueue(store, remote) : null;
+  const current = () => fresh.getOrCurrent();
+  let queue = remote ? followQueue(store, remote, current) : null;
   let lastLookProblem = "";
   // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
   // back for others, never taken again here, or one broken task would be claimed on every poll.
   const unworkable = new Set<string>();
   // The next task's worktree is made while the worker idles, not after its claim.
-  const spare = spareWorktrees(store);
-  const prepareSpare = () => spare.prepare(() => defaultBase(store));
+  const spare = spareWorktrees(cwd);
+  const prepareSpare = () => spare.prepare(async () => defaultBase(await fresh.get()));
   prepareSpare();
   const claimOne = async (): Promise<Task | null> => {
     try {
@@ -103,7 +114,8 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
         lastLookProblem = problem;
       }
-      const t = await claimNextTask(store, { ttl: `${ttlMs}ms`, refresh: !queue, skip: unworkable });
+      // --ttl, else the policy's claim_ttl as it is now.
+      const t = await claimNextTask(store, { ttl: `${ttlGiven ?? store.config.claimTtlMs}ms`, refresh: !queue, skip: unworkable });
       lastProblem = "";
       trace(`worker: claimed ${t.id}`);
       return t;
@@ -117,9 +129,10 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
 
   const work = async (task: Task, r: Running): Promise<void> => {
     const id = task.id;
+    const ttlMs = task.claim?.ttl_ms ?? ttlGiven ?? store.config.claimTtlMs;
     const renewal = setInterval(() => {
       // A lease with minutes to spare can wait for the push budget; a short one goes out at once.
-      renew(store, id, { defer: ttlMs >= DEFERRABLE_TTL_MS }).catch((e) => {
+      (async () => renew(await fresh.getOrCurrent(), id, { defer: ttlMs >= DEFERRABLE_TTL_MS }))().catch((e) => {
         // Cancelled, finished or taken over meanwhile: the command has nothing left to do.
         if (e instanceof HandoffError && ["final_state", "held_by_other", "not_holder"].includes(e.code) && !r.stop.signal.aborted) {
           r.why = "cancelled";
@@ -132,12 +145,13 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     try {
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
-      const inputs = await loadInputs(store, id, { pull: false });
+      const inputs = await loadInputs(await fresh.getOrCurrent(), id, { pull: false });
       const context = inputs?.context ?? new Map<string, Buffer>();
       const files = inputs?.files ?? new Map<string, Buffer>();
       const agent = opts.agent;
       const run = await runTask({
-        store,
+        store: () => fresh.getOrCurrent(),
+        cwd,
         task,
         command: agent ? (folder) => agentLaunch(agent, agentPrompt(task, context, [...files.keys()], folder), folder) : opts.command,
         // Who runs it: what the command does as git-handoff is done as this worker, and a task it
@@ -158,7 +172,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       if (run.kept) opts.log(`${id}: kept ${run.kept}`);
       if (run.status === "stopped") {
         if (r.why === "interrupted") {
-          await release(store, id).then(() => summary.released++, (e) => opts.log(`${id}: could not release: ${(e as Error).message}`));
+          await release(await fresh.getOrCurrent(), id).then(() => summary.released++, (e) => opts.log(`${id}: could not release: ${(e as Error).message}`));
           opts.log(`${id}: stopped the command and released the task`);
         } else {
           summary.cancelled++;
@@ -181,7 +195,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
         at: store.now().toISOString(),
         ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
       };
-      await finishWithResults(store, record, run.files);
+      await finishWithResults(await fresh.getOrCurrent(), record, run.files);
       trace(`worker: completed ${id}`);
       if (run.status === "done") summary.done++;
       else summary.failed++;
@@ -191,7 +205,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
       opts.log(`${id}: ${(e as Error).message}`);
       if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {
         unworkable.add(id);
-        await release(store, id).then(
+        await release(await fresh.getOrCurrent(), id).then(
           () => opts.log(`${id}: released for another worker; this one will not take it again`),
           () => {},
         );
@@ -205,7 +219,7 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   };
 
   // Shared with the clone's waiters and other workers: one of them asks the remote at a time.
-  let follower = remote ? openFollower(store, remote) : null;
+  let follower = remote ? openFollower(store, remote, current) : null;
   let followed = remote;
   /**
    * A team that moves to another sync remote while this worker runs (`git handoff remote --url`):
@@ -217,11 +231,11 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
     if (now !== remote) {
       opts.log(`the sync remote is now ${now ?? "none (this clone only)"}: taking tasks${now ? ` from ${now}` : " from this clone"}`);
       remote = now;
-      queue = now ? followQueue(store, now) : null;
+      queue = now ? followQueue(store, now, current) : null;
     }
     if (followed !== remote && !running.size) {
       follower?.close();
-      follower = remote ? openFollower(store, remote) : null;
+      follower = remote ? openFollower(store, remote, current) : null;
       followed = remote;
     }
   };
@@ -245,10 +259,23 @@ export async function runWorker(store: Store, opts: WorkerOptions): Promise<Work
   while (!opts.signal.aborted) {
     // One look per poll interval, start to start: the time a look takes is not added to the wait.
     const round = Date.now();
+    // A policy that cannot be read (malformed, committed meanwhile) stops new claims, not the
+    // tasks in progress: they finish under the Store in use, and each round tries again.
+    let claiming = true;
+    try {
+      store = await fresh.get();
+      if (lastOpenProblem) opts.log("the policy reads again: taking tasks");
+      lastOpenProblem = "";
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      if (e.message !== lastOpenProblem) opts.log(`cannot take tasks: ${e.message}`);
+      lastOpenProblem = e.message;
+      claiming = false;
+    }
     await followRemote().catch((e) => opts.log(`cannot read the sync remote's name: ${(e as Error).message}`));
     await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
     if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
-    while (!opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
+    while (claiming && !opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
       const task = await claimOne();
       if (!task || opts.signal.aborted) {
         if (task) await release(store, task.id).catch(() => {});

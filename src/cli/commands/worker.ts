@@ -5,7 +5,7 @@ import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
 import { localMachine } from "../../store/machine.ts";
-import type { Store } from "../../store/store.ts";
+import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
 import { AGENT_CLIENTS, fullAccessWarning, type AgentClient } from "../../work/agent-command.ts";
 import { runWorker } from "../../work/worker.ts";
@@ -49,20 +49,30 @@ export function registerWorker(program: Command): void {
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
     await withStore(cmd, async (opened, g) => {
       // `--with` names the worker after the client and the machine unless --agent says otherwise.
-      const store = client && g.agent === undefined ? await openSyncedStore({ cwd: opened.cwd, agent: `${client}@${await localMachine(opened)}` }) : opened;
+      const agent = client && g.agent === undefined ? `${client}@${await localMachine(opened)}` : opened.actor.agent;
+      // The worker runs for hours: each step takes its Store from here, reopened when the policy or
+      // the git config changed (fresh-store.ts). A Store replaced stays open for ten minutes, more
+      // than one step (a bounded remote call, a completion) takes.
+      const fresh = new FreshStore(async () => {
+        const store = await openSyncedStore({ cwd: opened.cwd, agent, ...(g.offline ? { offline: true } : {}) });
+        // Claims, renewals and results go out at once: someone is waiting on them.
+        store.syncOptions = { ...store.syncOptions, push: true };
+        // What the open found (a policy on the integration branch that does not parse, say): said
+        // when the worker starts and again whenever a change reopens the Store.
+        for (const n of store.notices.splice(0)) process.stderr.write(`git-handoff: ${neutralise(n)}\n`);
+        return store;
+      }, 10 * 60_000);
       try {
-        await work(store);
+        await work(fresh);
       } finally {
-        if (store !== opened) store.close();
+        fresh.close();
       }
     });
-    async function work(store: Store): Promise<void> {
+    async function work(fresh: FreshStore): Promise<void> {
       if (client && o.fullAccess) process.stderr.write(`git-handoff: warning: ${fullAccessWarning(client)}\n`);
       if (client === "claude" && o.fullAccess && process.getuid?.() === 0 && !process.env.IS_SANDBOX) {
         process.stderr.write("git-handoff: warning: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (say so only inside a sandbox)\n");
       }
-      // Claims, renewals and results go out at once: someone is waiting on them.
-      store.syncOptions = { ...store.syncOptions, push: true };
       const stop = new AbortController();
       let interrupted = false;
       const onSignal = () => {
@@ -74,7 +84,7 @@ export function registerWorker(program: Command): void {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
-        const s = await runWorker(store, {
+        const s = await runWorker(fresh, {
           command: o.exec ?? "",
           ...(client ? { agent: { client, fullAccess: !!o.fullAccess, warn: (line: string) => process.stderr.write(`git-handoff: warning: ${neutralise(line)}\n`) } } : {}),
           once: !!o.once,
