@@ -102,6 +102,7 @@ export class TempFiles {
     if (!this.dirs.has(dir)) {
       await call<void>((cb) => mkdir(dir, (e) => cb(e && e.code !== "EEXIST" ? e : null)));
       this.dirs.add(dir);
+      if (this.closed) return; // closed meanwhile: make nothing more for a writer that is gone
     }
     const path = `${dir}/tmp_obj_${uniqueSuffix()}`;
     const create = () => call<number>((cb) => open(path, "wx", 0o444, cb));

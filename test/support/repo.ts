@@ -58,9 +58,24 @@ export function repoWithPolicy(policy: string): { repo: string; worktree: string
 
 export function cleanupTemp(): void {
   // A detached writer (the catch record of a warned or denied edit, written after the answer by
-  // its own process) may still be adding files while the folder goes: rmSync retries ENOTEMPTY,
-  // for up to about 5 s (100 ms more each time), which a loaded machine's writer needs.
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  // its own process) or an async file operation of a closed store still in flight may add a file
+  // while the folder goes. rmSync's own retries do not help: once a folder's entries are gone it
+  // only retries that folder's rmdir, which fails for as long as the newcomer stays (seen: a temp
+  // object's fan-out folder made after the stores closed). So the whole removal is tried again,
+  // for up to about 5 s, which a loaded machine's writer needs.
+  for (const d of made.splice(0)) removeTree(d);
+}
+
+function removeTree(dir: string): void {
+  for (let n = 1; ; n++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOTEMPTY" || n >= 20) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50 + 25 * n);
+    }
+  }
 }
 
 export interface CliResult {
