@@ -70,6 +70,25 @@ test("a packed-refs file out of order is still read right, and listed in order",
   for (const { name, oid } of gitList(repo, "refs/")) assert.is(files.read(name), oid, name);
 });
 
+test("packed names beyond ASCII and annotated tags' peeled lines read as git reads them", () => {
+  const { repo, commits } = setup();
+  for (const name of ["ünïcode", "zeta", "éa/b", "a"]) gitOut(repo, "branch", name, commits[1]!);
+  // Annotated tags among plain ones: a peeled line (`^<oid>`) under every other tag's line, so a
+  // bisection lands on them often.
+  for (let i = 0; i < 30; i++) gitOut(repo, "tag", ...(i % 2 ? ["-a", "-m", `tag ${i}`] : []), `v${i}`, commits[i % 4]!);
+  gitOut(repo, "pack-refs", "--all");
+  assert.match(readFileSync(join(repo, ".git", "packed-refs"), "utf8"), /\n\^[0-9a-f]{40}\n/, "a peeled line");
+  const files = new RefFiles(join(repo, ".git"));
+  for (const prefix of ["refs/heads/", "refs/tags/", "refs/tags/v1", "refs/handoff/tasks/", "refs/handoff/tasks/t-05", "refs/"]) assert.equal(files.list(prefix), gitList(repo, prefix), prefix);
+  for (const { name, oid } of gitList(repo, "refs/")) assert.is(files.read(name), oid, name);
+  assert.is(files.read("refs/tags/v1"), gitOut(repo, "rev-parse", "refs/tags/v1"), "the tag object, not the commit it peels to");
+  assert.is(files.read("refs/heads/ünïcod"), null);
+  for (const missing of ["refs/a", "refs/tags/v1x", "refs/zzz", "", "refs/tags/v9/x"]) assert.is(files.read(missing), null, missing);
+  assert.ok(files.packedClash("refs/tags/v9/x"), "inside a packed ref");
+  assert.ok(files.packedClash("refs/tags"), "a folder of packed refs");
+  assert.ok(!files.packedClash("refs/tags/v99"));
+});
+
 // A repack in the same clock tick as the last read, with a ref's value changed: the file's time
 // and size are the same, only its inode (git renames a new file over it) tells them apart.
 test("packed-refs replaced within the same time and size is read again", () => {
