@@ -74,6 +74,23 @@ export class RefFiles {
   }
 
   /**
+   * `list(prefix)` in its two parts, for a caller that keeps what it derives from the packed part
+   * by the file's identity (claimed-index.ts): the loose refs, read now (first, as in `list`), and
+   * packed-refs' identity with its refs under `prefix`, decoded only when asked. git replaces
+   * packed-refs by renaming a new file over it, and rewrites it whenever a ref it holds is deleted
+   * or packed, so one identity is one content.
+   */
+  listParts(prefix: string): { loose: Map<string, string>; packedId: string; packed: () => RefTip[]; readPacked: (name: string) => string | null } {
+    const loose = new Map<string, string>();
+    this.walk(prefix.replace(/\/$/, ""), loose);
+    if (loose.size > this.looseListed) this.looseListed = loose.size;
+    const packed = this.packedRefs();
+    const packedId = this.packed ? `${this.packed.ino}:${this.packed.size}:${this.packed.mtimeMs}` : "none";
+    const all = () => [...packed].filter(([n]) => n.startsWith(prefix)).sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
+    return { loose, packedId, packed: () => packed.range(prefix) ?? all(), readPacked: (name) => packed.get(name) ?? null };
+  }
+
+  /**
    * `list` for long-running processes: a flat folder's loose refs are followed by a watch
    * (ref-watch.ts) instead of read file by file. Unchanged since the last call: the same array.
    */
@@ -183,7 +200,7 @@ export class RefFiles {
   }
 }
 
-const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * packed-refs, read as git reads it. A file whose header has the `sorted` trait (git writes it so)
@@ -317,7 +334,7 @@ function fromBytes(text: string): string {
 }
 
 /** A sorted packed run with the loose refs laid over it (a loose file wins, as git reads them). */
-function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTip[] {
+export function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTip[] {
   if (!loose.size) return packed;
   const extra = [...loose].sort(([a], [b]) => byName(a, b));
   const out: RefTip[] = [];

@@ -9,6 +9,12 @@
 // written anew only when it has grown past twice the task refs. A cache keyed by commits (DESIGN:
 // thrown away and rebuilt at will): a torn or foreign line is passed over, and a wrong commit only
 // costs a read.
+// Most task refs are packed (sync packs them, and so does a one-shot listing that read many loose
+// ones), and packed-refs changes only when refs are packed or deleted. So the claimed tasks among
+// refs held only in packed-refs are kept too, in `.git/handoff/claimed.packed`, by packed-refs'
+// identity (ref-files.ts `listParts`): while it stands, a listing reads the loose task refs (those
+// written since the last pack) and their lines of the index, not every packed name and every line
+// (a one-shot claim at 5,000 tasks spent 12 ms on that).
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -17,6 +23,7 @@ import type { RefTip } from "../git/refs.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
 import { readTaskAt, TASKS_PREFIX } from "./task-store.ts";
+import { byName, mergeSorted } from "../git/ref-files.ts";
 
 const HEADER = "handoff-claimed-index 2";
 const STATUSES = new Set<string>(TASK_STATUSES);
@@ -29,6 +36,115 @@ interface Entry {
   json?: string;
   /** The line itself, written again as it is when the file is rewritten. */
   line: string;
+}
+
+const PACKED_HEADER = "handoff-claimed-packed 1";
+/** Up to this many loose task refs, each one's line is searched for; more, and the index is parsed once. */
+const SEARCH_MAX = 16;
+
+/** The records of the tasks stored as claimed, in no set order. */
+export async function claimedTasks(store: Store): Promise<Task[]> {
+  const parts = store.listRefParts(TASKS_PREFIX);
+  if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX));
+  const summary = join(store.repo.commonDir, "handoff", "claimed.packed");
+  // A line naming another commit than packed-refs holds for its ref: the file is not what it says.
+  let kept = readPackedSummary(summary, parts.packedId);
+  if (kept?.tasks.some((k) => parts.readPacked(k.ref) !== k.oid)) kept = null;
+  // The loose refs' lines are looked up in the index; one that is not ours, or has grown past
+  // twice the refs (as claimedFromIndex rewrites it), calls for the full pass that writes it anew.
+  const text = kept && parts.loose.size ? readSmallFile(join(store.repo.commonDir, "handoff", "claimed.index")) : null;
+  const indexOk = !kept || !parts.loose.size || (!!text?.startsWith(`${HEADER}\n`) && lineCount(text) <= 2 * (kept.refs + parts.loose.size) + 64);
+  if (!kept || !indexOk) {
+    const tips = mergeSorted(parts.packed(), parts.loose);
+    const claimed = await claimedFromIndex(store, tips);
+    // What the full pass found among refs held in packed-refs alone (a loose file overrides its
+    // packed value, whose status this pass did not learn).
+    const oids = new Map(tips.map((t) => [t.name, t.oid]));
+    const lines = claimed
+      .map((t) => [TASKS_PREFIX + t.id, t] as const)
+      .filter(([ref]) => !parts.loose.has(ref) && oids.has(ref))
+      .map(([ref, t]) => `${ref} ${oids.get(ref)}\t${JSON.stringify(t)}\n`);
+    try {
+      writeSmallFile(summary, `${PACKED_HEADER} ${parts.packedId} ${tips.length}\n${lines.join("")}`);
+    } catch {
+      /* only the next listing is slower */
+    }
+    return claimed;
+  }
+  const claimed = kept.tasks.filter((k) => !parts.loose.has(k.ref)).map((k) => k.task);
+  if (parts.loose.size) claimed.push(...(await claimedLoose(store, parts.loose, text!)));
+  return claimed;
+}
+
+function lineCount(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) n++;
+  return n;
+}
+
+/**
+ * The packed part's claimed tasks kept for packed-refs' identity `packedId`, and the number of
+ * task refs the listing had then; null for another identity, or a torn or foreign file.
+ */
+function readPackedSummary(path: string, packedId: string): { tasks: { ref: string; oid: string; task: Task }[]; refs: number } | null {
+  const text = readSmallFile(path);
+  const head = `${PACKED_HEADER} ${packedId} `;
+  const nl = text?.indexOf("\n") ?? -1;
+  if (!text?.startsWith(head) || nl < 0 || !/^\d{1,9}$/.test(text.slice(head.length, nl))) return null;
+  const refs = Number(text.slice(head.length, nl));
+  const out: { ref: string; oid: string; task: Task }[] = [];
+  for (const line of text.slice(nl + 1).split("\n")) {
+    if (!line) continue;
+    const sp = line.indexOf(" ");
+    const tab = line.indexOf("\t");
+    const ref = line.slice(0, sp);
+    const task = sp > 0 && tab > sp && OID.test(line.slice(sp + 1, tab)) ? recordOf(line.slice(tab + 1), ref) : null;
+    if (!task) return null; // a damaged summary is thrown away whole
+    out.push({ ref, oid: line.slice(sp + 1, tab), task });
+  }
+  return { tasks: out, refs };
+}
+
+/**
+ * The claimed tasks among the loose refs: each ref's last line of the index (`text`, ours) is
+ * looked up (every line parsed once only for many refs), and refs without a line for their commit
+ * are read and appended.
+ */
+async function claimedLoose(store: Store, loose: Map<string, string>, text: string): Promise<Task[]> {
+  const fresh: string[] = [];
+  const claimed: Task[] = [];
+  const known = loose.size > SEARCH_MAX ? parseIndex(text).known : null;
+  for (const [name, oid] of [...loose].sort(([a], [b]) => byName(a, b))) {
+    const k = known ? known.get(name) : lastEntry(text, name);
+    const t = { name, oid };
+    if (k && k.oid === oid) {
+      if (k.status !== "claimed") continue;
+      const task = (k.json !== undefined && recordOf(k.json, name)) || (await readOrSkip(store, t));
+      if (task) claimed.push(task);
+      continue;
+    }
+    const task = await readOrSkip(store, t);
+    if (!task) continue;
+    fresh.push(lineOf(t, task));
+    if (task.status === "claimed") claimed.push(task);
+  }
+  if (fresh.length) {
+    try {
+      appendFileSync(join(store.repo.commonDir, "handoff", "claimed.index"), fresh.join(""));
+    } catch {
+      /* only the next listing is slower */
+    }
+  }
+  return claimed;
+}
+
+/** The last sound line of `name` in the index text (the last one wins, as in a full parse). */
+function lastEntry(text: string, name: string): Entry | null {
+  const at = text.lastIndexOf(`\n${name} `);
+  if (at < 0) return null;
+  const end = text.indexOf("\n", at + 1);
+  const e = entryOf(text.slice(at + 1, end < 0 ? undefined : end));
+  return e && e.name === name ? e : null;
 }
 
 /**
@@ -87,17 +203,23 @@ function parseIndex(text: string): { known: Map<string, Entry>; lines: number } 
     const line = text.slice(at, end);
     at = end + 1;
     lines++;
-    const a = line.indexOf(" ");
-    const b = line.indexOf(" ", a + 1);
-    if (a < 0 || b < 0) continue;
-    const name = line.slice(0, a);
-    const oid = line.slice(a + 1, b);
-    const tab = line.indexOf("\t", b + 1);
-    const status = line.slice(b + 1, tab < 0 ? undefined : tab);
-    if (!name.startsWith(TASKS_PREFIX) || !OID.test(oid) || !STATUSES.has(status)) continue;
-    known.set(name, tab < 0 ? { oid, status, line } : { oid, status, json: line.slice(tab + 1), line });
+    const e = entryOf(line);
+    if (e) known.set(e.name, e);
   }
   return { known, lines };
+}
+
+/** One line of the index, or null when it is torn or foreign. */
+function entryOf(line: string): (Entry & { name: string }) | null {
+  const a = line.indexOf(" ");
+  const b = line.indexOf(" ", a + 1);
+  if (a < 0 || b < 0) return null;
+  const name = line.slice(0, a);
+  const oid = line.slice(a + 1, b);
+  const tab = line.indexOf("\t", b + 1);
+  const status = line.slice(b + 1, tab < 0 ? undefined : tab);
+  if (!name.startsWith(TASKS_PREFIX) || !OID.test(oid) || !STATUSES.has(status)) return null;
+  return tab < 0 ? { name, oid, status, line } : { name, oid, status, json: line.slice(tab + 1), line };
 }
 
 /** A claimed task's record from its line, or null when the line is torn or names another task. */

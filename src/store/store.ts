@@ -137,6 +137,14 @@ export class Store {
   }
 
   /**
+   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
+   * are not read from files here (another backend) or are followed by a watch (long-running).
+   */
+  listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
+    return this.refFiles && !this.session ? this.refFiles.listParts(prefix) : null;
+  }
+
+  /**
    * The record `file` stored at commit `oid` of `ref`, decoded and validated once per process:
    * long-running servers list hundreds of tasks per call, most unchanged since the last one.
    * Records are shared: callers must not mutate them (core operations build new ones).

@@ -9,7 +9,7 @@ import { settle } from "../core/task-ops.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
 import { byAge, listingStep, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
-import { claimedFromIndex } from "./claimed-index.ts";
+import { claimedTasks } from "./claimed-index.ts";
 import { ListingSnapshot, viewPart, type ViewPart } from "./record-cache-listing.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
@@ -90,9 +90,8 @@ export async function listClaimedTasks(store: Store): Promise<Task[]> {
     claimed = claimedOf.get(listing);
     if (!claimed) claimedOf.set(listing, (claimed = patchedClaimed(listing) ?? listing.tasks.filter((t) => t.status === "claimed")));
   } else {
-    // A one-shot command reads the records of the claimed tasks only (claimed-index.ts), in the
-    // listing's order.
-    claimed = (await claimedFromIndex(store, await store.listRefs(TASKS_PREFIX))).sort(byAge);
+    // A one-shot command reads the records of the claimed tasks only (claimed-index.ts).
+    claimed = (await claimedTasks(store)).sort(byAge);
   }
   const ctx = { actor: store.actor, now: store.now() };
   return claimed.map((t) => settle(t, ctx).record);

@@ -1,0 +1,82 @@
+// One-shot claims in a clone whose task refs are packed find the claimed tasks through
+// .git/handoff/claimed.packed (claimed-index.ts): the claimed tasks among refs held in
+// packed-refs alone, kept by packed-refs' identity, with the loose refs written since laid over
+// them. It must never change an answer: claims made after the pack, a repack that moves claimed
+// tasks into packed-refs, a summary of another packed-refs, and a forged or torn one all give what
+// a full listing gives.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const summaryOf = (repo: string) => `${repo}/.git/handoff/claimed.packed`;
+const tip = (repo: string, id: string) => gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`);
+
+function packedProject(ids: string[]): string {
+  const repo = tempRepo();
+  for (const id of ids) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  gitOut(repo, "pack-refs", "--all");
+  return repo;
+}
+
+/** A claim by `agent` (capacity 1): null when granted, else the task its refusal names as held. */
+function claimHeld(repo: string, agent: string, id: string): string | null {
+  const r = cli(["claim", id, "--json"], { cwd: repo, agent });
+  if (r.code === 0) return null;
+  assert.is(r.code, 3, r.stdout + r.stderr);
+  assert.is(r.json.error.code, "at_capacity", r.stdout);
+  return /\(([a-z0-9-]+)\)/.exec(r.json.error.message)?.[1] ?? "?";
+}
+
+test("claims after a pack, and a repack that moves claimed tasks into packed-refs, answer as a full listing", () => {
+  const repo = packedProject(["a", "b", "c", "d", "e"]);
+  assert.is(claimHeld(repo, "alice", "a"), null);
+  assert.ok(existsSync(summaryOf(repo)), "the first claim's capacity check kept the packed part's summary");
+  // a's claim is a loose ref laid over its packed value: counted.
+  assert.is(claimHeld(repo, "alice", "b"), "a");
+  assert.is(claimHeld(repo, "bob", "c"), null);
+  // Both claims move into packed-refs: another identity, so a full pass, then the summary holds them.
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(claimHeld(repo, "bob", "d"), "c");
+  const kept = readFileSync(summaryOf(repo), "utf8").split("\n").filter(Boolean);
+  assert.equal(kept.slice(1).map((l) => l.split("\t")[0]).sort(), [`refs/handoff/tasks/a ${tip(repo, "a")}`, `refs/handoff/tasks/c ${tip(repo, "c")}`]);
+  assert.is(claimHeld(repo, "bob", "d"), "c", "from the summary");
+  assert.is(claimHeld(repo, "alice", "e"), "a", "from the summary");
+  // A release by a command that reads neither file: a loose ref over a's packed claim frees it.
+  assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(claimHeld(repo, "alice", "e"), null);
+  assert.is(claimHeld(repo, "alice", "b"), "e");
+});
+
+test("a summary of another packed-refs, a forged line and a torn file are thrown away", () => {
+  const repo = packedProject(["a", "b", "c"]);
+  assert.is(claimHeld(repo, "alice", "a"), null);
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(claimHeld(repo, "alice", "b"), "a");
+  const good = readFileSync(summaryOf(repo), "utf8");
+  const [head, line] = good.split("\n") as [string, string];
+  assert.match(line, /^refs\/handoff\/tasks\/a [0-9a-f]{40}\t\{/);
+
+  // Another packed-refs' summary (a repack since): alice's claim of a is still found.
+  writeFileSync(summaryOf(repo), `${head.replace(/ \S+ (\d+)$/, " 1:2:3 $1")}\n`);
+  assert.is(claimHeld(repo, "alice", "b"), "a");
+  // This packed-refs' identity, but a's line names a commit packed-refs does not hold for it, and
+  // a line saying b is alice's: not believed.
+  const forged = line.replace("refs/handoff/tasks/a ", "refs/handoff/tasks/b ").replace('"id":"a"', '"id":"b"').replace(/ [0-9a-f]{40}\t/, ` ${"1".repeat(40)}\t`);
+  assert.match(forged, /"id":"b"/);
+  writeFileSync(summaryOf(repo), `${head}\n${forged}\n`);
+  assert.is(claimHeld(repo, "alice", "c"), "a");
+  // Torn: half a record.
+  writeFileSync(summaryOf(repo), `${head}\n${line.slice(0, line.length / 2)}\n`);
+  assert.is(claimHeld(repo, "alice", "c"), "a");
+  // An empty summary under this identity is what a full pass would write for no claimed task:
+  // trusted, so it is only ever written by a full pass. After a's release it is the truth.
+  assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(claimHeld(repo, "alice", "b"), null);
+  assert.is(claimHeld(repo, "alice", "c"), "b");
+});
+
+test.run();
