@@ -1,9 +1,12 @@
 // Cold one-shot CLI calls as whole processes against `node -e 0`, interleaved in this run:
 // `claim` (a new task and a new agent each round), `check` of a leased file, `task show`, and `--version` (the
 // cost of loading the CLI at all). Target: claim, check and task show <= 1.3x node -e 0.
+// BENCH_TASKS=5000: the same three again in a repository of that many live tasks, their refs
+// packed (as sync and big listings leave them): nothing a command reads should grow with them.
 import { spawnSync } from "node:child_process";
 import { CLI, cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
 import { fmt, median } from "./stats.ts";
+import { seedTasks } from "./task-fixture.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 // BENCH_BASELINE=<other checkout>/dist/git-handoff.cjs: that build too, interleaved in the same
@@ -36,12 +39,34 @@ for (const [k, { cli, run }] of setups.entries()) {
     { name: `${tag}git handoff task show <id>`, args: () => [cli, "task", "show", "t1"], run },
   );
 }
+const BIG = Number(process.env.BENCH_TASKS ?? 0);
+// One repository of BIG live tasks (written in bulk, refs packed) per build, each with its own code cache.
+for (const [k, cli] of (BIG ? builds : []).entries()) {
+  const repo = tempRepo();
+  await seedTasks(repo, BIG);
+  const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
+  const run = (args: string[]) => {
+    const t = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] });
+    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  };
+  run([cli, "claim", "t-0", "--agent", "holder"]); // a leased scope for check to find
+  spawnSync("git", ["pack-refs", "--all"], { cwd: repo, env });
+  for (let i = 0; i < 3; i++) run([cli, "task", "show", "t-1"]), run([cli, "check", "area0/x.ts"]), run([cli, "claim", `t-${BIG - 1 - i}`, "--agent", `warm-${i}`]);
+  const tag = `${builds.length > 1 ? (k === 0 ? "this build, " : "baseline, ") : ""}${BIG.toLocaleString("en")} tasks packed: `;
+  cmds.push(
+    { name: `${tag}claim <id>`, args: (i) => [cli, "claim", `t-${10 + i}`, "--agent", `big-${i}`], run },
+    { name: `${tag}check <file>`, args: () => [cli, "check", "area0/x.ts"], run },
+    { name: `${tag}task show <id>`, args: () => [cli, "task", "show", "t-1"], run },
+  );
+}
 const times = cmds.map(() => [] as number[]);
 for (let i = 0; i < ROUNDS; i++) cmds.forEach((c, k) => times[k]!.push(c.run(c.args(i))));
 const node = median(times[0]!);
 console.log(`cold one-shot calls, ${ROUNDS} rounds interleaved (target <= 1.3x node -e 0 for claim, check, task show)${setups.length > 1 ? `; baseline ${builds[1]}` : ""}`);
 cmds.forEach((c, k) => {
   const ms = median(times[k]!);
-  console.log(`  ${c.name.padEnd(40)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
+  console.log(`  ${c.name.padEnd(52)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
 });
 cleanupTemp();
