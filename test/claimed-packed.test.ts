@@ -79,4 +79,19 @@ test("a summary of another packed-refs, a forged line and a torn file are thrown
   assert.is(claimHeld(repo, "alice", "c"), "b");
 });
 
+test("many loose refs over packed ones, one's last line in the index torn: answers as a full listing", () => {
+  const ids = Array.from({ length: 22 }, (_, i) => `t${i}`);
+  const repo = packedProject(ids);
+  for (let i = 0; i < 20; i++) assert.is(claimHeld(repo, `agent-${i}`, `t${i}`), null, `t${i}`);
+  assert.is(claimHeld(repo, "agent-3", "t20"), "t3");
+  assert.is(claimHeld(repo, "agent-17", "t21"), "t17");
+  // A line cut short after t3's last sound one: passed over, the sound one still answers.
+  const index = `${repo}/.git/handoff/claimed.index`;
+  writeFileSync(index, readFileSync(index, "utf8") + `refs/handoff/tasks/t3 ${tip(repo, "t3")} clai\n`);
+  assert.is(claimHeld(repo, "agent-3", "t20"), "t3");
+  assert.is(claimHeld(repo, "agent-0", "t21"), "t0");
+  assert.is(cli(["release", "t0"], { cwd: repo, agent: "agent-0" }).code, 0);
+  assert.is(claimHeld(repo, "agent-0", "t21"), null);
+});
+
 test.run();

@@ -39,8 +39,6 @@ interface Entry {
 }
 
 const PACKED_HEADER = "handoff-claimed-packed 1";
-/** Up to this many loose task refs, each one's line is searched for; more, and the index is parsed once. */
-const SEARCH_MAX = 16;
 
 /** The records of the tasks stored as claimed, in no set order. */
 export async function claimedTasks(store: Store): Promise<Task[]> {
@@ -106,16 +104,15 @@ function readPackedSummary(path: string, packedId: string): { tasks: { ref: stri
 }
 
 /**
- * The claimed tasks among the loose refs: each ref's last line of the index (`text`, ours) is
- * looked up (every line parsed once only for many refs), and refs without a line for their commit
- * are read and appended.
+ * The claimed tasks among the loose refs: their last lines in the index (`text`, ours), and refs
+ * without a line for their commit are read and appended.
  */
 async function claimedLoose(store: Store, loose: Map<string, string>, text: string): Promise<Task[]> {
   const fresh: string[] = [];
   const claimed: Task[] = [];
-  const known = loose.size > SEARCH_MAX ? parseIndex(text).known : null;
+  const known = lastEntries(text, new Set(loose.keys()));
   for (const [name, oid] of [...loose].sort(([a], [b]) => byName(a, b))) {
-    const k = known ? known.get(name) : lastEntry(text, name);
+    const k = known.get(name);
     const t = { name, oid };
     if (k && k.oid === oid) {
       if (k.status !== "claimed") continue;
@@ -138,13 +135,24 @@ async function claimedLoose(store: Store, loose: Map<string, string>, text: stri
   return claimed;
 }
 
-/** The last sound line of `name` in the index text (the last one wins, as in a full parse). */
-function lastEntry(text: string, name: string): Entry | null {
-  const at = text.lastIndexOf(`\n${name} `);
-  if (at < 0) return null;
-  const end = text.indexOf("\n", at + 1);
-  const e = entryOf(text.slice(at + 1, end < 0 ? undefined : end));
-  return e && e.name === name ? e : null;
+/**
+ * The last sound line of each of `names` in the index text (the last one wins, as in a full
+ * parse), read from the end: loose refs were written since the last pack, so their lines are
+ * mostly among the last appended, and the walk stops once all are found.
+ */
+function lastEntries(text: string, names: Set<string>): Map<string, Entry> {
+  const found = new Map<string, Entry>();
+  const header = text.indexOf("\n") + 1;
+  for (let end = text.length; end > header && found.size < names.size; ) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    const name = text.slice(start, text.indexOf(" ", start));
+    if (start >= header && names.has(name) && !found.has(name)) {
+      const e = entryOf(text.slice(start, end));
+      if (e) found.set(name, e);
+    }
+    end = start - 1;
+  }
+  return found;
 }
 
 /**
