@@ -217,6 +217,8 @@ class PackedRefs {
   private readonly first: number;
   private readonly sorted: boolean;
   private all: { names: string[]; oids: string[]; map: Map<string, string> } | null = null;
+  /** Runs already decoded, by prefix: a long-running process lists the same families again and again. */
+  private readonly runs = new Map<string, readonly RefTip[]>();
 
   constructor(private readonly text: string) {
     const header = text.startsWith("# pack-refs with:") ? text.slice(0, text.indexOf("\n") + 1 || text.length) : "";
@@ -248,9 +250,14 @@ class PackedRefs {
     for (let i = 0; i < names.length; i++) yield [names[i]!, oids[i]!];
   }
 
-  /** The refs under `prefix` in name order, or null when the file is not in order. */
+  /**
+   * The refs under `prefix` in name order, or null when the file is not in order. A new array
+   * each call (callers may add to it); the entries are shared and never changed.
+   */
   range(prefix: string): RefTip[] | null {
     if (!this.sorted) return null;
+    const known = this.runs.get(prefix);
+    if (known) return known.slice();
     const key = toBytes(prefix);
     const out: RefTip[] = [];
     for (let at = this.lowerBound(key); at < this.text.length; at = this.nextRecord(at)) {
@@ -258,7 +265,8 @@ class PackedRefs {
       if (!name.startsWith(key)) break;
       out.push({ name: fromBytes(name), oid: this.oidOf(at) });
     }
-    return out;
+    if (this.runs.size < 16) this.runs.set(prefix, out);
+    return out.slice();
   }
 
   /** The start of the first record whose name is not before `key` (the text's length: none). */
