@@ -109,22 +109,8 @@ function readPackedSummary(path: string, packedId: string): { tasks: { ref: stri
  */
 async function claimedLoose(store: Store, loose: Map<string, string>, text: string): Promise<Task[]> {
   const fresh: string[] = [];
-  const claimed: Task[] = [];
-  const known = lastEntries(text, new Set(loose.keys()));
-  for (const [name, oid] of [...loose].sort(([a], [b]) => byName(a, b))) {
-    const k = known.get(name);
-    const t = { name, oid };
-    if (k && k.oid === oid) {
-      if (k.status !== "claimed") continue;
-      const task = (k.json !== undefined && recordOf(k.json, name)) || (await readOrSkip(store, t));
-      if (task) claimed.push(task);
-      continue;
-    }
-    const task = await readOrSkip(store, t);
-    if (!task) continue;
-    fresh.push(lineOf(t, task));
-    if (task.status === "claimed") claimed.push(task);
-  }
+  const tips = [...loose].sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
+  const claimed = await claimedAmong(store, tips, lastEntries(text, new Set(loose.keys())), fresh);
   if (fresh.length) {
     try {
       appendFileSync(join(store.repo.commonDir, "handoff", "claimed.index"), fresh.join(""));
@@ -165,6 +151,26 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
   const ours = !!text?.startsWith(`${HEADER}\n`);
   const { known, lines } = ours ? parseIndex(text!) : { known: new Map<string, Entry>(), lines: 0 };
   const fresh: string[] = [];
+  const claimed = await claimedAmong(store, tips, known, fresh);
+  try {
+    if (!ours || lines + fresh.length > 2 * tips.length + 64) {
+      const current = new Map<string, string>();
+      for (const [name, k] of known) current.set(name, `${k.line}\n`);
+      for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
+      const names = new Set(tips.map((t) => t.name));
+      writeSmallFile(path, `${HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
+    } else if (fresh.length) appendFileSync(path, fresh.join(""));
+  } catch {
+    /* a cache that cannot be written only makes the next listing slower */
+  }
+  return claimed;
+}
+
+/**
+ * The claimed tasks among `tips`, in their order, by the index lines `known`: a tip without a line
+ * for its commit is read from git, and its line is added to `fresh`.
+ */
+async function claimedAmong(store: Store, tips: readonly RefTip[], known: Map<string, Entry>, fresh: string[]): Promise<Task[]> {
   const claimed: Task[] = [];
   for (const t of tips) {
     const k = known.get(t.name);
@@ -178,17 +184,6 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
     if (!task) continue;
     fresh.push(lineOf(t, task));
     if (task.status === "claimed") claimed.push(task);
-  }
-  try {
-    if (!ours || lines + fresh.length > 2 * tips.length + 64) {
-      const current = new Map<string, string>();
-      for (const [name, k] of known) current.set(name, `${k.line}\n`);
-      for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
-      const names = new Set(tips.map((t) => t.name));
-      writeSmallFile(path, `${HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
-    } else if (fresh.length) appendFileSync(path, fresh.join(""));
-  } catch {
-    /* a cache that cannot be written only makes the next listing slower */
   }
   return claimed;
 }

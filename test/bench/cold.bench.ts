@@ -12,9 +12,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 // BENCH_BASELINE=<other checkout>/dist/git-handoff.cjs: that build too, interleaved in the same
 // rounds, each build with its own repository and code cache (an A/B against main).
 const builds = [CLI, ...(process.env.BENCH_BASELINE ? [process.env.BENCH_BASELINE] : [])];
-const setups = builds.map((cli) => {
-  const repo = tempRepo();
-  // A private code cache, as a user's own: the bench measures this build only.
+/** A timed whole process in `repo`, with a private code cache, as a user's own: the bench measures this build only. */
+function runnerIn(repo: string): { env: NodeJS.ProcessEnv; run: (args: string[]) => number } {
   const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
   const run = (args: string[]) => {
     const t = process.hrtime.bigint();
@@ -22,6 +21,11 @@ const setups = builds.map((cli) => {
     if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
     return Number(process.hrtime.bigint() - t) / 1e6;
   };
+  return { env, run };
+}
+const setups = builds.map((cli) => {
+  const repo = tempRepo();
+  const { run } = runnerIn(repo);
   for (let i = 0; i < ROUNDS + 20; i++) run([cli, "task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`]);
   run([cli, "claim", "t0", "--agent", "holder"]); // t0's scope is leased: check has a lease to find
   // Warm the page cache and write the code cache with a real command, for node alike.
@@ -44,13 +48,7 @@ const BIG = Number(process.env.BENCH_TASKS ?? 0);
 for (const [k, cli] of (BIG ? builds : []).entries()) {
   const repo = tempRepo();
   await seedTasks(repo, BIG);
-  const env = cleanEnv({ HANDOFF_AGENT: "bench", XDG_CACHE_HOME: tempDir("handoff-bench-cache-") });
-  const run = (args: string[]) => {
-    const t = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] });
-    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-    return Number(process.hrtime.bigint() - t) / 1e6;
-  };
+  const { env, run } = runnerIn(repo);
   run([cli, "claim", "t-0", "--agent", "holder"]); // a leased scope for check to find
   spawnSync("git", ["pack-refs", "--all"], { cwd: repo, env });
   for (let i = 0; i < 3; i++) run([cli, "task", "show", "t-1"]), run([cli, "check", "area0/x.ts"]), run([cli, "claim", `t-${BIG - 1 - i}`, "--agent", `warm-${i}`]);
