@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import type { RefTip } from "./refs.ts";
 import { readRefText } from "./ref-text.ts";
@@ -194,7 +195,8 @@ export class RefFiles {
     // git replaces packed-refs by renaming a new file over it: a new inode, even when a repack in
     // the same clock tick leaves the time and the size as they were (a ref's value changed).
     if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size && this.packed.ino === st.ino) return this.packed.refs;
-    const refs = new PackedRefs(readFileSync(path, "latin1"));
+    const bytes = readFileSync(path);
+    const refs = new PackedRefs(bytes.toString("latin1"), isAscii(bytes));
     this.packed = { mtimeMs: st.mtimeMs, size: st.size, ino: st.ino, refs };
     return refs;
   }
@@ -220,7 +222,14 @@ class PackedRefs {
   /** Runs already decoded, by prefix: a long-running process lists the same families again and again. */
   private readonly runs = new Map<string, readonly RefTip[]>();
 
-  constructor(private readonly text: string) {
+  /** Whether the file is all ASCII (what git and we write): names need no decoding then. */
+  private readonly ascii: boolean;
+
+  constructor(
+    private readonly text: string,
+    ascii?: boolean,
+  ) {
+    this.ascii = ascii ?? !/[\x80-\xff]/.test(text);
     const header = text.startsWith("# pack-refs with:") ? text.slice(0, text.indexOf("\n") + 1 || text.length) : "";
     this.first = header.length;
     this.sorted = / sorted( |\n|$)/.test(header);
@@ -263,7 +272,7 @@ class PackedRefs {
     for (let at = this.lowerBound(key); at < this.text.length; at = this.nextRecord(at)) {
       const name = this.nameOf(at);
       if (!name.startsWith(key)) break;
-      out.push({ name: fromBytes(name), oid: this.oidOf(at) });
+      out.push({ name: this.ascii ? name : fromBytes(name), oid: this.oidOf(at) });
     }
     if (this.runs.size < 16) this.runs.set(prefix, out);
     return out.slice();
@@ -319,7 +328,7 @@ class PackedRefs {
         if (!line || line[0] === "#" || line[0] === "^") continue;
         const sp = line.indexOf(" ");
         if (sp < 0) continue;
-        const name = fromBytes(line.slice(sp + 1));
+        const name = this.ascii ? line.slice(sp + 1) : fromBytes(line.slice(sp + 1));
         names.push(name);
         oids.push(line.slice(0, sp));
         // A name packed twice (a hand-edited file): the last line wins.
