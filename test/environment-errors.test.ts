@@ -2,7 +2,7 @@
 // `environment` (exit 5) naming the cause and the path, with no temp object left behind; a
 // config the YAML parser refuses (an alias bomb) is invalid input (exit 2).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
@@ -91,6 +91,27 @@ test("too many open files: environment (EMFILE), never an unexpected error, at w
   assert.ok(codes.has(5), `some limit ends in exit 5: saw ${[...codes].join(", ")}`);
   assert.ok(codes.has(0), "a higher limit works");
   assert.equal(tempObjects(repo), []);
+});
+
+test("a .git/config git cannot read: environment (GITCONFIG), exit 5, the file named, no ref moved; fixed, the same command works", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "before", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  const before = handoffRefs(repo);
+  const config = `${repo}/.git/config`;
+  const good = readFileSync(config, "utf8");
+  writeFileSync(config, `${good}[core\n\tbad`);
+  for (const args of [["task", "add", "after", "--id", "t2", "--json"], ["claim", "t1", "--json"]]) {
+    const r = cli(args, { cwd: repo, agent: "alice" });
+    assert.is(r.code, 5, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    assert.is(r.json.error.code, "environment");
+    assert.is(r.json.error.data.cause, "GITCONFIG");
+    assert.match(r.json.error.message, /bad config line \d+ in file \.git\/config/);
+    assert.match(r.json.error.suggestions[0].detail, /fix the line git names/);
+    assert.not.match(r.stdout + r.stderr, /unexpected error/);
+  }
+  writeFileSync(config, good);
+  assert.equal(handoffRefs(repo), before, "no ref moved");
+  assert.is(cli(["claim", "t1"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
 test("a YAML alias bomb in .handoff.yaml: invalid_input, exit 2, at once", () => {
