@@ -114,6 +114,19 @@ test("a .git/config git cannot read: environment (GITCONFIG), exit 5, the file n
   assert.is(cli(["claim", "t1"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
+test("a repository another user owns: not_a_repo with git's reason and the safe.directory fix, nothing written", () => {
+  const repo = tempRepo();
+  const r0 = spawnSync("chown", ["-R", "nobody", repo]);
+  assert.is(r0.status, 0, `this test needs root to give the repository to another user: ${r0.stderr}`);
+  const r = cli(["task", "add", "x", "--id", "t1", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(r.code, 2, r.stdout + r.stderr);
+  assert.is(r.json.error.code, "not_a_repo");
+  assert.match(r.json.error.message, /dubious ownership/);
+  assert.is(r.json.error.suggestions[0].detail, `if you trust it: git config --global --add safe.directory ${repo}`);
+  spawnSync("chown", ["-R", `${process.getuid!()}`, repo]);
+  assert.is(handoffRefs(repo), "", "nothing written");
+});
+
 test("a YAML alias bomb in .handoff.yaml: invalid_input, exit 2, at once", () => {
   const repo = tempRepo();
   const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];

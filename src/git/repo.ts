@@ -105,7 +105,11 @@ function discoverWithGit(cwd: string): RepoInfo {
   }
   const lines = r.stdout.split("\n");
   if (lines.length < 4 || !lines[0]) {
-    fail("not_a_repo", `not a git repository: ${cwd} (${firstLine(r.stderr) || "git rev-parse failed"})`);
+    const why = firstLine(r.stderr) || "git rev-parse failed";
+    // git refuses a repository another user owns (safe.directory) and says how to allow it.
+    const owner = /dubious ownership in repository at '([^']+)'/.exec(r.stderr)?.[1];
+    const suggestions = owner ? [{ action: "fix_input" as const, detail: `if you trust it: git config --global --add safe.directory ${owner}` }] : undefined;
+    fail("not_a_repo", `not a git repository: ${cwd} (${why})`, undefined, suggestions);
   }
   const [gitDir, commonDir, format, bare, top] = lines as [string, string, string, string, string | undefined];
   const isBare = bare === "true";
