@@ -1,5 +1,5 @@
-import { resolve } from "node:path";
 import type { Command } from "commander";
+import { currentDir, resolveDir } from "../git/repo.ts";
 import { fail } from "../core/errors.ts";
 import { refreshHeartbeat } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
@@ -44,7 +44,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
   // before the verb. Merged with the verb's options, the filter had become the caller, whose
   // heartbeat the command then refreshed.
   if (how.agentFilters) opts.agent = (cmd.parent?.optsWithGlobals() as GlobalOptions | undefined)?.agent;
-  const cwd = opts.C ? resolve(opts.C) : process.cwd();
+  const cwd = opts.C ? resolveDir(opts.C) : currentDir();
   const store = await openSyncedStore({
     cwd,
     ...(opts.agent !== undefined ? { agent: opts.agent } : {}),

@@ -1,3 +1,4 @@
+import { fail } from "../core/errors.ts";
 import { firstLine, git, toolIdentityEnv } from "./run.ts";
 
 export interface RefTip {
@@ -63,6 +64,17 @@ export function transactionScript(updates: RefUpdate[], zeroOid: string): string
  * holds the lock right now, or the ref no longer has the expected value. Anything else is an error.
  */
 export function classifyUpdateFailure(stderr: string, message: string): TransactionResult | null {
+  // A file where git needs a folder under refs/ (or a folder or ref where it needs a ref): no
+  // writer made that, and no retry changes it. It read as a lock held by another writer, so the
+  // write was retried until it gave up, saying "try again".
+  if (/non-directory in the way|exists; cannot create|blocking reference/i.test(stderr)) {
+    fail(
+      "corrupt_state",
+      `${message}: something under .git/refs/ is in the way of this ref (a file where git needs a folder, or the reverse); nothing a retry changes`,
+      {},
+      [{ action: "fix_input", detail: "move the file or folder git names out of .git/refs/ (git handoff doctor lists the refs it can read), then run the command again" }],
+    );
+  }
   // A new value whose object vanished between its write and the update (a concurrent prune).
   if (/with nonexistent object/i.test(stderr)) return { ok: false, reason: "missing_object", message };
   if (/File exists|Unable to create .*\.lock|unable to lock|lock file/i.test(stderr)) return { ok: false, reason: "locked", message };

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, realpathSync as realpathJs, statSync } from "
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
 import { tmpdir } from "node:os";
-import { dirname, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { fail } from "../core/errors.ts";
 import { firstLine, gitSync } from "./run.ts";
 
@@ -24,8 +24,26 @@ export interface RepoInfo {
   underTempDir: boolean;
 }
 
+/**
+ * The process's current folder, or a clear refusal when it no longer exists (removed under a
+ * shell that still stands in it): Node's own error there is a bare `ENOENT ... uv_cwd`.
+ */
+export function currentDir(): string {
+  try {
+    return process.cwd();
+  } catch {
+    fail("not_a_repo", "the current folder no longer exists (it was removed or renamed): cd into the repository, or give -C <dir>");
+  }
+}
+
+/** `dir` as an absolute path from the current folder (currentDir's refusal when that is gone and `dir` is relative). */
+export function resolveDir(dir: string): string {
+  return isAbsolute(dir) ? resolve(dir) : resolve(currentDir(), dir);
+}
+
 /** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
 export function discoverRepo(cwd: string): RepoInfo {
+  if (!cwd) cwd = currentDir(); // empty: the current folder (refused, saying why, when it is gone)
   if (!existsSync(cwd)) fail("not_a_repo", `no such folder: ${cwd}`);
   return discoverInProcess(cwd) ?? discoverWithGit(cwd);
 }

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
+import { currentDir } from "../git/repo.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
@@ -42,12 +43,18 @@ interface Invocation {
 }
 
 function parseArgs(argv: string[]): Invocation {
-  let dir = process.cwd();
+  // A current folder removed under the agent: the payload's cwd, or not_a_repo when the store opens.
+  let dir = "";
+  try {
+    dir = currentDir();
+  } catch {
+    /* dir stays empty */
+  }
   let agent: string | undefined;
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "-C") dir = resolve(dir, argv[++i] ?? ".");
+    if (a === "-C") dir = dir ? resolve(dir, argv[++i] ?? ".") : resolve(argv[++i] ?? ".");
     else if (a === "--agent") agent = argv[++i];
     else if (a.startsWith("--agent=")) agent = a.slice(8);
     else words.push(a);

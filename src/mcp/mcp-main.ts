@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { parseDuration } from "../core/duration.ts";
 import { EXIT_CODES } from "../core/errors.ts";
+import { currentDir, resolveDir } from "../git/repo.ts";
 import { executeVerificationJob, type VerificationJob } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { refusalOf } from "./result.ts";
@@ -34,7 +35,9 @@ function usageError(message: string): never {
 }
 
 export function parseArgs(argv: string[]): McpArgs {
-  const out: McpArgs = { cwd: process.cwd(), waitBoundMs: DEFAULT_WAIT_BOUND_MS, help: false };
+  // The current folder is asked for only when needed: one removed under the client fails with a
+  // clear not_a_repo when the session opens, and -C with an absolute path does not need it.
+  const out: McpArgs = { cwd: "", waitBoundMs: DEFAULT_WAIT_BOUND_MS, help: false };
   let sawVerb = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -46,7 +49,7 @@ export function parseArgs(argv: string[]): McpArgs {
       return v;
     };
     if (flag === "-h" || flag === "--help") out.help = true;
-    else if (flag === "-C") out.cwd = resolve(out.cwd, value());
+    else if (flag === "-C") out.cwd = out.cwd ? resolve(out.cwd, value()) : resolveDir(value());
     else if (flag === "--agent") out.agent = value();
     else if (flag === "--wait-max") out.waitBoundMs = parseDuration(value(), "--wait-max");
     else if (flag === "--verify-job") out.verifyJob = value();
@@ -76,7 +79,7 @@ async function main(argv: string[]): Promise<number | null> {
   let session: McpSession;
   try {
     session = await McpSession.open({
-      cwd: args.cwd,
+      cwd: args.cwd || currentDir(),
       waitBoundMs: args.waitBoundMs,
       ...(args.agent !== undefined ? { agent: args.agent } : {}),
       ...runnerEntry(),

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { currentDir, resolveDir } from "../../git/repo.ts";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { fail, HandoffError, type Refusal } from "../../core/errors.ts";
@@ -34,7 +35,7 @@ export function registerDashboard(program: Command): void {
     const syncMs = o.sync !== undefined ? parseDuration(o.sync, "--sync") : null;
     try {
       await loadDashboard().runDashboard({
-        cwd: g.C ? resolve(g.C) : process.cwd(),
+        cwd: g.C ? resolveDir(g.C) : currentDir(),
         ...(g.agent !== undefined ? { agent: g.agent } : {}),
         port,
         open: !!o.open,

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { currentDir, resolveDir } from "../../git/repo.ts";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
@@ -47,7 +48,7 @@ export function registerWait(program: Command): void {
     if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
     if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");
     const g = globals(cmd);
-    const base = g.C ? resolve(g.C) : process.cwd();
+    const base = g.C ? resolveDir(g.C) : currentDir();
     // Everything is checked before anything is written.
     const to = o.to !== undefined ? addressOption(o.to) : null;
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);

@@ -1,0 +1,55 @@
+// Local states no writer of ours makes, met with a clear one-line refusal instead of a bug report
+// or a retry loop: a file under .git/refs/ where git needs a folder (it read as a lock another
+// writer held, so a write was retried until it gave up saying "try again"), and a current folder
+// removed under the shell that runs the command (Node's bare `ENOENT ... uv_cwd`, exit 1).
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+test("a file where refs/handoff/tasks/ must be a folder: corrupt_state at once, exit 2, nothing written", () => {
+  const repo = tempRepo();
+  mkdirSync(`${repo}/.git/refs/handoff`, { recursive: true });
+  writeFileSync(`${repo}/.git/refs/handoff/tasks`, "junk\n");
+  const start = Date.now();
+  const r = cli(["task", "add", "x", "--id", "t1", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(r.code, 2, r.stdout + r.stderr);
+  assert.is(r.json.error.code, "corrupt_state");
+  assert.match(r.json.error.message, /non-directory in the way/);
+  assert.match(r.json.error.message, /nothing a retry changes/);
+  assert.not.match(r.stdout + r.stderr, /try again|unexpected error/);
+  assert.ok(Date.now() - start < 5_000, "no retries until a deadline");
+  assert.is(readFileSync(`${repo}/.git/refs/handoff/tasks`, "utf8"), "junk\n");
+});
+
+/** Runs the CLI from a folder removed after the shell entered it. */
+function fromRemovedFolder(args: string[], input = ""): { code: number; stderr: string } {
+  const dir = `${tempDir("handoff-gone-")}/here`;
+  mkdirSync(dir);
+  const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  const r = spawnSync("sh", ["-c", `cd '${dir}' && rmdir '${dir}' && exec ${quoted}`], { env: cleanEnv({ HANDOFF_AGENT: "alice" }), input, encoding: "utf8" });
+  return { code: r.status ?? -1, stderr: r.stderr };
+}
+
+test("a current folder that was removed: not_a_repo saying so, from the CLI, the MCP server and an agent hook", () => {
+  const status = fromRemovedFolder(["status"]);
+  assert.is(status.code, 2, status.stderr);
+  assert.match(status.stderr, /the current folder no longer exists/);
+  assert.not.match(status.stderr, /unexpected error|uv_cwd/);
+  const mcp = fromRemovedFolder(["mcp"]);
+  assert.is(mcp.code, 2, mcp.stderr);
+  assert.match(mcp.stderr, /the current folder no longer exists/);
+  // An agent's hook outside any repository stays out of its way: not checked, said on stderr.
+  const hook = fromRemovedFolder(["hook", "claude-pre-tool-use"], JSON.stringify({ tool_name: "Edit", tool_input: { file_path: "/nowhere/a.ts" } }));
+  assert.is(hook.code, 0, hook.stderr);
+  assert.match(hook.stderr, /not checked \(the current folder no longer exists/);
+  // -C with an absolute path needs no current folder.
+  const repo = tempRepo();
+  const given = fromRemovedFolder(["-C", repo, "task", "list"]);
+  assert.is(given.code, 0, given.stderr);
+});
+
+test.run();
