@@ -170,6 +170,8 @@ test("a folder that is not a git repository, or does not exist (exit 2)", () => 
   bad(["status"], 2, /^git-handoff: not a git repository: /, { cwd: plain });
   bad(["claim", "good"], 2, /^git-handoff: not a git repository: /, { cwd: plain });
   bad(["-C", join(plain, "nope"), "tasks"], 2, /^git-handoff: no such folder: .*nope$/);
+  writeFileSync(join(plain, "a-file"), "x\n");
+  bad(["-C", join(plain, "a-file"), "tasks"], 2, /^git-handoff: not a folder: .*a-file$/);
   bad(["tasks", "-C", plain], 2, /^git-handoff: not a git repository: /);
 });
 

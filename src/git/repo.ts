@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
+import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
 
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
@@ -44,7 +44,9 @@ export function resolveDir(dir: string): string {
 /** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
 export function discoverRepo(cwd: string): RepoInfo {
   if (!cwd) cwd = currentDir(); // empty: the current folder (refused, saying why, when it is gone)
-  if (!existsSync(cwd)) fail("not_a_repo", `no such folder: ${cwd}`);
+  const st = statSync(cwd, { throwIfNoEntry: false });
+  if (!st) fail("not_a_repo", `no such folder: ${cwd}`);
+  if (!st.isDirectory()) fail("not_a_repo", `not a folder: ${cwd}`);
   return discoverInProcess(cwd) ?? discoverWithGit(cwd);
 }
 
