@@ -1,8 +1,8 @@
-// A Store for a long-running front end (the MCP server, the dashboard, the worker): refs and objects are read
-// fresh by every operation, but what a Store takes in at open (the checked-out branch, the policy
-// from `.handoff.yaml` here and as committed on the integration branch, the repository's git
-// config) is checked again at every `get()` with a few stats, and the Store is reopened when any
-// of it changed, so no call acts on stale state.
+// A Store for a long-running front end (the MCP server, the dashboard, the worker): refs and
+// objects are read fresh by every operation, but what a Store takes in at open (the checked-out
+// branch, the policy from `.handoff.yaml` here and as committed on the integration branch, the
+// repository's git config) is checked again at every `get()` with a few stats, and the Store is
+// reopened when any of it changed, so no call acts on stale state.
 import { join } from "node:path";
 import { fileStamp } from "../git/file-stamp.ts";
 import { CONFIG_NAME } from "./config-file.ts";
