@@ -84,6 +84,24 @@ test("a long-running process sees another process's lease change at once, and wr
   }
 });
 
+test("an agent holding many leases that leases one more rewrites only that prefix file, until its leases are a third through", () => {
+  const repo = tempRepo();
+  const t0 = Date.parse("2026-06-01T10:00:00Z");
+  const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() });
+  ok(cli(["lease", ...files(90), "--ttl", "30m"], { cwd: repo, agent: "alice", env: at(0) }));
+  let old = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  ok(cli(["lease", "extra/x.ts", "--ttl", "30m"], { cwd: repo, agent: "alice", env: at(60) }));
+  const changed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
+  assert.equal(changed, ["leases/extra.json"], "her 90 other leases are left as they are");
+  // Eleven minutes in (past a third of 30 m), her next write renews them all at once.
+  old = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  ok(cli(["lease", "more/x.ts", "--ttl", "30m"], { cwd: repo, agent: "alice", env: at(660) }));
+  const renewed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
+  assert.is(renewed.length, 92, "90 + extra renewed, more added");
+  const leases = leasesOf(repo).filter((l) => l.agent === "alice") as unknown as { expires_at: string }[];
+  assert.ok(leases.every((l) => l.expires_at === new Date(t0 + 660_000 + 30 * 60_000).toISOString()), "all run 30 m from the renewal");
+});
+
 test("a lease record in a format this build does not know is refused, never read as empty", () => {
   const repo = tempRepo();
   ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: repo, agent: "alice" }));

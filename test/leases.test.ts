@@ -86,12 +86,17 @@ test("expiry is lazy; the next writer records lease_expired; a holder's activity
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob", env: at(1) }).code, 3);
   assert.is(cli(["lease", "b.ts", "--ttl", "20s"], { cwd: repo, agent: "carol", env: at(1) }).code, 0);
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob", env: at(5) }).code, 0, "an expired lease is free to readers");
-  const carolBefore = cli(["leases", "--agent", "carol", "--json"], { cwd: repo, env: at(5) }).json[0].expires_at;
+  const bOf = (s: number) => cli(["leases", "--agent", "carol", "--json"], { cwd: repo, env: at(s) }).json.find((l: { pattern: string }) => l.pattern === "b.ts").expires_at;
+  const carolBefore = bOf(5);
+  // Activity renews a holder's leases once they are a third through their time (b.ts: 20 s from
+  // t=1, so from t=7.7 on), as its pre-edit hooks do: not at every write, which rewrote each of an
+  // agent's leases with each new one.
   assert.is(cli(["lease", "c.ts", "--ttl", "3s"], { cwd: repo, agent: "carol", env: at(6) }).code, 0);
-  const carolAfter = cli(["leases", "--agent", "carol", "--json"], { cwd: repo, env: at(6) }).json.find((l: { pattern: string }) => l.pattern === "b.ts").expires_at;
-  assert.ok(Date.parse(carolAfter) > Date.parse(carolBefore), "carol's b.ts lease was renewed by her activity");
+  assert.is(bOf(6), carolBefore, "b.ts is not yet a third through: left as it is");
+  assert.is(cli(["lease", "d.ts", "--ttl", "3s"], { cwd: repo, agent: "carol", env: at(8) }).code, 0);
+  assert.ok(Date.parse(bOf(8)) > Date.parse(carolBefore), "carol's b.ts lease was renewed by her activity");
   const log = gitOut(repo, "log", "--format=%s", "refs/handoff/leases").split("\n");
-  assert.match(log[1]!, /^lease_expired a\.ts: lease of alice ran out \(seen by carol\)/);
+  assert.match(log[2]!, /^lease_expired a\.ts: lease of alice ran out \(seen by carol\)/);
   assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "bob", env: at(7) }).code, 0);
 });
 

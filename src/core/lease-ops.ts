@@ -161,7 +161,10 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
     // Only the caller's own leases change (renewed, or replaced by these patterns): looked up, not
     // walked for, in a set of 1,000 (lease-groups.ts).
     const own = leasesOfAgent(s.leases, agent);
-    const renewed = own.some((l) => l.task === null) ? keepOrder(s.leases, renewAll(s.leases, agent, ctx.now)) : s.leases;
+    // The caller's other free-standing leases are renewed together once one is a third through its
+    // time, as its pre-edit hooks renew them (renewLeases): renewed at every write, an agent that
+    // had leased 900 files rewrote all 900 of them with each new one.
+    const renewed = own.some((l) => l.task === null && renewalDue(l, ctx.now)) ? keepOrder(s.leases, renewAll(s.leases, agent, ctx.now)) : s.leases;
     const kept = own.some((l) => patterns.includes(l.pattern)) ? keepOrder(renewed, renewed.filter((l) => !(l.agent === agent && patterns.includes(l.pattern)))) : renewed;
     const added: Lease[] = [];
     for (const pattern of patterns) {
@@ -242,12 +245,14 @@ export function releaseTaskLeases(set: LeaseSet, task: string, ctx: OpContext, k
 }
 
 /** Renews the caller's live leases when at least `minAgeMs` of a lease's TTL has passed; else no steps. */
+/** Whether a live lease is past the point where its holder's activity renews it (a third through its time). */
+function renewalDue(l: Lease, now: Date, minAgeFraction = 1 / 3): boolean {
+  return isLeaseLive(l, now) && Date.parse(l.expires_at) - now.getTime() < l.ttl_ms * (1 - minAgeFraction);
+}
+
 export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 3): Outcome<LeaseSet> {
   const agent = ctx.actor.agent;
-  const now = ctx.now.getTime();
-  const stale = set.leases.some(
-    (l) => l.agent === agent && l.task === null && isLeaseLive(l, ctx.now) && Date.parse(l.expires_at) - now < l.ttl_ms * (1 - minAgeFraction),
-  );
+  const stale = set.leases.some((l) => l.agent === agent && l.task === null && renewalDue(l, ctx.now, minAgeFraction));
   if (!stale) return { ok: true, record: set, steps: [] };
   return afterSettle(set, ctx, (s) => {
     const record = { leases: keepOrder(s.leases, renewAll(s.leases, agent, ctx.now)) };
