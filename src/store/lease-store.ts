@@ -15,7 +15,7 @@ import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
 import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
-import { LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
+import { groupsAt, LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const LEASES_REF = `${REF_ROOT}leases`;
@@ -58,7 +58,13 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
     if (fresh !== null) from += 8 + fresh.length;
     const hit = fresh !== null && !store.hasLooseObjects(fresh.split(" ").filter(Boolean)) ? null : parseCache(cached, from, filter);
     if (hit) {
-      if (!filter) index.put(tip, { set: hit.set, format: m ? Number(m[1]) : await formatAt(store, tip), groups: null });
+      if (!filter) {
+        // A whole set is read to be written (or listed): a tree's prefix files come from the
+        // stored tree, so the write keeps the blobs of the files it does not change.
+        const format = m ? Number(m[1]) : await formatAt(store, tip);
+        const groups = format === LEASE_TREE_FORMAT ? await groupsAt(store.reader, store.oidBytes, tip, LEASES_REF, hit.set).catch(() => null) : null;
+        index.put(tip, { set: hit.set, format, groups });
+      }
       return hit;
     }
   }

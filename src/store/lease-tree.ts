@@ -165,6 +165,51 @@ export function writeLeaseTree(
   return { tip: tip!, groups };
 }
 
+/**
+ * The prefix files of the format 2 record at `tip` for a set already read (from the cache file of
+ * a one-shot process): each file's blob id from the stored tree, its leases the set's leases of
+ * its key (the very objects, so a write that keeps them keeps the blob instead of serializing and
+ * hashing every file again: an agent's auto-lease at 500 leases spent tens of ms on that). Null
+ * when the tree's files are not exactly the set's keys; a writer then writes every file, as
+ * before.
+ */
+export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: string, ref: string, set: LeaseSet): Promise<Map<string, LeaseGroup> | null> {
+  const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
+  const folder = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes).find((e) => e.name === LEASE_FOLDER && e.mode === "40000");
+  if (!folder) return null;
+  const files = plainFiles(await readTyped(reader, folder.oid, "tree", ref), oidBytes);
+  const byKey = leaseGroups(set.leases);
+  if (!files) return null;
+  if (byKey.size !== files.size) return null;
+  const groups = new Map<string, LeaseGroup>();
+  for (const [key, leases] of byKey) {
+    const oid = files.get(groupFile(key));
+    if (!oid) return null;
+    groups.set(key, { oid, leases });
+  }
+  return groups;
+}
+
+/**
+ * A folder tree's file entries, name -> blob id, or null when one is not a plain file. Read from
+ * one latin1 copy of the tree (names only sliced, ids decoded once each): a cold process parses
+ * 500 entries for every auto-lease of an agent that holds 500. Names beyond ASCII come out
+ * undecoded, and so never equal a prefix file's name (groupFile escapes to ASCII).
+ */
+function plainFiles(data: Buffer, oidBytes: number): Map<string, string> | null {
+  const text = data.toString("latin1");
+  const out = new Map<string, string>();
+  for (let i = 0; i < text.length; ) {
+    const sp = text.indexOf(" ", i);
+    const nul = sp < 0 ? -1 : text.indexOf("\0", sp);
+    if (nul < 0 || nul + 1 + oidBytes > data.length) return null;
+    if (text.slice(i, sp) !== "100644") return null;
+    out.set(text.slice(sp + 1, nul), data.toString("hex", nul + 1, nul + 1 + oidBytes));
+    i = nul + 1 + oidBytes;
+  }
+  return out;
+}
+
 /** Tree entries with their modes. */
 export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
   const out: TreeEntry[] = [];
