@@ -244,12 +244,12 @@ export function releaseTaskLeases(set: LeaseSet, task: string, ctx: OpContext, k
   });
 }
 
-/** Renews the caller's live leases when at least `minAgeMs` of a lease's TTL has passed; else no steps. */
 /** Whether a live lease is past the point where its holder's activity renews it (a third through its time). */
 function renewalDue(l: Lease, now: Date, minAgeFraction = 1 / 3): boolean {
   return isLeaseLive(l, now) && Date.parse(l.expires_at) - now.getTime() < l.ttl_ms * (1 - minAgeFraction);
 }
 
+/** Renews the caller's live free-standing leases, all together, once one is `minAgeFraction` through its TTL; else no steps. */
 export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 3): Outcome<LeaseSet> {
   const agent = ctx.actor.agent;
   const stale = set.leases.some((l) => l.agent === agent && l.task === null && renewalDue(l, ctx.now, minAgeFraction));
