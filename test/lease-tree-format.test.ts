@@ -154,6 +154,23 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   assert.ok(q, JSON.stringify(s.json));
   assert.match(q!.reason, /filed under pkg1\.json/, q!.reason);
 
+  // A folder among the prefix files, and a file named beyond ASCII: each refused by name (the
+  // quick reading of plain ASCII files hands such a folder to the entry-by-entry one).
+  for (const [extra, why] of [
+    [{ "pkg1.json": { tree: tree(bare, { "x.json": "{}\n" }) } }, /leases\/"pkg1\.json" is not a plain file/],
+    [{ "pkgé.json": `{"leases": [\n${JSON.stringify({ ...grab, pattern: "pkgé/x.ts", agent: "alice", exclusive: false })}\n]}\n` }, /pkgé\.json/],
+  ] as const) {
+    const odd = { ...entries, ...extra } as Record<string, string>;
+    delete odd["*.json"];
+    const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 2\n", leases: { tree: tree(bare, odd) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice", paths: ["pkg1/x.ts"] }) });
+    setRef(bare, "refs/handoff/leases", bad);
+    s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+    q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
+    assert.ok(q, JSON.stringify(s.json));
+    assert.match(q!.reason, why, q!.reason);
+    assert.is(leasesOf(b).length, 70);
+  }
+
   // The next format: reported as newer, kept under the tracking refs, the local set untouched.
   const future = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, { "x.json": "{}\n" }) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice" }) });
   setRef(bare, "refs/handoff/leases", future);
