@@ -69,9 +69,17 @@ function budgetMs(): number {
   return Number.isFinite(n) && n > 0 ? n : 5000;
 }
 
-/** Reading the payload may take most of the budget, leaving time to answer. */
+/** When the watchdog's budget started (main sets it): the payload's budget counts from then too. */
+let budgetStart = Date.now();
+
+/**
+ * Reading the payload may take most of the budget, leaving time to answer: 80% of it, counted from
+ * the watchdog's start. Counted from the read's own start, a loaded machine that took a fifth of
+ * the budget to get there had the watchdog answer first ("timed out") instead of this read's
+ * clearer "no end of input on stdin".
+ */
 function stdinBudget(): number {
-  return Math.max(1, Math.floor(budgetMs() * 0.8));
+  return Math.max(1, Math.floor(budgetMs() * 0.8) - (Date.now() - budgetStart));
 }
 
 /** Whether failures block: the configured mode, or, when the config itself is broken, what it says. */
@@ -150,6 +158,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let store: Store | null = null;
   let settled = false;
+  budgetStart = Date.now();
   const watchdog = setTimeout(() => {
     if (settled) return;
     settled = true;
