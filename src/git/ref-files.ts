@@ -57,21 +57,8 @@ export class RefFiles {
   }
 
   list(prefix: string): RefTip[] {
-    // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
-    // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other
-    // way round, it could be in neither (sync and the views pack refs while others read).
-    const loose = new Map<string, string>();
-    this.walk(prefix.replace(/\/$/, ""), loose);
-    if (loose.size > this.looseListed) this.looseListed = loose.size;
-    const packed = this.packedRefs();
-    // packed-refs as git writes it is sorted: the prefix's refs are one run of it, found by a
-    // binary search, already in order (a view lists four families of 10,000 refs each call).
-    const run = packed.range(prefix);
-    if (run) return mergeSorted(run, loose);
-    const found = new Map<string, string>();
-    for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
-    for (const [name, oid] of loose) found.set(name, oid);
-    return [...found.entries()].sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
+    const parts = this.listParts(prefix);
+    return mergeSorted(parts.packed(), parts.loose);
   }
 
   /**
@@ -82,13 +69,15 @@ export class RefFiles {
    * or packed, so one identity is one content.
    */
   listParts(prefix: string): { loose: Map<string, string>; packedId: string; packed: () => RefTip[]; readPacked: (name: string) => string | null } {
+    // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
+    // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other
+    // way round, it could be in neither (sync and the views pack refs while others read).
     const loose = new Map<string, string>();
     this.walk(prefix.replace(/\/$/, ""), loose);
     if (loose.size > this.looseListed) this.looseListed = loose.size;
     const packed = this.packedRefs();
     const packedId = this.packed ? `${this.packed.ino}:${this.packed.size}:${this.packed.mtimeMs}` : "none";
-    const all = () => [...packed].filter(([n]) => n.startsWith(prefix)).sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
-    return { loose, packedId, packed: () => packed.range(prefix) ?? all(), readPacked: (name) => packed.get(name) ?? null };
+    return { loose, packedId, packed: () => packed.under(prefix), readPacked: (name) => packed.get(name) ?? null };
   }
 
   /**
@@ -110,15 +99,13 @@ export class RefFiles {
       return patched;
     }
     const found = new Map<string, string>();
-    const run = packed.range(prefix);
-    if (run) for (const { name, oid } of run) found.set(name, oid);
-    else for (const [name, oid] of packed) if (name.startsWith(prefix)) found.set(name, oid);
+    for (const { name, oid } of packed.under(prefix)) found.set(name, oid);
     for (const [name, oid] of loose) found.set(name, oid);
     // The same names as last time (refs moved, none came or went): keep the order, skip the sort.
     const same = f.last && f.last.tips.length === found.size && f.last.tips.every((t) => found.has(t.name));
     const tips = same
       ? f.last!.tips.map((t) => ({ name: t.name, oid: found.get(t.name)! }))
-      : [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, oid]) => ({ name, oid }));
+      : [...found.entries()].sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
     f.last = { version: f.folder.version, packed, tips, at: null };
     return tips;
   }
@@ -218,7 +205,7 @@ class PackedRefs {
   /** Where the first ref line starts (after the header). */
   private readonly first: number;
   private readonly sorted: boolean;
-  private all: { names: string[]; oids: string[]; map: Map<string, string> } | null = null;
+  private all: Map<string, string> | null = null;
   /** Runs already decoded, by prefix: a long-running process lists the same families again and again. */
   private readonly runs = new Map<string, readonly RefTip[]>();
 
@@ -236,7 +223,7 @@ class PackedRefs {
   }
 
   get(name: string): string | undefined {
-    if (!this.sorted) return this.parsed().map.get(name);
+    if (!this.sorted) return this.parsed().get(name);
     const key = toBytes(name);
     const at = this.lowerBound(key);
     return at < this.text.length && this.nameOf(at) === key ? this.oidOf(at) : undefined;
@@ -248,22 +235,24 @@ class PackedRefs {
 
   /** Whether any packed ref's name starts with `prefix`. */
   hasUnder(prefix: string): boolean {
-    if (!this.sorted) return this.parsed().names.some((n) => n.startsWith(prefix));
+    if (!this.sorted) return [...this.parsed().keys()].some((n) => n.startsWith(prefix));
     const key = toBytes(prefix);
     const at = this.lowerBound(key);
     return at < this.text.length && this.nameOf(at).startsWith(key);
   }
 
-  *[Symbol.iterator](): IterableIterator<[string, string]> {
-    const { names, oids } = this.parsed();
-    for (let i = 0; i < names.length; i++) yield [names[i]!, oids[i]!];
+  /**
+   * The refs under `prefix` in name order: the run of a sorted file (packed-refs as git writes it:
+   * found by a binary search, already in order; a view lists four families of 10,000 refs each
+   * call), else those of every ref, the last line of a name winning. A new array each call
+   * (callers may add to it); the entries are shared and never changed.
+   */
+  under(prefix: string): RefTip[] {
+    return this.range(prefix) ?? [...this.parsed()].filter(([n]) => n.startsWith(prefix)).sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
   }
 
-  /**
-   * The refs under `prefix` in name order, or null when the file is not in order. A new array
-   * each call (callers may add to it); the entries are shared and never changed.
-   */
-  range(prefix: string): RefTip[] | null {
+  /** `under` for a sorted file; null when the file is not in order. */
+  private range(prefix: string): RefTip[] | null {
     if (!this.sorted) return null;
     const known = this.runs.get(prefix);
     if (known) return known.slice();
@@ -319,22 +308,16 @@ class PackedRefs {
     return this.text.slice(rec, this.text.indexOf(" ", rec));
   }
 
-  private parsed(): { names: string[]; oids: string[]; map: Map<string, string> } {
+  /** Every ref of a file not in order, by name (a name packed twice, by hand: the last line wins). */
+  private parsed(): Map<string, string> {
     if (!this.all) {
-      const names: string[] = [];
-      const oids: string[] = [];
-      const map = new Map<string, string>();
+      this.all = new Map();
       for (const line of this.text.split("\n")) {
         if (!line || line[0] === "#" || line[0] === "^") continue;
         const sp = line.indexOf(" ");
         if (sp < 0) continue;
-        const name = this.ascii ? line.slice(sp + 1) : fromBytes(line.slice(sp + 1));
-        names.push(name);
-        oids.push(line.slice(0, sp));
-        // A name packed twice (a hand-edited file): the last line wins.
-        map.set(name, line.slice(0, sp));
+        this.all.set(this.ascii ? line.slice(sp + 1) : fromBytes(line.slice(sp + 1)), line.slice(0, sp));
       }
-      this.all = { names, oids, map };
     }
     return this.all;
   }
