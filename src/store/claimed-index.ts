@@ -39,6 +39,7 @@ interface Entry {
 }
 
 const PACKED_HEADER = "handoff-claimed-packed 1";
+const indexPath = (store: Store) => join(store.repo.commonDir, "handoff", "claimed.index");
 
 /** The records of the tasks stored as claimed, in no set order. */
 export async function claimedTasks(store: Store): Promise<Task[]> {
@@ -50,7 +51,7 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
   if (kept?.tasks.some((k) => parts.readPacked(k.ref) !== k.oid)) kept = null;
   // The loose refs' lines are looked up in the index; one that is not ours, or has grown past
   // twice the refs (as claimedFromIndex rewrites it), calls for the full pass that writes it anew.
-  const text = kept && parts.loose.size ? readSmallFile(join(store.repo.commonDir, "handoff", "claimed.index")) : null;
+  const text = kept && parts.loose.size ? readSmallFile(indexPath(store)) : null;
   const indexOk = !kept || !parts.loose.size || (!!text?.startsWith(`${HEADER}\n`) && lineCount(text) <= 2 * (kept.refs + parts.loose.size) + 64);
   if (!kept || !indexOk) {
     const tips = mergeSorted(parts.packed(), parts.loose);
@@ -113,7 +114,7 @@ async function claimedLoose(store: Store, loose: Map<string, string>, text: stri
   const claimed = await claimedAmong(store, tips, lastEntries(text, new Set(loose.keys())), fresh);
   if (fresh.length) {
     try {
-      appendFileSync(join(store.repo.commonDir, "handoff", "claimed.index"), fresh.join(""));
+      appendFileSync(indexPath(store), fresh.join(""));
     } catch {
       /* only the next listing is slower */
     }
@@ -146,7 +147,7 @@ function lastEntries(text: string, names: Set<string>): Map<string, Entry> {
  * read is left out, as a listing leaves it out of its tasks.
  */
 export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): Promise<Task[]> {
-  const path = join(store.repo.commonDir, "handoff", "claimed.index");
+  const path = indexPath(store);
   const text = readSmallFile(path);
   const ours = !!text?.startsWith(`${HEADER}\n`);
   const { known, lines } = ours ? parseIndex(text!) : { known: new Map<string, Entry>(), lines: 0 };
