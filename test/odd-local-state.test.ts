@@ -46,6 +46,13 @@ test("a current folder that was removed: not_a_repo saying so, from the CLI, the
   const hook = fromRemovedFolder(["hook", "claude-pre-tool-use"], JSON.stringify({ tool_name: "Edit", tool_input: { file_path: "/nowhere/a.ts" } }));
   assert.is(hook.code, 0, hook.stderr);
   assert.match(hook.stderr, /not checked \(the current folder no longer exists/);
+  // -C relative to the folder that is gone: the same refusal, not Node's uv_cwd.
+  for (const args of [["-C", "sub", "status"], ["mcp", "-C", "sub"]]) {
+    const r = fromRemovedFolder(args);
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /the current folder no longer exists/);
+    assert.not.match(r.stderr, /unexpected error|uv_cwd/);
+  }
   // -C with an absolute path needs no current folder.
   const repo = tempRepo();
   const given = fromRemovedFolder(["-C", repo, "task", "list"]);

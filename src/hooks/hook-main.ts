@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
-import { currentDir } from "../git/repo.ts";
+import { currentDir, resolveDir } from "../git/repo.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
@@ -54,7 +54,7 @@ function parseArgs(argv: string[]): Invocation {
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "-C") dir = dir ? resolve(dir, argv[++i] ?? ".") : resolve(argv[++i] ?? ".");
+    if (a === "-C") dir = dir ? resolve(dir, argv[++i] ?? ".") : resolveDir(argv[++i] ?? ".");
     else if (a === "--agent") agent = argv[++i];
     else if (a.startsWith("--agent=")) agent = a.slice(8);
     else words.push(a);

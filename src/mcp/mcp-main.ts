@@ -69,7 +69,11 @@ async function main(argv: string[]): Promise<number | null> {
       process.stderr.write(`git-handoff: ${(e as Error).message}\n${USAGE}\n`);
       return 2;
     }
-    throw e;
+    // -C relative to a current folder that is gone: said as the session's open would say it.
+    const r = refusalOf(e);
+    if (r.code === "internal") throw e;
+    process.stderr.write(`git-handoff: ${r.message}\n`);
+    return EXIT_CODES[r.code];
   }
   if (args.help) {
     process.stderr.write(`${USAGE}\n`);
