@@ -81,6 +81,25 @@ export class RefFiles {
   }
 
   /**
+   * What the refs under `prefixes` are, as one string that changes whenever any of them does: every
+   * loose file's name and value, then packed-refs' identity (a stat, nothing read). Loose files
+   * first, as in `listParts`: a ref packed meanwhile shows in one or the other.
+   */
+  stamp(prefixes: string[]): string {
+    const loose = new Map<string, string>();
+    for (const prefix of prefixes) this.walk(prefix.replace(/\/$/, ""), loose);
+    const lines = [...loose].map(([name, oid]) => `${oid} ${name}`).sort(byName);
+    let st;
+    try {
+      st = statSync(`${this.commonDir}/packed-refs`, { throwIfNoEntry: false });
+    } catch {
+      st = undefined;
+    }
+    lines.push(st ? `packed ${st.ino}:${st.size}:${st.mtimeMs}` : "packed none");
+    return lines.join("\n");
+  }
+
+  /**
    * `list` for long-running processes: a flat folder's loose refs are followed by a watch
    * (ref-watch.ts) instead of read file by file. Unchanged since the last call: the same array.
    */

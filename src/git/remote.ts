@@ -97,7 +97,7 @@ export interface PushUpdate {
  * fetch with nothing new (which still checks every ref), so sync asks this first. With `refs`,
  * only those (the check after a push whose outcome is unknown).
  */
-export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string> } | RemoteFailure> {
+export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
   const r = await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
@@ -106,9 +106,22 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   // same map, not 5,000 lines parsed again. Callers only read it.
   const key = refs ? null : `${cwd}\0${remote}\0${prefix}`;
   const last = key ? lastListing.get(key) : undefined;
-  if (last && last.stdout === r.stdout) return { ok: true, tips: last.tips };
+  if (last && last.stdout === r.stdout) return { ok: true, tips: last.tips, raw: r.stdout, prefix };
+  // Parsed when first read: a sync that finds the listing it remembers never reads it (quiet-sync.ts).
+  let parsed: Map<string, string> | undefined;
+  return {
+    ok: true,
+    get tips() {
+      return (parsed ??= parseListing(r.stdout, prefix, refs, key));
+    },
+    raw: r.stdout,
+    prefix,
+  };
+}
+
+function parseListing(stdout: string, prefix: string, refs: string[] | undefined, key: string | null): Map<string, string> {
   const tips = new Map<string, string>();
-  for (const line of r.stdout.split("\n")) {
+  for (const line of stdout.split("\n")) {
     const tab = line.indexOf("\t");
     const ref = tab > 0 ? fromRemote(line.slice(tab + 1), prefix) : null;
     if (ref) tips.set(ref, line.slice(0, tab));
@@ -116,11 +129,11 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   if (refs) for (const k of [...tips.keys()]) if (!refs.includes(k)) tips.delete(k);
   if (key) {
     lastListing.delete(key);
-    lastListing.set(key, { stdout: r.stdout, tips });
+    lastListing.set(key, { stdout, tips });
     // A process syncs with a clone or two; one that went through many keeps the latest few.
     if (lastListing.size > LISTINGS_KEPT) lastListing.delete(lastListing.keys().next().value!);
   }
-  return { ok: true, tips };
+  return tips;
 }
 
 /** Each remote's last full listing and its parse, by clone, remote and prefix, oldest first. */

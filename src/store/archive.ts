@@ -163,6 +163,15 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
   return report;
 }
 
+/**
+ * When the first finished task comes due for the archive, as this process's last `compactIfDue`
+ * left the cache (epoch ms; null when none is finished); undefined before it ran.
+ */
+export function compactionDue(store: Store): number | null | undefined {
+  const cache = kept.get(store);
+  return cache ? firstDue(cache, store.config.retentionMs) : undefined;
+}
+
 /** The cache for `tips`: entries of unmoved tips kept, moved ones read again. */
 async function refreshed(store: Store, cache: FinishCache, tips: [string, string][]): Promise<FinishCache> {
   const next: FinishCache = { retention: cache.retention, tips: {}, finished: {} };

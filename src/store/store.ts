@@ -140,6 +140,14 @@ export class Store {
    * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
    * are not read from files here (another backend) or are followed by a watch (long-running).
    */
+  /**
+   * RefFiles.stamp of these prefixes; null where refs are not read from files here. Read from the
+   * files even in a long-running process: its ref session's writes are on disk when they return.
+   */
+  refStamp(prefixes: string[]): string | null {
+    return this.refFiles ? this.refFiles.stamp(prefixes) : null;
+  }
+
   listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
     return this.refFiles && !this.session ? this.refFiles.listParts(prefix) : null;
   }

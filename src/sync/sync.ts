@@ -6,7 +6,9 @@ import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
-import { listEarly, refreshTracking, snapshot } from "./tracking.ts";
+import { listEarly, refreshTracking, snapshot, type Listing } from "./tracking.ts";
+import { forgetQuiet, readQuiet, rememberQuiet, stillQuiet, syncStamp } from "./quiet-sync.ts";
+import { recordSightings } from "./skew.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, refusedByRemote } from "./remote-cas.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
@@ -37,9 +39,16 @@ export interface SyncReport {
   quarantined: (Quarantined & { new: boolean })[];
   /** Another sync of this clone, begun after this one was asked for, did the work meanwhile. */
   coalesced?: boolean;
+  /**
+   * The remote's listing and this clone's refs were as the last sync that found nothing to do saw
+   * them: nothing was compared, fetched or pushed (quiet-sync.ts).
+   */
+  unchanged?: boolean;
 }
 
 const MAX_ROUNDS = 8;
+
+const NOTHING = new Map<string, string>();
 
 export async function requireRemote(store: Store): Promise<string> {
   const remote = await store.syncRemote();
@@ -112,16 +121,34 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   // ms of refs, then the listing, at 1,000 tasks). A warm store's listing yields a turn itself;
   // one more there would let its background file work run inside this sync.
   const early = listEarly(store, remote, budget);
+  // What this clone's refs are before anything is read: the last sync that found nothing to do
+  // may have seen them so, with the same listing (quiet-sync.ts).
+  const stamp = syncStamp(store, remote);
+  const quiet = stamp === null ? null : readQuiet(store, remote);
+  if (quiet && quiet.stamp === stamp) {
+    const ls = await early.listing;
+    if (ls.ok && stillQuiet(store, quiet, stamp!, ls)) {
+      report.rounds = 1;
+      report.unchanged = true;
+      await recordSightings(store, remote, NOTHING, NOTHING);
+      say(`nothing new on ${remote} or here since the last sync`);
+      say(`nothing to push to ${remote}`);
+      trace("sync: done (nothing new)");
+      return report;
+    }
+  }
   if (!store.warm) await new Promise((r) => setImmediate(r));
   const first = await snapshot(store, remote);
   trace("sync: local refs read");
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
+  let listing: Listing | undefined;
   for (;;) {
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
     const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? early : undefined);
     if (!f.ok) remoteFailed(budget, f);
+    if (report.rounds === 1) listing = f.listing;
     trace("sync: remote listed (and fetched)");
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
     for (const q of f.refused) {
@@ -179,7 +206,15 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];
   trace("sync: compaction checked");
   // Thousands of loose refs slow the user's own `git fetch`: pack them (pack-refs.ts).
-  await packIfLoose(store);
+  const packed = await packIfLoose(store);
+  const nothingDone =
+    report.rounds === 1 &&
+    !tentative.length &&
+    !packed &&
+    [report.fetched, report.pushed, report.replayed, report.removed, report.conflicts, report.archived, report.quarantined].every((l) => !l.length);
+  // Remembered only if no one moved a ref meanwhile: the stamp is of the refs this sync went by.
+  if (nothingDone && listing && stamp !== null && syncStamp(store, remote) === stamp) rememberQuiet(store, remote, stamp, listing);
+  else if (quiet) forgetQuiet(store, remote);
   trace("sync: done");
   return report;
 }

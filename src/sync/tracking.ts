@@ -144,7 +144,13 @@ export function fetchLockDir(store: Store): string {
  * left out of `before` and `after` (shown at their local value), so nothing integrates or pushes
  * them. `newlyRefused`: those first refused by this refresh.
  */
-export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[] } | (RemoteFailure & { whole?: boolean });
+export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[]; listing?: Listing } | (RemoteFailure & { whole?: boolean });
+
+/** The remote's whole listing a refresh went by, as git printed it (quiet-sync.ts keeps it). */
+export interface Listing {
+  raw: string;
+  prefix: string;
+}
 
 /**
  * Brings the tracking refs up to the remote's current values. `before` is what they held first
@@ -154,9 +160,11 @@ export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quaranti
 export async function refreshTracking(store: Store, remote: string, known?: Tips, budget?: RemoteBudget, early?: EarlyListing): Promise<Refreshed> {
   const r = await fetchTracking(store, remote, known, budget, undefined, early);
   trace("refresh: listed and fetched");
-  if (r.ok) await recordSightings(store, remote, r.before, r.after);
+  if (!r.ok) return r;
+  await recordSightings(store, remote, r.before, r.after);
   trace("refresh: sightings recorded");
-  return r.ok ? screenReceived(store, remote, r.before, r.after) : r;
+  const screened = await screenReceived(store, remote, r.before, r.after);
+  return r.listing ? { ...screened, listing: r.listing } : screened;
 }
 
 /**
@@ -253,10 +261,10 @@ async function fetchTracking(
   budget?: RemoteBudget,
   part?: { families: string[]; listed: Tips },
   early?: EarlyListing,
-): Promise<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })> {
+): Promise<{ ok: true; before: Tips; after: Tips; listing?: Listing } | (RemoteFailure & { whole?: boolean })> {
   const b = budget ?? (await remoteBudget(store, remote));
   const tips = () => (part ? trackingTipsOf(store, remote, part.families) : trackingTips(store, remote));
-  return withFetchLock<{ ok: true; before: Tips; after: Tips } | (RemoteFailure & { whole?: boolean })>(
+  return withFetchLock<{ ok: true; before: Tips; after: Tips; listing?: Listing } | (RemoteFailure & { whole?: boolean })>(
     fetchLockDir(store),
     remote,
     // The holder's own calls are bounded (a listing and a fetch): wait about that long.
@@ -269,8 +277,9 @@ async function fetchTracking(
       // An early listing is used unless another process fetched since it was sent (the tracking
       // refs may then be newer than it): list again.
       const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
-      const ls = part ? { ok: true as const, tips: part.listed } : (usable ?? (await lsRemoteHandoff(store.cwd, remote, callTimeout(b))));
+      const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.cwd, remote, callTimeout(b))));
       if (!ls.ok) return ls;
+      const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix };
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
       const changed: string[] = [];
       for (const [ref, oid] of ls.tips) if (before.get(ref) !== oid) changed.push(ref);
@@ -296,7 +305,7 @@ async function fetchTracking(
       // Nothing changed: the listing itself (only read from here on).
       const after = changed.length ? new Map(ls.tips) : ls.tips;
       for (const [ref, oid] of await trackingFor(store, remote, changed)) after.set(ref, oid);
-      return { ok: true, before, after };
+      return { ok: true, before, after, listing };
     },
     async () => {
       const now = await tips();

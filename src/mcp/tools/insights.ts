@@ -76,7 +76,7 @@ export const syncTool = defineTool({
     "Refusals: `not_found`: this repository has no sync remote (a person sets one with the CLI: git handoff remote <name>); coordination then stays in this clone and nothing needs syncing. `remote_unreachable` (recoverable): try again later.",
   ].join("\n"),
   input: {},
-  output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), quarantined: z.array(Row), coalesced: z.optional(z.boolean()) },
+  output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), quarantined: z.array(Row), coalesced: z.optional(z.boolean()), unchanged: z.optional(z.boolean()) },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
   async run(_a, { session }) {
     const store = await session.store();
