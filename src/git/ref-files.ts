@@ -76,7 +76,7 @@ export class RefFiles {
     this.walk(prefix.replace(/\/$/, ""), loose);
     if (loose.size > this.looseListed) this.looseListed = loose.size;
     const packed = this.packedRefs();
-    const packedId = this.packed ? `${this.packed.ino}:${this.packed.size}:${this.packed.mtimeMs}` : "none";
+    const packedId = this.packed ? identity(this.packed) : "none";
     return { loose, packedId, packed: () => packed.under(prefix), readPacked: (name) => packed.get(name) ?? null };
   }
 
@@ -89,13 +89,8 @@ export class RefFiles {
     const loose = new Map<string, string>();
     for (const prefix of prefixes) this.walk(prefix.replace(/\/$/, ""), loose);
     const lines = [...loose].map(([name, oid]) => `${oid} ${name}`).sort(byName);
-    let st;
-    try {
-      st = statSync(`${this.commonDir}/packed-refs`, { throwIfNoEntry: false });
-    } catch {
-      st = undefined;
-    }
-    lines.push(st ? `packed ${st.ino}:${st.size}:${st.mtimeMs}` : "packed none");
+    const st = this.packedStat();
+    lines.push(`packed ${st ? identity(st) : "none"}`);
     return lines.join("\n");
   }
 
@@ -186,14 +181,16 @@ export class RefFiles {
     return nested;
   }
 
-  private packedRefs(): PackedRefs {
-    const path = `${this.commonDir}/packed-refs`;
-    let st;
+  private packedStat(): { mtimeMs: number; size: number; ino: number } | undefined {
     try {
-      st = statSync(path, { throwIfNoEntry: false }); // most clones have none: no error made for it
+      return statSync(`${this.commonDir}/packed-refs`, { throwIfNoEntry: false }); // most clones have none: no error made for it
     } catch {
-      st = undefined;
+      return undefined;
     }
+  }
+
+  private packedRefs(): PackedRefs {
+    const st = this.packedStat();
     if (!st) {
       this.packed = null;
       return NO_PACKED_REFS; // always the same object: listings compare it by identity
@@ -201,12 +198,15 @@ export class RefFiles {
     // git replaces packed-refs by renaming a new file over it: a new inode, even when a repack in
     // the same clock tick leaves the time and the size as they were (a ref's value changed).
     if (this.packed && this.packed.mtimeMs === st.mtimeMs && this.packed.size === st.size && this.packed.ino === st.ino) return this.packed.refs;
-    const bytes = readFileSync(path);
+    const bytes = readFileSync(`${this.commonDir}/packed-refs`);
     const refs = new PackedRefs(bytes.toString("latin1"), isAscii(bytes));
     this.packed = { mtimeMs: st.mtimeMs, size: st.size, ino: st.ino, refs };
     return refs;
   }
 }
+
+/** packed-refs' identity: git renames a new file over it, so one identity is one content. */
+const identity = (st: { ino: number; size: number; mtimeMs: number }): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
 
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

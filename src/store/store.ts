@@ -137,10 +137,6 @@ export class Store {
   }
 
   /**
-   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
-   * are not read from files here (another backend) or are followed by a watch (long-running).
-   */
-  /**
    * RefFiles.stamp of these prefixes; null where refs are not read from files here. Read from the
    * files even in a long-running process: its ref session's writes are on disk when they return.
    */
@@ -148,6 +144,10 @@ export class Store {
     return this.refFiles ? this.refFiles.stamp(prefixes) : null;
   }
 
+  /**
+   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
+   * are not read from files here (another backend) or are followed by a watch (long-running).
+   */
   listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
     return this.refFiles && !this.session ? this.refFiles.listParts(prefix) : null;
   }
