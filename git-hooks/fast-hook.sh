@@ -468,12 +468,16 @@ BEGIN {
   }
   # One helper run: the repository, the values the cache is keyed by, symlinks, the staged paths.
   cmd = "set -f; cd " q(DIR) " 2>/dev/null || exit 0\n" \
-    "info=$(git rev-parse --path-format=absolute --git-dir --show-toplevel 2>/dev/null) || exit 0\n" \
-    "{ read -r gitdir; read -r top; } <<EOF\n$info\nEOF\n" \
+    "info=$(git rev-parse --path-format=absolute --git-dir --git-common-dir --show-toplevel 2>/dev/null) || exit 0\n" \
+    "{ read -r gitdir; read -r common; read -r top; } <<EOF\n$info\nEOF\n" \
     "cache=\"$gitdir/handoff/fast-hook/$FH_KEY\"; [ -f \"$cache\" ] || exit 0\n" \
     "{ read -r v; read -r a; read -r refs; } <\"$cache\" || exit 0\n" \
     "printf \"%s\\n%s\\n%s\\n\" \"$gitdir\" \"$top\" \"$refs\"\n" \
-    "printf \"%s\\n\" ${refs#refs\t} | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null; echo =L\nfor p in"
+    "st=\"$common/handoff/store.git\"\n" \
+    "if [ -f \"$st/HEAD\" ]; then\n" \
+    "  for n in ${refs#refs\t}; do case $n in refs/handoff*) printf \"%s\\n\" \"$n\";; esac; done | GIT_DIR=\"$st\" git cat-file --batch-check=%\\(objectname\\) 2>/dev/null\n" \
+    "  for n in ${refs#refs\t}; do case $n in refs/handoff*) ;; *) printf \"%s\\n\" \"$n\";; esac; done | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null\n" \
+    "else printf \"%s\\n\" ${refs#refs\t} | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null; fi; echo =L\nfor p in"
   for (p in LINKS) cmd = cmd " " q(p)
   cmd = cmd "; do [ -L \"$p\" ] && echo L; done"
   if (mode == "pre-commit") cmd = cmd "\necho =D; git -c core.quotePath=true diff --cached --name-status -M 2>/dev/null || echo =FAILED"

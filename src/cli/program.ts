@@ -26,6 +26,7 @@ import { registerWait } from "./commands/wait.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { registerTest } from "./commands/test-link.ts";
 import { registerLoop } from "./commands/loop.ts";
+import { registerStoreLayout } from "./commands/store-layout.ts";
 
 import type { Register } from "./program-builder.ts";
 
@@ -61,6 +62,7 @@ export const VERBS: [Register, string[]][] = [
   [registerWorker, ["worker"]],
   [registerTest, ["test"]],
   [registerLoop, ["loop"]],
+  [registerStoreLayout, ["store"]],
   [registerMemory, ["memory"]],
   [registerDoc, ["doc"]],
   [registerMeta, ["version", "completion"]],

@@ -31,7 +31,7 @@ export async function syncHealth(store: Store, lastSync: SyncHealth["last_sync"]
   if (!remote) return out;
   const prefix = `${TRACKING_ROOT}${remote}/`;
   try {
-    out.last_fetch = statSync(`${store.repo.commonDir}/${prefix}`).mtime.toISOString();
+    out.last_fetch = statSync(`${store.repo.storeDir}/${prefix}`).mtime.toISOString();
   } catch {
     out.last_fetch = null;
   }

@@ -26,7 +26,7 @@ export interface ConfigEntry {
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
 
 /** The files git reads, in its order, or null when the environment adds configuration of its own. */
-function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null): string[] | null {
+function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, includes: string | null = null): string[] | null {
   if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return null;
   const files: string[] = [];
   // git reads GIT_CONFIG_NOSYSTEM as a boolean: "0", "false", "no", "off" or empty read the system file.
@@ -37,6 +37,8 @@ function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string |
     const home = env.HOME || homedir();
     files.push(join(env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"), join(home, ".gitconfig"));
   }
+  // A separate store's config includes the repository's first (separate-store.ts): read in its place.
+  if (includes) files.push(includes);
   files.push(join(commonDir, "config"));
   if (gitDir) files.push(join(gitDir, "config.worktree"));
   return files;
@@ -47,7 +49,7 @@ function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string |
  * reader (an include, a continued line, an old-style or escaped header, a quoted or escaped value
  * asked for). `worktreeConfig` is set when the file turns on extensions.worktreeConfig.
  */
-export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?: boolean } = {}): ConfigEntry[] | null {
+export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?: boolean } = {}, included: string | null = null): ConfigEntry[] | null {
   let section = "";
   let subsection: string | null = null;
   const out: ConfigEntry[] = [];
@@ -59,13 +61,18 @@ export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?
       if (!m) return null;
       section = m[1]!.toLowerCase();
       subsection = m[2] ?? null;
-      if (section === "include" || section === "includeif") return null;
+      if (section === "includeif" || (section === "include" && (included === null || subsection !== null))) return null;
       continue;
     }
     if (line.endsWith("\\")) return null;
     const m = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
     if (!m) return null;
     const key = m[1]!.toLowerCase();
+    // The one include this reader knows: the file the caller has already read before this one.
+    if (section === "include") {
+      if (key === "path" && m[2]?.trim() === included) continue;
+      return null;
+    }
     if (section === "extensions" && subsection === null && key === "worktreeconfig") seen.worktreeConfig = true;
     if (!want(section, subsection, key)) continue;
     if (m[2] === undefined) {
@@ -84,8 +91,8 @@ export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?
  * git must be asked. Without `gitDir` (the worktree's git folder), a repository that turns on
  * per-worktree config is git's to read.
  */
-export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, want: Wanted): ConfigEntry[] | null {
-  const files = configFiles(env, commonDir, gitDir);
+export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, want: Wanted, includes: string | null = null): ConfigEntry[] | null {
+  const files = configFiles(env, commonDir, gitDir, includes);
   if (!files) return null;
   const all: ConfigEntry[] = [];
   const seen: { worktreeConfig?: boolean } = {};
@@ -98,7 +105,7 @@ export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: st
       if (code === "ENOENT" || code === "ENOTDIR") continue;
       return null;
     }
-    const entries = parseEntries(text, want, seen);
+    const entries = parseEntries(text, want, seen, includes !== null && file === join(commonDir, "config") ? includes : null);
     if (entries === null) return null;
     all.push(...entries);
   }
@@ -121,8 +128,13 @@ function asNullList(entries: ConfigEntry[]): string {
 }
 
 /** The ref write policy from git's files (core.logAllRefUpdates and friends), or null when git must be asked. */
-export function scanRefWritePolicy(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string, workTree: string | null): RefWritePolicy | null {
-  const entries = scanConfig(env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && REF_WRITE_KEYS.has(k));
+/**
+ * `mainCommonDir`: commonDir is a separate store whose config includes that repository's config
+ * (separate-store.ts); its worktree config does not apply there.
+ */
+export function scanRefWritePolicy(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, workTree: string | null, mainCommonDir: string | null = null): RefWritePolicy | null {
+  const includes = mainCommonDir ? join(mainCommonDir, "config") : null;
+  const entries = scanConfig(env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && REF_WRITE_KEYS.has(k), includes);
   return entries && refWritePolicy(asNullList(entries), commonDir, workTree);
 }
 

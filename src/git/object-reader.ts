@@ -3,7 +3,7 @@ import { childProcess } from "./builtins.ts";
 import { readFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { inflateStored } from "./small-object-codec.ts";
-import { setAlive } from "./run.ts";
+import { envFor, placeOf, setAlive } from "./run.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
 
@@ -22,13 +22,19 @@ export class ObjectReader {
   /** Objects this process wrote lately (object-writer.ts), read from memory. */
   recent: ((oid: string) => GitObject | undefined) | null = null;
 
+  /**
+   * `commonDir`: the git dir whose objects are read; `cwd`: where cat-file runs; `alsoDir`: a
+   * repository whose objects commonDir reaches through alternates (a separate store reads the
+   * user's commits that way), read loose before cat-file is started.
+   */
   constructor(
     private readonly commonDir: string,
     private readonly cwd: string,
+    private readonly alsoDir: string | null = null,
   ) {}
 
   async read(oid: string): Promise<GitObject | null> {
-    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.readBatch(oid);
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? (this.alsoDir ? readLoose(this.alsoDir, oid) : null) ?? this.readBatch(oid);
   }
 
   private readBatch(oid: string): Promise<GitObject | null> {
@@ -73,9 +79,9 @@ class CatFileBatch {
 
   constructor(cwd: string) {
     this.child = childProcess().spawn("git", ["cat-file", "--batch"], {
-      cwd,
+      cwd: placeOf(cwd),
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined },
+      env: envFor({ cwd }),
     });
     this.child.stdout.on("data", (b: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, b]) : b;

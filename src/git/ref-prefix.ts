@@ -9,8 +9,15 @@ export const HANDOFF_ROOT = "refs/handoff/";
 
 const known = new Map<string, Promise<string>>();
 
+/** A separate store's folder and the worktree of the same clone (Store's constructor): one remote config. */
+const sameClone = new Map<string, string>();
+
+export function sameCloneAs(storeCwd: string, cwd: string): void {
+  if (storeCwd !== cwd) sameClone.set(storeCwd, cwd);
+}
+
 function key(cwd: string, remote: string): string {
-  return `${cwd}\0${remote}`;
+  return `${sameClone.get(cwd) ?? cwd}\0${remote}`;
 }
 
 /** The prefix refs/handoff/* has on `remote` (read once per process and clone). */

@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { childProcess } from "./builtins.ts";
-import { firstLine, setAlive, toolIdentityEnv } from "./run.ts";
+import { envFor, firstLine, placeOf, setAlive, toolIdentityEnv } from "./run.ts";
 import { classifyUpdateFailure, transactionScript, type RefUpdate, type TransactionResult } from "./refs.ts";
 
 /**
@@ -32,9 +32,9 @@ export class RefSession {
 
   private start(): ChildProcessWithoutNullStreams {
     const child = childProcess().spawn("git", ["update-ref", "--stdin"], {
-      cwd: this.cwd,
+      cwd: placeOf(this.cwd),
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined, ...toolIdentityEnv(this.agent) },
+      env: envFor({ cwd: this.cwd, env: toolIdentityEnv(this.agent) }),
     });
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");

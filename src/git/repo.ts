@@ -13,6 +13,12 @@ export interface RepoInfo {
   gitDir: string;
   /** The shared git dir: objects and every ref but HEAD and refs/worktree/*. */
   commonDir: string;
+  /**
+   * The git dir that holds the coordination refs and their objects: commonDir, or a separate
+   * store (`<commonDir>/handoff/store.git`, separate-store.ts) that keeps them out of the user's
+   * own ref namespace, so the user's `git fetch` and `git push` never list them.
+   */
+  storeDir: string;
   /** This worktree's root, or null in a bare repository. */
   workTree: string | null;
   isBare: boolean;
@@ -99,6 +105,7 @@ function discoverInProcess(start: string): RepoInfo | null {
       return {
         gitDir,
         commonDir,
+        storeDir: storeDirOf(commonDir),
         workTree: dir,
         isBare: false,
         isLinkedWorktree: gitDir !== commonDir,
@@ -137,6 +144,7 @@ function discoverWithGit(cwd: string): RepoInfo {
   return {
     gitDir,
     commonDir,
+    storeDir: storeDirOf(commonDir),
     workTree,
     isBare,
     isLinkedWorktree: gitDir !== commonDir,
@@ -144,6 +152,15 @@ function discoverWithGit(cwd: string): RepoInfo {
     branch: readBranch(gitDir),
     underTempDir: workTree !== null && isUnder(workTree, tmpdir()),
   };
+}
+
+/** Where a separate store lives under a repository's common git dir. */
+export const SEPARATE_STORE = "handoff/store.git";
+
+/** The separate store when one is there (its HEAD written last when it was made), else the common dir. */
+export function storeDirOf(commonDir: string): string {
+  const dir = `${commonDir}/${SEPARATE_STORE}`;
+  return statSync(`${dir}/HEAD`, { throwIfNoEntry: false }) ? dir : commonDir;
 }
 
 function readBranch(gitDir: string): string | null {

@@ -75,8 +75,31 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  */
 const REPO_ENV_CLEARED = { GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_INDEX_FILE: undefined, GIT_COMMON_DIR: undefined, GIT_PREFIX: undefined };
 
-function envFor(opts: RunOptions): NodeJS.ProcessEnv {
+/**
+ * A separate store (repo.ts storeDirOf) is a bare git dir: a call that runs in it (or in one being
+ * moved out of the way, separate-store.ts) names it as GIT_DIR, so it is used even where `safe.bareRepository=explicit` refuses to find a bare
+ * repository from the current folder.
+ */
+const STORE_DIR = /\/handoff\/store\.git(\.old-\d+)?$/;
+/**
+ * The folder a store's commands run in: its clone's worktree (Store's constructor), so that what
+ * git resolves from the current folder (a remote's relative URL, `core.hooksPath`) means what it
+ * means for the repository's own commands.
+ */
+const storeHomes = new Map<string, string>();
+
+export function runStoreFrom(storeDir: string, cwd: string): void {
+  storeHomes.set(storeDir, cwd);
+}
+
+/** The folder a call given `cwd` runs in. */
+export function placeOf(cwd: string): string {
+  return storeHomes.get(cwd) ?? cwd;
+}
+
+export function envFor(opts: RunOptions): NodeJS.ProcessEnv {
   if (opts.inheritRepoEnv) return opts.env ? { ...process.env, ...opts.env } : process.env;
+  if (STORE_DIR.test(opts.cwd)) return { ...process.env, ...REPO_ENV_CLEARED, GIT_DIR: opts.cwd, ...opts.env };
   return { ...process.env, ...REPO_ENV_CLEARED, ...opts.env };
 }
 
@@ -85,7 +108,7 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const bounded = opts.timeoutMs !== undefined;
     const child = childProcess().spawn("git", args, {
-      cwd: opts.cwd,
+      cwd: placeOf(opts.cwd),
       env: envFor(opts),
       stdio: ["pipe", "pipe", "pipe"],
       detached: bounded,
@@ -138,7 +161,7 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
 /** Synchronous variant for start-up paths where an event loop turn costs more than it saves. */
 export function gitSync(args: string[], opts: RunOptions): GitResult {
   const r = childProcess().spawnSync("git", args, {
-    cwd: opts.cwd,
+    cwd: placeOf(opts.cwd),
     env: envFor(opts),
     input: opts.input ?? "",
     encoding: "utf8",

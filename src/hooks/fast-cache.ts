@@ -16,7 +16,7 @@ import { git } from "../git/run.ts";
 import { loadRepositoryConfig } from "../store/repo-policy.ts";
 import { LEASES_REF, loadPolicy, readLeasesAt } from "../store/lease-store.ts";
 import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
-import { defaultAgentName, type Store } from "../store/store.ts";
+import { defaultAgentName, isStoreRef, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 
 export const FAST_CACHE_VERSION = "git-handoff fast-hook 3";
@@ -78,10 +78,20 @@ async function rawRefs(store: Store, names: string[]): Promise<string> {
   return out.join(" ");
 }
 
+/**
+ * With a separate store the coordination refs resolve there and the rest (branches) here, the
+ * store's first: the shell hook (git-hooks/fast-hook.sh) asks in the same order.
+ */
 async function tipsLine(store: Store, names: string[]): Promise<string> {
-  const r = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: store.cwd, input: names.join("\n") + "\n" });
-  if (r.code !== 0) throw new Error("git cat-file --batch-check failed");
-  return r.stdout.trim().split("\n").join(" ");
+  const groups = store.separateStore ? [{ cwd: store.storeCwd, names: names.filter(isStoreRef) }, { cwd: store.cwd, names: names.filter((n) => !isStoreRef(n)) }] : [{ cwd: store.cwd, names }];
+  const out: string[] = [];
+  for (const g of groups) {
+    if (!g.names.length) continue;
+    const r = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: g.cwd, input: g.names.join("\n") + "\n" });
+    if (r.code !== 0) throw new Error("git cat-file --batch-check failed");
+    out.push(...r.stdout.trim().split("\n"));
+  }
+  return out.join(" ");
 }
 
 function fileLines(path: string): string[] {

@@ -68,7 +68,7 @@ async function compactNow(store: Store, retention: number, opts: { batch?: numbe
       nextDue = null;
       const cutoff = now.getTime() - retention;
       const old: { id: string; ref: string; tip: string; task: Task }[] = [];
-      for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+      for (const { name, oid } of await listRefs(store.storeCwd, TASKS_PREFIX)) {
         const { record } = await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task);
         if (!isFinal(record.status)) continue;
         const finished = Date.parse(record.updated_at);
@@ -78,7 +78,7 @@ async function compactNow(store: Store, retention: number, opts: { batch?: numbe
       const batch = old.slice(0, opts.batch ?? BATCH);
       if (!batch.length) return { updates: [], result: [] as string[] };
       if (old.length > batch.length) nextDue = now.getTime();
-      const tip = await readRef(store.cwd, ARCHIVE_REF);
+      const tip = await readRef(store.storeCwd, ARCHIVE_REF);
       const files = tip ? parseTree(await readTyped(store.reader, (await readCommit(store, tip, ARCHIVE_REF)).tree, "tree", ARCHIVE_REF), store.oidBytes) : new Map<string, string>();
       files.set("format", store.writer.write("blob", FORMAT_MARKER));
       for (const t of batch) files.set(`${t.id}.json`, store.writer.write("blob", JSON.stringify(t.task, null, 2) + "\n"));
@@ -109,7 +109,7 @@ async function compactNow(store: Store, retention: number, opts: { batch?: numbe
 
 /** Every archived task's last commit (the tip its live ref had), by id. */
 export async function archivedTips(store: Store): Promise<Map<string, string>> {
-  const tip = await readRef(store.cwd, ARCHIVE_REF);
+  const tip = await readRef(store.storeCwd, ARCHIVE_REF);
   return tip ? archivedTipsFrom(store, tip) : new Map();
 }
 
@@ -135,7 +135,7 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
   const tips: [string, string][] = [];
   if (known) {
     for (const entry of known) if (entry[0].startsWith(TASKS_PREFIX)) tips.push(entry);
-  } else for (const t of await listRefs(store.cwd, TASKS_PREFIX)) tips.push([t.name, t.oid]);
+  } else for (const t of await listRefs(store.storeCwd, TASKS_PREFIX)) tips.push([t.name, t.oid]);
   const cache = finishCache(store, path);
   // Nothing moved since the cache was read or written (a running server's sync with nothing new):
   // it says the same already, and when the first task comes due is known.

@@ -65,7 +65,7 @@ export async function docLog(store: Store, name: string, opts: { patch?: boolean
   const empty = store.writer.write("blob", "");
   const withPatch = [];
   for (let i = 0; i < versions.length; i++) {
-    withPatch.push({ ...versions[i]!, patch: await blobDiff(store.cwd, i ? versions[i - 1]!.blob : empty, versions[i]!.blob, name) });
+    withPatch.push({ ...versions[i]!, patch: await blobDiff(store.storeCwd, i ? versions[i - 1]!.blob : empty, versions[i]!.blob, name) });
   }
   return withPatch.reverse();
 }

@@ -7,11 +7,13 @@ import { deriveScope, type Actor } from "../core/identity.ts";
 import { refComponentProblem, sanitizeIdPart, validateAgentId } from "../core/ids.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
-import { discoverRepo, type RepoInfo } from "../git/repo.ts";
+import { discoverRepo, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter } from "../git/loose-ref-writer.ts";
 import { WriteTurns } from "../git/write-turn.ts";
+import { sameCloneAs } from "../git/ref-prefix.ts";
+import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
@@ -44,6 +46,8 @@ export class Store {
   readonly zeroOid: string;
   readonly oidBytes: number;
   private readonly refFiles: RefFiles | null;
+  /** The user's refs (branches, HEAD's): the same files as refFiles unless the store is separate. */
+  private readonly codeRefFiles: RefFiles | null;
   private readonly session: RefSession | null;
   /** Plain ref updates written in-process through git's lock protocol (long-running processes). */
   private looseRefs: LooseRefWriter | null = null;
@@ -83,21 +87,27 @@ export class Store {
     private readonly clock: () => Date,
     opts: { warm?: boolean } = {},
   ) {
-    this.reader = new ObjectReader(repo.commonDir, repo.workTree ?? repo.gitDir);
-    this.writer = new ObjectWriter(repo.commonDir, repo.objectFormat);
+    const storeDir = repo.storeDir;
+    this.reader = new ObjectReader(storeDir, this.storeCwd, storeDir === repo.commonDir ? null : repo.commonDir);
+    this.writer = new ObjectWriter(storeDir, repo.objectFormat);
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
-    this.refFiles = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
-    this.session = opts.warm ? new RefSession(repo.workTree ?? repo.gitDir, this.zeroOid, actor.agent) : null;
+    this.refFiles = RefFiles.usable(storeDir) ? new RefFiles(storeDir) : null;
+    this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
+    this.session = opts.warm ? new RefSession(this.storeCwd, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (opts.warm) this.writer.prepareAhead();
+    if (storeDir !== repo.commonDir) {
+      sameCloneAs(this.storeCwd, this.cwd);
+      runStoreFrom(storeDir, this.cwd);
+    }
     const refFiles = this.refFiles;
     // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
-    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(repo.commonDir, () => scanRefWritePolicy(process.env, repo.commonDir, repo.gitDir, repo.workTree), refFiles);
+    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => scanRefWritePolicy(process.env, storeDir, storeDir === repo.commonDir ? repo.gitDir : null, storeDir === repo.commonDir ? repo.workTree : null, storeDir === repo.commonDir ? null : repo.commonDir), refFiles);
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
-      void LooseRefWriter.open(this.cwd, repo.commonDir, repo.workTree, refFiles)
+      void LooseRefWriter.open(this.storeCwd, storeDir, storeDir === repo.commonDir ? repo.workTree : null, refFiles)
         .then((w) => {
           if (this.closed) w?.close();
           else (this.looseRefs = w)?.prepareAhead();
@@ -121,19 +131,25 @@ export class Store {
     return this.refFiles !== null;
   }
 
-  /** The value of one ref, or null. Always read fresh: other processes write concurrently. */
+  /**
+   * The value of one ref, or null. Always read fresh: other processes write concurrently. The
+   * coordination refs are read from the store, any other (a branch) from the user's refs.
+   */
   async readRef(name: string): Promise<string | null> {
-    return this.refFiles ? this.refFiles.read(name) : readRef(this.cwd, name);
+    if (this.separateStore && !isStoreRef(name)) return this.codeRefFiles ? this.codeRefFiles.read(name) : readRef(this.cwd, name);
+    return this.refFiles ? this.refFiles.read(name) : readRef(this.storeCwd, name);
   }
 
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
   async listRefs(prefix: string): Promise<RefTip[]> {
+    if (this.separateStore && !isStoreRef(prefix)) return this.codeRefFiles ? this.codeRefFiles.list(prefix) : listRefs(this.cwd, prefix);
+    if (this.session) this.refuseIfMoved();
     if (this.refFiles && this.session) {
       // Long-running: let the watch events already queued arrive first (ref-watch.ts).
       await new Promise((r) => setImmediate(r));
       return this.refFiles.listFollowed(prefix);
     }
-    return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.cwd, prefix);
+    return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.storeCwd, prefix);
   }
 
   /**
@@ -200,7 +216,7 @@ export class Store {
 
   /** Whether every one of `oids` is a loose object here (a stat each; packed ones count as absent). */
   hasLooseObjects(oids: string[]): boolean {
-    return oids.every((o) => existsSync(`${this.repo.commonDir}/objects/${o.slice(0, 2)}/${o.slice(2)}`));
+    return oids.every((o) => existsSync(`${this.repo.storeDir}/objects/${o.slice(0, 2)}/${o.slice(2)}`));
   }
 
   /**
@@ -208,13 +224,14 @@ export class Store {
    * objects written for it are checked and any a concurrent prune removed are written again.
    */
   async updateRefs(updates: RefUpdate[]): Promise<TransactionResult> {
+    this.refuseIfMoved();
     for (let n = 0; ; n++) {
       // A transaction git would refuse costs the long-lived update-ref process its life: check
       // the expected values here first, just before sending (git still checks them under lock).
       const direct = this.looseRefs?.update(updates) ?? null;
-      const early = !direct && this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.commonDir, updates) : null;
+      const early = !direct && this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.storeDir, updates) : null;
       if (early) return early;
-      const r = direct ?? (await (this.session ? this.session.update(updates) : updateRefs(this.cwd, updates, this.zeroOid, this.actor.agent)));
+      const r = direct ?? (await (this.session ? this.session.update(updates) : updateRefs(this.storeCwd, updates, this.zeroOid, this.actor.agent)));
       if (r.ok) {
         this.writer.settle();
         this.refFiles?.touch(updates.map((u) => u.ref));
@@ -227,6 +244,36 @@ export class Store {
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
   get cwd(): string {
     return this.repo.workTree ?? this.repo.gitDir;
+  }
+
+  /**
+   * Where git commands on the coordination refs and their objects run: the same as cwd, or the
+   * separate store (repo.ts storeDirOf), which run.ts names as GIT_DIR. Commands on the user's
+   * code, branches and configuration run in cwd.
+   */
+  get storeCwd(): string {
+    return this.repo.storeDir === this.repo.commonDir ? this.cwd : this.repo.storeDir;
+  }
+
+  /** The coordination refs live in a separate store (separate-store.ts), not among the user's refs. */
+  get separateStore(): boolean {
+    return this.repo.storeDir !== this.repo.commonDir;
+  }
+
+  /**
+   * `git handoff store` moved the coordination refs since this store was opened: a process that
+   * opened the repository before (a running server) must not go on reading and writing the old
+   * place. One stat; before every write, and before every listing of a long-running process.
+   */
+  private refuseIfMoved(): void {
+    const separateNow = existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`);
+    if (separateNow === this.separateStore) return;
+    fail(
+      "environment",
+      `the coordination refs moved to ${separateNow ? `${this.repo.commonDir}/${SEPARATE_STORE}` : `${this.repo.commonDir}`} (git handoff store) after this process opened the repository: restart it`,
+      { cause: "store_moved" },
+      [{ action: "retry", detail: "restart this process (an MCP server: reconnect it; a worker or dashboard: start it again)" }],
+    );
   }
 
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
@@ -349,7 +396,7 @@ export class Store {
       if (r.ok && deferred) await this.remoteGate!.deferred!(this, deferred, updates);
       if (r.ok) return result;
       this.noteContended();
-      if (r.reason === "locked") failOnStaleLock(this.repo.commonDir, r.message);
+      if (r.reason === "locked") failOnStaleLock(this.repo.storeDir, r.message);
       lastMessage = r.message;
       if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
       await sleep(backoff(n));
@@ -361,6 +408,11 @@ export class Store {
 }
 
 /** A lost race seen before asking git: a ref that moved or is locked right now. */
+/** Refs kept in the store: refs/handoff/, refs/handoff-remotes/, refs/handoff-local/ (sync's families). */
+export function isStoreRef(name: string): boolean {
+  return name.startsWith("refs/handoff");
+}
+
 function staleBeforeSending(refs: RefFiles, commonDir: string, updates: RefUpdate[]): TransactionResult | null {
   for (const u of updates) {
     if (existsSync(`${commonDir}/${u.ref}.lock`)) return { ok: false, reason: "locked", message: `Unable to create '${commonDir}/${u.ref}.lock': File exists (seen before sending)` };

@@ -14,7 +14,7 @@ export function lockChecks(store: Store, repair: boolean): Check[] {
 }
 
 function gitLocks(store: Store, repair: boolean): Check {
-  const all = coordinationLocks(store.repo.commonDir);
+  const all = coordinationLocks(store.repo.storeDir);
   const stale = all.filter((l) => l.ageMs >= STALE_GIT_LOCK_MS);
   const held = all.length - stale.length;
   const inUse = held ? `; ${held} held right now (younger than ${STALE_GIT_LOCK_MS / 1000} s, left alone)` : "";

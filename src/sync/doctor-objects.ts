@@ -15,13 +15,13 @@ interface Broken extends RefTip {
 }
 
 export async function objectChecks(store: Store, repair: boolean): Promise<Check[]> {
-  const refs = (await Promise.all(["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"].map((p) => listRefs(store.cwd, p)))).flat();
-  if (await allComplete(store.cwd, refs.map((r) => r.oid))) {
+  const refs = (await Promise.all(["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"].map((p) => listRefs(store.storeCwd, p)))).flat();
+  if (await allComplete(store.storeCwd, refs.map((r) => r.oid))) {
     return [{ name: "objects", status: "ok", detail: `${refs.length} coordination ref(s), every object they need present` }];
   }
   const broken: Broken[] = [];
   for (const r of refs) {
-    const missing = await missingBelow(store.cwd, r.oid);
+    const missing = await missingBelow(store.storeCwd, r.oid);
     if (missing.length) broken.push({ ...r, missing });
   }
   const list = broken.map((b) => `${b.name} (${b.missing.length} missing, e.g. ${b.missing[0]!.slice(0, 12)})`);
@@ -30,7 +30,7 @@ export async function objectChecks(store: Store, repair: boolean): Promise<Check
   }
   const repairs = await repairBroken(store, broken);
   const restored = repairs.filter((r) => r.now).length;
-  const complete = await allComplete(store.cwd, (await Promise.all(["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"].map((p) => listRefs(store.cwd, p)))).flat().map((r) => r.oid));
+  const complete = await allComplete(store.storeCwd, (await Promise.all(["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"].map((p) => listRefs(store.storeCwd, p)))).flat().map((r) => r.oid));
   return [
     {
       name: "objects",
@@ -54,15 +54,15 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<Repair[]> {
   if (remote && local.length) {
     // The remote's copies, into the tracking refs (complete, or the fetch fails).
     const timeout = await remoteTimeoutMs(store);
-    const f = await fetchHandoffRefs(store.cwd, remote, timeout, local.map((g) => g.ref), { refetch: true });
+    const f = await fetchHandoffRefs(store.storeCwd, remote, timeout, local.map((g) => g.ref), { refetch: true });
     // One the remote does not have fails the whole fetch: then one at a time.
-    if (!f.ok && !f.timedOut && local.length > 1) for (const g of local) await fetchHandoffRefs(store.cwd, remote, timeout, [g.ref], { refetch: true });
+    if (!f.ok && !f.timedOut && local.length > 1) for (const g of local) await fetchHandoffRefs(store.storeCwd, remote, timeout, [g.ref], { refetch: true });
   }
   for (const g of gone) {
     if (!remote || g.ref.startsWith(REF_ROOT)) continue;
     // A tracking ref the fetch above wrote again, complete this time.
     const now = await store.readRef(g.ref);
-    if (now && !(await missingBelow(store.cwd, now)).length) {
+    if (now && !(await missingBelow(store.storeCwd, now)).length) {
       g.now = now;
       g.why += "; fetched again from the remote";
     }
@@ -70,7 +70,7 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<Repair[]> {
   for (const g of local) {
     if (!remote) continue;
     const tracked = await store.readRef(trackingRef(remote, g.ref));
-    if (!tracked || (await missingBelow(store.cwd, tracked)).length) continue;
+    if (!tracked || (await missingBelow(store.storeCwd, tracked)).length) continue;
     if ((await store.updateRefs([{ ref: g.ref, new: tracked, old: null }])).ok) {
       g.now = tracked;
       g.why += `; restored from ${trackingPrefix(remote)} (the remote's copy; local writes since the last push are lost)`;

@@ -49,7 +49,7 @@ export async function skewCheck(store: Store, remote: string): Promise<Check> {
 
 /** How far the newest commit among the remote's refs (as last fetched) lies in this clock's future (ms; <= 0: not). */
 async function newestEventAhead(store: Store, remote: string): Promise<number> {
-  const r = await git(["for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(committerdate:unix)", trackingPrefix(remote)], { cwd: store.cwd });
+  const r = await git(["for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(committerdate:unix)", trackingPrefix(remote)], { cwd: store.storeCwd });
   const t = Number(r.stdout.trim());
   return r.code === 0 && t > 0 ? t * 1000 - store.now().getTime() : 0;
 }

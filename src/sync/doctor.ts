@@ -99,7 +99,7 @@ async function tentative(store: Store): Promise<Check> {
 async function invariants(store: Store): Promise<Check[]> {
   const problems: string[] = [];
   let tasks = 0;
-  for (const { name, oid } of await listRefs(store.cwd, TASKS_PREFIX)) {
+  for (const { name, oid } of await listRefs(store.storeCwd, TASKS_PREFIX)) {
     tasks++;
     try {
       const { record } = await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task);

@@ -39,7 +39,7 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   const before = await trackingMatching(store, remote, refs);
   const haves = await ownTips(store, [...new Set([...refs, ...before.keys()])], before);
   trace("pull: fetching");
-  const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves });
+  const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves });
   trace("pull: fetched");
   if (!f.ok) return f;
   const after = await trackingMatching(store, remote, refs);
@@ -64,7 +64,7 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
   const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
   if (!behind.length) return { ok: true, changed: false };
   if (moved.length) {
-    const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(budget), moved, { haves: await ownTips(store, moved, before) });
+    const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), moved, { haves: await ownTips(store, moved, before) });
     if (!f.ok) return f;
   }
   return applyBehind(store, remote, refs, behind, local, before, await trackingFor(store, remote, behind));

@@ -19,7 +19,7 @@ export { trackingTips, type Tips } from "./tracking.ts";
 
 export async function localTips(store: Store): Promise<Tips> {
   // In-process when refs are files: no git spawn for a listing every refresh makes.
-  return new Map((await (store.usesRefFiles ? store.listRefs(REF_ROOT) : listRefs(store.cwd, REF_ROOT))).map((t) => [t.name, t.oid]));
+  return new Map((await (store.usesRefFiles ? store.listRefs(REF_ROOT) : listRefs(store.storeCwd, REF_ROOT))).map((t) => [t.name, t.oid]));
 }
 
 export interface Integration {
@@ -87,7 +87,7 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
       for (const u of updates) u.new === null ? out.local.delete(u.ref) : out.local.set(u.ref, u.new);
       return out;
     }
-    if (r.reason === "locked") failOnStaleLock(store.repo.commonDir, r.message);
+    if (r.reason === "locked") failOnStaleLock(store.repo.storeDir, r.message);
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }

@@ -75,7 +75,7 @@ export async function testLink(store: Store, opts: { roundTrip?: Address | null;
   const id = `probe-${machine}-${randomBytes(4).toString("hex")}`;
   const ref = inputsRef(id);
   const probe = writeBundle(store, { file: INPUTS_FILE, record: { task: id, context: [], files: [] }, folders: {}, message: `git handoff test: probe from ${machine}\n`, parent: null });
-  const [pushed, pushMs] = await timed(() => pushWithLease(store.cwd, remote, [{ ref, new: probe, expected: null }], callTimeout(budget), store.actor.agent));
+  const [pushed, pushMs] = await timed(() => pushWithLease(store.storeCwd, remote, [{ ref, new: probe, expected: null }], callTimeout(budget), store.actor.agent));
   const landed = pushed.kind === "done" && pushed.status.get(ref) === "ok";
   if (!landed) {
     const why = pushed.kind === "done" ? [pushed.reasons.get(ref) || "refused", pushed.remoteMessage ? `remote said: ${pushed.remoteMessage.split("\n")[0]}` : ""].filter(Boolean).join("; ") : pushed.message;
@@ -92,7 +92,7 @@ export async function testLink(store: Store, opts: { roundTrip?: Address | null;
       : { name: "read back", ok: false, detail: back.ok ? `${remote} answered ${back.tips.get(ref) ?? "nothing"} for ${ref}, not the probe pushed` : `cannot read ${ref} back: ${back.message}`, fix: "the push reported success but the remote does not show it: a proxy or mirror may sit between; push to the primary URL", ms: backMs },
   );
 
-  const [removed, removeMs] = await timed(() => pushWithLease(store.cwd, remote, [{ ref, new: null, expected: probe }], callTimeout(budget), store.actor.agent));
+  const [removed, removeMs] = await timed(() => pushWithLease(store.storeCwd, remote, [{ ref, new: null, expected: probe }], callTimeout(budget), store.actor.agent));
   const gone = removed.kind === "done" && removed.status.get(ref) === "ok";
   checks.push(
     gone

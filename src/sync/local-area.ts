@@ -49,7 +49,7 @@ export async function recordConflicts(store: Store, conflicts: Conflict[]): Prom
   for (const [agent, list] of byAgent) {
     const ref = conflictsRef(agent);
     await store.casLoop(async () => {
-      const old = (await listRefs(store.cwd, ref)).find((t) => t.name === ref)?.oid ?? null;
+      const old = (await listRefs(store.storeCwd, ref)).find((t) => t.name === ref)?.oid ?? null;
       const format = store.writer.write("blob", FORMAT_MARKER);
       let tip = old;
       for (const c of list) {
@@ -86,7 +86,7 @@ export async function readConflicts(store: Store, agent?: string): Promise<Confl
 export async function ackConflicts(store: Store, agent: string): Promise<number> {
   const ref = conflictsRef(agent);
   const shown = await readConflicts(store, agent);
-  const tip = (await listRefs(store.cwd, ref)).find((t) => t.name === ref)?.oid;
+  const tip = (await listRefs(store.storeCwd, ref)).find((t) => t.name === ref)?.oid;
   if (!tip) return 0;
   await store.casLoop(async () => ({ updates: [{ ref, new: null, old: tip }], result: undefined }));
   return shown.length;
@@ -105,11 +105,11 @@ export function tentativeRef(ref: string): string {
 }
 
 export async function markTentative(store: Store, updates: RefUpdate[]): Promise<void> {
-  const current = new Map((await listRefs(store.cwd, TENTATIVE_PREFIX)).map((t) => [t.name, t.oid]));
+  const current = new Map((await listRefs(store.storeCwd, TENTATIVE_PREFIX)).map((t) => [t.name, t.oid]));
   const marks: RefUpdate[] = updates
     .filter((u) => u.new !== null)
     .map((u) => ({ ref: tentativeRef(u.ref), new: u.new, old: current.get(tentativeRef(u.ref)) ?? null }));
-  if (marks.length) await updateRefs(store.cwd, marks, store.zeroOid, store.actor.agent);
+  if (marks.length) await updateRefs(store.storeCwd, marks, store.zeroOid, store.actor.agent);
 }
 
 export async function listTentative(store: Store): Promise<Tentative[]> {
@@ -129,5 +129,5 @@ export async function listTentative(store: Store): Promise<Tentative[]> {
 
 export async function clearTentative(store: Store, marks: Tentative[]): Promise<void> {
   if (!marks.length) return;
-  await updateRefs(store.cwd, marks.map((m) => ({ ref: m.marker, new: null, old: m.commit })), store.zeroOid);
+  await updateRefs(store.storeCwd, marks.map((m) => ({ ref: m.marker, new: null, old: m.commit })), store.zeroOid);
 }

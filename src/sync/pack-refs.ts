@@ -13,7 +13,7 @@ export const PACK_LOOSE_AT = 256;
 
 /** Loose ref files under refs/handoff*, counted up to `limit`. */
 export function looseHandoffRefs(store: Store, limit = PACK_LOOSE_AT): number {
-  const refs = join(store.repo.commonDir, "refs");
+  const refs = join(store.repo.storeDir, "refs");
   let n = 0;
   for (const top of ["handoff", "handoff-remotes"]) {
     walkFiles(join(refs, top), (_path, name) => {
@@ -30,7 +30,7 @@ export async function packIfLoose(store: Store, limit = PACK_LOOSE_AT): Promise<
   if (!store.usesRefFiles || looseHandoffRefs(store, limit) < limit) return false;
   // A concurrent writer holding packed-refs.lock makes git give up after core.packedRefsTimeout:
   // packing is an optimisation, so that is not an error; the next sync packs.
-  const r = await git(["pack-refs", "--all"], { cwd: store.cwd });
+  const r = await git(["pack-refs", "--all"], { cwd: store.storeCwd });
   if (r.code === 0) await graphHandoffCommits(store);
   return r.code === 0;
 }
@@ -45,11 +45,11 @@ export async function packIfLoose(store: Store, limit = PACK_LOOSE_AT): Promise<
  * who turned commit-graphs off (`core.commitGraph false`) gets none.
  */
 async function graphHandoffCommits(store: Store): Promise<void> {
-  const off = await git(["config", "--type=bool", "--get", "core.commitGraph"], { cwd: store.cwd });
+  const off = await git(["config", "--type=bool", "--get", "core.commitGraph"], { cwd: store.storeCwd });
   if (off.stdout.trim() === "false") return;
   const tips = new Set<string>();
   for (const prefix of ["refs/handoff/", "refs/handoff-remotes/"]) for (const t of await store.listRefs(prefix)) tips.add(t.oid);
   if (!tips.size) return;
   // Best effort: a graph not written only leaves the user's fetch as it was.
-  await git(["commit-graph", "write", "--split", "--stdin-commits", "--no-progress"], { cwd: store.cwd, input: [...tips].join("\n") + "\n" });
+  await git(["commit-graph", "write", "--split", "--stdin-commits", "--no-progress"], { cwd: store.storeCwd, input: [...tips].join("\n") + "\n" });
 }

@@ -102,7 +102,7 @@ export async function pendingLeases(store: Store, remote: string, except: string
 /** After a push that carried these leases landed: the tracking refs say so and the queue forgets them. */
 export async function settleCarried(store: Store, remote: string, carried: PushUpdate[]): Promise<void> {
   if (!carried.length) return;
-  await updateRefs(store.cwd, carried.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
+  await updateRefs(store.storeCwd, carried.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })), store.zeroOid);
   const done: string[] = [];
   for (const l of carried) {
     if ((await store.readRef(l.ref)) === l.new) done.push(l.ref);
@@ -134,7 +134,7 @@ export async function flushPending(store: Store, remote: string, opts: { urgent?
   if (!leases.length) return { kind: "none" };
   const refs = leases.map((l) => l.ref);
   const budget = await remoteBudget(store, remote);
-  const push = await pushWithLease(store.cwd, remote, leases, callTimeout(budget), store.actor.agent);
+  const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent);
   if (push.kind !== "done") return { kind: "failed", message: push.message, refs };
   if (![...push.status.values()].every((s) => s === "ok")) {
     const bad = leases.find((l) => push.status.get(l.ref) !== "ok")!;

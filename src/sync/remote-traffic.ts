@@ -25,6 +25,7 @@ const stores = new Map<string, Store>();
 /** Counts the remote calls made for this store's clone from now on. */
 export function countRemoteCalls(store: Store): void {
   stores.set(store.cwd, store);
+  stores.set(store.storeCwd, store); // a separate store's calls run there
   observeRemoteCalls((cwd, remote, kind) => {
     const s = stores.get(cwd);
     if (s) recordRemoteCall(s, remote, kind);

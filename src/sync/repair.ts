@@ -27,7 +27,7 @@ export async function repairQuarantined(store: Store, remote: string): Promise<R
   }
   if (!plan.length) return plan;
   const budget = await remoteBudget(store, remote);
-  const push = await pushWithLease(store.cwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), callTimeout(budget), store.actor.agent);
+  const push = await pushWithLease(store.storeCwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), callTimeout(budget), store.actor.agent);
   if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
   if (push.kind === "unknown") {
     fail("outcome_unknown", `the repair push to ${remote} went out but no report came back (${push.message})`, { remote }, [
@@ -39,7 +39,7 @@ export async function repairQuarantined(store: Store, remote: string): Promise<R
     p.ok = push.status.get(p.ref) === "ok";
     if (!p.ok) continue;
     entries.delete(p.ref);
-    await updateRefs(store.cwd, [{ ref: trackingRef(remote, p.ref), new: p.now, old: p.was }], store.zeroOid);
+    await updateRefs(store.storeCwd, [{ ref: trackingRef(remote, p.ref), new: p.now, old: p.was }], store.zeroOid);
   }
   await writeQuarantine(store, remote, entries, q.tip, `repaired ${plan.filter((p) => p.ok).length} ref(s) on ${remote}`);
   return plan;

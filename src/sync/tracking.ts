@@ -49,7 +49,7 @@ const localMaps = new WeakMap<readonly RefTip[], Tips>();
 
 /** Refs under `prefix`: read in-process when this clone keeps refs in files (no git spawn), else one `for-each-ref`. */
 function refsUnder(store: Store, prefix: string): Promise<{ name: string; oid: string }[]> {
-  return store.usesRefFiles ? store.listRefs(prefix) : listRefs(store.cwd, prefix);
+  return store.usesRefFiles ? store.listRefs(prefix) : listRefs(store.storeCwd, prefix);
 }
 
 /** The remote's refs of some families as last fetched (one `for-each-ref` of just those). */
@@ -66,7 +66,7 @@ export async function trackingTipsOf(store: Store, remote: string, families: str
     }
     return out;
   }
-  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.cwd });
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...families.map((f) => trackingRef(remote, f))], { cwd: store.storeCwd });
   for (const line of r.stdout.split("\n")) {
     const sp = line.indexOf(" ");
     if (sp < 0) continue;
@@ -88,7 +88,7 @@ export async function trackingFor(store: Store, remote: string, refs: string[]):
     }
     return out;
   }
-  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs.map((x) => trackingRef(remote, x))], { cwd: store.cwd });
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...refs.map((x) => trackingRef(remote, x))], { cwd: store.storeCwd });
   const prefix = trackingPrefix(remote);
   for (const line of r.stdout.split("\n")) {
     const sp = line.indexOf(" ");
@@ -201,9 +201,9 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
       const exact = families.filter((f) => !f.endsWith("/"));
       const specs = [...families.filter((f) => f.endsWith("/")).map((f) => `${f}*`), ...exact.filter((f) => before.has(f))];
       // Offered as haves: these families' tracking tips only (see fetchHandoffRefs).
-      const f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b), specs, { prune: true, haves: [...before.values()] });
+      const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), specs, { prune: true, haves: [...before.values()] });
       if (!f.ok) {
-        failOnStaleLock(store.repo.commonDir, f.message);
+        failOnStaleLock(store.repo.storeDir, f.message);
         return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, listFirst: true } : f;
       }
       return { ok: true, before, after: await trackingTipsOf(store, remote, families) };
@@ -242,7 +242,7 @@ export interface EarlyListing {
 
 /** Starts the listing a refresh needs now; hand it to refreshTracking. */
 export function listEarly(store: Store, remote: string, budget: RemoteBudget): EarlyListing {
-  return { started: Date.now(), listing: lsRemoteHandoff(store.cwd, remote, callTimeout(budget)) };
+  return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget)) };
 }
 
 /** When a fetch of this clone last ended (the stamp withFetchLock leaves), epoch ms; 0 if never. */
@@ -277,7 +277,7 @@ async function fetchTracking(
       // An early listing is used unless another process fetched since it was sent (the tracking
       // refs may then be newer than it): list again.
       const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
-      const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.cwd, remote, callTimeout(b))));
+      const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.storeCwd, remote, callTimeout(b))));
       if (!ls.ok) return ls;
       const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix };
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
@@ -286,20 +286,20 @@ async function fetchTracking(
       const gone: [string, string][] = [];
       for (const entry of before) if (!ls.tips.has(entry[0])) gone.push(entry);
       if (changed.length) {
-        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.cwd, remote, callTimeout(b), changed, { haves: await ownTips(store, changed, before) }) : { ok: false as const, message: "" };
+        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), changed, { haves: await ownTips(store, changed, before) }) : { ok: false as const, message: "" };
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
-        if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.cwd, remote, callTimeout(b));
+        if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
 
         if (!f.ok) {
           // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
-          failOnStaleLock(store.repo.commonDir, f.message);
+          failOnStaleLock(store.repo.storeDir, f.message);
           return f;
         }
       }
       if (gone.length) {
-        await updateRefs(store.cwd, gone.map(([ref, oid]) => ({ ref: trackingRef(remote, ref), new: null, old: oid })), store.zeroOid);
+        await updateRefs(store.storeCwd, gone.map(([ref, oid]) => ({ ref: trackingRef(remote, ref), new: null, old: oid })), store.zeroOid);
       }
       // A ref that moved again between the listing and the fetch: the fetched value is newer.
       // Nothing changed: the listing itself (only read from here on).
@@ -396,7 +396,7 @@ export async function snapshot(store: Store, remote: string): Promise<{ local: T
     const [local, tracking, tentative] = await Promise.all([refsUnder(store, REF_ROOT), trackingTips(store, remote), refsUnder(store, "refs/handoff-local/tentative/")]);
     return { local: tipsOf(local, localMaps), tracking, tentative: tentative.length };
   }
-  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", REF_ROOT, prefix, "refs/handoff-local/tentative/"], { cwd: store.cwd });
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", REF_ROOT, prefix, "refs/handoff-local/tentative/"], { cwd: store.storeCwd });
   const local: Tips = new Map();
   const tracking: Tips = new Map();
   let tentative = 0;

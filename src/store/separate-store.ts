@@ -1,0 +1,182 @@
+// Where the coordination refs live: among the user's refs (the shared layout, the default), or in
+// a separate store, a bare git dir at <common dir>/handoff/store.git that borrows the repository's
+// objects through alternates and keeps its own. In git 2.39 every local ref costs the user's own
+// commands: `git fetch` checks connectivity with `rev-list --not --all` and follows tags over every
+// ref, `git push` lists every ref to match refspecs, so 10,000 refs/handoff/* refs make a plain
+// fetch 2-3x slower even with a dedicated coordination remote. In a separate store they are not
+// the user's refs at all.
+//
+// Moving is a copy, then a switch, then a sweep: the objects the refs reach are packed into the
+// new place (never borrowed: the old place's gc would prune them once its refs are gone), the refs
+// written there, and one rename makes the new layout the one every process opening the repository
+// from then on uses (repo.ts storeDirOf looks for the store's HEAD). A process that opened it
+// before refuses its next write (Store.layoutMoved); a write it made just before the switch is
+// carried over by the sweep, which repeats until the old place has nothing new, then empties it.
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { fail } from "../core/errors.ts";
+import { SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
+import { updateRefs, type RefTip, type RefUpdate } from "../git/refs.ts";
+import { firstLine, git } from "../git/run.ts";
+
+const FAMILIES = ["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"];
+/** Sweeps before giving up on a writer that keeps writing to the old place. */
+const MAX_SWEEPS = 20;
+
+export type Layout = "shared" | "separate";
+
+export interface LayoutReport {
+  layout: Layout;
+  /** The git dir holding the coordination refs and their objects. */
+  git_dir: string;
+  refs: number;
+}
+
+export interface MoveReport extends LayoutReport {
+  from: Layout;
+  /** Nothing to do: the refs were already there. */
+  already: boolean;
+  /** Refs written to the new place, counting those carried over by later sweeps. */
+  moved: number;
+  /** Sweeps after the switch that found writes made to the old place meanwhile. */
+  late_writes: number;
+  /** Refs the old place and the new one both changed after the switch: the new place's kept. */
+  conflicts: string[];
+  dry_run: boolean;
+}
+
+const cwdOf = (repo: RepoInfo) => repo.workTree ?? repo.gitDir;
+const storePath = (repo: RepoInfo) => `${repo.commonDir}/${SEPARATE_STORE}`;
+
+/** Where the coordination refs of this repository are, and how many. */
+export async function describeLayout(repo: RepoInfo): Promise<LayoutReport> {
+  const separate = repo.storeDir !== repo.commonDir;
+  return { layout: separate ? "separate" : "shared", git_dir: repo.storeDir, refs: (await listFamilies(separate ? repo.storeDir : cwdOf(repo))).length };
+}
+
+/** Moves the coordination refs into a separate store, or back among the user's refs. */
+export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?: string } = {}): Promise<MoveReport> {
+  const from: Layout = repo.storeDir !== repo.commonDir ? "separate" : "shared";
+  const target = to === "separate" ? storePath(repo) : repo.commonDir;
+  const source = from === "separate" ? repo.storeDir : cwdOf(repo);
+  const tips = await listFamilies(source);
+  const base = { layout: to, git_dir: target, from, late_writes: 0, conflicts: [] as string[], dry_run: !!opts.dryRun };
+  if (from === to) return { ...base, refs: tips.length, already: true, moved: 0 };
+  if (repo.isBare && to === "separate") fail("invalid_input", "a bare repository has no work of its own to slow down: its coordination refs stay where they are");
+  if (opts.dryRun) return { ...base, refs: tips.length, already: false, moved: tips.length };
+  const zero = repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40);
+  const copied = new Map<string, string>();
+  let oldPlace: string;
+  let newCwd: string;
+  if (to === "separate") {
+    // Built beside its final name, then renamed: a store is whole or absent (a crash leaves only `.new`).
+    const build = `${target}.new`;
+    rmSync(build, { recursive: true, force: true });
+    if (!statSync(`${target}/HEAD`, { throwIfNoEntry: false })) rmSync(target, { recursive: true, force: true });
+    makeStore(repo, build);
+    await copyObjects(source, `${build}/objects`, tips);
+    writePacked(build, tips);
+    for (const t of tips) copied.set(t.name, t.oid);
+    writeFileSync(`${build}/HEAD`, "ref: refs/heads/none\n");
+    renameSync(build, target);
+    oldPlace = source;
+    newCwd = target;
+  } else {
+    // Back among the user's refs: written there first (a ref already there is a leftover of a
+    // crashed move and is overwritten), then the store renamed out of the way, which is the switch.
+    const present = new Map((await listFamilies(cwdOf(repo))).map((t) => [t.name, t.oid]));
+    await copyObjects(source, `${repo.commonDir}/objects`, tips);
+    const names = new Set(tips.map((t) => t.name));
+    const updates: RefUpdate[] = tips.map((t) => ({ ref: t.name, new: t.oid, old: present.get(t.name) ?? null }));
+    for (const [name, oid] of present) if (!names.has(name)) updates.push({ ref: name, new: null, old: oid });
+    await mustUpdate(cwdOf(repo), updates, zero, opts.agent);
+    for (const t of tips) copied.set(t.name, t.oid);
+    oldPlace = `${repo.storeDir}.old-${process.pid}`; // still a store to run.ts (its name)
+    renameSync(repo.storeDir, oldPlace);
+    newCwd = cwdOf(repo);
+  }
+  const sweep = await sweepOldPlace(oldPlace, newCwd, `${target}/objects`, copied, zero, opts.agent);
+  if (to === "shared") rmSync(oldPlace, { recursive: true, force: true });
+  return { ...base, refs: (await listFamilies(newCwd)).length, already: false, moved: copied.size, late_writes: sweep.late, conflicts: sweep.conflicts };
+}
+
+/**
+ * After the switch: refs the old place gained or moved since they were copied (a process that
+ * opened the repository before the switch, mid-write) are carried over, compare-and-swap against
+ * what was copied; then the old place's refs are removed, compare-and-swap too, so a write landing
+ * meanwhile sends the sweep round again.
+ */
+async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: string, copied: Map<string, string>, zero: string, agent?: string): Promise<{ late: number; conflicts: string[] }> {
+  const conflicts: string[] = [];
+  let late = 0;
+  for (let n = 0; n < MAX_SWEEPS; n++) {
+    const now = await listFamilies(oldPlace);
+    const gone = [...copied.keys()].filter((name) => !now.some((t) => t.name === name));
+    const changed = now.filter((t) => copied.get(t.name) !== t.oid);
+    if (changed.length || (n > 0 && gone.length)) late++;
+    if (changed.length) {
+      await copyObjects(oldPlace, newObjects, changed);
+      for (const t of changed) {
+        const r = await updateRefs(newCwd, [{ ref: t.name, new: t.oid, old: copied.get(t.name) ?? null }], zero, agent);
+        if (r.ok) copied.set(t.name, t.oid);
+        else if (!conflicts.includes(t.name)) conflicts.push(t.name);
+      }
+    }
+    if (!now.length) return { late, conflicts };
+    const r = await updateRefs(oldPlace, now.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent);
+    if (r.ok) return { late, conflicts };
+    // Moved again under us: another round.
+  }
+  fail("conflict", `the coordination refs in ${oldPlace} kept changing while they were moved: stop the processes still writing there (MCP servers, dashboards, workers started before the move) and run the command again`);
+}
+
+async function listFamilies(cwd: string): Promise<RefTip[]> {
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...FAMILIES], { cwd });
+  if (r.code !== 0) fail("environment", `git for-each-ref failed in ${cwd}: ${firstLine(r.stderr)}`);
+  const tips: RefTip[] = [];
+  for (const line of r.stdout.split("\n")) {
+    const sp = line.indexOf(" ");
+    if (sp > 0) tips.push({ oid: line.slice(0, sp), name: line.slice(sp + 1) });
+  }
+  return tips;
+}
+
+/** A bare git dir whose config includes the repository's (remotes, credentials, hooks path) and whose objects fall back on it. */
+function makeStore(repo: RepoInfo, dir: string): void {
+  mkdirSync(`${dir}/objects/info`, { recursive: true });
+  mkdirSync(`${dir}/objects/pack`, { recursive: true });
+  mkdirSync(`${dir}/refs/heads`, { recursive: true });
+  const sha256 = repo.objectFormat === "sha256";
+  // The include comes first, so the store's own settings after it win (git: the last value read).
+  // The repository format is read from this file alone (git does not follow includes for it).
+  const config = [
+    "[include]",
+    `\tpath = ${repo.commonDir}/config`,
+    "[core]",
+    `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
+    "\tbare = true",
+    ...(sha256 ? ["[extensions]", "\tobjectformat = sha256"] : []),
+    "",
+  ].join("\n");
+  writeFileSync(`${dir}/config`, config);
+  writeFileSync(`${dir}/objects/info/alternates`, `${repo.commonDir}/objects\n`);
+  writeFileSync(`${dir}/description`, "git-handoff's coordination refs (git handoff store)\n");
+}
+
+/** Packs every object the tips reach from `from` into the object folder `objects` (its own, not borrowed). */
+async function copyObjects(from: string, objects: string, tips: RefTip[]): Promise<void> {
+  if (!tips.length) return;
+  const r = await git(["pack-objects", "--revs", "--quiet", `${objects}/pack/pack`], { cwd: from, input: [...new Set(tips.map((t) => t.oid))].join("\n") + "\n" });
+  if (r.code !== 0) fail("environment", `git pack-objects failed copying the coordination objects: ${firstLine(r.stderr)}`);
+}
+
+/** The refs as git's packed-refs file: sorted by name in byte order, as git writes it. */
+function writePacked(dir: string, tips: RefTip[]): void {
+  const sorted = [...tips].sort((a, b) => (Buffer.compare(Buffer.from(a.name), Buffer.from(b.name))));
+  writeFileSync(`${dir}/packed-refs`, "# pack-refs with: sorted \n" + sorted.map((t) => `${t.oid} ${t.name}\n`).join(""));
+}
+
+async function mustUpdate(cwd: string, updates: RefUpdate[], zero: string, agent?: string): Promise<void> {
+  if (!updates.length) return;
+  const r = await updateRefs(cwd, updates, zero, agent);
+  if (!r.ok) fail("conflict", `could not write the coordination refs in ${cwd}: ${r.message}; nothing was switched, run the command again`);
+}
