@@ -19,6 +19,13 @@ import { updateRefs, type RefTip, type RefUpdate } from "../git/refs.ts";
 import { firstLine, git } from "../git/run.ts";
 
 const FAMILIES = ["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/"];
+/**
+ * With a separate store, the repository holds one ref named after each family itself: git cannot
+ * then create any ref under it (a ref cannot be both a file and a folder), so a git-handoff from
+ * before separate stores, which would read an empty set here and write where nobody reads, fails
+ * loudly on its first write instead. Each points at a blob that says where the refs went.
+ */
+const GUARDS = ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"];
 /** Sweeps before giving up on a writer that keeps writing to the old place. */
 const MAX_SWEEPS = 20;
 
@@ -83,6 +90,7 @@ export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: bo
   } else {
     // Back among the user's refs: written there first (a ref already there is a leftover of a
     // crashed move and is overwritten), then the store renamed out of the way, which is the switch.
+    await removeGuards(cwdOf(repo), zero, opts.agent);
     const present = new Map((await listFamilies(cwdOf(repo))).map((t) => [t.name, t.oid]));
     await copyObjects(source, `${repo.commonDir}/objects`, tips);
     const names = new Set(tips.map((t) => t.name));
@@ -94,7 +102,8 @@ export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: bo
     renameSync(repo.storeDir, oldPlace);
     newCwd = cwdOf(repo);
   }
-  const sweep = await sweepOldPlace(oldPlace, newCwd, `${target}/objects`, copied, zero, opts.agent);
+  const guard = to === "separate" ? async () => placeGuards(cwdOf(repo), target, zero, opts.agent) : async () => true;
+  const sweep = await sweepOldPlace(oldPlace, newCwd, `${target}/objects`, copied, zero, guard, opts.agent);
   if (to === "shared") rmSync(oldPlace, { recursive: true, force: true });
   return { ...base, refs: (await listFamilies(newCwd)).length, already: false, moved: copied.size, late_writes: sweep.late, conflicts: sweep.conflicts };
 }
@@ -105,7 +114,7 @@ export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: bo
  * what was copied; then the old place's refs are removed, compare-and-swap too, so a write landing
  * meanwhile sends the sweep round again.
  */
-async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: string, copied: Map<string, string>, zero: string, agent?: string): Promise<{ late: number; conflicts: string[] }> {
+async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: string, copied: Map<string, string>, zero: string, guard: () => Promise<boolean>, agent?: string): Promise<{ late: number; conflicts: string[] }> {
   const conflicts: string[] = [];
   let late = 0;
   for (let n = 0; n < MAX_SWEEPS; n++) {
@@ -121,12 +130,37 @@ async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: strin
         else if (!conflicts.includes(t.name)) conflicts.push(t.name);
       }
     }
-    if (!now.length) return { late, conflicts };
-    const r = await updateRefs(oldPlace, now.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent);
-    if (r.ok) return { late, conflicts };
-    // Moved again under us: another round.
+    const r = now.length ? await updateRefs(oldPlace, now.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent) : { ok: true };
+    // Moved again under us (or a ref made between the listing and the guards): another round.
+    if (r.ok && (await guard())) return { late, conflicts };
   }
   fail("conflict", `the coordination refs in ${oldPlace} kept changing while they were moved: stop the processes still writing there (MCP servers, dashboards, workers started before the move) and run the command again`);
+}
+
+/** The guards (GUARDS) in the repository; false when a ref under a family was made meanwhile. */
+async function placeGuards(cwd: string, store: string, zero: string, agent?: string): Promise<boolean> {
+  const text = `git-handoff keeps this repository's coordination refs in a separate store: ${store}\n(git handoff store; git handoff store --shared moves them back)\n`;
+  const blob = await git(["hash-object", "-w", "--stdin"], { cwd, input: text });
+  if (blob.code !== 0) fail("environment", `git hash-object failed: ${firstLine(blob.stderr)}`);
+  const oid = blob.stdout.trim();
+  const present = await guardsIn(cwd);
+  const updates = GUARDS.filter((g) => present.get(g) !== oid).map((g) => ({ ref: g, new: oid, old: present.get(g) ?? null }));
+  return !updates.length || (await updateRefs(cwd, updates, zero, agent)).ok;
+}
+
+async function removeGuards(cwd: string, zero: string, agent?: string): Promise<void> {
+  const present = await guardsIn(cwd);
+  await mustUpdate(cwd, [...present].map(([ref, oid]) => ({ ref, new: null, old: oid })), zero, agent);
+}
+
+async function guardsIn(cwd: string): Promise<Map<string, string>> {
+  const r = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...GUARDS], { cwd });
+  const out = new Map<string, string>();
+  for (const line of r.stdout.split("\n")) {
+    const [oid, name] = line.split(" ");
+    if (oid && name && GUARDS.includes(name)) out.set(name, oid);
+  }
+  return out;
 }
 
 async function listFamilies(cwd: string): Promise<RefTip[]> {

@@ -31,7 +31,9 @@ export async function packIfLoose(store: Store, limit = PACK_LOOSE_AT): Promise<
   // A concurrent writer holding packed-refs.lock makes git give up after core.packedRefsTimeout:
   // packing is an optimisation, so that is not an error; the next sync packs.
   const r = await git(["pack-refs", "--all"], { cwd: store.storeCwd });
-  if (r.code === 0) await graphHandoffCommits(store);
+  // A separate store is nobody's fetch's concern (no graph needed), and no command of the user's
+  // ever collects its loose objects: its own `git gc --auto` does, once there are enough of them.
+  if (r.code === 0) await (store.separateStore ? git(["gc", "--auto", "--quiet"], { cwd: store.storeCwd }) : graphHandoffCommits(store));
   return r.code === 0;
 }
 
