@@ -23,7 +23,7 @@ export const ALL_VERBS: readonly string[] = [
   "init", "uninstall", "task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "events", "status", "stats",
   "session", "heartbeat", "agents", "gc", "depend", "undepend", "ready", "handoff", "inbox", "ack", "ask", "answer", "review", "approve",
   "conflicts", "merge-preview", "lease", "unlease", "leases", "check", "hook", "mcp", "mcp-config", "remote", "sync", "sync-conflicts",
-  "fence-check", "compact", "doctor", "wait", "worker", "test", "loop", "memory", "doc", "version", "completion", "dashboard",
+  "fence-check", "compact", "doctor", "wait", "worker", "test", "loop", "store", "memory", "doc", "version", "completion", "dashboard",
 ];
 /** The verbs of the remote bundle (remote-main.ts). */
 export const REMOTE_VERBS: readonly string[] = ["remote", "sync", "sync-conflicts", "wait"];

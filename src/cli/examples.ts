@@ -66,4 +66,5 @@ export const EXAMPLES: Record<string, string[]> = {
   test: ["git handoff test", "git handoff test --round-trip claude@pc --timeout 2m", "git handoff test --json"],
   dashboard: ["git handoff dashboard --open", "git handoff dashboard --port 0 --read-only --sync 30s"],
   version: ["git handoff version", "git handoff version --json"],
+  store: ["git handoff store", "git handoff store --separate --dry-run", "git handoff store --separate", "git handoff store --shared --json"],
 };

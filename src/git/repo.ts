@@ -160,7 +160,11 @@ export const SEPARATE_STORE = "handoff/store.git";
 /** The separate store when one is there (its HEAD written last when it was made), else the common dir. */
 export function storeDirOf(commonDir: string): string {
   const dir = `${commonDir}/${SEPARATE_STORE}`;
-  return statSync(`${dir}/HEAD`, { throwIfNoEntry: false }) ? dir : commonDir;
+  try {
+    return statSync(`${dir}/HEAD`, { throwIfNoEntry: false }) ? dir : commonDir;
+  } catch {
+    return commonDir; // .git/handoff is no folder (ENOTDIR): no store there
+  }
 }
 
 function readBranch(gitDir: string): string | null {

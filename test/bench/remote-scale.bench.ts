@@ -5,7 +5,8 @@
 //   handoff refs anywhere: a clone synced the old way (two loose refs per task), the same clone
 //   after sync packed its refs (`git pack-refs` and a commit-graph layer of the handoff commits,
 //   what sync does once refs pile up), and a dedicated coordination
-//   remote (the code remote carries no handoff refs; the clone's own handoff refs are packed).
+//   remote (the code remote carries no handoff refs; the clone's own handoff refs are packed), and
+//   the same with those refs in a separate store (`git handoff store --separate`).
 // - a claim through the remote (by path and smart HTTP) against the floor: `git fetch` of one ref
 //   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
 //   capacity check reads the caller's claims).
@@ -73,9 +74,15 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
   const packed = packedCopy(codeUrl, codeUrl);
   // Dedicated coordination remote: the code remote is plain, the clone's handoff refs come from elsewhere.
   const dedicated = packedCopy(plainUrl, codeUrl);
-  const clones = { plain, loose, packed, dedicated };
-  const push: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [] };
-  const fetch: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [] };
+  // The same with the coordination refs in a separate store (git handoff store --separate).
+  const separate = packedCopy(plainUrl, codeUrl);
+  time(process.execPath, [CLI, "store", "--separate"], separate);
+  // A separate store alone: the code remote still advertises every handoff ref to every push and fetch.
+  const separateOnly = packedCopy(codeUrl, codeUrl);
+  time(process.execPath, [CLI, "store", "--separate"], separateOnly);
+  const clones = { plain, loose, packed, dedicated, separate, separateOnly };
+  const push: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [], separate: [], separateOnly: [] };
+  const fetch: Record<string, number[]> = { plain: [], loose: [], packed: [], dedicated: [], separate: [], separateOnly: [] };
   for (let i = 0; i < ROUNDS; i++) {
     for (const [k, c] of Object.entries(clones)) {
       gitOut(c, "commit", "-q", "--allow-empty", "-m", `work ${i}`);
@@ -85,8 +92,8 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
   }
   const m = (x: number[]) => median(x);
   console.log(`\nthe user's own git, ${n} live tasks, ${label} (median of ${ROUNDS}; ratio to the same with no handoff refs)`);
-  console.log(`  git push of a branch: synced clone ${ratio(m(push.loose!), m(push.plain!))}, after sync packed ${ratio(m(push.packed!), m(push.plain!))}, dedicated coordination remote ${ratio(m(push.dedicated!), m(push.plain!))}   (target <= 1.2x)`);
-  console.log(`  git fetch, nothing new: synced clone ${ratio(m(fetch.loose!), m(fetch.plain!))}, after sync packed ${ratio(m(fetch.packed!), m(fetch.plain!))}, dedicated coordination remote ${ratio(m(fetch.dedicated!), m(fetch.plain!))}   (target <= 1.2x)`);
+  console.log(`  git push of a branch: synced clone ${ratio(m(push.loose!), m(push.plain!))}, after sync packed ${ratio(m(push.packed!), m(push.plain!))}, dedicated coordination remote ${ratio(m(push.dedicated!), m(push.plain!))}, and a separate store ${ratio(m(push.separate!), m(push.plain!))}; a separate store alone ${ratio(m(push.separateOnly!), m(push.plain!))}   (target <= 1.2x)`);
+  console.log(`  git fetch, nothing new: synced clone ${ratio(m(fetch.loose!), m(fetch.plain!))}, after sync packed ${ratio(m(fetch.packed!), m(fetch.plain!))}, dedicated coordination remote ${ratio(m(fetch.dedicated!), m(fetch.plain!))}, and a separate store ${ratio(m(fetch.separate!), m(fetch.plain!))}; a separate store alone ${ratio(m(fetch.separateOnly!), m(fetch.plain!))}   (target <= 1.2x)`);
   void served;
 }
 

@@ -20,7 +20,7 @@ export function registerStoreLayout(program: Command): void {
       .option("--dry-run", "say what would move, change nothing")
       .addHelpText(
         "after",
-        `\nExamples:\n  git handoff store                 where the coordination refs are, and how many\n  git handoff store --separate      out of the repository's own refs (recommended past a few hundred live tasks)\n  git handoff store --shared        back among them (what older git-handoff versions read)\n\nStop running MCP servers, dashboards and workers of this clone first: a process that opened the\nrepository before the move refuses its next write and asks to be restarted.`,
+        "\nA separate store is recommended past a few hundred live tasks: the user's own git fetch and push\nlist every ref of the repository. Stop this clone's MCP servers, dashboards and workers first: a\nprocess that opened the repository before the move refuses its next write and asks for a restart.\nEvery git-handoff using this clone must know separate stores (older ones fail on their first write).",
       ),
     { agent: false },
   ).action(async (o: StoreOpts, cmd: Command) => {

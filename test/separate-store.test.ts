@@ -1,0 +1,200 @@
+// A separate store (src/store/separate-store.ts): `git handoff store --separate` moves every
+// coordination ref and the objects they reach into .git/handoff/store.git, out of the user's own
+// ref namespace, and `--shared` moves them back. Everything reads and writes there afterwards: the
+// CLI, sync through a remote (whose URL the repository's config gives, relative ones included),
+// the fast shell hook; the repository's own gc cannot take a coordination object away; an older
+// git-handoff (which would read an empty set in the repository) fails on its first write; a
+// process that opened the repository before the move refuses to go on in the old place.
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { spawnSync } from "node:child_process";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { HandoffError } from "../src/core/errors.ts";
+import { openStore } from "../src/store/store.ts";
+import { addTask } from "../src/store/task-store.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+import { twoClones } from "./support/servers.ts";
+import { team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+const STORE = ".git/handoff/store.git";
+
+function ok(r: CliResult, what: string): CliResult {
+  assert.is(r.code, 0, `${what}: ${r.stderr}`);
+  return r;
+}
+
+/** The repository's own refs under the coordination families (the guards left out). */
+const ownRefs = (repo: string) => gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/");
+const storeRefs = (repo: string) => gitOut(repo, `--git-dir=${join(repo, STORE)}`, "for-each-ref", "--format=%(objectname) %(refname)");
+/** What a reader sees: the tasks with their state and holder, and the leases. */
+function state(repo: string): unknown {
+  const tasks = ok(cli(["task", "list", "--json"], { cwd: repo, agent: "lead" }), "task list").json.map((t: any) => [t.id, t.status, t.claim?.agent ?? null]);
+  const leases = ok(cli(["leases", "--json"], { cwd: repo, agent: "lead" }), "leases").json.map((l: any) => [l.pattern, l.agent]);
+  return { tasks, leases };
+}
+
+test("store --separate moves every coordination ref and object out of the repository, --shared moves them back", () => {
+  const repo = tempRepo();
+  for (const id of ["one", "two", "three"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "task add");
+  ok(cli(["lease", "docs/**"], { cwd: repo, agent: "alice" }), "lease");
+  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim");
+  const before = state(repo);
+  const refs = ownRefs(repo).split("\n");
+  assert.ok(refs.length >= 4, "tasks and leases are refs here");
+
+  const shown = ok(cli(["store", "--json"], { cwd: repo }), "store").json;
+  assert.equal([shown.layout, shown.refs], ["shared", refs.length]);
+  const dry = ok(cli(["store", "--separate", "--dry-run", "--json"], { cwd: repo }), "dry run").json;
+  assert.equal([dry.dry_run, dry.moved], [true, refs.length]);
+  assert.not.ok(existsSync(join(repo, STORE)), "a dry run makes nothing");
+  assert.equal(ownRefs(repo).split("\n"), refs);
+
+  const moved = ok(cli(["store", "--separate", "--json"], { cwd: repo }), "separate").json;
+  assert.equal([moved.layout, moved.from, moved.moved, moved.already], ["separate", "shared", refs.length, false]);
+  assert.is(ownRefs(repo), "", "no coordination ref left among the repository's");
+  assert.is(storeRefs(repo).split("\n").length, refs.length);
+  // The repository's gc prunes what its refs no longer reach: the store's copies are its own.
+  gitOut(repo, "gc", "-q", "--prune=now");
+  assert.equal(state(repo), before, "every reader sees the same state");
+  assert.is(spawnSync("git", [`--git-dir=${join(repo, STORE)}`, "fsck", "--no-dangling"], { encoding: "utf8" }).status, 0);
+
+  // Writes go to the store.
+  ok(cli(["claim", "two"], { cwd: repo, agent: "bob" }), "claim in the store");
+  ok(cli(["done", "one"], { cwd: repo, agent: "alice" }), "done in the store");
+  assert.is(ownRefs(repo), "");
+  assert.match(storeRefs(repo), "refs/handoff/tasks/two");
+  const after = state(repo);
+  assert.equal(new Map((after as any).tasks.map((t: any) => [t[0], t.slice(1)])), new Map([["one", ["done", null]], ["three", ["todo", null]], ["two", ["claimed", "bob"]]]));
+
+  // An older git-handoff writes among the repository's refs: git refuses it there.
+  const old = spawnSync("git", ["update-ref", "refs/handoff/tasks/stray", "HEAD"], { cwd: repo, encoding: "utf8" });
+  assert.is.not(old.status, 0, "the guard refs keep refs/handoff/* from being made here");
+  assert.match(old.stderr, "'refs/handoff' exists");
+  assert.match(gitOut(repo, "cat-file", "-p", "refs/handoff"), "separate store");
+
+  const again = ok(cli(["store", "--separate", "--json"], { cwd: repo }), "again").json;
+  assert.equal([again.already, again.moved], [true, 0]);
+
+  const back = ok(cli(["store", "--shared", "--json"], { cwd: repo }), "shared").json;
+  assert.equal([back.layout, back.from], ["shared", "separate"]);
+  assert.not.ok(existsSync(join(repo, STORE)), "the store is gone");
+  assert.not.ok(gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff", "refs/handoff-remotes", "refs/handoff-local").split("\n").some((r) => ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"].includes(r)), "the guards are gone");
+  gitOut(repo, "gc", "-q", "--prune=now");
+  assert.equal(state(repo), after, "back among the repository's refs, nothing lost");
+  assert.is(ok(cli(["store", "--json"], { cwd: repo }), "store").json.layout, "shared");
+});
+
+test("store refuses what it cannot do, and changes nothing", () => {
+  const repo = tempRepo();
+  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "task add");
+  const refs = ownRefs(repo);
+  const both = cli(["store", "--separate", "--shared"], { cwd: repo });
+  assert.is(both.code, 2);
+  assert.match(both.stderr, "exclude each other");
+  const bare = `${tempDir()}/b.git`;
+  gitOut(repo, "clone", "-q", "--bare", repo, bare);
+  const inBare = cli(["store", "--separate"], { cwd: bare });
+  assert.is(inBare.code, 2, inBare.stderr);
+  assert.not.ok(existsSync(join(bare, "handoff/store.git")));
+  const nowhere = cli(["store"], { cwd: tempDir() });
+  assert.is(nowhere.code, 2);
+  assert.match(nowhere.stderr, "not a git repository");
+  assert.is(ownRefs(repo), refs);
+});
+
+test("a clone with a separate store syncs with clones of either layout, through a relative remote URL", () => {
+  const { bare, a, b } = twoClones();
+  // The remote as the repository's config names it, relative to its worktree.
+  gitOut(a, "remote", "set-url", "origin", relative(a, bare));
+  ok(cli(["task", "add", "from a", "--id", "mine"], { cwd: a, agent: "alice" }), "add");
+  ok(cli(["store", "--separate"], { cwd: a }), "separate");
+  const pushed = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }), "sync a").json;
+  assert.equal(pushed.pushed, ["refs/handoff/tasks/mine"]);
+  ok(cli(["task", "add", "from b", "--id", "theirs", "--push"], { cwd: b, agent: "bob" }), "add in b");
+  const fetched = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }), "sync a").json;
+  assert.equal(fetched.fetched, ["refs/handoff/tasks/theirs"]);
+  assert.is(ownRefs(a), "", "tracking refs went to the store too");
+  assert.match(storeRefs(a), "refs/handoff-remotes/origin/tasks/theirs");
+
+  // An exclusive grant through the remote from the store, seen and respected by the other clone.
+  ok(cli(["claim", "theirs", "--push"], { cwd: a, agent: "alice" }), "claim from a");
+  ok(cli(["sync"], { cwd: b, agent: "bob" }), "sync b");
+  const lost = cli(["claim", "theirs", "--push"], { cwd: b, agent: "bob" });
+  assert.is(lost.code, 3, lost.stderr);
+  assert.match(lost.stderr, "alice");
+  ok(cli(["sync"], { cwd: a, agent: "alice" }), "sync a"); // bob's refused claim, on his log
+  ok(cli(["sync"], { cwd: a, agent: "alice" }), "sync a"); // nothing: remembered
+  const quiet = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }), "sync a").json;
+  assert.equal([quiet.fetched, quiet.pushed, quiet.unchanged], [[], [], true], "then a sync with nothing new goes by what the last one saw");
+  assert.is(gitOut(bare, "for-each-ref", "--format=%(refname)", "refs/handoff/tasks/").split("\n").length, 2);
+  assert.is(ok(cli(["doctor", "--json"], { cwd: a, agent: "alice" }), "doctor").json.checks.filter((c: any) => c.status === "fail").length, 0);
+});
+
+test("a process that opened the repository before a move refuses to write to the old place", async () => {
+  const repo = tempRepo();
+  ok(cli(["task", "add", "first", "--id", "first"], { cwd: repo, agent: "lead" }), "add");
+  const warm = await openStore({ cwd: repo, agent: "lead", env: cleanEnv(), warm: true });
+  const oneShot = await openStore({ cwd: repo, agent: "lead", env: cleanEnv() });
+  try {
+    ok(cli(["store", "--separate"], { cwd: repo }), "separate");
+    for (const [store, what] of [[warm, "a running server"], [oneShot, "a one-shot command"]] as const) {
+      try {
+        await addTask(store, { id: `late-${what.length}`, objective: "written after the move", priority: 0, scope: [], maxAttempts: 3 });
+        assert.unreachable(`${what} wrote to the old place`);
+      } catch (e) {
+        assert.instance(e, HandoffError, String(e));
+        assert.is((e as HandoffError).refusal.code, "environment");
+        assert.match((e as HandoffError).refusal.message, "restart");
+      }
+    }
+  } finally {
+    warm.close();
+    oneShot.close();
+  }
+  assert.is(ownRefs(repo), "");
+  assert.equal(storeRefs(repo).split("\n").map((l) => l.split(" ")[1]).filter((r) => r!.startsWith("refs/handoff/tasks/")), ["refs/handoff/tasks/first"]);
+});
+
+test("the fast shell hook answers from a separate store without starting Node", () => {
+  const t = team(["alice", "bob"]);
+  ok(t.as("lead", ["init", "--agents", "claude"]), "init");
+  ok(t.as("alice", ["lease", "docs/guide.md", "--exclusive"]), "lease");
+  ok(cli(["store", "--separate"], { cwd: t.repo }), "separate");
+  const edit = (agent: string) => {
+    const dir = t.wt[agent]!;
+    const payload = { session_id: `s-${agent}`, hook_event_name: "PreToolUse", tool_name: "Write", tool_input: { file_path: join(dir, "docs/guide.md"), content: "x\n" }, cwd: dir };
+    const r = spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: dir, env: cleanEnv({ HANDOFF_AGENT: agent, HANDOFF_FAST_HOOK_WHY: "1" }), input: JSON.stringify(payload), encoding: "utf8" });
+    return { code: r.status, out: r.stdout, why: /full hook: (.*)/.exec(r.stderr)?.[1] ?? "" };
+  };
+  const first = edit("bob"); // the full hook answers and compiles the cache
+  assert.match(first.out, "deny", "the lease held in the store is seen");
+  const fast = edit("bob");
+  assert.is(fast.why, "", "the cache, keyed by the store's refs, answers");
+  assert.is(fast.out, first.out, "the same answer");
+  edit("alice");
+  const own = edit("alice");
+  assert.is([own.code, own.why, own.out].join("|"), "0||", "the holder's own edit passes without Node");
+  // The lease moves in the store: the cache no longer holds.
+  ok(t.as("alice", ["unlease", "docs/guide.md"]), "unlease");
+  const after = edit("bob");
+  assert.is.not(after.why, "", "a lease change in the store invalidates the cache");
+  assert.not.match(after.out, "deny");
+});
+
+test("a sha256 repository's separate store is sha256 too", () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "--object-format=sha256", "-b", "main");
+  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "initial");
+  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "add");
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate");
+  assert.match(gitOut(repo, `--git-dir=${join(repo, STORE)}`, "rev-parse", "--show-object-format"), "sha256");
+  ok(cli(["claim", "t"], { cwd: repo, agent: "lead" }), "claim");
+  assert.is(ok(cli(["task", "show", "t", "--json"], { cwd: repo, agent: "lead" }), "show").json.status, "claimed");
+  assert.is(storeRefs(repo).split("\n")[0]!.split(" ")[0]!.length, 64);
+});
+
+test.run();
