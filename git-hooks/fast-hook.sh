@@ -473,7 +473,7 @@ BEGIN {
     "cache=\"$gitdir/handoff/fast-hook/$FH_KEY\"; [ -f \"$cache\" ] || exit 0\n" \
     "{ read -r v; read -r a; read -r refs; } <\"$cache\" || exit 0\n" \
     "printf \"%s\\n%s\\n%s\\n\" \"$gitdir\" \"$top\" \"$refs\"\n" \
-    "st=\"$common/handoff/store.git\"\n" \
+    "st=\"$common/handoff-store.git\"\n" \
     "if [ -f \"$st/HEAD\" ]; then\n" \
     "  for n in ${refs#refs\t}; do case $n in refs/handoff*) printf \"%s\\n\" \"$n\";; esac; done | GIT_DIR=\"$st\" git cat-file --batch-check=%\\(objectname\\) 2>/dev/null\n" \
     "  for n in ${refs#refs\t}; do case $n in refs/handoff*) ;; *) printf \"%s\\n\" \"$n\";; esac; done | git cat-file --batch-check=%\\(objectname\\) 2>/dev/null\n" \

@@ -1,5 +1,5 @@
 // A separate store (src/store/separate-store.ts): `git handoff store --separate` moves every
-// coordination ref and the objects they reach into .git/handoff/store.git, out of the user's own
+// coordination ref and the objects they reach into .git/handoff-store.git, out of the user's own
 // ref namespace, and `--shared` moves them back. Everything reads and writes there afterwards: the
 // CLI, sync through a remote (whose URL the repository's config gives, relative ones included),
 // the fast shell hook; the repository's own gc cannot take a coordination object away; an older
@@ -20,7 +20,7 @@ import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-const STORE = ".git/handoff/store.git";
+const STORE = ".git/handoff-store.git";
 
 function ok(r: CliResult, what: string): CliResult {
   assert.is(r.code, 0, `${what}: ${r.stderr}`);
@@ -99,7 +99,7 @@ test("store refuses what it cannot do, and changes nothing", () => {
   gitOut(repo, "clone", "-q", "--bare", repo, bare);
   const inBare = cli(["store", "--separate"], { cwd: bare });
   assert.is(inBare.code, 2, inBare.stderr);
-  assert.not.ok(existsSync(join(bare, "handoff/store.git")));
+  assert.not.ok(existsSync(join(bare, "handoff-store.git")));
   const nowhere = cli(["store"], { cwd: tempDir() });
   assert.is(nowhere.code, 2);
   assert.match(nowhere.stderr, "not a git repository");
@@ -183,6 +183,43 @@ test("the fast shell hook answers from a separate store without starting Node", 
   const after = edit("bob");
   assert.is.not(after.why, "", "a lease change in the store invalidates the cache");
   assert.not.match(after.out, "deny");
+});
+
+test("store --separate again tidies what an interrupted move or an older git-handoff left in the repository", () => {
+  const repo = tempRepo();
+  for (const id of ["one", "two", "three"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "task add");
+  const before = Object.fromEntries(ownRefs(repo).split("\n").map((r) => [r, gitOut(repo, "rev-parse", r)]));
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate");
+  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim one");
+  ok(cli(["claim", "two"], { cwd: repo, agent: "bob" }), "claim two");
+  const tip = (r: string) => storeRefs(repo).split("\n").find((l) => l.endsWith(` ${r}`))!.split(" ")[0]!;
+  const [one, two] = [tip("refs/handoff/tasks/one"), tip("refs/handoff/tasks/two")];
+  assert.ok(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.some((c: any) => c.name === "store-layout" && c.status === "ok"));
+
+  // As a move killed before its sweep, or an older git-handoff, leaves it: the guards gone, and
+  // refs among the repository's own: one older than the store's, one newer, one that diverged.
+  for (const g of ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"]) gitOut(repo, "update-ref", "-d", g);
+  const p3 = before["refs/handoff/tasks/three"]!;
+  const late = gitOut(repo, "commit-tree", `${p3}^{tree}`, "-p", p3, "-m", "a late write");
+  const p2 = before["refs/handoff/tasks/two"]!;
+  const diverged = gitOut(repo, "commit-tree", `${p2}^{tree}`, "-p", p2, "-m", "another history");
+  gitOut(repo, "update-ref", "refs/handoff/tasks/one", before["refs/handoff/tasks/one"]!);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/two", diverged);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/three", late);
+  const warned = ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout");
+  assert.is(warned.status, "warn");
+  assert.match(warned.detail, "3 coordination ref(s) left");
+  assert.match(warned.detail, "guard refs missing");
+
+  const tidied = ok(cli(["store", "--separate", "--json"], { cwd: repo }), "tidy").json;
+  assert.equal([tidied.already, tidied.moved, tidied.conflicts], [true, 1, ["refs/handoff/tasks/two"]]);
+  assert.is(tip("refs/handoff/tasks/one"), one, "an older leftover is dropped");
+  assert.is(tip("refs/handoff/tasks/two"), two, "a diverged one keeps the store's");
+  assert.is(tip("refs/handoff/tasks/three"), late, "a newer one is carried over");
+  assert.is(ownRefs(repo), "");
+  assert.is(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout").status, "ok");
+  gitOut(repo, "gc", "-q", "--prune=now");
+  assert.is(spawnSync("git", [`--git-dir=${join(repo, STORE)}`, "fsck", "--no-dangling"], { encoding: "utf8" }).status, 0, "what was carried over is the store's own");
 });
 
 test("a sha256 repository's separate store is sha256 too", () => {

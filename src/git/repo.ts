@@ -15,7 +15,7 @@ export interface RepoInfo {
   commonDir: string;
   /**
    * The git dir that holds the coordination refs and their objects: commonDir, or a separate
-   * store (`<commonDir>/handoff/store.git`, separate-store.ts) that keeps them out of the user's
+   * store (`<commonDir>/handoff-store.git`, separate-store.ts) that keeps them out of the user's
    * own ref namespace, so the user's `git fetch` and `git push` never list them.
    */
   storeDir: string;
@@ -155,7 +155,7 @@ function discoverWithGit(cwd: string): RepoInfo {
 }
 
 /** Where a separate store lives under a repository's common git dir. */
-export const SEPARATE_STORE = "handoff/store.git";
+export const SEPARATE_STORE = "handoff-store.git";
 
 /** The separate store when one is there (its HEAD written last when it was made), else the common dir. */
 export function storeDirOf(commonDir: string): string {

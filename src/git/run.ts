@@ -80,7 +80,7 @@ const REPO_ENV_CLEARED = { GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_IND
  * moved out of the way, separate-store.ts) names it as GIT_DIR, so it is used even where `safe.bareRepository=explicit` refuses to find a bare
  * repository from the current folder.
  */
-const STORE_DIR = /\/handoff\/store\.git(\.old-\d+)?$/;
+const STORE_DIR = /\/handoff-store\.git(\.old-\d+)?$/;
 /**
  * The folder a store's commands run in: its clone's worktree (Store's constructor), so that what
  * git resolves from the current folder (a remote's relative URL, `core.hooksPath`) means what it

@@ -39,7 +39,7 @@ if [ -z "\${GIT_DIR-}\${GIT_COMMON_DIR-}\${GIT_WORK_TREE-}\${GIT_CEILING_DIRECTO
   done
 fi
 [ -n "$common" ] || common=$(git -C "$dir" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || exit 0
-[ -d "$common/refs/handoff" ] || [ -f "$common/handoff/store.git/HEAD" ] || [ -d "$common/reftable" ] || { [ -f "$common/packed-refs" ] && grep -qs " refs/handoff/" "$common/packed-refs"; } || exit 0
+[ -d "$common/refs/handoff" ] || [ -f "$common/handoff-store.git/HEAD" ] || [ -d "$common/reftable" ] || { [ -f "$common/packed-refs" ] && grep -qs " refs/handoff/" "$common/packed-refs"; } || exit 0
 case "$name" in *-pre-tool-use | *-before-tool | *-after-tool) command -v git-handoff-hook >/dev/null 2>&1 && exec git-handoff-hook "$name" ;; esac
 command -v git-handoff >/dev/null 2>&1 || { echo "git-handoff: not on PATH, file leases not checked" >&2; exit 0; }
 exec git-handoff hook "$name"

@@ -1,5 +1,5 @@
 // Where the coordination refs live: among the user's refs (the shared layout, the default), or in
-// a separate store, a bare git dir at <common dir>/handoff/store.git that borrows the repository's
+// a separate store, a bare git dir at <common dir>/handoff-store.git that borrows the repository's
 // objects through alternates and keeps its own. In git 2.39 every local ref costs the user's own
 // commands: `git fetch` checks connectivity with `rev-list --not --all` and follows tags over every
 // ref, `git push` lists every ref to match refspecs, so 10,000 refs/handoff/* refs make a plain
@@ -14,7 +14,8 @@
 // carried over by the sweep, which repeats until the old place has nothing new, then empties it.
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
-import { SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
+import { acquireOwnedLock } from "../git/owned-lock.ts";
+import { SEPARATE_STORE, storeDirOf, type RepoInfo } from "../git/repo.ts";
 import { updateRefs, type RefTip, type RefUpdate } from "../git/refs.ts";
 import { firstLine, git } from "../git/run.ts";
 
@@ -28,6 +29,8 @@ const FAMILIES = ["refs/handoff/", "refs/handoff-remotes/", "refs/handoff-local/
 const GUARDS = ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"];
 /** Sweeps before giving up on a writer that keeps writing to the old place. */
 const MAX_SWEEPS = 20;
+/** How long a move waits for another one in the same clone. */
+const LOCK_WAIT_MS = 30_000;
 
 export type Layout = "shared" | "separate";
 
@@ -60,13 +63,28 @@ export async function describeLayout(repo: RepoInfo): Promise<LayoutReport> {
   return { layout: separate ? "separate" : "shared", git_dir: repo.storeDir, refs: (await listFamilies(separate ? repo.storeDir : cwdOf(repo))).length };
 }
 
-/** Moves the coordination refs into a separate store, or back among the user's refs. */
+/** Moves the coordination refs into a separate store, or back among the user's refs; one move at a time per clone. */
 export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?: string } = {}): Promise<MoveReport> {
+  if (opts.dryRun) return move(repo, to, opts);
+  mkdirSync(`${repo.commonDir}/handoff`, { recursive: true });
+  const lock = `${repo.commonDir}/handoff/store-move.lock`;
+  const got = await acquireOwnedLock(lock, Date.now() + LOCK_WAIT_MS);
+  if (!got.ok) fail("conflict", `another move of the coordination refs is under way (${got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : lock}): run the command again once it ends`);
+  try {
+    // What the discovery saw may be out of date by the time the lock is ours.
+    return await move({ ...repo, storeDir: storeDirOf(repo.commonDir) }, to, opts);
+  } finally {
+    got.release();
+  }
+}
+
+async function move(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?: string }): Promise<MoveReport> {
   const from: Layout = repo.storeDir !== repo.commonDir ? "separate" : "shared";
   const target = to === "separate" ? storePath(repo) : repo.commonDir;
   const source = from === "separate" ? repo.storeDir : cwdOf(repo);
   const tips = await listFamilies(source);
   const base = { layout: to, git_dir: target, from, late_writes: 0, conflicts: [] as string[], dry_run: !!opts.dryRun };
+  if (from === to && to === "separate" && !opts.dryRun) return { ...base, ...(await tidy(repo, opts.agent)), refs: tips.length, already: true };
   if (from === to) return { ...base, refs: tips.length, already: true, moved: 0 };
   if (repo.isBare && to === "separate") fail("invalid_input", "a bare repository has no work of its own to slow down: its coordination refs stay where they are");
   if (opts.dryRun) return { ...base, refs: tips.length, already: false, moved: tips.length };
@@ -161,6 +179,49 @@ async function guardsIn(cwd: string): Promise<Map<string, string>> {
     if (oid && name && GUARDS.includes(name)) out.set(name, oid);
   }
   return out;
+}
+
+/**
+ * A separate store's repository as a finished move leaves it: no coordination ref among its own
+ * (what an interrupted move or an older git-handoff left is carried over where it is newer than the
+ * store's, by ancestry, and removed), and the guards in place.
+ */
+async function tidy(repo: RepoInfo, agent?: string): Promise<{ moved: number; late_writes: number; conflicts: string[] }> {
+  const cwd = cwdOf(repo);
+  const zero = repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40);
+  const left = await listFamilies(cwd);
+  const guards = await guardsIn(cwd);
+  if (!left.length && guards.size === GUARDS.length) return { moved: 0, late_writes: 0, conflicts: [] };
+  const inStore = new Map((await listFamilies(repo.storeDir)).map((t) => [t.name, t.oid]));
+  const conflicts: string[] = [];
+  const carry = left.filter((t) => t.oid !== inStore.get(t.name));
+  await copyObjects(cwd, `${repo.storeDir}/objects`, carry);
+  let moved = 0;
+  for (const t of carry) {
+    const there = inStore.get(t.name) ?? null;
+    // The store's value already follows from the leftover: the leftover is only older.
+    if (there && (await isAncestor(repo.storeDir, t.oid, there))) continue;
+    if (there && !(await isAncestor(repo.storeDir, there, t.oid))) {
+      conflicts.push(t.name);
+      continue;
+    }
+    if ((await updateRefs(repo.storeDir, [{ ref: t.name, new: t.oid, old: there }], zero, agent)).ok) moved++;
+    else conflicts.push(t.name);
+  }
+  if (left.length) await mustUpdate(cwd, left.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent);
+  await placeGuards(cwd, repo.storeDir, zero, agent);
+  return { moved, late_writes: left.length ? 1 : 0, conflicts };
+}
+
+async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
+  return (await git(["merge-base", "--is-ancestor", a, b], { cwd })).code === 0;
+}
+
+/** How the layout stands, for doctor: coordination refs among the repository's own, guards, the store. */
+export async function layoutHealth(repo: RepoInfo): Promise<{ layout: Layout; here: number; guards: number; store: number }> {
+  const separate = repo.storeDir !== repo.commonDir;
+  const here = (await listFamilies(cwdOf(repo))).length;
+  return { layout: separate ? "separate" : "shared", here, guards: (await guardsIn(cwdOf(repo))).size, store: separate ? (await listFamilies(repo.storeDir)).length : here };
 }
 
 async function listFamilies(cwd: string): Promise<RefTip[]> {

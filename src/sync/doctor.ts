@@ -32,6 +32,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
       : { name: "remote", status: "warn", detail: "no sync remote: coordination state stays in this clone", fix: "share it: git handoff remote <name>" },
   );
   checks.push(await refspecs(store));
+  checks.push(await (await import("./doctor-layout.ts")).layoutCheck(store));
   if (remote.name) {
     const reach = await reachability(store, remote.name);
     checks.push(reach);

@@ -14,8 +14,8 @@ export function registerStoreLayout(program: Command): void {
   withGlobals(
     program
       .command("store")
-      .description("show where the coordination refs live, or move them: --separate keeps them in a git dir of their own under .git/handoff/ (the user's own git fetch and push never list them), --shared puts them back among the repository's refs")
-      .option("--separate", "move the coordination refs and their objects into .git/handoff/store.git")
+      .description("show where the coordination refs live, or move them: --separate keeps them in a git dir of their own, .git/handoff-store.git (the user's own git fetch and push never list them), --shared puts them back among the repository's refs")
+      .option("--separate", "move the coordination refs and their objects into .git/handoff-store.git")
       .option("--shared", "move them back under refs/handoff/ of the repository itself")
       .option("--dry-run", "say what would move, change nothing")
       .addHelpText(
@@ -37,6 +37,11 @@ export function registerStoreLayout(program: Command): void {
 function render(r: LayoutReport | MoveReport): string {
   const where = r.layout === "separate" ? `a separate store, ${r.git_dir}` : `the repository's own refs, in ${r.git_dir}`;
   if (!("from" in r)) return `coordination refs: ${r.refs}, in ${where}\n`;
+  if (r.already && (r.moved || r.late_writes || r.conflicts.length)) {
+    const lines = [`already there: ${r.refs} coordination refs in ${where}; tidied what was left among the repository's refs (${r.moved} newer, carried over)`];
+    if (r.conflicts.length) lines.push(`  kept the store's value of ${r.conflicts.length} ref(s) the repository's copy disagreed with: ${r.conflicts.join(", ")}`);
+    return lines.join("\n") + "\n";
+  }
   if (r.already) return `already there: ${r.refs} coordination refs in ${where}\n`;
   if (r.dry_run) return `would move ${r.moved} coordination refs into ${where} (dry run: nothing changed)\n`;
   const lines = [`moved ${r.moved} coordination refs into ${where}`];
