@@ -13,7 +13,7 @@ import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
 import { openStore } from "../src/store/store.ts";
 import { addTask } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 import { twoClones } from "./support/servers.ts";
 import { team } from "./support/team.ts";
@@ -220,6 +220,36 @@ test("store --separate again tidies what an interrupted move or an older git-han
   assert.is(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout").status, "ok");
   gitOut(repo, "gc", "-q", "--prune=now");
   assert.is(spawnSync("git", [`--git-dir=${join(repo, STORE)}`, "fsck", "--no-dangling"], { encoding: "utf8" }).status, 0, "what was carried over is the store's own");
+});
+
+test("writers racing a move both ways: every write that was acknowledged is in the place the move left", async () => {
+  const repo = tempRepo();
+  ok(cli(["task", "add", "seed", "--id", "seed"], { cwd: repo, agent: "lead" }), "seed");
+  const acknowledged: string[] = [];
+  let stop = false;
+  const writer = async (w: number) => {
+    for (let i = 0; !stop; i++) {
+      const id = `w${w}-${i}`;
+      const r = await cliAsync(["task", "add", `written by ${w}`, "--id", id], { cwd: repo, agent: `writer-${w}` });
+      if (r.code === 0) acknowledged.push(id);
+      else assert.match(r.stderr, /restart it|moved|separate store|refs\/handoff/, `writer ${w}: ${r.stderr}`);
+    }
+  };
+  const writers = [0, 1, 2].map(writer);
+  await new Promise((r) => setTimeout(r, 400));
+  const there = await cliAsync(["store", "--separate", "--json"], { cwd: repo });
+  assert.is(there.code, 0, there.stderr);
+  await new Promise((r) => setTimeout(r, 400));
+  const back = await cliAsync(["store", "--shared", "--json"], { cwd: repo });
+  assert.is(back.code, 0, back.stderr);
+  await new Promise((r) => setTimeout(r, 300));
+  stop = true;
+  await Promise.all(writers);
+  assert.ok(acknowledged.length >= 6, `the writers wrote (${acknowledged.length})`);
+  const tasks = new Set(ok(cli(["task", "list", "--json"], { cwd: repo, agent: "lead" }), "list").json.map((t: any) => t.id));
+  for (const id of acknowledged) assert.ok(tasks.has(id), `${id} was acknowledged and is there`);
+  assert.ok(tasks.has("seed"));
+  assert.not.ok(existsSync(join(repo, STORE)));
 });
 
 test("a sha256 repository's separate store is sha256 too", () => {

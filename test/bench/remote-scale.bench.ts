@@ -13,7 +13,8 @@
 // - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
 // - the same two from a long-running process (an MCP server over stdio, as agents run it): a
 //   claim_task through the remote against the same floor, and a sync tool call with nothing new
-//   against `git ls-remote` alone (no Node start on either side).
+//   against `git ls-remote` alone (no Node start on either side). BENCH_LAYOUT=separate runs these
+//   from a clone whose coordination refs are in a separate store.
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { addTask } from "../../src/store/task-store.ts";
@@ -100,6 +101,8 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
 async function remotePath(n: number, url: string, label: string, offset: number): Promise<void> {
   const clone = cloneOf(url);
   handoff(clone, "sync", "sync"); // mirrors the remote's tasks (and packs them)
+  // BENCH_LAYOUT=separate: the clone's coordination refs in a separate store (git handoff store --separate).
+  if (process.env.BENCH_LAYOUT === "separate") time(process.execPath, [CLI, "store", "--separate"], clone);
   const server = await overStdio(clone, { agent: `warm-${label.replace(/\W+/g, "-")}`, checkOutput: false });
   const warmClaim: number[] = [];
   const warmSync: number[] = [];
@@ -140,7 +143,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   }
   await server.close();
   const f = median(floor);
-  console.log(`\nremote path, ${n} live tasks, ${label} (median of ${ROUNDS})`);
+  console.log(`\nremote path, ${n} live tasks, ${label}${process.env.BENCH_LAYOUT === "separate" ? ", separate store" : ""} (median of ${ROUNDS})`);
   console.log(`  claim --over-capacity / (git fetch 1 ref + git push 1 ref)   ${ratio(median(claimOver), f)}   (target <= 1.3x)`);
   console.log(`  claim (capacity checked) / the same floor                    ${ratio(median(claim), f)}`);
   console.log(`  claim (capacity checked) / (the floor + node -e 0)           ${ratio(median(claim), f + median(node))}   (the same at every size)`);

@@ -59,11 +59,11 @@ export function registerInit(program: Command): void {
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
       const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), templates(), agents);
       if (!o.dryRun) applyActions(actions);
-      const result = { repo: store.repo.commonDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
+      const result = { repo: store.repo.commonDir, store: store.repo.storeDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
       emit(!!g.json, result, () =>
         [
           changed ? "git-handoff is set up in this repository" : "git-handoff was already set up in this repository",
-          `state:  refs under refs/handoff/ in ${store.repo.commonDir}`,
+          `state:  refs under refs/handoff/ in ${store.repo.storeDir}${store.separateStore ? " (a separate store: git handoff store)" : ""}`,
           `agent:  ${store.actor.agent} (${store.actor.scope})`,
           ...actionLines(actions, !!o.dryRun),
           "next:   git handoff task add <objective>   then   git handoff claim --next",
