@@ -135,7 +135,7 @@ test("--read-only serves the state but no action", async () => {
   }
 });
 
-test("the stream pushes the state again when a ref changes", async () => {
+test("the stream pushes the state again when a ref changes, wherever the refs live", async () => {
   const repo = repoWithTasks();
   const d = await startDashboard(repo, [], { HANDOFF_AGENT: "lead" });
   try {
@@ -162,6 +162,13 @@ test("the stream pushes the state again when a ref changes", async () => {
     await until("the first state", () => states.length >= 1);
     assert.is(cli(["claim", "b"], { cwd: repo, agent: "bob" }).code, 0);
     await until("b claimed by bob", () => states.some((s) => s.tasks.some((t) => t.id === "b" && t.holder === "bob")));
+    // The refs move into a separate store and back (git handoff store): the stream follows them.
+    assert.is(cli(["store", "--separate"], { cwd: repo }).code, 0);
+    assert.is(cli(["release", "b"], { cwd: repo, agent: "bob" }).code, 0);
+    await until("b released, in the separate store", () => states.at(-1)!.tasks.some((t) => t.id === "b" && t.holder === null));
+    assert.is(cli(["store", "--shared"], { cwd: repo }).code, 0);
+    assert.is(cli(["claim", "b"], { cwd: repo, agent: "carol" }).code, 0);
+    await until("b claimed by carol, back among the repository's refs", () => states.at(-1)!.tasks.some((t) => t.id === "b" && t.holder === "carol"));
     req.destroy();
   } finally {
     await d.stop();

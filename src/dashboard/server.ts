@@ -159,7 +159,7 @@ export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Pro
   const port = (server.address() as { port: number }).port;
   guard.setPort(port);
 
-  const watcher: Watcher = watchRefs(store.repo.storeDir, async (prefix) => (await fresh.get()).listRefs(prefix), () => void rebuild(), { filesBackend: store.usesRefFiles });
+  const watcher: Watcher = watchRefs(store.repo.commonDir, async (prefix) => (await fresh.get()).listRefs(prefix), () => void rebuild(), { filesBackend: store.usesRefFiles });
   const timers = [
     setInterval(() => clients.size && void rebuild(), REFRESH_MS),
     setInterval(() => {

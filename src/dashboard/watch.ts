@@ -5,6 +5,7 @@
 // the store's listing instead, less often.
 import { readdirSync, statSync } from "node:fs";
 import type { RefTip } from "../git/refs.ts";
+import { SEPARATE_STORE, storeDirOf } from "../git/repo.ts";
 
 /** Refs whose changes the page shows: coordination state, this clone's local area, tracking refs, branches. */
 const ROOTS = ["refs/handoff/", "refs/handoff-local/", "refs/handoff-remotes/", "refs/heads/"];
@@ -13,15 +14,24 @@ export interface Watcher {
   stop(): void;
 }
 
-/** `listRefs`: the refs under a prefix, from the dashboard's current Store (it may be reopened). */
+/**
+ * `common`: the repository's common git dir (branches); the coordination refs are watched where
+ * they live, looked up again whenever anything moved (a separate store, separate-store.ts, may
+ * come or go). `listRefs`: the refs under a prefix, from the dashboard's current Store (it may be
+ * reopened).
+ */
 export function watchRefs(common: string, listRefs: (prefix: string) => Promise<RefTip[]>, onChange: (key: string) => void, opts: { intervalMs?: number; filesBackend?: boolean } = {}): Watcher {
   let dirs: string[] = [];
   let stamps = "";
   let key = "";
   let busy = false;
 
+  let store = storeDirOf(common);
+  const placeOf = (root: string) => (root === "refs/heads/" ? common : store);
   const rediscover = () => {
-    const found: string[] = [`${common}/refs`];
+    store = storeDirOf(common);
+    // The store's HEAD: there (a time) or not (0), so a move is noticed.
+    const found: string[] = [`${common}/refs`, `${store}/refs`, `${common}/${SEPARATE_STORE}/HEAD`];
     const walk = (dir: string) => {
       let entries;
       try {
@@ -32,12 +42,12 @@ export function watchRefs(common: string, listRefs: (prefix: string) => Promise<
       found.push(dir);
       for (const e of entries) if (e.isDirectory()) walk(`${dir}/${e.name}`);
     };
-    for (const r of ROOTS) walk(`${common}/${r.slice(0, -1)}`);
+    for (const r of ROOTS) walk(`${placeOf(r)}/${r.slice(0, -1)}`);
     dirs = found;
   };
   const stampOf = () => {
     const parts: number[] = [];
-    for (const p of [...dirs, `${common}/packed-refs`]) {
+    for (const p of [...dirs, `${common}/packed-refs`, `${store}/packed-refs`]) {
       try {
         parts.push(statSync(p).mtimeMs);
       } catch {

@@ -5,6 +5,7 @@
 // reopened when any of it changed, so no call acts on stale state.
 import { join } from "node:path";
 import { fileStamp } from "../git/file-stamp.ts";
+import { storeDirOf } from "../git/repo.ts";
 import { CONFIG_NAME } from "./config-file.ts";
 import type { Store } from "./store.ts";
 
@@ -79,7 +80,8 @@ export class FreshStore {
 
 /**
  * What the Store took in at open: HEAD (the checked-out branch), this worktree's `.handoff.yaml`
- * and `.git/config` (the sync remote, the integration branch's name) as file identities, and the
+ * and `.git/config` (the sync remote, the integration branch's name) as file identities, where the
+ * coordination refs live (the repository or a separate store), and the
  * integration branch's tip, whose committed `.handoff.yaml` is the policy in force, by value (read
  * in-process from the ref files: a `git pack-refs` moves it without changing it). On another ref
  * backend the tip is not followed (reading it would start git at every call).
@@ -87,5 +89,7 @@ export class FreshStore {
 async function stampOf(s: Store): Promise<string> {
   const branch = s.policySource?.branch;
   const tip = branch && s.usesRefFiles ? ((await s.readRef(`refs/heads/${branch}`)) ?? "none") : "";
-  return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}`;
+  // Where the coordination refs live (separate-store.ts): a move reopens the Store, which then reads the new place.
+  const layout = storeDirOf(s.repo.commonDir) === s.repo.commonDir ? "shared" : "separate";
+  return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}\0${layout}`;
 }

@@ -270,9 +270,9 @@ export class Store {
     if (separateNow === this.separateStore) return;
     fail(
       "environment",
-      `the coordination refs moved to ${separateNow ? `${this.repo.commonDir}/${SEPARATE_STORE}` : `${this.repo.commonDir}`} (git handoff store) after this process opened the repository: restart it`,
+      `the coordination refs moved to ${separateNow ? `${this.repo.commonDir}/${SEPARATE_STORE}` : `${this.repo.commonDir}`} (git handoff store) after this command opened the repository: nothing was written; run it again (restart it, if it is a process of your own that keeps a store open)`,
       { cause: "store_moved" },
-      [{ action: "retry", detail: "restart this process (an MCP server: reconnect it; a worker or dashboard: start it again)" }],
+      [{ action: "retry", detail: "run the command again: it opens the repository where the refs are now" }],
     );
   }
 

@@ -20,7 +20,7 @@ export function registerStoreLayout(program: Command): void {
       .option("--dry-run", "say what would move, change nothing")
       .addHelpText(
         "after",
-        "\nA separate store is recommended past a few hundred live tasks: the user's own git fetch and push\nlist every ref of the repository. Stop this clone's MCP servers, dashboards and workers first: a\nprocess that opened the repository before the move refuses its next write and asks for a restart.\nEvery git-handoff using this clone must know separate stores (older ones fail on their first write).",
+        "\nA separate store, with a dedicated coordination remote (git handoff remote --url), keeps the user's\nown git fetch and push as fast as without git-handoff; doctor advises it past 2,000 coordination refs.\nRunning MCP servers, dashboards and workers follow the move at their next call; a command caught in\nthe middle refuses its write and asks to be run again. Every git-handoff using this clone must know\nseparate stores (older ones fail on their first write instead of writing where nobody reads).",
       ),
     { agent: false },
   ).action(async (o: StoreOpts, cmd: Command) => {
