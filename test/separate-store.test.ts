@@ -6,7 +6,7 @@
 // git-handoff (which would read an empty set in the repository) fails on its first write; a
 // process that opened the repository before the move refuses to go on in the old place, and a
 // running MCP server reopens it at its next call.
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
@@ -106,6 +106,26 @@ test("store refuses what it cannot do, and changes nothing", () => {
   assert.is(nowhere.code, 2);
   assert.match(nowhere.stderr, "not a git repository");
   assert.is(ownRefs(repo), refs);
+});
+
+test("a separate store removed by hand: reads and writes refuse instead of seeing nothing, doctor says so, store --shared starts over", () => {
+  const repo = tempRepo();
+  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "add");
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate");
+  rmSync(join(repo, STORE), { recursive: true });
+  for (const args of [["task", "list"], ["claim", "t"], ["task", "add", "another"], ["leases"]]) {
+    const r = cli(args, { cwd: repo, agent: "lead" });
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, "which is not there");
+  }
+  assert.is(ownRefs(repo), "", "nothing was written");
+  const doctor = cli(["doctor", "--json"], { cwd: repo }).json.checks.find((c: any) => c.name === "store-layout");
+  assert.is(doctor.status, "fail");
+  assert.match(doctor.fix, "store --shared");
+  ok(cli(["store", "--shared"], { cwd: repo }), "start over");
+  assert.is(ok(cli(["task", "list", "--json"], { cwd: repo, agent: "lead" }), "list").json.length, 0);
+  ok(cli(["task", "add", "again", "--id", "again"], { cwd: repo, agent: "lead" }), "add again");
+  assert.match(ownRefs(repo), "refs/handoff/tasks/again");
 });
 
 test("a clone with a separate store syncs with clones of either layout, through a relative remote URL", () => {

@@ -85,6 +85,8 @@ async function move(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?
   const tips = await listFamilies(source);
   const base = { layout: to, git_dir: target, from, late_writes: 0, conflicts: [] as string[], dry_run: !!opts.dryRun };
   if (from === to && to === "separate" && !opts.dryRun) return { ...base, ...(await tidy(repo, opts.agent)), refs: tips.length, already: true };
+  // Shared, with guards but no store (its folder removed by hand): the guards go, as the user asked.
+  if (from === to && !opts.dryRun && (await guardsIn(cwdOf(repo))).size) await removeGuards(cwdOf(repo), repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40));
   if (from === to) return { ...base, refs: tips.length, already: true, moved: 0 };
   if (repo.isBare && to === "separate") fail("invalid_input", "a bare repository has no work of its own to slow down: its coordination refs stay where they are");
   if (opts.dryRun) return { ...base, refs: tips.length, already: false, moved: tips.length };

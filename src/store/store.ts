@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
@@ -137,7 +137,9 @@ export class Store {
    */
   async readRef(name: string): Promise<string | null> {
     if (this.separateStore && !isStoreRef(name)) return this.codeRefFiles ? this.codeRefFiles.read(name) : readRef(this.cwd, name);
-    return this.refFiles ? this.refFiles.read(name) : readRef(this.storeCwd, name);
+    const oid = this.refFiles ? this.refFiles.read(name) : await readRef(this.storeCwd, name);
+    if (oid === null && isStoreRef(name)) this.refuseIfStoreMissing();
+    return oid;
   }
 
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
@@ -147,9 +149,17 @@ export class Store {
     if (this.refFiles && this.session) {
       // Long-running: let the watch events already queued arrive first (ref-watch.ts).
       await new Promise((r) => setImmediate(r));
-      return this.refFiles.listFollowed(prefix);
+      return this.emptyChecked(this.refFiles.listFollowed(prefix));
     }
-    return this.refFiles ? this.refFiles.list(prefix) : listRefs(this.storeCwd, prefix);
+    return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix) : await listRefs(this.storeCwd, prefix));
+  }
+
+  /** Asked once per store (a move after that is refuseIfMoved's to see). */
+  private storeMissing: boolean | undefined;
+
+  private emptyChecked(tips: RefTip[]): RefTip[] {
+    if (!tips.length) this.refuseIfStoreMissing();
+    return tips;
   }
 
   /**
@@ -255,6 +265,25 @@ export class Store {
     return this.repo.storeDir === this.repo.commonDir ? this.cwd : this.repo.storeDir;
   }
 
+  /**
+   * The repository's guard ref (separate-store.ts) is there but the store it stands for is not
+   * (its folder removed by hand): the coordination refs are missing, which must not read as an
+   * empty set nor fail as a lock clash. Asked before writes and when a listing comes back empty.
+   */
+  private refuseIfStoreMissing(): void {
+    if (this.separateStore || !this.refFiles) return;
+    this.storeMissing ??= guardedWithoutStore(this.repo.commonDir, this.refFiles);
+    if (!this.storeMissing) return;
+    // The guards and a store: the refs moved after this store opened (refuseIfMoved says so).
+    if (existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`)) return this.refuseIfMoved();
+    fail(
+      "corrupt_state",
+      `this repository's coordination refs were moved to a separate store, ${this.repo.commonDir}/${SEPARATE_STORE}, which is not there (removed by hand?): nothing was read or written`,
+      { cause: "store_missing" },
+      [{ action: "fix_input", detail: `restore ${this.repo.commonDir}/${SEPARATE_STORE} from a backup; or start over from the sync remote: git handoff store --shared, then git handoff sync` }],
+    );
+  }
+
   /** The coordination refs live in a separate store (separate-store.ts), not among the user's refs. */
   get separateStore(): boolean {
     return this.repo.storeDir !== this.repo.commonDir;
@@ -267,7 +296,7 @@ export class Store {
    */
   private refuseIfMoved(): void {
     const separateNow = existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`);
-    if (separateNow === this.separateStore) return;
+    if (separateNow === this.separateStore) return this.refuseIfStoreMissing();
     fail(
       "environment",
       `the coordination refs moved to ${separateNow ? `${this.repo.commonDir}/${SEPARATE_STORE}` : `${this.repo.commonDir}`} (git handoff store) after this command opened the repository: nothing was written; run it again (restart it, if it is a process of your own that keeps a store open)`,
@@ -408,6 +437,20 @@ export class Store {
 }
 
 /** A lost race seen before asking git: a ref that moved or is locked right now. */
+/**
+ * Whether the repository holds the guard ref `refs/handoff` (separate-store.ts) while its store is
+ * gone: `refs/handoff` is a folder (or absent) in a repository that keeps its refs, a file (or a
+ * line of packed-refs) where they moved. One stat, and a packed lookup only without the folder.
+ */
+function guardedWithoutStore(commonDir: string, refs: RefFiles): boolean {
+  try {
+    if (!statSync(`${commonDir}/refs/handoff`).isFile()) return false;
+    return true;
+  } catch {
+    return refs.readPacked("refs/handoff") !== null;
+  }
+}
+
 /** Refs kept in the store: refs/handoff/, refs/handoff-remotes/, refs/handoff-local/ (sync's families). */
 export function isStoreRef(name: string): boolean {
   return name.startsWith("refs/handoff");

@@ -32,7 +32,11 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
       : { name: "remote", status: "warn", detail: "no sync remote: coordination state stays in this clone", fix: "share it: git handoff remote <name>" },
   );
   checks.push(await refspecs(store));
-  checks.push(await (await import("./doctor-layout.ts")).layoutCheck(store));
+  const layout = await (await import("./doctor-layout.ts")).layoutCheck(store);
+  checks.push(layout);
+  // The coordination refs are missing altogether (a separate store removed by hand): every other
+  // check would read them, and each read refuses; this one says what to do.
+  if (layout.status === "fail") return checks;
   if (remote.name) {
     const reach = await reachability(store, remote.name);
     checks.push(reach);
