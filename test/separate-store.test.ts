@@ -14,6 +14,7 @@ import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
 import { openStore } from "../src/store/store.ts";
 import { addTask } from "../src/store/task-store.ts";
+import { sweepOldPlace } from "../src/store/separate-store.ts";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 import { overStdio } from "./support/mcp.ts";
@@ -294,6 +295,35 @@ test("writers racing a move both ways: every write that was acknowledged is in t
   // A writer that opened before the last move may have made folders there before it was refused.
   assert.not.ok(existsSync(join(repo, STORE, "HEAD")));
   assert.is(ok(cli(["store", "--json"], { cwd: repo }), "store").json.layout, "shared");
+});
+
+test("the sweep after a switch carries over what the old place gained, changed and lost since the copy, and keeps the new place's own changes", async () => {
+  const repo = tempRepo();
+  ok(cli(["store", "--separate"], { cwd: repo }), "an empty store");
+  for (const g of ["refs/handoff", "refs/handoff-remotes", "refs/handoff-local"]) gitOut(repo, "update-ref", "-d", g);
+  const store = join(repo, STORE);
+  const tree = gitOut(repo, "rev-parse", "HEAD^{tree}");
+  const commit = (label: string) => gitOut(repo, "commit-tree", tree, "-m", label);
+  const [A1, A2, B1, C1, D1, E1, X1, X2, X3] = ["A1", "A2", "B1", "C1", "D1", "E1", "X1", "X2", "X3"].map(commit);
+  const t = (id: string) => `refs/handoff/tasks/${id}`;
+  const inStore = (ref: string, oid: string) => gitOut(repo, `--git-dir=${store}`, "update-ref", ref, oid);
+  // What the move copied, as the new place holds it (x and e then changed there on their own).
+  const copied = new Map([[t("a"), A1!], [t("b"), B1!], [t("c"), C1!], [t("x"), X1!]]);
+  for (const [ref, oid] of copied) inStore(ref, oid);
+  inStore(t("x"), X3!);
+  inStore(t("e"), E1!);
+  // The old place since the copy: a moved, b removed, c as it was, d new, x moved too.
+  for (const [ref, oid] of [[t("a"), A2!], [t("c"), C1!], [t("d"), D1!], [t("x"), X2!]]) gitOut(repo, "update-ref", ref!, oid!);
+  const zero = "0".repeat(40);
+  // The guards fail once (a ref made under a family meanwhile): the next round finds nothing more to do.
+  let guardCalls = 0;
+  const r = await sweepOldPlace(repo, store, `${store}/objects`, copied, zero, async () => ++guardCalls > 1);
+  assert.is(guardCalls, 2);
+  assert.equal(r.conflicts, [t("x")]);
+  assert.is(r.late, 1);
+  assert.is(ownRefs(repo), "", "the old place is empty");
+  const now = Object.fromEntries(storeRefs(repo).split("\n").map((l) => l.split(" ").reverse()));
+  assert.equal(now, { [t("a")]: A2, [t("c")]: C1, [t("d")]: D1, [t("e")]: E1, [t("x")]: X3 });
 });
 
 test("a sha256 repository's separate store is sha256 too", () => {

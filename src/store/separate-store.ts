@@ -134,24 +134,34 @@ async function move(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?
  * what was copied; then the old place's refs are removed, compare-and-swap too, so a write landing
  * meanwhile sends the sweep round again.
  */
-async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: string, copied: Map<string, string>, zero: string, guard: () => Promise<boolean>, agent?: string): Promise<{ late: number; conflicts: string[] }> {
+export async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects: string, copied: Map<string, string>, zero: string, guard: () => Promise<boolean>, agent?: string): Promise<{ late: number; conflicts: string[] }> {
   const conflicts: string[] = [];
   let late = 0;
+  // What the old place held as last carried over, and what the new place was given (the values its
+  // compare-and-swaps expect). A ref the new place changed on its own meanwhile fails its swap:
+  // the new place's value stands, and the ref is reported.
+  let seen = new Map(copied);
+  const placed = copied;
   for (let n = 0; n < MAX_SWEEPS; n++) {
     const now = await listFamilies(oldPlace);
-    const gone = [...copied.keys()].filter((name) => !now.some((t) => t.name === name));
-    const changed = now.filter((t) => copied.get(t.name) !== t.oid);
-    if (changed.length || (n > 0 && gone.length)) late++;
-    if (changed.length) {
-      await copyObjects(oldPlace, newObjects, changed);
-      for (const t of changed) {
-        const r = await updateRefs(newCwd, [{ ref: t.name, new: t.oid, old: copied.get(t.name) ?? null }], zero, agent);
-        if (r.ok) copied.set(t.name, t.oid);
-        else if (!conflicts.includes(t.name)) conflicts.push(t.name);
-      }
+    const present = new Set(now.map((t) => t.name));
+    const changed = now.filter((t) => seen.get(t.name) !== t.oid);
+    // Removed there since they were carried (a compaction, a forced cancel): removed here too.
+    const gone = [...seen.keys()].filter((name) => !present.has(name));
+    if (changed.length || gone.length) late++;
+    if (changed.length) await copyObjects(oldPlace, newObjects, changed);
+    const carry = [...changed.map((t) => ({ ref: t.name, new: t.oid as string | null })), ...gone.map((ref) => ({ ref, new: null }))];
+    for (const c of carry) {
+      const r = await updateRefs(newCwd, [{ ...c, old: placed.get(c.ref) ?? null }], zero, agent);
+      if (!r.ok) {
+        if (!conflicts.includes(c.ref)) conflicts.push(c.ref);
+      } else if (c.new) placed.set(c.ref, c.new);
+      else placed.delete(c.ref);
     }
     const r = now.length ? await updateRefs(oldPlace, now.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent) : { ok: true };
-    // Moved again under us (or a ref made between the listing and the guards): another round.
+    // Emptied: anything there next round was written after this. Else it moved again under us.
+    seen = r.ok ? new Map() : new Map(now.map((t) => [t.name, t.oid]));
+    // A ref made between the listing and the guards fails them: another round.
     if (r.ok && (await guard())) return { late, conflicts };
   }
   fail("conflict", `the coordination refs in ${oldPlace} kept changing while they were moved: stop the processes still writing there (MCP servers, dashboards, workers started before the move) and run the command again`);
