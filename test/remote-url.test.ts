@@ -36,6 +36,10 @@ test("remote --url: a separate repository carries refs/handoff/*, the code remot
   const again = cli(["remote", "--url", http.url("coord")], { cwd: a });
   assert.is(again.code, 0, again.stderr);
   assert.match(again.stdout, /git remote coord already had that URL/);
+  assert.match(again.stdout, /git handoff store --separate/, "the other half of keeping the user's git fast is named");
+  const c = cloneOf(http.url("code"));
+  assert.is(cli(["store", "--separate"], { cwd: c }).code, 0);
+  assert.not.match(cli(["remote", "--url", http.url("coord")], { cwd: c }).stdout, /store --separate/, "not once it is done");
 
   assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
   assert.is(cli(["claim", "ship"], { cwd: a, agent: "alice" }).code, 0);

@@ -59,7 +59,9 @@ export function registerSync(program: Command): void {
         (s.remote
           ? `sync remote: ${s.remote}${s.explicit ? "" : " (default)"}${s.url ? `  ${s.url}` : ""}\ntracking:    ${s.tracking}${s.remote_prefix && s.remote_prefix !== "refs/handoff/" ? `\non remote:   ${s.remote_prefix} (branch prefix; see git handoff doctor)` : ""}`
           : `no sync remote${s.explicit ? " (turned off)" : ""}: coordination state stays in this clone`) +
-        (o.url !== undefined ? `\n${created ? `added git remote ${s.remote} (no fetch refspec, skipped by git fetch --all)` : `git remote ${s.remote} already had that URL`}; publish with: git handoff sync` : ""),
+        (o.url !== undefined ? `\n${created ? `added git remote ${s.remote} (no fetch refspec, skipped by git fetch --all)` : `git remote ${s.remote} already had that URL`}; publish with: git handoff sync` : "") +
+        // The other half of keeping the user's own git fast: this clone's refs out of its ref namespace.
+        (o.url !== undefined && !store.separateStore ? "\nthis clone's own coordination refs still sit among its refs: git handoff store --separate keeps your git fetch and push from listing them" : ""),
       );
     });
   });
