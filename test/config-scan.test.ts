@@ -72,6 +72,28 @@ test("the policy read from the files is git's, across scopes; includes and `git 
   assert.equal(scanRefWritePolicy({ ...env, GIT_CONFIG_GLOBAL: global }, `${third}/.git`, `${third}/.git`, third), gitsPolicy(third, { ...env, GIT_CONFIG_GLOBAL: global }), "GIT_CONFIG_GLOBAL");
 });
 
+test("a separate store's policy: the repository's config read where the store includes it, as git reads the store", () => {
+  const home = tempDir();
+  const env = cleanEnv({ HOME: home, XDG_CONFIG_HOME: join(home, "xdg"), GIT_CONFIG_NOSYSTEM: "1" });
+  delete env.GIT_CONFIG_GLOBAL;
+  // A folder name git's config would read as a comment unquoted.
+  const root = join(tempDir(), "we#ird;name");
+  mkdirSync(root);
+  gitOut(root, "init", "-q", "-b", "main");
+  gitOut(root, "commit", "-q", "--allow-empty", "-m", "initial");
+  const moved = spawnSync(process.execPath, [CLI, "store", "--separate"], { cwd: root, env, encoding: "utf8" });
+  assert.is(moved.status, 0, moved.stderr);
+  const store = `${root}/.git/handoff-store.git`;
+  const gits = () => refWritePolicy(spawnSync("git", ["config", "--null", "--list"], { cwd: root, env: { ...env, GIT_DIR: store }, encoding: "utf8" }).stdout, store, null);
+  const scan = () => scanRefWritePolicy(env, store, null, null, `${root}/.git`);
+  assert.equal(scan(), gits(), "as created");
+  gitOut(root, "config", "core.sharedRepository", "group");
+  gitOut(root, "config", "core.hooksPath", "/srv/hooks");
+  assert.equal(scan(), gits(), "the repository's settings reach the store");
+  assert.equal([scan()!.shared, scan()!.hooksDir], [true, "/srv/hooks"]);
+  assert.is(scanRefWritePolicy(env, store, null, null, `${home}/elsewhere`), null, "an include of another file is git's to read");
+});
+
 test("a cold claim writes its refs in-process (no git started) where the files allow, and through git where they ask for a reflog", () => {
   const repo = tempRepo();
   const env = cleanEnv({ HANDOFF_AGENT: "a1", GIT_TRACE: join(tempDir(), "trace") });

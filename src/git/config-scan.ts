@@ -70,7 +70,7 @@ export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?
     const key = m[1]!.toLowerCase();
     // The one include this reader knows: the file the caller has already read before this one.
     if (section === "include") {
-      if (key === "path" && m[2]?.trim() === included) continue;
+      if (key === "path" && m[2] !== undefined && [included, `"${included}"`].includes(m[2].trim()) && !/["\\]/.test(included!)) continue;
       return null;
     }
     if (section === "extensions" && subsection === null && key === "worktreeconfig") seen.worktreeConfig = true;

@@ -257,7 +257,7 @@ function makeStore(repo: RepoInfo, dir: string): void {
   // The repository format is read from this file alone (git does not follow includes for it).
   const config = [
     "[include]",
-    `\tpath = ${repo.commonDir}/config`,
+    `\tpath = ${configQuoted(`${repo.commonDir}/config`)}`,
     "[core]",
     `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
     "\tbare = true",
@@ -267,6 +267,11 @@ function makeStore(repo: RepoInfo, dir: string): void {
   writeFileSync(`${dir}/config`, config);
   writeFileSync(`${dir}/objects/info/alternates`, `${repo.commonDir}/objects\n`);
   writeFileSync(`${dir}/description`, "git-handoff's coordination refs (git handoff store)\n");
+}
+
+/** A value as git's config reads it back verbatim: quoted (a `#` or `;` would start a comment), `\` and `"` escaped. */
+export function configQuoted(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
 /** Packs every object the tips reach from `from` into the object folder `objects` (its own, not borrowed). */
