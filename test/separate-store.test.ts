@@ -6,7 +6,7 @@
 // git-handoff (which would read an empty set in the repository) fails on its first write; a
 // process that opened the repository before the move refuses to go on in the old place, and a
 // running MCP server reopens it at its next call.
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
@@ -107,6 +107,11 @@ test("store refuses what it cannot do, and changes nothing", () => {
   assert.is(nowhere.code, 2);
   assert.match(nowhere.stderr, "not a git repository");
   assert.is(ownRefs(repo), refs);
+  // A file with the store's name is no store: nothing reads it, and a move replaces it.
+  writeFileSync(join(repo, STORE), "not a store\n");
+  assert.is(ok(cli(["task", "list", "--json"], { cwd: repo, agent: "lead" }), "list").json.length, 1);
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate over the file");
+  assert.is(ok(cli(["task", "show", "t", "--json"], { cwd: repo, agent: "lead" }), "show").json.id, "t");
 });
 
 test("a separate store removed by hand: reads and writes refuse instead of seeing nothing, doctor says so, store --shared starts over", () => {

@@ -12,7 +12,7 @@
 // from then on uses (repo.ts storeDirOf looks for the store's HEAD). A process that opened it
 // before refuses its next write (Store.layoutMoved); a write it made just before the switch is
 // carried over by the sweep, which repeats until the old place has nothing new, then empties it.
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { SEPARATE_STORE, storeDirOf, type RepoInfo } from "../git/repo.ts";
@@ -98,7 +98,9 @@ async function move(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?
     // Built beside its final name, then renamed: a store is whole or absent (a crash leaves only `.new`).
     const build = `${target}.new`;
     rmSync(build, { recursive: true, force: true });
-    if (!statSync(`${target}/HEAD`, { throwIfNoEntry: false })) rmSync(target, { recursive: true, force: true });
+    // No store there (the layout is shared): whatever has the name is junk, a file or folders a
+    // writer caught by an earlier move left.
+    rmSync(target, { recursive: true, force: true });
     makeStore(repo, build);
     await copyObjects(source, `${build}/objects`, tips);
     writePacked(build, tips);
