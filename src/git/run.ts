@@ -77,8 +77,8 @@ const REPO_ENV_CLEARED = { GIT_DIR: undefined, GIT_WORK_TREE: undefined, GIT_IND
 
 /**
  * A separate store (repo.ts storeDirOf) is a bare git dir: a call that runs in it (or in one being
- * moved out of the way, separate-store.ts) names it as GIT_DIR, so it is used even where `safe.bareRepository=explicit` refuses to find a bare
- * repository from the current folder.
+ * moved out of the way, separate-store.ts) names it as GIT_DIR, so it is used even where
+ * `safe.bareRepository=explicit` refuses to find a bare repository from the current folder.
  */
 const STORE_DIR = /\/handoff-store\.git(\.old-\d+)?$/;
 /**
