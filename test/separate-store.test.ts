@@ -91,6 +91,16 @@ test("store --separate moves every coordination ref and object out of the reposi
   assert.is(ok(cli(["store", "--json"], { cwd: repo }), "store").json.layout, "shared");
 });
 
+test("init --separate-store starts a clone with its coordination refs in a separate store", () => {
+  const repo = tempRepo();
+  const init = ok(cli(["init", "--separate-store", "--no-hooks", "--json"], { cwd: repo, agent: "lead" }), "init").json;
+  assert.is(init.store, join(repo, STORE));
+  ok(cli(["task", "add", "first", "--id", "first"], { cwd: repo, agent: "lead" }), "add");
+  assert.is(ownRefs(repo), "");
+  assert.match(storeRefs(repo), "refs/handoff/tasks/first");
+  assert.match(ok(cli(["init", "--no-hooks"], { cwd: repo, agent: "lead" }), "again").stdout, "a separate store", "init says where the state is");
+});
+
 test("store refuses what it cannot do, and changes nothing", () => {
   const repo = tempRepo();
   ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "task add");

@@ -1,7 +1,7 @@
 // Examples for each verb's help, the CLI reference and the man page: one table, so all three agree.
 // Globs are quoted, as a user must type them (the shell would expand them otherwise).
 export const EXAMPLES: Record<string, string[]> = {
-  init: ["git handoff init", "git handoff init --dry-run"],
+  init: ["git handoff init", "git handoff init --dry-run", "git handoff init --separate-store   # the coordination refs out of your own ref namespace from the start"],
   uninstall: ["git handoff uninstall --dry-run"],
   "task add": ["git handoff task add 'GET /users/:id returns the email' --id api --scope 'src/api/**' --exclusive", "git handoff task add 'tests for the email field' --after api --verify 'npm test'"],
   "task show": ["git handoff task show api", "git handoff task show api --json"],

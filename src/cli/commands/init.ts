@@ -2,6 +2,8 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { configGet, configSetLocal, gitPath } from "../../git/config.ts";
+import { currentDir, discoverRepo, resolveDir } from "../../git/repo.ts";
+import { moveLayout } from "../../store/separate-store.ts";
 import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
@@ -50,10 +52,16 @@ export function registerInit(program: Command): void {
       .option("--dry-run", "show what would change, change nothing")
       .option("--no-hooks", "only prepare the repository; install no hooks")
       .option("--agents <list>", `which agents' hook configs to write, comma-separated: ${AGENT_KEYS.join(",")} (default: all)`)
-      .option("--user", "install user-scope agent hooks instead (~/.claude, ~/.gemini), for agents started in a subfolder; needs no repository"),
-  )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean; agents?: string }, cmd: Command) => {
+      .option("--user", "install user-scope agent hooks instead (~/.claude, ~/.gemini), for agents started in a subfolder; needs no repository")
+      .option("--separate-store", "keep this clone's coordination refs in a separate store from the start (git handoff store --separate)"),
+  )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean; agents?: string; separateStore?: boolean }, cmd: Command) => {
     const agents = agentsOption(o.agents);
     if (o.user) return userScope(planUserInstall(userLayout()), !!o.dryRun, cmd);
+    // Before the store is opened: opening it records this agent's heartbeat where the refs are.
+    if (o.separateStore && !o.dryRun) {
+      const g = globals(cmd);
+      await moveLayout(discoverRepo(g.C ? resolveDir(g.C) : currentDir()), "separate");
+    }
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
