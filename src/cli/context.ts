@@ -52,7 +52,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     ...(opts.offline ? { offline: true } : {}),
   });
   try {
-    const result = await fn(store, opts);
+    const result = await fn(store, opts).catch((e: unknown) => Promise.reject(store.explainFailure(e)));
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
     for (const n of store.notices) writeErr(`git-handoff: ${neutralise(n)}\n`);

@@ -287,10 +287,15 @@ export class LooseRefWriter {
    */
   private takesCreation(ref: string): boolean {
     if (existsSync(`${this.commonDir}/${ref}`) || this.packed.packedClash(ref)) return false;
-    try {
-      mkdirSync(`${this.commonDir}/${ref.slice(0, ref.lastIndexOf("/"))}`, { recursive: true });
-    } catch {
-      return false;
+    // Folder by folder below refs/, never refs/ itself: a git dir that is gone (a separate store
+    // moved away, separate-store.ts) is not made again here; git reports it instead.
+    const parts = ref.split("/").slice(1, -1);
+    for (let i = 1; i <= parts.length; i++) {
+      try {
+        mkdirSync(`${this.commonDir}/refs/${parts.slice(0, i).join("/")}`);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return false;
+      }
     }
     return true;
   }

@@ -72,6 +72,11 @@ export class McpSession {
     return this.fresh.get();
   }
 
+  /** A failed call's error, told as a move of the coordination refs where that caused it (Store.explainFailure). */
+  explainFailure(e: unknown): unknown {
+    return this.fresh.peek()?.explainFailure(e) ?? e;
+  }
+
   private openStore(): Promise<Store> {
     const env = { ...(this.opts.env ?? process.env) };
     delete env.HANDOFF_AGENT; // the session decides the name; openStore derives one when we have none

@@ -66,7 +66,8 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
         await refreshHeartbeat(await session.store());
         return okResult(reply.data, reply.text, reply.summary, reply.next);
-      } catch (e) {
+      } catch (caught) {
+        const e = session.explainFailure(caught);
         const r = refusalOf(e);
         if (r.code === "internal") log(`${tool.name}: ${(e as Error)?.stack ?? String(e)}`);
         return errorResult(e);

@@ -46,6 +46,11 @@ export class FreshStore {
     }
   }
 
+  /** The Store in use, without checking it (explaining a failure of a call that used it). */
+  peek(): Store | null {
+    return this.current;
+  }
+
   /** The next `get()` opens a new Store (the caller changed what `open` does). */
   invalidate(): void {
     this.stamp = "";

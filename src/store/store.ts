@@ -245,6 +245,7 @@ export class Store {
       if (r.ok) {
         this.writer.settle();
         this.refFiles?.touch(updates.map((u) => u.ref));
+        this.refuseIfMovedDuring();
       }
       // git refused because an object vanished before the update: write it again, then retry.
       if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
@@ -281,6 +282,36 @@ export class Store {
       `this repository's coordination refs were moved to a separate store, ${this.repo.commonDir}/${SEPARATE_STORE}, which is not there (removed by hand?): nothing was read or written`,
       { cause: "store_missing" },
       [{ action: "fix_input", detail: `restore ${this.repo.commonDir}/${SEPARATE_STORE} from a backup; or start over from the sync remote: git handoff store --shared, then git handoff sync` }],
+    );
+  }
+
+  /**
+   * A failure of this store told as what caused it when its refs moved away meanwhile (a git
+   * process that found the store gone, a cat-file that lost its repository): the refusal
+   * refuseIfMoved gives, in place of an unexpected error. Anything else is returned as it is.
+   */
+  explainFailure(e: unknown): unknown {
+    if (e instanceof HandoffError) return e;
+    try {
+      this.refuseIfMoved();
+    } catch (moved) {
+      return moved;
+    }
+    return e;
+  }
+
+  /**
+   * A write that landed while `git handoff store` moved the refs: it may have gone to the old
+   * place after the move's last look there (then it is lost), or before (then it was carried
+   * over). Never acknowledged as written: the caller is told the outcome is unknown.
+   */
+  private refuseIfMovedDuring(): void {
+    if (existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`) === this.separateStore) return;
+    fail(
+      "outcome_unknown",
+      "the coordination refs were moved (git handoff store) while this write was made: it may or may not have been carried over; look (git handoff task list, git handoff leases) and run it again if it is missing",
+      { cause: "store_moved" },
+      [{ action: "retry", detail: "look whether the write is there, then run the command again if it is not" }],
     );
   }
 
