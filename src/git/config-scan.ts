@@ -127,10 +127,10 @@ function asNullList(entries: ConfigEntry[]): string {
   return entries.map((e) => (e.value === null ? `${e.section}.${e.key}\0` : `${e.section}.${e.key}\n${e.value}\0`)).join("");
 }
 
-/** The ref write policy from git's files (core.logAllRefUpdates and friends), or null when git must be asked. */
 /**
- * `mainCommonDir`: commonDir is a separate store whose config includes that repository's config
- * (separate-store.ts); its worktree config does not apply there.
+ * The ref write policy from git's files (core.logAllRefUpdates and friends), or null when git must
+ * be asked. `mainCommonDir`: commonDir is a separate store whose config includes that repository's
+ * config (separate-store.ts); no worktree config applies there.
  */
 export function scanRefWritePolicy(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, workTree: string | null, mainCommonDir: string | null = null): RefWritePolicy | null {
   const includes = mainCommonDir ? join(mainCommonDir, "config") : null;

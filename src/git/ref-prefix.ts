@@ -3,21 +3,15 @@
 // `git handoff remote <name> --ref-prefix refs/heads/<prefix>/`): refs/handoff/tasks/x is
 // refs/heads/<prefix>/tasks/x there. Local refs and tracking refs keep their names; only the
 // names sent to and read from the remote are mapped, with explicit refspecs both ways.
-import { git } from "./run.ts";
+import { git, placeOf } from "./run.ts";
 
 export const HANDOFF_ROOT = "refs/handoff/";
 
 const known = new Map<string, Promise<string>>();
 
-/** A separate store's folder and the worktree of the same clone (Store's constructor): one remote config. */
-const sameClone = new Map<string, string>();
-
-export function sameCloneAs(storeCwd: string, cwd: string): void {
-  if (storeCwd !== cwd) sameClone.set(storeCwd, cwd);
-}
-
+/** A separate store's folder counts as its clone's worktree (run.ts placeOf): one remote config. */
 function key(cwd: string, remote: string): string {
-  return `${sameClone.get(cwd) ?? cwd}\0${remote}`;
+  return `${placeOf(cwd)}\0${remote}`;
 }
 
 /** The prefix refs/handoff/* has on `remote` (read once per process and clone). */

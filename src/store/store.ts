@@ -12,7 +12,6 @@ import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter } from "../git/loose-ref-writer.ts";
 import { WriteTurns } from "../git/write-turn.ts";
-import { sameCloneAs } from "../git/ref-prefix.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -98,10 +97,7 @@ export class Store {
     this.session = opts.warm ? new RefSession(this.storeCwd, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (opts.warm) this.writer.prepareAhead();
-    if (storeDir !== repo.commonDir) {
-      sameCloneAs(this.storeCwd, this.cwd);
-      runStoreFrom(storeDir, this.cwd);
-    }
+    if (storeDir !== repo.commonDir) runStoreFrom(storeDir, this.cwd);
     const refFiles = this.refFiles;
     // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
     if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => scanRefWritePolicy(process.env, storeDir, storeDir === repo.commonDir ? repo.gitDir : null, storeDir === repo.commonDir ? repo.workTree : null, storeDir === repo.commonDir ? null : repo.commonDir), refFiles);
