@@ -6,7 +6,7 @@
 // git-handoff (which would read an empty set in the repository) fails on its first write; a
 // process that opened the repository before the move refuses to go on in the old place, and a
 // running MCP server reopens it at its next call.
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
@@ -339,6 +339,33 @@ test("the sweep after a switch carries over what the old place gained, changed a
   assert.is(ownRefs(repo), "", "the old place is empty");
   const now = Object.fromEntries(storeRefs(repo).split("\n").map((l) => l.split(" ").reverse()));
   assert.equal(now, { [t("a")]: A2, [t("c")]: C1, [t("d")]: D1, [t("e")]: E1, [t("x")]: X3 });
+});
+
+test("a move back stopped after its switch: doctor says so, store --shared carries over what is newer in the old store and removes it", () => {
+  const repo = tempRepo();
+  for (const id of ["one", "two"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "add");
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate");
+  ok(cli(["store", "--shared"], { cwd: repo }), "shared");
+  // As a move back killed between its rename and its sweep leaves it: an old store holding a write
+  // made during the move (task one claimed there), its refs otherwise as copied.
+  ok(cli(["store", "--separate"], { cwd: repo }), "separate again");
+  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim in the store");
+  const claimed = storeRefs(repo).split("\n").find((l) => l.endsWith(" refs/handoff/tasks/one"))!.split(" ")[0]!;
+  const before = storeRefs(repo).split("\n").find((l) => l.endsWith(" refs/handoff/tasks/two"))!.split(" ")[0]!;
+  const old = `${join(repo, STORE)}.old-4242`;
+  cpSync(join(repo, STORE), old, { recursive: true });
+  gitOut(repo, `--git-dir=${old}`, "update-ref", "-d", "refs/handoff/tasks/two"); // removed there: nothing to carry
+  ok(cli(["store", "--shared"], { cwd: repo }), "shared");
+  gitOut(repo, "update-ref", "refs/handoff/tasks/one", gitOut(repo, "rev-parse", "refs/handoff/tasks/one^")); // the write the sweep never saw
+  const warned = ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout");
+  assert.is(warned.status, "warn");
+  assert.match(warned.detail, "old-4242");
+  const tidied = ok(cli(["store", "--shared", "--json"], { cwd: repo }), "tidy").json;
+  assert.equal([tidied.already, tidied.moved, tidied.conflicts], [true, 1, []]);
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/one"), claimed, "the newer write is carried over");
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/two"), before, "a ref the old store lacks stays as it is");
+  assert.not.ok(existsSync(old), "the old store is removed");
+  assert.is(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout").status, "ok");
 });
 
 test("a sha256 repository's separate store is sha256 too", () => {

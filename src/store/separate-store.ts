@@ -12,7 +12,7 @@
 // from then on uses (repo.ts storeDirOf looks for the store's HEAD). A process that opened it
 // before refuses its next write (Store.layoutMoved); a write it made just before the switch is
 // carried over by the sweep, which repeats until the old place has nothing new, then empties it.
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { SEPARATE_STORE, storeDirOf, type RepoInfo } from "../git/repo.ts";
@@ -85,12 +85,15 @@ async function move(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?
   const tips = await listFamilies(source);
   const base = { layout: to, git_dir: target, from, late_writes: 0, conflicts: [] as string[], dry_run: !!opts.dryRun };
   if (from === to && to === "separate" && !opts.dryRun) return { ...base, ...(await tidy(repo, opts.agent)), refs: tips.length, already: true };
-  // Shared, with guards but no store (its folder removed by hand): the guards go, as the user asked.
-  if (from === to && !opts.dryRun && (await guardsIn(cwdOf(repo))).size) await removeGuards(cwdOf(repo), repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40));
+  if (from === to && !opts.dryRun) {
+    // Shared, with guards but no store (its folder removed by hand): the guards go, as the user asked.
+    if ((await guardsIn(cwdOf(repo))).size) await removeGuards(cwdOf(repo), zeroOf(repo));
+    return { ...base, ...(await tidyOldStores(repo, opts.agent)), refs: (await listFamilies(cwdOf(repo))).length, already: true };
+  }
   if (from === to) return { ...base, refs: tips.length, already: true, moved: 0 };
   if (repo.isBare && to === "separate") fail("invalid_input", "a bare repository has no work of its own to slow down: its coordination refs stay where they are");
   if (opts.dryRun) return { ...base, refs: tips.length, already: false, moved: tips.length };
-  const zero = repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40);
+  const zero = zeroOf(repo);
   const copied = new Map<string, string>();
   let oldPlace: string;
   let newCwd: string;
@@ -202,30 +205,70 @@ async function guardsIn(cwd: string): Promise<Map<string, string>> {
  */
 async function tidy(repo: RepoInfo, agent?: string): Promise<{ moved: number; late_writes: number; conflicts: string[] }> {
   const cwd = cwdOf(repo);
-  const zero = repo.objectFormat === "sha256" ? "0".repeat(64) : "0".repeat(40);
+  const zero = zeroOf(repo);
   const left = await listFamilies(cwd);
   const guards = await guardsIn(cwd);
   if (!left.length && guards.size === GUARDS.length) return { moved: 0, late_writes: 0, conflicts: [] };
-  const inStore = new Map((await listFamilies(repo.storeDir)).map((t) => [t.name, t.oid]));
-  const conflicts: string[] = [];
-  const carry = left.filter((t) => t.oid !== inStore.get(t.name));
-  await copyObjects(cwd, `${repo.storeDir}/objects`, carry);
-  let moved = 0;
-  for (const t of carry) {
-    const there = inStore.get(t.name) ?? null;
-    // The store's value already follows from the leftover: the leftover is only older.
-    if (there && (await isAncestor(repo.storeDir, t.oid, there))) continue;
-    if (there && !(await isAncestor(repo.storeDir, there, t.oid))) {
-      conflicts.push(t.name);
-      continue;
-    }
-    if ((await updateRefs(repo.storeDir, [{ ref: t.name, new: t.oid, old: there }], zero, agent)).ok) moved++;
-    else conflicts.push(t.name);
-  }
+  const { moved, conflicts } = await carryNewer(left, cwd, repo.storeDir, `${repo.storeDir}/objects`, zero, agent);
   if (left.length) await mustUpdate(cwd, left.map((t) => ({ ref: t.name, new: null, old: t.oid })), zero, agent);
   await placeGuards(cwd, repo.storeDir, zero, agent);
   return { moved, late_writes: left.length ? 1 : 0, conflicts };
 }
+
+/**
+ * The shared layout's counterpart: a store a move back had renamed out of the way and not yet
+ * swept when it was stopped (`handoff-store.git.old-<pid>`) may hold writes made during that
+ * move; what is newer there than here is carried over, then it is removed.
+ */
+async function tidyOldStores(repo: RepoInfo, agent?: string): Promise<{ moved: number; late_writes: number; conflicts: string[] }> {
+  const out = { moved: 0, late_writes: 0, conflicts: [] as string[] };
+  for (const old of oldStores(repo)) {
+    const left = await listFamilies(old);
+    const r = await carryNewer(left, old, cwdOf(repo), `${repo.commonDir}/objects`, zeroOf(repo), agent);
+    out.moved += r.moved;
+    out.late_writes++;
+    out.conflicts.push(...r.conflicts);
+    rmSync(old, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** Stores renamed out of the way by a move back that did not finish (see tidyOldStores). */
+export function oldStores(repo: RepoInfo): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(repo.commonDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => /^handoff-store\.git\.old-\d+$/.test(n)).map((n) => `${repo.commonDir}/${n}`);
+}
+
+/**
+ * Refs left elsewhere (`left`, read from `from`) carried into `to` where they are newer than its
+ * own by ancestry; older ones are dropped, diverged ones reported (the destination's value stands).
+ */
+async function carryNewer(left: RefTip[], from: string, to: string, toObjects: string, zero: string, agent?: string): Promise<{ moved: number; conflicts: string[] }> {
+  const here = new Map((await listFamilies(to)).map((t) => [t.name, t.oid]));
+  const conflicts: string[] = [];
+  const carry = left.filter((t) => t.oid !== here.get(t.name));
+  await copyObjects(from, toObjects, carry);
+  let moved = 0;
+  for (const t of carry) {
+    const there = here.get(t.name) ?? null;
+    // The destination's value already follows from the leftover: the leftover is only older.
+    if (there && (await isAncestor(to, t.oid, there))) continue;
+    if (there && !(await isAncestor(to, there, t.oid))) {
+      conflicts.push(t.name);
+      continue;
+    }
+    if ((await updateRefs(to, [{ ref: t.name, new: t.oid, old: there }], zero, agent)).ok) moved++;
+    else conflicts.push(t.name);
+  }
+  return { moved, conflicts };
+}
+
+const zeroOf = (repo: RepoInfo) => "0".repeat(repo.objectFormat === "sha256" ? 64 : 40);
 
 async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
   return (await git(["merge-base", "--is-ancestor", a, b], { cwd })).code === 0;

@@ -1,7 +1,7 @@
 // doctor's view of where the coordination refs live (src/store/separate-store.ts): a large set
 // among the user's own refs slows the user's git; a separate store with refs left beside it (an
 // interrupted move, an older git-handoff) or without its guards needs `store --separate` again.
-import { layoutHealth } from "../store/separate-store.ts";
+import { layoutHealth, oldStores } from "../store/separate-store.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
@@ -11,6 +11,10 @@ export const SEPARATE_ADVISED_AT = 2_000;
 export async function layoutCheck(store: Store): Promise<Check> {
   const h = await layoutHealth(store.repo);
   if (h.layout === "shared") {
+    const old = oldStores(store.repo);
+    if (old.length && !h.guards) {
+      return { name: "store-layout", status: "warn", detail: `a move back among the repository's refs was stopped before it finished: ${old.join(", ")} may hold writes made during it`, fix: "git handoff store --shared (carries over what is newer there, then removes it)" };
+    }
     if (h.guards) {
       return { name: "store-layout", status: "fail", detail: `the repository's guard refs say the coordination refs are in a separate store, but ${store.repo.commonDir}/handoff-store.git is not there (removed by hand?): this clone sees ${h.here} coordination refs`, fix: "restore the folder from a backup, or accept the loss: git handoff store --shared (removes the guards), then git handoff sync" };
     }
