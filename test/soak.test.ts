@@ -1,8 +1,8 @@
 // The soak at a small size: 4 clones of one remote over smart HTTP, 2 agents each (one process
 // apiece), 24 tasks, every agent joining (a session on the roster, one sync) and then looping
 // claim --next -> done -> sync until nothing is left, on
-// the scripted clock. Safety (every task done exactly once, the same state everywhere) and
-// liveness (every clone gets a fair part, few wasted pushes).
+// the scripted clock, half the clones with a separate store. Safety (every task done exactly once,
+// the same state everywhere) and liveness (every clone gets a fair part, few wasted pushes).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
@@ -22,7 +22,8 @@ test(`${CLONES} clones x ${AGENTS} agents x ${TASKS} tasks over git http-backend
   // Scripted (fixed) but near the real time: the remote's HTTP Date header is the real time, and a
   // clock known to be off by more than max_clock_skew makes no grant.
   const now = new Date(Date.now() + 10_000).toISOString();
-  soak = await runSoak({ clones: CLONES, agentsPerClone: AGENTS, tasks: TASKS, now, boundMs: 150_000 });
+  // Half the clones keep their coordination refs in a separate store: the layouts are a clone's own.
+  soak = await runSoak({ clones: CLONES, agentsPerClone: AGENTS, tasks: TASKS, now, boundMs: 150_000, separate: CLONES / 2 });
   const f = soakFigures(soak, CLONES);
   console.log(`  soak: ${f.grants} grants in ${(soak.wallMs / 1000).toFixed(1)} s; claim p50 ${f.claimP50.toFixed(0)} ms p99 ${f.claimP99.toFixed(0)} ms; claim pushes/grant ${f.claimPushesPerGrant.toFixed(2)} (max ${f.maxClaimPushes}); all pushes/grant ${f.pushesPerGrant.toFixed(2)}; ls-remotes/grant ${f.lsRemotesPerGrant.toFixed(2)}; per clone ${f.perClone.join(" ")}`);
 
@@ -46,6 +47,7 @@ test(`${CLONES} clones x ${AGENTS} agents x ${TASKS} tasks over git http-backend
   for (const repo of soak.repos) assert.is(cli(["sync"], { cwd: repo, agent: "lead", env: { HANDOFF_NOW: now } }).code, 0);
   const remote = gitOut(soak.bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/tasks/");
   for (const repo of soak.repos) assert.is(handoffRefs(repo).split("\n").filter((l) => l.startsWith("refs/handoff/tasks/")).join("\n"), remote);
+  soak.repos.forEach((repo, i) => assert.is(gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff/tasks/") === "", i < CLONES / 2, `clone ${i}: its refs ${i < CLONES / 2 ? "in its separate store" : "among its own"}`));
 
   // liveness: each clone at least half its fair share; few pushes wasted on lost races
   for (const n of f.perClone) assert.ok(n >= TASKS / CLONES / 2, `per clone ${f.perClone.join(" ")}`);

@@ -21,7 +21,8 @@ try {
   const uncontended = quantile(alone.grants.map((g) => g.ms), 0.5);
   await alone.stop();
 
-  const r = await runSoak({ clones: CLONES, agentsPerClone: AGENTS, tasks: TASKS, now: now(), boundMs: BOUND_MS });
+  // BENCH_LAYOUT=separate: every clone keeps its coordination refs in a separate store.
+  const r = await runSoak({ clones: CLONES, agentsPerClone: AGENTS, tasks: TASKS, now: now(), boundMs: BOUND_MS, ...(process.env.BENCH_LAYOUT === "separate" ? { separate: CLONES } : {}) });
   const f = soakFigures(r, CLONES);
   const landed = r.requests.filter((l) => l.startsWith("POST ") && l.includes("git-receive-pack")).length;
   const advert = spawnSync("git", ["ls-remote", r.bare], { env: cleanEnv(), encoding: "utf8" }).stdout.length;

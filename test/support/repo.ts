@@ -1,6 +1,6 @@
 // Test support: real git repositories in temp folders and the real built CLI in real processes.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -134,7 +134,9 @@ export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
  * `{ logs: true }` to include them.
  */
 export function handoffRefs(cwd: string, opts: { logs?: boolean } = {}): string {
-  const all = gitOut(cwd, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
+  // A clone whose coordination refs are in a separate store (git handoff store --separate) is read there.
+  const store = `${cwd}/.git/handoff-store.git`;
+  const all = gitOut(cwd, ...(existsSync(`${store}/HEAD`) ? [`--git-dir=${store}`] : []), "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
   return opts.logs ? all : all.split("\n").filter((l) => !l.startsWith("refs/handoff/log/")).join("\n");
 }
 

@@ -18,6 +18,8 @@ export interface SoakOptions {
   now: string;
   /** Wall-clock bound for the whole loop; agents stop at it. */
   boundMs: number;
+  /** How many of the clones (the first ones) keep their coordination refs in a separate store. */
+  separate?: number;
 }
 
 export interface Step {
@@ -74,6 +76,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const http = await startHttp(served.root, log);
   const url = http.url("soak");
   const repos = Array.from({ length: o.clones }, () => cloneOf(url));
+  for (const r of repos.slice(0, o.separate ?? 0)) if (cli(["store", "--separate"], { cwd: r }).code !== 0) throw new Error("store --separate failed");
   const taskIds = Array.from({ length: o.tasks }, (_, i) => `soak-${String(i).padStart(3, "0")}`);
   // Priorities in three tiers, so the draw among the best few meets unequal weights.
   await seedTasks(repos[0]!, taskIds.map((id, i) => ({ id, priority: i % 3 === 0 ? 1 : 0 })));
