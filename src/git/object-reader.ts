@@ -23,18 +23,16 @@ export class ObjectReader {
   recent: ((oid: string) => GitObject | undefined) | null = null;
 
   /**
-   * `commonDir`: the git dir whose objects are read; `cwd`: where cat-file runs; `alsoDir`: a
-   * repository whose objects commonDir reaches through alternates (a separate store reads the
-   * user's commits that way), read loose before cat-file is started.
+   * `commonDir`: the git dir whose loose objects are read; `cwd`: where cat-file runs (in a
+   * separate store it also reaches the repository's objects, through alternates).
    */
   constructor(
     private readonly commonDir: string,
     private readonly cwd: string,
-    private readonly alsoDir: string | null = null,
   ) {}
 
   async read(oid: string): Promise<GitObject | null> {
-    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? (this.alsoDir ? readLoose(this.alsoDir, oid) : null) ?? this.readBatch(oid);
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.readBatch(oid);
   }
 
   private readBatch(oid: string): Promise<GitObject | null> {

@@ -306,6 +306,9 @@ function makeStore(repo: RepoInfo, dir: string): void {
     "[core]",
     `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
     "\tbare = true",
+    // The repository's refs name code only, never a coordination object: not worth listing (with
+    // a for-each-ref process apiece, twice per fetch) as tips the store already has.
+    "\talternateRefsCommand = true",
     ...(sha256 ? ["[extensions]", "\tobjectformat = sha256"] : []),
     "",
   ].join("\n");

@@ -87,7 +87,7 @@ export class Store {
     opts: { warm?: boolean } = {},
   ) {
     const storeDir = repo.storeDir;
-    this.reader = new ObjectReader(storeDir, this.storeCwd, storeDir === repo.commonDir ? null : repo.commonDir);
+    this.reader = new ObjectReader(storeDir, this.storeCwd);
     this.writer = new ObjectWriter(storeDir, repo.objectFormat);
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
