@@ -157,14 +157,18 @@ function discoverWithGit(cwd: string): RepoInfo {
 /** Where a separate store lives under a repository's common git dir. */
 export const SEPARATE_STORE = "handoff-store.git";
 
-/** The separate store when one is there (its HEAD written last when it was made), else the common dir. */
-export function storeDirOf(commonDir: string): string {
-  const dir = `${commonDir}/${SEPARATE_STORE}`;
+/** Whether a separate store is there now: its HEAD, written last when it was made. One stat. */
+export function hasSeparateStore(commonDir: string): boolean {
   try {
-    return statSync(`${dir}/HEAD`, { throwIfNoEntry: false }) ? dir : commonDir;
+    return statSync(`${commonDir}/${SEPARATE_STORE}/HEAD`, { throwIfNoEntry: false }) !== undefined;
   } catch {
-    return commonDir; // .git/handoff is no folder (ENOTDIR): no store there
+    return false; // a file where a folder must be (ENOTDIR): no store there
   }
+}
+
+/** The separate store when one is there, else the common dir. */
+export function storeDirOf(commonDir: string): string {
+  return hasSeparateStore(commonDir) ? `${commonDir}/${SEPARATE_STORE}` : commonDir;
 }
 
 function readBranch(gitDir: string): string | null {

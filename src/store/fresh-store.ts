@@ -5,7 +5,7 @@
 // reopened when any of it changed, so no call acts on stale state.
 import { join } from "node:path";
 import { fileStamp } from "../git/file-stamp.ts";
-import { storeDirOf } from "../git/repo.ts";
+import { hasSeparateStore } from "../git/repo.ts";
 import { CONFIG_NAME } from "./config-file.ts";
 import type { Store } from "./store.ts";
 
@@ -95,6 +95,6 @@ async function stampOf(s: Store): Promise<string> {
   const branch = s.policySource?.branch;
   const tip = branch && s.usesRefFiles ? ((await s.readRef(`refs/heads/${branch}`)) ?? "none") : "";
   // Where the coordination refs live (separate-store.ts): a move reopens the Store, which then reads the new place.
-  const layout = storeDirOf(s.repo.commonDir) === s.repo.commonDir ? "shared" : "separate";
+  const layout = hasSeparateStore(s.repo.commonDir) ? "separate" : "shared";
   return `${fileStamp(join(s.repo.gitDir, "HEAD"))}\0${s.repo.workTree ? fileStamp(join(s.repo.workTree, CONFIG_NAME)) : ""}\0${fileStamp(join(s.repo.commonDir, "config"))}\0${tip}\0${layout}`;
 }

@@ -9,8 +9,8 @@
 // Moving is a copy, then a switch, then a sweep: the objects the refs reach are packed into the
 // new place (never borrowed: the old place's gc would prune them once its refs are gone), the refs
 // written there, and one rename makes the new layout the one every process opening the repository
-// from then on uses (repo.ts storeDirOf looks for the store's HEAD). A process that opened it
-// before refuses its next write (Store.layoutMoved); a write it made just before the switch is
+// from then on uses (repo.ts hasSeparateStore looks for the store's HEAD). A process that opened
+// it before refuses its next write (Store.refuseIfMoved); a write it made just before the switch is
 // carried over by the sweep, which repeats until the old place has nothing new, then empties it.
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";

@@ -7,7 +7,7 @@ import { deriveScope, type Actor } from "../core/identity.ts";
 import { refComponentProblem, sanitizeIdPart, validateAgentId } from "../core/ids.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
-import { discoverRepo, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
+import { discoverRepo, hasSeparateStore, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter } from "../git/loose-ref-writer.ts";
@@ -271,8 +271,8 @@ export class Store {
     if (this.separateStore || !this.refFiles) return;
     this.storeMissing ??= guardedWithoutStore(this.repo.commonDir, this.refFiles);
     if (!this.storeMissing) return;
-    // The guards and a store: the refs moved after this store opened (refuseIfMoved says so).
-    if (existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`)) return this.refuseIfMoved();
+    // The guards and a store: the refs moved after this store opened.
+    if (hasSeparateStore(this.repo.commonDir)) this.failMoved(true);
     fail(
       "corrupt_state",
       `this repository's coordination refs were moved to a separate store, ${this.repo.commonDir}/${SEPARATE_STORE}, which is not there (removed by hand?): nothing was read or written`,
@@ -302,7 +302,7 @@ export class Store {
    * over). Never acknowledged as written: the caller is told the outcome is unknown.
    */
   private refuseIfMovedDuring(): void {
-    if (existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`) === this.separateStore) return;
+    if (hasSeparateStore(this.repo.commonDir) === this.separateStore) return;
     fail(
       "outcome_unknown",
       "the coordination refs were moved (git handoff store) while this write was made: it may or may not have been carried over; look (git handoff task list, git handoff leases) and run it again if it is missing",
@@ -322,8 +322,12 @@ export class Store {
    * place. One stat; before every write, and before every listing of a long-running process.
    */
   private refuseIfMoved(): void {
-    const separateNow = existsSync(`${this.repo.commonDir}/${SEPARATE_STORE}/HEAD`);
-    if (separateNow === this.separateStore) return this.refuseIfStoreMissing();
+    const separateNow = hasSeparateStore(this.repo.commonDir);
+    if (separateNow !== this.separateStore) this.failMoved(separateNow);
+    this.refuseIfStoreMissing();
+  }
+
+  private failMoved(separateNow: boolean): never {
     fail(
       "environment",
       `the coordination refs moved to ${separateNow ? `${this.repo.commonDir}/${SEPARATE_STORE}` : `${this.repo.commonDir}`} (git handoff store) after this command opened the repository: nothing was written; run it again (restart it, if it is a process of your own that keeps a store open)`,
