@@ -45,4 +45,24 @@ test("reopened when what it took in changed, and only then", async () => {
   }
 });
 
+test("sameAsLast: the Store the last get() returned, without a second check; after invalidate(), a get()", async () => {
+  const { worktree: wt } = repoWithPolicy("max_concurrent: 3\n");
+  let opened = 0;
+  const fresh = new FreshStore(() => (opened++, openSyncedStore({ cwd: wt, agent: "dash", env: cleanEnv() })), 50);
+  try {
+    const first = await fresh.sameAsLast();
+    assert.is(opened, 1, "none yet: a get()");
+    gitOut(wt, "config", "handoff.remoteTimeout", "30s");
+    assert.is(await fresh.sameAsLast(), first, "not checked again (the call's get() did, a moment ago)");
+    const second = await fresh.get();
+    assert.is.not(second, first, "get() checks");
+    fresh.invalidate();
+    const third = await fresh.sameAsLast();
+    assert.is.not(third, second, "invalidated (another agent name adopted): opened again");
+    assert.is(opened, 3);
+  } finally {
+    fresh.close();
+  }
+});
+
 test.run();

@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LooseRefWriter, refWritePolicy } from "../src/git/loose-ref-writer.ts";
 import { RefFiles } from "../src/git/ref-files.ts";
-import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -56,8 +56,10 @@ test("a two-ref update leaves the same files git update-ref leaves, and git read
     assert.is(readFileSync(refFile(repo, ref), "latin1"), `${b}\n`);
     assert.is(statSync(refFile(repo, ref)).mode, statSync(refFile(repo, "refs/handoff/tasks/t-2")).mode);
     assert.is(gitOut(repo, "rev-parse", ref).trim(), b);
-    assert.is(statSync(refFile(repo, ref)).nlink, 1, "no second name left on the ref's inode");
   }
+  // The temp's own name on the ref's inode goes once the writer is quiet (off the write's path).
+  await new Promise((r) => setTimeout(r, 50));
+  for (const ref of ["refs/handoff/tasks/t-1", "refs/handoff/leases"]) assert.is(statSync(refFile(repo, ref)).nlink, 1, "no second name left on the ref's inode");
   assert.is(gitOut(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/").trim().split("\n").length, 3);
   gitOut(repo, "fsck", "--strict", "--no-dangling");
   assert.equal(lockFiles(`${repo}/.git/refs`), []);
@@ -262,6 +264,48 @@ test("creations: written here as git would, or left to git where a name clashes;
   assert.equal(lockFiles(`${repo}/.git/refs`), []);
   assert.is(spawnSync("git", ["fsck", "--no-dangling"], { cwd: repo }).status, 0);
   w.close();
+});
+
+
+/** Until the writer's temp folder has stopped changing: its pool made, replaced names removed. */
+async function settled(repo: string): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 200; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    const now = tempsLeft(repo).map((t) => `${t}:${statSync(`${repo}/.git/handoff/ref-temps/${t}`, { throwIfNoEntry: false })?.size}`).sort().join(" ");
+    if (now && now === last) return;
+    last = now;
+  }
+}
+
+test("temps made ahead hold a placeholder on disk and are written over in place: each ref ends as exactly its id, in SHA-1 and SHA-256 repositories alike", async () => {
+  for (const format of ["sha1", "sha256"]) {
+    const repo = tempDir("handoff-lrw-");
+    gitOut(repo, "init", "-q", `--object-format=${format}`, "-b", "main");
+    gitOut(repo, "config", "user.email", "t@example.com");
+    gitOut(repo, "config", "user.name", "t");
+    const ids = chain(repo, 4);
+    gitOut(repo, "update-ref", "refs/handoff/leases", ids[0]!);
+    const w = await open(repo);
+    w.prepareAhead();
+    // The pool is made on the thread pool, each placeholder flushed (makeOne).
+    await settled(repo);
+    const length = ids[0]!.length + 1;
+    for (const t of tempsLeft(repo)) assert.is(statSync(`${repo}/.git/handoff/ref-temps/${t}`).size, 41, "made before the writer saw an id: the length of a SHA-1 id");
+    for (let i = 1; i < ids.length; i++) {
+      assert.equal(w.update([{ ref: "refs/handoff/leases", new: ids[i]!, old: ids[i - 1]! }]), { ok: true });
+      assert.is(readFileSync(refFile(repo, "refs/handoff/leases"), "latin1"), `${ids[i]}\n`);
+      assert.is(statSync(refFile(repo, "refs/handoff/leases")).size, length);
+      assert.is(gitOut(repo, "rev-parse", "refs/handoff/leases").trim(), ids[i]);
+    }
+    // After the first write of a SHA-256 id, the pool is made at its length.
+    await settled(repo);
+    for (const t of tempsLeft(repo).filter((n) => !n.endsWith(".old"))) assert.is(statSync(`${repo}/.git/handoff/ref-temps/${t}`).size, length, t);
+    gitOut(repo, "fsck", "--strict", "--no-dangling");
+    w.close();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(tempsLeft(repo), [], "temp files removed on close");
+  }
 });
 
 test.run();

@@ -77,6 +77,11 @@ export class ObjectWriter {
     return oid;
   }
 
+  /** Whether `oid` was written (or found) since the last `settle`: on disk a moment ago, checked again by `settle`. */
+  isPending(oid: string): boolean {
+    return this.pending.has(oid);
+  }
+
   /** The objects written (or found) since the last `settle`: what no ref may point at yet. */
   unsettled(): string[] {
     return [...this.pending.keys()];

@@ -31,7 +31,7 @@ export class TempFiles {
 
   constructor(
     private readonly objectsDir: string,
-    private readonly size = 32,
+    private readonly size = 96,
     quietMs = QUIET_MS,
   ) {
     this.quiet = new QuietTrigger(() => this.fill(), quietMs);

@@ -72,6 +72,11 @@ export class McpSession {
     return this.fresh.get();
   }
 
+  /** The Store this request's call just used (FreshStore.sameAsLast): its heartbeat's, checked once per request. */
+  storeOfCall(): Promise<Store> {
+    return this.fresh.sameAsLast();
+  }
+
   /** A failed call's error, told as a move of the coordination refs where that caused it (Store.explainFailure). */
   explainFailure(e: unknown): unknown {
     return this.fresh.peek()?.explainFailure(e) ?? e;

@@ -64,7 +64,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       try {
         const reply = await tool.run((args ?? {}) as never, ctx);
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
-        await refreshHeartbeat(await session.store());
+        await refreshHeartbeat(await session.storeOfCall());
         return okResult(reply.data, reply.text, reply.summary, reply.next);
       } catch (caught) {
         const e = session.explainFailure(caught);

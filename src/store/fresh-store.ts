@@ -51,6 +51,15 @@ export class FreshStore {
     return this.current;
   }
 
+  /**
+   * The Store the last `get()` returned, unless invalidated since, without checking it again: for
+   * what follows a call in the same request (its heartbeat), which that call's `get()` checked a
+   * moment ago. `get()` when there is none.
+   */
+  async sameAsLast(): Promise<Store> {
+    return this.current && this.stamp !== "" ? this.current : this.get();
+  }
+
   /** The next `get()` opens a new Store (the caller changed what `open` does). */
   invalidate(): void {
     this.stamp = "";

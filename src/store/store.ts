@@ -234,7 +234,7 @@ export class Store {
     for (let n = 0; ; n++) {
       // A transaction git would refuse costs the long-lived update-ref process its life: check
       // the expected values here first, just before sending (git still checks them under lock).
-      const direct = this.looseRefs?.update(updates) ?? null;
+      const direct = this.looseRefs?.update(updates, (oid) => this.writer.isPending(oid)) ?? null;
       const early = !direct && this.session && this.refFiles ? staleBeforeSending(this.refFiles, this.repo.storeDir, updates) : null;
       if (early) return early;
       const r = direct ?? (await (this.session ? this.session.update(updates) : updateRefs(this.storeCwd, updates, this.zeroOid, this.actor.agent)));
