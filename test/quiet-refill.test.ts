@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { QuietTrigger } from "../src/git/quiet-trigger.ts";
 import { TempFiles } from "../src/git/temp-files.ts";
-import { LooseRefWriter } from "../src/git/loose-ref-writer.ts";
+import { LooseRefWriter, REF_TEMP_POOL } from "../src/git/loose-ref-writer.ts";
 import { RefFiles } from "../src/git/ref-files.ts";
 import { ObjectWriter } from "../src/git/object-writer.ts";
 import { rmSync } from "node:fs";
@@ -89,11 +89,11 @@ test("ref writer: a replaced ref file's second name is removed once the process 
   const dir = `${repo}/.git/handoff/ref-temps`;
   try {
     w.prepareAhead();
-    await until(() => existsSync(dir) && readdirSync(dir).length === 16, "the ref temp pool filled");
+    await until(() => existsSync(dir) && readdirSync(dir).length === REF_TEMP_POOL, "the ref temp pool filled");
     assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: b, old: a }]), { ok: true });
     const old = () => readdirSync(dir).filter((f) => f.endsWith(".old"));
     assert.is(old().length, 1, "the replaced file keeps a second name until the process is quiet");
-    await until(() => old().length === 0 && readdirSync(dir).length === 16, "second name removed and pool made up");
+    await until(() => old().length === 0 && readdirSync(dir).length === REF_TEMP_POOL, "second names removed (the replaced file's, the temp's) and pool made up");
     assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/t-1").trim(), b);
   } finally {
     w.close();

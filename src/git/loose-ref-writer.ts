@@ -424,7 +424,9 @@ export class LooseRefWriter {
   }
 }
 
-const POOL = 32;
+/** Ref temps kept made ahead (two a claim; refilled once quiet, or at once below a quarter). */
+export const REF_TEMP_POOL = 32;
+const POOL = REF_TEMP_POOL;
 /** Names waiting for a quiet spell beyond which they are removed at once. */
 const REMOVE_BOUND = 256;
 const PARALLEL = 4;

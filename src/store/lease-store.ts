@@ -7,6 +7,7 @@
 // agent's first edit of a file) next to checks, and a lost race just re-runs on fresh state.
 import { readFileSync } from "node:fs";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
+import { fileStamp } from "../git/file-stamp.ts";
 import { HandoffError } from "../core/errors.ts";
 import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
 import { isGlob } from "../core/paths.ts";
@@ -199,13 +200,24 @@ export function mutateLeases(store: Store, op: (set: LeaseSet, ctx: OpContext) =
 
 /** The lease policy: mode and ignore globs from .handoff.yaml, plus .gitattributes markings. */
 export function loadPolicy(store: Store): LeasePolicy {
+  // Kept per Store (its config never changes) while .gitattributes stays the same file: a claim
+  // asks for it, and a missing file read anew is a thrown ENOENT (~15 us) each time.
+  const attrsPath = store.repo.workTree ? `${store.repo.workTree}/.gitattributes` : null;
+  const stamp = attrsPath ? fileStamp(attrsPath) : "";
+  const kept = policies.get(store);
+  if (kept && kept.stamp === stamp) return kept.policy;
   let attrs: string | null = null;
-  if (store.repo.workTree) {
+  if (attrsPath && stamp) {
     try {
-      attrs = readFileSync(`${store.repo.workTree}/.gitattributes`, "utf8");
+      attrs = readFileSync(attrsPath, "utf8");
     } catch {
       attrs = null;
     }
   }
-  return buildPolicy(store.config, attrs);
+  const policy = buildPolicy(store.config, attrs);
+  policies.set(store, { stamp, policy });
+  return policy;
 }
+
+/** The lease policy each Store last built, with the stamp of the .gitattributes it read (fileStamp). */
+const policies = new WeakMap<Store, { stamp: string; policy: LeasePolicy }>();
