@@ -45,10 +45,10 @@ test("reopened when what it took in changed, and only then", async () => {
   }
 });
 
-test("sameAsLast: the Store the last get() returned, without a second check; after invalidate(), a get()", async () => {
+test("sameAsLast: the Store the last get() returned, without a second check within one call's span; after it or after invalidate(), a get()", async () => {
   const { worktree: wt } = repoWithPolicy("max_concurrent: 3\n");
   let opened = 0;
-  const fresh = new FreshStore(() => (opened++, openSyncedStore({ cwd: wt, agent: "dash", env: cleanEnv() })), 50);
+  const fresh = new FreshStore(() => (opened++, openSyncedStore({ cwd: wt, agent: "dash", env: cleanEnv() })), 50, 200);
   try {
     const first = await fresh.sameAsLast();
     assert.is(opened, 1, "none yet: a get()");
@@ -60,6 +60,12 @@ test("sameAsLast: the Store the last get() returned, without a second check; aft
     const third = await fresh.sameAsLast();
     assert.is.not(third, second, "invalidated (another agent name adopted): opened again");
     assert.is(opened, 3);
+    // A check longer ago than one call's span is made again (a call that never asked for the Store).
+    gitOut(wt, "config", "handoff.remoteTimeout", "20s");
+    await new Promise((r) => setTimeout(r, 250));
+    const fourth = await fresh.sameAsLast();
+    assert.is.not(fourth, third, "checked again: .git/config changed meanwhile");
+    assert.is(opened, 4);
   } finally {
     fresh.close();
   }

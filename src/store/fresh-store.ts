@@ -22,11 +22,16 @@ export class FreshStore {
   constructor(
     private readonly open: () => Promise<Store>,
     private readonly keepRetiredMs: number,
+    /** How long after a check sameAsLast() trusts it: one request's call and its heartbeat. */
+    private readonly sameCallMs = 1000,
   ) {}
 
   async get(): Promise<Store> {
     const s = this.current;
-    if (s && (await stampOf(s)) === this.stamp) return s;
+    if (s && (await stampOf(s)) === this.stamp) {
+      this.checkedAt = Date.now();
+      return s;
+    }
     // Concurrent calls share one reopen, so no Store (and its git processes) is left behind.
     this.opening ??= this.reopen().finally(() => (this.opening = null));
     return this.opening;
@@ -52,13 +57,16 @@ export class FreshStore {
   }
 
   /**
-   * The Store the last `get()` returned, unless invalidated since, without checking it again: for
-   * what follows a call in the same request (its heartbeat), which that call's `get()` checked a
-   * moment ago. `get()` when there is none.
+   * The Store the last `get()` returned, without checking it again, if that check was a moment ago
+   * (within `sameCallMs`) and nothing invalidated it since: for what follows a call in the same
+   * request (its heartbeat). Otherwise (a call that never asked for the Store, or a long one) `get()`.
    */
   async sameAsLast(): Promise<Store> {
-    return this.current && this.stamp !== "" ? this.current : this.get();
+    return this.current && this.stamp !== "" && Date.now() - this.checkedAt < this.sameCallMs ? this.current : this.get();
   }
+
+  /** When the last `get()` found the Store current (epoch ms). */
+  private checkedAt = 0;
 
   /** The next `get()` opens a new Store (the caller changed what `open` does). */
   invalidate(): void {
@@ -77,6 +85,7 @@ export class FreshStore {
     const old = this.current;
     this.current = next;
     this.stamp = await stampOf(next);
+    this.checkedAt = Date.now();
     if (old) this.retire(old);
     return next;
   }
