@@ -147,12 +147,13 @@ export class RefFiles {
   }
 
   /** undefined: no loose file (look in packed-refs); a string: the ref's value. */
-  private readLoose(name: string): string | null | undefined {
+  private readLoose(name: string, listed = false): string | null | undefined {
     const path = `${this.commonDir}/${name}`;
     // A missing ref (an agent that never declared a session, a packed ref) is asked first: a
     // thrown ENOENT costs several times the extra stat of a ref that is there. A ref this process
-    // last found as a file is opened straight away (a claim reads about ten of them).
-    const present = this.present.has(name);
+    // last found as a file (a claim reads about ten), or one a folder listing just named, is
+    // opened straight away.
+    const present = listed || this.present.has(name);
     if (!present && !existsSync(path)) return undefined;
     let text: string;
     try {
@@ -189,7 +190,7 @@ export class RefFiles {
         nested = true;
         this.walk(name, found);
       } else if (e.isFile() && !e.name.endsWith(".lock")) {
-        const value = this.readLoose(name);
+        const value = this.readLoose(name, true);
         if (value) found.set(name, value);
       }
     }
