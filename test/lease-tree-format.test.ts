@@ -1,7 +1,8 @@
-// The lease set stored as a tree (format 2): a set converts on the write that brings it to 64
-// leases, reads the same as before, a claim then rewrites only the prefix files it changes, a
-// received tree is checked like the one-file record, and a format this build does not know is
-// refused as "from a newer git-handoff", never read as an empty set.
+// The lease set stored as a tree (format 3): a set converts on the write that brings it to 64
+// leases, reads the same as before, a claim then rewrites only the prefix file it changes (a folder
+// of many leases is spread over several files), a format 2 record (one file per folder) reads the
+// same and is written over in format 3, a received tree is checked like the one-file record, and a
+// format this build does not know is refused as "from a newer git-handoff", never read as empty.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadLeases } from "../src/store/lease-store.ts";
@@ -28,7 +29,7 @@ test("a lease set converts to a tree on the write that brings it to 64 leases, a
   const before = leasesOf(repo);
   ok(cli(["lease", "pkg99/x.ts", "--exclusive"], { cwd: repo, agent: "bob" }));
   assert.equal(treeNames(repo, "refs/handoff/leases"), ["format", "leases"]);
-  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 2");
+  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 3");
   assert.is(treeNames(repo, "refs/handoff/leases:leases").length, 64, "one file per first folder");
   const after = leasesOf(repo);
   assert.is(after.length, 64);
@@ -38,7 +39,7 @@ test("a lease set converts to a tree on the write that brings it to 64 leases, a
   assert.is(cli(["check", "pkg5/f.ts"], { cwd: repo, agent: "carol" }).code, 0);
   // Shrinking below the threshold keeps the tree: a clone never sees the format flip back.
   ok(cli(["unlease", ...files(10)], { cwd: repo, agent: "alice" }));
-  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 2");
+  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 3");
   assert.is(leasesOf(repo).length, 54);
   const doctor = cli(["doctor", "--json"], { cwd: repo, agent: "lead" });
   const format = (doctor.json?.checks ?? []).find((c: { name: string }) => c.name === "format");
@@ -106,7 +107,7 @@ test("a lease record in a format this build does not know is refused, never read
   const repo = tempRepo();
   ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: repo, agent: "alice" }));
   const leases = tree(repo, { "src.json": `{"leases": []}\n` });
-  const future = commit(repo, { tree: tree(repo, { format: "git-handoff 3\n", leases: { tree: leases } }), author: "alice", message: eventMessage({ type: "leased", agent: "alice", at: new Date().toISOString() }) });
+  const future = commit(repo, { tree: tree(repo, { format: "git-handoff 4\n", leases: { tree: leases } }), author: "alice", message: eventMessage({ type: "leased", agent: "alice", at: new Date().toISOString() }) });
   setRef(repo, "refs/handoff/leases", future);
   const r = cli(["check", "src/a.ts"], { cwd: repo, agent: "bob" });
   assert.is.not(r.code, 0, "a check does not answer as if nothing were leased");
@@ -135,7 +136,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   for (const name of treeNames(bare, `${tip}:leases`)) entries[name] = show(bare, `${tip}:leases/${name}`) + "\n";
   entries["*.json"] = `{"leases": [\n${JSON.stringify(grab)}\n]}\n`;
   const event = { type: "leased", task: "", agent: "mallory", at: now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["**"], exclusive: true };
-  const forged = commit(bare, { tree: tree(bare, { format: "git-handoff 2\n", leases: { tree: tree(bare, entries) } }), parent: tip, author: "mallory", message: eventMessage(event) });
+  const forged = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, entries) } }), parent: tip, author: "mallory", message: eventMessage(event) });
   setRef(bare, "refs/handoff/leases", forged);
   let s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
   let q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
@@ -156,7 +157,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   ] as const) {
     const odd = { ...entries, ...extra } as Record<string, string>;
     delete odd["*.json"];
-    const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 2\n", leases: { tree: tree(bare, odd) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice", paths: ["pkg1/x.ts"] }) });
+    const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, odd) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice", paths: ["pkg1/x.ts"] }) });
     setRef(bare, "refs/handoff/leases", bad);
     s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
     q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
@@ -166,7 +167,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   }
 
   // The next format: reported as newer, kept under the tracking refs, the local set untouched.
-  const future = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, { "x.json": "{}\n" }) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice" }) });
+  const future = commit(bare, { tree: tree(bare, { format: "git-handoff 4\n", leases: { tree: tree(bare, { "x.json": "{}\n" }) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice" }) });
   setRef(bare, "refs/handoff/leases", future);
   const text = ok(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(text.stdout + text.stderr, /from a newer git-handoff: refs\/handoff\/leases/, text.stdout + text.stderr);
@@ -175,6 +176,88 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   assert.ok(q, JSON.stringify(s.json));
   assert.is(q!.kind, "newer");
   assert.is(leasesOf(b).length, 70);
+});
+
+test("a folder of many leases is spread over several files: a claim in it rewrites one of them", () => {
+  const repo = tempRepo();
+  // 200 leases all under src/, as in a repository whose code is all there.
+  for (const from of [0, 100]) ok(cli(["lease", ...Array.from({ length: 100 }, (_, i) => `src/m${from + i}/f.ts`)], { cwd: repo, agent: "alice" }));
+  const names = treeNames(repo, "refs/handoff/leases:leases");
+  assert.ok(names.length >= 4 && names.every((n) => /^src~\d+~\d+\.json$/.test(n)), names.join(" "));
+  assert.is(new Set(names.map((n) => n.split("~")[1])).size, 1, "one bucket count for the folder");
+  const sizes = names.map((n) => (show(repo, `refs/handoff/leases:leases/${n}`).match(/"pattern"/g) ?? []).length);
+  assert.is(sizes.reduce((a, b) => a + b, 0), 200);
+  assert.ok(Math.max(...sizes) <= 64, `files of at most a few dozen leases: ${sizes.join(" ")}`);
+  ok(cli(["task", "add", "work", "--id", "w", "--scope", "src/new/**"], { cwd: repo, agent: "lead" }));
+  const old = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  ok(cli(["claim", "w"], { cwd: repo, agent: "bob" }));
+  const changed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
+  assert.is(changed.length, 1, changed.join(" "));
+  assert.match(show(repo, `refs/handoff/leases:${changed[0]}`), /"pattern":"src\/new\/\*\*","agent":"bob","task":"w"/);
+  // Read back whole, and answered as before.
+  assert.is(leasesOf(repo).length, 201);
+  assert.is(cli(["check", "src/m7/f.ts"], { cwd: repo, agent: "carol" }).code, 0, "alice's leases are not exclusive: carol is told, not denied");
+  assert.is(cli(["lease", "src/m7/f.ts", "--exclusive"], { cwd: repo, agent: "dave" }).code, 3, "alice's lease, read from its bucket, stands in the way");
+  ok(cli(["lease", "src/solo/x.ts", "--exclusive"], { cwd: repo, agent: "dave" }));
+  assert.is(cli(["check", "src/solo/x.ts"], { cwd: repo, agent: "carol" }).code, 3);
+  gitOut(repo, "fsck", "--strict", "--no-dangling");
+});
+
+test("a format 2 record (one file per folder) reads the same, and the next write is format 3", () => {
+  const repo = tempRepo();
+  ok(cli(["lease", ...Array.from({ length: 100 }, (_, i) => `src/m${i}/f.ts`)], { cwd: repo, agent: "alice" }));
+  ok(cli(["lease", ...files(10)], { cwd: repo, agent: "alice" }));
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  const before = leasesOf(repo);
+  // The same set as a format 2 build stored it: every lease of a folder in one file.
+  const byFolder = new Map<string, string[]>();
+  for (const n of treeNames(repo, "refs/handoff/leases:leases")) {
+    const folder = n.replace(/(~\d+~\d+)?\.json$/, "");
+    const lines = show(repo, `refs/handoff/leases:leases/${n}`).split("\n").filter((l) => l.startsWith("{\"pattern\""));
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), ...lines.map((l) => l.replace(/,$/, ""))]);
+  }
+  const order = (l: string) => JSON.parse(l).pattern as string;
+  const v2: Record<string, string> = {};
+  for (const [folder, lines] of byFolder) v2[`${folder}.json`] = `{"leases": [\n${lines.sort((a, b) => (order(a) < order(b) ? -1 : 1)).join(",\n")}\n]}\n`;
+  const old = commit(repo, { tree: tree(repo, { format: "git-handoff 2\n", leases: { tree: tree(repo, v2) } }), parent: tip, author: "alice", message: eventMessage({ type: "leased", agent: "alice", at: new Date().toISOString() }) });
+  setRef(repo, "refs/handoff/leases", old);
+  assert.equal(leasesOf(repo), before, "read as it was");
+  assert.is(cli(["check", "src/m3/f.ts"], { cwd: repo, agent: "bob" }).code, 0);
+  ok(cli(["lease", "src/extra/x.ts"], { cwd: repo, agent: "bob" }));
+  assert.is(show(repo, "refs/handoff/leases:format"), "git-handoff 3");
+  assert.ok(treeNames(repo, "refs/handoff/leases:leases").some((n) => /^src~\d+~\d+\.json$/.test(n)), "the big folder spread over files");
+  assert.is(leasesOf(repo).length, before.length + 1);
+});
+
+test("on receive, a format 3 lease filed in another bucket, or one folder in two bucket counts, is refused", () => {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  ok(cli(["lease", ...Array.from({ length: 100 }, (_, i) => `src/m${i}/f.ts`)], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.is(leasesOf(b).length, 100);
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
+  const names = treeNames(bare, `${tip}:leases`);
+  const entries: Record<string, string> = {};
+  for (const n of names) entries[n] = show(bare, `${tip}:leases/${n}`) + "\n";
+  const [first, second] = names as [string, string];
+  const event = { type: "leased", task: "", agent: "alice", at: new Date().toISOString(), scope: "primary", worktree: null, branch: null, paths: ["src/x.ts"] };
+  for (const [odd, why] of [
+    // Two files' contents swapped: every lease of each is in the other's bucket.
+    [{ ...entries, [first]: entries[second]!, [second]: entries[first]! }, /filed under src~/],
+    // The same folder in one file besides its buckets.
+    [{ ...entries, "src.json": entries[first]! }, /spread over|filed under/],
+  ] as const) {
+    const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, odd as Record<string, string>) } }), parent: tip, author: "alice", message: eventMessage(event) });
+    setRef(bare, "refs/handoff/leases", bad);
+    const s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+    const q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
+    assert.ok(q, JSON.stringify(s.json));
+    assert.match(q!.reason, why, q!.reason);
+    assert.is(leasesOf(b).length, 100, "nothing of the bad tree entered refs/handoff/");
+  }
 });
 
 test.run();

@@ -16,7 +16,7 @@ import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
 import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
-import { groupsAt, LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
+import { groupsAt, LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const LEASES_REF = `${REF_ROOT}leases`;
@@ -51,7 +51,7 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   if (cached && cached.startsWith(tip + "\n")) {
     // The second line names the stored format (a writer needs it); a cache without it (written by
     // an older git-handoff) costs two small object reads to learn it.
-    const m = /^#format ([12])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
+    const m = /^#format ([123])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
     let from = tip.length + 1 + (m ? m[0].length : 0);
     // Left by the writer of the tip: usable while the objects it wrote for it are there (a prune
     // may remove objects no ref points at yet); else the record is read, and checked, from git.
@@ -63,6 +63,7 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
         // A whole set is read to be written (or listed): a tree's prefix files come from the
         // stored tree, so the write keeps the blobs of the files it does not change.
         const format = m ? Number(m[1]) : await formatAt(store, tip);
+        // A format 2 tree's files are its folders': a write then writes format 3 files anew.
         const groups = format === LEASE_TREE_FORMAT ? await groupsAt(store.reader, store.oidBytes, tip, LEASES_REF, hit.set).catch(() => null) : null;
         index.put(tip, { set: hit.set, format, groups });
       }
@@ -158,7 +159,8 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
   // Every writer loads the whole set first (loadLeases), which enters it here. Should the index
   // have let it go meanwhile, the size decides (a format 1 record is one every build reads).
   const last = out.steps.at(-1)!.record;
-  if (before?.format === LEASE_TREE_FORMAT || last.leases.length >= LEASE_TREE_AT) {
+  // Once a tree (format 2 or 3), always a tree: a clone never flips between the formats.
+  if ((before?.format ?? 1) >= LEASE_TREE_FORMAT_V2 || last.leases.length >= LEASE_TREE_AT) {
     const { tip: next, groups } = writeLeaseTree(store.writer, tip, before?.groups ?? null, out.steps);
     index.put(next, { set: last, format: LEASE_TREE_FORMAT, groups });
     cacheWritten(store, next, last, LEASE_TREE_FORMAT);

@@ -1,13 +1,17 @@
-// The lease set as a tree (record format 2): one file per path prefix under `leases/`, so a write
-// rewrites the files of the prefixes it changes plus two small trees, whatever the number of
-// leases elsewhere. Exclusivity is untouched: the whole set still lives under the one ref
-// refs/handoff/leases and every change is one compare-and-swap of it.
+// The lease set as a tree (record format 3): the leases filed under `leases/` by the folder their
+// pattern starts in, a folder of many leases spread over several files by a hash of each pattern
+// (`src~16~5.json`), so a write rewrites one file of about FILE_LEASES leases plus two small trees,
+// whatever the number of leases elsewhere or in the same folder. Exclusivity is untouched: the
+// whole set still lives under the one ref refs/handoff/leases and every change is one
+// compare-and-swap of it. Format 2 (one file per first folder, read still) made every claim in a
+// repository whose code is all under src/ rewrite one file of every lease.
 //
 // A small set stays one `leases.json` (format 1, which every version reads): below
 // LEASE_TREE_AT leases the single file is cheaper to read and write than a tree. The first write
 // that finds the set at that size converts it, and from then on it stays a tree, so a clone never
 // flips between formats. A build that knows only format 1 refuses a format 2 record on receive
-// ("from a newer git-handoff") instead of reading it as corrupt or empty.
+// ("from a newer git-handoff") instead of reading it as corrupt or empty; a format 2 build reading
+// a format 3 record says the same (its marker is not format 2's).
 import { createHash } from "node:crypto";
 import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
@@ -18,9 +22,20 @@ import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
 import { leaseGroups, leaseKey } from "../core/lease-groups.ts";
+import { fnv1a32 } from "../core/fnv.ts";
 
-export const LEASE_TREE_FORMAT = 2;
+export const LEASE_TREE_FORMAT = 3;
 export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
+/**
+ * The first tree format: one prefix file per first folder, however many leases it holds (a
+ * repository whose code is all under src/ had one file of every lease, rewritten by every claim).
+ * Read, and written over in format 3 by the next write.
+ */
+export const LEASE_TREE_FORMAT_V2 = 2;
+/** Leases a prefix file holds before its folder's leases are spread over more files (format 3). */
+export const FILE_LEASES = 32;
+/** The most files one folder's leases are spread over. */
+export const MAX_BUCKETS = 512;
 /** The folder of prefix files in a format 2 commit's tree. */
 export const LEASE_FOLDER = "leases";
 /** From this many leases on, a write stores the set as a tree. */
@@ -34,7 +49,7 @@ export interface LeaseGroup {
   leases: readonly Lease[];
 }
 
-/** The file name of a prefix in the tree: escaped so that no name is `.`, `..`, empty or holds a slash. */
+/** Format 2's file name of a prefix: escaped so that no name is `.`, `..`, empty or holds a slash. */
 export function groupFile(key: string): string {
   let name = fileNames.get(key);
   if (name === undefined) {
@@ -47,6 +62,100 @@ export function groupFile(key: string): string {
 }
 
 const fileNames = new Map<string, string>();
+
+/**
+ * Format 3's file for a folder's leases, or for bucket `b` of `buckets` of them: the folder's name
+ * escaped as in format 2 and `~` too, so that `~` only ever separates the bucket count and the
+ * bucket (`src~8~3.json`).
+ */
+export function bucketFile(key: string, buckets: number, b: number): string {
+  const folder = encodeURIComponent(key).replace(/\./g, "%2E").replace(/~/g, "%7E");
+  return buckets === 1 ? `${folder}.json` : `${folder}~${buckets}~${b}.json`;
+}
+
+/** Which of `buckets` files a pattern goes to: a hash of its text, so a write changes one of them. */
+export function bucketOf(pattern: string, buckets: number): number {
+  return buckets === 1 ? 0 : fnv1a32(pattern) % buckets;
+}
+
+/** bucketOf for a lease, its hash kept by lease object (leases are never mutated; a set shares most of its leases with the one before). */
+function leaseBucket(l: Lease, buckets: number): number {
+  let h = hashes.get(l);
+  if (h === undefined) hashes.set(l, (h = fnv1a32(l.pattern)));
+  return h % buckets;
+}
+
+const hashes = new WeakMap<Lease, number>();
+
+/** A format 3 file name read back: its folder part (escaped) and its bucket, or null if it is not one a writer makes. */
+function parseBucketFile(name: string): { folder: string; buckets: number; b: number } | null {
+  const m = /^([^~]+)(?:~([1-9][0-9]*)~(0|[1-9][0-9]*))?\.json$/.exec(name);
+  if (!m) return null;
+  if (m[2] === undefined) return { folder: m[1]!, buckets: 1, b: 0 };
+  const buckets = Number(m[2]);
+  const b = Number(m[3]);
+  // A power of two above one, within the bound, and a bucket below it.
+  if (buckets < 2 || buckets > MAX_BUCKETS || (buckets & (buckets - 1)) !== 0 || b >= buckets) return null;
+  return { folder: m[1]!, buckets, b };
+}
+
+/**
+ * How many files a folder of `n` leases is spread over: a power of two giving about FILE_LEASES
+ * each. The count it had (`had`) is kept while its files hold between a quarter and twice that,
+ * so a folder whose leases come and go around a boundary does not have all its files rewritten
+ * each time.
+ */
+export function bucketsFor(n: number, had: number | undefined): number {
+  if (had !== undefined && n <= had * FILE_LEASES * 2 && (had === 1 || n * 4 >= had * FILE_LEASES)) return had;
+  let b = 1;
+  while (b * FILE_LEASES < n && b < MAX_BUCKETS) b *= 2;
+  return b;
+}
+
+/** The folder's lease array split over its buckets, kept by array identity (a write re-splits only the folders it changed). */
+const splits = new WeakMap<readonly Lease[], { buckets: number; parts: Lease[][] }>();
+
+/**
+ * Format 3's files of a lease set, by file name, each holding its leases in the set's order.
+ * `had`: each folder's bucket count in the record written before (kept while it fits);
+ * `force`: take those counts as they are (reading back the files of a stored record).
+ */
+export function fileLeases(leases: readonly Lease[], had: ReadonlyMap<string, number> | null, force = false): Map<string, readonly Lease[]> {
+  const out = new Map<string, readonly Lease[]>();
+  for (const [key, list] of leaseGroups(leases)) {
+    const was = had?.get(key);
+    const buckets = force ? (was ?? 1) : bucketsFor(list.length, was);
+    if (buckets === 1) {
+      out.set(bucketFile(key, 1, 0), list);
+      continue;
+    }
+    let split = splits.get(list);
+    if (!split || split.buckets !== buckets) {
+      const parts: Lease[][] = Array.from({ length: buckets }, () => []);
+      for (const l of list) parts[leaseBucket(l, buckets)]!.push(l);
+      splits.set(list, (split = { buckets, parts }));
+    }
+    split.parts.forEach((part, b) => {
+      if (part.length) out.set(bucketFile(key, buckets, b), part);
+    });
+  }
+  return out;
+}
+
+/** Each folder's bucket count in a record's files (by file name), read from their names. */
+const countsOf = new WeakMap<ReadonlyMap<string, LeaseGroup>, Map<string, number>>();
+function bucketCounts(files: ReadonlyMap<string, LeaseGroup>): Map<string, number> {
+  let counts = countsOf.get(files);
+  if (!counts) {
+    counts = new Map();
+    for (const [name, g] of files) {
+      const parsed = parseBucketFile(name);
+      if (parsed && g.leases.length) counts.set(leaseKey(g.leases[0]!), parsed.buckets);
+    }
+    countsOf.set(files, counts);
+  }
+  return counts;
+}
 
 function serializeGroup(leases: readonly Lease[]): string {
   return `{"leases": [\n${leases.map((l) => JSON.stringify(l)).join(",\n")}\n]}\n`;
@@ -72,16 +181,18 @@ function encodeEntries(entries: TreeEntry[]): Buffer {
   return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]));
 }
 
-export function treeMarkerOid(oidBytes: number): string {
-  const known = markerOids.get(oidBytes);
+/** The id of a tree format's marker blob (`git-handoff <format>`), this build's by default. */
+export function treeMarkerOid(oidBytes: number, format = LEASE_TREE_FORMAT): string {
+  const at = `${oidBytes}:${format}`;
+  const known = markerOids.get(at);
   if (known) return known;
-  const body = Buffer.from(LEASE_TREE_MARKER, "utf8");
+  const body = Buffer.from(`git-handoff ${format}\n`, "utf8");
   const oid = createHash(oidBytes === 32 ? "sha256" : "sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
-  markerOids.set(oidBytes, oid);
+  markerOids.set(at, oid);
   return oid;
 }
 
-const markerOids = new Map<number, string>();
+const markerOids = new Map<string, string>();
 
 /**
  * The `leases/` folder's tree: file entries only, so git's order is plain name order. Each
@@ -89,7 +200,7 @@ const markerOids = new Map<number, string>();
  * others' objects), and the order of the names by the map of files it was taken from: a write
  * takes its order from the one before (`before`), with the names it adds merged in.
  */
-function encodeFolder(groups: Map<string, LeaseGroup>, before: Map<string, LeaseGroup> | null): Buffer {
+function encodeFolder(groups: Map<string, LeaseGroup>, before: ReadonlyMap<string, LeaseGroup> | null): Buffer {
   const prev = before ? folderOrder.get(before) : undefined;
   let keys: string[];
   if (!prev) keys = [...groups.keys()].sort(byFileName);
@@ -117,7 +228,7 @@ function encodeFolder(groups: Map<string, LeaseGroup>, before: Map<string, Lease
     const g = groups.get(key)!;
     let entry = entryBytes.get(g);
     if (!entry) {
-      entry = Buffer.concat([Buffer.from(`100644 ${groupFile(key)}\0`, "utf8"), Buffer.from(g.oid, "hex")]);
+      entry = Buffer.concat([Buffer.from(`100644 ${key}\0`, "utf8"), Buffer.from(g.oid, "hex")]);
       entryBytes.set(g, entry);
     }
     parts.push(entry);
@@ -125,15 +236,13 @@ function encodeFolder(groups: Map<string, LeaseGroup>, before: Map<string, Lease
   return Buffer.concat(parts);
 }
 
-/** Prefix keys in the order of their file names (git's order of a folder's file entries). */
+/** File names in git's order of a folder's file entries (byte order: the names are ASCII). */
 function byFileName(a: string, b: string): number {
-  const x = groupFile(a);
-  const y = groupFile(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** By map of prefix files: its keys in the order of their file names. */
-const folderOrder = new WeakMap<Map<string, LeaseGroup>, string[]>();
+/** By map of prefix files: its file names in order. */
+const folderOrder = new WeakMap<ReadonlyMap<string, LeaseGroup>, string[]>();
 /** By prefix file (a group object keeps its key and its blob): its tree entry's bytes. */
 const entryBytes = new WeakMap<LeaseGroup, Buffer>();
 
@@ -153,9 +262,9 @@ export function writeLeaseTree(
   let groups = before ?? new Map<string, LeaseGroup>();
   for (const step of steps) {
     const next = new Map<string, LeaseGroup>();
-    for (const [key, leases] of leaseGroups(step.record.leases)) {
-      const old = groups.get(key);
-      next.set(key, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
+    for (const [name, leases] of fileLeases(step.record.leases, bucketCounts(groups))) {
+      const old = groups.get(name);
+      next.set(name, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
     const folder = writer.write("tree", encodeFolder(next, groups));
     const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
@@ -180,13 +289,20 @@ export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: stri
   const entries = plainFiles(await readTyped(reader, folder.oid, "tree", ref), oidBytes);
   if (!entries) return null;
   const files = new Map(entries.map((e) => [e.name, e.oid]));
-  const byKey = leaseGroups(set.leases);
-  if (byKey.size !== files.size) return null;
+  // Each folder's bucket count as the stored names say (a format 2 record: one file each).
+  const counts = new Map<string, number>();
+  for (const name of files.keys()) {
+    const parsed = parseBucketFile(name);
+    if (!parsed) return null;
+    counts.set(decodeURIComponent(parsed.folder), parsed.buckets);
+  }
+  const byFile = fileLeases(set.leases, counts, true);
+  if (byFile.size !== files.size) return null;
   const groups = new Map<string, LeaseGroup>();
-  for (const [key, leases] of byKey) {
-    const oid = files.get(groupFile(key));
+  for (const [name, leases] of byFile) {
+    const oid = files.get(name);
     if (!oid) return null;
-    groups.set(key, { oid, leases });
+    groups.set(name, { oid, leases });
   }
   return groups;
 }
@@ -249,9 +365,10 @@ export async function readLeaseTree(
   const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
   const root = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
   const marker = root.find((e) => e.name === "format");
-  if (marker && marker.oid !== treeMarkerOid(oidBytes)) {
+  const v2 = marker?.oid === treeMarkerOid(oidBytes, LEASE_TREE_FORMAT_V2);
+  if (marker && !v2 && marker.oid !== treeMarkerOid(oidBytes)) {
     const text = (await reader.read(marker.oid))?.data.toString("utf8") ?? "";
-    fail("corrupt_state", `${ref} was written by a newer git-handoff (${JSON.stringify(text.trim().slice(0, 40))}; this build reads lease formats 1 and ${LEASE_TREE_FORMAT}): upgrade git-handoff`, { ref });
+    fail("corrupt_state", `${ref} was written by a newer git-handoff (${JSON.stringify(text.trim().slice(0, 40))}; this build reads lease formats 1, ${LEASE_TREE_FORMAT_V2} and ${LEASE_TREE_FORMAT}): upgrade git-handoff`, { ref });
   }
   const folder = root.find((e) => e.name === LEASE_FOLDER);
   if (!folder || folder.mode !== "40000") fail("corrupt_state", `${ref} is corrupt: its tree has no ${LEASE_FOLDER}/ folder`, { ref });
@@ -261,23 +378,33 @@ export async function readLeaseTree(
   if (files.length > MAX_LEASE_FILES) fail("corrupt_state", `${ref} holds ${files.length} lease files; at most ${MAX_LEASE_FILES}`, { ref });
   const groups = new Map<string, LeaseGroup>();
   const all: Lease[] = [];
+  // Format 3: each folder's leases in files of one bucket count, every lease in its bucket.
+  const counts = new Map<string, number>();
   for (const f of files) {
     if (f.mode !== "100644") fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a plain file`, { ref });
+    const at = v2 ? null : parseBucketFile(f.name);
+    if (!v2 && !at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a lease file's name`, { ref });
     const hit = cache?.get(f.oid);
     const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
     if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
+    const key = leaseKey(leases[0]!);
+    if (at) {
+      const was = counts.get(key);
+      if (was !== undefined && was !== at.buckets) fail("corrupt_state", `${ref} is corrupt: the leases of ${JSON.stringify(key.slice(0, 80))} are spread over ${was} and ${at.buckets} files at once`, { ref });
+      counts.set(key, at.buckets);
+    }
     // A blob already checked under this very name needs no second look at its leases.
     if (hit?.file !== f.name) {
       for (const l of leases) {
-        if (groupFile(leaseKey(l)) !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
+        const filed = at ? bucketFile(leaseKey(l), at.buckets, bucketOf(l.pattern, at.buckets)) : groupFile(leaseKey(l));
+        if (filed !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
       }
       if (cache) {
         if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
         cache.set(f.oid, { leases, file: f.name });
       }
     }
-    const key = leaseKey(leases[0]!);
-    groups.set(key, { oid: f.oid, leases });
+    groups.set(f.name, { oid: f.oid, leases });
     all.push(...leases);
   }
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.

@@ -8,7 +8,7 @@ import { isFinal, type Task } from "../core/task.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { archivedTips } from "../store/archive.ts";
 import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/codec.ts";
-import { treeMarkerOid } from "../store/lease-tree.ts";
+import { LEASE_TREE_FORMAT_V2, treeMarkerOid } from "../store/lease-tree.ts";
 import { LEASES_REF, loadLeases } from "../store/lease-store.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -71,7 +71,7 @@ async function formatCheck(store: Store): Promise<Check> {
     try {
       const commit = parseCommit(await readTyped(store.reader, oid, "commit", name));
       const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes).get("format");
-      if (format !== undefined && format !== ours && !(name === LEASES_REF && format === treeMarkerOid(store.oidBytes))) odd.push(name);
+      if (format !== undefined && format !== ours && !(name === LEASES_REF && (format === treeMarkerOid(store.oidBytes) || format === treeMarkerOid(store.oidBytes, LEASE_TREE_FORMAT_V2)))) odd.push(name);
     } catch {
       /* corrupt refs are the invariants check's business */
     }

@@ -12,7 +12,7 @@ import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import type { Task } from "../core/task.ts";
 import { eventFromMessage, parseCommit, parseTree, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
-import { LEASE_TREE_FORMAT, readLeaseTree } from "../store/lease-tree.ts";
+import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
 
 /** How far ahead of this clone's clock a received time may be. */
@@ -145,7 +145,7 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const version = marker && marker.type === "blob" && marker.data.length < 64 ? formatVersionOf(marker.data.toString("utf8")) : null;
   if (version === null) invalid(`commit ${oid.slice(0, 12)} has no git-handoff format marker`);
   if (version! > family.format) throw new Refusal("newer", `record format ${version} (this build reads ${family.format === FORMAT_VERSION ? family.format : `up to ${family.format}`})`);
-  if (family.family === "leases" && version === LEASE_TREE_FORMAT) return leaseTreeEntry(store, family, oid, commit, author, now);
+  if (family.family === "leases" && (version === LEASE_TREE_FORMAT || version === LEASE_TREE_FORMAT_V2)) return leaseTreeEntry(store, family, oid, commit, author, now);
   if (family.file === null) {
     for (const name of tree.keys()) if (name !== "format" && !/^[A-Za-z0-9][A-Za-z0-9._@+-]*\.json$/.test(name)) invalid(`unexpected entry ${JSON.stringify(name.slice(0, 80))} in ${family.family}`);
     return { oid, commit, author, event: null, record: null };
