@@ -69,9 +69,17 @@ const fileNames = new Map<string, string>();
  * bucket (`src~8~3.json`).
  */
 export function bucketFile(key: string, buckets: number, b: number): string {
-  const folder = encodeURIComponent(key).replace(/\./g, "%2E").replace(/~/g, "%7E");
+  let folder = folders.get(key);
+  if (folder === undefined) {
+    // Every write names every folder of the set (fileLeases): escape each once.
+    folder = encodeURIComponent(key).replace(/\./g, "%2E").replace(/~/g, "%7E");
+    if (folders.size >= 50_000) folders.clear();
+    folders.set(key, folder);
+  }
   return buckets === 1 ? `${folder}.json` : `${folder}~${buckets}~${b}.json`;
 }
+
+const folders = new Map<string, string>();
 
 /** Which of `buckets` files a pattern goes to: a hash of its text, so a write changes one of them. */
 export function bucketOf(pattern: string, buckets: number): number {
@@ -117,14 +125,19 @@ const splits = new WeakMap<readonly Lease[], { buckets: number; parts: Lease[][]
 
 /**
  * Format 3's files of a lease set, by file name, each holding its leases in the set's order.
- * `had`: each folder's bucket count in the record written before (kept while it fits);
- * `force`: take those counts as they are (reading back the files of a stored record).
+ * `had`: the bucket count of each folder spread over several files in the record written before
+ * (kept while it fits; any other folder had one file); `force`: take those counts as they are
+ * (reading back the files of a stored record).
  */
 export function fileLeases(leases: readonly Lease[], had: ReadonlyMap<string, number> | null, force = false): Map<string, readonly Lease[]> {
   const out = new Map<string, readonly Lease[]>();
+  const counts = new Map<string, number>();
+  countsUsed.set(out, counts);
   for (const [key, list] of leaseGroups(leases)) {
-    const was = had?.get(key);
-    const buckets = force ? (was ?? 1) : bucketsFor(list.length, was);
+    // A folder not among the spread ones had one file.
+    const was = had?.get(key) ?? 1;
+    const buckets = force ? was : bucketsFor(list.length, was);
+    if (buckets !== 1) counts.set(key, buckets);
     if (buckets === 1) {
       out.set(bucketFile(key, 1, 0), list);
       continue;
@@ -142,17 +155,24 @@ export function fileLeases(leases: readonly Lease[], had: ReadonlyMap<string, nu
   return out;
 }
 
-/** Each folder's bucket count in a record's files (by file name), read from their names. */
-const countsOf = new WeakMap<ReadonlyMap<string, LeaseGroup>, Map<string, number>>();
-function bucketCounts(files: ReadonlyMap<string, LeaseGroup>): Map<string, number> {
+/** The bucket counts of the folders fileLeases spread (those of one file are left out), by its answer. */
+const countsUsed = new WeakMap<ReadonlyMap<string, readonly Lease[]>, Map<string, number>>();
+
+/**
+ * Each spread folder's bucket count in a record's files (by file name): the counts its writer
+ * used (carried from write to write), else read from the names (a record read from git).
+ */
+const countsOf = new WeakMap<ReadonlyMap<string, LeaseGroup>, ReadonlyMap<string, number>>();
+function bucketCounts(files: ReadonlyMap<string, LeaseGroup>): ReadonlyMap<string, number> {
   let counts = countsOf.get(files);
   if (!counts) {
-    counts = new Map();
+    const found = new Map<string, number>();
     for (const [name, g] of files) {
+      if (!name.includes("~")) continue; // one file: the count is 1
       const parsed = parseBucketFile(name);
-      if (parsed && g.leases.length) counts.set(leaseKey(g.leases[0]!), parsed.buckets);
+      if (parsed && g.leases.length) found.set(leaseKey(g.leases[0]!), parsed.buckets);
     }
-    countsOf.set(files, counts);
+    countsOf.set(files, (counts = found));
   }
   return counts;
 }
@@ -262,10 +282,12 @@ export function writeLeaseTree(
   let groups = before ?? new Map<string, LeaseGroup>();
   for (const step of steps) {
     const next = new Map<string, LeaseGroup>();
-    for (const [name, leases] of fileLeases(step.record.leases, bucketCounts(groups))) {
+    const files = fileLeases(step.record.leases, bucketCounts(groups));
+    for (const [name, leases] of files) {
       const old = groups.get(name);
       next.set(name, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
+    countsOf.set(next, countsUsed.get(files)!);
     const folder = writer.write("tree", encodeFolder(next, groups));
     const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
@@ -294,7 +316,7 @@ export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: stri
   for (const name of files.keys()) {
     const parsed = parseBucketFile(name);
     if (!parsed) return null;
-    counts.set(decodeURIComponent(parsed.folder), parsed.buckets);
+    if (parsed.buckets > 1) counts.set(decodeURIComponent(parsed.folder), parsed.buckets);
   }
   const byFile = fileLeases(set.leases, counts, true);
   if (byFile.size !== files.size) return null;
@@ -304,6 +326,7 @@ export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: stri
     if (!oid) return null;
     groups.set(name, { oid, leases });
   }
+  countsOf.set(groups, counts);
   return groups;
 }
 
@@ -407,6 +430,7 @@ export async function readLeaseTree(
     groups.set(f.name, { oid: f.oid, leases });
     all.push(...leases);
   }
+  if (!v2) countsOf.set(groups, counts);
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
   return { set: { leases: sortLeases(all) }, groups };
 }

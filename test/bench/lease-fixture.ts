@@ -5,7 +5,9 @@ import { mutateLeases } from "../../src/store/lease-store.ts";
 import { openSyncedStore as openStore } from "../../src/sync/open.ts";
 
 /** `agents` x `perAgent` leases: 7 files and the rest folder globs each, a fifth of the globs exclusive. */
-export async function seedLeases(repo: string, agents: number, perAgent: number): Promise<void> {
+export async function seedLeases(repo: string, agents: number, perAgent: number, opts: { under?: string } = {}): Promise<void> {
+  // `under`: every pattern inside that one folder (a repository whose code is all under src/).
+  const at = opts.under ? `${opts.under}/` : "";
   const store = await openStore({ cwd: repo, agent: "bench-setup" });
   const now = store.now();
   const leases: Lease[] = [];
@@ -13,7 +15,7 @@ export async function seedLeases(repo: string, agents: number, perAgent: number)
     for (let j = 0; j < perAgent; j++) {
       const glob = j >= 7;
       leases.push({
-        pattern: glob ? `pkg${a}/lib${j}/**` : `pkg${a}/src/file${j}.ts`,
+        pattern: glob ? `${at}pkg${a}/lib${j}/**` : `${at}pkg${a}/src/file${j}.ts`,
         agent: `agent-${a}`,
         task: `t-${a}`,
         exclusive: glob && a % 5 === 0,

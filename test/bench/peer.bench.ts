@@ -157,13 +157,15 @@ try {
   // Claims of tasks with a scope as live file leases grow 0 -> 1,000 (100 agents x 10): two repos,
   // interleaved, the same 200 tasks. Their ids start at t-1000: the fixture's leases name tasks
   // t-0..t-99 as theirs, and claiming one of those would also end its ten leases (another write).
-  {
+  // Then again with every lease and every task's scope under one folder (src/), as in a repository
+  // whose code is all there: the lease tree spreads that folder over several files (format 3).
+  for (const under of [undefined, "src"]) {
     const bare = tempRepo();
     const busy = tempRepo();
     const FROM = 1000;
-    await seedTasks(bare, 200, { from: FROM });
-    await seedTasks(busy, 200, { from: FROM });
-    await seedLeases(busy, 100, 10);
+    await seedTasks(bare, 200, { from: FROM, ...(under ? { scopeUnder: under } : {}) });
+    await seedTasks(busy, 200, { from: FROM, ...(under ? { scopeUnder: under } : {}) });
+    await seedLeases(busy, 100, 10, under ? { under } : {});
     const a = await overStdio(bare, { agent: "bench", checkOutput: false });
     const b = await overStdio(busy, { agent: "bench", checkOutput: false });
     try {
@@ -180,7 +182,7 @@ try {
           ys.push(y);
         }
       }
-      row("claim_task of a task with a scope, live leases 0 -> 1,000", `${ms(median(xs))} -> ${ms(median(ys))}`, "(no file leases)", `${fmt(median(ys) / median(xs), 2)}x (1,000 / 0)`);
+      row(`claim_task of a task with a scope, live leases 0 -> 1,000${under ? `, all under ${under}/` : ""}`, `${ms(median(xs))} -> ${ms(median(ys))}`, "(no file leases)", `${fmt(median(ys) / median(xs), 2)}x (1,000 / 0)`);
     } finally {
       await a.close();
       await b.close();
