@@ -36,7 +36,7 @@ export const LEASE_TREE_FORMAT_V2 = 2;
 export const FILE_LEASES = 32;
 /** The most files one folder's leases are spread over. */
 export const MAX_BUCKETS = 512;
-/** The folder of prefix files in a format 2 commit's tree. */
+/** The folder of prefix files in a tree-format (2 or 3) commit's tree. */
 export const LEASE_FOLDER = "leases";
 /** From this many leases on, a write stores the set as a tree. */
 export const LEASE_TREE_AT = 64;
