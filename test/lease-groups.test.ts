@@ -95,6 +95,46 @@ test("leasesNear holds every lease that overlaps the pattern, in the set's order
   }
 });
 
+// A folder holding most leases (a repository whose code is all under src/) is narrowed by the
+// pattern's second component: second components that meet or may meet (the same name, another
+// case, globs, braces, escapes, extglobs, dot segments, a file beside a folder of its name).
+const SECOND = ["a.ts", "b/c.ts", "b", "B/c.ts", "b/**", "**", "*.md", "*/c.ts", "c/d.ts", "{b,c}/x.ts", "\\b/x.ts", "b(c)/x.ts", "@(b)/c.ts", "./b/c.ts", "b/../c/d.ts", "[bc]/x.ts", "b?/x.ts", "bb/x.ts", "b.ts", "c", "b/c.ts/d"];
+
+function deepPattern(r: () => number): string {
+  if (r() < 0.1) return pattern(r); // now and then another folder, a root file or a glob-first one
+  return `src/${SECOND[Math.floor(r() * SECOND.length)]!}`;
+}
+
+test("leasesNear in a folder of many leases, narrowed by the second component: every overlapping lease still near", () => {
+  const r = rng(17);
+  for (let round = 0; round < 150; round++) {
+    const seen = new Set<string>();
+    const raw: Lease[] = [];
+    for (let i = 0; raw.length < 20 + (round % 60) && i < 400; i++) {
+      const l = { ...lease(r, i), pattern: deepPattern(r) };
+      if (seen.has(`${l.pattern}\0${l.agent}`)) continue;
+      seen.add(`${l.pattern}\0${l.agent}`);
+      raw.push(l);
+    }
+    for (const set of [raw, sortLeases(raw)]) {
+      for (let q = 0; q < 12; q++) {
+        const p = deepPattern(r);
+        const near = leasesNear(set, p);
+        for (const l of set) if (overlapWitness(p, l.pattern) !== null) assert.ok(near.includes(l), `${p} overlaps ${l.pattern} but was not near it`);
+        let i = 0;
+        for (const l of near) {
+          while (i < set.length && set[i] !== l) i++;
+          assert.ok(i < set.length, `${p}: near leases out of the set's order`);
+          i++;
+        }
+      }
+    }
+  }
+  // Narrowed: a plain second component leaves out the leases of other plain ones.
+  const many = Array.from({ length: 40 }, (_, i) => ({ ...lease(rng(i + 1), i), pattern: `src/m${i}/f.ts` }));
+  assert.equal(leasesNear(sortLeases(many), "src/m7/**").map((l) => l.pattern), ["src/m7/f.ts"]);
+});
+
 test("conflicts and a claim's overlaps are those a walk of every lease finds", () => {
   const r = rng(13);
   for (let round = 0; round < 200; round++) {

@@ -172,12 +172,64 @@ export function leasesNear(leases: readonly Lease[], pattern: string): readonly 
   const key = groupKey(pattern);
   if (!plain(key)) return leases;
   const g = groupsOf(leases);
-  const lists = [g.byKey.get(key) ?? [], ...g.odd.map((k) => g.byKey.get(k)!)].filter((l) => l.length);
+  const lists = [narrowed(g.byKey.get(key) ?? [], secondOf(pattern)), ...g.odd.map((k) => g.byKey.get(k)!)].filter((l) => l.length);
   if (lists.length <= 1) return lists[0] ?? [];
   if (isInLeaseOrder(leases)) return lists.reduce((a, b) => merged(a, b));
   const wanted = new Set(lists.flat());
   return leases.filter((l) => wanted.has(l));
 }
+
+/**
+ * A pattern's second path component when it is a plain name (`area5` in `src/area5/**`, `f.ts` in
+ * `src/f.ts`), else null: nothing there, a glob, an escape, an extglob's parenthesis, or a dot
+ * segment anywhere in the pattern, any of which may name what another second component names.
+ * Two patterns of one folder whose second components are different plain names name no common
+ * file, as two whose first folders differ (groupKey): a folder holding every lease of the
+ * repository (src/) is narrowed a level further.
+ */
+function secondOf(pattern: string): string | null {
+  const slash = pattern.indexOf("/");
+  if (slash <= 0) return null;
+  const end = pattern.indexOf("/", slash + 1);
+  const part = end < 0 ? pattern.slice(slash + 1) : pattern.slice(slash + 1, end);
+  if (!part || isGlob(part) || part.includes("\\") || part.includes("(") || DOT_SEGMENT.test(pattern)) return null;
+  return part;
+}
+
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/;
+
+/** secondOf of a lease's pattern, by lease object (never mutated). */
+const seconds = new WeakMap<Lease, string | null>();
+function leaseSecond(l: Lease): string | null {
+  let v = seconds.get(l);
+  if (v === undefined) seconds.set(l, (v = secondOf(l.pattern)));
+  return v;
+}
+
+/**
+ * The leases of one folder's list that may meet a pattern whose second component is `second`:
+ * those with the same one or none that can be told apart. Kept by list and component (a claim asks
+ * for its scope two or three times).
+ */
+function narrowed(list: readonly Lease[], second: string | null): readonly Lease[] {
+  if (second === null || list.length < NARROW_FROM) return list;
+  let byPart = narrowings.get(list);
+  if (!byPart) narrowings.set(list, (byPart = new Map()));
+  let out = byPart.get(second);
+  if (!out) {
+    out = list.filter((l) => {
+      const other = leaseSecond(l);
+      return other === null || other === second;
+    });
+    if (byPart.size >= 64) byPart.clear();
+    byPart.set(second, out);
+  }
+  return out;
+}
+
+/** Below this many leases a folder's list is taken whole (the filter costs what it saves). */
+const NARROW_FROM = 16;
+const narrowings = new WeakMap<readonly Lease[], Map<string, readonly Lease[]>>();
 
 /** Two lists in lease order, as one. */
 function merged(a: readonly Lease[], b: readonly Lease[]): Lease[] {

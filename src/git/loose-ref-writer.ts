@@ -18,6 +18,7 @@
 import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "./process-alive.ts";
+import { pipeline } from "./fill-pipeline.ts";
 import { QuietTrigger } from "./quiet-trigger.ts";
 import { readRefText } from "./ref-text.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -390,12 +391,8 @@ export class LooseRefWriter {
         this.swept = true;
         sweepDead(this.tempDir);
       }
-      while (!this.closed && this.temps.length < POOL) {
-        // A few at once, on libuv's thread pool: a new inode is the slow part on a busy disk.
-        const wanted = Math.min(PARALLEL, POOL - this.temps.length);
-        const made = await Promise.allSettled(Array.from({ length: wanted }, () => this.makeOne()));
-        if (made.some((m) => m.status === "rejected")) return;
-      }
+      // Several at once on libuv's thread pool, each finished one starting the next (fill-pipeline.ts).
+      await pipeline(PARALLEL, (running) => !this.closed && this.temps.length + running < POOL, () => this.makeOne());
     } catch {
       // A full disk or a read-only folder: each write then makes its own temp file and says why.
     }
@@ -429,7 +426,7 @@ export const REF_TEMP_POOL = 32;
 const POOL = REF_TEMP_POOL;
 /** Names waiting for a quiet spell beyond which they are removed at once. */
 const REMOVE_BOUND = 256;
-const PARALLEL = 4;
+const PARALLEL = 8;
 
 /** Temp files left by processes that are gone (a crash between a write and its cleanup). */
 function sweepDead(dir: string): void {

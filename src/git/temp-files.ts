@@ -1,5 +1,6 @@
 import { closeSync, mkdir, open, readdir, rmSync } from "node:fs";
 import { QUIET_MS, QuietTrigger } from "./quiet-trigger.ts";
+import { pipeline } from "./fill-pipeline.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 
 /** An empty temp object file made ahead of need, open for writing. */
@@ -89,12 +90,10 @@ export class TempFiles {
   }
 
   private async topUp(): Promise<void> {
-    while (!this.closed && this.ready.length < this.size) {
-      // A few at once: the thread pool has four threads, and each creation mostly waits on the disk.
-      const wanted = Math.min(PARALLEL, this.size - this.ready.length);
-      const made = await Promise.allSettled(Array.from({ length: wanted }, () => this.makeOne()));
-      if (made.some((m) => m.status === "rejected")) throw new Error("temp files cannot be made here");
-    }
+    // Several at once, each finished one starting the next (fill-pipeline.ts).
+    await pipeline(PARALLEL, (running) => !this.closed && this.ready.length + running < this.size, () => this.makeOne()).catch(() => {
+      throw new Error("temp files cannot be made here");
+    });
   }
 
   private async makeOne(): Promise<void> {
@@ -133,7 +132,7 @@ export class TempFiles {
   }
 }
 
-const PARALLEL = 4;
+const PARALLEL = 8;
 
 function call<T>(f: (cb: (e: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v as T))));
