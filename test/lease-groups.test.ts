@@ -74,23 +74,24 @@ test("isGlob: the character scan answers as the regex over the unescaped text di
   }
 });
 
+/** leasesNear(set, p) holds every lease overlapWitness finds overlapping p, as a subsequence of the set (the same order). */
+function checkNear(set: Lease[], p: string): void {
+  const near = leasesNear(set, p);
+  for (const l of set) if (overlapWitness(p, l.pattern) !== null) assert.ok(near.includes(l), `${p} overlaps ${l.pattern} but was not near it`);
+  let i = 0;
+  for (const l of near) {
+    while (i < set.length && set[i] !== l) i++;
+    assert.ok(i < set.length, `${p}: near leases out of the set's order`);
+    i++;
+  }
+}
+
 test("leasesNear holds every lease that overlaps the pattern, in the set's order, ordered set or not", () => {
   const r = rng(11);
   for (let round = 0; round < 200; round++) {
     const raw = leases(r, 1 + Math.floor(r() * 40));
     for (const set of [raw, sortLeases(raw)]) {
-      for (let q = 0; q < 10; q++) {
-        const p = pattern(r);
-        const near = leasesNear(set, p);
-        for (const l of set) if (overlapWitness(p, l.pattern) !== null) assert.ok(near.includes(l), `${p} overlaps ${l.pattern} but was not near it`);
-        // A subsequence of the set: the same order.
-        let i = 0;
-        for (const l of near) {
-          while (i < set.length && set[i] !== l) i++;
-          assert.ok(i < set.length, `${p}: near leases out of the set's order`);
-          i++;
-        }
-      }
+      for (let q = 0; q < 10; q++) checkNear(set, pattern(r));
     }
   }
 });
@@ -117,17 +118,7 @@ test("leasesNear in a folder of many leases, narrowed by the second component: e
       raw.push(l);
     }
     for (const set of [raw, sortLeases(raw)]) {
-      for (let q = 0; q < 12; q++) {
-        const p = deepPattern(r);
-        const near = leasesNear(set, p);
-        for (const l of set) if (overlapWitness(p, l.pattern) !== null) assert.ok(near.includes(l), `${p} overlaps ${l.pattern} but was not near it`);
-        let i = 0;
-        for (const l of near) {
-          while (i < set.length && set[i] !== l) i++;
-          assert.ok(i < set.length, `${p}: near leases out of the set's order`);
-          i++;
-        }
-      }
+      for (let q = 0; q < 12; q++) checkNear(set, deepPattern(r));
     }
   }
   // Narrowed: a plain second component leaves out the leases of other plain ones.
