@@ -6,7 +6,7 @@
 // leases by the same key (store/lease-tree.ts). Pure; groups are kept by array identity, and
 // lease arrays are never mutated once built.
 import { expiryOf, type Lease } from "./lease.ts";
-import { forgetParent, isInLeaseOrder, leaseOrder, orderedParent } from "./lease-order.ts";
+import { forgetParent, insertInOrder, isInLeaseOrder, leaseOrder, orderedParent } from "./lease-order.ts";
 import { isGlob } from "./paths.ts";
 
 /** The key a lease is grouped under: its first folder, or `*` for a root file or a glob-first pattern. */
@@ -125,7 +125,7 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
     for (const k of changed) {
       // The list was in the set's order: the few added are put in place, not the whole list sorted
       // again (a folder, an agent or a task of a thousand leases is patched at every write).
-      const list = insertSorted((from.get(k) ?? []).filter((l) => !gone.has(l)), added.filter((l) => keyOf(l) === k));
+      const list = insertInOrder((from.get(k) ?? []).filter((l) => !gone.has(l)), added.filter((l) => keyOf(l) === k));
       if (list.length) m.set(k, list);
       else m.delete(k);
     }
@@ -240,27 +240,5 @@ function merged(a: readonly Lease[], b: readonly Lease[]): Lease[] {
     if (j >= b.length || (i < a.length && leaseOrder(a[i]!, b[j]!) <= 0)) out.push(a[i++]!);
     else out.push(b[j++]!);
   }
-  return out;
-}
-
-/** `sorted` (in lease order) with `more` put in place: each found by a binary search, the rest copied in runs. */
-function insertSorted(sorted: Lease[], more: Lease[]): Lease[] {
-  if (!more.length) return sorted;
-  const adds = more.length > 1 ? [...more].sort(leaseOrder) : more;
-  const out: Lease[] = [];
-  let from = 0;
-  for (const l of adds) {
-    let lo = from;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (leaseOrder(sorted[mid]!, l) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = from; i < lo; i++) out.push(sorted[i]!);
-    out.push(l);
-    from = lo;
-  }
-  for (let i = from; i < sorted.length; i++) out.push(sorted[i]!);
   return out;
 }

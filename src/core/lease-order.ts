@@ -63,18 +63,35 @@ export function isInLeaseOrder(leases: readonly Lease[]): boolean {
 /** `leases` with `added` placed in order: by binary search when `leases` is known to be in order. */
 export function withLeases(leases: readonly Lease[], added: readonly Lease[]): Lease[] {
   if (!ordered.has(leases)) return sortLeases([...leases, ...added]);
-  const out = [...leases];
-  for (const l of [...added].sort(leaseOrder)) {
-    let lo = 0;
-    let hi = out.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (leaseOrder(out[mid]!, l) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    out.splice(lo, 0, l);
-  }
+  // With something added, insertInOrder answers a new array.
+  const out = added.length ? (insertInOrder(leases, added) as Lease[]) : [...leases];
   ordered.add(out);
   derivedFrom(leases, out);
+  return out;
+}
+
+/**
+ * `sorted` (in lease order) with `more` put in place, each found by a binary search and the rest
+ * copied in runs: a few leases added to a list of a thousand cost no sort of it. `sorted` itself
+ * when there is nothing to add.
+ */
+export function insertInOrder<T extends readonly Lease[]>(sorted: T, more: readonly Lease[]): T | Lease[] {
+  if (!more.length) return sorted;
+  const adds = more.length > 1 ? [...more].sort(leaseOrder) : more;
+  const out: Lease[] = [];
+  let from = 0;
+  for (const l of adds) {
+    let lo = from;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (leaseOrder(sorted[mid]!, l) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = from; i < lo; i++) out.push(sorted[i]!);
+    out.push(l);
+    from = lo;
+  }
+  for (let i = from; i < sorted.length; i++) out.push(sorted[i]!);
   return out;
 }
