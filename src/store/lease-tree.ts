@@ -49,19 +49,26 @@ export interface LeaseGroup {
   leases: readonly Lease[];
 }
 
-/** Format 2's file name of a prefix: escaped so that no name is `.`, `..`, empty or holds a slash. */
-export function groupFile(key: string): string {
-  let name = fileNames.get(key);
+/**
+ * A folder's name as a file name part: escaped so that no name is `.`, `..`, empty or holds a
+ * slash. Kept, since every write names every folder of the set.
+ */
+function escapedFolder(key: string): string {
+  let name = folders.get(key);
   if (name === undefined) {
-    name = `${encodeURIComponent(key).replace(/\./g, "%2E")}.json`;
-    // Every write names every prefix of the set (encodeFolder): escape each once.
-    if (fileNames.size >= 50_000) fileNames.clear();
-    fileNames.set(key, name);
+    name = encodeURIComponent(key).replace(/\./g, "%2E");
+    if (folders.size >= 50_000) folders.clear();
+    folders.set(key, name);
   }
   return name;
 }
 
-const fileNames = new Map<string, string>();
+const folders = new Map<string, string>();
+
+/** Format 2's file name of a prefix (read only: writes are format 3). */
+export function groupFile(key: string): string {
+  return `${escapedFolder(key)}.json`;
+}
 
 /**
  * Format 3's file for a folder's leases, or for bucket `b` of `buckets` of them: the folder's name
@@ -69,17 +76,10 @@ const fileNames = new Map<string, string>();
  * bucket (`src~8~3.json`).
  */
 export function bucketFile(key: string, buckets: number, b: number): string {
-  let folder = folders.get(key);
-  if (folder === undefined) {
-    // Every write names every folder of the set (fileLeases): escape each once.
-    folder = encodeURIComponent(key).replace(/\./g, "%2E").replace(/~/g, "%7E");
-    if (folders.size >= 50_000) folders.clear();
-    folders.set(key, folder);
-  }
+  const escaped = escapedFolder(key);
+  const folder = escaped.includes("~") ? escaped.replace(/~/g, "%7E") : escaped;
   return buckets === 1 ? `${folder}.json` : `${folder}~${buckets}~${b}.json`;
 }
-
-const folders = new Map<string, string>();
 
 /** Which of `buckets` files a pattern goes to: a hash of its text, so a write changes one of them. */
 export function bucketOf(pattern: string, buckets: number): number {
@@ -130,9 +130,13 @@ const splits = new WeakMap<readonly Lease[], { buckets: number; parts: Lease[][]
  * (reading back the files of a stored record).
  */
 export function fileLeases(leases: readonly Lease[], had: ReadonlyMap<string, number> | null, force = false): Map<string, readonly Lease[]> {
+  return filed(leases, had, force).files;
+}
+
+/** fileLeases, with the bucket counts of the folders it spread (those of one file are left out). */
+function filed(leases: readonly Lease[], had: ReadonlyMap<string, number> | null, force: boolean): { files: Map<string, readonly Lease[]>; counts: Map<string, number> } {
   const out = new Map<string, readonly Lease[]>();
   const counts = new Map<string, number>();
-  countsUsed.set(out, counts);
   for (const [key, list] of leaseGroups(leases)) {
     // A folder not among the spread ones had one file.
     const was = had?.get(key) ?? 1;
@@ -152,11 +156,8 @@ export function fileLeases(leases: readonly Lease[], had: ReadonlyMap<string, nu
       if (part.length) out.set(bucketFile(key, buckets, b), part);
     });
   }
-  return out;
+  return { files: out, counts };
 }
-
-/** The bucket counts of the folders fileLeases spread (those of one file are left out), by its answer. */
-const countsUsed = new WeakMap<ReadonlyMap<string, readonly Lease[]>, Map<string, number>>();
 
 /**
  * Each spread folder's bucket count in a record's files (by file name): the counts its writer
@@ -282,12 +283,12 @@ export function writeLeaseTree(
   let groups = before ?? new Map<string, LeaseGroup>();
   for (const step of steps) {
     const next = new Map<string, LeaseGroup>();
-    const files = fileLeases(step.record.leases, bucketCounts(groups));
+    const { files, counts } = filed(step.record.leases, bucketCounts(groups), false);
     for (const [name, leases] of files) {
       const old = groups.get(name);
       next.set(name, old && sameLeases(old.leases, leases) ? old : { oid: writer.write("blob", serializeGroup(leases)), leases });
     }
-    countsOf.set(next, countsUsed.get(files)!);
+    countsOf.set(next, counts);
     const folder = writer.write("tree", encodeFolder(next, groups));
     const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
