@@ -467,7 +467,6 @@ export class Store {
   }
 }
 
-/** A lost race seen before asking git: a ref that moved or is locked right now. */
 /**
  * Whether the repository holds the guard ref `refs/handoff` (separate-store.ts) while its store is
  * gone: `refs/handoff` is a folder (or absent) in a repository that keeps its refs, a file (or a
@@ -475,8 +474,7 @@ export class Store {
  */
 function guardedWithoutStore(commonDir: string, refs: RefFiles): boolean {
   try {
-    if (!statSync(`${commonDir}/refs/handoff`).isFile()) return false;
-    return true;
+    return statSync(`${commonDir}/refs/handoff`).isFile();
   } catch {
     return refs.readPacked("refs/handoff") !== null;
   }
@@ -487,6 +485,7 @@ export function isStoreRef(name: string): boolean {
   return name.startsWith("refs/handoff");
 }
 
+/** A lost race seen before asking git: a ref that moved or is locked right now. */
 function staleBeforeSending(refs: RefFiles, commonDir: string, updates: RefUpdate[]): TransactionResult | null {
   for (const u of updates) {
     if (existsSync(`${commonDir}/${u.ref}.lock`)) return { ok: false, reason: "locked", message: `Unable to create '${commonDir}/${u.ref}.lock': File exists (seen before sending)` };
