@@ -3,6 +3,7 @@
 import { CommanderError } from "commander";
 import type { Command } from "commander";
 import { errorBody, reportError } from "../present/output.ts";
+import { exitWhenIdle } from "./exit-when-idle.ts";
 
 const SHORT_USAGE = `usage: git handoff <verb> [options]
 
@@ -53,5 +54,6 @@ export function runProgram(build: (argv: string[]) => Command, argv: string[]): 
   main(build, argv).then((code) => {
     // A command that printed its own report may have set a failing status (doctor): keep it.
     process.exitCode = code || process.exitCode || 0;
+    exitWhenIdle();
   });
 }

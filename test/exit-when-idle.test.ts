@@ -1,0 +1,62 @@
+// A one-shot command exits once its answer is out and nothing it started is pending
+// (cli/exit-when-idle.ts): it must not cut short anything still under way (a timer, a write, a
+// continuation queued behind the answer) nor lose the exit status a command set.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const ROOT = resolve(import.meta.dirname, "..");
+const MODULE = join(ROOT, "src/cli/exit-when-idle.ts");
+
+/** Runs `body` (TypeScript, with `exitWhenIdle` and `writeFileSync` in scope) as its own process. */
+function runScript(body: string): { status: number | null; ms: number } {
+  const file = join(tempDir(), "script.ts");
+  writeFileSync(file, `import { exitWhenIdle } from ${JSON.stringify(MODULE)};\nimport { writeFileSync } from "node:fs";\n${body}\n`);
+  const t = Date.now();
+  const r = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: ROOT, env: cleanEnv(), encoding: "utf8" });
+  assert.is(r.stderr, "");
+  return { status: r.status, ms: Date.now() - t };
+}
+
+test("the process waits for a timer and a continuation still pending, and keeps the exit status", () => {
+  const dir = tempDir();
+  const timer = join(dir, "timer");
+  const later = join(dir, "later");
+  const r = runScript(`
+process.exitCode = 3;
+setTimeout(() => writeFileSync(${JSON.stringify(timer)}, "timer"), 150);
+exitWhenIdle();
+queueMicrotask(() => void Promise.resolve().then(() => writeFileSync(${JSON.stringify(later)}, "later")));
+`);
+  assert.is(r.status, 3);
+  assert.is(readFileSync(timer, "utf8"), "timer");
+  assert.is(readFileSync(later, "utf8"), "later");
+  assert.ok(r.ms >= 150, `${r.ms} ms`);
+});
+
+test("with nothing pending it exits with the status set, and the work done before it stands", () => {
+  const out = join(tempDir(), "done");
+  const r = runScript(`writeFileSync(${JSON.stringify(out)}, "done");\nprocess.exitCode = 2;\nexitWhenIdle();`);
+  assert.is(r.status, 2);
+  assert.ok(existsSync(out));
+});
+
+test("a listing read late through a pipe is complete, and a check that refuses keeps its status", () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i} ${"x".repeat(2000)}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`], { cwd: repo, agent: "a1" }).code, 0);
+  // Larger than a pipe's buffer, and nobody reads it for a while: all of it arrives, and the
+  // command's status is the pipeline's.
+  const out = join(tempDir(), "list.json");
+  const r = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" task list --json --limit 40 | (sleep 0.4; cat > "${out}"); exit "$(($? + 0))"`], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  assert.is((JSON.parse(readFileSync(out, "utf8")) as unknown[]).length, 40);
+  assert.is(cli(["lease", "src/f0.ts", "--exclusive", "--agent", "a1"], { cwd: repo, agent: "a1" }).code, 0);
+  assert.is(cli(["check", "src/f0.ts", "--agent", "a2"], { cwd: repo, agent: "a2" }).code, 3, "an exclusively leased file's check answers deny, status 3");
+});
+
+test.run();
