@@ -60,6 +60,11 @@ await build({
   entryNames: "[name]",
   outExtension: { ".js": ".cjs" },
   define: { PACKAGE_VERSION: JSON.stringify(version) },
+  // Whitespace and syntax minified, names kept (stack traces still name every function): a third
+  // less for Node to read and for V8 to check at every start of a one-shot command (hot-main.cjs
+  // 736 -> 478 KB; a cold `task show` 2% faster in whole-process timings, interleaved).
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
   plugins: [lazyBuiltins],
 });
