@@ -71,6 +71,17 @@ test("a cold claim, and the check after it, load no child_process, zlib or crypt
   gitOut(repo, "fsck", "--strict", "--no-dangling");
 });
 
+test("without WebAssembly (node --jitless) a cold claim hashes and frames its objects in JS, as git does", () => {
+  const repo = tempRepo();
+  for (const id of ["t1", "t2"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id, "--scope", `src/${id}.ts`], { cwd: repo, agent: "a1" }).code, 0);
+  const r = spawnSync(process.execPath, ["--jitless", CLI, "claim", "t2", "--agent", "a2"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2" }), encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /claimed t2/);
+  // fsck hashes every loose object again and inflates it (zlib checks the Adler-32 trailer).
+  gitOut(repo, "fsck", "--strict", "--no-dangling", "--full");
+  assert.match(cli(["task", "show", "t2"], { cwd: repo, agent: "a1" }).stdout, /claimed[\s\S]*a2/);
+});
+
 test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", () => {
   const repo = tempRepo();
   for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i} ${"x".repeat(2000)}`, "--id", `t${i}`], { cwd: repo, agent: "a1" }).code, 0);

@@ -8,7 +8,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ObjectReader } from "../src/git/object-reader.ts";
 import { ObjectWriter } from "../src/git/object-writer.ts";
-import { inflateStored, sha1Hex, SMALL_OBJECT_MAX, storedDeflate } from "../src/git/small-object-codec.ts";
+import { adler32Js, inflateStored, sha1Hex, sha1HexJs, SMALL_OBJECT_MAX, storedDeflate } from "../src/git/small-object-codec.ts";
+import { MESSAGE_MAX, MODULE_BASE64, wasmCodec } from "../src/git/small-object-wasm.ts";
+import { moduleBytes } from "../src/git/small-object-wasm-source.ts";
 import { formatMarkerOid, FORMAT_MARKER, MARKER_SHA1, MARKER_SHA256 } from "../src/store/codec.ts";
 import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
@@ -25,6 +27,31 @@ test("SHA-1 of every length up to 300 bytes, around the block boundaries and of 
     assert.is(sha1Hex(b), createHash("sha1").update(b).digest("hex"), `length ${n}`);
   }
   assert.is(sha1Hex(Buffer.from("abc")), "a9993e364706816aba3e25717850c26c9cd0d89d", "FIPS 180 example");
+});
+
+test("SHA-1 and Adler-32 in WebAssembly agree with node:crypto and the JS versions, up to the module's largest message", () => {
+  const wasm = wasmCodec();
+  assert.ok(wasm, "WebAssembly runs here (Node 20 without --jitless)");
+  const lengths = [...Array.from({ length: 200 }, (_, i) => i), 4095, 4096, 5552, 5553, 11_105, SMALL_OBJECT_MAX, MESSAGE_MAX - 72];
+  for (const n of lengths) {
+    const b = bytes(n);
+    const want = createHash("sha1").update(b).digest("hex");
+    assert.is(wasm!.sha1Hex(b), want, `wasm, length ${n}`);
+    assert.is(sha1HexJs(b), want, `js, length ${n}`);
+    // Adler-32 as zlib computes it: node:zlib checks the trailer of every stored stream it inflates.
+    assert.is(wasm!.adler32(b), adler32Js(b), `adler32, length ${n}`);
+  }
+  // Bytes of 0xff: the largest sums, where a reduction too late would overflow.
+  const ff = Buffer.alloc(MESSAGE_MAX, 0xff);
+  assert.is(wasm!.adler32(ff), adler32Js(ff));
+  assert.ok(inflateSync(storedDeflate(ff.subarray(0, SMALL_OBJECT_MAX))).equals(ff.subarray(0, SMALL_OBJECT_MAX)));
+  // Past the module's memory the JS versions answer.
+  const big = bytes(MESSAGE_MAX + 10);
+  assert.is(sha1Hex(big), createHash("sha1").update(big).digest("hex"));
+});
+
+test("the module's bytes are the ones its source writes", () => {
+  assert.ok(Buffer.from(MODULE_BASE64, "base64").equals(Buffer.from(moduleBytes())), "small-object-wasm-source.ts changed: put its new bytes in small-object-wasm.ts");
 });
 
 test("stored zlib streams inflate with node:zlib, and read back here; anything else is left to node:zlib", () => {

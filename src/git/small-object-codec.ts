@@ -5,15 +5,37 @@
 // (RFC 1950/1951: a valid zlib stream, what git itself writes with core.looseCompression=0; every
 // git reads it, and `git gc` compresses it when it packs). A loose object takes a 4 KB block of
 // disk whether compressed or not, so nothing is lost at these sizes. Larger objects, and SHA-256
-// repositories, use node:crypto and node:zlib as before (object-writer.ts).
+// repositories, use node:crypto and node:zlib as before (object-writer.ts). The hashing itself
+// (SHA-1, and zlib's Adler-32) runs in WebAssembly where it can (small-object-wasm.ts), in JS here
+// where it cannot.
+
+import { MESSAGE_MAX, wasmCodec, wasmReady, type WasmCodec } from "./small-object-wasm.ts";
 
 /** The largest object (header included) hashed and framed here. */
 export const SMALL_OBJECT_MAX = 16 * 1024;
 
 const W = new Int32Array(80);
 
-/** The SHA-1 of `bytes` in hex. */
+/**
+ * From how many bytes a hash is worth making the WebAssembly module for (~0.45 ms, once): below
+ * that the JS versions cost less in a process that hashes only that (an event index's agent key, a
+ * task record alone). Once it is made, every hash that fits goes through it.
+ */
+const WASM_FROM = 1024;
+
+/** The module's functions for an input of `length` bytes that fits, where they pay; else null. */
+function wasmFor(length: number, fits: number): WasmCodec | null {
+  return length <= fits && (length >= WASM_FROM || wasmReady()) ? wasmCodec() : null;
+}
+
+/** The SHA-1 of `bytes` in hex: WebAssembly where it runs (small-object-wasm.ts), else JS. */
 export function sha1Hex(bytes: Uint8Array): string {
+  const wasm = wasmFor(bytes.length, MESSAGE_MAX - 72);
+  return wasm ? wasm.sha1Hex(bytes) : sha1HexJs(bytes);
+}
+
+/** The SHA-1 of `bytes` in hex, in JS. */
+export function sha1HexJs(bytes: Uint8Array): string {
   const n = bytes.length;
   // Message, 0x80, zero padding, 64-bit big-endian bit length: a whole number of 64-byte blocks.
   const blocks = ((n + 8) >>> 6) + 1;
@@ -66,6 +88,11 @@ function hex8(h: number): string {
 }
 
 function adler32(bytes: Uint8Array): number {
+  const wasm = wasmFor(bytes.length, MESSAGE_MAX);
+  return wasm ? wasm.adler32(bytes) : adler32Js(bytes);
+}
+
+export function adler32Js(bytes: Uint8Array): number {
   let a = 1;
   let b = 0;
   // 5552 bytes at most between reductions keep the sums below 2^32 (zlib's NMAX).
