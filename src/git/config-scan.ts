@@ -9,7 +9,7 @@
 // elsewhere, unread here: in that case settings made system-wide would go unseen.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { readIfThere } from "./optional-file.ts";
 import { refWritePolicy, type RefWritePolicy } from "./loose-ref-writer.ts";
 
 const SYSTEM_FILES = ["/etc/gitconfig", "/usr/local/etc/gitconfig"];
@@ -97,14 +97,13 @@ export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: st
   const all: ConfigEntry[] = [];
   const seen: { worktreeConfig?: boolean } = {};
   for (const file of files) {
-    let text: string;
+    let text: string | null;
     try {
-      text = readFileSync(file, "utf8");
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") continue;
+      text = readIfThere(file);
+    } catch {
       return null;
     }
+    if (text === null) continue;
     const entries = parseEntries(text, want, seen, includes !== null && file === join(commonDir, "config") ? includes : null);
     if (entries === null) return null;
     all.push(...entries);

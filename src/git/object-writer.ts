@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
@@ -218,6 +218,12 @@ const KNOWN_FRESH_MS = 10_000;
 
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
 function openTemp(dir: string, tmp: string): number {
+  // A fan-out folder not seen yet is asked for first: in a young repository most of the 256 are
+  // missing, and an open that throws ENOENT costs a cold process several times the stat.
+  if (!fanOutSeen.has(dir)) {
+    if (!statSync(dir, { throwIfNoEntry: false })) makeFanOut(dir);
+    if (fanOutSeen.size < 512) fanOutSeen.add(dir);
+  }
   for (let n = 0; ; n++) {
     try {
       return openSync(tmp, "wx", 0o444);
@@ -227,6 +233,9 @@ function openTemp(dir: string, tmp: string): number {
     makeFanOut(dir);
   }
 }
+
+/** Fan-out folders found or made by this process (a prune may remove one again: the open then retries). */
+const fanOutSeen = new Set<string>();
 
 /**
  * The fan-out folder. Not `recursive: true`: Node reports a full disk there as ENOENT, which

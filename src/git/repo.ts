@@ -4,6 +4,7 @@ import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
 const realpathSync = (p: string): string => realpathJs.native(p);
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
+import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
 import { firstLine, gitSync } from "./run.ts";
 
@@ -89,9 +90,11 @@ function discoverInProcess(start: string): RepoInfo | null {
       }
       let commonDir = gitDir;
       try {
-        commonDir = realpathSync(resolve(gitDir, readFileSync(`${gitDir}/commondir`, "utf8").trim()));
+        // The main worktree has no commondir file.
+        const common = readIfThere(`${gitDir}/commondir`);
+        if (common !== null) commonDir = realpathSync(resolve(gitDir, common.trim()));
       } catch {
-        /* the main worktree has no commondir file */
+        /* unreadable: taken as the main worktree, as before */
       }
       let config: string;
       try {

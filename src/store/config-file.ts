@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { readIfThere } from "../git/optional-file.ts";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { issueText } from "../core/schema-helpers.ts";
@@ -12,15 +13,9 @@ export const CONFIG_NAME = ".handoff.yaml";
  */
 export async function loadConfig(workTree: string | null, warnings: string[] = []): Promise<Config> {
   if (!workTree) return DEFAULT_CONFIG;
-  let text: string;
-  try {
-    text = readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return DEFAULT_CONFIG;
-    throw e; // unreadable (permissions, too many open files): the front end names the cause
-  }
-  return parseConfig(text, warnings);
+  // Unreadable (permissions, too many open files) throws: the front end names the cause.
+  const text = readIfThere(`${workTree}/${CONFIG_NAME}`);
+  return text === null ? DEFAULT_CONFIG : parseConfig(text, warnings);
 }
 
 /** Parses and validates the config, naming the line of the first problem. */

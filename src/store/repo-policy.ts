@@ -2,7 +2,7 @@
 // tip, which a worktree's own file may only make stricter (core/policy-merge.ts). Read from the
 // commit, not from any worktree, and cached in .git/handoff/policy.cache keyed by the tip (and by
 // the repository config, which names the branch), so a hook pays a file read, not git spawns.
-import { readFileSync } from "node:fs";
+import { readIfThere } from "../git/optional-file.ts";
 import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
@@ -104,7 +104,7 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
 function worktreeText(workTree: string | null): string | null {
   if (!workTree) return null;
   try {
-    return readFileSync(`${workTree}/${CONFIG_NAME}`, "utf8");
+    return readIfThere(`${workTree}/${CONFIG_NAME}`);
   } catch {
     return null;
   }
