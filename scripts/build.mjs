@@ -19,6 +19,10 @@ const require = createRequire(import.meta.url);
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 const LAZY = ["child_process", "zlib", "crypto", "os", "readline"];
+// What Node passes a CommonJS module, in its order: src/cli/code-cache.ts calls the function with
+// those (test/cli-hot-bundle.test.ts checks the built files start and end so).
+const BUNDLE_HEAD = "(function (exports, require, module, __filename, __dirname) {";
+const BUNDLE_TAIL = "\n})";
 const ours = (path) => path.startsWith(join(root, "src") + sep) || path.includes(`${sep}commander${sep}lib${sep}command.js`);
 
 const lazyBuiltins = {
@@ -40,17 +44,7 @@ const lazyBuiltins = {
   },
 };
 
-await build({
-  entryPoints: [
-    "src/cli/git-handoff.ts",
-    "src/cli/cli-main.ts",
-    "src/cli/hot-main.ts",
-    "src/cli/remote-main.ts",
-    "src/hooks/hook-main.ts",
-    "src/mcp/mcp-main.ts",
-    "src/store/yaml-bundle.ts",
-    "src/dashboard/dashboard-main.ts",
-  ].map((e) => join(root, e)),
+const common = {
   bundle: true,
   loader: { ".html": "text" },
   platform: "node",
@@ -67,4 +61,18 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
   plugins: [lazyBuiltins],
+};
+
+// The dispatcher (the package's bin) and the yaml parser, which bundles require as usual.
+await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml-bundle.ts"].map((e) => join(root, e)) });
+
+// The bundles the dispatcher loads through its code cache (src/cli/code-cache.ts): each file is one
+// function expression, Node's own module wrapper written into it, so V8 compiles the text as read.
+// Wrapped at load time instead, a second copy of the whole text was made (~0.5 MB for hot-main), and
+// a cold command's allocations then reached the young generation's first collection.
+await build({
+  ...common,
+  entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/hooks/hook-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
+  banner: { js: BUNDLE_HEAD },
+  footer: { js: BUNDLE_TAIL },
 });

@@ -2,7 +2,7 @@
 // same code from the same register functions as the full CLI: its table must match program.ts's,
 // the dispatcher must load it for those verbs only, and what they print must not change.
 import { spawnSync } from "node:child_process";
-import { cpSync, readdirSync, statSync, utimesSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -74,6 +74,24 @@ test("what a hot verb prints is what the full CLI prints", () => {
   const check = cli(["check", "src/a.ts", "--json"], { cwd: repo, agent: "claude-2", env });
   assert.is(check.json.verdict, "warn");
   assert.is(check.json.paths[0].holders[0].agent, "claude-1");
+});
+
+test("the bundles the dispatcher loads are one function expression each, and run without a code cache too", () => {
+  const dist = dirname(CLI);
+  for (const f of ["cli-main.cjs", "hot-main.cjs", "remote-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
+    const text = readFileSync(join(dist, f), "utf8");
+    assert.ok(text.startsWith("(function (exports, require, module, __filename, __dirname) {\n"), `${f} starts with the module wrapper`);
+    assert.ok(text.endsWith("\n})\n"), `${f} ends it`);
+  }
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "work", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  for (const env of [{ HANDOFF_NO_CODE_CACHE: "1" }, { XDG_CACHE_HOME: join(tempDir(), "a-file")}]) {
+    if (env.XDG_CACHE_HOME) writeFileSync(env.XDG_CACHE_HOME, "not a folder");
+    const r = cli(["task", "show", "t1"], { cwd: repo, agent: "lead", env });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^t1 {2}todo/);
+    assert.match(cli(["--version"], { cwd: repo, agent: "lead", env }).stdout, /^\d+\.\d+\.\d+/);
+  }
 });
 
 test("a verb that names an Object property is an unknown verb, not a crash", () => {

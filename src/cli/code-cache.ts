@@ -5,7 +5,8 @@
 // run actually compiled. One cache per verb (`variant`): a cache holds what its first run
 // compiled, so one shared by every verb of a bundle fitted whichever verb ran first, and the
 // others compiled the rest of their code lazily at every start (a cold claim with the cache a
-// `task show` left: 3% slower than with its own). Anything unexpected falls back to a plain require.
+// `task show` left: 3% slower than with its own). Without a cache folder, or with a cache that
+// cannot be read, the bundle is compiled without one.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { homedir } from "node:os";
@@ -13,7 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { fnv1a32, hex32 } from "../core/fnv.ts";
 
-type ModuleCtor = typeof Module & { wrap(src: string): string; _nodeModulePaths(dir: string): string[] };
+type ModuleCtor = typeof Module & { _nodeModulePaths(dir: string): string[] };
 
 function cacheDir(): string | null {
   if (process.env.HANDOFF_NO_CODE_CACHE) return null;
@@ -29,15 +30,18 @@ function cachePrefix(file: string): string {
 /**
  * Loads a bundle through its code cache for `variant` (the verb the command runs, or any fixed
  * word: never anything a user typed that is not a known verb, or typos would each leave a cache).
+ * A bundle file is one function expression taking what Node's module wrapper passes (the build
+ * writes the wrapper into it: scripts/build.mjs), compiled here as read.
  */
 export function loadBundle(file: string, variant = "any"): unknown {
   const dir = cacheDir();
-  if (!dir) return require(file);
   let script: Script;
-  let cachePath: string;
+  let cachePath = "";
   let cached: Buffer | undefined;
-  let build: string;
+  let build = "";
+  const source = readFileSync(file, "utf8");
   try {
+    if (!dir) throw new Error("no cache folder");
     const st = statSync(file);
     // Named by the bundle's path too: caches of other checkouts' builds on this machine (a
     // developer's and a test clone's) must not evict each other when pruned below.
@@ -48,9 +52,10 @@ export function loadBundle(file: string, variant = "any"): unknown {
     } catch {
       cached = undefined;
     }
-    script = new Script((Module as ModuleCtor).wrap(readFileSync(file, "utf8")), { filename: file, ...(cached ? { cachedData: cached } : {}) });
+    script = new Script(source, { filename: file, ...(cached ? { cachedData: cached } : {}) });
   } catch {
-    return require(file);
+    script = new Script(source, { filename: file });
+    cached = undefined;
   }
   const M = Module as ModuleCtor;
   const mod = new Module(file, module) as Module & { filename: string; paths: string[]; loaded: boolean };
@@ -59,7 +64,7 @@ export function loadBundle(file: string, variant = "any"): unknown {
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(mod.exports, mod.exports, (id: string) => mod.require(id), mod, file, dirname(file));
   mod.loaded = true;
-  if (!cached || script.cachedDataRejected) {
+  if (dir && cachePath && (!cached || script.cachedDataRejected)) {
     process.once("exit", () => {
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
