@@ -15,6 +15,7 @@ const OP = {
   loop: 0x03,
   end: 0x0b,
   br_if: 0x0d,
+  select: 0x1b,
   local_get: 0x20,
   local_set: 0x21,
   local_tee: 0x22,
@@ -116,6 +117,10 @@ class Code {
   ltU() {
     return this.op(OP.i32_lt_u);
   }
+  /** The first of two values when the condition on top is not zero, else the second. */
+  select() {
+    return this.op(OP.select);
+  }
   /** A loop whose body `body` ends by branching back while the value it leaves is not zero. */
   loop(body: (c: this) => void) {
     this.op(OP.loop, VOID);
@@ -184,13 +189,8 @@ function adlerBody(): { locals: number; code: number[] } {
   c.const(1).set(1).const(0).set(2).const(0).set(3);
   c.loop((k) => {
     // At most 5552 bytes between reductions keep both sums below 2^32 (zlib's NMAX).
-    k.get(3).const(5552).add().tee(4).get(0).ltU();
-    k.bytes.push(0x04, I32); // if (result i32): the chunk's end, or the length
-    k.get(4);
-    k.bytes.push(0x05); // else
-    k.get(0);
-    k.bytes.push(OP.end);
-    k.set(4);
+    // end = i + 5552 < length ? i + 5552 : length
+    k.get(3).const(5552).add().tee(4).get(0).get(4).get(0).ltU().select().set(4);
     k.loop((l) => {
       l.get(1).get(3).load8().add().tee(1).get(2).add().set(2);
       l.get(3).const(1).add().tee(3).get(4).ltU();
