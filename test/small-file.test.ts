@@ -1,6 +1,6 @@
 // Cache files under .git/handoff/ (store/small-file.ts): replaced whole, the old file removed
 // before the new one is renamed into place, nothing left behind, and a failure is only a miss.
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -28,6 +28,11 @@ test("a cache that cannot be written is no error", () => {
   writeFileSync(join(base, "handoff"), "not a folder");
   writeSmallFile(join(base, "handoff", "x.cache"), "text");
   assert.is(readSmallFile(join(base, "handoff", "x.cache")), null);
+  // A folder where the cache should be: the rename fails, and its temp does not stay behind.
+  const dir = join(tempDir(), "handoff");
+  mkdirSync(join(dir, "y.cache"), { recursive: true });
+  writeSmallFile(join(dir, "y.cache"), "text");
+  assert.equal(readdirSync(dir), ["y.cache"]);
 });
 
 test.run();

@@ -26,17 +26,21 @@ export function readSmallFile(path: string): string | null {
  * reader in between finds no cache, as before the first write, and reads git.
  */
 export function writeSmallFile(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
   try {
     mkdirSync(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
     writeFileSync(tmp, text);
-    try {
-      unlinkSync(path);
-    } catch {
-      /* none yet */
-    }
+    unlinkQuiet(path);
     renameSync(tmp, path);
   } catch {
-    /* only a slower next read */
+    unlinkQuiet(tmp); // only a slower next read; no half-written temp left behind
+  }
+}
+
+function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* not there */
   }
 }
