@@ -1,8 +1,9 @@
 // What a cold one-shot command loads: a `task show` served from the record cache spawns nothing
-// and inflates nothing, so it loads neither child_process (with net and dgram), zlib, crypto nor
-// the stream modules (output is written with write(2), process.stdout is never built). Output
-// written that way is complete through a pipe, in order with what goes to the stream, and a
-// reader that closes the pipe early still ends the command quietly.
+// and inflates nothing, so it loads neither child_process (with net and dgram), zlib, crypto, os
+// (its temp and home folders come from the environment) nor the stream modules (output is written
+// with write(2), process.stdout is never built). Output written that way is complete through a
+// pipe, in order with what goes to the stream, and a reader that closes the pipe early still ends
+// the command quietly.
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -32,7 +33,7 @@ test("a cold task show from the record cache loads no child_process, zlib, crypt
   // The first show reads the record from git (inflate) and caches it; the second is served from the cache.
   assert.is(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).code, 0);
   const mods = loaded(repo, ["task", "show", "t1"]);
-  for (const m of ["child_process", "net", "zlib", "crypto", "stream"]) assert.not.ok(mods.includes(m), `${m} is not loaded: ${mods.join(" ")}`);
+  for (const m of ["child_process", "net", "zlib", "crypto", "stream", "os"]) assert.not.ok(mods.includes(m), `${m} is not loaded: ${mods.join(" ")}`);
   // The same command does print its answer.
   assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /look at me/);
 });
@@ -63,7 +64,7 @@ test("a cold claim, and the check after it, load no child_process, zlib or crypt
   // The claim writes its objects (hashed and framed in-process), its refs in-process, and the
   // caches the next one-shot reader needs (the task record, the lease set).
   const claimed = loaded(repo, ["claim", "t2", "--agent", "a2"]);
-  for (const m of ["child_process", "zlib", "crypto"]) assert.not.ok(claimed.includes(m), `claim: ${m} is not loaded: ${claimed.join(" ")}`);
+  for (const m of ["child_process", "zlib", "crypto", "os"]) assert.not.ok(claimed.includes(m), `claim: ${m} is not loaded: ${claimed.join(" ")}`);
   const checked = loaded(repo, ["check", "src/t2.ts", "--agent", "a1"]);
   for (const m of ["child_process", "zlib", "crypto"]) assert.not.ok(checked.includes(m), `check: ${m} is not loaded: ${checked.join(" ")}`);
   assert.match(cli(["task", "show", "t2"], { cwd: repo, agent: "a1" }).stdout, /claimed[\s\S]*a2/);

@@ -9,7 +9,7 @@
 // cannot be read, the bundle is compiled without one.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module from "node:module";
-import { homedir } from "node:os";
+import { homeDirOf } from "../git/env-dirs.ts";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { fnv1a32, hex32 } from "../core/fnv.ts";
@@ -18,7 +18,8 @@ type ModuleCtor = typeof Module & { _nodeModulePaths(dir: string): string[] };
 
 function cacheDir(): string | null {
   if (process.env.HANDOFF_NO_CODE_CACHE) return null;
-  const base = process.env.XDG_CACHE_HOME || (homedir() ? join(homedir(), ".cache") : "");
+  const home = process.env.XDG_CACHE_HOME ? "" : homeDirOf();
+  const base = process.env.XDG_CACHE_HOME || (home ? join(home, ".cache") : "");
   return base ? join(base, "git-handoff") : null;
 }
 

@@ -2,7 +2,7 @@ import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
 
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
-import { tmpdir } from "node:os";
+import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
@@ -114,7 +114,7 @@ function discoverInProcess(start: string): RepoInfo | null {
         isLinkedWorktree: gitDir !== commonDir,
         objectFormat: sha256 ? "sha256" : "sha1",
         branch: readBranch(gitDir),
-        underTempDir: isUnder(dir, tmpdir()),
+        underTempDir: isUnder(dir, tempDirOf()),
       };
     }
     const parent = dirname(dir);
@@ -153,7 +153,7 @@ function discoverWithGit(cwd: string): RepoInfo {
     isLinkedWorktree: gitDir !== commonDir,
     objectFormat: format === "sha256" ? "sha256" : "sha1",
     branch: readBranch(gitDir),
-    underTempDir: workTree !== null && isUnder(workTree, tmpdir()),
+    underTempDir: workTree !== null && isUnder(workTree, tempDirOf()),
   };
 }
 
