@@ -8,7 +8,12 @@ import { VERSION } from "./version.ts";
 
 export { verbOf };
 
-export type Register = (program: Command) => void;
+/**
+ * Adds a group of verbs to the program; given `verb` (the one the command line runs, one of the
+ * group's), a group may add only that one: building a verb's options costs a cold command about
+ * 0.03 ms each (the claim group's seven verbs 0.6 ms, claim alone 0.4).
+ */
+export type Register = (program: Command, verb?: string) => void;
 
 /** Verbs that read the whole program (completion lists every verb): always built in full. */
 const NEEDS_ALL = new Set(["completion", "help"]);
@@ -34,7 +39,8 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
     .exitOverride();
   const verb = argv ? verbOf(argv) : undefined;
   const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
-  for (const [register] of only.length ? only : verbs) register(program);
+  if (only.length) for (const [register] of only) register(program, verb);
+  else for (const [register] of verbs) register(program);
   const paths = (c: Command, prefix: string[]): void => {
     for (const sub of c.commands) {
       sub.exitOverride();

@@ -43,8 +43,9 @@ function requireReason(reason: string | undefined, verb: string): string {
   return reason;
 }
 
-export function registerClaim(program: Command): void {
-  withGlobals(
+export function registerClaim(program: Command, verb?: string): void {
+  const wants = (name: string) => verb === undefined || verb === name;
+  if (wants("claim")) withGlobals(
     program
       .command("claim")
       .description("claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)")
@@ -64,7 +65,7 @@ export function registerClaim(program: Command): void {
     });
   });
 
-  withGlobals(
+  if (wants("renew")) withGlobals(
     program
       .command("renew")
       .description("extend your lease on a task")
@@ -75,13 +76,13 @@ export function registerClaim(program: Command): void {
     await run(cmd, (s) => renew(s, id, o.ttl !== undefined ? { ttl: o.ttl } : {}), (t) => `renewed ${t.id}`);
   });
 
-  withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>"), { writes: true }).action(
+  if (wants("release")) withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>"), { writes: true }).action(
     async (id: string, _o, cmd: Command) => {
       await run(cmd, (s) => release(s, id), (t) => `released ${t.id}`);
     },
   );
 
-  withGlobals(
+  if (wants("done")) withGlobals(
     program
       .command("done")
       .description("mark a task you hold (or nobody holds) as done; with a verify command it runs it and sends the task to review")
@@ -116,14 +117,14 @@ export function registerClaim(program: Command): void {
     });
   });
 
-  withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why"), { writes: true }).action(
+  if (wants("fail")) withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why"), { writes: true }).action(
     async (id: string, o: { reason?: string }, cmd: Command) => {
       const reason = requireReason(o.reason, "fail");
       await run(cmd, (s) => failWith(s, id, reason), (t) => `failed ${t.id}`);
     },
   );
 
-  withGlobals(
+  if (wants("reclaim")) withGlobals(
     program.command("reclaim").description("force-release another agent's claim (logged)").argument("<id>").option("--reason <text>", "why"),
     { writes: true },
   ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
@@ -131,7 +132,7 @@ export function registerClaim(program: Command): void {
     await run(cmd, (s) => reclaim(s, id, reason), (t) => `reclaimed ${t.id}`);
   });
 
-  withGlobals(
+  if (wants("cancel")) withGlobals(
     program
       .command("cancel")
       .description("cancel a task nobody holds (or you hold)")

@@ -8,8 +8,9 @@ import { withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
 
-export function registerLease(program: Command): void {
-  withGlobals(
+export function registerLease(program: Command, verb?: string): void {
+  const wants = (name: string) => verb === undefined || verb === name;
+  if (wants("lease")) withGlobals(
     program
       .command("lease")
       .description("lease files or globs for the calling agent (shared by default; exit 3 if another agent's lease is in the way)")
@@ -32,7 +33,7 @@ export function registerLease(program: Command): void {
     });
   });
 
-  withGlobals(
+  if (wants("unlease")) withGlobals(
     program
       .command("unlease")
       .description("release your leases on files or globs (as you leased them)")
@@ -61,7 +62,7 @@ export function registerLease(program: Command): void {
     });
   });
 
-  withGlobals(program.command("leases").description("list live file leases").option("--agent <name>", "only this agent's leases"), {
+  if (wants("leases")) withGlobals(program.command("leases").description("list live file leases").option("--agent <name>", "only this agent's leases"), {
     agent: false,
   }).action(async (_o, cmd: Command) => {
     // Positional options: `--agent` after the verb is this filter; before it, it names the caller.
@@ -73,7 +74,7 @@ export function registerLease(program: Command): void {
     }, { agentFilters: true });
   });
 
-  withGlobals(
+  if (wants("check")) withGlobals(
     program
       .command("check")
       .description("may the calling agent edit these paths? per path deny | warn | info | ok (exit 3 if any deny)")
