@@ -30,7 +30,7 @@ test("capacity through the index: a task released by a command that does not rea
   const claim = (id: string) => cli(["claim", id, "--json"], { cwd: repo, agent: "alice" });
   assert.is(claim("a").code, 0);
   assert.ok(existsSync(indexOf(repo)), "the first claim's capacity check wrote the index");
-  assert.is(lines(repo).length, 4, "a header and a line per task, written before the claim moved a");
+  assert.is(lines(repo).length, 5, "a header and a line per task, written before the claim moved a, and the claim's own line");
   const full = claim("b");
   assert.is(full.code, 3, full.stdout + full.stderr);
   assert.is(full.json.error.code, "at_capacity");
@@ -45,6 +45,21 @@ test("capacity through the index: a task released by a command that does not rea
   assert.is(again.code, 3);
   assert.match(again.json.error.message, /\(b\)/);
   assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t{`)), "b's record kept on its line");
+});
+
+test("a one-shot write adds the line of the record it landed, so the next claim finds every tip named", () => {
+  const repo = project(["a", "b"]);
+  assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.match(lines(repo).at(-1)!, new RegExp(`^refs/handoff/tasks/a ${tip(repo, "a")} claimed\t\\{"id":"a",`));
+  assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(lines(repo).at(-1), `refs/handoff/tasks/a ${tip(repo, "a")} todo`);
+  // A write that changes nothing lands nothing and adds no line.
+  const before = lines(repo).length;
+  assert.is.not(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(lines(repo).length, before);
+  // Every task ref's tip has its line: the next claim's capacity check reads no record from git.
+  for (const id of ["a", "b"]) assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/${id} ${tip(repo, id)} `)), id);
+  assert.is(cli(["claim", "b"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
 test("overlaps through the index: another agent's claim made since is reported", () => {
@@ -83,7 +98,9 @@ test("an index grown past twice the task refs (plus 64) is written anew with a l
   // Lines a long history of appends leaves: many for the same ref, all sound.
   writeFileSync(indexOf(repo), head + `refs/handoff/tasks/b ${tip(repo, "b")} todo\n`.repeat(100));
   assert.is(cli(["claim", "b"], { cwd: repo, agent: "bob" }).code, 0);
-  assert.is(lines(repo).length, 4, lines(repo).join("\n"));
+  // A header and a line per ref, then the line b's claim added once it landed.
+  assert.is(lines(repo).length, 5, lines(repo).join("\n"));
+  assert.ok(lines(repo).at(-1)!.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t`));
 });
 
 test("a claimed line whose record is torn or names another task is read from git instead", () => {

@@ -20,12 +20,12 @@ import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { TASK_STATUSES, type Task } from "../core/task.ts";
 import type { RefTip } from "../git/refs.ts";
+import { CLAIMED_INDEX_HEADER, claimedIndexLine, claimedIndexPath } from "./claimed-index-file.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
 import { readTaskAt, TASKS_PREFIX } from "./task-store.ts";
 import { byName, mergeSorted } from "../git/ref-files.ts";
 
-const HEADER = "handoff-claimed-index 2";
 const STATUSES = new Set<string>(TASK_STATUSES);
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -39,7 +39,8 @@ interface Entry {
 }
 
 const PACKED_HEADER = "handoff-claimed-packed 1";
-const indexPath = (store: Store) => join(store.repo.commonDir, "handoff", "claimed.index");
+const HEADER = CLAIMED_INDEX_HEADER;
+const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
 /** The records of the tasks stored as claimed, in no set order. */
 export async function claimedTasks(store: Store): Promise<Task[]> {
@@ -190,7 +191,7 @@ async function claimedAmong(store: Store, tips: readonly RefTip[], known: Map<st
 }
 
 function lineOf(t: RefTip, task: Task): string {
-  return `${t.name} ${t.oid} ${task.status}${task.status === "claimed" ? `\t${JSON.stringify(task)}` : ""}\n`;
+  return claimedIndexLine(t.name, t.oid, task);
 }
 
 /**

@@ -17,6 +17,8 @@ import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type Transa
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
+import { noteLandedTasks } from "./claimed-index-file.ts";
+import type { Task } from "../core/task.ts";
 import { scanRefWritePolicy } from "../git/config-scan.ts";
 import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
@@ -213,8 +215,15 @@ export class Store {
   wroteRecord(file: string, oid: string, record: unknown, objects: string[]): void {
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(`${file}:${oid}`, record);
-    if (file === "task.json" && !this.session) this.diskTasks().note(oid, record, objects);
+    if (file === "task.json" && !this.session) {
+      this.diskTasks().note(oid, record, objects);
+      if (this.writtenTasks.size >= RECORD_CACHE_LIMIT) this.writtenTasks.clear();
+      this.writtenTasks.set(oid, record as Task);
+    }
   }
+
+  /** Task records this one-shot process wrote, by commit, until their ref update lands (claimed-index-file.ts). */
+  private readonly writtenTasks = new Map<string, Task>();
 
   private diskTasks(): RecordCache {
     return (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`, (oids) => this.hasLooseObjects(oids)));
@@ -242,10 +251,23 @@ export class Store {
         this.writer.settle();
         this.refFiles?.touch(updates.map((u) => u.ref));
         this.refuseIfMovedDuring();
+        if (this.writtenTasks.size) this.noteLanded(updates);
       }
       // git refused because an object vanished before the update: write it again, then retry.
       if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
     }
+  }
+
+  /** The claimed index's lines for the task records of a landed transaction (their objects checked by settle). */
+  private noteLanded(updates: RefUpdate[]): void {
+    const landed: { name: string; oid: string; task: Task }[] = [];
+    for (const u of updates) {
+      const task = u.new ? this.writtenTasks.get(u.new) : undefined;
+      if (!task || !u.ref.startsWith(`${REF_ROOT}tasks/`)) continue;
+      landed.push({ name: u.ref, oid: u.new!, task });
+      this.writtenTasks.delete(u.new!);
+    }
+    noteLandedTasks(this.repo.commonDir, landed);
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
