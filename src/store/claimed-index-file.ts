@@ -2,7 +2,8 @@
 // lines a one-shot writer adds for the task records it has just landed. A claim used to leave its
 // own new record for the next command to find out: that command saw a task tip the index did not
 // name, read the record from the record cache (a stat of each of its three objects) and appended
-// the line itself, 0.3-0.5 ms of every cold claim that followed another. The writer knows the
+// the line itself: its capacity check 4.2 -> 3.6 ms in CPU profiles, where the writer's append
+// costs 0.15 (150 loose task refs; no difference in whole-process timings). The writer knows the
 // record and its commit, and adds the line once its ref update has landed and its objects were
 // checked (Store.updateRefs), so a line never names a commit whose objects a prune took.
 import { appendFileSync, existsSync } from "node:fs";
