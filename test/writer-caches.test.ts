@@ -1,9 +1,11 @@
 // A one-shot writer leaves the records it wrote in the caches the next one-shot command reads
 // (tasks.cache, leases.cache), so a claim's hook check or the next claim's listing reads no object.
-// Such an entry names the objects written for it and counts only while they are there: a prune may
-// remove objects no ref points at yet, and a record whose objects are gone is read from git, which
-// says so (prune-repair.test.ts has the repair side).
-import { readFileSync, rmSync } from "node:fs";
+// A task record's entry is written with the record, before its ref update, so it names the
+// objects written for it and counts only while they are there: a prune may remove objects no ref
+// points at yet, and a record whose objects are gone is read from git, which says so
+// (prune-repair.test.ts has the repair side). The lease set's cache is written once the update has
+// landed and its objects were checked.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
@@ -34,17 +36,23 @@ test("a task the writer cached is served while its objects are loose; packed or 
   assert.is(shown.json.error.code, "corrupt_state");
 });
 
-test("the lease set its writer cached answers a check; with one of its objects pruned the check reads git", () => {
+test("the lease set its writer cached once its update landed answers a check; a cache naming objects that are gone is passed over", () => {
   const repo = tempRepo();
   assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["lease", "b.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
   const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
-  const cache = readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").split("\n");
+  const file = `${repo}/.git/handoff/leases.cache`;
+  const cache = readFileSync(file, "utf8").split("\n");
   assert.is(cache[0], tip);
-  assert.match(cache[2]!, /^#fresh [0-9a-f]{40}( [0-9a-f]{40})+$/);
-  assert.ok(cache[2]!.includes(tip), "the tip's commit is among its objects");
+  assert.is(cache[1], "#format 1");
+  // Written after the ref update landed and its objects were checked: nothing left to look for.
+  assert.not.ok(cache.some((l) => l.startsWith("#fresh")), cache.join("\n"));
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "held by alice, from the cache");
-  rmSync(loose(repo, gitOut(repo, "rev-parse", "refs/handoff/leases:leases.json")));
+  // A cache an earlier build left before its update landed names the objects it counts on: one of
+  // them gone (a prune before the update), the check reads git, which says what is missing.
+  const blob = gitOut(repo, "rev-parse", "refs/handoff/leases:leases.json");
+  writeFileSync(file, [cache[0], cache[1], `#fresh ${tip} ${blob}`, ...cache.slice(2)].join("\n"));
+  rmSync(loose(repo, blob));
   const r = cli(["check", "a.ts", "--json"], { cwd: repo, agent: "bob" });
   assert.is(r.code, 2, r.stdout + r.stderr);
   assert.is(r.json.error.code, "corrupt_state");

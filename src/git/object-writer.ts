@@ -82,11 +82,6 @@ export class ObjectWriter {
     return this.pending.has(oid);
   }
 
-  /** The objects written (or found) since the last `settle`: what no ref may point at yet. */
-  unsettled(): string[] {
-    return [...this.pending.keys()];
-  }
-
   /** An object this writer wrote lately (its content: callers must not change it), or undefined. */
   recentObject(oid: string): { type: ObjectType; data: Buffer } | undefined {
     const o = this.recent.get(oid);

@@ -53,7 +53,8 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
     // an older git-handoff) costs two small object reads to learn it.
     const m = /^#format ([123])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
     let from = tip.length + 1 + (m ? m[0].length : 0);
-    // Left by the writer of the tip: usable while the objects it wrote for it are there (a prune
+    // Left by the writer of the tip before its update landed (builds before the sixteenth session:
+    // now the writer leaves it after): usable while the objects it wrote for it are there (a prune
     // may remove objects no ref points at yet); else the record is read, and checked, from git.
     const fresh = cached.startsWith("#fresh ", from) ? cached.slice(from + 7, cached.indexOf("\n", from)) : null;
     if (fresh !== null) from += 8 + fresh.length;
@@ -72,7 +73,7 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   }
   const entry = await readStored(store, tip, index);
   index.put(tip, entry);
-  if (cacheFile) saveLeaseCache(cacheFile, tip, entry.set, entry.format, null);
+  if (cacheFile) saveLeaseCache(cacheFile, tip, entry.set, entry.format);
   return { set: entry.set, partial: false };
 }
 
@@ -174,18 +175,19 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
 
 /**
  * A one-shot writer leaves the cache for the tip it writes, so the check an agent's hook makes
- * right after its claim reads no object. It names the objects written for the tip (`#fresh`):
- * readers use it only while they are there. A write that loses its race leaves a cache of a tip
- * that never lands, which the next reader replaces.
+ * right after its claim reads no object: once its ref update has landed and the objects written
+ * for it are checked (Store.whenLanded), so the cache names a tip that is the ref's and whose
+ * objects are there. (Written before the update, it had to name those objects, `#fresh`, and every
+ * reader looked for each of them: a cache of a build before this one still does.)
  */
 function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number): void {
-  if (!store.warm) saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format, store.writer.unsettled());
+  if (!store.warm) store.whenLanded(tip, () => saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format));
 }
 
-/** The cache file's text: the tip, its format, the objects it counts on when its writer left it (`fresh`), one lease a line. */
-function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number, fresh: string[] | null): void {
+/** The cache file's text: the tip, its format, one lease a line. */
+function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number): void {
   const lines = set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n");
-  writeSmallFile(file, `${tip}\n#format ${format}\n${fresh ? `#fresh ${fresh.join(" ")}\n` : ""}${lines}`);
+  writeSmallFile(file, `${tip}\n#format ${format}\n${lines}`);
 }
 
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */

@@ -217,13 +217,25 @@ export class Store {
     this.records.set(`${file}:${oid}`, record);
     if (file === "task.json" && !this.session) {
       this.diskTasks().note(oid, record, objects);
-      if (this.writtenTasks.size >= RECORD_CACHE_LIMIT) this.writtenTasks.clear();
-      this.writtenTasks.set(oid, record as Task);
+      // The claimed index's line for it, once its ref update has landed (claimed-index-file.ts).
+      this.whenLanded(oid, (ref) => noteLandedTasks(this.repo.commonDir, [{ name: ref, oid, task: record as Task }]));
     }
   }
 
-  /** Task records this one-shot process wrote, by commit, until their ref update lands (claimed-index-file.ts). */
-  private readonly writtenTasks = new Map<string, Task>();
+  /** Work to do once a commit this process wrote is a ref's value (updateRefs), by commit. */
+  private readonly landedWork = new Map<string, ((ref: string) => void)[]>();
+
+  /**
+   * Runs `fn` with the ref's name once a transaction of this process sets a ref to `oid` and the
+   * objects written for it are checked (best effort: a failure is only a cache not written). A
+   * commit that never lands (a lost race) never runs it.
+   */
+  whenLanded(oid: string, fn: (ref: string) => void): void {
+    if (this.landedWork.size >= RECORD_CACHE_LIMIT) this.landedWork.clear();
+    const work = this.landedWork.get(oid);
+    if (work) work.push(fn);
+    else this.landedWork.set(oid, [fn]);
+  }
 
   private diskTasks(): RecordCache {
     return (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`, (oids) => this.hasLooseObjects(oids)));
@@ -251,23 +263,26 @@ export class Store {
         this.writer.settle();
         this.refFiles?.touch(updates.map((u) => u.ref));
         this.refuseIfMovedDuring();
-        if (this.writtenTasks.size) this.noteLanded(updates);
+        if (this.landedWork.size) this.runLanded(updates);
       }
       // git refused because an object vanished before the update: write it again, then retry.
       if (r.ok || r.reason !== "missing_object" || n >= 3 || this.writer.restoreMissing() === 0) return r;
     }
   }
 
-  /** The claimed index's lines for the task records of a landed transaction (their objects checked by settle). */
-  private noteLanded(updates: RefUpdate[]): void {
-    const landed: { name: string; oid: string; task: Task }[] = [];
+  private runLanded(updates: RefUpdate[]): void {
     for (const u of updates) {
-      const task = u.new ? this.writtenTasks.get(u.new) : undefined;
-      if (!task || !u.ref.startsWith(`${REF_ROOT}tasks/`)) continue;
-      landed.push({ name: u.ref, oid: u.new!, task });
-      this.writtenTasks.delete(u.new!);
+      const work = u.new ? this.landedWork.get(u.new) : undefined;
+      if (!work) continue;
+      this.landedWork.delete(u.new!);
+      for (const fn of work) {
+        try {
+          fn(u.ref);
+        } catch {
+          /* a cache of the landed record: only the next read is slower */
+        }
+      }
     }
-    noteLandedTasks(this.repo.commonDir, landed);
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
