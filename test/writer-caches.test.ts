@@ -8,7 +8,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -56,6 +56,24 @@ test("the lease set its writer cached once its update landed answers a check; a 
   const r = cli(["check", "a.ts", "--json"], { cwd: repo, agent: "bob" });
   assert.is(r.code, 2, r.stdout + r.stderr);
   assert.is(r.json.error.code, "corrupt_state");
+});
+
+test("a claim through a sync remote leaves its caches for the refs it set, not for their tracking refs", () => {
+  const remote = tempDir();
+  gitOut(remote, "init", "-q", "--bare");
+  const repo = tempRepo();
+  gitOut(repo, "remote", "add", "origin", remote);
+  gitOut(repo, "push", "-q", "origin", "HEAD");
+  assert.is(cli(["remote", "origin"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "remote work", "--id", "r1", "--scope", "src/r1.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["sync"], { cwd: repo, agent: "lead" }).code, 0);
+  const r = cli(["claim", "r1"], { cwd: repo, agent: "w1" });
+  assert.is(r.code, 0, r.stderr);
+  // The same commits went to the tracking refs in the transaction that set the refs.
+  assert.is(gitOut(repo, "rev-parse", "refs/handoff-remotes/origin/tasks/r1"), gitOut(repo, "rev-parse", "refs/handoff/tasks/r1"));
+  const last = readFileSync(`${repo}/.git/handoff/claimed.index`, "utf8").trimEnd().split("\n").at(-1)!;
+  assert.ok(last.startsWith(`refs/handoff/tasks/r1 ${gitOut(repo, "rev-parse", "refs/handoff/tasks/r1")} claimed\t`), last.slice(0, 120));
+  assert.is(readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").split("\n")[0], gitOut(repo, "rev-parse", "refs/handoff/leases"));
 });
 
 test.run();

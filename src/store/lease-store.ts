@@ -181,7 +181,10 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
  * reader looked for each of them: a cache of a build before this one still does.)
  */
 function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number): void {
-  if (!store.warm) store.whenLanded(tip, () => saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format));
+  if (store.warm) return;
+  store.whenLanded(tip, (ref) => {
+    if (ref === LEASES_REF) saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format);
+  });
 }
 
 /** The cache file's text: the tip, its format, one lease a line. */

@@ -218,7 +218,9 @@ export class Store {
     if (file === "task.json" && !this.session) {
       this.diskTasks().note(oid, record, objects);
       // The claimed index's line for it, once its ref update has landed (claimed-index-file.ts).
-      this.whenLanded(oid, (ref) => noteLandedTasks(this.repo.commonDir, [{ name: ref, oid, task: record as Task }]));
+      this.whenLanded(oid, (ref) => {
+        if (ref.startsWith(`${REF_ROOT}tasks/`)) noteLandedTasks(this.repo.commonDir, [{ name: ref, oid, task: record as Task }]);
+      });
     }
   }
 
@@ -227,8 +229,9 @@ export class Store {
 
   /**
    * Runs `fn` with the ref's name once a transaction of this process sets a ref to `oid` and the
-   * objects written for it are checked (best effort: a failure is only a cache not written). A
-   * commit that never lands (a lost race) never runs it.
+   * objects written for it are checked (best effort: a failure is only a cache not written); with
+   * each ref's name where one transaction sets several to it (a ref and its tracking ref). A commit
+   * that never lands (a lost race) never runs it.
    */
   whenLanded(oid: string, fn: (ref: string) => void): void {
     if (this.landedWork.size >= RECORD_CACHE_LIMIT) this.landedWork.clear();
@@ -271,10 +274,11 @@ export class Store {
   }
 
   private runLanded(updates: RefUpdate[]): void {
+    const done = new Set<string>();
     for (const u of updates) {
       const work = u.new ? this.landedWork.get(u.new) : undefined;
       if (!work) continue;
-      this.landedWork.delete(u.new!);
+      done.add(u.new!);
       for (const fn of work) {
         try {
           fn(u.ref);
@@ -283,6 +287,7 @@ export class Store {
         }
       }
     }
+    for (const oid of done) this.landedWork.delete(oid);
   }
 
   /** Where our git commands run: this worktree (so HEAD means its HEAD), or the git dir of a bare repo. */
