@@ -20,14 +20,13 @@ export function claimedIndexLine(name: string, oid: string, task: Task): string 
 }
 
 /**
- * Appends the lines of task records this process wrote and saw land (best effort), to an index
- * that is already there: one that is not is written whole by the next listing, from git.
+ * Appends the line of a task record this process wrote and saw land at ref `name` (best effort),
+ * to an index that is already there: one that is not is written whole by the next listing, from git.
  */
-export function noteLandedTasks(commonDir: string, landed: { name: string; oid: string; task: Task }[]): void {
-  if (!landed.length) return;
+export function noteLandedTask(commonDir: string, name: string, oid: string, task: Task): void {
   const path = claimedIndexPath(commonDir);
   try {
-    if (existsSync(path)) appendFileSync(path, landed.map((l) => claimedIndexLine(l.name, l.oid, l.task)).join(""));
+    if (existsSync(path)) appendFileSync(path, claimedIndexLine(name, oid, task));
   } catch {
     /* only the next listing is slower */
   }

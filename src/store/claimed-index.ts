@@ -39,7 +39,6 @@ interface Entry {
 }
 
 const PACKED_HEADER = "handoff-claimed-packed 1";
-const HEADER = CLAIMED_INDEX_HEADER;
 const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
 /** The records of the tasks stored as claimed, in no set order. */
@@ -53,7 +52,7 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
   // The loose refs' lines are looked up in the index; one that is not ours, or has grown past
   // twice the refs (as claimedFromIndex rewrites it), calls for the full pass that writes it anew.
   const text = kept && parts.loose.size ? readSmallFile(indexPath(store)) : null;
-  const indexOk = !kept || !parts.loose.size || (!!text?.startsWith(`${HEADER}\n`) && lineCount(text) <= 2 * (kept.refs + parts.loose.size) + 64);
+  const indexOk = !kept || !parts.loose.size || (!!text?.startsWith(`${CLAIMED_INDEX_HEADER}\n`) && lineCount(text) <= 2 * (kept.refs + parts.loose.size) + 64);
   if (!kept || !indexOk) {
     const tips = mergeSorted(parts.packed(), parts.loose);
     const claimed = await claimedFromIndex(store, tips);
@@ -150,7 +149,7 @@ function lastEntries(text: string, names: Set<string>): Map<string, Entry> {
 export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): Promise<Task[]> {
   const path = indexPath(store);
   const text = readSmallFile(path);
-  const ours = !!text?.startsWith(`${HEADER}\n`);
+  const ours = !!text?.startsWith(`${CLAIMED_INDEX_HEADER}\n`);
   const { known, lines } = ours ? parseIndex(text!) : { known: new Map<string, Entry>(), lines: 0 };
   const fresh: string[] = [];
   const claimed = await claimedAmong(store, tips, known, fresh);
@@ -160,7 +159,7 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
       for (const [name, k] of known) current.set(name, `${k.line}\n`);
       for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
       const names = new Set(tips.map((t) => t.name));
-      writeSmallFile(path, `${HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
+      writeSmallFile(path, `${CLAIMED_INDEX_HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
     } else if (fresh.length) appendFileSync(path, fresh.join(""));
   } catch {
     /* a cache that cannot be written only makes the next listing slower */
@@ -184,14 +183,10 @@ async function claimedAmong(store: Store, tips: readonly RefTip[], known: Map<st
     }
     const task = await readOrSkip(store, t);
     if (!task) continue;
-    fresh.push(lineOf(t, task));
+    fresh.push(claimedIndexLine(t.name, t.oid, task));
     if (task.status === "claimed") claimed.push(task);
   }
   return claimed;
-}
-
-function lineOf(t: RefTip, task: Task): string {
-  return claimedIndexLine(t.name, t.oid, task);
 }
 
 /**

@@ -17,7 +17,7 @@ import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type Transa
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
-import { noteLandedTasks } from "./claimed-index-file.ts";
+import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
 import { scanRefWritePolicy } from "../git/config-scan.ts";
 import { configFileStamp } from "../git/config.ts";
@@ -26,6 +26,8 @@ import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnStaleLock } from "./stale-lock.ts";
 
 export const REF_ROOT = "refs/handoff/";
+/** Where each task's ref is, `refs/handoff/tasks/<id>` (task-store.ts). */
+export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
 
 export interface OpenOptions {
   cwd: string;
@@ -219,7 +221,7 @@ export class Store {
       this.diskTasks().note(oid, record, objects);
       // The claimed index's line for it, once its ref update has landed (claimed-index-file.ts).
       this.whenLanded(oid, (ref) => {
-        if (ref.startsWith(`${REF_ROOT}tasks/`)) noteLandedTasks(this.repo.commonDir, [{ name: ref, oid, task: record as Task }]);
+        if (ref.startsWith(TASKS_PREFIX)) noteLandedTask(this.repo.commonDir, ref, oid, record as Task);
       });
     }
   }

@@ -7,7 +7,7 @@ import { createTask, settle, type NewTaskInput, type OpContext } from "../core/t
 import { LocalCandidates, noteLocalLoss, readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
-import { REF_ROOT, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
+import { TASKS_PREFIX, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
 import { listAgents } from "./agent-store.ts";
 import { activeOthers, chooseCandidate, contendersAmong, MAX_POOL } from "../core/candidate-choice.ts";
 import { noteRival, recentRivals } from "../core/rivals.ts";
@@ -17,7 +17,7 @@ import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
 import { ListingSnapshot, viewPart } from "./record-cache-listing.ts";
 
-export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
+export { TASKS_PREFIX };
 export const TASK_FILE = "task.json";
 
 export function taskRef(id: string): string {
