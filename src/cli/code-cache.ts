@@ -36,28 +36,22 @@ function cachePrefix(file: string): string {
  */
 export function loadBundle(file: string, variant = "any"): unknown {
   const dir = cacheDir();
-  let script: Script;
   let cachePath = "";
   let cached: Buffer | undefined;
   let build = "";
-  const source = readFileSync(file, "utf8");
-  try {
-    if (!dir) throw new Error("no cache folder");
-    const st = statSync(file);
-    // Named by the bundle's path too: caches of other checkouts' builds on this machine (a
-    // developer's and a test clone's) must not evict each other when pruned below.
-    build = `${cachePrefix(file)}${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-`;
-    cachePath = join(dir, `${build}${variant}.cache`);
+  if (dir) {
     try {
+      const st = statSync(file);
+      // Named by the bundle's path too: caches of other checkouts' builds on this machine (a
+      // developer's and a test clone's) must not evict each other when pruned below.
+      build = `${cachePrefix(file)}${st.size}-${Math.floor(st.mtimeMs)}-${process.version}-`;
+      cachePath = join(dir, `${build}${variant}.cache`);
       cached = readFileSync(cachePath);
     } catch {
-      cached = undefined;
+      cached = undefined; // none yet (written at exit), or a cache that cannot be read
     }
-    script = new Script(source, { filename: file, ...(cached ? { cachedData: cached } : {}) });
-  } catch {
-    script = new Script(source, { filename: file });
-    cached = undefined;
   }
+  const script = new Script(readFileSync(file, "utf8"), { filename: file, ...(cached ? { cachedData: cached } : {}) });
   const M = Module as ModuleCtor;
   const mod = new Module(file, module) as Module & { filename: string; paths: string[]; loaded: boolean };
   mod.filename = file;

@@ -3,9 +3,12 @@ import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "
 import { dirname } from "node:path";
 import { uniqueSuffix } from "../git/unique-name.ts";
 
+/** A temporary file's name beside `path`, this process's own. */
+const tempBeside = (path: string) => `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+
 /** Writes `text` to a temporary file beside `path` and renames it over `path`; throws on failure. */
 export function replaceFile(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+  const tmp = tempBeside(path);
   writeFileSync(tmp, text);
   renameSync(tmp, path);
 }
@@ -26,7 +29,7 @@ export function readSmallFile(path: string): string | null {
  * reader in between finds no cache, as before the first write, and reads git.
  */
 export function writeSmallFile(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+  const tmp = tempBeside(path);
   try {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(tmp, text);
