@@ -144,14 +144,24 @@ test("conflicts and a claim's overlaps are those a walk of every lease finds", (
       assert.equal(findConflicts(set, "me", patterns, exclusive, now), brute);
     }
     const claimed = { id: "c", scope: patterns } as unknown as Task;
-    const found = claimOverlaps(claimed, [], set, "me", now);
+    // Other claimed tasks, some expired, some the caller's, some of other folders altogether.
+    const tasks = Array.from({ length: Math.floor(r() * 12) }, (_, i) => {
+      const agent = r() < 0.2 ? "me" : `a${i % 5}`;
+      const expires = new Date(T0 + (r() < 0.2 ? -60_000 : 600_000)).toISOString();
+      return { id: `o${i}`, status: "claimed", scope: Array.from({ length: Math.floor(r() * 3) }, () => pattern(r)), claim: { agent, expires_at: expires } } as unknown as Task;
+    });
+    const found = claimOverlaps(claimed, tasks, set, "me", now);
     const expected = new Set<string>();
+    for (const t of tasks) {
+      if (t.claim!.agent === "me" || Date.parse(t.claim!.expires_at) <= T0) continue;
+      for (const p of t.scope) for (const s of patterns) if (overlapWitness(s, p) !== null) expected.add(`${t.id}\0${t.claim!.agent}\0${p}\0${s}`);
+    }
     for (const l of set) {
       if (!isLeaseLive(l, now) || l.task === "c") continue;
       for (const s of patterns) if (overlapWitness(s, l.pattern) !== null) expected.add(`${l.task}\0${l.agent}\0${l.pattern}\0${s}`);
     }
     assert.equal(new Set(found.map((o) => `${o.task}\0${o.agent}\0${o.pattern}\0${o.scope}`)), expected);
-    assert.equal(found, claimOverlaps(claimed, [], [...set], "me", now), "an unordered copy gives the same answer in the same order");
+    assert.equal(found, claimOverlaps(claimed, tasks, [...set], "me", now), "an unordered copy gives the same answer in the same order");
   }
 });
 

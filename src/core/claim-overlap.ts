@@ -3,7 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
-import { leasesNear } from "./lease-groups.ts";
+import { keysApart, leasesNear } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -19,7 +19,7 @@ export interface Overlap {
   verdict: "warn" | "info";
 }
 
-export function claimOverlaps(claimed: Task, tasks: Task[], leases: Lease[], agent: string, now: Date): Overlap[] {
+export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lease[], agent: string, now: Date): Overlap[] {
   const out: Overlap[] = [];
   const seen = new Set<string>();
   const add = (task: string | null, who: string, pattern: string) => {
@@ -33,8 +33,12 @@ export function claimOverlaps(claimed: Task, tasks: Task[], leases: Lease[], age
   };
   for (const t of tasks) {
     const c = t.claim;
-    if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || Date.parse(c.expires_at) <= now.getTime()) continue;
-    for (const p of t.scope) add(t.id, c.agent, p);
+    if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || !t.scope.length) continue;
+    // Most claimed tasks work in other folders: told apart by their first folder, before any glob
+    // is matched or any expiry parsed (a thousand live claims were all looked at by every claim).
+    const near = t.scope.filter((p) => claimed.scope.some((s) => !keysApart(s, p)));
+    if (!near.length || Date.parse(c.expires_at) <= now.getTime()) continue;
+    for (const p of near) add(t.id, c.agent, p);
   }
   // Each scope glob meets only the leases near it (lease-groups.ts); a lease near two of them is
   // looked at in the set's order all the same, so the answer is the one a walk of every lease gives.

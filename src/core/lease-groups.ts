@@ -35,6 +35,16 @@ function plain(key: string): boolean {
   return key !== "*" && !key.includes("\\") && !key.includes("(");
 }
 
+/**
+ * Two patterns whose keys are different plain folder names: they name no common file, whatever
+ * follows (what leasesNear relies on), so no glob of one needs matching against the other.
+ */
+export function keysApart(a: string, b: string): boolean {
+  const ka = groupKey(a);
+  const kb = groupKey(b);
+  return ka !== kb && plain(ka) && plain(kb);
+}
+
 interface Grouped {
   /** The leases of each key, in the set's order (the keys themselves in no order that matters). */
   byKey: Map<string, Lease[]>;

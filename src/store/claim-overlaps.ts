@@ -5,7 +5,7 @@ import type { Task } from "../core/task.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
-import { listClaimedTasks } from "./task-listing.ts";
+import { storedClaimedTasks } from "./task-listing.ts";
 
 /** At most this many overlaps are logged per claim (all are reported). */
 const MAX_LOGGED = 20;
@@ -15,10 +15,11 @@ const MAX_LOGGED = 20;
  * well (the claim itself is left out below): another agent's claim landing in between is no more
  * likely caught by a second read a moment later, which cost a listing on every claim's answer.
  */
-export async function overlapsOfClaim(store: Store, claimed: Task, before?: Task[]): Promise<Overlap[]> {
+export async function overlapsOfClaim(store: Store, claimed: Task, before?: readonly Task[]): Promise<Overlap[]> {
   if (!claimed.scope.length) return [];
-  // Only claimed tasks can overlap a claim: the rest of the listing is not settled for it.
-  const [tasks, { set }] = await Promise.all([before ?? listClaimedTasks(store), loadLeases(store)]);
+  // Only claimed tasks can overlap a claim: the rest of the listing is not looked at, and these
+  // need no settling (claimOverlaps skips an expired claim itself).
+  const [tasks, { set }] = await Promise.all([before ?? storedClaimedTasks(store), loadLeases(store)]);
   const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now());
   await recordCatches(
     store,

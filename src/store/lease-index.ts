@@ -29,6 +29,13 @@ export class LeaseIndex {
     return hit;
   }
 
+  /** The entry used or added last: the set a new tip most likely differs from in a few files. */
+  latest(): IndexedLeases | undefined {
+    let last: IndexedLeases | undefined;
+    for (const e of this.tips.values()) last = e;
+    return last;
+  }
+
   put(tip: string, entry: IndexedLeases): void {
     this.tips.delete(tip);
     this.tips.set(tip, entry);

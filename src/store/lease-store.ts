@@ -88,7 +88,9 @@ async function readStored(store: Store, tip: string, index: LeaseIndex): Promise
   const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
   const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
   if (!tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER)) {
-    const { set, groups } = await readLeaseTree(store.reader, store.oidBytes, tip, LEASES_REF, index.groupCache);
+    const latest = index.latest();
+    const prev = latest?.groups ? { set: latest.set, groups: latest.groups } : null;
+    const { set, groups } = await readLeaseTree(store.reader, store.oidBytes, tip, LEASES_REF, index.groupCache, null, prev);
     return { set, format: LEASE_TREE_FORMAT, groups };
   }
   const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);

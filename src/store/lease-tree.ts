@@ -17,7 +17,7 @@ import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { LeaseSet, type Lease } from "../core/lease.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
-import { sortLeases } from "../core/lease-order.ts";
+import { isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
@@ -371,7 +371,7 @@ export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
  * Parsed prefix files by blob id, with the file name their leases were checked against: a blob
  * never changes, so a new tip costs only its changed files.
  */
-export type GroupCache = Map<string, { leases: Lease[]; file: string }>;
+export type GroupCache = Map<string, { leases: readonly Lease[]; file: string }>;
 
 /**
  * Reads a format 2 record at commit `tip`: each prefix file checked against the lease schema and
@@ -385,6 +385,7 @@ export async function readLeaseTree(
   ref: string,
   cache: GroupCache | null,
   bounds: { blob: number } | null = null,
+  prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> } | null = null,
 ): Promise<{ set: LeaseSet; groups: Map<string, LeaseGroup> }> {
   const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
   const root = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
@@ -408,7 +409,9 @@ export async function readLeaseTree(
     if (f.mode !== "100644") fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a plain file`, { ref });
     const at = v2 ? null : parseBucketFile(f.name);
     if (!v2 && !at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a lease file's name`, { ref });
-    const hit = cache?.get(f.oid);
+    // A file the set before held under this very name: its leases were checked (or written) then.
+    const same = prev?.groups.get(f.name);
+    const hit = same?.oid === f.oid ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
     const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
     if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
     const key = leaseKey(leases[0]!);
@@ -433,8 +436,40 @@ export async function readLeaseTree(
   }
   if (!v2) countsOf.set(groups, counts);
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
-  return { set: { leases: sortLeases(all) }, groups };
+  return { set: { leases: (prev && derivedLeases(prev, groups)) || sortLeases(all) }, groups };
 }
+
+/**
+ * A new tip's leases in order from the set read or written before it, when only a few of its
+ * files changed: the leases of the changed files taken out and put in by binary search, the new
+ * set linked to the one before (lease-order.ts) so that what is kept per set (lease-groups.ts) is
+ * patched, not built again. Eight racers at 1,000 leases each read every tip the others wrote
+ * with a sort of every lease and a fresh grouping. Null when much changed (a sort is as cheap)
+ * or the set before is not in this process's order.
+ */
+function derivedLeases(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> }, groups: ReadonlyMap<string, LeaseGroup>): Lease[] | null {
+  if (!isInLeaseOrder(prev.set.leases)) return null;
+  const gone = new Set<Lease>();
+  const added: Lease[] = [];
+  let changed = 0;
+  for (const [name, g] of prev.groups) {
+    if (groups.get(name)?.oid === g.oid) continue;
+    if (++changed > MAX_DERIVED_FILES) return null;
+    for (const l of g.leases) gone.add(l);
+  }
+  for (const [name, g] of groups) {
+    if (prev.groups.get(name)?.oid === g.oid) continue;
+    if (++changed > MAX_DERIVED_FILES) return null;
+    added.push(...g.leases);
+  }
+  // The set before held exactly its groups' leases (else the groups cannot tell what changed).
+  if (!changed) return prev.set.leases as Lease[];
+  const kept = keepOrder(prev.set.leases, prev.set.leases.filter((l) => !gone.has(l)));
+  return withLeases(kept, added);
+}
+
+/** Past this many changed files a new tip's set is sorted afresh. */
+const MAX_DERIVED_FILES = 16;
 
 const GROUP_CACHE_LIMIT = 50_000;
 

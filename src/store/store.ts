@@ -470,16 +470,26 @@ export class Store {
         return this.remoteGate.exclusive(this, remote, attempt, opts);
       }
     }
-    // Contended long-running processes here take turns at exclusive writes (they all move the
-    // lease ref): queued, each wins at its first attempt instead of most losing and starting over.
-    // One that has not lost a race lately (or waited for a turn) pays nothing for it.
-    const turn = opts.exclusive && this.turns && Date.now() < this.contendedUntil ? await this.turns.take("exclusive") : null;
-    if (turn?.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
+    const turn = opts.exclusive ? await this.exclusiveTurn() : null;
     try {
       return await this.localLoop(attempt, deferred);
     } finally {
       turn?.give();
     }
+  }
+
+  /**
+   * Contended long-running processes here take turns at exclusive writes (they all move the lease
+   * ref): queued, each wins at its first attempt instead of most losing and starting over. One
+   * that has not lost a race lately (or waited for a turn) pays nothing for it: null. Writes made
+   * while the turn is held go ahead without queueing again, so a caller that tries several
+   * candidates in a row (claim --next) can hold it across them.
+   */
+  async exclusiveTurn(): Promise<{ give(): void } | null> {
+    if (!this.turns || Date.now() >= this.contendedUntil) return null;
+    const turn = await this.turns.take("exclusive");
+    if (turn.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
+    return turn;
   }
 
   /** Until when this process counts itself contended: it lost a local race or waited for a turn. */

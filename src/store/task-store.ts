@@ -253,46 +253,56 @@ export async function claimNext(
   const spread = (await store.syncRemote()) !== null;
   let local: LocalCandidates | null = null;
   let check: ((candidate: Task) => Refusal | null) | undefined;
-  for (let lost = 0; ; ) {
-    let next = spread ? undefined : local?.next(store.now(), lost);
-    if (!next) {
-      const { tasks } = await listTasks(store, { settled: false });
-      check = opts.ready?.(tasks);
-      const now = store.now();
-      const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
-      if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
-      else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
-    }
-    if (!next) {
-      fail("no_task_ready", "no task is ready to claim", {}, [
-        { action: "wait", detail: "wait for tasks to be added or released" },
-        { action: "work_elsewhere", detail: "see what others hold: git handoff status" },
-      ]);
-    }
-    tried.add(next.id);
-    try {
-      const ready = check;
-      const guarded = ready ? (t: Task, ctx: OpContext): Outcome<Task> => {
-        const why = ready(t);
-        return why ? refuse(why) : op(t, ctx);
-      } : op;
-      return await mutate(store, next.id, guarded, { exclusive: true, deadline });
-    } catch (e) {
-      // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
-      if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
-        if (e.code === "held_by_other") {
-          lost++;
-          if (spread) noteLostRace(store, e.refusal.data?.holder);
-          else if (store.warm) {
-            noteLocalLoss(store);
-            store.noteContended();
-          }
-        }
-        if (deadline.until !== undefined) await lostRacePause(deadline, lost);
-        continue;
+  // A contended caller here keeps its write turn from one candidate to the next: given back after
+  // each candidate found taken, it queued again behind every rival (two turns a grant among eight
+  // racers, most of each call spent waiting).
+  let turn = spread ? null : await store.exclusiveTurn();
+  try {
+    for (let lost = 0; ; ) {
+      let next = spread ? undefined : local?.next(store.now(), lost);
+      if (!next) {
+        const { tasks } = await listTasks(store, { settled: false });
+        check = opts.ready?.(tasks);
+        const now = store.now();
+        const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
+        if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
+        else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
       }
-      throw e;
+      if (!next) {
+        fail("no_task_ready", "no task is ready to claim", {}, [
+          { action: "wait", detail: "wait for tasks to be added or released" },
+          { action: "work_elsewhere", detail: "see what others hold: git handoff status" },
+        ]);
+      }
+      tried.add(next.id);
+      try {
+        const ready = check;
+        const guarded = ready ? (t: Task, ctx: OpContext): Outcome<Task> => {
+          const why = ready(t);
+          return why ? refuse(why) : op(t, ctx);
+        } : op;
+        return await mutate(store, next.id, guarded, { exclusive: true, deadline });
+      } catch (e) {
+        // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
+        if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
+          if (e.code === "held_by_other") {
+            lost++;
+            if (spread) noteLostRace(store, e.refusal.data?.holder);
+            else if (store.warm) {
+              noteLocalLoss(store);
+              store.noteContended();
+              turn ??= await store.exclusiveTurn();
+              local = null;
+            }
+          }
+          if (deadline.until !== undefined) await lostRacePause(deadline, lost);
+          continue;
+        }
+        throw e;
+      }
     }
+  } finally {
+    turn?.give();
   }
 }
 
