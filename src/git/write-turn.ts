@@ -5,7 +5,7 @@
 // courtesy: the compare-and-swap still decides, a writer that waits past a bound goes ahead
 // without its turn, and a turn whose holder is gone is broken at once (owned-lock.ts).
 import { uniqueSuffix } from "./unique-name.ts";
-import { linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
 
 export interface Turn {
@@ -87,7 +87,11 @@ export class WriteTurns {
   private changeOrTimeout(ms: number): Promise<void> {
     if (!this.watcher && !this.watchBroken) {
       try {
-        this.watcher = watch(this.dir, { persistent: false }, () => {
+        this.watcher = watch(this.dir, { persistent: false }, (_event, name) => {
+          // A turn taken (its file made) frees nothing: only a turn given back, or anything else
+          // (an owner file come or gone), is worth waking the waiters for. Among eight racers each
+          // turn woke seven processes twice, each to fail at a link.
+          if (typeof name === "string" && name.endsWith(".turn") && existsSync(`${this.dir}/${name}`)) return;
           for (const w of this.waiting.splice(0)) w();
         });
         this.watcher.on("error", () => {
