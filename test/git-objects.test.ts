@@ -1,6 +1,6 @@
 // The in-process object writer must produce objects git itself reads back, and leave nothing
 // half-written behind.
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ObjectReader } from "../src/git/object-reader.ts";
@@ -23,6 +23,31 @@ test("objects written in-process are what git hashes and reads", async () => {
   const r = new ObjectReader(`${repo}/.git`, repo);
   assert.is((await r.read(blob))?.data.toString(), "hello\n");
   assert.is(await r.read("0".repeat(40)), null);
+  r.close();
+});
+
+test("a large tree is stored uncompressed and a large blob compressed, both read back by git and by the reader", async () => {
+  const repo = tempRepo();
+  const w = new ObjectWriter(`${repo}/.git`, "sha1");
+  const blob = w.write("blob", "x\n");
+  // A thousand entries (~35 KB): past the small objects' size and the WebAssembly hash's.
+  const names = Array.from({ length: 1000 }, (_, i) => `area${i}.json`).sort();
+  const body = Buffer.concat(names.flatMap((n) => [Buffer.from(`100644 ${n}\0`, "latin1"), Buffer.from(blob, "hex")]));
+  const tree = w.write("tree", body);
+  const text = "some text that compresses well\n".repeat(2000);
+  const big = w.write("blob", text);
+  const stored = (oid: string) => {
+    const file = readFileSync(`${repo}/.git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
+    return file.length > (oid === tree ? body.length : text.length);
+  };
+  assert.ok(stored(tree), "the tree's file holds it uncompressed");
+  assert.not.ok(stored(big), "the text blob is compressed");
+  assert.is(gitOut(repo, "ls-tree", tree).split("\n").length, 1000);
+  assert.is(gitOut(repo, "cat-file", "-s", big), String(text.length));
+  gitOut(repo, "fsck", "--strict", "--no-dangling");
+  const r = new ObjectReader(`${repo}/.git`, repo);
+  assert.ok((await r.read(tree))?.data.equals(body), "the reader reads the tree back");
+  assert.is((await r.read(big))?.data.toString(), text);
   r.close();
 });
 
