@@ -269,4 +269,3 @@ export function wantsObjectFsync(commonDir: string): boolean {
 function isTree(raw: Buffer): boolean {
   return raw.length > 5 && raw.toString("latin1", 0, 5) === "tree ";
 }
-

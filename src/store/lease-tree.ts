@@ -464,7 +464,8 @@ const parsedNames = new Map<string, ReturnType<typeof parseBucketFile>>();
  * set linked to the one before (lease-order.ts) so that what is kept per set (lease-groups.ts) is
  * patched, not built again. Eight racers at 1,000 leases each read every tip the others wrote
  * with a sort of every lease and a fresh grouping. Null when much changed (a sort is as cheap)
- * or the set before is not in this process's order.
+ * or the set before is not in this process's order. The set before holds exactly the leases of
+ * its groups, as every entry of the lease index does (read, or written with its files).
  */
 function derivedLeases(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> }, groups: ReadonlyMap<string, LeaseGroup>): Lease[] | null {
   if (!isInLeaseOrder(prev.set.leases)) return null;
@@ -481,7 +482,6 @@ function derivedLeases(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseG
     if (++changed > MAX_DERIVED_FILES) return null;
     added.push(...g.leases);
   }
-  // The set before held exactly its groups' leases (else the groups cannot tell what changed).
   if (!changed) return prev.set.leases as Lease[];
   const kept = keepOrder(prev.set.leases, prev.set.leases.filter((l) => !gone.has(l)));
   return withLeases(kept, added);

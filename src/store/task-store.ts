@@ -248,7 +248,7 @@ export async function claimNext(
   const tried = new Set<string>();
   const deadline: SharedDeadline = {};
   // Racers in this clone lose a local compare-and-swap in a millisecond: a caller takes the queue
-  // in order until it loses, then draws among the next few from the same listing (ready-index.ts);
+  // in order until it loses, then lists again and draws among the next few (ready-index.ts);
   // racers through a remote (a push each) are spread out among the best few (candidate-choice.ts).
   const spread = (await store.syncRemote()) !== null;
   let local: LocalCandidates | null = null;
