@@ -6,6 +6,7 @@
 // identity, and lease arrays are never mutated once built.
 import type { Lease } from "./lease.ts";
 import { textOrder } from "./text-order.ts";
+import { upperBound } from "./upper-bound.ts";
 
 export function leaseOrder(a: Lease, b: Lease): number {
   return textOrder(a.pattern, b.pattern) || textOrder(a.agent, b.agent);
@@ -81,13 +82,7 @@ export function insertInOrder<T extends readonly Lease[]>(sorted: T, more: reado
   const out: Lease[] = [];
   let from = 0;
   for (const l of adds) {
-    let lo = from;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (leaseOrder(sorted[mid]!, l) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = upperBound(sorted, l, leaseOrder, from);
     for (let i = from; i < lo; i++) out.push(sorted[i]!);
     out.push(l);
     from = lo;

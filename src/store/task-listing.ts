@@ -6,6 +6,7 @@
 //   everything else, and no status: oldest first, as the unbounded listing.
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
+import { upperBound } from "../core/upper-bound.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
 import { byAge, listingStep, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
@@ -78,20 +79,8 @@ function patchedClaimed(listing: TaskListing): Task[] | null {
   const claimed = before.filter((t) => !gone.has(t));
   // Each new claim put in place by a binary search (by age): with a thousand claims live, sorting
   // the whole list again at every claim was most of this.
-  for (const [, now] of step.replaced) if (now.status === "claimed") claimed.splice(placeByAge(claimed, now), 0, now);
+  for (const [, now] of step.replaced) if (now.status === "claimed") claimed.splice(upperBound(claimed, now, byAge), 0, now);
   return claimed;
-}
-
-/** Where `t` goes in `sorted` (by age): after every task not younger than it. */
-function placeByAge(sorted: readonly Task[], t: Task): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (byAge(sorted[mid]!, t) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
