@@ -3,7 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
-import { keysApart, leasesNear } from "./lease-groups.ts";
+import { groupKey, keysApart, leasesNear } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -31,12 +31,16 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
       out.push({ task, agent: who, pattern, scope, verdict: scope === pattern ? "warn" : "info" });
     }
   };
+  const scopeKeys = claimed.scope.map(groupKey);
   for (const t of tasks) {
     const c = t.claim;
     if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || !t.scope.length) continue;
     // Most claimed tasks work in other folders: told apart by their first folder, before any glob
     // is matched or any expiry parsed (a thousand live claims were all looked at by every claim).
-    const near = t.scope.filter((p) => claimed.scope.some((s) => !keysApart(s, p)));
+    const near = t.scope.filter((p) => {
+      const key = groupKey(p);
+      return scopeKeys.some((k) => !keysApart(k, key));
+    });
     if (!near.length || Date.parse(c.expires_at) <= now.getTime()) continue;
     for (const p of near) add(t.id, c.agent, p);
   }

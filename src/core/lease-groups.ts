@@ -36,13 +36,12 @@ function plain(key: string): boolean {
 }
 
 /**
- * Two patterns whose keys are different plain folder names: they name no common file, whatever
- * follows (what leasesNear relies on), so no glob of one needs matching against the other.
+ * Two keys (groupKey's) that are different plain folder names: their patterns name no common
+ * file, whatever follows (what leasesNear relies on), so no glob of one needs matching against
+ * the other.
  */
 export function keysApart(a: string, b: string): boolean {
-  const ka = groupKey(a);
-  const kb = groupKey(b);
-  return ka !== kb && plain(ka) && plain(kb);
+  return a !== b && plain(a) && plain(b);
 }
 
 interface Grouped {

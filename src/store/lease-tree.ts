@@ -414,8 +414,9 @@ export async function readLeaseTree(
     const at = v2 ? null : bucketFileOf(f.name);
     if (!v2 && !at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a lease file's name`, { ref });
     // A file the set before held under this very name: its leases were checked (or written) then.
-    const same = prev?.groups.get(f.name);
-    const hit = same?.oid === f.oid ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
+    const before = prev?.groups.get(f.name);
+    const same = before?.oid === f.oid ? before : undefined;
+    const hit = same ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
     const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
     if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
     const key = leaseKey(leases[0]!);
@@ -435,7 +436,7 @@ export async function readLeaseTree(
         cache.set(f.oid, { leases, file: f.name });
       }
     }
-    groups.set(f.name, same?.oid === f.oid ? same : { oid: f.oid, leases });
+    groups.set(f.name, same ?? { oid: f.oid, leases });
   }
   if (!v2) countsOf.set(groups, counts);
   // A foreign tip's folder written next takes its order from these names instead of sorting
