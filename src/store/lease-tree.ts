@@ -54,16 +54,21 @@ export interface LeaseGroup {
  * slash. Kept, since every write names every folder of the set.
  */
 function escapedFolder(key: string): string {
-  let name = folders.get(key);
-  if (name === undefined) {
-    name = encodeURIComponent(key).replace(/\./g, "%2E");
-    if (folders.size >= 50_000) folders.clear();
-    folders.set(key, name);
-  }
-  return name;
+  return remembered(folders, key, (k) => encodeURIComponent(k).replace(/\./g, "%2E"));
 }
 
 const folders = new Map<string, string>();
+
+/** `make(key)`, kept in `memo`: names a set uses again at every write and read (emptied past a bound). */
+function remembered<V>(memo: Map<string, V>, key: string, make: (key: string) => V): V {
+  let value = memo.get(key);
+  if (value === undefined) {
+    value = make(key);
+    if (memo.size >= 50_000) memo.clear();
+    memo.set(key, value);
+  }
+  return value;
+}
 
 /** Format 2's file name of a prefix (read only: writes are format 3). */
 export function groupFile(key: string): string {
@@ -448,13 +453,7 @@ export async function readLeaseTree(
 
 /** parseBucketFile, kept by name: every tip of a set names the same files again. */
 function bucketFileOf(name: string): ReturnType<typeof parseBucketFile> {
-  let parsed = parsedNames.get(name);
-  if (parsed === undefined) {
-    parsed = parseBucketFile(name);
-    if (parsedNames.size >= 50_000) parsedNames.clear();
-    parsedNames.set(name, parsed);
-  }
-  return parsed;
+  return remembered(parsedNames, name, parseBucketFile);
 }
 
 const parsedNames = new Map<string, ReturnType<typeof parseBucketFile>>();
