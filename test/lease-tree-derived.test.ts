@@ -9,7 +9,8 @@ import { leaseGroups } from "../src/core/lease-groups.ts";
 import { isInLeaseOrder, orderedParent } from "../src/core/lease-order.ts";
 import { lease, unlease } from "../src/store/lease-actions.ts";
 import { LEASES_REF, loadLeases } from "../src/store/lease-store.ts";
-import { readLeaseTree } from "../src/store/lease-tree.ts";
+import { readByDiff, readLeaseTree } from "../src/store/lease-tree.ts";
+import { leaseIndexOf } from "../src/store/lease-index.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { spawnSync } from "node:child_process";
 import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
@@ -35,6 +36,7 @@ test("a reader's set derived from its last read is the set a fresh read gives, w
     await lease(writer, Array.from({ length: 80 }, (_, i) => `src/m${i}/f.ts`), { cwd: repo });
     let before = (await loadLeases(reader)).set.leases;
     let derived = 0;
+    let diffed = 0;
     for (let step = 0; step < 30; step++) {
       const many = step % 10 === 9;
       const picks = Array.from({ length: many ? 24 : 1 + Math.floor(next() * 3) }, () => (next() < 0.3 ? `src/m${Math.floor(next() * 120)}/f.ts` : `${FOLDERS[Math.floor(next() * FOLDERS.length)]}/x.ts`));
@@ -45,6 +47,11 @@ test("a reader's set derived from its last read is the set a fresh read gives, w
       if (!many && orderedParent(set.leases) !== undefined) derived++;
       const fresh = await readLeaseTree(reader.reader, reader.oidBytes, tip!, LEASES_REF, null);
       assert.equal(set.leases, fresh.set.leases, `seed ${seed}, step ${step}: the derived set differs from a fresh read`);
+      // Its files (names and blobs) are the tree's, whether read whole or from a diff of the folder's bytes.
+      const kept = leaseIndexOf(reader).get(tip!)!.groups!;
+      const files = (g: ReadonlyMap<string, { oid: string }>) => [...g].map(([name, x]) => `${name} ${x.oid}`).sort();
+      assert.equal(files(kept), files(fresh.groups), `seed ${seed}, step ${step}: the files differ from a fresh read's`);
+      if (readByDiff(kept)) diffed++;
       assert.ok(isInLeaseOrder(set.leases), `seed ${seed}, step ${step}: known to be in order`);
       const groups = (l: readonly { pattern: string }[]) => [...leaseGroups(l as never)].map(([k, ls]) => [k, ls.map((x) => x.pattern)]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
       assert.equal(groups(set.leases), groups(fresh.set.leases), `seed ${seed}, step ${step}: groups`);
@@ -64,6 +71,7 @@ test("a reader's set derived from its last read is the set a fresh read gives, w
     const fsck = spawnSync("git", ["fsck", "--strict", "--no-dangling"], { cwd: repo, encoding: "utf8", env: cleanEnv() });
     assert.is(fsck.status, 0, `seed ${seed}: ${fsck.stdout}${fsck.stderr}`);
     assert.ok(derived >= 20, `seed ${seed}: only ${derived} of 27 reads derived from the read before`);
+    assert.ok(diffed >= 20, `seed ${seed}: only ${diffed} of 30 reads took the changed files from a diff of the folder's bytes`);
   } finally {
     writer.close();
     reader.close();

@@ -23,6 +23,7 @@ import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
 import { leaseGroups, leaseKey } from "../core/lease-groups.ts";
 import { fnv1a32 } from "../core/fnv.ts";
+import { diffFolder, folderBytes, type FolderBytes, type FolderChange } from "./lease-folder-diff.ts";
 
 export const LEASE_TREE_FORMAT = 3;
 export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
@@ -250,6 +251,7 @@ function encodeFolder(groups: Map<string, LeaseGroup>, before: ReadonlyMap<strin
   }
   folderOrder.set(groups, keys);
   const parts: Buffer[] = [];
+  const lengths: number[] = [];
   for (const key of keys) {
     const g = groups.get(key)!;
     let entry = entryBytes.get(g);
@@ -258,8 +260,11 @@ function encodeFolder(groups: Map<string, LeaseGroup>, before: ReadonlyMap<strin
       entryBytes.set(g, entry);
     }
     parts.push(entry);
+    lengths.push(entry.length);
   }
-  return Buffer.concat(parts);
+  const data = Buffer.concat(parts);
+  folders3.set(groups, folderBytes(data, keys, lengths));
+  return data;
 }
 
 /** File names in git's order of a folder's file entries (byte order: the names are ASCII). */
@@ -271,6 +276,18 @@ function byFileName(a: string, b: string): number {
 const folderOrder = new WeakMap<ReadonlyMap<string, LeaseGroup>, string[]>();
 /** By prefix file (a group object keeps its key and its blob): its tree entry's bytes. */
 const entryBytes = new WeakMap<LeaseGroup, Buffer>();
+/**
+ * By map of format 3 prefix files: its folder tree's bytes, names in git's order and where each
+ * entry starts (written here, or read and found in order), for the next tip's diff.
+ */
+const folders3 = new WeakMap<ReadonlyMap<string, LeaseGroup>, FolderBytes>();
+/** Maps of prefix files a read made from the one before by a diff of the folder's bytes (tests ask). */
+const diffed = new WeakSet<ReadonlyMap<string, LeaseGroup>>();
+
+/** Whether a read took these prefix files from the set before by a diff of the folder's bytes. */
+export function readByDiff(groups: ReadonlyMap<string, LeaseGroup>): boolean {
+  return diffed.has(groups);
+}
 
 /**
  * Writes one commit per step, each a format 2 tree. A prefix file whose leases are the very
@@ -343,7 +360,7 @@ export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: stri
  * times as fast as parseEntries, and every process reads the `leases/` folder of each new tip (a
  * racer at 900 leases, an agent's auto-lease at 500 in a cold process).
  */
-function plainFiles(data: Buffer, oidBytes: number): TreeEntry[] | null {
+function plainFiles(data: Buffer, oidBytes: number, lengths?: number[]): TreeEntry[] | null {
   const text = data.toString("latin1");
   const out: TreeEntry[] = [];
   for (let i = 0; i < text.length; ) {
@@ -354,6 +371,7 @@ function plainFiles(data: Buffer, oidBytes: number): TreeEntry[] | null {
     const name = text.slice(sp + 1, nul);
     if (/[^\x00-\x7f]/.test(name)) return null;
     out.push({ mode: "100644", name, oid: data.toString("hex", nul + 1, nul + 1 + oidBytes) });
+    lengths?.push(nul + 1 + oidBytes - i);
     i = nul + 1 + oidBytes;
   }
   return out;
@@ -404,7 +422,13 @@ export async function readLeaseTree(
   if (!folder || folder.mode !== "40000") fail("corrupt_state", `${ref} is corrupt: its tree has no ${LEASE_FOLDER}/ folder`, { ref });
   for (const e of root) if (e.name !== "format" && e.name !== LEASE_FOLDER) fail("corrupt_state", `${ref} is corrupt: unexpected entry ${JSON.stringify(e.name.slice(0, 80))} beside ${LEASE_FOLDER}/`, { ref });
   const data = await readTyped(reader, folder.oid, "tree", ref);
-  const files = plainFiles(data, oidBytes) ?? parseEntries(data, oidBytes);
+  // A tip a few writes past the set before: only the files whose entries changed are looked at.
+  const known = prev && !v2 ? folders3.get(prev.groups) : undefined;
+  const diff = known ? diffFolder(known, data, oidBytes, MAX_DERIVED_FILES) : null;
+  if (diff) return readChanged(reader, ref, cache, bounds, prev!, diff.changes, diff.next);
+  const lengths: number[] = [];
+  const plain = plainFiles(data, oidBytes, lengths);
+  const files = plain ?? parseEntries(data, oidBytes);
   if (files.length > MAX_LEASE_FILES) fail("corrupt_state", `${ref} holds ${files.length} lease files; at most ${MAX_LEASE_FILES}`, { ref });
   const groups = new Map<string, LeaseGroup>();
   // Format 3: each folder's leases in files of one bucket count, every lease in its bucket.
@@ -427,28 +451,104 @@ export async function readLeaseTree(
     const key = leaseKey(leases[0]!);
     if (at) {
       const was = counts.get(key);
-      if (was !== undefined && was !== at.buckets) fail("corrupt_state", `${ref} is corrupt: the leases of ${JSON.stringify(key.slice(0, 80))} are spread over ${was} and ${at.buckets} files at once`, { ref });
+      if (was !== undefined && was !== at.buckets) spreadTwice(ref, key, was, at.buckets);
       counts.set(key, at.buckets);
     }
-    // A blob already checked under this very name needs no second look at its leases.
-    if (hit?.file !== f.name) {
-      for (const l of leases) {
-        const filed = at ? bucketFile(leaseKey(l), at.buckets, bucketOf(l.pattern, at.buckets)) : groupFile(leaseKey(l));
-        if (filed !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
-      }
-      if (cache) {
-        if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
-        cache.set(f.oid, { leases, file: f.name });
-      }
-    }
+    if (hit?.file !== f.name) checkFiled(leases, f, at, ref, cache);
     groups.set(f.name, same ?? { oid: f.oid, leases });
   }
   if (!v2) countsOf.set(groups, counts);
-  // A foreign tip's folder written next takes its order from these names instead of sorting
-  // every one again (encodeFolder): a racer at 1,000 leases wrote over others' tips each time.
-  if (inOrder) folderOrder.set(groups, files.map((f) => f.name));
+  if (inOrder) {
+    // A foreign tip's folder written next takes its order from these names instead of sorting
+    // every one again (encodeFolder): a racer at 1,000 leases wrote over others' tips each time.
+    const names = files.map((f) => f.name);
+    folderOrder.set(groups, names);
+    if (plain && !v2) folders3.set(groups, folderBytes(data, names, lengths));
+  }
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
   return { set: { leases: (prev && derivedLeases(prev, groups)) || sortLeases([...groups.values()].flatMap((g) => g.leases)) }, groups };
+}
+
+/**
+ * Every lease of a prefix file is filed under that file's name (one filed elsewhere would hide
+ * from filtered readers); a blob checked under its name is kept in `cache` (read again, it needs
+ * no second look).
+ */
+function checkFiled(leases: readonly Lease[], f: TreeEntry, at: { buckets: number } | null, ref: string, cache: GroupCache | null): void {
+  for (const l of leases) {
+    const filed = at ? bucketFile(leaseKey(l), at.buckets, bucketOf(l.pattern, at.buckets)) : groupFile(leaseKey(l));
+    if (filed !== f.name) fail("corrupt_state", `${ref} is corrupt: the lease on ${JSON.stringify(l.pattern.slice(0, 80))} is filed under ${f.name.slice(0, 80)}`, { ref });
+  }
+  if (cache) {
+    if (cache.size >= GROUP_CACHE_LIMIT) cache.clear();
+    cache.set(f.oid, { leases, file: f.name });
+  }
+}
+
+/**
+ * A format 3 set whose folder differs from the one before (`prev`, read or written in order by
+ * this process) in `changes` only (lease-folder-diff.ts): the other files' groups are the ones
+ * before, each changed file checked as a whole read checks it, and the bucket counts only where a
+ * file came or went (a modified file keeps its name, so its folder and count).
+ */
+async function readChanged(
+  reader: ObjectReader,
+  ref: string,
+  cache: GroupCache | null,
+  bounds: { blob: number } | null,
+  prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> },
+  changes: readonly FolderChange[],
+  next: FolderBytes,
+): Promise<{ set: LeaseSet; groups: Map<string, LeaseGroup> }> {
+  if (next.names.length > MAX_LEASE_FILES) fail("corrupt_state", `${ref} holds ${next.names.length} lease files; at most ${MAX_LEASE_FILES}`, { ref });
+  const groups = new Map(prev.groups);
+  const counts = new Map(bucketCounts(prev.groups));
+  const came = new Map<string, number>();
+  const went: { key: string; buckets: number }[] = [];
+  for (const c of changes) {
+    const before = prev.groups.get(c.name);
+    if (c.oid === null) {
+      groups.delete(c.name);
+      if (before?.leases.length) went.push({ key: leaseKey(before.leases[0]!), buckets: bucketFileOf(c.name)?.buckets ?? 1 });
+      continue;
+    }
+    const at = bucketFileOf(c.name);
+    if (!at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(c.name.slice(0, 80))} is not a lease file's name`, { ref });
+    const f = { mode: "100644", name: c.name, oid: c.oid };
+    const hit = cache?.get(c.oid);
+    const leases = hit ? hit.leases : parseGroup(await readTyped(reader, c.oid, "blob", ref), ref, c.name, bounds);
+    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${c.name.slice(0, 80)} holds no lease`, { ref });
+    if (hit?.file !== c.name) checkFiled(leases, f, at, ref, cache);
+    groups.set(c.name, { oid: c.oid, leases });
+    if (before) continue; // the same name: the same folder and count
+    const key = leaseKey(leases[0]!);
+    const was = came.get(key);
+    if (was !== undefined && was !== at.buckets) spreadTwice(ref, key, was, at.buckets);
+    came.set(key, at.buckets);
+  }
+  for (const { key, buckets } of went) if (!came.has(key) && !hasFiles(groups, key, buckets)) counts.delete(key);
+  for (const [key, buckets] of came) {
+    // The folder's files before (all of one count) that are still there must have this count too.
+    const had = counts.get(key) ?? 1;
+    if (had !== buckets && hasFiles(groups, key, had)) spreadTwice(ref, key, had, buckets);
+    counts.set(key, buckets);
+  }
+  countsOf.set(groups, counts);
+  folderOrder.set(groups, next.names as string[]);
+  folders3.set(groups, next);
+  diffed.add(groups);
+  const names = changes.map((c) => c.name);
+  return { set: { leases: (isInLeaseOrder(prev.set.leases) && leasesAfter(prev, groups, names)) || sortLeases([...groups.values()].flatMap((g) => g.leases)) }, groups };
+}
+
+/** Whether `groups` holds any file of `key`'s leases spread over `buckets` files. */
+function hasFiles(groups: ReadonlyMap<string, LeaseGroup>, key: string, buckets: number): boolean {
+  for (let b = 0; b < buckets; b++) if (groups.has(bucketFile(key, buckets, b))) return true;
+  return false;
+}
+
+function spreadTwice(ref: string, key: string, a: number, b: number): never {
+  fail("corrupt_state", `${ref} is corrupt: the leases of ${JSON.stringify(key.slice(0, 80))} are spread over ${a} and ${b} files at once`, { ref });
 }
 
 /** parseBucketFile, kept by name: every tip of a set names the same files again. */
@@ -469,20 +569,30 @@ const parsedNames = new Map<string, ReturnType<typeof parseBucketFile>>();
  */
 function derivedLeases(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> }, groups: ReadonlyMap<string, LeaseGroup>): Lease[] | null {
   if (!isInLeaseOrder(prev.set.leases)) return null;
-  const gone = new Set<Lease>();
-  const added: Lease[] = [];
-  let changed = 0;
+  const changed: string[] = [];
   for (const [name, g] of prev.groups) {
     if (groups.get(name)?.oid === g.oid) continue;
-    if (++changed > MAX_DERIVED_FILES) return null;
-    for (const l of g.leases) gone.add(l);
+    if (changed.push(name) > MAX_DERIVED_FILES) return null;
   }
   for (const [name, g] of groups) {
-    if (prev.groups.get(name)?.oid === g.oid) continue;
-    if (++changed > MAX_DERIVED_FILES) return null;
-    added.push(...g.leases);
+    if (prev.groups.has(name)) continue; // a changed one is listed already
+    if (changed.push(name) > MAX_DERIVED_FILES) return null;
   }
-  if (!changed) return prev.set.leases as Lease[];
+  return leasesAfter(prev, groups, changed);
+}
+
+/** The set before (in lease order) with the leases of the files named in `changed` taken out and those of the files now under these names put in. */
+function leasesAfter(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> }, groups: ReadonlyMap<string, LeaseGroup>, changed: readonly string[]): Lease[] {
+  const gone = new Set<Lease>();
+  const added: Lease[] = [];
+  for (const name of changed) {
+    const was = prev.groups.get(name);
+    const now = groups.get(name);
+    if (was && now?.oid === was.oid) continue;
+    if (was) for (const l of was.leases) gone.add(l);
+    if (now) added.push(...now.leases);
+  }
+  if (!gone.size && !added.length) return prev.set.leases as Lease[];
   const kept = keepOrder(prev.set.leases, prev.set.leases.filter((l) => !gone.has(l)));
   return withLeases(kept, added);
 }
