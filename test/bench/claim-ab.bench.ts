@@ -2,7 +2,10 @@
 // dist/git-handoff.cjs, e.g. main's) and the peer, interleaved claim by claim in one run, so a
 // shared machine's load hits all alike; then eight clients racing claim_next over 1,000 tasks with
 // scopes on each build, with the CPU time all eight servers spent per grant (user + system, from
-// /proc: a figure load inflates less than wall time). Without BENCH_AB_CLI it says so and exits.
+// /proc: a figure load inflates less than wall time) and how much of it their main threads spent
+// (the rest: V8's compiler threads and libuv's, which make files ahead: on an ext4 without a
+// journal each new file costs more the more files were deleted in the last minutes, so that part
+// follows what ran on the machine before). Without BENCH_AB_CLI it says so and exits.
 //   npm run build && BENCH_AB_CLI=/work/main/dist/git-handoff.cjs node --import tsx test/bench/claim-ab.bench.ts
 // BENCH_AB_SIZES (default 20,1000), BENCH_SAMPLES (default 40), BENCH_RACE_MS (default 8000),
 // BENCH_RACERS (default 8: the issue's figure; 1 or 2 show what a claim costs without contention; 0 skips the races),
@@ -25,6 +28,8 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 40);
 const RACE_MS = Number(process.env.BENCH_RACE_MS ?? 8000);
 const RACERS = Number(process.env.BENCH_RACERS ?? 8);
 const RACE_WARM = Number(process.env.BENCH_RACE_WARM ?? 0);
+/** The pause before each timed warm claim. */
+const SETTLE_MS = 20;
 
 interface Server {
   call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
@@ -57,12 +62,12 @@ function peerBinary(): string | null {
   }
 }
 
-/** CPU time (user + system) of processes, in milliseconds. */
-function cpuMs(pids: number[]): number {
+/** CPU time (user + system) of processes, in milliseconds; `main`: of their main threads only. */
+function cpuMs(pids: number[], main = false): number {
   let ticks = 0;
   for (const pid of pids) {
     try {
-      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      const f = readFileSync(main ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
       ticks += Number(f[11]) + Number(f[12]);
     } catch {
       /* gone */
@@ -91,11 +96,13 @@ async function claims(n: number): Promise<void> {
   const warmup = 20;
   for (let i = 0; i < warmup + SAMPLES; i++) {
     const id = taskId(i % n);
-    // The order turns each round: a server's work after its answer overlaps whichever side is
-    // timed next, so a fixed order favoured the side timed first (the same bundle under two
-    // names measured 0.67-0.85x the other).
+    // A server's work after its answer (temp files made ahead on libuv's threads) overlapped
+    // whichever side was timed next: with a fixed order the same bundle under two names measured
+    // 0.67-0.85x the other. So the order turns each round, and each claim is timed after a pause
+    // in which the last one's work settles.
     for (let k = 0; k < sides.length; k++) {
       const s = sides[(i + k) % sides.length]!;
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
       const t = process.hrtime.bigint();
       await s.claim(id);
       const ms = Number(process.hrtime.bigint() - t) / 1e6;
@@ -112,14 +119,14 @@ async function claims(n: number): Promise<void> {
   );
 }
 
-type RaceResult = { rate: number; cpuPerGrant: number; doubles: number };
+type RaceResult = { rate: number; cpuPerGrant: number; mainPerGrant: number; doubles: number };
 
 /** Two races of one build as one figure: the mean rate, the mean CPU per grant, every double grant. */
 function both(x: RaceResult, y: RaceResult): RaceResult {
-  return { rate: (x.rate + y.rate) / 2, cpuPerGrant: (x.cpuPerGrant + y.cpuPerGrant) / 2, doubles: x.doubles + y.doubles };
+  return { rate: (x.rate + y.rate) / 2, cpuPerGrant: (x.cpuPerGrant + y.cpuPerGrant) / 2, mainPerGrant: (x.mainPerGrant + y.mainPerGrant) / 2, doubles: x.doubles + y.doubles };
 }
 
-async function race(cli: string): Promise<RaceResult> {
+async function race(cli: string, ms = RACE_MS): Promise<RaceResult> {
   const repo = tempRepo();
   await seedTasks(repo, 1000);
   const servers = await Promise.all(Array.from({ length: RACERS }, (_, k) => start(process.execPath, [cli, "mcp"], repo, `racer-${k}`)));
@@ -136,10 +143,11 @@ async function race(cli: string): Promise<RaceResult> {
   await new Promise((r) => setTimeout(r, 1500));
   const granted: string[] = [];
   const c0 = cpuMs(servers.map((s) => s.pid));
+  const m0 = cpuMs(servers.map((s) => s.pid), true);
   const t0 = Date.now();
   await Promise.all(
     servers.map(async (s) => {
-      while (Date.now() - t0 < RACE_MS) {
+      while (Date.now() - t0 < ms) {
         const r = await s.call("claim_next", { over_capacity: true });
         if (r.isError) {
           if (JSON.stringify(r.structuredContent ?? r.content).includes("no_task_ready")) return;
@@ -151,13 +159,18 @@ async function race(cli: string): Promise<RaceResult> {
   );
   const secs = (Date.now() - t0) / 1000;
   const cpu = cpuMs(servers.map((s) => s.pid)) - c0;
+  const mainCpu = cpuMs(servers.map((s) => s.pid), true) - m0;
   await Promise.all(servers.map((s) => s.close()));
-  return { rate: granted.length / secs, cpuPerGrant: cpu / Math.max(1, granted.length), doubles: granted.length - new Set(granted).size };
+  const grants = Math.max(1, granted.length);
+  return { rate: granted.length / secs, cpuPerGrant: cpu / grants, mainPerGrant: mainCpu / grants, doubles: granted.length - new Set(granted).size };
 }
 
-/** Each build's racers twice, A B B A: whichever build raced first ran slower on some machines
- * (0.6-0.8x for the same bundle under two names), so each side races once first and once last. */
+/** Each build's racers twice, A B B A, after a race not counted: the machine's speed drifts (and
+ * what ran before it weighs on new files), so each side races once earlier and once later. */
 async function races(other: string): Promise<void> {
+  // Not counted: the first race of a run was the slowest whichever build ran it (this process's
+  // own client code still compiling while it serves eight connections, on the same two cores).
+  await race(other, Math.min(RACE_MS, 1500));
   const a1 = await race(CLI);
   const b1 = await race(other);
   const b2 = await race(other);
@@ -165,8 +178,8 @@ async function races(other: string): Promise<void> {
   const a = both(a1, a2);
   const b = both(b1, b2);
   console.log(
-    `${RACERS} client${RACERS === 1 ? "" : "s"} racing claim_next over 1,000 tasks with scopes${RACE_WARM ? `, each warmed by ${RACE_WARM} claims` : ""}: this ${fmt(a.rate, 1)}/s (races ${fmt(a1.rate, 1)}, ${fmt(a2.rate, 1)}; ${fmt(a.cpuPerGrant, 1)} ms CPU per grant, ${a.doubles} double), ` +
-      `other ${fmt(b.rate, 1)}/s (races ${fmt(b1.rate, 1)}, ${fmt(b2.rate, 1)}; ${fmt(b.cpuPerGrant, 1)} ms CPU per grant, not counting its git update-ref processes; ${b.doubles} double); this / other ${fmt(a.rate / b.rate, 2)}x (load ${fmt(loadavg()[0]!, 1)})`,
+    `${RACERS} client${RACERS === 1 ? "" : "s"} racing claim_next over 1,000 tasks with scopes${RACE_WARM ? `, each warmed by ${RACE_WARM} claims` : ""}: this ${fmt(a.rate, 1)}/s (races ${fmt(a1.rate, 1)}, ${fmt(a2.rate, 1)}; ${fmt(a.cpuPerGrant, 1)} ms CPU per grant, ${fmt(a.mainPerGrant, 1)} of it on main threads, ${a.doubles} double), ` +
+      `other ${fmt(b.rate, 1)}/s (races ${fmt(b1.rate, 1)}, ${fmt(b2.rate, 1)}; ${fmt(b.cpuPerGrant, 1)} ms CPU per grant, ${fmt(b.mainPerGrant, 1)} on main threads, not counting its git update-ref processes; ${b.doubles} double); this / other ${fmt(a.rate / b.rate, 2)}x (load ${fmt(loadavg()[0]!, 1)})`,
   );
   if (a.doubles || b.doubles) process.exitCode = 1;
 }
