@@ -170,7 +170,7 @@ async function race(cli: string, ms = RACE_MS): Promise<RaceResult> {
 async function races(other: string): Promise<void> {
   // Not counted: the first race of a run was the slowest whichever build ran it (this process's
   // own client code still compiling while it serves eight connections, on the same two cores).
-  await race(other, Math.min(RACE_MS, 1500));
+  const first = await race(other, Math.min(RACE_MS, 1500));
   const a1 = await race(CLI);
   const b1 = await race(other);
   const b2 = await race(other);
@@ -179,9 +179,10 @@ async function races(other: string): Promise<void> {
   const b = both(b1, b2);
   console.log(
     `${RACERS} client${RACERS === 1 ? "" : "s"} racing claim_next over 1,000 tasks with scopes${RACE_WARM ? `, each warmed by ${RACE_WARM} claims` : ""}: this ${fmt(a.rate, 1)}/s (races ${fmt(a1.rate, 1)}, ${fmt(a2.rate, 1)}; ${fmt(a.cpuPerGrant, 1)} ms CPU per grant, ${fmt(a.mainPerGrant, 1)} of it on main threads, ${a.doubles} double), ` +
-      `other ${fmt(b.rate, 1)}/s (races ${fmt(b1.rate, 1)}, ${fmt(b2.rate, 1)}; ${fmt(b.cpuPerGrant, 1)} ms CPU per grant, ${fmt(b.mainPerGrant, 1)} on main threads, not counting its git update-ref processes; ${b.doubles} double); this / other ${fmt(a.rate / b.rate, 2)}x (load ${fmt(loadavg()[0]!, 1)})`,
+      `other ${fmt(b.rate, 1)}/s (races ${fmt(b1.rate, 1)}, ${fmt(b2.rate, 1)}; ${fmt(b.cpuPerGrant, 1)} ms CPU per grant, ${fmt(b.mainPerGrant, 1)} on main threads; ${b.doubles} double); this / other ${fmt(a.rate / b.rate, 2)}x (load ${fmt(loadavg()[0]!, 1)})`,
   );
-  if (a.doubles || b.doubles) process.exitCode = 1;
+  if (first.doubles) console.log(`the uncounted first race granted ${first.doubles} task(s) twice`);
+  if (a.doubles || b.doubles || first.doubles) process.exitCode = 1;
 }
 
 try {
