@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claimOverlaps } from "../src/core/claim-overlap.ts";
 import { overlapWitness } from "../src/core/glob-overlap.ts";
-import { earliestExpiry, groupKey, leaseGroups, leasesNear, leasesOfAgent, leasesOfTask } from "../src/core/lease-groups.ts";
+import { earliestExpiry, groupKey, leaseGroups, leasesNear, leasesOfAgent, leasesOfTask, listStep, secondsIndexOf } from "../src/core/lease-groups.ts";
 import { acquireLeases, findConflicts, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { isInLeaseOrder, keepOrder, leaseOrder, sortLeases, withLeases } from "../src/core/lease-order.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../src/core/lease.ts";
@@ -211,6 +211,26 @@ test("a set derived by writes keeps its order, and its patched groups are the on
     }
     set = next;
   }
+});
+
+test("a folder of many leases, written to again and again, stays narrowed right: its index by second component patched from write to write", () => {
+  const r = rng(37);
+  const ctx = (step: number) => ({ actor: { agent: `a${step % 5}`, worktree: null, branch: null, scope: "worktree" as const }, now });
+  let set: LeaseSet = { leases: sortLeases(Array.from({ length: 60 }, (_, i) => ({ ...lease(r, i), expires_at: new Date(T0 + 600_000).toISOString(), pattern: deepPattern(r) })).filter((l, i, all) => all.findIndex((x) => x.pattern === l.pattern && x.agent === l.agent) === i)) };
+  let patchedLists = 0;
+  let patchedIndex = 0;
+  for (let step = 0; step < 200; step++) {
+    // Acquire or release, as claims and releases do; a query now and then (a claim's own scope).
+    const out = r() < 0.6 ? acquireLeases(set, { patterns: [deepPattern(r)], exclusive: false, task: `t${step % 7}`, ttlMs: 600_000, reason: null }, ctx(step)) : releaseTaskLeases(set, `t${step % 7}`, ctx(step));
+    if (!out.ok) continue;
+    set = out.record;
+    const src = leaseGroups(set.leases).get("src");
+    if (src && listStep(src)) patchedLists++;
+    if (r() < 0.5) for (let q = 0; q < 3; q++) checkNear(set.leases, `src/${SECOND[Math.floor(r() * SECOND.length)]!}`);
+    if (src && secondsIndexOf(src) === "patched") patchedIndex++;
+  }
+  assert.ok(patchedLists >= 100, `only ${patchedLists} of the folder's lists were patched from the one before`);
+  assert.ok(patchedIndex >= 50, `only ${patchedIndex} of its indexes were patched from the one before`);
 });
 
 test("a sweep asked twice of the same set, at any time, drops exactly the leases expired then", () => {

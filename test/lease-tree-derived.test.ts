@@ -47,6 +47,10 @@ test("a reader's set derived from its last read is the set a fresh read gives, w
       if (!many && orderedParent(set.leases) !== undefined) derived++;
       const fresh = await readLeaseTree(reader.reader, reader.oidBytes, tip!, LEASES_REF, null);
       assert.equal(set.leases, fresh.set.leases, `seed ${seed}, step ${step}: the derived set differs from a fresh read`);
+      // What the writer stored is the set it holds (its files split from the split before).
+      const held = (await loadLeases(writer)).set.leases;
+      const ids = (ls: readonly { pattern: string; agent: string }[]) => ls.map((l) => `${l.pattern} ${l.agent}`);
+      assert.equal(ids(fresh.set.leases), ids(held), `seed ${seed}, step ${step}: the tree holds another set than its writer's`);
       // Its files (names and blobs) are the tree's, whether read whole or from a diff of the folder's bytes.
       const kept = leaseIndexOf(reader).get(tip!)!.groups!;
       const files = (g: ReadonlyMap<string, { oid: string }>) => [...g].map(([name, x]) => `${name} ${x.oid}`).sort();

@@ -17,11 +17,11 @@ import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { LeaseSet, type Lease } from "../core/lease.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
-import { isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
+import { insertInOrder, isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
-import { leaseGroups, leaseKey } from "../core/lease-groups.ts";
+import { leaseGroups, leaseKey, listStep } from "../core/lease-groups.ts";
 import { fnv1a32 } from "../core/fnv.ts";
 import { diffFolder, folderBytes, type FolderBytes, type FolderChange } from "./lease-folder-diff.ts";
 
@@ -154,8 +154,11 @@ function filed(leases: readonly Lease[], had: ReadonlyMap<string, number> | null
     }
     let split = splits.get(list);
     if (!split || split.buckets !== buckets) {
-      const parts: Lease[][] = Array.from({ length: buckets }, () => []);
-      for (const l of list) parts[leaseBucket(l, buckets)]!.push(l);
+      let parts = patchedSplit(list, buckets);
+      if (!parts) {
+        parts = Array.from({ length: buckets }, () => []);
+        for (const l of list) parts[leaseBucket(l, buckets)]!.push(l);
+      }
       splits.set(list, (split = { buckets, parts }));
     }
     split.parts.forEach((part, b) => {
@@ -163,6 +166,29 @@ function filed(leases: readonly Lease[], had: ReadonlyMap<string, number> | null
     });
   }
   return { files: out, counts };
+}
+
+/**
+ * A folder's split when its list was patched from one split into as many buckets before
+ * (lease-groups.ts listStep): the buckets its leases left or joined built again, the others the
+ * very arrays before (so the writer keeps their blobs without comparing them). A folder of 1,000
+ * leases under src/ was split afresh at every write. Null when there is nothing to patch from.
+ */
+function patchedSplit(list: readonly Lease[], buckets: number): Lease[][] | null {
+  const step = listStep(list);
+  const before = step && splits.get(step.from);
+  if (!before || before.buckets !== buckets) return null;
+  const touched = new Map<number, Lease[]>();
+  for (const l of step.gone) if (!touched.has(leaseBucket(l, buckets))) touched.set(leaseBucket(l, buckets), []);
+  for (const l of step.added) {
+    const b = leaseBucket(l, buckets);
+    const adds = touched.get(b);
+    if (adds) adds.push(l);
+    else touched.set(b, [l]);
+  }
+  const parts = before.parts.slice();
+  for (const [b, adds] of touched) parts[b] = insertInOrder(before.parts[b]!.filter((l) => !step.gone.has(l)), adds);
+  return parts;
 }
 
 /**
