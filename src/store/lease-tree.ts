@@ -179,7 +179,10 @@ function patchedSplit(list: readonly Lease[], buckets: number): Lease[][] | null
   const before = step && splits.get(step.from);
   if (!before || before.buckets !== buckets) return null;
   const touched = new Map<number, Lease[]>();
-  for (const l of step.gone) if (!touched.has(leaseBucket(l, buckets))) touched.set(leaseBucket(l, buckets), []);
+  for (const l of step.gone) {
+    const b = leaseBucket(l, buckets);
+    if (!touched.has(b)) touched.set(b, []);
+  }
   for (const l of step.added) {
     const b = leaseBucket(l, buckets);
     const adds = touched.get(b);
