@@ -73,7 +73,7 @@ function groupsOf(leases: readonly Lease[]): Grouped {
   return g;
 }
 
-function push(m: Map<string, Lease[]>, k: string, l: Lease): void {
+function push<K>(m: Map<K, Lease[]>, k: K, l: Lease): void {
   const list = m.get(k);
   if (list) list.push(l);
   else m.set(k, [l]);
@@ -127,37 +127,53 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
     }
     if (gone.size + added.length > MAX_PATCH) return null;
   }
-  /** `from` with the lists of the keys that changed built again; `steps`: record how each came. */
-  const patch = (from: Map<string, Lease[]>, keyOf: (l: Lease) => string | null, steps = false) => {
-    const m = new Map(from);
-    const changed = new Set<string>();
-    for (const l of [...gone, ...added]) {
-      const k = keyOf(l);
-      if (k !== null) changed.add(k);
-    }
-    for (const k of changed) {
-      // The list was in the set's order: the few added are put in place, not the whole list sorted
-      // again (a folder, an agent or a task of a thousand leases is patched at every write).
-      const before = from.get(k) ?? [];
-      const put = added.filter((l) => keyOf(l) === k);
-      const list = insertInOrder(before.filter((l) => !gone.has(l)), put);
-      if (list.length) m.set(k, list);
-      else m.delete(k);
-      if (steps && list.length) {
-        orderedLists.add(list);
-        listSteps.delete(before); // one step back only: no chain of old lists stays alive
-        listSteps.set(list, { from: before, gone, added: put });
-        // A folder indexed by second component stays indexed from write to write (a release
-        // between two claims would otherwise leave the next claim to index it afresh).
-        if (secondsIndex.has(before)) secondsOf(list);
-      }
-    }
-    return m;
-  };
-  const byKey = patch(g.byKey, leaseKey, true);
+  // A folder's list records how it was patched, so that what is kept per list follows it.
+  const byKey = repartition(g.byKey, gone, added, leaseKey, (before, list, put) => {
+    orderedLists.add(list);
+    listSteps.delete(before); // one step back only: no chain of old lists stays alive
+    listSteps.set(list, { from: before, gone, added: put });
+    // A folder indexed by second component stays indexed from write to write (a release
+    // between two claims would otherwise leave the next claim to index it afresh).
+    if (secondsIndex.has(before)) secondsOf(list);
+  });
   let earliest = g.earliest;
   for (const l of added) earliest = Math.min(earliest, expiryOf(l));
-  return { byKey, odd: oddKeys(byKey), byTask: patch(g.byTask, (l) => l.task), byAgent: patch(g.byAgent, (l) => l.agent), earliest };
+  const byTask = repartition(g.byTask, gone, added, (l) => l.task ?? undefined);
+  return { byKey, odd: oddKeys(byKey), byTask, byAgent: repartition(g.byAgent, gone, added, (l) => l.agent), earliest };
+}
+
+/**
+ * A partition of leases (each part in lease order) after `gone` left and `added` joined: the parts
+ * they touch built again, the few added put in place by binary search instead of the part sorted
+ * again (a folder, an agent or a task of a thousand leases is patched at every write); the others
+ * the very arrays before; an emptied part dropped. `partOf` undefined: in no part. `rebuilt` hears
+ * of each part built again that is not empty, with the part before and the leases put in.
+ */
+export function repartition<K>(
+  from: ReadonlyMap<K, Lease[]>,
+  gone: ReadonlySet<Lease>,
+  added: readonly Lease[],
+  partOf: (l: Lease) => K | undefined,
+  rebuilt?: (before: Lease[], part: Lease[], put: Lease[]) => void,
+): Map<K, Lease[]> {
+  const m = new Map(from);
+  const changed = new Set<K>();
+  for (const l of [...gone, ...added]) {
+    const k = partOf(l);
+    if (k !== undefined) changed.add(k);
+  }
+  for (const k of changed) {
+    const before = from.get(k) ?? [];
+    const put = added.filter((l) => partOf(l) === k);
+    const part = insertInOrder(before.filter((l) => !gone.has(l)), put);
+    if (!part.length) {
+      m.delete(k);
+      continue;
+    }
+    m.set(k, part);
+    rebuilt?.(before, part, put);
+  }
+  return m;
 }
 
 /** Past this many leases gone or added, a set is grouped afresh. */
@@ -170,7 +186,7 @@ const MAX_PATCH = 64;
  * hold leases of other folders too.
  */
 export interface ListStep {
-  from: readonly Lease[];
+  from: Lease[];
   gone: ReadonlySet<Lease>;
   added: readonly Lease[];
 }
@@ -263,8 +279,9 @@ function narrowed(list: readonly Lease[], second: string | null): readonly Lease
   if (!out) {
     if (orderedLists.has(list)) {
       const index = secondsOf(list);
-      const same = index.by.get(second) ?? [];
-      out = !same.length ? index.any : !index.any.length ? same : merged(same, index.any);
+      const same = index.get(second) ?? [];
+      const any = index.get(null) ?? [];
+      out = !same.length ? any : !any.length ? same : merged(same, any);
     } else
       out = list.filter((l) => {
         const other = leaseSecond(l);
@@ -276,11 +293,11 @@ function narrowed(list: readonly Lease[], second: string | null): readonly Lease
   return out;
 }
 
-/** A folder's leases (a list in lease order) by second component, and those with none that can be told apart (`any`): each in the list's order. */
-interface Seconds {
-  by: Map<string, Lease[]>;
-  any: Lease[];
-}
+/**
+ * A folder's leases (a list in lease order) by second component, those with none that can be told
+ * apart under null: each part in the list's order.
+ */
+type Seconds = Map<string | null, Lease[]>;
 
 const secondsIndex = new WeakMap<readonly Lease[], Seconds>();
 
@@ -299,29 +316,12 @@ function secondsOf(list: readonly Lease[]): Seconds {
   const step = listSteps.get(list);
   const before = step && secondsIndex.get(step.from);
   if (step && before) {
-    const by = new Map(before.by);
-    let any = before.any;
-    // `gone` may hold other folders' leases: their components are looked at and nothing is removed.
-    const touched = new Set<string | null>([...step.gone, ...step.added].map(leaseSecond));
-    for (const part of touched) {
-      const adds = step.added.filter((l) => leaseSecond(l) === part);
-      const kept = (part === null ? before.any : (before.by.get(part) ?? [])).filter((l) => !step.gone.has(l));
-      const next = insertInOrder(kept, adds);
-      if (part === null) any = next;
-      else if (next.length) by.set(part, next);
-      else by.delete(part);
-    }
-    index = { by, any };
+    // `gone` may hold other folders' leases: their parts are looked at and nothing is removed.
+    index = repartition(before, step.gone, step.added, leaseSecond);
     patchedIndexes.add(index);
   } else {
-    const by = new Map<string, Lease[]>();
-    const any: Lease[] = [];
-    for (const l of list) {
-      const part = leaseSecond(l);
-      if (part === null) any.push(l);
-      else push(by, part, l);
-    }
-    index = { by, any };
+    index = new Map();
+    for (const l of list) push(index, leaseSecond(l), l);
   }
   secondsIndex.set(list, index);
   return index;

@@ -17,11 +17,11 @@ import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { LeaseSet, type Lease } from "../core/lease.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
-import { insertInOrder, isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
+import { isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
-import { leaseGroups, leaseKey, listStep } from "../core/lease-groups.ts";
+import { leaseGroups, leaseKey, listStep, repartition } from "../core/lease-groups.ts";
 import { fnv1a32 } from "../core/fnv.ts";
 import { diffFolder, folderBytes, type FolderBytes, type FolderChange } from "./lease-folder-diff.ts";
 
@@ -126,8 +126,8 @@ export function bucketsFor(n: number, had: number | undefined): number {
   return b;
 }
 
-/** The folder's lease array split over its buckets, kept by array identity (a write re-splits only the folders it changed). */
-const splits = new WeakMap<readonly Lease[], { buckets: number; parts: Lease[][] }>();
+/** The folder's lease array split over its buckets (each bucket that holds any), kept by array identity (a write re-splits only the folders it changed). */
+const splits = new WeakMap<readonly Lease[], { buckets: number; parts: Map<number, Lease[]> }>();
 
 /**
  * Format 3's files of a lease set, by file name, each holding its leases in the set's order.
@@ -156,14 +156,17 @@ function filed(leases: readonly Lease[], had: ReadonlyMap<string, number> | null
     if (!split || split.buckets !== buckets) {
       let parts = patchedSplit(list, buckets);
       if (!parts) {
-        parts = Array.from({ length: buckets }, () => []);
-        for (const l of list) parts[leaseBucket(l, buckets)]!.push(l);
+        parts = new Map();
+        for (const l of list) {
+          const b = leaseBucket(l, buckets);
+          const part = parts.get(b);
+          if (part) part.push(l);
+          else parts.set(b, [l]);
+        }
       }
       splits.set(list, (split = { buckets, parts }));
     }
-    split.parts.forEach((part, b) => {
-      if (part.length) out.set(bucketFile(key, buckets, b), part);
-    });
+    for (const [b, part] of split.parts) out.set(bucketFile(key, buckets, b), part);
   }
   return { files: out, counts };
 }
@@ -174,24 +177,11 @@ function filed(leases: readonly Lease[], had: ReadonlyMap<string, number> | null
  * very arrays before (so the writer keeps their blobs without comparing them). A folder of 1,000
  * leases under src/ was split afresh at every write. Null when there is nothing to patch from.
  */
-function patchedSplit(list: readonly Lease[], buckets: number): Lease[][] | null {
+function patchedSplit(list: readonly Lease[], buckets: number): Map<number, Lease[]> | null {
   const step = listStep(list);
   const before = step && splits.get(step.from);
   if (!before || before.buckets !== buckets) return null;
-  const touched = new Map<number, Lease[]>();
-  for (const l of step.gone) {
-    const b = leaseBucket(l, buckets);
-    if (!touched.has(b)) touched.set(b, []);
-  }
-  for (const l of step.added) {
-    const b = leaseBucket(l, buckets);
-    const adds = touched.get(b);
-    if (adds) adds.push(l);
-    else touched.set(b, [l]);
-  }
-  const parts = before.parts.slice();
-  for (const [b, adds] of touched) parts[b] = insertInOrder(before.parts[b]!.filter((l) => !step.gone.has(l)), adds);
-  return parts;
+  return repartition(before.parts, step.gone, step.added, (l) => leaseBucket(l, buckets));
 }
 
 /**
@@ -469,21 +459,18 @@ export async function readLeaseTree(
     if (f.mode !== "100644") fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a plain file`, { ref });
     if (inOrder && last !== "" && byFileName(last, f.name) >= 0) inOrder = false;
     last = f.name;
-    const at = v2 ? null : bucketFileOf(f.name);
-    if (!v2 && !at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(f.name.slice(0, 80))} is not a lease file's name`, { ref });
+    const at = v2 ? null : leaseFileName(ref, f.name);
     // A file the set before held under this very name: its leases were checked (or written) then.
     const before = prev?.groups.get(f.name);
     const same = before?.oid === f.oid ? before : undefined;
-    const hit = same ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
-    const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
-    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
+    const { leases, checked } = await leasesOfFile(reader, ref, cache, bounds, f, same);
     const key = leaseKey(leases[0]!);
     if (at) {
       const was = counts.get(key);
       if (was !== undefined && was !== at.buckets) spreadTwice(ref, key, was, at.buckets);
       counts.set(key, at.buckets);
     }
-    if (hit?.file !== f.name) checkFiled(leases, f, at, ref, cache);
+    if (!checked) checkFiled(leases, f, at, ref, cache);
     groups.set(f.name, same ?? { oid: f.oid, leases });
   }
   if (!v2) countsOf.set(groups, counts);
@@ -496,6 +483,24 @@ export async function readLeaseTree(
   }
   // The same order as a format 1 record, so readers and outputs cannot tell the formats apart.
   return { set: { leases: (prev && derivedLeases(prev, groups)) || sortLeases([...groups.values()].flatMap((g) => g.leases)) }, groups };
+}
+
+/** A format 3 prefix file's name read back; a name no writer makes is a corrupt record. */
+function leaseFileName(ref: string, name: string): NonNullable<ReturnType<typeof parseBucketFile>> {
+  const at = bucketFileOf(name);
+  if (!at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(name.slice(0, 80))} is not a lease file's name`, { ref });
+  return at;
+}
+
+/**
+ * A prefix file's leases: those of `same` (this very file, read before), or those of its blob
+ * parsed before, else the blob parsed now; never none. `checked`: already checked under this name.
+ */
+async function leasesOfFile(reader: ObjectReader, ref: string, cache: GroupCache | null, bounds: { blob: number } | null, f: TreeEntry, same?: LeaseGroup): Promise<{ leases: readonly Lease[]; checked: boolean }> {
+  const hit = same ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
+  const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
+  if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
+  return { leases, checked: hit?.file === f.name };
 }
 
 /**
@@ -541,13 +546,10 @@ async function readChanged(
       if (before?.leases.length) went.push({ key: leaseKey(before.leases[0]!), buckets: bucketFileOf(c.name)?.buckets ?? 1 });
       continue;
     }
-    const at = bucketFileOf(c.name);
-    if (!at) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${JSON.stringify(c.name.slice(0, 80))} is not a lease file's name`, { ref });
+    const at = leaseFileName(ref, c.name);
     const f = { mode: "100644", name: c.name, oid: c.oid };
-    const hit = cache?.get(c.oid);
-    const leases = hit ? hit.leases : parseGroup(await readTyped(reader, c.oid, "blob", ref), ref, c.name, bounds);
-    if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${c.name.slice(0, 80)} holds no lease`, { ref });
-    if (hit?.file !== c.name) checkFiled(leases, f, at, ref, cache);
+    const { leases, checked } = await leasesOfFile(reader, ref, cache, bounds, f);
+    if (!checked) checkFiled(leases, f, at, ref, cache);
     groups.set(c.name, { oid: c.oid, leases });
     if (before) continue; // the same name: the same folder and count
     const key = leaseKey(leases[0]!);
