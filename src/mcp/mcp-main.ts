@@ -2,14 +2,14 @@
 // stdout carries only the protocol; every log line goes to stderr.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { parseDuration } from "../core/duration.ts";
 import { EXIT_CODES } from "../core/errors.ts";
 import { currentDir, resolveDir } from "../git/repo.ts";
 import { executeVerificationJob, type VerificationJob } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { refusalOf } from "./result.ts";
-import { createServer } from "./server.ts";
+import { LineTransport } from "./line-transport.ts";
+import { createServer, directCalls } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
 
 export const USAGE = `usage: git handoff [-C DIR] mcp [--agent NAME] [--wait-max DURATION]
@@ -94,11 +94,14 @@ async function main(argv: string[]): Promise<number | null> {
     return EXIT_CODES[r.code];
   }
   const server = createServer(session);
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport();
+  const direct = directCalls(server);
+  transport.direct = (m, send) => direct.take(m, send);
   let closed = false;
   const shutdown = () => {
     if (closed) return;
     closed = true;
+    direct.abortAll();
     session.close(); // stops the long-lived git processes, so the process can exit
     void server.close().catch(() => {});
   };

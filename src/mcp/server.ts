@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HandoffError, type ErrorCode } from "../core/errors.ts";
+import { DirectCalls } from "./direct-calls.ts";
 import { portableListing } from "./portable-schema.ts";
 import { errorResult } from "./result.ts";
 import type { McpSession } from "./session.ts";
@@ -21,11 +22,19 @@ export const INSTRUCTIONS = [
 
 export function createServer(session: McpSession, opts: { tools?: readonly ToolDef[]; log?: (line: string) => void } = {}): McpServer {
   const server = new McpServer({ name: "git-handoff", version: VERSION }, { instructions: INSTRUCTIONS });
-  registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
+  const tools = registerTools(server, session, opts.tools ?? ALL_TOOLS, opts.log ?? ((l) => process.stderr.write(`git-handoff mcp: ${l}\n`)));
+  direct.set(server, new DirectCalls(tools));
   structureSdkErrors(server);
   trustOwnOutput(server);
   portableListing(server);
   return server;
+}
+
+const direct = new WeakMap<McpServer, DirectCalls>();
+
+/** The plain calls of this server's tools answered without the SDK's request machinery (direct-calls.ts). */
+export function directCalls(server: McpServer): DirectCalls {
+  return direct.get(server)!;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod/mini";
 import { refreshHeartbeat } from "../store/agent-store.ts";
+import type { DirectTool, ToolHandler } from "./direct-calls.ts";
 import type { NextCall } from "../present/suggestions.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
 import { envelope, type Shape } from "./schemas.ts";
@@ -49,7 +50,9 @@ interface Extra {
   sendNotification(n: { method: "notifications/progress"; params: Record<string, unknown> }): Promise<void>;
 }
 
-export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): void {
+/** Registers each tool with the SDK; returns each one's registration and handler, for plain calls taken directly (direct-calls.ts). */
+export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): Map<string, DirectTool> {
+  const direct = new Map<string, DirectTool>();
   for (const tool of tools) {
     const handler = async (args: unknown, extra: Extra): Promise<CallToolResult> => {
       const token = extra._meta?.progressToken;
@@ -73,7 +76,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         return errorResult(e);
       }
     };
-    server.registerTool(
+    const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -84,5 +87,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       },
       handler as never,
     );
+    direct.set(tool.name, { registered, handler: handler as ToolHandler });
   }
+  return direct;
 }

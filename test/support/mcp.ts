@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { createServer } from "../../src/mcp/server.ts";
+import { createServer, directCalls } from "../../src/mcp/server.ts";
 import { McpSession } from "../../src/mcp/session.ts";
 import { CLI, cleanEnv } from "./repo.ts";
 
@@ -62,6 +62,7 @@ export async function inProcess(repo: string, o: InProcessOptions = {}): Promise
   const server = createServer(session, { log: (l) => logs.push(l) });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
+  directCalls(server).attach(serverSide); // plain calls answered as the stdio server answers them (direct-calls.ts)
   const client = new Client({ name: "handoff-test", version: "0" });
   await client.connect(clientSide);
   await client.listTools(); // from now on the client checks every result against the published output schemas

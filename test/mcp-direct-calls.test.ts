@@ -1,0 +1,239 @@
+// Plain tool calls answered without the SDK's request machinery (direct-calls.ts) over our stdio
+// framing (line-transport.ts): raw JSON-RPC lines in, lines out, so each case says exactly which
+// messages take the direct path, which the SDK answers, and that both answer alike.
+import { PassThrough } from "node:stream";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LineTransport } from "../src/mcp/line-transport.ts";
+import { okResult, errorResult } from "../src/mcp/result.ts";
+import { HandoffError } from "../src/core/errors.ts";
+import { createServer, directCalls } from "../src/mcp/server.ts";
+import { McpSession } from "../src/mcp/session.ts";
+import { cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+interface Wire {
+  /** Writes raw bytes to the server's stdin. */
+  write(text: string): void;
+  /** Sends one request line and waits for the answer with its id. */
+  request(id: number | string, method: string, params?: unknown, extra?: Record<string, unknown>): Promise<any>;
+  /** Waits for the answer with this id (or rejects after `ms`). */
+  answer(id: number | string, ms?: number): Promise<any>;
+  taken(): number;
+  /** Direct calls whose handler has not returned yet. */
+  inFlight(): number;
+  errors: Error[];
+  close(): Promise<void>;
+  setDirect(on: boolean): void;
+}
+
+async function wire(repo: string): Promise<Wire> {
+  const session = await McpSession.open({ cwd: repo, env: cleanEnv({}), agent: "direct-test", waitBoundMs: 3000, pollMs: 50 });
+  const server = createServer(session, { log: () => {} });
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const transport = new LineTransport(input, output);
+  const direct = directCalls(server);
+  let on = true;
+  transport.direct = (m, send) => on && direct.take(m, send);
+  const errors: Error[] = [];
+  transport.onerror = (e) => errors.push(e);
+  await server.connect(transport);
+  const answers = new Map<string, any>();
+  const waiting = new Map<string, (a: any) => void>();
+  let rest = "";
+  output.on("data", (b: Buffer) => {
+    rest += b.toString("utf8");
+    for (let nl = rest.indexOf("\n"); nl >= 0; nl = rest.indexOf("\n")) {
+      const msg = JSON.parse(rest.slice(0, nl));
+      rest = rest.slice(nl + 1);
+      if (msg.id === undefined) continue;
+      const key = JSON.stringify(msg.id);
+      const w = waiting.get(key);
+      if (w) {
+        waiting.delete(key);
+        w(msg);
+      } else answers.set(key, msg);
+    }
+  });
+  const answer = (id: number | string, ms = 20_000) =>
+    new Promise<any>((resolve, reject) => {
+      const key = JSON.stringify(id);
+      if (answers.has(key)) {
+        resolve(answers.get(key));
+        answers.delete(key);
+        return;
+      }
+      const t = setTimeout(() => {
+        waiting.delete(key);
+        reject(new Error(`no answer for ${key} within ${ms} ms`));
+      }, ms);
+      waiting.set(key, (a) => {
+        clearTimeout(t);
+        resolve(a);
+      });
+    });
+  const w: Wire = {
+    write: (text) => input.write(text),
+    request: (id, method, params, extra = {}) => {
+      input.write(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }), ...extra }) + "\n");
+      return answer(id);
+    },
+    answer,
+    taken: () => direct.taken,
+    inFlight: () => direct.inFlight,
+    errors,
+    setDirect: (v) => (on = v),
+    close: async () => {
+      await server.close();
+      session.close();
+    },
+  };
+  await w.request(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } });
+  input.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+  return w;
+}
+
+function repoWithTasks(): string {
+  const repo = tempRepo();
+  for (const [id, scope] of [["a", "src/a/**"], ["b", "src/b/**"]]) {
+    const r = cli(["task", "add", `objective ${id}`, "--id", id!, "--scope", scope!], { cwd: repo, agent: "setup" });
+    assert.is(r.code, 0, r.stderr);
+  }
+  return repo;
+}
+
+test("a plain call is answered directly, as the SDK would send it", async () => {
+  const w = await wire(repoWithTasks());
+  try {
+    const before = w.taken();
+    const a = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "a" } });
+    assert.is(w.taken(), before + 1);
+    assert.equal(Object.keys(a), ["result", "jsonrpc", "id"]);
+    assert.is(a.id, 1);
+    assert.not.ok(a.result.isError);
+    assert.is(a.result.structuredContent.task.status, "claimed");
+    // String ids too, and the next call sees the first one's write.
+    const b = await w.request("two", "tools/call", { name: "claim_task", arguments: { id: "a" } });
+    assert.is(b.id, "two");
+    assert.is(b.result.structuredContent.task.claim.agent, "direct-test");
+    assert.is(w.taken(), before + 2);
+  } finally {
+    await w.close();
+  }
+});
+
+test("both paths give the same answer to the same call", async () => {
+  const w = await wire(repoWithTasks());
+  try {
+    for (const [name, args] of [
+      ["list_tasks", { limit: 10 }],
+      ["get_task", { id: "b" }],
+      ["claim_task", { id: "nope" }],
+      ["check_files", { paths: ["src/a/x.ts"] }],
+    ] as const) {
+      w.setDirect(false);
+      const sdk = await w.request(`${name}-sdk`, "tools/call", { name, arguments: args });
+      w.setDirect(true);
+      const before = w.taken();
+      const mine = await w.request(`${name}-direct`, "tools/call", { name, arguments: args });
+      assert.is(w.taken(), before + 1, name);
+      assert.equal(Object.keys(mine), Object.keys(sdk), name);
+      assert.equal(mine.result, sdk.result, name);
+    }
+  } finally {
+    await w.close();
+  }
+});
+
+test("what the direct path leaves to the SDK is answered by it, as before", async () => {
+  const w = await wire(repoWithTasks());
+  try {
+    const before = w.taken();
+    // Arguments the tool's schema refuses: the SDK's invalid_input, said by it.
+    const bad = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: 7 } });
+    assert.ok(bad.result.isError);
+    assert.is(bad.result.structuredContent.error.code, "invalid_input");
+    // An unknown tool.
+    const unknown = await w.request(2, "tools/call", { name: "no_such_tool", arguments: {} });
+    assert.ok(unknown.result.isError);
+    assert.is(unknown.result.structuredContent.error.code, "usage");
+    // A progress token asks for the SDK's notifications.
+    const withMeta = await w.request(3, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 9 } });
+    assert.not.ok(withMeta.result.isError);
+    // Arguments that are not an object: the SDK's JSON-RPC error.
+    const notObject = await w.request(4, "tools/call", { name: "list_tasks", arguments: [1] });
+    assert.ok(notObject.error, JSON.stringify(notObject));
+    // A key the request schema does not name.
+    const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true });
+    // Methods other than tools/call.
+    const tools = await w.request(6, "tools/list");
+    assert.ok(tools.result.tools.length > 10);
+    await Promise.race([extraKey, new Promise((r) => setTimeout(r, 500))]);
+    assert.is(w.taken(), before, "none of these took the direct path");
+  } finally {
+    await w.close();
+  }
+});
+
+test("lines split across chunks, several in one chunk, CRLF ends, and a line that is not JSON", async () => {
+  const w = await wire(repoWithTasks());
+  try {
+    const before = w.taken();
+    const line = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_task", arguments: { id: "a" } } });
+    const one = line(11);
+    w.write(one.slice(0, 17));
+    await new Promise((r) => setTimeout(r, 20));
+    w.write(one.slice(17) + "\r\n" + "{not json\n" + line(12) + "\n" + line(13).slice(0, 5));
+    w.write(line(13).slice(5) + "\n");
+    for (const id of [11, 12, 13]) {
+      const a = await w.answer(id);
+      assert.is(a.result.structuredContent.task.id, "a");
+    }
+    assert.is(w.taken(), before + 3);
+    assert.is(w.errors.length, 1, "the line that is not JSON is reported");
+  } finally {
+    await w.close();
+  }
+});
+
+test("a cancelled direct call gets no answer and its wait ends", async () => {
+  const w = await wire(repoWithTasks());
+  try {
+    await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "b" } });
+    const before = w.taken();
+    w.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait_task", arguments: { id: "b", timeout_seconds: 3 } } }) + "\n");
+    await new Promise((r) => setTimeout(r, 150));
+    assert.is(w.taken(), before + 1);
+    const t0 = Date.now();
+    w.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "test" } }) + "\n");
+    assert.is(w.inFlight(), 1);
+    // The wait stops at once rather than running out its 3 s, and says nothing.
+    while (w.inFlight() > 0 && Date.now() - t0 < 2500) await new Promise((r) => setTimeout(r, 20));
+    assert.is(w.inFlight(), 0, "the cancelled wait ended");
+    const got = await w.answer(2, 3500 - (Date.now() - t0)).then(
+      (a) => a,
+      () => null,
+    );
+    assert.is(got, null, "no answer to a cancelled call");
+    const next = await w.request(3, "tools/call", { name: "get_task", arguments: { id: "b" } });
+    assert.is(next.result.structuredContent.task.id, "b");
+  } finally {
+    await w.close();
+  }
+});
+
+test("the SDK's result check is the identity on the results we build", () => {
+  for (const r of [
+    okResult({ task: { id: "t", status: "claimed", nested: { a: [1, "x", null] } }, overlaps: [] }, "claimed t\nmore", "claimed t", [{ tool: "renew_task", args: { id: "t" }, why: "later" }] as never),
+    okResult({}, "plain"),
+    errorResult(new HandoffError({ code: "held_by_other", message: "held by x", data: { holder: "x" } })),
+    errorResult(new Error("boom")),
+  ]) {
+    assert.is(JSON.stringify(CallToolResultSchema.parse(r)), JSON.stringify(r));
+  }
+});
+
+test.run();
