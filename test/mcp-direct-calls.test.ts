@@ -96,6 +96,18 @@ async function wire(repo: string): Promise<Wire> {
   return w;
 }
 
+/** A test body run against a server over a repository of two tasks with scopes, closed after. */
+function withWire(body: (w: Wire) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const w = await wire(repoWithTasks());
+    try {
+      await body(w);
+    } finally {
+      await w.close();
+    }
+  };
+}
+
 function repoWithTasks(): string {
   const repo = tempRepo();
   for (const [id, scope] of [["a", "src/a/**"], ["b", "src/b/**"]]) {
@@ -105,125 +117,100 @@ function repoWithTasks(): string {
   return repo;
 }
 
-test("a plain call is answered directly, as the SDK would send it", async () => {
-  const w = await wire(repoWithTasks());
-  try {
-    const before = w.taken();
-    const a = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "a" } });
-    assert.is(w.taken(), before + 1);
-    assert.equal(Object.keys(a), ["result", "jsonrpc", "id"]);
-    assert.is(a.id, 1);
-    assert.not.ok(a.result.isError);
-    assert.is(a.result.structuredContent.task.status, "claimed");
-    // String ids too, and the next call sees the first one's write.
-    const b = await w.request("two", "tools/call", { name: "claim_task", arguments: { id: "a" } });
-    assert.is(b.id, "two");
-    assert.is(b.result.structuredContent.task.claim.agent, "direct-test");
-    assert.is(w.taken(), before + 2);
-  } finally {
-    await w.close();
-  }
-});
+test("a plain call is answered directly, as the SDK would send it", withWire(async (w) => {
+  const before = w.taken();
+  const a = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "a" } });
+  assert.is(w.taken(), before + 1);
+  assert.equal(Object.keys(a), ["result", "jsonrpc", "id"]);
+  assert.is(a.id, 1);
+  assert.not.ok(a.result.isError);
+  assert.is(a.result.structuredContent.task.status, "claimed");
+  // String ids too, and the next call sees the first one's write.
+  const b = await w.request("two", "tools/call", { name: "claim_task", arguments: { id: "a" } });
+  assert.is(b.id, "two");
+  assert.is(b.result.structuredContent.task.claim.agent, "direct-test");
+  assert.is(w.taken(), before + 2);
+}));
 
-test("both paths give the same answer to the same call", async () => {
-  const w = await wire(repoWithTasks());
-  try {
-    for (const [name, args] of [
-      ["list_tasks", { limit: 10 }],
-      ["get_task", { id: "b" }],
-      ["claim_task", { id: "nope" }],
-      ["check_files", { paths: ["src/a/x.ts"] }],
-    ] as const) {
-      w.setDirect(false);
-      const sdk = await w.request(`${name}-sdk`, "tools/call", { name, arguments: args });
-      w.setDirect(true);
-      const before = w.taken();
-      const mine = await w.request(`${name}-direct`, "tools/call", { name, arguments: args });
-      assert.is(w.taken(), before + 1, name);
-      assert.equal(Object.keys(mine), Object.keys(sdk), name);
-      assert.equal(mine.result, sdk.result, name);
-    }
-  } finally {
-    await w.close();
-  }
-});
-
-test("what the direct path leaves to the SDK is answered by it, as before", async () => {
-  const w = await wire(repoWithTasks());
-  try {
+test("both paths give the same answer to the same call", withWire(async (w) => {
+  for (const [name, args] of [
+    ["list_tasks", { limit: 10 }],
+    ["get_task", { id: "b" }],
+    ["claim_task", { id: "nope" }],
+    ["check_files", { paths: ["src/a/x.ts"] }],
+  ] as const) {
+    w.setDirect(false);
+    const sdk = await w.request(`${name}-sdk`, "tools/call", { name, arguments: args });
+    w.setDirect(true);
     const before = w.taken();
-    // Arguments the tool's schema refuses: the SDK's invalid_input, said by it.
-    const bad = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: 7 } });
-    assert.ok(bad.result.isError);
-    assert.is(bad.result.structuredContent.error.code, "invalid_input");
-    // An unknown tool.
-    const unknown = await w.request(2, "tools/call", { name: "no_such_tool", arguments: {} });
-    assert.ok(unknown.result.isError);
-    assert.is(unknown.result.structuredContent.error.code, "usage");
-    // A progress token asks for the SDK's notifications.
-    const withMeta = await w.request(3, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 9 } });
-    assert.not.ok(withMeta.result.isError);
-    // Arguments that are not an object: the SDK's JSON-RPC error.
-    const notObject = await w.request(4, "tools/call", { name: "list_tasks", arguments: [1] });
-    assert.ok(notObject.error, JSON.stringify(notObject));
-    // A key the request schema does not name.
-    const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true });
-    // Methods other than tools/call.
-    const tools = await w.request(6, "tools/list");
-    assert.ok(tools.result.tools.length > 10);
-    await Promise.race([extraKey, new Promise((r) => setTimeout(r, 500))]);
-    assert.is(w.taken(), before, "none of these took the direct path");
-  } finally {
-    await w.close();
+    const mine = await w.request(`${name}-direct`, "tools/call", { name, arguments: args });
+    assert.is(w.taken(), before + 1, name);
+    assert.equal(Object.keys(mine), Object.keys(sdk), name);
+    assert.equal(mine.result, sdk.result, name);
   }
-});
+}));
 
-test("lines split across chunks, several in one chunk, CRLF ends, and a line that is not JSON", async () => {
-  const w = await wire(repoWithTasks());
-  try {
-    const before = w.taken();
-    const line = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_task", arguments: { id: "a" } } });
-    const one = line(11);
-    w.write(one.slice(0, 17));
-    await new Promise((r) => setTimeout(r, 20));
-    w.write(one.slice(17) + "\r\n" + "{not json\n" + line(12) + "\n" + line(13).slice(0, 5));
-    w.write(line(13).slice(5) + "\n");
-    for (const id of [11, 12, 13]) {
-      const a = await w.answer(id);
-      assert.is(a.result.structuredContent.task.id, "a");
-    }
-    assert.is(w.taken(), before + 3);
-    assert.is(w.errors.length, 1, "the line that is not JSON is reported");
-  } finally {
-    await w.close();
-  }
-});
+test("what the direct path leaves to the SDK is answered by it, as before", withWire(async (w) => {
+  const before = w.taken();
+  // Arguments the tool's schema refuses: the SDK's invalid_input, said by it.
+  const bad = await w.request(1, "tools/call", { name: "claim_task", arguments: { id: 7 } });
+  assert.ok(bad.result.isError);
+  assert.is(bad.result.structuredContent.error.code, "invalid_input");
+  // An unknown tool.
+  const unknown = await w.request(2, "tools/call", { name: "no_such_tool", arguments: {} });
+  assert.ok(unknown.result.isError);
+  assert.is(unknown.result.structuredContent.error.code, "usage");
+  // A progress token asks for the SDK's notifications.
+  const withMeta = await w.request(3, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 9 } });
+  assert.not.ok(withMeta.result.isError);
+  // Arguments that are not an object: the SDK's JSON-RPC error.
+  const notObject = await w.request(4, "tools/call", { name: "list_tasks", arguments: [1] });
+  assert.ok(notObject.error, JSON.stringify(notObject));
+  // A key the request schema does not name.
+  const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true });
+  // Methods other than tools/call.
+  const tools = await w.request(6, "tools/list");
+  assert.ok(tools.result.tools.length > 10);
+  await Promise.race([extraKey, new Promise((r) => setTimeout(r, 500))]);
+  assert.is(w.taken(), before, "none of these took the direct path");
+}));
 
-test("a cancelled direct call gets no answer and its wait ends", async () => {
-  const w = await wire(repoWithTasks());
-  try {
-    await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "b" } });
-    const before = w.taken();
-    w.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait_task", arguments: { id: "b", timeout_seconds: 3 } } }) + "\n");
-    await new Promise((r) => setTimeout(r, 150));
-    assert.is(w.taken(), before + 1);
-    const t0 = Date.now();
-    w.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "test" } }) + "\n");
-    assert.is(w.inFlight(), 1);
-    // The wait stops at once rather than running out its 3 s, and says nothing.
-    while (w.inFlight() > 0 && Date.now() - t0 < 2500) await new Promise((r) => setTimeout(r, 20));
-    assert.is(w.inFlight(), 0, "the cancelled wait ended");
-    const got = await w.answer(2, 3500 - (Date.now() - t0)).then(
-      (a) => a,
-      () => null,
-    );
-    assert.is(got, null, "no answer to a cancelled call");
-    const next = await w.request(3, "tools/call", { name: "get_task", arguments: { id: "b" } });
-    assert.is(next.result.structuredContent.task.id, "b");
-  } finally {
-    await w.close();
+test("lines split across chunks, several in one chunk, CRLF ends, and a line that is not JSON", withWire(async (w) => {
+  const before = w.taken();
+  const line = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_task", arguments: { id: "a" } } });
+  const one = line(11);
+  w.write(one.slice(0, 17));
+  await new Promise((r) => setTimeout(r, 20));
+  w.write(one.slice(17) + "\r\n" + "{not json\n" + line(12) + "\n" + line(13).slice(0, 5));
+  w.write(line(13).slice(5) + "\n");
+  for (const id of [11, 12, 13]) {
+    const a = await w.answer(id);
+    assert.is(a.result.structuredContent.task.id, "a");
   }
-});
+  assert.is(w.taken(), before + 3);
+  assert.is(w.errors.length, 1, "the line that is not JSON is reported");
+}));
+
+test("a cancelled direct call gets no answer and its wait ends", withWire(async (w) => {
+  await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "b" } });
+  const before = w.taken();
+  w.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "wait_task", arguments: { id: "b", timeout_seconds: 3 } } }) + "\n");
+  await new Promise((r) => setTimeout(r, 150));
+  assert.is(w.taken(), before + 1);
+  const t0 = Date.now();
+  w.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "test" } }) + "\n");
+  assert.is(w.inFlight(), 1);
+  // The wait stops at once rather than running out its 3 s, and says nothing.
+  while (w.inFlight() > 0 && Date.now() - t0 < 2500) await new Promise((r) => setTimeout(r, 20));
+  assert.is(w.inFlight(), 0, "the cancelled wait ended");
+  const got = await w.answer(2, 3500 - (Date.now() - t0)).then(
+    (a) => a,
+    () => null,
+  );
+  assert.is(got, null, "no answer to a cancelled call");
+  const next = await w.request(3, "tools/call", { name: "get_task", arguments: { id: "b" } });
+  assert.is(next.result.structuredContent.task.id, "b");
+}));
 
 test("the SDK's result check is the identity on the results we build", () => {
   for (const r of [
