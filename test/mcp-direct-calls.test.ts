@@ -191,6 +191,15 @@ test("lines split across chunks, several in one chunk, CRLF ends, and a line tha
   assert.is(w.errors.length, 1, "the line that is not JSON is reported");
 }));
 
+test("a line past 10 MB without its end closes the transport, as the SDK's does", withWire(async (w) => {
+  const chunk = "x".repeat(1024 * 1024);
+  for (let i = 0; i < 11; i++) w.write(chunk);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.ok(w.errors.some((e) => /exceeded maximum size/.test(e.message)), w.errors.map((e) => e.message).join("; "));
+  w.write(JSON.stringify({ jsonrpc: "2.0", id: "late", method: "tools/call", params: { name: "get_task", arguments: { id: "a" } } }) + "\n");
+  assert.is(await w.answer("late", 500).catch(() => null), null, "nothing is read after the transport closed");
+}));
+
 test("a cancelled direct call gets no answer and its wait ends", withWire(async (w) => {
   await w.request(1, "tools/call", { name: "claim_task", arguments: { id: "b" } });
   const before = w.taken();
