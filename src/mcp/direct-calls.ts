@@ -22,12 +22,8 @@ export interface DirectExtra {
   sendNotification(n: unknown): Promise<void>;
 }
 
-export type ToolHandler = (args: unknown, extra: DirectExtra) => Promise<CallToolResult>;
-
-export interface DirectTool {
-  registered: RegisteredTool;
-  handler: ToolHandler;
-}
+/** A tool's handler as registered with the SDK (tool.ts), called with the parsed arguments. */
+type ToolHandler = (args: unknown, extra: DirectExtra) => Promise<CallToolResult>;
 
 type RequestId = string | number;
 
@@ -56,7 +52,8 @@ export class DirectCalls {
 
   private pending = 0;
 
-  constructor(private readonly tools: ReadonlyMap<string, DirectTool>) {}
+  /** `tools`: each tool as the SDK registered it, by name (its handler and schema read at each call, as the SDK reads them). */
+  constructor(private readonly tools: ReadonlyMap<string, RegisteredTool>) {}
 
   /**
    * Answers `message` if it is a plain call of a tool here (true), or leaves it to the SDK (false).
@@ -78,15 +75,17 @@ export class DirectCalls {
     const args = params.arguments;
     if (args !== undefined && !plainObject(args)) return false;
     const tool = this.tools.get(params.name);
-    if (!tool || !tool.registered.enabled || !tool.registered.inputSchema) return false;
+    // Tools that may run as tasks are the SDK's (ours are registered with taskSupport forbidden).
+    const tasks = tool?.execution?.taskSupport;
+    if (!tool || !tool.enabled || !tool.inputSchema || (tasks !== undefined && tasks !== "forbidden")) return false;
     let parsed: { success: boolean; data?: unknown };
     try {
-      parsed = z.safeParse(tool.registered.inputSchema as z.ZodMiniType, args ?? {});
+      parsed = z.safeParse(tool.inputSchema as z.ZodMiniType, args ?? {});
     } catch {
       return false; // a schema with async parts: the SDK parses it
     }
     if (!parsed.success) return false;
-    this.run(id as RequestId, tool.handler, parsed.data, send);
+    this.run(id as RequestId, tool.handler as unknown as ToolHandler, parsed.data, send);
     return true;
   }
 

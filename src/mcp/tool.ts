@@ -2,11 +2,10 @@
 // shapes, and a `run` that calls the same store function as the CLI verb. Adding an operation
 // (leases, handoffs, agents) means adding one `defineTool` entry to a file under tools/ and
 // listing it in tools/index.ts; validation, error bodies and text rendering come from here.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type * as z from "zod/mini";
 import { refreshHeartbeat } from "../store/agent-store.ts";
-import type { DirectTool, ToolHandler } from "./direct-calls.ts";
 import type { NextCall } from "../present/suggestions.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
 import { envelope, type Shape } from "./schemas.ts";
@@ -50,9 +49,9 @@ interface Extra {
   sendNotification(n: { method: "notifications/progress"; params: Record<string, unknown> }): Promise<void>;
 }
 
-/** Registers each tool with the SDK; returns each one's registration and handler, for plain calls taken directly (direct-calls.ts). */
-export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): Map<string, DirectTool> {
-  const direct = new Map<string, DirectTool>();
+/** Registers each tool with the SDK; returns the registrations by name, for plain calls taken directly (direct-calls.ts). */
+export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): Map<string, RegisteredTool> {
+  const registered = new Map<string, RegisteredTool>();
   for (const tool of tools) {
     const handler = async (args: unknown, extra: Extra): Promise<CallToolResult> => {
       const token = extra._meta?.progressToken;
@@ -76,7 +75,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         return errorResult(e);
       }
     };
-    const registered = server.registerTool(
+    const entry = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -87,7 +86,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       },
       handler as never,
     );
-    direct.set(tool.name, { registered, handler: handler as ToolHandler });
+    registered.set(tool.name, entry);
   }
-  return direct;
+  return registered;
 }
