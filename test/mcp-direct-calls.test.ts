@@ -17,14 +17,16 @@ test.after(cleanupTemp);
 interface Wire {
   /** Writes raw bytes to the server's stdin. */
   write(text: string): void;
-  /** Sends one request line and waits for the answer with its id. */
-  request(id: number | string, method: string, params?: unknown, extra?: Record<string, unknown>): Promise<any>;
+  /** Sends one request line and waits for the answer with its id (rejects after `ms`). */
+  request(id: number | string, method: string, params?: unknown, extra?: Record<string, unknown>, ms?: number): Promise<any>;
   /** Waits for the answer with this id (or rejects after `ms`). */
   answer(id: number | string, ms?: number): Promise<any>;
   taken(): number;
   /** Direct calls whose handler has not returned yet. */
   inFlight(): number;
   errors: Error[];
+  /** Notifications the server sent (no id), in order. */
+  notes: any[];
   close(): Promise<void>;
   setDirect(on: boolean): void;
 }
@@ -39,6 +41,7 @@ async function wire(repo: string): Promise<Wire> {
   let on = true;
   transport.direct = (m, send) => on && direct.take(m, send);
   const errors: Error[] = [];
+  const notes: any[] = [];
   transport.onerror = (e) => errors.push(e);
   await server.connect(transport);
   const answers = new Map<string, any>();
@@ -49,7 +52,10 @@ async function wire(repo: string): Promise<Wire> {
     for (let nl = rest.indexOf("\n"); nl >= 0; nl = rest.indexOf("\n")) {
       const msg = JSON.parse(rest.slice(0, nl));
       rest = rest.slice(nl + 1);
-      if (msg.id === undefined) continue;
+      if (msg.id === undefined) {
+        notes.push(msg);
+        continue;
+      }
       const key = JSON.stringify(msg.id);
       const w = waiting.get(key);
       if (w) {
@@ -77,14 +83,15 @@ async function wire(repo: string): Promise<Wire> {
     });
   const w: Wire = {
     write: (text) => input.write(text),
-    request: (id, method, params, extra = {}) => {
+    request: (id, method, params, extra = {}, ms) => {
       input.write(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }), ...extra }) + "\n");
-      return answer(id);
+      return answer(id, ms);
     },
     answer,
     taken: () => direct.taken,
     inFlight: () => direct.inFlight,
     errors,
+    notes,
     setDirect: (v) => (on = v),
     close: async () => {
       await server.close();
@@ -160,19 +167,46 @@ test("what the direct path leaves to the SDK is answered by it, as before", with
   const unknown = await w.request(2, "tools/call", { name: "no_such_tool", arguments: {} });
   assert.ok(unknown.result.isError);
   assert.is(unknown.result.structuredContent.error.code, "usage");
-  // A progress token asks for the SDK's notifications.
-  const withMeta = await w.request(3, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 9 } });
-  assert.not.ok(withMeta.result.isError);
+  // A call that belongs to a task (the SDK's tasks), and a progress token the request schema refuses.
+  const related = await w.request(3, "tools/call", { name: "list_tasks", arguments: {}, _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } });
+  assert.ok(related.result || related.error);
+  // (the SDK's transport check drops that message and reports it: no answer)
+  const errorsBefore = w.errors.length;
+  const badToken = w.request(7, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 1.5 } }, {}, 1000).catch(() => null);
   // Arguments that are not an object: the SDK's JSON-RPC error.
   const notObject = await w.request(4, "tools/call", { name: "list_tasks", arguments: [1] });
   assert.ok(notObject.error, JSON.stringify(notObject));
   // A key the request schema does not name.
-  const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true });
+  const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true }, 1000).catch(() => null);
   // Methods other than tools/call.
   const tools = await w.request(6, "tools/list");
   assert.ok(tools.result.tools.length > 10);
-  await Promise.race([extraKey, new Promise((r) => setTimeout(r, 500))]);
+  await extraKey;
+  assert.is(await badToken, null);
+  assert.ok(w.errors.length > errorsBefore, "the dropped message is reported");
   assert.is(w.taken(), before, "none of these took the direct path");
+}));
+
+test("calls as the agent clients send them, with their _meta, take the direct path; a progress token gets progress", withWire(async (w) => {
+  const before = w.taken();
+  // As captured from the real clients of test/agents-real-*.test.ts.
+  const claude = await w.request(1, "tools/call", { name: "get_task", arguments: { id: "a" }, _meta: { "claudecode/toolUseId": "toolu_0_0", progressToken: 2 } });
+  const codex = await w.request(2, "tools/call", { _meta: { callId: "call_0_0", "x-codex-turn-metadata": { session_id: "s", turn_id: "t", sandbox: "none" } }, name: "get_task", arguments: { id: "a" } });
+  const gemini = await w.request(3, "tools/call", { name: "get_task", arguments: { id: "a" }, _meta: { progressToken: "fc3d4e4b-a33c-4588-8cd7-a46324b7b32b" } });
+  for (const a of [claude, codex, gemini]) assert.is(a.result.structuredContent.task.id, "a");
+  assert.is(w.taken(), before + 3);
+  // A wait that reports progress: the token it came with, before the answer.
+  await w.request(4, "tools/call", { name: "claim_task", arguments: { id: "b" } });
+  const waited = await w.request(5, "tools/call", { name: "wait_task", arguments: { id: "b", timeout_seconds: 2 }, _meta: { progressToken: "p-5" } });
+  assert.ok(waited.result.structuredContent, JSON.stringify(waited));
+  const progress = w.notes.filter((n) => n.method === "notifications/progress");
+  assert.ok(progress.length >= 1, JSON.stringify(w.notes));
+  for (const n of progress) {
+    assert.is(n.jsonrpc, "2.0");
+    assert.is(n.params.progressToken, "p-5");
+    assert.type(n.params.progress, "number");
+  }
+  assert.is(w.taken(), before + 5);
 }));
 
 test("lines split across chunks, several in one chunk, CRLF ends, and a line that is not JSON", withWire(async (w) => {

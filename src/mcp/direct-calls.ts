@@ -7,9 +7,12 @@
 // that tool's own input schema goes straight to the handler the SDK would have called, with the
 // same arguments (the schema's parsed output), and its result goes out as the SDK would send it
 // (`{result, jsonrpc, id}`; McpServer's result check is the identity on results built by
-// result.ts, test/mcp-direct-calls.test.ts). Everything else (other methods, progress tokens,
-// task-augmented calls, arguments the schema refuses, an unknown tool) goes to the SDK, which
-// answers as before: this path never has to say what is wrong.
+// result.ts, test/mcp-direct-calls.test.ts). `params._meta` is taken too, as every agent client
+// sends one (Claude Code its tool-use id and a progress token, Codex its call and turn, Gemini
+// CLI a progress token): the handler gets it, and its progress notifications go out as the SDK
+// sends them. Everything else (other methods, task-augmented calls or a related task in
+// `_meta`, a progress token that is not a string or an integer, arguments the schema refuses, an
+// unknown tool) goes to the SDK, which answers as before: this path never has to say what is wrong.
 import type { RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -19,7 +22,8 @@ import { errorResult } from "./result.ts";
 /** What our handler receives (tool.ts): the SDK's `extra`, the parts we use. */
 export interface DirectExtra {
   signal: AbortSignal;
-  sendNotification(n: unknown): Promise<void>;
+  _meta?: Record<string, unknown>;
+  sendNotification(n: { method: string; params?: Record<string, unknown> }): Promise<void>;
 }
 
 /** A tool's handler as registered with the SDK (tool.ts), called with the parsed arguments. */
@@ -28,7 +32,17 @@ type ToolHandler = (args: unknown, extra: DirectExtra) => Promise<CallToolResult
 type RequestId = string | number;
 
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
-const PARAM_KEYS = new Set(["name", "arguments"]);
+const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
+/** `_meta` naming a task this request belongs to (the SDK's RELATED_TASK_META_KEY): the SDK's tasks handle it. */
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/** `_meta` as the SDK's request schema takes it without a task: absent, or an object whose progress token, if any, is a string or an integer. */
+function plainMeta(meta: unknown): meta is Record<string, unknown> | undefined {
+  if (meta === undefined) return true;
+  if (!plainObject(meta) || RELATED_TASK in meta) return false;
+  const token = meta.progressToken;
+  return token === undefined || typeof token === "string" || Number.isSafeInteger(token);
+}
 
 function plainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -71,7 +85,7 @@ export class DirectCalls {
     const id = message.id;
     if (!(typeof id === "string" || Number.isSafeInteger(id)) || this.running.has(id as RequestId)) return false;
     const params = message.params;
-    if (!plainObject(params) || !onlyKeys(params, PARAM_KEYS) || typeof params.name !== "string") return false;
+    if (!plainObject(params) || !onlyKeys(params, PARAM_KEYS) || typeof params.name !== "string" || !plainMeta(params._meta)) return false;
     const args = params.arguments;
     if (args !== undefined && !plainObject(args)) return false;
     const tool = this.tools.get(params.name);
@@ -85,7 +99,7 @@ export class DirectCalls {
       return false; // a schema with async parts: the SDK parses it
     }
     if (!parsed.success) return false;
-    this.run(id as RequestId, tool.handler as unknown as ToolHandler, parsed.data, send);
+    this.run(id as RequestId, tool.handler as unknown as ToolHandler, parsed.data, params._meta as Record<string, unknown> | undefined, send);
     return true;
   }
 
@@ -107,7 +121,7 @@ export class DirectCalls {
     this.running.clear();
   }
 
-  private run(id: RequestId, handler: ToolHandler, args: unknown, send: (m: JSONRPCMessage) => Promise<void>): void {
+  private run(id: RequestId, handler: ToolHandler, args: unknown, meta: Record<string, unknown> | undefined, send: (m: JSONRPCMessage) => Promise<void>): void {
     const controller = new AbortController();
     this.running.set(id, controller);
     this.taken++;
@@ -121,6 +135,14 @@ export class DirectCalls {
     };
     // Our handlers turn every failure into a result; a throw past them is answered as McpServer
     // answers it, a tool error.
-    handler(args, { signal: controller.signal, sendNotification: async () => {} }).then(answer, (e: unknown) => answer(errorResult(e)));
+    const extra: DirectExtra = {
+      signal: controller.signal,
+      ...(meta ? { _meta: meta } : {}),
+      // As the SDK's: nothing once the call is cancelled, else the notification as it came.
+      sendNotification: async (n) => {
+        if (!controller.signal.aborted) await send({ ...n, jsonrpc: "2.0" } as JSONRPCMessage);
+      },
+    };
+    handler(args, extra).then(answer, (e: unknown) => answer(errorResult(e)));
   }
 }
