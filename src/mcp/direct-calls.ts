@@ -18,16 +18,10 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/mini";
 import { errorResult } from "./result.ts";
-
-/** What our handler receives (tool.ts): the SDK's `extra`, the parts we use. */
-export interface DirectExtra {
-  signal: AbortSignal;
-  _meta?: Record<string, unknown>;
-  sendNotification(n: { method: string; params?: Record<string, unknown> }): Promise<void>;
-}
+import type { ToolExtra } from "./tool.ts";
 
 /** A tool's handler as registered with the SDK (tool.ts), called with the parsed arguments. */
-type ToolHandler = (args: unknown, extra: DirectExtra) => Promise<CallToolResult>;
+type ToolHandler = (args: unknown, extra: ToolExtra) => Promise<CallToolResult>;
 
 type RequestId = string | number;
 
@@ -37,7 +31,7 @@ const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
 /** `_meta` as the SDK's request schema takes it without a task: absent, or an object whose progress token, if any, is a string or an integer. */
-function plainMeta(meta: unknown): meta is Record<string, unknown> | undefined {
+function plainMeta(meta: unknown): meta is ToolExtra["_meta"] {
   if (meta === undefined) return true;
   if (!plainObject(meta) || RELATED_TASK in meta) return false;
   const token = meta.progressToken;
@@ -54,17 +48,18 @@ function onlyKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>): boo
 }
 
 export class DirectCalls {
-  /** Calls under way here, by request id: a cancellation or a closed transport aborts them (as the SDK does its own). */
+  /**
+   * Calls under way here, by request id, until their handler returns: a cancellation or a closed
+   * transport aborts them (as the SDK does its own). An id under way is not taken a second time.
+   */
   private readonly running = new Map<RequestId, AbortController>();
   /** How many calls took this path (tests check that it is taken). */
   taken = 0;
 
   /** Calls taken and not yet finished (a cancelled one finishes when its handler returns). */
   get inFlight(): number {
-    return this.pending;
+    return this.running.size;
   }
-
-  private pending = 0;
 
   /** `tools`: each tool as the SDK registered it, by name (its handler and schema read at each call, as the SDK reads them). */
   constructor(private readonly tools: ReadonlyMap<string, RegisteredTool>) {}
@@ -99,7 +94,7 @@ export class DirectCalls {
       return false; // a schema with async parts: the SDK parses it
     }
     if (!parsed.success) return false;
-    this.run(id as RequestId, tool.handler as unknown as ToolHandler, parsed.data, params._meta as Record<string, unknown> | undefined, send);
+    this.run(id as RequestId, tool.handler as unknown as ToolHandler, parsed.data, params._meta, send);
     return true;
   }
 
@@ -118,24 +113,21 @@ export class DirectCalls {
 
   abortAll(): void {
     for (const c of this.running.values()) c.abort();
-    this.running.clear();
   }
 
-  private run(id: RequestId, handler: ToolHandler, args: unknown, meta: Record<string, unknown> | undefined, send: (m: JSONRPCMessage) => Promise<void>): void {
+  private run(id: RequestId, handler: ToolHandler, args: unknown, meta: ToolExtra["_meta"], send: (m: JSONRPCMessage) => Promise<void>): void {
     const controller = new AbortController();
     this.running.set(id, controller);
     this.taken++;
-    this.pending++;
     const answer = (result: CallToolResult) => {
-      this.pending--;
-      if (this.running.get(id) === controller) this.running.delete(id);
+      this.running.delete(id);
       // A cancelled call gets no answer (the SDK's rule: the client has stopped waiting for it).
       if (controller.signal.aborted) return;
       send({ result, jsonrpc: "2.0", id } as JSONRPCMessage).catch(() => {});
     };
     // Our handlers turn every failure into a result; a throw past them is answered as McpServer
     // answers it, a tool error.
-    const extra: DirectExtra = {
+    const extra: ToolExtra = {
       signal: controller.signal,
       ...(meta ? { _meta: meta } : {}),
       // As the SDK's: nothing once the call is cancelled, else the notification as it came.

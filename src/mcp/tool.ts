@@ -42,8 +42,8 @@ export function defineTool<S extends Shape>(def: ToolDef<S>): ToolDef {
   return def as unknown as ToolDef;
 }
 
-/** What a tool handler receives from the SDK (the parts we use). */
-interface Extra {
+/** What a tool handler receives from the SDK (the parts we use), or from direct-calls.ts. */
+export interface ToolExtra {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification(n: { method: "notifications/progress"; params: Record<string, unknown> }): Promise<void>;
@@ -53,7 +53,7 @@ interface Extra {
 export function registerTools(server: McpServer, session: McpSession, tools: readonly ToolDef[], log: (line: string) => void): Map<string, RegisteredTool> {
   const registered = new Map<string, RegisteredTool>();
   for (const tool of tools) {
-    const handler = async (args: unknown, extra: Extra): Promise<CallToolResult> => {
+    const handler = async (args: unknown, extra: ToolExtra): Promise<CallToolResult> => {
       const token = extra._meta?.progressToken;
       const ctx: ToolContext = {
         session,
