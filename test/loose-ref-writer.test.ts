@@ -29,6 +29,11 @@ async function open(repo: string): Promise<LooseRefWriter> {
   return w;
 }
 
+/** Waits until `done` holds or ten seconds pass (the assertion after it then says what is wrong). */
+async function eventually(done: () => boolean): Promise<void> {
+  for (const end = Date.now() + 10_000; !done() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+}
+
 const refFile = (repo: string, ref: string) => `${repo}/.git/${ref}`;
 const tempsLeft = (repo: string) => (existsSync(`${repo}/.git/handoff/ref-temps`) ? readdirSync(`${repo}/.git/handoff/ref-temps`) : []);
 function lockFiles(dir: string): string[] {
@@ -57,14 +62,16 @@ test("a two-ref update leaves the same files git update-ref leaves, and git read
     assert.is(statSync(refFile(repo, ref)).mode, statSync(refFile(repo, "refs/handoff/tasks/t-2")).mode);
     assert.is(gitOut(repo, "rev-parse", ref).trim(), b);
   }
-  // The temp's own name on the ref's inode goes once the writer is quiet (off the write's path).
-  await new Promise((r) => setTimeout(r, 50));
-  for (const ref of ["refs/handoff/tasks/t-1", "refs/handoff/leases"]) assert.is(statSync(refFile(repo, ref)).nlink, 1, "no second name left on the ref's inode");
+  // The temp's own name on the ref's inode goes once the writer is quiet (off the write's path,
+  // so when depends on the machine's load: waited for, with a bound).
+  const nlinks = () => ["refs/handoff/tasks/t-1", "refs/handoff/leases"].map((ref) => statSync(refFile(repo, ref)).nlink);
+  await eventually(() => nlinks().every((n) => n === 1));
+  assert.equal(nlinks(), [1, 1], "no second name left on the ref's inode");
   assert.is(gitOut(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/").trim().split("\n").length, 3);
   gitOut(repo, "fsck", "--strict", "--no-dangling");
   assert.equal(lockFiles(`${repo}/.git/refs`), []);
   w.close();
-  await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => tempsLeft(repo).length === 0);
   assert.equal(tempsLeft(repo), [], "temp files removed on close");
 });
 
@@ -303,7 +310,7 @@ test("temps made ahead hold a placeholder on disk and are written over in place:
     for (const t of tempsLeft(repo).filter((n) => !n.endsWith(".old"))) assert.is(statSync(`${repo}/.git/handoff/ref-temps/${t}`).size, length, t);
     gitOut(repo, "fsck", "--strict", "--no-dangling");
     w.close();
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => tempsLeft(repo).length === 0);
     assert.equal(tempsLeft(repo), [], "temp files removed on close");
   }
 });
