@@ -9,6 +9,7 @@ import { scanRemoteSettings } from "./config-scan.ts";
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
+import { listPath, pushToPath, type PathRemoteSource } from "./path-remote.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -97,10 +98,12 @@ export interface PushUpdate {
  * fetch with nothing new (which still checks every ref), so sync asks this first. With `refs`,
  * only those (the check after a push whose outcome is unknown).
  */
-export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[]): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string } | RemoteFailure> {
+export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[], source?: PathRemoteSource): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
-  const r = await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  // A remote on this machine's disk is read in process (path-remote.ts), in git's own output form.
+  const read = source ? listPath(source, remote, prefix, refs?.map((x) => toRemote(x, prefix))) : null;
+  const r = read !== null ? { code: 0, stdout: read, stderr: "", timedOut: false } : await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   // The same answer as the last full listing (a running process's sync with nothing new): the
   // same map, not 5,000 lines parsed again. Callers only read it.
@@ -159,8 +162,16 @@ export type PushResult =
  * only if the remote still has the value we decided on. git's packet trace says whether the ref
  * updates were sent, which is what separates "cannot have landed" from "may have landed".
  */
-export async function pushWithLease(cwd: string, remote: string, updates: PushUpdate[], timeoutMs: number, agent?: string): Promise<PushResult> {
+export async function pushWithLease(cwd: string, remote: string, updates: PushUpdate[], timeoutMs: number, agent?: string, source?: PathRemoteSource): Promise<PushResult> {
   const prefix = await remotePrefix(cwd, remote);
+  // A remote on this machine's disk is written in process, as receive-pack would (path-remote.ts).
+  const inProcess = source ? await pushToPath(source, remote, updates.map((u) => ({ ref: toRemote(u.ref, prefix), new: u.new, expected: u.expected }))).catch(() => null) : null;
+  if (inProcess) {
+    noteRemoteCall(cwd, remote, "push");
+    const status = new Map<string, PushStatus>(updates.map((u) => [u.ref, inProcess.ok ? "ok" : "stale"]));
+    const reasons = new Map<string, string>(inProcess.ok ? [] : updates.map((u) => [u.ref, inProcess.message]));
+    return { kind: "done", status, reasons, remoteMessage: "" };
+  }
   const args = ["push", "--atomic", "--porcelain", "--no-verify"];
   for (const u of updates) args.push(`--force-with-lease=${toRemote(u.ref, prefix)}:${u.expected ?? ""}`);
   args.push(remote);

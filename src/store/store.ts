@@ -19,7 +19,8 @@ import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
-import { scanRefWritePolicy } from "../git/config-scan.ts";
+import { scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
+import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
@@ -305,6 +306,19 @@ export class Store {
   get storeCwd(): string {
     return this.repo.storeDir === this.repo.commonDir ? this.cwd : this.repo.storeDir;
   }
+
+  /** What a push to, or a listing of, a sync remote on this machine's disk reads of this clone (git/path-remote.ts). */
+  get pathRemoteSource(): PathRemoteSource {
+    const { storeDir, commonDir, gitDir } = this.repo;
+    const own = storeDir === commonDir;
+    return (this.pathSourceMemo ??= {
+      format: this.repo.objectFormat,
+      read: (oid) => this.reader.read(oid),
+      // A separate store's config includes the repository's first (separate-store.ts).
+      config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
+    });
+  }
+  private pathSourceMemo: PathRemoteSource | undefined;
 
   /**
    * The repository's guard ref (separate-store.ts) is there but the store it stands for is not

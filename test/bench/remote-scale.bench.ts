@@ -36,6 +36,8 @@ function time(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv =
 }
 const git = (cwd: string, ...args: string[]) => time("git", args, cwd);
 const handoff = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent });
+/** The same through git push and git ls-remote, for a remote on this disk that is otherwise written in process (git/path-remote.ts). */
+const handoffViaGit = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent, HANDOFF_PATH_REMOTE: "git" });
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 /** A bare remote holding `n` tasks, created in bulk in a scratch clone and pushed with plain git. */
@@ -124,13 +126,19 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   const sync: number[] = [];
   const syncFloor: number[] = [];
   const node: number[] = [];
+  // By path: the same claim and sync with the push and the listing left to git, interleaved.
+  const byPath = label === "by path";
+  const claimGit: number[] = [];
+  const syncGit: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const commit = gitOut(clone, "commit-tree", tree, "-p", head, "-m", `bench ${label} ${i}`);
     floor.push(git(clone, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "origin", `+refs/handoff/tasks/live-${i}:refs/bench-fetch/live-${i}`) + git(clone, "push", "-q", "origin", `${commit}:refs/bench/${label.replace(/\W+/g, "-")}-${i}`));
     claimOver.push(handoff(clone, `over-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i}`, "--over-capacity"));
     claim.push(handoff(clone, `plain-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i + 1}`));
+    if (byPath) claimGit.push(handoffViaGit(clone, `git-${i}`, "claim", `live-${8 * ROUNDS + i}`, "--over-capacity"));
     handoff(clone, "sync", "sync");
     sync.push(handoff(clone, "sync", "sync"));
+    if (byPath) syncGit.push(handoffViaGit(clone, "sync", "sync"));
     const z = time(process.execPath, ["-e", "0"], clone);
     node.push(z);
     const ls = git(clone, "ls-remote", "origin", "refs/handoff/*");
@@ -148,6 +156,9 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   console.log(`  claim (capacity checked) / the same floor                    ${ratio(median(claim), f)}`);
   console.log(`  claim (capacity checked) / (the floor + node -e 0)           ${ratio(median(claim), f + median(node))}   (the same at every size)`);
   console.log(`  sync, nothing new / (node -e 0 + git ls-remote)              ${ratio(median(sync), median(syncFloor))}   (target <= 1.3x)`);
+  if (byPath) {
+    console.log(`  the same two with git push and git ls-remote (HANDOFF_PATH_REMOTE=git): claim --over-capacity ${ratio(median(claimGit), f)}, sync ${ratio(median(syncGit), median(syncFloor))}; in process / through git: ${ratio(median(claimOver), median(claimGit))}, ${ratio(median(sync), median(syncGit))}`);
+  }
   console.log(`  a running MCP server's claim_task / the same floor           ${ratio(median(warmClaim), f)}   (target <= 1.3x)`);
   console.log(`  a running MCP server's sync, nothing new / git ls-remote     ${ratio(median(warmSync), median(lsRemote))}   (target <= 1.3x)`);
 }

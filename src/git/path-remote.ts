@@ -1,0 +1,347 @@
+// A sync remote that is a plain repository on this machine's own disk, pushed to and listed in
+// process. `git push` to a path starts four processes (push, receive-pack, pack-objects and
+// unpack-objects), each reading the remote's whole ref advertisement: at 1,000 live tasks that
+// was most of a one-shot claim's time after Node's start, and it put the claim at 1.7-1.9x git's
+// own floor. What receive-pack does for a push of a few new objects to refs/handoff/* without
+// hooks is what is done here, in its order: the objects the remote lacks are written loose into
+// its object folder (as unpack-objects writes them), then the refs are compare-and-swapped under
+// git's own lock files (loose-ref-writer.ts, the very files receive-pack locks), every ref or none.
+//
+// Only the plain case is taken; anything else returns null and goes to `git push` / `git
+// ls-remote` as before: a remote named by a URL that is an absolute path (or file:///), no
+// pushurl, receivepack, uploadpack or url rewriting for it; a bare repository or a worktree's
+// `.git` folder (not a gitfile, not a linked worktree, not shallow) owned by this user, on a local
+// file system (mountinfo, read before the remote's folder is touched: a hung network mount must
+// not hang this process, which cannot be killed out of a blocking file call); nothing in its
+// configuration (any scope) that receive-pack would act on (receive.*, transfer.*, fsck.*, hooks
+// path, shared permissions, fsync, extensions other than its object format, which must be ours),
+// no receive hook, no reference-transaction hook, no reflog for the refs; few enough loose objects
+// and packs that receive-pack would not start `git gc --auto` after the push; no deletion; every
+// object to send readable here, a history of single-parent commits. `HANDOFF_PATH_REMOTE=git`
+// sends everything to git (benchmarks compare both).
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { scanConfig, scanRefWritePolicy, type ConfigEntry } from "./config-scan.ts";
+import { LooseRefWriter } from "./loose-ref-writer.ts";
+import type { GitObject } from "./object-reader.ts";
+import { ObjectWriter } from "./object-writer.ts";
+import { RefFiles } from "./ref-files.ts";
+
+type Wanted = (section: string, subsection: string | null, key: string) => boolean;
+
+/** What a push from this clone needs of it: its objects and its configuration. */
+export interface PathRemoteSource {
+  format: "sha1" | "sha256";
+  /** An object of this clone's store, or null. */
+  read(oid: string): Promise<GitObject | null>;
+  /** This clone's git configuration (all scopes) as config-scan.ts reads it, or null when git must be asked. */
+  config(want: Wanted): ConfigEntry[] | null;
+}
+
+/** A remote repository this process can write and read the way receive-pack and upload-pack would. */
+interface PathRemote {
+  gitDir: string;
+  workTree: string | null;
+  refs: RefFiles;
+}
+
+export type PathPushResult = { ok: true } | { ok: false; message: string };
+
+/** Bounds on what one push sends in process: a claim sends under ten objects in one commit or two. */
+const MAX_COMMITS = 64;
+const MAX_OBJECTS = 4096;
+
+/** File systems on a local disk or in memory (statfs names as /proc/self/mountinfo gives them). */
+const LOCAL_FS = new Set(["ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "overlay", "zfs", "f2fs", "reiserfs", "jfs", "bcachefs", "nilfs2"]);
+
+/** Hooks receive-pack runs for a push (any of them, executable or not, sends the push to git). */
+const RECEIVE_HOOKS = ["pre-receive", "update", "post-receive", "post-update", "reference-transaction", "proc-receive", "push-to-checkout"];
+
+const disabled = () => process.env.HANDOFF_PATH_REMOTE === "git";
+
+/**
+ * Pushes `updates` (remote ref names; `expected` null: the ref must not exist there) to `remote`
+ * in process, or returns null when this push is git's (see the head of the file). A refusal says
+ * why: every ref is then left as it was, as an atomic push leaves them.
+ */
+export async function pushToPath(source: PathRemoteSource, remote: string, updates: { ref: string; new: string | null; expected: string | null }[]): Promise<PathPushResult | null> {
+  if (disabled() || updates.length === 0 || updates.some((u) => u.new === null)) return null;
+  const target = pathRemote(source, remote, true);
+  if (!target) return null;
+  const objects = await missingObjects(source, updates as { ref: string; new: string; expected: string | null }[]);
+  if (!objects) return null;
+  const writer = LooseRefWriter.oneShot(target.gitDir, () => scanRefWritePolicy(process.env, target.gitDir, null, target.workTree), target.refs);
+  if (!writer) return null;
+  // Objects first, as unpack-objects writes them before receive-pack moves a ref; one the remote
+  // has already is not written again (ObjectWriter looks for it).
+  const out = new ObjectWriter(target.gitDir, source.format);
+  const written = new Set<string>();
+  for (const [oid, o] of objects) {
+    if (out.write(o.type, o.data) !== oid) return null;
+    written.add(oid);
+  }
+  const r = writer.update(
+    updates.map((u) => ({ ref: u.ref, new: u.new!, old: u.expected })),
+    (oid) => written.has(oid),
+  );
+  if (r === null) return null;
+  if (r.ok) {
+    // A prune that ran between the objects' write and the refs' is put right, as a local write does.
+    out.settle();
+    return { ok: true };
+  }
+  return { ok: false, message: r.message };
+}
+
+/**
+ * The remote's refs under `prefix` (remote names) as `git ls-remote` prints them (`<oid>\t<name>`
+ * lines in name order), or only `names`; null when the listing is git's.
+ */
+export function listPath(source: PathRemoteSource, remote: string, prefix: string, names?: string[]): string | null {
+  if (disabled()) return null;
+  const target = pathRemote(source, remote, false);
+  if (!target) return null;
+  if (names) {
+    return [...new Set(names)]
+      .sort()
+      .map((n) => [n, target.refs.read(n)] as const)
+      .filter(([, oid]) => oid !== null)
+      .map(([n, oid]) => `${oid}\t${n}\n`)
+      .join("");
+  }
+  return target.refs
+    .list(prefix)
+    .map((t) => `${t.oid}\t${t.name}\n`)
+    .join("");
+}
+
+/**
+ * Every object reachable from the updates' new tips that the remote may lack: a commit and what
+ * its tree has that its parent's does not, down the first parents until the ref's value on the
+ * remote (whose objects the remote has, all of them: the compare-and-swap makes sure it is still
+ * there) or a root. Null when anything is beyond this (a merge, a tag, an unreadable object, too
+ * many).
+ */
+async function missingObjects(source: PathRemoteSource, updates: { new: string; expected: string | null }[]): Promise<Map<string, GitObject> | null> {
+  const found = new Map<string, GitObject>();
+  const oidBytes = source.format === "sha256" ? 32 : 20;
+  for (const u of updates) {
+    let commit: string | null = u.new;
+    for (let n = 0; commit !== null && commit !== u.expected; n++) {
+      if (n >= MAX_COMMITS) return null;
+      const c = await source.read(commit);
+      if (!c || c.type !== "commit") return null;
+      const { tree, parents } = commitLinks(c.data);
+      if (!tree || parents.length > 1) return null;
+      found.set(commit, c);
+      const parent = parents[0] ?? null;
+      let before: string | null = null;
+      if (parent !== null) {
+        const p = await source.read(parent);
+        if (!p || p.type !== "commit") return null;
+        before = commitLinks(p.data).tree;
+      }
+      if (!(await newIn(source, tree, before, oidBytes, found))) return null;
+      commit = parent;
+    }
+  }
+  return found;
+}
+
+/** Adds the objects of tree `now` that tree `before` (null: none) does not have at the same place. */
+async function newIn(source: PathRemoteSource, now: string, before: string | null, oidBytes: number, found: Map<string, GitObject>): Promise<boolean> {
+  if (now === before || found.has(now)) return true;
+  const t = await source.read(now);
+  if (!t || t.type !== "tree") return false;
+  found.set(now, t);
+  if (found.size > MAX_OBJECTS) return false;
+  let old: Map<string, { mode: string; oid: string }> | null = null;
+  if (before !== null) {
+    const b = await source.read(before);
+    if (!b || b.type !== "tree") return false;
+    old = treeEntries(b.data, oidBytes);
+    if (!old) return false;
+  }
+  const entries = treeEntries(t.data, oidBytes);
+  if (!entries) return false;
+  for (const [name, e] of entries) {
+    const was = old?.get(name);
+    if (was && was.oid === e.oid && was.mode === e.mode) continue;
+    if (e.mode === "40000") {
+      if (!(await newIn(source, e.oid, was?.mode === "40000" ? was.oid : null, oidBytes, found))) return false;
+    } else if (e.mode === "160000") {
+      continue; // a submodule's commit: never sent by a push
+    } else if (!found.has(e.oid)) {
+      const blob = await source.read(e.oid);
+      if (!blob || blob.type !== "blob") return false;
+      found.set(e.oid, blob);
+      if (found.size > MAX_OBJECTS) return false;
+    }
+  }
+  return true;
+}
+
+function commitLinks(data: Buffer): { tree: string | null; parents: string[] } {
+  const head = data.subarray(0, Math.max(0, data.indexOf("\n\n"))).toString("latin1");
+  let tree: string | null = null;
+  const parents: string[] = [];
+  for (const line of head.split("\n")) {
+    if (line.startsWith("tree ")) tree = line.slice(5);
+    else if (line.startsWith("parent ")) parents.push(line.slice(7));
+  }
+  return { tree, parents };
+}
+
+/** A tree's entries by name, or null when it is not well formed. */
+function treeEntries(data: Buffer, oidBytes: number): Map<string, { mode: string; oid: string }> | null {
+  const out = new Map<string, { mode: string; oid: string }>();
+  for (let i = 0; i < data.length; ) {
+    const sp = data.indexOf(32, i);
+    const nul = sp < 0 ? -1 : data.indexOf(0, sp);
+    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > data.length) return null;
+    out.set(data.subarray(sp + 1, nul).toString("latin1"), { mode: data.subarray(i, sp).toString("latin1"), oid: data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex") });
+    i = nul + 1 + oidBytes;
+  }
+  return out;
+}
+
+/** The remote as a repository this process may write (or only read), or null (see the head of the file). */
+function pathRemote(source: PathRemoteSource, remote: string, writing: boolean): PathRemote | null {
+  const mine = source.config((s, sub) => (s === "remote" && sub === remote) || s === "url" || (writing && s === "push"));
+  if (!mine) return null;
+  let url: string | null = null;
+  for (const e of mine) {
+    if (e.section === "url") return null; // insteadOf / pushInsteadOf rewriting: git's
+    if (e.section === "push") {
+      if (e.key === "pushoption") return null; // push options: git asks the remote whether it takes them
+      continue;
+    }
+    if (e.key === "url") {
+      if (url !== null || e.value === null) return null;
+      url = e.value;
+    } else if (["pushurl", "receivepack", "uploadpack", "vcs"].includes(e.key)) return null;
+  }
+  const path = url === null ? null : localPath(url);
+  if (path === null || !onLocalDisk(path)) return null;
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return null;
+  }
+  if (!onLocalDisk(real)) return null;
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const dirOwned = (p: string) => {
+    try {
+      const st = lstatSync(p);
+      return st.isDirectory() && st.uid === uid;
+    } catch {
+      return false;
+    }
+  };
+  let gitDir: string;
+  let workTree: string | null = null;
+  if (dirOwned(join(real, ".git"))) {
+    if (!dirOwned(real)) return null;
+    gitDir = join(real, ".git");
+    workTree = real;
+  } else if (existsSync(join(real, ".git"))) return null; // a gitfile, or not ours
+  else gitDir = real;
+  if (!dirOwned(gitDir) || !existsSync(join(gitDir, "HEAD")) || !dirOwned(join(gitDir, "objects")) || !dirOwned(join(gitDir, "refs"))) return null;
+  if (existsSync(join(gitDir, "commondir")) || existsSync(join(gitDir, "shallow")) || !RefFiles.usable(gitDir)) return null;
+  const theirs = scanConfig(process.env, gitDir, null, () => true);
+  if (!theirs || !plainReceiver(theirs, source.format)) return null;
+  const hooks = join(gitDir, "hooks");
+  if (RECEIVE_HOOKS.some((h) => existsSync(join(hooks, h)))) return null;
+  if (writing && wouldCollectGarbage(gitDir, theirs)) return null;
+  return { gitDir, workTree, refs: new RefFiles(gitDir) };
+}
+
+/** The folder a remote URL names on this machine, or null for any other kind of URL. */
+function localPath(url: string): string | null {
+  let p = url;
+  if (p.startsWith("file://")) {
+    p = p.slice(7);
+    if (p.includes("%")) return null;
+  }
+  if (!p.startsWith("/") || /[\0\n\r]/.test(p)) return null;
+  return p.replace(/\/+$/, "") || "/";
+}
+
+/** Whether `path` lies on a local file system, by the longest mount point it is under. */
+function onLocalDisk(path: string): boolean {
+  let mounts: string;
+  try {
+    mounts = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return false;
+  }
+  return LOCAL_FS.has(mountTypeOf(mounts, path));
+}
+
+/** The file system type of the mount `path` is under, from /proc/self/mountinfo's text ("" for none). */
+export function mountTypeOf(mountinfo: string, path: string): string {
+  let best = -1;
+  let type = "";
+  for (const line of mountinfo.split("\n")) {
+    const fields = line.split(" ");
+    const dash = fields.indexOf("-");
+    if (dash < 6 || fields.length < dash + 2) continue;
+    const point = fields[4]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    const under = point === "/" || path === point || path.startsWith(point + "/");
+    // A later line for the same point is a mount over it: it wins.
+    if (under && point.length >= best) {
+      best = point.length;
+      type = fields[dash + 1]!;
+    }
+  }
+  return type;
+}
+
+/** Nothing in the remote's configuration that receive-pack or upload-pack would act on. */
+function plainReceiver(entries: ConfigEntry[], format: "sha1" | "sha256"): boolean {
+  let theirFormat = "sha1";
+  for (const e of entries) {
+    const v = (e.value ?? "true").toLowerCase();
+    if (e.section === "receive" || e.section === "transfer" || e.section === "fsck" || e.section === "uploadpack" || e.section === "receivefsck") return false;
+    if (e.section === "core" && e.subsection === null) {
+      if (["hookspath", "sharedrepository", "fsync", "fsyncobjectfiles", "fsyncmethod", "alternaterefscommand", "alternaterefsprefixes"].includes(e.key)) return false;
+      if (e.key === "logallrefupdates" && v === "always") return false;
+      if (e.key === "repositoryformatversion" && !/^[01]$/.test(v)) return false;
+    }
+    if (e.section === "extensions") {
+      if (e.key !== "objectformat") return false;
+      theirFormat = v;
+    }
+  }
+  return theirFormat === format;
+}
+
+/**
+ * Whether receive-pack would start `git gc --auto` after this push (gc.c need_to_gc: more loose
+ * objects than gc.auto, estimated from folder 17, or more packs than gc.autoPackLimit): then the
+ * push is git's, so the remote is packed as it would be.
+ */
+export function wouldCollectGarbage(gitDir: string, config: ConfigEntry[]): boolean {
+  let auto = 6700;
+  let packLimit = 50;
+  for (const e of config) {
+    if (e.section !== "gc" || e.subsection !== null || e.value === null) continue;
+    if (e.key === "auto" && /^-?\d+$/.test(e.value)) auto = Number(e.value);
+    if (e.key === "autopacklimit" && /^-?\d+$/.test(e.value)) packLimit = Number(e.value);
+  }
+  if (auto <= 0) return false;
+  const threshold = Math.ceil(auto / 256);
+  const loose = names(join(gitDir, "objects", "17")).filter((n) => /^[0-9a-f]{38}([0-9a-f]{24})?$/.test(n)).length;
+  if (loose > threshold) return true;
+  return packLimit > 0 && names(join(gitDir, "objects", "pack")).filter((n) => n.endsWith(".idx")).length > packLimit;
+}
+
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

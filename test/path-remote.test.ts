@@ -1,0 +1,210 @@
+// A sync remote on this machine's disk is pushed to and listed in process (git/path-remote.ts):
+// what lands there must be what `git push` would leave (objects whole, refs compare-and-swapped,
+// every ref or none), and anything receive-pack would act on (hooks, fsck, hidden refs, rewritten
+// URLs, garbage collection) must still go through git.
+import { mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
+import { mountTypeOf, wouldCollectGarbage } from "../src/git/path-remote.ts";
+
+test.after(cleanupTemp);
+
+/** The git commands a CLI run started, from GIT_TRACE (none for in-process pushes and listings). */
+function traced(cwd: string, args: string[], agent = "alice", env: NodeJS.ProcessEnv = {}) {
+  const file = `${tempDir("handoff-trace-")}/trace`;
+  const r = cli(args, { cwd, agent, env: { GIT_TRACE: file, ...env } });
+  let trace = "";
+  try {
+    trace = readFileSync(file, "utf8");
+  } catch {
+    /* no git process at all */
+  }
+  const commands = [...trace.matchAll(/trace: (?:built-in|exec|run_command): (.*)/g)].map((m) => m[1]!);
+  return { ...r, commands, pushed: commands.some((c) => /\bgit push\b|receive-pack/.test(c)), listed: commands.some((c) => /\bls-remote\b/.test(c)) };
+}
+
+function fsckRemote(bare: string): void {
+  gitOut(bare, "fsck", "--strict", "--no-dangling", "--connectivity-only");
+  gitOut(bare, "fsck", "--strict", "--no-dangling");
+}
+
+test("a claim through a remote on this disk lands without git push, whole, and the other clone sees it", async () => {
+  const { bare, a, b } = twoClones();
+  await seedTasks(a, [{ id: "t1", scope: ["src/a/**"] }, { id: "t2", scope: ["src/b/**"] }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  const claim = traced(a, ["claim", "t1"]);
+  assert.is(claim.code, 0, claim.stderr);
+  assert.not.ok(claim.pushed, `no git push: ${claim.commands.join(" | ")}`);
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/t1"), gitOut(a, "rev-parse", "refs/handoff/tasks/t1"));
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/leases"), gitOut(a, "rev-parse", "refs/handoff/leases"));
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/t1:task.json")).status, "claimed");
+  fsckRemote(bare);
+  // A sync with nothing new reads the remote's refs in process too.
+  const quiet = traced(a, ["sync"]);
+  assert.is(quiet.code, 0, quiet.stderr);
+  assert.not.ok(quiet.listed || quiet.pushed, quiet.commands.join(" | "));
+  // The other clone learns of the claim and is refused.
+  const other = cli(["claim", "t1", "--json"], { cwd: b, agent: "bob" });
+  assert.is(other.code, 3, other.stdout + other.stderr);
+  assert.is(other.json?.error?.code, "held_by_other", other.stdout);
+  // A done, a release and the other clone's own claim: the remote stays whole through all of them.
+  assert.is(cli(["done", "t1"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "t2"], { cwd: b, agent: "bob" }).code, 0);
+  assert.is(cli(["release", "t2"], { cwd: b, agent: "bob" }).code, 0);
+  // Writes that grant nothing exclusive are pushed by the next sync.
+  for (const cwd of [a, b]) {
+    const s = traced(cwd, ["sync"]);
+    assert.is(s.code, 0, s.stderr);
+    assert.not.ok(s.pushed || s.listed, s.commands.join(" | "));
+  }
+  fsckRemote(bare);
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/t1:task.json")).status, "done");
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/t2:task.json")).status, "todo");
+});
+
+test("clones racing for the same tasks through the in-process path: one grant per task, every loser told", async () => {
+  const { bare, a, b } = twoClones();
+  const ids = ["r0", "r1", "r2", "r3", "r4", "r5"];
+  await seedTasks(a, ids.map((id) => ({ id, scope: [`src/${id}/**`] })));
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  for (const id of ids) {
+    const [x, y] = await Promise.all([cliAsync(["claim", id, "--json"], { cwd: a, agent: `alice-${id}` }), cliAsync(["claim", id, "--json"], { cwd: b, agent: `bob-${id}` })]);
+    const winners = [x, y].filter((r) => r.code === 0);
+    assert.is(winners.length, 1, `${id}: ${x.stdout}${x.stderr} / ${y.stdout}${y.stderr}`);
+    const loser = x.code === 0 ? y : x;
+    assert.is(loser.json?.error?.code, "held_by_other", loser.stdout + loser.stderr);
+    const holder = JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`)).claim.agent;
+    assert.is(holder, x.code === 0 ? `alice-${id}` : `bob-${id}`, id);
+  }
+  fsckRemote(bare);
+});
+
+test("writes made while the remote was away land in one later push, as a chain, and the remote is whole", async () => {
+  const { bare, a, b } = twoClones();
+  await seedTasks(a, [{ id: "c1", scope: ["src/c1/**"] }, { id: "c2" }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  renameSync(bare, `${bare}.away`);
+  const offline = cli(["--offline", "claim", "c1"], { cwd: a, agent: "alice" });
+  assert.is(offline.code, 0, offline.stderr);
+  assert.match(offline.stderr + offline.stdout, /tentative|offline/);
+  const renew = cli(["--offline", "renew", "c1"], { cwd: a, agent: "alice" });
+  assert.is(renew.code, 0, renew.stderr);
+  renameSync(`${bare}.away`, bare);
+  const sync = traced(a, ["sync"]);
+  assert.is(sync.code, 0, sync.stderr);
+  assert.not.ok(sync.pushed, sync.commands.join(" | "));
+  fsckRemote(bare);
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/c1"), gitOut(a, "rev-parse", "refs/handoff/tasks/c1"));
+  const seen = cli(["task", "show", "c1", "--json"], { cwd: b, agent: "bob" });
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  const shown = cli(["task", "show", "c1", "--json"], { cwd: b, agent: "bob" });
+  assert.is(shown.json?.task?.claim?.agent ?? shown.json?.claim?.agent, "alice", seen.stdout + shown.stdout);
+});
+
+test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the listing to git, which honours them", async () => {
+  // A pre-receive hook that refuses refs/handoff/*: refused as the remote says, nothing moved.
+  {
+    const { bare, a } = twoClones();
+    await seedTasks(a, [{ id: "h1" }]);
+    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    const before = gitOut(bare, "rev-parse", "refs/handoff/tasks/h1");
+    writeFileSync(`${bare}/hooks/pre-receive`, "#!/bin/sh\necho 'no coordination here' >&2\nexit 1\n");
+    chmodSync(`${bare}/hooks/pre-receive`, 0o755);
+    const r = traced(a, ["claim", "h1", "--json"]);
+    assert.ok(r.pushed, "git push ran");
+    assert.is.not(r.code, 0);
+    assert.is(r.json?.error?.code, "remote_rejected", r.stdout + r.stderr);
+    assert.match(r.json.error.message, /no coordination here/);
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/h1"), before);
+  }
+  // receive.fsckObjects, or a URL rewritten by url.<base>.insteadOf: git push, which lands.
+  for (const rewritten of [false, true]) {
+    const { bare, a } = twoClones();
+    await seedTasks(a, [{ id: "g1" }]);
+    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    // The URL names another repository on this disk, which git rewrites to the real remote.
+    const decoy = `${tempDir("handoff-decoy-")}/decoy.git`;
+    if (rewritten) {
+      gitOut(a, "init", "-q", "--bare", decoy);
+      gitOut(a, "config", `url.${bare}.insteadOf`, decoy);
+      gitOut(a, "config", "remote.origin.url", decoy);
+    } else gitOut(bare, "config", "receive.fsckObjects", "true");
+    const r = traced(a, ["claim", "g1"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(r.pushed, `git push ran: ${r.commands.join(" | ")}`);
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/g1"), gitOut(a, "rev-parse", "refs/handoff/tasks/g1"));
+    if (rewritten) {
+      assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+      assert.is(gitOut(decoy, "for-each-ref", "refs/handoff/"), "", "nothing read from or written to the repository the URL names before git rewrites it");
+      assert.match(gitOut(decoy, "count-objects"), /^0 objects/, "not even an object");
+    }
+  }
+  // Refs the remote hides from listings stay hidden: the listing is git's.
+  {
+    const { bare, a } = twoClones();
+    await seedTasks(a, [{ id: "v1" }]);
+    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    gitOut(bare, "config", "transfer.hideRefs", "refs/handoff/tasks/v1");
+    const r = traced(a, ["sync"]);
+    assert.ok(r.listed, `git ls-remote ran: ${r.commands.join(" | ")}`);
+  }
+});
+
+test("SHA-256 repositories are pushed to in process; a remote of another object format is git's to refuse", async () => {
+  const root = tempDir("handoff-sha256-");
+  const bare = `${root}/r.git`;
+  gitOut(root, "init", "-q", "--bare", "--object-format=sha256", bare);
+  const a = `${root}/a`;
+  gitOut(root, "init", "-q", "-b", "main", "--object-format=sha256", a);
+  gitOut(a, "commit", "-q", "--allow-empty", "-m", "init");
+  gitOut(a, "remote", "add", "origin", bare);
+  gitOut(a, "push", "-q", "origin", "main");
+  await seedTasks(a, [{ id: "s1", scope: ["src/**"] }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  const r = traced(a, ["claim", "s1"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.not.ok(r.pushed, r.commands.join(" | "));
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/s1").length, 64);
+  fsckRemote(bare);
+});
+
+test("mount points: the longest one a path is under decides, escaped names and mounts over mounts included", () => {
+  const info = [
+    "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw",
+    "30 27 0:27 / /srv rw,relatime - nfs4 server:/export rw",
+    "31 30 0:28 / /srv/local rw - tmpfs tmpfs rw",
+    "32 27 0:29 / /mnt/with\\040space rw - cifs //host/share rw",
+    "33 27 0:30 / /data rw - fuse.sshfs host: rw",
+    "34 33 0:31 / /data rw - xfs /dev/vdb rw",
+  ].join("\n");
+  assert.is(mountTypeOf(info, "/home/me/r.git"), "ext4");
+  assert.is(mountTypeOf(info, "/srv/r.git"), "nfs4");
+  assert.is(mountTypeOf(info, "/srvx/r.git"), "ext4", "a name that only starts like a mount point is not under it");
+  assert.is(mountTypeOf(info, "/srv/local/r.git"), "tmpfs");
+  assert.is(mountTypeOf(info, "/mnt/with space/r.git"), "cifs");
+  assert.is(mountTypeOf(info, "/data/r.git"), "xfs", "the later mount over the same point wins");
+});
+
+test("garbage collection receive-pack would start after the push: the push is git's", () => {
+  const dir = tempDir("handoff-gc-");
+  mkdirSync(`${dir}/objects/17`, { recursive: true });
+  mkdirSync(`${dir}/objects/pack`, { recursive: true });
+  const fill = (n: number) => {
+    for (let i = 0; i < n; i++) writeFileSync(`${dir}/objects/17/${i.toString(16).padStart(38, "0")}`, "");
+  };
+  fill(27);
+  assert.not.ok(wouldCollectGarbage(dir, []), "27 in folder 17: under gc.auto's 6,700");
+  fill(28);
+  assert.ok(wouldCollectGarbage(dir, []), "28: over it");
+  assert.not.ok(wouldCollectGarbage(dir, [{ section: "gc", subsection: null, key: "auto", value: "0" }]), "gc.auto=0: never");
+  assert.ok(wouldCollectGarbage(dir, [{ section: "gc", subsection: null, key: "auto", value: "2560" }]), "a lower gc.auto");
+  const packs = tempDir("handoff-gc-");
+  mkdirSync(`${packs}/objects/pack`, { recursive: true });
+  for (let i = 0; i < 51; i++) writeFileSync(`${packs}/objects/pack/pack-${i}.idx`, "");
+  assert.ok(wouldCollectGarbage(packs, []), "more packs than gc.autoPackLimit");
+  assert.not.ok(wouldCollectGarbage(packs, [{ section: "gc", subsection: null, key: "autopacklimit", value: "60" }]));
+});
+
+test.run();
