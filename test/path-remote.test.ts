@@ -5,9 +5,13 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
+import { spawnSync } from "node:child_process";
 import { twoClones } from "./support/servers.ts";
-import { mountTypeOf, wouldCollectGarbage } from "../src/git/path-remote.ts";
+import { mountTypeOf, pushToPath, wouldCollectGarbage, type PathRemoteSource } from "../src/git/path-remote.ts";
+import { ObjectReader } from "../src/git/object-reader.ts";
+import { ObjectWriter } from "../src/git/object-writer.ts";
+import { scanConfig } from "../src/git/config-scan.ts";
 
 test.after(cleanupTemp);
 
@@ -23,6 +27,13 @@ function traced(cwd: string, args: string[], agent = "alice", env: NodeJS.Proces
   }
   const commands = [...trace.matchAll(/trace: (?:built-in|exec|run_command): (.*)/g)].map((m) => m[1]!);
   return { ...r, commands, pushed: commands.some((c) => /\bgit push\b|receive-pack/.test(c)), listed: commands.some((c) => /\bls-remote\b/.test(c)) };
+}
+
+/** git with `input` on stdin; its output, trimmed. */
+function sh(cwd: string, args: string[], input: string): string {
+  const r = spawnSync("git", args, { cwd, input, env: cleanEnv(), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
 }
 
 function fsckRemote(bare: string): void {
@@ -168,6 +179,60 @@ test("SHA-256 repositories are pushed to in process; a remote of another object 
   assert.not.ok(r.pushed, r.commands.join(" | "));
   assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/s1").length, 64);
   fsckRemote(bare);
+});
+
+test("what a push sends: this process's new objects as they are, the parent's trees read only for entries it did not write", async () => {
+  const { bare, a } = twoClones();
+  // The parent: a root tree with a file and a folder of many files, on the remote, packed here.
+  const blob = (text: string) => sh(a, ["hash-object", "-w", "--stdin"], text);
+  const mktree = (lines: string[]) => sh(a, ["mktree"], lines.join("\n") + "\n");
+  const folder = mktree(Array.from({ length: 40 }, (_, i) => `100644 blob ${blob(`file ${i}\n`)}\tf${i}`));
+  const root0 = mktree([`100644 blob ${blob("one\n")}\ttask.json`, `040000 tree ${folder}\tarea`]);
+  const parent = gitOut(a, "commit-tree", root0, "-m", "parent");
+  gitOut(a, "update-ref", "refs/handoff/tasks/w", parent);
+  gitOut(a, "push", "-q", "origin", "refs/handoff/tasks/w");
+  gitOut(a, "repack", "-adq");
+  // The child, written by "this process": a new task.json and a new root; the folder unchanged.
+  let writer = new ObjectWriter(`${a}/.git`, "sha1");
+  const reader = new ObjectReader(`${a}/.git`, a);
+  reader.recent = (oid) => writer.recentObject(oid);
+  const json = writer.write("blob", "two\n");
+  // Entries in git's order (here plain name order: "area" < "task.json").
+  const treeOf = (entries: [string, string, string][]) => Buffer.concat(entries.flatMap(([mode, name, oid]) => [Buffer.from(`${mode} ${name}\0`), Buffer.from(oid, "hex")]));
+  const rootOid = writer.write("tree", treeOf([["40000", "area", folder], ["100644", "task.json", json]]));
+  const child = writer.write("commit", `tree ${rootOid}\nparent ${parent}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n\nchild\n`);
+  const reads: string[] = [];
+  const source: PathRemoteSource = {
+    format: "sha1",
+    read: (oid) => (reads.push(oid), reader.read(oid)),
+    recent: (oid) => writer.recentObject(oid) !== undefined,
+    config: (want) => scanConfig(process.env, `${a}/.git`, `${a}/.git`, want),
+  };
+  try {
+    const r = await pushToPath(source, "origin", [{ ref: "refs/handoff/tasks/w", new: child, expected: parent }]);
+    assert.equal(r, { ok: true });
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/w"), child);
+    fsckRemote(bare);
+    // The root lists the unchanged folder, which this process did not write: the parent's root
+    // was read to see it unchanged, the folder itself neither read nor sent.
+    assert.ok(reads.includes(parent) && reads.includes(root0), reads.join(" "));
+    assert.not.ok(reads.includes(folder), "the unchanged folder is not read");
+    // A child whose every entry this process wrote (another process wrote its parent): the
+    // parent is not read at all.
+    writer = new ObjectWriter(`${a}/.git`, "sha1");
+    const flat = writer.write("tree", treeOf([["100644", "task.json", writer.write("blob", "three\n")]]));
+    const next = writer.write("commit", `tree ${flat}\nparent ${child}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n\nnext\n`);
+    reads.length = 0;
+    assert.equal(await pushToPath(source, "origin", [{ ref: "refs/handoff/tasks/w", new: next, expected: child }]), { ok: true });
+    assert.ok(reads.every((oid) => writer.recentObject(oid) !== undefined), `only objects in memory read: ${reads.join(" ")}`);
+    // A stale expectation: refused, nothing moved.
+    const r3 = await pushToPath(source, "origin", [{ ref: "refs/handoff/tasks/w", new: child, expected: parent }]);
+    assert.is(r3?.ok, false);
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/w"), next);
+    fsckRemote(bare);
+  } finally {
+    reader.close();
+  }
 });
 
 test("mount points: the longest one a path is under decides, escaped names and mounts over mounts included", () => {

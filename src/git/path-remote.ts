@@ -34,6 +34,8 @@ export interface PathRemoteSource {
   format: "sha1" | "sha256";
   /** An object of this clone's store, or null. */
   read(oid: string): Promise<GitObject | null>;
+  /** Whether this process wrote (or found) the object lately: its content is in memory. */
+  recent(oid: string): boolean;
   /** This clone's git configuration (all scopes) as config-scan.ts reads it, or null when git must be asked. */
   config(want: Wanted): ConfigEntry[] | null;
 }
@@ -120,65 +122,86 @@ export function listPath(source: PathRemoteSource, remote: string, prefix: strin
  * its tree has that its parent's does not, down the first parents until the ref's value on the
  * remote (whose objects the remote has, all of them: the compare-and-swap makes sure it is still
  * there) or a root. Null when anything is beyond this (a merge, a tag, an unreadable object, too
- * many).
+ * many). An object this process has just written is sent without a look at the parent (if the
+ * remote has it, writing it is a stat); the parent's trees are read only for the entries that are
+ * not, which spares a one-shot claim the `git cat-file` that a parent from a pack would need.
  */
 async function missingObjects(source: PathRemoteSource, updates: { new: string; expected: string | null }[]): Promise<Map<string, GitObject> | null> {
-  const found = new Map<string, GitObject>();
-  const oidBytes = source.format === "sha256" ? 32 : 20;
-  for (const u of updates) {
-    let commit: string | null = u.new;
-    for (let n = 0; commit !== null && commit !== u.expected; n++) {
-      if (n >= MAX_COMMITS) return null;
-      const c = await source.read(commit);
-      if (!c || c.type !== "commit") return null;
-      const { tree, parents } = commitLinks(c.data);
-      if (!tree || parents.length > 1) return null;
-      found.set(commit, c);
-      const parent = parents[0] ?? null;
-      let before: string | null = null;
-      if (parent !== null) {
-        const p = await source.read(parent);
-        if (!p || p.type !== "commit") return null;
-        before = commitLinks(p.data).tree;
+  const walk = new Walk(source);
+  try {
+    for (const u of updates) {
+      let commit: string | null = u.new;
+      for (let n = 0; commit !== null && commit !== u.expected; n++) {
+        if (n >= MAX_COMMITS) return null;
+        const { tree, parents } = commitLinks(walk.add(commit, await walk.read(commit, "commit")).data);
+        if (!tree || parents.length > 1) return null;
+        const parent: string | null = parents[0] ?? null;
+        await walk.tree(tree, once(async () => (parent === null ? null : commitLinks((await walk.read(parent, "commit")).data).tree)));
+        commit = parent;
       }
-      if (!(await newIn(source, tree, before, oidBytes, found))) return null;
-      commit = parent;
     }
+  } catch (e) {
+    if (e === BEYOND) return null;
+    throw e;
   }
-  return found;
+  return walk.found;
 }
 
-/** Adds the objects of tree `now` that tree `before` (null: none) does not have at the same place. */
-async function newIn(source: PathRemoteSource, now: string, before: string | null, oidBytes: number, found: Map<string, GitObject>): Promise<boolean> {
-  if (now === before || found.has(now)) return true;
-  const t = await source.read(now);
-  if (!t || t.type !== "tree") return false;
-  found.set(now, t);
-  if (found.size > MAX_OBJECTS) return false;
-  let old: Map<string, { mode: string; oid: string }> | null = null;
-  if (before !== null) {
-    const b = await source.read(before);
-    if (!b || b.type !== "tree") return false;
-    old = treeEntries(b.data, oidBytes);
-    if (!old) return false;
+/** Thrown inside a walk for what it leaves to git. */
+const BEYOND = Symbol("beyond");
+
+class Walk {
+  readonly found = new Map<string, GitObject>();
+  private readonly oidBytes: number;
+
+  constructor(private readonly source: PathRemoteSource) {
+    this.oidBytes = source.format === "sha256" ? 32 : 20;
   }
-  const entries = treeEntries(t.data, oidBytes);
-  if (!entries) return false;
-  for (const [name, e] of entries) {
-    const was = old?.get(name);
-    if (was && was.oid === e.oid && was.mode === e.mode) continue;
-    if (e.mode === "40000") {
-      if (!(await newIn(source, e.oid, was?.mode === "40000" ? was.oid : null, oidBytes, found))) return false;
-    } else if (e.mode === "160000") {
-      continue; // a submodule's commit: never sent by a push
-    } else if (!found.has(e.oid)) {
-      const blob = await source.read(e.oid);
-      if (!blob || blob.type !== "blob") return false;
-      found.set(e.oid, blob);
-      if (found.size > MAX_OBJECTS) return false;
+
+  async read(oid: string, type: GitObject["type"]): Promise<GitObject> {
+    const o = await this.source.read(oid);
+    if (!o || o.type !== type) throw BEYOND;
+    return o;
+  }
+
+  add(oid: string, o: GitObject): GitObject {
+    this.found.set(oid, o);
+    if (this.found.size > MAX_OBJECTS) throw BEYOND;
+    return o;
+  }
+
+  /** Tree `now` and what it has that `before` (its counterpart in the parent, read only if needed) does not. */
+  async tree(now: string, before: () => Promise<string | null>): Promise<void> {
+    if (this.found.has(now)) return;
+    if (!this.source.recent(now) && (await before()) === now) return;
+    const entries = treeEntries(this.add(now, await this.read(now, "tree")).data, this.oidBytes);
+    const old = once(async () => {
+      const b = await before();
+      return b === null ? null : treeEntries((await this.read(b, "tree")).data, this.oidBytes);
+    });
+    for (const [name, e] of entries) {
+      if (this.found.has(e.oid) || e.mode === "160000") continue; // a submodule's commit is never sent
+      if (!this.source.recent(e.oid)) {
+        const was = (await old())?.get(name);
+        if (was && was.oid === e.oid && was.mode === e.mode) continue;
+      }
+      if (e.mode === "40000") {
+        await this.tree(
+          e.oid,
+          once(async () => {
+            const was = (await old())?.get(name);
+            return was?.mode === "40000" ? was.oid : null;
+          }),
+        );
+      } else this.add(e.oid, await this.read(e.oid, "blob"));
     }
   }
-  return true;
+}
+
+/** `fn`, run at most once; later calls share its answer. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
 }
 
 function commitLinks(data: Buffer): { tree: string | null; parents: string[] } {
@@ -192,13 +215,13 @@ function commitLinks(data: Buffer): { tree: string | null; parents: string[] } {
   return { tree, parents };
 }
 
-/** A tree's entries by name, or null when it is not well formed. */
-function treeEntries(data: Buffer, oidBytes: number): Map<string, { mode: string; oid: string }> | null {
+/** A tree's entries by name (a tree that is not well formed is git's to judge). */
+function treeEntries(data: Buffer, oidBytes: number): Map<string, { mode: string; oid: string }> {
   const out = new Map<string, { mode: string; oid: string }>();
   for (let i = 0; i < data.length; ) {
     const sp = data.indexOf(32, i);
     const nul = sp < 0 ? -1 : data.indexOf(0, sp);
-    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > data.length) return null;
+    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > data.length) throw BEYOND;
     out.set(data.subarray(sp + 1, nul).toString("latin1"), { mode: data.subarray(i, sp).toString("latin1"), oid: data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex") });
     i = nul + 1 + oidBytes;
   }

@@ -314,6 +314,7 @@ export class Store {
     return (this.pathSourceMemo ??= {
       format: this.repo.objectFormat,
       read: (oid) => this.reader.read(oid),
+      recent: (oid) => this.writer.recentObject(oid) !== undefined,
       // A separate store's config includes the repository's first (separate-store.ts).
       config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
     });
