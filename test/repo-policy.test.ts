@@ -1,7 +1,7 @@
 // One policy per repository: the .handoff.yaml committed on the integration branch reaches every
 // worktree; a branch's weaker or broken file changes nothing (and is reported); a worktree may be
 // stricter; a broken commit on the integration branch falls back to the last one that parses.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -84,6 +84,34 @@ test("the integration branch: master by default, git config names another, none 
 
   gitOut(repo, "config", "handoff.integrationBranch", "trunk");
   assert.is(cli(["conflicts", "--json"], { cwd: repo, agent: "lead" }).json.integration, "trunk");
+});
+
+test("no integration branch to find: not looked up again by every command, until a branch or a setting appears", () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "trunk");
+  commitFile(repo, "a.txt", "1\n");
+  const lookups = () => {
+    const trace = join(tempDir("handoff-trace-"), "trace");
+    const r = cli(["conflicts", "--json"], { cwd: repo, agent: "lead", env: { GIT_TRACE: trace } });
+    let text = "";
+    try {
+      text = readFileSync(trace, "utf8");
+    } catch {
+      /* no git process */
+    }
+    return { integration: r.json.integration, lookups: (text.match(/handoff\.integrationBranch|init\.defaultBranch/g) ?? []).length };
+  };
+  assert.equal(lookups().integration, null);
+  assert.equal(lookups(), { integration: null, lookups: 0 }, "the answer kept while nothing it read changed");
+  gitOut(repo, "branch", "main");
+  assert.is(lookups().integration, "main", "a new branch is found");
+  gitOut(repo, "branch", "-D", "main");
+  assert.is(lookups().integration, null);
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(lookups().integration, null);
+  gitOut(repo, "update-ref", "refs/heads/master", gitOut(repo, "rev-parse", "HEAD"));
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(lookups().integration, "master", "a branch that arrives packed is found");
 });
 
 test.run();

@@ -7,6 +7,9 @@ import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
 import { configFileStamp } from "../git/config.ts";
+import { fileStamp } from "../git/file-stamp.ts";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { configuredRemote } from "../git/remote.ts";
@@ -40,6 +43,8 @@ interface Cached {
   data: ConfigFile | null;
   fallback: string | null;
   warnings?: string[];
+  /** No branch found: what the lookup read besides the repository config, as it was then (lookupStamp). */
+  none?: { remote: string | null; stamp: string };
 }
 
 const FALLBACK_DEPTH = 200;
@@ -87,18 +92,43 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   let branch = cached?.branch ?? null;
   let from = cached?.from ?? "";
   let tip = branch ? await tipOf(branch) : null;
-  // A cached answer stands while its branch exists; "none found" and a vanished branch are looked up again.
-  if (!cached || !tip) {
-    const remote = (await configuredRemote(cwd, repo.commonDir)).name;
+  // A cached answer stands while its branch exists, "none found" while nothing the lookup read
+  // changed (it starts five git processes: every command paid them in a repository with no
+  // branch to find); a vanished branch is looked up again.
+  const noneStands = cached?.branch === null && cached.none !== undefined && cached.none.stamp === lookupStamp(repo, cached.none.remote);
+  let remote: string | null = null;
+  if (!cached || (!tip && !noneStands)) {
+    remote = (await configuredRemote(cwd, repo.commonDir)).name;
     ({ branch, from } = await findIntegrationBranch(cwd, remote));
     tip = branch ? await tipOf(branch) : null;
-    if (cached && cached.branch !== branch) cached = null;
+    if (cached && (cached.branch !== branch || branch === null)) cached = null;
   }
   if (cached && cached.tip === tip) return cached;
   const part = tip && branch ? await committedPolicy(cwd, tip, branch) : { commit: null, text: null, data: null, fallback: null };
-  const fresh: Cached = { stamp, branch, from, tip, ...part };
+  const none = branch === null ? lookupStamp(repo, remote) : "";
+  const fresh: Cached = { stamp, branch, from, tip, ...part, ...(none ? { none: { remote, stamp: none } } : {}) };
   writeSmallFile(cacheFile, JSON.stringify(fresh));
   return fresh;
+}
+
+/**
+ * What findIntegrationBranch reads besides the repository's own config file (which `stamp` covers):
+ * the local branches (a new one changes refs/heads or packed-refs), the remote's HEAD, the global
+ * and system config files. "" when configuration comes from the environment: then nothing is kept.
+ */
+function lookupStamp(repo: RepoInfo, remote: string | null): string {
+  const env = process.env;
+  if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return "";
+  const home = env.HOME || homedir();
+  const files = [
+    `${repo.commonDir}/refs/heads`,
+    `${repo.commonDir}/packed-refs`,
+    remote ? `${repo.commonDir}/refs/remotes/${remote}/HEAD` : null,
+    env.GIT_CONFIG_GLOBAL ?? join(env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"),
+    env.GIT_CONFIG_GLOBAL ? null : join(home, ".gitconfig"),
+    env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
+  ];
+  return `${env.GIT_CONFIG_NOSYSTEM ?? ""}|${files.map((f) => (f ? fileStamp(f) : "-")).join("|")}`;
 }
 
 function worktreeText(workTree: string | null): string | null {
