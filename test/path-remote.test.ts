@@ -160,6 +160,11 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
     gitOut(bare, "config", "transfer.hideRefs", "refs/handoff/tasks/v1");
     const r = traced(a, ["sync"]);
     assert.ok(r.listed, `git ls-remote ran: ${r.commands.join(" | ")}`);
+    // A ref file whose name git would judge (a space in it): the listing is git's too.
+    gitOut(bare, "config", "--unset", "transfer.hideRefs");
+    writeFileSync(`${bare}/refs/handoff/tasks/odd name`, gitOut(bare, "rev-parse", "refs/handoff/tasks/v1") + "\n");
+    const odd = traced(a, ["sync"]);
+    assert.ok(odd.listed, `git ls-remote ran: ${odd.commands.join(" | ")}`);
   }
 });
 

@@ -111,11 +111,14 @@ export function listPath(source: PathRemoteSource, remote: string, prefix: strin
       .map(([n, oid]) => `${oid}\t${n}\n`)
       .join("");
   }
-  return target.refs
-    .list(prefix)
-    .map((t) => `${t.oid}\t${t.name}\n`)
-    .join("");
+  const tips = target.refs.list(prefix);
+  // A name git might judge otherwise (refs.c check_refname_format) is git's to list or skip.
+  if (!tips.every((t) => PLAIN_NAME.test(t.name) && !/\.\.|\.lock(\/|$)|\.$/.test(t.name))) return null;
+  return tips.map((t) => `${t.oid}\t${t.name}\n`).join("");
 }
+
+/** A ref name of plain components only (letters, digits, `._@+=-`, none starting with a dot). */
+const PLAIN_NAME = /^refs(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)+$/;
 
 /**
  * Every object reachable from the updates' new tips that the remote may lack: a commit and what

@@ -11,6 +11,9 @@
 //   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
 //   capacity check reads the caller's claims).
 // - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
+// - by path, the same claim and sync with the push and the listing left to git
+//   (HANDOFF_PATH_REMOTE=git), interleaved: what pushing to and listing a remote on this disk in
+//   process (src/git/path-remote.ts) saves.
 // - the same two from a long-running process (an MCP server over stdio, as agents run it): a
 //   claim_task through the remote against the same floor, and a sync tool call with nothing new
 //   against `git ls-remote` alone (no Node start on either side). BENCH_LAYOUT=separate runs these
