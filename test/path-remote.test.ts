@@ -75,13 +75,15 @@ test("a claim through a remote on this disk lands without git push, whole, and t
   assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/t2:task.json")).status, "todo");
 });
 
-test("clones racing for the same tasks through the in-process path: one grant per task, every loser told", async () => {
+test("clones racing for the same tasks, in process against in process and against git push: one grant per task, every loser told", async () => {
   const { bare, a, b } = twoClones();
-  const ids = ["r0", "r1", "r2", "r3", "r4", "r5"];
+  const ids = ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"];
   await seedTasks(a, ids.map((id) => ({ id, scope: [`src/${id}/**`] })));
   assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
-  for (const id of ids) {
-    const [x, y] = await Promise.all([cliAsync(["claim", id, "--json"], { cwd: a, agent: `alice-${id}` }), cliAsync(["claim", id, "--json"], { cwd: b, agent: `bob-${id}` })]);
+  for (const [n, id] of ids.entries()) {
+    // Every other task, the second clone pushes with git (receive-pack's locks against ours).
+    const env = n % 2 ? { HANDOFF_PATH_REMOTE: "git" } : {};
+    const [x, y] = await Promise.all([cliAsync(["claim", id, "--json"], { cwd: a, agent: `alice-${id}` }), cliAsync(["claim", id, "--json"], { cwd: b, agent: `bob-${id}`, env })]);
     const winners = [x, y].filter((r) => r.code === 0);
     assert.is(winners.length, 1, `${id}: ${x.stdout}${x.stderr} / ${y.stdout}${y.stderr}`);
     const loser = x.code === 0 ? y : x;
