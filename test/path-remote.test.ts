@@ -12,6 +12,8 @@ import { mountTypeOf, pushToPath, wouldCollectGarbage, type PathRemoteSource } f
 import { ObjectReader } from "../src/git/object-reader.ts";
 import { ObjectWriter } from "../src/git/object-writer.ts";
 import { scanConfig } from "../src/git/config-scan.ts";
+import { lsRemoteHandoff } from "../src/git/remote.ts";
+import { lsRemoteFamilies, lsRemoteRefs } from "../src/git/remote-ref.ts";
 
 test.after(cleanupTemp);
 
@@ -237,6 +239,36 @@ test("what a push sends: this process's new objects as they are, the parent's tr
     assert.is(r3?.ok, false);
     assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/w"), next);
     fsckRemote(bare);
+  } finally {
+    reader.close();
+  }
+});
+
+test("listings read in process say what git ls-remote says, loose and packed refs alike", async () => {
+  const { bare, a } = twoClones();
+  await seedTasks(a, [{ id: "l1", scope: ["src/l1/**"] }, { id: "l2" }, { id: "l3" }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "l1"], { cwd: a, agent: "alice" }).code, 0);
+  const reader = new ObjectReader(`${a}/.git`, a);
+  const source: PathRemoteSource = { format: "sha1", read: (oid) => reader.read(oid), recent: () => false, config: (want) => scanConfig(process.env, `${a}/.git`, `${a}/.git`, want) };
+  try {
+    for (const packed of [false, true]) {
+      if (packed) gitOut(bare, "pack-refs", "--all");
+      const viaGit = await lsRemoteHandoff(a, "origin", 10_000);
+      const inProcess = await lsRemoteHandoff(a, "origin", 10_000, undefined, source);
+      if (!viaGit.ok || !inProcess.ok) throw new Error("listing failed");
+      assert.is(inProcess.raw, viaGit.raw, "byte for byte");
+      assert.ok(inProcess.tips.size >= 4, [...inProcess.tips.keys()].join(" "));
+      const names = ["refs/handoff/tasks/l1", "refs/handoff/tasks/nope", "refs/handoff/leases"];
+      const exact = [await lsRemoteRefs(a, "origin", names, 10_000), await lsRemoteRefs(a, "origin", names, 10_000, source)];
+      const families = ["refs/handoff/tasks/", "refs/handoff/leases"];
+      const fam = [await lsRemoteFamilies(a, "origin", families, 10_000), await lsRemoteFamilies(a, "origin", families, 10_000, source)];
+      for (const [g, p] of [exact, fam]) {
+        if (!g!.ok || !p!.ok) throw new Error("listing failed");
+        assert.equal([...p!.tips].sort(), [...g!.tips].sort());
+      }
+      assert.is((exact[1] as { tips: Map<string, string> }).tips.size, 2);
+    }
   } finally {
     reader.close();
   }

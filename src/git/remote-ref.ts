@@ -4,6 +4,7 @@
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git } from "./run.ts";
 import { fromRemote, remotePrefix, toRemote } from "./ref-prefix.ts";
+import { listPath, type PathRemoteSource } from "./path-remote.ts";
 
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
 
@@ -15,9 +16,9 @@ export async function lsRemoteRef(cwd: string, remote: string, ref: string, time
 type Listing = { ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean };
 
 /** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. */
-export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number): Promise<Listing> {
+export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
   // A pattern also matches longer names ending in it: keep only the refs asked for.
-  return lsRemoteMapped(cwd, remote, (prefix) => refs.map((x) => toRemote(x, prefix)), (ref) => refs.includes(ref), timeoutMs);
+  return lsRemoteMapped(cwd, remote, (prefix) => refs.map((x) => toRemote(x, prefix)), (ref) => refs.includes(ref), timeoutMs, source);
 }
 
 /** Every ref of the remote under `prefix` (e.g. refs/handoff/tasks/) in one advertisement. */
@@ -31,18 +32,20 @@ export function inFamilies(ref: string, families: string[]): boolean {
 }
 
 /** The refs of several families (see inFamilies) in one advertisement. */
-export function lsRemoteFamilies(cwd: string, remote: string, families: string[], timeoutMs: number): Promise<Listing> {
-  return lsRemoteMapped(cwd, remote, (mapped) => families.map((f) => (f.endsWith("/") ? `${toRemote(f, mapped)}*` : toRemote(f, mapped))), (ref) => inFamilies(ref, families), timeoutMs);
+export function lsRemoteFamilies(cwd: string, remote: string, families: string[], timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
+  return lsRemoteMapped(cwd, remote, (mapped) => families.map((f) => (f.endsWith("/") ? `${toRemote(f, mapped)}*` : toRemote(f, mapped))), (ref) => inFamilies(ref, families), timeoutMs, source);
 }
 
 /**
  * One counted, bounded `git ls-remote` of `patterns` (given the remote's name for refs/handoff/),
- * its answer named as refs/handoff/* again and filtered by `keep`.
+ * its answer named as refs/handoff/* again and filtered by `keep`. A remote on this machine's disk
+ * is read in process (path-remote.ts): all of refs/handoff/ there, then the same filter.
  */
-async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number): Promise<Listing> {
+async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
-  const r = await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  const read = source ? listPath(source, remote, prefix) : null;
+  const r = read !== null ? { code: 0, stdout: read, stderr: "", timedOut: false } : await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
   const tips = new Map<string, string>();
