@@ -2,7 +2,7 @@
 // what lands there must be what `git push` would leave (objects whole, refs compare-and-swapped,
 // every ref or none), and anything receive-pack would act on (hooks, fsck, hidden refs, rewritten
 // URLs, garbage collection) must still go through git.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
@@ -170,6 +170,32 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
     const odd = traced(a, ["sync"]);
     assert.ok(odd.listed, `git ls-remote ran: ${odd.commands.join(" | ")}`);
   }
+});
+
+test("a lock at the remote: a fresh one is waited out as a lost race, one left by a killed process is said with what to do", async () => {
+  const { bare, a } = twoClones();
+  await seedTasks(a, [{ id: "k1" }, { id: "k2" }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  // Another writer holds k1's lock for a moment: the claim retries and lands once it is gone.
+  const lock = `${bare}/refs/handoff/tasks/k1.lock`;
+  writeFileSync(lock, "");
+  const claim = cliAsync(["claim", "k1", "--json"], { cwd: a, agent: "alice" });
+  setTimeout(() => rmSync(lock, { force: true }), 700);
+  const r = await claim;
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/k1:task.json")).claim.agent, "alice");
+  // A lock a minute old was left by a process that died holding it: no retrying against it.
+  const before = gitOut(bare, "for-each-ref", "refs/handoff/");
+  const stale = `${bare}/refs/handoff/tasks/k2.lock`;
+  writeFileSync(stale, "");
+  utimesSync(stale, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  const t0 = Date.now();
+  const stuck = cli(["claim", "k2", "--json"], { cwd: a, agent: "bob" });
+  assert.is.not(stuck.code, 0);
+  assert.is(stuck.json?.error?.code, "remote_rejected", stuck.stdout + stuck.stderr);
+  assert.match(stuck.json.error.message, /k2\.lock is 6\d s old, left by a killed process .*remove it/);
+  assert.ok(Date.now() - t0 < 20_000, "said at once, not after the operation's whole budget");
+  assert.is(gitOut(bare, "for-each-ref", "refs/handoff/"), before, "nothing moved at the remote");
 });
 
 test("SHA-256 repositories are pushed to in process; a remote of another object format is git's to refuse", async () => {

@@ -22,6 +22,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { scanConfig, scanRefWritePolicy, type ConfigEntry } from "./config-scan.ts";
+import { lockNamedIn, STALE_GIT_LOCK_MS } from "./git-locks.ts";
 import { LooseRefWriter } from "./loose-ref-writer.ts";
 import type { GitObject } from "./object-reader.ts";
 import { ObjectWriter } from "./object-writer.ts";
@@ -47,7 +48,11 @@ interface PathRemote {
   refs: RefFiles;
 }
 
-export type PathPushResult = { ok: true } | { ok: false; message: string };
+/**
+ * `stuck`: a ref is locked by a lock file older than git ever holds one (a process killed while it
+ * held it): retrying cannot help, the lock must be removed.
+ */
+export type PathPushResult = { ok: true } | { ok: false; message: string; stuck?: string };
 
 /** Bounds on what one push sends in process: a claim sends under ten objects in one commit or two. */
 const MAX_COMMITS = 64;
@@ -91,6 +96,10 @@ export async function pushToPath(source: PathRemoteSource, remote: string, updat
     // A prune that ran between the objects' write and the refs' is put right, as a local write does.
     out.settle();
     return { ok: true };
+  }
+  const lock = r.reason === "locked" ? lockNamedIn(target.gitDir, r.message) : null;
+  if (lock && lock.ageMs >= STALE_GIT_LOCK_MS) {
+    return { ok: false, message: r.message, stuck: `the lock file ${lock.path} is ${Math.round(lock.ageMs / 1000)} s old, left by a killed process (git holds one for milliseconds): remove it` };
   }
   return { ok: false, message: r.message };
 }

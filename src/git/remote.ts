@@ -168,8 +168,10 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   const inProcess = source ? await pushToPath(source, remote, updates.map((u) => ({ ref: toRemote(u.ref, prefix), new: u.new, expected: u.expected }))).catch(() => null) : null;
   if (inProcess) {
     noteRemoteCall(cwd, remote, "push");
-    const status = new Map<string, PushStatus>(updates.map((u) => [u.ref, inProcess.ok ? "ok" : "stale"]));
-    const reasons = new Map<string, string>(inProcess.ok ? [] : updates.map((u) => [u.ref, inProcess.message]));
+    // A stale lock at the remote is no race: said as the remote's refusal, with what to do.
+    const failed: PushStatus = !inProcess.ok && inProcess.stuck ? "rejected" : "stale";
+    const status = new Map<string, PushStatus>(updates.map((u) => [u.ref, inProcess.ok ? "ok" : failed]));
+    const reasons = new Map<string, string>(inProcess.ok ? [] : updates.map((u) => [u.ref, inProcess.stuck ?? inProcess.message]));
     return { kind: "done", status, reasons, remoteMessage: "" };
   }
   const args = ["push", "--atomic", "--porcelain", "--no-verify"];
