@@ -2,7 +2,7 @@
 // what lands there must be what `git push` would leave (objects whole, refs compare-and-swapped,
 // every ref or none), and anything receive-pack would act on (hooks, fsck, hidden refs, rewritten
 // URLs, garbage collection) must still go through git.
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
@@ -298,6 +298,26 @@ test("listings read in process say what git ls-remote says, loose and packed ref
   } finally {
     reader.close();
   }
+});
+
+test("a listing that read many loose refs at the remote packs them there, as receive-pack's gc would; listings stay git's", async () => {
+  const { bare, a } = twoClones();
+  await seedTasks(a, [{ id: "p0" }]);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  const oid = gitOut(bare, "rev-parse", "refs/handoff/tasks/p0");
+  sh(bare, ["update-ref", "--stdin"], Array.from({ length: 300 }, (_, i) => `create refs/handoff/tasks/many-${i} ${oid}`).join("\n") + "\n");
+  // pack-refs removes the folders it empties.
+  const loose = () => (existsSync(`${bare}/refs/handoff/tasks`) ? readdirSync(`${bare}/refs/handoff/tasks`).length : 0);
+  assert.ok(loose() > 300);
+  const viaGit = cli(["sync", "--json"], { cwd: a, agent: "lead", env: { HANDOFF_PATH_REMOTE: "git" } });
+  assert.is(viaGit.code, 0, viaGit.stderr);
+  assert.ok(loose() > 300, "git's listing packs nothing");
+  const r = cli(["sync"], { cwd: a, agent: "lead" });
+  assert.is(r.code, 0, r.stderr);
+  for (const end = Date.now() + 20_000; loose() > 0 && Date.now() < end; ) await new Promise((res) => setTimeout(res, 50));
+  assert.is(loose(), 0, "packed in the background");
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/many-299"), oid);
+  fsckRemote(bare);
 });
 
 test("mount points: the longest one a path is under decides, escaped names and mounts over mounts included", () => {
