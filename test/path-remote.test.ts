@@ -54,6 +54,8 @@ test("a claim through a remote on this disk lands without git push, whole, and t
   assert.is(gitOut(bare, "rev-parse", "refs/handoff/leases"), gitOut(a, "rev-parse", "refs/handoff/leases"));
   assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/t1:task.json")).status, "claimed");
   fsckRemote(bare);
+  const doctor = cli(["doctor"], { cwd: a, agent: "lead" });
+  assert.match(doctor.stdout, /origin is a repository on this disk \(.*r\.git\): pushes and listings are done in process/);
   // A sync with nothing new reads the remote's refs in process too.
   const quiet = traced(a, ["sync"]);
   assert.is(quiet.code, 0, quiet.stderr);
@@ -129,6 +131,9 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
     chmodSync(`${bare}/hooks/pre-receive`, 0o755);
     const r = traced(a, ["claim", "h1", "--json"]);
     assert.ok(r.pushed, "git push ran");
+    const doctor = cli(["doctor", "--json"], { cwd: a, agent: "lead" });
+    const line = (doctor.json?.checks ?? doctor.json)?.find?.((c: { name: string }) => c.name === "remote-on-disk");
+    assert.match(line?.detail ?? doctor.stdout, /go through git because .*has a pre-receive hook/);
     assert.is.not(r.code, 0);
     assert.is(r.json?.error?.code, "remote_rejected", r.stdout + r.stderr);
     assert.match(r.json.error.message, /no coordination here/);

@@ -264,31 +264,50 @@ function treeEntries(data: Buffer, oidBytes: number): Map<string, { mode: string
 
 /** The remote as a repository this process may write (or only read), or null (see the head of the file). */
 function pathRemote(source: PathRemoteSource, remote: string, writing: boolean): PathRemote | null {
+  const r = inspect(source, remote, writing);
+  return "gitDir" in r ? r : null;
+}
+
+/**
+ * For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why;
+ * null when its URL does not name a folder on this machine (nothing to say).
+ */
+export function pathRemoteStatus(source: PathRemoteSource, remote: string): { inProcess: true; gitDir: string } | { inProcess: false; why: string } | null {
+  if (disabled()) return { inProcess: false, why: "HANDOFF_PATH_REMOTE=git" };
+  const r = inspect(source, remote, false);
+  if ("gitDir" in r) return { inProcess: true, gitDir: r.gitDir };
+  return r.local ? { inProcess: false, why: r.why } : null;
+}
+
+/** The remote as a repository this process may use, or why not (`local`: its URL names a folder here). */
+function inspect(source: PathRemoteSource, remote: string, writing: boolean): PathRemote | { why: string; local: boolean } {
   const mine = source.config((s, sub) => (s === "remote" && sub === remote) || s === "url" || (writing && s === "push"));
-  if (!mine) return null;
+  if (!mine) return { why: "this clone's git configuration is more than plain files say (an include, or git -c)", local: false };
   let url: string | null = null;
+  const beside: string[] = [];
   for (const e of mine) {
-    if (e.section === "url") return null; // insteadOf / pushInsteadOf rewriting: git's
-    if (e.section === "push") {
-      if (e.key === "pushoption") return null; // push options: git asks the remote whether it takes them
-      continue;
-    }
-    if (e.key === "url") {
-      if (url !== null || e.value === null) return null;
+    if (e.section === "url") beside.push(`url.${e.subsection}.${e.key} (git rewrites URLs)`);
+    else if (e.section === "push") {
+      if (e.key === "pushoption") beside.push("push.pushOption (git asks the remote whether it takes them)");
+    } else if (e.key === "url") {
+      if (url !== null || e.value === null) beside.push(`more than one remote.${remote}.url`);
       url = e.value;
-    } else if (["pushurl", "receivepack", "uploadpack", "vcs"].includes(e.key)) return null;
+    } else if (["pushurl", "receivepack", "uploadpack", "vcs"].includes(e.key)) beside.push(`remote.${remote}.${e.key}`);
   }
   const path = url === null ? null : localPath(url);
-  if (path === null || !onLocalDisk(path)) return null;
+  if (path === null) return { why: "its URL is not a folder on this machine", local: false };
+  const no = (why: string) => ({ why, local: true });
+  if (beside.length) return no(beside[0]!);
+  if (!onLocalDisk(path)) return no(`${path} is not on a local file system`);
   let real: string;
   try {
     real = realpathSync(path);
   } catch {
-    return null;
+    return no(`${path} is not there`);
   }
-  if (!onLocalDisk(real)) return null;
+  if (!onLocalDisk(real)) return no(`${real} is not on a local file system`);
   const uid = process.getuid?.();
-  if (uid === undefined) return null;
+  if (uid === undefined) return no("this platform has no user ids");
   const dirOwned = (p: string) => {
     try {
       const st = lstatSync(p);
@@ -300,18 +319,22 @@ function pathRemote(source: PathRemoteSource, remote: string, writing: boolean):
   let gitDir: string;
   let workTree: string | null = null;
   if (dirOwned(join(real, ".git"))) {
-    if (!dirOwned(real)) return null;
+    if (!dirOwned(real)) return no(`${real} is not this user's`);
     gitDir = join(real, ".git");
     workTree = real;
-  } else if (existsSync(join(real, ".git"))) return null; // a gitfile, or not ours
+  } else if (existsSync(join(real, ".git"))) return no(`${real}/.git is a gitfile or not this user's`);
   else gitDir = real;
-  if (!dirOwned(gitDir) || !existsSync(join(gitDir, "HEAD")) || !dirOwned(join(gitDir, "objects")) || !dirOwned(join(gitDir, "refs"))) return null;
-  if (existsSync(join(gitDir, "commondir")) || existsSync(join(gitDir, "shallow")) || !RefFiles.usable(gitDir)) return null;
+  if (!dirOwned(gitDir) || !existsSync(join(gitDir, "HEAD")) || !dirOwned(join(gitDir, "objects")) || !dirOwned(join(gitDir, "refs"))) return no(`${gitDir} is not a repository of this user's`);
+  if (existsSync(join(gitDir, "commondir"))) return no(`${gitDir} is a linked worktree's`);
+  if (existsSync(join(gitDir, "shallow"))) return no(`${gitDir} is shallow`);
+  if (!RefFiles.usable(gitDir)) return no(`${gitDir} keeps its refs in another backend`);
   const theirs = scanConfig(process.env, gitDir, null, () => true);
-  if (!theirs || !plainReceiver(theirs, source.format)) return null;
-  const hooks = join(gitDir, "hooks");
-  if (RECEIVE_HOOKS.some((h) => existsSync(join(hooks, h)))) return null;
-  if (writing && wouldCollectGarbage(gitDir, theirs)) return null;
+  if (!theirs) return no(`${gitDir}'s configuration is more than plain files say (an include)`);
+  const setting = receiverSetting(theirs, source.format);
+  if (setting) return no(`${gitDir} sets ${setting}`);
+  const hook = RECEIVE_HOOKS.find((h) => existsSync(join(gitDir, "hooks", h)));
+  if (hook) return no(`${gitDir} has a ${hook} hook`);
+  if (writing && wouldCollectGarbage(gitDir, theirs)) return no(`${gitDir} is due a git gc --auto`);
   return { gitDir, workTree, refs: new RefFiles(gitDir) };
 }
 
@@ -356,23 +379,24 @@ export function mountTypeOf(mountinfo: string, path: string): string {
   return type;
 }
 
-/** Nothing in the remote's configuration that receive-pack or upload-pack would act on. */
-function plainReceiver(entries: ConfigEntry[], format: "sha1" | "sha256"): boolean {
+/** A setting in the remote's configuration that receive-pack or upload-pack would act on, or null. */
+function receiverSetting(entries: ConfigEntry[], format: "sha1" | "sha256"): string | null {
   let theirFormat = "sha1";
   for (const e of entries) {
     const v = (e.value ?? "true").toLowerCase();
-    if (e.section === "receive" || e.section === "transfer" || e.section === "fsck" || e.section === "uploadpack" || e.section === "receivefsck") return false;
+    const name = `${e.section}.${e.subsection === null ? "" : `${e.subsection}.`}${e.key}`;
+    if (["receive", "transfer", "fsck", "uploadpack", "receivefsck"].includes(e.section)) return name;
     if (e.section === "core" && e.subsection === null) {
-      if (["hookspath", "sharedrepository", "fsync", "fsyncobjectfiles", "fsyncmethod", "alternaterefscommand", "alternaterefsprefixes"].includes(e.key)) return false;
-      if (e.key === "logallrefupdates" && v === "always") return false;
-      if (e.key === "repositoryformatversion" && !/^[01]$/.test(v)) return false;
+      if (["hookspath", "sharedrepository", "fsync", "fsyncobjectfiles", "fsyncmethod", "alternaterefscommand", "alternaterefsprefixes"].includes(e.key)) return name;
+      if (e.key === "logallrefupdates" && v === "always") return `${name}=always`;
+      if (e.key === "repositoryformatversion" && !/^[01]$/.test(v)) return `${name}=${v}`;
     }
     if (e.section === "extensions") {
-      if (e.key !== "objectformat") return false;
+      if (e.key !== "objectformat") return name;
       theirFormat = v;
     }
   }
-  return theirFormat === format;
+  return theirFormat === format ? null : `extensions.objectformat=${theirFormat} (this clone's is ${format})`;
 }
 
 /**

@@ -5,6 +5,7 @@ import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
 import { configuredRemote } from "../git/remote.ts";
+import { pathRemoteStatus } from "../git/path-remote.ts";
 import { git } from "../git/run.ts";
 import { remotePrefix } from "../git/ref-prefix.ts";
 import { readRecord } from "../store/codec.ts";
@@ -42,6 +43,16 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     checks.push(reach);
     if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
     checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
+    const onDisk = pathRemoteStatus(store.pathRemoteSource, remote.name);
+    if (onDisk) {
+      checks.push({
+        name: "remote-on-disk",
+        status: "ok",
+        detail: onDisk.inProcess
+          ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
+          : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`,
+      });
+    }
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   checks.push(await tentative(store));
