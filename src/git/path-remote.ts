@@ -18,7 +18,9 @@
 // no receive hook, no reference-transaction hook, no reflog for the refs; few enough loose objects
 // and packs that receive-pack would not start `git gc --auto` after the push; no deletion; every
 // object to send readable here, a history of single-parent commits. `HANDOFF_PATH_REMOTE=git`
-// sends everything to git (benchmarks compare both).
+// sends everything to git (benchmarks compare both); `doctor` says which way a remote goes, and why.
+// Pushes leave refs loose, as receive-pack does; a listing that reads many packs them in the
+// background, as receive-pack's `gc --auto` would have.
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { scanConfig, scanRefWritePolicy, type ConfigEntry } from "./config-scan.ts";
