@@ -309,9 +309,10 @@ export class Store {
 
   /** What a push to, or a listing of, a sync remote on this machine's disk reads of this clone (git/path-remote.ts). */
   get pathRemoteSource(): PathRemoteSource {
+    if (this.pathSourceMemo) return this.pathSourceMemo;
     const { storeDir, commonDir, gitDir } = this.repo;
     const own = storeDir === commonDir;
-    return (this.pathSourceMemo ??= {
+    return (this.pathSourceMemo = {
       format: this.repo.objectFormat,
       read: (oid) => this.reader.read(oid),
       recent: (oid) => this.writer.recentObject(oid) !== undefined,
