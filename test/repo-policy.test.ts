@@ -1,7 +1,7 @@
 // One policy per repository: the .handoff.yaml committed on the integration branch reaches every
 // worktree; a branch's weaker or broken file changes nothing (and is reported); a worktree may be
 // stricter; a broken commit on the integration branch falls back to the last one that parses.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -101,6 +101,14 @@ test("no integration branch to find: not looked up again by every command, until
     }
     return { integration: r.json.integration, lookups: (text.match(/handoff\.integrationBranch|init\.defaultBranch/g) ?? []).length };
   };
+  // What the lookup reads, changed within the last two seconds, might change again unseen within
+  // its timestamp's tick: then nothing is kept. Made older here, as a repository is between commands.
+  const recent = lookups();
+  assert.equal(recent.integration, null);
+  assert.ok(recent.lookups > 0);
+  assert.ok(lookups().lookups > 0, "a branch folder changed a moment ago: looked up again");
+  const past = new Date(Date.now() - 10_000);
+  utimesSync(join(repo, ".git/refs/heads"), past, past);
   assert.equal(lookups().integration, null);
   assert.equal(lookups(), { integration: null, lookups: 0 }, "the answer kept while nothing it read changed");
   gitOut(repo, "branch", "main");

@@ -8,6 +8,7 @@ import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
 import { configFileStamp } from "../git/config.ts";
 import { fileStamp } from "../git/file-stamp.ts";
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
@@ -128,8 +129,14 @@ function lookupStamp(repo: RepoInfo, remote: string | null): string {
     env.GIT_CONFIG_GLOBAL ? null : join(home, ".gitconfig"),
     env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
   ];
+  // A file changed within the last two seconds may change again within its timestamp's tick
+  // unseen (git's "racy" index entries): such an answer is not kept.
+  const racy = Date.now() - RACY_MS;
+  for (const f of files) if (f && (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) > racy) return "";
   return `${env.GIT_CONFIG_NOSYSTEM ?? ""}|${files.map((f) => (f ? fileStamp(f) : "-")).join("|")}`;
 }
+
+const RACY_MS = 2_000;
 
 function worktreeText(workTree: string | null): string | null {
   if (!workTree) return null;
