@@ -1,8 +1,8 @@
 // A sync remote that is a plain repository on this machine's own disk, pushed to and listed in
-// process. `git push` to a path starts four processes (push, receive-pack, pack-objects and
-// unpack-objects), each reading the remote's whole ref advertisement: at 1,000 live tasks that
-// was most of a one-shot claim's time after Node's start, and it put the claim at 1.7-1.9x git's
-// own floor. What receive-pack does for a push of a few new objects to refs/handoff/* without
+// process. `git push` to a path started seven git processes for a claim (push, receive-pack,
+// pack-objects, unpack-objects, the connectivity check's rev-list, for-each-ref, gc --auto), three
+// of them reading every ref of the remote: at 1,000 live tasks that was most of a one-shot
+// claim's time after Node's start. What receive-pack does for a push of a few new objects to refs/handoff/* without
 // hooks is what is done here, in its order: the objects the remote lacks are written loose into
 // its object folder (as unpack-objects writes them), then the refs are compare-and-swapped under
 // git's own lock files (loose-ref-writer.ts, the very files receive-pack locks), every ref or none.
