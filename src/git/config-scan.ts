@@ -26,7 +26,7 @@ export interface ConfigEntry {
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
 
 /** The files git reads, in its order, or null when the environment adds configuration of its own. */
-function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, includes: string | null = null): string[] | null {
+export function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, includes: string | null = null): string[] | null {
   if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return null;
   const files: string[] = [];
   // git reads GIT_CONFIG_NOSYSTEM as a boolean: "0", "false", "no", "off" or empty read the system file.

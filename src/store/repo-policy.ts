@@ -8,8 +8,8 @@ import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
 import { configFileStamp } from "../git/config.ts";
 import { fileStamp } from "../git/file-stamp.ts";
+import { configFiles } from "../git/config-scan.ts";
 import { statSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { RefFiles } from "../git/ref-files.ts";
@@ -114,26 +114,20 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
 
 /**
  * What findIntegrationBranch reads besides the repository's own config file (which `stamp` covers):
- * the local branches (a new one changes refs/heads or packed-refs), the remote's HEAD, the global
- * and system config files. "" when configuration comes from the environment: then nothing is kept.
+ * the local branches (a new one changes refs/heads or packed-refs), the remote's HEAD, and every
+ * config file git reads (config-scan.ts's list). "" when configuration comes from the environment:
+ * then nothing is kept.
  */
 function lookupStamp(repo: RepoInfo, remote: string | null): string {
-  const env = process.env;
-  if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return "";
-  const home = env.HOME || homedir();
-  const files = [
-    `${repo.commonDir}/refs/heads`,
-    `${repo.commonDir}/packed-refs`,
-    remote ? `${repo.commonDir}/refs/remotes/${remote}/HEAD` : null,
-    env.GIT_CONFIG_GLOBAL ?? join(env.XDG_CONFIG_HOME || join(home, ".config"), "git", "config"),
-    env.GIT_CONFIG_GLOBAL ? null : join(home, ".gitconfig"),
-    env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
-  ];
+  const config = configFiles(process.env, repo.commonDir, null);
+  if (!config) return "";
+  const own = join(repo.commonDir, "config"); // `stamp`'s
+  const files = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : []), ...config.filter((f) => f !== own)];
   // A file changed within the last two seconds may change again within its timestamp's tick
   // unseen (git's "racy" index entries): such an answer is not kept.
   const racy = Date.now() - RACY_MS;
-  for (const f of files) if (f && (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) > racy) return "";
-  return `${env.GIT_CONFIG_NOSYSTEM ?? ""}|${files.map((f) => (f ? fileStamp(f) : "-")).join("|")}`;
+  for (const f of files) if ((statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) > racy) return "";
+  return files.map((f) => `${f}:${fileStamp(f)}`).join("|");
 }
 
 const RACY_MS = 2_000;
