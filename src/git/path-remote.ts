@@ -300,14 +300,16 @@ function inspect(source: PathRemoteSource, remote: string, writing: boolean): Pa
   if (path === null) return { why: "its URL is not a folder on this machine", local: false };
   const no = (why: string) => ({ why, local: true });
   if (beside.length) return no(beside[0]!);
-  if (!onLocalDisk(path)) return no(`${path} is not on a local file system`);
+  // Read once: the path as written and the path it resolves to are both looked up in it.
+  const mounts = mountInfo();
+  if (mounts === null || !LOCAL_FS.has(mountTypeOf(mounts, path))) return no(`${path} is not on a local file system`);
   let real: string;
   try {
     real = realpathSync(path);
   } catch {
     return no(`${path} is not there`);
   }
-  if (!onLocalDisk(real)) return no(`${real} is not on a local file system`);
+  if (!LOCAL_FS.has(mountTypeOf(mounts, real))) return no(`${real} is not on a local file system`);
   const uid = process.getuid?.();
   if (uid === undefined) return no("this platform has no user ids");
   const dirOwned = (p: string) => {
@@ -351,15 +353,13 @@ function localPath(url: string): string | null {
   return p.replace(/\/+$/, "") || "/";
 }
 
-/** Whether `path` lies on a local file system, by the longest mount point it is under. */
-function onLocalDisk(path: string): boolean {
-  let mounts: string;
+/** This process's mount table (null where there is none to read: then no remote counts as local). */
+function mountInfo(): string | null {
   try {
-    mounts = readFileSync("/proc/self/mountinfo", "utf8");
+    return readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
-    return false;
+    return null;
   }
-  return LOCAL_FS.has(mountTypeOf(mounts, path));
 }
 
 /** The file system type of the mount `path` is under, from /proc/self/mountinfo's text ("" for none). */
