@@ -31,6 +31,7 @@ import { LooseRefWriter } from "./loose-ref-writer.ts";
 import type { GitObject } from "./object-reader.ts";
 import { ObjectWriter } from "./object-writer.ts";
 import { RefFiles } from "./ref-files.ts";
+import { commitHeader, treeEntries } from "./tree-object.ts";
 
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
 
@@ -210,10 +211,10 @@ class Walk {
   async tree(now: string, before: () => Promise<string | null>): Promise<void> {
     if (this.found.has(now)) return;
     if (!this.source.recent(now) && (await before()) === now) return;
-    const entries = treeEntries(this.add(now, await this.read(now, "tree")).data, this.oidBytes);
+    const entries = entriesByName(this.add(now, await this.read(now, "tree")).data, this.oidBytes);
     const old = once(async () => {
       const b = await before();
-      return b === null ? null : treeEntries((await this.read(b, "tree")).data, this.oidBytes);
+      return b === null ? null : entriesByName((await this.read(b, "tree")).data, this.oidBytes);
     });
     for (const [name, e] of entries) {
       if (this.found.has(e.oid) || e.mode === "160000") continue; // a submodule's commit is never sent
@@ -240,28 +241,16 @@ function once<T>(fn: () => Promise<T>): () => Promise<T> {
   return () => (p ??= fn());
 }
 
+/** A commit's tree and parents, from its header. */
 function commitLinks(data: Buffer): { tree: string | null; parents: string[] } {
-  const head = data.subarray(0, Math.max(0, data.indexOf("\n\n"))).toString("latin1");
-  let tree: string | null = null;
-  const parents: string[] = [];
-  for (const line of head.split("\n")) {
-    if (line.startsWith("tree ")) tree = line.slice(5);
-    else if (line.startsWith("parent ")) parents.push(line.slice(7));
-  }
-  return { tree, parents };
+  return commitHeader(data.toString("latin1", 0, Math.max(0, data.indexOf("\n\n"))));
 }
 
-/** A tree's entries by name (a tree that is not well formed is git's to judge). */
-function treeEntries(data: Buffer, oidBytes: number): Map<string, { mode: string; oid: string }> {
-  const out = new Map<string, { mode: string; oid: string }>();
-  for (let i = 0; i < data.length; ) {
-    const sp = data.indexOf(32, i);
-    const nul = sp < 0 ? -1 : data.indexOf(0, sp);
-    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > data.length) throw BEYOND;
-    out.set(data.subarray(sp + 1, nul).toString("latin1"), { mode: data.subarray(i, sp).toString("latin1"), oid: data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex") });
-    i = nul + 1 + oidBytes;
-  }
-  return out;
+/** A tree's entries by name, byte for byte (a tree that is not well formed is git's to judge). */
+function entriesByName(data: Buffer, oidBytes: number): Map<string, { mode: string; oid: string }> {
+  const entries = treeEntries(data, oidBytes, "latin1");
+  if (!entries) throw BEYOND;
+  return new Map(entries.map((e) => [e.name, { mode: e.mode, oid: e.oid }]));
 }
 
 /** The remote as a repository this process may write (or only read), or null (see the head of the file). */

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
 import { isoTime, lazySchema } from "../core/schema-helpers.ts";
-import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "./codec.ts";
+import { commitObject, encodeFiles, FORMAT_MARKER, readRecord } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { handoffCommand } from "../core/shell-quote.ts";
 
@@ -59,7 +59,7 @@ export async function recordApproval(store: Store, command: string, how: Approva
     const next = [...list, entry].slice(-MAX_APPROVALS);
     const format = store.writer.write("blob", FORMAT_MARKER);
     const blob = store.writer.write("blob", JSON.stringify(next, null, 2) + "\n");
-    const tree = store.writer.write("tree", encodeTree(new Map([["format", format], [FILE, blob]])));
+    const tree = store.writer.write("tree", encodeFiles(new Map([["format", format], [FILE, blob]])));
     const message = `${how} verify command of ${task}\n\n${JSON.stringify(entry, null, 2)}\n`;
     const commit = store.writer.write("commit", commitObject({ tree, parent: tip, author: store.actor.agent, at: store.now(), message }));
     // Straight to the local transaction: the store's loop would send a --push write to the remote.

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isFinal, Task } from "../core/task.ts";
 import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
-import { encodeTree, FORMAT_MARKER, parseTree, readRecord, readTyped } from "./codec.ts";
+import { encodeFiles, FORMAT_MARKER, parseTree, readRecord, readTyped } from "./codec.ts";
 import { readCommit } from "./history.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
@@ -79,16 +79,16 @@ async function compactNow(store: Store, retention: number, opts: { batch?: numbe
       if (!batch.length) return { updates: [], result: [] as string[] };
       if (old.length > batch.length) nextDue = now.getTime();
       const tip = await readRef(store.storeCwd, ARCHIVE_REF);
-      const files = tip ? parseTree(await readTyped(store.reader, (await readCommit(store, tip, ARCHIVE_REF)).tree, "tree", ARCHIVE_REF), store.oidBytes) : new Map<string, string>();
+      const files = tip ? parseTree(await readTyped(store.reader, (await readCommit(store, tip, ARCHIVE_REF)).tree, "tree", ARCHIVE_REF), store.oidBytes, ARCHIVE_REF) : new Map<string, string>();
       files.set("format", store.writer.write("blob", FORMAT_MARKER));
       for (const t of batch) files.set(`${t.id}.json`, store.writer.write("blob", JSON.stringify(t.task, null, 2) + "\n"));
-      const tree = store.writer.write("tree", encodeTree(files));
+      const tree = store.writer.write("tree", encodeFiles(files));
       const body: ArchiveBody = { archived: Object.fromEntries(batch.map((t) => [t.id, t.tip])), at: now.toISOString() };
       const secs = Math.floor(now.getTime() / 1000);
       const who = `${store.actor.agent} <git-handoff@localhost> ${secs} +0000`;
       // The first parent is always the archive's own line (a root commit starts it), so walking
       // first parents never wanders into an archived task's history.
-      const base = tip ?? store.writer.write("commit", `tree ${store.writer.write("tree", encodeTree(new Map([["format", files.get("format")!]])))}\nauthor ${who}\ncommitter ${who}\n\nstart the archive of finished tasks\n`);
+      const base = tip ?? store.writer.write("commit", `tree ${store.writer.write("tree", encodeFiles(new Map([["format", files.get("format")!]])))}\nauthor ${who}\ncommitter ${who}\n\nstart the archive of finished tasks\n`);
       const parents = [base, ...batch.map((t) => t.tip)].map((p) => `parent ${p}\n`).join("");
       const commit = store.writer.write("commit", `tree ${tree}\n${parents}author ${who}\ncommitter ${who}\n\n${archiveMessage(body)}`);
       const updates: RefUpdate[] = [{ ref: ARCHIVE_REF, new: commit, old: tip }, ...batch.map((t) => ({ ref: t.ref, new: null, old: t.tip }))];

@@ -6,6 +6,7 @@ import { HandoffEvent, summarize } from "../core/event.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import type { GitObject, ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
+import { commitHeader, encodeTree, treeEntries } from "../git/tree-object.ts";
 
 export const FORMAT_MARKER = "git-handoff 1\n";
 
@@ -46,38 +47,20 @@ export interface ParsedCommit {
 export function parseCommit(data: Buffer): ParsedCommit {
   const text = data.toString("utf8");
   const split = text.indexOf("\n\n");
-  const header = split < 0 ? text : text.slice(0, split);
-  const message = split < 0 ? "" : text.slice(split + 2);
-  let tree = "";
-  let time = 0;
-  const parents: string[] = [];
-  for (const line of header.split("\n")) {
-    if (line.startsWith("tree ")) tree = line.slice(5);
-    else if (line.startsWith("parent ")) parents.push(line.slice(7));
-    else if (line.startsWith("committer ")) time = Number(line.split(" ").at(-2));
-  }
-  return { tree, parents, time, message };
+  const { tree, parents, time } = commitHeader(split < 0 ? text : text.slice(0, split));
+  return { tree: tree ?? "", parents, time, message: split < 0 ? "" : text.slice(split + 2) };
 }
 
-/** Tree entries by name; git-handoff trees are flat files only. */
-export function parseTree(data: Buffer, oidBytes: number): Map<string, string> {
-  const entries = new Map<string, string>();
-  let i = 0;
-  while (i < data.length) {
-    const sp = data.indexOf(32, i);
-    const nul = data.indexOf(0, sp);
-    const name = data.subarray(sp + 1, nul).toString("utf8");
-    entries.set(name, data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex"));
-    i = nul + 1 + oidBytes;
-  }
-  return entries;
+/** Tree entries by name (a record's tree: flat files, plus a bundle's folders); fails on a tree that is not well formed. */
+export function parseTree(data: Buffer, oidBytes: number, ref: string): Map<string, string> {
+  const entries = treeEntries(data, oidBytes);
+  if (!entries) fail("corrupt_state", `${ref} is corrupt: a tree object is not well formed`, { ref });
+  return new Map(entries.map((e) => [e.name, e.oid]));
 }
 
-export function encodeTree(files: Map<string, string>): Buffer {
-  const names = [...files.keys()].sort();
-  return Buffer.concat(
-    names.flatMap((n) => [Buffer.from(`100644 ${n}\0`, "utf8"), Buffer.from(files.get(n)!, "hex")]),
-  );
+/** A record's tree of plain files, from file name to blob id. */
+export function encodeFiles(files: Map<string, string>): Buffer {
+  return encodeTree([...files].map(([name, oid]) => ({ mode: "100644", name, oid })));
 }
 
 export function eventMessage(event: HandoffEvent): string {
@@ -120,7 +103,7 @@ export async function readRecord<T>(
   schema: z.ZodMiniType<T>,
 ): Promise<{ record: T; commit: ParsedCommit; foreign: boolean }> {
   const commit = parseCommit(await readTyped(reader, commitOid, "commit", ref));
-  const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
+  const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes, ref);
   const blobOid = tree.get(file);
   if (!blobOid) fail("corrupt_state", `${ref} is corrupt: its tree has no ${file}`, { ref });
   const foreign = noteUnknownFormat(ref, tree.get("format"), oidBytes);
@@ -160,7 +143,7 @@ export function writeSteps<T>(
   let objects: string[] = [];
   for (const step of steps) {
     const blob = writer.write("blob", serialize(step.record));
-    const tree = writer.write("tree", encodeTree(new Map([["format", formatBlob], [file, blob]])));
+    const tree = writer.write("tree", encodeFiles(new Map([["format", formatBlob], [file, blob]])));
     const message = eventMessage(step.event);
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));
     objects = [tip, tree, blob];

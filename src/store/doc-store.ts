@@ -4,7 +4,7 @@ import { fail } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { DOC_FORMAT, docContentProblem, validateDocName } from "../core/shared-doc.ts";
 import { blobDiff } from "../git/blob-diff.ts";
-import { commitObject, encodeTree, eventFromMessage, eventMessage, FORMAT_MARKER, parseCommit, parseTree, readTyped } from "./codec.ts";
+import { commitObject, encodeFiles, eventFromMessage, eventMessage, FORMAT_MARKER, parseCommit, parseTree, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 
 export const DOCS_PREFIX = `${REF_ROOT}docs/`;
@@ -32,7 +32,7 @@ export async function putDoc(store: Store, name: string, content: Buffer): Promi
     const tip = await store.readRef(ref);
     const versions = tip ? (await history(store, name, tip)).length : 0;
     const blob = store.writer.write("blob", content);
-    const tree = store.writer.write("tree", encodeTree(new Map([["format", store.writer.write("blob", FORMAT_MARKER)], [CONTENT, blob]])));
+    const tree = store.writer.write("tree", encodeFiles(new Map([["format", store.writer.write("blob", FORMAT_MARKER)], [CONTENT, blob]])));
     const { agent, scope, worktree, branch } = store.actor;
     const event: HandoffEvent = { type: "doc_put", task: "", agent, at: now.toISOString(), scope, worktree, branch, doc: name, bytes: content.length };
     const commit = store.writer.write("commit", commitObject({ tree, parent: tip, author: agent, at: now, message: eventMessage(event) }));
@@ -47,7 +47,7 @@ async function history(store: Store, name: string, tip: string): Promise<DocVers
   const out: Omit<DocVersion, "version">[] = [];
   for (let oid: string | undefined = tip; oid; ) {
     const commit = parseCommit(await readTyped(store.reader, oid, "commit", ref));
-    const blob = parseTree(await readTyped(store.reader, commit.tree, "tree", ref), store.oidBytes).get(CONTENT);
+    const blob = parseTree(await readTyped(store.reader, commit.tree, "tree", ref), store.oidBytes, ref).get(CONTENT);
     if (!blob) fail("corrupt_state", `${ref} is corrupt: version ${oid} has no ${CONTENT}`, { ref });
     const event = eventFromMessage(commit.message);
     const bytes = (await readTyped(store.reader, blob, "blob", ref)).length;

@@ -79,14 +79,14 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
 
 async function formatAt(store: Store, tip: string): Promise<number> {
   const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
-  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
+  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes, LEASES_REF);
   return !tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER) ? LEASE_TREE_FORMAT : 1;
 }
 
 /** The record at `tip` in either format, validated. */
 async function readStored(store: Store, tip: string, index: LeaseIndex): Promise<IndexedLeases> {
   const commit = parseCommit(await readTyped(store.reader, tip, "commit", LEASES_REF));
-  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes);
+  const tree = parseTree(await readTyped(store.reader, commit.tree, "tree", LEASES_REF), store.oidBytes, LEASES_REF);
   if (!tree.has(LEASES_FILE) && tree.has(LEASE_FOLDER)) {
     const latest = index.latest();
     const prev = latest?.groups ? { set: latest.set, groups: latest.groups } : null;

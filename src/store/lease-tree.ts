@@ -20,6 +20,7 @@ import { describeIssues } from "../core/schema-helpers.ts";
 import { isInLeaseOrder, keepOrder, sortLeases, withLeases } from "../core/lease-order.ts";
 import type { ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
+import { encodeTree, treeEntries, type TreeEntry } from "../git/tree-object.ts";
 import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
 import { leaseGroups, leaseKey, listStep, repartition } from "../core/lease-groups.ts";
 import { fnv1a32 } from "../core/fnv.ts";
@@ -214,19 +215,6 @@ function sameLeases(a: readonly Lease[], b: readonly Lease[]): boolean {
   return true;
 }
 
-interface TreeEntry {
-  mode: string;
-  name: string;
-  oid: string;
-}
-
-/** A git tree object; git orders entries by name, a folder's name as if it ended in `/`. */
-function encodeEntries(entries: TreeEntry[]): Buffer {
-  const key = (e: TreeEntry) => (e.mode === "40000" ? `${e.name}/` : e.name);
-  const sorted = [...entries].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]));
-}
-
 /** The id of a tree format's marker blob (`git-handoff <format>`), this build's by default. */
 export function treeMarkerOid(oidBytes: number, format = LEASE_TREE_FORMAT): string {
   const at = `${oidBytes}:${format}`;
@@ -331,7 +319,7 @@ export function writeLeaseTree(
     }
     countsOf.set(next, counts);
     const folder = writer.write("tree", encodeFolder(next, groups));
-    const tree = writer.write("tree", encodeEntries([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
+    const tree = writer.write("tree", encodeTree([{ mode: "100644", name: "format", oid: marker }, { mode: "40000", name: LEASE_FOLDER, oid: folder }]));
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message: eventMessage(step.event) }));
     groups = next;
   }
@@ -348,7 +336,7 @@ export function writeLeaseTree(
  */
 export async function groupsAt(reader: ObjectReader, oidBytes: number, tip: string, ref: string, set: LeaseSet): Promise<Map<string, LeaseGroup> | null> {
   const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
-  const folder = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes).find((e) => e.name === LEASE_FOLDER && e.mode === "40000");
+  const folder = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes, ref).find((e) => e.name === LEASE_FOLDER && e.mode === "40000");
   if (!folder) return null;
   const entries = plainFiles(await readTyped(reader, folder.oid, "tree", ref), oidBytes);
   if (!entries) return null;
@@ -396,17 +384,9 @@ function plainFiles(data: Buffer, oidBytes: number, lengths?: number[]): TreeEnt
   return out;
 }
 
-/** Tree entries with their modes. */
-export function parseEntries(data: Buffer, oidBytes: number): TreeEntry[] {
-  const out: TreeEntry[] = [];
-  for (let i = 0; i < data.length; ) {
-    const sp = data.indexOf(32, i);
-    const nul = data.indexOf(0, sp);
-    if (sp < 0 || nul < 0) break;
-    out.push({ mode: data.subarray(i, sp).toString("latin1"), name: data.subarray(sp + 1, nul).toString("utf8"), oid: data.subarray(nul + 1, nul + 1 + oidBytes).toString("hex") });
-    i = nul + 1 + oidBytes;
-  }
-  return out;
+/** Tree entries with their modes; fails on a tree that is not well formed. */
+function parseEntries(data: Buffer, oidBytes: number, ref: string): TreeEntry[] {
+  return treeEntries(data, oidBytes) ?? fail("corrupt_state", `${ref} is corrupt: a tree object is not well formed`, { ref });
 }
 
 /**
@@ -430,7 +410,7 @@ export async function readLeaseTree(
   prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseGroup> } | null = null,
 ): Promise<{ set: LeaseSet; groups: Map<string, LeaseGroup> }> {
   const commit = parseCommit(await readTyped(reader, tip, "commit", ref));
-  const root = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes);
+  const root = parseEntries(await readTyped(reader, commit.tree, "tree", ref), oidBytes, ref);
   const marker = root.find((e) => e.name === "format");
   const v2 = marker?.oid === treeMarkerOid(oidBytes, LEASE_TREE_FORMAT_V2);
   if (marker && !v2 && marker.oid !== treeMarkerOid(oidBytes)) {
@@ -447,7 +427,7 @@ export async function readLeaseTree(
   if (diff) return readChanged(reader, ref, cache, bounds, prev!, diff.changes, diff.next);
   const lengths: number[] = [];
   const plain = plainFiles(data, oidBytes, lengths);
-  const files = plain ?? parseEntries(data, oidBytes);
+  const files = plain ?? parseEntries(data, oidBytes, ref);
   if (files.length > MAX_LEASE_FILES) fail("corrupt_state", `${ref} holds ${files.length} lease files; at most ${MAX_LEASE_FILES}`, { ref });
   const groups = new Map<string, LeaseGroup>();
   // Format 3: each folder's leases in files of one bucket count, every lease in its bucket.

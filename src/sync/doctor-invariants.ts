@@ -70,7 +70,7 @@ async function formatCheck(store: Store): Promise<Check> {
   for (const { name, oid } of refs) {
     try {
       const commit = parseCommit(await readTyped(store.reader, oid, "commit", name));
-      const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes).get("format");
+      const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes, name).get("format");
       if (format !== undefined && format !== ours && !(name === LEASES_REF && (format === treeMarkerOid(store.oidBytes) || format === treeMarkerOid(store.oidBytes, LEASE_TREE_FORMAT_V2)))) odd.push(name);
     } catch {
       /* corrupt refs are the invariants check's business */

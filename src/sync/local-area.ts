@@ -6,7 +6,7 @@ import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem, sanitizeIdPart } from "../core/ids.ts";
 import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { listRefs, updateRefs, type RefUpdate } from "../git/refs.ts";
-import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "../store/codec.ts";
+import { commitObject, encodeFiles, FORMAT_MARKER, readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import type { Store } from "../store/store.ts";
 
@@ -54,7 +54,7 @@ export async function recordConflicts(store: Store, conflicts: Conflict[]): Prom
       let tip = old;
       for (const c of list) {
         const blob = store.writer.write("blob", JSON.stringify(c, null, 2) + "\n");
-        const tree = store.writer.write("tree", encodeTree(new Map([["format", format], [CONFLICT_FILE, blob]])));
+        const tree = store.writer.write("tree", encodeFiles(new Map([["format", format], [CONFLICT_FILE, blob]])));
         const message = `conflict ${c.task ?? c.ref} for ${c.agent}: ${c.message.split("\n")[0]}\n\n${JSON.stringify(c, null, 2)}\n`;
         tip = store.writer.write("commit", commitObject({ tree, parent: tip, author: "git-handoff", at: new Date(c.detected_at), message }));
       }

@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
 import { isoTime, lazySchema } from "../core/schema-helpers.ts";
-import { commitObject, encodeTree, FORMAT_MARKER, readRecord } from "../store/codec.ts";
+import { commitObject, encodeFiles, FORMAT_MARKER, readRecord } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
 
@@ -47,7 +47,7 @@ export async function writeQuarantine(store: Store, remote: string, entries: Map
     const format = store.writer.write("blob", FORMAT_MARKER);
     const body = { remote, entries: [...entries.values()].sort((a, b) => a.ref.localeCompare(b.ref)) };
     const blob = store.writer.write("blob", JSON.stringify(body, null, 2) + "\n");
-    const tree = store.writer.write("tree", encodeTree(new Map([["format", format], [FILE, blob]])));
+    const tree = store.writer.write("tree", encodeFiles(new Map([["format", format], [FILE, blob]])));
     next = store.writer.write("commit", commitObject({ tree, parent: old, author: "git-handoff", at: store.now(), message: `${why}\n` }));
   } else if (old === null) return true;
   return (await store.updateRefs([{ ref, new: next, old }])).ok;

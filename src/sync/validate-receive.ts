@@ -10,7 +10,8 @@ import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import type { Task } from "../core/task.ts";
-import { eventFromMessage, parseCommit, parseTree, type ParsedCommit } from "../store/codec.ts";
+import { treeEntries } from "../git/tree-object.ts";
+import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
 import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
@@ -107,19 +108,6 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
   }
 }
 
-/** A tree's entries with their modes (folders of received files must hold plain files only). */
-function parseTreeEntries(data: Buffer, oidBytes: number): { mode: string; name: string }[] {
-  const out: { mode: string; name: string }[] = [];
-  for (let i = 0; i < data.length; ) {
-    const sp = data.indexOf(32, i);
-    const nul = data.indexOf(0, sp);
-    if (sp < 0 || nul < 0) break;
-    out.push({ mode: data.subarray(i, sp).toString("utf8"), name: data.subarray(sp + 1, nul).toString("utf8") });
-    i = nul + 1 + oidBytes;
-  }
-  return out;
-}
-
 function authorOf(header: string): string {
   const line = header.split("\n").find((l) => l.startsWith("author ")) ?? "";
   const lt = line.indexOf(" <");
@@ -138,7 +126,9 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const author = authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n"))));
   const treeObj = await store.reader.read(commit.tree);
   if (!treeObj || treeObj.type !== "tree") invalid(`commit ${oid.slice(0, 12)} has no tree`);
-  const tree = parseTree(treeObj!.data, store.oidBytes);
+  const rootEntries = treeEntries(treeObj!.data, store.oidBytes);
+  if (!rootEntries) invalid(`the tree of ${oid.slice(0, 12)} is not well formed`);
+  const tree = new Map(rootEntries!.map((e) => [e.name, e.oid]));
   if (tree.size > family.bounds.treeEntries) invalid(`tree of ${oid.slice(0, 12)} has ${tree.size} entries; at most ${family.bounds.treeEntries} for ${family.family}`);
   const formatOid = tree.get("format");
   const marker = formatOid ? await store.reader.read(formatOid) : null;
@@ -156,9 +146,10 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
       const sub = await store.reader.read(tree.get(name)!);
       if (!sub || sub.type !== "tree") invalid(`${name} in ${oid.slice(0, 12)} is not a folder`);
       // Files from another machine: flat names only, bounded in number (their sizes are checked where read).
-      const files = parseTreeEntries(sub!.data, store.oidBytes);
-      if (files.length > MAX_TASK_FILES) invalid(`holds ${files.length} files in ${name}/; at most ${MAX_TASK_FILES}`);
-      for (const f of files) {
+      const files = treeEntries(sub!.data, store.oidBytes);
+      if (!files) invalid(`${name}/ in ${oid.slice(0, 12)} is not a well formed tree`);
+      if (files!.length > MAX_TASK_FILES) invalid(`holds ${files!.length} files in ${name}/; at most ${MAX_TASK_FILES}`);
+      for (const f of files!) {
         const problem = flatNameProblem(f.name);
         if (problem) invalid(`holds a file ${JSON.stringify(f.name.slice(0, 80))} that ${problem}`);
         if (f.mode !== "100644") invalid(`holds ${JSON.stringify(f.name.slice(0, 80))} in ${name}/ that is not a plain file`);
