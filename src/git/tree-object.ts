@@ -9,7 +9,6 @@ export interface TreeEntry {
 }
 
 const SPACE = 0x20;
-const SLASH = 0x2f;
 
 /**
  * A tree object's entries in stored order, or null when it is not well formed: an entry without
@@ -20,18 +19,35 @@ const SLASH = 0x2f;
  */
 export function treeEntries(data: Buffer, oidBytes: number, names: "utf8" | "latin1" = "utf8"): TreeEntry[] | null {
   const out: TreeEntry[] = [];
+  const ok = eachEntry(data, oidBytes, names, (at, sp, name, oid) => void out.push({ mode: data.toString("latin1", at, sp), name, oid }));
+  return ok ? out : null;
+}
+
+/** A tree's entries as name -> id (records and bundles: modes are checked where they matter), or null as treeEntries. */
+export function treeIds(data: Buffer, oidBytes: number): Map<string, string> | null {
+  const out = new Map<string, string>();
+  return eachEntry(data, oidBytes, "utf8", (_at, _sp, name, oid) => void out.set(name, oid)) ? out : null;
+}
+
+/**
+ * Walks a tree's entries (where the entry and its mode's space are, the decoded name, the id in
+ * hex); false as soon as one is not well formed. Every look stays within its entry, so a wide
+ * tree costs one pass.
+ */
+function eachEntry(data: Buffer, oidBytes: number, names: "utf8" | "latin1", each: (at: number, sp: number, name: string, oid: string) => void): boolean {
   for (let i = 0; i < data.length; ) {
-    const sp = data.indexOf(SPACE, i);
-    if (sp <= i || sp - i > 6) return null;
-    for (let k = i; k < sp; k++) if (data[k]! < 0x30 || data[k]! > 0x37) return null;
+    let sp = i;
+    while (sp < data.length && sp - i <= 6 && data[sp]! >= 0x30 && data[sp]! <= 0x37) sp++;
+    if (sp === i || sp - i > 6 || data[sp] !== SPACE) return false;
     const nul = data.indexOf(0, sp + 1);
-    if (nul <= sp + 1 || nul + 1 + oidBytes > data.length) return null;
-    const slash = data.indexOf(SLASH, sp + 1);
-    if (slash >= 0 && slash < nul) return null;
-    out.push({ mode: data.toString("latin1", i, sp), name: data.toString(names, sp + 1, nul), oid: data.toString("hex", nul + 1, nul + 1 + oidBytes) });
+    if (nul <= sp + 1 || nul + 1 + oidBytes > data.length) return false;
+    const name = data.toString(names, sp + 1, nul);
+    // "/" is one byte in UTF-8 and never part of another character's bytes, so the decoded name shows it.
+    if (name.includes("/")) return false;
+    each(i, sp, name, data.toString("hex", nul + 1, nul + 1 + oidBytes));
     i = nul + 1 + oidBytes;
   }
-  return out;
+  return true;
 }
 
 const FOLDER_MODE = "40000";

@@ -6,7 +6,7 @@ import { HandoffEvent, summarize } from "../core/event.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import type { GitObject, ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
-import { commitHeader, encodeTree, treeEntries } from "../git/tree-object.ts";
+import { commitHeader, encodeTree, treeIds } from "../git/tree-object.ts";
 
 export const FORMAT_MARKER = "git-handoff 1\n";
 
@@ -53,9 +53,7 @@ export function parseCommit(data: Buffer): ParsedCommit {
 
 /** Tree entries by name (a record's tree: flat files, plus a bundle's folders); fails on a tree that is not well formed. */
 export function parseTree(data: Buffer, oidBytes: number, ref: string): Map<string, string> {
-  const entries = treeEntries(data, oidBytes);
-  if (!entries) fail("corrupt_state", `${ref} is corrupt: a tree object is not well formed`, { ref });
-  return new Map(entries.map((e) => [e.name, e.oid]));
+  return treeIds(data, oidBytes) ?? fail("corrupt_state", `${ref} is corrupt: a tree object is not well formed`, { ref });
 }
 
 /** A record's tree of plain files, from file name to blob id. */
