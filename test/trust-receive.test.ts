@@ -215,4 +215,52 @@ test("a task and the leases one operation wrote are held back together when eith
   assert.is(readRecordAt(victim, "refs/handoff/tasks/work").claim, null, "the claim did not arrive without its leases");
 });
 
+test("a ref whose objects the remote cannot send is refused alone: the rest of the sync goes on, and it is not asked for again", () => {
+  const { bare, victim, other } = project();
+  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim }));
+  // A tree git's own upload-pack dies on (a cut id), under a ref on the remote: every fetch naming it fails.
+  const marker = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine:format");
+  const raw = Buffer.concat([Buffer.from("100644 format\0", "latin1"), Buffer.from(marker, "hex"), Buffer.from("100644 task.json\0", "latin1"), Buffer.alloc(7, 1)]);
+  const broken = spawnSync("git", ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"], { cwd: bare, input: raw, encoding: "utf8" }).stdout.trim();
+  const bad = commit(bare, { tree: broken, message: eventMessage(event("created", "bad", "attacker")) });
+  setRef(bare, "refs/handoff/tasks/bad", bad);
+  // And one this clone tracks already, moved on to such a tree.
+  const mineBefore = tip(victim, "refs/handoff/tasks/mine");
+  const moved = commit(bare, { tree: broken, parent: mineBefore, message: eventMessage(event("updated", "mine", "attacker")) });
+  setRef(bare, "refs/handoff/tasks/mine", moved);
+  ok(cli(["task", "add", "a legitimate task", "--id", "good"], { cwd: other, agent: "carol" }));
+  ok(cli(["sync"], { cwd: other })); // the other clone's own sync gets past it too, and pushes
+  ok(cli(["task", "add", "second", "--id", "mine2"], { cwd: victim, agent: "victim" }));
+
+  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const refused = s.quarantined.map((q: any) => [q.ref, q.kind, q.oid]).sort((x: string[], y: string[]) => x[0]!.localeCompare(y[0]!));
+  assert.equal(refused, [["refs/handoff/tasks/bad", "invalid", bad], ["refs/handoff/tasks/mine", "invalid", moved]]);
+  for (const q of s.quarantined) assert.match(q.reason, /the remote could not send it \(.*tree object/);
+  assert.is(tip(victim, "refs/handoff/tasks/mine"), mineBefore, "this clone's task stays as it was");
+  assert.ok(tip(victim, "refs/handoff/tasks/good"), "the valid task arrived in the same sync");
+  assert.is(tip(bare, "refs/handoff/tasks/mine2"), tip(victim, "refs/handoff/tasks/mine2"), "and this clone's task went out");
+  assert.is(tip(victim, "refs/handoff/tasks/bad"), null);
+  assert.is(tip(victim, "refs/handoff-remotes/origin/tasks/bad"), null, "nothing of it was fetched");
+
+  // The next sync does not ask for it again (it would fail the fetch of everything named with it).
+  ok(cli(["task", "add", "another", "--id", "good2"], { cwd: other, agent: "carol" }));
+  ok(cli(["sync"], { cwd: other }));
+  const trace = join(tempDir(), "trace");
+  const again = ok(cli(["sync"], { cwd: victim, agent: "victim", env: { GIT_TRACE: trace } }));
+  assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/bad: the remote could not send it .*\(nothing of it fetched; git handoff sync --repair overwrites it\)/);
+  const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
+  assert.is(fetches.length, 1, fetches.join("\n"));
+  assert.match(fetches[0]!, /refs\/handoff\/tasks\/good2/);
+  assert.not.match(fetches[0]!, /tasks\/(bad|mine)\b/);
+  assert.ok(tip(victim, "refs/handoff/tasks/good2"));
+
+  // --repair removes it from the remote (this clone has no value of its own).
+  const r = ok(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  assert.match(r.stdout, /repaired: refs\/handoff\/tasks\/bad on origin .* deleted/);
+  assert.is(tip(bare, "refs/handoff/tasks/bad"), null);
+  assert.is(tip(bare, "refs/handoff/tasks/mine"), mineBefore);
+  assert.equal(ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json.quarantined, []);
+});
+
 test.run();

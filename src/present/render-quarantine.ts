@@ -9,7 +9,8 @@ export function quarantineLines(remote: string, quarantined: (Quarantined & { ne
       if (q.new) lines.push(`from a newer git-handoff: ${q.ref} (${q.reason}); kept under refs/handoff-remotes/${remote}/, not used here`);
       continue;
     }
-    lines.push(`refused on receive: ${q.ref}: ${q.reason} (kept under refs/handoff-remotes/${remote}/; git handoff sync --repair overwrites it)`);
+    const where = q.unsent ? "nothing of it fetched" : `kept under refs/handoff-remotes/${remote}/`;
+    lines.push(`refused on receive: ${q.ref}: ${q.reason} (${where}; git handoff sync --repair overwrites it)`);
   }
   return lines;
 }

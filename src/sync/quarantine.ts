@@ -21,6 +21,8 @@ export const Quarantined = lazySchema(() =>
     kind: z.enum(["invalid", "newer"]),
     reason: z.string(),
     at: isoTime(),
+    /** The remote listed this value but could not send its objects: nothing of it was fetched. */
+    unsent: z.optional(z.literal(true)),
   }),
 );
 export type Quarantined = z.infer<typeof Quarantined>;

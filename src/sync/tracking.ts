@@ -11,7 +11,7 @@ import { git } from "../git/run.ts";
 import { inFamilies } from "../git/remote-ref.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine, type Quarantined } from "./quarantine.ts";
-import { sharesOperation, validateReceived } from "./validate-receive.ts";
+import { sharesOperation, validateReceived, type Verdict } from "./validate-receive.ts";
 import { recordSightings } from "./skew.ts";
 import { trace } from "./trace.ts";
 
@@ -163,7 +163,7 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
   if (!r.ok) return r;
   await recordSightings(store, remote, r.before, r.after);
   trace("refresh: sightings recorded");
-  const screened = await screenReceived(store, remote, r.before, r.after);
+  const screened = await screenReceived(store, remote, r.before, r.after, false, r.unsent);
   return r.listing ? { ...screened, listing: r.listing } : screened;
 }
 
@@ -254,6 +254,33 @@ function lastFetchEnded(store: Store, remote: string): number {
   }
 }
 
+/** A fetch's outcome: `unsent`, refs the remote listed but could not send, with git's words. */
+type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?: Map<string, string> };
+
+/** Words of git's that say an object could not be read or sent, not that the remote is out of reach. */
+const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
+
+/**
+ * After fetches of all of `refs` failed: each fetched alone. Returns the ones the remote could not
+ * send (with git's message) when the others came (or the failures name an object), else null: the
+ * remote itself is out of reach, and the caller reports that.
+ */
+async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], before: Tips): Promise<Map<string, string> | null> {
+  const failed = new Map<string, string>();
+  let fetched = 0;
+  for (const ref of refs) {
+    if (Date.now() >= b.until - 100) return null;
+    const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), [ref], { haves: await ownTips(store, [ref], before) });
+    if (f.ok) fetched++;
+    else if (f.timedOut) return null;
+    else failed.set(ref, f.message);
+    // Three failures alike and nothing fetched, none naming an object: the remote is gone.
+    if (!fetched && failed.size >= 3 && ![...failed.values()].some((m) => OBJECT_TROUBLE.test(m))) return null;
+  }
+  if (!failed.size) return failed;
+  return fetched > 0 || [...failed.values()].every((m) => OBJECT_TROUBLE.test(m)) ? failed : null;
+}
+
 async function fetchTracking(
   store: Store,
   remote: string,
@@ -261,10 +288,10 @@ async function fetchTracking(
   budget?: RemoteBudget,
   part?: { families: string[]; listed: Tips },
   early?: EarlyListing,
-): Promise<{ ok: true; before: Tips; after: Tips; listing?: Listing } | (RemoteFailure & { whole?: boolean })> {
+): Promise<Fetched | (RemoteFailure & { whole?: boolean })> {
   const b = budget ?? (await remoteBudget(store, remote));
   const tips = () => (part ? trackingTipsOf(store, remote, part.families) : trackingTips(store, remote));
-  return withFetchLock<{ ok: true; before: Tips; after: Tips; listing?: Listing } | (RemoteFailure & { whole?: boolean })>(
+  return withFetchLock<Fetched | (RemoteFailure & { whole?: boolean })>(
     fetchLockDir(store),
     remote,
     // The holder's own calls are bounded (a listing and a fetch): wait about that long.
@@ -281,8 +308,19 @@ async function fetchTracking(
       if (!ls.ok) return ls;
       const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix };
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
-      const changed: string[] = [];
+      let changed: string[] = [];
       for (const [ref, oid] of ls.tips) if (before.get(ref) !== oid) changed.push(ref);
+      let unsent = new Map<string, string>();
+      if (changed.length && !part) {
+        // A value already refused as one the remote cannot send is not asked for again: it would
+        // fail the fetch of everything named with it.
+        const q = (await readQuarantine(store, remote)).entries;
+        for (const ref of changed) {
+          const held = q.get(ref);
+          if (held?.unsent && held.oid === ls.tips.get(ref)) unsent.set(ref, held.reason);
+        }
+        if (unsent.size) changed = changed.filter((ref) => !unsent.has(ref));
+      }
       const gone: [string, string][] = [];
       for (const entry of before) if (!ls.tips.has(entry[0])) gone.push(entry);
       if (changed.length) {
@@ -291,6 +329,16 @@ async function fetchTracking(
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.
         if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
+        // The remote listed its refs but could not send them: one ref whose objects it cannot
+        // send (a malformed tree written there on purpose) fails every fetch that names it, and
+        // would stop every sync of every clone. Each ref alone tells which; the rest go on.
+        if (!f.ok && !f.timedOut && changed.length <= NAMED_FETCH_LIMIT) {
+          const alone = await fetchAlone(store, remote, b, changed, before);
+          if (alone) {
+            unsent = alone;
+            f = { ok: true };
+          }
+        }
 
         if (!f.ok) {
           // A tracking ref's lock left by a killed git fetch is not the remote's fault: say so.
@@ -303,9 +351,11 @@ async function fetchTracking(
       }
       // A ref that moved again between the listing and the fetch: the fetched value is newer.
       // Nothing changed: the listing itself (only read from here on).
-      const after = changed.length ? new Map(ls.tips) : ls.tips;
+      const after = changed.length || unsent.size ? new Map(ls.tips) : ls.tips;
       for (const [ref, oid] of await trackingFor(store, remote, changed)) after.set(ref, oid);
-      return { ok: true, before, after, listing };
+      // The remote's value of a ref it could not send is what the screening refuses.
+      for (const ref of unsent.keys()) after.set(ref, ls.tips.get(ref)!);
+      return { ok: true, before, after, listing, ...(unsent.size ? { unsent } : {}) };
     },
     async () => {
       const now = await tips();
@@ -325,7 +375,7 @@ export async function screenFetched(store: Store, remote: string, before: Tips, 
   return screenReceived(store, remote, before, after, true);
 }
 
-async function screenReceived(store: Store, remote: string, before: Tips, after: Tips, partial = false): Promise<Refreshed & { ok: true }> {
+async function screenReceived(store: Store, remote: string, before: Tips, after: Tips, partial = false, unsent?: Map<string, string>): Promise<Refreshed & { ok: true }> {
   const q = await readQuarantine(store, remote);
   // A partial fetch says nothing about the refs it did not ask for: their quarantine stands.
   const candidates = new Set<string>([...q.entries.keys()].filter((ref) => !partial || after.has(ref)));
@@ -350,13 +400,14 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
       continue;
     }
     const anchor = held ? held.anchor : (before.get(ref) ?? null);
-    const verdict = await validateReceived(store, ref, tip, anchor, now);
+    const cannot = unsent?.get(ref);
+    const verdict: Verdict = cannot !== undefined ? { ok: false, kind: "invalid", reason: `the remote could not send it (${cannot})` } : await validateReceived(store, ref, tip, anchor, now);
     if (verdict.ok) {
       entries.delete(ref);
       accepted.push(ref);
       continue;
     }
-    const entry: Quarantined = { ref, oid: tip, anchor, kind: verdict.kind, reason: verdict.reason, at: now.toISOString() };
+    const entry: Quarantined = { ref, oid: tip, anchor, kind: verdict.kind, reason: verdict.reason, at: now.toISOString(), ...(cannot !== undefined ? { unsent: true as const } : {}) };
     entries.set(ref, entry);
     refused.push(entry);
     newlyRefused.push(entry);
