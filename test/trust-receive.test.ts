@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { commit, eventMessage, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
+import { onceWorker, script, start, stop } from "./support/handover.ts";
 
 test.after(cleanupTemp);
 
@@ -215,19 +216,23 @@ test("a task and the leases one operation wrote are held back together when eith
   assert.is(readRecordAt(victim, "refs/handoff/tasks/work").claim, null, "the claim did not arrive without its leases");
 });
 
+/** A commit on the remote whose tree git's own upload-pack dies on (a cut id): every fetch naming it fails. */
+function unsendable(bare: string, parent: string | null, task: string): string {
+  const marker = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine:format");
+  const raw = Buffer.concat([Buffer.from("100644 format\0", "latin1"), Buffer.from(marker, "hex"), Buffer.from("100644 task.json\0", "latin1"), Buffer.alloc(7, 1)]);
+  const broken = spawnSync("git", ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"], { cwd: bare, input: raw, encoding: "utf8" }).stdout.trim();
+  return commit(bare, { tree: broken, parent, message: eventMessage(event(parent ? "updated" : "created", task, "attacker")) });
+}
+
 test("a ref whose objects the remote cannot send is refused alone: the rest of the sync goes on, and it is not asked for again", () => {
   const { bare, victim, other } = project();
   ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
   ok(cli(["sync"], { cwd: victim }));
-  // A tree git's own upload-pack dies on (a cut id), under a ref on the remote: every fetch naming it fails.
-  const marker = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine:format");
-  const raw = Buffer.concat([Buffer.from("100644 format\0", "latin1"), Buffer.from(marker, "hex"), Buffer.from("100644 task.json\0", "latin1"), Buffer.alloc(7, 1)]);
-  const broken = spawnSync("git", ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"], { cwd: bare, input: raw, encoding: "utf8" }).stdout.trim();
-  const bad = commit(bare, { tree: broken, message: eventMessage(event("created", "bad", "attacker")) });
+  const bad = unsendable(bare, null, "bad");
   setRef(bare, "refs/handoff/tasks/bad", bad);
   // And one this clone tracks already, moved on to such a tree.
   const mineBefore = tip(victim, "refs/handoff/tasks/mine");
-  const moved = commit(bare, { tree: broken, parent: mineBefore, message: eventMessage(event("updated", "mine", "attacker")) });
+  const moved = unsendable(bare, mineBefore, "mine");
   setRef(bare, "refs/handoff/tasks/mine", moved);
   ok(cli(["task", "add", "a legitimate task", "--id", "good"], { cwd: other, agent: "carol" }));
   ok(cli(["sync"], { cwd: other })); // the other clone's own sync gets past it too, and pushes
@@ -261,6 +266,34 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   assert.is(tip(bare, "refs/handoff/tasks/bad"), null);
   assert.is(tip(bare, "refs/handoff/tasks/mine"), mineBefore);
   assert.equal(ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json.quarantined, []);
+});
+
+test("a worker's look at the queue gets past a task ref the remote cannot send", async () => {
+  const { bare, victim, other } = project();
+  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
+  ok(cli(["cancel", "mine", "--reason", "not for the worker"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim }));
+  ok(cli(["sync"], { cwd: other }));
+  setRef(bare, "refs/handoff/tasks/bad", unsendable(bare, null, "bad"));
+  ok(cli(["task", "add", "a job", "--id", "job", "--push"], { cwd: victim, agent: "victim" }));
+  const w = onceWorker(other, script("echo worked"), "worker");
+  const timer = setTimeout(() => void stop(w, "SIGKILL"), 60_000);
+  const code = await w.exited;
+  clearTimeout(timer);
+  assert.is(code, 0, w.stderr());
+  assert.is(readRecordAt(bare, "refs/handoff/tasks/job").status, "done");
+  // Known as unsendable now: the next look lists and fetches what moved by name, no glob fetch
+  // over tasks/ that would fail on it first.
+  ok(cli(["task", "add", "another job", "--id", "job2", "--push"], { cwd: victim, agent: "victim" }));
+  const trace = join(tempDir(), "trace");
+  const w2 = start(["worker", "--exec", script("echo worked"), "--once", "--poll", "300ms"], { cwd: other, agent: "worker", env: { GIT_TRACE: trace } });
+  const timer2 = setTimeout(() => void stop(w2, "SIGKILL"), 60_000);
+  assert.is(await w2.exited, 0, w2.stderr());
+  clearTimeout(timer2);
+  assert.is(readRecordAt(bare, "refs/handoff/tasks/job2").status, "done");
+  const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
+  assert.ok(fetches.length >= 1, "the worker fetched");
+  for (const f of fetches) assert.not.match(f, /tasks\/\*|tasks\/bad/, f);
 });
 
 test.run();

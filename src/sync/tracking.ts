@@ -177,7 +177,7 @@ export async function refreshTracking(store: Store, remote: string, known?: Tips
 export async function refreshFamilies(store: Store, remote: string, families: string[], listed: Tips, budget?: RemoteBudget, known?: Tips): Promise<Refreshed> {
   const r = await fetchTracking(store, remote, known, budget, { families, listed });
   if (r.ok) await recordSightings(store, remote, r.before, r.after);
-  return r.ok ? screenReceived(store, remote, r.before, r.after, true) : r;
+  return r.ok ? screenReceived(store, remote, r.before, r.after, true, r.unsent) : r;
 }
 
 /**
@@ -186,8 +186,8 @@ export async function refreshFamilies(store: Store, remote: string, families: st
  * or went), a single-ref family by its exact name, and only once the tracking refs hold it (an
  * exact name the remote lacks fails the whole fetch; a ref not yet tracked waits for the next
  * full refresh or the claim that needs it). `listFirst` when the caller should list first
- * instead: the clone tracks too many tasks for a fetch per look (fetchFirst), or such a ref was
- * gone from the remote.
+ * instead: the clone tracks too many tasks for a fetch per look (fetchFirst), or the fetch failed
+ * (such a ref was gone from the remote, or a ref there cannot be sent: see fetchAlone).
  */
 export async function fetchFamilies(store: Store, remote: string, families: string[], budget?: RemoteBudget): Promise<Refreshed | (RemoteFailure & { listFirst?: true })> {
   const b = budget ?? (await remoteBudget(store, remote));
@@ -198,13 +198,19 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
     async () => {
       const before = await trackingTipsOf(store, remote, families);
       if (!smallEnough(before)) return { ok: false, message: "too many tracked tasks to fetch first", listFirst: true };
+      // A glob fetch over a ref the remote cannot send fails whole: list, and fetch what moved by name.
+      for (const q of (await readQuarantine(store, remote)).entries.values()) {
+        if (q.unsent && inFamilies(q.ref, families)) return { ok: false, message: `the remote cannot send ${q.ref}`, listFirst: true };
+      }
       const exact = families.filter((f) => !f.endsWith("/"));
       const specs = [...families.filter((f) => f.endsWith("/")).map((f) => `${f}*`), ...exact.filter((f) => before.has(f))];
       // Offered as haves: these families' tracking tips only (see fetchHandoffRefs).
       const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), specs, { prune: true, haves: [...before.values()] });
       if (!f.ok) {
         failOnStaleLock(store.repo.storeDir, f.message);
-        return !f.timedOut && exact.some((x) => before.has(x)) ? { ...f, listFirst: true } : f;
+        // A ref gone since the fetch named it, or one the remote cannot send (it fails every glob
+        // fetch over its folder): a listing and a fetch of what moved get past both.
+        return f.timedOut ? f : { ...f, listFirst: true };
       }
       return { ok: true, before, after: await trackingTipsOf(store, remote, families) };
     },
@@ -311,7 +317,7 @@ async function fetchTracking(
       let changed: string[] = [];
       for (const [ref, oid] of ls.tips) if (before.get(ref) !== oid) changed.push(ref);
       let unsent = new Map<string, string>();
-      if (changed.length && !part) {
+      if (changed.length) {
         // A value already refused as one the remote cannot send is not asked for again: it would
         // fail the fetch of everything named with it.
         const q = (await readQuarantine(store, remote)).entries;
