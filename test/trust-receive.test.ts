@@ -274,7 +274,8 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   ok(cli(["cancel", "mine", "--reason", "not for the worker"], { cwd: victim, agent: "victim" }));
   ok(cli(["sync"], { cwd: victim }));
   ok(cli(["sync"], { cwd: other }));
-  setRef(bare, "refs/handoff/tasks/bad", unsendable(bare, null, "bad"));
+  // Named so that a pattern over the job's refs (`refs/handoff/tasks/job*`, as a waiter fetches) matches it too.
+  setRef(bare, "refs/handoff/tasks/job-bad", unsendable(bare, null, "job-bad"));
   ok(cli(["task", "add", "a job", "--id", "job", "--push"], { cwd: victim, agent: "victim" }));
   const w = onceWorker(other, script("echo worked"), "worker");
   const timer = setTimeout(() => void stop(w, "SIGKILL"), 60_000);
@@ -282,6 +283,13 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   clearTimeout(timer);
   assert.is(code, 0, w.stderr());
   assert.is(readRecordAt(bare, "refs/handoff/tasks/job").status, "done");
+  // The one who queued it waits for its result and gets it at once: the waiter's fetch of
+  // `refs/handoff/tasks/job*` fails on the planted ref, and it fetches what it asked for by name
+  // (before, it polled until its timeout, whose last full sync got past the ref).
+  const t0 = Date.now();
+  const waited = ok(cli(["wait", "--id", "job", "--timeout", "40s", "--json"], { cwd: victim, agent: "victim" }));
+  assert.is(waited.json.status, "done", waited.stdout);
+  assert.ok(Date.now() - t0 < 20_000, `waited ${Date.now() - t0} ms`);
   // Known as unsendable now: the next look lists and fetches what moved by name, no glob fetch
   // over tasks/ that would fail on it first.
   ok(cli(["task", "add", "another job", "--id", "job2", "--push"], { cwd: victim, agent: "victim" }));
@@ -293,7 +301,7 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   assert.is(readRecordAt(bare, "refs/handoff/tasks/job2").status, "done");
   const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
   assert.ok(fetches.length >= 1, "the worker fetched");
-  for (const f of fetches) assert.not.match(f, /tasks\/\*|tasks\/bad/, f);
+  for (const f of fetches) assert.not.match(f, /tasks\/\*|tasks\/job-bad/, f);
 });
 
 test.run();

@@ -41,7 +41,9 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
   trace("pull: fetching");
   const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves });
   trace("pull: fetched");
-  if (!f.ok) return f;
+  // A pattern also matches refs this pull did not ask for, one of which the remote may not be able
+  // to send (tracking.ts fetchAlone): the refs asked for, listed and fetched by name, get past it.
+  if (!f.ok) return f.timedOut ? f : listThenPull(store, remote, refs, budget);
   const after = await trackingMatching(store, remote, refs);
   const behind: string[] = [];
   const local = new Map<string, string | null>();
