@@ -11,6 +11,7 @@ import { commit, eventMessage, readRecordAt, recordCommit, setRef, tree } from "
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { onceWorker, script, start, stop } from "./support/handover.ts";
+import { seedTasks } from "./bench/task-fixture.ts";
 
 test.after(cleanupTemp);
 
@@ -302,6 +303,21 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
   assert.ok(fetches.length >= 1, "the worker fetched");
   for (const f of fetches) assert.not.match(f, /tasks\/\*|tasks\/job-bad/, f);
+});
+
+test("a new clone's first sync gets past a ref the remote cannot send, among more refs than one fetch names", async () => {
+  const { bare, victim } = project();
+  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim }));
+  const seeded = tempRepo();
+  await seedTasks(seeded, 240);
+  gitOut(seeded, "push", "-q", bare, "refs/handoff/tasks/*:refs/handoff/tasks/*");
+  setRef(bare, "refs/handoff/tasks/t-99x", unsendable(bare, null, "t-99x"));
+  const fresh = cloneOf(bare);
+  const s = ok(cli(["sync", "--json"], { cwd: fresh, agent: "newcomer" })).json;
+  assert.equal(s.quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/t-99x"]);
+  assert.match(s.quarantined[0].reason, /the remote could not send it/);
+  assert.is(gitOut(fresh, "for-each-ref", "--format=x", "refs/handoff/tasks/").split("\n").length, 241, "every other task arrived");
 });
 
 test.run();

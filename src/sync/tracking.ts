@@ -267,22 +267,46 @@ type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?
 const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
 
 /**
- * After fetches of all of `refs` failed: each fetched alone. Returns the ones the remote could not
- * send (with git's message) when the others came (or the failures name an object), else null: the
- * remote itself is out of reach, and the caller reports that.
+ * After fetches of all of `refs` failed (by name, or by pattern when there were too many to
+ * name): the refs in halves, and halves of the halves that fail, down to the refs that fail alone
+ * (a few fetches per such ref, not one per ref). Returns those the remote could not send (with
+ * git's message) when others came or the failures name an object, else null: the remote itself
+ * is out of reach, or the budget ran out, and the caller reports that.
  */
 async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], before: Tips): Promise<Map<string, string> | null> {
   const failed = new Map<string, string>();
   let fetched = 0;
-  for (const ref of refs) {
-    if (Date.now() >= b.until - 100) return null;
-    const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), [ref], { haves: await ownTips(store, [ref], before) });
-    if (f.ok) fetched++;
-    else if (f.timedOut) return null;
-    else failed.set(ref, f.message);
-    // Three failures alike and nothing fetched, none naming an object: the remote is gone.
-    if (!fetched && failed.size >= 3 && ![...failed.values()].some((m) => OBJECT_TROUBLE.test(m))) return null;
-  }
+  let gaveUp = false;
+  const fetch = async (part: string[], knownToFail: boolean): Promise<void> => {
+    if (gaveUp || Date.now() >= b.until - 100) {
+      gaveUp = true;
+      return;
+    }
+    if (!knownToFail) {
+      const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), part, { haves: await ownTips(store, part, before) });
+      if (f.ok) {
+        fetched += part.length;
+        return;
+      }
+      if (f.timedOut) {
+        gaveUp = true;
+        return;
+      }
+      if (part.length === 1) {
+        failed.set(part[0]!, f.message);
+        // Three failures alike and nothing fetched, none naming an object: the remote is gone.
+        if (!fetched && failed.size >= 3 && ![...failed.values()].some((m) => OBJECT_TROUBLE.test(m))) gaveUp = true;
+        return;
+      }
+    }
+    const mid = part.length >> 1;
+    await fetch(part.slice(0, mid), false);
+    await fetch(part.slice(mid), false);
+  };
+  // A list short enough to name was just fetched whole, and failed: its halves come first.
+  if (refs.length <= NAMED_FETCH_LIMIT) await fetch(refs, true);
+  else for (let i = 0; i < refs.length; i += NAMED_FETCH_LIMIT) await fetch(refs.slice(i, i + NAMED_FETCH_LIMIT), false);
+  if (gaveUp) return null;
   if (!failed.size) return failed;
   return fetched > 0 || [...failed.values()].every((m) => OBJECT_TROUBLE.test(m)) ? failed : null;
 }
@@ -337,8 +361,9 @@ async function fetchTracking(
         if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
         // The remote listed its refs but could not send them: one ref whose objects it cannot
         // send (a malformed tree written there on purpose) fails every fetch that names it, and
-        // would stop every sync of every clone. Each ref alone tells which; the rest go on.
-        if (!f.ok && !f.timedOut && changed.length <= NAMED_FETCH_LIMIT) {
+        // would stop every sync of every clone, a new clone's first one too. Fetches of parts of
+        // the list tell which; the rest go on.
+        if (!f.ok && !f.timedOut) {
           const alone = await fetchAlone(store, remote, b, changed, before);
           if (alone) {
             unsent = alone;
