@@ -242,7 +242,8 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   const refused = s.quarantined.map((q: any) => [q.ref, q.kind, q.oid]).sort((x: string[], y: string[]) => x[0]!.localeCompare(y[0]!));
   assert.equal(refused, [["refs/handoff/tasks/bad", "invalid", bad], ["refs/handoff/tasks/mine", "invalid", moved]]);
-  for (const q of s.quarantined) assert.match(q.reason, /the remote could not send it \(.*tree object/);
+  // The remote's own words when they came back before git gave up (nearly always), else this side's.
+  for (const q of s.quarantined) assert.match(q.reason, /the remote could not send it \((remote: fatal: too-short tree object|.*pack-objects died)/);
   assert.is(tip(victim, "refs/handoff/tasks/mine"), mineBefore, "this clone's task stays as it was");
   assert.ok(tip(victim, "refs/handoff/tasks/good"), "the valid task arrived in the same sync");
   assert.is(tip(bare, "refs/handoff/tasks/mine2"), tip(victim, "refs/handoff/tasks/mine2"), "and this clone's task went out");

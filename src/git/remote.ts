@@ -68,7 +68,11 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
     if (r.timedOut || r.code !== 1 || n >= 8 || Date.now() >= until - 100) break;
     await new Promise((res) => setTimeout(res, 20 + Math.random() * 40 * (n + 1)));
   }
-  return failure(r, "git fetch");
+  const failed = failure(r, "git fetch");
+  // The remote's own words say why better than what its failure made this side print first
+  // ("git-pack-objects died with error" or "bad pack header" come before or after them).
+  const said = r.timedOut ? undefined : r.stderr.split("\n").find((l) => /^remote: (fatal|error):/.test(l));
+  return said ? { ...failed, message: cleanRemoteText(said) } : failed;
 }
 
 /**
