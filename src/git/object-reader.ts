@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { childProcess } from "./builtins.ts";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { inflateStored } from "./small-object-codec.ts";
 import { envFor, placeOf, setAlive } from "./run.ts";
@@ -37,14 +37,64 @@ export class ObjectReader {
 
   private readBatch(oid: string): Promise<GitObject | null> {
     this.batch ??= new CatFileBatch(this.cwd);
-    return this.batch.read(oid);
+    return this.batch.read(oid) as Promise<GitObject | null>; // a --batch child answers whole objects
   }
+
+  /**
+   * An object's type and size without reading it whole: what came from another clone is measured
+   * against its bounds before it is read (a 300 MB task.json took 650 MB of memory to refuse).
+   */
+  async info(oid: string): Promise<ObjectInfo | null> {
+    const recent = this.recent?.(oid);
+    if (recent) return { type: recent.type, size: recent.data.length };
+    const loose = looseInfo(this.commonDir, oid);
+    if (loose !== undefined) return loose;
+    this.check ??= new CatFileBatch(this.cwd, true);
+    return this.check.read(oid) as Promise<ObjectInfo | null>; // a --batch-check child answers type and size
+  }
+
+  private check: CatFileBatch | null = null;
 
   close(): void {
     this.batch?.close();
     this.batch = null;
+    this.check?.close();
+    this.check = null;
   }
 }
+
+export interface ObjectInfo {
+  type: ObjectType;
+  size: number;
+}
+
+/** A loose object's header, from its first bytes (undefined: not loose here; null: damaged). */
+function looseInfo(commonDir: string, oid: string): ObjectInfo | null | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`${commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = Buffer.alloc(256);
+    const n = readSync(fd, head, 0, head.length, 0);
+    // A partial stream: what inflates of the first bytes holds the header ("blob 123\0").
+    const out = inflateSync(head.subarray(0, n), { finishFlush: Z_SYNC_FLUSH });
+    const nul = out.indexOf(0);
+    if (nul < 0) return null;
+    const [type, size] = out.subarray(0, nul).toString("latin1").split(" ");
+    return OBJECT_TYPES.has(type!) && /^\d+$/.test(size ?? "") ? { type: type as ObjectType, size: Number(size) } : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const OBJECT_TYPES = new Set(["commit", "tree", "blob", "tag"]);
+/** zlib.h's Z_SYNC_FLUSH (the build lends node:zlib's functions lazily, not its constants). */
+const Z_SYNC_FLUSH = 2;
 
 function readLoose(commonDir: string, oid: string): GitObject | null {
   let raw: Buffer;
@@ -64,7 +114,8 @@ function readLoose(commonDir: string, oid: string): GitObject | null {
 
 interface Pending {
   oid: string;
-  resolve: (o: GitObject | null) => void;
+  /** An object (`--batch`) or its type and size (`--batch-check`). */
+  resolve: (o: GitObject | ObjectInfo | null) => void;
   reject: (e: Error) => void;
 }
 
@@ -75,8 +126,12 @@ class CatFileBatch {
   private buf: Buffer = Buffer.alloc(0);
   private failed: Error | null = null;
 
-  constructor(cwd: string) {
-    this.child = childProcess().spawn("git", ["cat-file", "--batch"], {
+  /** `checkOnly`: `--batch-check`, answering type and size only. */
+  constructor(
+    cwd: string,
+    private readonly checkOnly = false,
+  ) {
+    this.child = childProcess().spawn("git", ["cat-file", checkOnly ? "--batch-check" : "--batch"], {
       cwd: placeOf(cwd),
       stdio: ["pipe", "pipe", "pipe"],
       env: envFor({ cwd }),
@@ -96,7 +151,7 @@ class CatFileBatch {
     setAlive(this.child, false);
   }
 
-  read(oid: string): Promise<GitObject | null> {
+  read(oid: string): Promise<GitObject | ObjectInfo | null> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.queue.push({ oid, resolve, reject });
@@ -118,6 +173,11 @@ class CatFileBatch {
         continue;
       }
       const size = Number(parts[2]);
+      if (this.checkOnly) {
+        this.buf = this.buf.subarray(nl + 1);
+        this.queue.shift()!.resolve({ type: parts[1] as ObjectType, size });
+        continue;
+      }
       if (this.buf.length < nl + 1 + size + 1) return;
       const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
       this.buf = this.buf.subarray(nl + 1 + size + 1);

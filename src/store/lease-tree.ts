@@ -478,6 +478,11 @@ function leaseFileName(ref: string, name: string): NonNullable<ReturnType<typeof
  */
 async function leasesOfFile(reader: ObjectReader, ref: string, cache: GroupCache | null, bounds: { blob: number } | null, f: TreeEntry, same?: LeaseGroup): Promise<{ leases: readonly Lease[]; checked: boolean }> {
   const hit = same ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
+  if (!hit && bounds) {
+    // From another clone: measured before it is read.
+    const info = await reader.info(f.oid);
+    if (info && info.size > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${f.name.slice(0, 80)} is ${info.size} bytes; at most ${bounds.blob}`, { ref });
+  }
   const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
   if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
   return { leases, checked: hit?.file === f.name };

@@ -10,6 +10,7 @@ import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import type { Task } from "../core/task.ts";
+import type { GitObject } from "../git/object-reader.ts";
 import { treeEntries, treeIds } from "../git/tree-object.ts";
 import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
@@ -114,22 +115,35 @@ function authorOf(header: string): string {
   return lt > 0 ? line.slice(7, lt) : "";
 }
 
+/**
+ * Reads an object from another clone once its size is known to be within `max`; past it, refused
+ * as `tooBig` says, unread (a 300 MB task.json took 650 MB of memory to refuse when read first).
+ */
+async function readWithin(store: Store, oid: string, max: number, tooBig: (size: number) => string): Promise<GitObject | null> {
+  const info = await store.reader.info(oid);
+  if (info && info.size > max) invalid(tooBig(info.size));
+  return store.reader.read(oid);
+}
+
+/** The most bytes a tree of `entries` entries can take (mode, a 255-byte name, a 32-byte id), never under 1 MB. */
+const treeBytes = (entries: number) => Math.max(1024 * 1024, entries * 300);
+
 /** One commit's structure, bounds and record, checked on its own. */
 async function entryAt(store: Store, family: RefFamily, id: string | null, oid: string, now: Date): Promise<Entry> {
-  const obj = await store.reader.read(oid);
+  const obj = await readWithin(store, oid, family.bounds.commit, (size) => `commit ${oid.slice(0, 12)} is ${size} bytes; at most ${family.bounds.commit} for ${family.family}`);
   if (!obj) invalid(`object ${oid.slice(0, 12)} is missing`);
   if (obj!.type !== "commit") invalid(`${oid.slice(0, 12)} is a ${obj!.type}, not a commit`);
   const data = obj!.data;
-  if (data.length > family.bounds.commit) invalid(`commit ${oid.slice(0, 12)} is ${data.length} bytes; at most ${family.bounds.commit} for ${family.family}`);
   const commit = parseCommit(data);
   const text = data.toString("utf8");
   const author = authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n"))));
-  const treeObj = await store.reader.read(commit.tree);
+  const treeObj = await readWithin(store, commit.tree, treeBytes(family.bounds.treeEntries), (size) => `tree of ${oid.slice(0, 12)} is ${size} bytes; at most ${treeBytes(family.bounds.treeEntries)} for ${family.family}`);
   if (!treeObj || treeObj.type !== "tree") invalid(`commit ${oid.slice(0, 12)} has no tree`);
   const tree = treeIds(treeObj!.data, store.oidBytes) ?? invalid(`the tree of ${oid.slice(0, 12)} is not well formed`);
   if (tree.size > family.bounds.treeEntries) invalid(`tree of ${oid.slice(0, 12)} has ${tree.size} entries; at most ${family.bounds.treeEntries} for ${family.family}`);
   const formatOid = tree.get("format");
-  const marker = formatOid ? await store.reader.read(formatOid) : null;
+  const markerInfo = formatOid ? await store.reader.info(formatOid) : null;
+  const marker = markerInfo && markerInfo.type === "blob" && markerInfo.size < 64 ? await store.reader.read(formatOid!) : null;
   const version = marker && marker.type === "blob" && marker.data.length < 64 ? formatVersionOf(marker.data.toString("utf8")) : null;
   if (version === null) invalid(`commit ${oid.slice(0, 12)} has no git-handoff format marker`);
   if (version! > family.format) throw new Refusal("newer", `record format ${version} (this build reads ${family.format === FORMAT_VERSION ? family.format : `up to ${family.format}`})`);
@@ -141,7 +155,7 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   for (const name of tree.keys()) {
     if (name === "format" || name === family.file) continue;
     if (family.folders?.includes(name)) {
-      const sub = await store.reader.read(tree.get(name)!);
+      const sub = await readWithin(store, tree.get(name)!, treeBytes(MAX_TASK_FILES), (size) => `${name}/ in ${oid.slice(0, 12)} is a tree of ${size} bytes; at most ${treeBytes(MAX_TASK_FILES)}`);
       if (!sub || sub.type !== "tree") invalid(`${name} in ${oid.slice(0, 12)} is not a folder`);
       // Files from another machine: flat names only, bounded in number (their sizes are checked where read).
       const files = treeEntries(sub!.data, store.oidBytes);
@@ -158,9 +172,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   }
   const blobOid = tree.get(family.file);
   if (!blobOid) invalid(`commit ${oid.slice(0, 12)} holds no ${family.file}`);
-  const blob = await store.reader.read(blobOid!);
+  const blob = await readWithin(store, blobOid!, family.bounds.blob, (size) => `${family.file} is ${size} bytes; at most ${family.bounds.blob}`);
   if (!blob || blob.type !== "blob") invalid(`${family.file} of ${oid.slice(0, 12)} is not a file`);
-  if (blob!.data.length > family.bounds.blob) invalid(`${family.file} is ${blob!.data.length} bytes; at most ${family.bounds.blob}`);
   if (family.checkRaw) {
     const problem = family.checkRaw(blob!.data);
     if (problem) invalid(`${family.file} of ${oid.slice(0, 12)} ${problem}`);

@@ -57,6 +57,9 @@ export async function readBundle<T>(store: Store, ref: string, commit: string, f
       for (const [name, blob] of entries) {
         const problem = flatNameProblem(name);
         if (problem) fail("corrupt_state", `${ref} holds a file ${JSON.stringify(name.slice(0, 80))} that ${problem}`, { ref });
+        // Measured before it is read: the bound holds for memory too.
+        const size = (await store.reader.info(blob))?.size ?? 0;
+        if (total + size > maxBytes) fail("corrupt_state", `${ref} holds more than ${maxBytes} bytes of files in ${folder}/`, { ref });
         const data = await readTyped(store.reader, blob, "blob", ref);
         total += data.length;
         if (total > maxBytes) fail("corrupt_state", `${ref} holds more than ${maxBytes} bytes of files in ${folder}/`, { ref });

@@ -1,0 +1,63 @@
+// An object's type and size without reading it (ObjectReader.info), against git's own answers,
+// loose and packed; and what comes from another clone measured before it is read: a record with a
+// task.json far past its bound is refused without its bytes ever being read into memory.
+import { spawnSync } from "node:child_process";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ObjectReader } from "../src/git/object-reader.ts";
+import { openStore } from "../src/store/store.ts";
+import { validateReceived } from "../src/sync/validate-receive.ts";
+import { blob, commit, eventMessage } from "./support/forge.ts";
+import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+function hashBig(repo: string, bytes: number, fill = "x"): string {
+  const r = spawnSync("git", ["hash-object", "-w", "--stdin"], { cwd: repo, input: Buffer.alloc(bytes, fill), env: cleanEnv(), encoding: "utf8" });
+  return r.stdout.trim();
+}
+
+test("type and size as git says them: loose (small, large and compressible), packed, missing", async () => {
+  const repo = tempRepo();
+  const small = hashBig(repo, 10);
+  const large = hashBig(repo, 3_000_000);
+  const t = gitOut(repo, "mktree");
+  const c = gitOut(repo, "commit-tree", t, "-m", "x");
+  const git = (...a: string[]) => gitOut(repo, ...a);
+  const reader = new ObjectReader(`${repo}/.git`, repo);
+  for (const oid of [small, large, t, c]) assert.equal(await reader.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
+  assert.is(await reader.info("0".repeat(40)), null);
+  reader.close();
+  // Packed: answered by `git cat-file --batch-check`, loose files gone.
+  gitOut(repo, "update-ref", "refs/keep", c);
+  gitOut(repo, "tag", "keep-large", large);
+  gitOut(repo, "repack", "-a", "-d", "-q");
+  gitOut(repo, "prune-packed");
+  const packed = new ObjectReader(`${repo}/.git`, repo);
+  for (const oid of [large, t, c]) assert.equal(await packed.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
+  assert.is(await packed.info("1".repeat(40)), null);
+  packed.close();
+});
+
+test("a received task.json past its bound is refused unread", async () => {
+  const repo = tempRepo();
+  const format = "git-handoff 1\n";
+  const big = hashBig(repo, 4_000_000, "{");
+  const t = spawnSync("git", ["mktree"], { cwd: repo, input: `100644 blob ${blob(repo, format)}\tformat\n100644 blob ${big}\ttask.json\n`, encoding: "utf8", env: cleanEnv() }).stdout.trim();
+  const event = { type: "created", task: "huge", agent: "x", at: new Date().toISOString(), scope: "primary", worktree: null, branch: null };
+  const c = commit(repo, { tree: t, message: eventMessage(event) });
+  const store = await openStore({ cwd: repo, agent: "lead", env: cleanEnv() });
+  const read: string[] = [];
+  const orig = store.reader.read.bind(store.reader);
+  store.reader.read = (oid: string) => {
+    read.push(oid);
+    return orig(oid);
+  };
+  const v = await validateReceived(store, "refs/handoff/tasks/huge", c, null, new Date());
+  assert.equal(v, { ok: false, kind: "invalid", reason: "task.json is 4000000 bytes; at most 524288" });
+  assert.ok(read.includes(c), "the commit was read");
+  assert.not.ok(read.includes(big), "the blob was not");
+  store.close();
+});
+
+test.run();
