@@ -36,6 +36,11 @@ test("type and size as git says them: loose (small, large and compressible), pac
   const packed = new ObjectReader(`${repo}/.git`, repo);
   for (const oid of [large, t, c]) assert.equal(await packed.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
   assert.is(await packed.info("1".repeat(40)), null);
+  // And read whole through `git cat-file --batch` (many chunks, joined once), between two small ones.
+  const [a, b, z] = await Promise.all([packed.read(t), packed.read(large), packed.read(c)]);
+  assert.is(a?.type, "tree");
+  assert.ok(b?.data.equals(Buffer.alloc(3_000_000, "x")));
+  assert.is(z?.type, "commit");
   packed.close();
 });
 

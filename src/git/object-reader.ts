@@ -124,6 +124,10 @@ class CatFileBatch {
   private child: ChildProcessWithoutNullStreams;
   private queue: Pending[] = [];
   private buf: Buffer = Buffer.alloc(0);
+  /** Bytes `buf` must hold before the object at its head is whole (0: not waiting); chunks held meanwhile. */
+  private waitFor = 0;
+  private parts: Buffer[] = [];
+  private partsLength = 0;
   private failed: Error | null = null;
 
   /** `checkOnly`: `--batch-check`, answering type and size only. */
@@ -137,7 +141,17 @@ class CatFileBatch {
       env: envFor({ cwd }),
     });
     this.child.stdout.on("data", (b: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, b]) : b;
+      if (this.waitFor) {
+        // A large object arrives in many chunks: joined once it is all here, not chunk by chunk
+        // (each join copies everything before it: a 100 MB blob would copy gigabytes).
+        this.parts.push(b);
+        this.partsLength += b.length;
+        if (this.buf.length + this.partsLength < this.waitFor) return;
+        this.buf = Buffer.concat([this.buf, ...this.parts]);
+        this.parts = [];
+        this.partsLength = 0;
+        this.waitFor = 0;
+      } else this.buf = this.buf.length ? Buffer.concat([this.buf, b]) : b;
       this.drain();
     });
     const die = (e: Error) => {
@@ -178,7 +192,10 @@ class CatFileBatch {
         this.queue.shift()!.resolve({ type: parts[1] as ObjectType, size });
         continue;
       }
-      if (this.buf.length < nl + 1 + size + 1) return;
+      if (this.buf.length < nl + 1 + size + 1) {
+        this.waitFor = nl + 1 + size + 1;
+        return;
+      }
       const data = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
       this.buf = this.buf.subarray(nl + 1 + size + 1);
       this.queue.shift()!.resolve({ type: parts[1] as ObjectType, data });
