@@ -122,7 +122,10 @@ function authorOf(header: string): string {
 async function readWithin(store: Store, oid: string, max: number, tooBig: (size: number) => string): Promise<GitObject | null> {
   const info = await store.reader.info(oid);
   if (info && info.size > max) invalid(tooBig(info.size));
-  return store.reader.read(oid);
+  const obj = await store.reader.read(oid);
+  // Measured again as read: an object whose header could not be read on its own is still bounded.
+  if (obj && obj.data.length > max) invalid(tooBig(obj.data.length));
+  return obj;
 }
 
 /** The most bytes a tree of `entries` entries can take (mode, a 255-byte name, a 32-byte id), never under 1 MB. */
