@@ -340,7 +340,7 @@ async function fetchTracking(
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
       let changed: string[] = [];
       for (const [ref, oid] of ls.tips) if (before.get(ref) !== oid) changed.push(ref);
-      let unsent = new Map<string, string>();
+      const unsent = new Map<string, string>();
       if (changed.length) {
         // A value already refused as one the remote cannot send is not asked for again: it would
         // fail the fetch of everything named with it.
@@ -366,7 +366,7 @@ async function fetchTracking(
         if (!f.ok && !f.timedOut) {
           const alone = await fetchAlone(store, remote, b, changed, before);
           if (alone) {
-            unsent = alone;
+            for (const [ref, why] of alone) unsent.set(ref, why);
             f = { ok: true };
           }
         }
