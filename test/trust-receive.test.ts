@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { commit, eventMessage, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
+import { blob, commit, eventMessage, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { onceWorker, script, start, stop } from "./support/handover.ts";
@@ -219,7 +219,7 @@ test("a task and the leases one operation wrote are held back together when eith
 
 /** A commit on the remote whose tree git's own upload-pack dies on (a cut id): every fetch naming it fails. */
 function unsendable(bare: string, parent: string | null, task: string): string {
-  const marker = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine:format");
+  const marker = blob(bare, "git-handoff 1\n");
   const raw = Buffer.concat([Buffer.from("100644 format\0", "latin1"), Buffer.from(marker, "hex"), Buffer.from("100644 task.json\0", "latin1"), Buffer.alloc(7, 1)]);
   const broken = spawnSync("git", ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"], { cwd: bare, input: raw, encoding: "utf8" }).stdout.trim();
   return commit(bare, { tree: broken, parent, message: eventMessage(event(parent ? "updated" : "created", task, "attacker")) });
@@ -261,11 +261,18 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   assert.match(fetches[0]!, /refs\/handoff\/tasks\/good2/);
   assert.not.match(fetches[0]!, /tasks\/(bad|mine)\b/);
   assert.ok(tip(victim, "refs/handoff/tasks/good2"));
+  // Another such ref while those are known: found as well, the known ones still refused.
+  const bad2 = unsendable(bare, null, "bad2");
+  setRef(bare, "refs/handoff/tasks/bad2", bad2);
+  const third = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  assert.equal(third.quarantined.map((q: any) => q.ref).sort(), ["refs/handoff/tasks/bad", "refs/handoff/tasks/bad2", "refs/handoff/tasks/mine"]);
+  assert.ok(third.quarantined.every((q: any) => /the remote could not send it/.test(q.reason)));
 
   // --repair removes it from the remote (this clone has no value of its own).
   const r = ok(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
   assert.match(r.stdout, /repaired: refs\/handoff\/tasks\/bad on origin .* deleted/);
   assert.is(tip(bare, "refs/handoff/tasks/bad"), null);
+  assert.is(tip(bare, "refs/handoff/tasks/bad2"), null);
   assert.is(tip(bare, "refs/handoff/tasks/mine"), mineBefore);
   assert.equal(ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json.quarantined, []);
 });
