@@ -154,6 +154,8 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
     [{ "pkg1.json": lease("pkg2/x.ts") }, /filed under pkg1\.json/],
     [{ "pkg1.json": { tree: tree(bare, { "x.json": "{}\n" }) } }, /leases\/"pkg1\.json" is not a plain file/],
     [{ "pkgé.json": lease("pkgé/x.ts") }, /pkgé\.json/],
+    // Past the family's 4 MB a file: refused by its size (measured before it is read).
+    [{ "pkg1.json": lease("pkg1/x.ts") + " ".repeat(5 * 1024 * 1024) }, /leases\/pkg1\.json is \d+ bytes; at most 4194304/],
   ] as const) {
     const odd = { ...entries, ...extra } as Record<string, string>;
     delete odd["*.json"];

@@ -7,6 +7,8 @@ import * as assert from "uvu/assert";
 import { ObjectReader } from "../src/git/object-reader.ts";
 import { openStore } from "../src/store/store.ts";
 import { validateReceived } from "../src/sync/validate-receive.ts";
+import { readBundle } from "../src/work/bundle.ts";
+import * as z from "zod/mini";
 import { blob, commit, eventMessage } from "./support/forge.ts";
 import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
@@ -62,6 +64,34 @@ test("a received task.json past its bound is refused unread", async () => {
   assert.equal(v, { ok: false, kind: "invalid", reason: "task.json is 4000000 bytes; at most 524288" });
   assert.ok(read.includes(c), "the commit was read");
   assert.not.ok(read.includes(big), "the blob was not");
+  store.close();
+});
+
+test("a task's received files past their bound are refused, the file past it unread", async () => {
+  const repo = tempRepo();
+  const small = hashBig(repo, 10);
+  const big = hashBig(repo, 3_000_000);
+  const files = spawnSync("git", ["mktree"], { cwd: repo, input: `100644 blob ${small}\ta.txt\n100644 blob ${big}\tb.txt\n`, encoding: "utf8", env: cleanEnv() }).stdout.trim();
+  const t = spawnSync("git", ["mktree"], { cwd: repo, input: `100644 blob ${blob(repo, "git-handoff 1\n")}\tformat\n040000 tree ${files}\tfiles\n100644 blob ${blob(repo, "{}\n")}\tresult.json\n`, encoding: "utf8", env: cleanEnv() }).stdout.trim();
+  const c = commit(repo, { tree: t, message: "result\n" });
+  const store = await openStore({ cwd: repo, agent: "lead", env: cleanEnv() });
+  const read: string[] = [];
+  const orig = store.reader.read.bind(store.reader);
+  store.reader.read = (oid: string) => {
+    read.push(oid);
+    return orig(oid);
+  };
+  const bundle = await readBundle(store, "refs/handoff/results/x", c, "result.json", z.unknown());
+  assert.is((await bundle.files("files", 5_000_000)).get("b.txt")?.length, 3_000_000, "within the bound: read");
+  read.length = 0;
+  try {
+    await bundle.files("files", 1_000_000);
+    assert.unreachable("refused");
+  } catch (e) {
+    assert.match((e as Error).message, /refs\/handoff\/results\/x holds more than 1000000 bytes of files in files\//);
+  }
+  assert.ok(read.includes(small), "the small file was read");
+  assert.not.ok(read.includes(big), "the one past the bound was not");
   store.close();
 });
 

@@ -83,11 +83,26 @@ export function commitObject(opts: { tree: string; parent: string | null; author
   return `tree ${opts.tree}\n${opts.parent ? `parent ${opts.parent}\n` : ""}author ${who}\ncommitter ${who}\n\n${opts.message}`;
 }
 
-/** Reads an object that must exist with a given type, or fails naming the ref it came from. */
-export async function readTyped(reader: ObjectReader, oid: string, type: GitObject["type"], ref: string): Promise<Buffer> {
+/** An object's byte bound and how to say it is past it. */
+export interface ByteBound {
+  bytes: number;
+  tooBig: (size: number) => string;
+}
+
+/**
+ * Reads an object that must exist with a given type, or fails naming the ref it came from. With
+ * `bound` (what came from another clone), its size is measured from its header before it is read
+ * and again as read: past the bound it fails as `tooBig` says, unread where the header told.
+ */
+export async function readTyped(reader: ObjectReader, oid: string, type: GitObject["type"], ref: string, bound?: ByteBound): Promise<Buffer> {
+  if (bound) {
+    const info = await reader.info(oid);
+    if (info && info.size > bound.bytes) fail("corrupt_state", bound.tooBig(info.size), { ref });
+  }
   const obj = await reader.read(oid);
   if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing (repair: git handoff doctor --repair)`, { ref, object: oid });
   if (obj.type !== type) fail("corrupt_state", `${ref} is corrupt: ${oid} is a ${obj.type}, expected a ${type} written by git-handoff`, { ref });
+  if (bound && obj.data.length > bound.bytes) fail("corrupt_state", bound.tooBig(obj.data.length), { ref });
   return obj.data;
 }
 

@@ -478,12 +478,9 @@ function leaseFileName(ref: string, name: string): NonNullable<ReturnType<typeof
  */
 async function leasesOfFile(reader: ObjectReader, ref: string, cache: GroupCache | null, bounds: { blob: number } | null, f: TreeEntry, same?: LeaseGroup): Promise<{ leases: readonly Lease[]; checked: boolean }> {
   const hit = same ? { leases: same.leases, file: f.name } : cache?.get(f.oid);
-  if (!hit && bounds) {
-    // From another clone: measured before it is read.
-    const info = await reader.info(f.oid);
-    if (info && info.size > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${f.name.slice(0, 80)} is ${info.size} bytes; at most ${bounds.blob}`, { ref });
-  }
-  const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref), ref, f.name, bounds);
+  // From another clone (`bounds`): measured before it is read.
+  const bound = bounds ? { bytes: bounds.blob, tooBig: (size: number) => `${LEASE_FOLDER}/${f.name.slice(0, 80)} is ${size} bytes; at most ${bounds.blob}` } : undefined;
+  const leases = hit ? hit.leases : parseGroup(await readTyped(reader, f.oid, "blob", ref, bound), ref, f.name);
   if (!leases.length) fail("corrupt_state", `${ref} is corrupt: ${LEASE_FOLDER}/${f.name.slice(0, 80)} holds no lease`, { ref });
   return { leases, checked: hit?.file === f.name };
 }
@@ -618,8 +615,7 @@ const MAX_DERIVED_FILES = 16;
 
 const GROUP_CACHE_LIMIT = 50_000;
 
-function parseGroup(data: Buffer, ref: string, name: string, bounds: { blob: number } | null): Lease[] {
-  if (bounds && data.length > bounds.blob) fail("corrupt_state", `${LEASE_FOLDER}/${name.slice(0, 80)} is ${data.length} bytes; at most ${bounds.blob}`, { ref });
+function parseGroup(data: Buffer, ref: string, name: string): Lease[] {
   let json: unknown;
   try {
     json = JSON.parse(data.toString("utf8"));

@@ -58,11 +58,8 @@ export async function readBundle<T>(store: Store, ref: string, commit: string, f
         const problem = flatNameProblem(name);
         if (problem) fail("corrupt_state", `${ref} holds a file ${JSON.stringify(name.slice(0, 80))} that ${problem}`, { ref });
         // Measured before it is read: the bound holds for memory too.
-        const size = (await store.reader.info(blob))?.size ?? 0;
-        if (total + size > maxBytes) fail("corrupt_state", `${ref} holds more than ${maxBytes} bytes of files in ${folder}/`, { ref });
-        const data = await readTyped(store.reader, blob, "blob", ref);
+        const data = await readTyped(store.reader, blob, "blob", ref, { bytes: maxBytes - total, tooBig: () => `${ref} holds more than ${maxBytes} bytes of files in ${folder}/` });
         total += data.length;
-        if (total > maxBytes) fail("corrupt_state", `${ref} holds more than ${maxBytes} bytes of files in ${folder}/`, { ref });
         out.set(name, data);
       }
       return out;
