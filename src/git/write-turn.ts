@@ -90,7 +90,9 @@ export class WriteTurns {
         this.watcher = watch(this.dir, { persistent: false }, (_event, name) => {
           // A turn taken (its file made) frees nothing: only a turn given back, or anything else
           // (an owner file come or gone), is worth waking the waiters for. Among eight racers each
-          // turn woke seven processes twice, each to fail at a link.
+          // turn woke seven processes twice, each to fail at a link. Nobody waiting: nothing to ask
+          // (the watch stays open between waits, and every racer's every turn is an event here).
+          if (!this.waiting.length) return;
           if (typeof name === "string" && name.endsWith(".turn") && existsSync(`${this.dir}/${name}`)) return;
           for (const w of this.waiting.splice(0)) w();
         });

@@ -11,20 +11,21 @@ import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;
 const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl.Collator()).compare(a, b) };
-let last: { input: Task[]; order: number[] } | null = null;
+let last: { input: readonly Task[]; order: number[] } | null = null;
 
 /**
  * The same tasks at the same places with the same priorities (records may differ: a claim, a
  * release): the order by priority, age and id still holds, as age and id never change.
  */
-function sameOrder(a: Task[], b: Task[]): boolean {
+function sameOrder(a: readonly Task[], b: readonly Task[]): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && (a[i]!.id !== b[i]!.id || a[i]!.priority !== b[i]!.priority)) return false;
   return true;
 }
 
 /** Where each task stands, best first (highest priority, then oldest, then id). */
-function orderOf(tasks: Task[]): number[] {
+function orderOf(tasks: readonly Task[]): number[] {
   if (last && sameOrder(last.input, tasks)) {
     last = { input: tasks, order: last.order };
     return last.order;
@@ -44,7 +45,7 @@ function orderOf(tasks: Task[]): number[] {
  * The claimable tasks (settled at `ctx.now`) that `keep` accepts, best first, as a lazy sequence:
  * a caller that takes the first and, after a lost race, the next, settles only those.
  */
-export function* readyCandidates(tasks: Task[], ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
+export function* readyCandidates(tasks: readonly Task[], ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
   for (const i of orderOf(tasks)) {
     const t = tasks[i]!;
     if (isFinal(t.status)) continue;

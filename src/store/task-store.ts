@@ -229,7 +229,7 @@ export async function mutateTask(
  * taken (for example a dependency not done yet), or null. It filters the candidates and is checked
  * again inside the compare-and-swap, on the candidate as it then stands.
  */
-export type ReadinessCheck = (all: Task[]) => (candidate: Task) => Refusal | null;
+export type ReadinessCheck = (all: readonly Task[]) => (candidate: Task) => Refusal | null;
 
 /**
  * Takes a claimable task: with a sync remote, drawn at random among the best few
@@ -261,7 +261,8 @@ export async function claimNext(
     for (let lost = 0; ; ) {
       let next = spread ? undefined : local?.next(store.now(), lost);
       if (!next) {
-        const { tasks } = await listTasks(store, { settled: false });
+        // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
+        const { tasks } = await storedListing(store);
         check = opts.ready?.(tasks);
         const now = store.now();
         const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
