@@ -14,6 +14,18 @@ const collator = { compare: (a: string, b: string) => (collatorMade ??= new Intl
 let last: { input: readonly Task[]; order: number[] } | null = null;
 
 /**
+ * The head of the order known to hold no candidate, so that a call does not settle again the
+ * thousands of claimed tasks ahead of the first ready one (claimed tasks come first: they are the
+ * oldest): positions [0, upTo) of `last.order` held, in the records of the last listing, only
+ * final tasks, live claims and tasks in review. It holds while those records stay (a record
+ * replaced there cuts it back to that place) and until the earliest of those claims expires
+ * (`until`, ms; without a takeover's grace, so never later than settling would say).
+ */
+let head = { upTo: 0, until: Infinity };
+/** Each task's place in `last.order` (made when a head is first cut back). */
+let rankOf: Int32Array | null = null;
+
+/**
  * The same tasks at the same places with the same priorities (records may differ: a claim, a
  * release): the order by priority, age and id still holds, as age and id never change.
  */
@@ -27,9 +39,12 @@ function sameOrder(a: readonly Task[], b: readonly Task[]): boolean {
 /** Where each task stands, best first (highest priority, then oldest, then id). */
 function orderOf(tasks: readonly Task[]): number[] {
   if (last && sameOrder(last.input, tasks)) {
+    if (head.upTo > 0 && last.input !== tasks) cutHead(last.input, tasks, last.order);
     last = { input: tasks, order: last.order };
     return last.order;
   }
+  head = { upTo: 0, until: Infinity };
+  rankOf = null;
   const order = tasks
     .map((_, i) => i)
     .sort((i, j) => {
@@ -46,12 +61,41 @@ function orderOf(tasks: readonly Task[]): number[] {
  * a caller that takes the first and, after a lost race, the next, settles only those.
  */
 export function* readyCandidates(tasks: readonly Task[], ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
-  for (const i of orderOf(tasks)) {
-    const t = tasks[i]!;
-    if (isFinal(t.status)) continue;
+  const order = orderOf(tasks);
+  const now = ctx.now.getTime();
+  if (now >= head.until) head = { upTo: 0, until: Infinity };
+  // The head grows while every task met is no candidate for anyone; the first that may be one (a
+  // todo task, whatever `keep` says of it) ends it.
+  let growing = true;
+  for (let k = head.upTo; k < order.length; k++) {
+    const t = tasks[order[k]!]!;
+    if (isFinal(t.status)) {
+      if (growing) head.upTo = k + 1;
+      continue;
+    }
     const settled = settle(t, ctx).record;
+    if (growing) {
+      const expiry = settled.status === "claimed" && settled.claim ? Date.parse(settled.claim.expires_at) : settled.status === "review" ? Infinity : NaN;
+      if (expiry > now) {
+        head = { upTo: k + 1, until: Math.min(head.until, expiry) };
+        continue;
+      }
+      growing = false;
+    }
     if (settled.status === "todo" && keep(settled)) yield settled;
   }
+}
+
+/**
+ * The same order over new records: the head ends where the first record replaced within it stands
+ * (a claim released there makes a candidate again).
+ */
+function cutHead(before: readonly Task[], now: readonly Task[], order: number[]): void {
+  if (!rankOf) {
+    rankOf = new Int32Array(order.length);
+    order.forEach((i, k) => (rankOf![i] = k));
+  }
+  for (let i = 0; i < now.length; i++) if (now[i] !== before[i] && rankOf[i]! < head.upTo) head.upTo = rankOf[i]!;
 }
 
 /**
