@@ -3,6 +3,7 @@
 // point at missing objects, doctor --repair restores them from the remote or removes them (logged
 // in the repair log), after which the user's git gc, fsck and fetch work; cancel --force removes
 // one corrupt task. (The gc loops during writes are in prune-loop.test.ts.)
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -61,6 +62,31 @@ test("doctor finds refs pointing at missing objects; --repair restores from the 
   assert.is(gitCode(a, "gc", "-q").status, 0);
   assert.is(gitCode(a, "fetch", "-q", "origin").status, 0);
   assert.is(cli(["doctor", "--json"], { cwd: a }).json.checks.find((c: any) => c.name === "objects").status, "ok");
+});
+
+test("doctor tells an object git cannot read (a hand-made tree) from a missing one; --repair removes the ref (logged)", () => {
+  const a = tempRepo();
+  assert.is(cli(["task", "add", "fine", "--id", "fine"], { cwd: a, agent: "lead" }).code, 0);
+  // A tree cut short, under a commit of its own, set as a task's ref: git itself cannot walk it.
+  const made = (type: string, input: string) => spawnSync("git", ["hash-object", "--literally", "-w", "-t", type, "--stdin"], { cwd: a, input, encoding: "utf8" }).stdout.trim();
+  const tree = made("tree", "100644 task.json\0abc");
+  const commit = made("commit", `tree ${tree}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n\nhand-made\n`);
+  gitOut(a, "update-ref", "refs/handoff/tasks/handmade", commit);
+
+  const d = cli(["doctor", "--json"], { cwd: a });
+  const found = d.json.checks.find((c: any) => c.name === "objects");
+  assert.is(found.status, "fail");
+  assert.match(found.detail, /1 ref\(s\) point at objects git cannot read \(made by hand, or damaged on disk\)/);
+  assert.match(found.detail, /refs\/handoff\/tasks\/handmade \(an object git cannot read: too-short tree object\)/);
+  assert.not.match(found.detail, /missing/, "nothing is missing");
+
+  const fixed = cli(["doctor", "--repair", "--json"], { cwd: a });
+  const objects = fixed.json.checks.find((c: any) => c.name === "objects");
+  assert.is(objects.status, "ok", objects.detail);
+  assert.match(objects.detail, /0 restored, 1 removed/, objects.detail);
+  assert.is(gitCode(a, "rev-parse", "--verify", "-q", "refs/handoff/tasks/handmade").status, 1);
+  assert.match(gitOut(a, "log", "-1", "--format=%B", "refs/handoff-local/repair-log"), /an object git cannot read: too-short tree object/);
+  assert.is(cli(["task", "show", "fine"], { cwd: a }).code, 0);
 });
 
 test("cancel --force removes a corrupt task (logged); on a readable task it is a plain cancel", () => {

@@ -3,19 +3,32 @@
 // then breaks the user's own `git gc`, `git repack` and `git fetch`.
 import { git } from "./run.ts";
 
-/** The objects missing below `tip`, or [] when complete. A missing commit counts as missing. */
-export async function missingBelow(cwd: string, tip: string): Promise<string[]> {
+/**
+ * What is wrong below `tip`: the objects missing (a missing commit counts as missing), or, for an
+ * object that is there but git cannot read (a tree that is not well formed, a damaged file: only a
+ * hand-made or damaged object is), git's words for it. Null when everything is there and readable.
+ */
+export async function damageBelow(cwd: string, tip: string): Promise<{ missing: string[]; unreadable: string | null } | null> {
   const r = await git(["rev-list", "--objects", "--missing=print", tip, "--"], { cwd });
   const missing = r.stdout
     .split("\n")
     .filter((l) => l.startsWith("?"))
     .map((l) => l.slice(1).trim());
-  if (r.code !== 0) {
-    // git 2.39 stops at a missing commit instead of printing it; name the object it names.
-    const named = /([0-9a-f]{40,64})/.exec(r.stderr)?.[1];
-    return [...missing, named ?? tip];
-  }
-  return missing;
+  if (r.code === 0) return missing.length ? { missing, unreadable: null } : null;
+  const said = /^fatal: (.*)$/m.exec(r.stderr)?.[1]?.trim() ?? r.stderr.trim().split("\n")[0] ?? "";
+  // git 2.39 stops at a missing commit ("bad object <id>") instead of printing it; name the
+  // object it names. Any other failure is an object git has but cannot read.
+  if (MISSING.test(said) || !said) return { missing: [...missing, /([0-9a-f]{40,64})/.exec(said)?.[1] ?? tip], unreadable: null };
+  return { missing, unreadable: said.slice(0, 200) };
+}
+
+/** git's words for an object that is not there. */
+const MISSING = /\b(bad object|missing|unable to read|could not read|not a valid object)\b/i;
+
+/** The objects missing below `tip`, or [] when complete (an unreadable one counts as missing). */
+export async function missingBelow(cwd: string, tip: string): Promise<string[]> {
+  const d = await damageBelow(cwd, tip);
+  return !d ? [] : d.unreadable !== null && !d.missing.length ? [tip] : d.missing;
 }
 
 /** One pass over many tips: true when every one of them is complete (the common case). */

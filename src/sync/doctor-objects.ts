@@ -1,8 +1,9 @@
 // doctor's object check: refs under refs/handoff*/ whose objects are missing (a prune ran while
-// an agent wrote). `--repair` logs each one in the repair log, removes it, and restores it from
+// an agent wrote) or there but unreadable to git (a hand-made tree that is not well formed, a
+// damaged file). `--repair` logs each one in the repair log, removes it, and restores it from
 // the tracking refs or the sync remote when they still have a complete copy, so the user's
 // `git gc` and `git fetch` work again.
-import { missingBelow, allComplete } from "../git/connectivity.ts";
+import { damageBelow, missingBelow, allComplete } from "../git/connectivity.ts";
 import { fetchHandoffRefs, trackingPrefix, trackingRef } from "../git/remote.ts";
 import { listRefs, type RefTip } from "../git/refs.ts";
 import { logRepairs, REPAIR_LOG_REF, type Repair } from "../store/repair-log.ts";
@@ -12,6 +13,8 @@ import { remoteTimeoutMs } from "./remote-budget.ts";
 
 interface Broken extends RefTip {
   missing: string[];
+  /** git's words for an object below it that is there but cannot be read, or null. */
+  unreadable: string | null;
 }
 
 export async function objectChecks(store: Store, repair: boolean): Promise<Check[]> {
@@ -21,12 +24,16 @@ export async function objectChecks(store: Store, repair: boolean): Promise<Check
   }
   const broken: Broken[] = [];
   for (const r of refs) {
-    const missing = await missingBelow(store.storeCwd, r.oid);
-    if (missing.length) broken.push({ ...r, missing });
+    const damage = await damageBelow(store.storeCwd, r.oid);
+    if (damage) broken.push({ ...r, ...damage });
   }
-  const list = broken.map((b) => `${b.name} (${b.missing.length} missing, e.g. ${b.missing[0]!.slice(0, 12)})`);
+  const list = broken.map((b) => `${b.name} (${b.unreadable !== null ? `an object git cannot read: ${b.unreadable}` : `${b.missing.length} missing, e.g. ${b.missing[0]!.slice(0, 12)}`})`);
   if (!repair) {
-    return [{ name: "objects", status: "fail", detail: `${broken.length} ref(s) point at missing objects (a concurrent git gc --prune?): ${list.slice(0, 5).join("; ")}`, fix: "git handoff doctor --repair (restores from the sync remote when it can, else removes them; logged in refs/handoff-local/repair-log)" }];
+    const gone = broken.filter((b) => b.unreadable === null).length;
+    const damaged = broken.length - gone;
+    // A prune explains a missing object; an unreadable one was made by hand or damaged on disk.
+    const what = [gone ? `${gone} ref(s) point at missing objects (a concurrent git gc --prune?)` : "", damaged ? `${damaged} ref(s) point at objects git cannot read (made by hand, or damaged on disk)` : ""].filter(Boolean).join(" and ");
+    return [{ name: "objects", status: "fail", detail: `${what}: ${list.slice(0, 5).join("; ")}`, fix: "git handoff doctor --repair (restores from the sync remote when it can, else removes them; logged in refs/handoff-local/repair-log)" }];
   }
   const repairs = await repairBroken(store, broken);
   const restored = repairs.filter((r) => r.now).length;
@@ -35,7 +42,7 @@ export async function objectChecks(store: Store, repair: boolean): Promise<Check
     {
       name: "objects",
       status: complete ? "ok" : "fail",
-      detail: `repaired ${repairs.length} ref(s) with missing objects: ${restored} restored, ${repairs.length - restored} removed (see git log ${REPAIR_LOG_REF}): ${list.slice(0, 5).join("; ")}`,
+      detail: `repaired ${repairs.length} ref(s) with missing or unreadable objects: ${restored} restored, ${repairs.length - restored} removed (see git log ${REPAIR_LOG_REF}): ${list.slice(0, 5).join("; ")}`,
       ...(complete ? {} : { fix: "some refs are still incomplete: run git handoff doctor --repair again" }),
     },
   ];
@@ -48,7 +55,7 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<Repair[]> {
   for (const b of broken) {
     if (b.name === REPAIR_LOG_REF) continue;
     const r = await store.updateRefs([{ ref: b.name, new: null, old: b.oid }]);
-    if (r.ok) gone.push({ ref: b.name, was: b.oid, now: null, why: `objects missing: ${b.missing.slice(0, 3).join(", ")}` });
+    if (r.ok) gone.push({ ref: b.name, was: b.oid, now: null, why: b.unreadable !== null ? `an object git cannot read: ${b.unreadable}` : `objects missing: ${b.missing.slice(0, 3).join(", ")}` });
   }
   const local = gone.filter((g) => g.ref.startsWith(REF_ROOT));
   if (remote && local.length) {
