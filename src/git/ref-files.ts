@@ -107,7 +107,7 @@ export class RefFiles {
   listFollowed(prefix: string): RefTip[] {
     const dirRef = prefix.replace(/\/$/, "");
     let f = this.followed.get(dirRef);
-    if (!f) this.followed.set(dirRef, (f = { folder: new WatchedRefFolder(this.commonDir, dirRef, (n) => this.readLoose(n), (d) => this.walkFolder(d)), last: null }));
+    if (!f) this.followed.set(dirRef, (f = { folder: new WatchedRefFolder(this.commonDir, dirRef, (n, listed) => this.readLoose(n, listed), (d) => this.walkFolder(d)), last: null }));
     // Loose before packed, as in `list`.
     const loose = f.folder.list();
     const packed = this.packedRefs();
