@@ -1,5 +1,6 @@
-// The periodic look for watch events that never came (ref-watch.ts): it runs between listings, in
-// the background, never inside one, and what it finds different is read again by the next listing.
+// The periodic look for watch events that never came (ref-watch.ts): it runs between requests, in
+// the background, never inside a listing, and what it finds different is read again by the next
+// listing; a process that is never quiet still audits, a chunk a second.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -10,11 +11,20 @@ test.after(cleanupTemp);
 
 const A = "a".repeat(40);
 const B = "b".repeat(40);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function settledOn<T>(f: () => T, ok: (v: T) => boolean, within = 10_000): Promise<T> {
+  const deadline = Date.now() + within;
+  for (;;) {
+    await sleep(30);
+    const v = f();
+    if (ok(v) || Date.now() > deadline) return v;
+  }
+}
 const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 };
 
-test("a change no event told of shows once the audit has run, which no listing waits for", async () => {
+test("a change no event told of shows once the audit has run between requests, which no listing waits for", async () => {
   const dir = tempDir();
   mkdirSync(`${dir}/refs/handoff/tasks`, { recursive: true });
   // The refs' values live here, not in the files: changing them makes no file event, as a
@@ -43,10 +53,21 @@ test("a change no event told of shows once the audit has run, which no listing w
     const due = folder.list();
     assert.is(reads, before, "the listing that finds the audit due reads nothing itself");
     assert.is(due.get("refs/handoff/tasks/t-7"), A);
-    await turns(2);
-    assert.ok(reads > before && reads < before + 600, `read a chunk at a time (${reads - before} so far)`);
-    await turns(10);
-    const after = folder.list();
+    // A process listing every few milliseconds (requests one after the other) holds it off...
+    for (let i = 0; i < 40; i++) {
+      await sleep(5);
+      folder.list();
+    }
+    assert.is(reads, before, "no audit work while listings keep coming");
+    // ...but only for so long (a second by its clock): then a chunk at each listing's next turn.
+    for (const step of ["the folder's names", "the first chunk"]) {
+      now += 1_001;
+      folder.list();
+      await turns(2);
+      assert.is(reads, before + (step === "the first chunk" ? 256 : 0), step);
+    }
+    // Once quiet, it finishes, and the next listing reads what it found different.
+    const after = await settledOn(() => folder.list(), (l) => l.get("refs/handoff/tasks/t-7") === B);
     assert.is(after.get("refs/handoff/tasks/t-7"), B, "the change the watch missed");
     assert.is(after.has("refs/handoff/tasks/t-9"), false, "and the ref that went");
     assert.is(after.size, 599);
@@ -56,7 +77,7 @@ test("a change no event told of shows once the audit has run, which no listing w
     const settled = reads;
     now += 5_000;
     folder.list();
-    await turns(10);
+    await sleep(100);
     assert.is(reads, settled, "no audit again before the next ten seconds");
   } finally {
     folder.close();

@@ -10,6 +10,7 @@
 // folder holds a sub-folder (a layout this fast path does not follow), including one that appears
 // later. This process's own writes are marked at once (`touch`), without waiting for their events.
 import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { QuietTrigger } from "./quiet-trigger.ts";
 
 /** Two listings of refs (name -> oid) hold the same refs at the same values. */
 export function sameRefs(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
@@ -28,8 +29,12 @@ export type LooseReader = (name: string, listed?: boolean) => string | null | un
 export type LooseWalker = (dirRef: string) => { refs: Map<string, string>; nested: boolean };
 
 const FULL_EVERY_MS = 10_000;
-/** Refs an audit reads between two turns of the event loop (~4 ms here at 10,000 refs' pace). */
+/** Refs an audit reads at a time (~4 ms here). */
 const AUDIT_CHUNK = 256;
+/** An audit's next chunk waits for this long without a listing (a request under way lists first)... */
+const AUDIT_QUIET_MS = 20;
+/** ...but no longer than this: a process never quiet still audits, a chunk a second. */
+const AUDIT_MAX_WAIT_MS = 1000;
 
 export class WatchedRefFolder {
   private watcher: FSWatcher | null = null;
@@ -46,8 +51,9 @@ export class WatchedRefFolder {
   /** The names read again by the last listing that applied events, and the version it made. */
   private applied: { version: number; names: string[] } | null = null;
 
-  /** The audit under way (`auditSoon`), or null. */
-  private audit: { names: string[] | null; at: number; seen: Map<string, string>; started: number } | null = null;
+  /** The audit under way (`auditStep`), or null. */
+  private audit: { names: string[] | null; at: number; seen: Map<string, string>; started: number; stepped: number } | null = null;
+  private readonly auditTrigger = new QuietTrigger(() => this.auditStep(), AUDIT_QUIET_MS);
 
   constructor(
     private readonly commonDir: string,
@@ -70,8 +76,15 @@ export class WatchedRefFolder {
   list(): Map<string, string> {
     if (!this.loose || this.broken || this.inode() !== this.ino) return this.full();
     // The periodic look for dropped events runs between requests: read in full on a listing's
-    // path it cost the first call after every ten quiet seconds 120-170 ms at 10,000 refs.
-    if (!this.audit && this.clock() - this.walkedAt > FULL_EVERY_MS) this.auditSoon();
+    // path it cost the first call after every ten quiet seconds 120-170 ms at 10,000 refs, and
+    // chunks run at every turn of the event loop still took 6 ms of a claim at that size.
+    if (!this.audit && this.clock() - this.walkedAt > FULL_EVERY_MS) {
+      this.audit = { names: null, at: 0, seen: new Map(), started: this.clock(), stepped: this.clock() };
+    }
+    if (this.audit) {
+      if (this.clock() - this.audit.stepped > AUDIT_MAX_WAIT_MS) setImmediate(() => this.auditStep()).unref();
+      else this.auditTrigger.poke();
+    }
     if (this.dirty.size) {
       this.version++;
       this.applied = { version: this.version, names: [...this.dirty].map((file) => `${this.dirRef}/${file}`) };
@@ -109,52 +122,48 @@ export class WatchedRefFolder {
   }
 
   /**
-   * Reads every ref file of the folder a chunk at a time between turns of the event loop, then
-   * marks for reading again (as a watch event would) every ref the listing holds at another value,
-   * or holds and the folder no longer has, or lacks: the next listing reads those, so an event
-   * that came meanwhile is never undone by what the audit read before it. A sub-folder found
-   * makes the next listing walk in full.
+   * One chunk of the audit: the folder's names first, then AUDIT_CHUNK ref files at a time, each
+   * once the process is quiet. At the end it marks for reading again (as a watch event would)
+   * every ref the listing holds at another value, or holds and the folder no longer has, or
+   * lacks: the next listing reads those, so an event that came meanwhile is never undone by what
+   * the audit read before it. A sub-folder found makes the next listing walk in full.
    */
-  private auditSoon(): void {
-    const audit: { names: string[] | null; at: number; seen: Map<string, string>; started: number } = { names: null, at: 0, seen: new Map(), started: this.clock() };
-    this.audit = audit;
-    const step = () => {
-      if (this.audit !== audit || !this.loose) return; // closed, or walked in full meanwhile
-      // The folder's names too are read in the background (5-9 ms at 10,000 refs).
-      if (!audit.names) {
-        try {
-          audit.names = readdirSync(`${this.commonDir}/${this.dirRef}`);
-        } catch {
-          this.loose = null;
-          this.audit = null;
-          return;
-        }
-        setImmediate(step).unref();
+  private auditStep(): void {
+    const audit = this.audit;
+    if (!audit || !this.loose) return; // closed, or walked in full meanwhile
+    audit.stepped = this.clock();
+    if (!audit.names) {
+      try {
+        audit.names = readdirSync(`${this.commonDir}/${this.dirRef}`);
+      } catch {
+        this.loose = null;
+        this.audit = null;
         return;
       }
-      const end = Math.min(audit.names.length, audit.at + AUDIT_CHUNK);
-      for (; audit.at < end; audit.at++) {
-        const file = audit.names[audit.at]!;
-        if (file.endsWith(".lock")) continue;
-        const name = `${this.dirRef}/${file}`;
-        const value = this.readLoose(name, true);
-        if (value) audit.seen.set(name, value);
-        else if (value === undefined && isFolder(`${this.commonDir}/${name}`)) {
-          this.loose = null;
-          this.audit = null;
-          return;
-        }
-      }
-      if (audit.at < audit.names.length) {
-        setImmediate(step).unref();
+      this.auditTrigger.poke();
+      return;
+    }
+    const end = Math.min(audit.names.length, audit.at + AUDIT_CHUNK);
+    for (; audit.at < end; audit.at++) {
+      const file = audit.names[audit.at]!;
+      if (file.endsWith(".lock")) continue;
+      const name = `${this.dirRef}/${file}`;
+      const value = this.readLoose(name, true);
+      if (value) audit.seen.set(name, value);
+      else if (value === undefined && isFolder(`${this.commonDir}/${name}`)) {
+        this.loose = null;
+        this.audit = null;
         return;
       }
-      for (const [name, value] of audit.seen) if (this.loose.get(name) !== value) this.dirty.add(name.slice(this.dirRef.length + 1));
-      for (const name of this.loose.keys()) if (!audit.seen.has(name)) this.dirty.add(name.slice(this.dirRef.length + 1));
-      this.walkedAt = audit.started;
-      this.audit = null;
-    };
-    setImmediate(step).unref();
+    }
+    if (audit.at < audit.names.length) {
+      this.auditTrigger.poke();
+      return;
+    }
+    for (const [name, value] of audit.seen) if (this.loose.get(name) !== value) this.dirty.add(name.slice(this.dirRef.length + 1));
+    for (const name of this.loose.keys()) if (!audit.seen.has(name)) this.dirty.add(name.slice(this.dirRef.length + 1));
+    this.walkedAt = audit.started;
+    this.audit = null;
   }
 
   private full(): Map<string, string> {
@@ -204,6 +213,7 @@ export class WatchedRefFolder {
   close(): void {
     this.broken = true;
     this.audit = null;
+    this.auditTrigger.cancel();
     this.drop();
   }
 }
