@@ -82,8 +82,10 @@ export class WatchedRefFolder {
       this.audit = { names: null, at: 0, seen: new Map(), started: this.clock(), stepped: this.clock() };
     }
     if (this.audit) {
-      if (this.clock() - this.audit.stepped > AUDIT_MAX_WAIT_MS) setImmediate(() => this.auditStep()).unref();
-      else this.auditTrigger.poke();
+      if (this.clock() - this.audit.stepped > AUDIT_MAX_WAIT_MS) {
+        this.audit.stepped = this.clock(); // one chunk, however many listings come before it runs
+        setImmediate(() => this.auditStep()).unref();
+      } else this.auditTrigger.poke();
     }
     if (this.dirty.size) {
       this.version++;
