@@ -25,12 +25,6 @@ export async function damageBelow(cwd: string, tip: string): Promise<{ missing: 
 /** git's words for an object that is not there. */
 const MISSING = /\b(bad object|missing|unable to read|could not read|not a valid object)\b/i;
 
-/** The objects missing below `tip`, or [] when complete (an unreadable one counts as missing). */
-export async function missingBelow(cwd: string, tip: string): Promise<string[]> {
-  const d = await damageBelow(cwd, tip);
-  return !d ? [] : d.unreadable !== null && !d.missing.length ? [tip] : d.missing;
-}
-
 /** One pass over many tips: true when every one of them is complete (the common case). */
 export async function allComplete(cwd: string, tips: string[]): Promise<boolean> {
   if (!tips.length) return true;

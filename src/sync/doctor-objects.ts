@@ -3,7 +3,7 @@
 // damaged file). `--repair` logs each one in the repair log, removes it, and restores it from
 // the tracking refs or the sync remote when they still have a complete copy, so the user's
 // `git gc` and `git fetch` work again.
-import { damageBelow, missingBelow, allComplete } from "../git/connectivity.ts";
+import { damageBelow, allComplete } from "../git/connectivity.ts";
 import { fetchHandoffRefs, trackingPrefix, trackingRef } from "../git/remote.ts";
 import { listRefs, type RefTip } from "../git/refs.ts";
 import { logRepairs, REPAIR_LOG_REF, type Repair } from "../store/repair-log.ts";
@@ -69,7 +69,7 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<Repair[]> {
     if (!remote || g.ref.startsWith(REF_ROOT)) continue;
     // A tracking ref the fetch above wrote again, complete this time.
     const now = await store.readRef(g.ref);
-    if (now && !(await missingBelow(store.storeCwd, now)).length) {
+    if (now && !(await damageBelow(store.storeCwd, now))) {
       g.now = now;
       g.why += "; fetched again from the remote";
     }
@@ -77,7 +77,7 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<Repair[]> {
   for (const g of local) {
     if (!remote) continue;
     const tracked = await store.readRef(trackingRef(remote, g.ref));
-    if (!tracked || (await missingBelow(store.storeCwd, tracked)).length) continue;
+    if (!tracked || (await damageBelow(store.storeCwd, tracked))) continue;
     if ((await store.updateRefs([{ ref: g.ref, new: tracked, old: null }])).ok) {
       g.now = tracked;
       g.why += `; restored from ${trackingPrefix(remote)} (the remote's copy; local writes since the last push are lost)`;
