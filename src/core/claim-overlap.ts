@@ -3,7 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
-import { groupKey, keysApart, leasesNear } from "./lease-groups.ts";
+import { groupKey, leasesNear, plainKey } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -32,17 +32,21 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
     }
   };
   const scopeKeys = claimed.scope.map(groupKey);
+  // A scope key that is not a plain folder name is near every pattern; else a pattern is near when
+  // its key is one of the scope's or is itself not plain (keysApart).
+  const anyNear = scopeKeys.some((k) => !plainKey(k));
+  const keySet = new Set(scopeKeys);
+  const isNear = (key: string) => anyNear || keySet.has(key) || !plainKey(key);
   for (const t of tasks) {
     const c = t.claim;
     if (t.id === claimed.id || t.status !== "claimed" || !c || c.agent === agent || !t.scope.length) continue;
     // Most claimed tasks work in other folders: told apart by their first folder, before any glob
-    // is matched or any expiry parsed (a thousand live claims were all looked at by every claim).
-    const near = t.scope.filter((p) => {
-      const key = groupKey(p);
-      return scopeKeys.some((k) => !keysApart(k, key));
-    });
-    if (!near.length || Date.parse(c.expires_at) <= now.getTime()) continue;
-    for (const p of near) add(t.id, c.agent, p);
+    // is matched or any expiry parsed (a thousand live claims were all looked at by every claim),
+    // with each task's keys worked out once, not at every claim.
+    const keys = scopeKeysOf(t);
+    if (!keys.some(isNear)) continue;
+    if (Date.parse(c.expires_at) <= now.getTime()) continue;
+    for (let i = 0; i < keys.length; i++) if (isNear(keys[i]!)) add(t.id, c.agent, t.scope[i]!);
   }
   // Each scope glob meets only the leases near it (lease-groups.ts); a lease near two of them is
   // looked at in the set's order all the same, so the answer is the one a walk of every lease gives.
@@ -52,6 +56,15 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
     add(l.task, l.agent, l.pattern);
   }
   return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || textOrder(a.pattern, b.pattern));
+}
+
+/** Each scope pattern's groupKey, by task record (records are never mutated once read). */
+const keysByTask = new WeakMap<Task, string[]>();
+
+function scopeKeysOf(t: Task): string[] {
+  let keys = keysByTask.get(t);
+  if (!keys) keysByTask.set(t, (keys = t.scope.map(groupKey)));
+  return keys;
 }
 
 /** The leases near any of `patterns`, in the set's order. */

@@ -31,7 +31,7 @@ export function leaseKey(l: Lease): string {
  * (normalized input has neither, a record from another clone might): such a key may spell a
  * folder another key spells otherwise, so its leases are near every pattern.
  */
-function plain(key: string): boolean {
+export function plainKey(key: string): boolean {
   return key !== "*" && !key.includes("\\") && !key.includes("(");
 }
 
@@ -41,7 +41,7 @@ function plain(key: string): boolean {
  * the other.
  */
 export function keysApart(a: string, b: string): boolean {
-  return a !== b && plain(a) && plain(b);
+  return a !== b && plainKey(a) && plainKey(b);
 }
 
 interface Grouped {
@@ -81,7 +81,7 @@ function push<K>(m: Map<K, Lease[]>, k: K, l: Lease): void {
 
 /** The keys of `byKey` whose leases are near every pattern. */
 function oddKeys(byKey: Map<string, Lease[]>): string[] {
-  return [...byKey.keys()].filter((k) => !plain(k));
+  return [...byKey.keys()].filter((k) => !plainKey(k));
 }
 
 function fresh(leases: readonly Lease[]): Grouped {
@@ -228,7 +228,7 @@ export function leaseGroups(leases: readonly Lease[]): ReadonlyMap<string, reado
  */
 export function leasesNear(leases: readonly Lease[], pattern: string): readonly Lease[] {
   const key = groupKey(pattern);
-  if (!plain(key)) return leases;
+  if (!plainKey(key)) return leases;
   const g = groupsOf(leases);
   const lists = [narrowed(g.byKey.get(key) ?? [], secondOf(pattern)), ...g.odd.map((k) => g.byKey.get(k)!)].filter((l) => l.length);
   if (lists.length <= 1) return lists[0] ?? [];
