@@ -208,6 +208,8 @@ test("a set derived by writes keeps its order, and its patched groups are the on
       for (let a = 0; a < 5; a++) assert.equal(leasesOfAgent(next.leases, `a${a}`), next.leases.filter((l) => l.agent === `a${a}`), `step ${step}: agent a${a}`);
       const first = Math.min(...next.leases.map((l) => Date.parse(l.expires_at)));
       assert.ok(earliestExpiry(next.leases) <= first, `step ${step}: the earliest expiry is a bound`);
+      // The keys near every pattern (glob-first, escaped) follow the patched groups too.
+      for (let q = 0; q < 3; q++) checkNear(next.leases, pattern(r));
     }
     set = next;
   }
@@ -231,6 +233,20 @@ test("a folder of many leases, written to again and again, stays narrowed right:
   }
   assert.ok(patchedLists >= 100, `only ${patchedLists} of the folder's lists were patched from the one before`);
   assert.ok(patchedIndex >= 50, `only ${patchedIndex} of its indexes were patched from the one before`);
+});
+
+test("a lease of a key near every pattern, added to or taken from a set of plain folders, is near from then on, and only then", () => {
+  const r = rng(41);
+  const late = new Date(T0 + 600_000).toISOString();
+  const plain = sortLeases(["src/a.ts", "docs/b.md", "lib/c/**"].map((pattern, i) => ({ ...lease(r, i), pattern, expires_at: late })));
+  assert.equal(leasesNear(plain, "src/a.ts").map((l) => l.pattern), ["src/a.ts"]);
+  for (const odd of ["**/a.ts", "*.ts", "a\\b/x.ts", "x(y)/z.ts"]) {
+    const glob: Lease = { ...plain[0]!, pattern: odd, agent: "a9" };
+    const withGlob = withLeases(plain, [glob]);
+    assert.ok(leasesNear(withGlob, "src/a.ts").includes(glob), `${odd} is near src/a.ts once added`);
+    const without = keepOrder(withGlob, withGlob.filter((l) => l !== glob));
+    assert.equal(leasesNear(without, "src/a.ts").map((l) => l.pattern), ["src/a.ts"], `${odd} gone again`);
+  }
 });
 
 test("a sweep asked twice of the same set, at any time, drops exactly the leases expired then", () => {

@@ -8,6 +8,7 @@
 import { expiryOf, type Lease } from "./lease.ts";
 import { forgetParent, insertInOrder, isInLeaseOrder, leaseOrder, orderedParent } from "./lease-order.ts";
 import { isGlob } from "./paths.ts";
+import { SharedMap } from "./shared-map.ts";
 
 /** The key a lease is grouped under: its first folder, or `*` for a root file or a glob-first pattern. */
 export function groupKey(pattern: string): string {
@@ -49,10 +50,10 @@ interface Grouped {
   byKey: Map<string, Lease[]>;
   /** The keys present that are near every pattern (`*`, or not plain). */
   odd: string[];
-  /** The leases taken for each task, in the set's order. */
-  byTask: Map<string, Lease[]>;
-  /** Each holder's leases, in the set's order. */
-  byAgent: Map<string, Lease[]>;
+  /** The leases taken for each task, in the set's order (looked up only: shared between versions). */
+  byTask: ReadonlyMap<string, Lease[]>;
+  /** Each holder's leases, in the set's order (looked up only: shared between versions). */
+  byAgent: ReadonlyMap<string, Lease[]>;
   /** No lease of the set expires before this (the earliest expiry, or less after a patch). */
   earliest: number;
 }
@@ -138,8 +139,13 @@ function patched(g: Grouped, prev: readonly Lease[], next: readonly Lease[]): Gr
   });
   let earliest = g.earliest;
   for (const l of added) earliest = Math.min(earliest, expiryOf(l));
-  const byTask = repartition(g.byTask, gone, added, (l) => l.task ?? undefined);
-  return { byKey, odd: oddKeys(byKey), byTask, byAgent: repartition(g.byAgent, gone, added, (l) => l.agent), earliest };
+  // The keys near every pattern change only where a lease of such a key came or went.
+  let oddMoved = false;
+  for (const l of gone) if (!plainKey(leaseKey(l))) oddMoved = true;
+  for (const l of added) if (!plainKey(leaseKey(l))) oddMoved = true;
+  const byTask = repartitionShared(g.byTask, gone, added, (l) => l.task ?? undefined);
+  const byAgent = repartitionShared(g.byAgent, gone, added, (l) => l.agent);
+  return { byKey, odd: oddMoved ? oddKeys(byKey) : g.odd, byTask, byAgent, earliest };
 }
 
 /**
@@ -157,23 +163,51 @@ export function repartition<K>(
   rebuilt?: (before: Lease[], part: Lease[], put: Lease[]) => void,
 ): Map<K, Lease[]> {
   const m = new Map(from);
+  for (const [k, part] of changedParts(from, gone, added, partOf, rebuilt)) {
+    if (part) m.set(k, part);
+    else m.delete(k);
+  }
+  return m;
+}
+
+/**
+ * repartition for parts that are only looked up, never walked (by task, by agent, by second
+ * component): the parts before are shared, not copied (shared-map.ts).
+ */
+export function repartitionShared<K>(from: ReadonlyMap<K, Lease[]>, gone: ReadonlySet<Lease>, added: readonly Lease[], partOf: (l: Lease) => K | undefined): ReadonlyMap<K, Lease[]> {
+  return SharedMap.of(from).with(changedParts(from, gone, added, partOf));
+}
+
+/** The parts the leases gone or added fall in, built again (undefined: emptied). */
+function changedParts<K>(
+  from: ReadonlyMap<K, Lease[]>,
+  gone: ReadonlySet<Lease>,
+  added: readonly Lease[],
+  partOf: (l: Lease) => K | undefined,
+  rebuilt?: (before: Lease[], part: Lease[], put: Lease[]) => void,
+): Map<K, Lease[] | undefined> {
   const changed = new Set<K>();
-  for (const l of [...gone, ...added]) {
+  for (const l of gone) {
     const k = partOf(l);
     if (k !== undefined) changed.add(k);
   }
+  for (const l of added) {
+    const k = partOf(l);
+    if (k !== undefined) changed.add(k);
+  }
+  const out = new Map<K, Lease[] | undefined>();
   for (const k of changed) {
     const before = from.get(k) ?? [];
     const put = added.filter((l) => partOf(l) === k);
     const part = insertInOrder(before.filter((l) => !gone.has(l)), put);
     if (!part.length) {
-      m.delete(k);
+      out.set(k, undefined);
       continue;
     }
-    m.set(k, part);
+    out.set(k, part);
     rebuilt?.(before, part, put);
   }
-  return m;
+  return out;
 }
 
 /** Past this many leases gone or added, a set is grouped afresh. */
@@ -297,7 +331,7 @@ function narrowed(list: readonly Lease[], second: string | null): readonly Lease
  * A folder's leases (a list in lease order) by second component, those with none that can be told
  * apart under null: each part in the list's order.
  */
-type Seconds = Map<string | null, Lease[]>;
+type Seconds = ReadonlyMap<string | null, Lease[]>;
 
 const secondsIndex = new WeakMap<readonly Lease[], Seconds>();
 
@@ -317,11 +351,12 @@ function secondsOf(list: readonly Lease[]): Seconds {
   const before = step && secondsIndex.get(step.from);
   if (step && before) {
     // `gone` may hold other folders' leases: their parts are looked at and nothing is removed.
-    index = repartition(before, step.gone, step.added, leaseSecond);
+    index = repartitionShared(before, step.gone, step.added, leaseSecond);
     patchedIndexes.add(index);
   } else {
-    index = new Map();
-    for (const l of list) push(index, leaseSecond(l), l);
+    const fresh = new Map<string | null, Lease[]>();
+    for (const l of list) push(fresh, leaseSecond(l), l);
+    index = fresh;
   }
   secondsIndex.set(list, index);
   return index;
