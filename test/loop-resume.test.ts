@@ -102,7 +102,8 @@ test("kill -9 of the loop and of one agent: that unit's claim is released, then 
   assert.equal(eventsOf(l.repo, "alpha"), ["created", "claimed", "released", "claimed", "done"]);
   assert.equal(eventsOf(l.repo, "beta"), ["created", "claimed", "done"]);
   assert.not.ok(alive(u2.pid));
-  assert.equal(linkedWorktrees(l.repo), []);
+  // The loop says why it kept one (a live agent, uncommitted changes): seen once under load, not reproduced alone.
+  assert.equal(linkedWorktrees(l.repo), [], again.stderr());
 });
 
 test("loop stop: agents end, claims go back, a worktree with uncommitted work is kept and named, the rest removed", async () => {
