@@ -115,11 +115,18 @@ export async function addBranchWorktree(cwd: string, dir: string, branch: string
   if (r.code !== 0) throw new Error(`git worktree add failed: ${firstLine(r.stderr)}`);
 }
 
-/** Removes a worktree git knows (a clean one: callers check first); true when it is gone. */
+/**
+ * Removes a worktree git knows (a clean one: callers check first); true when git removed it. When
+ * git refuses (its `.git` file gone or damaged, say), the folder is removed first and git's record
+ * of it pruned after: pruned while the folder was still there, the record stayed, and `git worktree
+ * list` named a folder that was gone (the caller removes the folder either way).
+ */
 export async function dropWorktree(cwd: string, dir: string): Promise<boolean> {
   const r = await git(["worktree", "remove", "--force", dir], { cwd });
-  if (r.code !== 0) await git(["worktree", "prune"], { cwd });
-  return r.code === 0;
+  if (r.code === 0) return true;
+  rmSync(dir, { recursive: true, force: true });
+  await git(["worktree", "prune"], { cwd });
+  return false;
 }
 
 /** Deletes `refs/heads/<branch>`. */
