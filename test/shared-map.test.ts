@@ -10,7 +10,7 @@ function rng(seed: number): () => number {
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
 
-function same<K, V extends object>(shared: SharedMap<K, V>, model: Map<K, V>, at: string): void {
+function same(shared: SharedMap<number, { v: number }>, model: Map<number, { v: number }>, at: string): void {
   assert.is(shared.size, model.size, `${at}: size`);
   assert.equal(new Map(shared), model, `${at}: entries`);
   assert.equal(new Set(shared.keys()), new Set(model.keys()), `${at}: keys`);
