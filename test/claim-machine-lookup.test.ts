@@ -4,7 +4,7 @@
 // its update-ref. A task
 // that turns out addressed only inside the compare-and-swap (it was not here when the claim began,
 // as when it arrives from the sync remote) is refused as one addressed elsewhere.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -46,17 +46,36 @@ test("a claim of a task addressed to no one starts no git process (one update-re
   assert.match(gitOut(repo, "reflog", "show", "refs/handoff/tasks/t2"), /./, "git logged the update");
 });
 
-test("an addressed task still asks for the machine: taken on the machine it names, refused elsewhere", () => {
+test("an addressed task still asks for the machine, read from git's files: taken on the machine it names, refused elsewhere", () => {
   const repo = tempRepo();
   gitOut(repo, "config", "handoff.machine", "box1");
   assert.is(cli(["task", "add", "here", "--id", "here", "--to", "@box1"], { cwd: repo, agent: "lead" }).code, 0);
   assert.is(cli(["task", "add", "there", "--id", "there", "--to", "@box2"], { cwd: repo, agent: "lead" }).code, 0);
   const here = gitCommands(repo, ["claim", "here"], "claude-1");
   assert.is(here.code, 0);
-  assert.ok(here.commands.includes("git config --get handoff.machine"), here.commands.join(", "));
+  assert.equal(here.commands, [], "the setting is read from the config file, no git process");
   const there = gitCommands(repo, ["claim", "there"], "claude-1");
   assert.is(there.code, 3);
   assert.is(there.json.error.code, "addressed_elsewhere");
+});
+
+test("a machine name set where git's files cannot be read in process (an include) is asked of git", () => {
+  const repo = tempRepo();
+  const extra = join(tempDir("handoff-include-"), "extra.config");
+  writeFileSync(extra, "[handoff]\n\tmachine = box7\n");
+  gitOut(repo, "config", "include.path", extra);
+  assert.is(cli(["task", "add", "here", "--id", "here", "--to", "@box7"], { cwd: repo, agent: "lead" }).code, 0);
+  const here = gitCommands(repo, ["claim", "here"], "claude-1");
+  assert.is(here.code, 0, JSON.stringify(here.json));
+  assert.ok(here.commands.includes("git config --get handoff.machine"), here.commands.join(", "));
+  // The last value set wins, read as git gives it (trailing blanks dropped), with no git process.
+  const plain = tempRepo();
+  writeFileSync(join(plain, ".git", "config"), readFileSync(join(plain, ".git", "config"), "utf8") + "[handoff]\n\tmachine = box1\n[handoff]\n\tmachine = box2   \n");
+  assert.is(gitOut(plain, "config", "--get", "handoff.machine"), "box2");
+  assert.is(cli(["task", "add", "there", "--id", "there", "--to", "@box2"], { cwd: plain, agent: "lead" }).code, 0);
+  const there = gitCommands(plain, ["claim", "there"], "claude-1");
+  assert.is(there.code, 0, JSON.stringify(there.json));
+  assert.equal(there.commands, []);
 });
 
 test("a task addressed elsewhere that appears only inside the compare-and-swap is refused", async () => {

@@ -6,6 +6,7 @@ import { machineProblem, type Taker } from "../core/address.ts";
 import { fail } from "../core/errors.ts";
 import { sanitizeIdPart } from "../core/ids.ts";
 import { configGet } from "../git/config.ts";
+import { scanRemoteSettings } from "../git/config-scan.ts";
 import type { Store } from "./store.ts";
 
 const cache = new WeakMap<Store, Promise<string>>();
@@ -29,11 +30,33 @@ export function localMachine(store: Store): Promise<string> {
   return found;
 }
 
-/** handoff.machine, read along with the sync remote's settings when the repository can have a remote (one git call for both). */
+/**
+ * handoff.machine, read along with the sync remote's settings when the repository can have a
+ * remote (one read for both); else from git's configuration files in process (config-scan.ts), and
+ * from `git config` only where those cannot be read as git would (an include, say): a one-shot
+ * claim of an addressed task, and each MCP server's first `claim_next`, started a git process for
+ * this one setting.
+ */
 async function readSetting(store: Store): Promise<string | null> {
   const remote = await store.syncRemote().catch(() => null);
   const seen = remote === null ? undefined : (await import("../git/remote.ts")).seenSetting(store.cwd, "handoff.machine");
-  return seen !== undefined ? seen : configGet(store.cwd, "handoff.machine");
+  if (seen !== undefined) return seen;
+  const scanned = scannedMachine(store.repo.commonDir);
+  return scanned !== undefined ? scanned : configGet(store.cwd, "handoff.machine");
+}
+
+/** handoff.machine as git's files give it (the last one set wins, as for `git config --get`); undefined: ask git. */
+function scannedMachine(commonDir: string): string | null | undefined {
+  const lines = scanRemoteSettings(process.env, commonDir);
+  if (lines === null) return undefined;
+  let value = "";
+  for (const line of lines.split("\n")) {
+    // A key with no value at all (`[handoff] machine`) reads as empty, as `git config --get` prints it.
+    if (line === "handoff.machine") value = "";
+    else if (line.startsWith("handoff.machine ")) value = line.slice("handoff.machine ".length);
+  }
+  // As configGet reads git's answer: trimmed, and empty is unset.
+  return value.trim() || null;
 }
 
 /** The store's agent as a taker of addressed tasks. */
