@@ -1,9 +1,9 @@
-// A claim asks git for this clone's machine name (`git config handoff.machine`, one process) only
-// when the task is addressed to someone: a plain claim starts no git process at all (its ref
-// update is written in-process, loose-ref-writer.ts), and with reflogs for every ref it is one,
-// its update-ref. A task
-// that turns out addressed only inside the compare-and-swap (it was not here when the claim began,
-// as when it arrives from the sync remote) is refused as one addressed elsewhere.
+// A claim looks up this clone's machine name (`handoff.machine`: read from git's files, asked of
+// git only where those cannot be read in process) only when the task is addressed to someone: a
+// plain claim starts no git process at all (its ref update is written in-process,
+// loose-ref-writer.ts), and with reflogs for every ref it is one, its update-ref. A task that turns
+// out addressed only inside the compare-and-swap (it was not here when the claim began, as when it
+// arrives from the sync remote) is refused as one addressed elsewhere.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
