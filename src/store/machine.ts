@@ -6,7 +6,7 @@ import { machineProblem, type Taker } from "../core/address.ts";
 import { fail } from "../core/errors.ts";
 import { sanitizeIdPart } from "../core/ids.ts";
 import { configGet } from "../git/config.ts";
-import { scanRemoteSettings } from "../git/config-scan.ts";
+import { scanConfig } from "../git/config-scan.ts";
 import type { Store } from "./store.ts";
 
 const cache = new WeakMap<Store, Promise<string>>();
@@ -47,16 +47,10 @@ async function readSetting(store: Store): Promise<string | null> {
 
 /** handoff.machine as git's files give it (the last one set wins, as for `git config --get`); undefined: ask git. */
 function scannedMachine(commonDir: string): string | null | undefined {
-  const lines = scanRemoteSettings(process.env, commonDir);
-  if (lines === null) return undefined;
-  let value = "";
-  for (const line of lines.split("\n")) {
-    // A key with no value at all (`[handoff] machine`) reads as empty, as `git config --get` prints it.
-    if (line === "handoff.machine") value = "";
-    else if (line.startsWith("handoff.machine ")) value = line.slice("handoff.machine ".length);
-  }
-  // As configGet reads git's answer: trimmed, and empty is unset.
-  return value.trim() || null;
+  const entries = scanConfig(process.env, commonDir, null, (s, sub, k) => s === "handoff" && sub === null && k === "machine");
+  if (entries === null) return undefined;
+  // As configGet reads git's answer: trimmed, and empty (or a key with no value at all) is unset.
+  return entries.at(-1)?.value?.trim() || null;
 }
 
 /** The store's agent as a taker of addressed tasks. */
