@@ -14,6 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -135,6 +136,18 @@ function row(figure: string, ours: string, peer: string, ratio: string): void {
   console.log(`${figure}: ours ${ours}, peer ${peer}, ${ratio}`);
 }
 const ms = (x: number) => `${fmt(x)} ms`;
+
+/** The median wall time of ten `node -e 0` runs (after one not counted). */
+function nodeStart(): number {
+  spawnSync(process.execPath, ["-e", "0"]);
+  const xs: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const t = process.hrtime.bigint();
+    spawnSync(process.execPath, ["-e", "0"]);
+    xs.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return median(xs);
+}
 const PEER = peerBinary();
 const UNAVAILABLE = "peer unavailable";
 
@@ -282,6 +295,10 @@ try {
       peerRate === null ? UNAVAILABLE : `${fmt(warm.rate / peerRate, 2)}x (against the peer's race above)`,
     );
   }
+  // The race's goal is a rate, not a ratio: it moves with the machine (the seventeenth session's
+  // build raced at 147-149/s where `node -e 0` took 51-61 ms, and at 62-68/s on a machine where it
+  // took 105-150). This machine's speed, measured now, goes beside it.
+  row("`node -e 0` now (this machine's speed, to read the race's absolute rate against)", ms(nodeStart()), "-", "-");
   if (race.doubles) process.exitCode = 1;
 
   console.log("\n| figure | ours | peer | ratio (ours / peer) |\n| --- | --- | --- | --- |");
