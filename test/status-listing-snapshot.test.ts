@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LISTING_AT } from "../src/store/record-cache-listing.ts";
-import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
-import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/views-fixture.ts";
+import { cleanupTemp, cli } from "./support/repo.ts";
+import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
 
@@ -24,8 +24,7 @@ const writeListing = (path: string, tips: string, body: unknown) => writeFileSyn
 const F: ViewsFixture = { tasks: LISTING_AT + 100, agents: 20, events: 10 * (LISTING_AT + 100), branches: 20 };
 
 function busy() {
-  const repo = tempRepo();
-  writeViewsFixture(repo, F);
+  const repo = viewsRepo(F);
   const run = (...args: string[]) => {
     const r = cli(args, { cwd: repo, agent: "agent-000", env: { HANDOFF_NOW: fixtureNow(F) } });
     assert.is(r.code, 0, r.stderr);

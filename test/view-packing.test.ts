@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { PACK_LOOSE_AT } from "../src/sync/pack-refs.ts";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { fixtureNow, writeViewsFixture, type ViewsFixture } from "./support/views-fixture.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
+import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
 
@@ -32,8 +32,7 @@ function packedHandoffRefs(repo: string): number {
 }
 
 function fixture(f: ViewsFixture): { repo: string; env: NodeJS.ProcessEnv } {
-  const repo = tempRepo();
-  writeViewsFixture(repo, f);
+  const repo = viewsRepo(f);
   return { repo, env: { HANDOFF_NOW: fixtureNow(f) } };
 }
 

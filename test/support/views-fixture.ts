@@ -3,6 +3,8 @@
 // Deterministic: the same arguments give the same objects. Records follow the shapes the store
 // writes (task.json, agent.json, a format marker, one event per commit message).
 import { spawnSync } from "node:child_process";
+import { cpSync } from "node:fs";
+import { tempDir, tempRepo } from "./repo.ts";
 import { FORMAT_MARKER } from "../../src/store/codec.ts";
 import { summarize, type HandoffEvent } from "../../src/core/event.ts";
 
@@ -29,6 +31,27 @@ const iso = (ms: number) => new Date(ms).toISOString();
 function data(text: string): string {
   return `data ${Buffer.byteLength(text)}\n${text}\n`;
 }
+
+/**
+ * A new repository holding fixture `f`: written once per process and fixture, then copied (a pack
+ * and a few thousand small files: tens of milliseconds, where writing 600 tasks and 6,000 events
+ * takes 3.5 s on a slow machine, and a test file that wrote one per test spent most of its time
+ * there). Each call gets its own copy, so a test may change it freely.
+ */
+export function viewsRepo(f: ViewsFixture): string {
+  const key = JSON.stringify(f);
+  let template = templates.get(key);
+  if (!template) {
+    template = tempRepo();
+    writeViewsFixture(template, f);
+    templates.set(key, template);
+  }
+  const repo = tempDir();
+  cpSync(template, repo, { recursive: true, preserveTimestamps: true });
+  return repo;
+}
+
+const templates = new Map<string, string>();
 
 /** Writes the fixture into `repo` (which has a `main` branch). */
 export function writeViewsFixture(repo: string, f: ViewsFixture): void {
