@@ -3,7 +3,7 @@
 // Deterministic: the same arguments give the same objects. Records follow the shapes the store
 // writes (task.json, agent.json, a format marker, one event per commit message).
 import { spawnSync } from "node:child_process";
-import { cpSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import { tempDir, tempRepo } from "./repo.ts";
 import { FORMAT_MARKER } from "../../src/store/codec.ts";
 import { summarize, type HandoffEvent } from "../../src/core/event.ts";
@@ -41,7 +41,9 @@ function data(text: string): string {
 export function viewsRepo(f: ViewsFixture): string {
   const key = JSON.stringify(f);
   let template = templates.get(key);
-  if (!template) {
+  // Files sharing a process each clean up their temp folders after their tests: one made for an
+  // earlier file may be gone.
+  if (!template || !existsSync(template)) {
     template = tempRepo();
     writeViewsFixture(template, f);
     templates.set(key, template);
