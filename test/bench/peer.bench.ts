@@ -14,14 +14,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { overStdio, type McpHandle } from "../support/mcp.ts";
 import { cleanEnv, cleanupTemp, tempDir, tempRepo } from "../support/repo.ts";
 import { seedLeases } from "./lease-fixture.ts";
-import { fmt, median } from "./stats.ts";
+import { fmt, median, timeProcess } from "./stats.ts";
 import { seedPeerTasks, seedTasks, taskId } from "./task-fixture.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 40);
@@ -139,14 +138,8 @@ const ms = (x: number) => `${fmt(x)} ms`;
 
 /** The median wall time of ten `node -e 0` runs (after one not counted). */
 function nodeStart(): number {
-  spawnSync(process.execPath, ["-e", "0"]);
-  const xs: number[] = [];
-  for (let i = 0; i < 10; i++) {
-    const t = process.hrtime.bigint();
-    spawnSync(process.execPath, ["-e", "0"]);
-    xs.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return median(xs);
+  timeProcess(process.execPath, ["-e", "0"]);
+  return median(Array.from({ length: 10 }, () => timeProcess(process.execPath, ["-e", "0"])));
 }
 const PEER = peerBinary();
 const UNAVAILABLE = "peer unavailable";
