@@ -6,7 +6,9 @@ import * as assert from "uvu/assert";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { dropWorktree } from "../src/git/branch-integrate.ts";
-import { gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
 
 const listed = (repo: string) => gitOut(repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length - 1;
 
