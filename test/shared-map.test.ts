@@ -1,6 +1,7 @@
 // SharedMap (core/shared-map.ts): every version answers as a plain Map given the same changes
 // would, whatever versions were made from it since (they share its entries), across the folds of
-// its changes into a new base; the lease groups built on it give what a fresh grouping gives.
+// its changes into a new base. The lease groups built on it are checked against a fresh grouping
+// in lease-groups.test.ts.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { SharedMap } from "../src/core/shared-map.ts";
