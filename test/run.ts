@@ -1,7 +1,8 @@
 // The suite's runner: the test files in uvu processes, several at once, so one slow file (a real
 // remote, a real agent client) does not hold up the rest; the short files share a process, a few
 // in turn (test/support/uvu-files.ts), the others have one each. Prints each file's result as it
-// finishes, then uvu's own totals (what CI reads) and the slowest files against the per-file budget.
+// finishes, then the slowest files against the per-file budget, the files that used most CPU with
+// the processes they started (Linux), and uvu's own totals (what CI reads).
 //
 //   node --import tsx test/run.ts [pattern ...]   (a pattern is a substring of a file name)
 //   HANDOFF_TEST_JOBS=N   how many processes at once (default: cores + 1; test files mostly wait on git)
@@ -109,6 +110,8 @@ const childTemp = process.env.HANDOFF_TEST_TMPDIR ?? ownTemp;
 interface FileResult {
   file: string;
   seconds: number;
+  /** CPU seconds of the file's tests and the processes they started (null where not measured). */
+  cpu: number | null;
   total: number;
   passed: number;
   skipped: number;
@@ -152,7 +155,7 @@ function runUnit(unit: Unit): Promise<FileResult[]> {
  */
 function splitResults(unit: Unit, output: string, code: number, seconds: number): FileResult[] {
   const results: FileResult[] = [];
-  const marks = [...output.matchAll(new RegExp(`^${MARK} (start|end) (\\S+)(?: (\\d+) ([\\d.]+))?$`, "gm"))];
+  const marks = [...output.matchAll(new RegExp(`^${MARK} (start|end) (\\S+)(?: (\\d+) ([\\d.]+)(?: ([\\d.]+))?)?$`, "gm"))];
   for (const file of unit.files) {
     const path = join("test", file);
     const start = marks.find((m) => m[1] === "start" && m[2] === path);
@@ -161,10 +164,10 @@ function splitResults(unit: Unit, output: string, code: number, seconds: number)
     const part = output.slice(start.index! + start[0].length, end ? end.index : undefined).replace(/^\n/, "");
     const fileCode = end ? Number(end[3]) : code || 1;
     const total = count(part, "Total");
-    results.push({ file, seconds: end ? Number(end[4]) : seconds, total, passed: count(part, "Passed"), skipped: count(part, "Skipped"), code: fileCode, output: end ? part : `${part}\n[run] the process ended (exit ${code}) before this file did\n${output.slice(0, start.index)}` });
+    results.push({ file, seconds: end ? Number(end[4]) : seconds, cpu: end?.[5] ? Number(end[5]) : null, total, passed: count(part, "Passed"), skipped: count(part, "Skipped"), code: fileCode, output: end ? part : `${part}\n[run] the process ended (exit ${code}) before this file did\n${output.slice(0, start.index)}` });
   }
   // Output before any mark (the runner itself failing to load) belongs to every file of the unit.
-  if (!results.length) results.push(...unit.files.slice(0, 1).map((file) => ({ file, seconds, total: 0, passed: 0, skipped: 0, code: code || 1, output })));
+  if (!results.length) results.push(...unit.files.slice(0, 1).map((file) => ({ file, seconds, cpu: null, total: 0, passed: 0, skipped: 0, code: code || 1, output })));
   return results;
 }
 
@@ -203,6 +206,15 @@ const wall = (Date.now() - started) / 1000;
 process.stdout.write("\nslowest files (budget " + BUDGET_S + " s each):\n");
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) {
   process.stdout.write(`  ${r.seconds.toFixed(1).padStart(6)} s  ${r.file}${r.seconds > BUDGET_S ? "  OVER BUDGET" : ""}\n`);
+}
+// The suite is CPU-bound on a small machine (every CLI call is a Node process): where the CPU
+// goes says more than wall times that each include waiting for the other files' processes.
+const measured = results.filter((r) => r.cpu !== null);
+if (measured.length) {
+  process.stdout.write("\nmost CPU (the file's tests and the processes they started):\n");
+  for (const r of [...measured].sort((a, b) => b.cpu! - a.cpu!).slice(0, 8)) process.stdout.write(`  ${r.cpu!.toFixed(1).padStart(6)} s  ${r.file}\n`);
+  const cpu = measured.reduce((s, r) => s + r.cpu!, 0);
+  process.stdout.write(`  ${cpu.toFixed(0)} CPU-seconds in all: ${(cpu / wall).toFixed(2)} of the ${availableParallelism()} cores busy on average\n`);
 }
 process.stdout.write(`\n${results.length} files in ${next} processes, ${jobs} at a time, ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
 process.stdout.write(`  Total:     ${sum("total")}\n  Passed:    ${sum("passed")}\n  Skipped:   ${sum("skipped")}\n`);

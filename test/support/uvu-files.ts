@@ -9,6 +9,7 @@
 // A file is imported only when its turn comes, so its module-level set-up runs next to its tests,
 // as it would alone. Files that change process.env or import another test file run alone (run.ts
 // decides), since here they would share a process.
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -20,9 +21,28 @@ g.UVU_DEFER = 1;
 process.env.FORCE_COLOR = "1";
 const uvu = await import("uvu");
 
+/**
+ * CPU seconds this process and the processes it started and waited for have used so far (Linux's
+ * /proc: a child's time counts once it has been reaped), or null where /proc is not there. A test
+ * file's share of the suite's CPU is mostly the real processes it starts (CLI calls, servers, git),
+ * which its wall time alone does not tell on a machine where the suite is CPU-bound.
+ */
+function cpuSeconds(): number | null {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    // Fields after the command name (which may hold spaces): cutime and cstime are the 16th and 17th of the line.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const own = process.cpuUsage();
+    return (own.user + own.system) / 1e6 + (Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 let failed = false;
 for (const file of process.argv.slice(2)) {
   const started = performance.now();
+  const cpuAtStart = cpuSeconds();
   process.stdout.write(`${MARK} start ${file}\n`);
   g.UVU_QUEUE.length = 0;
   g.UVU_INDEX = 0;
@@ -39,6 +59,8 @@ for (const file of process.argv.slice(2)) {
   }
   process.exitCode = 0;
   failed ||= code !== 0;
-  process.stdout.write(`${MARK} end ${file} ${code} ${((performance.now() - started) / 1000).toFixed(2)}\n`);
+  const cpu = cpuSeconds();
+  const cpuUsed = cpu === null || cpuAtStart === null ? "" : ` ${(cpu - cpuAtStart).toFixed(2)}`;
+  process.stdout.write(`${MARK} end ${file} ${code} ${((performance.now() - started) / 1000).toFixed(2)}${cpuUsed}\n`);
 }
 process.exitCode = failed ? 1 : 0;
