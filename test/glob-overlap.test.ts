@@ -6,19 +6,9 @@ import { minimatch } from "minimatch";
 import { matchesPath, overlapWitness, overlaps } from "../src/core/glob-overlap.ts";
 import { normalizeRepoPath, anchorPattern } from "../src/core/paths.ts";
 import { HandoffError } from "../src/core/errors.ts";
+import { xorshift32 as rng } from "./support/rng.ts";
 
 const OPTS = { dot: true, nocomment: true, nonegate: true };
-
-/** A small seeded generator, so a failure can be replayed from the printed seed. */
-function rng(seed: number) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ["a", "b", "ab", ".x", "a.ts", "b.ts"];
 const SEG_GLOBS = ["*", "a*", "*b", "*.ts", "?", "a?", "[ab]", "[!a]", "{a,b}", "**", ".*"];

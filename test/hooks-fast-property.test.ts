@@ -24,6 +24,7 @@ import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
+import { mulberry32 as rng } from "./support/rng.ts";
 
 test.after(cleanupTemp);
 
@@ -34,25 +35,6 @@ const SCENARIOS = Number(process.env.PROPERTY_SCENARIOS ?? 6);
 // suite's budget per file; the seed is fixed, so a deeper run is PROPERTY_PAYLOADS=200 (or another
 // PROPERTY_SEED), not a longer default.
 const PAYLOADS = Number(process.env.PROPERTY_PAYLOADS ?? 50);
-
-/** A small seeded generator (mulberry32): a failure names the seed that reproduces it. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!,
-    chance: (p: number) => next() < p,
-  };
-}
-type Rng = ReturnType<typeof rng>;
 
 const PATTERNS = [
   "src/**", "src/api/**", "src/a.ts", "src/api/users.ts", "lib/*.ts", "**/users.ts", "docs/**/*.md", "{src,lib}/b.md",
@@ -66,6 +48,8 @@ const HOT = ["src/a.ts", "src/api/users.ts", "docs/guide.md", "lib/x.gen.ts", "p
 const SEGMENTS = ["src", "api", "lib", "docs", "pkg1", "deep", "a.ts", "b.md", "users.ts", "x.gen.ts", "guide.md", "c.ts", "link"];
 const ODD = [".git", "..", ".", "", "dist", "package-lock.json", "name with space.ts", "\u00e9.ts", "*.ts", "a\\b", "x?.md", "C:"];
 const AGENTS = ["alice", "carol", "bob"];
+
+type Rng = ReturnType<typeof rng>;
 
 function randomRel(r: Rng): string {
   if (FOCUS && r.chance(0.6)) return r.pick(HOT);

@@ -8,15 +8,11 @@ import { acquireLeases, releaseLeases, releaseTaskLeases, settleLeases } from ".
 import { EMPTY_LEASES, type LeaseSet } from "../src/core/lease.ts";
 import { buildPolicy, gitattributesIgnores } from "../src/core/lease-policy.ts";
 import type { Actor } from "../src/core/identity.ts";
+import { ansiLcg as rng } from "./support/rng.ts";
 
 const actor = (agent: string): Actor => ({ agent, worktree: `/w/${agent}`, branch: agent, scope: "worktree" });
 const T0 = Date.parse("2026-11-29T10:00:00Z");
 const at = (s: number) => new Date(T0 + s * 1000);
-
-function rng(seed: number) {
-  let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
-}
 
 const PATTERNS = ["src/**", "src/a/**", "src/a/x.ts", "src/*/x.ts", "src/b/y.ts", "docs/**", "docs/*.md", "**/x.ts", "src/{a,c}/*.ts", "lib/z.ts"];
 

@@ -14,13 +14,9 @@ import { bucketOf, readByDiff, readLeaseTree } from "../src/store/lease-tree.ts"
 import { openSyncedStore } from "../src/sync/open.ts";
 import { commit, eventMessage, setRef, tree } from "./support/forge.ts";
 import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { lcg32 as rng } from "./support/rng.ts";
 
 test.after(cleanupTemp);
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
 
 const entry = (name: string, oid: string, mode = "100644") => Buffer.concat([Buffer.from(`${mode} ${name}\0`, "latin1"), Buffer.from(oid, "hex")]);
 const folderOf = (files: Map<string, string>): FolderBytes => {

@@ -12,14 +12,10 @@ import { isLeaseLive, type Lease, type LeaseSet } from "../src/core/lease.ts";
 import { isGlob } from "../src/core/paths.ts";
 import { followTask } from "../src/core/task-leases.ts";
 import type { Task } from "../src/core/task.ts";
+import { ansiLcg as rng } from "./support/rng.ts";
 
 const T0 = Date.parse("2026-11-29T10:00:00Z");
 const now = new Date(T0);
-
-function rng(seed: number) {
-  let s = seed;
-  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
-}
 
 // Folders and names chosen to meet: shared folders, root files, glob-first patterns, braces,
 // escapes and a parenthesis (a record from another clone may hold either).

@@ -14,13 +14,9 @@ import { leaseIndexOf } from "../src/store/lease-index.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { spawnSync } from "node:child_process";
 import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { lcg32 as rng } from "./support/rng.ts";
 
 test.after(cleanupTemp);
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
 
 const FOLDERS = Array.from({ length: 90 }, (_, i) => `pkg${i}`);
 

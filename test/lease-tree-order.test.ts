@@ -10,14 +10,11 @@ import { lease, unlease } from "../src/store/lease-actions.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { lcg32 as rng } from "./support/rng.ts";
 
 test.after(cleanupTemp);
 
 /** A small seeded generator, so a failure names a run that can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
 
 const FOLDERS = ["a", "a-b", "a.b", "a_b", "A", "Z", "z9", "0", "9z", "a+b", "a@b", "é", "éa", "b", "a~", ...Array.from({ length: 70 }, (_, i) => `pkg${i}`)];
 

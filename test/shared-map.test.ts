@@ -5,11 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { SharedMap } from "../src/core/shared-map.ts";
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
+import { lcg32 as rng } from "./support/rng.ts";
 
 function same(shared: SharedMap<number, { v: number }>, model: Map<number, { v: number }>, at: string): void {
   assert.is(shared.size, model.size, `${at}: size`);
