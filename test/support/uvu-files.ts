@@ -30,7 +30,8 @@ const uvu = await import("uvu");
 function cpuSeconds(): number | null {
   try {
     const stat = readFileSync("/proc/self/stat", "utf8");
-    // Fields after the command name (which may hold spaces): cutime and cstime are the 16th and 17th of the line.
+    // Fields after the command name (which may hold spaces): cutime and cstime are the 16th and
+    // 17th of the line, in ticks of 1/100 s (USER_HZ, 100 on every Linux architecture Node runs on).
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const own = process.cpuUsage();
     return (own.user + own.system) / 1e6 + (Number(f[13]) + Number(f[14])) / 100;
