@@ -12,10 +12,10 @@ test.after(cleanupTemp);
 const A = "a".repeat(40);
 const B = "b".repeat(40);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function settledOn<T>(f: () => T, ok: (v: T) => boolean, within = 10_000): Promise<T> {
+async function settledOn<T>(f: () => T, ok: (v: T) => boolean, every = 30, within = 10_000): Promise<T> {
   const deadline = Date.now() + within;
   for (;;) {
-    await sleep(30);
+    await sleep(every);
     const v = f();
     if (ok(v) || Date.now() > deadline) return v;
   }
@@ -25,16 +25,17 @@ const turns = async (n: number) => {
 };
 
 /**
- * The audit's wait for a quiet process (ref-watch.ts AUDIT_QUIET_MS, 20 ms): a gap this long
- * between two listings, seen by the test, means the process was quiet as far as the audit can
- * tell (a loaded machine stalls a runnable process that long), and then it rightly went on.
+ * How long the audit waits here for a quiet process (20 ms in a running server): long enough that
+ * the listings this test makes back to back hold it off even where a loaded machine (the whole
+ * suite on two cores) pauses the process for tens of milliseconds.
  */
-const STALL_MS = 15;
+const QUIET_MS = 250;
+/** A pause this long where the test lists back to back leaves the audit free to step: that attempt proves nothing. */
+const STALL_MS = 200;
 
 test("a change no event told of shows once the audit has run between requests, which no listing waits for", async () => {
-  // What the audit does between listings depends on the process never pausing 20 ms where the test
-  // lists back to back: an attempt that saw such a pause proves nothing either way and is run
-  // again (a fresh folder); three in a row fail the test rather than pass it unproven.
+  // An attempt that saw such a pause is run again with a fresh folder; three in a row fail the test
+  // rather than pass it unproven.
   for (let attempt = 1; ; attempt++) {
     if (await auditScenario()) return;
     assert.ok(attempt < 3, `the process paused ${STALL_MS} ms or more between back-to-back listings in three attempts: the machine is too loaded to tell`);
@@ -56,7 +57,7 @@ async function auditScenario(): Promise<boolean> {
   let reads = 0;
   const read = (name: string) => (reads++, values.get(name));
   const walk = (d: string) => ({ refs: new Map([...values].filter(([n]) => n.startsWith(`${d}/`))), nested: false });
-  const folder = new WatchedRefFolder(dir, "refs/handoff/tasks", read, walk, () => now);
+  const folder = new WatchedRefFolder(dir, "refs/handoff/tasks", read, walk, () => now, QUIET_MS);
   try {
     assert.is(folder.list().size, 600);
     await turns(3);
@@ -71,11 +72,12 @@ async function auditScenario(): Promise<boolean> {
     const due = folder.list();
     assert.is(reads, before, "the listing that finds the audit due reads nothing itself");
     assert.is(due.get("refs/handoff/tasks/t-7"), A);
-    // A process listing at every turn for 200 ms (requests one after the other) holds it off...
+    // A process listing every few milliseconds (requests one after the other) holds it off, for
+    // longer than it waits for quiet...
     let longest = 0;
     let last = performance.now();
-    for (const until = last + 200; last < until; ) {
-      await turns(1);
+    for (const until = last + 2 * QUIET_MS; last < until; ) {
+      await sleep(5);
       folder.list();
       const t = performance.now();
       longest = Math.max(longest, t - last);
@@ -90,12 +92,12 @@ async function auditScenario(): Promise<boolean> {
       folder.list();
       folder.list(); // two listings in one turn: still one chunk
       await turns(2);
-      // The second listing's wait for quiet runs out 20 ms later: a pause that long here lets it step too.
+      // The second listing's wait for quiet runs out QUIET_MS later: a pause that long here lets it step too.
       if (performance.now() - stepsFrom >= STALL_MS) return false;
       assert.is(reads, before + (step === "the first chunk" ? 256 : 0), step);
     }
     // Once quiet, it finishes, and the next listing reads what it found different.
-    const after = await settledOn(() => folder.list(), (l) => l.get("refs/handoff/tasks/t-7") === B);
+    const after = await settledOn(() => folder.list(), (l) => l.get("refs/handoff/tasks/t-7") === B, 2 * QUIET_MS);
     assert.is(after.get("refs/handoff/tasks/t-7"), B, "the change the watch missed");
     assert.is(after.has("refs/handoff/tasks/t-9"), false, "and the ref that went");
     assert.is(after.size, 599);
