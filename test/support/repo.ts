@@ -1,6 +1,6 @@
 // Test support: real git repositories in temp folders and the real built CLI in real processes.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -107,14 +107,29 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
   return cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env });
 }
 
+/**
+ * HANDOFF_TEST_CLI_LOG=<file>: each CLI call made through cli() or cliAsync() appends a line
+ * `<test file>\t<first two words>\t<ms>`, a census of which files start the most CLI processes and
+ * for which verbs (docs/architecture.md: where the suite's CPU goes). `caller` is a stack taken
+ * when the call was made, where the test file's frame still is.
+ */
+function logCall(caller: string | undefined, args: string[], started: number): void {
+  const file = /[\\/]test[\\/]([^\\/]+\.test\.ts)/.exec(caller ?? "")?.[1] ?? "?";
+  appendFileSync(process.env.HANDOFF_TEST_CLI_LOG!, `${file}\t${args.slice(0, 2).join(" ")}\t${Math.round(performance.now() - started)}\n`);
+}
+
 /** Runs `git-handoff ARGS` synchronously in a real process. */
 export function cli(args: string[], o: CliOptions): CliResult {
+  const started = performance.now();
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o), encoding: "utf8", input: o.input ?? "" });
+  if (process.env.HANDOFF_TEST_CLI_LOG) logCall(new Error().stack, args, started);
   return toResult(r.status ?? 1, r.stdout, r.stderr);
 }
 
 /** Runs `git-handoff ARGS` as a concurrent process; resolves when it exits. */
 export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
+  const started = performance.now();
+  const caller = process.env.HANDOFF_TEST_CLI_LOG ? new Error().stack : undefined;
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o) });
     let out = "";
@@ -122,7 +137,10 @@ export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
     child.stdout.on("data", (b) => (out += b));
     child.stderr.on("data", (b) => (err += b));
     child.on("error", rej);
-    child.on("close", (code) => res(toResult(code ?? 1, out, err)));
+    child.on("close", (code) => {
+      if (caller) logCall(caller, args, started);
+      res(toResult(code ?? 1, out, err));
+    });
     child.stdin.end(o.input ?? "");
   });
 }
