@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { computeStats } from "../src/core/stats.ts";
+import { computeStats, countedSince, isCountedList } from "../src/core/stats.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -137,6 +137,23 @@ test("a blocked task still waiting is counted up to now; cancelling it stops the
   assert.is(s.blocked.ongoing_ms, 30 * 60_000);
   assert.is(s.blocked.total_ms, 3 * 60_000, "u waited from 10:02 until it was cancelled at 10:05");
   assert.is(computeStats([], { since: null, now: new Date(T0) }).handoffs.ack_rate, null);
+});
+
+test("times only counted: kept as the index's base-36 lists, counted whole or from --since on", () => {
+  const times = [T0 - 60_000, T0, T0 + 1, T0 + 60_000, T0 - 1];
+  const lists = [times.slice(0, 3).map((t) => t.toString(36)).join(","), times.slice(3).map((t) => t.toString(36)).join(",")];
+  assert.ok(lists.every(isCountedList));
+  assert.is(countedSince(lists, -Infinity), 5);
+  for (const since of [T0 - 120_000, T0 - 1, T0, T0 + 1, T0 + 2, T0 + 60_000, T0 + 60_001]) {
+    assert.is(countedSince(lists, since), times.filter((t) => t >= since).length, `since ${since}`);
+  }
+  // What parseInt(t, 36) reads whole passes (Date.parse of a bad time wrote "NaN"); anything else is damage.
+  for (const good of ["0", "-1a", "mvx2cqo0,mvx2crfs", "NaN"]) assert.ok(isCountedList(good), good);
+  for (const bad of ["", ",", "a,", ",a", "a,,b", "a b", "12x!", "1.5", "a\tb", "--1"]) assert.not.ok(isCountedList(bad), bad);
+  // computeStats adds them to the window's events and to nothing else.
+  const s = computeStats([], { since: new Date(T0), now: new Date(T0 + 120_000), counted: lists });
+  assert.is(s.events, 3);
+  assert.is(s.claims.granted, 0);
 });
 
 test.run();

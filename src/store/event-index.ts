@@ -17,7 +17,7 @@ import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { isTakeoverPartner, statsProjection } from "../core/stats.ts";
+import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { replaceFile } from "./small-file.ts";
@@ -255,17 +255,15 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: Map<s
  * `stats.jsonl`: the events `stats` reads (cut by statsProjection) and the times of the others,
  * each commit once. Null when damaged, as readIndexed.
  */
-export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEvent[]; counted: number[] } | null {
-  const counted: number[] = [];
+export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEvent[]; counted: CountedTimes } | null {
+  const counted: string[] = [];
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
   const lines = scan(store, m, "stats", new Map(), (payload, oid) => {
     if (oid === "-") {
-      for (const t of payload.split(",")) {
-        const ms = parseInt(t, 36);
-        if (Number.isNaN(ms)) throw new Error("damaged");
-        counted.push(ms);
-      }
+      // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
+      if (!isCountedList(payload)) throw new Error("damaged");
+      counted.push(payload);
       return null;
     }
     if (seen.has(oid)) return null;

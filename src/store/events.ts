@@ -5,7 +5,7 @@ import { REF_ROOT, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
-import { needsPartners } from "../core/stats.ts";
+import { needsPartners, type CountedTimes } from "../core/stats.ts";
 import { textOrder } from "../core/text-order.ts";
 
 /**
@@ -131,7 +131,7 @@ async function eventTips(store: Store, filter: EventFilter): Promise<{ name: str
 export async function readStatsEvents(
   store: Store,
   opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void } = {},
-): Promise<{ events: HandoffEvent[]; counted: number[]; partners?: HandoffEvent[] }> {
+): Promise<{ events: HandoffEvent[]; counted: CountedTimes; partners?: HandoffEvent[] }> {
   const tips = await eventTips(store, {});
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, opts);
