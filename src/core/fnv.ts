@@ -5,22 +5,26 @@ export const FNV_BASIS = 0x811c9dc5;
 
 const FNV_PRIME = 0x01000193;
 
+// The loops keep the hash a signed 32-bit integer and make it unsigned once at the end: the same
+// bits, but a value past 2^31 made unsigned at every step is a new heap number in V8's
+// interpreter, where a one-shot command runs these loops. The listing file's name hashes every
+// task tip (680,000 characters at 10,000 tasks): 17-20 ms that way, 7 ms this way (cold processes).
 export function fnv1a32(text: string, basis = FNV_BASIS): number {
-  let h = basis;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME) >>> 0;
-  return h;
+  let h = basis | 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  return h >>> 0;
 }
 
 /** fnv1a32 of `text` from two offset bases at once: one pass over a long text instead of two. */
 export function fnv1a32Pair(text: string, basisA: number, basisB: number): [number, number] {
-  let a = basisA >>> 0;
-  let b = basisB >>> 0;
+  let a = basisA | 0;
+  let b = basisB | 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, FNV_PRIME) >>> 0;
-    b = Math.imul(b ^ c, FNV_PRIME) >>> 0;
+    a = Math.imul(a ^ c, FNV_PRIME);
+    b = Math.imul(b ^ c, FNV_PRIME);
   }
-  return [a, b];
+  return [a >>> 0, b >>> 0];
 }
 
 /** The hash as eight hex digits. */
