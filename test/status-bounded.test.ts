@@ -2,7 +2,7 @@
 // (`--all` shows them, `--json` is always complete), and the merge preview is served from a cache
 // keyed by the branch tips it merged, re-merging only a branch that moved.
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -64,9 +64,13 @@ test("the merge preview comes from the cache keyed by branch tips; a moved branc
   const key = Object.keys(cached.pairs).find((k) => cached.pairs[k].length === 0)!;
   cached.pairs[key] = ["from-the-cache.txt"];
   writeFileSync(file, JSON.stringify(cached));
+  const written = statSync(file);
   const second = run("--json").json.predicted_conflicts;
   assert.is(second.conflicting, 2);
   assert.ok(second.pairs.some((p: any) => p.conflicts.includes("from-the-cache.txt")));
+  // Nothing merged anew: the file is not written again (the same file, untouched).
+  const after = statSync(file);
+  assert.equal([after.ino, after.mtimeMs, after.size], [written.ino, written.mtimeMs, written.size], "a run that merged nothing new leaves the cache file as it was");
   // agent-001 moves: its pairs are merged again (it now conflicts with agent-000 too).
   const base = gitOut(repo, "rev-parse", "agent-001");
   writeFileSync(join(repo, "shared-change.txt"), "agent-001 changes the shared line\n");

@@ -34,9 +34,11 @@ export async function predictConflicts(store: Store, known?: { roster?: Roster; 
       continue;
     }
     const key = `${ac}:${bc}`;
-    const r = known?.cache?.get(key) ?? (await previewMerge(store.cwd, ac, bc));
-    // A failure may be passing (a spawn refused under load): only results are kept.
-    if (known?.cache && r.ok) known.cache.set(key, r);
+    const hit = known?.cache?.get(key);
+    const r = hit ?? (await previewMerge(store.cwd, ac, bc));
+    // Only a new merge is added (a hit set again counted as new, and every view rewrote the cache
+    // file); a failure may be passing (a spawn refused under load): only results are kept.
+    if (known?.cache && !hit && r.ok) known.cache.set(key, r);
     pairs.push({ ...p, a_commit: ac, b_commit: bc, conflicts: r.ok ? r.conflicts : [], error: r.ok ? null : r.error });
   }
   return { integration, sides, pairs, conflicting: pairs.filter((p) => p.conflicts.length).length };
