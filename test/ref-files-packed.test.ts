@@ -110,4 +110,37 @@ test("packed-refs replaced within the same time and size is read again", () => {
   assert.is(refs.read(name), commits[1]);
 });
 
+test("readers of one repository share a packed-refs read, and each sees it replaced", () => {
+  const { repo, commits } = setup();
+  gitOut(repo, "pack-refs", "--all", "--prune");
+  const path = join(repo, ".git", "packed-refs");
+  const name = "refs/handoff/tasks/t-001";
+  const tick = new Date(Math.floor(Date.now() / 1000) * 1000); // a time utimes keeps exactly
+  utimesSync(path, tick, tick);
+  const a = new RefFiles(join(repo, ".git"));
+  const b = new RefFiles(join(repo, ".git"));
+  assert.is(a.read(name), commits[1]);
+  // The second reader takes the first one's read: the file rewritten in place (git never does
+  // that) with its inode, size and time kept is not read again.
+  const was = statSync(path);
+  writeFileSync(path, readFileSync(path, "utf8").replace(`${commits[1]} ${name}\n`, `${commits[2]} ${name}\n`));
+  utimesSync(path, tick, tick);
+  assert.equal([statSync(path).ino, statSync(path).size, statSync(path).mtimeMs], [was.ino, was.size, was.mtimeMs]);
+  assert.is(b.read(name), commits[1], "the shared read");
+  // Replaced (git renames a new file over it): whichever reader looks first reads it; both see it.
+  const text = readFileSync(path, "utf8").replace(`${commits[2]} ${name}\n`, `${commits[3]} ${name}\n`);
+  writeFileSync(`${path}.new`, text);
+  renameSync(`${path}.new`, path);
+  assert.is.not(statSync(path).ino, was.ino);
+  assert.is(b.read(name), commits[3]);
+  assert.is(a.read(name), commits[3]);
+  assert.equal(a.list("refs/handoff/tasks/"), gitList(repo, "refs/handoff/tasks/"));
+  assert.equal(b.list("refs/handoff/tasks/"), gitList(repo, "refs/handoff/tasks/"));
+  // Another repository's reader keeps its own.
+  const other = setup();
+  gitOut(other.repo, "pack-refs", "--all", "--prune");
+  assert.equal(new RefFiles(join(other.repo, ".git")).list("refs/handoff/tasks/"), gitList(other.repo, "refs/handoff/tasks/"));
+  assert.is(a.read(name), commits[3]);
+});
+
 test.run();
