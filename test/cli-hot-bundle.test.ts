@@ -6,9 +6,10 @@ import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync 
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS } from "../src/cli/command-line.ts";
+import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS } from "../src/cli/command-line.ts";
 import { HOT_TABLE } from "../src/cli/hot-main.ts";
 import { REMOTE_TABLE } from "../src/cli/remote-main.ts";
+import { VIEW_TABLE } from "../src/cli/view-main.ts";
 import { VERBS } from "../src/cli/program.ts";
 import type { Register } from "../src/cli/program-builder.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
@@ -31,6 +32,8 @@ test("the dispatcher's list of every verb is program.ts's, in its order", () => 
 
 test("the remote bundle's table is program.ts's entries for exactly the remote verbs, in its order", () => matchesProgram(REMOTE_TABLE, REMOTE_VERBS));
 
+test("the views' bundle's table is program.ts's entries for exactly the view verbs, in its order", () => matchesProgram(VIEW_TABLE, VIEW_VERBS));
+
 /** The bundles a command loaded, by the code cache files it left in a private cache folder. */
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
   const cache = tempDir("handoff-cache-");
@@ -39,7 +42,7 @@ function bundlesOf(repo: string, args: string[]): { code: number; bundles: strin
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
-test("claim, check and task show load the hot bundle, wait and sync the remote one; other verbs, help and --version the full CLI", () => {
+test("claim, check and task show load the hot bundle, wait and sync the remote one, the views theirs; other verbs, help and --version the full CLI", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
   for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
@@ -54,11 +57,34 @@ test("claim, check and task show load the hot bundle, wait and sync the remote o
     assert.is(r.code, code, `${args.join(" ")}: ${r.code}`);
     assert.equal(r.bundles, ["remote-main.cjs"], args.join(" "));
   }
-  for (const args of [["status"], ["help", "claim"], ["--version"], ["agents"]]) {
+  // The views over the whole history: events, status and stats.
+  for (const args of [["status"], ["events", "--agent", "lead", "--limit", "5"], ["stats", "--json"], ["status", "--help"]]) {
+    const r = bundlesOf(repo, args);
+    assert.is(r.code, 0, args.join(" "));
+    assert.equal(r.bundles, ["view-main.cjs"], args.join(" "));
+  }
+  for (const args of [["help", "claim"], ["help", "status"], ["--version"], ["agents"]]) {
     const r = bundlesOf(repo, args);
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["cli-main.cjs"], args.join(" "));
   }
+});
+
+test("what a view prints is what the full CLI prints: help through either, and the same figures", () => {
+  const repo = tempRepo();
+  const env = { HANDOFF_NOW: "2026-11-30T10:00:00.000Z" };
+  assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead", env }).code, 0);
+  assert.is(cli(["claim", "t1"], { cwd: repo, agent: "claude-1", env }).code, 0);
+  for (const verb of ["events", "status", "stats"]) {
+    // `help <verb>` goes through the full CLI, `<verb> --help` through the views' bundle.
+    assert.is(cli([verb, "--help"], { cwd: repo }).stdout, cli(["help", verb], { cwd: repo }).stdout, verb);
+  }
+  const status = cli(["status", "--json"], { cwd: repo, agent: "claude-2", env });
+  assert.is(status.code, 0, status.stderr);
+  assert.equal(status.json.counts, { todo: 0, claimed: 1, done: 0, failed: 0, cancelled: 0, review: 0 });
+  const events = cli(["events", "--task", "t1", "--json"], { cwd: repo, agent: "claude-2", env });
+  assert.equal(events.json.map((e: { type: string }) => e.type).sort(), ["claimed", "created"]);
+  assert.is(cli(["stats", "--json"], { cwd: repo, agent: "claude-2", env }).json.claims.granted, 1);
 });
 
 test("what a hot verb prints is what the full CLI prints", () => {
@@ -78,7 +104,7 @@ test("what a hot verb prints is what the full CLI prints", () => {
 
 test("the bundles the dispatcher loads are one function expression each, and run without a code cache too", () => {
   const dist = dirname(CLI);
-  for (const f of ["cli-main.cjs", "hot-main.cjs", "remote-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
+  for (const f of ["cli-main.cjs", "hot-main.cjs", "remote-main.cjs", "view-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
     const text = readFileSync(join(dist, f), "utf8");
     assert.ok(text.startsWith("(function (exports, require, module, __filename, __dirname) {\n"), `${f} starts with the module wrapper`);
     assert.ok(text.endsWith("\n})\n"), `${f} ends it`);

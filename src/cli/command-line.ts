@@ -27,3 +27,5 @@ export const ALL_VERBS: readonly string[] = [
 ];
 /** The verbs of the remote bundle (remote-main.ts). */
 export const REMOTE_VERBS: readonly string[] = ["remote", "sync", "sync-conflicts", "wait"];
+/** The verbs of the views' bundle (view-main.ts). */
+export const VIEW_VERBS: readonly string[] = ["events", "status", "stats"];

@@ -5,9 +5,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
-import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, verbOf } from "./command-line.ts";
+import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 
-const BUNDLES = new Map<string, string>([["hook", "hook-main.cjs"], ["mcp", "mcp-main.cjs"], ...REMOTE_VERBS.map((v): [string, string] => [v, "remote-main.cjs"]), ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"])]);
+const BUNDLES = new Map<string, string>([
+  ["hook", "hook-main.cjs"],
+  ["mcp", "mcp-main.cjs"],
+  ...REMOTE_VERBS.map((v): [string, string] => [v, "remote-main.cjs"]),
+  ...VIEW_VERBS.map((v): [string, string] => [v, "view-main.cjs"]),
+  ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"]),
+]);
 
 // A reader that stops early (`git handoff status | head`) closes the pipe: end quietly, no trace.
 function onStdoutError(e: NodeJS.ErrnoException): void {
