@@ -225,6 +225,8 @@ export class RefFiles {
     const bytes = readFileSync(`${this.commonDir}/packed-refs`);
     const refs = new PackedRefs(bytes.toString("latin1"), isAscii(bytes));
     this.packed = { mtimeMs: st.mtimeMs, size: st.size, ino: st.ino, refs };
+    // A process that opens many repositories (a test run, a dashboard of several) keeps a few.
+    if (SHARED_PACKED.size >= SHARED_PACKED_MAX && !SHARED_PACKED.has(this.commonDir)) SHARED_PACKED.delete(SHARED_PACKED.keys().next().value!);
     SHARED_PACKED.set(this.commonDir, this.packed);
     return refs;
   }
@@ -232,6 +234,7 @@ export class RefFiles {
 
 /** The last packed-refs read in this process per repository folder, by its identity (RefFiles.packedRefs). */
 const SHARED_PACKED = new Map<string, { mtimeMs: number; size: number; ino: number; refs: PackedRefs }>();
+const SHARED_PACKED_MAX = 8;
 
 /** packed-refs' identity: git renames a new file over it, so one identity is one content. */
 const identity = (st: { ino: number; size: number; mtimeMs: number }): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
