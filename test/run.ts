@@ -211,11 +211,12 @@ for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) 
 // goes says more than wall times that each include waiting for the other files' processes.
 const measured = results.filter((r) => r.cpu !== null);
 if (measured.length) {
+  const byCpu = [...measured].sort((a, b) => b.cpu! - a.cpu!);
   process.stdout.write("\nmost CPU (the file's tests and the processes they started):\n");
-  for (const r of [...measured].sort((a, b) => b.cpu! - a.cpu!).slice(0, 8)) process.stdout.write(`  ${r.cpu!.toFixed(1).padStart(6)} s  ${r.file}\n`);
+  for (const r of byCpu.slice(0, 8)) process.stdout.write(`  ${r.cpu!.toFixed(1).padStart(6)} s  ${r.file}\n`);
   const cpu = measured.reduce((s, r) => s + r.cpu!, 0);
   // HANDOFF_TEST_CPU_LOG=<file>: every file's figures, `<file>\t<wall s>\t<CPU s>` a line, most CPU first.
-  if (process.env.HANDOFF_TEST_CPU_LOG) writeFileSync(process.env.HANDOFF_TEST_CPU_LOG, [...measured].sort((a, b) => b.cpu! - a.cpu!).map((r) => `${r.file}\t${r.seconds.toFixed(1)}\t${r.cpu!.toFixed(1)}\n`).join(""));
+  if (process.env.HANDOFF_TEST_CPU_LOG) writeFileSync(process.env.HANDOFF_TEST_CPU_LOG, byCpu.map((r) => `${r.file}\t${r.seconds.toFixed(1)}\t${r.cpu!.toFixed(1)}\n`).join(""));
   process.stdout.write(`  ${cpu.toFixed(0)} CPU-seconds in all: ${(cpu / wall).toFixed(2)} of the ${availableParallelism()} cores busy on average\n`);
 }
 process.stdout.write(`\n${results.length} files in ${next} processes, ${jobs} at a time, ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
