@@ -4,6 +4,7 @@
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git } from "./run.ts";
 import { fromRemote, remotePrefix, toRemote } from "./ref-prefix.ts";
+import { listOverHttp } from "./http-remote.ts";
 import { listPath, type PathRemoteSource } from "./path-remote.ts";
 
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
@@ -45,7 +46,12 @@ async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: st
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
   const read = source ? listPath(source, remote, prefix) : null;
-  const r = read !== null ? { code: 0, stdout: read, stderr: "", timedOut: false } : await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  // Over smart HTTP: one ls-refs request of this process's with the same prefixes (http-remote.ts).
+  const started = Date.now();
+  const overHttp = read === null && source ? await listOverHttp(source, remote, patterns(prefix).map((p) => p.replace(/\*$/, "")), timeoutMs).catch(() => null) : null;
+  if (overHttp && !overHttp.ok) return { ok: false, message: overHttp.message, ...(overHttp.timedOut ? { timedOut: true } : {}) };
+  const listed = read ?? (overHttp?.ok ? overHttp.text : null);
+  const r = listed !== null ? { code: 0, stdout: listed, stderr: "", timedOut: false } : await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
   const tips = new Map<string, string>();

@@ -10,6 +10,7 @@ import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
 import { listPath, pushToPath, type PathRemoteSource } from "./path-remote.ts";
+import { listOverHttp, pushOverHttp } from "./http-remote.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -107,7 +108,12 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   const prefix = await remotePrefix(cwd, remote);
   // A remote on this machine's disk is read in process (path-remote.ts), in git's own output form.
   const read = source ? listPath(source, remote, prefix, refs?.map((x) => toRemote(x, prefix))) : null;
-  const r = read !== null ? { code: 0, stdout: read, stderr: "", timedOut: false } : await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs });
+  // Over smart HTTP: one ls-refs request of this process's (http-remote.ts).
+  const started = Date.now();
+  const overHttp = read === null && source ? await listOverHttp(source, remote, refs ? refs.map((x) => toRemote(x, prefix)) : [prefix], timeoutMs).catch(() => null) : null;
+  if (overHttp && !overHttp.ok) return { ok: false, message: overHttp.message, ...(overHttp.timedOut ? { timedOut: true } : {}) };
+  const listed = read ?? (overHttp?.ok ? overHttp.text : null);
+  const r = listed !== null ? { code: 0, stdout: listed, stderr: "", timedOut: false } : await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   // The same answer as the last full listing (a running process's sync with nothing new): the
   // same map, not 5,000 lines parsed again. Callers only read it.
@@ -178,6 +184,25 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
     const reasons = new Map<string, string>(inProcess.ok ? [] : updates.map((u) => [u.ref, inProcess.stuck ?? inProcess.message]));
     return { kind: "done", status, reasons, remoteMessage: "" };
   }
+  // Over smart HTTP: one request of this process's (http-remote.ts).
+  const started = Date.now();
+  const overHttp = !inProcess && source ? await pushOverHttp(source, remote, updates.map((u) => ({ ref: toRemote(u.ref, prefix), new: u.new, expected: u.expected })), timeoutMs).catch(() => null) : null;
+  if (overHttp) {
+    noteRemoteCall(cwd, remote, "push");
+    if (overHttp.kind !== "report") return { kind: overHttp.kind, message: cleanRemoteText(overHttp.message), timedOut: overHttp.timedOut };
+    const status = new Map<string, PushStatus>();
+    const reasons = new Map<string, string>();
+    for (const u of updates) {
+      const s = overHttp.refs.get(toRemote(u.ref, prefix))!;
+      if (s.ok) status.set(u.ref, "ok");
+      else {
+        reasons.set(u.ref, cleanRemoteText(s.reason));
+        status.set(u.ref, RACE_REASON.test(s.reason) ? "stale" : "rejected");
+      }
+    }
+    return { kind: "done", status, reasons, remoteMessage: remoteLines(overHttp.remoteText) };
+  }
+  timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
   const args = ["push", "--atomic", "--porcelain", "--no-verify"];
   for (const u of updates) args.push(`--force-with-lease=${toRemote(u.ref, prefix)}:${u.expected ?? ""}`);
   args.push(remote);

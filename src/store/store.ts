@@ -307,7 +307,7 @@ export class Store {
     return this.repo.storeDir === this.repo.commonDir ? this.cwd : this.repo.storeDir;
   }
 
-  /** What a push to, or a listing of, a sync remote on this machine's disk reads of this clone (git/path-remote.ts). */
+  /** What a push to, or a listing of, a sync remote on this machine's disk or over HTTP reads of this clone (git/path-remote.ts, git/http-remote.ts). */
   get pathRemoteSource(): PathRemoteSource {
     if (this.pathSourceMemo) return this.pathSourceMemo;
     const { storeDir, commonDir, gitDir } = this.repo;
@@ -318,6 +318,7 @@ export class Store {
       recent: (oid) => this.writer.recentObject(oid) !== undefined,
       // A separate store's config includes the repository's first (separate-store.ts).
       config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
+      stateDir: `${commonDir}/handoff`,
     });
   }
   private pathSourceMemo: PathRemoteSource | undefined;

@@ -6,6 +6,7 @@ import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { pathRemoteStatus } from "../git/path-remote.ts";
+import { httpRemoteStatus } from "../git/http-remote.ts";
 import { git } from "../git/run.ts";
 import { remotePrefix } from "../git/ref-prefix.ts";
 import { readRecord } from "../store/codec.ts";
@@ -51,6 +52,16 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
         detail: onDisk.inProcess
           ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
           : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`,
+      });
+    }
+    const overHttp = httpRemoteStatus(store.pathRemoteSource, remote.name);
+    if (overHttp) {
+      checks.push({
+        name: "remote-over-http",
+        status: "ok",
+        detail: overHttp.inProcess
+          ? `${remote.name} is ${overHttp.url}: pushes and listings are requests of this process's (one POST each), as git's send-pack and ls-remote would make them`
+          : `${remote.name} is reached over HTTP; pushes and listings go through git because ${overHttp.why}`,
       });
     }
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));

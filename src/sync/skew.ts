@@ -9,6 +9,7 @@
 // The observations live in .git/handoff/clock-<remote>.json, the time of the last refresh in the
 // mtime of clock-<remote>.refreshed: caches, safe to delete (the estimate is then unknown until
 // the next observations).
+import { serverDate } from "../git/http-remote.ts";
 import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import { tmpdir } from "node:os";
@@ -164,6 +165,11 @@ export function offsetOf(f: ClockFile): ClockOffset | null {
  * or when no header came back.
  */
 export async function readHttpDate(store: Store, remote: string, timeoutMs: number): Promise<{ offset_ms: number; uncertainty_ms: number } | null> {
+  // A remote this process talks to over HTTP itself (git/http-remote.ts): one request, its header.
+  const start0 = store.now().getTime();
+  const t00 = Date.now();
+  const own = await serverDate(store.pathRemoteSource, remote, "refs/handoff/clock-probe", timeoutMs).catch(() => null);
+  if (own) return own.date === null ? null : dateReading(Date.parse(own.date), start0, Date.now() - t00);
   const url = await git(["remote", "get-url", "--", remote], { cwd: store.cwd });
   if (url.code !== 0 || !/^https?:\/\//i.test(url.stdout.trim())) return null;
   const trace = join(tmpdir(), `git-handoff-clock-${process.pid}-${uniqueSuffix()}.trace`);
@@ -173,15 +179,20 @@ export async function readHttpDate(store: Store, remote: string, timeoutMs: numb
     await git(["ls-remote", remote, "refs/handoff/clock-probe"], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0", GIT_TRACE_CURL: trace, GIT_TRACE_CURL_NO_DATA: "1" }, timeoutMs });
     const elapsed = Date.now() - t0;
     const dates = [...readFileSync(trace, "latin1").matchAll(/<= Recv header: Date: ([^\r\n]+)/gi)].map((m) => Date.parse(m[1]!)).filter(Number.isFinite);
-    if (!dates.length) return null;
-    // The header is truncated to the second: the server's time lies in [date, date + 1 s).
-    const server = dates[0]! + 500;
-    return { offset_ms: Math.round(start + elapsed / 2 - server), uncertainty_ms: Math.round(elapsed / 2 + 500) };
+    return dates.length ? dateReading(dates[0]!, start, elapsed) : null;
   } catch {
     return null;
   } finally {
     rmSync(trace, { force: true });
   }
+}
+
+/** An offset from a `Date` header read `elapsed` ms after `start` (this clock); null for a header that is no date. */
+function dateReading(date: number, start: number, elapsed: number): { offset_ms: number; uncertainty_ms: number } | null {
+  if (!Number.isFinite(date)) return null;
+  // The header is truncated to the second: the server's time lies in [date, date + 1 s).
+  const server = date + 500;
+  return { offset_ms: Math.round(start + elapsed / 2 - server), uncertainty_ms: Math.round(elapsed / 2 + 500) };
 }
 
 /** Takes an HTTP reading when the one on file is missing or old; returns the estimate. */

@@ -1,0 +1,183 @@
+// A sync remote over smart HTTP, pushed to and listed in process (src/git/http-remote.ts): a claim
+// is one POST to git-receive-pack (after one capability check per URL and hour), a listing one
+// ls-refs request; what the remote answers is read as git push reads it (landed, lost the
+// compare-and-swap, refused by a hook in its own words, unknown), and everything outside the plain
+// case goes to git as before. Real `git http-backend` behind the test's HTTP server.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { cloneOf, remoteHook, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
+import { httpRemoteStatus, listOverHttp, pushOverHttp } from "../src/git/http-remote.ts";
+import { openStore } from "../src/store/store.ts";
+
+const servers: GitServer[] = [];
+const plain: Server[] = [];
+test.after(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  for (const s of plain) s.closeAllConnections(), s.close();
+  cleanupTemp();
+});
+
+/** A served bare remote with main, a request log, and two clones of it over HTTP. */
+async function served(name: string) {
+  const root = serveRoot();
+  const log = join(tempDir("handoff-http-log-"), "requests.log");
+  writeFileSync(log, "");
+  const http = await startHttp(root.root, log);
+  servers.push(http);
+  const bare = root.bare(name);
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const requests = () => readFileSync(log, "utf8").split("\n").filter(Boolean);
+  return { bare, http, url: http.url(name), a: cloneOf(http.url(name)), b: cloneOf(http.url(name)), requests, log };
+}
+
+test("a claim over smart HTTP is one POST to git-receive-pack; the other clone is refused, naming the holder", async () => {
+  const { bare, a, b, requests, log } = await served("one");
+  assert.is(cli(["task", "add", "ship", "--id", "ship", "--scope", "src/**", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  // The first push to the URL read its capabilities once (kept in .git/handoff/http-remotes.json).
+  assert.ok(requests().includes("GET /one.git/info/refs?service=git-receive-pack"), requests().join("\n"));
+  const memo = JSON.parse(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"));
+  assert.is(Object.values(memo.remotes as Record<string, { ok: boolean }>)[0]!.ok, true);
+  writeFileSync(log, "");
+  const won = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(won.code, 0, won.stderr);
+  // The task and its file lease in one atomic request: no advertisement, no git push.
+  assert.equal(requests().filter((r) => r.includes("receive-pack")), ["POST /one.git/git-receive-pack"]);
+  const onRemote = JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json"));
+  assert.is(onRemote.claim.agent, "alice");
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), gitOut(a, "rev-parse", "refs/handoff/tasks/ship"));
+  assert.is(gitOut(bare, "fsck", "--no-dangling", "--no-progress").trim(), "");
+  const lost = cli(["claim", "ship", "--json"], { cwd: b, agent: "bob" });
+  assert.is(lost.code, 3, lost.stderr);
+  assert.is(lost.json.error.data.holder, "alice");
+  // The same through git (HANDOFF_HTTP_REMOTE=git) reads the advertisement first, as git push does.
+  assert.is(cli(["release", "ship", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  writeFileSync(log, "");
+  const viaGit = cli(["claim", "ship", "--json"], { cwd: b, agent: "bob", env: { HANDOFF_HTTP_REMOTE: "git" } });
+  assert.is(viaGit.code, 0, viaGit.stderr);
+  assert.ok(requests().includes("GET /one.git/info/refs?service=git-receive-pack"), requests().join("\n"));
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "bob");
+});
+
+test("a lost compare-and-swap is stale with the remote unchanged; a hook's refusal comes back in its words", async () => {
+  const { bare, url, a } = await served("cas");
+  assert.is(cli(["task", "add", "ship", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const store = await openStore({ cwd: a, agent: "tester" });
+  try {
+    const tip = gitOut(a, "rev-parse", "refs/handoff/tasks/ship");
+    const parent = gitOut(a, "rev-parse", "main");
+    // A new commit on top of the task's tip, pushed with a wrong expected value.
+    const next = gitOut(a, "commit-tree", `${tip}^{tree}`, "-p", tip, "-m", "next");
+    const stale = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: parent }], 10_000);
+    assert.is(stale?.kind, "report");
+    const refused = stale!.kind === "report" ? stale!.refs.get("refs/handoff/tasks/ship") : null;
+    assert.is(refused?.ok, false);
+    assert.match((refused as { reason: string }).reason, /atomic|lock|expected/);
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), tip);
+    // The right expected value lands.
+    const landed = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: tip }], 10_000);
+    assert.is(landed?.kind === "report" && landed.refs.get("refs/handoff/tasks/ship")?.ok, true);
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), next);
+    // The listing is git ls-remote's, byte for byte.
+    const listed = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 10_000);
+    assert.is(listed?.ok && listed.text, gitOut(a, "ls-remote", url, "refs/handoff/*") + "\n");
+    const one = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/tasks/nope"], 10_000);
+    assert.equal(one, { ok: true, text: "" });
+  } finally {
+    store.close();
+  }
+  remoteHook(bare, "pre-receive", 'echo "handoff refs are frozen this week" >&2; exit 1');
+  const before = handoffRefs(a);
+  const refused = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(refused.code, 3, refused.stderr);
+  assert.is(refused.json.error.code, "remote_rejected");
+  assert.match(refused.json.error.message, /frozen this week/);
+  assert.is(handoffRefs(a), before);
+});
+
+test("outside the plain case the push and the listing are git's, and doctor says why", async () => {
+  const { a, url } = await served("plain");
+  const status = async (env: Record<string, string> = {}) => {
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    const store = await openStore({ cwd: a, agent: "tester" });
+    try {
+      return httpRemoteStatus(store.pathRemoteSource, "origin");
+    } finally {
+      store.close();
+      for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k];
+    }
+  };
+  assert.equal(await status(), { inProcess: true, url });
+  assert.equal(await status({ HANDOFF_HTTP_REMOTE: "git" }), { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" });
+  assert.match((await status({ http_proxy: "http://127.0.0.1:9" }) as { why: string }).why, /http_proxy/);
+  gitOut(a, "config", "http.extraHeader", "X-Team: a");
+  assert.match((await status() as { why: string }).why, /http\.extraheader/);
+  gitOut(a, "config", "--unset", "http.extraHeader");
+  gitOut(a, "config", "remote.origin.url", url.replace("http://", "http://user:secret@"));
+  assert.match((await status() as { why: string }).why, /credentials/);
+  gitOut(a, "config", "remote.origin.url", url.replace("http://", "https://"));
+  assert.match((await status() as { why: string }).why, /https/);
+  gitOut(a, "config", "remote.origin.url", url);
+  const doctor = cli(["doctor", "--json"], { cwd: a });
+  const line = (doctor.json.checks as { name: string; detail: string }[]).find((c) => c.name === "remote-over-http");
+  assert.match(line?.detail ?? "", /requests of this process/, doctor.stdout);
+  // A remote that does not take pushes over HTTP: learnt once (HTTP 403), then git's, whose refusal is reported.
+  const { bare: closed, a: c } = await served("closed");
+  gitOut(closed, "config", "http.receivepack", "false");
+  const before = handoffRefs(c);
+  const add = cli(["task", "add", "x", "--id", "x", "--push", "--json"], { cwd: c, agent: "lead" });
+  assert.is.not(add.code, 0);
+  const memo = JSON.parse(readFileSync(join(c, ".git/handoff/http-remotes.json"), "utf8"));
+  assert.match(JSON.stringify(memo), /HTTP 403/);
+  assert.is(gitOut(closed, "for-each-ref", "refs/handoff/"), "");
+  assert.ok(handoffRefs(c).length >= before.length);
+});
+
+test("a remote that answers garbage, too much, or nothing: an unknown outcome or git's turn, never a grant", async () => {
+  const { a } = await served("hostile");
+  let mode: "garbage" | "silent" | "refuse" = "garbage";
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (mode === "silent") return; // accepted, never answered
+      if (mode === "refuse") return void res.writeHead(401).end();
+      res.writeHead(200, { "Content-Type": req.url!.includes("receive") ? "application/x-git-receive-pack-result" : "application/x-git-upload-pack-result" });
+      res.end("zzzz not pkt-lines \x00\x01");
+    });
+  });
+  plain.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as { port: number }).port;
+  gitOut(a, "config", "remote.origin.url", `http://127.0.0.1:${port}/x.git`);
+  // The capability check is taken as done (a remote that took pushes before).
+  mkdirSync(join(a, ".git/handoff"), { recursive: true });
+  writeFileSync(join(a, ".git/handoff/http-remotes.json"), JSON.stringify({ version: 1, remotes: { [`http://127.0.0.1:${port}/x.git`]: { at: Date.now(), ok: true } } }));
+  const store = await openStore({ cwd: a, agent: "tester" });
+  try {
+    const head = gitOut(a, "rev-parse", "main");
+    const next = gitOut(a, "commit-tree", `${head}^{tree}`, "-m", "x");
+    const push = (ms = 5000) => pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: next, expected: null }], ms);
+    assert.is((await push())?.kind, "unknown");
+    assert.is(await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 5000), null, "a listing of garbage is git's to make");
+    mode = "silent";
+    const t0 = Date.now();
+    const silent = await push(600);
+    assert.equal(silent, { kind: "unknown", message: silent!.kind === "unknown" ? silent!.message : "", timedOut: true });
+    assert.ok(Date.now() - t0 < 3000);
+    const quiet = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 600);
+    assert.is(quiet?.ok, false);
+    mode = "refuse";
+    assert.is(await push(), null, "HTTP 401: git's, with its credential helpers");
+    // Names that are not plain refs, a deletion: git's.
+    assert.is(await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/../x", new: next, expected: null }], 5000), null);
+    assert.is(await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: null, expected: next }], 5000), null);
+  } finally {
+    store.close();
+  }
+});
+
+test.run();
