@@ -91,7 +91,10 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
     return r.timedOut ? { kind: "unsent", message: r.message, timedOut: true } : null;
   }
   if (r.status !== 200 || r.type !== "application/x-git-receive-pack-result") {
-    return REFUSED_BEFORE.has(r.status) ? null : { kind: "unknown", message: `${target.url} answered the push with HTTP ${r.status}`, timedOut: false };
+    if (!REFUSED_BEFORE.has(r.status)) return { kind: "unknown", message: `${target.url} answered the push with HTTP ${r.status}`, timedOut: false };
+    // Refused before receive-pack ran (credentials now asked for, say): git's for the hour.
+    remember(source, target, `HTTP ${r.status} to a push`);
+    return null;
   }
   const report = readReport(r.body);
   if (!report) return { kind: "unknown", message: `${target.url} ended its answer before the push's report`, timedOut: false };
@@ -122,7 +125,7 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
       break;
     }
     if (p === DELIM_MARK) return null;
-    const m = /^([0-9a-f]{40}) (refs\/[^ \n]+)\n?$/.exec(p.toString("latin1"));
+    const m = /^([0-9a-f]{40}) (refs\/[^\x00-\x20\x7f]+)\n?$/.exec(p.toString("latin1"));
     if (!m || !prefixes.some((x) => m[2]!.startsWith(x))) return null; // an ERR, or not an answer to what was asked
     text += `${m[1]}\t${m[2]}\n`;
   }
@@ -199,17 +202,22 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
  * in time. Read from its receive-pack advertisement, kept for an hour per URL.
  */
 async function takesPushes(source: HttpRemoteSource, target: Target, until: number): Promise<boolean | { message: string }> {
-  const file = source.stateDir ? join(source.stateDir, "http-remotes.json") : null;
   const now = Date.now();
-  const memo = readMemo(file);
-  const seen = memo[target.url];
+  const seen = readMemo(source.stateDir ? join(source.stateDir, "http-remotes.json") : null)[target.url];
   if (seen && seen.at <= now && now - seen.at < CHECK_MS) return seen.ok;
   const r = await request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*" }, null, until);
   if (!r.ok) return r.timedOut ? { message: `${target.url} did not answer within the push's deadline` } : false;
   const why = r.status !== 200 ? `HTTP ${r.status}` : r.type !== "application/x-git-receive-pack-advertisement" ? `a ${r.type || "typeless"} answer` : lacking(r.body);
-  memo[target.url] = why ? { at: now, ok: false, why } : { at: now, ok: true };
-  writeMemo(file, memo);
+  remember(source, target, why);
   return !why;
+}
+
+/** Keeps what was learnt of the URL (`why` null: it takes pushes in one request) for the next hour's pushes. */
+function remember(source: HttpRemoteSource, target: Target, why: string | null): void {
+  const file = source.stateDir ? join(source.stateDir, "http-remotes.json") : null;
+  const memo = readMemo(file);
+  memo[target.url] = why ? { at: Date.now(), ok: false, why } : { at: Date.now(), ok: true };
+  writeMemo(file, memo);
 }
 
 /** What a receive-pack advertisement lacks for a push in one request, or null. */

@@ -11,9 +11,9 @@
 //   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
 //   capacity check reads the caller's claims).
 // - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
-// - by path, the same claim and sync with the push and the listing left to git
-//   (HANDOFF_PATH_REMOTE=git), interleaved: what pushing to and listing a remote on this disk in
-//   process (src/git/path-remote.ts) saves.
+// - the same claim and sync with the push and the listing left to git (HANDOFF_PATH_REMOTE=git
+//   by path, HANDOFF_HTTP_REMOTE=git over HTTP), interleaved: what pushing to and listing a remote
+//   in process (src/git/path-remote.ts, src/git/http-remote.ts) saves.
 // - the same two from a long-running process (an MCP server over stdio, as agents run it): a
 //   claim_task through the remote against the same floor, and a sync tool call with nothing new
 //   against `git ls-remote` alone (no Node start on either side). BENCH_LAYOUT=separate runs these
@@ -39,8 +39,8 @@ function time(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv =
 }
 const git = (cwd: string, ...args: string[]) => time("git", args, cwd);
 const handoff = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent });
-/** The same through git push and git ls-remote, for a remote on this disk that is otherwise written in process (git/path-remote.ts). */
-const handoffViaGit = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent, HANDOFF_PATH_REMOTE: "git" });
+/** The same through git push and git ls-remote, for a remote on this disk or over HTTP that is otherwise written in process (git/path-remote.ts, git/http-remote.ts). */
+const handoffViaGit = (cwd: string, agent: string, ...args: string[]) => time(process.execPath, [CLI, ...args], cwd, { HANDOFF_AGENT: agent, HANDOFF_PATH_REMOTE: "git", HANDOFF_HTTP_REMOTE: "git" });
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
 /** A bare remote holding `n` tasks, created in bulk in a scratch clone and pushed with plain git. */
@@ -129,7 +129,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   const sync: number[] = [];
   const syncFloor: number[] = [];
   const node: number[] = [];
-  // By path: the same claim and sync with the push and the listing left to git, interleaved.
+  // The same claim and sync with the push and the listing left to git, interleaved.
   const byPath = label === "by path";
   const claimGit: number[] = [];
   const syncGit: number[] = [];
@@ -138,10 +138,10 @@ async function remotePath(n: number, url: string, label: string, offset: number)
     floor.push(git(clone, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "origin", `+refs/handoff/tasks/live-${i}:refs/bench-fetch/live-${i}`) + git(clone, "push", "-q", "origin", `${commit}:refs/bench/${label.replace(/\W+/g, "-")}-${i}`));
     claimOver.push(handoff(clone, `over-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i}`, "--over-capacity"));
     claim.push(handoff(clone, `plain-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i + 1}`));
-    if (byPath) claimGit.push(handoffViaGit(clone, `git-${i}`, "claim", `live-${8 * ROUNDS + i}`, "--over-capacity"));
+    claimGit.push(handoffViaGit(clone, `git-${i}`, "claim", `live-${8 * ROUNDS + (byPath ? 0 : ROUNDS) + i}`, "--over-capacity"));
     handoff(clone, "sync", "sync");
     sync.push(handoff(clone, "sync", "sync"));
-    if (byPath) syncGit.push(handoffViaGit(clone, "sync", "sync"));
+    syncGit.push(handoffViaGit(clone, "sync", "sync"));
     const z = time(process.execPath, ["-e", "0"], clone);
     node.push(z);
     const ls = git(clone, "ls-remote", "origin", "refs/handoff/*");
@@ -159,9 +159,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   console.log(`  claim (capacity checked) / the same floor                    ${ratio(median(claim), f)}`);
   console.log(`  claim (capacity checked) / (the floor + node -e 0)           ${ratio(median(claim), f + median(node))}   (the same at every size)`);
   console.log(`  sync, nothing new / (node -e 0 + git ls-remote)              ${ratio(median(sync), median(syncFloor))}   (target <= 1.3x)`);
-  if (byPath) {
-    console.log(`  the same two with git push and git ls-remote (HANDOFF_PATH_REMOTE=git): claim --over-capacity ${ratio(median(claimGit), f)}, sync ${ratio(median(syncGit), median(syncFloor))}; in process / through git: ${ratio(median(claimOver), median(claimGit))}, ${ratio(median(sync), median(syncGit))}`);
-  }
+  console.log(`  the same two with git push and git ls-remote (HANDOFF_${byPath ? "PATH" : "HTTP"}_REMOTE=git): claim --over-capacity ${ratio(median(claimGit), f)}, sync ${ratio(median(syncGit), median(syncFloor))}; in process / through git: ${ratio(median(claimOver), median(claimGit))}, ${ratio(median(sync), median(syncGit))}`);
   console.log(`  a running MCP server's claim_task / the same floor           ${ratio(median(warmClaim), f)}   (target <= 1.3x)`);
   console.log(`  a running MCP server's sync, nothing new / git ls-remote     ${ratio(median(warmSync), median(lsRemote))}   (target <= 1.3x)`);
 }
@@ -173,8 +171,11 @@ try {
   for (const n of SIZES) {
     const name = `code${n}`;
     const bare = await remoteWith(served, name, n);
-    await userGit(served, n, plain, bare, "by path");
-    await userGit(served, n, http.url("plain"), http.url(name), "smart HTTP");
+    // BENCH_REMOTE_ONLY=1: the remote path alone (the user's own git takes most of the run).
+    if (!process.env.BENCH_REMOTE_ONLY) {
+      await userGit(served, n, plain, bare, "by path");
+      await userGit(served, n, http.url("plain"), http.url(name), "smart HTTP");
+    }
     await remotePath(n, bare, "by path", 0);
     await remotePath(n, http.url(name), "smart HTTP", 2 * ROUNDS);
   }
