@@ -5,12 +5,15 @@
 // case goes to git as before. Real `git http-backend` behind the test's HTTP server.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, remoteHook, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
 import { httpRemoteStatus, listOverHttp, pushOverHttp } from "../src/git/http-remote.ts";
+import { packOf } from "../src/git/pack-stream.ts";
 import { openStore } from "../src/store/store.ts";
 
 const servers: GitServer[] = [];
@@ -96,6 +99,47 @@ test("a lost compare-and-swap is stale with the remote unchanged; a hook's refus
   assert.is(refused.json.error.code, "remote_rejected");
   assert.match(refused.json.error.message, /frozen this week/);
   assert.is(handoffRefs(a), before);
+});
+
+test("a pack of large and small objects is one git index-pack takes whole; a chain of commits with a large file lands", async () => {
+  const { bare, a } = await served("big");
+  assert.is(cli(["task", "add", "ship", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const store = await openStore({ cwd: a, agent: "tester" });
+  try {
+    // 200 KB that does not compress, 20 KB that does, and small ones: both framings, both hashes.
+    const big = randomBytes(200 * 1024);
+    const mid = Buffer.from("x".repeat(20 * 1024));
+    const objects = [
+      { type: "blob" as const, data: big },
+      { type: "blob" as const, data: mid },
+      { type: "blob" as const, data: Buffer.from("small\n") },
+    ];
+    const pack = packOf(objects);
+    const dir = tempDir("handoff-pack-");
+    gitOut(dir, "init", "-q", "--bare", ".");
+    const indexed = spawnSync("git", ["index-pack", "--stdin", "--strict"], { cwd: dir, input: pack, encoding: "latin1" });
+    assert.is(indexed.status, 0, indexed.stderr);
+    for (const o of objects) {
+      const id = spawnSync("git", ["hash-object", "--stdin"], { cwd: dir, input: o.data, encoding: "utf8" }).stdout.trim();
+      assert.is(spawnSync("git", ["cat-file", "-s", id], { cwd: dir, encoding: "utf8" }).stdout.trim(), String(o.data.length));
+    }
+    // Three commits on top of the task's tip, the middle one adding the large file: all sent, whole.
+    const tip = gitOut(a, "rev-parse", "refs/handoff/tasks/ship");
+    const file = join(tempDir("handoff-big-"), "big.bin");
+    writeFileSync(file, big);
+    const blob = gitOut(a, "hash-object", "-w", file);
+    const tree = spawnSync("git", ["mktree"], { cwd: a, input: `${gitOut(a, "ls-tree", `${tip}^{tree}`)}\n100644 blob ${blob}\tbig.bin\n`, encoding: "utf8" }).stdout.trim();
+    let commit = gitOut(a, "commit-tree", `${tip}^{tree}`, "-p", tip, "-m", "one");
+    commit = gitOut(a, "commit-tree", tree, "-p", commit, "-m", "two");
+    commit = gitOut(a, "commit-tree", tree, "-p", commit, "-m", "three");
+    const r = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: commit, expected: tip }], 20_000);
+    assert.is(r?.kind === "report" && r.refs.get("refs/handoff/tasks/ship")?.ok, true, JSON.stringify(r));
+    assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), commit);
+    assert.is(gitOut(bare, "fsck", "--strict", "--no-dangling", "--no-progress").trim(), "");
+    assert.is(gitOut(bare, "cat-file", "-s", blob), String(big.length));
+  } finally {
+    store.close();
+  }
 });
 
 test("outside the plain case the push and the listing are git's, and doctor says why", async () => {

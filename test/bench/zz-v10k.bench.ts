@@ -1,0 +1,13 @@
+import { spawnSync } from "node:child_process";
+import { cpSync, writeFileSync } from "node:fs";
+import { CLI, cleanEnv, tempRepo } from "../support/repo.ts";
+import { fixtureNow, writeViewsFixture } from "../support/views-fixture.ts";
+const f = { tasks: 10_000, agents: 100, events: 100_000, branches: 30 };
+const repo = tempRepo();
+writeViewsFixture(repo, f);
+const env = cleanEnv({ HANDOFF_AGENT: "agent-000", HANDOFF_NOW: fixtureNow(f), XDG_CACHE_HOME: "/tmp/s27/xdg" });
+spawnSync(process.execPath, [CLI, "status"], { cwd: repo, env });
+spawnSync(process.execPath, [CLI, "status"], { cwd: repo, env });
+cpSync(repo, "/tmp/s27/v10k", { recursive: true, preserveTimestamps: true });
+writeFileSync("/tmp/s27/v10k.env", JSON.stringify({ HANDOFF_AGENT: "agent-000", HANDOFF_NOW: fixtureNow(f) }));
+console.log("done");
