@@ -82,7 +82,7 @@ test("a waiter's pull and a worker's look at the queue fetch a new task in one r
   assert.is(fsck.status, 0, fsck.stderr);
 });
 
-test("a tip this clone lost: the fetch is made again as git's default would, and fails as it would", async () => {
+test("a tip this clone lost: through git the fetch is made again as git's default would, and fails as it would; in process it mends", async () => {
   const { a, b } = await setup();
   assert.is(cli(["task", "add", "lost", "--id", "n5", "--push"], { cwd: a, agent: "alice" }).code, 0);
   // A tracking ref naming an object that is not here (a damaged clone, doctor's to repair).
@@ -91,6 +91,8 @@ test("a tip this clone lost: the fetch is made again as git's default would, and
   writeFileSync(join(b, ".git/refs/handoff-remotes/origin/tasks/n5"), `${lost}\n`);
   const plain = spawnSync("git", ["fetch", "-q", "origin", "+refs/handoff/tasks/n5*:refs/handoff-remotes/origin/tasks/n5*"], { cwd: b, env: cleanEnv(), encoding: "utf8" });
   assert.is.not(plain.status, 0);
+  // Through git (HANDOFF_HTTP_REMOTE=git): the fetch fails as git's own does.
+  process.env.HANDOFF_HTTP_REMOTE = "git";
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {
     const pulled = await pullRefs(store, "origin", ["refs/handoff/tasks/n5"]);
@@ -100,6 +102,17 @@ test("a tip this clone lost: the fetch is made again as git's default would, and
     assert.match(plain.stderr, /bad object refs\/handoff-remotes\/origin\/tasks\/n5/);
   } finally {
     store.close();
+    delete process.env.HANDOFF_HTTP_REMOTE;
+  }
+  // In process (src/git/http-remote.ts): the lost commit offered is one the remote does not know,
+  // so nothing is left out on its account; what came is checked whole, and the tracking ref mends.
+  const healed = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const pulled = await pullRefs(healed, "origin", ["refs/handoff/tasks/n5"]);
+    assert.ok(pulled.ok, JSON.stringify(pulled));
+    assert.is(gitOut(b, "rev-parse", "refs/handoff-remotes/origin/tasks/n5"), gitOut(a, "rev-parse", "refs/handoff/tasks/n5"));
+  } finally {
+    healed.close();
   }
 });
 

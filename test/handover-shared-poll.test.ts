@@ -13,8 +13,11 @@ import { remoteForFile, script, start, stop, until } from "./support/handover.ts
 const log = join(tempDir("handoff-requests-"), "requests.log");
 const net = remoteForFile(test, "shared", log);
 
-/** Remote reads (ls-remote or fetch) the remote received: each git call opens with this request. */
-const reads = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l.startsWith("GET ") && l.includes("info/refs?service=git-upload-pack")).length : 0);
+/**
+ * Remote reads (ls-remote or fetch) the remote received: each of git's calls opens with the GET,
+ * each of git-handoff's own looks (src/git/http-remote.ts) is one ls-refs request.
+ */
+const reads = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => (l.startsWith("GET ") && l.includes("info/refs?service=git-upload-pack")) || l.endsWith("(git-handoff ls-refs)")).length : 0);
 
 /** How many times one waiter alone looks in `ms`: at once, then after 250 ms growing by half to 2 s. */
 function soloLooks(ms: number): number {

@@ -41,14 +41,14 @@ test("a claim over smart HTTP is one POST to git-receive-pack; the other clone i
   const { bare, a, b, requests, log } = await served("one");
   assert.is(cli(["task", "add", "ship", "--id", "ship", "--scope", "src/**", "--push"], { cwd: a, agent: "lead" }).code, 0);
   // The first push to the URL read its capabilities once (kept in .git/handoff/http-remotes.json).
-  assert.ok(requests().includes("GET /one.git/info/refs?service=git-receive-pack"), requests().join("\n"));
+  assert.ok(requests().includes("GET /one.git/info/refs?service=git-receive-pack (git-handoff)"), requests().join("\n"));
   const memo = JSON.parse(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"));
   assert.is(Object.values(memo.remotes as Record<string, { ok: boolean }>)[0]!.ok, true);
   writeFileSync(log, "");
   const won = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
   assert.is(won.code, 0, won.stderr);
   // The task and its file lease in one atomic request: no advertisement, no git push.
-  assert.equal(requests().filter((r) => r.includes("receive-pack")), ["POST /one.git/git-receive-pack"]);
+  assert.equal(requests().filter((r) => r.includes("receive-pack")), ["POST /one.git/git-receive-pack (git-handoff)"]);
   const onRemote = JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json"));
   assert.is(onRemote.claim.agent, "alice");
   assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), gitOut(a, "rev-parse", "refs/handoff/tasks/ship"));
@@ -56,8 +56,15 @@ test("a claim over smart HTTP is one POST to git-receive-pack; the other clone i
   const lost = cli(["claim", "ship", "--json"], { cwd: b, agent: "bob" });
   assert.is(lost.code, 3, lost.stderr);
   assert.is(lost.json.error.data.holder, "alice");
-  // The same through git (HANDOFF_HTTP_REMOTE=git) reads the advertisement first, as git push does.
+  // b learnt it with a listing and a fetch of its own: two requests, no git process.
   assert.is(cli(["release", "ship", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  writeFileSync(log, "");
+  const synced = cli(["sync", "--json"], { cwd: b, agent: "bob" });
+  assert.is(synced.code, 0, synced.stderr);
+  assert.equal(requests().filter((r) => r.includes("upload-pack")), ["POST /one.git/git-upload-pack (git-handoff ls-refs)", "POST /one.git/git-upload-pack (git-handoff fetch)"]);
+  assert.is(gitOut(b, "rev-parse", "refs/handoff/tasks/ship"), gitOut(a, "rev-parse", "refs/handoff/tasks/ship"));
+  assert.is(gitOut(b, "fsck", "--no-dangling", "--no-progress").trim(), "");
+  // The same through git (HANDOFF_HTTP_REMOTE=git) reads the advertisement first, as git push does.
   writeFileSync(log, "");
   const viaGit = cli(["claim", "ship", "--json"], { cwd: b, agent: "bob", env: { HANDOFF_HTTP_REMOTE: "git" } });
   assert.is(viaGit.code, 0, viaGit.stderr);

@@ -28,6 +28,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type * as Http from "node:http";
 import { join } from "node:path";
 import type { ConfigEntry } from "./config-scan.ts";
+import type { GitObject } from "./object-reader.ts";
+import { readPack } from "./pack-read.ts";
 import { packOf } from "./pack-stream.ts";
 import { missingObjects, type ObjectSource } from "./push-objects.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -148,6 +150,54 @@ export async function serverDate(source: HttpRemoteSource, remote: string, ref: 
 
 function lsRefsBody(prefixes: string[]): Buffer {
   return Buffer.concat([pkt("command=ls-refs\n"), pkt("object-format=sha1\n"), DELIM, ...[...new Set(prefixes)].map((p) => pkt(`ref-prefix ${p}\n`)), FLUSH]);
+}
+
+export type HttpFetch = { ok: true; objects: Map<string, GitObject> } | { ok: false; message: string; timedOut: boolean };
+
+/**
+ * The objects of `wants` (commit ids the remote listed) that the remote has beyond `haves`, in one
+ * protocol v2 `fetch` request, read and checked here (pack-read.ts); null when the fetch is git's
+ * (not the plain case, a refusal, an answer out of shape, a pack past the bounds).
+ */
+export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number): Promise<HttpFetch | null> {
+  if (disabled() || source.format !== "sha1" || !wants.length || ![...wants, ...haves].every((o) => /^[0-9a-f]{40}$/.test(o))) return null;
+  const target = inspect(source, remote);
+  if (!("base" in target)) return null;
+  const body = Buffer.concat([
+    pkt("command=fetch\n"),
+    pkt("object-format=sha1\n"),
+    DELIM,
+    pkt("ofs-delta\n"),
+    pkt("no-progress\n"),
+    ...[...new Set(wants)].map((w) => pkt(`want ${w}\n`)),
+    ...[...new Set(haves)].map((h) => pkt(`have ${h}\n`)),
+    pkt("done\n"),
+    FLUSH,
+  ]);
+  const r = await request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, body, Date.now() + timeoutMs);
+  if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
+  if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
+  // With `done`, the answer is the packfile section alone: "packfile", then side band 1 holds the pack.
+  const parts: Buffer[] = [];
+  let section: string | null = null;
+  let ended = false;
+  for (const p of pktLines(r.body)) {
+    if (p === null || p === DELIM_MARK) return null;
+    if (p === FLUSH_MARK) {
+      ended = true;
+      break;
+    }
+    if (section === null) {
+      section = p.toString("latin1").replace(/\n$/, "");
+      if (section !== "packfile") return null; // an ERR, shallow-info, acknowledgments: git's to handle
+      continue;
+    }
+    if (p[0] === 1) parts.push(p.subarray(1));
+    else if (p[0] === 3) return null; // the remote's own error: git says it in its words
+  }
+  if (!ended || section !== "packfile") return null;
+  const objects = readPack(Buffer.concat(parts));
+  return objects ? { ok: true, objects } : null;
 }
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */

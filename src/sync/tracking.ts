@@ -4,7 +4,9 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { listRefs, updateRefs, type RefTip } from "../git/refs.ts";
-import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type RemoteFailure } from "../git/remote.ts";
+import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type FetchResult, type RemoteFailure } from "../git/remote.ts";
+import { fetchNamedOverHttp } from "./http-fetch.ts";
+import { httpRemoteStatus } from "../git/http-remote.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
@@ -107,7 +109,15 @@ export const FETCH_FIRST_MAX_TASKS = Number(process.env.HANDOFF_FETCH_FIRST_MAX_
 
 /** Whether this clone is small enough that one fetch per look is cheaper than a listing and a fetch. */
 export async function fetchFirst(store: Store, remote: string): Promise<boolean> {
-  return smallEnough(await trackingTipsOf(store, remote, [TRACKED_TASKS]));
+  return !listsInProcess(store, remote) && smallEnough(await trackingTipsOf(store, remote, [TRACKED_TASKS]));
+}
+
+/**
+ * Over smart HTTP in process (git/http-remote.ts) a listing and a fetch of what moved are two
+ * requests of this process's, where a glob `git fetch` is three requests and its processes: list first.
+ */
+function listsInProcess(store: Store, remote: string): boolean {
+  return httpRemoteStatus(store.pathRemoteSource, remote)?.inProcess === true;
 }
 
 const TRACKED_TASKS = `${REF_ROOT}tasks/`;
@@ -198,6 +208,7 @@ export async function fetchFamilies(store: Store, remote: string, families: stri
     async () => {
       const before = await trackingTipsOf(store, remote, families);
       if (!smallEnough(before)) return { ok: false, message: "too many tracked tasks to fetch first", listFirst: true };
+      if (listsInProcess(store, remote)) return { ok: false, message: "listed and fetched in process", listFirst: true };
       // A glob fetch over a ref the remote cannot send fails whole: list, and fetch what moved by name.
       for (const q of (await readQuarantine(store, remote)).entries.values()) {
         if (q.unsent && inFamilies(q.ref, families)) return { ok: false, message: `the remote cannot send ${q.ref}`, listFirst: true };
@@ -354,7 +365,12 @@ async function fetchTracking(
       const gone: [string, string][] = [];
       for (const entry of before) if (!ls.tips.has(entry[0])) gone.push(entry);
       if (changed.length) {
-        let f = changed.length <= NAMED_FETCH_LIMIT ? await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), changed, { haves: await ownTips(store, changed, before) }) : { ok: false as const, message: "" };
+        let f: FetchResult = { ok: false, message: "" };
+        if (changed.length <= NAMED_FETCH_LIMIT) {
+          const haves = await ownTips(store, changed, before);
+          // Over smart HTTP, one request of this process's (http-fetch.ts); else, or when that is git's, git fetch.
+          f = (await fetchNamedOverHttp(store, remote, changed, ls.tips, before, haves, callTimeout(b))) ?? (await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), changed, { haves }));
+        }
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
         // Too many to name, or one vanished since the listing: take everything in one glob fetch.

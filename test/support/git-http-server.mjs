@@ -2,7 +2,7 @@
 // process (tests call the CLI synchronously, which would block an in-process server) and prints
 // its port on the first line of stdout. Usage: node git-http-server.mjs <project-root> [request-log]
 // With a request log, one line per request (`GET /r.git/info/refs?service=git-upload-pack`) is
-// appended to it, so a test can count what the remote was asked.
+// appended to it, so a test can count what the remote was asked (git-handoff's own requests marked).
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -13,7 +13,17 @@ const children = new Set();
 
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
-  if (requestLog) appendFileSync(requestLog, `${req.method} ${url.pathname}${url.search}\n`);
+  // git-handoff's own requests (src/git/http-remote.ts) are marked, with a v2 command's name:
+  // `POST /r.git/git-upload-pack (git-handoff ls-refs)`; git's are as it sent them.
+  if (requestLog) {
+    const line = `${req.method} ${url.pathname}${url.search}`;
+    const ours = String(req.headers["user-agent"] ?? "").startsWith("git-handoff");
+    if (!ours || req.method !== "POST") appendFileSync(requestLog, `${line}${ours ? " (git-handoff)" : ""}\n`);
+    else req.once("data", (chunk) => {
+      const command = /^[0-9a-f]{4}command=([a-z-]+)/.exec(chunk.toString("latin1", 0, 40))?.[1];
+      appendFileSync(requestLog, `${line} (git-handoff${command ? ` ${command}` : ""})\n`);
+    });
+  }
   const env = { ...process.env };
   for (const k of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"]) delete env[k];
   Object.assign(env, {

@@ -140,7 +140,8 @@ export function soakFigures(r: SoakResult, clones: number) {
     lsRemotesPerGrant: sum(all.map((s) => s.lsRemotes ?? 0)) / grants,
     fetchesPerGrant: sum(all.map((s) => s.fetches ?? 0)) / grants,
     /** Push connections the remote served (each `git push` asks for the receive-pack advertisement once). */
-    remotePushRequests: r.requests.filter((l) => l.startsWith("GET ") && l.includes("service=git-receive-pack")).length,
+    // git's pushes open with the advertisement; git-handoff's own are one POST each (http-remote.ts).
+    remotePushRequests: r.requests.filter((l) => (l.startsWith("GET ") && l.includes("service=git-receive-pack") && !l.endsWith("(git-handoff)")) || (l.includes("/git-receive-pack ") && l.endsWith("(git-handoff)"))).length,
     perClone,
     errors: all.filter((s) => s.step === "error"),
     /** Errors other than a bounded remote operation giving up on a loaded machine. */

@@ -1,0 +1,223 @@
+// Reading a pack a remote sent (gitformat-pack): every object, deltas applied, each id computed
+// here from its content, the trailing checksum checked. What comes in is another machine's bytes:
+// every size, offset and count is bounded, and anything out of shape is a refusal (null), never a
+// guess: the fetch then goes to git, which says what is wrong in its words.
+import { createHash } from "node:crypto";
+import { inflateSync } from "node:zlib";
+import type { GitObject, ObjectType } from "./object-reader.ts";
+
+/** Bounds on one pack read in process (a sync brings records of a few hundred bytes). */
+export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, totalBytes: 256 * 1024 * 1024, chain: 1000 };
+
+const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
+
+interface Entry {
+  offset: number;
+  type: ObjectType | "ofs" | "ref";
+  /** Inflated data: the object's, or a delta's. */
+  data: Buffer;
+  base?: number | string;
+}
+
+/**
+ * The objects of `pack` by id (SHA-1), or null when it is not a well-formed pack within the
+ * bounds. A delta's base is another object of the pack (no thin packs are asked for).
+ */
+export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObject> | null {
+  try {
+    return read(pack, limits);
+  } catch {
+    return null; // a zlib stream that is not one, a delta that reads past its base
+  }
+}
+
+function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> | null {
+  if (pack.length < 32 || pack.toString("latin1", 0, 4) !== "PACK") return null;
+  const version = pack.readUInt32BE(4);
+  const count = pack.readUInt32BE(8);
+  if ((version !== 2 && version !== 3) || count > limits.objects) return null;
+  const end = pack.length - 20;
+  if (createHash("sha1").update(pack.subarray(0, end)).digest("hex") !== pack.toString("hex", end)) return null;
+  const entries: Entry[] = [];
+  const byOffset = new Map<number, number>();
+  let pos = 12;
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (pos >= end) return null;
+    const offset = pos;
+    let c = pack[pos++]!;
+    const code = (c >> 4) & 7;
+    let size = c & 15;
+    let shift = 4;
+    while (c & 0x80) {
+      if (pos >= end || shift > 35) return null;
+      c = pack[pos++]!;
+      size += (c & 0x7f) * 2 ** shift;
+      shift += 7;
+    }
+    if (size > limits.objectBytes) return null;
+    let type: Entry["type"];
+    let base: number | string | undefined;
+    if (TYPES[code]) type = TYPES[code]!;
+    else if (code === 6) {
+      // The base's distance back, big-endian base-128 with one added per continuation byte.
+      c = pack[pos++]!;
+      let back = c & 0x7f;
+      while (c & 0x80) {
+        if (pos >= end || back > 2 ** 40) return null;
+        c = pack[pos++]!;
+        back = (back + 1) * 128 + (c & 0x7f);
+      }
+      if (back <= 0 || back > offset - 12) return null;
+      type = "ofs";
+      base = offset - back;
+    } else if (code === 7) {
+      if (pos + 20 > end) return null;
+      type = "ref";
+      base = pack.toString("hex", pos, pos + 20);
+      pos += 20;
+    } else return null;
+    if (pos >= end) return null;
+    const out = inflateSync(pack.subarray(pos, end), { info: true, maxOutputLength: Math.max(1, size) }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    if (out.buffer.length !== size) return null;
+    pos += out.engine.bytesWritten;
+    // Every byte inflated or made by a delta counts against the bound.
+    total += size;
+    if (total > limits.totalBytes) return null;
+    byOffset.set(offset, entries.length);
+    entries.push({ offset, type, data: out.buffer, ...(base !== undefined ? { base } : {}) });
+  }
+  if (pos !== end) return null;
+
+  const objects = new Map<string, GitObject>();
+  const resolved = new Map<number, GitObject>();
+  const idOf = new Map<number, string>();
+  const byId = new Map<string, number>();
+  // Whole objects first (their ids are what REF_DELTA names), then deltas, each by its chain.
+  for (const [k, e] of entries.entries()) {
+    if (e.type === "ofs" || e.type === "ref") continue;
+    const o = { type: e.type, data: e.data };
+    resolved.set(k, o);
+    const id = objectId(o);
+    idOf.set(k, id);
+    byId.set(id, k);
+    objects.set(id, o);
+  }
+  for (const k of entries.keys()) {
+    if (resolved.has(k)) continue;
+    // Follow the chain down to a resolved base, then apply the deltas back up.
+    const chain: number[] = [];
+    let at: number | undefined = k;
+    while (at !== undefined && !resolved.has(at)) {
+      if (chain.length > limits.chain || chain.includes(at)) return null;
+      chain.push(at);
+      const e: Entry = entries[at]!;
+      at = typeof e.base === "number" ? byOffset.get(e.base) : byId.get(e.base as string);
+      if (at === undefined) {
+        // A REF_DELTA whose base is a delta resolved later: resolve the others first, once more.
+        if (typeof e.base === "string") {
+          const counted = { n: total };
+          at = resolveLater(e.base, entries, byOffset, byId, resolved, idOf, objects, limits, counted);
+          total = counted.n;
+        }
+        if (at === undefined) return null;
+      }
+    }
+    let base = resolved.get(at!)!;
+    for (let j = chain.length - 1; j >= 0; j--) {
+      const e = entries[chain[j]!]!;
+      const data = applyDelta(base.data, e.data, limits.objectBytes);
+      if (!data) return null;
+      // What deltas make counts too: small deltas copying a large base many times are a bomb.
+      if ((total += data.length) > limits.totalBytes) return null;
+      const o = { type: base.type, data };
+      resolved.set(chain[j]!, o);
+      const id = objectId(o);
+      idOf.set(chain[j]!, id);
+      byId.set(id, chain[j]!);
+      objects.set(id, o);
+      base = o;
+    }
+  }
+  return objects;
+}
+
+/** A REF_DELTA's base that is itself a delta: resolved by trying every unresolved entry once (rare; git writes OFS_DELTA when asked for ofs-delta). */
+function resolveLater(
+  id: string,
+  entries: Entry[],
+  byOffset: Map<number, number>,
+  byId: Map<string, number>,
+  resolved: Map<number, GitObject>,
+  idOf: Map<number, string>,
+  objects: Map<string, GitObject>,
+  limits: typeof PACK_LIMITS,
+  total: { n: number },
+): number | undefined {
+  for (let round = 0; round < limits.chain && !byId.has(id); round++) {
+    let progress = false;
+    for (const [k, e] of entries.entries()) {
+      if (resolved.has(k)) continue;
+      const b = typeof e.base === "number" ? byOffset.get(e.base) : byId.get(e.base as string);
+      const base = b === undefined ? undefined : resolved.get(b);
+      if (!base) continue;
+      const data = applyDelta(base.data, e.data, limits.objectBytes);
+      if (!data || (total.n += data.length) > limits.totalBytes) return undefined;
+      const o = { type: base.type, data };
+      resolved.set(k, o);
+      const oid = objectId(o);
+      idOf.set(k, oid);
+      byId.set(oid, k);
+      objects.set(oid, o);
+      progress = true;
+    }
+    if (!progress) break;
+  }
+  return byId.get(id);
+}
+
+function objectId(o: GitObject): string {
+  return createHash("sha1").update(`${o.type} ${o.data.length}\0`, "latin1").update(o.data).digest("hex");
+}
+
+/** git's delta: the base's size and the result's (base-128, little end first), then copy and insert instructions. */
+export function applyDelta(base: Buffer, delta: Buffer, max: number): Buffer | null {
+  let pos = 0;
+  const varint = (): number => {
+    let n = 0;
+    let shift = 0;
+    let c: number;
+    do {
+      if (pos >= delta.length || shift > 35) return -1;
+      c = delta[pos++]!;
+      n += (c & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (c & 0x80);
+    return n;
+  };
+  const from = varint();
+  const size = varint();
+  if (from !== base.length || size < 0 || size > max) return null;
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  while (pos < delta.length) {
+    const op = delta[pos++]!;
+    if (op & 0x80) {
+      let off = 0;
+      let len = 0;
+      for (let b = 0; b < 4; b++) if (op & (1 << b)) off += delta[pos++]! * 2 ** (8 * b);
+      for (let b = 0; b < 3; b++) if (op & (16 << b)) len += delta[pos++]! * 2 ** (8 * b);
+      if (pos > delta.length) return null;
+      if (len === 0) len = 0x10000;
+      if (off + len > base.length || o + len > size) return null;
+      base.copy(out, o, off, off + len);
+      o += len;
+    } else if (op > 0) {
+      if (pos + op > delta.length || o + op > size) return null;
+      delta.copy(out, o, pos, pos + op);
+      pos += op;
+      o += op;
+    } else return null; // opcode 0 is reserved
+  }
+  return o === size ? out : null;
+}

@@ -1,0 +1,59 @@
+// A fetch of named refs from a sync remote over smart HTTP, in process: the objects in one
+// protocol v2 request (git/http-remote.ts, git/pack-read.ts), written here as loose objects, then
+// the tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent
+// here was mostly its processes (fetch, remote-http, index-pack or unpack-objects, rev-list for
+// the connectivity check). Null whenever the fetch is git's; the caller then runs `git fetch` as
+// before, which does what it always did.
+import { noteRemoteCall } from "../git/remote-calls.ts";
+import { fetchOverHttp } from "../git/http-remote.ts";
+import type { GitObject } from "../git/object-reader.ts";
+import { commitHeader, treeEntries } from "../git/tree-object.ts";
+import { trackingRef, type FetchResult } from "../git/remote.ts";
+import type { Store } from "../store/store.ts";
+
+/**
+ * Fetches `refs` at the values `listed` gives into their tracking refs (whose values now are
+ * `tracked`), offering `haves`; null when this is git's to do.
+ */
+export async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number): Promise<FetchResult | null> {
+  const wants = refs.map((r) => listed.get(r));
+  if (!refs.length || wants.some((w) => w === undefined)) return null;
+  const got = await fetchOverHttp(store.pathRemoteSource, remote, wants as string[], haves, timeoutMs).catch(() => null);
+  if (!got) return null;
+  noteRemoteCall(store.storeCwd, remote, "fetch");
+  if (!got.ok) return got;
+  if (!(await connected(store, got.objects, wants as string[], new Set(haves)))) return null;
+  for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return null;
+  // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
+  const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
+  return moved.ok ? { ok: true } : null;
+}
+
+/**
+ * What git's connectivity check makes sure of after a fetch: each wanted commit is here, and every
+ * object the new ones name is either in the pack or already here (the offered commits are,
+ * whole: the remote left out only what they reach).
+ */
+async function connected(store: Store, objects: Map<string, GitObject>, wants: string[], haves: Set<string>): Promise<boolean> {
+  const format = store.repo.objectFormat;
+  const known = new Set<string>(haves);
+  const here = async (oid: string) => {
+    if (objects.has(oid) || known.has(oid)) return true;
+    if (!(await store.reader.read(oid))) return false;
+    known.add(oid);
+    return true;
+  };
+  for (const w of wants) if (!(await here(w))) return false;
+  for (const o of objects.values()) {
+    if (o.type === "commit") {
+      const head = commitHeader(o.data.toString("latin1", 0, Math.max(0, o.data.indexOf("\n\n"))));
+      if (!head.tree) return false;
+      for (const id of [head.tree, ...head.parents]) if (!(await here(id))) return false;
+    } else if (o.type === "tree") {
+      const entries = treeEntries(o.data, format === "sha256" ? 32 : 20, "latin1");
+      if (!entries) return false;
+      for (const e of entries) if (e.mode !== "160000" && !(await here(e.oid))) return false;
+    } else if (o.type === "tag") return false; // never written under refs/handoff/: git's to judge
+  }
+  return true;
+}
