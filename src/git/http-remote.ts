@@ -1,4 +1,4 @@
-// A sync remote over smart HTTP (`http://`), pushed to and listed in process. `git push` over HTTP
+// A sync remote over smart HTTP (`http://`), pushed to, listed and fetched from in process. `git push` over HTTP
 // is four processes on this side (push, remote-http, send-pack, pack-objects) and two requests
 // (the ref advertisement, then the push): a one-shot claim through such a remote spent ~150 ms in
 // it on a 2-core machine, where the one request that carries the push takes ~70. What is done here
@@ -8,7 +8,8 @@
 //   may lack (push-objects.ts, pack-stream.ts); the answer is receive-pack's status report on
 //   side band 1 and its messages (hooks', refusals') on band 2.
 // and, for listings, one protocol v2 `ls-refs` request (POST <url>/git-upload-pack) with the
-// prefixes asked for, in `git ls-remote`'s output form.
+// prefixes asked for, in `git ls-remote`'s output form; for fetches of listed commits, one v2
+// `fetch` request whose pack is read and checked by pack-read.ts (sync/http-fetch.ts writes it).
 // The advertisement send-pack reads first is read once an hour per URL (kept in
 // .git/handoff/http-remotes.json): that the remote takes pushes from us without credentials and
 // speaks report-status, side-band-64k and atomic. A remote that asks for credentials, redirects,
