@@ -12,7 +12,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, remoteHook, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
-import { httpRemoteStatus, listOverHttp, pushOverHttp } from "../src/git/http-remote.ts";
+import { fetchOverHttp, httpRemoteStatus, listOverHttp, pushOverHttp } from "../src/git/http-remote.ts";
 import { packOf } from "../src/git/pack-stream.ts";
 import { openStore } from "../src/store/store.ts";
 
@@ -214,6 +214,7 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
     const push = (ms = 5000) => pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: next, expected: null }], ms);
     assert.is((await push())?.kind, "unknown");
     assert.is(await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 5000), null, "a listing of garbage is git's to make");
+    assert.is(await fetchOverHttp(store.pathRemoteSource, "origin", [next], [], 5000), null, "so is a fetch");
     mode = "silent";
     const t0 = Date.now();
     const silent = await push(600);
@@ -221,6 +222,8 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
     assert.ok(Date.now() - t0 < 3000);
     const quiet = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 600);
     assert.is(quiet?.ok, false);
+    const still = await fetchOverHttp(store.pathRemoteSource, "origin", [next], [], 600);
+    assert.equal(still && !still.ok && still.timedOut, true);
     mode = "refuse";
     assert.is(await push(), null, "HTTP 401: git's, with its credential helpers");
     // ... for the hour: the next push goes to git without asking again.

@@ -39,7 +39,8 @@ async function connected(store: Store, objects: Map<string, GitObject>, wants: s
   const known = new Set<string>(haves);
   const here = async (oid: string) => {
     if (objects.has(oid) || known.has(oid)) return true;
-    if (!(await store.reader.read(oid))) return false;
+    // Its header only (a large blob is not read whole to learn it is here).
+    if (!(await store.reader.info(oid))) return false;
     known.add(oid);
     return true;
   };

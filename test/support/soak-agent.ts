@@ -1,10 +1,12 @@
 // One agent of the soak: its own process, looping claim --next -> work -> done -> sync through
 // the store (the paths `git handoff claim --next`, `done` and `sync` take) until no task is left.
-// git's own trace (GIT_TRACE, this process only) says which git commands each step ran, so push
-// attempts, ls-remotes and fetches are counted per step, exactly.
-// Usage: node --import tsx soak-agent.ts (or its bundle, support/bundle.ts) <repo> <agent> <trace-file> <deadline-epoch-ms>
+// Every push, ref listing and fetch of the remote goes through the git layer's count
+// (src/git/remote-calls.ts), whether git or this process made it (over HTTP, src/git/http-remote.ts),
+// so push attempts, ls-remotes and fetches are counted per step, exactly.
+// Usage: node --import tsx soak-agent.ts (or its bundle, support/bundle.ts) <repo> <agent> <deadline-epoch-ms>
 // Prints one JSON line per step: {step: "claim"|"sync"|"idle"|"error", ...}, then {step: "end"}.
-import { readFileSync, writeFileSync } from "node:fs";
+import { observeRemoteCalls, type RemoteCallKind } from "../../src/git/remote-calls.ts";
+import { recordRemoteCall } from "../../src/sync/remote-traffic.ts";
 import { HandoffError } from "../../src/core/errors.ts";
 import { isFinal } from "../../src/core/task.ts";
 import { claimNextTask, done } from "../../src/store/task-actions.ts";
@@ -13,19 +15,15 @@ import { startSessionFor } from "../../src/store/agent-store.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { sync } from "../../src/sync/sync.ts";
 
-const [repo, agent, trace, deadlineText] = process.argv.slice(2) as [string, string, string, string];
+const [repo, agent, deadlineText] = process.argv.slice(2) as [string, string, string];
 const deadline = Number(deadlineText);
-writeFileSync(trace, "");
-process.env.GIT_TRACE = trace;
 
-let seen = 0;
-/** git commands run since the last call, by verb. */
+const calls: Record<RemoteCallKind, number> = { push: 0, "ls-remote": 0, fetch: 0 };
+/** Remote calls made since the last call, by kind. */
 function counts(): { pushes: number; lsRemotes: number; fetches: number } {
-  const text = readFileSync(trace, "utf8");
-  const lines = text.slice(seen).split("\n").filter((l) => l.includes(" trace: built-in: git "));
-  seen = text.length;
-  const n = (verb: string) => lines.filter((l) => l.includes(`trace: built-in: git ${verb} `)).length;
-  return { pushes: n("push"), lsRemotes: n("ls-remote"), fetches: n("fetch") };
+  const out = { pushes: calls.push, lsRemotes: calls["ls-remote"], fetches: calls.fetch };
+  calls.push = calls["ls-remote"] = calls.fetch = 0;
+  return out;
 }
 
 const say = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -44,6 +42,11 @@ async function syncReporting(): Promise<boolean> {
   }
 }
 const store = await openSyncedStore({ cwd: repo, agent, env: { ...process.env, HANDOFF_AGENT: agent } });
+// Counted here and still in the clone's traffic log (the push budget reads it), as the store set up.
+observeRemoteCalls((_cwd, remote, kind) => {
+  calls[kind]++;
+  recordRemoteCall(store, remote, kind);
+});
 let idle = 0;
 let errors = 0;
 try {

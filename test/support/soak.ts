@@ -48,9 +48,9 @@ export interface SoakResult {
   stop(): Promise<void>;
 }
 
-function runAgent(repo: string, agent: string, trace: string, deadline: number, env: NodeJS.ProcessEnv): Promise<Step[]> {
+function runAgent(repo: string, agent: string, deadline: number, env: NodeJS.ProcessEnv): Promise<Step[]> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [bundled(AGENT), repo, agent, trace, String(deadline)], { env: cleanEnv(env), cwd: resolve(import.meta.dirname, "../..") });
+    const child = spawn(process.execPath, [bundled(AGENT), repo, agent, String(deadline)], { env: cleanEnv(env), cwd: resolve(import.meta.dirname, "../..") });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));
@@ -85,7 +85,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   for (const r of repos.slice(1)) if (cli(["sync"], { cwd: r, agent: "lead", env }).code !== 0) throw new Error("a first sync failed");
   const before = readFileSync(log, "utf8").split("\n").filter(Boolean).length;
 
-  const traces = tempDir("handoff-soak-trace-");
   const t0 = Date.now();
   const deadline = t0 + o.boundMs;
   const runs: Promise<{ agent: string; clone: number; steps: Step[] }>[] = [];
@@ -94,7 +93,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     for (let a = 0; a < o.agentsPerClone; a++) {
       const agent = `agent-${c}-${a}`;
       agents.push(agent);
-      runs.push(runAgent(repo, agent, join(traces, `${agent}.trace`), deadline, env).then((steps) => ({ agent, clone: c, steps })));
+      runs.push(runAgent(repo, agent, deadline, env).then((steps) => ({ agent, clone: c, steps })));
     }
   });
   // Every agent is waited for, so a failure is reported with the others stopped, not mid-run.
