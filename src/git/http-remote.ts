@@ -1,8 +1,9 @@
-// A sync remote over smart HTTP (`http://`), pushed to, listed and fetched from in process. `git push` over HTTP
-// is four processes on this side (push, remote-http, send-pack, pack-objects) and two requests
-// (the ref advertisement, then the push): a one-shot claim through such a remote spent ~150 ms in
-// it on a 2-core machine, where the one request that carries the push takes ~70. What is done here
-// is what send-pack does for a push of a few new objects, in one request:
+// A sync remote over smart HTTP (`http://`), pushed to, listed and fetched from in process.
+// `git push` over HTTP is four processes on this side (push, remote-http, send-pack,
+// pack-objects) and two requests (the ref advertisement, then the push): a one-shot claim through
+// such a remote spent ~150 ms in it on a 2-core machine, where the one request that carries the
+// push takes ~70. What is done here is what send-pack does for a push of a few new objects, in
+// one request:
 //   POST <url>/git-receive-pack: the ref updates (old value, new value, name: the remote's own
 //   compare-and-swap, under `atomic`, every ref or none), then a pack of the objects the remote
 //   may lack (push-objects.ts, pack-stream.ts); the answer is receive-pack's status report on
