@@ -9,7 +9,6 @@
 // The observations live in .git/handoff/clock-<remote>.json, the time of the last refresh in the
 // mtime of clock-<remote>.refreshed: caches, safe to delete (the estimate is then unknown until
 // the next observations).
-import { serverDate } from "../git/http-remote.ts";
 import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import { tmpdir } from "node:os";
@@ -17,6 +16,7 @@ import { join } from "node:path";
 import { fail } from "../core/errors.ts";
 import { skewRefusal, takeoverGrace, type ClockOffset } from "../core/clock-skew.ts";
 import { git } from "../git/run.ts";
+import { serverDate } from "../git/http-remote.ts";
 import { readTyped } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { replaceFile } from "../store/small-file.ts";
@@ -160,16 +160,17 @@ export function offsetOf(f: ClockFile): ClockOffset | null {
 }
 
 /**
- * Reads the server's clock over smart HTTP: one `git ls-remote` of a single ref with
- * GIT_TRACE_CURL, its `Date` header against this clock before and after. Null for other transports
+ * Reads the server's clock over smart HTTP: a listing of a single ref, its `Date` header against
+ * this clock before and after; the listing is this process's own request where the remote is
+ * plain (git/http-remote.ts), else `git ls-remote` with GIT_TRACE_CURL. Null for other transports
  * or when no header came back.
  */
 export async function readHttpDate(store: Store, remote: string, timeoutMs: number): Promise<{ offset_ms: number; uncertainty_ms: number } | null> {
   // A remote this process talks to over HTTP itself (git/http-remote.ts): one request, its header.
-  const start0 = store.now().getTime();
-  const t00 = Date.now();
+  const asked = store.now().getTime();
+  const sent = Date.now();
   const own = await serverDate(store.pathRemoteSource, remote, "refs/handoff/clock-probe", timeoutMs).catch(() => null);
-  if (own) return own.date === null ? null : dateReading(Date.parse(own.date), start0, Date.now() - t00);
+  if (own) return own.date === null ? null : dateReading(Date.parse(own.date), asked, Date.now() - sent);
   const url = await git(["remote", "get-url", "--", remote], { cwd: store.cwd });
   if (url.code !== 0 || !/^https?:\/\//i.test(url.stdout.trim())) return null;
   const trace = join(tmpdir(), `git-handoff-clock-${process.pid}-${uniqueSuffix()}.trace`);
