@@ -154,7 +154,9 @@ function resolveLater(
   limits: typeof PACK_LIMITS,
   total: { n: number },
 ): number | undefined {
-  for (let round = 0; round < limits.chain && !byId.has(id); round++) {
+  // Each round resolves every delta whose base is now known; a chain of deltas by id needs one
+  // round a link, and more than a few dozen is no pack git writes (a hostile one costs no more).
+  for (let round = 0; round < 64 && !byId.has(id); round++) {
     let progress = false;
     for (const [k, e] of entries.entries()) {
       if (resolved.has(k)) continue;
