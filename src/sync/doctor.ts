@@ -44,25 +44,20 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     checks.push(reach);
     if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
     checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
+    // Which way pushes, listings and fetches go: in process, or through git and why.
     const onDisk = pathRemoteStatus(store.pathRemoteSource, remote.name);
     if (onDisk) {
-      checks.push({
-        name: "remote-on-disk",
-        status: "ok",
-        detail: onDisk.inProcess
-          ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
-          : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`,
-      });
+      const detail = onDisk.inProcess
+        ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
+        : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`;
+      checks.push({ name: "remote-on-disk", status: "ok", detail });
     }
     const overHttp = httpRemoteStatus(store.pathRemoteSource, remote.name);
     if (overHttp) {
-      checks.push({
-        name: "remote-over-http",
-        status: "ok",
-        detail: overHttp.inProcess
-          ? `${remote.name} is ${overHttp.url}: pushes and listings are requests of this process's (one POST each), as git's send-pack and ls-remote would make them`
-          : `${remote.name} is reached over HTTP; pushes and listings go through git because ${overHttp.why}`,
-      });
+      const detail = overHttp.inProcess
+        ? `${remote.name} is ${overHttp.url}: pushes, listings and fetches are requests of this process's (one POST each), as git's send-pack, ls-remote and fetch-pack would make them`
+        : `${remote.name} is reached over HTTP; pushes, listings and fetches go through git because ${overHttp.why}`;
+      checks.push({ name: "remote-over-http", status: "ok", detail });
     }
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
