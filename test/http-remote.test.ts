@@ -81,20 +81,20 @@ test("a lost compare-and-swap is stale with the remote unchanged; a hook's refus
     const parent = gitOut(a, "rev-parse", "main");
     // A new commit on top of the task's tip, pushed with a wrong expected value.
     const next = gitOut(a, "commit-tree", `${tip}^{tree}`, "-p", tip, "-m", "next");
-    const stale = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: parent }], 10_000);
+    const stale = await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: parent }], 10_000);
     assert.is(stale?.kind, "report");
     const refused = stale!.kind === "report" ? stale!.refs.get("refs/handoff/tasks/ship") : null;
     assert.is(refused?.ok, false);
     assert.match((refused as { reason: string }).reason, /atomic|lock|expected/);
     assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), tip);
     // The right expected value lands.
-    const landed = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: tip }], 10_000);
+    const landed = await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: next, expected: tip }], 10_000);
     assert.is(landed?.kind === "report" && landed.refs.get("refs/handoff/tasks/ship")?.ok, true);
     assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), next);
     // The listing is git ls-remote's, byte for byte.
-    const listed = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 10_000);
+    const listed = await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 10_000);
     assert.is(listed?.ok && listed.text, gitOut(a, "ls-remote", url, "refs/handoff/*") + "\n");
-    const one = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/tasks/nope"], 10_000);
+    const one = await listOverHttp(store.remoteSource, "origin", ["refs/handoff/tasks/nope"], 10_000);
     assert.equal(one, { ok: true, text: "" });
   } finally {
     store.close();
@@ -139,7 +139,7 @@ test("a pack of large and small objects is one git index-pack takes whole; a cha
     let commit = gitOut(a, "commit-tree", `${tip}^{tree}`, "-p", tip, "-m", "one");
     commit = gitOut(a, "commit-tree", tree, "-p", commit, "-m", "two");
     commit = gitOut(a, "commit-tree", tree, "-p", commit, "-m", "three");
-    const r = await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: commit, expected: tip }], 20_000);
+    const r = await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/ship", new: commit, expected: tip }], 20_000);
     assert.is(r?.kind === "report" && r.refs.get("refs/handoff/tasks/ship")?.ok, true, JSON.stringify(r));
     assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), commit);
     assert.is(gitOut(bare, "fsck", "--strict", "--no-dangling", "--no-progress").trim(), "");
@@ -156,7 +156,7 @@ test("outside the plain case the push and the listing are git's, and doctor says
     Object.assign(process.env, env);
     const store = await openStore({ cwd: a, agent: "tester" });
     try {
-      return httpRemoteStatus(store.pathRemoteSource, "origin");
+      return httpRemoteStatus(store.remoteSource, "origin");
     } finally {
       store.close();
       for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k];
@@ -211,26 +211,26 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
   try {
     const head = gitOut(a, "rev-parse", "main");
     const next = gitOut(a, "commit-tree", `${head}^{tree}`, "-m", "x");
-    const push = (ms = 5000) => pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: next, expected: null }], ms);
+    const push = (ms = 5000) => pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: next, expected: null }], ms);
     assert.is((await push())?.kind, "unknown");
-    assert.is(await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 5000), null, "a listing of garbage is git's to make");
-    assert.is(await fetchOverHttp(store.pathRemoteSource, "origin", [next], [], 5000), null, "so is a fetch");
+    assert.is(await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 5000), null, "a listing of garbage is git's to make");
+    assert.is(await fetchOverHttp(store.remoteSource, "origin", [next], [], 5000), null, "so is a fetch");
     mode = "silent";
     const t0 = Date.now();
     const silent = await push(600);
     assert.equal(silent, { kind: "unknown", message: silent!.kind === "unknown" ? silent!.message : "", timedOut: true });
     assert.ok(Date.now() - t0 < 3000);
-    const quiet = await listOverHttp(store.pathRemoteSource, "origin", ["refs/handoff/"], 600);
+    const quiet = await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 600);
     assert.is(quiet?.ok, false);
-    const still = await fetchOverHttp(store.pathRemoteSource, "origin", [next], [], 600);
+    const still = await fetchOverHttp(store.remoteSource, "origin", [next], [], 600);
     assert.equal(still && !still.ok && still.timedOut, true);
     mode = "refuse";
     assert.is(await push(), null, "HTTP 401: git's, with its credential helpers");
     // ... for the hour: the next push goes to git without asking again.
     assert.match(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"), /HTTP 401 to a push/);
     // Names that are not plain refs, a deletion: git's.
-    assert.is(await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/../x", new: next, expected: null }], 5000), null);
-    assert.is(await pushOverHttp(store.pathRemoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: null, expected: next }], 5000), null);
+    assert.is(await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/../x", new: next, expected: null }], 5000), null);
+    assert.is(await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: null, expected: next }], 5000), null);
   } finally {
     store.close();
   }

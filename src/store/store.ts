@@ -308,11 +308,11 @@ export class Store {
   }
 
   /** What a push to, or a listing of, a sync remote on this machine's disk or over HTTP reads of this clone (git/path-remote.ts, git/http-remote.ts). */
-  get pathRemoteSource(): PathRemoteSource {
-    if (this.pathSourceMemo) return this.pathSourceMemo;
+  get remoteSource(): PathRemoteSource {
+    if (this.remoteSourceMemo) return this.remoteSourceMemo;
     const { storeDir, commonDir, gitDir } = this.repo;
     const own = storeDir === commonDir;
-    return (this.pathSourceMemo = {
+    return (this.remoteSourceMemo = {
       format: this.repo.objectFormat,
       read: (oid) => this.reader.read(oid),
       recent: (oid) => this.writer.recentObject(oid) !== undefined,
@@ -321,7 +321,7 @@ export class Store {
       stateDir: `${commonDir}/handoff`,
     });
   }
-  private pathSourceMemo: PathRemoteSource | undefined;
+  private remoteSourceMemo: PathRemoteSource | undefined;
 
   /**
    * The repository's guard ref (separate-store.ts) is there but the store it stands for is not

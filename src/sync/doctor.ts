@@ -45,14 +45,14 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
     checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
     // Which way pushes, listings and fetches go: in process, or through git and why.
-    const onDisk = pathRemoteStatus(store.pathRemoteSource, remote.name);
+    const onDisk = pathRemoteStatus(store.remoteSource, remote.name);
     if (onDisk) {
       const detail = onDisk.inProcess
         ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
         : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`;
       checks.push({ name: "remote-on-disk", status: "ok", detail });
     }
-    const overHttp = httpRemoteStatus(store.pathRemoteSource, remote.name);
+    const overHttp = httpRemoteStatus(store.remoteSource, remote.name);
     if (overHttp) {
       const detail = overHttp.inProcess
         ? `${remote.name} is ${overHttp.url}: pushes, listings and fetches are requests of this process's (one POST each), as git's send-pack, ls-remote and fetch-pack would make them`

@@ -110,7 +110,7 @@ async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
 /** The look by listing first: the queue's families in one advertisement, then a fetch of just what moved. */
 async function listThenFetch(store: Store, remote: string): Promise<QueueLook> {
   const budget = await remoteBudget(store, remote);
-  const ls = await lsRemoteFamilies(store.cwd, remote, QUEUE_FAMILIES, callTimeout(budget), store.pathRemoteSource);
+  const ls = await lsRemoteFamilies(store.cwd, remote, QUEUE_FAMILIES, callTimeout(budget), store.remoteSource);
   if (!ls.ok) return ls;
   const tracked = await trackingTipsOf(store, remote, QUEUE_FAMILIES);
   if (![...ls.tips].some(([ref, oid]) => ref.startsWith(TASK_FAMILY) && tracked.get(ref) !== oid)) return { ok: true, changed: false };

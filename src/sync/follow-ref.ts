@@ -58,7 +58,7 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
 
 /** pullRefs by listing first: one advertisement of exactly these refs, a fetch only of those that moved. */
 async function listThenPull(store: Store, remote: string, refs: string[], budget: RemoteBudget): Promise<Pulled> {
-  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget), store.pathRemoteSource);
+  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget), store.remoteSource);
   if (!ls.ok) return ls;
   const before = await trackingFor(store, remote, refs);
   const local = new Map<string, string | null>();

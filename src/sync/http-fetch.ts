@@ -18,7 +18,7 @@ import type { Store } from "../store/store.ts";
 export async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
-  const got = await fetchOverHttp(store.pathRemoteSource, remote, wants as string[], haves, timeoutMs).catch(() => null);
+  const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs).catch(() => null);
   if (!got) return null;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;

@@ -134,7 +134,7 @@ export async function flushPending(store: Store, remote: string, opts: { urgent?
   if (!leases.length) return { kind: "none" };
   const refs = leases.map((l) => l.ref);
   const budget = await remoteBudget(store, remote);
-  const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.pathRemoteSource);
+  const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
   if (push.kind !== "done") return { kind: "failed", message: push.message, refs };
   if (![...push.status.values()].every((s) => s === "ok")) {
     const bad = leases.find((l) => push.status.get(l.ref) !== "ok")!;

@@ -15,7 +15,7 @@ export type Effect = "landed" | "not_landed";
 export async function pushEffect(store: Store, b: RemoteBudget, leases: PushUpdate[], why: string): Promise<Effect> {
   const refs = leases.map((l) => l.ref);
   const timeout = Math.min(b.timeoutMs, Math.max(VERIFY_MAX_MS / 2, b.until - Date.now()), VERIFY_MAX_MS);
-  const ls = await lsRemoteHandoff(store.storeCwd, b.remote, timeout, refs, store.pathRemoteSource);
+  const ls = await lsRemoteHandoff(store.storeCwd, b.remote, timeout, refs, store.remoteSource);
   if (ls.ok) {
     const landed = leases.filter((l) => (ls.tips.get(l.ref) ?? null) === l.new).length;
     if (landed === leases.length) return "landed";

@@ -79,7 +79,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     const carried = carry ? await pendingLeases(store, remote, own.map((l) => l.ref)) : [];
     const leases = [...own, ...carried];
     trace("cas: pushing");
-    const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.pathRemoteSource);
+    const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     trace("cas: pushed");
     const unknown = push.kind === "unknown" || (push.kind === "done" && [...push.status.values()].includes("unknown"));
     if (push.kind === "unsent" || unknown) {

@@ -169,7 +169,7 @@ export async function readHttpDate(store: Store, remote: string, timeoutMs: numb
   // A remote this process talks to over HTTP itself (git/http-remote.ts): one request, its header.
   const asked = store.now().getTime();
   const sent = Date.now();
-  const own = await serverDate(store.pathRemoteSource, remote, "refs/handoff/clock-probe", timeoutMs).catch(() => null);
+  const own = await serverDate(store.remoteSource, remote, "refs/handoff/clock-probe", timeoutMs).catch(() => null);
   if (own) return own.date === null ? null : dateReading(Date.parse(own.date), asked, Date.now() - sent);
   const url = await git(["remote", "get-url", "--", remote], { cwd: store.cwd });
   if (url.code !== 0 || !/^https?:\/\//i.test(url.stdout.trim())) return null;

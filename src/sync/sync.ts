@@ -171,7 +171,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     }
     const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
     say(`pushing ${leases.length} ref(s) to ${remote}`);
-    const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.pathRemoteSource);
+    const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
     const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");
     if (unknown) {

@@ -117,7 +117,7 @@ export async function fetchFirst(store: Store, remote: string): Promise<boolean>
  * requests of this process's, where a glob `git fetch` is three requests and its processes: list first.
  */
 function listsInProcess(store: Store, remote: string): boolean {
-  return httpRemoteStatus(store.pathRemoteSource, remote)?.inProcess === true;
+  return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true;
 }
 
 const TRACKED_TASKS = `${REF_ROOT}tasks/`;
@@ -259,7 +259,7 @@ export interface EarlyListing {
 
 /** Starts the listing a refresh needs now; hand it to refreshTracking. */
 export function listEarly(store: Store, remote: string, budget: RemoteBudget): EarlyListing {
-  return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget), undefined, store.pathRemoteSource) };
+  return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget), undefined, store.remoteSource) };
 }
 
 /** When a fetch of this clone last ended (the stamp withFetchLock leaves), epoch ms; 0 if never. */
@@ -345,7 +345,7 @@ async function fetchTracking(
       // An early listing is used unless another process fetched since it was sent (the tracking
       // refs may then be newer than it): list again.
       const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
-      const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.storeCwd, remote, callTimeout(b), undefined, store.pathRemoteSource)));
+      const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.storeCwd, remote, callTimeout(b), undefined, store.remoteSource)));
       if (!ls.ok) return ls;
       const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix };
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
