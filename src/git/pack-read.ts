@@ -12,7 +12,6 @@ export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, tot
 const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
 
 interface Entry {
-  offset: number;
   type: ObjectType | "ofs" | "ref";
   /** Inflated data: the object's, or a delta's. */
   data: Buffer;
@@ -85,24 +84,51 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     total += size;
     if (total > limits.totalBytes) return null;
     byOffset.set(offset, entries.length);
-    entries.push({ offset, type, data: out.buffer, ...(base !== undefined ? { base } : {}) });
+    entries.push({ type, data: out.buffer, ...(base !== undefined ? { base } : {}) });
   }
   if (pos !== end) return null;
 
   const objects = new Map<string, GitObject>();
   const resolved = new Map<number, GitObject>();
-  const idOf = new Map<number, string>();
   const byId = new Map<string, number>();
-  // Whole objects first (their ids are what REF_DELTA names), then deltas, each by its chain.
-  for (const [k, e] of entries.entries()) {
-    if (e.type === "ofs" || e.type === "ref") continue;
-    const o = { type: e.type, data: e.data };
+  const keep = (k: number, o: GitObject) => {
     resolved.set(k, o);
     const id = objectId(o);
-    idOf.set(k, id);
     byId.set(id, k);
     objects.set(id, o);
-  }
+  };
+  /** Entry `k`'s delta applied to `base` and kept; false for a delta out of shape or past the bounds. */
+  const applied = (k: number, base: GitObject): boolean => {
+    const data = applyDelta(base.data, entries[k]!.data, limits.objectBytes);
+    // What deltas make counts too: small deltas copying a large base many times are a bomb.
+    if (!data || (total += data.length) > limits.totalBytes) return false;
+    keep(k, { type: base.type, data });
+    return true;
+  };
+  const baseOf = (e: Entry) => (typeof e.base === "number" ? byOffset.get(e.base) : byId.get(e.base as string));
+  /**
+   * A REF_DELTA's base that is itself a delta (rare; git writes OFS_DELTA when asked for
+   * ofs-delta): each round resolves every delta whose base is now known; a chain of deltas by id
+   * needs one round a link, and more than a few dozen is no pack git writes (a hostile one costs
+   * no more).
+   */
+  const resolveLater = (id: string): number | undefined => {
+    for (let round = 0; round < 64 && !byId.has(id); round++) {
+      let progress = false;
+      for (const k of entries.keys()) {
+        if (resolved.has(k)) continue;
+        const b = baseOf(entries[k]!);
+        const base = b === undefined ? undefined : resolved.get(b);
+        if (!base) continue;
+        if (!applied(k, base)) return undefined;
+        progress = true;
+      }
+      if (!progress) break;
+    }
+    return byId.get(id);
+  };
+  // Whole objects first (their ids are what REF_DELTA names), then deltas, each by its chain.
+  for (const [k, e] of entries.entries()) if (e.type !== "ofs" && e.type !== "ref") keep(k, { type: e.type, data: e.data });
   for (const k of entries.keys()) {
     if (resolved.has(k)) continue;
     // Follow the chain down to a resolved base, then apply the deltas back up.
@@ -112,70 +138,16 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
       if (chain.length > limits.chain || chain.includes(at)) return null;
       chain.push(at);
       const e: Entry = entries[at]!;
-      at = typeof e.base === "number" ? byOffset.get(e.base) : byId.get(e.base as string);
-      if (at === undefined) {
-        // A REF_DELTA whose base is a delta resolved later: resolve the others first, once more.
-        if (typeof e.base === "string") {
-          const counted = { n: total };
-          at = resolveLater(e.base, entries, byOffset, byId, resolved, idOf, objects, limits, counted);
-          total = counted.n;
-        }
-        if (at === undefined) return null;
-      }
+      at = baseOf(e) ?? (typeof e.base === "string" ? resolveLater(e.base) : undefined);
+      if (at === undefined) return null;
     }
     let base = resolved.get(at!)!;
     for (let j = chain.length - 1; j >= 0; j--) {
-      const e = entries[chain[j]!]!;
-      const data = applyDelta(base.data, e.data, limits.objectBytes);
-      if (!data) return null;
-      // What deltas make counts too: small deltas copying a large base many times are a bomb.
-      if ((total += data.length) > limits.totalBytes) return null;
-      const o = { type: base.type, data };
-      resolved.set(chain[j]!, o);
-      const id = objectId(o);
-      idOf.set(chain[j]!, id);
-      byId.set(id, chain[j]!);
-      objects.set(id, o);
-      base = o;
+      if (!applied(chain[j]!, base)) return null;
+      base = resolved.get(chain[j]!)!;
     }
   }
   return objects;
-}
-
-/** A REF_DELTA's base that is itself a delta: resolved by trying every unresolved entry once (rare; git writes OFS_DELTA when asked for ofs-delta). */
-function resolveLater(
-  id: string,
-  entries: Entry[],
-  byOffset: Map<number, number>,
-  byId: Map<string, number>,
-  resolved: Map<number, GitObject>,
-  idOf: Map<number, string>,
-  objects: Map<string, GitObject>,
-  limits: typeof PACK_LIMITS,
-  total: { n: number },
-): number | undefined {
-  // Each round resolves every delta whose base is now known; a chain of deltas by id needs one
-  // round a link, and more than a few dozen is no pack git writes (a hostile one costs no more).
-  for (let round = 0; round < 64 && !byId.has(id); round++) {
-    let progress = false;
-    for (const [k, e] of entries.entries()) {
-      if (resolved.has(k)) continue;
-      const b = typeof e.base === "number" ? byOffset.get(e.base) : byId.get(e.base as string);
-      const base = b === undefined ? undefined : resolved.get(b);
-      if (!base) continue;
-      const data = applyDelta(base.data, e.data, limits.objectBytes);
-      if (!data || (total.n += data.length) > limits.totalBytes) return undefined;
-      const o = { type: base.type, data };
-      resolved.set(k, o);
-      const oid = objectId(o);
-      idOf.set(k, oid);
-      byId.set(oid, k);
-      objects.set(oid, o);
-      progress = true;
-    }
-    if (!progress) break;
-  }
-  return byId.get(id);
 }
 
 function objectId(o: GitObject): string {
