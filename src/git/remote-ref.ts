@@ -2,7 +2,7 @@
 // (protocol v2 `ref-prefix`), so a waiter's poll costs one small advertisement however many refs
 // the remote holds.
 import { noteRemoteCall } from "./remote-calls.ts";
-import { firstLine, git } from "./run.ts";
+import { firstLine, git, type GitResult } from "./run.ts";
 import { fromRemote, remotePrefix, toRemote } from "./ref-prefix.ts";
 import { listOverHttp } from "./http-remote.ts";
 import { listPath, type PathRemoteSource } from "./path-remote.ts";
@@ -38,6 +38,22 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
 }
 
 /**
+ * `git ls-remote <remote> <patterns>` (the remote's names; a pattern ending in `*` takes every name
+ * under it), or the same text read in process: from a remote on this machine's disk
+ * (path-remote.ts: all of `prefix`, or only `names`), or in one ls-refs request over HTTP
+ * (http-remote.ts, with the patterns as prefixes). A request of this process's that ran past the
+ * deadline is a failure in its own words (no git ran); the time it took comes off git's.
+ */
+export async function listRemote(cwd: string, remote: string, prefix: string, patterns: string[], timeoutMs: number, source?: PathRemoteSource, names?: string[]): Promise<GitResult | { ok: false; message: string; timedOut: true }> {
+  const read = source ? listPath(source, remote, prefix, names) : null;
+  if (read !== null) return { code: 0, stdout: read, stderr: "" };
+  const started = Date.now();
+  const overHttp = source ? await listOverHttp(source, remote, patterns.map((p) => p.replace(/\*$/, "")), timeoutMs).catch(() => null) : null;
+  if (overHttp) return overHttp.ok ? { code: 0, stdout: overHttp.text, stderr: "" } : { ok: false, message: overHttp.message, timedOut: true };
+  return git(["ls-remote", "--end-of-options", remote, ...patterns], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+}
+
+/**
  * One counted, bounded `git ls-remote` of `patterns` (given the remote's name for refs/handoff/),
  * its answer named as refs/handoff/* again and filtered by `keep`. A remote on this machine's disk
  * is read in process (path-remote.ts): all of refs/handoff/ there, then the same filter.
@@ -45,13 +61,8 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
 async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
-  const read = source ? listPath(source, remote, prefix) : null;
-  // Over smart HTTP: one ls-refs request of this process's with the same prefixes (http-remote.ts).
-  const started = Date.now();
-  const overHttp = read === null && source ? await listOverHttp(source, remote, patterns(prefix).map((p) => p.replace(/\*$/, "")), timeoutMs).catch(() => null) : null;
-  if (overHttp && !overHttp.ok) return { ok: false, message: overHttp.message, ...(overHttp.timedOut ? { timedOut: true } : {}) };
-  const listed = read ?? (overHttp?.ok ? overHttp.text : null);
-  const r = listed !== null ? { code: 0, stdout: listed, stderr: "", timedOut: false } : await git(["ls-remote", "--end-of-options", remote, ...patterns(prefix)], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+  const r = await listRemote(cwd, remote, prefix, patterns(prefix), timeoutMs, source);
+  if ("message" in r) return r;
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };
   const tips = new Map<string, string>();

@@ -9,8 +9,9 @@ import { scanRemoteSettings } from "./config-scan.ts";
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
 import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
-import { listPath, pushToPath, type PathRemoteSource } from "./path-remote.ts";
-import { listOverHttp, pushOverHttp } from "./http-remote.ts";
+import { pushToPath, type PathRemoteSource } from "./path-remote.ts";
+import { pushOverHttp } from "./http-remote.ts";
+import { listRemote } from "./remote-ref.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -106,14 +107,10 @@ export interface PushUpdate {
 export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[], source?: PathRemoteSource): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
-  // A remote on this machine's disk is read in process (path-remote.ts), in git's own output form.
-  const read = source ? listPath(source, remote, prefix, refs?.map((x) => toRemote(x, prefix))) : null;
-  // Over smart HTTP: one ls-refs request of this process's (http-remote.ts).
-  const started = Date.now();
-  const overHttp = read === null && source ? await listOverHttp(source, remote, refs ? refs.map((x) => toRemote(x, prefix)) : [prefix], timeoutMs).catch(() => null) : null;
-  if (overHttp && !overHttp.ok) return { ok: false, message: overHttp.message, ...(overHttp.timedOut ? { timedOut: true } : {}) };
-  const listed = read ?? (overHttp?.ok ? overHttp.text : null);
-  const r = listed !== null ? { code: 0, stdout: listed, stderr: "", timedOut: false } : await git(["ls-remote", remote, ...(refs ? refs.map((x) => toRemote(x, prefix)) : [`${prefix}*`])], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+  // In process where it can be (on this disk, over HTTP), in git's own output form.
+  const names = refs?.map((x) => toRemote(x, prefix));
+  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`], timeoutMs, source, names);
+  if ("message" in r) return r;
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   // The same answer as the last full listing (a running process's sync with nothing new): the
   // same map, not 5,000 lines parsed again. Callers only read it.
