@@ -2,7 +2,7 @@
 // clone's objects (no `git rev-list`, no `git pack-objects`). Shared by the two in-process pushes,
 // to a remote on this machine's disk (path-remote.ts) and over smart HTTP (http-remote.ts).
 import type { GitObject } from "./object-reader.ts";
-import { commitHeader, treeEntries } from "./tree-object.ts";
+import { commitLinks, treeEntries } from "./tree-object.ts";
 
 /** The objects of this clone a push reads. */
 export interface ObjectSource {
@@ -102,11 +102,6 @@ class Walk {
 function once<T>(fn: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
   return () => (p ??= fn());
-}
-
-/** A commit's tree and parents, from its header. */
-function commitLinks(data: Buffer): { tree: string | null; parents: string[] } {
-  return commitHeader(data.toString("latin1", 0, Math.max(0, data.indexOf("\n\n"))));
 }
 
 /** A tree's entries by name, byte for byte (a tree that is not well formed is git's to judge). */

@@ -78,3 +78,8 @@ export function commitHeader(header: string): CommitHeader {
   }
   return { tree, parents, time };
 }
+
+/** A commit object's header, read from its bytes (what comes before the first blank line). */
+export function commitLinks(data: Buffer): CommitHeader {
+  return commitHeader(data.toString("latin1", 0, Math.max(0, data.indexOf("\n\n"))));
+}

@@ -16,7 +16,7 @@ import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
-import { fetchNamedOverHttp } from "./http-fetch.ts";
+import { fetchNamed } from "./http-fetch.ts";
 import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 
@@ -67,9 +67,7 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
   const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
   if (!behind.length) return { ok: true, changed: false };
   if (moved.length) {
-    const haves = await ownTips(store, moved, before);
-    // Over smart HTTP, one request of this process's (http-fetch.ts); else git fetch.
-    const f = (await fetchNamedOverHttp(store, remote, moved, ls.tips, before, haves, callTimeout(budget))) ?? (await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), moved, { haves }));
+    const f = await fetchNamed(store, remote, moved, ls.tips, before, await ownTips(store, moved, before), () => callTimeout(budget));
     if (!f.ok) return f;
   }
   return applyBehind(store, remote, refs, behind, local, before, await trackingFor(store, remote, behind));

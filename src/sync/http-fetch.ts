@@ -2,20 +2,27 @@
 // protocol v2 request (git/http-remote.ts, git/pack-read.ts), written here as loose objects, then
 // the tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent
 // here was mostly its processes (fetch, remote-http, index-pack or unpack-objects, rev-list for
-// the connectivity check). Null whenever the fetch is git's; the caller then runs `git fetch` as
-// before, which does what it always did.
+// the connectivity check). Whenever the fetch is git's, `git fetch` runs as before and does what it
+// always did.
 import { noteRemoteCall } from "../git/remote-calls.ts";
 import { fetchOverHttp } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
-import { commitHeader, treeEntries } from "../git/tree-object.ts";
-import { trackingRef, type FetchResult } from "../git/remote.ts";
+import { commitLinks, treeEntries } from "../git/tree-object.ts";
+import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 
 /**
  * Fetches `refs` at the values `listed` gives into their tracking refs (whose values now are
- * `tracked`), offering `haves`; null when this is git's to do.
+ * `tracked`), offering `haves`: over smart HTTP in one request of this process's where it can be,
+ * else (or when that is git's to do) with `git fetch`. `timeoutMs` is asked at each attempt (what
+ * the budget has left).
  */
-export async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number): Promise<FetchResult | null> {
+export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number): Promise<FetchResult> {
+  return (await fetchNamedOverHttp(store, remote, refs, listed, tracked, haves, timeoutMs())) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves }));
+}
+
+/** fetchNamed over HTTP; null when this is git's to do. */
+async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
   const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs).catch(() => null);
@@ -47,7 +54,7 @@ async function connected(store: Store, objects: Map<string, GitObject>, wants: s
   for (const w of wants) if (!(await here(w))) return false;
   for (const o of objects.values()) {
     if (o.type === "commit") {
-      const head = commitHeader(o.data.toString("latin1", 0, Math.max(0, o.data.indexOf("\n\n"))));
+      const head = commitLinks(o.data);
       if (!head.tree) return false;
       for (const id of [head.tree, ...head.parents]) if (!(await here(id))) return false;
     } else if (o.type === "tree") {

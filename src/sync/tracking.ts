@@ -5,7 +5,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { listRefs, updateRefs, type RefTip } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type FetchResult, type RemoteFailure } from "../git/remote.ts";
-import { fetchNamedOverHttp } from "./http-fetch.ts";
+import { fetchNamed } from "./http-fetch.ts";
 import { httpRemoteStatus } from "../git/http-remote.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
@@ -367,9 +367,7 @@ async function fetchTracking(
       if (changed.length) {
         let f: FetchResult = { ok: false, message: "" };
         if (changed.length <= NAMED_FETCH_LIMIT) {
-          const haves = await ownTips(store, changed, before);
-          // Over smart HTTP, one request of this process's (http-fetch.ts); else, or when that is git's, git fetch.
-          f = (await fetchNamedOverHttp(store, remote, changed, ls.tips, before, haves, callTimeout(b))) ?? (await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), changed, { haves }));
+          f = await fetchNamed(store, remote, changed, ls.tips, before, await ownTips(store, changed, before), () => callTimeout(b));
         }
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
