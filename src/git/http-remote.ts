@@ -79,9 +79,9 @@ interface Target {
  * in one request, or returns null when this push is git's (see the head of the file).
  */
 export async function pushOverHttp(source: HttpRemoteSource, remote: string, updates: { ref: string; new: string | null; expected: string | null }[], timeoutMs: number): Promise<HttpPushResult | null> {
-  if (disabled() || source.format !== "sha1" || updates.length === 0 || updates.some((u) => u.new === null || !PLAIN_REF.test(u.ref))) return null;
-  const target = inspect(source, remote);
-  if (!("base" in target)) return null;
+  if (updates.length === 0 || updates.some((u) => u.new === null || !PLAIN_REF.test(u.ref))) return null;
+  const target = plainTarget(source, remote);
+  if (!target) return null;
   const until = Date.now() + timeoutMs;
   const checked = await takesPushes(source, target, until);
   if (checked !== true) return checked === false ? null : { kind: "unsent", message: checked.message, timedOut: true };
@@ -114,10 +114,10 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
  * ls-remote` prints them (`<oid>\t<name>` lines in name order), or null when the listing is git's.
  */
 export async function listOverHttp(source: HttpRemoteSource, remote: string, prefixes: string[], timeoutMs: number): Promise<HttpListing | null> {
-  if (disabled() || source.format !== "sha1" || prefixes.some((p) => /[\0\n\r]/.test(p))) return null;
-  const target = inspect(source, remote);
-  if (!("base" in target)) return null;
-  const r = await request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, lsRefsBody(prefixes), Date.now() + timeoutMs);
+  if (prefixes.some((p) => /[\0\n\r]/.test(p))) return null;
+  const target = plainTarget(source, remote);
+  if (!target) return null;
+  const r = await uploadPack(target, lsRefsBody(prefixes), Date.now() + timeoutMs);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not answer the listing within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   let text = "";
@@ -142,10 +142,9 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
  * remote is git's to ask (then so is this).
  */
 export async function serverDate(source: HttpRemoteSource, remote: string, ref: string, timeoutMs: number): Promise<{ date: string | null } | null> {
-  if (disabled() || source.format !== "sha1") return null;
-  const target = inspect(source, remote);
-  if (!("base" in target)) return null;
-  const r = await request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, lsRefsBody([ref]), Date.now() + timeoutMs);
+  const target = plainTarget(source, remote);
+  if (!target) return null;
+  const r = await uploadPack(target, lsRefsBody([ref]), Date.now() + timeoutMs);
   if (!r.ok || r.status !== 200) return null;
   return { date: r.date };
 }
@@ -162,9 +161,9 @@ export type HttpFetch = { ok: true; objects: Map<string, GitObject> } | { ok: fa
  * (not the plain case, a refusal, an answer out of shape, a pack past the bounds).
  */
 export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number): Promise<HttpFetch | null> {
-  if (disabled() || source.format !== "sha1" || !wants.length || ![...wants, ...haves].every((o) => /^[0-9a-f]{40}$/.test(o))) return null;
-  const target = inspect(source, remote);
-  if (!("base" in target)) return null;
+  if (!wants.length || ![...wants, ...haves].every((o) => /^[0-9a-f]{40}$/.test(o))) return null;
+  const target = plainTarget(source, remote);
+  if (!target) return null;
   const body = Buffer.concat([
     pkt("command=fetch\n"),
     pkt("object-format=sha1\n"),
@@ -176,7 +175,7 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
     pkt("done\n"),
     FLUSH,
   ]);
-  const r = await request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, body, Date.now() + timeoutMs);
+  const r = await uploadPack(target, body, Date.now() + timeoutMs);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   // With `done`, the answer is the packfile section alone: "packfile", then side band 1 holds the pack.
@@ -207,6 +206,18 @@ export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { in
   const r = inspect(source, remote);
   if ("base" in r) return disabled() ? { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" } : source.format !== "sha1" ? { inProcess: false, why: "this clone's objects are SHA-256" } : { inProcess: true, url: r.url };
   return r.http ? { inProcess: false, why: r.why } : null;
+}
+
+/** The remote as a URL this process sends its own requests to, or null when they are git's. */
+function plainTarget(source: HttpRemoteSource, remote: string): Target | null {
+  if (disabled() || source.format !== "sha1") return null;
+  const target = inspect(source, remote);
+  return "base" in target ? target : null;
+}
+
+/** One protocol v2 request to upload-pack (ls-refs, fetch). */
+function uploadPack(target: Target, body: Buffer, until: number): Promise<Answer> {
+  return request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, body, until);
 }
 
 /** A ref name of plain components only, as path-remote.ts takes them. */
@@ -255,7 +266,7 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
  */
 async function takesPushes(source: HttpRemoteSource, target: Target, until: number): Promise<boolean | { message: string }> {
   const now = Date.now();
-  const seen = readMemo(source.stateDir ? join(source.stateDir, "http-remotes.json") : null)[target.url];
+  const seen = readMemo(memoFile(source))[target.url];
   if (seen && seen.at <= now && now - seen.at < CHECK_MS) return seen.ok;
   const r = await request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*" }, null, until);
   if (!r.ok) return r.timedOut ? { message: `${target.url} did not answer within the push's deadline` } : false;
@@ -266,7 +277,7 @@ async function takesPushes(source: HttpRemoteSource, target: Target, until: numb
 
 /** Keeps what was learnt of the URL (`why` null: it takes pushes in one request) for the next hour's pushes. */
 function remember(source: HttpRemoteSource, target: Target, why: string | null): void {
-  const file = source.stateDir ? join(source.stateDir, "http-remotes.json") : null;
+  const file = memoFile(source);
   const memo = readMemo(file);
   memo[target.url] = why ? { at: Date.now(), ok: false, why } : { at: Date.now(), ok: true };
   writeMemo(file, memo);
@@ -289,6 +300,8 @@ function lacking(body: Buffer): string | null {
 }
 
 type Memo = Record<string, { at: number; ok: boolean; why?: string }>;
+
+const memoFile = (source: HttpRemoteSource): string | null => (source.stateDir ? join(source.stateDir, "http-remotes.json") : null);
 
 function readMemo(file: string | null): Memo {
   if (!file) return {};
