@@ -43,7 +43,7 @@ test("a claim over smart HTTP is one POST to git-receive-pack; the other clone i
   // The first push to the URL read its capabilities once (kept in .git/handoff/http-remotes.json).
   assert.ok(requests().includes("GET /one.git/info/refs?service=git-receive-pack (git-handoff)"), requests().join("\n"));
   const memo = JSON.parse(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"));
-  assert.is(Object.values(memo.remotes as Record<string, { ok: boolean }>)[0]!.ok, true);
+  assert.equal(Object.values(memo.remotes as Record<string, { push: { ok: boolean } }>)[0]!.push.ok, true);
   writeFileSync(log, "");
   const won = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
   assert.is(won.code, 0, won.stderr);
@@ -170,8 +170,17 @@ test("outside the plain case the push and the listing are git's, and doctor says
   gitOut(a, "config", "--unset", "http.extraHeader");
   gitOut(a, "config", "remote.origin.url", url.replace("http://", "http://user:secret@"));
   assert.match((await status() as { why: string }).why, /credentials/);
+  // https:// is taken too (test/https-remote.test.ts), but not with git's TLS settings in the environment.
   gitOut(a, "config", "remote.origin.url", url.replace("http://", "https://"));
-  assert.match((await status() as { why: string }).why, /https/);
+  assert.equal(await status({ GIT_SSL_CAINFO: "" }), { inProcess: true, url: url.replace("http://", "https://") });
+  assert.match((await status({ GIT_SSL_NO_VERIFY: "1" }) as { why: string }).why, /GIT_SSL_NO_VERIFY/);
+  assert.match((await status({ https_proxy: "http://127.0.0.1:9" }) as { why: string }).why, /https_proxy/);
+  gitOut(a, "config", "http.https://example.com/.sslCAInfo", "/nowhere");
+  assert.match((await status() as { why: string }).why, /http\.https:\/\/example\.com\/\.sslcainfo/i);
+  gitOut(a, "config", "--unset", "http.https://example.com/.sslCAInfo");
+  gitOut(a, "config", "http.http://example.com/.extraHeader", "X-Team: a");
+  assert.equal(await status({ GIT_SSL_CAINFO: "" }), { inProcess: true, url: url.replace("http://", "https://") });
+  gitOut(a, "config", "--unset", "http.http://example.com/.extraHeader");
   gitOut(a, "config", "remote.origin.url", url);
   const doctor = cli(["doctor", "--json"], { cwd: a });
   const line = (doctor.json.checks as { name: string; detail: string }[]).find((c) => c.name === "remote-over-http");
@@ -206,7 +215,7 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
   gitOut(a, "config", "remote.origin.url", `http://127.0.0.1:${port}/x.git`);
   // The capability check is taken as done (a remote that took pushes before).
   mkdirSync(join(a, ".git/handoff"), { recursive: true });
-  writeFileSync(join(a, ".git/handoff/http-remotes.json"), JSON.stringify({ version: 1, remotes: { [`http://127.0.0.1:${port}/x.git`]: { at: Date.now(), ok: true } } }));
+  writeFileSync(join(a, ".git/handoff/http-remotes.json"), JSON.stringify({ version: 2, remotes: { [`http://127.0.0.1:${port}/x.git`]: { push: { at: Date.now(), ok: true } } } }));
   const store = await openStore({ cwd: a, agent: "tester" });
   try {
     const head = gitOut(a, "rev-parse", "main");

@@ -1,4 +1,4 @@
-// A sync remote over smart HTTP (`http://`), pushed to, listed and fetched from in process.
+// A sync remote over smart HTTP (`http://` or `https://`), pushed to, listed and fetched from in process.
 // `git push` over HTTP is four processes on this side (push, remote-http, send-pack,
 // pack-objects) and two requests (the ref advertisement, then the push): a one-shot claim through
 // such a remote spent ~150 ms in it on a 2-core machine, where the one request that carries the
@@ -12,22 +12,29 @@
 // prefixes asked for, in `git ls-remote`'s output form; for fetches of listed commits, one v2
 // `fetch` request whose pack is read and checked by pack-read.ts (sync/http-fetch.ts writes it).
 // The advertisement send-pack reads first is read once an hour per URL (kept in
-// .git/handoff/http-remotes.json): that the remote takes pushes from us without credentials and
-// speaks report-status, side-band-64k and atomic. A remote that asks for credentials, redirects,
-// or lacks any of those is git's for that hour.
+// .git/handoff/http-remotes.json): that the remote takes pushes from us and speaks report-status,
+// side-band-64k and atomic, and whether it asked for credentials. A remote that redirects, refuses
+// the credentials git's helpers give (credentials.ts), or lacks any of those is git's for that
+// hour; so is an https:// remote whose certificate this process cannot check as git would.
 //
 // Only the plain case is taken, as path-remote.ts does for a folder; anything else returns null
-// and goes to `git push` / `git ls-remote` as before: an `http://` URL without user or password,
-// one `remote.<name>.url`, no pushurl, receivepack, uploadpack, proxy for it; no `url.*` rewriting,
-// no `protocol.*` setting and no `http.*` one (but those for https:// URLs) in any scope (proxies,
-// headers, cookies, versions are git's); no proxy in the environment (`http_proxy`, `all_proxy`);
-// no push.pushOption; a SHA-1 repository. `https://` is git's (its certificates, credential
-// helpers and TLS settings). A request that cannot connect goes to git, which says why in its
-// words; one that was sent and not answered is an unknown outcome, which the caller reads back
-// from the remote (remote-cas.ts), as it does for `git push`. `HANDOFF_HTTP_REMOTE=git` sends
-// everything to git (benchmarks compare both); `doctor` says which way a remote goes, and why.
+// and goes to `git push` / `git ls-remote` as before: an `http://` or `https://` URL without user
+// or password, one `remote.<name>.url`, no pushurl, receivepack, uploadpack, proxy for it; no
+// `url.*` rewriting, no `protocol.*` setting and no `http.*` one that could apply to the URL, in
+// any scope (proxies, headers, cookies, versions, certificates, sslVerify are git's); no proxy in
+// the environment (`http_proxy`, `all_proxy`; for https:// `https_proxy` too) and, for https://,
+// no GIT_SSL_* setting but GIT_SSL_CAINFO; no push.pushOption; a SHA-1 repository. The
+// certificate is checked against the authorities git's curl trusts: GIT_SSL_CAINFO's bundle, else
+// the system's bundle where the usual systems keep it, else Node's own roots; a remote whose
+// certificate is not accepted that way is git's for the hour. A request that cannot
+// connect goes to git, which says why in its words; one that was sent and not answered is an
+// unknown outcome, which the caller reads back from the remote (remote-cas.ts), as it does for
+// `git push`. `HANDOFF_HTTP_REMOTE=git` sends everything to git (benchmarks compare both);
+// `doctor` says which way a remote goes, and why.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type * as Http from "node:http";
+import type * as Https from "node:https";
+import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
 import { join } from "node:path";
 import type { ConfigEntry } from "./config-scan.ts";
 import type { GitObject } from "./object-reader.ts";
@@ -43,6 +50,8 @@ export interface HttpRemoteSource extends ObjectSource {
   config(want: Wanted): ConfigEntry[] | null;
   /** Where what was learnt of a remote is kept (.git/handoff), or undefined: asked by every process. */
   stateDir?: string;
+  /** Where `git credential` runs, so the clone's credential.* settings apply (the store's git folder or worktree). */
+  gitCwd?: string;
 }
 
 /** What receive-pack reported: each ref's `ok` or refusal, and what the remote said on the way. */
@@ -72,6 +81,13 @@ interface Target {
   port: number;
   /** The URL's path without trailing slashes. */
   base: string;
+  tls: boolean;
+  /** The authorities trusted (trustedAuthorities), undefined: Node's own roots. */
+  ca?: Buffer;
+  /** The URL as git's credential protocol names it. */
+  credentialUrl: CredentialUrl;
+  /** Where `git credential` runs. */
+  gitCwd: string | undefined;
 }
 
 /**
@@ -84,12 +100,21 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
   if (!target) return null;
   const until = Date.now() + timeoutMs;
   const checked = await takesPushes(source, target, until);
-  if (checked !== true) return checked === false ? null : { kind: "unsent", message: checked.message, timedOut: true };
+  if (checked === false) return null;
+  if ("message" in checked) return { kind: "unsent", message: checked.message, timedOut: true };
   const objects = await missingObjects(source, updates as { ref: string; new: string; expected: string | null }[]);
   if (!objects) return null;
   const commands = updates.map((u, i) => pkt(`${u.expected ?? ZERO} ${u.new} ${u.ref}${i === 0 ? `\0report-status side-band-64k atomic object-format=sha1 agent=${AGENT}` : ""}`));
   const body = Buffer.concat([...commands, FLUSH, packOf(objects.values())]);
-  const r = await request(target, "POST", `${target.base}/git-receive-pack`, { "Content-Type": "application/x-git-receive-pack-request", Accept: "application/x-git-receive-pack-result" }, body, until);
+  const sent = await withCredentials(source, target, checked.auth, until, (auth) =>
+    request(target, "POST", `${target.base}/git-receive-pack`, { "Content-Type": "application/x-git-receive-pack-request", Accept: "application/x-git-receive-pack-result", ...auth }, body, until),
+  );
+  // The remote asked for credentials git's helpers do not give without a prompt: git push asks (for the hour).
+  if (!sent) {
+    remember(source, target, { ok: false, why: "HTTP 401 to a push, and no credentials from git's helpers without a prompt" });
+    return null;
+  }
+  const r = sent.answer;
   if (!r.ok) {
     if (r.connected) return { kind: "unknown", message: r.message, timedOut: r.timedOut };
     return r.timedOut ? { kind: "unsent", message: r.message, timedOut: true } : null;
@@ -97,7 +122,7 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
   if (r.status !== 200 || r.type !== "application/x-git-receive-pack-result") {
     if (!REFUSED_BEFORE.has(r.status)) return { kind: "unknown", message: `${target.url} answered the push with HTTP ${r.status}`, timedOut: false };
     // Refused before receive-pack ran (credentials now asked for, say): git's for the hour.
-    remember(source, target, `HTTP ${r.status} to a push`);
+    remember(source, target, { ok: false, why: `HTTP ${r.status} to a push` });
     return null;
   }
   const report = readReport(r.body);
@@ -117,7 +142,7 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
   if (prefixes.some((p) => /[\0\n\r]/.test(p))) return null;
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const r = await uploadPack(target, lsRefsBody(prefixes), Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, lsRefsBody(prefixes), Date.now() + timeoutMs);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not answer the listing within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   let text = "";
@@ -144,7 +169,7 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
 export async function serverDate(source: HttpRemoteSource, remote: string, ref: string, timeoutMs: number): Promise<{ date: string | null } | null> {
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const r = await uploadPack(target, lsRefsBody([ref]), Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, lsRefsBody([ref]), Date.now() + timeoutMs);
   if (!r.ok || r.status !== 200) return null;
   return { date: r.date };
 }
@@ -175,7 +200,7 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
     pkt("done\n"),
     FLUSH,
   ]);
-  const r = await uploadPack(target, body, Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, body, Date.now() + timeoutMs);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   // With `done`, the answer is the packfile section alone: "packfile", then side band 1 holds the pack.
@@ -204,7 +229,13 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */
 export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { inProcess: true; url: string } | { inProcess: false; why: string } | null {
   const r = inspect(source, remote);
-  if ("base" in r) return disabled() ? { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" } : source.format !== "sha1" ? { inProcess: false, why: "this clone's objects are SHA-256" } : { inProcess: true, url: r.url };
+  if ("base" in r) {
+    if (disabled()) return { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" };
+    if (source.format !== "sha1") return { inProcess: false, why: "this clone's objects are SHA-256" };
+    const seen = readMemo(memoFile(source))[r.url];
+    if (r.tls && tlsRefused(seen)) return { inProcess: false, why: `its certificate was not accepted here within the hour (${seen!.tls!.why}); git checks it with its own settings` };
+    return { inProcess: true, url: r.url };
+  }
   return r.http ? { inProcess: false, why: r.why } : null;
 }
 
@@ -212,13 +243,70 @@ export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { in
 function plainTarget(source: HttpRemoteSource, remote: string): Target | null {
   if (disabled() || source.format !== "sha1") return null;
   const target = inspect(source, remote);
-  return "base" in target ? target : null;
+  if (!("base" in target)) return null;
+  // An https:// remote whose certificate was not accepted within the hour: git's, without a handshake first.
+  return target.tls && tlsRefused(readMemo(memoFile(source))[target.url]) ? null : target;
 }
 
-/** One protocol v2 request to upload-pack (ls-refs, fetch). */
-function uploadPack(target: Target, body: Buffer, until: number): Promise<Answer> {
-  return request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2" }, body, until);
+const tlsRefused = (seen: MemoEntry | undefined): boolean => !!seen?.tls && seen.tls.at <= Date.now() && Date.now() - seen.tls.at < CHECK_MS;
+
+/**
+ * One protocol v2 request to upload-pack (ls-refs, fetch), with credentials where the remote asked
+ * for them before (kept in the memo) or asks now. An answer that is not ok (a refusal, a
+ * certificate not accepted) sends the caller to git.
+ */
+async function uploadPack(source: HttpRemoteSource, target: Target, body: Buffer, until: number): Promise<Answer> {
+  const memo = readMemo(memoFile(source));
+  const sent = await withCredentials(source, target, memo[target.url]?.readAuth === true, until, (auth) =>
+    request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until),
+  );
+  if (!sent) return { ok: false, message: `${target.url} asks for credentials`, connected: false, timedOut: false };
+  const r = sent.answer;
+  if (r.ok && r.status === 200 && sent.auth && !memo[target.url]?.readAuth) remember(source, target, { readAuth: true });
+  return r;
 }
+
+/** Credentials git's helpers gave this process, by URL: in memory only, for that URL only. */
+const held = new Map<string, Credential>();
+
+/**
+ * `send` with the credential this process holds for the URL, or one git's helpers give when
+ * `needed` (the remote asked before); a 401 to a request sent without one asks the helpers and
+ * sends once more (a 401 comes before receive-pack or upload-pack runs: nothing happened). A
+ * credential that worked for the first time is approved, as git does; one the remote refused is
+ * dropped, and git's own request (the caller's fallback) does what git does about it. Null: the
+ * remote wants credentials and the helpers gave none without a prompt.
+ */
+async function withCredentials(
+  source: HttpRemoteSource,
+  target: Target,
+  needed: boolean,
+  until: number,
+  send: (auth: { Authorization: string } | Record<string, never>) => Promise<Answer>,
+): Promise<{ answer: Answer; auth: boolean } | null> {
+  let cred = held.get(target.url) ?? null;
+  let fresh = false;
+  const ask = async () => {
+    const got = await fillCredential(target.gitCwd ?? process.cwd(), target.credentialUrl, Math.min(CREDENTIAL_MS, until - Date.now()));
+    if (got) held.set(target.url, got), (fresh = true);
+    return got;
+  };
+  if (!cred && needed && !(cred = await ask())) return null;
+  let answer = await send(cred ? { Authorization: basicAuth(cred) } : {});
+  if (answer.ok && answer.status === 401 && !cred) {
+    if (!(cred = await ask())) return null;
+    answer = await send({ Authorization: basicAuth(cred) });
+  }
+  // A certificate this process does not accept: git's for the hour (its roots may differ).
+  if (!answer.ok && answer.tls) remember(source, target, { tls: answer.message });
+  if (!cred) return { answer, auth: false };
+  if (answer.ok && answer.status === 401) held.delete(target.url);
+  else if (fresh && answer.ok && answer.status === 200) await approveCredential(target.gitCwd ?? process.cwd(), target.credentialUrl, cred, Math.min(CREDENTIAL_MS, until - Date.now()));
+  return { answer, auth: true };
+}
+
+/** The longest a credential helper is given (a keychain's unlock, a helper's own network call). */
+const CREDENTIAL_MS = 10_000;
 
 /** A ref name of plain components only, as path-remote.ts takes them. */
 const PLAIN_REF = /^refs(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)+$/;
@@ -229,12 +317,14 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
   if (!mine) return { why: "this clone's git configuration is more than plain files say (an include, or git -c)", http: false };
   let url: string | null = null;
   const beside: string[] = [];
+  const httpSettings: { name: string; subsection: string | null }[] = [];
   for (const e of mine) {
     const name = `${e.section}.${e.subsection === null ? "" : `${e.subsection}.`}${e.key}`;
     if (e.section === "url") beside.push(`${name} (git rewrites URLs)`);
     else if (e.section === "push") {
       if (e.key === "pushoption") beside.push(`${name} (git asks the remote whether it takes them)`);
-    } else if (e.section === "protocol" || (e.section === "http" && !e.subsection?.toLowerCase().startsWith("https://"))) beside.push(`${name} (git's ${e.section} settings)`);
+    } else if (e.section === "protocol") beside.push(`${name} (git's protocol settings)`);
+    else if (e.section === "http") httpSettings.push({ name, subsection: e.subsection });
     else if (e.key === "url") {
       if (url !== null || e.value === null) beside.push(`more than one remote.${remote}.url`);
       url = e.value;
@@ -242,11 +332,15 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
   }
   if (url === null || !/^https?:\/\//i.test(url)) return { why: "its URL is not http", http: false };
   const no = (why: string) => ({ why, http: true });
-  if (/^https:/i.test(url)) return no("its URL is https:// (git's certificates, credential helpers and TLS settings)");
+  const tls = /^https:/i.test(url);
+  // An http.* setting for every URL, or for a URL of the remote's scheme, may apply (git's
+  // matching of http.<url>.* by host, port, path and user is not repeated here): git's.
+  const other = tls ? "http://" : "https://";
+  const setting = httpSettings.find((h) => !h.subsection?.toLowerCase().startsWith(other));
+  if (setting) beside.push(`${setting.name} (git's http settings)`);
   if (beside.length) return no(beside[0]!);
-  // curl's proxies for http:// (it takes HTTP_PROXY in lower case only); GIT_SSL_* is for https://.
-  const proxy = ["http_proxy", "all_proxy", "ALL_PROXY", "GIT_HTTP_PROXY_AUTHMETHOD"].find((k) => process.env[k]);
-  if (proxy) return no(`${proxy} is set in the environment`);
+  const env = tls ? TLS_ENV.find((k) => process.env[k]) : HTTP_ENV.find((k) => process.env[k]);
+  if (env) return no(`${env} is set in the environment`);
   let u: URL;
   try {
     u = new URL(url);
@@ -257,29 +351,112 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
   if (u.search || u.hash || /[\s\0]/.test(url)) return no("its URL has a query or a fragment");
   const host = u.hostname.replace(/^\[(.*)\]$/, "$1");
   if (!host) return no("its URL names no host");
-  return { url: `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`, host, port: u.port ? Number(u.port) : 80, base: u.pathname.replace(/\/+$/, "") };
+  const ca = tls ? trustedAuthorities() : undefined;
+  if (ca === null) return no("GIT_SSL_CAINFO names a file this process cannot read");
+  const base = u.pathname.replace(/\/+$/, "");
+  return {
+    url: `${u.protocol}//${u.host}${base}`,
+    host,
+    port: u.port ? Number(u.port) : tls ? 443 : 80,
+    base,
+    tls,
+    ...(ca ? { ca } : {}),
+    credentialUrl: { protocol: tls ? "https" : "http", host: u.host, path: decodeURIComponent(base.replace(/^\//, "")) },
+    gitCwd: source.gitCwd,
+  };
+}
+
+// What in the environment makes git's transport differ from this one. For http://, curl's proxies
+// (it takes HTTP_PROXY in lower case only); for https://, its proxies, every GIT_SSL_* setting but
+// the bundle of authorities (read here), and OpenSSL's own certificate places.
+const HTTP_ENV = ["http_proxy", "all_proxy", "ALL_PROXY", "GIT_HTTP_PROXY_AUTHMETHOD"];
+const TLS_ENV = [
+  "https_proxy",
+  "HTTPS_PROXY",
+  "all_proxy",
+  "ALL_PROXY",
+  "GIT_HTTP_PROXY_AUTHMETHOD",
+  "GIT_SSL_NO_VERIFY",
+  "GIT_SSL_CAPATH",
+  "GIT_SSL_CERT",
+  "GIT_SSL_KEY",
+  "GIT_SSL_CERT_TYPE",
+  "GIT_SSL_KEY_TYPE",
+  "GIT_SSL_CERT_PASSWORD_PROTECTED",
+  "GIT_SSL_VERSION",
+  "GIT_SSL_CIPHER_LIST",
+  "GIT_SSL_PINNEDKEY",
+];
+
+/** Where the usual systems keep their bundle of authorities (Debian and Ubuntu, Fedora and RHEL, openSUSE, Alpine, macOS and the BSDs). */
+const SYSTEM_BUNDLES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"];
+let authorities: { value: Buffer | undefined | null; from: string | undefined } | undefined;
+
+/**
+ * The authorities a certificate is checked against, as git's curl picks them: GIT_SSL_CAINFO's
+ * bundle when set (null when it cannot be read: git's), else the system's bundle, else undefined
+ * (Node's roots). Read once a process.
+ */
+function trustedAuthorities(): Buffer | undefined | null {
+  const from = process.env.GIT_SSL_CAINFO || undefined;
+  if (authorities && authorities.from === from) return authorities.value;
+  let value: Buffer | undefined | null;
+  if (from) {
+    try {
+      value = readFileSync(from);
+    } catch {
+      value = null;
+    }
+  } else {
+    for (const path of SYSTEM_BUNDLES) {
+      try {
+        value = readFileSync(path);
+        break;
+      } catch {
+        /* the next place */
+      }
+    }
+  }
+  authorities = { value, from };
+  return value;
 }
 
 /**
- * Whether the remote takes our pushes in one request (true), is git's (false), or did not answer
- * in time. Read from its receive-pack advertisement, kept for an hour per URL.
+ * Whether the remote takes our pushes in one request (with credentials or not), is git's (false),
+ * or did not answer in time. Read from its receive-pack advertisement, kept for an hour per URL.
  */
-async function takesPushes(source: HttpRemoteSource, target: Target, until: number): Promise<boolean | { message: string }> {
+async function takesPushes(source: HttpRemoteSource, target: Target, until: number): Promise<{ auth: boolean } | false | { message: string }> {
   const now = Date.now();
   const seen = readMemo(memoFile(source))[target.url];
-  if (seen && seen.at <= now && now - seen.at < CHECK_MS) return seen.ok;
-  const r = await request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*" }, null, until);
+  if (seen?.push && seen.push.at <= now && now - seen.push.at < CHECK_MS) return seen.push.ok && { auth: seen.push.auth === true };
+  const sent = await withCredentials(source, target, false, until, (auth) => request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*", ...auth }, null, until));
+  if (!sent) {
+    remember(source, target, { ok: false, why: "HTTP 401 and no credentials from git's helpers without a prompt" });
+    return false;
+  }
+  const r = sent.answer;
   if (!r.ok) return r.timedOut ? { message: `${target.url} did not answer within the push's deadline` } : false;
-  const why = r.status !== 200 ? `HTTP ${r.status}` : r.type !== "application/x-git-receive-pack-advertisement" ? `a ${r.type || "typeless"} answer` : lacking(r.body);
-  remember(source, target, why);
-  return !why;
+  const why = r.status === 401 && sent.auth ? "HTTP 401 to the credentials git's helpers gave" : r.status !== 200 ? `HTTP ${r.status}` : r.type !== "application/x-git-receive-pack-advertisement" ? `a ${r.type || "typeless"} answer` : lacking(r.body);
+  remember(source, target, why ? { ok: false, why } : { ok: true, auth: sent.auth });
+  return !why && { auth: sent.auth };
 }
 
-/** Keeps what was learnt of the URL (`why` null: it takes pushes in one request) for the next hour's pushes. */
-function remember(source: HttpRemoteSource, target: Target, why: string | null): void {
+type PushCheck = { ok: true; auth?: boolean } | { ok: false; why: string };
+
+/**
+ * Keeps what was learnt of the URL for the next hour's requests: the push check's outcome (`ok`:
+ * it takes pushes in one request), that upload-pack asks for credentials (`readAuth`), that the
+ * certificate was not accepted here (`tls`). Never a credential.
+ */
+function remember(source: HttpRemoteSource, target: Target, learnt: PushCheck | { readAuth: true } | { tls: string }): void {
   const file = memoFile(source);
   const memo = readMemo(file);
-  memo[target.url] = why ? { at: Date.now(), ok: false, why } : { at: Date.now(), ok: true };
+  const at = Date.now();
+  const entry: MemoEntry = { ...memo[target.url] };
+  if ("readAuth" in learnt) entry.readAuth = true;
+  else if ("tls" in learnt) entry.tls = { at, why: learnt.tls };
+  else entry.push = { at, ...learnt };
+  memo[target.url] = entry;
   writeMemo(file, memo);
 }
 
@@ -299,7 +476,12 @@ function lacking(body: Buffer): string | null {
   return format && format !== "object-format=sha1" ? format : null;
 }
 
-type Memo = Record<string, { at: number; ok: boolean; why?: string }>;
+interface MemoEntry {
+  push?: PushCheck & { at: number };
+  readAuth?: boolean;
+  tls?: { at: number; why: string };
+}
+type Memo = Record<string, MemoEntry>;
 
 const memoFile = (source: HttpRemoteSource): string | null => (source.stateDir ? join(source.stateDir, "http-remotes.json") : null);
 
@@ -307,7 +489,7 @@ function readMemo(file: string | null): Memo {
   if (!file) return {};
   try {
     const read = JSON.parse(readFileSync(file, "utf8")) as { version?: number; remotes?: Memo };
-    return read.version === 1 && read.remotes && typeof read.remotes === "object" ? read.remotes : {};
+    return read.version === 2 && read.remotes && typeof read.remotes === "object" ? read.remotes : {};
   } catch {
     return {};
   }
@@ -318,7 +500,7 @@ function writeMemo(file: string | null, memo: Memo): void {
   const tmp = `${file}.${uniqueSuffix()}.tmp`;
   try {
     mkdirSync(join(file, ".."), { recursive: true });
-    writeFileSync(tmp, JSON.stringify({ version: 1, remotes: memo }));
+    writeFileSync(tmp, JSON.stringify({ version: 2, remotes: memo }));
     renameSync(tmp, file);
   } catch {
     /* asked again by the next process */
@@ -400,11 +582,18 @@ function* pktLines(body: Buffer): Generator<Buffer | typeof FLUSH_MARK | typeof 
   }
 }
 
-type Answer = { ok: true; status: number; type: string; body: Buffer; date: string | null } | { ok: false; message: string; connected: boolean; timedOut: boolean };
+type Answer =
+  | { ok: true; status: number; type: string; body: Buffer; date: string | null }
+  /** `connected`: the request may have reached the remote. `tls`: the connection was made and its TLS handshake failed (nothing was sent). */
+  | { ok: false; message: string; connected: boolean; timedOut: boolean; tls?: boolean };
 
-/** One HTTP/1.1 request on its own connection, bounded by `until`; never throws. */
+/**
+ * One HTTP/1.1 request on its own connection, bounded by `until`; never throws. Over TLS the
+ * request counts as sent once the handshake is done: a certificate refused before that sent nothing.
+ */
 function request(target: Target, method: "GET" | "POST", path: string, headers: Record<string, string>, body: Buffer | null, until: number): Promise<Answer> {
   return new Promise((resolve) => {
+    let reached = false;
     let connected = false;
     let done = false;
     const finish = (a: Answer) => {
@@ -413,15 +602,17 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       clearTimeout(timer);
       resolve(a);
     };
-    const http = nodeHttp();
-    const req = http.request({
+    const options: Https.RequestOptions = {
       host: target.host,
       port: target.port,
       method,
       path,
       agent: false,
       headers: { ...headers, "User-Agent": `${AGENT} (smart HTTP)`, ...(body ? { "Content-Length": String(body.length) } : {}) },
-    });
+      // GIT_SSL_CAINFO replaces the trusted authorities, as curl's CAINFO does.
+      ...(target.ca ? { ca: target.ca } : {}),
+    };
+    const req = target.tls ? builtin<typeof Https>("node:https").request(options) : builtin<typeof Http>("node:http").request(options);
     const timer = setTimeout(
       () => {
         finish({ ok: false, message: `${target.url} did not answer within the deadline`, connected, timedOut: true });
@@ -429,8 +620,14 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       },
       Math.max(0, until - Date.now()),
     );
-    req.on("socket", (s) => s.once("connect", () => (connected = true)));
-    req.on("error", (e) => finish({ ok: false, message: `${target.url}: ${(e as Error).message}`, connected, timedOut: false }));
+    req.on("socket", (s) => {
+      s.once("connect", () => {
+        reached = true;
+        if (!target.tls) connected = true;
+      });
+      if (target.tls) s.once("secureConnect", () => (connected = true));
+    });
+    req.on("error", (e) => finish({ ok: false, message: `${target.url}: ${(e as Error).message}`, connected, timedOut: false, ...(target.tls && reached && !connected ? { tls: true } : {}) }));
     req.on("response", (res: Http.IncomingMessage) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -451,8 +648,8 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
 
 type GetBuiltin = <T>(id: string) => T;
 
-/** node:http on first use (a one-shot command that never pushes over HTTP never loads it). */
-function nodeHttp(): typeof Http {
+/** node:http or node:https on first use (a one-shot command that never pushes over HTTP never loads them). */
+function builtin<T>(id: "node:http" | "node:https"): T {
   const get = (process as unknown as { getBuiltinModule?: GetBuiltin }).getBuiltinModule;
-  return get ? get<typeof Http>("node:http") : (require("node:http") as typeof Http);
+  return get ? get<T>(id) : (require(id) as T);
 }

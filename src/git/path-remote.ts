@@ -40,6 +40,8 @@ export interface PathRemoteSource extends ObjectSource {
   config(want: Wanted): ConfigEntry[] | null;
   /** Where what was learnt of a remote over HTTP is kept (http-remote.ts), or undefined. */
   stateDir?: string;
+  /** Where `git credential` runs for a remote over HTTP (credentials.ts), so the clone's settings apply. */
+  gitCwd?: string;
 }
 
 /** A remote repository this process can write and read the way receive-pack and upload-pack would. */

@@ -319,6 +319,7 @@ export class Store {
       // A separate store's config includes the repository's first (separate-store.ts).
       config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
       stateDir: `${commonDir}/handoff`,
+      gitCwd: this.storeCwd,
     });
   }
   private remoteSourceMemo: PathRemoteSource | undefined;

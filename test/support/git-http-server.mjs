@@ -3,16 +3,27 @@
 // its port on the first line of stdout. Usage: node git-http-server.mjs <project-root> [request-log]
 // With a request log, one line per request (`GET /r.git/info/refs?service=git-upload-pack`) is
 // appended to it, so a test can count what the remote was asked (git-handoff's own requests marked).
+// HANDOFF_TEST_TLS=<key file>:<certificate file> serves https instead; HANDOFF_TEST_BASIC_AUTH=
+// <user>:<password> answers 401 to every request without those credentials (logged with " 401").
 import { spawn } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 
 const root = process.argv[2];
 const requestLog = process.argv[3];
 const children = new Set();
+const tls = process.env.HANDOFF_TEST_TLS?.split(":");
+const basic = process.env.HANDOFF_TEST_BASIC_AUTH;
 
-const server = createServer((req, res) => {
+const handle = (req, res) => {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  if (basic && req.headers.authorization !== `Basic ${Buffer.from(basic).toString("base64")}`) {
+    if (requestLog) appendFileSync(requestLog, `${req.method} ${url.pathname}${url.search}${String(req.headers["user-agent"] ?? "").startsWith("git-handoff") ? " (git-handoff)" : ""} 401\n`);
+    req.resume();
+    res.writeHead(401, { "WWW-Authenticate": 'Basic realm="test"', "Content-Type": "text/plain" });
+    return void res.end("credentials wanted\n");
+  }
   // git-handoff's own requests (src/git/http-remote.ts) are marked, with a v2 command's name:
   // `POST /r.git/git-upload-pack (git-handoff ls-refs)`; git's are as it sent them.
   if (requestLog) {
@@ -68,7 +79,8 @@ const server = createServer((req, res) => {
     if (!headersDone) res.writeHead(500);
     res.end();
   });
-});
+};
+const server = tls ? createTlsServer({ key: readFileSync(tls[0]), cert: readFileSync(tls[1]) }, handle) : createServer(handle);
 
 function shutdown() {
   for (const c of children) c.kill("SIGKILL");

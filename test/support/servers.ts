@@ -75,8 +75,12 @@ export async function startDaemon(root: string, probe: string): Promise<GitServe
 }
 
 /** Smart HTTP: `git http-backend` behind a small Node server, in its own process; `requestLog` gets a line per request. */
-export async function startHttp(root: string, requestLog?: string): Promise<GitServer & { pid: number }> {
-  const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root, ...(requestLog ? [requestLog] : [])], { env: cleanEnv(), stdio: ["pipe", "pipe", "inherit"] });
+export async function startHttp(root: string, requestLog?: string, opts: { tls?: boolean; basicAuth?: string } = {}): Promise<GitServer & { pid: number }> {
+  const env = cleanEnv({
+    ...(opts.tls ? { HANDOFF_TEST_TLS: `${TLS_KEY}:${TLS_CERT}` } : {}),
+    ...(opts.basicAuth ? { HANDOFF_TEST_BASIC_AUTH: opts.basicAuth } : {}),
+  });
+  const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root, ...(requestLog ? [requestLog] : [])], { env, stdio: ["pipe", "pipe", "inherit"] });
   const port = await new Promise<number>((res, rej) => {
     let out = "";
     child.stdout!.on("data", (b: Buffer) => {
@@ -85,9 +89,13 @@ export async function startHttp(root: string, requestLog?: string): Promise<GitS
     });
     child.on("exit", (code) => rej(new Error(`git http server exited ${code}`)));
   });
-  const url = (name: string) => `http://127.0.0.1:${port}/${name}.git`;
+  const url = (name: string) => `${opts.tls ? "https" : "http"}://127.0.0.1:${port}/${name}.git`;
   return { url, pid: child.pid!, stop: () => stopChild(child) };
 }
+
+/** A self-signed certificate for 127.0.0.1 and localhost (valid 2000-2125), its own authority: what GIT_SSL_CAINFO names in tests. */
+export const TLS_CERT = resolve(import.meta.dirname, "../fixtures/tls/127.0.0.1.crt");
+const TLS_KEY = resolve(import.meta.dirname, "../fixtures/tls/127.0.0.1.key");
 
 /** A clone of `url` with a checkout and a user identity, as a user would have. */
 export function cloneOf(url: string): string {
