@@ -24,9 +24,11 @@
 // any scope (proxies, headers, cookies, versions, certificates, sslVerify are git's); no proxy in
 // the environment (`http_proxy`, `all_proxy`; for https:// `https_proxy` too) and, for https://,
 // no GIT_SSL_* setting but GIT_SSL_CAINFO; no push.pushOption; a SHA-1 repository. The
-// certificate is checked against the authorities git's curl trusts: GIT_SSL_CAINFO's bundle, else
-// the system's bundle where the usual systems keep it, else Node's own roots; a remote whose
-// certificate is not accepted that way is git's for the hour. A request that cannot
+// certificate is checked against GIT_SSL_CAINFO's bundle when it is set (as git's curl checks it),
+// else against Node's own roots (Mozilla's, what most systems' bundles are made from; a bundle of
+// the system's given as `ca` costs a one-shot process ~35 ms to load); a remote whose certificate
+// is not accepted that way (a company's own authority, known to the system only) is git's for the
+// hour, and git checks it with its own settings. A request that cannot
 // connect goes to git, which says why in its words; one that was sent and not answered is an
 // unknown outcome, which the caller reads back from the remote (remote-cas.ts), as it does for
 // `git push`. `HANDOFF_HTTP_REMOTE=git` sends everything to git (benchmarks compare both);
@@ -34,6 +36,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type * as Http from "node:http";
 import type * as Https from "node:https";
+import type * as Tls from "node:tls";
 import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
 import { join } from "node:path";
 import type { ConfigEntry } from "./config-scan.ts";
@@ -82,8 +85,8 @@ interface Target {
   /** The URL's path without trailing slashes. */
   base: string;
   tls: boolean;
-  /** The authorities trusted (trustedAuthorities), undefined: Node's own roots. */
-  ca?: Buffer;
+  /** The authorities trusted (GIT_SSL_CAINFO's, made into a context once a process), undefined: Node's own roots. */
+  trust?: Tls.SecureContext;
   /** The URL as git's credential protocol names it. */
   credentialUrl: CredentialUrl;
   /** Where `git credential` runs. */
@@ -351,8 +354,8 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
   if (u.search || u.hash || /[\s\0]/.test(url)) return no("its URL has a query or a fragment");
   const host = u.hostname.replace(/^\[(.*)\]$/, "$1");
   if (!host) return no("its URL names no host");
-  const ca = tls ? trustedAuthorities() : undefined;
-  if (ca === null) return no("GIT_SSL_CAINFO names a file this process cannot read");
+  const trust = tls ? trustedAuthorities() : undefined;
+  if (trust === null) return no("GIT_SSL_CAINFO names a file this process cannot read");
   const base = u.pathname.replace(/\/+$/, "");
   return {
     url: `${u.protocol}//${u.host}${base}`,
@@ -360,7 +363,7 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
     port: u.port ? Number(u.port) : tls ? 443 : 80,
     base,
     tls,
-    ...(ca ? { ca } : {}),
+    ...(trust ? { trust } : {}),
     credentialUrl: { protocol: tls ? "https" : "http", host: u.host, path: decodeURIComponent(base.replace(/^\//, "")) },
     gitCwd: source.gitCwd,
   };
@@ -388,34 +391,22 @@ const TLS_ENV = [
   "GIT_SSL_PINNEDKEY",
 ];
 
-/** Where the usual systems keep their bundle of authorities (Debian and Ubuntu, Fedora and RHEL, openSUSE, Alpine, macOS and the BSDs). */
-const SYSTEM_BUNDLES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"];
-let authorities: { value: Buffer | undefined | null; from: string | undefined } | undefined;
+let authorities: { value: Target["trust"] | null; from: string } | undefined;
 
 /**
- * The authorities a certificate is checked against, as git's curl picks them: GIT_SSL_CAINFO's
- * bundle when set (null when it cannot be read: git's), else the system's bundle, else undefined
- * (Node's roots). Read once a process.
+ * The authorities a certificate is checked against: GIT_SSL_CAINFO's bundle as a TLS context, made
+ * once a process (null when it cannot be read or holds no certificate: git's), undefined without
+ * it (Node's own roots).
  */
-function trustedAuthorities(): Buffer | undefined | null {
-  const from = process.env.GIT_SSL_CAINFO || undefined;
-  if (authorities && authorities.from === from) return authorities.value;
-  let value: Buffer | undefined | null;
-  if (from) {
-    try {
-      value = readFileSync(from);
-    } catch {
-      value = null;
-    }
-  } else {
-    for (const path of SYSTEM_BUNDLES) {
-      try {
-        value = readFileSync(path);
-        break;
-      } catch {
-        /* the next place */
-      }
-    }
+function trustedAuthorities(): Target["trust"] | null | undefined {
+  const from = process.env.GIT_SSL_CAINFO;
+  if (!from) return undefined;
+  if (authorities?.from === from) return authorities.value;
+  let value: Target["trust"] | null;
+  try {
+    value = builtin<typeof Tls>("node:tls").createSecureContext({ ca: readFileSync(from) });
+  } catch {
+    value = null;
   }
   authorities = { value, from };
   return value;
@@ -610,7 +601,7 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       agent: false,
       headers: { ...headers, "User-Agent": `${AGENT} (smart HTTP)`, ...(body ? { "Content-Length": String(body.length) } : {}) },
       // GIT_SSL_CAINFO replaces the trusted authorities, as curl's CAINFO does.
-      ...(target.ca ? { ca: target.ca } : {}),
+      ...(target.trust ? { secureContext: target.trust } : {}),
     };
     const req = target.tls ? builtin<typeof Https>("node:https").request(options) : builtin<typeof Http>("node:http").request(options);
     const timer = setTimeout(
@@ -649,7 +640,7 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
 type GetBuiltin = <T>(id: string) => T;
 
 /** node:http or node:https on first use (a one-shot command that never pushes over HTTP never loads them). */
-function builtin<T>(id: "node:http" | "node:https"): T {
+function builtin<T>(id: "node:http" | "node:https" | "node:tls"): T {
   const get = (process as unknown as { getBuiltinModule?: GetBuiltin }).getBuiltinModule;
   return get ? get<T>(id) : (require(id) as T);
 }

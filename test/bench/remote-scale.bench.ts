@@ -7,7 +7,8 @@
 //   what sync does once refs pile up), and a dedicated coordination
 //   remote (the code remote carries no handoff refs; the clone's own handoff refs are packed), and
 //   the same with those refs in a separate store (`git handoff store --separate`).
-// - a claim through the remote (by path and smart HTTP) against the floor: `git fetch` of one ref
+// - a claim through the remote (by path, smart HTTP, and smart HTTP over TLS with Basic
+//   authentication answered by git's `store` credential helper) against the floor: `git fetch` of one ref
 //   plus `git push` of one ref; with --over-capacity (the remote path alone) and without (the
 //   capacity check reads the caller's claims).
 // - `sync` with nothing new against `node -e 0` + `git ls-remote refs/handoff/*`.
@@ -22,8 +23,10 @@ import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { addTask } from "../../src/store/task-store.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
-import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "../support/repo.ts";
-import { cloneOf, serveRoot, startHttp } from "../support/servers.ts";
+import { CLI, cleanEnv, cleanupTemp, gitOut, tempDir, tempRepo } from "../support/repo.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cloneOf, serveRoot, startHttp, TLS_CERT } from "../support/servers.ts";
 import { overStdio } from "../support/mcp.ts";
 import { median } from "./stats.ts";
 
@@ -103,8 +106,23 @@ async function userGit(served: ReturnType<typeof serveRoot>, n: number, plainUrl
   void served;
 }
 
-async function remotePath(n: number, url: string, label: string, offset: number): Promise<void> {
-  const clone = cloneOf(url);
+/** The https label's credentials, answered by git's store helper in its clone. */
+const CREDENTIAL = "bench:bench-password";
+
+/**
+ * Each label claims its own tasks: label k's CLI claims from 5k * ROUNDS, its server's from
+ * 5k * ROUNDS + 2 * ROUNDS, its claims through git from 5k * ROUNDS + 3 * ROUNDS.
+ */
+async function remotePath(n: number, url: string, label: string, k: number, bare?: string): Promise<void> {
+  const offset = 5 * k * ROUNDS;
+  // Over https: a clone made by path, then pointed at the URL, its credentials in a store helper's file.
+  const clone = bare ? cloneOf(bare) : cloneOf(url);
+  if (bare) {
+    gitOut(clone, "config", "remote.origin.url", url);
+    const file = join(tempDir("handoff-bench-creds-"), "credentials");
+    writeFileSync(file, `https://${CREDENTIAL}@${new URL(url).host}\n`);
+    gitOut(clone, "config", "credential.helper", `store --file=${file}`);
+  }
   handoff(clone, "sync", "sync"); // mirrors the remote's tasks (and packs them)
   // BENCH_LAYOUT=separate: the clone's coordination refs in a separate store (git handoff store --separate).
   if (process.env.BENCH_LAYOUT === "separate") time(process.execPath, [CLI, "store", "--separate"], clone);
@@ -131,6 +149,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
   const node: number[] = [];
   // The same claim and sync with the push and the listing left to git, interleaved.
   const byPath = label === "by path";
+  if (n < 15 * ROUNDS) throw new Error(`${n} live tasks are too few for ${ROUNDS} rounds of three labels (at least ${15 * ROUNDS})`);
   const claimGit: number[] = [];
   const syncGit: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -138,7 +157,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
     floor.push(git(clone, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "origin", `+refs/handoff/tasks/live-${i}:refs/bench-fetch/live-${i}`) + git(clone, "push", "-q", "origin", `${commit}:refs/bench/${label.replace(/\W+/g, "-")}-${i}`));
     claimOver.push(handoff(clone, `over-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i}`, "--over-capacity"));
     claim.push(handoff(clone, `plain-${label.replace(/\W+/g, "-")}-${i}`, "claim", `live-${offset + 2 * i + 1}`));
-    claimGit.push(handoffViaGit(clone, `git-${i}`, "claim", `live-${8 * ROUNDS + (byPath ? 0 : ROUNDS) + i}`, "--over-capacity"));
+    claimGit.push(handoffViaGit(clone, `git-${i}`, "claim", `live-${offset + 3 * ROUNDS + i}`, "--over-capacity"));
     handoff(clone, "sync", "sync");
     sync.push(handoff(clone, "sync", "sync"));
     syncGit.push(handoffViaGit(clone, "sync", "sync"));
@@ -147,8 +166,7 @@ async function remotePath(n: number, url: string, label: string, offset: number)
     const ls = git(clone, "ls-remote", "origin", "refs/handoff/*");
     syncFloor.push(z + ls);
     lsRemote.push(ls);
-    // Ids past both labels' CLI claims (2 * ROUNDS each): each label's clone claims its own.
-    warmClaim.push(await timedCall("claim_task", { id: `live-${4 * ROUNDS + offset + i}`, over_capacity: true }));
+    warmClaim.push(await timedCall("claim_task", { id: `live-${offset + 2 * ROUNDS + i}`, over_capacity: true }));
     await timedCall("sync", {});
     warmSync.push(await timedCall("sync", {}));
   }
@@ -166,6 +184,9 @@ async function remotePath(n: number, url: string, label: string, offset: number)
 
 const served = serveRoot();
 const http = await startHttp(served.root);
+const https = await startHttp(served.root, undefined, { tls: true, basicAuth: CREDENTIAL });
+// Every git and git-handoff process of the bench trusts the test authority (the other labels do not use TLS).
+process.env.GIT_SSL_CAINFO = TLS_CERT;
 try {
   const plain = await remoteWith(served, "plain", 0);
   for (const n of SIZES) {
@@ -177,9 +198,11 @@ try {
       await userGit(served, n, http.url("plain"), http.url(name), "smart HTTP");
     }
     await remotePath(n, bare, "by path", 0);
-    await remotePath(n, http.url(name), "smart HTTP", 2 * ROUNDS);
+    await remotePath(n, http.url(name), "smart HTTP", 1);
+    await remotePath(n, https.url(name), "smart HTTP over TLS with credentials", 2, bare);
   }
 } finally {
   await http.stop();
+  await https.stop();
   cleanupTemp();
 }
