@@ -236,7 +236,7 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
     mode = "refuse";
     assert.is(await push(), null, "HTTP 401: git's, with its credential helpers");
     // ... for the hour: the next push goes to git without asking again.
-    assert.match(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"), /HTTP 401 to a push/);
+    assert.match(readFileSync(join(a, ".git/handoff/http-remotes.json"), "utf8"), /credentials wanted for a push/);
     // Names that are not plain refs, a deletion: git's.
     assert.is(await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/../x", new: next, expected: null }], 5000), null);
     assert.is(await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: null, expected: next }], 5000), null);

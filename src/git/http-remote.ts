@@ -37,9 +37,9 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type * as Http from "node:http";
 import type * as Https from "node:https";
 import type * as Tls from "node:tls";
-import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
 import { join } from "node:path";
 import type { ConfigEntry } from "./config-scan.ts";
+import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
 import type { GitObject } from "./object-reader.ts";
 import { readPack } from "./pack-read.ts";
 import { packOf } from "./pack-stream.ts";
@@ -112,9 +112,9 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
   const sent = await withCredentials(source, target, checked.auth, until, (auth) =>
     request(target, "POST", `${target.base}/git-receive-pack`, { "Content-Type": "application/x-git-receive-pack-request", Accept: "application/x-git-receive-pack-result", ...auth }, body, until),
   );
-  // The remote asked for credentials git's helpers do not give without a prompt: git push asks (for the hour).
+  // The remote asks for credentials git's helpers do not give without a prompt: git push asks (for the hour).
   if (!sent) {
-    remember(source, target, { ok: false, why: "HTTP 401 to a push, and no credentials from git's helpers without a prompt" });
+    remember(source, target, { ok: false, why: "credentials wanted for a push, and none from git's helpers without a prompt" });
     return null;
   }
   const r = sent.answer;
@@ -370,8 +370,8 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
 }
 
 // What in the environment makes git's transport differ from this one. For http://, curl's proxies
-// (it takes HTTP_PROXY in lower case only); for https://, its proxies, every GIT_SSL_* setting but
-// the bundle of authorities (read here), and OpenSSL's own certificate places.
+// (it takes HTTP_PROXY in lower case only); for https://, its proxies and every GIT_SSL_* setting
+// but the bundle of authorities (read here).
 const HTTP_ENV = ["http_proxy", "all_proxy", "ALL_PROXY", "GIT_HTTP_PROXY_AUTHMETHOD"];
 const TLS_ENV = [
   "https_proxy",
