@@ -245,4 +245,47 @@ test("a remote that answers garbage, too much, or nothing: an unknown outcome or
   }
 });
 
+test("a kept connection the remote drops: a listing goes again on a new one, a push is an outcome read back", async () => {
+  const { a } = await served("kept");
+  // Each connection answers its first request (an empty listing, or a push report) and drops under any later one.
+  const served_ = new Map<unknown, number>();
+  let connections = 0;
+  const server = createServer((req, res) => {
+    const n = (served_.get(req.socket) ?? 0) + 1;
+    served_.set(req.socket, n);
+    req.resume();
+    req.on("end", () => {
+      if (n > 1) return void req.socket.destroy();
+      res.writeHead(200, { "Content-Type": "application/x-git-upload-pack-result" });
+      res.end("0000");
+    });
+  });
+  server.on("connection", () => connections++);
+  plain.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as { port: number }).port;
+  const url = `http://127.0.0.1:${port}/x.git`;
+  gitOut(a, "config", "remote.origin.url", url);
+  mkdirSync(join(a, ".git/handoff"), { recursive: true });
+  writeFileSync(join(a, ".git/handoff/http-remotes.json"), JSON.stringify({ version: 2, remotes: { [url]: { push: { at: Date.now(), ok: true } } } }));
+  const store = await openStore({ cwd: a, agent: "tester" });
+  try {
+    assert.equal(await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 5000), { ok: true, text: "" });
+    assert.is(connections, 1);
+    // The kept connection is dropped under the second listing: sent again on a new one, answered.
+    assert.equal(await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 5000), { ok: true, text: "" });
+    assert.is(connections, 2);
+    assert.equal([...served_.values()], [2, 1]);
+    // A listing leaves a kept connection; a push on it that the remote drops may have landed: unknown, not git's turn.
+    assert.equal(await listOverHttp(store.remoteSource, "origin", ["refs/handoff/"], 5000), { ok: true, text: "" });
+    const head = gitOut(a, "rev-parse", "main");
+    const next = gitOut(a, "commit-tree", `${head}^{tree}`, "-m", "x");
+    const pushed = await pushOverHttp(store.remoteSource, "origin", [{ ref: "refs/handoff/tasks/x", new: next, expected: null }], 5000);
+    assert.is(pushed?.kind, "unknown");
+    assert.is(connections, 3);
+  } finally {
+    store.close();
+  }
+});
+
 test.run();

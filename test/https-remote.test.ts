@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
 import { serveRoot, startHttp, TLS_CERT, type GitServer } from "./support/servers.ts";
+import { overStdio } from "./support/mcp.ts";
 
 const servers: GitServer[] = [];
 test.after(async () => {
@@ -26,8 +27,10 @@ const ENV = { GIT_SSL_CAINFO: TLS_CERT, GIT_TERMINAL_PROMPT: "0" };
 async function served(name: string) {
   const root = serveRoot();
   const log = join(tempDir("handoff-https-log-"), "requests.log");
+  const connectionLog = join(tempDir("handoff-https-log-"), "connections.log");
   writeFileSync(log, "");
-  const https = await startHttp(root.root, log, { tls: true, basicAuth: `${USER}:${PASSWORD}` });
+  writeFileSync(connectionLog, "");
+  const https = await startHttp(root.root, log, { tls: true, basicAuth: `${USER}:${PASSWORD}`, connectionLog });
   servers.push(https);
   const bare = root.bare(name);
   const url = https.url(name);
@@ -48,7 +51,13 @@ async function served(name: string) {
     return dir;
   };
   const requests = () => readFileSync(log, "utf8").split("\n").filter(Boolean);
-  return { bare, url, clone, requests, log };
+  /** The connections accepted since the last call (each a TCP connection and a TLS handshake). */
+  const connections = () => {
+    const n = readFileSync(connectionLog, "utf8").split("\n").filter(Boolean).length;
+    writeFileSync(connectionLog, "");
+    return n;
+  };
+  return { bare, url, clone, requests, log, connections };
 }
 
 /** Every file under `dir` whose bytes hold `needle`. */
@@ -155,6 +164,38 @@ test("no credential from git's helpers, a wrong one, or a certificate not truste
   gitOut(relaxed, "config", "http.sslVerify", "false");
   const d2 = cli(["doctor", "--json"], { cwd: relaxed, env: ENV });
   assert.match((d2.json.checks as { name: string; detail: string }[]).find((c) => c.name === "remote-over-http")?.detail ?? "", /http\.sslverify/i, d2.stdout);
+});
+
+test("connections are kept: a one-shot claim's requests share one TLS connection, and so do a running server's calls", async () => {
+  const { clone, requests, log, connections } = await served("kept");
+  const a = clone(PASSWORD);
+  for (const id of ["t1", "t2", "t3"]) assert.is(cli(["task", "add", id, "--id", id, "--scope", `src/${id}/**`, "--push"], { cwd: a, agent: "lead", env: ENV }).code, 0);
+  connections();
+  writeFileSync(log, "");
+  // A claim after a lost race: the listing, the fetch and the push again, in one process.
+  const b = clone(PASSWORD);
+  assert.is(cli(["claim", "t1", "--json"], { cwd: a, agent: "alice", env: ENV }).code, 0);
+  connections();
+  writeFileSync(log, "");
+  const lost = cli(["claim", "t1", "--json"], { cwd: b, agent: "bob", env: ENV });
+  assert.is(lost.code, 3, lost.stderr);
+  const oneShot = requests().length;
+  assert.ok(oneShot >= 3, requests().join("\n"));
+  assert.is(connections(), 1, `${oneShot} requests`);
+  // A running server: its claims' requests, one after the other, on the connection it keeps.
+  const server = await overStdio(a, { agent: "carol", env: ENV, checkOutput: false });
+  try {
+    writeFileSync(log, "");
+    for (const id of ["t2", "t3"]) {
+      const r = await server.call("claim_task", { id, over_capacity: true });
+      assert.is(r.isError, undefined, JSON.stringify(r.content));
+    }
+    const calls = requests();
+    assert.ok(calls.length >= 2 && calls.every((r) => r.includes("(git-handoff") && !r.endsWith(" 401")), calls.join("\n"));
+    assert.is(connections(), 1, `${calls.length} requests`);
+  } finally {
+    await server.close();
+  }
 });
 
 test.run();

@@ -11,6 +11,8 @@
 // and, for listings, one protocol v2 `ls-refs` request (POST <url>/git-upload-pack) with the
 // prefixes asked for, in `git ls-remote`'s output form; for fetches of listed commits, one v2
 // `fetch` request whose pack is read and checked by pack-read.ts (sync/http-fetch.ts writes it).
+// A process keeps its connection to the remote between requests (a claim's listing, fetch and
+// push; a running server's next call): one TCP connection and TLS handshake, not one a request.
 // The advertisement send-pack reads first is read once an hour per URL (kept in
 // .git/handoff/http-remotes.json): that the remote takes pushes from us and speaks report-status,
 // side-band-64k and atomic, and whether it asked for credentials. A remote that redirects, refuses
@@ -261,7 +263,7 @@ const tlsRefused = (seen: MemoEntry | undefined): boolean => !!seen?.tls && seen
 async function uploadPack(source: HttpRemoteSource, target: Target, body: Buffer, until: number): Promise<Answer> {
   const memo = readMemo(memoFile(source));
   const sent = await withCredentials(source, target, memo[target.url]?.readAuth === true, until, (auth) =>
-    request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until),
+    readOnly((fresh) => request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until, fresh)),
   );
   if (!sent) return { ok: false, message: `${target.url} asks for credentials`, connected: false, timedOut: false };
   const r = sent.answer;
@@ -420,7 +422,7 @@ async function takesPushes(source: HttpRemoteSource, target: Target, until: numb
   const now = Date.now();
   const seen = readMemo(memoFile(source))[target.url];
   if (seen?.push && seen.push.at <= now && now - seen.push.at < CHECK_MS) return seen.push.ok && { auth: seen.push.auth === true };
-  const sent = await withCredentials(source, target, false, until, (auth) => request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*", ...auth }, null, until));
+  const sent = await withCredentials(source, target, false, until, (auth) => readOnly((fresh) => request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*", ...auth }, null, until, fresh)));
   if (!sent) {
     remember(source, target, { ok: false, why: "HTTP 401 and no credentials from git's helpers without a prompt" });
     return false;
@@ -575,14 +577,50 @@ function* pktLines(body: Buffer): Generator<Buffer | typeof FLUSH_MARK | typeof 
 
 type Answer =
   | { ok: true; status: number; type: string; body: Buffer; date: string | null }
-  /** `connected`: the request may have reached the remote. `tls`: the connection was made and its TLS handshake failed (nothing was sent). */
-  | { ok: false; message: string; connected: boolean; timedOut: boolean; tls?: boolean };
+  /**
+   * `connected`: the request may have reached the remote. `tls`: the connection was made and its
+   * TLS handshake failed (nothing was sent). `reused`: it went out on a kept connection, which the
+   * remote may have closed meanwhile.
+   */
+  | { ok: false; message: string; connected: boolean; timedOut: boolean; tls?: boolean; reused?: boolean };
 
 /**
- * One HTTP/1.1 request on its own connection, bounded by `until`; never throws. Over TLS the
- * request counts as sent once the handshake is done: a certificate refused before that sent nothing.
+ * A request that changes nothing on the remote (a listing, a fetch, the push check), sent again on
+ * a new connection when a kept one failed under it (the remote closed it while it was idle).
+ * Pushes are not: what a failed push on a kept connection did is read back (remote-cas.ts).
  */
-function request(target: Target, method: "GET" | "POST", path: string, headers: Record<string, string>, body: Buffer | null, until: number): Promise<Answer> {
+async function readOnly(send: (fresh: boolean) => Promise<Answer>): Promise<Answer> {
+  const r = await send(false);
+  return !r.ok && r.reused && !r.timedOut ? send(true) : r;
+}
+
+/** How long a kept connection may stay idle (the remote's own Keep-Alive hint, if shorter, wins). */
+const IDLE_MS = 4000;
+/** Kept connections, by scheme and trust: a connection is only reused by requests that trust what made it. */
+const agents = new Map<Tls.SecureContext | "http" | "https", Http.Agent>();
+
+/**
+ * Connections kept between the requests of a process (a claim's listing, fetch and push; a
+ * running server's next call): one TCP connection and TLS handshake instead of one per request.
+ * Node's agent unrefs an idle connection, so a one-shot command exits as before.
+ */
+function agentFor(target: Target): Http.Agent {
+  const key = target.tls ? (target.trust ?? "https") : "http";
+  let agent = agents.get(key);
+  if (!agent) {
+    const options = { keepAlive: true, timeout: IDLE_MS, maxSockets: 4 };
+    agent = target.tls ? new (builtin<typeof Https>("node:https").Agent)(options) : new (builtin<typeof Http>("node:http").Agent)(options);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/**
+ * One HTTP/1.1 request, bounded by `until`, on a kept connection to the remote or a new one
+ * (`fresh`); never throws. Over TLS a new connection counts as sent once its handshake is done: a
+ * certificate refused before that sent nothing.
+ */
+function request(target: Target, method: "GET" | "POST", path: string, headers: Record<string, string>, body: Buffer | null, until: number, fresh = false): Promise<Answer> {
   return new Promise((resolve) => {
     let reached = false;
     let connected = false;
@@ -598,7 +636,7 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       port: target.port,
       method,
       path,
-      agent: false,
+      agent: fresh ? false : agentFor(target),
       headers: { ...headers, "User-Agent": `${AGENT} (smart HTTP)`, ...(body ? { "Content-Length": String(body.length) } : {}) },
       // GIT_SSL_CAINFO replaces the trusted authorities, as curl's CAINFO does.
       ...(target.trust ? { secureContext: target.trust } : {}),
@@ -612,13 +650,20 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       Math.max(0, until - Date.now()),
     );
     req.on("socket", (s) => {
+      // A kept connection is made (and its handshake done): the request goes out on it at once.
+      if (req.reusedSocket) {
+        reached = connected = true;
+        return;
+      }
       s.once("connect", () => {
         reached = true;
         if (!target.tls) connected = true;
       });
       if (target.tls) s.once("secureConnect", () => (connected = true));
     });
-    req.on("error", (e) => finish({ ok: false, message: `${target.url}: ${(e as Error).message}`, connected, timedOut: false, ...(target.tls && reached && !connected ? { tls: true } : {}) }));
+    req.on("error", (e) =>
+      finish({ ok: false, message: `${target.url}: ${(e as Error).message}`, connected, timedOut: false, ...(target.tls && reached && !connected ? { tls: true } : {}), ...(req.reusedSocket ? { reused: true } : {}) }),
+    );
     req.on("response", (res: Http.IncomingMessage) => {
       const chunks: Buffer[] = [];
       let size = 0;

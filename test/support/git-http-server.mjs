@@ -5,6 +5,7 @@
 // appended to it, so a test can count what the remote was asked (git-handoff's own requests marked).
 // HANDOFF_TEST_TLS=<key file>:<certificate file> serves https instead; HANDOFF_TEST_BASIC_AUTH=
 // <user>:<password> answers 401 to every request without those credentials (logged with " 401").
+// HANDOFF_TEST_CONNECTION_LOG=<file> appends one line per connection the server accepts.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -81,6 +82,8 @@ const handle = (req, res) => {
   });
 };
 const server = tls ? createTlsServer({ key: readFileSync(tls[0]), cert: readFileSync(tls[1]) }, handle) : createServer(handle);
+const connectionLog = process.env.HANDOFF_TEST_CONNECTION_LOG;
+if (connectionLog) server.on("connection", () => appendFileSync(connectionLog, "connection\n"));
 
 function shutdown() {
   for (const c of children) c.kill("SIGKILL");

@@ -75,10 +75,11 @@ export async function startDaemon(root: string, probe: string): Promise<GitServe
 }
 
 /** Smart HTTP: `git http-backend` behind a small Node server, in its own process; `requestLog` gets a line per request. */
-export async function startHttp(root: string, requestLog?: string, opts: { tls?: boolean; basicAuth?: string } = {}): Promise<GitServer & { pid: number }> {
+export async function startHttp(root: string, requestLog?: string, opts: { tls?: boolean; basicAuth?: string; connectionLog?: string } = {}): Promise<GitServer & { pid: number }> {
   const env = cleanEnv({
     ...(opts.tls ? { HANDOFF_TEST_TLS: `${TLS_KEY}:${TLS_CERT}` } : {}),
     ...(opts.basicAuth ? { HANDOFF_TEST_BASIC_AUTH: opts.basicAuth } : {}),
+    ...(opts.connectionLog ? { HANDOFF_TEST_CONNECTION_LOG: opts.connectionLog } : {}),
   });
   const child = spawn(process.execPath, [resolve(import.meta.dirname, "git-http-server.mjs"), root, ...(requestLog ? [requestLog] : [])], { env, stdio: ["pipe", "pipe", "inherit"] });
   const port = await new Promise<number>((res, rej) => {
