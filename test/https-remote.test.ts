@@ -118,6 +118,10 @@ test("over https:// with a credential helper: the remote's 401 asked once, then 
   const doctor = cli(["doctor", "--json"], { cwd: b, env: ENV });
   const line = (doctor.json.checks as { name: string; detail: string }[]).find((c) => c.name === "remote-over-http");
   assert.match(line?.detail ?? "", new RegExp(`${url.replace(/[.]/g, "\\.")}: pushes, listings and fetches are requests of this process`), doctor.stdout);
+  // Each clone says what it saw the remote ask credentials for: b listed and fetched, a pushed.
+  assert.match(line?.detail ?? "", /asks credentials for (pushes, )?listings and fetches, given by git's credential helpers/, doctor.stdout);
+  const ofA = (cli(["doctor", "--json"], { cwd: a, env: ENV }).json.checks as { name: string; detail: string }[]).find((c) => c.name === "remote-over-http");
+  assert.match(ofA?.detail ?? "", /asks credentials for pushes(, listings and fetches)?, given by/);
 });
 
 test("no credential from git's helpers, a wrong one, or a certificate not trusted here: git's turn, which says why; nothing lands", async () => {

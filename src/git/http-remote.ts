@@ -232,14 +232,16 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
 }
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */
-export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { inProcess: true; url: string } | { inProcess: false; why: string } | null {
+export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { inProcess: true; url: string; credentials?: string } | { inProcess: false; why: string } | null {
   const r = inspect(source, remote);
   if ("base" in r) {
     if (disabled()) return { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" };
     if (source.format !== "sha1") return { inProcess: false, why: "this clone's objects are SHA-256" };
     const seen = readMemo(memoFile(source))[r.url];
     if (r.tls && tlsRefused(seen)) return { inProcess: false, why: `its certificate was not accepted here within the hour (${seen!.tls!.why}); git checks it with its own settings` };
-    return { inProcess: true, url: r.url };
+    // What the remote was seen to ask credentials for (none kept here: git's helpers give them).
+    const asked = [seen?.push?.ok && seen.push.auth ? "pushes" : null, seen?.readAuth ? "listings and fetches" : null].filter((x) => x !== null);
+    return { inProcess: true, url: r.url, ...(asked.length ? { credentials: asked.join(", ") } : {}) };
   }
   return r.http ? { inProcess: false, why: r.why } : null;
 }

@@ -55,7 +55,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     const overHttp = httpRemoteStatus(store.remoteSource, remote.name);
     if (overHttp) {
       const detail = overHttp.inProcess
-        ? `${remote.name} is ${overHttp.url}: pushes, listings and fetches are requests of this process's (one POST each), as git's send-pack, ls-remote and fetch-pack would make them`
+        ? `${remote.name} is ${overHttp.url}: pushes, listings and fetches are requests of this process's (one POST each), as git's send-pack, ls-remote and fetch-pack would make them${overHttp.credentials ? `; the remote asks credentials for ${overHttp.credentials}, given by git's credential helpers (git credential fill)` : ""}`
         : `${remote.name} is reached over HTTP; pushes, listings and fetches go through git because ${overHttp.why}`;
       checks.push({ name: "remote-over-http", status: "ok", detail });
     }
