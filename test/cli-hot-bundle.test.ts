@@ -2,7 +2,7 @@
 // same code from the same register functions as the full CLI: its table must match program.ts's,
 // the dispatcher must load it for those verbs only, and what they print must not change.
 import { spawnSync } from "node:child_process";
-import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -38,11 +38,11 @@ test("the views' bundle's table is program.ts's entries for exactly the view ver
 function bundlesOf(repo: string, args: string[]): { code: number; bundles: string[]; stdout: string } {
   const cache = tempDir("handoff-cache-");
   const r = cli(args, { cwd: repo, agent: "claude-1", env: { XDG_CACHE_HOME: cache } });
-  const bundles = readdirSync(`${cache}/git-handoff`).map((f) => f.replace(/-[0-9a-f]{8}-\d+-\d+-v[\d.]+-[a-z-]+\.cache$/, ""));
+  const bundles = (existsSync(`${cache}/git-handoff`) ? readdirSync(`${cache}/git-handoff`) : []).map((f) => f.replace(/-[0-9a-f]{8}-\d+-\d+-v[\d.]+-[a-z-]+\.cache$/, ""));
   return { code: r.code, bundles, stdout: r.stdout };
 }
 
-test("claim, check and task show load the hot bundle, wait and sync the remote one, the views theirs; other verbs, help and --version the full CLI", () => {
+test("claim, check and task show load the hot bundle, wait and sync the remote one, the views theirs; other verbs and help the full CLI; --version none", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
   for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
@@ -63,10 +63,19 @@ test("claim, check and task show load the hot bundle, wait and sync the remote o
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["view-main.cjs"], args.join(" "));
   }
-  for (const args of [["help", "claim"], ["help", "status"], ["--version"], ["agents"]]) {
+  for (const args of [["help", "claim"], ["help", "status"], ["--version", "--json"], ["agents"]]) {
     const r = bundlesOf(repo, args);
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["cli-main.cjs"], args.join(" "));
+  }
+  // --version alone is answered by the dispatcher: what commander prints, no bundle loaded.
+  const full = bundlesOf(repo, ["--version", "--json"]).stdout;
+  for (const flag of ["--version", "-V"]) {
+    const r = bundlesOf(repo, [flag]);
+    assert.is(r.code, 0, flag);
+    assert.equal(r.bundles, [], flag);
+    assert.is(r.stdout, full, flag);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
   }
 });
 
@@ -134,7 +143,7 @@ test("two installs of one build keep their code caches side by side: neither pru
   const cache = tempDir("handoff-cache-");
   const other = tempDir("handoff-other-install-");
   cpSync(dirname(CLI), other, { recursive: true });
-  const run = (cliPath: string) => spawnSync(process.execPath, [cliPath, "--version"], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache }), encoding: "utf8" });
+  const run = (cliPath: string) => spawnSync(process.execPath, [cliPath, "help"], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache }), encoding: "utf8" });
   assert.is(run(CLI).status, 0);
   assert.is(run(join(other, basename(CLI))).status, 0);
   assert.is(run(CLI).status, 0);

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
+import { VERSION } from "./version.ts";
 
 const BUNDLES = new Map<string, string>([
   ["hook", "hook-main.cjs"],
@@ -37,6 +38,16 @@ if (stdoutGetter) {
 } else process.stdout.on("error", onStdoutError);
 
 const argv = process.argv.slice(2);
+// `git handoff --version` alone (scripts and agent set-ups ask it to see the tool is there): the
+// answer commander would print, without loading any bundle (it cost what a claim does).
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  try {
+    require("node:fs").writeSync(1, `${VERSION}\n`);
+  } catch {
+    /* a reader that went away (EPIPE): nothing to say to it */
+  }
+  process.exit(0);
+}
 const verb = verbOf(argv);
 const special = verb !== undefined ? BUNDLES.get(verb) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";

@@ -1,6 +1,6 @@
 // Cold one-shot CLI calls as whole processes against `node -e 0`, interleaved in this run:
 // `claim` (a new task and a new agent each round), `check` of a leased file, `task show`, and `--version` (the
-// cost of loading the CLI at all). Target: claim, check and task show <= 1.3x node -e 0.
+// dispatcher alone: it answers without loading a bundle, so this is Node's start plus ours). Target: claim, check and task show <= 1.3x node -e 0.
 // BENCH_TASKS=5000: the same three again in a repository of that many live tasks, their refs
 // packed (as sync and big listings leave them): nothing a command reads should grow with them.
 import { spawnSync } from "node:child_process";
