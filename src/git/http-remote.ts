@@ -91,8 +91,8 @@ interface Target {
   trust?: Tls.SecureContext;
   /** The URL as git's credential protocol names it. */
   credentialUrl: CredentialUrl;
-  /** Where `git credential` runs. */
-  gitCwd: string | undefined;
+  /** What the memo held for the URL when this operation began (read once an operation). */
+  seen: MemoEntry | undefined;
 }
 
 /**
@@ -233,29 +233,39 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */
 export function httpRemoteStatus(source: HttpRemoteSource, remote: string): { inProcess: true; url: string; credentials?: string } | { inProcess: false; why: string } | null {
-  const r = inspect(source, remote);
-  if ("base" in r) {
-    if (disabled()) return { inProcess: false, why: "HANDOFF_HTTP_REMOTE=git" };
-    if (source.format !== "sha1") return { inProcess: false, why: "this clone's objects are SHA-256" };
-    const seen = readMemo(memoFile(source))[r.url];
-    if (r.tls && tlsRefused(seen)) return { inProcess: false, why: `its certificate was not accepted here within the hour (${seen!.tls!.why}); git checks it with its own settings` };
-    // What the remote was seen to ask credentials for (none kept here: git's helpers give them).
-    const asked = [seen?.push?.ok && seen.push.auth ? "pushes" : null, seen?.readAuth ? "listings and fetches" : null].filter((x) => x !== null);
-    return { inProcess: true, url: r.url, ...(asked.length ? { credentials: asked.join(", ") } : {}) };
-  }
-  return r.http ? { inProcess: false, why: r.why } : null;
+  const r = reach(source, remote);
+  if (!("base" in r)) return r.http ? { inProcess: false, why: r.why } : null;
+  // What the remote was seen to ask credentials for (none kept here: git's helpers give them).
+  const asked = [r.seen?.push?.ok && r.seen.push.auth ? "pushes" : null, r.seen?.readAuth ? "listings and fetches" : null].filter((x) => x !== null);
+  return { inProcess: true, url: r.url, ...(asked.length ? { credentials: asked.join(", ") } : {}) };
 }
 
 /** The remote as a URL this process sends its own requests to, or null when they are git's. */
 function plainTarget(source: HttpRemoteSource, remote: string): Target | null {
-  if (disabled() || source.format !== "sha1") return null;
-  const target = inspect(source, remote);
-  if (!("base" in target)) return null;
-  // An https:// remote whose certificate was not accepted within the hour: git's, without a handshake first.
-  return target.tls && tlsRefused(readMemo(memoFile(source))[target.url]) ? null : target;
+  // HANDOFF_HTTP_REMOTE=git reads not even the configuration (the benchmarks' route through git).
+  if (disabled()) return null;
+  const target = reach(source, remote);
+  return "base" in target ? target : null;
 }
 
-const tlsRefused = (seen: MemoEntry | undefined): boolean => !!seen?.tls && seen.tls.at <= Date.now() && Date.now() - seen.tls.at < CHECK_MS;
+/**
+ * The remote as a URL this process may use, with what the memo holds for it, or why not (`http`:
+ * its URL is http(s) at all): the plain case (inspect), this process's own switch and object
+ * format, and for https:// a certificate not accepted within the hour (git's then, without a
+ * handshake first).
+ */
+function reach(source: HttpRemoteSource, remote: string): Target | { why: string; http: boolean } {
+  const target = inspect(source, remote);
+  if (!("base" in target)) return target;
+  if (disabled()) return { why: "HANDOFF_HTTP_REMOTE=git", http: true };
+  if (source.format !== "sha1") return { why: "this clone's objects are SHA-256", http: true };
+  const seen = readMemo(memoFile(source))[target.url];
+  if (target.tls && seen?.tls && fresh(seen.tls.at)) return { why: `its certificate was not accepted here within the hour (${seen.tls.why}); git checks it with its own settings`, http: true };
+  return { ...target, seen };
+}
+
+/** Whether something learnt at `at` is still trusted (CHECK_MS). */
+const fresh = (at: number): boolean => at <= Date.now() && Date.now() - at < CHECK_MS;
 
 /**
  * One protocol v2 request to upload-pack (ls-refs, fetch), with credentials where the remote asked
@@ -263,13 +273,12 @@ const tlsRefused = (seen: MemoEntry | undefined): boolean => !!seen?.tls && seen
  * certificate not accepted) sends the caller to git.
  */
 async function uploadPack(source: HttpRemoteSource, target: Target, body: Buffer, until: number): Promise<Answer> {
-  const memo = readMemo(memoFile(source));
-  const sent = await withCredentials(source, target, memo[target.url]?.readAuth === true, until, (auth) =>
+  const sent = await withCredentials(source, target, target.seen?.readAuth === true, until, (auth) =>
     readOnly((fresh) => request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until, fresh)),
   );
   if (!sent) return { ok: false, message: `${target.url} asks for credentials`, connected: false, timedOut: false };
   const r = sent.answer;
-  if (r.ok && r.status === 200 && sent.auth && !memo[target.url]?.readAuth) remember(source, target, { readAuth: true });
+  if (r.ok && r.status === 200 && sent.auth && !target.seen?.readAuth) remember(source, target, { readAuth: true });
   return r;
 }
 
@@ -291,11 +300,12 @@ async function withCredentials(
   until: number,
   send: (auth: { Authorization: string } | Record<string, never>) => Promise<Answer>,
 ): Promise<{ answer: Answer; auth: boolean } | null> {
+  const cwd = source.gitCwd ?? process.cwd();
   let cred = held.get(target.url) ?? null;
-  let fresh = false;
+  let filled = false;
   const ask = async () => {
-    const got = await fillCredential(target.gitCwd ?? process.cwd(), target.credentialUrl, Math.min(CREDENTIAL_MS, until - Date.now()));
-    if (got) held.set(target.url, got), (fresh = true);
+    const got = await fillCredential(cwd, target.credentialUrl, Math.min(CREDENTIAL_MS, until - Date.now()));
+    if (got) held.set(target.url, got), (filled = true);
     return got;
   };
   if (!cred && needed && !(cred = await ask())) return null;
@@ -308,7 +318,7 @@ async function withCredentials(
   if (!answer.ok && answer.tls) remember(source, target, { tls: answer.message });
   if (!cred) return { answer, auth: false };
   if (answer.ok && answer.status === 401) held.delete(target.url);
-  else if (fresh && answer.ok && answer.status === 200) await approveCredential(target.gitCwd ?? process.cwd(), target.credentialUrl, cred, Math.min(CREDENTIAL_MS, until - Date.now()));
+  else if (filled && answer.ok && answer.status === 200) await approveCredential(cwd, target.credentialUrl, cred, Math.min(CREDENTIAL_MS, until - Date.now()));
   return { answer, auth: true };
 }
 
@@ -318,8 +328,8 @@ const CREDENTIAL_MS = 10_000;
 /** A ref name of plain components only, as path-remote.ts takes them. */
 const PLAIN_REF = /^refs(\/[A-Za-z0-9_@+=-][A-Za-z0-9._@+=-]*)+$/;
 
-/** The remote as a URL this process may use, or why not (`http`: its URL is http(s) at all). */
-function inspect(source: HttpRemoteSource, remote: string): Target | { why: string; http: boolean } {
+/** The remote as a URL this process may use by its configuration and environment, or why not (`http`: its URL is http(s) at all). */
+function inspect(source: HttpRemoteSource, remote: string): Omit<Target, "seen"> | { why: string; http: boolean } {
   const mine = source.config((s, sub) => (s === "remote" && sub === remote) || s === "url" || s === "push" || s === "http" || s === "protocol");
   if (!mine) return { why: "this clone's git configuration is more than plain files say (an include, or git -c)", http: false };
   let url: string | null = null;
@@ -369,7 +379,6 @@ function inspect(source: HttpRemoteSource, remote: string): Target | { why: stri
     tls,
     ...(trust ? { trust } : {}),
     credentialUrl: { protocol: tls ? "https" : "http", host: u.host, path: decodeURIComponent(base.replace(/^\//, "")) },
-    gitCwd: source.gitCwd,
   };
 }
 
@@ -421,9 +430,8 @@ function trustedAuthorities(): Target["trust"] | null | undefined {
  * or did not answer in time. Read from its receive-pack advertisement, kept for an hour per URL.
  */
 async function takesPushes(source: HttpRemoteSource, target: Target, until: number): Promise<{ auth: boolean } | false | { message: string }> {
-  const now = Date.now();
-  const seen = readMemo(memoFile(source))[target.url];
-  if (seen?.push && seen.push.at <= now && now - seen.push.at < CHECK_MS) return seen.push.ok && { auth: seen.push.auth === true };
+  const seen = target.seen?.push;
+  if (seen && fresh(seen.at)) return seen.ok && { auth: seen.auth === true };
   const sent = await withCredentials(source, target, false, until, (auth) => readOnly((fresh) => request(target, "GET", `${target.base}/info/refs?service=git-receive-pack`, { Accept: "*/*", ...auth }, null, until, fresh)));
   if (!sent) {
     remember(source, target, { ok: false, why: "HTTP 401 and no credentials from git's helpers without a prompt" });
