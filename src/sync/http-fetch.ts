@@ -42,7 +42,6 @@ async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], 
  * whole: the remote left out only what they reach).
  */
 async function connected(store: Store, objects: Map<string, GitObject>, wants: string[], haves: Set<string>): Promise<boolean> {
-  const format = store.repo.objectFormat;
   const known = new Set<string>(haves);
   const here = async (oid: string) => {
     if (objects.has(oid) || known.has(oid)) return true;
@@ -58,7 +57,7 @@ async function connected(store: Store, objects: Map<string, GitObject>, wants: s
       if (!head.tree) return false;
       for (const id of [head.tree, ...head.parents]) if (!(await here(id))) return false;
     } else if (o.type === "tree") {
-      const entries = treeEntries(o.data, format === "sha256" ? 32 : 20, "latin1");
+      const entries = treeEntries(o.data, store.oidBytes, "latin1");
       if (!entries) return false;
       for (const e of entries) if (e.mode !== "160000" && !(await here(e.oid))) return false;
     } else if (o.type === "tag") return false; // never written under refs/handoff/: git's to judge
