@@ -2,7 +2,7 @@
 // Entry point: a dispatcher that loads only the bundle a verb needs. Hooks run before every edit
 // an agent makes, so they must not pay for commander, the MCP SDK or the dashboard; the hot verbs
 // (claim, check, task show...) load a bundle without the other verbs' modules.
-import { existsSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
@@ -42,7 +42,7 @@ const argv = process.argv.slice(2);
 // answer commander would print, without loading any bundle (it cost what a claim does).
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   try {
-    require("node:fs").writeSync(1, `${VERSION}\n`);
+    writeSync(1, `${VERSION}\n`);
   } catch {
     /* a reader that went away (EPIPE): nothing to say to it */
   }

@@ -19,8 +19,10 @@ const basic = process.env.HANDOFF_TEST_BASIC_AUTH;
 
 const handle = (req, res) => {
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const line = `${req.method} ${url.pathname}${url.search}`;
+  const ours = String(req.headers["user-agent"] ?? "").startsWith("git-handoff");
   if (basic && req.headers.authorization !== `Basic ${Buffer.from(basic).toString("base64")}`) {
-    if (requestLog) appendFileSync(requestLog, `${req.method} ${url.pathname}${url.search}${String(req.headers["user-agent"] ?? "").startsWith("git-handoff") ? " (git-handoff)" : ""} 401\n`);
+    if (requestLog) appendFileSync(requestLog, `${line}${ours ? " (git-handoff)" : ""} 401\n`);
     req.resume();
     res.writeHead(401, { "WWW-Authenticate": 'Basic realm="test"', "Content-Type": "text/plain" });
     return void res.end("credentials wanted\n");
@@ -28,8 +30,6 @@ const handle = (req, res) => {
   // git-handoff's own requests (src/git/http-remote.ts) are marked, with a v2 command's name:
   // `POST /r.git/git-upload-pack (git-handoff ls-refs)`; git's are as it sent them.
   if (requestLog) {
-    const line = `${req.method} ${url.pathname}${url.search}`;
-    const ours = String(req.headers["user-agent"] ?? "").startsWith("git-handoff");
     if (!ours || req.method !== "POST") appendFileSync(requestLog, `${line}${ours ? " (git-handoff)" : ""}\n`);
     else req.once("data", (chunk) => {
       const command = /^[0-9a-f]{4}command=([a-z-]+)/.exec(chunk.toString("latin1", 0, 40))?.[1];
