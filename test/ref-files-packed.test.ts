@@ -54,6 +54,24 @@ test("a prefix's refs and single reads match git's, packed and loose", () => {
   assert.ok(!files.packedClash("refs/handoff/tasks/t-0001"));
 });
 
+test("a prefix's packed run is its lines as the file holds them, and null for a file out of order", () => {
+  const { repo } = setup();
+  const none = new RefFiles(join(repo, ".git")).listParts("refs/handoff/tasks/");
+  assert.is(none.packedRun(), "", "no packed-refs: no lines");
+  gitOut(repo, "pack-refs", "--all");
+  const text = readFileSync(join(repo, ".git", "packed-refs"), "latin1");
+  for (const prefix of ["refs/handoff/tasks/", "refs/handoff/leases", "refs/handoff/none/", "refs/heads/", "refs/handoff/task"]) {
+    const want = text.split("\n").filter((l) => l.slice(41).startsWith(prefix)).map((l) => `${l}\n`).join("");
+    assert.is(new RefFiles(join(repo, ".git")).listParts(prefix).packedRun(), want, prefix);
+  }
+  // `tasks/` ends before `tasksx` (its successor's search), not at the file's end.
+  assert.not.ok(new RefFiles(join(repo, ".git")).listParts("refs/handoff/tasks/").packedRun()!.includes("tasksx"));
+  const lines = text.split("\n");
+  // Without "sorted" in the header (as a hand-edited file): no run; the caller lists the refs.
+  writeFileSync(join(repo, ".git", "packed-refs"), [lines[0]!.replace(" sorted", ""), ...lines.slice(1, -1).reverse(), ""].join("\n"));
+  assert.is(new RefFiles(join(repo, ".git")).listParts("refs/handoff/tasks/").packedRun(), null);
+});
+
 test("a packed-refs file out of order is still read right, and listed in order", () => {
   const { repo } = setup();
   gitOut(repo, "pack-refs", "--all");

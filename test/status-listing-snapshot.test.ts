@@ -1,21 +1,22 @@
 // `status` over many tasks reads the task listing from one file named by the task tips
 // (.git/handoff/listing-<digest>.json): the next view over the same tips reads it, a moved task ref
 // names another file (the old one is dropped), and a damaged file is only a slower read. The text
-// view reads only the open tasks (listing-<digest>.view.json) and counts the history. It bounds
-// each agent's held ids and the stuck-claims section; --all and --json stay complete.
+// view reads only the open tasks (view-listing.json, keyed by the task refs as packed-refs and the
+// loose files hold them) and counts the history. It bounds each agent's held ids and the
+// stuck-claims section; --all and --json stay complete. Both files are ASCII (JSON escapes the rest).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LISTING_AT } from "../src/store/record-cache-listing.ts";
-import { cleanupTemp, cli } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
 
-/** A listing file: the tips it was read from, one a line, then the JSON of what was read. */
+/** A listing file: the refs it was read from (its key), then the JSON of what was read. */
 function readListing(path: string): { tips: string; body: any } {
-  const text = readFileSync(path, "utf8");
+  const text = readFileSync(path, "latin1");
   const at = text.indexOf("{");
   return { tips: text.slice(0, at), body: JSON.parse(text.slice(at)) };
 }
@@ -31,7 +32,8 @@ function busy() {
     return r;
   };
   const listings = () => (existsSync(join(repo, ".git/handoff")) ? readdirSync(join(repo, ".git/handoff")).filter((f) => f.startsWith("listing-") && !f.endsWith(".view.json")) : []);
-  return { repo, run, listings };
+  const viewFile = join(repo, ".git/handoff/view-listing.json");
+  return { repo, run, listings, viewFile };
 }
 
 test("a view writes the listing of its tips once; the next view over the same tips reads it", () => {
@@ -54,8 +56,9 @@ test("a view writes the listing of its tips once; the next view over the same ti
 });
 
 test("a listing file under the right name but of other tips is not used (the name is a quick hash; the tips inside decide)", () => {
-  const { repo, run, listings } = busy();
+  const { repo, run, listings, viewFile } = busy();
   run("status", "--no-conflicts", "--json");
+  run("status", "--no-conflicts");
   const [file] = listings();
   const path = join(repo, ".git/handoff", file!);
   const { tips, body: saved } = readListing(path);
@@ -66,27 +69,57 @@ test("a listing file under the right name but of other tips is not used (the nam
   const other = tips.replace(/ ([0-9a-f]{40})\n/, (_m: string, oid: string) => ` ${oid.split("").reverse().join("")}\n`);
   assert.is.not(other, tips);
   writeListing(path, other, saved);
-  const view = join(repo, ".git/handoff", file!.replace(/\.json$/, ".view.json"));
-  const savedView = readListing(view).body;
-  savedView.tasks.find((t: { status: string }) => t.status === "todo").objective = "from a listing of other tips";
-  writeListing(view, other, savedView);
+  const view = readListing(viewFile);
+  view.body.tasks.find((t: { status: string }) => t.status === "todo").objective = "from a listing of other tips";
+  // The view file's key: the packed task refs' lines, then the loose ones; one commit id differs.
+  const otherKey = view.tips.replace(/\n([0-9a-f]{40}) /, (_m: string, oid: string) => `\n${oid.split("").reverse().join("")} `);
+  assert.is.not(otherKey, view.tips);
+  writeListing(viewFile, otherKey, view.body);
   const again = run("status", "--no-conflicts", "--json").json;
   assert.not.ok(again.matrix.rows.some((r: { objective: string }) => r.objective === "from a listing of other tips"), "read from the records instead");
   assert.not.match(run("status", "--no-conflicts").stdout, /from a listing of other tips/);
 });
 
 test("a task ref that moved names another listing; the old one is dropped", () => {
-  const { run, listings } = busy();
+  const { repo, run, listings, viewFile } = busy();
   run("status", "--no-conflicts");
   const [before] = listings();
   const json = run("status", "--no-conflicts", "--json").json;
   const todo = json.matrix.rows.find((r: { status: string }) => r.status === "todo").task;
+  const rowOf = (text: string) => text.split("\n").find((l) => l.startsWith(`  ${todo} `)) ?? "";
+  assert.match(rowOf(run("status", "--no-conflicts", "--all").stdout), / todo /);
+  const key = readListing(viewFile).tips;
   run("claim", todo);
   const after = run("status", "--no-conflicts", "--json").json;
   const row = after.matrix.rows.find((r: { task: string }) => r.task === todo);
   assert.is(row.status, "claimed", "the view shows the claim made since the last listing");
   assert.is(listings().length, 1);
   assert.is.not(listings()[0], before);
+  // The text view: the claim's loose ref is part of the view file's key.
+  assert.match(rowOf(run("status", "--no-conflicts", "--all").stdout), / claimed /);
+  const moved = readListing(viewFile).tips;
+  assert.is.not(moved, key);
+  assert.ok(moved.endsWith(`refs/handoff/tasks/${todo} ${gitOut(repo, "rev-parse", `refs/handoff/tasks/${todo}`)}\n`), "the loose ref closes the key");
+  // Packed again (as git gc leaves them): another key, the same view.
+  const text = run("status", "--no-conflicts", "--all").stdout;
+  gitOut(repo, "pack-refs", "--all");
+  assert.is(run("status", "--no-conflicts", "--all").stdout, text);
+  assert.ok(readListing(viewFile).tips.endsWith("\nloose 0\n"), "no loose task ref left in the key");
+});
+
+test("an objective beyond ASCII goes through both files as it was written", () => {
+  const { run, listings, viewFile } = busy();
+  const objective = "naïve “quoted” 東京 😀 end";
+  const id = run("task", "add", objective).stdout.trim();
+  run("status", "--no-conflicts");
+  assert.equal([listings().length, existsSync(viewFile)], [1, true]);
+  for (const f of [viewFile, join(dirname(viewFile), listings()[0]!)]) assert.not.match(readFileSync(f, "latin1"), /[^\x00-\x7f]/, `${f} is ASCII`);
+  // Read from the files this time (same refs).
+  assert.ok(run("status", "--no-conflicts", "--all").stdout.includes(objective), "text, from the view file");
+  const shown = run("task", "list", "--json").json;
+  const tasks = Array.isArray(shown) ? shown : shown.tasks;
+  assert.is(tasks.find((t: { id: string }) => t.id === id).objective, objective);
+  assert.ok(run("status", "--no-conflicts", "--json").stdout.includes(JSON.stringify(objective).slice(1, -1)), "--json, from the listing file");
 });
 
 test("a damaged listing file is read again from the records", () => {
@@ -101,10 +134,9 @@ test("a damaged listing file is read again from the records", () => {
 });
 
 test("the text view reads the open tasks from the view file and counts the final ones", () => {
-  const { repo, run, listings } = busy();
+  const { run, viewFile } = busy();
   const json = run("status", "--no-conflicts", "--json").json;
   const text = run("status", "--no-conflicts").stdout;
-  const viewFile = join(repo, ".git/handoff", listings()[0]!.replace(/\.json$/, ".view.json"));
   const { tips, body: view } = readListing(viewFile);
   assert.ok(json.counts.done > 0, "the fixture has history");
   assert.is(view.tasks.length, F.tasks - json.counts.done - json.counts.failed - json.counts.cancelled, "only the open tasks");

@@ -1,6 +1,6 @@
 // The whole task listing of a one-shot view over many tasks, in one file named by the task refs it
 // was read from: `.git/handoff/listing-<digest>.json`, the records in listing order. A view such
-// as `status` at 10,000 tasks then parses one JSON array instead of looking up, parsing and
+// as `status --json` at 10,000 tasks then parses one JSON array instead of looking up, parsing and
 // sorting 10,000 cached lines (record-cache.ts). The file is named by a quick hash of every task
 // ref and its commit and holds that list itself, as lines before the JSON: a reader uses it only
 // when the list is exactly the current tips (a strong digest would cost node:crypto's load, more
@@ -8,12 +8,15 @@
 // moved names another file, and the slower path reads the records (and writes the new file,
 // dropping the old one).
 // Only views write it (store.keepsRecords), only past LISTING_AT tasks, only listings without
-// problems. Beside it, `listing-<digest>.view.json` holds what a text view reads: the tasks that
-// are not final and the final ones a view can show (viewPart in task-listing.ts), and the counts
-// of the others, so a view does not grow with history. A cache keyed by ref tips (DESIGN: thrown
-// away and rebuilt at will).
+// problems. Beside it, `view-listing.json` holds what a text view reads: the tasks that are not
+// final and the final ones a view can show (viewPart), and the counts of the others, so a view
+// does not grow with history. It is keyed by the task refs as the ref files hold them (viewKey):
+// the text view at 10,000 tasks then decodes no ref name and hashes nothing. Caches keyed by ref
+// tips (DESIGN: thrown away and rebuilt at will).
+// Both files hold JSON escaped to ASCII and are decoded as latin1: one byte a character, no UTF-8
+// decoding of megabytes, and a string V8 parses a little faster.
 import { readFileSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { writeSmallFile } from "./small-file.ts";
@@ -21,84 +24,102 @@ import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
-const VERSION = 3;
+const VERSION = 4;
 const PREFIX = "listing-";
 
 export class ListingSnapshot<T> {
   private constructor(
-    private readonly dir: string,
-    private readonly name: string,
+    private readonly path: string,
     /** Every task ref and its commit, one a line: what the file must hold to be used. */
     private readonly tips: string,
   ) {}
-
-  private tipBytes: Buffer | null = null;
 
   /** The snapshot of these tips (sorted by name, as listed), or null when too few to bother. */
   static of<T>(commonDir: string, tips: readonly RefTip[]): ListingSnapshot<T> | null {
     if (tips.length < LISTING_AT) return null;
     let text = "";
     for (const t of tips) text += `${t.name} ${t.oid}\n`;
-    return new ListingSnapshot<T>(join(commonDir, "handoff"), `${PREFIX}${quickHash(text)}.json`, text);
+    return new ListingSnapshot<T>(join(commonDir, "handoff", `${PREFIX}${quickHash(text)}.json`), text);
   }
 
   /** The records of these tips, or null (no file, a damaged or foreign one, or one of other tips). */
   read(count: number): T[] | null {
-    const read = this.readFile<{ tasks?: unknown }>(this.name);
+    const read = readKeyed<{ tasks?: unknown }>(this.path, Buffer.from(this.tips));
     return read && Array.isArray(read.tasks) && read.tasks.length === count ? (read.tasks as T[]) : null;
   }
 
-  /** The view part of these tips (see viewPart), or null. */
-  readView<V extends { tasks: T[] }>(count: number): V | null {
-    const read = this.readFile<{ count?: number } & V>(this.viewName);
-    return read && read.count === count && Array.isArray(read.tasks) ? read : null;
-  }
-
-  /** Best effort: writes the view part of a listing of `count` tasks. */
-  saveView(count: number, view: object): void {
-    this.writeFile(this.viewName, { count, ...view });
-  }
-
-  /**
-   * A file is the tips it was read from, one a line, then the JSON of what was read: the tips are
-   * compared as bytes before anything is parsed (at 10,000 tasks they are 680 KB, which inside the
-   * JSON cost a string to decode and compare), and a file of other tips is never parsed at all.
-   */
-  private readFile<R>(name: string): (R & { version?: number }) | null {
-    let bytes: Buffer;
+  /** Best effort: writes the listing, and removes the listings of earlier tips. */
+  save(tasks: readonly T[]): void {
+    writeKeyed(this.path, Buffer.from(this.tips), { tasks });
+    const dir = dirname(this.path);
     try {
-      bytes = readFileSync(join(this.dir, name));
-    } catch {
-      return null;
-    }
-    const tips = (this.tipBytes ??= Buffer.from(this.tips));
-    if (bytes.length <= tips.length || bytes.compare(tips, 0, tips.length, 0, tips.length) !== 0 || bytes[tips.length] !== 0x7b) return null;
-    try {
-      const read = JSON.parse(bytes.toString("utf8", tips.length)) as (R & { version?: number }) | null;
-      return read?.version === VERSION ? read : null;
-    } catch {
-      return null;
-    }
-  }
-
-  private writeFile(name: string, body: object): void {
-    writeSmallFile(join(this.dir, name), this.tips + JSON.stringify({ version: VERSION, ...body }));
-  }
-
-  private get viewName(): string {
-    return this.name.replace(/\.json$/, ".view.json");
-  }
-
-  /** Best effort: writes the listing and its view part, and removes the listings of earlier tips. */
-  save(tasks: readonly T[], view: object): void {
-    this.writeFile(this.name, { tasks });
-    this.saveView(tasks.length, view);
-    try {
-      for (const f of readdirSync(this.dir)) if (f.startsWith(PREFIX) && f !== this.name && f !== this.viewName && f.endsWith(".json")) rmSync(join(this.dir, f), { force: true });
+      for (const f of readdirSync(dir)) if (f.startsWith(PREFIX) && f !== basename(this.path) && f.endsWith(".json")) rmSync(join(dir, f), { force: true });
     } catch {
       /* an old listing left behind is only disk space */
     }
   }
+}
+
+/**
+ * A file is its key (the refs it was read from), then the JSON of what was read: the key is
+ * compared as bytes before anything is parsed (at 10,000 tasks it is 680 KB, which inside the JSON
+ * cost a string to decode and compare), and a file of other refs is never parsed at all.
+ */
+function readKeyed<R>(path: string, key: Buffer): (R & { version: number }) | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return null;
+  }
+  if (bytes.length <= key.length || bytes.compare(key, 0, key.length, 0, key.length) !== 0 || bytes[key.length] !== 0x7b) return null;
+  try {
+    const read = JSON.parse(bytes.toString("latin1", key.length)) as (R & { version?: number }) | null;
+    return read?.version === VERSION ? (read as R & { version: number }) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
+function writeKeyed(path: string, key: Buffer, body: object): void {
+  const json = JSON.stringify({ version: VERSION, ...body }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  writeSmallFile(path, Buffer.concat([key, Buffer.from(json, "latin1")]));
+}
+
+/** The view part's file: one a repository, the view of the task refs its key names. */
+const VIEW_FILE = "view-listing.json";
+
+/** What decides a one-shot listing of the task refs where refs are files (ref-files.ts `listParts`). */
+export interface ListedParts {
+  loose: Map<string, string>;
+  packedRun: () => string | null;
+}
+
+/**
+ * The key of the view file: the task refs' lines in packed-refs as the file holds them (sorted, as
+ * git writes it), then the loose task ref files. They decide the listing exactly (loose files win),
+ * as the tips do, without decoding 10,000 names or hashing them; each part is preceded by its size,
+ * so no two keys run into each other. Null for a packed-refs file not in order (written by hand).
+ */
+export function viewKey(parts: ListedParts): Buffer | null {
+  const run = parts.packedRun();
+  if (run === null) return null;
+  let loose = "";
+  for (const [name, oid] of [...parts.loose].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) loose += `${name} ${oid}\n`;
+  const looseBytes = Buffer.from(loose, "utf8");
+  return Buffer.concat([Buffer.from(`packed ${run.length}\n${run}loose ${looseBytes.length}\n`, "latin1"), looseBytes]);
+}
+
+/** The view part saved under `key`, or null (no file, a damaged one, or one of other refs). */
+export function readViewPart(commonDir: string, key: Buffer): ViewPart | null {
+  const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key);
+  return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: read.tasks, counted: read.counted } : null;
+}
+
+/** Best effort: saves the view part of the listing `key` names (written only past LISTING_AT tasks). */
+export function saveViewPart(commonDir: string, key: Buffer, part: ViewPart): void {
+  writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, part);
 }
 
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */

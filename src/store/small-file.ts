@@ -28,7 +28,7 @@ export function readSmallFile(path: string): string | null {
  * replaced by rename), 0.5 ms a write against 0.1 ms onto a free name on this machine's disk. A
  * reader in between finds no cache, as before the first write, and reads git.
  */
-export function writeSmallFile(path: string, text: string): void {
+export function writeSmallFile(path: string, text: string | Uint8Array): void {
   const tmp = tempBeside(path);
   try {
     mkdirSync(dirname(path), { recursive: true });

@@ -9,9 +9,10 @@ import { settle } from "../core/task-ops.ts";
 import { upperBound } from "../core/upper-bound.ts";
 import { readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
-import { byAge, listingStep, storedListing, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
+import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
 import { claimedTasks } from "./claimed-index.ts";
-import { ListingSnapshot, viewPart, type ViewPart } from "./record-cache-listing.ts";
+import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
+import { mergeSorted } from "../git/ref-files.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
 
@@ -110,17 +111,19 @@ export async function storedClaimedTasks(store: Store): Promise<readonly Task[]>
 
 /**
  * What a text view over all tasks reads (viewPart): the tasks it can show, stored (not settled),
- * and the count of the final ones left out. A one-shot view reads it from the listing file of the
- * current tips when there is one, so its cost follows the open work, not the history.
+ * and the count of the final ones left out. A one-shot view reads it from the view file of the
+ * current task refs when there is one (viewKey), so its cost follows the open work, not the
+ * history, and no task ref is decoded.
  */
 export async function viewListing(store: Store): Promise<ViewPart & { problems: string[] }> {
-  const tips = store.warm ? null : await store.listRefs(TASKS_PREFIX);
-  const snapshot = tips ? ListingSnapshot.of<Task>(store.repo.commonDir, tips) : null;
-  const saved = snapshot?.readView<ViewPart>(tips!.length);
-  if (saved && saved.counted && typeof saved.counted === "object") return { tasks: saved.tasks, counted: saved.counted, problems: [] };
-  const full = await storedListing(store);
+  const parts = store.warm ? null : store.listRefParts(TASKS_PREFIX);
+  const key = parts ? viewKey(parts) : null;
+  const saved = key ? readViewPart(store.repo.commonDir, key) : null;
+  if (saved) return { ...saved, problems: [] };
+  // The listing of the very refs the key names (a small one as any listing, with its checks).
+  const tips = parts ? mergeSorted(parts.packed(), parts.loose) : null;
+  const full = tips && tips.length >= LISTING_AT ? await storedListingOf(store, tips) : await storedListing(store);
   const part = viewPart(full.tasks);
-  // The listing file may be there without its view part (written by a view of an earlier build).
-  if (snapshot && store.keepsRecords && !full.problems.length && full.tasks.length === tips!.length) snapshot.saveView(full.tasks.length, part);
+  if (key && store.keepsRecords && !full.problems.length && full.tasks.length === tips!.length && tips!.length >= LISTING_AT) saveViewPart(store.repo.commonDir, key, part);
   return { ...part, problems: [...full.problems] };
 }

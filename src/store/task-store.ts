@@ -15,7 +15,7 @@ import type { RefTip } from "../git/refs.ts";
 import { movedSince } from "../git/ref-files.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
-import { ListingSnapshot, viewPart } from "./record-cache-listing.ts";
+import { ListingSnapshot } from "./record-cache-listing.ts";
 
 export { TASKS_PREFIX };
 export const TASK_FILE = "task.json";
@@ -74,7 +74,11 @@ export async function listTasks(store: Store, opts: { settled?: boolean } = {}):
  * object while no task ref moved, so what callers derive from it can be kept by it.
  */
 export async function storedListing(store: Store): Promise<Readonly<TaskListing>> {
-  const tips = await store.listRefs(TASKS_PREFIX);
+  return storedListingOf(store, await store.listRefs(TASKS_PREFIX));
+}
+
+/** storedListing of these tips, as the store lists them (a caller that keeps what decided them). */
+export async function storedListingOf(store: Store, tips: RefTip[]): Promise<Readonly<TaskListing>> {
   let stored = listed.get(tips);
   if (!stored) {
     // One-shot views over many tasks read the whole listing from one file named by the tips. Only
@@ -85,7 +89,7 @@ export async function storedListing(store: Store): Promise<Readonly<TaskListing>
     const saved = snapshot?.read(tips.length);
     stored = saved ? { tasks: saved, problems: [] } : ((await reordered(store, tips)) ?? (await sortedListing(store, tips)));
     store.flushRecords();
-    if (snapshot && !saved && store.keepsRecords && !stored.problems.length) snapshot.save(stored.tasks, viewPart(stored.tasks));
+    if (snapshot && !saved && store.keepsRecords && !stored.problems.length) snapshot.save(stored.tasks);
     listed.set(tips, stored);
   }
   return stored;
