@@ -44,13 +44,13 @@ export class ListingSnapshot<T> {
 
   /** The records of these tips, or null (no file, a damaged or foreign one, or one of other tips). */
   read(count: number): T[] | null {
-    const read = readKeyed<{ tasks?: unknown }>(this.path, Buffer.from(this.tips));
+    const read = readKeyed<{ tasks?: unknown }>(this.path, [asBytes(this.tips)]);
     return read && Array.isArray(read.tasks) && read.tasks.length === count ? (read.tasks as T[]) : null;
   }
 
   /** Best effort: writes the listing, and removes the listings of earlier tips. */
   save(tasks: readonly T[]): void {
-    writeKeyed(this.path, Buffer.from(this.tips), { tasks });
+    writeKeyed(this.path, [asBytes(this.tips)], { tasks });
     const dir = dirname(this.path);
     try {
       for (const f of readdirSync(dir)) if (f.startsWith(PREFIX) && f !== basename(this.path) && f.endsWith(".json")) rmSync(join(dir, f), { force: true });
@@ -61,20 +61,48 @@ export class ListingSnapshot<T> {
 }
 
 /**
+ * A file's key: the refs it was read from, as text of one char a byte (latin1), in parts written
+ * one after the other. Parts, not one string: joined, the 680 KB run of packed-refs lines would be
+ * copied once more, and on this machine every page a command fills shows in its time.
+ */
+export type FileKey = readonly string[];
+
+/** `text` as its UTF-8 bytes, one char each (ASCII, as ref names nearly always are, is itself). */
+const asBytes = (text: string): string => (/[^\x00-\x7f]/.test(text) ? Buffer.from(text, "utf8").toString("latin1") : text);
+
+const CHUNK = 1 << 16;
+let scratch: Buffer | null = null;
+
+/** Whether `bytes` starts with `key`, compared a chunk at a time through one small buffer. */
+function startsWithKey(bytes: Buffer, key: FileKey): number | null {
+  scratch ??= Buffer.allocUnsafe(CHUNK);
+  let at = 0;
+  for (const part of key) {
+    for (let from = 0; from < part.length; from += CHUNK) {
+      const n = scratch.write(part.slice(from, from + CHUNK), 0, "latin1");
+      if (at + n > bytes.length || bytes.compare(scratch, 0, n, at, at + n) !== 0) return null;
+      at += n;
+    }
+  }
+  return at;
+}
+
+/**
  * A file is its key (the refs it was read from), then the JSON of what was read: the key is
  * compared as bytes before anything is parsed (at 10,000 tasks it is 680 KB, which inside the JSON
  * cost a string to decode and compare), and a file of other refs is never parsed at all.
  */
-function readKeyed<R>(path: string, key: Buffer): (R & { version: number }) | null {
+function readKeyed<R>(path: string, key: FileKey): (R & { version: number }) | null {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch {
     return null;
   }
-  if (bytes.length <= key.length || bytes.compare(key, 0, key.length, 0, key.length) !== 0 || bytes[key.length] !== 0x7b) return null;
+  const at = startsWithKey(bytes, key);
+  if (at === null || bytes[at] !== 0x7b) return null;
   try {
-    const read = JSON.parse(bytes.toString("latin1", key.length)) as (R & { version?: number }) | null;
+    const read = JSON.parse(bytes.toString("latin1", at)) as (R & { version?: number }) | null;
     return read?.version === VERSION ? (read as R & { version: number }) : null;
   } catch {
     return null;
@@ -82,9 +110,9 @@ function readKeyed<R>(path: string, key: Buffer): (R & { version: number }) | nu
 }
 
 /** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
-function writeKeyed(path: string, key: Buffer, body: object): void {
+function writeKeyed(path: string, key: FileKey, body: object): void {
   const json = JSON.stringify({ version: VERSION, ...body }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  writeSmallFile(path, Buffer.concat([key, Buffer.from(json, "latin1")]));
+  writeSmallFile(path, Buffer.concat([...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(json, "latin1")]));
 }
 
 /** The view part's file: one a repository, the view of the task refs its key names. */
@@ -102,23 +130,23 @@ export interface ListedParts {
  * as the tips do, without decoding 10,000 names or hashing them; each part is preceded by its size,
  * so no two keys run into each other. Null for a packed-refs file not in order (written by hand).
  */
-export function viewKey(parts: ListedParts): Buffer | null {
+export function viewKey(parts: ListedParts): FileKey | null {
   const run = parts.packedRun();
   if (run === null) return null;
   let loose = "";
   for (const [name, oid] of [...parts.loose].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) loose += `${name} ${oid}\n`;
-  const looseBytes = Buffer.from(loose, "utf8");
-  return Buffer.concat([Buffer.from(`packed ${run.length}\n${run}loose ${looseBytes.length}\n`, "latin1"), looseBytes]);
+  loose = asBytes(loose);
+  return [`packed ${run.length}\n`, run, `loose ${loose.length}\n${loose}`];
 }
 
 /** The view part saved under `key`, or null (no file, a damaged one, or one of other refs). */
-export function readViewPart(commonDir: string, key: Buffer): ViewPart | null {
+export function readViewPart(commonDir: string, key: FileKey): ViewPart | null {
   const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key);
   return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: read.tasks, counted: read.counted } : null;
 }
 
 /** Best effort: saves the view part of the listing `key` names (written only past LISTING_AT tasks). */
-export function saveViewPart(commonDir: string, key: Buffer, part: ViewPart): void {
+export function saveViewPart(commonDir: string, key: FileKey, part: ViewPart): void {
   writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, part);
 }
 
