@@ -34,16 +34,16 @@ export interface Overview {
 }
 
 /** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}): Overview {
+export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[]): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
   const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
-  for (const task of stored) {
-    const settled = settle(task, ctx).record;
-    counts[settled.status]++;
+  for (let i = 0; i < stored.length; i++) {
+    const task = stored[i]!;
+    counts[(settledAlready ? settledAlready[i]! : settle(task, ctx).record).status]++;
     const claim = task.claim;
     if (!claim || task.status !== "claimed") continue;
     const held: HeldTask = {
@@ -121,11 +121,11 @@ export interface StatusInput {
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
-  const base = buildOverview(tasks, now, input.soonMs, input.counted);
-  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config);
   const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
+  // Settled once (lazy expiry): the overview's counts and every section below read the same.
   const settled = tasks.map((t) => settle(t, ctx).record);
-  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const base = buildOverview(tasks, now, input.soonMs, input.counted, settled);
+  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config);
 
   const live = settled.filter((t) => t.status === "todo" || t.status === "claimed" || t.status === "review");
   const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();
@@ -143,7 +143,10 @@ export function buildStatus(input: StatusInput): StatusView {
     .map((a) => ({ worktree: a.worktree, branch: a.branch, scope: a.scope, session: a.session, agent: a.agent, status: a.status }))
     .sort((a, b) => textOrder(a.worktree ?? "", b.worktree ?? "") || textOrder(a.agent, b.agent));
 
-  const blocked = settled.filter((t) => t.status === "todo" || t.status === "claimed").flatMap((t) => blockingEdges(t, byId, now));
+  // Only tasks that wait on others can be blocked: the map of every task is built only for them.
+  const waiting = settled.filter((t) => (t.status === "todo" || t.status === "claimed") && t.after?.length);
+  const byId = waiting.length ? new Map(tasks.map((t) => [t.id, t])) : null;
+  const blocked = byId ? waiting.flatMap((t) => blockingEdges(t, byId, now)) : [];
   // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.
   const inboxTasks = tasks.filter((t) => t.handoffs?.length || t.after?.length);
   const inbox = inboxTasks.length ? names.map((agent) => ({ agent, waiting: inboxFor(agent, inboxTasks, now).length })).filter((x) => x.waiting > 0) : [];
