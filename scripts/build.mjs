@@ -9,7 +9,7 @@
 // constant) fails the build, so nothing half-works at run time. Other dependencies get the real
 // builtin.
 import { build } from "esbuild";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,6 +60,9 @@ const common = {
   // BUILD_PLAIN=1 keeps them as written: a CPU profile then names lines one can read.
   minifyWhitespace: !process.env.BUILD_PLAIN,
   minifySyntax: !process.env.BUILD_PLAIN,
+  // Every character beyond ASCII written as an escape: the loader reads a bundle as latin1 (one
+  // byte a character, no UTF-8 decoding: 1.3 ms of a cold command's 5.5 to read hot-main.cjs). Checked below.
+  charset: "ascii",
   logLevel: "warning",
   plugins: [lazyBuiltins],
 };
@@ -77,3 +80,9 @@ await build({
   banner: { js: BUNDLE_HEAD },
   footer: { js: BUNDLE_TAIL },
 });
+
+// src/cli/code-cache.ts reads the bundles as latin1: a byte beyond ASCII would be read wrong.
+for (const f of readdirSync(join(root, "dist")).filter((f) => f.endsWith(".cjs"))) {
+  const at = readFileSync(join(root, "dist", f)).findIndex((b) => b > 0x7f);
+  if (at >= 0) throw new Error(`dist/${f} holds a byte beyond ASCII at ${at}: the bundles are read as latin1`);
+}

@@ -111,12 +111,13 @@ test("what a hot verb prints is what the full CLI prints", () => {
   assert.is(check.json.paths[0].holders[0].agent, "claude-1");
 });
 
-test("the bundles the dispatcher loads are one function expression each, and run without a code cache too", () => {
+test("the bundles the dispatcher loads are one function expression each, in ASCII (read as latin1), and run without a code cache too", () => {
   const dist = dirname(CLI);
   for (const f of ["cli-main.cjs", "hot-main.cjs", "remote-main.cjs", "view-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
     const text = readFileSync(join(dist, f), "utf8");
     assert.ok(text.startsWith("(function (exports, require, module, __filename, __dirname) {\n"), `${f} starts with the module wrapper`);
     assert.ok(text.endsWith("\n})\n"), `${f} ends it`);
+    assert.not.match(text, /[^\x00-\x7f]/, `${f} is ASCII`);
   }
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);

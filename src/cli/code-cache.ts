@@ -51,7 +51,9 @@ export function loadBundle(file: string, variant = "any"): unknown {
       cached = undefined; // none yet (written at exit), or a cache that cannot be read
     }
   }
-  const script = new Script(readFileSync(file, "utf8"), { filename: file, ...(cached ? { cachedData: cached } : {}) });
+  // latin1: the build writes the bundles in ASCII (scripts/build.mjs checks it), and a string of
+  // one byte a character is made without UTF-8 decoding.
+  const script = new Script(readFileSync(file, "latin1"), { filename: file, ...(cached ? { cachedData: cached } : {}) });
   const M = Module as ModuleCtor;
   const mod = new Module(file, module) as Module & { filename: string; paths: string[]; loaded: boolean };
   mod.filename = file;
