@@ -89,7 +89,12 @@ async function fromIndex(
 ): Promise<HandoffEvent[] | null> {
   const manifest = await openIndex(store, tips, opts);
   if (!manifest) return null;
-  const order = new Map(tips.map((t, i) => [t.name, i]));
+  // Each ref's place among the tips, for the few refs the key file names (not a map of every tip).
+  const order = (names: ReadonlySet<string>) => {
+    const places = new Map<string, number>();
+    tips.forEach((t, i) => names.has(t.name) && places.set(t.name, i));
+    return places;
+  };
   const key = filter.agent ? `agent-${agentKey(filter.agent)}` : filter.type ? `type-${filter.type}` : "all";
   const lines = readIndexed(store, manifest, key, order);
   if (!lines) {
