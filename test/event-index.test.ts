@@ -117,6 +117,19 @@ test("a damaged index file is thrown away and rebuilt, the answer unchanged", as
   assert.equal(events(repo), await walked(repo));
 });
 
+test("events of one time on several refs come in the refs' order, as the walk gives them", async () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
+  // At one time: x's second event (its second line) and y's first, on a ref after x's.
+  at(r, "alice", MIN, ["claim", "x"]);
+  at(r, "lead", MIN, ["task", "add", "two", "--id", "y"]);
+  const want = await walked(r);
+  const same = want.filter((e: { at: string }) => e.at === plus(MIN)).map((e: { type: string; task: string }) => `${e.type} ${e.task}`);
+  assert.ok(same.indexOf("claimed x") >= 0 && same.indexOf("claimed x") < same.indexOf("created y"), same.join(", "));
+  assert.equal(events(r), want);
+  assert.equal(events(r, "--limit", "2"), want.slice(-2));
+});
+
 test("where the index cannot be written, events and stats read the history directly", async () => {
   const r = tempRepo();
   at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
