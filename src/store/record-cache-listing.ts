@@ -73,7 +73,7 @@ const asBytes = (text: string): string => (/[^\x00-\x7f]/.test(text) ? Buffer.fr
 const CHUNK = 1 << 16;
 let scratch: Buffer | null = null;
 
-/** Whether `bytes` starts with `key`, compared a chunk at a time through one small buffer. */
+/** Where the rest of `bytes` begins when it starts with `key` (compared a chunk at a time through one small buffer), else null. */
 function startsWithKey(bytes: Buffer, key: FileKey): number | null {
   scratch ??= Buffer.allocUnsafe(CHUNK);
   let at = 0;

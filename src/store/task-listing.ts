@@ -120,7 +120,8 @@ export async function viewListing(store: Store): Promise<ViewPart & { problems: 
   const key = parts ? viewKey(parts) : null;
   const saved = key ? readViewPart(store.repo.commonDir, key) : null;
   if (saved) return { ...saved, problems: [] };
-  // The listing of the very refs the key names (a small one as any listing, with its checks).
+  // A large listing reads the very refs the key names, so the view saved under the key is theirs;
+  // a small one (no view file) is listed as any listing is, with its checks.
   const tips = parts ? mergeSorted(parts.packed(), parts.loose) : null;
   const full = tips && tips.length >= LISTING_AT ? await storedListingOf(store, tips) : await storedListing(store);
   const part = viewPart(full.tasks);
