@@ -28,13 +28,17 @@ function fixture(present: Set<string>): { path: string; open: () => RecordCache 
 }
 
 test("searched and parsed lookups give the same answers", () => {
-  for (const parsedFirst of [false, true]) {
+  for (const mode of ["searched", "parsed after 40 lookups", "parsed at once (a listing expects many)"]) {
     const present = new Set([oid(30), oid(31), oid(32)]);
     const { open } = fixture(present);
     const c = open();
     // 40 lookups of an absent commit first: the cache then parses the whole file.
-    if (parsedFirst) for (let i = 0; i < 40; i++) assert.is(c.get(oid(99)), undefined);
+    if (mode === "parsed after 40 lookups") for (let i = 0; i < 40; i++) assert.is(c.get(oid(99)), undefined);
+    if (mode.startsWith("parsed at once")) c.expect(10_000);
+    const parsed = () => (c as unknown as { lines: Map<string, string> | null }).lines instanceof Map;
+    assert.is(parsed(), mode === "parsed after 40 lookups", mode);
     assert.equal(c.get(oid(1)), { v: "new" }, "the last line of a commit wins");
+    assert.is(parsed(), mode !== "searched", `${mode}: parsed after the first lookup`);
     assert.equal(c.get(oid(2)), { v: "two" });
     assert.equal(c.get(oid(3)), { v: "written" }, "a writer's line while its objects are there");
     assert.is(c.get(oid(4)), undefined, "a torn line is no answer");

@@ -206,6 +206,11 @@ export class Store {
     return record;
   }
 
+  /** A one-shot process about to read `n` task records (a whole listing): see RecordCache.expect. */
+  expectTaskRecords(n: number): void {
+    if (!this.session) this.diskTasks().expect(n);
+  }
+
   /**
    * A record this process just wrote at commit `oid` (codec.ts writeSteps): this process, and for
    * tasks the one-shot processes after it (tasks.cache), read it without reading it back. The

@@ -118,6 +118,7 @@ export function listingStep(listing: TaskListing): { from: TaskListing; replaced
 async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing> {
   const records: Task[] = [];
   const problems: string[] = [];
+  store.expectTaskRecords(tips.length);
   // Read a batch at a time: objects not loose (a fresh server over packed tasks) then go to the
   // long-lived `git cat-file --batch` many requests at once instead of one round trip each.
   for (let i = 0; i < tips.length; i += READ_BATCH) {
