@@ -3,6 +3,7 @@ import { childProcess } from "./builtins.ts";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { inflateStored } from "./small-object-codec.ts";
+import { LocalPacks } from "./pack-files.ts";
 import { envFor, placeOf, setAlive } from "./run.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
@@ -13,9 +14,10 @@ export interface GitObject {
 }
 
 /**
- * Reads objects: loose ones straight from disk (a file read and an inflate, no process), anything
- * else (packed, alternates) through one long-lived `git cat-file --batch` started on first need.
- * Returns null for an object that does not exist.
+ * Reads objects: loose ones straight from disk (a file read and an inflate, no process), packed
+ * ones from the repository's own packs where their .idx and entries are as pack-files.ts reads
+ * them, anything else (alternates, other layouts) through one long-lived `git cat-file --batch`
+ * started on first need. Returns null for an object that does not exist.
  */
 export class ObjectReader {
   private batch: CatFileBatch | null = null;
@@ -31,8 +33,11 @@ export class ObjectReader {
     private readonly cwd: string,
   ) {}
 
+  /** The repository's own packs (pack-files.ts), searched before a cat-file is started. */
+  private packs: LocalPacks | null = null;
+
   async read(oid: string): Promise<GitObject | null> {
-    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.readBatch(oid);
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? (this.packs ??= new LocalPacks(`${this.commonDir}/objects`)).read(oid) ?? this.readBatch(oid);
   }
 
   private readBatch(oid: string): Promise<GitObject | null> {
@@ -56,6 +61,8 @@ export class ObjectReader {
   private check: CatFileBatch | null = null;
 
   close(): void {
+    this.packs?.close();
+    this.packs = null;
     this.batch?.close();
     this.batch = null;
     this.check?.close();
