@@ -103,6 +103,21 @@ test("a pack written after the first listing is found; an .idx of version 1 and 
   }
   assert.ok(answered < allObjects(repo).length, "the damaged entries gave no answer");
   damaged.close();
+
+  // A damaged .idx (its fan-out past its count, its offsets pointing anywhere): no answer, no throw.
+  const [idx] = readdirSync(dir).filter((f) => f.endsWith(".idx"));
+  const index = readFileSync(join(dir, idx!));
+  const count = index.readUInt32BE(8 + 255 * 4);
+  for (let b = 100; b < 256; b++) index.writeUInt32BE(count + 1000, 8 + b * 4);
+  const offsets = 8 + 1024 + count * 24;
+  for (let k = 0; k < Math.min(count, 20); k++) index.writeUInt32BE(((k * 7919) % 1000) + 12, offsets + k * 4);
+  writeFileSync(join(dir, idx!), index);
+  const odd = new LocalPacks(join(repo, ".git/objects"));
+  for (const oid of allObjects(repo).filter(Boolean)) {
+    const o = odd.read(oid);
+    if (o) assert.is(idOf(o), oid, "an answer is always the object its id names");
+  }
+  odd.close();
 });
 
 test("a one-shot command whose agent record is packed starts no git cat-file", () => {
