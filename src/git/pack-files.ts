@@ -19,7 +19,7 @@ const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
 /** Objects read from packs at most this large (a record is a few hundred bytes; larger goes to cat-file). */
-const MAX_OBJECT = 16 * 1024 * 1024;
+const MAX_OBJECT = 1024 * 1024;
 
 /** An object's id: SHA-1 in process (small-object-codec.ts), SHA-256 through node:crypto. */
 function idOf(o: GitObject, width: number): string {
