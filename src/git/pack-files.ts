@@ -10,14 +10,11 @@
 // git has and says what is wrong in its own words.
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { inflateSync } from "node:zlib";
-import type { GitObject, ObjectType } from "./object-reader.ts";
-import { applyDelta, PACK_LIMITS } from "./pack-read.ts";
+import type { GitObject } from "./object-reader.ts";
+import { applyDelta, baseDistance, entryHeader, OFS_DELTA, PACK_LIMITS, REF_DELTA, TYPES } from "./pack-read.ts";
 import { sha1Hex } from "./small-object-codec.ts";
 import { createHash } from "node:crypto";
 
-const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
 /** Objects read from packs at most this large (a record is a few hundred bytes; larger goes to cat-file). */
 const MAX_OBJECT = 1024 * 1024;
 
@@ -184,28 +181,16 @@ class PackIndex {
       if (end <= at || end > this.packSize - this.width || end - at > MAX_OBJECT + 64) return undefined;
       const entry = Buffer.allocUnsafe(end - at);
       if (readSync(this.fd, entry, 0, entry.length, at) !== entry.length) return undefined;
-      // Type and size: a varint of 7 bits a byte after the first's 4.
-      let p = 0;
-      let c = entry[p++]!;
-      const type = (c >> 4) & 7;
-      let size = c & 15;
-      for (let shift = 4; c & 0x80; shift += 7) {
-        if (p >= entry.length || shift > 35) return undefined;
-        c = entry[p++]!;
-        size += (c & 0x7f) * 2 ** shift;
-      }
-      if (size > MAX_OBJECT) return undefined;
+      const head = entryHeader(entry, 0, entry.length);
+      if (!head || head.size > MAX_OBJECT) return undefined;
+      const { code: type, size } = head;
+      let p = head.pos;
       let base: GitObject | undefined;
       if (type === OFS_DELTA) {
-        // The base's distance back, in git's offset encoding (each further byte adds one first).
-        c = entry[p++]!;
-        let back = c & 0x7f;
-        while (c & 0x80) {
-          if (p >= entry.length || back > 2 ** 45) return undefined;
-          c = entry[p++]!;
-          back = (back + 1) * 128 + (c & 0x7f);
-        }
-        base = this.objectAt(at - back, depth + 1);
+        const d = p < entry.length ? baseDistance(entry, p, entry.length) : null;
+        if (!d) return undefined;
+        p = d.pos;
+        base = this.objectAt(at - d.back, depth + 1);
       } else if (type === REF_DELTA) {
         const name = entry.subarray(p, p + this.width);
         p += this.width;

@@ -9,7 +9,41 @@ import type { GitObject, ObjectType } from "./object-reader.ts";
 /** Bounds on one pack read in process (a sync brings records of a few hundred bytes). */
 export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, totalBytes: 256 * 1024 * 1024, chain: 1000 };
 
-const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
+/** A pack entry's type code for a whole object (6 and 7 are the two kinds of delta). */
+export const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
+export const OFS_DELTA = 6;
+export const REF_DELTA = 7;
+
+/**
+ * The header of the pack entry at `pos` (gitformat-pack): its type code and inflated size (4 bits,
+ * then 7 a byte) and where what follows it starts; null when it runs past `end` or out of bounds.
+ */
+export function entryHeader(pack: Buffer, pos: number, end: number): { code: number; size: number; pos: number } | null {
+  let c = pack[pos++]!;
+  const code = (c >> 4) & 7;
+  let size = c & 15;
+  for (let shift = 4; c & 0x80; shift += 7) {
+    if (pos >= end || shift > 35) return null;
+    c = pack[pos++]!;
+    size += (c & 0x7f) * 2 ** shift;
+  }
+  return { code, size, pos };
+}
+
+/**
+ * An OFS_DELTA's distance back to its base at `pos`: big-endian base-128 with one added per
+ * continuation byte; null when it runs past `end` or grows past any pack.
+ */
+export function baseDistance(pack: Buffer, pos: number, end: number): { back: number; pos: number } | null {
+  let c = pack[pos++]!;
+  let back = c & 0x7f;
+  while (c & 0x80) {
+    if (pos >= end || back > 2 ** 40) return null;
+    c = pack[pos++]!;
+    back = (back + 1) * 128 + (c & 0x7f);
+  }
+  return { back, pos };
+}
 
 interface Entry {
   type: ObjectType | "ofs" | "ref";
@@ -44,33 +78,21 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
   for (let i = 0; i < count; i++) {
     if (pos >= end) return null;
     const offset = pos;
-    let c = pack[pos++]!;
-    const code = (c >> 4) & 7;
-    let size = c & 15;
-    let shift = 4;
-    while (c & 0x80) {
-      if (pos >= end || shift > 35) return null;
-      c = pack[pos++]!;
-      size += (c & 0x7f) * 2 ** shift;
-      shift += 7;
-    }
+    const head = entryHeader(pack, pos, end);
+    if (!head) return null;
+    const { code, size } = head;
+    pos = head.pos;
     if (size > limits.objectBytes) return null;
     let type: Entry["type"];
     let base: number | string | undefined;
     if (TYPES[code]) type = TYPES[code]!;
-    else if (code === 6) {
-      // The base's distance back, big-endian base-128 with one added per continuation byte.
-      c = pack[pos++]!;
-      let back = c & 0x7f;
-      while (c & 0x80) {
-        if (pos >= end || back > 2 ** 40) return null;
-        c = pack[pos++]!;
-        back = (back + 1) * 128 + (c & 0x7f);
-      }
-      if (back <= 0 || back > offset - 12) return null;
+    else if (code === OFS_DELTA) {
+      const d = pos < end ? baseDistance(pack, pos, end) : null;
+      if (!d || d.back <= 0 || d.back > offset - 12) return null;
+      pos = d.pos;
       type = "ofs";
-      base = offset - back;
-    } else if (code === 7) {
+      base = offset - d.back;
+    } else if (code === REF_DELTA) {
       if (pos + 20 > end) return null;
       type = "ref";
       base = pack.toString("hex", pos, pos + 20);

@@ -119,8 +119,8 @@ async function sortedListing(store: Store, tips: RefTip[]): Promise<TaskListing>
   const records: Task[] = [];
   const problems: string[] = [];
   store.expectTaskRecords(tips.length);
-  // Read a batch at a time: objects not loose (a fresh server over packed tasks) then go to the
-  // long-lived `git cat-file --batch` many requests at once instead of one round trip each.
+  // Read a batch at a time: objects neither loose nor in the repository's own packs (alternates)
+  // then go to the long-lived `git cat-file --batch` many requests at once, not one round trip each.
   for (let i = 0; i < tips.length; i += READ_BATCH) {
     const batch = tips.slice(i, i + READ_BATCH).map(({ name, oid }) => readTaskAt(store, name, oid).then((task) => ({ task }), (error: unknown) => ({ error })));
     for (const r of await Promise.all(batch)) {
