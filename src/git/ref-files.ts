@@ -393,8 +393,8 @@ class PackedRefs {
   }
 }
 
-/** A name as the file's latin1 text holds it (its UTF-8 bytes, one char each). */
-function toBytes(name: string): string {
+/** A name as the file's latin1 text holds it (its UTF-8 bytes, one char each; ASCII is itself). */
+export function toBytes(name: string): string {
   return /[^\x00-\x7f]/.test(name) ? Buffer.from(name, "utf8").toString("latin1") : name;
 }
 

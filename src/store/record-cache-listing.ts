@@ -18,6 +18,7 @@
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
+import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
@@ -44,13 +45,13 @@ export class ListingSnapshot<T> {
 
   /** The records of these tips, or null (no file, a damaged or foreign one, or one of other tips). */
   read(count: number): T[] | null {
-    const read = readKeyed<{ tasks?: unknown }>(this.path, [asBytes(this.tips)]);
+    const read = readKeyed<{ tasks?: unknown }>(this.path, [toBytes(this.tips)]);
     return read && Array.isArray(read.tasks) && read.tasks.length === count ? (read.tasks as T[]) : null;
   }
 
   /** Best effort: writes the listing, and removes the listings of earlier tips. */
   save(tasks: readonly T[]): void {
-    writeKeyed(this.path, [asBytes(this.tips)], { tasks });
+    writeKeyed(this.path, [toBytes(this.tips)], { tasks });
     const dir = dirname(this.path);
     try {
       for (const f of readdirSync(dir)) if (f.startsWith(PREFIX) && f !== basename(this.path) && f.endsWith(".json")) rmSync(join(dir, f), { force: true });
@@ -66,9 +67,6 @@ export class ListingSnapshot<T> {
  * copied once more, and on this machine every page a command fills shows in its time.
  */
 export type FileKey = readonly string[];
-
-/** `text` as its UTF-8 bytes, one char each (ASCII, as ref names nearly always are, is itself). */
-const asBytes = (text: string): string => (/[^\x00-\x7f]/.test(text) ? Buffer.from(text, "utf8").toString("latin1") : text);
 
 const CHUNK = 1 << 16;
 let scratch: Buffer | null = null;
@@ -135,7 +133,7 @@ export function viewKey(parts: ListedParts): FileKey | null {
   if (run === null) return null;
   let loose = "";
   for (const [name, oid] of [...parts.loose].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) loose += `${name} ${oid}\n`;
-  loose = asBytes(loose);
+  loose = toBytes(loose);
   return [`packed ${run.length}\n`, run, `loose ${loose.length}\n${loose}`];
 }
 
