@@ -1,10 +1,10 @@
 // Objects read from the repository's own packs in process (src/git/pack-files.ts): every object of
-// packs git wrote (whole entries, deltas on an offset and deltas on a name) reads back as what its
+// packs git wrote (whole entries, deltas on an offset and deltas on a name, incompressible ones) reads back as what its
 // id names; a pack written after the first listing is found; what is not ours to read (an .idx of
 // version 1, a damaged entry) is no answer, and the reader then asks git. A one-shot command whose
 // agent record is packed (after `git gc`) starts no `git cat-file`.
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -23,6 +23,8 @@ function history(commits: number): string {
     text = text.replace(`line ${c * 3}`, `line ${c * 3} (changed at ${c})`);
     writeFileSync(join(repo, "a.txt"), text);
     writeFileSync(join(repo, "b.txt"), text.split("\n").reverse().join("\n"));
+    // Incompressible (stored by zlib larger than it is): the entry's read must reach its end.
+    if (c % 10 === 0) writeFileSync(join(repo, `random-${c}.bin`), randomBytes(100_000 + c));
     gitOut(repo, "add", ".");
     gitOut(repo, "commit", "-q", "-m", `commit ${c}`);
   }

@@ -3,12 +3,12 @@
 // agent's or a lease's record is packed, and reading it meant starting `git cat-file --batch`:
 // ~20-25 ms with child_process's own load (a `task show` after `git gc`: 173 against 152 ms).
 // The pack's .idx (version 2) is searched as git searches it (fan-out, then a binary search of the
-// sorted names), the entry read up to where the next one starts, inflated, and its delta applied
-// to its base (gitformat-pack); what comes out is hashed and must be the object its id names.
+// sorted names, one fan-out bucket read), the entry read as far as zlib's bound for its size,
+// inflated, and its delta applied to its base (gitformat-pack); what comes out is hashed and must be the object its id names.
 // Anything else (an .idx of another version, a multi-pack index alone, an entry out of shape, a
 // base in another pack) is not an answer here: the caller asks cat-file, which reads every layout
 // git has and says what is wrong in its own words.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import type { GitObject } from "./object-reader.ts";
 import { applyDelta, baseDistance, entryHeader, OFS_DELTA, PACK_LIMITS, REF_DELTA, TYPES } from "./pack-read.ts";
@@ -81,15 +81,20 @@ export class LocalPacks {
   }
 }
 
-/** One pack: its .idx read on first need, its .pack opened on first read. */
+/**
+ * One pack: its .idx opened on first need and read a piece at a time (the fan-out, one bucket of
+ * names, one offset): a pack of a long history holds 140,000 objects, whose 4 MB .idx read whole,
+ * and every offset sorted to find where an entry ends, cost a one-shot command more than the
+ * cat-file it saves. The .pack is opened on first read.
+ */
 class PackIndex {
-  private idx: Buffer | null | undefined = undefined;
+  private fd: number | null | undefined = undefined;
+  private fanout: Buffer | null = null;
   private count = 0;
   private width = 0;
-  private fd: number | null = null;
+  private idxSize = 0;
+  private packFd: number | null = null;
   private packSize = 0;
-  /** Every entry's offset, sorted: where the entry after one starts (made on first read). */
-  private sorted: Float64Array | null = null;
 
   constructor(
     private readonly base: string,
@@ -97,93 +102,104 @@ class PackIndex {
   ) {}
 
   close(): void {
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
+    if (this.fd) closeSync(this.fd);
+    if (this.packFd !== null) closeSync(this.packFd);
+    this.fd = undefined;
+    this.fanout = null;
+    this.packFd = null;
   }
 
-  /** The .idx, checked: version 2, names of one width; null when it is not one we read. */
-  private index(width: number): Buffer | null {
-    if (this.idx !== undefined) return this.width === width ? this.idx : null;
-    this.idx = null;
-    try {
-      const idx = readFileSync(`${this.base}.idx`);
-      if (idx.length < 8 + 1024 || idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2) return null;
-      const count = idx.readUInt32BE(8 + 255 * 4);
-      // Header, fan-out, names, CRCs, offsets, then the two checksums (large offsets between).
-      if (idx.length < 8 + 1024 + count * (width + 8) + 2 * width) return null;
-      this.count = count;
-      this.width = width;
-      this.idx = idx;
-    } catch {
-      this.idx = null;
+  /** Reads exactly `length` bytes of the .idx at `at`, or null. */
+  private readIdx(at: number, length: number): Buffer | null {
+    if (at + length > this.idxSize) return null;
+    const b = Buffer.allocUnsafe(length);
+    return readSync(this.fd!, b, 0, length, at) === length ? b : null;
+  }
+
+  /** The .idx opened and its header checked: version 2, names of `width` bytes; false when it is not one we read. */
+  private open(width: number): boolean {
+    if (this.fd === undefined) {
+      this.fd = null;
+      try {
+        this.fd = openSync(`${this.base}.idx`, "r");
+        this.idxSize = fstatSync(this.fd).size;
+        const head = this.readIdx(0, 8 + 1024);
+        if (!head || head.readUInt32BE(0) !== 0xff744f63 || head.readUInt32BE(4) !== 2) return false;
+        this.fanout = head;
+        this.count = head.readUInt32BE(8 + 255 * 4);
+        // Header, fan-out, names, CRCs, offsets, then the two checksums (large offsets between).
+        // An .idx v2 does not say its hash: the first name looked up does (the repository's own).
+        this.width = width;
+        if (this.idxSize < 8 + 1024 + this.count * (width + 8) + 2 * width) this.fanout = null;
+      } catch {
+        this.fanout = null;
+      }
     }
-    return this.idx;
+    return this.fanout !== null && this.width === width;
   }
 
   /** Where the object `name` starts in the pack, or -1. */
   offsetOf(name: Buffer): number {
-    const idx = this.index(name.length);
-    if (!idx) return -1;
     const w = name.length;
+    if (!this.open(w)) return -1;
+    const fanout = this.fanout!;
     const first = name[0]!;
-    let lo = first === 0 ? 0 : idx.readUInt32BE(8 + (first - 1) * 4);
-    let hi = idx.readUInt32BE(8 + first * 4);
+    const lo = first === 0 ? 0 : fanout.readUInt32BE(8 + (first - 1) * 4);
+    const hi = fanout.readUInt32BE(8 + first * 4);
     if (lo > hi || hi > this.count) return -1; // a fan-out out of shape: git's to read
-    const names = 8 + 1024;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      // The name at `mid` against the one looked for.
-      const c = idx.compare(name, 0, w, names + mid * w, names + (mid + 1) * w);
-      if (c === 0) return this.offsetAt(mid);
-      if (c < 0) lo = mid + 1;
-      else hi = mid;
+    if (lo === hi) return -1;
+    // The names of this first byte, in one read, searched as git searches them.
+    const names = this.readIdx(8 + 1024 + lo * w, (hi - lo) * w);
+    if (!names) return -1;
+    let a = 0;
+    let b = hi - lo;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      const c = names.compare(name, 0, w, mid * w, (mid + 1) * w);
+      if (c === 0) return this.offsetAt(lo + mid);
+      if (c < 0) a = mid + 1;
+      else b = mid;
     }
     return -1;
   }
 
   private offsetAt(k: number): number {
-    const idx = this.idx!;
     const offsets = 8 + 1024 + this.count * (this.width + 4);
-    const small = idx.readUInt32BE(offsets + k * 4);
+    const small = this.readIdx(offsets + k * 4, 4)?.readUInt32BE(0);
+    if (small === undefined) return -1;
     if (!(small & 0x80000000)) return small;
     const large = offsets + this.count * 4 + (small & 0x7fffffff) * 8;
-    if (large + 8 > idx.length - 2 * this.width) return -1;
-    const at = idx.readUInt32BE(large) * 2 ** 32 + idx.readUInt32BE(large + 4);
+    if (large + 8 > this.idxSize - 2 * this.width) return -1;
+    const b = this.readIdx(large, 8);
+    const at = b ? b.readUInt32BE(0) * 2 ** 32 + b.readUInt32BE(4) : -1;
     return Number.isSafeInteger(at) ? at : -1;
   }
 
-  /** Where the entry after the one at `at` starts (the pack's checksum after the last). */
-  private endOf(at: number): number {
-    if (!this.sorted) {
-      const s = new Float64Array(this.count);
-      for (let k = 0; k < this.count; k++) s[k] = this.offsetAt(k);
-      this.sorted = s.sort();
-    }
-    let lo = 0;
-    let hi = this.sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sorted[mid]! <= at) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < this.sorted.length ? this.sorted[lo]! : this.packSize - this.width;
-  }
-
-  /** The object whose entry starts at `at`, its delta applied; `depth` bounds a chain of deltas. */
+  /**
+   * The object whose entry starts at `at`, its delta applied; `depth` bounds a chain of deltas.
+   * The entry is read as far as its data can reach compressed (zlib's bound for its size, plus
+   * the header): inflating stops at the stream's end, and a stream cut short is no answer.
+   */
   objectAt(at: number, depth: number): GitObject | undefined {
     if (at < 12 || depth > PACK_LIMITS.chain) return undefined;
     try {
-      if (this.fd === null) {
-        this.fd = openSync(`${this.base}.pack`, "r");
-        this.packSize = fstatSync(this.fd).size;
+      if (this.packFd === null) {
+        this.packFd = openSync(`${this.base}.pack`, "r");
+        this.packSize = fstatSync(this.packFd).size;
       }
-      const end = this.endOf(at);
-      if (end <= at || end > this.packSize - this.width || end - at > MAX_OBJECT + 64) return undefined;
-      const entry = Buffer.allocUnsafe(end - at);
-      if (readSync(this.fd, entry, 0, entry.length, at) !== entry.length) return undefined;
-      const head = entryHeader(entry, 0, entry.length);
+      const end = this.packSize - this.width;
+      if (at >= end) return undefined;
+      const first = Buffer.allocUnsafe(Math.min(HEAD_READ, end - at));
+      if (readSync(this.packFd, first, 0, first.length, at) !== first.length) return undefined;
+      const head = entryHeader(first, 0, first.length);
       if (!head || head.size > MAX_OBJECT) return undefined;
       const { code: type, size } = head;
+      const room = head.pos + this.width + 16 + size + (size >> 10) + 64;
+      let entry = first;
+      if (room > first.length && end - at > first.length) {
+        entry = Buffer.allocUnsafe(Math.min(room, end - at));
+        if (readSync(this.packFd, entry, 0, entry.length, at) !== entry.length) return undefined;
+      }
       let p = head.pos;
       let base: GitObject | undefined;
       if (type === OFS_DELTA) {
@@ -208,3 +224,6 @@ class PackIndex {
     }
   }
 }
+
+/** The first read of an entry: its header and, for a small record, all of it. */
+const HEAD_READ = 512;
