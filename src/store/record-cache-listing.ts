@@ -72,7 +72,7 @@ const CHUNK = 1 << 16;
 let scratch: Buffer | null = null;
 
 /** Where the rest of `bytes` begins when it starts with `key` (compared a chunk at a time through one small buffer), else null. */
-function startsWithKey(bytes: Buffer, key: FileKey): number | null {
+export function startsWithKey(bytes: Buffer, key: FileKey): number | null {
   scratch ??= Buffer.allocUnsafe(CHUNK);
   let at = 0;
   for (const part of key) {
@@ -109,8 +109,13 @@ function readKeyed<R>(path: string, key: FileKey): (R & { version: number }) | n
 
 /** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
 function writeKeyed(path: string, key: FileKey, body: object): void {
-  const json = JSON.stringify({ version: VERSION, ...body }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const json = asciiJson(JSON.stringify({ version: VERSION, ...body }));
   writeSmallFile(path, Buffer.concat([...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(json, "latin1")]));
+}
+
+/** JSON text with every character past ASCII escaped (\uXXXX; surrogate halves apart, JSON.parse joins them). */
+export function asciiJson(json: string): string {
+  return json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** The view part's file: one a repository, the view of the task refs its key names. */

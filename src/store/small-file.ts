@@ -1,10 +1,10 @@
 // Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn).
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writevSync } from "node:fs";
 import { dirname } from "node:path";
 import { uniqueSuffix } from "../git/unique-name.ts";
 
 /** A temporary file's name beside `path`, this process's own. */
-const tempBeside = (path: string) => `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+export const tempBeside = (path: string) => `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
 
 /** Writes `text` to a temporary file beside `path` and renames it over `path`; throws on failure. */
 export function replaceFile(path: string, text: string): void {
@@ -28,22 +28,54 @@ export function readSmallFile(path: string): string | null {
  * replaced by rename), 0.5 ms a write against 0.1 ms onto a free name on this machine's disk. A
  * reader in between finds no cache, as before the first write, and reads git.
  */
-export function writeSmallFile(path: string, text: string | Uint8Array): void {
+export function writeSmallFile(path: string, text: string | Uint8Array | readonly Uint8Array[]): void {
   const tmp = tempBeside(path);
   try {
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(tmp, text);
-    unlinkQuiet(path);
-    renameSync(tmp, path);
+    if (Array.isArray(text)) writePieces(tmp, text);
+    else writeFileSync(tmp, text as string | Uint8Array);
+    replaceByRename(tmp, path);
   } catch {
     unlinkQuiet(tmp); // only a slower next read; no half-written temp left behind
   }
 }
 
-function unlinkQuiet(path: string): void {
+/** `tmp` renamed to `path`, the old `path` removed first (see writeSmallFile); throws on failure. */
+export function replaceByRename(tmp: string, path: string): void {
+  unlinkQuiet(path);
+  renameSync(tmp, path);
+}
+
+export function unlinkQuiet(path: string): void {
   try {
     unlinkSync(path);
   } catch {
     /* not there */
+  }
+}
+
+/** Writes `pieces` one after the other into a new file, without joining them first. */
+function writePieces(path: string, pieces: readonly Uint8Array[]): void {
+  const fd = openSync(path, "w");
+  try {
+    // writev takes at most IOV_MAX (1,024) buffers a call, and may write less than asked.
+    for (let i = 0; i < pieces.length; ) {
+      const batch = pieces.slice(i, i + 1024);
+      let want = 0;
+      for (const p of batch) want += p.length;
+      const wrote = writevSync(fd, batch);
+      if (wrote === want) {
+        i += batch.length;
+        continue;
+      }
+      // A short write: the rest of the batch's first piece not fully written, written plainly.
+      let left = wrote;
+      let k = i;
+      while (left >= pieces[k]!.length) left -= pieces[k++]!.length;
+      writeFileSync(fd, pieces[k]!.subarray(left));
+      i = k + 1;
+    }
+  } finally {
+    closeSync(fd);
   }
 }

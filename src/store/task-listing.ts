@@ -13,6 +13,8 @@ import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type 
 import { claimedTasks } from "./claimed-index.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
 import { mergeSorted } from "../git/ref-files.ts";
+import { orderedTasks, type OrderedTasks } from "./task-order.ts";
+import { statusOfCode } from "./task-order-file.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
 
@@ -30,10 +32,30 @@ function statusAt(t: Task, store: Store, now: Date): TaskStatus {
   return settle(t, { actor: store.actor, now }).record.status;
 }
 
+export interface BoundedListing {
+  tasks: Task[];
+  total: number;
+  /** The status of every task that matches, oldest first (for counts). */
+  statuses: TaskStatus[];
+  problems: string[];
+  order: ListingOrder;
+}
+
 export async function listTasksBounded(
   store: Store,
   opts: { status?: TaskStatus; limit: number },
-): Promise<{ tasks: Task[]; total: number; statuses: TaskStatus[]; problems: string[]; order: ListingOrder }> {
+): Promise<BoundedListing> {
+  // A one-shot command reads the task order file: the records it returns, not every one.
+  const ordered = await orderedTasks(store);
+  if (ordered) {
+    try {
+      return boundedFrom(ordered, store, opts);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e; // a damaged line: listed as below
+    } finally {
+      ordered.close?.();
+    }
+  }
   const listing: Readonly<TaskListing> = await storedListing(store);
   const now = store.now();
   const ctx = { actor: store.actor, now };
@@ -63,6 +85,47 @@ export async function listTasksBounded(
     }
   }
   return { tasks, total: statuses.length, statuses, problems: [...listing.problems], order };
+}
+
+/**
+ * listTasksBounded over the ordered tasks of the task order file: the same walk (the statuses of
+ * all from the header, a record parsed and settled only where a claim may have run out), then the
+ * first `limit` of the order, each record parsed as it is taken.
+ */
+function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus; limit: number }): BoundedListing {
+  const now = store.now();
+  const ms = now.getTime();
+  const ctx = { actor: store.actor, now };
+  const order = listingOrder(opts.status);
+  const { codes, expires } = o.head;
+  const settled = new Map<number, Task>();
+  const settledAt = (i: number) => settled.get(i) ?? settled.set(i, settle(o.record(i), ctx).record).get(i)!;
+  // As statusAt: a live claim stays claimed whoever asks; one that ran out is settled.
+  const stored = (i: number) => statusOfCode(codes.charCodeAt(i))!;
+  const statusOf = (i: number) => (stored(i) !== "claimed" || expires[i]! > ms ? stored(i) : settledAt(i).status);
+  const statuses: TaskStatus[] = [];
+  for (let i = 0; i < o.count; i++) {
+    const st = statusOf(i);
+    if (!opts.status || st === opts.status) statuses.push(st);
+  }
+  const tasks: Task[] = [];
+  if (order === "best first") {
+    // As readyCandidates: past final tasks and live claims, each other one settled; todo is taken.
+    for (let k = 0; k < o.count; k++) {
+      if (tasks.length >= opts.limit) break;
+      const i = o.head.best[k]!;
+      if (isFinal(stored(i)) || (stored(i) === "claimed" && expires[i]! > ms)) continue;
+      if (settledAt(i).status === "todo") tasks.push(settledAt(i));
+    }
+  } else {
+    const places = order === "newest first" ? o.head.newest : null;
+    for (let k = 0; k < o.count; k++) {
+      if (tasks.length >= opts.limit) break;
+      const i = places ? places[k]! : k;
+      if (!opts.status || statusOf(i) === opts.status) tasks.push(settledAt(i));
+    }
+  }
+  return { tasks, total: statuses.length, statuses, problems: [], order };
 }
 
 const claimedOf = new WeakMap<object, Task[]>();
