@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import type { TaskStatus } from "../src/core/task.ts";
 import { LISTING_AT, viewKey } from "../src/store/record-cache-listing.ts";
 import { openStore } from "../src/store/store.ts";
+import { claimReady, listReady } from "../src/store/dependency-actions.ts";
 import { listTasksBounded } from "../src/store/task-listing.ts";
 import { OrderFile, orderFile, patchOrderFile, recordsParsed } from "../src/store/task-order-file.ts";
 import { TASKS_PREFIX } from "../src/store/task-store.ts";
@@ -40,17 +41,14 @@ const QUERIES: { status?: TaskStatus; limit: number }[] = [
 /** Every query, one-shot (the order file) and long-running (every record): the same answers. */
 async function sameAsLongRunning(repo: string, agent: string, now: string, what: string): Promise<void> {
   const env = cleanEnv({ HANDOFF_NOW: now });
-  for (const q of QUERIES) {
-    const oneShot = await openStore({ cwd: repo, agent, env });
-    const warm = await openStore({ cwd: repo, agent, env, warm: true });
-    try {
-      const a = await listTasksBounded(oneShot, q);
-      const b = await listTasksBounded(warm, q);
-      assert.equal(a, b, `${what}: ${JSON.stringify(q)}`);
-    } finally {
-      oneShot.close();
-      warm.close();
-    }
+  const oneShot = await openStore({ cwd: repo, agent, env });
+  const warm = await openStore({ cwd: repo, agent, env, warm: true });
+  try {
+    for (const q of QUERIES) assert.equal(await listTasksBounded(oneShot, q), await listTasksBounded(warm, q), `${what}: ${JSON.stringify(q)}`);
+    for (const limit of [1, 100_000]) assert.equal(await listReady(oneShot, { limit }), await listReady(warm, { limit }), `${what}: ready, limit ${limit}`);
+  } finally {
+    oneShot.close();
+    warm.close();
   }
 }
 
@@ -109,12 +107,19 @@ test("one-shot bounded listings read the order file and answer as a long-running
   run(repo, "lead", NOW, "task", "add", "the best", "--id", "zz-best", "--priority", "9");
   run(repo, "lead", NOW, "task", "add", "an early id", "--id", "a-0", "--priority", "1");
   run(repo, "lead", EARLY, "task", "add", "added late, dated before every other", "--id", "m-past");
+  // Tasks that wait on others (done, not done, missing) and tasks addressed to some agents only.
+  run(repo, "lead", NOW, "task", "add", "waits on a done one", "--id", "w-done", "--priority", "8", "--after", "t-00003");
+  run(repo, "lead", NOW, "task", "add", "waits on an open one", "--id", "w-open", "--priority", "8", "--after", "t-00000");
+  run(repo, "lead", NOW, "task", "add", "waits on a deleted one", "--id", "w-gone", "--priority", "8", "--after", "t-00011");
+  gitOut(repo, "update-ref", "-d", `${TASKS_PREFIX}t-00011`);
+  run(repo, "lead", NOW, "task", "add", "for codex only", "--id", "to-codex", "--priority", "8", "--to", "codex");
+  run(repo, "lead", NOW, "task", "add", "for anyone on this machine", "--id", "to-here", "--priority", "8", "--to", "@nowhere-else");
   run(repo, "w3", NOW, "claim", "zz-best");
   run(repo, "w3", NOW, "done", "zz-best");
   rewriteRecord(repo, "t-00004", (r) => (r.priority = 7));
   rewriteRecord(repo, "t-00005", (r) => (r.priority = -3));
   await sameAsLongRunning(repo, "agent-000", NOW, "after new tasks, a task done and priorities changed");
-  assert.is(fileState(repo).count, F.tasks + 3);
+  assert.is(fileState(repo).count, F.tasks + 7);
   // A ref deleted; refs packed (the key's packed part changes); claims run out, for their holder and for others.
   gitOut(repo, "update-ref", "-d", `${TASKS_PREFIX}t-00010`);
   await sameAsLongRunning(repo, "agent-000", NOW, "after a task ref was deleted");
@@ -124,7 +129,7 @@ test("one-shot bounded listings read the order file and answer as a long-running
   await sameAsLongRunning(repo, "w1", LATER, "claims run out (another agent)");
   const before = fileState(repo);
   assert.ok(before.garbage > 0, "still patched, never written afresh");
-  assert.is(before.count, F.tasks + 2);
+  assert.is(before.count, F.tasks + 6);
 
   // Every task ref with an earlier commit moved back to it at once: the lines replaced outweigh the
   // rest, and the file is written afresh from its lines (compacted).
@@ -137,6 +142,40 @@ test("one-shot bounded listings read the order file and answer as a long-running
   await sameAsLongRunning(repo, "agent-000", NOW, "after most refs moved at once");
   assert.is(fileState(repo).garbage, 0, "compacted");
   await sameAsLongRunning(repo, "agent-000", NOW, "read from the compacted file");
+});
+
+test("a one-shot claim --next takes, from the order file, the task a long-running process takes", async () => {
+  // Two copies of one repository: one-shot claims (the CLI) in one, a long-running store's in the other.
+  const [oneShot, longRunning] = [viewsRepo(F), viewsRepo(F)];
+  for (const repo of [oneShot, longRunning]) {
+    run(repo, "lead", NOW, "task", "add", "for codex only", "--id", "p-codex", "--priority", "8", "--to", "codex");
+    run(repo, "lead", NOW, "task", "add", "waits on an open one", "--id", "p-open", "--priority", "8", "--after", "t-00000");
+    run(repo, "lead", NOW, "task", "add", "waits on a done one", "--id", "p-done", "--priority", "8", "--after", "t-00003");
+  }
+  run(oneShot, "agent-000", NOW, "task", "list", "--limit", "1"); // the order file, then patched by each claim
+  assert.ok(existsSync(pathIn(oneShot)));
+  const taken: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const agent = `n${i}`;
+    const mine = run(oneShot, agent, NOW, "claim", "--next", "--json").json as { id: string };
+    const store = await openStore({ cwd: longRunning, agent, env: cleanEnv({ HANDOFF_NOW: NOW }), warm: true });
+    try {
+      assert.is(mine.id, (await claimReady(store, 1_800_000)).id, `claim ${i + 1}`);
+    } finally {
+      store.close();
+    }
+    taken.push(mine.id);
+  }
+  assert.is(taken[0], "p-done", "the best ready one: waits on a done task; the one for codex and the blocked one skipped");
+  assert.ok(fileState(oneShot).garbage > 0, "the claims' listings patched the file");
+  // The candidates come from the file: one that says every task is done leaves none.
+  run(oneShot, "agent-000", NOW, "task", "list", "--limit", "1");
+  const path = pathIn(oneShot);
+  const text = readFileSync(path, "latin1");
+  writeFileSync(path, text.replace(/"codes":"([a-f]+)"/, (_, codes: string) => `"codes":"${"c".repeat(codes.length)}"`), "latin1");
+  const none = cli(["claim", "--next"], { cwd: oneShot, agent: "n9", env: { HANDOFF_NOW: NOW } });
+  assert.is(none.code, 3, none.stderr);
+  assert.match(none.stderr, /no task is ready/);
 });
 
 test("`task list --limit` parses the records it returns; a line out of shape or a file of other refs is only a slower read", () => {
@@ -165,6 +204,13 @@ test("`task list --limit` parses the records it returns; a line out of shape or 
     assert.is(list("--limit", "3"), first);
     assert.equal(fileState(repo), { garbage: 0, count: F.tasks }, "written afresh");
   }
+  // `ready --limit`: the best N and how many more; a bad limit is refused.
+  const ready = run(repo, "agent-000", NOW, "ready", "--limit", "2").stdout.trimEnd().split("\n");
+  assert.is(ready.length, 3, ready.join("\n"));
+  assert.match(ready[2]!, /^\(\d+ more ready, best first; raise --limit\)$/);
+  const bad = cli(["ready", "--limit", "0"], { cwd: repo, agent: "agent-000" });
+  assert.is(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--limit/);
   // Under the listing threshold there is no file at all.
   const small = viewsRepo({ tasks: LISTING_AT - 10, agents: 3, events: LISTING_AT - 10 });
   run(small, "agent-000", NOW, "task", "list", "--limit", "3");

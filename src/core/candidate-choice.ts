@@ -62,7 +62,7 @@ export function chooseCandidate(best: Task[], c: CandidateChoice): Task | undefi
 }
 
 /** Agents other than `self` holding a live claim among `tasks`: who else is likely claiming. */
-export function contendersAmong(tasks: Task[], self: string, now: Date): number {
+export function contendersAmong(tasks: readonly Task[], self: string, now: Date): number {
   const agents = new Set<string>();
   for (const t of tasks) {
     if (t.status === "claimed" && t.claim && t.claim.agent !== self && Date.parse(t.claim.expires_at) > now.getTime()) agents.add(t.claim.agent);

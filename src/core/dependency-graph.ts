@@ -25,7 +25,7 @@ export interface BlockedEdge {
 
 const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as const };
 
-export function blockingEdges(task: Task, byId: ReadonlyMap<string, Task>, now: Date): BlockedEdge[] {
+export function blockingEdges(task: Task, byId: { get(id: string): Task | undefined }, now: Date): BlockedEdge[] {
   const edges: BlockedEdge[] = [];
   for (const dep of dependenciesOf(task)) {
     const stored = byId.get(dep);
@@ -63,9 +63,21 @@ export function blockedRefusal(task: Task, edges: BlockedEdge[]): Refusal {
 export function readyTasks(tasks: Task[], now: Date): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   return tasks
-    .map((t) => settle(t, { actor: nobody, now }).record)
-    .filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length === 0)
+    .map((t) => readyRecord(t, (id) => byId.get(id)?.status, now))
+    .filter((t): t is Task => t !== null)
     .sort((a, b) => b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id));
+}
+
+/**
+ * `task` as anyone reads it (an expired claim freed) when it is ready: todo, and every task it
+ * waits on done (a stored status: settling never makes a task done); else null. `statusOf` gives
+ * a task's stored status by id (undefined: no such task).
+ */
+export function readyRecord(task: Task, statusOf: (id: string) => Task["status"] | undefined, now: Date): Task | null {
+  const t = settle(task, { actor: nobody, now }).record;
+  if (t.status !== "todo") return null;
+  for (const dep of dependenciesOf(t)) if (statusOf(dep) !== "done") return null;
+  return t;
 }
 
 /** Every task reachable from `start` along `after` edges, `start` included. */

@@ -11,6 +11,8 @@ import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
 import { takerOf } from "./machine.ts";
+import { readyFrom } from "./task-listing.ts";
+import { orderedTasks } from "./task-order.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
@@ -185,27 +187,43 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
   const base = await headOf(store);
   const who = await takerOf(store);
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
-    ready: (all) => {
-      // Made once a candidate has dependencies: built at every call, it cost claim --next a map of
-      // every task (10,000 entries at 10,000 tasks) where no task waits on another.
-      let byId: Map<string, Task> | undefined;
+    ordered: () => orderedTasks(store),
+    ready: (byId) => {
       const now = store.now();
       return (candidate) => {
         if (skip?.has(candidate.id)) return { code: "wrong_state", message: `task ${candidate.id} is one this caller could not set up` };
         const elsewhere = addressRefusal(candidate, who);
         if (elsewhere) return elsewhere;
         if (!dependenciesOf(candidate).length) return null;
-        const edges = blockingEdges(candidate, (byId ??= new Map(all.map((t) => [t.id, t]))), now);
+        const edges = blockingEdges(candidate, byId, now);
         return edges.length ? blockedRefusal(candidate, edges) : null;
       };
     },
   });
 }
 
-export async function listReady(store: Store): Promise<{ ready: Task[]; problems: string[] }> {
-  const { tasks, problems } = await listTasks(store, { settled: false });
+/**
+ * The tasks this agent could claim now, best first, at most `limit` of them, and how many there
+ * are. A one-shot command reads the task order file (task-order.ts): the records of the ready
+ * tasks it returns, and of the others only those the file's head cannot decide.
+ */
+export async function listReady(store: Store, opts: { limit?: number } = {}): Promise<{ ready: Task[]; total: number; problems: string[] }> {
   const who = await takerOf(store);
-  return { ready: readyTasks(tasks, store.now()).filter((t) => !addressRefusal(t, who)), problems };
+  const now = store.now();
+  const limit = opts.limit ?? Infinity;
+  const ordered = await orderedTasks(store);
+  if (ordered) {
+    try {
+      return { ...readyFrom(ordered, who, now, limit), problems: [] };
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e; // a damaged line: listed as below
+    } finally {
+      ordered.close?.();
+    }
+  }
+  const { tasks, problems } = await listTasks(store, { settled: false });
+  const ready = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
+  return { ready: ready.slice(0, limit), total: ready.length, problems };
 }
 
 /** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */

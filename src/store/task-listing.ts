@@ -15,6 +15,8 @@ import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPar
 import { mergeSorted } from "../git/ref-files.ts";
 import { orderedTasks, type OrderedTasks } from "./task-order.ts";
 import { statusOfCode } from "./task-order-file.ts";
+import { readyRecord } from "../core/dependency-graph.ts";
+import { addressRefusal, type Taker } from "../core/address.ts";
 
 export type ListingOrder = "best first" | "newest first" | "oldest first";
 
@@ -126,6 +128,38 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
     }
   }
   return { tasks, total: statuses.length, statuses, problems: [], order };
+}
+
+/**
+ * The ready tasks of the ordered tasks (readyTasks, core/dependency-graph.ts, and not addressed
+ * elsewhere), best first: the first `limit` of them, and how many there are. A todo task that
+ * waits on nobody and is addressed to anyone (its flags) is ready for sure: past the limit it is
+ * counted without its record.
+ */
+export function readyFrom(o: OrderedTasks, who: Taker, now: Date, limit: number): { ready: Task[]; total: number } {
+  const ms = now.getTime();
+  const { codes, expires, best, flags } = o.head;
+  const statusOf = (id: string) => {
+    const i = o.placeOf(id);
+    return i === undefined ? undefined : statusOfCode(codes.charCodeAt(i));
+  };
+  const ready: Task[] = [];
+  let total = 0;
+  for (let k = 0; k < o.count; k++) {
+    const i = best[k]!;
+    const code = statusOfCode(codes.charCodeAt(i));
+    const ranOut = code === "claimed" && !(expires[i]! > ms);
+    if (code !== "todo" && !ranOut) continue;
+    if (!ranOut && !flags[i] && ready.length >= limit) {
+      total++;
+      continue;
+    }
+    const t = readyRecord(o.record(i), statusOf, now);
+    if (!t || addressRefusal(t, who)) continue;
+    total++;
+    if (ready.length < limit) ready.push(t);
+  }
+  return { ready, total };
 }
 
 const claimedOf = new WeakMap<object, Task[]>();

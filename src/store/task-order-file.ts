@@ -14,7 +14,7 @@
 //   packed <n>\n<run>loose <n>\n...  the key (the tail starts here)
 //   <head size>\n
 //   {"version":..,"codes":..,"garbage":..,"little":..} padded to 8 bytes, then each task's
-//   numbers as machine words: expires (float64), best, newest, byId, at, len (uint32)
+//   numbers as machine words: expires (float64), best, newest, byId, at, len (uint32), flags (a byte)
 //   task-order <tail offset> <a name of this file's own>, padded to TRAILER bytes\n
 //
 // Latin1 text of ASCII JSON, as the other listing files, and machine words (the file says whether
@@ -32,8 +32,8 @@ const FILE = "task-order.json";
 const TRAILER = 48;
 /** The sizes line after the key: a number and a newline. */
 const SIZE_AT_MOST = 24;
-/** Bytes of machine words a task takes: expires (8), best, newest, byId, at, len (4 each). */
-const WORDS = 28;
+/** Bytes of machine words a task takes: expires (8), best, newest, byId, at, len (4 each), flags (1). */
+const WORDS = 29;
 /** Whether this machine's words are little-endian (the file says which it was written on). */
 const LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -54,6 +54,32 @@ export interface OrderHead {
   newest: ArrayLike<number>;
   /** Places by id (code unit order): where a moved ref's task is, by a binary search. */
   byId: ArrayLike<number>;
+  /** What else decides whether a task is ready (flagsOf): its record must be read to say. */
+  flags: ArrayLike<number>;
+}
+
+/** A task that waits on others. */
+export const WAITS = 1;
+/** A task addressed to some agents or machines only. */
+export const ADDRESSED = 2;
+
+/** The place of task `id` among `byId` (places in id order), `idAt` giving a place's id; undefined when none. */
+export function placeById(byId: ArrayLike<number>, idAt: (i: number) => string, id: string): number | undefined {
+  let lo = 0;
+  let hi = byId.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const other = idAt(byId[mid]!);
+    if (other === id) return byId[mid]!;
+    if (other < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return undefined;
+}
+
+/** The flags of a task (OrderHead.flags). */
+export function flagsOf(t: Task): number {
+  return (t.after?.length ? WAITS : 0) | (t.to ? ADDRESSED : 0);
 }
 
 export const statusCode = (s: TaskStatus) => String.fromCharCode(97 + TASK_STATUSES.indexOf(s));
@@ -112,6 +138,11 @@ export class OrderFile {
     recordsParsed.count++;
     const b = this.line(i);
     return JSON.parse(b.toString("latin1", 0, b.length - 1)) as Task;
+  }
+
+  /** The place of task `id`, or undefined (a binary search by id, each step a record parsed). */
+  placeOf(id: string): number | undefined {
+    return placeById(this.head.byId, (i) => this.record(i).id, id);
   }
 
   /** The key the file was written under (record-cache-listing `viewKey`'s parts): from readTail only. */
@@ -187,13 +218,14 @@ export class OrderFile {
     if (w % 8 !== 0 || headLength !== w + n * WORDS) return null;
     const expires = new Float64Array(head.buffer, w, n);
     const [best, newest, byId, at, len] = [8, 12, 16, 20, 24].map((k) => new Uint32Array(head.buffer, w + k * n, n)) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+    const flags = new Uint8Array(head.buffer, w + 28 * n, n);
     for (let i = 0; i < n; i++) {
       if (!statusOfCode(h.codes.charCodeAt(i)) || best[i]! >= n || newest[i]! >= n || byId[i]! >= n) return null;
       // Each line within the lines (a line itself is checked when it is read).
       if (len[i]! < 2 || at[i]! + len[i]! > tailAt) return null;
     }
     const garbage = typeof h.garbage === "number" ? h.garbage : Infinity;
-    return new OrderFile(fd, { codes: h.codes, expires, best, newest, byId }, at, len, tailAt, garbage, tail, trailer);
+    return new OrderFile(fd, { codes: h.codes, expires, best, newest, byId, flags }, at, len, tailAt, garbage, tail, trailer);
   }
 }
 
@@ -233,6 +265,7 @@ function tailOf(key: FileKey, tailAt: number, head: OrderHead, at: ArrayLike<num
   new Uint32Array(w, 16 * n, n).set(head.byId);
   new Uint32Array(w, 20 * n, n).set(at);
   new Uint32Array(w, 24 * n, n).set(len);
+  new Uint8Array(w, 28 * n, n).set(head.flags);
   const trailer = `task-order ${tailAt} ${uniqueSuffix()}`.padEnd(TRAILER - 1) + "\n";
   return [...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(`${json.length + words.length}\n${json}`, "latin1"), words, Buffer.from(trailer, "latin1")];
 }

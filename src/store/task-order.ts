@@ -16,7 +16,7 @@ import type { RefTip } from "../git/refs.ts";
 import { LISTING_AT, viewKey, type FileKey } from "./record-cache-listing.ts";
 import type { Store } from "./store.ts";
 import { byAge, readTaskAt, storedListingOf, TASKS_PREFIX } from "./task-store.ts";
-import { expiryOf, OrderFile, orderFile, patchOrderFile, recordLine, statusCode, writeOrderFile, type OrderHead } from "./task-order-file.ts";
+import { expiryOf, flagsOf, OrderFile, orderFile, patchOrderFile, placeById, recordLine, statusCode, writeOrderFile, type OrderHead } from "./task-order-file.ts";
 
 /** Every task by its place oldest first: what the orders and counts need, and the record on demand. */
 export interface OrderedTasks {
@@ -24,6 +24,8 @@ export interface OrderedTasks {
   readonly head: OrderHead;
   /** The record at place `i` (parsed now when it comes from the file: throws a SyntaxError on a damaged line). */
   record(i: number): Task;
+  /** The place of task `id`, or undefined. */
+  placeOf(id: string): number | undefined;
   /** Done with it (a file read in part keeps its descriptor until then). */
   close?(): void;
 }
@@ -76,8 +78,9 @@ async function fresh(store: Store, tips: RefTip[]): Promise<(OrderedTasks & { ta
     best: places().sort(bestFirst(at)),
     newest: places().sort(newestFirst(at)),
     byId: places().sort(byId(at)),
+    flags: tasks.map(flagsOf),
   };
-  return { count: tasks.length, head, tasks, record: at };
+  return { count: tasks.length, head, tasks, record: at, placeOf: (id) => placeById(head.byId, (i) => tasks[i]!.id, id) };
 }
 
 /** How many refs `parts` holds (packed lines, less peeled ones, and loose files not packed): no name decoded. */
@@ -139,19 +142,7 @@ async function patched(store: Store, old: OrderFile, parts: Parts, path: string,
   // The old records a patch compares (a few dozen binary search steps), each parsed once.
   const parsed = new Map<number, Task>();
   const was = (i: number) => parsed.get(i) ?? parsed.set(i, old.record(i)).get(i)!;
-  const placeOf = (id: string): number | undefined => {
-    const places = old.head.byId;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const other = was(places[mid]!).id;
-      if (other === id) return places[mid]!;
-      if (other < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return undefined;
-  };
+  const placeOf = (id: string) => placeById(old.head.byId, (i) => was(i).id, id);
   const gone = new Set<number>();
   const replaced = new Map<number, Task>();
   const added: Task[] = [];
@@ -188,12 +179,14 @@ async function patched(store: Store, old: OrderFile, parts: Parts, path: string,
   if (count !== refCount(parts)) return null;
   let codes = "";
   const expires = new Float64Array(count);
+  const flags = new Uint8Array(count);
   for (let k = 0; k < count; k++) {
     const t = readNow(k);
     codes += t ? statusCode(t.status) : old.head.codes[from[k]!]!;
     expires[k] = t ? expiryOf(t) : old.head.expires[from[k]!]!;
+    flags[k] = t ? flagsOf(t) : old.head.flags[from[k]!]!;
   }
-  const head: OrderHead = { codes, expires, ...patchedOrders(old, from, readNow, taskOf, was) };
+  const head: OrderHead = { codes, expires, flags, ...patchedOrders(old, from, readNow, taskOf, was) };
   // The moved records' lines appended, the others kept where they are. Garbage: the old lines no task points at.
   const appended: Buffer[] = [];
   const lines = from.map((f, k) => (readNow(k) ? -1 - (appended.push(recordLine(readNow(k)!)) - 1) : f));
@@ -206,7 +199,7 @@ async function patched(store: Store, old: OrderFile, parts: Parts, path: string,
     // Compacted: every line in age order in a new file (the old lines copied as they are, none parsed).
     writeOrderFile(path, key, head, lines.map((f) => (f >= 0 ? old.line(f) : appended[-1 - f]!)));
   }
-  return { count, head, record: taskOf, close: () => old.close() };
+  return { count, head, record: taskOf, placeOf: (id) => placeById(head.byId, (k) => taskOf(k).id, id), close: () => old.close() };
 }
 
 /**

@@ -16,6 +16,8 @@ import { movedSince } from "../git/ref-files.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
 import { ListingSnapshot } from "./record-cache-listing.ts";
+import type { OrderedTasks } from "./task-order.ts";
+import { statusOfCode } from "./task-order-file.ts";
 
 export { TASKS_PREFIX };
 export const TASK_FILE = "task.json";
@@ -234,7 +236,12 @@ export async function mutateTask(
  * taken (for example a dependency not done yet), or null. It filters the candidates and is checked
  * again inside the compare-and-swap, on the candidate as it then stands.
  */
-export type ReadinessCheck = (all: readonly Task[]) => (candidate: Task) => Refusal | null;
+export type ReadinessCheck = (byId: TaskLookup) => (candidate: Task) => Refusal | null;
+
+/** Every task by id, as stored (a listing's, or the task order file's: each looked up on demand). */
+export interface TaskLookup {
+  get(id: string): Task | undefined;
+}
 
 /**
  * Takes a claimable task: with a sync remote, drawn at random among the best few
@@ -248,7 +255,7 @@ export async function claimNext(
   store: Store,
   op: (task: Task, ctx: OpContext) => Outcome<Task>,
   mutate: (store: Store, id: string, op: (task: Task, ctx: OpContext) => Outcome<Task>, opts: CasOptions) => Promise<Task> = mutateTask,
-  opts: { ready?: ReadinessCheck } = {},
+  opts: { ready?: ReadinessCheck; ordered?: () => Promise<OrderedTasks | null> } = {},
 ): Promise<Task> {
   const tried = new Set<string>();
   const deadline: SharedDeadline = {};
@@ -262,17 +269,40 @@ export async function claimNext(
   // each candidate found taken, it queued again behind every rival (two turns a grant among eight
   // racers, most of each call spent waiting).
   let turn = spread ? null : await store.exclusiveTurn();
+  // A one-shot claim in this clone takes its candidates from the task order file (task-order.ts):
+  // the records it looks at, not 10,000 (undefined: not read yet; null: none, or a line damaged).
+  let ordered: OrderedTasks | null | undefined = spread || store.warm || !opts.ordered ? null : undefined;
   try {
     for (let lost = 0; ; ) {
-      let next = spread ? undefined : local?.next(store.now(), lost);
-      if (!next) {
-        // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
-        const { tasks } = await storedListing(store);
-        check = opts.ready?.(tasks);
-        const now = store.now();
-        const candidates = readyCandidates(tasks, ctxOf(store, now), (t) => !tried.has(t.id) && !check?.(t));
-        if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
-        else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
+      let next: Task | undefined;
+      try {
+        next = spread ? undefined : local?.next(store.now(), lost);
+        if (!next) {
+          if (ordered === undefined) ordered = await opts.ordered!();
+          const now = store.now();
+          const keep = (t: Task) => !tried.has(t.id) && !check?.(t);
+          let candidates: Iterator<Task>;
+          let tasks: readonly Task[] = [];
+          if (ordered) {
+            check = opts.ready?.(lookupIn(ordered));
+            candidates = orderedCandidates(ordered, ctxOf(store, now), keep);
+          } else {
+            // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
+            tasks = (await storedListing(store)).tasks;
+            let byId: Map<string, Task> | undefined;
+            check = opts.ready?.({ get: (id) => (byId ??= new Map(tasks.map((t) => [t.id, t]))).get(id) });
+            candidates = readyCandidates(tasks, ctxOf(store, now), keep);
+          }
+          if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
+          else next = (local = new LocalCandidates(candidates, store)).next(now, lost);
+        }
+      } catch (e) {
+        if (!(e instanceof SyntaxError) || !ordered) throw e;
+        // A damaged line of the order file: the candidates from every record instead.
+        ordered.close?.();
+        ordered = null;
+        local = null;
+        continue;
       }
       if (!next) {
         fail("no_task_ready", "no task is ready to claim", {}, [
@@ -309,6 +339,33 @@ export async function claimNext(
     }
   } finally {
     turn?.give();
+    ordered?.close?.();
+  }
+}
+
+/** Tasks by id from the ordered tasks (a binary search of the places by id each). */
+function lookupIn(o: OrderedTasks): TaskLookup {
+  return {
+    get: (id) => {
+      const i = o.placeOf(id);
+      return i === undefined ? undefined : o.record(i);
+    },
+  };
+}
+
+/**
+ * readyCandidates over the ordered tasks: best first, past final tasks and live claims (no record
+ * read), each other one settled; a todo one that `keep` accepts is a candidate.
+ */
+function* orderedCandidates(o: OrderedTasks, ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
+  const ms = ctx.now.getTime();
+  const { codes, expires, best } = o.head;
+  for (let k = 0; k < o.count; k++) {
+    const i = best[k]!;
+    const code = statusOfCode(codes.charCodeAt(i))!;
+    if (isFinal(code) || (code === "claimed" && expires[i]! > ms)) continue;
+    const t = settle(o.record(i), ctx).record;
+    if (t.status === "todo" && keep(t)) yield t;
   }
 }
 
@@ -325,7 +382,7 @@ function noteLostRace(store: Store, holder: unknown): void {
  * rivals (candidate-choice.ts). Only read for claims through a remote, whose fetch and push
  * dwarf the roster's read.
  */
-async function racersSeen(store: Store, tasks: Task[], now: Date): Promise<number> {
+async function racersSeen(store: Store, tasks: readonly Task[], now: Date): Promise<number> {
   const { agents } = await listAgents(store);
   return Math.max(contendersAmong(tasks, store.actor.agent, now), activeOthers(agents.map((a) => a.record), store.actor.agent, now, store.config), rivalsOf(store, now));
 }

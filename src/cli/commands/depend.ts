@@ -4,7 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { claimNextReporting } from "../../store/task-actions.ts";
 import { emitClaim } from "./claim.ts";
-import { withGlobals, withStore } from "../context.ts";
+import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { deliveredWithClaim } from "./handoff.ts";
 import { emit, warn } from "../../present/output.ts";
 import { taskDetail, taskLine } from "../../present/render.ts";
@@ -46,21 +46,24 @@ export function registerDepend(program: Command): void {
       .command("ready")
       .description("unclaimed tasks whose dependencies are all done, best first; --claim takes the best one atomically")
       .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
+      .option("--limit <n>", "at most N tasks (the best N), with how many more are ready")
       .option("--ttl <duration>", "lease length with --claim")
       .option("--over-capacity", "with --claim: even though this agent already holds as many tasks as its capacity"),
     { writes: true },
-  ).action(async (o: { claim?: boolean; ttl?: string; overCapacity?: boolean }, cmd: Command) => {
+  ).action(async (o: { claim?: boolean; ttl?: string; overCapacity?: boolean; limit?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
+      const limit = o.limit === undefined ? undefined : parseInteger(o.limit, "--limit", 1, 1_000_000);
       if (o.claim) {
         // The same claim as claim --next: scope leased, overlaps reported.
         if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
         await emitClaim(store, !!g.json, await claimNextReporting(store, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity }));
         return;
       }
-      const { ready, problems } = await listReady(store);
+      const { ready, total, problems } = await listReady(store, limit === undefined ? {} : { limit });
       for (const p of problems) warn(p);
       const now = store.now();
-      emit(!!g.json, ready, () => (ready.length ? ready.map((t) => taskLine(t, now)).join("\n") : "no task is ready"));
+      const more = total > ready.length ? `\n(${total - ready.length} more ready, best first; raise --limit)` : "";
+      emit(!!g.json, ready, () => (ready.length ? ready.map((t) => taskLine(t, now)).join("\n") + more : "no task is ready"));
     });
   });
 }
