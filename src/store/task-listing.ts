@@ -7,7 +7,7 @@
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import { upperBound } from "../core/upper-bound.ts";
-import { readyCandidates } from "./ready-index.ts";
+import { orderedCandidates, readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
 import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
 import { claimedTasks } from "./claimed-index.ts";
@@ -112,12 +112,9 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
   }
   const tasks: Task[] = [];
   if (order === "best first") {
-    // As readyCandidates: past final tasks and live claims, each other one settled; todo is taken.
-    for (let k = 0; k < o.count; k++) {
+    for (const t of orderedCandidates(o, ctx, () => true)) {
       if (tasks.length >= opts.limit) break;
-      const i = o.head.best[k]!;
-      if (isFinal(stored(i)) || (stored(i) === "claimed" && expires[i]! > ms)) continue;
-      if (settledAt(i).status === "todo") tasks.push(settledAt(i));
+      tasks.push(t);
     }
   } else {
     const places = order === "newest first" ? o.head.newest : null;

@@ -4,7 +4,7 @@ import { freshBytes } from "./entropy.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
-import { LocalCandidates, noteLocalLoss, readyCandidates } from "./ready-index.ts";
+import { LocalCandidates, noteLocalLoss, orderedCandidates, readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { TASKS_PREFIX, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
@@ -17,7 +17,6 @@ import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
 import { ListingSnapshot } from "./record-cache-listing.ts";
 import type { OrderedTasks } from "./task-order.ts";
-import { statusOfCode } from "./task-order-file.ts";
 
 export { TASKS_PREFIX };
 export const TASK_FILE = "task.json";
@@ -353,21 +352,6 @@ function lookupIn(o: OrderedTasks): TaskLookup {
   };
 }
 
-/**
- * readyCandidates over the ordered tasks: best first, past final tasks and live claims (no record
- * read), each other one settled; a todo one that `keep` accepts is a candidate.
- */
-function* orderedCandidates(o: OrderedTasks, ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
-  const ms = ctx.now.getTime();
-  const { codes, expires, best } = o.head;
-  for (let k = 0; k < o.count; k++) {
-    const i = best[k]!;
-    const code = statusOfCode(codes.charCodeAt(i))!;
-    if (isFinal(code) || (code === "claimed" && expires[i]! > ms)) continue;
-    const t = settle(o.record(i), ctx).record;
-    if (t.status === "todo" && keep(t)) yield t;
-  }
-}
 
 const rivalsFile = (store: Store) => `${store.repo.commonDir}/handoff/rivals`;
 
