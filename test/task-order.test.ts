@@ -16,27 +16,21 @@ import { claimReady, listReady } from "../src/store/dependency-actions.ts";
 import { listTasksBounded } from "../src/store/task-listing.ts";
 import { OrderFile, orderFile, patchOrderFile, recordsParsed } from "../src/store/task-order-file.ts";
 import { TASKS_PREFIX } from "../src/store/task-store.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
 
 // Two commits a task: the one before the tip holds an earlier record of the same task.
-const F: ViewsFixture = { tasks: LISTING_AT + 100, agents: 10, events: 2 * (LISTING_AT + 100) };
+const F: ViewsFixture = { tasks: LISTING_AT + 20, agents: 10, events: 2 * (LISTING_AT + 20) };
 const NOW = fixtureNow(F);
 /** Before every task of the fixture (a clock set back, or a record from a clone whose clock was). */
 const EARLY = "2026-10-01T00:00:00.000Z";
 /** Past every claim of the fixture (they run 1,000 hours). */
 const LATER = new Date(Date.parse(NOW) + 50 * 86_400_000).toISOString();
 
-const QUERIES: { status?: TaskStatus; limit: number }[] = [
-  { limit: 40 },
-  { limit: 1_000 },
-  { status: "todo", limit: 25 },
-  { status: "done", limit: 15 },
-  { status: "claimed", limit: 30 },
-  { status: "failed", limit: 5 },
-];
+// Every order: oldest first (all of them), best first, newest first, and oldest first of one status.
+const QUERIES: { status?: TaskStatus; limit: number }[] = [{ limit: 1_000 }, { status: "todo", limit: 25 }, { status: "done", limit: 15 }, { status: "claimed", limit: 30 }];
 
 /** Every query, one-shot (the order file) and long-running (every record): the same answers. */
 async function sameAsLongRunning(repo: string, agent: string, now: string, what: string): Promise<void> {
@@ -155,7 +149,7 @@ test("a one-shot claim --next takes, from the order file, the task a long-runnin
   run(oneShot, "agent-000", NOW, "task", "list", "--limit", "1"); // the order file, then patched by each claim
   assert.ok(existsSync(pathIn(oneShot)));
   const taken: string[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 3; i++) {
     const agent = `n${i}`;
     const mine = run(oneShot, agent, NOW, "claim", "--next", "--json").json as { id: string };
     const store = await openStore({ cwd: longRunning, agent, env: cleanEnv({ HANDOFF_NOW: NOW }), warm: true });
@@ -199,7 +193,7 @@ test("`task list --limit` parses the records it returns; a line out of shape or 
   assert.match(all, /t-00099/);
   assert.not.match(all, /TASK 1/, "read again from the records");
   // A file cut short, or with a trailer out of shape: no file (read from the records, written anew).
-  for (const cut of [bytes.subarray(0, bytes.length - 10), Buffer.concat([bytes.subarray(0, bytes.length - 48), Buffer.from("x".repeat(47) + "\n")]), Buffer.from("not a task order file")]) {
+  for (const cut of [bytes.subarray(0, bytes.length - 10), Buffer.concat([bytes.subarray(0, bytes.length - 48), Buffer.from("x".repeat(47) + "\n")])]) {
     writeFileSync(path, cut);
     assert.is(list("--limit", "3"), first);
     assert.equal(fileState(repo), { garbage: 0, count: F.tasks }, "written afresh");
@@ -212,8 +206,9 @@ test("`task list --limit` parses the records it returns; a line out of shape or 
   assert.is(bad.code, 2, bad.stderr);
   assert.match(bad.stderr, /--limit/);
   // Under the listing threshold there is no file at all.
-  const small = viewsRepo({ tasks: LISTING_AT - 10, agents: 3, events: LISTING_AT - 10 });
-  run(small, "agent-000", NOW, "task", "list", "--limit", "3");
+  const small = tempRepo();
+  run(small, "lead", NOW, "task", "add", "one task");
+  assert.match(run(small, "agent-000", NOW, "task", "list", "--limit", "3").stdout, /one task/);
   assert.ok(!existsSync(pathIn(small)), "no order file under LISTING_AT tasks");
 });
 
