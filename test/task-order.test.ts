@@ -192,6 +192,9 @@ test("`task list --limit` parses the records it returns; a line out of shape or 
   const all = list("--limit", "100");
   assert.match(all, /t-00099/);
   assert.not.match(all, /TASK 1/, "read again from the records");
+  assert.ok(!existsSync(path), "the damaged file removed (a patch would have copied its lines along)");
+  assert.is(list("--limit", "3"), first);
+  assert.equal(fileState(repo), { garbage: 0, count: F.tasks }, "written anew");
   // A file cut short, or with a trailer out of shape: no file (read from the records, written anew).
   for (const cut of [bytes.subarray(0, bytes.length - 10), Buffer.concat([bytes.subarray(0, bytes.length - 48), Buffer.from("x".repeat(47) + "\n")])]) {
     writeFileSync(path, cut);

@@ -98,6 +98,7 @@ function bytesAt(fd: number, end: number, at: number, length: number): Buffer | 
  */
 export class OrderFile {
   private constructor(
+    private readonly path: string,
     private readonly fd: number,
     readonly head: OrderHead,
     /** Where each record's line is. */
@@ -133,11 +134,19 @@ export class OrderFile {
     return this.len[i]!;
   }
 
-  /** The record at place `i`, parsed now (throws a SyntaxError on a line out of shape). */
+  /**
+   * The record at place `i`, parsed now. A line out of shape throws a SyntaxError, and the file is
+   * removed first: the next listing writes it anew (a patch would copy the damaged line along).
+   */
   record(i: number): Task {
     recordsParsed.count++;
-    const b = this.line(i);
-    return JSON.parse(b.toString("latin1", 0, b.length - 1)) as Task;
+    try {
+      const b = this.line(i);
+      return JSON.parse(b.toString("latin1", 0, b.length - 1)) as Task;
+    } catch (e) {
+      if (e instanceof SyntaxError) unlinkQuiet(this.path);
+      throw e;
+    }
   }
 
   /** The place of task `id`, or undefined (a binary search by id, each step a record parsed). */
@@ -188,7 +197,7 @@ export class OrderFile {
       const m = trailer && /^task-order (\d+) [0-9a-z_]+ *\n$/.exec(trailer);
       const tailAt = m ? Number(m[1]) : NaN;
       const k = Number.isSafeInteger(tailAt) && tailAt <= end ? keyed(fd, end, tailAt) : null;
-      if (k) file = OrderFile.parse(fd, end, tailAt, k.keyEnd, k.size, k.tail, trailer!);
+      if (k) file = OrderFile.parse(path, fd, end, tailAt, k.keyEnd, k.size, k.tail, trailer!);
     } catch {
       file = null;
     }
@@ -197,7 +206,7 @@ export class OrderFile {
   }
 
   /** After the key (ending at `keyEnd`): the size line (in `size`, read with the key), then the head up to `end`. */
-  private static parse(fd: number, end: number, tailAt: number, keyEnd: number, size: Buffer, tail: OrderFile["tail"], trailer: string): OrderFile | null {
+  private static parse(path: string, fd: number, end: number, tailAt: number, keyEnd: number, size: Buffer, tail: OrderFile["tail"], trailer: string): OrderFile | null {
     const nl = size.indexOf(0x0a);
     const headLength = nl < 0 ? NaN : Number(size.toString("latin1", 0, nl));
     const headAt = keyEnd + nl + 1;
@@ -225,7 +234,7 @@ export class OrderFile {
       if (len[i]! < 2 || at[i]! + len[i]! > tailAt) return null;
     }
     const garbage = typeof h.garbage === "number" ? h.garbage : Infinity;
-    return new OrderFile(fd, { codes: h.codes, expires, best, newest, byId, flags }, at, len, tailAt, garbage, tail, trailer);
+    return new OrderFile(path, fd, { codes: h.codes, expires, best, newest, byId, flags }, at, len, tailAt, garbage, tail, trailer);
   }
 }
 

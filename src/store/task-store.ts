@@ -342,12 +342,21 @@ export async function claimNext(
   }
 }
 
-/** Tasks by id from the ordered tasks (a binary search of the places by id each). */
+/**
+ * Tasks by id from the ordered tasks (a binary search of the places by id each). A damaged line
+ * (the file is then removed and written anew by the next listing) reads as no such task: the
+ * check runs inside the compare-and-swap, where a refusal is the only safe answer.
+ */
 function lookupIn(o: OrderedTasks): TaskLookup {
   return {
     get: (id) => {
-      const i = o.placeOf(id);
-      return i === undefined ? undefined : o.record(i);
+      try {
+        const i = o.placeOf(id);
+        return i === undefined ? undefined : o.record(i);
+      } catch (e) {
+        if (e instanceof SyntaxError) return undefined;
+        throw e;
+      }
     },
   };
 }
