@@ -92,8 +92,8 @@ test("one-shot bounded listings read the order file and answer as a long-running
   assert.ok(existsSync(pathIn(repo)), "the first one-shot listing wrote the order file");
   assert.equal(fileState(repo), { garbage: 0, count: F.tasks });
 
-  // Claims (records replaced in place), new tasks (new places: one among the oldest ids, one the
-  // best by priority), a task finished, priorities changed by another clone: the file is patched.
+  // Claims (records replaced in place), new tasks (new places: the first id, the best priority, one
+  // dated before every other), a task finished, priorities changed by another clone: the file is patched.
   run(repo, "w1", NOW, "claim", "--next");
   run(repo, "w2", NOW, "claim", "--next");
   await sameAsLongRunning(repo, "agent-000", NOW, "after two claims");
@@ -161,7 +161,7 @@ test("a one-shot claim --next takes, from the order file, the task a long-runnin
     taken.push(mine.id);
   }
   assert.is(taken[0], "p-done", "the best ready one: waits on a done task; the one for codex and the blocked one skipped");
-  assert.ok(fileState(oneShot).garbage > 0, "the claims' listings patched the file");
+  assert.ok(fileState(oneShot).garbage > 0, "each claim patched the file");
   // The candidates come from the file: one that says every task is done leaves none.
   run(oneShot, "agent-000", NOW, "task", "list", "--limit", "1");
   const path = pathIn(oneShot);
