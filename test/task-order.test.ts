@@ -127,12 +127,12 @@ test("one-shot bounded listings read the order file and answer as a long-running
 
   // Every task ref with an earlier commit moved back to it at once: the lines replaced outweigh the
   // rest, and the file is written afresh from its lines (compacted).
-  const moves = gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname) %(objectname)^", TASKS_PREFIX)
+  const moves = gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname) %(parent)", TASKS_PREFIX)
     .split("\n")
     .map((l) => l.split(" "))
-    .filter(([, tip]) => gitOut(repo, "rev-list", "--count", tip!) !== "1");
+    .filter(([, , parent]) => !!parent);
   assert.ok(moves.length > F.tasks / 2, `most refs move (${moves.length})`);
-  gitIn(repo, moves.map(([ref, tip]) => `update ${ref} ${tip}^ ${tip}`).join("\n") + "\n", "update-ref", "--stdin");
+  gitIn(repo, moves.map(([ref, tip, parent]) => `update ${ref} ${parent} ${tip}`).join("\n") + "\n", "update-ref", "--stdin");
   await sameAsLongRunning(repo, "agent-000", NOW, "after most refs moved at once");
   assert.is(fileState(repo).garbage, 0, "compacted");
   await sameAsLongRunning(repo, "agent-000", NOW, "read from the compacted file");
