@@ -75,6 +75,23 @@ test("create_task takes after, scope, exclusive and verify; ready_tasks shows bl
   assert.equal((await ok(lead, "ready_tasks")).blocked, []);
 });
 
+test("ready_tasks leaves out tasks addressed to another kind of agent or another machine, as the CLI's ready does", async () => {
+  const repo = tempRepo();
+  const lead = await server(repo, "lead");
+  await ok(lead, "create_task", { objective: "for codex", id: "cx", to: "codex", priority: 5 });
+  await ok(lead, "create_task", { objective: "for another machine", id: "far", to: "@far-away", priority: 5 });
+  await ok(lead, "create_task", { objective: "for anyone", id: "any" });
+  const ready = await ok(lead, "ready_tasks");
+  assert.equal(ready.tasks.map((t: any) => t.id), ["any"]);
+  assert.is(ready.total, 1);
+  assert.match(ready.summary, /^1 ready to claim, best any/);
+  assert.equal(cli(["ready", "--json"], { cwd: repo, agent: "lead" }).json.map((t: any) => t.id), ["any"]);
+  // A codex agent may take the one for codex (and, as the CLI says, not the other machine's).
+  const codex = await server(repo, "codex");
+  assert.equal((await ok(codex, "ready_tasks")).tasks.map((t: any) => t.id), ["cx", "any"]);
+  assert.equal(cli(["ready", "--json"], { cwd: repo, agent: "codex" }).json.map((t: any) => t.id), ["cx", "any"]);
+});
+
 test("declare_session and load_context record objective, files and awaits; list_agents shows them", async () => {
   const repo = tempRepo();
   const alice = await server(repo, "alice");

@@ -1,12 +1,11 @@
 // Tools over the task queue: add, read, list, and what is ready to claim.
 import * as z from "zod/mini";
-import { readyTasks as readyByDependencies } from "../../core/dependency-graph.ts";
 import { TaskStatus } from "../../core/task.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { settle } from "../../core/task-ops.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
-import { addTaskAfter } from "../../store/dependency-actions.ts";
+import { addTaskAfter, listReady } from "../../store/dependency-actions.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
@@ -145,21 +144,21 @@ export const readyTasks = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
+    // The CLI's `ready`: not blocked, and not addressed to another kind of agent or machine.
+    const { ready: shown, total } = await listReady(store, { limit: a.limit ?? 10 });
     const { tasks } = await listTasks(store, { settled: false });
     const now = store.now();
-    const ready = readyByDependencies(tasks, now);
-    const shown = ready.slice(0, a.limit ?? 10);
     const byId = new Map(tasks.map((t) => [t.id, t]));
-    const readyIds = new Set(ready.map((t) => t.id));
     const blocked = tasks
-      .filter((t) => !readyIds.has(t.id) && (t.after ?? []).length && settle(t, { actor: store.actor, now }).record.status === "todo")
+      .filter((t) => (t.after ?? []).length && settle(t, { actor: store.actor, now }).record.status === "todo")
       .map((t) => ({ task: t.id, objective: t.objective, edges: blockingEdges(t, byId, now) }))
       .filter((b) => b.edges.length);
     const blockedText = blocked.map((b) => `blocked: ${b.task} waits on ${b.edges.map((e) => `${e.waits_on} (${e.status}${e.holder ? `, held by ${e.holder}` : ""})`).join(", ")}`);
-    const summary = `${ready.length} ready to claim${ready.length ? `, best ${ready[0]!.id}` : ""}${blocked.length ? `; ${blocked.length} blocked` : ""}`;
-    const next = ready.length ? [nextCall(steps.claim(ready[0]!.id), "the best ready task"), nextCall(steps.claimNext(), "take the best one, whichever it is then")] : [{ tool: "watch", why: "wait until a task is ready" }];
+    const best = shown[0];
+    const summary = `${total} ready to claim${best ? `, best ${best.id}` : ""}${blocked.length ? `; ${blocked.length} blocked` : ""}`;
+    const next = best ? [nextCall(steps.claim(best.id), "the best ready task"), nextCall(steps.claimNext(), "take the best one, whichever it is then")] : [{ tool: "watch", why: "wait until a task is ready" }];
     return {
-      data: { tasks: shown, total: ready.length, blocked },
+      data: { tasks: shown, total, blocked },
       text: [taskLines(store, shown, "no task is ready to claim; call watch to wait for one"), ...blockedText].join("\n"),
       summary,
       next,
