@@ -68,7 +68,7 @@ function writePieces(path: string, pieces: readonly Uint8Array[]): void {
         i += batch.length;
         continue;
       }
-      // A short write: the rest of the batch's first piece not fully written, written plainly.
+      // A short write: the piece it stopped in is finished with a plain write, then on as before.
       let left = wrote;
       let k = i;
       while (left >= pieces[k]!.length) left -= pieces[k++]!.length;
