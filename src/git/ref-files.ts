@@ -399,7 +399,7 @@ export function toBytes(name: string): string {
 }
 
 /** A name from the file's latin1 text, decoded as the UTF-8 it is. */
-function fromBytes(text: string): string {
+export function fromBytes(text: string): string {
   return /[\x80-\xff]/.test(text) ? Buffer.from(text, "latin1").toString("utf8") : text;
 }
 
@@ -419,6 +419,11 @@ export function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTi
 }
 
 const NO_PACKED_REFS = new PackedRefs("");
+
+/** The refs of packed-refs lines as PackedRefs reads them (`run`: a file's lines, a header or not), under `prefix`, by name. */
+export function packedLines(run: string, prefix: string): RefTip[] {
+  return new PackedRefs(run).under(prefix);
+}
 
 /** A followed folder's last listing; `at` (where each name is) is made on first need. */
 interface Listed {

@@ -11,7 +11,7 @@ import { HandoffError } from "../core/errors.ts";
 import { textOrder } from "../core/text-order.ts";
 import type { Task } from "../core/task.ts";
 import { upperBound } from "../core/upper-bound.ts";
-import { mergeSorted } from "../git/ref-files.ts";
+import { fromBytes, mergeSorted, packedLines } from "../git/ref-files.ts";
 import type { RefTip } from "../git/refs.ts";
 import { LISTING_AT, viewKey, type FileKey } from "./record-cache-listing.ts";
 import type { Store } from "./store.ts";
@@ -63,6 +63,23 @@ export async function orderedTasks(store: Store): Promise<OrderedTasks | null> {
   const made = await fresh(store, tips);
   if (made) writeOrderFile(path, key, made.head, made.tasks.map(recordLine));
   return made;
+}
+
+/**
+ * `read` over the ordered tasks, closed after; null when there are none (orderedTasks) or a line
+ * read was damaged (the caller then lists every record, as without the file).
+ */
+export async function fromOrderFile<T>(store: Store, read: (o: OrderedTasks) => T): Promise<T | null> {
+  const ordered = await orderedTasks(store);
+  if (!ordered) return null;
+  try {
+    return read(ordered);
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
+  } finally {
+    ordered.close?.();
+  }
 }
 
 /** Every record read (the listing), in its order. */
@@ -118,11 +135,7 @@ function movedRefs(old: OrderFile, parts: Parts): Map<string, string | null> | n
   }
   // Packed since: both sides in full (names and values only; no record is read for a ref that did not move).
   const before = new Map<string, string>();
-  for (const line of was.packedRun.split("\n")) {
-    if (!line || line.startsWith("^")) continue;
-    const sp = line.indexOf(" ");
-    before.set(fromBytes(line.slice(sp + 1)), line.slice(0, sp));
-  }
+  for (const { name, oid } of packedLines(was.packedRun, TASKS_PREFIX)) before.set(name, oid);
   for (const [name, oid] of oldLoose) before.set(name, oid);
   const now = new Map(mergeSorted(parts.packed(), parts.loose).map((t) => [t.name, t.oid]));
   for (const [name, oid] of now) if (before.get(name) !== oid) moved.set(name, oid);
@@ -266,9 +279,4 @@ function byId(t: (i: number) => Task): (i: number, j: number) => number {
     const b = t(j).id;
     return a < b ? -1 : a > b ? 1 : 0;
   };
-}
-
-/** A name from a key's latin1 text, decoded as the UTF-8 it is. */
-function fromBytes(text: string): string {
-  return /[\x80-\xff]/.test(text) ? Buffer.from(text, "latin1").toString("utf8") : text;
 }
