@@ -12,7 +12,7 @@ import { writeSteps } from "./codec.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
 import { takerOf } from "./machine.ts";
 import { readyFrom } from "./task-listing.ts";
-import { orderedTasks } from "./task-order.ts";
+import { fromOrderFile, orderedTasks } from "./task-order.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
@@ -211,16 +211,8 @@ export async function listReady(store: Store, opts: { limit?: number } = {}): Pr
   const who = await takerOf(store);
   const now = store.now();
   const limit = opts.limit ?? Infinity;
-  const ordered = await orderedTasks(store);
-  if (ordered) {
-    try {
-      return { ...readyFrom(ordered, who, now, limit), problems: [] };
-    } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e; // a damaged line: listed as below
-    } finally {
-      ordered.close?.();
-    }
-  }
+  const fromFile = await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
+  if (fromFile) return { ...fromFile, problems: [] };
   const { tasks, problems } = await listTasks(store, { settled: false });
   const ready = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
   return { ready: ready.slice(0, limit), total: ready.length, problems };

@@ -13,7 +13,7 @@ import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type 
 import { claimedTasks } from "./claimed-index.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
 import { mergeSorted } from "../git/ref-files.ts";
-import { orderedTasks, type OrderedTasks } from "./task-order.ts";
+import { fromOrderFile, type OrderedTasks } from "./task-order.ts";
 import { statusOfCode } from "./task-order-file.ts";
 import { readyRecord } from "../core/dependency-graph.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
@@ -48,16 +48,8 @@ export async function listTasksBounded(
   opts: { status?: TaskStatus; limit: number },
 ): Promise<BoundedListing> {
   // A one-shot command reads the task order file: the records it returns, not every one.
-  const ordered = await orderedTasks(store);
-  if (ordered) {
-    try {
-      return boundedFrom(ordered, store, opts);
-    } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e; // a damaged line: listed as below
-    } finally {
-      ordered.close?.();
-    }
-  }
+  const fromFile = await fromOrderFile(store, (o) => boundedFrom(o, store, opts));
+  if (fromFile) return fromFile;
   const listing: Readonly<TaskListing> = await storedListing(store);
   const now = store.now();
   const ctx = { actor: store.actor, now };
