@@ -103,13 +103,7 @@ export class RecordCache {
         this.bytes = null;
       }
     }
-    const b = this.bytes;
-    if (!b) return undefined;
-    const at = b.lastIndexOf(`\n${oid}\t`, undefined, "latin1");
-    const start = at >= 0 ? at + 1 : b.subarray(0, oid.length + 1).toString("latin1") === `${oid}\t` ? 0 : -1;
-    if (start < 0) return undefined;
-    const end = b.indexOf(10, start);
-    return b.toString("utf8", start + oid.length + 1, end < 0 ? b.length : end);
+    return this.bytes ? lastLineOf(this.bytes, oid, true) : undefined;
   }
 
   /** The line for `oid` when the file's last TAIL bytes hold one (the last in the file, then), else undefined. */
@@ -128,12 +122,7 @@ export class RecordCache {
         if (fd !== null) closeSync(fd);
       }
     }
-    const b = this.tail;
-    const at = b ? b.lastIndexOf(`\n${oid}\t`, undefined, "latin1") : -1;
-    if (at < 0) return undefined;
-    const start = at + 1;
-    const end = b!.indexOf(10, start);
-    return end < 0 ? undefined : b!.toString("utf8", start + oid.length + 1, end);
+    return this.tail ? lastLineOf(this.tail, oid, false) : undefined;
   }
 
   /** The record cached for `oid`, or undefined. */
@@ -200,4 +189,18 @@ export class RecordCache {
       writeSmallFile(this.path, added);
     }
   }
+}
+
+/**
+ * The last line for `oid` in `b` (after its tab), or undefined. `whole`: `b` is the whole file, so
+ * a line at its very start counts and a last line without its newline runs to the end; else `b`
+ * is the file's end, and only lines it holds whole count.
+ */
+function lastLineOf(b: Buffer, oid: string, whole: boolean): string | undefined {
+  const at = b.lastIndexOf(`\n${oid}\t`, undefined, "latin1");
+  const start = at >= 0 ? at + 1 : whole && b.subarray(0, oid.length + 1).toString("latin1") === `${oid}\t` ? 0 : -1;
+  if (start < 0) return undefined;
+  const end = b.indexOf(10, start);
+  if (end < 0 && !whole) return undefined;
+  return b.toString("utf8", start + oid.length + 1, end < 0 ? b.length : end);
 }

@@ -206,7 +206,7 @@ export class Store {
     return record;
   }
 
-  /** A one-shot process about to read `n` task records (a whole listing): see RecordCache.expect. */
+  /** A one-shot process about to read `n` task records (a whole listing, or a few): see RecordCache.expect. */
   expectTaskRecords(n: number): void {
     if (!this.session) this.diskTasks().expect(n);
   }
