@@ -65,7 +65,12 @@ export function readyTasks(tasks: Task[], now: Date): Task[] {
   return tasks
     .map((t) => readyRecord(t, (id) => byId.get(id)?.status, now))
     .filter((t): t is Task => t !== null)
-    .sort((a, b) => b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id));
+    .sort(bestFirst);
+}
+
+/** Best first: the highest priority, then the oldest, then by id (the order claim --next takes). */
+export function bestFirst(a: Task, b: Task): number {
+  return b.priority - a.priority || textOrder(a.created_at, b.created_at) || textOrder(a.id, b.id);
 }
 
 /**

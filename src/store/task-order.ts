@@ -8,7 +8,7 @@
 // without a file, or past thousands of moved refs, is every record read (the listing,
 // task-store.ts), once.
 import { HandoffError } from "../core/errors.ts";
-import { textOrder } from "../core/text-order.ts";
+import { bestFirst } from "../core/dependency-graph.ts";
 import type { Task } from "../core/task.ts";
 import { upperBound } from "../core/upper-bound.ts";
 import { fromBytes, mergeSorted, packedLines } from "../git/ref-files.ts";
@@ -92,7 +92,7 @@ async function fresh(store: Store, tips: RefTip[]): Promise<(OrderedTasks & { ta
   const head: OrderHead = {
     codes: tasks.map((t) => statusCode(t.status)).join(""),
     expires: tasks.map(expiryOf),
-    best: places().sort(bestFirst(at)),
+    best: places().sort(bestPlaces(at)),
     newest: places().sort(newestFirst(at)),
     byId: places().sort(byId(at)),
     flags: tasks.map(flagsOf),
@@ -244,7 +244,7 @@ function patchedOrders(old: OrderFile, from: readonly number[], readNow: (k: num
   const best = kept(old.head.best, RERANKED);
   const newest = kept(old.head.newest, MOVED);
   const ids = kept(old.head.byId, NEW);
-  const [bestCmp, newestCmp, idCmp] = [bestFirst(taskOf), newestFirst(taskOf), byId(taskOf)];
+  const [bestCmp, newestCmp, idCmp] = [bestPlaces(taskOf), newestFirst(taskOf), byId(taskOf)];
   for (let k = 0; k < from.length; k++) {
     if (!flags[k]) continue;
     if (flags[k]! & RERANKED) best.splice(upperBound(best, k, bestCmp), 0, k);
@@ -254,13 +254,9 @@ function patchedOrders(old: OrderFile, from: readonly number[], readNow: (k: num
   return { best, newest, byId: ids };
 }
 
-/** Places best first: highest priority, then oldest, then id (ready-index.ts: the order claim --next takes). */
-function bestFirst(t: (i: number) => Task): (i: number, j: number) => number {
-  return (i, j) => {
-    const a = t(i);
-    const b = t(j);
-    return b.priority - a.priority || (a.created_at === b.created_at ? textOrder(a.id, b.id) : textOrder(a.created_at, b.created_at));
-  };
+/** Places best first (core/dependency-graph.ts bestFirst). */
+function bestPlaces(t: (i: number) => Task): (i: number, j: number) => number {
+  return (i, j) => bestFirst(t(i), t(j));
 }
 
 /** Places newest first: the latest change first, ties in age order (as a stable sort of the listing). */
