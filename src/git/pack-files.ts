@@ -8,7 +8,8 @@
 // Anything else (an .idx of another version, a multi-pack index alone, an entry out of shape, a
 // base in another pack) is not an answer here: the caller asks cat-file, which reads every layout
 // git has and says what is wrong in its own words.
-import { closeSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync } from "node:fs";
+import { readAt } from "./read-at.ts";
 import { inflateSync } from "node:zlib";
 import type { GitObject } from "./object-reader.ts";
 import { applyDelta, baseDistance, entryHeader, OFS_DELTA, PACK_LIMITS, REF_DELTA, TYPES } from "./pack-read.ts";
@@ -111,9 +112,7 @@ class PackIndex {
 
   /** Reads exactly `length` bytes of the .idx at `at`, or null. */
   private readIdx(at: number, length: number): Buffer | null {
-    if (at + length > this.idxSize) return null;
-    const b = Buffer.allocUnsafe(length);
-    return readSync(this.fd!, b, 0, length, at) === length ? b : null;
+    return at + length > this.idxSize ? null : readAt(this.fd!, at, length);
   }
 
   /** The .idx opened and its header checked: version 2, names of `width` bytes; false when it is not one we read. */
@@ -189,17 +188,14 @@ class PackIndex {
       }
       const end = this.packSize - this.width;
       if (at >= end) return undefined;
-      const first = Buffer.allocUnsafe(Math.min(HEAD_READ, end - at));
-      if (readSync(this.packFd, first, 0, first.length, at) !== first.length) return undefined;
+      const first = readAt(this.packFd, at, Math.min(HEAD_READ, end - at));
+      if (!first) return undefined;
       const head = entryHeader(first, 0, first.length);
       if (!head || head.size > MAX_OBJECT) return undefined;
       const { code: type, size } = head;
       const room = head.pos + this.width + 16 + size + (size >> 10) + 64;
-      let entry = first;
-      if (room > first.length && end - at > first.length) {
-        entry = Buffer.allocUnsafe(Math.min(room, end - at));
-        if (readSync(this.packFd, entry, 0, entry.length, at) !== entry.length) return undefined;
-      }
+      const entry = room > first.length && end - at > first.length ? readAt(this.packFd, at, Math.min(room, end - at)) : first;
+      if (!entry) return undefined;
       let p = head.pos;
       let base: GitObject | undefined;
       if (type === OFS_DELTA) {

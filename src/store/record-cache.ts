@@ -13,7 +13,8 @@
 // objects are gone must be read from git (which says so): such a line counts only while its three
 // objects are there as loose files; otherwise the record is read from git and, if sound, cached
 // as a plain line.
-import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { readAt } from "../git/read-at.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 /** Lines kept at most; past it, only the records this process used are kept. */
@@ -114,8 +115,7 @@ export class RecordCache {
       try {
         fd = openSync(this.path, "r");
         const size = fstatSync(fd).size;
-        const b = Buffer.allocUnsafe(Math.min(size, TAIL));
-        if (readSync(fd, b, 0, b.length, size - b.length) === b.length) this.tail = b;
+        this.tail = readAt(fd, size - Math.min(size, TAIL), Math.min(size, TAIL));
       } catch {
         /* no file: the whole read says so */
       } finally {

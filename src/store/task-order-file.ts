@@ -24,6 +24,7 @@ import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readSync, 
 import { join } from "node:path";
 import { TASK_STATUSES, type Task, type TaskStatus } from "../core/task.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
+import { readAt } from "../git/read-at.ts";
 import { asciiJson, startsWithKey, type FileKey } from "./record-cache-listing.ts";
 import { replaceByRename, tempBeside, unlinkQuiet, writeSmallFile } from "./small-file.ts";
 
@@ -87,9 +88,7 @@ export const statusOfCode = (code: number): TaskStatus | undefined => TASK_STATU
 
 /** `length` bytes of the file `fd` at `at`, or null past `end`. */
 function bytesAt(fd: number, end: number, at: number, length: number): Buffer | null {
-  if (at < 0 || length < 0 || at + length > end) return null;
-  const b = Buffer.allocUnsafe(length);
-  return readSync(fd, b, 0, length, at) === length ? b : null;
+  return at < 0 || length < 0 || at + length > end ? null : readAt(fd, at, length);
 }
 
 /**
