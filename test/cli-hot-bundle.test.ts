@@ -139,6 +139,28 @@ test("a verb that names an Object property is an unknown verb, not a crash", () 
   }
 });
 
+test("a code cache that is empty, foreign or cut short is passed over and written anew; the command runs as with none", () => {
+  const repo = tempRepo();
+  const cache = tempDir("handoff-cache-");
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead" }), encoding: "utf8" });
+  assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
+  assert.is(run(["task", "show", "t1"]).status, 0);
+  const file = join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
+  // Longer than the bundle itself too: the bundle and its cache share one buffer as they are read.
+  for (const bad of [Buffer.alloc(0), Buffer.from("not a code cache"), readFileSync(file).subarray(0, statSync(file).size >> 1), Buffer.alloc(statSync(join(dirname(CLI), "hot-main.cjs")).size * 2, 7)]) {
+    writeFileSync(file, bad);
+    const r = run(["task", "show", "t1"]);
+    assert.is(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^t1 {2}todo/);
+    const anew = readFileSync(file);
+    assert.ok(anew.length > 1000 && !anew.equals(bad), "written anew");
+    // And the new one is taken as it is: the next run leaves it unchanged.
+    const at = statSync(file).mtimeMs;
+    assert.is(run(["task", "show", "t1"]).status, 0);
+    assert.is(statSync(file).mtimeMs, at);
+  }
+});
+
 test("two installs of one build keep their code caches side by side: neither prunes the other's", () => {
   const repo = tempRepo();
   const cache = tempDir("handoff-cache-");
