@@ -8,7 +8,7 @@ import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
 import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 import type { OrderedTasks } from "./task-order.ts";
-import { statusOfCode } from "./task-order-file.ts";
+import { liveClaimAt, storedStatusAt } from "./task-order-file.ts";
 
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;
@@ -94,11 +94,10 @@ export function* readyCandidates(tasks: readonly Task[], ctx: OpContext, keep: (
  */
 export function* orderedCandidates(o: OrderedTasks, ctx: OpContext, keep: (t: Task) => boolean): Generator<Task> {
   const ms = ctx.now.getTime();
-  const { codes, expires, best } = o.head;
+  const { best } = o.head;
   for (let k = 0; k < o.count; k++) {
     const i = best[k]!;
-    const code = statusOfCode(codes.charCodeAt(i))!;
-    if (isFinal(code) || (code === "claimed" && expires[i]! > ms)) continue;
+    if (isFinal(storedStatusAt(o.head, i)!) || liveClaimAt(o.head, i, ms)) continue;
     const t = settle(o.record(i), ctx).record;
     if (t.status === "todo" && keep(t)) yield t;
   }

@@ -14,7 +14,7 @@ import { claimedTasks } from "./claimed-index.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
 import { mergeSorted } from "../git/ref-files.ts";
 import { fromOrderFile, type OrderedTasks } from "./task-order.ts";
-import { statusOfCode } from "./task-order-file.ts";
+import { liveClaimAt, storedStatusAt } from "./task-order-file.ts";
 import { readyRecord } from "../core/dependency-graph.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
 
@@ -91,12 +91,13 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
   const ms = now.getTime();
   const ctx = { actor: store.actor, now };
   const order = listingOrder(opts.status);
-  const { codes, expires } = o.head;
   const settled = new Map<number, Task>();
   const settledAt = (i: number) => settled.get(i) ?? settled.set(i, settle(o.record(i), ctx).record).get(i)!;
   // As statusAt: a live claim stays claimed whoever asks; one that ran out is settled.
-  const stored = (i: number) => statusOfCode(codes.charCodeAt(i))!;
-  const statusOf = (i: number) => (stored(i) !== "claimed" || expires[i]! > ms ? stored(i) : settledAt(i).status);
+  const statusOf = (i: number) => {
+    const st = storedStatusAt(o.head, i)!;
+    return st === "claimed" && !liveClaimAt(o.head, i, ms) ? settledAt(i).status : st;
+  };
   const statuses: TaskStatus[] = [];
   for (let i = 0; i < o.count; i++) {
     const st = statusOf(i);
@@ -127,17 +128,17 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
  */
 export function readyFrom(o: OrderedTasks, who: Taker, now: Date, limit: number): { ready: Task[]; total: number } {
   const ms = now.getTime();
-  const { codes, expires, best, flags } = o.head;
+  const { best, flags } = o.head;
   const statusOf = (id: string) => {
     const i = o.placeOf(id);
-    return i === undefined ? undefined : statusOfCode(codes.charCodeAt(i));
+    return i === undefined ? undefined : storedStatusAt(o.head, i);
   };
   const ready: Task[] = [];
   let total = 0;
   for (let k = 0; k < o.count; k++) {
     const i = best[k]!;
-    const code = statusOfCode(codes.charCodeAt(i));
-    const ranOut = code === "claimed" && !(expires[i]! > ms);
+    const code = storedStatusAt(o.head, i);
+    const ranOut = code === "claimed" && !liveClaimAt(o.head, i, ms);
     if (code !== "todo" && !ranOut) continue;
     if (!ranOut && !flags[i] && ready.length >= limit) {
       total++;
