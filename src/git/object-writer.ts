@@ -130,7 +130,8 @@ export class ObjectWriter {
     // `git prune --expire=now` removes temp files and empty fan-out folders at any moment: a temp
     // file that vanished before its link is written again.
     for (let n = 0; ; n++) {
-      if (existsSync(path)) return;
+      // Looked for above unless a temp file made ahead was to take it; again after a retry.
+      if ((n > 0 || ahead) && existsSync(path)) return;
       const tmp = `${dir}/tmp_obj_${uniqueSuffix()}`;
       let placed = false;
       try {
