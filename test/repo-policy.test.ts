@@ -1,7 +1,7 @@
 // One policy per repository: the .handoff.yaml committed on the integration branch reaches every
 // worktree; a branch's weaker or broken file changes nothing (and is reported); a worktree may be
 // stricter; a broken commit on the integration branch falls back to the last one that parses.
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -62,6 +62,51 @@ test("a policy commit that does not parse falls back to the last one that does, 
   assert.is(r.code, 3, "strict stays in force: fail closed");
   assert.is(r.json.mode, "strict");
   assert.match(r.stderr, new RegExp(`does not parse .*; using the one at ${good.slice(0, 12)}, the last that does`));
+  // A later commit leaves the broken file as it is: still the fallback, and the message names the new tip.
+  const tip = commitFile(t.repo, "NOTES.md", "notes\n");
+  const again = t.as("bob", ["check", "src/shared.ts", "--json"]);
+  assert.is(again.code, 3);
+  assert.match(again.stderr, new RegExp(`at main \\(${tip.slice(0, 12)}\\) does not parse .*; using the one at ${good.slice(0, 12)}`));
+});
+
+/** A command's JSON answer and the git commands it started (GIT_TRACE). */
+function traced(cwd: string, agent: string, args: string[]): { code: number; json: any; git: string[] } {
+  const trace = join(tempDir("handoff-trace-"), "trace");
+  const r = cli(args, { cwd, agent, env: { GIT_TRACE: trace } });
+  let text = "";
+  try {
+    text = readFileSync(trace, "utf8");
+  } catch {
+    /* no git process */
+  }
+  return { code: r.code, json: r.json, git: text.split("\n").filter((l) => l.includes("trace: built-in: git ")).map((l) => l.split("trace: built-in: ")[1]!) };
+}
+
+test("a commit on the integration branch: its .handoff.yaml is read in process, kept when unchanged, applied at once when changed, packed or not", () => {
+  const t = team(["bob"]);
+  assert.is(t.as("lead", ["lease", "src/shared.ts"]).code, 0);
+  commitFile(t.repo, ".handoff.yaml", "mode: strict\n", "policy: strict");
+  const mode = () => traced(t.wt.bob!, "bob", ["check", "src/shared.ts", "--json"]);
+  assert.is(mode().json.mode, "strict");
+  // A commit that leaves the file alone: the policy stands, no git process is started.
+  commitFile(t.repo, "README.md", "readme\n");
+  const kept = mode();
+  assert.equal([kept.code, kept.json.mode, kept.git], [3, "strict", []]);
+  // A commit that changes it: the new one applies to the next command, still without git.
+  commitFile(t.repo, ".handoff.yaml", "mode: balanced\n", "policy: balanced");
+  const balanced = mode();
+  assert.equal([balanced.code, balanced.json.mode, balanced.git], [0, "balanced", []]);
+  // The objects packed (and the file's blobs deltified against each other): read from the pack.
+  commitFile(t.repo, ".handoff.yaml", "mode: strict\n# a comment that makes this blob a delta's target\n", "policy: strict again");
+  gitOut(t.repo, "gc", "-q", "--aggressive");
+  const packed = mode();
+  assert.equal([packed.code, packed.json.mode, packed.git], [3, "strict", []]);
+  // A folder named .handoff.yaml is no policy file (as `git cat-file blob` finds none): the default mode.
+  gitOut(t.repo, "rm", "-q", ".handoff.yaml");
+  mkdirSync(join(t.repo, ".handoff.yaml"));
+  commitFile(t.repo, ".handoff.yaml/x", "mode: strict\n", "a folder");
+  const folder = mode();
+  assert.equal([folder.code, folder.json.mode, folder.git], [0, "balanced", []]);
 });
 
 test("the integration branch: master by default, git config names another, none says not checked", () => {

@@ -1,6 +1,8 @@
 // What the repository policy is read from: which branch integrates everyone's work, its tip, and
 // the committed `.handoff.yaml` there (or at an older commit of that branch).
+import type { ObjectReader } from "./object-reader.ts";
 import { git } from "./run.ts";
+import { commitLinks, treeEntries } from "./tree-object.ts";
 
 async function configValue(cwd: string, key: string): Promise<string | null> {
   const r = await git(["config", "--get", key], { cwd });
@@ -44,6 +46,43 @@ export async function findIntegrationBranch(cwd: string, remote: string | null):
 export async function fileAt(cwd: string, commit: string, path: string): Promise<string | null> {
   const r = await git(["cat-file", "blob", `${commit}:${path}`], { cwd });
   return r.code === 0 ? r.stdout : null;
+}
+
+/** Entry modes whose object `git cat-file blob <commit>:<path>` prints (a file, an executable, a symbolic link). */
+const BLOB_MODES = new Set(["100644", "100755", "120000"]);
+
+/**
+ * The id of the blob at `path` in `commit`, read in process (loose and packed objects, objects.ts's
+ * reader): null where `git cat-file blob <commit>:<path>` finds no blob (no such entry, a folder,
+ * a submodule), undefined where this cannot tell (an object missing here or not as expected: a tag,
+ * a tree not well formed), for git itself to answer. A commit on the integration branch moves the
+ * policy's key; its file's blob id says whether the policy itself moved (most commits leave it).
+ */
+export async function blobIdAt(reader: ObjectReader, commit: string, path: string): Promise<string | null | undefined> {
+  const c = await reader.read(commit);
+  if (c?.type !== "commit") return undefined;
+  const oidBytes = commit.length / 2;
+  let id = commitLinks(c.data).tree;
+  if (!id || id.length !== commit.length) return undefined;
+  const parts = path.split("/");
+  for (const [k, name] of parts.entries()) {
+    const t = await reader.read(id);
+    if (t?.type !== "tree") return undefined;
+    const entries = treeEntries(t.data, oidBytes);
+    if (!entries) return undefined;
+    const e = entries.find((x) => x.name === name);
+    if (!e) return null;
+    const last = k === parts.length - 1;
+    if (last ? !BLOB_MODES.has(e.mode) : e.mode !== "40000") return null;
+    id = e.oid;
+  }
+  return id;
+}
+
+/** A blob's text as `fileAt` gives it, read in process; undefined when it is not found here (ask git). */
+export async function blobText(reader: ObjectReader, oid: string): Promise<string | undefined> {
+  const b = await reader.read(oid);
+  return b?.type === "blob" ? b.data.toString("utf8") : undefined;
 }
 
 /** Commits of `tip`'s first-parent history that changed `path`, newest first (bounded). */
