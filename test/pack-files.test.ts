@@ -55,6 +55,29 @@ test("every object of a pack git wrote reads back as what its id names: whole, d
       assert.is(idOf(o!), oid);
     }
     assert.is(packs.read("0".repeat(40)), undefined, "an object no pack holds");
+    // Each entry inflated once: the bases of a chain are kept, not resolved from its root again.
+    assert.ok(packs.stats.inflated <= oids.length, `${packs.stats.inflated} entries inflated for ${oids.length} objects`);
+    packs.close();
+  }
+});
+
+test("deltas read in any order, with bases kept or evicted, are what git reads; a chain is not resolved from its root for each object", () => {
+  const repo = history(40);
+  gitOut(repo, "repack", "-adq", "--depth=50", "--window=50");
+  const oids = allObjects(repo);
+  const shuffled = [...oids].sort((a, b) => (a.slice(7) < b.slice(7) ? -1 : 1));
+  // 2,000 bytes keeps a few commits and trees (an object over an eighth of it is not kept): eviction at
+  // most steps; 300 keeps nothing (the text files are ~12 KB each): every chain resolved from its root.
+  for (const budget of [16 * 1024 * 1024, 2000, 300]) {
+    const packs = new LocalPacks(join(repo, ".git/objects"), budget);
+    for (const order of [oids, [...oids].reverse(), shuffled]) {
+      for (const oid of order) {
+        assert.is(idOf(packs.read(oid)!), oid, `${oid} with a budget of ${budget}`);
+        assert.ok(packs.keptBytes() <= budget, `${packs.keptBytes()} bytes kept against a budget of ${budget}`);
+      }
+    }
+    if (budget > 1024 * 1024) assert.ok(packs.stats.inflated <= oids.length, `kept: ${packs.stats.inflated} inflated for ${oids.length} objects, read three times`);
+    else assert.ok(packs.stats.inflated > 3 * oids.length, `evicted: chains resolved again (${packs.stats.inflated} for ${oids.length} objects, three times)`);
     packs.close();
   }
 });
