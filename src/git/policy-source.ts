@@ -52,7 +52,7 @@ export async function fileAt(cwd: string, commit: string, path: string): Promise
 const BLOB_MODES = new Set(["100644", "100755", "120000"]);
 
 /**
- * The id of the blob at `path` in `commit`, read in process (loose and packed objects, objects.ts's
+ * The id of the blob at `path` in `commit`, read in process (loose and packed objects, object-reader.ts's
  * reader): null where `git cat-file blob <commit>:<path>` finds no blob (no such entry, a folder,
  * a submodule), undefined where this cannot tell (an object missing here or not as expected: a tag,
  * a tree not well formed), for git itself to answer. A commit on the integration branch moves the
