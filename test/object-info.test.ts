@@ -1,5 +1,5 @@
 // An object's type and size without reading it (ObjectReader.info), against git's own answers,
-// loose and packed; and what comes from another clone measured before it is read: a record with a
+// loose and packed (a small packed one read in process, whole: its pack keeps it for the read that follows); and what comes from another clone measured before it is read: a record with a
 // task.json far past its bound is refused without its bytes ever being read into memory.
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
@@ -30,13 +30,18 @@ test("type and size as git says them: loose (small, large and compressible), pac
   for (const oid of [small, large, t, c]) assert.equal(await reader.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
   assert.is(await reader.info("0".repeat(40)), null);
   reader.close();
-  // Packed: answered by `git cat-file --batch-check`, loose files gone.
+  // Packed, loose files gone: the small ones measured in process from the pack (no
+  // `git cat-file --batch-check` started for them), the one past the pack reader's bound by git.
   gitOut(repo, "update-ref", "refs/keep", c);
   gitOut(repo, "tag", "keep-large", large);
   gitOut(repo, "repack", "-a", "-d", "-q");
   gitOut(repo, "prune-packed");
   const packed = new ObjectReader(`${repo}/.git`, repo);
-  for (const oid of [large, t, c]) assert.equal(await packed.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
+  const checker = () => (packed as unknown as { check: unknown }).check;
+  for (const oid of [t, c]) assert.equal(await packed.info(oid), { type: git("cat-file", "-t", oid), size: Number(git("cat-file", "-s", oid)) }, oid);
+  assert.is(checker(), null, "no --batch-check child for objects the packs answer");
+  assert.equal(await packed.info(large), { type: "blob", size: 3_000_000 });
+  assert.ok(checker(), "git measures what is past the pack reader's bound");
   assert.is(await packed.info("1".repeat(40)), null);
   // And read whole through `git cat-file --batch` (many chunks, joined once), between two small ones.
   const [a, b, z] = await Promise.all([packed.read(t), packed.read(large), packed.read(c)]);
