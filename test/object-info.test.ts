@@ -1,5 +1,6 @@
 // An object's type and size without reading it (ObjectReader.info), against git's own answers,
-// loose and packed (a small packed one read in process, whole: its pack keeps it for the read that follows); and what comes from another clone measured before it is read: a record with a
+// loose and packed (a small packed one read in process, whole: its pack keeps it for the read
+// that follows); and what comes from another clone measured before it is read: a record with a
 // task.json far past its bound is refused without its bytes ever being read into memory.
 import { spawnSync } from "node:child_process";
 import { test } from "uvu";
