@@ -131,10 +131,38 @@ test("the integration branch: master by default, git config names another, none 
   assert.is(cli(["conflicts", "--json"], { cwd: repo, agent: "lead" }).json.integration, "trunk");
 });
 
+test("the integration branch is found without git: the config read in process, the branch and the remote's HEAD as files", () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "main");
+  commitFile(repo, "a.txt", "1\n");
+  const found = () => {
+    const r = traced(repo, "lead", ["conflicts", "--json"]);
+    return [r.json.integration, r.git.filter((g) => /^git (config|rev-parse|symbolic-ref)/.test(g))];
+  };
+  assert.equal(found(), ["main", []]);
+  gitOut(repo, "branch", "trunk");
+  gitOut(repo, "config", "handoff.integrationBranch", "trunk");
+  assert.equal(found(), ["trunk", []]);
+  // The sync remote's HEAD names it (a symbolic ref, never packed: its file).
+  gitOut(repo, "config", "--unset", "handoff.integrationBranch");
+  gitOut(repo, "remote", "add", "origin", repo);
+  gitOut(repo, "update-ref", "refs/remotes/origin/trunk", "HEAD");
+  gitOut(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk");
+  assert.equal(found(), ["trunk", []]);
+  // What the in-process reader does not read (an include) is git's to answer, as before.
+  gitOut(repo, "config", "include.path", join(repo, ".git", "none.gitconfig"));
+  const viaGit = found();
+  assert.is(viaGit[0], "trunk");
+  assert.ok((viaGit[1] as string[]).length > 0, "git answered");
+});
+
 test("no integration branch to find: not looked up again by every command, until a branch or a setting appears", () => {
   const repo = tempDir();
   gitOut(repo, "init", "-q", "-b", "trunk");
   commitFile(repo, "a.txt", "1\n");
+  // An include puts the config beyond the in-process reader: the lookup is git's, seen in GIT_TRACE.
+  writeFileSync(join(repo, ".git", "extra.gitconfig"), "");
+  gitOut(repo, "config", "include.path", join(repo, ".git", "extra.gitconfig"));
   const lookups = () => {
     const trace = join(tempDir("handoff-trace-"), "trace");
     const r = cli(["conflicts", "--json"], { cwd: repo, agent: "lead", env: { GIT_TRACE: trace } });

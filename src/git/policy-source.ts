@@ -1,19 +1,50 @@
 // What the repository policy is read from: which branch integrates everyone's work, its tip, and
 // the committed `.handoff.yaml` there (or at an older commit of that branch).
+import { join } from "node:path";
+import { scanConfig } from "./config-scan.ts";
 import type { ObjectReader } from "./object-reader.ts";
+import { readIfThere } from "./optional-file.ts";
+import { RefFiles } from "./ref-files.ts";
 import { git } from "./run.ts";
 import { commitLinks, treeEntries } from "./tree-object.ts";
 
-async function configValue(cwd: string, key: string): Promise<string | null> {
+/**
+ * Where the lookup may read git's files itself (config-scan.ts, ref-files.ts): the first command in
+ * a repository, and the first after its config changes, started three git processes for it.
+ * Whatever those readers cannot answer (an include, configuration from the environment, refs
+ * not kept as files) is asked of git as before.
+ */
+export interface LocalRepo {
+  commonDir: string;
+  gitDir: string | null;
+}
+
+async function configValue(cwd: string, key: string, local?: LocalRepo): Promise<string | null> {
+  const dot = key.indexOf(".");
+  const [section, name] = [key.slice(0, dot).toLowerCase(), key.slice(dot + 1).toLowerCase()];
+  const entries = local ? scanConfig(process.env, local.commonDir, local.gitDir, (s, sub, k) => s === section && sub === null && k === name) : null;
+  // `git config --get` prints the last value; a key written alone prints nothing.
+  if (entries) return entries.at(-1)?.value?.trim() || null;
   const r = await git(["config", "--get", key], { cwd });
   const v = r.code === 0 ? r.stdout.trim() : "";
   return v || null;
 }
 
 /** The commit a local branch points at, or null. */
-export async function branchTip(cwd: string, branch: string): Promise<string | null> {
+export async function branchTip(cwd: string, branch: string, local?: LocalRepo): Promise<string | null> {
+  if (local && RefFiles.usable(local.commonDir)) return new RefFiles(local.commonDir).read(`refs/heads/${branch}`);
   const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", `refs/heads/${branch}^{commit}`], { cwd });
   return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** What `refs/remotes/<remote>/HEAD` names, shortened (`origin/main`), or null; undefined: ask git. */
+function remoteHead(local: LocalRepo | undefined, remote: string): string | null | undefined {
+  if (!local || !RefFiles.usable(local.commonDir)) return undefined;
+  // A symbolic ref is never packed: its file, or none.
+  const text = readIfThere(join(local.commonDir, "refs", "remotes", remote, "HEAD"));
+  if (text === null) return null;
+  const m = /^ref: refs\/remotes\/(\S+)\n?$/.exec(text);
+  return m ? m[1]! : undefined;
 }
 
 export interface IntegrationBranch {
@@ -27,17 +58,20 @@ export interface IntegrationBranch {
  * else `init.defaultBranch` (git's default `master` when unset) or `main` when such a branch
  * exists, else none.
  */
-export async function findIntegrationBranch(cwd: string, remote: string | null): Promise<IntegrationBranch> {
-  const configured = await configValue(cwd, "handoff.integrationBranch");
+export async function findIntegrationBranch(cwd: string, remote: string | null, local?: LocalRepo): Promise<IntegrationBranch> {
+  const configured = await configValue(cwd, "handoff.integrationBranch", local);
   if (configured) return { branch: configured, from: "git config handoff.integrationBranch" };
   if (remote) {
-    const r = await git(["symbolic-ref", "--quiet", "--short", `refs/remotes/${remote}/HEAD`], { cwd });
-    const name = r.code === 0 ? r.stdout.trim() : "";
-    if (name.startsWith(`${remote}/`)) return { branch: name.slice(remote.length + 1), from: `${remote}/HEAD` };
+    let name = remoteHead(local, remote);
+    if (name === undefined) {
+      const r = await git(["symbolic-ref", "--quiet", "--short", `refs/remotes/${remote}/HEAD`], { cwd });
+      name = r.code === 0 ? r.stdout.trim() : "";
+    }
+    if (name?.startsWith(`${remote}/`)) return { branch: name.slice(remote.length + 1), from: `${remote}/HEAD` };
   }
-  const initDefault = await configValue(cwd, "init.defaultBranch");
+  const initDefault = await configValue(cwd, "init.defaultBranch", local);
   for (const [branch, from] of [[initDefault, "init.defaultBranch"], ["main", "the main branch"], ["master", "the master branch"]] as const) {
-    if (branch && (await branchTip(cwd, branch))) return { branch, from };
+    if (branch && (await branchTip(cwd, branch, local))) return { branch, from };
   }
   return { branch: null, from: "none: set git config handoff.integrationBranch" };
 }

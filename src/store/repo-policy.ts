@@ -110,7 +110,7 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   let remote: string | null = null;
   if (!cached || (!tip && !noneStands)) {
     remote = (await configuredRemote(cwd, repo.commonDir)).name;
-    ({ branch, from } = await findIntegrationBranch(cwd, remote));
+    ({ branch, from } = await findIntegrationBranch(cwd, remote, { commonDir: repo.commonDir, gitDir: repo.gitDir }));
     tip = branch ? await tipOf(branch) : null;
     if (cached && (cached.branch !== branch || branch === null)) cached = null;
   }
