@@ -3,6 +3,7 @@
 // config the YAML parser refuses (an alias bomb) is invalid input (exit 2).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
@@ -79,6 +80,11 @@ test("a read-only file system: environment, exit 5, EROFS", () => {
 
 test("too many open files: environment (EMFILE), never an unexpected error, at whatever limit the process runs out", () => {
   const repo = tempRepo();
+  // A config with an include sends the integration branch's lookup to git (policy-source.ts reads
+  // plain config itself): the command then starts git processes, whose pipes run out first. In a
+  // plain repository it starts none, and needs no descriptor Node's own start does not.
+  writeFileSync(join(repo, ".git", "extra.gitconfig"), "");
+  gitOut(repo, "config", "include.path", join(repo, ".git", "extra.gitconfig"));
   const codes = new Set<number>();
   // Node itself needs some descriptors to start: step the limit up until writes succeed.
   for (let n = 14; n <= 40; n += 2) {
