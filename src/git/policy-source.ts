@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { scanConfig } from "./config-scan.ts";
 import type { ObjectReader } from "./object-reader.ts";
 import { readIfThere } from "./optional-file.ts";
-import { RefFiles } from "./ref-files.ts";
+import type { RefFiles } from "./ref-files.ts";
 import { git } from "./run.ts";
 import { commitLinks, treeEntries } from "./tree-object.ts";
 
@@ -17,6 +17,8 @@ import { commitLinks, treeEntries } from "./tree-object.ts";
 export interface LocalRepo {
   commonDir: string;
   gitDir: string | null;
+  /** The repository's refs as files, or null where they are not kept so (RefFiles.usable). */
+  refs: RefFiles | null;
 }
 
 async function configValue(cwd: string, key: string, local?: LocalRepo): Promise<string | null> {
@@ -32,14 +34,14 @@ async function configValue(cwd: string, key: string, local?: LocalRepo): Promise
 
 /** The commit a local branch points at, or null. */
 export async function branchTip(cwd: string, branch: string, local?: LocalRepo): Promise<string | null> {
-  if (local && RefFiles.usable(local.commonDir)) return new RefFiles(local.commonDir).read(`refs/heads/${branch}`);
+  if (local?.refs) return local.refs.read(`refs/heads/${branch}`);
   const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", `refs/heads/${branch}^{commit}`], { cwd });
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
 /** What `refs/remotes/<remote>/HEAD` names, shortened (`origin/main`), or null; undefined: ask git. */
 function remoteHead(local: LocalRepo | undefined, remote: string): string | null | undefined {
-  if (!local || !RefFiles.usable(local.commonDir)) return undefined;
+  if (!local?.refs) return undefined;
   // A symbolic ref is never packed: its file, or none.
   const text = readIfThere(join(local.commonDir, "refs", "remotes", remote, "HEAD"));
   if (text === null) return null;

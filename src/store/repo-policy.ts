@@ -98,8 +98,8 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
     cached = null;
   }
   if (cached?.stamp !== stamp) cached = null;
-  const refs = RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
-  const tipOf = async (b: string) => (refs ? refs.read(`refs/heads/${b}`) : branchTip(cwd, b));
+  const local = { commonDir: repo.commonDir, gitDir: repo.gitDir, refs: RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null };
+  const tipOf = (b: string) => branchTip(cwd, b, local);
   let branch = cached?.branch ?? null;
   let from = cached?.from ?? "";
   let tip = branch ? await tipOf(branch) : null;
@@ -110,7 +110,7 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   let remote: string | null = null;
   if (!cached || (!tip && !noneStands)) {
     remote = (await configuredRemote(cwd, repo.commonDir)).name;
-    ({ branch, from } = await findIntegrationBranch(cwd, remote, { commonDir: repo.commonDir, gitDir: repo.gitDir }));
+    ({ branch, from } = await findIntegrationBranch(cwd, remote, local));
     tip = branch ? await tipOf(branch) : null;
     if (cached && (cached.branch !== branch || branch === null)) cached = null;
   }
