@@ -1,3 +1,4 @@
+
 // Compare-and-swap ref transactions written in-process through git's own lock protocol for the
 // files backend. For long-running processes: a long-lived `git update-ref --stdin` costs a pipe
 // round trip to another process on every write (on a loaded 2-core machine, two context switches
@@ -17,6 +18,7 @@
 // deletions. Anything else returns null and goes to git.
 import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { looseObjectPath } from "./loose-object.ts";
 import { processAlive } from "./process-alive.ts";
 import { pipeline } from "./fill-pipeline.ts";
 import { QuietTrigger } from "./quiet-trigger.ts";
@@ -289,7 +291,7 @@ export class LooseRefWriter {
       // is not looked for: the caller checks its objects again once the refs are set (a prune
       // between its write and the update is put right then, ObjectWriter.settle).
       if (existsSync(`${this.commonDir}/logs/${u.ref}`)) return false;
-      if (!written?.(u.new) && !existsSync(`${this.commonDir}/objects/${u.new.slice(0, 2)}/${u.new.slice(2)}`)) return false;
+      if (!written?.(u.new) && !existsSync(looseObjectPath(this.commonDir, u.new))) return false;
     }
     return true;
   }

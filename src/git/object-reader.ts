@@ -4,6 +4,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs
 import { inflateSync } from "node:zlib";
 import { inflateStored } from "./small-object-codec.ts";
 import { LocalPacks } from "./pack-files.ts";
+import { looseObjectPath } from "./loose-object.ts";
 import { envFor, placeOf, setAlive } from "./run.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
@@ -37,7 +38,12 @@ export class ObjectReader {
   private packs: LocalPacks | null = null;
 
   async read(oid: string): Promise<GitObject | null> {
-    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? (this.packs ??= new LocalPacks(`${this.commonDir}/objects`)).read(oid) ?? this.readBatch(oid);
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.fromPacks(oid) ?? this.readBatch(oid);
+  }
+
+  /** The object from the repository's own packs (opened on first need), or undefined. */
+  private fromPacks(oid: string): GitObject | undefined {
+    return (this.packs ??= new LocalPacks(`${this.commonDir}/objects`)).read(oid);
   }
 
   private readBatch(oid: string): Promise<GitObject | null> {
@@ -57,7 +63,7 @@ export class ObjectReader {
     // A packed object within pack-files.ts's bound (1 MB) is read whole: its pack keeps it, so the
     // read that follows the measure costs nothing more. A first sync of 1,000 tasks asked a
     // `--batch-check` child for each fetched object in turn, a round trip each: most of its time.
-    const packed = (this.packs ??= new LocalPacks(`${this.commonDir}/objects`)).read(oid);
+    const packed = this.fromPacks(oid);
     if (packed) return { type: packed.type, size: packed.data.length };
     this.check ??= new CatFileBatch(this.cwd, true);
     return this.check.read(oid) as Promise<ObjectInfo | null>; // a --batch-check child answers type and size
@@ -82,7 +88,7 @@ export interface ObjectInfo {
 
 /** A loose object's header, from its first bytes (undefined: not loose here; null: damaged). */
 function looseInfo(commonDir: string, oid: string): ObjectInfo | null | undefined {
-  const path = `${commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+  const path = looseObjectPath(commonDir, oid);
   if (!existsSync(path)) return undefined; // as readLoose: no error thrown for each packed object
   let fd: number;
   try {
@@ -111,7 +117,7 @@ const OBJECT_TYPES = new Set(["commit", "tree", "blob", "tag"]);
 const Z_SYNC_FLUSH = 2;
 
 function readLoose(commonDir: string, oid: string): GitObject | null {
-  const path = `${commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+  const path = looseObjectPath(commonDir, oid);
   // Looked for first: a read of a missing file throws, and the error costs ~14 us here against
   // ~3 for the look (a clone's records are packed: a first listing of 1,000 tried 3,000 paths).
   if (!existsSync(path)) return null;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { looseObjectPath } from "./loose-object.ts";
 import { environmentRefusal } from "../core/environment.ts";
 import { HandoffError } from "../core/errors.ts";
 import { deflateSync } from "node:zlib";
@@ -111,7 +112,7 @@ export class ObjectWriter {
   }
 
   private pathOf(oid: string): string {
-    return `${this.commonDir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+    return looseObjectPath(this.commonDir, oid);
   }
 
   /**

@@ -1,3 +1,4 @@
+
 import { existsSync, statSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { basename } from "node:path";
@@ -11,6 +12,7 @@ import { discoverRepo, hasSeparateStore, SEPARATE_STORE, type RepoInfo } from ".
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter } from "../git/loose-ref-writer.ts";
+import { looseObjectPath } from "../git/loose-object.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
@@ -254,7 +256,7 @@ export class Store {
 
   /** Whether every one of `oids` is a loose object here (a stat each; packed ones count as absent). */
   hasLooseObjects(oids: string[]): boolean {
-    return oids.every((o) => existsSync(`${this.repo.storeDir}/objects/${o.slice(0, 2)}/${o.slice(2)}`));
+    return oids.every((o) => existsSync(looseObjectPath(this.repo.storeDir, o)));
   }
 
   /**
