@@ -17,6 +17,7 @@ import { integrate } from "./integrate.ts";
 import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
+import { forgetMovedRemote } from "./tracking-identity.ts";
 import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
 import { replaceFile } from "../store/small-file.ts";
 import { trace } from "./trace.ts";
@@ -94,6 +95,7 @@ export const QUEUE_FAMILIES = [TASK_FAMILY, "refs/handoff/inputs/", "refs/handof
  * fetch names exactly was gone from the remote.
  */
 async function lookOnce(store: Store, remote: string): Promise<QueueLook> {
+  await forgetMovedRemote(store, remote);
   const budget = await remoteBudget(store, remote);
   trace("queue: fetching");
   const f = await fetchFamilies(store, remote, QUEUE_FAMILIES, budget);

@@ -19,6 +19,7 @@ import { lsRemoteRefs } from "../git/remote-ref.ts";
 import { fetchNamed } from "./http-fetch.ts";
 import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
+import { forgetMovedRemote } from "./tracking-identity.ts";
 
 /** `refused`: refs whose remote value failed validation on receive (kept out of refs/handoff/), with why. */
 export type Pulled = { ok: true; changed: boolean; refused?: { ref: string; reason: string }[] } | { ok: false; message: string };
@@ -35,6 +36,7 @@ export function pullRef(store: Store, remote: string, ref: string): Promise<Pull
  * the other refs such a pattern matches come along and are judged and applied like the rest.
  */
 export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
+  await forgetMovedRemote(store, remote);
   const budget = await remoteBudget(store, remote);
   if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget);
   const before = await trackingMatching(store, remote, refs);

@@ -3,7 +3,7 @@
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
-import { Task } from "../core/task.ts";
+import { isFinal, Task } from "../core/task.ts";
 import { listRefs, type RefUpdate } from "../git/refs.ts";
 import { sameRefs } from "../git/ref-watch.ts";
 import type { Tips } from "./tracking.ts";
@@ -63,7 +63,11 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         // deleted; or never pushed yet. Only the last is pushed.
         const id = ref.startsWith(TASKS_PREFIX) ? ref.slice(TASKS_PREFIX.length) : null;
         const archivedTip = id && after.has(ARCHIVE_REF) ? (archived ??= await archivedTipsFrom(store, after.get(ARCHIVE_REF)!)).get(id) : undefined;
-        if ((B !== null && (await isAncestor(store, L, B, ref))) || (archivedTip && (await isAncestor(store, L, archivedTip, ref)))) {
+        const compacted = archivedTip && (await isAncestor(store, L, archivedTip, ref));
+        // A task deleted there but not archived: compaction archives every task it removes, and
+        // only finished ones, so a live task gone by hand (or by a remote that lost it) is put back
+        // rather than lost in every clone. The remote is shared storage, not an authority here.
+        if (compacted || (B !== null && (await isAncestor(store, L, B, ref)) && !(id && (await liveHere(store, ref, L))))) {
           updates.push({ ref, new: null, old: L }); // compacted (or deleted) on the remote
           out.removed.push(ref);
         } else out.ahead.push({ ref, local: L, expected: null });
@@ -90,6 +94,15 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     if (r.reason === "locked") failOnStaleLock(store.repo.storeDir, r.message);
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
+  }
+}
+
+/** Whether the task record at `tip` is not finished; a record that cannot be read counts as finished (cancel --force removes such refs). */
+async function liveHere(store: Store, ref: string, tip: string): Promise<boolean> {
+  try {
+    return !isFinal((await readRecord(store.reader, store.oidBytes, tip, ref, "task.json", Task)).record.status);
+  } catch {
+    return false;
   }
 }
 

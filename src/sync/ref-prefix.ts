@@ -12,6 +12,7 @@ import { REF_FAMILIES } from "../store/ref-families.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
+import { forgetTracking } from "./tracking-identity.ts";
 
 /** `refs/heads/<a>/<b>/`, each component a valid ref component; the reason it is not, or null. */
 export function prefixProblem(prefix: string): string | null {
@@ -38,9 +39,13 @@ function looksLikeOurs(rest: string): boolean {
  */
 export async function setRefPrefix(store: Store, remote: string, prefix: string | null): Promise<void> {
   const key = `remote.${remote}.handoffRefPrefix`;
+  const was = await remotePrefix(store.cwd, remote);
   if (prefix === null || prefix === HANDOFF_ROOT) {
     await git(["config", "--local", "--unset-all", key], { cwd: store.cwd });
     notePrefix(store.cwd, remote, null);
+    // The tracking refs are of the old place: kept, the next sync would take every ref the
+    // remote lacks under the new prefix for one deleted there (tracking-identity.ts).
+    if (was !== HANDOFF_ROOT) await forgetTracking(store, remote);
     return;
   }
   const problem = prefixProblem(prefix);
@@ -69,6 +74,7 @@ export async function setRefPrefix(store: Store, remote: string, prefix: string 
   clash(remoteHas.stdout.split("\n").map((l) => l.slice(l.indexOf("\t") + 1)).filter(Boolean), `on ${remote}`);
   await git(["config", "--local", key, prefix], { cwd: store.cwd });
   notePrefix(store.cwd, remote, prefix);
+  if (was !== prefix) await forgetTracking(store, remote);
 }
 
 /** `git handoff remote <name> --ref-prefix P`: the remote must exist; `refs/handoff/` undoes it. */

@@ -14,6 +14,7 @@ import { markTentative, recordConflicts } from "./local-area.ts";
 import type { Attempt, CasOptions, Store } from "../store/store.ts";
 import { sharedBudget } from "./claim-deadline.ts";
 import { guardClock } from "./skew.ts";
+import { forgetMovedRemote } from "./tracking-identity.ts";
 
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
@@ -24,6 +25,7 @@ export { unreachable } from "./remote-budget.ts";
 
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
 export async function refresh(store: Store, remote: string, budget?: RemoteBudget): Promise<{ ok: true; integration: Integration } | RemoteFailure> {
+  await forgetMovedRemote(store, remote);
   const f = await refreshTracking(store, remote, undefined, budget);
   if (!f.ok) return f;
   const integration = await integrate(store, f.before, f.after);
@@ -40,6 +42,7 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
  */
 export async function remoteCasLoop<R>(store: Store, remote: string, attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
   trace("cas: start");
+  await forgetMovedRemote(store, remote);
   const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
   // A takeover must not count on a clock that is off; a creation takes nothing over.
   if (opts.exclusive && !opts.createsOnly) await guardClock(store, remote, callTimeout(budget));

@@ -16,6 +16,7 @@ import { pushEffect } from "./push-outcome.ts";
 import type { Store } from "../store/store.ts";
 import { compactIfDue } from "../store/archive.ts";
 import { packIfLoose } from "./pack-refs.ts";
+import { forgetMovedRemote } from "./tracking-identity.ts";
 import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
 import { trace } from "./trace.ts";
@@ -65,6 +66,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   const say = o.progress ?? (() => {});
   trace("sync: start");
   const remote = await requireRemote(store);
+  await forgetMovedRemote(store, remote);
   const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
   const budget = await remoteBudget(store, remote);
   // One sync at a time per clone and remote: the agents of one clone share its refs, so two syncs
