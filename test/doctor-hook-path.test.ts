@@ -24,7 +24,7 @@ test("git-handoff-hook on the PATH: checked only where hooks run it, with the fi
   assert.is(missing.status, "warn");
   assert.match(missing.detail, /\.claude\/settings\.json.* run git-handoff-hook, which is not on the PATH: the agents' pre-edit hook commands fail/);
   assert.match(missing.detail, /the git pre-commit hook/);
-  assert.match(missing.fix!, /npm install -g git-handoff/);
+  assert.match(missing.fix!, /npm link in the git-handoff checkout/, "the package is not on the registry: no npm install -g");
 
   const bin = tempDir("handoff-bin-");
   const hook = join(bin, "git-handoff-hook");
@@ -41,6 +41,28 @@ test("git-handoff-hook on the PATH: checked only where hooks run it, with the fi
   const commitOnly = check(repo, bare)!;
   assert.is(commitOnly.status, "warn");
   assert.match(commitOnly.detail, /^the git pre-commit hook runs git-handoff-hook, which is not on the PATH: commits are checked by the slower full hook$/);
+});
+
+test("init says when the commands its hooks run are not on the PATH, and not when they are", () => {
+  const bare = "/usr/local/bin:/usr/bin:/bin";
+  const repo = tempRepo();
+  const init = (PATH: string) => cli(["init", "--json"], { cwd: repo, agent: "lead", env: { PATH } });
+  const notes = (PATH: string) => (init(PATH).json.actions as { op: string; detail: string; needs_you?: boolean }[]).filter((a) => /not on the PATH/.test(a.detail));
+  const text = cli(["init"], { cwd: repo, agent: "lead", env: { PATH: bare } }).stdout;
+  assert.match(text, /needs you: +git-handoff and git-handoff-hook are not on the PATH: the hooks let every edit and commit through until they are\. To fix: run npm link/);
+  const bin = tempDir("handoff-bin-");
+  for (const name of ["git-handoff", "git-handoff-hook"]) {
+    writeFileSync(join(bin, name), "#!/bin/sh\nexit 0\n");
+    chmodSync(join(bin, name), 0o755);
+  }
+  assert.equal(notes(`${bin}:${bare}`), [], "both found: nothing to say");
+  rmSync(join(bin, "git-handoff-hook"));
+  const left = notes(`${bin}:${bare}`);
+  assert.is(left.length, 1);
+  assert.ok(left[0]!.needs_you);
+  assert.match(left[0]!.detail, /^git-handoff-hook is not on the PATH/);
+  assert.match(notes(bare)[0]!.detail, /^git-handoff and git-handoff-hook are not/, "one note for both");
+  assert.equal(cli(["init", "--no-hooks", "--json"], { cwd: repo, agent: "lead", env: { PATH: bare } }).json.actions, [], "no hooks installed: nothing to say");
 });
 
 test.run();

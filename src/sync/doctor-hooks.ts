@@ -1,10 +1,11 @@
 // `doctor`'s checks of what makes the checks run at all in this worktree: the git hooks (installed,
 // executable, or the husky/lefthook lines where those manage hooks), `git-handoff` reachable from
 // the PATH the hooks run with, and the agents' hook configs. Each problem names its fix.
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { configGet, gitPath } from "../git/config.ts";
 import { AGENT_CONFIG_FILES, GIT_HOOKS, hooksDirFrom, isHusky, lefthookFile, type HookLayout } from "../setup/hook-install.ts";
+import { findOnPath, isExecutableFile, PUT_ON_PATH } from "../setup/on-path.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
@@ -18,14 +19,6 @@ export function read(path: string): string | null {
   }
 }
 
-export function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
 
 export async function hookChecks(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const root = store.repo.workTree;
@@ -57,7 +50,7 @@ function gitHooksCheck(layout: HookLayout): Check {
     const text = read(path);
     if (text === null) problems.push(`${h} is not installed in ${layout.hooksDir}`);
     else if (!OURS.test(text)) problems.push(`${path} does not run git-handoff`);
-    else if (!executable(path)) {
+    else if (!isExecutableFile(path)) {
       problems.push(`${path} is not executable (git skips it)`);
       fix = `chmod +x ${path}`;
     }
@@ -69,11 +62,10 @@ function gitHooksCheck(layout: HookLayout): Check {
 
 /** The hooks run `git-handoff` by name: it must be an executable on the PATH git passes them. */
 function pathCheck(env: NodeJS.ProcessEnv): Check {
-  const dirs = (env.PATH ?? "").split(delimiter).filter(Boolean);
-  const found = dirs.map((d) => join(d, "git-handoff")).find(executable);
+  const found = findOnPath("git-handoff", env);
   return found
     ? { name: "hook-path", status: "ok", detail: `the hooks find git-handoff at ${found}` }
-    : { name: "hook-path", status: "warn", detail: "git-handoff is not on the PATH: the hooks say \"not on PATH, file leases not checked\" and let everything through", fix: "npm install -g git-handoff (or put a link to dist/git-handoff.cjs named git-handoff on the PATH)" };
+    : { name: "hook-path", status: "warn", detail: "git-handoff is not on the PATH: the hooks say \"not on PATH, file leases not checked\" and let everything through", fix: PUT_ON_PATH };
 }
 
 function agentConfigCheck(root: string): Check {

@@ -6,6 +6,7 @@ import { currentDir, discoverRepo, resolveDir } from "../../git/repo.ts";
 import { moveLayout } from "../../store/separate-store.ts";
 import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
+import { pathNotes } from "../../setup/on-path.ts";
 import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
 import { globals, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
@@ -65,7 +66,7 @@ export function registerInit(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
-      const actions = o.hooks === false || !store.repo.workTree ? [] : planInstall(await layoutOf(store), templates(), agents);
+      const actions = o.hooks === false || !store.repo.workTree ? [] : [...planInstall(await layoutOf(store), templates(), agents), ...pathNotes(store.repo.workTree)];
       if (!o.dryRun) applyActions(actions);
       const result = { repo: store.repo.commonDir, store: store.repo.storeDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
       emit(!!g.json, result, () =>

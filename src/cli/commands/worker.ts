@@ -1,9 +1,8 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
+import { findOnPath } from "../../setup/on-path.ts";
 import { localMachine } from "../../store/machine.ts";
 import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
@@ -43,7 +42,7 @@ export function registerWorker(program: Command): void {
     if (o.with === undefined && !o.exec?.trim()) fail("usage", "worker needs --exec CMD (the command that does each task) or --with claude|codex");
     if (o.fullAccess && o.with === undefined) fail("usage", "--full-access goes with --with claude|codex");
     const client = o.with === undefined ? null : agentClient(o.with);
-    if (client && !onPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give --exec CMD`);
+    if (client && !findOnPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give --exec CMD`);
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);
     const pollMs = parseDuration(o.poll, "--poll");
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
@@ -113,14 +112,3 @@ function agentClient(text: string): AgentClient {
   return text as AgentClient;
 }
 
-/** Whether `bin` is an executable file in a folder of PATH. */
-function onPath(bin: string): boolean {
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir || ".", bin), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
