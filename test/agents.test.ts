@@ -93,6 +93,16 @@ test("an agent silent for 7 days is removed by gc: ref gone, claims released, re
   assert.is(early.code, 0, early.stderr);
   assert.equal(early.json.removed, []);
 
+  // A dry run names the same agent and task, and writes nothing (its own heartbeat aside).
+  const refs = () => handoffRefs(t.repo).split("\n").filter((l) => !l.startsWith("refs/handoff/agents/bob ")).join("\n");
+  const was = refs();
+  const dry = t.as("bob", ["gc", "--dry-run", "--json"], { HANDOFF_NOW: later(8 * DAY) });
+  assert.is(dry.code, 0, dry.stderr);
+  assert.ok(dry.json.dry_run);
+  assert.equal(dry.json.removed.map((r: any) => [r.agent, r.released]), [["alice", ["long"]]]);
+  assert.is(refs(), was);
+  assert.match(t.as("bob", ["gc", "--dry-run"], { HANDOFF_NOW: later(8 * DAY) }).stdout, /^would remove alice \(silent since .*\), would release long$/m);
+
   const g = t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(8 * DAY) });
   assert.is(g.code, 0, g.stderr);
   assert.equal(g.json.removed.map((r: any) => [r.agent, r.released]), [["alice", ["long"]]]);

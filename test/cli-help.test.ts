@@ -49,6 +49,60 @@ test("every verb's help carries examples", async () => {
   assert.equal(missing, [], "add them to src/cli/examples.ts");
 });
 
+/** A command line's words as sh splits them: quotes, a comment from a word starting with #, nothing from a redirection on. */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  const re = /\s*(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s'"]+))/y;
+  let word: string | null = null;
+  for (let m: RegExpExecArray | null; (m = re.exec(line)); ) {
+    if (/^\s/.test(m[0]) && word !== null) (words.push(word), (word = null));
+    const part = m[1] ?? m[2]?.replace(/\\(.)/g, "$1") ?? m[3]!;
+    if (word === null && m[3]?.startsWith("#")) break;
+    if (word === null && m[3] && /^[<>|]/.test(m[3])) break;
+    word = (word ?? "") + part;
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+test("every example in the help is a command line the parser takes, for the verb it is listed under", async () => {
+  const { buildProgram } = await import("../src/cli/program.ts");
+  const { EXAMPLES } = await import("../src/cli/examples.ts");
+  assert.equal(shellWords("git handoff ack api#1 --x 'a b'\"c\" # note"), ["git", "handoff", "ack", "api#1", "--x", "a bc"]);
+  const bad: string[] = [];
+  for (const [path, lines] of Object.entries(EXAMPLES)) {
+    for (const line of lines) {
+      const words = shellWords(line);
+      while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) words.shift(); // an environment variable for the command
+      if (words[0] !== "git" || words[1] !== "handoff") {
+        bad.push(`${line}: not a git handoff command line`);
+        continue;
+      }
+      // Every verb's action replaced by a note of which one ran: the parser alone is tested.
+      let ran: string | null = null;
+      const quiet = (c: any, prefix: string[]): void => {
+        c.exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+        for (const sub of c.commands) {
+          const at = [...prefix, sub.name()];
+          if (!sub.commands.length) sub.action(() => void (ran = at.join(" ")));
+          sub._lifeCycleHooks = {}; // init's note after its action (mcp-register.ts) would print
+          quiet(sub, at);
+        }
+      };
+      const program = buildProgram();
+      quiet(program, []);
+      try {
+        await program.parseAsync(words.slice(2), { from: "user" });
+      } catch (e) {
+        bad.push(`${line}: ${(e as Error).message}`);
+        continue;
+      }
+      if (ran !== path) bad.push(`${line}: ran ${ran ?? "nothing"}, listed under ${path}`);
+    }
+  }
+  assert.equal(bad, []);
+});
+
 test("version, in text and JSON", () => {
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
   const r = cli(["version"], { cwd: tempRepo() });

@@ -24,11 +24,20 @@ export interface GcResult {
   released: string[];
 }
 
-export async function gcAgents(store: Store): Promise<GcResult[]> {
+/** `dryRun`: what would be removed and released now, nothing written. */
+export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): Promise<GcResult[]> {
   const now = store.now();
   const { agents } = await listAgents(store);
   const due = agents.filter((a) => a.record.agent !== store.actor.agent && isGcDue(a.record, now, store.config.gcAfterMs));
   const results: GcResult[] = [];
+  if (opts.dryRun) {
+    const ctx = { actor: store.actor, now };
+    for (const a of due) {
+      const released = (await heldBy(store, a.record.agent)).filter((h) => releaseForGc(h.task, ctx, a.record).steps.length).map((h) => h.task.id);
+      results.push({ agent: a.record.agent, last_heartbeat: a.record.heartbeat_at, released });
+    }
+    return results;
+  }
   for (const candidate of due) {
     const r = await store.casLoop(async (at) => {
       const cur = await loadAgent(store, candidate.record.agent);
@@ -36,15 +45,7 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
       const ctx = { actor: store.actor, now: at };
       const updates: RefUpdate[] = [{ ref: agentRef(cur.record.agent), new: null, old: cur.tip }];
       const released: string[] = [];
-      for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
-        let task: Task;
-        try {
-          task = await store.record(name, oid, "task.json", Task);
-        } catch (e) {
-          if (e instanceof HandoffError) continue; // a corrupt task is reported by listings, not GC
-          throw e;
-        }
-        if (task.status !== "claimed" || task.claim?.agent !== cur.record.agent) continue;
+      for (const { name, oid, task } of await heldBy(store, cur.record.agent)) {
         const out = releaseForGc(task, ctx, cur.record);
         if (!out.steps.length) continue;
         updates.push({ ref: name, new: writeSteps(store, oid, "task.json", out.steps), old: oid });
@@ -62,4 +63,20 @@ export async function gcAgents(store: Store): Promise<GcResult[]> {
     if (r) results.push(r);
   }
   return results;
+}
+
+/** The tasks stored as claimed by `agent`, with their refs. */
+async function heldBy(store: Store, agent: string): Promise<{ name: string; oid: string; task: Task }[]> {
+  const out: { name: string; oid: string; task: Task }[] = [];
+  for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
+    let task: Task;
+    try {
+      task = await store.record(name, oid, "task.json", Task);
+    } catch (e) {
+      if (e instanceof HandoffError) continue; // a corrupt task is reported by listings, not GC
+      throw e;
+    }
+    if (task.status === "claimed" && task.claim?.agent === agent) out.push({ name, oid, task });
+  }
+  return out;
 }

@@ -29,14 +29,18 @@ export function registerAgents(program: Command): void {
   });
 
   withGlobals(
-    program.command("gc").description("remove agents silent past gc_after (default 7d): their ref goes, their claims are released, the removal is logged"),
+    program
+      .command("gc")
+      .description("remove agents silent past gc_after (default 7d): their ref goes, their claims are released, the removal is logged")
+      .option("--dry-run", "show which agents would be removed and which tasks released, change nothing"),
     { writes: true },
-  ).action(async (_o, cmd: Command) => {
+  ).action(async (o: { dryRun?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      const removed = await gcAgents(store);
-      emit(!!g.json, { removed }, () =>
+      const removed = await gcAgents(store, { dryRun: !!o.dryRun });
+      const verb = o.dryRun ? "would remove" : "removed";
+      emit(!!g.json, { removed, dry_run: !!o.dryRun }, () =>
         removed.length
-          ? removed.map((r) => `removed ${r.agent} (silent since ${r.last_heartbeat})${r.released.length ? `, released ${r.released.join(" ")}` : ""}`).join("\n")
+          ? removed.map((r) => `${verb} ${r.agent} (silent since ${r.last_heartbeat})${r.released.length ? `, ${o.dryRun ? "would release" : "released"} ${r.released.join(" ")}` : ""}`).join("\n")
           : "no agent is due for removal",
       );
     });

@@ -23,8 +23,7 @@ export function registerSync(program: Command): void {
       .option("--none", "turn sync off for this repository")
       .option("--default", "forget the setting (back to origin when it exists)")
       .option("--ref-prefix <prefix>", "for hosts that accept only branches: keep refs/handoff/* under refs/heads/<prefix>/ on that remote (refs/handoff/ to undo)")
-      .option("--url <url>", `a dedicated coordination repository: add it as git remote [name] (default ${COORDINATION_REMOTE}, no fetch refspec) and sync through it`)
-      .addHelpText("after", `\nExamples:\n  git handoff remote                      show the sync remote\n  git handoff remote upstream             sync through an existing git remote\n  git handoff remote --url git@host:team/coord.git\n                                          a separate repository for refs/handoff/* (keeps the code repository's pushes and fetches fast)\n  git handoff remote origin --ref-prefix refs/heads/handoff/\n                                          for hosts that accept only branches`),
+      .option("--url <url>", `a dedicated coordination repository: add it as git remote [name] (default ${COORDINATION_REMOTE}, no fetch refspec) and sync through it`),
     { agent: false },
   ).action(async (given: string | undefined, o: { none?: boolean; default?: boolean; refPrefix?: string; url?: string }, cmd: Command) => {
     if ([given !== undefined || o.url !== undefined, !!o.none, !!o.default].filter(Boolean).length > 1) fail("usage", "give a remote name (or --url), --none or --default, not several");
