@@ -113,7 +113,7 @@ test("version, in text and JSON", () => {
 test("a parser error honours --json: the error body on stdout, exit 2", () => {
   const r = cli(["claim", "--bogus", "--json"], { cwd: tempRepo() });
   assert.is(r.code, 2);
-  assert.is(r.json.error.code, "invalid_input");
+  assert.is(r.json.error.code, "usage", "the command line itself is wrong");
   assert.match(r.json.error.message, /unknown option '--bogus'/);
   assert.is(r.json.error.suggestions[0].detail, "git handoff help <verb> shows how to use it");
 });

@@ -38,10 +38,11 @@ async function main(build: (argv: string[]) => Command, argv: string[]): Promise
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
-      // commander already printed the message; with --json the error body goes to stdout as for any refusal.
+      // commander already printed the message; with --json the error body goes to stdout as for any
+      // refusal. An unknown verb or option, a missing argument: the command line itself is wrong.
       if (wantsJson) {
         const message = e.message.replace(/^error: /, "");
-        process.stdout.write(JSON.stringify({ error: errorBody({ code: "invalid_input", message, suggestions: [{ action: "fix_input", detail: "git handoff help <verb> shows how to use it" }] }) }, null, 2) + "\n");
+        process.stdout.write(JSON.stringify({ error: errorBody({ code: "usage", message, suggestions: [{ action: "fix_input", detail: "git handoff help <verb> shows how to use it" }] }) }, null, 2) + "\n");
       }
       return 2;
     }

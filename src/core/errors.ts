@@ -5,8 +5,8 @@ export type ErrorCode =
   | "usage" // the command line itself is wrong
   | "invalid_input" // an id, duration, path, payload or config that we refuse to act on
   | "corrupt_state" // a ref under refs/handoff/ that does not hold what we wrote
-  | "not_a_repo"
-  | "not_found"
+  | "not_a_repo" // not inside a git repository (or -C names none)
+  | "not_found" // no such task, agent, request, remote or file
   | "held_by_other" // another agent holds a live claim or lease
   | "clock_skew" // this clone's clock is known to be off by more than max_clock_skew
   | "not_holder" // the caller is not the holder it claims to be
@@ -36,7 +36,7 @@ export type ErrorCode =
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "would_deadlock" // a worker's own task hands work to that same worker, which is busy with it
   | "holder_gone" // ask: the agent asked is gone (ended or silent); reclaim instead
-  | "internal";
+  | "internal"; // an unexpected error: a bug
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
   usage: 2,
