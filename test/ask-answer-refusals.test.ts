@@ -25,6 +25,7 @@ test("bad input is refused with a stable code and no ref changes", () => {
     ["bob", ["answer", id, "--release"], 3, /asks alice, not bob/],
     ["alice", ["answer", id], 2, /exactly one of --release or --keep/],
     ["alice", ["answer", id, "--release", "--until", "2h"], 2, /--until goes with --keep/],
+    ["alice", ["answer", "rq-zzzzzzzz", "--release", "--until", "2h"], 2, /--until goes with --keep/], // the command line first
     ["alice", ["answer", id, "--keep", "--until", "--x"], 2, /--until needs a time/],
   ];
   for (const [agent, args, code, message] of cases) {

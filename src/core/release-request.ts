@@ -170,6 +170,8 @@ export function answerRequest(r: ReleaseRequest | undefined, input: AnswerInput,
   if (input.reason !== null && (input.reason.length > MAX_REASON || optionLike(input.reason))) {
     return { ok: false, refusal: { code: "invalid_input", message: `--reason must be text of at most ${MAX_REASON} characters that does not start with '-'` } };
   }
+  // What the command line says wrong comes before what the state says: it is wrong for any request.
+  if (input.until !== null && input.verdict !== "keep") return { ok: false, refusal: { code: "usage", message: "--until goes with --keep" } };
   if (!r) {
     return { ok: false, refusal: { code: "not_found", message: `no request ${input.id}`, data: { request: input.id }, suggestions: [{ action: "fix_input", detail: "see the requests waiting for you: git handoff inbox" }] } };
   }
@@ -179,7 +181,6 @@ export function answerRequest(r: ReleaseRequest | undefined, input: AnswerInput,
   if (r.answer) {
     return { ok: false, refusal: { code: "wrong_state", message: `request ${r.id} was already answered (${r.answer.verdict} at ${r.answer.at})`, data: { request: r.id, answer: r.answer } } };
   }
-  if (input.until !== null && input.verdict !== "keep") return { ok: false, refusal: { code: "usage", message: "--until goes with --keep" } };
   const { scope, worktree, branch } = ctx.actor;
   const event: HandoffEvent = {
     type: "release_answered",
