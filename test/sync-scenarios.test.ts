@@ -164,6 +164,9 @@ test("fencing: a pusher whose lease expired and was taken over is refused, namin
   const oldFence = cli(["fence-check", "fenced", "--fence", "1"], { cwd: b, agent: "bob", env: at(66) });
   assert.is(oldFence.code, 3);
   assert.match(oldFence.stderr, /fence 1 .*stale.*fence 2/);
+  const ahead = cli(["fence-check", "fenced", "--fence", "3"], { cwd: b, agent: "bob", env: at(66) });
+  assert.is(ahead.code, 3);
+  assert.match(ahead.stderr, /fence 3 for task fenced was never granted here; the current grant is fence 2/, "a fence above the grant is not stale");
   ok(cli(["fence-check", "fenced", "--fence", "2"], { cwd: b, agent: "bob", env: at(66) }));
   assert.is(cli(["fence-check", "no-such-task"], { cwd: b, agent: "bob" }).code, 4);
   assert.is(cli(["fence-check", "../evil"], { cwd: b, agent: "bob" }).code, 2);

@@ -37,7 +37,11 @@ export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: num
   if (fence !== undefined && fence !== claim.fence) {
     return {
       code: "not_holder",
-      message: `push refused: fence ${fence} for task ${task.id} is stale; the current grant is fence ${claim.fence}`,
+      // A fence above the current grant was never granted here: a typo, or a grant this clone has not seen yet.
+      message:
+        fence < claim.fence
+          ? `push refused: fence ${fence} for task ${task.id} is stale; the current grant is fence ${claim.fence}`
+          : `push refused: fence ${fence} for task ${task.id} was never granted here; the current grant is fence ${claim.fence} (sync first if another clone granted it)`,
       data: { task: task.id, holder: claim.agent, fence: claim.fence, stale_fence: fence },
       suggestions: [{ action: "retry", detail: "check the work against the current grant, then push with its fence" }],
     };

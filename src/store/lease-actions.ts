@@ -9,7 +9,7 @@ import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
-import { realLocation } from "./real-path.ts";
+import { lexicallyInside, realLocation } from "./real-path.ts";
 import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
@@ -38,7 +38,8 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
     try {
       return normalizeRepoPath(typed, root, cwd);
     } catch (e) {
-      if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
+      // Said of a symlink only where one was followed: `../x` is outside by its own words.
+      if (e instanceof HandoffError && real !== p && lexicallyInside(p, root, cwd) && /outside the repository/.test(e.message)) {
         fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`, { path: p, real });
       }
       throw e;
