@@ -72,7 +72,7 @@ test("a remote moved to another host by git remote set-url: nothing deleted, the
   assert.equal(stateOf(b), before);
 });
 
-test("the same place: a finished task deleted on the remote goes here too, with or without the note (older clones); a live one is put back", () => {
+test("the same place: a finished task deleted on the remote goes here too, with or without the note (older clones); a live one, or the lease set, is put back", () => {
   const { a, b, bare } = team();
   assert.is(cli(["task", "add", "finished", "--id", "fin"], { cwd: a, agent: "alice" }).code, 0);
   assert.is(cli(["done", "fin"], { cwd: a, agent: "alice" }).code, 0);
@@ -89,6 +89,11 @@ test("the same place: a finished task deleted on the remote goes here too, with 
   assert.ok(r.pushed.includes("refs/handoff/tasks/live"), JSON.stringify(r.pushed));
   assert.ok(remoteRefs(bare, "refs/handoff/tasks/").includes("refs/handoff/tasks/live"));
   assert.is(cli(["task", "show", "live", "--json"], { cwd: b }).json.claim.agent, "alice");
+  // No operation deletes the lease set: gone from the remote, it was lost there, and comes back.
+  gitOut(bare, "update-ref", "-d", "refs/handoff/leases");
+  assert.ok(syncReport(b).pushed.includes("refs/handoff/leases"));
+  assert.match(JSON.stringify(cli(["check", "src/live/a.ts", "--json"], { cwd: b, agent: "bob" }).json.paths[0].holders), /alice/, "alice's lease on the claimed task's scope stands");
+  assert.ok(remoteRefs(bare, "refs/handoff/leases").length === 1);
 });
 
 test.run();

@@ -13,6 +13,8 @@ import { commitsSince, isAncestor } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { TASKS_PREFIX } from "../store/task-store.ts";
+import { LEASES_REF } from "../store/lease-store.ts";
+import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
@@ -66,8 +68,10 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         const compacted = archivedTip && (await isAncestor(store, L, archivedTip, ref));
         // A task deleted there but not archived: compaction archives every task it removes, and
         // only finished ones, so a live task gone by hand (or by a remote that lost it) is put back
-        // rather than lost in every clone. The remote is shared storage, not an authority here.
-        if (compacted || (B !== null && (await isAncestor(store, L, B, ref)) && !(id && (await liveHere(store, ref, L))))) {
+        // rather than lost in every clone; so is a ref no operation ever deletes (the lease set,
+        // the archive, the gc log). The remote is shared storage, not an authority here.
+        const deletedThere = B !== null && !NEVER_DELETED.has(ref) && (await isAncestor(store, L, B, ref));
+        if (compacted || (deletedThere && !(id !== null && (await liveHere(store, ref, L))))) {
           updates.push({ ref, new: null, old: L }); // compacted (or deleted) on the remote
           out.removed.push(ref);
         } else out.ahead.push({ ref, local: L, expected: null });
@@ -96,6 +100,9 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
   }
 }
+
+/** Refs no operation deletes: gone from the remote, they were lost there, not removed on purpose. */
+const NEVER_DELETED = new Set([LEASES_REF, ARCHIVE_REF, AGENT_LOG_REF]);
 
 /** Whether the task record at `tip` is not finished; a record that cannot be read counts as finished (cancel --force removes such refs). */
 async function liveHere(store: Store, ref: string, tip: string): Promise<boolean> {
