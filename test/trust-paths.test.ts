@@ -78,7 +78,7 @@ test("the CLI judges and leases real locations: through a symlink to a leased fi
   assert.match(esc.stderr, /escape\.txt" is a symlink to .*outside\.txt, outside the repository/);
   const up = cli(["lease", "../not-there.txt"], { cwd: repo, agent: "bob" });
   assert.is(up.code, 2);
-  assert.match(up.stderr, /not-there\.txt" is outside the repository/);
+  assert.match(up.stderr, /^git-handoff: path "\.\.\/not-there\.txt" is outside the repository /, "named as typed");
   assert.not.match(up.stderr, /symlink/, "no symlink was followed");
   // A repository opened through a symlinked folder works as if opened directly.
   const viaLink = cli(["lease", "src/api/users.ts", "--json"], { cwd: repoLink, agent: "bob" });

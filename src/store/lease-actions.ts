@@ -38,9 +38,10 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
     try {
       return normalizeRepoPath(typed, root, cwd);
     } catch (e) {
-      // Said of a symlink only where one was followed: `../x` is outside by its own words.
-      if (e instanceof HandoffError && real !== p && lexicallyInside(p, root, cwd) && /outside the repository/.test(e.message)) {
-        fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`, { path: p, real });
+      if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
+        // Said of a symlink only where one was followed: `../x` is outside by its own words (named as typed).
+        if (lexicallyInside(p, root, cwd)) fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`, { path: p, real });
+        fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is outside the repository ${root}`, { path: p });
       }
       throw e;
     }
