@@ -195,4 +195,39 @@ test("no integration branch to find: not looked up again by every command, until
   assert.is(lookups().integration, "master", "a branch that arrives packed is found");
 });
 
+test("a found branch that stops being the answer: the remote's HEAD set, a main beside the master, the policy of the new one at once", () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "master");
+  commitFile(repo, ".handoff.yaml", "max_concurrent: 1\n", "policy on master");
+  gitOut(repo, "checkout", "-q", "-b", "dev");
+  commitFile(repo, ".handoff.yaml", "mode: strict\n", "strict on dev");
+  gitOut(repo, "checkout", "-q", "master");
+  const mode = () => cli(["check", "x.ts", "--json"], { cwd: repo, agent: "lead" }).json.mode;
+  // A file changed within the last two seconds is looked up again whatever its stamp says (it may
+  // change again unseen within its tick); between commands a repository's files are older than
+  // that. Made so here for what a step changed (its modification time: the stamp still differs),
+  // so that the comparison of stamps is what is tested.
+  const settle = (...files: string[]) => {
+    const past = new Date(Date.now() - 10_000);
+    for (const f of files) utimesSync(join(repo, ".git", f), past, past);
+  };
+  settle("refs/heads");
+  assert.is(mode(), "balanced", "master: the default branch found");
+  gitOut(repo, "remote", "add", "origin", repo);
+  gitOut(repo, "update-ref", "refs/remotes/origin/dev", "dev");
+  settle("config");
+  assert.is(mode(), "balanced", "origin/HEAD not set yet");
+  assert.is(mode(), "balanced");
+  // The sync remote's HEAD (git clone and newer fetches set it) names dev now.
+  gitOut(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/dev");
+  settle("refs/remotes/origin/HEAD");
+  assert.is(mode(), "strict", "origin/HEAD names dev: its policy, at once");
+  gitOut(repo, "symbolic-ref", "--delete", "refs/remotes/origin/HEAD");
+  assert.is(mode(), "balanced");
+  // Without the remote's HEAD, main comes before master.
+  gitOut(repo, "branch", "main", "dev");
+  settle("refs/heads");
+  assert.is(mode(), "strict", "a main made beside the master is found before it");
+});
+
 test.run();

@@ -51,8 +51,11 @@ interface Cached {
    * written before it, or when git had to answer.
    */
   blob?: string | null;
-  /** No branch found: what the lookup read besides the repository config, as it was then (lookupStamp). */
-  none?: { remote: string | null; stamp: string };
+  /**
+   * What the branch lookup read besides the repository config, as it was then (lookupStamp); absent
+   * where that cannot be told (configuration from the environment) or was changing (racy).
+   */
+  lookup?: { remote: string | null; stamp: string };
 }
 
 const FALLBACK_DEPTH = 200;
@@ -102,22 +105,34 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   const tipOf = (b: string) => branchTip(cwd, b, local);
   let branch = cached?.branch ?? null;
   let from = cached?.from ?? "";
-  let tip = branch ? await tipOf(branch) : null;
-  // A cached answer stands while its branch exists, "none found" while nothing the lookup read
-  // changed (it starts five git processes: every command paid them in a repository with no
-  // branch to find); a vanished branch is looked up again.
-  const noneStands = cached?.branch === null && cached.none !== undefined && cached.none.stamp === lookupStamp(repo, cached.none.remote);
-  let remote: string | null = null;
-  if (!cached || (!tip && !noneStands)) {
+  // A cached answer stands while nothing the lookup read changed: the remote's HEAD (git sets it
+  // on fetch), the local branches (a `main` made beside the `master` that was found), the other
+  // config files (init.defaultBranch). Checked by stat alone; the lookup itself reads git's files
+  // in process, or starts git processes where it must (every command paid them in a repository
+  // with no branch to find). Where what it read cannot be told (configuration from the
+  // environment), a found branch stands while it exists, as it did.
+  const lookupNow = cached?.lookup ? lookupStamp(repo, cached.lookup.remote) : null;
+  const stands = cached?.lookup ? lookupNow === cached.lookup.stamp : !!cached?.branch && lookupStamp(repo, null) === null;
+  let tip = branch && stands ? await tipOf(branch) : null;
+  let remote = cached?.lookup?.remote ?? null;
+  if (!cached || !stands || (branch !== null && !tip)) {
     remote = (await configuredRemote(cwd, repo.commonDir)).name;
     ({ branch, from } = await findIntegrationBranch(cwd, remote, local));
     tip = branch ? await tipOf(branch) : null;
     if (cached && (cached.branch !== branch || branch === null)) cached = null;
   }
-  if (cached && cached.tip === tip) return cached;
+  if (cached && cached.tip === tip) {
+    if (stands) return cached;
+    // Looked up again, the same branch at the same tip: the policy stands, what the lookup read is noted anew.
+    const looked = lookupStamp(repo, remote);
+    const { lookup: _, ...rest } = cached;
+    const next: Cached = { ...rest, ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
+    if (next.lookup?.stamp !== cached.lookup?.stamp) writeSmallFile(cacheFile, JSON.stringify(next));
+    return next;
+  }
   const { part, blob } = tip && branch ? await policyAt(repo, cwd, tip, branch, cached) : { part: { commit: null, text: null, data: null, fallback: null }, blob: undefined };
-  const none = branch === null ? lookupStamp(repo, remote) : "";
-  const fresh: Cached = { stamp, branch, from, tip, ...part, ...(blob !== undefined ? { blob } : {}), ...(none ? { none: { remote, stamp: none } } : {}) };
+  const looked = stands && cached?.lookup ? cached.lookup.stamp : lookupStamp(repo, remote);
+  const fresh: Cached = { stamp, branch, from, tip, ...part, ...(blob !== undefined ? { blob } : {}), ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
   writeSmallFile(cacheFile, JSON.stringify(fresh));
   return fresh;
 }
@@ -147,12 +162,12 @@ async function policyAt(repo: RepoInfo, cwd: string, tip: string, branch: string
 /**
  * What findIntegrationBranch reads besides the repository's own config file (which `stamp` covers):
  * the local branches (a new one changes refs/heads or packed-refs), the remote's HEAD, and every
- * config file git reads (config-scan.ts's list). "" when configuration comes from the environment:
- * then nothing is kept.
+ * config file git reads (config-scan.ts's list). null when configuration comes from the
+ * environment (what was read cannot be told); "" when a file changed too lately to tell.
  */
-function lookupStamp(repo: RepoInfo, remote: string | null): string {
+function lookupStamp(repo: RepoInfo, remote: string | null): string | null {
   const config = configFiles(process.env, repo.commonDir, null);
-  if (!config) return "";
+  if (!config) return null;
   const own = join(repo.commonDir, "config"); // `stamp`'s
   const files = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : []), ...config.filter((f) => f !== own)];
   // A file changed within the last two seconds may change again within its timestamp's tick
