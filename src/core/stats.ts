@@ -168,7 +168,10 @@ export function countedSince(counted: CountedTimes, sinceMs: number): number {
  */
 export function computeStats(all: HandoffEvent[], opts: { since: Date | null; now: Date; counted?: CountedTimes; partners?: HandoffEvent[] }): Stats {
   // ISO times of one format sort as strings; a plain comparison is much faster than localeCompare.
-  const events = [...all].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  // Events of one instant are put in task order (stable within a task, whose own events come in
+  // their ref's order): the order they were read in depends on whether the event index was built
+  // before or after them, and a scripted clock gives many events one instant.
+  const events = [...all].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.task < b.task ? -1 : a.task > b.task ? 1 : 0));
   const sinceMs = opts.since?.getTime() ?? -Infinity;
   const inWindow = (e: HandoffEvent) => time(e) >= sinceMs;
   // Sorted by time, so the window is a suffix (found by one search, not a parse per event).
