@@ -7,17 +7,20 @@
 // reads (and the mcp server's listings) must answer what the cache-free copy answers.
 //
 //   HANDOFF_FUZZ_SEED=N (or N,M,...)   the seeds (default: a fixed few)
-//   HANDOFF_FUZZ_STEPS=N               steps per seed (default 8)
+//   HANDOFF_FUZZ_STEPS=N               steps per seed (default 6)
 //   HANDOFF_FUZZ_READS=N               random reads per step besides `task list --json` (default 1)
 //   HANDOFF_FUZZ_MCP=0                 no mcp server
 //   HANDOFF_FUZZ_BULK=N                N tasks added before the walk (500 and more: the listing files)
+//   HANDOFF_FUZZ_KEEP=1                keep the repositories of a failed walk (A, T, R.git, Rt.git, B)
 //   HANDOFF_FUZZ_TICK=MS               how far the clock moves each step (default 1000; 0: all at once)
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";
 import { plantedCacheIsCaught, walk } from "./support/coherence.ts";
 
-test.after(cleanupTemp);
+test.after(() => {
+  if (process.env.HANDOFF_FUZZ_KEEP !== "1") cleanupTemp();
+});
 
 /** The steps numbered as the walk counts them (a step's reads follow it, unnumbered). */
 function logLines(log: string[]): string[] {
@@ -31,7 +34,7 @@ function logLines(log: string[]): string[] {
 }
 
 const seeds = (process.env.HANDOFF_FUZZ_SEED ?? "11,20").split(",").map((s) => Number(s.trim()));
-const steps = Number(process.env.HANDOFF_FUZZ_STEPS ?? 8);
+const steps = Number(process.env.HANDOFF_FUZZ_STEPS ?? 6);
 const reads = Number(process.env.HANDOFF_FUZZ_READS ?? 1);
 const mcp = process.env.HANDOFF_FUZZ_MCP !== "0";
 const tick = Number(process.env.HANDOFF_FUZZ_TICK ?? 1000);
@@ -53,7 +56,8 @@ for (const seed of seeds) {
     if (r.findings.length) {
       const f = r.findings[0]!;
       const report = [
-        `HANDOFF_FUZZ_SEED=${seed} HANDOFF_FUZZ_STEPS=${steps} HANDOFF_FUZZ_READS=${reads}: step ${f.step}: ${f.what}`,
+        `HANDOFF_FUZZ_SEED=${seed} HANDOFF_FUZZ_STEPS=${steps} HANDOFF_FUZZ_READS=${reads} HANDOFF_FUZZ_TICK=${tick} HANDOFF_FUZZ_BULK=${bulk} HANDOFF_FUZZ_MCP=${mcp ? 1 : 0}: step ${f.step}: ${f.what}`,
+        `(repositories in ${r.root}; HANDOFF_FUZZ_KEEP=1 keeps them)`,
         "steps:",
         ...logLines(r.log),
         "--- with caches (A):",

@@ -14,9 +14,10 @@ import { overStdio, type McpHandle } from "./mcp.ts";
  * What under .git/handoff/ is local state rather than a cache of refs (read from src/: the push
  * queue and budget, clock skew measured against the remote, rivals seen, approved verify commands,
  * quarantined refs, verification runs, hook catches waiting for their writer, write turns, ref
- * temps, the store-move lock). Everything else there is keyed by ref tips and may be deleted.
+ * temps, the store-move lock, the stamps and locks of the last fetch and sync a remote's calls
+ * coalesce on). Everything else there is keyed by ref tips and may be deleted.
  */
-const STATE = [/^pending-/, /^traffic-/, /^clock-/, /^rivals$/, /^approvals\.json$/, /^quarantine\.json$/, /^verification-runs$/, /^catch-pending$/, /^turns$/, /^ref-temps$/, /^store-move\.lock$/];
+const STATE = [/^pending-/, /^traffic-/, /^clock-/, /^rivals$/, /^approvals\.json$/, /^quarantine\.json$/, /^verification-runs$/, /^catch-pending$/, /^turns$/, /^ref-temps$/, /\.lock$/, /^(fetch|sync)-.*\.done$/];
 
 export function stripCaches(repo: string): string[] {
   const dir = join(repo, ".git", "handoff");
