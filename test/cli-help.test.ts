@@ -36,13 +36,14 @@ test("help <verb> (and <verb> <sub>) shows usage with examples; an unknown verb 
 
 test("every verb's help carries examples", async () => {
   const { buildProgram } = await import("../src/cli/program.ts");
+  const { runsItself } = await import("../src/cli/reference.ts");
   const { EXAMPLES } = await import("../src/cli/examples.ts");
   const missing: string[] = [];
   const walk = (c: { commands: readonly any[] }, prefix: string[]) => {
     for (const sub of c.commands) {
       const path = [...prefix, sub.name()];
-      if (sub.commands.length) walk(sub, path);
-      else if (!EXAMPLES[path.join(" ")]?.length) missing.push(path.join(" "));
+      if (runsItself(sub) && !EXAMPLES[path.join(" ")]?.length) missing.push(path.join(" "));
+      walk(sub, path);
     }
   };
   walk(buildProgram(), []);
@@ -68,6 +69,7 @@ function shellWords(line: string): string[] {
 test("every example in the help is a command line the parser takes, for the verb it is listed under", async () => {
   const { buildProgram } = await import("../src/cli/program.ts");
   const { EXAMPLES } = await import("../src/cli/examples.ts");
+  const { runsItself } = await import("../src/cli/reference.ts");
   assert.equal(shellWords("git handoff ack api#1 --x 'a b'\"c\" # note"), ["git", "handoff", "ack", "api#1", "--x", "a bc"]);
   const bad: string[] = [];
   for (const [path, lines] of Object.entries(EXAMPLES)) {
@@ -84,7 +86,7 @@ test("every example in the help is a command line the parser takes, for the verb
         c.exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
         for (const sub of c.commands) {
           const at = [...prefix, sub.name()];
-          if (!sub.commands.length) sub.action(() => void (ran = at.join(" ")));
+          if (runsItself(sub)) sub.action(() => void (ran = at.join(" ")));
           sub._lifeCycleHooks = {}; // init's note after its action (mcp-register.ts) would print
           quiet(sub, at);
         }
@@ -101,6 +103,12 @@ test("every example in the help is a command line the parser takes, for the verb
     }
   }
   assert.equal(bad, []);
+});
+
+test("the help lists every hook the hook bundle runs", async () => {
+  const { HOOK_NAMES } = await import("../src/hooks/hook-names.ts");
+  const top = cli(["--help"], { cwd: tempRepo() }).stdout.replace(/\s+/g, " ");
+  for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}(,|$| )`), name);
 });
 
 test("version, in text and JSON", () => {

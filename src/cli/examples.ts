@@ -30,6 +30,7 @@ export const EXAMPLES: Record<string, string[]> = {
   ack: ["git handoff ack api#1"],
   ask: ["git handoff ask alice --release api --reason 'I need the users route for the login fix'", "git handoff ask alice --release src/api/users.ts"],
   answer: ["git handoff answer rq-0a1b2c3d --release", "git handoff answer rq-0a1b2c3d --keep --until 2h --reason 'tests are half done'"],
+  review: ["git handoff review", "git handoff review --json"],
   "review accept": ["git handoff review accept api"],
   "review reject": ["git handoff review reject api --reason 'the 404 body changed'"],
   conflicts: ["git handoff conflicts", "git handoff conflicts --json"],

@@ -46,7 +46,7 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
       sub.exitOverride();
       const path = [...prefix, sub.name()];
       const examples = EXAMPLES[path.join(" ")];
-      if (examples && !sub.commands.length) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
+      if (examples) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
       paths(sub, path);
     }
   };

@@ -13,28 +13,34 @@ export interface VerbDoc {
   examples: string;
 }
 
-/** Every leaf command (and group without subcommands), in the order the program lists them. */
+/** Whether a command does something of its own (a group may: `review` lists the queue), not only hold subcommands. */
+export function runsItself(c: Command): boolean {
+  return !c.commands.length || typeof (c as Command & { _actionHandler?: unknown })._actionHandler === "function";
+}
+
+/** Every command that runs (leaves, and groups with an action of their own), in the order the program lists them. */
 export function verbs(program: Command): VerbDoc[] {
   const out: VerbDoc[] = [];
   const walk = (c: Command, prefix: string[]) => {
     for (const sub of c.commands) {
       if ((sub as Command & { _hidden?: boolean })._hidden) continue;
       const path = [...prefix, sub.name()];
-      if (sub.commands.length) {
-        walk(sub, path);
-        continue;
-      }
-      out.push({
-        path: path.join(" "),
-        usage: `git handoff ${path.join(" ")} ${sub.usage()}`.trim(),
-        description: sub.description(),
-        options: sub.options.filter((o: Option) => !o.hidden).map((o: Option) => ({ flags: o.flags, description: o.description })),
-        examples: (EXAMPLES[path.join(" ")] ?? []).join("\n"),
-      });
+      if (runsItself(sub)) out.push(doc(sub, path));
+      walk(sub, path);
     }
   };
   walk(program, []);
   return out;
+}
+
+function doc(sub: Command, path: string[]): VerbDoc {
+  return {
+    path: path.join(" "),
+    usage: `git handoff ${path.join(" ")} ${sub.usage()}`.trim(),
+    description: sub.description(),
+    options: sub.options.filter((o: Option) => !o.hidden).map((o: Option) => ({ flags: o.flags, description: o.description })),
+    examples: (EXAMPLES[path.join(" ")] ?? []).join("\n"),
+  };
 }
 
 export function cliMarkdown(program: Command): string {

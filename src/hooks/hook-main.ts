@@ -7,7 +7,8 @@ import { HandoffError } from "../core/errors.ts";
 import { currentDir, resolveDir } from "../git/repo.ts";
 import type { Store } from "../store/store.ts";
 import { openSyncedStore } from "../sync/open.ts";
-import { afterToolAnswer, editIntent, formatAnswer, type AgentKind } from "./agents.ts";
+import { afterToolAnswer, editIntent, formatAnswer } from "./agents.ts";
+import { AFTER_HOOKS, AGENT_HOOKS, HOOK_NAMES, SESSION_HOOKS } from "./hook-names.ts";
 import { RECORD_CATCH, recordHookCatch, writePendingCatches } from "./catch-record.ts";
 import { refreshFastCache } from "./fast-cache.ts";
 import { checkEdit } from "./edit-check.ts";
@@ -22,18 +23,6 @@ import { neutralise } from "../present/untrusted.ts";
 
 mark("bundle loaded");
 
-const AGENT_HOOKS: Record<string, AgentKind> = {
-  "claude-pre-tool-use": "claude",
-  "codex-pre-tool-use": "codex",
-  "cursor-pre-tool-use": "cursor",
-  "gemini-before-tool": "gemini",
-};
-/** SessionStart: the same context and the same answer shape for each agent that has the event. */
-const SESSION_HOOKS = ["claude-session-start", "codex-session-start", "gemini-session-start"];
-/** Context only, never a block: what Gemini's model is told after an edit or command ran. */
-const AFTER_HOOKS = ["gemini-after-tool"];
-const OTHER_HOOKS = ["pre-commit", "pre-push", ...SESSION_HOOKS, ...AFTER_HOOKS];
-export const HOOK_NAMES = [...Object.keys(AGENT_HOOKS), ...OTHER_HOOKS];
 
 interface Invocation {
   name: string;
