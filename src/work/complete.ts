@@ -43,7 +43,7 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
  * files go back as a worker's would. `FAILED: reason` as the output's first line fails it.
  */
 export async function completeWithResults(store: Store, id: string, input: { output: string; files: string[]; commit?: string }): Promise<Task> {
-  const { files } = readInputs(store.repo.workTree ?? store.cwd, [], input.files, { context: "context", files: "files" });
+  const { files } = readInputs(store.repo.workTree ?? store.cwd, [], input.files, { context: "context", files: "files" }, store);
   const { output, cut } = outputTail(Buffer.from(input.output));
   const reason = reportedFailure(output);
   const commit = input.commit !== undefined ? await resolveCommit(store.cwd, input.commit) : null;

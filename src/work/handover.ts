@@ -3,7 +3,7 @@
 // With a sync remote both go out in one atomic push: whoever waits on them needs them now.
 import { readFileSync, statSync } from "node:fs";
 import { freshBytes } from "../store/entropy.ts";
-import { basename, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { Address } from "../core/address.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { newTaskId } from "../core/ids.ts";
@@ -11,6 +11,7 @@ import type { Task } from "../core/task.ts";
 import { createTask } from "../core/task-ops.ts";
 import { flatNameProblem, MAX_CONTEXT_FILE_BYTES, MAX_FILES_BYTES, MAX_TASK_FILES, TaskInputs, TaskResultFiles } from "../core/task-files.ts";
 import { writeSteps } from "../store/codec.ts";
+import { resolvePaths } from "../store/lease-actions.ts";
 import type { Store } from "../store/store.ts";
 import { TASK_FILE, taskRef } from "../store/task-store.ts";
 import { pullRef } from "../sync/follow-ref.ts";
@@ -22,11 +23,18 @@ export interface Inputs {
   files: Map<string, Buffer>;
 }
 
-/** Reads `--context-file` and `--file` paths: flat, distinct names, bounded sizes. Nothing is written. */
-export function readInputs(cwd: string, contextPaths: string[], filePaths: string[], labels = { context: "--context-file", files: "--file" }): Inputs {
+/**
+ * Reads `--context-file` and `--file` paths: flat, distinct names, bounded sizes. Nothing is written.
+ * `within`: the paths an agent gave through a tool (MCP), read only inside that store's worktree,
+ * never through a symlink out of it and never under .git (lease-actions.ts resolvePaths, the rule
+ * for leases): these files are pushed to the sync remote, and an agent that can only call tools
+ * must not be able to send /etc/passwd, or .git/config and the credentials in its URLs, with them.
+ * A person's own `git handoff wait --file` reads what the person names.
+ */
+export function readInputs(cwd: string, contextPaths: string[], filePaths: string[], labels = { context: "--context-file", files: "--file" }, within?: Store): Inputs {
   const names = new Set<string>();
   const read = (path: string, option: string, max: number): [string, Buffer] => {
-    const full = resolve(cwd, path);
+    const full = within ? join(within.repo.workTree ?? cwd, resolvePaths(within, [path], cwd)[0]!) : resolve(cwd, path);
     let size: number;
     try {
       const st = statSync(full);

@@ -35,7 +35,7 @@ export const completeTaskTool = defineTool({
     commit: z.optional(describe(z.string(), "the commit that does the work, any revision git understands (HEAD, a sha, a branch)")),
     note: z.optional(describe(z.string(), "what the next reader should know (at most 8000 characters)")),
     output: z.optional(describe(z.string(), "your answer for whoever waits on the task (wait_task / git handoff wait returns it; at most 256 KB); start it with `FAILED: reason` and the task fails with that reason")),
-    files: z.optional(describe(z.array(z.string()), "result files sent back with it, paths relative to the repository root (they arrive by name under ./handoff-<id>/: flat names, at most 25 MB together)")),
+    files: z.optional(describe(z.array(z.string()), "result files sent back with it, paths relative to the repository root and inside it (not under .git, not through a symlink out of it; they arrive by name under ./handoff-<id>/: flat names, at most 25 MB together)")),
   },
   output: {
     task: Task,

@@ -47,7 +47,7 @@ export const createTask = defineTool({
     verify: z.optional(describe(z.string(), "one line of shell that verifies the work, e.g. \"npm test\": complete_task runs it and sends the task to review")),
     to: z.optional(describe(z.string(), "who may take it: KIND@MACHINE (e.g. codex@pc), KIND (that kind on any machine) or @MACHINE; default anyone. A `git handoff worker` on that machine takes it")),
     context: z.optional(describe(z.string(), "text the taker reads with the objective (notes, the plan, constraints; at most 1 MB); it travels with the task to the other machine")),
-    files: z.optional(describe(z.array(z.string()), "input files sent along, paths relative to the repository root (flat names arrive: at most 100 files, 25 MB together)")),
+    files: z.optional(describe(z.array(z.string()), "input files sent along, paths relative to the repository root and inside it (not under .git, not through a symlink out of it; flat names arrive: at most 100 files, 25 MB together)")),
   },
   output: { task: Task, files: z.array(z.object({ name: z.string(), size: z.number() })) },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -57,7 +57,7 @@ export const createTask = defineTool({
     if (a.context !== undefined || a.files?.length) {
       // Handed over with its inputs: created with them in one push, as the CLI's `wait` does.
       if (a.scope?.length || a.after?.length || a.verify !== undefined || a.exclusive) fail("invalid_input", "a task sent with context or files takes objective, id, priority and to only (no scope, after, verify or exclusive)");
-      const inputs = readInputs(store.repo.workTree ?? store.cwd, [], a.files ?? [], { context: "context", files: "files" });
+      const inputs = readInputs(store.repo.workTree ?? store.cwd, [], a.files ?? [], { context: "context", files: "files" }, store);
       if (a.context !== undefined) {
         if (Buffer.byteLength(a.context) > MAX_CONTEXT_FILE_BYTES) fail("invalid_input", `context is ${Buffer.byteLength(a.context)} bytes; at most ${MAX_CONTEXT_FILE_BYTES}`);
         inputs.context.set(CONTEXT_NAME, Buffer.from(a.context));
