@@ -206,6 +206,7 @@ test("bad input: unsafe ids and unknown tasks are refused, schema violations are
   assert.is((await alice.refused("ready_tasks", { limit: 0 })).code, "invalid_input");
   assert.is((await alice.refused("events", { type: "exploded" })).code, "invalid_input");
   assert.is((await alice.refused("watch", { claim: true, ttl: "soon", timeout_seconds: 5 })).code, "invalid_input");
+  assert.is((await alice.refused("watch", { ttl: "-rf", timeout_seconds: 5 })).code, "invalid_input", "refused without claim too");
   assert.is((await alice.refused("wait_task", { id: "x", timeout_seconds: -1 })).code, "invalid_input");
   const unknown = await alice.refused("take_over_the_world", {});
   assert.is(unknown.code, "usage");

@@ -2,6 +2,7 @@
 // re-read state at every poll, so what they return is never older than one poll interval.
 import * as z from "zod/mini";
 import { HandoffError } from "../../core/errors.ts";
+import { parseDuration } from "../../core/duration.ts";
 import { readyTasks } from "../../core/dependency-graph.ts";
 import { fence } from "../../present/untrusted.ts";
 import { waitForFinal } from "../../work/wait-final.ts";
@@ -106,6 +107,8 @@ export const watchTool = defineTool({
   output: { ready: z.array(Task), ready_total: z.number(), claimed: z.nullable(Task), timed_out: z.boolean(), waited_ms: z.number(), warnings: z.array(z.string()) },
   annotations: { readOnlyHint: false, openWorldHint: true },
   async run(a, ctx) {
+    // Checked before the wait, claim or not: a bad ttl is refused, never quietly unused.
+    if (a.ttl !== undefined) parseDuration(a.ttl, "--ttl");
     let stamp = "";
     let recheckAt = 0;
     let lookedAt = 0;
