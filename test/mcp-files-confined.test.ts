@@ -1,7 +1,8 @@
 // The files an agent sends through a tool are read only inside the repository: create_task's and
 // complete_task's `files` are pushed to the sync remote, and an agent that can only call tools could
 // otherwise send /etc/passwd, a file through a symlink out of the repository, or .git/config (the
-// credentials in its remote URLs). Each is refused as invalid_input, and nothing is written.
+// credentials in its remote URLs). Each is refused as invalid_input, and nothing is written. The
+// files a session declares are held to the task scopes' rules.
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -41,6 +42,24 @@ test("create_task and complete_task send files from inside the repository only",
     }
     const done = await mcp.ok("complete_task", { id: "r1", output: "done", files: ["data/in.csv"] });
     assert.is(done.task.status, "done");
+  } finally {
+    await mcp.close();
+  }
+});
+
+test("the files a session plans to change are read as task scopes are: inside the repository, printable", async () => {
+  const repo = tempRepo();
+  const mcp = await inProcess(repo, { agent: "alice" });
+  try {
+    for (const files of [["/etc/passwd"], ["../x"], [".git/config"], ["a\u0000b"], ["ok/**", "x\u0001"]]) {
+      const before = handoffRefs(repo);
+      const refused = await mcp.refused("declare_session", { objective: "o", files });
+      assert.is(refused.code, "invalid_input", JSON.stringify(files));
+      assert.is(handoffRefs(repo), before, `${JSON.stringify(files)}: nothing written`);
+    }
+    await mcp.ok("declare_session", { objective: "o", files: ["./src/api/**", "docs/"] });
+    const shown = cli(["agents", "--json"], { cwd: repo, agent: "lead" }).json;
+    assert.equal(shown.agents.find((a: { agent: string }) => a.agent === "alice").files, ["src/api/**", "docs/**"]);
   } finally {
     await mcp.close();
   }

@@ -84,6 +84,8 @@ export function startSession(prev: AgentRecord | null, input: SessionInput, ctx:
   if (input.files.length > MAX_PLANNED_FILES) return refuse({ code: "invalid_input", message: `${input.files.length} --files globs; at most ${MAX_PLANNED_FILES}` });
   const longGlob = input.files.find((g) => g.length > MAX_GLOB || g.length === 0);
   if (longGlob !== undefined) return refuse({ code: "invalid_input", message: `--files glob must be 1 to ${MAX_GLOB} characters` });
+  const oddGlob = input.files.find((g) => /[\x00-\x1f\x7f]/.test(g));
+  if (oddGlob !== undefined) return refuse({ code: "invalid_input", message: `--files glob ${JSON.stringify(oddGlob.slice(0, 80))} contains control characters` });
   if (input.awaits && input.awaits.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `--awaits is ${input.awaits.length} characters; at most ${MAX_NOTE}` });
   if (input.session && (input.session.length > MAX_SESSION_ID || /[\x00-\x1f]/.test(input.session))) {
     return refuse({ code: "invalid_input", message: `--session must be at most ${MAX_SESSION_ID} printable characters` });

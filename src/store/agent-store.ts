@@ -1,7 +1,8 @@
 // Agents at refs/handoff/agents/<agent>: each agent writes only its own ref. Heartbeats do not grow
 // the history: a heartbeat that follows a heartbeat replaces it (same parent), so `git log` of an
 // agent reads as its sessions, with at most one heartbeat after each.
-import { AgentRecord, beat, endSession, heartbeatDue, startSession, type SessionInput } from "../core/agent.ts";
+import { AgentRecord, beat, endSession, heartbeatDue, MAX_GLOB, startSession, type SessionInput } from "../core/agent.ts";
+import { normalizeRepoPath } from "../core/paths.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateAgentId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
@@ -84,8 +85,15 @@ export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null
   }, opts);
 }
 
+/**
+ * The planned files are read as task scopes are: against the repository root, refused outside it
+ * or under .git. A glob the record cannot hold at all (empty, too long, control characters) is left
+ * for startSession to refuse in its own words.
+ */
 export function startSessionFor(store: Store, input: SessionInput): Promise<AgentRecord> {
-  return mutateOwnAgent(store, (prev, ctx) => startSession(prev, input, ctx));
+  const root = store.repo.workTree;
+  const files = root ? input.files.map((g) => (!g || g.length > MAX_GLOB || /[\x00-\x1f\x7f]/.test(g) ? g : normalizeRepoPath(g, root, root))) : input.files;
+  return mutateOwnAgent(store, (prev, ctx) => startSession(prev, { ...input, files }, ctx));
 }
 
 export function endSessionFor(store: Store): Promise<AgentRecord> {
