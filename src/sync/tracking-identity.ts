@@ -27,7 +27,7 @@ const HEADER = "handoff-tracking 1";
 /** The config stamp each clone and remote was last checked at: a running process checks again only after .git/config changes. */
 const checked = new Map<string, string>();
 
-export function trackingPlacePath(store: Store, remote: string): string {
+function trackingPlacePath(store: Store, remote: string): string {
   return `${store.repo.commonDir}/handoff/tracking-${encodeURIComponent(remote)}`;
 }
 
