@@ -100,7 +100,9 @@ export function runClient(bin: string, args: string[], cwd: string, env: NodeJS.
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {}
-      fail(new Error(`${bin} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr.slice(-2000)}`));
+      // The start too: what the first tool call answered is how a run that then loops began.
+      const shown = (text: string) => (text.length > 5000 ? `${text.slice(0, 3000)}\n…\n${text.slice(-2000)}` : text);
+      fail(new Error(`${bin} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${shown(stdout)}\nstderr: ${shown(stderr)}`));
     }, timeoutMs);
     child.on("error", fail);
     child.on("close", (code) => {
