@@ -108,7 +108,11 @@ function route(api: Api, req: IncomingMessage, body: any, turns: Turn[]): Reply 
       if (waits > 50) return stream(anthropicTurn({ text: `scripted model: ${turn.needs} never listed` }, assistant.length));
       return stream(anthropicTurn({ tools: [{ name: "Bash", input: { command: "sleep 0.3", description: "wait" } }] }, assistant.length, "toolu_wait_"));
     }
-    return stream(anthropicTurn(turn, done));
+    // The message id is the turn's place in the conversation, not its scripted number: after a
+    // wait (msg_0) the first scripted turn would be msg_0 again, and Claude Code joins assistant
+    // messages of one id into one, so the scripted call landed inside the wait, was counted as a
+    // wait, and was played again and again (a loaded machine, where MCP connects late).
+    return stream(anthropicTurn(turn, done, "toolu_", assistant.length));
   }
   if (api === "anthropic" && url.includes("count_tokens")) return json({ input_tokens: 10 });
   if (api === "openai" && url.endsWith("/responses")) {
@@ -154,9 +158,9 @@ function turnsDone(turns: Turn[], calls: number): number {
 
 const argsText = (c: ToolCall) => (typeof c.input === "string" ? c.input : JSON.stringify(c.input));
 
-function anthropicTurn(t: Turn, n: number, prefix = "toolu_"): string {
+function anthropicTurn(t: Turn, n: number, prefix = "toolu_", message = n): string {
   const ev: Array<[string, unknown]> = [
-    ["message_start", { type: "message_start", message: { id: `msg_${n}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }],
+    ["message_start", { type: "message_start", message: { id: `msg_${message}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }],
   ];
   if ("tools" in t) {
     t.tools.forEach((c, i) => {
