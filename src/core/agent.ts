@@ -3,7 +3,9 @@
 import * as z from "zod/mini";
 import type { HandoffEvent } from "./event.ts";
 import { AgentScope } from "./identity.ts";
+import { HandoffError } from "./errors.ts";
 import { refuse, type Outcome } from "./outcome.ts";
+import { normalizeRepoPath } from "./paths.ts";
 import { boundedText, isoTime, lazySchema } from "./schema-helpers.ts";
 import type { OpContext } from "./task-ops.ts";
 import { MAX_NOTE, MAX_OBJECTIVE } from "./task.ts";
@@ -75,6 +77,8 @@ export interface SessionInput {
   awaits: string | null;
   session: string | null;
   capacity?: number;
+  /** The worktree root the planned files are read against, as task scopes are; absent: kept as given. */
+  root?: string | null;
 }
 
 export function startSession(prev: AgentRecord | null, input: SessionInput, ctx: OpContext): Outcome<AgentRecord> {
@@ -86,6 +90,14 @@ export function startSession(prev: AgentRecord | null, input: SessionInput, ctx:
   if (longGlob !== undefined) return refuse({ code: "invalid_input", message: `--files glob must be 1 to ${MAX_GLOB} characters` });
   const oddGlob = input.files.find((g) => /[\x00-\x1f\x7f]/.test(g));
   if (oddGlob !== undefined) return refuse({ code: "invalid_input", message: `--files glob ${JSON.stringify(oddGlob.slice(0, 80))} contains control characters` });
+  let files = input.files;
+  try {
+    // Refused outside the repository or under .git, `./src/x` stored as `src/x`.
+    if (input.root) files = input.files.map((g) => normalizeRepoPath(g, input.root!, input.root!));
+  } catch (e) {
+    if (e instanceof HandoffError) return refuse(e.refusal);
+    throw e;
+  }
   if (input.awaits && input.awaits.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `--awaits is ${input.awaits.length} characters; at most ${MAX_NOTE}` });
   if (input.session && (input.session.length > MAX_SESSION_ID || /[\x00-\x1f]/.test(input.session))) {
     return refuse({ code: "invalid_input", message: `--session must be at most ${MAX_SESSION_ID} printable characters` });
@@ -98,7 +110,7 @@ export function startSession(prev: AgentRecord | null, input: SessionInput, ctx:
     worktree,
     branch,
     scope,
-    files: input.files,
+    files,
     awaits: input.awaits,
     session: input.session ?? prev?.session ?? null,
     heartbeat_at: at,

@@ -1,8 +1,7 @@
 // Agents at refs/handoff/agents/<agent>: each agent writes only its own ref. Heartbeats do not grow
 // the history: a heartbeat that follows a heartbeat replaces it (same parent), so `git log` of an
 // agent reads as its sessions, with at most one heartbeat after each.
-import { AgentRecord, beat, endSession, heartbeatDue, MAX_GLOB, startSession, type SessionInput } from "../core/agent.ts";
-import { normalizeRepoPath } from "../core/paths.ts";
+import { AgentRecord, beat, endSession, heartbeatDue, startSession, type SessionInput } from "../core/agent.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateAgentId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
@@ -85,15 +84,9 @@ export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null
   }, opts);
 }
 
-/**
- * The planned files are read as task scopes are: against the repository root, refused outside it
- * or under .git. A glob the record cannot hold at all (empty, too long, control characters) is left
- * for startSession to refuse in its own words.
- */
+/** The planned files are read against this worktree's root, as task scopes are (startSession). */
 export function startSessionFor(store: Store, input: SessionInput): Promise<AgentRecord> {
-  const root = store.repo.workTree;
-  const files = root ? input.files.map((g) => (!g || g.length > MAX_GLOB || /[\x00-\x1f\x7f]/.test(g) ? g : normalizeRepoPath(g, root, root))) : input.files;
-  return mutateOwnAgent(store, (prev, ctx) => startSession(prev, { ...input, files }, ctx));
+  return mutateOwnAgent(store, (prev, ctx) => startSession(prev, { ...input, root: store.repo.workTree }, ctx));
 }
 
 export function endSessionFor(store: Store): Promise<AgentRecord> {
