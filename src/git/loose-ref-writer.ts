@@ -1,4 +1,3 @@
-
 // Compare-and-swap ref transactions written in-process through git's own lock protocol for the
 // files backend. For long-running processes: a long-lived `git update-ref --stdin` costs a pipe
 // round trip to another process on every write (on a loaded 2-core machine, two context switches

@@ -33,7 +33,7 @@ export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): P
   if (opts.dryRun) {
     const ctx = { actor: store.actor, now };
     for (const a of due) {
-      const released = (await heldBy(store, a.record.agent)).filter((h) => releaseForGc(h.task, ctx, a.record).steps.length).map((h) => h.task.id);
+      const released = (await storedClaimsOf(store, a.record.agent)).filter((h) => releaseForGc(h.task, ctx, a.record).steps.length).map((h) => h.task.id);
       results.push({ agent: a.record.agent, last_heartbeat: a.record.heartbeat_at, released });
     }
     return results;
@@ -45,7 +45,7 @@ export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): P
       const ctx = { actor: store.actor, now: at };
       const updates: RefUpdate[] = [{ ref: agentRef(cur.record.agent), new: null, old: cur.tip }];
       const released: string[] = [];
-      for (const { name, oid, task } of await heldBy(store, cur.record.agent)) {
+      for (const { name, oid, task } of await storedClaimsOf(store, cur.record.agent)) {
         const out = releaseForGc(task, ctx, cur.record);
         if (!out.steps.length) continue;
         updates.push({ ref: name, new: writeSteps(store, oid, "task.json", out.steps), old: oid });
@@ -66,7 +66,7 @@ export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): P
 }
 
 /** The tasks stored as claimed by `agent`, with their refs. */
-async function heldBy(store: Store, agent: string): Promise<{ name: string; oid: string; task: Task }[]> {
+async function storedClaimsOf(store: Store, agent: string): Promise<{ name: string; oid: string; task: Task }[]> {
   const out: { name: string; oid: string; task: Task }[] = [];
   for (const { name, oid } of await store.listRefs(TASKS_PREFIX)) {
     let task: Task;

@@ -1,4 +1,3 @@
-
 import { existsSync, statSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { basename } from "node:path";

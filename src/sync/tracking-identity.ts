@@ -26,6 +26,7 @@ const HEADER = "handoff-tracking 1";
 
 /** The config stamp each clone and remote was last checked at: a running process checks again only after .git/config changes. */
 const checked = new Map<string, string>();
+const checkedKey = (store: Store, remote: string) => `${store.repo.commonDir}\0${remote}`;
 
 function trackingPlacePath(store: Store, remote: string): string {
   return `${store.repo.commonDir}/handoff/tracking-${encodeURIComponent(remote)}`;
@@ -43,7 +44,7 @@ async function placeNow(store: Store, remote: string): Promise<string> {
  * one configured now (see above); true when it did. Call before a refresh reads them.
  */
 export async function forgetMovedRemote(store: Store, remote: string): Promise<boolean> {
-  const key = `${store.repo.commonDir}\0${remote}`;
+  const key = checkedKey(store, remote);
   const stamp = configFileStamp(store.repo.commonDir);
   if (checked.get(key) === stamp) return false;
   const path = trackingPlacePath(store, remote);
@@ -67,7 +68,7 @@ export async function forgetMovedRemote(store: Store, remote: string): Promise<b
 export async function forgetTracking(store: Store, remote: string): Promise<void> {
   await dropTracking(store, remote);
   writeSmallFile(trackingPlacePath(store, remote), await placeNow(store, remote));
-  checked.set(`${store.repo.commonDir}\0${remote}`, configFileStamp(store.repo.commonDir));
+  checked.set(checkedKey(store, remote), configFileStamp(store.repo.commonDir));
 }
 
 /** Removes the tracking refs of `remote` and its quarantine, each only if it still holds what was read. */
