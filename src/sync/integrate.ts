@@ -12,7 +12,7 @@ import { eventFromMessage, readRecord, readTyped, writeSteps } from "../store/co
 import { commitsSince, isAncestor } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
-import { TASKS_PREFIX } from "../store/task-store.ts";
+import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { LEASES_REF } from "../store/lease-store.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
@@ -107,7 +107,7 @@ const NEVER_DELETED = new Set([LEASES_REF, ARCHIVE_REF, AGENT_LOG_REF]);
 /** Whether the task record at `tip` is not finished; a record that cannot be read counts as finished (cancel --force removes such refs). */
 async function liveHere(store: Store, ref: string, tip: string): Promise<boolean> {
   try {
-    return !isFinal((await readRecord(store.reader, store.oidBytes, tip, ref, "task.json", Task)).record.status);
+    return !isFinal((await readTaskAt(store, ref, tip)).status);
   } catch {
     return false;
   }
