@@ -96,4 +96,21 @@ test("the same place: a finished task deleted on the remote goes here too, with 
   assert.ok(remoteRefs(bare, "refs/handoff/leases").length === 1);
 });
 
+test("a remote moved after a refusal: the old place's quarantine is not repaired on the new one", () => {
+  const { a, bare } = team();
+  // The old place holds a ref that is not a task record: refused on receive, held for --repair.
+  const empty = gitOut(bare, "hash-object", "-t", "tree", "-w", "--stdin");
+  const forged = gitOut(bare, "commit-tree", empty, "-m", "not a task");
+  gitOut(bare, "update-ref", "refs/handoff/tasks/open", forged);
+  assert.equal(syncReport(a).quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/open"]);
+  const moved = `${tempDir("handoff-moved-")}/new.git`;
+  gitOut(a, "init", "-q", "--bare", moved);
+  gitOut(a, "remote", "set-url", "origin", moved);
+  const r = cli(["sync", "--repair", "--json"], { cwd: a, agent: "alice" });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.repaired, [], "nothing of the old place is pushed over the new one");
+  assert.equal(r.json.quarantined, []);
+  assert.is(gitOut(moved, "rev-parse", "refs/handoff/tasks/open"), gitOut(a, "rev-parse", "refs/handoff/tasks/open"), "the new place has this clone's task");
+});
+
 test.run();

@@ -7,6 +7,7 @@ import type { Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine } from "./quarantine.ts";
 import { fail } from "../core/errors.ts";
 import { callTimeout, remoteBudget, remoteFailed } from "./remote-budget.ts";
+import { forgetMovedRemote } from "./tracking-identity.ts";
 
 export interface Repair {
   ref: string;
@@ -19,6 +20,8 @@ export interface Repair {
 }
 
 export async function repairQuarantined(store: Store, remote: string): Promise<Repair[]> {
+  // A quarantine is of the place it was received from: a remote pointed elsewhere since has none.
+  await forgetMovedRemote(store, remote);
   const q = await readQuarantine(store, remote);
   const plan: Repair[] = [];
   for (const e of q.entries.values()) {
