@@ -32,7 +32,7 @@ function bad(args: string[], code: number, re: RegExp, o: BadOpts = {}): CliResu
   const lines = r.stderr.trimEnd().split("\n");
   assert.match(lines[0]!, re, `${shown}: ${lines[0]}`);
   assert.ok(lines[0]!.length < 400, `${shown}: the error line is short`);
-  if (o.hintLine) assert.ok(lines.length <= 3 && lines.slice(1).every((l) => /^\(.*\)$/.test(l)), `${shown}: hints only: ${r.stderr}`);
+  if (o.hintLine) assert.ok(lines.length === 2 && /^  fix_input: git handoff help .*(shows how to use it|lists every verb)$/.test(lines[1]!), `${shown}: one hint: ${r.stderr}`);
   else assert.is(lines.length, 1, `${shown}: one line, got ${JSON.stringify(r.stderr)}`);
   assert.is(r.stdout, "", shown);
   assert.is(handoffRefs(repo), before, `${shown} changed a ref`);
@@ -89,15 +89,24 @@ test("--json errors carry code, message, recoverable, data and suggestions", () 
   assert.is(handoffRefs(repo), before);
 });
 
-test("unknown verbs and unknown options: exit 2", () => {
-  bad(["frobnicate"], 2, /^error: unknown command 'frobnicate'/, { hintLine: true });
-  bad(["task", "frob"], 2, /^error: unknown command 'frob'/, { hintLine: true });
-  bad(["claim", "good", "--bogus"], 2, /^error: unknown option '--bogus'/, { hintLine: true });
-  bad(["--bogus", "status"], 2, /^error: unknown option '--bogus'/, { hintLine: true });
-  bad(["tasks", "--stat", "todo"], 2, /^error: unknown option '--stat'/, { hintLine: true });
-  bad(["release"], 2, /^error: missing required argument 'id'/, { hintLine: true });
-  bad(["task", "add"], 2, /^error: missing required argument 'objective'/, { hintLine: true });
-  bad(["claim", "good", "--ttl"], 2, /^error: option '--ttl <duration>' argument missing/, { hintLine: true });
+test("unknown verbs and unknown options: exit 2, one line as any refusal, and a hint naming the verb", () => {
+  const hint = (r: CliResult, verb: string | null) =>
+    assert.is(r.stderr.split("\n")[1], verb ? `  fix_input: git handoff help ${verb} shows how to use it` : "  fix_input: git handoff help lists every verb");
+  hint(bad(["frobnicate"], 2, /^git-handoff: unknown command 'frobnicate'$/, { hintLine: true }), null);
+  hint(bad(["clam"], 2, /^git-handoff: unknown command 'clam' \(did you mean claim\?\)$/, { hintLine: true }), null);
+  hint(bad(["task", "frob"], 2, /^git-handoff: unknown command 'frob'/, { hintLine: true }), "task");
+  hint(bad(["claim", "good", "--bogus"], 2, /^git-handoff: unknown option '--bogus'$/, { hintLine: true }), "claim");
+  hint(bad(["claim", "--nxt"], 2, /^git-handoff: unknown option '--nxt' \(did you mean --next\?\)$/, { hintLine: true }), "claim");
+  bad(["--bogus", "status"], 2, /^git-handoff: unknown option '--bogus'/, { hintLine: true });
+  bad(["tasks", "--stat", "todo"], 2, /^git-handoff: unknown option '--stat'/, { hintLine: true });
+  hint(bad(["release"], 2, /^git-handoff: missing required argument 'id'/, { hintLine: true }), "release");
+  hint(bad(["task", "add"], 2, /^git-handoff: missing required argument 'objective'/, { hintLine: true }), "task add");
+  bad(["claim", "good", "--ttl"], 2, /^git-handoff: option '--ttl <duration>' argument missing/, { hintLine: true });
+  // A group verb without its own verb: the group's help on stderr, still a usage error.
+  const group = cli(["task"], { cwd: repo, agent: "bob" });
+  assert.is(group.code, 2);
+  assert.is(group.stdout, "");
+  assert.match(group.stderr, /add, show and list tasks/);
 });
 
 test("bad durations are refused: --ttl 0s, abc, 10, 999d, -5m", () => {

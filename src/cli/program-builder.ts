@@ -31,7 +31,9 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
     .option("--json", "print JSON")
     .option("--push", "send writes to the sync remote at once")
     .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
-    .showHelpAfterError("(git handoff help <verb> shows how to use it)")
+    // commander's own errors are reported by run-program.ts, as every refusal is (one
+    // `git-handoff:` line, a fix_input hint naming the verb; with --json the error body).
+    .configureOutput({ outputError: () => {} })
     // Options before the verb belong to the program, after it to the verb (each leaf repeats the
     // globals through withGlobals). Without this the program swallowed `events --agent NAME`, so
     // the filter was ignored and the name became the caller instead.

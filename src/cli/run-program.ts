@@ -2,7 +2,8 @@
 // exit status, for the full CLI (cli-main.ts) and the bundle of the hot verbs (hot-main.ts) alike.
 import { CommanderError } from "commander";
 import type { Command } from "commander";
-import { errorBody, reportError } from "../present/output.ts";
+import { HandoffError } from "../core/errors.ts";
+import { reportError } from "../present/output.ts";
 import { exitWhenIdle } from "./exit-when-idle.ts";
 
 const SHORT_USAGE = `usage: git handoff <verb> [options]
@@ -37,17 +38,40 @@ async function main(build: (argv: string[]) => Command, argv: string[]): Promise
     return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") return 0;
-      // commander already printed the message; with --json the error body goes to stdout as for any
-      // refusal. An unknown verb or option, a missing argument: the command line itself is wrong.
-      if (wantsJson) {
-        const message = e.message.replace(/^error: /, "");
-        process.stdout.write(JSON.stringify({ error: errorBody({ code: "usage", message, suggestions: [{ action: "fix_input", detail: "git handoff help <verb> shows how to use it" }] }) }, null, 2) + "\n");
-      }
-      return 2;
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
+      // A group verb without its sub-verb (`git handoff task`): commander printed the group's help
+      // on stderr; the command line is still incomplete.
+      if (e.code === "commander.help") return e.exitCode === 0 ? 0 : 2;
+      // An unknown verb or option, a missing argument: the command line itself is wrong. Reported as
+      // any refusal is (commander prints nothing itself: program-builder.ts).
+      return reportError(new HandoffError({ code: "usage", message: parserMessage(e.message), suggestions: [{ action: "fix_input", detail: helpHint(program, argv) }] }), wantsJson);
     }
     return reportError(e, wantsJson);
   }
+}
+
+/** commander's message on one line: `error: unknown command 'clam'\n(Did you mean claim?)` -> `unknown command 'clam' (did you mean claim?)`. */
+function parserMessage(message: string): string {
+  return message
+    .replace(/^error: /, "")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.replace(/^\(Did you mean/, "(did you mean"))
+    .join(" ");
+}
+
+/** Where to read how to use what was typed: the deepest verb of the command line that exists. */
+function helpHint(program: Command, argv: string[]): string {
+  const path: string[] = [];
+  let at = program;
+  for (const word of argv) {
+    if (word.startsWith("-")) continue;
+    const sub = at.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!sub) break;
+    path.push(sub.name());
+    at = sub;
+  }
+  return path.length ? `git handoff help ${path.join(" ")} shows how to use it` : "git handoff help lists every verb";
 }
 
 /** Runs one command line through the program `build` makes for it, setting the exit status. */
