@@ -88,4 +88,28 @@ test("the CLI judges and leases real locations: through a symlink to a leased fi
   assert.equal(ok.json.leased.map((l: any) => l.pattern), ["README.md"]);
 });
 
+test("a dangling symlink is judged as the file a write through it creates: into a lease is denied, a loop does not hang", () => {
+  const { repo } = linkedRepo();
+  symlinkSync("src/api/new.ts", join(repo, "dangling.ts")); // its target is not there yet
+  symlinkSync("dangling.ts", join(repo, "chain.ts")); // a link to that link
+  symlinkSync("src/api/sub", join(repo, "new-dir")); // a link to a folder not made yet
+  symlinkSync("loop-b", join(repo, "loop-a"));
+  symlinkSync("loop-a", join(repo, "loop-b"));
+  const targets: [string, string][] = [["dangling.ts", "src/api/new.ts"], ["chain.ts", "src/api/new.ts"], ["new-dir/x.ts", "src/api/sub/x.ts"]];
+  for (const name of Object.keys(payloads)) {
+    for (const [path, real] of targets) {
+      const r = cli(["hook", name], { cwd: repo, agent: "bob", input: JSON.stringify(payloads[name]!(join(repo, path), repo)) });
+      assert.is(r.code, 0, r.stderr);
+      assert.ok(denied(name, r.json), `${name} ${path}: ${r.stdout}`);
+      assert.ok(r.stdout.includes(`${real} is inside an exclusive lease on src/api/** held by alice`), r.stdout);
+    }
+  }
+  for (const [path] of targets) assert.is(cli(["check", path], { cwd: repo, agent: "bob" }).code, 3, path);
+  assert.is(cli(["lease", "dangling.ts", "--exclusive"], { cwd: repo, agent: "bob" }).code, 3, "bob cannot lease alice's file under a dangling name");
+  // A loop of links leads nowhere a write could go: judged as named, answered at once.
+  const loop = cli(["check", "loop-a", "--json"], { cwd: repo, agent: "bob" });
+  assert.is(loop.code, 0, loop.stderr);
+  assert.equal(loop.json.paths.map((p: any) => p.path), ["loop-a"]);
+});
+
 test.run();

@@ -1,10 +1,14 @@
 // Where a path really is. An agent or a user may name a file through a symlink (to the repository,
 // or inside it); leases and checks must judge the file itself. The longest prefix that exists is
-// resolved through symlinks, the rest (a file about to be created) kept as typed. Globs are left
-// alone: they name patterns, not files.
-import { realpathSync } from "node:fs";
+// resolved through symlinks, the rest (a file about to be created) kept as typed. A name that is a
+// symlink to nothing yet (a dangling link) is followed too: a write through it creates its target,
+// so the target is what is judged. Globs are left alone: they name patterns, not files.
+import { readlinkSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isGlob } from "../core/paths.ts";
+
+/** Links followed before a path is taken as it stands (the kernel's own bound, ELOOP, is 40). */
+const MAX_LINKS = 40;
 
 function realOrNull(p: string): string | null {
   try {
@@ -14,15 +18,29 @@ function realOrNull(p: string): string | null {
   }
 }
 
+function linkOrNull(p: string): string | null {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return null; // not a symlink, or nothing there
+  }
+}
+
 /** `input` (absolute, or relative to `cwd`) with its existing part resolved through symlinks. */
 export function realLocation(input: string, cwd: string): string {
   if (isGlob(input) || /[\x00-\x1f]/.test(input)) return input;
-  const abs = isAbsolute(input) ? input : resolve(cwd, input);
+  return located(isAbsolute(input) ? input : resolve(cwd, input), 0);
+}
+
+function located(abs: string, links: number): string {
   const tail: string[] = [];
   let head = abs;
   for (;;) {
     const real = realOrNull(head);
     if (real !== null) return tail.length ? join(real, ...tail.reverse()) : real;
+    // It does not resolve: nothing there, or a symlink whose target is missing (or a loop of them).
+    const target = links < MAX_LINKS ? linkOrNull(head) : null;
+    if (target !== null) return located(join(resolve(dirname(head), target), ...tail.reverse()), links + 1);
     const up = dirname(head);
     if (up === head) return abs;
     tail.push(head.slice(up.length).replace(/^[/\\]/, ""));
