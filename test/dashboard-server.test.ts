@@ -110,6 +110,9 @@ test("bad actions are refused with a code and leave every ref as it was", async 
     // alice is not stale: the page does not take her claim away.
     assert.equal(await act({ action: "reclaim", task: "a", reason: "mine now" }).then((r) => [r.status, r.error.code]), [409, "wrong_state"]);
     assert.equal(await act({ action: "reclaim", task: "a" }).then((r) => [r.status, r.error.code]), [400, "usage"]);
+    assert.equal(await act({ action: "reclaim", task: "a", reason: "   " }).then((r) => [r.status, r.error.code]), [400, "usage"], "a blank reason is none");
+    assert.equal(await act({ action: "reject", task: "a" }).then((r) => [r.status, r.error.code]), [400, "usage"], "reject needs a reason, as on the page");
+    assert.equal(await act({ action: "unlease", pattern: "src/x.ts", reason: " \t" }).then((r) => [r.status, r.error.code]), [400, "usage"]);
     assert.equal(await act({ action: "unlease", pattern: "src/x.ts", reason: "r" }).then((r) => [r.status, r.error.code]), [409, "not_found"]);
     assert.is(handoffRefs(repo), before);
     const events = JSON.parse((await call(d, "/api/events?type=nonsense", { headers: { Cookie: cookie } })).body);

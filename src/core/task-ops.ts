@@ -278,14 +278,19 @@ export function cancelTask(task: Task, ctx: OpContext, reason: string): Outcome<
   return finish(task, ctx, "cancelled", { reason });
 }
 
-/** Force release: an explicit, logged override of someone's live claim. */
-export function reclaimTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {
+/**
+ * Force release: an explicit, logged override of someone's claim, live or expired (an expired one
+ * is settled first, as any write does, and the reclaim is logged on top with its reason). `seen`:
+ * the fence of the claim the caller decided to reclaim; a claim granted since is refused.
+ */
+export function reclaimTask(task: Task, ctx: OpContext, reason: string, seen?: number): Outcome<Task> {
   if (!reason.trim()) return refuse({ code: "invalid_input", message: "reclaim needs a --reason" });
   const bad = checkText(reason, "reason");
   if (bad) return refuse(bad);
   return afterSettle(task, ctx, (t) => {
     if (isFinal(t.status)) return refuse(finalRefusal(t));
-    if (!t.claim) {
+    const held = t.claim ?? (task.status === "claimed" ? task.claim : null);
+    if (!held) {
       return refuse({
         code: "not_holder",
         message: `task ${t.id} is not claimed: nothing to reclaim`,
@@ -293,8 +298,16 @@ export function reclaimTask(task: Task, ctx: OpContext, reason: string): Outcome
         suggestions: [{ action: "retry", detail: `claim it: ${handoffCommand("claim", t.id)}` }],
       });
     }
+    if (seen !== undefined && held.fence !== seen) {
+      return refuse({
+        code: "wrong_state",
+        message: `the claim on ${t.id} is not the one seen: ${held.agent} holds it with fence ${held.fence}, the one seen had fence ${seen}`,
+        data: { task: t.id, holder: held.agent, fence: held.fence, seen },
+        suggestions: [{ action: "retry", detail: `look again: ${handoffCommand("task", "show", t.id)}` }],
+      });
+    }
     const record = touch(t, ctx, { status: "todo", claim: null });
-    const event: HandoffEvent = { ...eventBase("reclaimed", t, ctx), holder: t.claim.agent, fence: t.claim.fence, reason };
+    const event: HandoffEvent = { ...eventBase("reclaimed", t, ctx), holder: held.agent, fence: held.fence, reason };
     return { ok: true, record, steps: [{ event, record }] };
   });
 }

@@ -16,10 +16,13 @@ export interface ActionRequest {
   pattern?: string;
   holder?: string;
   reason?: string;
+  /** reclaim: the fence of the claim the page showed. */
+  fence?: number;
 }
 
 function text(v: unknown, what: string, required: boolean): string | undefined {
-  if (v === undefined || v === null || v === "") {
+  // Blank text is no reason: refused where one is required, as the page refuses it.
+  if (v === undefined || v === null || (typeof v === "string" && !v.trim())) {
     if (required) fail("usage", `${what} is required`);
     return undefined;
   }
@@ -36,15 +39,20 @@ export async function runAction(store: Store, body: unknown, current: Snapshot |
       return { done: `accepted ${t.id}` };
     }
     case "reject": {
-      const t = await reject(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", false) ?? null);
+      // The page asks for a reason before it sends a reject (docs/dashboard.md): so does the server.
+      const t = await reject(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", true)!);
       return { done: `rejected ${t.id}` };
     }
     case "reclaim": {
       const id = validateTaskId(text(req.task, "task", true)!);
       const reason = text(req.reason, "reason", true)!;
       const card = current?.tasks.find((t) => t.id === id);
-      if (!card?.stale) fail("wrong_state", `the claim on ${id} is not stale: the dashboard reclaims only expired claims or claims of stale or gone agents (git handoff reclaim can force it)`);
-      const t = await reclaim(store, id, reason);
+      if (!card?.stale || card.fence === null) fail("wrong_state", `the claim on ${id} is not stale: the dashboard reclaims only expired claims or claims of stale or gone agents (git handoff reclaim can force it)`);
+      // The page's fence (when it sends one) and the snapshot's must be the claim as stored: a claim
+      // granted after the snapshot judged the old one stale is live, and is refused in the store.
+      const seen = req.fence === undefined ? card.fence : req.fence;
+      if (seen !== card.fence) fail("wrong_state", `the claim on ${id} changed since the page showed it (fence ${String(seen)} then, ${card.fence} now): look again`);
+      const t = await reclaim(store, id, reason, { fence: card.fence });
       return { done: `reclaimed ${t.id}` };
     }
     case "unlease": {

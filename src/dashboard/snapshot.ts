@@ -36,6 +36,8 @@ export interface TaskCard {
   handoffs: number;
   /** The claim can be reclaimed from the page: it expired, or its holder is stale or gone. */
   stale: boolean;
+  /** The fence of the claim shown (null: not claimed): a reclaim from the page takes only that claim. */
+  fence: number | null;
 }
 
 export interface Snapshot {
@@ -98,6 +100,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
       after: t.after ?? [],
       handoffs: t.handoffs?.length ?? 0,
       stale: !!claim && (expired || holderStatus === "stale" || holderStatus === "disconnected"),
+      fence: claim?.fence ?? null,
     };
   });
   const edges = settled.flatMap((t) =>

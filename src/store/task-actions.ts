@@ -186,8 +186,9 @@ export function failWith(store: Store, id: string, reason: string): Promise<Task
   return mutateTaskWithLeases(store, id, (t, ctx) => failTask(t, ctx, reason), endScope(id));
 }
 
-export function reclaim(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTaskWithLeases(store, id, (t, ctx) => reclaimTask(t, ctx, reason), endScope(id), { exclusive: true });
+/** `opts.fence`: only the claim granted with this fence (the one the caller judged); refused if another was granted since. */
+export function reclaim(store: Store, id: string, reason: string, opts: { fence?: number } = {}): Promise<Task> {
+  return mutateTaskWithLeases(store, id, (t, ctx) => reclaimTask(t, ctx, reason, opts.fence), endScope(id), { exclusive: true });
 }
 
 export function cancel(store: Store, id: string, reason: string): Promise<Task> {
