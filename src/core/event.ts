@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { oneLine } from "./one-line.ts";
 import { AgentScope } from "./identity.ts";
 import { isoTime, lazySchema } from "./schema-helpers.ts";
 
@@ -117,7 +118,7 @@ export type HandoffEvent = z.infer<typeof HandoffEvent>;
 export function summarize(e: HandoffEvent): string {
   switch (e.type) {
     case "created":
-      return `created ${e.task}: ${oneLine(e.objective ?? "")}`;
+      return `created ${e.task}: ${short(e.objective ?? "")}`;
     case "claimed":
       return `claimed ${e.task} by ${e.agent} (fence ${e.fence}, until ${e.expires_at})`;
     case "renewed":
@@ -129,11 +130,11 @@ export function summarize(e: HandoffEvent): string {
     case "done":
       return `done ${e.task} by ${e.agent}${e.commit ? ` at ${e.commit.slice(0, 12)}` : ""}`;
     case "failed":
-      return `failed ${e.task}: ${oneLine(e.reason ?? "")}`;
+      return `failed ${e.task}: ${short(e.reason ?? "")}`;
     case "reclaimed":
-      return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+      return `reclaimed ${e.task} from ${e.holder} by ${e.agent}: ${short(e.reason ?? "")}`;
     case "cancelled":
-      return `cancelled ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+      return `cancelled ${e.task} by ${e.agent}: ${short(e.reason ?? "")}`;
     case "leased":
       return `leased ${pathList(e.paths)} to ${e.agent}${e.exclusive ? " (exclusive)" : ""}${e.task ? ` for ${e.task}` : ""} until ${e.expires_at}`;
     case "unleased":
@@ -141,7 +142,7 @@ export function summarize(e: HandoffEvent): string {
     case "lease_expired":
       return `lease_expired ${pathList(e.paths)}: lease of ${e.agent} ran out${e.by && e.by !== e.agent ? ` (seen by ${e.by})` : ""}`;
     case "session_started":
-      return `session started by ${e.agent}: ${oneLine(e.objective ?? "")}`;
+      return `session started by ${e.agent}: ${short(e.objective ?? "")}`;
     case "session_ended":
       return `session ended by ${e.agent}`;
     case "heartbeat":
@@ -165,17 +166,17 @@ export function summarize(e: HandoffEvent): string {
     case "accepted":
       return `accepted ${e.task} by ${e.agent}`;
     case "rejected":
-      return `rejected ${e.task} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+      return `rejected ${e.task} by ${e.agent}: ${short(e.reason ?? "")}`;
     case "claim_refused":
       return `claim of ${e.task} by ${e.agent} refused (${e.code ?? "refused"}${e.holder ? `, held by ${e.holder}` : ""})`;
     case "hook_caught":
       return `${e.hook ?? "hook"} ${e.verdict ?? "caught"} for ${e.agent}: ${pathList(e.paths)}${e.holder ? ` (leased by ${e.holder})` : ""}`;
     case "lease_reclaimed":
-      return `lease_reclaimed ${pathList(e.paths)} from ${e.holder} by ${e.agent}: ${oneLine(e.reason ?? "")}`;
+      return `lease_reclaimed ${pathList(e.paths)} from ${e.holder} by ${e.agent}: ${short(e.reason ?? "")}`;
     case "conflict_found":
       return `conflict predicted between ${(e.branches ?? []).join(" and ")}: ${pathList(e.paths)}`;
     case "memory_added":
-      return `memory ${e.memory} added by ${e.agent}${e.task ? ` for ${e.task}` : ""}: ${oneLine(e.note ?? "")}`;
+      return `memory ${e.memory} added by ${e.agent}${e.task ? ` for ${e.task}` : ""}: ${short(e.note ?? "")}`;
     case "memory_edited":
       return `memory ${e.memory} edited by ${e.agent}`;
     case "memory_removed":
@@ -185,9 +186,9 @@ export function summarize(e: HandoffEvent): string {
     case "claim_overlap":
       return `${e.code ?? "info"}: claim of ${e.task} by ${e.agent} overlaps ${pathList(e.paths)} of ${e.holder ?? "another agent"}${e.on ? ` (task ${e.on})` : ""}`;
     case "received_invalid":
-      return `refused on receive (seen by ${e.agent}): ${oneLine(e.reason ?? "")}`;
+      return `refused on receive (seen by ${e.agent}): ${short(e.reason ?? "")}`;
     case "loop":
-      return `loop: ${oneLine(e.note ?? "")}`;
+      return `loop: ${short(e.note ?? "")}`;
     case "undeclared_edit":
       return `${e.agent} touched ${pathList(e.paths)} outside its declaration`;
     case "release_requested":
@@ -199,12 +200,11 @@ export function summarize(e: HandoffEvent): string {
   }
 }
 
+/** A summary's text part: its first line, cut to fit a commit subject. */
+const short = (s: string) => oneLine(s, 72);
+
 function pathList(paths: string[] | undefined): string {
   const p = paths ?? [];
-  return oneLine(p.length > 3 ? `${p.slice(0, 3).join(" ")} +${p.length - 3} more` : p.join(" "));
+  return short(p.length > 3 ? `${p.slice(0, 3).join(" ")} +${p.length - 3} more` : p.join(" "));
 }
 
-function oneLine(s: string): string {
-  const line = s.split("\n")[0] ?? "";
-  return line.length > 72 ? line.slice(0, 71) + "…" : line;
-}

@@ -1,13 +1,13 @@
 // Memories and documents as text. Their words are other agents': shown neutralised (terminal
 // escapes made visible) and, where an agent reads them as context, fenced under the untrusted label.
 import type { Memory } from "../core/memory.ts";
+import { oneLine } from "../core/one-line.ts";
 import { fence, neutralise, UNTRUSTED_LABEL } from "./untrusted.ts";
 
 export function memoryLine(m: Memory): string {
-  const first = m.text.split("\n")[0]!;
   const tags = m.tags.length ? ` [${m.tags.join(" ")}]` : "";
   const task = m.task ? ` (task ${neutralise(m.task)})` : "";
-  return `${m.id}  ${m.updated_at.slice(0, 16).replace("T", " ")}  ${neutralise(m.author)}${tags}${task}  ${neutralise(first.length > 100 ? first.slice(0, 99) + "…" : first)}`;
+  return `${m.id}  ${m.updated_at.slice(0, 16).replace("T", " ")}  ${neutralise(m.author)}${tags}${task}  ${neutralise(oneLine(m.text, 100))}`;
 }
 
 export function memoryDetail(m: Memory): string {

@@ -8,11 +8,8 @@ import { overviewText } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
 import { formatUntil } from "../core/duration.ts";
 import { boundSections, SECTION_LINES } from "./bounded-text.ts";
+import { oneLine } from "../core/one-line.ts";
 
-function cut(s: string, max: number): string {
-  const line = s.split("\n")[0] ?? "";
-  return line.length > max ? line.slice(0, max - 1) + "…" : line;
-}
 
 /** Held task ids a bounded agent line names at most. */
 const ROSTER_CLAIMS = 8;
@@ -44,7 +41,7 @@ function matrixText(v: StatusView, rowLimit?: number): string[] {
   const lines = [paint.dim(header)];
   for (const r of rows) {
     const cells = r.cells.map((c, i) => (c === "holds" ? paint.green("H") : c === "submitted" ? paint.yellow("R") : paint.dim(".")) + " ".repeat(widths[i]! - 1));
-    lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${cut(r.objective, 40)}`);
+    lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${oneLine(r.objective, 40)}`);
   }
   return [...lines, ...more];
 }

@@ -3,6 +3,7 @@ import { formatAddress } from "../core/address.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import type { Overview } from "../core/overview.ts";
 import type { Task } from "../core/task.ts";
+import { oneLine } from "../core/one-line.ts";
 import { paint } from "./output.ts";
 
 function until(iso: string, now: Date): string {
@@ -10,14 +11,10 @@ function until(iso: string, now: Date): string {
   return formatUntil(ms);
 }
 
-function oneLine(s: string, max = 60): string {
-  const line = s.split("\n")[0] ?? "";
-  return line.length > max ? line.slice(0, max - 1) + "…" : line;
-}
 
 export function taskLine(t: Task, now: Date): string {
   const holder = t.claim ? `  ${t.claim.agent} (until ${until(t.claim.expires_at, now)})` : "";
-  return `${t.id.padEnd(12)} ${t.status.padEnd(9)} p${String(t.priority).padEnd(3)} ${oneLine(t.objective)}${holder}`;
+  return `${t.id.padEnd(12)} ${t.status.padEnd(9)} p${String(t.priority).padEnd(3)} ${oneLine(t.objective, 60)}${holder}`;
 }
 
 export function taskDetail(t: Task, now: Date): string {
@@ -68,8 +65,8 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   if (e.verdict) bits.push(`verdict=${e.verdict}`);
   if (e.branches) bits.push(`branches=${e.branches.join(",")}`);
   if (e.paths && (e.type === "hook_caught" || e.type === "conflict_found")) bits.push(`paths=${e.paths.join(",")}`);
-  if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason))}`);
-  if (e.type === "loop" && e.note) bits.push(`note=${JSON.stringify(oneLine(e.note))}`);
+  if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason, 60))}`);
+  if (e.type === "loop" && e.note) bits.push(`note=${JSON.stringify(oneLine(e.note, 60))}`);
   bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);
   return bits.join("  ");
 }
