@@ -27,6 +27,7 @@ test("bad input is refused with a stable code and no ref changes", () => {
     ["alice", ["answer", id, "--release", "--until", "2h"], 2, /--until goes with --keep/],
     ["alice", ["answer", "rq-zzzzzzzz", "--release", "--until", "2h"], 2, /--until goes with --keep/], // the command line first
     ["alice", ["answer", id, "--keep", "--until", "--x"], 2, /--until needs a time/],
+    ["alice", ["answer", id, "--keep", "--until", "2020-01-01T00:00:00Z"], 2, /--until 2020-01-01T00:00:00\.000Z is already past/],
   ];
   for (const [agent, args, code, message] of cases) {
     const r = t.as(agent, [...args, "--json"]);

@@ -211,6 +211,8 @@ export function parseUntil(text: string, now: Date): string {
   if (/^\d{4}-\d\d-\d\dT/.test(text)) {
     const t = Date.parse(text);
     if (Number.isNaN(t)) throw new HandoffError({ code: "invalid_input", message: `--until is not a time: ${JSON.stringify(text.slice(0, 80))}` });
+    // "Kept until" a time already gone promises nothing: a typo (a wrong year, a day) more likely than meant.
+    if (t <= now.getTime()) throw new HandoffError({ code: "invalid_input", message: `--until ${new Date(t).toISOString()} is already past (now ${now.toISOString()}): give a later time or a duration such as 2h` });
     return new Date(t).toISOString();
   }
   return new Date(now.getTime() + parseDuration(text, "--until")).toISOString();
