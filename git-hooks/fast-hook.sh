@@ -42,11 +42,30 @@ afterwards() {
 full() {
   locate
   if [ -n "$bundle" ]; then set -- node "$bundle" hook "$@"; else set -- git-handoff hook "$@"; fi
+  # Once this script has spent time on the payload, the full hook gets what is left of the budget,
+  # not a budget of its own: the whole run stays within HANDOFF_HOOK_TIMEOUT_MS.
+  if [ -n "${waited_from-}" ]; then
+    left=$((ms - t))
+    centis
+    [ -n "$C" ] && [ "$waited_from" != none ] && left=$((ms - (C - waited_from) * 10))
+    [ "$left" -ge 10 ] || left=10
+    HANDOFF_HOOK_TIMEOUT_MS=$left
+    export HANDOFF_HOOK_TIMEOUT_MS
+  fi
   if [ "${read_payload-}" = 1 ]; then
     printf '%s' "$payload" | "$@"
     exit $?
   fi
   exec "$@"
+}
+
+# C: the machine's uptime in hundredths of a second, read without a process (Linux); empty elsewhere.
+centis() {
+  C= up=
+  [ -r /proc/uptime ] && read -r up _ </proc/uptime 2>/dev/null
+  case $up in
+    [0-9]*.[0-9][0-9]) cs=${up#*.}; C=$((${up%.*} * 100 + ${cs#0})) ;;
+  esac
 }
 
 # The decision, in awk (one process, no Node): read the payload as the full hook does, find the
@@ -614,6 +633,8 @@ case $ms in *[!0-9]* | 0*) full "$@" ;; esac
 [ ${#ms} -le 9 ] && [ "$ms" -ge 10 ] || full "$@"
 if command -v timeout >/dev/null 2>&1; then bound=timeout; elif command -v gtimeout >/dev/null 2>&1; then bound=gtimeout; else full "$@"; fi
 t=$((ms * 4 / 10))
+centis
+waited_from=${C:-none}
 payload=$($bound "$((t / 1000)).$((t % 1000 / 100))$((t % 100 / 10))$((t % 10))" cat && echo .) || full "$@"
 case $payload in *.) payload=${payload%.} ;; *) full "$@" ;; esac
 read_payload=1

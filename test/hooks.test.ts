@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
-import { hookCommand, runHook } from "./support/hook-runner.ts";
+import { hookCommand, runHook, viaFastPath } from "./support/hook-runner.ts";
 
 test.after(cleanupTemp);
 
@@ -277,6 +277,33 @@ test("a payload whose writer never closes stdin is given up on within the budget
   assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
   assert.ok(Date.now() - started < 20_000, "bounded");
   assert.match(JSON.parse(r.stdout).hookSpecificOutput.additionalContext, /fail-open/);
+});
+
+test("the whole run stays within the budget: the fast path hands the full hook what is left of it", async () => {
+  const repo = leasedRepo();
+  const budget = 4000;
+  const started = Date.now();
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+    const [file, args] = hookCommand("claude-pre-tool-use");
+    const child = spawn(file, args, { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: String(budget) }) });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (err += b));
+    child.stdin.write('{"tool_name": "Edit", ');
+    child.on("close", (code) => {
+      child.stdin.destroy();
+      res({ code: code ?? 1, stdout: out, stderr: err });
+    });
+  });
+  const took = Date.now() - started;
+  assert.is(r.code, 0);
+  const waited = Number(/no end of input on stdin after (\d+) ms/.exec(r.stderr)?.[1]);
+  // The full hook reads for 80% of its budget: all of it when it runs alone; after the fast path's
+  // 40%, 80% of the 60% left (it was given a budget of its own: 40% + 80%, 1.2 times the bound).
+  const most = viaFastPath() ? 0.8 * 0.6 * budget : 0.8 * budget;
+  assert.ok(waited > 0 && waited <= most + 20, `read for ${waited} ms; at most ${most}`);
+  assert.ok(took < budget + 3000, `${took} ms`);
 });
 
 test("the same over a named pipe (the non-blocking read path), as agents spawning through a shell give", async () => {
