@@ -1,6 +1,6 @@
 // The worker's own behaviour around a task: code changes sent back as a branch, and a clean stop
 // on Ctrl-C that gives its task back. Real processes, one remote over smart HTTP.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -95,6 +95,25 @@ test("received result files are checked again: a dotfile from a hand-made result
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, /refs\/handoff\/results\/evil holds a file "\.bashrc" that is a dotfile/);
   assert.not.ok(existsSync(join(a, "handoff-evil")));
+});
+
+test("a result the remote cannot take yet is sent again, not thrown away: the task runs once and its waiter gets the output", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const runs = join(b, "runs");
+  // The command takes the remote away as it ends, and puts it back 3 s later: the completion's
+  // push fails, and keeps failing for a few tries.
+  const away = `${net.bare}.away`;
+  const job = script(`echo run >> "${runs}"; mv "${net.bare}" "${away}"; (sleep 3; mv "${away}" "${net.bare}") >/dev/null 2>&1 & echo "the answer"; echo kept > "$HANDOFF_OUT_DIR/f.txt"`);
+  const w = start(["worker", "--exec", job, "--once", "--poll", POLL, "--ttl", "2m"], { cwd: b, agent: "codex@m2" });
+  const waited = start(["wait", "--objective", "answer once", "--timeout", "90s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
+  const out = JSON.parse(waited.stdout());
+  assert.equal([out.status, out.output.trim(), out.files.map((f: { name: string }) => f.name)], ["done", "the answer", ["f.txt"]]);
+  assert.is(await w.exited, 0, w.stderr());
+  assert.match(w.stderr(), /the result is not sent yet \(.*\); trying again in \d+s/);
+  assert.is(readFileSync(runs, "utf8"), "run\n", "the command ran once");
+  assert.is(remoteTask(net.bare, out.id).status, "done");
 });
 
 test.run();

@@ -71,7 +71,7 @@ export function timedOut(b: RemoteBudget, detail: string): never {
 }
 
 export function unreachable(remote: string, message: string): never {
-  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message}): exclusive operations need it (or use --offline for a tentative grant)`, { remote }, [
+  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})`, { remote }, [
     { action: "retry", detail: "check the network or credentials, then run the command again" },
     { action: "work_elsewhere", detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" },
   ]);

@@ -9,7 +9,7 @@ import { parseDuration } from "../core/duration.ts";
 import { HandoffError } from "../core/errors.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
-import type { TaskResultFiles } from "../core/task-files.ts";
+import { TaskResultFiles } from "../core/task-files.ts";
 import { endSessionFor, mutateOwnAgent, refreshHeartbeat } from "../store/agent-store.ts";
 import { localMachine } from "../store/machine.ts";
 import type { FreshStore } from "../store/fresh-store.ts";
@@ -23,10 +23,22 @@ import { defaultBase } from "./run-task.ts";
 import { spareWorktrees } from "./spare-worktree.ts";
 import { trace } from "../sync/trace.ts";
 import { finishWithResults } from "./complete.ts";
+import { readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
 import { loadInputs } from "./handover.ts";
 import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
 import { workerEnv } from "./self-delegation.ts";
+
+/** A completion that did not reach the remote, or whose report did not come back: sent again. */
+const NOT_SENT = new Set(["remote_unreachable", "remote_timeout", "outcome_unknown"]);
+
+/** Whether the task's results ref holds `record` (this worker's result, landed by a push whose report was lost). */
+async function resultLanded(store: Store, record: TaskResultFiles): Promise<boolean> {
+  const tip = await store.readRef(resultsRef(record.task));
+  if (!tip) return false;
+  const got = await readBundle(store, resultsRef(record.task), tip, RESULT_FILE, TaskResultFiles).catch(() => null);
+  return !!got && got.record.worker === record.worker && got.record.status === record.status && got.record.output === record.output;
+}
 
 /** Renewals (at a third of the TTL) of leases at least this long may wait for the push budget's minute. */
 const DEFERRABLE_TTL_MS = 3 * 60_000;
@@ -127,12 +139,45 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
     }
   };
 
+  /**
+   * Sends a finished task's result, again while the remote cannot take it (unreachable, too slow,
+   * or the report of a push that went out lost): a push that failed once threw the command's
+   * output and files away and left the task claimed until its lease ran out. Tried until the claim
+   * ends (renewals go on meanwhile) or the worker stops; a refusal is final at once.
+   */
+  const deliver = async (record: TaskResultFiles, files: Map<string, Buffer>, claimEnds: () => number): Promise<void> => {
+    let delay = 1000;
+    let unknown = false;
+    for (;;) {
+      try {
+        await finishWithResults(await fresh.getOrCurrent(), record, files);
+        return;
+      } catch (e) {
+        if (!(e instanceof HandoffError)) throw e;
+        // A push whose report was lost may have landed: the task is then finished with this result.
+        if (unknown && e.code === "final_state" && (await resultLanded(await fresh.getOrCurrent(), record))) return;
+        if (!NOT_SENT.has(e.code) || opts.signal.aborted) throw e;
+        if (Date.now() + delay >= claimEnds()) {
+          throw new HandoffError({ code: e.code, message: `the result could not be sent before the claim ended: ${e.message}` });
+        }
+        unknown ||= e.code === "outcome_unknown";
+        opts.log(`${record.task}: the result is not sent yet (${e.message}); trying again in ${Math.round(delay / 1000)}s`);
+        await pause(delay, opts.signal);
+        delay = Math.min(delay * 2, 30_000);
+      }
+    }
+  };
+
   const work = async (task: Task, r: Running): Promise<void> => {
     const id = task.id;
     const ttlMs = task.claim?.ttl_ms ?? ttlGiven ?? store.config.claimTtlMs;
+    // When the claim ends as far as this worker knows (each renewal that lands moves it).
+    let claimEnds = task.claim ? Date.parse(task.claim.expires_at) : Date.now() + ttlMs;
     const renewal = setInterval(() => {
       // A lease with minutes to spare can wait for the push budget; a short one goes out at once.
-      (async () => renew(await fresh.getOrCurrent(), id, { defer: ttlMs >= DEFERRABLE_TTL_MS }))().catch((e) => {
+      (async () => renew(await fresh.getOrCurrent(), id, { defer: ttlMs >= DEFERRABLE_TTL_MS }))().then((t) => {
+        if (t.claim) claimEnds = Date.parse(t.claim.expires_at);
+      }, (e) => {
         // Cancelled, finished or taken over meanwhile: the command has nothing left to do.
         if (e instanceof HandoffError && ["final_state", "held_by_other", "not_holder"].includes(e.code) && !r.stop.signal.aborted) {
           r.why = "cancelled";
@@ -166,11 +211,12 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         cleanedUp: (remove) => (cleanup = remove),
         spare,
       });
-      clearInterval(renewal);
+      // The claim is renewed until its result is out (deliver may wait for the remote).
       r.ran = true;
       trace(`worker: ran ${id}`);
       if (run.kept) opts.log(`${id}: kept ${run.kept}`);
       if (run.status === "stopped") {
+        clearInterval(renewal);
         if (r.why === "interrupted") {
           await release(await fresh.getOrCurrent(), id).then(() => summary.released++, (e) => opts.log(`${id}: could not release: ${(e as Error).message}`));
           opts.log(`${id}: stopped the command and released the task`);
@@ -195,7 +241,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         at: store.now().toISOString(),
         ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
       };
-      await finishWithResults(await fresh.getOrCurrent(), record, run.files);
+      await deliver(record, run.files, () => claimEnds);
       trace(`worker: completed ${id}`);
       if (run.status === "done") summary.done++;
       else summary.failed++;
