@@ -54,6 +54,9 @@ test("the output keeps its tail with a marker; FAILED: on the first line is a fa
   assert.is(t.cut, long.length - MAX_OUTPUT_BYTES);
   assert.match(t.output, /^\[\.\.\. \d+ bytes of output cut \.\.\.\]\n/);
   assert.ok(t.output.endsWith("\nend"));
+  // Bytes let go before the tail (a command's stdout is kept bounded while it runs) count as cut.
+  assert.equal(outputTail(Buffer.from("tail"), 7), { output: "[... 7 bytes of output cut ...]\ntail", cut: 7 });
+  assert.is(outputTail(long, 1000).cut, long.length - MAX_OUTPUT_BYTES + 1000);
   assert.is(reportedFailure("FAILED: no disk"), "no disk");
   assert.is(reportedFailure("FAILED:"), "the agent reported failure");
   assert.is(reportedFailure("all good, nothing FAILED: here"), null);

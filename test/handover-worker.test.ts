@@ -126,6 +126,23 @@ test("a hand-made result's branch and commit must be what a worker writes; a ref
   assert.not.match(fine.stderr, /\u202e|\u0085/, "no bidi override or C1 control reaches the terminal");
 });
 
+const remoteResult = (id: string) => JSON.parse(gitOut(net.bare, "show", `refs/handoff/results/${id}:result.json`));
+
+test("a command that prints megabytes: the output is its tail, and the cut says how much went", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const w = start(["worker", "--exec", script(`head -c 3000000 /dev/zero | tr '\\0' x; echo; echo the end`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
+  const waited = start(["wait", "--objective", "talk a lot", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr());
+  const out = JSON.parse(waited.stdout());
+  const { MAX_OUTPUT_BYTES } = await import("../src/core/task-files.ts");
+  const cut = Number(/^\[\.\.\. (\d+) bytes of output cut \.\.\.\]\n/.exec(out.output)?.[1]);
+  assert.is(cut, 3_000_000 + "\nthe end\n".length - MAX_OUTPUT_BYTES, "everything printed but the tail kept");
+  assert.is(remoteResult(out.id).output_cut, cut);
+  assert.ok(out.output.endsWith("x\nthe end\n"));
+  await w.exited;
+});
+
 test("a result the remote cannot take yet is sent again, not thrown away: the task runs once and its waiter gets the output", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");

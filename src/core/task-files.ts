@@ -66,11 +66,16 @@ export const TaskResultFiles = lazySchema(() =>
 );
 export type TaskResultFiles = z.infer<typeof TaskResultFiles>;
 
-/** The tail of `out`, at most MAX_OUTPUT_BYTES, with a marker line when the front was cut. */
-export function outputTail(out: Buffer): { output: string; cut: number } {
-  if (out.length <= MAX_OUTPUT_BYTES) return { output: out.toString("utf8"), cut: 0 };
-  const cut = out.length - MAX_OUTPUT_BYTES;
-  return { output: `[... ${cut} bytes of output cut ...]\n` + out.subarray(cut).toString("utf8"), cut };
+/**
+ * The tail of `out`, at most MAX_OUTPUT_BYTES, with a marker line when the front was cut.
+ * `dropped`: bytes printed before `out` and already let go (a command's stdout is kept as a
+ * bounded tail while it runs), counted in the cut.
+ */
+export function outputTail(out: Buffer, dropped = 0): { output: string; cut: number } {
+  if (out.length <= MAX_OUTPUT_BYTES && dropped === 0) return { output: out.toString("utf8"), cut: 0 };
+  const cut = dropped + Math.max(0, out.length - MAX_OUTPUT_BYTES);
+  if (out.length <= MAX_OUTPUT_BYTES) return { output: `[... ${cut} bytes of output cut ...]\n` + out.toString("utf8"), cut };
+  return { output: `[... ${cut} bytes of output cut ...]\n` + out.subarray(out.length - MAX_OUTPUT_BYTES).toString("utf8"), cut };
 }
 
 /** `FAILED: reason` as the first line of the output marks the task failed with that reason. */

@@ -124,7 +124,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
       HANDOFF_OUT_DIR: outDir,
       HANDOFF_IN_DIR: inDir,
     });
-    const { output, cut } = outputTail(run.stdout);
+    const { output, cut } = outputTail(run.stdout, run.dropped);
     const collected = collectResultFiles(outDir);
     const kept = input.keep ? home : null;
     if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept, branch: null };
@@ -164,7 +164,10 @@ async function publishWork(store: Store, task: Task, worktree: string, base: str
 }
 
 interface Spawned {
+  /** The tail of stdout kept in memory. */
   stdout: Buffer;
+  /** Bytes of stdout printed before that tail and let go. */
+  dropped: number;
   firstLine: string;
   exitCode: number | null;
   signal: string | null;
@@ -180,6 +183,7 @@ function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, env: 
     const child = spawn(file, args, { cwd, env: { ...process.env, ...env, ...launch?.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const chunks: Buffer[] = [];
     let size = 0;
+    let dropped = 0;
     let head = "";
     let headDone = false;
     child.stdout!.on("data", (b: Buffer) => {
@@ -193,8 +197,12 @@ function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, env: 
       }
       chunks.push(b);
       size += b.length;
-      // Keep a bounded tail in memory whatever the command prints.
-      while (size - (chunks[0]?.length ?? 0) > 2 * 256 * 1024) size -= chunks.shift()!.length;
+      // Keep a bounded tail in memory whatever the command prints (what goes is counted as cut).
+      while (size - (chunks[0]?.length ?? 0) > 2 * 256 * 1024) {
+        const gone = chunks.shift()!.length;
+        size -= gone;
+        dropped += gone;
+      }
     });
     child.stderr!.on("data", input.stderr);
     let stopped = false;
@@ -210,8 +218,8 @@ function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, env: 
       input.signal.removeEventListener("abort", stop);
       // A client that writes its last message to a file: that is the answer (its stdout is progress).
       const answer = launch?.outputFile ? readOr(launch.outputFile) : null;
-      if (answer !== null) return resolve({ stdout: answer, firstLine: answer.toString("utf8").split("\n", 1)[0]!.slice(0, 8192), exitCode: code, signal, stopped });
-      resolve({ stdout: Buffer.concat(chunks), firstLine: head, exitCode: code, signal, stopped });
+      if (answer !== null) return resolve({ stdout: answer, dropped: 0, firstLine: answer.toString("utf8").split("\n", 1)[0]!.slice(0, 8192), exitCode: code, signal, stopped });
+      resolve({ stdout: Buffer.concat(chunks), dropped, firstLine: head, exitCode: code, signal, stopped });
     });
   });
 }
