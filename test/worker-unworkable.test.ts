@@ -1,5 +1,6 @@
 // A task the worker cannot set up (here: a clone with no commit to check a worktree out at) is
 // given back once and never taken again by that worker, instead of being claimed on every poll.
+import { readdirSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
@@ -18,7 +19,8 @@ test("a worker that cannot set a task up releases it once and does not take it a
   gitOut(bare, "symbolic-ref", "HEAD", "refs/heads/nothing-here");
   const b = tempDir();
   gitOut(b, "clone", "-q", bare, ".");
-  const w = start(["worker", "--exec", script("echo done"), "--poll", "100ms"], { cwd: b, agent: "w@m2" });
+  const tmp = tempDir("handoff-worker-tmp-");
+  const w = start(["worker", "--exec", script("echo done"), "--poll", "100ms"], { cwd: b, agent: "w@m2", env: { TMPDIR: tmp } });
   await until(() => /will not take it again/.test(w.stderr()), "the task given back", 60_000);
   // Twenty polls later it has still been claimed only once.
   await new Promise((r) => setTimeout(r, 2000));
@@ -27,6 +29,8 @@ test("a worker that cannot set a task up releases it once and does not take it a
   const t = remoteTask(bare, "t1");
   assert.is(t.status, "todo", "released for another worker");
   assert.is(t.claim, null);
+  // The task's folder (the sender's context and files) went with it, though no worktree was made.
+  assert.equal(readdirSync(tmp).filter((n) => n.startsWith("handoff-t1-")), []);
 });
 
 test.run();

@@ -113,9 +113,11 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     untrusted: true,
   };
   writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
-  if (!spare) await addDetachedWorktree(cwd, worktree, base);
   let launch: Launch | null = null;
   try {
+    // Inside the try: a worktree git refuses (a base it cannot check out) still has the task's
+    // folder (the sender's context and files) removed.
+    if (!spare) await addDetachedWorktree(cwd, worktree, base);
     launch = typeof input.command === "string" ? null : input.command({ home, worktree, inDir, outDir, taskFile });
     const run = await spawnCommand(input, launch, worktree, {
       ...input.env,
