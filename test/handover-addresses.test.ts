@@ -116,6 +116,7 @@ test("bad --to, --priority, --context-file and bad worker options: exit 2, no re
     [["wait", "--id", "t-1", "--to", "codex"], /use them with --objective/],
     [["worker"], /worker needs --exec CMD/],
     [["worker", "--exec", "true", "--concurrency", "0"], /--concurrency must be between/],
+    [["worker", "--exec", "true", "--once", "--concurrency", "2"], /--once runs one task: --concurrency goes without it/],
   ];
   for (const [args, message] of cases) {
     const r = cli(args, { cwd: a, agent: "alice" });

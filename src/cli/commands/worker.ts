@@ -44,6 +44,7 @@ export function registerWorker(program: Command): void {
     const client = o.with === undefined ? null : agentClient(o.with);
     if (client && !findOnPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give --exec CMD`);
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);
+    if (o.once && concurrency > 1) fail("usage", "--once runs one task: --concurrency goes without it");
     const pollMs = parseDuration(o.poll, "--poll");
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
     await withStore(cmd, async (opened, g) => {
