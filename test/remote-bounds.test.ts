@@ -4,7 +4,7 @@
 // lost is settled by reading the remote back.
 import { spawnSync } from "node:child_process";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
@@ -122,9 +122,18 @@ test("a lost report and a remote that cannot be read back: outcome_unknown, neve
   assert.is(r.code, 3, r.stderr);
   assert.is(r.json.error.code, "outcome_unknown");
   assert.is(r.json.error.recoverable, true);
-  assert.match(r.json.error.suggestions[0].detail, /git handoff sync, then git handoff task show/);
-  assert.match(r.stderr, /may or may not have landed/);
+  assert.is(r.json.error.suggestions[0].detail, "find out what holds: git handoff sync, then git handoff task show ship");
+  assert.match(r.stderr, /a push to origin for task ship may or may not have landed/);
   assert.not.match(r.stdout + r.stderr, /--offline|free|unreachable/);
+  // A handover's task is known by nothing but its id: the refusal names the one it created.
+  writeFileSync(`${bare}.away/kill-next`, "");
+  renameSync(`${bare}.away`, bare);
+  const w = cli(["wait", "--objective", "look into it", "--timeout", "20s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(w.json.error.code, "outcome_unknown", w.stderr);
+  const created = gitOut(`${bare}.away`, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/handoff/tasks/").split("\n").filter((t) => t !== "ship");
+  assert.is(created.length, 1, created.join(","));
+  assert.equal(w.json.error.data.tasks, created);
+  assert.match(w.json.error.suggestions[0].detail, new RegExp(`git handoff task show ${created[0]}$`));
 });
 
 test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a lost report is read back as landed", async () => {

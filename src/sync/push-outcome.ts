@@ -21,10 +21,13 @@ export async function pushEffect(store: Store, b: RemoteBudget, leases: PushUpda
     if (landed === leases.length) return "landed";
     if (landed === 0) return "not_landed";
   }
+  // The tasks it was about, by name: a task created by that push (a handover's) is known by nothing else.
+  const tasks = [...new Set(refs.map((r) => /\/tasks\/([^/]+)$/.exec(r)?.[1]).filter((t): t is string => !!t))];
+  const about = tasks.length ? ` for task${tasks.length === 1 ? "" : "s"} ${tasks.join(", ")}` : "";
   fail(
     "outcome_unknown",
-    `a push to ${b.remote} may or may not have landed (${why}; ${ls.ok ? "the remote's refs changed since" : `reading it back failed: ${ls.message}`})`,
-    { remote: b.remote, refs },
-    [{ action: "retry", detail: "find out what holds: git handoff sync, then git handoff task show <id>" }],
+    `a push to ${b.remote}${about} may or may not have landed (${why}; ${ls.ok ? "the remote's refs changed since" : `reading it back failed: ${ls.message}`})`,
+    { remote: b.remote, refs, tasks },
+    [{ action: "retry", detail: `find out what holds: git handoff sync, then ${tasks.length ? tasks.map((t) => `git handoff task show ${t}`).join("; ") : "git handoff status"}` }],
   );
 }
