@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 
@@ -160,6 +160,35 @@ test("a result the remote cannot take yet is sent again, not thrown away: the ta
   assert.match(w.stderr(), /the result is not sent yet \(.*\); trying again in \d+s/);
   assert.is(readFileSync(runs, "utf8"), "run\n", "the command ran once");
   assert.is(remoteTask(net.bare, out.id).status, "done");
+});
+
+test("a junk results ref pushed over a queued handover: the waiter cancels its task, a worker does not run a task whose result it could not send", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const junk = (id: string) => {
+    const blob = sh("git", ["hash-object", "-w", "--stdin"], a, "junk");
+    const tree = sh("git", ["mktree"], a, `100644 blob ${blob}\tresult.json\n`);
+    gitOut(a, "push", "-q", "origin", `${gitOut(a, "commit-tree", tree, "-m", "x")}:refs/handoff/results/${id}`);
+  };
+  // The waiter's side.
+  const waited = start(["wait", "--objective", "spoiled", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  await until(() => /created t-/.test(waited.stderr()), "the task created");
+  const id = /created (t-[a-z0-9]+)/.exec(waited.stderr())![1]!;
+  junk(id);
+  assert.is(await waited.exited, 2, waited.stderr());
+  assert.is(JSON.parse(waited.stdout()).error.code, "corrupt_state");
+  assert.match(waited.stderr(), new RegExp(`${id}: cancelled \\(its results cannot be received\\)`));
+  assert.is(remoteTask(net.bare, id).status, "cancelled", "no worker will run it");
+  // The worker's side: a task queued without a waiter.
+  assert.is(cli(["task", "add", "also spoiled", "--id", "sp2", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  junk("sp2");
+  const runs = join(b, "runs");
+  const w = start(["worker", "--exec", script(`echo run >> "${runs}"`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
+  assert.is(await w.exited, 0, w.stderr());
+  assert.not.ok(existsSync(runs), "the command did not run");
+  assert.match(w.stderr(), /sp2: refs\/handoff\/results\/sp2 on origin was refused on receive .*git handoff sync --repair overwrites it/);
+  assert.match(w.stderr(), /1 released/);
+  assert.is(remoteTask(net.bare, "sp2").status, "todo", "given back");
 });
 
 test.run();

@@ -22,6 +22,7 @@ import { openFollower } from "../sync/shared-poll.ts";
 import { defaultBase } from "./run-task.ts";
 import { spareWorktrees } from "./spare-worktree.ts";
 import { trace } from "../sync/trace.ts";
+import { readQuarantine } from "../sync/quarantine.ts";
 import { finishWithResults } from "./complete.ts";
 import { readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
 import { loadInputs } from "./handover.ts";
@@ -188,6 +189,12 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
     // The task's worktree is removed once its result has gone out; the task counts as over after that.
     let cleanup: () => Promise<void> = () => Promise.resolve();
     try {
+      // A results ref refused on receive (a hand-made one pushed over it) would refuse the
+      // completion too: the command is not run for a result that cannot be sent.
+      const refused = remote ? (await readQuarantine(await fresh.getOrCurrent(), remote)).entries.get(resultsRef(id)) : undefined;
+      if (refused) {
+        throw new HandoffError({ code: "corrupt_state", message: `${resultsRef(id)} on ${remote} was refused on receive (${refused.reason}); its result could not be sent: git handoff sync --repair overwrites it`, data: { ref: resultsRef(id) } });
+      }
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
       const inputs = await loadInputs(await fresh.getOrCurrent(), id, { pull: false });
@@ -252,7 +259,10 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {
         unworkable.add(id);
         await release(await fresh.getOrCurrent(), id).then(
-          () => opts.log(`${id}: released for another worker; this one will not take it again`),
+          () => {
+            summary.released++;
+            opts.log(`${id}: released for another worker; this one will not take it again`);
+          },
           () => {},
         );
       }

@@ -76,6 +76,14 @@ export function registerWait(program: Command): void {
           progress: (prev, next) => progressLines(prev, next).forEach(say),
           warn: say,
           justPushed: !!inputs,
+        }).catch(async (e: unknown) => {
+          // Its results ref (or the task's) was refused on receive: the handover cannot come back.
+          // A task this wait created is cancelled rather than left for a worker to run for nothing.
+          if (inputs && e instanceof HandoffError && e.code === "corrupt_state") {
+            const t = await cancelOrFinal(store, id, `its results were refused on receive: ${e.message}`).catch(() => null);
+            if (t?.status === "cancelled") say(`${id}: cancelled (its results cannot be received)`);
+          }
+          throw e;
         });
         let task = end.task;
         let code: ErrorCode | null = null;
