@@ -16,14 +16,16 @@ export const taskId = (i: number) => `t-${i}`;
  * very records and commits `task add` writes, streamed to one `git fast-import` (one pack, the refs
  * created together at its end) instead of three loose objects and a ref file per task.
  */
-export async function seedTasks(repo: string, n: number, opts: { scoped?: boolean; from?: number; scopeUnder?: string } = {}): Promise<void> {
+export async function seedTasks(repo: string, n: number, opts: { scoped?: boolean; from?: number; scopeUnder?: string; chain?: boolean } = {}): Promise<void> {
   const store = await openStore({ cwd: repo, agent: "bench-setup" });
   try {
     const now = store.now();
     const parts: string[] = [];
     const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
     for (let i = opts.from ?? 0; i < (opts.from ?? 0) + n; i++) {
-      const out = createTask({ id: taskId(i), objective: `task ${i}`, priority: 0, scope: opts.scoped === false ? [] : [`${opts.scopeUnder ? `${opts.scopeUnder}/` : ""}area${i}/**`], maxAttempts: 3 }, { actor: store.actor, now });
+      // `chain`: each task waits on the one before it.
+      const after = opts.chain && i > (opts.from ?? 0) ? { after: [taskId(i - 1)] } : {};
+      const out = createTask({ id: taskId(i), objective: `task ${i}`, priority: 0, scope: opts.scoped === false ? [] : [`${opts.scopeUnder ? `${opts.scopeUnder}/` : ""}area${i}/**`], maxAttempts: 3, ...after }, { actor: store.actor, now });
       if (!out.ok) throw new Error(out.refusal.message);
       const step = out.steps[0]!;
       const who = `${step.event.agent} <git-handoff@localhost> ${Math.floor(now.getTime() / 1000)} +0000`;
