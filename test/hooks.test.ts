@@ -209,6 +209,14 @@ test("bad input fails open with a clear message and changes no ref", () => {
   assert.is(noRepo.code, 0);
   assert.is(noRepo.stdout, "", "outside any repository: no answer, no noise in the agent's context");
   assert.match(noRepo.stderr, /not in a git repository/);
+  // An agent started outside the repository that edits a file in one by its absolute path: that
+  // file's repository judges it (was: "not in a git repository", let through).
+  for (const cwd of ["/", `${plain}/gone`]) {
+    const r = hook("claude-pre-tool-use", plain, JSON.stringify({ ...edit, cwd, tool_input: { file_path: `${repo}/src/api/new/deep.ts` } }));
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.json?.hookSpecificOutput?.permissionDecision, "deny", `cwd ${cwd}: ${r.stdout}${r.stderr}`);
+    assert.match(r.json.hookSpecificOutput.permissionDecisionReason, /src\/api\/new\/deep\.ts is inside an exclusive lease on src\/api\/\*\* held by alice/);
+  }
   const cliOutside = cli(["check", "../x.ts"], { cwd: repo, agent: "bob" });
   assert.is(cliOutside.code, 2);
   assert.match(cliOutside.stderr, /outside the repository/);

@@ -1,8 +1,8 @@
 // `git handoff hook <name>`: the bundle that runs before every agent edit and every commit. It
 // loads neither commander nor the MCP SDK. A hook that fails unexpectedly fails open (the edit or
 // commit goes on, a warning is printed) unless the mode is strict; a watchdog bounds its time.
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { currentDir, resolveDir } from "../git/repo.ts";
 import type { Store } from "../store/store.ts";
@@ -176,6 +176,20 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The nearest existing folder of the first absolute path, or null. */
+function folderOf(paths: string[]): string | null {
+  const abs = paths.find((p) => isAbsolute(p));
+  if (!abs) return null;
+  for (let d = dirname(abs); ; d = dirname(d)) {
+    try {
+      if (statSync(d).isDirectory()) return d;
+    } catch {
+      /* not there yet: its parent */
+    }
+    if (dirname(d) === d) return null;
+  }
+}
+
 /** `answered`: the answer is out; logging the catch afterwards must not let the watchdog answer again. */
 async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: () => void): Promise<number> {
   const open = async (dir: string, agent: string | undefined) => {
@@ -189,11 +203,19 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     mark("stdin read");
     const intent = editIntent(kind, payload);
     if (!intent.paths.length) return 0; // not an edit: nothing to say
-    const dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
+    let dir = intent.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? inv.dir;
     let store: Store;
     let result: Awaited<ReturnType<typeof checkEdit>>;
     try {
-      store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
+      const agent = inv.agent ?? agentForPayload(payload, process.env);
+      store = await open(dir, agent).catch(async (e: unknown) => {
+        // An agent started outside the repository (its cwd `/`, or a folder gone) that edits a file
+        // in one by its absolute path: that file's repository judges the edit, not nobody.
+        const other = e instanceof HandoffError && e.code === "not_a_repo" ? folderOf(intent.paths) : null;
+        if (other === null || other === dir) throw e;
+        dir = other;
+        return open(other, agent);
+      });
       mark("store opened");
       result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
     } catch (e) {
