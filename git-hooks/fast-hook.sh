@@ -186,10 +186,18 @@ function patchPaths(text,   n, i, lines, l, found) {
   if (!found) fall("patch names no file")
 }
 # The words of a command that could name a file (shell-command.ts).
-function shellWords(text,   n, i, parts, w, seen, count) {
+# Quoting is read only where it cannot change the words: a quote that may join words (a space or an
+# operator inside quotes, an odd number of quotes) or sits inside a word goes to the full hook.
+function shellWords(text,   n, i, parts, w, seen, count, t) {
+  t = text
+  if (gsub(DQ, DQ, t) % 2 || gsub(SQ, SQ, t) % 2) fall("an unbalanced quote")
+  if (text ~ QSEPD || text ~ QSEPS) fall("a quoted part with a space or an operator in it")
+  if (index(text, "\\")) fall("a backslash (it may join words)")
   n = split(text, parts, SPLITRE); count = 0
   for (i = 1; i <= n; i++) {
-    w = parts[i]; sub(QLEAD, "", w); sub(QTAIL, "", w); sub(/^[0-9]*>+&?/, "", w)
+    w = parts[i]; sub(QLEAD, "", w); sub(QTAIL, "", w)
+    if (w ~ QANY) fall("a quote inside a word")
+    sub(/^[0-9]*>+&?/, "", w)
     if (w == "" || w ~ /^-/ || w ~ /[$=]/) continue
     if (w !~ /[.\/]/) continue
     if (w ~ /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//) continue
@@ -466,7 +474,9 @@ BEGIN {
   STRRE = "^" DQ "([^" DQ "\\\\]|\\\\[" DQ "\\\\/bfnrt]|\\\\u[0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F])*" DQ
   CTL = "[\001-\037]"
   SPLITRE = "[ \t\n\r\013\014;&|()<>`]+"
-  QLEAD = "^[" SQ DQ "]+"; QTAIL = "[" SQ DQ "]+$"
+  QLEAD = "^[" SQ DQ "]+"; QTAIL = "[" SQ DQ "]+$"; QANY = "[" SQ DQ "]"
+  QSEPD = DQ "[^" DQ "]*[ \t\n\r\013\014;&|()<>`\\\\][^" DQ "]*" DQ
+  QSEPS = SQ "[^" SQ "]*[ \t\n\r\013\014;&|()<>`\\\\][^" SQ "]*" SQ
   srand(); NOW = srand() * 1000
   if (ENVIRON["HANDOFF_NOW"] != "") { NOW = isoMs(ENVIRON["HANDOFF_NOW"]); MSSET = 1 }
   if (mode == "agent") agentInput(); else DIR = ENVIRON["FH_PWD"]

@@ -76,7 +76,7 @@ function randomPath(r: Rng, repo: string): string {
 
 function randomCommand(r: Rng, repo: string): string {
   const words = Array.from({ length: r.int(5) }, () =>
-    r.pick([randomPath(r, repo), randomRel(r), "-la", "--watch", "$HOME/x", "a=b", "https://x.io/a.ts", "'src/a.ts'", "2>/dev/null", "README", "npm"]),
+    r.pick([randomPath(r, repo), randomRel(r), "-la", "--watch", "$HOME/x", "a=b", "https://x.io/a.ts", "'src/a.ts'", "2>/dev/null", "README", "npm", '"src/with space.ts"', "'a b'/c.ts", "src\\ x/y.ts", '"it\'s"', '"src/open.ts', 'x"y"z.ts']),
   );
   const cmd = `${r.pick(["cat", "ls", "sed -i s/a/b/", "rm", "grep -n x", "npm test"])} ${words.join(r.pick([" ", " | ", " && ", "; "]))}`;
   if (r.chance(FOCUS ? 0.6 : 0.15)) {

@@ -27,6 +27,19 @@ test("apply_patch run through a shell: heredoc, quoted argument, applypatch, ins
   assert.is(shellPatch(`grep -r "apply_patch" src/`), null, "a command that only names apply_patch runs none");
   assert.is(shellPatch("echo '*** Begin Patch'"), null);
   assert.equal(shellWords("cat src/api/users.ts | grep -n x > out.txt 2>&1; ls -la $HOME https://x.io/a.ts"), ["src/api/users.ts", "out.txt"]);
+  // Quoting as the shell reads it: a quoted part is one word, spaces and all; quotes dropped.
+  assert.equal(shellWords(`echo x > "dir with space/f.ts"; cat 'a b.txt' "src/x.ts" a\\ b/c.ts 'x'"y".md`), ["dir with space/f.ts", "a b.txt", "src/x.ts", "a b/c.ts", "xy.md"]);
+  assert.equal(shellWords(`git commit -m "it's done; see notes" && touch a.ts`), ["a.ts"], "a message is one word, its ; and spaces inside");
+});
+
+test("a quoted path with spaces under an exclusive lease is warned about, by the fast path and the full hook alike", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "dir with space/**", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  for (const command of [`echo x > "dir with space/f.ts"`, `cp a.ts 'dir with space/g.ts'`, `echo x > dir\\ with\\ space/h.ts`]) {
+    const r = hook("claude-pre-tool-use", repo, { tool_name: "Bash", tool_input: { command } });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.json?.hookSpecificOutput?.additionalContext ?? "", /this command names dir with space\/[fgh]\.ts, inside an exclusive lease on dir with space\/\*\* held by alice/, `${command}: ${r.stdout}`);
+  }
 });
 
 test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude and Gemini shells are only warned", () => {

@@ -18,8 +18,43 @@ export function shellPatch(command: string): string | null {
 }
 
 const MAX_WORDS = 64;
-/** Shell operators and redirections split words; quotes are dropped. */
-const SPLIT = /[\s;&|()<>`]+/;
+/** Shell operators and redirections split words (outside quotes). */
+const SEPARATOR = /[\s;&|()<>`]/;
+
+/**
+ * The command's words as the shell reads its quoting: a quoted part is one word with its spaces
+ * (`> "dir with space/f.ts"` names one file), the quotes dropped, a backslash outside single quotes
+ * taking the next character as it is. Nothing is expanded.
+ */
+function splitWords(command: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === "\\" && quote === '"' && i + 1 < command.length) word += command[++i];
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === "\\" && i + 1 < command.length) {
+      word += command[++i];
+      inWord = true;
+    } else if (SEPARATOR.test(c)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
 
 /**
  * Words of a command that could name a file: they hold a `/` or a `.`, or are not options. Flags,
@@ -27,8 +62,8 @@ const SPLIT = /[\s;&|()<>`]+/;
  */
 export function shellWords(command: string): string[] {
   const out: string[] = [];
-  for (const raw of command.split(SPLIT)) {
-    const w = raw.replace(/^['"]+|['"]+$/g, "").replace(/^[0-9]*>+&?/, "");
+  for (const raw of splitWords(command)) {
+    const w = raw.replace(/^[0-9]*>+&?/, "");
     if (!w || w.startsWith("-") || w.includes("$") || w.includes("=") || w.includes("\0")) continue;
     if (!/[./]/.test(w)) continue;
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(w)) continue; // URLs
