@@ -72,8 +72,24 @@ export function selfReviewRefusal(t: Task, ctx: OpContext, allowSelf: boolean) {
   });
 }
 
-export function acceptReview(t: Task, ctx: OpContext, reason: string | null, opts: { allowSelf?: boolean } = {}): Outcome<Task> {
+/**
+ * `seen`: when the submission the caller judged was made (its submitted_at); a submission made
+ * since (the work handed in again) is refused, not accepted or rejected unseen.
+ */
+function notTheOneSeen(t: Task, seen: string | undefined): Outcome<Task> | null {
+  if (seen === undefined || !t.review || t.review.submitted_at === seen) return null;
+  return refuse({
+    code: "wrong_state",
+    message: `the review of ${t.id} is not the one seen: ${t.review.submitted_by} submitted it again at ${t.review.submitted_at} (the one seen was submitted at ${seen})`,
+    data: { task: t.id, submitted_at: t.review.submitted_at, seen },
+    suggestions: [{ action: "retry", detail: `look again: ${handoffCommand("review")}` }],
+  });
+}
+
+export function acceptReview(t: Task, ctx: OpContext, reason: string | null, opts: { allowSelf?: boolean; seen?: string } = {}): Outcome<Task> {
   if (t.status !== "review" || !t.review) return notInReview(t, "accept");
+  const changed = notTheOneSeen(t, opts.seen);
+  if (changed) return changed;
   if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
   const self = selfReviewRefusal(t, ctx, !!opts.allowSelf);
   if (self) return self;
@@ -82,8 +98,10 @@ export function acceptReview(t: Task, ctx: OpContext, reason: string | null, opt
   return { ok: true, record, steps: [{ event: event("accepted", t, ctx, { ...(reason ? { reason } : {}), ...(t.review.commit ? { commit: t.review.commit } : {}) }), record }] };
 }
 
-export function rejectReview(t: Task, ctx: OpContext, reason: string | null): Outcome<Task> {
+export function rejectReview(t: Task, ctx: OpContext, reason: string | null, opts: { seen?: string } = {}): Outcome<Task> {
   if (t.status !== "review" || !t.review) return notInReview(t, "reject");
+  const changed = notTheOneSeen(t, opts.seen);
+  if (changed) return changed;
   if (reason && reason.length > MAX_NOTE) return refuse({ code: "invalid_input", message: `reason is ${reason.length} characters; at most ${MAX_NOTE}` });
   const at = ctx.now.toISOString();
   const record: Task = {

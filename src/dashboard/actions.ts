@@ -18,6 +18,8 @@ export interface ActionRequest {
   reason?: string;
   /** reclaim: the fence of the claim the page showed. */
   fence?: number;
+  /** accept, reject: when the submission the page showed was made. */
+  submitted_at?: string;
 }
 
 function text(v: unknown, what: string, required: boolean): string | undefined {
@@ -30,17 +32,31 @@ function text(v: unknown, what: string, required: boolean): string | undefined {
   return v;
 }
 
+/**
+ * The submission a review decision is about: the page's (it sends the submitted_at it showed), else
+ * the snapshot's; the store refuses a submission made since, so work handed in again between the
+ * page's render and the click is not accepted or rejected unseen.
+ */
+function submissionSeen(req: Record<string, unknown>, id: string, current: Snapshot | null): string | undefined {
+  const shown = current?.status.review.find((r) => r.task === id)?.submitted_at;
+  if (req.submitted_at === undefined) return shown;
+  if (typeof req.submitted_at !== "string" || req.submitted_at.length > 40) fail("invalid_input", "submitted_at must be the time the page showed");
+  return req.submitted_at;
+}
+
 /** Runs one action; `current` is what the page was shown, to refuse reclaiming a claim that is not stale. */
 export async function runAction(store: Store, body: unknown, current: Snapshot | null): Promise<{ done: string }> {
   const req = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
   switch (req.action) {
     case "accept": {
-      const t = await accept(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", false) ?? null);
+      const id = validateTaskId(text(req.task, "task", true)!);
+      const t = await accept(store, id, text(req.reason, "reason", false) ?? null, { seen: submissionSeen(req, id, current) });
       return { done: `accepted ${t.id}` };
     }
     case "reject": {
       // The page asks for a reason before it sends a reject (docs/dashboard.md): so does the server.
-      const t = await reject(store, validateTaskId(text(req.task, "task", true)!), text(req.reason, "reason", true)!);
+      const id = validateTaskId(text(req.task, "task", true)!);
+      const t = await reject(store, id, text(req.reason, "reason", true)!, { seen: submissionSeen(req, id, current) });
       return { done: `rejected ${t.id}` };
     }
     case "reclaim": {

@@ -63,10 +63,11 @@ export async function listReview(store: Store): Promise<{ items: ReviewItem[]; p
   return { items: reviewQueue(tasks), problems };
 }
 
-export function accept(store: Store, id: string, reason: string | null): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason, { allowSelf: store.config.reviewAllowSelf }));
+/** `opts.seen`: the submitted_at of the submission judged (a newer one is refused, review.ts). */
+export function accept(store: Store, id: string, reason: string | null, opts: { seen?: string } = {}): Promise<Task> {
+  return mutateTask(store, id, (t, ctx) => acceptReview(t, ctx, reason, { allowSelf: store.config.reviewAllowSelf, ...opts }));
 }
 
-export function reject(store: Store, id: string, reason: string | null): Promise<Task> {
-  return mutateTask(store, id, (t, ctx) => rejectReview(t, ctx, reason));
+export function reject(store: Store, id: string, reason: string | null, opts: { seen?: string } = {}): Promise<Task> {
+  return mutateTask(store, id, (t, ctx) => rejectReview(t, ctx, reason, opts));
 }

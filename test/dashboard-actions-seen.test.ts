@@ -1,8 +1,9 @@
-// The page reclaims only the claim it judged stale. The server judged staleness on its last
+// The page acts only on what it showed. Reclaim: only the claim it judged stale. The server judged staleness on its last
 // snapshot, so a claim that expired (stale on the snapshot) and was taken again before the next
 // rebuild was reclaimed although live: the store now refuses a reclaim whose fence is not the
 // stored claim's (src/dashboard/actions.ts, reclaimTask's `seen`). In process, with the snapshot
-// built before the new claim, so the window the real server has is held open.
+// built before the new claim, so the window the real server has is held open. Accept and reject:
+// only the submission it showed, not work handed in again since.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
@@ -56,6 +57,33 @@ test("a claim taken again after the snapshot judged the old one stale is not rec
   assert.equal([shownNow.status, shownNow.claim], ["todo", null]);
   const ev = cli(["events", "--task", "t", "--json"], { cwd: repo, env: later }).json;
   assert.equal(ev.slice(-2).map((e: any) => [e.type, e.holder ?? e.agent, e.fence, e.reason ?? null]), [["expired", "gina", 2, null], ["reclaimed", "gina", 2, "gina went home"]]);
+});
+
+test("a review handed in again after the page showed it is not accepted or rejected unseen", async () => {
+  const repo = tempRepo();
+  const run = (args: string[], agent: string, now: string) => assert.is(cli(args, { cwd: repo, agent, env: at(now) }).code, 0, args.join(" "));
+  run(["task", "add", "the work", "--id", "r", "--verify", "true"], "lead", "2026-01-01T10:00:00Z");
+  run(["claim", "r"], "gina", "2026-01-01T10:01:00Z");
+  run(["done", "r"], "gina", "2026-01-01T10:02:00Z");
+  const lead = await openStore({ cwd: repo, agent: "lead", env: at("2026-01-01T10:03:00Z") });
+  const shown = await buildSnapshot(lead, { merges: new Map(), commits: new Map(), lastSync: null }, false);
+  assert.is(shown.status.review.find((x) => x.task === "r")?.submitted_at, "2026-01-01T10:02:00.000Z");
+  // Rejected elsewhere, and gina hands in other work before the page is rebuilt.
+  run(["review", "reject", "r", "--reason", "not yet"], "carol", "2026-01-01T10:04:00Z");
+  run(["claim", "r"], "gina", "2026-01-01T10:05:00Z");
+  run(["done", "r"], "gina", "2026-01-01T10:06:00Z");
+  const before = handoffRefs(repo);
+  const late = await openStore({ cwd: repo, agent: "lead", env: at("2026-01-01T10:07:00Z") });
+  for (const action of ["accept", "reject"]) {
+    const body = { action, task: "r", reason: "looked fine" };
+    assert.match(await refusal(runAction(late, body, shown)), /^wrong_state: the review of r is not the one seen: gina submitted it again at 2026-01-01T10:06:00\.000Z/, action);
+    assert.match(await refusal(runAction(late, { ...body, submitted_at: "2026-01-01T10:02:00.000Z" }, null)), /^wrong_state: the review of r is not the one seen/, `${action}, the page's time`);
+  }
+  assert.is(handoffRefs(repo), before, "no ref moved");
+  // Judged on what it is now, it goes through.
+  const now = await buildSnapshot(late, { merges: new Map(), commits: new Map(), lastSync: null }, false);
+  assert.is(await refusal(runAction(late, { action: "accept", task: "r" }, now)), "done");
+  assert.is(cli(["task", "show", "r", "--json"], { cwd: repo, env: at("2026-01-01T10:08:00Z") }).json.status, "done");
 });
 
 test.run();
