@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
 import { addDetachedWorktree, commitOf, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
@@ -88,6 +89,9 @@ async function commitHere(store: Store, rev: string): Promise<boolean> {
 
 export async function runTask(input: RunInput): Promise<TaskRun> {
   const { cwd, task } = input;
+  // Context and files share the folder: one name in both (only a hand-made inputs ref has it) would
+  // have one silently replace the other.
+  for (const name of input.context.keys()) if (input.files.has(name)) fail("corrupt_state", `the task's inputs name ${JSON.stringify(name)} both as context and as a file`, { task: task.id });
   const base = await baseCommit(await input.store(), task);
   // --keep leaves everything in one folder: no spare then.
   const spare = input.spare && !input.keep ? input.spare.take(base) : null;

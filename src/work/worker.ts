@@ -125,6 +125,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         if (look.ok && look.changed) trace("worker: queue changed");
         const problem = look.ok ? "" : look.message;
         if (problem && problem !== lastLookProblem) opts.log(`cannot read the remote's queue: ${problem}`);
+        if (!problem && lastLookProblem) opts.log(`the remote's queue reads again`);
         lastLookProblem = problem;
       }
       // --ttl, else the policy's claim_ttl as it is now.
