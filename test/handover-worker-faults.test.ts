@@ -1,13 +1,13 @@
 // The worker when things go wrong: a remote that cannot take a result yet, a command that prints
 // megabytes, hand-made results and inputs refs pushed over a handover. Real processes, one remote
 // over smart HTTP (its own, so these run beside handover-worker.test.ts).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, until, type Machines } from "./support/handover.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
+import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 
@@ -107,5 +107,44 @@ test("hand-made inputs naming one file both as context and as a file: the comman
   assert.not.ok(existsSync(runs), "the command did not run");
   assert.match(w.stderr(), /clash: the task.s inputs name "notes\.md" both as context and as a file/, w.stderr());
 });
+
+test("a worker killed outright: the next one on the machine stops the command it left running and removes its folders and worktrees", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const tmp = tempDir("handoff-worker-tmp-");
+  const env = { TMPDIR: tmp };
+  const pidFile = join(b, "command.pid");
+  assert.is(cli(["task", "add", "long one", "--id", "orphan", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  const w1 = start(["worker", "--exec", script(`echo $$ > "${pidFile}"; sleep 60`), "--poll", POLL], { cwd: b, agent: "codex@m2", env });
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "the command running");
+  const commandPid = Number(readFileSync(pidFile, "utf8"));
+  w1.child.kill("SIGKILL");
+  await w1.exited;
+  const left = () => readdirSync(tmp).filter((n) => n.startsWith("handoff-"));
+  assert.ok(left().some((n) => n.startsWith("handoff-orphan-")), left().join(","));
+  assert.ok(alive(commandPid), "the command outlives a SIGKILLed worker");
+  // The next worker stops the command; the one after (the command gone) removes what was left.
+  const w2 = start(["worker", "--exec", script("true"), "--poll", POLL], { cwd: b, agent: "codex@m2", env });
+  await until(() => /stopped the command a stopped worker left running/.test(w2.stderr()), "the leftover command stopped");
+  await until(() => !alive(commandPid), "the command gone");
+  assert.is(await stop(w2), 130, w2.stderr());
+  // The task's folder goes with the worker that finds the command gone: the same one, when it
+  // looked at the folder after stopping the command in the spare worktree the task ran in.
+  const w3 = start(["worker", "--exec", script("true"), "--poll", POLL], { cwd: b, agent: "codex@m2", env });
+  await until(() => /taking tasks/.test(w3.stderr()) && !left().some((n) => n.startsWith("handoff-orphan-")), "the task folder removed");
+  assert.match(w2.stderr() + w3.stderr(), /removed .*handoff-orphan-.*, left by a stopped worker/);
+  assert.is(await stop(w3), 130, w3.stderr());
+  assert.equal(left(), [], "nothing of the killed worker is left");
+  assert.is(gitOut(b, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, "only the clone's own worktree is registered");
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "latin1").includes(") Z");
+  } catch {
+    return false;
+  }
+}
 
 test.run();

@@ -70,15 +70,17 @@ export function timedOut(b: RemoteBudget, detail: string): never {
   );
 }
 
-export function unreachable(remote: string, message: string): never {
-  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})`, { remote }, [
+/** `exclusive`: a claim-like write, which --offline could grant tentatively (not a sync). */
+export function unreachable(remote: string, message: string, exclusive = true): never {
+  const why = exclusive ? ": exclusive operations need it (or use --offline for a tentative grant)" : "";
+  fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})${why}`, { remote }, [
     { action: "retry", detail: "check the network or credentials, then run the command again" },
-    { action: "work_elsewhere", detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" },
+    ...(exclusive ? [{ action: "work_elsewhere" as const, detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" }] : []),
   ]);
 }
 
 /** A failed remote call as the right refusal: a timeout or an unreachable remote. */
-export function remoteFailed(b: RemoteBudget, f: RemoteFailure): never {
+export function remoteFailed(b: RemoteBudget, f: RemoteFailure, exclusive = true): never {
   if (f.timedOut) timedOut(b, f.message);
-  unreachable(b.remote, f.message);
+  unreachable(b.remote, f.message, exclusive);
 }

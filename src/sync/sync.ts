@@ -149,7 +149,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
     const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? early : undefined);
-    if (!f.ok) remoteFailed(budget, f);
+    if (!f.ok) remoteFailed(budget, f, false);
     if (report.rounds === 1) listing = f.listing;
     trace("sync: remote listed (and fetched)");
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
@@ -174,7 +174,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
     say(`pushing ${leases.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
-    if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut });
+    if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, false);
     const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");
     if (unknown) {
       const why = push.kind === "unknown" ? push.message : "the remote did not report the result";

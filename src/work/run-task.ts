@@ -13,6 +13,7 @@ import type { Store } from "../store/store.ts";
 import type { Launch, TaskFolder } from "./agent-command.ts";
 import { isObjectId } from "../core/object-id.ts";
 import type { SpareWorktrees } from "./spare-worktree.ts";
+import { markCommand, markOwner } from "./leftovers.ts";
 
 export interface TaskRun {
   status: "done" | "failed" | "stopped";
@@ -92,10 +93,13 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   // Context and files share the folder: one name in both (only a hand-made inputs ref has it) would
   // have one silently replace the other.
   for (const name of input.context.keys()) if (input.files.has(name)) fail("corrupt_state", `the task's inputs name ${JSON.stringify(name)} both as context and as a file`, { task: task.id });
-  const base = await baseCommit(await input.store(), task);
+  const started = await input.store();
+  const base = await baseCommit(started, task);
   // --keep leaves everything in one folder: no spare then.
   const spare = input.spare && !input.keep ? input.spare.take(base) : null;
   const home = mkdtempSync(join(tmpdir(), `handoff-${task.id}-`));
+  // A folder kept (--keep) is the user's to look at: never swept as a leftover.
+  if (!input.keep) markOwner(home, started.repo.commonDir);
   const inDir = join(home, "in");
   const outDir = join(home, "out");
   const worktree = join(spare?.home ?? home, "worktree");
@@ -123,7 +127,9 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     // folder (the sender's context and files) removed.
     if (!spare) await addDetachedWorktree(cwd, worktree, base);
     launch = typeof input.command === "string" ? null : input.command({ home, worktree, inDir, outDir, taskFile });
-    const run = await spawnCommand(input, launch, worktree, {
+    // The folders a worker killed outright leaves are found by the next one (leftovers.ts).
+    const owned = input.keep ? [] : spare ? [home, spare.home] : [home];
+    const run = await spawnCommand(input, launch, worktree, owned, {
       ...input.env,
       HANDOFF_TASK_ID: task.id,
       HANDOFF_TASK_FILE: taskFile,
@@ -180,13 +186,14 @@ interface Spawned {
   stopped: boolean;
 }
 
-function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, env: Record<string, string>): Promise<Spawned> {
+function spawnCommand(input: RunInput, launch: Launch | null, cwd: string, owned: string[], env: Record<string, string>): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     // The command line is the local user's own; the task reaches it only through env and files.
     // An agent client gets the task as one argument of its own argv: no shell reads it. Its
     // stdin is closed (Codex reads a piped stdin as more prompt).
     const [file, args] = launch ? [launch.argv[0]!, launch.argv.slice(1)] : ["/bin/sh", ["-c", input.command as string]];
     const child = spawn(file, args, { cwd, env: { ...process.env, ...env, ...launch?.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    for (const home of owned) markCommand(home, child.pid);
     const chunks: Buffer[] = [];
     let size = 0;
     let dropped = 0;

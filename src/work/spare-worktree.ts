@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isObjectId } from "../core/object-id.ts";
 import { addDetachedWorktree, removeWorktree } from "../git/worktree.ts";
+import { markOwner } from "./leftovers.ts";
 
 export interface Spare {
   /** The task's folder (the worktree is `<home>/worktree`). */
@@ -25,8 +26,8 @@ export interface SpareWorktrees {
   dispose(): Promise<void>;
 }
 
-/** Spare worktrees of the repository at `cwd`. */
-export function spareWorktrees(cwd: string): SpareWorktrees {
+/** Spare worktrees of the repository at `cwd` (whose common git folder is `commonDir`). */
+export function spareWorktrees(cwd: string, commonDir: string): SpareWorktrees {
   let ready: Spare | null = null;
   let making: Promise<void> | null = null;
   let closed = false;
@@ -54,6 +55,7 @@ export function spareWorktrees(cwd: string): SpareWorktrees {
         }
         const home = mkdtempSync(join(tmpdir(), "handoff-next-"));
         try {
+          markOwner(home, commonDir);
           await addDetachedWorktree(cwd, join(home, "worktree"), commit);
           ready = { home, commit };
           // Stopped meanwhile: dispose() is waiting for this to end, then removes it.

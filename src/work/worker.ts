@@ -28,6 +28,7 @@ import { readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
 import { loadInputs } from "./handover.ts";
 import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
+import { sweepLeftovers } from "./leftovers.ts";
 import { workerEnv } from "./self-delegation.ts";
 
 /** A completion that did not reach the remote, or whose report did not come back: sent again. */
@@ -100,6 +101,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   const ttlGiven = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : null;
   await declare(store, opts.concurrency);
   opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
+  for (const line of await sweepLeftovers(cwd, store.repo.commonDir)) opts.log(line);
   const running = new Map<string, Running>();
   let started = 0;
   let tick = new AbortController();
@@ -115,7 +117,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   // back for others, never taken again here, or one broken task would be claimed on every poll.
   const unworkable = new Set<string>();
   // The next task's worktree is made while the worker idles, not after its claim.
-  const spare = spareWorktrees(cwd);
+  const spare = spareWorktrees(cwd, store.repo.commonDir);
   const prepareSpare = () => spare.prepare(async () => defaultBase(await fresh.get()));
   prepareSpare();
   const claimOne = async (): Promise<Task | null> => {
