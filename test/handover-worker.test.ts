@@ -4,18 +4,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnSync } from "node:child_process";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, start, stop, type Machines } from "./support/handover.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { httpRemote, POLL, remoteTask, script, sh, start, stop, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 
-/** Runs a command with `input` on stdin and returns its trimmed stdout. */
-function sh(cmd: string, args: string[], cwd: string, input: string): string {
-  const r = spawnSync(cmd, args, { cwd, input, encoding: "utf8", env: cleanEnv() });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout.trim();
-}
 test.before(async () => {
   net = await httpRemote("worker");
 });

@@ -262,15 +262,11 @@ test("a hook never hangs: the time budget answers as a failure", () => {
   gitOut(repo, "status");
 });
 
-test("a payload whose writer never closes stdin is given up on within the budget", async () => {
-  const repo = leasedRepo();
-  const started = Date.now();
-  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+/** The Claude hook given the start of a payload on a stdin that is never closed, with a time budget. */
+function unendedPayload(repo: string, budgetMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => {
     const [file, args] = hookCommand("claude-pre-tool-use");
-    const child = spawn(file, args, {
-      cwd: repo,
-      env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: "800" }),
-    });
+    const child = spawn(file, args, { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: String(budgetMs) }) });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));
@@ -281,6 +277,12 @@ test("a payload whose writer never closes stdin is given up on within the budget
       res({ code: code ?? 1, stdout: out, stderr: err });
     });
   });
+}
+
+test("a payload whose writer never closes stdin is given up on within the budget", async () => {
+  const repo = leasedRepo();
+  const started = Date.now();
+  const r = await unendedPayload(repo, 800);
   assert.is(r.code, 0);
   assert.match(r.stderr, /no end of input on stdin after \d+ ms.*failing open/);
   assert.ok(Date.now() - started < 20_000, "bounded");
@@ -291,19 +293,7 @@ test("the whole run stays within the budget: the fast path hands the full hook w
   const repo = leasedRepo();
   const budget = 4000;
   const started = Date.now();
-  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
-    const [file, args] = hookCommand("claude-pre-tool-use");
-    const child = spawn(file, args, { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_TIMEOUT_MS: String(budget) }) });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (b) => (out += b));
-    child.stderr.on("data", (b) => (err += b));
-    child.stdin.write('{"tool_name": "Edit", ');
-    child.on("close", (code) => {
-      child.stdin.destroy();
-      res({ code: code ?? 1, stdout: out, stderr: err });
-    });
-  });
+  const r = await unendedPayload(repo, budget);
   const took = Date.now() - started;
   assert.is(r.code, 0);
   const waited = Number(/no end of input on stdin after (\d+) ms/.exec(r.stderr)?.[1]);

@@ -1,6 +1,6 @@
 // Test support for handing tasks between machines: one remote over smart HTTP, clones that each
 // declare a machine, workers and waiters as real background processes.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanEnv, cleanupTemp, CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
@@ -49,6 +49,13 @@ export async function httpRemote(name: string, requestLog?: string): Promise<Mac
       return dir;
     },
   };
+}
+
+/** Runs a command with `input` on stdin and returns its trimmed stdout (git plumbing in tests). */
+export function sh(cmd: string, args: string[], cwd: string, input: string): string {
+  const r = spawnSync(cmd, args, { cwd, input, encoding: "utf8", env: cleanEnv() });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
 }
 
 /** An executable shell script in a temp folder (the worker's --exec). */
