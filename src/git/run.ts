@@ -171,8 +171,15 @@ export function gitSync(args: string[], opts: RunOptions): GitResult {
   return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * git's message in one line: its first, or, when that one only introduces the next (git daemon
+ * refused: "unable to connect to 127.0.0.1:" then "127.0.0.1[0: 127.0.0.1]: errno=Connection
+ * refused"), the two together.
+ */
 export function firstLine(text: string): string {
-  return (text.trim().split("\n").find((l) => l.trim()) ?? "").replace(/^(fatal|error): /, "");
+  const lines = text.trim().split("\n").filter((l) => l.trim());
+  const first = (lines[0] ?? "").replace(/^(fatal|error): /, "");
+  return first.endsWith(":") && lines[1] ? `${first} ${lines[1].trim().replace(/^(fatal|error): /, "")}` : first;
 }
 
 /**
