@@ -171,6 +171,15 @@ test("loop plan: text and --json as a user sees them, and not one ref changes", 
   const bad = cli(["loop", "plan", "--max-worktrees", "0"], { cwd: repo, agent: "lead" });
   assert.is(bad.code, 2);
   assert.match(bad.stderr, "--max-worktrees must be between 1 and 64");
+  // An empty command is refused as such, not as a missing one, and an empty check is no check.
+  for (const [args, message] of [
+    [["--agent-cmd", ""], "--agent-cmd is empty"],
+    [["--agent-cmd", "true", "--verify", " "], "--verify is empty"],
+  ] as const) {
+    const r = cli(["loop", "run", ...args], { cwd: repo, agent: "lead" });
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, message);
+  }
   assert.is(handoffRefs(repo, { logs: true }), before);
 });
 

@@ -68,8 +68,10 @@ export function registerLoop(program: Command): void {
       .option("--unit-timeout <duration>", "how long one unit's agent may run before it is stopped", "2h")
       .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
   ).action(async (o: RunOpts, cmd: Command) => {
-    if (!!o.agentCmd === !!o.with) fail("usage", "loop run needs one of --agent-cmd CMD or --with claude|codex");
+    // An empty value is no value: --agent-cmd '' is not missing, and --verify '' is not a check.
     if (o.agentCmd !== undefined && !o.agentCmd.trim()) fail("usage", "--agent-cmd is empty");
+    if (o.verify !== undefined && !o.verify.trim()) fail("usage", "--verify is empty: give the check command, or leave --verify out");
+    if (!!o.agentCmd === !!o.with) fail("usage", "loop run needs one of --agent-cmd CMD or --with claude|codex");
     const command = o.agentCmd ?? agentCommand(o.with!);
     const pollMs = parseDuration(o.poll, "--poll");
     const unitTimeoutMs = parseDuration(o.unitTimeout, "--unit-timeout");
