@@ -213,8 +213,10 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
         // in one by its absolute path: that file's repository judges the edit, not nobody.
         const other = e instanceof HandoffError && e.code === "not_a_repo" ? folderOf(intent.paths) : null;
         if (other === null || other === dir) throw e;
+        // Not in a repository either: the first refusal says why (a folder gone, say).
+        const s = await open(other, agent).catch(() => Promise.reject(e));
         dir = other;
-        return open(other, agent);
+        return s;
       });
       mark("store opened");
       result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
