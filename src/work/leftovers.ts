@@ -9,10 +9,11 @@
 // repository only, stops a command whose worker is gone (its whole group, only if that process is
 // still the one recorded) and removes the folders of workers that are gone, with their worktrees.
 // A folder without an owner file, or another repository's, is not ours to judge, and is left alone.
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processAlive, processStart } from "../git/process-alive.ts";
+import { discoverRepo } from "../git/repo.ts";
 import { removeWorktree } from "../git/worktree.ts";
 
 const OWNER = "owner";
@@ -55,11 +56,14 @@ function readOwnerFile(home: string): Owner | null {
   return out.worker ? out : null;
 }
 
-/** Whether `worktree` is a worktree of the repository whose common git folder is `commonDir`. */
+/**
+ * Whether `worktree` is a worktree of the repository whose common git folder is `commonDir`, as
+ * the repository discovery every command uses reads it (a relative gitdir, a commondir file).
+ */
 function worktreeOf(worktree: string, commonDir: string): boolean {
   try {
-    const m = /^gitdir: (.*)$/m.exec(readFileSync(join(worktree, ".git"), "utf8"));
-    return !!m && m[1]!.startsWith(`${commonDir}/worktrees/`);
+    const repo = discoverRepo(worktree);
+    return repo.commonDir === commonDir && repo.workTree === realpathSync(worktree);
   } catch {
     return false;
   }
