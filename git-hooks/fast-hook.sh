@@ -475,8 +475,8 @@ BEGIN {
   CTL = "[\001-\037]"
   SPLITRE = "[ \t\n\r\013\014;&|()<>`]+"
   QLEAD = "^[" SQ DQ "]+"; QTAIL = "[" SQ DQ "]+$"; QANY = "[" SQ DQ "]"
-  QSEPD = DQ "[^" DQ "]*[ \t\n\r\013\014;&|()<>`\\\\][^" DQ "]*" DQ
-  QSEPS = SQ "[^" SQ "]*[ \t\n\r\013\014;&|()<>`\\\\][^" SQ "]*" SQ
+  QSEPD = DQ "[^" DQ "]*[ \t\n\r\013\014;&|()<>`][^" DQ "]*" DQ
+  QSEPS = SQ "[^" SQ "]*[ \t\n\r\013\014;&|()<>`][^" SQ "]*" SQ
   srand(); NOW = srand() * 1000
   if (ENVIRON["HANDOFF_NOW"] != "") { NOW = isoMs(ENVIRON["HANDOFF_NOW"]); MSSET = 1 }
   if (mode == "agent") agentInput(); else DIR = ENVIRON["FH_PWD"]
