@@ -63,6 +63,8 @@ test("no listed input or output schema has a type array or an empty schema; resu
   for (const t of tools) {
     assert.equal(unportable(t.outputSchema), [], `${t.name} output`);
     assert.equal(unportable(t.inputSchema), [], `${t.name} input`);
+    // The server refuses unknown arguments itself; Gemini's API rejects a schema that says so.
+    assert.not.match(JSON.stringify(t.inputSchema), /additionalProperties/, `${t.name} input`);
   }
   // The client validates structuredContent against the listed (rewritten) schema: nullable and
   // free-form fields still pass.

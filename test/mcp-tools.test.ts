@@ -208,6 +208,13 @@ test("bad input: unsafe ids and unknown tasks are refused, schema violations are
   assert.is((await alice.refused("watch", { claim: true, ttl: "soon", timeout_seconds: 5 })).code, "invalid_input");
   assert.is((await alice.refused("watch", { ttl: "-rf", timeout_seconds: 5 })).code, "invalid_input", "refused without claim too");
   assert.is((await alice.refused("wait_task", { id: "x", timeout_seconds: -1 })).code, "invalid_input");
+  // An argument a tool does not take is refused, not dropped: a misspelt filter would list everything,
+  // a misspelt option claim with defaults.
+  const misspelt = await alice.refused("list_tasks", { staus: "todo" });
+  assert.is(misspelt.code, "invalid_input");
+  assert.match(misspelt.message, /Unrecognized key: "staus"/);
+  assert.is((await alice.refused("claim_task", { id: "x", tll: "5m" })).code, "invalid_input");
+  assert.is((await alice.refused("conflicts", { verbose: true })).code, "invalid_input", "a tool without arguments");
   const unknown = await alice.refused("take_over_the_world", {});
   assert.is(unknown.code, "usage");
   assert.match(unknown.message, /not found/);

@@ -51,6 +51,16 @@ function slot(sub: unknown): unknown {
 }
 
 /**
+ * An input schema without its top-level `additionalProperties: false`. The server refuses unknown
+ * arguments itself (tool.ts registers strict objects), but Gemini's API rejects a tool whose schema
+ * carries the key, so the listing does not say it.
+ */
+function openTop<T extends object>(schema: T): T {
+  const { additionalProperties, ...rest } = schema as T & { additionalProperties?: unknown };
+  return (additionalProperties === false ? rest : schema) as T;
+}
+
+/**
  * Rewrites the server's tools/list answer. McpServer (1.32) keeps its handlers in the protocol's
  * handler table; should a later SDK move it, the listing stays as zod wrote it and
  * test/mcp-schemas.test.ts (the Inspector's portability check) fails.
@@ -65,7 +75,7 @@ export function portableListing(server: McpServer): void {
       ...listed,
       tools: listed.tools.map((t) => ({
         ...t,
-        inputSchema: portableSchema(t.inputSchema) as typeof t.inputSchema,
+        inputSchema: portableSchema(openTop(t.inputSchema)) as typeof t.inputSchema,
         ...(t.outputSchema ? { outputSchema: portableSchema(t.outputSchema) as typeof t.outputSchema } : {}),
       })),
     };

@@ -4,7 +4,7 @@
 // listing it in tools/index.ts; validation, error bodies and text rendering come from here.
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import { refreshHeartbeat } from "../store/agent-store.ts";
 import type { NextCall } from "../present/suggestions.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
@@ -80,7 +80,11 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        // Strict: an argument the tool does not take (a misspelt `staus`, a filter it lacks) is
+        // refused with invalid_input, not dropped, so a call never quietly does less than asked.
+        // The listing leaves `additionalProperties: false` out (portable-schema.ts): Gemini's
+        // API refuses tool schemas that carry it.
+        inputSchema: z.strictObject(tool.input),
         outputSchema: envelope(tool.output),
         ...(tool.annotations ? { annotations: tool.annotations } : {}),
       },
