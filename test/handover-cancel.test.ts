@@ -54,6 +54,7 @@ test("--timeout with nobody working: exit 8, the task cancelled on the remote", 
   assert.is(await waited.exited, 8, waited.stderr());
   const out = JSON.parse(waited.stdout());
   assert.is(out.status, "cancelled");
+  assert.is(out.code, "timed_out");
   assert.match(out.failure_reason, "--timeout 1s ran out");
   assert.is(remoteTask(net.bare, out.id).status, "cancelled");
 });
@@ -89,6 +90,7 @@ test("SIGINT to wait: exit 130, the task cancelled, the worker stops the command
   assert.is(await stop(waited, "SIGINT"), 130, waited.stderr());
   const out = JSON.parse(waited.stdout());
   assert.is(out.status, "cancelled");
+  assert.is(out.code, "interrupted");
   assert.is(remoteTask(net.bare, out.id).status, "cancelled");
   assert.is(await w.exited, 0, w.stderr());
   assert.match(w.stderr(), `${out.id}: cancelled; stopped the command`);

@@ -31,6 +31,7 @@ cat "$HANDOFF_IN_DIR/notes.md" > "$HANDOFF_OUT_DIR/seen.txt"`);
   assert.is(code, 0, waited.stderr());
   const out = JSON.parse(waited.stdout());
   assert.is(out.status, "done");
+  assert.is(out.code, null);
   assert.is(out.failure_reason, null);
   assert.match(out.output, `made it: ${out.id}`);
   assert.match(out.output, "read the task file");

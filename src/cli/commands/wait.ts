@@ -120,7 +120,9 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
   const r = await saveResults(store, task, outDir);
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
-    const body = { id: task.id, status: task.status, ...r };
+    // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
+    // task cancelled, and a reader of the body alone must tell them apart.
+    const body = { id: task.id, status: task.status, code, ...r };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
     if (r.output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
