@@ -65,3 +65,29 @@ for (const file of process.argv.slice(2)) {
   process.stdout.write(`${MARK} end ${file} ${code} ${((performance.now() - started) / 1000).toFixed(2)}${cpuUsed}\n`);
 }
 process.exitCode = failed ? 1 : 0;
+
+/**
+ * Every file has ended; a process a test started and never stopped (a worker left running by a
+ * test that failed before its own clean-up) would keep this one alive until run.ts's bound. Five
+ * seconds on, what is still running in this process group is stopped, and this process exits.
+ * Only when this process leads its group (run.ts starts it detached): run from a shell script, the
+ * group could hold the script. The timer is unref'd, so a process with nothing left exits at once.
+ */
+function leadsGroup(): boolean {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === process.pid;
+  } catch {
+    return false;
+  }
+}
+setTimeout(() => {
+  process.stdout.write(`[files] processes still running 5 s after the last file ended: stopped\n`);
+  if (leadsGroup()) {
+    process.on("SIGTERM", () => {});
+    try {
+      process.kill(-process.pid, "SIGTERM");
+    } catch {}
+  }
+  setTimeout(() => process.exit(), 1000).unref();
+}, 5000).unref();
