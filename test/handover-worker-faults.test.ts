@@ -1,7 +1,7 @@
 // The worker when things go wrong: a remote that cannot take a result yet, a command that prints
 // megabytes, hand-made results and inputs refs pushed over a handover. Real processes, one remote
 // over smart HTTP (its own, so these run beside handover-worker.test.ts).
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -44,6 +44,40 @@ test("a result the remote cannot take yet is sent again, not thrown away: the ta
   assert.match(w.stderr(), /the result is not sent yet \(.*\); trying again in \d+s/);
   assert.is(readFileSync(runs, "utf8"), "run\n", "the command ran once");
   assert.is(remoteTask(net.bare, out.id).status, "done");
+});
+
+test("a completion whose report is lost and whose remote cannot be read back for a while: sent again, found landed, counted done once", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  const runs = join(b, "runs");
+  // The remote commits the completion (the results ref among its updates), then goes away for 3 s
+  // and its receive-pack dies before it reports: the push's outcome is unknown, and reading it back fails.
+  const hook = join(net.bare, "hooks", "reference-transaction");
+  writeFileSync(`${net.bare}/lose-results-report`, "");
+  writeFileSync(hook, `#!/bin/sh
+updates=$(cat)
+if [ "$1" = committed ] && [ -f "$GIT_DIR/lose-results-report" ] && printf '%s\n' "$updates" | grep -q ' refs/handoff/results/'; then
+  d=$(cd "$GIT_DIR" && pwd); rm -f "$d/lose-results-report"
+  mv "$d" "$d.away"; (sleep 3; mv "$d.away" "$d") >/dev/null 2>&1 &
+  kill -9 $PPID
+fi
+`);
+  chmodSync(hook, 0o755);
+  try {
+    const w = start(["worker", "--exec", script(`echo run >> "${runs}"; echo "the answer"`), "--once", "--poll", POLL, "--ttl", "2m"], { cwd: b, agent: "codex@m2" });
+    const waited = start(["wait", "--objective", "answer, report lost", "--timeout", "90s", "--json"], { cwd: a, agent: "alice" });
+    assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
+    const out = JSON.parse(waited.stdout());
+    assert.equal([out.status, out.output.trim()], ["done", "the answer"]);
+    assert.is(await w.exited, 0, w.stderr());
+    assert.not.ok(existsSync(`${net.bare}/lose-results-report`), "the report was lost once");
+    assert.match(w.stderr(), /the result is not sent yet \(.*may or may not have landed.*\); trying again/);
+    // The retry found the task final with this worker's own result: done, not a failure to set up.
+    assert.match(w.stderr(), /worker stopped: 1 done, 0 failed, 0 cancelled, 0 released/);
+    assert.is(readFileSync(runs, "utf8"), "run\n", "the command ran once");
+  } finally {
+    rmSync(hook, { force: true });
+  }
 });
 
 test("a junk results ref pushed over a queued handover: the waiter cancels its task, a worker does not run a task whose result it could not send", async () => {
