@@ -16,10 +16,18 @@ const BUNDLES = new Map<string, string>([
   ...HOT_VERBS.map((v): [string, string] => [v, "hot-main.cjs"]),
 ]);
 
-// A reader that stops early (`git handoff status | head`) closes the pipe: end quietly, no trace.
+// Errors of the stdout stream (what writes through process.stdout, not present/output.ts's
+// write(2)): a reader that stops early (`git handoff status | head`) closes the pipe, so end
+// quietly with the status the command has so far (a refusal keeps its code); a write that fails
+// otherwise (a full disk) is one line and the machine's status (5), never a stack trace.
 function onStdoutError(e: NodeJS.ErrnoException): void {
-  if (e.code === "EPIPE") process.exit(0);
-  throw e;
+  if (e.code === "EPIPE") process.exit(Number(process.exitCode ?? 0));
+  try {
+    writeSync(2, `git-handoff: the output could not be written: ${e.message}\n`);
+  } catch {
+    /* stderr is gone too */
+  }
+  process.exit(5);
 }
 // Set on process.stdout when something first builds it: building it here would load the stream
 // modules for every command, though output is written with write(2) (present/output.ts).

@@ -3,7 +3,7 @@
 import { CommanderError } from "commander";
 import type { Command } from "commander";
 import { HandoffError } from "../core/errors.ts";
-import { reportError } from "../present/output.ts";
+import { outputFailure, reportError } from "../present/output.ts";
 import { exitWhenIdle } from "./exit-when-idle.ts";
 
 const SHORT_USAGE = `usage: git handoff <verb> [options]
@@ -35,6 +35,10 @@ async function main(build: (argv: string[]) => Command, argv: string[]): Promise
   }
   try {
     await program.parseAsync(argv, { from: "user" });
+    // A command whose output could not be written (a full disk under stdout) did its work but
+    // failed to report it: the machine's status, unless the command already answered one.
+    const lost = outputFailure();
+    if (lost && !process.exitCode) return reportError(new HandoffError(lost), false);
     return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
   } catch (e) {
     if (e instanceof CommanderError) {

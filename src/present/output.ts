@@ -5,24 +5,49 @@ import { forTerminal, neutralise } from "./untrusted.ts";
 
 // Output is written with write(2) on fd 1 and fd 2: the process.stdout and process.stderr getters
 // build stream objects (the stream modules, net for a pipe), a tenth of `node -e 0` again for a
-// one-shot command that prints a few lines. A full or non-blocking pipe (EAGAIN) or a closed
-// reader (EPIPE: the CLI's handler ends quietly) goes to the stream, and that fd stays on the
-// stream so nothing is written out of order.
+// one-shot command that prints a few lines. A full non-blocking pipe (EAGAIN) goes to the stream,
+// and that fd stays on the stream so nothing is written out of order.
 const onStream = new Set<number>();
+/**
+ * Fds nothing more is written to: a reader that left (EPIPE: `git handoff status | head`), or
+ * writes that fail (a full disk, a closed fd). The command still ends with its own status (a
+ * refusal keeps its code); a failed stdout is reported at the end (outputFailure), since the
+ * command's work is done and only its report is lost.
+ */
+const gone = new Set<number>();
+let failedOutput: NodeJS.ErrnoException | null = null;
 
 function writeFd(fd: 1 | 2, text: string): void {
-  if (!text) return;
+  if (!text || gone.has(fd)) return;
   const buf = Buffer.from(text, "utf8");
   let off = 0;
   if (!onStream.has(fd)) {
     try {
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
       return;
-    } catch {
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== "EAGAIN") {
+        gone.add(fd);
+        if (fd === 1 && code !== "EPIPE") failedOutput ??= e as NodeJS.ErrnoException;
+        return;
+      }
       onStream.add(fd);
     }
   }
   (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
+}
+
+/** Why this command's output could not be written to stdout (not a reader that left), or null. */
+export function outputFailure(): Refusal | null {
+  if (!failedOutput) return null;
+  const why = environmentRefusal(failedOutput)?.message ?? failedOutput.message;
+  return {
+    code: "environment",
+    message: `the command ran, but its output could not be written: ${why}`,
+    data: { cause: failedOutput.code ?? null },
+    suggestions: [{ action: "fix_input", detail: "its work is done: send the output where it can be written (or free space there), then read the result again (task show, status)" }],
+  };
 }
 
 export const writeOut = (text: string) => writeFd(1, text);
