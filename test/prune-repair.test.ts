@@ -107,4 +107,28 @@ test("cancel --force removes a corrupt task (logged); on a readable task it is a
   assert.is(gitCode(a, "fsck", "--no-dangling").status, 0);
 });
 
+test("task refs no verb can read (a blob, another task's commit): doctor names both and a fix that works, the refusal says it too", () => {
+  const a = tempRepo();
+  assert.is(cli(["task", "add", "other", "--id", "other"], { cwd: a, agent: "lead" }).code, 0);
+  const blob = spawnSync("git", ["hash-object", "-w", "--stdin"], { cwd: a, input: "junk", encoding: "utf8" }).stdout.trim();
+  gitOut(a, "update-ref", "refs/handoff/tasks/blob", blob);
+  gitOut(a, "update-ref", "refs/handoff/tasks/copy", gitOut(a, "rev-parse", "refs/handoff/tasks/other"));
+  const d = cli(["doctor", "--json"], { cwd: a });
+  const check = d.json.checks.find((c: { name: string }) => c.name === "corrupt tasks");
+  assert.ok(check, JSON.stringify(d.json.checks));
+  assert.is(check.status, "fail");
+  assert.match(check.detail, /2 task ref\(s\) no command can read/);
+  assert.match(check.detail, /refs\/handoff\/tasks\/copy is corrupt: it holds task "other"/);
+  assert.match(check.fix, /git handoff cancel (blob|copy) --force --reason TEXT/);
+  assert.is(d.json.checks.find((c: { name: string }) => c.name === "invariants").status, "ok", "the readable task is fine");
+  for (const id of ["blob", "copy"]) {
+    const refused = cli(["cancel", id, "--reason", "x", "--json"], { cwd: a, agent: "lead" });
+    assert.is(refused.code, 2, refused.stderr);
+    assert.match(refused.json.error.suggestions[0].detail, `git handoff cancel ${id} --force --reason TEXT`);
+    assert.is(cli(["cancel", id, "--force", "--reason", "corrupt"], { cwd: a, agent: "lead" }).code, 0);
+  }
+  assert.not.ok(cli(["doctor", "--json"], { cwd: a }).json.checks.some((c: { name: string }) => c.name === "corrupt tasks"));
+  assert.is(cli(["task", "show", "other", "--json"], { cwd: a }).json.status, "todo", "the task whose commit was copied is untouched");
+});
+
 test.run();

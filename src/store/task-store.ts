@@ -42,7 +42,20 @@ export async function loadTask(store: Store, id: string): Promise<{ task: Task; 
   const ref = taskRef(id);
   const tip = await store.readRef(ref);
   if (!tip) fail("not_found", `no task ${id}`, { task: id }, [{ action: "fix_input", detail: "list tasks: git handoff task list" }]);
-  return { task: await readTaskAt(store, ref, tip), tip };
+  try {
+    return { task: await readTaskAt(store, ref, tip), tip };
+  } catch (e) {
+    // No verb can act on a record it cannot read: say which one removes the ref.
+    if (e instanceof HandoffError && e.code === "corrupt_state" && !e.refusal.suggestions?.length) {
+      throw new HandoffError({ ...e.refusal, suggestions: [corruptTaskFix(id)] });
+    }
+    throw e;
+  }
+}
+
+/** What removes a task ref no verb can read (logged, by compare-and-swap: remove-corrupt.ts). */
+export function corruptTaskFix(id: string): { action: "fix_input"; detail: string } {
+  return { action: "fix_input", detail: `remove it: git handoff cancel ${id} --force --reason TEXT (logged in refs/handoff-local/repair-log)` };
 }
 
 /** The task as every reader should see it: an expired claim is shown as free (lazy expiry). */

@@ -1,5 +1,5 @@
 // `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
-import { HandoffError } from "../core/errors.ts";
+import { fail, HandoffError } from "../core/errors.ts";
 import { formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
@@ -120,11 +120,23 @@ async function tentative(store: Store): Promise<Check> {
 /** One live holder per task, claim and status agree, fencing numbers only go up along history. */
 async function invariants(store: Store): Promise<Check[]> {
   const problems: string[] = [];
+  /** Task refs no verb can read (every command calls them corrupt): only cancel --force removes them. */
+  const corrupt: { id: string; why: string }[] = [];
   let tasks = 0;
   for (const { name, oid } of await listRefs(store.storeCwd, TASKS_PREFIX)) {
     tasks++;
+    const id = name.slice(TASKS_PREFIX.length);
+    let record: Task;
     try {
-      const { record } = await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task);
+      record = (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record;
+      // As readTaskAt refuses it: a ref pointed at another task's commit.
+      if (record.id !== id) fail("corrupt_state", `${name} is corrupt: it holds task ${JSON.stringify(record.id)}`);
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      corrupt.push({ id, why: e.message.split("\n")[0]! });
+      continue;
+    }
+    try {
       if ((record.status === "claimed") !== (record.claim !== null)) problems.push(`${record.id}: status ${record.status} but claim is ${record.claim ? "set" : "empty"}`);
       if (record.claim && record.claim.fence !== record.fence) problems.push(`${record.id}: claim fence ${record.claim.fence} is not the task's fence ${record.fence}`);
       // Walk newest to oldest: grants must have strictly rising fences.
@@ -144,9 +156,19 @@ async function invariants(store: Store): Promise<Check[]> {
       problems.push(e.message);
     }
   }
-  return [
+  const checks: Check[] = [
     problems.length
       ? { name: "invariants", status: "fail", detail: `${problems.length} problem(s): ${problems.slice(0, 5).join("; ")}`, fix: "inspect with git log <ref>; reclaim or cancel the affected tasks" }
-      : { name: "invariants", status: "ok", detail: `${tasks} live task(s): one holder each, claims match status, fences only go up` },
+      : { name: "invariants", status: "ok", detail: `${tasks - corrupt.length} live task(s): one holder each, claims match status, fences only go up` },
   ];
+  if (corrupt.length) {
+    const first = corrupt[0]!.id;
+    checks.push({
+      name: "corrupt tasks",
+      status: "fail",
+      detail: `${corrupt.length} task ref(s) no command can read: ${corrupt.slice(0, 5).map((c) => c.why).join("; ")}`,
+      fix: `inspect with git log refs/handoff/tasks/${first}, then remove each: git handoff cancel ${first} --force --reason TEXT (logged in refs/handoff-local/repair-log)`,
+    });
+  }
+  return checks;
 }
