@@ -114,6 +114,13 @@ export const HandoffEvent = lazySchema(() =>
 );
 export type HandoffEvent = z.infer<typeof HandoffEvent>;
 
+/** What an event is about, in a few words: its task, else its paths (a lease without a task), else its handoff or request. */
+export function subjectOf(e: HandoffEvent): string {
+  if (e.task) return e.task;
+  if (e.paths?.length) return pathList(e.paths);
+  return e.handoff ?? e.request ?? "(nothing named)";
+}
+
 /** The one-line summary that heads the event's commit, for `git log --oneline`. */
 export function summarize(e: HandoffEvent): string {
   switch (e.type) {

@@ -8,12 +8,14 @@ import { listRefs, type RefUpdate } from "../git/refs.ts";
 import { sameRefs } from "../git/ref-watch.ts";
 import type { Tips } from "./tracking.ts";
 import { ARCHIVE_REF, archivedTipsFrom } from "../store/archive.ts";
-import { eventFromMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
-import { commitsSince, isAncestor } from "../store/history.ts";
+import { eventFromMessage, eventMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
+import { commitsSince, isAncestor, readCommit } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
-import { LEASES_REF } from "../store/lease-store.ts";
+import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
+import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
+import { replayLeaseWrite } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 
@@ -115,22 +117,36 @@ async function liveHere(store: Store, ref: string, tip: string): Promise<boolean
 
 /**
  * Replays the local commits of one ref on the remote tip. Task operations go back through the
- * pure task operations (a claim another clone won comes back refused); other entities, written
- * by one agent each, keep their local records on top of the remote line.
+ * pure task operations (a claim another clone won comes back refused), and so do the lease set's
+ * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
+ * own versions are laid on top of the remote line (both sides stay in the history).
  */
 export async function replayRef(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+  if (ref === LEASES_REF) return replayLeases(store, ref, local, remote);
   const { commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
   let tip = remote;
   if (!ref.startsWith(TASKS_PREFIX)) {
+    // Each version keeps its tree, author and event, re-parented on the remote line; its event's
+    // time is moved up to the version it now follows, or every other clone would refuse the
+    // history on receive (an event before its parent's).
+    let after = await eventTime(store, remote, ref);
     for (const oid of commits) {
-      // Same tree, author and message, re-parented on the remote line.
       const raw = (await readTyped(store.reader, oid, "commit", ref)).toString("utf8");
       const split = raw.indexOf("\n\n");
-      const header = raw.slice(0, split).split("\n").filter((l) => !l.startsWith("parent "));
+      let header = raw.slice(0, split).split("\n").filter((l) => !l.startsWith("parent "));
+      let message = raw.slice(split + 2);
+      const event = eventFromMessage(message);
+      if (event && Date.parse(event.at) < after) {
+        const at = new Date(after);
+        message = eventMessage({ ...event, at: at.toISOString() });
+        const stamp = `${Math.floor(at.getTime() / 1000)} +0000`;
+        header = header.map((l) => (/^(author|committer) /.test(l) ? l.replace(/\d+ [+-]\d{4}$/, stamp) : l));
+      }
+      if (event) after = Math.max(after, Date.parse(event.at));
       header.splice(1, 0, `parent ${tip}`);
-      tip = store.writer.write("commit", header.join("\n") + raw.slice(split));
+      tip = store.writer.write("commit", `${header.join("\n")}\n\n${message}`);
       rewritten.set(oid, tip);
     }
     return { tip, conflicts, rewritten };
@@ -165,4 +181,63 @@ export async function replayRef(store: Store, ref: string, local: string, remote
     });
   }
   return { tip, conflicts, rewritten };
+}
+
+/** The time of the event a commit carries, in ms (0 for a commit without one). */
+async function eventTime(store: Store, oid: string, ref: string): Promise<number> {
+  const event = eventFromMessage((await readCommit(store, oid, ref)).message);
+  return event ? Date.parse(event.at) : 0;
+}
+
+/**
+ * The local writes of the lease set, replayed on the remote's set one by one as what each changed
+ * (core/lease-replay.ts): leases another clone pushed stay, and a lease added here that a live
+ * lease of another agent now clashes with is a conflict for its agent (a tentative offline lease is
+ * then refused), never a second exclusive holder.
+ */
+async function replayLeases(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+  const { base, commits } = await commitsSince(store, remote, local, ref);
+  const conflicts: Conflict[] = [];
+  const rewritten = new Map<string, string>();
+  let tip = remote;
+  let onto = (await readLeasesAt(store, remote)).set;
+  let parent = base ? (await readLeasesAt(store, base)).set : EMPTY_LEASES;
+  let after = await eventTime(store, remote, ref);
+  for (const oid of commits) {
+    const written = (await readLeasesAt(store, oid)).set;
+    const event = eventFromMessage((await readCommit(store, oid, ref)).message);
+    const from = parent;
+    parent = written;
+    if (!event) continue; // not a write of ours: nothing to replay
+    const at = new Date(Math.max(Date.parse(event.at), after));
+    const actor = event.by ?? event.agent;
+    const r = replayLeaseWrite(onto, from, written, actor, at);
+    for (const { lease, clash } of r.refused) {
+      conflicts.push({
+        ref,
+        ...(lease.task ? { task: lease.task } : {}),
+        agent: actor,
+        event,
+        commit: oid,
+        code: "held_by_other",
+        message: `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}`,
+        holder: clash.agent,
+        detected_at: store.now().toISOString(),
+      });
+    }
+    if (sameLeases(r.record, onto)) continue; // nothing of it is left to write
+    const update = leaseUpdate(store, tip, { ok: true, record: r.record, steps: [{ event: { ...event, at: at.toISOString() }, record: r.record }] });
+    if (!update) continue;
+    tip = update.new;
+    onto = r.record;
+    after = at.getTime();
+    rewritten.set(oid, tip);
+  }
+  return { tip, conflicts, rewritten };
+}
+
+function sameLeases(a: LeaseSet, b: LeaseSet): boolean {
+  if (a.leases.length !== b.leases.length) return false;
+  const seen = new Set(a.leases.map((l) => JSON.stringify(l)));
+  return b.leases.every((l) => seen.has(JSON.stringify(l)));
 }

@@ -4,7 +4,7 @@ import { renderAnswer, renderRequest } from "../../present/render-requests.ts";
 import * as z from "zod/mini";
 import { parseSince } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
-import { EventType } from "../../core/event.ts";
+import { EventType, subjectOf } from "../../core/event.ts";
 import { Actor } from "../../core/identity.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { buildOverview } from "../../core/overview.ts";
@@ -173,7 +173,7 @@ export const eventsTool = defineTool({
     return {
       data: { events },
       text: events.length ? eventLines(events).join("\n") : "no events",
-      summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${last.task} by ${last.agent} at ${last.at}` : "no events",
+      summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${subjectOf(last)} by ${last.agent} at ${last.at}` : "no events",
     };
   },
 });
