@@ -120,4 +120,16 @@ test(`claim --next by ${RACERS} racing processes: every winner gets a different 
   assert.ok(left.every((t: any) => t.priority === 0), JSON.stringify(left.map((t: any) => [t.id, t.priority])));
 });
 
+test("claim --next by 6 processes of one agent at once: each call gets a task of its own, never one another call just took", async () => {
+  const repo = tempRepo();
+  await seedTasks(repo, Array.from({ length: 12 }, (_, i) => ({ id: `own-${String(i).padStart(2, "0")}` })));
+  const results = await Promise.all(Array.from({ length: 6 }, () => cliAsync(["claim", "--next", "--json", "--over-capacity"], { cwd: repo, agent: "alice" })));
+  for (const r of results) assert.is(r.code, 0, r.stderr);
+  const got = results.map((r) => r.json.id as string);
+  assert.is(new Set(got).size, 6, `one task answered to several calls: ${got.join(" ")}`);
+  for (const r of results) assert.is(r.json.claim.fence, 1);
+  const tasks = cli(["tasks", "--json"], { cwd: repo, agent: "lead" }).json;
+  assert.is(tasks.filter((t: any) => t.status === "claimed").length, 6);
+});
+
 test.run();

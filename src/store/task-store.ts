@@ -325,10 +325,15 @@ export async function claimNext(
       tried.add(next.id);
       try {
         const ready = check;
-        const guarded = ready ? (t: Task, ctx: OpContext): Outcome<Task> => {
-          const why = ready(t);
+        const guarded = (t: Task, ctx: OpContext): Outcome<Task> => {
+          // Taken meanwhile by another call of this same agent (two sessions, parallel tool
+          // calls): a claim of one's own task renews it, which would hand both calls one task.
+          if (t.claim && t.claim.agent === ctx.actor.agent) {
+            return refuse({ code: "held_by_other", message: `task ${t.id} was just claimed by another call of ${t.claim.agent}`, data: { task: t.id, holder: t.claim.agent } });
+          }
+          const why = ready?.(t);
           return why ? refuse(why) : op(t, ctx);
-        } : op;
+        };
         return await mutate(store, next.id, guarded, { exclusive: true, deadline });
       } catch (e) {
         // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
