@@ -3,7 +3,7 @@
 // blocked-claim hint, `task list --status blocked`, `unlease` per path, `leases` saying things once.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, handoffRefs } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, handoffRefs, seedTasks, tempRepo } from "./support/repo.ts";
 import { commitFile, team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -29,6 +29,25 @@ test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-ca
   const agents = t.as("lead", ["agents", "--json"]).json;
   assert.equal(agents.agents[0].capacity, { claimed: 3, max: 3 });
   assert.is(t.as("alice", ["session", "start", "--objective", "x", "--capacity", "0"]).code, 2, "bad input is refused");
+});
+
+test("capacity holds against claims of one agent made at the same moment: one granted, the rest at_capacity, round after round", async () => {
+  const repo = tempRepo();
+  const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);
+  await seedTasks(repo, ids.map((id) => ({ id })));
+  for (let round = 0; round < 3; round++) {
+    const mine = ids.slice(round * 4, round * 4 + 4);
+    const results = await Promise.all(mine.map((id) => cliAsync(["claim", id, "--json"], { cwd: repo, agent: "alice" })));
+    const granted = results.filter((r) => r.code === 0);
+    assert.is(granted.length, 1, `round ${round}: ${results.map((r) => `${r.code} ${r.stderr.trim()}`).join(" | ")}`);
+    for (const r of results.filter((x) => x.code !== 0)) assert.is(r.json.error.code, "at_capacity", r.stderr);
+    const held = cli(["tasks", "--json"], { cwd: repo }).json.filter((t: { claim: { agent: string } | null }) => t.claim?.agent === "alice");
+    assert.is(held.length, 1, `round ${round}: alice holds ${held.map((t: { id: string }) => t.id).join(" ")}`);
+    assert.is(cli(["release", granted[0]!.json.id], { cwd: repo, agent: "alice" }).code, 0);
+  }
+  // claim --next as well.
+  const next = await Promise.all(Array.from({ length: 4 }, () => cliAsync(["claim", "--next", "--json"], { cwd: repo, agent: "bob" })));
+  assert.is(next.filter((r) => r.code === 0).length, 1, next.map((r) => r.stderr.trim()).join(" | "));
 });
 
 test("self-review and self-ack are refused, naming the key; review.allow_self: true allows them", () => {

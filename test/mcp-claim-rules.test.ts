@@ -2,7 +2,7 @@
 // capacity is enforced (at_capacity, recoverable by finishing work or over_capacity: true).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { inProcess, type McpHandle } from "./support/mcp.ts";
+import { inProcess, overStdio, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, tempRepo } from "./support/repo.ts";
 
 const open: McpHandle[] = [];
@@ -40,6 +40,22 @@ test("claim_next refuses past capacity (at_capacity); over_capacity: true takes 
   assert.not.match(JSON.stringify(refused.suggestions), /git handoff/, "suggestions name tools, not CLI commands");
   const more = await carol.ok("claim_next", { over_capacity: true });
   assert.is(more.task.claim.agent, "carol");
+});
+
+test("two servers of one agent claiming at the same moment: capacity holds (one granted, the other at_capacity)", async () => {
+  const repo = tempRepo();
+  const one = await overStdio(repo, { agent: "dana" });
+  const two = await overStdio(repo, { agent: "dana" });
+  open.push(one, two);
+  for (let round = 0; round < 3; round++) {
+    const ids = [`p${round}a`, `p${round}b`];
+    for (const id of ids) await one.ok("create_task", { objective: `work ${id}`, id });
+    const answers = await Promise.allSettled([one.ok("claim_task", { id: ids[0] }), two.ok("claim_task", { id: ids[1] })]);
+    const granted = answers.filter((a) => a.status === "fulfilled") as PromiseFulfilledResult<{ task: { id: string } }>[];
+    assert.is(granted.length, 1, `round ${round}: ${answers.map((a) => (a.status === "fulfilled" ? "granted" : String(a.reason))).join(" | ")}`);
+    assert.match(String((answers.find((a) => a.status === "rejected") as PromiseRejectedResult).reason), /at_capacity/);
+    await one.ok("release_task", { id: granted[0]!.value.task.id });
+  }
 });
 
 test.run();

@@ -30,6 +30,7 @@ import { listClaimedTasks } from "./task-listing.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import type { CasOptions } from "./store.ts";
+import { capacityTurn } from "./capacity-turn.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
@@ -104,10 +105,17 @@ export interface ClaimOptions {
   skip?: ReadonlySet<string>;
 }
 
-/** `claim` with its overlap advisory: what every front end should show after a claim. */
+/** `claim` with its overlap advisory: what every front end should show after a claim (the capacity check and the claim in one turn: capacity-turn.ts). */
 export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
-  const checked = opts.overCapacity ? null : await capacityProblem(store, id);
-  const task = await claimOnly(store, id, opts, checked?.refusal ?? null);
+  const turn = opts.overCapacity ? null : await capacityTurn(store);
+  let task: Task;
+  let checked: Awaited<ReturnType<typeof capacityProblem>> | null;
+  try {
+    checked = opts.overCapacity ? null : await capacityProblem(store, id);
+    task = await claimOnly(store, id, opts, checked?.refusal ?? null);
+  } finally {
+    turn?.release();
+  }
   return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed) };
 }
 
@@ -115,8 +123,14 @@ export async function claimReporting(store: Store, id: string, opts: ClaimOption
 export async function claimNextReporting(store: Store, opts: ClaimOptions = {}): Promise<ClaimReport> {
   // Not the capacity check's listing for the advisory: finding nothing ready may refresh from the
   // remote, which brings other clones' claims.
-  if (!opts.overCapacity) await checkCapacity(store, null);
-  const task = await claimNextOnly(store, opts);
+  const turn = opts.overCapacity ? null : await capacityTurn(store);
+  let task: Task;
+  try {
+    if (!opts.overCapacity) await checkCapacity(store, null);
+    task = await claimNextOnly(store, opts);
+  } finally {
+    turn?.release();
+  }
   return { task, overlaps: await overlapsOfClaim(store, task) };
 }
 
