@@ -14,7 +14,7 @@ import { createServer } from "../src/mcp/server.ts";
 import { McpSession } from "../src/mcp/session.ts";
 import { defineTool } from "../src/mcp/tool.ts";
 import { overStdio, type McpHandle } from "./support/mcp.ts";
-import { CLI, cleanEnv, cleanupTemp, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
 const INSPECTOR = resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
 const open: McpHandle[] = [];
@@ -74,6 +74,12 @@ test("no listed input or output schema has a type array or an empty schema; resu
   assert.is(claimed.task.base === null || typeof claimed.task.base === "string", true);
   await h.ok("lease_files", { paths: ["a.txt"] });
   assert.is((await h.ok("list_leases")).leases[0].task, null);
+  // No integration branch at all (a repository on `trunk`): conflicts answers null, as its schema says.
+  const trunk = tempRepo();
+  gitOut(trunk, "branch", "-m", "main", "trunk");
+  const t = await overStdio(trunk, { agent: "a" });
+  open.push(t);
+  assert.is((await t.ok("conflicts")).integration, null);
 });
 
 test("the rewrite: a type array becomes anyOf with the type-specific keywords in their branch; {} becomes any value", () => {

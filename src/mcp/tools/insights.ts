@@ -25,7 +25,8 @@ export const conflictsTool = defineTool({
     "Writes nothing but a record of what it caught (for stats).",
   ].join("\n"),
   input: {},
-  output: { integration: z.string(), sides: z.array(Row), pairs: z.array(Row), conflicting: z.number() },
+  // No integration branch (none configured, no main or master): null, and only agents' branches are compared.
+  output: { integration: z.nullable(z.string()), sides: z.array(Row), pairs: z.array(Row), conflicting: z.number() },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
   async run(_a, { session }) {
     const store = await session.store();
