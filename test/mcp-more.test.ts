@@ -90,6 +90,18 @@ test("lease_files, check_files and release_files: paths from the repository root
   assert.equal(cli(["leases", "--json"], { cwd: repo, agent: "carol" }).json.map((l: any) => [l.pattern, l.agent]), [["src/api/routes.ts", "bob"]]);
 });
 
+test("a refusal quoting another agent's words shows their control and bidi characters as escapes", async () => {
+  const repo = tempRepo();
+  const alice = await agent(repo, "alice");
+  const bob = await agent(repo, "bob");
+  await alice.ok("lease_files", { paths: ["src/**"], exclusive: true, reason: "ok\u202egnp.exe\u001b[31mRED\u0007" });
+  const r = await bob.call("check_files", { paths: ["src/a.ts"] });
+  assert.ok(r.isError);
+  const text = (r.content as { text: string }[])[0]!.text;
+  assert.match(text, /reason: ok\\u202egnp\.exe\\x1b\[31mRED\\x07/);
+  assert.not.match(text + (r.structuredContent as { summary: string }).summary, /[\u202e\u001b\u0007]/);
+});
+
 test("handoff, inbox and ack_handoff: the producer's text stays fenced as untrusted", async () => {
   const repo = tempRepo();
   const alice = await agent(repo, "alice");

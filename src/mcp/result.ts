@@ -7,11 +7,11 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Refusal } from "../core/errors.ts";
 import { errorBody, refusalOfError } from "../present/output.ts";
-import { neutralise } from "../present/untrusted.ts";
+import { neutralise, neutraliseLine } from "../present/untrusted.ts";
 import { refusalFor, type NextCall } from "../present/suggestions.ts";
 
 export function okResult(data: Record<string, unknown>, text: string, summary?: string, next?: NextCall[]): CallToolResult {
-  const structured = { summary: summary ?? firstLine(text), ...(next?.length ? { next } : {}), ...data };
+  const structured = { summary: neutraliseLine(summary ?? firstLine(text)), ...(next?.length ? { next } : {}), ...data };
   return { content: [{ type: "text", text: neutralise(text) }], structuredContent: structured };
 }
 
@@ -32,7 +32,9 @@ export function errorResult(e: unknown): CallToolResult {
   for (const s of refusal.suggestions ?? []) lines.push(`- ${s.action}: ${s.detail}`);
   const verb = refusal.code === "internal" ? "failed" : "refused";
   const summary = `${verb} (${refusal.code}${body.recoverable ? ", recoverable" : ""}): ${firstLine(refusal.message)}`;
-  return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: { summary, error: body }, isError: true };
+  // A refusal quotes other agents' words (a lease's reason, a task's objective): the text and the
+  // summary an agent reads show their control and bidi characters as escapes, as every answer does.
+  return { content: [{ type: "text", text: neutralise(lines.join("\n")) }], structuredContent: { summary: neutraliseLine(summary), error: body }, isError: true };
 }
 
 function firstLine(text: string): string {
