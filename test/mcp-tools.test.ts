@@ -236,6 +236,10 @@ test("a corrupt ref under refs/handoff/ is an error for that task and a warning 
   assert.equal(listed.tasks.map((t: any) => t.id), ["fine"]);
   assert.is(listed.problems.length, 1);
   assert.is((await alice.ok("overview")).problems.length, 1);
+  const events = await alice.ok("events");
+  assert.equal(events.events.map((ev: any) => ev.task), ["fine"], "the other refs' events still come");
+  assert.is(events.problems.length, 1);
+  assert.match(events.problems[0], /refs\/handoff\/tasks\/broken/);
   assert.is((await alice.ok("claim_next")).task.id, "fine");
   assert.is(handoffRefs(repo).split("\n").find((l) => l.includes("broken")), before.split("\n").find((l) => l.includes("broken")));
 });

@@ -157,22 +157,24 @@ export const eventsTool = defineTool({
     type: z.optional(describe(EventType, "only this event type")),
     limit: limit(50),
   },
-  output: { events: z.array(HandoffEvent) },
+  output: { events: z.array(HandoffEvent), problems: z.array(z.string()) },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
     if (a.type !== undefined && !EventType.options.includes(a.type)) fail("invalid_input", `unknown event type ${JSON.stringify(a.type)}`);
+    // A damaged task ref is skipped and named, as `task list` and the CLI's `events` do: one bad ref never hides the rest.
+    const problems: string[] = [];
     const events = await readEvents(store, {
       ...(a.since !== undefined ? { since: parseSince(a.since, store.now()) } : {}),
       ...(a.task !== undefined ? { task: validateTaskId(a.task) } : {}),
       ...(a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {}),
       ...(a.type !== undefined ? { type: a.type } : {}),
       limit: a.limit ?? 50,
-    });
+    }, a.task === undefined ? { onProblem: (m) => problems.push(m), index: true } : {});
     const last = events[events.length - 1];
     return {
-      data: { events },
-      text: events.length ? eventLines(events).join("\n") : "no events",
+      data: { events, problems },
+      text: (events.length ? eventLines(events).join("\n") : "no events") + problems.map((p) => `\nwarning: ${p}`).join(""),
       summary: last ? `${events.length} event${events.length === 1 ? "" : "s"} (${tally(events.map((e) => e.type))}); latest: ${last.type} of ${subjectOf(last)} by ${last.agent} at ${last.at}` : "no events",
     };
   },
