@@ -88,6 +88,28 @@ test("the CLI judges and leases real locations: through a symlink to a leased fi
   assert.equal(ok.json.leased.map((l: any) => l.pattern), ["README.md"]);
 });
 
+test("task scopes and lease globs go through symlinks as lease paths do: out of the repository refused, inside it the real folder", () => {
+  const repo = tempRepo();
+  mkdirSync(join(repo, "src"));
+  symlinkSync(tempDir(), join(repo, "outlink"));
+  symlinkSync("src", join(repo, "srclink"));
+  const before = cli(["task", "list", "--json"], { cwd: repo }).stdout;
+  for (const scope of ["outlink/passwd", "outlink/**", "outlink/deep/*.ts"]) {
+    const r = cli(["task", "add", "x", "--id", "x", "--scope", scope], { cwd: repo, agent: "lead" });
+    assert.is(r.code, 2, `${scope}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`scope "${scope.replace(/[*.]/g, "\\$&")}" goes through a symlink to .*, outside the repository`));
+    const l = cli(["lease", scope], { cwd: repo, agent: "bob" });
+    assert.is(l.code, 2, `lease ${scope}: ${l.stderr}`);
+  }
+  assert.is(cli(["task", "list", "--json"], { cwd: repo }).stdout, before, "nothing was added");
+  const inside = cli(["task", "add", "y", "--id", "y", "--scope", "srclink/**", "--json"], { cwd: repo, agent: "lead" });
+  assert.is(inside.code, 0, inside.stderr);
+  assert.equal(inside.json.scope, ["src/**"], "the scope names the real folder, which edits are judged by");
+  const lease = cli(["lease", "srclink/*.ts", "--json"], { cwd: repo, agent: "bob" });
+  assert.equal(lease.json.leased.map((l: { pattern: string }) => l.pattern), ["src/*.ts"]);
+  assert.is(cli(["task", "add", "z", "--id", "z", "--scope", "**/*.md"], { cwd: repo, agent: "lead" }).code, 0, "a glob that starts with a pattern is kept");
+});
+
 test("a dangling symlink is judged as the file a write through it creates: into a lease is denied, a loop does not hang", () => {
   const { repo } = linkedRepo();
   symlinkSync("src/api/new.ts", join(repo, "dangling.ts")); // its target is not there yet

@@ -9,7 +9,7 @@ import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
-import { lexicallyInside, realLocation } from "./real-path.ts";
+import { lexicallyInside, realPatternLocation } from "./real-path.ts";
 import { scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
@@ -32,7 +32,7 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
   const root = store.repo.workTree;
   if (!root) fail("invalid_input", "file leases need a worktree (this is a bare repository)");
   return inputs.map((p) => {
-    const real = realLocation(p, cwd);
+    const real = realPatternLocation(p, cwd);
     // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
     const typed = real !== p && /[/\\]$/.test(p) ? real + "/" : real;
     try {
@@ -54,7 +54,24 @@ export function normalizeScope(store: Store, globs: string[]): string[] {
   const problem = scopeProblem(globs);
   if (problem) fail("invalid_input", problem);
   const root = store.repo.workTree;
-  return root ? [...new Set(globs.map((g) => normalizeRepoPath(g, root, root)))] : globs;
+  if (!root) return globs;
+  return [
+    ...new Set(
+      globs.map((g) => {
+        // Through symlinks as a lease's paths are (resolvePaths): a scope through a link out of the
+        // repository would lease a file no check inside it can see.
+        const real = realPatternLocation(g, root);
+        try {
+          return normalizeRepoPath(real, root, root);
+        } catch (e) {
+          if (e instanceof HandoffError && real !== g && /outside the repository/.test(e.message) && lexicallyInside(g, root, root)) {
+            fail("invalid_input", `scope ${JSON.stringify(g.slice(0, 80))} goes through a symlink to ${real}, outside the repository ${root}`, { path: g, real });
+          }
+          throw e;
+        }
+      }),
+    ),
+  ];
 }
 
 export interface LeaseOptions {

@@ -2,7 +2,8 @@
 // or inside it); leases and checks must judge the file itself. The longest prefix that exists is
 // resolved through symlinks, the rest (a file about to be created) kept as typed. A name that is a
 // symlink to nothing yet (a dangling link) is followed too: a write through it creates its target,
-// so the target is what is judged. Globs are left alone: they name patterns, not files.
+// so the target is what is judged. A glob's own pattern is left alone (it names files to come), its
+// leading folders are resolved like any path (realPatternLocation).
 import { readlinkSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isGlob } from "../core/paths.ts";
@@ -24,6 +25,19 @@ function linkOrNull(p: string): string | null {
   } catch {
     return null; // not a symlink, or nothing there
   }
+}
+
+/**
+ * A path or a glob with its leading literal folders resolved through symlinks (the rest kept as
+ * typed): `link/**` where `link -> /etc` is `/etc/**`, which a caller refuses as outside the
+ * repository, as it refuses `link/passwd`. A glob that starts with a pattern is left alone.
+ */
+export function realPatternLocation(input: string, cwd: string): string {
+  if (!isGlob(input)) return realLocation(input, cwd);
+  const parts = input.split("/");
+  const first = parts.findIndex((p) => isGlob(p));
+  if (first <= 0 || /[\x00-\x1f]/.test(input)) return input;
+  return [realLocation(parts.slice(0, first).join("/"), cwd), ...parts.slice(first)].join("/");
 }
 
 /** `input` (absolute, or relative to `cwd`) with its existing part resolved through symlinks. */
