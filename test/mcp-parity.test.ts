@@ -31,6 +31,7 @@ async function refused(h: McpHandle, name: string, args: Record<string, unknown>
   const s = r.structuredContent as any;
   assert.match(s.summary, /^refused \(/);
   assert.not.match(JSON.stringify(s.error.suggestions), /git handoff/, `${name} suggestions name tools, not CLI commands`);
+  assert.not.match(JSON.stringify(s.error.suggestions), /(^|[\s:"])--[a-z]/, `${name} suggestions name no CLI option: ${JSON.stringify(s.error.suggestions)}`);
   return s.error;
 }
 
@@ -53,6 +54,16 @@ test("create_task takes after, scope, exclusive and verify; ready_tasks shows bl
   const blocked = await refused(lead, "claim_task", { id: "client" });
   assert.is(blocked.code, "blocked");
   assert.ok(blocked.suggestions.some((s: any) => /claim_next|inbox/.test(s.detail)), JSON.stringify(blocked.suggestions));
+
+  // Blocked on a task someone holds: ask them, or other work; no tool claims past a dependency.
+  const holder = await server(repo, "hank");
+  await ok(holder, "claim_task", { id: "api" });
+  const held = await refused(lead, "claim_task", { id: "client" });
+  assert.is(held.code, "blocked");
+  assert.match(JSON.stringify(held.suggestions), /hank/);
+  await ok(holder, "release_task", { id: "api" });
+  const self = await holder.call("request_release", { agent: "hank", release: "api" });
+  assert.match((self.structuredContent as any).error.message, /release_task or release_files/);
 
   const cycle = await refused(lead, "depend", { id: "api", on: "client" });
   assert.is(cycle.code, "cycle");

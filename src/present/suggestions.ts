@@ -68,6 +68,8 @@ export const steps = {
 const W = `(${SHELL_WORD})`;
 const cmd = (source: string) => new RegExp(source, "g");
 const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
+  // Before the rules of single commands, which would read "or" as a task id.
+  [/git handoff release or git handoff unlease/g, () => "release_task or release_files"],
   [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
   [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
@@ -87,6 +89,10 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
   [cmd(String.raw`git handoff undepend ${W} --on ${W}`), (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
   [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
+  // A dependency not done: no tool claims past it (the CLI's --force is a person's call).
+  [/, or claim it anyway: --force/g, () => ", or take other work until it is done (only a person claims past it, from the CLI)"],
+  // Option names in messages about a tool's arguments.
+  [/invalid --(ttl|since|until)\b/g, (_, name) => `invalid ${name}`],
   // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
   [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
   [/git handoff session start --objective \.\.\. --capacity N/g, () => "a person declares a larger capacity for this agent (the CLI's session start --capacity N)"],
@@ -111,9 +117,12 @@ export function suggestionText(detail: string, front: FrontEnd): string {
 
 /** The refusal as `front` should show it: its suggestions name that front end's commands. */
 export function refusalFor(refusal: Refusal, front: FrontEnd): Refusal {
-  if (front === "cli" || !refusal.suggestions?.length) return refusal;
+  if (front === "cli") return refusal;
+  // The message too: a refusal written once for both front ends may name a CLI command or option.
+  const message = suggestionText(refusal.message, front);
+  if (!refusal.suggestions?.length) return message === refusal.message ? refusal : { ...refusal, message };
   const suggestions: Suggestion[] = refusal.suggestions.map((s) => ({ ...s, detail: suggestionText(s.detail, front) }));
-  return { ...refusal, suggestions };
+  return { ...refusal, message, suggestions };
 }
 
 /** `verification_failed`: what to do, in either wording. */
