@@ -253,9 +253,11 @@ test("corrupt refs under refs/handoff/tasks/: direct commands exit 2 naming the 
     for (const args of readsObjects ? [...verbs, ["events", "--task", id]] : verbs) {
       const res = cli(args, { cwd: r, agent: "bob" });
       assert.is(res.code, 2, `${args.join(" ")}: ${res.code} ${res.stderr}`);
-      const lines = res.stderr.trimEnd().split("\n");
-      assert.is(lines.length, 1, res.stderr);
-      assert.match(lines[0]!, re);
+      // One line, then at most the hint that removes such a ref (no verb can act on it).
+      const [line, ...hints] = res.stderr.trimEnd().split("\n");
+      assert.match(line!, re);
+      assert.ok(hints.length <= 1, res.stderr);
+      for (const h of hints) assert.match(h, new RegExp(`^  fix_input: remove it: git handoff cancel ${id} --force --reason TEXT`));
     }
   }
   assert.is(handoffRefs(r), before);

@@ -33,10 +33,8 @@ export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()
   if (!root) fail("invalid_input", "file leases need a worktree (this is a bare repository)");
   return inputs.map((p) => {
     const real = realPatternLocation(p, cwd);
-    // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
-    const typed = real !== p && /[/\\]$/.test(p) ? real + "/" : real;
     try {
-      return normalizeRepoPath(typed, root, cwd);
+      return normalizeRepoPath(real, root, cwd);
     } catch (e) {
       if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
         // Said of a symlink only where one was followed: `../x` is outside by its own words (named as typed).

@@ -30,10 +30,15 @@ function linkOrNull(p: string): string | null {
 /**
  * A path or a glob with its leading literal folders resolved through symlinks (the rest kept as
  * typed): `link/**` where `link -> /etc` is `/etc/**`, which a caller refuses as outside the
- * repository, as it refuses `link/passwd`. A glob that starts with a pattern is left alone.
+ * repository, as it refuses `link/passwd`. A glob that starts with a pattern is left alone; a
+ * folder's trailing slash is kept.
  */
 export function realPatternLocation(input: string, cwd: string): string {
-  if (!isGlob(input)) return realLocation(input, cwd);
+  if (!isGlob(input)) {
+    // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
+    const real = realLocation(input, cwd);
+    return real !== input && /[/\\]$/.test(input) ? real + "/" : real;
+  }
   const parts = input.split("/");
   const first = parts.findIndex((p) => isGlob(p));
   if (first <= 0 || /[\x00-\x1f]/.test(input)) return input;
