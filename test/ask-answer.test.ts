@@ -117,4 +117,16 @@ test("answer --keep --until is shown to the requester; a path request names the 
   assert.not.ok(held());
 });
 
+test("a path request answered --release where the path is a task's scope: the task goes with it, never a claim left without its lease", () => {
+  const t = setup();
+  const asked = ok(t.as("bob", ["ask", "alice", "--release", "src/api/users.ts", "--json"])).json;
+  const answered = ok(t.as("alice", ["answer", asked.id, "--release", "--json"])).json;
+  assert.equal(answered.released, { task: "api", paths: ["src/api/**"] });
+  const api = ok(t.as("bob", ["task", "show", "api", "--json"])).json;
+  assert.is(api.status, "todo", "released with its scope lease");
+  assert.is(t.as("bob", ["check", "src/api/users.ts"]).code, 0);
+  const leases = ok(t.as("bob", ["leases", "--json"])).json;
+  assert.not.ok((Array.isArray(leases) ? leases : leases.leases).some((l: { task: string | null }) => l.task === "api"));
+});
+
 test.run();

@@ -59,10 +59,10 @@ test("self-review and self-ack are refused, naming the key; review.allow_self: t
   const refs = handoffRefs(t.repo);
   const self = t.as("alice", ["review", "accept", "api"]);
   assert.is(self.code, 3);
-  assert.match(self.stderr, /alice submitted task api and cannot accept its own review \(set review\.allow_self: true in \.handoff\.yaml to allow it\)/);
+  assert.match(self.stderr, /alice submitted task api and cannot accept its own review \(review\.allow_self is false in the policy read here/);
   const ack = t.as("alice", ["ack", "api#1"]);
   assert.is(ack.code, 3);
-  assert.match(ack.stderr, /alice produced handoff api#1 and cannot acknowledge it itself \(set review\.allow_self: true/);
+  assert.match(ack.stderr, /alice produced handoff api#1 and cannot acknowledge it itself \(review\.allow_self is false/);
   assert.is(handoffRefs(t.repo), refs);
   assert.is(t.as("bob", ["ack", "api#1"]).code, 0, "the consumer acks");
 

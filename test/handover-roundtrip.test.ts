@@ -117,13 +117,14 @@ echo done`);
   assert.match(refused["big.bin"], "27262976 bytes");
   assert.equal(readdirSync(join(a, `handoff-${out.id}`)), ["good.txt"]);
   await w.exited;
-  assert.match(w.stderr(), /refused to send "big.bin"/);
+  assert.match(w.stderr(), /refused to send "big.bin": it is 27262976 bytes/);
+  assert.match(w.stderr(), /refused to send "\.env": its name is a dotfile\n/);
 
   // In text mode the waiter names them too.
   const w2 = onceWorker(b, job);
   const text = start(["wait", "--objective", "mixed again", "--timeout", "60s"], { cwd: a, agent: "alice" });
   assert.is(await text.exited, 0, text.stderr());
-  assert.match(text.stderr(), /the worker refused to send "\.env": the name is a dotfile/);
+  assert.match(text.stderr(), /the worker refused to send "\.env": its name is a dotfile/);
   await w2.exited;
 });
 

@@ -99,7 +99,7 @@ export function ackHandoff(task: Task, handoffId: string, ctx: OpContext, opts: 
   if (h.producer === ctx.actor.agent && !opts.allowSelf) {
     return refuse({
       code: "self_review",
-      message: `${ctx.actor.agent} produced handoff ${handoffId} and cannot acknowledge it itself (set review.allow_self: true in .handoff.yaml to allow it)`,
+      message: `${ctx.actor.agent} produced handoff ${handoffId} and cannot acknowledge it itself (review.allow_self is false in the policy read here: it must be true in the integration branch's .handoff.yaml, and this worktree's own file must not set it false)`,
       data: { handoff: handoffId, producer: h.producer, key: "review.allow_self" },
       suggestions: [{ action: "negotiate", detail: `the consumer acknowledges it: ${handoffCommand("ack", handoffId)}` }],
     });

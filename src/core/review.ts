@@ -66,7 +66,7 @@ export function selfReviewRefusal(t: Task, ctx: OpContext, allowSelf: boolean) {
   if (allowSelf || !t.review || t.review.submitted_by !== ctx.actor.agent) return null;
   return refuse<Task>({
     code: "self_review",
-    message: `${ctx.actor.agent} submitted task ${t.id} and cannot accept its own review (set review.allow_self: true in .handoff.yaml to allow it)`,
+    message: `${ctx.actor.agent} submitted task ${t.id} and cannot accept its own review (review.allow_self is false in the policy read here: it must be true in the integration branch's .handoff.yaml, and this worktree's own file must not set it false)`,
     data: { task: t.id, submitted_by: t.review.submitted_by, key: "review.allow_self" },
     suggestions: [{ action: "negotiate", detail: `ask another agent or a person to run: ${handoffCommand("review", "accept", t.id)}` }],
   });

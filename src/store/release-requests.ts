@@ -84,12 +84,29 @@ export async function answerReleaseRequest(store: Store, id: string, verdict: Ve
           released.task = task.id;
         }
       } else {
-        const mine = r.paths.filter((p) => leases.set.leases.some((l) => l.agent === ctx.actor.agent && l.pattern === p));
-        if (mine.length) {
-          const lu = leaseUpdate(store, leases.tip, releaseLeases(leases.set, { patterns: mine }, ctx));
-          if (lu) updates.push(lu);
-          released.paths = mine;
+        const mineLeases = leases.set.leases.filter((l) => l.agent === ctx.actor.agent && r.paths.includes(l.pattern));
+        // A path leased as a task's scope goes with its task (claim and scope leases): a claimed
+        // task without its lease would be held but unguarded, and its next renewal would lease
+        // the path again.
+        const ops: Parameters<typeof chainLeaseOps>[2] = [];
+        const viaTask = new Set<string>();
+        for (const id of new Set(mineLeases.flatMap((l) => (l.task ? [l.task] : [])))) {
+          const { task, tip } = await loadTask(store, id).catch(() => ({ task: null, tip: null }));
+          if (!task || !tip || task.status !== "claimed" || task.claim?.agent !== ctx.actor.agent) continue;
+          const out = releaseTask(task, ctx);
+          if (!out.ok) throw new HandoffError(out.refusal);
+          updates.push({ ref: taskRef(task.id), new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
+          ops.push((set, c) => followTask(set, out.record, c));
+          viaTask.add(id);
+          released.task ??= id;
         }
+        const plain = [...new Set(mineLeases.filter((l) => !l.task || !viaTask.has(l.task)).map((l) => l.pattern))];
+        if (plain.length) ops.push((set, c) => releaseLeases(set, { patterns: plain }, c));
+        if (ops.length) {
+          const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, ctx, ops));
+          if (lu) updates.push(lu);
+        }
+        released.paths = [...new Set(mineLeases.map((l) => l.pattern))];
       }
     }
     const tip = await store.readRef(logRef(ctx.actor.agent));

@@ -266,14 +266,14 @@ export function collectResultFiles(dir: string): { files: Map<string, Buffer>; r
     const name = entry.name;
     const problem = flatNameProblem(name);
     if (problem) {
-      refused.push({ name, reason: `the name ${problem}` });
+      refused.push({ name, reason: `its name ${problem}` });
       continue;
     }
     const st = lstatSync(join(dir, name));
-    if (st.isSymbolicLink()) refused.push({ name, reason: "is a symbolic link (only regular files travel)" });
-    else if (st.isDirectory()) refused.push({ name: `${name}/`, reason: "is a folder (only flat files travel)" });
-    else if (!st.isFile()) refused.push({ name, reason: "is not a regular file" });
-    else if (total + st.size > MAX_FILES_BYTES) refused.push({ name, reason: `is ${st.size} bytes: the result files of a task are at most ${MAX_FILES_BYTES} bytes together` });
+    if (st.isSymbolicLink()) refused.push({ name, reason: "it is a symbolic link (only regular files travel)" });
+    else if (st.isDirectory()) refused.push({ name: `${name}/`, reason: "it is a folder (only flat files travel)" });
+    else if (!st.isFile()) refused.push({ name, reason: "it is not a regular file" });
+    else if (total + st.size > MAX_FILES_BYTES) refused.push({ name, reason: `it is ${st.size} bytes: the result files of a task are at most ${MAX_FILES_BYTES} bytes together` });
     else {
       files.set(name, readFileSync(join(dir, name)));
       total += st.size;

@@ -236,7 +236,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         }
         return;
       }
-      for (const f of run.refused) opts.log(`${id}: refused to send ${JSON.stringify(f.name)}: it ${f.reason}`);
+      for (const f of run.refused) opts.log(`${id}: refused to send ${JSON.stringify(f.name)}: ${f.reason}`);
       const record: TaskResultFiles = {
         task: id,
         status: run.status,
