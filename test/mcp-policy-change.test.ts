@@ -31,4 +31,23 @@ test("a policy committed to the integration branch while the server runs applies
   }
 });
 
+test("a committed policy that does not parse is told in every answer while it stands, as the CLI says it at every command", async () => {
+  const { repo, worktree: feature } = repoWithPolicy("max_concurrent: 2\n");
+  const h = await inProcess(feature, { agent: "alice" });
+  try {
+    assert.is((await h.ok("list_tasks")).notices, undefined, "a sound policy: nothing to tell");
+    writeFileSync(join(repo, ".handoff.yaml"), "max_concurrent: [\n");
+    gitOut(repo, "commit", "-q", "-am", "policy: typo");
+    for (let i = 0; i < 2; i++) {
+      const r = await h.call("list_tasks", {});
+      const notices = (r.structuredContent as { notices?: string[] }).notices ?? [];
+      assert.is(notices.length, 1, JSON.stringify(r.structuredContent));
+      assert.match(notices[0]!, /the \.handoff\.yaml at main \(\w+\) does not parse .*; using the one at \w+, the last that does: fix it on main/);
+      assert.match((r.content as { text: string }[])[0]!.text, /\nnotice: the \.handoff\.yaml at main/);
+    }
+  } finally {
+    await h.close();
+  }
+});
+
 test.run();

@@ -10,9 +10,10 @@ import { errorBody, refusalOfError } from "../present/output.ts";
 import { neutralise, neutraliseLine } from "../present/untrusted.ts";
 import { refusalFor, type NextCall } from "../present/suggestions.ts";
 
-export function okResult(data: Record<string, unknown>, text: string, summary?: string, next?: NextCall[]): CallToolResult {
-  const structured = { summary: neutraliseLine(summary ?? firstLine(text)), ...(next?.length ? { next } : {}), ...data };
-  return { content: [{ type: "text", text: neutralise(text) }], structuredContent: structured };
+export function okResult(data: Record<string, unknown>, text: string, summary?: string, next?: NextCall[], notices: string[] = []): CallToolResult {
+  const structured = { summary: neutraliseLine(summary ?? firstLine(text)), ...(next?.length ? { next } : {}), ...(notices.length ? { notices } : {}), ...data };
+  const told = notices.map((n) => `\nnotice: ${n}`).join("");
+  return { content: [{ type: "text", text: neutralise(text + told) }], structuredContent: structured };
 }
 
 export function refusalOf(e: unknown): Refusal {

@@ -53,7 +53,9 @@ export type Shape = Record<string, z.core.$ZodType>;
  * every refusal into a client-side validation failure and hide the holder from the agent.
  */
 export function envelope(shape: Shape): z.ZodMiniObject {
-  const fields: Shape = { summary: z.string(), next: z.optional(z.array(NextCall)) };
+  // notices: what the CLI says on stderr beside a result (a committed policy that does not parse, a
+  // worktree's policy file set aside, a lost push report found landed).
+  const fields: Shape = { summary: z.string(), next: z.optional(z.array(NextCall)), notices: z.optional(z.array(z.string())) };
   for (const [k, v] of Object.entries(shape)) fields[k] = z.optional(v);
   fields.error = z.optional(ErrorBody);
   return z.object(fields);

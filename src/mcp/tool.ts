@@ -6,6 +6,7 @@ import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/mini";
 import { refreshHeartbeat } from "../store/agent-store.ts";
+import type { Store } from "../store/store.ts";
 import type { NextCall } from "../present/suggestions.ts";
 import { errorResult, okResult, refusalOf } from "./result.ts";
 import { envelope, type Shape } from "./schemas.ts";
@@ -66,8 +67,9 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
       try {
         const reply = await tool.run((args ?? {}) as never, ctx);
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
-        await refreshHeartbeat(await session.storeOfCall());
-        return okResult(reply.data, reply.text, reply.summary, reply.next);
+        const store = await session.storeOfCall();
+        await refreshHeartbeat(store);
+        return okResult(reply.data, reply.text, reply.summary, reply.next, noticesOf(store));
       } catch (caught) {
         const e = session.explainFailure(caught);
         const r = refusalOf(e);
@@ -93,4 +95,14 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
     registered.set(tool.name, entry);
   }
   return registered;
+}
+
+/**
+ * What the CLI would say on stderr beside this call's result: the notices the store gathered since
+ * the last call, and a committed policy that does not parse at every call while it stands (the
+ * store is opened once, and an agent may not read the first answer's notice).
+ */
+function noticesOf(store: Store): string[] {
+  const standing = store.policySource?.fallback;
+  return [...new Set([...(standing ? [standing] : []), ...store.notices.splice(0)])];
 }
