@@ -39,6 +39,13 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   assert.is(refused.json.error.code, "remote_unreachable");
   assert.match(refused.stderr, /--offline/);
   assert.is(handoffRefs(a), before, "a refused claim changes no ref");
+  // A write that is not exclusive, under --push: refused for what it is, nothing written.
+  const pushed = cli(["task", "add", "later", "--id", "later", "--push", "--json"], { cwd: a, agent: "lead" });
+  assert.is(pushed.code, 3, pushed.stderr);
+  assert.is(pushed.json.error.code, "remote_unreachable");
+  assert.match(pushed.stderr, /nothing was written \(without --push the write is kept here and sent by the next sync\)/);
+  assert.not.match(pushed.stderr, /exclusive|--offline|grant/);
+  assert.is(handoffRefs(a), before, "a refused --push write changes no ref");
   // Reads always work.
   ok(cli(["task", "list"], { cwd: a }));
   ok(cli(["status"], { cwd: a, agent: "alice" }));

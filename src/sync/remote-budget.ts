@@ -71,16 +71,25 @@ export function timedOut(b: RemoteBudget, detail: string): never {
 }
 
 /** `exclusive`: a claim-like write, which --offline could grant tentatively (not a sync). */
-export function unreachable(remote: string, message: string, exclusive = true): never {
-  const why = exclusive ? ": exclusive operations need it (or use --offline for a tentative grant)" : "";
+/**
+ * What the failed call was for: an exclusive write (a claim, an exclusive lease), a write sent at
+ * once only because --push asked it (kept nowhere, since a refusal changes no ref), or a sync.
+ */
+export type RemoteUse = "exclusive" | "push" | "sync";
+
+export function unreachable(remote: string, message: string, use: RemoteUse | boolean = "exclusive"): never {
+  const kind: RemoteUse = use === true ? "exclusive" : use === false ? "sync" : use;
+  const why =
+    kind === "exclusive" ? ": exclusive operations need it (or use --offline for a tentative grant)" : kind === "push" ? ": nothing was written (without --push the write is kept here and sent by the next sync)" : "";
   fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})${why}`, { remote }, [
     { action: "retry", detail: "check the network or credentials, then run the command again" },
-    ...(exclusive ? [{ action: "work_elsewhere" as const, detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" }] : []),
+    ...(kind === "exclusive" ? [{ action: "work_elsewhere" as const, detail: "or work offline: add --offline (the grant is tentative until the next git handoff sync)" }] : []),
+    ...(kind === "push" ? [{ action: "work_elsewhere" as const, detail: "or run it without --push: written here, it goes with the next git handoff sync" }] : []),
   ]);
 }
 
 /** A failed remote call as the right refusal: a timeout or an unreachable remote. */
-export function remoteFailed(b: RemoteBudget, f: RemoteFailure, exclusive = true): never {
+export function remoteFailed(b: RemoteBudget, f: RemoteFailure, use: RemoteUse | boolean = "exclusive"): never {
   if (f.timedOut) timedOut(b, f.message);
-  unreachable(b.remote, f.message, exclusive);
+  unreachable(b.remote, f.message, use);
 }

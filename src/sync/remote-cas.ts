@@ -44,6 +44,8 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
   trace("cas: start");
   await forgetMovedRemote(store, remote);
   const budget = sharedBudget(await remoteBudget(store, remote), opts.deadline);
+  // A write that is not exclusive comes here only under --push: its failure says so.
+  const use = opts.exclusive ? "exclusive" : "push";
   // A takeover must not count on a clock that is off; a creation takes nothing over.
   if (opts.exclusive && !opts.createsOnly) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
@@ -57,7 +59,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       const r = await refresh(store, remote, budget);
       if (!r.ok) {
         if (store.syncOptions.offline) throw e;
-        remoteFailed(budget, r);
+        remoteFailed(budget, r, use);
       }
       refreshed = true;
       continue;
@@ -98,7 +100,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       }
       if (!offline) {
         if (push.kind !== "done" && push.timedOut) timedOut(budget, unknown ? "the push was stopped and did not land" : push.message);
-        unreachable(remote, unknown ? `${why}; the push did not land` : why);
+        unreachable(remote, unknown ? `${why}; the push did not land` : why, use);
       }
       const r = await grantTentatively(store, out.updates, out.result, n);
       if (r === RETRY) continue;
@@ -115,7 +117,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     if (carried.length) carry = false;
     if (Date.now() >= budget.until || n >= MAX_ROUNDS) break;
     const r = await refresh(store, remote, budget);
-    if (!r.ok) remoteFailed(budget, r);
+    if (!r.ok) remoteFailed(budget, r, use);
     refreshed = true;
     await sleep(backoff(n));
   }

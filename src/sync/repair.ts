@@ -31,7 +31,7 @@ export async function repairQuarantined(store: Store, remote: string): Promise<R
   if (!plan.length) return plan;
   const budget = await remoteBudget(store, remote);
   const push = await pushWithLease(store.storeCwd, remote, plan.map((p) => ({ ref: p.ref, new: p.now, expected: p.was })), callTimeout(budget), store.actor.agent);
-  if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, false);
+  if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");
   if (push.kind === "unknown") {
     fail("outcome_unknown", `the repair push to ${remote} went out but no report came back (${push.message})`, { remote }, [
       { action: "retry", detail: "run git handoff sync, then git handoff doctor to see what the remote holds" },

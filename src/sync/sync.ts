@@ -149,7 +149,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
     const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? early : undefined);
-    if (!f.ok) remoteFailed(budget, f, false);
+    if (!f.ok) remoteFailed(budget, f, "sync");
     if (report.rounds === 1) listing = f.listing;
     trace("sync: remote listed (and fetched)");
     const fresh = new Set(f.newlyRefused.map((q) => q.ref));
@@ -174,13 +174,13 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
     say(`pushing ${leases.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
-    if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, false);
+    if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");
     const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");
     if (unknown) {
       const why = push.kind === "unknown" ? push.message : "the remote did not report the result";
       if ((await pushEffect(store, budget, leases, why)) === "not_landed") {
         if (push.kind === "unknown" && push.timedOut) timedOut(budget, "the push was stopped and did not land");
-        unreachable(remote, `${why}; the push did not land`);
+        unreachable(remote, `${why}; the push did not land`, "sync");
       }
     } else refusedByRemote(remote, leases, push);
     if (unknown || (push.kind === "done" && [...push.status.values()].every((s) => s === "ok"))) {
