@@ -200,6 +200,9 @@ test("bad input: unsafe ids and unknown tasks are refused, schema violations are
   const typed = await alice.refused("create_task", { objective: "o", priority: "high" });
   assert.is(typed.code, "invalid_input");
   assert.match(typed.message, /priority/);
+  const two = await alice.refused("create_task", { objective: 5, priority: "high" });
+  assert.match(two.message, /objective.*; .*priority|priority.*; .*objective/);
+  assert.not.match(two.message, /\n/, "one line, as every refusal");
   assert.is((await alice.refused("claim_task", {})).code, "invalid_input");
   assert.is((await alice.refused("claim_task", { id: "x", extra: { deep: 1 }, ttl: 5 })).code, "invalid_input");
   assert.is((await alice.refused("list_tasks", { status: "bogus" })).code, "invalid_input");

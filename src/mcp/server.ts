@@ -63,7 +63,8 @@ function structureSdkErrors(server: McpServer): void {
   const target = server as unknown as { createToolError?: (message: string) => CallToolResult };
   if (typeof target.createToolError !== "function") return;
   target.createToolError = (raw: string) => {
-    const message = raw.replace(/^MCP error -?\d+: /, "");
+    // One line, as every refusal's message is: zod lists one failed argument a line.
+    const message = raw.replace(/^MCP error -?\d+: /, "").replace(/\s*\n\s*/g, "; ");
     const code: ErrorCode = /^Input validation error/.test(message) ? "invalid_input" : /^Tool \S+ (not found|disabled)/.test(message) ? "usage" : "internal";
     return errorResult(new HandoffError({ code, message }));
   };
