@@ -173,9 +173,14 @@ test("what the direct path leaves to the SDK is answered by it, as before", with
   // (the SDK's transport check drops that message and reports it: no answer)
   const errorsBefore = w.errors.length;
   const badToken = w.request(7, "tools/call", { name: "list_tasks", arguments: {}, _meta: { progressToken: 1.5 } }, {}, 1000).catch(() => null);
-  // Arguments that are not an object: the SDK's JSON-RPC error.
-  const notObject = await w.request(4, "tools/call", { name: "list_tasks", arguments: [1] });
-  assert.ok(notObject.error, JSON.stringify(notObject));
+  // Arguments that are not an object, a name that is not a string: said as a refusal (the SDK's
+  // answer was an internal error with its schema's dump).
+  for (const [n, params] of [[4, { name: "list_tasks", arguments: [1] }], [8, { name: "list_tasks", arguments: null }], [9, { name: 5, arguments: {} }]] as const) {
+    const r = await w.request(n, "tools/call", params);
+    assert.ok(r.result?.isError, JSON.stringify(r));
+    assert.is(r.result.structuredContent.error.code, "invalid_input");
+    assert.match(r.result.structuredContent.error.message, /^invalid tools\/call: (arguments must be an object|the tool's name must be a string)/);
+  }
   // A key the request schema does not name.
   const extraKey = w.request(5, "tools/call", { name: "list_tasks", arguments: {} }, { other: true }, 1000).catch(() => null);
   // Methods other than tools/call.

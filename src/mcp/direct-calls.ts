@@ -17,6 +17,7 @@ import type { RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod/mini";
+import { HandoffError } from "../core/errors.ts";
 import { errorResult } from "./result.ts";
 import type { ToolExtra } from "./tool.ts";
 
@@ -80,9 +81,14 @@ export class DirectCalls {
     const id = message.id;
     if (!(typeof id === "string" || Number.isSafeInteger(id)) || this.running.has(id as RequestId)) return false;
     const params = message.params;
+    if (plainObject(params) && (typeof params.name !== "string" || (params.arguments !== undefined && !plainObject(params.arguments)))) {
+      // The SDK answers these with an internal error (-32603) and its schema's dump: say what is wrong, as a refusal does.
+      const what = typeof params.name !== "string" ? "the tool's name must be a string" : "arguments must be an object of the tool's named arguments";
+      send({ result: errorResult(new HandoffError({ code: "invalid_input", message: `invalid tools/call: ${what}` })), jsonrpc: "2.0", id } as JSONRPCMessage).catch(() => {});
+      return true;
+    }
     if (!plainObject(params) || !onlyKeys(params, PARAM_KEYS) || typeof params.name !== "string" || !plainMeta(params._meta)) return false;
     const args = params.arguments;
-    if (args !== undefined && !plainObject(args)) return false;
     const tool = this.tools.get(params.name);
     // Tools that may run as tasks are the SDK's (ours are registered with taskSupport forbidden).
     const tasks = tool?.execution?.taskSupport;
