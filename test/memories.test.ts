@@ -149,7 +149,7 @@ test("bad input: one clear line, exit 2 or 4, no ref changed", () => {
     [["memory", "add", "bell\u0007"], 2, /control character U\+0007/],
     [["memory", "add", "bidi \u202e override"], 2, /control character U\+202E/],
     [["memory", "add"], 2, /a memory needs text/],
-    [["memory", "add", "--tag", "Not A Tag!", "t"], 2, /invalid tag/],
+    [["memory", "add", "--tag", "Not A Tag!", "t"], 2, /invalid tag "Not A Tag!"/],
     [["memory", "add", "--task", "../evil", "t"], 2, /invalid task id/],
     [["memory", "show", "m-nosuchmemory"], 4, /no memory m-nosuchmemory/],
     [["memory", "show", "../../heads/main"], 2, /invalid memory id/],

@@ -46,7 +46,9 @@ export function memoryTextProblem(text: string): string | null {
 export function validateTags(tags: string[]): string[] {
   const out = [...new Set(tags.map((t) => t.trim().toLowerCase()))].sort();
   if (out.length > MAX_TAGS) fail("invalid_input", `a memory takes at most ${MAX_TAGS} tags; got ${out.length}`);
-  for (const t of out) if (!TAG_RE.test(t)) fail("invalid_input", `invalid tag ${JSON.stringify(t.slice(0, 60))}: lower-case letters, digits and . _ -, at most 40, starting with a letter or digit`);
+  // Named as given (tags are matched in lower case; the given spelling is what the caller can find).
+  const bad = tags.find((t) => !TAG_RE.test(t.trim().toLowerCase()));
+  if (bad !== undefined) fail("invalid_input", `invalid tag ${JSON.stringify(bad.slice(0, 60))}: letters (matched in lower case), digits and . _ -, at most 40, starting with a letter or digit`);
   return out;
 }
 
