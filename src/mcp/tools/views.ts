@@ -170,7 +170,7 @@ export const eventsTool = defineTool({
       ...(a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {}),
       ...(a.type !== undefined ? { type: a.type } : {}),
       limit: a.limit ?? 50,
-    }, a.task === undefined ? { onProblem: (m) => problems.push(m), index: true } : {});
+    }, a.task === undefined ? { onProblem: (m) => problems.push(m) } : {});
     const last = events[events.length - 1];
     return {
       data: { events, problems },
