@@ -5,6 +5,8 @@
 // broken at once) makes the check and the claim one step; a claim that does not count capacity
 // (--over-capacity, a worker) does not take it. Other clones are not covered: an agent works from
 // one clone, and a claim through the remote is exclusive per task whatever this lock says.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { fnv1a32, hex32 } from "../core/fnv.ts";
 import { fail } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
@@ -16,7 +18,13 @@ const WAIT_MS = 60_000;
 export async function capacityTurn(store: Store): Promise<{ release(): void }> {
   const agent = store.actor.agent;
   const path = `${store.repo.commonDir}/handoff/capacity-${hex32(fnv1a32(agent))}.lock`;
-  const got = await acquireOwnedLock(path, Date.now() + WAIT_MS);
+  const until = Date.now() + WAIT_MS;
+  const got = await acquireOwnedLock(path, until).catch((e: NodeJS.ErrnoException) => {
+    // A clone where nothing has written .git/handoff yet.
+    if (e.code !== "ENOENT") throw e;
+    mkdirSync(dirname(path), { recursive: true });
+    return acquireOwnedLock(path, until);
+  });
   if (!got.ok) {
     fail("lost_race", `another claim of ${agent} is still under way (${path} held${got.owner ? ` by process ${got.owner.pid}` : ""} for ${Math.round(got.waitedMs / 1000)}s); try again`, { agent });
   }
