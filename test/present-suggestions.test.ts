@@ -38,12 +38,15 @@ test("each core suggestion names the tool for MCP clients and stays a command fo
   }
 });
 
-test("a refusal for MCP keeps code, message and data; only the suggestions change", () => {
+test("a refusal for MCP keeps code and data; the message and the suggestions name tools", () => {
   const r = { code: "held_by_other" as const, message: "held by alice: git handoff claim x", data: { holder: "alice" }, suggestions: [{ action: "work_elsewhere" as const, detail: "take other work: git handoff claim --next" }] };
   const m = refusalFor(r, "mcp");
-  assert.equal({ ...m, suggestions: undefined }, { ...r, suggestions: undefined });
+  assert.equal({ ...m, message: undefined, suggestions: undefined }, { ...r, message: undefined, suggestions: undefined });
+  assert.is(m.message, 'held by alice: claim_task {"id": "x"}');
   assert.is(m.suggestions![0]!.detail, "take other work: claim_next");
   assert.is(refusalFor(r, "cli"), r);
+  const plain = { code: "not_found" as const, message: "no task x" };
+  assert.is(refusalFor(plain, "mcp"), plain, "nothing to say differently: the same refusal");
 });
 
 test("steps spell as a command or a tool call; verification_failed reads the same in both, but for the step", () => {

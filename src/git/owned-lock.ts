@@ -27,8 +27,25 @@ export function processStart(pid: number): string | null {
   }
 }
 
+let host: string | undefined;
+
+/**
+ * This machine's name as os.hostname() gives it. On Linux it is read from /proc (the same
+ * gethostname value), so a cold claim, which takes a lock (capacity-turn.ts), does not load
+ * node:os for it (0.18 ms).
+ */
+function thisHost(): string {
+  if (host !== undefined) return host;
+  try {
+    host = process.platform === "linux" ? readFileSync("/proc/sys/kernel/hostname", "latin1").trim() : "";
+  } catch {
+    host = "";
+  }
+  return (host ||= hostname());
+}
+
 export function selfOwner(): LockOwner {
-  return { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+  return { pid: process.pid, host: thisHost(), start: processStart(process.pid) };
 }
 
 export function readOwner(path: string): LockOwner | null {
@@ -42,7 +59,7 @@ export function readOwner(path: string): LockOwner | null {
 
 /** Whether the holder is known to be gone: only answerable for a process of this host. */
 export function holderGone(owner: LockOwner): boolean {
-  if (owner.host !== hostname()) return false;
+  if (owner.host !== thisHost()) return false;
   try {
     process.kill(owner.pid, 0);
   } catch (e) {
@@ -93,7 +110,7 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
 function release(path: string): void {
   // Only our own lock: if it was broken and retaken meanwhile, the new holder keeps it.
   const o = readOwner(path);
-  if (o && (o.pid !== process.pid || o.host !== hostname())) return;
+  if (o && (o.pid !== process.pid || o.host !== thisHost())) return;
   try {
     unlinkSync(path);
   } catch {
