@@ -90,7 +90,10 @@ test("a task whose tree is not well formed: one line naming the ref, a non-zero 
   assert.is(r.json.error.code, "corrupt_state", r.stdout);
   assert.match(r.json.error.message, /refs\/handoff\/tasks\/bad is corrupt: a tree object is not well formed/);
   const text = cli(["task", "show", "bad"], { cwd: repo, agent: "lead" });
-  assert.is(text.stderr.trim().split("\n").length, 1, text.stderr);
+  // One line, then only the hint that removes such a ref.
+  const [line, ...hints] = text.stderr.trim().split("\n");
+  assert.match(line!, /^git-handoff: refs\/handoff\/tasks\/bad is corrupt/);
+  assert.equal(hints, ["  fix_input: remove it: git handoff cancel bad --force --reason TEXT (logged in refs/handoff-local/repair-log)"], text.stderr);
   assert.is(gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/"), before);
 
   // The same tree as received: refused as invalid, as is a folder of files whose tree is cut.
