@@ -17,11 +17,14 @@ export function taskLine(t: Task, now: Date): string {
   return `${t.id.padEnd(12)} ${t.status.padEnd(9)} p${String(t.priority).padEnd(3)} ${oneLine(t.objective, 60)}${holder}`;
 }
 
+/** A value written by another agent, its further lines indented under the label's column (so none reads as a label of its own). */
+const continued = (text: string) => text.replace(/\r?\n/g, "\n            ");
+
 export function taskDetail(t: Task, now: Date): string {
   const lines = [
     `${paint.bold(t.id)}  ${t.status}`,
     // Continuation lines indented: an objective cannot pose as one of the labelled lines.
-    `objective:  ${t.objective.replace(/\r?\n/g, "\n            ")}`,
+    `objective:  ${continued(t.objective)}`,
     `priority:   ${t.priority}`,
   ];
   if (t.scope.length) lines.push(`scope:      ${t.scope.join(" ")}`);
@@ -33,8 +36,8 @@ export function taskDetail(t: Task, now: Date): string {
   }
   lines.push(`attempts:   ${t.attempts} expired of ${t.max_attempts} allowed`);
   if (t.result?.commit) lines.push(`commit:     ${t.result.commit}`);
-  if (t.result?.note) lines.push(`note:       ${t.result.note}`);
-  if (t.result?.reason) lines.push(`reason:     ${t.result.reason}`);
+  if (t.result?.note) lines.push(`note:       ${continued(t.result.note)}`);
+  if (t.result?.reason) lines.push(`reason:     ${continued(t.result.reason)}`);
   lines.push(`created:    ${t.created_at} by ${t.created_by}`, `updated:    ${t.updated_at}`);
   return lines.join("\n");
 }
