@@ -101,6 +101,9 @@ test("task scopes and lease globs go through symlinks as lease paths do: out of 
     const l = cli(["lease", scope], { cwd: repo, agent: "bob" });
     assert.is(l.code, 2, `lease ${scope}: ${l.stderr}`);
   }
+  const up = cli(["task", "add", "x", "--id", "x", "--scope", "../x/**"], { cwd: repo, agent: "lead" });
+  assert.is(up.code, 2);
+  assert.match(up.stderr, /^git-handoff: path "\.\.\/x\/\*\*" is outside the repository /, "named as typed, no symlink said");
   assert.is(cli(["task", "list", "--json"], { cwd: repo }).stdout, before, "nothing was added");
   const inside = cli(["task", "add", "y", "--id", "y", "--scope", "srclink/**", "--json"], { cwd: repo, agent: "lead" });
   assert.is(inside.code, 0, inside.stderr);

@@ -27,49 +27,43 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/**
+ * `p` (a path or a glob, read against `cwd`) in repo-relative form, its leading folders followed
+ * through symlinks as a write through them would go. Outside the repository, it is refused named
+ * as typed; said of a symlink only where one was followed (`../x` is outside by its own words).
+ */
+function realRepoPath(p: string, root: string, cwd: string, symlinkRefusal: (real: string) => string): string {
+  const real = realPatternLocation(p, cwd);
+  try {
+    return normalizeRepoPath(real, root, cwd);
+  } catch (e) {
+    if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
+      if (lexicallyInside(p, root, cwd)) fail("invalid_input", symlinkRefusal(real), { path: p, real });
+      fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is outside the repository ${root}`, { path: p });
+    }
+    throw e;
+  }
+}
+
 /** Repo-relative POSIX forms of what the caller typed, read against `cwd` (default: process cwd). */
 export function resolvePaths(store: Store, inputs: string[], cwd = process.cwd()): string[] {
   const root = store.repo.workTree;
   if (!root) fail("invalid_input", "file leases need a worktree (this is a bare repository)");
-  return inputs.map((p) => {
-    const real = realPatternLocation(p, cwd);
-    try {
-      return normalizeRepoPath(real, root, cwd);
-    } catch (e) {
-      if (e instanceof HandoffError && real !== p && /outside the repository/.test(e.message)) {
-        // Said of a symlink only where one was followed: `../x` is outside by its own words (named as typed).
-        if (lexicallyInside(p, root, cwd)) fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`, { path: p, real });
-        fail("invalid_input", `path ${JSON.stringify(p.slice(0, 80))} is outside the repository ${root}`, { path: p });
-      }
-      throw e;
-    }
-  });
+  return inputs.map((p) => realRepoPath(p, root, cwd, (real) => `path ${JSON.stringify(p.slice(0, 80))} is a symlink to ${real}, outside the repository ${root}`));
 }
 
-/** A task's scope globs in lease form, read against the repository root (like .gitignore). */
+/**
+ * A task's scope globs in lease form, read against the repository root (like .gitignore), through
+ * symlinks as a lease's paths are: a scope through a link out of the repository would lease a file
+ * no check inside it can see.
+ */
 export function normalizeScope(store: Store, globs: string[]): string[] {
   // The task's own rules first (count, length, printable), so their messages name the scope.
   const problem = scopeProblem(globs);
   if (problem) fail("invalid_input", problem);
   const root = store.repo.workTree;
   if (!root) return globs;
-  return [
-    ...new Set(
-      globs.map((g) => {
-        // Through symlinks as a lease's paths are (resolvePaths): a scope through a link out of the
-        // repository would lease a file no check inside it can see.
-        const real = realPatternLocation(g, root);
-        try {
-          return normalizeRepoPath(real, root, root);
-        } catch (e) {
-          if (e instanceof HandoffError && real !== g && /outside the repository/.test(e.message) && lexicallyInside(g, root, root)) {
-            fail("invalid_input", `scope ${JSON.stringify(g.slice(0, 80))} goes through a symlink to ${real}, outside the repository ${root}`, { path: g, real });
-          }
-          throw e;
-        }
-      }),
-    ),
-  ];
+  return [...new Set(globs.map((g) => realRepoPath(g, root, root, (real) => `scope ${JSON.stringify(g.slice(0, 80))} goes through a symlink to ${real}, outside the repository ${root}`)))];
 }
 
 export interface LeaseOptions {
