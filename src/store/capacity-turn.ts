@@ -34,3 +34,13 @@ export async function capacityTurn(store: Store): Promise<{ release(): void }> {
   if (store.warm) await new Promise((r) => setImmediate(r));
   return got;
 }
+
+/** `fn` inside the agent's capacity turn, or without one where capacity is not counted (`skip`). */
+export async function inCapacityTurn<T>(store: Store, skip: boolean, fn: () => Promise<T>): Promise<T> {
+  const turn = skip ? null : await capacityTurn(store);
+  try {
+    return await fn();
+  } finally {
+    turn?.release();
+  }
+}

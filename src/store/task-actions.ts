@@ -30,7 +30,7 @@ import { listClaimedTasks } from "./task-listing.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import type { CasOptions } from "./store.ts";
-import { capacityTurn } from "./capacity-turn.ts";
+import { inCapacityTurn } from "./capacity-turn.ts";
 
 function ttlOf(store: Store, ttl: string | undefined): number {
   return ttl === undefined ? store.config.claimTtlMs : parseDuration(ttl, "--ttl");
@@ -107,15 +107,10 @@ export interface ClaimOptions {
 
 /** `claim` with its overlap advisory: what every front end should show after a claim (the capacity check and the claim in one turn: capacity-turn.ts). */
 export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
-  const turn = opts.overCapacity ? null : await capacityTurn(store);
-  let task: Task;
-  let checked: Awaited<ReturnType<typeof capacityProblem>> | null;
-  try {
-    checked = opts.overCapacity ? null : await capacityProblem(store, id);
-    task = await claimOnly(store, id, opts, checked?.refusal ?? null);
-  } finally {
-    turn?.release();
-  }
+  const { task, checked } = await inCapacityTurn(store, !!opts.overCapacity, async () => {
+    const checked = opts.overCapacity ? null : await capacityProblem(store, id);
+    return { task: await claimOnly(store, id, opts, checked?.refusal ?? null), checked };
+  });
   return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed) };
 }
 
@@ -123,14 +118,10 @@ export async function claimReporting(store: Store, id: string, opts: ClaimOption
 export async function claimNextReporting(store: Store, opts: ClaimOptions = {}): Promise<ClaimReport> {
   // Not the capacity check's listing for the advisory: finding nothing ready may refresh from the
   // remote, which brings other clones' claims.
-  const turn = opts.overCapacity ? null : await capacityTurn(store);
-  let task: Task;
-  try {
+  const task = await inCapacityTurn(store, !!opts.overCapacity, async () => {
     if (!opts.overCapacity) await checkCapacity(store, null);
-    task = await claimNextOnly(store, opts);
-  } finally {
-    turn?.release();
-  }
+    return claimNextOnly(store, opts);
+  });
   return { task, overlaps: await overlapsOfClaim(store, task) };
 }
 

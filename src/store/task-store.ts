@@ -31,8 +31,11 @@ function ctxOf(store: Store, now: Date): OpContext {
 
 /** The task record at commit `oid` of `ref`, refused as corrupt when it names another task. */
 export async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
-  const task = await store.record(ref, oid, TASK_FILE, Task);
-  // A ref copied or pointed at another task's commit would otherwise act on the wrong task's record.
+  return taskOfRef(ref, await store.record(ref, oid, TASK_FILE, Task));
+}
+
+/** `task`, read from `ref`: a ref copied or pointed at another task's commit would otherwise act on the wrong task's record. */
+export function taskOfRef(ref: string, task: Task): Task {
   if (ref !== TASKS_PREFIX + task.id) fail("corrupt_state", `${ref} is corrupt: it holds task ${JSON.stringify(task.id)}`, { ref });
   return task;
 }

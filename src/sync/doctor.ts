@@ -1,5 +1,5 @@
 // `git handoff doctor`: one line per check of the repository and its sync remote, with what to do.
-import { fail, HandoffError } from "../core/errors.ts";
+import { HandoffError } from "../core/errors.ts";
 import { formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
@@ -15,7 +15,7 @@ import { listTentative } from "./local-area.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
 import { agentChecks } from "./doctor-agents.ts";
 import type { Store } from "../store/store.ts";
-import { TASKS_PREFIX } from "../store/task-store.ts";
+import { corruptTaskFix, taskOfRef, TASKS_PREFIX } from "../store/task-store.ts";
 import type { Check } from "./doctor-check.ts";
 import { stateChecks } from "./doctor-invariants.ts";
 import { hookChecks } from "./doctor-hooks.ts";
@@ -128,9 +128,8 @@ async function invariants(store: Store): Promise<Check[]> {
     const id = name.slice(TASKS_PREFIX.length);
     let record: Task;
     try {
-      record = (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record;
-      // As readTaskAt refuses it: a ref pointed at another task's commit.
-      if (record.id !== id) fail("corrupt_state", `${name} is corrupt: it holds task ${JSON.stringify(record.id)}`);
+      // As readTaskAt reads it: a ref pointed at another task's commit is corrupt too.
+      record = taskOfRef(name, (await readRecord(store.reader, store.oidBytes, oid, name, "task.json", Task)).record);
     } catch (e) {
       if (!(e instanceof HandoffError)) throw e;
       corrupt.push({ id, why: e.message.split("\n")[0]! });
@@ -167,7 +166,7 @@ async function invariants(store: Store): Promise<Check[]> {
       name: "corrupt tasks",
       status: "fail",
       detail: `${corrupt.length} task ref(s) no command can read: ${corrupt.slice(0, 5).map((c) => c.why).join("; ")}`,
-      fix: `inspect with git log refs/handoff/tasks/${first}, then remove each: git handoff cancel ${first} --force --reason TEXT (logged in refs/handoff-local/repair-log)`,
+      fix: `inspect with git log refs/handoff/tasks/${first}, then ${corruptTaskFix(first).detail}; the same for each`,
     });
   }
   return checks;

@@ -70,15 +70,13 @@ export function timedOut(b: RemoteBudget, detail: string): never {
   );
 }
 
-/** `exclusive`: a claim-like write, which --offline could grant tentatively (not a sync). */
 /**
  * What the failed call was for: an exclusive write (a claim, an exclusive lease), a write sent at
  * once only because --push asked it (kept nowhere, since a refusal changes no ref), or a sync.
  */
 export type RemoteUse = "exclusive" | "push" | "sync";
 
-export function unreachable(remote: string, message: string, use: RemoteUse | boolean = "exclusive"): never {
-  const kind: RemoteUse = use === true ? "exclusive" : use === false ? "sync" : use;
+export function unreachable(remote: string, message: string, kind: RemoteUse = "exclusive"): never {
   const why =
     kind === "exclusive" ? ": exclusive operations need it (or use --offline for a tentative grant)" : kind === "push" ? ": nothing was written (without --push the write is kept here and sent by the next sync)" : "";
   fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})${why}`, { remote }, [
@@ -89,7 +87,7 @@ export function unreachable(remote: string, message: string, use: RemoteUse | bo
 }
 
 /** A failed remote call as the right refusal: a timeout or an unreachable remote. */
-export function remoteFailed(b: RemoteBudget, f: RemoteFailure, use: RemoteUse | boolean = "exclusive"): never {
+export function remoteFailed(b: RemoteBudget, f: RemoteFailure, use: RemoteUse = "exclusive"): never {
   if (f.timedOut) timedOut(b, f.message);
   unreachable(b.remote, f.message, use);
 }
