@@ -1,7 +1,8 @@
 // The dashboard's views stay bounded however many tasks there are: at 10,000 tasks the matrix built
 // ~61,000 elements and a long dependency chain's graph was an SVG over a million pixels wide. With
-// 400 tasks in one chain: the matrix shows 300 rows, the graph its first layers, the blocked list
-// 300 rows, each with a line that says how many more there are and where to see them.
+// 400 tasks in one chain: the board 200 cards a column, the matrix 300 rows, the graph its first
+// layers, the blocked list 300 rows, each with a line that says how many more there are and where
+// to see them; the server sends only those (dashboard-state-bounded.test.ts has the rest).
 import type { BrowserContext } from "playwright-core";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -30,6 +31,16 @@ test("400 tasks in a chain: matrix, graph and blocked list are bounded and say w
       await page.click(`nav a[data-view=${view}]`);
       await page.waitForSelector(`#view-${view}.active > *`);
     };
+    // The server sends the part each view shows, and the totals.
+    const state = await page.evaluate(async () => (await fetch("/api/state")).json());
+    assert.equal([state.tasks.length, state.totals.tasks, state.status.counts.todo], [200, 400, 400]);
+    assert.equal([state.status.blocked.length, state.totals.blocked], [300, 399]);
+    assert.equal([state.graph.nodes_total, state.graph.edges_total, state.graph.blocking_total], [400, 399, 399]);
+    assert.ok(state.edges.length < 200, `${state.edges.length} edges drawn`);
+    await show("board");
+    assert.is(await page.locator("[data-column=todo] .card").count(), 200);
+    assert.match(await page.locator("[data-column=todo] h3").innerText(), /todo 400$/);
+    assert.is(await page.locator("[data-more=column-todo]").innerText(), "+200 more (git handoff task list --status todo)");
     await show("matrix");
     assert.is(await page.locator("table.matrix tbody tr").count(), 300);
     assert.match(await page.locator("[data-more=matrix]").innerText(), /^100 more live tasks are not shown \(git handoff status --all\)$/);

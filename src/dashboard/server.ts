@@ -57,7 +57,7 @@ const BASE_HEADERS = {
 export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Promise<Dashboard> {
   const store = await fresh.get();
   const guard = new Guard();
-  const cache: SnapshotCache = { merges: new Map(), commits: new Map(), lastSync: null };
+  const cache: SnapshotCache = { merges: new Map(), commits: new Map(), lastSync: null, answers: new Map(), mergeFile: true };
   let current: Snapshot | null = null;
   let json = "";
   let building: Promise<void> | null = null;

@@ -1,6 +1,7 @@
-// Everything the page shows, read through the store as `status` reads it, in one JSON document.
-// Built again only when a ref changes (watch.ts); merge previews are cached by commit pair.
-import { buildRoster } from "../core/agent-roster.ts";
+// Everything the page shows, read through the store as `status` reads it, in one JSON document,
+// each list cut to what its view shows (bound.ts). Built again only when a ref changes (watch.ts);
+// merge previews are cached by commit pair, each agent's merge base and changed paths by commits.
+import { buildRoster, type Roster } from "../core/agent-roster.ts";
 import { buildStatus, type StatusView } from "../core/overview.ts";
 import { EventType, summarize, type HandoffEvent } from "../core/event.ts";
 import type { LeaseFlag } from "../core/lease-flags.ts";
@@ -12,6 +13,7 @@ import type { Task, TaskStatus } from "../core/task.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { predictConflicts, type MergeCache } from "../store/conflicts.ts";
+import { saveMerges, storedMerges } from "../store/merge-cache-file.ts";
 import { readEvents, type CommitEvents } from "../store/events.ts";
 import { flaggedLeases } from "../store/lease-reclaim.ts";
 import type { Store } from "../store/store.ts";
@@ -21,6 +23,7 @@ import type { DriftView } from "../core/declaration.ts";
 import { computeDrift } from "../store/drift.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
+import { boundCards, boundGraph, boundLeases, boundRows, LIMITS, type GraphEdge } from "./bound.ts";
 
 export interface TaskCard {
   id: string;
@@ -40,14 +43,24 @@ export interface TaskCard {
   fence: number | null;
 }
 
+/**
+ * Lists are cut to what the page shows (bound.ts); `totals` says how long each is whole. The
+ * status's counts, roster, placements and inbox are whole; its claims by holder are left out (the
+ * page shows them in the matrix).
+ */
 export interface Snapshot {
   at: string;
   me: Store["actor"];
   read_only: boolean;
-  status: Omit<StatusView, "review"> & { review: (StatusView["review"][number] & { diff_line: string | null })[] };
+  status: Omit<StatusView, "review" | "holders" | "expiring_soon" | "expired"> & { review: (StatusView["review"][number] & { diff_line: string | null })[] };
+  /** The board's cards: the first LIMITS.column of each state (`status.counts` has every state's number). */
   tasks: TaskCard[];
-  edges: { task: string; on: string; blocked: boolean; status: string }[];
+  /** The edges of the graph's part drawn; `graph` has the whole graph's size. */
+  edges: GraphEdge[];
+  graph: { nodes_total: number; edges_total: number; blocking_total: number };
   leases: { lease: Lease; flag: LeaseFlag | null }[];
+  totals: { tasks: number; leases: number; blocked: number; review: number; stuck: number };
+  limits: typeof LIMITS;
   events: (HandoffEvent & { summary: string })[];
   event_types: readonly string[];
   stats: Stats & { catches_by_day: { day: string; claim_refused: number; hook_caught: number; conflict_found: number }[] };
@@ -63,6 +76,13 @@ export interface SnapshotCache {
   merges: MergeCache;
   commits: CommitEvents;
   lastSync: SyncHealth["last_sync"];
+  /** Merge bases and changed paths by commits, kept across rebuilds (Store.keepAnswersIn). */
+  answers?: Map<string, unknown>;
+  /**
+   * Share merge previews with `status` through .git/handoff/merge-preview.json: read it before
+   * the first build, write it when a build merged a new pair. Set by the server; false once read.
+   */
+  mergeFile?: boolean;
 }
 
 const RECENT_EVENTS = 200;
@@ -72,10 +92,11 @@ const CATCHES = ["claim_refused", "hook_caught", "conflict_found"] as const;
 
 export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly: boolean): Promise<Snapshot> {
   const now = store.now();
+  if (cache.answers) store.keepAnswersIn(cache.answers);
   const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([listTasks(store, { settled: false }), listAgents(store)]);
   const records = agents.map((a) => a.record);
   const roster = buildRoster(records, tasks, now, store.config);
-  const predicted = await predictConflicts(store, { roster, cache: cache.merges });
+  const predicted = await previewWithFile(store, roster, cache);
   const status = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
   const statusOf = new Map(roster.agents.map((a) => [a.agent, a.status]));
   const ctx = { now, actor: store.actor };
@@ -104,11 +125,12 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
     };
   });
   const edges = settled.flatMap((t) =>
-    (t.after ?? []).map((on) => {
+    (t.after ?? []).map((on): GraphEdge => {
       const dep = byId.get(on);
-      return { task: t.id, on, status: dep?.status ?? "missing", blocked: !isFinished(t) && dep?.status !== "done" };
+      return { task: t.id, on, status: dep?.status ?? "missing", task_status: t.status, blocked: !isFinished(t) && dep?.status !== "done" };
     }),
   );
+  const { edges: drawn, ...graph } = boundGraph(edges);
   const leases = await flaggedLeases(store, {
     tasks: new Map(settled.map((t) => [t.id, t])),
     agents: new Map(roster.agents.map((a) => [a.agent, { status: a.status, ended_at: a.ended_at }])),
@@ -117,22 +139,54 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   const history = await readEvents(store, {}, { onProblem: (m) => problems.push(m), commits: cache.commits });
   const stats = { ...computeStats(history, { since: null, now }), catches_by_day: catchesByDay(history) };
   const sync = await syncHealth(store, cache.lastSync);
+  const { holders: _h, expiring_soon: _s, expired: _e, ...shownStatus } = status;
   const drift = await computeDrift(store, { agents: records, tasks, leases: (await loadLeases(store)).set.leases, logged: await indexedLogEvents(store) });
   return displaySafe({
     at: now.toISOString(),
     me: store.actor,
     read_only: readOnly,
-    status: { ...status, review: status.review.map((r) => ({ ...r, diff_line: r.diff ? diffLine(r.diff) : null })) },
-    tasks: cards,
-    edges,
-    leases,
+    status: {
+      ...shownStatus,
+      matrix: { ...status.matrix, rows: boundRows(status.matrix.rows) },
+      blocked: status.blocked.slice(0, LIMITS.rows),
+      review: status.review.slice(0, LIMITS.review).map((r) => ({ ...r, diff_line: r.diff ? diffLine(r.diff) : null })),
+    },
+    tasks: boundCards(cards),
+    edges: drawn,
+    graph,
+    leases: boundLeases(leases),
+    totals: { tasks: cards.length, leases: leases.length, blocked: status.blocked.length, review: status.review.length, stuck: drift.stuck.length },
+    limits: LIMITS,
     events: history.slice(-RECENT_EVENTS).map((e) => ({ ...e, summary: summarize(e) })),
     event_types: EventType.options,
     stats,
     sync,
-    drift,
+    drift: { ...drift, stuck: drift.stuck.slice(0, LIMITS.rows) },
     problems: [...problems, ...agentProblems],
   });
+}
+
+/**
+ * The merge preview, sharing its results with `status` when the server asks (mergeFile): at 30
+ * branches a first build merged 435 pairs (~20 s here) that a `status` before it had merged already.
+ */
+async function previewWithFile(store: Store, roster: Roster, cache: SnapshotCache) {
+  if (cache.mergeFile) {
+    for (const [key, r] of storedMerges(store)) if (!cache.merges.has(key)) cache.merges.set(key, r);
+  }
+  const known = cache.merges.size;
+  const predicted = await predictConflicts(store, { roster, cache: cache.merges });
+  if (cache.mergeFile !== undefined && cache.merges.size > known) {
+    // The pairs of the current tips only, as status keeps them; a failed write is only a slower preview.
+    const used = new Map(predicted.pairs.flatMap((p) => (p.a_commit && p.b_commit && !p.error ? [[`${p.a_commit}:${p.b_commit}`, { ok: true as const, conflicts: p.conflicts }]] : [])));
+    try {
+      saveMerges(store, used);
+    } catch {
+      /* read-only .git: merge again next time */
+    }
+  }
+  cache.mergeFile &&= false;
+  return predicted;
 }
 
 function isFinished(t: Task): boolean {

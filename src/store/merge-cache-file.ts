@@ -16,17 +16,31 @@ export interface MergeCacheFile {
   save(): void;
 }
 
-export function openMergeCache(store: Store): MergeCacheFile {
-  const path = join(store.repo.commonDir, "handoff", "merge-preview.json");
+const pathOf = (store: Store) => join(store.repo.commonDir, "handoff", "merge-preview.json");
+
+/** The merge results the file holds (none when it is missing or damaged). */
+export function storedMerges(store: Store): Map<string, MergePreview> {
   const stored = new Map<string, MergePreview>();
   try {
-    const read = JSON.parse(readSmallFile(path) ?? "null") as { version: number; pairs: Record<string, string[]> } | null;
+    const read = JSON.parse(readSmallFile(pathOf(store)) ?? "null") as { version: number; pairs: Record<string, string[]> } | null;
     if (read?.version === VERSION && read.pairs && typeof read.pairs === "object") {
       for (const [key, conflicts] of Object.entries(read.pairs)) if (Array.isArray(conflicts)) stored.set(key, { ok: true, conflicts });
     }
   } catch {
     /* a damaged cache is only a slower preview: merge again */
   }
+  return stored;
+}
+
+/** Replaces the file's entries with `used` (the pairs of the current tips). */
+export function saveMerges(store: Store, used: ReadonlyMap<string, MergePreview>): void {
+  const pairs: Record<string, string[]> = {};
+  for (const [key, r] of used) if (r.ok) pairs[key] = r.conflicts;
+  writeSmallFile(pathOf(store), JSON.stringify({ version: VERSION, pairs }));
+}
+
+export function openMergeCache(store: Store): MergeCacheFile {
+  const stored = storedMerges(store);
   const used = new Map<string, MergePreview>();
   let added = false;
   // A Map the preview reads and fills; it records which entries this run touched.
@@ -48,9 +62,7 @@ export function openMergeCache(store: Store): MergeCacheFile {
     cache,
     save() {
       if (!added && used.size === stored.size) return;
-      const pairs: Record<string, string[]> = {};
-      for (const [key, r] of used) if (r.ok) pairs[key] = r.conflicts;
-      writeSmallFile(path, JSON.stringify({ version: VERSION, pairs }));
+      saveMerges(store, used);
     },
   };
 }

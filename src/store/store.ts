@@ -65,6 +65,8 @@ export class Store {
   private diskRecords: RecordCacheFile | null = null;
   /** Task records every one-shot process keeps between runs (record-cache.ts). */
   private taskCache: RecordCache | null = null;
+  /** Answers keyed by immutable content kept by a long-running view across its Stores (keepAnswersIn). */
+  private answers: Map<string, unknown> | null = null;
   /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
@@ -439,16 +441,27 @@ export class Store {
   }
 
   /**
-   * `load()` once per key for the views that keep records between runs (keepRecords), else a
-   * plain `load()`. The key must name immutable content (a commit id).
+   * `load()` once per key for the views that keep records between runs (keepRecords) or answers
+   * across Stores (keepAnswersIn), else a plain `load()`. The key must name immutable content (a commit id).
    */
   async kept<T>(key: string, load: () => Promise<T>): Promise<T> {
-    if (!this.diskRecords) return load();
-    const hit = this.diskRecords.get(key);
+    const keep = this.diskRecords ?? this.answers;
+    if (!keep) return load();
+    const hit = keep.get(key);
     if (hit !== undefined) return hit as T;
     const value = await load();
-    this.diskRecords.set(key, value);
+    if (this.answers && this.answers.size >= KEPT_ANSWERS_LIMIT) this.answers.clear();
+    keep.set(key, value);
     return value;
+  }
+
+  /**
+   * A long-running view (the dashboard) keeps what `kept` loads in `map`, which outlives this Store
+   * (a FreshStore reopens it when the policy or config changes): without it every rebuild asked git
+   * for each agent's merge base and changed paths again, 100 processes at 100 agents.
+   */
+  keepAnswersIn(map: Map<string, unknown>): void {
+    this.answers = map;
   }
 
   /** Views that list many records (status) keep them between runs in .git/handoff/records.json. */
@@ -557,6 +570,9 @@ function guardedWithoutStore(commonDir: string, refs: RefFiles): boolean {
     return refs.readPacked("refs/handoff") !== null;
   }
 }
+
+/** Answers a long-running view keeps (merge bases, changed paths: small) before it starts again. */
+const KEPT_ANSWERS_LIMIT = 20_000;
 
 /** Refs kept in the store: refs/handoff/, refs/handoff-remotes/, refs/handoff-local/ (sync's families). */
 export function isStoreRef(name: string): boolean {
