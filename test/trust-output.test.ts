@@ -4,8 +4,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { formatAnswer } from "../src/hooks/agents.ts";
-import { forTerminal, neutralise } from "../src/present/untrusted.ts";
-import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { spawnSync } from "node:child_process";
+import { forTerminal, neutralise, styleMark } from "../src/present/untrusted.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -22,9 +23,13 @@ function assertEscaped(out: string, what: string): void {
 test("neutralise: every unsafe character becomes a visible escape; tab and newline stay; idempotent", () => {
   assert.is(neutralise("a\x1b[31mb\x07c\rd\u202ee\x9bf\tg\nh"), "a\\x1b[31mb\\x07c\\x0dd\\u202ee\\x9bf\tg\nh");
   assert.is(neutralise(neutralise(HOSTILE)), neutralise(HOSTILE));
-  // The final pass keeps our own colours only when colour is on; a record's own escapes never.
-  assert.is(forTerminal("\x1b[1mid\x1b[0m \x1b]8;;x\x07", true), "\x1b[1mid\x1b[0m \\x1b]8;;x\\x07");
-  assert.is(forTerminal("\x1b[1mid\x1b[0m", false), "\\x1b[1mid\\x1b[0m");
+  // The final pass keeps our own colours only when colour is on; a record's own escapes never,
+  // not even the ones our colours are made of.
+  const ours = `${styleMark("1")}id${styleMark("0")}`;
+  assert.is(forTerminal(`${ours} \x1b]8;;x\x07`, true), "\x1b[1mid\x1b[0m \\x1b]8;;x\\x07");
+  assert.is(forTerminal(ours, false), "id");
+  assert.is(forTerminal("\x1b[1mid\x1b[0m", true), "\\x1b[1mid\\x1b[0m");
+  assert.is(forTerminal(neutralise(`${ours} \x1b[32m`), true), `\x1b[1mid\x1b[0m \\x1b[32m`, "text neutralised earlier is unchanged");
 });
 
 test("task list, task show, status and agents escape objectives, notes and names; --json is exact", () => {
@@ -53,6 +58,22 @@ test("task list, task show, status and agents escape objectives, notes and names
   assert.is(done.code, 0, done.stderr);
   assertEscaped(done.stdout, "done");
   assert.is(cli(["task", "show", "evil", "--json"], { cwd: repo }).json.result.note, HOSTILE);
+});
+
+test("on a terminal, our colours stay and a record's colour escapes show as text", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "\x1b[1m\x1b[31mURGENT\x1b[0m fix", "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["session", "start", "--objective", "\x1b[0m\x1b[32mreviewed-by-lead\x1b[0m"], { cwd: repo, agent: "mallory" }).code, 0);
+  for (const view of ["agents", "task list", "status"]) {
+    // script(1) gives the command a terminal, so colour is on.
+    const env = cleanEnv({ HANDOFF_AGENT: "lead" });
+    delete env.NO_COLOR;
+    const r = spawnSync("script", ["-qec", `${process.execPath} ${CLI} ${view}`, "/dev/null"], { cwd: repo, env, encoding: "utf8" });
+    assert.is(r.status, 0, `${view}: ${r.stderr}`);
+    if (view !== "task list") assert.ok(/\x1b\[(1|2|32)m/.test(r.stdout), `${view}: our own colours are on: ${JSON.stringify(r.stdout)}`);
+    assert.not.ok(r.stdout.includes("\x1b[31mURGENT") || r.stdout.includes("\x1b[32mreviewed"), `${view}: a record's escapes are not raw: ${JSON.stringify(r.stdout)}`);
+    assert.ok(r.stdout.includes("\\x1b[31mURGENT") || r.stdout.includes("\\x1b[32mreviewed-by-lead"), `${view}: they show as text`);
+  }
 });
 
 test("hook answers escape the text for every agent", () => {

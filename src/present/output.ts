@@ -1,7 +1,7 @@
 import { fstatSync, statSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
-import { forTerminal, neutralise } from "./untrusted.ts";
+import { forTerminal, neutralise, styleMark, type StyleCode } from "./untrusted.ts";
 
 // Output is written with write(2) on fd 1 and fd 2: the process.stdout and process.stderr getters
 // build stream objects (the stream modules, net for a pipe), a tenth of `node -e 0` again for a
@@ -107,10 +107,6 @@ export function isTerminal(fd: 1 | 2): boolean {
 
 let color: boolean | undefined;
 const useColor = () => (color ??= !process.env.NO_COLOR && isTerminal(1));
-export const paint = {
-  bold: (s: string) => (useColor() ? `\x1b[1m${s}\x1b[0m` : s),
-  dim: (s: string) => (useColor() ? `\x1b[2m${s}\x1b[0m` : s),
-  red: (s: string) => (useColor() ? `\x1b[31m${s}\x1b[0m` : s),
-  green: (s: string) => (useColor() ? `\x1b[32m${s}\x1b[0m` : s),
-  yellow: (s: string) => (useColor() ? `\x1b[33m${s}\x1b[0m` : s),
-};
+/** Colours for text answers: markers that emit's last pass (forTerminal) turns into escapes. */
+const styled = (code: StyleCode) => (s: string) => (useColor() ? `${styleMark(code)}${s}${styleMark("0")}` : s);
+export const paint = { bold: styled("1"), dim: styled("2"), red: styled("31"), green: styled("32"), yellow: styled("33") };

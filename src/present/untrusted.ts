@@ -30,22 +30,28 @@ export function neutraliseLine(text: string): string {
   return neutralise(text).replace(/[\t\n]/g, (c) => (c === "\n" ? "\\n" : "\\t"));
 }
 
-/** The styles our own output uses (output.ts `paint`): kept when colour is on, nothing else is. */
-const OWN_STYLE = /\x1b\[(?:0|1|2|31|32|33)m/g;
+/**
+ * Our own styles (output.ts `paint`) travel through a rendering as markers that hold a key made
+ * at random by this process, and become escape sequences only in the last pass. A record's text
+ * cannot hold the key, so an ESC[32m inside another agent's text stays a visible escape, even
+ * where a rendering forgot to neutralise a field: matching the escapes themselves, as this did,
+ * kept every `ESC[0m`, `ESC[31m` in data raw and let a record restyle the lines around it.
+ */
+const KEY = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
+const MARK = new RegExp(`\ue000${KEY}(0|1|2|31|32|33)\ue001`, "g");
+
+export type StyleCode = "0" | "1" | "2" | "31" | "32" | "33";
+
+export function styleMark(code: StyleCode): string {
+  return `\ue000${KEY}${code}\ue001`;
+}
 
 /**
  * The last pass over a text answer before it reaches a terminal: whatever a rendering let through,
  * nothing but our own colours survives. Idempotent, so text neutralised earlier is unchanged.
  */
 export function forTerminal(text: string, keepOwnStyles: boolean): string {
-  if (!keepOwnStyles) return neutralise(text);
-  let out = "";
-  let last = 0;
-  for (const m of text.matchAll(OWN_STYLE)) {
-    out += neutralise(text.slice(last, m.index)) + m[0];
-    last = m.index + m[0].length;
-  }
-  return out + neutralise(text.slice(last));
+  return neutralise(text).replace(MARK, (_, code: string) => (keepOwnStyles ? `\x1b[${code}m` : ""));
 }
 
 /** Each line behind a bar, so nothing in the text can pose as a line of our own output. */
