@@ -6,7 +6,8 @@ import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { inProcess } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, type CliResult } from "./support/repo.ts";
+import { spawnSync } from "node:child_process";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, type CliResult } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { team } from "./support/team.ts";
 
@@ -160,6 +161,10 @@ test("bad input: one clear line, exit 2 or 4, no ref changed", () => {
     [["doc", "put", "big", join(dir, "big.md")], 2, /at most 524288/],
     [["doc", "put", "bin", join(dir, "bin")], 2, /binary/],
     [["doc", "put", "missing", join(dir, "nope.md")], 2, /cannot read/],
+    // An endless input is refused once past the bound, not read whole into memory first.
+    [["doc", "put", "zero", "/dev/zero"], 2, /the document in \/dev\/zero is too long: at most 524288 bytes/],
+    [["memory", "add", "--file", "/dev/zero"], 2, /the memory text in \/dev\/zero is too long: at most 4000 characters/],
+    [["memory", "edit", "m-nosuchmemory", "--file", "/dev/zero"], 2, /too long/],
     [["doc", "get", "nothing"], 4, /no document nothing/],
     [["doc", "get", "nothing", "--version", "0"], 2, /--version must be between 1/],
   ];
@@ -168,6 +173,13 @@ test("bad input: one clear line, exit 2 or 4, no ref changed", () => {
     assert.is(r.code, code, `${args.join(" ")}: exit ${r.code} ${r.stderr}`);
     assert.match(r.stderr, message, args.join(" "));
     assert.is(r.stderr.trim().split("\n")[0]!.startsWith("git-handoff: "), true, r.stderr);
+  }
+  assert.is(handoffRefs(t.repo), before);
+  // The same from a pipe that does not end: the command stops reading at the bound.
+  for (const args of [["doc", "put", "zero", "-"], ["memory", "add", "--file", "-"]]) {
+    const r = spawnSync(`yes | ${process.execPath} ${CLI} ${args.join(" ")}`, { shell: true, cwd: t.repo, env: cleanEnv({ HANDOFF_AGENT: "alice" }), encoding: "utf8", timeout: 20_000 });
+    assert.is(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /from standard input is too long/);
   }
   assert.is(handoffRefs(t.repo), before);
 });

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { fail } from "../../core/errors.ts";
+import { MAX_DOC_BYTES } from "../../core/shared-doc.ts";
+import { readBoundedInput } from "../input-file.ts";
 import { docLog, getDoc, listDocs, putDoc } from "../../store/doc-store.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
@@ -18,12 +18,7 @@ export function registerDoc(program: Command): void {
     { writes: true },
   ).action(async (name: string, file: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      let content: Buffer;
-      try {
-        content = readFileSync(file === "-" ? 0 : file);
-      } catch (e) {
-        fail("invalid_input", `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
+      const content = readBoundedInput(file, MAX_DOC_BYTES, "the document", `at most ${MAX_DOC_BYTES} bytes`);
       const v = await putDoc(store, name, content);
       emit(!!g.json, v, () => `stored ${name} version ${v.version} (${v.bytes} bytes)`);
     });

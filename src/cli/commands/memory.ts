@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { MAX_MEMORY_TEXT } from "../../core/memory.ts";
+import { readBoundedInput } from "../input-file.ts";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { addMemory, editMemory, listMemories, loadMemory, removeMemory } from "../../store/memory-store.ts";
@@ -9,13 +10,8 @@ import { memoryDetail, memoryLine } from "../../present/render-memories.ts";
 /** The memory's text from the words given or a file (`-` is standard input), never both. */
 function textFrom(words: string[] | undefined, file: string | undefined): string | undefined {
   if (words?.length && file !== undefined) fail("invalid_input", "give the text or --file, not both");
-  if (file !== undefined) {
-    try {
-      return readFileSync(file === "-" ? 0 : file, "utf8");
-    } catch (e) {
-      fail("invalid_input", `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-  }
+  // A character is at most 4 bytes of UTF-8: the record's own check counts the characters.
+  if (file !== undefined) return readBoundedInput(file, 4 * MAX_MEMORY_TEXT, "the memory text", `at most ${MAX_MEMORY_TEXT} characters`).toString("utf8");
   return words?.length ? words.join(" ") : undefined;
 }
 
