@@ -137,6 +137,21 @@ test("MCP: add_memory, list_memories, put_doc, get_doc call the same store funct
   assert.is(ok(cli(["memory", "list", "--json"], { cwd: t.repo })).json.length, 1, "the CLI sees what MCP wrote");
 });
 
+test("a damaged document ref is named; the other documents are still listed", () => {
+  const t = team(["alice"]);
+  const dir = tempDir();
+  writeFileSync(join(dir, "ok.md"), "fine\n");
+  ok(t.as("alice", ["doc", "put", "gooddoc", join(dir, "ok.md")]));
+  // A commit whose tree has no content file, as a hostile or broken clone could push.
+  const blob = gitOut(t.repo, "hash-object", "-w", "--", join(dir, "ok.md"));
+  const tree = spawnSync("git", ["mktree"], { cwd: t.repo, input: `100644 blob ${blob}\tnotcontent\n`, encoding: "utf8" }).stdout.trim();
+  gitOut(t.repo, "update-ref", "refs/handoff/docs/baddoc", gitOut(t.repo, "commit-tree", tree, "-m", "x"));
+  const list = ok(t.as("alice", ["doc", "list"]));
+  assert.match(list.stdout, /^gooddoc  v1  5 bytes/m);
+  assert.match(list.stderr, /^git-handoff: warning: .*refs\/handoff\/docs\/baddoc/m);
+  assert.equal(ok(t.as("alice", ["doc", "list", "--json"])).json.map((d: { name: string }) => d.name), ["gooddoc"]);
+});
+
 test("bad input: one clear line, exit 2 or 4, no ref changed", () => {
   const t = team(["alice"]);
   ok(t.as("alice", ["memory", "add", "a note"]));

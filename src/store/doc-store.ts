@@ -1,6 +1,6 @@
 // Documents at refs/handoff/docs/<name>: one ref per document, one commit per version (the event in
 // its message, the text as `content` in its tree), so the ref's history is the document's history.
-import { fail } from "../core/errors.ts";
+import { fail, HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { DOC_FORMAT, docContentProblem, validateDocName } from "../core/shared-doc.ts";
 import { blobDiff } from "../git/blob-diff.ts";
@@ -80,11 +80,18 @@ export async function getDoc(store: Store, name: string, version?: number): Prom
   return { ...v, content: await readTyped(store.reader, v.blob, "blob", docRef(name)) };
 }
 
-export async function listDocs(store: Store): Promise<(DocVersion & { versions: number })[]> {
-  const out = [];
+/** Every document's newest version; a damaged ref is named in `problems`, not a failure of the list (as memories are). */
+export async function listDocs(store: Store): Promise<{ docs: (DocVersion & { versions: number })[]; problems: string[] }> {
+  const docs = [];
+  const problems: string[] = [];
   for (const { name: ref, oid } of await store.listRefs(DOCS_PREFIX)) {
-    const versions = await history(store, ref.slice(DOCS_PREFIX.length), oid);
-    out.push({ ...versions.at(-1)!, versions: versions.length });
+    try {
+      const versions = await history(store, ref.slice(DOCS_PREFIX.length), oid);
+      docs.push({ ...versions.at(-1)!, versions: versions.length });
+    } catch (e) {
+      if (!(e instanceof HandoffError)) throw e;
+      problems.push(e.message);
+    }
   }
-  return out;
+  return { docs, problems };
 }

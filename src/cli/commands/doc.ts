@@ -3,7 +3,7 @@ import { MAX_DOC_BYTES } from "../../core/shared-doc.ts";
 import { readBoundedInput } from "../input-file.ts";
 import { docLog, getDoc, listDocs, putDoc } from "../../store/doc-store.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit } from "../../present/output.ts";
+import { emit, warn } from "../../present/output.ts";
 import { neutralise } from "../../present/untrusted.ts";
 
 export function registerDoc(program: Command): void {
@@ -42,7 +42,8 @@ export function registerDoc(program: Command): void {
 
   withGlobals(doc.command("list").description("every document, with its size and newest version")).action(async (_o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      const docs = await listDocs(store);
+      const { docs, problems } = await listDocs(store);
+      for (const p of problems) warn(p);
       emit(!!g.json, docs, () => (docs.length ? docs.map((d) => `${d.name}  v${d.versions}  ${d.bytes} bytes  ${neutralise(d.author)} at ${d.at}`).join("\n") : "no documents"));
     });
   });
