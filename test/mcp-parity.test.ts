@@ -205,6 +205,10 @@ test("bad input to the new tools: a one-line refusal with a stable code, and eve
     ["undepend", { id: "x", on: "y" }, "not_found"],
     ["declare_session", { objective: "   " }, "invalid_input"],
     ["declare_session", {}, "invalid_input"],
+    ["declare_session", { objective: "x", files: [""] }, "invalid_input"],
+    ["declare_session", { objective: "x", files: ["a\u0007"] }, "invalid_input"],
+    ["declare_session", { objective: "x", session_id: "s".repeat(500) }, "invalid_input"],
+    ["declare_session", { objective: "x", awaits: "w".repeat(9000) }, "invalid_input"],
     ["accept_review", { id: "x" }, "wrong_state"],
     ["reject_review", { id: "x" }, "invalid_input"],
     ["wait_task", { id: "../x" }, "invalid_input"],
@@ -215,6 +219,8 @@ test("bad input to the new tools: a one-line refusal with a stable code, and eve
     const s = r.structuredContent as any;
     assert.is(s.error.code, code, `${tool} ${JSON.stringify(args)}: ${s.error.message}`);
     assert.ok(!s.summary.includes("\n"), s.summary);
+    // A tool's refusal names its arguments, not the CLI's options.
+    assert.not.match(s.error.message, /(^|\s)--[a-z]/, `${tool}: ${s.error.message}`);
   }
   assert.is(handoffRefs(repo, { logs: true }), before);
 });

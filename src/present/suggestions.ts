@@ -93,6 +93,11 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/, or claim it anyway: --force/g, () => ", or take other work until it is done (only a person claims past it, from the CLI)"],
   // Option names in messages about a tool's arguments.
   [/invalid --(ttl|since|until)\b/g, (_, name) => `invalid ${name}`],
+  [/session start needs --objective TEXT/g, () => "a session needs an objective"],
+  [/--files (globs?)\b/g, (_, g) => `files ${g}`],
+  [/--session must\b/g, () => "session_id must"],
+  [/--awaits is\b/g, () => "awaits is"],
+  [/\(given with --(on|after)\)/g, (_, name) => `(given as ${name})`],
   // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
   [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
   [/git handoff session start --objective \.\.\. --capacity N/g, () => "a person declares a larger capacity for this agent (the CLI's session start --capacity N)"],
