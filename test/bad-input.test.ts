@@ -102,6 +102,15 @@ test("unknown verbs and unknown options: exit 2, one line as any refusal, and a 
   hint(bad(["release"], 2, /^git-handoff: missing required argument 'id'/, { hintLine: true }), "release");
   hint(bad(["task", "add"], 2, /^git-handoff: missing required argument 'objective'/, { hintLine: true }), "task add");
   bad(["claim", "good", "--ttl"], 2, /^git-handoff: option '--ttl <duration>' argument missing/, { hintLine: true });
+  // An option given where a value belongs is a value left out, not the value.
+  bad(["claim", "other", "--ttl", "--push"], 2, /^git-handoff: option --ttl needs a value, got the option --push$/);
+  bad(["task", "add", "x", "--scope", "--exclusive"], 2, /^git-handoff: option --scope needs a value, got the option --exclusive$/);
+  bad(["session", "start", "--files", "src/**", "--objective", "--offline"], 2, /^git-handoff: option --objective needs a value, got the option --offline$/);
+  bad(["loop", "run", "--agent-cmd", "--keep"], 2, /^git-handoff: option --agent-cmd needs a value, got the option --keep$/);
+  bad(["-C", "--push", "status"], 2, /^git-handoff: option -C needs a value, got the option --push$/);
+  // Other text that starts with '-' is still a value.
+  const dashed = cli(["session", "start", "--objective", "-v is broken, fixing it"], { cwd: repo, agent: "carol" });
+  assert.is(dashed.code, 0, dashed.stderr);
   // A group verb without its own verb: the group's help on stderr, still a usage error.
   const group = cli(["task"], { cwd: repo, agent: "bob" });
   assert.is(group.code, 2);

@@ -2,6 +2,7 @@
 // adds. The full CLI (program.ts) and the bundle of the hot verbs (hot-main.ts) build it alike, so
 // a verb reads the same from either.
 import { Command } from "commander";
+import { fail } from "../core/errors.ts";
 import { verbOf } from "./command-line.ts";
 import { EXAMPLES } from "./examples.ts";
 import { VERSION } from "./version.ts";
@@ -53,5 +54,25 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
     }
   };
   paths(program, []);
+  program.hook("preAction", (_program, action) => refuseOptionsAsValues(action));
   return program;
+}
+
+/**
+ * A value that is one of the command's own options was a value left out: `loop run --agent-cmd
+ * --keep` ran `sh -c --keep`, `memory edit ID --text --json` stored the text "--json". Other text
+ * that starts with '-' stays a value (a note may begin with "-v is broken"), as git's `-m` reads it.
+ */
+function refuseOptionsAsValues(action: Command): void {
+  const flags = new Set<string>();
+  for (let c: Command | null = action; c; c = c.parent) for (const o of c.options) for (const f of [o.long, o.short]) if (f) flags.add(f);
+  for (let c: Command | null = action; c; c = c.parent) {
+    for (const o of c.options) {
+      if (!o.required && !o.optional) continue;
+      const value: unknown = c.getOptionValue(o.attributeName());
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (typeof v === "string" && flags.has(v)) fail("usage", `option ${o.long ?? o.short} needs a value, got the option ${v}`);
+      }
+    }
+  }
 }
