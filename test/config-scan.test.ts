@@ -38,7 +38,7 @@ test("the policy read from the files is git's, across scopes; includes and `git 
   const repo = tempRepo();
   const scan = () => scanRefWritePolicy(env, `${repo}/.git`, `${repo}/.git`, repo);
   assert.equal(scan(), gitsPolicy(repo, env), "a plain repository");
-  assert.equal(scan(), { logAll: false, shared: false, hooksDir: `${repo}/.git/hooks`, fsync: false, lockTimeoutMs: 100 });
+  assert.equal(scan(), { logAll: false, shared: false, hooksDir: `${repo}/.git/hooks`, fsync: false, lockTimeoutMs: 100, sharedPerm: 0 });
   writeFileSync(join(home, ".gitconfig"), "[core]\n\thooksPath = /srv/hooks\n");
   assert.equal(scan(), gitsPolicy(repo, env), "a global hooks path");
   assert.is(scan()!.hooksDir, "/srv/hooks");
@@ -51,7 +51,7 @@ test("the policy read from the files is git's, across scopes; includes and `git 
   gitOut(repo, "config", "core.filesRefLockTimeout", "250");
   assert.equal(scan(), gitsPolicy(repo, env), "the repository's own settings win");
   // `git init` wrote core.logAllRefUpdates=true into the repository's file, which overrides the XDG "always".
-  assert.equal(scan(), { logAll: false, shared: true, hooksDir: `${repo}/local-hooks`, fsync: true, lockTimeoutMs: 250 });
+  assert.equal(scan(), { logAll: false, shared: true, hooksDir: `${repo}/local-hooks`, fsync: true, lockTimeoutMs: 250, sharedPerm: 0o660 });
   const other = tempRepo();
   gitOut(other, "config", "include.path", join(home, "more"));
   assert.is(scanRefWritePolicy(env, `${other}/.git`, `${other}/.git`, other), null, "an include");

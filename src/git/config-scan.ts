@@ -11,6 +11,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { refWritePolicy, type RefWritePolicy } from "./loose-ref-writer.ts";
+import { gitSync } from "./run.ts";
+import { sharedPerm } from "./shared-perm.ts";
 
 const SYSTEM_FILES = ["/etc/gitconfig", "/usr/local/etc/gitconfig"];
 
@@ -148,4 +150,15 @@ export function scanRemoteSettings(env: NodeJS.ProcessEnv, commonDir: string): s
   );
   if (!entries) return null;
   return entries.map((e) => `${e.section}.${e.subsection === null ? "" : `${e.subsection}.`}${e.key}${e.value === null ? "" : ` ${e.value}`}\n`).join("");
+}
+
+/**
+ * The repository's core.sharedRepository (all scopes, as git reads it), from git's files where
+ * they are plain (config-scan.ts), else from git.
+ */
+export function repoSharedPerm(commonDir: string, gitDir: string | null, includes: string | null = null): number {
+  const entries = scanConfig(process.env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && k === "sharedrepository", includes);
+  if (entries) return entries.length ? sharedPerm(entries.at(-1)!.value) : 0;
+  const r = gitSync(["config", "--get", "core.sharedRepository"], { cwd: commonDir, env: { GIT_DIR: commonDir } });
+  return r.code === 0 ? sharedPerm(r.stdout) : 0;
 }

@@ -9,7 +9,7 @@ import { git } from "./run.ts";
  * hand-made or damaged object is), git's words for it. Null when everything is there and readable.
  */
 export async function damageBelow(cwd: string, tip: string): Promise<{ missing: string[]; unreadable: string | null } | null> {
-  const r = await git(["rev-list", "--objects", "--missing=print", tip, "--"], { cwd });
+  const r = await git(["rev-list", "--objects", await missingMode(cwd), tip, "--"], { cwd });
   const missing = r.stdout
     .split("\n")
     .filter((l) => l.startsWith("?"))
@@ -22,12 +22,24 @@ export async function damageBelow(cwd: string, tip: string): Promise<{ missing: 
   return { missing, unreadable: said.slice(0, 200) };
 }
 
+/**
+ * In a partial clone (a promisor remote: extensions.partialClone, remote.<name>.promisor) an
+ * object the remote can send is not missing: `git fsck` and git's own commands fetch it when
+ * needed. There git is told to allow those and to stop at any other missing object (which
+ * damageBelow then names from git's words); elsewhere every missing object is listed.
+ */
+async function missingMode(cwd: string): Promise<string> {
+  const r = await git(["config", "--get-regexp", "^(extensions\\.partialclone|remote\\..*\\.promisor)$"], { cwd });
+  const promisor = r.stdout.split("\n").some((l) => /^extensions\.partialclone \S/i.test(l) || /^remote\..*\.promisor (true|yes|on|1)$/i.test(l.trim()));
+  return promisor ? "--missing=allow-promisor" : "--missing=print";
+}
+
 /** git's words for an object that is not there. */
 const MISSING = /\b(bad object|missing|unable to read|could not read|not a valid object)\b/i;
 
 /** One pass over many tips: true when every one of them is complete (the common case). */
 export async function allComplete(cwd: string, tips: string[]): Promise<boolean> {
   if (!tips.length) return true;
-  const r = await git(["rev-list", "--objects", "--missing=print", "--stdin"], { cwd, input: [...new Set(tips)].join("\n") + "\n" });
+  const r = await git(["rev-list", "--objects", await missingMode(cwd), "--stdin"], { cwd, input: [...new Set(tips)].join("\n") + "\n" });
   return r.code === 0 && !/^\?/m.test(r.stdout);
 }

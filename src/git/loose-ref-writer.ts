@@ -24,6 +24,7 @@ import { QuietTrigger } from "./quiet-trigger.ts";
 import { readRefText } from "./ref-text.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 import { git } from "./run.ts";
+import { sharedPerm } from "./shared-perm.ts";
 import type { RefUpdate, TransactionResult } from "./refs.ts";
 
 /** What the repository's git configuration (all scopes) says about ref writes. */
@@ -32,6 +33,8 @@ export interface RefWritePolicy {
   logAll: boolean;
   /** core.sharedRepository: git adjusts the lock file's permissions. */
   shared: boolean;
+  /** core.sharedRepository as git reads it (shared-perm.ts sharedPerm): 0 when unset or `umask`. */
+  sharedPerm: number;
   /** Where git looks for the reference-transaction hook. */
   hooksDir: string;
   /** core.fsync is set: it may name references, which git then flushes before each rename. */
@@ -56,12 +59,13 @@ export function refWritePolicy(configList: string, commonDir: string, workTree: 
     const nl = entry.indexOf("\n");
     values.set((nl < 0 ? entry : entry.slice(0, nl)).toLowerCase(), nl < 0 ? "true" : entry.slice(nl + 1));
   }
-  const shared = values.get("core.sharedrepository");
+  const shared = sharedPerm(values.get("core.sharedrepository"));
   const hooksPath = values.get("core.hookspath");
   const base = workTree ?? commonDir;
   return {
     logAll: (values.get("core.logallrefupdates") ?? "").toLowerCase() === "always",
-    shared: shared !== undefined && !/^(false|no|off|0|umask)$/i.test(shared),
+    shared: shared !== 0,
+    sharedPerm: shared,
     hooksDir: hooksPath ? (isAbsolute(hooksPath) ? hooksPath : join(base, hooksPath)) : `${commonDir}/hooks`,
     fsync: values.has("core.fsync"),
     lockTimeoutMs: lockTimeout(values.get("core.filesreflocktimeout")),

@@ -8,6 +8,8 @@ import type { ObjectType } from "./object-reader.ts";
 import { TempFiles, type TempFile } from "./temp-files.ts";
 import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
 import { uniqueSuffix } from "./unique-name.ts";
+import { adjustSharedDir, adjustSharedFd } from "./shared-perm.ts";
+import { repoSharedPerm } from "./config-scan.ts";
 
 /**
  * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
@@ -35,16 +37,22 @@ export class ObjectWriter {
    * reading back what it just wrote reads no file.
    */
   private readonly recent = new Map<string, { type: ObjectType; body: Buffer; seen: number }>();
+  /** core.sharedRepository (shared-perm.ts), read at the first object written to disk. */
+  private sharedValue: number | undefined;
 
   constructor(
     private readonly commonDir: string,
     private readonly format: "sha1" | "sha256",
+    /** A separate store's config includes this file, the repository's (separate-store.ts). */
+    private readonly includes: string | null = null,
   ) {
     this.fsync = wantsObjectFsync(commonDir);
   }
 
   /** For long-running processes: create temp files ahead of need, off the critical path. */
   prepareAhead(): void {
+    // A shared repository's folders and files need git's modes: each write makes its own.
+    if (this.shared) return;
     this.temps ??= new TempFiles(`${this.commonDir}/objects`);
     this.longRunning = true;
     this.temps.fill();
@@ -111,6 +119,15 @@ export class ObjectWriter {
     return restored;
   }
 
+  private get shared(): number {
+    return (this.sharedValue ??= repoSharedPerm(this.commonDir, null, this.includes));
+  }
+
+  /** core.sharedRepository where the caller read it already (shared-perm.ts sharedPerm). */
+  knowShared(perm: number): void {
+    this.sharedValue = perm;
+  }
+
   private pathOf(oid: string): string {
     return looseObjectPath(this.commonDir, oid);
   }
@@ -136,7 +153,7 @@ export class ObjectWriter {
       const tmp = `${dir}/tmp_obj_${uniqueSuffix()}`;
       let placed = false;
       try {
-        const fd = openTemp(dir, tmp);
+        const fd = openTemp(dir, tmp, this.shared);
         try {
           writeSync(fd, packed);
           if (this.fsync) fsyncSync(fd);
@@ -179,7 +196,7 @@ export class ObjectWriter {
         renameSync(t.path, path);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !existsSync(t.path)) throw e;
-        makeFanOut(dir);
+        makeFanOut(dir, 0); // temp files made ahead only where the repository is not shared
         renameSync(t.path, path);
       }
       return true;
@@ -214,20 +231,22 @@ const PENDING_LIMIT = 4096;
 const KNOWN_FRESH_MS = 10_000;
 
 /** The temp file, in a fan-out folder made if needed; `git prune` removes empty ones at any time. */
-function openTemp(dir: string, tmp: string): number {
+function openTemp(dir: string, tmp: string, shared: number): number {
   // A fan-out folder not seen yet is asked for first: in a young repository most of the 256 are
   // missing, and an open that throws ENOENT costs a cold process several times the stat.
   if (!fanOutSeen.has(dir)) {
-    if (!statSync(dir, { throwIfNoEntry: false })) makeFanOut(dir);
+    if (!statSync(dir, { throwIfNoEntry: false })) makeFanOut(dir, shared);
     if (fanOutSeen.size < 512) fanOutSeen.add(dir);
   }
   for (let n = 0; ; n++) {
     try {
-      return openSync(tmp, "wx", 0o444);
+      const fd = openSync(tmp, "wx", 0o444);
+      if (shared) adjustSharedFd(fd, shared);
+      return fd;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT" || n >= 5) throw e;
     }
-    makeFanOut(dir);
+    makeFanOut(dir, shared);
   }
 }
 
@@ -238,7 +257,7 @@ const fanOutSeen = new Set<string>();
  * The fan-out folder. Not `recursive: true`: Node reports a full disk there as ENOENT, which
  * would hide the cause. `objects/` itself always exists in a repository.
  */
-function makeFanOut(dir: string): void {
+function makeFanOut(dir: string, shared: number): void {
   try {
     mkdirSync(dir);
   } catch (e) {
@@ -247,6 +266,8 @@ function makeFanOut(dir: string): void {
     if (code === "ENOENT") mkdirSync(dir, { recursive: true });
     else throw e;
   }
+  // As git does after its mkdir: group (and others') access and setgid where the repository is shared.
+  if (shared) adjustSharedDir(dir, shared);
 }
 
 /** Whether the repository's config asks git to fsync loose objects. */

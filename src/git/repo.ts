@@ -86,7 +86,15 @@ function discoverInProcess(start: string): RepoInfo | null {
       else {
         const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
         if (!m) return null;
-        gitDir = realpathSync(resolve(dir, m[1]!.trim()));
+        const named = resolve(dir, m[1]!.trim());
+        try {
+          gitDir = realpathSync(named);
+        } catch {
+          // A linked worktree whose main repository was moved or removed: git refuses it too.
+          fail("not_a_repo", `not a git repository: ${dotGit} names ${named}, which does not exist (was the main repository moved?)`, undefined, [
+            { action: "fix_input", detail: `in the main repository, run: git worktree repair ${dir}` },
+          ]);
+        }
       }
       let commonDir = gitDir;
       try {

@@ -10,7 +10,7 @@ import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, hasSeparateStore, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
 import { RefSession } from "../git/ref-session.ts";
-import { LooseRefWriter } from "../git/loose-ref-writer.ts";
+import { LooseRefWriter, type RefWritePolicy } from "../git/loose-ref-writer.ts";
 import { looseObjectPath } from "../git/loose-object.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import { runStoreFrom } from "../git/run.ts";
@@ -20,7 +20,8 @@ import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
-import { scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
+import { repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
+import { applySharedUmask } from "../git/shared-perm.ts";
 import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
@@ -92,11 +93,12 @@ export class Store {
     readonly actor: Actor,
     readonly config: Config,
     private readonly clock: () => Date,
-    opts: { warm?: boolean } = {},
+    opts: { warm?: boolean; policy?: RefWritePolicy | null; shared?: number } = {},
   ) {
     const storeDir = repo.storeDir;
     this.reader = new ObjectReader(storeDir, this.storeCwd);
-    this.writer = new ObjectWriter(storeDir, repo.objectFormat);
+    const includes = storeDir === repo.commonDir ? null : `${repo.commonDir}/config`;
+    this.writer = new ObjectWriter(storeDir, repo.objectFormat, includes);
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
@@ -104,11 +106,16 @@ export class Store {
     this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(this.storeCwd, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
-    if (opts.warm) this.writer.prepareAhead();
     if (storeDir !== repo.commonDir) runStoreFrom(storeDir, this.cwd);
     const refFiles = this.refFiles;
     // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
-    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => scanRefWritePolicy(process.env, storeDir, storeDir === repo.commonDir ? repo.gitDir : null, storeDir === repo.commonDir ? repo.workTree : null, storeDir === repo.commonDir ? null : repo.commonDir), refFiles);
+    const policy = opts.warm ? null : "policy" in opts ? opts.policy! : storeWritePolicy(repo);
+    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => policy, refFiles);
+    // A shared repository's files and folders made here get git's modes (shared-perm.ts).
+    const shared = opts.shared ?? policy?.sharedPerm ?? repoSharedPerm(storeDir, storeDir === repo.commonDir ? repo.gitDir : null, includes);
+    this.writer.knowShared(shared);
+    applySharedUmask(shared);
+    if (opts.warm) this.writer.prepareAhead();
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
       void LooseRefWriter.open(this.storeCwd, storeDir, storeDir === repo.commonDir ? repo.workTree : null, refFiles)
@@ -668,6 +675,12 @@ export function parseClock(env: NodeJS.ProcessEnv): () => Date {
   return () => new Date(t);
 }
 
+/** The ref write policy of a one-shot process, from git's files (null: git must be asked). */
+function storeWritePolicy(repo: RepoInfo): RefWritePolicy | null {
+  const own = repo.storeDir === repo.commonDir;
+  return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir);
+}
+
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
   const repo = discoverRepo(opts.cwd);
@@ -679,8 +692,14 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     branch: repo.branch,
     scope: deriveScope({ isLinkedWorktree: repo.isLinkedWorktree, detached: repo.branch === null && !repo.isBare, underTempDir: repo.underTempDir }),
   };
+  // core.sharedRepository applies from the first file written under .git/handoff (the policy
+  // cache, just below); a one-shot process reads it with the ref write policy, in one scan.
+  const warm = opts.warm ?? false;
+  const policy = warm ? null : storeWritePolicy(repo);
+  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, repo.storeDir === repo.commonDir ? null : `${repo.commonDir}/config`);
+  applySharedUmask(shared);
   const { config, source } = await loadRepositoryConfig(repo);
-  const store = new Store(repo, actor, config, parseClock(env), { warm: opts.warm ?? false });
+  const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared });
   store.policySource = source;
   if (source.fallback) store.notices.push(source.fallback);
   store.notices.push(...source.setAside, ...[...new Set(source.warnings)].map((w) => `warning: ${w}`));

@@ -1,0 +1,30 @@
+// Repository discovery's refusals: a layout git refuses is refused here too, as not_a_repo (exit
+// 2) with what to do, never an unexpected error and never acted on.
+import { renameSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+test("a linked worktree whose main repository was moved: not_a_repo, exit 2, with git worktree repair", () => {
+  const repo = tempRepo();
+  const linked = join(tempDir(), "linked");
+  gitOut(repo, "worktree", "add", "-q", linked, "-b", "feat");
+  assert.is(cli(["task", "add", "before the move", "--id", "t1"], { cwd: linked, agent: "a1" }).code, 0);
+  renameSync(repo, `${repo}-moved`);
+  for (const args of [["status"], ["task", "list"], ["claim", "t1"]]) {
+    const r = cli([...args, "--json"], { cwd: linked, agent: "a1" });
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.not.match(r.stderr, /unexpected error/);
+    assert.is(r.json.error.code, "not_a_repo");
+    assert.match(r.json.error.suggestions[0].detail, `git worktree repair ${linked}`);
+  }
+  const text = cli(["status"], { cwd: linked, agent: "a1" });
+  assert.is(text.code, 2);
+  assert.match(text.stderr, /does not exist/);
+  assert.match(text.stderr, /git worktree repair/);
+});
+
+test.run();
