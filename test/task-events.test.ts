@@ -111,6 +111,20 @@ test("filters combine", () => {
   assert.equal(q("--type", "claimed", "--limit", "3", "--since", "1h"), ALL.filter((e) => e[0] === "claimed").slice(-3));
 });
 
+test("--task finds the task's events kept on other refs: a refused claim on the agent's log, a memory about it", () => {
+  const r = tempRepo();
+  at(r, "lead", 0, ["task", "add", "the api", "--id", "api"]);
+  at(r, "alice", MIN, ["claim", "api"]);
+  assert.is(cli(["claim", "api"], { cwd: r, agent: "bob", env: { HANDOFF_NOW: plus(2 * MIN) } }).code, 3);
+  at(r, "bob", 3 * MIN, ["memory", "add", "--task", "api", "the schema is in docs/"]);
+  const about = (args: string[]) => (at(r, "lead", 4 * MIN, ["events", ...args, "--json"]).json as { type: string; task: string }[]).map((e) => `${e.type} ${e.task}`);
+  assert.equal(about(["--task", "api"]), ["created api", "claimed api", "claim_refused api", "memory_added api"]);
+  assert.equal(about(["--task", "api", "--type", "memory_added"]), ["memory_added api"]);
+  assert.equal(about(["--task", "api", "--limit", "2"]), ["claim_refused api", "memory_added api"]);
+  // The text line names the memory.
+  assert.match(at(r, "lead", 4 * MIN, ["events", "--task", "api", "--type", "memory_added"]).stdout, /memory_added .* memory=m-[0-9a-z]+/);
+});
+
 test("git log refs/handoff/tasks/<id> reads as the task's story, authored by the agents, at the events' times", () => {
   const log = gitOut(repo, "log", "--format=%an|%aI|%s", "refs/handoff/tasks/b").split("\n");
   assert.equal(log, [

@@ -62,6 +62,8 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   if (e.commit) bits.push(`commit=${e.commit.slice(0, 12)}`);
   if (e.on) bits.push(`on=${e.on}`);
   if (e.handoff) bits.push(`handoff=${e.handoff}`);
+  if (e.memory) bits.push(`memory=${e.memory}`);
+  if (e.doc) bits.push(`doc=${e.doc}${e.bytes !== undefined ? ` (${e.bytes} bytes)` : ""}`);
   if (e.passed !== undefined) bits.push(`passed=${e.passed}`);
   if (e.code) bits.push(`code=${e.code}`);
   if (e.hook) bits.push(`hook=${e.hook}`);

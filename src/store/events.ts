@@ -1,7 +1,7 @@
 import { fail, HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
-import { REF_ROOT, type Store } from "./store.ts";
+import { REF_ROOT, TASKS_PREFIX, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
 import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
@@ -118,11 +118,14 @@ async function fromIndex(
 async function eventTips(store: Store, filter: EventFilter): Promise<{ name: string; oid: string }[]> {
   let tips = await store.listRefs(REF_ROOT);
   if (filter.task) {
+    // The task's own history, and the refs that are not tasks': events about it are also kept on
+    // the agents' logs (a refused claim, a hook's catch), memories, the lease set and others.
     const name = taskRef(filter.task);
-    tips = tips.filter((t) => t.name === name);
+    const own = tips.filter((t) => t.name === name);
+    const others = tips.filter((t) => !t.name.startsWith(TASKS_PREFIX) && t.name !== ARCHIVE_REF);
     // A compacted task's history hangs off the archive.
-    const archived = tips.length ? undefined : (await archivedTips(store)).get(filter.task);
-    if (archived) tips = [{ name: `${ARCHIVE_REF} (${filter.task})`, oid: archived }];
+    const archived = own.length ? undefined : (await archivedTips(store)).get(filter.task);
+    tips = [...(archived ? [{ name: `${ARCHIVE_REF} (${filter.task})`, oid: archived }] : own), ...others];
   } else if (tips.some((t) => t.name === ARCHIVE_REF)) {
     for (const [id, oid] of await archivedTips(store)) tips.push({ name: `${ARCHIVE_REF} (${id})`, oid });
   }
