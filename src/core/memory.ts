@@ -38,7 +38,8 @@ export type Memory = z.infer<typeof Memory>;
 export function memoryTextProblem(text: string): string | null {
   if (!text.trim()) return "is empty";
   if (text.length > MAX_MEMORY_TEXT) return `is ${text.length} characters; at most ${MAX_MEMORY_TEXT}`;
-  const bad = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/.exec(text);
+  // The characters the display escapes (present/untrusted.ts), and the line and paragraph separators.
+  const bad = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.exec(text);
   if (bad) return `holds the control character U+${bad[0].charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`;
   return null;
 }
