@@ -71,6 +71,11 @@ export class Store {
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
   readonly notices: string[] = [];
+  /**
+   * Where a front end with a person or agent watching it (the CLI) is told, while the command
+   * runs, that it waits on a lock past a second (a claim waiting for the agent's capacity turn).
+   */
+  onWait: ((message: string) => void) | undefined = undefined;
   private remoteName: Promise<string | null> | undefined;
   /** .git/config as it was when remoteName was read (configFileStamp). */
   private remoteStamp = "";
