@@ -25,7 +25,7 @@ import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
-import { failOnStaleLock } from "./stale-lock.ts";
+import { failOnLingeringLock, failOnStaleLock } from "./stale-lock.ts";
 
 export const REF_ROOT = "refs/handoff/";
 /** Where each task's ref is, `refs/handoff/tasks/<id>` (task-store.ts). */
@@ -543,7 +543,8 @@ export class Store {
   }
 
   private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
-    const deadline = Date.now() + RETRY_BUDGET_MS;
+    const started = Date.now();
+    const deadline = started + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
       const { updates, result } = await attempt(this.now());
@@ -554,7 +555,10 @@ export class Store {
       this.noteContended();
       if (r.reason === "locked") failOnStaleLock(this.repo.storeDir, r.message);
       lastMessage = r.message;
-      if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
+      if (Date.now() >= deadline || n >= MAX_ATTEMPTS) {
+        if (r.reason === "locked") failOnLingeringLock(this.repo.storeDir, r.message, Date.now() - started);
+        break;
+      }
       await sleep(backoff(n));
     }
     fail("lost_race", `gave up after repeated concurrent updates (${lastMessage}); try again`, {}, [
