@@ -33,6 +33,32 @@ test("leases of a finished task: doctor fails naming the lease, and its fix make
   assert.is(doctor(repo).by.leases.status, "ok");
 });
 
+test("doctor --repair removes task leases their holder's task no longer justifies, logged, and leaves the rest", () => {
+  const repo = tempRepo();
+  const as = (agent: string, ...args: string[]) => assert.is(cli(args, { cwd: repo, agent }).code, 0, args.join(" "));
+  as("lead", "task", "add", "x", "--id", "x");
+  as("lead", "task", "add", "y", "--id", "y");
+  as("lead", "task", "add", "z", "--id", "z", "--scope", "src/z/**", "--exclusive");
+  as("lead", "done", "x");
+  as("alice", "lease", "src/a.ts", "--task", "x");
+  // What a claim killed after its lease but before its task was written left (test/crash-between-renames).
+  as("bob", "lease", "lib/**", "--task", "y", "--exclusive");
+  as("carol", "claim", "z");
+  as("dave", "lease", "docs/");
+  assert.is(cli(["check", "lib/b.ts"], { cwd: repo, agent: "erin" }).code, 3);
+  assert.is(doctor(repo).by.leases.status, "fail");
+  const r = cli(["doctor", "--repair", "--json"], { cwd: repo, agent: "lead" });
+  const leases = (r.json.checks as CheckJson[]).find((c) => c.name === "leases")!;
+  assert.is(leases.status, "ok");
+  assert.match(leases.detail, /removed 2 task lease\(s\) that outlived their work: .*alice's lease on src\/a\.ts \(task x\)/);
+  assert.match(leases.detail, /bob's lease on lib\/\*\* \(task y\)/);
+  const left = (cli(["leases", "--json"], { cwd: repo, agent: "lead" }).json as { agent: string; pattern: string }[]).map((l) => `${l.agent} ${l.pattern}`).sort();
+  assert.equal(left, ["carol src/z/**", "dave docs/**"]);
+  assert.match(gitOut(repo, "log", "--format=%s", "refs/handoff/leases"), /^unleased .*by lead/);
+  assert.is(cli(["check", "lib/b.ts"], { cwd: repo, agent: "erin" }).code, 0);
+  assert.is(doctor(repo).by.leases.status, "ok");
+});
+
 test("dependencies on a missing task and cycles fail; format versions this tool does not know warn, and readers say so once", async () => {
   const repo = tempRepo();
   assert.match(doctor(repo).by.dependencies.detail, /0 dependency edge/);

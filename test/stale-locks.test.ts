@@ -126,6 +126,22 @@ test("a leftover git ref lock (refs/handoff/leases.lock): refused at once as sta
   assert.is(cli(["lease", "src/b.ts", "--exclusive"], { cwd: a, agent: "alice" }).code, 0, "the next lease works");
 });
 
+test("a ref lock younger than stale that stays through every retry (a killed claim's): named with how to clear it, not blamed on concurrent updates", () => {
+  const a = tempRepo();
+  assert.is(cli(["task", "add", "a", "--id", "a"], { cwd: a, agent: "lead" }).code, 0);
+  const lock = `${a}/.git/refs/handoff/tasks/a.lock`;
+  writeFileSync(lock, "");
+  const before = handoffRefs(a);
+  const r = cli(["claim", "a", "--json"], { cwd: a, agent: "alice" });
+  assert.is(r.code, 3, r.stderr);
+  assert.is(r.json.error.code, "lost_race");
+  assert.is(r.json.error.data.cause, "lingering_lock");
+  assert.match(r.stderr, /tasks\/a\.lock \(\d+ s old\) stayed in place through every retry: a git or git-handoff process still holds it, or one that ended \(killed\) left it behind/);
+  assert.match(r.json.error.suggestions[1].detail, /git handoff doctor --repair removes it once 30 s old \(in \d+ s\), or remove it by hand: rm .*tasks\/a\.lock/);
+  assert.not.match(r.stderr, /concurrent updates/);
+  assert.is(handoffRefs(a), before);
+});
+
 test("a stale lock on a tracking ref (a killed git fetch): sync names it instead of blaming the remote", () => {
   const { bare, a } = project();
   const b = cloneOf(bare);

@@ -51,6 +51,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     ...(opts.push ? { push: true } : {}),
     ...(opts.offline ? { offline: true } : {}),
   });
+  store.onWait = (m) => writeErr(`git-handoff: ${neutralise(m)}\n`);
   try {
     const result = await fn(store, opts).catch((e: unknown) => Promise.reject(store.explainFailure(e)));
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).

@@ -1,8 +1,8 @@
 // The pre-push fencing check: work for a task may be pushed only by the agent holding its lease,
 // and, when the work names the grant it was done under, only under that grant's fencing number.
-import type { Refusal } from "./errors.ts";
+import type { Refusal, Suggestion } from "./errors.ts";
 import { formatDuration } from "./duration.ts";
-import type { Task } from "./task.ts";
+import { isFinal, type Task } from "./task.ts";
 import { settle } from "./task-ops.ts";
 import type { Actor } from "./identity.ts";
 import { handoffCommand } from "./shell-quote.ts";
@@ -20,7 +20,7 @@ export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: num
       code: "not_holder",
       message: `push refused: ${pusher.agent} does not hold task ${task.id}: ${why}`,
       data: { task: task.id, status: task.status, holder: null, fence: task.fence },
-      suggestions: [{ action: "retry", detail: `claim it again before pushing: ${handoffCommand("claim", task.id)}` }],
+      suggestions: [unheldSuggestion(task)],
     };
   }
   if (claim.agent !== pusher.agent) {
@@ -47,4 +47,15 @@ export function fenceRefusal(stored: Task, pusher: Actor, now: Date, fence?: num
     };
   }
   return null;
+}
+
+/** What to do about work for a task nobody holds: claim it again, unless it can no longer be claimed. */
+function unheldSuggestion(task: Task): Suggestion {
+  if (isFinal(task.status)) {
+    return { action: "work_elsewhere", detail: `task ${task.id} is ${task.status}: its work is finished, there is nothing to push for it (new work needs a task of its own: git handoff task add)` };
+  }
+  if (task.status === "review") {
+    return { action: "wait", detail: `task ${task.id} awaits review: nothing more is pushed for it unless a reviewer rejects it, which makes it claimable again` };
+  }
+  return { action: "retry", detail: `claim it again before pushing: ${handoffCommand("claim", task.id)}` };
 }

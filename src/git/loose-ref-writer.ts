@@ -160,8 +160,8 @@ export class LooseRefWriter {
       }
     };
     try {
-      // Lock every ref first, in name order as git does (two writers of the same refs never each
-      // hold one the other waits for), then check each under its lock.
+      // Lock every ref first, in name order (two writers here of the same refs never each hold
+      // one the other waits for), then check each under its lock.
       for (const u of [...updates].sort((a, b) => (a.ref < b.ref ? -1 : 1))) {
         const temp = this.oneShot ? null : this.tempWith(`${u.new}\n`);
         try {
@@ -219,14 +219,19 @@ export class LooseRefWriter {
       }
     }
     this.removeLater(kept);
-    // Commit: each lock becomes its ref (git renames them one by one too).
-    for (let i = 0; i < held.length; i++) {
-      const h = held[i]!;
+    // Commit: each lock becomes its ref, one by one as git does, in the caller's order (not the
+    // locks' name order): a crash between two renames leaves the first set and the rest not, so
+    // the caller puts first the ref that may stand alone (a claim's task before the lease it
+    // implies, a finished task's lease end before the task: task-lease-store.ts refOrder). git's
+    // `update-ref --stdin`, which the same writes go to otherwise, renames in that order too.
+    const commitOrder = updates.map((u) => held.find((h) => h.ref === u.ref)!);
+    for (let i = 0; i < commitOrder.length; i++) {
+      const h = commitOrder[i]!;
       try {
         renameSync(`${this.commonDir}/${h.ref}.lock`, `${this.commonDir}/${h.ref}`);
       } catch (e) {
         // As with git, the refs renamed so far stay set; the rest are unlocked.
-        for (const rest of held.slice(i)) unlinkQuiet(`${this.commonDir}/${rest.ref}.lock`);
+        for (const rest of commitOrder.slice(i)) unlinkQuiet(`${this.commonDir}/${rest.ref}.lock`);
         for (const t of held) if (t.temp) unlinkQuiet(t.temp);
         throw new Error(`could not set ${h.ref}: ${(e as Error).message}`);
       }

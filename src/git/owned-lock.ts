@@ -12,8 +12,12 @@ export interface LockOwner {
   start: string | null;
 }
 
-/** A lock without an owner record (written by an older version) is stale after this long. */
-const ANONYMOUS_STALE_MS = 60_000;
+/**
+ * A lock without an owner record is stale after this long. Locks are put in place with their
+ * owner (placeLock), so only an older build makes one, and holds it so for microseconds: the gap
+ * between creating the file and writing its owner, where a kill left it for good.
+ */
+export const ANONYMOUS_STALE_MS = 5_000;
 /** A live holder is waited on silently this long, then the waiter says what it waits for. */
 const QUIET_WAIT_MS = 1000;
 
@@ -79,17 +83,7 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
   const started = Date.now();
   let told = false;
   for (let n = 0; ; n++) {
-    try {
-      const fd = openSync(path, "wx");
-      try {
-        writeSync(fd, JSON.stringify(selfOwner()));
-      } finally {
-        closeSync(fd);
-      }
-      return { ok: true, release: () => release(path) };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
+    if (placeLock(path)) return { ok: true, release: () => release(path) };
     const owner = readOwner(path);
     const age = mtime(path);
     const stale = owner ? holderGone(owner) : age !== null && Date.now() - age > ANONYMOUS_STALE_MS;
@@ -104,6 +98,36 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
       onWait(owner ? `waiting for process ${owner.pid} on ${owner.host}, which holds ${path}` : `waiting for ${path} (no owner recorded)`);
     }
     await new Promise((r) => setTimeout(r, Math.min(Math.max(1, until - Date.now()), 5 + Math.random() * Math.min(50, 5 * (n + 1)))));
+  }
+}
+
+/**
+ * Creates the lock with its owner record in one step, or returns false when it exists: the record
+ * is written to a file of its own first and linked to the lock's name (as exclusive as an O_EXCL
+ * create), so a process killed at any point leaves no lock without its owner, which only age
+ * could break. A kill before the link leaves only the record's file (`<lock>.new-<pid>-...`,
+ * removed by doctor --repair once its process is gone).
+ */
+function placeLock(path: string): boolean {
+  const temp = `${path}.new-${process.pid}-${uniqueSuffix()}`;
+  const fd = openSync(temp, "wx");
+  try {
+    try {
+      writeSync(fd, JSON.stringify(selfOwner()));
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temp, path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    return false;
+  } finally {
+    try {
+      unlinkSync(temp);
+    } catch {
+      /* gone */
+    }
   }
 }
 

@@ -14,6 +14,7 @@ import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 import { dropAgentLeases } from "../core/task-leases.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
+import { leasesFirst } from "./task-lease-store.ts";
 
 // Not under log/: refs/handoff/log/<agent> is each agent's catch log, and an agent may be named "agents".
 export const AGENT_LOG_REF = `${REF_ROOT}gc-log`;
@@ -58,7 +59,8 @@ export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): P
       const logTip = await store.readRef(AGENT_LOG_REF);
       const logNew = writeSteps(store, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);
       updates.push({ ref: AGENT_LOG_REF, new: logNew, old: logTip });
-      return { updates, result: { agent: cur.record.agent, last_heartbeat: cur.record.heartbeat_at, released } };
+      // The claims end: their leases go first should the transaction stop half way (refOrder).
+      return { updates: leasesFirst(updates), result: { agent: cur.record.agent, last_heartbeat: cur.record.heartbeat_at, released } };
     });
     if (r) results.push(r);
   }

@@ -19,11 +19,13 @@ export async function capacityTurn(store: Store): Promise<{ release(): void }> {
   const agent = store.actor.agent;
   const path = `${store.repo.commonDir}/handoff/capacity-${hex32(fnv1a32(agent))}.lock`;
   const until = Date.now() + WAIT_MS;
-  const got = await acquireOwnedLock(path, until).catch((e: NodeJS.ErrnoException) => {
+  // A wait past a second is said (CLI): a claim that only seemed to hang read as a stuck tool.
+  const onWait = store.onWait && ((m: string) => store.onWait!(`claim of ${agent}: ${m} (another claim of ${agent} is counting its capacity)`));
+  const got = await acquireOwnedLock(path, until, onWait).catch((e: NodeJS.ErrnoException) => {
     // A clone where nothing has written .git/handoff yet.
     if (e.code !== "ENOENT") throw e;
     mkdirSync(dirname(path), { recursive: true });
-    return acquireOwnedLock(path, until);
+    return acquireOwnedLock(path, until, onWait);
   });
   if (!got.ok) {
     fail("lost_race", `another claim of ${agent} is still under way (${path} held${got.owner ? ` by process ${got.owner.pid}` : ""} for ${Math.round(got.waitedMs / 1000)}s); try again`, { agent });

@@ -19,7 +19,7 @@ import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import type { Store } from "./store.ts";
 import { listTasks, loadTask, TASK_FILE, taskRef } from "./task-store.ts";
-import { chainLeaseOps } from "./task-lease-store.ts";
+import { chainLeaseOps, leasesFirst } from "./task-lease-store.ts";
 
 const LOG_FILE = "event.json";
 
@@ -111,8 +111,9 @@ export async function answerReleaseRequest(store: Store, id: string, verdict: Ve
     }
     const tip = await store.readRef(logRef(ctx.actor.agent));
     updates.push(logUpdate(store, tip, [decided.event]));
+    // A released task's leases go first should the transaction stop half way (refOrder).
     const answer = { verdict, at: decided.event.at, until, reason };
-    return { updates, result: { request: { ...r, answer }, released } };
+    return { updates: leasesFirst(updates), result: { request: { ...r, answer }, released } };
   });
 }
 

@@ -26,7 +26,7 @@ import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
-import { failOnStaleLock } from "./stale-lock.ts";
+import { failOnLingeringLock, failOnStaleLock } from "./stale-lock.ts";
 
 export const REF_ROOT = "refs/handoff/";
 /** Where each task's ref is, `refs/handoff/tasks/<id>` (task-store.ts). */
@@ -72,6 +72,11 @@ export class Store {
   syncOptions: { push: boolean; offline: boolean } = { push: false, offline: false };
   /** Things the front end should tell the user after the command (e.g. a tentative grant). */
   readonly notices: string[] = [];
+  /**
+   * Where a front end with a person or agent watching it (the CLI) is told, while the command
+   * runs, that it waits on a lock past a second (a claim waiting for the agent's capacity turn).
+   */
+  onWait: ((message: string) => void) | undefined = undefined;
   private remoteName: Promise<string | null> | undefined;
   /** .git/config as it was when remoteName was read (configFileStamp). */
   private remoteStamp = "";
@@ -545,7 +550,8 @@ export class Store {
   }
 
   private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
-    const deadline = Date.now() + RETRY_BUDGET_MS;
+    const started = Date.now();
+    const deadline = started + RETRY_BUDGET_MS;
     let lastMessage = "";
     for (let n = 0; ; n++) {
       const { updates, result } = await attempt(this.now());
@@ -556,7 +562,10 @@ export class Store {
       this.noteContended();
       if (r.reason === "locked") failOnStaleLock(this.repo.storeDir, r.message);
       lastMessage = r.message;
-      if (Date.now() >= deadline || n >= MAX_ATTEMPTS) break;
+      if (Date.now() >= deadline || n >= MAX_ATTEMPTS) {
+        if (r.reason === "locked") failOnLingeringLock(this.repo.storeDir, r.message, Date.now() - started);
+        break;
+      }
       await sleep(backoff(n));
     }
     fail("lost_race", `gave up after repeated concurrent updates (${lastMessage}); try again`, {}, [

@@ -9,7 +9,7 @@ import { settle, type OpContext } from "../core/task-ops.ts";
 import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
-import { leaseUpdate, loadLeases } from "./lease-store.ts";
+import { LEASES_REF, leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { loadTask, TASK_FILE, taskRef } from "./task-store.ts";
 
@@ -36,7 +36,7 @@ export async function mutateTaskWithLeases(
       const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, settled.steps), old: tip }];
       const lu = leaseUpdate(store, leases.tip, followTask(leases.set, settled.record, ctx));
       if (lu) updates.push(lu);
-      return { updates, result: { refusal: out.refusal } };
+      return { updates: refOrder(updates, settled.record), result: { refusal: out.refusal } };
     }
     const leases = await loadLeases(store);
     // Whatever the operation, the task's leases then agree with it (task-leases.ts).
@@ -45,10 +45,28 @@ export async function mutateTaskWithLeases(
     if (out.steps.length) updates.push({ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
     const lu = leaseUpdate(store, leases.tip, leaseOut);
     if (lu) updates.push(lu);
-    return { updates, result: { task: out.record } };
+    return { updates: refOrder(updates, out.record), result: { task: out.record } };
   }, opts);
   if ("refusal" in done) throw new HandoffError(done.refusal);
   return done.task;
+}
+
+/**
+ * The order in which a task's ref and the lease ref are set. Both move in one transaction, but the
+ * refs are renamed into place one by one (loose-ref-writer.ts, git's update-ref alike), so a crash
+ * between the two leaves the first set alone. Whichever it is must keep "a task lease exists only
+ * while its task is held by that agent": a task left held without its lease is put right by the
+ * holder's next renewal, a lease left without its task would turn others away for its whole TTL.
+ * So a task that ends up held goes first (claim, renew: the leases it implies follow), and one
+ * that no longer is goes last (done, release, fail, cancel, reclaim, review: its leases end first).
+ */
+export function refOrder(updates: RefUpdate[], after: Task): RefUpdate[] {
+  return after.status === "claimed" ? updates : leasesFirst(updates);
+}
+
+/** The lease ref's update first: for transactions that end tasks' claims (refOrder). */
+export function leasesFirst(updates: RefUpdate[]): RefUpdate[] {
+  return [...updates.filter((u) => u.ref === LEASES_REF), ...updates.filter((u) => u.ref !== LEASES_REF)];
 }
 
 /** A task operation whose only lease consequence is that the task's leases follow the task. */

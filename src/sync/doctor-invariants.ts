@@ -1,6 +1,7 @@
 // `doctor`'s checks of the coordination state itself: leases that outlived their task or holder,
 // dependencies on tasks that do not exist, dependency cycles, and records written in a format
-// version this git-handoff does not know. Each problem comes with the command that fixes it.
+// version this git-handoff does not know. Each problem comes with the command that fixes it;
+// `--repair` removes task leases whose task their holder does not hold.
 import { classifyAgent } from "../core/agent.ts";
 import { findCycle } from "../core/dependency-graph.ts";
 import { isLeaseLive } from "../core/lease.ts";
@@ -10,13 +11,23 @@ import { archivedTips } from "../store/archive.ts";
 import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/codec.ts";
 import { LEASE_TREE_FORMAT_V2, treeMarkerOid } from "../store/lease-tree.ts";
 import { LEASES_REF, loadLeases } from "../store/lease-store.ts";
+import { sweepOrphanTaskLeases } from "../store/lease-sweep.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import type { Check } from "./doctor-check.ts";
 import { handoffCommand } from "../core/shell-quote.ts";
 
-export async function stateChecks(store: Store): Promise<Check[]> {
-  return [await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];
+export async function stateChecks(store: Store, repair = false): Promise<Check[]> {
+  return [repair ? await leaseRepair(store) : await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];
+}
+
+/** `--repair`: task leases their holder's task no longer justifies go (lease-sweep.ts), then the check. */
+async function leaseRepair(store: Store): Promise<Check> {
+  const removed = await sweepOrphanTaskLeases(store);
+  const check = await leaseCheck(store);
+  if (!removed.length) return check;
+  const list = removed.slice(0, 5).map((l) => `${l.agent}'s lease on ${l.pattern} (task ${l.task})`).join("; ");
+  return { ...check, detail: `removed ${removed.length} task lease(s) that outlived their work: ${list}${removed.length > 5 ? "; ..." : ""}. ${check.detail}` };
 }
 
 async function leaseCheck(store: Store): Promise<Check> {

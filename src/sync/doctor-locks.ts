@@ -1,10 +1,11 @@
 // doctor's lock checks: git lock files under the coordination namespaces that no git process
-// holds any more (stale by age), and our own lock files whose holder is gone. `--repair` removes
-// them, a git lock only once past the stale age.
-import { readdirSync, unlinkSync } from "node:fs";
+// holds any more (stale by age), and our own lock files whose holder is gone or that record no
+// holder. `--repair` removes them, a git lock or an owner-less one only once past its stale age.
+import { readdirSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { coordinationLocks, removeStaleLock, STALE_GIT_LOCK_MS } from "../git/git-locks.ts";
-import { holderGone, readOwner } from "../git/owned-lock.ts";
+import { ANONYMOUS_STALE_MS, holderGone, readOwner } from "../git/owned-lock.ts";
+import { processAlive } from "../git/process-alive.ts";
 import { fetchLockDir } from "./tracking.ts";
 import type { Check } from "./doctor-check.ts";
 import type { Store } from "../store/store.ts";
@@ -40,26 +41,76 @@ function ownLocks(store: Store, repair: boolean): Check {
   } catch {
     /* no folder: no locks */
   }
-  const dead: string[] = [];
+  const now = Date.now();
+  const dead: { name: string; why: string; removable: boolean }[] = [];
   for (const n of names) {
-    const owner = readOwner(join(dir, n));
-    if (owner && holderGone(owner)) dead.push(`${n} (process ${owner.pid} is gone)`);
-  }
-  if (!dead.length) return { name: "handoff-locks", status: "ok", detail: names.length ? `${names.length} lock(s) in ${dir}, each held by a live process` : `no lock files in ${dir}` };
-  if (repair) {
-    // A later acquire breaks these at once anyway; removing them here is tidiness.
-    for (const n of names) {
-      const p = join(dir, n);
-      const owner = readOwner(p);
-      if (owner && holderGone(owner)) {
-        try {
-          unlinkSync(p);
-        } catch {
-          /* broken meanwhile */
-        }
-      }
+    const p = join(dir, n);
+    const owner = readOwner(p);
+    if (owner) {
+      if (holderGone(owner)) dead.push({ name: n, why: `process ${owner.pid} is gone`, removable: true });
+      continue;
     }
-    return { name: "handoff-locks", status: "ok", detail: `removed lock(s) of gone processes: ${dead.join(", ")}` };
+    // No owner record: locks are put in place with theirs (owned-lock.ts placeLock), so this one
+    // was left by an older build killed between creating it and writing its owner.
+    const age = ageOf(p, now);
+    if (age !== null) dead.push({ name: n, why: `no owner recorded, ${Math.round(age / 1000)} s old`, removable: age >= ANONYMOUS_STALE_MS });
   }
-  return { name: "handoff-locks", status: "warn", detail: `lock(s) of gone processes (the next command breaks them at once): ${dead.join(", ")}`, fix: "git handoff doctor --repair" };
+  // Owner records a killed process had not linked into place yet: nothing reads them.
+  if (repair) for (const n of leftRecords(dir)) unlinkQuiet(join(dir, n));
+  const live = names.length - dead.length;
+  if (!dead.length) return { name: "handoff-locks", status: "ok", detail: names.length ? `${names.length} lock(s) in ${dir}, each held by a live process` : `no lock files in ${dir}` };
+  const list = dead.map((d) => `${d.name} (${d.why})`).join(", ");
+  if (repair) {
+    // A later acquire breaks these anyway (at once, or an owner-less one past its age); removing them here is tidiness.
+    const removed = dead.filter((d) => d.removable && removeIfStill(join(dir, d.name), now));
+    const kept = dead.filter((d) => !removed.includes(d));
+    return {
+      name: "handoff-locks",
+      status: kept.length ? "warn" : "ok",
+      detail: `removed ${removed.length} stale lock(s): ${list}${kept.length ? `; kept ${kept.map((d) => d.name).join(", ")} (younger than ${ANONYMOUS_STALE_MS / 1000} s)` : ""}${live ? `; ${live} held by a live process` : ""}`,
+      ...(kept.length ? { fix: "git handoff doctor --repair (again in a few seconds)" } : {}),
+    };
+  }
+  return { name: "handoff-locks", status: "warn", detail: `stale lock(s) (the next command breaks them): ${list}`, fix: "git handoff doctor --repair" };
+}
+
+function ageOf(path: string, now: number): number | null {
+  try {
+    return Math.max(0, now - statSync(path).mtimeMs);
+  } catch {
+    return null;
+  }
+}
+
+/** Owner records a process killed before linking them into place left (`<lock>.new-<pid>-...`). */
+function leftRecords(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => {
+      const m = /\.lock\.new-(\d+)-/.exec(n);
+      return m !== null && !processAlive(Number(m[1]), null);
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Removes a stale lock unless another process took it meanwhile (then it has a live owner). */
+function removeIfStill(path: string, now: number): boolean {
+  const owner = readOwner(path);
+  if (owner && !holderGone(owner)) return false;
+  if (!owner && (ageOf(path, now) ?? 0) < ANONYMOUS_STALE_MS) return false;
+  try {
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone */
+  }
 }

@@ -65,7 +65,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
   checks.push(await (await import("./doctor-loop.ts")).loopCheck(store));
   const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
   checks.push(...(await invariants(store)));
-  checks.push(...(await stateChecks(store)), ...(await hookChecks(store)), ...(await agentChecks(store)), ...health);
+  checks.push(...(await stateChecks(store, opts.repair ?? false)), ...(await hookChecks(store)), ...(await agentChecks(store)), ...health);
   checks.push(...(await (await import("./doctor-hook-path.ts")).hookPathChecks(store)));
   return checks;
 }

@@ -142,7 +142,7 @@ export function registerDoctor(program: Command): void {
     program
       .command("doctor")
       .description("check refspecs, remote reachability, clock skew, tentative operations, locks, objects and invariants (exit 2 on a failed check)")
-      .option("--repair", "remove stale lock files; restore or remove refs whose objects are missing (logged in refs/handoff-local/repair-log)"),
+      .option("--repair", "remove stale lock files and task leases that outlived their work; restore or remove refs whose objects are missing (logged in refs/handoff-local/repair-log)"),
   ).action(
     async (o: { repair?: boolean }, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
