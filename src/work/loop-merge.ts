@@ -2,7 +2,9 @@
 // pass, and the merge preview must be clean; only then does the integration branch move, by
 // compare-and-swap, to a commit recorded beforehand (so a crash mid-merge is resumed, not repeated).
 import type { LoopRecord, LoopUnit, MergeStrategy } from "../core/loop-record.ts";
+import { oneLine } from "../core/one-line.ts";
 import { branchTip, changedPaths, integrationCommit, isAncestor, moveBranch, pushBranch } from "../git/branch-integrate.ts";
+import { neutralise } from "../present/untrusted.ts";
 import { accept } from "../store/review-actions.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -60,7 +62,9 @@ export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, 
     const moved = onto !== u.base ? `${into} moved on since ${u.id} started (${short(u.base)} -> ${short(onto)}, ${movedBy(rec, u.base, onto)})` : null;
     if (moved) o.log(`${u.id}: ${moved}`);
     const { tasks } = await listTasks(store);
-    const titles = u.tasks.map((id) => `- ${id}: ${(tasks.find((t) => t.id === id)?.objective ?? "").split("\n")[0]!.slice(0, 100)}`);
+    // Objectives are other agents' text, read by whoever runs git log: one line each, nothing in it
+    // that steers a terminal (a title, a CR over a forged trailer) or reorders what is read.
+    const titles = u.tasks.map((id) => `- ${id}: ${neutralise(oneLine(tasks.find((t) => t.id === id)?.objective ?? "", 100))}`);
     const message = `loop ${rec.id} ${u.id}: ${u.tasks.join(", ")}\n\n${titles.join("\n")}\n`;
     const r = await integrationCommit(store.cwd, { strategy: o.strategy, onto, tip, base: u.base, message, agent: store.actor.agent });
     if (!r.ok) {
