@@ -84,6 +84,12 @@ test("a checked-out integration worktree with uncommitted changes: the merge is 
   assert.is(gitOut(l.repo, "rev-parse", "main"), main0);
   assert.is(readFileSync(join(l.repo, "README.md"), "utf8"), "my own edit, not committed\n");
   assert.is(gitOut(l.repo, "show", `${u.branch}:feature.txt`), `feature by ${u.agent}`);
+  // The note's advice is true: loop run does not take a finished unit again, the command it names merges it.
+  assert.not.match(u.note, "run loop run again");
+  assert.match(u.note, `commit or stash them first; the work of feature is only on ${u.branch}: merge it by hand into main (git merge ${u.branch})`);
+  gitOut(l.repo, "stash", "-q");
+  gitOut(l.repo, "merge", "-q", "--no-edit", u.branch);
+  assert.is(readFileSync(join(l.repo, "feature.txt"), "utf8"), `feature by ${u.agent}\n`);
 });
 
 test("an agent that ends with a task undone: the unit fails, its claims are released, the work so far is kept", () => {
