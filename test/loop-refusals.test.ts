@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
 import { linkedWorktrees, loopRepo, taskStatus } from "./support/loop.ts";
 
 test.after(cleanupTemp);
@@ -106,6 +106,25 @@ test("an agent that ends with a task undone: the unit fails, its claims are rele
   assert.is(taskStatus(l.repo, "second"), "todo");
   assert.is(gitOut(l.repo, "show", `${u.branch}:one.txt`), `first by ${u.agent}`);
   assert.ok(existsSync(join(u.worktree, "two.txt")), "the uncommitted work stays in the worktree");
+});
+
+test("an option-like value for a text option (--agent-cmd --keep, --verify --json): one line, exit 2, nothing written", () => {
+  const l = loopRepo([{ id: "a1", objective: "write a1.txt", scope: ["a1.txt"] }]);
+  const refs = handoffRefs(l.repo, { logs: true });
+  for (const [args, flag] of [
+    [["--agent-cmd", "--keep"], "--agent-cmd"],
+    [["--verify", "--json", "--agent-cmd", "true"], "--verify"],
+    [["--agent-cmd", "true", "--into", "-main"], "--into"],
+  ] as const) {
+    const r = cli(["loop", "run", ...args, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: l.env });
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.is(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, `${flag} needs a value, got "${(args as readonly string[])[(args as readonly string[]).indexOf(flag) + 1]}", which looks like an option`);
+  }
+  assert.is(handoffRefs(l.repo, { logs: true }), refs, "no ref written");
+  assert.equal(linkedWorktrees(l.repo), []);
+  assert.is(gitOut(l.repo, "branch", "--list", "loop/*"), "");
+  assert.not.ok(existsSync(join(l.dir, "starts")), "no agent started");
 });
 
 test.run();
