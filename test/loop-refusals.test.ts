@@ -114,7 +114,7 @@ test("an option-like value for a text option (--agent-cmd --keep, --verify --jso
   for (const [args, flag] of [
     [["--agent-cmd", "--keep"], "--agent-cmd"],
     [["--verify", "--json", "--agent-cmd", "true"], "--verify"],
-    [["--agent-cmd", "true", "--into", "-main"], "--into"],
+    [["--agent-cmd", "true", "--verify", "-rf"], "--verify"],
   ] as const) {
     const r = cli(["loop", "run", ...args, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: l.env });
     assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);

@@ -70,7 +70,8 @@ export function registerLoop(program: Command): void {
       .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
   ).action(async (o: RunOpts, cmd: Command) => {
     // `--agent-cmd --keep` (the command forgotten) would run `sh -c --keep`: refused, nothing written.
-    for (const [flag, v] of [["--agent-cmd", o.agentCmd], ["--verify", o.verify], ["--with", o.with], ["--into", o.into], ["--merge", o.merge], ["--max-worktrees", o.maxWorktrees], ["--unit-timeout", o.unitTimeout], ["--poll", o.poll]] as const) {
+    // The free-text options; the others are checked against what they take (a branch name, a strategy, a number).
+    for (const [flag, v] of [["--agent-cmd", o.agentCmd], ["--verify", o.verify]] as const) {
       if (v !== undefined && optionLike(v)) fail("usage", `${flag} needs a value, got ${JSON.stringify(v)}, which looks like an option`);
     }
     // An empty value is no value: --agent-cmd '' is not missing, and --verify '' is not a check.
