@@ -9,11 +9,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { LoopRecord, LoopUnit } from "../src/core/loop-record.ts";
 import { integrationCommit, moveBranch } from "../src/git/branch-integrate.ts";
-import { changeLoop, loadLoop } from "../src/store/loop-store.ts";
+import { changeLoop, loadLoop, markLoopStartedHere } from "../src/store/loop-store.ts";
 import { openStore } from "../src/store/store.ts";
 import { withSync } from "../src/sync/open.ts";
 import { agentCommand, unitPrompt } from "../src/work/loop-agent.ts";
 import { integrateUnit } from "../src/work/loop-merge.ts";
+import { freshHome } from "../src/work/loop-units.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -124,9 +125,11 @@ test("a merge recorded but cut off: if the branch already holds the result it is
 test("a loop killed after a merge and before its cleanup: loop run again removes the worktree and branch, then finishes", async () => {
   const { repo, base, tip } = forked("feature.txt", "new\n");
   gitOut(repo, "branch", "-q", "-D", "work");
-  const wt = join(tempDir(), "wt");
-  gitOut(repo, "worktree", "add", "-q", "-b", "loop/x/u1", wt, tip);
   const store = withSync(await openStore({ cwd: repo, agent: "lead", env: cleanEnv() }));
+  // As the loop of this clone made them: only such a folder, and such a loop, are acted on.
+  markLoopStartedHere(store, "x");
+  const wt = join(freshHome(store, "x", "u1"), "worktree");
+  gitOut(repo, "worktree", "add", "-q", "-b", "loop/x/u1", wt, tip);
   const now = new Date().toISOString();
   const u = unit({ phase: "merged", base, branch: "loop/x/u1", worktree: wt, result: tip, onto: base });
   // Its runner is a pid no process has (the range ends at 2^22).
@@ -137,7 +140,7 @@ test("a loop killed after a merge and before its cleanup: loop run again removes
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stderr, "resuming x");
   assert.equal([r.json.phase, r.json.units[0].phase, r.json.units[0].kept], ["finished", "merged", false]);
-  assert.not.ok(existsSync(wt));
+  assert.not.ok(existsSync(join(wt, "..")));
   assert.is(gitOut(repo, "branch", "--list", "loop/*"), "");
 });
 

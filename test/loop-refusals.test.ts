@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
 import { linkedWorktrees, loopRepo, taskStatus } from "./support/loop.ts";
 
 test.after(cleanupTemp);
@@ -84,6 +84,12 @@ test("a checked-out integration worktree with uncommitted changes: the merge is 
   assert.is(gitOut(l.repo, "rev-parse", "main"), main0);
   assert.is(readFileSync(join(l.repo, "README.md"), "utf8"), "my own edit, not committed\n");
   assert.is(gitOut(l.repo, "show", `${u.branch}:feature.txt`), `feature by ${u.agent}`);
+  // The note's advice is true: loop run does not take a finished unit again, the command it names merges it.
+  assert.not.match(u.note, "run loop run again");
+  assert.match(u.note, `commit or stash them first; the work of feature is only on ${u.branch}: merge it by hand into main (git merge ${u.branch})`);
+  gitOut(l.repo, "stash", "-q");
+  gitOut(l.repo, "merge", "-q", "--no-edit", u.branch);
+  assert.is(readFileSync(join(l.repo, "feature.txt"), "utf8"), `feature by ${u.agent}\n`);
 });
 
 test("an agent that ends with a task undone: the unit fails, its claims are released, the work so far is kept", () => {
@@ -100,6 +106,25 @@ test("an agent that ends with a task undone: the unit fails, its claims are rele
   assert.is(taskStatus(l.repo, "second"), "todo");
   assert.is(gitOut(l.repo, "show", `${u.branch}:one.txt`), `first by ${u.agent}`);
   assert.ok(existsSync(join(u.worktree, "two.txt")), "the uncommitted work stays in the worktree");
+});
+
+test("an option-like value for a text option (--agent-cmd --keep, --verify --json): one line, exit 2, nothing written", () => {
+  const l = loopRepo([{ id: "a1", objective: "write a1.txt", scope: ["a1.txt"] }]);
+  const refs = handoffRefs(l.repo, { logs: true });
+  for (const [args, flag] of [
+    [["--agent-cmd", "--keep"], "--agent-cmd"],
+    [["--verify", "--json", "--agent-cmd", "true"], "--verify"],
+    [["--agent-cmd", "true", "--verify", "-rf"], "--verify"],
+  ] as const) {
+    const r = cli(["loop", "run", ...args, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: l.env });
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.is(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, `${flag} needs a value, got "${(args as readonly string[])[(args as readonly string[]).indexOf(flag) + 1]}", which looks like an option`);
+  }
+  assert.is(handoffRefs(l.repo, { logs: true }), refs, "no ref written");
+  assert.equal(linkedWorktrees(l.repo), []);
+  assert.is(gitOut(l.repo, "branch", "--list", "loop/*"), "");
+  assert.not.ok(existsSync(join(l.dir, "starts")), "no agent started");
 });
 
 test.run();

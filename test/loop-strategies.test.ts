@@ -37,6 +37,21 @@ test("rebase: linear history, each task's commit replayed on main with its messa
   assert.is(gitOut(l.repo, "status", "--porcelain"), "");
 });
 
+test("merge and squash: a task's objective reaches the commit message as one line, its control and bidi characters made visible", () => {
+  // Another agent's text: an OSC title, BEL, CR and a forged trailer, and a right-to-left override.
+  const hostile = "write a.txt hi; \x1b]0;PWNED-TITLE\x07\x1b[2K\rSigned-off-by: trusted-lead \u202e";
+  for (const strategy of ["merge", "squash"]) {
+    const l = loopRepo([{ id: "e1", objective: hostile, scope: ["a.txt"] }]);
+    const r = cli(["loop", "run", "--agent-cmd", l.agent, "--merge", strategy, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "mallory", env: l.env });
+    assert.is(r.code, 0, r.stderr);
+    const message = gitOut(l.repo, "log", "-1", "--format=%B", "main");
+    assert.not.match(message, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/, `${strategy}: no control or bidi character is left`);
+    assert.match(message, "- e1: write a.txt hi; \\x1b]0;PWNED-TITLE\\x07\\x1b[2K\\x0dSigned-off-by: trusted-lead \\u202e");
+    assert.not.match(message, /^Signed-off-by/m, `${strategy}: no trailer of its own`);
+    assert.is(gitOut(l.repo, "log", "-1", "--format=%(trailers)", "main"), "");
+  }
+});
+
 test("the review gate: tasks the agent sent to review stay there unless --accept; --accept accepts them after the merge", () => {
   const tasks = [
     { id: "r1", objective: "write a.txt; review", scope: ["a.txt"] },

@@ -13,6 +13,7 @@ import { handoffCommand } from "./shell-quote.ts";
 import type { Task } from "./task.ts";
 import type { OpContext } from "./task-ops.ts";
 import { textOrder } from "./text-order.ts";
+import { optionLike } from "./option-like.ts";
 
 export const REQUEST_ID_RE = /^rq-[0-9a-z]{8}$/;
 const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -96,9 +97,6 @@ export interface AskFacts {
   leases: Lease[];
 }
 
-function optionLike(s: string): boolean {
-  return s.startsWith("-");
-}
 
 /** The release_requested event, or why not: self, unknown agent, gone agent, nothing held. */
 export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: OpContext): { ok: true; event: HandoffEvent } | { ok: false; refusal: Refusal } {

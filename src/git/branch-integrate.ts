@@ -97,7 +97,7 @@ export async function moveBranch(cwd: string, branch: string, next: string, old:
     if (head.stdout.trim() !== old) return { ok: false, reason: "moved", message: `${branch} moved on meanwhile` };
     const dirty = await changedPaths(wt, { untracked: false });
     if (dirty === null || dirty.length) {
-      return { ok: false, reason: "dirty", message: `${branch} is checked out in ${wt}, which has uncommitted changes (${(dirty ?? []).slice(0, 5).join(", ")}): commit or stash them, then run loop run again` };
+      return { ok: false, reason: "dirty", message: `${branch} is checked out in ${wt}, which has uncommitted changes (${(dirty ?? []).slice(0, 5).join(", ")})` };
     }
     const m = await git(["-c", "core.hooksPath=/dev/null", "merge", "--ff-only", "--quiet", "--end-of-options", next], { cwd: wt });
     if (m.code !== 0) return { ok: false, reason: "failed", message: `could not fast-forward ${wt}: ${firstLine(m.stderr) || firstLine(m.stdout)}` };

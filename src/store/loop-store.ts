@@ -1,5 +1,7 @@
 // The session loop's record at refs/handoff/loop: read, and changed by compare-and-swap. Each change
 // is one commit whose event says what changed, so `git log refs/handoff/loop` is the loop's story.
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { HandoffEvent } from "../core/event.ts";
 import { LoopRecord } from "../core/loop-record.ts";
 import { writeSteps } from "./codec.ts";
@@ -31,4 +33,24 @@ export function changeLoop(store: Store, change: (current: LoopRecord | null, no
     const commit = writeSteps(store, cur?.tip ?? null, LOOP_FILE, [{ event, record }]);
     return { updates: [{ ref: LOOP_REF, new: commit, old: cur?.tip ?? null }], result: record };
   });
+}
+
+/**
+ * Which loops were started in this clone: a local file beside the git dir's other local state, so
+ * sync never brings one. A loop record that came through the sync remote is shown, never acted on
+ * here (no agent signalled, no folder removed, no resume), whatever host and pid it names.
+ */
+const startedFile = (store: Store) => join(store.repo.commonDir, "handoff", "loops-started");
+
+export function markLoopStartedHere(store: Store, id: string): void {
+  mkdirSync(dirname(startedFile(store)), { recursive: true });
+  appendFileSync(startedFile(store), `${id}\n`);
+}
+
+export function loopStartedHere(store: Store, id: string): boolean {
+  try {
+    return readFileSync(startedFile(store), "utf8").split("\n").includes(id);
+  } catch {
+    return false;
+  }
 }

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { existsSync } from "node:fs";
 import { isLoopActive } from "../core/loop-record.ts";
 import { processAlive } from "../git/process-alive.ts";
-import { loadLoop } from "../store/loop-store.ts";
+import { loadLoop, loopStartedHere } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
@@ -20,6 +20,10 @@ export async function loopCheck(store: Store): Promise<Check> {
   const keptText = kept.length ? `; kept for you: ${kept.join(", ")}` : "";
   if (!isLoopActive(rec)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase}${keptText}` };
   const r = rec.runner;
+  // Resuming or stopping acts on processes and folders: only for a loop started in this clone.
+  if (r.host === hostname() && !loopStartedHere(store, rec.id)) {
+    return { name: "loop", status: "warn", detail: `loop ${rec.id} names this host (pid ${r.pid}) but was not started in this clone: its record came through the sync remote; nothing here resumes it or acts on the processes and folders it names${keptText}` };
+  }
   if (r.host !== hostname()) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} on ${r.host} (pid ${r.pid})${keptText}` };
   if (processAlive(r.pid, r.start)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} (pid ${r.pid})${keptText}` };
   const live = rec.units.filter((u) => (u.phase === "running" || u.phase === "starting") && u.host === hostname() && processAlive(u.pid, u.pid_start)).map((u) => u.id);

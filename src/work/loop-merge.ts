@@ -2,7 +2,9 @@
 // pass, and the merge preview must be clean; only then does the integration branch move, by
 // compare-and-swap, to a commit recorded beforehand (so a crash mid-merge is resumed, not repeated).
 import type { LoopRecord, LoopUnit, MergeStrategy } from "../core/loop-record.ts";
+import { oneLine } from "../core/one-line.ts";
 import { branchTip, changedPaths, integrationCommit, isAncestor, moveBranch, pushBranch } from "../git/branch-integrate.ts";
+import { neutralise } from "../present/untrusted.ts";
 import { accept } from "../store/review-actions.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -21,8 +23,9 @@ const short = (oid: string | null) => (oid ?? "").slice(0, 12);
 
 /** Finishes one unit that is `ready` (or was `merging` when the loop stopped): merged or refused, never half. */
 export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: MergeOptions): Promise<void> {
-  // Not merged, the tasks stay done (or in review) while their work is only on the unit's branch: say so.
-  const unmerged = () => `; the work of ${u.tasks.join(", ")} is only on ${u.branch}: merge it by hand`;
+  // Not merged, the tasks stay done (or in review) while their work is only on the unit's branch:
+  // say so, and how to merge it as the loop would have (loop run does not take a finished unit again).
+  const unmerged = () => `; the work of ${u.tasks.join(", ")} is only on ${u.branch}: merge it by hand into ${rec.integration} (${handMerge(o.strategy, u)})`;
   const finish = (phase: LoopUnit["phase"], note: string | null, extra: Partial<LoopUnit> = {}) =>
     updateUnit(store, u.id, (x) => ({ ...x, phase, note: phase === "merged" || !note ? note : note + unmerged(), finished_at: store.now().toISOString(), ...extra }), `${u.id} ${phase}`);
   const into = rec.integration;
@@ -60,7 +63,9 @@ export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, 
     const moved = onto !== u.base ? `${into} moved on since ${u.id} started (${short(u.base)} -> ${short(onto)}, ${movedBy(rec, u.base, onto)})` : null;
     if (moved) o.log(`${u.id}: ${moved}`);
     const { tasks } = await listTasks(store);
-    const titles = u.tasks.map((id) => `- ${id}: ${(tasks.find((t) => t.id === id)?.objective ?? "").split("\n")[0]!.slice(0, 100)}`);
+    // Objectives are other agents' text, read by whoever runs git log: one line each, nothing in it
+    // that steers a terminal (a title, a CR over a forged trailer) or reorders what is read.
+    const titles = u.tasks.map((id) => `- ${id}: ${neutralise(oneLine(tasks.find((t) => t.id === id)?.objective ?? "", 100))}`);
     const message = `loop ${rec.id} ${u.id}: ${u.tasks.join(", ")}\n\n${titles.join("\n")}\n`;
     const r = await integrationCommit(store.cwd, { strategy: o.strategy, onto, tip, base: u.base, message, agent: store.actor.agent });
     if (!r.ok) {
@@ -81,12 +86,20 @@ export async function integrateUnit(store: Store, rec: LoopRecord, u: LoopUnit, 
       return;
     }
     if (move.reason !== "moved") {
-      await finish("refused", `not merged: ${move.message}`, { kept: true, result: null, onto: null });
-      o.log(`${u.id}: refused: ${move.message}`);
+      const what = move.reason === "dirty" ? `${move.message}: commit or stash them first` : move.message;
+      await finish("refused", `not merged: ${what}`, { kept: true, result: null, onto: null });
+      o.log(`${u.id}: refused: ${what}; then, there: ${handMerge(o.strategy, u)}`);
       return;
     }
   }
   await finish("refused", `not merged: ${into} kept moving`, { kept: true });
+}
+
+/** The git command that merges a kept unit as the loop's strategy would have, run where the integration branch is checked out. */
+export function handMerge(strategy: MergeStrategy, u: LoopUnit): string {
+  if (strategy === "squash") return `git merge --squash ${u.branch} && git commit`;
+  if (strategy === "rebase" && u.base) return `git cherry-pick ${u.base}..${u.branch}`;
+  return `git merge ${u.branch}`;
 }
 
 /** Who moved the integration branch from `base` to `now`: this loop's own merges, or someone else too. */

@@ -9,12 +9,12 @@ import { canStart, isLoopActive, isTerminal, mayMerge, type LoopRecord, type Loo
 import { planLoop } from "../core/loop-plan.ts";
 import { branchTip, isAncestor } from "../git/branch-integrate.ts";
 import { processStart } from "../git/process-alive.ts";
-import { changeLoop, loadLoop } from "../store/loop-store.ts";
+import { changeLoop, loadLoop, loopStartedHere, markLoopStartedHere } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { integrateUnit } from "./loop-merge.ts";
-import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, pidAlive, recordedPid, releaseUnit, renewUnit, stopAgent, updateUnit, type Launch } from "./loop-units.ts";
+import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, ownAgent, pidAlive, releaseUnit, renewUnit, stopAgent, updateUnit, type Launch } from "./loop-units.ts";
 
 export interface LoopRunOptions {
   command: string;
@@ -69,6 +69,7 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     if (cur && isLoopActive(cur)) {
       const r = cur.runner;
       if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host });
+      if (!loopStartedHere(store, cur.id)) fail("held_by_other", `loop ${cur.id} was not started in this clone (its record came through the sync remote); resume or stop it where it was started`, { loop: cur.id });
       if (r.pid !== process.pid && pidAlive(r.pid, r.start)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
       if (cur.phase === "stopping") return { record: { ...cur, phase: "stopped" }, note: "stopped (its runner was gone)" };
       if (cur.verify && o.verify === null) fail("usage", `loop ${cur.id} was started with --verify: give the check again to resume it`, { loop: cur.id });
@@ -78,6 +79,7 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     const plan = planLoop(tasks, now, { maxWorktrees: o.maxWorktrees });
     if (!plan.units.length) return null;
     const id = newLoopId(now);
+    markLoopStartedHere(store, id);
     const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: `loop-${id}-${p.id}`, branch: null, worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
     const record: LoopRecord = { id, phase: "running", integration: into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, verify: o.verify !== null, max_worktrees: o.maxWorktrees, runner: me(store), started_at: now.toISOString(), updated_at: now.toISOString(), units };
     return { record, note: `started: ${units.map((u) => `${u.id} (${u.tasks.join(", ")})`).join("; ")}` };
@@ -110,18 +112,20 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
         const mine = launched.get(u.id);
         // Not our child (the loop was restarted): its pid, or the pid file written right after the
         // spawn when the loop died before it could record it.
-        let alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : await agentAlive(store, u);
+        let alive = mine ? mine.child.exitCode === null && mine.child.signalCode === null : await agentAlive(store, rec.id, u);
         // Bounded: an agent past --unit-timeout is stopped, and its unit is not started again.
         const timedOut = !!u.started_at && store.now().getTime() - Date.parse(u.started_at) > o.unitTimeoutMs;
         if (alive && timedOut) {
           o.log(`${u.id}: ran past --unit-timeout (${Math.round(o.unitTimeoutMs / 60_000)} min): stopping its agent`);
-          await stopAgent(mine?.child.pid ?? recordedPid(u), mine ? null : u.pid_start);
+          const why = await stopAgent(mine ? { pid: mine.child.pid, start: mine.start } : ownAgent(store, rec.id, u));
+          if (why) o.log(`${u.id}: ${why}`);
           if (mine) await mine.exited;
           alive = false;
         }
         if (alive && !mine && u.phase === "starting") {
-          const pid = recordedPid(u);
-          await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid, starts: x.starts + 1 }), `${u.id} running (pid ${pid}, found after a restart)`);
+          const own = ownAgent(store, rec.id, u);
+          const pid = own?.pid ?? null;
+          await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid, pid_start: own?.start ?? null, starts: x.starts + 1 }), `${u.id} running (pid ${pid}, found after a restart)`);
           o.log(`${u.id}: found its agent running (pid ${pid}); watching it`);
         }
         if (alive) {
@@ -157,7 +161,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
       if (mayMerge(now, u)) {
         await integrateUnit(store, now, u, mergeOpts);
         const after = (await loadLoop(store))!.record.units.find((x) => x.id === u.id)!;
-        if (after.phase === "merged") await tidy(store, after, o.keep, o.log);
+        if (after.phase === "merged") await tidy(store, now.id, after, o.keep, o.log);
         break; // one merge per round: the next sees the record it left
       }
     }
@@ -173,7 +177,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
     const end = (await loadLoop(store))!.record;
     if (end.units.every((u) => isTerminal(u.phase))) {
       // A merged unit the loop died before tidying: its worktree would leak.
-      for (const u of end.units) if (u.phase === "merged" && !u.kept && u.worktree && existsSync(u.worktree)) await tidy(store, u, o.keep, o.log);
+      for (const u of end.units) if (u.phase === "merged" && !u.kept && u.worktree && existsSync(u.worktree)) await tidy(store, end.id, u, o.keep, o.log);
       const done = await changeLoop(store, (c) => (c && c.id === end.id && isLoopActive(c) ? { record: { ...c, phase: "finished" }, note: `finished: ${summary(c)}` } : null));
       o.log(`${end.id} finished: ${summary(end)}`);
       return done;
@@ -198,12 +202,12 @@ async function startUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: LoopRunO
 }
 
 /** After a merge: the worktree goes, and the branch (its work is in the integration branch), unless kept. */
-async function tidy(store: Store, u: LoopUnit, keep: boolean, log: (l: string) => void): Promise<void> {
+async function tidy(store: Store, loopId: string, u: LoopUnit, keep: boolean, log: (l: string) => void): Promise<void> {
   if (keep) {
     await updateUnit(store, u.id, (x) => ({ ...x, kept: true }), `${u.id} kept`);
     return;
   }
-  const kept = await cleanupUnit(store, u, { dropBranch: true });
+  const kept = await cleanupUnit(store, loopId, u, { dropBranch: true });
   if (kept) log(`${u.id}: ${kept}`);
   await updateUnit(store, u.id, (x) => ({ ...x, kept: !!kept, note: [x.note, kept].filter(Boolean).join("; ") || null }), kept ? `${u.id} kept` : `${u.id} cleaned up`);
 }
@@ -230,13 +234,15 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
       await updateUnit(store, u.id, (x) => ({ ...x, phase: "merged", kept: true, finished_at: store.now().toISOString(), note: "merged before the loop stopped; its branch and worktree are kept" }), `${u.id} merged`);
       continue;
     }
-    if (u.host === HOST) await stopAgent(recordedPid(u), u.pid ? u.pid_start : null);
+    // Only an agent this clone started is signalled (its pid file, not the record's pid).
+    const own = u.host === HOST ? ownAgent(store, rec.id, u) : null;
+    const unsent = own ? await stopAgent(own) : u.pid && u.host === HOST ? `pid ${u.pid} not signalled: no agent this clone started is recorded for it` : null;
     const released = u.phase === "planned" ? [] : await releaseUnit(store, u);
-    let note = released.length ? `released ${released.join(", ")}` : null;
+    let note = [unsent, released.length ? `released ${released.join(", ")}` : null].filter(Boolean).join("; ") || null;
     let kept = false;
     if (u.worktree) {
       const tip = u.branch ? await branchTip(store.cwd, u.branch) : null;
-      const k = await cleanupUnit(store, u, { dropBranch: tip === u.base });
+      const k = await cleanupUnit(store, rec.id, u, { dropBranch: tip === u.base });
       kept = !!k || (tip !== null && tip !== u.base);
       note = [note, k ?? (kept ? `kept ${u.branch}: it has commits` : null)].filter(Boolean).join("; ") || null;
     }
@@ -250,6 +256,13 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
 export async function requestStop(store: Store, o: { timeoutMs: number; log: (l: string) => void }): Promise<LoopRecord | null> {
   const cur = (await loadLoop(store))?.record ?? null;
   if (!cur || !isLoopActive(cur)) return cur;
+  if (cur.runner.host === HOST && !loopStartedHere(store, cur.id)) {
+    // A record naming this host that no loop here wrote came through the sync remote: it may name
+    // any process and folder of yours. Ask its runner to stop; act on nothing it names.
+    await changeLoop(store, (c) => (c && c.id === cur.id && c.phase === "running" ? { record: { ...c, phase: "stopping" }, note: `stop asked by ${store.actor.agent}` } : null));
+    o.log(`${cur.id}: not started in this clone (its record came through the sync remote): asked it to stop; no process is signalled and no folder removed here`);
+    return (await loadLoop(store))?.record ?? null;
+  }
   const live = cur.runner.host === HOST ? pidAlive(cur.runner.pid, cur.runner.start) && cur.runner.pid !== process.pid : true;
   if (!live) {
     o.log(`${cur.id}: its process (pid ${cur.runner.pid}) is gone; stopping it here`);

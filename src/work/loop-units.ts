@@ -2,9 +2,9 @@
 // the agent process (detached, so it outlives a crashed loop, its pid written before anything
 // else can fail), and the cleanup that never removes work nobody has.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { classifyAgent } from "../core/agent.ts";
 import { dependenciesOf } from "../core/dependency-graph.ts";
 import { HandoffError } from "../core/errors.ts";
@@ -28,23 +28,38 @@ export function pidAlive(pid: number | null, start: string | null = null): boole
   return processAlive(pid, start);
 }
 
-/** Whether the unit's agent still runs: its pid on this host, or, on another host, a fresh heartbeat. */
-export async function agentAlive(store: Store, u: LoopUnit): Promise<boolean> {
-  if (u.host === HOST) return u.pid ? pidAlive(u.pid, u.pid_start) : pidAlive(recordedPid(u));
+/**
+ * Whether the unit's agent still runs: on this host, the agent this clone started for it (its pid
+ * file); on another host, a fresh heartbeat.
+ */
+export async function agentAlive(store: Store, loopId: string, u: LoopUnit): Promise<boolean> {
+  if (u.host === HOST) {
+    const a = ownAgent(store, loopId, u);
+    return !!a && pidAlive(a.pid, a.start);
+  }
   if (!u.host) return false;
   const a = await loadAgent(store, u.agent);
   return !!a && classifyAgent(a.record, store.now(), store.config) === "active";
 }
 
+/** The file in a unit's folder that says which repository's loop and unit made it. */
+const HOME_MARK = "handoff-loop";
+
+function homeMark(store: Store, loopId: string, unitId: string): string {
+  return `${store.repo.commonDir}\n${loopId} ${unitId}\n`;
+}
+
 /**
  * A new folder for a unit's worktree, agent log and pid file, made here and now so it is this
- * unit's alone (another repository's loop may have left one of the same name).
+ * unit's alone (another repository's loop may have left one of the same name). Marked as this
+ * repository's, so only a folder the loop made here is ever reused or removed (unitHome).
  */
-function freshHome(loopId: string, unitId: string): string {
+export function freshHome(store: Store, loopId: string, unitId: string): string {
   for (let n = 1; ; n++) {
     const dir = join(tmpdir(), `handoff-loop-${loopId}-${unitId}${n > 1 ? `-${n}` : ""}`);
     try {
       mkdirSync(dir);
+      writeFileSync(join(dir, HOME_MARK), homeMark(store, loopId, unitId));
       return dir;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST" || n >= 1000) throw e;
@@ -52,13 +67,42 @@ function freshHome(loopId: string, unitId: string): string {
   }
 }
 
-/** The agent's pid: from the record, else from the pid file written right after the spawn. */
-export function recordedPid(u: LoopUnit): number | null {
-  if (u.pid) return u.pid;
-  if (!u.worktree) return null;
+/**
+ * The unit's folder, when the record names one this clone's loop made for this loop and unit:
+ * `handoff-loop-<loop>-<unit>[-n]/worktree`, a real directory (not a link) of this user, marked
+ * by freshHome as this repository's. The record is shared state anyone with push access can write,
+ * so its paths are never acted on otherwise: null, and the caller leaves the path alone.
+ */
+export function unitHome(store: Store, loopId: string, u: LoopUnit): string | null {
+  const wt = u.worktree;
+  if (!wt || !isAbsolute(wt) || resolve(wt) !== wt || basename(wt) !== "worktree") return null;
+  const home = dirname(wt);
+  const prefix = `handoff-loop-${loopId}-${u.id}`;
+  const name = basename(home);
+  if (!name.startsWith(prefix) || !/^(-\d{1,4})?$/.test(name.slice(prefix.length))) return null;
   try {
-    const n = Number(readFileSync(join(u.worktree, "..", "agent.pid"), "utf8").trim());
-    return Number.isInteger(n) && n > 0 ? n : null;
+    const st = lstatSync(home);
+    if (!st.isDirectory() || st.isSymbolicLink() || (process.getuid && st.uid !== process.getuid())) return null;
+    const mark = join(home, HOME_MARK);
+    if (!lstatSync(mark).isFile() || readFileSync(mark, "utf8") !== homeMark(store, loopId, u.id)) return null;
+  } catch {
+    return null;
+  }
+  return home;
+}
+
+/**
+ * The agent this clone started for the unit, from the pid file in the unit's own folder (written
+ * right after the spawn, with the process's start time): never the record's pid, which anyone
+ * with push access can set to any process of yours.
+ */
+export function ownAgent(store: Store, loopId: string, u: LoopUnit): { pid: number; start: string | null } | null {
+  const home = unitHome(store, loopId, u);
+  if (!home) return null;
+  try {
+    const [pid, start] = readFileSync(join(home, "agent.pid"), "utf8").trim().split(" ");
+    const n = Number(pid);
+    return Number.isInteger(n) && n > 0 ? { pid: n, start: start || null } : null;
   } catch {
     return null;
   }
@@ -131,6 +175,8 @@ export async function renewUnit(store: Store, u: LoopUnit): Promise<void> {
 export interface Launch {
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** The child's start time, as its pid file has it. */
+  start: string | null;
 }
 
 /**
@@ -141,7 +187,7 @@ export interface Launch {
  */
 export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, command: string, tip: string, log: (l: string) => void): Promise<Launch | null> {
   // A restart reuses the unit's own folder (the record names it); a first start makes one.
-  const home = u.worktree ? dirname(u.worktree) : freshHome(rec.id, u.id);
+  const home = unitHome(store, rec.id, u) ?? freshHome(store, rec.id, u.id);
   const worktree = join(home, "worktree");
   const branch = `loop/${rec.id}/${u.id}`;
   const base = u.base ?? tip;
@@ -170,7 +216,7 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
     s.close();
     const released = await releaseUnit(store, started);
     // Nothing was done in it yet: the worktree and branch go (unless someone wrote there meanwhile).
-    const kept = await cleanupUnit(store, started, { dropBranch: true });
+    const kept = await cleanupUnit(store, rec.id, started, { dropBranch: true });
     await updateUnit(store, u.id, (x) => ({ ...x, phase: "refused", kept: !!kept, finished_at: store.now().toISOString(), note: [`could not claim its tasks: ${e.message}${released.length ? ` (released ${released.join(", ")})` : ""}`, kept].filter(Boolean).join("; ") }), `${u.id} refused`);
     log(`${u.id}: refused: ${e.message}`);
     return null;
@@ -196,21 +242,29 @@ export async function launchUnit(store: Store, rec: LoopRecord, u: LoopUnit, com
   const out = openSync(join(home, "agent.log"), "a");
   const child = spawn("/bin/sh", ["-c", command], { cwd: worktree, env, stdio: ["ignore", out, out], detached: true });
   closeSync(out);
-  if (child.pid) writeFileSync(join(home, "agent.pid"), `${child.pid}\n`);
+  const pidStart = child.pid ? processStart(child.pid) : null;
+  if (child.pid) writeFileSync(join(home, "agent.pid"), `${child.pid} ${pidStart ?? ""}\n`);
   const exited = new Promise<number | null>((res) => {
     child.on("error", () => res(null));
     child.on("close", (code) => res(code));
   });
   child.unref();
-  const pidStart = child.pid ? processStart(child.pid) : null;
   await updateUnit(store, u.id, (x) => ({ ...x, phase: "running", pid: child.pid ?? null, pid_start: pidStart, starts: x.starts + 1 }), `${u.id} running (pid ${child.pid})`);
   log(`${u.id}: agent ${u.agent} started in ${worktree} (pid ${child.pid}): ${todo.map((t) => t.id).join(", ")}`);
-  return { child, exited };
+  return { child, exited, start: pidStart };
 }
 
-/** Stops a unit's agent process group: TERM, then KILL after a grace; resolves once it is gone. */
-export async function stopAgent(pid: number | null, start: string | null, graceMs = 3000): Promise<void> {
-  if (!pid || !pidAlive(pid, start)) return;
+/**
+ * Stops an agent this clone started (its process group): TERM, then KILL after a grace; resolves
+ * once it is gone. Only a process whose start time was recorded and is still the live one's is
+ * signalled: without it the pid may be anyone's now. Returns why nothing was signalled, or null.
+ */
+export async function stopAgent(agent: { pid: number | null | undefined; start: string | null } | null, graceMs = 3000): Promise<string | null> {
+  const pid = agent?.pid;
+  if (!pid) return null;
+  if (!agent.start) return `pid ${pid} not signalled: its start time was not recorded`;
+  const start = agent.start;
+  if (!pidAlive(pid, start) || processStart(pid) !== start) return null;
   const kill = (sig: NodeJS.Signals) => {
     try {
       process.kill(-pid, sig);
@@ -227,21 +281,27 @@ export async function stopAgent(pid: number | null, start: string | null, graceM
   while (pidAlive(pid, start) && Date.now() - t0 < graceMs) await new Promise((r) => setTimeout(r, 50));
   if (pidAlive(pid, start)) kill("SIGKILL");
   while (pidAlive(pid, start) && Date.now() - t0 < graceMs + 5000) await new Promise((r) => setTimeout(r, 50));
+  return null;
 }
 
 /**
  * Removes the unit's worktree (and, when asked, its branch) unless someone would lose something:
  * a worktree with uncommitted changes, or one a live agent holds, is kept and the reason returned.
+ * Only the folder and branch the loop makes for this unit are touched (unitHome, `loop/<loop>/<unit>`):
+ * any other path or branch the record names is left alone and said so.
  */
-export async function cleanupUnit(store: Store, u: LoopUnit, opts: { dropBranch: boolean }): Promise<string | null> {
+export async function cleanupUnit(store: Store, loopId: string, u: LoopUnit, opts: { dropBranch: boolean }): Promise<string | null> {
+  const own = u.branch === `loop/${loopId}/${u.id}`;
+  const home = unitHome(store, loopId, u);
+  if (u.worktree && !home) return `left ${u.worktree} alone: it is not a folder this loop made here`;
   if (u.worktree && existsSync(u.worktree)) {
-    if (await agentAlive(store, u)) return `kept ${u.worktree}: a live agent holds it (pid ${u.pid})`;
+    if (await agentAlive(store, loopId, u)) return `kept ${u.worktree}: a live agent holds it (pid ${u.pid})`;
     const dirty = await changedPaths(u.worktree);
     if (dirty === null) return `kept ${u.worktree}: git cannot read it`;
     if (dirty.length) return `kept ${u.worktree}: it has uncommitted changes (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? ", ..." : ""})`;
     await dropWorktree(store.cwd, u.worktree);
   }
-  if (u.worktree) rmSync(join(u.worktree, ".."), { recursive: true, force: true });
-  if (opts.dropBranch && u.branch) await deleteBranch(store.cwd, u.branch);
+  if (home) rmSync(home, { recursive: true, force: true });
+  if (opts.dropBranch && u.branch && own) await deleteBranch(store.cwd, u.branch);
   return null;
 }

@@ -11,6 +11,7 @@ import { listTasks } from "../../store/task-store.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
 import { checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { optionLike } from "../../core/option-like.ts";
 
 interface RunOpts {
   agentCmd?: string;
@@ -68,6 +69,11 @@ export function registerLoop(program: Command): void {
       .option("--unit-timeout <duration>", "how long one unit's agent may run before it is stopped", "2h")
       .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
   ).action(async (o: RunOpts, cmd: Command) => {
+    // `--agent-cmd --keep` (the command forgotten) would run `sh -c --keep`: refused, nothing written.
+    // The free-text options; the others are checked against what they take (a branch name, a strategy, a number).
+    for (const [flag, v] of [["--agent-cmd", o.agentCmd], ["--verify", o.verify]] as const) {
+      if (v !== undefined && optionLike(v)) fail("usage", `${flag} needs a value, got ${JSON.stringify(v)}, which looks like an option`);
+    }
     // An empty value is no value: --agent-cmd '' is not missing, and --verify '' is not a check.
     if (o.agentCmd !== undefined && !o.agentCmd.trim()) fail("usage", "--agent-cmd is empty");
     if (o.verify !== undefined && !o.verify.trim()) fail("usage", "--verify is empty: give the check command, or leave --verify out");
