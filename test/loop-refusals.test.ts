@@ -119,7 +119,9 @@ test("an option-like value for a text option (--agent-cmd --keep, --verify --jso
     const r = cli(["loop", "run", ...args, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: l.env });
     assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.is(r.stderr.trim().split("\n").length, 1, r.stderr);
-    assert.match(r.stderr, `${flag} needs a value, got "${(args as readonly string[])[(args as readonly string[]).indexOf(flag) + 1]}", which looks like an option`);
+    const value = (args as readonly string[])[(args as readonly string[]).indexOf(flag) + 1]!;
+    // One of the command's own options is refused before the loop reads it (program-builder.ts); other option-like text by the loop.
+    assert.ok(r.stderr.includes(`${flag} needs a value, got the option ${value}`) || r.stderr.includes(`${flag} needs a value, got "${value}", which looks like an option`), r.stderr);
   }
   assert.is(handoffRefs(l.repo, { logs: true }), refs, "no ref written");
   assert.equal(linkedWorktrees(l.repo), []);
