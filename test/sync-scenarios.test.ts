@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { join } from "node:path";
+import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, userState } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -257,6 +258,22 @@ test("sync with no remote configured, and with bad input, changes nothing", () =
   assert.is(cli(["fence-check", "x", "y", "--fence", "1"], { cwd: repo }).code, 2);
   assert.is(cli(["fence-check", "x", "--fence", "abc"], { cwd: repo }).code, 2);
   assert.is(handoffRefs(repo), "");
+});
+
+test("a remote of another object format (SHA-256) is named as such, not as unreachable; nothing is written there", () => {
+  const repo = tempRepo();
+  const bare = join(tempDir(), "sha256.git");
+  gitOut(repo, "init", "-q", "--bare", "--object-format=sha256", bare);
+  gitOut(repo, "remote", "add", "origin", bare);
+  assert.is(cli(["task", "add", "x", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  for (const args of [["sync"], ["claim", "t1", "--push"]]) {
+    const r = cli([...args, "--json"], { cwd: repo, agent: "alice" });
+    assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
+    assert.is(r.json.error.code, "remote_rejected");
+    assert.match(r.json.error.message, /uses another object format \(hash algorithm\) than this repository/);
+    assert.not.match(JSON.stringify(r.json.error.suggestions), /network|--offline/);
+  }
+  assert.is(gitOut(bare, "for-each-ref", "refs/handoff"), "");
 });
 
 test.run();

@@ -77,6 +77,12 @@ export function timedOut(b: RemoteBudget, detail: string): never {
 export type RemoteUse = "exclusive" | "push" | "sync";
 
 export function unreachable(remote: string, message: string, kind: RemoteUse = "exclusive"): never {
+  // Reached, but made for other object ids: no retry, network or --offline changes that.
+  if (/hash algorithm|object-format=sha256|object format/i.test(message)) {
+    fail("remote_rejected", `the sync remote ${remote} uses another object format (hash algorithm) than this repository: they cannot share state (${message})`, { remote }, [
+      { action: "fix_input", detail: `share state through a remote of this repository's object format (git rev-parse --show-object-format): git handoff remote <name>` },
+    ]);
+  }
   const why =
     kind === "exclusive" ? ": exclusive operations need it (or use --offline for a tentative grant)" : kind === "push" ? ": nothing was written (without --push the write is kept here and sent by the next sync)" : "";
   fail("remote_unreachable", `the sync remote ${remote} cannot be reached (${message})${why}`, { remote }, [
