@@ -215,4 +215,26 @@ test("core.hooksPath is honoured; husky and lefthook get the exact lines to add"
   assert.not.ok(existsSync(join(lh, ".git/hooks/pre-commit")));
 });
 
+test("a core.hooksPath from the global git config runs in every repository: init leaves it alone and says how to use this repository's own", () => {
+  const repo = tempRepo();
+  const shared = tempDir();
+  writeFileSync(join(shared, "pre-commit"), "#!/bin/sh\necho the user's global hook >&2\n", { mode: 0o755 });
+  const globalConfig = join(tempDir(), "gitconfig");
+  writeFileSync(globalConfig, `[core]\n\thooksPath = ${shared}\n`);
+  const env = { GIT_CONFIG_GLOBAL: globalConfig };
+  const r = cli(["init"], { cwd: repo, env });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`needs you: +core\\.hooksPath ${shared} comes from your global git config, so its hooks run in every repository: not changed\\. For this repository only: git config core\\.hooksPath \\.git/hooks, then git handoff init again`));
+  assert.is(readFileSync(join(shared, "pre-commit"), "utf8"), "#!/bin/sh\necho the user's global hook >&2\n");
+  assert.not.ok(existsSync(join(shared, "pre-commit.pre-handoff")) || existsSync(join(shared, "pre-push")));
+  const doctor = cli(["doctor", "--json"], { cwd: repo, env });
+  const check = doctor.json.checks.find((c: { name: string }) => c.name === "git-hooks");
+  assert.is(check.status, "warn");
+  assert.match(check.fix, /git config core\.hooksPath \.git\/hooks/);
+  // The repository's own setting wins: init installs there.
+  gitOut(repo, "config", "core.hooksPath", ".git/hooks");
+  assert.is(cli(["init"], { cwd: repo, env }).code, 0);
+  assert.match(readFileSync(join(repo, ".git/hooks/pre-commit"), "utf8"), /git-handoff hook pre-commit/);
+});
+
 test.run();

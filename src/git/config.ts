@@ -14,6 +14,13 @@ export async function configGet(cwd: string, key: string, scope: "any" | "local"
   return r.code === 0 && v ? v : null;
 }
 
+/** A setting and the scope it comes from (global, system, local, worktree, command), or null. */
+export async function configWithScope(cwd: string, key: string): Promise<{ value: string; scope: string } | null> {
+  const r = await git(["config", "--show-scope", "--get", key], { cwd });
+  const m = /^([a-z]+)\t(.*)$/s.exec(r.stdout.trim());
+  return r.code === 0 && m && m[2] ? { scope: m[1]!, value: m[2] } : null;
+}
+
 export async function configSetLocal(cwd: string, key: string, value: string): Promise<void> {
   const r = await git(["config", "--local", "--end-of-options", key, value], { cwd });
   if (r.code !== 0) throw new Error(`git config ${key} failed: ${r.stderr.trim().split("\n")[0]}`);

@@ -33,6 +33,8 @@ export interface HookLayout {
   hooksDir: string;
   /** core.hooksPath as configured, or null. */
   hooksPath: string | null;
+  /** Where core.hooksPath is set when that is outside this repository (global, system): its hooks run in every repository. */
+  hooksPathScope?: string | null;
 }
 
 // --- agent configs -------------------------------------------------------------------------------
@@ -306,6 +308,9 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
     ].join("\n");
     return [{ op: "note", path: join(layout.workTree, lefthook), needsYou: true, detail: `lefthook manages git hooks here; add to ${lefthook}:\n${snippet}` }];
   }
+  if (layout.hooksPathScope) {
+    return [{ op: "note", path: layout.hooksDir, needsYou: true, detail: sharedHooksAdvice(layout) }];
+  }
   if (isHusky(layout)) {
     return GIT_HOOKS.map((h) => ({
       op: "note" as const,
@@ -337,6 +342,20 @@ function planGitInstall(layout: HookLayout, templatesDir: string): Action[] {
     actions.push({ op: "create", path, content, mode: 0o755, detail: `install the git ${h} hook${layout.hooksPath ? ` in core.hooksPath ${layout.hooksPath}` : ""}` });
   }
   return actions;
+}
+
+/**
+ * A hooks folder named in the global or system git config runs in every repository of the user:
+ * installing there would check (and slow) commits everywhere, and an uninstall anywhere would
+ * remove it for all. A repository's own setting wins over it.
+ */
+/** The scope of core.hooksPath when it is shared by every repository of the user, else null. */
+export function sharedScope(scope: string | undefined): string | null {
+  return scope === "global" || scope === "system" ? scope : null;
+}
+
+export function sharedHooksAdvice(layout: HookLayout): string {
+  return `core.hooksPath ${layout.hooksPath} comes from your ${layout.hooksPathScope} git config, so its hooks run in every repository: not changed. For this repository only: git config core.hooksPath .git/hooks, then git handoff init again`;
 }
 
 function planGitUninstall(layout: HookLayout): Action[] {

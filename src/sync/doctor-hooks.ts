@@ -3,8 +3,8 @@
 // the PATH the hooks run with, and the agents' hook configs. Each problem names its fix.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configGet, gitPath } from "../git/config.ts";
-import { AGENT_CONFIG_FILES, GIT_HOOKS, hooksDirFrom, isHusky, lefthookFile, type HookLayout } from "../setup/hook-install.ts";
+import { configWithScope, gitPath } from "../git/config.ts";
+import { AGENT_CONFIG_FILES, GIT_HOOKS, hooksDirFrom, isHusky, lefthookFile, sharedHooksAdvice, sharedScope, type HookLayout } from "../setup/hook-install.ts";
 import { findOnPath, isExecutableFile, PUT_ON_PATH } from "../setup/on-path.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
@@ -23,8 +23,9 @@ export function read(path: string): string | null {
 export async function hookChecks(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const root = store.repo.workTree;
   if (!root) return [{ name: "git-hooks", status: "ok", detail: "bare repository: no worktree, no hooks to run" }];
-  const hooksPath = await configGet(store.cwd, "core.hooksPath");
-  const layout: HookLayout = { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
+  const set = await configWithScope(store.cwd, "core.hooksPath");
+  const hooksPath = set?.value ?? null;
+  const layout: HookLayout = { workTree: root, hooksPath, hooksPathScope: sharedScope(set?.scope), hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
   return [gitHooksCheck(layout), pathCheck(env), agentConfigCheck(root)];
 }
 
@@ -44,7 +45,7 @@ function gitHooksCheck(layout: HookLayout): Check {
       : { name: "git-hooks", status: "ok", detail: `husky runs git-handoff for ${GIT_HOOKS.join(" and ")}` };
   }
   const problems: string[] = [];
-  let fix = "git handoff init";
+  let fix = layout.hooksPathScope ? sharedHooksAdvice(layout) : "git handoff init";
   for (const h of GIT_HOOKS) {
     const path = join(layout.hooksDir, h);
     const text = read(path);

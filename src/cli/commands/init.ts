@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
-import { configGet, configSetLocal, gitPath } from "../../git/config.ts";
+import { configGet, configSetLocal, configWithScope, gitPath } from "../../git/config.ts";
 import { currentDir, discoverRepo, resolveDir } from "../../git/repo.ts";
 import { moveLayout } from "../../store/separate-store.ts";
-import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
+import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, sharedScope, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { pathNotes } from "../../setup/on-path.ts";
 import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
@@ -20,8 +20,9 @@ const templates = () => join(__dirname, "..", "git-hooks");
 async function layoutOf(store: Store): Promise<HookLayout> {
   const root = store.repo.workTree;
   if (!root) fail("invalid_input", "hooks need a worktree (this is a bare repository)");
-  const hooksPath = await configGet(store.cwd, "core.hooksPath");
-  return { workTree: root, hooksPath, hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
+  const set = await configWithScope(store.cwd, "core.hooksPath");
+  const hooksPath = set?.value ?? null;
+  return { workTree: root, hooksPath, hooksPathScope: sharedScope(set?.scope), hooksDir: hooksDirFrom(root, await gitPath(store.cwd, "hooks"), hooksPath) };
 }
 
 /** Each step as done (in a dry run: what it would do), already done, needs you, or a note. */
