@@ -7,6 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, tempDir } from "./support/repo.ts";
 import { httpRemote, POLL, remoteTask, script, start, stop, until, type Machines } from "./support/handover.ts";
+import { alive } from "./support/alive.ts";
 
 let net: Machines;
 const groups: number[] = [];
@@ -18,15 +19,6 @@ test.after(async () => {
   await net.server.stop();
   cleanupTemp();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function killGroup(pgid: number): void {
   try {

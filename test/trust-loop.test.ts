@@ -10,17 +10,9 @@ import * as assert from "uvu/assert";
 import { recordCommit, setRef } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
+import { alive } from "./support/alive.ts";
 
 test.after(cleanupTemp);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("a forged loop record from the sync remote: loop stop signals no process and removes no folder; doctor does not advise it", async () => {
   const { a: mallory, b: victim } = twoClones();
