@@ -6,7 +6,7 @@ import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
-import { firstLine, gitSync } from "./run.ts";
+import { firstLine, gitSync, runRepoApart } from "./run.ts";
 
 /** Where a repository's pieces are, as seen from the folder a command runs in. */
 export interface RepoInfo {
@@ -152,6 +152,7 @@ function discoverWithGit(cwd: string): RepoInfo {
   const [gitDir, commonDir, format, bare, top] = lines as [string, string, string, string, string | undefined];
   const isBare = bare === "true";
   const workTree = isBare || !top ? null : top;
+  if (workTree && !foundFrom(workTree, gitDir)) runRepoApart(workTree, gitDir);
   return {
     gitDir,
     commonDir,
@@ -163,6 +164,21 @@ function discoverWithGit(cwd: string): RepoInfo {
     branch: readBranch(gitDir),
     underTempDir: workTree !== null && isUnder(workTree, tempDirOf()),
   };
+}
+
+/**
+ * Whether git, started in `workTree` with no GIT_DIR, finds `gitDir` there: a `.git` folder that is
+ * it, or a `.git` file naming it. Not so when GIT_DIR and GIT_WORK_TREE put them apart.
+ */
+function foundFrom(workTree: string, gitDir: string): boolean {
+  const dotGit = `${workTree}/.git`;
+  try {
+    if (statSync(dotGit).isDirectory()) return realpathSync(dotGit) === realpathSync(gitDir);
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
+    return m !== null && realpathSync(resolve(workTree, m[1]!.trim())) === realpathSync(gitDir);
+  } catch {
+    return false;
+  }
 }
 
 /** Where a separate store lives under a repository's common git dir. */
