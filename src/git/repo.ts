@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
+import { readFileSync, realpathSync as realpathJs, statSync, type Stats } from "node:fs";
 
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
@@ -110,8 +110,10 @@ function discoverInProcess(start: string): RepoInfo | null {
       } catch {
         return null;
       }
-      // Settings that change where the work tree is, or who may use the repo: ask git.
-      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || statSync(commonDir).uid !== process.getuid?.()) return null;
+      // Settings that change where the work tree is, or who may use the repo: ask git. git refuses
+      // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
+      // git dir is another user's: any of them, not only the common dir, sends the question there.
+      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || !ownedByUs(st, dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
       const sha256 = /^\s*objectformat\s*=\s*sha256/im.test(config);
       return {
         gitDir,
@@ -129,6 +131,12 @@ function discoverInProcess(start: string): RepoInfo | null {
     if (parent === dir) return null;
     dir = parent;
   }
+}
+
+/** Whether this process's user owns every one of `paths` (an already taken stat stands for its path). */
+function ownedByUs(...paths: (string | Stats)[]): boolean {
+  const uid = process.getuid?.();
+  return paths.every((p) => (typeof p === "string" ? statSync(p) : p).uid === uid);
 }
 
 function discoverWithGit(cwd: string): RepoInfo {
