@@ -88,7 +88,8 @@ test("paths are normalised to repo-relative POSIX form; outside the repo is inva
   assert.is(normalizeRepoPath("./src//a.ts", root), "src/a.ts");
   assert.is(normalizeRepoPath("/repo/src/a.ts", root), "src/a.ts");
   assert.is(normalizeRepoPath("a.ts", root, "/repo/src"), "src/a.ts");
-  assert.is(normalizeRepoPath("src\\win\\a.ts", root), "src/win/a.ts");
+  assert.is(normalizeRepoPath("src\\win\\a.ts", root, root, true), "src/win/a.ts", "Windows separators, on Windows");
+  assert.is(normalizeRepoPath("src\\win\\a.ts", root, root, false), "src\\win\\a.ts", "a file name elsewhere");
   assert.is(normalizeRepoPath("src/api/", root), "src/api/**");
   assert.is(normalizeRepoPath("src/x/../a.ts", root), "src/a.ts");
   for (const bad of ["../x", "src/../../x", "/etc/passwd", "/repository/x", "", ".", ".git/config", "a\u0000b", "x".repeat(2000), "+(a|b)"]) {

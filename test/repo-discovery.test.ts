@@ -1,6 +1,6 @@
 // Repository discovery's refusals: a layout git refuses is refused here too, as not_a_repo (exit
 // 2) with what to do, never an unexpected error and never acted on.
-import { renameSync } from "node:fs";
+import { chownSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -25,6 +25,29 @@ test("a linked worktree whose main repository was moved: not_a_repo, exit 2, wit
   assert.is(text.code, 2);
   assert.match(text.stderr, /does not exist/);
   assert.match(text.stderr, /git worktree repair/);
+});
+
+test("a work tree whose top folder another user owns (.git still ours): refused as git refuses it, unless safe.directory allows it", () => {
+  if (process.getuid?.() !== 0) return; // only root can give a folder away
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "x", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  chownSync(repo, 65534, 65534);
+  const global = join(tempDir(), "gitconfig");
+  writeFileSync(global, "");
+  const env = { GIT_CONFIG_GLOBAL: global };
+  for (const args of [["claim", "t1"], ["lease", "a"], ["status"]]) {
+    const r = cli([...args, "--json"], { cwd: repo, agent: "a1", env });
+    assert.is(r.code, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    assert.is(r.json.error.code, "not_a_repo");
+    assert.match(r.json.error.message, /dubious ownership/);
+    assert.is(r.json.error.suggestions[0].detail, `if you trust it: git config --global --add safe.directory ${repo}`);
+  }
+  for (const allowed of [repo, "*"]) {
+    writeFileSync(global, `[safe]\n\tdirectory = ${allowed}\n`);
+    const r = cli(["task", "list", "--json"], { cwd: repo, agent: "a1", env });
+    assert.is(r.code, 0, `safe.directory = ${allowed}: ${r.stderr}`);
+  }
+  assert.is(cli(["claim", "t1"], { cwd: repo, agent: "a1", env }).code, 0, "claimed once allowed");
 });
 
 test.run();

@@ -3,7 +3,7 @@
 // answer of "overlap" always comes with the file that proves it (and the tests check that file
 // against minimatch), and "no overlap" means no such file exists.
 import { braceExpand, Minimatch } from "minimatch";
-import { isGlob } from "./paths.ts";
+import { globSource, isGlob } from "./paths.ts";
 
 /** minimatch options used everywhere a lease pattern meets a path: dotfiles are files too. */
 export const MATCH_OPTS = { dot: true, nocomment: true, nonegate: true } as const;
@@ -23,7 +23,7 @@ export function matchesPath(pattern: string, path: string): boolean {
   }
   let m = compiled.get(pattern);
   if (!m) {
-    m = new Minimatch(pattern, MATCH_OPTS);
+    m = new Minimatch(globSource(pattern), MATCH_OPTS);
     compiled.set(pattern, m);
   }
   return m.match(path);
@@ -52,8 +52,9 @@ export function overlapWitness(a: string, b: string): string | null {
   const pa = literalPrefix(a);
   const pb = literalPrefix(b);
   if (!pa.startsWith(pb) && !pb.startsWith(pa)) return null;
-  for (const x of braceExpand(a)) {
-    for (const y of braceExpand(b)) {
+  // Expanded and tokenized in minimatch's reading, where each (doubled) backslash is itself.
+  for (const x of braceExpand(globSource(a))) {
+    for (const y of braceExpand(globSource(b))) {
       const w = witnessPath(parsePattern(x), parsePattern(y));
       if (w !== null) return w;
     }

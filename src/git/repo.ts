@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync as realpathJs, statSync } from "node:fs";
+import { readFileSync, realpathSync as realpathJs, statSync, type Stats } from "node:fs";
 
 // The native realpath is one system call; the JS one lstat()s every path component.
 const realpathSync = (p: string): string => realpathJs.native(p);
@@ -6,7 +6,7 @@ import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
-import { firstLine, gitSync } from "./run.ts";
+import { firstLine, gitSync, runRepoApart } from "./run.ts";
 
 /** Where a repository's pieces are, as seen from the folder a command runs in. */
 export interface RepoInfo {
@@ -110,8 +110,10 @@ function discoverInProcess(start: string): RepoInfo | null {
       } catch {
         return null;
       }
-      // Settings that change where the work tree is, or who may use the repo: ask git.
-      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || statSync(commonDir).uid !== process.getuid?.()) return null;
+      // Settings that change where the work tree is, or who may use the repo: ask git. git refuses
+      // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
+      // git dir is another user's: any of them, not only the common dir, sends the question there.
+      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || !ownedByUs(st, dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
       const sha256 = /^\s*objectformat\s*=\s*sha256/im.test(config);
       return {
         gitDir,
@@ -129,6 +131,12 @@ function discoverInProcess(start: string): RepoInfo | null {
     if (parent === dir) return null;
     dir = parent;
   }
+}
+
+/** Whether this process's user owns every one of `paths` (an already taken stat stands for its path). */
+function ownedByUs(...paths: (string | Stats)[]): boolean {
+  const uid = process.getuid?.();
+  return paths.every((p) => (typeof p === "string" ? statSync(p) : p).uid === uid);
 }
 
 function discoverWithGit(cwd: string): RepoInfo {
@@ -152,6 +160,7 @@ function discoverWithGit(cwd: string): RepoInfo {
   const [gitDir, commonDir, format, bare, top] = lines as [string, string, string, string, string | undefined];
   const isBare = bare === "true";
   const workTree = isBare || !top ? null : top;
+  if (workTree && !foundFrom(workTree, gitDir)) runRepoApart(workTree, gitDir);
   return {
     gitDir,
     commonDir,
@@ -163,6 +172,21 @@ function discoverWithGit(cwd: string): RepoInfo {
     branch: readBranch(gitDir),
     underTempDir: workTree !== null && isUnder(workTree, tempDirOf()),
   };
+}
+
+/**
+ * Whether git, started in `workTree` with no GIT_DIR, finds `gitDir` there: a `.git` folder that is
+ * it, or a `.git` file naming it. Not so when GIT_DIR and GIT_WORK_TREE put them apart.
+ */
+function foundFrom(workTree: string, gitDir: string): boolean {
+  const dotGit = `${workTree}/.git`;
+  try {
+    if (statSync(dotGit).isDirectory()) return realpathSync(dotGit) === realpathSync(gitDir);
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
+    return m !== null && realpathSync(resolve(workTree, m[1]!.trim())) === realpathSync(gitDir);
+  } catch {
+    return false;
+  }
 }
 
 /** Where a separate store lives under a repository's common git dir. */

@@ -97,10 +97,29 @@ export function placeOf(cwd: string): string {
   return storeHomes.get(cwd) ?? cwd;
 }
 
+/**
+ * Repositories whose git dir is not found from their work tree (a dotfiles layout reached through
+ * GIT_DIR and GIT_WORK_TREE): work tree to git dir. A call in such a work tree names both again,
+ * since REPO_ENV_CLEARED took away what found them (repo.ts discoverWithGit fills this).
+ */
+const apartRepos = new Map<string, string>();
+
+export function runRepoApart(workTree: string, gitDir: string): void {
+  apartRepos.set(workTree, gitDir);
+}
+
+function apartEnv(cwd: string): NodeJS.ProcessEnv | null {
+  for (const [workTree, gitDir] of apartRepos) {
+    if (cwd === workTree || cwd.startsWith(workTree.endsWith("/") ? workTree : workTree + "/")) return { GIT_DIR: gitDir, GIT_WORK_TREE: workTree };
+  }
+  return null;
+}
+
 export function envFor(opts: RunOptions): NodeJS.ProcessEnv {
   if (opts.inheritRepoEnv) return opts.env ? { ...process.env, ...opts.env } : process.env;
   if (STORE_DIR.test(opts.cwd)) return { ...process.env, ...REPO_ENV_CLEARED, GIT_DIR: opts.cwd, ...opts.env };
-  return { ...process.env, ...REPO_ENV_CLEARED, ...opts.env };
+  const apart = apartRepos.size ? apartEnv(opts.cwd) : null;
+  return { ...process.env, ...REPO_ENV_CLEARED, ...apart, ...opts.env };
 }
 
 /** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
