@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { childProcess } from "./builtins.ts";
 
 export interface GitResult {
@@ -110,7 +112,11 @@ export function runRepoApart(workTree: string, gitDir: string): void {
 
 function apartEnv(cwd: string): NodeJS.ProcessEnv | null {
   for (const [workTree, gitDir] of apartRepos) {
-    if (cwd === workTree || cwd.startsWith(workTree.endsWith("/") ? workTree : workTree + "/")) return { GIT_DIR: gitDir, GIT_WORK_TREE: workTree };
+    if (cwd !== workTree && !cwd.startsWith(workTree.endsWith("/") ? workTree : workTree + "/")) continue;
+    // A folder below with a .git of its own is another repository (a work tree of $HOME holds
+    // many): its calls keep finding their own.
+    for (let dir = cwd; dir.length > workTree.length; dir = dirname(dir)) if (existsSync(`${dir}/.git`)) return null;
+    return { GIT_DIR: gitDir, GIT_WORK_TREE: workTree };
   }
   return null;
 }
