@@ -92,7 +92,8 @@ test("what a view prints is what the full CLI prints: help through either, and t
   assert.is(status.code, 0, status.stderr);
   assert.equal(status.json.counts, { todo: 0, claimed: 1, done: 0, failed: 0, cancelled: 0, review: 0 });
   const events = cli(["events", "--task", "t1", "--json"], { cwd: repo, agent: "claude-2", env });
-  assert.equal(events.json.map((e: { type: string }) => e.type).sort(), ["claimed", "created"]);
+  // The claim's scope lease is an event about t1 too (kept on the lease ref).
+  assert.equal(events.json.map((e: { type: string }) => e.type).sort(), ["claimed", "created", "leased"]);
   assert.is(cli(["stats", "--json"], { cwd: repo, agent: "claude-2", env }).json.claims.granted, 1);
 });
 
