@@ -108,6 +108,9 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
  * could break. A kill before the link leaves only the record's file (`<lock>.new-<pid>-...`,
  * removed by doctor --repair once its process is gone).
  */
+/** What link(2) answers where a file system has no hard links. */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
 function placeLock(path: string): boolean {
   const temp = `${path}.new-${process.pid}-${uniqueSuffix()}`;
   const fd = openSync(temp, "wx");
@@ -117,7 +120,18 @@ function placeLock(path: string): boolean {
     } finally {
       closeSync(fd);
     }
-    linkSync(temp, path);
+    try {
+      linkSync(temp, path);
+    } catch (e) {
+      // A file system without hard links: create the lock and write its owner, as before.
+      if (!NO_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      const lock = openSync(path, "wx");
+      try {
+        writeSync(lock, JSON.stringify(selfOwner()));
+      } finally {
+        closeSync(lock);
+      }
+    }
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
