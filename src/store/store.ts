@@ -98,12 +98,12 @@ export class Store {
     readonly actor: Actor,
     readonly config: Config,
     private readonly clock: () => Date,
-    opts: { warm?: boolean; policy?: RefWritePolicy | null; shared?: number } = {},
+    /** What openStore read of git's configuration: the one-shot ref write policy (null: ask git), core.sharedRepository. */
+    opts: { warm: boolean; policy: RefWritePolicy | null; shared: number },
   ) {
     const storeDir = repo.storeDir;
     this.reader = new ObjectReader(storeDir, this.storeCwd);
-    const includes = storeDir === repo.commonDir ? null : `${repo.commonDir}/config`;
-    this.writer = new ObjectWriter(storeDir, repo.objectFormat, includes);
+    this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo));
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
@@ -114,12 +114,9 @@ export class Store {
     if (storeDir !== repo.commonDir) runStoreFrom(storeDir, this.cwd);
     const refFiles = this.refFiles;
     // One-shot: git's configuration from its files, when they are plain (config-scan.ts).
-    const policy = opts.warm ? null : "policy" in opts ? opts.policy! : storeWritePolicy(repo);
-    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => policy, refFiles);
-    // A shared repository's files and folders made here get git's modes (shared-perm.ts).
-    const shared = opts.shared ?? policy?.sharedPerm ?? repoSharedPerm(storeDir, storeDir === repo.commonDir ? repo.gitDir : null, includes);
-    this.writer.knowShared(shared);
-    applySharedUmask(shared);
+    if (!opts.warm && refFiles) this.looseRefs = LooseRefWriter.oneShot(storeDir, () => opts.policy, refFiles);
+    // A shared repository's objects and fan-out folders get git's modes (shared-perm.ts).
+    this.writer.knowShared(opts.shared);
     if (opts.warm) this.writer.prepareAhead();
     if (opts.warm && refFiles) {
       // Until git's configuration has been read, writes go to git.
@@ -690,6 +687,11 @@ function storeWritePolicy(repo: RepoInfo): RefWritePolicy | null {
   return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir);
 }
 
+/** A separate store's config includes the repository's (separate-store.ts); the repository's own store has none. */
+function storeIncludes(repo: RepoInfo): string | null {
+  return repo.storeDir === repo.commonDir ? null : `${repo.commonDir}/config`;
+}
+
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
   const repo = discoverRepo(opts.cwd);
@@ -705,7 +707,7 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   // cache, just below); a one-shot process reads it with the ref write policy, in one scan.
   const warm = opts.warm ?? false;
   const policy = warm ? null : storeWritePolicy(repo);
-  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, repo.storeDir === repo.commonDir ? null : `${repo.commonDir}/config`);
+  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, storeIncludes(repo));
   applySharedUmask(shared);
   const { config, source } = await loadRepositoryConfig(repo);
   const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared });
