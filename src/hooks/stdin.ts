@@ -1,7 +1,8 @@
 // Hook payloads arrive on stdin. Reading is bounded in size and time: a hook must never hang an
 // agent, even when nothing (or far too much) is piped in.
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
+import { readToEnd } from "../git/read-to-end.ts";
 
 export const MAX_PAYLOAD_BYTES = 4 * 1024 * 1024;
 
@@ -35,29 +36,15 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
   }
   const deadline = Date.now() + timeoutMs;
   const nap = new Int32Array(new SharedArrayBuffer(4));
-  const buf = Buffer.allocUnsafe(64 * 1024);
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const again = () => {
+    if (Date.now() > deadline) fail("invalid_input", `no end of input on stdin after ${timeoutMs} ms`);
+    Atomics.wait(nap, 0, 0, 0.25); // short naps: the payload usually arrives within a millisecond
+  };
   try {
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, buf.length, null);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
-        if (Date.now() > deadline) fail("invalid_input", `no end of input on stdin after ${timeoutMs} ms`);
-        Atomics.wait(nap, 0, 0, 0.25); // short naps: the payload usually arrives within a millisecond
-        continue;
-      }
-      if (n === 0) break;
-      size += n;
-      if (size > maxBytes) fail("invalid_input", `hook payload is larger than ${maxBytes} bytes`);
-      chunks.push(Buffer.from(buf.subarray(0, n)));
-    }
+    return readToEnd(fd, maxBytes, again, () => fail("invalid_input", `hook payload is larger than ${maxBytes} bytes`)).toString("utf8");
   } finally {
     closeSync(fd);
   }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function readStdinAsync(timeoutMs: number, maxBytes: number): Promise<string> {
