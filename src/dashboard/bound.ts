@@ -107,9 +107,8 @@ export function boundCards<T extends { id: string; status: TaskStatus; priority:
   return cards.filter((c) => kept.has(c));
 }
 
-/** Matrix rows where someone holds or submitted something first, then the rest, up to `rows`. */
+/** Matrix rows where someone holds or submitted something first, then the rest, up to `rows` (the page shows them in this order). */
 export function boundRows<T extends { cells: unknown[] }>(rows: T[], limit: number = LIMITS.rows): T[] {
-  if (rows.length <= limit) return rows;
   const busy = rows.filter((r) => r.cells.some(Boolean));
   return [...busy, ...rows.filter((r) => !r.cells.some(Boolean))].slice(0, limit);
 }
