@@ -142,6 +142,24 @@ test("reclaim force-releases a live claim, naming the previous holder; unclaimed
   refused(reclaimTask(c, ctx("bob"), ""), "invalid_input");
 });
 
+test("the agent a reclaim took a task from may not finish it until it claims it again; others and later grants may", () => {
+  const c = ok(claimTask(fresh(), ctx("alice"), 60 * MIN)).record;
+  const r = ok(reclaimTask(c, ctx("bob", MIN), "stuck")).record;
+  assert.equal(r.reclaimed, { agent: "alice", fence: 1, by: "bob", at: new Date(T0 + MIN).toISOString() });
+  const late = refused(completeTask(r, ctx("alice", 2 * MIN), { note: "late" }), "not_holder");
+  assert.match(String(late.message), /bob reclaimed it from alice \(fence 1\)/);
+  refused(failTask(r, ctx("alice", 2 * MIN), "x"), "not_holder");
+  refused(cancelTask(r, ctx("alice", 2 * MIN), "x"), "not_holder");
+  // the creator may still cancel it, and anyone else may finish it while nobody holds it
+  ok(cancelTask(r, ctx("lead", 2 * MIN), "not needed"));
+  ok(completeTask(r, ctx("carol", 2 * MIN), {}));
+  // claiming it again (fence 2) lifts the rule, as does another agent's grant and release
+  const again = ok(claimTask(r, ctx("alice", 2 * MIN), MIN)).record;
+  ok(completeTask(again, ctx("alice", 3 * MIN), {}));
+  const other = ok(releaseTask(ok(claimTask(r, ctx("dave", 2 * MIN), MIN)).record, ctx("dave", 2.5 * MIN))).record;
+  ok(completeTask(other, ctx("alice", 4 * MIN), {}));
+});
+
 test("claimCandidates: todo and expired tasks, highest priority, then oldest, then id", () => {
   const old = fresh(3, "old", 1, 0);
   const newer = fresh(3, "newer", 1, 1000);

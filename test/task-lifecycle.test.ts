@@ -221,6 +221,26 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
   assert.is(handoffRefs(repo).split("\n").length, before.split("\n").length + 1);
 });
 
+test("an agent whose claim was reclaimed cannot finish the task (done, a review submission, fail) until it claims it again", () => {
+  const repo = tempRepo();
+  ok(cli(["task", "add", "stuck work", "--id", "s", "--verify", "true"], { cwd: repo, agent: "lead" }));
+  ok(cli(["claim", "s"], { cwd: repo, agent: "alice" }));
+  ok(cli(["reclaim", "s", "--reason", "alice stopped answering"], { cwd: repo, agent: "lead" }));
+  const before = handoffRefs(repo);
+  for (const args of [["done", "s", "--no-verify"], ["done", "s"], ["fail", "s", "--reason", "x"]]) {
+    const r = cli([...args, "--json"], { cwd: repo, agent: "alice" });
+    assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
+    assert.is(r.json.error.code, "not_holder");
+    assert.match(r.json.error.message, /lead reclaimed it from alice \(fence 1\) at .*; claim it again first/);
+    assert.equal(r.json.error.suggestions.map((x: any) => x.action), ["retry", "negotiate"]);
+  }
+  assert.is(handoffRefs(repo), before, "nothing written");
+  assert.equal(ok(cli(["task", "show", "s", "--json"], { cwd: repo })).json.reclaimed.agent, "alice");
+  // claimed again, alice finishes it (the verify command sends it to review)
+  ok(cli(["claim", "s"], { cwd: repo, agent: "alice" }));
+  assert.is(ok(cli(["done", "s", "--json"], { cwd: repo, agent: "alice" })).json.status, "review");
+});
+
 test("claim --next takes the highest priority, then the oldest; none left -> exit 3", () => {
   const repo = tempRepo();
   ok(as(repo, "lead", plus(T0, 0), ["task", "add", "old low", "--id", "old-low", "--priority", "1"]));

@@ -5,7 +5,7 @@ import type { DiffSummary } from "./diff-summary.ts";
 import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import type { Review, Verification } from "./review-record.ts";
-import { heldRefusal, inReviewRefusal, settle, type OpContext } from "./task-ops.ts";
+import { heldRefusal, inReviewRefusal, reclaimedRefusal, settle, type OpContext } from "./task-ops.ts";
 import { isFinal, MAX_NOTE, type Task } from "./task.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { textOrder } from "./text-order.ts";
@@ -27,7 +27,7 @@ export function submitProblem(t: Task, ctx: OpContext) {
   if (isFinal(t.status)) return { code: "final_state" as const, message: `task ${t.id} is ${t.status}`, data: { task: t.id, status: t.status } };
   if (t.status === "review") return inReviewRefusal(t);
   if (t.claim && t.claim.agent !== ctx.actor.agent && Date.parse(t.claim.expires_at) > ctx.now.getTime()) return heldRefusal(t, ctx);
-  return null;
+  return reclaimedRefusal(t, ctx, "finish");
 }
 
 export function submitForReview(task: Task, ctx: OpContext, s: Submission): Outcome<Task> {

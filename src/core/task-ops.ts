@@ -170,6 +170,25 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
   };
 }
 
+/**
+ * "Anyone while nobody holds it" does not include the agent whose grant was just taken away by a
+ * reclaim: someone decided that work should not stand, so it claims the task again (and the
+ * reclaimer sees it) before finishing it. A grant since (a higher fence) ends the rule.
+ */
+export function reclaimedRefusal(task: Task, ctx: OpContext, verb: string): Refusal | null {
+  const r = task.reclaimed;
+  if (!r || task.claim || r.agent !== ctx.actor.agent || r.fence !== task.fence) return null;
+  return {
+    code: "not_holder",
+    message: `cannot ${verb} task ${task.id}: ${r.by} reclaimed it from ${r.agent} (fence ${r.fence}) at ${r.at}; claim it again first`,
+    data: { task: task.id, status: task.status, reclaimed_by: r.by, reclaimed_at: r.at, fence: r.fence },
+    suggestions: [
+      { action: "retry", detail: `claim it again: ${handoffCommand("claim", task.id)}` },
+      { action: "negotiate", detail: `see why (${handoffCommand("events", "--task", task.id)}) and ask ${r.by} before doing more on it` },
+    ],
+  };
+}
+
 function notHolderRefusal(task: Task, ctx: OpContext, verb: string): Refusal {
   return {
     code: "not_holder",
@@ -256,6 +275,8 @@ function finish(
     // The creator may cancel what it asked for even while a worker holds it (the worker stops).
     const creatorCancels = type === "cancelled" && t.created_by === ctx.actor.agent;
     if (t.claim && t.claim.agent !== ctx.actor.agent && !creatorCancels) return refuse(heldRefusal(t, ctx));
+    const taken = creatorCancels ? null : reclaimedRefusal(t, ctx, type === "done" ? "finish" : type === "failed" ? "fail" : "cancel");
+    if (taken) return refuse(taken);
     const status = type;
     const record = touch(t, ctx, { status, claim: null, result: { ...result } });
     const fence = t.claim?.fence;
@@ -306,7 +327,8 @@ export function reclaimTask(task: Task, ctx: OpContext, reason: string, seen?: n
         suggestions: [{ action: "retry", detail: `look again: ${handoffCommand("task", "show", t.id)}` }],
       });
     }
-    const record = touch(t, ctx, { status: "todo", claim: null });
+    const reclaimed = { agent: held.agent, fence: held.fence, by: ctx.actor.agent, at: ctx.now.toISOString() };
+    const record = touch(t, ctx, { status: "todo", claim: null, reclaimed });
     const event: HandoffEvent = { ...eventBase("reclaimed", t, ctx), holder: held.agent, fence: held.fence, reason };
     return { ok: true, record, steps: [{ event, record }] };
   });

@@ -33,6 +33,9 @@ export const Claim = lazySchema(() =>
 );
 export type Claim = z.infer<typeof Claim>;
 
+export const Reclaimed = lazySchema(() => z.object({ agent: z.string(), fence: count(), by: z.string(), at: isoTime() }));
+export type Reclaimed = z.infer<typeof Reclaimed>;
+
 export const TaskResult = lazySchema(() =>
   z.object({
     commit: z.optional(objectId()),
@@ -75,6 +78,11 @@ export const Task = lazySchema(() =>
     review: z.optional(z.nullable(Review)),
     /** Who may take it (address.ts); absent: anyone. */
     to: z.optional(z.nullable(Address)),
+    /**
+     * The last grant taken away by `reclaim`: its holder may not finish the task unless it claims
+     * it again (a grant since, with a higher fence, makes it history).
+     */
+    reclaimed: z.optional(z.nullable(Reclaimed)),
   }),
 );
 export type Task = z.infer<typeof Task>;
