@@ -55,6 +55,27 @@ test("lease, leases, check, unlease: answers per path with holder, task, expiry 
   assert.match(log[0]!, /^alice unleased src\/api\/\*\* by alice/);
 });
 
+test("lease --task refuses a finished task and one another agent holds, writing nothing; a task not here yet or held by the caller is fine", () => {
+  const repo = tempRepo();
+  const as = (agent: string, args: string[]) => cli(args, { cwd: repo, agent });
+  for (const id of ["fin", "held", "mine"]) assert.is(as("lead", ["task", "add", id, "--id", id]).code, 0);
+  assert.is(as("lead", ["done", "fin"]).code, 0);
+  assert.is(as("bob", ["claim", "held"]).code, 0);
+  assert.is(as("alice", ["claim", "mine"]).code, 0);
+  const before = handoffRefs(repo);
+  const fin = as("alice", ["lease", "src/a.ts", "--task", "fin", "--json"]);
+  assert.is(fin.code, 3, fin.stderr);
+  assert.is(fin.json.error.code, "final_state");
+  assert.match(fin.json.error.message, /task fin is done/);
+  const held = as("alice", ["lease", "src/a.ts", "--task", "held"]);
+  assert.is(held.code, 3);
+  assert.match(held.stderr, /^git-handoff: task held is held by bob /);
+  assert.is(handoffRefs(repo), before, "nothing written");
+  assert.is(as("alice", ["lease", "src/a.ts", "--task", "mine"]).code, 0);
+  assert.is(as("alice", ["lease", "src/b.ts", "--task", "later"]).code, 0, "a task not here (yet) stands on the lease's own TTL");
+  assert.is(as("bob", ["lease", "src/c.ts", "--task", "held"]).code, 0, "the holder leases for its task");
+});
+
 test("16 processes racing for overlapping exclusive leases: exactly one wins, each round", async () => {
   const repo = tempRepo();
   const globs = ["src/**", "src/a/**", "src/a/x.ts", "src/*/x.ts", "src/a/*.ts", "**/x.ts", "src/{a,b}/**", "src/a/?.ts"];

@@ -138,6 +138,17 @@ function finalRefusal(task: Task): Refusal {
   };
 }
 
+/**
+ * A lease taken "for" a task is work on it: refused for a finished task (no transition would ever
+ * end the lease) and for one another agent holds now (its holder's leases are its own).
+ */
+export function leaseForTaskRefusal(task: Task, ctx: OpContext): Refusal | null {
+  if (isFinal(task.status)) return finalRefusal(task);
+  const c = task.status === "claimed" ? task.claim : null;
+  if (c && c.agent !== ctx.actor.agent && Date.parse(c.expires_at) > ctx.now.getTime()) return heldRefusal(task, ctx);
+  return null;
+}
+
 /** A task in review is nobody's to work on until a reviewer accepts or rejects it. */
 export function inReviewRefusal(task: Task): Refusal {
   return {

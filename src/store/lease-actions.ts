@@ -10,7 +10,7 @@ import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realPatternLocation } from "./real-path.ts";
-import { scopeProblem } from "../core/task-ops.ts";
+import { leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
 import { followTask } from "../core/task-leases.ts";
@@ -90,6 +90,7 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const ignored = all.filter((p) => isIgnored(policy, p));
   const patterns = all.filter((p) => !ignored.includes(p));
   if (!patterns.length) return { leased: [], ignored };
+  if (task) await refuseForeignTask(store, task);
   const exclusive = !!opts.exclusive;
   const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
@@ -97,6 +98,19 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
   const final = task ? await followClaim(store, task) : set;
   return { leased: final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+}
+
+/** `--task` names a task finished or held by another agent: refused before anything is written. */
+async function refuseForeignTask(store: Store, id: string): Promise<void> {
+  let task;
+  try {
+    task = (await loadTask(store, id)).task;
+  } catch (e) {
+    if (e instanceof HandoffError && e.code === "not_found") return; // not (yet) here: see followClaim
+    throw e;
+  }
+  const refusal = leaseForTaskRefusal(task, { actor: store.actor, now: store.now() });
+  if (refusal) throw new HandoffError(refusal);
 }
 
 /**

@@ -159,6 +159,17 @@ export function handoffRefs(cwd: string, opts: { logs?: boolean } = {}): string 
 }
 
 /**
+ * Runs `finish` (commands that finish a task, which end the leases serving it) and puts the lease
+ * ref back where it was: the state a merge with an older build's clone, or a hand-edited ref,
+ * leaves (a lease serving a finished task), which `lease --task` no longer writes itself.
+ */
+export function keepingLeases(repo: string, finish: () => void): void {
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  finish();
+  sh("git", ["update-ref", "refs/handoff/leases", tip], repo);
+}
+
+/**
  * Adds tasks in-process through the store (the same function as `git handoff task add`): for
  * tests whose subject is not `task add` itself, so setup costs no CLI process per task.
  */

@@ -33,7 +33,7 @@ export const leaseFilesTool = defineTool({
   input: {
     paths: paths("what to lease"),
     exclusive: z.optional(describe(z.boolean(), "nobody else may lease or edit anything overlapping (default false: shared)")),
-    task: z.optional(describe(z.string(), "the task this lease serves")),
+    task: z.optional(describe(z.string(), "the task this lease serves: one you hold or nobody holds (refused for a finished task or one another agent holds)")),
     ttl: ttl(),
     reason: z.optional(describe(z.string(), "why, shown to agents that run into the lease (at most 500 characters)")),
   },
