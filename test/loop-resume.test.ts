@@ -115,6 +115,12 @@ test("loop stop: agents end, claims go back, a worktree with uncommitted work is
   await until(() => existsSync(join(u1.worktree, "scribble.txt")), "u1 to scribble");
   const other = join(tempDir(), "wt");
   gitOut(l.repo, "worktree", "add", "-q", "--detach", other);
+  // A loop running in this clone is not abandoned: loop stop ends it properly.
+  const abandon = cli(["loop", "stop", "--abandon", "--json"], { cwd: other, agent: "lead" });
+  assert.is(abandon.code, 3, abandon.stderr);
+  assert.is(abandon.json.error.code, "wrong_state");
+  assert.match(abandon.json.error.message, /runs here \(pid \d+\): end it with loop stop/);
+  assert.is(loopRecord(l.repo).phase, "running");
   const stop = cli(["loop", "stop", "--json"], { cwd: other, agent: "lead" });
   assert.is(stop.code, 0, stop.stderr);
   assert.is(stop.json.phase, "stopped");

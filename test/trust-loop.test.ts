@@ -14,7 +14,7 @@ import { alive } from "./support/alive.ts";
 
 test.after(cleanupTemp);
 
-test("a forged loop record from the sync remote: loop stop signals no process and removes no folder; doctor does not advise it", async () => {
+test("a forged loop record from the sync remote: loop stop signals no process and removes no folder; loop stop --abandon ends it acting on nothing it names", async () => {
   const { a: mallory, b: victim } = twoClones();
   for (const c of [mallory, victim]) assert.is(cli(["init"], { cwd: c, agent: "lead" }).code, 0);
   const precious = join(tempDir(), "precious");
@@ -42,7 +42,8 @@ test("a forged loop record from the sync remote: loop stop signals no process an
 
     const doctor = cli(["doctor"], { cwd: victim, agent: "lead" });
     assert.match(doctor.stdout + doctor.stderr, "not started in this clone");
-    assert.not.match(doctor.stdout + doctor.stderr, "loop stop");
+    // The only stop it advises is the one that acts on nothing the record names.
+    assert.not.match(doctor.stdout + doctor.stderr, /loop stop(?! --abandon)/);
 
     const stop = cli(["loop", "stop", "--timeout", "2s"], { cwd: victim, agent: "lead" });
     assert.match(stop.stdout + stop.stderr, "no process is signalled and no folder removed");
@@ -55,7 +56,24 @@ test("a forged loop record from the sync remote: loop stop signals no process an
     const run = cli(["loop", "run", "--agent-cmd", "true"], { cwd: victim, agent: "lead" });
     assert.is.not(run.code, 0);
     assert.match(run.stderr, "not started in this clone", run.stderr);
+    assert.match(run.stderr, "loop stop --abandon", "the refusal names the way out");
     assert.ok(alive(pid) && existsSync(join(precious, "keep", "data.txt")));
+
+    // The way out of a record nobody here can stop: abandon it, acting on nothing it names.
+    const abandon = cli(["loop", "stop", "--abandon", "--json"], { cwd: victim, agent: "lead" });
+    assert.is(abandon.code, 0, abandon.stderr);
+    assert.is(abandon.json.phase, "stopped");
+    assert.equal(abandon.json.units.map((u: { phase: string }) => u.phase), ["stopped"]);
+    assert.match(abandon.stderr, /abandoned .*left as they are/);
+    assert.match(gitOut(victim, "log", "-1", "--format=%s", "refs/handoff/loop"), /abandoned by lead/);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(alive(pid), "still not signalled");
+    assert.ok(existsSync(join(precious, "keep", "data.txt")));
+    assert.is(gitOut(victim, "rev-parse", "--verify", "refs/heads/keepme"), base);
+    assert.match(cli(["doctor"], { cwd: victim, agent: "lead" }).stdout, /loop evil1 is stopped/);
+    // loop run is no longer held off (nothing is ready here, so it has nothing to start)
+    const again = cli(["loop", "run", "--agent-cmd", "true"], { cwd: victim, agent: "lead" });
+    assert.not.match(again.stderr, "not started in this clone", again.stderr);
   } finally {
     try {
       process.kill(-pid, "SIGKILL");

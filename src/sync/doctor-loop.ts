@@ -22,9 +22,9 @@ export async function loopCheck(store: Store): Promise<Check> {
   const r = rec.runner;
   // Resuming or stopping acts on processes and folders: only for a loop started in this clone.
   if (r.host === hostname() && !loopStartedHere(store, rec.id)) {
-    return { name: "loop", status: "warn", detail: `loop ${rec.id} names this host (pid ${r.pid}) but was not started in this clone: its record came through the sync remote; nothing here resumes it or acts on the processes and folders it names${keptText}` };
+    return { name: "loop", status: "warn", detail: `loop ${rec.id} names this host (pid ${r.pid}) but was not started in this clone: its record came through the sync remote; nothing here resumes it or acts on the processes and folders it names${keptText}`, fix: "if no runner answers it: git handoff loop stop --abandon (ends the record, acts on nothing it names)" };
   }
-  if (r.host !== hostname()) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} on ${r.host} (pid ${r.pid})${keptText}` };
+  if (r.host !== hostname()) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} on ${r.host} (pid ${r.pid}); if that host is gone for good: git handoff loop stop --abandon${keptText}` };
   if (processAlive(r.pid, r.start)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} (pid ${r.pid})${keptText}` };
   const live = rec.units.filter((u) => (u.phase === "running" || u.phase === "starting") && u.host === hostname() && processAlive(u.pid, u.pid_start)).map((u) => u.id);
   return {

@@ -68,8 +68,9 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     resumed = false;
     if (cur && isLoopActive(cur)) {
       const r = cur.runner;
-      if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host });
-      if (!loopStartedHere(store, cur.id)) fail("held_by_other", `loop ${cur.id} was not started in this clone (its record came through the sync remote); resume or stop it where it was started`, { loop: cur.id });
+      const abandon = { action: "reclaim" as const, detail: "if that runner is gone for good: git handoff loop stop --abandon (acts on nothing the record names)" };
+      if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host }, [abandon]);
+      if (!loopStartedHere(store, cur.id)) fail("held_by_other", `loop ${cur.id} was not started in this clone (its record came through the sync remote); resume or stop it where it was started`, { loop: cur.id }, [abandon]);
       if (r.pid !== process.pid && pidAlive(r.pid, r.start)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
       if (cur.phase === "stopping") return { record: { ...cur, phase: "stopped" }, note: "stopped (its runner was gone)" };
       if (cur.verify && o.verify === null) fail("usage", `loop ${cur.id} was started with --verify: give the check again to resume it`, { loop: cur.id });
@@ -252,6 +253,31 @@ export async function stopLoop(store: Store, log: (l: string) => void): Promise<
   return changeLoop(store, (c) => (c && c.id === rec.id ? { record: { ...c, phase: "stopped" }, note: "stopped" } : null));
 }
 
+/**
+ * `loop stop --abandon`: ends the record of a loop this clone cannot stop (its runner is on another
+ * host that is gone, or the record came through the sync remote and names a runner nobody will
+ * ever hear), so `loop run` may start anew. Nothing the record names is acted on here: no process
+ * signalled, no folder or branch removed, no claim released (claims expire on their own). A runner
+ * still alive elsewhere ends at its next round: it finds its loop stopped.
+ */
+export async function abandonLoop(store: Store, log: (l: string) => void): Promise<LoopRecord | null> {
+  const cur = (await loadLoop(store))?.record ?? null;
+  if (!cur || !isLoopActive(cur)) return cur;
+  const r = cur.runner;
+  if (r.host === HOST && loopStartedHere(store, cur.id) && r.pid !== process.pid && pidAlive(r.pid, r.start)) {
+    fail("wrong_state", `loop ${cur.id} runs here (pid ${r.pid}): end it with loop stop, which stops its agents and cleans up`, { loop: cur.id, pid: r.pid });
+  }
+  const at = store.now().toISOString();
+  const note = `abandoned by ${store.actor.agent}: nothing it names was acted on here`;
+  const out = await changeLoop(store, (c) =>
+    c && c.id === cur.id && isLoopActive(c)
+      ? { record: { ...c, phase: "stopped", units: c.units.map((u) => (isTerminal(u.phase) ? u : { ...u, phase: "stopped", note, finished_at: at })) }, note }
+      : null,
+  );
+  log(`${cur.id}: abandoned (runner pid ${r.pid} on ${r.host}); its agents, folders, branches and claims are left as they are`);
+  return out ?? (await loadLoop(store))?.record ?? null;
+}
+
 /** `loop stop`: asks a live loop to stop and waits for it, or stops a loop whose process is gone. */
 export async function requestStop(store: Store, o: { timeoutMs: number; log: (l: string) => void }): Promise<LoopRecord | null> {
   const cur = (await loadLoop(store))?.record ?? null;
@@ -260,7 +286,7 @@ export async function requestStop(store: Store, o: { timeoutMs: number; log: (l:
     // A record naming this host that no loop here wrote came through the sync remote: it may name
     // any process and folder of yours. Ask its runner to stop; act on nothing it names.
     await changeLoop(store, (c) => (c && c.id === cur.id && c.phase === "running" ? { record: { ...c, phase: "stopping" }, note: `stop asked by ${store.actor.agent}` } : null));
-    o.log(`${cur.id}: not started in this clone (its record came through the sync remote): asked it to stop; no process is signalled and no folder removed here`);
+    o.log(`${cur.id}: not started in this clone (its record came through the sync remote): asked it to stop; no process is signalled and no folder removed here (if no runner ever answers: loop stop --abandon)`);
     return (await loadLoop(store))?.record ?? null;
   }
   const live = cur.runner.host === HOST ? pidAlive(cur.runner.pid, cur.runner.start) && cur.runner.pid !== process.pid : true;

@@ -9,7 +9,7 @@ import { neutralise } from "../../present/untrusted.ts";
 import { loadLoop } from "../../store/loop-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
-import { checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
+import { abandonLoop, checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { optionLike } from "../../core/option-like.ts";
 
@@ -119,11 +119,12 @@ export function registerLoop(program: Command): void {
     loop
       .command("stop")
       .description("end the loop cleanly: agents stopped, their claims released, worktrees without uncommitted work removed")
-      .option("--timeout <duration>", "how long to wait for a running loop to stop", "60s"),
-  ).action(async (o: { timeout: string }, cmd: Command) => {
+      .option("--timeout <duration>", "how long to wait for a running loop to stop", "60s")
+      .option("--abandon", "end the record of a loop whose runner is on another host or unknown here, acting on nothing it names (its agents, folders and claims are left)"),
+  ).action(async (o: { timeout: string; abandon?: boolean }, cmd: Command) => {
     const timeoutMs = parseDuration(o.timeout, "--timeout");
     await withStore(cmd, async (store, g) => {
-      const r = await requestStop(store, { timeoutMs, log });
+      const r = o.abandon ? await abandonLoop(store, log) : await requestStop(store, { timeoutMs, log });
       emit(!!g.json, r, () => (r ? loopStatusText(r) : "no loop has run here"));
     });
   });
