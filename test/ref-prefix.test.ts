@@ -6,7 +6,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cloneOf, serveRoot, startHttp } from "./support/servers.ts";
 
 test.after(() => cleanupTemp());
 
@@ -85,6 +85,60 @@ test("doctor suggests the negative refspec; with it a plain git fetch copies no 
   const after = cli(["doctor", "--json"], { cwd: user }).json.checks;
   assert.is(after.find((c: any) => c.name === "ref-prefix").status, "ok");
   assert.match(after.find((c: any) => c.name === "reachability").detail, /with [1-9]\d* coordination ref\(s\) under refs\/heads\/coord\//);
+});
+
+test("clones that disagree on --ref-prefix: sync warns and doctor fails in each, by path, through git and over HTTP", async () => {
+  const served = serveRoot();
+  const http = await startHttp(served.root);
+  const fresh = (name: string) => {
+    gitOut(tempRepo(), "push", "-q", served.bare(name), "main");
+    return name;
+  };
+  try {
+    for (const [how, url, env] of [
+      ["path, in process", served.bare(fresh("by-path")), {}],
+      ["path, through git", served.bare(fresh("by-git")), { HANDOFF_PATH_REMOTE: "git" }],
+      ["smart HTTP", http.url(fresh("by-http")), {}],
+    ] as const) {
+      const a = cloneOf(url);
+      const b = cloneOf(url);
+      const run = (cwd: string, agent: string, args: string[]) => cli(args, { cwd, agent, env });
+      assert.is(run(a, "lead", ["remote", "origin", "--ref-prefix", "refs/heads/handoff/"]).code, 0, how);
+      const id = `t-${how.replace(/\W+/g, "-")}`;
+      assert.is(run(a, "lead", ["task", "add", "split work", "--id", id, "--scope", "s.txt", "--exclusive", "--push"]).code, 0, how);
+      assert.is(run(a, "alice", ["claim", id]).code, 0, how);
+      // b keeps the default namespace: it does not see alice's claim, and says why
+      const sb = run(b, "bob", ["sync", "--json"]);
+      assert.is(sb.code, 0, `${how}: ${sb.stderr}`);
+      assert.equal(sb.json.split, { prefix: "refs/handoff/", namespace: "refs/heads/handoff/", tasks: 1, leases: true }, how);
+      const text = run(b, "bob", ["sync"]).stdout;
+      assert.match(text, /warning: origin also holds coordination refs under refs\/heads\/handoff\/ \(1 task ref\(s\) and a lease ref\), while this clone keeps its own under refs\/handoff\//, how);
+      assert.match(text, /git handoff remote origin --ref-prefix refs\/heads\/handoff\/ in each/, how);
+      const doc = run(b, "bob", ["doctor", "--json"]);
+      const ns = doc.json.checks.find((c: { name: string }) => c.name === "namespace");
+      assert.is(ns?.status, "fail", `${how}: ${JSON.stringify(doc.json.checks)}`);
+      assert.is(doc.code, 2, how);
+      // and the other way round, once b has written to its namespace
+      assert.is(run(b, "bob", ["task", "add", "mine", "--id", `${id}-b`, "--push"]).code, 0, how);
+      const sa = run(a, "alice", ["sync", "--json"]);
+      assert.is(sa.code, 0, sa.stderr);
+      assert.equal([sa.json.split?.prefix, sa.json.split?.namespace], ["refs/heads/handoff/", "refs/handoff/"], how);
+    }
+  } finally {
+    await http.stop();
+  }
+});
+
+test("one namespace on the remote: sync has no split and doctor no namespace check", () => {
+  const bare = serveRoot().bare("one");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  assert.is(cli(["task", "add", "x", "--id", "x", "--scope", "x.txt", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "x"], { cwd: a, agent: "alice" }).code, 0);
+  const s = cli(["sync", "--json"], { cwd: a, agent: "alice" });
+  assert.is(s.code, 0, s.stderr);
+  assert.is(s.json.split, undefined);
+  assert.not.ok(cli(["doctor", "--json"], { cwd: a }).json.checks.some((c: { name: string }) => c.name === "namespace"));
 });
 
 test("a prefix that clashes with a branch, or is not a branch prefix, is refused and nothing changes", () => {

@@ -107,7 +107,7 @@ export async function pushToPath(source: PathRemoteSource, remote: string, updat
  * The remote's refs under `prefix` (remote names) as `git ls-remote` prints them (`<oid>\t<name>`
  * lines in name order), or only `names`; null when the listing is git's.
  */
-export function listPath(source: PathRemoteSource, remote: string, prefix: string, names?: string[]): string | null {
+export function listPath(source: PathRemoteSource, remote: string, prefix: string, names?: string[], also: string[] = []): string | null {
   if (disabled()) return null;
   const target = pathRemote(source, remote, false);
   if (!target) return null;
@@ -120,6 +120,15 @@ export function listPath(source: PathRemoteSource, remote: string, prefix: strin
       .join("");
   }
   const tips = target.refs.list(prefix);
+  // `also`: folders (ending in /) listed, or exact names read, outside `prefix`.
+  for (const p of also) {
+    if (p.endsWith("/")) tips.push(...target.refs.list(p));
+    else {
+      const oid = target.refs.read(p);
+      if (oid !== null) tips.push({ name: p, oid });
+    }
+  }
+  if (also.length) tips.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // A name git might judge otherwise (refs.c check_refname_format) is git's to list or skip.
   if (!tips.every((t) => PLAIN_NAME.test(t.name) && !/\.\.|\.lock(\/|$)|\.$/.test(t.name))) return null;
   if (target.refs.looseListed >= PACK_REMOTE_AT) packRefsLater(target.gitDir);

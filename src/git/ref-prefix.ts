@@ -29,6 +29,40 @@ export function notePrefix(cwd: string, remote: string, prefix: string | null): 
   known.set(key(cwd, remote), Promise.resolve(prefix || HANDOFF_ROOT));
 }
 
+/**
+ * Where another clone of the same remote may keep the refs by mistake: the default when this clone
+ * uses a branch prefix, else the documented branch prefix. Two clones that disagree each see only
+ * their own namespace, so both could be granted the same task: a full listing also asks for the
+ * other namespace's lease ref and task refs (nothing else), which are never read as ours.
+ */
+export function otherNamespace(prefix: string): string {
+  return prefix === HANDOFF_ROOT ? "refs/heads/handoff/" : HANDOFF_ROOT;
+}
+
+/** What a listing asks of the other namespace (remote names; `*` as git ls-remote takes it). */
+export function splitPatterns(prefix: string): string[] {
+  const other = otherNamespace(prefix);
+  return [`${other}leases`, `${other}tasks/*`];
+}
+
+export interface NamespaceSplit {
+  /** Where this clone keeps the refs on the remote, and where others were found. */
+  prefix: string;
+  namespace: string;
+  tasks: number;
+  leases: boolean;
+}
+
+/** The other namespace's refs among a listing's `<oid>\t<name>` lines, or null when there are none. */
+export function splitIn(raw: string, prefix: string): NamespaceSplit | null {
+  const namespace = otherNamespace(prefix);
+  if (!raw.includes(`\t${namespace}`)) return null;
+  const names = raw.split("\n").map((l) => l.slice(l.indexOf("\t") + 1));
+  const tasks = names.filter((n) => n.startsWith(`${namespace}tasks/`)).length;
+  const leases = names.includes(`${namespace}leases`);
+  return tasks || leases ? { prefix, namespace, tasks, leases } : null;
+}
+
 /** refs/handoff/<rest> as the remote names it. */
 export function toRemote(ref: string, prefix: string): string {
   return prefix === HANDOFF_ROOT || !ref.startsWith(HANDOFF_ROOT) ? ref : prefix + ref.slice(HANDOFF_ROOT.length);

@@ -45,7 +45,9 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
  * deadline is a failure in its own words (no git ran); the time it took comes off git's.
  */
 export async function listRemote(cwd: string, remote: string, prefix: string, patterns: string[], timeoutMs: number, source?: PathRemoteSource, names?: string[]): Promise<GitResult | { ok: false; message: string; timedOut: true }> {
-  const read = source ? listPath(source, remote, prefix, names) : null;
+  // Patterns outside `prefix` (a full listing's look at the other namespace): exact names, or folders.
+  const also = names ? [] : patterns.filter((p) => !p.startsWith(prefix)).map((p) => p.replace(/\*$/, ""));
+  const read = source ? listPath(source, remote, prefix, names, also) : null;
   if (read !== null) return { code: 0, stdout: read, stderr: "" };
   const started = Date.now();
   const overHttp = source ? await listOverHttp(source, remote, patterns.map((p) => p.replace(/\*$/, "")), timeoutMs).catch(() => null) : null;

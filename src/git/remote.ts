@@ -8,7 +8,8 @@ import { acquireOwnedLock } from "./owned-lock.ts";
 import { scanRemoteSettings } from "./config-scan.ts";
 import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, toolIdentityEnv, type GitResult } from "./run.ts";
-import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, toRemote } from "./ref-prefix.ts";
+import { fromRemote, HANDOFF_ROOT, notePrefix, remotePrefix, splitIn, splitPatterns, toRemote, type NamespaceSplit } from "./ref-prefix.ts";
+export type { NamespaceSplit } from "./ref-prefix.ts";
 import { pushToPath, type PathRemoteSource } from "./path-remote.ts";
 import { pushOverHttp } from "./http-remote.ts";
 import { listRemote } from "./remote-ref.ts";
@@ -109,9 +110,10 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   const prefix = await remotePrefix(cwd, remote);
   // In process where it can be (on this disk, over HTTP), in git's own output form.
   const names = refs?.map((x) => toRemote(x, prefix));
-  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`], timeoutMs, source, names);
+  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`, ...splitPatterns(prefix)], timeoutMs, source, names);
   if ("message" in r) return r;
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
+  if (!refs) noteSplit(`${cwd}\0${remote}`, splitIn(r.stdout, prefix));
   // The same answer as the last full listing (a running process's sync with nothing new): the
   // same map, not 5,000 lines parsed again. Callers only read it.
   const key = refs ? null : `${cwd}\0${remote}\0${prefix}`;
@@ -144,6 +146,19 @@ function parseListing(stdout: string, prefix: string, refs: string[] | undefined
     if (lastListing.size > LISTINGS_KEPT) lastListing.delete(lastListing.keys().next().value!);
   }
   return tips;
+}
+
+/** Coordination refs the last full listing found in the other namespace (ref-prefix.ts), by clone and remote. */
+const splits = new Map<string, NamespaceSplit>();
+
+function noteSplit(key: string, split: NamespaceSplit | null): void {
+  if (split) splits.set(key, split);
+  else splits.delete(key);
+}
+
+/** What the last full listing of `remote` in this process found of a second coordination namespace, or null. */
+export function namespaceSplit(cwd: string, remote: string): NamespaceSplit | null {
+  return splits.get(`${cwd}\0${remote}`) ?? null;
 }
 
 /** Each remote's last full listing and its parse, by clone, remote and prefix, oldest first. */

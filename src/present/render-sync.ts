@@ -1,6 +1,7 @@
 // A sync report as text, shared by the CLI's `sync` and the MCP sync tool.
 import { subjectOf } from "../core/event.ts";
 import type { SyncReport } from "../sync/sync.ts";
+import { splitProblem } from "../sync/namespace-split.ts";
 
 export function syncText(r: SyncReport): string {
   if (r.coalesced) return `synced with ${r.remote}: another sync of this clone, begun after this one was asked for, just did it`;
@@ -11,5 +12,10 @@ export function syncText(r: SyncReport): string {
   for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event ? subjectOf(t.event) : t.ref} by ${t.event?.agent ?? "?"}`);
   for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
   if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
+  if (r.split) {
+    const { detail, fix } = splitProblem(r.remote, r.split);
+    lines.push(`warning: ${detail}; ${fix}`);
+  }
   return lines.join("\n");
 }
+

@@ -8,7 +8,8 @@ import { configuredRemote } from "../git/remote.ts";
 import { pathRemoteStatus } from "../git/path-remote.ts";
 import { httpRemoteStatus } from "../git/http-remote.ts";
 import { git } from "../git/run.ts";
-import { remotePrefix } from "../git/ref-prefix.ts";
+import { remotePrefix, splitIn, splitPatterns } from "../git/ref-prefix.ts";
+import { splitProblem } from "./namespace-split.ts";
 import { readRecord } from "../store/codec.ts";
 import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
@@ -40,8 +41,9 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
   // check would read them, and each read refuses; this one says what to do.
   if (layout.status === "fail") return checks;
   if (remote.name) {
-    const reach = await reachability(store, remote.name);
+    const { check: reach, split } = await reachability(store, remote.name);
     checks.push(reach);
+    if (split) checks.push(split);
     if (reach.status === "ok") checks.push(await (await import("./doctor-skew.ts")).skewCheck(store, remote.name));
     checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
     // Which way pushes, listings and fetches go: in process, or through git and why.
@@ -90,18 +92,21 @@ async function refspecs(store: Store): Promise<Check> {
   return { name: "refspecs", status: "ok", detail: "no remote fetch/push refspec touches refs/handoff/ (sync passes its own)" };
 }
 
-async function reachability(store: Store, remote: string): Promise<Check> {
+/** The remote answers; and whether it also holds refs in the other namespace (ref-prefix.ts), a split. */
+async function reachability(store: Store, remote: string): Promise<{ check: Check; split: Check | null }> {
   // On a branch-only host the coordination refs live under the remote's branch prefix.
   const prefix = await remotePrefix(store.cwd, remote);
   const start = Date.now();
-  const r = await git(["ls-remote", remote, `${prefix}*`], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: await remoteTimeoutMs(store) });
+  const r = await git(["ls-remote", "--end-of-options", remote, `${prefix}*`, ...splitPatterns(prefix)], { cwd: store.cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: await remoteTimeoutMs(store) });
   const ms = Date.now() - start;
   if (r.code !== 0) {
     const why = r.timedOut ? `no answer within ${ms} ms (handoff.remoteTimeout)` : r.stderr.trim().split("\n")[0];
-    return { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${why}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" };
+    return { check: { name: "reachability", status: "fail", detail: `${remote} cannot be reached: ${why}`, fix: "check the URL, network and credentials; meanwhile exclusive operations need --offline" }, split: null };
   }
-  const count = r.stdout.split("\n").filter(Boolean).length;
-  return { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)${prefix === "refs/handoff/" ? "" : ` under ${prefix}`}` };
+  const count = r.stdout.split("\n").filter((l) => l.slice(l.indexOf("\t") + 1).startsWith(prefix)).length;
+  const check: Check = { name: "reachability", status: "ok", detail: `${remote} answered in ${ms} ms with ${count} coordination ref(s)${prefix === "refs/handoff/" ? "" : ` under ${prefix}`}` };
+  const split = splitIn(r.stdout, prefix);
+  return { check, split: split ? { name: "namespace", status: "fail", ...splitProblem(remote, split) } : null };
 }
 
 async function tentative(store: Store): Promise<Check> {

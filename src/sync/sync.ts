@@ -4,7 +4,7 @@
 import { fail } from "../core/errors.ts";
 import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
-import { pushWithLease, trackingRef } from "../git/remote.ts";
+import { namespaceSplit, pushWithLease, trackingRef, type NamespaceSplit } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
 import { listEarly, refreshTracking, snapshot, type Listing } from "./tracking.ts";
 import { forgetQuiet, readQuiet, rememberQuiet, stillQuiet, syncStamp } from "./quiet-sync.ts";
@@ -45,6 +45,11 @@ export interface SyncReport {
    * them: nothing was compared, fetched or pushed (quiet-sync.ts).
    */
   unchanged?: boolean;
+  /**
+   * The remote also holds coordination refs in the other namespace (refs/handoff/ against a branch
+   * prefix, ref-prefix.ts): clones that disagree on `--ref-prefix` do not see each other's claims.
+   */
+  split?: NamespaceSplit;
 }
 
 const MAX_ROUNDS = 8;
@@ -91,7 +96,8 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     const began = new Date();
     const done = await syncHeld(store, remote, budget, report, say);
     if (turn.ok) markSynced(stamp, began);
-    return done;
+    const split = namespaceSplit(store.storeCwd, remote);
+    return split ? { ...done, split } : done;
   } finally {
     if (turn.ok) turn.release();
   }
