@@ -241,6 +241,16 @@ test("an agent whose claim was reclaimed cannot finish the task (done, a review 
   assert.is(ok(cli(["done", "s", "--json"], { cwd: repo, agent: "alice" })).json.status, "review");
 });
 
+test("claim --next gives an agent back the task its own claim let expire (a worker killed and started again under its name)", () => {
+  const repo = tempRepo();
+  ok(as(repo, "lead", T0, ["task", "add", "stranded", "--id", "s"]));
+  ok(as(repo, "codex@m2", T0, ["claim", "--next", "--ttl", "1m"]));
+  // while its claim lives, a second call of the same agent is not handed the same task
+  assert.is(as(repo, "codex@m2", plus(T0, 30_000), ["claim", "--next"]).code, 3);
+  const again = ok(as(repo, "codex@m2", plus(T0, 2 * MIN), ["claim", "--next", "--json"])).json;
+  assert.equal([again.id, again.claim.agent, again.claim.fence, again.attempts], ["s", "codex@m2", 2, 1]);
+});
+
 test("claim --next takes the highest priority, then the oldest; none left -> exit 3", () => {
   const repo = tempRepo();
   ok(as(repo, "lead", plus(T0, 0), ["task", "add", "old low", "--id", "old-low", "--priority", "1"]));

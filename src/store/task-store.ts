@@ -3,7 +3,7 @@ import { newTaskId, validateTaskId } from "../core/ids.ts";
 import { freshBytes } from "./entropy.ts";
 import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
-import { createTask, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { createTask, isLive, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { LocalCandidates, noteLocalLoss, orderedCandidates, readyCandidates } from "./ready-index.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
@@ -331,7 +331,9 @@ export async function claimNext(
         const guarded = (t: Task, ctx: OpContext): Outcome<Task> => {
           // Taken meanwhile by another call of this same agent (two sessions, parallel tool
           // calls): a claim of one's own task renews it, which would hand both calls one task.
-          if (t.claim && t.claim.agent === ctx.actor.agent) {
+          // Only a live claim: the agent's own expired one (a worker killed and started again
+          // under its name) is the task back in the queue, for this agent too.
+          if (t.claim && t.claim.agent === ctx.actor.agent && isLive(t, ctx.now)) {
             return refuse({ code: "held_by_other", message: `task ${t.id} was just claimed by another call of ${t.claim.agent}`, data: { task: t.id, holder: t.claim.agent } });
           }
           const why = ready?.(t);
