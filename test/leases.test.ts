@@ -71,7 +71,14 @@ test("lease --task refuses a finished task and one another agent holds, writing 
   assert.is(held.code, 3);
   assert.match(held.stderr, /^git-handoff: task held is held by bob /);
   assert.is(handoffRefs(repo), before, "nothing written");
-  assert.is(as("alice", ["lease", "src/a.ts", "--task", "mine"]).code, 0);
+  // for a task the caller holds: one write, the lease expiring with the claim
+  const commits = () => (gitOut(repo, "for-each-ref", "refs/handoff/leases") ? Number(gitOut(repo, "rev-list", "--count", "refs/handoff/leases")) : 0);
+  const n = commits();
+  const mine = as("alice", ["lease", "src/a.ts", "--exclusive", "--task", "mine", "--json"]);
+  assert.is(mine.code, 0, mine.stderr);
+  assert.is(commits(), n + 1, "one commit, one leased event");
+  const claim = as("alice", ["task", "show", "mine", "--json"]).json.claim;
+  assert.equal([mine.json.leased[0].expires_at, mine.json.leased[0].ttl_ms, mine.json.leased[0].exclusive], [claim.expires_at, claim.ttl_ms, true]);
   assert.is(as("alice", ["lease", "src/b.ts", "--task", "later"]).code, 0, "a task not here (yet) stands on the lease's own TTL");
   assert.is(as("bob", ["lease", "src/c.ts", "--task", "held"]).code, 0, "the holder leases for its task");
 });

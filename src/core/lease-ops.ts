@@ -61,6 +61,8 @@ export interface LeaseRequest {
   ttlMs: number;
   reason: string | null;
   auto?: boolean;
+  /** Leases for a task the caller holds expire with its claim (task-leases.ts): its expiry and TTL. */
+  until?: { expiresAt: string; ttlMs: number };
 }
 
 /** Another agent's live lease that stands in the way of `pattern`, with the file proving overlap. */
@@ -155,7 +157,8 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
     const agent = ctx.actor.agent;
     const conflicts = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now, ctx.takeoverGraceMs);
     if (conflicts.length) return refuse(conflictRefusal(conflicts[0]!, ctx.now, ctx.takeoverGraceMs));
-    const expires = new Date(ctx.now.getTime() + req.ttlMs).toISOString();
+    const expires = req.until?.expiresAt ?? new Date(ctx.now.getTime() + req.ttlMs).toISOString();
+    const ttlMs = req.until?.ttlMs ?? req.ttlMs;
     const { worktree, branch, scope } = ctx.actor;
     const patterns = [...new Set(req.patterns)];
     // Only the caller's own leases change (renewed, or replaced by these patterns): looked up, not
@@ -176,7 +179,7 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
         exclusive: req.exclusive,
         acquired_at: before?.acquired_at ?? ctx.now.toISOString(),
         expires_at: expires,
-        ttl_ms: req.ttlMs,
+        ttl_ms: ttlMs,
         reason: req.reason ?? before?.reason ?? null,
         ...(req.auto ? { auto: true } : {}),
         worktree,

@@ -10,11 +10,10 @@ import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realPatternLocation } from "./real-path.ts";
-import { leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
+import { isLive, leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
-import { followTask } from "../core/task-leases.ts";
-import type { LeaseSet } from "../core/lease.ts";
+import type { Task } from "../core/task.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
 import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
@@ -90,43 +89,36 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const ignored = all.filter((p) => isIgnored(policy, p));
   const patterns = all.filter((p) => !ignored.includes(p));
   if (!patterns.length) return { leased: [], ignored };
-  if (task) await refuseForeignTask(store, task);
+  // A lease taken for a task the caller holds lasts as long as its claim, set in the same write.
+  // For a task nobody works on it stands on its own TTL until the task's next transition ends it.
+  const held = task ? await claimForLease(store, task) : null;
   const exclusive = !!opts.exclusive;
-  const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
+  const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}), ...(held ? { until: { expiresAt: held.expires_at, ttlMs: held.ttl_ms } } : {}) };
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
-  // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due.
-  await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
-  const final = task ? await followClaim(store, task) : set;
+  // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due
+  // (its leases with it, in one transaction).
+  const extended = await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
+  const final = extended.length ? (await loadLeases(store)).set : set;
   return { leased: final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
 }
 
-/** `--task` names a task finished or held by another agent: refused before anything is written. */
-async function refuseForeignTask(store: Store, id: string): Promise<void> {
+/**
+ * The caller's live claim on `--task`, whose expiry its leases take; null for a task nobody holds
+ * or one not (yet) here (a lease may come before its task arrives by sync). A task finished or held
+ * by another agent is refused before anything is written.
+ */
+async function claimForLease(store: Store, id: string): Promise<Task["claim"]> {
   let task;
   try {
     task = (await loadTask(store, id)).task;
   } catch (e) {
-    if (e instanceof HandoffError && e.code === "not_found") return; // not (yet) here: see followClaim
+    if (e instanceof HandoffError && e.code === "not_found") return null;
     throw e;
   }
-  const refusal = leaseForTaskRefusal(task, { actor: store.actor, now: store.now() });
+  const ctx = { actor: store.actor, now: store.now() };
+  const refusal = leaseForTaskRefusal(task, ctx);
   if (refusal) throw new HandoffError(refusal);
-}
-
-/**
- * A lease taken for a task the caller holds lasts as long as its claim. For a task nobody works on
- * it stands on its own TTL until the task's next transition ends it.
- */
-async function followClaim(store: Store, id: string): Promise<LeaseSet> {
-  let task;
-  try {
-    task = (await loadTask(store, id)).task;
-  } catch {
-    return (await loadLeases(store)).set; // a task not (yet) here: the lease stands on its own TTL
-  }
-  const holder = task.status === "claimed" && task.claim?.agent === store.actor.agent && Date.parse(task.claim.expires_at) > store.now().getTime();
-  if (!holder) return (await loadLeases(store)).set;
-  return mutateLeases(store, (s, ctx) => followTask(s, task, ctx));
+  return isLive(task, ctx.now) && task.claim!.agent === store.actor.agent ? task.claim : null;
 }
 
 /** A path `unlease` could not release, and why. */
