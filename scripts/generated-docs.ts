@@ -1,5 +1,6 @@
 // What `npm run docs` generates, as file -> text: the CLI reference and man page from the
-// commander definitions, the MCP tool reference from what the server lists over MCP.
+// commander definitions, the MCP tool reference from what the server lists over MCP (`mcpTools`,
+// which test/docs-mcp.test.ts also reads).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { readFileSync } from "node:fs";
@@ -13,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 
-async function mcpTools(): Promise<{ name: string; title?: string; description?: string; inputSchema: { properties?: Record<string, { description?: string; type?: string }>; required?: string[] } }[]> {
+export async function mcpTools(): Promise<{ name: string; title?: string; description?: string; inputSchema: { properties?: Record<string, { description?: string; type?: string }>; required?: string[] } }[]> {
   // The server needs a repository to open; the tool list does not depend on its state.
   const repo = mkdtempSync(join(tmpdir(), "handoff-docs-"));
   spawnSync("git", ["init", "-q", repo]);

@@ -72,6 +72,9 @@ function anchor(path: string): string {
 }
 
 const roff = (s: string) => s.replace(/\\/g, "\\e").replace(/^([.'])/gm, "\\&$1").replace(/-/g, "\\-");
+/** Filled text: a list of values joined by `|` has no space to break at, so each `|` is also a
+ * break point (`\:`, zero width), or troff cannot fit the line and warns on the reader's terminal. */
+const roffText = (s: string) => roff(s).replace(/\|/g, "|\\:");
 
 export function manPage(program: Command, version: string): string {
   const vs = verbs(program);
@@ -87,8 +90,8 @@ export function manPage(program: Command, version: string): string {
     ".SH COMMANDS",
   ];
   for (const v of vs) {
-    out.push(".TP", `.B ${roff(v.usage)}`, roff(v.description));
-    for (const o of v.options) out.push(".RS", ".TP", `.B ${roff(o.flags)}`, roff(o.description), ".RE");
+    out.push(".TP", `.B ${roff(v.usage)}`, roffText(v.description));
+    for (const o of v.options) out.push(".RS", ".TP", `.B ${roff(o.flags)}`, roffText(o.description), ".RE");
     if (v.examples) out.push(".RS", ".PP", "Examples:", ".nf", roff(v.examples), ".fi", ".RE");
   }
   out.push(

@@ -17,7 +17,7 @@ export function registerEvents(program: Command): void {
       .option("--since <time>", "an ISO time, or a duration back from now (2h, 7d)")
       .option("--task <id>", "only this task")
       .option("--agent <name>", "only events about or by this agent")
-      .option("--type <type>", `only this type (${EventType.options.join("|")})`)
+      .option("--type <type>", `only this type, one of: ${EventType.options.join(", ")}`)
       .option("--limit <n>", "only the most recent N"),
     { agent: false }, // here --agent filters; `git handoff --agent A events` still names the caller
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
