@@ -47,4 +47,16 @@ test("claim reports overlaps (info for containment, warn for the same file) in t
   assert.match(t.as("lead", ["stats"]).stdout, /overlaps at claim time\s+\d+ warn, \d+ info/);
 });
 
+test("claiming a task one holds again renews it: the overlaps are shown again but counted once", () => {
+  const t = team(["alice", "bob"]);
+  assert.is(t.as("lead", ["task", "add", "x", "--id", "x", "--scope", "src/x.ts"]).code, 0);
+  assert.is(t.as("alice", ["lease", "src/x.ts"]).code, 0);
+  const first = t.as("bob", ["claim", "x", "--json"]);
+  assert.equal(first.json.overlaps.map((o: { verdict: string }) => o.verdict), ["warn"]);
+  const again = t.as("bob", ["claim", "x", "--json"]);
+  assert.is(again.code, 0, again.stderr);
+  assert.equal(again.json.overlaps.map((o: { verdict: string }) => o.verdict), ["warn"], "still shown");
+  assert.equal(t.as("lead", ["stats", "--json"]).json.overlaps, { warn: 1, info: 0 });
+});
+
 test.run();

@@ -79,7 +79,10 @@ test("lease --task refuses a finished task and one another agent holds, writing 
   assert.is(commits(), n + 1, "one commit, one leased event");
   const claim = as("alice", ["task", "show", "mine", "--json"]).json.claim;
   assert.equal([mine.json.leased[0].expires_at, mine.json.leased[0].ttl_ms, mine.json.leased[0].exclusive], [claim.expires_at, claim.ttl_ms, true]);
-  assert.is(as("alice", ["lease", "src/b.ts", "--task", "later"]).code, 0, "a task not here (yet) stands on the lease's own TTL");
+  const later = as("alice", ["lease", "src/b.ts", "--task", "later", "--json"]);
+  assert.is(later.code, 0, "a task not here (yet) stands on the lease's own TTL");
+  assert.is(later.json.task_not_found, "later");
+  assert.match(as("alice", ["lease", "src/b.ts", "--task", "later"]).stderr, /no task later here \(a typo, or not synced yet\)/);
   assert.is(as("bob", ["lease", "src/c.ts", "--task", "held"]).code, 0, "the holder leases for its task");
 });
 

@@ -15,12 +15,13 @@ const MAX_LOGGED = 20;
  * well (the claim itself is left out below): another agent's claim landing in between is no more
  * likely caught by a second read a moment later, which cost a listing on every claim's answer.
  */
-export async function overlapsOfClaim(store: Store, claimed: Task, before?: readonly Task[]): Promise<Overlap[]> {
+export async function overlapsOfClaim(store: Store, claimed: Task, before?: readonly Task[], o: { log?: boolean } = {}): Promise<Overlap[]> {
   if (!claimed.scope.length) return [];
   // Only claimed tasks can overlap a claim: the rest of the listing is not looked at, and these
   // need no settling (claimOverlaps skips an expired claim itself).
   const [tasks, { set }] = await Promise.all([before ?? storedClaimedTasks(store), loadLeases(store)]);
   const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now());
+  if (o.log === false) return found;
   await recordCatches(
     store,
     found.slice(0, MAX_LOGGED).map((o) =>

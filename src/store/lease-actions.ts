@@ -78,6 +78,8 @@ export interface LeaseResult {
   leased: Lease[];
   /** Paths the policy ignores: never leased. */
   ignored: string[];
+  /** `--task` names no task here (a typo, or one not synced yet): the lease stands on its own TTL. */
+  task_not_found?: string;
 }
 
 export async function lease(store: Store, inputs: string[], opts: LeaseOptions = {}): Promise<LeaseResult> {
@@ -91,7 +93,8 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   if (!patterns.length) return { leased: [], ignored };
   // A lease taken for a task the caller holds lasts as long as its claim, set in the same write.
   // For a task nobody works on it stands on its own TTL until the task's next transition ends it.
-  const held = task ? await claimForLease(store, task) : null;
+  const found = task ? await claimForLease(store, task) : null;
+  const held = found === "not_found" ? null : found;
   const exclusive = !!opts.exclusive;
   const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}), ...(held ? { until: { expiresAt: held.expires_at, ttlMs: held.ttl_ms } } : {}) };
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
@@ -99,7 +102,8 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   // (its leases with it, in one transaction).
   const extended = await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
   const final = extended.length ? (await loadLeases(store)).set : set;
-  return { leased: final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern)), ignored };
+  const leased = final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern));
+  return { leased, ignored, ...(found === "not_found" ? { task_not_found: task! } : {}) };
 }
 
 /**
@@ -107,12 +111,12 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
  * or one not (yet) here (a lease may come before its task arrives by sync). A task finished or held
  * by another agent is refused before anything is written.
  */
-async function claimForLease(store: Store, id: string): Promise<Task["claim"]> {
+async function claimForLease(store: Store, id: string): Promise<Task["claim"] | "not_found"> {
   let task;
   try {
     task = (await loadTask(store, id)).task;
   } catch (e) {
-    if (e instanceof HandoffError && e.code === "not_found") return null;
+    if (e instanceof HandoffError && e.code === "not_found") return "not_found";
     throw e;
   }
   const ctx = { actor: store.actor, now: store.now() };

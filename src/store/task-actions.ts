@@ -111,7 +111,10 @@ export async function claimReporting(store: Store, id: string, opts: ClaimOption
     const checked = opts.overCapacity ? null : await capacityProblem(store, id);
     return { task: await claimOnly(store, id, opts, checked?.refusal ?? null), checked };
   });
-  return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed) };
+  // Claiming a task one holds renews it (its grant keeps its claimed_at): the overlaps are shown
+  // again but logged once, at the grant, so `stats` does not count them at every renewal.
+  const fresh = task.claim?.claimed_at === task.updated_at;
+  return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed, { log: fresh }) };
 }
 
 /** `claim --next` / `ready --claim` with its overlap advisory. */

@@ -5,7 +5,7 @@ import type { Lease } from "../../core/lease.ts";
 import { check, lease, listLeases, resolvePaths, unlease } from "../../store/lease-actions.ts";
 import { reclaimLeasesFor } from "../../store/lease-reclaim.ts";
 import { withGlobals, withStore } from "../context.ts";
-import { emit } from "../../present/output.ts";
+import { emit, warn } from "../../present/output.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
 
 export function registerLease(program: Command, verb?: string): void {
@@ -23,6 +23,7 @@ export function registerLease(program: Command, verb?: string): void {
   ).action(async (paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await lease(store, paths, o);
+      if (r.task_not_found) warn(`no task ${r.task_not_found} here (a typo, or not synced yet): the lease stands on its own TTL`);
       const now = store.now();
       emit(!!g.json, r, () =>
         [

@@ -49,7 +49,11 @@ export const leaseFilesTool = defineTool({
       ...opt("reason", a.reason),
     });
     const now = store.now();
-    const lines = [...r.leased.map((l) => `leased ${leaseLine(l, now)}`), ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`)];
+    const lines = [
+      ...r.leased.map((l) => `leased ${leaseLine(l, now)}`),
+      ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`),
+      ...(r.task_not_found ? [`note: no task ${r.task_not_found} here (a typo, or not synced yet): the lease stands on its own TTL`] : []),
+    ];
     const kind = a.exclusive ? "exclusive" : "shared";
     return {
       data: { ...r },
