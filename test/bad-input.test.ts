@@ -78,6 +78,18 @@ test("ids that would escape or break ref names are refused by every verb (exit 2
   assert.is(gitOut(repo, "for-each-ref", "--format=%(refname)").split("\n").filter((r) => !r.startsWith("refs/handoff/tasks/")).join(","), "refs/heads/main");
 });
 
+test("a bad path or pattern is named as it was typed, not as the absolute path it resolves to", () => {
+  const sub = join(repo, "sub");
+  mkdirSync(sub, { recursive: true });
+  for (const [args, re] of [
+    [["lease", "@(a|b)"], /^git-handoff: pattern "@\(a\|b\)" uses an extglob/],
+    [["lease", "../.git/HEAD"], /^git-handoff: path "\.\.\/\.git\/HEAD" is inside \.git$/],
+    [["check", "+(x)"], /^git-handoff: pattern "\+\(x\)" uses an extglob/],
+  ] as const) {
+    bad([...args], 2, re, { cwd: sub });
+  }
+});
+
 test("--json errors carry code, message, recoverable, data and suggestions", () => {
   const before = handoffRefs(repo);
   const r = cli(["claim", "../x", "--json"], { cwd: repo, agent: "bob" });

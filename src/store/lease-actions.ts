@@ -32,7 +32,10 @@ function isDirectory(path: string): boolean {
  * as typed; said of a symlink only where one was followed (`../x` is outside by its own words).
  */
 function realRepoPath(p: string, root: string, cwd: string, symlinkRefusal: (real: string) => string): string {
+  // What is wrong with the input by its own words (an extglob, .git, outside) is said as typed.
+  const typed = normalizeRepoPath(p, root, cwd);
   const real = realPatternLocation(p, cwd);
+  if (real === p) return typed;
   try {
     return normalizeRepoPath(real, root, cwd);
   } catch (e) {
