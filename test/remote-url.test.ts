@@ -89,6 +89,7 @@ test("remote --url refuses bad input and a name taken by another URL; nothing ch
   const code = served.bare("code2");
   gitOut(tempRepo(), "push", "-q", code, "main");
   const a = cloneOf(code);
+  served.bare("other");
   const config = () => gitOut(a, "config", "--list", "--local");
   const before = config();
   const cases: [string[], number, RegExp][] = [
@@ -100,6 +101,9 @@ test("remote --url refuses bad input and a name taken by another URL; nothing ch
     [["remote", "origin", "--url", served.root + "/other.git"], 3, /already exists with another URL/],
     [["remote", "--url", served.root + "/other.git", "--none"], 2, /not several/],
     [["remote", "coord", "--url", served.root + "/other.git", "--ref-prefix", "refs/handoffs/"], 2, /must start with refs\/heads\//],
+    [["remote", "--url", served.root + "/typo.git"], 4, /^no repository at .*\/typo\.git/],
+    [["remote", "--url", "../nowhere.git"], 4, /^no repository at .*\/nowhere\.git/],
+    [["remote", "--url", "file:///nonexistent/x.git"], 4, /^no repository at \/nonexistent\/x\.git/],
   ];
   for (const [args, status, why] of cases) {
     const r = cli([...args, "--json"], { cwd: a });

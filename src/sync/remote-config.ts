@@ -1,4 +1,6 @@
 // Which remote carries the coordination state: git config `handoff.remote` (local to the repo).
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { fail } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { configuredRemote } from "../git/remote.ts";
@@ -52,6 +54,13 @@ function remoteUrlProblem(url: string): string | null {
   return null;
 }
 
+/** The folder a URL names on this machine (a path or file://), resolved against `cwd`; null for other URLs. */
+function localPathOf(url: string, cwd: string): string | null {
+  if (url.startsWith("file://")) return decodeURIComponent(url.slice("file://".length));
+  // scp-like `host:path` and scheme URLs are remote; a path is absolute or starts with ./ or ../.
+  return /^(\/|\.\.?\/)/.test(url) ? resolve(cwd, url) : null;
+}
+
 /**
  * Makes `name` a dedicated coordination remote at `url` and the sync remote: a repository that
  * carries only refs/handoff/*, so the code repository's ref advertisement (sent with every push
@@ -71,6 +80,13 @@ export async function setCoordinationRemote(store: Store, name: string, url: str
     fail("exists", `git remote ${name} already exists with another URL (${had.slice(0, 200)})`, { remote: name, url: had }, [
       { action: "fix_input", detail: `give another name: git handoff remote <name> --url ${url}` },
       { action: "fix_input", detail: `or change that remote first: git remote set-url ${name} <url>` },
+    ]);
+  }
+  // A path on this machine is checked now: a typo would otherwise surface at the next exclusive write.
+  const local = localPathOf(url, store.cwd);
+  if (local !== null && !existsSync(local)) {
+    fail("not_found", `no repository at ${local} (--url ${JSON.stringify(url.slice(0, 80))})`, { url, path: local }, [
+      { action: "fix_input", detail: `create it first: git init --bare ${local}` },
     ]);
   }
   if (had === null) {
