@@ -138,6 +138,10 @@ test("reads show an expired claim as free and write nothing", () => {
   const before = handoffRefs(repo);
   const show = ok(at(repo, "bob", 2 * MIN, ["task", "show", "e", "--json"])).json;
   assert.equal([show.status, show.claim, show.attempts], ["todo", null, 1]);
+  // it changed when the claim ran out: every look says so, whenever it looks
+  const later = ok(at(repo, "bob", 5 * MIN, ["task", "show", "e", "--json"])).json;
+  const expiredAt = new Date(Date.parse(T0) + MIN).toISOString();
+  assert.equal([show.updated_at, later.updated_at], [expiredAt, expiredAt]);
   const list = ok(at(repo, "bob", 2 * MIN, ["tasks", "--status", "todo", "--json"])).json;
   assert.equal(list.map((t: any) => t.id), ["e"]);
   const st = ok(at(repo, "bob", 2 * MIN, ["status", "--json"])).json;

@@ -115,11 +115,14 @@ export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<
     fence: claim.fence,
     expires_at: claim.expires_at,
   };
-  const freed = touch(task, ctx, { status: "todo", claim: null, attempts });
+  // The task changed when its claim ran out, not when someone looked: a reader's view of it is the
+  // same at every look (a write touches it again with its own time).
+  const at = textOrder(claim.expires_at, task.updated_at) > 0 ? claim.expires_at : task.updated_at;
+  const freed: Task = { ...task, status: "todo", claim: null, attempts, updated_at: at };
   const steps: Step<Task>[] = [{ event: expiredEvent, record: freed }];
   if (attempts < task.max_attempts) return { record: freed, steps };
   const reason = `lease expired ${attempts} time${attempts === 1 ? "" : "s"} without completion (max_attempts ${task.max_attempts})`;
-  const failed = touch(freed, ctx, { status: "failed", result: { reason } });
+  const failed: Task = { ...freed, status: "failed", result: { reason } };
   steps.push({ event: { ...eventBase("failed", task, ctx), reason }, record: failed });
   return { record: failed, steps };
 }
