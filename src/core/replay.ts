@@ -73,11 +73,15 @@ export function replayTime(event: HandoffEvent, onto: Task): Date {
   return new Date(Math.max(Date.parse(event.at), Date.parse(onto.updated_at)));
 }
 
-export function replayTaskEvent(task: Task, event: HandoffEvent, recorded: Task): Outcome<Task> {
+/**
+ * `asMade`: at the event's own time, as its writer applied it (checking a received commit: a clock a
+ * little behind the previous writer's made it), not moved up to follow the state it lands on.
+ */
+export function replayTaskEvent(task: Task, event: HandoffEvent, recorded: Task, o: { asMade?: boolean } = {}): Outcome<Task> {
   const replayer = replayers.get(event.type);
   const actor = actorOf(event);
   if (!replayer) {
     return refuse({ code: "conflict", message: `cannot replay a ${event.type} event on task ${task.id}`, data: { task: task.id, type: event.type } });
   }
-  return replayer(task, event, recorded, { actor, now: replayTime(event, task) });
+  return replayer(task, event, recorded, { actor, now: o.asMade ? new Date(event.at) : replayTime(event, task) });
 }

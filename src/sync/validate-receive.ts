@@ -16,9 +16,10 @@ import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec
 import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
 import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
+import { HISTORY_SKEW_MS } from "../core/clock-skew.ts";
 
-/** How far ahead of this clone's clock a received time may be. */
-export const CLOCK_SKEW_MS = 5 * 60_000;
+/** How far ahead of this clone's clock a received time may be, and an event behind its parent's. */
+export const CLOCK_SKEW_MS = HISTORY_SKEW_MS;
 /** New commits replayed per ref and sync; a longer unseen history is judged by its tip. */
 const MAX_REPLAY = 5_000;
 
@@ -242,7 +243,10 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
   const ev = e.event!;
   const actor = ev.by ?? ev.agent;
   if (e.author !== actor) invalid(`commit ${e.oid.slice(0, 12)} is authored by ${JSON.stringify(e.author)} but its event is by ${JSON.stringify(actor)}`);
-  if (parent?.event && at < Date.parse(parent.event.at)) invalid(`event time ${ev.at} is before its parent's (${parent.event.at})`);
+  // Clones' clocks differ by a little: two writes in quick succession from two machines may come
+  // out of order by that much (the lease set, every agent's, most of all). More is a wrong clock,
+  // which the writer itself refuses for a task (writtenAheadRefusal).
+  if (parent?.event && at < Date.parse(parent.event.at) - CLOCK_SKEW_MS) invalid(`event time ${ev.at} is before its parent's (${parent.event.at}) by more than ${CLOCK_SKEW_MS / 60_000} minutes`);
   if (family.family === "tasks") {
     const rec = e.record as Task;
     if (ev.task !== id) invalid(`the event is about ${JSON.stringify(ev.task)}, the ref about ${id}`);
@@ -259,7 +263,7 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
       return;
     }
     if (REPLAYED.has(ev.type)) {
-      const out = replayTaskEvent(prev, ev, rec);
+      const out = replayTaskEvent(prev, ev, rec, { asMade: true });
       if (!out.ok) invalid(`${ev.type} by ${actor} was not a legal operation: ${out.refusal.message}`);
       if (out.ok && holding(out.record) !== holding(rec)) invalid(`${ev.type} by ${actor} recorded a state the operation does not produce`);
       return;
