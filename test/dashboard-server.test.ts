@@ -138,6 +138,27 @@ test("--read-only serves the state but no action", async () => {
   }
 });
 
+test("a claim that runs out while no ref moves: the next read of the state shows it free, page or no page", async () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "--id", "s", "short", "--scope", "s.txt"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "s", "--ttl", "3s"], { cwd: repo, agent: "alice" }).code, 0);
+  const d = await startDashboard(repo, ["--read-only"], { HANDOFF_AGENT: "lead" });
+  try {
+    const cookie = await login(d);
+    const card = async () => {
+      const st = JSON.parse((await call(d, "/api/state", { headers: { Cookie: cookie } })).body);
+      return [st.tasks.find((t: { id: string }) => t.id === "s").status, st.leases.length];
+    };
+    const first = await card();
+    const expires = Date.parse(cli(["task", "show", "s", "--json"], { cwd: repo, agent: "lead" }).json.claim.expires_at);
+    if (Date.now() < expires) assert.equal(first, ["claimed", 1]);
+    await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now()) + 300));
+    assert.equal(await card(), ["todo", 0], "the state served is rebuilt once a claim in it has run out");
+  } finally {
+    await d.stop();
+  }
+});
+
 test("the stream pushes the state again when a ref changes, wherever the refs live", async () => {
   const repo = repoWithTasks();
   const d = await startDashboard(repo, [], { HANDOFF_AGENT: "lead" });

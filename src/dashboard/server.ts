@@ -14,7 +14,7 @@ import type { Store } from "../store/store.ts";
 import { runAction } from "./actions.ts";
 import { COOKIE, Guard } from "./guard.ts";
 import page from "./page.html";
-import { buildSnapshot, type Snapshot, type SnapshotCache } from "./snapshot.ts";
+import { buildSnapshot, validUntil, type Snapshot, type SnapshotCache } from "./snapshot.ts";
 import { watchRefs, type Watcher } from "./watch.ts";
 
 export interface ServeOptions {
@@ -33,6 +33,8 @@ export interface Dashboard {
 
 /** Time-based changes (countdowns aside, which the page runs itself): stale agents, expiries. */
 const REFRESH_MS = 60_000;
+/** How often a page's state is checked against the clock (validUntil). */
+const STALE_CHECK_MS = 2_000;
 const KEEPALIVE_MS = 25_000;
 const MAX_BODY = 16_384;
 
@@ -60,6 +62,9 @@ export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Pro
   const cache: SnapshotCache = { merges: new Map(), commits: new Map(), lastSync: null, answers: new Map(), mergeFile: true };
   let current: Snapshot | null = null;
   let json = "";
+  /** When `current` stops being true by the clock alone (validUntil): a reader then gets a new one. */
+  let validTill = 0;
+  const stale = () => !current || store.now().getTime() >= validTill;
   let building: Promise<void> | null = null;
   let dirty = false;
   const clients = new Set<ServerResponse>();
@@ -76,6 +81,7 @@ export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Pro
           const started = performance.now();
           current = await buildSnapshot(await fresh.get(), cache, opts.readOnly);
           current.build_ms = Math.round(performance.now() - started);
+          validTill = validUntil(current, REFRESH_MS);
           json = JSON.stringify(current);
           for (const c of clients) c.write(`event: state\ndata: ${json}\n\n`);
         } catch (e) {
@@ -112,14 +118,14 @@ export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Pro
     if (!guard.hasSession(req)) return send(res, 403, "text/plain", "forbidden: open the link git handoff dashboard printed\n");
     if (req.method === "GET" && url.pathname === "/") return send(res, 200, "text/html; charset=utf-8", page, { "Content-Security-Policy": CSP });
     if (req.method === "GET" && url.pathname === "/api/state") {
-      if (!current) await rebuild();
+      if (stale()) await rebuild();
       return send(res, 200, "application/json", json);
     }
     if (req.method === "GET" && url.pathname === "/api/stream") {
       res.writeHead(200, { ...BASE_HEADERS, "Content-Type": "text/event-stream", Connection: "keep-alive" });
       clients.add(res);
       req.on("close", () => clients.delete(res));
-      if (!current) await rebuild();
+      if (stale()) await rebuild(); // sent to every client, this one with them
       else res.write(`event: state\ndata: ${json}\n\n`);
       return;
     }
@@ -161,7 +167,9 @@ export async function serveDashboard(fresh: FreshStore, opts: ServeOptions): Pro
 
   const watcher: Watcher = watchRefs(store.repo.commonDir, async (prefix) => (await fresh.get()).listRefs(prefix), () => void rebuild(), { filesBackend: store.usesRefFiles });
   const timers = [
-    setInterval(() => clients.size && void rebuild(), REFRESH_MS),
+    // Pages see a claim's expiry when it happens (nothing moves a ref then), and a state never
+    // older than REFRESH_MS.
+    setInterval(() => clients.size && stale() && void rebuild(), STALE_CHECK_MS),
     setInterval(() => {
       for (const c of clients) c.write(": keep-alive\n\n");
     }, KEEPALIVE_MS),

@@ -210,3 +210,21 @@ function catchesByDay(events: HandoffEvent[]): Snapshot["stats"]["catches_by_day
   }
   return [...days.values()].sort((a, b) => a.day.localeCompare(b.day)).slice(-30);
 }
+
+/**
+ * When a state stops being true by the clock alone, epoch ms: the first claim or lease expiry
+ * still ahead when it was built (that claim shows as held until then), or `maxAgeMs` after it was
+ * built (an agent's heartbeat going stale, "expires in" texts). No ref moves at either moment, so
+ * nothing else would make the server look again.
+ */
+export function validUntil(s: Snapshot, maxAgeMs: number): number {
+  const built = Date.parse(s.at);
+  let until = built + maxAgeMs;
+  const consider = (iso: string | null) => {
+    const t = iso ? Date.parse(iso) : NaN;
+    if (t > built && t < until) until = t;
+  };
+  for (const t of s.tasks) consider(t.expires_at);
+  for (const l of s.leases) consider(l.lease.expires_at);
+  return until;
+}
