@@ -135,7 +135,7 @@ export function registerClaim(program: Command, verb?: string): void {
   if (wants("cancel")) withGlobals(
     program
       .command("cancel")
-      .description("cancel a task nobody holds (or you hold)")
+      .description("cancel a task nobody holds, you hold, or you created (its holder then stops)")
       .argument("<id>")
       .option("--reason <text>", "why")
       .option("--force", "remove a task whose ref is corrupt (objects missing); logged in refs/handoff-local/repair-log"),
