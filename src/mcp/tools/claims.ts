@@ -150,7 +150,7 @@ export const cancelTaskTool = defineTool({
   name: "cancel_task",
   title: "Cancel a task",
   description: [
-    "Cancel a task that is no longer wanted (obsolete, duplicate, out of scope), with the reason. Allowed while nobody else holds it.",
+    "Cancel a task that is no longer wanted (obsolete, duplicate, out of scope), with the reason. Allowed while nobody else holds it, and to the task's creator even while another agent holds it (that agent then stops).",
     "Not for work that failed (fail_task) or that you merely stop doing (release_task).",
     `Refusals: ${HELD} \`final_state\`: it is already finished.`,
   ].join("\n"),
