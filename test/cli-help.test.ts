@@ -1,6 +1,6 @@
 // Help where git users look, and the polish of a real tool: `git handoff` alone, `help <verb>`,
-// `version`, parser errors under --json, a quiet end when the reader closes the pipe, shell
-// completion (git's bash completion calls _git_handoff), and generated references that are current.
+// `version`, parser errors under --json, a quiet end when the reader closes the pipe, and generated
+// references that are current (shell completion: shell-completion.test.ts).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -138,19 +138,6 @@ test("a reader that closes the pipe early ends the command quietly (no EPIPE tra
   assert.not.match(err, /EPIPE|Error/);
   const viaHead = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" completion bash | head -1`], { cwd: repo, env: cleanEnv(), encoding: "utf8" });
   assert.is(viaHead.stderr, "");
-});
-
-test("bash completion completes `git handoff <TAB>` through _git_handoff, and git-handoff itself", () => {
-  const script = cli(["completion", "bash"], { cwd: tempRepo() }).stdout;
-  const complete = (words: string[], fn: string) =>
-    spawnSync("bash", ["-c", `eval "$(cat)"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; ${fn}; printf '%s\\n' "\${COMPREPLY[@]}"`], { input: script, encoding: "utf8" }).stdout.trim().split("\n");
-  assert.equal(complete(["git", "handoff", "cla"], "_git_handoff"), ["claim"]);
-  assert.ok(complete(["git", "handoff", "memory", ""], "_git_handoff").includes("add"));
-  assert.ok(complete(["git-handoff", "claim", "--"], "_git_handoff_cmd").includes("--next"));
-  for (const shell of ["zsh", "fish"]) assert.match(cli(["completion", shell], { cwd: tempRepo() }).stdout, /claim/);
-  const bad = cli(["completion", "powershell"], { cwd: tempRepo() });
-  assert.is(bad.code, 2);
-  assert.match(bad.stderr, /choose bash, zsh or fish/);
 });
 
 test("--after takes one value per flag (repeatable), so the objective after it is not swallowed", () => {

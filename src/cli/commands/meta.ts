@@ -2,7 +2,8 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { emit } from "../../present/output.ts";
-import { completion } from "../reference.ts";
+import { completion, SHELLS, type Shell } from "../completion.ts";
+import { completes } from "../completes.ts";
 
 import { VERSION } from "../version.ts";
 
@@ -15,12 +16,14 @@ export function registerMeta(program: Command): void {
     .option("--json", "print JSON")
     .action((o: { json?: boolean }) => emit(!!o.json, { version: VERSION, node: process.versions.node }, () => `git-handoff ${VERSION}`));
 
-  program
-    .command("completion")
-    .description("print a shell completion script (bash, zsh or fish); bash also completes `git handoff <TAB>`")
-    .argument("<shell>", "bash, zsh or fish")
-    .action((shell: string) => {
-      if (!["bash", "zsh", "fish"].includes(shell)) fail("invalid_input", `no completion for ${JSON.stringify(shell)}: choose bash, zsh or fish`);
-      process.stdout.write(completion(program, shell));
-    });
+  completes(
+    program
+      .command("completion")
+      .description("print a shell completion script (bash, zsh or fish): verbs, options, task ids and agent names (read when TAB is pressed), statuses and other fixed values")
+      .argument("<shell>", "bash, zsh or fish"),
+    { shell: SHELLS },
+  ).action((shell: string) => {
+    if (!(SHELLS as readonly string[]).includes(shell)) fail("invalid_input", `no completion for ${JSON.stringify(shell)}: choose bash, zsh or fish`);
+    process.stdout.write(completion(program, shell as Shell));
+  });
 }
