@@ -111,11 +111,17 @@ test("the help lists every hook the hook bundle runs", async () => {
   for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}(,|$| )`), name);
 });
 
-test("version, in text and JSON", () => {
+test("version, in text and JSON (--json before or after the verb); --version alone answers the bare number", () => {
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
-  const r = cli(["version"], { cwd: tempRepo() });
+  const repo = tempRepo();
+  const r = cli(["version"], { cwd: repo });
   assert.is(r.stdout, `git-handoff ${version}\n`);
-  assert.is(cli(["version", "--json"], { cwd: tempRepo() }).json.version, version);
+  const after = cli(["version", "--json"], { cwd: repo });
+  assert.equal(after.json, { version, node: process.versions.node });
+  const before = cli(["--json", "version"], { cwd: repo });
+  assert.is(before.code, 0, before.stderr);
+  assert.is(before.stdout, after.stdout);
+  for (const flag of ["--version", "-V"]) assert.is(cli([flag], { cwd: repo }).stdout, `${version}\n`, flag);
 });
 
 test("a parser error honours --json: the error body on stdout, exit 2", () => {

@@ -4,6 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { emit } from "../../present/output.ts";
 import { completion, SHELLS, type Shell } from "../completion.ts";
 import { completes } from "../completes.ts";
+import { globals } from "../context.ts";
 
 import { VERSION } from "../version.ts";
 
@@ -14,7 +15,8 @@ export function registerMeta(program: Command): void {
     .command("version")
     .description("print git-handoff's version")
     .option("--json", "print JSON")
-    .action((o: { json?: boolean }) => emit(!!o.json, { version: VERSION, node: process.versions.node }, () => `git-handoff ${VERSION}`));
+    // --json before the verb too (`git handoff --json version`), as for every other verb.
+    .action((_o, cmd: Command) => emit(!!globals(cmd).json, { version: VERSION, node: process.versions.node }, () => `git-handoff ${VERSION}`));
 
   completes(
     program
