@@ -105,10 +105,32 @@ test("every example in the help is a command line the parser takes, for the verb
   assert.equal(bad, []);
 });
 
+test("hook --help and mcp --help (their own bundles) print what help hook / help mcp print: on stdout, exit 0", () => {
+  const repo = tempRepo();
+  for (const verb of ["hook", "mcp"]) {
+    const viaHelp = cli(["help", verb], { cwd: repo });
+    assert.is(viaHelp.code, 0, viaHelp.stderr);
+    assert.match(viaHelp.stdout, new RegExp(`^Usage: git-handoff ${verb} `));
+    for (const args of [[verb, "--help"], [verb, "-h"], ["-C", repo, verb, "--help"]]) {
+      const r = cli(args, { cwd: repo });
+      assert.is(r.code, 0, args.join(" "));
+      assert.is(r.stderr, "", args.join(" "));
+      assert.is(r.stdout, viaHelp.stdout, args.join(" "));
+    }
+  }
+  const hook = cli(["hook", "--help"], { cwd: repo }).stdout.replace(/\s+/g, " ");
+  assert.match(hook, /fails open \(with a warning\)/);
+  assert.match(hook, /HANDOFF_HOOK_TIMEOUT_MS bounds it \(default 5000\)/);
+  assert.match(cli(["hook", "claude-pre-tool-use", "--help"], { cwd: repo }).stdout, /^Usage: git-handoff hook /);
+  const mcp = cli(["mcp", "--help"], { cwd: repo }).stdout;
+  for (const option of ["--agent <name>", "--wait-max <duration>", "-C <dir>", "--json"]) assert.ok(mcp.includes(option), option);
+  assert.match(mcp.replace(/\s+/g, " "), /load_context's agent argument/);
+});
+
 test("the help lists every hook the hook bundle runs", async () => {
   const { HOOK_NAMES } = await import("../src/hooks/hook-names.ts");
   const top = cli(["--help"], { cwd: tempRepo() }).stdout.replace(/\s+/g, " ");
-  for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}(,|$| )`), name);
+  for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}([,.]|$| )`), name);
 });
 
 test("version, in text and JSON (--json before or after the verb); --version alone answers the bare number", () => {
