@@ -9,6 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { TASK_STATUSES } from "../src/core/task.ts";
 import { HOOK_NAMES } from "../src/hooks/hook-names.ts";
+import { fishQuote } from "../src/cli/completion-words.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -31,11 +32,19 @@ function pathWithCli(): string {
   return `${bin}:${process.env.PATH}`;
 }
 
+const scripts = new Map<string, string>();
 const script = (shell: string) => {
-  const r = cli(["completion", shell], { cwd: tempDir() });
-  assert.is(r.code, 0, r.stderr);
-  return r.stdout;
+  if (!scripts.has(shell)) {
+    const r = cli(["completion", shell], { cwd: tempDir() });
+    assert.is(r.code, 0, r.stderr);
+    scripts.set(shell, r.stdout);
+  }
+  return scripts.get(shell)!;
 };
+
+/** One repository with tasks for the shells' tests, which only read it. */
+let shared: string | undefined;
+const sharedRepo = () => (shared ??= repoWithTasks());
 
 /** Whether `shell` is installed here (where it is not, its script is checked as text only). */
 const installed = (shell: string) => !spawnSync(shell, ["-c", "exit 0"]).error;
@@ -84,7 +93,7 @@ function bashComplete(cwd: string, lines: string[][]): string[][] {
 }
 
 test("bash: verbs, sub-verbs, options, task ids, agent names and fixed values, for git-handoff and `git handoff`", () => {
-  const repo = repoWithTasks();
+  const repo = sharedRepo();
   const cases: [string[], string[]][] = [
     [["git-handoff", "cla"], ["claim"]],
     [["git", "handoff", "cla"], ["claim"]],
@@ -125,25 +134,34 @@ test("bash: verbs, sub-verbs, options, task ids, agent names and fixed values, f
   assert.equal(bashComplete(outside, [["git-handoff", "-C", repo, "claim", "db"], ["git-handoff", "claim", ""]]), [["db-schema"], []]);
 });
 
-/** zsh completion for real: an interactive zsh in a pseudo-terminal (zpty) presses TAB. */
-function zshComplete(cwd: string, line: string): string[] {
+/**
+ * zsh completion for real: an interactive zsh in a pseudo-terminal (zpty) presses TAB after each
+ * line, then clears it; what compadd was given for each, in order.
+ */
+function zshComplete(cwd: string, lines: string[]): string[][] {
   const dir = tempDir("handoff-zsh-");
   writeFileSync(join(dir, "_git-handoff"), script("zsh"));
   const out = join(dir, "out");
-  // compadd is wrapped to note what it adds; a function run after completing writes the end mark.
+  // compadd is wrapped to note what it adds; a function zsh runs after a completion (set again
+  // before each: zsh empties the list once it ran) writes an end mark; ^U clears the line.
+  const steps = lines.map(
+    (line, i) => `zpty -w z "comppostfuncs=(__end)"
+zpty -w -n z ${JSON.stringify(line)}$'\\t'
+for t in {1..400}; do (( \${$(grep -c '<END>' ${out} 2>/dev/null):-0} > ${i} )) && break; sleep 0.05; done
+zpty -w -n z $'\\C-u'`,
+  );
   const driver = `zmodload zsh/zpty
 zpty z zsh -f -i
 zpty -w z "PROMPT=''; fpath=(${dir} \\$fpath); autoload -Uz compinit; compinit -u -D"
 zpty -w z 'compadd() { if (( \${@[(I)-[OAD]*]} )); then builtin compadd "$@"; return; fi; local -a h; builtin compadd -O h "$@"; print -l -- $h >> ${out}; builtin compadd "$@"; }'
-zpty -w z "comppostfuncs=(__end); __end() { print '<END>' >> ${out}; }"
-zpty -w -n z ${JSON.stringify(line)}$'\\t'
-for i in {1..200}; do [[ -f ${out} ]] && grep -q '<END>' ${out} && break; sleep 0.05; done
+zpty -w z "__end() { print '<END>' >> ${out}; }"
+${steps.join("\n")}
 zpty -d z`;
-  const r = spawnSync("zsh", ["-f", "-c", driver], { cwd, encoding: "utf8", env: cleanEnv({ PATH: pathWithCli() }), timeout: 30_000 });
+  const r = spawnSync("zsh", ["-f", "-c", driver], { cwd, encoding: "utf8", env: cleanEnv({ PATH: pathWithCli() }), timeout: 60_000 });
   assert.is(r.status, 0, r.stderr);
-  const text = readFileSync(out, "utf8");
-  assert.match(text, /<END>/, `zsh completed ${line}`);
-  return [...new Set(text.split("\n").filter((l) => l && l !== "<END>"))];
+  const each = readFileSync(out, "utf8").split("<END>\n");
+  assert.is(each.length, lines.length + 1, "zsh completed every line");
+  return each.slice(0, -1).map((text) => [...new Set(text.split("\n").filter(Boolean))]);
 }
 
 test("zsh: options with descriptions, task ids, agent names and values (run in zsh when it is installed)", () => {
@@ -164,14 +182,20 @@ test("zsh: options with descriptions, task ids, agent names and values (run in z
   writeFileSync(file, text);
   const n = spawnSync("zsh", ["-n", file], { encoding: "utf8" });
   assert.is(n.status, 0, n.stderr);
-  const repo = repoWithTasks();
-  assert.equal(zshComplete(repo, "git-handoff claim api"), ["api-docs", "api-users"]);
-  assert.equal(zshComplete(repo, "git-handoff task show db"), ["db-schema"]);
-  assert.equal(zshComplete(repo, "git-handoff tasks --status "), STATUSES);
-  assert.equal(zshComplete(repo, "git-handoff --agent b"), ["bob"]);
-  const claimOptions = zshComplete(repo, "git-handoff claim --");
-  for (const o of ["--next", "--ttl", "--force", "--json", "--agent", "--help"]) assert.ok(claimOptions.includes(o), o);
-  assert.equal(zshComplete(repo, "git-handoff task "), ["add", "show", "list"]);
+  const [claim, show, status, agent, claimOptions, task] = zshComplete(sharedRepo(), [
+    "git-handoff claim api",
+    "git-handoff task show db",
+    "git-handoff tasks --status ",
+    "git-handoff --agent b",
+    "git-handoff claim --",
+    "git-handoff task ",
+  ]);
+  assert.equal(claim, ["api-docs", "api-users"]);
+  assert.equal(show, ["db-schema"]);
+  assert.equal(status, STATUSES);
+  assert.equal(agent, ["bob"]);
+  for (const o of ["--next", "--ttl", "--force", "--json", "--agent", "--help"]) assert.ok(claimOptions!.includes(o), o);
+  assert.equal(task, ["add", "show", "list"]);
 });
 
 test("fish: verbs and options with descriptions, task ids, agent names and values (run in fish when it is installed)", () => {
@@ -188,21 +212,30 @@ test("fish: verbs and options with descriptions, task ids, agent names and value
   writeFileSync(join(dir, "git-handoff.fish"), text);
   const n = spawnSync("fish", ["--no-config", "-n", join(dir, "git-handoff.fish")], { encoding: "utf8" });
   assert.is(n.status, 0, n.stderr);
-  const repo = repoWithTasks();
-  const complete = (line: string) => {
-    const r = spawnSync("fish", ["--no-config", "-c", `source ${dir}/git-handoff.fish; complete -C ${JSON.stringify(line)}`], { cwd: repo, encoding: "utf8", env: cleanEnv({ PATH: pathWithCli() }) });
-    assert.is(r.status, 0, r.stderr);
-    return r.stdout.split("\n").filter(Boolean);
-  };
-  const names = (line: string) => complete(line).map((l) => l.split("\t")[0]!);
-  assert.equal(names("git-handoff claim api"), ["api-docs", "api-users"]);
-  assert.equal(names("git-handoff depend api-docs --on db"), ["db-schema"]);
-  assert.equal(names("git-handoff --agent b"), ["bob"]);
-  assert.equal(names("git-handoff tasks --status ").sort(), [...STATUSES].sort());
-  assert.equal(names("git-handoff completion ").sort(), ["bash", "fish", "zsh"]);
-  assert.ok(complete("git-handoff recl").includes("reclaim\tforce-release another agent's claim (logged)"));
-  assert.ok(complete("git-handoff claim --").includes("--next\tclaim the best ready task: highest priority, then oldest"));
-  assert.equal(names("git-handoff task "), ["add", "list", "show"]);
+  // Every line in one fish: `complete -C` prints "candidate<TAB>description" lines, then a mark.
+  const lines = [
+    "git-handoff claim api",
+    "git-handoff depend api-docs --on db",
+    "git-handoff --agent b",
+    "git-handoff tasks --status ",
+    "git-handoff completion ",
+    "git-handoff recl",
+    "git-handoff claim --",
+    "git-handoff task ",
+  ];
+  const calls = lines.map((line) => `complete -C ${fishQuote(line)}; echo '<END>'`).join("\n");
+  const r = spawnSync("fish", ["--no-config", "-c", `source ${dir}/git-handoff.fish\n${calls}`], { cwd: sharedRepo(), encoding: "utf8", env: cleanEnv({ PATH: pathWithCli() }) });
+  assert.is(r.status, 0, r.stderr);
+  const [claim, depend, agent, status, shells, reclaim, claimOptions, task] = r.stdout.split("<END>\n").map((o) => o.split("\n").filter(Boolean));
+  const names = (got: string[] | undefined) => got!.map((l) => l.split("\t")[0]!);
+  assert.equal(names(claim), ["api-docs", "api-users"]);
+  assert.equal(names(depend), ["db-schema"]);
+  assert.equal(names(agent), ["bob"]);
+  assert.equal(names(status).sort(), [...STATUSES].sort());
+  assert.equal(names(shells).sort(), ["bash", "fish", "zsh"]);
+  assert.ok(reclaim!.includes("reclaim\tforce-release another agent's claim (logged)"));
+  assert.ok(claimOptions!.includes("--next\tclaim the best ready task: highest priority, then oldest"));
+  assert.equal(names(task), ["add", "list", "show"]);
 });
 
 test("every argument and option that takes a task id completes task ids (read from the definitions)", async () => {
