@@ -24,7 +24,7 @@ function arms(entries: [string, string][]): string {
 
 export function bashScript(root: VerbSpec): string {
   const at = (path: string[]) => path.join(" ");
-  const flagsOf = (o: OptionSpec) => [o.long, o.short].filter((f): f is string => !!f);
+  const flagsOf = (o: OptionSpec) => [o.long, o.short].filter((f): f is string => !!f).map(shellWord);
   // The options before the verb are repeated after every verb (context.ts withGlobals): one
   // pattern for each of them, unless a verb's own option of that name takes something else.
   const globalValue = new Map(root.options.filter((o) => o.value !== "none").flatMap((o) => flagsOf(o).map((f) => [f, action(o.completes)] as const)));
