@@ -1,6 +1,6 @@
 // Help where git users look, and the polish of a real tool: `git handoff` alone, `help <verb>`,
-// `version`, parser errors under --json, a quiet end when the reader closes the pipe, shell
-// completion (git's bash completion calls _git_handoff), and generated references that are current.
+// `version`, parser errors under --json, a quiet end when the reader closes the pipe, and generated
+// references that are current (shell completion: shell-completion.test.ts).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -105,17 +105,45 @@ test("every example in the help is a command line the parser takes, for the verb
   assert.equal(bad, []);
 });
 
+test("hook --help and mcp --help (their own bundles) print what help hook / help mcp print: on stdout, exit 0", () => {
+  const repo = tempRepo();
+  for (const verb of ["hook", "mcp"]) {
+    const viaHelp = cli(["help", verb], { cwd: repo });
+    assert.is(viaHelp.code, 0, viaHelp.stderr);
+    assert.match(viaHelp.stdout, new RegExp(`^Usage: git-handoff ${verb} `));
+    for (const args of [[verb, "--help"], [verb, "-h"], ["-C", repo, verb, "--help"]]) {
+      const r = cli(args, { cwd: repo });
+      assert.is(r.code, 0, args.join(" "));
+      assert.is(r.stderr, "", args.join(" "));
+      assert.is(r.stdout, viaHelp.stdout, args.join(" "));
+    }
+  }
+  const hook = cli(["hook", "--help"], { cwd: repo }).stdout.replace(/\s+/g, " ");
+  assert.match(hook, /fails open \(with a warning\)/);
+  assert.match(hook, /HANDOFF_HOOK_TIMEOUT_MS bounds it \(default 5000\)/);
+  assert.match(cli(["hook", "claude-pre-tool-use", "--help"], { cwd: repo }).stdout, /^Usage: git-handoff hook /);
+  const mcp = cli(["mcp", "--help"], { cwd: repo }).stdout;
+  for (const option of ["--agent <name>", "--wait-max <duration>", "-C <dir>", "--json"]) assert.ok(mcp.includes(option), option);
+  assert.match(mcp.replace(/\s+/g, " "), /load_context's agent argument/);
+});
+
 test("the help lists every hook the hook bundle runs", async () => {
   const { HOOK_NAMES } = await import("../src/hooks/hook-names.ts");
   const top = cli(["--help"], { cwd: tempRepo() }).stdout.replace(/\s+/g, " ");
-  for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}(,|$| )`), name);
+  for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}([,.]|$| )`), name);
 });
 
-test("version, in text and JSON", () => {
+test("version, in text and JSON (--json before or after the verb); --version alone answers the bare number", () => {
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
-  const r = cli(["version"], { cwd: tempRepo() });
+  const repo = tempRepo();
+  const r = cli(["version"], { cwd: repo });
   assert.is(r.stdout, `git-handoff ${version}\n`);
-  assert.is(cli(["version", "--json"], { cwd: tempRepo() }).json.version, version);
+  const after = cli(["version", "--json"], { cwd: repo });
+  assert.equal(after.json, { version, node: process.versions.node });
+  const before = cli(["--json", "version"], { cwd: repo });
+  assert.is(before.code, 0, before.stderr);
+  assert.is(before.stdout, after.stdout);
+  for (const flag of ["--version", "-V"]) assert.is(cli([flag], { cwd: repo }).stdout, `${version}\n`, flag);
 });
 
 test("a parser error honours --json: the error body on stdout, exit 2", () => {
@@ -138,19 +166,6 @@ test("a reader that closes the pipe early ends the command quietly (no EPIPE tra
   assert.not.match(err, /EPIPE|Error/);
   const viaHead = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" completion bash | head -1`], { cwd: repo, env: cleanEnv(), encoding: "utf8" });
   assert.is(viaHead.stderr, "");
-});
-
-test("bash completion completes `git handoff <TAB>` through _git_handoff, and git-handoff itself", () => {
-  const script = cli(["completion", "bash"], { cwd: tempRepo() }).stdout;
-  const complete = (words: string[], fn: string) =>
-    spawnSync("bash", ["-c", `eval "$(cat)"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; ${fn}; printf '%s\\n' "\${COMPREPLY[@]}"`], { input: script, encoding: "utf8" }).stdout.trim().split("\n");
-  assert.equal(complete(["git", "handoff", "cla"], "_git_handoff"), ["claim"]);
-  assert.ok(complete(["git", "handoff", "memory", ""], "_git_handoff").includes("add"));
-  assert.ok(complete(["git-handoff", "claim", "--"], "_git_handoff_cmd").includes("--next"));
-  for (const shell of ["zsh", "fish"]) assert.match(cli(["completion", shell], { cwd: tempRepo() }).stdout, /claim/);
-  const bad = cli(["completion", "powershell"], { cwd: tempRepo() });
-  assert.is(bad.code, 2);
-  assert.match(bad.stderr, /choose bash, zsh or fish/);
 });
 
 test("--after takes one value per flag (repeatable), so the objective after it is not swallowed", () => {

@@ -97,9 +97,10 @@ test("the server exits when its client closes stdin, and refuses to start outsid
   assert.match(bad.stderr, /invalid agent name/);
   const unknown = cli(["mcp", "--frobnicate"], { cwd: repo });
   assert.is(unknown.code, 2);
+  assert.is(unknown.stderr, 'git-handoff: unknown argument "--frobnicate"; git handoff help mcp shows how to use it\n');
   const help = cli(["mcp", "--help"], { cwd: repo });
   assert.is(help.code, 0);
-  assert.match(help.stderr, /--wait-max/);
+  assert.match(help.stdout, /--wait-max/);
 });
 
 test("two servers and the CLI race for the same tasks: exactly one winner per task", async () => {

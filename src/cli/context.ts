@@ -8,6 +8,7 @@ import { PACK_LOOSE_AT } from "../sync/pack-refs.ts";
 import { packAfterView } from "./view-packing.ts";
 import { neutralise } from "../present/untrusted.ts";
 import { writeErr } from "../present/output.ts";
+import { completes, type Completes } from "./completes.ts";
 
 /** Options every command accepts, before or after the verb. */
 export interface GlobalOptions {
@@ -25,16 +26,17 @@ export function globals(cmd: Command): GlobalOptions {
 /**
  * Adds the global options to a leaf command, so `git handoff task list --json` works too.
  * `writes` marks a verb that changes coordination state: only those take --push and --offline.
+ * `values` says what a shell completes the command's arguments and options to (completes.ts).
  */
-export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: boolean } = {}): Command {
-  cmd.option("-C <dir>", "run as if started in <dir>");
+export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: boolean; values?: Record<string, Completes> } = {}): Command {
+  completes(cmd.option("-C <dir>", "run as if started in <dir>"), { "-C": "dir" });
   cmd.option("--json", "print JSON");
   if (opts.writes) {
     cmd.option("--push", "send this write to the sync remote at once (default: at the next sync)");
     cmd.option("--offline", "when the sync remote is unreachable, grant exclusive operations tentatively");
   }
-  if (opts.agent !== false) cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])");
-  return cmd;
+  if (opts.agent !== false) completes(cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])"), { "--agent": "agent" });
+  return opts.values ? completes(cmd, opts.values) : cmd;
 }
 
 /** Opens the repository named by -C (or the current folder) for the command, then closes it. */

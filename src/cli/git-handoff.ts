@@ -57,7 +57,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.exit(0);
 }
 const verb = verbOf(argv);
-const special = verb !== undefined ? BUNDLES.get(verb) : undefined;
+// `hook --help` and `mcp --help` are answered by the CLI's own help, as `help hook` is: their
+// bundles have no commander, and the texts they kept of their own had drifted from it.
+const asksHelp = (verb === "hook" || verb === "mcp") && (argv.includes("--help") || argv.includes("-h"));
+const special = verb !== undefined && !asksHelp ? BUNDLES.get(verb) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
 // `help claim` runs what `claim --help` does: help's own cache, whatever it names.
 const variant = verb !== undefined && ALL_VERBS.includes(verb) ? verb : "any";

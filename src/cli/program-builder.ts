@@ -4,6 +4,7 @@
 import { Command } from "commander";
 import { fail } from "../core/errors.ts";
 import { verbOf } from "./command-line.ts";
+import { completes } from "./completes.ts";
 import { EXAMPLES } from "./examples.ts";
 import { VERSION } from "./version.ts";
 
@@ -40,6 +41,7 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
     // the filter was ignored and the name became the caller instead.
     .enablePositionalOptions()
     .exitOverride();
+  completes(program, { "-C": "dir", "--agent": "agent" });
   const verb = argv ? verbOf(argv) : undefined;
   const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
   if (only.length) for (const [register] of only) register(program, verb);

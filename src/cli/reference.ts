@@ -1,5 +1,5 @@
-// The CLI reference, the man page and the shell completions, all generated from the commander
-// definitions themselves, so none of them can drift from what the program accepts.
+// The CLI reference and the man page, generated from the commander definitions themselves, so
+// neither can drift from what the program accepts (the shell completions are too: completion.ts).
 // `npm run docs` writes docs/cli.md and man/git-handoff.1; a test fails when they are stale.
 import type { Command, Option } from "commander";
 import { EXAMPLES } from "./examples.ts";
@@ -102,73 +102,4 @@ export function manPage(program: Command, version: string): string {
     "",
   );
   return out.join("\n");
-}
-
-/** Shell completion scripts. bash: git's own completion calls `_git_handoff` for `git handoff`. */
-export function completion(program: Command, shell: string): string {
-  const vs = verbs(program);
-  const top = [...new Set(vs.map((v) => v.path.split(" ")[0]!))];
-  const subs = new Map<string, string[]>();
-  for (const v of vs) {
-    const [head, sub] = v.path.split(" ");
-    if (sub) subs.set(head!, [...(subs.get(head!) ?? []), sub]);
-  }
-  const optsOf = (path: string) => vs.find((v) => v.path === path)?.options.flatMap((o) => o.flags.split(/[ ,|]+/).filter((f) => f.startsWith("-"))) ?? [];
-  if (shell === "bash") {
-    const cases = vs.map((v) => `    "${v.path}") opts="${optsOf(v.path).join(" ")}" ;;`).join("\n");
-    const groups = [...subs].map(([g, s]) => `    ${g}) [ "$cword_rel" -eq 1 ] && { COMPREPLY=($(compgen -W "${s.join(" ")}" -- "$cur")); return; } ;;`).join("\n");
-    return `# git-handoff completion for bash: source it, or put it in your bash-completion folder.
-# Completes both \`git-handoff <TAB>\` and \`git handoff <TAB>\` (git's completion calls _git_handoff).
-__git_handoff_complete() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" start="$1" words=() i
-  for ((i = start; i < COMP_CWORD; i++)); do [[ \${COMP_WORDS[i]} != -* ]] && words+=("\${COMP_WORDS[i]}"); done
-  local cword_rel=\${#words[@]}
-  if [ "$cword_rel" -eq 0 ]; then COMPREPLY=($(compgen -W "${top.join(" ")} help version completion" -- "$cur")); return; fi
-  case "\${words[0]}" in
-${groups}
-  esac
-  local opts=""
-  case "\${words[0]}\${words[1]:+ \${words[1]}}" in
-${cases}
-  esac
-  [ -z "$opts" ] && case "\${words[0]}" in
-${vs.filter((v) => !v.path.includes(" ")).map((v) => `    ${v.path}) opts="${optsOf(v.path).join(" ")}" ;;`).join("\n")}
-  esac
-  COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-}
-_git_handoff() { __git_handoff_complete 2; }
-_git_handoff_cmd() { __git_handoff_complete 1; }
-complete -o default -F _git_handoff_cmd git-handoff
-`;
-  }
-  if (shell === "zsh") {
-    return `#compdef git-handoff
-# git-handoff completion for zsh: put it on your fpath as _git-handoff (git's zsh completion then
-# also completes \`git handoff\` through the user command).
-_git-handoff() {
-  local -a verbs
-  verbs=(${top.map((t) => `'${t}:${(vs.find((v) => v.path.split(" ")[0] === t)?.description ?? "").replace(/'/g, "").replace(/:/g, " ").slice(0, 70)}'`).join(" ")})
-  if (( CURRENT == 2 )); then _describe 'git handoff verb' verbs; return; fi
-  case $words[2] in
-${[...subs].map(([g, s]) => `    ${g}) (( CURRENT == 3 )) && { compadd ${s.join(" ")}; return } ;;`).join("\n")}
-  esac
-  _files
-}
-compdef _git-handoff git-handoff
-`;
-  }
-  if (shell === "fish") {
-    const lines = [`# git-handoff completion for fish: put it in ~/.config/fish/completions/git-handoff.fish`];
-    for (const t of top) lines.push(`complete -c git-handoff -n '__fish_use_subcommand' -a ${t} -d '${(vs.find((v) => v.path.split(" ")[0] === t)?.description ?? "").replace(/'/g, "").slice(0, 70)}'`);
-    for (const [g, s] of subs) for (const x of s) lines.push(`complete -c git-handoff -n '__fish_seen_subcommand_from ${g}' -a ${x}`);
-    for (const v of vs) {
-      const head = v.path.split(" ")[0]!;
-      for (const o of v.options) {
-        const long = /--([a-z][a-z0-9-]*)/.exec(o.flags)?.[1];
-        if (long) lines.push(`complete -c git-handoff -n '__fish_seen_subcommand_from ${head}' -l ${long} -d '${o.description.replace(/'/g, "").slice(0, 60)}'`);
-      }
-    }
-    return lines.join("\n") + "\n";
-  }
-  throw new Error(`unknown shell ${shell}`);
 }

@@ -122,15 +122,8 @@ function failureAnswer(name: string, message: string, strict: boolean): number {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `hook --help` never comes here: the dispatcher sends it to the CLI's help (commands/hook.ts).
   const inv = parseArgs(argv);
-  if (inv.name === "--help" || inv.name === "-h" || inv.args.includes("--help")) {
-    stdout(
-      "Usage: git handoff hook <name> [args]\n\nRuns one hook; `git handoff init` installs them. Agent hooks read the agent's JSON on stdin.\n" +
-        `Hooks: ${HOOK_NAMES.join(", ")}\n` +
-        "Fails open (with a warning) on unexpected errors unless .handoff.yaml says mode: strict; bounded by HANDOFF_HOOK_TIMEOUT_MS (5000).\n",
-    );
-    return 0;
-  }
   if (inv.name === RECORD_CATCH) {
     // The detached writer of a hook's catch events (catch-record.ts): nobody waits for it.
     const store = await openSyncedStore({ cwd: inv.dir });

@@ -12,14 +12,8 @@ import { LineTransport } from "./line-transport.ts";
 import { createServer, directCalls } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
 
-export const USAGE = `usage: git handoff [-C DIR] mcp [--agent NAME] [--wait-max DURATION]
-
-Runs the git-handoff MCP server over stdio for one agent (Claude Code, Codex, any MCP client).
-  --agent NAME         the agent name for every claim (else $HANDOFF_AGENT, else load_context's
-                       agent argument, else user@host[.worktree])
-  --wait-max DURATION  longest wait_task / watch block before returning (default 50s)
-  -C DIR               serve the repository at DIR (default: the current folder)
-Register it with: git handoff mcp-config [--write]`;
+/** Its options are described once, in the CLI's help (commands/mcp-register.ts), which `mcp --help` shows. */
+const SEE_HELP = "git handoff help mcp shows how to use it";
 
 interface McpArgs {
   cwd: string;
@@ -27,7 +21,6 @@ interface McpArgs {
   verifyJob?: string;
   agent?: string;
   waitBoundMs: number;
-  help: boolean;
 }
 
 function usageError(message: string): never {
@@ -37,7 +30,7 @@ function usageError(message: string): never {
 export function parseArgs(argv: string[]): McpArgs {
   // The current folder is asked for only when needed: one removed under the client fails with a
   // clear not_a_repo when the session opens, and -C with an absolute path does not need it.
-  const out: McpArgs = { cwd: "", waitBoundMs: DEFAULT_WAIT_BOUND_MS, help: false };
+  const out: McpArgs = { cwd: "", waitBoundMs: DEFAULT_WAIT_BOUND_MS };
   let sawVerb = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -48,8 +41,7 @@ export function parseArgs(argv: string[]): McpArgs {
       if (v === undefined) usageError(`${flag} needs a value`);
       return v;
     };
-    if (flag === "-h" || flag === "--help") out.help = true;
-    else if (flag === "-C") out.cwd = out.cwd ? resolve(out.cwd, value()) : resolveDir(value());
+    if (flag === "-C") out.cwd = out.cwd ? resolve(out.cwd, value()) : resolveDir(value());
     else if (flag === "--agent") out.agent = value();
     else if (flag === "--wait-max") out.waitBoundMs = parseDuration(value(), "--wait-max");
     else if (flag === "--verify-job") out.verifyJob = value();
@@ -66,7 +58,7 @@ async function main(argv: string[]): Promise<number | null> {
     args = parseArgs(argv);
   } catch (e) {
     if ((e as { usage?: boolean }).usage || refusalOf(e).code === "invalid_input") {
-      process.stderr.write(`git-handoff: ${(e as Error).message}\n${USAGE}\n`);
+      process.stderr.write(`git-handoff: ${(e as Error).message}; ${SEE_HELP}\n`);
       return 2;
     }
     // -C relative to a current folder that is gone: said as the session's open would say it.
@@ -74,10 +66,6 @@ async function main(argv: string[]): Promise<number | null> {
     if (r.code === "internal") throw e;
     process.stderr.write(`git-handoff: ${r.message}\n`);
     return EXIT_CODES[r.code];
-  }
-  if (args.help) {
-    process.stderr.write(`${USAGE}\n`);
-    return 0;
   }
   if (args.verifyJob !== undefined) return runVerificationJob(args.verifyJob);
   let session: McpSession;

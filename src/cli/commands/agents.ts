@@ -3,19 +3,23 @@ import { AgentStatus } from "../../core/agent.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
 import { fail } from "../../core/errors.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
-import { listAgents } from "../../store/agent-store.ts";
+import { AGENTS_PREFIX, listAgents } from "../../store/agent-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { rosterText } from "../../present/render-agents.ts";
+import { completeOption, printCompletions } from "../complete-ids.ts";
 
 export function registerAgents(program: Command): void {
   withGlobals(
     program
       .command("agents")
       .description("agents by heartbeat: active, stale or disconnected, with their claims and capacity")
-      .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")})`),
-  ).action(async (o: { status?: string }, cmd: Command) => {
+      .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")})`)
+      .addOption(completeOption("agent names")),
+    { values: { "--status": AgentStatus.options } },
+  ).action(async (o: { status?: string; complete?: string }, cmd: Command) => {
+    if (o.complete !== undefined) return printCompletions(cmd, AGENTS_PREFIX, o.complete);
     if (o.status !== undefined && !AgentStatus.options.includes(o.status as AgentStatus)) {
       fail("invalid_input", `unknown agent status ${JSON.stringify(o.status)}: use one of ${AgentStatus.options.join(", ")}`);
     }

@@ -38,7 +38,7 @@ export function registerApprove(program: Command): void {
       .command("approve")
       .description("a person approves a task's verify command (written elsewhere) to run on done in this clone; asks on a terminal, else needs HANDOFF_APPROVE=<sha256 of the command>")
       .argument("<task>"),
-    { writes: true },
+    { writes: true, values: { task: "task" } },
   ).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       validateTaskId(id);

@@ -54,7 +54,7 @@ export function registerClaim(program: Command, verb?: string): void {
       .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
       .option("--force", "claim even though a task it waits on is not done")
       .option("--over-capacity", "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)"),
-    { writes: true },
+    { writes: true, values: { id: "task" } },
   ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }, cmd: Command) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
@@ -71,12 +71,12 @@ export function registerClaim(program: Command, verb?: string): void {
       .description("extend your lease on a task")
       .argument("<id>")
       .option("--ttl <duration>", "new lease length from now (default: the claim's)"),
-    { writes: true },
+    { writes: true, values: { id: "task" } },
   ).action(async (id: string, o: { ttl?: string }, cmd: Command) => {
     await run(cmd, (s) => renew(s, id, o.ttl !== undefined ? { ttl: o.ttl } : {}), (t) => `renewed ${t.id}`);
   });
 
-  if (wants("release")) withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>"), { writes: true }).action(
+  if (wants("release")) withGlobals(program.command("release").description("give a task you hold back to the pool").argument("<id>"), { writes: true, values: { id: "task" } }).action(
     async (id: string, _o, cmd: Command) => {
       await run(cmd, (s) => release(s, id), (t) => `released ${t.id}`);
     },
@@ -91,7 +91,7 @@ export function registerClaim(program: Command, verb?: string): void {
       .option("--note <text>", "what a reader should know")
       .option("--verify [cmd]", "run CMD (default: the task's own verify command) in this worktree: passed -> review, failed -> recorded, exit 3")
       .option("--no-verify", "skip the task's own verify command and mark it done"),
-    { writes: true },
+    { writes: true, values: { id: "task" } },
   ).action(async (id: string, o: { commit?: string; note?: string; verify?: string | boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const verifyWith = o.verify === false ? null : typeof o.verify === "string" ? o.verify : o.verify === true || (await taskVerifyCommand(store, id)) ? undefined : null;
@@ -117,7 +117,7 @@ export function registerClaim(program: Command, verb?: string): void {
     });
   });
 
-  if (wants("fail")) withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why"), { writes: true }).action(
+  if (wants("fail")) withGlobals(program.command("fail").description("mark a task you hold as failed").argument("<id>").option("--reason <text>", "why"), { writes: true, values: { id: "task" } }).action(
     async (id: string, o: { reason?: string }, cmd: Command) => {
       const reason = requireReason(o.reason, "fail");
       await run(cmd, (s) => failWith(s, id, reason), (t) => `failed ${t.id}`);
@@ -126,7 +126,7 @@ export function registerClaim(program: Command, verb?: string): void {
 
   if (wants("reclaim")) withGlobals(
     program.command("reclaim").description("force-release another agent's claim (logged)").argument("<id>").option("--reason <text>", "why"),
-    { writes: true },
+    { writes: true, values: { id: "task" } },
   ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
     const reason = requireReason(o.reason, "reclaim");
     await run(cmd, (s) => reclaim(s, id, reason), (t) => `reclaimed ${t.id}`);
@@ -139,7 +139,7 @@ export function registerClaim(program: Command, verb?: string): void {
       .argument("<id>")
       .option("--reason <text>", "why")
       .option("--force", "remove a task whose ref is corrupt (objects missing); logged in refs/handoff-local/repair-log"),
-    { writes: true },
+    { writes: true, values: { id: "task" } },
   ).action(async (id: string, o: { reason?: string; force?: boolean }, cmd: Command) => {
     const reason = requireReason(o.reason, "cancel");
     await withStore(cmd, async (store, g) => {

@@ -21,7 +21,7 @@ export function registerDepend(program: Command): void {
       .description("make a task wait on another: it is not ready (and claiming it is refused) until that one is done; cycles are refused")
       .argument("<task>", "the task that waits")
       .option("--on <task>", "the task it waits on"),
-    { writes: true },
+    { writes: true, values: { task: "task", "--on": "task" } },
   ).action(async (id: string, o: { on?: string }, cmd: Command) => {
     const on = needOn(o.on, "depend");
     await withStore(cmd, async (store, g) => {
@@ -32,7 +32,7 @@ export function registerDepend(program: Command): void {
 
   withGlobals(
     program.command("undepend").description("remove a dependency added with depend or task add --after").argument("<task>").option("--on <task>", "the task it no longer waits on"),
-    { writes: true },
+    { writes: true, values: { task: "task", "--on": "task" } },
   ).action(async (id: string, o: { on?: string }, cmd: Command) => {
     const on = needOn(o.on, "undepend");
     await withStore(cmd, async (store, g) => {

@@ -15,7 +15,7 @@ export function registerDoc(program: Command): void {
       .description("store a new version of a document from a file (- for standard input)")
       .argument("<name>", "the document's name, like api-contract")
       .argument("<file>"),
-    { writes: true },
+    { writes: true, values: { file: "file" } },
   ).action(async (name: string, file: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const content = readBoundedInput(file, MAX_DOC_BYTES, "the document", `at most ${MAX_DOC_BYTES} bytes`);

@@ -19,7 +19,8 @@ export function registerEvents(program: Command): void {
       .option("--agent <name>", "only events about or by this agent")
       .option("--type <type>", `only this type, one of: ${EventType.options.join(", ")}`)
       .option("--limit <n>", "only the most recent N"),
-    { agent: false }, // here --agent filters; `git handoff --agent A events` still names the caller
+    // here --agent filters; `git handoff --agent A events` still names the caller
+    { agent: false, values: { "--task": "task", "--agent": "agent", "--type": EventType.options } },
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {

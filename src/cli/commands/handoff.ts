@@ -31,7 +31,7 @@ export function registerHandoff(program: Command): void {
       .option("--verify <cmd>", "how the consumer can verify it")
       .option("--question <text>", "an open question or unresolved assumption (repeatable)", collect, [])
       .option("--note <text>", "anything else the consumer should know"),
-    { writes: true },
+    { writes: true, values: { task: "task", "--to": "agent" } },
   ).action(async (id: string, o: { to?: string; commit?: string; contract?: string; verify?: string; question: string[]; note?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await handoff(store, id, {

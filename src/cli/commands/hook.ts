@@ -1,14 +1,23 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { HOOK_NAMES } from "../../hooks/hook-names.ts";
+import { completes } from "../completes.ts";
 
 // `git handoff hook <name>` is served by its own bundle (dist/hook-main.cjs, no commander); this
-// entry only gives it a place in --help, and explains a build that lacks the bundle.
+// entry is its help (`hook --help` too: the dispatcher sends it here), and explains a build that
+// lacks the bundle.
 export function registerHook(program: Command): void {
-  program
-    .command("hook")
-    .description(`run a hook (installed by init): ${HOOK_NAMES.join(", ")}`)
-    .argument("<name>")
+  completes(
+    program
+      .command("hook")
+      .description(
+        `run a hook (installed by init): ${HOOK_NAMES.join(", ")}. Agent hooks read the agent's JSON on stdin. ` +
+          "On an unexpected error a hook fails open (with a warning) unless .handoff.yaml says mode: strict; HANDOFF_HOOK_TIMEOUT_MS bounds it (default 5000)",
+      )
+      .argument("<name>", "the hook")
+      .argument("[args...]", "what git passes the hook (pre-push: the remote's name and URL)"),
+    { name: HOOK_NAMES },
+  )
     .allowUnknownOption()
     .action(() => fail("internal", "the hook bundle dist/hook-main.cjs is missing: run npm run build"));
 }

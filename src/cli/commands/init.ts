@@ -56,6 +56,7 @@ export function registerInit(program: Command): void {
       .option("--agents <list>", `which agents' hook configs to write, comma-separated: ${AGENT_KEYS.join(",")} (default: all)`)
       .option("--user", "install user-scope agent hooks instead (~/.claude, ~/.gemini), for agents started in a subfolder; needs no repository")
       .option("--separate-store", "keep this clone's coordination refs in a separate store from the start (git handoff store --separate)"),
+    { values: { "--agents": AGENT_KEYS } },
   )).action(async (o: { dryRun?: boolean; hooks?: boolean; user?: boolean; agents?: string; separateStore?: boolean }, cmd: Command) => {
     const agents = agentsOption(o.agents);
     if (o.user) return userScope(planUserInstall(userLayout()), !!o.dryRun, cmd);

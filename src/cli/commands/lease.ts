@@ -19,7 +19,7 @@ export function registerLease(program: Command, verb?: string): void {
       .option("--task <id>", "the task this lease serves: one you hold or nobody holds (refused for a finished task or another agent's)")
       .option("--ttl <duration>", "lease length, like 30m or 2h (default lease_ttl, else claim_ttl, else 30m)")
       .option("--reason <text>", "why, shown to agents that run into it"),
-    { writes: true },
+    { writes: true, values: { path: "file", "--task": "task" } },
   ).action(async (paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await lease(store, paths, o);
@@ -43,7 +43,7 @@ export function registerLease(program: Command, verb?: string): void {
       .option("--reclaim", "force-release other agents' leases on these paths whose task is finished or whose holder is gone (logged)")
       .option("--holder <agent>", "with --reclaim: only this holder's lease")
       .option("--reason <text>", "with --reclaim: why (required)"),
-    { writes: true },
+    { writes: true, values: { path: "file", "--holder": "agent" } },
   ).action(async (paths: string[], o: { all?: boolean; reclaim?: boolean; holder?: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       if (o.reclaim) {
@@ -65,6 +65,7 @@ export function registerLease(program: Command, verb?: string): void {
 
   if (wants("leases")) withGlobals(program.command("leases").description("list live file leases").option("--agent <name>", "only this agent's leases"), {
     agent: false,
+    values: { "--agent": "agent" },
   }).action(async (_o, cmd: Command) => {
     // Positional options: `--agent` after the verb is this filter; before it, it names the caller.
     const agent = (cmd.opts() as { agent?: string }).agent;
@@ -80,6 +81,7 @@ export function registerLease(program: Command, verb?: string): void {
       .command("check")
       .description("may the calling agent edit these paths? per path deny | warn | info | ok (exit 3 if any deny)")
       .argument("<path...>", "files or globs"),
+    { values: { path: "file" } },
   ).action(async (paths: string[], _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await check(store, paths);

@@ -8,6 +8,7 @@ import { loopPlanText, loopStatusText } from "../../present/render-loop.ts";
 import { neutralise } from "../../present/untrusted.ts";
 import { loadLoop } from "../../store/loop-store.ts";
 import { listTasks } from "../../store/task-store.ts";
+import { AGENT_CLIENTS } from "../../work/agent-command.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
 import { abandonLoop, checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
@@ -68,6 +69,7 @@ export function registerLoop(program: Command): void {
       .option("--into <branch>", "the integration branch (default: the configured one, else the current branch)")
       .option("--unit-timeout <duration>", "how long one unit's agent may run before it is stopped", "2h")
       .option("--poll <duration>", "how often to look at agents and tasks", "500ms"),
+    { values: { "--with": AGENT_CLIENTS, "--merge": MERGE_STRATEGIES } },
   ).action(async (o: RunOpts, cmd: Command) => {
     // `--agent-cmd --keep` (the command forgotten) would run `sh -c --keep`: refused, nothing written.
     // The free-text options; the others are checked against what they take (a branch name, a strategy, a number).

@@ -181,16 +181,19 @@ export function registerMcpConfig(program: Command): void {
 }
 
 /**
- * `git handoff mcp` is served by its own bundle (dist/mcp-main.cjs, picked by the dispatcher);
- * this entry puts it in the help. Its action runs only when that bundle is missing.
+ * `git handoff mcp` is served by its own bundle (dist/mcp-main.cjs, picked by the dispatcher,
+ * which reads the options described here); this entry is its help (`mcp --help` too: the
+ * dispatcher sends it here). Its action runs only when that bundle is missing.
  */
 export function registerMcpCommand(program: Command): void {
   withGlobals(
     program
       .command("mcp")
-      .description("run the MCP server over stdio for one agent (git handoff mcp --help; register with: git handoff mcp-config)")
-      .option("--wait-max <duration>", "longest wait_task / watch block (default 50s)")
+      .description("run the MCP server over stdio for one agent (Claude Code, Codex, Gemini CLI, any MCP client); stdout carries only the protocol, logs go to stderr; register it with: git handoff mcp-config [--write]")
+      .option("--agent <name>", "the agent name for every claim (default: $HANDOFF_AGENT, else load_context's agent argument, else user@host[.worktree])")
+      .option("--wait-max <duration>", "longest wait_task / watch block before it returns (default 50s)")
       .allowUnknownOption(),
+    { agent: false, values: { "--agent": "agent" } },
   ).action(() => {
     fail("internal", "the MCP server bundle dist/mcp-main.cjs is missing: run npm run build");
   });

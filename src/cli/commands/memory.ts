@@ -28,7 +28,7 @@ export function registerMemory(program: Command): void {
       .option("--file <path>", "read the text from a file (- for standard input)")
       .option("--task <id>", "the task it concerns (its holder sees it first)")
       .option("--tag <tag>", "a tag (repeatable)", collect, []),
-    { writes: true },
+    { writes: true, values: { "--file": "file", "--task": "task" } },
   ).action(async (words: string[], o: { file?: string; task?: string; tag: string[] }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const text = textFrom(words, o.file);
@@ -46,6 +46,7 @@ export function registerMemory(program: Command): void {
       .option("--tag <tag>", "only those with this tag")
       .option("--since <duration>", "only those written or edited within this long, like 2h or 7d")
       .option("--limit <n>", "at most this many"),
+    { values: { "--task": "task" } },
   ).action(async (o: { task?: string; tag?: string; since?: string; limit?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const { limit, ...filter } = o;
@@ -71,7 +72,7 @@ export function registerMemory(program: Command): void {
       .option("--file <path>", "the new text from a file (- for standard input)")
       .option("--tag <tag>", "the new tags, replacing the old (repeatable)", collect)
       .option("--task <id>", "the task it concerns (none: no task)"),
-    { writes: true },
+    { writes: true, values: { "--file": "file", "--task": "task" } },
   ).action(async (id: string, o: { text?: string; file?: string; tag?: string[]; task?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const text = textFrom(o.text !== undefined ? [o.text] : undefined, o.file);

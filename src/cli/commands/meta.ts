@@ -2,7 +2,9 @@
 import type { Command } from "commander";
 import { fail } from "../../core/errors.ts";
 import { emit } from "../../present/output.ts";
-import { completion } from "../reference.ts";
+import { completion, SHELLS, type Shell } from "../completion.ts";
+import { completes } from "../completes.ts";
+import { globals } from "../context.ts";
 
 import { VERSION } from "../version.ts";
 
@@ -13,14 +15,17 @@ export function registerMeta(program: Command): void {
     .command("version")
     .description("print git-handoff's version")
     .option("--json", "print JSON")
-    .action((o: { json?: boolean }) => emit(!!o.json, { version: VERSION, node: process.versions.node }, () => `git-handoff ${VERSION}`));
+    // --json before the verb too (`git handoff --json version`), as for every other verb.
+    .action((_o, cmd: Command) => emit(!!globals(cmd).json, { version: VERSION, node: process.versions.node }, () => `git-handoff ${VERSION}`));
 
-  program
-    .command("completion")
-    .description("print a shell completion script (bash, zsh or fish); bash also completes `git handoff <TAB>`")
-    .argument("<shell>", "bash, zsh or fish")
-    .action((shell: string) => {
-      if (!["bash", "zsh", "fish"].includes(shell)) fail("invalid_input", `no completion for ${JSON.stringify(shell)}: choose bash, zsh or fish`);
-      process.stdout.write(completion(program, shell));
-    });
+  completes(
+    program
+      .command("completion")
+      .description("print a shell completion script (bash, zsh or fish): verbs, options, task ids and agent names (read when TAB is pressed), statuses and other fixed values")
+      .argument("<shell>", "bash, zsh or fish"),
+    { shell: SHELLS },
+  ).action((shell: string) => {
+    if (!(SHELLS as readonly string[]).includes(shell)) fail("invalid_input", `no completion for ${JSON.stringify(shell)}: choose bash, zsh or fish`);
+    process.stdout.write(completion(program, shell as Shell));
+  });
 }

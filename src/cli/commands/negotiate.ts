@@ -16,7 +16,7 @@ export function registerNegotiate(program: Command): void {
       .argument("<agent>", "the holder")
       .requiredOption("--release <task|path>", "the task id, or a path or glob it holds a lease on")
       .option("--reason <text>", "why you need it"),
-    { writes: true },
+    { writes: true, values: { agent: "agent", "--release": "task" } },
   ).action(async (agent: string, o: { release: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await askToRelease(store, agent, o.release, o.reason ?? null);

@@ -16,7 +16,7 @@ export function registerReview(program: Command): void {
     });
   });
 
-  withGlobals(review.command("accept").description("accept reviewed work: the task becomes done").argument("<task>").option("--reason <text>", "a comment"), { writes: true }).action(
+  withGlobals(review.command("accept").description("accept reviewed work: the task becomes done").argument("<task>").option("--reason <text>", "a comment"), { writes: true, values: { task: "task" } }).action(
     async (id: string, o: { reason?: string }, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
         const t = await accept(store, id, o.reason ?? null);
@@ -28,7 +28,7 @@ export function registerReview(program: Command): void {
 
   withGlobals(
     review.command("reject").description("reject reviewed work: the task goes back to todo with the reason attached").argument("<task>").option("--reason <text>", "what to fix"),
-    { writes: true },
+    { writes: true, values: { task: "task" } },
   ).action(async (id: string, o: { reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const t = await reject(store, id, o.reason ?? null);

@@ -18,7 +18,7 @@ export function registerSession(program: Command): void {
       .option("--awaits <text>", "the outcome it waits for, and from whom")
       .option("--session <id>", "the agent runtime's session id (default: $HANDOFF_SESSION)")
       .option("--capacity <n>", "how many tasks this agent holds at once (default: max_concurrent of the policy)"),
-    { writes: true },
+    { writes: true, values: { "--files": "file" } },
   ).action(async (o: { objective: string; files: string[]; awaits?: string; session?: string; capacity?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const capacity = o.capacity === undefined ? undefined : parseInteger(o.capacity, "--capacity", 1, 1000);

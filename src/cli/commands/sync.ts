@@ -112,6 +112,7 @@ export function registerSyncTools(program: Command): void {
       .description("exit 3 unless the calling agent still holds the lease on each task (for the pre-push hook); names the current holder")
       .argument("<tasks...>", "the tasks the work being pushed is for")
       .option("--fence <n>", "the fencing number the work was done under (one task only)"),
+    { values: { tasks: "task" } },
   ).action(async (tasks: string[], o: { fence?: string }, cmd: Command) => {
     if (o.fence !== undefined && tasks.length !== 1) fail("usage", "--fence applies to one task");
     const fence = o.fence !== undefined ? parseInteger(o.fence, "--fence", 0) : undefined;

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { TaskStatus } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
-import { listTasks, showTask } from "../../store/task-store.ts";
+import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
@@ -13,6 +13,7 @@ import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { taskDetail, taskLine } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
+import { completeOption, printCompletions } from "../complete-ids.ts";
 
 export function registerTask(program: Command): void {
   const task = program.command("task").description("add, show and list tasks");
@@ -29,7 +30,7 @@ export function registerTask(program: Command): void {
       .option("--after <id>", "a task that must be done before this one is ready (repeatable: one id per --after)", collect)
       .option("--verify <cmd>", "command that verifies the work: done runs it and sends the task to review")
       .option("--to <address>", "who may take it: KIND@MACHINE, KIND (any machine) or @MACHINE (any agent there)"),
-    { writes: true },
+    { writes: true, values: { "--scope": "file", "--after": "task" } },
   ).action(async (words: string[], o: { id?: string; priority: string; scope: string[]; exclusive?: boolean; after?: string[]; verify?: string; to?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const priority = parseInteger(o.priority, "--priority", -1000, 1000);
@@ -49,7 +50,7 @@ export function registerTask(program: Command): void {
     });
   });
 
-  withGlobals(task.command("show").description("show one task").argument("<id>")).action(async (id: string, _o, cmd: Command) => {
+  withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const t = await showTask(store, id);
       const blocked = await blockedEdgesOf(store, t);
@@ -65,9 +66,12 @@ export function registerTask(program: Command): void {
         .command(name)
         .description("list tasks")
         .option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)
-        .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first"),
+        .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first")
+        .addOption(completeOption("task ids")),
+      { values: { "--status": [...TaskStatus.options, "blocked"] } },
     ).action(
-      async (o: { status?: string; limit?: string }, cmd: Command) => {
+      async (o: { status?: string; limit?: string; complete?: string }, cmd: Command) => {
+        if (o.complete !== undefined) return printCompletions(cmd, TASKS_PREFIX, o.complete);
         await withStore(cmd, async (store, g) => {
           if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
             fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);

@@ -43,7 +43,7 @@ export function registerWait(program: Command): void {
       .option("--priority <n>", "higher is taken first", "0")
       .option("--timeout <duration>", "stop waiting after this long and cancel the task (exit 8)")
       .option("--out <dir>", "where to save result files (default ./handoff-<id>)"),
-    { writes: true },
+    { writes: true, values: { "--id": "task", "--context-file": "file", "--file": "file", "--out": "dir" } },
   ).action(async (o: WaitOpts, cmd: Command) => {
     if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
     if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");

@@ -36,7 +36,7 @@ export function registerWorker(program: Command): void {
       .option("--ttl <duration>", "lease length of each claim (renewed at a third of it; default claim_ttl)")
       .option("--keep", "keep each task's worktree and folder (their paths are printed)")
       .option("--push-branch", "send code changes back as the branch handoff/<id> on the sync remote (uncommitted changes are committed)"),
-    { writes: true },
+    { writes: true, values: { "--with": AGENT_CLIENTS } },
   ).action(async (o: WorkerOpts, cmd: Command) => {
     if (o.with !== undefined && o.exec !== undefined) fail("usage", "give --exec CMD or --with CLIENT, not both");
     if (o.with === undefined && !o.exec?.trim()) fail("usage", "worker needs --exec CMD (the command that does each task) or --with claude|codex");
