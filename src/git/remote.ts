@@ -44,9 +44,9 @@ function failure(r: GitResult, what: string): RemoteFailure {
  * `refs` may hold patterns (one `*`, e.g. refs/handoff/tasks/* or refs/handoff/results/t-1*): a
  * pattern that matches nothing on the remote is no error, where a missing exact name is fatal.
  * `prune` with `refs`: tracking refs those patterns cover that the remote lacks are removed.
- * Every call runs under `timeoutMs`, retries included.
+ * Every call runs under `timeoutMs`, retries included; `signal` aborted ends it as the deadline would.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean; haves?: string[] } = {}): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean; haves?: string[]; signal?: AbortSignal } = {}): Promise<FetchResult> {
   const prefix = await remotePrefix(cwd, remote);
   const specs = refs ? refs.map((r) => `+${toRemote(r, prefix)}:${trackingRef(remote, r)}`) : [`+${prefix}*:${trackingPrefix(remote)}*`];
   const until = Date.now() + timeoutMs;
@@ -58,7 +58,7 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
       // --refetch: transfer every object again, not only those missing by negotiation (a repair
       // of refs whose objects are partly missing: git would take the present commit as complete).
       [...offer.config, "fetch", ...offer.options, "--quiet", "--no-tags", ...(!refs || opts.prune ? ["--prune"] : []), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
-      { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
+      { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now(), ...(opts.signal ? { signal: opts.signal } : {}) },
     );
     if (r.code === 0 && !r.timedOut) return { ok: true };
     // An offered commit this clone lost (a damaged repository): fetch as git would by default.

@@ -8,7 +8,7 @@ import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
 import { progressLines } from "../../present/handover-progress.ts";
 import { neutralise } from "../../present/untrusted.ts";
-import type { Store } from "../../store/store.ts";
+import type { CasOptions, Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
@@ -29,6 +29,13 @@ interface WaitOpts {
 }
 
 const say = (line: string) => process.stderr.write(`git-handoff: ${line}\n`);
+
+/**
+ * How long the cancel after a --timeout or Ctrl-C may take, the read that settles a lost push
+ * included: the caller asked to stop, and a remote that stopped answering must not hold it for
+ * the per-call deadlines (20 s each by default). It says so when the cancel was not confirmed.
+ */
+const CANCEL_BOUND_MS = 5000;
 
 export function registerWait(program: Command): void {
   withGlobals(
@@ -63,6 +70,7 @@ export function registerWait(program: Command): void {
       let interrupts = 0;
       const onSignal = () => {
         if (++interrupts > 1) process.exit(130);
+        say("interrupted: stopping (Ctrl-C again to quit at once)");
         stop.abort();
       };
       process.on("SIGINT", onSignal);
@@ -87,15 +95,27 @@ export function registerWait(program: Command): void {
         });
         let task = end.task;
         let code: ErrorCode | null = null;
+        const warnings: string[] = [];
         if (end.kind !== "final") {
           code = end.kind === "timeout" ? "timed_out" : "interrupted";
-          task = await cancelOrFinal(store, id, end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted");
           const why = end.kind === "timeout" ? "timed out" : "interrupted";
-          if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
-          else if (isFinal(task.status)) code = null; // it ended just before: report how
-          else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
+          const reason = end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted";
+          const r = await cancelOrFinal(store, id, reason, { deadline: { until: Date.now() + CANCEL_BOUND_MS, firm: true } }).catch((e: unknown) => {
+            // The remote did not answer in time: what happened to the cancel is not known here.
+            if (e instanceof HandoffError && UNCONFIRMED.has(e.code)) return e;
+            throw e;
+          });
+          if (r instanceof HandoffError) {
+            warnings.push(`the cancel of ${id} could not be confirmed within ${CANCEL_BOUND_MS / 1000} s: ${r.message}`);
+            say(`${id}: ${why}; ${neutralise(warnings[0]!)}; it may still be ${task.status} on the remote (see git handoff task show ${id} once it answers)`);
+          } else {
+            task = r;
+            if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
+            else if (isFinal(task.status)) code = null; // it ended just before: report how
+            else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
+          }
         }
-        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json);
+        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
@@ -104,10 +124,13 @@ export function registerWait(program: Command): void {
   });
 }
 
+/** Failures of a bounded cancel that leave its outcome open: the waiter reports them and ends as asked. */
+const UNCONFIRMED = new Set<ErrorCode>(["remote_timeout", "remote_unreachable", "outcome_unknown", "lost_race"]);
+
 /** Cancels the task (its creator may, even while a worker holds it); if it ended first, that end. */
-async function cancelOrFinal(store: Store, id: string, reason: string): Promise<Task> {
+async function cancelOrFinal(store: Store, id: string, reason: string, opts: CasOptions = {}): Promise<Task> {
   try {
-    return await cancel(store, id, reason);
+    return await cancel(store, id, reason, opts);
   } catch (e) {
     if (!(e instanceof HandoffError) || (e.code !== "final_state" && e.code !== "held_by_other")) throw e;
     const { task } = await loadTask(store, id);
@@ -115,14 +138,14 @@ async function cancelOrFinal(store: Store, id: string, reason: string): Promise<
   }
 }
 
-async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean): Promise<void> {
+async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean, warnings: string[] = []): Promise<void> {
   // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
   const r = await saveResults(store, task, outDir);
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
     // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
     // task cancelled, and a reader of the body alone must tell them apart.
-    const body = { id: task.id, status: task.status, code, ...r };
+    const body = { id: task.id, status: task.status, code, ...r, warnings };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
     if (r.output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
