@@ -13,7 +13,7 @@ import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
 import { saveResults } from "../../work/results.ts";
-import { waitForFinal } from "../../work/wait-final.ts";
+import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
 
@@ -48,7 +48,7 @@ export function registerWait(program: Command): void {
       .option("--file <path>", "an input file sent along (repeatable; at most 25 MB together)", collect, [])
       .option("--to <address>", "who may take it: KIND@MACHINE, KIND or @MACHINE (default: anyone)")
       .option("--priority <n>", "higher is taken first", "0")
-      .option("--timeout <duration>", "stop waiting after this long and cancel the task (exit 8)")
+      .option("--timeout <duration>", "stop waiting after this long and cancel the task this wait created (exit 8)")
       .option("--out <dir>", "where to save result files (default ./handoff-<id>)"),
     { writes: true },
   ).action(async (o: WaitOpts, cmd: Command) => {
@@ -93,28 +93,7 @@ export function registerWait(program: Command): void {
           }
           throw e;
         });
-        let task = end.task;
-        let code: ErrorCode | null = null;
-        const warnings: string[] = [];
-        if (end.kind !== "final") {
-          code = end.kind === "timeout" ? "timed_out" : "interrupted";
-          const why = end.kind === "timeout" ? "timed out" : "interrupted";
-          const reason = end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted";
-          const r = await cancelOrFinal(store, id, reason, { deadline: { until: Date.now() + CANCEL_BOUND_MS, firm: true } }).catch((e: unknown) => {
-            // The remote did not answer in time: what happened to the cancel is not known here.
-            if (e instanceof HandoffError && UNCONFIRMED.has(e.code)) return e;
-            throw e;
-          });
-          if (r instanceof HandoffError) {
-            warnings.push(`the cancel of ${id} could not be confirmed within ${CANCEL_BOUND_MS / 1000} s: ${r.message}`);
-            say(`${id}: ${why}; ${neutralise(warnings[0]!)}; it may still be ${task.status} on the remote (see git handoff task show ${id} once it answers)`);
-          } else {
-            task = r;
-            if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
-            else if (isFinal(task.status)) code = null; // it ended just before: report how
-            else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
-          }
-        }
+        const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
         await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
       } finally {
         process.off("SIGINT", onSignal);
@@ -122,6 +101,36 @@ export function registerWait(program: Command): void {
       }
     });
   });
+}
+
+/**
+ * Waiting ended short of a final state (--timeout, Ctrl-C). A task this wait created is cancelled,
+ * within CANCEL_BOUND_MS; one it only watched (--id) is someone else's business, and left as it is.
+ */
+async function giveUp(store: Store, end: WaitEnd, created: boolean, timeout: string | undefined): Promise<{ task: Task; code: ErrorCode | null; warnings: string[] }> {
+  const id = end.task.id;
+  const code: ErrorCode = end.kind === "timeout" ? "timed_out" : "interrupted";
+  const why = end.kind === "timeout" ? "timed out" : "interrupted";
+  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${t.claim.agent}` : ""}`;
+  if (!created) {
+    say(`${id}: ${why}; ${stays(end.task)} (this wait did not create it: it stopped waiting and cancelled nothing)`);
+    return { task: end.task, code, warnings: [] };
+  }
+  const reason = end.kind === "timeout" ? `wait --timeout ${timeout} ran out` : "the waiter was interrupted";
+  let task: Task;
+  try {
+    task = await cancelOrFinal(store, id, reason, { deadline: { until: Date.now() + CANCEL_BOUND_MS, firm: true } });
+  } catch (e) {
+    // The remote did not answer in time: what became of the cancel is not known here.
+    if (!(e instanceof HandoffError) || !UNCONFIRMED.has(e.code)) throw e;
+    const warning = `the cancel of ${id} could not be confirmed within ${CANCEL_BOUND_MS / 1000} s: ${e.message}`;
+    say(`${id}: ${why}; ${neutralise(warning)}; it may still be ${end.task.status} on the remote (git handoff task show ${id} once it answers)`);
+    return { task: end.task, code, warnings: [warning] };
+  }
+  if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
+  else if (isFinal(task.status)) return { task, code: null, warnings: [] }; // it ended just before: report how
+  else say(`${id}: ${why}; ${stays(task)} (only its creator may cancel a task someone holds)`);
+  return { task, code, warnings: [] };
 }
 
 /** Failures of a bounded cancel that leave its outcome open: the waiter reports them and ends as asked. */
