@@ -3,8 +3,8 @@
 // reason. The CLI's `wait` and MCP's `wait_task` both end here.
 // Each file is saved by a rename within the folder, so a symbolic link already there under a
 // result's name is replaced, never written through.
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
@@ -64,4 +64,26 @@ function saveFile(dir: string, name: string, data: Buffer): string {
     fail("invalid_input", `cannot save the result file ${JSON.stringify(name)} in ${dir}: ${(e as Error).message}`, { path });
   }
   return path;
+}
+
+/**
+ * Why results cannot be saved to the folder `path` (null: they can): it, or the nearest part of it
+ * that exists, must be a folder (a link to one is followed: the folder was named by the user).
+ * Asked before anything is written, so that a task's work is not done for nothing.
+ */
+export function outDirProblem(path: string): string | null {
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      lstatSync(at);
+    } catch {
+      if (dirname(at) === at) return null;
+      continue; // not there: made when the results are saved
+    }
+    const what = at === path ? "it" : at;
+    try {
+      return statSync(at).isDirectory() ? null : `${what} is not a folder`;
+    } catch {
+      return `${what} is a symbolic link to nothing`;
+    }
+  }
 }

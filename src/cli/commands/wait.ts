@@ -12,7 +12,7 @@ import type { CasOptions, Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
-import { saveResults } from "../../work/results.ts";
+import { outDirProblem, saveResults } from "../../work/results.ts";
 import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
@@ -61,6 +61,9 @@ export function registerWait(program: Command): void {
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
     const timeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, "--timeout") : null;
     if (o.id !== undefined) validateTaskId(o.id);
+    const outProblem = o.out !== undefined ? outDirProblem(resolve(base, o.out)) : null;
+    // Found only once the work was done, it cost the work and its output (EEXIST, exit 1).
+    if (outProblem) fail("invalid_input", `--out ${o.out}: ${outProblem} (name a folder for the result files; a missing one is made)`, { out: o.out });
     const inputs = o.objective !== undefined ? readInputs(base, o.contextFile, o.file) : null;
     await withStore(cmd, async (store) => {
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
