@@ -160,7 +160,8 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
     const body = { id: task.id, status: task.status, code, ...r, warnings };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
-    if (r.output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
+    // A failed task's output too: what a command printed before it failed is often why.
+    if (r.output && (task.status === "done" || task.status === "failed")) process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
     if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);
     if (r.branch) {
       const remote = await store.syncRemote();
