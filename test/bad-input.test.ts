@@ -1,5 +1,5 @@
 // Every kind of bad input gets one clear line, the documented exit code, and changes no ref.
-import { writeFileSync, rmSync, mkdirSync } from "node:fs";
+import { writeFileSync, rmSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -203,6 +203,18 @@ test("a folder that is not a git repository, or does not exist (exit 2)", () => 
   writeFileSync(join(plain, "a-file"), "x\n");
   bad(["-C", join(plain, "a-file"), "tasks"], 2, /^git-handoff: not a folder: .*a-file$/);
   bad(["tasks", "-C", plain], 2, /^git-handoff: not a git repository: /);
+});
+
+test("wait --out naming a file, a folder under a file or a link to nothing: refused before anything is written (exit 2)", () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "a-file"), "x\n");
+  symlinkSync("nowhere", join(dir, "dangling"));
+  // --timeout: the old way created the task and only found the problem once it ended.
+  const wait = (out: string, ...args: string[]) => ["wait", ...args, "--timeout", "1s", "--out", join(dir, out)];
+  bad(wait("a-file", "--objective", "x"), 2, /^git-handoff: --out \S+a-file: it is not a folder \(name a folder/);
+  bad(wait("a-file/sub", "--objective", "x"), 2, /^git-handoff: --out \S+a-file\/sub: \S+a-file is not a folder/);
+  bad(wait("dangling", "--objective", "x"), 2, /^git-handoff: --out \S+dangling: it is a symbolic link to nothing/);
+  bad(wait("a-file", "--id", "other"), 2, /^git-handoff: --out \S+a-file: it is not a folder/);
 });
 
 test("a malformed .handoff.yaml names the line; invalid keys are refused, unknown ones warn", () => {

@@ -111,6 +111,23 @@ test("wait --id for someone else's task: exit 7 when its creator cancels it", as
   assert.is(remoteTask(net.bare, "held").status, "claimed");
 });
 
+test("wait --id only watches: its --timeout or Ctrl-C leaves someone else's queued task as it is", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  assert.is(cli(["task", "add", "bob's job", "--id", "queued", "--to", "nobody@nowhere", "--push"], { cwd: a, agent: "bob" }).code, 0);
+  const timed = start(["wait", "--id", "queued", "--timeout", "1s", "--json"], { cwd: b, agent: "alice" });
+  assert.is(await timed.exited, 8, timed.stderr());
+  assert.equal([JSON.parse(timed.stdout()).status, JSON.parse(timed.stdout()).code], ["todo", "timed_out"]);
+  assert.match(timed.stderr(), "queued: timed out; it stays todo (this wait did not create it: it stopped waiting and cancelled nothing)");
+  assert.is(remoteTask(net.bare, "queued").status, "todo");
+
+  const watched = start(["wait", "--id", "queued"], { cwd: b, agent: "alice" });
+  await until(() => watched.stderr().includes("queued: queued"), "the waiter to see the task");
+  assert.is(await stop(watched, "SIGINT"), 130, watched.stderr());
+  assert.match(watched.stderr(), "queued: interrupted; it stays todo");
+  assert.is(remoteTask(net.bare, "queued").status, "todo");
+});
+
 test("a worker killed -9 mid-task: the lease expires, the task is requeued and finished by another worker", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");

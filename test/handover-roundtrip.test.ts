@@ -1,7 +1,7 @@
 // A task handed from machine m1 to an agent on m2 and back, over smart HTTP: `wait` in one clone,
 // `worker --exec` in another, real processes. The output and the files come back byte for byte.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -71,6 +71,26 @@ test("text mode: output on stdout, progress on stderr, files saved to --out", as
   await w.exited;
 });
 
+test("--out DIR: a symbolic link already in DIR is replaced by the result file, never written through; DIR itself may be a link", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  // The folder the user names is a link to a folder (followed: the user named it); in it, a link
+  // of a result's name points out of it (as a file committed to a repository could).
+  mkdirSync(join(a, "real-out"));
+  symlinkSync("real-out", join(a, "answers"));
+  writeFileSync(join(a, "victim.txt"), "keep me\n");
+  symlinkSync("../victim.txt", join(a, "real-out", "report.md"));
+  const w = onceWorker(b, script(`echo "written by the worker" > "$HANDOFF_OUT_DIR/report.md"; echo ok`));
+  const waited = start(["wait", "--objective", "report", "--out", "answers", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr());
+  assert.is(readFileSync(join(a, "victim.txt"), "utf8"), "keep me\n", "nothing written through the link");
+  assert.ok(lstatSync(join(a, "real-out", "report.md")).isFile(), "the link itself was replaced by the file");
+  assert.is(readFileSync(join(a, "real-out", "report.md"), "utf8"), "written by the worker\n");
+  assert.equal(readdirSync(join(a, "real-out")), ["report.md"], "no temporary file left");
+  assert.equal(JSON.parse(waited.stdout()).files.map((f: { path: string }) => f.path), [join(a, "answers", "report.md")]);
+  await w.exited;
+});
+
 test("FAILED: reason, or a non-zero exit, marks the task failed: wait exits 6 with the reason", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
@@ -88,7 +108,7 @@ test("FAILED: reason, or a non-zero exit, marks the task failed: wait exits 6 wi
   const text = start(["wait", "--objective", "exits badly", "--timeout", "60s"], { cwd: a, agent: "alice" });
   assert.is(await text.exited, 6, text.stderr());
   assert.match(text.stderr(), /failed: the command exited 3/);
-  assert.is(text.stdout(), "");
+  assert.is(text.stdout(), "partial\n", "a failed task's output is printed too");
   await w2.exited;
 });
 

@@ -1,6 +1,6 @@
 // The worker's own behaviour around a task: code changes sent back as a branch, and a clean stop
 // on Ctrl-C that gives its task back. Real processes, one remote over smart HTTP.
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -36,6 +36,31 @@ test("--push-branch: code changes come back as the branch handoff/<id> on the re
   assert.is(await plain.exited, 0, plain.stderr());
   assert.is(JSON.parse(plain.stdout()).branch, null);
   await w2.exited;
+});
+
+test("--exec ./do-task.sh runs the script where the worker started, not the one (if any) in the task's worktree; a missing or non-executable one is refused at start", async () => {
+  const a = net.clone("m1");
+  const b = net.clone("m2");
+  // In a subfolder of the clone, and never committed: the worktree at main has no such file.
+  mkdirSync(join(b, "tools"));
+  writeFileSync(join(b, "tools", "do-task.sh"), `#!/bin/sh\necho "the local script ran in $(basename "$(pwd)")"\n`);
+  chmodSync(join(b, "tools", "do-task.sh"), 0o755);
+  const w = start(["worker", "--exec", "./do-task.sh --flag", "--once", "--poll", POLL], { cwd: join(b, "tools"), agent: "codex@m2" });
+  const waited = start(["wait", "--objective", "run the local script", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });
+  assert.is(await waited.exited, 0, waited.stderr() + w.stderr());
+  // Still run in the task's worktree: only the program is found where the worker started.
+  assert.is(JSON.parse(waited.stdout()).output, "the local script ran in worktree\n");
+  assert.is(await w.exited, 0, w.stderr());
+
+  const refs = gitOut(b, "for-each-ref", "refs/handoff/agents/");
+  const missing = cli(["worker", "--exec", "./nope.sh", "--once"], { cwd: b, agent: "codex@m2" });
+  assert.is(missing.code, 2, missing.stderr);
+  assert.match(missing.stderr, `--exec ./nope.sh: there is no ${join(b, "nope.sh")} (a relative path is taken from the folder the worker starts in)`);
+  writeFileSync(join(b, "plain.sh"), "echo hi\n");
+  const notExec = cli(["worker", "--exec", "./plain.sh", "--once"], { cwd: b, agent: "codex@m2" });
+  assert.is(notExec.code, 2, notExec.stderr);
+  assert.match(notExec.stderr, `--exec ./plain.sh: ${join(b, "plain.sh")} is not executable`);
+  assert.is(gitOut(b, "for-each-ref", "refs/handoff/agents/"), refs, "refused before the worker declared itself");
 });
 
 test("Ctrl-C stops a worker cleanly, its task released", async () => {

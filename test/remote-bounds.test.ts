@@ -4,10 +4,11 @@
 // lost is settled by reading the remote back.
 import { spawnSync } from "node:child_process";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { start, until } from "./support/handover.ts";
 import { cloneOf, remoteHook, servedProject, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
 
 const stops: (() => void)[] = [];
@@ -162,6 +163,34 @@ test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a
     assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "alice");
     assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/ship"), gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"));
   }
+});
+
+test("a second Ctrl-C while wait's cancel is being pushed: exit 130 at once, and git's packet trace of that push is not left in the temp folder", async () => {
+  const served = serveRoot();
+  served.bare("probe");
+  const daemon = await startDaemon(served.root, "probe");
+  stops.push(() => void daemon.stop());
+  const bare = served.bare("trace");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(daemon.url("trace")); // git://: pushed by `git push`, traced
+  const tmp = tempDir();
+  const traces = () => readdirSync(tmp).filter((n) => n.startsWith("git-handoff-push-"));
+  const waited = start(["wait", "--objective", "x", "--to", "nobody@nowhere"], { cwd: a, agent: "alice", env: { TMPDIR: tmp } });
+  await until(() => /created \S+ and pushed it/.test(waited.stderr()), "the task to be pushed");
+  // From now on the remote holds every push in its hook (the hook's pid is kept, to end it after).
+  remoteHook(bare, "pre-receive", `echo $$ > "$GIT_DIR/hook.pid"; exec sleep 31.5`);
+  stops.push(() => {
+    try {
+      process.kill(Number(readFileSync(`${bare}/hook.pid`, "utf8")), "SIGKILL");
+    } catch {
+      /* never ran, or gone */
+    }
+  });
+  waited.child.kill("SIGINT");
+  await until(() => traces().length > 0 && existsSync(`${bare}/hook.pid`), "the cancel's push to be under way");
+  waited.child.kill("SIGINT");
+  assert.is(await waited.exited, 130, waited.stderr());
+  assert.equal(traces(), [], "no packet trace left behind");
 });
 
 test.run();

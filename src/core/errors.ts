@@ -31,8 +31,8 @@ export type ErrorCode =
   | "addressed_elsewhere" // the task is addressed (--to) to another kind of agent or machine
   | "task_failed" // wait: the agent reported failure, or the lease expired too many times
   | "task_cancelled" // wait: the task was cancelled
-  | "timed_out" // wait: --timeout ran out (the task is cancelled)
-  | "interrupted" // wait: interrupted by a signal (the task is cancelled)
+  | "timed_out" // wait: --timeout ran out (the task it created is cancelled)
+  | "interrupted" // wait: interrupted by a signal (the task it created is cancelled)
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "would_deadlock" // a worker's own task hands work to that same worker, which is busy with it
   | "holder_gone" // ask: the agent asked is gone (ended or silent); reclaim instead

@@ -143,11 +143,11 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
  * The remote's refs under `prefixes` (remote names; a full name is its own prefix) as `git
  * ls-remote` prints them (`<oid>\t<name>` lines in name order), or null when the listing is git's.
  */
-export async function listOverHttp(source: HttpRemoteSource, remote: string, prefixes: string[], timeoutMs: number): Promise<HttpListing | null> {
+export async function listOverHttp(source: HttpRemoteSource, remote: string, prefixes: string[], timeoutMs: number, signal?: AbortSignal): Promise<HttpListing | null> {
   if (prefixes.some((p) => /[\0\n\r]/.test(p))) return null;
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const r = await uploadPack(source, target, lsRefsBody(prefixes), Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, lsRefsBody(prefixes), Date.now() + timeoutMs, signal);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not answer the listing within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   let text = "";
@@ -190,7 +190,7 @@ export type HttpFetch = { ok: true; objects: Map<string, GitObject> } | { ok: fa
  * protocol v2 `fetch` request, read and checked here (pack-read.ts); null when the fetch is git's
  * (not the plain case, a refusal, an answer out of shape, a pack past the bounds).
  */
-export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number): Promise<HttpFetch | null> {
+export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<HttpFetch | null> {
   if (!wants.length || ![...wants, ...haves].every((o) => /^[0-9a-f]{40}$/.test(o))) return null;
   const target = plainTarget(source, remote);
   if (!target) return null;
@@ -205,7 +205,7 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
     pkt("done\n"),
     FLUSH,
   ]);
-  const r = await uploadPack(source, target, body, Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, body, Date.now() + timeoutMs, signal);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   // With `done`, the answer is the packfile section alone: "packfile", then side band 1 holds the pack.
@@ -272,9 +272,9 @@ const fresh = (at: number): boolean => at <= Date.now() && Date.now() - at < CHE
  * for them before (kept in the memo) or asks now. An answer that is not ok (a refusal, a
  * certificate not accepted) sends the caller to git.
  */
-async function uploadPack(source: HttpRemoteSource, target: Target, body: Buffer, until: number): Promise<Answer> {
+async function uploadPack(source: HttpRemoteSource, target: Target, body: Buffer, until: number, signal?: AbortSignal): Promise<Answer> {
   const sent = await withCredentials(source, target, target.seen?.readAuth === true, until, (auth) =>
-    readOnly((fresh) => request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until, fresh)),
+    readOnly((fresh) => request(target, "POST", `${target.base}/git-upload-pack`, { "Content-Type": "application/x-git-upload-pack-request", Accept: "application/x-git-upload-pack-result", "Git-Protocol": "version=2", ...auth }, body, until, fresh, signal)),
   );
   if (!sent) return { ok: false, message: `${target.url} asks for credentials`, connected: false, timedOut: false };
   const r = sent.answer;
@@ -628,9 +628,9 @@ function agentFor(target: Target): Http.Agent {
 /**
  * One HTTP/1.1 request, bounded by `until`, on a kept connection to the remote or a new one
  * (`fresh`); never throws. Over TLS a new connection counts as sent once its handshake is done: a
- * certificate refused before that sent nothing.
+ * certificate refused before that sent nothing. `signal` aborted ends it as the deadline would.
  */
-function request(target: Target, method: "GET" | "POST", path: string, headers: Record<string, string>, body: Buffer | null, until: number, fresh = false): Promise<Answer> {
+function request(target: Target, method: "GET" | "POST", path: string, headers: Record<string, string>, body: Buffer | null, until: number, fresh = false, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve) => {
     let reached = false;
     let connected = false;
@@ -639,6 +639,7 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       if (done) return;
       done = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", stop);
       resolve(a);
     };
     const options: Https.RequestOptions = {
@@ -652,13 +653,13 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       ...(target.trust ? { secureContext: target.trust } : {}),
     };
     const req = target.tls ? builtin<typeof Https>("node:https").request(options) : builtin<typeof Http>("node:http").request(options);
-    const timer = setTimeout(
-      () => {
-        finish({ ok: false, message: `${target.url} did not answer within the deadline`, connected, timedOut: true });
-        req.destroy();
-      },
-      Math.max(0, until - Date.now()),
-    );
+    const stop = () => {
+      finish({ ok: false, message: `${target.url} did not answer within the deadline`, connected, timedOut: true });
+      req.destroy();
+    };
+    const timer = setTimeout(stop, Math.max(0, until - Date.now()));
+    if (signal?.aborted) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
     req.on("socket", (s) => {
       // A kept connection is made (and its handshake done): the request goes out on it at once.
       if (req.reusedSocket) {

@@ -76,10 +76,11 @@ export function holderGone(owner: LockOwner): boolean {
 export type Acquired = { ok: true; release(): void } | { ok: false; owner: LockOwner | null; waitedMs: number };
 
 /**
- * Takes the lock at `path`, waiting for a live holder until `until` (epoch ms). A holder that is
- * gone is broken at once; `onWait` is told once, after a second, who is being waited for.
+ * Takes the lock at `path`, waiting for a live holder until `until` (epoch ms) or `signal` is
+ * aborted. A holder that is gone is broken at once; `onWait` is told once, after a second, who is
+ * being waited for.
  */
-export async function acquireOwnedLock(path: string, until: number, onWait?: (message: string) => void): Promise<Acquired> {
+export async function acquireOwnedLock(path: string, until: number, onWait?: (message: string) => void, signal?: AbortSignal): Promise<Acquired> {
   const started = Date.now();
   let told = false;
   for (let n = 0; ; n++) {
@@ -92,7 +93,7 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
       continue;
     }
     const waited = Date.now() - started;
-    if (Date.now() >= until) return { ok: false, owner, waitedMs: waited };
+    if (Date.now() >= until || signal?.aborted) return { ok: false, owner, waitedMs: waited };
     if (!told && waited >= QUIET_WAIT_MS && onWait) {
       told = true;
       onWait(owner ? `waiting for process ${owner.pid} on ${owner.host}, which holds ${path}` : `waiting for ${path} (no owner recorded)`);

@@ -16,10 +16,10 @@ export async function lsRemoteRef(cwd: string, remote: string, ref: string, time
 
 type Listing = { ok: true; tips: Map<string, string> } | { ok: false; message: string; timedOut?: boolean };
 
-/** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. */
-export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
+/** Several exact refs in one advertisement; a ref the remote lacks is absent from `tips`. `signal` ends it early. */
+export function lsRemoteRefs(cwd: string, remote: string, refs: string[], timeoutMs: number, source?: PathRemoteSource, signal?: AbortSignal): Promise<Listing> {
   // A pattern also matches longer names ending in it: keep only the refs asked for.
-  return lsRemoteMapped(cwd, remote, (prefix) => refs.map((x) => toRemote(x, prefix)), (ref) => refs.includes(ref), timeoutMs, source);
+  return lsRemoteMapped(cwd, remote, (prefix) => refs.map((x) => toRemote(x, prefix)), (ref) => refs.includes(ref), timeoutMs, source, signal);
 }
 
 /** Every ref of the remote under `prefix` (e.g. refs/handoff/tasks/) in one advertisement. */
@@ -42,17 +42,18 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
  * under it), or the same text read in process: from a remote on this machine's disk
  * (path-remote.ts: all of `prefix`, or only `names`), or in one ls-refs request over HTTP
  * (http-remote.ts, with the patterns as prefixes). A request of this process's that ran past the
- * deadline is a failure in its own words (no git ran); the time it took comes off git's.
+ * deadline is a failure in its own words (no git ran); the time it took comes off git's. `signal`
+ * aborted ends the request or git as the deadline would.
  */
-export async function listRemote(cwd: string, remote: string, prefix: string, patterns: string[], timeoutMs: number, source?: PathRemoteSource, names?: string[]): Promise<GitResult | { ok: false; message: string; timedOut: true }> {
+export async function listRemote(cwd: string, remote: string, prefix: string, patterns: string[], timeoutMs: number, source?: PathRemoteSource, names?: string[], signal?: AbortSignal): Promise<GitResult | { ok: false; message: string; timedOut: true }> {
   // Patterns outside `prefix` (a full listing's look at the other namespace): exact names, or folders.
   const also = names ? [] : patterns.filter((p) => !p.startsWith(prefix)).map((p) => p.replace(/\*$/, ""));
   const read = source ? listPath(source, remote, prefix, names, also) : null;
   if (read !== null) return { code: 0, stdout: read, stderr: "" };
   const started = Date.now();
-  const overHttp = source ? await listOverHttp(source, remote, patterns.map((p) => p.replace(/\*$/, "")), timeoutMs).catch(() => null) : null;
+  const overHttp = source ? await listOverHttp(source, remote, patterns.map((p) => p.replace(/\*$/, "")), timeoutMs, signal).catch(() => null) : null;
   if (overHttp) return overHttp.ok ? { code: 0, stdout: overHttp.text, stderr: "" } : { ok: false, message: overHttp.message, timedOut: true };
-  return git(["ls-remote", "--end-of-options", remote, ...patterns], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)) });
+  return git(["ls-remote", "--end-of-options", remote, ...patterns], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)), ...(signal ? { signal } : {}) });
 }
 
 /**
@@ -60,10 +61,10 @@ export async function listRemote(cwd: string, remote: string, prefix: string, pa
  * its answer named as refs/handoff/* again and filtered by `keep`. A remote on this machine's disk
  * is read in process (path-remote.ts): all of refs/handoff/ there, then the same filter.
  */
-async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number, source?: PathRemoteSource): Promise<Listing> {
+async function lsRemoteMapped(cwd: string, remote: string, patterns: (prefix: string) => string[], keep: (ref: string) => boolean, timeoutMs: number, source?: PathRemoteSource, signal?: AbortSignal): Promise<Listing> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
-  const r = await listRemote(cwd, remote, prefix, patterns(prefix), timeoutMs, source);
+  const r = await listRemote(cwd, remote, prefix, patterns(prefix), timeoutMs, source, undefined, signal);
   if ("message" in r) return r;
   if (r.timedOut) return { ok: false, message: `git ls-remote did not answer within ${timeoutMs} ms`, timedOut: true };
   if (r.code !== 0) return { ok: false, message: firstLine(r.stderr) || `git ls-remote exited ${r.code}` };

@@ -1,8 +1,6 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
-import { uniqueSuffix } from "./unique-name.ts";
-import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock } from "./owned-lock.ts";
 import { scanRemoteSettings } from "./config-scan.ts";
@@ -13,6 +11,7 @@ export type { NamespaceSplit } from "./ref-prefix.ts";
 import { pushToPath, type PathRemoteSource } from "./path-remote.ts";
 import { pushOverHttp } from "./http-remote.ts";
 import { listRemote } from "./remote-ref.ts";
+import { endPushTrace, startPushTrace } from "./push-trace.ts";
 
 export const TRACKING_ROOT = "refs/handoff-remotes/";
 
@@ -44,9 +43,9 @@ function failure(r: GitResult, what: string): RemoteFailure {
  * `refs` may hold patterns (one `*`, e.g. refs/handoff/tasks/* or refs/handoff/results/t-1*): a
  * pattern that matches nothing on the remote is no error, where a missing exact name is fatal.
  * `prune` with `refs`: tracking refs those patterns cover that the remote lacks are removed.
- * Every call runs under `timeoutMs`, retries included.
+ * Every call runs under `timeoutMs`, retries included; `signal` aborted ends it as the deadline would.
  */
-export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean; haves?: string[] } = {}): Promise<FetchResult> {
+export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean; haves?: string[]; signal?: AbortSignal } = {}): Promise<FetchResult> {
   const prefix = await remotePrefix(cwd, remote);
   const specs = refs ? refs.map((r) => `+${toRemote(r, prefix)}:${trackingRef(remote, r)}`) : [`+${prefix}*:${trackingPrefix(remote)}*`];
   const until = Date.now() + timeoutMs;
@@ -58,7 +57,7 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
       // --refetch: transfer every object again, not only those missing by negotiation (a repair
       // of refs whose objects are partly missing: git would take the present commit as complete).
       [...offer.config, "fetch", ...offer.options, "--quiet", "--no-tags", ...(!refs || opts.prune ? ["--prune"] : []), ...(opts.refetch ? ["--refetch"] : []), "--no-write-fetch-head", "--no-auto-gc", "--no-recurse-submodules", remote, ...specs],
-      { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now() },
+      { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: until - Date.now(), ...(opts.signal ? { signal: opts.signal } : {}) },
     );
     if (r.code === 0 && !r.timedOut) return { ok: true };
     // An offered commit this clone lost (a damaged repository): fetch as git would by default.
@@ -219,22 +218,14 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   for (const u of updates) args.push(`--force-with-lease=${toRemote(u.ref, prefix)}:${u.expected ?? ""}`);
   args.push(remote);
   for (const u of updates) args.push(`${u.new ?? ""}:${toRemote(u.ref, prefix)}`);
-  const trace = join(tmpdir(), `git-handoff-push-${process.pid}-${uniqueSuffix()}.trace`);
+  const trace = startPushTrace();
   let r: GitResult;
   let sent = true;
-  // Made here, so an empty trace means "nothing traced", not "no trace could be written".
-  let traced = true;
-  try {
-    writeFileSync(trace, "", { flag: "wx" });
-  } catch {
-    traced = false;
-  }
   noteRemoteCall(cwd, remote, "push");
   try {
-    r = await git(args, { cwd, env: { GIT_TERMINAL_PROMPT: "0", GIT_TRACE_PACKET: trace, ...toolIdentityEnv(agent) }, timeoutMs });
+    r = await git(args, { cwd, env: { GIT_TERMINAL_PROMPT: "0", ...(trace ? { GIT_TRACE_PACKET: trace } : {}), ...toolIdentityEnv(agent) }, timeoutMs });
   } finally {
-    sent = !traced || commandsSent(trace);
-    rmSync(trace, { force: true });
+    sent = endPushTrace(trace);
   }
   const { status, reasons } = parsePorcelain(r.stdout, prefix);
   const message = cleanRemoteText(firstLine(r.stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"))) || `git push exited ${r.code}`;
@@ -245,18 +236,6 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   // A ref missing from the report did not land (an atomic push reports every ref it sent).
   for (const u of updates) if (!status.has(u.ref)) status.set(u.ref, [...status.values()].includes("unknown") ? "unknown" : "stale");
   return { kind: "done", status, reasons, remoteMessage: remoteLines(r.stderr) };
-}
-
-/**
- * Whether git's packet trace shows a ref update command written (`push> <old> <new> <ref>`; over
- * smart HTTP send-pack writes it as `git>` to the helper, which posts it: counted as sent).
- */
-function commandsSent(trace: string): boolean {
-  try {
-    return /packet:\s+(push|git)> [0-9a-f]{40,64} [0-9a-f]{40,64} refs\//.test(readFileSync(trace, "latin1"));
-  } catch {
-    return true; // no trace: assume the worst, which the caller then checks on the remote
-  }
 }
 
 /** What the remote itself said (`remote: ...` lines on stderr), for refusals in its words. */

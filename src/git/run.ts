@@ -35,6 +35,11 @@ export interface RunOptions {
    * and the hooks it started. TERM first, so git removes its own lock files; KILL after a grace.
    */
   timeoutMs?: number;
+  /**
+   * With `timeoutMs`: aborted, the call ends as its deadline would (a waiter's own deadline or
+   * Ctrl-C arriving while it looks at the remote: the look is no longer wanted).
+   */
+  signal?: AbortSignal;
 }
 
 const KILL_GRACE_MS = 1000;
@@ -148,11 +153,13 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
     let timedOut = false;
     let done = false;
     const timers: NodeJS.Timeout[] = [];
+    let unlisten = () => {};
     const finish = (code: number | null) => {
       if (done) return;
       done = true;
       if (bounded && child.pid) track(child.pid, false);
       for (const t of timers) clearTimeout(t);
+      unlisten();
       const r: GitResult = { code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
       resolve(timedOut ? { ...r, timedOut } : r);
     };
@@ -162,21 +169,28 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
       done = true;
       if (bounded && child.pid) track(child.pid, false);
       for (const t of timers) clearTimeout(t);
+      unlisten();
       reject(e);
     });
     child.on("close", finish);
     if (bounded && child.pid) {
       track(child.pid, true);
       const group = (signal: NodeJS.Signals) => killGroup(child.pid!, signal);
-      timers.push(
-        setTimeout(() => {
-          timedOut = true;
-          group("SIGTERM");
-          setTimeout(() => group("SIGKILL"), KILL_GRACE_MS).unref(); // even once git itself is gone
-          // A grandchild outside the group (a daemonised ssh master) may keep the pipes open.
-          timers.push(setTimeout(() => finish(child.exitCode ?? 1), KILL_GRACE_MS + 200));
-        }, Math.max(1, opts.timeoutMs!)),
-      );
+      const stop = () => {
+        if (done || timedOut) return;
+        timedOut = true;
+        group("SIGTERM");
+        setTimeout(() => group("SIGKILL"), KILL_GRACE_MS).unref(); // even once git itself is gone
+        // A grandchild outside the group (a daemonised ssh master) may keep the pipes open.
+        timers.push(setTimeout(() => finish(child.exitCode ?? 1), KILL_GRACE_MS + 200));
+      };
+      timers.push(setTimeout(stop, Math.max(1, opts.timeoutMs!)));
+      const signal = opts.signal;
+      if (signal?.aborted) stop();
+      else if (signal) {
+        signal.addEventListener("abort", stop, { once: true });
+        unlisten = () => signal.removeEventListener("abort", stop);
+      }
     }
     child.stdin.on("error", () => {}); // git may exit before reading all input
     child.stdin.end(opts.input ?? "");

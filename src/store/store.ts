@@ -641,6 +641,12 @@ export interface CasOptions {
 
 export interface SharedDeadline {
   until?: number;
+  /**
+   * Nothing runs past `until`, not even the read that settles a push whose report was lost: for a
+   * caller that would rather say it does not know than keep someone waiting (a waiter's cancel
+   * once its --timeout ran out or Ctrl-C came).
+   */
+  firm?: boolean;
 }
 
 const RETRY_BUDGET_MS = 5000;

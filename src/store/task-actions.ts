@@ -199,6 +199,6 @@ export function reclaim(store: Store, id: string, reason: string, opts: { fence?
   return mutateTaskWithLeases(store, id, (t, ctx) => reclaimTask(t, ctx, reason, opts.fence), endScope(id), { exclusive: true });
 }
 
-export function cancel(store: Store, id: string, reason: string): Promise<Task> {
-  return mutateTaskWithLeases(store, id, (t, ctx) => cancelTask(t, ctx, reason), endScope(id));
+export function cancel(store: Store, id: string, reason: string, opts: CasOptions = {}): Promise<Task> {
+  return mutateTaskWithLeases(store, id, (t, ctx) => cancelTask(t, ctx, reason), endScope(id), opts);
 }

@@ -34,19 +34,20 @@ export function pullRef(store: Store, remote: string, ref: string): Promise<Pull
  * A ref the remote lacks is left alone. Each is fetched as the pattern `<ref>*`, because a fetch
  * of an exact name the remote lacks fails as a whole (a result's ref before the task is done);
  * the other refs such a pattern matches come along and are judged and applied like the rest.
+ * `signal` aborted (a waiter's deadline, Ctrl-C) ends the call in flight as its deadline would.
  */
-export async function pullRefs(store: Store, remote: string, refs: string[]): Promise<Pulled> {
+export async function pullRefs(store: Store, remote: string, refs: string[], signal?: AbortSignal): Promise<Pulled> {
   await forgetMovedRemote(store, remote);
   const budget = await remoteBudget(store, remote);
-  if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget);
+  if (!(await fetchFirst(store, remote))) return listThenPull(store, remote, refs, budget, signal);
   const before = await trackingMatching(store, remote, refs);
   const haves = await ownTips(store, [...new Set([...refs, ...before.keys()])], before);
   trace("pull: fetching");
-  const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves });
+  const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(budget), refs.map((r) => `${r}*`), { haves, ...(signal ? { signal } : {}) });
   trace("pull: fetched");
   // A pattern also matches refs this pull did not ask for, one of which the remote may not be able
   // to send (tracking.ts fetchAlone): the refs asked for, listed and fetched by name, get past it.
-  if (!f.ok) return f.timedOut ? f : listThenPull(store, remote, refs, budget);
+  if (!f.ok) return f.timedOut ? f : listThenPull(store, remote, refs, budget, signal);
   const after = await trackingMatching(store, remote, refs);
   const behind: string[] = [];
   const local = new Map<string, string | null>();
@@ -59,8 +60,8 @@ export async function pullRefs(store: Store, remote: string, refs: string[]): Pr
 }
 
 /** pullRefs by listing first: one advertisement of exactly these refs, a fetch only of those that moved. */
-async function listThenPull(store: Store, remote: string, refs: string[], budget: RemoteBudget): Promise<Pulled> {
-  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget), store.remoteSource);
+async function listThenPull(store: Store, remote: string, refs: string[], budget: RemoteBudget, signal?: AbortSignal): Promise<Pulled> {
+  const ls = await lsRemoteRefs(store.cwd, remote, refs, callTimeout(budget), store.remoteSource, signal);
   if (!ls.ok) return ls;
   const before = await trackingFor(store, remote, refs);
   const local = new Map<string, string | null>();
@@ -69,7 +70,7 @@ async function listThenPull(store: Store, remote: string, refs: string[], budget
   const behind = refs.filter((r) => ls.tips.has(r) && ls.tips.get(r) !== local.get(r));
   if (!behind.length) return { ok: true, changed: false };
   if (moved.length) {
-    const f = await fetchNamed(store, remote, moved, ls.tips, before, await ownTips(store, moved, before), () => callTimeout(budget));
+    const f = await fetchNamed(store, remote, moved, ls.tips, before, await ownTips(store, moved, before), () => callTimeout(budget), signal);
     if (!f.ok) return f;
   }
   return applyBehind(store, remote, refs, behind, local, before, await trackingFor(store, remote, behind));

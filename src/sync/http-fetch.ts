@@ -15,17 +15,17 @@ import type { Store } from "../store/store.ts";
  * Fetches `refs` at the values `listed` gives into their tracking refs (whose values now are
  * `tracked`), offering `haves`: over smart HTTP in one request of this process's where it can be,
  * else (or when that is git's to do) with `git fetch`. `timeoutMs` is asked at each attempt (what
- * the budget has left).
+ * the budget has left); `signal` aborted ends it as the deadline would.
  */
-export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number): Promise<FetchResult> {
-  return (await fetchNamedOverHttp(store, remote, refs, listed, tracked, haves, timeoutMs())) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves }));
+export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult> {
+  return (await fetchNamedOverHttp(store, remote, refs, listed, tracked, haves, timeoutMs(), signal)) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }));
 }
 
 /** fetchNamed over HTTP; null when this is git's to do. */
-async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number): Promise<FetchResult | null> {
+async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
-  const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs).catch(() => null);
+  const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs, signal).catch(() => null);
   if (!got) return null;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;

@@ -14,8 +14,10 @@ export type Effect = "landed" | "not_landed";
  */
 export async function pushEffect(store: Store, b: RemoteBudget, leases: PushUpdate[], why: string): Promise<Effect> {
   const refs = leases.map((l) => l.ref);
-  const timeout = Math.min(b.timeoutMs, Math.max(VERIFY_MAX_MS / 2, b.until - Date.now()), VERIFY_MAX_MS);
-  const ls = await lsRemoteHandoff(store.storeCwd, b.remote, timeout, refs, store.remoteSource);
+  // Past the budget it still gets a few seconds, unless the caller's bound is firm.
+  const left = b.until - Date.now();
+  const timeout = Math.min(b.timeoutMs, Math.max(b.firm ? left : VERIFY_MAX_MS / 2, left), VERIFY_MAX_MS);
+  const ls = timeout > 0 ? await lsRemoteHandoff(store.storeCwd, b.remote, timeout, refs, store.remoteSource) : { ok: false as const, message: "no time was left for it" };
   if (ls.ok) {
     const landed = leases.filter((l) => (ls.tips.get(l.ref) ?? null) === l.new).length;
     if (landed === leases.length) return "landed";

@@ -19,6 +19,8 @@ export interface RemoteBudget {
   timeoutMs: number;
   /** When the whole operation must be over (epoch ms). */
   until: number;
+  /** `until` bounds the read that settles a lost push's report too (SharedDeadline.firm). */
+  firm?: boolean;
 }
 
 const configured = new WeakMap<Store, Promise<number>>();

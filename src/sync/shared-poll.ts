@@ -29,9 +29,10 @@ export interface Follower {
   /**
    * The refs brought up to the remote's values by a look that started after this follower's
    * previous look ended (its own or another process's); `changed` when one of them moved here
-   * since this follower last looked.
+   * since this follower last looked. `signal` aborted (the caller stopped waiting) ends the look
+   * at once, its remote call included.
    */
-  look(refs: string[]): Promise<Pulled>;
+  look(refs: string[], signal?: AbortSignal): Promise<Pulled>;
   /** Stops following (removes the registration). */
   close(): void;
 }
@@ -62,7 +63,7 @@ export function openFollower(store: Store, remote: string, current: () => Promis
   };
 
   return {
-    async look(refs) {
+    async look(refs, signal) {
       const store = await current();
       register(refs);
       const covers = (s: Stamp | null): s is Stamp => !!s && s.started > lastLook && refs.every((r) => s.refs.includes(r));
@@ -70,7 +71,7 @@ export function openFollower(store: Store, remote: string, current: () => Promis
       if (!covers(stamp)) {
         const budget = await remoteBudget(store, remote);
         // A holder's look is one listing and at most one fetch: wait about that long for it.
-        const got = await acquireOwnedLock(paths.lock, Date.now() + 2 * callTimeout(budget) + 1000);
+        const got = await acquireOwnedLock(paths.lock, Date.now() + 2 * callTimeout(budget) + 1000, undefined, signal);
         if (!got.ok) {
           const who = got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : "another process";
           return { ok: false, message: `${who} held ${paths.lock} for ${Math.round(got.waitedMs / 1000)} s` };
@@ -78,7 +79,7 @@ export function openFollower(store: Store, remote: string, current: () => Promis
         try {
           stamp = readStamp(paths.stamp);
           // Another process looked while this one waited for the lock: take its look.
-          if (!covers(stamp)) stamp = await lookForAll(store, remote, paths, refs, stamp);
+          if (!covers(stamp)) stamp = await lookForAll(store, remote, paths, refs, stamp, signal);
         } finally {
           got.release();
         }
@@ -104,15 +105,17 @@ export function openFollower(store: Store, remote: string, current: () => Promis
 }
 
 /** One look at the remote for every live follower's refs; the stamp it leaves is returned. */
-async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof pollPaths>, own: string[], prev: Stamp | null): Promise<Stamp> {
+async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof pollPaths>, own: string[], prev: Stamp | null, signal?: AbortSignal): Promise<Stamp> {
   const started = Date.now();
   const refs = [...new Set([...own, ...liveWants(paths.wants)])].sort();
   // Only needed to lift an earlier refusal, which is rare: read nothing more otherwise.
   const carried = (prev?.refused ?? []).filter((q) => refs.includes(q.ref));
   const before = new Map<string, string | null>();
   for (const q of carried) before.set(q.ref, await store.readRef(q.ref));
-  const p = await pullRefs(store, remote, refs);
+  const p = await pullRefs(store, remote, refs, signal);
   let stamp: Stamp;
+  // Cut short by this follower's own caller, it says nothing of the remote: the others look for themselves.
+  if (!p.ok && signal?.aborted) return { started, refs, ok: false, message: "stopped waiting", refused: prev?.refused ?? [] };
   if (!p.ok) stamp = { started, refs, ok: false, message: p.message, refused: prev?.refused ?? [] };
   else {
     // A refusal stands until the ref itself moves here: followers that did not take this look

@@ -52,7 +52,10 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
     const lookStarted = Date.now();
     if (follower && !(round === 0 && opts.justPushed)) {
       // The results travel in the same push as the completion: follow both, fetch both at once.
-      const p = await follower.look([ref, resultsRef(id)]);
+      // The deadline and the signal end a look in flight: a remote that stops answering would
+      // otherwise hold the waiter for its own per-call deadline past either.
+      const p = await bounded(opts, (signal) => follower.look([ref, resultsRef(id)], signal));
+      if (!p.ok && stopped(opts)) return end(store, id, opts, prev);
       if (!p.ok && !outage) opts.warn(`cannot read ${ref} on ${remote} (${p.message}); still waiting`);
       outage = !p.ok;
       if (p.ok && p.changed) backoff.reset();
@@ -77,11 +80,36 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
         return { kind: "final", task };
       }
     }
-    if (opts.signal.aborted) return { kind: "interrupted", task: prev ?? (await loadTask(store, id)).task };
-    if (opts.deadline !== null && Date.now() >= opts.deadline) return { kind: "timeout", task: prev ?? (await loadTask(store, id)).task };
+    if (stopped(opts)) return end(store, id, opts, prev);
     // The first pause after the push is idle time: spend a little of it getting ready to receive.
     if (round === 0 && follower) await readyToReceive(store, [ref, resultsRef(id)]);
     const left = opts.deadline === null ? Infinity : opts.deadline - Date.now();
     await pause(Math.max(0, Math.min(backoff.take() - (Date.now() - lookStarted), left)), opts.signal);
+  }
+}
+
+/** The caller's signal fired or its deadline passed. */
+function stopped(opts: WaitOptions): boolean {
+  return opts.signal.aborted || (opts.deadline !== null && Date.now() >= opts.deadline);
+}
+
+/** How waiting ended short of a final state: interrupted, else timed out; the task as last seen. */
+async function end(store: Store, id: string, opts: WaitOptions, prev: Task | null): Promise<WaitEnd> {
+  return { kind: opts.signal.aborted ? "interrupted" : "timeout", task: prev ?? (await loadTask(store, id)).task };
+}
+
+/** Runs `fn` with a signal that fires with the caller's or at its deadline, whichever comes first. */
+async function bounded<T>(opts: WaitOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (opts.deadline === null) return fn(opts.signal);
+  const stop = new AbortController();
+  const abort = () => stop.abort();
+  const timer = setTimeout(abort, Math.max(0, opts.deadline - Date.now()));
+  if (opts.signal.aborted) abort();
+  else opts.signal.addEventListener("abort", abort, { once: true });
+  try {
+    return await fn(stop.signal);
+  } finally {
+    clearTimeout(timer);
+    opts.signal.removeEventListener("abort", abort);
   }
 }

@@ -3,7 +3,7 @@
 // small Node HTTP server. Nothing is mocked.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
-import { createServer as createNetServer } from "node:net";
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { cleanEnv, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
 
@@ -92,6 +92,40 @@ export async function startHttp(root: string, requestLog?: string, opts: { tls?:
   });
   const url = (name: string) => `${opts.tls ? "https" : "http"}://127.0.0.1:${port}/${name}.git`;
   return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/**
+ * A TCP proxy in this process in front of 127.0.0.1:`port`. `stall()` makes it a remote that
+ * accepts and never answers: from then on it swallows what either side sends, on connections made
+ * before (a kept HTTP connection) and after. `pass()` forwards again. Only for tests whose
+ * commands run in other processes (this event loop must stay free).
+ */
+export async function stallingProxy(port: number): Promise<{ port: number; stall(): void; pass(): void; stop(): void }> {
+  let stalled = false;
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    const upstream = connect(port, "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {});
+      s.on("close", () => {
+        sockets.delete(s);
+        (s === client ? upstream : client).destroy();
+      });
+    }
+    client.on("data", (b) => void (stalled || upstream.write(b)));
+    upstream.on("data", (b) => void (stalled || client.write(b)));
+  });
+  await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
+  return {
+    port: (server.address() as AddressInfo).port,
+    stall: () => void (stalled = true),
+    pass: () => void (stalled = false),
+    stop() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }
 
 /** A self-signed certificate for 127.0.0.1 and localhost (valid 2000-2125), its own authority: what GIT_SSL_CAINFO names in tests. */

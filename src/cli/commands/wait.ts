@@ -8,12 +8,12 @@ import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
 import { progressLines } from "../../present/handover-progress.ts";
 import { neutralise } from "../../present/untrusted.ts";
-import type { Store } from "../../store/store.ts";
+import type { CasOptions, Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
-import { saveResults } from "../../work/results.ts";
-import { waitForFinal } from "../../work/wait-final.ts";
+import { outDirProblem, saveResults } from "../../work/results.ts";
+import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
 
@@ -30,6 +30,13 @@ interface WaitOpts {
 
 const say = (line: string) => process.stderr.write(`git-handoff: ${line}\n`);
 
+/**
+ * How long the cancel after a --timeout or Ctrl-C may take, the read that settles a lost push
+ * included: the caller asked to stop, and a remote that stopped answering must not hold it for
+ * the per-call deadlines (20 s each by default). It says so when the cancel was not confirmed.
+ */
+const CANCEL_BOUND_MS = 5000;
+
 export function registerWait(program: Command): void {
   withGlobals(
     program
@@ -41,7 +48,7 @@ export function registerWait(program: Command): void {
       .option("--file <path>", "an input file sent along (repeatable; at most 25 MB together)", collect, [])
       .option("--to <address>", "who may take it: KIND@MACHINE, KIND or @MACHINE (default: anyone)")
       .option("--priority <n>", "higher is taken first", "0")
-      .option("--timeout <duration>", "stop waiting after this long and cancel the task (exit 8)")
+      .option("--timeout <duration>", "stop waiting after this long and cancel the task this wait created (exit 8)")
       .option("--out <dir>", "where to save result files (default ./handoff-<id>)"),
     { writes: true, values: { "--id": "task", "--context-file": "file", "--file": "file", "--out": "dir" } },
   ).action(async (o: WaitOpts, cmd: Command) => {
@@ -54,6 +61,9 @@ export function registerWait(program: Command): void {
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
     const timeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, "--timeout") : null;
     if (o.id !== undefined) validateTaskId(o.id);
+    const outProblem = o.out !== undefined ? outDirProblem(resolve(base, o.out)) : null;
+    // Found only once the work was done, it cost the work and its output (EEXIST, exit 1).
+    if (outProblem) fail("invalid_input", `--out ${o.out}: ${outProblem} (name a folder for the result files; a missing one is made)`, { out: o.out });
     const inputs = o.objective !== undefined ? readInputs(base, o.contextFile, o.file) : null;
     await withStore(cmd, async (store) => {
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
@@ -63,6 +73,7 @@ export function registerWait(program: Command): void {
       let interrupts = 0;
       const onSignal = () => {
         if (++interrupts > 1) process.exit(130);
+        say("interrupted: stopping (Ctrl-C again to quit at once)");
         stop.abort();
       };
       process.on("SIGINT", onSignal);
@@ -85,17 +96,8 @@ export function registerWait(program: Command): void {
           }
           throw e;
         });
-        let task = end.task;
-        let code: ErrorCode | null = null;
-        if (end.kind !== "final") {
-          code = end.kind === "timeout" ? "timed_out" : "interrupted";
-          task = await cancelOrFinal(store, id, end.kind === "timeout" ? `wait --timeout ${o.timeout} ran out` : "the waiter was interrupted");
-          const why = end.kind === "timeout" ? "timed out" : "interrupted";
-          if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
-          else if (isFinal(task.status)) code = null; // it ended just before: report how
-          else say(`${id}: ${why}; it stays ${task.status}${task.claim ? ` with ${task.claim.agent}` : ""} (only its creator may cancel a task someone holds)`);
-        }
-        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json);
+        const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
+        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
@@ -104,10 +106,43 @@ export function registerWait(program: Command): void {
   });
 }
 
-/** Cancels the task (its creator may, even while a worker holds it); if it ended first, that end. */
-async function cancelOrFinal(store: Store, id: string, reason: string): Promise<Task> {
+/**
+ * Waiting ended short of a final state (--timeout, Ctrl-C). A task this wait created is cancelled,
+ * within CANCEL_BOUND_MS; one it only watched (--id) is someone else's business, and left as it is.
+ */
+async function giveUp(store: Store, end: WaitEnd, created: boolean, timeout: string | undefined): Promise<{ task: Task; code: ErrorCode | null; warnings: string[] }> {
+  const id = end.task.id;
+  const code: ErrorCode = end.kind === "timeout" ? "timed_out" : "interrupted";
+  const why = end.kind === "timeout" ? "timed out" : "interrupted";
+  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${t.claim.agent}` : ""}`;
+  if (!created) {
+    say(`${id}: ${why}; ${stays(end.task)} (this wait did not create it: it stopped waiting and cancelled nothing)`);
+    return { task: end.task, code, warnings: [] };
+  }
+  const reason = end.kind === "timeout" ? `wait --timeout ${timeout} ran out` : "the waiter was interrupted";
+  let task: Task;
   try {
-    return await cancel(store, id, reason);
+    task = await cancelOrFinal(store, id, reason, { deadline: { until: Date.now() + CANCEL_BOUND_MS, firm: true } });
+  } catch (e) {
+    // The remote did not answer in time: what became of the cancel is not known here.
+    if (!(e instanceof HandoffError) || !UNCONFIRMED.has(e.code)) throw e;
+    const warning = `the cancel of ${id} could not be confirmed within ${CANCEL_BOUND_MS / 1000} s: ${e.message}`;
+    say(`${id}: ${why}; ${neutralise(warning)}; it may still be ${end.task.status} on the remote (git handoff task show ${id} once it answers)`);
+    return { task: end.task, code, warnings: [warning] };
+  }
+  if (task.status === "cancelled") say(`${id}: cancelled (${why})`);
+  else if (isFinal(task.status)) return { task, code: null, warnings: [] }; // it ended just before: report how
+  else say(`${id}: ${why}; ${stays(task)} (only its creator may cancel a task someone holds)`);
+  return { task, code, warnings: [] };
+}
+
+/** Failures of a bounded cancel that leave its outcome open: the waiter reports them and ends as asked. */
+const UNCONFIRMED = new Set<ErrorCode>(["remote_timeout", "remote_unreachable", "outcome_unknown", "lost_race"]);
+
+/** Cancels the task (its creator may, even while a worker holds it); if it ended first, that end. */
+async function cancelOrFinal(store: Store, id: string, reason: string, opts: CasOptions = {}): Promise<Task> {
+  try {
+    return await cancel(store, id, reason, opts);
   } catch (e) {
     if (!(e instanceof HandoffError) || (e.code !== "final_state" && e.code !== "held_by_other")) throw e;
     const { task } = await loadTask(store, id);
@@ -115,17 +150,18 @@ async function cancelOrFinal(store: Store, id: string, reason: string): Promise<
   }
 }
 
-async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean): Promise<void> {
+async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean, warnings: string[] = []): Promise<void> {
   // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
   const r = await saveResults(store, task, outDir);
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
     // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
     // task cancelled, and a reader of the body alone must tell them apart.
-    const body = { id: task.id, status: task.status, code, ...r };
+    const body = { id: task.id, status: task.status, code, ...r, warnings };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
-    if (r.output && task.status === "done") process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
+    // A failed task's output too: what a command printed before it failed is often why.
+    if (r.output && (task.status === "done" || task.status === "failed")) process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
     if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);
     if (r.branch) {
       const remote = await store.syncRemote();

@@ -8,7 +8,9 @@ import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
 import { AGENT_CLIENTS, fullAccessWarning, type AgentClient } from "../../work/agent-command.ts";
 import { runWorker } from "../../work/worker.ts";
-import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { globals, parseInteger, withGlobals, withStore } from "../context.ts";
+import { currentDir, resolveDir } from "../../git/repo.ts";
+import { resolveExec } from "../../work/exec-command.ts";
 
 interface WorkerOpts {
   exec?: string;
@@ -27,7 +29,7 @@ export function registerWorker(program: Command): void {
     program
       .command("worker")
       .description("take tasks addressed to this agent and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back")
-      .option("--exec <cmd>", "the command to run per task, in a fresh worktree; it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
+      .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
       .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
       .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
       .option("--once", "run one task, then exit")
@@ -47,6 +49,9 @@ export function registerWorker(program: Command): void {
     if (o.once && concurrency > 1) fail("usage", "--once runs one task: --concurrency goes without it");
     const pollMs = parseDuration(o.poll, "--poll");
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
+    // Once, at start: the folder it was started in (or -C), not each task's worktree.
+    const g0 = globals(cmd);
+    const command = o.exec !== undefined ? resolveExec(o.exec, g0.C ? resolveDir(g0.C) : currentDir()) : "";
     await withStore(cmd, async (opened, g) => {
       // `--with` names the worker after the client and the machine unless --agent says otherwise.
       const agent = client && g.agent === undefined ? `${client}@${await localMachine(opened)}` : opened.actor.agent;
@@ -85,7 +90,7 @@ export function registerWorker(program: Command): void {
       process.on("SIGTERM", onSignal);
       try {
         const s = await runWorker(fresh, {
-          command: o.exec ?? "",
+          command,
           ...(client ? { agent: { client, fullAccess: !!o.fullAccess, warn: (line: string) => process.stderr.write(`git-handoff: warning: ${neutralise(line)}\n`) } } : {}),
           once: !!o.once,
           concurrency,
