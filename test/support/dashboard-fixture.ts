@@ -26,7 +26,7 @@ export function dashboardFixture(): DashboardFixture {
   gitOut(t.repo, "remote", "add", "origin", origin);
   const lead = (args: string[], env?: NodeJS.ProcessEnv) => ok(cli(args, { cwd: t.repo, agent: "lead", ...(env ? { env } : {}) }), args.join(" "));
   const as = (agent: string, args: string[], env?: NodeJS.ProcessEnv) => ok(t.as(agent, args, env), `${agent}: ${args.join(" ")}`);
-  const add = (id: string, objective: string, extra: string[] = []) => lead(["task", "add", "--id", id, ...extra, "--", objective]).stdout.trim();
+  const add = (id: string, objective: string, extra: string[] = [], env?: NodeJS.ProcessEnv) => lead(["task", "add", "--id", id, ...extra, "--", objective], env).stdout.trim();
 
   as("alice", ["session", "start", "--objective", "build the api"]);
   as("bob", ["session", "start", "--objective", "api client", "--awaits", "api from alice"]);
@@ -45,7 +45,8 @@ export function dashboardFixture(): DashboardFixture {
   ids.review2 = add("lint", "lint the tree", ["--verify", "echo lint clean"]);
   ids.failed = add("perf", "speed it up");
   ids.cancelled = add("old", "obsolete idea");
-  ids.stale = add("night", "overnight job");
+  // Added before dave claimed it (a task is never changed at a time before its last change).
+  ids.stale = add("night", "overnight job", [], { HANDOFF_NOW: past });
   ids.evil = add("evil", EVIL);
 
   as("bob", ["claim", "api", "--ttl", "2h"]);
@@ -54,10 +55,14 @@ export function dashboardFixture(): DashboardFixture {
   as("bob", ["lease", "--exclusive", "--task", "api", "src/api/routes.ts"]);
   as("alice", ["claim", "schema"]);
   commitFile(t.wt.alice!, "schema.sql", "create table t (id int);\n");
+  // A lease whose task is finished (left by an older build or a merge: `done` ends it, and
+  // `lease --task` refuses a finished task): the dashboard flags it and may force-release it.
+  as("alice", ["lease", "--task", "schema", "docs/schema.md"]);
+  const leasesTip = gitOut(t.repo, "rev-parse", "refs/handoff/leases");
   as("alice", ["done", "schema", "--no-verify"]);
   as("alice", ["handoff", "schema", "--to", "bob", "--note", "schema is in schema.sql"]);
-  // A lease whose task is finished: the dashboard flags it and may force-release it.
-  as("alice", ["lease", "--task", "schema", "docs/schema.md"]);
+  // Any write on the task ends its leases again: the lease set is put back after the last one.
+  gitOut(t.repo, "update-ref", "refs/handoff/leases", leasesTip, gitOut(t.repo, "rev-parse", "refs/handoff/leases"));
   as("carol", ["claim", "checks"]);
   commitFile(t.wt.carol!, "checks.txt", "ok\n");
   as("carol", ["done", "checks"]);
