@@ -47,13 +47,13 @@ test("an exclusive lease over another agent's expired one waits max_clock_skew p
   assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
 });
 
-test("a clock a little behind the task's last write: its commit is taken by the other clones; far behind: refused before writing", () => {
+test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {
   const bare = serveRoot().bare("behind");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const T = Date.parse("2026-11-30T09:00:00.000Z");
-  for (const id of ["near", "far"]) assert.is(cli(["task", "add", id, "--id", id, "--scope", `src/${id}/**`, "--push"], { cwd: a, agent: "lead", env: at(T) }).code, 0);
+  assert.is(cli(["task", "add", "near", "--id", "near", "--scope", "src/near/**", "--push"], { cwd: a, agent: "lead", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   // two minutes behind the task's last write (another machine's clock): the claim goes through...
   const near = cli(["claim", "near", "--json"], { cwd: b, agent: "bob", env: at(T - 2 * MIN) });
@@ -63,14 +63,6 @@ test("a clock a little behind the task's last write: its commit is taken by the 
   assert.is(sa.code, 0, sa.stderr);
   assert.equal(sa.json.quarantined, [], JSON.stringify(sa.json.quarantined));
   assert.is(cli(["task", "show", "near", "--json"], { cwd: a, agent: "alice", env: at(T) }).json.claim.agent, "bob");
-  // ten minutes behind: refused here, nothing written or pushed
-  const before = gitOut(bare, "for-each-ref", "refs/handoff/");
-  const far = cli(["claim", "far", "--json"], { cwd: b, agent: "bob", env: at(T - 10 * MIN) });
-  assert.is(far.code, 3, far.stderr);
-  assert.is(far.json.error.code, "clock_skew");
-  assert.match(far.json.error.message, /task far was last written at 2026-11-30T09:00:00\.000Z, 10m after this clock's time/);
-  assert.is(gitOut(bare, "for-each-ref", "refs/handoff/"), before);
-  assert.is(cli(["task", "show", "far", "--json"], { cwd: a, agent: "alice", env: at(T) }).json.status, "todo");
 });
 
 test("12 minutes ahead of the remote: an exclusive lease over a live 10-minute one is refused with clock_skew", async () => {

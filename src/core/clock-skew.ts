@@ -27,26 +27,6 @@ export interface ClockOffset {
  */
 export const HISTORY_SKEW_MS = 5 * 60_000;
 
-/**
- * A write onto a task last written more than HISTORY_SKEW_MS after this clock's now: every other
- * clone would refuse the commit (an event before its parent's), so it is not made. Either this
- * clock is behind, or that writer's was ahead; the clone's own estimate (doctor) may not know yet,
- * as a clone that has seen no other agent's commit has none.
- */
-export function writtenAheadRefusal(task: Task, now: Date): Refusal | null {
-  const ahead = Date.parse(task.updated_at) - now.getTime();
-  if (!(ahead > HISTORY_SKEW_MS)) return null;
-  return {
-    code: "clock_skew",
-    message: `task ${task.id} was last written at ${task.updated_at}, ${formatDuration(ahead)} after this clock's time: this clock is behind (or that writer's was ahead) by more than ${formatDuration(HISTORY_SKEW_MS)}, and other clones would refuse a change written now`,
-    data: { task: task.id, updated_at: task.updated_at, ahead_ms: ahead },
-    suggestions: [
-      { action: "fix_input", detail: "set the system clock right (NTP: timedatectl set-ntp true), then run the command again" },
-      { action: "work_elsewhere", detail: "or see the estimate: git handoff doctor" },
-    ],
-  };
-}
-
 export function claimLive(expiresAt: string, graceMs: number, now: Date): boolean {
   return Date.parse(expiresAt) + graceMs > now.getTime();
 }

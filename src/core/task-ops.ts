@@ -8,7 +8,7 @@ import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./
 import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
 import { handoffCommand } from "./shell-quote.ts";
-import { claimLive, graceRefusal, writtenAheadRefusal } from "./clock-skew.ts";
+import { claimLive, graceRefusal } from "./clock-skew.ts";
 import { textOrder } from "./text-order.ts";
 
 export interface OpContext {
@@ -214,8 +214,6 @@ function notHolderRefusal(task: Task, ctx: OpContext, verb: string): Refusal {
 
 /** Settles lazily, then lets `decide` act on the settled task; expiry steps come first. */
 function afterSettle(task: Task, ctx: OpContext, decide: (t: Task) => Outcome<Task>): Outcome<Task> {
-  const ahead = writtenAheadRefusal(task, ctx.now);
-  if (ahead) return refuse(ahead);
   const settled = settle(task, ctx);
   const out = decide(settled.record);
   if (!out.ok) return out;

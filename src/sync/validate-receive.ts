@@ -244,8 +244,7 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
   const actor = ev.by ?? ev.agent;
   if (e.author !== actor) invalid(`commit ${e.oid.slice(0, 12)} is authored by ${JSON.stringify(e.author)} but its event is by ${JSON.stringify(actor)}`);
   // Clones' clocks differ by a little: two writes in quick succession from two machines may come
-  // out of order by that much (the lease set, every agent's, most of all). More is a wrong clock,
-  // which the writer itself refuses for a task (writtenAheadRefusal).
+  // out of order by that much (the lease set, every agent's, most of all). More is a wrong clock.
   if (parent?.event && at < Date.parse(parent.event.at) - CLOCK_SKEW_MS) invalid(`event time ${ev.at} is before its parent's (${parent.event.at}) by more than ${CLOCK_SKEW_MS / 60_000} minutes`);
   if (family.family === "tasks") {
     const rec = e.record as Task;
