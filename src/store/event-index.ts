@@ -12,7 +12,7 @@
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
 // dropped by the next compaction. Lines are read only up to the count the manifest names, so an
 // update in flight or a crash between an append and the manifest never shows half an update.
-import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -20,7 +20,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
-import { replaceFile } from "./small-file.ts";
+import { appendNoFollow, openNoFollow, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 const VERSION = 6;
 /** A lock left by a crashed updater is broken after this long. */
@@ -78,7 +78,7 @@ const keysOf = (e: HandoffEvent): string[] => {
 
 function readManifest(dir: string): Manifest | null {
   try {
-    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
+    const m = JSON.parse(readTextNoFollow(join(dir, "manifest.json")) ?? "null") as Manifest;
     return m && m.version === VERSION && typeof m.refs === "object" && m.refs ? m : null;
   } catch {
     return null;
@@ -90,7 +90,9 @@ function readManifest(dir: string): Manifest | null {
 function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
   const lock = join(dir, "lock");
   try {
-    mkdirSync(dir, { recursive: true });
+    // A folder of our own: a link in its place is removed, never followed (git/safe-file.ts), so
+    // nothing is made, written or removed in a folder it names.
+    ownFolder(dir);
   } catch {
     return null; // a read-only repository: read the history directly
   }
@@ -107,7 +109,7 @@ function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | nul
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") return null;
       try {
-        if (Date.now() - statSync(lock).mtimeMs < STALE_LOCK_MS) return null;
+        if (Date.now() - lstatSync(lock).mtimeMs < STALE_LOCK_MS) return null;
         rmSync(lock, { force: true });
       } catch {
         return null;
@@ -151,7 +153,7 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
     const rebuilt = !m;
     if (!m) {
       m = { version: VERSION, next: 1, dead: 0, total: 0, refs: {} };
-      for (const f of ["all", "stats", "partners"]) writeFileSync(fileOf(dir, f), "");
+      for (const f of ["all", "stats", "partners"]) replaceFile(fileOf(dir, f), "");
       rmOthers(dir);
     }
     const report: IndexReport = { walked: 0, added: 0, rebuilt };
@@ -192,7 +194,7 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
       if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
       m.refs[t.name] = entry;
     }
-    for (const [k, lines] of appends) appendFileSync(fileOf(dir, k), lines.join(""));
+    for (const [k, lines] of appends) appendNoFollow(fileOf(dir, k), lines.join(""), true);
     m.total += report.added;
     if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
     replaceFile(join(dir, "manifest.json"), JSON.stringify(m));
@@ -236,7 +238,7 @@ function compact(dir: string, m: Manifest): void {
   const ids = new Set(Object.values(m.refs).map((r) => r.id));
   for (const f of readdirSafe(dir)) {
     if (!f.endsWith(".jsonl")) continue;
-    const kept = readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
+    const kept = (readTextNoFollow(join(dir, f)) ?? "").split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
     replaceFile(join(dir, f), kept.length ? kept.join("\n") + "\n" : "");
   }
   m.total -= m.dead;
@@ -304,7 +306,12 @@ function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, de
   const dir = indexDir(store);
   let text: string;
   try {
-    text = readFileSync(fileOf(dir, key), "utf8");
+    const fd = openNoFollow(fileOf(dir, key));
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "ENOENT" ? [] : null;
   }
