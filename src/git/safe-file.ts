@@ -171,12 +171,27 @@ export function isFolder(dir: string): boolean {
 /** `<git dir>/handoff`, the folder every file of this module lives under. */
 const isStateFolder = (dir: string) => basename(dir) === "handoff";
 
+/**
+ * The refusal for a state folder (`<git dir>/handoff`) that is not a folder, or null when it is
+ * one or is not there. Asked after a failure (Store.explainFailure): one lstat, never on the way
+ * of a command that works.
+ */
+export function stateFolderProblem(dir: string): HandoffError | null {
+  let st: Stats;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return null;
+  }
+  return st.isDirectory() ? null : stateFolderRefusal(dir, st);
+}
+
 function stateFolderRefusal(dir: string, st: Stats): HandoffError {
   const what = st.isSymbolicLink() ? "a symbolic link" : st.isFile() ? "a file" : "not a folder";
   return new HandoffError({
     code: "corrupt_state",
-    message: `${dir} is ${what}, not a folder: git-handoff keeps its caches and locks there, so nothing was written`,
+    message: `${dir} is ${what}, not a folder: git-handoff keeps its locks and caches there`,
     data: { path: dir, cause: "state_folder" },
-    suggestions: [{ action: "fix_input", detail: `remove or move ${dir} away (git-handoff made it as a folder of caches only: nothing in it needs keeping), then run the command again` }],
+    suggestions: [{ action: "fix_input", detail: `remove or move ${dir} away (git-handoff keeps only locks and caches there, which it makes again), then run the command again` }],
   });
 }
