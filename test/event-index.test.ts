@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { computeStats } from "../src/core/stats.ts";
+import { agentKey } from "../src/store/event-index.ts";
 import { readEvents } from "../src/store/events.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
@@ -115,6 +116,38 @@ test("a damaged index file is thrown away and rebuilt, the answer unchanged", as
   assert.equal(events(repo, "--agent", "alice"), want);
   assert.is(typeof manifest(repo).refs, "object", "rebuilt");
   assert.equal(events(repo), await walked(repo));
+});
+
+test("a key file removed, emptied or cut short is found out against the manifest, and the index is built again", async () => {
+  const dir = join(repo, ".git/handoff/events");
+  const damages: [string, (path: string) => void][] = [
+    ["removed", (p) => rmSync(p)],
+    ["emptied", (p) => writeFileSync(p, "")],
+    ["cut after its first line", (p) => writeFileSync(p, readFileSync(p, "utf8").split("\n")[0] + "\n")],
+  ];
+  const reads: [string, string[], Parameters<typeof readEvents>[1]][] = [
+    ["all.jsonl", [], {}],
+    ["type-claimed.jsonl", ["--type", "claimed"], { type: "claimed" }],
+    [`agent-${agentKey("alice")}.jsonl`, ["--agent", "alice"], { agent: "alice" }],
+  ];
+  for (const [how, damage] of damages) {
+    for (const [file, args, filter] of reads) {
+      const want = await walked(repo, filter);
+      assert.equal(events(repo, ...args), want, "through a sound index");
+      damage(join(dir, file));
+      assert.equal(events(repo, ...args), want, `${file} ${how}`);
+      assert.is(readFileSync(join(dir, file), "utf8").split("\n").length - 1, want.length, `${file} written anew`);
+    }
+    // stats reads stats.jsonl: the same damage there.
+    const want = JSON.parse(JSON.stringify(computeStats(await walked(repo), { since: null, now: new Date(plus(30 * MIN)) })));
+    const stats = () => {
+      const { drift: _d, negotiation: _n, remote: _r, ...got } = at(repo, "reader", 30 * MIN, ["stats", "--json"]).json;
+      return got;
+    };
+    assert.equal(stats(), want, "stats through a sound index");
+    damage(join(dir, "stats.jsonl"));
+    assert.equal(stats(), want, `stats.jsonl ${how}`);
+  }
 });
 
 test("events of one time on several refs come in the refs' order, as the walk gives them", async () => {

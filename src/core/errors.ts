@@ -4,7 +4,7 @@
 export type ErrorCode =
   | "usage" // the command line itself is wrong
   | "invalid_input" // an id, duration, path, payload or config that we refuse to act on
-  | "corrupt_state" // a ref under refs/handoff/ that does not hold what we wrote
+  | "corrupt_state" // a ref under refs/handoff/ that does not hold what we wrote, or .git/handoff that is not a folder
   | "not_a_repo" // not inside a git repository (or -C names none)
   | "not_found" // no such task, agent, request, remote or file
   | "held_by_other" // another agent holds a live claim or lease

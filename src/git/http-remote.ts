@@ -35,7 +35,8 @@
 // unknown outcome, which the caller reads back from the remote (remote-cas.ts), as it does for
 // `git push`. `HANDOFF_HTTP_REMOTE=git` sends everything to git (benchmarks compare both);
 // `doctor` says which way a remote goes, and why.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { ownFolder, readTextNoFollow, replaceFile } from "./safe-file.ts";
 import type * as Http from "node:http";
 import type * as Https from "node:https";
 import type * as Tls from "node:tls";
@@ -46,7 +47,6 @@ import type { GitObject } from "./object-reader.ts";
 import { readPack } from "./pack-read.ts";
 import { packOf } from "./pack-stream.ts";
 import { missingObjects, type ObjectSource } from "./push-objects.ts";
-import { uniqueSuffix } from "./unique-name.ts";
 
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
 
@@ -491,7 +491,7 @@ const memoFile = (source: HttpRemoteSource): string | null => (source.stateDir ?
 function readMemo(file: string | null): Memo {
   if (!file) return {};
   try {
-    const read = JSON.parse(readFileSync(file, "utf8")) as { version?: number; remotes?: Memo };
+    const read = JSON.parse(readTextNoFollow(file) ?? "null") as { version?: number; remotes?: Memo };
     return read.version === 2 && read.remotes && typeof read.remotes === "object" ? read.remotes : {};
   } catch {
     return {};
@@ -500,11 +500,9 @@ function readMemo(file: string | null): Memo {
 
 function writeMemo(file: string | null, memo: Memo): void {
   if (!file) return;
-  const tmp = `${file}.${uniqueSuffix()}.tmp`;
   try {
-    mkdirSync(join(file, ".."), { recursive: true });
-    writeFileSync(tmp, JSON.stringify({ version: 2, remotes: memo }));
-    renameSync(tmp, file);
+    ownFolder(join(file, ".."));
+    replaceFile(file, JSON.stringify({ version: 2, remotes: memo }));
   } catch {
     /* asked again by the next process */
   }

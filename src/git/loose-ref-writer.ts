@@ -16,6 +16,7 @@
 // reference-transaction hook, without core.sharedRepository and without core.fsync; never
 // deletions. Anything else returns null and goes to git.
 import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
+import { ownFolder } from "./safe-file.ts";
 import { isAbsolute, join } from "node:path";
 import { looseObjectPath } from "./loose-object.ts";
 import { processAlive } from "./process-alive.ts";
@@ -359,7 +360,7 @@ export class LooseRefWriter {
       unlinkQuiet(made.path);
     }
     const path = this.tempName();
-    mkdirSync(this.tempDir, { recursive: true });
+    ownFolder(this.tempDir);
     const fd = openSync(path, "wx", 0o666);
     try {
       writeSync(fd, content);
@@ -396,7 +397,8 @@ export class LooseRefWriter {
 
   private async fill(): Promise<void> {
     try {
-      mkdirSync(this.tempDir, { recursive: true });
+      // A folder of our own, not one a link names, before anything in it is swept or made.
+      ownFolder(this.tempDir);
       if (!this.swept) {
         this.swept = true;
         sweepDead(this.tempDir);

@@ -2,7 +2,8 @@
 // start time), so a lock left by a process that is gone is broken at once instead of by age,
 // and a reused pid is not mistaken for the holder.
 import { uniqueSuffix } from "./unique-name.ts";
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, linkSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readTextNoFollow } from "./safe-file.ts";
 import { hostname } from "node:os";
 
 export interface LockOwner {
@@ -54,7 +55,8 @@ export function selfOwner(): LockOwner {
 
 export function readOwner(path: string): LockOwner | null {
   try {
-    const o = JSON.parse(readFileSync(path, "utf8")) as Partial<LockOwner>;
+    // Never through a link (safe-file.ts): one in a lock's place records no owner, and ages out.
+    const o = JSON.parse(readTextNoFollow(path) ?? "null") as Partial<LockOwner>;
     return typeof o.pid === "number" && typeof o.host === "string" ? { pid: o.pid, host: o.host, start: typeof o.start === "string" ? o.start : null } : null;
   } catch {
     return null;
@@ -186,7 +188,7 @@ function breakLock(path: string, stale: LockOwner | null): void {
 
 function mtime(path: string): number | null {
   try {
-    return statSync(path).mtimeMs;
+    return lstatSync(path).mtimeMs;
   } catch {
     return null;
   }

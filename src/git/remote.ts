@@ -1,6 +1,7 @@
 // Talking to a sync remote: git's own transports, credentials and ssh config, through `git fetch`
 // and `git push`. Results are read from exit codes and `--porcelain` lines, never from prose.
-import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
+import { ownFolder, touchNoFollow } from "./safe-file.ts";
 import { join } from "node:path";
 import { acquireOwnedLock } from "./owned-lock.ts";
 import { scanRemoteSettings } from "./config-scan.ts";
@@ -351,7 +352,7 @@ export async function withFetchLock<T extends { ok: boolean }>(
   coalesced: () => Promise<T>,
   onWait?: (message: string) => void,
 ): Promise<T | RemoteFailure> {
-  mkdirSync(dir, { recursive: true });
+  ownFolder(dir);
   const lock = join(dir, `fetch-${remote}.lock`);
   const stamp = join(dir, `fetch-${remote}.done`);
   const asked = Date.now();
@@ -364,12 +365,7 @@ export async function withFetchLock<T extends { ok: boolean }>(
     if (lastFetch(stamp) > asked) return await coalesced();
     const r = await fetch();
     if (r.ok) {
-      const now = new Date();
-      try {
-        utimesSync(stamp, now, now);
-      } catch {
-        writeFileSync(stamp, "");
-      }
+      touchNoFollow(stamp, new Date());
     }
     return r;
   } finally {
@@ -379,7 +375,7 @@ export async function withFetchLock<T extends { ok: boolean }>(
 
 function lastFetch(stamp: string): number {
   try {
-    return statSync(stamp).mtimeMs;
+    return lstatSync(stamp).mtimeMs;
   } catch {
     return 0;
   }

@@ -5,7 +5,8 @@
 // courtesy: the compare-and-swap still decides, a writer that waits past a bound goes ahead
 // without its turn, and a turn whose holder is gone is broken at once (owned-lock.ts).
 import { uniqueSuffix } from "./unique-name.ts";
-import { existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { existsSync, linkSync, lstatSync, readdirSync, renameSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { createExclusive, ownFolder } from "./safe-file.ts";
 import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
 
 export interface Turn {
@@ -121,7 +122,7 @@ export class WriteTurns {
   private give(path: string, ino: number): void {
     // Only our own: had it been broken and taken by another, that one keeps it.
     try {
-      if (statSync(path).ino === ino) unlinkSync(path);
+      if (lstatSync(path).ino === ino) unlinkSync(path);
     } catch {
       /* already gone */
     }
@@ -131,11 +132,12 @@ export class WriteTurns {
   private ownerFile(): { path: string; ino: number } | null {
     if (this.owner || this.broken) return this.owner;
     try {
-      mkdirSync(this.dir, { recursive: true });
+      // A folder of our own, not one a link names, before anything in it is swept or made.
+      ownFolder(this.dir);
       sweep(this.dir);
       const path = `${this.dir}/${process.pid}-${uniqueSuffix()}.owner`;
-      writeFileSync(path, JSON.stringify(selfOwner()), { flag: "wx" });
-      this.owner = { path, ino: statSync(path).ino };
+      createExclusive(path, JSON.stringify(selfOwner()));
+      this.owner = { path, ino: lstatSync(path).ino };
     } catch {
       this.broken = true;
     }

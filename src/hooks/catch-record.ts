@@ -7,8 +7,9 @@
 // background with HANDOFF_HOOK_AFTER_ANSWER=1, which writes the events itself.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
+import { createExclusive, ownFolder, readTextNoFollow } from "../git/safe-file.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
@@ -53,8 +54,8 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
   const file = `${dir}/${process.pid}.${randomBytes(4).toString("hex")}.json`;
   try {
     if (!script || !/\.c?js$/.test(script)) throw new Error("not a built bundle");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(file, JSON.stringify({ agent: store.actor.agent, events }));
+    ownFolder(dir);
+    createExclusive(file, JSON.stringify({ agent: store.actor.agent, events }));
     const wait = process.env.HANDOFF_HOOK_CATCH_WAIT === "1";
     const child = spawn(process.execPath, [script, "hook", RECORD_CATCH, file], {
       cwd: store.cwd,
@@ -91,7 +92,7 @@ export const RECORD_CATCH = "_record-catch";
 export async function writePendingCatches(store: Store, file: string): Promise<void> {
   if (!file.startsWith(pendingCatchDir(store.repo.commonDir) + "/")) return;
   try {
-    const { agent, events } = JSON.parse(readFileSync(file, "utf8")) as { agent: string; events: HandoffEvent[] };
+    const { agent, events } = JSON.parse(readTextNoFollow(file) ?? "null") as { agent: string; events: HandoffEvent[] };
     if (agent === store.actor.agent) await recordAndIndex(store, events);
   } finally {
     rmSync(file, { force: true });

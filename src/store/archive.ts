@@ -4,12 +4,12 @@
 // still read it. A handed-over task's inputs and results (refs/handoff/inputs/<id>,
 // refs/handoff/results/<id>) are deleted with it and not archived: they are files for the one who
 // waited, and keeping them would make every clone carry every result forever.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isFinal, Task } from "../core/task.ts";
 import { listRefs, readRef, type RefUpdate } from "../git/refs.ts";
 import { encodeFiles, FORMAT_MARKER, parseTree, readRecord, readTyped } from "./codec.ts";
 import { readCommit } from "./history.ts";
+import { ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 
@@ -155,10 +155,8 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
     earliest.delete(next);
   }
   if (next === cache) return report;
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(next));
-  renameSync(tmp, path);
+  ownFolder(dirname(path));
+  replaceFile(path, JSON.stringify(next));
   kept.set(store, next);
   return report;
 }
@@ -222,7 +220,7 @@ function finishCache(store: Store, path: string): FinishCache {
   if (own && own.retention === store.config.retentionMs) return own;
   let cache: FinishCache = { retention: store.config.retentionMs, tips: {}, finished: {} };
   try {
-    const read = JSON.parse(readFileSync(path, "utf8")) as FinishCache;
+    const read = JSON.parse(readTextNoFollow(path) ?? "null") as FinishCache;
     if (read.retention === store.config.retentionMs && read.tips && read.finished) cache = read;
   } catch {
     /* no cache yet, or a damaged one: rebuild */

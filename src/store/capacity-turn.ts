@@ -5,11 +5,11 @@
 // broken at once) makes the check and the claim one step; a claim that does not count capacity
 // (--over-capacity, a worker) does not take it. Other clones are not covered: an agent works from
 // one clone, and a claim through the remote is exclusive per task whatever this lock says.
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { fnv1a32, hex32 } from "../core/fnv.ts";
 import { fail } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
+import { ownFolder } from "../git/safe-file.ts";
 import type { Store } from "./store.ts";
 
 /** How long a claim waits for another claim of the same agent (which may be pushing to the remote). */
@@ -24,7 +24,7 @@ export async function capacityTurn(store: Store): Promise<{ release(): void }> {
   const got = await acquireOwnedLock(path, until, onWait).catch((e: NodeJS.ErrnoException) => {
     // A clone where nothing has written .git/handoff yet.
     if (e.code !== "ENOENT") throw e;
-    mkdirSync(dirname(path), { recursive: true });
+    ownFolder(dirname(path));
     return acquireOwnedLock(path, until, onWait);
   });
   if (!got.ok) {

@@ -6,8 +6,8 @@
 // costs 0.15 (150 loose task refs; no difference in whole-process timings). The writer knows the
 // record and its commit, and adds the line once its ref update has landed and its objects were
 // checked (Store.updateRefs), so a line never names a commit whose objects a prune took.
-import { appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
+import { appendNoFollow } from "../git/safe-file.ts";
 import type { Task } from "../core/task.ts";
 
 export const CLAIMED_INDEX_HEADER = "handoff-claimed-index 2";
@@ -26,7 +26,8 @@ export function claimedIndexLine(name: string, oid: string, task: Task): string 
 export function noteLandedTask(commonDir: string, name: string, oid: string, task: Task): void {
   const path = claimedIndexPath(commonDir);
   try {
-    if (existsSync(path)) appendFileSync(path, claimedIndexLine(name, oid, task));
+    // Never through a link there (safe-file.ts); no file, no line: the open says which, no stat first.
+    appendNoFollow(path, claimedIndexLine(name, oid, task), false);
   } catch {
     /* only the next listing is slower */
   }

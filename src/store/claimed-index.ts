@@ -15,12 +15,12 @@
 // identity (ref-files.ts `listParts`): while it stands, a listing reads the loose task refs (those
 // written since the last pack) and their lines of the index, not every packed name and every line
 // (a one-shot claim at 5,000 tasks spent 12 ms on that).
-import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { TASK_STATUSES, type Task } from "../core/task.ts";
 import type { RefTip } from "../git/refs.ts";
 import { CLAIMED_INDEX_HEADER, claimedIndexLine, claimedIndexPath } from "./claimed-index-file.ts";
+import { appendNoFollow } from "../git/safe-file.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
 import { readTaskAt, TASKS_PREFIX } from "./task-store.ts";
@@ -129,7 +129,7 @@ async function claimedLoose(store: Store, loose: Map<string, string>, text: stri
   const claimed = await claimedAmong(store, tips, lastEntries(text, new Set(loose.keys())), fresh);
   if (fresh.length) {
     try {
-      appendFileSync(indexPath(store), fresh.join(""));
+      appendNoFollow(indexPath(store), fresh.join(""), false);
     } catch {
       /* only the next listing is slower */
     }
@@ -175,7 +175,7 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
       for (const l of fresh) current.set(l.slice(0, l.indexOf(" ")), l);
       const names = new Set(tips.map((t) => t.name));
       writeSmallFile(path, `${CLAIMED_INDEX_HEADER}\n${[...current].filter(([n]) => names.has(n)).map(([, l]) => l).join("")}`);
-    } else if (fresh.length) appendFileSync(path, fresh.join(""));
+    } else if (fresh.length) appendNoFollow(path, fresh.join(""), false);
   } catch {
     /* a cache that cannot be written only makes the next listing slower */
   }

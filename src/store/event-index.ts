@@ -1,7 +1,8 @@
 // An index of the event log under .git/handoff/events/, so a filtered read (`events --agent X
 // --limit 20`) or `stats` over 100,000 events does not inflate and parse every commit on every
 // call. It is a cache keyed by ref tips (DESIGN: thrown away and rebuilt at will):
-//   manifest.json      every indexed ref: its tip, an id and how many events it holds
+//   manifest.json      every indexed ref: its tip, an id and how many events it holds; each
+//                      key file's length
 //   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
 //   type-<type>.jsonl  the lines of one event type
@@ -10,9 +11,12 @@
 //   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
-// dropped by the next compaction. Lines are read only up to the count the manifest names, so an
-// update in flight or a crash between an append and the manifest never shows half an update.
-import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+// dropped by the next compaction. The manifest also holds each key file's length: a file is read
+// only up to it, so an update in flight or a crash between an append and the manifest never shows
+// half an update (the next update cuts such lines off before it appends), and a file shorter than
+// the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
+// and built again, where it used to answer "no events" for as long as the manifest stood.
+import { closeSync, lstatSync, openSync, rmSync } from "node:fs";
 import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -20,29 +24,11 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
-import { replaceFile } from "./small-file.ts";
+import { ownFolder } from "../git/safe-file.ts";
+import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readKeyFile, readManifest, removeKeyFiles, writeManifest, type Manifest, type RefEntry } from "./event-index-files.ts";
 
-const VERSION = 6;
 /** A lock left by a crashed updater is broken after this long. */
 const STALE_LOCK_MS = 60_000;
-
-interface RefEntry {
-  id: number;
-  tip: string;
-  /** Events indexed for this ref (lines with a higher position are not yet committed). */
-  n: number;
-  /** A damaged history: the message reported on every read, as a direct walk would. */
-  problem?: string;
-}
-
-interface Manifest {
-  version: number;
-  next: number;
-  /** Lines whose ref id is no longer live: compaction drops them. */
-  dead: number;
-  total: number;
-  refs: Record<string, RefEntry>;
-}
 
 /** One indexed event, with where it sits: its ref's order among refs, then its position on it. */
 export interface IndexedEvent {
@@ -69,28 +55,19 @@ export function agentKey(agent: string): string {
   return sha1Hex(Buffer.from(agent, "utf8")).slice(0, 16);
 }
 
-const fileOf = (dir: string, key: string) => join(dir, `${key}.jsonl`);
 const keysOf = (e: HandoffEvent): string[] => {
   const keys = ["all", `type-${e.type}`, `agent-${agentKey(e.agent)}`];
   if (e.by && e.by !== e.agent) keys.push(`agent-${agentKey(e.by)}`);
   return keys;
 };
 
-function readManifest(dir: string): Manifest | null {
-  try {
-    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
-    return m && m.version === VERSION && typeof m.refs === "object" && m.refs ? m : null;
-  } catch {
-    return null;
-  }
-}
-
-
 /** Holds the update lock for `fn`; null when another process holds it (the caller reads directly). */
 function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
   const lock = join(dir, "lock");
   try {
-    mkdirSync(dir, { recursive: true });
+    // A folder of our own: a link in its place is removed, never followed (git/safe-file.ts), so
+    // nothing is made, written or removed in a folder it names.
+    ownFolder(dir);
   } catch {
     return null; // a read-only repository: read the history directly
   }
@@ -107,7 +84,7 @@ function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | nul
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") return null;
       try {
-        if (Date.now() - statSync(lock).mtimeMs < STALE_LOCK_MS) return null;
+        if (Date.now() - lstatSync(lock).mtimeMs < STALE_LOCK_MS) return null;
         rmSync(lock, { force: true });
       } catch {
         return null;
@@ -147,57 +124,68 @@ export async function refreshIndex(store: Store, tips: { name: string; oid: stri
   const current = readManifest(dir);
   if (current && upToDate(current, tips)) return { manifest: current, report: { walked: 0, added: 0, rebuilt: false } };
   return withLock(dir, async () => {
-    let m = readManifest(dir);
-    const rebuilt = !m;
-    if (!m) {
-      m = { version: VERSION, next: 1, dead: 0, total: 0, refs: {} };
-      for (const f of ["all", "stats", "partners"]) writeFileSync(fileOf(dir, f), "");
-      rmOthers(dir);
+    const m = readManifest(dir);
+    try {
+      return await update(store, dir, m, tips);
+    } catch (e) {
+      // A key file the manifest says more of than it holds: everything again, from scratch.
+      if (!(e instanceof Damaged) || !m) throw e;
+      return update(store, dir, null, tips);
     }
-    const report: IndexReport = { walked: 0, added: 0, rebuilt };
-    const appends = new Map<string, string[]>();
-    const live = new Set(tips.map((t) => t.name));
-    for (const [name, entry] of Object.entries(m.refs)) {
-      if (!live.has(name)) {
-        m.dead += entry.n;
-        delete m.refs[name];
-      }
-    }
-    for (const t of tips) {
-      const old = m.refs[t.name];
-      if (old && old.tip === t.oid) continue;
-      report.walked++;
-      const w = await walk(store, t.name, t.oid, old && !old.problem ? old.tip : null);
-      let entry: RefEntry;
-      if (old && w.reached && !old.problem) entry = { ...old, tip: t.oid };
-      else {
-        if (old) m.dead += old.n;
-        entry = { id: m.next++, tip: t.oid, n: 0 };
-      }
-      if (w.problem) entry.problem = w.problem;
-      else delete entry.problem;
-      const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
-      const counted: string[] = [];
-      for (const { oid, event } of w.lines.reverse()) {
-        const seq = entry.n++;
-        const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
-        for (const k of keysOf(event)) add(k, line);
-        const cut = statsLine(event);
-        if (cut === null) counted.push(Date.parse(event.at).toString(36));
-        else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
-        if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
-        report.added++;
-      }
-      // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update.
-      if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
-      m.refs[t.name] = entry;
-    }
-    for (const [k, lines] of appends) appendFileSync(fileOf(dir, k), lines.join(""));
-    m.total += report.added;
-    if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
-    replaceFile(join(dir, "manifest.json"), JSON.stringify(m));
-    return { manifest: m, report };
   });
+}
+
+/** The index `was` brought up to `tips` (a fresh one without it), written, and its manifest. */
+async function update(store: Store, dir: string, was: Manifest | null, tips: { name: string; oid: string }[]): Promise<{ manifest: Manifest; report: IndexReport }> {
+  let m = was;
+  const rebuilt = !m;
+  if (!m) {
+    m = freshManifest();
+    removeKeyFiles(dir);
+  }
+  const report: IndexReport = { walked: 0, added: 0, rebuilt };
+  const appends = new Map<string, string[]>();
+  const live = new Set(tips.map((t) => t.name));
+  for (const [name, entry] of Object.entries(m.refs)) {
+    if (!live.has(name)) {
+      m.dead += entry.n;
+      delete m.refs[name];
+    }
+  }
+  for (const t of tips) {
+    const old = m.refs[t.name];
+    if (old && old.tip === t.oid) continue;
+    report.walked++;
+    const w = await walk(store, t.name, t.oid, old && !old.problem ? old.tip : null);
+    let entry: RefEntry;
+    if (old && w.reached && !old.problem) entry = { ...old, tip: t.oid };
+    else {
+      if (old) m.dead += old.n;
+      entry = { id: m.next++, tip: t.oid, n: 0 };
+    }
+    if (w.problem) entry.problem = w.problem;
+    else delete entry.problem;
+    const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
+    const counted: string[] = [];
+    for (const { oid, event } of w.lines.reverse()) {
+      const seq = entry.n++;
+      const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
+      for (const k of keysOf(event)) add(k, line);
+      const cut = statsLine(event);
+      if (cut === null) counted.push(Date.parse(event.at).toString(36));
+      else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
+      if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
+      report.added++;
+    }
+    // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update.
+    if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
+    m.refs[t.name] = entry;
+  }
+  for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k), lines.join(""), m.sizes[k] ?? 0);
+  m.total += report.added;
+  if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
+  writeManifest(dir, m);
+  return { manifest: m, report };
 }
 
 /**
@@ -216,31 +204,6 @@ const clean = (v: unknown) => String(v).replace(/[\t\n]/g, " ");
 function upToDate(m: Manifest, tips: { name: string; oid: string }[]): boolean {
   if (Object.keys(m.refs).length !== tips.length) return false;
   return tips.every((t) => m.refs[t.name]?.tip === t.oid);
-}
-
-function rmOthers(dir: string): void {
-  // A fresh index: key files of an older one would hold lines of ids no longer meant.
-  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl") && f !== "all.jsonl") rmSync(join(dir, f), { force: true });
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** Rewrites every key file without the lines of dead ref ids. */
-function compact(dir: string, m: Manifest): void {
-  const ids = new Set(Object.values(m.refs).map((r) => r.id));
-  for (const f of readdirSafe(dir)) {
-    if (!f.endsWith(".jsonl")) continue;
-    const kept = readFileSync(join(dir, f), "utf8").split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
-    replaceFile(join(dir, f), kept.length ? kept.join("\n") + "\n" : "");
-  }
-  m.total -= m.dead;
-  m.dead = 0;
 }
 
 /**
@@ -301,13 +264,8 @@ function statsEvent(payload: string): HandoffEvent {
 export type RefOrder = (names: ReadonlySet<string>) => ReadonlyMap<string, number>;
 
 function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
-  const dir = indexDir(store);
-  let text: string;
-  try {
-    text = readFileSync(fileOf(dir, key), "utf8");
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT" ? [] : null;
-  }
+  const text = readKeyFile(fileOf(indexDir(store), key), m.sizes[key] ?? 0);
+  if (text === null) return null;
   // The refs the lines name first: a key file names a few, the manifest every ref (10,000 task
   // refs and more), and a map of all of them cost ~20 ms of a cold `events --agent X`.
   const ids = new Set<number>();
@@ -349,9 +307,9 @@ function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, de
   return out;
 }
 
-/** Throws the index away: the next read rebuilds it. */
-export function dropIndex(store: Store): void {
-  rmSync(join(indexDir(store), "manifest.json"), { force: true });
+/** Throws the index away (see dropManifest): the next read rebuilds it. */
+export function dropIndex(store: Store, seen?: Manifest): void {
+  dropManifest(indexDir(store), seen);
 }
 
 export type { Manifest as EventIndexManifest };

@@ -4,7 +4,7 @@ import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, TASKS_PREFIX, type Store } from "./store.ts";
 import { taskRef } from "./task-store.ts";
 import { ARCHIVE_REF, archivedTips } from "./archive.ts";
-import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexReport } from "./event-index.ts";
+import { agentKey, dropIndex, readIndexed, readPartnersIndexed, readStatsIndexed, refreshIndex, type IndexedEvent, type IndexReport } from "./event-index.ts";
 import { needsPartners, type CountedTimes } from "../core/stats.ts";
 import { textOrder } from "../core/text-order.ts";
 
@@ -79,7 +79,7 @@ export async function readEvents(
 
 /**
  * The same answer read from the event index (event-index.ts), or null when it cannot serve it now
- * (another process is updating it, or it was damaged and has just been dropped).
+ * (another process is updating it, or it was damaged, dropped, and could not be built again).
  */
 async function fromIndex(
   store: Store,
@@ -87,8 +87,6 @@ async function fromIndex(
   filter: EventFilter,
   opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void },
 ): Promise<HandoffEvent[] | null> {
-  const manifest = await openIndex(store, tips, opts);
-  if (!manifest) return null;
   // Each ref's place among the tips, for the few refs the key file names (not a map of every tip).
   const order = (names: ReadonlySet<string>) => {
     const places = new Map<string, number>();
@@ -96,11 +94,15 @@ async function fromIndex(
     return places;
   };
   const key = filter.agent ? `agent-${agentKey(filter.agent)}` : filter.type ? `type-${filter.type}` : "all";
-  const lines = readIndexed(store, manifest, key, order);
-  if (!lines) {
-    dropIndex(store);
-    return null;
+  let lines: IndexedEvent[] | null = null;
+  // A damaged index is dropped and built again at once (as for stats below), not left to the next call.
+  for (let n = 0; n < 2 && !lines; n++) {
+    const manifest = await openIndex(store, tips, opts);
+    if (!manifest) return null;
+    lines = readIndexed(store, manifest, key, order);
+    if (!lines) dropIndex(store, manifest);
   }
+  if (!lines) return null;
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   // A commit reached from two refs is listed once, as the first ref in order lists it.
   const byOid = new Map<string, (typeof lines)[number]>();
@@ -147,7 +149,7 @@ export async function readStatsEvents(
     const read = readStatsIndexed(store, manifest);
     const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, manifest) : [];
     if (read && partners) return { ...read, partners };
-    dropIndex(store);
+    dropIndex(store, manifest);
   }
   return { events: await readEvents(store, {}, opts), counted: [] };
 }

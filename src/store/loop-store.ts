@@ -1,7 +1,7 @@
 // The session loop's record at refs/handoff/loop: read, and changed by compare-and-swap. Each change
 // is one commit whose event says what changed, so `git log refs/handoff/loop` is the loop's story.
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { appendNoFollow, ownFolder, readTextNoFollow } from "../git/safe-file.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { LoopRecord } from "../core/loop-record.ts";
 import { writeSteps } from "./codec.ts";
@@ -43,13 +43,13 @@ export function changeLoop(store: Store, change: (current: LoopRecord | null, no
 const startedFile = (store: Store) => join(store.repo.commonDir, "handoff", "loops-started");
 
 export function markLoopStartedHere(store: Store, id: string): void {
-  mkdirSync(dirname(startedFile(store)), { recursive: true });
-  appendFileSync(startedFile(store), `${id}\n`);
+  ownFolder(dirname(startedFile(store)));
+  appendNoFollow(startedFile(store), `${id}\n`, true);
 }
 
 export function loopStartedHere(store: Store, id: string): boolean {
   try {
-    return readFileSync(startedFile(store), "utf8").split("\n").includes(id);
+    return (readTextNoFollow(startedFile(store)) ?? "").split("\n").includes(id);
   } catch {
     return false;
   }

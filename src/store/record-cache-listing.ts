@@ -15,7 +15,8 @@
 // tips (DESIGN: thrown away and rebuilt at will).
 // Both files hold JSON escaped to ASCII and are decoded as latin1: one byte a character, no UTF-8
 // decoding of megabytes, and a string V8 parses a little faster.
-import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
+import { readNoFollow } from "../git/safe-file.ts";
 import { basename, dirname, join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
 import { toBytes } from "../git/ref-files.ts";
@@ -54,6 +55,7 @@ export class ListingSnapshot<T> {
     writeKeyed(this.path, [toBytes(this.tips)], { tasks });
     const dir = dirname(this.path);
     try {
+      // The write made sure `dir` is a folder, not a link to one (small-file.ts): only ours are listed and removed.
       for (const f of readdirSync(dir)) if (f.startsWith(PREFIX) && f !== basename(this.path) && f.endsWith(".json")) rmSync(join(dir, f), { force: true });
     } catch {
       /* an old listing left behind is only disk space */
@@ -91,12 +93,8 @@ export function startsWithKey(bytes: Buffer, key: FileKey): number | null {
  * cost a string to decode and compare), and a file of other refs is never parsed at all.
  */
 function readKeyed<R>(path: string, key: FileKey): (R & { version: number }) | null {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch {
-    return null;
-  }
+  const bytes = readNoFollow(path);
+  if (!bytes) return null;
   const at = startsWithKey(bytes, key);
   if (at === null || bytes[at] !== 0x7b) return null;
   try {

@@ -13,8 +13,9 @@
 // objects are gone must be read from git (which says so): such a line counts only while its three
 // objects are there as loose files; otherwise the record is read from git and, if sound, cached
 // as a plain line.
-import { appendFileSync, closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { readAt } from "../git/read-at.ts";
+import { appendNoFollow, openNoFollow, readNoFollow } from "../git/safe-file.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
 /** Lines kept at most; past it, only the records this process used are kept. */
@@ -97,13 +98,7 @@ export class RecordCache {
       const line = this.lineInTail(oid);
       if (line !== undefined) return line;
     }
-    if (this.bytes === undefined) {
-      try {
-        this.bytes = readFileSync(this.path);
-      } catch {
-        this.bytes = null;
-      }
-    }
+    if (this.bytes === undefined) this.bytes = readNoFollow(this.path);
     return this.bytes ? lastLineOf(this.bytes, oid, true) : undefined;
   }
 
@@ -113,7 +108,7 @@ export class RecordCache {
       this.tail = null;
       let fd: number | null = null;
       try {
-        fd = openSync(this.path, "r");
+        fd = openNoFollow(this.path);
         const size = fstatSync(fd).size;
         this.tail = readAt(fd, size - Math.min(size, TAIL), Math.min(size, TAIL));
       } catch {
@@ -184,7 +179,7 @@ export class RecordCache {
     try {
       // Led by a newline: a last line torn by a process that died mid-write then stays a line of
       // its own, which load() ignores or get() drops (no tab, or bad JSON); empty lines are skipped.
-      appendFileSync(this.path, "\n" + added);
+      appendNoFollow(this.path, "\n" + added, true);
     } catch {
       writeSmallFile(this.path, added);
     }

@@ -15,6 +15,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
+import { ownFolder } from "../git/safe-file.ts";
 import { SEPARATE_STORE, storeDirOf, type RepoInfo } from "../git/repo.ts";
 import { updateRefs, type RefTip, type RefUpdate } from "../git/refs.ts";
 import { firstLine, git } from "../git/run.ts";
@@ -66,7 +67,7 @@ export async function describeLayout(repo: RepoInfo): Promise<LayoutReport> {
 /** Moves the coordination refs into a separate store, or back among the user's refs; one move at a time per clone. */
 export async function moveLayout(repo: RepoInfo, to: Layout, opts: { dryRun?: boolean; agent?: string } = {}): Promise<MoveReport> {
   if (opts.dryRun) return move(repo, to, opts);
-  mkdirSync(`${repo.commonDir}/handoff`, { recursive: true });
+  ownFolder(`${repo.commonDir}/handoff`);
   const lock = `${repo.commonDir}/handoff/store-move.lock`;
   const got = await acquireOwnedLock(lock, Date.now() + LOCK_WAIT_MS);
   if (!got.ok) fail("conflict", `another move of the coordination refs is under way (${got.owner ? `process ${got.owner.pid} on ${got.owner.host}` : lock}): run the command again once it ends`);

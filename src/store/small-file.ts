@@ -1,24 +1,14 @@
-// Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn).
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writevSync } from "node:fs";
+// Small cache files under .git/handoff/: read whole, replaced by rename (never seen torn), never
+// through a symbolic link (git/safe-file.ts).
+import { closeSync, openSync, renameSync, writeFileSync, writevSync } from "node:fs";
 import { dirname } from "node:path";
-import { uniqueSuffix } from "../git/unique-name.ts";
+import { ownFolder, readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
 
-/** A temporary file's name beside `path`, this process's own. */
-export const tempBeside = (path: string) => `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+export { replaceFile, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
 
-/** Writes `text` to a temporary file beside `path` and renames it over `path`; throws on failure. */
-export function replaceFile(path: string, text: string): void {
-  const tmp = tempBeside(path);
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
+/** The file's text, or null: none, a link (never followed), anything unreadable. */
 export function readSmallFile(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
+  return readTextNoFollow(path);
 }
 
 /**
@@ -31,9 +21,10 @@ export function readSmallFile(path: string): string | null {
 export function writeSmallFile(path: string, text: string | Uint8Array | readonly Uint8Array[]): void {
   const tmp = tempBeside(path);
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // One lstat, where a mkdir -p (a mkdir and a stat) made sure of the folder before.
+    ownFolder(dirname(path));
     if (Array.isArray(text)) writePieces(tmp, text);
-    else writeFileSync(tmp, text as string | Uint8Array);
+    else writeFileSync(tmp, text as string | Uint8Array, { flag: "wx" });
     replaceByRename(tmp, path);
   } catch {
     unlinkQuiet(tmp); // only a slower next read; no half-written temp left behind
@@ -46,17 +37,9 @@ export function replaceByRename(tmp: string, path: string): void {
   renameSync(tmp, path);
 }
 
-export function unlinkQuiet(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    /* not there */
-  }
-}
-
 /** Writes `pieces` one after the other into a new file, without joining them first. */
 function writePieces(path: string, pieces: readonly Uint8Array[]): void {
-  const fd = openSync(path, "w");
+  const fd = openSync(path, "wx");
   try {
     // writev takes at most IOV_MAX (1,024) buffers a call, and may write less than asked.
     for (let i = 0; i < pieces.length; ) {

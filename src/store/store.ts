@@ -13,6 +13,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter, type RefWritePolicy } from "../git/loose-ref-writer.ts";
 import { looseObjectPath } from "../git/loose-object.ts";
 import { WriteTurns } from "../git/write-turn.ts";
+import { stateFolderProblem } from "../git/safe-file.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -363,7 +364,9 @@ export class Store {
   /**
    * A failure of this store told as what caused it when its refs moved away meanwhile (a git
    * process that found the store gone, a cat-file that lost its repository): the refusal
-   * refuseIfMoved gives, in place of an unexpected error. Anything else is returned as it is.
+   * refuseIfMoved gives, in place of an unexpected error. Likewise a file system failure while
+   * .git/handoff is not a folder (a file there: every lock and cache under it fails with ENOTDIR)
+   * is that refusal, naming it. Anything else is returned as it is.
    */
   explainFailure(e: unknown): unknown {
     if (e instanceof HandoffError) return e;
@@ -372,7 +375,8 @@ export class Store {
     } catch (moved) {
       return moved;
     }
-    return e;
+    const errno = typeof (e as NodeJS.ErrnoException | null)?.code === "string";
+    return (errno && stateFolderProblem(`${this.repo.commonDir}/handoff`)) || e;
   }
 
   /**

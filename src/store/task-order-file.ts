@@ -20,7 +20,8 @@
 // Latin1 text of ASCII JSON, as the other listing files, and machine words (the file says whether
 // they are little-endian). A cache (DESIGN: thrown away and rebuilt at will): anything out of
 // shape is no file.
-import { closeSync, copyFileSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, copyFileSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { openNoFollow } from "../git/safe-file.ts";
 import { join } from "node:path";
 import { TASK_STATUSES, type Task, type TaskStatus } from "../core/task.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
@@ -194,7 +195,7 @@ export class OrderFile {
   private static open(path: string, keyed: (fd: number, end: number, tailAt: number) => { keyEnd: number; size: Buffer; tail: OrderFile["tail"] } | null): OrderFile | null {
     let fd: number;
     try {
-      fd = openSync(path, "r");
+      fd = openNoFollow(path);
     } catch {
       return null;
     }
@@ -311,7 +312,8 @@ export function patchOrderFile(path: string, old: OrderFile, key: FileKey, head:
   const tmp = tempBeside(path);
   let fd: number | null = null;
   try {
-    copyFileSync(path, tmp);
+    // A new file (O_EXCL: never through a link at its name); `old`'s trailer below proves the copy.
+    copyFileSync(path, tmp, constants.COPYFILE_EXCL);
     fd = openSync(tmp, "r+");
     // The very file `old` read, not one another process put there since (its lines would be
     // elsewhere): its last line names it.

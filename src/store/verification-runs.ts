@@ -10,11 +10,12 @@
 // is the task ref; a lost run file loses only the notice, never the verdict.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HandoffError, type Refusal } from "../core/errors.ts";
 import { validateAgentId, validateTaskId } from "../core/ids.ts";
 import type { Task } from "../core/task.ts";
+import { ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { doneWithVerification } from "./review-actions.ts";
 import type { Store } from "./store.ts";
 import { renew } from "./task-actions.ts";
@@ -57,10 +58,8 @@ function runPath(store: Store, id: string): string {
 }
 
 function write(path: string, run: VerificationRun): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  writeFileSync(tmp, JSON.stringify(run, null, 2));
-  renameSync(tmp, path); // atomic: a reader sees the old run or the new one, never half of one
+  ownFolder(dirname(path));
+  replaceFile(path, JSON.stringify(run, null, 2)); // atomic: a reader sees the old run or the new one, never half of one
 }
 
 /** A run file without a pid older than this lost its starter between writing it and spawning. */
@@ -70,7 +69,7 @@ function alive(pid: number | null, path: string): boolean {
   if (pid === null) {
     // Just started: the pid follows in a moment (file age, not the store's clock, which may be scripted).
     try {
-      return Date.now() - statSync(path).mtimeMs < PID_GRACE_MS;
+      return Date.now() - lstatSync(path).mtimeMs < PID_GRACE_MS;
     } catch {
       return false;
     }
@@ -87,17 +86,19 @@ function alive(pid: number | null, path: string): boolean {
 export function readVerificationRun(store: Store, id: string): VerificationRun | null {
   let run: VerificationRun;
   try {
-    run = JSON.parse(readFileSync(runPath(store, id), "utf8")) as VerificationRun;
+    run = JSON.parse(readTextNoFollow(runPath(store, id)) ?? "null") as VerificationRun;
   } catch {
     return null;
   }
+  if (!run) return null;
   if (run.state === "running" && !alive(run.pid, runPath(store, id))) {
     // Read once more: the runner may have written its verdict just before exiting.
     try {
-      run = JSON.parse(readFileSync(runPath(store, id), "utf8")) as VerificationRun;
+      run = JSON.parse(readTextNoFollow(runPath(store, id)) ?? "null") as VerificationRun;
     } catch {
       return null;
     }
+    if (!run) return null;
     if (run.state === "running") return { ...run, state: "lost" };
   }
   return run;

@@ -1,7 +1,8 @@
 // doctor's lock checks: git lock files under the coordination namespaces that no git process
 // holds any more (stale by age), and our own lock files whose holder is gone or that record no
 // holder. `--repair` removes them, a git lock or an owner-less one only once past its stale age.
-import { readdirSync, statSync, unlinkSync } from "node:fs";
+import { lstatSync, readdirSync, unlinkSync } from "node:fs";
+import { isFolder } from "../git/safe-file.ts";
 import { join } from "node:path";
 import { coordinationLocks, removeStaleLock, STALE_GIT_LOCK_MS } from "../git/git-locks.ts";
 import { ANONYMOUS_STALE_MS, holderGone, readOwner } from "../git/owned-lock.ts";
@@ -36,8 +37,10 @@ function gitLocks(store: Store, repair: boolean): Check {
 function ownLocks(store: Store, repair: boolean): Check {
   const dir = fetchLockDir(store);
   let names: string[] = [];
+  // A link in place of the folder is not followed: what it names holds no lock of ours to remove.
+  const ours = isFolder(dir);
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith(".lock"));
+    if (ours) names = readdirSync(dir).filter((n) => n.endsWith(".lock"));
   } catch {
     /* no folder: no locks */
   }
@@ -56,7 +59,7 @@ function ownLocks(store: Store, repair: boolean): Check {
     if (age !== null) dead.push({ name: n, why: `no owner recorded, ${Math.round(age / 1000)} s old`, removable: age >= ANONYMOUS_STALE_MS });
   }
   // Owner records a killed process had not linked into place yet: nothing reads them.
-  if (repair) for (const n of leftRecords(dir)) unlinkQuiet(join(dir, n));
+  if (repair && ours) for (const n of leftRecords(dir)) unlinkQuiet(join(dir, n));
   const live = names.length - dead.length;
   if (!dead.length) return { name: "handoff-locks", status: "ok", detail: names.length ? `${names.length} lock(s) in ${dir}, each held by a live process` : `no lock files in ${dir}` };
   const list = dead.map((d) => `${d.name} (${d.why})`).join(", ");
@@ -76,7 +79,7 @@ function ownLocks(store: Store, repair: boolean): Check {
 
 function ageOf(path: string, now: number): number | null {
   try {
-    return Math.max(0, now - statSync(path).mtimeMs);
+    return Math.max(0, now - lstatSync(path).mtimeMs);
   } catch {
     return null;
   }

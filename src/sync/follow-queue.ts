@@ -9,7 +9,6 @@
 // finds a look started since its own last one uses what that look brought (the refs it fetched
 // are this clone's refs) instead of asking the remote again.
 
-import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { lsRemoteFamilies } from "../git/remote-ref.ts";
@@ -19,7 +18,7 @@ import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
 import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
-import { replaceFile } from "../store/small-file.ts";
+import { ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { trace } from "./trace.ts";
 
 export type QueueLook = { ok: true; changed: boolean } | { ok: false; message: string };
@@ -39,7 +38,7 @@ export interface QueueFollower {
 
 export function queuePaths(store: Store, remote: string): { lock: string; stamp: string } {
   const dir = fetchLockDir(store);
-  mkdirSync(dir, { recursive: true });
+  ownFolder(dir);
   const safe = encodeURIComponent(remote);
   return { lock: join(dir, `queue-${safe}.lock`), stamp: join(dir, `queue-${safe}.json`) };
 }
@@ -130,7 +129,7 @@ async function listThenFetch(store: Store, remote: string): Promise<QueueLook> {
 
 function readStamp(path: string): Stamp | null {
   try {
-    const s = JSON.parse(readFileSync(path, "utf8")) as Partial<Stamp>;
+    const s = JSON.parse(readTextNoFollow(path) ?? "null") as Partial<Stamp>;
     return typeof s.started === "number" && typeof s.ok === "boolean" ? { started: s.started, ok: s.ok, ...(typeof s.message === "string" ? { message: s.message } : {}) } : null;
   } catch {
     return null;

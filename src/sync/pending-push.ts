@@ -6,9 +6,10 @@
 // ref's value is read when the push is built, so a ref written five times goes out once.
 // Nothing is lost when a push fails: the local refs keep the writes, the queue keeps the names,
 // and `git handoff sync` pushes whatever is ahead of the remote anyway.
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { updateRefs } from "../git/refs.ts";
+import { createExclusive, isFolder, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { pushWithLease, trackingRef, type PushUpdate } from "../git/remote.ts";
 import { isAncestor } from "../store/history.ts";
 import type { Store } from "../store/store.ts";
@@ -26,10 +27,10 @@ export function pendingDir(store: Store, remote: string): string {
  */
 export function queuePending(store: Store, remote: string, updates: { ref: string; old: string | null }[]): void {
   const dir = pendingDir(store, remote);
-  mkdirSync(dir, { recursive: true });
+  ownFolder(dir);
   for (const u of updates) {
     try {
-      writeFileSync(join(dir, encodeURIComponent(u.ref)), u.old ?? "", { flag: "wx" });
+      createExclusive(join(dir, encodeURIComponent(u.ref)), u.old ?? "");
     } catch {
       /* queued already: the base of its first write stands */
     }
@@ -42,6 +43,8 @@ export function queued(store: Store, remote: string): Map<string, string | null>
   const out = new Map<string, string | null>();
   let names: string[];
   try {
+    // Only a folder of our own is listed (and its names unqueued), never one a link names.
+    if (!isFolder(dir)) return out;
     names = readdirSync(dir);
   } catch {
     return out;
@@ -49,11 +52,8 @@ export function queued(store: Store, remote: string): Map<string, string | null>
   for (const n of names.sort()) {
     const ref = decodeURIComponent(n);
     if (!ref.startsWith("refs/handoff/")) continue;
-    try {
-      out.set(ref, readFileSync(join(dir, n), "utf8").trim() || null);
-    } catch {
-      /* pushed and removed meanwhile */
-    }
+    const base = readTextNoFollow(join(dir, n));
+    if (base !== null) out.set(ref, base.trim() || null); // else pushed and removed meanwhile
   }
   return out;
 }
@@ -107,7 +107,7 @@ export async function settleCarried(store: Store, remote: string, carried: PushU
   for (const l of carried) {
     if ((await store.readRef(l.ref)) === l.new) done.push(l.ref);
     // Written again meanwhile: that newer write stays queued, built on what just landed.
-    else writeFileSync(join(pendingDir(store, remote), encodeURIComponent(l.ref)), l.new ?? "");
+    else replaceFile(join(pendingDir(store, remote), encodeURIComponent(l.ref)), l.new ?? "");
   }
   unqueue(store, remote, done);
 }

@@ -5,7 +5,8 @@
 // those refs and that listing, plus the clock for the archive: the next sync that finds the same
 // two, before the first finished task comes due, has nothing to do either. At 5,000 tasks this
 // skips reading 10,000 packed refs and comparing them (about 30 ms of a one-shot sync's 120).
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { unlinkSync } from "node:fs";
+import { readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { trackingPrefix } from "../git/remote.ts";
 import { compactionDue } from "../store/archive.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
@@ -32,12 +33,8 @@ const pathOf = (store: Store, remote: string) => `${store.repo.commonDir}/handof
 
 /** What the last sync that found nothing to do went by; null if none, or a file not ours. */
 export function readQuiet(store: Store, remote: string): Quiet | null {
-  let text: string;
-  try {
-    text = readFileSync(pathOf(store, remote), "utf8");
-  } catch {
-    return null;
-  }
+  const text = readTextNoFollow(pathOf(store, remote));
+  if (text === null) return null;
   const nl = text.indexOf("\n");
   if (nl < 0) return null;
   try {
@@ -66,11 +63,8 @@ export function rememberQuiet(store: Store, remote: string, stamp: string, listi
   const due = compactionDue(store);
   if (due === undefined) return;
   const head = { format: FORMAT, stamp, prefix: listing.prefix, retention: store.config.retentionMs, due };
-  const path = pathOf(store, remote);
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, `${JSON.stringify(head)}\n${listing.raw}`);
-    renameSync(tmp, path);
+    replaceFile(pathOf(store, remote), `${JSON.stringify(head)}\n${listing.raw}`);
   } catch {
     /* the next sync reads the refs instead */
   }

@@ -3,11 +3,11 @@
 // clock of tests applies). Every process of the clone appends to the same file (appends of one
 // short line do not interleave), so the counts are the clone's, not one process's. The push
 // budget (push-budget.ts) reads the pushes of the last minute from it; `stats` reports the rates.
-import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { observeRemoteCalls, type RemoteCallKind } from "../git/remote-calls.ts";
 import type { Store } from "../store/store.ts";
-import { replaceFile } from "../store/small-file.ts";
+import { appendNoFollow, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 const KINDS: RemoteCallKind[] = ["push", "ls-remote", "fetch"];
 /** Past this size the log is cut back to the last hour. */
@@ -40,22 +40,18 @@ export function recordRemoteCall(store: Store, remote: string, kind: RemoteCallK
   const path = trafficPath(store, remote);
   const line = `${store.now().getTime()} ${kind}\n`;
   try {
-    appendFileSync(path, line);
+    appendNoFollow(path, line, true);
   } catch {
-    mkdirSync(join(store.repo.commonDir, "handoff"), { recursive: true });
-    appendFileSync(path, line);
+    ownFolder(join(store.repo.commonDir, "handoff"));
+    appendNoFollow(path, line, true);
   }
   trimIfLarge(store, path);
 }
 
 /** The calls recorded since `since` (epoch ms), oldest first. */
 export function readTraffic(store: Store, remote: string, since = 0): TrafficEntry[] {
-  let text = "";
-  try {
-    text = readFileSync(trafficPath(store, remote), "utf8");
-  } catch {
-    return [];
-  }
+  const text = readTextNoFollow(trafficPath(store, remote));
+  if (text === null) return [];
   const out: TrafficEntry[] = [];
   for (const line of text.split("\n")) {
     const sp = line.indexOf(" ");
@@ -109,9 +105,9 @@ export function trafficFigures(store: Store, remote: string, maxPerMinute: numbe
 
 function trimIfLarge(store: Store, path: string): void {
   try {
-    if (statSync(path).size < TRIM_BYTES) return;
+    if (lstatSync(path).size < TRIM_BYTES) return;
     const now = store.now().getTime();
-    const kept = readFileSync(path, "utf8")
+    const kept = (readTextNoFollow(path) ?? "")
       .split("\n")
       .filter((l) => Number(l.slice(0, l.indexOf(" "))) >= now - KEEP_MS);
     replaceFile(path, kept.length ? `${kept.join("\n")}\n` : "");

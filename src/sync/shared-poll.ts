@@ -7,14 +7,14 @@
 // however many processes wait, at most one of a clone asks the remote at a time, and each asks only
 // when nobody did since it last looked. A holder that is gone is broken at once (owned locks).
 import { uniqueSuffix } from "../git/unique-name.ts";
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { acquireOwnedLock, holderGone, readOwner, selfOwner } from "../git/owned-lock.ts";
 import type { Store } from "../store/store.ts";
 import { pullRefs, type Pulled } from "./follow-ref.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { fetchLockDir } from "./tracking.ts";
-import { replaceFile } from "../store/small-file.ts";
+import { isFolder, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 /** What the last shared look found: when it started, what it covered, what was refused on receive. */
 interface Stamp {
@@ -55,7 +55,7 @@ export function openFollower(store: Store, remote: string, current: () => Promis
   const register = (refs: string[]) => {
     const key = JSON.stringify([...refs].sort());
     if (key === registered) return;
-    mkdirSync(paths.wants, { recursive: true });
+    ownFolder(paths.wants);
     replaceFile(mine, JSON.stringify({ ...selfOwner(), refs }));
     registered = key;
     // Only a look that starts after this point is sure to have read the new registration.
@@ -134,6 +134,8 @@ async function lookForAll(store: Store, remote: string, paths: ReturnType<typeof
 function liveWants(dir: string): string[] {
   let names: string[] = [];
   try {
+    // Only a folder of our own is listed (and registrations of gone processes removed from it).
+    if (!isFolder(dir)) return [];
     names = readdirSync(dir).filter((n) => n.endsWith(".json"));
   } catch {
     return [];
@@ -151,7 +153,7 @@ function liveWants(dir: string): string[] {
       continue;
     }
     try {
-      const refs = (JSON.parse(readFileSync(path, "utf8")) as { refs?: unknown }).refs;
+      const refs = (JSON.parse(readTextNoFollow(path) ?? "null") as { refs?: unknown }).refs;
       if (Array.isArray(refs)) for (const r of refs) if (typeof r === "string" && r.startsWith("refs/handoff/")) out.push(r);
     } catch {
       /* half-written or removed meanwhile: that follower looks for itself */
@@ -162,7 +164,7 @@ function liveWants(dir: string): string[] {
 
 function readStamp(path: string): Stamp | null {
   try {
-    const s = JSON.parse(readFileSync(path, "utf8")) as Partial<Stamp>;
+    const s = JSON.parse(readTextNoFollow(path) ?? "null") as Partial<Stamp>;
     if (typeof s.started !== "number" || !Array.isArray(s.refs) || typeof s.ok !== "boolean") return null;
     return { started: s.started, refs: s.refs, ok: s.ok, message: s.message, refused: Array.isArray(s.refused) ? s.refused : [] };
   } catch {

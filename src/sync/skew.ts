@@ -9,7 +9,7 @@
 // The observations live in .git/handoff/clock-<remote>.json, the time of the last refresh in the
 // mtime of clock-<remote>.refreshed: caches, safe to delete (the estimate is then unknown until
 // the next observations).
-import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync } from "node:fs";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import { git } from "../git/run.ts";
 import { serverDate } from "../git/http-remote.ts";
 import { readTyped } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
-import { replaceFile } from "../store/small-file.ts";
+import { ownFolder, readTextNoFollow, replaceFile, touchNoFollow } from "../git/safe-file.ts";
 
 /** Sightings wider than this say too little about the clock. */
 const MAX_WINDOW_MS = 5 * 60_000;
@@ -52,7 +52,7 @@ function fileOf(store: Store, remote: string): string {
 
 export function readClockFile(store: Store, remote: string): ClockFile {
   try {
-    const f = JSON.parse(readFileSync(fileOf(store, remote), "utf8")) as ClockFile;
+    const f = JSON.parse(readTextNoFollow(fileOf(store, remote)) ?? "null") as ClockFile;
     return { ...f, sightings: Array.isArray(f.sightings) ? f.sightings : [] };
   } catch {
     return { sightings: [] };
@@ -62,7 +62,7 @@ export function readClockFile(store: Store, remote: string): ClockFile {
 function writeClockFile(store: Store, remote: string, f: ClockFile): void {
   const path = fileOf(store, remote);
   try {
-    mkdirSync(join(store.repo.commonDir, "handoff"), { recursive: true });
+    ownFolder(join(store.repo.commonDir, "handoff"));
     replaceFile(path, JSON.stringify(f));
   } catch {
     /* a cache: losing one observation costs nothing but precision */
@@ -103,7 +103,7 @@ export async function recordSightings(store: Store, remote: string, before: Map<
  * observations was a read, a parse and a rename); NaN before the first.
  */
 function lastRefreshAt(store: Store, remote: string): number {
-  const st = statSync(stampOf(store, remote), { throwIfNoEntry: false });
+  const st = lstatSync(stampOf(store, remote), { throwIfNoEntry: false });
   if (st) return st.mtimeMs;
   // Written by an earlier build: its observations file held the time.
   const was = readClockFile(store, remote).last_refresh_at;
@@ -113,12 +113,11 @@ function lastRefreshAt(store: Store, remote: string): number {
 function markRefreshed(store: Store, remote: string, at: Date): void {
   const stamp = stampOf(store, remote);
   try {
-    utimesSync(stamp, at, at);
+    touchNoFollow(stamp, at);
   } catch {
     try {
-      mkdirSync(join(store.repo.commonDir, "handoff"), { recursive: true });
-      writeFileSync(stamp, "");
-      utimesSync(stamp, at, at);
+      ownFolder(join(store.repo.commonDir, "handoff"));
+      touchNoFollow(stamp, at);
     } catch {
       /* the next sightings' window is only wider */
     }

@@ -2,7 +2,8 @@
 // apply per ref (fast-forward, keep, replay), push what is ahead in one atomic push with a lease
 // per ref, and settle tentative offline grants.
 import { fail } from "../core/errors.ts";
-import { mkdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
+import { ownFolder, touchNoFollow } from "../git/safe-file.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { namespaceSplit, pushWithLease, trackingRef, type NamespaceSplit } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
@@ -80,7 +81,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   // nothing. A holder that is gone is broken at once; one that is not, only waited on until the
   // budget ends, then the sync goes ahead anyway (the pushes' leases keep it safe).
   const dir = `${store.repo.commonDir}/handoff`;
-  mkdirSync(dir, { recursive: true });
+  ownFolder(dir);
   const asked = Date.now();
   const turn = await acquireOwnedLock(`${dir}/sync-${remote}.lock`, budget.until);
   try {
@@ -106,7 +107,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
 /** When the last successful sync of this clone began (the stamp's mtime), or 0. */
 function lastSyncStart(stamp: string): number {
   try {
-    return statSync(stamp).mtimeMs;
+    return lstatSync(stamp).mtimeMs;
   } catch {
     return 0;
   }
@@ -114,8 +115,7 @@ function lastSyncStart(stamp: string): number {
 
 function markSynced(stamp: string, began: Date): void {
   try {
-    writeFileSync(stamp, "");
-    utimesSync(stamp, began, began);
+    touchNoFollow(stamp, began);
   } catch {
     /* the next sync that waited does its own */
   }

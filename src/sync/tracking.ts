@@ -1,7 +1,7 @@
 // The tracking refs (refs/handoff-remotes/<remote>/*): what the remote had when last asked.
 // Refreshing asks the remote for its list first and fetches only refs whose value changed, so
 // with nothing new a refresh costs one ref advertisement.
-import { statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { listRefs, updateRefs, type RefTip } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type FetchResult, type RemoteFailure } from "../git/remote.ts";
@@ -265,7 +265,7 @@ export function listEarly(store: Store, remote: string, budget: RemoteBudget): E
 /** When a fetch of this clone last ended (the stamp withFetchLock leaves), epoch ms; 0 if never. */
 function lastFetchEnded(store: Store, remote: string): number {
   try {
-    return statSync(join(fetchLockDir(store), `fetch-${remote}.done`)).mtimeMs;
+    return lstatSync(join(fetchLockDir(store), `fetch-${remote}.done`)).mtimeMs;
   } catch {
     return 0;
   }

@@ -1,0 +1,197 @@
+// Files this tool keeps under .git/handoff/ (caches, locks, queues, stamps), read and written
+// without ever following a symbolic link there. In a shared repository (core.sharedRepository)
+// other users can write that folder, and a link planted at a cache's name made a read-only
+// command truncate and refill, or append to, whatever file the link named, with the rights of the
+// user who ran it (root's included); a link in place of a folder made it delete that folder's
+// files. Here:
+// - a new file is created with O_EXCL, which fails on any link (dangling or not), and renamed over
+//   the name it replaces: rename(2) replaces a link itself, never the file it names;
+// - an append or a read opens with O_NOFOLLOW: a link there is a damaged cache, removed (append)
+//   or read as no cache (read). Costs nothing: a flag on the open every such call makes anyway;
+// - a folder is lstat'ed before anything is listed, removed or created in it (where a mkdir and a
+//   stat used to make sure it was there): a link or a file in its place is removed and the folder
+//   made anew. Only the state folder itself (`handoff` in a git dir) as a file is refused, as a
+//   person's doing, not removed: it held only caches, and they are told to move it away.
+// Every open also carries O_NONBLOCK: a FIFO at a cache's name would hang it (a write's open fails
+// at once instead, a read finds nothing); a regular file ignores the flag.
+import { closeSync, constants, futimesSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
+import { basename, dirname } from "node:path";
+import { HandoffError } from "../core/errors.ts";
+import { uniqueSuffix } from "./unique-name.ts";
+
+const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT } = constants;
+// Not on every platform (Windows has no links of this kind to fear).
+const NOFOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** A descriptor of the file at `path` open for reading, never through a link; throws as openSync does (ELOOP for a link). */
+export function openNoFollow(path: string): number {
+  return openSync(path, O_RDONLY | NOFOLLOW);
+}
+
+/** The file's bytes, or null: none, a link, anything unreadable. */
+export function readNoFollow(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openNoFollow(path);
+  } catch {
+    return null;
+  }
+  try {
+    return readFileSync(fd);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The file's text, or null, as readNoFollow. */
+export function readTextNoFollow(path: string, encoding: BufferEncoding = "utf8"): string | null {
+  return readNoFollow(path)?.toString(encoding) ?? null;
+}
+
+/**
+ * Opens `path` for writing without following a link (`flags` besides O_WRONLY and O_NOFOLLOW, e.g.
+ * O_APPEND, O_CREAT). A link there is removed, then (with O_CREAT) the file is made afresh: for a
+ * cache, a fresh file is a miss the next read makes good. Throws as openSync does, ENOENT for a
+ * file that is not there without O_CREAT.
+ */
+export function openWriteNoFollow(path: string, flags: number): number {
+  try {
+    return openSync(path, O_WRONLY | NOFOLLOW | flags);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ELOOP") throw e;
+    unlinkSync(path);
+    return openSync(path, O_WRONLY | NOFOLLOW | flags);
+  }
+}
+
+/**
+ * Appends `data` to the file at `path` (one write with O_APPEND), made when `create` and it is not
+ * there. False when it is not there and not `create`; other failures throw.
+ */
+export function appendNoFollow(path: string, data: string | Uint8Array, create: boolean): boolean {
+  let fd: number;
+  try {
+    fd = openWriteNoFollow(path, O_APPEND | (create ? O_CREAT : 0));
+  } catch (e) {
+    if (!create && (e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
+  }
+  try {
+    writeFileSync(fd, data);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** Creates the file at `path` with `data`, failing (EEXIST) when anything is there, a link included. */
+export function createExclusive(path: string, data: string | Uint8Array, mode?: number): void {
+  writeFileSync(path, data, mode === undefined ? { flag: "wx" } : { flag: "wx", mode });
+}
+
+/** A temporary file's name beside `path`, this process's own. */
+export const tempBeside = (path: string) => `${path}.${process.pid}-${uniqueSuffix()}.tmp`;
+
+/** Writes `data` to a new temporary file beside `path` and renames it over `path`; throws on failure (the temp removed). */
+export function replaceFile(path: string, data: string | Uint8Array): void {
+  const tmp = tempBeside(path);
+  createExclusive(tmp, data);
+  try {
+    renameSync(tmp, path);
+  } catch (e) {
+    unlinkQuiet(tmp);
+    throw e;
+  }
+}
+
+/** Sets the file's times to `at`, making it (empty) when it is not there; a link there is replaced by a file. */
+export function touchNoFollow(path: string, at: Date): void {
+  const fd = openWriteNoFollow(path, O_CREAT);
+  try {
+    futimesSync(fd, at, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* not there */
+  }
+}
+
+/**
+ * Makes sure `dir` is a folder of its own, not a link to one: lstat'ed, and a link, a file or
+ * anything else in its place is removed and the folder made anew (its parents as mkdir -p makes
+ * them when missing). A file in place of the state folder itself is refused instead
+ * (stateFolderRefusal), not removed. Throws on failure.
+ */
+export function ownFolder(dir: string): void {
+  for (let n = 0; ; n++) {
+    let st: Stats | undefined;
+    try {
+      st = lstatSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+    if (st?.isDirectory()) return;
+    if (st) {
+      if (isStateFolder(dir) && !st.isSymbolicLink()) throw stateFolderRefusal(dir, st);
+      unlinkSync(dir);
+    }
+    try {
+      mkdirSync(dir);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") {
+        mkdirSync(dirname(dir), { recursive: true });
+        mkdirSync(dir);
+        return;
+      }
+      // Made (or replaced) by another process meanwhile: look again, a few times at most.
+      if (code !== "EEXIST" || n >= 3) throw e;
+    }
+  }
+}
+
+/** Whether `dir` is a folder itself (not a link to one); false when it is not there. */
+export function isFolder(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** `<git dir>/handoff`, the folder every file of this module lives under. */
+const isStateFolder = (dir: string) => basename(dir) === "handoff";
+
+/**
+ * The refusal for a state folder (`<git dir>/handoff`) that is not a folder, or null when it is
+ * one or is not there. Asked after a failure (Store.explainFailure): one lstat, never on the way
+ * of a command that works.
+ */
+export function stateFolderProblem(dir: string): HandoffError | null {
+  let st: Stats;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return null;
+  }
+  return st.isDirectory() ? null : stateFolderRefusal(dir, st);
+}
+
+function stateFolderRefusal(dir: string, st: Stats): HandoffError {
+  const what = st.isSymbolicLink() ? "a symbolic link" : st.isFile() ? "a file" : "not a folder";
+  return new HandoffError({
+    code: "corrupt_state",
+    message: `${dir} is ${what}, not a folder: git-handoff keeps its locks and caches there`,
+    data: { path: dir, cause: "state_folder" },
+    suggestions: [{ action: "fix_input", detail: `remove or move ${dir} away (git-handoff keeps only locks and caches there, which it makes again), then run the command again` }],
+  });
+}

@@ -1,0 +1,135 @@
+// The files of the event index (event-index.ts) under .git/handoff/events/: the manifest, and key
+// files read no further than the lengths it keeps (a file shorter is Damaged), each written and
+// read never through a symbolic link (git/safe-file.ts).
+import { closeSync, constants, fstatSync, ftruncateSync, readdirSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { readAt } from "../git/read-at.ts";
+import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
+
+const VERSION = 7;
+
+export interface RefEntry {
+  id: number;
+  tip: string;
+  /** Events indexed for this ref (lines with a higher position are not yet committed). */
+  n: number;
+  /** A damaged history: the message reported on every read, as a direct walk would. */
+  problem?: string;
+}
+
+export interface Manifest {
+  version: number;
+  next: number;
+  /** Lines whose ref id is no longer live: compaction drops them. */
+  dead: number;
+  total: number;
+  refs: Record<string, RefEntry>;
+  /** Each key file's length in bytes ("all", `type-<type>`...): what a reader reads of it, at least what it must hold. */
+  sizes: Record<string, number>;
+}
+
+/** A key file that does not hold what the manifest says: the index is built again. */
+export class Damaged extends Error {}
+
+export const fileOf = (dir: string, key: string) => join(dir, `${key}.jsonl`);
+
+export const freshManifest = (): Manifest => ({ version: VERSION, next: 1, dead: 0, total: 0, refs: {}, sizes: {} });
+
+/** The text each manifest was read from or written as (dropManifest compares it with the file's). */
+const texts = new WeakMap<Manifest, string>();
+
+export function readManifest(dir: string): Manifest | null {
+  try {
+    const text = readTextNoFollow(join(dir, "manifest.json"));
+    const m = JSON.parse(text ?? "null") as Manifest;
+    if (m && typeof m === "object") texts.set(m, text!);
+    return m && m.version === VERSION && typeof m.refs === "object" && m.refs && typeof m.sizes === "object" && m.sizes ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeManifest(dir: string, m: Manifest): void {
+  const text = JSON.stringify(m);
+  replaceFile(join(dir, "manifest.json"), text);
+  texts.set(m, text);
+}
+
+/**
+ * Removes the manifest, so the next read builds the index again. Given the manifest a damaged read
+ * went by, only while that one is still in place: one written since (an update that compacted the
+ * key files under the reader) is sound, and the caller reads again through it.
+ */
+export function dropManifest(dir: string, seen?: Manifest): void {
+  const path = join(dir, "manifest.json");
+  if (seen && readTextNoFollow(path) !== texts.get(seen)) return;
+  rmSync(path, { force: true });
+}
+
+/**
+ * Writes `text` into the key file at `path` after its first `at` bytes (what the manifest covers)
+ * and returns its new length. Lines past `at` are an update's that ended before its manifest: cut
+ * off. A file shorter than `at` is Damaged. One fstat more than an append: an update walks commits.
+ */
+export function appendAt(path: string, text: string, at: number): number {
+  const fd = openWriteNoFollow(path, constants.O_CREAT);
+  try {
+    const size = fstatSync(fd).size;
+    if (size < at) throw new Damaged(`${path}: ${size} bytes, the index says ${at}`);
+    if (size > at) ftruncateSync(fd, at);
+    const b = Buffer.from(text, "utf8");
+    for (let done = 0; done < b.length; ) done += writeSync(fd, b, done, b.length - done, at + done);
+    return at + b.length;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function removeKeyFiles(dir: string): void {
+  // A fresh index: key files of an older one would hold lines of ids no longer meant. (The folder
+  // is ours, not one a link names: withLock made sure.)
+  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl")) rmSync(join(dir, f), { force: true });
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Rewrites every key file without the lines of dead ref ids. */
+export function compact(dir: string, m: Manifest): void {
+  const ids = new Set(Object.values(m.refs).map((r) => r.id));
+  for (const key of Object.keys(m.sizes)) {
+    const text = readKeyFile(fileOf(dir, key), m.sizes[key]!);
+    if (text === null) throw new Damaged(`${key}: shorter than the index says`);
+    const kept = text.split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
+    const body = kept.length ? kept.join("\n") + "\n" : "";
+    replaceFile(fileOf(dir, key), body);
+    m.sizes[key] = Buffer.byteLength(body, "utf8");
+  }
+  m.total -= m.dead;
+  m.dead = 0;
+}
+
+/**
+ * The first `size` bytes of a key file (what the manifest covers), as text; "" for a file the
+ * manifest names no bytes of. Null when the file holds fewer (gone, emptied, cut, a link): damage.
+ */
+export function readKeyFile(path: string, size: number): string | null {
+  let fd: number;
+  try {
+    fd = openNoFollow(path);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" && size === 0 ? "" : null;
+  }
+  try {
+    // fstat and one read at 0: the calls readFileSync makes, bounded by the manifest.
+    if (fstatSync(fd).size < size) return null;
+    return size ? (readAt(fd, 0, size)?.toString("utf8") ?? null) : "";
+  } finally {
+    closeSync(fd);
+  }
+}
