@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readEvents } from "../src/store/events.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { cleanupTemp, cli, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempDir, type CliResult } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 

@@ -3,7 +3,7 @@
 // names (read when TAB is pressed) and the fixed values. The ids come from `task list --complete`
 // and `agents --complete`, which answer at once, bounded, and write nothing.
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -104,6 +104,9 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
   }
 }
 
+/** What link(2) answers where a file system has no hard links. */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
 /**
  * Creates the lock with its owner record in one step, or returns false when it exists: the record
  * is written to a file of its own first and linked to the lock's name (as exclusive as an O_EXCL
@@ -111,15 +114,13 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
  * could break. A kill before the link leaves only the record's file (`<lock>.new-<pid>-...`,
  * removed by doctor --repair once its process is gone).
  */
-/** What link(2) answers where a file system has no hard links. */
-const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
-
 function placeLock(path: string): boolean {
   const temp = `${path}.new-${process.pid}-${uniqueSuffix()}`;
+  const record = JSON.stringify(selfOwner());
   const fd = openSync(temp, "wx");
   try {
     try {
-      writeSync(fd, JSON.stringify(selfOwner()));
+      writeSync(fd, record);
     } finally {
       closeSync(fd);
     }
@@ -130,7 +131,7 @@ function placeLock(path: string): boolean {
       if (!NO_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
       const lock = openSync(path, "wx");
       try {
-        writeSync(lock, JSON.stringify(selfOwner()));
+        writeSync(lock, record);
       } finally {
         closeSync(lock);
       }
