@@ -150,8 +150,11 @@ test("a worker killed outright: the next one on the machine stops the command it
   // The task's folder goes with the worker that finds the command gone: the same one, when it
   // looked at the folder after stopping the command in the spare worktree the task ran in.
   const w3 = start(["worker", "--exec", script("true"), "--poll", POLL], { cwd: b, agent: "codex@m2", env });
-  await until(() => /taking tasks/.test(w3.stderr()) && !left().some((n) => n.startsWith("handoff-orphan-")), "the task folder removed");
-  assert.match(w2.stderr() + w3.stderr(), /removed .*handoff-orphan-.*, left by a stopped worker/);
+  // The sweep says what it removed once it is over, and the line reaches this process through a
+  // pipe: it may come a moment after the folder is gone, so it is waited for too.
+  const removedLine = /removed .*handoff-orphan-.*, left by a stopped worker/;
+  await until(() => /taking tasks/.test(w3.stderr()) && !left().some((n) => n.startsWith("handoff-orphan-")) && removedLine.test(w2.stderr() + w3.stderr()), "the task folder removed, and said so");
+  assert.match(w2.stderr() + w3.stderr(), removedLine);
   assert.is(await stop(w3), 130, w3.stderr());
   assert.equal(left(), [], "nothing of the killed worker is left");
   assert.is(gitOut(b, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree ")).length, 1, "only the clone's own worktree is registered");
