@@ -2,10 +2,11 @@
 // holder at a time, a dead holder's turn broken at once, a live holder that never gives back only
 // delays the others (bounded), and what dead processes left behind is swept.
 import { spawnSync } from "node:child_process";
-import { existsSync, linkSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { acquireOwnedLock, readOwner, selfOwner } from "../src/git/owned-lock.ts";
 import { WriteTurns } from "../src/git/write-turn.ts";
 import { cleanupTemp, tempDir } from "./support/repo.ts";
 
@@ -99,6 +100,55 @@ test("a folder that cannot be written: writes go ahead without turns", async () 
   const t = new WriteTurns(`${dir}/file/turns`);
   (await t.take("exclusive")).give();
   t.close();
+});
+
+
+// The capacity turn of a long-running process (capacity-turn.ts) is an owned lock linked to this
+// process's owner file: no new file a claim (creating one was ~1 ms of a warm MCP claim here).
+test("an owned lock linked to the owner file: same inode, its record is ours, given back by inode only", async () => {
+  const dir = tempDir();
+  const turns = new WriteTurns(`${dir}/turns`);
+  const owner = turns.ownerFile()!;
+  const lock = `${dir}/capacity-x.lock`;
+  const got = await acquireOwnedLock(lock, Date.now() + 1000, undefined, undefined, owner);
+  assert.ok(got.ok);
+  assert.is(lstatSync(lock).ino, owner.ino, "the lock is a link, not a file of its own");
+  assert.equal(readOwner(lock), selfOwner());
+  assert.equal(readdirSync(dir).sort(), ["capacity-x.lock", "turns"], "no record file made beside it");
+  // Another process of this host holds it (no link to take): waited on, not broken, within the bound.
+  const other = await acquireOwnedLock(lock, Date.now() + 50, undefined, undefined, owner);
+  assert.is(other.ok, false, "held: a second take waits out its bound");
+  if (got.ok) got.release();
+  assert.not.ok(existsSync(lock));
+  assert.ok(existsSync(owner.path), "the owner file stays for the next lock");
+  // Broken and taken by someone else meanwhile: giving back leaves the new holder's lock alone.
+  const again = await acquireOwnedLock(lock, Date.now() + 1000, undefined, undefined, owner);
+  unlinkSync(lock);
+  writeFileSync(lock, JSON.stringify({ pid: process.pid + 1, host: hostname(), start: null }));
+  if (again.ok) again.release();
+  assert.ok(existsSync(lock), "a lock another holder placed is not removed by our release");
+  unlinkSync(lock);
+  turns.close();
+});
+
+test("an owned lock whose owner file is gone is placed with a record of its own; one linked to a dead process's owner file is broken at once", async () => {
+  const dir = tempDir();
+  const lock = `${dir}/capacity-y.lock`;
+  const got = await acquireOwnedLock(lock, Date.now() + 1000, undefined, undefined, { path: `${dir}/turns/gone.owner`, ino: 1 });
+  assert.ok(got.ok);
+  assert.equal(readOwner(lock), selfOwner(), "the fallback lock records its owner");
+  if (got.ok) got.release();
+  assert.not.ok(existsSync(lock), "and is given back");
+  // A server killed while it held the lock: the lock is a link to its owner file, naming a dead pid.
+  mkdirSync(`${dir}/turns`);
+  writeFileSync(`${dir}/turns/dead.owner`, JSON.stringify({ pid: deadPid(), host: hostname(), start: null }));
+  linkSync(`${dir}/turns/dead.owner`, lock);
+  const started = Date.now();
+  const next = await acquireOwnedLock(lock, Date.now() + 5000);
+  assert.ok(next.ok, "broken at once");
+  assert.ok(Date.now() - started < 1000);
+  assert.equal(readOwner(lock), selfOwner());
+  if (next.ok) next.release();
 });
 
 test.run();

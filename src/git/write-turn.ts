@@ -7,7 +7,7 @@
 import { uniqueSuffix } from "./unique-name.ts";
 import { existsSync, linkSync, lstatSync, readdirSync, renameSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { createExclusive, ownFolder } from "./safe-file.ts";
-import { holderGone, readOwner, selfOwner } from "./owned-lock.ts";
+import { holderGone, readOwner, selfOwner, type OwnerFile } from "./owned-lock.ts";
 
 export interface Turn {
   give(): void;
@@ -25,7 +25,7 @@ const POLL_MS = 20;
  * giving it back an unlink.
  */
 export class WriteTurns {
-  private owner: { path: string; ino: number } | null = null;
+  private owner: OwnerFile | null = null;
   private broken = false;
   /** Turns this process holds: a write nested in another, or a concurrent call, goes ahead at once. */
   private holding = 0;
@@ -128,8 +128,11 @@ export class WriteTurns {
     }
   }
 
-  /** This process's owner file, made on first use; null when the folder cannot be written. */
-  private ownerFile(): { path: string; ino: number } | null {
+  /**
+   * This process's owner file, made on first use; null when the folder cannot be written. Other
+   * locks of this process may be links to it too (owned-lock.ts: the capacity turn).
+   */
+  ownerFile(): OwnerFile | null {
     if (this.owner || this.broken) return this.owner;
     try {
       // A folder of our own, not one a link names, before anything in it is swept or made.

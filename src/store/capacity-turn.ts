@@ -21,11 +21,13 @@ export async function capacityTurn(store: Store): Promise<{ release(): void }> {
   const until = Date.now() + WAIT_MS;
   // A wait past a second is said (CLI): a claim that only seemed to hang read as a stuck tool.
   const onWait = store.onWait && ((m: string) => store.onWait!(`claim of ${agent}: ${m} (another claim of ${agent} is counting its capacity)`));
-  const got = await acquireOwnedLock(path, until, onWait).catch((e: NodeJS.ErrnoException) => {
+  // A long-running process links its lock to its owner file (no new file a claim).
+  const owner = store.lockOwnerFile();
+  const got = await acquireOwnedLock(path, until, onWait, undefined, owner).catch((e: NodeJS.ErrnoException) => {
     // A clone where nothing has written .git/handoff yet.
     if (e.code !== "ENOENT") throw e;
     ownFolder(dirname(path));
-    return acquireOwnedLock(path, until, onWait);
+    return acquireOwnedLock(path, until, onWait, undefined, owner);
   });
   if (!got.ok) {
     fail("lost_race", `another claim of ${agent} is still under way (${path} held${got.owner ? ` by process ${got.owner.pid}` : ""} for ${Math.round(got.waitedMs / 1000)}s); try again`, { agent });

@@ -13,6 +13,7 @@ import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter, type RefWritePolicy } from "../git/loose-ref-writer.ts";
 import { looseObjectPath } from "../git/loose-object.ts";
 import { WriteTurns } from "../git/write-turn.ts";
+import type { OwnerFile } from "../git/owned-lock.ts";
 import { stateFolderProblem } from "../git/safe-file.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
@@ -540,6 +541,14 @@ export class Store {
     const turn = await this.turns.take("exclusive");
     if (turn.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
     return turn;
+  }
+
+  /**
+   * A file holding this long-running process's owner record, which its own locks can be hard
+   * links to (owned-lock.ts: no new file a lock); null in a one-shot process.
+   */
+  lockOwnerFile(): OwnerFile | null {
+    return this.turns?.ownerFile() ?? null;
   }
 
   /** Until when this process counts itself contended: it lost a local race or waited for a turn. */
