@@ -204,4 +204,28 @@ test("each verb keeps a code cache of its own, written once; a new build of the 
   assert.match(left[0]!, /-task\.cache$/);
 });
 
+test("a long run leaves its verb a provisional code cache (read-only to its owner), which the next run that is not long writes anew", () => {
+  const repo = tempRepo();
+  const cache = tempDir("handoff-cache-");
+  // HANDOFF_CODE_CACHE_LONG_MS=1: every run counts as long (a run past the bound drops the bytecode of what it ran first).
+  const run = (args: string[], long: boolean) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...(long ? { HANDOFF_CODE_CACHE_LONG_MS: "1" } : {}) }), encoding: "utf8" });
+  const r = run(["task", "add", "work", "--id", "t1"], true);
+  assert.is(r.status, 0, r.stderr);
+  const file = () => join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
+  assert.is(statSync(file()).mode & 0o777, 0o400, "a long run's cache is provisional");
+  // Another long run takes it as it is and leaves it.
+  const at = statSync(file()).mtimeMs;
+  assert.is(run(["task", "show", "t1"], true).status, 0);
+  assert.is(statSync(file()).mtimeMs, at);
+  assert.is(statSync(file()).mode & 0o777, 0o400);
+  // A run that is not long writes it anew, for good: the run after leaves it unchanged.
+  const shown = run(["task", "show", "t1"], false);
+  assert.is(shown.status, 0, shown.stderr);
+  assert.match(shown.stdout, /^t1 {2}todo/);
+  assert.is(statSync(file()).mode & 0o777, 0o600, "replaced by an ordinary run's");
+  const written = statSync(file()).mtimeMs;
+  assert.is(run(["task", "show", "t1"], false).status, 0);
+  assert.is(statSync(file()).mtimeMs, written);
+});
+
 test.run();

@@ -2,7 +2,7 @@
 // agent edit that is a third of its own cost. We keep V8's code cache for each bundle in the
 // user's private cache folder (never a shared temp folder: cached code is trusted input), keyed
 // by bundle size, mtime and Node version, written once after a run so it holds the functions that
-// run actually compiled. One cache per verb (`variant`): a cache holds what its first run
+// run actually compiled (after a long run, only provisionally: LONG_RUN_MS). One cache per verb (`variant`): a cache holds what its first run
 // compiled, so one shared by every verb of a bundle fitted whichever verb ran first, and the
 // others compiled the rest of their code lazily at every start (a cold claim with the cache a
 // `task show` left: 3% slower than with its own). Without a cache folder, or with a cache that
@@ -15,6 +15,23 @@ import { Script } from "node:vm";
 import { fnv1a32, hex32 } from "../core/fnv.ts";
 
 type ModuleCtor = typeof Module & { _nodeModulePaths(dir: string): string[] };
+
+/**
+ * A run longer than this leaves a provisional cache, which the next run that is not long writes
+ * anew. V8 drops the bytecode of functions a long run has not called for a while (start-up, the
+ * command line's parsing), so a cache made at its exit lacks them and every later start compiles
+ * them again: the first `events` in a repository of 100,000 events (building its index, 9 s) left
+ * a cache of 290 KB where an ordinary run leaves 440 KB, and each later `events` took 1.17x as
+ * long (whole processes, A B A B, 20 pairs), until the bundle changed. A cache is marked
+ * provisional by its mode (read-only to its owner: no byte of V8's data is ours to mark, and the
+ * loader stats the file anyway). HANDOFF_CODE_CACHE_LONG_MS sets the bound for tests.
+ */
+const LONG_RUN_MS = 1000;
+const PROVISIONAL_MODE = 0o400;
+
+function longRun(): boolean {
+  return process.uptime() * 1000 > (Number(process.env.HANDOFF_CODE_CACHE_LONG_MS) || LONG_RUN_MS);
+}
 
 function cacheDir(): string | null {
   if (process.env.HANDOFF_NO_CODE_CACHE) return null;
@@ -37,7 +54,7 @@ function cachePrefix(file: string): string {
 export function loadBundle(file: string, variant = "any"): unknown {
   const dir = cacheDir();
   let cachePath = "";
-  let read: { source: string; cached?: Buffer } | null = null;
+  let read: { source: string; cached?: Buffer; provisional?: boolean } | null = null;
   let build = "";
   if (dir) {
     try {
@@ -62,12 +79,15 @@ export function loadBundle(file: string, variant = "any"): unknown {
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(mod.exports, mod.exports, (id: string) => mod.require(id), mod, file, dirname(file));
   mod.loaded = true;
-  if (dir && cachePath && (!cached || script.cachedDataRejected)) {
+  if (dir && cachePath && (!cached || script.cachedDataRejected || read?.provisional)) {
     process.once("exit", () => {
+      const long = longRun();
+      // A provisional cache taken as it is stands until a run that is not long replaces it.
+      if (cached && !script.cachedDataRejected && long) return;
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         const tmp = `${cachePath}.${process.pid}.tmp`;
-        writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+        writeFileSync(tmp, script.createCachedData(), { mode: long ? PROVISIONAL_MODE : 0o600 });
         renameSync(tmp, cachePath);
         // Caches of earlier builds of this bundle are dead weight; other verbs' of this build are not.
         const prefix = cachePrefix(file);
@@ -87,7 +107,7 @@ export function loadBundle(file: string, variant = "any"): unknown {
  * virtual machine is most of reading a file already in the page cache: two half-megabyte buffers
  * cost a cold command ~1.5 ms more than one (the cache is consumed as the script is compiled).
  */
-function readBoth(file: string, size: number, cachePath: string): { source: string; cached?: Buffer } {
+function readBoth(file: string, size: number, cachePath: string): { source: string; cached?: Buffer; provisional?: boolean } {
   let cacheFd = -1;
   try {
     cacheFd = openSync(cachePath, "r");
@@ -95,7 +115,8 @@ function readBoth(file: string, size: number, cachePath: string): { source: stri
     /* no cache yet */
   }
   try {
-    const cacheSize = cacheFd >= 0 ? fstatSync(cacheFd).size : 0;
+    const st = cacheFd >= 0 ? fstatSync(cacheFd) : null;
+    const cacheSize = st?.size ?? 0;
     const buf = Buffer.allocUnsafeSlow(Math.max(size, cacheSize) + 1);
     readExactly(file, -1, buf, size);
     const source = buf.toString("latin1", 0, size);
@@ -105,7 +126,7 @@ function readBoth(file: string, size: number, cachePath: string): { source: stri
     } catch {
       return { source }; // a cache cut short as it was read: compiled without it
     }
-    return { source, cached: buf.subarray(0, cacheSize) };
+    return { source, cached: buf.subarray(0, cacheSize), provisional: (st!.mode & 0o200) === 0 };
   } finally {
     if (cacheFd >= 0) closeSync(cacheFd);
   }
