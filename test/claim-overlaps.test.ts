@@ -59,4 +59,16 @@ test("claiming a task one holds again renews it: the overlaps are shown again bu
   assert.equal(t.as("lead", ["stats", "--json"]).json.overlaps, { warn: 1, info: 0 });
 });
 
+test("a renewal at the very instant of its grant (a scripted clock) is still a renewal: counted once", () => {
+  const t = team(["alice", "bob"]);
+  const at = { HANDOFF_NOW: "2026-11-20T10:00:00.000Z" };
+  assert.is(t.as("lead", ["task", "add", "x", "--id", "x", "--scope", "src/x.ts"], at).code, 0);
+  assert.is(t.as("alice", ["lease", "src/x.ts"], at).code, 0);
+  assert.is(t.as("bob", ["claim", "x"], at).code, 0);
+  const again = t.as("bob", ["claim", "x", "--json"], at);
+  assert.is(again.code, 0, again.stderr);
+  assert.equal(again.json.overlaps.map((o: { verdict: string }) => o.verdict), ["warn"], "still shown");
+  assert.equal(t.as("lead", ["stats", "--json"], at).json.overlaps, { warn: 1, info: 0 });
+});
+
 test.run();

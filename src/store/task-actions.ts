@@ -107,14 +107,13 @@ export interface ClaimOptions {
 
 /** `claim` with its overlap advisory: what every front end should show after a claim (the capacity check and the claim in one turn: capacity-turn.ts). */
 export async function claimReporting(store: Store, id: string, opts: ClaimOptions & { force?: boolean } = {}): Promise<ClaimReport> {
-  const { task, checked } = await inCapacityTurn(store, !!opts.overCapacity, async () => {
+  const { task, granted, checked } = await inCapacityTurn(store, !!opts.overCapacity, async () => {
     const checked = opts.overCapacity ? null : await capacityProblem(store, id);
-    return { task: await claimOnly(store, id, opts, checked?.refusal ?? null), checked };
+    return { ...(await claimOnly(store, id, opts, checked?.refusal ?? null)), checked };
   });
-  // Claiming a task one holds renews it (its grant keeps its claimed_at): the overlaps are shown
-  // again but logged once, at the grant, so `stats` does not count them at every renewal.
-  const fresh = task.claim?.claimed_at === task.updated_at;
-  return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed, { log: fresh }) };
+  // Claiming a task one holds renews it: the overlaps are shown again but logged once, at the
+  // grant, so `stats` does not count them at every renewal.
+  return { task, overlaps: await overlapsOfClaim(store, task, checked?.claimed, { log: granted }) };
 }
 
 /** `claim --next` / `ready --claim` with its overlap advisory. */
@@ -143,11 +142,20 @@ export async function claimNextTask(store: Store, opts: ClaimOptions = {}): Prom
 }
 
 /** Refused while a dependency is not done unless `force`; records the claimer's HEAD as base. */
-async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}, full: Refusal | null = null): Promise<Task> {
+async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?: boolean } = {}, full: Refusal | null = null): Promise<{ task: Task; granted: boolean }> {
   const ttl = ttlOf(store, opts.ttl);
-  const mutate = full ? (s: Store, i: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => withLeases(s, i, capacityGuard(full, op), o) : withLeases;
+  // Whether the write that landed granted the claim (a `claimed` step) or renewed the caller's
+  // own: the compare-and-swap may run the operation more than once, and its last run landed.
+  let granted = false;
+  const observed = (op: (t: Task, ctx: OpContext) => Outcome<Task>) => (t: Task, ctx: OpContext): Outcome<Task> => {
+    const out = op(t, ctx);
+    granted = out.ok && out.steps.some((step) => step.event.type === "claimed");
+    return out;
+  };
+  const mutate = (s: Store, i: string, op: (t: Task, ctx: OpContext) => Outcome<Task>, o: CasOptions) => withLeases(s, i, observed(full ? capacityGuard(full, op) : op), o);
   try {
-    return await claimChecked(store, id, ttl, { force: !!opts.force, mutate });
+    const task = await claimChecked(store, id, ttl, { force: !!opts.force, mutate });
+    return { task, granted };
   } catch (e) {
     // A duplicate claim (or one on a blocked task) caught: logged for `stats` (catch-log.ts).
     if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "blocked")) {
