@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";
-import { askTeam, ok } from "./support/ask-team.ts";
+import { askTeam } from "./support/ask-team.ts";
 import { inProcess } from "./support/mcp.ts";
 
 test.after(cleanupTemp);

@@ -45,7 +45,7 @@ test("the diff of two folders is the files added, changed and gone, and the new 
       else now.set(name(), oid(next));
     }
     const expected: string[] = [];
-    for (const [n, o] of old) if (!now.has(n)) expected.push(`${n} -`);
+    for (const n of old.keys()) if (!now.has(n)) expected.push(`${n} -`);
     for (const [n, o] of now) if (old.get(n) !== o) expected.push(`${n} ${o}`);
     expected.sort();
     const after = folderOf(now);

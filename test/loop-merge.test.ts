@@ -15,7 +15,7 @@ import { withSync } from "../src/sync/open.ts";
 import { agentCommand, unitPrompt } from "../src/work/loop-agent.ts";
 import { integrateUnit } from "../src/work/loop-merge.ts";
 import { freshHome } from "../src/work/loop-units.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 

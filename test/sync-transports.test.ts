@@ -77,7 +77,7 @@ test("git daemon (git://)", async () => {
 });
 
 test("smart HTTP through git http-backend", async () => {
-  const { bare, a, b } = await twoClonesOverHttp("viahttp", servers);
+  const { a, b } = await twoClonesOverHttp("viahttp", servers);
   const before = userState(b);
   assert.is(cli(["task", "add", "ship", "--id", "ship"], { cwd: a, agent: "lead" }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);

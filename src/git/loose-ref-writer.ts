@@ -15,7 +15,7 @@
 // refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
 // reference-transaction hook, without core.sharedRepository and without core.fsync; never
 // deletions. Anything else returns null and goes to git.
-import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, readFileSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
 import { ownFolder } from "./safe-file.ts";
 import { isAbsolute, join } from "node:path";
 import { looseObjectPath } from "./loose-object.ts";

@@ -2,7 +2,7 @@
 // its message, the text as `content` in its tree), so the ref's history is the document's history.
 import { fail, HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { DOC_FORMAT, docContentProblem, validateDocName } from "../core/shared-doc.ts";
+import { docContentProblem, validateDocName } from "../core/shared-doc.ts";
 import { blobDiff } from "../git/blob-diff.ts";
 import { commitObject, encodeFiles, eventFromMessage, eventMessage, FORMAT_MARKER, parseCommit, parseTree, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";

@@ -587,7 +587,7 @@ function derivedLeases(prev: { set: LeaseSet; groups: ReadonlyMap<string, LeaseG
     if (groups.get(name)?.oid === g.oid) continue;
     if (changed.push(name) > MAX_DERIVED_FILES) return null;
   }
-  for (const [name, g] of groups) {
+  for (const name of groups.keys()) {
     if (prev.groups.has(name)) continue; // a changed one is listed already
     if (changed.push(name) > MAX_DERIVED_FILES) return null;
   }

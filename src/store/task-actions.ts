@@ -10,7 +10,6 @@ import type { Outcome } from "../core/outcome.ts";
 import type { Task } from "../core/task.ts";
 import {
   cancelTask,
-  claimTask,
   completeTask,
   failTask,
   reclaimTask,

@@ -5,9 +5,8 @@ import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { claimNextReporting } from "../../store/task-actions.ts";
 import { emitClaim } from "./claim.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { deliveredWithClaim } from "./handoff.ts";
 import { emit, warn } from "../../present/output.ts";
-import { taskDetail, taskLine } from "../../present/render.ts";
+import { taskLine } from "../../present/render.ts";
 
 function needOn(on: string | undefined, verb: string): string {
   if (on === undefined) fail("usage", `${verb} needs --on TASK`);
