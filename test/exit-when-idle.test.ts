@@ -39,6 +39,36 @@ queueMicrotask(() => void Promise.resolve().then(() => writeFileSync(${JSON.stri
   assert.ok(r.ms >= 150, `${r.ms} ms`);
 });
 
+test("called from a tick (which runs before the promise callbacks queued beside it), it still lets those run", () => {
+  const later = join(tempDir(), "later");
+  // From a timer's callback: its ticks run before its promise callbacks (a module's top level runs
+  // as a promise job itself, where the order would not show).
+  const r = runScript(`
+process.exitCode = 4;
+setTimeout(() => {
+  process.nextTick(exitWhenIdle);
+  Promise.resolve().then(() => Promise.resolve()).then(() => queueMicrotask(() => writeFileSync(${JSON.stringify(later)}, "later")));
+}, 1);
+`);
+  assert.is(r.status, 4);
+  assert.is(readFileSync(later, "utf8"), "later");
+});
+
+test("a command leaves no young-generation collection to V8's next turn: a cold task show runs none", () => {
+  const repo = tempRepo();
+  const cache = tempDir("handoff-cache-");
+  assert.is(cli(["task", "add", "work", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  // --trace-gc for the run that writes the code cache too (the flags are part of a cache's key).
+  const show = () => spawnSync(process.execPath, ["--trace-gc", CLI, "task", "show", "t1"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1", XDG_CACHE_HOME: cache }), encoding: "utf8" });
+  assert.is(show().status, 0);
+  const r = show();
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^t1 {2}todo/);
+  // V8 asks for a collection as a task once the young generation is 80% full, which loading the
+  // bundle reaches; the exit is taken before the loop turns to run it.
+  assert.equal(r.stdout.split("\n").filter((l) => /Scavenge.*\btask\b/.test(l)), []);
+});
+
 test("with nothing pending it exits with the status set, and the work done before it stands", () => {
   const out = join(tempDir(), "done");
   const r = runScript(`writeFileSync(${JSON.stringify(out)}, "done");\nprocess.exitCode = 2;\nexitWhenIdle();`);
