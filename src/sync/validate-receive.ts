@@ -22,6 +22,8 @@ import { HISTORY_SKEW_MS } from "../core/clock-skew.ts";
 export const CLOCK_SKEW_MS = HISTORY_SKEW_MS;
 /** New commits replayed per ref and sync; a longer unseen history is judged by its tip. */
 const MAX_REPLAY = 5_000;
+/** How many of the lease set's last operations a clone checks when it first sees the ref. */
+const FIRST_SIGHT_STEPS = 16;
 
 /**
  * `operation`: author and event time of the commit that failed, when known. Refs written by one
@@ -76,6 +78,16 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
       // First sight: the tip record and its bounds (a long history is not replayed).
       if (family.writers === "owner" && head.author !== id) invalid(`commit ${tip.slice(0, 12)} was written by ${JSON.stringify(head.author)}; only ${id} writes ${ref}`);
       if (family.writers === "cas") checkStep(family, id, head, null);
+      // The lease set, exclusivity's one ref, also as the last few operations on their parents:
+      // a set written over another without replaying it (an older build's sync) drops others'
+      // live leases, and a clone seeing the ref first would grant them again.
+      if (family.family === "leases") {
+        const window: Entry[] = [head];
+        while (window.length <= FIRST_SIGHT_STEPS && window[window.length - 1]!.commit.parents[0]) {
+          window.push(await entryAt(store, family, id, window[window.length - 1]!.commit.parents[0]!, now));
+        }
+        for (let i = window.length - 2; i >= 0; i--) checkStep(family, id, window[i]!, window[i + 1]!);
+      }
       return { ok: true };
     }
     // The new commits, newest first, down to the anchor.
@@ -236,6 +248,18 @@ function holding(t: Task): string {
   return JSON.stringify([t.status, t.claim?.agent ?? null, t.claim?.fence ?? null, t.claim?.expires_at ?? null, t.fence]);
 }
 
+/**
+ * Whether `rec`'s claim is `prev`'s live claim renewed by its holder: the same claim in every
+ * field but its expiry, which moves at most one TTL past the event (as renewTask makes it).
+ */
+function holderRenewal(prev: Task, rec: Task, actor: string, at: number): boolean {
+  const a = prev.claim;
+  const b = rec.claim;
+  if (!a || !b || a.agent !== actor || Date.parse(a.expires_at) <= at) return false;
+  if (JSON.stringify({ ...b, expires_at: a.expires_at }) !== JSON.stringify(a)) return false;
+  return Date.parse(b.expires_at) <= at + a.ttl_ms + CLOCK_SKEW_MS;
+}
+
 /** A compare-and-swap family's commit is a legal operation from its parent's state. */
 function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null): void {
   const at = e.event ? Date.parse(e.event.at) : NaN;
@@ -267,8 +291,9 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
       if (out.ok && holding(out.record) !== holding(rec)) invalid(`${ev.type} by ${actor} recorded a state the operation does not produce`);
       return;
     }
-    // Every other operation (handoffs, dependencies, review) may end a claim, never grant one.
-    if (rec.fence !== prev.fence || (rec.claim !== null && JSON.stringify(rec.claim) !== JSON.stringify(prev.claim))) {
+    // Every other operation (handoffs, dependencies, review) may end a claim, never grant one; the
+    // holder's own may renew its live claim (a handoff counts as an update by the holder).
+    if (rec.fence !== prev.fence || (rec.claim !== null && JSON.stringify(rec.claim) !== JSON.stringify(prev.claim) && !holderRenewal(prev, rec, actor, at))) {
       invalid(`${ev.type} by ${actor} changed who holds ${id}`);
     }
     return;
@@ -279,13 +304,35 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     const seen = new Set(before.map((l) => JSON.stringify(l)));
     // Read once for every new lease: the leases near each one are looked up in it (lease-groups.ts).
     const others = before.filter((o: Lease) => o.agent !== actor && isLeaseLive(o, now));
-    for (const l of (e.record as LeaseSet).leases) {
+    const after = (e.record as LeaseSet).leases;
+    for (const l of after) {
       if (seen.has(JSON.stringify(l))) continue;
       if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
       const clash = findConflicts(others, actor, [l.pattern], l.exclusive, now)[0];
       if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
     }
+    // Another agent's live lease may end only by an operation that ends it: its task's (released,
+    // finished, taken over), a forced release naming it, or the sweep of a silent agent. A set
+    // written over another without replaying it (an older build's sync did) dropped live leases of
+    // others, and the next clone granted an exclusive lease on what another agent still held.
+    const kept = new Set(after.map((l) => leaseKey(l)));
+    for (const l of others) {
+      if (kept.has(leaseKey(l)) || mayEnd(ev, l)) continue;
+      invalid(`${ev.type} by ${actor} removed ${l.agent}'s live lease on ${JSON.stringify(l.pattern)}`);
+    }
   }
+}
+
+/** A lease as who holds what for which task: a renewal keeps it, an end removes it. */
+function leaseKey(l: Lease): string {
+  return JSON.stringify([l.agent, l.pattern, l.task, l.exclusive]);
+}
+
+/** Whether event `ev` is one that may end `l`, another agent's live lease. */
+function mayEnd(ev: HandoffEvent, l: Lease): boolean {
+  if (ev.type === "unleased") return (!!ev.task && l.task === ev.task) || (!ev.task && ev.holder === l.agent);
+  if (ev.type === "lease_reclaimed") return (ev.paths ?? []).includes(l.pattern) && (ev.holder ?? "").split(", ").includes(l.agent);
+  return false;
 }
 
 /** Whether a commit between `anchor` and `tip` was written by the operation `keys` names. */
