@@ -296,6 +296,11 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     if (rec.fence !== prev.fence || (rec.claim !== null && JSON.stringify(rec.claim) !== JSON.stringify(prev.claim) && !holderRenewal(prev, rec, actor, at))) {
       invalid(`${ev.type} by ${actor} changed who holds ${id}`);
     }
+    // Who a reclaim took the task from may not finish it until a new grant (a higher fence) ends
+    // the rule: a writer that does not know the field (an older build) drops it, and with it the rule.
+    if (prev.reclaimed && JSON.stringify(rec.reclaimed ?? null) !== JSON.stringify(prev.reclaimed)) {
+      invalid(`${ev.type} by ${actor} dropped the record that ${prev.reclaimed.by} reclaimed ${id} from ${prev.reclaimed.agent}`);
+    }
     return;
   }
   if (family.family === "leases" && parent) {
