@@ -81,7 +81,7 @@ test("dependencies on a missing task and cycles fail; format versions this tool 
   assert.is(doctor(repo).by.format.status, "ok");
   const ref = "refs/handoff/tasks/b";
   const task = gitOut(repo, "rev-parse", `${ref}:task.json`);
-  const marker = sh("sh", ["-c", "printf 'git-handoff 2\\n' | git hash-object -w --stdin"], repo).trim();
+  const marker = sh("sh", ["-c", "printf 'git-handoff 3\\n' | git hash-object -w --stdin"], repo).trim();
   const tree = sh("sh", ["-c", `printf '100644 blob ${marker}\\tformat\\n100644 blob ${task}\\ttask.json\\n' | git mktree`], repo).trim();
   const commit = sh("sh", ["-c", `git commit-tree ${tree} -p ${ref} -m 'from a newer version'`], repo, { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" }).trim();
   gitOut(repo, "update-ref", ref, commit);

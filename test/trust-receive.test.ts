@@ -105,7 +105,7 @@ test("every hostile record named in the trust model is refused on receive; valid
   // Not hostile: a family and a format this build does not know.
   const newer = { zzz: commit(bare, { tree: tree(bare, { format: "git-handoff 1\n", "x.json": "{}\n" }), message: "x\n" }) };
   setRef(bare, "refs/handoff/zzz", newer.zzz);
-  setRef(bare, "refs/handoff/tasks/future", recordCommit(bare, "task.json", { id: "future", v2: true }, { format: "git-handoff 2\n", event: event("created", "future", "attacker") }));
+  setRef(bare, "refs/handoff/tasks/future", recordCommit(bare, "task.json", { id: "future", v3: true }, { format: "git-handoff 3\n", event: event("created", "future", "attacker") }));
 
   const s = cli(["sync", "--json"], { cwd: victim, agent: "victim" });
   assert.is(s.code, 0, s.stderr);

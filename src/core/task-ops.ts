@@ -4,7 +4,7 @@ import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
-import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Task } from "./task.ts";
+import { isFinal, MAX_NOTE, MAX_OBJECTIVE, MAX_SCOPE_GLOBS, type Reclaimed, type Task } from "./task.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import type { Address } from "./address.ts";
 import { handoffCommand } from "./shell-quote.ts";
@@ -185,13 +185,23 @@ export function heldRefusal(task: Task, ctx: OpContext): Refusal {
 }
 
 /**
+ * The task's last reclaim while it still binds its agent (see reclaimedRefusal): nobody holds the
+ * task, no grant came since and it is not finished. A task with one is written in task format 2,
+ * which builds that would drop the field hold back (src/store/task-format.ts).
+ */
+export function bindingReclaim(task: Task): Reclaimed | null {
+  const r = task.reclaimed;
+  return r && !task.claim && r.fence === task.fence && !isFinal(task.status) ? r : null;
+}
+
+/**
  * "Anyone while nobody holds it" does not include the agent whose grant was just taken away by a
  * reclaim: someone decided that work should not stand, so it claims the task again (and the
  * reclaimer sees it) before finishing it. A grant since (a higher fence) ends the rule.
  */
 export function reclaimedRefusal(task: Task, ctx: OpContext, verb: string): Refusal | null {
-  const r = task.reclaimed;
-  if (!r || task.claim || r.agent !== ctx.actor.agent || r.fence !== task.fence) return null;
+  const r = bindingReclaim(task);
+  if (!r || r.agent !== ctx.actor.agent) return null;
   return {
     code: "not_holder",
     message: `cannot ${verb} task ${task.id}: ${r.by} reclaimed it from ${r.agent} (fence ${r.fence}) at ${r.at}; claim it again first`,

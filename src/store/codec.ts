@@ -7,8 +7,13 @@ import { describeIssues } from "../core/schema-helpers.ts";
 import type { GitObject, ObjectReader } from "../git/object-reader.ts";
 import type { ObjectWriter } from "../git/object-writer.ts";
 import { commitHeader, encodeTree, treeIds } from "../git/tree-object.ts";
+import type { Task } from "../core/task.ts";
+import { needsTaskFormatV2, TASK_MARKER_V2, taskMarkerV2Oid } from "./task-format.ts";
 
 export const FORMAT_MARKER = "git-handoff 1\n";
+
+/** The file of a task record, the one record kind written in two formats (task-format.ts). */
+const TASK_RECORD = "task.json";
 
 /**
  * The blob id of FORMAT_MARKER: a record of this format is recognised without reading its marker.
@@ -26,10 +31,12 @@ const warnedFormats = new Set<string>();
 
 /**
  * A record whose `format` marker is not ours was written by another version of git-handoff: it is
- * read (its schema still decides), and the reader says so once per ref and process.
+ * read (its schema still decides), and the reader says so once per ref and process. A task
+ * record may also be in task format 2 (task-format.ts), which this build writes.
  */
-export function noteUnknownFormat(ref: string, formatOid: string | undefined, oidBytes: number): boolean {
+export function noteUnknownFormat(ref: string, formatOid: string | undefined, oidBytes: number, file?: string): boolean {
   if (formatOid === undefined || formatOid === formatMarkerOid(oidBytes)) return false;
+  if (file === TASK_RECORD && formatOid === taskMarkerV2Oid(oidBytes)) return false;
   if (!warnedFormats.has(ref)) {
     warnedFormats.add(ref);
     process.stderr.write(`git-handoff: ${ref} was written in an unknown format version (not ${FORMAT_MARKER.trim()}): update git-handoff; see git handoff doctor\n`);
@@ -119,7 +126,7 @@ export async function readRecord<T>(
   const tree = parseTree(await readTyped(reader, commit.tree, "tree", ref), oidBytes, ref);
   const blobOid = tree.get(file);
   if (!blobOid) fail("corrupt_state", `${ref} is corrupt: its tree has no ${file}`, { ref });
-  const foreign = noteUnknownFormat(ref, tree.get("format"), oidBytes);
+  const foreign = noteUnknownFormat(ref, tree.get("format"), oidBytes, file);
   const text = (await readTyped(reader, blobOid, "blob", ref)).toString("utf8");
   let json: unknown;
   try {
@@ -152,11 +159,15 @@ export function writeSteps<T>(
 ): string {
   const writer = target.writer;
   const formatBlob = writer.write("blob", FORMAT_MARKER);
+  let v2Blob: string | undefined;
   let tip = parent;
   let objects: string[] = [];
   for (const step of steps) {
     const blob = writer.write("blob", serialize(step.record));
-    const tree = writer.write("tree", encodeFiles(new Map([["format", formatBlob], [file, blob]])));
+    // Each commit in the format its own record needs: a task changes format at a reclaim and back at the next grant.
+    const v2 = file === TASK_RECORD && needsTaskFormatV2(step.record as Task);
+    const marker = v2 ? (v2Blob ??= writer.write("blob", TASK_MARKER_V2)) : formatBlob;
+    const tree = writer.write("tree", encodeFiles(new Map([["format", marker], [file, blob]])));
     const message = eventMessage(step.event);
     tip = writer.write("commit", commitObject({ tree, parent: tip, author: step.event.by ?? step.event.agent, at: new Date(step.event.at), message }));
     objects = [tip, tree, blob];

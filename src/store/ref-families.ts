@@ -9,6 +9,7 @@ import { refComponentProblem } from "../core/ids.ts";
 import { LeaseSet } from "../core/lease.ts";
 import { LEASE_TREE_FORMAT } from "./lease-tree.ts";
 import { Task } from "../core/task.ts";
+import { TASK_FORMAT_V2 } from "./task-format.ts";
 import { Memory } from "../core/memory.ts";
 import { MAX_OUTPUT_BYTES, TaskInputs, TaskResultFiles } from "../core/task-files.ts";
 import { docContentProblem, MAX_DOC_BYTES } from "../core/shared-doc.ts";
@@ -33,7 +34,10 @@ export interface RefFamily {
   /** The record file beside `format` in each commit's tree; null for the archive (one file per task). */
   file: string | null;
   schema: z.ZodMiniType<unknown> | null;
-  /** The newest record format of this family that this build reads (and writes). */
+  /**
+   * The newest record format of this family that this build reads (and writes). Tasks are written
+   * in format 1 unless a field older builds would drop still matters (task-format.ts).
+   */
   format: number;
   /**
    * `cas`: anyone, by compare-and-swap, each commit a legal operation on its parent's state.
@@ -54,7 +58,7 @@ const KB = 1024;
 const MB = 1024 * KB;
 
 export const REF_FAMILIES: readonly RefFamily[] = [
-  { family: "tasks", layout: "per-id", file: "task.json", schema: Task as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 512 * KB }, idOf: (r) => (r as Task).id },
+  { family: "tasks", layout: "per-id", file: "task.json", schema: Task as z.ZodMiniType<unknown>, format: TASK_FORMAT_V2, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 512 * KB }, idOf: (r) => (r as Task).id },
   { family: "leases", layout: "single", file: "leases.json", schema: LeaseSet as z.ZodMiniType<unknown>, format: LEASE_TREE_FORMAT, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 4 * MB } },
   { family: "agents", layout: "per-id", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB }, idOf: (r) => (r as AgentRecord).agent },
   { family: "log", layout: "per-id", file: "event.json", schema: HandoffEvent as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 64 * KB }, idOf: (r) => (r as HandoffEvent).agent },

@@ -13,7 +13,8 @@ import { LEASE_TREE_FORMAT_V2, treeMarkerOid } from "../store/lease-tree.ts";
 import { LEASES_REF, loadLeases } from "../store/lease-store.ts";
 import { sweepOrphanTaskLeases } from "../store/lease-sweep.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
-import { listTasks } from "../store/task-store.ts";
+import { listTasks, TASKS_PREFIX } from "../store/task-store.ts";
+import { taskMarkerV2Oid } from "../store/task-format.ts";
 import type { Check } from "./doctor-check.ts";
 import { handoffCommand } from "../core/shell-quote.ts";
 
@@ -82,7 +83,10 @@ async function formatCheck(store: Store): Promise<Check> {
     try {
       const commit = parseCommit(await readTyped(store.reader, oid, "commit", name));
       const format = parseTree(await readTyped(store.reader, commit.tree, "tree", name), store.oidBytes, name).get("format");
-      if (format !== undefined && format !== ours && !(name === LEASES_REF && (format === treeMarkerOid(store.oidBytes) || format === treeMarkerOid(store.oidBytes, LEASE_TREE_FORMAT_V2)))) odd.push(name);
+      if (format === undefined || format === ours) continue;
+      if (name === LEASES_REF && (format === treeMarkerOid(store.oidBytes) || format === treeMarkerOid(store.oidBytes, LEASE_TREE_FORMAT_V2))) continue;
+      if (name.startsWith(TASKS_PREFIX) && format === taskMarkerV2Oid(store.oidBytes)) continue;
+      odd.push(name);
     } catch {
       /* corrupt refs are the invariants check's business */
     }
