@@ -1,10 +1,11 @@
 import type { Command } from "commander";
-import { fail } from "../../core/errors.ts";
+import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
 import { COORDINATION_REMOTE, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote, type RemoteSetting } from "../../sync/remote-config.ts";
 import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined } from "../../sync/repair.ts";
+import type { Quarantined } from "../../sync/quarantine.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
 import { doctor } from "../../sync/doctor.ts";
@@ -68,7 +69,7 @@ export function registerSync(program: Command): void {
   withGlobals(
     program
       .command("sync")
-      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts")
+      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts (exit 3 while the remote holds refs kept back here)")
       .option("--repair", "overwrite the remote's refs that failed validation on receive with this clone's state (says what it overwrites)"),
   ).action(async (o: { repair?: boolean }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
@@ -80,8 +81,11 @@ export function registerSync(program: Command): void {
           ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
           syncText(r),
           ...quarantineLines(r.remote, r.quarantined),
+          ...heldBackLines(r.quarantined),
         ].join("\n"),
       );
+      // A sync that kept refs back is not a clean success: a script reads the status (docs/cli.md).
+      if (r.quarantined.length) process.exitCode = EXIT_CODES.quarantined;
     });
   });
 
@@ -103,6 +107,12 @@ export function registerSync(program: Command): void {
       emit(!!g.json, list, () => (list.length ? list.map((c) => `${c.detected_at}  ${c.agent}  ${c.message}`).join("\n") : "no conflicts"));
     });
   });
+}
+
+/** Newer-format refs are named once, when first seen (render-quarantine.ts); the exit status says it every time. */
+function heldBackLines(quarantined: (Quarantined & { new: boolean })[]): string[] {
+  const known = quarantined.filter((q) => q.kind === "newer" && !q.new);
+  return known.length ? [`still kept back, from a newer git-handoff: ${known.map((q) => q.ref).join(", ")} (upgrade git-handoff to read them)`] : [];
 }
 
 export function registerSyncTools(program: Command): void {
