@@ -152,7 +152,8 @@ test("every hostile record named in the trust model is refused on receive; valid
   // Text: each refusal with its ref and reason; the newer ones once, as newer.
   const again = kept(cli(["sync"], { cwd: victim, agent: "victim" }));
   assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/mine2: rewritten history/);
-  assert.not.match(again.stdout, /from a newer git-handoff/, "a newer record is shown once");
+  assert.not.match(again.stdout, /^from a newer git-handoff/m, "a newer record is shown once");
+  assert.match(again.stdout, /^still kept back, from a newer git-handoff: .*refs\/handoff\/tasks\/future/m, "then named in one line, as the exit status says");
   assert.ok(s.json.quarantined.filter((q: any) => q.kind === "newer").every((q: any) => q.new));
 
   // Sync never overwrites the quarantined remote refs on its own.
