@@ -272,8 +272,14 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   assert.equal(third.quarantined.map((q: any) => q.ref).sort(), ["refs/handoff/tasks/bad", "refs/handoff/tasks/bad2", "refs/handoff/tasks/mine"]);
   assert.ok(third.quarantined.every((q: any) => /the remote could not send it/.test(q.reason)));
 
-  // --repair removes it from the remote (this clone has no value of its own).
-  const r = ok(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  // --repair puts this clone's value back where it has one; it deletes none merely because this
+  // clone has no value of its own: --force does, once a person has looked.
+  const first = kept(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  assert.match(first.stdout, /^repaired: refs\/handoff\/tasks\/mine on origin .*-> this clone's/m);
+  assert.match(first.stdout, /^not repaired \[unsafe_repair\]: refs\/handoff\/tasks\/bad on origin .*: this clone has no value of its own/m);
+  assert.is(tip(bare, "refs/handoff/tasks/bad"), bad);
+  assert.is(tip(bare, "refs/handoff/tasks/mine"), mineBefore);
+  const r = ok(cli(["sync", "--repair", "--force"], { cwd: victim, agent: "victim" }));
   assert.match(r.stdout, /repaired: refs\/handoff\/tasks\/bad on origin .* deleted/);
   assert.is(tip(bare, "refs/handoff/tasks/bad"), null);
   assert.is(tip(bare, "refs/handoff/tasks/bad2"), null);
