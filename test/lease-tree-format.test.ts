@@ -17,6 +17,11 @@ const ok = (r: ReturnType<typeof cli>) => {
   assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
   return r;
 };
+/** A sync that kept refs of the remote back: its report, with exit 3 (code quarantined). */
+const kept = (r: ReturnType<typeof cli>) => {
+  assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
 const files = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `pkg${from + i}/f.ts`);
 const leasesOf = (repo: string) => ok(cli(["leases", "--json"], { cwd: repo, agent: "lead" })).json as { pattern: string; agent: string }[];
 const show = (repo: string, spec: string) => gitOut(repo, "cat-file", "-p", spec);
@@ -138,7 +143,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   const event = { type: "leased", task: "", agent: "mallory", at: now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["**"], exclusive: true };
   const forged = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, entries) } }), parent: tip, author: "mallory", message: eventMessage(event) });
   setRef(bare, "refs/handoff/leases", forged);
-  let s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+  let s = kept(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
   let q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
   assert.ok(q, JSON.stringify(s.json));
   assert.is(q!.kind, "invalid");
@@ -161,7 +166,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
     delete odd["*.json"];
     const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, odd) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice", paths: ["pkg1/x.ts"] }) });
     setRef(bare, "refs/handoff/leases", bad);
-    s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+    s = kept(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
     q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
     assert.ok(q, JSON.stringify(s.json));
     assert.match(q!.reason, why, q!.reason);
@@ -171,9 +176,9 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   // The next format: reported as newer, kept under the tracking refs, the local set untouched.
   const future = commit(bare, { tree: tree(bare, { format: "git-handoff 4\n", leases: { tree: tree(bare, { "x.json": "{}\n" }) } }), parent: tip, author: "alice", message: eventMessage({ ...event, agent: "alice" }) });
   setRef(bare, "refs/handoff/leases", future);
-  const text = ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  const text = kept(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(text.stdout + text.stderr, /from a newer git-handoff: refs\/handoff\/leases/, text.stdout + text.stderr);
-  s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+  s = kept(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
   q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
   assert.ok(q, JSON.stringify(s.json));
   assert.is(q!.kind, "newer");
@@ -254,7 +259,7 @@ test("on receive, a format 3 lease filed in another bucket, or one folder in two
   ] as const) {
     const bad = commit(bare, { tree: tree(bare, { format: "git-handoff 3\n", leases: { tree: tree(bare, odd as Record<string, string>) } }), parent: tip, author: "alice", message: eventMessage(event) });
     setRef(bare, "refs/handoff/leases", bad);
-    const s = ok(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
+    const s = kept(cli(["sync", "--json"], { cwd: b, agent: "bob" }));
     const q = (s.json.quarantined as { ref: string; kind: string; reason: string }[]).find((x) => x.ref === "refs/handoff/leases");
     assert.ok(q, JSON.stringify(s.json));
     assert.match(q!.reason, why, q!.reason);

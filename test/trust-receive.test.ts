@@ -19,6 +19,11 @@ const ok = (r: ReturnType<typeof cli>) => {
   assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
   return r;
 };
+/** A sync that kept refs of the remote back: its report, with exit 3 (code quarantined). */
+const kept = (r: ReturnType<typeof cli>) => {
+  assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
 
 function project() {
   const bare = serveRoot().bare("project");
@@ -107,8 +112,7 @@ test("every hostile record named in the trust model is refused on receive; valid
   setRef(bare, "refs/handoff/zzz", newer.zzz);
   setRef(bare, "refs/handoff/tasks/future", recordCommit(bare, "task.json", { id: "future", v3: true }, { format: "git-handoff 3\n", event: event("created", "future", "attacker") }));
 
-  const s = cli(["sync", "--json"], { cwd: victim, agent: "victim" });
-  assert.is(s.code, 0, s.stderr);
+  const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" }));
   const refused = new Map<string, any>(s.json.quarantined.map((q: any) => [q.ref, q]));
   for (const ref of Object.keys(hostile)) {
     const q = refused.get(ref);
@@ -146,10 +150,10 @@ test("every hostile record named in the trust model is refused on receive; valid
   assert.is(readRecordAt(victim, "refs/handoff/tasks/mine").claim.agent, "victim");
 
   // Text: each refusal with its ref and reason; the newer ones once, as newer.
-  const again = cli(["sync"], { cwd: victim, agent: "victim" });
-  assert.is(again.code, 0, again.stderr);
+  const again = kept(cli(["sync"], { cwd: victim, agent: "victim" }));
   assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/mine2: rewritten history/);
-  assert.not.match(again.stdout, /from a newer git-handoff/, "a newer record is shown once");
+  assert.not.match(again.stdout, /^from a newer git-handoff/m, "a newer record is shown once");
+  assert.match(again.stdout, /^still kept back, from a newer git-handoff: .*refs\/handoff\/tasks\/future/m, "then named in one line, as the exit status says");
   assert.ok(s.json.quarantined.filter((q: any) => q.kind === "newer").every((q: any) => q.new));
 
   // Sync never overwrites the quarantined remote refs on its own.
@@ -175,7 +179,7 @@ test("sync --repair says what it overwrites and puts this clone's state back; th
   const good = tip(victim, "refs/handoff/tasks/mine")!;
   const forged = recordCommit(bare, "task.json", taskRecord("mine", { created_by: "victim" }), { event: event("created", "mine", "victim"), author: "victim" });
   setRef(bare, "refs/handoff/tasks/mine", forged);
-  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   assert.equal(s.quarantined.map((q: any) => [q.ref, q.kind]), [["refs/handoff/tasks/mine", "invalid"]]);
   assert.is(cli(["claim", "mine"], { cwd: victim, agent: "victim" }).code, 3);
   const status = ok(cli(["status", "--json"], { cwd: victim, agent: "victim" })).json;
@@ -210,7 +214,7 @@ test("a task and the leases one operation wrote are held back together when eith
   const leaseTip = recordCommit(bare, "leases.json", leases, { parent: tip(bare, "refs/handoff/leases"), author: "mallory", event: { ...event("leased", "work", "mallory", { paths: ["src/**"], exclusive: true }), at } });
   setRef(bare, "refs/handoff/tasks/work", taskTip);
   setRef(bare, "refs/handoff/leases", leaseTip);
-  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   const byRef = new Map<string, any>(s.quarantined.map((q: any) => [q.ref, q]));
   assert.match(byRef.get("refs/handoff/leases")?.reason ?? "", /overlaps victim's live lease/);
   assert.match(byRef.get("refs/handoff/tasks/work")?.reason ?? "", /same operation as a refused change to refs\/handoff\/leases/);
@@ -236,10 +240,10 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   const moved = unsendable(bare, mineBefore, "mine");
   setRef(bare, "refs/handoff/tasks/mine", moved);
   ok(cli(["task", "add", "a legitimate task", "--id", "good"], { cwd: other, agent: "carol" }));
-  ok(cli(["sync"], { cwd: other })); // the other clone's own sync gets past it too, and pushes
+  kept(cli(["sync"], { cwd: other })); // the other clone's own sync gets past it too, and pushes
   ok(cli(["task", "add", "second", "--id", "mine2"], { cwd: victim, agent: "victim" }));
 
-  const s = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   const refused = s.quarantined.map((q: any) => [q.ref, q.kind, q.oid]).sort((x: string[], y: string[]) => x[0]!.localeCompare(y[0]!));
   assert.equal(refused, [["refs/handoff/tasks/bad", "invalid", bad], ["refs/handoff/tasks/mine", "invalid", moved]]);
   // The remote's own words when they came back before git gave up (nearly always), else this side's.
@@ -252,9 +256,9 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
 
   // The next sync does not ask for it again (it would fail the fetch of everything named with it).
   ok(cli(["task", "add", "another", "--id", "good2"], { cwd: other, agent: "carol" }));
-  ok(cli(["sync"], { cwd: other }));
+  kept(cli(["sync"], { cwd: other }));
   const trace = join(tempDir(), "trace");
-  const again = ok(cli(["sync"], { cwd: victim, agent: "victim", env: { GIT_TRACE: trace } }));
+  const again = kept(cli(["sync"], { cwd: victim, agent: "victim", env: { GIT_TRACE: trace } }));
   assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/bad: the remote could not send it .*\(nothing of it fetched; git handoff sync --repair overwrites it\)/);
   const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
   assert.is(fetches.length, 1, fetches.join("\n"));
@@ -264,12 +268,18 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   // Another such ref while those are known: found as well, the known ones still refused.
   const bad2 = unsendable(bare, null, "bad2");
   setRef(bare, "refs/handoff/tasks/bad2", bad2);
-  const third = ok(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
+  const third = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   assert.equal(third.quarantined.map((q: any) => q.ref).sort(), ["refs/handoff/tasks/bad", "refs/handoff/tasks/bad2", "refs/handoff/tasks/mine"]);
   assert.ok(third.quarantined.every((q: any) => /the remote could not send it/.test(q.reason)));
 
-  // --repair removes it from the remote (this clone has no value of its own).
-  const r = ok(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  // --repair puts this clone's value back where it has one; it deletes none merely because this
+  // clone has no value of its own: --force does, once a person has looked.
+  const first = kept(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }));
+  assert.match(first.stdout, /^repaired: refs\/handoff\/tasks\/mine on origin .*-> this clone's/m);
+  assert.match(first.stdout, /^not repaired \[unsafe_repair\]: refs\/handoff\/tasks\/bad on origin .*: this clone has no value of its own/m);
+  assert.is(tip(bare, "refs/handoff/tasks/bad"), bad);
+  assert.is(tip(bare, "refs/handoff/tasks/mine"), mineBefore);
+  const r = ok(cli(["sync", "--repair", "--force"], { cwd: victim, agent: "victim" }));
   assert.match(r.stdout, /repaired: refs\/handoff\/tasks\/bad on origin .* deleted/);
   assert.is(tip(bare, "refs/handoff/tasks/bad"), null);
   assert.is(tip(bare, "refs/handoff/tasks/bad2"), null);
@@ -322,7 +332,7 @@ test("a new clone's first sync gets past a ref the remote cannot send, among mor
   gitOut(seeded, "push", "-q", bare, "refs/handoff/tasks/*:refs/handoff/tasks/*");
   setRef(bare, "refs/handoff/tasks/t-99x", unsendable(bare, null, "t-99x"));
   const fresh = cloneOf(bare);
-  const s = ok(cli(["sync", "--json"], { cwd: fresh, agent: "newcomer" })).json;
+  const s = kept(cli(["sync", "--json"], { cwd: fresh, agent: "newcomer" })).json;
   assert.equal(s.quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/t-99x"]);
   assert.match(s.quarantined[0].reason, /the remote could not send it/);
   assert.is(gitOut(fresh, "for-each-ref", "--format=x", "refs/handoff/tasks/").split("\n").length, 241, "every other task arrived");

@@ -48,7 +48,11 @@ export const EXAMPLES: Record<string, string[]> = {
     "git handoff remote origin --ref-prefix refs/heads/handoff/   # for hosts that accept only branches",
     "git handoff remote --none                # sync off: coordination state stays in this clone",
   ],
-  sync: ["git handoff sync", "git handoff sync --json"],
+  sync: [
+    "git handoff sync",
+    "git handoff sync --json                  # exit 3 while refs of the remote are kept back (see quarantined)",
+    "git handoff sync --repair                # after checking the remote: this clone's state over refs refused on receive",
+  ],
   "sync-conflicts": ["git handoff sync-conflicts", "git handoff sync-conflicts --ack"],
   "fence-check": ["git handoff fence-check api --fence 2"],
   compact: ["git handoff compact"],

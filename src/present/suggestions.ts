@@ -107,7 +107,9 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/git handoff inbox\b/g, () => spell(steps.inbox(), "mcp")],
   [cmd(String.raw`git handoff ack ${W}`), (_, id) => call("ack_handoff", { id })],
   [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
-  [/git handoff sync\b(?! (pushes|fetches|confirms))/g, () => spell(steps.sync(), "mcp")],
+  // No tool on purpose: overwriting the remote's refused refs is a person's decision.
+  [/git handoff sync --repair( --force)?/g, (m) => `a person's ${m} in a shell (no tool overwrites the remote)`],
+  [/git handoff sync\b(?! (pushes|fetches|confirms|--repair))/g, () => spell(steps.sync(), "mcp")],
   // No tool on purpose: a person chooses where coordination state is shared.
   [/(?:choose one|set it with): git handoff remote <name>/g, () => "a person chooses one in a shell (the CLI's remote verb); no tool sets it"],
 ];

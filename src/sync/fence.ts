@@ -3,7 +3,8 @@ import { fenceRefusal } from "../core/fence.ts";
 import type { Refusal } from "../core/errors.ts";
 import { refresh } from "./remote-cas.ts";
 import type { Store } from "../store/store.ts";
-import { loadTask } from "../store/task-store.ts";
+import { loadTask, taskRef } from "../store/task-store.ts";
+import { readQuarantine, type Quarantined } from "./quarantine.ts";
 
 export interface FenceVerdict {
   task: string;
@@ -17,7 +18,10 @@ export interface FenceVerdict {
 /**
  * Whether the calling agent may push work for these tasks: each lease must still be theirs (and
  * carry `fence` when given). With a sync remote the remote's state is fetched first, because a
- * takeover happens there; unreachable, the local state answers and `against` says so.
+ * takeover happens there; unreachable, the local state answers and `against` says so. A task whose
+ * remote ref is kept back here (refused on receive, or from a newer git-handoff) is refused with
+ * `quarantined`: the remote holds a state this clone did not take, so the local copy cannot vouch
+ * for the holder, and saying "checked against remote state" would be false.
  */
 export async function checkFences(store: Store, tasks: string[], fence?: number): Promise<{ against: "remote" | "local"; verdicts: FenceVerdict[] }> {
   const remote = await store.syncRemote();
@@ -29,13 +33,29 @@ export async function checkFences(store: Store, tasks: string[], fence?: number)
   }
   const now = store.now();
   const verdicts: FenceVerdict[] = [];
+  const held = remote ? (await readQuarantine(store, remote)).entries : new Map<string, Quarantined>();
   for (const id of tasks) {
     const { task } = await loadTask(store, id);
-    const refusal = fenceRefusal(task, store.actor, now, fence);
+    const q = held.get(taskRef(id));
+    const refusal = q ? heldBack(id, remote!, q) : fenceRefusal(task, store.actor, now, fence);
     const claim = task.claim;
     verdicts.push({ task: id, ok: !refusal, holder: claim?.agent ?? null, fence: claim?.fence ?? task.fence, expires_at: claim?.expires_at ?? null, refusal });
   }
   return { against, verdicts };
+}
+
+function heldBack(id: string, remote: string, q: Quarantined): Refusal {
+  const why = q.kind === "newer" ? `comes from a newer git-handoff (${q.reason})` : `was refused on receive (${q.reason})`;
+  return {
+    code: "quarantined",
+    message: `cannot check ${id} against ${remote}: its ref there ${why}, so this clone's copy cannot say who holds it`,
+    data: { task: id, ref: q.ref, remote, kind: q.kind, reason: q.reason },
+    suggestions: [
+      q.kind === "newer"
+        ? { action: "fix_input", detail: "upgrade git-handoff" }
+        : { action: "fix_input", detail: "a person checks the remote (git handoff doctor names the refused step), then: git handoff sync --repair" },
+    ],
+  };
 }
 
 /** Throws the first refusal, for front ends that exit on it. */

@@ -1,10 +1,11 @@
 import type { Command } from "commander";
-import { fail } from "../../core/errors.ts";
+import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
 import { COORDINATION_REMOTE, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote, type RemoteSetting } from "../../sync/remote-config.ts";
 import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
-import { repairQuarantined } from "../../sync/repair.ts";
+import { repairQuarantined, type Repair } from "../../sync/repair.ts";
+import type { Quarantined } from "../../sync/quarantine.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
 import { doctor } from "../../sync/doctor.ts";
@@ -68,20 +69,19 @@ export function registerSync(program: Command): void {
   withGlobals(
     program
       .command("sync")
-      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts")
-      .option("--repair", "overwrite the remote's refs that failed validation on receive with this clone's state (says what it overwrites)"),
-  ).action(async (o: { repair?: boolean }, cmd: Command) => {
+      .description("exchange refs/handoff/* with the sync remote: fetch, fast-forward or replay, push; report conflicts (exit 3 while the remote holds refs kept back here)")
+      .option("--repair", "overwrite the remote's refs that failed validation on receive with this clone's state (says what it overwrites; refuses one whose remote value has a higher fence or a live claim or lease this clone's lacks, or that this clone has no value of)")
+      .option("--force", "with --repair: overwrite (or delete) those too, once a person has checked the remote's values are not wanted"),
+  ).action(async (o: { repair?: boolean; force?: boolean }, cmd: Command) => {
+    if (o.force && !o.repair) fail("usage", "--force goes with --repair: git handoff sync --repair --force");
     await withStore(cmd, async (store, g) => {
-      const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store)) : [];
+      const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store), { force: !!o.force }) : [];
       // On a terminal each step is said as it starts; a script reads the report.
       const r = await sync(store, isTerminal(2) ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
-      emit(!!g.json, o.repair ? { ...r, repaired } : r, () =>
-        [
-          ...repaired.map((p) => `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${r.remote} (was ${p.was.slice(0, 12)}, refused: ${p.reason}) ${p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted (this clone has none)"}`),
-          syncText(r),
-          ...quarantineLines(r.remote, r.quarantined),
-        ].join("\n"),
-      );
+      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined), ...heldBackLines(r.quarantined)].join("\n"));
+      // A sync that kept refs back is not a clean success: a script reads the status (docs/cli.md).
+      if (repaired.some((p) => p.refused)) process.exitCode = EXIT_CODES.unsafe_repair;
+      else if (r.quarantined.length) process.exitCode = EXIT_CODES.quarantined;
     });
   });
 
@@ -103,6 +103,20 @@ export function registerSync(program: Command): void {
       emit(!!g.json, list, () => (list.length ? list.map((c) => `${c.detected_at}  ${c.agent}  ${c.message}`).join("\n") : "no conflicts"));
     });
   });
+}
+
+/** One line per ref a repair touched or refused, naming it and why. */
+function repairLine(p: Repair, remote: string): string {
+  const was = `was ${p.was.slice(0, 12)}, refused: ${p.reason}`;
+  if (p.refused) return `not repaired [unsafe_repair]: ${p.ref} on ${remote} (${was}): ${p.refused}; nothing pushed for it (after checking the remote's value, git handoff sync --repair --force overwrites it)`;
+  const to = p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted";
+  return `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${remote} (${was}) ${to}${p.forced ? ` (--force: ${p.forced})` : ""}`;
+}
+
+/** Newer-format refs are named once, when first seen (render-quarantine.ts); the exit status says it every time. */
+function heldBackLines(quarantined: (Quarantined & { new: boolean })[]): string[] {
+  const known = quarantined.filter((q) => q.kind === "newer" && !q.new);
+  return known.length ? [`still kept back, from a newer git-handoff: ${known.map((q) => q.ref).join(", ")} (upgrade git-handoff to read them)`] : [];
 }
 
 export function registerSyncTools(program: Command): void {

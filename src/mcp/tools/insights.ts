@@ -11,6 +11,8 @@ import { recordConflicts } from "../../store/conflict-catches.ts";
 import { predictConflicts } from "../../store/conflicts.ts";
 import { readEvents } from "../../store/events.ts";
 import { sync } from "../../sync/sync.ts";
+import { heldBackRefusal } from "../../sync/held-back.ts";
+import { HandoffError } from "../../core/errors.ts";
 import { defineTool } from "../tool.ts";
 import { describe } from "./common.ts";
 
@@ -74,7 +76,7 @@ export const syncTool = defineTool({
   description: [
     "Exchange coordination state (refs/handoff/*) with the sync remote: fetch, fast-forward or replay, push. Reports each operation another clone refused (e.g. a claim another clone won first) as a conflict for its agent.",
     "Claims and other exclusive writes already reach the remote by themselves; call sync to see other clones' tasks, handoffs and leases sooner, or after working offline.",
-    "Refusals: `not_found`: this repository has no sync remote (a person sets one with the CLI: git handoff remote <name>); coordination then stays in this clone and nothing needs syncing. `remote_unreachable` (recoverable): try again later.",
+    "Refusals: `not_found`: this repository has no sync remote (a person sets one with the CLI: git handoff remote <name>); coordination then stays in this clone and nothing needs syncing. `remote_unreachable` (recoverable): try again later. `quarantined`: the sync went through, but refs the remote holds were kept back (refused on receive, or from a newer git-handoff); error.data is the whole report (its `quarantined` lists them). Tasks and leases among them take no exclusive operation until a person repairs or upgrades: work on others.",
   ].join("\n"),
   input: {},
   output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), quarantined: z.array(Row), coalesced: z.optional(z.boolean()), unchanged: z.optional(z.boolean()) },
@@ -82,6 +84,9 @@ export const syncTool = defineTool({
   async run(_a, { session }) {
     const store = await session.store();
     const r = await sync(store);
+    // Like the CLI's exit 3: the report is error.data, the refs kept back are its `quarantined`.
+    const held = heldBackRefusal(r);
+    if (held) throw new HandoffError(held);
     const mine = r.conflicts.filter((c) => c.agent === store.actor.agent);
     return {
       data: { ...r },

@@ -1,0 +1,67 @@
+// What `sync --repair` would destroy on the remote by putting this clone's value of a refused ref
+// in place of the remote's. A refusal on receive is not proof of forgery: a newer or older build,
+// or a clock a little off, writes steps this clone refuses although other clones took them and
+// acted on them. So a repair that would lower a task's fence (the next grant would repeat a fence
+// already handed out: a double grant), take away a live claim or lease, or delete a ref this clone
+// merely lacks is refused unless a person says --force.
+import { isLeaseLive, type Lease } from "../core/lease.ts";
+import { isLive } from "../core/task-ops.ts";
+import type { Store } from "../store/store.ts";
+import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
+import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
+import type { Task } from "../core/task.ts";
+
+/**
+ * Why overwriting `was` (the remote's refused value of `ref`) with `now` (this clone's, null: none)
+ * would lose state other clones may hold, or null when it would not. `unsent`: nothing of the
+ * remote's value was fetched.
+ */
+export async function repairHazard(store: Store, ref: string, was: string, now: string | null, unsent: boolean): Promise<string | null> {
+  if (now === null) return "this clone has no value of its own, and a repair never deletes a remote ref on that ground alone";
+  // A value the remote cannot send, or whose record does not parse, holds nothing any clone of
+  // this build reads: this clone's value loses nothing in its place.
+  if (unsent) return null;
+  if (ref.startsWith(TASKS_PREFIX)) {
+    const theirs = await readable(() => readTaskAt(store, ref, was));
+    if (!theirs) return null;
+    const mine = await readable(() => readTaskAt(store, ref, now));
+    return mine ? taskHazard(theirs, mine, store.now()) : UNREADABLE;
+  }
+  if (ref === LEASES_REF) {
+    const theirs = await readable(async () => (await readLeasesAt(store, was)).set.leases);
+    if (!theirs) return null;
+    const mine = await readable(async () => (await readLeasesAt(store, now)).set.leases);
+    return mine ? leaseHazard(theirs, mine, store.now()) : UNREADABLE;
+  }
+  return null;
+}
+
+const UNREADABLE = "this clone's own value cannot be read (git handoff doctor says why), so nothing shows what the remote's would lose";
+
+function taskHazard(theirs: Task, mine: Task, at: Date): string | null {
+  if (theirs.fence > mine.fence) {
+    return `it would lower ${theirs.id}'s fence from ${theirs.fence} to ${mine.fence}, so a later claim would be granted a fence already handed out`;
+  }
+  if (isLive(theirs, at)) {
+    const c = theirs.claim!;
+    const kept = mine.claim && mine.claim.agent === c.agent && mine.claim.fence === c.fence;
+    if (!kept) return `it would remove ${c.agent}'s live claim on ${theirs.id} (fence ${c.fence}, until ${c.expires_at})`;
+  }
+  return null;
+}
+
+function leaseHazard(theirs: readonly Lease[], mine: readonly Lease[], at: Date): string | null {
+  const lost = theirs.filter((l) => isLeaseLive(l, at) && !mine.some((m) => m.agent === l.agent && m.pattern === l.pattern && m.exclusive === l.exclusive && isLeaseLive(m, at)));
+  if (!lost.length) return null;
+  const named = lost.slice(0, 3).map((l) => `${l.agent}'s ${l.exclusive ? "exclusive" : "shared"} lease on ${l.pattern} (until ${l.expires_at})`);
+  return `it would remove ${lost.length} live lease(s) this clone's set lacks: ${named.join(", ")}${lost.length > 3 ? ", ..." : ""}`;
+}
+
+/** The record, or null when it cannot be read (its objects or its record are what was refused). */
+async function readable<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch {
+    return null;
+  }
+}
