@@ -73,7 +73,7 @@ test("a ref from a newer git-handoff: sync exits 3 each time, saying so after th
   ok(cli(["sync"], { cwd: victim, agent: "victim" }));
   assert.match(ok(cli(["fence-check", "mine"], { cwd: victim, agent: "victim" })).stdout, /checked against remote state/);
   const parent = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine");
-  setRef(bare, "refs/handoff/tasks/mine", recordCommit(bare, "task.json", { id: "mine", v2: true }, { parent, format: "git-handoff 2\n", author: "victim" }));
+  setRef(bare, "refs/handoff/tasks/mine", recordCommit(bare, "task.json", { id: "mine", v2: true }, { parent, format: "git-handoff 3\n", author: "victim" }));
   const first = cli(["sync"], { cwd: victim, agent: "victim" });
   assert.is(first.code, 3, first.stdout + first.stderr);
   assert.match(first.stdout, /from a newer git-handoff: refs\/handoff\/tasks\/mine/);

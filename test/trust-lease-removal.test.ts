@@ -41,7 +41,7 @@ test("a lease set that drops another agent's live lease is refused on receive, s
   setRef(bare, "refs/handoff/leases", recordCommit(bare, "leases.json", { ...set, leases: [bobs] }, { parent, author: "bob", message: eventMessage(event) }));
 
   const seenBefore = cli(["sync", "--json"], { cwd: carol, agent: "carol" });
-  assert.is(seenBefore.code, 0, seenBefore.stderr);
+  assert.is(seenBefore.code, 3, "a sync that keeps a ref back says so by its status");
   const q = quarantined(seenBefore).get("refs/handoff/leases");
   assert.ok(q, JSON.stringify(seenBefore.json.quarantined));
   assert.match(q!.reason, /leased by bob removed alice's live lease on "src\/a\.ts"/);
@@ -50,7 +50,7 @@ test("a lease set that drops another agent's live lease is refused on receive, s
   // A clone that sees the lease ref for the first time checks its last operations too.
   const dave = cloneOf(bare);
   const first = cli(["sync", "--json"], { cwd: dave, agent: "dave" });
-  assert.is(first.code, 0, first.stderr);
+  assert.is(first.code, 3, first.stderr);
   assert.match(quarantined(first).get("refs/handoff/leases")?.reason ?? "", /removed alice's live lease/);
   assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: dave, agent: "dave" }).code, 3);
 });
