@@ -23,7 +23,8 @@ export type ErrorCode =
   | "at_capacity" // the agent already holds as many tasks as its capacity allows
   | "self_review" // an author accepting its own review, or a producer acking its own handoff
   | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
-  | "quarantined" // the remote's copy of this entity failed validation on receive
+  | "quarantined" // the remote's copy of this entity failed validation on receive, or comes from a newer git-handoff
+  | "newer_format" // a record here was written by a newer git-handoff in a format this build cannot read: upgrade
   | "remote_timeout" // the sync remote did not answer within the deadline; nothing changed here
   | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)
   | "outcome_unknown" // a push went out and neither its report nor a read of the remote came back
@@ -61,6 +62,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   self_review: 3,
   unapproved_command: 3,
   quarantined: 3,
+  newer_format: 3,
   remote_timeout: 3,
   remote_rejected: 3,
   outcome_unknown: 3,
