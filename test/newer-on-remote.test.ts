@@ -1,9 +1,16 @@
-// Refs written in a record format newer than this build reads. A record from a newer git-handoff
-// read in this very clone has its own code, newer_format, and doctor reports it as one check.
+// Refs the sync remote holds in a newer record format (a future git-handoff, simulated by commits
+// with a higher format marker pushed with plain git) are kept back unread. This clone's copy may
+// then be stale: check and the edit hooks warn (deny when strict) instead of calling a file free,
+// and `leases` says so. A record from a newer git-handoff read in this very clone has its own
+// code, newer_format, and doctor reports it as one check.
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { commit, setRef, tree } from "./support/forge.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+import { commit, readRecordAt, setRef, tree } from "./support/forge.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -12,6 +19,80 @@ const ok = (r: Result) => {
   assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
   return r;
 };
+const NEWER = /the lease set on origin is from a newer git-handoff/;
+
+/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
+function project(): { bare: string; a: string; b: string } {
+  const bare = serveRoot().bare("project");
+  const seed = tempRepo();
+  writeFileSync(`${seed}/.gitignore`, ".claude/\n");
+  gitOut(seed, "add", ".gitignore");
+  gitOut(seed, "commit", "-q", "-m", "ignore");
+  gitOut(seed, "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  return { bare, a, b };
+}
+
+/** The lease set on the remote rewritten by "a future git-handoff": format 4, alice also holding src/b.ts exclusively. */
+function futureLeaseSet(bare: string): void {
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
+  const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
+  set.leases.push({ ...set.leases[0], pattern: "src/b.ts" });
+  const t = tree(bare, { format: "git-handoff 4\n", "leases.json": JSON.stringify(set, null, 2) + "\n" });
+  setRef(bare, "refs/handoff/leases", commit(bare, { tree: t, parent: tip, author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+}
+
+const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, hook_event_name: "PreToolUse", cwd: repo });
+
+test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
+  const { bare, b } = project();
+  futureLeaseSet(bare);
+  const s = ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(s.stdout, /from a newer git-handoff: refs\/handoff\/leases/);
+
+  // src/b.ts is free in b's stale copy, held exclusively by alice in the newer set.
+  const c = ok(cli(["check", "src/b.ts"], { cwd: b, agent: "bob" }));
+  assert.match(c.stdout, /^warn +src\/b\.ts may be leased by another agent: the lease set on origin is from a newer git-handoff .*upgrade git-handoff/);
+  assert.is(c.stdout.trim().split("\n").length, 1, "one line");
+  const j = ok(cli(["check", "src/b.ts", "--json"], { cwd: b, agent: "bob" })).json;
+  assert.is(j.verdict, "warn");
+  assert.is(j.newer_on_remote, true);
+  // What the local copy does say still stands.
+  assert.is(cli(["check", "src/a.ts"], { cwd: b, agent: "bob" }).code, 3);
+
+  const before = handoffRefs(b);
+  const h = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
+  assert.match(h.json.hookSpecificOutput.additionalContext, NEWER);
+  assert.is(handoffRefs(b), before, "the hook leased nothing into the stale set");
+
+  const l = ok(cli(["leases"], { cwd: b, agent: "bob" }));
+  assert.match(l.stderr, NEWER);
+  const lj = ok(cli(["leases", "--json"], { cwd: b, agent: "bob" }));
+  assert.ok(Array.isArray(lj.json), "the --json array keeps its shape");
+  assert.match(lj.stderr, NEWER);
+
+  // Strict: the hooks fail closed.
+  writeFileSync(`${b}/.handoff.yaml`, "mode: strict\n");
+  assert.is(cli(["check", "src/b.ts"], { cwd: b, agent: "bob" }).code, 3);
+  const d = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
+  assert.is(d.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(d.json.hookSpecificOutput.permissionDecisionReason, NEWER);
+});
+
+test("the sh fast path hands over to the full hook once the lease set is held back as newer", () => {
+  const { bare, b } = project();
+  const run = () => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: edit(b, "src/b.ts"), encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
+  // Compiled by the full hook (bob leases src/b.ts on his first edit), then answered by the cache.
+  run();
+  run();
+  assert.is(run(), "", "free: no objection");
+  futureLeaseSet(bare);
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(run(), NEWER);
+});
 
 test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {
   const repo = tempRepo();
