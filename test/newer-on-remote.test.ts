@@ -1,14 +1,15 @@
 // Refs the sync remote holds in a newer record format (a future git-handoff, simulated by commits
 // with a higher format marker pushed with plain git) are kept back unread. This clone's copy may
 // then be stale: check and the edit hooks warn (deny when strict) instead of calling a file free,
-// and `leases` says so. A record from a newer git-handoff read in this very clone has its own
-// code, newer_format, and doctor reports it as one check.
+// `leases` says so, task views mark such a task, claim --next and ready pass it over, and every
+// write to such a ref is refused before anything is written. A record from a newer git-handoff
+// read in this very clone has its own code, newer_format, and doctor reports it as one check.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
-import { commit, readRecordAt, setRef, tree } from "./support/forge.ts";
+import { commit, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
@@ -92,6 +93,47 @@ test("the sh fast path hands over to the full hook once the lease set is held ba
   futureLeaseSet(bare);
   ok(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(run(), NEWER);
+});
+
+test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass such a task over", () => {
+  const { bare, a, b } = project();
+  ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
+  ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/tasks/z");
+  const z = readRecordAt(bare, "refs/handoff/tasks/z");
+  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v2)" }, { parent: tip, format: "git-handoff 2\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+  futureLeaseSet(bare);
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+
+  // Views mark z.
+  const show = ok(cli(["task", "show", "z"], { cwd: b, agent: "bob" }));
+  assert.match(show.stdout, /on origin from a newer git-handoff: this copy may be stale/);
+  assert.is(ok(cli(["task", "show", "z", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, true);
+  assert.is(ok(cli(["task", "show", "y", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, undefined);
+  const list = ok(cli(["task", "list", "--json"], { cwd: b, agent: "bob" })).json as { id: string; newer_on_remote?: true }[];
+  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["y", false], ["z", true]]);
+  const ready = ok(cli(["ready", "--json"], { cwd: b, agent: "bob" }));
+  assert.equal(ready.json.map((t: { id: string }) => t.id), ["y"]);
+  assert.match(ready.stderr, /1 ready task\(s\) from a newer git-handoff not listed \(z\)/);
+
+  // Every write to z or to the lease set is refused, exclusive or not, and nothing moves.
+  const before = handoffRefs(b);
+  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
+    const r = cli([...args, "--json"], { cwd: b, agent: "bob" });
+    assert.is(r.code, 3, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    assert.is(r.json.error.code, "quarantined", args.join(" "));
+    assert.match(r.json.error.message, /comes from a newer git-handoff .*; upgrade to change it/);
+  }
+  assert.is(handoffRefs(b), before, "nothing was written");
+
+  // claim --next takes y, the other ready task, and counts z as passed over. y has no scope: no lease write.
+  const c = ok(cli(["claim", "--next", "--json"], { cwd: b, agent: "bob" }));
+  assert.is(c.json.id, "y");
+  assert.is(c.json.skipped_newer, 1);
+  const none = cli(["claim", "--next", "--json"], { cwd: b, agent: "carol" });
+  assert.is(none.json.error.code, "no_task_ready");
+  assert.match(none.json.error.message, /1 task\(s\) from a newer git-handoff skipped \(z\)/);
 });
 
 test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {
