@@ -96,7 +96,7 @@ export function manPage(program: Command, version: string): string {
   }
   out.push(
     ".SH EXIT STATUS",
-    "0 success; 2 invalid input or usage; 3 refused (held by another agent, blocked, at capacity, lost race, quarantined, the remote refused or did not answer); 4 not found; 5 the machine refused (disk full, read-only, permissions); 6, 7, 8, 130 from wait (failed, cancelled, timed out, interrupted); 1 an unexpected error (a bug).",
+    "0 success; 2 invalid input or usage; 3 refused (held by another agent, blocked, at capacity, lost race, quarantined, a record from a newer git-handoff, the remote refused or did not answer); 4 not found; 5 the machine refused (disk full, read-only, permissions); 6, 7, 8, 130 from wait (failed, cancelled, timed out, interrupted); 1 an unexpected error (a bug).",
     ".SH SEE ALSO",
     "\\fBgit\\fR(1), the docs folder of the git\\-handoff package.",
     "",

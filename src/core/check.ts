@@ -35,6 +35,11 @@ export interface CheckContext {
   agent: string;
   now: Date;
   policy: LeasePolicy;
+  /**
+   * Why the lease set read may be stale (the remote's is from a newer git-handoff, kept unread):
+   * a path it finds free, or only near a lease, is answered `warn` with this, never `ok`.
+   */
+  stale?: string;
 }
 
 function relation(lease: Lease, path: string): Exclude<Verdict, "ok"> | null {
@@ -70,6 +75,10 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
       raw = worst(raw, v);
       top = lease;
     }
+  }
+  if (ctx.stale && worst(raw, "warn") === "warn") {
+    const verdict = applyMode(ctx.policy.mode, "warn");
+    return { path, verdict, ignored: false, holders, message: `${verdict}: ${path} may be leased by another agent: ${ctx.stale}`, suggestions: [] };
   }
   const verdict = applyMode(ctx.policy.mode, raw);
   if (!top) return { path, verdict, ignored: false, holders, message: `${path}: ok`, suggestions: [] };

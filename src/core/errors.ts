@@ -25,6 +25,7 @@ export type ErrorCode =
   | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
   | "quarantined" // the remote's copy of this entity failed validation on receive, or comes from a newer git-handoff: kept back
   | "unsafe_repair" // sync --repair would lower a fence, remove a live claim or lease, or delete a ref this clone lacks (--force does it)
+  | "newer_format" // a record here was written by a newer git-handoff in a format this build cannot read: upgrade
   | "remote_timeout" // the sync remote did not answer within the deadline; nothing changed here
   | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)
   | "outcome_unknown" // a push went out and neither its report nor a read of the remote came back
@@ -63,6 +64,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   unapproved_command: 3,
   quarantined: 3,
   unsafe_repair: 3,
+  newer_format: 3,
   remote_timeout: 3,
   remote_rejected: 3,
   outcome_unknown: 3,

@@ -9,6 +9,7 @@ import { matchesPath } from "../core/glob-overlap.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realLocation } from "../store/real-path.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
+import { staleLeaseNote } from "../store/stale-leases.ts";
 import type { Store } from "../store/store.ts";
 import { extendClaimsCovering } from "../store/claim-extend.ts";
 import type { EditAnswer } from "./agents.ts";
@@ -62,7 +63,9 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   const read = await loadLeasesFor(store, { paths: checked, agent });
   mark("leases read");
   const now = store.now();
-  const r = checkPaths(checked, read.set.leases, { agent, now, policy });
+  // A lease set held back as newer: answered from this clone's copy with a warning, and not written.
+  const stale = await staleLeaseNote(store);
+  const r = checkPaths(checked, read.set.leases, { agent, now, policy, ...(stale ? { stale } : {}) });
   const strictEscape = escaping.length > 0 && store.config.mode === "strict";
   const deny = r.verdict === "deny" || strictEscape;
   let text = answerText(r.answers);
@@ -73,7 +76,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
 
   const autoLeased: string[] = [];
   let wrote = false;
-  if (!deny && !opts.readOnly) {
+  if (!deny && !opts.readOnly && !stale) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease
       ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
@@ -97,7 +100,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
     }
   }
   // An edit inside a claimed task's scope is work on it: its claim is extended once a third through.
-  if (!deny && !opts.readOnly && checked.length && (await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)))).length) wrote = true;
+  if (!deny && !opts.readOnly && !stale && checked.length && (await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)))).length) wrote = true;
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers, ...(wrote ? {} : { leases: read.set.leases }) };
 }
 

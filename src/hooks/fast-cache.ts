@@ -18,6 +18,8 @@ import { LEASES_REF, loadPolicy, readLeasesAt } from "../store/lease-store.ts";
 import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
 import { defaultAgentName, isStoreRef, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
+import { quarantineRef } from "../sync/quarantine.ts";
+import { staleLeaseNote } from "../store/stale-leases.ts";
 
 export const FAST_CACHE_VERSION = "git-handoff fast-hook 3";
 
@@ -48,12 +50,16 @@ export function fastCachePath(store: Store, key: string): string {
 
 /**
  * What the cache is valid for, as names `git cat-file --batch-check` resolves: the lease ref, the
- * caller's agent ref (its declared session files) and the policy committed on the integration
+ * caller's agent ref (its declared session files), the sync remote's list of refs held back, and the policy committed on the integration
  * branch (the file's blob, so commits that leave it alone change nothing; the branch tip too
  * while it has none, as a later commit may add one).
  */
 export async function keyNames(store: Store): Promise<string[]> {
   const names = [LEASES_REF, `refs/handoff/agents/${store.actor.agent}`];
+  // The refs held back from the sync remote: a lease set held back as newer arrives there, not on
+  // the lease ref, and the local lease set may then be stale (no cache is compiled meanwhile).
+  const sync = await store.syncRemote();
+  if (sync) names.push(quarantineRef(sync));
   const branch = store.config.integrationBranch;
   if (branch) {
     names.push(`refs/heads/${branch}:.handoff.yaml`);
@@ -173,6 +179,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   // Read again after the files: a policy changed meanwhile is seen as a changed file next time.
   const { config } = await loadRepositoryConfig(store.repo);
   if (store.policySource?.fallback) return null; // a policy that does not parse: only the full hook says so
+  if (await staleLeaseNote(store)) return null; // the lease set may be stale: only the full hook says so
   const refs = await keyNames(store);
   const raw = await rawRefs(store, refs);
   const tips = await tipsLine(store, refs);

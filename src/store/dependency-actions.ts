@@ -183,15 +183,22 @@ class MachineNeeded extends Error {}
  * `claim --next` and `ready --claim`: the best task whose dependencies are all done. `skip`: tasks
  * this caller will not take again (a worker that could not set one up).
  */
-export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>): Promise<Task> {
+export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>, newer: Set<string> = new Set()): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
+  // Tasks the remote holds in a newer format (newer-refs.ts): no write to them could be sent, so
+  // they are passed over for the next candidate, and `newer` collects them for the caller to count.
+  const held = await store.heldAsNewer();
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
     ordered: () => orderedTasks(store),
     ready: (byId) => {
       const now = store.now();
       return (candidate) => {
         if (skip?.has(candidate.id)) return { code: "wrong_state", message: `task ${candidate.id} is one this caller could not set up` };
+        if (held.has(taskRef(candidate.id))) {
+          newer.add(candidate.id);
+          return { code: "wrong_state", message: `task ${candidate.id} on the remote is from a newer git-handoff` };
+        }
         const elsewhere = addressRefusal(candidate, who);
         if (elsewhere) return elsewhere;
         if (!dependenciesOf(candidate).length) return null;
@@ -207,15 +214,20 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
  * are. A one-shot command reads the task order file (task-order.ts): the records of the ready
  * tasks it returns, and of the others only those the file's head cannot decide.
  */
-export async function listReady(store: Store, opts: { limit?: number } = {}): Promise<{ ready: Task[]; total: number; problems: string[] }> {
+export async function listReady(store: Store, opts: { limit?: number } = {}): Promise<{ ready: Task[]; total: number; problems: string[]; newer: string[] }> {
   const who = await takerOf(store);
   const now = store.now();
   const limit = opts.limit ?? Infinity;
-  const fromFile = await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
-  if (fromFile) return { ...fromFile, problems: [] };
+  // Tasks the remote holds in a newer format cannot be claimed here (claim --next passes them over):
+  // left out, by id in `newer`. While there are any, the order file's head is not the answer.
+  const held = [...(await store.heldAsNewer()).keys()].filter((r) => r.startsWith(TASKS_PREFIX));
+  const fromFile = held.length ? null : await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
+  if (fromFile) return { ...fromFile, problems: [], newer: [] };
   const { tasks, problems } = await listTasks(store, { settled: false });
-  const ready = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
-  return { ready: ready.slice(0, limit), total: ready.length, problems };
+  const all = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
+  const ready = all.filter((t) => !held.includes(taskRef(t.id)));
+  const newer = all.filter((t) => held.includes(taskRef(t.id))).map((t) => t.id);
+  return { ready: ready.slice(0, limit), total: ready.length, problems, newer };
 }
 
 /** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */

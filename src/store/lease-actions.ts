@@ -12,6 +12,7 @@ import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realPatternLocation } from "./real-path.ts";
 import { isLive, leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
+import { staleLeaseNote } from "./stale-leases.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
 import type { Task } from "../core/task.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
@@ -169,6 +170,8 @@ export interface CheckResult {
   mode: string;
   verdict: Verdict;
   paths: PathAnswer[];
+  /** The remote's lease set is from a newer git-handoff: these answers come from a copy that may be stale. */
+  newer_on_remote?: true;
 }
 
 /** Answers for the calling agent, per path: deny / warn / info / ok. Reads one ref; writes nothing. */
@@ -176,6 +179,7 @@ export async function check(store: Store, inputs: string[], opts: { cwd?: string
   const paths = resolvePaths(store, inputs, opts.cwd);
   const policy = loadPolicy(store);
   const { set } = await loadLeases(store);
-  const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy });
-  return { agent: store.actor.agent, mode: policy.mode, verdict: r.verdict, paths: r.answers };
+  const stale = await staleLeaseNote(store);
+  const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy, ...(stale ? { stale } : {}) });
+  return { agent: store.actor.agent, mode: policy.mode, verdict: r.verdict, paths: r.answers, ...(stale ? { newer_on_remote: true as const } : {}) };
 }

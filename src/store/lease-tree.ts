@@ -415,7 +415,7 @@ export async function readLeaseTree(
   const v2 = marker?.oid === treeMarkerOid(oidBytes, LEASE_TREE_FORMAT_V2);
   if (marker && !v2 && marker.oid !== treeMarkerOid(oidBytes)) {
     const text = (await reader.read(marker.oid))?.data.toString("utf8") ?? "";
-    fail("corrupt_state", `${ref} was written by a newer git-handoff (${JSON.stringify(text.trim().slice(0, 40))}; this build reads lease formats 1, ${LEASE_TREE_FORMAT_V2} and ${LEASE_TREE_FORMAT}): upgrade git-handoff`, { ref });
+    fail("newer_format", `${ref} was written by a newer git-handoff (${JSON.stringify(text.trim().slice(0, 40))}; this build reads lease formats 1, ${LEASE_TREE_FORMAT_V2} and ${LEASE_TREE_FORMAT}): upgrade git-handoff`, { ref });
   }
   const folder = root.find((e) => e.name === LEASE_FOLDER);
   if (!folder || folder.mode !== "40000") fail("corrupt_state", `${ref} is corrupt: its tree has no ${LEASE_FOLDER}/ folder`, { ref });

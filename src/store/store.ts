@@ -443,6 +443,11 @@ export class Store {
     return this.clock();
   }
 
+  /** Refs of the sync remote held back as from a newer git-handoff: what this clone holds of them may be stale. */
+  async heldAsNewer(): Promise<Map<string, NewerRef>> {
+    return this.remoteGate?.newer ? this.remoteGate.newer(this) : new Map();
+  }
+
   /**
    * The takeover grace for a write that may sweep another agent's expired lease: the one set by an
    * exclusive write through the remote, else, with a sync remote, the sync layer's estimate on
@@ -566,6 +571,7 @@ export class Store {
     for (let n = 0; ; n++) {
       const { updates, result } = await attempt(this.now());
       if (updates.length === 0) return result;
+      await this.remoteGate?.guardWrite?.(this, updates.map((u) => u.ref));
       const r = await this.updateRefs(updates);
       if (r.ok && deferred) await this.remoteGate!.deferred!(this, deferred, updates);
       if (r.ok) return result;
@@ -627,6 +633,17 @@ export interface RemoteGate {
   deferred?(store: Store, remote: string, updates: RefUpdate[]): Promise<void>;
   /** The takeover grace from this clone's clock estimate on file (skew.ts), without a network call. */
   grace?(store: Store, remote: string): number;
+  /** The sync remote's refs held back as from a newer git-handoff (newer-refs.ts), by ref name. */
+  newer?(store: Store): Promise<Map<string, NewerRef>>;
+  /** Refuses a local write to a ref held back as newer: it could never be sent. */
+  guardWrite?(store: Store, refs: string[]): Promise<void>;
+}
+
+/** A ref of the sync remote in a record format newer than this build reads: this clone's copy may be stale. */
+export interface NewerRef {
+  ref: string;
+  remote: string;
+  reason: string;
 }
 
 export interface CasOptions {

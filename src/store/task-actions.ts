@@ -2,7 +2,7 @@
 // run the pure operation under compare-and-swap, return the new record. A task's scope globs are
 // file leases of its holder, changed in the same transaction as the task (task-lease-store.ts).
 import { parseDuration } from "../core/duration.ts";
-import { HandoffError, type Refusal } from "../core/errors.ts";
+import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { LeaseSet } from "../core/lease.ts";
 import { acquireLeases, releaseTaskLeases } from "../core/lease-ops.ts";
@@ -66,6 +66,8 @@ const withLeases = (s: Store, id: string, op: (t: Task, ctx: OpContext) => Outco
 export interface ClaimReport {
   task: Task;
   overlaps: Overlap[];
+  /** claim --next: ready tasks passed over because the remote holds them in a newer format. */
+  skipped_newer?: number;
 }
 
 /** Why the caller may not take one more task (at_capacity), or null; and the claimed tasks it read. */
@@ -119,11 +121,18 @@ export async function claimReporting(store: Store, id: string, opts: ClaimOption
 export async function claimNextReporting(store: Store, opts: ClaimOptions = {}): Promise<ClaimReport> {
   // Not the capacity check's listing for the advisory: finding nothing ready may refresh from the
   // remote, which brings other clones' claims.
-  const task = await inCapacityTurn(store, !!opts.overCapacity, async () => {
-    if (!opts.overCapacity) await checkCapacity(store, null);
-    return claimNextOnly(store, opts);
-  });
-  return { task, overlaps: await overlapsOfClaim(store, task) };
+  const newer = new Set<string>();
+  let task: Task;
+  try {
+    task = await inCapacityTurn(store, !!opts.overCapacity, async () => {
+      if (!opts.overCapacity) await checkCapacity(store, null);
+      return claimNextOnly(store, opts, newer);
+    });
+  } catch (e) {
+    if (!(e instanceof HandoffError) || e.code !== "no_task_ready" || !newer.size) throw e;
+    fail("no_task_ready", `${e.message}; ${newer.size} task(s) from a newer git-handoff skipped (${[...newer].join(", ")}): upgrade to take them`, { skipped_newer: newer.size }, e.refusal.suggestions);
+  }
+  return { task, overlaps: await overlapsOfClaim(store, task), ...(newer.size ? { skipped_newer: newer.size } : {}) };
 }
 
 /**
@@ -166,10 +175,10 @@ async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?:
 }
 
 /** The best task whose dependencies are all done, its scope leased. */
-async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean; skip?: ReadonlySet<string> } = {}): Promise<Task> {
+async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean; skip?: ReadonlySet<string> } = {}, newer?: Set<string>): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
-    return await claimReady(store, ttl, withLeases, opts.skip);
+    return await claimReady(store, ttl, withLeases, opts.skip, newer);
   } catch (e) {
     // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
     const remote = e instanceof HandoffError && e.code === "no_task_ready" && opts.refresh !== false ? await store.syncRemote() : null;
@@ -177,7 +186,7 @@ async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boole
     const r = await store.remoteGate.refresh(store, remote);
     // Even when this refresh applied nothing, a concurrent one of this clone may have.
     if (!r.ok) throw e;
-    return claimReady(store, ttl, withLeases, opts.skip);
+    return claimReady(store, ttl, withLeases, opts.skip, newer);
   }
 }
 

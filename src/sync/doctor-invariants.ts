@@ -16,10 +16,15 @@ import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks, TASKS_PREFIX } from "../store/task-store.ts";
 import { taskMarkerV2Oid } from "../store/task-format.ts";
 import type { Check } from "./doctor-check.ts";
+import { newerFormatGuard, type NewerFormatGuard } from "./doctor-newer.ts";
 import { handoffCommand } from "../core/shell-quote.ts";
 
-export async function stateChecks(store: Store, repair = false): Promise<Check[]> {
-  return [repair ? await leaseRepair(store) : await leaseCheck(store), await dependencyCheck(store), await formatCheck(store)];
+export async function stateChecks(store: Store, repair = false, newer: NewerFormatGuard = newerFormatGuard()): Promise<Check[]> {
+  return [
+    ...(await newer.run("leases", async () => [repair ? await leaseRepair(store) : await leaseCheck(store)])),
+    ...(await newer.run("dependencies", async () => [await dependencyCheck(store)])),
+    ...(await newer.run("format", async () => [await formatCheck(store)])),
+  ];
 }
 
 /** `--repair`: task leases their holder's task no longer justifies go (lease-sweep.ts), then the check. */

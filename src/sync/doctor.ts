@@ -21,6 +21,7 @@ import type { Check } from "./doctor-check.ts";
 import { stateChecks } from "./doctor-invariants.ts";
 import { hookChecks } from "./doctor-hooks.ts";
 import { healthChecks } from "./doctor-health.ts";
+import { newerFormatGuard } from "./doctor-newer.ts";
 
 export type { Check } from "./doctor-check.ts";
 
@@ -63,12 +64,15 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     }
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
-  checks.push(await tentative(store));
-  checks.push(await (await import("./doctor-loop.ts")).loopCheck(store));
-  const health = await healthChecks(store, opts.repair ?? false); // repairs first, listed last
-  checks.push(...(await invariants(store)));
-  checks.push(...(await stateChecks(store, opts.repair ?? false)), ...(await hookChecks(store)), ...(await agentChecks(store)), ...health);
-  checks.push(...(await (await import("./doctor-hook-path.ts")).hookPathChecks(store)));
+  const newer = newerFormatGuard();
+  checks.push(...(await newer.run("tentative", async () => [await tentative(store)])));
+  checks.push(...(await newer.run("loop", async () => [await (await import("./doctor-loop.ts")).loopCheck(store)])));
+  const health = await newer.run("health", () => healthChecks(store, opts.repair ?? false)); // repairs first, listed last
+  checks.push(...(await newer.run("invariants", () => invariants(store))));
+  checks.push(...(await stateChecks(store, opts.repair ?? false, newer)), ...(await newer.run("hooks", () => hookChecks(store))), ...(await newer.run("agents", () => agentChecks(store))), ...health);
+  checks.push(...(await newer.run("fast-hook-path", async () => (await import("./doctor-hook-path.ts")).hookPathChecks(store))));
+  const failed = newer.check();
+  if (failed) checks.push(failed);
   return checks;
 }
 

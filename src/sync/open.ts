@@ -1,5 +1,7 @@
 // Front ends open their store here: the store itself knows only this clone, and the sync layer
 // hands it the gate through which exclusive writes reach the sync remote.
+import { heldAsNewer } from "./newer-refs.ts";
+import { refuseNewer } from "./quarantine.ts";
 import { countRemoteCalls } from "./remote-traffic.ts";
 import { graceOnFile } from "./skew.ts";
 import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
@@ -10,6 +12,8 @@ const gate: RemoteGate = {
   refresh: async (store, remote) => (await import("./remote-cas.ts")).refresh(store, remote),
   deferred: async (store, remote, updates) => (await import("./pending-push.ts")).deferWrite(store, remote, updates),
   grace: (store, remote) => graceOnFile(store, remote),
+  newer: (store) => heldAsNewer(store),
+  guardWrite: async (store, refs) => refuseNewer(await heldAsNewer(store), refs),
 };
 
 /** An exclusive write to an entity whose remote copy failed validation is refused before any push. */

@@ -5,7 +5,7 @@ import * as z from "zod/mini";
 import { fail } from "../core/errors.ts";
 import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { commitObject, encodeFiles, FORMAT_MARKER, readRecord } from "../store/codec.ts";
-import type { Store } from "../store/store.ts";
+import type { NewerRef, Store } from "../store/store.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
 
 export const QUARANTINE_PREFIX = `${LOCAL_ROOT}quarantine/`;
@@ -60,13 +60,19 @@ export async function refuseQuarantined(store: Store, remote: string, refs: stri
   const { entries } = await readQuarantine(store, remote);
   for (const ref of refs) {
     const q = entries.get(ref);
-    if (q && q.kind === "newer") {
-      fail("quarantined", `${ref} on ${remote} comes from a newer git-handoff (${q.reason}); upgrade to change it`, { ref, remote, reason: q.reason });
-    }
+    if (q && q.kind === "newer") refuseNewer(new Map([[ref, { ref, remote, reason: q.reason }]]), [ref]);
     if (q) {
       fail("quarantined", `${ref} on ${remote} failed validation (${q.reason}); no exclusive operation on it until it is repaired`, { ref, remote, reason: q.reason }, [
         { action: "fix_input", detail: "a person checks the remote, then overwrites it with this clone's state: git handoff sync --repair" },
       ]);
     }
+  }
+}
+
+/** Refuses any write to a ref held back as from a newer git-handoff (newer-refs.ts), before anything is written. */
+export function refuseNewer(held: Map<string, NewerRef>, refs: string[]): void {
+  for (const ref of refs) {
+    const q = held.get(ref);
+    if (q) fail("quarantined", `${ref} on ${q.remote} comes from a newer git-handoff (${q.reason}); upgrade to change it`, { ref, remote: q.remote, reason: q.reason });
   }
 }

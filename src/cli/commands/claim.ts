@@ -35,7 +35,8 @@ export async function emitClaim(store: Store, json: boolean, r: ClaimReport): Pr
   const near = r.overlaps.length ? `\noverlaps (advisory, nothing is blocked):\n${r.overlaps.map((o) => `  ${overlapText(o)}`).join("\n")}` : "";
   // Whoever claims a task sees the command done will run, and who wrote it.
   const verify = t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";
-  emit(json, { ...t, overlaps: r.overlaps }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${verify}${delivered}`);
+  const skipped = r.skipped_newer ? `\n(passed over ${r.skipped_newer} ready task(s) from a newer git-handoff: upgrade to take them)` : "";
+  emit(json, { ...t, overlaps: r.overlaps, ...(r.skipped_newer ? { skipped_newer: r.skipped_newer } : {}) }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${verify}${delivered}${skipped}`);
 }
 
 function requireReason(reason: string | undefined, verb: string): string {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { skippedNewerNote } from "../../present/newer-note.ts";
 import { parseDuration } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
 import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
@@ -58,8 +59,9 @@ export function registerDepend(program: Command): void {
         await emitClaim(store, !!g.json, await claimNextReporting(store, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity }));
         return;
       }
-      const { ready, total, problems } = await listReady(store, limit === undefined ? {} : { limit });
+      const { ready, total, problems, newer } = await listReady(store, limit === undefined ? {} : { limit });
       for (const p of problems) warn(p);
+      if (newer.length) warn(skippedNewerNote(newer));
       const now = store.now();
       const more = total > ready.length ? `\n(${total - ready.length} more ready, best first; raise --limit)` : "";
       emit(!!g.json, ready, () => (ready.length ? ready.map((t) => taskLine(t, now)).join("\n") + more : "no task is ready"));

@@ -4,6 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
+import { markNewer, newerTaskNote } from "../../present/newer-note.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
@@ -56,7 +57,10 @@ export function registerTask(program: Command): void {
       const blocked = await blockedEdgesOf(store, t);
       // The record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies.
       const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
-      emit(!!g.json, t.after?.length ? { ...t, blocked_by: blocked } : t, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved));
+      const held = await store.heldAsNewer();
+      const [shown] = markNewer([t.after?.length ? { ...t, blocked_by: blocked } : t], held);
+      const note = newerTaskNote(t.id, held).trim();
+      emit(!!g.json, shown, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved) + (note ? `\n${note}` : ""));
     });
   });
 
@@ -83,7 +87,8 @@ export function registerTask(program: Command): void {
             for (const p of r.problems) warn(p);
             const now = store.now();
             const more = r.total > r.tasks.length ? `\n(${r.total - r.tasks.length} more, ${r.order}; raise --limit)` : "";
-            emit(!!g.json, r.tasks, () => (r.tasks.length ? r.tasks.map((t) => taskLine(t, now)).join("\n") + more : "no tasks"));
+            const held = await store.heldAsNewer();
+            emit(!!g.json, markNewer(r.tasks, held), () => (r.tasks.length ? r.tasks.map((t) => taskLine(t, now) + newerTaskNote(t.id, held)).join("\n") + more : "no tasks"));
             return;
           }
           const { tasks, problems } = await listTasks(store);
@@ -92,7 +97,8 @@ export function registerTask(program: Command): void {
           const byId = new Map(tasks.map((t) => [t.id, t]));
           // `blocked` is not a state of its own: a todo task with a dependency not done (todo still lists it).
           const shown = o.status === "blocked" ? tasks.filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length > 0) : o.status ? tasks.filter((t) => t.status === o.status) : tasks;
-          emit(!!g.json, shown, () => (shown.length ? shown.map((t) => taskLine(t, now)).join("\n") : "no tasks"));
+          const held = await store.heldAsNewer();
+          emit(!!g.json, markNewer(shown, held), () => (shown.length ? shown.map((t) => taskLine(t, now) + newerTaskNote(t.id, held)).join("\n") : "no tasks"));
         });
       },
     );

@@ -1,0 +1,16 @@
+// Refs the sync remote holds in a record format newer than this build reads, kept back unread
+// (quarantine.ts, kind "newer"). This clone's copy of such a ref may be stale: reads that answer
+// from it say so, and nothing is written to it here, as a write to it could never be sent.
+import type { NewerRef, Store } from "../store/store.ts";
+import { QUARANTINE_PREFIX, readQuarantine } from "./quarantine.ts";
+
+/** The sync remote's refs held back as newer, by ref name; one ref listing when there are none. */
+export async function heldAsNewer(store: Store): Promise<Map<string, NewerRef>> {
+  if (!(await store.listRefs(QUARANTINE_PREFIX)).length) return new Map();
+  const remote = await store.syncRemote();
+  if (!remote) return new Map();
+  const held = new Map<string, NewerRef>();
+  for (const q of (await readQuarantine(store, remote)).entries.values()) if (q.kind === "newer") held.set(q.ref, { ref: q.ref, remote, reason: q.reason });
+  return held;
+}
+

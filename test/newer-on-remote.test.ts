@@ -1,0 +1,158 @@
+// Refs the sync remote holds in a newer record format (a future git-handoff, simulated by commits
+// with a higher format marker pushed with plain git) are kept back unread. This clone's copy may
+// then be stale: check and the edit hooks warn (deny when strict) instead of calling a file free,
+// `leases` says so, task views mark such a task, claim --next and ready pass it over, and every
+// write to such a ref is refused before anything is written. A record from a newer git-handoff
+// read in this very clone has its own code, newer_format, and doctor reports it as one check.
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+import { commit, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+type Result = ReturnType<typeof cli>;
+const ok = (r: Result) => {
+  assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
+const NEWER = /the lease set on origin is from a newer git-handoff/;
+
+/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
+function project(): { bare: string; a: string; b: string } {
+  const bare = serveRoot().bare("project");
+  const seed = tempRepo();
+  writeFileSync(`${seed}/.gitignore`, ".claude/\n");
+  gitOut(seed, "add", ".gitignore");
+  gitOut(seed, "commit", "-q", "-m", "ignore");
+  gitOut(seed, "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  return { bare, a, b };
+}
+
+/** The lease set on the remote rewritten by "a future git-handoff": format 4, alice also holding src/b.ts exclusively. */
+function futureLeaseSet(bare: string): void {
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
+  const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
+  set.leases.push({ ...set.leases[0], pattern: "src/b.ts" });
+  const t = tree(bare, { format: "git-handoff 4\n", "leases.json": JSON.stringify(set, null, 2) + "\n" });
+  setRef(bare, "refs/handoff/leases", commit(bare, { tree: t, parent: tip, author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+}
+
+const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, hook_event_name: "PreToolUse", cwd: repo });
+
+test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
+  const { bare, b } = project();
+  futureLeaseSet(bare);
+  const s = ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(s.stdout, /from a newer git-handoff: refs\/handoff\/leases/);
+
+  // src/b.ts is free in b's stale copy, held exclusively by alice in the newer set.
+  const c = ok(cli(["check", "src/b.ts"], { cwd: b, agent: "bob" }));
+  assert.match(c.stdout, /^warn +src\/b\.ts may be leased by another agent: the lease set on origin is from a newer git-handoff .*upgrade git-handoff/);
+  assert.is(c.stdout.trim().split("\n").length, 1, "one line");
+  const j = ok(cli(["check", "src/b.ts", "--json"], { cwd: b, agent: "bob" })).json;
+  assert.is(j.verdict, "warn");
+  assert.is(j.newer_on_remote, true);
+  // What the local copy does say still stands.
+  assert.is(cli(["check", "src/a.ts"], { cwd: b, agent: "bob" }).code, 3);
+
+  const before = handoffRefs(b);
+  const h = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
+  assert.match(h.json.hookSpecificOutput.additionalContext, NEWER);
+  assert.is(handoffRefs(b), before, "the hook leased nothing into the stale set");
+
+  const l = ok(cli(["leases"], { cwd: b, agent: "bob" }));
+  assert.match(l.stderr, NEWER);
+  const lj = ok(cli(["leases", "--json"], { cwd: b, agent: "bob" }));
+  assert.ok(Array.isArray(lj.json), "the --json array keeps its shape");
+  assert.match(lj.stderr, NEWER);
+
+  // Strict: the hooks fail closed.
+  writeFileSync(`${b}/.handoff.yaml`, "mode: strict\n");
+  assert.is(cli(["check", "src/b.ts"], { cwd: b, agent: "bob" }).code, 3);
+  const d = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
+  assert.is(d.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(d.json.hookSpecificOutput.permissionDecisionReason, NEWER);
+});
+
+test("the sh fast path hands over to the full hook once the lease set is held back as newer", () => {
+  const { bare, b } = project();
+  const run = () => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: edit(b, "src/b.ts"), encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
+  // Compiled by the full hook (bob leases src/b.ts on his first edit), then answered by the cache.
+  run();
+  run();
+  assert.is(run(), "", "free: no objection");
+  futureLeaseSet(bare);
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(run(), NEWER);
+});
+
+test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass such a task over", () => {
+  const { bare, a, b } = project();
+  ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
+  ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  const tip = gitOut(bare, "rev-parse", "refs/handoff/tasks/z");
+  const z = readRecordAt(bare, "refs/handoff/tasks/z");
+  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v2)" }, { parent: tip, format: "git-handoff 2\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+  futureLeaseSet(bare);
+  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+
+  // Views mark z.
+  const show = ok(cli(["task", "show", "z"], { cwd: b, agent: "bob" }));
+  assert.match(show.stdout, /on origin from a newer git-handoff: this copy may be stale/);
+  assert.is(ok(cli(["task", "show", "z", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, true);
+  assert.is(ok(cli(["task", "show", "y", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, undefined);
+  const list = ok(cli(["task", "list", "--json"], { cwd: b, agent: "bob" })).json as { id: string; newer_on_remote?: true }[];
+  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["y", false], ["z", true]]);
+  const ready = ok(cli(["ready", "--json"], { cwd: b, agent: "bob" }));
+  assert.equal(ready.json.map((t: { id: string }) => t.id), ["y"]);
+  assert.match(ready.stderr, /1 ready task\(s\) from a newer git-handoff not listed \(z\)/);
+
+  // Every write to z or to the lease set is refused, exclusive or not, and nothing moves.
+  const before = handoffRefs(b);
+  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
+    const r = cli([...args, "--json"], { cwd: b, agent: "bob" });
+    assert.is(r.code, 3, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    assert.is(r.json.error.code, "quarantined", args.join(" "));
+    assert.match(r.json.error.message, /comes from a newer git-handoff .*; upgrade to change it/);
+  }
+  assert.is(handoffRefs(b), before, "nothing was written");
+
+  // claim --next takes y, the other ready task, and counts z as passed over. y has no scope: no lease write.
+  const c = ok(cli(["claim", "--next", "--json"], { cwd: b, agent: "bob" }));
+  assert.is(c.json.id, "y");
+  assert.is(c.json.skipped_newer, 1);
+  const none = cli(["claim", "--next", "--json"], { cwd: b, agent: "carol" });
+  assert.is(none.json.error.code, "no_task_ready");
+  assert.match(none.json.error.message, /1 task\(s\) from a newer git-handoff skipped \(z\)/);
+});
+
+test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {
+  const repo = tempRepo();
+  ok(cli(["lease", "x.ts"], { cwd: repo, agent: "a" }));
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  const t = tree(repo, { format: "git-handoff 4\n", leases: { tree: tree(repo, { "x.json": "{}\n" }) } });
+  setRef(repo, "refs/handoff/leases", commit(repo, { tree: t, parent: tip, author: "a", message: "x\n" }));
+  const c = cli(["check", "x.ts", "--json"], { cwd: repo, agent: "b" });
+  assert.is(c.code, 3);
+  assert.is(c.json.error.code, "newer_format");
+  assert.match(c.json.error.message, /refs\/handoff\/leases was written by a newer git-handoff/);
+  const d = cli(["doctor", "--json"], { cwd: repo, agent: "b" });
+  assert.is(d.code, 2, d.stderr);
+  const checks = d.json.checks as { name: string; status: string; detail: string }[];
+  const failed = checks.filter((x) => x.status === "fail");
+  assert.equal(failed.map((x) => x.name), ["newer-format"]);
+  assert.match(failed[0]!.detail, /refs\/handoff\/leases was written by a newer git-handoff .*not checked: leases/);
+  for (const name of ["tentative", "invariants", "dependencies", "format", "objects"]) assert.ok(checks.some((x) => x.name === name), `${name} still runs`);
+});
+
+test.run();
