@@ -21,6 +21,11 @@ const ok = (r: Result) => {
   return r;
 };
 const NEWER = /the lease set on origin is from a newer git-handoff/;
+/** A sync that keeps refs back (from a newer git-handoff) says so by its status, 3. */
+const heldBack = (r: Result) => {
+  assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
 
 /** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
 function project(): { bare: string; a: string; b: string } {
@@ -51,7 +56,7 @@ const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit",
 test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
   const { bare, b } = project();
   futureLeaseSet(bare);
-  const s = ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  const s = heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(s.stdout, /from a newer git-handoff: refs\/handoff\/leases/);
 
   // src/b.ts is free in b's stale copy, held exclusively by alice in the newer set.
@@ -91,7 +96,7 @@ test("the sh fast path hands over to the full hook once the lease set is held ba
   run();
   assert.is(run(), "", "free: no objection");
   futureLeaseSet(bare);
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(run(), NEWER);
 });
 
@@ -102,9 +107,9 @@ test("writes to refs held back as newer are refused before anything is written; 
   ok(cli(["sync"], { cwd: b, agent: "bob" }));
   const tip = gitOut(bare, "rev-parse", "refs/handoff/tasks/z");
   const z = readRecordAt(bare, "refs/handoff/tasks/z");
-  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v2)" }, { parent: tip, format: "git-handoff 2\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v3)" }, { parent: tip, format: "git-handoff 3\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
   futureLeaseSet(bare);
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
 
   // Views mark z.
   const show = ok(cli(["task", "show", "z"], { cwd: b, agent: "bob" }));
