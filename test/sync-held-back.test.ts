@@ -6,19 +6,15 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { eventMessage, recordCommit, setRef } from "./support/forge.ts";
 import { inProcess } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, gitOut, succeeded } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
-const ok = (r: ReturnType<typeof cli>) => {
-  assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
-  return r;
-};
+const ok = succeeded;
 
 function project() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   return { bare, victim: cloneOf(bare) };
 }
 

@@ -4,19 +4,15 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { amendRecord, eventMessage } from "./support/forge.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, succeeded } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
-const ok = (r: ReturnType<typeof cli>) => {
-  assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
-  return r;
-};
+const ok = succeeded;
 
 test("a write that drops a task's reclaim record is refused on receive; the reclaimed agent still may not finish it", () => {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const at = (minutes: number) => ({ HANDOFF_NOW: new Date(Date.parse("2026-12-06T10:00:00Z") + minutes * 60_000).toISOString() });

@@ -78,6 +78,12 @@ function removeTree(dir: string): void {
   }
 }
 
+/** `r`, after asserting the command exited 0 (its output in the message otherwise). */
+export function succeeded(r: CliResult): CliResult {
+  if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
 export interface CliResult {
   code: number;
   stdout: string;

@@ -168,6 +168,13 @@ export async function twoClonesOverHttp(name: string, servers: GitServer[]): Pro
   return { bare, a: cloneOf(http.url(name)), b: cloneOf(http.url(name)), http };
 }
 
+/** A bare remote (by path) holding a main branch with one empty commit, nothing else. */
+export function emptyRemote(): string {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  return bare;
+}
+
 /** A bare remote (by path) with a main branch, and a clone `a` that pushed the task `ship` to it. */
 export function servedProject(): { bare: string; a: string } {
   const bare = serveRoot().bare("project");
