@@ -59,4 +59,41 @@ test("claim of a dependent: a local done of its dependency not pushed yet goes o
   ok(cli(["sync"], { cwd: a }));
 });
 
+test("two clones each add one edge of a cycle: the second to sync is refused, as a conflict, and no cycle reaches the remote", () => {
+  const { bare, a, b } = project();
+  ok(cli(["task", "add", "x", "--id", "X"], { cwd: a, agent: "lead" }));
+  ok(cli(["task", "add", "y", "--id", "Y"], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  ok(cli(["depend", "X", "--on", "Y"], { cwd: a, agent: "alice" }));
+  ok(cli(["depend", "Y", "--on", "X"], { cwd: b, agent: "bob" }));
+  ok(cli(["sync"], { cwd: a }));
+  const refused = cli(["sync"], { cwd: b });
+  assert.match(refused.stdout + refused.stderr, /close the cycle Y -> X -> Y with a dependency another clone pushed first: Y does not wait on X/);
+  for (const clone of [a, b, a]) ok(cli(["sync"], { cwd: clone }));
+  assert.equal(remoteTask(bare, "X").after, ["Y"]);
+  assert.equal(remoteTask(bare, "Y").after ?? [], [], "the closing edge never reached the remote");
+  for (const clone of [a, b]) {
+    assert.equal(ok(cli(["task", "show", "Y", "--json"], { cwd: clone })).json.after ?? [], []);
+    ok(cli(["doctor"], { cwd: clone }));
+  }
+  const conflicts = ok(cli(["sync-conflicts", "--json"], { cwd: b, agent: "bob" })).json;
+  assert.is(conflicts.length, 1);
+  assert.is(conflicts[0].code, "cycle");
+  assert.is(conflicts[0].task, "Y");
+});
+
+test("edges from two clones that close no cycle both land, replayed on a task both changed", () => {
+  const { bare, a, b } = project();
+  for (const id of ["P", "Q", "R"]) ok(cli(["task", "add", id, "--id", id], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  ok(cli(["depend", "P", "--on", "Q"], { cwd: a, agent: "alice" }));
+  ok(cli(["depend", "P", "--on", "R"], { cwd: b, agent: "bob" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  assert.equal([...remoteTask(bare, "P").after].sort(), ["Q", "R"]);
+  assert.equal(ok(cli(["sync-conflicts", "--json"], { cwd: b, agent: "bob" })).json, []);
+});
+
 test.run();
