@@ -1,6 +1,7 @@
 // Re-applying an operation recorded on one clone to the state another clone pushed first. Each
 // recorded event names the intent (claim, renew, done...); the intent goes back through the same
 // pure operations, so whatever no longer applies comes back as the usual refusal.
+import { addDependency, removeDependency } from "./dependency-graph.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Actor } from "./identity.ts";
 import { refuse, type Outcome } from "./outcome.ts";
@@ -35,6 +36,10 @@ const replayers = new Map<string, TaskReplayer>([
   ],
   ["failed", (t, e, _r, ctx) => failTask(t, ctx, e.reason ?? "failed")],
   ["cancelled", (t, e, _r, ctx) => cancelTask(t, ctx, e.reason ?? "cancelled")],
+  // The edge alone: whether it closes a cycle depends on the other tasks, which sync checks on the
+  // whole graph before it pushes (sync/dependency-cycles.ts).
+  ["depended", (t, e, _r, ctx) => addDependency(t, e.on ?? "", ctx)],
+  ["undepended", (t, e, _r, ctx) => removeDependency(t, e.on ?? "", ctx)],
   [
     "reclaimed",
     (t, e, _r, ctx) => {

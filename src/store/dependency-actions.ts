@@ -13,6 +13,7 @@ import { addressRefusal, type Taker } from "../core/address.ts";
 import { takerOf } from "./machine.ts";
 import { readyFrom } from "./task-listing.ts";
 import { fromOrderFile, orderedTasks } from "./task-order.ts";
+import { ReadMoved } from "./rests-on.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
@@ -154,9 +155,14 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
     if (task?.to && !who) who = await takerOf(store);
     const read = new Set(task?.after ?? []);
     const deps = new Map<string, Task>();
+    // The claim counts only while each dependency still holds the record read (rests-on.ts): through
+    // a sync remote, a `done` made here but not pushed yet goes out with the claim, or, if the remote
+    // moved the dependency meanwhile (another agent holds it), the claim does not count.
+    const tips = new Map<string, string>();
     for (const dep of read) {
       const tip = await store.readRef(taskRef(dep));
       if (tip) deps.set(dep, await store.record(taskRef(dep), tip, TASK_FILE, Task));
+      if (tip) tips.set(taskRef(dep), tip);
     }
     try {
       return await mutate(store, id, (t, ctx) => {
@@ -164,13 +170,13 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
         if ((t.after ?? []).some((d) => !read.has(d))) throw new DependenciesMoved();
         const edges = blockingEdges(t, deps, ctx.now);
         return edges.length ? { ok: false, refusal: blockedRefusal(t, edges) } : claim(t, ctx);
-      }, { exclusive: true });
+      }, { exclusive: true, restsOn: tips });
     } catch (e) {
       if (e instanceof MachineNeeded && !who) {
         who = await takerOf(store);
         continue;
       }
-      if (e instanceof DependenciesMoved && round < 5) continue;
+      if ((e instanceof DependenciesMoved || e instanceof ReadMoved) && round < 5) continue;
       throw e;
     }
   }

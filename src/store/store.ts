@@ -29,6 +29,7 @@ import { configFileStamp } from "../git/config.ts";
 import { RecordCacheFile } from "./record-cache-file.ts";
 import { loadRepositoryConfig, type PolicySource } from "./repo-policy.ts";
 import { failOnLingeringLock, failOnStaleLock } from "./stale-lock.ts";
+import { restingOn } from "./rests-on.ts";
 
 export const REF_ROOT = "refs/handoff/";
 /** Where each task's ref is, `refs/handoff/tasks/<id>` (task-store.ts). */
@@ -516,6 +517,7 @@ export class Store {
    * attempt on fresh state, so a refusal is always about the current state, never a stale one.
    */
   async casLoop<R>(attempt: Attempt<R>, opts: CasOptions = {}): Promise<R> {
+    if (opts.restsOn?.size) attempt = restingOn(this, attempt, opts.restsOn);
     const deferred = !opts.exclusive && this.syncOptions.push && opts.deferrable && this.remoteGate?.deferred ? await this.syncRemote() : null;
     if (opts.exclusive || (this.syncOptions.push && !deferred)) {
       // With a sync remote, exclusive writes (and every write under --push) count once pushed.
@@ -662,6 +664,12 @@ export interface CasOptions {
    * anyone and needs no clock check before it goes out (skew.ts guardClock).
    */
   createsOnly?: boolean;
+  /**
+   * Refs the decision read but does not change, with the values read (a claim's dependencies):
+   * the write counts only while each still holds that value, here and on the sync remote
+   * (rests-on.ts). A ref that moved here fails the attempt with `ReadMoved`.
+   */
+  restsOn?: ReadonlyMap<string, string>;
   /**
    * One deadline shared by several writes of one call (claim --next trying candidates): the sync
    * layer sets `until` on first use and bounds every later write by it.

@@ -1,6 +1,6 @@
 // Bringing the local refs/handoff/* in line with what was fetched from the sync remote, per ref:
 // fast-forward, keep (local is ahead: push it), or replay the local operations on the remote tip.
-import { HandoffError } from "../core/errors.ts";
+import { HandoffError, type Refusal } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { isFinal, Task } from "../core/task.ts";
@@ -121,7 +121,17 @@ async function liveHere(store: Store, ref: string, tip: string): Promise<boolean
  * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
  * own versions are laid on top of the remote line (both sides stay in the history).
  */
-export async function replayRef(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+/**
+ * `refused`: local commits of a task ref that are not replayed, with why (a dependency that would
+ * close a cycle across clones, dependency-cycles.ts): each becomes a conflict like a refused replay.
+ */
+export async function replayRef(
+  store: Store,
+  ref: string,
+  local: string,
+  remote: string,
+  refused: ReadonlyMap<string, Refusal> = new Map(),
+): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
   if (ref === LEASES_REF) return replayLeases(store, ref, local, remote);
   const { commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
@@ -159,7 +169,8 @@ export async function replayRef(store: Store, ref: string, local: string, remote
     const prev = previous;
     previous = event;
     if (!event || isDerivedEvent(event, prev)) continue;
-    const out = event.type === "created" ? null : replayTaskEvent(task, event, recorded);
+    const why = refused.get(oid);
+    const out = why ? ({ ok: false, refusal: why } as const) : event.type === "created" ? null : replayTaskEvent(task, event, recorded);
     if (out && out.ok) {
       if (out.steps.length) tip = writeSteps(store, tip, "task.json", out.steps);
       task = out.record;

@@ -7,6 +7,7 @@ import { ownFolder, touchNoFollow } from "../git/safe-file.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { namespaceSplit, pushWithLease, trackingRef, type NamespaceSplit } from "../git/remote.ts";
 import { integrate } from "./integrate.ts";
+import { refuseCycles } from "./dependency-cycles.ts";
 import { listEarly, refreshTracking, snapshot, type Listing } from "./tracking.ts";
 import { forgetQuiet, readQuiet, rememberQuiet, stillQuiet, syncStamp } from "./quiet-sync.ts";
 import { recordSightings } from "./skew.ts";
@@ -173,12 +174,16 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     report.conflicts.push(...step.conflicts);
     for (const [a, b] of step.rewritten) rewritten.set(a, b);
     if (step.fastForwarded.length || step.replayed.length) say(`took ${step.fastForwarded.length} ref(s) from ${remote}, replayed ${step.replayed.length} local change(s) on top`);
-    if (!step.ahead.length) {
+    // Dependencies added here meet the remote's graph: an edge closing a cycle is refused.
+    const cycles = await refuseCycles(store, step.ahead, f.after);
+    report.conflicts.push(...cycles.conflicts);
+    if (!cycles.ahead.length) {
       say(`nothing to push to ${remote}`);
       break;
     }
-    const leases = step.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
-    say(`pushing ${leases.length} ref(s) to ${remote}`);
+    const own = cycles.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
+    const leases = [...own, ...cycles.checks];
+    say(`pushing ${own.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");
     const unknown = push.kind === "unknown" || [...push.status.values()].includes("unknown");
@@ -193,7 +198,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
       // The fetch of the next sync would say the same; saying it now keeps the leases exact.
       const r = await store.updateRefs(leases.map((l) => ({ ref: trackingRef(remote, l.ref), new: l.new, old: l.expected })));
       void r; // a concurrent fetch may have written them first, to the same values
-      report.pushed.push(...leases.map((l) => l.ref));
+      report.pushed.push(...own.map((l) => l.ref));
       localAfter = undefined; // replays changed local refs after integrate's view: list them afresh
       break;
     }

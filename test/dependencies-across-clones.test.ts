@@ -1,0 +1,99 @@
+// Dependencies between clones that share coordination state through a sync remote: a claim counts
+// only on the remote's record of its dependencies, and two clones cannot close a cycle together.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+function project() {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  return { bare, a: cloneOf(bare), b: cloneOf(bare) };
+}
+
+const ok = (r: ReturnType<typeof cli>) => {
+  assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  return r;
+};
+
+const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
+
+function dependencyAndDependent() {
+  const p = project();
+  ok(cli(["task", "add", "dependency", "--id", "D"], { cwd: p.a, agent: "lead" }));
+  ok(cli(["task", "add", "dependent", "--id", "T", "--after", "D"], { cwd: p.a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: p.a }));
+  ok(cli(["sync"], { cwd: p.b }));
+  return p;
+}
+
+test("claim of a dependent: a local done of its dependency that the remote refuses grants nothing", () => {
+  const { bare, a, b } = dependencyAndDependent();
+  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+  // Clone a has not seen bob's claim: the done is accepted here, and is not on the remote.
+  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  const claim = cli(["claim", "T", "--json"], { cwd: a, agent: "alice" });
+  assert.is(claim.code, 3, claim.stderr);
+  assert.is(claim.json.error.code, "blocked");
+  assert.match(claim.stderr, /held by bob/);
+  assert.is(remoteTask(bare, "T").status, "todo", "nothing was granted on the remote");
+  assert.is(remoteTask(bare, "D").claim.agent, "bob");
+  // The refused done is a conflict for alice, as sync would have said.
+  const conflicts = ok(cli(["sync-conflicts", "--all", "--json"], { cwd: a, agent: "alice" })).json;
+  assert.ok(conflicts.some((c: { task: string; event: { type: string } }) => c.task === "D" && c.event.type === "done"), JSON.stringify(conflicts));
+  ok(cli(["sync"], { cwd: a }));
+  assert.is(ok(cli(["task", "show", "T", "--json"], { cwd: a })).json.status, "todo");
+});
+
+test("claim of a dependent: a local done of its dependency not pushed yet goes out with the claim", () => {
+  const { bare, a } = dependencyAndDependent();
+  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
+  const claim = ok(cli(["claim", "T", "--json"], { cwd: a, agent: "alice" }));
+  assert.is(claim.json.claim.agent, "alice");
+  assert.is(remoteTask(bare, "T").claim.agent, "alice");
+  assert.is(remoteTask(bare, "D").status, "done", "the dependency's done landed with the claim");
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/D"), gitOut(bare, "rev-parse", "refs/handoff/tasks/D"));
+  ok(cli(["sync"], { cwd: a }));
+});
+
+test("two clones each add one edge of a cycle: the second to sync is refused, as a conflict, and no cycle reaches the remote", () => {
+  const { bare, a, b } = project();
+  ok(cli(["task", "add", "x", "--id", "X"], { cwd: a, agent: "lead" }));
+  ok(cli(["task", "add", "y", "--id", "Y"], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  ok(cli(["depend", "X", "--on", "Y"], { cwd: a, agent: "alice" }));
+  ok(cli(["depend", "Y", "--on", "X"], { cwd: b, agent: "bob" }));
+  ok(cli(["sync"], { cwd: a }));
+  const refused = cli(["sync"], { cwd: b });
+  assert.match(refused.stdout + refused.stderr, /close the cycle Y -> X -> Y with a dependency another clone pushed first: Y does not wait on X/);
+  for (const clone of [a, b, a]) ok(cli(["sync"], { cwd: clone }));
+  assert.equal(remoteTask(bare, "X").after, ["Y"]);
+  assert.equal(remoteTask(bare, "Y").after ?? [], [], "the closing edge never reached the remote");
+  for (const clone of [a, b]) {
+    assert.equal(ok(cli(["task", "show", "Y", "--json"], { cwd: clone })).json.after ?? [], []);
+    ok(cli(["doctor"], { cwd: clone }));
+  }
+  const conflicts = ok(cli(["sync-conflicts", "--json"], { cwd: b, agent: "bob" })).json;
+  assert.is(conflicts.length, 1);
+  assert.is(conflicts[0].code, "cycle");
+  assert.is(conflicts[0].task, "Y");
+});
+
+test("edges from two clones that close no cycle both land, replayed on a task both changed", () => {
+  const { bare, a, b } = project();
+  for (const id of ["P", "Q", "R"]) ok(cli(["task", "add", id, "--id", id], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  ok(cli(["depend", "P", "--on", "Q"], { cwd: a, agent: "alice" }));
+  ok(cli(["depend", "P", "--on", "R"], { cwd: b, agent: "bob" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  assert.equal([...remoteTask(bare, "P").after].sort(), ["Q", "R"]);
+  assert.equal(ok(cli(["sync-conflicts", "--json"], { cwd: b, agent: "bob" })).json, []);
+});
+
+test.run();
