@@ -153,12 +153,13 @@ export async function replayRef(store: Store, ref: string, local: string, remote
   }
   let task = (await readRecord(store.reader, store.oidBytes, remote, ref, "task.json", Task)).record;
   let previous: HandoffEvent | null = null;
+  let previousRecord: Task | null = null;
   for (const oid of commits) {
     const { record: recorded, commit } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
     const event = eventFromMessage(commit.message);
-    const prev = previous;
-    previous = event;
-    if (!event || isDerivedEvent(event, prev)) continue;
+    const [prev, prevRecord] = [previous, previousRecord];
+    [previous, previousRecord] = [event, recorded];
+    if (!event || isDerivedEvent(event, prev, prevRecord)) continue;
     const out = event.type === "created" ? null : replayTaskEvent(task, event, recorded);
     if (out && out.ok) {
       if (out.steps.length) tip = writeSteps(store, tip, "task.json", out.steps);
