@@ -15,7 +15,7 @@ import { REF_ROOT, type Store } from "../store/store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
-import { replayLeaseWrite } from "../core/lease-replay.ts";
+import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 
@@ -52,7 +52,8 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     if (sameRefs(local, after)) return { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local };
     const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local: new Map(local) };
     const updates: RefUpdate[] = [];
-    const names = new Set([...local.keys(), ...after.keys()]);
+    // The lease set last: its replay follows each task's state as this sync leaves it.
+    const names = [...new Set([...local.keys(), ...after.keys()])].sort((x, y) => Number(x === LEASES_REF) - Number(y === LEASES_REF));
     let archived: Map<string, string> | null = null;
     for (const ref of names) {
       const L = local.get(ref) ?? null;
@@ -83,7 +84,7 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         updates.push({ ref, new: T, old: L });
         out.fastForwarded.push(ref);
       } else {
-        const replay = await replayRef(store, ref, L, T);
+        const replay = await replayRef(store, ref, L, T, (id) => finishedAfter(store, id, updates, local));
         out.conflicts.push(...replay.conflicts);
         for (const [a, b] of replay.rewritten) out.rewritten.set(a, b);
         updates.push({ ref, new: replay.tip, old: L });
@@ -116,13 +117,31 @@ async function liveHere(store: Store, ref: string, tip: string): Promise<boolean
 }
 
 /**
+ * Whether task `id` is finished once `updates` are applied to `local`: a task ref this sync removes
+ * was compacted or deleted, both only done to finished tasks; one that no side has is not.
+ */
+async function finishedAfter(store: Store, id: string, updates: RefUpdate[], local: Tips): Promise<boolean> {
+  const ref = `${TASKS_PREFIX}${id}`;
+  const update = updates.find((u) => u.ref === ref);
+  const tip = update ? update.new : (local.get(ref) ?? null);
+  if (tip === null) return update !== undefined;
+  return !(await liveHere(store, ref, tip));
+}
+
+/**
  * Replays the local commits of one ref on the remote tip. Task operations go back through the
  * pure task operations (a claim another clone won comes back refused), and so do the lease set's
  * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
  * own versions are laid on top of the remote line (both sides stay in the history).
  */
-export async function replayRef(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
-  if (ref === LEASES_REF) return replayLeases(store, ref, local, remote);
+export async function replayRef(
+  store: Store,
+  ref: string,
+  local: string,
+  remote: string,
+  finished: (task: string) => Promise<boolean> = async () => false,
+): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+  if (ref === LEASES_REF) return replayLeases(store, ref, local, remote, finished);
   const { commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
@@ -194,9 +213,16 @@ async function eventTime(store: Store, oid: string, ref: string): Promise<number
  * The local writes of the lease set, replayed on the remote's set one by one as what each changed
  * (core/lease-replay.ts): leases another clone pushed stay, and a lease added here that a live
  * lease of another agent now clashes with is a conflict for its agent (a tentative offline lease is
- * then refused), never a second exclusive holder.
+ * then refused), never a second exclusive holder. A lease of a task `finished` once synced is not
+ * kept, whichever clone renewed it.
  */
-async function replayLeases(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+async function replayLeases(
+  store: Store,
+  ref: string,
+  local: string,
+  remote: string,
+  finished: (task: string) => Promise<boolean>,
+): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
   const { base, commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
@@ -204,6 +230,8 @@ async function replayLeases(store: Store, ref: string, local: string, remote: st
   let onto = (await readLeasesAt(store, remote)).set;
   let parent = base ? (await readLeasesAt(store, base)).set : EMPTY_LEASES;
   let after = await eventTime(store, remote, ref);
+  const seen = new Map<string, Promise<boolean>>();
+  const finishedOnce = (id: string) => seen.get(id) ?? seen.set(id, finished(id)).get(id)!;
   for (const oid of commits) {
     const written = (await readLeasesAt(store, oid)).set;
     const event = eventFromMessage((await readCommit(store, oid, ref)).message);
@@ -212,7 +240,9 @@ async function replayLeases(store: Store, ref: string, local: string, remote: st
     if (!event) continue; // not a write of ours: nothing to replay
     const at = new Date(Math.max(Date.parse(event.at), after));
     const actor = event.by ?? event.agent;
-    const r = replayLeaseWrite(onto, from, written, actor, at);
+    const ended = new Set<string>();
+    for (const id of tasksTouched(from, written)) if (await finishedOnce(id)) ended.add(id);
+    const r = replayLeaseWrite(onto, from, written, actor, at, ended);
     for (const { lease, clash } of r.refused) {
       conflicts.push({
         ref,
