@@ -60,6 +60,18 @@ test("an explicit fail of a task whose claim had run out is replayed at sync, no
   assert.equal(eventsOf(a, 304), eventsOf(b, 304));
 });
 
+test("an explicit fail of a task someone took over meanwhile becomes a conflict for its agent", () => {
+  const { bare, a, b } = project();
+  claimedThenMoved(a, b);
+  ok(run(["claim", "T"], a, "carol", 200)); // alice's claim ran out: carol takes T on the remote
+  ok(run(["fail", "T", "--reason", "cannot be done"], b, "bob", 300));
+  const s = ok(run(["sync", "--json"], b, "bob", 301)).json;
+  assert.equal(s.conflicts.map((c: any) => `${c.agent} ${c.event.type} ${c.code} ${c.holder}`), ["bob failed held_by_other carol"]);
+  const t = remoteTask(bare, "T");
+  assert.is(t.status, "claimed");
+  assert.is(t.claim.agent, "carol");
+});
+
 test("the automatic failure of a task's last attempt is still skipped at sync, with no conflict", () => {
   const { bare, a, b } = project("max_attempts: 1\n");
   claimedThenMoved(a, b);
