@@ -44,4 +44,17 @@ test("a sweep of another agent's lease takes it only as it was, or once it has r
   assert.equal(names(replayLeaseWrite(set(ranOut), set(expired), set(), "alice", NOW).record), []);
 });
 
+test("a task's lease follows its task: for a finished one it is not added again, and its removal holds", () => {
+  const forTask = (agent: string, pattern: string, task: string, expires?: string) => ({ ...lease(agent, pattern, { exclusive: true, ...(expires ? { expires } : {}) }), task });
+  const held = forTask("alice", "src/a/**", "T");
+  const renewed = forTask("alice", "src/a/**", "T", "2026-12-05T15:00:00.000Z");
+  const other = forTask("carol", "src/c/**", "U");
+  // alice's renewal of T, laid on a set where T's cancel had already removed its lease.
+  assert.equal(names(replayLeaseWrite(set(other), set(held, other), set(renewed, other), "alice", NOW, new Set(["T"])).record), ["src/c/** carol x 13:00"]);
+  assert.equal(names(replayLeaseWrite(set(other), set(held, other), set(renewed, other), "alice", NOW).record), ["src/a/** alice x 15:00", "src/c/** carol x 13:00"]);
+  // The creator's cancel of T (it removed alice's lease), laid on alice's renewal of it.
+  assert.equal(names(replayLeaseWrite(set(renewed, other), set(held, other), set(other), "lead", NOW, new Set(["T"])).record), ["src/c/** carol x 13:00"]);
+  assert.equal(names(replayLeaseWrite(set(renewed, other), set(held, other), set(other), "lead", NOW).record), ["src/a/** alice x 15:00", "src/c/** carol x 13:00"]);
+});
+
 test.run();

@@ -4,7 +4,10 @@
 // changed. The leases it added are added again only where no live lease of another agent now
 // clashes (the same check a lease operation makes, and validation on receive repeats); the leases it
 // removed go, its actor's own whatever became of them, another agent's only as it was then or once
-// it has run out here too (a sweep must not take a lease its holder renewed meanwhile). Pure.
+// it has run out here too (a sweep must not take a lease its holder renewed meanwhile). A task's
+// lease follows where its task ends up: for a task finished once the sync is done (cancelled in one
+// clone while its holder renewed in another), the write's lease is not added again, and the one it
+// removed goes whatever became of it, or the finished task would hold its scope for a whole TTL. Pure.
 import { isLeaseLive, type Lease, type LeaseSet } from "./lease.ts";
 import { findConflicts } from "./lease-ops.ts";
 import { sortLeases } from "./lease-order.ts";
@@ -18,11 +21,28 @@ export interface ReplayedLeaseWrite {
 const keyOf = (l: Lease) => `${l.agent}\u0000${l.pattern}`;
 const textOf = (l: Lease) => JSON.stringify(l);
 
+/** The tasks whose leases a write added, changed or removed: the only ones its replay asks about. */
+export function tasksTouched(parent: LeaseSet, written: LeaseSet): Set<string> {
+  const before = new Set(parent.leases.map(textOf));
+  const after = new Set(written.leases.map(textOf));
+  const changed = [...written.leases.filter((l) => !before.has(textOf(l))), ...parent.leases.filter((l) => !after.has(textOf(l)))];
+  return new Set(changed.flatMap((l) => (l.task === null ? [] : [l.task])));
+}
+
 /**
  * `written` was made from `parent` by `actor`'s operation; it lands on `onto` at `now` (the write's
- * time, or later: never before what it lands on).
+ * time, or later: never before what it lands on). `finished`: the tasks that are finished where the
+ * sync converges. Their leases are left out silently: the task's own replay says what no longer applied.
  */
-export function replayLeaseWrite(onto: LeaseSet, parent: LeaseSet, written: LeaseSet, actor: string, now: Date): ReplayedLeaseWrite {
+export function replayLeaseWrite(
+  onto: LeaseSet,
+  parent: LeaseSet,
+  written: LeaseSet,
+  actor: string,
+  now: Date,
+  finished: ReadonlySet<string> = new Set(),
+): ReplayedLeaseWrite {
+  const ended = (l: Lease) => l.task !== null && finished.has(l.task);
   const before = new Set(parent.leases.map(textOf));
   const after = new Set(written.leases.map(textOf));
   const added = written.leases.filter((l) => !before.has(textOf(l)));
@@ -30,10 +50,11 @@ export function replayLeaseWrite(onto: LeaseSet, parent: LeaseSet, written: Leas
   const removed = new Map(parent.leases.filter((l) => !after.has(textOf(l)) && !addedKeys.has(keyOf(l))).map((l) => [keyOf(l), l]));
   let next = onto.leases.filter((l) => {
     const gone = removed.get(keyOf(l));
-    return !gone || !(l.agent === actor || textOf(l) === textOf(gone) || !isLeaseLive(l, now));
+    return !gone || !(l.agent === actor || textOf(l) === textOf(gone) || !isLeaseLive(l, now) || ended(l));
   });
   const refused: ReplayedLeaseWrite["refused"] = [];
   for (const lease of added) {
+    if (ended(lease)) continue;
     // A lease of the same holder and pattern is the one this write renewed or changed: replaced.
     const others = next.filter((l) => keyOf(l) !== keyOf(lease));
     const clash = findConflicts(others, lease.agent, [lease.pattern], lease.exclusive, now)[0];

@@ -60,10 +60,15 @@ export function registerTaskReplayer(type: string, replayer: TaskReplayer): void
   replayers.set(type, replayer);
 }
 
-/** Events another operation derives by itself (lazy expiry) are never replayed on their own. */
-export function isDerivedEvent(event: HandoffEvent, previous: HandoffEvent | null): boolean {
+/**
+ * Events another operation derives by itself (lazy expiry) are never replayed on their own: the
+ * expiry, and the failure it brings when it used up the last attempt. `freed` is the record the
+ * previous event left. An explicit `fail` of a task whose claim had run out also follows its own
+ * settle's `expired` at the same instant; attempts were left then, and it is replayed like any fail.
+ */
+export function isDerivedEvent(event: HandoffEvent, previous: HandoffEvent | null, freed: Task | null): boolean {
   if (event.type === "expired") return true;
-  return event.type === "failed" && previous?.type === "expired" && previous.at === event.at;
+  return event.type === "failed" && previous?.type === "expired" && previous.at === event.at && freed !== null && freed.attempts >= freed.max_attempts;
 }
 
 export function actorOf(event: HandoffEvent): Actor {

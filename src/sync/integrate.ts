@@ -15,7 +15,7 @@ import { REF_ROOT, type Store } from "../store/store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
-import { replayLeaseWrite } from "../core/lease-replay.ts";
+import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 
@@ -52,7 +52,8 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     if (sameRefs(local, after)) return { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local };
     const out: Integration = { ahead: [], fastForwarded: [], replayed: [], removed: [], conflicts: [], rewritten: new Map(), local: new Map(local) };
     const updates: RefUpdate[] = [];
-    const names = new Set([...local.keys(), ...after.keys()]);
+    // The lease set last: its replay follows each task's state as this sync leaves it.
+    const names = [...new Set([...local.keys(), ...after.keys()])].sort((x, y) => Number(x === LEASES_REF) - Number(y === LEASES_REF));
     let archived: Map<string, string> | null = null;
     for (const ref of names) {
       const L = local.get(ref) ?? null;
@@ -83,7 +84,7 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         updates.push({ ref, new: T, old: L });
         out.fastForwarded.push(ref);
       } else {
-        const replay = await replayRef(store, ref, L, T);
+        const replay = await replayRef(store, ref, L, T, new Map(), (id) => finishedAfter(store, id, updates, local));
         out.conflicts.push(...replay.conflicts);
         for (const [a, b] of replay.rewritten) out.rewritten.set(a, b);
         updates.push({ ref, new: replay.tip, old: L });
@@ -116,6 +117,18 @@ async function liveHere(store: Store, ref: string, tip: string): Promise<boolean
 }
 
 /**
+ * Whether task `id` is finished once `updates` are applied to `local`: a task ref this sync removes
+ * was compacted or deleted, both only done to finished tasks; one that no side has is not.
+ */
+async function finishedAfter(store: Store, id: string, updates: RefUpdate[], local: Tips): Promise<boolean> {
+  const ref = `${TASKS_PREFIX}${id}`;
+  const update = updates.find((u) => u.ref === ref);
+  const tip = update ? update.new : (local.get(ref) ?? null);
+  if (tip === null) return update !== undefined;
+  return !(await liveHere(store, ref, tip));
+}
+
+/**
  * Replays the local commits of one ref on the remote tip. Task operations go back through the
  * pure task operations (a claim another clone won comes back refused), and so do the lease set's
  * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
@@ -124,6 +137,8 @@ async function liveHere(store: Store, ref: string, tip: string): Promise<boolean
 /**
  * `refused`: local commits of a task ref that are not replayed, with why (a dependency that would
  * close a cycle across clones, dependency-cycles.ts): each becomes a conflict like a refused replay.
+ * `finished`: whether a task is finished once this sync is applied (the lease set's replay keeps
+ * no lease of one).
  */
 export async function replayRef(
   store: Store,
@@ -131,8 +146,9 @@ export async function replayRef(
   local: string,
   remote: string,
   refused: ReadonlyMap<string, Refusal> = new Map(),
+  finished: (task: string) => Promise<boolean> = async () => false,
 ): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
-  if (ref === LEASES_REF) return replayLeases(store, ref, local, remote);
+  if (ref === LEASES_REF) return replayLeases(store, ref, local, remote, finished);
   const { commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
@@ -163,12 +179,13 @@ export async function replayRef(
   }
   let task = (await readRecord(store.reader, store.oidBytes, remote, ref, "task.json", Task)).record;
   let previous: HandoffEvent | null = null;
+  let previousRecord: Task | null = null;
   for (const oid of commits) {
     const { record: recorded, commit } = await readRecord(store.reader, store.oidBytes, oid, ref, "task.json", Task);
     const event = eventFromMessage(commit.message);
-    const prev = previous;
-    previous = event;
-    if (!event || isDerivedEvent(event, prev)) continue;
+    const [prev, prevRecord] = [previous, previousRecord];
+    [previous, previousRecord] = [event, recorded];
+    if (!event || isDerivedEvent(event, prev, prevRecord)) continue;
     const why = refused.get(oid);
     const out = why ? ({ ok: false, refusal: why } as const) : event.type === "created" ? null : replayTaskEvent(task, event, recorded);
     if (out && out.ok) {
@@ -204,9 +221,16 @@ async function eventTime(store: Store, oid: string, ref: string): Promise<number
  * The local writes of the lease set, replayed on the remote's set one by one as what each changed
  * (core/lease-replay.ts): leases another clone pushed stay, and a lease added here that a live
  * lease of another agent now clashes with is a conflict for its agent (a tentative offline lease is
- * then refused), never a second exclusive holder.
+ * then refused), never a second exclusive holder. A lease of a task `finished` once synced is not
+ * kept, whichever clone renewed it.
  */
-async function replayLeases(store: Store, ref: string, local: string, remote: string): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
+async function replayLeases(
+  store: Store,
+  ref: string,
+  local: string,
+  remote: string,
+  finished: (task: string) => Promise<boolean>,
+): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
   const { base, commits } = await commitsSince(store, remote, local, ref);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
@@ -214,6 +238,8 @@ async function replayLeases(store: Store, ref: string, local: string, remote: st
   let onto = (await readLeasesAt(store, remote)).set;
   let parent = base ? (await readLeasesAt(store, base)).set : EMPTY_LEASES;
   let after = await eventTime(store, remote, ref);
+  const seen = new Map<string, Promise<boolean>>();
+  const finishedOnce = (id: string) => seen.get(id) ?? seen.set(id, finished(id)).get(id)!;
   for (const oid of commits) {
     const written = (await readLeasesAt(store, oid)).set;
     const event = eventFromMessage((await readCommit(store, oid, ref)).message);
@@ -222,7 +248,9 @@ async function replayLeases(store: Store, ref: string, local: string, remote: st
     if (!event) continue; // not a write of ours: nothing to replay
     const at = new Date(Math.max(Date.parse(event.at), after));
     const actor = event.by ?? event.agent;
-    const r = replayLeaseWrite(onto, from, written, actor, at);
+    const ended = new Set<string>();
+    for (const id of tasksTouched(from, written)) if (await finishedOnce(id)) ended.add(id);
+    const r = replayLeaseWrite(onto, from, written, actor, at, ended);
     for (const { lease, clash } of r.refused) {
       conflicts.push({
         ref,

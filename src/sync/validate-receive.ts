@@ -286,7 +286,7 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
       if (!prev.claim || Date.parse(prev.claim.expires_at) > at || rec.claim !== null || rec.fence !== prev.fence) invalid(`an "expired" by ${actor} on a claim that had not run out`);
       return;
     }
-    if (isDerivedEvent(ev, parent.event)) {
+    if (isDerivedEvent(ev, parent.event, prev)) {
       if (rec.claim !== null || rec.status !== "failed") invalid(`a derived "failed" that does not fail the task`);
       return;
     }
