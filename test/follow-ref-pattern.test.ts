@@ -27,8 +27,10 @@ test("a pull of tasks/f1 also applies tasks/f12, which its pattern brought, and 
     assert.is(await store.readRef("refs/handoff/tasks/f12"), gitOut(bare, "rev-parse", "refs/handoff/tasks/f12"), "the other match is applied, not only tracked");
     assert.is(await store.readRef("refs/handoff/tasks/f13"), null, "the hostile match never enters refs/handoff/");
     assert.ok(p.ok && p.refused?.some((q) => q.ref === "refs/handoff/tasks/f13"), "and is named as refused");
-    // Nothing was left for a later sync to take as already judged: sync agrees and changes nothing.
-    assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+    // Nothing was left for a later sync to take as already judged: sync agrees (f13 kept back: exit 3) and changes nothing.
+    const s = cli(["sync", "--json"], { cwd: b, agent: "bob" });
+    assert.is(s.code, 3, s.stderr);
+    assert.equal(s.json.quarantined.map((q: { ref: string }) => q.ref), ["refs/handoff/tasks/f13"]);
     assert.is(await store.readRef("refs/handoff/tasks/f13"), null);
   } finally {
     store.close();
