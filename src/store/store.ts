@@ -170,6 +170,17 @@ export class Store {
     return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix) : await listRefs(this.storeCwd, prefix));
   }
 
+  /**
+   * Whether any ref is under `prefix`, read now without a turn of the event loop (listRefs gives a
+   * long-running process one, so watch events already queued arrive first); null where refs are
+   * not read from files here. For a check made on every write (newer-refs.ts): a turn between a
+   * writer's decision and its write lets the other writers of a racing process in first.
+   */
+  anyRefUnder(prefix: string): boolean | null {
+    if (!this.refFiles || (this.separateStore && !isStoreRef(prefix))) return null;
+    return this.refFiles.list(prefix).length > 0;
+  }
+
   /** Asked once per store (a move after that is refuseIfMoved's to see). */
   private storeMissing: boolean | undefined;
 

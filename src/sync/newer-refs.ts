@@ -4,9 +4,10 @@
 import type { NewerRef, Store } from "../store/store.ts";
 import { QUARANTINE_PREFIX, readQuarantine } from "./quarantine.ts";
 
-/** The sync remote's refs held back as newer, by ref name; one ref listing when there are none. */
+/** The sync remote's refs held back as newer, by ref name; one read of the quarantine folder, and no turn of the event loop, when there are none. */
 export async function heldAsNewer(store: Store): Promise<Map<string, NewerRef>> {
-  if (!(await store.listRefs(QUARANTINE_PREFIX)).length) return new Map();
+  const any = store.anyRefUnder(QUARANTINE_PREFIX);
+  if (any === false || (any === null && !(await store.listRefs(QUARANTINE_PREFIX)).length)) return new Map();
   const remote = await store.syncRemote();
   if (!remote) return new Map();
   const held = new Map<string, NewerRef>();
