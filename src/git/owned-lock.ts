@@ -177,7 +177,7 @@ function linkOwner(path: string, owner: OwnerFile): "linked" | false | null {
 }
 
 /** Removes the lock if it is still the inode this process placed (broken and retaken, the new holder keeps it). */
-function unlinkIfSame(path: string, ino: number): void {
+export function unlinkIfSame(path: string, ino: number): void {
   try {
     if (lstatSync(path).ino === ino) unlinkSync(path);
   } catch {

@@ -7,7 +7,7 @@
 import { uniqueSuffix } from "./unique-name.ts";
 import { existsSync, linkSync, lstatSync, readdirSync, renameSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { createExclusive, ownFolder } from "./safe-file.ts";
-import { holderGone, readOwner, selfOwner, type OwnerFile } from "./owned-lock.ts";
+import { holderGone, readOwner, selfOwner, unlinkIfSame, type OwnerFile } from "./owned-lock.ts";
 
 export interface Turn {
   give(): void;
@@ -50,7 +50,8 @@ export class WriteTurns {
           if (given) return;
           given = true;
           this.holding--;
-          this.give(path, me.ino);
+          // Only our own: had it been broken and taken by another, that one keeps it.
+          unlinkIfSame(path, me.ino);
         };
         return { give, waited: n > 0 };
       } catch (e) {
@@ -117,15 +118,6 @@ export class WriteTurns {
       }
       waiting.push(done);
     });
-  }
-
-  private give(path: string, ino: number): void {
-    // Only our own: had it been broken and taken by another, that one keeps it.
-    try {
-      if (lstatSync(path).ino === ino) unlinkSync(path);
-    } catch {
-      /* already gone */
-    }
   }
 
   /**
