@@ -1,6 +1,7 @@
 // `git handoff init` / `uninstall` for hooks: git hooks and the agents' hook configs. Planned
 // first (so --dry-run shows exactly what would change), then applied. Existing files are merged,
 // never clobbered, and backed up before the first change; an existing git hook keeps running.
+import { canonicalJson } from "../core/canonical-json.ts";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
@@ -243,13 +244,6 @@ function readBackup(path: string): { text: string; json: unknown } | null {
   }
 }
 
-/** JSON with its keys sorted: equal for the same content whatever the order or spacing. */
-function canonical(v: unknown): string {
-  const sort = (x: unknown): unknown =>
-    Array.isArray(x) ? x.map(sort) : x && typeof x === "object" ? Object.fromEntries(Object.keys(x as object).sort().map((k) => [k, sort((x as Record<string, unknown>)[k])])) : x;
-  return JSON.stringify(sort(v));
-}
-
 function planAgentsUninstall(root: string): Action[] {
   const actions: Action[] = [];
   for (const a of AGENTS) {
@@ -266,7 +260,7 @@ function planAgentsUninstall(root: string): Action[] {
     // The copy init made before its first change: when nothing but our hooks changed since, the
     // user gets that file back byte for byte, and the copy goes.
     const backup = readBackup(path + BACKUP);
-    if (backup && canonical(backup.json) === canonical(next)) {
+    if (backup && canonicalJson(backup.json) === canonicalJson(next)) {
       actions.push({ op: "update", path, content: backup.text, detail: `restore ${a.file} as it was before git-handoff` }, { op: "remove", path: path + BACKUP, detail: `remove ${a.file}${BACKUP}` });
       continue;
     }

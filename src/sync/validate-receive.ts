@@ -17,6 +17,7 @@ import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../sto
 import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
 import { HISTORY_SKEW_MS } from "../core/clock-skew.ts";
+import { canonicalJson } from "../core/canonical-json.ts";
 
 /** How far ahead of this clone's clock a received time may be, and an event behind its parent's. */
 export const CLOCK_SKEW_MS = HISTORY_SKEW_MS;
@@ -256,13 +257,8 @@ function holderRenewal(prev: Task, rec: Task, actor: string, at: number): boolea
   const a = prev.claim;
   const b = rec.claim;
   if (!a || !b || a.agent !== actor || Date.parse(a.expires_at) <= at) return false;
-  if (canonical({ ...b, expires_at: a.expires_at }) !== canonical(a)) return false;
+  if (canonicalJson({ ...b, expires_at: a.expires_at }) !== canonicalJson(a)) return false;
   return Date.parse(b.expires_at) <= at + a.ttl_ms + CLOCK_SKEW_MS;
-}
-
-/** A flat record as JSON with its keys in one order: two writers may order a record's keys differently. */
-function canonical(o: object | null): string {
-  return o === null ? "null" : JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** A compare-and-swap family's commit is a legal operation from its parent's state. */
@@ -298,12 +294,12 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     }
     // Every other operation (handoffs, dependencies, review) may end a claim, never grant one; the
     // holder's own may renew its live claim (a handoff counts as an update by the holder).
-    if (rec.fence !== prev.fence || (rec.claim !== null && canonical(rec.claim) !== canonical(prev.claim) && !holderRenewal(prev, rec, actor, at))) {
+    if (rec.fence !== prev.fence || (rec.claim !== null && canonicalJson(rec.claim) !== canonicalJson(prev.claim) && !holderRenewal(prev, rec, actor, at))) {
       invalid(`${ev.type} by ${actor} changed who holds ${id}`);
     }
     // Who a reclaim took the task from may not finish it until a new grant (a higher fence) ends
     // the rule: a writer that does not know the field (an older build) drops it, and with it the rule.
-    if (prev.reclaimed && canonical(rec.reclaimed ?? null) !== canonical(prev.reclaimed)) {
+    if (prev.reclaimed && canonicalJson(rec.reclaimed ?? null) !== canonicalJson(prev.reclaimed)) {
       invalid(`${ev.type} by ${actor} dropped the record that ${prev.reclaimed.by} reclaimed ${id} from ${prev.reclaimed.agent}`);
     }
     return;
