@@ -108,6 +108,29 @@ test("a repair that would remove another agent's live claim or live lease is ref
   assert.is(tip(bare, "refs/handoff/leases"), forgedLeases);
 });
 
+test("a repair that would put a finished task back to an earlier state is refused, though the fence would not go down and no claim is live there", () => {
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const victim = cloneOf(bare);
+  ok(cli(["task", "add", "the task", "--id", "w"], { cwd: victim, agent: "victim" }));
+  ok(cli(["claim", "w"], { cwd: victim, agent: "victim" }));
+  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
+  // The remote's history, not descending from what this clone validated, has w done at its fence.
+  const task = readRecordAt(bare, "refs/handoff/tasks/w");
+  const done = { ...task, status: "done", claim: null, updated_at: new Date().toISOString() };
+  const forged = recordCommit(bare, "task.json", done, { author: "mallory" });
+  setRef(bare, "refs/handoff/tasks/w", forged);
+  const s = cli(["sync", "--json"], { cwd: victim, agent: "victim" });
+  assert.equal(s.json.quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/w"]);
+
+  const r = cli(["sync", "--repair", "--json"], { cwd: victim, agent: "victim" });
+  assert.is(r.code, 3, r.stdout + r.stderr);
+  const [p] = r.json.repaired;
+  assert.is(p.code, "unsafe_repair");
+  assert.match(p.refused, /^it would undo w's done \(of .*\): this clone's value says claimed$/);
+  assert.is(tip(bare, "refs/handoff/tasks/w"), forged, "the remote's done stays");
+});
+
 test("--force overwrites them after all, saying what it overrode; a clone that took the overwritten claim then refuses to vouch for it", () => {
   const { bare, victim, carol } = refusedClaim();
   const usage = cli(["sync", "--force"], { cwd: victim, agent: "victim" });

@@ -24,7 +24,7 @@ export type ErrorCode =
   | "self_review" // an author accepting its own review, or a producer acking its own handoff
   | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
   | "quarantined" // the remote's copy of this entity failed validation on receive, or comes from a newer git-handoff: kept back
-  | "unsafe_repair" // sync --repair would lower a fence, remove a live claim or lease, or delete a ref this clone lacks (--force does it)
+  | "unsafe_repair" // sync --repair would lower a fence, undo a finished task or a review, remove a live claim or lease, or delete a ref this clone lacks (--force does it)
   | "newer_format" // a record here was written by a newer git-handoff in a format this build cannot read: upgrade
   | "remote_timeout" // the sync remote did not answer within the deadline; nothing changed here
   | "remote_rejected" // the sync remote refused a push for its own reasons (hook, protected ref, permissions)

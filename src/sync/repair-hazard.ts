@@ -2,14 +2,14 @@
 // in place of the remote's. A refusal on receive is not proof of forgery: a newer or older build,
 // or a clock a little off, writes steps this clone refuses although other clones took them and
 // acted on them. So a repair that would lower a task's fence (the next grant would repeat a fence
-// already handed out: a double grant), take away a live claim or lease, or delete a ref this clone
-// merely lacks is refused unless a person says --force.
+// already handed out: a double grant), undo a finished task or a submitted review, take away a live
+// claim or lease, or delete a ref this clone merely lacks is refused unless a person says --force.
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { isLive } from "../core/task-ops.ts";
 import type { Store } from "../store/store.ts";
 import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
-import type { Task } from "../core/task.ts";
+import { isFinal, type Task } from "../core/task.ts";
 
 /**
  * Why overwriting `was` (the remote's refused value of `ref`) with `now` (this clone's, null: none)
@@ -41,6 +41,11 @@ const UNREADABLE = "this clone's own value cannot be read (git handoff doctor sa
 function taskHazard(theirs: Task, mine: Task, at: Date): string | null {
   if (theirs.fence > mine.fence) {
     return `it would lower ${theirs.id}'s fence from ${theirs.fence} to ${mine.fence}, so a later claim would be granted a fence already handed out`;
+  }
+  // A finished task (or work handed in for review) put back to an earlier state would be worked
+  // again, or its outcome lost, by every clone that takes the repair.
+  if ((isFinal(theirs.status) || theirs.status === "review") && mine.status !== theirs.status) {
+    return `it would undo ${theirs.id}'s ${theirs.status} (of ${theirs.updated_at}): this clone's value says ${mine.status}`;
   }
   if (isLive(theirs, at)) {
     const c = theirs.claim!;

@@ -1,6 +1,7 @@
 // `git handoff sync --repair`: a person overwrites the remote's quarantined refs with this clone's
-// state. A repair that would lower a fence, remove a live claim or lease, or delete a ref this
-// clone lacks is refused for that ref (repair-hazard.ts) unless `force`; the others go ahead.
+// state. A repair that would lower a fence, undo a finished task or a review, remove a live claim
+// or lease, or delete a ref this clone lacks is refused for that ref (repair-hazard.ts) unless
+// `force`; the others go ahead.
 // Newer-format refs are left alone: they are not hostile, just not ours to read.
 import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
