@@ -18,6 +18,7 @@ import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
 import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
+import { placeOf, type RefFamily } from "../store/ref-families.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -83,6 +84,12 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
       } else if (await isAncestor(store, L, T, ref)) {
         updates.push({ ref, new: T, old: L });
         out.fastForwarded.push(ref);
+      } else if (B !== null && (L === B || (await isAncestor(store, L, B, ref)))) {
+        // Nothing here the remote did not have: its writer replaced that, knowing it (only an
+        // agent's own ref is written so: a heartbeat replaces its parent). Take the remote's;
+        // replaying would put a version its writer superseded back on top, from every clone.
+        updates.push({ ref, new: T, old: L });
+        out.fastForwarded.push(ref);
       } else {
         const replay = await replayRef(store, ref, L, T, new Map(), (id) => finishedAfter(store, id, updates, local));
         out.conflicts.push(...replay.conflicts);
@@ -132,7 +139,8 @@ async function finishedAfter(store: Store, id: string, updates: RefUpdate[], loc
  * Replays the local commits of one ref on the remote tip. Task operations go back through the
  * pure task operations (a claim another clone won comes back refused), and so do the lease set's
  * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
- * own versions are laid on top of the remote line (both sides stay in the history).
+ * own versions are laid on top of the remote line (both sides stay in the history), an agent's
+ * only those later than the remote's (an agent's record is its latest declaration).
  */
 /**
  * `refused`: local commits of a task ref that are not replayed, with why (a dependency that would
@@ -156,9 +164,19 @@ export async function replayRef(
   if (!ref.startsWith(TASKS_PREFIX)) {
     // Each version keeps its tree, author and event, re-parented on the remote line; its event's
     // time is moved up to the version it now follows, or every other clone would refuse the
-    // history on receive (an event before its parent's).
+    // history on receive (an event before its parent's). A record that is its writer's latest
+    // state (an agent's) goes on top only if it is later than the state there: an older one was
+    // superseded (a heartbeat replaced by a newer one pushed meanwhile) and is left out.
+    const place = placeOf(ref);
+    const latest = place.kind === "known" && place.family.stateAt ? place.family : null;
+    let onTop = latest ? await stateAt(store, latest, ref, remote) : null;
     let after = await eventTime(store, remote, ref);
     for (const oid of commits) {
+      if (latest) {
+        const at = await stateAt(store, latest, ref, oid);
+        if (at !== null && onTop !== null && at <= onTop) continue;
+        if (at !== null) onTop = at;
+      }
       const raw = (await readTyped(store.reader, oid, "commit", ref)).toString("utf8");
       const split = raw.indexOf("\n\n");
       let header = raw.slice(0, split).split("\n").filter((l) => !l.startsWith("parent "));
@@ -209,6 +227,17 @@ export async function replayRef(
     });
   }
   return { tip, conflicts, rewritten };
+}
+
+/** When the state a commit of a latest-state family holds was declared, in ms; null when its record cannot be read. */
+async function stateAt(store: Store, family: RefFamily, ref: string, oid: string): Promise<number | null> {
+  try {
+    const at = family.stateAt!((await readRecord(store.reader, store.oidBytes, oid, ref, family.file!, family.schema!)).record);
+    return Number.isNaN(at) ? null : at;
+  } catch (e) {
+    if (e instanceof HandoffError) return null;
+    throw e;
+  }
 }
 
 /** The time of the event a commit carries, in ms (0 for a commit without one). */
