@@ -56,6 +56,14 @@ export function classifyAgent(a: AgentRecord, now: Date, t: AgentThresholds): Ag
   return "disconnected";
 }
 
+/**
+ * When a declaration was made, in ms: every write of an agent's record (session start and end,
+ * heartbeat) stamps heartbeat_at with its own time, so of two versions the later one is the state.
+ */
+export function declaredAt(a: AgentRecord): number {
+  return Date.parse(a.heartbeat_at);
+}
+
 export function isGcDue(a: AgentRecord, now: Date, gcAfterMs: number): boolean {
   return now.getTime() - Date.parse(a.heartbeat_at) > gcAfterMs;
 }

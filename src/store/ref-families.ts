@@ -3,7 +3,7 @@
 // against this table before anything enters refs/handoff/ (src/sync/validate-receive.ts), so a new
 // family or a new record format is added here, once.
 import type * as z from "zod/mini";
-import { AgentRecord } from "../core/agent.ts";
+import { AgentRecord, declaredAt } from "../core/agent.ts";
 import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { LeaseSet } from "../core/lease.ts";
@@ -52,6 +52,12 @@ export interface RefFamily {
   checkRaw?: (content: Buffer) => string | null;
   /** Folders of files beside the record (a task's inputs and results); their readers check names and sizes again. */
   folders?: string[];
+  /**
+   * For a family whose record is its writer's whole state as of one moment, written anew each time
+   * (an agent's declaration; a heartbeat even replaces its parent): that moment, in ms. Sync lays a
+   * version over another only when it is later, so an older state never ends up on top.
+   */
+  stateAt?: (record: unknown) => number;
 }
 
 const KB = 1024;
@@ -60,7 +66,7 @@ const MB = 1024 * KB;
 export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "tasks", layout: "per-id", file: "task.json", schema: Task as z.ZodMiniType<unknown>, format: TASK_FORMAT_V2, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 512 * KB }, idOf: (r) => (r as Task).id },
   { family: "leases", layout: "single", file: "leases.json", schema: LeaseSet as z.ZodMiniType<unknown>, format: LEASE_TREE_FORMAT, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 4 * MB } },
-  { family: "agents", layout: "per-id", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB }, idOf: (r) => (r as AgentRecord).agent },
+  { family: "agents", layout: "per-id", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB }, idOf: (r) => (r as AgentRecord).agent, stateAt: (r) => declaredAt(r as AgentRecord) },
   { family: "log", layout: "per-id", file: "event.json", schema: HandoffEvent as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 64 * KB }, idOf: (r) => (r as HandoffEvent).agent },
   { family: "gc-log", layout: "single", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB } },
   { family: "archive", layout: "single", file: null, schema: null, format: 1, writers: "anyone", bounds: { commit: 256 * KB, treeEntries: 200_000, blob: 512 * KB } },

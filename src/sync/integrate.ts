@@ -8,7 +8,7 @@ import { listRefs, type RefUpdate } from "../git/refs.ts";
 import { sameRefs } from "../git/ref-watch.ts";
 import type { Tips } from "./tracking.ts";
 import { ARCHIVE_REF, archivedTipsFrom } from "../store/archive.ts";
-import { eventFromMessage, eventMessage, readRecord, readTyped, writeSteps } from "../store/codec.ts";
+import { eventFromMessage, readRecord, writeSteps } from "../store/codec.ts";
 import { commitsSince, isAncestor, readCommit } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
@@ -18,6 +18,7 @@ import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
 import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
+import { eventTime, layVersions } from "./lay-versions.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -83,6 +84,12 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
       } else if (await isAncestor(store, L, T, ref)) {
         updates.push({ ref, new: T, old: L });
         out.fastForwarded.push(ref);
+      } else if (B !== null && (L === B || (await isAncestor(store, L, B, ref)))) {
+        // Nothing here the remote did not have: its writer replaced that, knowing it (only an
+        // agent's own ref is written so: a heartbeat replaces its parent). Take the remote's;
+        // replaying would put a version its writer superseded back on top, from every clone.
+        updates.push({ ref, new: T, old: L });
+        out.fastForwarded.push(ref);
       } else {
         const replay = await replayRef(store, ref, L, T, new Map(), (id) => finishedAfter(store, id, updates, local));
         out.conflicts.push(...replay.conflicts);
@@ -132,9 +139,8 @@ async function finishedAfter(store: Store, id: string, updates: RefUpdate[], loc
  * Replays the local commits of one ref on the remote tip. Task operations go back through the
  * pure task operations (a claim another clone won comes back refused), and so do the lease set's
  * writes (replayLeases: every agent writes that one ref); a memory's, a document's or the loop's
- * own versions are laid on top of the remote line (both sides stay in the history).
- */
-/**
+ * own versions are laid on top of the remote line (both sides stay in the history), an agent's
+ * only those later than the remote's (an agent's record is its latest declaration: lay-versions.ts).
  * `refused`: local commits of a task ref that are not replayed, with why (a dependency that would
  * close a cycle across clones, dependency-cycles.ts): each becomes a conflict like a refused replay.
  * `finished`: whether a task is finished once this sync is applied (the lease set's replay keeps
@@ -150,33 +156,10 @@ export async function replayRef(
 ): Promise<{ tip: string; conflicts: Conflict[]; rewritten: Map<string, string> }> {
   if (ref === LEASES_REF) return replayLeases(store, ref, local, remote, finished);
   const { commits } = await commitsSince(store, remote, local, ref);
+  if (!ref.startsWith(TASKS_PREFIX)) return { ...(await layVersions(store, ref, commits, remote)), conflicts: [] };
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
   let tip = remote;
-  if (!ref.startsWith(TASKS_PREFIX)) {
-    // Each version keeps its tree, author and event, re-parented on the remote line; its event's
-    // time is moved up to the version it now follows, or every other clone would refuse the
-    // history on receive (an event before its parent's).
-    let after = await eventTime(store, remote, ref);
-    for (const oid of commits) {
-      const raw = (await readTyped(store.reader, oid, "commit", ref)).toString("utf8");
-      const split = raw.indexOf("\n\n");
-      let header = raw.slice(0, split).split("\n").filter((l) => !l.startsWith("parent "));
-      let message = raw.slice(split + 2);
-      const event = eventFromMessage(message);
-      if (event && Date.parse(event.at) < after) {
-        const at = new Date(after);
-        message = eventMessage({ ...event, at: at.toISOString() });
-        const stamp = `${Math.floor(at.getTime() / 1000)} +0000`;
-        header = header.map((l) => (/^(author|committer) /.test(l) ? l.replace(/\d+ [+-]\d{4}$/, stamp) : l));
-      }
-      if (event) after = Math.max(after, Date.parse(event.at));
-      header.splice(1, 0, `parent ${tip}`);
-      tip = store.writer.write("commit", `${header.join("\n")}\n\n${message}`);
-      rewritten.set(oid, tip);
-    }
-    return { tip, conflicts, rewritten };
-  }
   let task = (await readRecord(store.reader, store.oidBytes, remote, ref, "task.json", Task)).record;
   let previous: HandoffEvent | null = null;
   let previousRecord: Task | null = null;
@@ -209,12 +192,6 @@ export async function replayRef(
     });
   }
   return { tip, conflicts, rewritten };
-}
-
-/** The time of the event a commit carries, in ms (0 for a commit without one). */
-async function eventTime(store: Store, oid: string, ref: string): Promise<number> {
-  const event = eventFromMessage((await readCommit(store, oid, ref)).message);
-  return event ? Date.parse(event.at) : 0;
 }
 
 /**
