@@ -1,6 +1,6 @@
 // The sh fast path's own deny, warn and info answers against the full hook's, byte for byte, at
 // the same (scripted) time: random payloads aimed at leases the fast path can name (support:
-// fast-property.ts; the rest of the property tests are in hooks-fast-property.test.ts).
+// fast-property.ts; the rest of the property tests are in hooks-fast-property-*.test.ts).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";

@@ -1,5 +1,6 @@
-// Test support for the fast hook's property tests (hooks-fast-property and hooks-fast-answers):
-// random lease sets, policies and payloads, the fast path and the full hook run on the same input.
+// Test support for the fast hook's property tests (hooks-fast-property-edits, -commits and
+// -patterns, and hooks-fast-answers): random lease sets, policies and payloads, the fast path and
+// the full hook run on the same input.
 // The sh fast path against the full hook, on random input: lease sets (literal files and globs,
 // exclusive and shared, live and expired, several agents, the caller's own leases with renewals
 // due or not), policies (modes, auto_lease, a declared session) and payloads (every agent's edit

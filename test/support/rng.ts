@@ -1,8 +1,8 @@
 // Seeded random number generators for the randomized tests: each returns the next number in
 // [0, 1). A failure names its seed, and the same seed gives the same run. Each test keeps the
 // generator it was written with: a fixed seed's sequence is part of what the test covers
-// (hooks-fast-property.test.ts's coverage checks hold for its seed's sequence), so these are the
-// exact formulas the test files had, gathered here rather than copied.
+// (hooks-fast-property-edits.test.ts's coverage checks hold for its seed's sequence), so these are
+// the exact formulas the test files had, gathered here rather than copied.
 
 /** mulberry32, with the helpers a scenario generator wants. */
 export function mulberry32(seed: number) {
