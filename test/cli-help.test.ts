@@ -2,7 +2,7 @@
 // `version`, parser errors under --json, a quiet end when the reader closes the pipe, and generated
 // references that are current (shell completion: shell-completion.test.ts).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -133,17 +133,25 @@ test("the help lists every hook the hook bundle runs", async () => {
   for (const name of HOOK_NAMES) assert.match(top, new RegExp(`[ :,]${name}([,.]|$| )`), name);
 });
 
-test("version, in text and JSON (--json before or after the verb); --version alone answers the bare number", () => {
+test("version: the build's identity in text and JSON (--json before or after the verb, or with --version); --version alone answers the same line", () => {
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
   const repo = tempRepo();
   const r = cli(["version"], { cwd: repo });
-  assert.is(r.stdout, `git-handoff ${version}\n`);
+  const line = /^git-handoff (\S+)(?: \(([0-9a-f]{12,64})(-dirty)?\))?\n$/.exec(r.stdout);
+  assert.ok(line, r.stdout);
+  assert.is(line![1], version);
+  // Built from this checkout (npm test builds first): the commit is named. From a tarball it would not be.
+  const top = spawnSync("git", ["-C", ROOT, "rev-parse", "--show-toplevel"], { encoding: "utf8", env: cleanEnv() });
+  if (top.status === 0 && realpathSync(top.stdout.trim()) === realpathSync(ROOT)) assert.ok(line![2], `a build from a git checkout names its commit: ${r.stdout}`);
+  const git = /^git version (\S+)/.exec(spawnSync("git", ["--version"], { encoding: "utf8" }).stdout)![1];
   const after = cli(["version", "--json"], { cwd: repo });
-  assert.equal(after.json, { version, node: process.versions.node });
-  const before = cli(["--json", "version"], { cwd: repo });
-  assert.is(before.code, 0, before.stderr);
-  assert.is(before.stdout, after.stdout);
-  for (const flag of ["--version", "-V"]) assert.is(cli([flag], { cwd: repo }).stdout, `${version}\n`, flag);
+  assert.equal(after.json, { version, commit: line![2] ?? null, dirty: !!line![3], node: process.versions.node, git });
+  for (const args of [["--json", "version"], ["--version", "--json"], ["--json", "-V"]]) {
+    const same = cli(args, { cwd: repo });
+    assert.is(same.code, 0, same.stderr);
+    assert.is(same.stdout, after.stdout, args.join(" "));
+  }
+  for (const args of [["--version"], ["-V"], ["-C", repo, "--version"]]) assert.is(cli(args, { cwd: repo }).stdout, r.stdout, args.join(" "));
 });
 
 test("a parser error honours --json: the error body on stdout, exit 2", () => {

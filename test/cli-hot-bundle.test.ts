@@ -69,13 +69,14 @@ test("claim, check and task show load the hot bundle, wait and sync the remote o
     assert.equal(r.bundles, ["cli-main.cjs"], args.join(" "));
   }
   // --version alone is answered by the dispatcher: what commander prints, no bundle loaded.
-  const full = bundlesOf(repo, ["--version", "--json"]).stdout;
+  const full = bundlesOf(repo, ["-C", repo, "--version"]);
+  assert.equal(full.bundles, ["cli-main.cjs"]);
   for (const flag of ["--version", "-V"]) {
     const r = bundlesOf(repo, [flag]);
     assert.is(r.code, 0, flag);
     assert.equal(r.bundles, [], flag);
-    assert.is(r.stdout, full, flag);
-    assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+    assert.is(r.stdout, full.stdout, flag);
+    assert.match(r.stdout, /^git-handoff \d+\.\d+\.\d+( \([0-9a-f]+(-dirty)?\))?\n$/);
   }
 });
 
@@ -127,7 +128,7 @@ test("the bundles the dispatcher loads are one function expression each, in ASCI
     const r = cli(["task", "show", "t1"], { cwd: repo, agent: "lead", env });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /^t1 {2}todo/);
-    assert.match(cli(["--version"], { cwd: repo, agent: "lead", env }).stdout, /^\d+\.\d+\.\d+/);
+    assert.match(cli(["--version"], { cwd: repo, agent: "lead", env }).stdout, /^git-handoff \d+\.\d+\.\d+/);
   }
 });
 

@@ -169,6 +169,9 @@ test("list_agents: the roster the CLI shows, with a status filter", async () => 
   assert.equal(view(r.agents), [["alice", "active", ["x"], "ephemeral"], ["bob", "active", [], "ephemeral"]]);
   assert.equal(view(cli(["agents", "--json"], { cwd: repo, agent: "carol" }).json.agents), view(r.agents), "the same roster as the CLI");
   assert.match(((await bob.call("list_agents")).content as any)[0].text, /alice/);
+  // Each agent's build, as `agents` shows it: these servers run from source, version "dev".
+  assert.equal(r.agents.map((a: any) => a.build), [{ version: "dev", commit: null, dirty: false }, { version: "dev", commit: null, dirty: false }]);
+  assert.match(((await bob.call("list_agents")).content as any)[0].text, /^alice .* build dev$/m);
   assert.is((await bob.ok("list_agents", { status: "active" })).agents.length, 2);
   assert.equal((await bob.ok("list_agents", { status: "disconnected" })).agents, []);
   const bad = await bob.call("list_agents", { status: "sleeping" });

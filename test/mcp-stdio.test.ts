@@ -29,6 +29,9 @@ test("two agents over stdio: list tools, create and claim, the other is refused 
   const { tools } = await alice.client.listTools();
   for (const name of ["load_context", "create_task", "claim_task", "wait_task", "watch"]) assert.ok(tools.some((t) => t.name === name), name);
   assert.match(alice.client.getInstructions() ?? "", /load_context/);
+  // serverInfo names the build, as --version does: the commit as semantic-version build metadata.
+  const build = cli(["version", "--json"], { cwd: repo }).json;
+  assert.is(alice.client.getServerVersion()?.version, build.commit ? `${build.version}+${build.commit}${build.dirty ? "-dirty" : ""}` : build.version);
 
   const ctx = await bob.ok("load_context");
   assert.is(ctx.agent.agent, "bob");

@@ -226,7 +226,7 @@ test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachab
   ok(cli(["sync"], { cwd: a }));
   const healthy = ok(cli(["doctor", "--json"], { cwd: a })).json;
   assert.is(healthy.ok, true);
-  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "store-layout", "reachability", "clock", "remote-on-disk", "received", "tentative", "loop", "invariants", "leases", "dependencies", "format", "git-hooks", "hook-path", "agent-configs", "git-locks", "handoff-locks", "objects"]);
+  assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "store-layout", "reachability", "clock", "remote-on-disk", "received", "tentative", "loop", "invariants", "leases", "dependencies", "format", "git-hooks", "hook-path", "agent-configs", "builds", "git-locks", "handoff-locks", "objects"]);
   // No hooks are installed in this clone (doctor-checks.test.ts covers them): only those warn.
   assert.ok(healthy.checks.every((c: any) => c.status === "ok" || ["git-hooks", "hook-path", "agent-configs"].includes(c.name)));
 

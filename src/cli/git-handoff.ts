@@ -6,7 +6,7 @@ import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
-import { VERSION } from "./version.ts";
+import { VERSION_LINE } from "./version.ts";
 
 const BUNDLES = new Map<string, string>([
   ["hook", "hook-main.cjs"],
@@ -45,16 +45,21 @@ if (stdoutGetter) {
   });
 } else process.stdout.on("error", onStdoutError);
 
-const argv = process.argv.slice(2);
+let argv = process.argv.slice(2);
 // `git handoff --version` alone (scripts and agent set-ups ask it to see the tool is there): the
-// answer commander would print, without loading any bundle (it cost what a claim does).
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  try {
-    writeSync(1, `${VERSION}\n`);
-  } catch {
-    /* a reader that went away (EPIPE): nothing to say to it */
+// answer commander would print, without loading any bundle (it cost what a claim does). With
+// --json it is the `version` verb's JSON, which asks git its version.
+const asksVersion = (a: string) => a === "--version" || a === "-V";
+if (argv.some(asksVersion) && argv.every((a) => asksVersion(a) || a === "--json")) {
+  if (argv.includes("--json")) argv = ["version", "--json"];
+  else {
+    try {
+      writeSync(1, `${VERSION_LINE}\n`);
+    } catch {
+      /* a reader that went away (EPIPE): nothing to say to it */
+    }
+    process.exit(0);
   }
-  process.exit(0);
 }
 const verb = verbOf(argv);
 // `hook --help` and `mcp --help` are answered by the CLI's own help, as `help hook` is: their

@@ -6,7 +6,7 @@ import { fail } from "../core/errors.ts";
 import { verbOf } from "./command-line.ts";
 import { completes } from "./completes.ts";
 import { EXAMPLES } from "./examples.ts";
-import { VERSION } from "./version.ts";
+import { VERSION_LINE } from "./version.ts";
 
 export { verbOf };
 
@@ -27,7 +27,7 @@ const NEEDS_ALL = new Set(["completion", "help"]);
 export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Command {
   const program = new Command("git-handoff")
     .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
-    .version(VERSION)
+    .version(VERSION_LINE)
     .option("-C <dir>", "run as if started in <dir>")
     .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
     .option("--json", "print JSON")

@@ -1,5 +1,6 @@
 // Who is around: each declared agent with its status, claims and capacity, and what GC would do.
-import { classifyAgent, isGcDue, type AgentRecord, type AgentStatus } from "./agent.ts";
+import { classifyAgent, isGcDue, type AgentRecord, type AgentStatus, type AgentThresholds } from "./agent.ts";
+import { buildLabel, type BuildIdentity } from "./build-identity.ts";
 import type { Config } from "./config.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
@@ -26,6 +27,8 @@ export interface RosterEntry {
   capacity: { claimed: number; max: number };
   /** Silent past `gc_after`: the next `git handoff gc` removes it and releases its claims. */
   gc_due: boolean;
+  /** The git-handoff build that last wrote its declaration; null: a build from before builds were recorded. */
+  build: BuildIdentity | null;
 }
 
 export interface Roster {
@@ -63,6 +66,7 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
       claimed,
       capacity: { claimed: claimed.length, max: a.capacity ?? cfg.maxConcurrent },
       gc_due: isGcDue(a, now, cfg.gcAfterMs),
+      build: a.build ?? null,
     };
   });
   const declared = new Set(agents.map((a) => a.agent));
@@ -113,4 +117,27 @@ export function agentGcEvent(gone: AgentRecord, ctx: OpContext): HandoffEvent {
     last_heartbeat: gone.heartbeat_at,
     session: gone.session,
   };
+}
+
+export interface BuildInUse {
+  /** null: declarations written by builds from before the build was recorded. */
+  build: BuildIdentity | null;
+  agents: string[];
+}
+
+/**
+ * The builds of git-handoff the agents with a session that is not disconnected (active or stale)
+ * run, by their declarations, the most used first. More than one is worth a look: an older build
+ * holds back what a newer one writes.
+ */
+export function buildsInUse(agents: AgentRecord[], now: Date, t: AgentThresholds): BuildInUse[] {
+  const groups = new Map<string, BuildInUse>();
+  for (const a of agents) {
+    if (classifyAgent(a, now, t) === "disconnected") continue;
+    const key = a.build ? buildLabel(a.build) : "";
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { build: a.build ?? null, agents: [] }));
+    group.agents.push(a.agent);
+  }
+  return [...groups.values()].sort((x, y) => y.agents.length - x.agents.length || textOrder(x.build ? buildLabel(x.build) : "", y.build ? buildLabel(y.build) : ""));
 }

@@ -13,6 +13,7 @@ import { MAX_NOTE, MAX_OBJECTIVE } from "./task.ts";
 export const MAX_PLANNED_FILES = 100;
 export const MAX_GLOB = 500;
 export const MAX_SESSION_ID = 200;
+export const MAX_BUILD_TEXT = 64;
 
 /** An agent's declaration at refs/handoff/agents/<agent>, written by that agent only (and by GC). */
 export const AgentRecord = lazySchema(() =>
@@ -35,6 +36,12 @@ export const AgentRecord = lazySchema(() =>
     machine: z.optional(z.string()),
     /** How many tasks it means to hold at once (session start --capacity, a worker's --concurrency). */
     capacity: z.optional(z.int().check(z.gte(1), z.lte(1000))),
+    /**
+     * The git-handoff build that wrote the declaration (core/build-identity.ts). Optional: records
+     * of builds before it have none, and older builds, whose schemas drop fields they do not know,
+     * read the records that carry it.
+     */
+    build: z.optional(z.object({ version: boundedText(MAX_BUILD_TEXT), commit: z.nullable(boundedText(MAX_BUILD_TEXT)), dirty: z.boolean() })),
   }),
 );
 export type AgentRecord = z.infer<typeof AgentRecord>;

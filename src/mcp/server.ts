@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { buildSemver, THIS_BUILD } from "../core/build-identity.ts";
 import { HandoffError, type ErrorCode } from "../core/errors.ts";
 import { DirectCalls } from "./direct-calls.ts";
 import { portableListing } from "./portable-schema.ts";
@@ -8,8 +9,8 @@ import type { McpSession } from "./session.ts";
 import { registerTools, type ToolDef } from "./tool.ts";
 import { ALL_TOOLS } from "./tools/index.ts";
 
-declare const PACKAGE_VERSION: string;
-const VERSION = typeof PACKAGE_VERSION === "string" ? PACKAGE_VERSION : "dev";
+/** serverInfo.version: the build as a semantic version with its commit as build metadata (`0.1.0+3e7ee1a4c2d1`). */
+const VERSION = buildSemver(THIS_BUILD);
 
 /** Sent to the client at initialize; clients show it to the model as the server's usage guide. */
 export const INSTRUCTIONS = [

@@ -1,5 +1,6 @@
 import type { AgentRecord } from "../core/agent.ts";
 import type { Roster } from "../core/agent-roster.ts";
+import { buildText } from "../core/build-identity.ts";
 import { formatAgo } from "../core/duration.ts";
 import { paint } from "./output.ts";
 
@@ -14,8 +15,11 @@ export function agentDetail(a: AgentRecord): string {
 
 const STATUS_PAINT = { active: paint.green, stale: paint.yellow, disconnected: paint.red };
 
-/** `claims`: how many held task ids a line names at most (the rest counted); all when omitted. */
-export function rosterText(r: Roster, opts: { claims?: number } = {}): string {
+/**
+ * `claims`: how many held task ids a line names at most (the rest counted); all when omitted.
+ * `builds`: each line ends with the git-handoff build the agent runs (`agents`, list_agents).
+ */
+export function rosterText(r: Roster, opts: { claims?: number; builds?: boolean } = {}): string {
   const ids = (list: string[]) => (opts.claims !== undefined && list.length > opts.claims ? `${list.slice(0, opts.claims).join(" ")} +${list.length - opts.claims} more` : list.join(" "));
   if (!r.agents.length && !r.undeclared_holders.length) return "no agents";
   const w = Math.max(5, ...r.agents.map((a) => a.agent.length));
@@ -26,7 +30,8 @@ export function rosterText(r: Roster, opts: { claims?: number } = {}): string {
     const where = paint.dim(`${a.branch ?? "(detached)"} ${a.worktree ?? ""}`.trim());
     const claims = a.claimed.length ? ` [${ids(a.claimed)}]` : "";
     const gc = a.gc_due ? paint.red(" gc-due") : "";
-    return `${a.agent.padEnd(w)}  ${status} ${cap} ${age} ${a.objective ?? "-"}${claims}  ${where}${gc}`;
+    const build = opts.builds ? paint.dim(`  build ${buildText(a.build)}`) : "";
+    return `${a.agent.padEnd(w)}  ${status} ${cap} ${age} ${a.objective ?? "-"}${claims}  ${where}${gc}${build}`;
   });
   for (const u of r.undeclared_holders) lines.push(`${u.agent.padEnd(w)}  ${paint.dim("undeclared")}   holds [${ids(u.claimed)}]`);
   return lines.join("\n");

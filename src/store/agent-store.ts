@@ -1,6 +1,7 @@
 // Agents at refs/handoff/agents/<agent>: each agent writes only its own ref. Heartbeats do not grow
 // the history: a heartbeat that follows a heartbeat replaces it (same parent), so `git log` of an
 // agent reads as its sessions, with at most one heartbeat after each.
+import { sameBuild, THIS_BUILD } from "../core/build-identity.ts";
 import { AgentRecord, beat, endSession, heartbeatDue, startSession, type SessionInput } from "../core/agent.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateAgentId } from "../core/ids.ts";
@@ -73,8 +74,9 @@ export async function mutateOwnAgent(store: Store, op: (prev: AgentRecord | null
     const prev = await loadAgent(store, store.actor.agent);
     const decided = op(prev?.record ?? null, { actor: store.actor, now });
     if (!decided.ok) throw new HandoffError(decided.refusal);
-    // Every declaration says which machine the agent is on (what addressed tasks match).
-    const stamp = (r: AgentRecord): AgentRecord => (r.machine === machine ? r : { ...r, machine });
+    // Every declaration says which machine the agent is on (what addressed tasks match), and which
+    // build of git-handoff wrote it (what `agents` and doctor show).
+    const stamp = (r: AgentRecord): AgentRecord => (r.machine === machine && r.build && sameBuild(r.build, THIS_BUILD) ? r : { ...r, machine, build: THIS_BUILD });
     const out = { ...decided, record: stamp(decided.record), steps: decided.steps.map((s) => ({ ...s, record: stamp(s.record) })) };
     if (out.steps.length === 0) return { updates: [], result: out.record };
     const squash = prev !== null && prev.tipIsHeartbeat && out.steps.length === 1 && out.steps[0]!.event.type === "heartbeat";

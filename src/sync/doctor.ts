@@ -15,6 +15,7 @@ import { readCommit } from "../store/history.ts";
 import { listTentative } from "./local-area.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
 import { agentChecks } from "./doctor-agents.ts";
+import { buildCheck } from "./doctor-builds.ts";
 import type { Store } from "../store/store.ts";
 import { corruptTaskFix, taskOfRef, TASKS_PREFIX } from "../store/task-store.ts";
 import type { Check } from "./doctor-check.ts";
@@ -69,7 +70,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
   checks.push(...(await newer.run("loop", async () => [await (await import("./doctor-loop.ts")).loopCheck(store)])));
   const health = await newer.run("health", () => healthChecks(store, opts.repair ?? false)); // repairs first, listed last
   checks.push(...(await newer.run("invariants", () => invariants(store))));
-  checks.push(...(await stateChecks(store, opts.repair ?? false, newer)), ...(await newer.run("hooks", () => hookChecks(store))), ...(await newer.run("agents", () => agentChecks(store))), ...health);
+  checks.push(...(await stateChecks(store, opts.repair ?? false, newer)), ...(await newer.run("hooks", () => hookChecks(store))), ...(await newer.run("agents", () => agentChecks(store))), ...(await newer.run("builds", async () => [await buildCheck(store)])), ...health);
   checks.push(...(await newer.run("fast-hook-path", async () => (await import("./doctor-hook-path.ts")).hookPathChecks(store))));
   const failed = newer.check();
   if (failed) checks.push(failed);

@@ -14,7 +14,7 @@ export function registerAgents(program: Command): void {
   withGlobals(
     program
       .command("agents")
-      .description("agents by heartbeat: active, stale or disconnected, with their claims and capacity")
+      .description("agents by heartbeat: active, stale or disconnected, with their claims, capacity and the git-handoff build each runs")
       .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")})`)
       .addOption(completeOption("agent names")),
     { values: { "--status": AgentStatus.options } },
@@ -28,7 +28,7 @@ export function registerAgents(program: Command): void {
       for (const p of [...problems, ...taskProblems]) warn(p);
       const roster = buildRoster(agents.map((a) => a.record), tasks, store.now(), store.config);
       const shown = o.status ? { ...roster, agents: roster.agents.filter((a) => a.status === o.status) } : roster;
-      emit(!!g.json, shown, () => rosterText(shown));
+      emit(!!g.json, shown, () => rosterText(shown, { builds: true }));
     });
   });
 

@@ -16,7 +16,7 @@ export const listAgentsTool = defineTool({
   name: "list_agents",
   title: "List agents",
   description: [
-    "The agents that started a session in this repository, by heartbeat: active, stale or disconnected, each with worktree, branch, the tasks it holds and its capacity.",
+    "The agents that started a session in this repository, by heartbeat: active, stale or disconnected, each with worktree, branch, the tasks it holds, its capacity and the git-handoff build it runs (`build`: version, commit, dirty; null from builds that did not record it).",
     "Call it to find whom to hand over to (handoff `to`), whom to ask about a lease or claim, or whether a holder is still alive before considering reclaim_task. Filter with `status`.",
     "Refusal `invalid_input`: an unknown status.",
   ].join("\n"),
@@ -35,7 +35,7 @@ export const listAgentsTool = defineTool({
     const warnings = [...problems, ...taskProblems].map((p) => `\nwarning: ${p}`).join("");
     return {
       data: { ...shown, problems: [...problems, ...taskProblems] },
-      text: rosterText(shown) + warnings,
+      text: rosterText(shown, { builds: true }) + warnings,
       summary: shown.agents.length ? `${shown.agents.length} agent${shown.agents.length === 1 ? "" : "s"}: ${shown.agents.map((x) => `${x.agent} (${x.status})`).join(", ")}`.slice(0, 300) : "no agents",
     };
   },
