@@ -4,8 +4,13 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
+import { inProcess, type McpHandle } from "./support/mcp.ts";
 
-test.after(cleanupTemp);
+const open: McpHandle[] = [];
+test.after(async () => {
+  for (const h of open) await h.close();
+  cleanupTemp();
+});
 
 function project() {
   const bare = serveRoot().bare("project");
@@ -57,6 +62,54 @@ test("claim of a dependent: a local done of its dependency not pushed yet goes o
   assert.is(remoteTask(bare, "D").status, "done", "the dependency's done landed with the claim");
   assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/D"), gitOut(bare, "rev-parse", "refs/handoff/tasks/D"));
   ok(cli(["sync"], { cwd: a }));
+});
+
+test("claim --next: a local done of a dependency that the remote refuses grants nothing", () => {
+  const { bare, a, b } = dependencyAndDependent();
+  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  // Here D is done and T ready; on the remote D is bob's.
+  const next = cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" });
+  assert.is(next.code, 3, next.stdout + next.stderr);
+  assert.is(next.json.error.code, "no_task_ready");
+  assert.is(remoteTask(bare, "T").status, "todo", "nothing was granted on the remote");
+  assert.is(remoteTask(bare, "D").claim.agent, "bob");
+  const conflicts = ok(cli(["sync-conflicts", "--all", "--json"], { cwd: a, agent: "alice" })).json;
+  assert.ok(conflicts.some((c: { task: string; event: { type: string } }) => c.task === "D" && c.event.type === "done"), JSON.stringify(conflicts));
+  ok(cli(["sync"], { cwd: a }));
+  assert.is(ok(cli(["task", "show", "T", "--json"], { cwd: a })).json.status, "todo");
+});
+
+test("claim --next: a local done of its dependency not pushed yet goes out with the claim", () => {
+  const { bare, a } = dependencyAndDependent();
+  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
+  const next = ok(cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" }));
+  assert.is(next.json.id, "T");
+  assert.is(remoteTask(bare, "T").claim.agent, "alice");
+  assert.is(remoteTask(bare, "D").status, "done", "the dependency's done landed with the claim");
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/D"), gitOut(bare, "rev-parse", "refs/handoff/tasks/D"));
+});
+
+test("MCP claim_next (a long-running store): passes over a dependent whose local done the remote refuses, and a done not pushed goes out with the next claim", async () => {
+  const { bare, a, b } = dependencyAndDependent();
+  ok(cli(["task", "add", "first", "--id", "T1", "--after", "D", "--priority", "30"], { cwd: a, agent: "lead" }));
+  ok(cli(["task", "add", "dependency two", "--id", "E"], { cwd: a, agent: "lead" }));
+  ok(cli(["task", "add", "dependent two", "--id", "U", "--after", "E"], { cwd: a, agent: "lead" }));
+  ok(cli(["sync"], { cwd: a }));
+  ok(cli(["sync"], { cwd: b }));
+  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  ok(cli(["done", "E", "--no-verify"], { cwd: a, agent: "alice" }));
+  // Here T1 (far the best), T and U are ready; on the remote D is bob's and E is not done.
+  const alice = await inProcess(a, { agent: "alice" });
+  open.push(alice);
+  const r = await alice.ok("claim_next");
+  assert.is(r.task.id, "U", "the dependents of D were passed over: D is bob's on the remote");
+  assert.is(remoteTask(bare, "T1").status, "todo");
+  assert.is(remoteTask(bare, "T").status, "todo");
+  assert.is(remoteTask(bare, "U").claim.agent, "alice");
+  assert.is(remoteTask(bare, "E").status, "done", "E's done landed with the claim of U");
 });
 
 test("two clones each add one edge of a cycle: the second to sync is refused, as a conflict, and no cycle reaches the remote", () => {

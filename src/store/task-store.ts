@@ -5,6 +5,8 @@ import { refuse, type Outcome } from "../core/outcome.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { createTask, isLive, settle, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { LocalCandidates, noteLocalLoss, orderedCandidates, readyCandidates } from "./ready-index.ts";
+import { CheckReads } from "./check-reads.ts";
+import { ReadMoved } from "./rests-on.ts";
 import { writeSteps } from "./codec.ts";
 import { recordApproval } from "./approvals.ts";
 import { TASKS_PREFIX, type CasOptions, type SharedDeadline, type Store } from "./store.ts";
@@ -287,8 +289,12 @@ export async function claimNext(
   // A one-shot claim in this clone takes its candidates from the task order file (task-order.ts):
   // the records it looks at, not 10,000 (undefined: not read yet; null: none, or a line damaged).
   let ordered: OrderedTasks | null | undefined = spread || store.warm || !opts.ordered ? null : undefined;
+  // Through a sync remote the claim rests on the records its readiness check read (check-reads.ts).
+  // Without one it need not: a dependency's `done` here is final, and only a refresh from a remote
+  // puts another record in its place.
+  const reads = new CheckReads();
   try {
-    for (let lost = 0; ; ) {
+    for (let lost = 0, moved = 0; ; ) {
       let next: Task | undefined;
       try {
         next = spread ? undefined : local?.next(store.now(), lost);
@@ -303,9 +309,11 @@ export async function claimNext(
             candidates = orderedCandidates(ordered, ctxOf(store, now), keep);
           } else {
             // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
-            tasks = (await storedListing(store)).tasks;
+            const tips = await store.listRefs(TASKS_PREFIX);
+            tasks = (await storedListingOf(store, tips)).tasks;
             let byId: Map<string, Task> | undefined;
-            check = opts.ready?.({ get: (id) => (byId ??= new Map(tasks.map((t) => [t.id, t]))).get(id) });
+            const lookup: TaskLookup = { get: (id) => (byId ??= new Map(tasks.map((t) => [t.id, t]))).get(id) };
+            check = opts.ready?.(spread ? reads.watch(lookup, tips) : lookup);
             candidates = readyCandidates(tasks, ctxOf(store, now), keep);
           }
           if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
@@ -326,8 +334,10 @@ export async function claimNext(
         ]);
       }
       tried.add(next.id);
+      const ready = check;
+      const chosen = next;
+      const restsOn = spread && ready ? reads.of(() => ready(chosen)) : null;
       try {
-        const ready = check;
         const guarded = (t: Task, ctx: OpContext): Outcome<Task> => {
           // Taken meanwhile by another call of this same agent (two sessions, parallel tool
           // calls): a claim of one's own task renews it, which would hand both calls one task.
@@ -336,11 +346,18 @@ export async function claimNext(
           if (t.claim && t.claim.agent === ctx.actor.agent && isLive(t, ctx.now)) {
             return refuse({ code: "held_by_other", message: `task ${t.id} was just claimed by another call of ${t.claim.agent}`, data: { task: t.id, holder: t.claim.agent } });
           }
-          const why = ready?.(t);
+          const why = restsOn ? reads.within(restsOn, () => ready?.(t)) : ready?.(t);
           return why ? refuse(why) : op(t, ctx);
         };
-        return await mutate(store, next.id, guarded, { exclusive: true, deadline });
+        return await mutate(store, next.id, guarded, { exclusive: true, deadline, ...(restsOn?.size ? { restsOn } : {}) });
       } catch (e) {
+        // A record the decision read moved here meanwhile (a refresh put the remote's in place of a
+        // `done` not pushed, say): decided again on a fresh listing, a few times, then the next one.
+        if (e instanceof ReadMoved) {
+          if (moved++ < MAX_MOVED) tried.delete(next.id);
+          local = null;
+          continue;
+        }
         // Someone else got it first, it finished meanwhile, or it gained a blocker: try another one.
         if (e instanceof HandoffError && (e.code === "held_by_other" || e.code === "final_state" || e.code === "not_found" || e.code === "blocked" || e.code === "wrong_state" || e.code === "addressed_elsewhere")) {
           if (e.code === "held_by_other") {
@@ -364,6 +381,9 @@ export async function claimNext(
     ordered?.close?.();
   }
 }
+
+/** How many times one `claimNext` decides again after a record its decision read moved. */
+const MAX_MOVED = 5;
 
 /**
  * Tasks by id from the ordered tasks (a binary search of the places by id each). A damaged line

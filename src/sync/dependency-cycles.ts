@@ -5,9 +5,11 @@
 // remote's graph, in the order they were made: one that would close a cycle is refused, a conflict
 // for its agent like any refused replay, and its commit is not pushed. The push then leases every
 // task an accepted edge can reach, so a clone that pushes a closing edge meanwhile makes this push
-// lose its lease and decide again.
+// lose its lease and decide again. A push other than sync's (an exclusive write, a write under
+// --push, queued renewals) sends the local commits of the refs it writes too: one that would carry
+// such an edge meets the remote's graph the same way first (carriesEdges; remote-cas.ts).
 import { cycleRefusal, dependenciesOf, findCycle, reachable } from "../core/dependency-graph.ts";
-import type { Refusal } from "../core/errors.ts";
+import { HandoffError, type Refusal } from "../core/errors.ts";
 import type { PushUpdate } from "../git/remote.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { commitsSince, readCommit } from "../store/history.ts";
@@ -28,9 +30,32 @@ interface Edge {
 }
 
 /**
+ * Whether pushing `local` in place of the remote's `expected` would carry a dependency the remote's
+ * record lacks: an edge made here that has not met the remote's graph. Reads two records only for
+ * a task ref with commits the remote lacks; the usual claim (nothing here ahead) reads none.
+ */
+export async function carriesEdges(store: Store, refs: readonly { ref: string; local: string | null; expected: string | null }[]): Promise<boolean> {
+  for (const r of refs) {
+    // A task the remote does not have yet cannot be waited on there (as for refuseCycles).
+    if (!r.ref.startsWith(TASKS_PREFIX) || r.local === null || r.expected === null || r.local === r.expected) continue;
+    try {
+      const [here, there] = await Promise.all([readTaskAt(store, r.ref, r.local), readTaskAt(store, r.ref, r.expected)]);
+      const theirs = new Set(dependenciesOf(there));
+      if (dependenciesOf(here).some((d) => !theirs.has(d))) return true;
+    } catch (e) {
+      // A record this build cannot read (kept back on receive, say): what it carries is sync's to judge.
+      if (e instanceof HandoffError) return true;
+      throw e;
+    }
+  }
+  return false;
+}
+
+/**
  * `ahead`: the refs sync is about to push; `tracking`: the remote's refs as fetched. Returns what
  * to push instead (a ref whose refused edge was dropped), the conflicts, and the leases of the
- * tasks the accepted edges reach (`new` is `expected`: they only check).
+ * tasks the accepted edges reach (`new` is `expected`: they only check; a caller leaves out those
+ * it pushes itself).
  */
 export async function refuseCycles(
   store: Store,
@@ -89,12 +114,11 @@ export async function refuseCycles(
     conflicts.push(...replay.conflicts);
     if (replay.tip !== a.expected) out.push({ ...a, local: replay.tip });
   }
-  const pushed = new Set(out.map((a) => a.ref));
   const checks: PushUpdate[] = [];
   for (const id of reached) {
     const ref = `${TASKS_PREFIX}${id}`;
     const tip = tracking.get(ref);
-    if (tip && !pushed.has(ref)) checks.push({ ref, new: tip, expected: tip });
+    if (tip) checks.push({ ref, new: tip, expected: tip });
   }
   return { ahead: out, conflicts, checks };
 }

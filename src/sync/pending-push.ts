@@ -16,6 +16,7 @@ import type { Store } from "../store/store.ts";
 import { pushBudget } from "./push-budget.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { trackingFor } from "./tracking.ts";
+import { carriesEdges } from "./dependency-cycles.ts";
 
 export function pendingDir(store: Store, remote: string): string {
   return join(store.repo.commonDir, "handoff", `pending-${encodeURIComponent(remote)}`);
@@ -75,8 +76,8 @@ function unqueue(store: Store, remote: string, refs: string[]): void {
 /**
  * The queued refs as push leases: each local value over what the remote had when last seen. A ref
  * already on the remote leaves the queue; one whose remote copy moved elsewhere (the local value
- * is not a descendant of it) stays for `sync`, which replays it on top. `except`: refs the caller
- * pushes itself.
+ * is not a descendant of it) stays for `sync`, which replays it on top, and so does one carrying a
+ * dependency made here (dependency-cycles.ts). `except`: refs the caller pushes itself.
  */
 export async function pendingLeases(store: Store, remote: string, except: string[] = []): Promise<PushUpdate[]> {
   const q = [...queued(store, remote)].filter(([r]) => !except.includes(r));
@@ -93,6 +94,8 @@ export async function pendingLeases(store: Store, remote: string, except: string
     }
     // The remote moved past what the write was built on: sync replays it on top instead.
     if (seen !== base && !(seen !== null && base !== null && (await isAncestor(store, seen, base, ref).catch(() => false)))) continue;
+    // It carries a dependency made here that never met the remote's graph: sync lays it on it first.
+    if (await carriesEdges(store, [{ ref, local, expected: seen }])) continue;
     out.push({ ref, new: local, expected: seen });
   }
   unqueue(store, remote, landed);

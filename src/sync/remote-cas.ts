@@ -4,6 +4,7 @@ import { trace } from "./trace.ts";
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
+import { carriesEdges, refuseCycles } from "./dependency-cycles.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
 import { pendingLeases, settleCarried } from "./pending-push.ts";
 import { pushEffect } from "./push-outcome.ts";
@@ -31,6 +32,25 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
   const integration = await integrate(store, f.before, f.after);
   if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);
   return { ok: true, integration };
+}
+
+/**
+ * `refresh`, and then the dependencies made here and not pushed yet laid on the remote's graph as
+ * sync lays them (dependency-cycles.ts): one that would close a cycle is dropped here, a conflict
+ * for its agent. `moved`: a local ref changed (applied, or an edge dropped): decide again.
+ * `checks`: leases on every task the accepted edges reach.
+ */
+async function meetRemoteGraph(store: Store, remote: string, budget: RemoteBudget): Promise<{ ok: true; moved: boolean; checks: PushUpdate[] } | RemoteFailure> {
+  await forgetMovedRemote(store, remote);
+  const f = await refreshTracking(store, remote, undefined, budget);
+  if (!f.ok) return f;
+  const step = await integrate(store, f.before, f.after);
+  const cycles = await refuseCycles(store, step.ahead, f.after);
+  const conflicts = [...step.conflicts, ...cycles.conflicts];
+  if (conflicts.length) await recordConflicts(store, conflicts);
+  const kept = new Map(cycles.ahead.map((a) => [a.ref, a.local]));
+  const dropped = step.ahead.some((a) => kept.get(a.ref) !== a.local);
+  return { ok: true, moved: dropped || step.fastForwarded.length + step.replayed.length + step.removed.length > 0, checks: cycles.checks };
 }
 
 /**
@@ -79,10 +99,25 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
       continue;
     }
 
+    // The push sends the local commits of every ref it writes, not only this write's: dependencies
+    // made here among them have not met the remote's graph, which only sync lays them on. They
+    // meet it first, the same way; the push then leases every task they reach.
+    let reach: PushUpdate[] = [];
+    if (await carriesEdges(store, out.updates.map((u) => ({ ref: u.ref, local: u.old, expected: tracking.get(u.ref) ?? null })))) {
+      const met = await meetRemoteGraph(store, remote, budget);
+      if (!met.ok) {
+        // Offline, the write is granted tentatively below, and the next sync lays them on it.
+        if (!store.syncOptions.offline) remoteFailed(budget, met, use);
+      } else if (met.moved) {
+        if (n >= MAX_ROUNDS) break;
+        continue;
+      } else reach = met.checks;
+    }
+
     const own = out.updates.map((u) => ({ ref: u.ref, new: u.new, expected: tracking.get(u.ref) ?? null }));
     // Writes queued under the push budget ride along in the same atomic push (pending-push.ts).
     const carried = carry ? await pendingLeases(store, remote, own.map((l) => l.ref)) : [];
-    const leases = [...own, ...carried];
+    const leases = [...own, ...carried, ...reach.filter((c) => !own.some((l) => l.ref === c.ref) && !carried.some((l) => l.ref === c.ref))];
     trace("cas: pushing");
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     trace("cas: pushed");

@@ -182,7 +182,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
       break;
     }
     const own = cycles.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
-    const leases = [...own, ...cycles.checks];
+    const leases = [...own, ...cycles.checks.filter((c) => !own.some((o) => o.ref === c.ref))];
     say(`pushing ${own.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");
