@@ -176,7 +176,13 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
         who = await takerOf(store);
         continue;
       }
-      if ((e instanceof DependenciesMoved || e instanceof ReadMoved) && round < 5) continue;
+      if (e instanceof DependenciesMoved || e instanceof ReadMoved) {
+        if (round < 5) continue;
+        // Not a fault: other writers kept moving what the decision rests on. Said with a stable code.
+        fail("lost_race", `task ${id}'s dependencies kept changing while it was being claimed (${round + 1} tries); try again`, { task: id }, [
+          { action: "retry", detail: `git handoff claim ${id}` },
+        ]);
+      }
       throw e;
     }
   }
