@@ -65,6 +65,27 @@ test("a sync that meets an older local version of an agent's record keeps the re
   assert.is(alice.status, "active", "a live agent does not look silent to other clones");
 });
 
+test("an older local version the remote lacks is left out, and the report says the remote's was taken, not that anything was replayed", () => {
+  const { bare, a } = project();
+  aliceBeating(a, ago(90));
+  ok(cli(["heartbeat"], { cwd: a, agent: "alice", env: at(ago(60)) }));
+  const unpushed = gitOut(a, "rev-parse", ALICE);
+  const fresh = ago(1);
+  ok(cli(["heartbeat", "--push"], { cwd: a, agent: "alice", env: at(fresh) }));
+  const pushed = gitOut(bare, "rev-parse", ALICE);
+  // The older local heartbeat is this clone's again (a --push write whose local update lost to a sync).
+  gitOut(a, "update-ref", ALICE, unpushed, pushed);
+
+  const s = cleanSync(a);
+  assert.equal(s.json.conflicts, []);
+  assert.equal(s.json.replayed, [], "nothing was laid on the remote's line");
+  assert.not.ok(s.json.pushed.includes(ALICE), "nothing of alice's pushed back");
+  assert.is(gitOut(a, "rev-parse", ALICE), pushed);
+  assert.is(heartbeatOf(a), fresh);
+  const text = ok(cli(["sync"], { cwd: a, agent: "bob" }));
+  assert.not.match(text.stdout + text.stderr, /replayed [1-9]/);
+});
+
 test("another clone that saw an agent's heartbeat takes the one that replaced it, and pushes nothing of that agent back", () => {
   const { bare, a, b } = project();
   aliceBeating(a, ago(90));

@@ -95,7 +95,10 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         out.conflicts.push(...replay.conflicts);
         for (const [a, b] of replay.rewritten) out.rewritten.set(a, b);
         updates.push({ ref, new: replay.tip, old: L });
-        out.replayed.push(ref);
+        // Nothing laid on the remote's line (every local version older than the remote's, every
+        // local step derived): the remote's value was taken, and the report says so.
+        if (replay.tip === T && !replay.conflicts.length) out.fastForwarded.push(ref);
+        else out.replayed.push(ref);
         if (replay.tip !== T) out.ahead.push({ ref, local: replay.tip, expected: T });
       }
     }
