@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
-import { commit, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
+import { commit, setRef, tree } from "./support/forge.ts";
+import { futureLeaseSet, futureTask, NEWER_LEASES as NEWER, newerProject as project } from "./support/newer-remote.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -20,37 +20,11 @@ const ok = (r: Result) => {
   assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
   return r;
 };
-const NEWER = /the lease set on origin is from a newer git-handoff/;
 /** A sync that keeps refs back (from a newer git-handoff) says so by its status, 3. */
 const heldBack = (r: Result) => {
   assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
   return r;
 };
-
-/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
-function project(): { bare: string; a: string; b: string } {
-  const bare = serveRoot().bare("project");
-  const seed = tempRepo();
-  writeFileSync(`${seed}/.gitignore`, ".claude/\n");
-  gitOut(seed, "add", ".gitignore");
-  gitOut(seed, "commit", "-q", "-m", "ignore");
-  gitOut(seed, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
-  return { bare, a, b };
-}
-
-/** The lease set on the remote rewritten by "a future git-handoff": format 4, alice also holding src/b.ts exclusively. */
-function futureLeaseSet(bare: string): void {
-  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
-  const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
-  set.leases.push({ ...set.leases[0], pattern: "src/b.ts" });
-  const t = tree(bare, { format: "git-handoff 4\n", "leases.json": JSON.stringify(set, null, 2) + "\n" });
-  setRef(bare, "refs/handoff/leases", commit(bare, { tree: t, parent: tip, author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
-}
-
 const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, hook_event_name: "PreToolUse", cwd: repo });
 
 test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
@@ -79,6 +53,8 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   const lj = ok(cli(["leases", "--json"], { cwd: b, agent: "bob" }));
   assert.ok(Array.isArray(lj.json), "the --json array keeps its shape");
   assert.match(lj.stderr, NEWER);
+  // Each lease of the stale copy says so.
+  assert.equal(lj.json.map((l: { pattern: string; newer_on_remote?: true }) => [l.pattern, l.newer_on_remote]), [["src/a.ts", true]]);
 
   // Strict: the hooks fail closed.
   writeFileSync(`${b}/.handoff.yaml`, "mode: strict\n");
@@ -105,9 +81,7 @@ test("writes to refs held back as newer are refused before anything is written; 
   ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["sync"], { cwd: b, agent: "bob" }));
-  const tip = gitOut(bare, "rev-parse", "refs/handoff/tasks/z");
-  const z = readRecordAt(bare, "refs/handoff/tasks/z");
-  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v3)" }, { parent: tip, format: "git-handoff 3\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+  futureTask(bare, "z");
   futureLeaseSet(bare);
   heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
 

@@ -21,7 +21,8 @@ import { contextMemories } from "../../store/memory-store.ts";
 import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { memoriesContext } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
-import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
+import { markNewer } from "../../present/newer-note.ts";
+import { HandoffEvent, Overview, OverviewShape, ShownTask } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskLines } from "./common.ts";
 
@@ -47,8 +48,8 @@ export const loadContext = defineTool({
     agent: Actor,
     agent_source: z.string(),
     session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
-    claimed: z.array(Task),
-    ready: z.array(Task),
+    claimed: z.array(ShownTask),
+    ready: z.array(ShownTask),
     ready_total: z.number(),
     overview: Overview,
     memories: z.optional(z.object({ notice: z.string(), shown: z.array(z.record(z.string(), z.unknown())), omitted: z.number() })),
@@ -79,15 +80,16 @@ export const loadContext = defineTool({
     const memories = await contextMemories(store, claimed.map((t) => t.id));
     const remembered = memoriesContext(memories.shown, memories.omitted);
     const shown = ready.slice(0, 5);
+    const held = await store.heldAsNewer();
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
       ...(note ? [note] : []),
       "",
       "you hold:",
-      taskLines(store, claimed, "nothing"),
+      taskLines(store, claimed, "nothing", held),
       "",
       `ready to claim (${ready.length}):`,
-      taskLines(store, shown, "nothing; call watch to wait for work"),
+      taskLines(store, shown, "nothing; call watch to wait for work", held),
       "",
       overviewText(overview, now),
       "",
@@ -101,8 +103,8 @@ export const loadContext = defineTool({
         agent: store.actor,
         agent_source: session.agentSource,
         session: registration,
-        claimed,
-        ready: shown,
+        claimed: markNewer(claimed, held),
+        ready: markNewer(shown, held),
         ready_total: ready.length,
         overview,
         // Other agents' words: marked, like handoff text, so a client never reads them as instructions.
