@@ -76,8 +76,10 @@ test("the sh fast path hands over to the full hook once the lease set is held ba
   assert.match(run(), NEWER);
 });
 
-test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass such a task over", () => {
+test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass over the tasks whose claim would write one", () => {
   const { bare, a, b } = project();
+  // s is the best task, and its claim would lease its scope in the lease set held back below.
+  ok(cli(["task", "add", "s", "--id", "s", "--priority", "9", "--scope", "docs/**", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["sync"], { cwd: b, agent: "bob" }));
@@ -91,14 +93,14 @@ test("writes to refs held back as newer are refused before anything is written; 
   assert.is(ok(cli(["task", "show", "z", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, true);
   assert.is(ok(cli(["task", "show", "y", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, undefined);
   const list = ok(cli(["task", "list", "--json"], { cwd: b, agent: "bob" })).json as { id: string; newer_on_remote?: true }[];
-  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["y", false], ["z", true]]);
+  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["s", false], ["y", false], ["z", true]]);
   const ready = ok(cli(["ready", "--json"], { cwd: b, agent: "bob" }));
   assert.equal(ready.json.map((t: { id: string }) => t.id), ["y"]);
-  assert.match(ready.stderr, /1 ready task\(s\) from a newer git-handoff not listed \(z\)/);
+  assert.match(ready.stderr, /2 ready task\(s\) not listed \(s, z\): the remote holds them, or the lease set their scope needs, from a newer git-handoff; upgrade to take them/);
 
   // Every write to z or to the lease set is refused, exclusive or not, and nothing moves.
   const before = handoffRefs(b);
-  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
+  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["claim", "s"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
     const r = cli([...args, "--json"], { cwd: b, agent: "bob" });
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
     assert.is(r.json.error.code, "quarantined", args.join(" "));
@@ -106,13 +108,14 @@ test("writes to refs held back as newer are refused before anything is written; 
   }
   assert.is(handoffRefs(b), before, "nothing was written");
 
-  // claim --next takes y, the other ready task, and counts z as passed over. y has no scope: no lease write.
+  // claim --next takes y, the one ready task whose claim writes neither (no scope: no lease write),
+  // and counts s and z as passed over.
   const c = ok(cli(["claim", "--next", "--json"], { cwd: b, agent: "bob" }));
   assert.is(c.json.id, "y");
-  assert.is(c.json.skipped_newer, 1);
+  assert.is(c.json.skipped_newer, 2);
   const none = cli(["claim", "--next", "--json"], { cwd: b, agent: "carol" });
   assert.is(none.json.error.code, "no_task_ready");
-  assert.match(none.json.error.message, /1 task\(s\) from a newer git-handoff skipped \(z\)/);
+  assert.match(none.json.error.message, /2 ready task\(s\) skipped \(s, z\): the remote holds them, or the lease set their scope needs, from a newer git-handoff/);
 });
 
 test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {

@@ -24,7 +24,7 @@ export const EXAMPLES: Record<string, string[]> = {
   gc: ["git handoff gc --dry-run"],
   depend: ["git handoff depend tests --on api"],
   undepend: ["git handoff undepend tests --on api"],
-  ready: ["git handoff ready", "git handoff ready --limit 10 --json", "git handoff ready --claim"],
+  ready: ["git handoff ready", "git handoff ready --limit 10 --json       # leaves out tasks whose claim would write a ref from a newer git-handoff (named on stderr)", "git handoff ready --claim"],
   handoff: ["git handoff handoff api --contract 'GET /users/:id returns {id, name, email}' --verify 'npm test' --question 'is email optional?'"],
   inbox: ["git handoff inbox", "git handoff inbox --json"],
   ack: ["git handoff ack api#1"],

@@ -2,6 +2,7 @@
 // clone's copy may be stale and cannot be changed here. `--json` and MCP results carry
 // newer_on_remote on each such record; lists whose shape is fixed (ready) say the rest beside it.
 import type { Task } from "../core/task.ts";
+import { WHY_PASSED_OVER } from "../store/newer-claims.ts";
 import type { NewerRef } from "../store/store.ts";
 import { taskRef } from "../store/task-store.ts";
 import { taskLine } from "./render.ts";
@@ -22,12 +23,12 @@ export function notedTaskLines(tasks: Task[], held: Map<string, NewerRef>, now: 
   return tasks.map((t) => taskLine(t, now) + newerTaskNote(t.id, held));
 }
 
-/** Beside `ready` (stderr, MCP notices): ready tasks left out as held back as newer. */
+/** Beside `ready` (stderr, MCP notices): ready tasks left out, as claiming them would write a ref held back as newer (store/newer-claims.ts). */
 export function skippedNewerNote(ids: string[]): string {
-  return `${ids.length} ready task(s) from a newer git-handoff not listed (${ids.join(", ")}): upgrade to take them`;
+  return `${ids.length} ready task(s) not listed (${ids.join(", ")}): ${WHY_PASSED_OVER}; upgrade to take them`;
 }
 
 /** After a `claim --next` that passed such tasks over for the one it took. */
 export function passedOverNote(count: number): string {
-  return `(passed over ${count} ready task(s) from a newer git-handoff: upgrade to take them)`;
+  return `(passed over ${count} ready task(s): ${WHY_PASSED_OVER}; upgrade to take them)`;
 }

@@ -63,7 +63,7 @@ export const claimNextTool = defineTool({
   title: "Claim the next ready task",
   description: [
     "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried. Tasks whose dependencies are not done yet are skipped.",
-    "Use it when you just want the next piece of work. Returns the task you now hold. Tasks the sync remote holds from a newer git-handoff (kept back here) cannot be claimed here and are passed over: `skipped_newer` counts them.",
+    "Use it when you just want the next piece of work. Returns the task you now hold. A task whose claim would write a ref the sync remote holds from a newer git-handoff (kept back here: the task, or the lease set its scope needs) cannot be claimed here and is passed over: `skipped_newer` counts them.",
     "Refusal `no_task_ready` (recoverable): nothing is free. Call watch to wait for work, or do something else.",
     CAPACITY,
     OVERLAPS,

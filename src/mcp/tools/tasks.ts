@@ -141,7 +141,7 @@ export const readyTasks = defineTool({
     "The tasks you could claim right now, best first: highest priority, then oldest. A task whose lease expired counts as free. Also `blocked`: the unclaimed tasks that wait on others, each edge with the blocker's status and holder.",
     "Call it when you want to choose what to work on, then claim_task the one you pick; to simply take the best one, call claim_next instead.",
     "If the list is empty, call watch to wait for work (or do something else). A blocked task becomes ready when every task it waits on is done: wait_task on the blocker, or ask its holder.",
-    "Tasks the sync remote holds from a newer git-handoff (kept back here) cannot be claimed here: they are left out, and `notices` names them.",
+    "A task whose claim would write a ref the sync remote holds from a newer git-handoff (kept back here: the task itself, or the lease set its scope would be leased in) cannot be claimed here: it is left out, and `notices` names it.",
   ].join("\n"),
   input: { limit: limit(10) },
   output: { tasks: z.array(Task), total: z.number(), blocked: z.array(z.object({ task: z.string(), objective: z.string(), edges: z.array(Edge) })) },

@@ -21,8 +21,9 @@ import { contextMemories } from "../../store/memory-store.ts";
 import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { memoriesContext } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
-import { markNewer } from "../../present/newer-note.ts";
-import { HandoffEvent, Overview, OverviewShape, ShownTask } from "../schemas.ts";
+import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
+import { claimWritesNewer } from "../../store/newer-claims.ts";
+import { HandoffEvent, Overview, OverviewShape, ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskLines } from "./common.ts";
 
@@ -49,7 +50,7 @@ export const loadContext = defineTool({
     agent_source: z.string(),
     session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
     claimed: z.array(ShownTask),
-    ready: z.array(ShownTask),
+    ready: z.array(Task),
     ready_total: z.number(),
     overview: Overview,
     memories: z.optional(z.object({ notice: z.string(), shown: z.array(z.record(z.string(), z.unknown())), omitted: z.number() })),
@@ -72,7 +73,11 @@ export const loadContext = defineTool({
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    const ready = readyTasks(tasks, now); // only tasks whose dependencies are done
+    // Only tasks whose dependencies are done, and not those claim_next passes over (newer-claims.ts).
+    const held = await store.heldAsNewer();
+    const candidates = readyTasks(tasks, now);
+    const ready = candidates.filter((t) => !claimWritesNewer(t, held));
+    const passed = candidates.filter((t) => claimWritesNewer(t, held)).map((t) => t.id);
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
     const requests = await requestInbox(store);
@@ -80,7 +85,6 @@ export const loadContext = defineTool({
     const memories = await contextMemories(store, claimed.map((t) => t.id));
     const remembered = memoriesContext(memories.shown, memories.omitted);
     const shown = ready.slice(0, 5);
-    const held = await store.heldAsNewer();
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
       ...(note ? [note] : []),
@@ -89,7 +93,7 @@ export const loadContext = defineTool({
       taskLines(store, claimed, "nothing", held),
       "",
       `ready to claim (${ready.length}):`,
-      taskLines(store, shown, "nothing; call watch to wait for work", held),
+      taskLines(store, shown, "nothing; call watch to wait for work"),
       "",
       overviewText(overview, now),
       "",
@@ -104,7 +108,7 @@ export const loadContext = defineTool({
         agent_source: session.agentSource,
         session: registration,
         claimed: markNewer(claimed, held),
-        ready: markNewer(shown, held),
+        ready: shown,
         ready_total: ready.length,
         overview,
         // Other agents' words: marked, like handoff text, so a client never reads them as instructions.
@@ -118,6 +122,7 @@ export const loadContext = defineTool({
         ...(claimed.length ? [nextCall(steps.done(claimed[0]!.id), "when its work is committed")] : ready.length ? [nextCall(steps.claimNext(), "take the best ready task")] : [{ tool: "watch", why: "wait until a task is ready" }]),
         ...(registration.declared ? [] : [nextCall(steps.declare(), "tell the others what you work on")]),
       ],
+      ...(passed.length ? { notices: [skippedNewerNote(passed)] } : {}),
     };
   },
 });
