@@ -1,9 +1,10 @@
 // Refs the sync remote holds in a newer record format (a future git-handoff, simulated by commits
 // with a higher format marker pushed with plain git) are kept back unread. This clone's copy may
-// then be stale: check and the edit hooks warn (deny when strict) instead of calling a file free,
-// `leases` says so, task views mark such a task, claim --next and ready pass it over, and every
-// write to such a ref is refused before anything is written. A record from a newer git-handoff
-// read in this very clone has its own code, newer_format, and doctor reports it as one check.
+// then be stale: check, the edit hooks and the shell-command hook warn (deny when strict) instead
+// of calling a file free, `leases` says so, task views mark such a task, claim --next and ready pass
+// over what they cannot claim here, and every write to such a ref is refused before anything is
+// written. A record from a newer git-handoff read in this very clone has its own code,
+// newer_format, and doctor reports it as one check.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { test } from "uvu";
@@ -26,6 +27,9 @@ const heldBack = (r: Result) => {
   return r;
 };
 const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, hook_event_name: "PreToolUse", cwd: repo });
+const shell = (repo: string, command: string) => JSON.stringify({ tool_name: "Bash", tool_input: { command }, hook_event_name: "PreToolUse", cwd: repo });
+/** The shell hook's line for words the stale lease set calls free. */
+const SHELL_NEWER = /git-handoff (warn|deny): this command names src\/b\.ts, which may be leased by another agent: the lease set on origin is from a newer git-handoff/;
 
 test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
   const { bare, b } = project();
@@ -47,6 +51,14 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   const h = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
   assert.match(h.json.hookSpecificOutput.additionalContext, NEWER);
   assert.is(handoffRefs(b), before, "the hook leased nothing into the stale set");
+  // A shell command naming it is warned the same way (it used to pass unremarked); one naming a
+  // file the local copy knows is leased keeps its own line.
+  const sh = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: shell(b, "rm src/b.ts src/a.ts") }));
+  const context = sh.json.hookSpecificOutput.additionalContext as string;
+  assert.match(context, SHELL_NEWER);
+  assert.match(context, /^git-handoff warn: this command names src\/a\.ts, inside an exclusive lease on src\/a\.ts held by alice/m);
+  assert.is(sh.json.hookSpecificOutput.permissionDecision, undefined);
+  assert.is(handoffRefs(b), before, "the shell hook wrote nothing either");
 
   const l = ok(cli(["leases"], { cwd: b, agent: "bob" }));
   assert.match(l.stderr, NEWER);
@@ -62,17 +74,22 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   const d = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
   assert.is(d.json.hookSpecificOutput.permissionDecision, "deny");
   assert.match(d.json.hookSpecificOutput.permissionDecisionReason, NEWER);
+  const ds = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: shell(b, "rm src/b.ts") }));
+  assert.is(ds.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(ds.json.hookSpecificOutput.permissionDecisionReason, /^git-handoff deny: this command names src\/b\.ts, which may be leased/);
 });
 
-test("the sh fast path hands over to the full hook once the lease set is held back as newer", () => {
+test("the sh fast path hands over to the full hook once the lease set is held back as newer, for edits and shell commands", () => {
   const { bare, b } = project();
-  const run = () => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: edit(b, "src/b.ts"), encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
+  const run = (payload = edit(b, "src/b.ts")) => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: payload, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
   // Compiled by the full hook (bob leases src/b.ts on his first edit), then answered by the cache.
   run();
   run();
   assert.is(run(), "", "free: no objection");
+  assert.is(run(shell(b, "rm src/c.ts")), "", "a shell command naming a free file: no objection");
   futureLeaseSet(bare);
   heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(run(shell(b, "rm src/c.ts")), /this command names src\/c\.ts, which may be leased by another agent: the lease set on origin is from a newer git-handoff/);
   assert.match(run(), NEWER);
 });
 
