@@ -1,17 +1,18 @@
 // Refs the sync remote holds in a newer record format (a future git-handoff, simulated by commits
 // with a higher format marker pushed with plain git) are kept back unread. This clone's copy may
-// then be stale: check and the edit hooks warn (deny when strict) instead of calling a file free,
-// `leases` says so, task views mark such a task, claim --next and ready pass it over, and every
-// write to such a ref is refused before anything is written. A record from a newer git-handoff
-// read in this very clone has its own code, newer_format, and doctor reports it as one check.
+// then be stale: check, the edit hooks and the shell-command hook warn (deny when strict) instead
+// of calling a file free, `leases` says so, task views mark such a task, claim --next and ready pass
+// over what they cannot claim here, and every write to such a ref is refused before anything is
+// written. A record from a newer git-handoff read in this very clone has its own code,
+// newer_format, and doctor reports it as one check.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
-import { commit, readRecordAt, recordCommit, setRef, tree } from "./support/forge.ts";
+import { commit, setRef, tree } from "./support/forge.ts";
+import { futureLeaseSet, futureTask, NEWER_LEASES as NEWER, newerProject as project } from "./support/newer-remote.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -20,38 +21,15 @@ const ok = (r: Result) => {
   assert.is(r.code, 0, `${r.stdout}\n${r.stderr}`);
   return r;
 };
-const NEWER = /the lease set on origin is from a newer git-handoff/;
 /** A sync that keeps refs back (from a newer git-handoff) says so by its status, 3. */
 const heldBack = (r: Result) => {
   assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
   return r;
 };
-
-/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
-function project(): { bare: string; a: string; b: string } {
-  const bare = serveRoot().bare("project");
-  const seed = tempRepo();
-  writeFileSync(`${seed}/.gitignore`, ".claude/\n");
-  gitOut(seed, "add", ".gitignore");
-  gitOut(seed, "commit", "-q", "-m", "ignore");
-  gitOut(seed, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
-  return { bare, a, b };
-}
-
-/** The lease set on the remote rewritten by "a future git-handoff": format 4, alice also holding src/b.ts exclusively. */
-function futureLeaseSet(bare: string): void {
-  const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
-  const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
-  set.leases.push({ ...set.leases[0], pattern: "src/b.ts" });
-  const t = tree(bare, { format: "git-handoff 4\n", "leases.json": JSON.stringify(set, null, 2) + "\n" });
-  setRef(bare, "refs/handoff/leases", commit(bare, { tree: t, parent: tip, author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
-}
-
 const edit = (repo: string, file: string) => JSON.stringify({ tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, hook_event_name: "PreToolUse", cwd: repo });
+const shell = (repo: string, command: string) => JSON.stringify({ tool_name: "Bash", tool_input: { command }, hook_event_name: "PreToolUse", cwd: repo });
+/** The shell hook's line for words the stale lease set calls free. */
+const SHELL_NEWER = /git-handoff (warn|deny): this command names src\/b\.ts, which may be leased by another agent: the lease set on origin is from a newer git-handoff/;
 
 test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies", () => {
   const { bare, b } = project();
@@ -73,12 +51,22 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   const h = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
   assert.match(h.json.hookSpecificOutput.additionalContext, NEWER);
   assert.is(handoffRefs(b), before, "the hook leased nothing into the stale set");
+  // A shell command naming it is warned the same way (it used to pass unremarked); one naming a
+  // file the local copy knows is leased keeps its own line.
+  const sh = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: shell(b, "rm src/b.ts src/a.ts") }));
+  const context = sh.json.hookSpecificOutput.additionalContext as string;
+  assert.match(context, SHELL_NEWER);
+  assert.match(context, /^git-handoff warn: this command names src\/a\.ts, inside an exclusive lease on src\/a\.ts held by alice/m);
+  assert.is(sh.json.hookSpecificOutput.permissionDecision, undefined);
+  assert.is(handoffRefs(b), before, "the shell hook wrote nothing either");
 
   const l = ok(cli(["leases"], { cwd: b, agent: "bob" }));
   assert.match(l.stderr, NEWER);
   const lj = ok(cli(["leases", "--json"], { cwd: b, agent: "bob" }));
   assert.ok(Array.isArray(lj.json), "the --json array keeps its shape");
   assert.match(lj.stderr, NEWER);
+  // Each lease of the stale copy says so.
+  assert.equal(lj.json.map((l: { pattern: string; newer_on_remote?: true }) => [l.pattern, l.newer_on_remote]), [["src/a.ts", true]]);
 
   // Strict: the hooks fail closed.
   writeFileSync(`${b}/.handoff.yaml`, "mode: strict\n");
@@ -86,28 +74,33 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   const d = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: edit(b, "src/b.ts") }));
   assert.is(d.json.hookSpecificOutput.permissionDecision, "deny");
   assert.match(d.json.hookSpecificOutput.permissionDecisionReason, NEWER);
+  const ds = ok(cli(["hook", "claude-pre-tool-use"], { cwd: b, agent: "bob", input: shell(b, "rm src/b.ts") }));
+  assert.is(ds.json.hookSpecificOutput.permissionDecision, "deny");
+  assert.match(ds.json.hookSpecificOutput.permissionDecisionReason, /^git-handoff deny: this command names src\/b\.ts, which may be leased/);
 });
 
-test("the sh fast path hands over to the full hook once the lease set is held back as newer", () => {
+test("the sh fast path hands over to the full hook once the lease set is held back as newer, for edits and shell commands", () => {
   const { bare, b } = project();
-  const run = () => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: edit(b, "src/b.ts"), encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
+  const run = (payload = edit(b, "src/b.ts")) => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: payload, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
   // Compiled by the full hook (bob leases src/b.ts on his first edit), then answered by the cache.
   run();
   run();
   assert.is(run(), "", "free: no objection");
+  assert.is(run(shell(b, "rm src/c.ts")), "", "a shell command naming a free file: no objection");
   futureLeaseSet(bare);
   heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
+  assert.match(run(shell(b, "rm src/c.ts")), /this command names src\/c\.ts, which may be leased by another agent: the lease set on origin is from a newer git-handoff/);
   assert.match(run(), NEWER);
 });
 
-test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass such a task over", () => {
+test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass over the tasks whose claim would write one", () => {
   const { bare, a, b } = project();
+  // s is the best task, and its claim would lease its scope in the lease set held back below.
+  ok(cli(["task", "add", "s", "--id", "s", "--priority", "9", "--scope", "docs/**", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
   ok(cli(["sync"], { cwd: b, agent: "bob" }));
-  const tip = gitOut(bare, "rev-parse", "refs/handoff/tasks/z");
-  const z = readRecordAt(bare, "refs/handoff/tasks/z");
-  setRef(bare, "refs/handoff/tasks/z", recordCommit(bare, "task.json", { ...z, objective: "z (v3)" }, { parent: tip, format: "git-handoff 3\n", author: "alice", message: gitOut(bare, "log", "-1", "--format=%B", tip) + "\n" }));
+  futureTask(bare, "z");
   futureLeaseSet(bare);
   heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
 
@@ -117,14 +110,14 @@ test("writes to refs held back as newer are refused before anything is written; 
   assert.is(ok(cli(["task", "show", "z", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, true);
   assert.is(ok(cli(["task", "show", "y", "--json"], { cwd: b, agent: "bob" })).json.newer_on_remote, undefined);
   const list = ok(cli(["task", "list", "--json"], { cwd: b, agent: "bob" })).json as { id: string; newer_on_remote?: true }[];
-  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["y", false], ["z", true]]);
+  assert.equal(list.map((t) => [t.id, !!t.newer_on_remote]).sort(), [["s", false], ["y", false], ["z", true]]);
   const ready = ok(cli(["ready", "--json"], { cwd: b, agent: "bob" }));
   assert.equal(ready.json.map((t: { id: string }) => t.id), ["y"]);
-  assert.match(ready.stderr, /1 ready task\(s\) from a newer git-handoff not listed \(z\)/);
+  assert.match(ready.stderr, /2 ready task\(s\) not listed \(s, z\): the remote holds them, or the lease set their scope needs, from a newer git-handoff; upgrade to take them/);
 
   // Every write to z or to the lease set is refused, exclusive or not, and nothing moves.
   const before = handoffRefs(b);
-  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
+  for (const args of [["cancel", "z", "--reason", "x"], ["claim", "z"], ["claim", "s"], ["lease", "docs/x.md"], ["lease", "docs/x.md", "--exclusive"]]) {
     const r = cli([...args, "--json"], { cwd: b, agent: "bob" });
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
     assert.is(r.json.error.code, "quarantined", args.join(" "));
@@ -132,13 +125,14 @@ test("writes to refs held back as newer are refused before anything is written; 
   }
   assert.is(handoffRefs(b), before, "nothing was written");
 
-  // claim --next takes y, the other ready task, and counts z as passed over. y has no scope: no lease write.
+  // claim --next takes y, the one ready task whose claim writes neither (no scope: no lease write),
+  // and counts s and z as passed over.
   const c = ok(cli(["claim", "--next", "--json"], { cwd: b, agent: "bob" }));
   assert.is(c.json.id, "y");
-  assert.is(c.json.skipped_newer, 1);
+  assert.is(c.json.skipped_newer, 2);
   const none = cli(["claim", "--next", "--json"], { cwd: b, agent: "carol" });
   assert.is(none.json.error.code, "no_task_ready");
-  assert.match(none.json.error.message, /1 task\(s\) from a newer git-handoff skipped \(z\)/);
+  assert.match(none.json.error.message, /2 ready task\(s\) skipped \(s, z\): the remote holds them, or the lease set their scope needs, from a newer git-handoff/);
 });
 
 test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {

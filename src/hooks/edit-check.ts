@@ -104,17 +104,25 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers, ...(wrote ? {} : { leases: read.set.leases }) };
 }
 
-/** A shell command naming files inside other agents' exclusive leases: a warning, never a denial. */
+/**
+ * A shell command naming files inside other agents' exclusive leases: a warning, never a denial.
+ * While the lease set is held back as newer, the words this clone's stale copy finds free are
+ * answered as an edit of them is: warn, deny in strict mode (checkPath with `stale`).
+ */
 async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
   if (!checked.length) return { decision: "allow", text: "", checked, outside: [], autoLeased: [], answers: [] };
   const agent = store.actor.agent;
   const read = await loadLeasesFor(store, { paths: checked, agent });
-  const r = checkPaths(checked, read.set.leases, { agent, now: store.now(), policy: loadPolicy(store) });
+  const stale = await staleLeaseNote(store);
+  const r = checkPaths(checked, read.set.leases, { agent, now: store.now(), policy: loadPolicy(store), ...(stale ? { stale } : {}) });
   const named = r.answers.filter((a) => a.holders.some((h) => h.exclusive && h.agent !== agent));
   const lines = named.map((a) => {
     const h = a.holders.find((x) => x.exclusive && x.agent !== agent)!;
     return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} until ${h.expires_at}: do not change it (reading is fine); ask ${h.agent} first`;
   });
-  const answers = named.map((a) => ({ ...a, verdict: "warn" as const }));
-  return { decision: "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
+  const unknown = stale ? r.answers.filter((a) => a.verdict !== "ok" && !named.includes(a)) : [];
+  const deny = unknown.some((a) => a.verdict === "deny");
+  if (unknown.length) lines.push(`git-handoff ${deny ? "deny" : "warn"}: this command names ${unknown.map((a) => a.path).join(", ")}, which may be leased by another agent: ${stale}`);
+  const answers = [...named.map((a) => ({ ...a, verdict: "warn" as const })), ...unknown];
+  return { decision: deny ? "deny" : "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
 }

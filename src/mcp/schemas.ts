@@ -3,9 +3,13 @@
 import * as z from "zod/mini";
 import { HandoffEvent } from "../core/event.ts";
 import { Actor, AgentScope } from "../core/identity.ts";
+import { lazySchema } from "../core/schema-helpers.ts";
 import { Task } from "../core/task.ts";
 
 export { HandoffEvent, Task };
+
+/** A task as views show it: `newer_on_remote` when the remote holds it from a newer git-handoff (present/newer-note.ts). */
+export const ShownTask = lazySchema(() => z.extend(Task, { newer_on_remote: z.optional(z.literal(true)) }));
 
 export const Suggestion = z.object({ action: z.string(), detail: z.string() });
 

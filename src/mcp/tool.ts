@@ -19,6 +19,8 @@ export interface ToolReply {
   summary?: string;
   /** The tool calls that make sense now. */
   next?: NextCall[];
+  /** What the CLI says on stderr beside this result (structuredContent.notices, with the store's own). */
+  notices?: string[];
 }
 
 export interface ToolContext {
@@ -69,7 +71,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
         const store = await session.storeOfCall();
         await refreshHeartbeat(store);
-        return okResult(reply.data, reply.text, reply.summary, reply.next, noticesOf(store));
+        return okResult(reply.data, reply.text, reply.summary, reply.next, noticesOf(store, reply.notices));
       } catch (caught) {
         const e = session.explainFailure(caught);
         const r = refusalOf(e);
@@ -99,10 +101,10 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
 
 /**
  * What the CLI would say on stderr beside this call's result: the notices the store gathered since
- * the last call, and a committed policy that does not parse at every call while it stands (the
+ * the last call, the tool's own, and a committed policy that does not parse at every call while it stands (the
  * store is opened once, and an agent may not read the first answer's notice).
  */
-function noticesOf(store: Store): string[] {
+function noticesOf(store: Store, own: string[] = []): string[] {
   const standing = store.policySource?.fallback;
-  return [...new Set([...(standing ? [standing] : []), ...store.notices.splice(0)])];
+  return [...new Set([...(standing ? [standing] : []), ...store.notices.splice(0), ...own])];
 }

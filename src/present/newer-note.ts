@@ -1,7 +1,11 @@
-// How views mark a task the sync remote holds in a newer record format (sync/newer-refs.ts): this
-// clone's copy of it may be stale and cannot be changed here. `--json` carries newer_on_remote.
+// How views mark what the sync remote holds in a newer record format (sync/newer-refs.ts): this
+// clone's copy may be stale and cannot be changed here. `--json` and MCP results carry
+// newer_on_remote on each such record; lists whose shape is fixed (ready) say the rest beside it.
+import type { Task } from "../core/task.ts";
+import { WHY_PASSED_OVER } from "../store/newer-claims.ts";
 import type { NewerRef } from "../store/store.ts";
 import { taskRef } from "../store/task-store.ts";
+import { taskLine } from "./render.ts";
 
 /** The tasks with `newer_on_remote: true` on those held back as newer. */
 export function markNewer<T extends { id: string }>(tasks: T[], held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
@@ -14,7 +18,17 @@ export function newerTaskNote(id: string, held: Map<string, NewerRef>): string {
   return q ? `  (on ${q.remote} from a newer git-handoff: this copy may be stale; upgrade to change it)` : "";
 }
 
-/** The stderr line of `ready` and `claim --next` for ready tasks passed over as newer. */
+/** One line per task, each held back as newer noted: what `task list` and MCP's list tools print. */
+export function notedTaskLines(tasks: Task[], held: Map<string, NewerRef>, now: Date): string[] {
+  return tasks.map((t) => taskLine(t, now) + newerTaskNote(t.id, held));
+}
+
+/** Beside `ready` (stderr, MCP notices): ready tasks left out, as claiming them would write a ref held back as newer (store/newer-claims.ts). */
 export function skippedNewerNote(ids: string[]): string {
-  return `${ids.length} ready task(s) from a newer git-handoff not listed (${ids.join(", ")}): upgrade to take them`;
+  return `${ids.length} ready task(s) not listed (${ids.join(", ")}): ${WHY_PASSED_OVER}; upgrade to take them`;
+}
+
+/** After a `claim --next` that passed such tasks over for the one it took. */
+export function passedOverNote(count: number): string {
+  return `(passed over ${count} ready task(s): ${WHY_PASSED_OVER}; upgrade to take them)`;
 }

@@ -13,6 +13,7 @@ import { addressRefusal, type Taker } from "../core/address.ts";
 import { takerOf } from "./machine.ts";
 import { readyFrom } from "./task-listing.ts";
 import { fromOrderFile, orderedTasks } from "./task-order.ts";
+import { claimWritesNewer } from "./newer-claims.ts";
 import { ReadMoved } from "./rests-on.ts";
 import type { CasOptions, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
@@ -198,8 +199,9 @@ class MachineNeeded extends Error {}
 export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>, newer: Set<string> = new Set()): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
-  // Tasks the remote holds in a newer format (newer-refs.ts): no write to them could be sent, so
-  // they are passed over for the next candidate, and `newer` collects them for the caller to count.
+  // Tasks whose claim would write a ref the remote holds in a newer format (newer-claims.ts): the
+  // write could never be sent, so they are passed over for the next candidate, and `newer` collects
+  // them for the caller to count.
   const held = await store.heldAsNewer();
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
     ordered: () => orderedTasks(store),
@@ -207,9 +209,9 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
       const now = store.now();
       return (candidate) => {
         if (skip?.has(candidate.id)) return { code: "wrong_state", message: `task ${candidate.id} is one this caller could not set up` };
-        if (held.has(taskRef(candidate.id))) {
+        if (claimWritesNewer(candidate, held)) {
           newer.add(candidate.id);
-          return { code: "wrong_state", message: `task ${candidate.id} on the remote is from a newer git-handoff` };
+          return { code: "wrong_state", message: `claiming task ${candidate.id} would write a ref the remote holds from a newer git-handoff` };
         }
         const elsewhere = addressRefusal(candidate, who);
         if (elsewhere) return elsewhere;
@@ -230,15 +232,16 @@ export async function listReady(store: Store, opts: { limit?: number } = {}): Pr
   const who = await takerOf(store);
   const now = store.now();
   const limit = opts.limit ?? Infinity;
-  // Tasks the remote holds in a newer format cannot be claimed here (claim --next passes them over):
-  // left out, by id in `newer`. While there are any, the order file's head is not the answer.
-  const held = [...(await store.heldAsNewer()).keys()].filter((r) => r.startsWith(TASKS_PREFIX));
-  const fromFile = held.length ? null : await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
+  // Tasks whose claim would write a ref the remote holds in a newer format cannot be claimed here
+  // (claim --next passes them over): left out, by id in `newer`. While any ref is held back, the
+  // order file's head is not the answer.
+  const held = await store.heldAsNewer();
+  const fromFile = held.size ? null : await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
   if (fromFile) return { ...fromFile, problems: [], newer: [] };
   const { tasks, problems } = await listTasks(store, { settled: false });
   const all = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
-  const ready = all.filter((t) => !held.includes(taskRef(t.id)));
-  const newer = all.filter((t) => held.includes(taskRef(t.id))).map((t) => t.id);
+  const ready = all.filter((t) => !claimWritesNewer(t, held));
+  const newer = all.filter((t) => claimWritesNewer(t, held)).map((t) => t.id);
   return { ready: ready.slice(0, limit), total: ready.length, problems, newer };
 }
 

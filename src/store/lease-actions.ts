@@ -158,11 +158,20 @@ export async function unlease(store: Store, inputs: string[], opts: { all?: bool
   return { released: before.filter((p) => !after.has(p)), not_released: notReleased };
 }
 
-/** Live leases, optionally of one agent, ordered by pattern. */
-export async function listLeases(store: Store, opts: { agent?: string } = {}): Promise<Lease[]> {
+/** A lease as listed: `newer_on_remote` while the remote's lease set is held back as newer (this copy may be stale). */
+export type ListedLease = Lease & { newer_on_remote?: true };
+
+/**
+ * Live leases, optionally of one agent, ordered by pattern, as `leases` and MCP's list_leases show
+ * them: while the lease set is held back as newer, each is marked and `stale` says why (the CLI
+ * prints it on stderr, so its --json array keeps its shape; MCP returns it as a notice).
+ */
+export async function listLeases(store: Store, opts: { agent?: string } = {}): Promise<{ leases: ListedLease[]; stale?: string }> {
   const { set } = await loadLeases(store);
   const now = store.now();
-  return set.leases.filter((l) => isLeaseLive(l, now) && (opts.agent === undefined || l.agent === opts.agent));
+  const live = set.leases.filter((l) => isLeaseLive(l, now) && (opts.agent === undefined || l.agent === opts.agent));
+  const stale = await staleLeaseNote(store);
+  return stale ? { leases: live.map((l) => ({ ...l, newer_on_remote: true as const })), stale } : { leases: live };
 }
 
 export interface CheckResult {

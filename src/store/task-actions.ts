@@ -28,6 +28,7 @@ import { loadAgent } from "./agent-store.ts";
 import { listClaimedTasks } from "./task-listing.ts";
 import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
+import { WHY_PASSED_OVER } from "./newer-claims.ts";
 import type { CasOptions } from "./store.ts";
 import { inCapacityTurn } from "./capacity-turn.ts";
 
@@ -130,7 +131,7 @@ export async function claimNextReporting(store: Store, opts: ClaimOptions = {}):
     });
   } catch (e) {
     if (!(e instanceof HandoffError) || e.code !== "no_task_ready" || !newer.size) throw e;
-    fail("no_task_ready", `${e.message}; ${newer.size} task(s) from a newer git-handoff skipped (${[...newer].join(", ")}): upgrade to take them`, { skipped_newer: newer.size }, e.refusal.suggestions);
+    fail("no_task_ready", `${e.message}; ${newer.size} ready task(s) skipped (${[...newer].join(", ")}): ${WHY_PASSED_OVER}; upgrade to take them`, { skipped_newer: newer.size }, e.refusal.suggestions);
   }
   return { task, overlaps: await overlapsOfClaim(store, task), ...(newer.size ? { skipped_newer: newer.size } : {}) };
 }

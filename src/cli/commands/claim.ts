@@ -8,6 +8,7 @@ import { withGlobals, withStore } from "../context.ts";
 import { removeCorruptTask } from "../../store/remove-corrupt.ts";
 import { emit, isTerminal } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
+import { passedOverNote } from "../../present/newer-note.ts";
 // verification and review, unblocked dependents, handoffs delivered with a claim
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
@@ -35,7 +36,7 @@ export async function emitClaim(store: Store, json: boolean, r: ClaimReport): Pr
   const near = r.overlaps.length ? `\noverlaps (advisory, nothing is blocked):\n${r.overlaps.map((o) => `  ${overlapText(o)}`).join("\n")}` : "";
   // Whoever claims a task sees the command done will run, and who wrote it.
   const verify = t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";
-  const skipped = r.skipped_newer ? `\n(passed over ${r.skipped_newer} ready task(s) from a newer git-handoff: upgrade to take them)` : "";
+  const skipped = r.skipped_newer ? `\n${passedOverNote(r.skipped_newer)}` : "";
   emit(json, { ...t, overlaps: r.overlaps, ...(r.skipped_newer ? { skipped_newer: r.skipped_newer } : {}) }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${verify}${delivered}${skipped}`);
 }
 

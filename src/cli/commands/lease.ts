@@ -1,10 +1,8 @@
 import type { Command } from "commander";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { validateAgentId } from "../../core/ids.ts";
-import type { Lease } from "../../core/lease.ts";
 import { check, lease, listLeases, resolvePaths, unlease } from "../../store/lease-actions.ts";
 import { reclaimLeasesFor } from "../../store/lease-reclaim.ts";
-import { staleLeaseNote } from "../../store/stale-leases.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { checkText, leaseLine } from "../../present/lease-render.ts";
@@ -71,9 +69,8 @@ export function registerLease(program: Command, verb?: string): void {
     // Positional options: `--agent` after the verb is this filter; before it, it names the caller.
     const agent = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
-      const leases: Lease[] = await listLeases(store, agent !== undefined ? { agent: validateAgentId(agent) } : {});
-      // On stderr, so the --json array keeps its shape.
-      const stale = await staleLeaseNote(store);
+      const { leases, stale } = await listLeases(store, agent !== undefined ? { agent: validateAgentId(agent) } : {});
+      // On stderr, so the --json array keeps its shape (each lease is marked newer_on_remote).
       if (stale) warn(stale);
       const now = store.now();
       emit(!!g.json, leases, () => (leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases"));

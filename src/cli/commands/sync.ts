@@ -3,6 +3,7 @@ import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { ackConflicts, readConflicts } from "../../sync/local-area.ts";
 import { COORDINATION_REMOTE, setCoordinationRemote, setRemote, showRemote, undoCoordinationRemote, type RemoteSetting } from "../../sync/remote-config.ts";
 import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
+import { heldBackRefusal } from "../../sync/held-back.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined, type Repair } from "../../sync/repair.ts";
 import type { Quarantined } from "../../sync/quarantine.ts";
@@ -80,8 +81,10 @@ export function registerSync(program: Command): void {
       const r = await sync(store, isTerminal(2) ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
       emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined), ...heldBackLines(r.quarantined)].join("\n"));
       // A sync that kept refs back is not a clean success: a script reads the status (docs/cli.md).
+      // The same condition and code as MCP's sync refusal (held-back.ts).
+      const held = heldBackRefusal(r);
       if (repaired.some((p) => p.refused)) process.exitCode = EXIT_CODES.unsafe_repair;
-      else if (r.quarantined.length) process.exitCode = EXIT_CODES.quarantined;
+      else if (held) process.exitCode = EXIT_CODES[held.code];
     });
   });
 

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import { TaskStatus } from "../../core/task.ts";
+import { TaskStatus, type Task } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
-import { markNewer, newerTaskNote } from "../../present/newer-note.ts";
+import { markNewer, newerTaskNote, notedTaskLines } from "../../present/newer-note.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
@@ -12,7 +12,7 @@ import { taskExtrasText } from "../../present/render-tasks.ts";
 import { approvalOf } from "../../store/approvals.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
-import { taskDetail, taskLine } from "../../present/render.ts";
+import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
 
@@ -80,25 +80,25 @@ export function registerTask(program: Command): void {
           if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
             fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);
           }
+          let shown: Task[];
+          let more = "";
           if (o.limit !== undefined && o.status !== "blocked") {
             // Bounded: only the N returned are settled and shown (task-listing.ts).
             const limit = parseInteger(o.limit, "--limit", 1, 1_000_000);
             const r = await listTasksBounded(store, { ...(o.status ? { status: o.status as TaskStatus } : {}), limit });
             for (const p of r.problems) warn(p);
+            shown = r.tasks;
+            if (r.total > r.tasks.length) more = `\n(${r.total - r.tasks.length} more, ${r.order}; raise --limit)`;
+          } else {
+            const { tasks, problems } = await listTasks(store);
+            for (const p of problems) warn(p);
             const now = store.now();
-            const more = r.total > r.tasks.length ? `\n(${r.total - r.tasks.length} more, ${r.order}; raise --limit)` : "";
-            const held = await store.heldAsNewer();
-            emit(!!g.json, markNewer(r.tasks, held), () => (r.tasks.length ? r.tasks.map((t) => taskLine(t, now) + newerTaskNote(t.id, held)).join("\n") + more : "no tasks"));
-            return;
+            const byId = new Map(tasks.map((t) => [t.id, t]));
+            // `blocked` is not a state of its own: a todo task with a dependency not done (todo still lists it).
+            shown = o.status === "blocked" ? tasks.filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length > 0) : o.status ? tasks.filter((t) => t.status === o.status) : tasks;
           }
-          const { tasks, problems } = await listTasks(store);
-          for (const p of problems) warn(p);
-          const now = store.now();
-          const byId = new Map(tasks.map((t) => [t.id, t]));
-          // `blocked` is not a state of its own: a todo task with a dependency not done (todo still lists it).
-          const shown = o.status === "blocked" ? tasks.filter((t) => t.status === "todo" && blockingEdges(t, byId, now).length > 0) : o.status ? tasks.filter((t) => t.status === o.status) : tasks;
           const held = await store.heldAsNewer();
-          emit(!!g.json, markNewer(shown, held), () => (shown.length ? shown.map((t) => taskLine(t, now) + newerTaskNote(t.id, held)).join("\n") : "no tasks"));
+          emit(!!g.json, markNewer(shown, held), () => (shown.length ? notedTaskLines(shown, held, store.now()).join("\n") + more : "no tasks"));
         });
       },
     );

@@ -2,6 +2,7 @@
 import * as z from "zod/mini";
 import { cancel, claimNextReporting, claimReporting, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
 import type { Task as TaskT } from "../../core/task.ts";
+import { passedOverNote } from "../../present/newer-note.ts";
 import { nextCall, steps, type NextCall } from "../../present/suggestions.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
@@ -23,7 +24,9 @@ function claimReply(store: Parameters<typeof taskReply>[0], r: ClaimReport) {
   const t = r.task;
   const near = r.overlaps.length ? `; overlaps ${r.overlaps.map((o) => `${o.verdict} ${o.pattern} (${o.agent}${o.task ? `, ${o.task}` : ""})`).join(", ")}` : "";
   const reply = taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}${near}`);
-  return { ...reply, data: { ...reply.data, overlaps: r.overlaps }, next: afterClaim(t) };
+  // As the CLI's claim --next: how many ready tasks it passed over as held back as newer.
+  const skipped = r.skipped_newer ? { skipped_newer: r.skipped_newer } : {};
+  return { ...reply, text: reply.text + (r.skipped_newer ? `\n${passedOverNote(r.skipped_newer)}` : ""), data: { ...reply.data, overlaps: r.overlaps, ...skipped }, next: afterClaim(t) };
 }
 
 /** What a new holder does next: read what it builds on, keep the lease, finish. */
@@ -60,13 +63,13 @@ export const claimNextTool = defineTool({
   title: "Claim the next ready task",
   description: [
     "Claim the best ready task (highest priority, then oldest) atomically; if another agent takes it first, the next one is tried. Tasks whose dependencies are not done yet are skipped.",
-    "Use it when you just want the next piece of work. Returns the task you now hold.",
+    "Use it when you just want the next piece of work. Returns the task you now hold. A task whose claim would write a ref the sync remote holds from a newer git-handoff (kept back here: the task, or the lease set its scope needs) cannot be claimed here and is passed over: `skipped_newer` counts them.",
     "Refusal `no_task_ready` (recoverable): nothing is free. Call watch to wait for work, or do something else.",
     CAPACITY,
     OVERLAPS,
   ].join("\n"),
   input: { ttl: ttl(), over_capacity: overCapacity() },
-  output: { task: Task, overlaps: z.optional(z.array(z.record(z.string(), z.unknown()))) },
+  output: { task: Task, overlaps: z.optional(z.array(z.record(z.string(), z.unknown()))), skipped_newer: z.optional(z.number()) },
   annotations: { ...WRITE, idempotentHint: false },
   async run(a, { session }) {
     const store = await session.store();

@@ -1,8 +1,9 @@
 // Input fields and renderings shared by the tool files.
 import * as z from "zod/mini";
 import type { Task } from "../../core/task.ts";
-import { taskDetail, taskLine } from "../../present/render.ts";
-import type { Store } from "../../store/store.ts";
+import { markNewer, newerTaskNote, notedTaskLines } from "../../present/newer-note.ts";
+import { taskDetail } from "../../present/render.ts";
+import type { NewerRef, Store } from "../../store/store.ts";
 import type { ToolReply } from "../tool.ts";
 
 export const describe = <T extends z.core.$ZodType>(schema: T, text: string): T =>
@@ -32,12 +33,14 @@ export function taskSummary(t: Task): string {
   return `${t.id}: ${t.status}${held}: ${objective.length > 80 ? `${objective.slice(0, 77)}...` : objective}`;
 }
 
-/** One task as a tool reply: the record, and a headline plus the CLI's detailed rendering. */
-export function taskReply(store: Store, task: Task, headline: string): ToolReply {
-  return { data: { task }, text: `${headline}\n${taskDetail(task, store.now())}` };
+/** One task as a tool reply: the record, and a headline plus the CLI's detailed rendering; with `held`, marked as `task show` marks it. */
+export function taskReply(store: Store, task: Task, headline: string, held: Map<string, NewerRef> = new Map()): ToolReply {
+  const [shown] = markNewer([task], held);
+  const note = newerTaskNote(task.id, held).trim();
+  return { data: { task: shown }, text: `${headline}\n${taskDetail(task, store.now())}${note ? `\n${note}` : ""}` };
 }
 
-export function taskLines(store: Store, tasks: Task[], empty: string): string {
-  const now = store.now();
-  return tasks.length ? tasks.map((t) => taskLine(t, now)).join("\n") : empty;
+/** One line per task, as the CLI's `task list` prints them: `held` (Store.heldAsNewer) notes those held back as newer. */
+export function taskLines(store: Store, tasks: Task[], empty: string, held: Map<string, NewerRef> = new Map()): string {
+  return tasks.length ? notedTaskLines(tasks, held, store.now()).join("\n") : empty;
 }

@@ -68,12 +68,12 @@ export const checkFilesTool = defineTool({
   name: "check_files",
   title: "Check files before editing",
   description: [
-    "May you edit these paths? One answer per path: deny (inside another agent's exclusive lease), warn (another agent leases this very file), info (another agent leases a folder or glob containing it) or ok; each names the holder, its task and expiry. Reads one ref, writes nothing.",
+    "May you edit these paths? One answer per path: deny (inside another agent's exclusive lease), warn (another agent leases this very file), info (another agent leases a folder or glob containing it) or ok; each names the holder, its task and expiry. Reads one ref, writes nothing. While the sync remote's lease set is from a newer git-handoff (kept back here), `newer_on_remote` is true and a path this clone's possibly stale copy calls free is answered warn (deny in strict mode).",
     "Call it before editing a file others may be working on. An ok or warn/info answer comes back as a normal result: for warn, coordinate with the holder before large edits.",
     "Refusal `held_by_other`: at least one path is denied; error.data carries the full answer (verdict, paths with holders and suggestions). Do not edit the denied paths: work elsewhere, wait until the lease ends, or ask the holder.",
   ].join("\n"),
   input: { paths: paths("what you intend to edit") },
-  output: { agent: z.string(), mode: z.string(), verdict: z.string(), paths: z.array(LeaseRow) },
+  output: { agent: z.string(), mode: z.string(), verdict: z.string(), paths: z.array(LeaseRow), newer_on_remote: z.optional(z.literal(true)) },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
@@ -122,7 +122,7 @@ export const listLeasesTool = defineTool({
   title: "List file leases",
   description: [
     "The live file leases of every agent (or of one, with `agent`): path or glob, holder, task, shared or exclusive, expiry and reason. Expired leases are not listed.",
-    "Call it to see who works where before you start, or to find your own leases to release. For a yes/no on specific files before editing, check_files is the one to call.",
+    "Call it to see who works where before you start, or to find your own leases to release. For a yes/no on specific files before editing, check_files is the one to call. While the sync remote's lease set is from a newer git-handoff (kept back here), the list may be stale: each lease carries `newer_on_remote: true` and `notices` says so.",
     "Refusal `invalid_input`: a malformed agent name.",
   ].join("\n"),
   input: { agent: z.optional(describe(z.string(), "only this agent's leases")) },
@@ -130,11 +130,13 @@ export const listLeasesTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
-    const leases = await listLeases(store, a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {});
+    const { leases, stale } = await listLeases(store, a.agent !== undefined ? { agent: validateAgentId(a.agent) } : {});
     const now = store.now();
     const exclusive = leases.filter((l) => l.exclusive).length;
     return {
+      // While the lease set is held back as newer each lease carries newer_on_remote, and the notice says why.
       data: { leases, total: leases.length },
+      ...(stale ? { notices: [stale] } : {}),
       text: leases.length ? leases.map((l) => leaseLine(l, now)).join("\n") : "no live leases",
       summary: leases.length ? `${leases.length} live lease${leases.length === 1 ? "" : "s"} (${exclusive} exclusive) held by ${[...new Set(leases.map((l) => l.agent))].join(", ")}` : "no live leases",
     };

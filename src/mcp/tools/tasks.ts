@@ -14,7 +14,8 @@ import { fail } from "../../core/errors.ts";
 import { MAX_CONTEXT_FILE_BYTES } from "../../core/task-files.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
 import { refuseSelfDelegation } from "../../work/self-delegation.ts";
-import { Task } from "../schemas.ts";
+import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
+import { ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskId, taskLines, taskReply, taskSummary } from "./common.ts";
 
@@ -89,17 +90,17 @@ export const getTask = defineTool({
   name: "get_task",
   title: "Get a task",
   description: [
-    "Read one task as it stands now: status, holder and lease expiry, fence, attempts, result. An expired lease is shown as free.",
+    "Read one task as it stands now: status, holder and lease expiry, fence, attempts, result. An expired lease is shown as free. `newer_on_remote: true`: the sync remote holds this task from a newer git-handoff (kept back here), so this copy may be stale and it cannot be changed here.",
     "Use it to check a specific task before acting on it; for many tasks use list_tasks or ready_tasks.",
     "Refusal `not_found`: the id does not exist; look it up with list_tasks.",
   ].join("\n"),
   input: { id: taskId() },
-  output: { task: Task },
+  output: { task: ShownTask },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
     const task = await showTask(store, a.id);
-    return { ...taskReply(store, task, task.id), summary: taskSummary(task) };
+    return { ...taskReply(store, task, task.id, await store.heldAsNewer()), summary: taskSummary(task) };
   },
 });
 
@@ -110,20 +111,22 @@ export const listTasksTool = defineTool({
     "List tasks, optionally only those in one status (todo, claimed, done, failed, cancelled), with holder and lease expiry; at most `limit` (default 100) and `total` counts all that match.",
     "Order: status todo comes best first (the order claim_next takes them in); done, failed and cancelled newest first; otherwise oldest first.",
     "To choose work prefer ready_tasks (sorted best first) or claim_next; for a summary of who holds what prefer overview.",
+    "A task with `newer_on_remote: true` is held by the sync remote from a newer git-handoff (kept back here): this copy may be stale, and it cannot be claimed or changed here.",
   ].join("\n"),
   input: {
     status: z.optional(describe(TaskStatus, "only tasks in this status")),
     limit: limit(100),
   },
-  output: { tasks: z.array(Task), total: z.number(), problems: z.array(z.string()) },
+  output: { tasks: z.array(ShownTask), total: z.number(), problems: z.array(z.string()) },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
     const { tasks: shown, total, statuses, problems, order } = await listTasksBounded(store, { ...(a.status ? { status: a.status } : {}), limit: a.limit ?? 100 });
     const more = total > shown.length ? `\n(${total - shown.length} more; raise limit or filter by status)` : "";
+    const held = await store.heldAsNewer();
     return {
-      data: { tasks: shown, total, problems },
-      text: taskLines(store, shown, "no tasks") + more + problems.map((p) => `\nwarning: ${p}`).join(""),
+      data: { tasks: markNewer(shown, held), total, problems },
+      text: taskLines(store, shown, "no tasks", held) + more + problems.map((p) => `\nwarning: ${p}`).join(""),
       summary: total ? `${total} task${total === 1 ? "" : "s"}: ${tally(statuses)}${more ? ` (${shown.length} shown, ${order})` : ""}` : "no tasks",
     };
   },
@@ -138,6 +141,7 @@ export const readyTasks = defineTool({
     "The tasks you could claim right now, best first: highest priority, then oldest. A task whose lease expired counts as free. Also `blocked`: the unclaimed tasks that wait on others, each edge with the blocker's status and holder.",
     "Call it when you want to choose what to work on, then claim_task the one you pick; to simply take the best one, call claim_next instead.",
     "If the list is empty, call watch to wait for work (or do something else). A blocked task becomes ready when every task it waits on is done: wait_task on the blocker, or ask its holder.",
+    "A task whose claim would write a ref the sync remote holds from a newer git-handoff (kept back here: the task itself, or the lease set its scope would be leased in) cannot be claimed here: it is left out, and `notices` names it.",
   ].join("\n"),
   input: { limit: limit(10) },
   output: { tasks: z.array(Task), total: z.number(), blocked: z.array(z.object({ task: z.string(), objective: z.string(), edges: z.array(Edge) })) },
@@ -145,7 +149,7 @@ export const readyTasks = defineTool({
   async run(a, { session }) {
     const store = await session.store();
     // The CLI's `ready`: not blocked, and not addressed to another kind of agent or machine.
-    const { ready: shown, total } = await listReady(store, { limit: a.limit ?? 10 });
+    const { ready: shown, total, newer } = await listReady(store, { limit: a.limit ?? 10 });
     const { tasks } = await listTasks(store, { settled: false });
     const now = store.now();
     const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -162,6 +166,7 @@ export const readyTasks = defineTool({
       text: [taskLines(store, shown, "no task is ready to claim; call watch to wait for one"), ...blockedText].join("\n"),
       summary,
       next,
+      ...(newer.length ? { notices: [skippedNewerNote(newer)] } : {}),
     };
   },
 });

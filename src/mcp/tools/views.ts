@@ -21,7 +21,9 @@ import { contextMemories } from "../../store/memory-store.ts";
 import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { memoriesContext } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
-import { HandoffEvent, Overview, OverviewShape, Task } from "../schemas.ts";
+import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
+import { claimWritesNewer } from "../../store/newer-claims.ts";
+import { HandoffEvent, Overview, OverviewShape, ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskLines } from "./common.ts";
 
@@ -47,7 +49,7 @@ export const loadContext = defineTool({
     agent: Actor,
     agent_source: z.string(),
     session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
-    claimed: z.array(Task),
+    claimed: z.array(ShownTask),
     ready: z.array(Task),
     ready_total: z.number(),
     overview: Overview,
@@ -71,7 +73,11 @@ export const loadContext = defineTool({
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    const ready = readyTasks(tasks, now); // only tasks whose dependencies are done
+    // Only tasks whose dependencies are done, and not those claim_next passes over (newer-claims.ts).
+    const held = await store.heldAsNewer();
+    const candidates = readyTasks(tasks, now);
+    const ready = candidates.filter((t) => !claimWritesNewer(t, held));
+    const passed = candidates.filter((t) => claimWritesNewer(t, held)).map((t) => t.id);
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
     const requests = await requestInbox(store);
@@ -84,7 +90,7 @@ export const loadContext = defineTool({
       ...(note ? [note] : []),
       "",
       "you hold:",
-      taskLines(store, claimed, "nothing"),
+      taskLines(store, claimed, "nothing", held),
       "",
       `ready to claim (${ready.length}):`,
       taskLines(store, shown, "nothing; call watch to wait for work"),
@@ -101,7 +107,7 @@ export const loadContext = defineTool({
         agent: store.actor,
         agent_source: session.agentSource,
         session: registration,
-        claimed,
+        claimed: markNewer(claimed, held),
         ready: shown,
         ready_total: ready.length,
         overview,
@@ -116,6 +122,7 @@ export const loadContext = defineTool({
         ...(claimed.length ? [nextCall(steps.done(claimed[0]!.id), "when its work is committed")] : ready.length ? [nextCall(steps.claimNext(), "take the best ready task")] : [{ tool: "watch", why: "wait until a task is ready" }]),
         ...(registration.declared ? [] : [nextCall(steps.declare(), "tell the others what you work on")]),
       ],
+      ...(passed.length ? { notices: [skippedNewerNote(passed)] } : {}),
     };
   },
 });

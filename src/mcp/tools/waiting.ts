@@ -7,6 +7,7 @@ import { readyTasks } from "../../core/dependency-graph.ts";
 import { fence } from "../../present/untrusted.ts";
 import { waitForFinal } from "../../work/wait-final.ts";
 import { resultsDir, saveResults } from "../../work/results.ts";
+import { claimWritesNewer } from "../../store/newer-claims.ts";
 import { claimNextTask } from "../../store/task-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { validateTaskId } from "../../core/ids.ts";
@@ -134,9 +135,11 @@ export const watchTool = defineTool({
       const now = store.now();
       const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at));
       recheckAt = Date.now() + Math.max(0, Math.min(Infinity, ...expiries.filter((e) => e > now.getTime())) - now.getTime());
-      // Blocked tasks are not ready, nor are tasks addressed to another kind of agent or machine.
+      // Blocked tasks are not ready, nor are tasks addressed to another kind of agent or machine, nor
+      // those claim_next passes over as needing a ref from a newer git-handoff (newer-claims.ts).
       const who = { agent: store.actor.agent, machine: await localMachine(store) };
-      const ready = readyTasks(tasks, now).filter((t) => addressMatches(t.to, who));
+      const held = await store.heldAsNewer();
+      const ready = readyTasks(tasks, now).filter((t) => addressMatches(t.to, who) && !claimWritesNewer(t, held));
       if (!ready.length) return null;
       if (!a.claim) return { ready, claimed: null };
       try {
