@@ -106,8 +106,9 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
 
 /**
  * A shell command naming files inside other agents' exclusive leases: a warning, never a denial.
- * While the lease set is held back as newer, the words this clone's stale copy finds free are
- * answered as an edit of them is: warn, deny in strict mode (checkPath with `stale`).
+ * While the lease set is held back as newer, the words this clone's stale copy finds free get one
+ * warning line too, also in strict mode: a word scan cannot tell a file a command changes from
+ * one it reads, and a known exclusive lease is only warned about either.
  */
 async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
   if (!checked.length) return { decision: "allow", text: "", checked, outside: [], autoLeased: [], answers: [] };
@@ -121,8 +122,7 @@ async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
     return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} until ${h.expires_at}: do not change it (reading is fine); ask ${h.agent} first`;
   });
   const unknown = stale ? r.answers.filter((a) => a.verdict !== "ok" && !named.includes(a)) : [];
-  const deny = unknown.some((a) => a.verdict === "deny");
-  if (unknown.length) lines.push(`git-handoff ${deny ? "deny" : "warn"}: this command names ${unknown.map((a) => a.path).join(", ")}, which may be leased by another agent: ${stale}`);
-  const answers = [...named.map((a) => ({ ...a, verdict: "warn" as const })), ...unknown];
-  return { decision: deny ? "deny" : "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
+  if (unknown.length) lines.push(`git-handoff warn: this command names ${unknown.map((a) => a.path).join(", ")}, which may be leased by another agent: ${stale}`);
+  const answers = [...named, ...unknown].map((a) => ({ ...a, verdict: "warn" as const }));
+  return { decision: "allow", text: lines.join("\n"), checked, outside: [], autoLeased: [], answers };
 }
