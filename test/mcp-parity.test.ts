@@ -101,6 +101,11 @@ test("ready_tasks leaves out tasks addressed to another kind of agent or another
   const codex = await server(repo, "codex");
   assert.equal((await ok(codex, "ready_tasks")).tasks.map((t: any) => t.id), ["cx", "any"]);
   assert.equal(cli(["ready", "--json"], { cwd: repo, agent: "codex" }).json.map((t: any) => t.id), ["cx", "any"]);
+  // load_context's ready list is the same list.
+  const context = await ok(lead, "load_context");
+  assert.equal(context.ready.map((t: any) => t.id), ["any"]);
+  assert.is(context.ready_total, 1);
+  assert.equal((await ok(codex, "load_context")).ready.map((t: any) => t.id), ["cx", "any"]);
 });
 
 test("declare_session and load_context record objective, files and awaits; list_agents shows them", async () => {

@@ -15,7 +15,7 @@ import { readyFrom } from "./task-listing.ts";
 import { fromOrderFile, orderedTasks } from "./task-order.ts";
 import { claimWritesNewer } from "./newer-claims.ts";
 import { ReadMoved } from "./rests-on.ts";
-import type { CasOptions, Store } from "./store.ts";
+import type { CasOptions, NewerRef, Store } from "./store.ts";
 import { addTask, claimNext, listTasks, loadTask, mutateTask, TASKS_PREFIX, taskRef } from "./task-store.ts";
 
 const TASK_FILE = "task.json";
@@ -239,10 +239,18 @@ export async function listReady(store: Store, opts: { limit?: number } = {}): Pr
   const fromFile = held.size ? null : await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
   if (fromFile) return { ...fromFile, problems: [], newer: [] };
   const { tasks, problems } = await listTasks(store, { settled: false });
-  const all = readyTasks(tasks, now).filter((t) => !addressRefusal(t, who));
-  const ready = all.filter((t) => !claimWritesNewer(t, held));
-  const newer = all.filter((t) => claimWritesNewer(t, held)).map((t) => t.id);
+  const { ready, newer } = readyAmong(tasks, who, now, held);
   return { ready: ready.slice(0, limit), total: ready.length, problems, newer };
+}
+
+/**
+ * Of `tasks`, those `who` could claim now, best first: dependencies done, not addressed to another
+ * kind of agent or machine, and not passed over for a ref held back as newer (by id in `newer`).
+ * For a caller that has listed the tasks already (MCP's load_context).
+ */
+export function readyAmong(tasks: readonly Task[], who: Taker, now: Date, held: Map<string, NewerRef>): { ready: Task[]; newer: string[] } {
+  const all = readyTasks(tasks as Task[], now).filter((t) => !addressRefusal(t, who));
+  return { ready: all.filter((t) => !claimWritesNewer(t, held)), newer: all.filter((t) => claimWritesNewer(t, held)).map((t) => t.id) };
 }
 
 /** After `id` is done: the tasks it unblocked, for the text output of done / review accept. */

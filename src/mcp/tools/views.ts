@@ -9,7 +9,6 @@ import { Actor } from "../../core/identity.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { buildOverview } from "../../core/overview.ts";
 import { isLive } from "../../core/task-ops.ts";
-import { readyTasks } from "../../core/dependency-graph.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
 import { eventLines, overviewText } from "../../present/render.ts";
@@ -22,7 +21,8 @@ import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
 import { memoriesContext } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
-import { claimWritesNewer } from "../../store/newer-claims.ts";
+import { readyAmong } from "../../store/dependency-actions.ts";
+import { takerOf } from "../../store/machine.ts";
 import { HandoffEvent, Overview, OverviewShape, ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskLines } from "./common.ts";
@@ -73,11 +73,9 @@ export const loadContext = defineTool({
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    // Only tasks whose dependencies are done, and not those claim_next passes over (newer-claims.ts).
+    // What ready_tasks lists: dependencies done, not addressed elsewhere, not passed over by claim_next.
     const held = await store.heldAsNewer();
-    const candidates = readyTasks(tasks, now);
-    const ready = candidates.filter((t) => !claimWritesNewer(t, held));
-    const passed = candidates.filter((t) => claimWritesNewer(t, held)).map((t) => t.id);
+    const { ready, newer: passed } = readyAmong(tasks, await takerOf(store), now, held);
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
     const requests = await requestInbox(store);
