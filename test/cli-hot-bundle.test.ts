@@ -141,10 +141,16 @@ test("a verb that names an Object property is an unknown verb, not a crash", () 
   }
 });
 
+/**
+ * For the tests that read when a cache is written: no run counts as long (over a second, which a
+ * loaded machine reaches with any command), or its cache would be provisional and written again.
+ */
+const NEVER_LONG = { HANDOFF_CODE_CACHE_LONG_MS: String(10 * 60_000) };
+
 test("a code cache that is empty, foreign or cut short is passed over and written anew; the command runs as with none", () => {
   const repo = tempRepo();
   const cache = tempDir("handoff-cache-");
-  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead" }), encoding: "utf8" });
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...NEVER_LONG }), encoding: "utf8" });
   assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
   assert.is(run(["task", "show", "t1"]).status, 0);
   const file = join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
@@ -182,7 +188,7 @@ test("each verb keeps a code cache of its own, written once; a new build of the 
   const install = tempDir("handoff-install-");
   cpSync(dirname(CLI), install, { recursive: true });
   const cliPath = join(install, basename(CLI));
-  const run = (args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "claude-1" }), encoding: "utf8" });
+  const run = (args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "claude-1", ...NEVER_LONG }), encoding: "utf8" });
   const hot = () => readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("hot-main.cjs-")).sort();
   assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
   assert.is(run(["claim", "t1"]).status, 0);
@@ -209,7 +215,7 @@ test("a long run leaves its verb a provisional code cache (read-only to its owne
   const repo = tempRepo();
   const cache = tempDir("handoff-cache-");
   // HANDOFF_CODE_CACHE_LONG_MS=1: every run counts as long (a run past the bound drops the bytecode of what it ran first).
-  const run = (args: string[], long: boolean) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...(long ? { HANDOFF_CODE_CACHE_LONG_MS: "1" } : {}) }), encoding: "utf8" });
+  const run = (args: string[], long: boolean) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...(long ? { HANDOFF_CODE_CACHE_LONG_MS: "1" } : NEVER_LONG) }), encoding: "utf8" });
   const r = run(["task", "add", "work", "--id", "t1"], true);
   assert.is(r.status, 0, r.stderr);
   const file = () => join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
