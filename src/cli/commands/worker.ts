@@ -28,7 +28,7 @@ export function registerWorker(program: Command): void {
   withGlobals(
     program
       .command("worker")
-      .description("take tasks addressed to this agent and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back")
+      .description("take tasks addressed to this agent and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back; a task with a verify command goes to review")
       .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
       .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
       .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
@@ -103,7 +103,7 @@ export function registerWorker(program: Command): void {
           log: (line) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`),
           stderr: (chunk) => process.stderr.write(chunk),
         });
-        process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
+        process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
         if (interrupted) process.exitCode = EXIT_CODES.interrupted;
       } finally {
         process.off("SIGINT", onSignal);
