@@ -97,4 +97,19 @@ test("verify runs where the work was done and only if approved here: passed -> r
   assert.match(w.stderr(), /worker stopped: 0 done, 3 in review, 1 failed/);
 });
 
+test("--addressed-only leaves tasks addressed to anyone; without it a worker takes them", async () => {
+  const { bare, lead, box } = team();
+  ok(cli(["task", "add", "for anyone", "--id", "anyone", "--priority", "9", "--push"], { cwd: lead, agent: "lead" }));
+  ok(cli(["task", "add", "for w", "--id", "mine", "--priority", "1", "--to", "w", "--push"], { cwd: lead, agent: "lead" }));
+  const only = start(["worker", "--exec", script("echo ok"), "--once", "--addressed-only", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  assert.is(await only.exited, 0, only.stderr());
+  assert.match(only.stderr(), /taking tasks addressed to it \(not those addressed to anyone\)/);
+  assert.is(remoteTask(bare, "mine").status, "done");
+  assert.is(remoteTask(bare, "anyone").status, "todo");
+  const any = start(["worker", "--exec", script("echo ok"), "--once", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  assert.is(await any.exited, 0, any.stderr());
+  assert.match(any.stderr(), /taking tasks addressed to it or to anyone/);
+  assert.is(remoteTask(bare, "anyone").status, "done");
+});
+
 test.run();

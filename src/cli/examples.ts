@@ -73,7 +73,7 @@ export const EXAMPLES: Record<string, string[]> = {
   "loop run": ["git handoff loop run --agent-cmd ./do-unit.sh --verify 'npm test'", "git handoff loop run --with claude --merge squash --accept"],
   "loop status": ["git handoff loop status", "git handoff loop status --json"],
   "loop stop": ["git handoff loop stop"],
-  worker: ["git handoff worker --agent codex@pc --exec ./do-task.sh", "git handoff worker --exec ./do-task.sh --concurrency 2", "git handoff worker --exec ./do-task.sh --once", "git handoff worker --with claude", "git handoff worker --with codex --agent codex@build-box"],
+  worker: ["git handoff worker --agent codex@pc --exec ./do-task.sh", "git handoff worker --exec ./do-task.sh --concurrency 2", "git handoff worker --exec ./do-task.sh --once", "git handoff worker --exec ./do-task.sh --addressed-only", "git handoff worker --with claude", "git handoff worker --with codex --agent codex@build-box"],
   test: ["git handoff test", "git handoff test --round-trip claude@pc --timeout 2m", "git handoff test --json"],
   dashboard: ["git handoff dashboard --open", "git handoff dashboard --port 0 --read-only --sync 30s"],
   version: ["git handoff version", "git handoff version --json"],

@@ -1,6 +1,6 @@
-// The worker: takes ready tasks addressed to it through the sync remote (exclusive claims), runs
-// the local user's command for each, renews each claim at a third of its TTL while it works, and
-// sends back the output and result files. A task with a verify command is finished
+// The worker: takes ready tasks addressed to it or to anyone through the sync remote (exclusive
+// claims), runs the local user's command for each, renews each claim at a third of its TTL while
+// it works, and sends back the output and result files. A task with a verify command is finished
 // as `done` finishes it: the command runs (only if written or approved in this clone) and the task
 // goes to review, or fails when it does not pass; one whose command is not approved here is left
 // in the queue (worker-choice.ts). It lives below the front ends so other loops (an agent
@@ -63,6 +63,8 @@ export interface WorkerOptions {
   keep: boolean;
   /** Code changes go back as the branch handoff/<id> on the sync remote. */
   pushBranch?: boolean;
+  /** `--addressed-only`: tasks addressed to anyone are left to others. */
+  addressedOnly?: boolean;
   ttl?: string;
   /** Aborted on Ctrl-C: running commands stop and their tasks are released. */
   signal: AbortSignal;
@@ -109,7 +111,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   const cwd = store.cwd;
   const ttlGiven = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : null;
   await declare(store, opts.concurrency);
-  opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
+  opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks addressed to it${opts.addressedOnly ? " (not those addressed to anyone)" : " or to anyone"}${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
   for (const line of await sweepLeftovers(cwd, store.repo.commonDir)) opts.log(line);
   const running = new Map<string, Running>();
   let started = 0;
@@ -144,7 +146,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       // Read at each claim: a command a person approves meanwhile is taken at the next poll.
       const approved = await approvedHere(store);
       const passOver = (candidate: Task) => {
-        const why = workerPassOver(candidate, { approved });
+        const why = workerPassOver(candidate, { addressedOnly: !!opts.addressedOnly, approved });
         const told = `${candidate.id}\0${candidate.verify}`;
         if (why?.data?.passed_over === "unapproved_command" && !toldUnapproved.has(told)) {
           toldUnapproved.add(told);
