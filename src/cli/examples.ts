@@ -26,7 +26,7 @@ export const EXAMPLES: Record<string, string[]> = {
   undepend: ["git handoff undepend tests --on api"],
   ready: ["git handoff ready", "git handoff ready --limit 10 --json", "git handoff ready --claim"],
   handoff: ["git handoff handoff api --contract 'GET /users/:id returns {id, name, email}' --verify 'npm test' --question 'is email optional?'"],
-  inbox: ["git handoff inbox", "git handoff inbox --json"],
+  inbox: ["git handoff inbox", "git handoff inbox --json        # items of kind rejection, release_request, release_answer, handoff (usage.md)"],
   ack: ["git handoff ack api#1"],
   ask: ["git handoff ask alice --release api --reason 'I need the users route for the login fix'", "git handoff ask alice --release src/api/users.ts"],
   answer: ["git handoff answer rq-0a1b2c3d --release", "git handoff answer rq-0a1b2c3d --keep --until 2h --reason 'tests are half done'"],
