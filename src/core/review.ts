@@ -5,7 +5,7 @@ import type { DiffSummary } from "./diff-summary.ts";
 import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import type { Review, Verification } from "./review-record.ts";
-import { heldRefusal, inReviewRefusal, reclaimedRefusal, settle, type OpContext } from "./task-ops.ts";
+import { failTask, heldRefusal, inReviewRefusal, reclaimedRefusal, settle, type OpContext } from "./task-ops.ts";
 import { isFinal, MAX_NOTE, type Task } from "./task.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { textOrder } from "./text-order.ts";
@@ -50,6 +50,25 @@ export function submitForReview(task: Task, ctx: OpContext, s: Submission): Outc
   const record: Task = { ...t, status: "review", claim: null, review, result, updated_at: at };
   const submitted = event("submitted", t, ctx, { ...(t.claim ? { fence: t.claim.fence } : {}), ...(s.commit ? { commit: s.commit } : {}), passed: true });
   return { ok: true, record, steps: [...settled.steps, { event: submitted, record }] };
+}
+
+/** Why a verification did not pass, in a few words and the command: a failed task's reason. */
+export function verificationFailedReason(v: Verification): string {
+  return `its verification ${v.timed_out ? "timed out" : `failed (exit ${v.exit_code ?? v.signal})`}: ${v.command}`;
+}
+
+/**
+ * Finishing a task with a verify command where nobody can fix the work and run `done` again (a
+ * worker): passed -> review, exactly as `done`; failed -> the verification recorded as `done`
+ * records it, then the task failed with why, so whoever waits on it learns that it did not pass
+ * instead of the task sitting claimed until its lease runs out.
+ */
+export function submitUnattended(task: Task, ctx: OpContext, s: Submission): Outcome<Task> {
+  const out = submitForReview(task, ctx, s);
+  if (!out.ok || s.verification.passed) return out;
+  const failed = failTask(out.record, ctx, verificationFailedReason(s.verification));
+  if (!failed.ok) return failed;
+  return { ok: true, record: failed.record, steps: [...out.steps, ...failed.steps] };
 }
 
 function notInReview(t: Task, verb: string) {

@@ -5,7 +5,7 @@ import type { InboxEntry } from "../core/handoff.ts";
 import type { Handoff } from "../core/handoff-record.ts";
 import type { Rejection } from "../core/rejection-inbox.ts";
 import { fence, UNTRUSTED_LABEL } from "./untrusted.ts";
-import { handoffCommand } from "../core/shell-quote.ts";
+import { spell, steps, type FrontEnd } from "./suggestions.ts";
 
 export interface Styles {
   bold(s: string): string;
@@ -45,8 +45,8 @@ export function inboxContext(agent: string, entries: InboxEntry[]): string {
 }
 
 /** A rejected review, as its author reads it (CLI inbox, SessionStart context): the reason fenced. */
-export function renderRejection(r: Rejection, style: Styles = PLAIN): string {
-  const next = r.status === "todo" ? `claim it again: ${handoffCommand("claim", r.task)}` : r.holder ? `now ${r.status} by ${r.holder}` : r.status;
+export function renderRejection(r: Rejection, style: Styles = PLAIN, front: FrontEnd = "cli"): string {
+  const next = r.status === "todo" ? `claim it again: ${spell(steps.claim(r.task), front)}` : r.holder ? `now ${r.status} by ${r.holder}` : r.status;
   const lines = [`${style.bold(`review of ${r.task} rejected`)} by ${r.by} at ${r.at}: ${next}`];
   if (r.reason) lines.push(`  ${style.warn(`[${UNTRUSTED_LABEL}]`)}`, "  reason:", fence(r.reason, "    "));
   return lines.join("\n");

@@ -49,6 +49,12 @@ export async function approvalOf(store: Store, command: string): Promise<Approva
   return (await readApprovals(store)).list.find((a) => a.hash === hash && a.command === command) ?? null;
 }
 
+/** Whether a command may run here, from one read of the list (a worker asks it of every candidate). */
+export async function approvedHere(store: Store): Promise<(command: string) => boolean> {
+  const commands = new Set((await readApprovals(store)).list.map((a) => a.command));
+  return (command) => commands.has(command);
+}
+
 /** Records that `command` may run in this clone. Local only: never goes through the sync remote. */
 export async function recordApproval(store: Store, command: string, how: Approval["how"], task: string): Promise<Approval> {
   const entry: Approval = { hash: commandHash(command), command, how, task, by: store.actor.agent, at: store.now().toISOString() };

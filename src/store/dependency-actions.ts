@@ -1,7 +1,7 @@
 // Dependencies under compare-and-swap: depend / undepend (cycle-checked against the whole graph),
 // claims that respect them, and readiness.
 import { addDependency, blockedRefusal, blockingEdges, cycleRefusal, dependenciesOf, findCycle, MAX_DEPENDENCIES, reachable, readyTasks, removeDependency, unblockedBy, type BlockedEdge } from "../core/dependency-graph.ts";
-import { fail, HandoffError } from "../core/errors.ts";
+import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
 import { claimTask, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
@@ -196,7 +196,7 @@ class MachineNeeded extends Error {}
  * `claim --next` and `ready --claim`: the best task whose dependencies are all done. `skip`: tasks
  * this caller will not take again (a worker that could not set one up).
  */
-export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>, newer: Set<string> = new Set()): Promise<Task> {
+export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>, newer: Set<string> = new Set(), passOver?: (candidate: Task) => Refusal | null): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
   // Tasks whose claim would write a ref the remote holds in a newer format (newer-claims.ts): the
@@ -215,9 +215,10 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
         }
         const elsewhere = addressRefusal(candidate, who);
         if (elsewhere) return elsewhere;
-        if (!dependenciesOf(candidate).length) return null;
-        const edges = blockingEdges(candidate, byId, now);
-        return edges.length ? blockedRefusal(candidate, edges) : null;
+        const edges = dependenciesOf(candidate).length ? blockingEdges(candidate, byId, now) : [];
+        if (edges.length) return blockedRefusal(candidate, edges);
+        // Last: the caller hears only of tasks it could otherwise have taken.
+        return passOver?.(candidate) ?? null;
       };
     },
   });

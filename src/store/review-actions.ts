@@ -1,6 +1,6 @@
 // `done` with verification, and the review queue's accept / reject.
 import { fail, HandoffError } from "../core/errors.ts";
-import { acceptReview, rejectReview, reviewQueue, submitForReview, submitProblem, type ReviewItem } from "../core/review.ts";
+import { acceptReview, rejectReview, reviewQueue, submitForReview, submitProblem, type ReviewItem, type Submission } from "../core/review.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { checkVerifyCommand } from "../core/verify-command.ts";
@@ -30,26 +30,49 @@ export async function taskVerifyCommand(store: Store, id: string): Promise<strin
 
 /**
  * Runs the verification in the caller's worktree and records it: passed -> the task goes to
- * review; failed -> the result is recorded, the task stays with its agent. The caller may finish
- * the task is checked before the (possibly long) run and again in the compare-and-swap after it.
+ * review; failed -> the result is recorded, the task stays with its agent. Whether the caller may
+ * finish the task is checked before the (possibly long) run and again in the compare-and-swap after it.
  */
 export async function doneWithVerification(store: Store, id: string, o: VerifyOptions): Promise<Task> {
+  const { task, command } = await verificationToRun(store, id, o.command);
+  const cwd = store.repo.workTree;
+  if (!cwd) fail("invalid_input", "verification runs in a worktree; this repository has none here");
+  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await worktreeHead(store);
+  const submission = await runForReview(store, task, command, { cwd, commit, ...(o.note !== undefined ? { note: o.note } : {}), ...(o.onOutput ? { onOutput: o.onOutput } : {}) });
+  return mutateTask(store, id, (t, ctx) => submitForReview(t, ctx, submission));
+}
+
+/**
+ * The command `done` would run for task `id` (the caller's own, else the task's), refused before
+ * anything runs when it may not: the task's own command is shared state and runs only if it was
+ * written or approved in this clone (`unapproved_command`), and a task the caller may not finish
+ * now (held by another, in review, finished) is refused as its submission would be. Every front
+ * end that finishes a task with verification (`done`, MCP complete_task, the worker) starts here.
+ */
+export async function verificationToRun(store: Store, id: string, own?: string): Promise<{ task: Task; command: string }> {
   const { task } = await loadTask(store, id);
-  const command = o.command !== undefined ? checkVerifyCommand(o.command) : task.verify;
+  const command = own !== undefined ? checkVerifyCommand(own) : task.verify;
   if (!command) {
     fail("usage", `task ${id} has no verify command: give one (done ${id} --verify CMD) or add the task with --verify CMD`);
   }
   // The caller's own --verify is their command; the task's is shared state and needs consent here.
-  if (o.command === undefined) await requireApprovedVerify(store, task, command);
+  if (own === undefined) await requireApprovedVerify(store, task, command);
   const early = submitProblem(settle(task, { actor: store.actor, now: store.now() }).record, { actor: store.actor, now: store.now() });
   if (early) throw new HandoffError(early);
-  const cwd = store.repo.workTree;
-  if (!cwd) fail("invalid_input", "verification runs in a worktree; this repository has none here");
-  const commit = o.commit !== undefined ? await resolveCommit(store.cwd, o.commit) : await worktreeHead(store);
-  const uncommitted = await uncommittedPaths(cwd);
-  const verification = { ...(await runVerification(command, cwd, store.config.verifyTimeoutMs, store.now(), o.onOutput)), ...(uncommitted ? { uncommitted } : {}) };
-  const diff = commit ? await taskDiff(store, task, commit) : null;
-  return mutateTask(store, id, (t, ctx) => submitForReview(t, ctx, { verification, commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) }));
+  return { task, command };
+}
+
+/** Runs `command` (from verificationToRun) in `cwd` and returns what goes to review with it. */
+export async function runForReview(
+  store: Store,
+  task: Task,
+  command: string,
+  o: { cwd: string; commit: string | null; note?: string; onOutput?: (chunk: Buffer) => void; signal?: AbortSignal },
+): Promise<Submission> {
+  const uncommitted = await uncommittedPaths(o.cwd);
+  const verification = { ...(await runVerification(command, o.cwd, store.config.verifyTimeoutMs, store.now(), o.onOutput, o.signal)), ...(uncommitted ? { uncommitted } : {}) };
+  const diff = o.commit ? await taskDiff(store, task, o.commit) : null;
+  return { verification, commit: o.commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) };
 }
 
 /** How many paths differ from HEAD in the worktree (tracked or not): the reviewer should know. */

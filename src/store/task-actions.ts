@@ -105,6 +105,12 @@ export interface ClaimOptions {
   refresh?: boolean;
   /** `claim --next` only: tasks the caller will not take again (a worker that could not set one up). */
   skip?: ReadonlySet<string>;
+  /**
+   * `claim --next` only: why the caller passes over a task it could otherwise take (a worker that
+   * could not finish it here, worker-choice.ts), or null. Asked of each candidate, and again on
+   * the candidate as it stands inside the compare-and-swap.
+   */
+  passOver?: (candidate: Task) => Refusal | null;
 }
 
 /** `claim` with its overlap advisory: what every front end should show after a claim (the capacity check and the claim in one turn: capacity-turn.ts). */
@@ -176,10 +182,10 @@ async function claimOnly(store: Store, id: string, opts: { ttl?: string; force?:
 }
 
 /** The best task whose dependencies are all done, its scope leased. */
-async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boolean; skip?: ReadonlySet<string> } = {}, newer?: Set<string>): Promise<Task> {
+async function claimNextOnly(store: Store, opts: Pick<ClaimOptions, "ttl" | "refresh" | "skip" | "passOver"> = {}, newer?: Set<string>): Promise<Task> {
   const ttl = ttlOf(store, opts.ttl);
   try {
-    return await claimReady(store, ttl, withLeases, opts.skip, newer);
+    return await claimReady(store, ttl, withLeases, opts.skip, newer, opts.passOver);
   } catch (e) {
     // Nothing ready here may only mean this clone has not seen the remote's tasks yet.
     const remote = e instanceof HandoffError && e.code === "no_task_ready" && opts.refresh !== false ? await store.syncRemote() : null;
@@ -187,7 +193,7 @@ async function claimNextOnly(store: Store, opts: { ttl?: string; refresh?: boole
     const r = await store.remoteGate.refresh(store, remote);
     // Even when this refresh applied nothing, a concurrent one of this clone may have.
     if (!r.ok) throw e;
-    return claimReady(store, ttl, withLeases, opts.skip, newer);
+    return claimReady(store, ttl, withLeases, opts.skip, newer, opts.passOver);
   }
 }
 

@@ -5,9 +5,10 @@ import { MAX_OUTPUT_TAIL, type Verification } from "../core/review-record.ts";
  * Runs a verification command with `sh -c` in a worktree, bounded in time (its whole process group
  * is killed at the deadline) and in memory (only the tail of the output is kept, and the count of
  * bytes dropped says so). `onOutput` sees each chunk of its output as it comes (a person watching
- * a terminal); the record keeps the tail either way.
+ * a terminal); the record keeps the tail either way. `signal` aborted stops it as the deadline does
+ * (a worker told to stop): it then has not passed.
  */
-export async function runVerification(command: string, cwd: string, timeoutMs: number, at: Date, onOutput?: (chunk: Buffer) => void): Promise<Verification> {
+export async function runVerification(command: string, cwd: string, timeoutMs: number, at: Date, onOutput?: (chunk: Buffer) => void, signal?: AbortSignal): Promise<Verification> {
   const started = Date.now();
   const keep = MAX_OUTPUT_TAIL * 4; // bytes: enough for MAX_OUTPUT_TAIL characters of UTF-8
   let buf = Buffer.alloc(0);
@@ -31,16 +32,22 @@ export async function runVerification(command: string, cwd: string, timeoutMs: n
       /* already gone */
     }
   };
-  const timer = setTimeout(() => {
-    timedOut = true;
+  const end = () => {
     killGroup("SIGTERM");
     setTimeout(() => killGroup("SIGKILL"), 2000).unref();
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    end();
   }, timeoutMs);
-  const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  if (signal?.aborted) end();
+  else signal?.addEventListener("abort", end, { once: true });
+  const { code, signal: ended } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on("error", () => resolve({ code: 127, signal: null }));
     child.on("close", (c, s) => resolve({ code: c, signal: s }));
   });
   clearTimeout(timer);
+  signal?.removeEventListener("abort", end);
   let text = buf.toString("utf8");
   if (text.length > MAX_OUTPUT_TAIL) text = text.slice(text.length - MAX_OUTPUT_TAIL);
   const keptBytes = Buffer.byteLength(text, "utf8");
@@ -50,9 +57,9 @@ export async function runVerification(command: string, cwd: string, timeoutMs: n
     command,
     cwd,
     exit_code: code,
-    signal: timedOut ? "timeout" : signal,
+    signal: timedOut ? "timeout" : ended,
     timed_out: timedOut,
-    passed: !timedOut && code === 0,
+    passed: !timedOut && !signal?.aborted && code === 0,
     duration_ms: Date.now() - started,
     output_tail: tail,
     truncated_bytes: Math.max(0, dropped),

@@ -1,5 +1,8 @@
 // Finishing a task with what its command produced: the task's new state, the end of its file
-// leases and its results ref move in ONE transaction (with a sync remote, one atomic push).
+// leases and its results ref move in ONE transaction (with a sync remote, one atomic push). A task
+// with a verify command goes through the review gate as `done` takes it: `submission` is the
+// verification run for it (review-actions.ts), and the task goes to review or, if it did not
+// pass, fails (submitUnattended); never straight to done.
 import { HandoffError } from "../core/errors.ts";
 import { releaseTaskLeases } from "../core/lease-ops.ts";
 import type { Task } from "../core/task.ts";
@@ -7,6 +10,7 @@ import { outputTail, reportedFailure, type TaskResultFiles } from "../core/task-
 import { resolveCommit } from "../git/commits.ts";
 import { localMachine } from "../store/machine.ts";
 import { completeTask, failTask } from "../core/task-ops.ts";
+import { submitUnattended, verificationFailedReason, type Submission } from "../core/review.ts";
 import { writeSteps } from "../store/codec.ts";
 import { leaseUpdate, loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
@@ -15,7 +19,10 @@ import { loadTask, TASK_FILE, taskRef } from "../store/task-store.ts";
 import { RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
 import { readInputs } from "./handover.ts";
 
-export async function finishWithResults(store: Store, result: TaskResultFiles, files: Map<string, Buffer>, opts: { exclusive?: boolean } = {}): Promise<Task> {
+export async function finishWithResults(store: Store, given: TaskResultFiles, files: Map<string, Buffer>, opts: { exclusive?: boolean; submission?: Submission } = {}): Promise<Task> {
+  const s = opts.submission;
+  // The result says what the waiter is told: a verification that did not pass failed the task.
+  const result: TaskResultFiles = s && !s.verification.passed ? { ...given, status: "failed", reason: verificationFailedReason(s.verification) } : given;
   const id = result.task;
   const ref = taskRef(id);
   const rref = resultsRef(id);
@@ -25,7 +32,7 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
     const branch = result.branch ? `; code on branch ${result.branch}` : "";
     const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}${branch}`;
     const done = { note, ...(result.commit ? { commit: result.commit } : {}) };
-    const out = result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed");
+    const out = s ? submitUnattended(task, ctx, { note, ...s }) : result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed");
     if (!out.ok) throw new HandoffError(out.refusal);
     const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }];
     const previous = await store.readRef(rref);
@@ -35,7 +42,7 @@ export async function finishWithResults(store: Store, result: TaskResultFiles, f
     const lu = leaseUpdate(store, leases.tip, releaseTaskLeases(leases.set, id, ctx));
     if (lu) updates.push(lu);
     return { updates, result: out.record };
-  }, opts);
+  }, opts.exclusive ? { exclusive: true } : {});
 }
 
 /**

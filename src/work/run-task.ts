@@ -27,6 +27,11 @@ export interface TaskRun {
   kept: string | null;
   /** With pushBranch: the branch holding the code changes, and its commit (null: none made). */
   branch: { name: string; commit: string } | null;
+  /**
+   * Where the command ran: the task's verify command runs there next. It stays until the removal
+   * given to `cleanedUp` runs (for good with `keep`); without `cleanedUp` it is gone on return.
+   */
+  worktree: string;
 }
 
 export interface RunInput {
@@ -139,7 +144,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
     const { output, cut } = outputTail(run.stdout, run.dropped);
     const collected = collectResultFiles(outDir);
     const kept = input.keep ? home : null;
-    if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept, branch: null };
+    if (run.stopped) return { status: "stopped", output, cut, reason: null, exitCode: run.exitCode, ...collected, kept, branch: null, worktree };
     const reported = reportedFailure(run.firstLine);
     let reason = reported ?? (run.exitCode !== 0 ? `the command exited ${run.exitCode ?? `on ${run.signal}`}` : null);
     let branch: TaskRun["branch"] = null;
@@ -150,7 +155,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
         reason = (e as Error).message;
       }
     }
-    return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept, branch };
+    return { status: reason ? "failed" : "done", output, cut, reason, exitCode: run.exitCode, ...collected, kept, branch, worktree };
   } finally {
     launch?.cleanup?.();
     if (!input.keep) {

@@ -1,6 +1,9 @@
-// The worker: takes ready tasks addressed to it through the sync remote (exclusive claims), runs
-// the local user's command for each, renews each claim at a third of its TTL while it works, and
-// sends back the output and result files. It lives below the front ends so other loops (an agent
+// The worker: takes ready tasks addressed to it or to anyone through the sync remote (exclusive
+// claims), runs the local user's command for each, renews each claim at a third of its TTL while
+// it works, and sends back the output and result files. A task with a verify command is finished
+// as `done` finishes it: the command runs (only if written or approved in this clone) and the task
+// goes to review, or fails when it does not pass; one whose command is not approved here is left
+// in the queue (worker-choice.ts). It lives below the front ends so other loops (an agent
 // CLI driver, an MCP tool) can share it. A worker runs for hours: it takes its Store from a
 // FreshStore at every step, so a policy merged on the integration branch (or a changed git config)
 // applies to its next claim, renewal and completion, never only after a restart.
@@ -30,6 +33,10 @@ import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { workerEnv } from "./self-delegation.ts";
+import { approvedHere } from "../store/approvals.ts";
+import { runForReview, verificationToRun } from "../store/review-actions.ts";
+import { verificationFailedReason, type Submission } from "../core/review.ts";
+import { workerPassOver } from "../core/worker-choice.ts";
 
 /** A completion that did not reach the remote, or whose report did not come back: sent again. */
 const NOT_SENT = new Set(["remote_unreachable", "remote_timeout", "outcome_unknown"]);
@@ -56,6 +63,8 @@ export interface WorkerOptions {
   keep: boolean;
   /** Code changes go back as the branch handoff/<id> on the sync remote. */
   pushBranch?: boolean;
+  /** `--addressed-only`: tasks addressed to anyone are left to others. */
+  addressedOnly?: boolean;
   ttl?: string;
   /** Aborted on Ctrl-C: running commands stop and their tasks are released. */
   signal: AbortSignal;
@@ -65,6 +74,8 @@ export interface WorkerOptions {
 
 export interface WorkerSummary {
   done: number;
+  /** Verified and sent to review (a task with a verify command). */
+  review: number;
   failed: number;
   cancelled: number;
   released: number;
@@ -93,14 +104,14 @@ function declare(store: Store, capacity: number) {
  * wait, so a Store replaced after a policy change is used for at most one step more.
  */
 export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise<WorkerSummary> {
-  const summary: WorkerSummary = { done: 0, failed: 0, cancelled: 0, released: 0 };
+  const summary: WorkerSummary = { done: 0, review: 0, failed: 0, cancelled: 0, released: 0 };
   let store = await fresh.get();
   let remote = await store.syncRemote();
   const machine = await localMachine(store);
   const cwd = store.cwd;
   const ttlGiven = opts.ttl !== undefined ? parseDuration(opts.ttl, "--ttl") : null;
   await declare(store, opts.concurrency);
-  opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
+  opts.log(`worker ${store.actor.agent} on ${machine}: taking tasks addressed to it${opts.addressedOnly ? " (not those addressed to anyone)" : " or to anyone"}${remote ? ` from ${remote}` : ""}, up to ${opts.concurrency} at once`);
   for (const line of await sweepLeftovers(cwd, store.repo.commonDir)) opts.log(line);
   const running = new Map<string, Running>();
   let started = 0;
@@ -116,6 +127,8 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
   // back for others, never taken again here, or one broken task would be claimed on every poll.
   const unworkable = new Set<string>();
+  // Tasks passed over for a verify command not approved here, said once each (by task and command).
+  const toldUnapproved = new Set<string>();
   // The next task's worktree is made while the worker idles, not after its claim.
   const spare = spareWorktrees(cwd, store.repo.commonDir);
   const prepareSpare = () => spare.prepare(async () => defaultBase(await fresh.get()));
@@ -130,8 +143,19 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         if (!problem && lastLookProblem) opts.log(`the remote's queue reads again`);
         lastLookProblem = problem;
       }
+      // Read at each claim: a command a person approves meanwhile is taken at the next poll.
+      const approved = await approvedHere(store);
+      const passOver = (candidate: Task) => {
+        const why = workerPassOver(candidate, { addressedOnly: !!opts.addressedOnly, approved });
+        const told = `${candidate.id}\0${candidate.verify}`;
+        if (why?.data?.passed_over === "unapproved_command" && !toldUnapproved.has(told)) {
+          toldUnapproved.add(told);
+          opts.log(`${why.message}; ${why.suggestions![0]!.detail}`);
+        }
+        return why;
+      };
       // --ttl, else the policy's claim_ttl as it is now.
-      const t = await claimNextTask(store, { ttl: `${ttlGiven ?? store.config.claimTtlMs}ms`, refresh: !queue, skip: unworkable });
+      const t = await claimNextTask(store, { ttl: `${ttlGiven ?? store.config.claimTtlMs}ms`, refresh: !queue, skip: unworkable, passOver });
       lastProblem = "";
       trace(`worker: claimed ${t.id}`);
       return t;
@@ -149,12 +173,12 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
    * output and files away and left the task claimed until its lease ran out. Tried until the claim
    * ends (renewals go on meanwhile) or the worker stops; a refusal is final at once.
    */
-  const deliver = async (record: TaskResultFiles, files: Map<string, Buffer>, claimEnds: () => number): Promise<void> => {
+  const deliver = async (record: TaskResultFiles, files: Map<string, Buffer>, claimEnds: () => number, submission?: Submission): Promise<void> => {
     let delay = 1000;
     let unknown = false;
     for (;;) {
       try {
-        await finishWithResults(await fresh.getOrCurrent(), record, files);
+        await finishWithResults(await fresh.getOrCurrent(), record, files, submission ? { submission } : {});
         return;
       } catch (e) {
         if (!(e instanceof HandoffError)) throw e;
@@ -221,11 +245,21 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         cleanedUp: (remove) => (cleanup = remove),
         spare,
       });
-      // The claim is renewed until its result is out (deliver may wait for the remote).
-      r.ran = true;
       trace(`worker: ran ${id}`);
       if (run.kept) opts.log(`${id}: kept ${run.kept}`);
-      if (run.status === "stopped") {
+      // The review gate, as `done` keeps it: the task's verify command runs where the work was done,
+      // refused (nothing runs, the task is released below) unless written or approved here.
+      let submission: Submission | undefined;
+      if (run.status === "done" && task.verify) {
+        const s = await fresh.getOrCurrent();
+        const { task: now, command } = await verificationToRun(s, id);
+        opts.log(`${id}: verifying: ${command}`);
+        submission = await runForReview(s, now, command, { cwd: run.worktree, commit: run.branch?.commit ?? null, signal: r.stop.signal });
+      }
+      // The claim is renewed until its result is out (deliver may wait for the remote).
+      r.ran = true;
+      // A verification that did not pass while the worker was told to stop was stopped: no verdict.
+      if (run.status === "stopped" || (submission && !submission.verification.passed && r.stop.signal.aborted)) {
         clearInterval(renewal);
         if (r.why === "interrupted") {
           await release(await fresh.getOrCurrent(), id).then(() => summary.released++, (e) => opts.log(`${id}: could not release: ${(e as Error).message}`));
@@ -251,12 +285,22 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
         at: store.now().toISOString(),
         ...(run.branch ? { branch: run.branch.name, commit: run.branch.commit } : {}),
       };
-      await deliver(record, run.files, () => claimEnds);
+      await deliver(record, run.files, () => claimEnds, submission);
       trace(`worker: completed ${id}`);
-      if (run.status === "done") summary.done++;
-      else summary.failed++;
       const pushed = run.branch ? `, code on branch ${run.branch.name}` : "";
-      opts.log(`${id}: ${run.status}${run.reason ? `: ${run.reason}` : ""} (${run.files.size} file${run.files.size === 1 ? "" : "s"} sent back${pushed})`);
+      const sent = `(${run.files.size} file${run.files.size === 1 ? "" : "s"} sent back${pushed})`;
+      const v = submission?.verification;
+      if (v?.passed) {
+        summary.review++;
+        opts.log(`${id}: in review: verification passed in ${(v.duration_ms / 1000).toFixed(1)}s ${sent}`);
+      } else if (v) {
+        summary.failed++;
+        opts.log(`${id}: failed: ${verificationFailedReason(v)} ${sent}`);
+      } else {
+        if (run.status === "done") summary.done++;
+        else summary.failed++;
+        opts.log(`${id}: ${run.status}${run.reason ? `: ${run.reason}` : ""} ${sent}`);
+      }
     } catch (e) {
       opts.log(`${id}: ${(e as Error).message}`);
       if (!(e instanceof HandoffError) || !["final_state", "held_by_other", "not_holder"].includes(e.code)) {

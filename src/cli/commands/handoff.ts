@@ -5,7 +5,7 @@ import type { Store } from "../../store/store.ts";
 import { collect, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { handoffText, inboxEntryText } from "../../present/render-tasks.ts";
-import { entryJson, handoffJson } from "../../present/handoff.ts";
+import { handoffJson, inboxJson } from "../../present/handoff.ts";
 import { renderRejection } from "../../present/handoff-text.ts";
 import { requestInbox } from "../../store/release-requests.ts";
 import { renderAnswer, renderRequest } from "../../present/render-requests.ts";
@@ -53,11 +53,10 @@ export function registerHandoff(program: Command): void {
       const { entries, rejections, problems } = await inbox(store);
       const { asked, answered } = await requestInbox(store);
       for (const p of problems) warn(p);
-      // Rejections of this agent's reviews come first; in JSON they are entries of kind "rejection",
-      // release requests waiting for its answer "release_request", answers to its own "release_answer".
-      const requests = [...asked.map((r) => ({ kind: "release_request" as const, ...r })), ...answered.map((r) => ({ kind: "release_answer" as const, ...r }))];
-      emit(!!g.json, [...rejections, ...requests, ...entries.map(entryJson)], () =>
-        entries.length || rejections.length || requests.length
+      // Rejections of this agent's reviews first, then release requests and answers, then handoffs.
+      const items = inboxJson({ rejections, asked, answered, entries });
+      emit(!!g.json, [...items.rejections, ...items.requests, ...items.entries], () =>
+        entries.length || rejections.length || asked.length || answered.length
           ? [...rejections.map((r) => renderRejection(r)), ...asked.map((r) => renderRequest(r)), ...answered.map(renderAnswer), ...entries.map(inboxEntryText)].join("\n\n")
           : "inbox empty",
       );

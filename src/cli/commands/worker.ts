@@ -21,6 +21,7 @@ interface WorkerOpts {
   poll: string;
   keep?: boolean;
   pushBranch?: boolean;
+  addressedOnly?: boolean;
   ttl?: string;
 }
 
@@ -28,10 +29,11 @@ export function registerWorker(program: Command): void {
   withGlobals(
     program
       .command("worker")
-      .description("take tasks addressed to this agent and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back")
+      .description("take tasks addressed to this agent or to anyone and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back; a task with a verify command goes to review")
       .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
       .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
       .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
+      .option("--addressed-only", "take only tasks addressed to this agent (--to), not those addressed to anyone")
       .option("--once", "run one task, then exit")
       .option("--concurrency <n>", "tasks run at once", "1")
       .option("--poll <duration>", "how often to look for tasks and cancellations", "1s")
@@ -97,13 +99,14 @@ export function registerWorker(program: Command): void {
           pollMs,
           keep: !!o.keep,
           pushBranch: !!o.pushBranch,
+          addressedOnly: !!o.addressedOnly,
           ...(o.ttl !== undefined ? { ttl: o.ttl } : {}),
           signal: stop.signal,
           // Lines quote task text from other machines: neutralised for the terminal.
           log: (line) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`),
           stderr: (chunk) => process.stderr.write(chunk),
         });
-        process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
+        process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
         if (interrupted) process.exitCode = EXIT_CODES.interrupted;
       } finally {
         process.off("SIGINT", onSignal);

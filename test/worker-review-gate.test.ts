@@ -1,0 +1,115 @@
+// A worker finishes a task that has a verify command as `done` does: the command runs in the
+// task's worktree, only if written or approved in the worker's clone; passed -> review, failed ->
+// the verification recorded and the task failed. A command nobody approved there never runs: the
+// task stays in the queue until a person approves it. A task in review is not taken; one whose
+// review was rejected is back in the queue and goes through the gate again. Two clones of one bare
+// remote: the lead's, where the tasks are written, and the worker's.
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
+
+test.after(cleanupTemp);
+
+function ok(r: CliResult): CliResult {
+  if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+/** A bare remote, the lead's clone (with the remote's main) and the worker's clone. */
+function team(): { bare: string; lead: string; box: string } {
+  const bare = tempDir();
+  gitOut(bare, "init", "-q", "--bare", "-b", "main");
+  const lead = tempRepo();
+  gitOut(lead, "remote", "add", "origin", bare);
+  gitOut(lead, "push", "-q", "origin", "main");
+  const box = tempDir();
+  gitOut(box, "clone", "-q", bare, ".");
+  gitOut(box, "config", "handoff.machine", "m2");
+  return { bare, lead, box };
+}
+
+const sha = (cmd: string) => createHash("sha256").update(cmd).digest("hex");
+const count = (text: string, re: RegExp) => (text.match(re) ?? []).length;
+
+test("verify runs where the work was done and only if approved here: passed -> review, failed -> failed, unapproved -> left in the queue", async () => {
+  const { bare, lead, box } = team();
+  const marks = tempDir("handoff-marks-");
+  const foreignCmd = `touch ${join(marks, "foreign-ran")}`;
+  ok(cli(["task", "add", "make the file", "--id", "good", "--priority", "3", "--verify", "test -f made.txt", "--push"], { cwd: lead, agent: "lead" }));
+  ok(cli(["task", "add", "breaks the build", "--id", "bad", "--priority", "2", "--verify", "echo broken; exit 7", "--push"], { cwd: lead, agent: "lead" }));
+  ok(cli(["task", "add", "written elsewhere", "--id", "foreign", "--priority", "1", "--verify", foreignCmd, "--push"], { cwd: lead, agent: "lead" }));
+  // A person in the worker's clone approves two of the three commands.
+  ok(cli(["sync"], { cwd: box, agent: "person" }));
+  ok(cli(["approve", "good"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("test -f made.txt") } }));
+  ok(cli(["approve", "bad"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("echo broken; exit 7") } }));
+
+  const w = start(["worker", "--exec", script("touch made.txt; echo did it"), "--poll", POLL], { cwd: box, agent: "w@m2" });
+  try {
+    await until(() => /good: in review/.test(w.stderr()) && /bad: failed/.test(w.stderr()) && /foreign's verify command was not written or approved/.test(w.stderr()), "good and bad finished, foreign passed over");
+    // A few polls more: foreign is still not taken, and its command never ran.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.is(count(w.stderr(), /foreign: claimed/g), 0, w.stderr());
+    assert.is(count(w.stderr(), /foreign's verify command was not written/g), 1, "said once, not at every poll");
+    assert.match(w.stderr(), /git handoff approve foreign/);
+    assert.is(remoteTask(bare, "foreign").status, "todo");
+    assert.is(existsSync(join(marks, "foreign-ran")), false);
+
+    const good = remoteTask(bare, "good");
+    assert.is(good.status, "review", "not done: the review gate holds");
+    assert.is(good.review.submitted_by, "w@m2");
+    assert.is(good.review.verification.passed, true);
+    assert.is(good.review.verification.command, "test -f made.txt");
+    assert.is(good.claim, null);
+    const bad = remoteTask(bare, "bad");
+    assert.is(bad.status, "failed");
+    assert.match(bad.result.reason, "its verification failed (exit 7): echo broken; exit 7");
+    assert.is(bad.review.verification.passed, false);
+    assert.match(bad.review.verification.output_tail, "broken");
+    // The waiter's answer says the same.
+    const result = JSON.parse(gitOut(bare, "show", "refs/handoff/results/bad:result.json"));
+    assert.is(result.status, "failed");
+    assert.match(result.reason, "exit 7");
+    assert.is(result.output, "did it\n");
+
+    // Approved meanwhile by a person: taken at the next poll, and its command runs.
+    ok(cli(["approve", "foreign"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha(foreignCmd) } }));
+    await until(() => /foreign: in review/.test(w.stderr()), "foreign taken once approved");
+    assert.is(existsSync(join(marks, "foreign-ran")), true);
+
+    // In review: not taken. Rejected: back in the queue, done again, and through the gate again.
+    assert.is(count(w.stderr(), /good: claimed/g), 1);
+    ok(cli(["sync"], { cwd: lead, agent: "lead" }));
+    const queue = ok(cli(["review", "--json"], { cwd: lead, agent: "lead" })).json;
+    assert.equal(queue.map((i: { task: string }) => i.task).sort(), ["foreign", "good"]);
+    ok(cli(["review", "reject", "good", "--reason", "name the file better", "--push"], { cwd: lead, agent: "lead" }));
+    await until(() => count(w.stderr(), /good: in review/g) === 2, "good done again after the rejection");
+    assert.is(count(w.stderr(), /good: claimed/g), 2);
+    const again = remoteTask(bare, "good");
+    assert.is(again.status, "review");
+    assert.is(again.review.decision, null, "a new submission, not yet judged");
+  } finally {
+    assert.is(await stop(w), 130);
+  }
+  assert.match(w.stderr(), /worker stopped: 0 done, 3 in review, 1 failed/);
+});
+
+test("--addressed-only leaves tasks addressed to anyone; without it a worker takes them", async () => {
+  const { bare, lead, box } = team();
+  ok(cli(["task", "add", "for anyone", "--id", "anyone", "--priority", "9", "--push"], { cwd: lead, agent: "lead" }));
+  ok(cli(["task", "add", "for w", "--id", "mine", "--priority", "1", "--to", "w", "--push"], { cwd: lead, agent: "lead" }));
+  const only = start(["worker", "--exec", script("echo ok"), "--once", "--addressed-only", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  assert.is(await only.exited, 0, only.stderr());
+  assert.match(only.stderr(), /taking tasks addressed to it \(not those addressed to anyone\)/);
+  assert.is(remoteTask(bare, "mine").status, "done");
+  assert.is(remoteTask(bare, "anyone").status, "todo");
+  const any = start(["worker", "--exec", script("echo ok"), "--once", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  assert.is(await any.exited, 0, any.stderr());
+  assert.match(any.stderr(), /taking tasks addressed to it or to anyone/);
+  assert.is(remoteTask(bare, "anyone").status, "done");
+});
+
+test.run();
