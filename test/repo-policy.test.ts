@@ -179,6 +179,9 @@ test("no integration branch to find: not looked up again by every command, until
   const recent = lookups();
   assert.equal(recent.integration, null);
   assert.ok(recent.lookups > 0);
+  // Stamped ahead, so it stays "a moment ago" however long the commands above took on a loaded machine.
+  const soon = new Date(Date.now() + 60_000);
+  utimesSync(join(repo, ".git/refs/heads"), soon, soon);
   assert.ok(lookups().lookups > 0, "a branch folder changed a moment ago: looked up again");
   const past = new Date(Date.now() - 10_000);
   utimesSync(join(repo, ".git/refs/heads"), past, past);

@@ -17,9 +17,9 @@ function syncTraced(cwd: string, trace: string): Promise<number> {
   return syncJson(cwd, trace).then((r) => r.code);
 }
 
-function syncJson(cwd: string, trace: string): Promise<{ code: number; json: any }> {
+function syncJson(cwd: string, trace: string, steps?: string): Promise<{ code: number; json: any }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, "sync", "--json"], { cwd, env: cleanEnv({ HANDOFF_AGENT: "lead", GIT_TRACE: trace }), stdio: ["ignore", "pipe", "ignore"] });
+    const p = spawn(process.execPath, [CLI, "sync", "--json"], { cwd, env: cleanEnv({ HANDOFF_AGENT: "lead", GIT_TRACE: trace, ...(steps ? { HANDOFF_TRACE: steps } : {}) }), stdio: ["ignore", "pipe", "ignore"] });
     let out = "";
     p.stdout!.on("data", (b) => (out += b));
     p.on("close", (code) => resolve({ code: code ?? 1, json: out ? JSON.parse(out) : null }));
@@ -60,8 +60,14 @@ test("two syncs that waited: the first syncs, the second (asked before the first
   assert.ok(held.ok);
   const dir = tempDir();
   const before = pushesOf(clone);
-  const runs = [syncJson(clone, join(dir, "a")), syncJson(clone, join(dir, "b"))];
-  await new Promise((r) => setTimeout(r, 1500));
+  const steps = join(dir, "steps");
+  const runs = [syncJson(clone, join(dir, "a"), steps), syncJson(clone, join(dir, "b"), steps)];
+  // Both asked before the turn is given back: each has begun its sync (a loaded machine may take
+  // seconds to start a process), and then a moment more to reach the turn.
+  const started = () => (existsSync(steps) ? readFileSync(steps, "utf8").split("\n").filter((l) => l.endsWith(" sync: start")).length : 0);
+  for (const until = Date.now() + 60_000; started() < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  assert.is(started(), 2, "both syncs began");
+  await new Promise((r) => setTimeout(r, 1000));
   if (held.ok) held.release();
   const [a, b] = await Promise.all(runs);
   assert.equal([a!.code, b!.code], [0, 0]);
