@@ -141,7 +141,10 @@ test("--read-only serves the state but no action", async () => {
 test("a claim that runs out while no ref moves: the next read of the state shows it free, page or no page", async () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "--id", "s", "short", "--scope", "s.txt"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "s", "--ttl", "3s"], { cwd: repo, agent: "alice" }).code, 0);
+  const claimed = cli(["claim", "s", "--ttl", "3s", "--json"], { cwd: repo, agent: "alice" });
+  assert.is(claimed.code, 0);
+  // Read now: on a loaded machine the claim may have run out before the dashboard is up.
+  const expires = Date.parse(claimed.json.claim.expires_at);
   const d = await startDashboard(repo, ["--read-only"], { HANDOFF_AGENT: "lead" });
   try {
     const cookie = await login(d);
@@ -150,7 +153,6 @@ test("a claim that runs out while no ref moves: the next read of the state shows
       return [st.tasks.find((t: { id: string }) => t.id === "s").status, st.leases.length];
     };
     const first = await card();
-    const expires = Date.parse(cli(["task", "show", "s", "--json"], { cwd: repo, agent: "lead" }).json.claim.expires_at);
     if (Date.now() < expires) assert.equal(first, ["claimed", 1]);
     await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now()) + 300));
     assert.equal(await card(), ["todo", 0], "the state served is rebuilt once a claim in it has run out");
