@@ -9,6 +9,7 @@ import { neutralise } from "../../present/untrusted.ts";
 import { loadLoop } from "../../store/loop-store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { AGENT_CLIENTS } from "../../work/agent-command.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
 import { abandonLoop, checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
@@ -87,25 +88,15 @@ export function registerLoop(program: Command): void {
       const maxWorktrees = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
       const strategy = strategyOf(o.merge, store.config.loopMergeStrategy);
       const into = o.into === undefined ? null : checkBranchName(o.into);
-      const stop = new AbortController();
-      let interrupted = false;
-      const onSignal = () => {
-        if (interrupted) process.exit(130);
-        interrupted = true;
-        log("stopping the loop: agents end, their tasks are released (Ctrl-C again to quit at once)");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => log("stopping the loop: agents end, their tasks are released (Ctrl-C again to quit at once)"));
       try {
         const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, unitTimeoutMs, signal: stop.signal, log });
         emit(!!g.json, r, () => (r ? loopStatusText(r) : "nothing to do: no task is ready"));
-        if (interrupted) process.exitCode = EXIT_CODES.interrupted;
+        if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
         // A loop that finished with units it could not merge says so; a stopped one was asked to stop.
         else if (r?.phase === "finished" && r.units.some((u) => u.phase !== "merged")) process.exitCode = EXIT_CODES.conflict;
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     });
   });

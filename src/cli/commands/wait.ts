@@ -13,6 +13,7 @@ import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
 import { outDirProblem, saveResults } from "../../work/results.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
@@ -69,15 +70,7 @@ export function registerWait(program: Command): void {
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
       store.syncOptions = { ...store.syncOptions, push: true };
       // Installed before the task exists: a Ctrl-C during creation still cancels what was created.
-      const stop = new AbortController();
-      let interrupts = 0;
-      const onSignal = () => {
-        if (++interrupts > 1) process.exit(130);
-        say("interrupted: stopping (Ctrl-C again to quit at once)");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => say("interrupted: stopping (Ctrl-C again to quit at once)"));
       try {
         const id = inputs ? (await createHandover(store, { objective: o.objective!, priority, to, inputs })).id : o.id!;
         if (inputs) say(`created ${id}${(await store.syncRemote()) ? " and pushed it" : ""}`);
@@ -99,8 +92,7 @@ export function registerWait(program: Command): void {
         const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
         await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     });
   });

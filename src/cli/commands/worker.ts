@@ -7,6 +7,7 @@ import { localMachine } from "../../store/machine.ts";
 import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
 import { AGENT_CLIENTS, fullAccessWarning, type AgentClient } from "../../work/agent-command.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { runWorker } from "../../work/worker.ts";
 import { globals, parseInteger, withGlobals, withStore } from "../context.ts";
 import { currentDir, resolveDir } from "../../git/repo.ts";
@@ -80,16 +81,7 @@ export function registerWorker(program: Command): void {
       if (client === "claude" && o.fullAccess && process.getuid?.() === 0 && !process.env.IS_SANDBOX) {
         process.stderr.write("git-handoff: warning: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (say so only inside a sandbox)\n");
       }
-      const stop = new AbortController();
-      let interrupted = false;
-      const onSignal = () => {
-        if (interrupted) process.exit(130);
-        interrupted = true;
-        process.stderr.write("git-handoff: stopping: releasing the tasks in progress (Ctrl-C again to quit at once)\n");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => process.stderr.write("git-handoff: stopping: releasing the tasks in progress (Ctrl-C again to quit at once)\n"));
       try {
         const s = await runWorker(fresh, {
           command,
@@ -107,10 +99,9 @@ export function registerWorker(program: Command): void {
           stderr: (chunk) => process.stderr.write(chunk),
         });
         process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
-        if (interrupted) process.exitCode = EXIT_CODES.interrupted;
+        if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     }
   });
