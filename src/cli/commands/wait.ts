@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { currentDir, resolveDir } from "../../git/repo.ts";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
@@ -15,7 +14,7 @@ import { createHandover, readInputs } from "../../work/handover.ts";
 import { outDirProblem, saveResults } from "../../work/results.ts";
 import { catchInterrupts } from "../../work/interrupts.ts";
 import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
-import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
+import { collect, globals, parseInteger, startDir, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
 
 interface WaitOpts {
@@ -56,7 +55,7 @@ export function registerWait(program: Command): void {
     if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
     if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");
     const g = globals(cmd);
-    const base = g.C ? resolveDir(g.C) : currentDir();
+    const base = startDir(cmd);
     // Everything is checked before anything is written.
     const to = o.to !== undefined ? addressOption(o.to) : null;
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
