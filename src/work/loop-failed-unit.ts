@@ -6,6 +6,7 @@ import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { LoopUnit } from "../core/loop-record.ts";
 import { oneLine } from "../core/one-line.ts";
+import { shellQuote } from "../core/shell-quote.ts";
 import { branchTip } from "../git/branch-integrate.ts";
 import type { Store } from "../store/store.ts";
 import { cleanupUnit, releaseUnit, unitHome, updateUnit } from "./loop-units.ts";
@@ -74,6 +75,6 @@ export async function leaveFailedUnit(store: Store, loopId: string, u: LoopUnit)
 
 /** How to remove what a failed unit kept, once looked at. */
 function removeHint(u: LoopUnit): string {
-  const steps = [u.worktree && existsSync(u.worktree) ? `git worktree remove --force ${u.worktree}` : null, u.branch ? `git branch -D ${u.branch}` : null].filter(Boolean);
+  const steps = [u.worktree && existsSync(u.worktree) ? `git worktree remove --force ${shellQuote(u.worktree)}` : null, u.branch ? `git branch -D ${shellQuote(u.branch)}` : null].filter(Boolean);
   return steps.length ? ` (when done with them: ${steps.join(" && ")})` : "";
 }
