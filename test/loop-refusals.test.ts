@@ -2,7 +2,7 @@
 // verification, a dirty checked-out integration worktree, an agent that quits with work undone.
 // Each time the integration branch is untouched (nothing half-merged) and the unit's work is kept.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs } from "./support/repo.ts";
@@ -106,6 +106,32 @@ test("an agent that ends with a task undone: the unit fails, its claims are rele
   assert.is(taskStatus(l.repo, "second"), "todo");
   assert.is(gitOut(l.repo, "show", `${u.branch}:one.txt`), `first by ${u.agent}`);
   assert.ok(existsSync(join(u.worktree, "two.txt")), "the uncommitted work stays in the worktree");
+  // Kept, and the note says where and how to remove them once looked at.
+  assert.match(u.note, `kept ${u.branch} (it has commits) and ${u.worktree} (when done with them: git worktree remove --force ${u.worktree} && git branch -D ${u.branch})`);
+  assert.is(u.kept, true);
+  assert.match(cli(["loop", "status"], { cwd: l.repo }).stdout, `${u.branch}, worktree ${u.worktree}`);
+});
+
+test("an agent that fails before committing anything: its worktree and branch are removed, loop status says why it ended", () => {
+  const l = loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
+  // What a client that cannot start says on its way out; an escape sequence in it stays visible.
+  const agent = "printf 'starting\\nmodel unreachable: \\033[31mred\\n' >&2; exit 3";
+  const r = cli(["loop", "run", "--agent-cmd", agent, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
+  assert.is(r.code, 3, r.stderr);
+  const [u] = r.json.units;
+  const log = join(dirname(u.worktree), "agent.log");
+  assert.equal([u.phase, u.kept], ["failed", false]);
+  assert.is(u.note, `the agent ended (exit 3) with x is claimed; released x; its last output: "model unreachable: \\u001b[31mred"; nothing was committed: its worktree and branch were removed; its output is in ${log}`);
+  assert.equal(linkedWorktrees(l.repo), []);
+  assert.is(gitOut(l.repo, "branch", "--list", "loop/*"), "");
+  assert.not.ok(existsSync(u.worktree));
+  assert.is(readFileSync(log, "utf8"), "starting\nmodel unreachable: \u001b[31mred\n");
+  assert.is(taskStatus(l.repo, "x"), "todo");
+  const status = cli(["loop", "status"], { cwd: l.repo }).stdout;
+  assert.match(status, `u1 failed: x  (${u.agent})\n`);
+  assert.match(status, 'its last output: "model unreachable: \\u001b[31mred"');
+  assert.not.match(status, "\u001b");
+  assert.not.match(status, u.branch);
 });
 
 test("an option-like value for a text option (--agent-cmd --keep, --verify --json): one line, exit 2, nothing written", () => {

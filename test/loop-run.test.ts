@@ -1,7 +1,7 @@
 // `loop run` end to end: real processes, a real repository with the issue's six tasks, a scripted
 // agent per unit in its own worktree; each merge strategy; the review gate; cleanup.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
@@ -66,7 +66,11 @@ test("bad input: one line, a stable code, nothing written; nothing ready: no loo
   const cases: [string[], number, string][] = [
     [["loop", "run"], 2, "loop run needs one of --agent-cmd CMD or --with claude|codex"],
     [["loop", "run", "--agent-cmd", "true", "--with", "claude"], 2, "loop run needs one of"],
-    [["loop", "run", "--with", "gemini"], 2, "--with takes claude or codex"],
+    [["loop", "run", "--with", "gemini"], 2, "--with \"gemini\": the clients are claude and codex"],
+    // The command runs in each unit's fresh worktree: a relative path is taken from where loop run
+    // starts, checked there, before any unit starts (not once per unit, as exit 127).
+    [["loop", "run", "--agent-cmd", "./no-such-script.sh"], 2, `--agent-cmd ./no-such-script.sh: there is no ${l.repo}/no-such-script.sh (a relative path is taken from the folder loop run starts in)`],
+    [["loop", "run", "--agent-cmd", "./README.md --fast"], 2, `--agent-cmd ./README.md: ${l.repo}/README.md is not executable (chmod +x it)`],
     [["loop", "run", "--agent-cmd", "true", "--merge", "octopus"], 2, "--merge takes merge, squash, rebase"],
     [["loop", "run", "--agent-cmd", "true", "--max-worktrees", "100"], 2, "--max-worktrees must be between 1 and 64"],
     [["loop", "run", "--agent-cmd", "true", "--into", "nope"], 4, "no branch nope here"],
@@ -80,6 +84,12 @@ test("bad input: one line, a stable code, nothing written; nothing ready: no loo
     assert.is(r.stderr.trim().split("\n").length, 1, r.stderr);
     assert.is(handoffRefs(l.repo, { logs: true }), before, args.join(" "));
   }
+  // A client not on PATH is refused before any unit starts, as the worker refuses it (exit 5).
+  const missing = cli(["loop", "run", "--with", "claude"], { cwd: l.repo, agent: "lead", env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` } });
+  assert.is(missing.code, 5, missing.stderr);
+  assert.match(missing.stderr, "claude is not on PATH: install it (npm install -g @anthropic-ai/claude-code) or give --agent-cmd CMD");
+  assert.is(handoffRefs(l.repo, { logs: true }), before);
+  assert.equal(linkedWorktrees(l.repo), []);
   const empty = tempRepo();
   const none = cli(["loop", "run", "--agent-cmd", "true"], { cwd: empty });
   assert.is(none.code, 0, none.stderr);
@@ -89,6 +99,20 @@ test("bad input: one line, a stable code, nothing written; nothing ready: no loo
   assert.match(cli(["loop", "status"], { cwd: empty }).stdout, "no loop has run here");
   assert.match(cli(["loop", "stop"], { cwd: empty }).stdout, "no loop has run here");
   assert.equal(loopRecordOrNull(empty), null);
+});
+
+test("the docs' example: --agent-cmd ./do-unit.sh, a script in your checkout that is not committed, runs in every unit", () => {
+  const l = loopRepo([
+    { id: "api", objective: "write src/api/index.ts", scope: ["src/api/**"] },
+    { id: "docs", objective: "write docs/guide.md", scope: ["docs/**"] },
+  ]);
+  writeFileSync(join(l.repo, "do-unit.sh"), `#!/bin/sh\nexec ${l.agent}\n`);
+  chmodSync(join(l.repo, "do-unit.sh"), 0o755);
+  const r = cli(["loop", "run", "--agent-cmd", "./do-unit.sh", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.units.map((u: any) => u.phase), ["merged", "merged"]);
+  for (const f of ["src/api/index.ts", "docs/guide.md"]) assert.ok(existsSync(join(l.repo, f)), f);
+  assert.is(gitOut(l.repo, "status", "--porcelain"), "?? do-unit.sh");
 });
 
 function loopRecordOrNull(repo: string): unknown {

@@ -39,6 +39,12 @@ export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: bool
   return opts.values ? completes(cmd, opts.values) : cmd;
 }
 
+/** The folder the command runs as if started in: -C, else the current folder. */
+export function startDir(cmd: Command): string {
+  const C = globals(cmd).C;
+  return C ? resolveDir(C) : currentDir();
+}
+
 /** Opens the repository named by -C (or the current folder) for the command, then closes it. */
 export async function withStore<T>(cmd: Command, fn: (store: Store, opts: GlobalOptions) => Promise<T>, how: { agentFilters?: boolean } = {}): Promise<T> {
   const opts = globals(cmd);
@@ -46,7 +52,7 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
   // before the verb. Merged with the verb's options, the filter had become the caller, whose
   // heartbeat the command then refreshed.
   if (how.agentFilters) opts.agent = (cmd.parent?.optsWithGlobals() as GlobalOptions | undefined)?.agent;
-  const cwd = opts.C ? resolveDir(opts.C) : currentDir();
+  const cwd = startDir(cmd);
   const store = await openSyncedStore({
     cwd,
     ...(opts.agent !== undefined ? { agent: opts.agent } : {}),

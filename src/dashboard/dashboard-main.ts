@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { FreshStore } from "../store/fresh-store.ts";
 import { openSyncedStore } from "../sync/open.ts";
+import { catchInterrupts } from "../work/interrupts.ts";
 import { serveDashboard } from "./server.ts";
 
 export interface DashboardRun {
@@ -31,13 +32,15 @@ export async function runDashboard(o: DashboardRun): Promise<void> {
   const who = `${store.actor.agent}${o.readOnly ? ", read-only" : ""}`;
   process.stdout.write(o.json ? `${JSON.stringify({ url: dash.url, port: dash.port, agent: store.actor.agent, read_only: o.readOnly })}\n` : `dashboard (${who}): ${dash.url}\n  the link works once; Ctrl-C stops the server\n`);
   if (o.open) openBrowser(dash.url);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-  await dash.close();
-  fresh.close();
+  // The first Ctrl-C (git's copy of it included) closes the server; a later one quits at once.
+  const stop = catchInterrupts();
+  await new Promise<void>((resolve) => stop.signal.addEventListener("abort", () => resolve(), { once: true }));
+  try {
+    await dash.close();
+    fresh.close();
+  } finally {
+    stop.close();
+  }
 }
 
 function openBrowser(url: string): void {

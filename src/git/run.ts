@@ -54,8 +54,8 @@ const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 function passOn(signal: NodeJS.Signals): void {
   for (const pid of liveGroups) killGroup(pid, "SIGTERM");
   for (const s of SIGNALS) process.removeListener(s, passOn);
-  // A command with its own handler (wait, worker) got this same signal already: raising it again
-  // would count as a second Ctrl-C. Only without one does it take its default course (exit).
+  // A command with its own handler (work/interrupts.ts) got this same signal already: raising it
+  // again would be one more. Only without one does it take its default course (exit).
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 

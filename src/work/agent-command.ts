@@ -7,12 +7,26 @@ import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { formatAddress } from "../core/address.ts";
+import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { MAX_FILES_BYTES } from "../core/task-files.ts";
 import { fence } from "../present/untrusted.ts";
+import { findOnPath } from "../setup/on-path.ts";
 
 export const AGENT_CLIENTS = ["claude", "codex"] as const;
 export type AgentClient = (typeof AGENT_CLIENTS)[number];
+
+/**
+ * `--with` of the worker and the loop: the client, found on PATH. Checked before anything is
+ * claimed or started, so a missing client is one refusal (exit 5), not a failure per task or unit.
+ * `instead` is the option that runs any other command (`--exec CMD`, `--agent-cmd CMD`).
+ */
+export function agentClient(text: string, instead: string): AgentClient {
+  if (!(AGENT_CLIENTS as readonly string[]).includes(text)) fail("invalid_input", `--with ${JSON.stringify(text.slice(0, 40))}: the clients are ${AGENT_CLIENTS.join(" and ")}`, { with: text }, [{ action: "fix_input", detail: `--with claude or --with codex; any other agent: ${instead}` }]);
+  const client = text as AgentClient;
+  if (!findOnPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give ${instead}`, { with: client });
+  return client;
+}
 
 /** Where one task's run lives (run-task.ts makes them). */
 export interface TaskFolder {

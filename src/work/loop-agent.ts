@@ -1,24 +1,22 @@
 // `loop run --with claude|codex`: the agent command the loop starts in each unit's worktree, and
 // the prompt it gets. The prompt reaches the agent through a file named by an environment
 // variable, never as part of the command line, and the tasks' text in it is fenced as untrusted.
-import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { UNTRUSTED_LABEL } from "../core/untrusted.ts";
 import { fence } from "../present/untrusted.ts";
-import { accessFlags, AGENT_CLIENTS } from "./agent-command.ts";
+import { accessFlags, type AgentClient } from "./agent-command.ts";
 
 /** Shell commands the agent may run unasked: committing its work and telling us it is done. */
 const CLAUDE_TOOLS = ["Bash(git add:*)", "Bash(git commit:*)", "Bash(git status:*)", "Bash(git diff:*)", "Bash(git handoff:*)", "Bash(git-handoff:*)"];
 
 /** The command line for `--with KIND`; it reads the prompt from $HANDOFF_LOOP_PROMPT_FILE. */
-export function agentCommand(kind: string): string {
+export function agentCommand(kind: AgentClient): string {
   const prompt = `"$(cat "$HANDOFF_LOOP_PROMPT_FILE")"`;
   if (kind === "claude") {
     return `claude -p ${prompt} --output-format stream-json --verbose ${accessFlags("claude", false).join(" ")} --allowedTools ${CLAUDE_TOOLS.map((t) => `'${t}'`).join(" ")}`;
   }
   // A linked worktree commits into the main repository's git dir: it must be writable too.
-  if (kind === "codex") return `codex exec --json --skip-git-repo-check ${accessFlags("codex", false).join(" ")} --add-dir "$(git rev-parse --path-format=absolute --git-common-dir)" ${prompt}`;
-  fail("invalid_input", `--with takes ${AGENT_CLIENTS.join(" or ")}, got ${JSON.stringify(kind)}`);
+  return `codex exec --json --skip-git-repo-check ${accessFlags("codex", false).join(" ")} --add-dir "$(git rev-parse --path-format=absolute --git-common-dir)" ${prompt}`;
 }
 
 /** What the unit's agent is asked to do: its tasks in order, each committed and then marked done. */

@@ -14,6 +14,7 @@ import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
 import { integrateUnit } from "./loop-merge.ts";
+import { failUnit } from "./loop-failed-unit.ts";
 import { agentAlive, cleanupUnit, HOST, launchUnit, openTasks, ownAgent, pidAlive, releaseUnit, renewUnit, stopAgent, updateUnit, type Launch } from "./loop-units.ts";
 
 export interface LoopRunOptions {
@@ -149,11 +150,8 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
           o.log(`${u.id}: agent (pid ${u.pid ?? "none"}) is gone${released.length ? `; released ${released.join(", ")}` : ""}; restarting it`);
           await startUnit(store, rec, u, o, launched, wake);
         } else {
-          const released = await releaseUnit(store, u);
           const code = mine ? await mine.exited : null;
-          const what = open.map((t) => `${t.id} is ${t.status}`).join(", ");
-          await updateUnit(store, u.id, (x) => ({ ...x, phase: "failed", pid: null, kept: true, finished_at: store.now().toISOString(), note: `${timedOut ? "the agent ran past --unit-timeout and was stopped" : `the agent ended${code !== null ? ` (exit ${code})` : ""}`} with ${what}${released.length ? `; released ${released.join(", ")}` : ""}; kept ${x.branch}` }), `${u.id} failed`);
-          o.log(`${u.id}: failed: the agent ended with ${what}`);
+          await failUnit(store, rec.id, u, timedOut ? "the agent ran past --unit-timeout and was stopped" : `the agent ended${code !== null ? ` (exit ${code})` : ""}`, open, o.log);
         }
       }
     }

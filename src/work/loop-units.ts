@@ -290,7 +290,7 @@ export async function stopAgent(agent: { pid: number | null | undefined; start: 
  * Only the folder and branch the loop makes for this unit are touched (unitHome, `loop/<loop>/<unit>`):
  * any other path or branch the record names is left alone and said so.
  */
-export async function cleanupUnit(store: Store, loopId: string, u: LoopUnit, opts: { dropBranch: boolean }): Promise<string | null> {
+export async function cleanupUnit(store: Store, loopId: string, u: LoopUnit, opts: { dropBranch: boolean; keepFolder?: boolean }): Promise<string | null> {
   const own = u.branch === `loop/${loopId}/${u.id}`;
   const home = unitHome(store, loopId, u);
   if (u.worktree && !home) return `left ${u.worktree} alone: it is not a folder this loop made here`;
@@ -301,7 +301,7 @@ export async function cleanupUnit(store: Store, loopId: string, u: LoopUnit, opt
     if (dirty.length) return `kept ${u.worktree}: it has uncommitted changes (${dirty.slice(0, 5).join(", ")}${dirty.length > 5 ? ", ..." : ""})`;
     await dropWorktree(store.cwd, u.worktree);
   }
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (home && !opts.keepFolder) rmSync(home, { recursive: true, force: true });
   if (opts.dropBranch && u.branch && own) await deleteBranch(store.cwd, u.branch);
   return null;
 }

@@ -8,10 +8,12 @@ import { loopPlanText, loopStatusText } from "../../present/render-loop.ts";
 import { neutralise } from "../../present/untrusted.ts";
 import { loadLoop } from "../../store/loop-store.ts";
 import { listTasks } from "../../store/task-store.ts";
-import { AGENT_CLIENTS } from "../../work/agent-command.ts";
+import { agentClient, AGENT_CLIENTS } from "../../work/agent-command.ts";
+import { resolveExec } from "../../work/exec-command.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
 import { abandonLoop, checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
-import { parseInteger, withGlobals, withStore } from "../context.ts";
+import { parseInteger, startDir, withGlobals, withStore } from "../context.ts";
 import { optionLike } from "../../core/option-like.ts";
 
 interface RunOpts {
@@ -58,7 +60,7 @@ export function registerLoop(program: Command): void {
     loop
       .command("run")
       .description("run the plan: per unit a branch and a worktree at the integration tip, an agent holding its tasks; finished units are verified and merged in order")
-      .option("--agent-cmd <cmd>", "the agent command, run in each unit's worktree with HANDOFF_AGENT, HANDOFF_LOOP_TASKS, HANDOFF_TASK_FILE, HANDOFF_LOOP_PROMPT_FILE")
+      .option("--agent-cmd <cmd>", "the agent command, run in each unit's worktree (a relative path as its first word, ./do-unit.sh, is taken from where loop run starts) with HANDOFF_AGENT, HANDOFF_LOOP_TASKS, HANDOFF_TASK_FILE, HANDOFF_LOOP_PROMPT_FILE")
       .option("--with <agent>", "run Claude Code or Codex as the agent (claude|codex)")
       .option("--max-worktrees <n>", "units running at once (default loop.max_worktrees, else 2)")
       .option("--merge <strategy>", "merge, squash or rebase (default loop.merge_strategy, else merge)")
@@ -80,32 +82,25 @@ export function registerLoop(program: Command): void {
     if (o.agentCmd !== undefined && !o.agentCmd.trim()) fail("usage", "--agent-cmd is empty");
     if (o.verify !== undefined && !o.verify.trim()) fail("usage", "--verify is empty: give the check command, or leave --verify out");
     if (!!o.agentCmd === !!o.with) fail("usage", "loop run needs one of --agent-cmd CMD or --with claude|codex");
-    const command = o.agentCmd ?? agentCommand(o.with!);
+    // Checked once, here, before any unit starts: each unit runs the command in its own fresh
+    // worktree, where a script of your checkout is not (unless committed) and a missing client
+    // would fail every unit with exit 127. A relative first word is taken from where loop run starts.
+    const command = o.with !== undefined ? agentCommand(agentClient(o.with, "--agent-cmd CMD")) : resolveExec(o.agentCmd!, startDir(cmd), { option: "--agent-cmd", starter: "loop run" });
     const pollMs = parseDuration(o.poll, "--poll");
     const unitTimeoutMs = parseDuration(o.unitTimeout, "--unit-timeout");
     await withStore(cmd, async (store, g) => {
       const maxWorktrees = o.maxWorktrees !== undefined ? parseInteger(o.maxWorktrees, "--max-worktrees", 1, 64) : store.config.loopMaxWorktrees;
       const strategy = strategyOf(o.merge, store.config.loopMergeStrategy);
       const into = o.into === undefined ? null : checkBranchName(o.into);
-      const stop = new AbortController();
-      let interrupted = false;
-      const onSignal = () => {
-        if (interrupted) process.exit(130);
-        interrupted = true;
-        log("stopping the loop: agents end, their tasks are released (Ctrl-C again to quit at once)");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => log("stopping the loop: agents end, their tasks are released (Ctrl-C again to quit at once)"));
       try {
         const r = await runLoop(store, { command, into, maxWorktrees, strategy, verify: o.verify ?? null, accept: !!o.accept, push: !!o.push, keep: !!o.keep || !store.config.loopAutoCleanup, pollMs, unitTimeoutMs, signal: stop.signal, log });
         emit(!!g.json, r, () => (r ? loopStatusText(r) : "nothing to do: no task is ready"));
-        if (interrupted) process.exitCode = EXIT_CODES.interrupted;
+        if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
         // A loop that finished with units it could not merge says so; a stopped one was asked to stop.
         else if (r?.phase === "finished" && r.units.some((u) => u.phase !== "merged")) process.exitCode = EXIT_CODES.conflict;
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     });
   });

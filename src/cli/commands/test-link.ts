@@ -3,6 +3,7 @@ import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
 import { testLink, type LinkReport } from "../../sync/link-test.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { globals, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
 
@@ -24,15 +25,14 @@ export function registerTest(program: Command): void {
     const timeoutMs = parseDuration(o.timeout, "--timeout");
     await withStore(cmd, async (store) => {
       store.syncOptions = { ...store.syncOptions, push: true };
-      const stop = new AbortController();
-      const onSignal = () => stop.abort();
-      process.on("SIGINT", onSignal);
+      // Ctrl-C ends the round trip's wait (its probe task is cancelled) and reports what was found.
+      const stop = catchInterrupts();
       try {
         const r = await testLink(store, { roundTrip: to, roundTripText: o.roundTrip ?? "", timeoutMs, signal: stop.signal });
         process.stdout.write(globals(cmd).json ? JSON.stringify(r, null, 2) + "\n" : render(r));
         if (!r.ok) process.exitCode = EXIT_CODES.remote_unreachable;
       } finally {
-        process.off("SIGINT", onSignal);
+        stop.close();
       }
     });
   });

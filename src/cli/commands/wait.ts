@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { currentDir, resolveDir } from "../../git/repo.ts";
 import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/errors.ts";
@@ -13,8 +12,9 @@ import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
 import { outDirProblem, saveResults } from "../../work/results.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
-import { collect, globals, parseInteger, withGlobals, withStore } from "../context.ts";
+import { collect, globals, parseInteger, startDir, withGlobals, withStore } from "../context.ts";
 import { addressOption } from "./address-option.ts";
 
 interface WaitOpts {
@@ -55,7 +55,7 @@ export function registerWait(program: Command): void {
     if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
     if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");
     const g = globals(cmd);
-    const base = g.C ? resolveDir(g.C) : currentDir();
+    const base = startDir(cmd);
     // Everything is checked before anything is written.
     const to = o.to !== undefined ? addressOption(o.to) : null;
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
@@ -69,15 +69,7 @@ export function registerWait(program: Command): void {
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
       store.syncOptions = { ...store.syncOptions, push: true };
       // Installed before the task exists: a Ctrl-C during creation still cancels what was created.
-      const stop = new AbortController();
-      let interrupts = 0;
-      const onSignal = () => {
-        if (++interrupts > 1) process.exit(130);
-        say("interrupted: stopping (Ctrl-C again to quit at once)");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => say("interrupted: stopping (Ctrl-C again to quit at once)"));
       try {
         const id = inputs ? (await createHandover(store, { objective: o.objective!, priority, to, inputs })).id : o.id!;
         if (inputs) say(`created ${id}${(await store.syncRemote()) ? " and pushed it" : ""}`);
@@ -99,8 +91,7 @@ export function registerWait(program: Command): void {
         const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
         await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     });
   });

@@ -2,14 +2,13 @@ import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
-import { findOnPath } from "../../setup/on-path.ts";
 import { localMachine } from "../../store/machine.ts";
 import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
-import { AGENT_CLIENTS, fullAccessWarning, type AgentClient } from "../../work/agent-command.ts";
+import { agentClient, AGENT_CLIENTS, fullAccessWarning } from "../../work/agent-command.ts";
+import { catchInterrupts } from "../../work/interrupts.ts";
 import { runWorker } from "../../work/worker.ts";
-import { globals, parseInteger, withGlobals, withStore } from "../context.ts";
-import { currentDir, resolveDir } from "../../git/repo.ts";
+import { parseInteger, startDir, withGlobals, withStore } from "../context.ts";
 import { resolveExec } from "../../work/exec-command.ts";
 
 interface WorkerOpts {
@@ -45,15 +44,13 @@ export function registerWorker(program: Command): void {
     if (o.with !== undefined && o.exec !== undefined) fail("usage", "give --exec CMD or --with CLIENT, not both");
     if (o.with === undefined && !o.exec?.trim()) fail("usage", "worker needs --exec CMD (the command that does each task) or --with claude|codex");
     if (o.fullAccess && o.with === undefined) fail("usage", "--full-access goes with --with claude|codex");
-    const client = o.with === undefined ? null : agentClient(o.with);
-    if (client && !findOnPath(client)) fail("environment", `${client} is not on PATH: install it (npm install -g ${client === "claude" ? "@anthropic-ai/claude-code" : "@openai/codex"}) or give --exec CMD`);
+    const client = o.with === undefined ? null : agentClient(o.with, "--exec CMD");
     const concurrency = parseInteger(o.concurrency, "--concurrency", 1, 64);
     if (o.once && concurrency > 1) fail("usage", "--once runs one task: --concurrency goes without it");
     const pollMs = parseDuration(o.poll, "--poll");
     if (o.ttl !== undefined) parseDuration(o.ttl, "--ttl");
     // Once, at start: the folder it was started in (or -C), not each task's worktree.
-    const g0 = globals(cmd);
-    const command = o.exec !== undefined ? resolveExec(o.exec, g0.C ? resolveDir(g0.C) : currentDir()) : "";
+    const command = o.exec !== undefined ? resolveExec(o.exec, startDir(cmd), { option: "--exec", starter: "the worker" }) : "";
     await withStore(cmd, async (opened, g) => {
       // `--with` names the worker after the client and the machine unless --agent says otherwise.
       const agent = client && g.agent === undefined ? `${client}@${await localMachine(opened)}` : opened.actor.agent;
@@ -80,16 +77,7 @@ export function registerWorker(program: Command): void {
       if (client === "claude" && o.fullAccess && process.getuid?.() === 0 && !process.env.IS_SANDBOX) {
         process.stderr.write("git-handoff: warning: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (say so only inside a sandbox)\n");
       }
-      const stop = new AbortController();
-      let interrupted = false;
-      const onSignal = () => {
-        if (interrupted) process.exit(130);
-        interrupted = true;
-        process.stderr.write("git-handoff: stopping: releasing the tasks in progress (Ctrl-C again to quit at once)\n");
-        stop.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = catchInterrupts(() => process.stderr.write("git-handoff: stopping: releasing the tasks in progress (Ctrl-C again to quit at once)\n"));
       try {
         const s = await runWorker(fresh, {
           command,
@@ -107,17 +95,11 @@ export function registerWorker(program: Command): void {
           stderr: (chunk) => process.stderr.write(chunk),
         });
         process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
-        if (interrupted) process.exitCode = EXIT_CODES.interrupted;
+        if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.close();
       }
     }
   });
-}
-
-function agentClient(text: string): AgentClient {
-  if (!(AGENT_CLIENTS as readonly string[]).includes(text)) fail("invalid_input", `--with ${JSON.stringify(text.slice(0, 40))}: the clients are ${AGENT_CLIENTS.join(" and ")}`, { with: text }, [{ action: "fix_input", detail: "--with claude or --with codex; any other agent: --exec CMD" }]);
-  return text as AgentClient;
 }
 
