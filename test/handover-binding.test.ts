@@ -27,11 +27,12 @@ const result = (task: string, output: string, files: Record<string, string>, wor
   at: new Date().toISOString(),
 });
 
-/** One more commit on `ref` in `repo` holding `file` (and `files/`), authored as `author`, pushed. */
+/** One more commit on `ref` in `repo` holding `file` (and `files/`), authored as `author`, set here and pushed. */
 function appendBundle(repo: string, ref: string, file: string, record: unknown, files: Record<string, string>, author: string): string {
   const t = tree(repo, { format: FORMAT, [file]: JSON.stringify(record, null, 2) + "\n", ...(Object.keys(files).length ? { files: { tree: tree(repo, files) } } : {}) });
   const parent = gitOut(repo, "for-each-ref", "--format=%(objectname)", ref) || null;
   const c = commit(repo, { tree: t, parent, author, message: `forged ${ref}\n` });
+  gitOut(repo, "update-ref", ref, c);
   gitOut(repo, "push", "-q", "origin", `${c}:${ref}`);
   return c;
 }
