@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { httpRemote, POLL, remoteTask, script, sh, start, stop, type Machines } from "./support/handover.ts";
+import { finishAs, httpRemote, POLL, remoteTask, script, sh, start, stop, type Machines } from "./support/handover.ts";
 
 let net: Machines;
 
@@ -115,16 +115,14 @@ test("received result files are checked again: a dotfile from a hand-made result
   assert.not.ok(existsSync(join(a, "handoff-evil")));
 });
 
-test("a hand-made result's branch and commit must be what a worker writes; a refused file's name is shown neutralised", () => {
+test("a hand-made result's branch and commit must be what a worker writes; a refused file's name is shown neutralised", async () => {
   const a = net.clone("m1");
-  const forge = (id: string, extra: Record<string, unknown>) => {
+  const forge = async (id: string, extra: Record<string, unknown>) => {
     assert.is(cli(["task", "add", id, "--id", id, "--push"], { cwd: a, agent: "lead" }).code, 0);
-    assert.is(cli(["claim", id], { cwd: a, agent: "mallory" }).code, 0);
-    assert.is(cli(["done", id, "--push"], { cwd: a, agent: "mallory" }).code, 0);
+    assert.is(cli(["claim", id, "--push"], { cwd: a, agent: "mallory" }).code, 0);
+    // The holder itself sends the hostile record: its completion names it, so readers take it.
     const result = { task: id, status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z", ...extra };
-    const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
-    const tree = sh("git", ["mktree"], a, `100644 blob ${blob("git-handoff 1\n")}\tformat\n100644 blob ${blob(JSON.stringify(result))}\tresult.json\n`);
-    gitOut(a, "push", "-q", "origin", `${gitOut(a, "commit-tree", tree, "-m", "result")}:refs/handoff/results/${id}`);
+    await finishAs(a, "mallory", result);
     return cli(["wait", "--id", id], { cwd: a, agent: "lead" });
   };
   const sha = gitOut(a, "rev-parse", "HEAD");
@@ -133,12 +131,12 @@ test("a hand-made result's branch and commit must be what a worker writes; a ref
     ["opt", { branch: "--upload-pack=touch /tmp/pwned", commit: sha }],
     ["cm", { branch: "handoff/cm", commit: "--upload-pack=x" }],
   ] as const) {
-    const r = forge(id, extra);
+    const r = await forge(id, extra);
     assert.is(r.code, 2, `${id}: ${r.stderr}`);
     assert.match(r.stderr, new RegExp(`refs/handoff/results/${id}`));
     assert.not.match(r.stderr + r.stdout, /\x1b|\x07|pwned|upload-pack/, id);
   }
-  const fine = forge("ok", { branch: "handoff/ok", commit: sha, refused: [{ name: "a\u202eb\u0085.txt", reason: "is a symlink" }] });
+  const fine = await forge("ok", { branch: "handoff/ok", commit: sha, refused: [{ name: "a\u202eb\u0085.txt", reason: "is a symlink" }] });
   assert.is(fine.code, 0, fine.stderr);
   assert.match(fine.stderr, new RegExp(`code changes on branch handoff/ok at ${sha}`));
   assert.not.match(fine.stderr, /\u202e|\u0085/, "no bidi override or C1 control reaches the terminal");

@@ -94,6 +94,13 @@ export const HandoffEvent = lazySchema(() =>
     // what coordination caught
     /** created: the tasks it waits on from the start (task add --after). */
     after: z.optional(z.array(z.string())),
+    /**
+     * created: the commit of refs/handoff/inputs/<id> the task was created with, null for none.
+     * Absent on tasks made by builds before it (their inputs are read unverified).
+     */
+    inputs: z.optional(z.nullable(z.string())),
+    /** done / failed: the commit of refs/handoff/results/<id> the completion sent. */
+    results: z.optional(z.string()),
     /** claim_refused: the refusal's code (held_by_other, blocked, ...). */
     code: z.optional(z.string()),
     /** hook_caught: which hook, and its worst answer. */

@@ -32,9 +32,10 @@ const replayers = new Map<string, TaskReplayer>([
   ["released", (t, _e, _r, ctx) => releaseTask(t, ctx)],
   [
     "done",
-    (t, e, _r, ctx) => completeTask(t, ctx, { ...(e.commit !== undefined ? { commit: e.commit } : {}), ...(e.note !== undefined ? { note: e.note } : {}) }),
+    (t, e, _r, ctx) =>
+      completeTask(t, ctx, { ...(e.commit !== undefined ? { commit: e.commit } : {}), ...(e.note !== undefined ? { note: e.note } : {}), ...(e.results !== undefined ? { results: e.results } : {}) }),
   ],
-  ["failed", (t, e, _r, ctx) => failTask(t, ctx, e.reason ?? "failed")],
+  ["failed", (t, e, _r, ctx) => failTask(t, ctx, e.reason ?? "failed", e.results)],
   ["cancelled", (t, e, _r, ctx) => cancelTask(t, ctx, e.reason ?? "cancelled")],
   // The edge alone: whether it closes a cycle depends on the other tasks, which sync checks on the
   // whole graph before it pushes (sync/dependency-cycles.ts).

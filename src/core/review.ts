@@ -15,6 +15,8 @@ export interface Submission {
   commit: string | null;
   diff: DiffSummary | null;
   note?: string;
+  /** The commit of the task's results ref sent with it (a worker's): named by the result it leaves. */
+  results?: string;
 }
 
 function event(type: HandoffEvent["type"], task: Task, ctx: OpContext, extra: Partial<HandoffEvent> = {}): HandoffEvent {
@@ -46,7 +48,7 @@ export function submitForReview(task: Task, ctx: OpContext, s: Submission): Outc
     const record: Task = { ...t, claim, review, updated_at: at };
     return { ok: true, record, steps: [...settled.steps, { event: verified, record }] };
   }
-  const result = { ...(s.commit ? { commit: s.commit } : {}), ...(s.note !== undefined ? { note: s.note } : {}) };
+  const result = { ...(s.commit ? { commit: s.commit } : {}), ...(s.note !== undefined ? { note: s.note } : {}), ...(s.results ? { results: s.results } : {}) };
   const record: Task = { ...t, status: "review", claim: null, review, result, updated_at: at };
   const submitted = event("submitted", t, ctx, { ...(t.claim ? { fence: t.claim.fence } : {}), ...(s.commit ? { commit: s.commit } : {}), passed: true });
   return { ok: true, record, steps: [...settled.steps, { event: submitted, record }] };
@@ -66,7 +68,7 @@ export function verificationFailedReason(v: Verification): string {
 export function submitUnattended(task: Task, ctx: OpContext, s: Submission): Outcome<Task> {
   const out = submitForReview(task, ctx, s);
   if (!out.ok || s.verification.passed) return out;
-  const failed = failTask(out.record, ctx, verificationFailedReason(s.verification));
+  const failed = failTask(out.record, ctx, verificationFailedReason(s.verification), s.results);
   if (!failed.ok) return failed;
   return { ok: true, record: failed.record, steps: [...out.steps, ...failed.steps] };
 }

@@ -47,6 +47,8 @@ export interface NewTaskInput {
   verify?: string | null;
   /** Who may take it (address.ts); absent: anyone. */
   to?: Address | null;
+  /** The commit of its inputs ref, written in the same transaction (handover); null: none. */
+  inputs?: string | null;
 }
 
 export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
@@ -77,7 +79,10 @@ export function createTask(input: NewTaskInput, ctx: OpContext): Outcome<Task> {
     ...(input.verify ? { verify: input.verify } : {}),
     ...(input.to ? { to: input.to } : {}),
   };
-  return { ok: true, record: task, steps: [{ event: { ...eventBase("created", task, ctx), objective, ...(task.after?.length ? { after: task.after } : {}) }, record: task }] };
+  // Every task names its inputs from its first commit, none too: a reader takes exactly that
+  // commit (or none), never whatever refs/handoff/inputs/<id> holds since.
+  const event = { ...eventBase("created", task, ctx), objective, ...(task.after?.length ? { after: task.after } : {}), inputs: input.inputs ?? null };
+  return { ok: true, record: task, steps: [{ event, record: task }] };
 }
 
 const MAX_GLOB_LENGTH = 1000;
@@ -289,7 +294,7 @@ function finish(
   task: Task,
   ctx: OpContext,
   type: "done" | "failed" | "cancelled",
-  result: { commit?: string; note?: string; reason?: string },
+  result: { commit?: string; note?: string; reason?: string; results?: string },
 ): Outcome<Task> {
   const bad = checkText(result.note, "note") ?? checkText(result.reason, "reason");
   if (bad) return refuse(bad);
@@ -309,13 +314,14 @@ function finish(
   });
 }
 
-export function completeTask(task: Task, ctx: OpContext, result: { commit?: string; note?: string }): Outcome<Task> {
+/** `results`: the commit of the task's results ref this completion sends (handover). */
+export function completeTask(task: Task, ctx: OpContext, result: { commit?: string; note?: string; results?: string }): Outcome<Task> {
   return finish(task, ctx, "done", result);
 }
 
-export function failTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {
+export function failTask(task: Task, ctx: OpContext, reason: string, results?: string): Outcome<Task> {
   if (!reason.trim()) return refuse({ code: "invalid_input", message: "fail needs a --reason" });
-  return finish(task, ctx, "failed", { reason });
+  return finish(task, ctx, "failed", { reason, ...(results !== undefined ? { results } : {}) });
 }
 
 export function cancelTask(task: Task, ctx: OpContext, reason: string): Outcome<Task> {

@@ -41,6 +41,11 @@ export const TaskResult = lazySchema(() =>
     commit: z.optional(objectId()),
     note: z.optional(boundedText(MAX_NOTE)),
     reason: z.optional(boundedText(MAX_NOTE)),
+    /**
+     * The commit of refs/handoff/results/<id> this completion sent (handover): the one result a
+     * reader takes, whatever the results ref holds since (anyone can push a commit onto it).
+     */
+    results: z.optional(objectId()),
   }),
 );
 export type TaskResult = z.infer<typeof TaskResult>;

@@ -9,7 +9,7 @@ import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
-import type { Task } from "../core/task.ts";
+import { isFinal, type Task } from "../core/task.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { treeEntries, treeIds } from "../git/tree-object.ts";
 import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
@@ -74,6 +74,9 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     const { family, id } = place;
     const head = await entryAt(store, family, id, tip, now);
     if (family.file === null) return { ok: true }; // the archive: its tip's layout and bounds
+    // A task's inputs are written once, with the task (whose "created" step names that commit):
+    // a commit on top of them is nobody's inputs.
+    if (family.family === "inputs" && head.commit.parents.length) invalid(`commit ${tip.slice(0, 12)} is written over ${head.commit.parents[0]!.slice(0, 12)}: a task's inputs are written once, with the task`);
     if (anchor === tip) return { ok: true };
     if (anchor === null) {
       // First sight: the tip record and its bounds (a long history is not replayed).
@@ -277,6 +280,12 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     if (!parent) return; // a task's first commit: checked as a record above
     const prev = parent.record as Task;
     if (ev.type === "created") invalid(`a second "created" on ${id}`);
+    // A finished task stays as its completion left it: the results commit that completion names is
+    // the task's result for every reader (work/handover.ts loadResults), so no later step may
+    // reopen the task or name another one.
+    if (isFinal(prev.status) && (rec.status !== prev.status || canonicalJson(rec.result) !== canonicalJson(prev.result))) {
+      invalid(`${ev.type} by ${actor} changed ${id} after it was ${prev.status}`);
+    }
     if (rec.fence < prev.fence) invalid(`the fence went down from ${prev.fence} to ${rec.fence}`);
     if (ev.type === "expired") {
       if (!prev.claim || Date.parse(prev.claim.expires_at) > at || rec.claim !== null || rec.fence !== prev.fence) invalid(`an "expired" by ${actor} on a claim that had not run out`);
@@ -290,6 +299,8 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
       const out = replayTaskEvent(prev, ev, rec, { asMade: true });
       if (!out.ok) invalid(`${ev.type} by ${actor} was not a legal operation: ${out.refusal.message}`);
       if (out.ok && holding(out.record) !== holding(rec)) invalid(`${ev.type} by ${actor} recorded a state the operation does not produce`);
+      // The results commit a completion names is the one its event names: the holder's, at its fence.
+      if (out.ok && (out.record.result?.results ?? null) !== (rec.result?.results ?? null)) invalid(`${ev.type} by ${actor} records results its event does not name`);
       return;
     }
     // Every other operation (handoffs, dependencies, review) may end a claim, never grant one; the

@@ -31,13 +31,16 @@ export async function finishWithResults(store: Store, given: TaskResultFiles, fi
     const { task, tip } = await loadTask(store, id);
     const branch = result.branch ? `; code on branch ${result.branch}` : "";
     const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}${branch}`;
-    const done = { note, ...(result.commit ? { commit: result.commit } : {}) };
-    const out = s ? submitUnattended(task, ctx, { note, ...s }) : result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed");
-    if (!out.ok) throw new HandoffError(out.refusal);
-    const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }];
+    // The results commit first: the task's done/failed/submitted step names it, and that step
+    // (compare-and-swap, fenced, by the holder) is what readers trust, never the results ref's tip.
     const previous = await store.readRef(rref);
     const record = { ...result, at: now.toISOString() };
-    updates.push({ ref: rref, new: writeBundle(store, { file: RESULT_FILE, record, folders: { files }, message: `result of ${id}: ${result.status}\n`, parent: previous }), old: previous });
+    const results = writeBundle(store, { file: RESULT_FILE, record, folders: { files }, message: `result of ${id}: ${result.status}\n`, parent: previous });
+    const done = { note, ...(result.commit ? { commit: result.commit } : {}), results };
+    const out = s ? submitUnattended(task, ctx, { note, ...s, results }) : result.status === "done" ? completeTask(task, ctx, done) : failTask(task, ctx, result.reason ?? "failed", results);
+    if (!out.ok) throw new HandoffError(out.refusal);
+    const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip }];
+    updates.push({ ref: rref, new: results, old: previous });
     const leases = await loadLeases(store);
     const lu = leaseUpdate(store, leases.tip, releaseTaskLeases(leases.set, id, ctx));
     if (lu) updates.push(lu);

@@ -15,6 +15,8 @@ import { resolvePaths } from "../store/lease-actions.ts";
 import type { Store } from "../store/store.ts";
 import { TASK_FILE, taskRef } from "../store/task-store.ts";
 import { pullRef } from "../sync/follow-ref.ts";
+import { eventFromMessage } from "../store/codec.ts";
+import { firstParentChain, readCommit } from "../store/history.ts";
 import { refuseSelfDelegation } from "./self-delegation.ts";
 import { INPUTS_FILE, inputsRef, readBundle, RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
 
@@ -70,43 +72,118 @@ export async function createHandover(
   refuseSelfDelegation(input.to);
   return store.casLoop(async (now) => {
     const id = input.id ?? newTaskId(freshBytes(8));
-    const out = createTask({ id, objective: input.objective, priority: input.priority, scope: [], maxAttempts: store.config.maxAttempts, to: input.to }, { actor: store.actor, now });
+    const { context, files } = input.inputs;
+    // The inputs commit first: the task's "created" step names it, and a worker reads exactly that.
+    let inputs: string | null = null;
+    if (context.size || files.size) {
+      const record: TaskInputs = { task: id, context: entries(context), files: entries(files) };
+      inputs = writeBundle(store, { file: INPUTS_FILE, record, folders: { context, files }, message: `inputs of ${id}: ${context.size} context, ${files.size} files\n`, parent: null });
+    }
+    const out = createTask({ id, objective: input.objective, priority: input.priority, scope: [], maxAttempts: store.config.maxAttempts, to: input.to, inputs }, { actor: store.actor, now });
     if (!out.ok) throw new HandoffError(out.refusal);
     const ref = taskRef(id);
     if (await store.readRef(ref)) fail("exists", `task ${id} already exists`, { task: id });
     const updates = [{ ref, new: writeSteps(store, null, TASK_FILE, out.steps), old: null }];
-    const { context, files } = input.inputs;
-    if (context.size || files.size) {
-      const record: TaskInputs = { task: id, context: entries(context), files: entries(files) };
-      const commit = writeBundle(store, { file: INPUTS_FILE, record, folders: { context, files }, message: `inputs of ${id}: ${context.size} context, ${files.size} files\n`, parent: null });
-      updates.push({ ref: inputsRef(id), new: commit, old: null });
-    }
+    if (inputs) updates.push({ ref: inputsRef(id), new: inputs, old: null });
     return { updates, result: out.record };
   }, { exclusive: true, createsOnly: true });
 }
 
-/** A task's inputs, fetched from the sync remote when this clone does not have them. */
-export async function loadInputs(store: Store, id: string, opts: { pull?: boolean } = {}): Promise<{ record: TaskInputs; context: Map<string, Buffer>; files: Map<string, Buffer> } | null> {
-  const ref = inputsRef(id);
-  let tip = await store.readRef(ref);
-  const remote = tip || opts.pull === false ? null : await store.syncRemote();
-  if (remote) {
-    await pullRef(store, remote, ref);
-    tip = await store.readRef(ref);
-  }
-  if (!tip) return null;
-  const b = await readBundle(store, ref, tip, INPUTS_FILE, TaskInputs);
-  return { record: b.record, context: await b.files("context", MAX_TASK_FILES * MAX_CONTEXT_FILE_BYTES), files: await b.files("files") };
+/**
+ * What a task's first commit says of its inputs: the commit it was created with (null: none), or
+ * `legacy` for a task made by a build from before the "created" step named it. Its history is a
+ * line that receive never lets anyone rewrite or restart (a second "created" is refused), so this
+ * binding holds whatever is pushed to refs/handoff/inputs/<id> since.
+ */
+export async function createdInputs(store: Store, id: string): Promise<{ legacy: true } | { legacy: false; inputs: string | null }> {
+  const ref = taskRef(id);
+  const tip = await store.readRef(ref);
+  if (!tip) return { legacy: true };
+  const chain = await firstParentChain(store, tip, ref);
+  const event = eventFromMessage((await readCommit(store, chain[chain.length - 1]!, ref)).message);
+  if (!event || event.type !== "created" || event.inputs === undefined) return { legacy: true };
+  return { legacy: false, inputs: event.inputs };
 }
 
-/** What the worker sent back, fetched from the sync remote when needed; null when there is none. */
-export async function loadResults(store: Store, id: string, opts: { pull?: boolean } = {}): Promise<{ record: TaskResultFiles; files: Map<string, Buffer> } | null> {
+/** `commit` of `ref`, fetched with the ref from the sync remote when it is not here; false if still missing. */
+async function haveCommit(store: Store, ref: string, commit: string, pull: boolean): Promise<boolean> {
+  if (await store.reader.info(commit)) return true;
+  const remote = pull ? await store.syncRemote() : null;
+  if (!remote) return false;
+  await pullRef(store, remote, ref);
+  return !!(await store.reader.info(commit));
+}
+
+export interface LoadedInputs {
+  record: TaskInputs;
+  context: Map<string, Buffer>;
+  files: Map<string, Buffer>;
+  /** A task from an older build names no inputs commit: these are whatever its inputs ref holds. */
+  unverified: boolean;
+}
+
+/**
+ * A task's inputs: exactly the commit its "created" step names (none when it names none), fetched
+ * from the sync remote when this clone does not have it. A task from an older build names none:
+ * its inputs ref's tip is read as before, and marked `unverified`.
+ */
+export async function loadInputs(store: Store, id: string, opts: { pull?: boolean } = {}): Promise<LoadedInputs | null> {
+  const ref = inputsRef(id);
+  const origin = await createdInputs(store, id);
+  let at: string | null;
+  if (!origin.legacy) {
+    if (!origin.inputs) return null;
+    at = origin.inputs;
+    if (!(await haveCommit(store, ref, at, opts.pull !== false))) {
+      fail("corrupt_state", `task ${id} was created with the inputs ${at.slice(0, 12)}, which are not here (${ref} does not hold them)`, { task: id, ref });
+    }
+  } else {
+    at = await store.readRef(ref);
+    const remote = at || opts.pull === false ? null : await store.syncRemote();
+    if (remote) {
+      await pullRef(store, remote, ref);
+      at = await store.readRef(ref);
+    }
+    if (!at) return null;
+  }
+  const b = await readBundle(store, ref, at, INPUTS_FILE, TaskInputs);
+  if (b.record.task !== id) fail("corrupt_state", `${ref} holds the inputs of task ${JSON.stringify(b.record.task)}`, { ref });
+  return { record: b.record, context: await b.files("context", MAX_TASK_FILES * MAX_CONTEXT_FILE_BYTES), files: await b.files("files"), unverified: origin.legacy };
+}
+
+export interface LoadedResults {
+  record: TaskResultFiles;
+  files: Map<string, Buffer>;
+  /** A completion from an older build names no results commit: this is whatever the results ref holds. */
+  unverified: boolean;
+}
+
+/**
+ * What the worker sent back for a finished `task`: exactly the results commit its done/failed step
+ * names (that step is the holder's, compare-and-swap and fenced), fetched from the sync remote when
+ * needed. Null when it names none: a commit anyone pushed to refs/handoff/results/<id> is not the
+ * task's result. A task both made and finished by older builds names none: the ref's tip is read
+ * as before, marked `unverified`.
+ */
+export async function loadResults(store: Store, task: Task, opts: { pull?: boolean } = {}): Promise<LoadedResults | null> {
+  const id = task.id;
   const ref = resultsRef(id);
-  const remote = opts.pull === false ? null : await store.syncRemote();
-  if (remote) await pullRef(store, remote, ref);
-  const tip = await store.readRef(ref);
-  if (!tip) return null;
-  const b = await readBundle(store, ref, tip, RESULT_FILE, TaskResultFiles);
+  let at: string | null = task.result?.results ?? null;
+  const legacy = !at && (await createdInputs(store, id)).legacy;
+  if (at) {
+    if (!(await haveCommit(store, ref, at, opts.pull !== false))) {
+      fail("corrupt_state", `the completion of ${id} sent the results ${at.slice(0, 12)}, which are not here (${ref} does not hold them)`, { task: id, ref });
+    }
+  } else if (legacy) {
+    at = await store.readRef(ref);
+    const remote = at || opts.pull === false ? null : await store.syncRemote();
+    if (remote) {
+      await pullRef(store, remote, ref);
+      at = await store.readRef(ref);
+    }
+  }
+  if (!at) return null;
+  const b = await readBundle(store, ref, at, RESULT_FILE, TaskResultFiles);
   if (b.record.task !== id) fail("corrupt_state", `${ref} holds the result of task ${JSON.stringify(b.record.task)}`, { ref });
-  return { record: b.record, files: await b.files("files") };
+  return { record: b.record, files: await b.files("files"), unverified: legacy };
 }

@@ -9,6 +9,7 @@ import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import type { Store } from "../store/store.ts";
+import { resultsRef } from "./bundle.ts";
 import { loadResults } from "./handover.ts";
 
 export interface SavedResults {
@@ -18,6 +19,10 @@ export interface SavedResults {
   refused: { name: string; reason: string }[];
   branch: string | null;
   commit: string | null;
+  /** The result read is not one the task's completion names (a task finished by an older build). */
+  unverified: boolean;
+  /** What to tell the reader about where the result came from (an unverified or an ignored one). */
+  warnings: string[];
 }
 
 /** The folder a task's result files go to when the caller names none: handoff-<id> at `root`. */
@@ -29,7 +34,10 @@ export const resultsDir = (root: string, id: string) => join(root, `handoff-${id
  */
 export async function saveResults(store: Store, task: Task, outDir: string): Promise<SavedResults> {
   const ended = task.status === "done" || task.status === "failed";
-  const results = ended ? ((await loadResults(store, task.id, { pull: false })) ?? (await loadResults(store, task.id))) : null;
+  const results = ended ? await loadResults(store, task) : null;
+  const warnings: string[] = [];
+  if (results?.unverified) warnings.push(`the result of ${task.id} is whatever ${resultsRef(task.id)} holds: its completion (by an older git-handoff) does not name it, so anyone who can push may have written it`);
+  else if (ended && !results && (await store.readRef(resultsRef(task.id)))) warnings.push(`${resultsRef(task.id)} holds a result the completion of ${task.id} does not name: ignored`);
   const files: SavedResults["files"] = [];
   if (task.status === "done" && results?.files.size) {
     mkdirSync(outDir, { recursive: true });
@@ -42,6 +50,8 @@ export async function saveResults(store: Store, task: Task, outDir: string): Pro
     refused: results?.record.refused ?? [],
     branch: results?.record.branch ?? null,
     commit: results?.record.commit ?? null,
+    unverified: !!results?.unverified,
+    warnings,
   };
 }
 

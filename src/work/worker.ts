@@ -27,7 +27,7 @@ import { spareWorktrees } from "./spare-worktree.ts";
 import { trace } from "../sync/trace.ts";
 import { readQuarantine } from "../sync/quarantine.ts";
 import { finishWithResults } from "./complete.ts";
-import { readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
+import { inputsRef, readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
 import { loadInputs } from "./handover.ts";
 import { agentLaunch, agentPrompt, type AgentSetup } from "./agent-command.ts";
 import { runTask } from "./run-task.ts";
@@ -225,6 +225,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.
       const inputs = await loadInputs(await fresh.getOrCurrent(), id, { pull: false });
+      if (inputs?.unverified) opts.log(`${id}: its inputs are whatever ${inputsRef(id)} holds: the task (made by an older git-handoff) does not name them, so anyone who can push may have written them`);
       const context = inputs?.context ?? new Map<string, Buffer>();
       const files = inputs?.files ?? new Map<string, Buffer>();
       const agent = opts.agent;

@@ -130,3 +130,32 @@ export async function stop(p: Proc, signal: NodeJS.Signals = "SIGINT"): Promise<
 export function remoteTask(bare: string, id: string): any {
   return JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
 }
+
+/**
+ * Finishes task `id` as its holder `agent` would, with whatever result record it likes (a holder
+ * may send any output, files and branch), through the same transaction a worker uses: the task's
+ * done/failed step names this results commit. Pushed when the clone has a sync remote.
+ */
+export async function finishAs(repo: string, agent: string, record: Record<string, unknown>, files: Record<string, string> = {}): Promise<void> {
+  const { openSyncedStore: openStore } = await import("../../src/sync/open.ts");
+  const { finishWithResults } = await import("../../src/work/complete.ts");
+  const store = await openStore({ cwd: repo, agent, env: cleanEnv(), push: true });
+  try {
+    await finishWithResults(store, record as never, new Map(Object.entries(files).map(([n, t]) => [n, Buffer.from(t)])), { exclusive: true });
+  } finally {
+    store.close();
+  }
+}
+
+/** Creates task `id` with input files as `wait --file` does (task and inputs in one push). */
+export async function handOver(repo: string, agent: string, id: string, files: Record<string, string>): Promise<void> {
+  const { openSyncedStore: openStore } = await import("../../src/sync/open.ts");
+  const { createHandover } = await import("../../src/work/handover.ts");
+  const store = await openStore({ cwd: repo, agent, env: cleanEnv(), push: true });
+  try {
+    const inputs = { context: new Map<string, Buffer>(), files: new Map(Object.entries(files).map(([n, t]) => [n, Buffer.from(t)])) };
+    await createHandover(store, { objective: `work on ${id}`, priority: 0, to: null, inputs, id });
+  } finally {
+    store.close();
+  }
+}

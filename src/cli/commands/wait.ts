@@ -148,9 +148,10 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
   if (json) {
     // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
     // task cancelled, and a reader of the body alone must tell them apart.
-    const body = { id: task.id, status: task.status, code, ...r, warnings };
+    const body = { id: task.id, status: task.status, code, ...r, warnings: [...warnings, ...r.warnings] };
     process.stdout.write(JSON.stringify(body, null, 2) + "\n");
   } else {
+    for (const w of r.warnings) say(w);
     // A failed task's output too: what a command printed before it failed is often why.
     if (r.output && (task.status === "done" || task.status === "failed")) process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
     if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);

@@ -50,6 +50,7 @@ export const waitTask = defineTool({
     refused: z.array(z.object({ name: z.string(), reason: z.string() })),
     branch: z.nullable(z.string()),
     commit: z.nullable(z.string()),
+    unverified: z.boolean(),
     warnings: z.array(z.string()),
   },
   annotations: { readOnlyHint: false, openWorldHint: true },
@@ -81,6 +82,7 @@ export const waitTask = defineTool({
     const final = end.kind === "final";
     const fresh = await ctx.session.store();
     const saved = final ? await saveResults(fresh, task, resultsDir(fresh.repo.workTree ?? fresh.cwd, task.id)) : null;
+    warnings.push(...(saved?.warnings ?? []));
     const headline = !final
       ? `${task.id} is still ${task.status}${task.claim ? ` (held by ${task.claim.agent})` : ""} after ${Math.round(waitedMs / 1000)}s; call wait_task again to keep waiting`
       : `${task.id} is ${task.status}${saved?.failure_reason ? `: ${saved.failure_reason}` : ""}${saved?.files.length ? `; ${saved.files.length} result file${saved.files.length === 1 ? "" : "s"} saved to ${resultsDir(fresh.repo.workTree ?? fresh.cwd, task.id)}` : ""}`;
