@@ -114,12 +114,19 @@ test("a junk results ref pushed over a queued handover: the waiter cancels its t
 test("hand-made inputs naming one file both as context and as a file: the command is not run", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  assert.is(cli(["task", "add", "clash", "--id", "clash", "--push"], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["task", "add", "clash", "--id", "clash"], { cwd: a, agent: "lead" }).code, 0);
   const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
   const folder = (text: string) => sh("git", ["mktree"], a, `100644 blob ${blob(text)}\tnotes.md\n`);
   const record = { task: "clash", context: [{ name: "notes.md", size: 7 }], files: [{ name: "notes.md", size: 5 }] };
   const tree = sh("git", ["mktree"], a, `100644 blob ${blob("git-handoff 1\n")}\tformat\n100644 blob ${blob(JSON.stringify(record))}\tinputs.json\n040000 tree ${folder("context")}\tcontext\n040000 tree ${folder("files")}\tfiles\n`);
-  gitOut(a, "push", "-q", "origin", `${gitOut(a, "commit-tree", tree, "-m", "inputs")}:refs/handoff/inputs/clash`);
+  const inputs = gitOut(a, "commit-tree", tree, "-m", "inputs");
+  // The task's "created" step names those inputs (a worker reads only the inputs its task names),
+  // as a creator's own hand-made task would.
+  const created = gitOut(a, "cat-file", "commit", "refs/handoff/tasks/clash");
+  const split = created.indexOf("\n\n");
+  const event = JSON.parse(created.slice(split + 2).replace(/^[^\n]*\n\n/, ""));
+  const named = sh("git", ["hash-object", "-t", "commit", "-w", "--stdin"], a, `${created.slice(0, split)}\n\ncreated clash\n\n${JSON.stringify({ ...event, inputs }, null, 2)}\n`);
+  gitOut(a, "push", "-q", "origin", `${named}:refs/handoff/tasks/clash`, `${inputs}:refs/handoff/inputs/clash`);
   const runs = join(b, "runs");
   const w = start(["worker", "--exec", script(`echo run >> "${runs}"`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   assert.is(await w.exited, 0, w.stderr());
