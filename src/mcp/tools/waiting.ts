@@ -80,7 +80,7 @@ export const waitTask = defineTool({
     const task = end.task;
     const final = end.kind === "final";
     const fresh = await ctx.session.store();
-    const saved = final ? await saveResults(fresh, task, resultsDir(fresh.repo.workTree ?? fresh.cwd, task.id)) : null;
+    const saved = final ? await saveResults(fresh, task, resultsDir(fresh.repo.workTree ?? fresh.cwd, task.id), { named: false }) : null;
     const headline = !final
       ? `${task.id} is still ${task.status}${task.claim ? ` (held by ${task.claim.agent})` : ""} after ${Math.round(waitedMs / 1000)}s; call wait_task again to keep waiting`
       : `${task.id} is ${task.status}${saved?.failure_reason ? `: ${saved.failure_reason}` : ""}${saved?.files.length ? `; ${saved.files.length} result file${saved.files.length === 1 ? "" : "s"} saved to ${resultsDir(fresh.repo.workTree ?? fresh.cwd, task.id)}` : ""}`;
