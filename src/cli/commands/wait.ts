@@ -7,7 +7,7 @@ import { validateTaskId } from "../../core/ids.ts";
 import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
 import { progressLines } from "../../present/handover-progress.ts";
-import { neutralise } from "../../present/untrusted.ts";
+import { neutralise, neutraliseLine } from "../../present/untrusted.ts";
 import type { CasOptions, Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
@@ -119,7 +119,7 @@ async function giveUp(store: Store, end: WaitEnd, created: boolean, timeout: str
   const id = end.task.id;
   const code: ErrorCode = end.kind === "timeout" ? "timed_out" : "interrupted";
   const why = end.kind === "timeout" ? "timed out" : "interrupted";
-  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${t.claim.agent}` : ""}`;
+  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${neutraliseLine(t.claim.agent)}` : ""}`;
   if (!created) {
     say(`${id}: ${why}; ${stays(end.task)} (this wait did not create it: it stopped waiting and cancelled nothing)`);
     return { task: end.task, code, warnings: [] };
