@@ -208,6 +208,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   if (!parsed.success) invalid(`${family.file} of ${oid.slice(0, 12)} fails the schema: ${describeIssues(parsed.error)}`);
   const record = parsed.data;
   if (id !== null && family.idOf && family.idOf(record) !== id) invalid(`the record names ${JSON.stringify(String(family.idOf(record)).slice(0, 80))}, the ref ${id}`);
+  const recordProblem = family.checkRecord?.(record);
+  if (recordProblem) invalid(`${family.file} of ${oid.slice(0, 12)}: ${recordProblem}`);
   const event = eventFromMessage(commit.message);
   if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
   checkExpiries(family, record, now);
