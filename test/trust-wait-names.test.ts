@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { commit, readRecordAt, setRef, tree, FORMAT } from "./support/forge.ts";
 import { cli, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -34,6 +35,24 @@ test("wait --id: the holder's name in its progress and timeout lines is escaped,
   assert.match(r.stderr, `t-1: claimed by ${SHOWN} (attempt 1 of 3)`);
   assert.match(r.stderr, `it stays claimed with ${SHOWN} (this wait did not create it`);
   assert.not.match(r.stderr, /[\x00-\x08\x0b-\x1f\x7f]/, JSON.stringify(r.stderr));
+});
+
+test("a claim whose author's name holds control characters is refused on receive (exit 3), kept out of refs/handoff/", () => {
+  const bare = serveRoot().bare("names");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const victim = cloneOf(bare);
+  const attacker = cloneOf(bare);
+  assert.is(cli(["task", "add", "--id", "t-2", "do it"], { cwd: victim, agent: "vic" }).code, 0);
+  assert.is(cli(["sync"], { cwd: victim, agent: "vic" }).code, 0);
+  assert.is(cli(["sync"], { cwd: attacker, agent: "mallory" }).code, 0);
+  assert.is(cli(["claim", "t-2"], { cwd: attacker, agent: "mallory" }).code, 0);
+  renameHolder(attacker, "refs/handoff/tasks/t-2");
+  gitOut(attacker, "push", "-q", "origin", "+refs/handoff/tasks/t-2");
+  const before = gitOut(victim, "rev-parse", "refs/handoff/tasks/t-2");
+  const r = cli(["sync"], { cwd: victim, agent: "vic" });
+  assert.is(r.code, 3, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout, /refused on receive: refs\/handoff\/tasks\/t-2: .*author of \S+ holds the control character U\+001B/);
+  assert.is(gitOut(victim, "rev-parse", "refs/handoff/tasks/t-2"), before);
 });
 
 test.run();

@@ -4,6 +4,7 @@
 // legal step from its parent's state.
 import type { HandoffEvent } from "../core/event.ts";
 import { MAX_DURATION_MS } from "../core/duration.ts";
+import { authorNameProblem } from "../core/ids.ts";
 import { findConflicts } from "../core/lease-ops.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
@@ -154,6 +155,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const commit = parseCommit(data);
   const text = data.toString("utf8");
   const author = authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n"))));
+  const authorProblem = authorNameProblem(author);
+  if (authorProblem) invalid(`the author of ${oid.slice(0, 12)} ${authorProblem}`);
   const treeObj = await readWithin(store, commit.tree, treeBytes(family.bounds.treeEntries), (size) => `tree of ${oid.slice(0, 12)} is ${size} bytes; at most ${treeBytes(family.bounds.treeEntries)} for ${family.family}`);
   if (!treeObj || treeObj.type !== "tree") invalid(`commit ${oid.slice(0, 12)} has no tree`);
   const tree = treeIds(treeObj!.data, store.oidBytes) ?? invalid(`the tree of ${oid.slice(0, 12)} is not well formed`);
