@@ -33,6 +33,16 @@ export function validateAgentId(id: string): string {
   return id;
 }
 
+/**
+ * Why a commit author's name on a record ref cannot be an agent's, or null. Every writer of ours
+ * names an agent (validateAgentId) or git-handoff, so a name holding a control character (a
+ * terminal escape, a bidirectional override, a newline) was written by hand: refused on receive.
+ */
+export function authorNameProblem(name: string): string | null {
+  const bad = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.exec(name);
+  return bad ? `holds the control character U+${bad[0].charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}` : null;
+}
+
 /** Turns free text (a user name, a host, a folder) into something `refComponentProblem` accepts. */
 export function sanitizeIdPart(raw: string): string {
   const cleaned = raw

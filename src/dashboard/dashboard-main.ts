@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { FreshStore } from "../store/fresh-store.ts";
 import { openSyncedStore } from "../sync/open.ts";
 import { catchInterrupts } from "../work/interrupts.ts";
+import { neutralise } from "../present/untrusted.ts";
 import { serveDashboard } from "./server.ts";
 
 export interface DashboardRun {
@@ -24,7 +25,7 @@ export async function runDashboard(o: DashboardRun): Promise<void> {
   const store = await fresh.get();
   let dash;
   try {
-    dash = await serveDashboard(fresh, { port: o.port, readOnly: o.readOnly, syncMs: o.syncMs, log: (l) => process.stderr.write(`git-handoff: ${l}\n`) });
+    dash = await serveDashboard(fresh, { port: o.port, readOnly: o.readOnly, syncMs: o.syncMs, log: (l) => process.stderr.write(`git-handoff: ${neutralise(l)}\n`) });
   } catch (e) {
     fresh.close();
     throw e;

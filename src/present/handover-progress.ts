@@ -1,7 +1,7 @@
 // What `wait` tells the person waiting, one line per change it saw on the task.
 import { formatAddress } from "../core/address.ts";
 import type { Task } from "../core/task.ts";
-import { neutralise } from "./untrusted.ts";
+import { neutralise, neutraliseLine } from "./untrusted.ts";
 
 const clock = (iso: string) => iso.slice(11, 19);
 
@@ -12,12 +12,14 @@ export function progressLines(prev: Task | null, next: Task): string[] {
   if (!prev) lines.push(`waiting for ${id}${next.to ? ` (to ${formatAddress(next.to)})` : ""}: ${neutralise(next.objective.split("\n")[0]!.slice(0, 100))}`);
   const was = prev?.claim ?? null;
   const now = next.claim;
+  // Holders' names come from records others wrote (a commit's author): never raw on a terminal.
+  const holder = (c: { agent: string }) => neutraliseLine(c.agent);
   if (now && (!was || was.agent !== now.agent || was.fence !== now.fence)) {
-    lines.push(`${id}: claimed by ${now.agent} (attempt ${next.attempts + 1} of ${next.max_attempts}), lease until ${clock(now.expires_at)}`);
+    lines.push(`${id}: claimed by ${holder(now)} (attempt ${next.attempts + 1} of ${next.max_attempts}), lease until ${clock(now.expires_at)}`);
   } else if (now && was && now.expires_at !== was.expires_at) {
-    lines.push(`${id}: renewed by ${now.agent} until ${clock(now.expires_at)}`);
+    lines.push(`${id}: renewed by ${holder(now)} until ${clock(now.expires_at)}`);
   } else if (!now && was && next.status === "todo") {
-    lines.push(next.attempts > (prev?.attempts ?? 0) ? `${id}: the lease of ${was.agent} expired; back in the queue (${next.attempts} of ${next.max_attempts} attempts used)` : `${id}: released by ${was.agent}; back in the queue`);
+    lines.push(next.attempts > (prev?.attempts ?? 0) ? `${id}: the lease of ${holder(was)} expired; back in the queue (${next.attempts} of ${next.max_attempts} attempts used)` : `${id}: released by ${holder(was)}; back in the queue`);
   } else if (!prev && next.status === "todo") {
     lines.push(`${id}: queued (priority ${next.priority})`);
   }

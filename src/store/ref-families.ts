@@ -10,7 +10,7 @@ import { LeaseSet } from "../core/lease.ts";
 import { LEASE_TREE_FORMAT } from "./lease-tree.ts";
 import { Task } from "../core/task.ts";
 import { TASK_FORMAT_V2 } from "./task-format.ts";
-import { Memory } from "../core/memory.ts";
+import { Memory, memoryTextProblem } from "../core/memory.ts";
 import { MAX_OUTPUT_BYTES, TaskInputs, TaskResultFiles } from "../core/task-files.ts";
 import { docContentProblem, MAX_DOC_BYTES } from "../core/shared-doc.ts";
 import { LoopRecord } from "../core/loop-record.ts";
@@ -50,6 +50,8 @@ export interface RefFamily {
   idOf?: (record: unknown) => string | undefined;
   /** For a family whose file is not a JSON record (a document's text): why its bytes are refused, or null. */
   checkRaw?: (content: Buffer) => string | null;
+  /** Beyond the schema: why a record is refused that a local write would refuse too (one rule for both), or null. */
+  checkRecord?: (record: unknown) => string | null;
   /** Folders of files beside the record (a task's inputs and results); their readers check names and sizes again. */
   folders?: string[];
   /**
@@ -70,7 +72,7 @@ export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "log", layout: "per-id", file: "event.json", schema: HandoffEvent as z.ZodMiniType<unknown>, format: 1, writers: "owner", bounds: { commit: 64 * KB, treeEntries: 2, blob: 64 * KB }, idOf: (r) => (r as HandoffEvent).agent },
   { family: "gc-log", layout: "single", file: "agent.json", schema: AgentRecord as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 2, blob: 256 * KB } },
   { family: "archive", layout: "single", file: null, schema: null, format: 1, writers: "anyone", bounds: { commit: 256 * KB, treeEntries: 200_000, blob: 512 * KB } },
-  { family: "memories", layout: "per-id", file: "memory.json", schema: Memory as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 32 * KB }, idOf: (r) => (r as Memory).id },
+  { family: "memories", layout: "per-id", file: "memory.json", schema: Memory as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 32 * KB }, idOf: (r) => (r as Memory).id, checkRecord: memoryRecordProblem },
   { family: "inputs", layout: "per-id", file: "inputs.json", schema: TaskInputs as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 4, blob: 256 * KB }, idOf: (r) => (r as TaskInputs).task, folders: ["context", "files"] },
   { family: "results", layout: "per-id", file: "result.json", schema: TaskResultFiles as z.ZodMiniType<unknown>, format: 1, writers: "anyone", bounds: { commit: 64 * KB, treeEntries: 3, blob: MAX_OUTPUT_BYTES + 64 * KB }, idOf: (r) => (r as TaskResultFiles).task, folders: ["files"] },
   { family: "docs", layout: "per-id", file: "content", schema: null, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: MAX_DOC_BYTES }, checkRaw: docContentProblem },
@@ -97,4 +99,12 @@ export function placeOf(ref: string): RefPlace {
 export function formatVersionOf(marker: string): number | null {
   const m = /^git-handoff (\d{1,6})\n$/.exec(marker);
   return m ? Number(m[1]) : null;
+}
+
+/** A memory's text as a local write checks it (memoryTextProblem): a received one holding a terminal escape is refused too. */
+function memoryRecordProblem(record: unknown): string | null {
+  // A tombstone is never shown; it keeps the text it had, which an older build may have taken.
+  if ((record as Memory).removed) return null;
+  const problem = memoryTextProblem((record as Memory).text);
+  return problem ? `its text ${problem}` : null;
 }

@@ -4,6 +4,7 @@
 // legal step from its parent's state.
 import type { HandoffEvent } from "../core/event.ts";
 import { MAX_DURATION_MS } from "../core/duration.ts";
+import { authorNameProblem } from "../core/ids.ts";
 import { findConflicts } from "../core/lease-ops.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
@@ -157,6 +158,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const commit = parseCommit(data);
   const text = data.toString("utf8");
   const author = authorOf(text.slice(0, Math.max(0, text.indexOf("\n\n"))));
+  const authorProblem = authorNameProblem(author);
+  if (authorProblem) invalid(`the author of ${oid.slice(0, 12)} ${authorProblem}`);
   const treeObj = await readWithin(store, commit.tree, treeBytes(family.bounds.treeEntries), (size) => `tree of ${oid.slice(0, 12)} is ${size} bytes; at most ${treeBytes(family.bounds.treeEntries)} for ${family.family}`);
   if (!treeObj || treeObj.type !== "tree") invalid(`commit ${oid.slice(0, 12)} has no tree`);
   const tree = treeIds(treeObj!.data, store.oidBytes) ?? invalid(`the tree of ${oid.slice(0, 12)} is not well formed`);
@@ -211,6 +214,8 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   if (!parsed.success) invalid(`${family.file} of ${oid.slice(0, 12)} fails the schema: ${describeIssues(parsed.error)}`);
   const record = parsed.data;
   if (id !== null && family.idOf && family.idOf(record) !== id) invalid(`the record names ${JSON.stringify(String(family.idOf(record)).slice(0, 80))}, the ref ${id}`);
+  const recordProblem = family.checkRecord?.(record);
+  if (recordProblem) invalid(`${family.file} of ${oid.slice(0, 12)}: ${recordProblem}`);
   const event = eventFromMessage(commit.message);
   if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
   checkExpiries(family, record, now);

@@ -1,16 +1,19 @@
 // What a finished task sent back, as every front end reports it: the output, the result files
 // saved to a folder (./handoff-<id>/ by default), the files the worker refused, the failure
 // reason. The CLI's `wait` and MCP's `wait_task` both end here.
-// Each file is saved by a rename within the folder, so a symbolic link already there under a
-// result's name is replaced, never written through.
-import { lstatSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+// The folder is checked first (out-dir.ts: never a link nobody named, never inside a git dir);
+// each file is saved by a rename within it, so a symbolic link already there under a result's
+// name is replaced, never written through.
+import { renameSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
+import { createExclusive } from "../git/safe-file.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import type { Store } from "../store/store.ts";
 import { resultsRef } from "./bundle.ts";
 import { loadResults } from "./handover.ts";
+import { prepareOutDir } from "./out-dir.ts";
 
 export interface SavedResults {
   output: string;
@@ -30,9 +33,10 @@ export const resultsDir = (root: string, id: string) => join(root, `handoff-${id
 
 /**
  * Reads what the worker sent back for `task` (already fetched by waiting; pulled once more if
- * missing) and, when it is done, writes its files to `outDir`.
+ * missing) and, when it is done, writes its files to `outDir`. `named`: the user named the folder
+ * (--out), so a link to a folder there is followed; the default folder is never reached through one.
  */
-export async function saveResults(store: Store, task: Task, outDir: string): Promise<SavedResults> {
+export async function saveResults(store: Store, task: Task, outDir: string, opts: { named: boolean }): Promise<SavedResults> {
   const ended = task.status === "done" || task.status === "failed";
   const results = ended ? await loadResults(store, task) : null;
   const warnings: string[] = [];
@@ -40,7 +44,7 @@ export async function saveResults(store: Store, task: Task, outDir: string): Pro
   else if (ended && !results && (await store.readRef(resultsRef(task.id)))) warnings.push(`${resultsRef(task.id)} holds a result the completion of ${task.id} does not name: ignored`);
   const files: SavedResults["files"] = [];
   if (task.status === "done" && results?.files.size) {
-    mkdirSync(outDir, { recursive: true });
+    prepareOutDir(outDir, store.repo, opts.named);
     for (const [name, data] of results.files) files.push({ name, size: data.length, path: saveFile(outDir, name, data) });
   }
   return {
@@ -66,7 +70,7 @@ function saveFile(dir: string, name: string, data: Buffer): string {
   const path = join(dir, name);
   // A dotfile: never a result's name (flatNameProblem), so never one being saved.
   const temp = join(dir, `.handoff-save-${uniqueSuffix()}.tmp`);
-  writeFileSync(temp, data, { flag: "wx" });
+  createExclusive(temp, data);
   try {
     renameSync(temp, path);
   } catch (e) {
@@ -74,26 +78,4 @@ function saveFile(dir: string, name: string, data: Buffer): string {
     fail("invalid_input", `cannot save the result file ${JSON.stringify(name)} in ${dir}: ${(e as Error).message}`, { path });
   }
   return path;
-}
-
-/**
- * Why results cannot be saved to the folder `path` (null: they can): it, or the nearest part of it
- * that exists, must be a folder (a link to one is followed: the folder was named by the user).
- * Asked before anything is written, so that a task's work is not done for nothing.
- */
-export function outDirProblem(path: string): string | null {
-  for (let at = path; ; at = dirname(at)) {
-    try {
-      lstatSync(at);
-    } catch {
-      if (dirname(at) === at) return null;
-      continue; // not there: made when the results are saved
-    }
-    const what = at === path ? "it" : at;
-    try {
-      return statSync(at).isDirectory() ? null : `${what} is not a folder`;
-    } catch {
-      return `${what} is a symbolic link to nothing`;
-    }
-  }
 }

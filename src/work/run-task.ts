@@ -9,6 +9,7 @@ import { fail } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { flatNameProblem, MAX_FILES_BYTES, outputTail, reportedFailure, type RefusedFile } from "../core/task-files.ts";
 import { addDetachedWorktree, commitOf, commitWorktree, hasCommit, publishBranch, removeWorktree, revParse } from "../git/worktree.ts";
+import { createExclusive, readNoFollow } from "../git/safe-file.ts";
 import type { Store } from "../store/store.ts";
 import type { Launch, TaskFolder } from "./agent-command.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -110,7 +111,9 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   const worktree = join(spare?.home ?? home, "worktree");
   mkdirSync(inDir);
   mkdirSync(outDir);
-  for (const [name, data] of [...input.files, ...input.context]) writeFileSync(join(inDir, name), data);
+  // A folder made just now under the temp dir, never in a checkout: nothing a task's sender
+  // controls can be there. Made exclusively all the same: a name is never written through a link.
+  for (const [name, data] of [...input.files, ...input.context]) createExclusive(join(inDir, name), data);
   const taskFile = join(home, "task.json");
   // Everything in it came from another machine: a command that hands it to an agent should fence it.
   const described = {
@@ -280,7 +283,13 @@ export function collectResultFiles(dir: string): { files: Map<string, Buffer>; r
     else if (!st.isFile()) refused.push({ name, reason: "it is not a regular file" });
     else if (total + st.size > MAX_FILES_BYTES) refused.push({ name, reason: `it is ${st.size} bytes: the result files of a task are at most ${MAX_FILES_BYTES} bytes together` });
     else {
-      files.set(name, readFileSync(join(dir, name)));
+      // Never through a link put there after the lstat (the command may still be running children).
+      const data = readNoFollow(join(dir, name));
+      if (!data) {
+        refused.push({ name, reason: "it could not be read as a regular file" });
+        continue;
+      }
+      files.set(name, data);
       total += st.size;
     }
   }

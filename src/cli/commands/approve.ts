@@ -6,7 +6,7 @@ import { approveCommand } from "../../store/approvals.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { verifyConsent, type VerifyConsent } from "../../store/verify-consent.ts";
 import { emit } from "../../present/output.ts";
-import { neutralise } from "../../present/untrusted.ts";
+import { neutralise, neutraliseLine } from "../../present/untrusted.ts";
 import { withGlobals, withStore } from "../context.ts";
 
 function consentText(c: VerifyConsent): string {
@@ -15,8 +15,8 @@ function consentText(c: VerifyConsent): string {
     "",
     `    ${neutralise(c.command)}`,
     "",
-    `written by: ${c.author} (names are self-declared)`,
-    `origin:     ${c.origin}`,
+    `written by: ${neutraliseLine(c.author)} (names are self-declared)`,
+    `origin:     ${neutraliseLine(c.origin)}`,
     `sha256:     ${c.hash}`,
   ].join("\n");
 }

@@ -6,12 +6,13 @@ import { validateTaskId } from "../../core/ids.ts";
 import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
 import { progressLines } from "../../present/handover-progress.ts";
-import { neutralise } from "../../present/untrusted.ts";
+import { neutralise, neutraliseLine } from "../../present/untrusted.ts";
 import type { CasOptions, Store } from "../../store/store.ts";
 import { cancel } from "../../store/task-actions.ts";
 import { loadTask } from "../../store/task-store.ts";
 import { createHandover, readInputs } from "../../work/handover.ts";
-import { outDirProblem, saveResults } from "../../work/results.ts";
+import { checkOutDir, outDirProblem } from "../../work/out-dir.ts";
+import { saveResults } from "../../work/results.ts";
 import { catchInterrupts } from "../../work/interrupts.ts";
 import { waitForFinal, type WaitEnd } from "../../work/wait-final.ts";
 import { collect, globals, parseInteger, startDir, withGlobals, withStore } from "../context.ts";
@@ -28,7 +29,8 @@ interface WaitOpts {
   out?: string;
 }
 
-const say = (line: string) => process.stderr.write(`git-handoff: ${line}\n`);
+// Its lines carry names and text from records (a claim holder's name): neutralised here, once, for all.
+const say = (line: string) => process.stderr.write(`git-handoff: ${neutralise(line)}\n`);
 
 /**
  * How long the cancel after a --timeout or Ctrl-C may take, the read that settles a lost push
@@ -61,11 +63,14 @@ export function registerWait(program: Command): void {
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
     const timeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, "--timeout") : null;
     if (o.id !== undefined) validateTaskId(o.id);
-    const outProblem = o.out !== undefined ? outDirProblem(resolve(base, o.out)) : null;
-    // Found only once the work was done, it cost the work and its output (EEXIST, exit 1).
-    if (outProblem) fail("invalid_input", `--out ${o.out}: ${outProblem} (name a folder for the result files; a missing one is made)`, { out: o.out });
     const inputs = o.objective !== undefined ? readInputs(base, o.contextFile, o.file) : null;
     await withStore(cmd, async (store) => {
+      // Found only once the work was done, a bad folder cost the work and its output. The default
+      // folder of a task created here has a fresh id: it is checked when the files are saved.
+      if (o.out !== undefined) {
+        const problem = outDirProblem(resolve(base, o.out), store.repo, true);
+        if (problem) fail("invalid_input", `--out ${o.out}: ${problem} (name a folder for the result files; a missing one is made)`, { out: o.out });
+      } else if (o.id !== undefined) checkOutDir(resolve(base, `handoff-${o.id}`), store.repo, false);
       // The creation, and a cancel on timeout or Ctrl-C, are pushed at once: someone waits on them.
       store.syncOptions = { ...store.syncOptions, push: true };
       // Installed before the task exists: a Ctrl-C during creation still cancels what was created.
@@ -89,7 +94,7 @@ export function registerWait(program: Command): void {
           throw e;
         });
         const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
-        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), !!g.json, warnings);
+        await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), o.out !== undefined, !!g.json, warnings);
       } finally {
         stop.close();
       }
@@ -105,7 +110,7 @@ async function giveUp(store: Store, end: WaitEnd, created: boolean, timeout: str
   const id = end.task.id;
   const code: ErrorCode = end.kind === "timeout" ? "timed_out" : "interrupted";
   const why = end.kind === "timeout" ? "timed out" : "interrupted";
-  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${t.claim.agent}` : ""}`;
+  const stays = (t: Task) => `it stays ${t.status}${t.claim ? ` with ${neutraliseLine(t.claim.agent)}` : ""}`;
   if (!created) {
     say(`${id}: ${why}; ${stays(end.task)} (this wait did not create it: it stopped waiting and cancelled nothing)`);
     return { task: end.task, code, warnings: [] };
@@ -141,9 +146,9 @@ async function cancelOrFinal(store: Store, id: string, reason: string, opts: Cas
   }
 }
 
-async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, json: boolean, warnings: string[] = []): Promise<void> {
+async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, named: boolean, json: boolean, warnings: string[] = []): Promise<void> {
   // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
-  const r = await saveResults(store, task, outDir);
+  const r = await saveResults(store, task, outDir, { named });
   const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
     // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
