@@ -127,14 +127,14 @@ test("a loop killed after a merge and before its cleanup: loop run again removes
   const { repo, base, tip } = forked("feature.txt", "new\n");
   gitOut(repo, "branch", "-q", "-D", "work");
   const store = withSync(await openStore({ cwd: repo, agent: "lead", env: cleanEnv() }));
-  // As the loop of this clone made them: only such a folder, and such a loop, are acted on.
-  markLoopStartedHere(store, "x");
   const wt = join(freshHome(store, "x", "u1"), "worktree");
   gitOut(repo, "worktree", "add", "-q", "-b", "loop/x/u1", wt, tip);
   const now = new Date().toISOString();
   const u = unit({ phase: "merged", base, branch: "loop/x/u1", worktree: wt, result: tip, onto: base });
   // Its runner is a pid no process has (the range ends at 2^22).
   const rec: LoopRecord = { id: "x", phase: "running", integration: "main", strategy: "merge", accept: false, push: false, keep: false, verify: false, max_worktrees: 1, runner: { pid: 4194300, start: null, host: hostname(), agent: "lead" }, started_at: now, updated_at: now, units: [u] };
+  // As the loop of this clone made them (its plan recorded here): only such a folder, and such a loop, are acted on.
+  markLoopStartedHere(store, "x", rec);
   await changeLoop(store, () => ({ record: rec, note: "test" }));
   store.close();
   const r = cli(["loop", "run", "--agent-cmd", "false", "--json"], { cwd: repo, agent: "lead" });

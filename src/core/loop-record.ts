@@ -3,7 +3,22 @@
 // and `loop run` resumes from it after a crash. It holds no command: a resumed loop runs the
 // commands given on its own command line, never ones read from shared state.
 import * as z from "zod/mini";
+import { refComponentProblem } from "./ids.ts";
 import { boundedText, count, isoTime, lazySchema } from "./schema-helpers.ts";
+
+// The record is shared state anyone with push access can write: every name in it becomes a path,
+// a branch or an agent's identity, so each is checked here, on receive and on every read.
+const refName = () => z.string().check(z.refine((s) => refComponentProblem(s) === null, "expected a name of letters, digits and . _ @ + - (no '..')"));
+
+/** A branch name the loop may merge into: no option, no `..`, no odd characters. */
+export function branchNameProblem(b: string): string | null {
+  return /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(b) && !b.includes("..") && !b.includes("//") && !b.endsWith("/") && !b.endsWith(".lock") && b.length <= 200 ? null : "is not a branch name";
+}
+
+/** The agent that holds a unit's tasks: named after the loop and the unit, never anyone else. */
+export function unitAgent(loopId: string, unitId: string): string {
+  return `loop-${loopId}-${unitId}`;
+}
 
 export const MERGE_STRATEGIES = ["merge", "squash", "rebase"] as const;
 export type MergeStrategy = (typeof MERGE_STRATEGIES)[number];
@@ -22,13 +37,13 @@ export const TERMINAL_PHASES: readonly UnitPhase[] = ["merged", "conflict", "unv
 
 export const LoopUnit = lazySchema(() =>
   z.object({
-    id: z.string(),
-    tasks: z.array(z.string()),
+    id: refName(),
+    tasks: z.array(refName()),
     scope: z.array(z.string()),
-    after: z.array(z.string()),
+    after: z.array(refName()),
     phase: UnitPhase,
-    /** The agent name that holds the unit's tasks. */
-    agent: z.string(),
+    /** The agent name that holds the unit's tasks: always unitAgent(loop id, unit id). */
+    agent: refName(),
     branch: z.nullable(z.string()),
     worktree: z.nullable(z.string()),
     /** The integration branch's commit the unit started from. */
@@ -54,9 +69,9 @@ export type LoopUnit = z.infer<typeof LoopUnit>;
 
 export const LoopRecord = lazySchema(() =>
   z.object({
-    id: z.string(),
+    id: refName(),
     phase: z.enum(["running", "stopping", "stopped", "finished"]),
-    integration: z.string(),
+    integration: z.string().check(z.refine((b) => branchNameProblem(b) === null, "expected a branch name")),
     strategy: z.enum(MERGE_STRATEGIES),
     accept: z.boolean(),
     push: z.boolean(),
@@ -69,7 +84,10 @@ export const LoopRecord = lazySchema(() =>
     started_at: isoTime(),
     updated_at: isoTime(),
     units: z.array(LoopUnit),
-  }),
+  }).check(
+    z.refine((r) => r.units.every((u) => u.agent === unitAgent(r.id, u.id)), { message: "a unit's agent is not the loop's own (loop-<loop>-<unit>)", path: ["units"] }),
+    z.refine((r) => new Set(r.units.map((u) => u.id)).size === r.units.length, { message: "two units share an id", path: ["units"] }),
+  ),
 );
 export type LoopRecord = z.infer<typeof LoopRecord>;
 

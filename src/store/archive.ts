@@ -26,7 +26,7 @@ export interface CompactReport {
   retention_ms: number;
 }
 
-interface ArchiveBody {
+export interface ArchiveBody {
   archived: Record<string, string>;
   at: string;
 }
@@ -37,7 +37,7 @@ function archiveMessage(body: ArchiveBody): string {
   return `archived ${ids.length} task${ids.length === 1 ? "" : "s"}: ${shown}\n\n${JSON.stringify(body, null, 2)}\n`;
 }
 
-function parseBody(message: string): ArchiveBody | null {
+export function parseBody(message: string): ArchiveBody | null {
   const start = message.indexOf("\n\n{");
   if (start < 0) return null;
   try {
@@ -113,13 +113,17 @@ export async function archivedTips(store: Store): Promise<Map<string, string>> {
   return tip ? archivedTipsFrom(store, tip) : new Map();
 }
 
+/**
+ * The entries as the archive's commits state them, newest first. A claim, not a fact: integrate
+ * checks each tip before it drops a task on its word (an entry may name any commit).
+ */
 export async function archivedTipsFrom(store: Store, tip: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let oid: string | undefined = tip;
   for (let n = 0; oid && n < 100_000; n++) {
     const c = await readCommit(store, oid, ARCHIVE_REF);
     const body = parseBody(c.message);
-    for (const [id, tip] of Object.entries(body?.archived ?? {})) if (!out.has(id)) out.set(id, tip);
+    for (const [id, tip] of Object.entries(body?.archived ?? {})) if (!out.has(id) && typeof tip === "string") out.set(id, tip);
     oid = c.parents[0];
   }
   return out;

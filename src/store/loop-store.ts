@@ -1,9 +1,9 @@
 // The session loop's record at refs/handoff/loop: read, and changed by compare-and-swap. Each change
 // is one commit whose event says what changed, so `git log refs/handoff/loop` is the loop's story.
 import { dirname, join } from "node:path";
-import { appendNoFollow, ownFolder, readTextNoFollow } from "../git/safe-file.ts";
+import { appendNoFollow, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { LoopRecord } from "../core/loop-record.ts";
+import { LoopRecord, unitAgent, type LoopUnit } from "../core/loop-record.ts";
 import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 
@@ -42,9 +42,49 @@ export function changeLoop(store: Store, change: (current: LoopRecord | null, no
  */
 const startedFile = (store: Store) => join(store.repo.commonDir, "handoff", "loops-started");
 
-export function markLoopStartedHere(store: Store, id: string): void {
+/**
+ * What this clone's loop decided when it started, kept beside `loops-started`: its integration
+ * branch and, per unit, its id, agent and tasks. The synced record may report progress, never
+ * change these: a loop acts only as the agents it started, on the tasks it planned for them.
+ */
+interface LocalPlan {
+  integration: string;
+  units: { id: string; agent: string; tasks: string[] }[];
+}
+
+const planFile = (store: Store, id: string) => join(store.repo.commonDir, "handoff", "loop-plans", `${id}.json`);
+
+function planOf(rec: Pick<LoopRecord, "integration"> & { units: Pick<LoopUnit, "id" | "agent" | "tasks">[] }): LocalPlan {
+  return { integration: rec.integration, units: rec.units.map((u) => ({ id: u.id, agent: u.agent, tasks: [...u.tasks] })) };
+}
+
+export function markLoopStartedHere(store: Store, id: string, plan?: Pick<LoopRecord, "integration" | "units">): void {
   ownFolder(dirname(startedFile(store)));
+  if (plan) {
+    ownFolder(dirname(planFile(store, id)));
+    replaceFile(planFile(store, id), JSON.stringify(planOf(plan)) + "\n");
+  }
   appendNoFollow(startedFile(store), `${id}\n`, true);
+}
+
+/**
+ * Why this clone must not act on `rec` (resume it, stop its agents, release or claim for its
+ * units), or null when it is the loop started here, as it was planned here. Only local state
+ * decides: a record that came through the sync remote may name this host and a loop id used here.
+ */
+export function ownLoopProblem(store: Store, rec: LoopRecord): string | null {
+  if (!loopStartedHere(store, rec.id)) return `loop ${rec.id} was not started in this clone (its record came through the sync remote)`;
+  let plan: LocalPlan;
+  try {
+    plan = JSON.parse(readTextNoFollow(planFile(store, rec.id)) ?? "null") as LocalPlan;
+  } catch {
+    plan = null as unknown as LocalPlan;
+  }
+  if (!plan || !Array.isArray(plan.units)) return `loop ${rec.id} has no plan recorded in this clone (.git/handoff/loop-plans/)`;
+  if (plan.integration !== rec.integration) return `loop ${rec.id}'s record names integration branch ${JSON.stringify(rec.integration)}; it was started here for ${JSON.stringify(plan.integration)}`;
+  const ours = plan.units.every((u) => u.agent === unitAgent(rec.id, u.id));
+  if (!ours || JSON.stringify(planOf(rec).units) !== JSON.stringify(plan.units)) return `loop ${rec.id}'s record names other units, agents or tasks than this clone planned for it`;
+  return null;
 }
 
 export function loopStartedHere(store: Store, id: string): boolean {

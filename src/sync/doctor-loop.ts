@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { existsSync } from "node:fs";
 import { isLoopActive } from "../core/loop-record.ts";
 import { processAlive } from "../git/process-alive.ts";
-import { loadLoop, loopStartedHere } from "../store/loop-store.ts";
+import { loadLoop, ownLoopProblem } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
@@ -21,8 +21,9 @@ export async function loopCheck(store: Store): Promise<Check> {
   if (!isLoopActive(rec)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase}${keptText}` };
   const r = rec.runner;
   // Resuming or stopping acts on processes and folders: only for a loop started in this clone.
-  if (r.host === hostname() && !loopStartedHere(store, rec.id)) {
-    return { name: "loop", status: "warn", detail: `loop ${rec.id} names this host (pid ${r.pid}) but was not started in this clone: its record came through the sync remote; nothing here resumes it or acts on the processes and folders it names${keptText}`, fix: "if no runner answers it: git handoff loop stop --abandon (ends the record, acts on nothing it names)" };
+  const notOurs = r.host === hostname() ? ownLoopProblem(store, rec) : null;
+  if (notOurs) {
+    return { name: "loop", status: "warn", detail: `loop ${rec.id} names this host (pid ${r.pid}) but ${notOurs.startsWith(`loop ${rec.id} was not started`) ? "was not started in this clone: its record came through the sync remote" : `is not as this clone started it (${notOurs})`}; nothing here resumes it or acts on the processes and folders it names${keptText}`, fix: "if no runner answers it: git handoff loop stop --abandon (ends the record, acts on nothing it names)" };
   }
   if (r.host !== hostname()) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} on ${r.host} (pid ${r.pid}); if that host is gone for good: git handoff loop stop --abandon${keptText}` };
   if (processAlive(r.pid, r.start)) return { name: "loop", status: "ok", detail: `loop ${rec.id} is ${rec.phase} (pid ${r.pid})${keptText}` };

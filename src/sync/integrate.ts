@@ -19,6 +19,7 @@ import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { eventTime, layVersions } from "./lay-versions.ts";
+import { validateReceived } from "./validate-receive.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -68,8 +69,8 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
         // Gone from the remote: compacted there (its history is in the remote's archive) or
         // deleted; or never pushed yet. Only the last is pushed.
         const id = ref.startsWith(TASKS_PREFIX) ? ref.slice(TASKS_PREFIX.length) : null;
-        const archivedTip = id && after.has(ARCHIVE_REF) ? (archived ??= await archivedTipsFrom(store, after.get(ARCHIVE_REF)!)).get(id) : undefined;
-        const compacted = archivedTip && (await isAncestor(store, L, archivedTip, ref));
+        const archivedTip = id && after.has(ARCHIVE_REF) ? (archived ??= await archiveEntries(store, after.get(ARCHIVE_REF)!)).get(id) : undefined;
+        const compacted = archivedTip !== undefined && (await archivedFrom(store, ref, L, archivedTip));
         // A task deleted there but not archived: compaction archives every task it removes, and
         // only finished ones, so a live task gone by hand (or by a remote that lost it) is put back
         // rather than lost in every clone; so is a ref no operation ever deletes (the lease set,
@@ -111,6 +112,29 @@ export async function integrate(store: Store, before: Tips, after: Tips, known?:
     if (r.reason === "locked") failOnStaleLock(store.repo.storeDir, r.message);
     if (round >= 5) throw new HandoffError({ code: "lost_race", message: `could not apply fetched state: ${r.message}; try again` });
     // A local writer moved a ref meanwhile: start over from the refs as they are now.
+  }
+}
+
+/** The archive's entries; an archive that cannot be read vouches for no task. */
+async function archiveEntries(store: Store, tip: string): Promise<Map<string, string>> {
+  try {
+    return await archivedTipsFrom(store, tip);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Whether the archive's `tip` for the task at `ref` is where the task this clone holds at `L`
+ * ended: a commit here, the task's final record, reached from L by legal steps (as receive judges
+ * them). Anything else is only the archive's word: the task is kept, and pushed back.
+ */
+async function archivedFrom(store: Store, ref: string, L: string, tip: string): Promise<boolean> {
+  try {
+    if (!(await validateReceived(store, ref, tip, L, store.now())).ok) return false;
+    return isFinal((await readTaskAt(store, ref, tip)).status);
+  } catch {
+    return false;
   }
 }
 

@@ -14,7 +14,8 @@ import { isFinal, type Task } from "../core/task.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { treeEntries, treeIds } from "../git/tree-object.ts";
 import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
-import { formatVersionOf, FORMAT_VERSION, placeOf, type RefFamily } from "../store/ref-families.ts";
+import { formatVersionOf, FORMAT_VERSION, placeOf, REF_FAMILIES, type RefFamily } from "../store/ref-families.ts";
+import { archiveStepProblem } from "./archive-receive.ts";
 import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
 import type { Store } from "../store/store.ts";
 import { HISTORY_SKEW_MS } from "../core/clock-skew.ts";
@@ -74,12 +75,13 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     if (place.kind !== "known") return { ok: true };
     const { family, id } = place;
     const head = await entryAt(store, family, id, tip, now);
-    if (family.file === null) return { ok: true }; // the archive: its tip's layout and bounds
     // A task's inputs are written once, with the task (whose "created" step names that commit):
     // a commit on top of them is nobody's inputs.
     if (family.family === "inputs" && head.commit.parents.length) invalid(`commit ${tip.slice(0, 12)} is written over ${head.commit.parents[0]!.slice(0, 12)}: a task's inputs are written once, with the task`);
     if (anchor === tip) return { ok: true };
     if (anchor === null) {
+      // The archive seen first: its last append (a long history is not replayed).
+      if (family.file === null) await checkArchive(store, family, head, head.commit.parents[0] ?? null, now);
       // First sight: the tip record and its bounds (a long history is not replayed).
       if (family.writers === "owner" && head.author !== id) invalid(`commit ${tip.slice(0, 12)} was written by ${JSON.stringify(head.author)}; only ${id} writes ${ref}`);
       if (family.writers === "cas") checkStep(family, id, head, null);
@@ -116,6 +118,7 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     let parent = await entryAt(store, family, id, anchor, now);
     for (let i = fresh.length - 1; i >= 0; i--) {
       if (family.writers === "cas") checkStep(family, id, fresh[i]!, parent);
+      if (family.file === null) await checkArchive(store, family, fresh[i]!, parent.oid, now);
       parent = fresh[i]!;
     }
     return { ok: true };
@@ -125,6 +128,14 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     if (err instanceof Refusal) return { ok: false, kind: err.kind, reason: err.message, ...(operation ? { operation } : {}) };
     return { ok: false, kind: "invalid", reason: (err as Error).message };
   }
+}
+
+/** An archive commit is an append as compaction writes it (archive-receive.ts). */
+async function checkArchive(store: Store, archive: RefFamily, e: Entry, parentOid: string | null, now: Date): Promise<void> {
+  const tasks = REF_FAMILIES.find((f) => f.family === "tasks")!;
+  const parent = parentOid ? { oid: parentOid, commit: (await entryAt(store, archive, null, parentOid, now)).commit } : null;
+  const problem = await archiveStepProblem(store, e, parent, async (id, oid) => (await entryAt(store, tasks, id, oid, now)).record as Task);
+  if (problem) invalid(problem);
 }
 
 function authorOf(header: string): string {

@@ -5,11 +5,11 @@
 // unit never runs again, and every worktree it made is named in the record.
 import { existsSync } from "node:fs";
 import { HandoffError, fail } from "../core/errors.ts";
-import { canStart, isLoopActive, isTerminal, mayMerge, type LoopRecord, type LoopUnit, type MergeStrategy } from "../core/loop-record.ts";
+import { branchNameProblem, canStart, isLoopActive, isTerminal, mayMerge, unitAgent, type LoopRecord, type LoopUnit, type MergeStrategy } from "../core/loop-record.ts";
 import { planLoop } from "../core/loop-plan.ts";
 import { branchTip, isAncestor } from "../git/branch-integrate.ts";
 import { processStart } from "../git/process-alive.ts";
-import { changeLoop, loadLoop, loopStartedHere, markLoopStartedHere } from "../store/loop-store.ts";
+import { changeLoop, loadLoop, loopStartedHere, markLoopStartedHere, ownLoopProblem } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { pause } from "../sync/follow-ref.ts";
@@ -54,7 +54,7 @@ export function integrationBranch(store: Store, into: string | null): string {
 }
 
 export function checkBranchName(b: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(b) || b.includes("..") || b.length > 200) fail("invalid_input", `not a branch name: ${JSON.stringify(b.slice(0, 80))}`);
+  if (branchNameProblem(b)) fail("invalid_input", `not a branch name: ${JSON.stringify(b.slice(0, 80))}`);
   return b;
 }
 
@@ -71,7 +71,9 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
       const r = cur.runner;
       const abandon = { action: "reclaim" as const, detail: "if that runner is gone for good: git handoff loop stop --abandon (acts on nothing the record names)" };
       if (r.host !== HOST) fail("held_by_other", `loop ${cur.id} was started on ${r.host} (pid ${r.pid}); stop it there (loop stop) first`, { loop: cur.id, host: r.host }, [abandon]);
-      if (!loopStartedHere(store, cur.id)) fail("held_by_other", `loop ${cur.id} was not started in this clone (its record came through the sync remote); resume or stop it where it was started`, { loop: cur.id }, [abandon]);
+      // Resumed only as this clone planned it: the synced record may name any agent and task.
+      const notOurs = ownLoopProblem(store, cur);
+      if (notOurs) fail("held_by_other", `${notOurs}; resume or stop it where it was started`, { loop: cur.id }, [abandon]);
       if (r.pid !== process.pid && pidAlive(r.pid, r.start)) fail("held_by_other", `loop ${cur.id} is running (pid ${r.pid}); watch it with loop status, end it with loop stop`, { loop: cur.id, pid: r.pid });
       if (cur.phase === "stopping") return { record: { ...cur, phase: "stopped" }, note: "stopped (its runner was gone)" };
       if (cur.verify && o.verify === null) fail("usage", `loop ${cur.id} was started with --verify: give the check again to resume it`, { loop: cur.id });
@@ -81,8 +83,8 @@ async function beginOrResume(store: Store, o: LoopRunOptions): Promise<LoopRecor
     const plan = planLoop(tasks, now, { maxWorktrees: o.maxWorktrees });
     if (!plan.units.length) return null;
     const id = newLoopId(now);
-    markLoopStartedHere(store, id);
-    const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: `loop-${id}-${p.id}`, branch: null, worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
+    const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: unitAgent(id, p.id), branch: null, worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
+    markLoopStartedHere(store, id, { integration: into, units });
     const record: LoopRecord = { id, phase: "running", integration: into, strategy: o.strategy, accept: o.accept, push: o.push, keep: o.keep, verify: o.verify !== null, max_worktrees: o.maxWorktrees, runner: me(store), started_at: now.toISOString(), updated_at: now.toISOString(), units };
     return { record, note: `started: ${units.map((u) => `${u.id} (${u.tasks.join(", ")})`).join("; ")}` };
   });
@@ -106,6 +108,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
   for (;;) {
     const rec = (await loadLoop(store))?.record;
     if (!rec || rec.id !== first.id) fail("conflict", `the loop record was replaced while ${first.id} ran`);
+    ownLoop(store, rec);
     if (rec.runner.pid !== process.pid || rec.runner.host !== HOST) fail("held_by_other", `loop ${rec.id} was taken over by pid ${rec.runner.pid} on ${rec.runner.host}`);
     if (rec.phase === "stopping" || o.signal.aborted) return stopLoop(store, o.log);
     if (!isLoopActive(rec)) return rec;
@@ -155,7 +158,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
         }
       }
     }
-    const now = (await loadLoop(store))!.record;
+    const now = ownLoop(store, (await loadLoop(store))!.record);
     for (const u of now.units) {
       if (mayMerge(now, u)) {
         await integrateUnit(store, now, u, mergeOpts);
@@ -164,7 +167,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
         break; // one merge per round: the next sees the record it left
       }
     }
-    const cur = (await loadLoop(store))!.record;
+    const cur = ownLoop(store, (await loadLoop(store))!.record);
     const running = cur.units.filter((u) => u.phase === "running" || u.phase === "starting").length;
     let slots = Math.max(0, o.maxWorktrees - running);
     for (const u of cur.units) {
@@ -173,7 +176,7 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
       await startUnit(store, cur, { ...u, base: null }, o, launched, wake, tip);
       slots--;
     }
-    const end = (await loadLoop(store))!.record;
+    const end = ownLoop(store, (await loadLoop(store))!.record);
     if (end.units.every((u) => isTerminal(u.phase))) {
       // A merged unit the loop died before tidying: its worktree would leak.
       for (const u of end.units) if (u.phase === "merged" && !u.kept && u.worktree && existsSync(u.worktree)) await tidy(store, end.id, u, o.keep, o.log);
@@ -184,6 +187,13 @@ export async function runLoop(store: Store, given: LoopRunOptions): Promise<Loop
     await pause(o.pollMs, AbortSignal.any([o.signal, tick.signal]));
     if (tick.signal.aborted) tick = new AbortController();
   }
+}
+
+/** The record, when it is still the loop this clone planned; else the loop stops acting on it. */
+function ownLoop(store: Store, rec: LoopRecord): LoopRecord {
+  const why = ownLoopProblem(store, rec);
+  if (why) fail("conflict", `${why}: this loop acts on nothing it names and ends here (its agents and worktrees are left as they are)`, { loop: rec.id });
+  return rec;
 }
 
 async function startUnit(store: Store, rec: LoopRecord, u: LoopUnit, o: LoopRunOptions, launched: Map<string, Launch>, wake: () => void, tip?: string): Promise<void> {
@@ -225,6 +235,9 @@ function summary(r: LoopRecord): string {
 export async function stopLoop(store: Store, log: (l: string) => void): Promise<LoopRecord | null> {
   const rec = (await loadLoop(store))?.record;
   if (!rec || !isLoopActive(rec)) return rec ?? null;
+  // Stopping releases claims as the units' agents: only for the units this clone planned.
+  const notOurs = ownLoopProblem(store, rec);
+  if (notOurs) fail("held_by_other", `${notOurs}; nothing it names is acted on here`, { loop: rec.id }, [{ action: "reclaim", detail: "git handoff loop stop --abandon (acts on nothing the record names)" }]);
   const tip = await branchTip(store.cwd, rec.integration);
   for (const u of rec.units) {
     if (isTerminal(u.phase)) continue;
@@ -280,11 +293,13 @@ export async function abandonLoop(store: Store, log: (l: string) => void): Promi
 export async function requestStop(store: Store, o: { timeoutMs: number; log: (l: string) => void }): Promise<LoopRecord | null> {
   const cur = (await loadLoop(store))?.record ?? null;
   if (!cur || !isLoopActive(cur)) return cur;
-  if (cur.runner.host === HOST && !loopStartedHere(store, cur.id)) {
-    // A record naming this host that no loop here wrote came through the sync remote: it may name
-    // any process and folder of yours. Ask its runner to stop; act on nothing it names.
+  const notOurs = cur.runner.host === HOST ? ownLoopProblem(store, cur) : null;
+  if (notOurs) {
+    // A record naming this host that no loop here wrote (or not as planned here) came through the
+    // sync remote: it may name any process, folder, agent of yours. Ask its runner to stop; act on
+    // nothing it names.
     await changeLoop(store, (c) => (c && c.id === cur.id && c.phase === "running" ? { record: { ...c, phase: "stopping" }, note: `stop asked by ${store.actor.agent}` } : null));
-    o.log(`${cur.id}: not started in this clone (its record came through the sync remote): asked it to stop; no process is signalled and no folder removed here (if no runner ever answers: loop stop --abandon)`);
+    o.log(`${notOurs}: asked it to stop; no process is signalled and no folder removed here (if no runner ever answers: loop stop --abandon)`);
     return (await loadLoop(store))?.record ?? null;
   }
   const live = cur.runner.host === HOST ? pidAlive(cur.runner.pid, cur.runner.start) && cur.runner.pid !== process.pid : true;

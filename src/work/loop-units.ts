@@ -8,6 +8,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { classifyAgent } from "../core/agent.ts";
 import { dependenciesOf } from "../core/dependency-graph.ts";
 import { HandoffError } from "../core/errors.ts";
+import { refComponentProblem } from "../core/ids.ts";
 import { MAX_UNIT_NOTE, type LoopRecord, type LoopUnit } from "../core/loop-record.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
@@ -55,8 +56,14 @@ function homeMark(store: Store, loopId: string, unitId: string): string {
  * repository's, so only a folder the loop made here is ever reused or removed (unitHome).
  */
 export function freshHome(store: Store, loopId: string, unitId: string): string {
+  // Both names come from the record: each must be one plain name, so the folder lands in tmpdir.
+  for (const name of [loopId, unitId]) {
+    const problem = refComponentProblem(name);
+    if (problem) throw new Error(`not a loop or unit id: ${JSON.stringify(name.slice(0, 80))} ${problem}`);
+  }
   for (let n = 1; ; n++) {
     const dir = join(tmpdir(), `handoff-loop-${loopId}-${unitId}${n > 1 ? `-${n}` : ""}`);
+    if (dirname(resolve(dir)) !== resolve(tmpdir())) throw new Error(`${dir} is not directly in ${tmpdir()}`);
     try {
       mkdirSync(dir);
       writeFileSync(join(dir, HOME_MARK), homeMark(store, loopId, unitId));
