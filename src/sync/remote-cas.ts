@@ -154,8 +154,9 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     if (Date.now() >= budget.until || n >= MAX_ROUNDS) break;
     const r = await refresh(store, remote, budget);
     if (!r.ok) remoteFailed(budget, r, use);
-    // A ref the remote holds under a name no git-handoff writes makes git refuse this push every time.
-    refuseNameClash(remote, leases.map((l) => l.ref), r.refused);
+    // A ref the remote holds under a name no git-handoff writes makes git refuse this push every
+    // time (a queued write it blocks is only left behind, as above).
+    refuseNameClash(remote, leases.filter((l) => !carried.includes(l)).map((l) => l.ref), r.refused);
     refreshed = true;
     await sleep(backoff(n));
   }
