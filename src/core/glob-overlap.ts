@@ -3,6 +3,7 @@
 // answer of "overlap" always comes with the file that proves it (and the tests check that file
 // against minimatch), and "no overlap" means no such file exists.
 import { braceExpand, Minimatch } from "minimatch";
+import { fail } from "./errors.ts";
 import { globSource, isGlob } from "./paths.ts";
 
 /** minimatch options used everywhere a lease pattern meets a path: dotfiles are files too. */
@@ -44,22 +45,75 @@ export function literalPrefix(pattern: string): string {
   return pre;
 }
 
+/**
+ * How many witness searches (one per pair of glob alternatives, about 30 µs each) the caller's
+ * overlap checks may still make. Judging what another clone wrote passes one, so that no record
+ * (thousands of leases, each of many alternatives) can hold a sync for long: past it, the check
+ * fails with invalid_input and the record is refused.
+ */
+export interface OverlapBudget {
+  left: number;
+}
+
 /** A file both patterns match, or null when there is none. */
-export function overlapWitness(a: string, b: string): string | null {
+export function overlapWitness(a: string, b: string, budget?: OverlapBudget): string | null {
   if (!isGlob(a) && !isGlob(b)) return a === b ? a : null;
   if (!isGlob(a)) return matchesPath(b, a) ? a : null;
   if (!isGlob(b)) return matchesPath(a, b) ? b : null;
   const pa = literalPrefix(a);
   const pb = literalPrefix(b);
   if (!pa.startsWith(pb) && !pb.startsWith(pa)) return null;
-  // Expanded and tokenized in minimatch's reading, where each (doubled) backslash is itself.
-  for (const x of braceExpand(globSource(a))) {
-    for (const y of braceExpand(globSource(b))) {
-      const w = witnessPath(parsePattern(x), parsePattern(y));
-      if (w !== null) return w;
+  const ea = expansions(a);
+  const eb = expansions(b);
+  // Plain paths among the alternatives are looked up, not searched: `{a,b}{a,b}.../x` is 2^N of them.
+  for (const p of ea.paths) if (eb.paths.has(p)) return p;
+  for (const [xs, ys] of [
+    [ea.pathSegments, eb.globs],
+    [ea.globs, eb.pathSegments],
+    [ea.globs, eb.globs],
+  ] as const) {
+    for (const x of xs) {
+      for (const y of ys) {
+        if (budget && --budget.left < 0) fail("invalid_input", `comparing ${JSON.stringify(a.slice(0, 80))} with ${JSON.stringify(b.slice(0, 80))} went past the budget of glob comparisons`);
+        const w = witnessPath(x, y);
+        if (w !== null) return w;
+      }
     }
   }
   return null;
+}
+
+/**
+ * A pattern's `{a,b}` alternatives, parsed once: plain paths (no magic, no backslash, no empty, `.`
+ * or `..` segment), which overlap only by being equal, and the rest.
+ */
+interface Expansions {
+  paths: Set<string>;
+  pathSegments: Segment[][];
+  globs: Segment[][];
+}
+
+const expanded = new Map<string, Expansions>();
+
+function expansions(pattern: string): Expansions {
+  let e = expanded.get(pattern);
+  if (e) return e;
+  e = { paths: new Set(), pathSegments: [], globs: [] };
+  // Expanded and tokenized in minimatch's reading, where each (doubled) backslash is itself.
+  // Stored patterns are bounded (paths.ts patternProblem), so the expansion is small.
+  for (const x of new Set(braceExpand(globSource(pattern)))) {
+    if (isPlainPath(x)) {
+      e.paths.add(x);
+      e.pathSegments.push(parsePattern(x));
+    } else e.globs.push(parsePattern(x));
+  }
+  if (expanded.size >= 2_000) expanded.clear();
+  expanded.set(pattern, e);
+  return e;
+}
+
+function isPlainPath(x: string): boolean {
+  return !isGlob(x) && !x.includes("\\") && x.split("/").every((s) => s !== "" && s !== "." && s !== "..");
 }
 
 export function overlaps(a: string, b: string): boolean {

@@ -3,7 +3,7 @@
 import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
-import { overlapWitness } from "./glob-overlap.ts";
+import { overlapWitness, type OverlapBudget } from "./glob-overlap.ts";
 import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
@@ -76,13 +76,13 @@ export interface Conflict {
  * Who stands in the way of `agent` taking `patterns` (exclusive or not). Through a remote another
  * agent's lease stands for `graceMs` past its expiry (max_clock_skew plus this clock's offset).
  */
-export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0): Conflict[] {
+export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0, budget?: OverlapBudget): Conflict[] {
   const out: Conflict[] = [];
   for (const requested of patterns) {
     for (const lease of leasesNear(leases, requested)) {
       if (lease.agent === agent || !isLeaseLiveFor(lease, now, agent, graceMs)) continue;
       if (!exclusive && !lease.exclusive) continue;
-      const witness = overlapWitness(requested, lease.pattern);
+      const witness = overlapWitness(requested, lease.pattern, budget);
       if (witness !== null) out.push({ lease, requested, witness });
     }
   }

@@ -3,9 +3,18 @@
 // A backslash is a separator only on Windows; elsewhere it is a character of a file name like any
 // other, so a lease pattern holding one names that character, never an escape (see globSource).
 import { posix } from "node:path";
+import { braceExpand } from "minimatch";
 import { fail } from "./errors.ts";
 
 export const MAX_PATH_LENGTH = 1024;
+/**
+ * The most paths a lease pattern's `{a,b}` groups may expand to. The overlap check compares the
+ * expansions of two patterns pairwise, so without a bound twelve `{a,b}` groups in each of two
+ * patterns (16 million pairs) held a sync for minutes. 64 x 64 globs is about 0.1 s.
+ */
+export const MAX_PATTERN_ALTERNATIVES = 64;
+/** So that counting a pattern's alternatives is itself cheap (300 nested groups took 0.3 s). */
+const MAX_BRACE_GROUPS = 32;
 const EXTGLOB = /[@!+*?]\(/;
 
 export function isGlob(pattern: string): boolean {
@@ -25,6 +34,29 @@ export function isGlob(pattern: string): boolean {
 export function globSource(pattern: string): string {
   return pattern.includes("\\") ? pattern.replace(/\\/g, "\\\\") : pattern;
 }
+
+/**
+ * Why a lease pattern (or a task's scope glob) is too big to check against others, or null. Asked
+ * of what a user types (normalizeRepoPath) and of every pattern received from another clone
+ * (validate-receive.ts), so no stored pattern costs more than MAX_PATTERN_ALTERNATIVES² to compare.
+ */
+export function patternProblem(pattern: string): string | null {
+  if (pattern.length > MAX_PATH_LENGTH) return `is longer than ${MAX_PATH_LENGTH} characters`;
+  if (!pattern.includes("{")) return null;
+  let groups = 0;
+  for (let i = 0; i < pattern.length; i++) if (pattern.charCodeAt(i) === 123 && ++groups > MAX_BRACE_GROUPS) return `has more than ${MAX_BRACE_GROUPS} { groups`;
+  let known = problems.get(pattern);
+  if (known === undefined) {
+    // Expanded only up to one past the bound: the count itself is never allowed to run long.
+    const n = braceExpand(globSource(pattern), { braceExpandMax: MAX_PATTERN_ALTERNATIVES + 1 }).length;
+    known = n > MAX_PATTERN_ALTERNATIVES ? `expands to more than ${MAX_PATTERN_ALTERNATIVES} paths ({a,b} groups); name fewer alternatives or use a wider glob` : null;
+    if (problems.size >= 10_000) problems.clear();
+    problems.set(pattern, known);
+  }
+  return known;
+}
+
+const problems = new Map<string, string | null>();
 
 /** Whether backslashes typed in a path are separators: on Windows only. */
 const BACKSLASH_SEPARATES = process.platform === "win32";
@@ -47,6 +79,8 @@ export function normalizeRepoPath(input: string, root: string, cwd: string = roo
   if (input.length > MAX_PATH_LENGTH) fail("invalid_input", `path ${shown(input)} is longer than ${MAX_PATH_LENGTH} characters`);
   if (/[\x00-\x1f]/.test(input)) fail("invalid_input", `path ${shown(input)} contains control characters`);
   if (EXTGLOB.test(input)) fail("invalid_input", `pattern ${shown(input)} uses an extglob; use *, ?, **, [...] or {a,b}`);
+  const tooBig = patternProblem(input);
+  if (tooBig) fail("invalid_input", `pattern ${shown(input)} ${tooBig}`);
   // Windows separators from agents running there; on POSIX `back\slash.txt` is one file's name.
   const typed = slashed(input, backslashSeparates);
   const rootP = toPosix(root, backslashSeparates);

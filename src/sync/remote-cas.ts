@@ -16,6 +16,7 @@ import type { Attempt, CasOptions, Store } from "../store/store.ts";
 import { sharedBudget } from "./claim-deadline.ts";
 import { guardClock } from "./skew.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
+import { refuseNameClash } from "./name-clash.ts";
 
 /** Refusals about state: before one counts, the state it was decided on must be the remote's. */
 const STATE_REFUSALS = new Set<ErrorCode>(["held_by_other", "not_holder", "final_state", "not_found", "no_task_ready", "exists"]);
@@ -25,13 +26,13 @@ const MAX_ROUNDS = 40;
 export { unreachable } from "./remote-budget.ts";
 
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
-export async function refresh(store: Store, remote: string, budget?: RemoteBudget): Promise<{ ok: true; integration: Integration } | RemoteFailure> {
+export async function refresh(store: Store, remote: string, budget?: RemoteBudget): Promise<{ ok: true; integration: Integration; refused: string[] } | RemoteFailure> {
   await forgetMovedRemote(store, remote);
   const f = await refreshTracking(store, remote, undefined, budget);
   if (!f.ok) return f;
   const integration = await integrate(store, f.before, f.after);
   if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);
-  return { ok: true, integration };
+  return { ok: true, integration, refused: f.refused.map((q) => q.ref) };
 }
 
 /**
@@ -153,6 +154,9 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
     if (Date.now() >= budget.until || n >= MAX_ROUNDS) break;
     const r = await refresh(store, remote, budget);
     if (!r.ok) remoteFailed(budget, r, use);
+    // A ref the remote holds under a name no git-handoff writes makes git refuse this push every
+    // time (a queued write it blocks is only left behind, as above).
+    refuseNameClash(remote, leases.filter((l) => !carried.includes(l)).map((l) => l.ref), r.refused);
     refreshed = true;
     await sleep(backoff(n));
   }

@@ -4,9 +4,11 @@
 // acted on them. So a repair that would lower a task's fence (the next grant would repeat a fence
 // already handed out: a double grant), undo a finished task or a submitted review, take away a live
 // claim or lease, or delete a ref this clone merely lacks is refused unless a person says --force.
+// A ref whose very name no git-handoff writes is deleted without it.
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { isLive } from "../core/task-ops.ts";
 import type { Store } from "../store/store.ts";
+import { placeOf } from "../store/ref-families.ts";
 import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { isFinal, type Task } from "../core/task.ts";
@@ -17,6 +19,12 @@ import { isFinal, type Task } from "../core/task.ts";
  * remote's value was fetched.
  */
 export async function repairHazard(store: Store, ref: string, was: string, now: string | null, unsent: boolean): Promise<string | null> {
+  // A name that does not fit its family's layout (`refs/handoff/leases/x`) is refused by every
+  // clone, and no build ever wrote one: layouts have not changed since receive checked them, and a
+  // new layout would come as a new family, held back as newer, not refused. It holds nothing any
+  // clone reads, and it may stand in git's way of a ref clones need (name-clash.ts): deleting it
+  // loses nothing.
+  if (placeOf(ref).kind === "bad") return null;
   if (now === null) return "this clone has no value of its own, and a repair never deletes a remote ref on that ground alone";
   // A value the remote cannot send, or whose record does not parse, holds nothing any clone of
   // this build reads: this clone's value loses nothing in its place.

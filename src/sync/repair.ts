@@ -1,7 +1,7 @@
 // `git handoff sync --repair`: a person overwrites the remote's quarantined refs with this clone's
 // state. A repair that would lower a fence, undo a finished task or a review, remove a live claim
 // or lease, or delete a ref this clone lacks is refused for that ref (repair-hazard.ts) unless
-// `force`; the others go ahead.
+// `force`; the others go ahead. A ref whose name no git-handoff writes is deleted.
 // Newer-format refs are left alone: they are not hostile, just not ours to read.
 import { updateRefs } from "../git/refs.ts";
 import { pushWithLease, trackingRef } from "../git/remote.ts";
@@ -11,6 +11,7 @@ import { fail } from "../core/errors.ts";
 import { callTimeout, remoteBudget, remoteFailed } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
 import { repairHazard } from "./repair-hazard.ts";
+import { placeOf } from "../store/ref-families.ts";
 
 export interface Repair {
   ref: string;
@@ -35,7 +36,8 @@ export async function repairQuarantined(store: Store, remote: string, o: { force
   const plan: Repair[] = [];
   for (const e of q.entries.values()) {
     if (e.kind !== "invalid") continue;
-    const now = await store.readRef(e.ref);
+    // A name no git-handoff writes is deleted: this clone has no ref of that name to put there.
+    const now = placeOf(e.ref).kind === "bad" ? null : await store.readRef(e.ref);
     const hazard = await repairHazard(store, e.ref, e.oid, now, !!e.unsent);
     plan.push({ ref: e.ref, was: e.oid, reason: e.reason, now, ok: false, refused: hazard && !o.force ? hazard : null, code: hazard && !o.force ? "unsafe_repair" : null, forced: hazard && o.force ? hazard : null });
   }

@@ -22,6 +22,7 @@ import { forgetMovedRemote } from "./tracking-identity.ts";
 import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
 import { trace } from "./trace.ts";
+import { refuseNameClash } from "./name-clash.ts";
 
 export interface SyncReport {
   remote: string;
@@ -183,6 +184,8 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     }
     const own = cycles.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
     const leases = [...own, ...cycles.checks.filter((c) => !own.some((o) => o.ref === c.ref))];
+    // A ref kept back by name can make git refuse every push beside it: said so, not retried as a race.
+    refuseNameClash(remote, leases.map((l) => l.ref), report.quarantined.map((q) => q.ref));
     say(`pushing ${own.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");

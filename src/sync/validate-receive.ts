@@ -6,11 +6,14 @@ import type { HandoffEvent } from "../core/event.ts";
 import { MAX_DURATION_MS } from "../core/duration.ts";
 import { authorNameProblem } from "../core/ids.ts";
 import { findConflicts } from "../core/lease-ops.ts";
+import type { OverlapBudget } from "../core/glob-overlap.ts";
+import { patternProblem } from "../core/paths.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { describeIssues } from "../core/schema-helpers.ts";
 import { flatNameProblem, MAX_TASK_FILES } from "../core/task-files.ts";
 import { isFinal, type Task } from "../core/task.ts";
+import type { AgentRecord } from "../core/agent.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { treeEntries, treeIds } from "../git/tree-object.ts";
 import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
@@ -27,6 +30,12 @@ export const CLOCK_SKEW_MS = HISTORY_SKEW_MS;
 const MAX_REPLAY = 5_000;
 /** How many of the lease set's last operations a clone checks when it first sees the ref. */
 const FIRST_SIGHT_STEPS = 16;
+/**
+ * Glob comparisons (about 30 µs each) judging one ref's new commits may make: a few seconds at
+ * most, however many leases of however many alternatives a forged set holds. An honest step
+ * compares a few new leases with the live leases near them (lease-groups.ts): far fewer.
+ */
+export const RECEIVE_OVERLAP_BUDGET = 100_000;
 
 /**
  * `operation`: author and event time of the commit that failed, when known. Refs written by one
@@ -64,9 +73,10 @@ interface Entry {
  */
 export async function validateReceived(store: Store, ref: string, tip: string, anchor: string | null, now: Date): Promise<Verdict> {
   let current: Entry | null = null;
+  const budget: OverlapBudget = { left: RECEIVE_OVERLAP_BUDGET };
   const checkStep = (family: RefFamily, id: string | null, e: Entry, parent: Entry | null) => {
     current = e;
-    checkStepOf(family, id, e, parent);
+    checkStepOf(family, id, e, parent, budget);
   };
   try {
     const place = placeOf(ref);
@@ -230,6 +240,7 @@ async function entryAt(store: Store, family: RefFamily, id: string | null, oid: 
   const event = eventFromMessage(commit.message);
   if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
   checkExpiries(family, record, now);
+  checkPatterns(family, record);
   return { oid, commit, author, event, record };
 }
 
@@ -244,7 +255,18 @@ async function leaseTreeEntry(store: Store, family: RefFamily, oid: string, comm
   const event = eventFromMessage(commit.message);
   if (event && Date.parse(event.at) > now.getTime() + CLOCK_SKEW_MS) invalid(`event time ${event.at} is ahead of this clock by more than ${CLOCK_SKEW_MS / 60_000}m`);
   checkExpiries(family, record!, now);
+  checkPatterns(family, record!);
   return { oid, commit, author, event, record: record! };
+}
+
+/** Lease patterns, task scopes and planned files as a local write bounds them (paths.ts patternProblem): each costs little to compare. */
+function checkPatterns(family: RefFamily, record: unknown): void {
+  const patterns =
+    family.family === "leases" ? (record as LeaseSet).leases.map((l) => l.pattern) : family.family === "tasks" ? (record as Task).scope : family.family === "agents" ? (record as AgentRecord).files : [];
+  for (const p of patterns) {
+    const problem = patternProblem(p);
+    if (problem) invalid(`the pattern ${JSON.stringify(p.slice(0, 80))}${p.length > 80 ? "…" : ""} ${problem}`);
+  }
 }
 
 /** No claim or lease runs further ahead than the longest TTL anyone may ask for. */
@@ -281,7 +303,7 @@ function holderRenewal(prev: Task, rec: Task, actor: string, at: number): boolea
 }
 
 /** A compare-and-swap family's commit is a legal operation from its parent's state. */
-function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null): void {
+function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null, budget: OverlapBudget): void {
   const at = e.event ? Date.parse(e.event.at) : NaN;
   if (!e.event) invalid(`commit ${e.oid.slice(0, 12)} carries no event`);
   const ev = e.event!;
@@ -341,7 +363,12 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     for (const l of after) {
       if (seen.has(JSON.stringify(l))) continue;
       if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
-      const clash = findConflicts(others, actor, [l.pattern], l.exclusive, now)[0];
+      let clash;
+      try {
+        clash = findConflicts(others, actor, [l.pattern], l.exclusive, now, 0, budget)[0];
+      } catch (err) {
+        invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: ${(err as Error).message}`);
+      }
       if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
     }
     // Another agent's live lease may end only by an operation that ends it: its task's (released,
