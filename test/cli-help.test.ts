@@ -160,7 +160,7 @@ test("a parser error honours --json: the error body on stdout, exit 2", () => {
   assert.is(r.json.error.code, "usage", "the command line itself is wrong");
   assert.match(r.json.error.message, /unknown option '--bogus'/);
   assert.is(r.json.error.suggestions[0].detail, "git handoff help claim shows how to use it");
-  assert.is(r.stderr, "git-handoff: unknown option '--bogus'\n", "stderr has the one line any refusal has");
+  assert.is(r.stderr, "git-handoff: unknown option '--bogus' [usage]\n", "stderr has the one line any refusal has, with its code");
 });
 
 test("a reader that closes the pipe early ends the command quietly (no EPIPE trace)", async () => {
