@@ -237,6 +237,8 @@ test("a malformed .handoff.yaml names the line; invalid keys are refused, unknow
     assert.match(unknown.stderr, /^git-handoff: warning: \.handoff\.yaml line 3: unknown key "max_atempts" ignored \(a newer git-handoff, or a typo; known keys: version, claim_ttl, max_attempts, [a-z_, ]+\)$/m);
     writeFileSync(file, "version: 1\nmax_attempts: 0\n");
     bad(["status"], 2, /\.handoff\.yaml line 2: max_attempts: must be at least 1/);
+    writeFileSync(file, "version: 1\nclaim_ttl: 30\n");
+    bad(["status"], 2, /^git-handoff: \.handoff\.yaml line 2: claim_ttl: expected a duration with its unit, such as 30m, 2h or 7d \(a bare number has none: write 30m for minutes, 30s for seconds\)$/);
     writeFileSync(file, "claim_ttl: forever\n");
     bad(["status"], 2, /\.handoff\.yaml line 1: invalid claim_ttl in \.handoff\.yaml "forever"/);
     writeFileSync(file, "version: 2\n");
