@@ -54,7 +54,7 @@ function mcpMarkdown(tools: Awaited<ReturnType<typeof mcpTools>>): string {
 function exitCodes(): string {
   const src = readFileSync(join(import.meta.dirname, "../src/core/errors.ts"), "utf8");
   const rows = [...src.matchAll(/^\s*\| "([a-z_]+)";?(?: \/\/ (.*))?$/gm)].map((m) => ({ code: m[1]!, why: m[2] ?? "" }));
-  const lines = ["## Exit codes", "", "Every refusal has a stable `code` (in `--json`: `error.code`) and an exit status:", "", "| code | exit | meaning |", "| --- | --- | --- |"];
+  const lines = ["## Exit codes", "", "Every refusal has a stable `code` (at the end of its error line, `git-handoff: ... [held_by_other]`; in `--json`: `error.code`) and an exit status:", "", "| code | exit | meaning |", "| --- | --- | --- |"];
   for (const r of rows) lines.push(`| \`${r.code}\` | ${EXIT_CODES[r.code as keyof typeof EXIT_CODES]} | ${r.why.replace(/\|/g, "\\|")} |`);
   return lines.join("\n") + "\n";
 }

@@ -15,7 +15,7 @@ test("bad input is refused with a stable code and no ref changes", () => {
   const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"])).json.id;
   const before = handoffRefs(t.repo, { logs: true });
   const cases: [string, string[], number, RegExp][] = [
-    ["bob", ["ask", "nobody", "--release", "api"], 4, /no agent nobody/],
+    ["bob", ["ask", "nobody", "--release", "api"], 4, /nobody holds no task or lease api, and has no session here/],
     ["bob", ["ask", "alice", "--release", "nothing-held"], 4, /alice holds no task or lease nothing-held/],
     ["bob", ["ask", "alice", "--release=--all"], 2, /--release needs a task id or a path/],
     ["bob", ["ask", "bob", "--release", "api"], 2, /cannot ask yourself/],
@@ -51,7 +51,7 @@ test("an agent known only by its claim (no session) is asked like any other; a n
   const before = handoffRefs(t.repo, { logs: true });
   const r = t.as("bob", ["ask", "carol", "--release", "api"]);
   assert.is(r.code, 4, r.stderr);
-  assert.match(r.stderr, /no agent carol/);
+  assert.match(r.stderr, /^git-handoff: carol holds no task or lease api, and has no session here \[not_found\]\n  fix_input: see who holds what: git handoff status; the agents with a session: git handoff agents\n$/);
   assert.is(handoffRefs(t.repo, { logs: true }), before);
 });
 

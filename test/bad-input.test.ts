@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { taskCommit, blob } from "./support/fixtures.ts";
+import { EXIT_CODES } from "../src/core/errors.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -23,13 +24,18 @@ interface BadOpts {
   hintLine?: boolean;
 }
 
-/** Runs a command that must fail: exit `code`, one line naming the problem, no ref changed. */
+/** Runs a command that must fail: exit `code`, one line naming the problem and ending in its code, no ref changed. */
 function bad(args: string[], code: number, re: RegExp, o: BadOpts = {}): CliResult {
   const before = handoffRefs(repo);
   const r = cli(args, { cwd: o.cwd ?? repo, agent: "bob", ...(o.env ? { env: o.env } : {}) });
   const shown = JSON.stringify(args).slice(0, 120);
   assert.is(r.code, code, `${shown}: exit ${r.code}: ${r.stderr}`);
   const lines = r.stderr.trimEnd().split("\n");
+  // The line ends in the refusal's stable code, as `--json` gives it (error.code).
+  const coded = / \[([a-z_]+)\]$/.exec(lines[0]!);
+  assert.ok(coded, `${shown}: the line ends in its code: ${lines[0]}`);
+  assert.is(EXIT_CODES[coded![1] as keyof typeof EXIT_CODES], code, `${shown}: a code of that exit status`);
+  lines[0] = lines[0]!.slice(0, coded!.index);
   assert.match(lines[0]!, re, `${shown}: ${lines[0]}`);
   assert.ok(lines[0]!.length < 400, `${shown}: the error line is short`);
   if (o.hintLine) assert.ok(lines.length === 2 && /^  fix_input: git handoff help .*(shows how to use it|lists every verb)$/.test(lines[1]!), `${shown}: one hint: ${r.stderr}`);
@@ -231,6 +237,8 @@ test("a malformed .handoff.yaml names the line; invalid keys are refused, unknow
     assert.match(unknown.stderr, /^git-handoff: warning: \.handoff\.yaml line 3: unknown key "max_atempts" ignored \(a newer git-handoff, or a typo; known keys: version, claim_ttl, max_attempts, [a-z_, ]+\)$/m);
     writeFileSync(file, "version: 1\nmax_attempts: 0\n");
     bad(["status"], 2, /\.handoff\.yaml line 2: max_attempts: must be at least 1/);
+    writeFileSync(file, "version: 1\nclaim_ttl: 30\n");
+    bad(["status"], 2, /^git-handoff: \.handoff\.yaml line 2: claim_ttl: expected a duration with its unit, such as 30m, 2h or 7d \(a bare number has none: write 30m for minutes, 30s for seconds\)$/);
     writeFileSync(file, "claim_ttl: forever\n");
     bad(["status"], 2, /\.handoff\.yaml line 1: invalid claim_ttl in \.handoff\.yaml "forever"/);
     writeFileSync(file, "version: 2\n");

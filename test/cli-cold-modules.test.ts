@@ -93,7 +93,7 @@ test("long output through a pipe is complete, and a refusal's lines stay in orde
   assert.is(JSON.parse(r.stdout).length, 40);
   const refused = cli(["task", "show", "nope"], { cwd: repo, agent: "a1" });
   assert.is.not(refused.code, 0);
-  assert.match(refused.stderr, /^git-handoff: no task nope\n {2}fix_input: /);
+  assert.match(refused.stderr, /^git-handoff: no task nope \[not_found\]\n {2}fix_input: /);
 });
 
 test("a reader that closes the pipe early ends a listing quietly", async () => {

@@ -50,6 +50,21 @@ test("every verb's help carries examples", async () => {
   assert.equal(missing, [], "add them to src/cli/examples.ts");
 });
 
+test("the reference's usage line of each verb is its help's (aliases included: conflicts|merge-preview)", async () => {
+  const { buildProgram } = await import("../src/cli/program.ts");
+  const { verbs } = await import("../src/cli/reference.ts");
+  const program = buildProgram();
+  const differ: string[] = [];
+  for (const v of verbs(program)) {
+    let c: any = program;
+    for (const word of v.path.split(" ")) c = c.commands.find((x: any) => x.name() === word);
+    const help = (c.helpInformation() as string).split("\n")[0]!.replace(/^Usage: git-handoff /, "git handoff ");
+    if (help !== v.usage) differ.push(`${v.usage} | help: ${help}`);
+  }
+  assert.equal(differ, []);
+  assert.ok(verbs(program).some((v) => v.usage === "git handoff conflicts|merge-preview [options]"));
+});
+
 /** A command line's words as sh splits them: quotes, a comment from a word starting with #, nothing from a redirection on. */
 function shellWords(line: string): string[] {
   const words: string[] = [];
@@ -74,7 +89,7 @@ test("every example in the help is a command line the parser takes, for the verb
   const bad: string[] = [];
   for (const [path, lines] of Object.entries(EXAMPLES)) {
     for (const line of lines) {
-      const words = shellWords(line);
+      const words = shellWords(line.replace(/^mkdir -p \S+ && /, "")); // a folder made first
       while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) words.shift(); // an environment variable for the command
       if (words[0] !== "git" || words[1] !== "handoff") {
         bad.push(`${line}: not a git handoff command line`);
@@ -160,7 +175,7 @@ test("a parser error honours --json: the error body on stdout, exit 2", () => {
   assert.is(r.json.error.code, "usage", "the command line itself is wrong");
   assert.match(r.json.error.message, /unknown option '--bogus'/);
   assert.is(r.json.error.suggestions[0].detail, "git handoff help claim shows how to use it");
-  assert.is(r.stderr, "git-handoff: unknown option '--bogus'\n", "stderr has the one line any refusal has");
+  assert.is(r.stderr, "git-handoff: unknown option '--bogus' [usage]\n", "stderr has the one line any refusal has, with its code");
 });
 
 test("a reader that closes the pipe early ends the command quietly (no EPIPE trace)", async () => {

@@ -167,6 +167,13 @@ test("init --agents chooses which agent configs it writes, and says of each step
   assert.not.ok(existsSync(join(repo, ".claude")), "a bad --agents writes nothing");
   assert.is(gitOut(repo, "for-each-ref"), snapshotRefs);
 
+  // A dry run labels each step as the other lines are labelled, and writes nothing.
+  const dry = cli(["init", "--agents", "claude,codex", "--dry-run"], { cwd: repo });
+  assert.match(dry.stdout, /^would do: +Claude Code: configure git-handoff hooks in \.claude\/settings\.json$/m);
+  assert.match(dry.stdout, /^would do: +install the git pre-commit hook$/m);
+  assert.not.match(dry.stdout, /^would [A-Z]/m);
+  assert.not.ok(existsSync(join(repo, ".claude")), "a dry run writes nothing");
+
   const first = cli(["init", "--agents", "claude,codex"], { cwd: repo });
   assert.is(first.code, 0, first.stderr);
   assert.ok(existsSync(join(repo, ".claude/settings.json")) && existsSync(join(repo, ".codex/hooks.json")));
@@ -179,7 +186,14 @@ test("init --agents chooses which agent configs it writes, and says of each step
   assert.equal(again.json.agents, ["claude", "codex"]);
   assert.equal(again.json.actions.filter((a: { op: string }) => a.op !== "note"), []);
   assert.ok(again.json.already.includes("the git pre-commit hook"), JSON.stringify(again.json.already));
-  assert.match(cli(["init", "--agents", "claude,codex"], { cwd: repo }).stdout, /^already done: +Codex: git-handoff hooks in \.codex\/hooks\.json$/m);
+  const rerun = cli(["init", "--agents", "claude,codex"], { cwd: repo }).stdout;
+  assert.match(rerun, /^already done: +Codex: git-handoff hooks in \.codex\/hooks\.json$/m);
+  // Still not committed: a second init says so again (text and --json).
+  assert.match(rerun, /^needs you: +commit \.claude\/settings\.json \.codex\/hooks\.json so linked worktrees/m);
+  assert.ok(again.json.actions.some((a: { detail: string; needs_you?: boolean }) => a.needs_you && /^commit \.claude\/settings\.json \.codex\/hooks\.json /.test(a.detail)), JSON.stringify(again.json.actions));
+  gitOut(repo, "add", ".claude/settings.json", ".codex/hooks.json");
+  gitOut(repo, "commit", "-q", "-m", "agent hooks");
+  assert.not.match(cli(["init", "--agents", "claude,codex"], { cwd: repo }).stdout, /needs you: +commit/, "committed: nothing to ask");
 
   const husky = tempRepo();
   mkdirSync(join(husky, ".husky/_"), { recursive: true });

@@ -50,7 +50,7 @@ test("endpoint, tests and config in three worktrees: blocked edge, one handoff, 
 
   const blocked = cli(["claim", "email-tests"], { cwd: tests, agent: "tests-agent" });
   assert.is(blocked.code, 3);
-  assert.match(blocked.stderr, /email-tests waits on email-api \(claimed held by api-agent/);
+  assert.match(blocked.stderr, /email-tests waits on email-api \(claimed by api-agent/);
 
   // Both the api and the config sessions touch config/app.json: the preview sees it first.
   edit(api, "src/server.js", (s) => s.replace("return { status: 200, body: { id: user.id, name: user.name } };", "const body = { id: user.id, name: user.name };\n  if (config.features.emailInResponses) body.email = user.email;\n  return { status: 200, body };"));

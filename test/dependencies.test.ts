@@ -59,7 +59,7 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
   assert.is(r.code, 3);
   assert.is(r.json.error.code, "blocked");
   assert.is(r.json.error.recoverable, true, "waiting can resolve it");
-  assert.match(r.stderr, /tests waits on api \(claimed held by alice until/);
+  assert.match(r.stderr, /tests waits on api \(claimed by alice until/);
   assert.equal(r.json.error.data.blocked_by.map((e: any) => [e.task, e.waits_on, e.holder]), [["tests", "api", "alice"]]);
   assert.is(handoffRefs(t.repo), before);
 
@@ -69,7 +69,7 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
 
   const show = lead(["task", "show", "tests", "--json"]).json;
   assert.equal(show.blocked_by.map((e: any) => `${e.task}<-${e.waits_on}:${e.status}:${e.holder}`), ["tests<-api:claimed:alice"]);
-  assert.match(lead(["task", "show", "tests"]).stdout, /blocked:\s+tests waits on api \(claimed held by alice/);
+  assert.match(lead(["task", "show", "tests"]).stdout, /blocked:\s+tests waits on api \(claimed by alice/);
   assert.equal(lead(["ready", "--json"]).json, []);
 
   const forced = t.as("bob", ["claim", "tests", "--force", "--json"]);

@@ -49,7 +49,7 @@ test("init says when the commands its hooks run are not on the PATH, and not whe
   const init = (PATH: string) => cli(["init", "--json"], { cwd: repo, agent: "lead", env: { PATH } });
   const notes = (PATH: string) => (init(PATH).json.actions as { op: string; detail: string; needs_you?: boolean }[]).filter((a) => /not on the PATH/.test(a.detail));
   const text = cli(["init"], { cwd: repo, agent: "lead", env: { PATH: bare } }).stdout;
-  assert.match(text, /needs you: +git-handoff and git-handoff-hook are not on the PATH: the hooks let every edit and commit through until they are\. To fix: run npm link/);
+  assert.match(text, /needs you: +git-handoff and git-handoff-hook are not on the PATH: the hooks let every edit, commit and push through until they are\. To fix: run npm link/);
   const bin = tempDir("handoff-bin-");
   for (const name of ["git-handoff", "git-handoff-hook"]) {
     writeFileSync(join(bin, name), "#!/bin/sh\nexit 0\n");
@@ -60,7 +60,11 @@ test("init says when the commands its hooks run are not on the PATH, and not whe
   const left = notes(`${bin}:${bare}`);
   assert.is(left.length, 1);
   assert.ok(left[0]!.needs_you);
-  assert.match(left[0]!.detail, /^git-handoff-hook is not on the PATH/);
+  assert.match(left[0]!.detail, /^git-handoff-hook is not on the PATH: the agents' pre-edit hook commands fail and their edits go unchecked until it is \(git's pre-commit hook falls back to git-handoff, slower\)\. To fix: /, "only what goes unchecked without it");
+  writeFileSync(join(bin, "git-handoff-hook"), "#!/bin/sh\nexit 0\n");
+  chmodSync(join(bin, "git-handoff-hook"), 0o755);
+  rmSync(join(bin, "git-handoff"));
+  assert.match(notes(`${bin}:${bare}`)[0]!.detail, /^git-handoff is not on the PATH: the pre-push hook lets every push through and the agents' session-start hooks fail until it is \(edits and commits are checked through git-handoff-hook\)/);
   assert.match(notes(bare)[0]!.detail, /^git-handoff and git-handoff-hook are not/, "one note for both");
   assert.equal(cli(["init", "--no-hooks", "--json"], { cwd: repo, agent: "lead", env: { PATH: bare } }).json.actions, [], "no hooks installed: nothing to say");
 });

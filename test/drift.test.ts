@@ -48,6 +48,7 @@ test("an edit outside the declaration: one notice, one event, shown in status; i
   assert.is(events.length, 1);
   assert.is(events[0].agent, "bob");
   assert.equal(events[0].paths, ["docs/readme.md"]);
+  assert.match(ok(t.as("bob", ["events", "--type", "undeclared_edit"])).stdout, /^\S+  undeclared_edit  -  bob  paths=docs\/readme\.md  \[/m, "the text line names the path");
 
   const status = ok(t.as("alice", ["status", "--json", "--no-conflicts"])).json;
   assert.equal(status.drift.agents.map((a: { agent: string; undeclared: string[] }) => [a.agent, a.undeclared]), [["bob", ["docs/readme.md"]]]);

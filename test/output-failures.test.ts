@@ -24,7 +24,7 @@ test("a reader that left: the command ends with its own status, quietly", () => 
   assert.is(cli(["task", "add", "one", "--id", "one"], { cwd: repo, agent: "lead" }).code, 0);
   const refused = shell(repo, "claim nosuch --json", "gone reader");
   assert.is(refused.status, 4, refused.stderr);
-  assert.match(refused.stderr, /^git-handoff: no task nosuch\n$/);
+  assert.match(refused.stderr, /^git-handoff: no task nosuch \[not_found\]\n$/);
   const listed = shell(repo, "task list --json", "gone reader");
   assert.is(listed.status, 0, listed.stderr);
   assert.is(listed.stderr, "");
@@ -47,7 +47,7 @@ test("a full disk under stdout: finished work reported as exit 5 in one line, a 
   const refused = shell(repo, "claim nosuch --json", "/dev/full");
   assert.is(refused.status, 4, refused.stderr);
   noTrace(refused.stderr);
-  assert.is(refused.stderr, "git-handoff: no task nosuch\n");
+  assert.is(refused.stderr, "git-handoff: no task nosuch [not_found]\n");
 
   const streamed = shell(repo, "completion bash", "/dev/full");
   assert.is(streamed.status, 5, streamed.stderr);

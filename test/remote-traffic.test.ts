@@ -43,6 +43,8 @@ test("stats reports the clone's pushes, ls-remotes and fetches per minute and it
   assert.is(t.max_pushes_per_minute, 4);
   const text = cli(["stats"], { cwd: clone, agent: "a1", env });
   assert.match(text.stdout, /sync remote origin\s+2 pushes\/min, \d+(\.\d+)? ls-remotes\/min/);
+  // Its value starts in the column of every other row's (29: two spaces, a 26-wide label, a space).
+  for (const row of ["sync remote origin", "push budget", "refused on receive"]) assert.match(text.stdout, new RegExp(`^  ${row} {${27 - row.length}}\\S`, "m"), row);
   assert.match(text.stdout, /push budget\s+2 of 4 pushes in the last minute/);
   // An hour later the minute's pushes no longer count against the budget.
   const later = cli(["stats", "--json"], { cwd: clone, agent: "a1", env: { HANDOFF_NOW: "2026-03-01T10:30:00Z" } });

@@ -52,7 +52,7 @@ test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked ed
     /^\s+api\s+H\s+\.\s+\.\s+claimed/m,
     /^\s+lint\s+\.\s+\.\s+R\s+review/m,
     /sess-bob\s+bob \(active/,
-    /^\s+tests waits on api \(claimed held by alice until/m,
+    /^\s+tests waits on api \(claimed by alice until/m,
     /^\s+lint\s+by carol\s+passed/m,
     /^inbox\s+bob 1$/m,
     /^expiring soon$/m,

@@ -5,7 +5,7 @@
 // a bare remote, the real CLI.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { recordCommit, readRecordAt, setRef } from "./support/forge.ts";
+import { blob, recordCommit, readRecordAt, setRef } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
@@ -75,6 +75,31 @@ test("a repair that would lower a fence or delete a ref this clone lacks is refu
   const c = cli(["claim", "t", "--json"], { cwd: fresh, agent: "dave" });
   assert.is(c.code, 3, c.stdout + c.stderr);
   assert.is(c.json.error.code, "held_by_other");
+});
+
+test("each hint names the command that works: --repair --force where --repair refuses (and deletes where this clone has none), --repair where it goes ahead; a --repair run does not repeat the plain hint", () => {
+  const { bare, victim } = refusedClaim();
+  const s = cli(["sync"], { cwd: victim, agent: "victim" });
+  assert.is(s.code, 3, s.stdout + s.stderr);
+  assert.match(s.stdout, /^refused on receive: refs\/handoff\/tasks\/t: .*; git handoff sync --repair refuses it: it would lower t's fence from 1 to 0, .*; after checking the remote's value, git handoff sync --repair --force overwrites it\)$/m);
+  assert.match(s.stdout, /^refused on receive: refs\/handoff\/leases: .*; git handoff sync --repair refuses it: this clone has no value of its own, .*; after checking the remote's value, git handoff sync --repair --force deletes it\)$/m);
+  assert.not.match(s.stdout, /--repair overwrites it/);
+  const status = cli(["status"], { cwd: victim, agent: "victim" });
+  assert.match(status.stdout, /^refused on receive: refs\/handoff\/leases: .*git handoff sync --repair --force deletes it\)$/m, "status says the same");
+  const doctor = cli(["doctor", "--json"], { cwd: victim, agent: "victim" }).json;
+  assert.match(doctor.checks.find((c: any) => c.name === "received").fix, /git handoff sync --repair --force overwrites or deletes them$/);
+
+  const r = cli(["sync", "--repair"], { cwd: victim, agent: "victim" });
+  assert.is(r.code, 3, r.stdout + r.stderr);
+  assert.match(r.stdout, /^not repaired \[unsafe_repair\]: refs\/handoff\/leases on origin .*\(after checking the remote's value, git handoff sync --repair --force deletes it\)$/m);
+  assert.match(r.stdout, /^refused on receive: refs\/handoff\/tasks\/t: .*\(kept under refs\/handoff-remotes\/origin\/; not repaired: see above\)$/m);
+  assert.not.match(r.stdout, /--repair overwrites it/, "the plain hint is not repeated");
+
+  // A remote value nothing can read (a blob in place of the task): --repair goes ahead, and the hint says so.
+  setRef(bare, "refs/handoff/tasks/t", blob(bare, "not a commit"));
+  const again = cli(["sync"], { cwd: victim, agent: "victim" });
+  assert.match(again.stdout, /^refused on receive: refs\/handoff\/tasks\/t: [0-9a-f]{12} is a blob, not a commit \(kept under refs\/handoff-remotes\/origin\/; git handoff sync --repair overwrites it\)$/m);
+  assert.match(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }).stdout, /^repaired: refs\/handoff\/tasks\/t on origin .*-> this clone's [0-9a-f]{12}$/m, "as the hint said, --repair alone does it");
 });
 
 test("a repair that would remove another agent's live claim or live lease is refused, though the fence would not go down", () => {

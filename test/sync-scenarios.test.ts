@@ -67,7 +67,7 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   assert.is(s.conflicts.length, 1);
   assert.is(s.conflicts[0].agent, "alice");
   assert.is(s.conflicts[0].holder, "bob");
-  assert.match(s.conflicts[0].message, /held by bob/);
+  assert.match(s.conflicts[0].message, /^claim of lost by alice at \S+ no longer applies: .*held by bob/, "the operation, as a noun");
 
   assert.is(remoteTask(bare, "lost").claim.agent, "bob");
   assert.is(remoteTask(bare, "won").claim.agent, "alice");
@@ -78,6 +78,7 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   assert.is(st.conflicts.length, 1);
   assert.is(st.tentative.length, 0);
   assert.match(ok(cli(["status"], { cwd: a, agent: "alice" })).stdout, /no longer applies/);
+  assert.match(ok(cli(["sync-conflicts"], { cwd: a, agent: "alice" })).stdout, /  alice  claim of lost by alice at /);
   assert.is(ok(cli(["sync-conflicts", "--ack", "--json"], { cwd: a, agent: "alice" })).json.acknowledged, 1);
   assert.is(ok(cli(["sync-conflicts", "--json"], { cwd: a, agent: "alice" })).json.length, 0);
 

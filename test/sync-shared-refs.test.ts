@@ -62,14 +62,14 @@ test("an exclusive lease granted offline that clashes with one another clone pus
   ok(cli(["lease", "docs/**", "--exclusive", "--offline"], { cwd: a, agent: "alice" }));
   renameSync(`${bare}.away`, bare);
   ok(cli(["lease", "lib/b.ts", "--exclusive", "--push"], { cwd: b, agent: "bob" }));
-  assert.match(ok(cli(["sync"], { cwd: a, agent: "alice" })).stdout, /^confirmed: leased of docs\/\*\* by alice$/m);
+  assert.match(ok(cli(["sync"], { cwd: a, agent: "alice" })).stdout, /^confirmed: lease of docs\/\*\* by alice$/m);
   // One that clashes with bob's, pushed meanwhile, is refused.
   renameSync(bare, `${bare}.away`);
   ok(cli(["lease", "src/**", "--exclusive", "--offline"], { cwd: a, agent: "alice" }));
   renameSync(`${bare}.away`, bare);
   ok(cli(["lease", "src/a.ts", "--exclusive", "--push"], { cwd: b, agent: "bob" }));
   const s = ok(cli(["sync"], { cwd: a, agent: "alice" }));
-  assert.match(s.stdout, /^refused: {3}leased of src\/\*\* by alice$/m);
+  assert.match(s.stdout, /^refused: {3}lease of src\/\*\* by alice$/m);
   assert.match(s.stdout, /^conflict for alice: exclusive lease on src\/\*\* by alice .* overlaps bob's live exclusive lease on src\/a\.ts$/m);
   assert.not.match(s.stderr, /refused on receive|failed validation/);
   assert.equal(remoteLeases(bare), ["README.md alice", "docs/** alice exclusive", "lib/b.ts bob exclusive", "src/a.ts bob exclusive"]);

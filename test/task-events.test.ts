@@ -125,6 +125,26 @@ test("--task finds the task's events kept on other refs: a refused claim on the 
   assert.match(at(r, "lead", 4 * MIN, ["events", "--task", "api", "--type", "memory_added"]).stdout, /memory_added .* memory=m-[0-9a-z]+/);
 });
 
+test("lease and release-request lines say what they are about (patterns, request id, answer), each one bounded line", () => {
+  const r = tempRepo();
+  const long = `docs/${"y".repeat(100)}.md`;
+  at(r, "alice", 0, ["lease", "src/api/**", "--exclusive"]);
+  at(r, "alice", MIN, ["lease", "docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md"]);
+  at(r, "alice", MIN, ["lease", long]);
+  const id = at(r, "bob", 2 * MIN, ["ask", "alice", "--release", "src/api/users.ts", "--json"]).json.id;
+  at(r, "alice", 3 * MIN, ["answer", id, "--keep", "--until", "1h"]);
+  at(r, "alice", 4 * MIN, ["unlease", "src/api/**"]);
+  const text = at(r, "lead", 5 * MIN, ["events"]).stdout.trim().split("\n");
+  assert.is(text.length, 6, text.join("\n"));
+  assert.match(text[0]!, /^\S+  leased +- +alice  paths=src\/api\/\*\* \(exclusive\)  until=/);
+  assert.match(text[1]!, /  leased +- +alice  paths=docs\/a\.md,docs\/b\.md,docs\/c\.md \+2 more  until=/);
+  assert.match(text[2]!, /  paths=docs\/y{70,}…  until=/, "a long path is cut");
+  assert.ok(text[2]!.length < 200, text[2]);
+  assert.match(text[3]!, new RegExp(`  release_requested +- +bob +paths=src/api/\\*\\*  request=${id}  holder=alice  `));
+  assert.match(text[4]!, new RegExp(`  release_answered +- +alice +paths=src/api/\\*\\*  request=${id}  .*answer=keep  until=`));
+  assert.match(text[5]!, /  unleased +- +alice +paths=src\/api\/\*\*  \[/);
+});
+
 test("git log refs/handoff/tasks/<id> reads as the task's story, authored by the agents, at the events' times", () => {
   const log = gitOut(repo, "log", "--format=%an|%aI|%s", "refs/handoff/tasks/b").split("\n");
   assert.equal(log, [

@@ -111,7 +111,7 @@ test("task show, task list --status and the tasks alias print the same tasks, as
   for (const args of [["task", "show", "nope"], ["claim", "nope"], ["renew", "nope"], ["release", "nope"], ["done", "nope"], ["fail", "nope", "--reason", "r"], ["reclaim", "nope", "--reason", "r"], ["cancel", "nope", "--reason", "r"]]) {
     const missing = cli(args, { cwd: repo, agent: "bob" });
     assert.is(missing.code, 4, `${args.join(" ")}: ${missing.stderr}`);
-    assert.match(missing.stderr, /^git-handoff: no task nope\n/);
+    assert.match(missing.stderr, /^git-handoff: no task nope \[not_found\]\n/);
   }
   assert.is(cli(["task", "show", "nope", "--json"], { cwd: repo, agent: "bob" }).json.error.code, "not_found");
   assert.is(handoffRefs(repo), before);
@@ -198,7 +198,7 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
   for (const args of [["release", "h"], ["renew", "h"], ["done", "h"], ["fail", "h", "--reason", "x"], ["cancel", "h", "--reason", "x"], ["claim", "h"]]) {
     const r = cli(args, { cwd: repo, agent: "bob" });
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
-    assert.match(r.stderr, /^git-handoff: task h is held by alice .*until \d{4}-\d{2}-\d{2}T.*Z \(in \d+m\)\n/);
+    assert.match(r.stderr, /^git-handoff: task h is held by alice .*until \d{4}-\d{2}-\d{2}T.*Z \(in \d+m\) \[held_by_other\]\n/);
     assert.match(r.stderr, /\n {2}wait: /);
     assert.match(r.stderr, /\n {2}negotiate: ask alice .*git handoff ask alice --release h/);
     assert.match(r.stderr, /\n {2}work_elsewhere: .*claim --next/);

@@ -259,7 +259,8 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   kept(cli(["sync"], { cwd: other }));
   const trace = join(tempDir(), "trace");
   const again = kept(cli(["sync"], { cwd: victim, agent: "victim", env: { GIT_TRACE: trace } }));
-  assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/bad: the remote could not send it .*\(nothing of it fetched; git handoff sync --repair overwrites it\)/);
+  assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/bad: the remote could not send it .*\(nothing of it fetched; git handoff sync --repair refuses it: this clone has no value of its own, .*git handoff sync --repair --force deletes it\)/, "this clone has none: the hint names what would delete it");
+  assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/mine: .*\(nothing of it fetched; git handoff sync --repair overwrites it\)/, "nothing of the remote's read: --repair puts this clone's back");
   const fetches = readFileSync(trace, "utf8").split("\n").filter((l) => / built-in: git fetch /.test(l));
   assert.is(fetches.length, 1, fetches.join("\n"));
   assert.match(fetches[0]!, /refs\/handoff\/tasks\/good2/);

@@ -66,8 +66,14 @@ export const EXAMPLES: Record<string, string[]> = {
   "doc get": ["git handoff doc get api-contract", "git handoff doc get api-contract --version 1 > old.md"],
   "doc list": ["git handoff doc list"],
   "doc log": ["git handoff doc log api-contract --patch"],
-  completion: ["git handoff completion bash > ~/.local/share/bash-completion/completions/git-handoff", "git handoff completion fish > ~/.config/fish/completions/git-handoff.fish"],
-  approve: ["git handoff approve api", "HANDOFF_APPROVE=\"$(printf %s \"$cmd\" | sha256sum | cut -d' ' -f1)\" git handoff approve api   # without a terminal: the command's sha256"],
+  completion: [
+    "mkdir -p ~/.local/share/bash-completion/completions && git handoff completion bash > ~/.local/share/bash-completion/completions/git-handoff",
+    "mkdir -p ~/.config/fish/completions && git handoff completion fish > ~/.config/fish/completions/git-handoff.fish",
+  ],
+  approve: [
+    "git handoff approve api",
+    "HANDOFF_APPROVE=\"$(printf %s 'npm test' | sha256sum | cut -d' ' -f1)\" git handoff approve api   # without a terminal: the sha256 of the command you checked (task show api)",
+  ],
   wait: ["git handoff wait --objective 'write the migration' --context-file notes.md --to codex@pc", "git handoff wait --id t-4k2m9x0q --timeout 30m --json"],
   "loop plan": ["git handoff loop plan", "git handoff loop plan --max-worktrees 3 --json"],
   "loop run": ["git handoff loop run --agent-cmd ./do-unit.sh --verify 'npm test'", "git handoff loop run --with claude --merge squash --accept"],

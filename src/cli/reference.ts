@@ -36,7 +36,8 @@ export function verbs(program: Command): VerbDoc[] {
 function doc(sub: Command, path: string[]): VerbDoc {
   return {
     path: path.join(" "),
-    usage: `git handoff ${path.join(" ")} ${sub.usage()}`.trim(),
+    // An alias is spelled as `help` spells it: `conflicts|merge-preview`.
+    usage: `git handoff ${[...path.slice(0, -1), [sub.name(), ...sub.aliases()].join("|")].join(" ")} ${sub.usage()}`.trim(),
     description: sub.description(),
     options: sub.options.filter((o: Option) => !o.hidden).map((o: Option) => ({ flags: o.flags, description: o.description })),
     examples: (EXAMPLES[path.join(" ")] ?? []).join("\n"),

@@ -2,12 +2,24 @@ import * as z from "zod/mini";
 import { lazySchema } from "./schema-helpers.ts";
 import { parseDuration } from "./duration.ts";
 
+/**
+ * A duration key: text with its unit (`30m`). A bare number (`claim_ttl: 30`) has no unit, so the
+ * error says what to write instead of "expected string".
+ */
+const duration = () =>
+  z.string({
+    error: (issue) => {
+      const n = typeof issue.input === "number" ? issue.input : null;
+      return `expected a duration with its unit, such as 30m, 2h or 7d${n !== null ? ` (a bare number has none: write ${n}m for minutes, ${n}s for seconds)` : ""}`;
+    },
+  });
+
 /** `.handoff.yaml` at the repository root: committed policy shared by every agent. */
 export const ConfigFile = lazySchema(() =>
   z.strictObject({
     version: z.optional(z.literal(1)),
     /** Default lease of a task claim, as a duration (`30m`). */
-    claim_ttl: z.optional(z.string()),
+    claim_ttl: z.optional(duration()),
     /** Grants that may expire without completion before the task is marked failed. */
     max_attempts: z.optional(z.int().check(z.gte(1), z.lte(100))),
     /**
@@ -22,18 +34,18 @@ export const ConfigFile = lazySchema(() =>
     /** Declare by doing: an agent's first edit of a file takes a shared lease on it. Default: on in advisory mode. */
     auto_lease: z.optional(z.boolean()),
     /** Default length of a file lease (`30m`); defaults to claim_ttl. */
-    lease_ttl: z.optional(z.string()),
+    lease_ttl: z.optional(duration()),
     /** How long finished tasks stay live before compaction moves them to refs/handoff/archive (`7d`). */
-    retention: z.optional(z.string()),
+    retention: z.optional(duration()),
     // agents, review, conflicts
     /** An agent's commands refresh its heartbeat at most this often. */
-    heartbeat_interval: z.optional(z.string()),
+    heartbeat_interval: z.optional(duration()),
     /** Heartbeat older than this: the agent is `stale`. */
-    stale_after: z.optional(z.string()),
+    stale_after: z.optional(duration()),
     /** Heartbeat older than this: the agent is `disconnected`. */
-    disconnected_after: z.optional(z.string()),
+    disconnected_after: z.optional(duration()),
     /** Heartbeat older than this: the agent is garbage-collected (ref removed, claims released). */
-    gc_after: z.optional(z.string()),
+    gc_after: z.optional(duration()),
     /** Tasks one agent is expected to hold at once (shown as capacity). */
     max_concurrent: z.optional(z.int().check(z.gte(1), z.lte(1000))),
     /**
@@ -42,13 +54,13 @@ export const ConfigFile = lazySchema(() =>
      */
     integration_branch: z.optional(z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/), z.maxLength(200))),
     /** Longest a verification command may run before it is killed. */
-    verify_timeout: z.optional(z.string()),
+    verify_timeout: z.optional(duration()),
     /** Characters of shared memories an agent is given at session start (SessionStart, load_context). */
     memory_budget: z.optional(z.int().check(z.gte(0), z.lte(100_000))),
     /** A claim renewed while its holder's branch has not moved for this long is flagged as possibly stuck. */
-    stuck_after: z.optional(z.string()),
+    stuck_after: z.optional(duration()),
     /** How far apart clones' clocks may be: a takeover of another agent's expired lease through a remote waits this much (plus this clone's estimated offset) past the expiry. */
-    max_clock_skew: z.optional(z.string()),
+    max_clock_skew: z.optional(duration()),
     /** `allow_self: true` lets an author accept its own review and a producer ack its own handoff. */
     review: z.optional(z.strictObject({ allow_self: z.optional(z.boolean()) })),
     /** The session loop (loop run): worktrees at once, how units are merged, whether finished ones are removed. */

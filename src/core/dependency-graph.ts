@@ -41,7 +41,8 @@ export function blockingEdges(task: Task, byId: { get(id: string): Task | undefi
 }
 
 export function edgeText(e: BlockedEdge): string {
-  const who = e.holder ? ` held by ${e.holder} until ${e.expires_at}` : "";
+  // "(claimed by alice until ...)": the status, then who holds it.
+  const who = e.holder ? ` by ${e.holder} until ${e.expires_at}` : "";
   return `${e.task} waits on ${e.waits_on} (${e.status}${who})`;
 }
 

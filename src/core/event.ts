@@ -128,6 +128,37 @@ export function subjectOf(e: HandoffEvent): string {
   return e.handoff ?? e.request ?? "(nothing named)";
 }
 
+/** The operation an event records, as a noun ("claim of api", "lease of docs/**"), for reports of operations. */
+const OPERATIONS: Partial<Record<EventType, string>> = {
+  created: "creation",
+  claimed: "claim",
+  renewed: "renewal",
+  released: "release",
+  expired: "expiry",
+  done: "completion",
+  failed: "failure",
+  reclaimed: "reclaim",
+  cancelled: "cancellation",
+  leased: "lease",
+  unleased: "unlease",
+  lease_expired: "lease expiry",
+  lease_reclaimed: "lease reclaim",
+  depended: "dependency",
+  undepended: "dependency removal",
+  handoff: "handoff",
+  acked: "acknowledgement",
+  verified: "verification",
+  submitted: "submission for review",
+  accepted: "acceptance",
+  rejected: "rejection",
+  release_requested: "release request",
+  release_answered: "answer",
+};
+
+export function operationName(type: EventType): string {
+  return OPERATIONS[type] ?? `${type} event`;
+}
+
 /** The one-line summary that heads the event's commit, for `git log --oneline`. */
 export function summarize(e: HandoffEvent): string {
   switch (e.type) {

@@ -112,8 +112,18 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
   const heldTask = task && task.status === "claimed" && task.claim?.agent === input.to;
   // An agent that only ran CLI verbs (no session, no heartbeat) has no record, yet its live claim
   // and leases are its own: it is asked like any other; only an agent known for nothing is unknown.
+  // An agent may have worked here without a session (CLI verbs only): what is sure is that it
+  // holds nothing of that name and has no session; the name may also be a typo.
   if (facts.status === null && !heldTask && !live.length) {
-    return { ok: false, refusal: { code: "not_found", message: `no agent ${input.to}`, data: { agent: input.to }, suggestions: [{ action: "fix_input", detail: "list agents: git handoff agents" }] } };
+    return {
+      ok: false,
+      refusal: {
+        code: "not_found",
+        message: `${input.to} holds no task or lease ${input.target}, and has no session here`,
+        data: { agent: input.to, target: input.target },
+        suggestions: [{ action: "fix_input", detail: `see who holds what: ${handoffCommand("status")}; the agents with a session: ${handoffCommand("agents")}` }],
+      },
+    };
   }
   if (facts.status === "disconnected") {
     const how = task ? handoffCommand("reclaim", task.id, "--reason", "holder is gone") : handoffCommand("unlease", input.target, "--reclaim", "--holder", input.to, "--reason", "holder is gone");

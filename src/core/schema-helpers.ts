@@ -22,7 +22,8 @@ export function issueText(issue: z.core.$ZodIssue): string {
   const i = issue as z.core.$ZodIssue & { expected?: string; values?: unknown[]; keys?: string[]; minimum?: unknown; maximum?: unknown; format?: string };
   switch (i.code) {
     case "invalid_type":
-      return `expected ${i.expected}`;
+      // A schema's own message (config.ts durations) says more than the type it expected.
+      return i.message && i.message !== "Invalid input" ? i.message : `expected ${i.expected}`;
     case "invalid_value":
       return `expected ${(i.values ?? []).map((v) => JSON.stringify(v)).join(" or ")}`;
     case "unrecognized_keys":

@@ -59,7 +59,7 @@ export async function sessionContext(store: Store): Promise<string> {
   if (asked) lines.push("", asked);
   // Shared memories within the policy's budget, fenced like every other agent's words.
   const memories = await contextMemories(store, mine.map((t) => t.id)).catch(() => ({ shown: [], omitted: 0 }));
-  const remembered = memoriesContext(memories.shown, memories.omitted);
+  const remembered = memoriesContext(memories.shown, memories.omitted, agent);
   if (remembered) lines.push("", remembered);
   return lines.join("\n");
 }

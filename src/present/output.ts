@@ -80,11 +80,14 @@ export function refusalOfError(e: unknown): Refusal {
   return environmentRefusal(e) ?? { code: "internal", message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
 }
 
-/** Prints an error (one line, then hints for refusals) and returns the exit status from the table. */
+/**
+ * Prints an error (one line ending in its stable code, then hints for refusals; with --json the
+ * body goes to stdout and the line to stderr still) and returns the exit status from the table.
+ */
 export function reportError(e: unknown, json: boolean): number {
   const refusal = refusalOfError(e);
   if (json) writeOut(JSON.stringify({ error: errorBody(refusal) }, null, 2) + "\n");
-  writeErr(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)}\n`);
+  writeErr(`git-handoff: ${neutralise(refusal.message.split("\n")[0]!)} [${refusal.code}]\n`);
   if (!json) for (const s of refusal.suggestions ?? []) writeErr(`  ${s.action}: ${neutralise(s.detail)}\n`);
   if (refusal.code === "internal" && process.env.HANDOFF_DEBUG) writeErr(`${(e as Error)?.stack}\n`);
   return EXIT_CODES[refusal.code];

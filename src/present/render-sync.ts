@@ -1,5 +1,5 @@
 // A sync report as text, shared by the CLI's `sync` and the MCP sync tool.
-import { subjectOf } from "../core/event.ts";
+import { operationName, subjectOf } from "../core/event.ts";
 import type { SyncReport } from "../sync/sync.ts";
 import { splitProblem } from "../sync/namespace-split.ts";
 
@@ -8,8 +8,8 @@ export function syncText(r: SyncReport): string {
   const lines = [
     `synced with ${r.remote}: ${r.fetched.length} updated here, ${r.pushed.length} pushed, ${r.replayed.length} replayed, ${r.removed.length} archived elsewhere`,
   ];
-  for (const t of r.confirmed) lines.push(`confirmed: ${t.event?.type ?? "write"} of ${t.event ? subjectOf(t.event) : t.ref} by ${t.event?.agent ?? "?"}`);
-  for (const t of r.refused) lines.push(`refused:   ${t.event?.type ?? "write"} of ${t.event ? subjectOf(t.event) : t.ref} by ${t.event?.agent ?? "?"}`);
+  for (const t of r.confirmed) lines.push(`confirmed: ${t.event ? operationName(t.event.type) : "write"} of ${t.event ? subjectOf(t.event) : t.ref} by ${t.event?.agent ?? "?"}`);
+  for (const t of r.refused) lines.push(`refused:   ${t.event ? operationName(t.event.type) : "write"} of ${t.event ? subjectOf(t.event) : t.ref} by ${t.event?.agent ?? "?"}`);
   for (const c of r.conflicts) lines.push(`conflict for ${c.agent}: ${c.message}`);
   if (r.archived.length) lines.push(`archived ${r.archived.length} finished task(s) into refs/handoff/archive`);
   if (r.split) {

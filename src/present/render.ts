@@ -5,6 +5,7 @@ import type { Overview } from "../core/overview.ts";
 import type { Task } from "../core/task.ts";
 import { oneLine } from "../core/one-line.ts";
 import { paint } from "./output.ts";
+import { neutraliseLine } from "./untrusted.ts";
 
 function until(iso: string, now: Date): string {
   const ms = Date.parse(iso) - now.getTime();
@@ -42,6 +43,12 @@ export function taskDetail(t: Task, now: Date): string {
   return lines.join("\n");
 }
 
+/** At most three paths, each on one line and cut to fit, then how many more: a line stays a line. */
+function pathsField(paths: string[]): string {
+  const shown = paths.slice(0, 3).map((p) => oneLine(neutraliseLine(p), 80));
+  return shown.join(",") + (paths.length > 3 ? ` +${paths.length - 3} more` : "");
+}
+
 /** Widths of the leading columns of an event line: time, type, task, agent. */
 type EventColumns = [at: number, type: number, task: number, agent: number];
 const eventColumns = (e: HandoffEvent): string[] => [e.at, e.type, e.task || "-", e.agent];
@@ -55,8 +62,11 @@ export function eventLines(events: HandoffEvent[]): string[] {
 
 export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]): string {
   const bits = eventColumns(e).map((v, i) => v.padEnd(widths[i]!));
+  // What a lease, a drift notice or a release request is about: its paths (or patterns), its id.
+  if (e.paths?.length) bits.push(`paths=${pathsField(e.paths)}${e.exclusive ? " (exclusive)" : ""}`);
+  if (e.request) bits.push(`request=${e.request}`);
   if (e.fence !== undefined) bits.push(`fence=${e.fence}`);
-  if (e.expires_at && (e.type === "claimed" || e.type === "renewed")) bits.push(`until=${e.expires_at}`);
+  if (e.expires_at && (e.type === "claimed" || e.type === "renewed" || e.type === "leased")) bits.push(`until=${e.expires_at}`);
   if (e.holder) bits.push(`holder=${e.holder}`);
   if (e.by && e.by !== e.agent) bits.push(`by=${e.by}`);
   if (e.commit) bits.push(`commit=${e.commit.slice(0, 12)}`);
@@ -69,7 +79,8 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   if (e.hook) bits.push(`hook=${e.hook}`);
   if (e.verdict) bits.push(`verdict=${e.verdict}`);
   if (e.branches) bits.push(`branches=${e.branches.join(",")}`);
-  if (e.paths && (e.type === "hook_caught" || e.type === "conflict_found")) bits.push(`paths=${e.paths.join(",")}`);
+  if (e.answer) bits.push(`answer=${e.answer}`);
+  if (e.until) bits.push(`until=${e.until}`);
   if (e.reason) bits.push(`reason=${JSON.stringify(oneLine(e.reason, 60))}`);
   if (e.type === "loop" && e.note) bits.push(`note=${JSON.stringify(oneLine(e.note, 60))}`);
   bits.push(`[${e.scope}${e.branch ? ` ${e.branch}` : ""}]`);

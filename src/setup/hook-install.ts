@@ -211,7 +211,8 @@ export function readJson(path: string): { json: Record<string, any> | null; erro
 
 export const pretty = (v: unknown) => JSON.stringify(v, null, 2) + "\n";
 
-function planAgentsInstall(root: string, agents: string[]): Action[] {
+/** `uncommitted`: agent config files (relative paths) not committed as they stand. */
+function planAgentsInstall(root: string, agents: string[], uncommitted: ReadonlySet<string>): Action[] {
   const actions: Action[] = [];
   const written: string[] = [];
   for (const a of AGENTS.filter((x) => agents.includes(x.key))) {
@@ -226,7 +227,11 @@ function planAgentsInstall(root: string, agents: string[]): Action[] {
       if (exists && !existsSync(path + BACKUP)) actions.push({ op: "backup", path, to: path + BACKUP, detail: `back up ${a.file}` });
       actions.push({ op: exists ? "update" : "create", path, content: pretty(next), detail: `${a.name}: ${exists ? "add" : "configure"} git-handoff hooks in ${a.file}` });
       written.push(a.file);
-    } else actions.push({ op: "ok", path, detail: `${a.name}: git-handoff hooks in ${a.file}` });
+    } else {
+      actions.push({ op: "ok", path, detail: `${a.name}: git-handoff hooks in ${a.file}` });
+      // Written by an earlier init and still not committed: the other worktrees still lack it.
+      if (uncommitted.has(a.file)) written.push(a.file);
+    }
     // Said on every init, not only the first: the client may still be skipping the hooks.
     if (a.note) actions.push({ op: "note", path, detail: a.note });
   }
@@ -364,8 +369,8 @@ function planGitUninstall(layout: HookLayout): Action[] {
 }
 
 /** `agents`: which agents' configs to write (AGENT_KEYS; default all). */
-export function planInstall(layout: HookLayout, templatesDir: string, agents: string[] = AGENT_KEYS): Action[] {
-  return [...planGitInstall(layout, templatesDir), ...planAgentsInstall(layout.workTree, agents)];
+export function planInstall(layout: HookLayout, templatesDir: string, agents: string[] = AGENT_KEYS, uncommitted: ReadonlySet<string> = new Set()): Action[] {
+  return [...planGitInstall(layout, templatesDir), ...planAgentsInstall(layout.workTree, agents, uncommitted)];
 }
 
 export function planUninstall(layout: HookLayout): Action[] {

@@ -1,7 +1,7 @@
 // Whether the commands the installed hooks run by name are on the PATH. The git hooks run
 // `git-handoff`, the agents' hook configs and the git pre-commit hook `git-handoff-hook`; where
-// neither is found, the hooks let every edit and commit through ("not on PATH, file leases not
-// checked"), so `init` says so when it installs them and `doctor` checks it.
+// one is not found, what its hooks check goes unchecked ("not on PATH, file leases not checked"),
+// so `init` says which when it installs them and `doctor` checks it.
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Action } from "./hook-install.ts";
@@ -29,10 +29,22 @@ export function isExecutableFile(path: string): boolean {
   }
 }
 
+/**
+ * What goes unchecked while a command is missing. The agents' pre-edit hooks and git's pre-commit
+ * run git-handoff-hook (pre-commit falls back to git-handoff); pre-push and the agents'
+ * session-start hooks run git-handoff.
+ */
+const UNCHECKED: Record<string, string> = {
+  both: "the hooks let every edit, commit and push through until they are",
+  "git-handoff-hook": "the agents' pre-edit hook commands fail and their edits go unchecked until it is (git's pre-commit hook falls back to git-handoff, slower)",
+  "git-handoff": "the pre-push hook lets every push through and the agents' session-start hooks fail until it is (edits and commits are checked through git-handoff-hook)",
+};
+
 /** A note asking for the commands the hooks need, when some are not on the PATH; none when all are. */
 export function pathNotes(root: string, env: NodeJS.ProcessEnv = process.env): Action[] {
   const missing = ["git-handoff", "git-handoff-hook"].filter((bin) => !findOnPath(bin, env));
   if (!missing.length) return [];
   const which = missing.length > 1 ? `${missing.join(" and ")} are` : `${missing[0]} is`;
-  return [{ op: "note", path: root, needsYou: true, detail: `${which} not on the PATH: the hooks let every edit and commit through until they are. To fix: ${PUT_ON_PATH}; git handoff doctor checks it` }];
+  const unchecked = UNCHECKED[missing.length > 1 ? "both" : missing[0]!];
+  return [{ op: "note", path: root, needsYou: true, detail: `${which} not on the PATH: ${unchecked}. To fix: ${PUT_ON_PATH}; git handoff doctor checks it` }];
 }

@@ -66,7 +66,7 @@ function pathCheck(env: NodeJS.ProcessEnv): Check {
   const found = findOnPath("git-handoff", env);
   return found
     ? { name: "hook-path", status: "ok", detail: `the hooks find git-handoff at ${found}` }
-    : { name: "hook-path", status: "warn", detail: "git-handoff is not on the PATH: the hooks say \"not on PATH, file leases not checked\" and let everything through", fix: PUT_ON_PATH };
+    : { name: "hook-path", status: "warn", detail: "git-handoff is not on the PATH: the pre-push hook (and the pre-commit hook where git-handoff-hook is missing too) says \"not on PATH, file leases not checked\" and lets it through; the agents' session-start hooks fail", fix: PUT_ON_PATH };
 }
 
 function agentConfigCheck(root: string): Check {

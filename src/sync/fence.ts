@@ -5,6 +5,7 @@ import { refresh } from "./remote-cas.ts";
 import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
 import { readQuarantine, type Quarantined } from "./quarantine.ts";
+import { repairAdvice, repairCommand, type RepairAdvice } from "./repair-hazard.ts";
 
 export interface FenceVerdict {
   task: string;
@@ -37,14 +38,14 @@ export async function checkFences(store: Store, tasks: string[], fence?: number)
   for (const id of tasks) {
     const { task } = await loadTask(store, id);
     const q = held.get(taskRef(id));
-    const refusal = q ? heldBack(id, remote!, q) : fenceRefusal(task, store.actor, now, fence);
+    const refusal = q ? heldBack(id, remote!, q, (await repairAdvice(store, [q])).get(q.ref)) : fenceRefusal(task, store.actor, now, fence);
     const claim = task.claim;
     verdicts.push({ task: id, ok: !refusal, holder: claim?.agent ?? null, fence: claim?.fence ?? task.fence, expires_at: claim?.expires_at ?? null, refusal });
   }
   return { against, verdicts };
 }
 
-function heldBack(id: string, remote: string, q: Quarantined): Refusal {
+function heldBack(id: string, remote: string, q: Quarantined, advice: RepairAdvice | undefined): Refusal {
   const why = q.kind === "newer" ? `comes from a newer git-handoff (${q.reason})` : `was refused on receive (${q.reason})`;
   return {
     code: "quarantined",
@@ -53,7 +54,7 @@ function heldBack(id: string, remote: string, q: Quarantined): Refusal {
     suggestions: [
       q.kind === "newer"
         ? { action: "fix_input", detail: "upgrade git-handoff" }
-        : { action: "fix_input", detail: "a person checks the remote (git handoff doctor names the refused step), then: git handoff sync --repair" },
+        : { action: "fix_input", detail: `a person checks the remote (git handoff doctor names the refused step), then: ${repairCommand(advice)}` },
     ],
   };
 }

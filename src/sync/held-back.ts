@@ -17,7 +17,7 @@ export function heldBackRefusal(r: SyncReport): Refusal | null {
     message: `synced with ${r.remote} (${r.pushed.length} pushed, ${r.fetched.length} updated here), but ${r.quarantined.length} of its ref(s) are kept back, so this clone's copies of them may be stale: ${parts.join("; ")}`,
     data: { ...r },
     suggestions: [
-      ...(invalid.length ? [{ action: "fix_input" as const, detail: "a person checks who can push to the remote (git handoff doctor names the refused steps), then overwrites them: git handoff sync --repair" }] : []),
+      ...(invalid.length ? [{ action: "fix_input" as const, detail: "a person checks who can push to the remote (git handoff doctor names the refused steps), then overwrites them: git handoff sync --repair (a ref it refuses, one this clone has no value of or whose overwrite would lose a claim, lease or fence, takes --repair --force once checked)" }] : []),
       ...(newer.length ? [{ action: "fix_input" as const, detail: "upgrade git-handoff to read the newer refs" }] : []),
     ],
   };

@@ -1,7 +1,7 @@
 // Bringing the local refs/handoff/* in line with what was fetched from the sync remote, per ref:
 // fast-forward, keep (local is ahead: push it), or replay the local operations on the remote tip.
 import { HandoffError, type Refusal } from "../core/errors.ts";
-import type { HandoffEvent } from "../core/event.ts";
+import { operationName, type HandoffEvent } from "../core/event.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
 import { isFinal, Task } from "../core/task.ts";
 import { listRefs, type RefUpdate } from "../git/refs.ts";
@@ -213,7 +213,7 @@ export async function replayRef(
       event,
       commit: oid,
       code: refusal.code,
-      message: `${event.type} of ${task.id} by ${event.by ?? event.agent} at ${event.at} no longer applies: ${refusal.message}`,
+      message: `${operationName(event.type)} of ${task.id} by ${event.by ?? event.agent} at ${event.at} no longer applies: ${refusal.message}`,
       ...(holder ? { holder } : {}),
       detected_at: store.now().toISOString(),
     });

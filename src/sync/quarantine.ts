@@ -7,6 +7,7 @@ import { isoTime, lazySchema } from "../core/schema-helpers.ts";
 import { commitObject, encodeFiles, FORMAT_MARKER, readRecord } from "../store/codec.ts";
 import type { NewerRef, Store } from "../store/store.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
+import { repairAdvice, repairCommand } from "./repair-hazard.ts";
 
 export const QUARANTINE_PREFIX = `${LOCAL_ROOT}quarantine/`;
 const FILE = "quarantine.json";
@@ -62,8 +63,9 @@ export async function refuseQuarantined(store: Store, remote: string, refs: stri
     const q = entries.get(ref);
     if (q && q.kind === "newer") refuseNewer(new Map([[ref, { ref, remote, reason: q.reason }]]), [ref]);
     if (q) {
+      const advice = (await repairAdvice(store, [q])).get(ref);
       fail("quarantined", `${ref} on ${remote} failed validation (${q.reason}); no exclusive operation on it until it is repaired`, { ref, remote, reason: q.reason }, [
-        { action: "fix_input", detail: "a person checks the remote, then overwrites it with this clone's state: git handoff sync --repair" },
+        { action: "fix_input", detail: `a person checks the remote, then overwrites it with this clone's state: ${repairCommand(advice)}` },
       ]);
     }
   }

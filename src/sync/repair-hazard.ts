@@ -12,6 +12,31 @@ import { placeOf } from "../store/ref-families.ts";
 import { LEASES_REF, readLeasesAt } from "../store/lease-store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { isFinal, type Task } from "../core/task.ts";
+import type { Quarantined } from "./quarantine.ts";
+
+/** What `sync --repair` would do with a ref refused on receive, for the hint that names the command that works. */
+export interface RepairAdvice {
+  /** Why a plain `--repair` refuses it (only `--force` overwrites it), or null: `--repair` overwrites it. */
+  hazard: string | null;
+  /** This clone has no value of it: `--force` deletes the remote's. */
+  deletes: boolean;
+}
+
+/** The command that repairs a refused ref: `--force` (after a person checks) where a plain `--repair` refuses it. */
+export function repairCommand(advice: RepairAdvice | undefined): string {
+  return advice?.hazard ? `git handoff sync --repair --force (a plain --repair refuses: ${advice.hazard})` : "git handoff sync --repair";
+}
+
+/** The advice for each ref refused on receive (kind "invalid"), by ref. */
+export async function repairAdvice(store: Store, quarantined: readonly Quarantined[]): Promise<Map<string, RepairAdvice>> {
+  const out = new Map<string, RepairAdvice>();
+  for (const q of quarantined) {
+    if (q.kind !== "invalid") continue;
+    const now = await store.readRef(q.ref);
+    out.set(q.ref, { hazard: await repairHazard(store, q.ref, q.oid, now, !!q.unsent), deletes: now === null });
+  }
+  return out;
+}
 
 /**
  * Why overwriting `was` (the remote's refused value of `ref`) with `now` (this clone's, null: none)

@@ -4,7 +4,8 @@ import { fail } from "../../core/errors.ts";
 import { configGet, configSetLocal, configWithScope, gitPath } from "../../git/config.ts";
 import { currentDir, discoverRepo, resolveDir } from "../../git/repo.ts";
 import { moveLayout } from "../../store/separate-store.ts";
-import { AGENT_KEYS, applyActions, hooksDirFrom, planInstall, sharedScope, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
+import { uncommittedPaths } from "../../git/changed-paths.ts";
+import { AGENT_CONFIG_FILES, AGENT_KEYS, applyActions, hooksDirFrom, planInstall, sharedScope, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { pathNotes } from "../../setup/on-path.ts";
 import { planUserInstall, planUserUninstall, userLayout } from "../../setup/user-install.ts";
@@ -28,7 +29,7 @@ async function layoutOf(store: Store): Promise<HookLayout> {
 /** Each step as done (in a dry run: what it would do), already done, needs you, or a note. */
 function actionLines(actions: Action[], dryRun: boolean): string[] {
   const label = (a: Action) => (a.op === "ok" ? "already done:" : a.op === "note" ? (a.needsYou ? "needs you:" : "note:") : "done:");
-  const lines = actions.map((a) => (dryRun && a.op !== "ok" && a.op !== "note" ? `would ${a.detail}` : `${label(a).padEnd(13)} ${a.detail}`));
+  const lines = actions.map((a) => `${(dryRun && a.op !== "ok" && a.op !== "note" ? "would do:" : label(a)).padEnd(13)} ${a.detail}`);
   return lines.length ? lines : ["hooks:  nothing to change"];
 }
 
@@ -68,7 +69,10 @@ export function registerInit(program: Command): void {
     await withStore(cmd, async (store, g) => {
       const changed = (await configGet(store.cwd, "handoff.version", "local")) !== FORMAT_VERSION;
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
-      const actions = o.hooks === false || !store.repo.workTree ? [] : [...planInstall(await layoutOf(store), templates(), agents), ...pathNotes(store.repo.workTree)];
+      const root = store.repo.workTree;
+      // Agent configs an earlier init wrote and nobody committed yet: init says so again.
+      const uncommitted = o.hooks === false || !root ? new Set<string>() : await uncommittedPaths(root, AGENT_CONFIG_FILES.map((a) => a.file));
+      const actions = o.hooks === false || !root ? [] : [...planInstall(await layoutOf(store), templates(), agents, uncommitted), ...pathNotes(root)];
       if (!o.dryRun) applyActions(actions);
       const result = { repo: store.repo.commonDir, store: store.repo.storeDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
       emit(!!g.json, result, () =>

@@ -6,6 +6,7 @@ import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { heldBackRefusal } from "../../sync/held-back.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined, type Repair } from "../../sync/repair.ts";
+import { repairAdvice } from "../../sync/repair-hazard.ts";
 import type { Quarantined } from "../../sync/quarantine.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
@@ -79,7 +80,10 @@ export function registerSync(program: Command): void {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store), { force: !!o.force }) : [];
       // On a terminal each step is said as it starts; a script reads the report.
       const r = await sync(store, isTerminal(2) ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
-      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined), ...heldBackLines(r.quarantined)].join("\n"));
+      // The hint names what works for each ref: --repair, or --repair --force where --repair refuses.
+      const advice = g.json ? new Map() : await repairAdvice(store, r.quarantined);
+      const said = new Set(repaired.filter((p) => p.refused).map((p) => p.ref));
+      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined, advice, said), ...heldBackLines(r.quarantined)].join("\n"));
       // A sync that kept refs back is not a clean success: a script reads the status (docs/cli.md).
       // The same condition and code as MCP's sync refusal (held-back.ts).
       const held = heldBackRefusal(r);
@@ -111,7 +115,7 @@ export function registerSync(program: Command): void {
 /** One line per ref a repair touched or refused, naming it and why. */
 function repairLine(p: Repair, remote: string): string {
   const was = `was ${p.was.slice(0, 12)}, refused: ${p.reason}`;
-  if (p.refused) return `not repaired [unsafe_repair]: ${p.ref} on ${remote} (${was}): ${p.refused}; nothing pushed for it (after checking the remote's value, git handoff sync --repair --force overwrites it)`;
+  if (p.refused) return `not repaired [unsafe_repair]: ${p.ref} on ${remote} (${was}): ${p.refused}; nothing pushed for it (after checking the remote's value, git handoff sync --repair --force ${p.now === null ? "deletes" : "overwrites"} it)`;
   const to = p.now ? `-> this clone's ${p.now.slice(0, 12)}` : "-> deleted";
   return `${p.ok ? "repaired" : "could not repair"}: ${p.ref} on ${remote} (${was}) ${to}${p.forced ? ` (--force: ${p.forced})` : ""}`;
 }
