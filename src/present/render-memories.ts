@@ -29,10 +29,15 @@ export function memoryDetail(m: Memory): string {
  * are marked "(you)" and the label does not call them another agent's (they are still data: a
  * name is self-declared).
  */
+/** How the memories `me` is shown are labelled: as another agent's, or (some its own) as the named agents'. */
+export function memoriesLabel(shown: Memory[], me?: string): string {
+  return me !== undefined && shown.some((m) => m.author === me) ? OWN_AND_OTHERS_LABEL : UNTRUSTED_LABEL;
+}
+
 export function memoriesContext(shown: Memory[], omitted: number, me?: string): string {
   if (!shown.length) return "";
   const own = (m: Memory) => me !== undefined && m.author === me;
-  const label = shown.some(own) ? OWN_AND_OTHERS_LABEL : UNTRUSTED_LABEL;
+  const label = memoriesLabel(shown, me);
   const lines = [`Shared memories (${label}):`];
   for (const m of shown) lines.push(`- ${m.id} by ${neutralise(m.author)}${own(m) ? " (you)" : ""}${m.task ? ` (task ${neutralise(m.task)})` : ""}${m.tags.length ? ` [${m.tags.join(" ")}]` : ""}:`, fence(m.text, "    "));
   if (omitted) lines.push(`(${omitted} more not shown: git handoff memory list)`);

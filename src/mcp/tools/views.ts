@@ -17,8 +17,7 @@ import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { contextMemories } from "../../store/memory-store.ts";
-import { UNTRUSTED_LABEL } from "../../core/untrusted.ts";
-import { memoriesContext } from "../../present/render-memories.ts";
+import { memoriesContext, memoriesLabel } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
 import { readyAmong } from "../../store/dependency-actions.ts";
@@ -81,7 +80,7 @@ export const loadContext = defineTool({
     const requests = await requestInbox(store);
     const negotiation = [...requests.asked.map((r) => renderRequest(r, "mcp")), ...requests.answered.map(renderAnswer)].join("\n");
     const memories = await contextMemories(store, claimed.map((t) => t.id));
-    const remembered = memoriesContext(memories.shown, memories.omitted);
+    const remembered = memoriesContext(memories.shown, memories.omitted, me);
     const shown = ready.slice(0, 5);
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
@@ -110,7 +109,7 @@ export const loadContext = defineTool({
         ready_total: ready.length,
         overview,
         // Other agents' words: marked, like handoff text, so a client never reads them as instructions.
-        memories: { notice: UNTRUSTED_LABEL, shown: memories.shown.map((m) => ({ id: m.id, author: m.author, task: m.task, tags: m.tags, updated_at: m.updated_at, text: m.text })), omitted: memories.omitted },
+        memories: { notice: memoriesLabel(memories.shown, me), shown: memories.shown.map((m) => ({ id: m.id, author: m.author, task: m.task, tags: m.tags, updated_at: m.updated_at, text: m.text })), omitted: memories.omitted },
       },
       text,
       summary: `you are ${me}; you hold ${claimed.length} task${claimed.length === 1 ? "" : "s"}${claimed.length ? ` (${claimed.map((t) => t.id).join(", ")})` : ""}; ${ready.length} ready to claim${inbox ? "; handoffs wait in your inbox" : ""}`,
