@@ -32,7 +32,7 @@ test("init --user merges into the user's settings, is idempotent, and uninstall 
   const again = cli(["init", "--user", "--json"], { cwd: outside, env });
   assert.equal(again.json.actions, [], "a second init --user changes nothing");
   const dry = cli(["uninstall", "--user", "--dry-run"], { cwd: outside, env });
-  assert.match(dry.stdout, /would remove user-scope git-handoff hooks/);
+  assert.match(dry.stdout, /^would do: +remove user-scope git-handoff hooks/m);
   assert.ok(existsSync(join(home, ".config/git-handoff/agent-hook")));
   assert.is(cli(["uninstall", "--user"], { cwd: outside, env }).code, 0);
   assert.equal(JSON.parse(readFileSync(join(home, ".claude/settings.json"), "utf8")), mine);
