@@ -42,7 +42,7 @@ test("claim of a dependent: a local done of its dependency that the remote refus
   const claim = cli(["claim", "T", "--json"], { cwd: a, agent: "alice" });
   assert.is(claim.code, 3, claim.stderr);
   assert.is(claim.json.error.code, "blocked");
-  assert.match(claim.stderr, /held by bob/);
+  assert.match(claim.stderr, /claimed by bob/);
   assert.is(remoteTask(bare, "T").status, "todo", "nothing was granted on the remote");
   assert.is(remoteTask(bare, "D").claim.agent, "bob");
   // The refused done is a conflict for alice, as sync would have said.

@@ -36,7 +36,7 @@ test("wait --id: a checked-out link at handoff-<id> is refused, never followed (
   const refs = handoffRefs(victim);
   const r = cli(["wait", "--id", "t-evil"], { cwd: victim, agent: "vic" });
   assert.is(r.code, 2, r.stderr);
-  assert.match(r.stderr, /^git-handoff: cannot save result files to \S+\/handoff-t-evil: it is a symbolic link \(a link is followed only for a folder named with --out\)\n/);
+  assert.match(r.stderr, /^git-handoff: cannot save result files to \S+\/handoff-t-evil: it is a symbolic link \(a link is followed only for a folder named with --out\) \[invalid_input\]\n/);
   assert.is(readFileSync(join(victim, ".git", "config"), "utf8"), config);
   assert.is(handoffRefs(victim), refs);
   // Named with --out, the same link is followed, to the git dir: refused all the same.
