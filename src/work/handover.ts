@@ -138,17 +138,21 @@ export async function loadInputs(store: Store, id: string, opts: { pull?: boolea
       fail("corrupt_state", `task ${id} was created with the inputs ${at.slice(0, 12)}, which are not here (${ref} does not hold them)`, { task: id, ref });
     }
   } else {
-    at = await store.readRef(ref);
-    const remote = at || opts.pull === false ? null : await store.syncRemote();
-    if (remote) {
-      await pullRef(store, remote, ref);
-      at = await store.readRef(ref);
-    }
+    at = await legacyTip(store, ref, opts.pull !== false);
     if (!at) return null;
   }
   const b = await readBundle(store, ref, at, INPUTS_FILE, TaskInputs);
   if (b.record.task !== id) fail("corrupt_state", `${ref} holds the inputs of task ${JSON.stringify(b.record.task)}`, { ref });
   return { record: b.record, context: await b.files("context", MAX_TASK_FILES * MAX_CONTEXT_FILE_BYTES), files: await b.files("files"), unverified: origin.legacy };
+}
+
+/** For a task from an older build, which names no commit: `ref`'s tip, fetched from the sync remote when it is not here. */
+async function legacyTip(store: Store, ref: string, pull: boolean): Promise<string | null> {
+  const at = await store.readRef(ref);
+  const remote = at || !pull ? null : await store.syncRemote();
+  if (!remote) return at;
+  await pullRef(store, remote, ref);
+  return store.readRef(ref);
 }
 
 export interface LoadedResults {
@@ -174,14 +178,7 @@ export async function loadResults(store: Store, task: Task, opts: { pull?: boole
     if (!(await haveCommit(store, ref, at, opts.pull !== false))) {
       fail("corrupt_state", `the completion of ${id} sent the results ${at.slice(0, 12)}, which are not here (${ref} does not hold them)`, { task: id, ref });
     }
-  } else if (legacy) {
-    at = await store.readRef(ref);
-    const remote = at || opts.pull === false ? null : await store.syncRemote();
-    if (remote) {
-      await pullRef(store, remote, ref);
-      at = await store.readRef(ref);
-    }
-  }
+  } else if (legacy) at = await legacyTip(store, ref, opts.pull !== false);
   if (!at) return null;
   const b = await readBundle(store, ref, at, RESULT_FILE, TaskResultFiles);
   if (b.record.task !== id) fail("corrupt_state", `${ref} holds the result of task ${JSON.stringify(b.record.task)}`, { ref });
