@@ -1,6 +1,5 @@
 // How refs refused on receive read in `sync` and `status` text.
 import type { Quarantined } from "../sync/quarantine.ts";
-import { placeOf } from "../store/ref-families.ts";
 import type { RepairAdvice } from "../sync/repair-hazard.ts";
 
 /**
@@ -9,7 +8,8 @@ import type { RepairAdvice } from "../sync/repair-hazard.ts";
  * or lease this clone's lacks), `--repair --force` once a person has checked the remote's value.
  */
 export function repairHint(advice: RepairAdvice | undefined): string {
-  if (!advice?.hazard) return "git handoff sync --repair overwrites it";
+  // No hazard and nothing of this clone's to put there: a name no git-handoff writes, deleted.
+  if (!advice?.hazard) return `git handoff sync --repair ${advice?.deletes ? "deletes" : "overwrites"} it`;
   return `git handoff sync --repair refuses it: ${advice.hazard}; after checking the remote's value, git handoff sync --repair --force ${advice.deletes ? "deletes" : "overwrites"} it`;
 }
 
@@ -25,8 +25,7 @@ export function quarantineLines(remote: string, quarantined: (Quarantined & { ne
       continue;
     }
     const where = q.unsent ? "nothing of it fetched" : `kept under refs/handoff-remotes/${remote}/`;
-    // A name no git-handoff writes has no value here to put in its place: the repair deletes it.
-    const hint = said.has(q.ref) ? "not repaired: see above" : placeOf(q.ref).kind === "bad" ? "git handoff sync --repair deletes it" : repairHint(advice.get(q.ref));
+    const hint = said.has(q.ref) ? "not repaired: see above" : repairHint(advice.get(q.ref));
     lines.push(`refused on receive: ${q.ref}: ${q.reason} (${where}; ${hint})`);
   }
   return lines;

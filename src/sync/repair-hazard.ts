@@ -32,10 +32,22 @@ export async function repairAdvice(store: Store, quarantined: readonly Quarantin
   const out = new Map<string, RepairAdvice>();
   for (const q of quarantined) {
     if (q.kind !== "invalid") continue;
-    const now = await store.readRef(q.ref);
-    out.set(q.ref, { hazard: await repairHazard(store, q.ref, q.oid, now, !!q.unsent), deletes: now === null });
+    const { now, hazard } = await plannedRepair(store, q.ref, q.oid, !!q.unsent);
+    out.set(q.ref, { hazard, deletes: now === null });
   }
   return out;
+}
+
+/**
+ * What `sync --repair` puts in place of the remote's refused value `was` of `ref` (this clone's
+ * value; null: it deletes the remote's), and why a plain `--repair` refuses that (repairHazard).
+ * The repair itself and every hint about it decide here, so a hint never names a command that
+ * then does something else.
+ */
+export async function plannedRepair(store: Store, ref: string, was: string, unsent: boolean): Promise<{ now: string | null; hazard: string | null }> {
+  // A name no git-handoff writes is deleted: this clone has no ref of that name to put there.
+  const now = placeOf(ref).kind === "bad" ? null : await store.readRef(ref);
+  return { now, hazard: await repairHazard(store, ref, was, now, unsent) };
 }
 
 /**

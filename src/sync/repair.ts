@@ -10,8 +10,7 @@ import { readQuarantine, writeQuarantine } from "./quarantine.ts";
 import { fail } from "../core/errors.ts";
 import { callTimeout, remoteBudget, remoteFailed } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
-import { repairHazard } from "./repair-hazard.ts";
-import { placeOf } from "../store/ref-families.ts";
+import { plannedRepair } from "./repair-hazard.ts";
 
 export interface Repair {
   ref: string;
@@ -36,9 +35,7 @@ export async function repairQuarantined(store: Store, remote: string, o: { force
   const plan: Repair[] = [];
   for (const e of q.entries.values()) {
     if (e.kind !== "invalid") continue;
-    // A name no git-handoff writes is deleted: this clone has no ref of that name to put there.
-    const now = placeOf(e.ref).kind === "bad" ? null : await store.readRef(e.ref);
-    const hazard = await repairHazard(store, e.ref, e.oid, now, !!e.unsent);
+    const { now, hazard } = await plannedRepair(store, e.ref, e.oid, !!e.unsent);
     plan.push({ ref: e.ref, was: e.oid, reason: e.reason, now, ok: false, refused: hazard && !o.force ? hazard : null, code: hazard && !o.force ? "unsafe_repair" : null, forced: hazard && o.force ? hazard : null });
   }
   const go = plan.filter((p) => !p.refused);
