@@ -27,12 +27,18 @@ export { unreachable } from "./remote-budget.ts";
 
 /** Fetches the remote's refs/handoff/* and applies them locally; conflicts go to their agents. */
 export async function refresh(store: Store, remote: string, budget?: RemoteBudget): Promise<{ ok: true; integration: Integration; refused: string[] } | RemoteFailure> {
+  const r = await fetchAndIntegrate(store, remote, budget);
+  if (!r.ok) return r;
+  if (r.integration.conflicts.length) await recordConflicts(store, r.integration.conflicts);
+  return { ok: true, integration: r.integration, refused: r.fetched.refused.map((q) => q.ref) };
+}
+
+/** The remote's refs fetched into tracking and applied here (their conflicts are the caller's to record). */
+async function fetchAndIntegrate(store: Store, remote: string, budget?: RemoteBudget) {
   await forgetMovedRemote(store, remote);
-  const f = await refreshTracking(store, remote, undefined, budget);
-  if (!f.ok) return f;
-  const integration = await integrate(store, f.before, f.after);
-  if (integration.conflicts.length) await recordConflicts(store, integration.conflicts);
-  return { ok: true, integration, refused: f.refused.map((q) => q.ref) };
+  const fetched = await refreshTracking(store, remote, undefined, budget);
+  if (!fetched.ok) return fetched;
+  return { ok: true as const, fetched, integration: await integrate(store, fetched.before, fetched.after) };
 }
 
 /**
@@ -42,11 +48,10 @@ export async function refresh(store: Store, remote: string, budget?: RemoteBudge
  * `checks`: leases on every task the accepted edges reach.
  */
 async function meetRemoteGraph(store: Store, remote: string, budget: RemoteBudget): Promise<{ ok: true; moved: boolean; checks: PushUpdate[] } | RemoteFailure> {
-  await forgetMovedRemote(store, remote);
-  const f = await refreshTracking(store, remote, undefined, budget);
-  if (!f.ok) return f;
-  const step = await integrate(store, f.before, f.after);
-  const cycles = await refuseCycles(store, step.ahead, f.after);
+  const r = await fetchAndIntegrate(store, remote, budget);
+  if (!r.ok) return r;
+  const step = r.integration;
+  const cycles = await refuseCycles(store, step.ahead, r.fetched.after);
   const conflicts = [...step.conflicts, ...cycles.conflicts];
   if (conflicts.length) await recordConflicts(store, conflicts);
   const kept = new Map(cycles.ahead.map((a) => [a.ref, a.local]));
