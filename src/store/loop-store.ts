@@ -3,7 +3,7 @@
 import { dirname, join } from "node:path";
 import { appendNoFollow, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { LoopRecord, unitAgent, type LoopUnit } from "../core/loop-record.ts";
+import { LoopRecord, type LoopUnit } from "../core/loop-record.ts";
 import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 
@@ -82,8 +82,8 @@ export function ownLoopProblem(store: Store, rec: LoopRecord): string | null {
   }
   if (!plan || !Array.isArray(plan.units)) return `loop ${rec.id} has no plan recorded in this clone (.git/handoff/loop-plans/)`;
   if (plan.integration !== rec.integration) return `loop ${rec.id}'s record names integration branch ${JSON.stringify(rec.integration)}; it was started here for ${JSON.stringify(plan.integration)}`;
-  const ours = plan.units.every((u) => u.agent === unitAgent(rec.id, u.id));
-  if (!ours || JSON.stringify(planOf(rec).units) !== JSON.stringify(plan.units)) return `loop ${rec.id}'s record names other units, agents or tasks than this clone planned for it`;
+  // The record's schema holds each unit's agent to unitAgent(loop, unit): the same units as planned are the loop's own.
+  if (JSON.stringify(planOf(rec).units) !== JSON.stringify(plan.units)) return `loop ${rec.id}'s record names other units, agents or tasks than this clone planned for it`;
   return null;
 }
 
