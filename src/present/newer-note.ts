@@ -18,6 +18,11 @@ export function newerTaskNote(id: string, held: Map<string, NewerRef>): string {
   return q ? `  (on ${q.remote} from a newer git-handoff: this copy may be stale; upgrade to change it)` : "";
 }
 
+/** One task as `task show` and MCP's get_task show it: the record marked, and the line after its detail ("" when not held back). */
+export function shownWithNote<T extends { id: string }>(task: T, held: Map<string, NewerRef>): { shown: T & { newer_on_remote?: true }; note: string } {
+  return { shown: markNewer([task], held)[0]!, note: newerTaskNote(task.id, held).trim() };
+}
+
 /** One line per task, each held back as newer noted: what `task list` and MCP's list tools print. */
 export function notedTaskLines(tasks: Task[], held: Map<string, NewerRef>, now: Date): string[] {
   return tasks.map((t) => taskLine(t, now) + newerTaskNote(t.id, held));

@@ -4,7 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
-import { markNewer, newerTaskNote, notedTaskLines } from "../../present/newer-note.ts";
+import { markNewer, notedTaskLines, shownWithNote } from "../../present/newer-note.ts";
 import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
@@ -58,8 +58,7 @@ export function registerTask(program: Command): void {
       // The record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies.
       const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
       const held = await store.heldAsNewer();
-      const [shown] = markNewer([t.after?.length ? { ...t, blocked_by: blocked } : t], held);
-      const note = newerTaskNote(t.id, held).trim();
+      const { shown, note } = shownWithNote(t.after?.length ? { ...t, blocked_by: blocked } : t, held);
       emit(!!g.json, shown, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved) + (note ? `\n${note}` : ""));
     });
   });

@@ -1,7 +1,7 @@
 // Input fields and renderings shared by the tool files.
 import * as z from "zod/mini";
 import type { Task } from "../../core/task.ts";
-import { markNewer, newerTaskNote, notedTaskLines } from "../../present/newer-note.ts";
+import { notedTaskLines, shownWithNote } from "../../present/newer-note.ts";
 import { taskDetail } from "../../present/render.ts";
 import type { NewerRef, Store } from "../../store/store.ts";
 import type { ToolReply } from "../tool.ts";
@@ -35,8 +35,7 @@ export function taskSummary(t: Task): string {
 
 /** One task as a tool reply: the record, and a headline plus the CLI's detailed rendering; with `held`, marked as `task show` marks it. */
 export function taskReply(store: Store, task: Task, headline: string, held: Map<string, NewerRef> = new Map()): ToolReply {
-  const [shown] = markNewer([task], held);
-  const note = newerTaskNote(task.id, held).trim();
+  const { shown, note } = shownWithNote(task, held);
   return { data: { task: shown }, text: `${headline}\n${taskDetail(task, store.now())}${note ? `\n${note}` : ""}` };
 }
 
