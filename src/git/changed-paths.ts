@@ -66,22 +66,3 @@ export async function commitMessages(cwd: string, revs: string[]): Promise<strin
   check(r, "git log");
   return r.stdout.split("\0");
 }
-
-/**
- * Of `paths` (relative to the worktree), those not committed as they stand: untracked, or changed
- * since HEAD (staged or not). A file git ignores is not listed; nothing is listed when git fails.
- */
-export async function uncommittedPaths(workTree: string, paths: string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  if (!paths.length) return out;
-  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ...paths.map((p) => `:(literal)${p}`)], { cwd: workTree });
-  if (r.code !== 0) return out;
-  const parts = r.stdout.split("\0");
-  for (let i = 0; i < parts.length; i++) {
-    const entry = parts[i]!;
-    if (entry.length < 4) continue;
-    out.add(entry.slice(3));
-    if (entry[0] === "R" || entry[0] === "C") i++; // the rename's source follows
-  }
-  return out;
-}

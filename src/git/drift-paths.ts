@@ -34,11 +34,14 @@ export async function changedBetween(cwd: string, base: string, tip: string): Pr
 }
 
 /**
- * Uncommitted paths in a worktree (staged, unstaged, untracked); [] when it is not there. Often
- * another agent's worktree: no optional lock is taken, so its own git commands never wait on ours.
+ * Uncommitted paths in a worktree (staged, unstaged, untracked; a file git ignores is not one);
+ * [] when it is not there or git fails. Often another agent's worktree: no optional lock is taken,
+ * so its own git commands never wait on ours. `only`: of these paths alone (relative, literal).
  */
-export async function uncommittedPaths(worktree: string): Promise<string[]> {
-  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], { cwd: worktree, timeoutMs: READ_BOUND_MS, env: { GIT_OPTIONAL_LOCKS: "0" } });
+export async function uncommittedPaths(worktree: string, only?: string[]): Promise<string[]> {
+  if (only && !only.length) return [];
+  const pathspec = only ? ["--", ...only.map((p) => `:(literal)${p}`)] : [];
+  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", ...pathspec], { cwd: worktree, timeoutMs: READ_BOUND_MS, env: { GIT_OPTIONAL_LOCKS: "0" } });
   if (r.code !== 0 || r.timedOut) return [];
   // "XY path\0" per entry.
   return r.stdout

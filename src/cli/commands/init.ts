@@ -4,7 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { configGet, configSetLocal, configWithScope, gitPath } from "../../git/config.ts";
 import { currentDir, discoverRepo, resolveDir } from "../../git/repo.ts";
 import { moveLayout } from "../../store/separate-store.ts";
-import { uncommittedPaths } from "../../git/changed-paths.ts";
+import { uncommittedPaths } from "../../git/drift-paths.ts";
 import { AGENT_CONFIG_FILES, AGENT_KEYS, applyActions, hooksDirFrom, planInstall, sharedScope, planUninstall, type Action, type HookLayout } from "../../setup/hook-install.ts";
 import type { Store } from "../../store/store.ts";
 import { pathNotes } from "../../setup/on-path.ts";
@@ -71,7 +71,7 @@ export function registerInit(program: Command): void {
       if (changed && !o.dryRun) await configSetLocal(store.cwd, "handoff.version", FORMAT_VERSION);
       const root = store.repo.workTree;
       // Agent configs an earlier init wrote and nobody committed yet: init says so again.
-      const uncommitted = o.hooks === false || !root ? new Set<string>() : await uncommittedPaths(root, AGENT_CONFIG_FILES.map((a) => a.file));
+      const uncommitted = o.hooks === false || !root ? new Set<string>() : new Set(await uncommittedPaths(root, AGENT_CONFIG_FILES.map((a) => a.file)));
       const actions = o.hooks === false || !root ? [] : [...planInstall(await layoutOf(store), templates(), agents, uncommitted), ...pathNotes(root)];
       if (!o.dryRun) applyActions(actions);
       const result = { repo: store.repo.commonDir, store: store.repo.storeDir, agent: store.actor, changed, refs: "refs/handoff/", dry_run: !!o.dryRun, agents, actions: publicActions(actions), already: actions.filter((a) => a.op === "ok").map((a) => a.detail) };
