@@ -9,8 +9,8 @@ import { taskRef } from "../src/store/task-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { flushPending, queuedRefs } from "../src/sync/pending-push.ts";
 import { inProcess, type McpHandle } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 const open: McpHandle[] = [];
 const stores: Store[] = [];
@@ -33,8 +33,7 @@ const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show",
  */
 function halfACycleEach(o: { setup?: NodeJS.ProcessEnv; edges?: NodeJS.ProcessEnv; between?: (a: string) => Promise<void> } = {}) {
   const env = o.setup ?? {};
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   const p = { bare, a: cloneOf(bare), b: cloneOf(bare) };
   for (const id of ["X", "Y", "Z"]) ok(cli(["task", "add", id, "--id", id], { cwd: p.a, agent: "lead", env }));
   ok(cli(["sync"], { cwd: p.a, env }));

@@ -4,16 +4,15 @@
 // made a live agent look silent everywhere (and its leases open to the sweep of silent agents).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
 const ALICE = "refs/handoff/agents/alice";
 
 function project() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   return { bare, a: cloneOf(bare), b: cloneOf(bare) };
 }
 

@@ -5,8 +5,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { commit, readRecordAt, recordCommit, tree } from "./support/forge.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -16,8 +16,7 @@ const ok = (r: ReturnType<typeof cli>) => {
 };
 
 function world() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   return { bare, victim: cloneOf(bare), alice: cloneOf(bare), mallory: cloneOf(bare) };
 }
 

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { amendRecord } from "./support/forge.ts";
-import { cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, tempDir } from "./support/repo.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -21,8 +21,7 @@ const ok = (r: ReturnType<typeof cli>) => {
 
 /** A victim with tasks a and b, alice (another clone) holding b, and mallory's clone. */
 function world() {
-  const bare = serveRoot().bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const bare = emptyRemote();
   const [victim, alice, mallory] = [cloneOf(bare), cloneOf(bare), cloneOf(bare)];
   ok(cli(["task", "add", "task a", "--id", "a", "--scope", "a.txt"], { cwd: victim, agent: "lead" }));
   ok(cli(["task", "add", "task b", "--id", "b", "--scope", "b.txt"], { cwd: victim, agent: "lead" }));
