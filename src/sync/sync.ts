@@ -23,6 +23,7 @@ import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
 import { trace } from "./trace.ts";
 import { refuseNameClash } from "./name-clash.ts";
+import { withRepairAdvice, type RepairAdvice } from "./repair-hazard.ts";
 
 export interface SyncReport {
   remote: string;
@@ -40,7 +41,7 @@ export interface SyncReport {
    * Remote refs refused on receive (kind "invalid", with the reason) or from a newer git-handoff
    * (kind "newer"): kept under refs/handoff-remotes/<remote>/ only. `new` marks those first seen now.
    */
-  quarantined: (Quarantined & { new: boolean })[];
+  quarantined: (Quarantined & { new: boolean; repair?: RepairAdvice })[];
   /** Another sync of this clone, begun after this one was asked for, did the work meanwhile. */
   coalesced?: boolean;
   /**
@@ -212,6 +213,8 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   }
   if (report.conflicts.length) await recordConflicts(store, report.conflicts);
   await recordRefusedOnReceive(store, remote, report.quarantined.filter((q) => q.new));
+  // Each ref kept back says what repairs it, in --json as in the text (repair-hazard.ts).
+  if (report.quarantined.length) report.quarantined = await withRepairAdvice(store, report.quarantined);
 
   // Offline grants are settled now: refused if their replay conflicted, else they are on the remote.
   const refusedCommits = new Set([...report.conflicts, ...(tentative.length ? await readConflicts(store) : [])].map((c) => c.commit));
