@@ -104,7 +104,7 @@ test("a junk results ref pushed over a queued handover: the waiter cancels its t
   const w = start(["worker", "--exec", script(`echo run >> "${runs}"`), "--once", "--poll", POLL], { cwd: b, agent: "codex@m2" });
   assert.is(await w.exited, 0, w.stderr());
   assert.not.ok(existsSync(runs), "the command did not run");
-  assert.match(w.stderr(), /sp2: refs\/handoff\/results\/sp2 on origin was refused on receive .*git handoff sync --repair overwrites it/);
+  assert.match(w.stderr(), /sp2: refs\/handoff\/results\/sp2 on origin was refused on receive .*git handoff sync --repair refuses it: this clone has no value of its own.*; after checking the remote.s value, git handoff sync --repair --force deletes it/);
   assert.match(w.stderr(), /1 released/);
   assert.is(remoteTask(net.bare, "sp2").status, "todo", "given back");
   // Out of the way of the next tests' workers (one remote for the file).

@@ -84,6 +84,18 @@ test("each hint names the command that works: --repair --force where --repair re
   assert.match(s.stdout, /^refused on receive: refs\/handoff\/tasks\/t: .*; git handoff sync --repair refuses it: it would lower t's fence from 1 to 0, .*; after checking the remote's value, git handoff sync --repair --force overwrites it\)$/m);
   assert.match(s.stdout, /^refused on receive: refs\/handoff\/leases: .*; git handoff sync --repair refuses it: this clone has no value of its own, .*; after checking the remote's value, git handoff sync --repair --force deletes it\)$/m);
   assert.not.match(s.stdout, /--repair overwrites it/);
+  // --json carries the same advice, from the same function, for a script or an agent to pass on.
+  for (const args of [["sync", "--json"], ["status", "--json"]]) {
+    const j = cli(args, { cwd: victim, agent: "victim" }).json;
+    const repair = new Map(j.quarantined.map((q: { ref: string; repair: unknown }) => [q.ref, q.repair]));
+    const task = repair.get("refs/handoff/tasks/t") as { command: string; hint: string; deletes: boolean };
+    assert.is(task.command, "git handoff sync --repair --force", args.join(" "));
+    assert.is(task.deletes, false);
+    assert.ok(s.stdout.includes(task.hint), `${args.join(" ")}: the text's words: ${task.hint}`);
+    const leases = repair.get("refs/handoff/leases") as { command: string; deletes: boolean; hazard: string };
+    assert.equal([leases.command, leases.deletes], ["git handoff sync --repair --force", true]);
+    assert.match(leases.hazard, /^this clone has no value of its own/);
+  }
   const status = cli(["status"], { cwd: victim, agent: "victim" });
   assert.match(status.stdout, /^refused on receive: refs\/handoff\/leases: .*git handoff sync --repair --force deletes it\)$/m, "status says the same");
   const doctor = cli(["doctor", "--json"], { cwd: victim, agent: "victim" }).json;

@@ -3,8 +3,10 @@
 // placeOf), but it also stands in git's way: a ref name cannot be both a ref and a folder of refs,
 // so the remote refuses every push of `refs/handoff/leases` while `refs/handoff/leases/x` is there.
 // The push's report gives no reason a client can read, and it was retried and then called a lost
-// race ("run it again") forever. Such a push is refused here instead, naming the ref in the way.
+// race ("run it again") forever. A write that needs such a ref is refused here instead, naming the
+// ref in the way; `sync` leaves out only the refs in the way and pushes the rest (clearOfClashes).
 import { fail } from "../core/errors.ts";
+import type { PushUpdate } from "../git/remote.ts";
 
 /** A ref this clone pushes, and the remote ref whose name it cannot live beside. */
 export interface NameClash {
@@ -21,6 +23,20 @@ export function nameClashes(pushed: Iterable<string>, remote: Iterable<string>):
     if (blocker) out.push({ ref, blocker });
   }
   return out;
+}
+
+/**
+ * `sync`'s push without what git would refuse: the refs of `own` in the way of a remote ref refused
+ * on receive are held back (`blocked`), and the rest stays one atomic push with every lease. Each
+ * ref a clone pushes is its own compare-and-swap, so leaving one out weakens none of the others.
+ * `checks`, the leases on tasks the dependencies being pushed reach (dependency-cycles.ts), are
+ * what keeps those dependencies from closing a cycle: one of them in the way (a task the remote
+ * holds beside a folder of the same name, which git itself never makes) refuses the push whole.
+ */
+export function clearOfClashes(remote: string, own: PushUpdate[], checks: PushUpdate[], refused: readonly string[]): { own: PushUpdate[]; blocked: NameClash[] } {
+  refuseNameClash(remote, checks.map((l) => l.ref), refused);
+  const blocked = nameClashes(own.map((l) => l.ref), refused);
+  return { own: own.filter((l) => !blocked.some((b) => b.ref === l.ref)), blocked };
 }
 
 /**

@@ -14,17 +14,37 @@ import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import type { Quarantined } from "./quarantine.ts";
 
-/** What `sync --repair` would do with a ref refused on receive, for the hint that names the command that works. */
+/**
+ * What `sync --repair` would do with a ref refused on receive: the command that repairs it and what
+ * it does there, in the words `sync`, `status` and their `--json` give (one source, so a hint never
+ * names a command that then does something else).
+ */
 export interface RepairAdvice {
   /** Why a plain `--repair` refuses it (only `--force` overwrites it), or null: `--repair` overwrites it. */
   hazard: string | null;
-  /** This clone has no value of it: `--force` deletes the remote's. */
+  /** This clone has no value of it (or its name is one no git-handoff writes): the repair deletes the remote's. */
   deletes: boolean;
+  /** The command that repairs it: `git handoff sync --repair`, or `... --repair --force` where a plain one refuses. */
+  command: string;
+  /** What that command does with it, and why a plain `--repair` will not (a person checks first). */
+  hint: string;
 }
 
 /** The command that repairs a refused ref: `--force` (after a person checks) where a plain `--repair` refuses it. */
 export function repairCommand(advice: RepairAdvice | undefined): string {
   return advice?.hazard ? `git handoff sync --repair --force (a plain --repair refuses: ${advice.hazard})` : "git handoff sync --repair";
+}
+
+/**
+ * The advice for a ref refused on receive, from what `sync --repair` would do with it (plannedRepair):
+ * `--repair`, or, when `--repair` would refuse it (this clone has no value of its own, or the
+ * remote's value holds a fence, a finished task, a live claim or lease this clone's lacks),
+ * `--repair --force` once a person has checked the remote's value.
+ */
+export function adviceFor(hazard: string | null, deletes: boolean): RepairAdvice {
+  const verb = deletes ? "deletes" : "overwrites";
+  if (!hazard) return { hazard, deletes, command: "git handoff sync --repair", hint: `git handoff sync --repair ${verb} it` };
+  return { hazard, deletes, command: "git handoff sync --repair --force", hint: `git handoff sync --repair refuses it: ${hazard}; after checking the remote's value, git handoff sync --repair --force ${verb} it` };
 }
 
 /** The advice for each ref refused on receive (kind "invalid"), by ref. */
@@ -33,9 +53,18 @@ export async function repairAdvice(store: Store, quarantined: readonly Quarantin
   for (const q of quarantined) {
     if (q.kind !== "invalid") continue;
     const { now, hazard } = await plannedRepair(store, q.ref, q.oid, !!q.unsent);
-    out.set(q.ref, { hazard, deletes: now === null });
+    out.set(q.ref, adviceFor(hazard, now === null));
   }
   return out;
+}
+
+/** Each entry with `repair`, its advice, when refused on receive (the `--json` of `sync` and `status`). */
+export async function withRepairAdvice<Q extends Quarantined>(store: Store, quarantined: readonly Q[]): Promise<(Q & { repair?: RepairAdvice })[]> {
+  const advice = await repairAdvice(store, quarantined);
+  return quarantined.map((q) => {
+    const repair = advice.get(q.ref);
+    return repair ? { ...q, repair } : q;
+  });
 }
 
 /**

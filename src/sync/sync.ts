@@ -1,6 +1,7 @@
 // `git handoff sync`: exchange refs/handoff/* with the sync remote. Fetch into the tracking refs,
 // apply per ref (fast-forward, keep, replay), push what is ahead in one atomic push with a lease
-// per ref, and settle tentative offline grants.
+// per ref, and settle tentative offline grants. A ref the remote's planted names stand in the way
+// of is held back, not the whole push (name-clash.ts).
 import { fail } from "../core/errors.ts";
 import { lstatSync } from "node:fs";
 import { ownFolder, touchNoFollow } from "../git/safe-file.ts";
@@ -22,7 +23,8 @@ import { forgetMovedRemote } from "./tracking-identity.ts";
 import type { Quarantined } from "./quarantine.ts";
 import { recordRefusedOnReceive } from "./receive-report.ts";
 import { trace } from "./trace.ts";
-import { refuseNameClash } from "./name-clash.ts";
+import { clearOfClashes, type NameClash } from "./name-clash.ts";
+import { withRepairAdvice, type RepairAdvice } from "./repair-hazard.ts";
 
 export interface SyncReport {
   remote: string;
@@ -40,7 +42,13 @@ export interface SyncReport {
    * Remote refs refused on receive (kind "invalid", with the reason) or from a newer git-handoff
    * (kind "newer"): kept under refs/handoff-remotes/<remote>/ only. `new` marks those first seen now.
    */
-  quarantined: (Quarantined & { new: boolean })[];
+  quarantined: (Quarantined & { new: boolean; repair?: RepairAdvice })[];
+  /**
+   * Refs ahead here that were not pushed because a remote ref refused on receive (`blocker`, one of
+   * `quarantined`) stands where git would have to create them; `repair` is the blocker's. Everything
+   * else was pushed.
+   */
+  not_pushed: (NameClash & { repair?: RepairAdvice })[];
   /** Another sync of this clone, begun after this one was asked for, did the work meanwhile. */
   coalesced?: boolean;
   /**
@@ -75,7 +83,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   trace("sync: start");
   const remote = await requireRemote(store);
   await forgetMovedRemote(store, remote);
-  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [] };
+  const report: SyncReport = { remote, fetched: [], pushed: [], replayed: [], removed: [], conflicts: [], confirmed: [], refused: [], rounds: 0, archived: [], quarantined: [], not_pushed: [] };
   const budget = await remoteBudget(store, remote);
   // One sync at a time per clone and remote: the agents of one clone share its refs, so two syncs
   // at once would push the same writes and make each other's leases lose (a soak's three agents a
@@ -178,14 +186,23 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     // Dependencies added here meet the remote's graph: an edge closing a cycle is refused.
     const cycles = await refuseCycles(store, step.ahead, f.after);
     report.conflicts.push(...cycles.conflicts);
+    report.not_pushed = [];
     if (!cycles.ahead.length) {
       say(`nothing to push to ${remote}`);
       break;
     }
-    const own = cycles.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
-    const leases = [...own, ...cycles.checks.filter((c) => !own.some((o) => o.ref === c.ref))];
-    // A ref kept back by name can make git refuse every push beside it: said so, not retried as a race.
-    refuseNameClash(remote, leases.map((l) => l.ref), report.quarantined.map((q) => q.ref));
+    const ahead = cycles.ahead.map((a) => ({ ref: a.ref, new: a.local, expected: a.expected }));
+    // A ref kept back by name makes git refuse a push of the ref it shadows, and an atomic push with
+    // it: that ref stays here, said so, and the rest goes out (not retried as a lost race).
+    const checks = cycles.checks.filter((c) => !ahead.some((o) => o.ref === c.ref));
+    const clear = clearOfClashes(remote, ahead, checks, report.quarantined.map((q) => q.ref));
+    report.not_pushed = clear.blocked;
+    const own = clear.own;
+    if (!own.length) {
+      say(`nothing to push to ${remote} but ${report.not_pushed.length} ref(s) a ref planted there stands in the way of`);
+      break;
+    }
+    const leases = [...own, ...checks];
     say(`pushing ${own.length} ref(s) to ${remote}`);
     const push = await pushWithLease(store.storeCwd, remote, leases, callTimeout(budget), store.actor.agent, store.remoteSource);
     if (push.kind === "unsent") remoteFailed(budget, { ok: false, message: push.message, timedOut: push.timedOut }, "sync");
@@ -212,11 +229,19 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   }
   if (report.conflicts.length) await recordConflicts(store, report.conflicts);
   await recordRefusedOnReceive(store, remote, report.quarantined.filter((q) => q.new));
+  // Each ref kept back says what repairs it, in --json as in the text (repair-hazard.ts).
+  if (report.quarantined.length) {
+    report.quarantined = await withRepairAdvice(store, report.quarantined);
+    report.not_pushed = report.not_pushed.map((b) => ({ ...b, repair: report.quarantined.find((q) => q.ref === b.blocker)?.repair }));
+  }
 
-  // Offline grants are settled now: refused if their replay conflicted, else they are on the remote.
+  // Offline grants are settled now: refused if their replay conflicted, else they are on the remote,
+  // unless their ref was held back (still tentative: the next sync after the repair settles it).
   const refusedCommits = new Set([...report.conflicts, ...(tentative.length ? await readConflicts(store) : [])].map((c) => c.commit));
-  for (const t of tentative) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
-  await clearTentative(store, tentative);
+  const held = new Set(report.not_pushed.map((b) => b.ref));
+  const settled = tentative.filter((t) => refusedCommits.has(t.commit) || !held.has(t.ref));
+  for (const t of settled) (refusedCommits.has(t.commit) ? report.refused : report.confirmed).push(t);
+  await clearTentative(store, settled);
   report.fetched = [...new Set(report.fetched)];
   trace("sync: conflicts and offline grants settled");
   report.archived = (await compactIfDue(store, localAfter))?.archived ?? [];

@@ -26,6 +26,7 @@ import { defaultBase } from "./run-task.ts";
 import { spareWorktrees } from "./spare-worktree.ts";
 import { trace } from "../sync/trace.ts";
 import { readQuarantine } from "../sync/quarantine.ts";
+import { repairAdvice } from "../sync/repair-hazard.ts";
 import { finishWithResults } from "./complete.ts";
 import { inputsRef, readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
 import { loadInputs } from "./handover.ts";
@@ -220,7 +221,12 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       // completion too: the command is not run for a result that cannot be sent.
       const refused = remote ? (await readQuarantine(await fresh.getOrCurrent(), remote)).entries.get(resultsRef(id)) : undefined;
       if (refused) {
-        throw new HandoffError({ code: "corrupt_state", message: `${resultsRef(id)} on ${remote} was refused on receive (${refused.reason}); its result could not be sent: git handoff sync --repair overwrites it`, data: { ref: resultsRef(id) } });
+        // What `sync --repair` would really do with it: overwrite it, or refuse without --force
+        // (this clone has no results of its own for the task, say), as sync and status say. One
+        // from a newer git-handoff is no repair's: upgrading reads it.
+        const repair = (await repairAdvice(await fresh.getOrCurrent(), [refused])).get(refused.ref);
+        const why = refused.kind === "newer" ? `comes from a newer git-handoff (${refused.reason})` : `was refused on receive (${refused.reason})`;
+        throw new HandoffError({ code: "corrupt_state", message: `${resultsRef(id)} on ${remote} ${why}; its result could not be sent: ${repair?.hint ?? "upgrade git-handoff to read it"}`, data: { ref: resultsRef(id), ...(repair ? { repair } : {}) } });
       }
       // A task and its inputs are created in one push, and every refresh that finds a task (a
       // claim's, a sync's) fetches all refs that moved: the inputs are here if there are any.

@@ -16,7 +16,7 @@ import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 import { readQuarantine } from "../../sync/quarantine.ts";
 import { quarantineLines } from "../../present/render-quarantine.ts";
-import { repairAdvice } from "../../sync/repair-hazard.ts";
+import { withRepairAdvice } from "../../sync/repair-hazard.ts";
 import { computeDrift } from "../../store/drift.ts";
 import { indexedLogEvents } from "../../store/log-index.ts";
 import { driftSectionText } from "../../present/render-drift.ts";
@@ -69,11 +69,12 @@ export function registerStatus(program: Command): void {
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
       const remote = await store.syncRemote();
-      const quarantined = remote ? [...(await readQuarantine(store, remote)).entries.values()] : [];
+      // Each with the command that repairs it (repair-hazard.ts), in --json as in the text.
+      const quarantined = remote ? await withRepairAdvice(store, [...(await readQuarantine(store, remote)).entries.values()]) : [];
       const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, drift, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
-      const refused = remote && !g.json ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true })), await repairAdvice(store, quarantined)) : [];
+      const refused = remote && !g.json ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
       emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}${driftText ? `\n${driftText}` : ""}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
       await packAfterView(store);
     });

@@ -6,7 +6,6 @@ import { setRefPrefixChecked } from "../../sync/ref-prefix.ts";
 import { heldBackRefusal } from "../../sync/held-back.ts";
 import { requireRemote, sync } from "../../sync/sync.ts";
 import { repairQuarantined, type Repair } from "../../sync/repair.ts";
-import { repairAdvice } from "../../sync/repair-hazard.ts";
 import type { Quarantined } from "../../sync/quarantine.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { compact } from "../../store/archive.ts";
@@ -80,10 +79,10 @@ export function registerSync(program: Command): void {
       const repaired = o.repair ? await repairQuarantined(store, await requireRemote(store), { force: !!o.force }) : [];
       // On a terminal each step is said as it starts; a script reads the report.
       const r = await sync(store, isTerminal(2) ? { progress: (line) => void process.stderr.write(`git-handoff: ${line}\n`) } : {});
-      // The hint names what works for each ref: --repair, or --repair --force where --repair refuses.
-      const advice = g.json ? new Map() : await repairAdvice(store, r.quarantined);
+      // Each refused ref carries what works for it (--repair, or --repair --force where --repair
+      // refuses), in --json as in the text.
       const said = new Set(repaired.filter((p) => p.refused).map((p) => p.ref));
-      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined, advice, said), ...heldBackLines(r.quarantined)].join("\n"));
+      emit(!!g.json, o.repair ? { ...r, repaired } : r, () => [...repaired.map((p) => repairLine(p, r.remote)), syncText(r), ...quarantineLines(r.remote, r.quarantined, said), ...heldBackLines(r.quarantined)].join("\n"));
       // A sync that kept refs back is not a clean success: a script reads the status (docs/cli.md).
       // The same condition and code as MCP's sync refusal (held-back.ts).
       const held = heldBackRefusal(r);
