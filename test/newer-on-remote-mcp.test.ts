@@ -1,7 +1,7 @@
 // The MCP tools mark what the sync remote holds from a newer git-handoff as the CLI does (one
 // presentation for both): over a real SDK client on stdio, whose every result is checked against
 // the published output schemas. check_files warns instead of calling a file free, list_leases marks
-// each lease, get_task / list_tasks / load_context mark such a task, and ready_tasks, load_context,
+// each lease, get_task / list_tasks / load_context / overview mark such a task, and ready_tasks, load_context,
 // claim_next and watch pass over the tasks whose claim would write such a ref, and say so.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -58,6 +58,13 @@ test("MCP tools mark tasks and leases held back as newer, and pass over what can
     assert.equal(ctx.claimed.map((t: any) => [t.id, t.newer_on_remote]), [["z", true]]);
     assert.equal(ctx.ready.map((t: any) => t.id), ["y"]);
     assert.ok(ctx.notices?.some((n: string) => PASSED_OVER.test(n)), JSON.stringify(ctx.notices));
+
+    // The overview marks bob's claim on z, in its data and its text.
+    const ov = await mcp.call("overview");
+    const claims = (o: any) => o.holders.flatMap((h: any) => h.tasks.map((t: any) => [h.agent, t.task, t.newer_on_remote]));
+    assert.equal(claims(ov.structuredContent), [["bob", "z", true]]);
+    assert.match((ov.content[0] as { text: string }).text.split("\n").find((x) => /^ +bob +z /.test(x))!, STALE_TASK);
+    assert.equal(claims(ctx.overview), [["bob", "z", true]], "load_context's overview is marked too");
 
     const claimed = await mcp.ok("claim_next", { over_capacity: true }); // bob holds z already
     assert.is(claimed.task.id, "y");

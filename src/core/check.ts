@@ -7,6 +7,7 @@ import { matchesPath, overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { holderSuggestions } from "./lease-ops.ts";
 import { applyMode, isIgnored, worst, type LeasePolicy, type Verdict } from "./lease-policy.ts";
+import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget, type MatchBudget } from "./match-budget.ts";
 import { isGlob } from "./paths.ts";
 
 export interface Holder {
@@ -40,10 +41,12 @@ export interface CheckContext {
    * a path it finds free, or only near a lease, is answered `warn` with this, never `ok`.
    */
   stale?: string;
+  /** The glob matching the whole check may do (checkPaths sets one); past it, a path is answered as for `stale`. */
+  budget?: MatchBudget;
 }
 
-function relation(lease: Lease, path: string): Exclude<Verdict, "ok"> | null {
-  const hit = isGlob(path) ? overlapWitness(path, lease.pattern) !== null : matchesPath(lease.pattern, path);
+function relation(lease: Lease, path: string, work?: MatchBudget): Exclude<Verdict, "ok"> | null {
+  const hit = isGlob(path) ? overlapWitness(path, lease.pattern, undefined, work) !== null : matchesPath(lease.pattern, path, work);
   if (!hit) return null;
   if (lease.exclusive) return "deny";
   return lease.pattern === path ? "warn" : "info";
@@ -56,9 +59,18 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
   const holders: Holder[] = [];
   let raw: Verdict = "ok";
   let top: Lease | null = null;
+  // Leases not looked at within the budget: the path may be inside any of them.
+  let unchecked = 0;
   for (const lease of leases) {
     if (lease.agent === ctx.agent || !isLeaseLive(lease, ctx.now)) continue;
-    const v = relation(lease, path);
+    let v: Exclude<Verdict, "ok"> | null;
+    try {
+      v = relation(lease, path, ctx.budget);
+    } catch (e) {
+      if (e !== MATCH_BUDGET_SPENT) throw e;
+      unchecked++;
+      continue;
+    }
     if (!v) continue;
     holders.push({
       agent: lease.agent,
@@ -76,9 +88,11 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
       top = lease;
     }
   }
-  if (ctx.stale && worst(raw, "warn") === "warn") {
+  // A lease set that may be stale, or leases not looked at: never "free"; a deny found stands.
+  const unsure = ctx.stale ?? (unchecked ? `the lease set has ${unchecked} lease(s) of other agents this check did not look at: ${BUDGET_NOTE}` : undefined);
+  if (unsure && worst(raw, "warn") === "warn") {
     const verdict = applyMode(ctx.policy.mode, "warn");
-    return { path, verdict, ignored: false, holders, message: `${verdict}: ${path} may be leased by another agent: ${ctx.stale}`, suggestions: [] };
+    return { path, verdict, ignored: false, holders, message: `${verdict}: ${path} may be leased by another agent: ${unsure}`, suggestions: [] };
   }
   const verdict = applyMode(ctx.policy.mode, raw);
   if (!top) return { path, verdict, ignored: false, holders, message: `${path}: ok`, suggestions: [] };
@@ -86,7 +100,9 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
 }
 
 export function checkPaths(paths: string[], leases: Lease[], ctx: CheckContext): { verdict: Verdict; answers: PathAnswer[] } {
-  const answers = paths.map((p) => checkPath(p, leases, ctx));
+  // One budget for every path of the check: a hook answers within it whatever the lease set holds.
+  const within = ctx.budget ? ctx : { ...ctx, budget: newMatchBudget() };
+  const answers = paths.map((p) => checkPath(p, leases, within));
   return { verdict: answers.reduce<Verdict>((v, a) => worst(v, a.verdict), "ok"), answers };
 }
 

@@ -3,6 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
+import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget } from "./match-budget.ts";
 import { groupKey, leasesNear, plainKey } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
@@ -17,18 +18,28 @@ export interface Overlap {
   /** The claimed task's scope glob it meets. */
   scope: string;
   verdict: "warn" | "info";
+  /** Not looked at: the budget of glob matching ran out first (match-budget.ts), so it may overlap (`warn`). */
+  unchecked?: true;
 }
 
 export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lease[], agent: string, now: Date): Overlap[] {
   const out: Overlap[] = [];
   const seen = new Set<string>();
+  // Bounded as a check is (match-budget.ts): past it, what is left is listed as a possible overlap.
+  const work = newMatchBudget();
   const add = (task: string | null, who: string, pattern: string) => {
     for (const scope of claimed.scope) {
-      if (overlapWitness(scope, pattern) === null) continue;
+      let unchecked = false;
+      try {
+        if (overlapWitness(scope, pattern, undefined, work) === null) continue;
+      } catch (e) {
+        if (e !== MATCH_BUDGET_SPENT) throw e;
+        unchecked = true;
+      }
       const key = `${task}\0${who}\0${pattern}\0${scope}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ task, agent: who, pattern, scope, verdict: scope === pattern ? "warn" : "info" });
+      out.push({ task, agent: who, pattern, scope, verdict: unchecked || scope === pattern ? "warn" : "info", ...(unchecked ? { unchecked: true as const } : {}) });
     }
   };
   const scopeKeys = claimed.scope.map(groupKey);
@@ -79,5 +90,6 @@ function nearAny(leases: Lease[], patterns: string[]): readonly Lease[] {
 }
 
 export function overlapText(o: Overlap): string {
-  return `${o.verdict}  ${o.scope} overlaps ${o.pattern} (${o.agent}${o.task ? `, task ${o.task}` : ", no task"})`;
+  const who = `(${o.agent}${o.task ? `, task ${o.task}` : ", no task"})`;
+  return o.unchecked ? `${o.verdict}  ${o.scope} may overlap ${o.pattern} ${who}: not looked at, ${BUDGET_NOTE}` : `${o.verdict}  ${o.scope} overlaps ${o.pattern} ${who}`;
 }

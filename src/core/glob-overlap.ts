@@ -4,13 +4,14 @@
 // against minimatch), and "no overlap" means no such file exists.
 import { braceExpand, Minimatch } from "minimatch";
 import { fail } from "./errors.ts";
+import { spend, type MatchBudget } from "./match-budget.ts";
 import { globSource, isGlob } from "./paths.ts";
 
 /** minimatch options used everywhere a lease pattern meets a path: dotfiles are files too. */
 export const MATCH_OPTS = { dot: true, nocomment: true, nonegate: true } as const;
 
-/** Whether `path` (a repo-relative file) is matched by `pattern` (a path or glob). */
-export function matchesPath(pattern: string, path: string): boolean {
+/** Whether `path` (a repo-relative file) is matched by `pattern` (a path or glob); `work`: a local check's budget (match-budget.ts). */
+export function matchesPath(pattern: string, path: string, work?: MatchBudget): boolean {
   if (!isGlob(pattern)) return pattern === path;
   // Most leases sit under a literal folder: skip the matcher when the path is not under it.
   const prefix = literalPrefix(pattern);
@@ -22,11 +23,17 @@ export function matchesPath(pattern: string, path: string): boolean {
     const name = rest.slice(3);
     return path.slice(prefix.length) === name || path.endsWith("/" + name);
   }
+  spend(work, 0);
   let m = compiled.get(pattern);
   if (!m) {
     m = new Minimatch(globSource(pattern), MATCH_OPTS);
     compiled.set(pattern, m);
+    // Compiling is the cost: ~0.2 ms a pattern, and a few microseconds a character of each
+    // alternative in a hook's fresh process (64 x 1,000 characters took 0.3-0.5 s); then a match
+    // ~2 µs an alternative.
+    spend(work, 200 + 4 * m.globSet.reduce((n, g) => n + g.length, 0));
   }
+  spend(work, 2 * m.set.length);
   return m.match(path);
 }
 
@@ -55,16 +62,20 @@ export interface OverlapBudget {
   left: number;
 }
 
-/** A file both patterns match, or null when there is none. */
-export function overlapWitness(a: string, b: string, budget?: OverlapBudget): string | null {
+/**
+ * A file both patterns match, or null when there is none. `budget`: what another clone sent is
+ * judged within (a refusal past it); `work`: a local check's budget (match-budget.ts, throws past it).
+ */
+export function overlapWitness(a: string, b: string, budget?: OverlapBudget, work?: MatchBudget): string | null {
   if (!isGlob(a) && !isGlob(b)) return a === b ? a : null;
-  if (!isGlob(a)) return matchesPath(b, a) ? a : null;
-  if (!isGlob(b)) return matchesPath(a, b) ? b : null;
+  if (!isGlob(a)) return matchesPath(b, a, work) ? a : null;
+  if (!isGlob(b)) return matchesPath(a, b, work) ? b : null;
   const pa = literalPrefix(a);
   const pb = literalPrefix(b);
   if (!pa.startsWith(pb) && !pb.startsWith(pa)) return null;
-  const ea = expansions(a);
-  const eb = expansions(b);
+  spend(work, 0);
+  const ea = expansions(a, work);
+  const eb = expansions(b, work);
   // Plain paths among the alternatives are looked up, not searched: `{a,b}{a,b}.../x` is 2^N of them.
   for (const p of ea.paths) if (eb.paths.has(p)) return p;
   for (const [xs, ys] of [
@@ -75,7 +86,7 @@ export function overlapWitness(a: string, b: string, budget?: OverlapBudget): st
     for (const x of xs) {
       for (const y of ys) {
         if (budget && --budget.left < 0) fail("invalid_input", `comparing ${JSON.stringify(a.slice(0, 80))} with ${JSON.stringify(b.slice(0, 80))} went past the budget of glob comparisons`);
-        const w = witnessPath(x, y);
+        const w = witnessPath(x, y, work);
         if (w !== null) return w;
       }
     }
@@ -95,13 +106,15 @@ interface Expansions {
 
 const expanded = new Map<string, Expansions>();
 
-function expansions(pattern: string): Expansions {
+function expansions(pattern: string, work?: MatchBudget): Expansions {
   let e = expanded.get(pattern);
   if (e) return e;
   e = { paths: new Set(), pathSegments: [], globs: [] };
   // Expanded and tokenized in minimatch's reading, where each (doubled) backslash is itself.
   // Stored patterns are bounded (paths.ts patternProblem), so the expansion is small.
+  let chars = 0;
   for (const x of new Set(braceExpand(globSource(pattern)))) {
+    chars += x.length;
     if (isPlainPath(x)) {
       e.paths.add(x);
       e.pathSegments.push(parsePattern(x));
@@ -109,6 +122,8 @@ function expansions(pattern: string): Expansions {
   }
   if (expanded.size >= 2_000) expanded.clear();
   expanded.set(pattern, e);
+  // Expanding and parsing cost about what compiling does (matchesPath): charged once done and kept.
+  spend(work, 4 * chars);
   return e;
 }
 
@@ -199,7 +214,7 @@ const FRESH = "\u00e6";
  * Segment lists are matched like minimatch: `**` takes zero or more whole segments; other segments
  * take exactly one. Memoised over (i, j) positions, so the work is quadratic in segment counts.
  */
-function witnessPath(a: Segment[], b: Segment[]): string | null {
+function witnessPath(a: Segment[], b: Segment[], work?: MatchBudget): string | null {
   // State: positions in a and b, and whether a segment was taken yet (a path has at least one).
   const memo = new Map<number, string[] | null>();
   const W = b.length + 1;
@@ -207,6 +222,7 @@ function witnessPath(a: Segment[], b: Segment[]): string | null {
     const key = (i * W + j) * 2 + took;
     if (memo.has(key)) return memo.get(key)!;
     memo.set(key, null);
+    spend(work, 1);
     let found: string[] | null = null;
     const sa = a[i];
     const sb = b[j];
@@ -214,20 +230,20 @@ function witnessPath(a: Segment[], b: Segment[]): string | null {
     else if (sa?.globstar) {
       found = go(i + 1, j, took);
       if (!found && sb) {
-        if (sb.globstar) found = go(i, j + 1, took) ?? prepend(segmentWitness([{ t: "star" }], [{ t: "star" }])!, go(i, j, 1));
+        if (sb.globstar) found = go(i, j + 1, took) ?? prepend(segmentWitness([{ t: "star" }], [{ t: "star" }], work)!, go(i, j, 1));
         else {
-          const seg = segmentWitness(sb.tokens, [{ t: "star" }]);
+          const seg = segmentWitness(sb.tokens, [{ t: "star" }], work);
           if (seg !== null) found = prepend(seg, go(i, j + 1, 1));
         }
       }
     } else if (sb?.globstar) {
       found = go(i, j + 1, took);
       if (!found && sa) {
-        const seg = segmentWitness(sa.tokens, [{ t: "star" }]);
+        const seg = segmentWitness(sa.tokens, [{ t: "star" }], work);
         if (seg !== null) found = prepend(seg, go(i + 1, j, 1));
       }
     } else if (sa && sb) {
-      const seg = segmentWitness(sa.tokens, sb.tokens);
+      const seg = segmentWitness(sa.tokens, sb.tokens, work);
       if (seg !== null) found = prepend(seg, go(i + 1, j + 1, 1));
     }
     memo.set(key, found);
@@ -246,7 +262,7 @@ function prepend(seg: string, rest: string[] | null): string[] | null {
  * breadth-first search over pairs of positions. The alphabet is every character the patterns
  * mention, range edges and their neighbours, plus one fresh character for "anything else".
  */
-function segmentWitness(x: Token[], y: Token[]): string | null {
+function segmentWitness(x: Token[], y: Token[], work?: MatchBudget): string | null {
   const alphabet = new Set<string>([FRESH, "x", "-", "_"]);
   for (const tok of [...x, ...y]) {
     if (tok.t === "lit") alphabet.add(tok.c);
@@ -264,6 +280,7 @@ function segmentWitness(x: Token[], y: Token[]): string | null {
   while (queue.length) {
     const s = queue.shift()!;
     if (s.i === x.length && s.j === y.length && s.kind === 3) return s.text;
+    spend(work, alphabet.size);
     for (const c of alphabet) {
       const nx = step(x, s.i, c);
       if (!nx.length) continue;

@@ -11,6 +11,7 @@ import { computeStats, type Stats } from "../core/stats.ts";
 import { settle } from "../core/task-ops.ts";
 import type { Task, TaskStatus } from "../core/task.ts";
 import { displaySafe } from "../present/display-safe.ts";
+import { markNewer } from "../present/newer-note.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { predictConflicts, type MergeCache } from "../store/conflicts.ts";
 import { saveMerges, storedMerges } from "../store/merge-cache-file.ts";
@@ -22,6 +23,7 @@ import { syncHealth, type SyncHealth } from "./sync-health.ts";
 import type { DriftView } from "../core/declaration.ts";
 import { computeDrift } from "../store/drift.ts";
 import { loadLeases } from "../store/lease-store.ts";
+import { staleLeaseNote } from "../store/stale-leases.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
 import { boundCards, boundGraph, boundLeases, boundRows, LIMITS, type GraphEdge } from "./bound.ts";
 
@@ -41,6 +43,8 @@ export interface TaskCard {
   stale: boolean;
   /** The fence of the claim shown (null: not claimed): a reclaim from the page takes only that claim. */
   fence: number | null;
+  /** The sync remote holds this task from a newer git-handoff (present/newer-note.ts): the card may be stale, and nothing can change it here. */
+  newer_on_remote?: true;
 }
 
 /**
@@ -59,6 +63,8 @@ export interface Snapshot {
   edges: GraphEdge[];
   graph: { nodes_total: number; edges_total: number; blocking_total: number };
   leases: { lease: Lease; flag: LeaseFlag | null }[];
+  /** Why the leases shown may be stale (the remote's lease set is from a newer git-handoff, store/stale-leases.ts), or null. */
+  leases_newer: string | null;
   totals: { tasks: number; leases: number; blocked: number; review: number; stuck: number };
   limits: typeof LIMITS;
   events: (HandoffEvent & { summary: string })[];
@@ -103,7 +109,9 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   const settled = tasks.map((t) => settle(t, ctx).record);
   const byId = new Map(settled.map((t) => [t.id, t]));
   const storedById = new Map(tasks.map((t) => [t.id, t]));
-  const cards = settled.map((t): TaskCard => {
+  // Marked as `task list` marks them: the remote holds these from a newer git-handoff.
+  const held = await store.heldAsNewer();
+  const cards = markNewer(settled.map((t): TaskCard => {
     const stored = storedById.get(t.id)!;
     const claim = stored.status === "claimed" ? stored.claim : null;
     const expired = !!claim && Date.parse(claim.expires_at) <= now.getTime();
@@ -123,7 +131,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
       stale: !!claim && (expired || holderStatus === "stale" || holderStatus === "disconnected"),
       fence: claim?.fence ?? null,
     };
-  });
+  }), held);
   const edges = settled.flatMap((t) =>
     (t.after ?? []).map((on): GraphEdge => {
       const dep = byId.get(on);
@@ -155,6 +163,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
     edges: drawn,
     graph,
     leases: boundLeases(leases),
+    leases_newer: (await staleLeaseNote(store)) ?? null,
     totals: { tasks: cards.length, leases: leases.length, blocked: status.blocked.length, review: status.review.length, stuck: drift.stuck.length },
     limits: LIMITS,
     events: history.slice(-RECENT_EVENTS).map((e) => ({ ...e, summary: summarize(e) })),

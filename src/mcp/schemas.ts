@@ -35,6 +35,8 @@ const HeldTask = z.object({
   worktree: z.nullable(z.string()),
   branch: z.nullable(z.string()),
   scope: AgentScope,
+  /** The task is held back as newer (present/newer-note.ts markOverview). */
+  newer_on_remote: z.optional(z.literal(true)),
 });
 
 export const OverviewShape = {

@@ -1,15 +1,35 @@
 // How views mark what the sync remote holds in a newer record format (sync/newer-refs.ts): this
 // clone's copy may be stale and cannot be changed here. `--json` and MCP results carry
 // newer_on_remote on each such record; lists whose shape is fixed (ready) say the rest beside it.
+import type { HeldTask, Overview } from "../core/overview.ts";
 import type { Task } from "../core/task.ts";
 import { WHY_PASSED_OVER } from "../store/newer-claims.ts";
 import type { NewerRef } from "../store/store.ts";
 import { taskRef } from "../store/task-store.ts";
-import { taskLine } from "./render.ts";
+import { overviewText, taskLine } from "./render.ts";
 
 /** The tasks with `newer_on_remote: true` on those held back as newer. */
 export function markNewer<T extends { id: string }>(tasks: T[], held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
-  return held.size ? tasks.map((t) => (held.has(taskRef(t.id)) ? { ...t, newer_on_remote: true as const } : t)) : tasks;
+  return markNewerBy(tasks, (t) => t.id, held);
+}
+
+function markNewerBy<T extends object>(items: T[], idOf: (t: T) => string, held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
+  return held.size ? items.map((t) => (held.has(taskRef(idOf(t))) ? { ...t, newer_on_remote: true as const } : t)) : items;
+}
+
+/** A claim in the overview, marked as markNewer marks a task. */
+export type ShownHeldTask = HeldTask & { newer_on_remote?: true };
+
+/** The overview (MCP overview, load_context) with each claim on a task held back as newer marked. */
+export function markOverview(o: Overview, held: Map<string, NewerRef>): Overview & { holders: { agent: string; tasks: ShownHeldTask[] }[]; expiring_soon: ShownHeldTask[]; expired: ShownHeldTask[] } {
+  if (!held.size) return o;
+  const mark = (ts: HeldTask[]) => markNewerBy(ts, (t) => t.task, held);
+  return { ...o, holders: o.holders.map((h) => ({ ...h, tasks: mark(h.tasks) })), expiring_soon: mark(o.expiring_soon), expired: mark(o.expired) };
+}
+
+/** The overview's text, each claim on a task held back as newer noted as `task list` notes it. */
+export function notedOverviewText(o: Overview, held: Map<string, NewerRef>, now: Date): string {
+  return overviewText(o, now, undefined, held.size ? (id) => newerTaskNote(id, held) : undefined);
 }
 
 /** The text after a task's line or detail when it is held back as newer, else "". */

@@ -90,9 +90,10 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
 /**
  * The overview's text. With `rendered`, each section's lines past the first `rendered` are left
  * blank (one space: still counted as the section's lines, never shown): a caller that cuts
- * sections (bounded-text.ts) formats 20 held claims, not 7,500.
+ * sections (bounded-text.ts) formats 20 held claims, not 7,500. `note`: the text after a claim's
+ * line (newer-note.ts notes a task held back as newer).
  */
-export function overviewText(o: Overview, now: Date, rendered?: number): string {
+export function overviewText(o: Overview, now: Date, rendered?: number, note: (task: string) => string = () => ""): string {
   const c = o.counts;
   const upTo = rendered ?? Infinity;
   const lines = [
@@ -109,16 +110,16 @@ export function overviewText(o: Overview, now: Date, rendered?: number): string 
         continue;
       }
       const where = `${t.scope}${t.branch ? ` ${t.branch}` : ""}${t.worktree ? ` ${t.worktree}` : ""}`;
-      lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} until ${until(t.expires_at, now).padEnd(8)} ${paint.dim(where)}  ${oneLine(t.objective, 40)}`);
+      lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} until ${until(t.expires_at, now).padEnd(8)} ${paint.dim(where)}  ${oneLine(t.objective, 40)}${note(t.task)}`);
     }
   }
   if (o.expiring_soon.length) {
     lines.push(paint.yellow("expiring soon"));
-    o.expiring_soon.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}`));
+    o.expiring_soon.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}${note(t.task)}`));
   }
   if (o.expired.length) {
     lines.push(paint.red("expired (free to claim)"));
-    o.expired.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}`));
+    o.expired.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}${note(t.task)}`));
   }
   return lines.join("\n");
 }

@@ -5,7 +5,7 @@ import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { checkVerifyCommand } from "../core/verify-command.ts";
 import { resolveCommit } from "../git/commits.ts";
-import { git } from "../git/run.ts";
+import { uncommittedPaths } from "../git/drift-paths.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
@@ -69,16 +69,11 @@ export async function runForReview(
   command: string,
   o: { cwd: string; commit: string | null; note?: string; onOutput?: (chunk: Buffer) => void; signal?: AbortSignal },
 ): Promise<Submission> {
-  const uncommitted = await uncommittedPaths(o.cwd);
+  // How many paths differ from HEAD in the worktree (tracked or not): the reviewer should know.
+  const uncommitted = (await uncommittedPaths(o.cwd)).length;
   const verification = { ...(await runVerification(command, o.cwd, store.config.verifyTimeoutMs, store.now(), o.onOutput, o.signal)), ...(uncommitted ? { uncommitted } : {}) };
   const diff = o.commit ? await taskDiff(store, task, o.commit) : null;
   return { verification, commit: o.commit, diff, ...(o.note !== undefined ? { note: o.note } : {}) };
-}
-
-/** How many paths differ from HEAD in the worktree (tracked or not): the reviewer should know. */
-async function uncommittedPaths(cwd: string): Promise<number> {
-  const r = await git(["status", "--porcelain", "-z", "--untracked-files=normal"], { cwd });
-  return r.code === 0 ? r.stdout.split("\0").filter((l) => l.length > 3).length : 0;
 }
 
 export async function listReview(store: Store): Promise<{ items: ReviewItem[]; problems: string[] }> {

@@ -12,7 +12,9 @@ import { agentClient, AGENT_CLIENTS } from "../../work/agent-command.ts";
 import { resolveExec } from "../../work/exec-command.ts";
 import { catchInterrupts } from "../../work/interrupts.ts";
 import { agentCommand } from "../../work/loop-agent.ts";
-import { abandonLoop, checkBranchName, requestStop, runLoop } from "../../work/loop-run.ts";
+import { checkBranchName } from "../../work/loop-begin.ts";
+import { runLoop } from "../../work/loop-run.ts";
+import { abandonLoop, requestStop } from "../../work/loop-stop.ts";
 import { parseInteger, startDir, withGlobals, withStore } from "../context.ts";
 import { optionLike } from "../../core/option-like.ts";
 

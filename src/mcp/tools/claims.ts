@@ -14,7 +14,7 @@ const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: fals
 const opt = <T>(key: string, v: T | undefined) => (v === undefined ? {} : { [key]: v });
 
 const OVERLAPS =
-  "`overlaps` (advisory, nothing is blocked) lists other live tasks and other agents' leases the claimed scope meets: `warn` when both name the same file or the patterns are identical (coordinate before editing it), `info` for any other intersection.";
+  "`overlaps` (advisory, nothing is blocked) lists other live tasks and other agents' leases the claimed scope meets: `warn` when both name the same file or the patterns are identical (coordinate before editing it), `info` for any other intersection; `unchecked: true` (warn) when a lease set of very costly globs spent the matching budget one claim may use before it was looked at: it may overlap.";
 const CAPACITY =
   "`at_capacity`: you already hold as many tasks as your capacity (the repository's max_concurrent, or what a person declared with the CLI's session start --capacity): finish or release one first, or pass over_capacity: true when you really mean to hold one more.";
 const overCapacity = () => z.optional(describe(z.boolean(), "claim even though you already hold as many tasks as your capacity"));
@@ -22,7 +22,7 @@ const overCapacity = () => z.optional(describe(z.boolean(), "claim even though y
 /** The claim's answer: the task, the overlaps it meets, and what to do next. */
 function claimReply(store: Parameters<typeof taskReply>[0], r: ClaimReport) {
   const t = r.task;
-  const near = r.overlaps.length ? `; overlaps ${r.overlaps.map((o) => `${o.verdict} ${o.pattern} (${o.agent}${o.task ? `, ${o.task}` : ""})`).join(", ")}` : "";
+  const near = r.overlaps.length ? `; overlaps ${r.overlaps.map((o) => `${o.verdict} ${o.pattern} (${o.agent}${o.task ? `, ${o.task}` : ""}${o.unchecked ? ", not looked at: the budget of glob matching ran out" : ""})`).join(", ")}` : "";
   const reply = taskReply(store, t, `claimed ${t.id} (fence ${t.claim?.fence}) until ${t.claim?.expires_at}${near}`);
   // As the CLI's claim --next: how many ready tasks it passed over as held back as newer.
   const skipped = r.skipped_newer ? { skipped_newer: r.skipped_newer } : {};

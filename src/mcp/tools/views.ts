@@ -11,7 +11,7 @@ import { buildOverview } from "../../core/overview.ts";
 import { isLive } from "../../core/task-ops.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
-import { eventLines, overviewText } from "../../present/render.ts";
+import { eventLines } from "../../present/render.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
@@ -19,17 +19,19 @@ import { listTasks } from "../../store/task-store.ts";
 import { contextMemories } from "../../store/memory-store.ts";
 import { memoriesContext, memoriesLabel } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
-import { markNewer, skippedNewerNote } from "../../present/newer-note.ts";
+import { markNewer, markOverview, notedOverviewText, skippedNewerNote } from "../../present/newer-note.ts";
 import { readyAmong } from "../../store/dependency-actions.ts";
 import { takerOf } from "../../store/machine.ts";
 import { HandoffEvent, Overview, OverviewShape, ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { describe, limit, tally, taskLines } from "./common.ts";
 
+/** The overview, each claim on a task the sync remote holds from a newer git-handoff marked (`held`), as list_tasks marks it. */
 async function overviewOf(store: Store) {
   const { tasks, problems } = await listTasks(store, { settled: false });
   const now = store.now();
-  return { tasks, overview: { ...buildOverview(tasks, now), me: store.actor, problems } };
+  const held = await store.heldAsNewer();
+  return { tasks, held, overview: { ...markOverview(buildOverview(tasks, now), held), me: store.actor, problems } };
 }
 
 export const loadContext = defineTool({
@@ -68,12 +70,11 @@ export const loadContext = defineTool({
       ...(a.awaits !== undefined ? { awaits: a.awaits } : {}),
       ...(a.session_id !== undefined ? { session_id: a.session_id } : {}),
     });
-    const { tasks, overview } = await overviewOf(store);
+    const { tasks, held, overview } = await overviewOf(store);
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
     // What ready_tasks lists: dependencies done, not addressed elsewhere, not passed over by claim_next.
-    const held = await store.heldAsNewer();
     const { ready, newer: passed } = readyAmong(tasks, await takerOf(store), now, held);
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
@@ -92,7 +93,7 @@ export const loadContext = defineTool({
       `ready to claim (${ready.length}):`,
       taskLines(store, shown, "nothing; call watch to wait for work"),
       "",
-      overviewText(overview, now),
+      notedOverviewText(overview, held, now),
       "",
       ...(inbox ? [inbox, ""] : []),
       ...(negotiation ? [negotiation, ""] : []),
@@ -130,18 +131,19 @@ export const overviewTool = defineTool({
   description: [
     "A bird's-eye view of coordination in this repository: how many tasks are in each status, who holds which task until when (with worktree and branch), leases ending within 5 minutes, and expired leases nobody took over yet.",
     "Use it to orient yourself or before negotiating with another agent. For your own context at session start, call load_context.",
+    "A claim with `newer_on_remote: true` is on a task the sync remote holds from a newer git-handoff (kept back here): this copy may be stale, and it cannot be changed here.",
   ].join("\n"),
   input: {},
   output: OverviewShape,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(_a, { session }) {
     const store = await session.store();
-    const { overview } = await overviewOf(store);
+    const { held, overview } = await overviewOf(store);
     const counts = Object.entries(overview.counts).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(", ") || "no tasks";
     const holders = overview.holders.map((h) => `${h.agent} (${h.tasks.length})`).join(", ");
     return {
       data: overview,
-      text: overviewText(overview, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join(""),
+      text: notedOverviewText(overview, held, store.now()) + overview.problems.map((p) => `\nwarning: ${p}`).join(""),
       summary: `${counts}${holders ? `; held by ${holders}` : ""}; ${overview.expiring_soon.length} expiring soon, ${overview.expired.length} expired`,
     };
   },

@@ -1,0 +1,40 @@
+// How much glob matching one local check may do: the edit hooks' and `check`'s answer for a path,
+// a claim's overlap advisory. Patterns are bounded one by one (paths.ts patternProblem), but a lease
+// set of many bounded-yet-expensive patterns (64 alternatives of 1,000 characters of stars each)
+// took over three minutes of one check's CPU, in every hook. Past the budget a check stops looking
+// and answers "may be leased" naming the budget (check.ts), never "free"; the advisory says what it
+// did not look at (claim-overlap.ts). What another clone sends has its own bound (OverlapBudget).
+
+/**
+ * Units of matching work, each about a microsecond on the machine docs/performance.md measured
+ * in a hook's fresh process (within a factor of three either way): compiling a glob 200 and four
+ * a character of each of its alternatives, a match against a compiled glob two an alternative,
+ * the overlap search one a state and one a character it tries. Folder globs (`src/**`) and plain paths matched against a path
+ * cost nothing. About 0.1 to 0.4 s of one check's CPU here.
+ */
+export const LOCAL_MATCH_BUDGET = 250_000;
+
+export interface MatchBudget {
+  left: number;
+}
+
+/**
+ * Thrown where the budget is spent, and caught by the check that set it (check.ts,
+ * claim-overlap.ts). One object: after the budget ran out every lease left may throw it.
+ */
+export const MATCH_BUDGET_SPENT = new Error("the budget of glob matching is spent");
+
+export function newMatchBudget(): MatchBudget {
+  return { left: LOCAL_MATCH_BUDGET };
+}
+
+/**
+ * Takes `units` from the budget (none without one); throws MATCH_BUDGET_SPENT once it is spent.
+ * `spend(work, 0)` before costly work: a spent budget starts nothing more.
+ */
+export function spend(budget: MatchBudget | undefined, units: number): void {
+  if (budget && (budget.left -= units) < 0) throw MATCH_BUDGET_SPENT;
+}
+
+/** What a check says of what it could not look at within the budget. */
+export const BUDGET_NOTE = `its leases' globs took more than the budget of matching one check may do (${LOCAL_MATCH_BUDGET.toLocaleString("en")} units), so some were not looked at`;
