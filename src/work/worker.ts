@@ -12,6 +12,7 @@
 import { beat } from "../core/agent.ts";
 import { parseDuration } from "../core/duration.ts";
 import { HandoffError } from "../core/errors.ts";
+import { rejectionToRework } from "../core/review.ts";
 import { isFinal } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
 import { endSessionFor, mutateOwnAgent, refreshHeartbeat } from "../store/agent-store.ts";
@@ -140,6 +141,8 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       }
       started++;
       opts.log(`${task.id}: claimed (fence ${task.claim?.fence}): ${task.objective.split("\n")[0]!.slice(0, 100)}`);
+      const rejected = rejectionToRework(task);
+      if (rejected) opts.log(`${task.id}: again after a rejection by ${rejected.by}${rejected.reason ? `: ${rejected.reason.split("\n")[0]!.slice(0, 200)}` : ""} (the command gets it as HANDOFF_REJECTION)`);
       const r: Running = { stop: new AbortController(), why: null, finished: Promise.resolve(), ran: false };
       r.finished = workOn(run, task, r).finally(() => {
         running.delete(task.id);

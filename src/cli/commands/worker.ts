@@ -29,7 +29,7 @@ export function registerWorker(program: Command): void {
     program
       .command("worker")
       .description("take tasks addressed to this agent or to anyone and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back; a task with a verify command goes to review")
-      .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
+      .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR, and HANDOFF_REJECTION (the reviewer's reason) for a task rejected in review")
       .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
       .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
       .option("--addressed-only", "take only tasks addressed to this agent (--to), not those addressed to anyone")
