@@ -124,6 +124,34 @@ test("a task rejected in review comes back to the worker's command with the revi
   }
 });
 
+test("worker --once whose only ready task waits for an approval here ends at once (unapproved_command, exit 3) instead of polling; approved, it takes it", async () => {
+  const { bare, lead, box } = team();
+  ok(cli(["task", "add", "check it", "--id", "gated", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
+  // Not one it could take in any case: no reason to end, nor to wait for it.
+  ok(cli(["task", "add", "for m9", "--id", "away", "--to", "@m9", "--push"], { cwd: lead, agent: "lead" }));
+  const once = (json = false) => start([...(json ? ["--json"] : []), "worker", "--exec", script("echo ok"), "--once", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  const ended = async (w: ReturnType<typeof start>) => {
+    const t = setTimeout(() => w.child.kill("SIGKILL"), 20_000);
+    const code = await w.exited;
+    clearTimeout(t);
+    return code;
+  };
+  const w = once();
+  assert.is(await ended(w), 3, w.stderr());
+  assert.match(w.stderr(), "worker --once took nothing: the only ready task it could take (gated) has a verify command nobody approved in this clone");
+  assert.match(w.stderr(), "git handoff approve gated");
+  assert.match(w.stderr(), "[unapproved_command]");
+  assert.equal([remoteTask(bare, "gated").status, remoteTask(bare, "gated").claim], ["todo", null]);
+  const j = once(true);
+  assert.is(await ended(j), 3, j.stderr());
+  assert.equal([JSON.parse(j.stdout()).error.code, JSON.parse(j.stdout()).error.data.tasks], ["unapproved_command", ["gated"]]);
+  // Approved by a person here: the next --once takes it.
+  ok(cli(["approve", "gated"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("true") } }));
+  const again = once();
+  assert.is(await ended(again), 0, again.stderr());
+  assert.is(remoteTask(bare, "gated").status, "review");
+});
+
 test("--addressed-only leaves tasks addressed to anyone; without it a worker takes them", async () => {
   const { bare, lead, box } = team();
   ok(cli(["task", "add", "for anyone", "--id", "anyone", "--priority", "9", "--push"], { cwd: lead, agent: "lead" }));

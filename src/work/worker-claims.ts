@@ -23,15 +23,28 @@ export interface ClaimSource {
   unworkable: ReadonlySet<string>;
 }
 
-/** Claims the next task for the worker, or null when there is none it may take now. */
-export function taskClaimer(src: ClaimSource): () => Promise<Task | null> {
+export interface TaskClaimer {
+  /** Claims the next task for the worker, or null when there is none it may take now. */
+  claim(): Promise<Task | null>;
+  /**
+   * When the last claim found nothing it may take: the ready tasks it passed over only because
+   * their verify command waits for a person's approval here (by id). Empty otherwise.
+   */
+  heldForApproval(): string[];
+}
+
+export function taskClaimer(src: ClaimSource): TaskClaimer {
   const { opts } = src;
   let lastProblem = "";
   let lastLookProblem = "";
   // Tasks passed over for a verify command not approved here, said once each (by task and command).
   const toldUnapproved = new Set<string>();
-  return async () => {
+  let unapproved = new Set<string>();
+  let held: string[] = [];
+  const claim = async (): Promise<Task | null> => {
     const store = src.store();
+    unapproved = new Set();
+    held = [];
     const queue = src.queue();
     try {
       if (queue) {
@@ -47,9 +60,12 @@ export function taskClaimer(src: ClaimSource): () => Promise<Task | null> {
       const passOver = (candidate: Task) => {
         const why = workerPassOver(candidate, { addressedOnly: !!opts.addressedOnly, approved });
         const told = `${candidate.id}\0${candidate.verify}`;
-        if (why?.data?.passed_over === "unapproved_command" && !toldUnapproved.has(told)) {
-          toldUnapproved.add(told);
-          opts.log(`${why.message}; ${why.suggestions![0]!.detail}`);
+        if (why?.data?.passed_over === "unapproved_command") {
+          unapproved.add(candidate.id);
+          if (!toldUnapproved.has(told)) {
+            toldUnapproved.add(told);
+            opts.log(`${why.message}; ${why.suggestions![0]!.detail}`);
+          }
         }
         return why;
       };
@@ -62,7 +78,9 @@ export function taskClaimer(src: ClaimSource): () => Promise<Task | null> {
       if (!(e instanceof HandoffError)) throw e;
       if (e.code !== "no_task_ready" && e.message !== lastProblem) opts.log(`cannot claim: ${e.message}`);
       lastProblem = e.code === "no_task_ready" ? "" : e.message;
+      if (e.code === "no_task_ready") held = [...unapproved].sort();
       return null;
     }
   };
+  return { claim, heldForApproval: () => held };
 }

@@ -30,4 +30,9 @@ export interface WorkerSummary {
   failed: number;
   cancelled: number;
   released: number;
+  /**
+   * `once`: it took nothing, and stopped instead of waiting, because the only ready tasks it could
+   * take have a verify command nobody approved in this clone (their ids). A person must approve.
+   */
+  heldForApproval?: string[];
 }

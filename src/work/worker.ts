@@ -73,7 +73,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   const spare = spareWorktrees(cwd, store.repo.commonDir);
   const prepareSpare = () => spare.prepare(async () => defaultBase(await fresh.get()));
   prepareSpare();
-  const claimOne = taskClaimer({ opts, store: () => store, queue: () => queue, ttlGiven, unworkable });
+  const claimer = taskClaimer({ opts, store: () => store, queue: () => queue, ttlGiven, unworkable });
   const run: WorkerRun = { fresh, opts, summary, store: () => store, remote: () => remote, machine, cwd, ttlGiven, unworkable, spare, prepareSpare };
 
   // Shared with the clone's waiters and other workers: one of them asks the remote at a time.
@@ -134,9 +134,13 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
     await refreshHeartbeat(store); // throttled: writes only once heartbeat_interval has passed
     if (running.size) await checkRunning().catch((e) => opts.log(`cannot check running tasks: ${(e as Error).message}`));
     while (claiming && !opts.signal.aborted && running.size < opts.concurrency && !(opts.once && started >= 1)) {
-      const task = await claimOne();
+      const task = await claimer.claim();
       if (!task || opts.signal.aborted) {
         if (task) await release(store, task.id).catch(() => {});
+        // --once with nothing to take but tasks that wait for a person's approval here: waiting
+        // would be forever for a script that runs it; it ends and says so (the CLI exits 3).
+        const held = !task && opts.once && started === 0 ? claimer.heldForApproval() : [];
+        if (held.length) summary.heldForApproval = held;
         break;
       }
       started++;
@@ -150,7 +154,7 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
       });
       running.set(task.id, r);
     }
-    if (opts.once && started >= 1 && running.size === 0) break;
+    if (opts.once && ((started >= 1 && running.size === 0) || summary.heldForApproval)) break;
     await pause(Math.max(0, opts.pollMs - (Date.now() - round)), AbortSignal.any([opts.signal, tick.signal]));
     if (tick.signal.aborted) tick = new AbortController();
   }

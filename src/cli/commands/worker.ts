@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
+import { handoffCommand } from "../../core/shell-quote.ts";
 import { localMachine } from "../../store/machine.ts";
 import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
@@ -96,6 +97,13 @@ export function registerWorker(program: Command): void {
         });
         process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
         if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
+        else if (s.heldForApproval) {
+          const ids = s.heldForApproval;
+          const one = ids.length === 1;
+          fail("unapproved_command", `worker --once took nothing: the only ready task${one ? "" : "s"} it could take (${ids.join(", ")}) ${one ? "has a verify command" : "have verify commands"} nobody approved in this clone`, { tasks: ids }, [
+            { action: "fix_input", detail: `a person (not an agent) reads ${one ? "it" : "each"} and approves: ${ids.map((id) => handoffCommand("approve", id)).join("; ")}` },
+          ]);
+        }
       } finally {
         stop.close();
       }
