@@ -59,23 +59,38 @@ export class LineTransport implements Transport {
       this.onerror?.(e as Error);
       return;
     }
+    // Counted before it is handed on: a direct call may be answered before take() returns.
+    const id = this.expectAnswer(message);
+    let checked: JSONRPCMessage;
     try {
-      if (this.direct?.(message, (m) => this.send(m))) return this.expectAnswer(message);
-      const checked = JSONRPCMessageSchema.parse(message);
-      this.expectAnswer(checked);
+      if (this.direct?.(message, (m) => this.send(m))) return;
+      checked = JSONRPCMessageSchema.parse(message);
+    } catch (e) {
+      this.answered(id); // not a message: nothing will answer it
+      this.onerror?.(e as Error);
+      return;
+    }
+    try {
       this.onmessage?.(checked);
     } catch (e) {
       this.onerror?.(e as Error);
     }
   }
 
-  /** A request (a method and an id) is answered later; a cancel means no answer will come. */
-  private expectAnswer(m: unknown): void {
-    if (typeof m !== "object" || m === null) return;
+  /**
+   * A request (a method and an id) is answered later: its id, now awaiting an answer. A cancel
+   * means no answer will come.
+   */
+  private expectAnswer(m: unknown): string | number | undefined {
+    if (typeof m !== "object" || m === null) return undefined;
     const { method, id, params } = m as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
-    if (typeof method !== "string") return;
-    if (typeof id === "string" || typeof id === "number") this.unanswered.add(id);
-    else if (method === "notifications/cancelled") this.answered(params?.requestId);
+    if (typeof method !== "string") return undefined;
+    if (typeof id === "string" || typeof id === "number") {
+      this.unanswered.add(id);
+      return id;
+    }
+    if (method === "notifications/cancelled") this.answered(params?.requestId);
+    return undefined;
   }
 
   private answered(id: unknown): void {

@@ -5,11 +5,12 @@
 // killed the process at once, as a second Ctrl-C does: a wait's task left queued, a worker's task
 // left claimed, a loop left running. It is a request to stop like the others. The terminal is
 // gone by then, so every line written to it fails (EIO on a terminal, EPIPE on a pipe whose reader
-// ended): such errors of stdout and stderr are ignored while the handlers are on, or the first
-// line the cleanup writes ("stopping ...") would end the process in the middle of it. And at exit
-// Node puts back the settings of each terminal it started on: on a terminal gone, that fails, and
-// Node before 24 aborts (SIGABRT, a core dump, nodejs/node#51519) after the cleanup has run. After
-// a hang-up those descriptors are closed at exit, which Node's restore skips.
+// ended): such errors of stdout and stderr are dropped from the first catchInterrupts on, or the
+// first line the cleanup writes ("stopping ...") would end the process in the middle of it. And at
+// exit Node puts back the settings of each terminal it started on: on a terminal gone that fails,
+// and a Node without nodejs/node#58200 (20 here) aborts (SIGABRT, a core dump, nodejs/node#51519)
+// after the cleanup has run. After a hang-up those descriptors are closed at exit, which Node's
+// restore skips.
 //
 // Run as `git handoff VERB`, git-handoff is git's dashed external: a terminal's Ctrl-C reaches the
 // whole process group, git included, and git passes its own copy on to its child (run-command's
