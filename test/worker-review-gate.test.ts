@@ -5,7 +5,7 @@
 // review was rejected is back in the queue and goes through the gate again. Two clones of one bare
 // remote: the lead's, where the tasks are written, and the worker's.
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -95,6 +95,61 @@ test("verify runs where the work was done and only if approved here: passed -> r
     assert.is(await stop(w), 130);
   }
   assert.match(w.stderr(), /worker stopped: 0 done, 3 in review, 1 failed/);
+});
+
+test("a task rejected in review comes back to the worker's command with the reviewer's reason (HANDOFF_REJECTION, the task file)", async () => {
+  const { lead, box } = team();
+  const seen = tempDir("handoff-seen-");
+  ok(cli(["task", "add", "write the notes", "--id", "notes", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
+  ok(cli(["sync"], { cwd: box, agent: "person" }));
+  ok(cli(["approve", "notes"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("true") } }));
+  // Each run keeps what it was given: run 0, then run 1.
+  const job = script(`if [ -e "${seen}/env-0" ]; then n=1; else n=0; fi; printf '%s' "\${HANDOFF_REJECTION-unset}" > "${seen}/env-$n"; cp "$HANDOFF_TASK_FILE" "${seen}/task-$n.json"; echo did it`);
+  const w = start(["worker", "--exec", job, "--poll", POLL], { cwd: box, agent: "w@m2" });
+  try {
+    await until(() => /notes: in review/.test(w.stderr()), "notes done and in review");
+    ok(cli(["sync"], { cwd: lead, agent: "lead" }));
+    // Another agent's text: a newline stays, a terminal escape arrives escaped (exact in the file).
+    const reason = "the notes miss the API section\nand \x1b[31mthe examples";
+    ok(cli(["review", "reject", "notes", "--reason", reason, "--push"], { cwd: lead, agent: "lead" }));
+    await until(() => count(w.stderr(), /notes: in review/g) === 2, "notes done again after the rejection");
+    assert.is(readFileSync(join(seen, "env-0"), "utf8"), "unset");
+    assert.is(JSON.parse(readFileSync(join(seen, "task-0.json"), "utf8")).rejection, null);
+    assert.is(readFileSync(join(seen, "env-1"), "utf8"), "the notes miss the API section\nand \\x1b[31mthe examples");
+    const again = JSON.parse(readFileSync(join(seen, "task-1.json"), "utf8"));
+    assert.equal([again.rejection.by, again.rejection.reason, again.untrusted], ["lead", reason, true]);
+    assert.match(w.stderr(), "notes: again after a rejection by lead: the notes miss the API section (the command gets it as HANDOFF_REJECTION)");
+  } finally {
+    assert.is(await stop(w), 130);
+  }
+});
+
+test("worker --once whose only ready task waits for an approval here ends at once (unapproved_command, exit 3) instead of polling; approved, it takes it", async () => {
+  const { bare, lead, box } = team();
+  ok(cli(["task", "add", "check it", "--id", "gated", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
+  // Not one it could take in any case: no reason to end, nor to wait for it.
+  ok(cli(["task", "add", "for m9", "--id", "away", "--to", "@m9", "--push"], { cwd: lead, agent: "lead" }));
+  const once = (json = false) => start([...(json ? ["--json"] : []), "worker", "--exec", script("echo ok"), "--once", "--poll", POLL], { cwd: box, agent: "w@m2" });
+  const ended = async (w: ReturnType<typeof start>) => {
+    const t = setTimeout(() => w.child.kill("SIGKILL"), 20_000);
+    const code = await w.exited;
+    clearTimeout(t);
+    return code;
+  };
+  const w = once();
+  assert.is(await ended(w), 3, w.stderr());
+  assert.match(w.stderr(), "worker --once took nothing: the only ready task it could take (gated) has a verify command nobody approved in this clone");
+  assert.match(w.stderr(), "git handoff approve gated");
+  assert.match(w.stderr(), "[unapproved_command]");
+  assert.equal([remoteTask(bare, "gated").status, remoteTask(bare, "gated").claim], ["todo", null]);
+  const j = once(true);
+  assert.is(await ended(j), 3, j.stderr());
+  assert.equal([JSON.parse(j.stdout()).error.code, JSON.parse(j.stdout()).error.data.tasks], ["unapproved_command", ["gated"]]);
+  // Approved by a person here: the next --once takes it.
+  ok(cli(["approve", "gated"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("true") } }));
+  const again = once();
+  assert.is(await ended(again), 0, again.stderr());
+  assert.is(remoteTask(bare, "gated").status, "review");
 });
 
 test("--addressed-only leaves tasks addressed to anyone; without it a worker takes them", async () => {

@@ -22,7 +22,7 @@ export type ErrorCode =
   | "conflict" // an operation replayed at sync no longer applies on the remote's state
   | "at_capacity" // the agent already holds as many tasks as its capacity allows
   | "self_review" // an author accepting its own review, or a producer acking its own handoff
-  | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved
+  | "unapproved_command" // a stored command (a task's verify) nobody in this clone approved; worker --once: the only tasks it could take have one
   | "quarantined" // the remote's copy of this entity failed validation on receive, or comes from a newer git-handoff: kept back
   | "unsafe_repair" // sync --repair would lower a fence, undo a finished task or a review, remove a live claim or lease, or delete a ref this clone lacks (--force does it)
   | "newer_format" // a record here was written by a newer git-handoff in a format this build cannot read: upgrade

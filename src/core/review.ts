@@ -4,7 +4,7 @@
 import type { DiffSummary } from "./diff-summary.ts";
 import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
-import type { Review, Verification } from "./review-record.ts";
+import type { Review, ReviewDecision, Verification } from "./review-record.ts";
 import { failTask, heldRefusal, inReviewRefusal, reclaimedRefusal, settle, type OpContext } from "./task-ops.ts";
 import { isFinal, MAX_NOTE, type Task } from "./task.ts";
 import { handoffCommand } from "./shell-quote.ts";
@@ -134,6 +134,15 @@ export function rejectReview(t: Task, ctx: OpContext, reason: string | null, opt
     updated_at: at,
   };
   return { ok: true, record, steps: [{ event: event("rejected", t, ctx, reason ? { reason } : {}), record }] };
+}
+
+/**
+ * Why the task is being worked on again: its last submission was rejected in review (the decision,
+ * with the reviewer's reason, stays on the task until it is submitted again). Null otherwise.
+ */
+export function rejectionToRework(t: Task): ReviewDecision | null {
+  const d = t.review?.decision;
+  return d?.verdict === "rejected" && t.status !== "review" ? d : null;
 }
 
 /** One line of the review queue. */

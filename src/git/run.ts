@@ -59,9 +59,27 @@ function passOn(signal: NodeJS.Signals): void {
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 
+/** Whether a signal to this process is passed on (off in a process that finishes its work first). */
+let passingOn = true;
+
+/**
+ * For a process that finishes what it started before it exits (the MCP server, mcp/stop-serving.ts):
+ * a signal no longer stops its git commands, so a push on the wire lands and is recorded.
+ * endLiveGit() ends whatever still runs when its time is up.
+ */
+export function finishGitOnSignals(): void {
+  passingOn = false;
+  for (const s of SIGNALS) process.removeListener(s, passOn);
+}
+
+/** Stops the bounded git commands still running (their groups, as a deadline does): the process exits next. */
+export function endLiveGit(): void {
+  for (const pid of liveGroups) killGroup(pid, "SIGTERM");
+}
+
 function track(pid: number, live: boolean): void {
   if (live) {
-    if (liveGroups.size === 0) for (const s of SIGNALS) process.on(s, passOn);
+    if (liveGroups.size === 0 && passingOn) for (const s of SIGNALS) process.on(s, passOn);
     liveGroups.add(pid);
   } else if (liveGroups.delete(pid) && liveGroups.size === 0) {
     for (const s of SIGNALS) process.removeListener(s, passOn);

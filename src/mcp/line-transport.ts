@@ -19,6 +19,12 @@ export class LineTransport implements Transport {
 
   private pending: Buffer | null = null;
   private started = false;
+  /**
+   * Requests read and not answered yet, by id: a server asked to stop answers them before it
+   * exits (a claim whose push is on the wire gets its answer). A cancelled one gets none.
+   */
+  private readonly unanswered = new Set<string | number>();
+  private whenAnswered: (() => void)[] = [];
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
@@ -53,12 +59,60 @@ export class LineTransport implements Transport {
       this.onerror?.(e as Error);
       return;
     }
+    // Counted before it is handed on: a direct call may be answered before take() returns.
+    const id = this.expectAnswer(message);
+    let checked: JSONRPCMessage;
     try {
       if (this.direct?.(message, (m) => this.send(m))) return;
-      this.onmessage?.(JSONRPCMessageSchema.parse(message));
+      checked = JSONRPCMessageSchema.parse(message);
+    } catch (e) {
+      this.answered(id); // not a message: nothing will answer it
+      this.onerror?.(e as Error);
+      return;
+    }
+    try {
+      this.onmessage?.(checked);
     } catch (e) {
       this.onerror?.(e as Error);
     }
+  }
+
+  /**
+   * A request (a method and an id) is answered later: its id, now awaiting an answer. A cancel
+   * means no answer will come.
+   */
+  private expectAnswer(m: unknown): string | number | undefined {
+    if (typeof m !== "object" || m === null) return undefined;
+    const { method, id, params } = m as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+    if (typeof method !== "string") return undefined;
+    if (typeof id === "string" || typeof id === "number") {
+      this.unanswered.add(id);
+      return id;
+    }
+    if (method === "notifications/cancelled") this.answered(params?.requestId);
+    return undefined;
+  }
+
+  private answered(id: unknown): void {
+    if (!this.unanswered.delete(id as string | number) || this.unanswered.size) return;
+    for (const resolve of this.whenAnswered.splice(0)) resolve();
+  }
+
+  /** How many requests wait for their answer. */
+  get awaitingAnswer(): number {
+    return this.unanswered.size;
+  }
+
+  /** Resolves once every request read so far has been answered (or cancelled). */
+  allAnswered(): Promise<void> {
+    return this.unanswered.size ? new Promise((resolve) => this.whenAnswered.push(resolve)) : Promise.resolve();
+  }
+
+  /** Reads no more requests (the server is stopping); answers still go out. */
+  stopReading(): void {
+    this.input.off("data", this.onData);
+    this.input.off("error", this.onError);
+    if (this.input.listenerCount("data") === 0) this.input.pause();
   }
 
   async start(): Promise<void> {
@@ -77,9 +131,12 @@ export class LineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    const answers = "id" in message && ("result" in message || "error" in message);
     return new Promise((resolve) => {
       if (this.output.write(JSON.stringify(message) + "\n")) resolve();
       else this.output.once("drain", resolve);
+      // Written (stdout to a pipe is written at once): a stopping server may exit now.
+      if (answers) this.answered(message.id);
     });
   }
 }

@@ -5,12 +5,15 @@ import { join, resolve } from "node:path";
 import { parseDuration } from "../core/duration.ts";
 import { EXIT_CODES } from "../core/errors.ts";
 import { currentDir, resolveDir } from "../git/repo.ts";
+import { endLiveGit, finishGitOnSignals } from "../git/run.ts";
 import { executeVerificationJob, type VerificationJob } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
+import { catchInterrupts } from "../work/interrupts.ts";
 import { refusalOf } from "./result.ts";
 import { LineTransport } from "./line-transport.ts";
 import { createServer, directCalls } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
+import { finishServing, STOP_BOUND_MS } from "./stop-serving.ts";
 
 /** Its options are described once, in the CLI's help (commands/mcp-register.ts), which `mcp --help` shows. */
 const SEE_HELP = "git handoff help mcp shows how to use it";
@@ -94,15 +97,31 @@ async function main(argv: string[]): Promise<number | null> {
     void server.close().catch(() => {});
   };
   transport.onclose = shutdown;
-  process.stdin.on("end", shutdown);
-  process.on("SIGTERM", () => {
-    shutdown();
-    process.exit(0);
-  });
-  process.on("SIGINT", () => {
-    shutdown();
-    process.exit(0);
-  });
+  const log = (line: string) => process.stderr.write(`git-handoff mcp: ${line}\n`);
+  let stopping = false;
+  /**
+   * Exits 0: a stop the host asked for (the protocol's stdio shutdown closes stdin, then sends
+   * SIGTERM) is no failure, and a host reads a non-zero status as the server failing. A second
+   * signal quits at once with 130, as every verb that runs until stopped does (interrupts.ts).
+   */
+  const stop = (signalled: boolean) => {
+    if (stopping) return;
+    stopping = true;
+    // A client closing stdin is the ordinary end of a session: nothing to say unless it goes wrong.
+    if (signalled) log(`stopping: answering the calls in progress and pushing queued writes (at most ${STOP_BOUND_MS / 1000} s; a second signal quits at once)`);
+    void finishServing(transport, session, log)
+      .catch((e: unknown) => log(`could not finish: ${(e as Error).message}`))
+      .finally(() => {
+        shutdown();
+        endLiveGit(); // what the bound cut off: not left running after the server
+        process.exit(0);
+      });
+  };
+  // Kept while it finishes: a signal then is the first (nothing more to start), a later one quits.
+  catchInterrupts(() => stop(true));
+  // A push under way is part of a call to answer: the signal does not reach it (stop-serving.ts).
+  finishGitOnSignals();
+  process.stdin.on("end", () => stop(false));
   await server.connect(transport);
   const store = await session.store();
   process.stderr.write(`git-handoff mcp: serving ${store.repo.commonDir} as ${store.actor.agent} (${session.agentSource})\n`);

@@ -5,6 +5,7 @@ import { FreshStore } from "../store/fresh-store.ts";
 import type { Store } from "../store/store.ts";
 import { detachedRunner, inProcessRunner, type Runner } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
+import { flushPending } from "../sync/pending-push.ts";
 
 /** Where the agent name came from, strongest first. */
 export type AgentSource = "flag" | "env" | "load_context" | "derived";
@@ -34,6 +35,7 @@ export class McpSession {
   private readonly fresh: FreshStore;
   private agentName: string | undefined;
   private source: AgentSource;
+  private readonly stopper = new AbortController();
 
   private constructor(private readonly opts: SessionOptions) {
     this.waitBoundMs = opts.waitBoundMs ?? DEFAULT_WAIT_BOUND_MS;
@@ -106,6 +108,26 @@ export class McpSession {
       this.fresh.invalidate(); // reopen with the new actor at the next store()
     }
     return true;
+  }
+
+  /** Aborted when the server is asked to stop: a blocking call answers with what it saw so far. */
+  get stopping(): AbortSignal {
+    return this.stopper.signal;
+  }
+
+  stop(): void {
+    this.stopper.abort();
+  }
+
+  /**
+   * Pushes the writes queued for the push budget (a renewal, a heartbeat: pending-push.ts) now:
+   * the timer that would have sent them dies with the process, and until the clone's next push
+   * other machines would see a lease about to run out.
+   */
+  async flushQueued(): Promise<void> {
+    const store = this.fresh.peek();
+    const remote = store && !store.syncOptions.offline ? await store.syncRemote() : null;
+    if (store && remote) await flushPending(store, remote, { urgent: true });
   }
 
   close(): void {

@@ -14,24 +14,30 @@ export function boundFor(ctx: ToolContext, seconds: number | undefined): number 
   return seconds === undefined ? bound : Math.min(bound, Math.max(0, seconds * 1000));
 }
 
+/** Aborted when the client cancels the call or the server is stopping: a blocking call ends its wait. */
+export function waitSignal(ctx: ToolContext): AbortSignal {
+  return AbortSignal.any([ctx.signal, ctx.session.stopping]);
+}
+
 /**
- * Calls `check` every poll interval until it returns a value, the bound passes or the client
- * cancels. `check` runs at least once, so a zero bound is a plain read.
+ * Calls `check` every poll interval until it returns a value, the bound passes, the client
+ * cancels or the server stops. `check` runs at least once, so a zero bound is a plain read.
  */
 export async function pollUntil<T>(ctx: ToolContext, boundMs: number, check: () => Promise<T | null>, pollMs = ctx.session.pollMs): Promise<Waited<T>> {
   const start = Date.now();
   let lastProgress = start;
   const progressEvery = Math.min(5000, boundMs / 5); // a few signs of life per call, for clients that reset their timeout on progress
+  const signal = waitSignal(ctx);
   for (;;) {
     const value = await check();
     const waitedMs = Date.now() - start;
     if (value !== null) return { value, waitedMs, timedOut: false };
-    if (waitedMs >= boundMs || ctx.signal.aborted) return { value: null, waitedMs, timedOut: true };
+    if (waitedMs >= boundMs || signal.aborted) return { value: null, waitedMs, timedOut: true };
     if (Date.now() - lastProgress >= progressEvery) {
       lastProgress = Date.now();
       await ctx.progress(waitedMs, boundMs, "still waiting");
     }
-    await sleep(Math.min(pollMs, boundMs - waitedMs), ctx.signal);
+    await sleep(Math.min(pollMs, boundMs - waitedMs), signal);
   }
 }
 

@@ -9,8 +9,8 @@ import { forTerminal, neutralise, styleMark, type StyleCode } from "./untrusted.
 // and that fd stays on the stream so nothing is written out of order.
 const onStream = new Set<number>();
 /**
- * Fds nothing more is written to: a reader that left (EPIPE: `git handoff status | head`), or
- * writes that fail (a full disk, a closed fd). The command still ends with its own status (a
+ * Fds nothing more is written to: a reader that left (EPIPE: `git handoff status | head`; EIO
+ * on a terminal that hung up), or writes that fail (a full disk, a closed fd). The command still ends with its own status (a
  * refusal keeps its code); a failed stdout is reported at the end (outputFailure), since the
  * command's work is done and only its report is lost.
  */
@@ -29,13 +29,22 @@ function writeFd(fd: 1 | 2, text: string): void {
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== "EAGAIN") {
         gone.add(fd);
-        if (fd === 1 && code !== "EPIPE") failedOutput ??= e as NodeJS.ErrnoException;
+        if (fd === 1 && code !== "EPIPE" && !(code === "EIO" && hungUp(fd))) failedOutput ??= e as NodeJS.ErrnoException;
         return;
       }
       onStream.add(fd);
     }
   }
   (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
+}
+
+/** EIO on a terminal is its hang-up, not a failing disk (asked with fstat: isatty says no by then). */
+function hungUp(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return false;
+  }
 }
 
 /** Why this command's output could not be written to stdout (not a reader that left), or null. */

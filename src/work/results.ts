@@ -37,19 +37,20 @@ export const resultsDir = (root: string, id: string) => join(root, `handoff-${id
  * (--out), so a link to a folder there is followed; the default folder is never reached through one.
  */
 export async function saveResults(store: Store, task: Task, outDir: string, opts: { named: boolean }): Promise<SavedResults> {
-  const ended = task.status === "done" || task.status === "failed";
-  const results = ended ? await loadResults(store, task) : null;
+  // In review: the work submitted (its output and files), which the reviewer judges.
+  const delivered = task.status === "done" || task.status === "failed" || task.status === "review";
+  const results = delivered ? await loadResults(store, task) : null;
   const warnings: string[] = [];
   if (results?.unverified) warnings.push(`the result of ${task.id} is whatever ${resultsRef(task.id)} holds: its completion (by an older git-handoff) does not name it, so anyone who can push may have written it`);
-  else if (ended && !results && (await store.readRef(resultsRef(task.id)))) warnings.push(`${resultsRef(task.id)} holds a result the completion of ${task.id} does not name: ignored`);
+  else if (delivered && !results && (await store.readRef(resultsRef(task.id)))) warnings.push(`${resultsRef(task.id)} holds a result the completion of ${task.id} does not name: ignored`);
   const files: SavedResults["files"] = [];
-  if (task.status === "done" && results?.files.size) {
+  if ((task.status === "done" || task.status === "review") && results?.files.size) {
     prepareOutDir(outDir, store.repo, opts.named);
     for (const [name, data] of results.files) files.push({ name, size: data.length, path: saveFile(outDir, name, data) });
   }
   return {
     output: results?.record.output ?? task.result?.note ?? "",
-    failure_reason: task.status === "done" ? null : (task.result?.reason ?? null),
+    failure_reason: task.status === "done" || task.status === "review" ? null : (task.result?.reason ?? null),
     files,
     refused: results?.record.refused ?? [],
     branch: results?.record.branch ?? null,

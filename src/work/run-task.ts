@@ -15,6 +15,7 @@ import type { Launch, TaskFolder } from "./agent-command.ts";
 import { isObjectId } from "../core/object-id.ts";
 import type { SpareWorktrees } from "./spare-worktree.ts";
 import { markCommand, markOwner } from "./leftovers.ts";
+import { describeTask } from "./task-file.ts";
 
 export interface TaskRun {
   status: "done" | "failed" | "stopped";
@@ -115,20 +116,8 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
   // controls can be there. Made exclusively all the same: a name is never written through a link.
   for (const [name, data] of [...input.files, ...input.context]) createExclusive(join(inDir, name), data);
   const taskFile = join(home, "task.json");
-  // Everything in it came from another machine: a command that hands it to an agent should fence it.
-  const described = {
-    id: task.id,
-    objective: task.objective,
-    priority: task.priority,
-    to: task.to ?? null,
-    created_by: task.created_by,
-    created_at: task.created_at,
-    context: [...input.context].map(([name, data]) => ({ name, text: data.toString("utf8") })),
-    files: [...input.files.keys()],
-    in_dir: inDir,
-    untrusted: true,
-  };
-  writeFileSync(taskFile, JSON.stringify(described, null, 2) + "\n");
+  const described = describeTask(task, input.context, input.files, inDir);
+  writeFileSync(taskFile, JSON.stringify(described.file, null, 2) + "\n");
   let launch: Launch | null = null;
   try {
     // Inside the try: a worktree git refuses (a base it cannot check out) still has the task's
@@ -143,6 +132,7 @@ export async function runTask(input: RunInput): Promise<TaskRun> {
       HANDOFF_TASK_FILE: taskFile,
       HANDOFF_OUT_DIR: outDir,
       HANDOFF_IN_DIR: inDir,
+      ...described.env,
     });
     const { output, cut } = outputTail(run.stdout, run.dropped);
     const collected = collectResultFiles(outDir);

@@ -15,7 +15,8 @@ import { refuseSelfDelegation } from "./self-delegation.ts";
 /** How long polling stays at its quickest after the task was pushed or changed. */
 const STEADY_MS = 2000;
 
-export type WaitEnd = { kind: "final" | "timeout" | "interrupted"; task: Task };
+/** `review`: the task went to review and the caller asked to stop there (`until: "review"`). */
+export type WaitEnd = { kind: "final" | "review" | "timeout" | "interrupted"; task: Task };
 
 export interface WaitOptions {
   /** Date.now() after which waiting stops (null: no bound but the task's own end). */
@@ -26,6 +27,12 @@ export interface WaitOptions {
   warn: (message: string) => void;
   /** The caller just pushed the task: the first look can be local, the first ask of the remote waits a poll. */
   justPushed?: boolean;
+  /**
+   * `review`: end when the task is submitted for review too (its work done and verified, a
+   * reviewer to decide), not only when it is final. Default: final (done, failed, cancelled); a
+   * task in review is then waited on through the review, and a rejection, to its end.
+   */
+  until?: "final" | "review";
 }
 
 export async function waitForFinal(store: Store, id: string, opts: WaitOptions): Promise<WaitEnd> {
@@ -79,6 +86,7 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
         trace(`wait: saw ${id} ${task.status}`);
         return { kind: "final", task };
       }
+      if (task.status === "review" && opts.until === "review") return { kind: "review", task };
     }
     if (stopped(opts)) return end(store, id, opts, prev);
     // The first pause after the push is idle time: spend a little of it getting ready to receive.

@@ -27,6 +27,7 @@ interface WaitOpts {
   priority: string;
   timeout?: string;
   out?: string;
+  until: string;
 }
 
 // Its lines carry names and text from records (a claim holder's name): neutralised here, once, for all.
@@ -38,6 +39,9 @@ const say = (line: string) => process.stderr.write(`git-handoff: ${neutralise(li
  * the per-call deadlines (20 s each by default). It says so when the cancel was not confirmed.
  */
 const CANCEL_BOUND_MS = 5000;
+
+/** Where `--until` ends the wait: a final state, or a submission for review as well. */
+const UNTIL = ["final", "review"] as const;
 
 export function registerWait(program: Command): void {
   withGlobals(
@@ -51,8 +55,9 @@ export function registerWait(program: Command): void {
       .option("--to <address>", "who may take it: KIND@MACHINE, KIND or @MACHINE (default: anyone)")
       .option("--priority <n>", "higher is taken first", "0")
       .option("--timeout <duration>", "stop waiting after this long and cancel the task this wait created (exit 8)")
+      .option("--until <state>", "final: until done, failed or cancelled, through a review and its rejections; review: return once the work is submitted for review too (exit 0, status review)", "final")
       .option("--out <dir>", "where to save result files (default ./handoff-<id>)"),
-    { writes: true, values: { "--id": "task", "--context-file": "file", "--file": "file", "--out": "dir" } },
+    { writes: true, values: { "--id": "task", "--context-file": "file", "--file": "file", "--out": "dir", "--until": UNTIL } },
   ).action(async (o: WaitOpts, cmd: Command) => {
     if ((o.id === undefined) === (o.objective === undefined)) fail("usage", "give --objective TEXT to create a task, or --id ID to wait for one");
     if (o.id !== undefined && (o.contextFile.length || o.file.length || o.to !== undefined)) fail("usage", "--context-file, --file and --to describe a new task: use them with --objective, not --id");
@@ -62,6 +67,8 @@ export function registerWait(program: Command): void {
     const to = o.to !== undefined ? addressOption(o.to) : null;
     const priority = parseInteger(o.priority, "--priority", -1000, 1000);
     const timeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, "--timeout") : null;
+    if (!(UNTIL as readonly string[]).includes(o.until)) fail("usage", `--until ${JSON.stringify(o.until.slice(0, 40))}: give final or review`);
+    const until = o.until as (typeof UNTIL)[number];
     if (o.id !== undefined) validateTaskId(o.id);
     const inputs = o.objective !== undefined ? readInputs(base, o.contextFile, o.file) : null;
     await withStore(cmd, async (store) => {
@@ -84,6 +91,7 @@ export function registerWait(program: Command): void {
           progress: (prev, next) => progressLines(prev, next).forEach(say),
           warn: say,
           justPushed: !!inputs,
+          until,
         }).catch(async (e: unknown) => {
           // Its results ref (or the task's) was refused on receive: the handover cannot come back.
           // A task this wait created is cancelled rather than left for a worker to run for nothing.
@@ -93,7 +101,8 @@ export function registerWait(program: Command): void {
           }
           throw e;
         });
-        const { task, code, warnings } = end.kind === "final" ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
+        const ended = end.kind === "final" || end.kind === "review";
+        const { task, code, warnings } = ended ? { task: end.task, code: null, warnings: [] } : await giveUp(store, end, !!inputs, o.timeout);
         await report(store, task, code, resolve(base, o.out ?? `handoff-${id}`), o.out !== undefined, !!g.json, warnings);
       } finally {
         stop.close();
@@ -149,7 +158,8 @@ async function cancelOrFinal(store: Store, id: string, reason: string, opts: Cas
 async function report(store: Store, task: Task, interrupted: ErrorCode | null, outDir: string, named: boolean, json: boolean, warnings: string[] = []): Promise<void> {
   // Waiting followed the results ref too (they land in one push): pull again only if it is missing.
   const r = await saveResults(store, task, outDir, { named });
-  const code: ErrorCode | null = interrupted ?? (task.status === "done" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
+  // In review (only with --until review): the work is done and verified, the decision someone else's.
+  const code: ErrorCode | null = interrupted ?? (task.status === "done" || task.status === "review" ? null : task.status === "cancelled" ? "task_cancelled" : "task_failed");
   if (json) {
     // `code` is what the exit status says, by name: a timeout and an interrupt both leave the
     // task cancelled, and a reader of the body alone must tell them apart.
@@ -158,7 +168,7 @@ async function report(store: Store, task: Task, interrupted: ErrorCode | null, o
   } else {
     for (const w of r.warnings) say(w);
     // A failed task's output too: what a command printed before it failed is often why.
-    if (r.output && (task.status === "done" || task.status === "failed")) process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
+    if (r.output && (task.status === "done" || task.status === "failed" || task.status === "review")) process.stdout.write(process.stdout.isTTY ? neutralise(r.output) : r.output);
     if (r.files.length) say(`saved ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${outDir}`);
     if (r.branch) {
       const remote = await store.syncRemote();

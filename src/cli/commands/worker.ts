@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { parseDuration } from "../../core/duration.ts";
 import { EXIT_CODES, fail } from "../../core/errors.ts";
 import { neutralise } from "../../present/untrusted.ts";
+import { handoffCommand } from "../../core/shell-quote.ts";
 import { localMachine } from "../../store/machine.ts";
 import { FreshStore } from "../../store/fresh-store.ts";
 import { openSyncedStore } from "../../sync/open.ts";
@@ -29,7 +30,7 @@ export function registerWorker(program: Command): void {
     program
       .command("worker")
       .description("take tasks addressed to this agent or to anyone and run a command for each: its stdout is the output, files in $HANDOFF_OUT_DIR come back; a task with a verify command goes to review")
-      .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR")
+      .option("--exec <cmd>", "the command to run per task, in a fresh worktree (a relative path as its first word, ./do-task.sh, is taken from where the worker starts); it gets HANDOFF_TASK_ID, HANDOFF_TASK_FILE, HANDOFF_OUT_DIR, HANDOFF_IN_DIR, and HANDOFF_REJECTION (the reviewer's reason) for a task rejected in review")
       .option("--with <client>", "run an agent client on each task instead: claude (claude -p, edits accepted) or codex (codex exec, workspace-write sandbox); the agent is named <client>@<machine> unless --agent")
       .option("--full-access", "with --with: let the client bypass its permission prompts and sandbox (a warning says what that gives away)")
       .option("--addressed-only", "take only tasks addressed to this agent (--to), not those addressed to anyone")
@@ -96,6 +97,13 @@ export function registerWorker(program: Command): void {
         });
         process.stderr.write(`git-handoff: worker stopped: ${s.done} done, ${s.review ? `${s.review} in review, ` : ""}${s.failed} failed, ${s.cancelled} cancelled, ${s.released} released\n`);
         if (stop.interrupted) process.exitCode = EXIT_CODES.interrupted;
+        else if (s.heldForApproval) {
+          const ids = s.heldForApproval;
+          const one = ids.length === 1;
+          fail("unapproved_command", `worker --once took nothing: the only ready task${one ? "" : "s"} it could take (${ids.join(", ")}) ${one ? "has a verify command" : "have verify commands"} nobody approved in this clone`, { tasks: ids }, [
+            { action: "fix_input", detail: `a person (not an agent) reads ${one ? "it" : "each"} and approves: ${ids.map((id) => handoffCommand("approve", id)).join("; ")}` },
+          ]);
+        }
       } finally {
         stop.close();
       }

@@ -17,7 +17,7 @@ import { readVerificationRun } from "../../store/verification-runs.ts";
 import { awaitVerdict, verdictReply, verifyingReply } from "../verification.ts";
 import { Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
-import { boundFor, pollUntil } from "../wait.ts";
+import { boundFor, pollUntil, waitSignal } from "../wait.ts";
 import { followQueue, type QueueFollower } from "../../sync/follow-queue.ts";
 import { addressMatches } from "../../core/address.ts";
 import { localMachine } from "../../store/machine.ts";
@@ -76,7 +76,7 @@ export const waitTask = defineTool({
       lastProgress = Date.now();
       void ctx.progress(lastProgress - started, bound, "still waiting");
     };
-    const end = await waitForFinal(store, a.id, { deadline: started + bound, signal: ctx.signal, progress, warn: (m) => warnings.push(m) });
+    const end = await waitForFinal(store, a.id, { deadline: started + bound, signal: waitSignal(ctx), progress, warn: (m) => warnings.push(m) });
     const waitedMs = Date.now() - started;
     const task = end.task;
     const final = end.kind === "final";
