@@ -165,7 +165,7 @@ test("a step that changes a field its kind never changes: refused by a clone tha
   refusedFresh(bare, "p", /renewed by alice on p changed priority, scope, which a renewed step never changes/);
 });
 
-test(`a task history longer than ${MAX_HISTORY} commits is refused unread on first sight`, () => {
+test(`a task history longer than ${MAX_HISTORY} commits is refused on first sight, not judged`, () => {
   const bare = emptyRemote();
   const a = cloneOf(bare);
   ok(cli(["task", "add", "long", "--id", "long"], { cwd: a, agent: "lead", env: at(0) }));
@@ -188,7 +188,7 @@ test(`a task history longer than ${MAX_HISTORY} commits is refused unread on fir
   const r = spawnSync("git", ["fast-import", "--quiet"], { cwd: bare, input: stream, env: cleanEnv({ MALLOC_TOP_PAD_: String(64 * 1024 * 1024) }), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   assert.is(r.status, 0, r.stderr);
   assert.is(Number(gitOut(bare, "rev-list", "--count", ref("long"))), MAX_HISTORY + 2);
-  refusedFresh(bare, "long", new RegExp(`has a history of more than ${MAX_HISTORY} commits, which a first sight judges whole: refused unread`));
+  refusedFresh(bare, "long", new RegExp(`has a history of more than ${MAX_HISTORY} commits, which a first sight judges whole: refused, not judged`));
 });
 
 test.run();

@@ -20,7 +20,7 @@ import { checkTaskStep } from "./task-receive.ts";
 /**
  * Commits judged on one ref in one receive: those since the tip validated last, or a task's whole
  * history when the clone first sees it. A task's history is short (a claim renewed every ten
- * minutes for a month is some 4,500 commits): a longer line is refused, not walked for minutes.
+ * minutes for a month is some 4,500 commits): a longer line is refused, not judged for minutes.
  */
 export const MAX_HISTORY = 10_000;
 /** How many of the lease set's last operations a clone checks when it first sees the ref. */
@@ -83,7 +83,7 @@ async function sinceAnchor(store: Store, ref: string, family: RefFamily, id: str
     for (const e of line.fresh) if (e.author !== id) invalid(`commit ${e.oid.slice(0, 12)} was written by ${JSON.stringify(e.author)}; only ${id} writes ${ref}`);
     return;
   }
-  if (line.capped) invalid(`more than ${MAX_HISTORY} new commits on ${ref} since ${anchor.slice(0, 12)}, the last state validated here: refused unread`);
+  if (line.capped) invalid(`more than ${MAX_HISTORY} new commits on ${ref} since ${anchor.slice(0, 12)}, the last state validated here: refused, not judged`);
   if (!line.reached) invalid(`rewritten history: the remote's ${head.oid.slice(0, 12)} does not descend from ${anchor.slice(0, 12)}, the last state validated here`);
   let parent = await entryAt(store, family, id, anchor, now);
   for (let i = line.fresh.length - 1; i >= 0; i--) {
@@ -109,12 +109,12 @@ async function firstSight(store: Store, ref: string, family: RefFamily, id: stri
     if (local === head.oid) return;
     const loopId = family.family === "loop" ? (head.record as LoopRecord).id : null;
     const line = await lineDown(store, family, id, head, local, now, loopId === null ? undefined : (e) => (e.record as LoopRecord).id === loopId);
-    if (line.capped) invalid(`${ref} has a history of more than ${MAX_HISTORY} commits, which a first sight judges whole: refused unread`);
+    if (line.capped) invalid(`${ref} has a history of more than ${MAX_HISTORY} commits, which a first sight judges whole: refused, not judged`);
     return judgeLine(line.fresh, line.reached ? await entryAt(store, family, id, local!, now) : line.outside, judge);
   }
-  // The lease set, exclusivity's one ref, also as the last few operations on their parents: a set
-  // written over another without replaying it (an older build's sync) drops others' live leases,
-  // and a clone seeing the ref first would grant them again.
+  // Any other: its tip, as a first commit. The lease set, exclusivity's one ref, also as the last
+  // few operations on their parents: a set written over another without replaying it (an older
+  // build's sync) drops others' live leases, and a clone seeing the ref first would grant them again.
   judge(head, null);
   if (family.family === "leases") {
     const line = await lineDown(store, family, id, head, null, now, undefined, FIRST_SIGHT_STEPS + 1);
