@@ -82,7 +82,9 @@ test("inputs swapped after the task was created: refused on receive, and a reade
   const honest = net.clone("m2");
   const attacker = net.clone("m3");
   await handOver(victim, "vic", "t-in", { "in.txt": "victim input" });
-  assert.is(cli(["sync"], { cwd: attacker, agent: "mallory" }).code, 0);
+  // A fresh clone takes t-in in (and refuses t-step, which the test before forged on this remote).
+  const got = cli(["sync", "--json"], { cwd: attacker, agent: "mallory" });
+  assert.not.ok((got.json.quarantined as { ref: string }[]).some((q) => q.ref.endsWith("/t-in")), got.stdout);
   appendBundle(attacker, "refs/handoff/inputs/t-in", "inputs.json", { task: "t-in", context: [], files: [{ name: "in.txt", size: 14 }] }, { "in.txt": "ATTACKER INPUT" }, "vic");
   // The attacker's own clone holds the forged commit on its ref; the reader still takes the task's.
   const { openStore } = await import("../src/store/store.ts");

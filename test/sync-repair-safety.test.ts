@@ -69,12 +69,15 @@ test("a repair that would lower a fence or delete a ref this clone lacks is refu
   assert.match(t.stdout, /^not repaired \[unsafe_repair\]: refs\/handoff\/leases on origin .*: this clone has no value of its own, .*nothing pushed for it/m);
   assert.not.match(t.stdout, /deleted/);
 
-  // No double grant: a fresh clone sees carol's claim.
+  // No double grant: a fresh clone judges the task's whole history and refuses carol's claim as
+  // this clone did, so it has no task t to grant (it was never taken in).
   const fresh = cloneOf(bare);
-  ok(cli(["sync"], { cwd: fresh, agent: "dave" }));
+  const f = cli(["sync", "--json"], { cwd: fresh, agent: "dave" });
+  assert.is(f.code, 3, f.stdout + f.stderr);
+  assert.match(f.json.quarantined.find((q: any) => q.ref === "refs/handoff/tasks/t")?.reason ?? "", /before its parent's/);
   const c = cli(["claim", "t", "--json"], { cwd: fresh, agent: "dave" });
-  assert.is(c.code, 3, c.stdout + c.stderr);
-  assert.is(c.json.error.code, "held_by_other");
+  assert.is(c.code, 4, c.stdout + c.stderr);
+  assert.is(c.json.error.code, "not_found");
 });
 
 test("each hint names the command that works: --repair --force where --repair refuses (and deletes where this clone has none), --repair where it goes ahead; a --repair run does not repeat the plain hint", () => {

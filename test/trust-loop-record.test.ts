@@ -2,7 +2,9 @@
 // acts only as the agents it started, on the tasks it planned for them, as this clone recorded it
 // (.git/handoff/loop-plans/): a forged record never makes it release or claim another agent's task,
 // run the agent command as another agent, or make a folder outside the temp dir; and a forged
-// record reusing the id of a loop started here is not resumed.
+// record reusing the id of a loop started here is not resumed. A loop's plan changed from one
+// commit to the next is refused on receive (src/sync/loop-receive.ts); the same change with another
+// loop's record in between is a new loop as far as receive can tell, and reaches the runner.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,15 +35,32 @@ function world() {
   return { bare, victim, alice, mallory };
 }
 
-/** Mallory appends to the victim's loop record as it is now one commit (authored as its runner's agent) with `change`, and pushes it. */
-function forgeLoop(mallory: string, victim: string, change: (r: any) => void): void {
+/** Mallory appends to the victim's loop record as it is now a commit per change (authored as its runner's agent), and pushes them. */
+function forgeLoop(mallory: string, victim: string, ...changes: ((r: any) => void)[]): void {
   gitOut(mallory, "fetch", "-q", victim, "+refs/handoff/loop:refs/handoff/loop");
-  amendRecord(mallory, "refs/handoff/loop", change, {
-    file: "loop.json",
-    author: "lead",
-    message: `loop \n\n${JSON.stringify({ type: "loop", task: "", agent: "lead", at: new Date().toISOString(), scope: "primary", worktree: null, branch: null, note: "forged" })}\n`,
-  });
+  for (const change of changes) {
+    amendRecord(mallory, "refs/handoff/loop", change, {
+      file: "loop.json",
+      author: "lead",
+      message: `loop \n\n${JSON.stringify({ type: "loop", task: "", agent: "lead", at: new Date().toISOString(), scope: "primary", worktree: null, branch: null, note: "forged" })}\n`,
+    });
+  }
   gitOut(mallory, "push", "-q", "-f", "origin", "refs/handoff/loop");
+}
+
+/** Two changes: the record of another (finished, empty) loop, then the loop as it was with `change`. */
+function byWayOfAnother(change: (r: any) => void): ((r: any) => void)[] {
+  let was: any;
+  return [
+    (r) => {
+      was = structuredClone(r);
+      Object.assign(r, { id: `${r.id}x`, phase: "finished", units: [] });
+    },
+    (r) => {
+      Object.assign(r, was);
+      change(r);
+    },
+  ];
 }
 
 const holder = (repo: string) => {
@@ -69,12 +88,18 @@ test("a forged record reusing the id of a loop started here: loop run does not r
   assert.is(s1.code, 3, s1.stderr);
   assert.match(JSON.stringify(s1.json.quarantined), /loop-<loop>-<unit>/);
 
-  // As the loop's own agent name, but on alice's task: taken in, never acted on.
-  forgeLoop(mallory, victim, (r) => {
+  // As the loop's own agent name, but on alice's task: refused on receive, a change to the plan.
+  const onAlicesTask = (r: any) => {
     r.phase = "running";
     r.runner = { ...r.runner, pid: 4194300, start: null, host: hostname() };
     Object.assign(r.units[0], { tasks: ["b"], phase: "running", pid: null, pid_start: null, host: hostname(), starts: 1, finished_at: null, kept: false });
-  });
+  };
+  forgeLoop(mallory, victim, onAlicesTask);
+  const planned = cli(["sync", "--json"], { cwd: victim, agent: "lead" });
+  assert.is(planned.code, 3, planned.stderr);
+  assert.match(JSON.stringify(planned.json.quarantined), /changes its planned unit u1 \(its tasks, scope, order or agent\)/);
+  // With another loop's record in between: taken in, never acted on.
+  forgeLoop(mallory, victim, ...byWayOfAnother(onAlicesTask));
   const s2 = cli(["sync", "--json"], { cwd: victim, agent: "lead" });
   assert.equal(s2.json.quarantined, [], s2.stdout);
   assert.match(readFileSync(join(victim, ".git/handoff/loops-started"), "utf8"), gitOut(victim, "show", "refs/handoff/loop:loop.json").match(/"id": "([^"]+)"/)![1]!);
@@ -116,10 +141,16 @@ test("a running loop whose record is forged mid-run (another task for its unit; 
   const s1 = cli(["sync", "--json"], { cwd: victim, agent: "lead" });
   assert.is(s1.code, 3, s1.stderr);
   assert.match(JSON.stringify(s1.json.quarantined), /refs\/handoff\/loop/);
-  // Alice's task for the running unit, under its own agent name: taken in; the loop stops acting.
-  forgeLoop(mallory, victim, (r) => {
+  // Alice's task for the running unit, under its own agent name: refused on receive; by way of
+  // another loop's record, taken in, and the loop stops acting.
+  const onAlicesTask = (r: any) => {
     r.units[0].tasks = ["b"];
-  });
+  };
+  forgeLoop(mallory, victim, onAlicesTask);
+  const planned = cli(["sync", "--json"], { cwd: victim, agent: "lead" });
+  assert.is(planned.code, 3, planned.stderr);
+  assert.match(JSON.stringify(planned.json.quarantined), /changes its planned unit u1/);
+  forgeLoop(mallory, victim, ...byWayOfAnother(onAlicesTask));
   ok(cli(["sync"], { cwd: victim, agent: "lead" }));
   writeFileSync(gate, "");
   const out = await loop;

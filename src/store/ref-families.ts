@@ -79,6 +79,11 @@ export const REF_FAMILIES: readonly RefFamily[] = [
   { family: "loop", layout: "single", file: "loop.json", schema: LoopRecord as z.ZodMiniType<unknown>, format: 1, writers: "cas", bounds: { commit: 64 * KB, treeEntries: 2, blob: 512 * KB } },
 ];
 
+/** The family named `name` (`tasks`, `leases`...), or undefined when this build knows none by that name. */
+export function familyNamed(name: string): RefFamily | undefined {
+  return REF_FAMILIES.find((f) => f.family === name);
+}
+
 export type RefPlace = { kind: "known"; family: RefFamily; id: string | null } | { kind: "unknown"; family: string } | { kind: "bad"; reason: string };
 
 /** Which family a `refs/handoff/...` name belongs to, and whether its name fits that family's layout. */
@@ -86,7 +91,7 @@ export function placeOf(ref: string): RefPlace {
   const rest = ref.startsWith("refs/handoff/") ? ref.slice("refs/handoff/".length) : null;
   if (rest === null) return { kind: "bad", reason: "not under refs/handoff/" };
   const [head, ...tail] = rest.split("/");
-  const family = REF_FAMILIES.find((f) => f.family === head);
+  const family = familyNamed(head ?? "");
   if (!family) return { kind: "unknown", family: head ?? "" };
   if (family.layout === "single") return tail.length === 0 ? { kind: "known", family, id: null } : { kind: "bad", reason: `refs/handoff/${family.family} has no sub-refs` };
   if (tail.length !== 1) return { kind: "bad", reason: `refs/handoff/${family.family}/ holds one name component per ref, got ${JSON.stringify(tail.join("/"))}` };

@@ -8,7 +8,7 @@ import { fail } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { HANDOFF_ROOT, notePrefix, remotePrefix } from "../git/ref-prefix.ts";
 import { git } from "../git/run.ts";
-import { REF_FAMILIES } from "../store/ref-families.ts";
+import { familyNamed } from "../store/ref-families.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
@@ -30,7 +30,7 @@ export function prefixProblem(prefix: string): string | null {
 /** Whether a name under the prefix is one of ours: the first component is a ref family. */
 function looksLikeOurs(rest: string): boolean {
   const family = rest.split("/")[0]!;
-  return REF_FAMILIES.some((f) => f.family === family);
+  return familyNamed(family) !== undefined;
 }
 
 /**

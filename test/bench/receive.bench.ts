@@ -72,9 +72,9 @@ try {
 
   console.log(`\nvalidation on receive (${UPDATES} tasks, then ${v.commits} task updates; bare repo by path)`);
   console.log(`  per received commit, replayed from its parent        ${(v.ms / v.commits).toFixed(3)} ms   (budget 2 ms)`);
-  console.log(`  first sight, tip record and bounds, per ref           ${(tipOnly / anchors.size).toFixed(3)} ms`);
+  console.log(`  first sight, the task's history from its creation, per ref ${(tipOnly / anchors.size).toFixed(3)} ms`);
   console.log(`  validation / whole sync receiving the updates         ${(v.ms / receive).toFixed(2)}x`);
-  console.log(`  first sync (${anchors.size} refs, tip checks) / update sync   ${(first / receive).toFixed(2)}x`);
+  console.log(`  first sync (${anchors.size} refs seen first) / update sync   ${(first / receive).toFixed(2)}x`);
   console.log(`  sync with nothing new / sync receiving the updates    ${(idle / receive).toFixed(2)}x`);
 } finally {
   cleanupTemp();
