@@ -2,8 +2,9 @@
 // Entry point: a dispatcher that loads only the bundle a verb needs. Hooks run before every edit
 // an agent makes, so they must not pay for commander, the MCP SDK or the dashboard; the hot verbs
 // (claim, check, task show...) load a bundle without the other verbs' modules.
-import { existsSync, fstatSync, writeSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { hungUp } from "../present/hung-up.ts";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 import { VERSION_LINE } from "./version.ts";
@@ -23,21 +24,13 @@ const BUNDLES = new Map<string, string>([
 // an interrupted wait its 130); a write that fails otherwise (a full disk) is one line and the
 // machine's status (5), never a stack trace.
 function onStdoutError(e: NodeJS.ErrnoException): void {
-  if (e.code === "EPIPE" || (e.code === "EIO" && onTerminal(1))) process.exit(Number(process.exitCode ?? 0));
+  if (e.code === "EPIPE" || (e.code === "EIO" && hungUp(1))) process.exit(Number(process.exitCode ?? 0));
   try {
     writeSync(2, `git-handoff: the output could not be written: ${e.message}\n`);
   } catch {
     /* stderr is gone too */
   }
   process.exit(5);
-}
-/** Whether `fd` is a terminal, asked so that a hung-up one still says yes (isatty then says no). */
-function onTerminal(fd: number): boolean {
-  try {
-    return fstatSync(fd).isCharacterDevice();
-  } catch {
-    return false;
-  }
 }
 // Set on process.stdout when something first builds it: building it here would load the stream
 // modules for every command, though output is written with write(2) (present/output.ts).

@@ -1,6 +1,7 @@
 import { fstatSync, statSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
+import { hungUp } from "./hung-up.ts";
 import { forTerminal, neutralise, styleMark, type StyleCode } from "./untrusted.ts";
 
 // Output is written with write(2) on fd 1 and fd 2: the process.stdout and process.stderr getters
@@ -36,15 +37,6 @@ function writeFd(fd: 1 | 2, text: string): void {
     }
   }
   (fd === 1 ? process.stdout : process.stderr).write(buf.subarray(off));
-}
-
-/** EIO on a terminal is its hang-up, not a failing disk (asked with fstat: isatty says no by then). */
-function hungUp(fd: number): boolean {
-  try {
-    return fstatSync(fd).isCharacterDevice();
-  } catch {
-    return false;
-  }
 }
 
 /** Why this command's output could not be written to stdout (not a reader that left), or null. */
