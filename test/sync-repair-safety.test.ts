@@ -70,14 +70,17 @@ test("a repair that would lower a fence or delete a ref this clone lacks is refu
   assert.not.match(t.stdout, /deleted/);
 
   // No double grant: a fresh clone judges the task's whole history and refuses carol's claim as
-  // this clone did, so it has no task t to grant (it was never taken in).
+  // this clone did, so it has no task t to grant (it was never taken in), and says why: the
+  // remote's copy was refused, not "no task t".
   const fresh = cloneOf(bare);
   const f = cli(["sync", "--json"], { cwd: fresh, agent: "dave" });
   assert.is(f.code, 3, f.stdout + f.stderr);
   assert.match(f.json.quarantined.find((q: any) => q.ref === "refs/handoff/tasks/t")?.reason ?? "", /before its parent's/);
   const c = cli(["claim", "t", "--json"], { cwd: fresh, agent: "dave" });
-  assert.is(c.code, 4, c.stdout + c.stderr);
-  assert.is(c.json.error.code, "not_found");
+  assert.is(c.code, 3, c.stdout + c.stderr);
+  assert.is(c.json.error.code, "quarantined");
+  assert.match(c.json.error.message, /^refs\/handoff\/tasks\/t on origin failed validation \(.*before its parent's/);
+  assert.is(gitOut(fresh, "for-each-ref", "refs/handoff/tasks/"), "", "nothing of t taken in");
 });
 
 test("each hint names the command that works: --repair --force where --repair refuses (and deletes where this clone has none), --repair where it goes ahead; a --repair run does not repeat the plain hint", () => {

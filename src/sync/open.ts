@@ -1,10 +1,11 @@
 // Front ends open their store here: the store itself knows only this clone, and the sync layer
 // hands it the gate through which exclusive writes reach the sync remote.
+import { HandoffError } from "../core/errors.ts";
 import { heldAsNewer } from "./newer-refs.ts";
 import { refuseNewer } from "./quarantine.ts";
 import { countRemoteCalls } from "./remote-traffic.ts";
 import { graceOnFile } from "./skew.ts";
-import { openStore, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
+import { openStore, TASKS_PREFIX, type Attempt, type OpenOptions, type RemoteGate, type Store } from "../store/store.ts";
 
 const gate: RemoteGate = {
   // Loaded on first use: most hook and CLI calls never touch the remote.
@@ -16,10 +17,21 @@ const gate: RemoteGate = {
   guardWrite: async (store, refs) => refuseNewer(await heldAsNewer(store), refs),
 };
 
-/** An exclusive write to an entity whose remote copy failed validation is refused before any push. */
+/**
+ * An exclusive write to an entity whose remote copy failed validation is refused before any push;
+ * so is one that found no such task here because the remote's copy was refused on receive (a task
+ * first seen with a forged history never enters this clone): "quarantined", not "no task".
+ */
 function refusingQuarantined<R>(store: Store, remote: string, attempt: Attempt<R>): Attempt<R> {
   return async (now) => {
-    const out = await attempt(now);
+    let out: Awaited<ReturnType<Attempt<R>>>;
+    try {
+      out = await attempt(now);
+    } catch (e) {
+      const task = e instanceof HandoffError && e.code === "not_found" ? e.refusal.data?.task : undefined;
+      if (typeof task === "string") await (await import("./quarantine.ts")).refuseQuarantined(store, remote, [TASKS_PREFIX + task]);
+      throw e;
+    }
     if (out.updates.length) await (await import("./quarantine.ts")).refuseQuarantined(store, remote, out.updates.map((u) => u.ref));
     return out;
   };
