@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { POLL, remoteTask, script, start, until } from "./support/handover.ts";
 import { cleanupTemp, cli, gitOut, tempDir, type CliResult } from "./support/repo.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
+import { inProcess } from "./support/mcp.ts";
 
 test.after(cleanupTemp);
 
@@ -75,6 +76,27 @@ test("wait --until review returns once the work is submitted: exit 0, status rev
   const bad = cli(["wait", "--id", "gated", "--until", "accepted"], { cwd: lead, agent: "lead" });
   assert.is(bad.code, 2, bad.stderr);
   assert.match(bad.stderr, "--until \"accepted\": give final or review");
+});
+
+test("MCP wait_task until review returns at the submission with what was submitted (as wait --until review); without it, a task in review is not final", async () => {
+  const { bare, lead, box } = gatedTask();
+  const mcp = await inProcess(lead, { agent: "lead", waitBoundMs: 20_000 });
+  try {
+    const w = worker(box, "for review");
+    assert.is(await w.exited, 0, w.stderr());
+    const plain = await mcp.ok("wait_task", { id: "gated", timeout_seconds: 1 });
+    assert.equal([plain.final, plain.task.status], [false, "review"], "in review is not the end by default");
+    const r = await mcp.ok("wait_task", { id: "gated", until: "review" });
+    assert.equal([r.final, r.task.status, r.output], [true, "review", "for review\n"]);
+    assert.equal(r.files.map((f: { name: string }) => f.name), ["report.txt"]);
+    assert.is(readFileSync(r.files[0].path, "utf8"), "for review\n");
+    assert.is(remoteTask(bare, "gated").status, "review", "the decision is still the reviewer's");
+    const bad = await mcp.call("wait_task", { id: "gated", until: "accepted" });
+    assert.ok(bad.isError, JSON.stringify(bad));
+    assert.match(JSON.stringify(bad.content), /until/);
+  } finally {
+    await mcp.close();
+  }
 });
 
 test.run();
