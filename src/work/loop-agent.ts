@@ -1,6 +1,7 @@
 // `loop run --with claude|codex`: the agent command the loop starts in each unit's worktree, and
 // the prompt it gets. The prompt reaches the agent through a file named by an environment
 // variable, never as part of the command line, and the tasks' text in it is fenced as untrusted.
+import { rejectionToRework } from "../core/review.ts";
 import type { Task } from "../core/task.ts";
 import { UNTRUSTED_LABEL } from "../core/untrusted.ts";
 import { fence } from "../present/untrusted.ts";
@@ -31,6 +32,9 @@ export function unitPrompt(o: { agent: string; loop: string; unit: string; branc
   for (const t of o.tasks) {
     lines.push(`- ${t.id}${t.scope.length ? ` (scope: ${t.scope.join(", ")})` : ""}:`);
     lines.push(fence(t.objective));
+    // Done once and rejected in review: doing it again without the reviewer's reason repeats the work rejected.
+    const rejected = rejectionToRework(t);
+    if (rejected) lines.push(`  rejected in review by ${JSON.stringify(rejected.by)}; do it again so that it meets the reason:`, fence(rejected.reason ?? "(no reason given)"));
   }
   return lines.join("\n") + "\n";
 }
