@@ -115,6 +115,8 @@ test("each view shows the repository's state", async () => {
   await show("sync");
   assert.match(await text("tr.remote"), /origin/);
   assert.match(await text("tr.quarantined"), /refs\/handoff\/tasks\/forged/);
+  // What repairs it, as sync and status name it (the whole hint on hover).
+  assert.match(await text("tr.quarantined td.repair"), /^git handoff sync --repair( --force)?$/);
   assert.match(await text("tr.quarantined-count"), /1/);
 });
 

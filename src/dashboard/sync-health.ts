@@ -6,6 +6,7 @@ import { listTentative, readConflicts } from "../sync/local-area.ts";
 import { isAncestor, readCommit } from "../store/history.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readQuarantine } from "../sync/quarantine.ts";
+import { repairAdvice, type RepairAdvice } from "../sync/repair-hazard.ts";
 
 export interface SyncHealth {
   remote: string | null;
@@ -14,7 +15,7 @@ export interface SyncHealth {
   /** When this dashboard's own `--sync` fetch last succeeded / failed. */
   last_sync: { at: string; ok: boolean; message: string | null } | null;
   /** Refs the remote has that were not applied here: the remote's value is not in our history. */
-  quarantined: { ref: string; remote: string; local: string | null; reason?: string }[];
+  quarantined: { ref: string; remote: string; local: string | null; reason?: string; repair?: RepairAdvice }[];
   tentative: { ref: string; commit: string; type: string | null; at: string | null }[];
   conflicts: Conflict[];
   /** How far the newest fetched remote event lies in this machine's future (ms), when positive. */
@@ -48,11 +49,15 @@ export async function syncHealth(store: Store, lastSync: SyncHealth["last_sync"]
     }
   }
   if (newest) out.clock_skew_ms = Math.max(0, newest - store.now().getTime());
-  // Refs validation refused on receive (the sync layer's quarantine list), with its reason.
-  for (const q of (await readQuarantine(store, remote).catch(() => null))?.entries.values() ?? []) {
+  // Refs validation refused on receive (the sync layer's quarantine list), with its reason and
+  // what repairs it, in the words sync and status use (repair-hazard.ts).
+  const refused = [...((await readQuarantine(store, remote).catch(() => null))?.entries.values() ?? [])];
+  const advice = await repairAdvice(store, refused).catch(() => new Map<string, RepairAdvice>());
+  for (const q of refused) {
+    const repair = advice.get(q.ref);
     const shown = out.quarantined.find((x) => x.ref === q.ref);
-    if (shown) shown.reason = q.reason;
-    else out.quarantined.push({ ref: q.ref, remote: q.oid, local: local.get(q.ref) ?? null, reason: q.reason });
+    if (shown) Object.assign(shown, { reason: q.reason }, repair ? { repair } : {});
+    else out.quarantined.push({ ref: q.ref, remote: q.oid, local: local.get(q.ref) ?? null, reason: q.reason, ...(repair ? { repair } : {}) });
   }
   return out;
 }

@@ -77,10 +77,12 @@ export function dashboardFixture(): DashboardFixture {
   commitFile(t.wt.alice!, "shared.txt", "line 1 by alice\nline 2\nline 3\n");
   commitFile(t.wt.bob!, "shared.txt", "line 1 by bob\nline 2\nline 3\n");
 
-  // A ref the remote has and this clone never applied: fetched into the tracking refs only.
+  // A ref the remote has and this clone never applied: a sync refuses it on receive (exit 3,
+  // quarantined), keeps it in the tracking refs only and lists it with its reason and repair.
   const tree = gitOut(t.repo, "mktree");
   const forged = gitOut(t.repo, "commit-tree", tree, "-m", "forged");
   gitOut(t.repo, "push", "-q", origin, `${forged}:refs/handoff/tasks/forged`);
-  gitOut(t.repo, "fetch", "-q", origin, "+refs/handoff/tasks/forged:refs/handoff-remotes/origin/tasks/forged");
+  const synced = cli(["sync"], { cwd: t.repo, agent: "lead" });
+  if (synced.code !== 3 || !/refused on receive: refs\/handoff\/tasks\/forged/.test(synced.stdout)) throw new Error(`sync: exit ${synced.code}: ${synced.stdout}${synced.stderr}`);
   return { ...t, ids, origin };
 }
