@@ -13,10 +13,14 @@ import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-/** A legal lease pattern (1,024 characters at most, 64 alternatives) that is costly to match: the `i`th of a set. */
+/**
+ * A legal lease pattern that is costly to match: the `i`th of a set. 64 alternatives of 4,096
+ * characters in all (paths.ts MAX_EXPANDED_LENGTH), the most a pattern may hold.
+ */
 function costly(i: number): string {
   let p = `**/{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}${i}*`;
-  while (p.length + 2 + "/**/*.ts".length <= 1024) p += "*s";
+  // Each of the 64 alternatives is the pattern less its 24 characters of braces.
+  while (p.length - 24 + 2 + "/**/*.ts".length <= 4096 / 64) p += "*s";
   return p + "/**/*.ts";
 }
 
@@ -24,7 +28,7 @@ const BUDGET = /may be leased by another agent: the lease set has \d+ lease\(s\)
 
 test("check: past the budget of matching the path is answered warn, naming it, not ok", () => {
   const t = team(["mallory", "bob"]);
-  const patterns = Array.from({ length: 12 }, (_, i) => costly(i));
+  const patterns = Array.from({ length: 24 }, (_, i) => costly(i));
   const leased = t.as("mallory", ["lease", ...patterns]);
   assert.is(leased.code, 0, leased.stderr);
   // None of them names src/core/paths.ts: looked at in full, it is free.
@@ -44,7 +48,7 @@ test("in strict mode the budget's answer is deny with the same reason; a denial 
     pattern, agent: "mallory", task: null, exclusive, acquired_at: now.toISOString(), expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
     ttl_ms: 3_600_000, reason: null, worktree: null, branch: null, scope: "worktree",
   });
-  const costlyLeases = Array.from({ length: 12 }, (_, i) => lease(costly(100 + i)));
+  const costlyLeases = Array.from({ length: 24 }, (_, i) => lease(costly(100 + i)));
   const strict = { agent: "bob", now, policy: { mode: "strict", ignore: [] } as never };
   const free = checkPaths(["src/core/paths.ts"], costlyLeases, strict);
   assert.is(free.verdict, "deny");
@@ -56,7 +60,7 @@ test("in strict mode the budget's answer is deny with the same reason; a denial 
 
 test("claim: leases not looked at within the budget are listed as possible overlaps, saying why", () => {
   const t = team(["mallory", "bob"]);
-  assert.is(t.as("mallory", ["lease", ...Array.from({ length: 12 }, (_, i) => costly(200 + i))]).code, 0);
+  assert.is(t.as("mallory", ["lease", ...Array.from({ length: 24 }, (_, i) => costly(200 + i))]).code, 0);
   assert.is(t.as("lead", ["task", "add", "work", "--id", "w", "--scope", "src/**"]).code, 0);
   const r = t.as("bob", ["claim", "w", "--json"]);
   assert.is(r.code, 0, r.stderr);

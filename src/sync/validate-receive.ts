@@ -6,7 +6,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { MAX_DURATION_MS } from "../core/duration.ts";
 import { authorNameProblem } from "../core/ids.ts";
 import { findConflicts } from "../core/lease-ops.ts";
-import type { OverlapBudget } from "../core/glob-overlap.ts";
+import { newMatchBudget, RECEIVE_MATCH_BUDGET, type MatchBudget } from "../core/match-budget.ts";
 import { patternProblem } from "../core/paths.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { isDerivedEvent, replayTaskEvent } from "../core/replay.ts";
@@ -30,12 +30,6 @@ export const CLOCK_SKEW_MS = HISTORY_SKEW_MS;
 const MAX_REPLAY = 5_000;
 /** How many of the lease set's last operations a clone checks when it first sees the ref. */
 const FIRST_SIGHT_STEPS = 16;
-/**
- * Glob comparisons (about 30 µs each) judging one ref's new commits may make: a few seconds at
- * most, however many leases of however many alternatives a forged set holds. An honest step
- * compares a few new leases with the live leases near them (lease-groups.ts): far fewer.
- */
-export const RECEIVE_OVERLAP_BUDGET = 100_000;
 
 /**
  * `operation`: author and event time of the commit that failed, when known. Refs written by one
@@ -73,7 +67,9 @@ interface Entry {
  */
 export async function validateReceived(store: Store, ref: string, tip: string, anchor: string | null, now: Date): Promise<Verdict> {
   let current: Entry | null = null;
-  const budget: OverlapBudget = { left: RECEIVE_OVERLAP_BUDGET };
+  // Units of matching (match-budget.ts), not comparisons: one comparison of two costly globs took
+  // seconds. However many leases a forged set holds, judging the ref stops at the budget.
+  const budget = newMatchBudget(RECEIVE_MATCH_BUDGET);
   const checkStep = (family: RefFamily, id: string | null, e: Entry, parent: Entry | null) => {
     current = e;
     checkStepOf(family, id, e, parent, budget);
@@ -303,7 +299,7 @@ function holderRenewal(prev: Task, rec: Task, actor: string, at: number): boolea
 }
 
 /** A compare-and-swap family's commit is a legal operation from its parent's state. */
-function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null, budget: OverlapBudget): void {
+function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Entry | null, budget: MatchBudget): void {
   const at = e.event ? Date.parse(e.event.at) : NaN;
   if (!e.event) invalid(`commit ${e.oid.slice(0, 12)} carries no event`);
   const ev = e.event!;
@@ -363,11 +359,11 @@ function checkStepOf(family: RefFamily, id: string | null, e: Entry, parent: Ent
     for (const l of after) {
       if (seen.has(JSON.stringify(l))) continue;
       if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
-      let clash;
-      try {
-        clash = findConflicts(others, actor, [l.pattern], l.exclusive, now, 0, budget)[0];
-      } catch (err) {
-        invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: ${(err as Error).message}`);
+      const found = findConflicts(others, actor, [l.pattern], l.exclusive, now, 0, budget);
+      const clash = found.conflicts[0];
+      if (!clash && found.unchecked.length) {
+        const u = found.unchecked[0]!.lease;
+        invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: comparing it with ${u.agent}'s lease on ${JSON.stringify(u.pattern.slice(0, 80))} went past the budget of glob matching one received ref may do (${RECEIVE_MATCH_BUDGET.toLocaleString("en")} units)`);
       }
       if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
     }
