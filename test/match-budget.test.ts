@@ -7,6 +7,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { checkPaths } from "../src/core/check.ts";
+import { acquireLeases } from "../src/core/lease-ops.ts";
+import { GRANT_MATCH_BUDGET } from "../src/core/match-budget.ts";
 import type { Lease } from "../src/core/lease.ts";
 import { cleanupTemp } from "./support/repo.ts";
 import { team } from "./support/team.ts";
@@ -70,6 +72,37 @@ test("claim: leases not looked at within the budget are listed as possible overl
   assert.is(t.as("bob", ["release", "w"]).code, 0);
   const text = t.as("bob", ["claim", "w"]);
   assert.match(text.stdout, /warn  src\/\*\* may overlap \*\*\/\{a,b\}.* \(mallory, no task\): not looked at, its leases' globs took more than the budget of matching/);
+});
+
+/** A legal glob that is costly to compare with `src/**\/*.ts` and overlaps none of it: the `i`th. */
+function costlyApart(i: number): string {
+  let p = `**/{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}${i}`;
+  while (p.length - 24 + 2 + 9 <= 64) p += "*s";
+  return p + "s".repeat(8) + "x";
+}
+
+test("a grant past its budget of matching refuses too_costly, naming the budget and the leases it could not compare; a conflict found stands", () => {
+  const now = new Date("2026-12-01T00:00:00Z");
+  const lease = (pattern: string, exclusive = false): Lease => ({
+    pattern, agent: "mallory", task: null, exclusive, acquired_at: now.toISOString(), expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
+    ttl_ms: 3_600_000, reason: null, worktree: null, branch: null, scope: "worktree",
+  });
+  const ctx = { actor: { agent: "bob", worktree: null, branch: null, scope: "worktree" as const }, now };
+  const req = { patterns: ["src/**/*.ts"], exclusive: true, task: null, ttlMs: 60_000, reason: null };
+  const costlySet = { leases: Array.from({ length: 30 }, (_, i) => lease(costlyApart(i))) };
+  const out = acquireLeases(costlySet, req, ctx);
+  assert.is(out.ok, false);
+  if (out.ok) return;
+  assert.is(out.refusal.code, "too_costly");
+  assert.match(out.refusal.message, /within the budget of glob matching a grant may do \(2,000,000 units\), so it cannot prove the lease free: mallory's "\*\*\/\{a,b\}/);
+  assert.is(out.refusal.data!.budget, GRANT_MATCH_BUDGET);
+  assert.ok((out.refusal.data!.unchecked_count as number) > 0);
+  // An exclusive lease in the way, found first, is the answer: who holds it, not the budget.
+  const held = acquireLeases({ leases: [lease("src/a.ts", true), ...costlySet.leases] }, req, ctx);
+  assert.is(held.ok, false);
+  if (!held.ok) assert.is(held.refusal.code, "held_by_other");
+  // A shared request meets only exclusive leases: the costly shared ones are not compared at all.
+  assert.is(acquireLeases(costlySet, { ...req, exclusive: false }, ctx).ok, true);
 });
 
 test.run();
