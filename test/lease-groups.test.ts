@@ -137,7 +137,7 @@ test("conflicts and a claim's overlaps are those a walk of every lease finds", (
           if (witness !== null) brute.push({ lease: l, requested, witness });
         }
       }
-      assert.equal(findConflicts(set, "me", patterns, exclusive, now), brute);
+      assert.equal(findConflicts(set, "me", patterns, exclusive, now), { conflicts: brute, unchecked: [] });
     }
     const claimed = { id: "c", scope: patterns } as unknown as Task;
     // Other claimed tasks, some expired, some the caller's, some of other folders altogether.

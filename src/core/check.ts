@@ -46,7 +46,7 @@ export interface CheckContext {
 }
 
 function relation(lease: Lease, path: string, work?: MatchBudget): Exclude<Verdict, "ok"> | null {
-  const hit = isGlob(path) ? overlapWitness(path, lease.pattern, undefined, work) !== null : matchesPath(lease.pattern, path, work);
+  const hit = isGlob(path) ? overlapWitness(path, lease.pattern, work) !== null : matchesPath(lease.pattern, path, work);
   if (!hit) return null;
   if (lease.exclusive) return "deny";
   return lease.pattern === path ? "warn" : "info";

@@ -31,7 +31,7 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
     for (const scope of claimed.scope) {
       let unchecked = false;
       try {
-        if (overlapWitness(scope, pattern, undefined, work) === null) continue;
+        if (overlapWitness(scope, pattern, work) === null) continue;
       } catch (e) {
         if (e !== MATCH_BUDGET_SPENT) throw e;
         unchecked = true;

@@ -38,6 +38,7 @@ export type ErrorCode =
   | "port_in_use" // the dashboard's port on 127.0.0.1 is taken
   | "would_deadlock" // a worker's own task hands work to that same worker, which is busy with it
   | "holder_gone" // ask: the agent asked is gone (ended or silent); reclaim instead
+  | "too_costly" // a lease or claim could not compare its patterns with the live leases within the budget of glob matching
   | "internal"; // an unexpected error: a bug
 
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -77,6 +78,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   port_in_use: 3,
   would_deadlock: 3,
   holder_gone: 3,
+  too_costly: 3,
   internal: 1,
 };
 

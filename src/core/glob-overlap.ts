@@ -3,7 +3,6 @@
 // answer of "overlap" always comes with the file that proves it (and the tests check that file
 // against minimatch), and "no overlap" means no such file exists.
 import { braceExpand, Minimatch } from "minimatch";
-import { fail } from "./errors.ts";
 import { spend, type MatchBudget } from "./match-budget.ts";
 import { globSource, isGlob } from "./paths.ts";
 
@@ -27,7 +26,7 @@ export function matchesPath(pattern: string, path: string, work?: MatchBudget): 
   let m = compiled.get(pattern);
   if (!m) {
     m = new Minimatch(globSource(pattern), MATCH_OPTS);
-    compiled.set(pattern, m);
+    keep(compiled, pattern, m);
     // Compiling is the cost: ~0.2 ms a pattern, and a few microseconds a character of each
     // alternative in a hook's fresh process (64 x 1,000 characters took 0.3-0.5 s); then a match
     // ~2 µs an alternative.
@@ -37,8 +36,22 @@ export function matchesPath(pattern: string, path: string, work?: MatchBudget): 
   return m.match(path);
 }
 
+// Kept for the next check of the same patterns, up to a bound: every lease another clone pushes
+// passes through here, and with no bound a run over many `[a-z]` globs filled a 4 GB heap.
 const compiled = new Map<string, Minimatch>();
 const prefixes = new Map<string, string>();
+/** The most patterns each cache keeps; past it the cache starts again (clear-on-full). */
+export const CACHE_ENTRIES = 2_000;
+
+function keep<T>(cache: Map<string, T>, key: string, value: T): void {
+  if (cache.size >= CACHE_ENTRIES) cache.clear();
+  cache.set(key, value);
+}
+
+/** How many patterns the caches hold (tests check they stay bounded). */
+export function cachedPatterns(): number {
+  return Math.max(compiled.size, prefixes.size, expanded.size);
+}
 
 /** The whole folders before the first magic segment, with a trailing slash (`src/api/`), or "". */
 export function literalPrefix(pattern: string): string {
@@ -47,26 +60,17 @@ export function literalPrefix(pattern: string): string {
     const segs = pattern.split("/");
     const firstMagic = segs.findIndex((s) => isGlob(s));
     pre = firstMagic <= 0 ? "" : segs.slice(0, firstMagic).join("/") + "/";
-    prefixes.set(pattern, pre);
+    keep(prefixes, pattern, pre);
   }
   return pre;
 }
 
 /**
- * How many witness searches (one per pair of glob alternatives, about 30 µs each) the caller's
- * overlap checks may still make. Judging what another clone wrote passes one, so that no record
- * (thousands of leases, each of many alternatives) can hold a sync for long: past it, the check
- * fails with invalid_input and the record is refused.
+ * A file both patterns match, or null when there is none. `work`: the budget of the check, grant or
+ * receive that asks (match-budget.ts); it throws MATCH_BUDGET_SPENT past it, even within one
+ * comparison (the search spends as it goes), so no pair of patterns can hold its caller long.
  */
-export interface OverlapBudget {
-  left: number;
-}
-
-/**
- * A file both patterns match, or null when there is none. `budget`: what another clone sent is
- * judged within (a refusal past it); `work`: a local check's budget (match-budget.ts, throws past it).
- */
-export function overlapWitness(a: string, b: string, budget?: OverlapBudget, work?: MatchBudget): string | null {
+export function overlapWitness(a: string, b: string, work?: MatchBudget): string | null {
   if (!isGlob(a) && !isGlob(b)) return a === b ? a : null;
   if (!isGlob(a)) return matchesPath(b, a, work) ? a : null;
   if (!isGlob(b)) return matchesPath(a, b, work) ? b : null;
@@ -85,7 +89,6 @@ export function overlapWitness(a: string, b: string, budget?: OverlapBudget, wor
   ] as const) {
     for (const x of xs) {
       for (const y of ys) {
-        if (budget && --budget.left < 0) fail("invalid_input", `comparing ${JSON.stringify(a.slice(0, 80))} with ${JSON.stringify(b.slice(0, 80))} went past the budget of glob comparisons`);
         const w = witnessPath(x, y, work);
         if (w !== null) return w;
       }
@@ -120,8 +123,7 @@ function expansions(pattern: string, work?: MatchBudget): Expansions {
       e.pathSegments.push(parsePattern(x));
     } else e.globs.push(parsePattern(x));
   }
-  if (expanded.size >= 2_000) expanded.clear();
-  expanded.set(pattern, e);
+  keep(expanded, pattern, e);
   // Expanding and parsing cost about what compiling does (matchesPath): charged once done and kept.
   spend(work, 4 * chars);
   return e;

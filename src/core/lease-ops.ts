@@ -3,7 +3,8 @@
 import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
-import { overlapWitness, type OverlapBudget } from "./glob-overlap.ts";
+import { overlapWitness } from "./glob-overlap.ts";
+import { GRANT_MATCH_BUDGET, MATCH_BUDGET_SPENT, newMatchBudget, type MatchBudget } from "./match-budget.ts";
 import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
@@ -72,21 +73,62 @@ export interface Conflict {
   witness: string;
 }
 
+/** What a search for conflicts found, and what it could not compare within its budget. */
+export interface ConflictSearch {
+  conflicts: Conflict[];
+  /** Live leases of others in the way if they overlap, not compared: the budget ran out first. */
+  unchecked: { lease: Lease; requested: string }[];
+}
+
 /**
  * Who stands in the way of `agent` taking `patterns` (exclusive or not). Through a remote another
  * agent's lease stands for `graceMs` past its expiry (max_clock_skew plus this clock's offset).
+ * `work`: the caller's budget of matching (match-budget.ts); the leases it leaves are `unchecked`.
  */
-export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0, budget?: OverlapBudget): Conflict[] {
-  const out: Conflict[] = [];
+export function findConflicts(leases: Lease[], agent: string, patterns: string[], exclusive: boolean, now: Date, graceMs = 0, work?: MatchBudget): ConflictSearch {
+  const out: ConflictSearch = { conflicts: [], unchecked: [] };
   for (const requested of patterns) {
     for (const lease of leasesNear(leases, requested)) {
       if (lease.agent === agent || !isLeaseLiveFor(lease, now, agent, graceMs)) continue;
       if (!exclusive && !lease.exclusive) continue;
-      const witness = overlapWitness(requested, lease.pattern, budget);
-      if (witness !== null) out.push({ lease, requested, witness });
+      let witness: string | null;
+      try {
+        witness = overlapWitness(requested, lease.pattern, work);
+      } catch (e) {
+        if (e !== MATCH_BUDGET_SPENT) throw e;
+        out.unchecked.push({ lease, requested });
+        continue;
+      }
+      if (witness !== null) out.conflicts.push({ lease, requested, witness });
     }
   }
   return out;
+}
+
+/** The most leases a too_costly refusal names; the count says how many more. */
+const NAMED_UNCHECKED = 5;
+
+/**
+ * A grant that could not compare its patterns with every live lease in its way within the budget:
+ * it cannot prove them free, so it is refused, naming the budget and the leases left.
+ */
+export function uncheckedRefusal(unchecked: ConflictSearch["unchecked"]): Refusal {
+  const short = (p: string) => (p.length > 60 ? `${p.slice(0, 60)}…` : p);
+  const named = unchecked.slice(0, NAMED_UNCHECKED).map((u) => `${u.lease.agent}'s ${JSON.stringify(short(u.lease.pattern))}`);
+  const more = unchecked.length > NAMED_UNCHECKED ? ` and ${unchecked.length - NAMED_UNCHECKED} more` : "";
+  return {
+    code: "too_costly",
+    message: `could not compare ${unchecked.length} live lease(s) of other agents with ${JSON.stringify(short(unchecked[0]!.requested))} within the budget of glob matching a grant may do (${GRANT_MATCH_BUDGET.toLocaleString("en")} units), so it cannot prove the lease free: ${named.join(", ")}${more}`,
+    data: {
+      budget: GRANT_MATCH_BUDGET,
+      unchecked: unchecked.slice(0, NAMED_UNCHECKED).map((u) => ({ agent: u.lease.agent, pattern: short(u.lease.pattern), task: u.lease.task, requested: u.requested })),
+      unchecked_count: unchecked.length,
+    },
+    suggestions: [
+      { action: "negotiate", detail: `ask the holders to release or narrow those leases: ${handoffCommand("leases", "--agent", unchecked[0]!.lease.agent)}` },
+      { action: "work_elsewhere", detail: "lease narrower paths or globs (a file or a folder costs little to compare)" },
+    ],
+  };
 }
 
 /** How to reach the holder of a lease: what it is doing and where. */
@@ -155,8 +197,10 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
   if (bad) return refuse(bad);
   return afterSettle(set, ctx, (s) => {
     const agent = ctx.actor.agent;
-    const conflicts = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now, ctx.takeoverGraceMs);
+    // Bounded by a budget of matching: a lease set of costly globs makes the grant refuse, not run for minutes.
+    const { conflicts, unchecked } = findConflicts(s.leases, agent, req.patterns, req.exclusive, ctx.now, ctx.takeoverGraceMs, newMatchBudget(GRANT_MATCH_BUDGET));
     if (conflicts.length) return refuse(conflictRefusal(conflicts[0]!, ctx.now, ctx.takeoverGraceMs));
+    if (unchecked.length) return refuse(uncheckedRefusal(unchecked));
     const expires = req.until?.expiresAt ?? new Date(ctx.now.getTime() + req.ttlMs).toISOString();
     const ttlMs = req.until?.ttlMs ?? req.ttlMs;
     const { worktree, branch, scope } = ctx.actor;

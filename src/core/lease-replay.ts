@@ -10,12 +10,16 @@
 // removed goes whatever became of it, or the finished task would hold its scope for a whole TTL. Pure.
 import { isLeaseLive, type Lease, type LeaseSet } from "./lease.ts";
 import { findConflicts } from "./lease-ops.ts";
+import { GRANT_MATCH_BUDGET, newMatchBudget } from "./match-budget.ts";
 import { sortLeases } from "./lease-order.ts";
 
 export interface ReplayedLeaseWrite {
   record: LeaseSet;
-  /** Leases the write added that a live lease of another agent now clashes with: not added. */
-  refused: { lease: Lease; clash: Lease }[];
+  /**
+   * Leases the write added that a live lease of another agent now clashes with: not added. `unchecked`:
+   * not compared with `clash` within the budget of matching, so not proved free (too_costly).
+   */
+  refused: { lease: Lease; clash: Lease; unchecked?: true }[];
 }
 
 const keyOf = (l: Lease) => `${l.agent}\u0000${l.pattern}`;
@@ -48,6 +52,7 @@ export function replayLeaseWrite(
   const added = written.leases.filter((l) => !before.has(textOf(l)));
   const addedKeys = new Set(added.map(keyOf));
   const removed = new Map(parent.leases.filter((l) => !after.has(textOf(l)) && !addedKeys.has(keyOf(l))).map((l) => [keyOf(l), l]));
+  const work = newMatchBudget(GRANT_MATCH_BUDGET);
   let next = onto.leases.filter((l) => {
     const gone = removed.get(keyOf(l));
     return !gone || !(l.agent === actor || textOf(l) === textOf(gone) || !isLeaseLive(l, now) || ended(l));
@@ -57,8 +62,10 @@ export function replayLeaseWrite(
     if (ended(lease)) continue;
     // A lease of the same holder and pattern is the one this write renewed or changed: replaced.
     const others = next.filter((l) => keyOf(l) !== keyOf(lease));
-    const clash = findConflicts(others, lease.agent, [lease.pattern], lease.exclusive, now)[0];
-    if (clash) refused.push({ lease, clash: clash.lease });
+    // Within a grant's budget: a lease it cannot compare with another agent's is not added.
+    const found = findConflicts(others, lease.agent, [lease.pattern], lease.exclusive, now, 0, work);
+    const clash = found.conflicts[0] ?? found.unchecked[0];
+    if (clash) refused.push({ lease, clash: clash.lease, ...(found.conflicts.length ? {} : { unchecked: true as const }) });
     else next = [...others, lease];
   }
   return { record: { ...written, leases: sortLeases(next) }, refused };

@@ -3,7 +3,8 @@
 // set of many bounded-yet-expensive patterns (64 alternatives of 1,000 characters of stars each)
 // took over three minutes of one check's CPU, in every hook. Past the budget a check stops looking
 // and answers "may be leased" naming the budget (check.ts), never "free"; the advisory says what it
-// did not look at (claim-overlap.ts). What another clone sends has its own bound (OverlapBudget).
+// did not look at (claim-overlap.ts). A grant that cannot compare within its budget refuses
+// (lease-ops.ts, too_costly), and a received ref that cannot is refused (validate-receive.ts).
 
 /**
  * Units of matching work, each about a microsecond on the machine docs/performance.md measured
@@ -13,6 +14,20 @@
  * cost nothing. About 0.1 to 0.4 s of one check's CPU here.
  */
 export const LOCAL_MATCH_BUDGET = 250_000;
+
+/**
+ * What deciding one grant (a lease, a claim's scope leases, a lease write replayed at sync) may do:
+ * about a second. 1,000 leases of ordinary shapes (folders, `src/**\/*.ts`, files) near a claim's
+ * scope take a few thousand units; past it the grant is refused (too_costly), never made blindly.
+ */
+export const GRANT_MATCH_BUDGET = 2_000_000;
+
+/**
+ * What judging the new commits of one ref from another clone may do: under ~2 s here. An honest
+ * step compares a few new leases with the live leases near them, far less; past it the ref is
+ * refused as invalid (quarantined) with a reason naming the budget.
+ */
+export const RECEIVE_MATCH_BUDGET = 4_000_000;
 
 export interface MatchBudget {
   left: number;
@@ -24,8 +39,8 @@ export interface MatchBudget {
  */
 export const MATCH_BUDGET_SPENT = new Error("the budget of glob matching is spent");
 
-export function newMatchBudget(): MatchBudget {
-  return { left: LOCAL_MATCH_BUDGET };
+export function newMatchBudget(units = LOCAL_MATCH_BUDGET): MatchBudget {
+  return { left: units };
 }
 
 /**

@@ -10,7 +10,8 @@ export const MAX_PATH_LENGTH = 1024;
 /**
  * The most paths a lease pattern's `{a,b}` groups may expand to. The overlap check compares the
  * expansions of two patterns pairwise, so without a bound twelve `{a,b}` groups in each of two
- * patterns (16 million pairs) held a sync for minutes. 64 x 64 globs is about 0.1 s.
+ * patterns (16 million pairs) held a sync for minutes. 64 x 64 short globs is about 0.1 s; long
+ * ones are bounded by MAX_EXPANDED_LENGTH and the budgets (match-budget.ts).
  */
 export const MAX_PATTERN_ALTERNATIVES = 64;
 /** So that counting a pattern's alternatives is itself cheap (300 nested groups took 0.3 s). */
@@ -36,24 +37,56 @@ export function globSource(pattern: string): string {
 }
 
 /**
+ * The longest path segment (file or folder name) a pattern may hold, in each of its alternatives:
+ * no common file system allows a longer name, and the overlap search's work grows with the product
+ * of two segments' lengths (docs/performance.md, fortieth session).
+ */
+export const MAX_SEGMENT_LENGTH = 255;
+/**
+ * The most characters a pattern's `{a,b}` alternatives may hold together. Compiling a pattern and
+ * searching two for a common file grow with them: 64 alternatives of 1,000 characters took 0.25 s
+ * to compile and one comparison of two such patterns 86 s; at 4,096 the compile is ~16,000 units
+ * of match-budget.ts and the costliest comparison measured ~30 million, which the budgets cut short.
+ */
+export const MAX_EXPANDED_LENGTH = 4096;
+
+/**
  * Why a lease pattern (or a task's scope glob) is too big to check against others, or null. Asked
  * of what a user types (normalizeRepoPath) and of every pattern received from another clone
- * (validate-receive.ts), so no stored pattern costs more than MAX_PATTERN_ALTERNATIVES² to compare.
+ * (validate-receive.ts), so that compiling any stored pattern is cheap and comparing two is work
+ * the budgets of match-budget.ts can cut short.
  */
 export function patternProblem(pattern: string): string | null {
   if (pattern.length > MAX_PATH_LENGTH) return `is longer than ${MAX_PATH_LENGTH} characters`;
-  if (!pattern.includes("{")) return null;
+  if (!pattern.includes("{")) return segmentProblem(pattern);
   let groups = 0;
   for (let i = 0; i < pattern.length; i++) if (pattern.charCodeAt(i) === 123 && ++groups > MAX_BRACE_GROUPS) return `has more than ${MAX_BRACE_GROUPS} { groups`;
   let known = problems.get(pattern);
   if (known === undefined) {
     // Expanded only up to one past the bound: the count itself is never allowed to run long.
-    const n = braceExpand(globSource(pattern), { braceExpandMax: MAX_PATTERN_ALTERNATIVES + 1 }).length;
-    known = n > MAX_PATTERN_ALTERNATIVES ? `expands to more than ${MAX_PATTERN_ALTERNATIVES} paths ({a,b} groups); name fewer alternatives or use a wider glob` : null;
+    const all = braceExpand(globSource(pattern), { braceExpandMax: MAX_PATTERN_ALTERNATIVES + 1 });
+    let chars = 0;
+    for (const x of all) chars += x.length;
+    known =
+      all.length > MAX_PATTERN_ALTERNATIVES
+        ? `expands to more than ${MAX_PATTERN_ALTERNATIVES} paths ({a,b} groups); name fewer alternatives or use a wider glob`
+        : chars > MAX_EXPANDED_LENGTH
+          ? `expands to ${chars.toLocaleString("en")} characters in all ({a,b} alternatives); at most ${MAX_EXPANDED_LENGTH.toLocaleString("en")}: name fewer or shorter alternatives, or use a wider glob`
+          : (all.map(segmentProblem).find((p) => p !== null) ?? null);
     if (problems.size >= 10_000) problems.clear();
     problems.set(pattern, known);
   }
   return known;
+}
+
+function segmentProblem(path: string): string | null {
+  let start = 0;
+  for (let i = 0; i <= path.length; i++) {
+    if (i < path.length && path.charCodeAt(i) !== 47) continue;
+    if (i - start > MAX_SEGMENT_LENGTH) return `has a path segment of ${i - start} characters; at most ${MAX_SEGMENT_LENGTH} (no file name is longer)`;
+    start = i + 1;
+  }
+  return null;
 }
 
 const problems = new Map<string, string | null>();
@@ -79,8 +112,6 @@ export function normalizeRepoPath(input: string, root: string, cwd: string = roo
   if (input.length > MAX_PATH_LENGTH) fail("invalid_input", `path ${shown(input)} is longer than ${MAX_PATH_LENGTH} characters`);
   if (/[\x00-\x1f]/.test(input)) fail("invalid_input", `path ${shown(input)} contains control characters`);
   if (EXTGLOB.test(input)) fail("invalid_input", `pattern ${shown(input)} uses an extglob; use *, ?, **, [...] or {a,b}`);
-  const tooBig = patternProblem(input);
-  if (tooBig) fail("invalid_input", `pattern ${shown(input)} ${tooBig}`);
   // Windows separators from agents running there; on POSIX `back\slash.txt` is one file's name.
   const typed = slashed(input, backslashSeparates);
   const rootP = toPosix(root, backslashSeparates);
@@ -93,7 +124,12 @@ export function normalizeRepoPath(input: string, root: string, cwd: string = roo
   }
   const trailingSlash = typed.endsWith("/");
   if (rel === ".git" || rel.startsWith(".git/")) fail("invalid_input", `path ${shown(input)} is inside .git`);
-  return trailingSlash ? `${rel}/**` : rel;
+  const out = trailingSlash ? `${rel}/**` : rel;
+  // What is stored is bounded, in the form stored: typed as an absolute path (as a lease's
+  // symlinks are followed), `{a,b}` alternatives would each count the root's folders.
+  const tooBig = patternProblem(out);
+  if (tooBig) fail("invalid_input", `pattern ${shown(out)} ${tooBig}`);
+  return out;
 }
 
 function toPosix(p: string, backslashSeparates: boolean): string {

@@ -1,8 +1,9 @@
 // What an agent should know when its session starts: the tasks it holds, the leases other agents
 // hold in its scope (the scope globs of its tasks and its own leases; everything if none), its
 // operations refused at sync, and the handoffs waiting for it.
-import { isLeaseLive } from "../core/lease.ts";
-import { overlaps } from "../core/glob-overlap.ts";
+import { isLeaseLive, type Lease } from "../core/lease.ts";
+import { overlapWitness } from "../core/glob-overlap.ts";
+import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget } from "../core/match-budget.ts";
 import { formatDuration } from "../core/duration.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
@@ -25,7 +26,20 @@ export async function sessionContext(store: Store): Promise<string> {
   const { set } = await loadLeases(store);
   const live = set.leases.filter((l) => isLeaseLive(l, now));
   const scope = [...mine.flatMap((t) => t.scope), ...live.filter((l) => l.agent === agent).map((l) => l.pattern)];
-  const others = live.filter((l) => l.agent !== agent && (scope.length === 0 || scope.some((g) => overlaps(g, l.pattern))));
+  // Within a local check's budget of matching: past it, a lease not looked at is listed all the same
+  // (it may be in the scope), as a check answers what it did not look at.
+  const work = newMatchBudget();
+  let unchecked = 0;
+  const near = (g: string, l: Lease) => {
+    try {
+      return overlapWitness(g, l.pattern, work) !== null;
+    } catch (e) {
+      if (e !== MATCH_BUDGET_SPENT) throw e;
+      unchecked++;
+      return true;
+    }
+  };
+  const others = live.filter((l) => l.agent !== agent && (scope.length === 0 || scope.some((g) => near(g, l))));
   const lines = [`git-handoff: you are agent ${agent} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}).`];
   if (mine.length) {
     lines.push("Your claimed tasks:");
@@ -40,6 +54,7 @@ export async function sessionContext(store: Store): Promise<string> {
       lines.push(`- ${l.pattern}: ${l.exclusive ? "EXCLUSIVE, do not edit" : "shared, coordinate before editing"} (${l.agent}${l.task ? `, task ${l.task}` : ""}, ${left} left)`);
     }
     if (others.length > MAX_LINES) lines.push(`- … and ${others.length - MAX_LINES} more: git handoff leases`);
+    if (unchecked) lines.push(`(some of these may not be in your scope: ${BUDGET_NOTE})`);
   }
   lines.push("Before editing a file another agent holds, run: git handoff check <path>");
   // Operations of this agent that another clone's state refused at sync.

@@ -16,6 +16,7 @@ import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
 import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
+import { GRANT_MATCH_BUDGET } from "../core/match-budget.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { eventTime, layVersions } from "./lay-versions.ts";
@@ -255,15 +256,17 @@ async function replayLeases(
     const ended = new Set<string>();
     for (const id of tasksTouched(from, written)) if (await finishedOnce(id)) ended.add(id);
     const r = replayLeaseWrite(onto, from, written, actor, at, ended);
-    for (const { lease, clash } of r.refused) {
+    for (const { lease, clash, unchecked } of r.refused) {
       conflicts.push({
         ref,
         ...(lease.task ? { task: lease.task } : {}),
         agent: actor,
         event,
         commit: oid,
-        code: "held_by_other",
-        message: `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}`,
+        code: unchecked ? "too_costly" : "held_by_other",
+        message: unchecked
+          ? `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it could not be compared with ${clash.agent}'s live lease on ${JSON.stringify(clash.pattern.slice(0, 60))} within the budget of glob matching a grant may do (${GRANT_MATCH_BUDGET.toLocaleString("en")} units)`
+          : `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}`,
         holder: clash.agent,
         detected_at: store.now().toISOString(),
       });

@@ -2,21 +2,14 @@
 // only its author's own leases, none overlapping another agent's live lease, and removes another
 // agent's live lease only by an operation that ends it.
 import type { HandoffEvent } from "../core/event.ts";
-import type { OverlapBudget } from "../core/glob-overlap.ts";
 import { findConflicts } from "../core/lease-ops.ts";
 import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
+import { RECEIVE_MATCH_BUDGET, type MatchBudget } from "../core/match-budget.ts";
 import { invalid } from "./receive-refusal.ts";
 import type { Entry } from "./received-entry.ts";
 
-/**
- * Glob comparisons (about 30 µs each) judging one ref's new commits may make: a few seconds at
- * most, however many leases of however many alternatives a forged set holds. An honest step
- * compares a few new leases with the live leases near them (lease-groups.ts): far fewer.
- */
-export const RECEIVE_OVERLAP_BUDGET = 100_000;
-
 /** Lease set commit `e` is a legal operation on `parent`'s set, within `budget`. */
-export function checkLeaseStep(e: Entry, parent: Entry, budget: OverlapBudget): void {
+export function checkLeaseStep(e: Entry, parent: Entry, budget: MatchBudget): void {
   const ev = e.event!;
   const actor = ev.by ?? ev.agent;
   const now = new Date(Date.parse(ev.at));
@@ -28,11 +21,11 @@ export function checkLeaseStep(e: Entry, parent: Entry, budget: OverlapBudget): 
   for (const l of after) {
     if (seen.has(JSON.stringify(l))) continue;
     if (l.agent !== actor) invalid(`${actor} wrote a lease of ${l.agent} on ${JSON.stringify(l.pattern)}`);
-    let clash;
-    try {
-      clash = findConflicts(others, actor, [l.pattern], l.exclusive, now, 0, budget)[0];
-    } catch (err) {
-      invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: ${(err as Error).message}`);
+    const found = findConflicts(others, actor, [l.pattern], l.exclusive, now, 0, budget);
+    const clash = found.conflicts[0];
+    if (!clash && found.unchecked.length) {
+      const u = found.unchecked[0]!.lease;
+      invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: comparing it with ${u.agent}'s lease on ${JSON.stringify(u.pattern.slice(0, 80))} went past the budget of glob matching one received ref may do (${RECEIVE_MATCH_BUDGET.toLocaleString("en")} units)`);
     }
     if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
   }

@@ -4,14 +4,14 @@
 // legal step from its parent's state. This file decides which commits of a ref are judged; each is
 // read and bounded on its own in received-entry.ts, and judged as a step by its family's rules
 // (task-receive.ts, lease-receive.ts, loop-receive.ts, archive-receive.ts).
-import type { OverlapBudget } from "../core/glob-overlap.ts";
+import { newMatchBudget, RECEIVE_MATCH_BUDGET, type MatchBudget } from "../core/match-budget.ts";
 import type { LoopRecord } from "../core/loop-record.ts";
 import type { Task } from "../core/task.ts";
 import { eventFromMessage, parseCommit } from "../store/codec.ts";
 import { familyNamed, placeOf, type RefFamily } from "../store/ref-families.ts";
 import type { Store } from "../store/store.ts";
 import { archiveStepProblem } from "./archive-receive.ts";
-import { checkLeaseStep, RECEIVE_OVERLAP_BUDGET } from "./lease-receive.ts";
+import { checkLeaseStep } from "./lease-receive.ts";
 import { checkLoopStep } from "./loop-receive.ts";
 import { CLOCK_SKEW_MS, invalid, Refusal } from "./receive-refusal.ts";
 import { authorOf, entryAt, type Entry } from "./received-entry.ts";
@@ -54,7 +54,9 @@ export async function validateReceived(store: Store, ref: string, tip: string, a
     if (place.kind === "unknown") throw new Refusal("newer", `family ${JSON.stringify(place.family)} is not known to this build`);
     if (place.kind !== "known") return { ok: true };
     const { family, id } = place;
-    const budget: OverlapBudget = { left: RECEIVE_OVERLAP_BUDGET };
+    // Units of matching (match-budget.ts), not comparisons: one comparison of two costly globs took
+    // seconds. However many leases a forged set holds, judging the ref stops at the budget.
+    const budget = newMatchBudget(RECEIVE_MATCH_BUDGET);
     const judge: Judge = (e, parent) => {
       current = e;
       checkStep(family, id, e, parent, budget);
@@ -164,7 +166,7 @@ async function checkArchive(store: Store, archive: RefFamily, e: Entry, parentOi
 }
 
 /** A compare-and-swap family's commit is a legal operation from its parent's state (null: the ref's first commit). */
-function checkStep(family: RefFamily, id: string | null, e: Entry, parent: Entry | null, budget: OverlapBudget): void {
+function checkStep(family: RefFamily, id: string | null, e: Entry, parent: Entry | null, budget: MatchBudget): void {
   if (!e.event) invalid(`commit ${e.oid.slice(0, 12)} carries no event`);
   const ev = e.event!;
   const actor = ev.by ?? ev.agent;
