@@ -11,6 +11,7 @@ import type { OpContext } from "./task-ops.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { earliestExpiry, leasesNear, leasesOfAgent, leasesOfTask } from "./lease-groups.ts";
 import { keepOrder, withLeases } from "./lease-order.ts";
+import { groupDigits } from "./digits.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
@@ -118,7 +119,7 @@ export function uncheckedRefusal(unchecked: ConflictSearch["unchecked"]): Refusa
   const more = unchecked.length > NAMED_UNCHECKED ? ` and ${unchecked.length - NAMED_UNCHECKED} more` : "";
   return {
     code: "too_costly",
-    message: `could not compare ${unchecked.length} live lease(s) of other agents with ${JSON.stringify(short(unchecked[0]!.requested))} within the budget of glob matching a grant may do (${GRANT_MATCH_BUDGET.toLocaleString("en")} units), so it cannot prove the lease free: ${named.join(", ")}${more}`,
+    message: `could not compare ${unchecked.length} live lease(s) of other agents with ${JSON.stringify(short(unchecked[0]!.requested))} within the budget of glob matching a grant may do (${groupDigits(GRANT_MATCH_BUDGET)} units), so it cannot prove the lease free: ${named.join(", ")}${more}`,
     data: {
       budget: GRANT_MATCH_BUDGET,
       unchecked: unchecked.slice(0, NAMED_UNCHECKED).map((u) => ({ agent: u.lease.agent, pattern: short(u.lease.pattern), task: u.lease.task, requested: u.requested })),

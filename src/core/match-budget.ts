@@ -5,6 +5,7 @@
 // and answers "may be leased" naming the budget (check.ts), never "free"; the advisory says what it
 // did not look at (claim-overlap.ts). A grant that cannot compare within its budget refuses
 // (lease-ops.ts, too_costly), and a received ref that cannot is refused (validate-receive.ts).
+import { groupDigits } from "./digits.ts";
 
 /**
  * Units of matching work, each about a microsecond on the machine docs/performance.md measured
@@ -52,4 +53,4 @@ export function spend(budget: MatchBudget | undefined, units: number): void {
 }
 
 /** What a check says of what it could not look at within the budget. */
-export const BUDGET_NOTE = `its leases' globs took more than the budget of matching one check may do (${LOCAL_MATCH_BUDGET.toLocaleString("en")} units), so some were not looked at`;
+export const BUDGET_NOTE = `its leases' globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so some were not looked at`;

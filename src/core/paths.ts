@@ -5,6 +5,7 @@
 import { posix } from "node:path";
 import { braceExpand } from "minimatch";
 import { fail } from "./errors.ts";
+import { groupDigits } from "./digits.ts";
 
 export const MAX_PATH_LENGTH = 1024;
 /**
@@ -71,7 +72,7 @@ export function patternProblem(pattern: string): string | null {
       all.length > MAX_PATTERN_ALTERNATIVES
         ? `expands to more than ${MAX_PATTERN_ALTERNATIVES} paths ({a,b} groups); name fewer alternatives or use a wider glob`
         : chars > MAX_EXPANDED_LENGTH
-          ? `expands to ${chars.toLocaleString("en")} characters in all ({a,b} alternatives); at most ${MAX_EXPANDED_LENGTH.toLocaleString("en")}: name fewer or shorter alternatives, or use a wider glob`
+          ? `expands to ${groupDigits(chars)} characters in all ({a,b} alternatives); at most ${groupDigits(MAX_EXPANDED_LENGTH)}: name fewer or shorter alternatives, or use a wider glob`
           : (all.map(segmentProblem).find((p) => p !== null) ?? null);
     if (problems.size >= 10_000) problems.clear();
     problems.set(pattern, known);

@@ -21,6 +21,7 @@ import { AGENT_LOG_REF } from "../store/agent-gc.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { eventTime, layVersions } from "./lay-versions.ts";
 import { validateReceived } from "./validate-receive.ts";
+import { groupDigits } from "../core/digits.ts";
 
 export { trackingTips, type Tips } from "./tracking.ts";
 
@@ -265,7 +266,7 @@ async function replayLeases(
         commit: oid,
         code: unchecked ? "too_costly" : "held_by_other",
         message: unchecked
-          ? `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it could not be compared with ${clash.agent}'s live lease on ${JSON.stringify(clash.pattern.slice(0, 60))} within the budget of glob matching a grant may do (${GRANT_MATCH_BUDGET.toLocaleString("en")} units)`
+          ? `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it could not be compared with ${clash.agent}'s live lease on ${JSON.stringify(clash.pattern.slice(0, 60))} within the budget of glob matching a grant may do (${groupDigits(GRANT_MATCH_BUDGET)} units)`
           : `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}`,
         holder: clash.agent,
         detected_at: store.now().toISOString(),

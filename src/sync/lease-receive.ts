@@ -7,6 +7,7 @@ import { isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { RECEIVE_MATCH_BUDGET, type MatchBudget } from "../core/match-budget.ts";
 import { invalid } from "./receive-refusal.ts";
 import type { Entry } from "./received-entry.ts";
+import { groupDigits } from "../core/digits.ts";
 
 /** Lease set commit `e` is a legal operation on `parent`'s set, within `budget`. */
 export function checkLeaseStep(e: Entry, parent: Entry, budget: MatchBudget): void {
@@ -25,7 +26,7 @@ export function checkLeaseStep(e: Entry, parent: Entry, budget: MatchBudget): vo
     const clash = found.conflicts[0];
     if (!clash && found.unchecked.length) {
       const u = found.unchecked[0]!.lease;
-      invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: comparing it with ${u.agent}'s lease on ${JSON.stringify(u.pattern.slice(0, 80))} went past the budget of glob matching one received ref may do (${RECEIVE_MATCH_BUDGET.toLocaleString("en")} units)`);
+      invalid(`${actor}'s lease on ${JSON.stringify(l.pattern.slice(0, 80))} is too costly to check against the live leases: comparing it with ${u.agent}'s lease on ${JSON.stringify(u.pattern.slice(0, 80))} went past the budget of glob matching one received ref may do (${groupDigits(RECEIVE_MATCH_BUDGET)} units)`);
     }
     if (clash) invalid(`${actor}'s ${l.exclusive ? "exclusive " : ""}lease on ${JSON.stringify(l.pattern)} overlaps ${clash.lease.agent}'s live lease on ${JSON.stringify(clash.lease.pattern)}`);
   }
