@@ -7,18 +7,23 @@ import { TaskResultFiles } from "../core/task-files.ts";
 import type { FreshStore } from "../store/fresh-store.ts";
 import type { Store } from "../store/store.ts";
 import { pause } from "../sync/follow-ref.ts";
-import { readBundle, RESULT_FILE, resultsRef } from "./bundle.ts";
+import { loadTask } from "../store/task-store.ts";
+import { loadResults } from "./handover.ts";
 import { finishWithResults } from "./complete.ts";
 
 /** A completion that did not reach the remote, or whose report did not come back: sent again. */
 const NOT_SENT = new Set(["remote_unreachable", "remote_timeout", "outcome_unknown"]);
 
-/** Whether the task's results ref holds `record` (this worker's result, landed by a push whose report was lost). */
+/**
+ * Whether the task was finished with `record` (this worker's result, landed by a push whose report
+ * was lost): the results its completion names, not whatever the results ref holds now (anyone who
+ * can push may write that ref; the completion step binds the task to one results commit).
+ */
 async function resultLanded(store: Store, record: TaskResultFiles): Promise<boolean> {
-  const tip = await store.readRef(resultsRef(record.task));
-  if (!tip) return false;
-  const got = await readBundle(store, resultsRef(record.task), tip, RESULT_FILE, TaskResultFiles).catch(() => null);
-  return !!got && got.record.worker === record.worker && got.record.status === record.status && got.record.output === record.output;
+  const got = await loadTask(store, record.task)
+    .then(({ task }) => loadResults(store, task))
+    .catch(() => null);
+  return !!got && !got.unverified && got.record.worker === record.worker && got.record.status === record.status && got.record.output === record.output;
 }
 
 export interface Delivery {
