@@ -40,7 +40,7 @@ export function globSource(pattern: string): string {
 /**
  * The longest path segment (file or folder name) a pattern may hold, in each of its alternatives:
  * no common file system allows a longer name, and the overlap search's work grows with the product
- * of two segments' lengths (docs/performance.md, fortieth session).
+ * of two segments' lengths (docs/performance.md, "Bounds on comparing lease patterns").
  */
 export const MAX_SEGMENT_LENGTH = 255;
 /**
