@@ -1,7 +1,7 @@
 // doctor in a partial clone (`git clone --filter=blob:none`): objects the promisor remote can
 // send are not missing, so healthy refs are neither reported nor deleted by --repair; an object
 // that is truly gone is still reported.
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -53,6 +53,21 @@ test("a partial clone: an object truly gone (written here, never on the remote) 
   const d = cli(["doctor"], { cwd: clone, agent: "bob" });
   assert.match(d.stdout + d.stderr, /missing objects/);
   assert.match(d.stdout + d.stderr, /t3/);
+});
+
+test("a partial clone's sync fetches the records whole in its one fetch: no blob of theirs is fetched later, one process each", () => {
+  const clone = partialClone();
+  // A clone that has not fetched the records yet (the one above fetched them with plain git).
+  const fresh = join(tempDir(), "partial-fresh");
+  gitOut(tempDir(), "clone", "-q", "--filter=blob:none", `file://${gitOut(clone, "config", "remote.origin.url").slice("file://".length)}`, fresh);
+  const trace = join(tempDir(), "trace.json");
+  const s = cli(["sync"], { cwd: fresh, agent: "bob", env: { GIT_TRACE2_EVENT: trace } });
+  assert.is(s.code, 0, s.stdout + s.stderr);
+  assert.not.match(gitOut(fresh, "rev-list", "--objects", "--missing=print", "--glob=refs/handoff/*"), /^\?/m, "nothing of the records left promised");
+  // Each lazy fetch of a promised blob is a fetch process of git's own (with --promisor packs).
+  const lazy = readFileSync(trace, "utf8").split("\n").filter((l) => l.includes('"event":"start"') && l.includes('"index-pack"') && l.includes("--promisor")).length;
+  assert.ok(lazy <= 1, `${lazy} promisor fetches: the records' blobs were fetched one by one`);
+  assert.match(cli(["task", "show", "t1"], { cwd: fresh, agent: "bob" }).stdout, /upstream/);
 });
 
 test.run();
