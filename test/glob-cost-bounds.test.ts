@@ -10,8 +10,8 @@ import { cachedPatterns, CACHE_ENTRIES, matchesPath, overlapWitness } from "../s
 import { findConflicts } from "../src/core/lease-ops.ts";
 import type { Lease } from "../src/core/lease.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget } from "../src/core/match-budget.ts";
-import { eventMessage, readRecordAt, recordCommit, setRef } from "./support/forge.ts";
-import { cleanupTemp, cli, gitOut, handoffRefs, succeeded } from "./support/repo.ts";
+import { amendRecord, eventMessage } from "./support/forge.ts";
+import { cleanupTemp, cli, handoffRefs, succeeded } from "./support/repo.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -28,14 +28,18 @@ function costlyGlob(tag: string): string {
 
 /** Adds `patterns` as live leases of `agent` to the remote's lease set, one commit written with plain git. */
 function pushLeases(bare: string, agent: string, patterns: string[], exclusive = false): void {
-  const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
-  const template = set.leases[0];
   const at = new Date().toISOString();
   const expires = new Date(Date.now() + 3_600_000).toISOString();
-  for (const pattern of patterns) set.leases.push({ ...template, pattern, agent, task: null, exclusive, acquired_at: at, expires_at: expires, ttl_ms: 3_600_000, reason: null, worktree: null, branch: null });
   const event = { type: "leased", task: "", agent, at, scope: "primary", worktree: null, branch: null, paths: patterns, exclusive, expires_at: expires };
-  const parent = gitOut(bare, "rev-parse", "refs/handoff/leases");
-  setRef(bare, "refs/handoff/leases", recordCommit(bare, "leases.json", set, { parent, author: agent, message: eventMessage(event) }));
+  amendRecord(
+    bare,
+    "refs/handoff/leases",
+    (set) => {
+      const template = set.leases[0];
+      for (const pattern of patterns) set.leases.push({ ...template, pattern, agent, task: null, exclusive, acquired_at: at, expires_at: expires, ttl_ms: 3_600_000, reason: null, worktree: null, branch: null });
+    },
+    { author: agent, file: "leases.json", message: eventMessage(event) },
+  );
 }
 
 function world() {
