@@ -7,7 +7,7 @@ import { matchesPath, overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { holderSuggestions } from "./lease-ops.ts";
 import { applyMode, isIgnored, worst, type LeasePolicy, type Verdict } from "./lease-policy.ts";
-import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget, type MatchBudget } from "./match-budget.ts";
+import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { isGlob } from "./paths.ts";
 
 export interface Holder {
@@ -63,11 +63,8 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
   let unchecked = 0;
   for (const lease of leases) {
     if (lease.agent === ctx.agent || !isLeaseLive(lease, ctx.now)) continue;
-    let v: Exclude<Verdict, "ok"> | null;
-    try {
-      v = relation(lease, path, ctx.budget);
-    } catch (e) {
-      if (e !== MATCH_BUDGET_SPENT) throw e;
+    const v = withinBudget(() => relation(lease, path, ctx.budget));
+    if (v === SPENT) {
       unchecked++;
       continue;
     }

@@ -3,7 +3,7 @@
 // they always did; this says who else is near. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
-import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget } from "./match-budget.ts";
+import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { groupKey, leasesNear, plainKey } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
@@ -29,13 +29,9 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
   const work = newMatchBudget();
   const add = (task: string | null, who: string, pattern: string) => {
     for (const scope of claimed.scope) {
-      let unchecked = false;
-      try {
-        if (overlapWitness(scope, pattern, work) === null) continue;
-      } catch (e) {
-        if (e !== MATCH_BUDGET_SPENT) throw e;
-        unchecked = true;
-      }
+      const witness = withinBudget(() => overlapWitness(scope, pattern, work));
+      if (witness === null) continue;
+      const unchecked = witness === SPENT;
       const key = `${task}\0${who}\0${pattern}\0${scope}`;
       if (seen.has(key)) continue;
       seen.add(key);

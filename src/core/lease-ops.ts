@@ -4,7 +4,7 @@ import type { Refusal, Suggestion } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import { overlapWitness } from "./glob-overlap.ts";
-import { GRANT_MATCH_BUDGET, MATCH_BUDGET_SPENT, newMatchBudget, type MatchBudget } from "./match-budget.ts";
+import { GRANT_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { isLeaseLive, isLeaseLiveFor, MAX_LEASE_PATTERNS, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome, type Step } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
@@ -92,11 +92,8 @@ export function findConflicts(leases: Lease[], agent: string, patterns: string[]
     for (const lease of leasesNear(leases, requested)) {
       if (lease.agent === agent || !isLeaseLiveFor(lease, now, agent, graceMs)) continue;
       if (!exclusive && !lease.exclusive) continue;
-      let witness: string | null;
-      try {
-        witness = overlapWitness(requested, lease.pattern, work);
-      } catch (e) {
-        if (e !== MATCH_BUDGET_SPENT) throw e;
+      const witness = withinBudget(() => overlapWitness(requested, lease.pattern, work));
+      if (witness === SPENT) {
         out.unchecked.push({ lease, requested });
         continue;
       }

@@ -35,8 +35,8 @@ export interface MatchBudget {
 }
 
 /**
- * Thrown where the budget is spent, and caught by the check that set it (check.ts,
- * claim-overlap.ts). One object: after the budget ran out every lease left may throw it.
+ * Thrown where the budget is spent, and caught by withinBudget around the work of the check that
+ * set it. One object: after the budget ran out every lease left may throw it.
  */
 export const MATCH_BUDGET_SPENT = new Error("the budget of glob matching is spent");
 
@@ -50,6 +50,23 @@ export function newMatchBudget(units = LOCAL_MATCH_BUDGET): MatchBudget {
  */
 export function spend(budget: MatchBudget | undefined, units: number): void {
   if (budget && (budget.left -= units) < 0) throw MATCH_BUDGET_SPENT;
+}
+
+/** What withinBudget gives when the budget ran out inside the work. */
+export const SPENT: unique symbol = Symbol("match budget spent");
+
+/**
+ * `work()`'s answer, or SPENT when the budget of matching ran out inside it (the one place that
+ * catches MATCH_BUDGET_SPENT; any other error goes on): each caller decides what a lease it could
+ * not look at means for its answer.
+ */
+export function withinBudget<T>(work: () => T): T | typeof SPENT {
+  try {
+    return work();
+  } catch (e) {
+    if (e !== MATCH_BUDGET_SPENT) throw e;
+    return SPENT;
+  }
 }
 
 /** What a check says of what it could not look at within the budget. */

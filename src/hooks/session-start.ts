@@ -3,7 +3,7 @@
 // operations refused at sync, and the handoffs waiting for it.
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
-import { BUDGET_NOTE, MATCH_BUDGET_SPENT, newMatchBudget } from "../core/match-budget.ts";
+import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget } from "../core/match-budget.ts";
 import { formatDuration } from "../core/duration.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
@@ -31,13 +31,9 @@ export async function sessionContext(store: Store): Promise<string> {
   const work = newMatchBudget();
   let unchecked = 0;
   const near = (g: string, l: Lease) => {
-    try {
-      return overlapWitness(g, l.pattern, work) !== null;
-    } catch (e) {
-      if (e !== MATCH_BUDGET_SPENT) throw e;
-      unchecked++;
-      return true;
-    }
+    const witness = withinBudget(() => overlapWitness(g, l.pattern, work));
+    if (witness === SPENT) unchecked++;
+    return witness !== null;
   };
   const others = live.filter((l) => l.agent !== agent && (scope.length === 0 || scope.some((g) => near(g, l))));
   const lines = [`git-handoff: you are agent ${agent} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}).`];
