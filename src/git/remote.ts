@@ -36,6 +36,9 @@ function failure(r: GitResult, what: string): RemoteFailure {
   return { ok: false, message: cleanRemoteText(firstLine(r.stderr)) || `${what} exited ${r.code}` };
 }
 
+/** git fetch's words when a tracking ref's lock (or packed-refs') was held by another process. */
+const LOCKED = /cannot lock ref|\.lock'?: File exists|unable to update local ref/i;
+
 /**
  * Mirrors the remote's refs/handoff/* into the tracking refs, pruning those the remote deleted.
  * The glob refspec makes git ask only for the `refs/handoff/` prefix (protocol v2 `ref-prefix`),
@@ -69,9 +72,12 @@ export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: n
       opts = { ...opts, haves: undefined };
       continue;
     }
-    // Exit 128 is fatal (no connection, no repository). Exit 1 means the transfer worked but a
-    // tracking ref could not be updated: another process of this clone was fetching it too.
-    if (r.timedOut || r.code !== 1 || n >= 8 || Date.now() >= until - 100) break;
+    // Exit 128 is fatal (no connection, no repository). Exit 1 with a lock in the way means the
+    // transfer worked but a tracking ref could not be updated: another process of this clone was
+    // fetching it too, and a retry goes through. Any other exit 1 (a tracking ref naming an object
+    // this clone lost: "bad object", "did not send all necessary objects") fails the same way
+    // every time: retried, it only used up the deadline (nine fetches) before saying so.
+    if (r.timedOut || r.code !== 1 || !LOCKED.test(r.stderr) || n >= 8 || Date.now() >= until - 100) break;
     await new Promise((res) => setTimeout(res, 20 + Math.random() * 40 * (n + 1)));
   }
   const failed = failure(r, "git fetch");
