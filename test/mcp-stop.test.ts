@@ -19,6 +19,10 @@ interface Server {
   request(id: number, method: string, params: unknown): Promise<any>;
   stderr(): string;
   exited: Promise<number | NodeJS.Signals | null>;
+  /** The host stops reading our stdout: the next write meets a closed pipe (EPIPE). */
+  closeStdout(): void;
+  /** The host ends our stdin. */
+  endStdin(): void;
 }
 
 /** `git handoff mcp` as a host runs it, spoken to line by line, initialized. */
@@ -45,6 +49,8 @@ async function server(repo: string, agent: string, env: NodeJS.ProcessEnv = {}):
     },
     stderr: () => err,
     exited,
+    closeStdout: () => child.stdout!.destroy(),
+    endStdin: () => child.stdin!.end(),
   };
   await s.request(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "host", version: "0" } });
   child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
@@ -76,7 +82,11 @@ test("SIGTERM while claim_task's push is on the wire: the call is answered, the 
   assert.equal([here.status, here.claim?.agent], ["claimed", "a1"]);
 });
 
-test("SIGTERM with a heartbeat queued for the push budget: it is pushed before the server exits", async () => {
+/**
+ * A server whose second heartbeat is written here and queued for the push budget (one deferrable
+ * push a minute: the first heartbeat, pushed at once, spent it). `local` is the queued tip.
+ */
+async function queuedHeartbeat(): Promise<{ bare: string; repo: string; s: Server; ref: string; local: string }> {
   const bare = emptyRemote();
   const seed = cloneOf(bare);
   writeFileSync(join(seed, ".handoff.yaml"), "heartbeat_interval: 1s\n");
@@ -84,7 +94,6 @@ test("SIGTERM with a heartbeat queued for the push budget: it is pushed before t
   gitOut(seed, "commit", "-q", "-m", "policy");
   gitOut(seed, "push", "-q", "origin", "main");
   const repo = cloneOf(bare);
-  // One deferrable push a minute: the second heartbeat waits for the next minute.
   gitOut(repo, "config", "handoff.maxPushesPerMinute", "1");
   const s = await server(repo, "a1", { HANDOFF_PUSH: "1" });
   const ref = "refs/handoff/agents/a1";
@@ -97,9 +106,45 @@ test("SIGTERM with a heartbeat queued for the push budget: it is pushed before t
   const local = gitOut(repo, "rev-parse", ref);
   assert.is.not(local, first, "a second heartbeat was written here");
   assert.is(remoteTip(bare, ref), first, "and queued, not pushed");
+  return { bare, repo, s, ref, local };
+}
+
+test("SIGTERM with a heartbeat queued for the push budget: it is pushed before the server exits", async () => {
+  const { bare, s, ref, local } = await queuedHeartbeat();
   process.kill(s.pid, "SIGTERM");
   assert.is(await s.exited, 0, s.stderr());
   assert.is(remoteTip(bare, ref), local, s.stderr());
+});
+
+// Many hosts close both pipes to stop a server. The stop answers a blocking call at once, and that
+// answer meets a pipe nobody reads (EPIPE): the process ended there, before the queued writes were
+// pushed (the push that had started landed only after it, unwaited for). The remote's push is
+// slowed, so one cut short is still missing when the server has exited.
+test("the host closes stdout and stdin while a call waits: its answer is dropped, the queued heartbeat is still pushed, exit 0", async () => {
+  const { bare, repo, s, ref } = await queuedHeartbeat();
+  remoteHook(bare, "pre-receive", "sleep 1");
+  const watching = s.request(3, "tools/call", call("watch", { timeout_seconds: 30 })); // nothing is ready: it blocks
+  await new Promise((r) => setTimeout(r, 300));
+  s.closeStdout();
+  s.endStdin();
+  assert.is(await watching, null, "nobody read its answer");
+  assert.is(await s.exited, 0, s.stderr());
+  assert.is(remoteTip(bare, ref), gitOut(repo, "rev-parse", ref), `every heartbeat written here is pushed: ${s.stderr()}`);
+});
+
+test("the host closes only stdout: the first answer that meets the closed pipe stops the server as stdin's end does", async () => {
+  const { bare, repo, s, ref } = await queuedHeartbeat();
+  remoteHook(bare, "pre-receive", "sleep 1");
+  s.closeStdout();
+  // Answered after a second, into the closed pipe; stdin stays open.
+  void s.request(3, "tools/call", call("watch", { timeout_seconds: 1 }));
+  // A server that kept serving nobody would never exit: a generous deadline, then it is killed and fails.
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([s.exited, new Promise<"still serving">((r) => (timer = setTimeout(() => r("still serving"), 30_000)))]);
+  clearTimeout(timer);
+  if (ended === "still serving") process.kill(s.pid, "SIGKILL");
+  assert.is(ended, 0, s.stderr());
+  assert.is(remoteTip(bare, ref), gitOut(repo, "rev-parse", ref), `every heartbeat written here is pushed: ${s.stderr()}`);
 });
 
 test.run();

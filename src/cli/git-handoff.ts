@@ -5,6 +5,7 @@
 import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { hungUp } from "../present/hung-up.ts";
+import { finishesWithoutReader } from "../present/reader-gone.ts";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 import { VERSION_LINE } from "./version.ts";
@@ -21,10 +22,14 @@ const BUNDLES = new Map<string, string>([
 // write(2)): a reader that stops early (`git handoff status | head`) closes the pipe, and a
 // terminal that hung up (EIO on a terminal: its window closed, the ssh connection dropped) is
 // gone too, so end quietly with the status the command has so far (a refusal keeps its code,
-// an interrupted wait its 130); a write that fails otherwise (a full disk) is one line and the
-// machine's status (5), never a stack trace.
+// an interrupted wait its 130), unless the verb finishes its own work first (reader-gone.ts: the
+// MCP server pushing its queued writes); a write that fails otherwise (a full disk) is one line
+// and the machine's status (5), never a stack trace.
 function onStdoutError(e: NodeJS.ErrnoException): void {
-  if (e.code === "EPIPE" || (e.code === "EIO" && hungUp(1))) process.exit(Number(process.exitCode ?? 0));
+  if (e.code === "EPIPE" || (e.code === "EIO" && hungUp(1))) {
+    if (finishesWithoutReader()) return;
+    process.exit(Number(process.exitCode ?? 0));
+  }
   try {
     writeSync(2, `git-handoff: the output could not be written: ${e.message}\n`);
   } catch {

@@ -14,6 +14,8 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** The host closed our stdout (a write met EPIPE): nobody reads answers any more. */
+  onoutputgone?: () => void;
   /** Takes a parsed line before it is checked and handed on; true when it answered it. */
   direct?: (message: unknown, send: (m: JSONRPCMessage) => Promise<void>) => boolean;
 
@@ -50,6 +52,11 @@ export class LineTransport implements Transport {
   };
 
   private readonly onError = (e: Error) => this.onerror?.(e);
+
+  /** Other failures of stdout are the dispatcher's (git-handoff.ts): one line, exit 5. */
+  private readonly onOutputError = (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") this.onoutputgone?.();
+  };
 
   private handle(line: string): void {
     let message: unknown;
@@ -120,6 +127,7 @@ export class LineTransport implements Transport {
     this.started = true;
     this.input.on("data", this.onData);
     this.input.on("error", this.onError);
+    this.output.on("error", this.onOutputError);
   }
 
   async close(): Promise<void> {
@@ -133,8 +141,17 @@ export class LineTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const answers = "id" in message && ("result" in message || "error" in message);
     return new Promise((resolve) => {
-      if (this.output.write(JSON.stringify(message) + "\n")) resolve();
-      else this.output.once("drain", resolve);
+      // Nobody reads a closed stdout: the answer is dropped, and the stop goes on (stop-serving.ts).
+      if (!this.output.writable || this.output.write(JSON.stringify(message) + "\n")) resolve();
+      else {
+        const written = () => {
+          this.output.off("drain", written);
+          this.output.off("close", written);
+          resolve();
+        };
+        this.output.on("drain", written);
+        this.output.on("close", written);
+      }
       // Written (stdout to a pipe is written at once): a stopping server may exit now.
       if (answers) this.answered(message.id);
     });

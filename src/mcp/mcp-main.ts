@@ -122,6 +122,9 @@ async function main(argv: string[]): Promise<number | null> {
   // A push under way is part of a call to answer: the signal does not reach it (stop-serving.ts).
   finishGitOnSignals();
   process.stdin.on("end", () => stop(false));
+  // A host that closed our stdout reads no answer any more (many close both pipes): stop as on
+  // stdin's end. The answer that met the closed pipe is dropped; the queued writes are still pushed.
+  transport.onoutputgone = () => stop(false);
   await server.connect(transport);
   const store = await session.store();
   process.stderr.write(`git-handoff mcp: serving ${store.repo.commonDir} as ${store.actor.agent} (${session.agentSource})\n`);

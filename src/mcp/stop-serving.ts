@@ -1,7 +1,8 @@
 // How the MCP server stops when asked (SIGTERM or SIGINT from its host, or the host closing stdin,
-// the first step of the protocol's stdio shutdown): it reads no more requests, answers those in
-// progress (a claim whose push is on the wire gets its answer, and the claim is not left half
-// recorded), pushes the writes queued for the push budget, all within STOP_BOUND_MS, then exits.
+// the first step of the protocol's stdio shutdown, or closing our stdout): it reads no more
+// requests, answers those in progress (a claim whose push is on the wire gets its answer, and the
+// claim is not left half recorded; an answer to a closed stdout is dropped), pushes the writes
+// queued for the push budget, all within STOP_BOUND_MS, then exits.
 // Blocking calls (wait_task, watch) answer at once with what they saw (session.stopping).
 import type { LineTransport } from "./line-transport.ts";
 import type { McpSession } from "./session.ts";

@@ -1,12 +1,14 @@
 // How views mark what the sync remote holds in a newer record format (sync/newer-refs.ts): this
 // clone's copy may be stale and cannot be changed here. `--json` and MCP results carry
 // newer_on_remote on each such record; lists whose shape is fixed (ready) say the rest beside it.
-import type { HeldTask, Overview } from "../core/overview.ts";
+import type { HeldTask, MatrixRow, Overview, StatusView } from "../core/overview.ts";
+import type { ReviewItem } from "../core/review.ts";
 import type { Task } from "../core/task.ts";
 import { WHY_PASSED_OVER } from "../store/newer-claims.ts";
 import type { NewerRef } from "../store/store.ts";
 import { taskRef } from "../store/task-store.ts";
 import { overviewText, taskLine } from "./render.ts";
+import { statusText } from "./render-status.ts";
 
 /** The tasks with `newer_on_remote: true` on those held back as newer. */
 export function markNewer<T extends { id: string }>(tasks: T[], held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
@@ -20,8 +22,8 @@ function markNewerBy<T extends object>(items: T[], idOf: (t: T) => string, held:
 /** A claim in the overview, marked as markNewer marks a task. */
 export type ShownHeldTask = HeldTask & { newer_on_remote?: true };
 
-/** The overview (MCP overview, load_context) with each claim on a task held back as newer marked. */
-export function markOverview(o: Overview, held: Map<string, NewerRef>): Overview & { holders: { agent: string; tasks: ShownHeldTask[] }[]; expiring_soon: ShownHeldTask[]; expired: ShownHeldTask[] } {
+/** The overview (MCP overview, load_context, status) with each claim on a task held back as newer marked. */
+export function markOverview<O extends Overview>(o: O, held: Map<string, NewerRef>): O & { holders: { agent: string; tasks: ShownHeldTask[] }[]; expiring_soon: ShownHeldTask[]; expired: ShownHeldTask[] } {
   if (!held.size) return o;
   const mark = (ts: HeldTask[]) => markNewerBy(ts, (t) => t.task, held);
   return { ...o, holders: o.holders.map((h) => ({ ...h, tasks: mark(h.tasks) })), expiring_soon: mark(o.expiring_soon), expired: mark(o.expired) };
@@ -30,6 +32,18 @@ export function markOverview(o: Overview, held: Map<string, NewerRef>): Overview
 /** The overview's text, each claim on a task held back as newer noted as `task list` notes it. */
 export function notedOverviewText(o: Overview, held: Map<string, NewerRef>, now: Date): string {
   return overviewText(o, now, undefined, held.size ? (id) => newerTaskNote(id, held) : undefined);
+}
+
+/** `status --json`: each task held back as newer marked wherever the view names it (its claim, its matrix row, its review entry). */
+export function markStatus<V extends StatusView>(v: V, held: Map<string, NewerRef>): V & { matrix: { rows: (MatrixRow & { newer_on_remote?: true })[] }; review: (ReviewItem & { newer_on_remote?: true })[] } {
+  if (!held.size) return v;
+  const marked = markOverview(v, held);
+  return { ...marked, matrix: { ...v.matrix, rows: markNewerBy(v.matrix.rows, (r) => r.task, held) }, review: markNewerBy(v.review, (r) => r.task, held) };
+}
+
+/** `status`'s text, each line of a task held back as newer noted as `task list` notes it. */
+export function notedStatusText(v: StatusView, header: string, now: Date, held: Map<string, NewerRef>, opts: { all?: boolean } = {}): string {
+  return statusText(v, header, now, held.size ? { ...opts, note: (id) => newerTaskNote(id, held) } : opts);
 }
 
 /** The text after a task's line or detail when it is held back as newer, else "". */

@@ -21,7 +21,7 @@ const MATRIX_AGENTS = 12;
  * Task rows x agent columns: H holds the claim, R submitted it for review, . nothing. Bounded
  * (`rowLimit`): the first rows, and only the agents with a mark in them (at most MATRIX_AGENTS).
  */
-function matrixText(v: StatusView, rowLimit?: number): string[] {
+function matrixText(v: StatusView, rowLimit: number | undefined, note: (task: string) => string): string[] {
   let { agents, rows } = v.matrix;
   const total = v.matrix.total;
   if (!total) return ["  no open tasks"];
@@ -41,7 +41,7 @@ function matrixText(v: StatusView, rowLimit?: number): string[] {
   const lines = [paint.dim(header)];
   for (const r of rows) {
     const cells = r.cells.map((c, i) => (c === "holds" ? paint.green("H") : c === "submitted" ? paint.yellow("R") : paint.dim(".")) + " ".repeat(widths[i]! - 1));
-    lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${oneLine(r.objective, 40)}`);
+    lines.push(`  ${r.task.padEnd(tw)}  ${cells.join("  ")}  ${r.status.padEnd(7)} ${oneLine(r.objective, 40)}${note(r.task)}`);
   }
   return [...lines, ...more];
 }
@@ -52,21 +52,22 @@ export const MATRIX_ROWS = SECTION_LINES - 3;
 /**
  * The text view. Unless `all`, each long section shows its first SECTION_LINES lines and counts
  * the rest (the matrix also keeps to the agents marked in its rows); --json is always complete.
+ * `note`: the text after each line that names a task (newer-note.ts notes a task held back as newer).
  */
-export function statusText(v: StatusView, header: string, now: Date, opts: { all?: boolean } = {}): string {
-  const text = fullStatusText(v, header, now, opts.all ? undefined : MATRIX_ROWS);
+export function statusText(v: StatusView, header: string, now: Date, opts: { all?: boolean; note?: (task: string) => string } = {}): string {
+  const text = fullStatusText(v, header, now, opts.all ? undefined : MATRIX_ROWS, opts.note ?? (() => ""));
   return opts.all ? text : boundSections(text, ALL_HINT);
 }
 
 /** What a cut section says, after its count. */
 export const ALL_HINT = "git handoff status --all shows everything";
 
-function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: number | undefined): string {
+function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: number | undefined, note: (task: string) => string): string {
   // Bounded (matrixRows given): the sections are cut at SECTION_LINES, so only those are formatted.
-  const lines = [header, overviewText(v, now, matrixRows === undefined ? undefined : SECTION_LINES)];
+  const lines = [header, overviewText(v, now, matrixRows === undefined ? undefined : SECTION_LINES, note)];
   lines.push(paint.bold("agents"));
   lines.push(v.roster.agents.length || v.roster.undeclared_holders.length ? rosterText(v.roster, matrixRows === undefined ? {} : { claims: ROSTER_CLAIMS }).split("\n").map((l) => `  ${l}`).join("\n") : "  no agent has declared a session");
-  lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v, matrixRows));
+  lines.push(paint.bold("claims (task x agent: H holds, R in review)"), ...matrixText(v, matrixRows, note));
   if (v.placements.length) {
     lines.push(paint.bold("where (worktree x branch x session)"));
     const ww = Math.max(...v.placements.map((p) => (p.worktree ?? "-").length));
@@ -83,7 +84,7 @@ function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: nu
     lines.push(paint.bold("review"));
     for (const r of v.review) {
       const ver = r.verification ? (r.verification.passed ? paint.green("passed") : paint.red("failed")) : "unverified";
-      lines.push(`  ${r.task}  by ${r.submitted_by}  ${ver}${r.diff ? `  ${diffLine(r.diff)}` : ""}`);
+      lines.push(`  ${r.task}  by ${r.submitted_by}  ${ver}${r.diff ? `  ${diffLine(r.diff)}` : ""}${note(r.task)}`);
     }
   }
   if (v.inbox.length) lines.push(`${paint.bold("inbox")}  ${v.inbox.map((i) => `${i.agent} ${i.waiting}`).join("  ")}`);

@@ -22,6 +22,7 @@
 
 import { closeSync } from "node:fs";
 import { isatty } from "node:tty";
+import { finishWithoutReader } from "../present/reader-gone.ts";
 
 /** A repeat this soon after the first signal is the same Ctrl-C (git's copy arrives within milliseconds). */
 export const SAME_INTERRUPT_MS = 1000;
@@ -89,6 +90,8 @@ export function catchInterrupts(first: () => void = () => {}): Interrupts {
   // Never taken off: what the verb prints after close() (its summary, its --json answer) meets
   // the same gone reader. Added once per stream, however many times handlers are caught.
   for (const out of [process.stdout, process.stderr]) if (!out.listeners("error").includes(ignoreReaderGone)) out.on("error", ignoreReaderGone);
+  // And the dispatcher, which ends a verb at its first write to a gone reader, leaves the end to this one.
+  finishWithoutReader();
   return {
     signal: stop.signal,
     get interrupted() {

@@ -9,7 +9,8 @@ import { buildRoster } from "../../core/agent-roster.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
-import { ALL_HINT, leaseSectionText, MATRIX_ROWS, statusText } from "../../present/render-status.ts";
+import { ALL_HINT, leaseSectionText, MATRIX_ROWS } from "../../present/render-status.ts";
+import { markStatus, notedStatusText } from "../../present/newer-note.ts";
 import { SECTION_LINES } from "../../present/bounded-text.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
@@ -71,11 +72,13 @@ export function registerStatus(program: Command): void {
       const remote = await store.syncRemote();
       // Each with the command that repairs it (repair-hazard.ts), in --json as in the text.
       const quarantined = remote ? await withRepairAdvice(store, [...(await readQuarantine(store, remote)).entries.values()]) : [];
-      const overview = { ...view, predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, drift, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
+      // Tasks the remote holds from a newer git-handoff: marked on every line and record that names them, as task list marks them.
+      const held = await store.heldAsNewer();
+      const overview = { ...markStatus(view, held), predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, drift, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;
       const refused = remote && !g.json ? quarantineLines(remote, quarantined.map((q) => ({ ...q, new: true }))) : [];
-      emit(!!g.json, overview, () => `${statusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}${driftText ? `\n${driftText}` : ""}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
+      emit(!!g.json, overview, () => `${notedStatusText(view, `${me.agent} (${me.scope}${me.branch ? `, ${me.branch}` : ""})`, now, held, { all: !!o.all })}\n${leaseSectionText(leases, { all: !!o.all })}${driftText ? `\n${driftText}` : ""}\n${policyLine}${syncText(syncConflicts, tentative.length)}${refused.length ? `\n\n${refused.join("\n")}` : ""}`);
       await packAfterView(store);
     });
   });

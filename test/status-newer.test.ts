@@ -1,0 +1,45 @@
+// `status` marks what the sync remote holds from a newer git-handoff as `task list`, the board and
+// MCP's overview do (present/newer-note.ts): each line naming such a task (its claim, its matrix
+// row, its review entry) says this copy may be stale, and --json carries newer_on_remote on each
+// record of it, not only the ref in the sync section.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { futureTask, newerProject } from "./support/newer-remote.ts";
+import { cleanupTemp, cli, succeeded } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const STALE = /\(on origin from a newer git-handoff: this copy may be stale; upgrade to change it\)$/;
+
+test("status marks each task held back as newer on its own lines (held, matrix, review) and in --json", () => {
+  const { bare, a, b } = newerProject();
+  for (const id of ["z", "w", "y"]) succeeded(cli(["task", "add", id, "--id", id, "--push"], { cwd: a, agent: "alice" }));
+  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
+  // w: bob submitted it for review; z: bob holds it; then a newer git-handoff rewrites both.
+  succeeded(cli(["claim", "w"], { cwd: b, agent: "bob" }));
+  succeeded(cli(["done", "w", "--verify", "true"], { cwd: b, agent: "bob" }));
+  succeeded(cli(["claim", "z", "--ttl", "2h"], { cwd: b, agent: "bob" }));
+  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
+  futureTask(bare, "z");
+  futureTask(bare, "w");
+  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 3);
+
+  const lines = succeeded(cli(["status", "--no-conflicts"], { cwd: b, agent: "bob" })).stdout.split("\n");
+  const line = (re: RegExp) => {
+    const found = lines.filter((l) => re.test(l));
+    assert.is(found.length, 1, `${re}:\n${lines.join("\n")}`);
+    return found[0]!;
+  };
+  assert.match(line(/^ +bob +z +until /), STALE, "the held claim");
+  assert.match(line(/^ +z +H /), STALE, "z's matrix row");
+  assert.match(line(/^ +w +R /), STALE, "w's matrix row");
+  assert.match(line(/^ +w +by bob /), STALE, "w's review entry");
+  assert.not.match(line(/^ +y +\. /), STALE, "y is current");
+
+  const j = succeeded(cli(["status", "--no-conflicts", "--json"], { cwd: b, agent: "bob" })).json;
+  assert.equal(j.holders.flatMap((h: any) => h.tasks.map((t: any) => [h.agent, t.task, t.newer_on_remote])), [["bob", "z", true]]);
+  assert.equal(j.matrix.rows.map((r: any) => [r.task, !!r.newer_on_remote]).sort(), [["w", true], ["y", false], ["z", true]]);
+  assert.equal(j.review.map((r: any) => [r.task, r.newer_on_remote]), [["w", true]]);
+});
+
+test.run();
