@@ -53,7 +53,7 @@ function relation(lease: Lease, path: string, work?: MatchBudget): Exclude<Verdi
 }
 
 export function checkPath(path: string, leases: Lease[], ctx: CheckContext): PathAnswer {
-  if (isIgnored(ctx.policy, path)) {
+  if (isIgnored(ctx.policy, path, ctx.budget)) {
     return { path, verdict: "ok", ignored: true, holders: [], message: `${path}: ignored by policy (never leased or checked)`, suggestions: [] };
   }
   const holders: Holder[] = [];

@@ -3,7 +3,9 @@
 // took on purpose; a lease taken by declare-by-doing (an agent's first edit) declares nothing, or
 // every edit would declare itself. An agent that declared nothing has nothing to drift from.
 import type { AgentRecord } from "./agent.ts";
+import { groupDigits } from "./digits.ts";
 import { matchesPath } from "./glob-overlap.ts";
+import { GRANT_MATCH_BUDGET, LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import type { Task } from "./task.ts";
@@ -25,14 +27,34 @@ export function declarationOf(agent: string, record: AgentRecord | null, tasks: 
   return { agent, globs, sources: { session, tasks: held, leases: own } };
 }
 
-export function isDeclared(d: Declaration, path: string): boolean {
-  return d.globs.some((g) => matchesPath(g, path));
+/**
+ * Whether one of `globs` names `path`: the path itself first (free), then the globs within `work`
+ * (match-budget.ts), or SPENT when it ran out first. A declaration holds the agent's leases, and a
+ * lease set synced from another clone may hold a thousand costly globs in its name (9 s a path).
+ */
+export function declaredWithin(globs: string[], path: string, work: MatchBudget): boolean | typeof SPENT {
+  if (globs.includes(path)) return true;
+  return withinBudget(() => globs.some((g) => matchesPath(g, path, work)));
 }
 
-/** The paths outside the declaration, in the order given; none when there is no declaration. */
+export function isDeclared(d: Declaration, path: string, work: MatchBudget = newMatchBudget()): boolean | typeof SPENT {
+  return declaredWithin(d.globs, path, work);
+}
+
+/**
+ * The paths outside the declaration, in the order given; none when there is no declaration. Those
+ * not judged within a grant's budget of matching are left out: an agent is never said to have
+ * drifted on a path that was not looked at.
+ */
 export function undeclaredPaths(d: Declaration | null, paths: string[]): string[] {
   if (!d) return [];
-  return [...new Set(paths)].filter((p) => !isDeclared(d, p));
+  const work = newMatchBudget(GRANT_MATCH_BUDGET);
+  return [...new Set(paths)].filter((p) => isDeclared(d, p, work) === false);
+}
+
+/** The line a pre-edit hook adds for paths it could not judge against the declaration within its budget (nothing is recorded). */
+export function unjudgedNotice(paths: string[]): string {
+  return `git-handoff notice: could not tell whether ${paths.join(", ")} ${paths.length === 1 ? "is" : "are"} outside what you declared: your declared globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so some were not looked at; not recorded`;
 }
 
 /** The one line an agent's context gets the first time it touches a file outside its declaration. */

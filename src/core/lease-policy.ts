@@ -2,7 +2,8 @@
 // output and generated files must not cause false blocks, or agents learn to ignore the tool.
 import type { Config, LeaseMode } from "./config.ts";
 import { matchesPath } from "./glob-overlap.ts";
-import { anchorPattern } from "./paths.ts";
+import { newMatchBudget, withinBudget, type MatchBudget } from "./match-budget.ts";
+import { anchorPattern, patternProblem } from "./paths.ts";
 
 export const DEFAULT_IGNORE = [
   "package-lock.json",
@@ -56,13 +57,22 @@ export function gitattributesIgnores(text: string): string[] {
   return out;
 }
 
+/**
+ * The policy; an ignore glob past the bounds a lease pattern has (paths.ts patternProblem) is left
+ * out: .handoff.yaml may hold 1,000 globs of 1,024 characters, whose `{a,b}` groups took a quarter
+ * second each to compile, or threw in minimatch (a path it would have ignored is checked as usual).
+ */
 export function buildPolicy(config: Pick<Config, "mode" | "ignore">, gitattributes: string | null): LeasePolicy {
   const raw = [...DEFAULT_IGNORE, ...config.ignore, ...(gitattributes ? gitattributesIgnores(gitattributes) : [])];
-  return { mode: config.mode, ignore: [...new Set(raw.map(anchorPattern))] };
+  return { mode: config.mode, ignore: [...new Set(raw.map(anchorPattern))].filter((g) => patternProblem(g) === null) };
 }
 
-export function isIgnored(policy: LeasePolicy, path: string): boolean {
-  return policy.ignore.some((g) => matchesPath(g, path));
+/**
+ * Whether the policy ignores `path`, within `work` (match-budget.ts; a check passes its own): past
+ * it the path is not ignored, so it is checked or leased as any other, never skipped unlooked-at.
+ */
+export function isIgnored(policy: LeasePolicy, path: string, work: MatchBudget = newMatchBudget()): boolean {
+  return withinBudget(() => policy.ignore.some((g) => matchesPath(g, path, work))) === true;
 }
 
 /** advisory never blocks (deny -> warn); strict blocks on warn too (warn -> deny). */

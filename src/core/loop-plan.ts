@@ -3,7 +3,9 @@
 // so no two units ever share a scope and no unit waits on another; units past --max-worktrees
 // wait for a slot, which `after` names.
 import { dependenciesOf } from "./dependency-graph.ts";
-import { overlaps } from "./glob-overlap.ts";
+import { groupDigits } from "./digits.ts";
+import { overlapWitness } from "./glob-overlap.ts";
+import { GRANT_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { settle } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
@@ -27,6 +29,8 @@ export interface WaitingTask {
 export interface LoopPlan {
   units: PlannedUnit[];
   waiting: WaitingTask[];
+  /** Tasks with a pair of scopes not compared within the budget: planned as overlapping, and why. */
+  not_compared?: { tasks: string[]; note: string };
 }
 
 const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as const };
@@ -83,12 +87,18 @@ export function planLoop(all: Task[], now: Date, opts: { maxWorktrees: number })
     if (ra !== rb) parent.set(rb, ra);
   };
   for (const t of members) for (const dep of dependenciesOf(t)) if (plannable.has(dep)) union(t.id, dep);
+  // Scopes come from every clone: compared within a budget (match-budget.ts), a pair past it is
+  // taken as overlapping, so its tasks share a unit and never run side by side unchecked.
+  const work = newMatchBudget(GRANT_MATCH_BUDGET);
+  const unchecked = new Set<string>();
   for (let i = 0; i < members.length; i++) {
     for (let j = i + 1; j < members.length; j++) {
       const a = members[i]!;
       const b = members[j]!;
       if (find(a.id) === find(b.id)) continue;
-      if (a.scope.some((x) => b.scope.some((y) => overlaps(x, y)))) union(a.id, b.id);
+      const met = withinBudget(() => a.scope.some((x) => b.scope.some((y) => overlapWitness(x, y, work) !== null)));
+      if (met === SPENT) unchecked.add(a.id).add(b.id);
+      if (met) union(a.id, b.id);
     }
   }
   const groups = new Map<string, Task[]>();
@@ -106,7 +116,13 @@ export function planLoop(all: Task[], now: Date, opts: { maxWorktrees: number })
   }));
   const slots = Math.max(1, opts.maxWorktrees);
   for (let i = slots; i < units.length; i++) units[i]!.after = [units[i - slots]!.id];
-  return { units, waiting };
+  return { units, waiting, ...(unchecked.size ? { not_compared: notCompared([...unchecked]) } : {}) };
+}
+
+/** What a plan says of the tasks whose scopes it could not compare within its budget. */
+function notCompared(tasks: string[]): NonNullable<LoopPlan["not_compared"]> {
+  const named = tasks.slice(0, 5).join(", ") + (tasks.length > 5 ? ` and ${tasks.length - 5} more` : "");
+  return { tasks, note: `the scopes of ${named} took more than the budget of matching a plan may do (${groupDigits(GRANT_MATCH_BUDGET)} units) to compare, so they are planned as overlapping: in one unit, never side by side` };
 }
 
 /** A topological order of one group, the best ready task first at each step. */

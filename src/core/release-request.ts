@@ -7,8 +7,10 @@ import type { AgentStatus } from "./agent.ts";
 import { HandoffError, type Refusal } from "./errors.ts";
 import { parseDuration } from "./duration.ts";
 import type { HandoffEvent } from "./event.ts";
+import { groupDigits } from "./digits.ts";
 import { matchesPath } from "./glob-overlap.ts";
 import { isLeaseLive, MAX_REASON, type Lease } from "./lease.ts";
+import { LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import type { Task } from "./task.ts";
 import type { OpContext } from "./task-ops.ts";
@@ -98,8 +100,51 @@ export interface AskFacts {
 }
 
 
-/** The release_requested event, or why not: self, unknown agent, gone agent, nothing held. */
-export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: OpContext): { ok: true; event: HandoffEvent } | { ok: false; refusal: Refusal } {
+/** The holder's leases not compared with the target within the budget: how many, the first few named, and what that means. */
+export interface NotCompared {
+  count: number;
+  patterns: string[];
+  note: string;
+}
+
+/** The most patterns a note or refusal names; the count says how many more. */
+const NAMED = 5;
+const short = (p: string) => JSON.stringify(p.length > 60 ? `${p.slice(0, 60)}…` : p);
+
+/**
+ * The holder's live leases that name `target`: its own pattern first (free to compare), then the
+ * globs matching it, within a check's budget of matching (match-budget.ts): a lease set synced
+ * from another clone may hold a thousand costly globs, which took an ask 16 s. Those left are
+ * returned, never guessed at: asking to release a lease that may not cover the path would be wrong.
+ */
+function leasesNaming(live: Lease[], target: string): { paths: string[]; unchecked: string[] } {
+  const work = newMatchBudget(LOCAL_MATCH_BUDGET);
+  const paths = new Set(live.filter((l) => l.pattern === target).map((l) => l.pattern));
+  const unchecked = new Set<string>();
+  for (const l of live) {
+    if (paths.has(l.pattern) || unchecked.has(l.pattern)) continue;
+    const hit = withinBudget(() => matchesPath(l.pattern, target, work));
+    if (hit === SPENT) unchecked.add(l.pattern);
+    else if (hit) paths.add(l.pattern);
+  }
+  return { paths: [...paths], unchecked: [...unchecked] };
+}
+
+function notCompared(to: string, target: string, unchecked: string[]): NotCompared {
+  const more = unchecked.length > NAMED ? ` and ${unchecked.length - NAMED} more` : "";
+  return {
+    count: unchecked.length,
+    patterns: unchecked.slice(0, NAMED),
+    note: `${unchecked.length} of ${to}'s leases were not compared with ${short(target)}: their globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so they are not asked for: ${unchecked.slice(0, NAMED).map(short).join(", ")}${more}`,
+  };
+}
+
+/**
+ * The release_requested event, or why not: self, unknown agent, gone agent, nothing held, or
+ * (too_costly) nothing found while some of the holder's leases could not be compared. With
+ * `not_compared`, the event asks for what was found and names what was left.
+ */
+export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: OpContext): { ok: true; event: HandoffEvent; not_compared?: NotCompared } | { ok: false; refusal: Refusal } {
   const me = ctx.actor.agent;
   const bad = (message: string): { ok: false; refusal: Refusal } => ({ ok: false, refusal: { code: "invalid_input", message } });
   if (!input.target || optionLike(input.target)) return bad(`--release needs a task id or a path, got ${JSON.stringify(input.target)}`);
@@ -108,7 +153,7 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
   if (input.to === me) return bad("you cannot ask yourself: release it with git handoff release or git handoff unlease");
   const task = facts.tasks.find((t) => t.id === input.target);
   const live = facts.leases.filter((l) => l.agent === input.to && isLeaseLive(l, ctx.now));
-  const paths = task ? [] : [...new Set(live.filter((l) => l.pattern === input.target || matchesPath(l.pattern, input.target)).map((l) => l.pattern))];
+  const { paths, unchecked } = task ? { paths: [], unchecked: [] } : leasesNaming(live, input.target);
   const heldTask = task && task.status === "claimed" && task.claim?.agent === input.to;
   // An agent that only ran CLI verbs (no session, no heartbeat) has no record, yet its live claim
   // and leases are its own: it is asked like any other; only an agent known for nothing is unknown.
@@ -137,6 +182,18 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
       },
     };
   }
+  if (!heldTask && !paths.length && unchecked.length) {
+    const left = notCompared(input.to, input.target, unchecked);
+    return {
+      ok: false,
+      refusal: {
+        code: "too_costly",
+        message: `could not compare ${left.count} of ${input.to}'s live leases with ${short(input.target)} within the budget of glob matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so it cannot tell which of them hold it: ${left.patterns.map(short).join(", ")}${left.count > NAMED ? ` and ${left.count - NAMED} more` : ""}`,
+        data: { agent: input.to, target: input.target, budget: LOCAL_MATCH_BUDGET, unchecked: left.patterns, unchecked_count: left.count },
+        suggestions: [{ action: "fix_input", detail: `ask for one of its leases by its pattern (compared as text): ${handoffCommand("leases", "--agent", input.to)}, then ${handoffCommand("ask", input.to, "--release", "<pattern>")}` }],
+      },
+    };
+  }
   if (!heldTask && !paths.length) {
     return {
       ok: false,
@@ -162,7 +219,7 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
     ...(paths.length ? { paths } : {}),
     ...(input.reason ? { reason: input.reason } : {}),
   };
-  return { ok: true, event };
+  return { ok: true, event, ...(unchecked.length ? { not_compared: notCompared(input.to, input.target, unchecked) } : {}) };
 }
 
 export interface AnswerInput {

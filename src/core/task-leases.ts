@@ -1,11 +1,14 @@
 // A lease taken for a task lives as long as the task is being worked on: the claim's scope leases
 // and every `lease --task` lease end in the same transaction as the claim, and last exactly as
 // long as it. Pure: the lease set and the task as it now stands -> lease steps.
+import { groupDigits } from "./digits.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Lease, LeaseSet } from "./lease.ts";
 import { keepOrder } from "./lease-order.ts";
 import { leasesOfTask } from "./lease-groups.ts";
+import { SPENT, withinBudget } from "./match-budget.ts";
 import type { Outcome } from "./outcome.ts";
+import { handoffCommand } from "./shell-quote.ts";
 import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 
@@ -63,13 +66,30 @@ export function claimExtensionDue(task: Task, agent: string, now: Date): boolean
   return Date.parse(c.expires_at) - now.getTime() < (c.ttl_ms * 2) / 3;
 }
 
-/** Own task leases covering `paths` (or any, when null) whose claim is due for extension, by lease expiry. */
-export function dueTaskIds(leases: Lease[], agent: string, now: Date, covers: (l: Lease) => boolean): string[] {
-  const ids = leases
+/**
+ * The tasks of own leases `covers` (a write touched them) whose claim is due for extension, by lease
+ * expiry, and the tasks it could not tell: `covers` spends a budget of matching (match-budget.ts),
+ * and a task none of whose looked-at leases it covers, with some not looked at, is `unchecked`:
+ * not extended, so that no claim is kept alive by a write that may not concern it.
+ */
+export function dueTaskIds(leases: Lease[], agent: string, now: Date, covers: (l: Lease) => boolean): { ids: string[]; unchecked: string[] } {
+  const due = leases
     .filter((l) => l.agent === agent && l.task !== null && Date.parse(l.expires_at) > now.getTime())
-    .filter((l) => Date.parse(l.expires_at) - now.getTime() < (l.ttl_ms * 2) / 3)
-    .filter(covers)
-    .map((l) => l.task!);
-  return [...new Set(ids)];
+    .filter((l) => Date.parse(l.expires_at) - now.getTime() < (l.ttl_ms * 2) / 3);
+  const ids = new Set<string>();
+  const unchecked = new Set<string>();
+  for (const l of due) {
+    if (ids.has(l.task!)) continue;
+    const hit = withinBudget(() => covers(l));
+    if (hit === SPENT) unchecked.add(l.task!);
+    else if (hit) ids.add(l.task!);
+  }
+  return { ids: [...ids], unchecked: [...unchecked].filter((t) => !ids.has(t)) };
+}
+
+/** What a write says of the claims it did not extend because it could not look at their leases within `units` (`whose`: "one check", "a grant"). */
+export function unextendedNote(tasks: string[], units: number, whose: string): string {
+  const named = tasks.slice(0, 5).join(", ") + (tasks.length > 5 ? ` and ${tasks.length - 5} more` : "");
+  return `did not extend your claim on ${named}: its leases' globs took more than the budget of matching ${whose} may do (${groupDigits(units)} units), so some were not looked at; extend it with ${handoffCommand("renew", tasks[0]!)}`;
 }
 

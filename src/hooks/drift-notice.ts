@@ -4,10 +4,10 @@
 // tried from the agent's record and its own leases (a task's scope is leased when it is claimed);
 // tasks and the log index are read only for a path that falls outside that. A path a heartbeat
 // already recorded (drift.ts) still gets its notice: the agent itself was never told.
-import { declarationOf, isDeclared, undeclaredNotice } from "../core/declaration.ts";
+import { declarationOf, declaredWithin, isDeclared, undeclaredNotice, unjudgedNotice } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isLeaseLive } from "../core/lease.ts";
-import { matchesPath } from "../core/glob-overlap.ts";
+import { LOCAL_MATCH_BUDGET, newMatchBudget, SPENT } from "../core/match-budget.ts";
 import { requestsContext } from "../present/render-requests.ts";
 import { declaredFiles } from "../store/declared-files.ts";
 import { HEARTBEAT_NOTE } from "../store/drift.ts";
@@ -35,20 +35,26 @@ async function driftNotice(store: Store, result: EditCheck): Promise<ContextAddi
   // The check's own read covers these paths (a subset of what it checked) unless it wrote since.
   const set = result.leases ? { leases: result.leases } : (await loadLeasesFor(store, { paths, agent })).set;
   const quick = [...declared.files, ...set.leases.filter((l) => l.agent === agent && !l.auto && isLeaseLive(l, now)).map((l) => l.pattern)];
-  const outside = paths.filter((p) => !quick.some((g) => matchesPath(g, p)));
+  // One budget of matching for the whole notice (match-budget.ts): a path not judged within it
+  // gets a line saying so, never a notice of drift, and nothing is recorded for it.
+  const work = newMatchBudget(LOCAL_MATCH_BUDGET);
+  const outside = paths.filter((p) => declaredWithin(quick, p, work) !== true);
   if (!outside.length) return { text: "", events: [] };
   const [record, { tasks }] = await Promise.all([loadRecord(), listTasks(store, { settled: false })]);
   const d = declarationOf(agent, record, tasks, set.leases, now);
   if (!d) return { text: "", events: [] };
-  const undeclared = outside.filter((p) => !isDeclared(d, p));
-  if (!undeclared.length) return { text: "", events: [] };
+  const judged = outside.map((p) => [p, isDeclared(d, p, work)] as const);
+  const unjudged = judged.filter(([, v]) => v === SPENT).map(([p]) => p);
+  const unsure = unjudged.length ? unjudgedNotice(unjudged) : "";
+  const undeclared = judged.filter(([, v]) => v === false).map(([p]) => p);
+  if (!undeclared.length) return { text: unsure, events: [] };
   const since = record?.started_at ?? "";
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === agent && e.at >= since && e.note !== HEARTBEAT_NOTE).flatMap((e) => e.paths ?? []));
   const fresh = undeclared.filter((p) => !told.has(p));
-  if (!fresh.length) return { text: "", events: [] };
+  if (!fresh.length) return { text: unsure, events: [] };
   const { scope, worktree, branch } = store.actor;
   const event: HandoffEvent = { type: "undeclared_edit", task: "", agent, at: now.toISOString(), scope, worktree, branch, paths: fresh };
-  return { text: undeclaredNotice(d, fresh), events: [event] };
+  return { text: [undeclaredNotice(d, fresh), unsure].filter(Boolean).join("\n"), events: [event] };
 }
 
 /** The notice and the deliveries for this edit; a failure here never changes the hook's answer. */

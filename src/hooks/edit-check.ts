@@ -6,6 +6,8 @@ import { HandoffError } from "../core/errors.ts";
 import { acquireLeases, renewLeases } from "../core/lease-ops.ts";
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { matchesPath } from "../core/glob-overlap.ts";
+import { LOCAL_MATCH_BUDGET, newMatchBudget, withinBudget, type MatchBudget } from "../core/match-budget.ts";
+import { unextendedNote } from "../core/task-leases.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realLocation } from "../store/real-path.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
@@ -76,11 +78,13 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
 
   const autoLeased: string[] = [];
   let wrote = false;
+  // The agent's own leases are matched within a budget of their own (match-budget.ts): a lease set
+  // synced from another clone may hold costly globs in its name, and other agents' leases spending
+  // the check's budget must not keep its claims from being extended.
+  const mineWork = newMatchBudget(LOCAL_MATCH_BUDGET);
   if (!deny && !opts.readOnly && !stale) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
-    const fresh = store.config.autoLease
-      ? r.answers.filter((a) => !a.ignored && !mine.some((l) => matchesPath(l.pattern, a.path))).map((a) => a.path)
-      : [];
+    const fresh = store.config.autoLease ? r.answers.filter((a) => !a.ignored && !coveredBy(mine, a.path, mineWork)).map((a) => a.path) : [];
     const ctx = { actor: store.actor, now };
     // A write needs the whole record (the read above may hold only the leases near these paths).
     const renewal = renewLeases(read.set, ctx);
@@ -100,8 +104,23 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
     }
   }
   // An edit inside a claimed task's scope is work on it: its claim is extended once a third through.
-  if (!deny && !opts.readOnly && !stale && checked.length && (await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p)))).length) wrote = true;
+  // A due claim whose leases were not looked at within the budget is left as it is, and said so.
+  if (!deny && !opts.readOnly && !stale && checked.length) {
+    const extended = await extendClaimsCovering(store, read.set.leases, (l) => checked.some((p) => matchesPath(l.pattern, p, mineWork)));
+    if (extended.renewed.length) wrote = true;
+    if (extended.unchecked.length) text = [text, `git-handoff notice: ${unextendedNote(extended.unchecked, LOCAL_MATCH_BUDGET, "one check")}`].filter(Boolean).join("\n");
+  }
   return { decision: deny ? "deny" : "allow", text, checked, outside, autoLeased, answers: r.answers, ...(wrote ? {} : { leases: read.set.leases }) };
+}
+
+/**
+ * Whether one of the agent's own leases covers `path`: its own pattern first (free), then globs
+ * within `work`. One not looked at counts as not covering: the edit then takes its own shared
+ * lease on the file (declare by doing), which is cheap to match from then on.
+ */
+function coveredBy(mine: Lease[], path: string, work: MatchBudget): boolean {
+  if (mine.some((l) => l.pattern === path)) return true;
+  return withinBudget(() => mine.some((l) => matchesPath(l.pattern, path, work))) === true;
 }
 
 /**

@@ -14,6 +14,7 @@ export function loopPlanText(plan: LoopPlan, maxWorktrees: number): string {
     lines.push("left out:");
     for (const w of plan.waiting) lines.push(`  ${w.task}: ${w.reason}`);
   }
+  if (plan.not_compared) lines.push(`note: ${plan.not_compared.note}`);
   return lines.join("\n");
 }
 

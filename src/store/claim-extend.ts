@@ -28,10 +28,13 @@ export async function extendDueClaims(store: Store, ids: string[]): Promise<stri
   return renewed;
 }
 
-/** After the holder's write touching `covers`: extend the claims whose leases it touched. */
-export function extendClaimsCovering(store: Store, leases: Lease[], covers: (l: Lease) => boolean): Promise<string[]> {
-  const ids = dueTaskIds(leases, store.actor.agent, store.now(), covers);
-  return ids.length ? extendDueClaims(store, ids) : Promise.resolve([]);
+/**
+ * After the holder's write touching `covers`: extend the claims whose leases it touched. `covers`
+ * spends a budget of matching; the due claims it could not tell are `unchecked`, left as they are.
+ */
+export async function extendClaimsCovering(store: Store, leases: Lease[], covers: (l: Lease) => boolean): Promise<{ renewed: string[]; unchecked: string[] }> {
+  const { ids, unchecked } = dueTaskIds(leases, store.actor.agent, store.now(), covers);
+  return { renewed: ids.length ? await extendDueClaims(store, ids) : [], unchecked };
 }
 
 /** The holder's heartbeat: every claim of the caller that is due. */

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readIfThere } from "../git/optional-file.ts";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
+import { anchorPattern, patternProblem } from "../core/paths.ts";
 import { issueText } from "../core/schema-helpers.ts";
 
 export const CONFIG_NAME = ".handoff.yaml";
@@ -66,6 +67,11 @@ export async function parseConfigData(text: string, warnings: string[] = []): Pr
     const line = pair ?? (isNode(node) && node.range ? lines.linePos(node.range[0]).line : 1);
     const known = keys?.length ? ` (known keys: ${Object.keys(ConfigFile.shape).join(", ")})` : "";
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issueText(issue)}${known}`);
+  }
+  // Globs past a lease pattern's bounds are left out where the policy is built (lease-policy.ts): said here.
+  for (const g of parsed.data.ignore ?? []) {
+    const problem = patternProblem(anchorPattern(g));
+    if (problem) warnings.push(`${CONFIG_NAME}: ignore glob ${JSON.stringify(g.length > 60 ? `${g.slice(0, 60)}…` : g)} left out: it ${problem}`);
   }
   try {
     resolveConfig(parsed.data);

@@ -14,6 +14,8 @@ import { isLive, leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
 import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { staleLeaseNote } from "./stale-leases.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
+import { GRANT_MATCH_BUDGET, newMatchBudget } from "../core/match-budget.ts";
+import { unextendedNote } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
 import { loadTask } from "./task-store.ts";
@@ -84,6 +86,8 @@ export interface LeaseResult {
   ignored: string[];
   /** `--task` names no task here (a typo, or one not synced yet): the lease stands on its own TTL. */
   task_not_found?: string;
+  /** Claims due for extension whose leases could not be compared with this lease within the budget: not extended. */
+  not_extended?: { tasks: string[]; note: string };
 }
 
 export async function lease(store: Store, inputs: string[], opts: LeaseOptions = {}): Promise<LeaseResult> {
@@ -104,10 +108,13 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
   // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due
   // (its leases with it, in one transaction).
-  const extended = await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern) !== null));
-  const final = extended.length ? (await loadLeases(store)).set : set;
+  // Compared within a grant's budget: own leases synced from elsewhere may be costly globs too.
+  const work = newMatchBudget(GRANT_MATCH_BUDGET);
+  const extended = await extendClaimsCovering(store, set.leases, (l) => l.task === task || patterns.some((p) => overlapWitness(p, l.pattern, work) !== null));
+  const final = extended.renewed.length ? (await loadLeases(store)).set : set;
   const leased = final.leases.filter((l) => l.agent === store.actor.agent && patterns.includes(l.pattern));
-  return { leased, ignored, ...(found === "not_found" ? { task_not_found: task! } : {}) };
+  const notExtended = extended.unchecked.length ? { not_extended: { tasks: extended.unchecked, note: unextendedNote(extended.unchecked, GRANT_MATCH_BUDGET, "a grant") } } : {};
+  return { leased, ignored, ...(found === "not_found" ? { task_not_found: task! } : {}), ...notExtended };
 }
 
 /**

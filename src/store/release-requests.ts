@@ -8,7 +8,7 @@ import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { validateAgentId } from "../core/ids.ts";
 import { releaseLeases } from "../core/lease-ops.ts";
-import { askRelease, answerRequest, foldRequests, newRequestId, REQUEST_ID_RE, stillHeld, undelivered, type ReleaseRequest, type Verdict } from "../core/release-request.ts";
+import { askRelease, answerRequest, foldRequests, newRequestId, REQUEST_ID_RE, stillHeld, undelivered, type NotCompared, type ReleaseRequest, type Verdict } from "../core/release-request.ts";
 import { releaseTask } from "../core/task-ops.ts";
 import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
@@ -38,19 +38,20 @@ export async function findRequest(store: Store, id: string): Promise<ReleaseRequ
 }
 
 /** `ask <agent> --release <task|path>`: the request, recorded on the caller's log. */
-export async function askToRelease(store: Store, to: string, target: string, reason: string | null): Promise<ReleaseRequest> {
+export async function askToRelease(store: Store, to: string, target: string, reason: string | null): Promise<ReleaseRequest & { not_compared?: NotCompared }> {
   if (to.startsWith("-")) throw new HandoffError({ code: "invalid_input", message: `expected an agent name, got ${JSON.stringify(to)}` });
   validateAgentId(to);
   const id = newRequestId(randomBytes(8));
-  const event = await store.casLoop(async (now) => {
+  const asked = await store.casLoop(async (now) => {
     const [holder, { tasks }, { set }] = await Promise.all([loadAgent(store, to), listTasks(store), loadLeases(store)]);
     const status = holder ? classifyAgent(holder.record, now, store.config) : null;
     const decided = askRelease({ to, target, reason }, { status, tasks, leases: set.leases }, id, { actor: store.actor, now });
     if (!decided.ok) throw new HandoffError(decided.refusal);
     const tip = await store.readRef(logRef(store.actor.agent));
-    return { updates: [logUpdate(store, tip, [decided.event])], result: decided.event };
+    return { updates: [logUpdate(store, tip, [decided.event])], result: decided };
   });
-  return { id, from: event.agent, to, at: event.at, task: event.task || null, paths: event.paths ?? [], reason: event.reason ?? null, answer: null };
+  const { event, not_compared } = asked;
+  return { id, from: event.agent, to, at: event.at, task: event.task || null, paths: event.paths ?? [], reason: event.reason ?? null, answer: null, ...(not_compared ? { not_compared } : {}) };
 }
 
 export interface AnswerResult {

@@ -57,6 +57,7 @@ export async function beginOrResume(store: Store, o: LoopRunOptions): Promise<Lo
     }
     const plan = planLoop(tasks, now, { maxWorktrees: o.maxWorktrees });
     if (!plan.units.length) return null;
+    if (plan.not_compared) o.log(`note: ${plan.not_compared.note}`);
     const id = newLoopId(now);
     const units: LoopUnit[] = plan.units.map((p) => ({ ...p, phase: "planned", agent: unitAgent(id, p.id), branch: null, worktree: null, base: null, pid: null, pid_start: null, host: null, starts: 0, started_at: null, finished_at: null, result: null, onto: null, note: null, kept: false }));
     markLoopStartedHere(store, id, { integration: into, units });

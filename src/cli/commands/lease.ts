@@ -23,6 +23,7 @@ export function registerLease(program: Command, verb?: string): void {
     await withStore(cmd, async (store, g) => {
       const r = await lease(store, paths, o);
       if (r.task_not_found) warn(`no task ${r.task_not_found} here (a typo, or not synced yet): the lease stands on its own TTL`);
+      if (r.not_extended) warn(r.not_extended.note);
       const now = store.now();
       emit(!!g.json, r, () =>
         [

@@ -20,7 +20,8 @@ export function registerNegotiate(program: Command): void {
   ).action(async (agent: string, o: { release: string; reason?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const r = await askToRelease(store, agent, o.release, o.reason ?? null);
-      emit(!!g.json, r, () => `asked ${agent} to release ${targetText(r)}: request ${r.id} (its answer reaches your inbox)`);
+      // Leases it could not compare within the budget are named: the request covers only the rest.
+      emit(!!g.json, r, () => `asked ${agent} to release ${targetText(r)}: request ${r.id} (its answer reaches your inbox)${r.not_compared ? `\nnote: ${r.not_compared.note}` : ""}`);
     });
   });
 

@@ -53,6 +53,7 @@ export const leaseFilesTool = defineTool({
       ...r.leased.map((l) => `leased ${leaseLine(l, now)}`),
       ...r.ignored.map((p) => `not leased (ignored by policy): ${p}`),
       ...(r.task_not_found ? [`note: no task ${r.task_not_found} here (a typo, or not synced yet): the lease stands on its own TTL`] : []),
+      ...(r.not_extended ? [`note: ${r.not_extended.note}`] : []),
     ];
     const kind = a.exclusive ? "exclusive" : "shared";
     return {

@@ -11,7 +11,7 @@ export const requestReleaseTool = defineTool({
   description: [
     "Ask the agent that holds a task (its claim and scope leases) or a file lease to give it back. The request is recorded on your log; the holder sees it in its inbox and its next hook answer, and answers with answer_request. Its answer reaches your inbox (and releases the task or lease in the same write when it says release).",
     "Call it when claim_task or an edit check refused you because someone else holds what you need and waiting is not good enough; say why in `reason`. Do not call it for an agent that is gone: reclaim instead.",
-    "Refusals: `not_found`: no such agent, or it holds no task or lease `release`. `holder_gone`: the agent's session ended or went silent (the suggestion names the reclaim). `invalid_input`: asking yourself, an option-like or overlong value.",
+    "Refusals: `not_found`: no such agent, or it holds no task or lease `release`. `holder_gone`: the agent's session ended or went silent (the suggestion names the reclaim). `invalid_input`: asking yourself, an option-like or overlong value. `too_costly`: none of the agent's leases found to hold the path, and some not compared within the budget of glob matching (ask for one by its exact pattern); when some were found, the request asks for those and `not_compared` names the rest.",
   ].join("\n"),
   input: {
     agent: describe(z.string(), "the holder, as named in the refusal (data.holder)"),
@@ -25,7 +25,7 @@ export const requestReleaseTool = defineTool({
     const r = await askToRelease(store, a.agent, a.release, a.reason ?? null);
     return {
       data: { request: r },
-      text: `asked ${r.to} to release ${targetText(r)}: request ${r.id}`,
+      text: `asked ${r.to} to release ${targetText(r)}: request ${r.id}${r.not_compared ? `\nnote: ${r.not_compared.note}` : ""}`,
       summary: `request ${r.id} sent to ${r.to}; its answer reaches your inbox`,
       next: [{ tool: "inbox", why: "the answer arrives there" }],
     };

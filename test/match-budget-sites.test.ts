@@ -1,0 +1,113 @@
+// The glob matching left without a budget by the last session: an ask, claim extension after a
+// lease or an edit, the session loop's plan, the drift notice and the policy's ignore globs. Each
+// met a lease set (or task scopes, or .handoff.yaml) of legal but costly globs with seconds to
+// minutes of matching (docs/performance.md, fortieth session). Each now stops at a budget
+// (core/match-budget.ts) and gives the safe answer, naming the budget: what it could not look at
+// is never taken as free, covered, apart or ignored.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { isDeclared, declarationOf, undeclaredPaths, unjudgedNotice } from "../src/core/declaration.ts";
+import type { Lease } from "../src/core/lease.ts";
+import { buildPolicy, isIgnored } from "../src/core/lease-policy.ts";
+import { planLoop } from "../src/core/loop-plan.ts";
+import { matchesPath } from "../src/core/glob-overlap.ts";
+import { newMatchBudget, SPENT } from "../src/core/match-budget.ts";
+import { dueTaskIds, unextendedNote } from "../src/core/task-leases.ts";
+import type { Task } from "../src/core/task.ts";
+import { parseConfigData } from "../src/store/config-file.ts";
+import { cleanupTemp } from "./support/repo.ts";
+import { team } from "./support/team.ts";
+
+test.after(cleanupTemp);
+
+const now = new Date("2026-12-01T00:00:00Z");
+const alternatives6 = "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}";
+
+/**
+ * A legal glob costly to match against a path (64 alternatives, 4,096 characters in all): the `i`th.
+ * Each test takes its own `i`s: a glob compiled once is cached (glob-overlap.ts) and cheap after.
+ */
+function costly(i: number): string {
+  let p = `**/${alternatives6}${i}*`;
+  while (p.length - 24 + 2 + "/**/*.ts".length <= 4096 / 64) p += "*s";
+  return p + "/**/*.ts";
+}
+
+/** A legal glob costly to compare with another like it, and overlapping none of them: the `i`th. */
+function costlyApart(i: number): string {
+  let p = `**/${alternatives6}${i}`;
+  while (p.length - 24 + 2 + 9 <= 64) p += "*s";
+  return p + "s".repeat(8) + "x";
+}
+
+function lease(pattern: string, agent: string, task: string | null = null, leftMs = 3_600_000): Lease {
+  return {
+    pattern, agent, task, exclusive: false, acquired_at: now.toISOString(), expires_at: new Date(now.getTime() + leftMs).toISOString(),
+    ttl_ms: 3_600_000, reason: null, worktree: null, branch: null, scope: "worktree",
+  };
+}
+
+function todo(id: string, scope: string[]): Task {
+  const at = now.toISOString();
+  return { id, objective: id, status: "todo", priority: 0, scope, claim: null, attempts: 0, max_attempts: 3, fence: 0, created_by: "lead", created_at: at, updated_at: at, result: null };
+}
+
+test("ask --release: asks for the leases it found, names those it could not compare; finding none but leaving some is too_costly, not not_found", () => {
+  const t = team(["mallory", "bob"]);
+  assert.is(t.as("mallory", ["lease", "src/a.ts", ...Array.from({ length: 24 }, (_, i) => costly(i))]).code, 0);
+  const r = t.as("bob", ["ask", "mallory", "--release", "src/a.ts", "--json"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(r.json.paths, ["src/a.ts"]);
+  assert.ok(r.json.not_compared.count > 0, JSON.stringify(r.json));
+  assert.match(r.json.not_compared.note, /of mallory's leases were not compared with "src\/a.ts": their globs took more than the budget of matching one check may do \(250,000 units\), so they are not asked for: "\*\*\/\{a,b\}/);
+  const text = t.as("bob", ["ask", "mallory", "--release", "src/a.ts"]);
+  assert.match(text.stdout, /\nnote: \d+ of mallory's leases were not compared/);
+  // A path none of the compared leases names: it cannot say mallory holds nothing of it.
+  const none = t.as("bob", ["ask", "mallory", "--release", "src/core/paths.ts", "--json"]);
+  assert.is(none.code, 3, none.stdout + none.stderr);
+  assert.match(none.stderr, /\[too_costly\]/);
+  assert.match(none.stderr, /could not compare \d+ of mallory's live leases with "src\/core\/paths.ts" within the budget of glob matching one check may do \(250,000 units\)/);
+});
+
+test("claim extension: a due claim whose leases were not looked at within the budget is left, and named; one found is extended", () => {
+  const leases = [...Array.from({ length: 40 }, (_, i) => lease(costly(100 + i), "me", `t${i}`, 600_000)), lease("src/a.ts", "me", "plain", 600_000)];
+  const work = newMatchBudget();
+  const due = dueTaskIds(leases, "me", now, (l) => matchesPath(l.pattern, "src/a.ts", work));
+  assert.equal(due.ids, ["plain"]);
+  assert.ok(due.unchecked.length > 0 && due.unchecked.every((id) => id.startsWith("t")), JSON.stringify(due));
+  assert.match(unextendedNote(due.unchecked, 250_000, "one check"), /^did not extend your claim on t\d+, .*: its leases' globs took more than the budget of matching one check may do \(250,000 units\), so some were not looked at; extend it with git handoff renew t\d+$/);
+});
+
+test("loop plan: task scopes not compared within the budget are planned as one unit, saying so; ordinary scopes stay exact", () => {
+  const plan = planLoop(["c1", "c2", "c3", "c4"].map((id, i) => todo(id, [costlyApart(i)])), now, { maxWorktrees: 4 });
+  assert.is(plan.units.length, 1, JSON.stringify(plan.units));
+  assert.equal([...plan.units[0]!.tasks].sort(), ["c1", "c2", "c3", "c4"]);
+  assert.match(plan.not_compared!.note, /took more than the budget of matching a plan may do \(2,000,000 units\) to compare, so they are planned as overlapping: in one unit, never side by side/);
+  const exact = planLoop([todo("a", ["src/a/**"]), todo("b", ["src/b/**"]), todo("ax", ["src/a/x.ts"]), todo("m", ["docs/**/*.md"])], now, { maxWorktrees: 4 });
+  assert.equal(exact.units.map((u) => u.tasks), [["a", "ax"], ["b"], ["m"]]);
+  assert.is(exact.not_compared, undefined);
+});
+
+test("drift: a path not judged against the declaration within the budget is never called undeclared", () => {
+  const d = declarationOf("me", null, [], [lease("docs/x.md", "me"), ...Array.from({ length: 300 }, (_, i) => lease(costly(200 + i), "me"))], now)!;
+  assert.is(isDeclared(d, "src/core/paths.ts"), SPENT);
+  assert.is(isDeclared(d, "docs/x.md"), true);
+  assert.equal(undeclaredPaths(d, ["src/core/paths.ts", "docs/x.md"]), []);
+  assert.match(unjudgedNotice(["src/core/paths.ts"]), /could not tell whether src\/core\/paths.ts is outside what you declared: your declared globs took more than the budget of matching one check may do \(250,000 units\).*not recorded$/);
+});
+
+test("policy: an ignore glob past a lease pattern's bounds is left out with a warning; past the budget a path is not ignored", async () => {
+  const huge = `${"{a,b}".repeat(10)}*s*s.ts`;
+  const warnings: string[] = [];
+  await parseConfigData(`ignore:\n  - "${huge}"\n  - "*.gen.ts"\n`, warnings);
+  assert.match(warnings.join("\n"), /ignore glob "\{a,b\}.*" left out: it expands to more than 64 paths/);
+  const policy = buildPolicy({ mode: "balanced", ignore: [huge, "*.gen.ts"] }, null);
+  assert.not.ok(policy.ignore.some((g) => g.includes("{a,b}")));
+  assert.is(isIgnored(policy, "src/a.gen.ts"), true);
+  // A hundred costly globs (none compiled before in this process) before the one that names the
+  // path: past the budget it is checked as any other.
+  const costlyPolicy = buildPolicy({ mode: "balanced", ignore: [...Array.from({ length: 100 }, (_, i) => costly(1000 + i)), "*.gen.ts"] }, null);
+  assert.is(isIgnored(costlyPolicy, "src/a.gen.ts"), false);
+});
+
+test.run();
