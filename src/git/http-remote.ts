@@ -228,7 +228,7 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
   }
   if (!ended || section !== "packfile") return null;
   const objects = readPack(Buffer.concat(parts));
-  return objects ? { ok: true, objects } : null;
+  return objects instanceof Map ? { ok: true, objects } : null;
 }
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */
