@@ -1,5 +1,7 @@
 // A fetch of named refs from a sync remote, in process where its transport is one this process
-// speaks: smart HTTP (git/http-remote.ts). The objects come in one protocol v2 request (git/upload-pack-v2.ts),
+// speaks: smart HTTP (git/http-remote.ts), or upload-pack over a connection of this process's own,
+// a `git upload-pack` started here for a folder on this disk or a git daemon's over git://
+// (git/stream-remote.ts). The objects come in one protocol v2 request (git/upload-pack-v2.ts),
 // are read and checked in memory (git/pack-read.ts), written here as loose objects, then the
 // tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent was
 // mostly its processes (fetch, the transport, index-pack or unpack-objects, rev-list for the
@@ -10,6 +12,7 @@
 import { noteRemoteCall } from "../git/remote-calls.ts";
 import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
+import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
@@ -26,14 +29,16 @@ export async function fetchNamed(store: Store, remote: string, refs: string[], l
 
 /** Whether fetches from `remote` are this process's (the plain case of one of its transports). */
 export function fetchesInProcess(store: Store, remote: string): boolean {
-  return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true;
+  return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true || streamRemoteStatus(store.remoteSource, remote)?.inProcess === true;
 }
 
 /** fetchNamed in process; null when this is git's to do. */
 async function fetchNamedInProcess(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
-  const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null);
+  const got =
+    (await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null)) ??
+    (await fetchOverStream(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null));
   if (!got) return null;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
