@@ -278,6 +278,15 @@ type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?
 /** Words of git's that say an object could not be read or sent, not that the remote is out of reach. */
 const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
 
+/** `refs` fetched by `fetch` NAMED_FETCH_LIMIT at a time, in order; the first failure ends it. */
+async function inParts(refs: string[], fetch: (part: string[]) => Promise<FetchResult>): Promise<FetchResult> {
+  for (let i = 0; i < refs.length; i += NAMED_FETCH_LIMIT) {
+    const f = await fetch(refs.slice(i, i + NAMED_FETCH_LIMIT));
+    if (!f.ok) return f;
+  }
+  return { ok: true };
+}
+
 /**
  * After fetches of all of `refs` failed (by name, or by pattern when there were too many to
  * name): the refs in halves, and halves of the halves that fail, down to the refs that fail alone
@@ -371,25 +380,24 @@ async function fetchTracking(
       const gone: [string, string][] = [];
       for (const entry of before) if (!ls.tips.has(entry[0])) gone.push(entry);
       if (changed.length) {
+        const inProcess = fetchesInProcess(store, remote);
+        const named = async (refs: string[]) => fetchNamed(store, remote, refs, ls.tips, before, await ownTips(store, refs, before), () => callTimeout(b));
         let f: FetchResult = { ok: false, message: "" };
-        if (changed.length <= NAMED_FETCH_LIMIT) {
-          f = await fetchNamed(store, remote, changed, ls.tips, before, await ownTips(store, changed, before), () => callTimeout(b));
-        }
+        if (changed.length <= NAMED_FETCH_LIMIT) f = await named(changed);
+        // From a remote fetched in process, more than one fetch names are fetched by name in parts:
+        // a glob fetch is git's, which would write what a bound refuses before judging it.
+        else if (inProcess) f = await inParts(changed, named);
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
-        // Too many to name, or one vanished since the listing: take everything in one glob fetch;
-        // not from a remote fetched in process, where git would write what a bound refused (a
-        // fetch in parts below takes what the bounds allow).
-        const inProcess = fetchesInProcess(store, remote);
+        // Too many to name, or one vanished since the listing: take everything in one glob fetch
+        // (not from a remote fetched in process: see above).
         if (!f.ok && !f.timedOut && !inProcess) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
         // The remote listed its refs but could not send them: one ref whose objects it cannot
         // send (a malformed tree written there on purpose) fails every fetch that names it, and
         // would stop every sync of every clone, a new clone's first one too. Fetches of parts of
         // the list tell which; the rest go on.
         if (!f.ok && !f.timedOut) {
-          const fetchPart = inProcess
-            ? async (part: string[]) => fetchNamed(store, remote, part, ls.tips, before, await ownTips(store, part, before), () => callTimeout(b))
-            : async (part: string[]) => fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), part, { haves: await ownTips(store, part, before) });
+          const fetchPart = inProcess ? named : async (refs: string[]) => fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), refs, { haves: await ownTips(store, refs, before) });
           const alone = await fetchAlone(store, remote, b, changed, fetchPart);
           if (alone) {
             for (const [ref, why] of alone) unsent.set(ref, why);
