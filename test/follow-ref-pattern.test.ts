@@ -1,6 +1,8 @@
 // Following one ref fetches it as the pattern `<ref>*` (a missing exact name would fail the whole
 // fetch): other refs the pattern matches come along, and they are judged and applied like the ref
 // itself, never left in the tracking refs unseen (a later sync would take them as already judged).
+// That is `git fetch`'s way; a remote fetched in process (by path here, stream-remote.ts) is listed
+// first and fetched by exact name, so the first test sends the remote to git (HANDOFF_PATH_REMOTE=git).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { pullRefs } from "../src/sync/follow-ref.ts";
@@ -13,6 +15,8 @@ test.after(cleanupTemp);
 
 test("a pull of tasks/f1 also applies tasks/f12, which its pattern brought, and refuses a hostile tasks/f13", async () => {
   const { a, b, bare } = twoClones();
+  const viaGit = { HANDOFF_PATH_REMOTE: "git" };
+  process.env.HANDOFF_PATH_REMOTE = "git";
   for (const id of ["f1", "f12"]) assert.is(cli(["task", "add", `job ${id}`, "--id", id, "--push"], { cwd: a, agent: "alice" }).code, 0);
   // A hostile ref the pattern also matches: a commit whose tree is no task record.
   const tree = gitOut(bare, "hash-object", "-t", "tree", "-w", "/dev/null");
@@ -28,12 +32,13 @@ test("a pull of tasks/f1 also applies tasks/f12, which its pattern brought, and 
     assert.is(await store.readRef("refs/handoff/tasks/f13"), null, "the hostile match never enters refs/handoff/");
     assert.ok(p.ok && p.refused?.some((q) => q.ref === "refs/handoff/tasks/f13"), "and is named as refused");
     // Nothing was left for a later sync to take as already judged: sync agrees (f13 kept back: exit 3) and changes nothing.
-    const s = cli(["sync", "--json"], { cwd: b, agent: "bob" });
+    const s = cli(["sync", "--json"], { cwd: b, agent: "bob", env: viaGit });
     assert.is(s.code, 3, s.stderr);
     assert.equal(s.json.quarantined.map((q: { ref: string }) => q.ref), ["refs/handoff/tasks/f13"]);
     assert.is(await store.readRef("refs/handoff/tasks/f13"), null);
   } finally {
     store.close();
+    delete process.env.HANDOFF_PATH_REMOTE;
   }
 });
 

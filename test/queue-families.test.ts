@@ -2,6 +2,9 @@
 // one fetch of the tasks, their inputs and the lease set, whose advertisement covers just those
 // families and which transfers only what moved. Refs of other families that moved meanwhile (a memory) wait for the next
 // sync, which still brings them: the clones converge.
+// That look is git fetch's glob: a remote fetched in process (by path, stream-remote.ts) is listed
+// first and fetched by name, so the remote is git's here (HANDOFF_PATH_REMOTE=git) but in the last
+// test, which looks at the in-process way.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -14,6 +17,7 @@ import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
+process.env.HANDOFF_PATH_REMOTE = "git";
 
 
 const refsOf = (cwd: string, prefix: string) => gitOut(cwd, "for-each-ref", "--format=%(refname)", prefix).split("\n").filter(Boolean);
@@ -113,6 +117,27 @@ test("the lease set gone from the remote: the look lists first, and still brings
     assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch", "ls-remote", "fetch"], "the exact fetch failed, the listing told what moved");
   } finally {
     store.close();
+  }
+});
+
+test("in process, a look lists the queue's families and fetches what moved by name, 205 tasks in parts; the memory waits for sync", async () => {
+  const { a, b } = twoClones();
+  await seedTasks(a, Array.from({ length: 205 }, (_, i) => ({ id: `many-${i}` })), "alice");
+  assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  delete process.env.HANDOFF_PATH_REMOTE;
+  const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
+  try {
+    const from = Date.now() - 1;
+    assert.equal(await followQueue(store, "origin").look(), { ok: true, changed: true });
+    assert.is(refsOf(b, "refs/handoff/tasks/").length, 205);
+    assert.equal(refsOf(b, "refs/handoff/memories/"), [], "the memory's family was neither listed nor fetched");
+    assert.equal(refsOf(b, "refs/handoff-remotes/origin/memories/"), []);
+    // One listing (the remote's files), then the names in parts of 200 (two fetches of this process's).
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "fetch", "fetch"]);
+  } finally {
+    store.close();
+    process.env.HANDOFF_PATH_REMOTE = "git";
   }
 });
 

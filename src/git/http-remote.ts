@@ -10,7 +10,9 @@
 //   side band 1 and its messages (hooks', refusals') on band 2.
 // and, for listings, one protocol v2 `ls-refs` request (POST <url>/git-upload-pack) with the
 // prefixes asked for, in `git ls-remote`'s output form; for fetches of listed commits, one v2
-// `fetch` request whose pack is read and checked by pack-read.ts (sync/http-fetch.ts writes it).
+// `fetch` request whose pack is read and checked by pack-read.ts (sync/named-fetch.ts writes it).
+// The requests and the reading of their answers are upload-pack-v2.ts's, shared with the
+// transports that reach upload-pack over a pipe or git:// (stream-remote.ts).
 // A process keeps its connection to the remote between requests (a claim's listing, fetch and
 // push; a running server's next call): one TCP connection and TLS handshake, not one a request.
 // The advertisement send-pack reads first is read once an hour per URL (kept in
@@ -43,9 +45,9 @@ import type * as Tls from "node:tls";
 import { join } from "node:path";
 import type { ConfigEntry } from "./config-scan.ts";
 import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
-import type { GitObject } from "./object-reader.ts";
-import { readPack } from "./pack-read.ts";
 import { packOf } from "./pack-stream.ts";
+import { DELIM_MARK, FLUSH, FLUSH_MARK, pkt, pktLines } from "./pkt-line.ts";
+import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, pastBound, readFetched, readListing, type FetchAnswer } from "./upload-pack-v2.ts";
 import { missingObjects, type ObjectSource } from "./push-objects.ts";
 
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
@@ -72,8 +74,6 @@ export type HttpListing = { ok: true; text: string } | { ok: false; message: str
 const ZERO = "0".repeat(40);
 /** A capability check of a URL is trusted this long. */
 const CHECK_MS = 60 * 60 * 1000;
-/** The largest answer read (a listing of 10,000 tasks is ~700 KB). */
-const MAX_ANSWER = 32 * 1024 * 1024;
 /** Statuses that say the request was refused before receive-pack or upload-pack ran. */
 const REFUSED_BEFORE = new Set([301, 302, 303, 307, 308, 401, 403, 404, 405, 407, 410]);
 const AGENT = "git-handoff";
@@ -147,23 +147,11 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
   if (prefixes.some((p) => /[\0\n\r]/.test(p))) return null;
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const r = await uploadPack(source, target, lsRefsBody(prefixes), Date.now() + timeoutMs, signal);
+  const r = await uploadPack(source, target, lsRefsRequest(prefixes), Date.now() + timeoutMs, signal);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not answer the listing within ${timeoutMs} ms`, timedOut: true } : null;
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
-  let text = "";
-  let ended = false;
-  for (const p of pktLines(r.body)) {
-    if (p === null) return null; // not pkt-lines: git says what the remote is
-    if (p === FLUSH_MARK) {
-      ended = true;
-      break;
-    }
-    if (p === DELIM_MARK) return null;
-    const m = /^([0-9a-f]{40}) (refs\/[^\x00-\x20\x7f]+)\n?$/.exec(p.toString("latin1"));
-    if (!m || !prefixes.some((x) => m[2]!.startsWith(x))) return null; // an ERR, or not an answer to what was asked
-    text += `${m[1]}\t${m[2]}\n`;
-  }
-  return ended ? { ok: true, text } : null;
+  const text = readListing(r.body, prefixes);
+  return text === null ? null : { ok: true, text };
 }
 
 /**
@@ -174,60 +162,30 @@ export async function listOverHttp(source: HttpRemoteSource, remote: string, pre
 export async function serverDate(source: HttpRemoteSource, remote: string, ref: string, timeoutMs: number): Promise<{ date: string | null } | null> {
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const r = await uploadPack(source, target, lsRefsBody([ref]), Date.now() + timeoutMs);
+  const r = await uploadPack(source, target, lsRefsRequest([ref]), Date.now() + timeoutMs);
   if (!r.ok || r.status !== 200) return null;
   return { date: r.date };
 }
 
-function lsRefsBody(prefixes: string[]): Buffer {
-  return Buffer.concat([pkt("command=ls-refs\n"), pkt("object-format=sha1\n"), DELIM, ...[...new Set(prefixes)].map((p) => pkt(`ref-prefix ${p}\n`)), FLUSH]);
-}
-
-export type HttpFetch = { ok: true; objects: Map<string, GitObject> } | { ok: false; message: string; timedOut: boolean };
-
 /**
  * The objects of `wants` (commit ids the remote listed) that the remote has beyond `haves`, in one
  * protocol v2 `fetch` request, read and checked here (pack-read.ts); null when the fetch is git's
- * (not the plain case, a refusal, an answer out of shape, a pack past the bounds).
+ * (not the plain case, a refusal, an answer out of shape). An answer past a bound (MAX_ANSWER, a
+ * pack's) is a refusal of this fetch, never git's: git would write it all before judging it.
  */
-export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<HttpFetch | null> {
-  if (!wants.length || ![...wants, ...haves].every((o) => /^[0-9a-f]{40}$/.test(o))) return null;
+export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchAnswer | null> {
+  const body = fetchRequest(wants, haves);
+  if (!body) return null;
   const target = plainTarget(source, remote);
   if (!target) return null;
-  const body = Buffer.concat([
-    pkt("command=fetch\n"),
-    pkt("object-format=sha1\n"),
-    DELIM,
-    pkt("ofs-delta\n"),
-    pkt("no-progress\n"),
-    ...[...new Set(wants)].map((w) => pkt(`want ${w}\n`)),
-    ...[...new Set(haves)].map((h) => pkt(`have ${h}\n`)),
-    pkt("done\n"),
-    FLUSH,
-  ]);
   const r = await uploadPack(source, target, body, Date.now() + timeoutMs, signal);
-  if (!r.ok) return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
-  if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
-  // With `done`, the answer is the packfile section alone: "packfile", then side band 1 holds the pack.
-  const parts: Buffer[] = [];
-  let section: string | null = null;
-  let ended = false;
-  for (const p of pktLines(r.body)) {
-    if (p === null || p === DELIM_MARK) return null;
-    if (p === FLUSH_MARK) {
-      ended = true;
-      break;
-    }
-    if (section === null) {
-      section = p.toString("latin1").replace(/\n$/, "");
-      if (section !== "packfile") return null; // an ERR, shallow-info, acknowledgments: git's to handle
-      continue;
-    }
-    if (p[0] === 1) parts.push(p.subarray(1));
-    else if (p[0] === 3) return null; // the remote's own error: git says it in its words
+  if (!r.ok) {
+    if (r.tooLarge) return pastBound(target.url, ANSWER_BOUND);
+    return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
   }
-  if (!ended || section !== "packfile") return null;
-  const objects = readPack(Buffer.concat(parts));
+  if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
+  const objects = readFetched(r.body);
+  if (objects && "bound" in objects) return pastBound(target.url, objects.bound);
   return objects ? { ok: true, objects } : null;
 }
 
@@ -557,40 +515,14 @@ function readReport(body: Buffer): { unpack: string; refs: Map<string, { ok: tru
   return { unpack, refs, said: text };
 }
 
-const FLUSH = Buffer.from("0000");
-const DELIM = Buffer.from("0001");
-const FLUSH_MARK = Symbol("flush");
-const DELIM_MARK = Symbol("delim");
-
-/** One pkt-line: four hex digits of length (its own four included), then the data. */
-function pkt(data: string): Buffer {
-  const b = Buffer.from(data, "utf8");
-  return Buffer.concat([Buffer.from((b.length + 4).toString(16).padStart(4, "0"), "latin1"), b]);
-}
-
-/** The pkt-lines of `body` in order; null where one is not well formed (and nothing after it). */
-function* pktLines(body: Buffer): Generator<Buffer | typeof FLUSH_MARK | typeof DELIM_MARK | null> {
-  let i = 0;
-  while (i < body.length) {
-    const head = body.toString("latin1", i, i + 4);
-    if (!/^[0-9a-f]{4}$/.test(head)) return yield null;
-    const n = parseInt(head, 16);
-    if (n === 0) yield FLUSH_MARK;
-    else if (n === 1) yield DELIM_MARK;
-    else if (n < 4 || i + n > body.length) return yield null;
-    else yield body.subarray(i + 4, i + n);
-    i += n === 0 || n === 1 ? 4 : n;
-  }
-}
-
 type Answer =
   | { ok: true; status: number; type: string; body: Buffer; date: string | null }
   /**
    * `connected`: the request may have reached the remote. `tls`: the connection was made and its
    * TLS handshake failed (nothing was sent). `reused`: it went out on a kept connection, which the
-   * remote may have closed meanwhile.
+   * remote may have closed meanwhile. `tooLarge`: the answer ran past MAX_ANSWER and was cut off.
    */
-  | { ok: false; message: string; connected: boolean; timedOut: boolean; tls?: boolean; reused?: boolean };
+  | { ok: false; message: string; connected: boolean; timedOut: boolean; tls?: boolean; reused?: boolean; tooLarge?: true };
 
 /**
  * A request that changes nothing on the remote (a listing, a fetch, the push check), sent again on
@@ -679,7 +611,7 @@ function request(target: Target, method: "GET" | "POST", path: string, headers: 
       res.on("data", (c: Buffer) => {
         size += c.length;
         if (size > MAX_ANSWER) {
-          finish({ ok: false, message: `${target.url} answered more than ${MAX_ANSWER} bytes`, connected: true, timedOut: false });
+          finish({ ok: false, message: `${target.url} answered more than ${MAX_ANSWER} bytes`, connected: true, timedOut: false, tooLarge: true });
           req.destroy();
         } else chunks.push(c);
       });

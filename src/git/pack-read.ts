@@ -1,13 +1,20 @@
 // Reading a pack a remote sent (gitformat-pack): every object, deltas applied, each id computed
 // here from its content, the trailing checksum checked. What comes in is another machine's bytes:
-// every size, offset and count is bounded, and anything out of shape is a refusal (null), never a
-// guess: the fetch then goes to git, which says what is wrong in its words.
+// every size, offset and count is bounded. A pack past a bound is refused as such (PackBound): the
+// fetch is refused, never handed to git, which would write what the remote sent to disk before
+// judging it. Anything else out of shape is null, never a guess: the fetch then goes to git, which
+// says what is wrong in its words.
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import type { GitObject, ObjectType } from "./object-reader.ts";
 
 /** Bounds on one pack read in process (a sync brings records of a few hundred bytes). */
 export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, totalBytes: 256 * 1024 * 1024, chain: 1000 };
+
+/** A pack past one of PACK_LIMITS: which bound, in words. */
+export interface PackBound {
+  bound: string;
+}
 
 /** A pack entry's type code for a whole object (6 and 7 are the two kinds of delta). */
 export const TYPES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
@@ -53,10 +60,10 @@ interface Entry {
 }
 
 /**
- * The objects of `pack` by id (SHA-1), or null when it is not a well-formed pack within the
- * bounds. A delta's base is another object of the pack (no thin packs are asked for).
+ * The objects of `pack` by id (SHA-1); the bound it passes; or null when it is not a well-formed
+ * pack. A delta's base is another object of the pack (no thin packs are asked for).
  */
-export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObject> | null {
+export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObject> | PackBound | null {
   try {
     return read(pack, limits);
   } catch {
@@ -64,11 +71,16 @@ export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObj
   }
 }
 
-function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> | null {
+const tooMany = (limits: typeof PACK_LIMITS): PackBound => ({ bound: `more than ${limits.objects} objects in one fetch` });
+const tooLarge = (size: number, limits: typeof PACK_LIMITS): PackBound => ({ bound: `an object of ${size} bytes, past the bound of ${limits.objectBytes} on one object` });
+const tooMuch = (limits: typeof PACK_LIMITS): PackBound => ({ bound: `objects of more than ${limits.totalBytes} bytes in all` });
+
+function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> | PackBound | null {
   if (pack.length < 32 || pack.toString("latin1", 0, 4) !== "PACK") return null;
   const version = pack.readUInt32BE(4);
   const count = pack.readUInt32BE(8);
-  if ((version !== 2 && version !== 3) || count > limits.objects) return null;
+  if (version !== 2 && version !== 3) return null;
+  if (count > limits.objects) return tooMany(limits);
   const end = pack.length - 20;
   if (createHash("sha1").update(pack.subarray(0, end)).digest("hex") !== pack.toString("hex", end)) return null;
   const entries: Entry[] = [];
@@ -82,7 +94,8 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     if (!head) return null;
     const { code, size } = head;
     pos = head.pos;
-    if (size > limits.objectBytes) return null;
+    // Judged by the size the entry declares, before a byte of it is inflated.
+    if (size > limits.objectBytes) return tooLarge(size, limits);
     let type: Entry["type"];
     let base: number | string | undefined;
     if (TYPES[code]) type = TYPES[code]!;
@@ -104,7 +117,7 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     pos += out.engine.bytesWritten;
     // Every byte inflated or made by a delta counts against the bound.
     total += size;
-    if (total > limits.totalBytes) return null;
+    if (total > limits.totalBytes) return tooMuch(limits);
     byOffset.set(offset, entries.length);
     entries.push({ type, data: out.buffer, ...(base !== undefined ? { base } : {}) });
   }
@@ -119,11 +132,16 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     byId.set(id, k);
     objects.set(id, o);
   };
-  /** Entry `k`'s delta applied to `base` and kept; false for a delta out of shape or past the bounds. */
+  let past: PackBound | null = null;
+  /** Entry `k`'s delta applied to `base` and kept; false for a delta out of shape or past the bounds (`past`). */
   const applied = (k: number, base: GitObject): boolean => {
-    const data = applyDelta(base.data, entries[k]!.data, limits.objectBytes);
+    const size = deltaSize(entries[k]!.data);
+    if (size > limits.objectBytes) return !(past = tooLarge(size, limits));
     // What deltas make counts too: small deltas copying a large base many times are a bomb.
-    if (!data || (total += data.length) > limits.totalBytes) return false;
+    if (size > 0 && total + size > limits.totalBytes) return !(past = tooMuch(limits));
+    const data = applyDelta(base.data, entries[k]!.data, limits.objectBytes);
+    if (!data) return false;
+    total += data.length;
     keep(k, { type: base.type, data });
     return true;
   };
@@ -161,11 +179,11 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
       chain.push(at);
       const e: Entry = entries[at]!;
       at = baseOf(e) ?? (typeof e.base === "string" ? resolveLater(e.base) : undefined);
-      if (at === undefined) return null;
+      if (at === undefined) return past;
     }
     let base = resolved.get(at!)!;
     for (let j = chain.length - 1; j >= 0; j--) {
-      if (!applied(chain[j]!, base)) return null;
+      if (!applied(chain[j]!, base)) return past;
       base = resolved.get(chain[j]!)!;
     }
   }
@@ -174,6 +192,24 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
 
 function objectId(o: GitObject): string {
   return createHash("sha1").update(`${o.type} ${o.data.length}\0`, "latin1").update(o.data).digest("hex");
+}
+
+/** The size of what `delta` makes (its second varint), or -1 when it cannot be read. */
+function deltaSize(delta: Buffer): number {
+  let pos = 0;
+  let n = -1;
+  for (let v = 0; v < 2; v++) {
+    n = 0;
+    let c: number;
+    let shift = 0;
+    do {
+      if (pos >= delta.length || shift > 35) return -1;
+      c = delta[pos++]!;
+      n += (c & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (c & 0x80);
+  }
+  return n;
 }
 
 /** git's delta: the base's size and the result's (base-128, little end first), then copy and insert instructions. */

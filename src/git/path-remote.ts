@@ -174,6 +174,18 @@ export function pathRemoteStatus(source: PathRemoteSource, remote: string): { in
   return r.local ? { inProcess: false, why: r.why } : null;
 }
 
+/**
+ * The remote's git folder, for a fetch through `git upload-pack` run by this process
+ * (stream-remote.ts) on the same plain case as a listing; why not; or null when its URL does not
+ * name a folder on this machine.
+ */
+export function pathRemoteDir(source: PathRemoteSource, remote: string): { gitDir: string } | { why: string } | null {
+  if (disabled()) return { why: "HANDOFF_PATH_REMOTE=git" };
+  const r = inspect(source, remote, false);
+  if ("gitDir" in r) return { gitDir: r.gitDir };
+  return r.local ? { why: r.why } : null;
+}
+
 /** The remote as a repository this process may use, or why not (`local`: its URL names a folder here). */
 function inspect(source: PathRemoteSource, remote: string, writing: boolean): PathRemote | { why: string; local: boolean } {
   const mine = source.config((s, sub) => (s === "remote" && sub === remote) || s === "url" || (writing && s === "push"));

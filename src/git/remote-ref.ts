@@ -6,6 +6,7 @@ import { firstLine, git, type GitResult } from "./run.ts";
 import { fromRemote, remotePrefix, toRemote } from "./ref-prefix.ts";
 import { listOverHttp } from "./http-remote.ts";
 import { listPath, type PathRemoteSource } from "./path-remote.ts";
+import { listOverDaemon } from "./stream-remote.ts";
 
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
 
@@ -41,7 +42,7 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
  * `git ls-remote <remote> <patterns>` (the remote's names; a pattern ending in `*` takes every name
  * under it), or the same text read in process: from a remote on this machine's disk
  * (path-remote.ts: all of `prefix`, or only `names`), or in one ls-refs request over HTTP
- * (http-remote.ts, with the patterns as prefixes). A request of this process's that ran past the
+ * (http-remote.ts) or git:// (stream-remote.ts), with the patterns as prefixes. A request of this process's that ran past the
  * deadline is a failure in its own words (no git ran); the time it took comes off git's. `signal`
  * aborted ends the request or git as the deadline would.
  */
@@ -51,8 +52,9 @@ export async function listRemote(cwd: string, remote: string, prefix: string, pa
   const read = source ? listPath(source, remote, prefix, names, also) : null;
   if (read !== null) return { code: 0, stdout: read, stderr: "" };
   const started = Date.now();
-  const overHttp = source ? await listOverHttp(source, remote, patterns.map((p) => p.replace(/\*$/, "")), timeoutMs, signal).catch(() => null) : null;
-  if (overHttp) return overHttp.ok ? { code: 0, stdout: overHttp.text, stderr: "" } : { ok: false, message: overHttp.message, timedOut: true };
+  const prefixes = patterns.map((p) => p.replace(/\*$/, ""));
+  const inProcess = source ? ((await listOverHttp(source, remote, prefixes, timeoutMs, signal).catch(() => null)) ?? (await listOverDaemon(source, remote, prefixes, timeoutMs, signal).catch(() => null))) : null;
+  if (inProcess) return inProcess.ok ? { code: 0, stdout: inProcess.text, stderr: "" } : { ok: false, message: inProcess.message, timedOut: true };
   return git(["ls-remote", "--end-of-options", remote, ...patterns], { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)), ...(signal ? { signal } : {}) });
 }
 

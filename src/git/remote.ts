@@ -26,8 +26,12 @@ export function trackingRef(remote: string, ref: string): string {
   return trackingPrefix(remote) + ref.slice("refs/handoff/".length);
 }
 
-/** A failed remote call: `timedOut` when it ran past its deadline and was killed. */
-export type RemoteFailure = { ok: false; message: string; timedOut?: boolean };
+/**
+ * A failed remote call: `timedOut` when it ran past its deadline and was killed; `bound` when a
+ * fetch of this process's was refused because the remote sent more than its bounds allow (never
+ * handed to `git fetch` then, which would write it all first).
+ */
+export type RemoteFailure = { ok: false; message: string; timedOut?: boolean; bound?: true };
 
 export type FetchResult = { ok: true } | RemoteFailure;
 

@@ -25,7 +25,7 @@ export function toolIdentityEnv(agent = "git-handoff"): NodeJS.ProcessEnv {
 
 export interface RunOptions {
   cwd: string;
-  input?: string;
+  input?: string | Buffer;
   env?: NodeJS.ProcessEnv;
   /** Keep GIT_DIR and friends: only repository discovery wants them. */
   inheritRepoEnv?: boolean;
@@ -40,6 +40,18 @@ export interface RunOptions {
    * Ctrl-C arriving while it looks at the remote: the look is no longer wanted).
    */
   signal?: AbortSignal;
+  /**
+   * With `timeoutMs`: the most of its output read. Past it the call ends as its deadline would
+   * (its group killed), and says so (`overflowed`): another machine's answer is not read without end.
+   */
+  maxStdout?: number;
+}
+
+/** gitBytes's result: the output as bytes (a pack is not text). */
+export interface GitBytesResult extends Omit<GitResult, "stdout"> {
+  stdout: Buffer;
+  /** The output ran past `maxStdout`: the process group was killed, and `stdout` holds what came before. */
+  overflowed?: boolean;
 }
 
 const KILL_GRACE_MS = 1000;
@@ -152,7 +164,14 @@ export function envFor(opts: RunOptions): NodeJS.ProcessEnv {
 }
 
 /** Runs git and collects its output; never throws on a non-zero exit (callers decide). */
-export function git(args: string[], opts: RunOptions): Promise<GitResult> {
+export async function git(args: string[], opts: RunOptions): Promise<GitResult> {
+  const r = await gitBytes(args, opts);
+  const { overflowed: _, ...rest } = r;
+  return { ...rest, stdout: r.stdout.toString("utf8") };
+}
+
+/** git, its output kept as bytes. */
+export function gitBytes(args: string[], opts: RunOptions): Promise<GitBytesResult> {
   return new Promise((resolve, reject) => {
     const bounded = opts.timeoutMs !== undefined;
     const child = childProcess().spawn("git", args, {
@@ -168,6 +187,9 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
     }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let outBytes = 0;
+    let overflowed = false;
+    let stop = () => {};
     let timedOut = false;
     let done = false;
     const timers: NodeJS.Timeout[] = [];
@@ -178,10 +200,16 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
       if (bounded && child.pid) track(child.pid, false);
       for (const t of timers) clearTimeout(t);
       unlisten();
-      const r: GitResult = { code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
-      resolve(timedOut ? { ...r, timedOut } : r);
+      const r: GitBytesResult = { code: code ?? 1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") };
+      resolve(overflowed ? { ...r, overflowed } : timedOut ? { ...r, timedOut } : r);
     };
-    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stdout.on("data", (b: Buffer) => {
+      if (overflowed) return;
+      outBytes += b.length;
+      if (opts.maxStdout === undefined || outBytes <= opts.maxStdout) return void out.push(b);
+      overflowed = true;
+      stop();
+    });
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e) => {
       done = true;
@@ -194,7 +222,7 @@ export function git(args: string[], opts: RunOptions): Promise<GitResult> {
     if (bounded && child.pid) {
       track(child.pid, true);
       const group = (signal: NodeJS.Signals) => killGroup(child.pid!, signal);
-      const stop = () => {
+      stop = () => {
         if (done || timedOut) return;
         timedOut = true;
         group("SIGTERM");

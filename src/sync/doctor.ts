@@ -7,6 +7,7 @@ import { listRefs } from "../git/refs.ts";
 import { configuredRemote } from "../git/remote.ts";
 import { pathRemoteStatus } from "../git/path-remote.ts";
 import { httpRemoteStatus } from "../git/http-remote.ts";
+import { streamRemoteStatus } from "../git/stream-remote.ts";
 import { git } from "../git/run.ts";
 import { remotePrefix, splitIn, splitPatterns } from "../git/ref-prefix.ts";
 import { splitProblem } from "./namespace-split.ts";
@@ -50,11 +51,18 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     checks.push(...[await (await import("./ref-prefix.ts")).refPrefixCheck(store, remote.name)].filter((c) => c !== null));
     // Which way pushes, listings and fetches go: in process, or through git and why.
     const onDisk = pathRemoteStatus(store.remoteSource, remote.name);
+    const stream = streamRemoteStatus(store.remoteSource, remote.name);
     if (onDisk) {
+      const fetches = !onDisk.inProcess ? "" : stream?.inProcess ? "; fetches are one git upload-pack of this process's, its pack read and bounded here" : `; fetches go through git fetch because ${stream?.why ?? "its URL is not read here"}`;
       const detail = onDisk.inProcess
-        ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would`
-        : `${remote.name} is on this disk; pushes and listings go through git because ${onDisk.why}`;
+        ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would${fetches}`
+        : `${remote.name} is on this disk; pushes, listings and fetches go through git because ${onDisk.why}`;
       checks.push({ name: "remote-on-disk", status: "ok", detail });
+    } else if (stream) {
+      const detail = stream.inProcess
+        ? `${remote.name} is ${stream.name}: listings and fetches are one connection of this process's to its git daemon each, the pack read and bounded here; pushes go through git push`
+        : `${remote.name} is reached over git://; pushes, listings and fetches go through git because ${stream.why}`;
+      checks.push({ name: "remote-over-git", status: "ok", detail });
     }
     const overHttp = httpRemoteStatus(store.remoteSource, remote.name);
     if (overHttp) {

@@ -16,7 +16,7 @@ import type { Store } from "../store/store.ts";
 import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
-import { fetchNamed } from "./http-fetch.ts";
+import { fetchNamed } from "./named-fetch.ts";
 import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";

@@ -5,8 +5,7 @@ import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { listRefs, updateRefs, type RefTip } from "../git/refs.ts";
 import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type FetchResult, type RemoteFailure } from "../git/remote.ts";
-import { fetchNamed } from "./http-fetch.ts";
-import { httpRemoteStatus } from "../git/http-remote.ts";
+import { fetchesInProcess, fetchNamed } from "./named-fetch.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import { git } from "../git/run.ts";
@@ -113,11 +112,13 @@ export async function fetchFirst(store: Store, remote: string): Promise<boolean>
 }
 
 /**
- * Over smart HTTP in process (git/http-remote.ts) a listing and a fetch of what moved are two
- * requests of this process's, where a glob `git fetch` is three requests and its processes: list first.
+ * Where fetches are this process's (smart HTTP, a folder on this disk, git://: named-fetch.ts) a
+ * listing and a fetch of what moved are two requests, where a glob `git fetch` is three and its
+ * processes; and a glob `git fetch` would write whatever the remote's refs point at before any
+ * bound is checked: list first.
  */
 function listsInProcess(store: Store, remote: string): boolean {
-  return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true;
+  return fetchesInProcess(store, remote);
 }
 
 const TRACKED_TASKS = `${REF_ROOT}tasks/`;
@@ -277,6 +278,15 @@ type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?
 /** Words of git's that say an object could not be read or sent, not that the remote is out of reach. */
 const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
 
+/** `refs` fetched by `fetch` NAMED_FETCH_LIMIT at a time, in order; the first failure ends it. */
+async function inParts(refs: string[], fetch: (part: string[]) => Promise<FetchResult>): Promise<FetchResult> {
+  for (let i = 0; i < refs.length; i += NAMED_FETCH_LIMIT) {
+    const f = await fetch(refs.slice(i, i + NAMED_FETCH_LIMIT));
+    if (!f.ok) return f;
+  }
+  return { ok: true };
+}
+
 /**
  * After fetches of all of `refs` failed (by name, or by pattern when there were too many to
  * name): the refs in halves, and halves of the halves that fail, down to the refs that fail alone
@@ -284,8 +294,11 @@ const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|bl
  * git's message) when others came or the failures name an object, else null: the remote itself
  * is out of reach, or the budget ran out, and the caller reports that.
  */
-async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], before: Tips): Promise<Map<string, string> | null> {
+async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], fetchPart: (part: string[]) => Promise<FetchResult>): Promise<Map<string, string> | null> {
   const failed = new Map<string, string>();
+  /** Refs whose fetch was refused for passing a bound: the remote sent them, too much of them. */
+  const bounded = new Set<string>();
+  const objectTrouble = ([ref, m]: [string, string]) => bounded.has(ref) || OBJECT_TROUBLE.test(m);
   let fetched = 0;
   let gaveUp = false;
   const fetch = async (part: string[], knownToFail: boolean): Promise<void> => {
@@ -294,7 +307,7 @@ async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: s
       return;
     }
     if (!knownToFail) {
-      const f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), part, { haves: await ownTips(store, part, before) });
+      const f = await fetchPart(part);
       if (f.ok) {
         fetched += part.length;
         return;
@@ -304,9 +317,11 @@ async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: s
         return;
       }
       if (part.length === 1) {
-        failed.set(part[0]!, f.message);
+        // The quarantine's reason: a bound's refusal says itself, git's failure says what git said.
+        failed.set(part[0]!, f.bound ? f.message : `the remote could not send it (${f.message})`);
+        if (f.bound) bounded.add(part[0]!);
         // Three failures alike and nothing fetched, none naming an object: the remote is gone.
-        if (!fetched && failed.size >= 3 && ![...failed.values()].some((m) => OBJECT_TROUBLE.test(m))) gaveUp = true;
+        if (!fetched && failed.size >= 3 && ![...failed].some(objectTrouble)) gaveUp = true;
         return;
       }
     }
@@ -319,7 +334,7 @@ async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: s
   else for (let i = 0; i < refs.length; i += NAMED_FETCH_LIMIT) await fetch(refs.slice(i, i + NAMED_FETCH_LIMIT), false);
   if (gaveUp) return null;
   if (!failed.size) return failed;
-  return fetched > 0 || [...failed.values()].every((m) => OBJECT_TROUBLE.test(m)) ? failed : null;
+  return fetched > 0 || [...failed].every(objectTrouble) ? failed : null;
 }
 
 async function fetchTracking(
@@ -365,20 +380,25 @@ async function fetchTracking(
       const gone: [string, string][] = [];
       for (const entry of before) if (!ls.tips.has(entry[0])) gone.push(entry);
       if (changed.length) {
+        const inProcess = fetchesInProcess(store, remote);
+        const named = async (refs: string[]) => fetchNamed(store, remote, refs, ls.tips, before, await ownTips(store, refs, before), () => callTimeout(b));
         let f: FetchResult = { ok: false, message: "" };
-        if (changed.length <= NAMED_FETCH_LIMIT) {
-          f = await fetchNamed(store, remote, changed, ls.tips, before, await ownTips(store, changed, before), () => callTimeout(b));
-        }
+        if (changed.length <= NAMED_FETCH_LIMIT) f = await named(changed);
+        // From a remote fetched in process, more than one fetch names are fetched by name in parts:
+        // a glob fetch is git's, which would write what a bound refuses before judging it.
+        else if (inProcess) f = await inParts(changed, named);
         // A glob fetch would move refs of every family: the caller refreshes everything instead.
         if (part && !f.ok) return { ok: false, message: f.message || `${changed.length} refs changed`, whole: true };
-        // Too many to name, or one vanished since the listing: take everything in one glob fetch.
-        if (!f.ok && !f.timedOut) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
+        // Too many to name, or one vanished since the listing: take everything in one glob fetch
+        // (not from a remote fetched in process: see above).
+        if (!f.ok && !f.timedOut && !inProcess) f = await fetchHandoffRefs(store.storeCwd, remote, callTimeout(b));
         // The remote listed its refs but could not send them: one ref whose objects it cannot
         // send (a malformed tree written there on purpose) fails every fetch that names it, and
         // would stop every sync of every clone, a new clone's first one too. Fetches of parts of
         // the list tell which; the rest go on.
         if (!f.ok && !f.timedOut) {
-          const alone = await fetchAlone(store, remote, b, changed, before);
+          const fetchPart = inProcess ? named : async (refs: string[]) => fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), refs, { haves: await ownTips(store, refs, before) });
+          const alone = await fetchAlone(store, remote, b, changed, fetchPart);
           if (alone) {
             for (const [ref, why] of alone) unsent.set(ref, why);
             f = { ok: true };
@@ -446,7 +466,7 @@ async function screenReceived(store: Store, remote: string, before: Tips, after:
     }
     const anchor = held ? held.anchor : (before.get(ref) ?? null);
     const cannot = unsent?.get(ref);
-    const verdict: Verdict = cannot !== undefined ? { ok: false, kind: "invalid", reason: `the remote could not send it (${cannot})` } : await validateReceived(store, ref, tip, anchor, now);
+    const verdict: Verdict = cannot !== undefined ? { ok: false, kind: "invalid", reason: cannot } : await validateReceived(store, ref, tip, anchor, now);
     if (verdict.ok) {
       entries.delete(ref);
       accepted.push(ref);

@@ -1,31 +1,44 @@
-// A fetch of named refs from a sync remote over smart HTTP, in process: the objects in one
-// protocol v2 request (git/http-remote.ts, git/pack-read.ts), written here as loose objects, then
-// the tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent
-// here was mostly its processes (fetch, remote-http, index-pack or unpack-objects, rev-list for
-// the connectivity check). Whenever the fetch is git's, `git fetch` runs as before and does what it
+// A fetch of named refs from a sync remote, in process where its transport is one this process
+// speaks: smart HTTP (git/http-remote.ts), or upload-pack over a connection of this process's own,
+// a `git upload-pack` started here for a folder on this disk or a git daemon's over git://
+// (git/stream-remote.ts). The objects come in one protocol v2 request (git/upload-pack-v2.ts),
+// are read and checked in memory (git/pack-read.ts), written here as loose objects, then the
+// tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent was
+// mostly its processes (fetch, the transport, index-pack or unpack-objects, rev-list for the
+// connectivity check); and it wrote whatever the remote sent before anything could judge it.
+// A remote whose answer passes a bound has that fetch refused (`bound`), nothing written, and
+// never handed to git. Whenever the fetch is git's, `git fetch` runs as before and does what it
 // always did.
 import { noteRemoteCall } from "../git/remote-calls.ts";
-import { fetchOverHttp } from "../git/http-remote.ts";
+import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
+import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 
 /**
  * Fetches `refs` at the values `listed` gives into their tracking refs (whose values now are
- * `tracked`), offering `haves`: over smart HTTP in one request of this process's where it can be,
- * else (or when that is git's to do) with `git fetch`. `timeoutMs` is asked at each attempt (what
- * the budget has left); `signal` aborted ends it as the deadline would.
+ * `tracked`), offering `haves`: in one request of this process's where it can be, else (or when
+ * that is git's to do) with `git fetch`. `timeoutMs` is asked at each attempt (what the budget
+ * has left); `signal` aborted ends it as the deadline would.
  */
 export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult> {
-  return (await fetchNamedOverHttp(store, remote, refs, listed, tracked, haves, timeoutMs(), signal)) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }));
+  return (await fetchNamedInProcess(store, remote, refs, listed, tracked, haves, timeoutMs, signal)) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }));
 }
 
-/** fetchNamed over HTTP; null when this is git's to do. */
-async function fetchNamedOverHttp(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchResult | null> {
+/** Whether fetches from `remote` are this process's (the plain case of one of its transports). */
+export function fetchesInProcess(store: Store, remote: string): boolean {
+  return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true || streamRemoteStatus(store.remoteSource, remote)?.inProcess === true;
+}
+
+/** fetchNamed in process; null when this is git's to do. */
+async function fetchNamedInProcess(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
-  const got = await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs, signal).catch(() => null);
+  const got =
+    (await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null)) ??
+    (await fetchOverStream(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null));
   if (!got) return null;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
