@@ -5,7 +5,7 @@
 // That look is git fetch's glob: a remote fetched in process (by path, stream-remote.ts) is listed
 // first and fetched by name, so the remote is git's here (HANDOFF_PATH_REMOTE=git) but in the last
 // test, which looks at the in-process way.
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -120,7 +120,7 @@ test("the lease set gone from the remote: the look lists first, and still brings
   }
 });
 
-test("in process, a look lists the queue's families and fetches what moved by name, 205 tasks in parts; the memory waits for sync", async () => {
+test("in process, a look lists the queue's families and fetches what moved by name, 205 tasks in one pack kept whole; the memory waits for sync", async () => {
   const { a, b } = twoClones();
   await seedTasks(a, Array.from({ length: 205 }, (_, i) => ({ id: `many-${i}` })), "alice");
   assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
@@ -133,8 +133,14 @@ test("in process, a look lists the queue's families and fetches what moved by na
     assert.is(refsOf(b, "refs/handoff/tasks/").length, 205);
     assert.equal(refsOf(b, "refs/handoff/memories/"), [], "the memory's family was neither listed nor fetched");
     assert.equal(refsOf(b, "refs/handoff-remotes/origin/memories/"), []);
-    // One listing (the remote's files), then the names in parts of 200 (two fetches of this process's).
-    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "fetch", "fetch"]);
+    // One listing (the remote's files), then the names in one fetch of this process's (more than a
+    // git fetch's command line takes: parts of 500).
+    assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["ls-remote", "fetch"]);
+    // Its 615 objects kept as the pack they came in, not as loose files (keep-pack.ts), and the
+    // .keep that guarded them until the refs moved is gone.
+    const loose = Number(/^count: (\d+)$/m.exec(gitOut(b, "count-objects", "-v"))![1]);
+    assert.ok(loose < 100, `${loose} loose objects`);
+    assert.equal(readdirSync(join(b, ".git/objects/pack")).filter((f) => f.endsWith(".keep")), []);
   } finally {
     store.close();
     process.env.HANDOFF_PATH_REMOTE = "git";

@@ -186,7 +186,7 @@ export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wa
   if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
   const objects = readFetched(r.body);
   if (objects && "bound" in objects) return pastBound(target.url, objects.bound);
-  return objects ? { ok: true, objects } : null;
+  return objects ? { ok: true, ...objects } : null;
 }
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */

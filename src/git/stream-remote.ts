@@ -60,7 +60,7 @@ export async function fetchOverStream(source: PathRemoteSource, remote: string, 
   if (!ad || !offers(ad.caps, "fetch")) return null;
   const objects = readFetched(r.body, ad.end);
   if (objects && "bound" in objects) return pastBound(target.name, objects.bound);
-  return objects ? { ok: true, objects } : null;
+  return objects ? { ok: true, ...objects } : null;
 }
 
 /**

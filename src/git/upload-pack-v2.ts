@@ -14,7 +14,13 @@ import { DELIM, DELIM_MARK, FLUSH, FLUSH_MARK, pkt, pktLines } from "./pkt-line.
 export const MAX_ANSWER = 32 * 1024 * 1024;
 
 /** A fetch of this process's: the objects, or why not (`bound`: the remote sent more than a bound allows, in `message`). */
-export type FetchAnswer = { ok: true; objects: Map<string, GitObject> } | { ok: false; message: string; timedOut: boolean; bound?: true };
+export type FetchAnswer = { ok: true } & Fetched | { ok: false; message: string; timedOut: boolean; bound?: true };
+
+/** A fetch's pack as it came (`pack`: checked whole; a large one is kept as a pack, named-fetch.ts) and its objects. */
+export interface Fetched {
+  objects: Map<string, GitObject>;
+  pack: Buffer;
+}
 
 /** What a refused fetch says when the remote's answer passed `bound` (said in words). */
 export function pastBound(from: string, bound: string): FetchAnswer {
@@ -62,9 +68,9 @@ export function readListing(body: Buffer, prefixes: string[], from = 0): string 
 
 /**
  * A fetch's answer (from `from` in `body`): with `done` sent it is the packfile section alone,
- * "packfile" then the pack on side band 1. The objects, the bound the pack passes, or null.
+ * "packfile" then the pack on side band 1. The pack and its objects, the bound the pack passes, or null.
  */
-export function readFetched(body: Buffer, from = 0): Map<string, GitObject> | PackBound | null {
+export function readFetched(body: Buffer, from = 0): Fetched | PackBound | null {
   const parts: Buffer[] = [];
   let section: string | null = null;
   let ended = false;
@@ -83,7 +89,9 @@ export function readFetched(body: Buffer, from = 0): Map<string, GitObject> | Pa
     else if (p[0] === 3) return null; // the remote's own error: git says it in its words
   }
   if (!ended || section !== "packfile") return null;
-  return readPack(Buffer.concat(parts));
+  const pack = Buffer.concat(parts);
+  const objects = readPack(pack);
+  return objects && !("bound" in objects) ? { objects, pack } : objects;
 }
 
 /**

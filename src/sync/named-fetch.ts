@@ -2,8 +2,9 @@
 // speaks: smart HTTP (git/http-remote.ts), or upload-pack over a connection of this process's own,
 // a `git upload-pack` started here for a folder on this disk or a git daemon's over git://
 // (git/stream-remote.ts). The objects come in one protocol v2 request (git/upload-pack-v2.ts),
-// are read and checked in memory (git/pack-read.ts), written here as loose objects, then the
-// tracking refs moved to the values the listing gave. What `git fetch` of a few refs spent was
+// are read and checked in memory (git/pack-read.ts), written here as loose objects (a pack of
+// many kept as a pack: git/keep-pack.ts), then the tracking refs moved to the values the listing
+// gave. What `git fetch` of a few refs spent was
 // mostly its processes (fetch, the transport, index-pack or unpack-objects, rev-list for the
 // connectivity check); and it wrote whatever the remote sent before anything could judge it.
 // A remote whose answer passes a bound has that fetch refused (`bound`), nothing written, and
@@ -14,6 +15,7 @@ import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
+import { keepPack, KEEP_PACK_AT } from "../git/keep-pack.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 
@@ -43,10 +45,16 @@ async function fetchNamedInProcess(store: Store, remote: string, refs: string[],
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
   if (!(await connected(store, got.objects, wants as string[], new Set(haves)))) return null;
-  for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return null;
-  // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
-  const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
-  return moved.ok ? { ok: true } : null;
+  // Many objects (a fresh clone's first sync) are kept as the pack they came in (keep-pack.ts).
+  const kept = got.objects.size >= KEEP_PACK_AT ? await keepPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, Math.max(1000, timeoutMs())) : null;
+  try {
+    if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return null;
+    // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
+    const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
+    return moved.ok ? { ok: true } : null;
+  } finally {
+    kept?.release();
+  }
 }
 
 /**

@@ -24,6 +24,14 @@ const IN_PROCESS_READS = 32;
 /** Above this many changed refs one glob fetch is cheaper than naming each. */
 const NAMED_FETCH_LIMIT = 200;
 
+/**
+ * From a remote fetched in process (no glob fetch), this many refs a fetch: each part's pack is
+ * kept as a pack (keep-pack.ts), so a fresh clone of 10,000 tasks ends with 20 packs, not the 50
+ * past which git's `gc --auto` repacks on the user's next commit; a part stays far under the
+ * bounds on one answer (pack-read.ts), and one past them is fetched again in halves.
+ */
+const IN_PROCESS_PART = 500;
+
 /** The remote's refs as last fetched, keyed by their refs/handoff/* name. */
 export async function trackingTips(store: Store, remote: string): Promise<Tips> {
   const prefix = trackingPrefix(remote);
@@ -278,10 +286,10 @@ type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?
 /** Words of git's that say an object could not be read or sent, not that the remote is out of reach. */
 const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
 
-/** `refs` fetched by `fetch` NAMED_FETCH_LIMIT at a time, in order; the first failure ends it. */
+/** `refs` fetched by `fetch` IN_PROCESS_PART at a time, in order; the first failure ends it. */
 async function inParts(refs: string[], fetch: (part: string[]) => Promise<FetchResult>): Promise<FetchResult> {
-  for (let i = 0; i < refs.length; i += NAMED_FETCH_LIMIT) {
-    const f = await fetch(refs.slice(i, i + NAMED_FETCH_LIMIT));
+  for (let i = 0; i < refs.length; i += IN_PROCESS_PART) {
+    const f = await fetch(refs.slice(i, i + IN_PROCESS_PART));
     if (!f.ok) return f;
   }
   return { ok: true };
