@@ -6,7 +6,6 @@
 // Two ways the hang-up comes: to git as the terminal's session leader (a terminal or ssh running
 // the command itself), and from an interactive shell, which passes SIGHUP on to its jobs (git and
 // git-handoff both get it, and git's copy after).
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import * as assert from "uvu/assert";
 import { alive } from "./support/alive.ts";
 import { remoteTask, until } from "./support/handover.ts";
 import { CLI, cleanEnv, cleanupTemp } from "./support/repo.ts";
+import { hangUpTerminal } from "./support/pty.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 /**
@@ -64,47 +64,17 @@ interface End {
   code: number;
 }
 
-/** How the git-handoff run with these first arguments ended, once it has. */
+/** How the git-handoff run with these first arguments ended, once it has (a line still being written is not read yet). */
 function endOf(verb: string): End | undefined {
   if (!existsSync(ENDS)) return undefined;
-  return readFileSync(ENDS, "utf8").trim().split("\n").map((l) => JSON.parse(l) as End).find((e) => e.args[0] === verb);
+  const lines = readFileSync(ENDS, "utf8").split("\n").slice(0, -1);
+  return lines.map((l) => JSON.parse(l) as End).find((e) => e.args[0] === verb);
 }
 
-/**
- * Runs `line` on a terminal of its own (python3's pty), either as the terminal's session leader
- * (`exec`) or typed into an interactive bash leading it (`shell`), and closes the terminal once
- * `hangUpOn` was printed: the kernel hangs up the session (SIGHUP to its leader) and every later
- * write to the terminal fails with EIO. Resolves with what was printed before, the leader's pid
- * and how it ended (negative: killed by that signal).
- */
+/** `line` on a terminal of its own, as its session leader or typed into a shell leading it, hung up once `hangUpOn` was printed (support/pty.ts). */
 function onTerminal(line: string[], o: { cwd: string; agent: string; hangUpOn: string; leader: "exec" | "shell" }): Promise<{ code: number; leader: number; output: string }> {
-  const driver = `
-import json, os, pty, select, sys, time
-argv = sys.argv[1:]
-shell = os.environ["LEADER"] == "shell"
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"]) if shell else os.execvp(argv[0], argv)
-if shell:
-    os.write(fd, (" ".join(argv) + "\\n").encode())
-out = b""
-deadline = time.time() + 60
-while os.environ["HANG_UP_ON"].encode() not in out and time.time() < deadline:
-    r, _, _ = select.select([fd], [], [], 0.1)
-    if r:
-        try:
-            out += os.read(fd, 4096)
-        except OSError:
-            break
-os.close(fd)
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(json.dumps({"code": os.waitstatus_to_exitcode(status), "leader": pid, "output": out.decode("utf8", "replace")}))
-`;
-  const env = cleanEnv({ PATH: `${BIN}:${process.env.PATH}`, HANDOFF_AGENT: o.agent, HANG_UP_ON: o.hangUpOn, LEADER: o.leader, HISTFILE: "/dev/null" });
-  const p = spawn("python3", ["-c", driver, ...line], { cwd: o.cwd, env, stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  p.stdout!.on("data", (b) => (out += b));
-  return new Promise((res) => p.on("close", () => res(JSON.parse(out))));
+  const env = cleanEnv({ PATH: `${BIN}:${process.env.PATH}`, HANDOFF_AGENT: o.agent, HISTFILE: "/dev/null" });
+  return hangUpTerminal(line, { cwd: o.cwd, env, hangUpOn: o.hangUpOn, leader: o.leader });
 }
 
 for (const leader of ["exec", "shell"] as const) {

@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { alive } from "./support/alive.ts";
 import { remoteTask, script, until } from "./support/handover.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { hangUpTerminal } from "./support/pty.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 const groups: number[] = [];
@@ -24,39 +25,9 @@ test.after(() => {
   cleanupTemp();
 });
 
-/**
- * Runs the CLI on a terminal of its own (python3's pty: it leads the terminal's session) and
- * closes that terminal once the file `hangUpAt` exists or it printed `hangUpOn`: the kernel hangs
- * up the session (SIGHUP to its leader) and every later write to the terminal fails with EIO.
- * Resolves with what was printed before the hang-up and the exit status (negative: killed by that
- * signal).
- */
+/** The CLI on a terminal of its own, hung up once `hangUpAt` exists or it printed `hangUpOn` (support/pty.ts). */
 function onTerminalUntil(args: string[], o: { cwd: string; agent: string; hangUpAt?: string; hangUpOn?: string }): Promise<{ code: number; output: string }> {
-  const driver = `
-import json, os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out = b""
-deadline = time.time() + 60
-def hang_up():
-    on = os.environ.get("HANG_UP_ON")
-    return os.path.exists(os.environ.get("HANG_UP_AT", "/nonexistent")) or (on is not None and on.encode() in out)
-while not hang_up() and time.time() < deadline:
-    r, _, _ = select.select([fd], [], [], 0.1)
-    if r:
-        try:
-            out += os.read(fd, 4096)
-        except OSError:
-            break
-os.close(fd)
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(json.dumps({"code": os.waitstatus_to_exitcode(status), "output": out.decode("utf8", "replace")}))
-`;
-  const p = spawn("python3", ["-c", driver, process.execPath, CLI, ...args], { cwd: o.cwd, env: cleanEnv({ HANDOFF_AGENT: o.agent, ...(o.hangUpAt && { HANG_UP_AT: o.hangUpAt }), ...(o.hangUpOn && { HANG_UP_ON: o.hangUpOn }) }), stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  p.stdout!.on("data", (b) => (out += b));
-  return new Promise((res) => p.on("close", () => res(JSON.parse(out))));
+  return hangUpTerminal([process.execPath, CLI, ...args], { cwd: o.cwd, env: cleanEnv({ HANDOFF_AGENT: o.agent }), ...(o.hangUpAt && { hangUpAt: o.hangUpAt }), ...(o.hangUpOn && { hangUpOn: o.hangUpOn }) });
 }
 
 test("closing the terminal of git handoff worker: the command stopped, its task released and its folders removed, exit 130", async () => {

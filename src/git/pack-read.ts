@@ -196,40 +196,35 @@ function objectId(o: GitObject): string {
 
 /** The size of what `delta` makes (its second varint), or -1 when it cannot be read. */
 function deltaSize(delta: Buffer): number {
-  let pos = 0;
-  let n = -1;
-  for (let v = 0; v < 2; v++) {
-    n = 0;
-    let c: number;
-    let shift = 0;
-    do {
-      if (pos >= delta.length || shift > 35) return -1;
-      c = delta[pos++]!;
-      n += (c & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (c & 0x80);
-  }
-  return n;
+  return deltaHead(delta)?.size ?? -1;
 }
 
-/** git's delta: the base's size and the result's (base-128, little end first), then copy and insert instructions. */
-export function applyDelta(base: Buffer, delta: Buffer, max: number): Buffer | null {
+/** A delta's two sizes, its base's and its result's (base-128, little end first), and where its instructions start; null when they cannot be read. */
+function deltaHead(delta: Buffer): { from: number; size: number; pos: number } | null {
   let pos = 0;
-  const varint = (): number => {
+  const sizes: number[] = [];
+  for (let v = 0; v < 2; v++) {
     let n = 0;
-    let shift = 0;
     let c: number;
+    let shift = 0;
     do {
-      if (pos >= delta.length || shift > 35) return -1;
+      if (pos >= delta.length || shift > 35) return null;
       c = delta[pos++]!;
       n += (c & 0x7f) * 2 ** shift;
       shift += 7;
     } while (c & 0x80);
-    return n;
-  };
-  const from = varint();
-  const size = varint();
-  if (from !== base.length || size < 0 || size > max) return null;
+    sizes.push(n);
+  }
+  return { from: sizes[0]!, size: sizes[1]!, pos };
+}
+
+/** git's delta: its head (deltaHead), then copy and insert instructions. */
+export function applyDelta(base: Buffer, delta: Buffer, max: number): Buffer | null {
+  const head = deltaHead(delta);
+  if (!head) return null;
+  const { from, size } = head;
+  let pos = head.pos;
+  if (from !== base.length || size > max) return null;
   const out = Buffer.allocUnsafe(size);
   let o = 0;
   while (pos < delta.length) {
