@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { alive } from "./support/alive.ts";
+import { alive, killGroups } from "./support/alive.ts";
 import { remoteTask, until } from "./support/handover.ts";
 import { CLI, cleanEnv, cleanupTemp } from "./support/repo.ts";
 import { hangUpTerminal } from "./support/pty.ts";
@@ -46,13 +46,7 @@ chmodSync(join(BIN, "git-handoff"), 0o755);
 
 const groups: number[] = [];
 test.after(() => {
-  for (const g of groups) {
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-  }
+  killGroups(groups);
   rmSync(BIN, { recursive: true, force: true });
   cleanupTemp();
 });

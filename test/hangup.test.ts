@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { alive } from "./support/alive.ts";
+import { alive, killGroups } from "./support/alive.ts";
 import { remoteTask, script, until } from "./support/handover.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
 import { hangUpTerminal } from "./support/pty.ts";
@@ -15,13 +15,7 @@ import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 const groups: number[] = [];
 test.after(() => {
-  for (const g of groups) {
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-  }
+  killGroups(groups);
   cleanupTemp();
 });
 

@@ -7,3 +7,14 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** Kills what is left of these process groups (a test's after-hook: a failed test may leave one running). */
+export function killGroups(groups: number[]): void {
+  for (const g of groups) {
+    try {
+      process.kill(-g, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
