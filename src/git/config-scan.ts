@@ -25,7 +25,7 @@ export interface ConfigEntry {
   value: string | null;
 }
 
-type Wanted = (section: string, subsection: string | null, key: string) => boolean;
+export type Wanted = (section: string, subsection: string | null, key: string) => boolean;
 
 /** The files git reads, in its order, or null when the environment adds configuration of its own. */
 export function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, includes: string | null = null): string[] | null {

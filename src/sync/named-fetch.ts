@@ -15,7 +15,7 @@ import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
-import { keepPack, KEEP_PACK_AT } from "../git/keep-pack.ts";
+import { fsckOnFetch, writeFetchedPack } from "../git/keep-pack.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
 import type { Store } from "../store/store.ts";
 
@@ -45,8 +45,12 @@ async function fetchNamedInProcess(store: Store, remote: string, refs: string[],
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
   if (!(await connected(store, got.objects, wants as string[], new Set(haves)))) return null;
-  // Many objects (a fresh clone's first sync) are kept as the pack they came in (keep-pack.ts).
-  const kept = got.objects.size >= KEEP_PACK_AT ? await keepPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, Math.max(1000, timeoutMs())) : null;
+  // Many objects (a fresh clone's first sync) are kept as the pack they came in, and git checks
+  // them all first where the clone asks it to (keep-pack.ts).
+  const strict = fsckOnFetch(store.remoteSource.config);
+  const written = await writeFetchedPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, got.objects.size, strict, Math.max(1000, timeoutMs()));
+  if (written && !written.ok && strict) return { ok: false, message: `git's checks of the fetched objects (fetch.fsckObjects) refused them: ${written.message}` };
+  const kept = written?.ok ? written : null;
   try {
     if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return null;
     // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
