@@ -15,12 +15,12 @@ test.after(async () => {
 });
 
 /** Makes `refs/handoff/results/x` in `bare` a commit whose tree holds a `.gitmodules` git's fsck refuses. */
-function plantBadGitmodules(bare: string): string {
+function plantBadGitmodules(bare: string, name = "x"): string {
   const text = '[submodule "x"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/handoff-fsck-pwned\n';
   const blob = sh("sh", ["-c", `printf '%s' '${text}' | git hash-object -w --stdin`], bare).trim();
   const tree = sh("sh", ["-c", `printf '100644 blob ${blob}\\t.gitmodules\\n' | git mktree`], bare).trim();
-  const commit = gitOut(bare, "commit-tree", tree, "-m", "a result");
-  gitOut(bare, "update-ref", "refs/handoff/results/x", commit);
+  const commit = gitOut(bare, "commit-tree", tree, "-m", `a result ${name}`);
+  gitOut(bare, "update-ref", `refs/handoff/results/${name}`, commit);
   return commit;
 }
 
@@ -61,6 +61,19 @@ test("fetch.fsckObjects: a .gitmodules git's checks refuse is kept back by path,
   gitOut(strictByTransfer, "config", "transfer.fsckObjects", "true");
   const t = cli(["sync", "--json"], { cwd: strictByTransfer, agent: "dan" });
   assert.match(t.json.quarantined[0].reason, /gitmodulesUrl|disallowed submodule url/i);
+});
+
+test("fetch.fsckObjects: three refs git's checks refuse and nothing else new are kept back as such, not taken for a remote out of reach", () => {
+  const root = serveRoot();
+  const bare = root.bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const b = cloneOf(bare);
+  gitOut(b, "config", "fetch.fsckObjects", "true");
+  for (const name of ["r1", "r2", "r3"]) plantBadGitmodules(bare, name);
+  const s = cli(["sync", "--json"], { cwd: b, agent: "bob" });
+  assert.is(s.code, 3, s.stderr);
+  assert.equal(s.json.quarantined.map((q: { ref: string }) => q.ref).sort(), ["refs/handoff/results/r1", "refs/handoff/results/r2", "refs/handoff/results/r3"]);
+  for (const q of s.json.quarantined) assert.match(q.reason, /fsckObjects/);
 });
 
 test.run();

@@ -283,8 +283,11 @@ function lastFetchEnded(store: Store, remote: string): number {
 /** A fetch's outcome: `unsent`, refs the remote listed but could not send, with git's words. */
 type Fetched = { ok: true; before: Tips; after: Tips; listing?: Listing; unsent?: Map<string, string> };
 
-/** Words of git's that say an object could not be read or sent, not that the remote is out of reach. */
-const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object/i;
+/**
+ * Words of git's that say an object could not be read or sent, not that the remote is out of reach
+ * (and git's checks refusing what came, under fetch.fsckObjects: keep-pack.ts).
+ */
+const OBJECT_TROUBLE = /tree object|malformed|corrupt|bad (tree|object|commit|blob)|unable to read [0-9a-f]{7}|pack-objects died|did not send all necessary objects|missing (blob|tree|commit|object)|invalid object|fsckObjects/i;
 
 /** `refs` fetched by `fetch` IN_PROCESS_PART at a time, in order; the first failure ends it. */
 async function inParts(refs: string[], fetch: (part: string[]) => Promise<FetchResult>): Promise<FetchResult> {
