@@ -15,7 +15,7 @@ import { newMatchBudget, SPENT } from "../src/core/match-budget.ts";
 import { dueTaskIds, unextendedNote } from "../src/core/task-leases.ts";
 import type { Task } from "../src/core/task.ts";
 import { parseConfigData } from "../src/store/config-file.ts";
-import { cleanupTemp } from "./support/repo.ts";
+import { cleanupTemp, cli } from "./support/repo.ts";
 import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -108,6 +108,24 @@ test("policy: an ignore glob past a lease pattern's bounds is left out with a wa
   // path: past the budget it is checked as any other.
   const costlyPolicy = buildPolicy({ mode: "balanced", ignore: [...Array.from({ length: 100 }, (_, i) => costly(1000 + i)), "*.gen.ts"] }, null);
   assert.is(isIgnored(costlyPolicy, "src/a.gen.ts"), false);
+});
+
+test("the edit hook, end to end: a due claim whose scope leases it cannot look at within its budget is not extended, and the hook says how to extend it", () => {
+  const T0 = Date.parse("2026-06-01T10:00:00.000Z");
+  const at = (ms: number) => ({ HANDOFF_NOW: new Date(T0 + ms).toISOString() });
+  const t = team(["alice"]);
+  const scope = Array.from({ length: 24 }, (_, i) => ["--scope", costly(200 + i)]).flat();
+  assert.is(t.as("lead", ["task", "add", "costly work", "--id", "w", ...scope], at(0)).code, 0);
+  assert.is(t.as("alice", ["claim", "w"], at(0)).code, 0);
+  const expiry = () => t.as("lead", ["task", "show", "w", "--json"], at(0)).json.claim.expires_at as string;
+  const before = expiry();
+  const payload = JSON.stringify({ session_id: "s1", cwd: t.wt.alice, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: `${t.wt.alice}/src/x/a.ts`, old_string: "a", new_string: "b" } });
+  // Twenty minutes in, past the third of its thirty: an edit that its leases may cover would extend it.
+  const r = cli(["hook", "claude-pre-tool-use"], { cwd: t.wt.alice!, agent: "alice", input: payload, env: at(20 * 60_000) });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /did not extend your claim on w: its leases' globs took more than the budget of matching one check may do \(250,000 units\)/);
+  assert.match(r.stdout, /git handoff renew w/);
+  assert.is(expiry(), before, "not extended blindly");
 });
 
 test.run();
