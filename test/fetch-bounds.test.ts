@@ -11,7 +11,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from "nod
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, sh, tempDir, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startDaemon, startHttp, type GitServer } from "./support/servers.ts";
+import { cloneOf, servedThreeWays, serveRoot, type GitServer } from "./support/servers.ts";
 import { fetchOverHttp } from "../src/git/http-remote.ts";
 import { MAX_ANSWER } from "../src/git/upload-pack-v2.ts";
 import { PACK_LIMITS } from "../src/git/pack-read.ts";
@@ -55,16 +55,9 @@ function largestObjectFile(repo: string): number {
 }
 
 test("a blob past the bound under refs/handoff/results/x: refused naming the bound, nothing of it on disk, the rest synced; by path, over git:// and over HTTP", async () => {
-  const root = serveRoot();
-  const bare = root.bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const daemon = await startDaemon(root.root, "project");
-  servers.push(daemon);
-  const http = await startHttp(root.root);
-  servers.push(http);
-  const lead = cloneOf(bare);
+  const { bare, lead, urls } = await servedThreeWays(servers);
   // Cloned first: a clone by path copies the remote's object folder whole.
-  const clones = ([["path", bare], ["daemon", daemon.url("project")], ["http", http.url("project")]] as const).map(([kind, url]) => [kind, cloneOf(url)] as const);
+  const clones = urls.map(([kind, url]) => [kind, cloneOf(url)] as const);
   const { blob, size } = plantLargeBlob(bare);
   for (const [kind, b] of clones) {
     assert.is(cli(["task", "add", `ship ${kind}`, "--id", `ship-${kind}`, "--push"], { cwd: lead, agent: "lead" }).code, 0);

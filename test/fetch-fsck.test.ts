@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, sh, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot, startDaemon, startHttp, type GitServer } from "./support/servers.ts";
+import { cloneOf, servedThreeWays, serveRoot, type GitServer } from "./support/servers.ts";
 
 const servers: GitServer[] = [];
 test.after(async () => {
@@ -25,15 +25,7 @@ function plantBadGitmodules(bare: string, name = "x"): string {
 }
 
 test("fetch.fsckObjects: a .gitmodules git's checks refuse is kept back by path, over git:// and over HTTP; without it, it arrives", async () => {
-  const root = serveRoot();
-  const bare = root.bare("project");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const daemon = await startDaemon(root.root, "project");
-  servers.push(daemon);
-  const http = await startHttp(root.root);
-  servers.push(http);
-  const lead = cloneOf(bare);
-  const urls = [["path", bare], ["daemon", daemon.url("project")], ["http", http.url("project")]] as const;
+  const { bare, lead, urls } = await servedThreeWays(servers);
   const checked = urls.map(([kind, url]) => [kind, cloneOf(url)] as const);
   const trusting = cloneOf(bare);
   for (const [, b] of checked) gitOut(b, "config", "fetch.fsckObjects", "true");

@@ -197,3 +197,20 @@ export function userState(repo: string): string {
   const refs = gitOut(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/", "refs/remotes/");
   return `${config}\n${refs}`;
 }
+
+/**
+ * One remote ("project", with a `main`) served three ways at once: by path, by a `git daemon` and
+ * by `git http-backend`, both started here and pushed to `servers` for the caller to stop; `lead`
+ * a clone of it by path. For tests of what each in-process transport does alike.
+ */
+export async function servedThreeWays(servers: GitServer[]): Promise<{ bare: string; lead: string; urls: readonly (readonly ["path" | "daemon" | "http", string])[] }> {
+  const root = serveRoot();
+  const bare = root.bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const daemon = await startDaemon(root.root, "project");
+  servers.push(daemon);
+  const http = await startHttp(root.root);
+  servers.push(http);
+  const urls = [["path", bare], ["daemon", daemon.url("project")], ["http", http.url("project")]] as const;
+  return { bare, lead: cloneOf(bare), urls };
+}
