@@ -12,6 +12,7 @@ import { handoffCommand } from "./shell-quote.ts";
 import { earliestExpiry, leasesNear, leasesOfAgent, leasesOfTask } from "./lease-groups.ts";
 import { keepOrder, withLeases } from "./lease-order.ts";
 import { groupDigits } from "./digits.ts";
+import { clipped, namedFew } from "./named-few.ts";
 
 function base(type: HandoffEvent["type"], ctx: OpContext, task: string | null): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
@@ -111,15 +112,13 @@ const NAMED_UNCHECKED = 5;
  * it cannot prove them free, so it is refused, naming the budget and the leases left.
  */
 export function uncheckedRefusal(unchecked: ConflictSearch["unchecked"]): Refusal {
-  const short = (p: string) => (p.length > 60 ? `${p.slice(0, 60)}…` : p);
-  const named = unchecked.slice(0, NAMED_UNCHECKED).map((u) => `${u.lease.agent}'s ${JSON.stringify(short(u.lease.pattern))}`);
-  const more = unchecked.length > NAMED_UNCHECKED ? ` and ${unchecked.length - NAMED_UNCHECKED} more` : "";
+  const named = namedFew(unchecked.map((u) => `${u.lease.agent}'s ${JSON.stringify(clipped(u.lease.pattern))}`), NAMED_UNCHECKED);
   return {
     code: "too_costly",
-    message: `could not compare ${unchecked.length} live lease(s) of other agents with ${JSON.stringify(short(unchecked[0]!.requested))} within the budget of glob matching a grant may do (${groupDigits(GRANT_MATCH_BUDGET)} units), so it cannot prove the lease free: ${named.join(", ")}${more}`,
+    message: `could not compare ${unchecked.length} live lease(s) of other agents with ${JSON.stringify(clipped(unchecked[0]!.requested))} within the budget of glob matching a grant may do (${groupDigits(GRANT_MATCH_BUDGET)} units), so it cannot prove the lease free: ${named}`,
     data: {
       budget: GRANT_MATCH_BUDGET,
-      unchecked: unchecked.slice(0, NAMED_UNCHECKED).map((u) => ({ agent: u.lease.agent, pattern: short(u.lease.pattern), task: u.lease.task, requested: u.requested })),
+      unchecked: unchecked.slice(0, NAMED_UNCHECKED).map((u) => ({ agent: u.lease.agent, pattern: clipped(u.lease.pattern), task: u.lease.task, requested: u.requested })),
       unchecked_count: unchecked.length,
     },
     suggestions: [

@@ -6,6 +6,7 @@ import { dependenciesOf } from "./dependency-graph.ts";
 import { groupDigits } from "./digits.ts";
 import { overlapWitness } from "./glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
+import { namedFew } from "./named-few.ts";
 import { settle } from "./task-ops.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
@@ -121,8 +122,7 @@ export function planLoop(all: Task[], now: Date, opts: { maxWorktrees: number })
 
 /** What a plan says of the tasks whose scopes it could not compare within its budget. */
 function notCompared(tasks: string[]): NonNullable<LoopPlan["not_compared"]> {
-  const named = tasks.slice(0, 5).join(", ") + (tasks.length > 5 ? ` and ${tasks.length - 5} more` : "");
-  return { tasks, note: `the scopes of ${named} took more than the budget of matching a plan may do (${groupDigits(GRANT_MATCH_BUDGET)} units) to compare, so they are planned as overlapping: in one unit, never side by side` };
+  return { tasks, note: `the scopes of ${namedFew(tasks, 5)} took more than the budget of matching a plan may do (${groupDigits(GRANT_MATCH_BUDGET)} units) to compare, so they are planned as overlapping: in one unit, never side by side` };
 }
 
 /** A topological order of one group, the best ready task first at each step. */

@@ -12,6 +12,7 @@ import { matchesPath } from "./glob-overlap.ts";
 import { isLeaseLive, MAX_REASON, type Lease } from "./lease.ts";
 import { LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { handoffCommand } from "./shell-quote.ts";
+import { clipped, namedFew } from "./named-few.ts";
 import type { Task } from "./task.ts";
 import type { OpContext } from "./task-ops.ts";
 import { textOrder } from "./text-order.ts";
@@ -109,7 +110,7 @@ export interface NotCompared {
 
 /** The most patterns a note or refusal names; the count says how many more. */
 const NAMED = 5;
-const short = (p: string) => JSON.stringify(p.length > 60 ? `${p.slice(0, 60)}…` : p);
+const short = (p: string) => JSON.stringify(clipped(p));
 
 /**
  * The holder's live leases that name `target`: its own pattern first (free to compare), then the
@@ -131,11 +132,10 @@ function leasesNaming(live: Lease[], target: string): { paths: string[]; uncheck
 }
 
 function notCompared(to: string, target: string, unchecked: string[]): NotCompared {
-  const more = unchecked.length > NAMED ? ` and ${unchecked.length - NAMED} more` : "";
   return {
     count: unchecked.length,
     patterns: unchecked.slice(0, NAMED),
-    note: `${unchecked.length} of ${to}'s leases were not compared with ${short(target)}: their globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so they are not asked for: ${unchecked.slice(0, NAMED).map(short).join(", ")}${more}`,
+    note: `${unchecked.length} of ${to}'s leases were not compared with ${short(target)}: their globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so they are not asked for: ${namedFew(unchecked.map(short), NAMED)}`,
   };
 }
 
@@ -188,7 +188,7 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
       ok: false,
       refusal: {
         code: "too_costly",
-        message: `could not compare ${left.count} of ${input.to}'s live leases with ${short(input.target)} within the budget of glob matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so it cannot tell which of them hold it: ${left.patterns.map(short).join(", ")}${left.count > NAMED ? ` and ${left.count - NAMED} more` : ""}`,
+        message: `could not compare ${left.count} of ${input.to}'s live leases with ${short(input.target)} within the budget of glob matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so it cannot tell which of them hold it: ${namedFew(unchecked.map(short), NAMED)}`,
         data: { agent: input.to, target: input.target, budget: LOCAL_MATCH_BUDGET, unchecked: left.patterns, unchecked_count: left.count },
         suggestions: [{ action: "fix_input", detail: `ask for one of its leases by its pattern (compared as text): ${handoffCommand("leases", "--agent", input.to)}, then ${handoffCommand("ask", input.to, "--release", "<pattern>")}` }],
       },

@@ -7,6 +7,7 @@ import type { Lease, LeaseSet } from "./lease.ts";
 import { keepOrder } from "./lease-order.ts";
 import { leasesOfTask } from "./lease-groups.ts";
 import { SPENT, withinBudget } from "./match-budget.ts";
+import { namedFew } from "./named-few.ts";
 import type { Outcome } from "./outcome.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import type { OpContext } from "./task-ops.ts";
@@ -89,7 +90,6 @@ export function dueTaskIds(leases: Lease[], agent: string, now: Date, covers: (l
 
 /** What a write says of the claims it did not extend because it could not look at their leases within `units` (`whose`: "one check", "a grant"). */
 export function unextendedNote(tasks: string[], units: number, whose: string): string {
-  const named = tasks.slice(0, 5).join(", ") + (tasks.length > 5 ? ` and ${tasks.length - 5} more` : "");
-  return `did not extend your claim on ${named}: its leases' globs took more than the budget of matching ${whose} may do (${groupDigits(units)} units), so some were not looked at; extend it with ${handoffCommand("renew", tasks[0]!)}`;
+  return `did not extend your claim on ${namedFew(tasks, 5)}: its leases' globs took more than the budget of matching ${whose} may do (${groupDigits(units)} units), so some were not looked at; extend it with ${handoffCommand("renew", tasks[0]!)}`;
 }
 

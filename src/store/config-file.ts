@@ -3,6 +3,7 @@ import { readIfThere } from "../git/optional-file.ts";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { anchorPattern, patternProblem } from "../core/paths.ts";
+import { clipped } from "../core/named-few.ts";
 import { issueText } from "../core/schema-helpers.ts";
 
 export const CONFIG_NAME = ".handoff.yaml";
@@ -71,7 +72,7 @@ export async function parseConfigData(text: string, warnings: string[] = []): Pr
   // Globs past a lease pattern's bounds are left out where the policy is built (lease-policy.ts): said here.
   for (const g of parsed.data.ignore ?? []) {
     const problem = patternProblem(anchorPattern(g));
-    if (problem) warnings.push(`${CONFIG_NAME}: ignore glob ${JSON.stringify(g.length > 60 ? `${g.slice(0, 60)}…` : g)} left out: it ${problem}`);
+    if (problem) warnings.push(`${CONFIG_NAME}: ignore glob ${JSON.stringify(clipped(g))} left out: it ${problem}`);
   }
   try {
     resolveConfig(parsed.data);

@@ -3,6 +3,7 @@
 // agents on different builds may each see a different state. A hint, never a failure.
 import { buildsInUse } from "../core/agent-roster.ts";
 import { buildLabel, buildText, THIS_BUILD } from "../core/build-identity.ts";
+import { namedFew } from "../core/named-few.ts";
 import { listAgents } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
@@ -13,7 +14,7 @@ export async function buildCheck(store: Store): Promise<Check> {
   const { agents } = await listAgents(store);
   const groups = buildsInUse(agents.map((a) => a.record), store.now(), store.config);
   const here = `this doctor runs ${buildLabel(THIS_BUILD)}`;
-  const names = (list: string[]) => list.slice(0, NAMED).join(", ") + (list.length > NAMED ? ` and ${list.length - NAMED} more` : "");
+  const names = (list: string[]) => namedFew(list, NAMED);
   if (!groups.length) return { name: "builds", status: "ok", detail: `no live agent; ${here}` };
   if (groups.length === 1) {
     const [only] = groups;
