@@ -14,6 +14,7 @@ import { noteRemoteCall } from "../git/remote-calls.ts";
 import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
+import { fetchFromFolder } from "../git/folder-fetch.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fsckOnFetch, writeFetchedPack } from "../git/keep-pack.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
@@ -38,16 +39,19 @@ export function fetchesInProcess(store: Store, remote: string): boolean {
 async function fetchNamedInProcess(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult | null> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return null;
+  // Many objects (a fresh clone's first sync) are kept as the pack they came in, and git checks
+  // them all first where the clone asks it to (keep-pack.ts).
+  const strict = fsckOnFetch(store.remoteSource.config);
+  // A folder on this disk whose new objects are loose there: read from its files (folder-fetch.ts).
+  const inFolder = strict ? null : await fetchFromFolder(store.remoteSource, remote, refs.map((r, k) => ({ new: wants[k]!, expected: tracked.get(r) ?? null })), (oid) => store.reader.readHere(oid));
   const got =
+    (inFolder && { ok: true as const, objects: inFolder, pack: NO_PACK }) ??
     (await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null)) ??
     (await fetchOverStream(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null));
   if (!got) return null;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
   if (!(await connected(store, got.objects, wants as string[], new Set(haves)))) return null;
-  // Many objects (a fresh clone's first sync) are kept as the pack they came in, and git checks
-  // them all first where the clone asks it to (keep-pack.ts).
-  const strict = fsckOnFetch(store.remoteSource.config);
   const written = await writeFetchedPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, got.objects.size, strict, Math.max(1000, timeoutMs()));
   if (written && !written.ok && strict) return { ok: false, message: `git's checks of the fetched objects (fetch.fsckObjects) refused them: ${written.message}` };
   const kept = written?.ok ? written : null;
@@ -60,6 +64,9 @@ async function fetchNamedInProcess(store: Store, remote: string, refs: string[],
     kept?.release();
   }
 }
+
+/** The pack of objects read one by one (folder-fetch.ts): fewer than keep-pack.ts keeps, never written as a pack. */
+const NO_PACK = Buffer.alloc(0);
 
 /**
  * What git's connectivity check makes sure of after a fetch: each wanted commit is here, and every
