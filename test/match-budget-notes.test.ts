@@ -48,4 +48,32 @@ test("status and heartbeat: a changed path not judged against a costly declarati
   assert.equal(undeclaredEdits(t), [], "a path not judged is not recorded");
 });
 
+test("the edit hook, end to end: a path it cannot judge against the agent's costly leases within its budget gets the could-not-tell line, not a drift notice, and nothing is recorded", () => {
+  const t = team(["alice"]);
+  // Sixty: the hook's own-lease check compiles the first of them (and keeps them compiled), the
+  // drift notice's budget of 250,000 units is spent on the rest.
+  ok(t.as("alice", ["lease", ...costlyGlobs(400, 60)], at(0)));
+  const r = edit(t, "alice", "src/x/a.ts", at(60_000));
+  const context = r.json.hookSpecificOutput.additionalContext as string;
+  assert.match(context, /git-handoff notice: could not tell whether src\/x\/a\.ts is outside what you declared: your declared globs took more than the budget of matching one check may do \(250,000 units\), so some were not looked at; not recorded/);
+  assert.not.match(context, /not blocked, recorded/, "no drift notice");
+  assert.equal(undeclaredEdits(t), []);
+});
+
+test("lease, end to end: a due claim whose costly scope leases it cannot look at within a grant's budget is not extended, and the warning says how to extend it", () => {
+  const t = team(["alice"]);
+  ok(t.as("lead", ["task", "add", "costly work", "--id", "w", ...costlyGlobs(600, 100).flatMap((g) => ["--scope", g])], at(0)));
+  ok(t.as("alice", ["claim", "w"], at(0)));
+  ok(t.as("alice", ["lease", "--task", "w", ...costlyGlobs(700, 40)], at(0)));
+  const expiry = () => ok(t.as("lead", ["task", "show", "w", "--json"], at(0))).json.claim.expires_at as string;
+  const before = expiry();
+  // Twenty minutes in, past the third of its thirty: a lease its leases may cover would extend it.
+  const r = ok(t.as("alice", ["lease", "src/x/a.ts"], at(20 * 60_000)));
+  assert.match(r.stdout, /^leased src\/x\/a\.ts /);
+  assert.match(r.stderr, /git-handoff: warning: did not extend your claim on w: its leases' globs took more than the budget of matching a grant may do \(2,000,000 units\), so some were not looked at; extend it with git handoff renew w\n/);
+  assert.is(expiry(), before, "not extended blindly");
+  const json = ok(t.as("alice", ["lease", "src/x/b.ts", "--json"], at(20 * 60_000))).json;
+  assert.equal(json.not_extended.tasks, ["w"]);
+});
+
 test.run();
