@@ -76,4 +76,16 @@ test("lease, end to end: a due claim whose costly scope leases it cannot look at
   assert.equal(json.not_extended.tasks, ["w"]);
 });
 
+test("an ignore glob in .gitattributes past a lease pattern's bounds is left out with a warning, as one in .handoff.yaml is", () => {
+  const t = team(["alice"]);
+  const huge = `${"{a,b}".repeat(10)}*s*s.ts`;
+  writeFileSync(join(t.wt.alice!, ".gitattributes"), `${huge} linguist-generated\n*.gen.ts linguist-generated\n`);
+  const r = ok(t.as("alice", ["lease", "src/a.gen.ts", "src/b.ts"]));
+  assert.match(r.stderr, /git-handoff: warning: \.gitattributes: ignore glob "\{a,b\}.*" left out: it expands to more than 64 paths/);
+  assert.match(r.stdout, /not leased \(ignored by policy\): src\/a\.gen\.ts/, "the globs within the bounds still count");
+  assert.is(r.stderr.split("\n").filter((l) => l.includes(".gitattributes")).length, 1, "said once");
+  writeFileSync(join(t.wt.alice!, ".handoff.yaml"), `ignore:\n  - "${huge}"\n`);
+  assert.match(ok(t.as("alice", ["lease", "src/c.ts"])).stderr, /git-handoff: warning: \.handoff\.yaml: ignore glob "\{a,b\}.*" left out: it expands to more than 64 paths/);
+});
+
 test.run();
