@@ -8,10 +8,15 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { costlyGlobs } from "./support/costly-globs.ts";
+import { inProcess, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, cli, type CliResult } from "./support/repo.ts";
 import { team, type Team } from "./support/team.ts";
 
-test.after(cleanupTemp);
+const open: McpHandle[] = [];
+test.after(async () => {
+  for (const h of open.splice(0)) await h.close();
+  cleanupTemp();
+});
 
 const T0 = Date.parse("2026-06-01T10:00:00.000Z");
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(T0 + ms).toISOString() });
@@ -30,7 +35,7 @@ function edit(t: Team, agent: string, file: string, env: NodeJS.ProcessEnv): Cli
 
 const undeclaredEdits = (t: Team) => ok(t.as("lead", ["events", "--type", "undeclared_edit", "--json"])).json as unknown[];
 
-test("status and heartbeat: a changed path not judged against a costly declaration within the budget is counted and said, never drift", () => {
+test("status and heartbeat (CLI and MCP): a changed path not judged against a costly declaration within the budget is counted and said, never drift", async () => {
   const t = team(["alice"]);
   // 140 declared globs a fresh process compiles at ~16,600 units each: past a drift check's 2,000,000.
   ok(t.as("alice", ["session", "start", "--objective", "costly", ...costlyGlobs(0, 100).flatMap((g) => ["--files", g])]));
@@ -45,6 +50,13 @@ test("status and heartbeat: a changed path not judged against a costly declarati
   const beat = ok(t.as("alice", ["heartbeat"]));
   assert.match(beat.stdout, /^heartbeat alice at \S+\nnote: could not tell whether 1 path changed in this worktree is outside what you declared: your declared globs took more than the budget of matching a drift check may do \(2,000,000 units\), so some were not looked at; not recorded as drift\n$/);
   assert.is(ok(t.as("alice", ["heartbeat", "--json"])).json.unjudged, 1);
+  // MCP's heartbeat, load_context: the same note (this test process compiled none of these globs yet).
+  const mcp = await inProcess(t.wt.alice!, { agent: "alice" });
+  open.push(mcp);
+  const r = await mcp.call("load_context");
+  assert.not.ok(r.isError);
+  assert.match((r.content as { text: string }[]).map((c) => c.text).join("\n"), /\nnote: could not tell whether 1 path changed in this worktree is outside what you declared: .*; not recorded as drift\n/);
+  assert.is((r.structuredContent as { session: { unjudged: number } }).session.unjudged, 1);
   assert.equal(undeclaredEdits(t), [], "a path not judged is not recorded");
 });
 
