@@ -50,6 +50,9 @@ test("status and heartbeat (CLI and MCP): a changed path not judged against a co
   const beat = ok(t.as("alice", ["heartbeat"]));
   assert.match(beat.stdout, /^heartbeat alice at \S+\nnote: could not tell whether 1 path changed in this worktree is outside what you declared: your declared globs took more than the budget of matching a drift check may do \(2,000,000 units\), so some were not looked at; not recorded as drift\n$/);
   assert.is(ok(t.as("alice", ["heartbeat", "--json"])).json.unjudged, 1);
+  // The SessionStart hook's heartbeat: the same note in the context the agent starts with.
+  const start = ok(cli(["hook", "claude-session-start"], { cwd: t.wt.alice!, agent: "alice", input: JSON.stringify({ session_id: "s-alice", cwd: t.wt.alice!, hook_event_name: "SessionStart" }) }), "session hook");
+  assert.match(JSON.parse(start.stdout).hookSpecificOutput.additionalContext, /\nnote: could not tell whether 1 path changed in this worktree is outside what you declared: .*; not recorded as drift$/);
   // MCP's heartbeat, load_context: the same note (this test process compiled none of these globs yet).
   const mcp = await inProcess(t.wt.alice!, { agent: "alice" });
   open.push(mcp);
