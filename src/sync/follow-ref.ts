@@ -9,7 +9,7 @@
 // Callers poll with `Backoff`: quick right after a change, slower while nothing happens.
 // Processes that wait share one poller per clone (shared-poll.ts) on top of this.
 import { inflateSync } from "node:zlib";
-import { fetchHandoffRefs } from "../git/remote.ts";
+import { fetchHandoffRefs } from "../git/fetch-refs.ts";
 import { placeOf } from "../store/ref-families.ts";
 import { validateReceived } from "./validate-receive.ts";
 import type { Store } from "../store/store.ts";

@@ -3,7 +3,9 @@
 import { trace } from "./trace.ts";
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
+import { pushWithLease, type PushResult, type PushUpdate } from "../git/push-lease.ts";
+import { trackingRef } from "../git/tracking-ref.ts";
+import type { RemoteFailure } from "../git/remote-failure.ts";
 import { carriesEdges, refuseCycles } from "./dependency-cycles.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
 import { pendingLeases, settleCarried } from "./pending-push.ts";

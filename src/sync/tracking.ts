@@ -4,7 +4,11 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { listRefs, updateRefs, type RefTip } from "../git/refs.ts";
-import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, withFetchLock, type FetchResult, type RemoteFailure } from "../git/remote.ts";
+import { fetchHandoffRefs, type FetchResult } from "../git/fetch-refs.ts";
+import { lsRemoteHandoff } from "../git/remote-listing.ts";
+import { trackingPrefix, trackingRef } from "../git/tracking-ref.ts";
+import { withFetchLock } from "../git/fetch-lock.ts";
+import type { RemoteFailure } from "../git/remote-failure.ts";
 import { fetchesInProcess, fetchNamed } from "./named-fetch.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
