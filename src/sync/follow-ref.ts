@@ -17,7 +17,10 @@ import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
 import { fetchNamed } from "./named-fetch.ts";
-import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
+import { fetchFirst } from "./fetch-first.ts";
+import { ownTips } from "./own-tips.ts";
+import { screenFetched } from "./screen-received.ts";
+import { trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
 

@@ -11,7 +11,7 @@ import { trackingPrefix } from "../git/tracking-ref.ts";
 import { compactionDue } from "../store/archive.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
-import type { Listing } from "./tracking.ts";
+import type { Listing } from "./refresh-tracking.ts";
 
 const FORMAT = 1;
 
