@@ -4,7 +4,7 @@ import { formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
-import { configuredRemote } from "../git/remote.ts";
+import { configuredRemote } from "../git/configured-remote.ts";
 import { pathRemoteStatus } from "../git/path-remote.ts";
 import { httpRemoteStatus } from "../git/http-remote.ts";
 import { streamRemoteStatus } from "../git/stream-remote.ts";
