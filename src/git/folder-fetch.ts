@@ -45,8 +45,10 @@ export async function fetchFromFolder(source: PathRemoteSource, remote: string, 
       recent: () => false,
     },
     updates,
+    // A first sync's hundreds of tasks stop the walk here, not after thousands of reads.
+    MAX_FOUND - 1,
   );
-  return found && found.size < MAX_FOUND ? found : null;
+  return found;
 }
 
 /** The remote's loose object `oid`, checked against its name; null for anything else. */

@@ -21,13 +21,14 @@ const MAX_OBJECTS = 4096;
  * Every object reachable from the updates' new tips that the remote may lack: a commit and what
  * its tree has that its parent's does not, down the first parents until the ref's value on the
  * remote (whose objects the remote has, all of them: the compare-and-swap makes sure it is still
- * there) or a root. Null when anything is beyond this (a merge, a tag, an unreadable object, too
- * many). An object this process has just written is sent without a look at the parent (if the
- * remote has it, writing it is a stat); the parent's trees are read only for the entries that are
- * not, which spares a one-shot claim the `git cat-file` that a parent from a pack would need.
+ * there) or a root. Null when anything is beyond this (a merge, a tag, an unreadable object,
+ * more than `maxObjects`). An object this process has just written is sent without a look at the
+ * parent (if the remote has it, writing it is a stat); the parent's trees are read only for the
+ * entries that are not, which spares a one-shot claim the `git cat-file` that a parent from a
+ * pack would need. (folder-fetch.ts walks the same way in the other direction.)
  */
-export async function missingObjects(source: ObjectSource, updates: { new: string; expected: string | null }[]): Promise<Map<string, GitObject> | null> {
-  const walk = new Walk(source);
+export async function missingObjects(source: ObjectSource, updates: { new: string; expected: string | null }[], maxObjects = MAX_OBJECTS): Promise<Map<string, GitObject> | null> {
+  const walk = new Walk(source, maxObjects);
   try {
     for (const u of updates) {
       let commit: string | null = u.new;
@@ -54,7 +55,10 @@ class Walk {
   readonly found = new Map<string, GitObject>();
   private readonly oidBytes: number;
 
-  constructor(private readonly source: ObjectSource) {
+  constructor(
+    private readonly source: ObjectSource,
+    private readonly maxObjects: number,
+  ) {
     this.oidBytes = source.format === "sha256" ? 32 : 20;
   }
 
@@ -66,7 +70,7 @@ class Walk {
 
   add(oid: string, o: GitObject): GitObject {
     this.found.set(oid, o);
-    if (this.found.size > MAX_OBJECTS) throw BEYOND;
+    if (this.found.size > this.maxObjects) throw BEYOND;
     return o;
   }
 
