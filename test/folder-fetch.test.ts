@@ -95,6 +95,27 @@ test("a loose file that is a link, a FIFO, or another object's bytes is not read
   }
 });
 
+test("a hundred objects or more (a first sync) are upload-pack's, kept as a pack, after at most a hundred reads", async () => {
+  const { a, b, bare } = remoteWithTask();
+  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t-${i}`], { cwd: a, agent: "lead" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  const tips = gitOut(bare, "for-each-ref", "--format=%(objectname)", "refs/handoff/tasks/").trim().split("\n");
+  assert.is(tips.length, 41);
+  const store = await openStore({ cwd: b, agent: "bob" });
+  let reads = 0;
+  try {
+    const got = await fetchFromFolder(store.remoteSource, "origin", tips.map((t) => ({ new: t, expected: null })), (oid) => (reads++, store.reader.readHere(oid)));
+    assert.is(got, null);
+    assert.ok(reads <= 100, `${reads} objects looked for here`);
+  } finally {
+    store.close();
+  }
+  const trace = join(tempDir(), "trace");
+  assert.is(cli(["sync"], { cwd: b, agent: "bob", env: { GIT_TRACE: trace } }).code, 0);
+  assert.is(gitRuns(trace).filter((r) => r.startsWith("git upload-pack")).length, 1, gitRuns(trace).join("\n"));
+  assert.is(gitOut(b, "rev-parse", "refs/handoff/tasks/t-39").trim(), gitOut(bare, "rev-parse", "refs/handoff/tasks/t-39").trim());
+});
+
 test("an object past the size read from files is upload-pack's", async () => {
   const { b, bare } = remoteWithTask();
   const big = join(tempDir(), "big");
