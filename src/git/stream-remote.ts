@@ -34,7 +34,7 @@ import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, offers, outOfSha
 type Target = { kind: "path"; gitDir: string; name: string } | { kind: "daemon"; host: string; port: number; hostLine: string; path: string; name: string };
 
 /** What came back on the connection, whole (the server closed it), or why not (`connected`: the request may have gone out). */
-type Exchange = { ok: true; body: Buffer } | { ok: false; message: string; timedOut: boolean; tooLarge?: true; connected?: true };
+type Exchange = { ok: true; body: Buffer; failed?: string } | { ok: false; message: string; timedOut: boolean; tooLarge?: true; connected?: true };
 
 const DEFAULT_PORT = 9418;
 const daemonDisabled = () => process.env.HANDOFF_DAEMON_REMOTE === "git";
@@ -66,6 +66,9 @@ export async function fetchOverStream(source: PathRemoteSource, remote: string, 
   if (!offers(ad.caps, "fetch")) return { gits: "its upload-pack offers no fetch of SHA-1 objects" };
   const read = readFetched(r.body, ad.end);
   if ("bound" in read) return pastBound(target.name, read.bound);
+  // Our own upload-pack that failed (the remote folder's objects cannot be sent): its words, as
+  // `git fetch` prints them; the caller tells object trouble from a remote out of reach by them.
+  if ("shape" in read && r.failed) return { ok: false, message: r.failed, timedOut: false };
   if ("shape" in read) return outOfShape(target.name, read.shape);
   return { ok: true, ...read };
 }
@@ -153,8 +156,9 @@ async function exchange(target: Target, request: Buffer, timeoutMs: number, sign
   const r = await gitBytes(["upload-pack", "--strict", target.gitDir], { cwd: target.gitDir, env: { GIT_PROTOCOL: "version=2" }, input, timeoutMs, maxStdout: MAX_ANSWER, ...(signal ? { signal } : {}) });
   if (r.overflowed) return { ok: false, message: `${target.name} answered more than ${MAX_ANSWER} bytes`, timedOut: false, tooLarge: true };
   if (r.timedOut) return { ok: false, message: `${target.name} did not answer within the deadline`, timedOut: true };
-  // A failed upload-pack's partial answer is read as such (it lacks its end): git's to say why.
-  return { ok: true, body: r.stdout };
+  // A failed upload-pack's partial answer is read as such (it lacks its end), with its own words.
+  const said = r.stderr.split("\n").find((l) => /^(fatal|error):/.test(l)) ?? r.stderr.split("\n")[0] ?? "";
+  return { ok: true, body: r.stdout, ...(r.code !== 0 ? { failed: `remote: ${said.trim() || `git upload-pack exited ${r.code}`}`.slice(0, 300) } : {}) };
 }
 
 function overSocket(target: Target & { kind: "daemon" }, bytes: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Exchange> {
