@@ -22,7 +22,7 @@
 // hour; so is an https:// remote whose certificate this process cannot check as git would.
 //
 // Only the plain case is taken, as path-remote.ts does for a folder; anything else returns null
-// and goes to `git push` / `git ls-remote` as before: an `http://` or `https://` URL without user
+// (a fetch: `gits`) and goes to `git push` / `git ls-remote` / `git fetch` as before: an `http://` or `https://` URL without user
 // or password, one `remote.<name>.url`, no pushurl, receivepack, uploadpack, proxy for it; no
 // `url.*` rewriting, no `protocol.*` setting and no `http.*` one that could apply to the URL, in
 // any scope (proxies, headers, cookies, versions, certificates, sslVerify are git's); no proxy in
