@@ -94,7 +94,8 @@ async function fetchNamedInProcess(
     if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return { ok: false, message: `the fetched object ${oid} was written here under another id` };
     // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
     const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
-    return moved.ok ? { ok: true } : { ok: false, message: `the tracking refs of ${remote} moved while they were fetched (another fetch of this clone's)` };
+    // git's words kept: a lock a killed git left names its file, which the caller says is stale.
+    return moved.ok ? { ok: true } : { ok: false, message: `the tracking refs of ${remote} could not be moved to what was fetched: ${moved.message}` };
   } finally {
     kept?.release();
   }
