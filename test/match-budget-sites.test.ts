@@ -15,30 +15,13 @@ import { newMatchBudget, SPENT } from "../src/core/match-budget.ts";
 import { dueTaskIds, unextendedNote } from "../src/core/task-leases.ts";
 import type { Task } from "../src/core/task.ts";
 import { parseConfigData } from "../src/store/config-file.ts";
+import { costly, costlyApart } from "./support/costly-globs.ts";
 import { cleanupTemp, cli } from "./support/repo.ts";
 import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
 const now = new Date("2026-12-01T00:00:00Z");
-const alternatives6 = "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}";
-
-/**
- * A legal glob costly to match against a path (64 alternatives, 4,096 characters in all): the `i`th.
- * Each test takes its own `i`s: a glob compiled once is cached (glob-overlap.ts) and cheap after.
- */
-function costly(i: number): string {
-  let p = `**/${alternatives6}${i}*`;
-  while (p.length - 24 + 2 + "/**/*.ts".length <= 4096 / 64) p += "*s";
-  return p + "/**/*.ts";
-}
-
-/** A legal glob costly to compare with another like it, and overlapping none of them: the `i`th. */
-function costlyApart(i: number): string {
-  let p = `**/${alternatives6}${i}`;
-  while (p.length - 24 + 2 + 9 <= 64) p += "*s";
-  return p + "s".repeat(8) + "x";
-}
 
 function lease(pattern: string, agent: string, task: string | null = null, leftMs = 3_600_000): Lease {
   return {

@@ -12,7 +12,7 @@ import { mountTypeOf, pushToPath, wouldCollectGarbage, type PathRemoteSource } f
 import { ObjectReader } from "../src/git/object-reader.ts";
 import { ObjectWriter } from "../src/git/object-writer.ts";
 import { scanConfig } from "../src/git/config-scan.ts";
-import { lsRemoteHandoff } from "../src/git/remote.ts";
+import { lsRemoteHandoff } from "../src/git/remote-listing.ts";
 import { lsRemoteFamilies, lsRemoteRefs } from "../src/git/remote-ref.ts";
 
 test.after(cleanupTemp);

@@ -41,7 +41,7 @@ function gitRuns(trace: string): string[] {
   return [...readFileSync(trace, "utf8").matchAll(/trace: built-in: (git [^\n]*)/g)].map((m) => m[1]!);
 }
 
-test("a sync by path, by file:// and over git:// fetches in process: no git fetch, one upload-pack by path, no git at all over git://", async () => {
+test("a sync by path, by file:// and over git:// fetches in process: no git fetch, by path the few new objects read from the folder's files, over git:// no git at all", async () => {
   const { bare, daemon } = await served();
   const lead = cloneOf(bare);
   for (const [kind, url] of [["path", bare], ["file", `file://${bare}`], ["daemon", daemon.url("project")]] as const) {
@@ -56,9 +56,10 @@ test("a sync by path, by file:// and over git:// fetches in process: no git fetc
     const runs = gitRuns(trace);
     assert.not.ok(runs.some((r) => /^git (fetch|ls-remote|index-pack|unpack-objects|rev-list)/.test(r)), runs.join("\n"));
     if (kind === "daemon") assert.equal(runs.filter((r) => !r.startsWith("git cat-file") && !r.startsWith("git update-ref")), [], "over git:// the daemon's upload-pack is the only one");
-    else assert.is(runs.filter((r) => r.startsWith("git upload-pack")).length, 1, runs.join("\n"));
+    // The task's three new objects are loose in the folder (a push leaves them so): read there (folder-fetch.ts).
+    else assert.is(runs.filter((r) => r.startsWith("git upload-pack")).length, 0, runs.join("\n"));
     const doctor = cli(["doctor"], { cwd: b });
-    assert.match(doctor.stdout, kind === "daemon" ? /remote-over-git +origin is git:\/\/127\.0\.0\.1:\d+\/project\.git: listings and fetches are one connection of this process's/ : /fetches are one git upload-pack of this process's/);
+    assert.match(doctor.stdout, kind === "daemon" ? /remote-over-git +origin is git:\/\/127\.0\.0\.1:\d+\/project\.git: listings and fetches are one connection of this process's/ : /fetches read the few new objects from its files where they are loose, else one git upload-pack of this process.s/);
   }
 });
 

@@ -8,7 +8,7 @@ import type { Actor } from "../src/core/identity.ts";
 import { isDerivedEvent, replayTaskEvent } from "../src/core/replay.ts";
 import type { Task } from "../src/core/task.ts";
 import { claimTask, createTask, releaseTask } from "../src/core/task-ops.ts";
-import { parsePorcelain } from "../src/git/remote.ts";
+import { parsePorcelain } from "../src/git/push-lease.ts";
 
 const actor = (agent: string): Actor => ({ agent, worktree: null, branch: null, scope: "primary" });
 const T0 = new Date("2026-01-01T10:00:00Z");

@@ -41,20 +41,59 @@ export function isDeclared(d: Declaration, path: string, work: MatchBudget = new
   return declaredWithin(d.globs, path, work);
 }
 
+/** What judging changed paths against a declaration found. */
+export interface PathsJudged {
+  /** Outside the declaration, in the order given. */
+  undeclared: string[];
+  /** Not judged within the budget: never called undeclared, but counted, so no view passes them over unsaid. */
+  unjudged: string[];
+}
+
 /**
- * The paths outside the declaration, in the order given; none when there is no declaration. Those
- * not judged within a grant's budget of matching are left out: an agent is never said to have
- * drifted on a path that was not looked at.
+ * Judges `paths` (each once) against the declaration within one grant's budget of matching shared by
+ * all of them; no declaration, nothing outside it. A path not judged is never drift: an agent is
+ * never said to have drifted on a path that was not looked at.
  */
+export function judgePaths(d: Declaration | null, paths: string[]): PathsJudged {
+  const out: PathsJudged = { undeclared: [], unjudged: [] };
+  if (!d) return out;
+  const work = newMatchBudget(DRIFT_BUDGET.units);
+  for (const p of new Set(paths)) {
+    const v = isDeclared(d, p, work);
+    if (v === SPENT) out.unjudged.push(p);
+    else if (!v) out.undeclared.push(p);
+  }
+  return out;
+}
+
+/** The paths outside the declaration, in the order given (judgePaths, without those not judged). */
 export function undeclaredPaths(d: Declaration | null, paths: string[]): string[] {
-  if (!d) return [];
-  const work = newMatchBudget(GRANT_MATCH_BUDGET);
-  return [...new Set(paths)].filter((p) => isDeclared(d, p, work) === false);
+  return judgePaths(d, paths).undeclared;
+}
+
+/** The budget judgePaths spends (a heartbeat's and a drift view's), in the words of a note. */
+export const DRIFT_BUDGET = { units: GRANT_MATCH_BUDGET, whose: "a drift check" } as const;
+/** The pre-edit hook's: a check's. */
+const NOTICE_BUDGET = { units: LOCAL_MATCH_BUDGET, whose: "one check" } as const;
+
+/**
+ * The one wording of paths not judged against a declaration (the hook's notice, the heartbeat's
+ * note, `status`): `what` names the paths (a list, or pathCount), `who` the agent (null: the caller),
+ * `outcome` what was done with them.
+ */
+export function unjudgedWords(what: string, many: boolean, who: string | null, budget: { units: number; whose: string }, outcome: string): string {
+  const [agent, its] = who === null ? ["you", "your"] : [who, "its"];
+  return `could not tell whether ${what} ${many ? "are" : "is"} outside what ${agent} declared: ${its} declared globs took more than the budget of matching ${budget.whose} may do (${groupDigits(budget.units)} units), so some were not looked at; ${outcome}`;
+}
+
+/** `N path(s) <changed>`: a count for unjudgedWords. */
+export function pathCount(n: number, changed: string): string {
+  return `${groupDigits(n)} path${n === 1 ? "" : "s"} ${changed}`;
 }
 
 /** The line a pre-edit hook adds for paths it could not judge against the declaration within its budget (nothing is recorded). */
 export function unjudgedNotice(paths: string[]): string {
-  return `git-handoff notice: could not tell whether ${paths.join(", ")} ${paths.length === 1 ? "is" : "are"} outside what you declared: your declared globs took more than the budget of matching one check may do (${groupDigits(LOCAL_MATCH_BUDGET)} units), so some were not looked at; not recorded`;
+  return `git-handoff notice: ${unjudgedWords(paths.join(", "), paths.length !== 1, null, NOTICE_BUDGET, "not recorded")}`;
 }
 
 /** The one line an agent's context gets the first time it touches a file outside its declaration. */
@@ -93,6 +132,8 @@ export interface AgentDrift {
   /** Paths changed outside the declaration (at most MAX_SHOWN_PATHS), and how many in all. */
   undeclared: string[];
   count: number;
+  /** How many changed paths were not judged within the budget (judgePaths): in neither of the above. */
+  unjudged: number;
 }
 
 export interface StuckTask {

@@ -3,6 +3,7 @@
 import type { Config, LeaseMode } from "./config.ts";
 import { matchesPath } from "./glob-overlap.ts";
 import { newMatchBudget, withinBudget, type MatchBudget } from "./match-budget.ts";
+import { clipped } from "./named-few.ts";
 import { anchorPattern, patternProblem } from "./paths.ts";
 
 export const DEFAULT_IGNORE = [
@@ -55,6 +56,18 @@ export function gitattributesIgnores(text: string): string[] {
     if (marked) out.push(pattern);
   }
   return out;
+}
+
+/**
+ * What is said of the ignore globs `source` (a file name) gives that are past a lease pattern's
+ * bounds: buildPolicy leaves them out, and a glob dropped unsaid would have its files checked and
+ * leased while whoever wrote it believes them ignored. One wording for .handoff.yaml and .gitattributes.
+ */
+export function leftOutIgnores(source: string, globs: string[]): string[] {
+  return globs.flatMap((g) => {
+    const problem = patternProblem(anchorPattern(g));
+    return problem ? [`${source}: ignore glob ${JSON.stringify(clipped(g))} left out: it ${problem}`] : [];
+  });
 }
 
 /**

@@ -41,6 +41,11 @@ export class ObjectReader {
     return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.fromPacks(oid) ?? this.readBatch(oid);
   }
 
+  /** The object from this repository's own files (loose or packed), never asking a git process; undefined otherwise. */
+  readHere(oid: string): GitObject | undefined {
+    return this.recent?.(oid) ?? readLoose(this.commonDir, oid) ?? this.fromPacks(oid);
+  }
+
   /** The object from the repository's own packs (opened on first need), or undefined. */
   private fromPacks(oid: string): GitObject | undefined {
     return (this.packs ??= new LocalPacks(`${this.commonDir}/objects`)).read(oid);

@@ -1,7 +1,7 @@
 // Who talks to a remote and how often: every push, ref listing and fetch of refs/handoff/* goes
-// through src/git/remote.ts or remote-ref.ts, which call `noteRemoteCall`. The sync layer
-// registers the observer that keeps the per-clone counts (src/sync/remote-traffic.ts); with no
-// observer this costs nothing.
+// through src/git/fetch-refs.ts, push-lease.ts, remote-listing.ts or remote-ref.ts, which call
+// `noteRemoteCall`. The sync layer registers the observer that keeps the per-clone counts
+// (src/sync/remote-traffic.ts); with no observer this costs nothing.
 export type RemoteCallKind = "push" | "ls-remote" | "fetch";
 
 type Observer = (cwd: string, remote: string, kind: RemoteCallKind) => void;

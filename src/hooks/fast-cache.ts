@@ -11,7 +11,7 @@ import { literalPrefix } from "../core/glob-overlap.ts";
 import type { Lease } from "../core/lease.ts";
 import { holderSuggestions } from "../core/lease-ops.ts";
 import { neutralise } from "../present/untrusted.ts";
-import { configuredRemote } from "../git/remote.ts";
+import { configuredRemote } from "../git/configured-remote.ts";
 import { git } from "../git/run.ts";
 import { loadRepositoryConfig } from "../store/repo-policy.ts";
 import { LEASES_REF, loadPolicy, readLeasesAt } from "../store/lease-store.ts";

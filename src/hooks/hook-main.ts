@@ -249,8 +249,8 @@ async function dispatch(inv: Invocation, opened: (s: Store) => void, answered: (
     const payload = parsePayload(await readStdin(stdinBudget()), inv.name);
     const dir = (typeof payload.cwd === "string" && payload.cwd) || process.env.CLAUDE_PROJECT_DIR || process.env.GEMINI_PROJECT_DIR || inv.dir;
     const store = await open(dir, inv.agent ?? agentForPayload(payload, process.env));
-    await registerSession(store, payload);
-    const context = await sessionContext(store);
+    const note = await registerSession(store, payload);
+    const context = [await sessionContext(store), ...(note ? [note] : [])].join("\n");
     // The context quotes shared records (objectives, names, paths): escaped like every text answer.
     out(JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: neutralise(context) } }) + "\n");
     return 0;

@@ -6,7 +6,7 @@ import * as z from "zod/mini";
 import type { AgentRecord } from "../core/agent.ts";
 import { fail } from "../core/errors.ts";
 import { gcAgents } from "../store/agent-gc.ts";
-import { heartbeatFor, startSessionFor } from "../store/agent-store.ts";
+import { heartbeatWithDrift, startSessionFor } from "../store/agent-store.ts";
 import type { Store } from "../store/store.ts";
 import { describe } from "./tools/common.ts";
 
@@ -17,6 +17,8 @@ export interface SessionRegistration {
   /** Why nothing was recorded, when registration failed. */
   note?: string;
   session_id?: string;
+  /** When this call was a heartbeat: how many paths changed in this worktree it could not judge against the declaration (never recorded as drift). */
+  unjudged?: number;
 }
 
 export interface SessionDeclaration {
@@ -52,6 +54,10 @@ export async function declareSession(store: Store, input: SessionDeclaration): P
 
 export async function registerAgentSession(store: Store, input: SessionDeclaration): Promise<SessionRegistration & { record: AgentRecord }> {
   const declaring = input.objective !== undefined || input.files !== undefined || input.awaits !== undefined;
-  const record = declaring ? await declareSession(store, input) : await heartbeatFor(store, input.session_id !== undefined ? { session: input.session_id } : {});
-  return { registered: true, declared: declaring, ...(record.session !== null ? { session_id: record.session } : {}), record };
+  if (declaring) {
+    const record = await declareSession(store, input);
+    return { registered: true, declared: true, ...(record.session !== null ? { session_id: record.session } : {}), record };
+  }
+  const { record, drift } = await heartbeatWithDrift(store, input.session_id !== undefined ? { session: input.session_id } : {});
+  return { registered: true, declared: false, ...(record.session !== null ? { session_id: record.session } : {}), unjudged: drift.unjudged, record };
 }

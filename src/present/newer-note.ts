@@ -1,6 +1,7 @@
 // How views mark what the sync remote holds in a newer record format (sync/newer-refs.ts): this
 // clone's copy may be stale and cannot be changed here. `--json` and MCP results carry
 // newer_on_remote on each such record; lists whose shape is fixed (ready) say the rest beside it.
+import type { BlockedEdge } from "../core/dependency-graph.ts";
 import type { HeldTask, MatrixRow, Overview, StatusView } from "../core/overview.ts";
 import type { ReviewItem } from "../core/review.ts";
 import type { Task } from "../core/task.ts";
@@ -15,8 +16,9 @@ export function markNewer<T extends { id: string }>(tasks: T[], held: Map<string
   return markNewerBy(tasks, (t) => t.id, held);
 }
 
-function markNewerBy<T extends object>(items: T[], idOf: (t: T) => string, held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
-  return held.size ? items.map((t) => (held.has(taskRef(idOf(t))) ? { ...t, newer_on_remote: true as const } : t)) : items;
+function markNewerBy<T extends object>(items: T[], idOf: (t: T) => string | string[], held: Map<string, NewerRef>): (T & { newer_on_remote?: true })[] {
+  const named = (t: T) => ([] as string[]).concat(idOf(t)).some((id) => held.has(taskRef(id)));
+  return held.size ? items.map((t) => (named(t) ? { ...t, newer_on_remote: true as const } : t)) : items;
 }
 
 /** A claim in the overview, marked as markNewer marks a task. */
@@ -34,11 +36,15 @@ export function notedOverviewText(o: Overview, held: Map<string, NewerRef>, now:
   return overviewText(o, now, undefined, held.size ? (id) => newerTaskNote(id, held) : undefined);
 }
 
-/** `status --json`: each task held back as newer marked wherever the view names it (its claim, its matrix row, its review entry). */
-export function markStatus<V extends StatusView>(v: V, held: Map<string, NewerRef>): V & { matrix: { rows: (MatrixRow & { newer_on_remote?: true })[] }; review: (ReviewItem & { newer_on_remote?: true })[] } {
+/**
+ * `status --json`: each task held back as newer marked wherever the view names it (its claim, its
+ * matrix row, its review entry, a blocked edge). An edge names two tasks and is marked for either:
+ * a waiter held back may no longer wait, a blocker held back may be done (or, missing here, exist).
+ */
+export function markStatus<V extends StatusView>(v: V, held: Map<string, NewerRef>): V & { matrix: { rows: (MatrixRow & { newer_on_remote?: true })[] }; blocked: (BlockedEdge & { newer_on_remote?: true })[]; review: (ReviewItem & { newer_on_remote?: true })[] } {
   if (!held.size) return v;
   const marked = markOverview(v, held);
-  return { ...marked, matrix: { ...v.matrix, rows: markNewerBy(v.matrix.rows, (r) => r.task, held) }, review: markNewerBy(v.review, (r) => r.task, held) };
+  return { ...marked, matrix: { ...v.matrix, rows: markNewerBy(v.matrix.rows, (r) => r.task, held) }, blocked: markNewerBy(v.blocked, (e) => [e.task, e.waits_on], held), review: markNewerBy(v.review, (r) => r.task, held) };
 }
 
 /** `status`'s text, each line of a task held back as newer noted as `task list` notes it. */

@@ -1,7 +1,7 @@
 // Drift in `status` and the dashboard: agents' edits outside their declaration, and claims that
 // keep being renewed while their branch stands still.
 import { formatDuration } from "../core/duration.ts";
-import type { DriftView } from "../core/declaration.ts";
+import { DRIFT_BUDGET, pathCount, unjudgedWords, type DriftView } from "../core/declaration.ts";
 import { paint } from "./output.ts";
 
 /** Declared globs a bounded line names at most. */
@@ -20,7 +20,8 @@ export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: st
     for (const a of shown(d.agents)) {
       const more = a.count > a.undeclared.length ? ` +${a.count - a.undeclared.length} more` : "";
       const declared = opts.limit !== undefined && a.declared.length > DECLARED_SHOWN ? `${a.declared.slice(0, DECLARED_SHOWN).join(" ")} +${a.declared.length - DECLARED_SHOWN} more` : a.declared.join(" ");
-      lines.push(`  ${a.agent}  ${a.undeclared.join(" ")}${more}  (declared ${declared})`);
+      if (a.undeclared.length) lines.push(`  ${a.agent}  ${a.undeclared.join(" ")}${more}  (declared ${declared})`);
+      if (a.unjudged) lines.push(`  ${a.agent}  ${unjudgedWords(pathCount(a.unjudged, "it changed"), a.unjudged !== 1, a.agent, DRIFT_BUDGET, "not counted")}`);
     }
     counted(d.agents);
   }
@@ -30,4 +31,9 @@ export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: st
     counted(d.stuck);
   }
   return lines.join("\n");
+}
+
+/** What a heartbeat says of the changed paths in its worktree it could not judge: never recorded as drift, never passed over unsaid. */
+export function heartbeatDriftNote(unjudged: number): string {
+  return unjudged ? `note: ${unjudgedWords(pathCount(unjudged, "changed in this worktree"), unjudged !== 1, null, DRIFT_BUDGET, "not recorded as drift")}` : "";
 }

@@ -78,7 +78,8 @@ function fullStatusText(v: StatusView, header: string, now: Date, matrixRows: nu
   }
   if (v.blocked.length) {
     lines.push(paint.yellow("blocked"));
-    for (const e of v.blocked) lines.push(`  ${edgeText(e)}`);
+    // Noted for either task it names, as markStatus marks the edge (newer-note.ts).
+    for (const e of v.blocked) lines.push(`  ${edgeText(e)}${note(e.task) || note(e.waits_on)}`);
   }
   if (v.review.length) {
     lines.push(paint.bold("review"));

@@ -11,7 +11,7 @@ import { eventFromMessage, readRecord, writeSteps } from "./codec.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 import { extendAllDue } from "./claim-extend.ts";
 import { localMachine } from "./machine.ts";
-import { recordWorktreeDrift } from "./drift.ts";
+import { recordWorktreeDrift, type WorktreeDrift } from "./drift.ts";
 import { textOrder } from "../core/text-order.ts";
 
 export const AGENTS_PREFIX = `${REF_ROOT}agents/`;
@@ -97,13 +97,18 @@ export function endSessionFor(store: Store): Promise<AgentRecord> {
 
 /**
  * A heartbeat also extends the caller's claims that are a third through their time (claim-extend.ts),
- * and records the caller's undeclared changes in its worktree (drift.ts).
+ * and records the caller's undeclared changes in its worktree (drift.ts): `drift` says what it
+ * recorded and how many changed paths it could not judge (nothing when that failed: best effort).
  */
-export async function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
+export async function heartbeatWithDrift(store: Store, opts: { session?: string } = {}): Promise<{ record: AgentRecord; drift: WorktreeDrift }> {
   const record = await mutateOwnAgent(store, (prev, ctx) => beat(prev, ctx, opts.session));
   await extendAllDue(store);
-  await recordWorktreeDrift(store, record).catch(() => []);
-  return record;
+  const drift = await recordWorktreeDrift(store, record).catch(() => ({ recorded: [], unjudged: 0 }));
+  return { record, drift };
+}
+
+export async function heartbeatFor(store: Store, opts: { session?: string } = {}): Promise<AgentRecord> {
+  return (await heartbeatWithDrift(store, opts)).record;
 }
 
 /**

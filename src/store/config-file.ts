@@ -2,8 +2,7 @@ import { existsSync } from "node:fs";
 import { readIfThere } from "../git/optional-file.ts";
 import { ConfigFile, DEFAULT_CONFIG, resolveConfig, type Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
-import { anchorPattern, patternProblem } from "../core/paths.ts";
-import { clipped } from "../core/named-few.ts";
+import { leftOutIgnores } from "../core/lease-policy.ts";
 import { issueText } from "../core/schema-helpers.ts";
 
 export const CONFIG_NAME = ".handoff.yaml";
@@ -70,10 +69,7 @@ export async function parseConfigData(text: string, warnings: string[] = []): Pr
     fail("invalid_input", `${CONFIG_NAME} line ${line}: ${target.join(".") || "(top level)"}: ${issueText(issue)}${known}`);
   }
   // Globs past a lease pattern's bounds are left out where the policy is built (lease-policy.ts): said here.
-  for (const g of parsed.data.ignore ?? []) {
-    const problem = patternProblem(anchorPattern(g));
-    if (problem) warnings.push(`${CONFIG_NAME}: ignore glob ${JSON.stringify(clipped(g))} left out: it ${problem}`);
-  }
+  warnings.push(...leftOutIgnores(CONFIG_NAME, parsed.data.ignore ?? []));
   try {
     resolveConfig(parsed.data);
     return parsed.data;

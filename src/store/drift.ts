@@ -3,7 +3,7 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, isPossiblyStuck, MAX_SHOWN_PATHS, undeclaredPaths, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, isPossiblyStuck, judgePaths, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
@@ -78,8 +78,10 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
     if (!d) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, held, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
-    const out = undeclaredPaths(d, changed);
-    return out.length ? { agent: a.agent, declared: d.globs, undeclared: out.slice(0, MAX_SHOWN_PATHS), count: out.length } : null;
+    const { undeclared, unjudged } = judgePaths(d, changed);
+    // An agent whose changes could not all be judged is listed too, with how many: never passed over unsaid.
+    if (!undeclared.length && !unjudged.length) return null;
+    return { agent: a.agent, declared: d.globs, undeclared: undeclared.slice(0, MAX_SHOWN_PATHS), count: undeclared.length, unjudged: unjudged.length };
   };
   for (let i = 0; i < input.agents.length; i += DRIFT_PARALLEL) {
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
@@ -136,24 +138,32 @@ export type { AgentDrift, Declaration, DriftView, StuckTask };
 /** How an undeclared_edit recorded by a heartbeat (not a hook's notice to the agent) is marked. */
 export const HEARTBEAT_NOTE = "seen at heartbeat";
 
+/** What a heartbeat recorded of its worktree's drift, and how many changed paths it could not judge (never recorded). */
+export interface WorktreeDrift {
+  recorded: string[];
+  unjudged: number;
+}
+
 /**
  * An explicit heartbeat's share: the caller's own undeclared changes in its worktree (committed
  * since its base, and uncommitted), recorded as an `undeclared_edit` event once per path and
  * session. So another clone, which cannot look into this worktree, sees them too. Best effort.
  */
-export async function recordWorktreeDrift(store: Store, record: AgentRecord): Promise<string[]> {
-  if (!store.repo.workTree || record.ended_at) return [];
+export async function recordWorktreeDrift(store: Store, record: AgentRecord): Promise<WorktreeDrift> {
+  const none = { recorded: [], unjudged: 0 };
+  if (!store.repo.workTree || record.ended_at) return none;
   const now = store.now();
   const [{ tasks }, { set }] = await Promise.all([listTasks(store, { settled: false }), loadLeases(store)]);
   const d = declarationOf(record.agent, record, tasks, set.leases, now);
-  if (!d) return [];
+  if (!d) return none;
   const policy = loadPolicy(store);
   const here = { ...record, worktree: store.repo.workTree };
   const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), () => localMachine(store))).filter((p) => !isIgnored(policy, p));
+  const { undeclared, unjudged } = judgePaths(d, changed);
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
-  const fresh = undeclaredPaths(d, changed).filter((p) => !told.has(p)).slice(0, 100);
-  if (!fresh.length) return [];
+  const fresh = undeclared.filter((p) => !told.has(p)).slice(0, 100);
+  if (!fresh.length) return { recorded: [], unjudged: unjudged.length };
   const { scope, worktree, branch } = store.actor;
   await recordCatches(store, [{ type: "undeclared_edit", task: "", agent: record.agent, at: now.toISOString(), scope, worktree, branch, paths: fresh, note: HEARTBEAT_NOTE }]);
-  return fresh;
+  return { recorded: fresh, unjudged: unjudged.length };
 }

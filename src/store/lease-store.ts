@@ -11,7 +11,7 @@ import { fileStamp } from "../git/file-stamp.ts";
 import { HandoffError } from "../core/errors.ts";
 import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
 import { isGlob } from "../core/paths.ts";
-import { buildPolicy, type LeasePolicy } from "../core/lease-policy.ts";
+import { buildPolicy, gitattributesIgnores, leftOutIgnores, type LeasePolicy } from "../core/lease-policy.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
@@ -224,6 +224,9 @@ export function loadPolicy(store: Store): LeasePolicy {
     }
   }
   const policy = buildPolicy(store.config, attrs);
+  // Said as .handoff.yaml's are (config-file.ts): on the command's stderr, in MCP's notices. Once a
+  // build of the policy: again only when .gitattributes changed.
+  if (attrs) store.notices.push(...leftOutIgnores(".gitattributes", gitattributesIgnores(attrs)).map((w) => `warning: ${w}`));
   policies.set(store, { stamp, policy });
   return policy;
 }

@@ -39,7 +39,7 @@ export function localMachine(store: Store): Promise<string> {
  */
 async function readSetting(store: Store): Promise<string | null> {
   const remote = await store.syncRemote().catch(() => null);
-  const seen = remote === null ? undefined : (await import("../git/remote.ts")).seenSetting(store.cwd, "handoff.machine");
+  const seen = remote === null ? undefined : (await import("../git/configured-remote.ts")).seenSetting(store.cwd, "handoff.machine");
   if (seen !== undefined) return seen;
   const scanned = scannedMachine(store.repo.commonDir);
   return scanned !== undefined ? scanned : configGet(store.cwd, "handoff.machine");

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { RefFiles } from "../git/ref-files.ts";
-import { configuredRemote } from "../git/remote.ts";
+import { configuredRemote } from "../git/configured-remote.ts";
 import type { RepoInfo } from "../git/repo.ts";
 import { CONFIG_NAME, parseConfigData } from "./config-file.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";

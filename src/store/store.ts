@@ -440,7 +440,7 @@ export class Store {
     const stamp = configFileStamp(this.repo.commonDir);
     if (stamp !== this.remoteStamp) this.remoteName = undefined;
     this.remoteStamp = stamp;
-    this.remoteName ??= import("../git/remote.ts").then(async (m) => {
+    this.remoteName ??= import("../git/configured-remote.ts").then(async (m) => {
       const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
       // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
       if (name !== null && refComponentProblem(name)) {

@@ -10,7 +10,7 @@
 // such an edge meets the remote's graph the same way first (carriesEdges; remote-cas.ts).
 import { cycleRefusal, dependenciesOf, findCycle, reachable } from "../core/dependency-graph.ts";
 import { HandoffError, type Refusal } from "../core/errors.ts";
-import type { PushUpdate } from "../git/remote.ts";
+import type { PushUpdate } from "../git/push-lease.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { commitsSince, readCommit } from "../store/history.ts";
 import type { Store } from "../store/store.ts";

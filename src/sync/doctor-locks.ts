@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { coordinationLocks, removeStaleLock, STALE_GIT_LOCK_MS } from "../git/git-locks.ts";
 import { ANONYMOUS_STALE_MS, holderGone, readOwner } from "../git/owned-lock.ts";
 import { processAlive } from "../git/process-alive.ts";
-import { fetchLockDir } from "./tracking.ts";
+import { fetchLockDir } from "./fetch-lock-dir.ts";
 import type { Check } from "./doctor-check.ts";
 import type { Store } from "../store/store.ts";
 

@@ -6,7 +6,7 @@ import type { Check } from "./doctor-check.ts";
 import { remoteTimeoutMs } from "./remote-budget.ts";
 import { offsetOf, readClockFile, readHttpDate } from "./skew.ts";
 import type { Store } from "../store/store.ts";
-import { trackingPrefix } from "../git/remote.ts";
+import { trackingPrefix } from "../git/tracking-ref.ts";
 import { git } from "../git/run.ts";
 
 export async function skewCheck(store: Store, remote: string): Promise<Check> {

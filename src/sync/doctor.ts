@@ -4,7 +4,7 @@ import { formatDuration } from "../core/duration.ts";
 import { eventFromMessage } from "../store/codec.ts";
 import { Task } from "../core/task.ts";
 import { listRefs } from "../git/refs.ts";
-import { configuredRemote } from "../git/remote.ts";
+import { configuredRemote } from "../git/configured-remote.ts";
 import { pathRemoteStatus } from "../git/path-remote.ts";
 import { httpRemoteStatus } from "../git/http-remote.ts";
 import { streamRemoteStatus } from "../git/stream-remote.ts";
@@ -53,7 +53,7 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     const onDisk = pathRemoteStatus(store.remoteSource, remote.name);
     const stream = streamRemoteStatus(store.remoteSource, remote.name);
     if (onDisk) {
-      const fetches = !onDisk.inProcess ? "" : stream?.inProcess ? "; fetches are one git upload-pack of this process's, its pack read and bounded here" : `; fetches go through git fetch because ${stream?.why ?? "its URL is not read here"}`;
+      const fetches = !onDisk.inProcess ? "" : stream?.inProcess ? "; fetches read the few new objects from its files where they are loose, else one git upload-pack of this process's, its pack read and bounded here" : `; fetches go through git fetch because ${stream?.why ?? "its URL is not read here"}`;
       const detail = onDisk.inProcess
         ? `${remote.name} is a repository on this disk (${onDisk.gitDir}): pushes and listings are done in process, as receive-pack and upload-pack would${fetches}`
         : `${remote.name} is on this disk; pushes, listings and fetches go through git because ${onDisk.why}`;

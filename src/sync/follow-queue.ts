@@ -17,7 +17,10 @@ import { recordConflicts } from "./local-area.ts";
 import type { Store } from "../store/store.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
-import { fetchFamilies, fetchLockDir, refreshFamilies, trackingTipsOf } from "./tracking.ts";
+import { fetchFamilies } from "./fetch-first.ts";
+import { fetchLockDir } from "./fetch-lock-dir.ts";
+import { refreshFamilies } from "./refresh-tracking.ts";
+import { trackingTipsOf } from "./tracking.ts";
 import { ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { trace } from "./trace.ts";
 

@@ -9,7 +9,7 @@
 // Callers poll with `Backoff`: quick right after a change, slower while nothing happens.
 // Processes that wait share one poller per clone (shared-poll.ts) on top of this.
 import { inflateSync } from "node:zlib";
-import { fetchHandoffRefs } from "../git/remote.ts";
+import { fetchHandoffRefs } from "../git/fetch-refs.ts";
 import { placeOf } from "../store/ref-families.ts";
 import { validateReceived } from "./validate-receive.ts";
 import type { Store } from "../store/store.ts";
@@ -17,7 +17,10 @@ import { integrate } from "./integrate.ts";
 import { trace } from "./trace.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
 import { fetchNamed } from "./named-fetch.ts";
-import { fetchFirst, ownTips, screenFetched, trackingFor, trackingMatching, type Tips } from "./tracking.ts";
+import { fetchFirst } from "./fetch-first.ts";
+import { ownTips } from "./own-tips.ts";
+import { screenFetched } from "./screen-received.ts";
+import { trackingFor, trackingMatching, type Tips } from "./tracking.ts";
 import { callTimeout, remoteBudget, type RemoteBudget } from "./remote-budget.ts";
 import { forgetMovedRemote } from "./tracking-identity.ts";
 

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { classifyAgent } from "../core/agent.ts";
 import type { Address } from "../core/address.ts";
 import { lsRemoteRefs } from "../git/remote-ref.ts";
-import { pushWithLease } from "../git/remote.ts";
+import { pushWithLease } from "../git/push-lease.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { localMachine } from "../store/machine.ts";
 import type { Store } from "../store/store.ts";

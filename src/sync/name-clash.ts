@@ -6,7 +6,7 @@
 // race ("run it again") forever. A write that needs such a ref is refused here instead, naming the
 // ref in the way; `sync` leaves out only the refs in the way and pushes the rest (clearOfClashes).
 import { fail } from "../core/errors.ts";
-import type { PushUpdate } from "../git/remote.ts";
+import type { PushUpdate } from "../git/push-lease.ts";
 
 /** A ref this clone pushes, and the remote ref whose name it cannot live beside. */
 export interface NameClash {

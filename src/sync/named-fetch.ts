@@ -18,6 +18,7 @@ import { noteRemoteCall } from "../git/remote-calls.ts";
 import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
 import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
+import { fetchFromFolder } from "../git/folder-fetch.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fsckOnFetch, writeFetchedPack } from "../git/keep-pack.ts";
 import { setAsideDamagedLoose } from "../git/damaged-loose.ts";
@@ -32,7 +33,7 @@ import type { Store } from "../store/store.ts";
  * has left); `signal` aborted ends it as the deadline would.
  */
 export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult> {
-  // None to fetch (tracking.ts's halves of a single ref are none and that one): not a `git fetch`
+  // None to fetch (sync's halves of a single ref are none and that one): not a `git fetch`
   // without a refspec, which would fetch the remote's branches from the very server refused.
   if (!refs.length) return { ok: true };
   const got = await fetchNamedInProcess(store, remote, refs, listed, tracked, haves, timeoutMs, signal);
@@ -59,8 +60,8 @@ export function fetchesInProcess(store: Store, remote: string): boolean {
 }
 
 /**
- * fetchNamed in process; `gits` when this is git's to do. `beforeWrite` sees the objects that
- * passed every check, before any is written.
+ * fetchNamed in process; `gits` when this is git's to do. `again`: a fetch again (doctor
+ * --repair, no haves), which sees the objects that passed every check before any is written.
  */
 async function fetchNamedInProcess(
   store: Store,
@@ -71,20 +72,25 @@ async function fetchNamedInProcess(
   haves: string[],
   timeoutMs: () => number,
   signal?: AbortSignal,
-  beforeWrite?: (objects: Map<string, GitObject>) => void,
+  again?: (objects: Map<string, GitObject>) => void,
 ): Promise<FetchResult | GitsFetch> {
   const wants = refs.map((r) => listed.get(r));
   if (!refs.length || wants.some((w) => w === undefined)) return { gits: "a ref asked for is not in the listing" };
-  const got = await inProcessAnswer(store, remote, wants as string[], haves, timeoutMs, signal);
-  if ("gits" in got) return got;
-  noteRemoteCall(store.storeCwd, remote, "fetch");
-  if (!got.ok) return got;
-  const gap = await unconnected(store, got.objects, wants as string[], new Set(haves));
-  if (gap) return outOfShape(remote, gap);
-  beforeWrite?.(got.objects);
   // Many objects (a fresh clone's first sync) are kept as the pack they came in, and git checks
   // them all first where the clone asks it to (keep-pack.ts).
   const strict = fsckOnFetch(store.remoteSource.config);
+  // A folder on this disk whose new objects are loose there: read from its files (folder-fetch.ts);
+  // not for a fetch again, which asks for every object below the wants.
+  const inFolder = strict || again ? null : await fetchFromFolder(store.remoteSource, remote, refs.map((r, k) => ({ new: wants[k]!, expected: tracked.get(r) ?? null })), (oid) => store.reader.readHere(oid));
+  // What the folder's files hold that leaves a gap (a walk shorter than the history) is upload-pack's.
+  const fromFolder = inFolder && !(await unconnected(store, inFolder, wants as string[], new Set(haves))) ? { ok: true as const, objects: inFolder, pack: NO_PACK } : null;
+  const got = fromFolder ?? (await inProcessAnswer(store, remote, wants as string[], haves, timeoutMs, signal));
+  if ("gits" in got) return got;
+  noteRemoteCall(store.storeCwd, remote, "fetch");
+  if (!got.ok) return got;
+  const gap = got === fromFolder ? null : await unconnected(store, got.objects, wants as string[], new Set(haves));
+  if (gap) return outOfShape(remote, gap);
+  again?.(got.objects);
   const written = await writeFetchedPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, got.objects.size, strict, Math.max(1000, timeoutMs()));
   if (written && !written.ok && strict) return { ok: false, message: `git's checks of the fetched objects (fetch.fsckObjects) refused them: ${written.message}` };
   const kept = written?.ok ? written : null;
@@ -100,6 +106,9 @@ async function fetchNamedInProcess(
     kept?.release();
   }
 }
+
+/** The pack of objects read one by one (folder-fetch.ts): fewer than keep-pack.ts keeps, never written as a pack. */
+const NO_PACK = Buffer.alloc(0);
 
 /**
  * The remote's answer to a fetch of `wants` over the first transport of this process's that takes

@@ -1,7 +1,8 @@
 // A push whose report never came back (connection killed, deadline after the pack was sent) may
 // or may not have landed. It is settled by effect: read exactly the pushed refs from the remote.
 import { fail } from "../core/errors.ts";
-import { lsRemoteHandoff, type PushUpdate } from "../git/remote.ts";
+import { lsRemoteHandoff } from "../git/remote-listing.ts";
+import type { PushUpdate } from "../git/push-lease.ts";
 import { VERIFY_MAX_MS, type RemoteBudget } from "./remote-budget.ts";
 import type { Store } from "../store/store.ts";
 

@@ -7,11 +7,11 @@
 // skips reading 10,000 packed refs and comparing them (about 30 ms of a one-shot sync's 120).
 import { unlinkSync } from "node:fs";
 import { readTextNoFollow, replaceFile } from "../git/safe-file.ts";
-import { trackingPrefix } from "../git/remote.ts";
+import { trackingPrefix } from "../git/tracking-ref.ts";
 import { compactionDue } from "../store/archive.ts";
 import { LOCAL_ROOT } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
-import type { Listing } from "./tracking.ts";
+import type { Listing } from "./refresh-tracking.ts";
 
 const FORMAT = 1;
 

@@ -4,7 +4,8 @@
 import { fail } from "../core/errors.ts";
 import { formatDuration, parseDuration } from "../core/duration.ts";
 import { configGet } from "../git/config.ts";
-import { seenSetting, type RemoteFailure } from "../git/remote.ts";
+import { seenSetting } from "../git/configured-remote.ts";
+import type { RemoteFailure } from "../git/remote-failure.ts";
 import type { Store } from "../store/store.ts";
 
 export const DEFAULT_REMOTE_TIMEOUT_MS = 20_000;

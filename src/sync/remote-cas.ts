@@ -3,12 +3,15 @@
 import { trace } from "./trace.ts";
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { pushWithLease, trackingRef, type PushResult, type PushUpdate, type RemoteFailure } from "../git/remote.ts";
+import { pushWithLease, type PushResult, type PushUpdate } from "../git/push-lease.ts";
+import { trackingRef } from "../git/tracking-ref.ts";
+import type { RemoteFailure } from "../git/remote-failure.ts";
 import { carriesEdges, refuseCycles } from "./dependency-cycles.ts";
 import { callTimeout, remoteBudget, remoteFailed, timedOut, unreachable, type RemoteBudget } from "./remote-budget.ts";
 import { pendingLeases, settleCarried } from "./pending-push.ts";
 import { pushEffect } from "./push-outcome.ts";
-import { refreshTracking, trackingFor } from "./tracking.ts";
+import { refreshTracking } from "./refresh-tracking.ts";
+import { trackingFor } from "./tracking.ts";
 import { isAncestor } from "../store/history.ts";
 import { integrate, type Integration } from "./integrate.ts";
 import { markTentative, recordConflicts } from "./local-area.ts";

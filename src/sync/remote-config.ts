@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fail } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
-import { configuredRemote } from "../git/remote.ts";
+import { configuredRemote } from "../git/configured-remote.ts";
 import { git } from "../git/run.ts";
 import { remotePrefix } from "../git/ref-prefix.ts";
 import type { Store } from "../store/store.ts";

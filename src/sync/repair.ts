@@ -4,7 +4,8 @@
 // `force`; the others go ahead. A ref whose name no git-handoff writes is deleted.
 // Newer-format refs are left alone: they are not hostile, just not ours to read.
 import { updateRefs } from "../git/refs.ts";
-import { pushWithLease, trackingRef } from "../git/remote.ts";
+import { pushWithLease } from "../git/push-lease.ts";
+import { trackingRef } from "../git/tracking-ref.ts";
 import type { Store } from "../store/store.ts";
 import { readQuarantine, writeQuarantine } from "./quarantine.ts";
 import { fail } from "../core/errors.ts";

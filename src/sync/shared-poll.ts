@@ -13,7 +13,7 @@ import { acquireOwnedLock, holderGone, readOwner, selfOwner } from "../git/owned
 import type { Store } from "../store/store.ts";
 import { pullRefs, type Pulled } from "./follow-ref.ts";
 import { callTimeout, remoteBudget } from "./remote-budget.ts";
-import { fetchLockDir } from "./tracking.ts";
+import { fetchLockDir } from "./fetch-lock-dir.ts";
 import { isFolder, ownFolder, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 /** What the last shared look found: when it started, what it covered, what was refused on receive. */

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import type { AgentRecord } from "../../core/agent.ts";
-import { endSessionFor, heartbeatFor, startSessionFor } from "../../store/agent-store.ts";
+import { endSessionFor, heartbeatWithDrift, startSessionFor } from "../../store/agent-store.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit } from "../../present/output.ts";
 import { agentDetail } from "../../present/render-agents.ts";
+import { heartbeatDriftNote } from "../../present/render-drift.ts";
 
 export function registerSession(program: Command): void {
   const session = program.command("session").description("declare what this agent works on (refs/handoff/agents/<agent>)");
@@ -45,8 +45,10 @@ export function registerSession(program: Command): void {
   withGlobals(program.command("heartbeat").description("tell others this agent is alive (any command does this, at most once a heartbeat_interval)"), { writes: true }).action(
     async (_o, cmd: Command) => {
       await withStore(cmd, async (store, g) => {
-        const record: AgentRecord = await heartbeatFor(store);
-        emit(!!g.json, record, () => `heartbeat ${record.agent} at ${record.heartbeat_at}`);
+        const { record, drift } = await heartbeatWithDrift(store);
+        // The record, and how many changed paths its drift check could not judge (never recorded as drift).
+        const note = heartbeatDriftNote(drift.unjudged);
+        emit(!!g.json, { ...record, unjudged: drift.unjudged }, () => `heartbeat ${record.agent} at ${record.heartbeat_at}${note ? `\n${note}` : ""}`);
       });
     },
   );

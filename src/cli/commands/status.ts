@@ -16,6 +16,8 @@ import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 import { readQuarantine } from "../../sync/quarantine.ts";
+import { newerIn } from "../../sync/newer-refs.ts";
+import type { NewerRef } from "../../store/store.ts";
 import { quarantineLines } from "../../present/render-quarantine.ts";
 import { withRepairAdvice } from "../../sync/repair-hazard.ts";
 import { computeDrift } from "../../store/drift.ts";
@@ -68,12 +70,14 @@ export function registerStatus(program: Command): void {
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
-      // Remote refs refused on receive: kept out of refs/handoff/ until repaired.
+      // Remote refs refused on receive: kept out of refs/handoff/ until repaired. Read once: the
+      // ones from a newer git-handoff are what store.heldAsNewer() would read again.
       const remote = await store.syncRemote();
+      const keptBack = remote ? [...(await readQuarantine(store, remote)).entries.values()] : [];
       // Each with the command that repairs it (repair-hazard.ts), in --json as in the text.
-      const quarantined = remote ? await withRepairAdvice(store, [...(await readQuarantine(store, remote)).entries.values()]) : [];
+      const quarantined = remote ? await withRepairAdvice(store, keptBack) : [];
       // Tasks the remote holds from a newer git-handoff: marked on every line and record that names them, as task list marks them.
-      const held = await store.heldAsNewer();
+      const held = remote ? newerIn(keptBack, remote) : new Map<string, NewerRef>();
       const overview = { ...markStatus(view, held), predicted_conflicts: view.conflicts, conflicts: syncConflicts, tentative, leases, drift, policy, quarantined, me: store.actor, problems: [...problems, ...agentProblems] };
       const me = store.actor;
       const policyLine = `policy: ${store.config.mode}${policy?.commit ? `, from ${policy.branch} (${policy.commit.slice(0, 12)})` : policy?.branch ? `, nothing committed on ${policy.branch}: this worktree's file` : ", no integration branch: this worktree's file"}`;

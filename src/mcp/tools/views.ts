@@ -17,6 +17,7 @@ import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { contextMemories } from "../../store/memory-store.ts";
+import { heartbeatDriftNote } from "../../present/render-drift.ts";
 import { memoriesContext, memoriesLabel } from "../../present/render-memories.ts";
 import { declarationFields, registerAgentSession } from "../agent-registration.ts";
 import { markNewer, markOverview, notedOverviewText, skippedNewerNote } from "../../present/newer-note.ts";
@@ -49,7 +50,7 @@ export const loadContext = defineTool({
   output: {
     agent: Actor,
     agent_source: z.string(),
-    session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()) }),
+    session: z.object({ registered: z.boolean(), declared: z.boolean(), note: z.optional(z.string()), session_id: z.optional(z.string()), unjudged: z.optional(z.number()) }),
     claimed: z.array(ShownTask),
     ready: z.array(Task),
     ready_total: z.number(),
@@ -86,6 +87,7 @@ export const loadContext = defineTool({
     const text = [
       `you are ${me} (${store.actor.scope}${store.actor.branch ? `, branch ${store.actor.branch}` : ""}${store.actor.worktree ? `, ${store.actor.worktree}` : ""}); name from ${session.agentSource}`,
       ...(note ? [note] : []),
+      ...(registration.unjudged ? [heartbeatDriftNote(registration.unjudged)] : []),
       "",
       "you hold:",
       taskLines(store, claimed, "nothing", held),
