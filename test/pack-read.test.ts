@@ -49,10 +49,13 @@ test("a damaged, cut or oversized pack is refused whole", () => {
   const { ofs } = gitPacks();
   const flipped = Buffer.from(ofs);
   flipped[40] = flipped[40]! ^ 0xff;
-  assert.is(readPack(flipped), null, "checksum");
-  assert.is(readPack(ofs.subarray(0, ofs.length - 30)), null, "cut");
-  assert.is(readPack(Buffer.concat([ofs.subarray(0, 8), Buffer.from([0, 0, 0, 41]), ofs.subarray(12)])), null, "a count that does not match");
-  assert.is(readPack(Buffer.from("not a pack at all, not even close to one")), null);
+  // Out of shape: refused naming what is wrong (the fetch is refused, not handed to git).
+  assert.equal(readPack(flipped), { shape: "a pack out of shape (its trailing checksum does not match)" }, "checksum");
+  assert.equal(readPack(ofs.subarray(0, ofs.length - 30)), { shape: "a pack out of shape (its trailing checksum does not match)" }, "cut");
+  const miscounted = Buffer.concat([ofs.subarray(0, 8), Buffer.from([0, 0, 0, 41]), ofs.subarray(12, ofs.length - 20)]);
+  assert.match((readPack(miscounted) as { shape: string }).shape, /^a pack out of shape \(/, "a count that does not match");
+  assert.equal(readPack(Buffer.concat([miscounted, createHash("sha1").update(miscounted).digest()])), { shape: "a pack out of shape (41 entries announced, 40 there)" }, "a count that does not match, checksum made anew");
+  assert.equal(readPack(Buffer.from("not a pack at all, not even close to one")), { shape: "a pack out of shape (no pack header)" });
   // Past a bound: refused as such (the fetch is refused, not handed to git), naming the bound.
   assert.equal(readPack(ofs, { ...PACK_LIMITS, objects: 10 }), { bound: "more than 10 objects in one fetch" }, "too many objects");
   assert.match((readPack(ofs, { ...PACK_LIMITS, objectBytes: 1000 }) as { bound: string }).bound, /^an object of \d+ bytes, past the bound of 1000 on one object$/);
@@ -65,7 +68,7 @@ test("a damaged, cut or oversized pack is refused whole", () => {
   lying[12] = (3 << 4) | 6; // blob, size 6 (it holds 5)
   const body = lying.subarray(0, lying.length - 20);
   const fixed = Buffer.concat([body, createHash("sha1").update(body).digest()]);
-  assert.is(readPack(fixed), null, "a size that does not match its data");
+  assert.match((readPack(fixed) as { shape: string }).shape, /^a pack out of shape \(entry 0 /, "a size that does not match its data");
 });
 
 test("a delta that reads past its base or writes past its size is refused", () => {

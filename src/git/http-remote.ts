@@ -22,7 +22,7 @@
 // hour; so is an https:// remote whose certificate this process cannot check as git would.
 //
 // Only the plain case is taken, as path-remote.ts does for a folder; anything else returns null
-// and goes to `git push` / `git ls-remote` as before: an `http://` or `https://` URL without user
+// (a fetch: `gits`) and goes to `git push` / `git ls-remote` / `git fetch` as before: an `http://` or `https://` URL without user
 // or password, one `remote.<name>.url`, no pushurl, receivepack, uploadpack, proxy for it; no
 // `url.*` rewriting, no `protocol.*` setting and no `http.*` one that could apply to the URL, in
 // any scope (proxies, headers, cookies, versions, certificates, sslVerify are git's); no proxy in
@@ -47,7 +47,7 @@ import type { ConfigEntry } from "./config-scan.ts";
 import { approveCredential, basicAuth, fillCredential, type Credential, type CredentialUrl } from "./credentials.ts";
 import { packOf } from "./pack-stream.ts";
 import { DELIM_MARK, FLUSH, FLUSH_MARK, pkt, pktLines } from "./pkt-line.ts";
-import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, pastBound, readFetched, readListing, type FetchAnswer } from "./upload-pack-v2.ts";
+import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, outOfShape, pastBound, readFetched, readListing, type FetchAnswer, type GitsFetch } from "./upload-pack-v2.ts";
 import { missingObjects, type ObjectSource } from "./push-objects.ts";
 
 type Wanted = (section: string, subsection: string | null, key: string) => boolean;
@@ -169,24 +169,34 @@ export async function serverDate(source: HttpRemoteSource, remote: string, ref: 
 
 /**
  * The objects of `wants` (commit ids the remote listed) that the remote has beyond `haves`, in one
- * protocol v2 `fetch` request, read and checked here (pack-read.ts); null when the fetch is git's
- * (not the plain case, a refusal, an answer out of shape). An answer past a bound (MAX_ANSWER, a
- * pack's) is a refusal of this fetch, never git's: git would write it all before judging it.
+ * protocol v2 `fetch` request, read and checked here (pack-read.ts). `gits` when the fetch is
+ * git's: not the plain case, no connection, credentials or a certificate git's settings handle, a
+ * refusal before upload-pack ran (a redirect, 401, 403, 404), or an empty answer (a server that
+ * took nothing of a v2 request: git's http-backend with an upload-pack older than v2 says nothing).
+ * Once upload-pack answered, what is wrong with the answer is this fetch's refusal (`bound`),
+ * never git's: the same server could answer git's fetch with what git writes before judging it;
+ * an answer past a bound (MAX_ANSWER, a pack's) the same. An answer that broke off, or an HTTP
+ * error, is a failure of the remote's (nothing kept back, nothing handed to git).
  */
-export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchAnswer | null> {
+export async function fetchOverHttp(source: HttpRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchAnswer | GitsFetch> {
   const body = fetchRequest(wants, haves);
-  if (!body) return null;
+  if (!body) return { gits: "an id asked for is not a SHA-1 id" };
   const target = plainTarget(source, remote);
-  if (!target) return null;
+  if (!target) return { gits: "not the plain case of an http(s) remote" };
   const r = await uploadPack(source, target, body, Date.now() + timeoutMs, signal);
   if (!r.ok) {
     if (r.tooLarge) return pastBound(target.url, ANSWER_BOUND);
-    return r.timedOut ? { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
+    if (r.timedOut) return { ok: false, message: `${target.url} did not send the objects within ${timeoutMs} ms`, timedOut: true };
+    return r.connected ? { ok: false, message: `${target.url} broke off its answer to the fetch (${r.message})`, timedOut: false } : { gits: r.message };
   }
-  if (r.status !== 200 || r.type !== "application/x-git-upload-pack-result") return null;
-  const objects = readFetched(r.body);
-  if (objects && "bound" in objects) return pastBound(target.url, objects.bound);
-  return objects ? { ok: true, ...objects } : null;
+  if (REFUSED_BEFORE.has(r.status)) return { gits: `HTTP ${r.status} to a fetch` };
+  if (r.status !== 200) return { ok: false, message: `${target.url} answered the fetch with HTTP ${r.status}`, timedOut: false };
+  if (r.type !== "application/x-git-upload-pack-result") return outOfShape(target.url, `a ${r.type || "typeless"} answer`);
+  if (r.body.length === 0) return { gits: "an empty answer to a protocol v2 fetch" };
+  const read = readFetched(r.body);
+  if ("bound" in read) return pastBound(target.url, read.bound);
+  if ("shape" in read) return outOfShape(target.url, read.shape);
+  return { ok: true, ...read };
 }
 
 /** For `doctor`: whether pushes to and listings of `remote` are done in process, and if not, why; null when its URL is not http(s). */

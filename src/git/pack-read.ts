@@ -2,8 +2,8 @@
 // here from its content, the trailing checksum checked. What comes in is another machine's bytes:
 // every size, offset and count is bounded. A pack past a bound is refused as such (PackBound): the
 // fetch is refused, never handed to git, which would write what the remote sent to disk before
-// judging it. Anything else out of shape is null, never a guess: the fetch then goes to git, which
-// says what is wrong in its words.
+// judging it. So is a pack out of shape (PackShape, saying what is wrong), never a guess: handed to
+// git, the same remote could answer git's fetch with what no bound here would have let in.
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import type { GitObject, ObjectType } from "./object-reader.ts";
@@ -14,6 +14,11 @@ export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, tot
 /** A pack past one of PACK_LIMITS: which bound, in words. */
 export interface PackBound {
   bound: string;
+}
+
+/** A pack that is not well formed: what is wrong with it, in words. */
+export interface PackShape {
+  shape: string;
 }
 
 /** A pack entry's type code for a whole object (6 and 7 are the two kinds of delta). */
@@ -60,38 +65,40 @@ interface Entry {
 }
 
 /**
- * The objects of `pack` by id (SHA-1); the bound it passes; or null when it is not a well-formed
- * pack. A delta's base is another object of the pack (no thin packs are asked for).
+ * The objects of `pack` by id (SHA-1); the bound it passes; or what is wrong when it is not a
+ * well-formed pack. A delta's base is another object of the pack (no thin packs are asked for).
  */
-export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObject> | PackBound | null {
+export function readPack(pack: Buffer, limits = PACK_LIMITS): Map<string, GitObject> | PackBound | PackShape {
   try {
     return read(pack, limits);
   } catch {
-    return null; // a zlib stream that is not one, a delta that reads past its base
+    return bad("an entry whose data does not inflate"); // a zlib stream that is not one
   }
 }
+
+const bad = (what: string): PackShape => ({ shape: `a pack out of shape (${what})` });
 
 const tooMany = (limits: typeof PACK_LIMITS): PackBound => ({ bound: `more than ${limits.objects} objects in one fetch` });
 const tooLarge = (size: number, limits: typeof PACK_LIMITS): PackBound => ({ bound: `an object of ${size} bytes, past the bound of ${limits.objectBytes} on one object` });
 const tooMuch = (limits: typeof PACK_LIMITS): PackBound => ({ bound: `objects of more than ${limits.totalBytes} bytes in all` });
 
-function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> | PackBound | null {
-  if (pack.length < 32 || pack.toString("latin1", 0, 4) !== "PACK") return null;
+function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> | PackBound | PackShape {
+  if (pack.length < 32 || pack.toString("latin1", 0, 4) !== "PACK") return bad("no pack header");
   const version = pack.readUInt32BE(4);
   const count = pack.readUInt32BE(8);
-  if (version !== 2 && version !== 3) return null;
+  if (version !== 2 && version !== 3) return bad(`version ${version}`);
   if (count > limits.objects) return tooMany(limits);
   const end = pack.length - 20;
-  if (createHash("sha1").update(pack.subarray(0, end)).digest("hex") !== pack.toString("hex", end)) return null;
+  if (createHash("sha1").update(pack.subarray(0, end)).digest("hex") !== pack.toString("hex", end)) return bad("its trailing checksum does not match");
   const entries: Entry[] = [];
   const byOffset = new Map<number, number>();
   let pos = 12;
   let total = 0;
   for (let i = 0; i < count; i++) {
-    if (pos >= end) return null;
+    if (pos >= end) return bad(`${count} entries announced, ${i} there`);
     const offset = pos;
     const head = entryHeader(pack, pos, end);
-    if (!head) return null;
+    if (!head) return bad(`entry ${i}'s header`);
     const { code, size } = head;
     pos = head.pos;
     // Judged by the size the entry declares, before a byte of it is inflated.
@@ -101,19 +108,19 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     if (TYPES[code]) type = TYPES[code]!;
     else if (code === OFS_DELTA) {
       const d = pos < end ? baseDistance(pack, pos, end) : null;
-      if (!d || d.back <= 0 || d.back > offset - 12) return null;
+      if (!d || d.back <= 0 || d.back > offset - 12) return bad(`entry ${i}'s delta base is not in the pack`);
       pos = d.pos;
       type = "ofs";
       base = offset - d.back;
     } else if (code === REF_DELTA) {
-      if (pos + 20 > end) return null;
+      if (pos + 20 > end) return bad(`entry ${i}'s header`);
       type = "ref";
       base = pack.toString("hex", pos, pos + 20);
       pos += 20;
-    } else return null;
-    if (pos >= end) return null;
+    } else return bad(`entry ${i} of type ${code}`);
+    if (pos >= end) return bad(`entry ${i}'s data`);
     const out = inflateSync(pack.subarray(pos, end), { info: true, maxOutputLength: Math.max(1, size) }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
-    if (out.buffer.length !== size) return null;
+    if (out.buffer.length !== size) return bad(`entry ${i} inflates to ${out.buffer.length} bytes, not the ${size} it declares`);
     pos += out.engine.bytesWritten;
     // Every byte inflated or made by a delta counts against the bound.
     total += size;
@@ -121,7 +128,7 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     byOffset.set(offset, entries.length);
     entries.push({ type, data: out.buffer, ...(base !== undefined ? { base } : {}) });
   }
-  if (pos !== end) return null;
+  if (pos !== end) return bad("bytes past its last entry");
 
   const objects = new Map<string, GitObject>();
   const resolved = new Map<number, GitObject>();
@@ -175,15 +182,15 @@ function read(pack: Buffer, limits: typeof PACK_LIMITS): Map<string, GitObject> 
     const chain: number[] = [];
     let at: number | undefined = k;
     while (at !== undefined && !resolved.has(at)) {
-      if (chain.length > limits.chain || chain.includes(at)) return null;
+      if (chain.length > limits.chain || chain.includes(at)) return bad(chain.includes(at) ? "a delta that is its own base" : `a chain of more than ${limits.chain} deltas`);
       chain.push(at);
       const e: Entry = entries[at]!;
       at = baseOf(e) ?? (typeof e.base === "string" ? resolveLater(e.base) : undefined);
-      if (at === undefined) return past;
+      if (at === undefined) return past ?? bad("a delta whose base is not in the pack");
     }
     let base = resolved.get(at!)!;
     for (let j = chain.length - 1; j >= 0; j--) {
-      if (!applied(chain[j]!, base)) return past;
+      if (!applied(chain[j]!, base)) return past ?? bad("a delta that does not apply to its base");
       base = resolved.get(chain[j]!)!;
     }
   }

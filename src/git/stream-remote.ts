@@ -9,8 +9,9 @@
 // unpack-objects and the connectivity check's rev-list; over git:// the same less upload-pack. It
 // also wrote whatever the remote's refs pointed at before anything here could judge it: a clone
 // with push access could put a blob of gigabytes under refs/handoff/. Here the answer is read up
-// to MAX_ANSWER and its pack within pack-read.ts's bounds, in memory, and a remote past them has
-// that fetch refused, with nothing written (sync/named-fetch.ts writes what passed).
+// to MAX_ANSWER and its pack within pack-read.ts's bounds, in memory, and a remote past them, or
+// one whose answer is out of shape once it said it speaks protocol v2, has that fetch refused,
+// with nothing written and never handed to git (sync/named-fetch.ts writes what passed).
 //
 // Only the plain case is taken, as path-remote.ts and http-remote.ts take theirs; anything else
 // returns null and goes to git as before. By path: the plain case of path-remote.ts (a repository
@@ -27,13 +28,13 @@ import type { ConfigEntry } from "./config-scan.ts";
 import { pathRemoteDir, type PathRemoteSource } from "./path-remote.ts";
 import { FLUSH, pkt } from "./pkt-line.ts";
 import { gitBytes } from "./run.ts";
-import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, offers, pastBound, readAdvertisement, readFetched, readListing, type FetchAnswer } from "./upload-pack-v2.ts";
+import { ANSWER_BOUND, fetchRequest, lsRefsRequest, MAX_ANSWER, offers, outOfShape, pastBound, readAdvertisement, readFetched, readListing, type FetchAnswer, type GitsFetch } from "./upload-pack-v2.ts";
 
 /** Where upload-pack is reached: a folder here (started as a child), or a git daemon. */
 type Target = { kind: "path"; gitDir: string; name: string } | { kind: "daemon"; host: string; port: number; hostLine: string; path: string; name: string };
 
-/** What came back on the connection, whole (the server closed it), or why not. */
-type Exchange = { ok: true; body: Buffer } | { ok: false; message: string; timedOut: boolean; tooLarge?: true };
+/** What came back on the connection, whole (the server closed it), or why not (`connected`: the request may have gone out). */
+type Exchange = { ok: true; body: Buffer; failed?: string } | { ok: false; message: string; timedOut: boolean; tooLarge?: true; connected?: true };
 
 const DEFAULT_PORT = 9418;
 const daemonDisabled = () => process.env.HANDOFF_DAEMON_REMOTE === "git";
@@ -43,24 +44,33 @@ const ENV = ["GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER"];
 
 /**
  * The objects of `wants` the remote has beyond `haves`, in one protocol v2 fetch over a connection
- * of this process's: null when the fetch is git's; a refusal naming the bound when the remote
- * sent more than it allows (never git's then: it would write it all first).
+ * of this process's; `gits` when the fetch is git's (not the plain case, a server that cannot be
+ * reached or speaks no v2 `fetch`); a refusal (`bound`) naming the bound passed or what was out of
+ * shape in the answer (never git's then: the same server could answer git with what git writes
+ * before anything judges it).
  */
-export async function fetchOverStream(source: PathRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchAnswer | null> {
+export async function fetchOverStream(source: PathRemoteSource, remote: string, wants: string[], haves: string[], timeoutMs: number, signal?: AbortSignal): Promise<FetchAnswer | GitsFetch> {
   const request = fetchRequest(wants, haves);
-  if (!request) return null;
+  if (!request) return { gits: "an id asked for is not a SHA-1 id" };
   const target = streamTarget(source, remote);
-  if (!("kind" in target)) return null;
+  if (!("kind" in target)) return { gits: target.why ?? "its URL is neither a folder here nor git://" };
   const r = await exchange(target, request, timeoutMs, signal);
   if (!r.ok) {
     if (r.tooLarge) return pastBound(target.name, ANSWER_BOUND);
-    return r.timedOut ? { ok: false, message: `${target.name} did not send the objects within ${timeoutMs} ms`, timedOut: true } : null;
+    if (r.timedOut) return { ok: false, message: `${target.name} did not send the objects within ${timeoutMs} ms`, timedOut: true };
+    return r.connected ? { ok: false, message: r.message, timedOut: false } : { gits: r.message };
   }
   const ad = readAdvertisement(r.body);
-  if (!ad || !offers(ad.caps, "fetch")) return null;
-  const objects = readFetched(r.body, ad.end);
-  if (objects && "bound" in objects) return pastBound(target.name, objects.bound);
-  return objects ? { ok: true, ...objects } : null;
+  if ("gits" in ad) return ad;
+  if ("shape" in ad) return outOfShape(target.name, ad.shape);
+  if (!offers(ad.caps, "fetch")) return { gits: "its upload-pack offers no fetch of SHA-1 objects" };
+  const read = readFetched(r.body, ad.end);
+  if ("bound" in read) return pastBound(target.name, read.bound);
+  // Our own upload-pack that failed (the remote folder's objects cannot be sent): its words, as
+  // `git fetch` prints them; the caller tells object trouble from a remote out of reach by them.
+  if ("shape" in read && r.failed) return { ok: false, message: r.failed, timedOut: false };
+  if ("shape" in read) return outOfShape(target.name, read.shape);
+  return { ok: true, ...read };
 }
 
 /**
@@ -74,7 +84,7 @@ export async function listOverDaemon(source: PathRemoteSource, remote: string, p
   const r = await exchange(target, lsRefsRequest(prefixes), timeoutMs, signal);
   if (!r.ok) return r.timedOut ? { ok: false, message: `${target.name} did not answer the listing within ${timeoutMs} ms`, timedOut: true } : null;
   const ad = readAdvertisement(r.body);
-  if (!ad || !offers(ad.caps, "ls-refs")) return null;
+  if (!("caps" in ad) || !offers(ad.caps, "ls-refs")) return null;
   const text = readListing(r.body, prefixes, ad.end);
   return text === null ? null : { ok: true, text };
 }
@@ -146,8 +156,9 @@ async function exchange(target: Target, request: Buffer, timeoutMs: number, sign
   const r = await gitBytes(["upload-pack", "--strict", target.gitDir], { cwd: target.gitDir, env: { GIT_PROTOCOL: "version=2" }, input, timeoutMs, maxStdout: MAX_ANSWER, ...(signal ? { signal } : {}) });
   if (r.overflowed) return { ok: false, message: `${target.name} answered more than ${MAX_ANSWER} bytes`, timedOut: false, tooLarge: true };
   if (r.timedOut) return { ok: false, message: `${target.name} did not answer within the deadline`, timedOut: true };
-  // A failed upload-pack's partial answer is read as such (it lacks its end): git's to say why.
-  return { ok: true, body: r.stdout };
+  // A failed upload-pack's partial answer is read as such (it lacks its end), with its own words.
+  const said = r.stderr.split("\n").find((l) => /^(fatal|error):/.test(l)) ?? r.stderr.split("\n")[0] ?? "";
+  return { ok: true, body: r.stdout, ...(r.code !== 0 ? { failed: `remote: ${said.trim() || `git upload-pack exited ${r.code}`}`.slice(0, 300) } : {}) };
 }
 
 function overSocket(target: Target & { kind: "daemon" }, bytes: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Exchange> {

@@ -7,9 +7,13 @@
 // gave. What `git fetch` of a few refs spent was
 // mostly its processes (fetch, the transport, index-pack or unpack-objects, rev-list for the
 // connectivity check); and it wrote whatever the remote sent before anything could judge it.
-// A remote whose answer passes a bound has that fetch refused (`bound`), nothing written, and
-// never handed to git. Whenever the fetch is git's, `git fetch` runs as before and does what it
-// always did.
+// A remote whose answer passes a bound, or is out of shape once its upload-pack took the request
+// (not pkt-lines, an error where the pack was, a pack that does not parse, objects not connected
+// to what was asked), has that fetch refused (`bound`, the message says which), nothing written,
+// and never handed to git: the same remote could answer git's fetch with what git writes before
+// anything judges it. Only a fetch that is git's to make (not the plain case of a transport this
+// process speaks, a server that speaks no protocol v2) runs `git fetch`, which does what it
+// always did. `doctor --repair` fetches again the same way (refetchNamed).
 import { noteRemoteCall } from "../git/remote-calls.ts";
 import { fetchOverHttp, httpRemoteStatus } from "../git/http-remote.ts";
 import type { GitObject } from "../git/object-reader.ts";
@@ -17,7 +21,9 @@ import { fetchOverStream, streamRemoteStatus } from "../git/stream-remote.ts";
 import { fetchFromFolder } from "../git/folder-fetch.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fsckOnFetch, writeFetchedPack } from "../git/keep-pack.ts";
+import { setAsideDamagedLoose } from "../git/damaged-loose.ts";
 import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
+import { outOfShape, type FetchAnswer, type GitsFetch } from "../git/upload-pack-v2.ts";
 import type { Store } from "../store/store.ts";
 
 /**
@@ -27,7 +33,25 @@ import type { Store } from "../store/store.ts";
  * has left); `signal` aborted ends it as the deadline would.
  */
 export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult> {
-  return (await fetchNamedInProcess(store, remote, refs, listed, tracked, haves, timeoutMs, signal)) ?? (await fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }));
+  // None to fetch (sync's halves of a single ref are none and that one): not a `git fetch`
+  // without a refspec, which would fetch the remote's branches from the very server refused.
+  if (!refs.length) return { ok: true };
+  const got = await fetchNamedInProcess(store, remote, refs, listed, tracked, haves, timeoutMs, signal);
+  return "gits" in got ? fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }) : got;
+}
+
+/**
+ * `doctor --repair`'s fetch of `refs` again, whole, at the values `listed` gives: every object
+ * sent again (no haves), under the same bounds as any fetch of this process's; a damaged loose
+ * copy of an object that came is moved aside first (damaged-loose.ts), so the good one is read.
+ * Where the fetch is git's, `git fetch --refetch`, which no bound of this process's reaches.
+ * `moved`: the damaged loose objects moved aside.
+ */
+export async function refetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, timeoutMs: () => number): Promise<FetchResult & { moved?: string[] }> {
+  const moved: string[] = [];
+  const got = await fetchNamedInProcess(store, remote, refs, listed, tracked, [], timeoutMs, undefined, (objects) => moved.push(...setAsideDamagedLoose(store.repo.storeDir, objects.keys())));
+  if ("gits" in got) return fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { refetch: true });
+  return moved.length ? { ...got, moved } : got;
 }
 
 /** Whether fetches from `remote` are this process's (the plain case of one of its transports). */
@@ -35,31 +59,49 @@ export function fetchesInProcess(store: Store, remote: string): boolean {
   return httpRemoteStatus(store.remoteSource, remote)?.inProcess === true || streamRemoteStatus(store.remoteSource, remote)?.inProcess === true;
 }
 
-/** fetchNamed in process; null when this is git's to do. */
-async function fetchNamedInProcess(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult | null> {
+/**
+ * fetchNamed in process; `gits` when this is git's to do. `again`: a fetch again (doctor
+ * --repair, no haves), which sees the objects that passed every check before any is written.
+ */
+async function fetchNamedInProcess(
+  store: Store,
+  remote: string,
+  refs: string[],
+  listed: ReadonlyMap<string, string>,
+  tracked: ReadonlyMap<string, string>,
+  haves: string[],
+  timeoutMs: () => number,
+  signal?: AbortSignal,
+  again?: (objects: Map<string, GitObject>) => void,
+): Promise<FetchResult | GitsFetch> {
   const wants = refs.map((r) => listed.get(r));
-  if (!refs.length || wants.some((w) => w === undefined)) return null;
+  if (!refs.length || wants.some((w) => w === undefined)) return { gits: "a ref asked for is not in the listing" };
   // Many objects (a fresh clone's first sync) are kept as the pack they came in, and git checks
   // them all first where the clone asks it to (keep-pack.ts).
   const strict = fsckOnFetch(store.remoteSource.config);
-  // A folder on this disk whose new objects are loose there: read from its files (folder-fetch.ts).
-  const inFolder = strict ? null : await fetchFromFolder(store.remoteSource, remote, refs.map((r, k) => ({ new: wants[k]!, expected: tracked.get(r) ?? null })), (oid) => store.reader.readHere(oid));
-  const got =
-    (inFolder && { ok: true as const, objects: inFolder, pack: NO_PACK }) ??
-    (await fetchOverHttp(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null)) ??
-    (await fetchOverStream(store.remoteSource, remote, wants as string[], haves, timeoutMs(), signal).catch(() => null));
-  if (!got) return null;
+  // A folder on this disk whose new objects are loose there: read from its files (folder-fetch.ts);
+  // not for a fetch again, which asks for every object below the wants.
+  const inFolder = strict || again ? null : await fetchFromFolder(store.remoteSource, remote, refs.map((r, k) => ({ new: wants[k]!, expected: tracked.get(r) ?? null })), (oid) => store.reader.readHere(oid));
+  // What the folder's files hold that leaves a gap (a walk shorter than the history) is upload-pack's.
+  const fromFolder = inFolder && !(await unconnected(store, inFolder, wants as string[], new Set(haves))) ? { ok: true as const, objects: inFolder, pack: NO_PACK } : null;
+  const got = fromFolder ?? (await inProcessAnswer(store, remote, wants as string[], haves, timeoutMs, signal));
+  if ("gits" in got) return got;
   noteRemoteCall(store.storeCwd, remote, "fetch");
   if (!got.ok) return got;
-  if (!(await connected(store, got.objects, wants as string[], new Set(haves)))) return null;
+  const gap = got === fromFolder ? null : await unconnected(store, got.objects, wants as string[], new Set(haves));
+  if (gap) return outOfShape(remote, gap);
+  again?.(got.objects);
   const written = await writeFetchedPack(store.storeCwd, `${store.repo.storeDir}/objects`, got.pack, got.objects.size, strict, Math.max(1000, timeoutMs()));
   if (written && !written.ok && strict) return { ok: false, message: `git's checks of the fetched objects (fetch.fsckObjects) refused them: ${written.message}` };
   const kept = written?.ok ? written : null;
   try {
-    if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return null;
+    // This clone's own failures are neither the remote's nor git's: said as they are, nothing
+    // kept back, nothing handed to git (the caller's next fetch tries again).
+    if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return { ok: false, message: `the fetched object ${oid} was written here under another id` };
     // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
     const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
-    return moved.ok ? { ok: true } : null;
+    // git's words kept: a lock a killed git left names its file, which the caller says is stale.
+    return moved.ok ? { ok: true } : { ok: false, message: `the tracking refs of ${remote} could not be moved to what was fetched: ${moved.message}` };
   } finally {
     kept?.release();
   }
@@ -69,11 +111,22 @@ async function fetchNamedInProcess(store: Store, remote: string, refs: string[],
 const NO_PACK = Buffer.alloc(0);
 
 /**
+ * The remote's answer to a fetch of `wants` over the first transport of this process's that takes
+ * it. A throw in the reading of an answer is this process's own failure: said as such, not git's.
+ */
+async function inProcessAnswer(store: Store, remote: string, wants: string[], haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchAnswer | GitsFetch> {
+  const failed = (e: unknown): FetchAnswer => ({ ok: false, message: `the fetch from ${remote} failed in this process: ${(e as Error)?.message ?? e}`, timedOut: false });
+  const http = await fetchOverHttp(store.remoteSource, remote, wants, haves, timeoutMs(), signal).catch(failed);
+  if (!("gits" in http)) return http;
+  return fetchOverStream(store.remoteSource, remote, wants, haves, timeoutMs(), signal).catch(failed);
+}
+
+/**
  * What git's connectivity check makes sure of after a fetch: each wanted commit is here, and every
  * object the new ones name is either in the pack or already here (the offered commits are,
- * whole: the remote left out only what they reach).
+ * whole: the remote left out only what they reach). What is missing, in words, or null.
  */
-async function connected(store: Store, objects: Map<string, GitObject>, wants: string[], haves: Set<string>): Promise<boolean> {
+async function unconnected(store: Store, objects: Map<string, GitObject>, wants: string[], haves: Set<string>): Promise<string | null> {
   const known = new Set<string>(haves);
   const here = async (oid: string) => {
     if (objects.has(oid) || known.has(oid)) return true;
@@ -82,17 +135,17 @@ async function connected(store: Store, objects: Map<string, GitObject>, wants: s
     known.add(oid);
     return true;
   };
-  for (const w of wants) if (!(await here(w))) return false;
-  for (const o of objects.values()) {
+  for (const w of wants) if (!(await here(w))) return `a pack without the commit ${w} asked for`;
+  for (const [oid, o] of objects) {
     if (o.type === "commit") {
       const head = commitLinks(o.data);
-      if (!head.tree) return false;
-      for (const id of [head.tree, ...head.parents]) if (!(await here(id))) return false;
+      if (!head.tree) return `a commit ${oid} that names no tree`;
+      for (const id of [head.tree, ...head.parents]) if (!(await here(id))) return `a pack without ${id}, which its commit ${oid} names`;
     } else if (o.type === "tree") {
       const entries = treeEntries(o.data, store.oidBytes, "latin1");
-      if (!entries) return false;
-      for (const e of entries) if (e.mode !== "160000" && !(await here(e.oid))) return false;
-    } else if (o.type === "tag") return false; // never written under refs/handoff/: git's to judge
+      if (!entries) return `a tree ${oid} that is not well formed`;
+      for (const e of entries) if (e.mode !== "160000" && !(await here(e.oid))) return `a pack without ${e.oid}, which its tree ${oid} names`;
+    } else if (o.type === "tag") return `a tag object ${oid}, which no ref under refs/handoff/ holds`;
   }
-  return true;
+  return null;
 }
