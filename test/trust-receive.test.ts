@@ -257,6 +257,7 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   // The next sync does not ask for it again (it would fail the fetch of everything named with it).
   ok(cli(["task", "add", "another", "--id", "good2"], { cwd: other, agent: "carol" }));
   kept(cli(["sync"], { cwd: other }));
+  packedOnly(bare, "refs/handoff/tasks/good2");
   const trace = join(tempDir(), "trace");
   const again = kept(cli(["sync"], { cwd: victim, agent: "victim", env: { GIT_TRACE_PACKET: trace } }));
   assert.match(again.stdout, /refused on receive: refs\/handoff\/tasks\/bad: the remote could not send it .*\(nothing of it fetched; git handoff sync --repair refuses it: this clone has no value of its own, .*git handoff sync --repair --force deletes it\)/, "this clone has none: the hint names what would delete it");
@@ -314,6 +315,7 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   // Known as unsendable now: the next look lists and fetches what moved by name, no glob fetch
   // over tasks/ that would fail on it first.
   ok(cli(["task", "add", "another job", "--id", "job2", "--push"], { cwd: victim, agent: "victim" }));
+  packedOnly(bare, "refs/handoff/tasks/job2");
   const trace = join(tempDir(), "trace");
   const w2 = start(["worker", "--exec", script("echo worked"), "--once", "--poll", "300ms"], { cwd: other, agent: "worker", env: { GIT_TRACE_PACKET: trace } });
   const timer2 = setTimeout(() => void stop(w2, "SIGKILL"), 60_000);
@@ -329,6 +331,17 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
 });
 
 /**
+ * `ref`'s objects in a pack of the remote's and no longer loose: a fetch of it is then the remote's
+ * upload-pack's, whose wants GIT_TRACE_PACKET shows (a few loose ones are read from the folder's
+ * files, src/git/folder-fetch.ts, which no trace shows). The refs the remote cannot send are left as they are.
+ */
+function packedOnly(bare: string, ref: string): void {
+  const objects = spawnSync("git", ["rev-list", "--objects", ref], { cwd: bare, encoding: "utf8" }).stdout;
+  assert.is(spawnSync("git", ["pack-objects", "-q", "objects/pack/pack"], { cwd: bare, input: objects, encoding: "utf8" }).status, 0);
+  gitOut(bare, "prune-packed");
+}
+
+/**
  * The fetches the remote's upload-pack served, from a GIT_TRACE_PACKET file: the wants of each
  * (git fetch's and this process's alike: by path both start the remote's upload-pack here).
  */
@@ -342,6 +355,18 @@ function fetchesSeen(trace: string): string[][] {
   }
   return fetches;
 }
+
+test("through git fetch, a single ref the remote cannot send is fetched alone: never a fetch without refspec, which would bring the remote's branches", () => {
+  const { bare, victim } = project();
+  ok(cli(["sync"], { cwd: victim }));
+  // A branch on the remote this clone has not fetched: a `git fetch origin` with no refspec would.
+  const elsewhere = tempRepo();
+  gitOut(elsewhere, "push", "-q", bare, "main:refs/heads/other-work");
+  setRef(bare, "refs/handoff/tasks/bad", unsendable(bare, null, "bad"));
+  const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim", env: { HANDOFF_PATH_REMOTE: "git" } })).json;
+  assert.equal(s.quarantined.map((q: any) => q.ref), ["refs/handoff/tasks/bad"]);
+  assert.is(tip(victim, "refs/remotes/origin/other-work"), null, "the user's branches are theirs to fetch");
+});
 
 test("a new clone's first sync gets past a ref the remote cannot send, among more refs than one fetch names", async () => {
   const { bare, victim } = project();

@@ -47,6 +47,8 @@ export async function fetchAlone(store: Store, remote: string, b: RemoteBudget, 
   let fetched = 0;
   let gaveUp = false;
   const fetch = async (part: string[], knownToFail: boolean): Promise<void> => {
+    // A single ref's halves are none and itself: none is nothing to fetch.
+    if (!part.length) return;
     if (gaveUp || Date.now() >= b.until - 100) {
       gaveUp = true;
       return;
