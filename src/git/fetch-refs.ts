@@ -1,6 +1,6 @@
 // Talking to a sync remote by `git fetch`: git's own transports, credentials and ssh config, read
-// from exit codes, never from prose. Split out of remote.ts (which still re-exports it) so the
-// fetch, its retries and what it offers as haves read on their own.
+// from exit codes, never from prose. The fetch, its retries and what it offers as haves, on their
+// own (pushes: push-lease.ts; listings: remote-listing.ts).
 import { noteRemoteCall } from "./remote-calls.ts";
 import { failure, type RemoteFailure } from "./remote-failure.ts";
 import { cleanRemoteText } from "./remote-text.ts";

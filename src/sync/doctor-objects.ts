@@ -7,7 +7,9 @@
 // moved aside so it cannot hide the good one), else by `git fetch --refetch`.
 import { damageBelow, allComplete } from "../git/connectivity.ts";
 import { damagedObjectsDir } from "../git/damaged-loose.ts";
-import { fetchHandoffRefs, lsRemoteHandoff, trackingPrefix, trackingRef, type FetchResult } from "../git/remote.ts";
+import { fetchHandoffRefs, type FetchResult } from "../git/fetch-refs.ts";
+import { lsRemoteHandoff } from "../git/remote-listing.ts";
+import { trackingPrefix, trackingRef } from "../git/tracking-ref.ts";
 import { listRefs, type RefTip } from "../git/refs.ts";
 import { logRepairs, REPAIR_LOG_REF, type Repair } from "../store/repair-log.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";

@@ -22,7 +22,8 @@ import { fetchFromFolder } from "../git/folder-fetch.ts";
 import { commitLinks, treeEntries } from "../git/tree-object.ts";
 import { fsckOnFetch, writeFetchedPack } from "../git/keep-pack.ts";
 import { setAsideDamagedLoose } from "../git/damaged-loose.ts";
-import { fetchHandoffRefs, trackingRef, type FetchResult } from "../git/remote.ts";
+import { fetchHandoffRefs, type FetchResult } from "../git/fetch-refs.ts";
+import { trackingRef } from "../git/tracking-ref.ts";
 import { outOfShape, type FetchAnswer, type GitsFetch } from "../git/upload-pack-v2.ts";
 import type { Store } from "../store/store.ts";
 

@@ -100,7 +100,7 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
   try {
     // A sync that began after this one was asked for, and succeeded, read this clone's refs after
     // every write made before the ask and pushed what was ahead: there is nothing left to do (as
-    // with a fetch that waited for another, remote.ts withFetchLock).
+    // with a fetch that waited for another, fetch-lock.ts withFetchLock).
     const stamp = `${dir}/sync-${remote}.done`;
     if (turn.ok && lastSyncStart(stamp) > asked) {
       report.coalesced = true;
