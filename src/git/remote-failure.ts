@@ -5,8 +5,9 @@ import { firstLine, type GitResult } from "./run.ts";
 
 /**
  * A failed remote call: `timedOut` when it ran past its deadline and was killed; `bound` when a
- * fetch of this process's was refused because the remote sent more than its bounds allow (never
- * handed to `git fetch` then, which would write it all first).
+ * fetch of this process's was refused for what the remote answered: more than its bounds allow, or
+ * an answer out of shape once its upload-pack took the request (never handed to `git fetch` then,
+ * which would write what the same remote sends it before anything judges it).
  */
 export type RemoteFailure = { ok: false; message: string; timedOut?: boolean; bound?: true };
 

@@ -41,7 +41,7 @@ export async function inParts(refs: string[], fetch: (part: string[]) => Promise
  */
 export async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], fetchPart: (part: string[]) => Promise<FetchResult>): Promise<Map<string, string> | null> {
   const failed = new Map<string, string>();
-  /** Refs whose fetch was refused for passing a bound: the remote sent them, too much of them. */
+  /** Refs whose fetch was refused for what the remote answered (past a bound, out of shape): it answered, so it is not out of reach. */
   const bounded = new Set<string>();
   const objectTrouble = ([ref, m]: [string, string]) => bounded.has(ref) || OBJECT_TROUBLE.test(m);
   let fetched = 0;
