@@ -15,7 +15,7 @@ export function damagedObjectsDir(commonDir: string): string {
 }
 
 /**
- * Of `oids` (SHA-1), those whose loose file under `commonDir` is there and does not hold the
+ * Of `oids` (SHA-1, or SHA-256 by their length), those whose loose file under `commonDir` is there and does not hold the
  * object its name says, moved aside (damagedObjectsDir); returns their ids. A file that cannot be
  * moved stays, and is not named.
  */
@@ -42,7 +42,7 @@ function holds(path: string, oid: string): boolean {
     const raw = inflateSync(readFileSync(path), { maxOutputLength: PACK_LIMITS.objectBytes + 64 });
     const nul = raw.indexOf(0);
     const head = /^(commit|tree|blob|tag) (\d+)$/.exec(raw.toString("latin1", 0, Math.max(0, nul)));
-    return nul > 0 && !!head && Number(head[2]) === raw.length - nul - 1 && createHash("sha1").update(raw).digest("hex") === oid;
+    return nul > 0 && !!head && Number(head[2]) === raw.length - nul - 1 && createHash(oid.length === 64 ? "sha256" : "sha1").update(raw).digest("hex") === oid;
   } catch {
     return false;
   }
