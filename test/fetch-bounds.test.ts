@@ -6,12 +6,12 @@
 // refused the same way (a git:// one: test/stream-remote.test.ts).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, sh, tempDir, tempRepo } from "./support/repo.ts";
-import { cloneOf, servedThreeWays, serveRoot, type GitServer } from "./support/servers.ts";
+import { cloneOf, largestObjectFile, servedThreeWays, serveRoot, type GitServer } from "./support/servers.ts";
 import { fetchOverHttp } from "../src/git/http-remote.ts";
 import { MAX_ANSWER } from "../src/git/upload-pack-v2.ts";
 import { PACK_LIMITS } from "../src/git/pack-read.ts";
@@ -38,20 +38,6 @@ function plantLargeBlob(bare: string): { blob: string; size: number } {
   const tree = sh("sh", ["-c", `printf '100644 blob ${blob}\\tbig\\n' | git mktree`], bare).trim();
   gitOut(bare, "update-ref", "refs/handoff/results/x", gitOut(bare, "commit-tree", tree, "-m", "past the bound"));
   return { blob, size };
-}
-
-/** The largest file under the clone's object folder, in bytes. */
-function largestObjectFile(repo: string): number {
-  let max = 0;
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else max = Math.max(max, statSync(p).size);
-    }
-  };
-  walk(join(repo, ".git/objects"));
-  return max;
 }
 
 test("a blob past the bound under refs/handoff/results/x: refused naming the bound, nothing of it on disk, the rest synced; by path, over git:// and over HTTP", async () => {

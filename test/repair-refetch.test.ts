@@ -6,10 +6,10 @@
 // refused, nothing of it written, and the ref stays removed, saying why.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTemp, cli, gitOut, sh, tempDir } from "./support/repo.ts";
-import { cloneOf, servedThreeWays, type GitServer } from "./support/servers.ts";
+import { cloneOf, largestObjectFile, servedThreeWays, type GitServer } from "./support/servers.ts";
 import { PACK_LIMITS } from "../src/git/pack-read.ts";
 
 const servers: GitServer[] = [];
@@ -25,20 +25,6 @@ function gitRuns(trace: string): string[] {
 }
 
 const loose = (repo: string, oid: string) => join(repo, ".git/objects", oid.slice(0, 2), oid.slice(2));
-
-/** The largest file under the clone's object folder, in bytes. */
-function largestObjectFile(repo: string): number {
-  let max = 0;
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else max = Math.max(max, statSync(p).size);
-    }
-  };
-  walk(join(repo, ".git/objects"));
-  return max;
-}
 
 test("a damaged loose commit hiding the remote's good copy: doctor --repair fetches it again in process, moves the damaged file aside, the task reads again", async () => {
   const { bare, lead, urls } = await servedThreeWays(servers);

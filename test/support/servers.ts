@@ -2,9 +2,9 @@
 // `git daemon` (git://, receive-pack enabled) and smart HTTP through `git http-backend` behind a
 // small Node HTTP server. Nothing is mocked.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { cleanEnv, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
 
 export interface GitServer {
@@ -213,4 +213,18 @@ export async function servedThreeWays(servers: GitServer[]): Promise<{ bare: str
   servers.push(http);
   const urls = [["path", bare], ["daemon", daemon.url("project")], ["http", http.url("project")]] as const;
   return { bare, lead: cloneOf(bare), urls };
+}
+
+/** The largest file under a clone's object folder, in bytes: what a refused fetch must not have written. */
+export function largestObjectFile(repo: string): number {
+  let max = 0;
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else max = Math.max(max, statSync(p).size);
+    }
+  };
+  walk(join(repo, ".git/objects"));
+  return max;
 }
