@@ -100,12 +100,29 @@ async function fetchNamedInProcess(
     // kept back, nothing handed to git (the caller's next fetch tries again).
     if (!kept) for (const [oid, o] of got.objects) if (store.writer.write(o.type, o.data) !== oid) return { ok: false, message: `the fetched object ${oid} was written here under another id` };
     // Forced, as the fetch refspec's `+` is: the remote's value is the tracking ref's, whatever it was.
-    const moved = await store.updateRefs(refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: tracked.get(r) ?? null })));
+    const moved = await moveTracking(store, remote, refs, listed, tracked);
     // git's words kept: a lock a killed git left names its file, which the caller says is stale.
     return moved.ok ? { ok: true } : { ok: false, message: `the tracking refs of ${remote} could not be moved to what was fetched: ${moved.message}` };
   } finally {
     kept?.release();
   }
+}
+
+/**
+ * The tracking refs of `refs` moved to the values `listed` gives, whatever they hold, as `git
+ * fetch` with a `+` refspec moves them. `tracked` is what the caller read before its fetch;
+ * another process of this clone (four agents' syncs at once) may have moved one meanwhile with
+ * its own fetch: then the values read now are the ones replaced (a few times at most: a lock
+ * that stays, left by a killed git, fails alike each time and is said in git's words).
+ */
+async function moveTracking(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>) {
+  const to = (old: (r: string) => string | null) => refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: old(r) }));
+  let moved = await store.updateRefs(to((r) => tracked.get(r) ?? null));
+  for (let n = 0; !moved.ok && n < 3; n++) {
+    const now = new Map(await Promise.all(refs.map(async (r) => [r, await store.readRef(trackingRef(remote, r))] as const)));
+    moved = await store.updateRefs(to((r) => now.get(r) ?? null));
+  }
+  return moved;
 }
 
 /** The pack of objects read one by one (folder-fetch.ts): fewer than keep-pack.ts keeps, never written as a pack. */
