@@ -112,13 +112,16 @@ async function fetchNamedInProcess(
  * The tracking refs of `refs` moved to the values `listed` gives, whatever they hold, as `git
  * fetch` with a `+` refspec moves them. `tracked` is what the caller read before its fetch;
  * another process of this clone (four agents' syncs at once) may have moved one meanwhile with
- * its own fetch: then the values read now are the ones replaced (a few times at most: a lock
- * that stays, left by a killed git, fails alike each time and is said in git's words).
+ * its own fetch or push: then the values read now are the ones replaced (a few times at most, a
+ * moment apart: a lock that stays, left by a killed git, fails alike each time and is said in
+ * git's words).
  */
 async function moveTracking(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>) {
   const to = (old: (r: string) => string | null) => refs.map((r) => ({ ref: trackingRef(remote, r), new: listed.get(r)!, old: old(r) }));
   let moved = await store.updateRefs(to((r) => tracked.get(r) ?? null));
   for (let n = 0; !moved.ok && n < 3; n++) {
+    // A push of this clone's moves its tracking ref under the ref's lock for a moment: wait it out.
+    await new Promise((res) => setTimeout(res, 10 + Math.random() * 30 * (n + 1)));
     const now = new Map(await Promise.all(refs.map(async (r) => [r, await store.readRef(trackingRef(remote, r))] as const)));
     moved = await store.updateRefs(to((r) => now.get(r) ?? null));
   }
