@@ -3,7 +3,6 @@
 // so one such ref is kept back and the rest still come. Split out of tracking.ts: the refresh
 // calls it only when a plain fetch of everything changed would not do.
 import type { FetchResult } from "../git/fetch-refs.ts";
-import type { Store } from "../store/store.ts";
 import type { RemoteBudget } from "./remote-budget.ts";
 
 /** Above this many changed refs one glob fetch is cheaper than naming each. */
@@ -39,7 +38,7 @@ export async function inParts(refs: string[], fetch: (part: string[]) => Promise
  * git's message) when others came or the failures name an object, else null: the remote itself
  * is out of reach, or the budget ran out, and the caller reports that.
  */
-export async function fetchAlone(store: Store, remote: string, b: RemoteBudget, refs: string[], fetchPart: (part: string[]) => Promise<FetchResult>): Promise<Map<string, string> | null> {
+export async function fetchAlone(b: RemoteBudget, refs: string[], fetchPart: (part: string[]) => Promise<FetchResult>): Promise<Map<string, string> | null> {
   const failed = new Map<string, string>();
   /** Refs whose fetch was refused for what the remote answered (past a bound, out of shape): it answered, so it is not out of reach. */
   const bounded = new Set<string>();

@@ -137,7 +137,7 @@ async function fetchTracking(
         // the list tell which; the rest go on.
         if (!f.ok && !f.timedOut) {
           const fetchPart = inProcess ? named : async (refs: string[]) => fetchHandoffRefs(store.storeCwd, remote, callTimeout(b), refs, { haves: await ownTips(store, refs, before) });
-          const alone = await fetchAlone(store, remote, b, changed, fetchPart);
+          const alone = await fetchAlone(b, changed, fetchPart);
           if (alone) {
             for (const [ref, why] of alone) unsent.set(ref, why);
             f = { ok: true };
