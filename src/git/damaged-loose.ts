@@ -3,10 +3,8 @@
 // copy a repair fetched, and git's index-pack refuses a pack holding an object whose loose copy it
 // cannot read. A repair moves them aside, not away: into .git/handoff/damaged-objects/, where a
 // person can still look at them (git never reads that folder).
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
-import { inflateSync } from "node:zlib";
-import { looseObjectPath } from "./loose-object.ts";
+import { looseObjectPath, verifiedLoose } from "./loose-object.ts";
 import { PACK_LIMITS } from "./pack-read.ts";
 
 /** Where damaged loose objects are moved, under the git dir `commonDir`. */
@@ -39,10 +37,7 @@ export function setAsideDamagedLoose(commonDir: string, oids: Iterable<string>):
 function holds(path: string, oid: string): boolean {
   try {
     // A damaged file may inflate to anything: no more than the largest object a fetch takes.
-    const raw = inflateSync(readFileSync(path), { maxOutputLength: PACK_LIMITS.objectBytes + 64 });
-    const nul = raw.indexOf(0);
-    const head = /^(commit|tree|blob|tag) (\d+)$/.exec(raw.toString("latin1", 0, Math.max(0, nul)));
-    return nul > 0 && !!head && Number(head[2]) === raw.length - nul - 1 && createHash(oid.length === 64 ? "sha256" : "sha1").update(raw).digest("hex") === oid;
+    return verifiedLoose(readFileSync(path), oid, PACK_LIMITS.objectBytes) !== null;
   } catch {
     return false;
   }

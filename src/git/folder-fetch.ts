@@ -12,13 +12,10 @@
 // repository of this user's on a local file system; no protocol or URL settings git would act
 // on), and only where git is not asked to check fetched objects (fetch.fsckObjects).
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { createHash } from "node:crypto";
-import { inflateSync } from "node:zlib";
-import type { GitObject, ObjectType } from "./object-reader.ts";
-import { looseObjectPath } from "./loose-object.ts";
+import type { GitObject } from "./object-reader.ts";
+import { looseObjectPath, verifiedLoose } from "./loose-object.ts";
 import type { PathRemoteSource } from "./path-remote.ts";
 import { missingObjects } from "./push-objects.ts";
-import { sha1Hex } from "./small-object-codec.ts";
 import { streamRemoteStatus } from "./stream-remote.ts";
 
 /** Objects read from the remote's files at most this large (a record is a few hundred bytes). */
@@ -71,15 +68,9 @@ function theirLoose(gitDir: string, oid: string, width: number): GitObject | nul
       if (got === 0) return null;
       n += got;
     }
-    // Throws past the bound: a small file may inflate to gigabytes.
-    const buf = inflateSync(raw, { maxOutputLength: MAX_OBJECT + 64 });
-    const nul = buf.indexOf(0);
-    if (nul < 0) return null;
-    const [type, size] = buf.subarray(0, nul).toString("latin1").split(" ");
-    const data = buf.subarray(nul + 1);
-    if (!TYPES.has(type!) || size !== String(data.length)) return null;
-    const id = width === 20 ? sha1Hex(buf) : createHash("sha256").update(buf).digest("hex");
-    return id === oid ? { type: type as ObjectType, data } : null;
+    // A small file may inflate to gigabytes: within the bound, and the object its name says.
+    const o = verifiedLoose(raw, oid, MAX_OBJECT);
+    return o && o.type !== "tag" ? o : null;
   } catch {
     return null;
   } finally {
@@ -87,4 +78,3 @@ function theirLoose(gitDir: string, oid: string, width: number): GitObject | nul
   }
 }
 
-const TYPES = new Set(["commit", "tree", "blob"]);
