@@ -24,8 +24,9 @@ const LOCKED = /cannot lock ref|\.lock'?: File exists|unable to update local ref
  * Every call runs under `timeoutMs`, retries included; `signal` aborted ends it as the deadline would.
  */
 export async function fetchHandoffRefs(cwd: string, remote: string, timeoutMs: number, refs?: string[], opts: { refetch?: boolean; prune?: boolean; haves?: string[]; signal?: AbortSignal } = {}): Promise<FetchResult> {
-  // No refs named is nothing to fetch: `git fetch <remote>` without a refspec would fetch the
-  // remote's configured refspec, the user's branches, which are theirs to fetch.
+  // No refs named is nothing to fetch (sync's halves of a single ref are none and that one, in
+  // process or not): `git fetch <remote>` without a refspec would fetch the remote's configured
+  // refspec, the user's branches, which are theirs to fetch, from the very server refused.
   if (refs && !refs.length) return { ok: true };
   const prefix = await remotePrefix(cwd, remote);
   const specs = refs ? refs.map((r) => `+${toRemote(r, prefix)}:${trackingRef(remote, r)}`) : [`+${prefix}*:${trackingPrefix(remote)}*`];

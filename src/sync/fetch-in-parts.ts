@@ -46,8 +46,6 @@ export async function fetchAlone(b: RemoteBudget, refs: string[], fetchPart: (pa
   let fetched = 0;
   let gaveUp = false;
   const fetch = async (part: string[], knownToFail: boolean): Promise<void> => {
-    // A single ref's halves are none and itself: none is nothing to fetch.
-    if (!part.length) return;
     if (gaveUp || Date.now() >= b.until - 100) {
       gaveUp = true;
       return;

@@ -34,9 +34,6 @@ import type { Store } from "../store/store.ts";
  * has left); `signal` aborted ends it as the deadline would.
  */
 export async function fetchNamed(store: Store, remote: string, refs: string[], listed: ReadonlyMap<string, string>, tracked: ReadonlyMap<string, string>, haves: string[], timeoutMs: () => number, signal?: AbortSignal): Promise<FetchResult> {
-  // None to fetch (sync's halves of a single ref are none and that one): not a `git fetch`
-  // without a refspec, which would fetch the remote's branches from the very server refused.
-  if (!refs.length) return { ok: true };
   const got = await fetchNamedInProcess(store, remote, refs, listed, tracked, haves, timeoutMs, signal);
   return "gits" in got ? fetchHandoffRefs(store.storeCwd, remote, timeoutMs(), refs, { haves, ...(signal ? { signal } : {}) }) : got;
 }
