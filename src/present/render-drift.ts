@@ -16,7 +16,7 @@ export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: st
     if (n > 0) lines.push(`  … ${n} more line${n === 1 ? "" : "s"}${opts.hint ? ` (${opts.hint})` : ""}`);
   };
   if (d.agents.length) {
-    lines.push(paint.yellow("undeclared (changed outside what the agent declared)"));
+    lines.push(paint.yellow(driftHeading(d.agents)));
     for (const a of shown(d.agents)) {
       const more = a.count > a.undeclared.length ? ` +${a.count - a.undeclared.length} more` : "";
       const declared = opts.limit !== undefined && a.declared.length > DECLARED_SHOWN ? `${a.declared.slice(0, DECLARED_SHOWN).join(" ")} +${a.declared.length - DECLARED_SHOWN} more` : a.declared.join(" ");
@@ -31,6 +31,15 @@ export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: st
     counted(d.stuck);
   }
   return lines.join("\n");
+}
+
+/**
+ * The drift section's heading: "undeclared" only where some agent has a path outside its
+ * declaration; agents whose changed paths could only go unjudged (their globs past the budget)
+ * are not said to have drifted.
+ */
+export function driftHeading(agents: DriftView["agents"]): string {
+  return agents.some((a) => a.undeclared.length) ? "undeclared (changed outside what the agent declared)" : "not judged (changed paths the budget left unchecked against a declaration)";
 }
 
 /** What a heartbeat says of the changed paths in its worktree it could not judge: never recorded as drift, never passed over unsaid. */
