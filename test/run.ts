@@ -107,6 +107,15 @@ function testTempDir(): string | null {
 const ownTemp = process.env.HANDOFF_TEST_TMPDIR ? null : testTempDir();
 const childTemp = process.env.HANDOFF_TEST_TMPDIR ?? ownTemp;
 
+/**
+ * The test processes' environment. NODE_EXTRA_CA_CERTS is left out: Node loads that bundle at
+ * every start, before any script (~45 ms of CPU each where it names the system's whole bundle, as
+ * on the machines here), and the suite starts thousands of Node processes, none of which reaches
+ * a server it would certify (test/support/repo.ts cleanEnv says the same for the processes tests start).
+ */
+const testEnv: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1", ...(childTemp ? { TMPDIR: childTemp } : {}) };
+delete testEnv.NODE_EXTRA_CA_CERTS;
+
 interface FileResult {
   file: string;
   seconds: number;
@@ -128,7 +137,7 @@ function runUnit(unit: Unit): Promise<FileResult[]> {
   return new Promise((done) => {
     const child = spawn(process.execPath, ["--import", "tsx", filesRunner, ...unit.files.map((f) => join("test", f))], {
       cwd: root,
-      env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1", ...(childTemp ? { TMPDIR: childTemp } : {}) },
+      env: testEnv,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
