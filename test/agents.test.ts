@@ -35,6 +35,23 @@ test("agents declare sessions in their worktrees; agents shows status, claims an
   assert.match(text, /\[api\]/);
 });
 
+test("agents and status line up an undeclared holder whose name is longer than every declared one", () => {
+  // A person without HANDOFF_AGENT holds tasks as user@host, often the longest name listed.
+  const t = team(["alice"]);
+  assert.is(t.as("alice", ["session", "start", "--objective", "the api"]).code, 0);
+  assert.is(t.as("lead", ["task", "add", "docs", "--id", "docs"]).code, 0);
+  assert.is(t.as("someone@a-long-host", ["claim", "docs"]).code, 0);
+  const column = (text: string, agent: string) => {
+    const line = text.split("\n").find((l) => l.trimStart().startsWith(`${agent} `) && / (active|undeclared) /.test(l));
+    assert.ok(line, `a roster line for ${agent} in:\n${text}`);
+    return line!.search(/(active|undeclared)/);
+  };
+  for (const args of [["agents"], ["status", "--no-conflicts"]]) {
+    const text = t.as("lead", args).stdout;
+    assert.is(column(text, "someone@a-long-host"), column(text, "alice"), `${args[0]}:\n${text}`);
+  }
+});
+
 test("status by heartbeat age with thresholds from .handoff.yaml; --status filters", () => {
   const t = team(["alice"]);
   assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);

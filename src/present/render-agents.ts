@@ -22,7 +22,8 @@ const STATUS_PAINT = { active: paint.green, stale: paint.yellow, disconnected: p
 export function rosterText(r: Roster, opts: { claims?: number; builds?: boolean } = {}): string {
   const ids = (list: string[]) => (opts.claims !== undefined && list.length > opts.claims ? `${list.slice(0, opts.claims).join(" ")} +${list.length - opts.claims} more` : list.join(" "));
   if (!r.agents.length && !r.undeclared_holders.length) return "no agents";
-  const w = Math.max(5, ...r.agents.map((a) => a.agent.length));
+  // Undeclared holders share the name column: a person's user@host is often the longest name.
+  const w = Math.max(5, ...r.agents.map((a) => a.agent.length), ...r.undeclared_holders.map((u) => u.agent.length));
   const lines = r.agents.map((a) => {
     const status = STATUS_PAINT[a.status](a.status.padEnd(12));
     const cap = `${a.capacity.claimed}/${a.capacity.max}`.padEnd(5);
