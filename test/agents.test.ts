@@ -50,6 +50,12 @@ test("agents and status line up an undeclared holder whose name is longer than e
     const text = t.as("lead", args).stdout;
     assert.is(column(text, "someone@a-long-host"), column(text, "alice"), `${args[0]}:\n${text}`);
   }
+  // A holder that never declared has no heartbeat state: a --status filter leaves it out, as it
+  // does agents in other states (text and --json alike).
+  const filtered = t.as("lead", ["agents", "--status", "stale", "--json"]).json;
+  assert.equal([filtered.agents, filtered.undeclared_holders], [[], []]);
+  assert.is(t.as("lead", ["agents", "--status", "stale"]).stdout.trim(), "no agents");
+  assert.equal(t.as("lead", ["agents", "--json"]).json.undeclared_holders.map((u: { agent: string }) => u.agent), ["someone@a-long-host"]);
 });
 
 test("status by heartbeat age with thresholds from .handoff.yaml; --status filters", () => {

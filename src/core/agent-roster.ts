@@ -78,6 +78,14 @@ export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg
 }
 
 /**
+ * The roster narrowed to agents in one state (`agents --status`, MCP `list_agents`). Holders that
+ * never declared a session have no heartbeat, so no state: they are listed only unfiltered.
+ */
+export function rosterInState(roster: Roster, status: AgentStatus | undefined): Roster {
+  return status ? { agents: roster.agents.filter((a) => a.status === status), undeclared_holders: [] } : roster;
+}
+
+/**
  * What GC does to one task of a removed agent: lazy expiry first (its lease most likely ran out
  * long ago), then, if it still holds a live claim, a release recorded as `agent_gc`.
  */

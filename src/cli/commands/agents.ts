@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { AgentStatus } from "../../core/agent.ts";
-import { buildRoster } from "../../core/agent-roster.ts";
+import { buildRoster, rosterInState } from "../../core/agent-roster.ts";
 import { fail } from "../../core/errors.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
 import { AGENTS_PREFIX, listAgents } from "../../store/agent-store.ts";
@@ -15,7 +15,7 @@ export function registerAgents(program: Command): void {
     program
       .command("agents")
       .description("agents by heartbeat: active, stale or disconnected, with their claims, capacity and the git-handoff build each runs")
-      .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")})`)
+      .option("--status <status>", `only agents in this state (${AgentStatus.options.join("|")}); holders that never declared a session are listed only without it`)
       .addOption(completeOption("agent names")),
     { values: { "--status": AgentStatus.options } },
   ).action(async (o: { status?: string; complete?: string }, cmd: Command) => {
@@ -27,7 +27,7 @@ export function registerAgents(program: Command): void {
       const [{ agents, problems }, { tasks, problems: taskProblems }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
       for (const p of [...problems, ...taskProblems]) warn(p);
       const roster = buildRoster(agents.map((a) => a.record), tasks, store.now(), store.config);
-      const shown = o.status ? { ...roster, agents: roster.agents.filter((a) => a.status === o.status) } : roster;
+      const shown = rosterInState(roster, o.status as AgentStatus | undefined);
       emit(!!g.json, shown, () => rosterText(shown, { builds: true }));
     });
   });

@@ -1,7 +1,7 @@
 // The agent roster, as the CLI `agents` verb builds it: stored agent records plus their claims.
 import * as z from "zod/mini";
 import { AgentStatus } from "../../core/agent.ts";
-import { buildRoster } from "../../core/agent-roster.ts";
+import { buildRoster, rosterInState } from "../../core/agent-roster.ts";
 import { agentDetail, rosterText } from "../../present/render-agents.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { declarationFields, declareSession } from "../agent-registration.ts";
@@ -31,7 +31,7 @@ export const listAgentsTool = defineTool({
     const store = await session.store();
     const [{ agents, problems }, { tasks, problems: taskProblems }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
     const roster = buildRoster(agents.map((x) => x.record), tasks, store.now(), store.config);
-    const shown = a.status ? { ...roster, agents: roster.agents.filter((x) => x.status === a.status) } : roster;
+    const shown = rosterInState(roster, a.status);
     const warnings = [...problems, ...taskProblems].map((p) => `\nwarning: ${p}`).join("");
     return {
       data: { ...shown, problems: [...problems, ...taskProblems] },
