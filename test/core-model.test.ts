@@ -64,7 +64,8 @@ function nextOp(rng: Rng, w: World): Op {
     const fence = w.tasks.get(id)?.fence ?? 0;
     return { kind: "reclaim", agent, id, ...(rng.chance(0.5) ? { seen: Math.max(0, fence - rng.int(2)) } : {}) };
   }
-  if (r < 72) return { kind: "submit", agent, id, passed: rng.chance(0.7) };
+  if (r < 70) return { kind: "submit", agent, id, passed: rng.chance(0.7) };
+  if (r < 72) return rng.chance(0.5) ? { kind: "workerFinish", agent, id, passed: rng.chance(0.7) } : { kind: "heartbeat", agent };
   if (r < 77) return { kind: rng.chance(0.6) ? "accept" : "reject", agent, id };
   if (r < 87) {
     const task = rng.chance(0.4) ? id : null;

@@ -183,6 +183,7 @@ function holderProblems(pre: World, op: Op, r: Applied, cfg: Config): string[] {
     case "done":
     case "fail":
     case "submit":
+    case "workerFinish":
       // The creator may cancel whatever it asked for; anyone else cancels as it finishes.
       if (op.kind === "cancel" && t.created_by === op.agent) return [];
       if (other) return say(`${c!.agent} held it until ${c!.expires_at}`);

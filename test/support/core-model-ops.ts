@@ -3,7 +3,7 @@
 import { findCycle, addDependency } from "../../src/core/dependency-graph.ts";
 import type { LeaseSet } from "../../src/core/lease.ts";
 import { acquireLeases, releaseLeases, releaseTaskLeases, renewLeases } from "../../src/core/lease-ops.ts";
-import { acceptReview, rejectReview, submitForReview } from "../../src/core/review.ts";
+import { acceptReview, rejectReview, submitForReview, submitUnattended } from "../../src/core/review.ts";
 import { claimExtensionDue, dueTaskIds } from "../../src/core/task-leases.ts";
 import type { Task } from "../../src/core/task.ts";
 import { overlapWitness } from "../../src/core/glob-overlap.ts";
@@ -16,6 +16,23 @@ export { actorOf, ctxOf } from "./core-model-world.ts";
 
 /** endScope (task-actions.ts): the task left its holder, its leases end. */
 const endScope = (id: string): LeaseFollow => (set, _t, ctx) => releaseTaskLeases(set, id, ctx);
+
+const verificationOf = (agent: string, passed: boolean, now: number) => ({ command: "true", cwd: `/w/${agent}`, passed, exit_code: passed ? 0 : 1, signal: null, timed_out: false, duration_ms: 5, output_tail: "", truncated_bytes: 0, at: new Date(now).toISOString() });
+
+/**
+ * A worker finishing its task (src/work/complete.ts): submitUnattended (a failed verification
+ * fails the task) with the context that code builds, and the task's leases released.
+ */
+function workerFinish(w: World, cfg: Config, op: Extract<Op, { kind: "workerFinish" }>): Applied {
+  const task = w.tasks.get(op.id);
+  if (!task) return unchanged(w, notFound(op.id));
+  const ctx = ctxOf(cfg, op.agent, w.now);
+  const out = submitUnattended(task, ctx, { verification: verificationOf(op.agent, op.passed, w.now), commit: null, diff: null, note: "results" });
+  if (!out.ok) return unchanged(w, out.refusal);
+  const leases = releaseTaskLeases(w.leases, op.id, ctx);
+  if (!leases.ok) return unchanged(w, leases.refusal);
+  return { world: { ...w, tasks: withTask(w, written(task, out)), leases: written(w.leases, leases) }, trail: [{ id: op.id, records: out.steps.map((s) => s.record) }], ok: true };
+}
 
 /** extendDueClaims (claim-extend.ts): the holder's claims due for extension, after a lease write. */
 function extendCovering(w: World, cfg: Config, agent: string, covers: (l: LeaseSet["leases"][number]) => boolean): { world: World; trail: Trail[] } {
@@ -104,9 +121,15 @@ export function apply(w: World, cfg: Config, op: Op): Applied {
       return mutateTaskWithLeases(w, cfg, op.agent, op.id, (t, ctx) => cancelTask(t, ctx, "not needed"), follow(op.id));
     case "reclaim":
       return mutateTaskWithLeases(w, cfg, op.agent, op.id, (t, ctx) => reclaimTask(t, ctx, "stuck", op.seen), follow(op.id));
+    case "workerFinish":
+      return workerFinish(w, cfg, op);
+    case "heartbeat": {
+      // The holder's heartbeat (extendAllDue): every claim of its that is due, extended.
+      const ext = extendCovering(w, cfg, op.agent, () => true);
+      return { ...ext, ok: true };
+    }
     case "submit": {
-      const at = new Date(w.now).toISOString();
-      const verification = { command: "true", cwd: `/w/${op.agent}`, passed: op.passed, exit_code: op.passed ? 0 : 1, signal: null, timed_out: false, duration_ms: 5, output_tail: "", truncated_bytes: 0, at };
+      const verification = verificationOf(op.agent, op.passed, w.now);
       return mutateTaskWithLeases(w, cfg, op.agent, op.id, (t, ctx) => submitForReview(t, ctx, { verification, commit: null, diff: null }), noFollow);
     }
     case "accept":

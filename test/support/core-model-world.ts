@@ -37,6 +37,8 @@ export type Op =
   | { kind: "release" | "done" | "fail" | "cancel"; agent: string; id: string }
   | { kind: "reclaim"; agent: string; id: string; seen?: number }
   | { kind: "submit"; agent: string; id: string; passed: boolean }
+  | { kind: "workerFinish"; agent: string; id: string; passed: boolean }
+  | { kind: "heartbeat"; agent: string }
   | { kind: "accept" | "reject"; agent: string; id: string }
   | { kind: "lease"; agent: string; patterns: string[]; exclusive: boolean; task: string | null; ttlMs: number }
   | { kind: "unlease"; agent: string; patterns: string[] | "all" }
