@@ -90,6 +90,10 @@ test("a task's scope lease leased again without --task keeps the claim's expiry:
     // Past the request's TTL but before the claim ends, another agent is still kept out.
     const other = acquireLeases(again.record, { patterns: ["src/api/x.ts"], exclusive: true, task: null, ttlMs: 60_000, reason: null }, { actor: actor("b"), now: at(600) });
     assert.ok(!other.ok && other.refusal.code === "held_by_other");
+    // Its `leased` event says when it ends: the claim's expiry, not the TTL the request asked for.
+    const alone = acquireLeases(scope.record, { patterns: ["src/api/**"], exclusive: true, task: null, ttlMs, reason: null }, { actor: actor("a"), now: at(60) });
+    assert.ok(alone.ok);
+    if (alone.ok) assert.is(alone.steps.at(-1)!.event.expires_at, claimEnds);
   }
 });
 

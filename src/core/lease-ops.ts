@@ -234,7 +234,9 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
       });
     }
     const record = { leases: withLeases(kept, added) };
-    const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: expires };
+    // The event says when the leases end: a task's lease leased again keeps its claim's expiry, not this request's.
+    const ends = [...new Set(added.map((l) => l.expires_at))];
+    const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: ends.length === 1 ? ends[0]! : expires };
     if (req.reason) event.reason = req.reason;
     return { ok: true, record, steps: [{ event, record }] };
   });
