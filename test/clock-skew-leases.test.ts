@@ -70,6 +70,12 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   const inside = leased();
   assert.match(inside, /alice/, `alice's first edit leased src/b.ts:\n${inside}`);
   assert.match(inside, /bob/, `bob's lease is kept inside the grace:\n${inside}`);
+  // A task transaction that is no exclusive write (alice finishing her own task) settles the set
+  // with the same grace: bob's lease stays.
+  assert.is(cli(["task", "add", "mine", "--id", "mine", "--scope", "src/mine/**"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  assert.is(cli(["claim", "mine"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  assert.is(cli(["done", "mine", "--no-verify"], { cwd: a, agent: "alice", env: at(T + 95_000) }).code, 0);
+  assert.match(leased(), /bob/, `bob's lease is kept by alice's done inside the grace:\n${leased()}`);
   // Past the grace the next write sweeps it, as any write does.
   assert.is(cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: payload("src/c.ts"), env: at(T + 130_000) }).code, 0);
   assert.not.match(leased(), /bob/, "swept past the grace");

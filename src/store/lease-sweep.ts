@@ -9,7 +9,7 @@ import type { Lease } from "../core/lease.ts";
 import { isLeaseLive } from "../core/lease.ts";
 import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { leaseUpdate, loadLeases } from "./lease-store.ts";
+import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps } from "./task-lease-store.ts";
 import { loadTask, taskRef } from "./task-store.ts";
@@ -17,7 +17,6 @@ import { loadTask, taskRef } from "./task-store.ts";
 /** Removes live task leases whose task (still stored) is not held by the lease's agent; returns them. */
 export async function sweepOrphanTaskLeases(store: Store): Promise<Lease[]> {
   return store.casLoop(async (now) => {
-    const ctx = { actor: store.actor, now };
     const { set, tip } = await loadLeases(store);
     const ids = [...new Set(set.leases.filter((l) => l.task && isLeaseLive(l, now)).map((l) => l.task!))];
     const updates: RefUpdate[] = [];
@@ -35,7 +34,7 @@ export async function sweepOrphanTaskLeases(store: Store): Promise<Lease[]> {
       ops.push((s, c) => followTask(s, task, c));
     }
     if (!ops.length) return { updates: [], result: [] };
-    const lu = leaseUpdate(store, tip, chainLeaseOps(set, ctx, ops));
+    const lu = leaseUpdate(store, tip, chainLeaseOps(set, await leaseWriteContext(store, now), ops));
     return lu ? { updates: [lu, ...updates], result: orphans } : { updates: [], result: [] };
   });
 }
