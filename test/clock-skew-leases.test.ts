@@ -1,5 +1,6 @@
 // Clock skew cannot steal a file lease either: through a remote, an exclusive lease over another
-// agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), and
+// agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), no
+// write of the lease set sweeps it sooner, no finish of another agent's task comes sooner, and
 // a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew.
 import { writeFileSync } from "node:fs";
 import { test } from "uvu";
@@ -79,6 +80,28 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   // Past the grace the next write sweeps it, as any write does.
   assert.is(cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: payload("src/c.ts"), env: at(T + 130_000) }).code, 0);
   assert.not.match(leased(), /bob/, "swept past the grace");
+});
+
+test("another agent's task is not finished (done, fail) by a clock ahead inside the grace: no exclusive write, the estimate on file", () => {
+  const bare = serveRoot().bare("finish-grace");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  assert.is(cli(["task", "add", "x", "--id", "t", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["claim", "t", "--ttl", "1m", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  const before = gitOut(a, "rev-parse", "refs/handoff/tasks/t");
+  // 30 s past bob's expiry by alice's clock, inside the 60 s grace
+  for (const args of [["done", "t", "--no-verify"], ["fail", "t", "--reason", "stuck"]]) {
+    const early = cli([...args, "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
+    assert.is(early.code, 3, `${args[0]}: ${early.stdout}${early.stderr}`);
+    assert.is(early.json.error.code, "held_by_other");
+    assert.match(early.json.error.message, /a takeover waits 60s past the expiry for clock skew/);
+  }
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/t"), before, "the task ref did not move");
+  // past the grace it is anyone's to close, as without a remote
+  assert.is(cli(["done", "t", "--no-verify"], { cwd: a, agent: "alice", env: at(T + 130_000) }).code, 0);
 });
 
 test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {

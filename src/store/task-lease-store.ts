@@ -11,7 +11,7 @@ import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
 import { LEASES_REF, leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
-import { loadTask, TASK_FILE, taskRef } from "./task-store.ts";
+import { loadTask, TASK_FILE, taskRef, taskWriteContext } from "./task-store.ts";
 
 export type LeaseFollowUp = (set: LeaseSet, after: Task, ctx: OpContext) => Outcome<LeaseSet>;
 
@@ -24,7 +24,7 @@ export async function mutateTaskWithLeases(
 ): Promise<Task> {
   const ref = taskRef(id);
   const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
-    const ctx = { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
+    const ctx = await taskWriteContext(store, now);
     const { task, tip } = await loadTask(store, id);
     const out = op(task, ctx);
     if (!out.ok) {
