@@ -66,9 +66,9 @@ export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
   });
 }
 
-/** `lease PATH... [--exclusive] [--task ID] [--ttl D] [--reason R]`. */
+/** `lease PATH... [--exclusive] [--task ID] [--ttl D] [--reason R]`, the paths read against `at.cwd` as the command's are against its folder. */
 export function storeLease(at: Actor, paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string } = {}): Promise<LeaseResult> {
-  return asCommand(at, (store) => lease(store, paths, o));
+  return asCommand(at, (store) => lease(store, paths, { ...o, cwd: at.cwd }));
 }
 
 /** `claim ID [--ttl D] [--force] [--over-capacity]`. */
