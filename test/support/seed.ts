@@ -3,6 +3,7 @@
 // test suite"). Each `git-handoff` process is a whole Node start (~0.3 CPU-seconds); a test that
 // adds forty tasks before the command it tests spent most of its time starting processes.
 // A verb whose exit status, output or effect a test asserts stays a real process.
+import { checkVerifyCommand } from "../../src/core/verify-command.ts";
 import { refreshHeartbeat } from "../../src/store/agent-store.ts";
 import { addTaskAfter, depend } from "../../src/store/dependency-actions.ts";
 import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-actions.ts";
@@ -47,9 +48,10 @@ export interface TaskSeed {
   scope?: string[];
   exclusive?: boolean;
   after?: string[];
+  verify?: string;
 }
 
-/** `task add OBJECTIVE --id ID [--priority N] [--scope G]... [--exclusive] [--after ID]...`, one per task. */
+/** `task add OBJECTIVE --id ID [--priority N] [--scope G]... [--exclusive] [--after ID]... [--verify CMD]`, one per task. */
 export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
   await asCommand(at, async (store) => {
     for (const t of tasks) {
@@ -61,6 +63,7 @@ export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
         maxAttempts: store.config.maxAttempts,
         ...(t.exclusive ? { exclusive: true } : {}),
         ...(t.after ? { after: t.after } : {}),
+        ...(t.verify !== undefined ? { verify: checkVerifyCommand(t.verify) } : {}),
       });
     }
   });
