@@ -3,6 +3,7 @@
 // test suite"). Each `git-handoff` process is a whole Node start (~0.3 CPU-seconds); a test that
 // adds forty tasks before the command it tests spent most of its time starting processes.
 // A verb whose exit status, output or effect a test asserts stays a real process.
+import { HandoffError } from "../../src/core/errors.ts";
 import { checkVerifyCommand } from "../../src/core/verify-command.ts";
 import { refreshHeartbeat } from "../../src/store/agent-store.ts";
 import { addTaskAfter, depend } from "../../src/store/dependency-actions.ts";
@@ -10,14 +11,17 @@ import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-a
 import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { claimReporting, type ClaimReport } from "../../src/store/task-actions.ts";
+import { heldBackRefusal } from "../../src/sync/held-back.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
+import { sync } from "../../src/sync/sync.ts";
 import { packIfLoose, PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
 import { cleanEnv } from "./repo.ts";
 
 /** Who acts, where, and when: what `cli(args, { cwd, agent, env: { HANDOFF_NOW } })` and `--push` said. */
 export interface Actor {
   cwd: string;
-  agent: string;
+  /** Unset: the default name, as a command run without --agent or HANDOFF_AGENT has. */
+  agent?: string;
   /** HANDOFF_NOW: the store's clock, as the setup command's was. */
   now?: string;
   /** --push: the write goes to the sync remote at once. */
@@ -30,7 +34,7 @@ export interface Actor {
  * closes it. Throws what the verb would have reported: a failed setup fails the test.
  */
 export async function asCommand<T>(at: Actor, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openSyncedStore({ cwd: at.cwd, agent: at.agent, env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), ...(at.push ? { push: true } : {}) });
+  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), ...(at.push ? { push: true } : {}) });
   try {
     const result = await fn(store);
     await refreshHeartbeat(store);
@@ -87,4 +91,10 @@ export async function storeMemory(at: Actor, text: string, o: { tags?: string[];
 /** `depend ID --on ON`. */
 export async function storeDepend(at: Actor, id: string, on: string): Promise<void> {
   await asCommand(at, (store) => depend(store, id, on));
+}
+
+/** `sync`: refused, as the verb's exit 3 is, when the remote holds refs kept back here. */
+export async function storeSync(at: Actor): Promise<void> {
+  const held = await asCommand(at, async (store) => heldBackRefusal(await sync(store)));
+  if (held) throw new HandoffError(held);
 }
