@@ -31,6 +31,23 @@ test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-ca
   assert.is(t.as("alice", ["session", "start", "--objective", "x", "--capacity", "0"]).code, 2, "bad input is refused");
 });
 
+test("capacity: an agent's own expired claim counts for nothing, and claiming that task again is a new claim that counts", () => {
+  const repo = tempRepo();
+  for (const id of ["a", "b"]) assert.is(cli(["task", "add", id, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  const now = Date.now();
+  const at = (ms: number) => ({ HANDOFF_NOW: new Date(now + ms).toISOString() });
+  assert.is(cli(["claim", "b", "--ttl", "1m"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
+  assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice", env: at(2 * 60_000) }).code, 0, "b's claim ran out: alice holds nothing");
+  const refs = handoffRefs(repo);
+  const again = cli(["claim", "b", "--json"], { cwd: repo, agent: "alice", env: at(2 * 60_000) });
+  assert.is(again.code, 3, "b again would be a second live claim");
+  assert.is(again.json.error.code, "at_capacity");
+  assert.is(handoffRefs(repo), refs);
+  const over = cli(["claim", "b", "--over-capacity", "--json"], { cwd: repo, agent: "alice", env: at(2 * 60_000) });
+  assert.is(over.code, 0, over.stderr);
+  assert.is(over.json.claim.fence, 2, "a new grant");
+});
+
 test("capacity holds against claims of one agent made at the same moment: one granted, the rest at_capacity, round after round", async () => {
   const repo = tempRepo();
   const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);

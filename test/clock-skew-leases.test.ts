@@ -1,6 +1,7 @@
 // Clock skew cannot steal a file lease either: through a remote, an exclusive lease over another
 // agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), and
 // a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew.
+import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
@@ -45,6 +46,33 @@ test("an exclusive lease over another agent's expired one waits max_clock_skew p
   const solo = tempRepo();
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: solo, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
+});
+
+test("the pre-edit hook's own lease write keeps another agent's lease inside the grace: not swept by a clock ahead", () => {
+  const bare = serveRoot().bare("hook-grace");
+  // Declare by doing: an agent's first edit of a file leases it (shared), a write of the whole set.
+  const first = tempRepo();
+  writeFileSync(`${first}/.handoff.yaml`, "auto_lease: true\n");
+  gitOut(first, "add", ".handoff.yaml");
+  gitOut(first, "commit", "-q", "-m", "policy");
+  gitOut(first, "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  const b = cloneOf(bare);
+  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  const leased = () => gitOut(a, "show", "refs/handoff/leases:leases.json");
+  const payload = (file: string) => JSON.stringify({ session_id: "s-alice", cwd: a, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: `${a}/${file}`, old_string: "x", new_string: "y" } });
+  // bob's lease expired 30 s ago by alice's clock, inside the 60 s grace: alice's first edit of
+  // another file leases it (a write of the whole set), and bob's lease stays in the set.
+  const edit = cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: payload("src/b.ts"), env: at(T + 90_000) });
+  assert.is(edit.code, 0, edit.stderr);
+  const inside = leased();
+  assert.match(inside, /alice/, `alice's first edit leased src/b.ts:\n${inside}`);
+  assert.match(inside, /bob/, `bob's lease is kept inside the grace:\n${inside}`);
+  // Past the grace the next write sweeps it, as any write does.
+  assert.is(cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: payload("src/c.ts"), env: at(T + 130_000) }).code, 0);
+  assert.not.match(leased(), /bob/, "swept past the grace");
 });
 
 test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {

@@ -19,6 +19,7 @@ import {
   type OpContext,
 } from "../src/core/task-ops.ts";
 import { parseDuration, parseSince } from "../src/core/duration.ts";
+import { submitForReview } from "../src/core/review.ts";
 import { newTaskId, refComponentProblem } from "../src/core/ids.ts";
 
 const T0 = Date.parse("2026-11-29T10:00:00.000Z");
@@ -104,6 +105,19 @@ test("done, fail and cancel are final; the holder or (when unclaimed) anyone may
   assert.is(ok(cancelTask(fresh(), ctx("lead"), "obsolete")).record.status, "cancelled");
   refused(failTask(fresh(), ctx("lead"), " "), "invalid_input");
   refused(completeTask(fresh(), ctx("lead"), { note: "n".repeat(8001) }), "invalid_input");
+});
+
+test("inside the takeover grace another agent can neither finish nor submit for review the holder's task", () => {
+  const c = ok(claimTask(fresh(), ctx("alice"), 10 * MIN)).record;
+  // 30 s past alice's expiry by this clock, inside a 60 s grace (max_clock_skew plus the offset).
+  const bob: OpContext = { ...ctx("bob", 10 * MIN + 30_000), takeoverGraceMs: 60_000 };
+  const verification = { command: "true", cwd: "/w", exit_code: 0, signal: null, timed_out: false, passed: true, duration_ms: 1, output_tail: "", truncated_bytes: 0, at: bob.now.toISOString() };
+  refused(completeTask(c, bob, {}), "held_by_other");
+  const r = refused(submitForReview(c, bob, { verification, commit: null, diff: null }), "held_by_other");
+  assert.equal([r.holder, r.takeover_grace_ms], ["alice", 60_000]);
+  // Past the grace both go through, the expiry recorded first.
+  const late: OpContext = { ...bob, now: new Date(T0 + 11 * MIN + 1) };
+  assert.equal(ok(submitForReview(c, late, { verification, commit: null, diff: null })).types, ["expired", "submitted"]);
 });
 
 test("settle: an expired claim is free (attempts + 1); the last allowed expiry fails the task", () => {

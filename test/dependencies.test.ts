@@ -82,6 +82,26 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
   assert.is(claimed.json.base.length, 40, "the claim records the claimer's HEAD as the task's base");
 });
 
+test("an agent whose claim expired claims the task again as anyone would: refused while a dependency added since is not done", () => {
+  const repo = tempRepo();
+  add(repo, "api");
+  add(repo, "spec");
+  const now = Date.now();
+  const at = (ms: number) => ({ HANDOFF_NOW: new Date(now + ms).toISOString() });
+  assert.is(cli(["claim", "api", "--ttl", "1m"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
+  assert.is(cli(["depend", "api", "--on", "spec"], { cwd: repo, agent: "lead", env: at(10_000) }).code, 0);
+  const renewed = cli(["claim", "api", "--ttl", "1m", "--json"], { cwd: repo, agent: "alice", env: at(20_000) });
+  assert.is(renewed.code, 0, `claiming a task one holds renews it, blocked or not: ${renewed.stderr}`);
+  assert.is(renewed.json.claim.fence, 1);
+
+  const before = handoffRefs(repo);
+  const again = cli(["claim", "api", "--json"], { cwd: repo, agent: "alice", env: at(2 * 60_000) });
+  assert.is(again.code, 3, "alice's claim ran out: a new grant, and api waits on spec");
+  assert.is(again.json.error.code, "blocked");
+  assert.match(again.stderr, /api waits on spec \(todo\)/);
+  assert.is(handoffRefs(repo), before);
+});
+
 test("ready --claim race: 16 processes in two worktrees, one winner per ready task, blocked tasks untouched", async () => {
   const t = team(["w1", "w2"]);
   for (let round = 0; round < 2; round++) {

@@ -5,7 +5,8 @@ import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cli, gitOut, tempDir } from "./support/repo.ts";
+import { cleanEnv, cli, gitOut, handoffRefs, seedTasks, tempDir, tempRepo } from "./support/repo.ts";
+import { HandoffError } from "../src/core/errors.ts";
 import { POLL, remoteForFile, remoteTask, script, sh, start, stop, until } from "./support/handover.ts";
 
 const net = remoteForFile(test, "worker-faults");
@@ -109,6 +110,32 @@ test("a junk results ref pushed over a queued handover: the waiter cancels its t
   assert.is(remoteTask(net.bare, "sp2").status, "todo", "given back");
   // Out of the way of the next tests' workers (one remote for the file).
   assert.is(cli(["cancel", "sp2", "--reason", "spoiled", "--push"], { cwd: a, agent: "lead" }).code, 0);
+});
+
+test("a worker's completion waits out the takeover grace of another agent's claim, as every task write does", async () => {
+  const { openStore } = await import("../src/store/store.ts");
+  const { claim } = await import("../src/store/task-actions.ts");
+  const { finishWithResults } = await import("../src/work/complete.ts");
+  const repo = tempRepo();
+  await seedTasks(repo, [{ id: "g" }]);
+  const t0 = Date.now();
+  const at = (ms: number) => cleanEnv({ HANDOFF_NOW: new Date(t0 + ms).toISOString() });
+  const cy = await openStore({ cwd: repo, agent: "cy", env: at(0) });
+  await claim(cy, "g", { ttl: "1m" }).finally(() => cy.close());
+  // 10 s past cy's expiry, inside the 60 s grace a sync remote sets (max_clock_skew plus the offset).
+  const worker = await openStore({ cwd: repo, agent: "worker", env: at(70_000) });
+  worker.takeoverGraceMs = 60_000;
+  const record = { task: "g", status: "done", output: "ok\n", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "worker", machine: null, at: new Date(t0).toISOString() };
+  const refs = handoffRefs(repo);
+  try {
+    const e = await finishWithResults(worker, record as never, new Map()).then(() => null, (x: unknown) => x);
+    assert.ok(e instanceof HandoffError, `the completion went through: ${String(e)}`);
+    assert.is((e as HandoffError).code, "held_by_other");
+    assert.match((e as HandoffError).message, /held by cy: its lease expired .* but a takeover waits/);
+  } finally {
+    worker.close();
+  }
+  assert.is(handoffRefs(repo), refs, "nothing written");
 });
 
 test("hand-made inputs naming one file both as context and as a file: the command is not run", async () => {

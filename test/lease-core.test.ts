@@ -72,6 +72,31 @@ test("expired leases are swept by the next writer, one lease_expired step per ho
   assert.ok(gone.ok && gone.steps.length === 0, "nothing of task t is left");
 });
 
+test("a task's scope lease leased again without --task keeps the claim's expiry: neither cut short nor outliving it", () => {
+  // The claim's scope lease: until the claim's expiry, 30 minutes away (as leaseScope takes it).
+  const claimEnds = at(1800).toISOString();
+  const scope = acquireLeases(EMPTY_LEASES, { patterns: ["src/api/**"], exclusive: true, task: "api", ttlMs: 1800_000, reason: "task api", until: { expiresAt: claimEnds, ttlMs: 1800_000 } }, { actor: actor("a"), now: at(0) });
+  assert.ok(scope.ok);
+  if (!scope.ok) return;
+  for (const ttlMs of [120_000, 3600_000]) {
+    // `git handoff lease 'src/api/**' --exclusive --ttl 2m` (or 1h), no --task.
+    const again = acquireLeases(scope.record, { patterns: ["src/api/**", "docs/api.md"], exclusive: true, task: null, ttlMs, reason: null }, { actor: actor("a"), now: at(60) });
+    assert.ok(again.ok);
+    if (!again.ok) return;
+    const [doc, api] = [again.record.leases.find((l) => l.pattern === "docs/api.md")!, again.record.leases.find((l) => l.pattern === "src/api/**")!];
+    assert.is(api.task, "api", "it still serves the task");
+    assert.is(api.expires_at, claimEnds, `with --ttl ${ttlMs / 1000}s it still ends with the claim`);
+    assert.is(doc.expires_at, at(60 + ttlMs / 1000).toISOString(), "a free-standing lease takes the TTL asked for");
+    // Past the request's TTL but before the claim ends, another agent is still kept out.
+    const other = acquireLeases(again.record, { patterns: ["src/api/x.ts"], exclusive: true, task: null, ttlMs: 60_000, reason: null }, { actor: actor("b"), now: at(600) });
+    assert.ok(!other.ok && other.refusal.code === "held_by_other");
+    // Its `leased` event says when it ends: the claim's expiry, not the TTL the request asked for.
+    const alone = acquireLeases(scope.record, { patterns: ["src/api/**"], exclusive: true, task: null, ttlMs, reason: null }, { actor: actor("a"), now: at(60) });
+    assert.ok(alone.ok);
+    if (alone.ok) assert.is(alone.steps.at(-1)!.event.expires_at, claimEnds);
+  }
+});
+
 test("check: verdict per lease kind, then the mode", () => {
   let set = EMPTY_LEASES;
   const grant = (agent: string, pattern: string, exclusive: boolean) => {

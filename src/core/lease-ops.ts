@@ -213,14 +213,19 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
     const added: Lease[] = [];
     for (const pattern of patterns) {
       const before = own.find((l) => l.pattern === pattern);
+      // Leased again without naming a task, a lease that serves one keeps serving it, so it keeps
+      // its expiry too: a task's leases live exactly as long as its claim (task-leases.ts). Given
+      // this request's TTL instead, a claim's scope lease ran out minutes before the claim (others
+      // then took the holder's files) or outlived it (turning others away from an abandoned task).
+      const follows = req.task === null && !req.until && before !== undefined && before.task !== null;
       added.push({
         pattern,
         agent,
         task: req.task ?? before?.task ?? null,
         exclusive: req.exclusive,
         acquired_at: before?.acquired_at ?? ctx.now.toISOString(),
-        expires_at: expires,
-        ttl_ms: ttlMs,
+        expires_at: follows ? before.expires_at : expires,
+        ttl_ms: follows ? before.ttl_ms : ttlMs,
         reason: req.reason ?? before?.reason ?? null,
         ...(req.auto ? { auto: true } : {}),
         worktree,
@@ -229,7 +234,9 @@ export function acquireLeases(set: LeaseSet, req: LeaseRequest, ctx: OpContext):
       });
     }
     const record = { leases: withLeases(kept, added) };
-    const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: expires };
+    // The event says when the leases end: a task's lease leased again keeps its claim's expiry, not this request's.
+    const ends = [...new Set(added.map((l) => l.expires_at))];
+    const event: HandoffEvent = { ...base("leased", ctx, req.task), paths: patterns, exclusive: req.exclusive, expires_at: ends.length === 1 ? ends[0]! : expires };
     if (req.reason) event.reason = req.reason;
     return { ok: true, record, steps: [{ event, record }] };
   });

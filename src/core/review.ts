@@ -28,7 +28,10 @@ function event(type: HandoffEvent["type"], task: Task, ctx: OpContext, extra: Pa
 export function submitProblem(t: Task, ctx: OpContext) {
   if (isFinal(t.status)) return { code: "final_state" as const, message: `task ${t.id} is ${t.status}`, data: { task: t.id, status: t.status } };
   if (t.status === "review") return inReviewRefusal(t);
-  if (t.claim && t.claim.agent !== ctx.actor.agent && Date.parse(t.claim.expires_at) > ctx.now.getTime()) return heldRefusal(t, ctx);
+  // `t` is settled: another agent's claim still on it is held, also past its expiry while inside
+  // the takeover grace (clock skew), as finishing without verification judges it. Judged by the
+  // expiry alone, a clone whose clock runs ahead submitted, and so took, a task still being worked on.
+  if (t.claim && t.claim.agent !== ctx.actor.agent) return heldRefusal(t, ctx);
   return reclaimedRefusal(t, ctx, "finish");
 }
 

@@ -34,6 +34,15 @@ export function isLive(task: Task, now: Date): boolean {
   return task.status === "claimed" && task.claim !== null && Date.parse(task.claim.expires_at) > now.getTime();
 }
 
+/**
+ * Whether `agent` holds `task` with a live claim, so that claiming it again renews that claim:
+ * the rules for new grants (dependencies done, capacity, addressing) are not asked again. Its own
+ * expired claim is no hold: claiming again is a new grant (a higher fence), checked like any.
+ */
+export function holdsLive(task: Task, agent: string, now: Date): boolean {
+  return isLive(task, now) && task.claim!.agent === agent;
+}
+
 export interface NewTaskInput {
   id: string;
   objective: string;

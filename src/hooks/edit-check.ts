@@ -85,10 +85,16 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   if (!deny && !opts.readOnly && !stale) {
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease ? r.answers.filter((a) => !a.ignored && !coveredBy(mine, a.path, mineWork)).map((a) => a.path) : [];
-    const ctx = { actor: store.actor, now };
-    // A write needs the whole record (the read above may hold only the leases near these paths).
-    const renewal = renewLeases(read.set, ctx);
+    // Whether to write depends on the agent's own leases only (renewLeases has no steps otherwise).
+    const renewal = renewLeases(read.set, { actor: store.actor, now });
     const wantsWrite = fresh.length > 0 || (renewal.ok && renewal.steps.length > 0);
+    // A write settles the set: through a sync remote, another agent's expired lease is swept or
+    // overridden only past the takeover grace (the estimate on file, as mutateLeases takes it), or
+    // a clock ahead would push a lease set without a lease still live for its holder. Read only
+    // for a write: the first edit of a file, a renewal a third through the TTL.
+    const grace = wantsWrite ? await store.takeoverGrace() : 0;
+    const ctx = { actor: store.actor, now, ...(grace ? { takeoverGraceMs: grace } : {}) };
+    // A write needs the whole record (the read above may hold only the leases near these paths).
     const { set, tip } = wantsWrite && read.partial ? await loadLeases(store) : read;
     const out = fresh.length
       ? acquireLeases(set, { patterns: fresh, exclusive: false, task: null, ttlMs: store.config.leaseTtlMs, reason: "first edit", auto: true }, ctx)

@@ -4,7 +4,7 @@ import { addDependency, blockedRefusal, blockingEdges, cycleRefusal, dependencie
 import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
 import type { Outcome } from "../core/outcome.ts";
-import { claimTask, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
+import { claimTask, holdsLive, type NewTaskInput, type OpContext } from "../core/task-ops.ts";
 import { Task } from "../core/task.ts";
 import { worktreeHead } from "./worktree-head.ts";
 import type { RefUpdate } from "../git/refs.ts";
@@ -125,7 +125,7 @@ type Mutate = (store: Store, id: string, op: (task: Task, ctx: OpContext) => Out
 /** A claim of a task addressed to someone else is refused, even with --force (addressing routes work). */
 function addressed(op: (t: Task, ctx: OpContext) => Outcome<Task>, who: Taker): (t: Task, ctx: OpContext) => Outcome<Task> {
   return (t, ctx) => {
-    const why = t.claim?.agent === ctx.actor.agent ? null : addressRefusal(t, who);
+    const why = holdsLive(t, ctx.actor.agent, ctx.now) ? null : addressRefusal(t, who);
     return why ? { ok: false, refusal: why } : op(t, ctx);
   };
 }
@@ -139,7 +139,7 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
   const granted = recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base);
   const claim = (t: Task, ctx: OpContext): Outcome<Task> => {
     if (who) return addressed(granted, who)(t, ctx);
-    if (t.to && t.claim?.agent !== ctx.actor.agent) throw new MachineNeeded();
+    if (t.to && !holdsLive(t, ctx.actor.agent, ctx.now)) throw new MachineNeeded();
     return granted(t, ctx);
   };
   const mutate = opts.mutate ?? mutateTask;
@@ -167,7 +167,8 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
     }
     try {
       return await mutate(store, id, (t, ctx) => {
-        if (!(t.after ?? []).length || t.claim?.agent === ctx.actor.agent) return claim(t, ctx);
+        // Only a renewal skips the check: the caller's own expired claim makes this a new grant.
+        if (!(t.after ?? []).length || holdsLive(t, ctx.actor.agent, ctx.now)) return claim(t, ctx);
         if ((t.after ?? []).some((d) => !read.has(d))) throw new DependenciesMoved();
         const edges = blockingEdges(t, deps, ctx.now);
         return edges.length ? { ok: false, refusal: blockedRefusal(t, edges) } : claim(t, ctx);

@@ -12,6 +12,7 @@ import {
   cancelTask,
   completeTask,
   failTask,
+  holdsLive,
   reclaimTask,
   releaseTask,
   renewTask,
@@ -89,7 +90,8 @@ async function checkCapacity(store: Store, claiming: string | null): Promise<voi
 function capacityGuard(refusal: Refusal | null, op: (t: Task, ctx: OpContext) => Outcome<Task>) {
   return (t: Task, ctx: OpContext): Outcome<Task> => {
     const out = op(t, ctx);
-    const fresh = out.ok && out.record.claim?.agent === ctx.actor.agent && t.claim?.agent !== ctx.actor.agent;
+    // A new grant: the caller's own expired claim counts for nothing (it is not among the held).
+    const fresh = out.ok && out.record.claim?.agent === ctx.actor.agent && !holdsLive(t, ctx.actor.agent, ctx.now);
     return fresh && refusal ? { ok: false, refusal } : out;
   };
 }

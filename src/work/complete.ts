@@ -27,7 +27,9 @@ export async function finishWithResults(store: Store, given: TaskResultFiles, fi
   const ref = taskRef(id);
   const rref = resultsRef(id);
   return store.casLoop(async (now) => {
-    const ctx = { actor: store.actor, now };
+    // The context every task write passes (task-store.ts): with a sync remote, another agent's claim
+    // stands for the takeover grace past its expiry, so a clock running ahead finishes no task of theirs.
+    const ctx = { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
     const { task, tip } = await loadTask(store, id);
     const branch = result.branch ? `; code on branch ${result.branch}` : "";
     const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}${branch}`;

@@ -1,6 +1,8 @@
 // Cold one-shot CLI calls as whole processes against `node -e 0`, interleaved in this run:
 // `claim` (a new task and a new agent each round), `check` of a leased file, `task show`, and `--version` (the
 // dispatcher alone: it answers without loading a bundle, so this is Node's start plus ours). Target: claim, check and task show <= 1.3x node -e 0.
+// Every process runs without NODE_EXTRA_CA_CERTS (test/support/repo.ts cleanEnv): Node parses that
+// bundle at every start, which would flatter each ratio; where the environment sets it, a row says what it adds.
 // BENCH_TASKS=5000: the same three again in a repository of that many live tasks, their refs
 // packed (as sync and big listings leave them): nothing a command reads should grow with them.
 import { spawnSync } from "node:child_process";
@@ -34,6 +36,18 @@ const setups = builds.map((cli) => {
 });
 
 const cmds: { name: string; args: (i: number) => string[]; run: (args: string[]) => number }[] = [{ name: "node -e 0", args: () => ["-e", "0"], run: setups[0]!.run }];
+// The environment's NODE_EXTRA_CA_CERTS, left out of every timed process (cleanEnv; test/bench/run.ts
+// says so): one more row says what it would add to every Node start, ours and `node -e 0`'s alike.
+const caCerts = process.env.BENCH_LEFT_OUT_CA_CERTS ?? process.env.NODE_EXTRA_CA_CERTS;
+if (caCerts) {
+  const env = cleanEnv({ NODE_EXTRA_CA_CERTS: caCerts });
+  const run = (args: string[]) => {
+    const t = process.hrtime.bigint();
+    spawnSync(process.execPath, args, { env, stdio: "ignore" });
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  };
+  cmds.push({ name: "node -e 0 with NODE_EXTRA_CA_CERTS (left out above)", args: () => ["-e", "0"], run });
+}
 for (const [k, { cli, run }] of setups.entries()) {
   const tag = setups.length > 1 ? (k === 0 ? "this build: " : "baseline: ") : "";
   cmds.push(

@@ -11,6 +11,7 @@ const dir = import.meta.dirname;
 const env = { ...process.env };
 if (env.NODE_EXTRA_CA_CERTS) {
   console.log(`NODE_EXTRA_CA_CERTS (${env.NODE_EXTRA_CA_CERTS}) is left out of the benches' environment: Node's start, ours and \`node -e 0\`'s, without it`);
+  env.BENCH_LEFT_OUT_CA_CERTS = env.NODE_EXTRA_CA_CERTS; // cold.bench.ts times `node -e 0` with it too, to say what it costs
   delete env.NODE_EXTRA_CA_CERTS;
 }
 const only = process.argv[2];
