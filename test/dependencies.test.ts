@@ -82,10 +82,9 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
   assert.is(claimed.json.base.length, 40, "the claim records the claimer's HEAD as the task's base");
 });
 
-test("an agent whose claim expired claims the task again as anyone would: refused while a dependency added since is not done", () => {
+test("an agent whose claim expired claims the task again as anyone would: refused while a dependency added since is not done", async () => {
   const repo = tempRepo();
-  add(repo, "api");
-  add(repo, "spec");
+  await add(repo, [{ id: "api" }, { id: "spec" }]);
   const now = Date.now();
   const at = (ms: number) => ({ HANDOFF_NOW: new Date(now + ms).toISOString() });
   assert.is(cli(["claim", "api", "--ttl", "1m"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
