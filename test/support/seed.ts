@@ -6,7 +6,7 @@
 import { HandoffError } from "../../src/core/errors.ts";
 import { checkVerifyCommand } from "../../src/core/verify-command.ts";
 import { refreshHeartbeat } from "../../src/store/agent-store.ts";
-import { addTaskAfter, depend } from "../../src/store/dependency-actions.ts";
+import { addTaskAfter } from "../../src/store/dependency-actions.ts";
 import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-actions.ts";
 import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -86,11 +86,6 @@ export function storeClaim(at: Actor, id: string, o: { ttl?: string; force?: boo
 /** `memory add TEXT [--tag T]... [--task ID]`: its id. */
 export async function storeMemory(at: Actor, text: string, o: { tags?: string[]; task?: string } = {}): Promise<string> {
   return (await asCommand(at, (store) => addMemory(store, { text, tags: o.tags ?? [], task: o.task ?? null }))).id;
-}
-
-/** `depend ID --on ON`. */
-export async function storeDepend(at: Actor, id: string, on: string): Promise<void> {
-  await asCommand(at, (store) => depend(store, id, on));
 }
 
 /** `sync`: refused, as the verb's exit 3 is, when the remote holds refs kept back here. */
