@@ -11,9 +11,7 @@ import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-a
 import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { claimReporting, type ClaimReport } from "../../src/store/task-actions.ts";
-import { heldBackRefusal } from "../../src/sync/held-back.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
-import { sync } from "../../src/sync/sync.ts";
 import { packIfLoose, PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
 import { cleanEnv } from "./repo.ts";
 
@@ -90,6 +88,9 @@ export async function storeMemory(at: Actor, text: string, o: { tags?: string[];
 
 /** `sync`: refused, as the verb's exit 3 is, when the remote holds refs kept back here. */
 export async function storeSync(at: Actor): Promise<void> {
+  // Loaded here: most files that seed never sync, and the sync layer is a large part of src.
+  const { sync } = await import("../../src/sync/sync.ts");
+  const { heldBackRefusal } = await import("../../src/sync/held-back.ts");
   const held = await asCommand(at, async (store) => heldBackRefusal(await sync(store)));
   if (held) throw new HandoffError(held);
 }
