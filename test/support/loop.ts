@@ -3,8 +3,7 @@
 // task done through the real CLI; and a repository with the issue's six tasks.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
-import { storeTasks } from "./seed.ts";
+import { CLI, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
 
 /**
  * The agent. Each task's objective is `;`-separated steps: `write PATH [TEXT]` (committed),
@@ -56,7 +55,7 @@ export interface LoopRepo {
   starts(): { unit: string; pid: number; agent: string; cwd: string }[];
 }
 
-export async function loopRepo(tasks: { id: string; objective: string; scope?: string[]; after?: string }[]): Promise<LoopRepo> {
+export function loopRepo(tasks: { id: string; objective: string; scope?: string[]; after?: string }[]): LoopRepo {
   const repo = tempRepo();
   writeFileSync(join(repo, "README.md"), "the project\n");
   gitOut(repo, "add", "README.md");
@@ -64,8 +63,10 @@ export async function loopRepo(tasks: { id: string; objective: string; scope?: s
   const dir = tempDir("handoff-loop-test-");
   const script = join(dir, "agent.mjs");
   writeFileSync(script, AGENT);
-  // The tasks as `task add` writes them, through the store: setup, the loop is what is tested.
-  if (tasks.length) await storeTasks({ cwd: repo, agent: "lead" }, tasks.map((t) => ({ ...t, after: t.after ? [t.after] : [] })));
+  for (const t of tasks) {
+    const r = cli(["task", "add", t.objective, "--id", t.id, ...(t.scope ?? []).flatMap((s) => ["--scope", s]), ...(t.after ? ["--after", t.after] : [])], { cwd: repo, agent: "lead" });
+    if (r.code !== 0) throw new Error(`task add ${t.id}: ${r.stderr}`);
+  }
   return {
     repo,
     dir,
