@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -16,17 +17,14 @@ function lines(repo: string): string[] {
 }
 const tip = (repo: string, id: string) => gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`).trim();
 
-function project(ids: string[], scopes: Record<string, string> = {}): string {
+async function project(ids: string[], scopes: Record<string, string> = {}): Promise<string> {
   const repo = tempRepo();
-  for (const id of ids) {
-    const r = cli(["task", "add", `task ${id}`, "--id", id, ...(scopes[id] ? ["--scope", scopes[id]!] : [])], { cwd: repo, agent: "lead" });
-    assert.is(r.code, 0, r.stderr);
-  }
+  await storeTasks({ cwd: repo, agent: "lead" }, ids.map((id) => ({ id, objective: `task ${id}`, ...(scopes[id] ? { scope: [scopes[id]!] } : {}) })));
   return repo;
 }
 
-test("capacity through the index: a task released by a command that does not read it is free again; one still held counts", () => {
-  const repo = project(["a", "b", "c"]);
+test("capacity through the index: a task released by a command that does not read it is free again; one still held counts", async () => {
+  const repo = await project(["a", "b", "c"]);
   const claim = (id: string) => cli(["claim", id, "--json"], { cwd: repo, agent: "alice" });
   assert.is(claim("a").code, 0);
   assert.ok(existsSync(indexOf(repo)), "the first claim's capacity check wrote the index");
@@ -47,8 +45,8 @@ test("capacity through the index: a task released by a command that does not rea
   assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t{`)), "b's record kept on its line");
 });
 
-test("a one-shot write adds the line of the record it landed, so the next claim finds every tip named", () => {
-  const repo = project(["a", "b"]);
+test("a one-shot write adds the line of the record it landed, so the next claim finds every tip named", async () => {
+  const repo = await project(["a", "b"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
   assert.match(lines(repo).at(-1)!, new RegExp(`^refs/handoff/tasks/a ${tip(repo, "a")} claimed\t\\{"id":"a",`));
   assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
@@ -62,8 +60,8 @@ test("a one-shot write adds the line of the record it landed, so the next claim 
   assert.is(cli(["claim", "b"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
-test("overlaps through the index: another agent's claim made since is reported", () => {
-  const repo = project(["api", "client"], { api: "src/api/**", client: "src/api/client.ts" });
+test("overlaps through the index: another agent's claim made since is reported", async () => {
+  const repo = await project(["api", "client"], { api: "src/api/**", client: "src/api/client.ts" });
   assert.is(cli(["claim", "api"], { cwd: repo, agent: "bob" }).code, 0);
   const r = cli(["claim", "client", "--json"], { cwd: repo, agent: "carol" });
   assert.is(r.code, 0, r.stderr);
@@ -71,8 +69,8 @@ test("overlaps through the index: another agent's claim made since is reported",
   assert.match(r.stderr + r.stdout, /bob/);
 });
 
-test("a damaged, foreign or stale index is passed over and written anew; answers stay those of a full listing", () => {
-  const repo = project(["a", "b", "c"]);
+test("a damaged, foreign or stale index is passed over and written anew; answers stay those of a full listing", async () => {
+  const repo = await project(["a", "b", "c"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
   // Torn and hostile lines, a line for a task that does not exist, a wrong status at a wrong commit.
   writeFileSync(
@@ -91,8 +89,8 @@ test("a damaged, foreign or stale index is passed over and written anew; answers
   assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
-test("an index grown past twice the task refs (plus 64) is written anew with a line per ref", () => {
-  const repo = project(["a", "b", "c"]);
+test("an index grown past twice the task refs (plus 64) is written anew with a line per ref", async () => {
+  const repo = await project(["a", "b", "c"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
   const head = readFileSync(indexOf(repo), "utf8");
   // Lines a long history of appends leaves: many for the same ref, all sound.
@@ -103,8 +101,8 @@ test("an index grown past twice the task refs (plus 64) is written anew with a l
   assert.ok(lines(repo).at(-1)!.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t`));
 });
 
-test("a claimed line whose record is torn or names another task is read from git instead", () => {
-  const repo = project(["a", "b"]);
+test("a claimed line whose record is torn or names another task is read from git instead", async () => {
+  const repo = await project(["a", "b"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "bob" }).code, 0);
   // Both claimed lines now hold records; swap a's for b's record, and tear b's.

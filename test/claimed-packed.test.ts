@@ -8,15 +8,16 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
 const summaryOf = (repo: string) => `${repo}/.git/handoff/claimed.packed`;
 const tip = (repo: string, id: string) => gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`);
 
-function packedProject(ids: string[]): string {
+async function packedProject(ids: string[]): Promise<string> {
   const repo = tempRepo();
-  for (const id of ids) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, ids.map((id) => ({ id, objective: `task ${id}` })));
   gitOut(repo, "pack-refs", "--all");
   return repo;
 }
@@ -30,8 +31,8 @@ function claimHeld(repo: string, agent: string, id: string): string | null {
   return /\(([a-z0-9-]+)\)/.exec(r.json.error.message)?.[1] ?? "?";
 }
 
-test("claims after a pack, and a repack that moves claimed tasks into packed-refs, answer as a full listing", () => {
-  const repo = packedProject(["a", "b", "c", "d", "e"]);
+test("claims after a pack, and a repack that moves claimed tasks into packed-refs, answer as a full listing", async () => {
+  const repo = await packedProject(["a", "b", "c", "d", "e"]);
   assert.is(claimHeld(repo, "alice", "a"), null);
   assert.ok(existsSync(summaryOf(repo)), "the first claim's capacity check kept the packed part's summary");
   // a's claim is a loose ref laid over its packed value: counted.
@@ -50,8 +51,8 @@ test("claims after a pack, and a repack that moves claimed tasks into packed-ref
   assert.is(claimHeld(repo, "alice", "b"), "e");
 });
 
-test("a summary of another packed-refs, a forged line and a torn file are thrown away", () => {
-  const repo = packedProject(["a", "b", "c"]);
+test("a summary of another packed-refs, a forged line and a torn file are thrown away", async () => {
+  const repo = await packedProject(["a", "b", "c"]);
   assert.is(claimHeld(repo, "alice", "a"), null);
   gitOut(repo, "pack-refs", "--all");
   assert.is(claimHeld(repo, "alice", "b"), "a");
@@ -79,9 +80,9 @@ test("a summary of another packed-refs, a forged line and a torn file are thrown
   assert.is(claimHeld(repo, "alice", "c"), "b");
 });
 
-test("many loose refs over packed ones, one's last line in the index torn: answers as a full listing", () => {
+test("many loose refs over packed ones, one's last line in the index torn: answers as a full listing", async () => {
   const ids = Array.from({ length: 22 }, (_, i) => `t${i}`);
-  const repo = packedProject(ids);
+  const repo = await packedProject(ids);
   for (let i = 0; i < 20; i++) assert.is(claimHeld(repo, `agent-${i}`, `t${i}`), null, `t${i}`);
   assert.is(claimHeld(repo, "agent-3", "t20"), "t3");
   assert.is(claimHeld(repo, "agent-17", "t21"), "t17");

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { inProcess, type McpHandle } from "./support/mcp.ts";
+import { storeClaim, storeSync, storeTasks, type TaskSeed } from "./support/seed.ts";
 
 const open: McpHandle[] = [];
 test.after(async () => {
@@ -25,18 +26,22 @@ const ok = (r: ReturnType<typeof cli>) => {
 
 const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
 
-function dependencyAndDependent() {
+/** The lead adds `tasks` in clone a, which syncs them out, and b syncs them in. */
+async function sharedTasks(p: { a: string; b: string }, tasks: TaskSeed[]): Promise<void> {
+  await storeTasks({ cwd: p.a, agent: "lead" }, tasks);
+  await storeSync({ cwd: p.a });
+  await storeSync({ cwd: p.b });
+}
+
+async function dependencyAndDependent() {
   const p = project();
-  ok(cli(["task", "add", "dependency", "--id", "D"], { cwd: p.a, agent: "lead" }));
-  ok(cli(["task", "add", "dependent", "--id", "T", "--after", "D"], { cwd: p.a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: p.a }));
-  ok(cli(["sync"], { cwd: p.b }));
+  await sharedTasks(p, [{ id: "D", objective: "dependency" }, { id: "T", objective: "dependent", after: ["D"] }]);
   return p;
 }
 
-test("claim of a dependent: a local done of its dependency that the remote refuses grants nothing", () => {
-  const { bare, a, b } = dependencyAndDependent();
-  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+test("claim of a dependent: a local done of its dependency that the remote refuses grants nothing", async () => {
+  const { bare, a, b } = await dependencyAndDependent();
+  await storeClaim({ cwd: b, agent: "bob" }, "D");
   // Clone a has not seen bob's claim: the done is accepted here, and is not on the remote.
   ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
   const claim = cli(["claim", "T", "--json"], { cwd: a, agent: "alice" });
@@ -52,8 +57,8 @@ test("claim of a dependent: a local done of its dependency that the remote refus
   assert.is(ok(cli(["task", "show", "T", "--json"], { cwd: a })).json.status, "todo");
 });
 
-test("claim of a dependent: a local done of its dependency not pushed yet goes out with the claim", () => {
-  const { bare, a } = dependencyAndDependent();
+test("claim of a dependent: a local done of its dependency not pushed yet goes out with the claim", async () => {
+  const { bare, a } = await dependencyAndDependent();
   ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
   assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
   const claim = ok(cli(["claim", "T", "--json"], { cwd: a, agent: "alice" }));
@@ -64,9 +69,9 @@ test("claim of a dependent: a local done of its dependency not pushed yet goes o
   ok(cli(["sync"], { cwd: a }));
 });
 
-test("claim --next: a local done of a dependency that the remote refuses grants nothing", () => {
-  const { bare, a, b } = dependencyAndDependent();
-  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+test("claim --next: a local done of a dependency that the remote refuses grants nothing", async () => {
+  const { bare, a, b } = await dependencyAndDependent();
+  await storeClaim({ cwd: b, agent: "bob" }, "D");
   ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
   // Here D is done and T ready; on the remote D is bob's.
   const next = cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" });
@@ -80,8 +85,8 @@ test("claim --next: a local done of a dependency that the remote refuses grants 
   assert.is(ok(cli(["task", "show", "T", "--json"], { cwd: a })).json.status, "todo");
 });
 
-test("claim --next: a local done of its dependency not pushed yet goes out with the claim", () => {
-  const { bare, a } = dependencyAndDependent();
+test("claim --next: a local done of its dependency not pushed yet goes out with the claim", async () => {
+  const { bare, a } = await dependencyAndDependent();
   ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
   assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
   const next = ok(cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" }));
@@ -92,13 +97,9 @@ test("claim --next: a local done of its dependency not pushed yet goes out with 
 });
 
 test("MCP claim_next (a long-running store): passes over a dependent whose local done the remote refuses, and a done not pushed goes out with the next claim", async () => {
-  const { bare, a, b } = dependencyAndDependent();
-  ok(cli(["task", "add", "first", "--id", "T1", "--after", "D", "--priority", "30"], { cwd: a, agent: "lead" }));
-  ok(cli(["task", "add", "dependency two", "--id", "E"], { cwd: a, agent: "lead" }));
-  ok(cli(["task", "add", "dependent two", "--id", "U", "--after", "E"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
-  ok(cli(["claim", "D"], { cwd: b, agent: "bob" }));
+  const { bare, a, b } = await dependencyAndDependent();
+  await sharedTasks({ a, b }, [{ id: "T1", objective: "first", after: ["D"], priority: 30 }, { id: "E", objective: "dependency two" }, { id: "U", objective: "dependent two", after: ["E"] }]);
+  await storeClaim({ cwd: b, agent: "bob" }, "D");
   ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
   ok(cli(["done", "E", "--no-verify"], { cwd: a, agent: "alice" }));
   // Here T1 (far the best), T and U are ready; on the remote D is bob's and E is not done.
@@ -112,12 +113,9 @@ test("MCP claim_next (a long-running store): passes over a dependent whose local
   assert.is(remoteTask(bare, "E").status, "done", "E's done landed with the claim of U");
 });
 
-test("two clones each add one edge of a cycle: the second to sync is refused, as a conflict, and no cycle reaches the remote", () => {
+test("two clones each add one edge of a cycle: the second to sync is refused, as a conflict, and no cycle reaches the remote", async () => {
   const { bare, a, b } = project();
-  ok(cli(["task", "add", "x", "--id", "X"], { cwd: a, agent: "lead" }));
-  ok(cli(["task", "add", "y", "--id", "Y"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  await sharedTasks({ a, b }, [{ id: "X", objective: "x" }, { id: "Y", objective: "y" }]);
   ok(cli(["depend", "X", "--on", "Y"], { cwd: a, agent: "alice" }));
   ok(cli(["depend", "Y", "--on", "X"], { cwd: b, agent: "bob" }));
   ok(cli(["sync"], { cwd: a }));
@@ -136,11 +134,9 @@ test("two clones each add one edge of a cycle: the second to sync is refused, as
   assert.is(conflicts[0].task, "Y");
 });
 
-test("edges from two clones that close no cycle both land, replayed on a task both changed", () => {
+test("edges from two clones that close no cycle both land, replayed on a task both changed", async () => {
   const { bare, a, b } = project();
-  for (const id of ["P", "Q", "R"]) ok(cli(["task", "add", id, "--id", id], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  await sharedTasks({ a, b }, ["P", "Q", "R"].map((id) => ({ id, objective: id })));
   ok(cli(["depend", "P", "--on", "Q"], { cwd: a, agent: "alice" }));
   ok(cli(["depend", "P", "--on", "R"], { cwd: b, agent: "bob" }));
   ok(cli(["sync"], { cwd: a }));

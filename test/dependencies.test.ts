@@ -1,20 +1,17 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, handoffRefs, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeTasks, type TaskSeed } from "./support/seed.ts";
 import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-function add(repo: string, id: string, extra: string[] = []) {
-  const r = cli(["task", "add", `work on ${id}`, "--id", id, ...extra], { cwd: repo, agent: "lead" });
-  assert.is(r.code, 0, r.stderr);
-}
+/** `task add "work on ID" --id ID ...` by the lead, for each. */
+const add = (repo: string, tasks: TaskSeed[]) => storeTasks({ cwd: repo, agent: "lead" }, tasks);
 
-test("depend, cycle refusal naming the cycle, self-dependency, unknown tasks: refusals change no ref", () => {
+test("depend, cycle refusal naming the cycle, self-dependency, unknown tasks: refusals change no ref", async () => {
   const repo = tempRepo();
-  add(repo, "api");
-  add(repo, "tests", ["--after", "api"]);
-  add(repo, "docs");
+  await add(repo, [{ id: "api" }, { id: "tests", after: ["api"] }, { id: "docs" }]);
   assert.is(cli(["depend", "docs", "--on", "tests"], { cwd: repo }).code, 0);
   const before = handoffRefs(repo);
 
@@ -47,12 +44,11 @@ test("depend, cycle refusal naming the cycle, self-dependency, unknown tasks: re
   assert.match(cli(["events", "--task", "api"], { cwd: repo }).stdout, /depended\s+api\s+\S+\s+on=docs/);
 });
 
-test("claiming a blocked task is refused naming the edge and the blocker's holder; --force overrides; claim --next skips it", () => {
+test("claiming a blocked task is refused naming the edge and the blocker's holder; --force overrides; claim --next skips it", async () => {
   const t = team(["alice", "bob"]);
   const lead = (args: string[]) => t.as("lead", args);
-  assert.is(lead(["task", "add", "api", "--id", "api"]).code, 0);
-  assert.is(lead(["task", "add", "tests", "--id", "tests", "--after", "api", "--priority", "9"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await add(t.repo, [{ id: "api", objective: "api" }, { id: "tests", objective: "tests", after: ["api"], priority: 9 }]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "api");
 
   const before = handoffRefs(t.repo);
   const r = t.as("bob", ["claim", "tests", "--json"]);
@@ -86,10 +82,9 @@ test("claiming a blocked task is refused naming the edge and the blocker's holde
   assert.is(claimed.json.base.length, 40, "the claim records the claimer's HEAD as the task's base");
 });
 
-test("an agent whose claim expired claims the task again as anyone would: refused while a dependency added since is not done", () => {
+test("an agent whose claim expired claims the task again as anyone would: refused while a dependency added since is not done", async () => {
   const repo = tempRepo();
-  add(repo, "api");
-  add(repo, "spec");
+  await add(repo, [{ id: "api" }, { id: "spec" }]);
   const now = Date.now();
   const at = (ms: number) => ({ HANDOFF_NOW: new Date(now + ms).toISOString() });
   assert.is(cli(["claim", "api", "--ttl", "1m"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
@@ -110,11 +105,9 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
   const t = team(["w1", "w2"]);
   for (let round = 0; round < 2; round++) {
     const ids = [0, 1, 2, 3].map((i) => `r${round}-t${i}`);
-    for (const id of ids) add(t.repo, id, ["--priority", String(round)]);
-    add(t.repo, `r${round}-gate`);
-    add(t.repo, `r${round}-blocked`, ["--after", `r${round}-gate`, "--priority", "100"]);
+    await add(t.repo, [...ids.map((id) => ({ id, priority: round })), { id: `r${round}-gate` }, { id: `r${round}-blocked`, after: [`r${round}-gate`], priority: 100 }]);
     // Winners of the first round claim again in the second: past their capacity of one.
-    assert.is(cli(["claim", `r${round}-gate`, "--over-capacity"], { cwd: t.repo, agent: "gatekeeper" }).code, 0);
+    await storeClaim({ cwd: t.repo, agent: "gatekeeper" }, `r${round}-gate`, { overCapacity: true });
     const runs = await Promise.all(
       Array.from({ length: 16 }, (_, i) => cliAsync(["ready", "--claim", "--json", "--over-capacity"], { cwd: t.wt[i % 2 ? "w1" : "w2"]!, agent: `racer${i}` })),
     );
@@ -143,8 +136,7 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
 test("two concurrent depends that would close a cycle: never both", async () => {
   const repo = tempRepo();
   for (let i = 0; i < 4; i++) {
-    add(repo, `a${i}`);
-    add(repo, `b${i}`);
+    await add(repo, [{ id: `a${i}` }, { id: `b${i}` }]);
     const [x, y] = await Promise.all([
       cliAsync(["depend", `a${i}`, "--on", `b${i}`], { cwd: repo }),
       cliAsync(["depend", `b${i}`, "--on", `a${i}`], { cwd: repo }),

@@ -11,6 +11,7 @@ import { flushPending, queuedRefs } from "../src/sync/pending-push.ts";
 import { inProcess, type McpHandle } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
+import { storeSync, storeTasks } from "./support/seed.ts";
 
 const open: McpHandle[] = [];
 const stores: Store[] = [];
@@ -28,17 +29,17 @@ const ok = (r: ReturnType<typeof cli>) => {
 const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
 
 /**
- * X, Y and Z in both clones (made under `o.setup`'s env); then `o.between`; then alice (clone a)
+ * X, Y and Z in both clones (made at `o.setup`'s HANDOFF_NOW); then `o.between`; then alice (clone a)
  * makes X wait on Y here only, and bob (clone b) pushes Y waits on X at once (under `o.edges`).
  */
 function halfACycleEach(o: { setup?: NodeJS.ProcessEnv; edges?: NodeJS.ProcessEnv; between?: (a: string) => Promise<void> } = {}) {
-  const env = o.setup ?? {};
+  const now = o.setup?.HANDOFF_NOW;
   const bare = emptyRemote();
   const p = { bare, a: cloneOf(bare), b: cloneOf(bare) };
-  for (const id of ["X", "Y", "Z"]) ok(cli(["task", "add", id, "--id", id], { cwd: p.a, agent: "lead", env }));
-  ok(cli(["sync"], { cwd: p.a, env }));
-  ok(cli(["sync"], { cwd: p.b, env }));
   return (async () => {
+    await storeTasks({ cwd: p.a, agent: "lead", now }, ["X", "Y", "Z"].map((id) => ({ id, objective: id })));
+    await storeSync({ cwd: p.a, now });
+    await storeSync({ cwd: p.b, now });
     await o.between?.(p.a);
     ok(cli(["depend", "X", "--on", "Y"], { cwd: p.a, agent: "alice", env: o.edges ?? {} }));
     ok(cli(["depend", "Y", "--on", "X", "--push"], { cwd: p.b, agent: "bob", env: o.edges ?? {} }));

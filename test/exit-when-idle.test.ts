@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { storeLease, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -54,10 +55,10 @@ setTimeout(() => {
   assert.is(readFileSync(later, "utf8"), "later");
 });
 
-test("a command leaves no young-generation collection to V8's next turn: a cold task show runs none", () => {
+test("a command leaves no young-generation collection to V8's next turn: a cold task show runs none", async () => {
   const repo = tempRepo();
   const cache = tempDir("handoff-cache-");
-  assert.is(cli(["task", "add", "work", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "a1" }, [{ id: "t1", objective: "work" }]);
   // --trace-gc for the run that writes the code cache too (the flags are part of a cache's key).
   const show = () => spawnSync(process.execPath, ["--trace-gc", CLI, "task", "show", "t1"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1", XDG_CACHE_HOME: cache }), encoding: "utf8" });
   assert.is(show().status, 0);
@@ -76,16 +77,16 @@ test("with nothing pending it exits with the status set, and the work done befor
   assert.ok(existsSync(out));
 });
 
-test("a listing read late through a pipe is complete, and a check that refuses keeps its status", () => {
+test("a listing read late through a pipe is complete, and a check that refuses keeps its status", async () => {
   const repo = tempRepo();
-  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i} ${"x".repeat(2000)}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`], { cwd: repo, agent: "a1" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "a1" }, Array.from({ length: 40 }, (_, i) => ({ id: `t${i}`, objective: `task ${i} ${"x".repeat(2000)}`, scope: [`src/f${i}.ts`] })));
   // Larger than a pipe's buffer, and nobody reads it for a while: all of it arrives, and the
   // command's status is the pipeline's.
   const out = join(tempDir(), "list.json");
   const r = spawnSync("sh", ["-c", `"${process.execPath}" "${CLI}" task list --json --limit 40 | (sleep 0.4; cat > "${out}"); exit "$(($? + 0))"`], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8" });
   assert.is(r.status, 0, r.stderr);
   assert.is((JSON.parse(readFileSync(out, "utf8")) as unknown[]).length, 40);
-  assert.is(cli(["lease", "src/f0.ts", "--exclusive", "--agent", "a1"], { cwd: repo, agent: "a1" }).code, 0);
+  await storeLease({ cwd: repo, agent: "a1" }, ["src/f0.ts"], { exclusive: true });
   assert.is(cli(["check", "src/f0.ts", "--agent", "a2"], { cwd: repo, agent: "a2" }).code, 3, "an exclusively leased file's check answers deny, status 3");
 });
 

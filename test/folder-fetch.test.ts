@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 import { twoClones } from "./support/servers.ts";
 import { fetchFromFolder } from "../src/git/folder-fetch.ts";
 import { openStore } from "../src/store/store.ts";
@@ -17,10 +18,9 @@ test.after(() => cleanupTemp());
 const TASK = "refs/handoff/tasks/ship";
 
 /** A remote by path holding task `ship` (pushed, so its objects are loose there) and a clone `b` that has not fetched it. */
-function remoteWithTask() {
+async function remoteWithTask() {
   const { bare, a, b } = twoClones();
-  const add = cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" });
-  assert.is(add.code, 0, add.stderr);
+  await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "ship", objective: "ship it" }]);
   const tip = gitOut(bare, "rev-parse", TASK).trim();
   const tree = gitOut(bare, "rev-parse", `${tip}^{tree}`).trim();
   // The task's files (the record and its format): the record is the one spoiled below.
@@ -47,7 +47,7 @@ function gitRuns(trace: string): string[] {
 }
 
 test("a task's new objects, loose in the folder, are read from its files; a sync then starts no upload-pack", async () => {
-  const { a, b, tip, tree, blobs, bare } = remoteWithTask();
+  const { a, b, tip, tree, blobs, bare } = await remoteWithTask();
   assert.equal(await fetched(b, tip), [tip, tree, ...blobs].sort());
   const trace = join(tempDir(), "trace");
   const s = cli(["sync", "--json"], { cwd: b, agent: "bob", env: { GIT_TRACE: trace } });
@@ -63,7 +63,7 @@ test("a task's new objects, loose in the folder, are read from its files; a sync
 });
 
 test("an object packed in the folder is upload-pack's: the sync starts one and still takes the task", async () => {
-  const { b, tip, bare } = remoteWithTask();
+  const { b, tip, bare } = await remoteWithTask();
   gitOut(bare, "repack", "-a", "-d", "-q");
   gitOut(bare, "prune-packed");
   assert.is(await fetched(b, tip), null);
@@ -76,7 +76,7 @@ test("an object packed in the folder is upload-pack's: the sync starts one and s
 
 test("a loose file that is a link, a FIFO, or another object's bytes is not read: upload-pack's", async () => {
   for (const kind of ["link", "fifo", "other"] as const) {
-    const { b, tip, blob, blobs, loose } = remoteWithTask();
+    const { b, tip, blob, blobs, loose } = await remoteWithTask();
     const file = loose(blob);
     if (kind === "link") {
       const copy = join(tempDir(), "copy");
@@ -96,8 +96,8 @@ test("a loose file that is a link, a FIFO, or another object's bytes is not read
 });
 
 test("a hundred objects or more (a first sync) are upload-pack's, kept as a pack, after at most a hundred reads", async () => {
-  const { a, b, bare } = remoteWithTask();
-  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t-${i}`], { cwd: a, agent: "lead" }).code, 0);
+  const { a, b, bare } = await remoteWithTask();
+  await storeTasks({ cwd: a, agent: "lead" }, Array.from({ length: 40 }, (_, i) => ({ id: `t-${i}`, objective: `task ${i}` })));
   assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
   const tips = gitOut(bare, "for-each-ref", "--format=%(objectname)", "refs/handoff/tasks/").trim().split("\n");
   assert.is(tips.length, 41);
@@ -117,7 +117,7 @@ test("a hundred objects or more (a first sync) are upload-pack's, kept as a pack
 });
 
 test("an object past the size read from files is upload-pack's", async () => {
-  const { b, bare } = remoteWithTask();
+  const { b, bare } = await remoteWithTask();
   const big = join(tempDir(), "big");
   writeFileSync(big, Buffer.alloc(2 * 1024 * 1024, "x"));
   const blob = gitOut(bare, "hash-object", "-w", big).trim();

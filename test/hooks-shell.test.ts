@@ -7,14 +7,16 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { patchPaths } from "../src/hooks/apply-patch.ts";
 import { shellPatch, shellWords } from "../src/hooks/shell-command.ts";
-import { cleanupTemp, cli, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, handoffRefs, tempRepo } from "./support/repo.ts";
 import { runHook } from "./support/hook-runner.ts";
+import { storeLease } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-function leasedRepo(): string {
+async function leasedRepo(): Promise<string> {
   const repo = tempRepo();
-  for (const args of [["src/api/**", "--exclusive"], ["src/shared.ts"]]) assert.is(cli(["lease", ...args], { cwd: repo, agent: "alice" }).code, 0);
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/api/**"], { exclusive: true });
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
   return repo;
 }
 const hook = (name: string, repo: string, payload: object) => runHook(name, { cwd: repo, agent: "bob", input: JSON.stringify({ cwd: repo, ...payload }) });
@@ -32,9 +34,9 @@ test("apply_patch run through a shell: heredoc, quoted argument, applypatch, ins
   assert.equal(shellWords(`git commit -m "it's done; see notes" && touch a.ts`), ["a.ts"], "a message is one word, its ; and spaces inside");
 });
 
-test("a quoted path with spaces under an exclusive lease is warned about, by the fast path and the full hook alike", () => {
+test("a quoted path with spaces under an exclusive lease is warned about, by the fast path and the full hook alike", async () => {
   const repo = tempRepo();
-  assert.is(cli(["lease", "dir with space/**", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  await storeLease({ cwd: repo, agent: "alice" }, ["dir with space/**"], { exclusive: true });
   for (const command of [`echo x > "dir with space/f.ts"`, `cp a.ts 'dir with space/g.ts'`, `echo x > dir\\ with\\ space/h.ts`]) {
     const r = hook("claude-pre-tool-use", repo, { tool_name: "Bash", tool_input: { command } });
     assert.is(r.code, 0, r.stderr);
@@ -42,8 +44,8 @@ test("a quoted path with spaces under an exclusive lease is warned about, by the
   }
 });
 
-test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude and Gemini shells are only warned", () => {
-  const repo = leasedRepo();
+test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude and Gemini shells are only warned", async () => {
+  const repo = await leasedRepo();
   const refs = handoffRefs(repo);
   const codex = hook("codex-pre-tool-use", repo, { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: `apply_patch <<'EOF'\n${patch}EOF` } });
   assert.is(codex.code, 0, codex.stderr);
@@ -64,8 +66,8 @@ test("Codex Bash running apply_patch inside an exclusive lease is denied; Claude
   assert.match(bad.stderr, /Bash payload has no command/);
 });
 
-test("a shell check that fails never blocks, even in strict mode (an edit check then does)", () => {
-  const repo = leasedRepo();
+test("a shell check that fails never blocks, even in strict mode (an edit check then does)", async () => {
+  const repo = await leasedRepo();
   writeFileSync(`${repo}/.handoff.yaml`, "mode: strict\nmax_attempts: 0\n"); // a value the policy refuses: the file does not load
   const sh = hook("claude-pre-tool-use", repo, { tool_name: "Bash", tool_input: { command: "cat src/api/users.ts" } });
   assert.is(sh.code, 0, sh.stderr);
@@ -75,8 +77,8 @@ test("a shell check that fails never blocks, even in strict mode (an edit check 
   assert.is(edit.json.hookSpecificOutput.permissionDecision, "deny", "strict fails closed for edits");
 });
 
-test("Gemini AfterTool tells the model what BeforeTool could only show the user", () => {
-  const repo = leasedRepo();
+test("Gemini AfterTool tells the model what BeforeTool could only show the user", async () => {
+  const repo = await leasedRepo();
   const r = hook("gemini-after-tool", repo, { hook_event_name: "AfterTool", tool_name: "replace", tool_input: { file_path: `${repo}/src/shared.ts` }, tool_response: {} });
   assert.is(r.code, 0, r.stderr);
   assert.equal(Object.keys(r.json), ["hookSpecificOutput"]);
@@ -86,8 +88,8 @@ test("Gemini AfterTool tells the model what BeforeTool could only show the user"
   assert.is(hook("gemini-after-tool", repo, { tool_name: "read_file", tool_input: { file_path: `${repo}/src/shared.ts` } }).stdout, "");
 });
 
-test("SessionStart for Codex and Gemini: the same context as Claude's", () => {
-  const repo = leasedRepo();
+test("SessionStart for Codex and Gemini: the same context as Claude's", async () => {
+  const repo = await leasedRepo();
   for (const name of ["codex-session-start", "gemini-session-start"]) {
     const r = hook(name, repo, { hook_event_name: "SessionStart", source: "startup", session_id: "s1" });
     assert.is(r.code, 0, r.stderr);

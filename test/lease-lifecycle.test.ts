@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, gitOut } from "./support/repo.ts";
+import { storeClaim, storeLease, storeTasks } from "./support/seed.ts";
 import { MIN, team, type Team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -14,7 +15,7 @@ const T0 = Date.parse("2026-06-01T10:00:00.000Z");
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(T0 + ms).toISOString() });
 
 /** alice claims task `w` (scope src/w/**, exclusive) and leases src/extra.ts for it too. */
-function started(opts: { verify?: boolean; config?: string } = {}): Team {
+async function started(opts: { verify?: boolean; config?: string } = {}): Promise<Team> {
   const t = team(["alice", "bob"]);
   if (opts.config) {
     writeFileSync(join(t.repo, ".handoff.yaml"), opts.config);
@@ -22,12 +23,11 @@ function started(opts: { verify?: boolean; config?: string } = {}): Team {
     gitOut(t.repo, "commit", "-q", "-m", "policy");
     for (const a of ["alice", "bob"]) gitOut(t.wt[a]!, "merge", "-q", "main");
   }
-  const add = t.as("lead", ["task", "add", "work", "--id", "w", "--scope", "src/w/**", "--exclusive", ...(opts.verify ? ["--verify", "true"] : [])], at(0));
-  assert.is(add.code, 0, add.stderr);
-  const c = t.as("alice", ["claim", "w"], at(0));
-  assert.is(c.code, 0, c.stderr);
-  const l = t.as("alice", ["lease", "src/extra.ts", "--exclusive", "--task", "w"], at(0));
-  assert.is(l.code, 0, l.stderr);
+  const now = at(0).HANDOFF_NOW;
+  await storeTasks({ cwd: t.repo, agent: "lead", now }, [{ id: "w", objective: "work", scope: ["src/w/**"], exclusive: true, ...(opts.verify ? { verify: "true" } : {}) }]);
+  const alice = { cwd: t.wt.alice!, agent: "alice", now };
+  await storeClaim(alice, "w");
+  await storeLease(alice, ["src/extra.ts"], { exclusive: true, task: "w" });
   assert.is(t.as("bob", ["check", "src/w/a.ts"], at(0)).code, 3, "while alice works on w, bob is denied");
   return t;
 }
@@ -52,16 +52,16 @@ const transitions: [string, (t: Team) => number][] = [
 ];
 
 for (const [name, run] of transitions) {
-  test(`${name} ends every lease of the task`, () => {
-    const t = started();
+  test(`${name} ends every lease of the task`, async () => {
+    const t = await started();
     const when = run(t);
     assert.ok(when >= 0, `${name} succeeded`);
     assertNothingOf(t, "w", when, name);
   });
 }
 
-test("review submit, reject and accept: the leases end when the task goes to review, and stay ended", () => {
-  const t = started({ verify: true });
+test("review submit, reject and accept: the leases end when the task goes to review, and stay ended", async () => {
+  const t = await started({ verify: true });
   const submit = t.as("alice", ["done", "w"], at(MIN));
   assert.is(submit.code, 0, submit.stderr);
   assertNothingOf(t, "w", MIN, "review submit");
@@ -76,8 +76,8 @@ test("review submit, reject and accept: the leases end when the task goes to rev
   assert.is(t.as("lead", ["leases", "--json"], at(5 * MIN)).json.length, 0, "after accept nobody holds anything");
 });
 
-test("expiry: the holder's other lease writes do not keep the task's leases alive past the claim", () => {
-  const t = started();
+test("expiry: the holder's other lease writes do not keep the task's leases alive past the claim", async () => {
+  const t = await started();
   // At 20 minutes alice leases an unrelated file: that renews her free-standing leases only.
   assert.is(t.as("alice", ["lease", "notes.md"], at(20 * MIN)).code, 0);
   const mine = t.as("lead", ["leases", "--json"], at(20 * MIN)).json as { pattern: string; task: string | null; expires_at: string }[];
@@ -89,16 +89,16 @@ test("expiry: the holder's other lease writes do not keep the task's leases aliv
   assert.equal(after.filter((l) => l.task === "w").map((l) => l.agent), ["bob"], "only the new holder's scope lease");
 });
 
-test("renew extends the claim's scope leases and its lease --task leases with it", () => {
-  const t = started();
+test("renew extends the claim's scope leases and its lease --task leases with it", async () => {
+  const t = await started();
   assert.is(t.as("alice", ["renew", "w"], at(10 * MIN)).code, 0);
   const leases = t.as("lead", ["leases", "--json"], at(10 * MIN)).json as { pattern: string; expires_at: string }[];
   const end = new Date(T0 + 40 * MIN).toISOString();
   assert.equal(leases.map((l) => [l.pattern, l.expires_at]), [["src/extra.ts", end], ["src/w/**", end]]);
 });
 
-test("gc of a silent agent ends the leases of its tasks and its free-standing leases", () => {
-  const t = started({ config: "gc_after: 1h\n" });
+test("gc of a silent agent ends the leases of its tasks and its free-standing leases", async () => {
+  const t = await started({ config: "gc_after: 1h\n" });
   assert.is(t.as("alice", ["session", "start", "--objective", "w"], at(0)).code, 0);
   assert.is(t.as("alice", ["lease", "docs/**", "--ttl", "5h"], at(0)).code, 0);
   assert.is(t.as("alice", ["renew", "w", "--ttl", "3h"], at(MIN)).code, 0);

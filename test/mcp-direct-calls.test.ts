@@ -10,7 +10,8 @@ import { okResult, errorResult } from "../src/mcp/result.ts";
 import { HandoffError } from "../src/core/errors.ts";
 import { createServer, directCalls } from "../src/mcp/server.ts";
 import { McpSession } from "../src/mcp/session.ts";
-import { cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, tempRepo } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -106,7 +107,7 @@ async function wire(repo: string): Promise<Wire> {
 /** A test body run against a server over a repository of two tasks with scopes, closed after. */
 function withWire(body: (w: Wire) => Promise<void>): () => Promise<void> {
   return async () => {
-    const w = await wire(repoWithTasks());
+    const w = await wire(await repoWithTasks());
     try {
       await body(w);
     } finally {
@@ -115,12 +116,9 @@ function withWire(body: (w: Wire) => Promise<void>): () => Promise<void> {
   };
 }
 
-function repoWithTasks(): string {
+async function repoWithTasks(): Promise<string> {
   const repo = tempRepo();
-  for (const [id, scope] of [["a", "src/a/**"], ["b", "src/b/**"]]) {
-    const r = cli(["task", "add", `objective ${id}`, "--id", id!, "--scope", scope!], { cwd: repo, agent: "setup" });
-    assert.is(r.code, 0, r.stderr);
-  }
+  await storeTasks({ cwd: repo, agent: "setup" }, [["a", "src/a/**"], ["b", "src/b/**"]].map(([id, scope]) => ({ id: id!, objective: `objective ${id}`, scope: [scope!] })));
   return repo;
 }
 

@@ -20,6 +20,7 @@ import { FAST_HOOK } from "./support/hook-runner.ts";
 import { overStdio } from "./support/mcp.ts";
 import { twoClones } from "./support/servers.ts";
 import { team } from "./support/team.ts";
+import { storeClaim, storeLease, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -40,11 +41,11 @@ function state(repo: string): unknown {
   return { tasks, leases };
 }
 
-test("store --separate moves every coordination ref and object out of the repository, --shared moves them back", () => {
+test("store --separate moves every coordination ref and object out of the repository, --shared moves them back", async () => {
   const repo = tempRepo();
-  for (const id of ["one", "two", "three"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "task add");
-  ok(cli(["lease", "docs/**"], { cwd: repo, agent: "alice" }), "lease");
-  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim");
+  await storeTasks({ cwd: repo, agent: "lead" }, ["one", "two", "three"].map((id) => ({ id, objective: `task ${id}` })));
+  await storeLease({ cwd: repo, agent: "alice" }, ["docs/**"]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "one");
   const before = state(repo);
   const refs = ownRefs(repo).split("\n");
   assert.ok(refs.length >= 4, "tasks and leases are refs here");
@@ -101,9 +102,9 @@ test("init --separate-store starts a clone with its coordination refs in a separ
   assert.match(ok(cli(["init", "--no-hooks"], { cwd: repo, agent: "lead" }), "again").stdout, "a separate store", "init says where the state is");
 });
 
-test("store refuses what it cannot do, and changes nothing", () => {
+test("store refuses what it cannot do, and changes nothing", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "task add");
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t", objective: "a task" }]);
   const refs = ownRefs(repo);
   const both = cli(["store", "--separate", "--shared"], { cwd: repo });
   assert.is(both.code, 2);
@@ -124,9 +125,9 @@ test("store refuses what it cannot do, and changes nothing", () => {
   assert.is(ok(cli(["task", "show", "t", "--json"], { cwd: repo, agent: "lead" }), "show").json.id, "t");
 });
 
-test("a separate store removed by hand: reads and writes refuse instead of seeing nothing, doctor says so, store --shared starts over", () => {
+test("a separate store removed by hand: reads and writes refuse instead of seeing nothing, doctor says so, store --shared starts over", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "add");
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t", objective: "a task" }]);
   ok(cli(["store", "--separate"], { cwd: repo }), "separate");
   rmSync(join(repo, STORE), { recursive: true });
   for (const args of [["task", "list"], ["claim", "t"], ["task", "add", "another"], ["leases"]]) {
@@ -144,15 +145,15 @@ test("a separate store removed by hand: reads and writes refuse instead of seein
   assert.match(ownRefs(repo), "refs/handoff/tasks/again");
 });
 
-test("a clone with a separate store syncs with clones of either layout, through a relative remote URL", () => {
+test("a clone with a separate store syncs with clones of either layout, through a relative remote URL", async () => {
   const { bare, a, b } = twoClones();
   // The remote as the repository's config names it, relative to its worktree.
   gitOut(a, "remote", "set-url", "origin", relative(a, bare));
-  ok(cli(["task", "add", "from a", "--id", "mine"], { cwd: a, agent: "alice" }), "add");
+  await storeTasks({ cwd: a, agent: "alice" }, [{ id: "mine", objective: "from a" }]);
   ok(cli(["store", "--separate"], { cwd: a }), "separate");
   const pushed = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }), "sync a").json;
   assert.equal(pushed.pushed, ["refs/handoff/tasks/mine"]);
-  ok(cli(["task", "add", "from b", "--id", "theirs", "--push"], { cwd: b, agent: "bob" }), "add in b");
+  await storeTasks({ cwd: b, agent: "bob", push: true }, [{ id: "theirs", objective: "from b" }]);
   const fetched = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }), "sync a").json;
   assert.equal(fetched.fetched, ["refs/handoff/tasks/theirs"]);
   assert.is(ownRefs(a), "", "tracking refs went to the store too");
@@ -174,7 +175,7 @@ test("a clone with a separate store syncs with clones of either layout, through 
 
 test("a process that opened the repository before a move refuses to write to the old place", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "first", "--id", "first"], { cwd: repo, agent: "lead" }), "add");
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "first", objective: "first" }]);
   const warm = await openStore({ cwd: repo, agent: "lead", env: cleanEnv(), warm: true });
   const oneShot = await openStore({ cwd: repo, agent: "lead", env: cleanEnv() });
   try {
@@ -217,10 +218,10 @@ test("a running MCP server follows a move at its next call, both ways", async ()
   }
 });
 
-test("the fast shell hook answers from a separate store without starting Node", () => {
+test("the fast shell hook answers from a separate store without starting Node", async () => {
   const t = team(["alice", "bob"]);
   ok(t.as("lead", ["init", "--agents", "claude"]), "init");
-  ok(t.as("alice", ["lease", "docs/guide.md", "--exclusive"]), "lease");
+  await storeLease({ cwd: t.wt.alice!, agent: "alice" }, ["docs/guide.md"], { exclusive: true });
   ok(cli(["store", "--separate"], { cwd: t.repo }), "separate");
   const edit = (agent: string) => {
     const dir = t.wt[agent]!;
@@ -243,13 +244,13 @@ test("the fast shell hook answers from a separate store without starting Node", 
   assert.not.match(after.out, "deny");
 });
 
-test("store --separate again tidies what an interrupted move or an older git-handoff left in the repository", () => {
+test("store --separate again tidies what an interrupted move or an older git-handoff left in the repository", async () => {
   const repo = tempRepo();
-  for (const id of ["one", "two", "three"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "task add");
+  await storeTasks({ cwd: repo, agent: "lead" }, ["one", "two", "three"].map((id) => ({ id, objective: `task ${id}` })));
   const before = Object.fromEntries(ownRefs(repo).split("\n").map((r) => [r, gitOut(repo, "rev-parse", r)]));
   ok(cli(["store", "--separate"], { cwd: repo }), "separate");
-  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim one");
-  ok(cli(["claim", "two"], { cwd: repo, agent: "bob" }), "claim two");
+  await storeClaim({ cwd: repo, agent: "alice" }, "one");
+  await storeClaim({ cwd: repo, agent: "bob" }, "two");
   const tip = (r: string) => storeRefs(repo).split("\n").find((l) => l.endsWith(` ${r}`))!.split(" ")[0]!;
   const [one, two] = [tip("refs/handoff/tasks/one"), tip("refs/handoff/tasks/two")];
   assert.ok(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.some((c: any) => c.name === "store-layout" && c.status === "ok"));
@@ -282,7 +283,7 @@ test("store --separate again tidies what an interrupted move or an older git-han
 
 test("writers racing a move both ways: every write that was acknowledged is in the place the move left", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "seed", "--id", "seed"], { cwd: repo, agent: "lead" }), "seed");
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "seed", objective: "seed" }]);
   const acknowledged: string[] = [];
   let stop = false;
   const writer = async (w: number) => {
@@ -341,15 +342,15 @@ test("the sweep after a switch carries over what the old place gained, changed a
   assert.equal(now, { [t("a")]: A2, [t("c")]: C1, [t("d")]: D1, [t("e")]: E1, [t("x")]: X3 });
 });
 
-test("a move back stopped after its switch: doctor says so, store --shared carries over what is newer in the old store and removes it", () => {
+test("a move back stopped after its switch: doctor says so, store --shared carries over what is newer in the old store and removes it", async () => {
   const repo = tempRepo();
-  for (const id of ["one", "two"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }), "add");
+  await storeTasks({ cwd: repo, agent: "lead" }, ["one", "two"].map((id) => ({ id, objective: `task ${id}` })));
   ok(cli(["store", "--separate"], { cwd: repo }), "separate");
   ok(cli(["store", "--shared"], { cwd: repo }), "shared");
   // As a move back killed between its rename and its sweep leaves it: an old store holding a write
   // made during the move (task one claimed there), its refs otherwise as copied.
   ok(cli(["store", "--separate"], { cwd: repo }), "separate again");
-  ok(cli(["claim", "one"], { cwd: repo, agent: "alice" }), "claim in the store");
+  await storeClaim({ cwd: repo, agent: "alice" }, "one");
   const claimed = storeRefs(repo).split("\n").find((l) => l.endsWith(" refs/handoff/tasks/one"))!.split(" ")[0]!;
   const before = storeRefs(repo).split("\n").find((l) => l.endsWith(" refs/handoff/tasks/two"))!.split(" ")[0]!;
   const old = `${join(repo, STORE)}.old-4242`;
@@ -368,11 +369,11 @@ test("a move back stopped after its switch: doctor says so, store --shared carri
   assert.is(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout").status, "ok");
 });
 
-test("a sha256 repository's separate store is sha256 too", () => {
+test("a sha256 repository's separate store is sha256 too", async () => {
   const repo = tempDir();
   gitOut(repo, "init", "-q", "--object-format=sha256", "-b", "main");
   gitOut(repo, "commit", "-q", "--allow-empty", "-m", "initial");
-  ok(cli(["task", "add", "a task", "--id", "t"], { cwd: repo, agent: "lead" }), "add");
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t", objective: "a task" }]);
   ok(cli(["store", "--separate"], { cwd: repo }), "separate");
   assert.match(gitOut(repo, `--git-dir=${join(repo, STORE)}`, "rev-parse", "--show-object-format"), "sha256");
   ok(cli(["claim", "t"], { cwd: repo, agent: "lead" }), "claim");

@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupFixtures, nonTempDir, repoIn } from "./support/fixtures.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeTasks } from "./support/seed.ts";
 
 test.after(() => {
   cleanupTemp();
@@ -77,12 +78,12 @@ test("task add: generated ids are short, unique and valid ref names; --id, --pri
   assert.match(dup.stderr, /already exists/);
 });
 
-test("task show, task list --status and the tasks alias print the same tasks, as text and --json", () => {
+test("task show, task list --status and the tasks alias print the same tasks, as text and --json", async () => {
   const repo = tempRepo();
-  ok(as(repo, "lead", T0, ["task", "add", "one", "--id", "one"]));
-  ok(as(repo, "lead", plus(T0, 1000), ["task", "add", "two", "--id", "two"]));
-  ok(as(repo, "lead", plus(T0, 2000), ["task", "add", "three", "--id", "three"]));
-  ok(as(repo, "alice", plus(T0, 3000), ["claim", "two"]));
+  await storeTasks({ cwd: repo, agent: "lead", now: T0 }, [{ id: "one", objective: "one" }]);
+  await storeTasks({ cwd: repo, agent: "lead", now: plus(T0, 1000) }, [{ id: "two", objective: "two" }]);
+  await storeTasks({ cwd: repo, agent: "lead", now: plus(T0, 2000) }, [{ id: "three", objective: "three" }]);
+  await storeClaim({ cwd: repo, agent: "alice", now: plus(T0, 3000) }, "two");
   ok(as(repo, "alice", plus(T0, 4000), ["done", "three"]));
 
   const show = ok(as(repo, "bob", plus(T0, 5000), ["task", "show", "two", "--json"]));
@@ -117,9 +118,9 @@ test("task show, task list --status and the tasks alias print the same tasks, as
   assert.is(handoffRefs(repo), before);
 });
 
-test("claim sets a lease; renew (and claiming what you hold) moves expires_at; release frees; fences only go up", () => {
+test("claim sets a lease; renew (and claiming what you hold) moves expires_at; release frees; fences only go up", async () => {
   const repo = tempRepo();
-  ok(as(repo, "lead", T0, ["task", "add", "lease", "test", "--id", "l"]));
+  await storeTasks({ cwd: repo, agent: "lead", now: T0 }, [{ id: "l", objective: "lease test" }]);
   const c = ok(as(repo, "alice", T0, ["claim", "l", "--ttl", "10m", "--json"])).json;
   assertTaskShape(c);
   assert.is(c.status, "claimed");
@@ -150,10 +151,10 @@ test("claim sets a lease; renew (and claiming what you hold) moves expires_at; r
   assert.equal(types, ["claimed", "released", "renewed", "renewed", "renewed", "claimed", "created"]);
 });
 
-test("done --commit --note, fail --reason and cancel --reason finish tasks; finished tasks refuse further changes", () => {
+test("done --commit --note, fail --reason and cancel --reason finish tasks; finished tasks refuse further changes", async () => {
   const repo = tempRepo();
-  for (const id of ["d", "f", "c", "u"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "d"], { cwd: repo, agent: "alice" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, ["d", "f", "c", "u"].map((id) => ({ id, objective: `task ${id}` })));
+  await storeClaim({ cwd: repo, agent: "alice" }, "d");
   const head = gitOut(repo, "rev-parse", "HEAD");
   const d = ok(cli(["done", "d", "--commit", "HEAD", "--note", "merged the parser", "--json"], { cwd: repo, agent: "alice" })).json;
   assertTaskShape(d);
@@ -161,7 +162,7 @@ test("done --commit --note, fail --reason and cancel --reason finish tasks; fini
   assert.is(d.claim, null);
   assert.equal(d.result, { commit: head, note: "merged the parser" });
 
-  ok(cli(["claim", "f"], { cwd: repo, agent: "alice" }));
+  await storeClaim({ cwd: repo, agent: "alice" }, "f");
   const f = ok(cli(["fail", "f", "--reason", "the API does not exist", "--json"], { cwd: repo, agent: "alice" })).json;
   assert.is(f.status, "failed");
   assert.is(f.result.reason, "the API does not exist");
@@ -190,10 +191,10 @@ test("done --commit --note, fail --reason and cancel --reason finish tasks; fini
   assert.is(handoffRefs(repo), before);
 });
 
-test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming the holder, with suggestions", () => {
+test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming the holder, with suggestions", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "held", "--id", "h"], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "h", "--ttl", "1h"], { cwd: repo, agent: "alice" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "h", objective: "held" }]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "h", { ttl: "1h" });
   const before = handoffRefs(repo);
   for (const args of [["release", "h"], ["renew", "h"], ["done", "h"], ["fail", "h", "--reason", "x"], ["cancel", "h", "--reason", "x"], ["claim", "h"]]) {
     const r = cli(args, { cwd: repo, agent: "bob" });
@@ -213,7 +214,7 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
   assert.equal(j.json.error.suggestions.map((s: any) => s.action), ["wait", "negotiate", "work_elsewhere"]);
 
   // nobody holds it: release and renew are refused too, saying so
-  ok(cli(["task", "add", "free", "--id", "free"], { cwd: repo, agent: "lead" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "free", objective: "free" }]);
   const rel = cli(["release", "free", "--json"], { cwd: repo, agent: "bob" });
   assert.is(rel.code, 3);
   assert.is(rel.json.error.code, "not_holder");
@@ -221,10 +222,10 @@ test("a non-holder cannot release, renew, finish or fail a task: exit 3 naming t
   assert.is(handoffRefs(repo).split("\n").length, before.split("\n").length + 1);
 });
 
-test("an agent whose claim was reclaimed cannot finish the task (done, a review submission, fail) until it claims it again", () => {
+test("an agent whose claim was reclaimed cannot finish the task (done, a review submission, fail) until it claims it again", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "stuck work", "--id", "s", "--verify", "true"], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "s"], { cwd: repo, agent: "alice" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "s", objective: "stuck work", verify: "true" }]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "s");
   ok(cli(["reclaim", "s", "--reason", "alice stopped answering"], { cwd: repo, agent: "lead" }));
   const before = handoffRefs(repo);
   for (const args of [["done", "s", "--no-verify"], ["done", "s"], ["fail", "s", "--reason", "x"]]) {
@@ -241,9 +242,9 @@ test("an agent whose claim was reclaimed cannot finish the task (done, a review 
   assert.is(ok(cli(["done", "s", "--json"], { cwd: repo, agent: "alice" })).json.status, "review");
 });
 
-test("claim --next gives an agent back the task its own claim let expire (a worker killed and started again under its name)", () => {
+test("claim --next gives an agent back the task its own claim let expire (a worker killed and started again under its name)", async () => {
   const repo = tempRepo();
-  ok(as(repo, "lead", T0, ["task", "add", "stranded", "--id", "s"]));
+  await storeTasks({ cwd: repo, agent: "lead", now: T0 }, [{ id: "s", objective: "stranded" }]);
   ok(as(repo, "codex@m2", T0, ["claim", "--next", "--ttl", "1m"]));
   // while its claim lives, a second call of the same agent is not handed the same task
   assert.is(as(repo, "codex@m2", plus(T0, 30_000), ["claim", "--next"]).code, 3);
@@ -251,14 +252,11 @@ test("claim --next gives an agent back the task its own claim let expire (a work
   assert.equal([again.id, again.claim.agent, again.claim.fence, again.attempts], ["s", "codex@m2", 2, 1]);
 });
 
-test("claim --next takes the highest priority, then the oldest; none left -> exit 3", () => {
+test("claim --next takes the highest priority, then the oldest; none left -> exit 3", async () => {
   const repo = tempRepo();
-  ok(as(repo, "lead", plus(T0, 0), ["task", "add", "old low", "--id", "old-low", "--priority", "1"]));
-  ok(as(repo, "lead", plus(T0, 1000), ["task", "add", "new high", "--id", "zz-new-high", "--priority", "5"]));
-  ok(as(repo, "lead", plus(T0, 2000), ["task", "add", "newer high", "--id", "aa-newer-high", "--priority", "5"]));
-  ok(as(repo, "lead", plus(T0, 3000), ["task", "add", "newest low", "--id", "newest-low", "--priority", "1"]));
-  ok(as(repo, "lead", plus(T0, 4000), ["task", "add", "urgent but taken", "--id", "taken", "--priority", "9"]));
-  ok(as(repo, "other", plus(T0, 5000), ["claim", "taken"]));
+  const tasks = [["old-low", "old low", 1], ["zz-new-high", "new high", 5], ["aa-newer-high", "newer high", 5], ["newest-low", "newest low", 1], ["taken", "urgent but taken", 9]] as const;
+  for (const [i, [id, objective, priority]] of tasks.entries()) await storeTasks({ cwd: repo, agent: "lead", now: plus(T0, i * 1000) }, [{ id, objective, priority }]);
+  await storeClaim({ cwd: repo, agent: "other", now: plus(T0, 5000) }, "taken");
   const order: string[] = [];
   for (let i = 0; i < 4; i++) order.push(ok(as(repo, "alice", plus(T0, 6000 + i), ["claim", "--next", "--over-capacity", "--json"])).json.id);
   assert.equal(order, ["zz-new-high", "aa-newer-high", "old-low", "newest-low"]);
@@ -267,13 +265,11 @@ test("claim --next takes the highest priority, then the oldest; none left -> exi
   assert.match(none.stderr, /no task is ready/);
 });
 
-test("status shows tasks by state, who holds what and what expires soon, as text and --json", () => {
+test("status shows tasks by state, who holds what and what expires soon, as text and --json", async () => {
   const repo = tempRepo();
-  ok(as(repo, "lead", T0, ["task", "add", "a", "--id", "a"]));
-  ok(as(repo, "lead", T0, ["task", "add", "b", "--id", "b"]));
-  ok(as(repo, "lead", T0, ["task", "add", "c", "--id", "c"]));
-  ok(as(repo, "alice", T0, ["claim", "a", "--ttl", "2h"]));
-  ok(as(repo, "bob", T0, ["claim", "b", "--ttl", "3m"]));
+  await storeTasks({ cwd: repo, agent: "lead", now: T0 }, ["a", "b", "c"].map((id) => ({ id, objective: id })));
+  await storeClaim({ cwd: repo, agent: "alice", now: T0 }, "a", { ttl: "2h" });
+  await storeClaim({ cwd: repo, agent: "bob", now: T0 }, "b", { ttl: "3m" });
   const s = ok(as(repo, "carol", plus(T0, MIN), ["status", "--json"])).json;
   assert.equal(s.counts, { todo: 1, claimed: 2, done: 0, failed: 0, cancelled: 0, review: 0 });
   assert.equal(s.holders.map((h: any) => [h.agent, h.tasks.map((t: any) => t.task)]), [["alice", ["a"]], ["bob", ["b"]]]);
@@ -298,9 +294,9 @@ test("init prepares the repo idempotently and writes no handoff ref", () => {
   assert.is(handoffRefs(repo), "");
 });
 
-test("agent identity: --agent beats HANDOFF_AGENT beats the default user@host[.worktree]", () => {
+test("agent identity: --agent beats HANDOFF_AGENT beats the default user@host[.worktree]", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "x", "--id", "x"], { cwd: repo, agent: "lead" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "x", objective: "x" }]);
   const host = hostname().split(".")[0]!.replace(/[^A-Za-z0-9._+-]+/g, "-");
   const env = { USER: "tester" };
   const dflt = ok(cli(["status", "--json"], { cwd: repo, env })).json.me.agent;
@@ -318,16 +314,14 @@ test("agent identity: --agent beats HANDOFF_AGENT beats the default user@host[.w
   assert.is(ok(cli(["status", "--json"], { cwd: wt, env })).json.me.agent, `tester@${host}.feature-wt`);
 });
 
-test("scope is primary in a main worktree, worktree in a linked one, ephemeral under the temp folder or on a detached HEAD", () => {
+test("scope is primary in a main worktree, worktree in a linked one, ephemeral under the temp folder or on a detached HEAD", async () => {
   const base = nonTempDir();
   const main = join(base, "main");
   mkdirSync(main);
   repoIn(main);
   const linked = join(base, "linked");
   gitOut(main, "worktree", "add", "-q", "-b", "side", linked);
-  ok(cli(["task", "add", "p", "--id", "p"], { cwd: main, agent: "lead" }));
-  ok(cli(["task", "add", "w", "--id", "w"], { cwd: main, agent: "lead" }));
-  ok(cli(["task", "add", "e", "--id", "e"], { cwd: main, agent: "lead" }));
+  await storeTasks({ cwd: main, agent: "lead" }, ["p", "w", "e"].map((id) => ({ id, objective: id })));
 
   const p = ok(cli(["claim", "p", "--json"], { cwd: main, agent: "prim" })).json.claim;
   assert.equal([p.scope, p.worktree, p.branch], ["primary", main, "main"]);
@@ -379,10 +373,10 @@ test("-C DIR works from outside; a subfolder and a linked worktree see the same 
   assert.is(r.code, 0, r.stderr);
 });
 
-test("everything still works once git gc has packed the objects", () => {
+test("everything still works once git gc has packed the objects", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "packed", "--id", "pk"], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "pk"], { cwd: repo, agent: "alice" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "pk", objective: "packed" }]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "pk");
   gitOut(repo, "gc", "-q", "--prune=now");
   const show = ok(cli(["task", "show", "pk", "--json"], { cwd: repo, agent: "alice" }));
   assert.is(show.json.claim.agent, "alice");

@@ -1,0 +1,98 @@
+// Setup written in-process through the store: the records a CLI verb writes, by the store function
+// the verb itself calls, for tests whose subject is what comes after (docs/architecture.md, "The
+// test suite"). Each `git-handoff` process is a whole Node start (~0.3 CPU-seconds); a test that
+// adds forty tasks before the command it tests spent most of its time starting processes.
+// A verb whose exit status, output or effect a test asserts stays a real process. Importing this
+// file loads the store (~1-1.5 CPU-seconds in a process that loads no src otherwise): it pays for
+// itself where a file already imports src, or replaces more than a handful of processes.
+import { HandoffError } from "../../src/core/errors.ts";
+import { checkVerifyCommand } from "../../src/core/verify-command.ts";
+import { refreshHeartbeat } from "../../src/store/agent-store.ts";
+import { addTaskAfter } from "../../src/store/dependency-actions.ts";
+import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-actions.ts";
+import { addMemory } from "../../src/store/memory-store.ts";
+import type { Store } from "../../src/store/store.ts";
+import { claimReporting, type ClaimReport } from "../../src/store/task-actions.ts";
+import { openSyncedStore } from "../../src/sync/open.ts";
+import { packIfLoose, PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
+import { cleanEnv } from "./repo.ts";
+
+/** Who acts, where, and when: what `cli(args, { cwd, agent, env: { HANDOFF_NOW } })` and `--push` said. */
+export interface Actor {
+  cwd: string;
+  /** Unset: the default name, as a command run without --agent or HANDOFF_AGENT has. */
+  agent?: string;
+  /** HANDOFF_NOW: the store's clock, as the setup command's was. */
+  now?: string;
+  /** --push: the write goes to the sync remote at once. */
+  push?: boolean;
+}
+
+/**
+ * Opens the store as a one-shot command does (cli/context.ts withStore: the sync layer's gate,
+ * then the heartbeat refresh and the packing of piled-up loose refs after the verb), runs `fn`,
+ * closes it. Throws what the verb would have reported: a failed setup fails the test.
+ */
+export async function asCommand<T>(at: Actor, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), ...(at.push ? { push: true } : {}) });
+  try {
+    const result = await fn(store);
+    await refreshHeartbeat(store);
+    if (store.looseRefsListed >= PACK_LOOSE_AT) await packIfLoose(store).catch(() => {});
+    return result;
+  } finally {
+    store.close();
+  }
+}
+
+export interface TaskSeed {
+  id: string;
+  objective?: string;
+  priority?: number;
+  scope?: string[];
+  exclusive?: boolean;
+  after?: string[];
+  verify?: string;
+}
+
+/** `task add OBJECTIVE --id ID [--priority N] [--scope G]... [--exclusive] [--after ID]... [--verify CMD]`, one per task. */
+export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
+  await asCommand(at, async (store) => {
+    for (const t of tasks) {
+      await addTaskAfter(store, {
+        id: t.id,
+        objective: t.objective ?? `work on ${t.id}`,
+        priority: t.priority ?? 0,
+        scope: normalizeScope(store, t.scope ?? []),
+        maxAttempts: store.config.maxAttempts,
+        ...(t.exclusive ? { exclusive: true } : {}),
+        ...(t.after ? { after: t.after } : {}),
+        ...(t.verify !== undefined ? { verify: checkVerifyCommand(t.verify) } : {}),
+      });
+    }
+  });
+}
+
+/** `lease PATH... [--exclusive] [--task ID] [--ttl D] [--reason R]`, the paths read against `at.cwd` as the command's are against its folder. */
+export function storeLease(at: Actor, paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string } = {}): Promise<LeaseResult> {
+  return asCommand(at, (store) => lease(store, paths, { ...o, cwd: at.cwd }));
+}
+
+/** `claim ID [--ttl D] [--force] [--over-capacity]`. */
+export function storeClaim(at: Actor, id: string, o: { ttl?: string; force?: boolean; overCapacity?: boolean } = {}): Promise<ClaimReport> {
+  return asCommand(at, (store) => claimReporting(store, id, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity, force: !!o.force }));
+}
+
+/** `memory add TEXT [--tag T]... [--task ID]`: its id. */
+export async function storeMemory(at: Actor, text: string, o: { tags?: string[]; task?: string } = {}): Promise<string> {
+  return (await asCommand(at, (store) => addMemory(store, { text, tags: o.tags ?? [], task: o.task ?? null }))).id;
+}
+
+/** `sync`: refused, as the verb's exit 3 is, when the remote holds refs kept back here. */
+export async function storeSync(at: Actor): Promise<void> {
+  // Loaded here: most files that seed never sync, and the sync layer is a large part of src.
+  const { sync } = await import("../../src/sync/sync.ts");
+  const { heldBackRefusal } = await import("../../src/sync/held-back.ts");
+  const held = await asCommand(at, async (store) => heldBackRefusal(await sync(store)));
+  if (held) throw new HandoffError(held);
+}
