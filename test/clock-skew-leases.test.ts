@@ -2,7 +2,7 @@
 // agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), no
 // write of the lease set sweeps it sooner, no finish of another agent's task comes sooner, and
 // a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew.
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
@@ -93,13 +93,15 @@ test("another agent's task is not finished (done, fail) by a clock ahead inside 
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
   const before = gitOut(a, "rev-parse", "refs/handoff/tasks/t");
   // 30 s past bob's expiry by alice's clock, inside the 60 s grace
-  for (const args of [["done", "t", "--no-verify"], ["fail", "t", "--reason", "stuck"]]) {
+  // (done with a verification is refused before the command runs: it could only be refused after)
+  for (const args of [["done", "t", "--no-verify"], ["done", "t", "--verify", "touch verification-ran"], ["fail", "t", "--reason", "stuck"]]) {
     const early = cli([...args, "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
     assert.is(early.code, 3, `${args[0]}: ${early.stdout}${early.stderr}`);
     assert.is(early.json.error.code, "held_by_other");
     assert.match(early.json.error.message, /a takeover waits 60s past the expiry for clock skew/);
   }
   assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/t"), before, "the task ref did not move");
+  assert.not.ok(existsSync(`${a}/verification-ran`), "the verification was not run");
   // past the grace it is anyone's to close, as without a remote
   assert.is(cli(["done", "t", "--no-verify"], { cwd: a, agent: "alice", env: at(T + 130_000) }).code, 0);
 });

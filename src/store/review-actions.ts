@@ -11,7 +11,7 @@ import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
 import { requireApprovedVerify } from "./verify-consent.ts";
-import { listTasks, loadTask } from "./task-store.ts";
+import { listTasks, loadTask, taskWriteContext } from "./task-store.ts";
 import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
 export interface VerifyOptions {
@@ -57,7 +57,10 @@ export async function verificationToRun(store: Store, id: string, own?: string):
   }
   // The caller's own --verify is their command; the task's is shared state and needs consent here.
   if (own === undefined) await requireApprovedVerify(store, task, command);
-  const early = submitProblem(settle(task, { actor: store.actor, now: store.now() }).record, { actor: store.actor, now: store.now() });
+  // Judged as the write after the run will judge it (the takeover grace included), so a
+  // verification that could only be refused afterwards is not run at all.
+  const ctx = await taskWriteContext(store, store.now());
+  const early = submitProblem(settle(task, ctx).record, ctx);
   if (early) throw new HandoffError(early);
   return { task, command };
 }
