@@ -82,7 +82,7 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   assert.not.match(leased(), /bob/, "swept past the grace");
 });
 
-test("another agent's task is not finished (done, fail) by a clock ahead inside the grace: no exclusive write, the estimate on file", () => {
+test("another agent's task is not finished (done, fail) nor leased for by a clock ahead inside the grace: no exclusive write, the estimate on file", () => {
   const bare = serveRoot().bare("finish-grace");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
@@ -94,7 +94,7 @@ test("another agent's task is not finished (done, fail) by a clock ahead inside 
   const before = gitOut(a, "rev-parse", "refs/handoff/tasks/t");
   // 30 s past bob's expiry by alice's clock, inside the 60 s grace
   // (done with a verification is refused before the command runs: it could only be refused after)
-  for (const args of [["done", "t", "--no-verify"], ["done", "t", "--verify", "touch verification-ran"], ["fail", "t", "--reason", "stuck"]]) {
+  for (const args of [["done", "t", "--no-verify"], ["done", "t", "--verify", "touch verification-ran"], ["fail", "t", "--reason", "stuck"], ["lease", "src/t.ts", "--task", "t"]]) {
     const early = cli([...args, "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
     assert.is(early.code, 3, `${args[0]}: ${early.stdout}${early.stderr}`);
     assert.is(early.json.error.code, "held_by_other");

@@ -162,7 +162,8 @@ function finalRefusal(task: Task): Refusal {
 export function leaseForTaskRefusal(task: Task, ctx: OpContext): Refusal | null {
   if (isFinal(task.status)) return finalRefusal(task);
   const c = task.status === "claimed" ? task.claim : null;
-  if (c && c.agent !== ctx.actor.agent && Date.parse(c.expires_at) > ctx.now.getTime()) return heldRefusal(task, ctx);
+  // Past its expiry another agent's claim still stands for the takeover grace (clock skew), as for a finish.
+  if (c && c.agent !== ctx.actor.agent && !expiredFor(c, ctx)) return heldRefusal(task, ctx);
   return null;
 }
 
