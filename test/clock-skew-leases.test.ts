@@ -16,15 +16,26 @@ test.after(async () => {
 });
 
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
+/** The time every test's clocks start from. */
+const T = Date.parse("2026-11-30T09:00:00.000Z");
+
+/** A bare remote served as a path, its main pushed (with `.handoff.yaml` when given), and two clones of it. */
+function twoClones(name: string, policy?: string): { bare: string; a: string; b: string } {
+  const bare = serveRoot().bare(name);
+  const first = tempRepo();
+  if (policy !== undefined) {
+    writeFileSync(`${first}/.handoff.yaml`, policy);
+    gitOut(first, "add", ".handoff.yaml");
+    gitOut(first, "commit", "-q", "-m", "policy");
+  }
+  gitOut(first, "push", "-q", bare, "main");
+  return { bare, a: cloneOf(bare), b: cloneOf(bare) };
+}
 const remoteLeases = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(objectname)", "refs/handoff/leases");
 const holders = (repo: string, env: NodeJS.ProcessEnv) => (cli(["leases", "--json"], { cwd: repo, agent: "x", env }).json as any[]).map((l) => `${l.agent}:${l.pattern}`);
 
 test("an exclusive lease over another agent's expired one waits max_clock_skew past the expiry, then goes through", () => {
-  const bare = serveRoot().bare("lease-grace");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  const { bare, a, b } = twoClones("lease-grace");
   const held = cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) });
   assert.is(held.code, 0, held.stderr);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
@@ -50,16 +61,8 @@ test("an exclusive lease over another agent's expired one waits max_clock_skew p
 });
 
 test("the pre-edit hook's own lease write keeps another agent's lease inside the grace: not swept by a clock ahead", () => {
-  const bare = serveRoot().bare("hook-grace");
   // Declare by doing: an agent's first edit of a file leases it (shared), a write of the whole set.
-  const first = tempRepo();
-  writeFileSync(`${first}/.handoff.yaml`, "auto_lease: true\n");
-  gitOut(first, "add", ".handoff.yaml");
-  gitOut(first, "commit", "-q", "-m", "policy");
-  gitOut(first, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  const { a, b } = twoClones("hook-grace", "auto_lease: true\n");
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
   const leased = () => gitOut(a, "show", "refs/handoff/leases:leases.json");
@@ -83,11 +86,7 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
 });
 
 test("another agent's task is not finished (done, fail) nor leased for by a clock ahead inside the grace: no exclusive write, the estimate on file", () => {
-  const bare = serveRoot().bare("finish-grace");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  const { a, b } = twoClones("finish-grace");
   assert.is(cli(["task", "add", "x", "--id", "t", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["claim", "t", "--ttl", "1m", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
@@ -107,11 +106,7 @@ test("another agent's task is not finished (done, fail) nor leased for by a cloc
 });
 
 test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {
-  const bare = serveRoot().bare("behind");
-  gitOut(tempRepo(), "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
-  const T = Date.parse("2026-11-30T09:00:00.000Z");
+  const { a, b } = twoClones("behind");
   assert.is(cli(["task", "add", "near", "--id", "near", "--scope", "src/near/**", "--push"], { cwd: a, agent: "lead", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   // two minutes behind the task's last write (another machine's clock): the claim goes through...

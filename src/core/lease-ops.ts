@@ -312,3 +312,16 @@ export function renewLeases(set: LeaseSet, ctx: OpContext, minAgeFraction = 1 / 
     return { ok: true, record, steps: [{ event, record }] };
   });
 }
+
+/** Runs lease operations one after the other, collecting their steps; the first refusal wins. */
+export function chainLeaseOps(set: LeaseSet, ctx: OpContext, ops: ((s: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>)[]): Outcome<LeaseSet> {
+  let record = set;
+  const steps = [];
+  for (const op of ops) {
+    const out = op(record, ctx);
+    if (!out.ok) return out;
+    record = out.record;
+    steps.push(...out.steps);
+  }
+  return { ok: true, record, steps };
+}

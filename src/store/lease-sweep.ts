@@ -11,7 +11,7 @@ import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
-import { chainLeaseOps } from "./task-lease-store.ts";
+import { chainLeaseOps } from "../core/lease-ops.ts";
 import { loadTask, taskRef } from "./task-store.ts";
 
 /** Removes live task leases whose task (still stored) is not held by the lease's agent; returns them. */

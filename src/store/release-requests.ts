@@ -7,7 +7,7 @@ import { classifyAgent } from "../core/agent.ts";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { validateAgentId } from "../core/ids.ts";
-import { releaseLeases } from "../core/lease-ops.ts";
+import { chainLeaseOps, releaseLeases } from "../core/lease-ops.ts";
 import { askRelease, answerRequest, foldRequests, newRequestId, REQUEST_ID_RE, stillHeld, undelivered, type NotCompared, type ReleaseRequest, type Verdict } from "../core/release-request.ts";
 import { releaseTask } from "../core/task-ops.ts";
 import { followTask } from "../core/task-leases.ts";
@@ -19,7 +19,7 @@ import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import type { Store } from "./store.ts";
 import { listTasks, loadTask, TASK_FILE, taskRef } from "./task-store.ts";
-import { chainLeaseOps, leasesFirst } from "./task-lease-store.ts";
+import { leasesFirst } from "./task-lease-store.ts";
 
 const LOG_FILE = "event.json";
 

@@ -5,7 +5,7 @@ import { parseDuration } from "../core/duration.ts";
 import { fail, HandoffError, type Refusal } from "../core/errors.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { LeaseSet } from "../core/lease.ts";
-import { acquireLeases, releaseTaskLeases } from "../core/lease-ops.ts";
+import { acquireLeases, chainLeaseOps, releaseTaskLeases } from "../core/lease-ops.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { Task } from "../core/task.ts";
 import {
@@ -27,7 +27,7 @@ import { overlapsOfClaim } from "./claim-overlaps.ts";
 import { capacityOf, capacityRefusal } from "../core/capacity.ts";
 import { loadAgent } from "./agent-store.ts";
 import { listClaimedTasks } from "./task-listing.ts";
-import { chainLeaseOps, mutateTaskWithLeases } from "./task-lease-store.ts";
+import { mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import { WHY_PASSED_OVER } from "./newer-claims.ts";
 import type { CasOptions } from "./store.ts";

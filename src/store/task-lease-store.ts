@@ -7,6 +7,7 @@ import type { Outcome } from "../core/outcome.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
 import { followTask } from "../core/task-leases.ts";
+import { chainLeaseOps } from "../core/lease-ops.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
 import { LEASES_REF, leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
@@ -76,15 +77,3 @@ export function mutateTaskFollowed(store: Store, id: string, op: (task: Task, ct
   return mutateTaskWithLeases(store, id, op, (set) => ({ ok: true, record: set, steps: [] }), opts);
 }
 
-/** Runs lease operations one after the other, collecting their steps; the first refusal wins. */
-export function chainLeaseOps(set: LeaseSet, ctx: OpContext, ops: ((s: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>)[]): Outcome<LeaseSet> {
-  let record = set;
-  const steps = [];
-  for (const op of ops) {
-    const out = op(record, ctx);
-    if (!out.ok) return out;
-    record = out.record;
-    steps.push(...out.steps);
-  }
-  return { ok: true, record, steps };
-}

@@ -7,6 +7,7 @@ import type { Actor } from "../../src/core/identity.ts";
 import type { LeaseSet } from "../../src/core/lease.ts";
 import type { Outcome } from "../../src/core/outcome.ts";
 import { followTask } from "../../src/core/task-leases.ts";
+import { chainLeaseOps } from "../../src/core/lease-ops.ts";
 import { isFinal, type Task } from "../../src/core/task.ts";
 import { settle, type OpContext } from "../../src/core/task-ops.ts";
 
@@ -69,18 +70,8 @@ export const notFound = (id: string): Refusal => ({ code: "not_found", message: 
 
 export const unchanged = (w: World, refusal: Refusal): Applied => ({ world: w, trail: [], ok: false, refusal });
 
-/** chainLeaseOps (task-lease-store.ts): lease operations one after the other, the first refusal wins. */
-export function chain(set: LeaseSet, ctx: OpContext, ops: ((s: LeaseSet, c: OpContext) => Outcome<LeaseSet>)[]): Outcome<LeaseSet> {
-  let record = set;
-  const steps = [];
-  for (const op of ops) {
-    const out = op(record, ctx);
-    if (!out.ok) return out;
-    record = out.record;
-    steps.push(...out.steps);
-  }
-  return { ok: true, record, steps };
-}
+/** Lease operations one after the other, the first refusal wins: the store's own chain. */
+export const chain = chainLeaseOps;
 
 /** What the store writes of an outcome: the last step's record (writeSteps), or nothing. */
 export function written<T>(before: T, out: { record: T; steps: { record: T }[] }): T {
