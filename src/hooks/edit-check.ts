@@ -10,7 +10,7 @@ import { LOCAL_MATCH_BUDGET, newMatchBudget, withinBudget, type MatchBudget } fr
 import { unextendedNote } from "../core/task-leases.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realLocation } from "../store/real-path.ts";
-import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate, leaseWriteContext } from "../store/lease-store.ts";
+import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import { staleLeaseNote } from "../store/stale-leases.ts";
 import type { Store } from "../store/store.ts";
 import { extendClaimsCovering } from "../store/claim-extend.ts";
@@ -92,7 +92,7 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
     // overridden only past the takeover grace (the estimate on file, as mutateLeases takes it), or
     // a clock ahead would push a lease set without a lease still live for its holder. Read only
     // for a write: the first edit of a file, a renewal a third through the TTL.
-    const ctx = wantsWrite ? await leaseWriteContext(store, now) : { actor: store.actor, now };
+    const ctx = wantsWrite ? await store.writeContext(now) : { actor: store.actor, now };
     // A write needs the whole record (the read above may hold only the leases near these paths).
     const { set, tip } = wantsWrite && read.partial ? await loadLeases(store) : read;
     const out = fresh.length

@@ -13,7 +13,7 @@ import { writeSteps } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { TASKS_PREFIX } from "./task-store.ts";
 import { dropAgentLeases } from "../core/task-leases.ts";
-import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import { leasesFirst } from "./task-lease-store.ts";
 
 // Not under log/: refs/handoff/log/<agent> is each agent's catch log, and an agent may be named "agents".
@@ -54,7 +54,7 @@ export async function gcAgents(store: Store, opts: { dryRun?: boolean } = {}): P
       }
       // Its file leases go with it: those of the tasks it held and its free-standing ones.
       const leases = await loadLeases(store);
-      const lu = leaseUpdate(store, leases.tip, dropAgentLeases(leases.set, cur.record.agent, released, await leaseWriteContext(store, at)));
+      const lu = leaseUpdate(store, leases.tip, dropAgentLeases(leases.set, cur.record.agent, released, await store.writeContext(at)));
       if (lu) updates.push(lu);
       const logTip = await store.readRef(AGENT_LOG_REF);
       const logNew = writeSteps(store, logTip, AGENT_FILE, [{ event: agentGcEvent(cur.record, ctx), record: cur.record }]);

@@ -18,7 +18,7 @@ import { GRANT_MATCH_BUDGET, newMatchBudget } from "../core/match-budget.ts";
 import { unextendedNote } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
-import { loadTask, taskWriteContext } from "./task-store.ts";
+import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
 
 function isDirectory(path: string): boolean {
@@ -130,7 +130,7 @@ async function claimForLease(store: Store, id: string): Promise<Task["claim"] | 
     if (e instanceof HandoffError && e.code === "not_found") return "not_found";
     throw e;
   }
-  const ctx = await taskWriteContext(store, store.now());
+  const ctx = await store.writeContext(store.now());
   const refusal = leaseForTaskRefusal(task, ctx);
   if (refusal) throw new HandoffError(refusal);
   return isLive(task, ctx.now) && task.claim!.agent === store.actor.agent ? task.claim : null;

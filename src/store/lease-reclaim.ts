@@ -6,7 +6,7 @@ import { flagLease, type AgentLike, type LeaseFlag } from "../core/lease-flags.t
 import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { reclaimLeases, type LeaseFacts } from "../core/lease-reclaim.ts";
 import { listAgents } from "./agent-store.ts";
-import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { listTasks } from "./task-store.ts";
 
@@ -33,7 +33,7 @@ export async function reclaimLeasesFor(store: Store, patterns: string[], opts: {
     async (now) => {
       const facts = await leaseFacts(store);
       const { set, tip } = await loadLeases(store);
-      const out = reclaimLeases(set, { patterns, reason: opts.reason, ...(opts.holder !== undefined ? { holder: opts.holder } : {}) }, facts, await leaseWriteContext(store, now));
+      const out = reclaimLeases(set, { patterns, reason: opts.reason, ...(opts.holder !== undefined ? { holder: opts.holder } : {}) }, facts, await store.writeContext(now));
       const update = leaseUpdate(store, tip, out);
       const kept = out.ok ? new Set(out.record.leases) : new Set(set.leases);
       return { updates: update ? [update] : [], result: { released: set.leases.filter((l) => !kept.has(l)) } };

@@ -195,21 +195,12 @@ function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number
   writeSmallFile(file, `${tip}\n#format ${format}\n${lines}`);
 }
 
-/**
- * The context of a write of the lease set: another agent's expired lease is swept or overridden
- * only past the takeover grace (skew.ts), so a clock ahead does not push a set without a lease
- * still live for its holder. Every writer of the set takes it from here.
- */
-export async function leaseWriteContext(store: Store, now: Date): Promise<OpContext> {
-  const grace = await store.takeoverGrace();
-  return { actor: store.actor, now, ...(grace ? { takeoverGraceMs: grace } : {}) };
-}
-
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */
 export function mutateLeases(store: Store, op: (set: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>, opts: CasOptions = {}): Promise<LeaseSet> {
   return store.casLoop(async (now) => {
     const { set, tip } = await loadLeases(store);
-    const out = op(set, await leaseWriteContext(store, now));
+    // Another agent's expired lease is swept or overridden only past the takeover grace (skew.ts).
+    const out = op(set, await store.writeContext(now));
     const update = leaseUpdate(store, tip, out);
     return { updates: update ? [update] : [], result: out.ok ? out.record : set };
   }, opts);

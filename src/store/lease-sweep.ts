@@ -9,7 +9,7 @@ import type { Lease } from "../core/lease.ts";
 import { isLeaseLive } from "../core/lease.ts";
 import { followTask } from "../core/task-leases.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { chainLeaseOps } from "../core/lease-ops.ts";
 import { loadTask, taskRef } from "./task-store.ts";
@@ -34,7 +34,7 @@ export async function sweepOrphanTaskLeases(store: Store): Promise<Lease[]> {
       ops.push((s, c) => followTask(s, task, c));
     }
     if (!ops.length) return { updates: [], result: [] };
-    const lu = leaseUpdate(store, tip, chainLeaseOps(set, await leaseWriteContext(store, now), ops));
+    const lu = leaseUpdate(store, tip, chainLeaseOps(set, await store.writeContext(now), ops));
     return lu ? { updates: [lu, ...updates], result: orphans } : { updates: [], result: [] };
   });
 }

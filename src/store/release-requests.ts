@@ -15,7 +15,7 @@ import type { RefUpdate } from "../git/refs.ts";
 import { loadAgent } from "./agent-store.ts";
 import { logRef } from "./catch-log.ts";
 import { writeSteps } from "./codec.ts";
-import { leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
+import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import type { Store } from "./store.ts";
 import { listTasks, loadTask, TASK_FILE, taskRef } from "./task-store.ts";
@@ -80,7 +80,7 @@ export async function answerReleaseRequest(store: Store, id: string, verdict: Ve
           const out = releaseTask(task, ctx);
           if (!out.ok) throw new HandoffError(out.refusal);
           updates.push({ ref: taskRef(task.id), new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
-          const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, await leaseWriteContext(store, now), [(s, c) => followTask(s, out.record, c)]));
+          const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, await store.writeContext(now), [(s, c) => followTask(s, out.record, c)]));
           if (lu) updates.push(lu);
           released.task = task.id;
         }
@@ -104,7 +104,7 @@ export async function answerReleaseRequest(store: Store, id: string, verdict: Ve
         const plain = [...new Set(mineLeases.filter((l) => !l.task || !viaTask.has(l.task)).map((l) => l.pattern))];
         if (plain.length) ops.push((set, c) => releaseLeases(set, { patterns: plain }, c));
         if (ops.length) {
-          const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, await leaseWriteContext(store, now), ops));
+          const lu = leaseUpdate(store, leases.tip, chainLeaseOps(leases.set, await store.writeContext(now), ops));
           if (lu) updates.push(lu);
         }
         released.paths = [...new Set(mineLeases.map((l) => l.pattern))];

@@ -11,7 +11,7 @@ import { taskDiff } from "./handoff-actions.ts";
 import type { Store } from "./store.ts";
 import { runVerification } from "./verify-runner.ts";
 import { requireApprovedVerify } from "./verify-consent.ts";
-import { listTasks, loadTask, taskWriteContext } from "./task-store.ts";
+import { listTasks, loadTask } from "./task-store.ts";
 import { mutateTaskFollowed as mutateTask } from "./task-lease-store.ts";
 
 export interface VerifyOptions {
@@ -59,7 +59,7 @@ export async function verificationToRun(store: Store, id: string, own?: string):
   if (own === undefined) await requireApprovedVerify(store, task, command);
   // Judged as the write after the run will judge it (the takeover grace included), so a
   // verification that could only be refused afterwards is not run at all.
-  const ctx = await taskWriteContext(store, store.now());
+  const ctx = await store.writeContext(store.now());
   const early = submitProblem(settle(task, ctx).record, ctx);
   if (early) throw new HandoffError(early);
   return { task, command };

@@ -22,6 +22,7 @@ import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
+import type { OpContext } from "../core/task-ops.ts";
 import { repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
 import { applySharedUmask } from "../git/shared-perm.ts";
 import type { PathRemoteSource } from "../git/path-remote.ts";
@@ -469,6 +470,18 @@ export class Store {
     if (this.takeoverGraceMs || !this.remoteGate?.grace) return this.takeoverGraceMs;
     const remote = await this.syncRemote();
     return remote ? this.remoteGate.grace(this, remote) : 0;
+  }
+
+  /**
+   * The context of a write of a task or of the lease set: through a sync remote, another agent's
+   * expired claim or lease stands for the takeover grace (takeoverGrace), so a clock ahead
+   * finishes, fails or takes over no task, and sweeps no lease, still live for its holder. A
+   * `done`, a release or a hook's lease is no exclusive write: with only the exclusive writes'
+   * grace it had none. Every writer of a task or the lease set takes its context from here.
+   */
+  async writeContext(now: Date): Promise<OpContext> {
+    const grace = await this.takeoverGrace();
+    return { actor: this.actor, now, ...(grace ? { takeoverGraceMs: grace } : {}) };
   }
 
   /**

@@ -10,9 +10,9 @@ import { followTask } from "../core/task-leases.ts";
 import { chainLeaseOps } from "../core/lease-ops.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { writeSteps } from "./codec.ts";
-import { LEASES_REF, leaseUpdate, leaseWriteContext, loadLeases } from "./lease-store.ts";
+import { LEASES_REF, leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { CasOptions, Store } from "./store.ts";
-import { loadTask, TASK_FILE, taskRef, taskWriteContext } from "./task-store.ts";
+import { loadTask, TASK_FILE, taskRef } from "./task-store.ts";
 
 export type LeaseFollowUp = (set: LeaseSet, after: Task, ctx: OpContext) => Outcome<LeaseSet>;
 
@@ -25,7 +25,8 @@ export async function mutateTaskWithLeases(
 ): Promise<Task> {
   const ref = taskRef(id);
   const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
-    const ctx = await taskWriteContext(store, now);
+    // One context for the task and its leases: both judge others' expiries with the takeover grace.
+    const ctx = await store.writeContext(now);
     const { task, tip } = await loadTask(store, id);
     const out = op(task, ctx);
     if (!out.ok) {
@@ -35,15 +36,13 @@ export async function mutateTaskWithLeases(
       if (settled.steps.length === 0 || !isFinal(settled.record.status)) throw new HandoffError(out.refusal);
       const leases = await loadLeases(store);
       const updates: RefUpdate[] = [{ ref, new: writeSteps(store, tip, TASK_FILE, settled.steps), old: tip }];
-      const lu = leaseUpdate(store, leases.tip, followTask(leases.set, settled.record, await leaseWriteContext(store, now)));
+      const lu = leaseUpdate(store, leases.tip, followTask(leases.set, settled.record, ctx));
       if (lu) updates.push(lu);
       return { updates: refOrder(updates, settled.record), result: { refusal: out.refusal } };
     }
     const leases = await loadLeases(store);
-    // Whatever the operation, the task's leases then agree with it (task-leases.ts). The lease
-    // set is settled with the grace every writer of it uses (a `done` or a release is no
-    // exclusive write, so the task's own context may have none), leaving others' leases alone.
-    const leaseOut = chainLeaseOps(leases.set, await leaseWriteContext(store, now), [(s, c) => follow(s, out.record, c), (s, c) => followTask(s, out.record, c)]);
+    // Whatever the operation, the task's leases then agree with it (task-leases.ts).
+    const leaseOut = chainLeaseOps(leases.set, ctx, [(s, c) => follow(s, out.record, c), (s, c) => followTask(s, out.record, c)]);
     const updates: RefUpdate[] = [];
     if (out.steps.length) updates.push({ ref, new: writeSteps(store, tip, TASK_FILE, out.steps), old: tip });
     const lu = leaseUpdate(store, leases.tip, leaseOut);

@@ -31,17 +31,6 @@ function ctxOf(store: Store, now: Date): OpContext {
   return { actor: store.actor, now, ...(store.takeoverGraceMs ? { takeoverGraceMs: store.takeoverGraceMs } : {}) };
 }
 
-/**
- * The context of a write of a task: through a sync remote, another agent's expired claim stands
- * for the takeover grace, from an exclusive write's reading or else the estimate on file (no
- * network call), so a clock ahead finishes, fails or takes over no task still live for its holder.
- * A `done` or `fail` is no exclusive write: with only the exclusive writes' grace it had none.
- */
-export async function taskWriteContext(store: Store, now: Date): Promise<OpContext> {
-  const grace = await store.takeoverGrace();
-  return { actor: store.actor, now, ...(grace ? { takeoverGraceMs: grace } : {}) };
-}
-
 /** The task record at commit `oid` of `ref`, refused as corrupt when it names another task. */
 export async function readTaskAt(store: Store, ref: string, oid: string): Promise<Task> {
   return taskOfRef(ref, await store.record(ref, oid, TASK_FILE, Task));
@@ -240,7 +229,7 @@ export async function mutateTask(
   const ref = taskRef(id);
   const done = await store.casLoop<{ task: Task } | { refusal: Refusal }>(async (now) => {
     const { task, tip } = await loadTask(store, id);
-    const ctx = await taskWriteContext(store, now);
+    const ctx = await store.writeContext(now);
     const out = op(task, ctx);
     if (!out.ok) {
       // A lease that ran out for the last allowed time fails the task. Every later operation is

@@ -15,7 +15,7 @@ import { writeSteps } from "../store/codec.ts";
 import { leaseUpdate, loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { loadTask, TASK_FILE, taskRef, taskWriteContext } from "../store/task-store.ts";
+import { loadTask, TASK_FILE, taskRef } from "../store/task-store.ts";
 import { RESULT_FILE, resultsRef, writeBundle } from "./bundle.ts";
 import { readInputs } from "./handover.ts";
 
@@ -29,7 +29,7 @@ export async function finishWithResults(store: Store, given: TaskResultFiles, fi
   return store.casLoop(async (now) => {
     // The context every task write passes: with a sync remote, another agent's claim stands for
     // the takeover grace past its expiry, so a clock running ahead finishes no task of theirs.
-    const ctx = await taskWriteContext(store, now);
+    const ctx = await store.writeContext(now);
     const { task, tip } = await loadTask(store, id);
     const branch = result.branch ? `; code on branch ${result.branch}` : "";
     const note = `results on ${rref}: ${files.size} file${files.size === 1 ? "" : "s"}${branch}`;
