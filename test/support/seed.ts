@@ -14,7 +14,8 @@ import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { claimReporting, type ClaimReport } from "../../src/store/task-actions.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
-import { packIfLoose, PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
+import { packAfterView } from "../../src/cli/view-packing.ts";
+import { PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
 import { cleanEnv } from "./repo.ts";
 
 /** Who acts, where, and when: what `cli(args, { cwd, agent, env: { HANDOFF_NOW } })` and `--push` said. */
@@ -38,7 +39,7 @@ export async function asCommand<T>(at: Actor, fn: (store: Store) => Promise<T>):
   try {
     const result = await fn(store);
     await refreshHeartbeat(store);
-    if (store.looseRefsListed >= PACK_LOOSE_AT) await packIfLoose(store).catch(() => {});
+    if (store.looseRefsListed >= PACK_LOOSE_AT) await packAfterView(store);
     return result;
   } finally {
     store.close();
