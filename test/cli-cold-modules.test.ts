@@ -14,13 +14,14 @@ import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./su
 test.after(cleanupTemp);
 
 /** Runs the CLI with a preload that records the builtins loaded by exit; returns them. */
-function loaded(repo: string, args: string[]): string[] {
+function loaded(repo: string, args: string[], input?: string): string[] {
   const dir = tempDir();
   const out = join(dir, "modules.txt");
   const probe = join(dir, "probe.cjs");
   writeFileSync(probe, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`);
-  const r = spawnSync(process.execPath, ["--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8", ...(input !== undefined ? { input } : {}) });
   assert.is(r.status, 0, r.stderr);
+  if (input !== undefined) assert.match(r.stdout, /"permissionDecision":"deny"/, "the hook denied the edit");
   return readFileSync(out, "utf8")
     .split("\n")
     .filter((m) => m.startsWith("NativeModule "))
@@ -81,6 +82,17 @@ test("without WebAssembly (node --jitless) a cold claim hashes and frames its ob
   // fsck hashes every loose object again and inflates it (zlib checks the Adler-32 trailer).
   gitOut(repo, "fsck", "--strict", "--no-dangling", "--full");
   assert.match(cli(["task", "show", "t2"], { cwd: repo, agent: "a1" }).stdout, /claimed[\s\S]*a2/);
+});
+
+test("a denied edit through the full hook hands its catch record to the writer without loading crypto", () => {
+  // The pending file's name came from node:crypto's randomBytes: the hook, on the agent's wait,
+  // loaded crypto for four bytes. The writer it starts (child_process) is expected.
+  const repo = tempRepo();
+  assert.is(cli(["lease", "src/api/**", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  const edit = JSON.stringify({ cwd: repo, tool_name: "Edit", tool_input: { file_path: `${repo}/src/api/a.ts` } });
+  const mods = loaded(repo, ["hook", "claude-pre-tool-use"], edit);
+  assert.ok(mods.includes("child_process"), "the catch went to a detached writer");
+  assert.not.ok(mods.includes("crypto"), `crypto is not loaded: ${mods.join(" ")}`);
 });
 
 test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", () => {

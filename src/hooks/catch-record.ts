@@ -6,11 +6,11 @@
 // When the fast path (git-hooks/fast-hook.sh) gave the answer, it runs the full hook in the
 // background with HANDOFF_HOOK_AFTER_ANSWER=1, which writes the events itself.
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
 import { createExclusive, ownFolder, readTextNoFollow } from "../git/safe-file.ts";
 import type { HandoffEvent } from "../core/event.ts";
+import { uniqueSuffix } from "../git/unique-name.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
 import type { Store } from "../store/store.ts";
@@ -51,7 +51,9 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
   }
   const script = process.argv[1];
   const dir = pendingCatchDir(store.repo.commonDir);
-  const file = `${dir}/${process.pid}.${randomBytes(4).toString("hex")}.json`;
+  // A name no other hook run picks (created exclusively): not node:crypto, which a hook on the
+  // agent's wait would load for four bytes (~5 ms of CPU, more on a loaded machine).
+  const file = `${dir}/${uniqueSuffix()}.json`;
   try {
     if (!script || !/\.c?js$/.test(script)) throw new Error("not a built bundle");
     ownFolder(dir);

@@ -1,11 +1,11 @@
 // Memories at refs/handoff/memories/<id>: one ref each, so writers never contend. Adding is a
 // create-only compare-and-swap; an edit or removal is a compare-and-swap on that memory's ref.
-import { randomBytes } from "node:crypto";
 import { parseDuration } from "../core/duration.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
 import { byRecency, Memory, MEMORY_FORMAT, memoriesForContext, memoryEvent, memoryTextProblem, validateMemoryId, validateTags } from "../core/memory.ts";
 import { writeSteps } from "./codec.ts";
+import { freshBytes } from "./entropy.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 
 export const MEMORIES_PREFIX = `${REF_ROOT}memories/`;
@@ -17,7 +17,7 @@ export function memoryRef(id: string): string {
 }
 
 function newMemoryId(): string {
-  const r = randomBytes(10);
+  const r = freshBytes(10);
   let id = "m-";
   for (let i = 0; i < 10; i++) id += ALPHABET[r[i]! & 31];
   return id;

@@ -2,7 +2,6 @@
 // when the answer is release, the task or leases given back in the SAME transaction as the answer.
 // Deliveries (a request shown in a hook's or SessionStart's context) are logged by the one told,
 // so each reaches each context once.
-import { randomBytes } from "node:crypto";
 import { classifyAgent } from "../core/agent.ts";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
@@ -15,6 +14,7 @@ import type { RefUpdate } from "../git/refs.ts";
 import { loadAgent } from "./agent-store.ts";
 import { logRef } from "./catch-log.ts";
 import { writeSteps } from "./codec.ts";
+import { freshBytes } from "./entropy.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import { indexedLogEvents } from "./log-index.ts";
 import type { Store } from "./store.ts";
@@ -41,7 +41,7 @@ export async function findRequest(store: Store, id: string): Promise<ReleaseRequ
 export async function askToRelease(store: Store, to: string, target: string, reason: string | null): Promise<ReleaseRequest & { not_compared?: NotCompared }> {
   if (to.startsWith("-")) throw new HandoffError({ code: "invalid_input", message: `expected an agent name, got ${JSON.stringify(to)}` });
   validateAgentId(to);
-  const id = newRequestId(randomBytes(8));
+  const id = newRequestId(freshBytes(8));
   const asked = await store.casLoop(async (now) => {
     const [holder, { tasks }, { set }] = await Promise.all([loadAgent(store, to), listTasks(store), loadLeases(store)]);
     const status = holder ? classifyAgent(holder.record, now, store.config) : null;
