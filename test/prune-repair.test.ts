@@ -37,7 +37,7 @@ test("doctor finds refs pointing at missing objects; --repair restores from the 
   const shown = cli(["task", "show", "pushed", "--json"], { cwd: a });
   assert.is(shown.code, 2);
   assert.is(shown.json.error.code, "corrupt_state");
-  assert.match(shown.json.error.message, /is missing \(repair: git handoff doctor --repair\)/);
+  assert.match(shown.json.error.message, /is missing or unreadable \(repair: git handoff doctor --repair\)/);
 
   const d = cli(["doctor", "--json"], { cwd: a });
   assert.is(d.code, 2);

@@ -133,7 +133,12 @@ function readLoose(commonDir: string, oid: string): GitObject | null {
     return null;
   }
   // Objects this tool wrote small are stored blocks (small-object-codec.ts): no node:zlib for them.
-  const buf = inflateStored(raw) ?? inflateSync(raw);
+  let buf: Buffer;
+  try {
+    buf = inflateStored(raw) ?? inflateSync(raw);
+  } catch {
+    return null; // not a zlib stream (damaged on disk): git decides, and says what it found, as below
+  }
   const nul = buf.indexOf(0);
   const [type, size] = buf.subarray(0, nul).toString("latin1").split(" ");
   const data = buf.subarray(nul + 1);

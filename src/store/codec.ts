@@ -107,7 +107,7 @@ export async function readTyped(reader: ObjectReader, oid: string, type: GitObje
     if (info && info.size > bound.bytes) fail("corrupt_state", bound.tooBig(info.size), { ref });
   }
   const obj = await reader.read(oid);
-  if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing (repair: git handoff doctor --repair)`, { ref, object: oid });
+  if (!obj) fail("corrupt_state", `${ref} is corrupt: object ${oid} is missing or unreadable (repair: git handoff doctor --repair)`, { ref, object: oid });
   if (obj.type !== type) fail("corrupt_state", `${ref} is corrupt: ${oid} is a ${obj.type}, expected a ${type} written by git-handoff`, { ref });
   if (bound && obj.data.length > bound.bytes) fail("corrupt_state", bound.tooBig(obj.data.length), { ref });
   return obj.data;
