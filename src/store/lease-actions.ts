@@ -11,7 +11,7 @@ import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realPatternLocation } from "./real-path.ts";
 import { isLive, leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
-import { loadLeases, loadPolicy, mutateLeases } from "./lease-store.ts";
+import { loadLeases, loadLeasesFor, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { staleLeaseNote } from "./stale-leases.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget } from "../core/match-budget.ts";
@@ -194,7 +194,8 @@ export interface CheckResult {
 export async function check(store: Store, inputs: string[], opts: { cwd?: string } = {}): Promise<CheckResult> {
   const paths = resolvePaths(store, inputs, opts.cwd);
   const policy = loadPolicy(store);
-  const { set } = await loadLeases(store);
+  // Only the leases that can cover the paths (a one-shot check reads those lines of the cache).
+  const { set } = await loadLeasesFor(store, { paths, agent: store.actor.agent });
   const stale = await staleLeaseNote(store);
   const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy, ...(stale ? { stale } : {}) });
   return { agent: store.actor.agent, mode: policy.mode, verdict: r.verdict, paths: r.answers, ...(stale ? { newer_on_remote: true as const } : {}) };

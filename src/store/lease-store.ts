@@ -6,15 +6,14 @@
 // The price is that all lease writes serialize on one ref: writes are rare (a lease, a release, an
 // agent's first edit of a file) next to checks, and a lost race just re-runs on fresh state.
 import { readFileSync } from "node:fs";
-import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { fileStamp } from "../git/file-stamp.ts";
 import { HandoffError } from "../core/errors.ts";
-import { EMPTY_LEASES, LeaseSet, type Lease } from "../core/lease.ts";
-import { isGlob } from "../core/paths.ts";
+import { EMPTY_LEASES, LeaseSet } from "../core/lease.ts";
 import { buildPolicy, gitattributesIgnores, leftOutIgnores, type LeasePolicy } from "../core/lease-policy.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
+import { readLeaseCache, saveLeaseCache, type LeaseFilter } from "./lease-cache-file.ts";
 import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
 import { groupsAt, LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
@@ -22,23 +21,19 @@ import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 export const LEASES_REF = `${REF_ROOT}leases`;
 export const LEASES_FILE = "leases.json";
 
-/** Which leases a read needs: those that could cover `paths`, and all of `agent`'s. Unset: all. */
-export interface LeaseFilter {
-  paths: string[];
-  agent: string;
-}
+export type { LeaseFilter } from "./lease-cache-file.ts";
 
 /**
  * Reads the lease set at a commit: from the in-process index when this process has seen the tip
  * (lease-index.ts), else from the record in either format. A cold process spends more on this
  * than on anything else a hook does: inflating ~250 KB for 1,000 leases, schema validation
  * (~35 ms cold) and parsing it all. So the first reader of a new tip in a one-shot process
- * leaves `.git/handoff/leases.cache`: the tip's commit id on the first line, `#format N` (the
- * stored format) on the second, then one validated lease per line, keyed by the first folder
+ * leaves `.git/handoff/leases.cache` (lease-cache-file.ts): the tip's commit id on the first line,
+ * then the stored format, an index, and one validated lease per line, keyed by the first folder
  * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
  * line is the current tip is that tip's record; anything else is ignored and replaced. With a
- * filter only the lines whose key can matter are parsed. It is a cache keyed by the ref tip
- * (DESIGN: thrown away and rebuilt at will).
+ * filter only the lines whose key can matter are read and parsed. It is a cache keyed by the ref
+ * tip (DESIGN: thrown away and rebuilt at will).
  */
 export async function readLeasesAt(store: Store, tip: string | null, filter?: LeaseFilter): Promise<{ set: LeaseSet; partial: boolean }> {
   if (!tip) return { set: EMPTY_LEASES, partial: false };
@@ -47,29 +42,29 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   if (known) return { set: known.set, partial: false };
   // A long-running process keeps what it read in the index; the file is for one-shot processes.
   const cacheFile = store.warm ? null : `${store.repo.commonDir}/handoff/leases.cache`;
-  const cached = cacheFile ? readSmallFile(cacheFile) : null;
-  if (cached && cached.startsWith(tip + "\n")) {
-    // The second line names the stored format (a writer needs it); a cache without it (written by
-    // an older git-handoff) costs two small object reads to learn it.
-    const m = /^#format ([123])\n/.exec(cached.slice(tip.length + 1, tip.length + 24));
-    let from = tip.length + 1 + (m ? m[0].length : 0);
-    // Left by the writer of the tip before its update landed (builds before the sixteenth session:
-    // now the writer leaves it after): usable while the objects it wrote for it are there (a prune
-    // may remove objects no ref points at yet); else the record is read, and checked, from git.
-    const fresh = cached.startsWith("#fresh ", from) ? cached.slice(from + 7, cached.indexOf("\n", from)) : null;
-    if (fresh !== null) from += 8 + fresh.length;
-    const hit = fresh !== null && !store.hasLooseObjects(fresh.split(" ").filter(Boolean)) ? null : parseCache(cached, from, filter);
-    if (hit) {
-      if (!filter) {
-        // A whole set is read to be written (or listed): a tree's prefix files come from the
-        // stored tree, so the write keeps the blobs of the files it does not change.
-        const format = m ? Number(m[1]) : await formatAt(store, tip);
-        // A format 2 tree's files are its folders': a write then writes format 3 files anew.
-        const groups = format === LEASE_TREE_FORMAT ? await groupsAt(store.reader, store.oidBytes, tip, LEASES_REF, hit.set).catch(() => null) : null;
-        index.put(tip, { set: hit.set, format, groups });
-      }
-      return hit;
+  const cached = cacheFile
+    ? readLeaseCache(cacheFile, tip, (c) => {
+        // Left by the writer of the tip before its update landed (builds before the sixteenth
+        // session: now the writer leaves it after): usable while the objects it wrote for it are
+        // there (a prune may remove objects no ref points at yet); else the record is read, and
+        // checked, from git.
+        if (c.fresh !== null && !store.hasLooseObjects(c.fresh.split(" ").filter(Boolean))) return null;
+        const hit = c.leases(filter);
+        return hit && { hit, format: c.format };
+      })
+    : null;
+  if (cached) {
+    const { hit } = cached;
+    if (!filter) {
+      // A whole set is read to be written (or listed): a tree's prefix files come from the
+      // stored tree, so the write keeps the blobs of the files it does not change. A cache
+      // without the format (an older git-handoff's) costs two small object reads to learn it.
+      const format = cached.format ?? (await formatAt(store, tip));
+      // A format 2 tree's files are its folders': a write then writes format 3 files anew.
+      const groups = format === LEASE_TREE_FORMAT ? await groupsAt(store.reader, store.oidBytes, tip, LEASES_REF, hit.set).catch(() => null) : null;
+      index.put(tip, { set: hit.set, format, groups });
     }
+    return hit;
   }
   const entry = await readStored(store, tip, index);
   index.put(tip, entry);
@@ -95,36 +90,6 @@ async function readStored(store: Store, tip: string, index: LeaseIndex): Promise
   }
   const { record } = await readRecord(store.reader, store.oidBytes, tip, LEASES_REF, LEASES_FILE, LeaseSet);
   return { set: record, format: 1, groups: null };
-}
-
-function cacheKey(pattern: string): string {
-  const first = pattern.split("/", 1)[0]!;
-  return isGlob(first) || !pattern.includes("/") ? "*" : first;
-}
-
-function parseCache(text: string, from: number, filter?: LeaseFilter): { set: LeaseSet; partial: boolean } | null {
-  let keys: Set<string> | null = null;
-  let mine = "";
-  const firsts = filter?.paths.map((p) => p.split("/", 1)[0]!) ?? [];
-  if (filter && firsts.every((f) => !isGlob(f))) {
-    // A file at the root can only be covered by a root-level or glob-first pattern (key `*`).
-    keys = new Set(["*", ...filter.paths.filter((p) => p.includes("/")).map(cacheKey)]);
-    mine = `"agent":${JSON.stringify(filter.agent)},`;
-  }
-  const leases: Lease[] = [];
-  try {
-    for (let i = from; i < text.length; ) {
-      let nl = text.indexOf("\n", i);
-      if (nl < 0) nl = text.length;
-      const tab = text.indexOf("\t", i);
-      if (tab < 0 || tab > nl) return null;
-      if (!keys || keys.has(text.slice(i, tab)) || text.slice(tab, nl).includes(mine)) leases.push(JSON.parse(text.slice(tab + 1, nl)) as Lease);
-      i = nl + 1;
-    }
-  } catch {
-    return null; // a torn or foreign file: the caller falls back to the validating read
-  }
-  return { set: { leases }, partial: keys !== null };
 }
 
 /** The lease set as stored (expired leases included: readers filter, writers sweep). */
@@ -190,10 +155,6 @@ function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number):
 }
 
 /** The cache file's text: the tip, its format, one lease a line. */
-function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number): void {
-  const lines = set.leases.map((l) => `${cacheKey(l.pattern)}\t${JSON.stringify(l)}`).join("\n");
-  writeSmallFile(file, `${tip}\n#format ${format}\n${lines}`);
-}
 
 /** Applies a pure lease operation under compare-and-swap, retrying on fresh state after a lost race. */
 export function mutateLeases(store: Store, op: (set: LeaseSet, ctx: OpContext) => Outcome<LeaseSet>, opts: CasOptions = {}): Promise<LeaseSet> {

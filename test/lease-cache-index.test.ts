@@ -1,0 +1,100 @@
+// The lease cache's index (src/store/lease-cache-file.ts): a check of a few paths, and the pre-edit
+// hook's, read the lines of the folders that can cover them and the caller's own, not the whole
+// file; a damaged line they need is never trusted, and a cache out of shape is read from git.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const t0 = Date.parse("2026-06-01T10:00:00Z");
+const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() });
+
+/** alice leases a/x.ts, bob b/** (exclusive) and c.md at the root; dave's check leaves the cache. */
+function leased(): { repo: string; cache: string } {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "a/x.ts"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
+  assert.is(cli(["lease", "b/**", "--exclusive", "--ttl", "30m"], { cwd: repo, agent: "bob", env: at(0) }).code, 0);
+  assert.is(cli(["lease", "c.md"], { cwd: repo, agent: "carol", env: at(0) }).code, 0);
+  const cache = `${repo}/.git/handoff/leases.cache`;
+  rmSync(cache, { force: true });
+  assert.is(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(1) }).code, 0);
+  assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#index \{/);
+  return { repo, cache };
+}
+
+/** The lease record made unreadable from git (its tree garbled): only the cache can answer. */
+function garbleRecord(repo: string): () => void {
+  const tree = gitOut(repo, "rev-parse", "refs/handoff/leases^{tree}");
+  const loose = `${repo}/.git/objects/${tree.slice(0, 2)}/${tree.slice(2)}`;
+  const kept = readFileSync(loose);
+  rmSync(loose);
+  writeFileSync(loose, "not a zlib stream");
+  return () => {
+    rmSync(loose);
+    writeFileSync(loose, kept);
+  };
+}
+
+test("a check reads only the folders that can cover its paths; a damaged line it needs is not trusted", () => {
+  const { repo, cache } = leased();
+  const restore = garbleRecord(repo);
+  // bob's line damaged without changing its length (its key's tab gone): a reader that went
+  // through it would fall back to git, which cannot read the record now.
+  const text = readFileSync(cache, "utf8");
+  writeFileSync(cache, text.replace(/\nb\t\{/, "\nb {"));
+  const a = cli(["check", "a/x.ts", "--json"], { cwd: repo, agent: "dave", env: at(2) });
+  assert.is(a.code, 0, a.stderr);
+  assert.match(a.stdout, /"alice"/, "answered from folder a's lines alone");
+  // A file at the root is covered by root-level patterns only (key `*`): carol's.
+  assert.match(cli(["check", "c.md"], { cwd: repo, agent: "dave", env: at(2) }).stdout, /leased by carol/);
+  const b = cli(["check", "b/y.ts", "--json"], { cwd: repo, agent: "dave", env: at(2) });
+  assert.is(b.code, 2, "the damaged line is passed over for git, which says the record is unreadable");
+  assert.is(b.json.error.code, "corrupt_state");
+  restore();
+  assert.is(cli(["check", "b/y.ts"], { cwd: repo, agent: "dave", env: at(2) }).code, 3, "read from git again: bob's exclusive lease");
+});
+
+test("the hook's filtered read holds the caller's own leases in other folders: an edit elsewhere renews them", () => {
+  const { repo } = leased();
+  const expiry = () => cli(["leases", "--agent", "bob", "--json"], { cwd: repo, env: at(700) }).json.find((l: { pattern: string }) => l.pattern === "b/**").expires_at;
+  // bob also holds d/z.ts, from later: not yet a third through when b/** is.
+  assert.is(cli(["lease", "d/z.ts", "--ttl", "30m"], { cwd: repo, agent: "bob", env: at(500) }).code, 0);
+  const before = expiry();
+  // 11 minutes into b/**'s 30: a third through, so bob's next edit renews it. He edits d/z.ts,
+  // which he holds (nothing to lease), in folder d, whose lines do not hold b/**: only the index's
+  // entry for bob brings folder b into the hook's read, and with it the renewal.
+  const edit = JSON.stringify({ cwd: repo, tool_name: "Edit", tool_input: { file_path: `${repo}/d/z.ts` } });
+  const r = cli(["hook", "claude-pre-tool-use"], { cwd: repo, agent: "bob", input: edit, env: { ...at(660), HANDOFF_HOOK_CATCH_WAIT: "1" } });
+  assert.is(r.code, 0, r.stderr);
+  assert.ok(Date.parse(expiry()) > Date.parse(before), `bob's b/** lease was renewed by his edit of d/z.ts (${before} -> ${expiry()})`);
+});
+
+test("a cache out of shape is read from git and written again: cut short, an index past its end, an older build's", () => {
+  const { repo, cache } = leased();
+  const good = readFileSync(cache, "utf8");
+  const [tip, format, index] = good.split("\n");
+  const body = good.slice(tip!.length + format!.length + index!.length + 3);
+  const damaged = [
+    good.slice(0, good.length - 10), // cut short
+    `${tip}\n${format}\n${index!.replace(/"b":\d+/, '"b":999999')}\n${body}`, // an index that says more than there is
+    `${tip}\n${format}\n#index {"b":${Buffer.byteLength(body)},"k":[["a",[[-5,3]]]],"a":[]}\n${body}`, // a run out of bounds, lines left out
+    `${tip}\n${format}\n${index!.replace(/\["a",\[\[0,(\d+)\]\]\]/, (_m, n) => `["a",[[0,${Number(n) - 1}]]]`)}\n${body}`, // runs that do not meet
+    `${tip}\n${format}\n#index not json\n${body}`,
+    `${tip}\n${format}\n#index ${JSON.stringify({ ...JSON.parse(index!.slice(7)), k: JSON.parse(index!.slice(7)).k.filter((e: [string]) => e[0] !== "b") })}\n${body}`, // folder b's lines left out
+  ];
+  for (const text of damaged) {
+    writeFileSync(cache, text);
+    assert.match(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(2) }).stdout, /leased by alice/);
+    assert.is(cli(["check", "b/y.ts"], { cwd: repo, agent: "dave", env: at(2) }).code, 3);
+    assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#index \{/, "written again in shape");
+  }
+  // A cache without an index (a build before it): read whole, as it was written.
+  writeFileSync(cache, `${tip}\n${format}\n${body}`);
+  const restore = garbleRecord(repo);
+  assert.is(cli(["check", "b/y.ts"], { cwd: repo, agent: "dave", env: at(2) }).code, 3, "answered from the older cache alone");
+  restore();
+});
+
+test.run();
