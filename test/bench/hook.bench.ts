@@ -50,7 +50,7 @@ for (let i = 0; i < 15; i++) {
   nodeCpu.push(Number(spawnSync(process.execPath, ["-e", CPU_PROBE], { encoding: "utf8" }).stdout));
   const prof = spawnSync(process.execPath, [CLI, "hook", "claude-pre-tool-use"], { cwd: repo, env: { ...env, HANDOFF_HOOK_PROFILE: "1" }, input: WARN, encoding: "utf8" });
   for (const line of prof.stderr.split("\n")) {
-    const m = /^git-handoff: profile (.+?)\s+([\d.]+) ms$/.exec(line);
+    const m = /^git-handoff: profile (.+?)\s+([\d.]+) ms(?: \(cpu [\d.]+ ms\))?$/.exec(line);
     if (m) phaseRuns.set(m[1]!, [...(phaseRuns.get(m[1]!) ?? []), Number(m[2])]);
   }
   nodeStart.push(Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(performance.now()))"], { encoding: "utf8" }).stdout));
