@@ -2,13 +2,15 @@
 // agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), no
 // write of the lease set sweeps it sooner, no finish of another agent's task comes sooner, and
 // a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew. What the reads
-// answer agrees: `check`, MCP's check_files and the pre-edit hook call a file
+// answer agrees: `check`, MCP's check_files, the pre-edit hook and its sh fast path call a file
 // held inside the grace held, as the write would.
+import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { FAST_HOOK } from "./support/hook-runner.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
@@ -158,6 +160,33 @@ test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refuse
   assert.is(past.code, 0, past.stderr);
   assert.not.match(past.stdout, /deny|bob/);
   assert.equal(holders(a, at(T + 130_000)), ["alice:src/a.ts"], "the first edit past the grace leases the file");
+});
+
+test("the sh fast path hands an edit inside the grace to the full hook, and answers past it itself", () => {
+  // awk reads a scripted clock only up to the 28th of a month (fast-hook.sh isoMs).
+  const T2 = Date.parse("2026-11-20T09:00:00.000Z");
+  const { a, b } = twoClones("fast-grace");
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T2) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T2 + 80_000) }).code, 0);
+  const fast = (file: string, ms: number) =>
+    spawnSync(FAST_HOOK, ["claude-pre-tool-use"], {
+      cwd: a,
+      input: editPayload(a, file),
+      encoding: "utf8",
+      env: cleanEnv({ HANDOFF_AGENT: "alice", HANDOFF_NOW: new Date(ms).toISOString(), HANDOFF_FAST_HOOK_CLOCK: "1", HANDOFF_FAST_HOOK_WHY: "1", HANDOFF_HOOK_CATCH_WAIT: "1" }),
+    });
+  // The first edit has no cache: the full hook answers and compiles one, 20 s into bob's grace.
+  const first = fast("free.ts", T2 + 80_000);
+  assert.is(first.status, 0, first.stderr + first.stdout);
+  const inside = fast("src/a.ts", T2 + 90_000);
+  assert.is(inside.status, 0, inside.stderr);
+  assert.match(inside.stdout, /"permissionDecision":"deny".*stands for the takeover grace/, `not answered "ok": ${inside.stderr}`);
+  assert.match(inside.stderr, /full hook: a lease inside the takeover grace covers a path/);
+  // A cache compiled past the grace lists bob's lease no more: the fast path says nothing itself.
+  assert.is(fast("free.ts", T2 + 125_000).status, 0);
+  const past = fast("src/a.ts", T2 + 130_000);
+  assert.is(past.stderr, "", "answered by the fast path");
+  assert.is(past.stdout, "");
 });
 
 test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {
