@@ -2,10 +2,10 @@
 // agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), no
 // write of the lease set sweeps it sooner, no finish of another agent's task comes sooner, and
 // a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew. What the reads
-// answer agrees: `check`, MCP's check_files, the pre-edit hook and its sh fast path call a file
-// held inside the grace held, as the write would.
+// answer agrees: `check`, MCP's check_files, the pre-edit hook (edits and shell commands), its sh
+// fast path and the pre-commit hook call a file held inside the grace held, as the write would.
 import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
@@ -144,7 +144,7 @@ test("check calls a file another agent's lease stands on through the grace held,
   assert.not.match(past.stdout, /bob/);
 });
 
-test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refused auto-lease), and allows and leases it past the grace", () => {
+test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refused auto-lease), and pre-commit refuses it; past the grace both let it through", () => {
   const { a, b } = twoClones("hook-check-grace", "auto_lease: true\n");
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
@@ -156,6 +156,19 @@ test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refuse
   assert.match(answer.permissionDecisionReason, /held by bob until 2026-11-30T09:02:00\.000Z \(in 30s\): it expired 30s ago by this clock, and stands for the takeover grace/);
   assert.equal(holders(a, at(T + 90_000)), [], "nothing leased for alice (and bob's lease is past its expiry)");
   assert.match(gitOut(a, "show", "refs/handoff/leases:leases.json"), /bob/, "bob's lease kept");
+  // A shell command naming the file is warned about it, until the grace ends.
+  const shell = JSON.stringify({ session_id: "s-alice", cwd: a, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "sed -i s/a/b/ src/a.ts" } });
+  const named = cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: shell, env: at(T + 90_000) });
+  assert.match(JSON.parse(named.stdout).hookSpecificOutput.additionalContext, /names src\/a\.ts, inside an exclusive lease on src\/a\.ts held by bob until 2026-11-30T09:02:00\.000Z \(expired at 2026-11-30T09:01:00\.000Z by this clock, it stands for the takeover grace\): do not change it/);
+  // The git pre-commit hook judges a staged file the same way.
+  mkdirSync(`${a}/src`, { recursive: true });
+  writeFileSync(`${a}/src/a.ts`, "a\n");
+  gitOut(a, "add", "src/a.ts");
+  const commit = (ms: number) => cli(["hook", "pre-commit"], { cwd: a, agent: "alice", env: at(ms) });
+  const refused = commit(T + 90_000);
+  assert.is(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /deny: src\/a\.ts is inside an exclusive lease on src\/a\.ts held by bob until .*stands for the takeover grace[^]*commit refused/);
+  assert.is(commit(T + 130_000).code, 0, "past the grace the commit goes on");
   const past = edit(T + 130_000);
   assert.is(past.code, 0, past.stderr);
   assert.not.match(past.stdout, /deny|bob/);
