@@ -210,7 +210,7 @@ function cacheLine(   line) { if ((getline line < CACHE) <= 0) fall("cache ends 
 # Reads the cache of the caller and checks it still holds: agent, worktree, user, host, policy files.
 function loadCache(top, gitdir,   line, f, n, i, got, host) {
   CACHE = gitdir "/handoff/fast-hook/" ENVIRON["FH_KEY"]
-  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 3") fall("no cache")
+  if ((getline line < CACHE) <= 0 || line != "git-handoff fast-hook 4") fall("no cache")
   split(cacheLine(), f, "\t"); if (f[1] != "agent") fall("cache format"); AGENT = f[2]
   if (substr(ENVIRON["FH_KEY"], 1, 2) == "a." && AGENT != substr(ENVIRON["FH_KEY"], 3)) fall("cache of another agent")
   line = cacheLine(); if (substr(line, 1, 5) != "refs\t") fall("cache format"); REFSLINE = substr(line, 6)
@@ -239,6 +239,7 @@ function loadCache(top, gitdir,   line, f, n, i, got, host) {
   split(cacheLine(), f, "\t"); FLOOR = f[2] + 0
   split(cacheLine(), f, "\t"); DECLARED = f[2]
   split(cacheLine(), f, "\t"); if (f[1] != "deliver") fall("cache format"); DELIVER = f[2] + 0
+  split(cacheLine(), f, "\t"); if (f[1] != "grace") fall("cache format"); GRACE = f[2] + 0
   NL = 0; NM = 0; ND = 0; NI = 0
   for (;;) {
     line = cacheLine()
@@ -356,6 +357,13 @@ function answer(   text, first, v, a, i, left, until_, what, msg, who, pat, nl) 
   if (RAW) { print text > "/dev/stderr"; return }
   emit(text, first, WORST == 3)
 }
+# Whether lease i of another agent no longer stands. Expired by this clock but inside the takeover
+# grace (clock skew through a sync remote), it still stands: the full hook words that answer.
+function expired(i) {
+  if (LEXP[i] > clock()) return 0
+  if (LEXP[i] + GRACE > NOW) fall("a lease inside the takeover grace covers a path")
+  return 1
+}
 # The answer for one path (check.ts checkPath), kept in AREL, ATOP, AV when it is not ok.
 function holders(rel,   i, r, v, top) {
   if (rel in SEEN) return
@@ -363,7 +371,7 @@ function holders(rel,   i, r, v, top) {
   for (i = 1; i <= NL; i++) {
     if (!mayMatch(i, rel)) continue
     if (LEK[i] == "-" || LEK[i] == "" || SHELLTOOL) fall("a lease may cover " rel)
-    if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+    if (!sure(LEK[i], LEA[i], LEB[i], rel) || expired(i)) continue
     r = LX[i] == "x" ? 3 : LEK[i] == "E" ? 2 : 1
     if (r > v) { v = r; top = i }
   }
@@ -594,7 +602,7 @@ BEGIN {
     for (i = 1; i <= NL; i++) {
       if (LX[i] != "x" || !mayMatch(i, rel)) continue
       if (LEK[i] == "-" || LEK[i] == "" || NE || SHELLAMBIG) fall("an exclusive lease may cover " rel)
-      if (!sure(LEK[i], LEA[i], LEB[i], rel) || LEXP[i] <= clock()) continue
+      if (!sure(LEK[i], LEA[i], LEB[i], rel) || expired(i)) continue
       top = i; break
     }
     if (!top) continue

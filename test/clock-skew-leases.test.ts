@@ -1,11 +1,16 @@
 // Clock skew cannot steal a file lease either: through a remote, an exclusive lease over another
 // agent's expired lease waits max_clock_skew past the expiry (a path remote, scripted clocks), no
 // write of the lease set sweeps it sooner, no finish of another agent's task comes sooner, and
-// a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew.
-import { existsSync, writeFileSync } from "node:fs";
+// a clone 12 minutes ahead of the remote's HTTP Date is refused with clock_skew. What the reads
+// answer agrees: `check`, MCP's check_files, the pre-edit hook (edits and shell commands), its sh
+// fast path and the pre-commit hook call a file held inside the grace held, as the write would.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+import { overStdio } from "./support/mcp.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
@@ -33,6 +38,9 @@ function twoClones(name: string, policy?: string): { bare: string; a: string; b:
 }
 const remoteLeases = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(objectname)", "refs/handoff/leases");
 const holders = (repo: string, env: NodeJS.ProcessEnv) => (cli(["leases", "--json"], { cwd: repo, agent: "x", env }).json as any[]).map((l) => `${l.agent}:${l.pattern}`);
+/** Claude's PreToolUse payload for an edit of `file` in `repo`. */
+const editPayload = (repo: string, file: string) =>
+  JSON.stringify({ session_id: "s-alice", cwd: repo, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: `${repo}/${file}`, old_string: "x", new_string: "y" } });
 
 test("an exclusive lease over another agent's expired one waits max_clock_skew past the expiry, then goes through", () => {
   const { bare, a, b } = twoClones("lease-grace");
@@ -66,7 +74,7 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
   const leased = () => gitOut(a, "show", "refs/handoff/leases:leases.json");
-  const payload = (file: string) => JSON.stringify({ session_id: "s-alice", cwd: a, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: `${a}/${file}`, old_string: "x", new_string: "y" } });
+  const payload = (file: string) => editPayload(a, file);
   // bob's lease expired 30 s ago by alice's clock, inside the 60 s grace: alice's first edit of
   // another file leases it (a write of the whole set), and bob's lease stays in the set.
   const edit = cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: payload("src/b.ts"), env: at(T + 90_000) });
@@ -103,6 +111,95 @@ test("another agent's task is not finished (done, fail) nor leased for by a cloc
   assert.not.ok(existsSync(`${a}/verification-ran`), "the verification was not run");
   // past the grace it is anyone's to close, as without a remote
   assert.is(cli(["done", "t", "--no-verify"], { cwd: a, agent: "alice", env: at(T + 130_000) }).code, 0);
+});
+
+test("check calls a file another agent's lease stands on through the grace held, as the write would: deny and warn inside it, ok past it", async () => {
+  const { a, b } = twoClones("check-grace");
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m", "--reason", "refactor"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["lease", "docs/guide.md", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["sync"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  // Both expired 30 s ago by alice's clock, inside the 60 s grace: a lease over either is refused, so check says held.
+  const inside = cli(["check", "src/a.ts", "docs/guide.md", "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
+  assert.is(inside.code, 3, inside.stderr);
+  assert.equal(inside.json.paths.map((p: any) => p.verdict), ["deny", "warn"]);
+  const [denied] = inside.json.paths;
+  assert.is(denied.holders[0].grace_until, new Date(T + 120_000).toISOString());
+  assert.match(denied.message, /^deny: src\/a\.ts is inside an exclusive lease on src\/a\.ts held by bob until 2026-11-30T09:02:00\.000Z \(in 30s\): it expired 30s ago by this clock, and stands for the takeover grace \(clock skew\); reason: refactor$/);
+  assert.match(denied.suggestions[0].detail, /takeover grace past its expiry ends at 2026-11-30T09:02:00\.000Z \(in 30s\)/);
+  assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 3, "the write agrees");
+  // MCP's check_files answers the same (a refusal for the denied path).
+  const mcp = await overStdio(a, { agent: "alice", env: at(T + 90_000) });
+  try {
+    const r = await mcp.call("check_files", { paths: ["src/a.ts"] });
+    assert.ok(r.isError, JSON.stringify(r.structuredContent ?? r.content));
+    assert.match((r.content[0] as { text: string }).text, /held_by_other[^]*stands for the takeover grace/);
+  } finally {
+    await mcp.close();
+  }
+  // Past the grace nothing stands: free, as without a remote.
+  const past = cli(["check", "src/a.ts", "docs/guide.md"], { cwd: a, agent: "alice", env: at(T + 130_000) });
+  assert.is(past.code, 0, past.stderr);
+  assert.match(past.stdout, /^ok\b/m);
+  assert.not.match(past.stdout, /bob/);
+});
+
+test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refused auto-lease), and pre-commit refuses it; past the grace both let it through", () => {
+  const { a, b } = twoClones("hook-check-grace", "auto_lease: true\n");
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  const edit = (ms: number) => cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: editPayload(a, "src/a.ts"), env: at(ms) });
+  const inside = edit(T + 90_000);
+  assert.is(inside.code, 0, inside.stderr);
+  const answer = JSON.parse(inside.stdout).hookSpecificOutput;
+  assert.is(answer.permissionDecision, "deny", inside.stdout);
+  assert.match(answer.permissionDecisionReason, /held by bob until 2026-11-30T09:02:00\.000Z \(in 30s\): it expired 30s ago by this clock, and stands for the takeover grace/);
+  assert.equal(holders(a, at(T + 90_000)), [], "nothing leased for alice (and bob's lease is past its expiry)");
+  assert.match(gitOut(a, "show", "refs/handoff/leases:leases.json"), /bob/, "bob's lease kept");
+  // A shell command naming the file is warned about it, until the grace ends.
+  const shell = JSON.stringify({ session_id: "s-alice", cwd: a, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "sed -i s/a/b/ src/a.ts" } });
+  const named = cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: shell, env: at(T + 90_000) });
+  assert.match(JSON.parse(named.stdout).hookSpecificOutput.additionalContext, /names src\/a\.ts, inside an exclusive lease on src\/a\.ts held by bob until 2026-11-30T09:02:00\.000Z \(expired at 2026-11-30T09:01:00\.000Z by this clock, it stands for the takeover grace\): do not change it/);
+  // The git pre-commit hook judges a staged file the same way.
+  mkdirSync(`${a}/src`, { recursive: true });
+  writeFileSync(`${a}/src/a.ts`, "a\n");
+  gitOut(a, "add", "src/a.ts");
+  const commit = (ms: number) => cli(["hook", "pre-commit"], { cwd: a, agent: "alice", env: at(ms) });
+  const refused = commit(T + 90_000);
+  assert.is(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /deny: src\/a\.ts is inside an exclusive lease on src\/a\.ts held by bob until .*stands for the takeover grace[^]*commit refused/);
+  assert.is(commit(T + 130_000).code, 0, "past the grace the commit goes on");
+  const past = edit(T + 130_000);
+  assert.is(past.code, 0, past.stderr);
+  assert.not.match(past.stdout, /deny|bob/);
+  assert.equal(holders(a, at(T + 130_000)), ["alice:src/a.ts"], "the first edit past the grace leases the file");
+});
+
+test("the sh fast path hands an edit inside the grace to the full hook, and answers past it itself", () => {
+  // awk reads a scripted clock only up to the 28th of a month (fast-hook.sh isoMs).
+  const T2 = Date.parse("2026-11-20T09:00:00.000Z");
+  const { a, b } = twoClones("fast-grace");
+  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T2) }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T2 + 80_000) }).code, 0);
+  const fast = (file: string, ms: number) =>
+    spawnSync(FAST_HOOK, ["claude-pre-tool-use"], {
+      cwd: a,
+      input: editPayload(a, file),
+      encoding: "utf8",
+      env: cleanEnv({ HANDOFF_AGENT: "alice", HANDOFF_NOW: new Date(ms).toISOString(), HANDOFF_FAST_HOOK_CLOCK: "1", HANDOFF_FAST_HOOK_WHY: "1", HANDOFF_HOOK_CATCH_WAIT: "1" }),
+    });
+  // The first edit has no cache: the full hook answers and compiles one, 20 s into bob's grace.
+  const first = fast("free.ts", T2 + 80_000);
+  assert.is(first.status, 0, first.stderr + first.stdout);
+  const inside = fast("src/a.ts", T2 + 90_000);
+  assert.is(inside.status, 0, inside.stderr);
+  assert.match(inside.stdout, /"permissionDecision":"deny".*stands for the takeover grace/, `not answered "ok": ${inside.stderr}`);
+  assert.match(inside.stderr, /full hook: a lease inside the takeover grace covers a path/);
+  // A cache compiled past the grace lists bob's lease no more: the fast path says nothing itself.
+  assert.is(fast("free.ts", T2 + 125_000).status, 0);
+  const past = fast("src/a.ts", T2 + 130_000);
+  assert.is(past.stderr, "", "answered by the fast path");
+  assert.is(past.stdout, "");
 });
 
 test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {

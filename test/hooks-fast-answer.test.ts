@@ -105,8 +105,8 @@ test("a cache an older version wrote is compiled again by the next full hook, th
   const { repo, payload } = setup();
   const file = join(repo, ".git/handoff/fast-hook/a.bob");
   const text = readFileSync(file, "utf8");
-  assert.match(text, /^git-handoff fast-hook 3\n/);
-  writeFileSync(file, text.replace(/^git-handoff fast-hook 3\n/, "git-handoff fast-hook 2\n"));
+  assert.match(text, /^git-handoff fast-hook 4\n/);
+  writeFileSync(file, text.replace(/^git-handoff fast-hook 4\n/, "git-handoff fast-hook 2\n"));
   assert.match(hook(repo, FAST_HOOK, payload("free.ts")).stderr, /full hook: no cache/);
   assert.is(readFileSync(file, "utf8"), text);
   assert.match(hook(repo, FAST_HOOK, payload("free.ts")).stderr, /full hook: outside the declaration/, "the cache is read again");

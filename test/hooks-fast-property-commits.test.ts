@@ -1,7 +1,8 @@
 // The sh fast path as the git pre-commit hook against the full hook, on random lease sets and
 // random staged files: it lets a commit through only where the full hook says nothing, and
 // refuses one with the full hook's words (support: fast-property.ts; agent payloads are in
-// hooks-fast-property-edits.test.ts).
+// hooks-fast-property-edits.test.ts). The second repository has a sync remote: others' leases
+// stand for the takeover grace past their expiry there.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,8 +14,8 @@ import { refreshFastCache } from "../src/hooks/fast-cache.ts";
 import { neutralise } from "../src/present/untrusted.ts";
 import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
-import { isolatedFastHook, randomLeases, SEED } from "./support/fast-property.ts";
+import { cleanEnv, cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { graceLeases, isolatedFastHook, randomLeases, SEED } from "./support/fast-property.ts";
 import { mulberry32 as rng } from "./support/rng.ts";
 
 test.after(cleanupTemp);
@@ -29,8 +30,15 @@ test("pre-commit: the fast path lets a commit through only where the full hook s
   process.env.HANDOFF_NOW = now;
   for (let s = 0; s < 3; s++) {
     const repo = tempRepo();
+    if (s === 1) {
+      const bare = tempDir();
+      gitOut(bare, "init", "-q", "--bare");
+      gitOut(repo, "remote", "add", "origin", bare);
+    }
     const store = await openSyncedStore({ cwd: repo, agent: "bob" });
     const record: LeaseSet = { leases: randomLeases(r, store.now().getTime()) };
+    // From a generator of their own: the other draws stay as they were.
+    if (s === 1) record.leases.push(...graceLeases(rng(SEED + 100), store.now().getTime()));
     await mutateLeases(store, (_s, ctx) => ({ ok: true, record, steps: [{ event: { type: "leased", task: "", agent: "bob", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(property test)"] }, record }] }));
     await refreshFastCache(store, { HANDOFF_AGENT: "bob" });
     for (let i = 0; i < 20; i++) {

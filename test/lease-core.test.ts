@@ -1,5 +1,6 @@
 // The pure lease core, in process: random sequences of lease operations by several agents never
-// reach a state where an exclusive lease overlaps another agent's lease; check answers by mode.
+// reach a state where an exclusive lease overlaps another agent's lease; check answers by mode, and
+// for the takeover grace past another agent's expiry.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { checkPath } from "../src/core/check.ts";
@@ -114,6 +115,16 @@ test("check: verdict per lease kind, then the mode", () => {
   assert.equal(verdicts("advisory"), ["warn", "warn", "info", "ok", "ok", "ok", "ok"]);
   assert.equal(verdicts("strict"), ["deny", "deny", "info", "ok", "ok", "ok", "ok"]);
   assert.is(checkPath("api/x.ts", set.leases, { ...ctx("balanced"), now: at(120) }).verdict, "ok", "expired leases answer nothing");
+  // Through a sync remote another agent's lease stands for the takeover grace past its expiry (at 60 s).
+  const grace = (s: number, p = "api/x.ts") => checkPath(p, set.leases, { ...ctx("balanced"), now: at(s), takeoverGraceMs: 60_000 });
+  const inside = grace(90);
+  assert.is(inside.verdict, "deny");
+  assert.is(inside.holders[0]!.grace_until, at(120).toISOString());
+  assert.match(inside.message, /held by a until 2026-11-29T10:02:00\.000Z \(in 30s\): it expired 30s ago by this clock, and stands for the takeover grace/);
+  assert.match(inside.suggestions[0]!.detail, /the takeover grace past its expiry ends at 2026-11-29T10:02:00\.000Z \(in 30s\)/);
+  assert.equal(["shared.ts", "docs/a.md"].map((p) => grace(90, p).verdict), ["warn", "info"]);
+  assert.is(grace(120).verdict, "ok", "past the grace, free");
+  assert.is(grace(30).holders[0]!.grace_until, undefined, "a live lease is answered as before");
   assert.equal(gitattributesIgnores("# c\n*.pb.go linguist-generated=true\nx -linguist-generated\ny linguist-generated=false\nz handoff-ignore\n"), ["*.pb.go", "z"]);
 });
 

@@ -1,10 +1,12 @@
 // `check`: may the calling agent touch these paths? Per path one answer: deny (inside another
 // agent's exclusive lease), warn (another agent leases this very file), info (another agent leases
-// a folder or glob containing it) or ok, each naming holder, task, expiry and what to do.
+// a folder or glob containing it) or ok, each naming holder, task, expiry and what to do. Through
+// a sync remote another agent's lease counts for the takeover grace past its expiry, as every
+// write of the lease set counts it (lease-ops.ts): a check never calls free what a write refuses.
 import type { Suggestion } from "./errors.ts";
-import { formatDuration } from "./duration.ts";
+import { formatDuration, formatUntil } from "./duration.ts";
 import { matchesPath, overlapWitness } from "./glob-overlap.ts";
-import { isLeaseLive, type Lease } from "./lease.ts";
+import { expiryOf, isLeaseLiveFor, type Lease } from "./lease.ts";
 import { holderSuggestions } from "./lease-ops.ts";
 import { applyMode, isIgnored, worst, type LeasePolicy, type Verdict } from "./lease-policy.ts";
 import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
@@ -21,6 +23,8 @@ export interface Holder {
   branch: string | null;
   /** What this lease alone would answer, before the mode is applied. */
   verdict: Exclude<Verdict, "ok">;
+  /** Expired by this clock, but standing for the takeover grace until then (clock skew). */
+  grace_until?: string;
 }
 
 export interface PathAnswer {
@@ -43,6 +47,11 @@ export interface CheckContext {
   stale?: string;
   /** The glob matching the whole check may do (checkPaths sets one); past it, a path is answered as for `stale`. */
   budget?: MatchBudget;
+  /**
+   * How long past its expiry another agent's lease still stands (clock-skew.ts: with a sync remote,
+   * max_clock_skew plus this clone's offset), as OpContext's: a write would refuse it that long.
+   */
+  takeoverGraceMs?: number;
 }
 
 function relation(lease: Lease, path: string, work?: MatchBudget): Exclude<Verdict, "ok"> | null {
@@ -62,7 +71,7 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
   // Leases not looked at within the budget: the path may be inside any of them.
   let unchecked = 0;
   for (const lease of leases) {
-    if (lease.agent === ctx.agent || !isLeaseLive(lease, ctx.now)) continue;
+    if (lease.agent === ctx.agent || !isLeaseLiveFor(lease, ctx.now, ctx.agent, ctx.takeoverGraceMs)) continue;
     const v = withinBudget(() => relation(lease, path, ctx.budget));
     if (v === SPENT) {
       unchecked++;
@@ -79,6 +88,7 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
       worktree: lease.worktree,
       branch: lease.branch,
       verdict: v,
+      ...(expiryOf(lease) <= ctx.now.getTime() ? { grace_until: graceEnd(lease, ctx) } : {}),
     });
     if (worst(raw, v) !== raw || top === null) {
       raw = worst(raw, v);
@@ -93,7 +103,7 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
   }
   const verdict = applyMode(ctx.policy.mode, raw);
   if (!top) return { path, verdict, ignored: false, holders, message: `${path}: ok`, suggestions: [] };
-  return { path, verdict, ignored: false, holders, message: describe(path, verdict, top, ctx.now), suggestions: holderSuggestions(top, ctx.now) };
+  return { path, verdict, ignored: false, holders, message: describe(path, verdict, top, ctx), suggestions: holderSuggestions(top, ctx.now, ctx.takeoverGraceMs) };
 }
 
 export function checkPaths(paths: string[], leases: Lease[], ctx: CheckContext): { verdict: Verdict; answers: PathAnswer[] } {
@@ -103,10 +113,19 @@ export function checkPaths(paths: string[], leases: Lease[], ctx: CheckContext):
   return { verdict: answers.reduce<Verdict>((v, a) => worst(v, a.verdict), "ok"), answers };
 }
 
-function describe(path: string, verdict: Verdict, l: Lease, now: Date): string {
-  const left = formatDuration(Date.parse(l.expires_at) - now.getTime());
+/** When a lease of another agent, expired by this clock, stops standing: its expiry plus the grace. */
+function graceEnd(l: Lease, ctx: CheckContext): string {
+  return new Date(expiryOf(l) + (ctx.takeoverGraceMs ?? 0)).toISOString();
+}
+
+function describe(path: string, verdict: Verdict, l: Lease, ctx: CheckContext): string {
+  const left = expiryOf(l) - ctx.now.getTime();
   const who = `${l.agent}${l.task ? ` (task ${l.task})` : ""}`;
-  const until = `until ${l.expires_at} (in ${left})`;
+  // Expired here but inside the grace: its holder's clock may be behind this one, so it still stands.
+  const until =
+    left > 0
+      ? `until ${l.expires_at} (in ${formatDuration(left)})`
+      : `until ${graceEnd(l, ctx)} (${formatUntil(left + (ctx.takeoverGraceMs ?? 0))}): it expired ${formatDuration(-left)} ago by this clock, and stands for the takeover grace (clock skew)`;
   const what = l.exclusive
     ? `inside an exclusive lease on ${l.pattern} held by ${who} ${until}`
     : l.pattern === path

@@ -128,12 +128,20 @@ export function uncheckedRefusal(unchecked: ConflictSearch["unchecked"]): Refusa
   };
 }
 
-/** How to reach the holder of a lease: what it is doing and where. */
-export function holderSuggestions(l: Lease, now: Date): Suggestion[] {
+/**
+ * How to reach the holder of a lease: what it is doing and where. A lease expired by this clock
+ * but inside the takeover grace (`graceMs`) is waited for until the grace ends, not its expiry.
+ */
+export function holderSuggestions(l: Lease, now: Date, graceMs = 0): Suggestion[] {
   const left = Date.parse(l.expires_at) - now.getTime();
   const where = l.worktree ? ` in ${l.worktree}${l.branch ? ` (${l.branch})` : ""}` : "";
+  const end = new Date(Date.parse(l.expires_at) + graceMs).toISOString();
+  const wait =
+    left > 0 || graceMs <= 0
+      ? `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (${formatUntil(left)})`
+      : `wait until ${l.agent} releases it or the takeover grace past its expiry ends at ${end} (${formatUntil(left + graceMs)})`;
   return [
-    { action: "wait", detail: `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (${formatUntil(left)})` },
+    { action: "wait", detail: wait },
     {
       action: "negotiate",
       detail: l.task

@@ -11,7 +11,7 @@ import { unextendedNote } from "../core/task-leases.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realLocation } from "../store/real-path.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
-import { staleLeaseNote } from "../store/stale-leases.ts";
+import { checkContext } from "../store/check-context.ts";
 import type { Store } from "../store/store.ts";
 import { extendClaimsCovering } from "../store/claim-extend.ts";
 import type { EditAnswer } from "./agents.ts";
@@ -65,9 +65,14 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   const read = await loadLeasesFor(store, { paths: checked, agent });
   mark("leases read");
   const now = store.now();
+  // One context for the answer and the write that may follow (an auto-lease, a renewal): through a
+  // sync remote another agent's expired lease stands for the takeover grace in both, so an edit the
+  // write would be refused for is not answered "ok" (the grace is the estimate on file, no network).
+  const op = await store.writeContext(now);
+  const ctx = await checkContext(store, { policy, op });
   // A lease set held back as newer: answered from this clone's copy with a warning, and not written.
-  const stale = await staleLeaseNote(store);
-  const r = checkPaths(checked, read.set.leases, { agent, now, policy, ...(stale ? { stale } : {}) });
+  const stale = ctx.stale;
+  const r = checkPaths(checked, read.set.leases, ctx);
   const strictEscape = escaping.length > 0 && store.config.mode === "strict";
   const deny = r.verdict === "deny" || strictEscape;
   let text = answerText(r.answers);
@@ -86,18 +91,18 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
     const mine = read.set.leases.filter((l) => l.agent === agent && isLeaseLive(l, now));
     const fresh = store.config.autoLease ? r.answers.filter((a) => !a.ignored && !coveredBy(mine, a.path, mineWork)).map((a) => a.path) : [];
     // Whether to write depends on the agent's own leases only (renewLeases has no steps otherwise).
-    const renewal = renewLeases(read.set, { actor: store.actor, now });
-    const wantsWrite = fresh.length > 0 || (renewal.ok && renewal.steps.length > 0);
     // A write settles the set: through a sync remote, another agent's expired lease is swept or
-    // overridden only past the takeover grace (the estimate on file, as mutateLeases takes it), or
-    // a clock ahead would push a lease set without a lease still live for its holder. Read only
-    // for a write: the first edit of a file, a renewal a third through the TTL.
-    const ctx = wantsWrite ? await store.writeContext(now) : { actor: store.actor, now };
+    // overridden only past the takeover grace (`op`), or a clock ahead would push a lease set
+    // without a lease still live for its holder.
+    const renewal = renewLeases(read.set, op);
+    const wantsWrite = fresh.length > 0 || (renewal.ok && renewal.steps.length > 0);
     // A write needs the whole record (the read above may hold only the leases near these paths).
     const { set, tip } = wantsWrite && read.partial ? await loadLeases(store) : read;
     const out = fresh.length
-      ? acquireLeases(set, { patterns: fresh, exclusive: false, task: null, ttlMs: store.config.leaseTtlMs, reason: "first edit", auto: true }, ctx)
-      : renewLeases(set, ctx);
+      ? acquireLeases(set, { patterns: fresh, exclusive: false, task: null, ttlMs: store.config.leaseTtlMs, reason: "first edit", auto: true }, op)
+      : set === read.set
+        ? renewal
+        : renewLeases(set, op);
     // Losing a race here only means someone wrote meanwhile: the next edit tries again.
     if (out.ok && out.steps.length) {
       wrote = true;
@@ -138,12 +143,14 @@ async function shellCheck(store: Store, checked: string[]): Promise<EditCheck> {
   if (!checked.length) return { decision: "allow", text: "", checked, outside: [], autoLeased: [], answers: [] };
   const agent = store.actor.agent;
   const read = await loadLeasesFor(store, { paths: checked, agent });
-  const stale = await staleLeaseNote(store);
-  const r = checkPaths(checked, read.set.leases, { agent, now: store.now(), policy: loadPolicy(store), ...(stale ? { stale } : {}) });
+  const ctx = await checkContext(store);
+  const stale = ctx.stale;
+  const r = checkPaths(checked, read.set.leases, ctx);
   const named = r.answers.filter((a) => a.holders.some((h) => h.exclusive && h.agent !== agent));
   const lines = named.map((a) => {
     const h = a.holders.find((x) => x.exclusive && x.agent !== agent)!;
-    return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} until ${h.expires_at}: do not change it (reading is fine); ask ${h.agent} first`;
+    const until = h.grace_until ? `until ${h.grace_until} (expired at ${h.expires_at} by this clock, it stands for the takeover grace)` : `until ${h.expires_at}`;
+    return `git-handoff warn: this command names ${a.path}, inside an exclusive lease on ${h.pattern} held by ${h.agent}${h.task ? ` (task ${h.task})` : ""} ${until}: do not change it (reading is fine); ask ${h.agent} first`;
   });
   const unknown = stale ? r.answers.filter((a) => a.verdict !== "ok" && !named.includes(a)) : [];
   if (unknown.length) lines.push(`git-handoff warn: this command names ${unknown.map((a) => a.path).join(", ")}, which may be leased by another agent: ${stale}`);

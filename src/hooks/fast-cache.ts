@@ -3,8 +3,9 @@
 // from the stored format). It holds only what a "no objection" answer must be proved against:
 // the values it is valid for (the refs the lease set, the policy and the caller's declaration
 // come from, and the policy files' text), the mode, when the caller's next write falls due, a
-// superset test for each live lease of another agent, and the patterns the caller provably
-// holds or declared. Anything the fast path cannot read exactly makes it start the full hook.
+// superset test for each lease of another agent that still stands (live, or inside the takeover
+// grace), and the patterns the caller provably holds or declared. Anything the fast path cannot
+// read exactly makes it start the full hook.
 import { existsSync, readFileSync } from "node:fs";
 import { isGlob } from "../core/paths.ts";
 import { literalPrefix } from "../core/glob-overlap.ts";
@@ -19,9 +20,10 @@ import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
 import { defaultAgentName, isStoreRef, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 import { quarantineRef } from "../sync/quarantine.ts";
+import { clockFilePath } from "../sync/skew.ts";
 import { staleLeaseNote } from "../store/stale-leases.ts";
 
-export const FAST_CACHE_VERSION = "git-handoff fast-hook 3";
+export const FAST_CACHE_VERSION = "git-handoff fast-hook 4";
 
 /**
  * Release requests and their answers reach an agent in its next full hook answer, and they arrive
@@ -174,7 +176,10 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   const root = store.repo.workTree;
   if (!key || !root) return null;
   const agent = store.actor.agent;
-  const files = [`${root}/.handoff.yaml`, `${root}/.gitattributes`, `${store.repo.commonDir}/config`];
+  // With a sync remote the takeover grace comes from max_clock_skew and this clock's offset on
+  // file: the clock file is copied like a policy file, so a new estimate means a stale cache.
+  const sync = await store.syncRemote();
+  const files = [`${root}/.handoff.yaml`, `${root}/.gitattributes`, `${store.repo.commonDir}/config`, ...(sync ? [clockFilePath(store, sync)] : [])];
   const before = files.flatMap(fileLines);
   // Read again after the files: a policy changed meanwhile is seen as a changed file next time.
   const { config } = await loadRepositoryConfig(store.repo);
@@ -186,6 +191,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   const tip = await store.readRef(LEASES_REF);
   const { set } = await readLeasesAt(store, tip);
   const now = store.now().getTime();
+  const grace = await store.takeoverGrace();
   if (raw !== (await rawRefs(store, refs)) || tips !== (await tipsLine(store, refs)) || files.flatMap(fileLines).join("\n") !== before.join("\n")) return null;
 
   const lines = [FAST_CACHE_VERSION, `agent\t${agent}`, `refs\t${refs.join(" ")}`, `tips\t${tips}`, `worktree\t${root}`, `gitdir\t${store.repo.gitDir}`];
@@ -203,7 +209,12 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   for (const l of set.leases) {
     const live = ms(l.expires_at) > now;
     if (l.agent !== agent) {
-      if (!live) floor = Math.max(floor, ms(l.expires_at));
+      // Another agent's lease stands for the grace past its expiry (check.ts): one that still
+      // stands is listed with its own expiry, and the fast path hands a path it covers within the
+      // grace to the full hook rather than word that answer itself. The grace lasts max_clock_skew
+      // (a minute by default) past an expiry, so that costs little, and the text stays the full
+      // hook's alone. One that no longer stands keeps a clock set back from answering.
+      if (ms(l.expires_at) + grace <= now) floor = Math.max(floor, ms(l.expires_at) + grace);
       else others.push(["L", l.exclusive ? "x" : "s", ms(l.expires_at), ...supersetTest(l.pattern), ...answerPieces(l, now)].join("\t"));
       continue;
     }
@@ -215,7 +226,7 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   }
   if (!Number.isFinite(floor)) return null;
   const declared = await declaredPatterns(store, set.leases, now);
-  lines.push(`due\t${Number.isFinite(due) ? Math.floor(due) : "-"}`, `floor\t${floor}`, `declared\t${declared.length ? 1 : 0}`, `deliver\t${now + DELIVERY_BOUND_MS}`);
+  lines.push(`due\t${Number.isFinite(due) ? Math.floor(due) : "-"}`, `floor\t${floor}`, `declared\t${declared.length ? 1 : 0}`, `deliver\t${now + DELIVERY_BOUND_MS}`, `grace\t${grace}`);
   for (const p of declared) {
     const t = exactTest(p);
     if (t) lines.push(["D", ...t].join("\t"));

@@ -6,8 +6,8 @@ import { HandoffError } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { commitMessages, hasCommit, newCommits, pathsOfCommits, stagedPaths } from "../git/changed-paths.ts";
 import { checkFences } from "../sync/fence.ts";
-import { loadLeases, loadPolicy } from "../store/lease-store.ts";
-import { staleLeaseNote } from "../store/stale-leases.ts";
+import { checkContext } from "../store/check-context.ts";
+import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 
 export interface GitHookResult {
@@ -18,8 +18,7 @@ export interface GitHookResult {
 
 async function checkFor(store: Store, paths: string[]): Promise<GitHookResult> {
   const { set } = await loadLeases(store);
-  const stale = await staleLeaseNote(store);
-  const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy: loadPolicy(store), ...(stale ? { stale } : {}) });
+  const r = checkPaths(paths, set.leases, await checkContext(store));
   return { verdict: r.verdict, answers: r.answers, text: answerText(r.answers) };
 }
 

@@ -17,6 +17,7 @@ import { overlapWitness } from "../core/glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget } from "../core/match-budget.ts";
 import { unextendedNote } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
+import { checkContext } from "./check-context.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
 import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
@@ -190,13 +191,15 @@ export interface CheckResult {
   newer_on_remote?: true;
 }
 
-/** Answers for the calling agent, per path: deny / warn / info / ok. Reads one ref; writes nothing. */
+/**
+ * Answers for the calling agent, per path: deny / warn / info / ok, another agent's lease standing
+ * for the takeover grace past its expiry as for a write (check-context.ts). Reads one ref; writes nothing.
+ */
 export async function check(store: Store, inputs: string[], opts: { cwd?: string } = {}): Promise<CheckResult> {
   const paths = resolvePaths(store, inputs, opts.cwd);
-  const policy = loadPolicy(store);
   // Only the leases that can cover the paths (a one-shot check reads those lines of the cache).
   const { set } = await loadLeasesFor(store, { paths, agent: store.actor.agent });
-  const stale = await staleLeaseNote(store);
-  const r = checkPaths(paths, set.leases, { agent: store.actor.agent, now: store.now(), policy, ...(stale ? { stale } : {}) });
-  return { agent: store.actor.agent, mode: policy.mode, verdict: r.verdict, paths: r.answers, ...(stale ? { newer_on_remote: true as const } : {}) };
+  const ctx = await checkContext(store);
+  const r = checkPaths(paths, set.leases, ctx);
+  return { agent: ctx.agent, mode: ctx.policy.mode, verdict: r.verdict, paths: r.answers, ...(ctx.stale ? { newer_on_remote: true as const } : {}) };
 }

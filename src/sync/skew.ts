@@ -46,13 +46,14 @@ export interface ClockFile {
   sightings: Sighting[];
 }
 
-function fileOf(store: Store, remote: string): string {
+/** Where this clone keeps its clock observations of `remote` (the fast hook's cache is keyed by it too). */
+export function clockFilePath(store: Store, remote: string): string {
   return join(store.repo.commonDir, "handoff", `clock-${remote}.json`);
 }
 
 export function readClockFile(store: Store, remote: string): ClockFile {
   try {
-    const f = JSON.parse(readTextNoFollow(fileOf(store, remote)) ?? "null") as ClockFile;
+    const f = JSON.parse(readTextNoFollow(clockFilePath(store, remote)) ?? "null") as ClockFile;
     return { ...f, sightings: Array.isArray(f.sightings) ? f.sightings : [] };
   } catch {
     return { sightings: [] };
@@ -60,7 +61,7 @@ export function readClockFile(store: Store, remote: string): ClockFile {
 }
 
 function writeClockFile(store: Store, remote: string, f: ClockFile): void {
-  const path = fileOf(store, remote);
+  const path = clockFilePath(store, remote);
   try {
     ownFolder(join(store.repo.commonDir, "handoff"));
     replaceFile(path, JSON.stringify(f));

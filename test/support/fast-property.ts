@@ -23,7 +23,7 @@ import { mutateLeases } from "../../src/store/lease-store.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { CLI, cleanEnv, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
 import { FAST_HOOK } from "./hook-runner.ts";
-import type { mulberry32 } from "./rng.ts";
+import { mulberry32 as rng } from "./rng.ts";
 
 export const SEED = Number(process.env.PROPERTY_SEED ?? 20261201);
 export const SCENARIOS = Number(process.env.PROPERTY_SCENARIOS ?? 6);
@@ -46,7 +46,7 @@ const SEGMENTS = ["src", "api", "lib", "docs", "pkg1", "deep", "a.ts", "b.md", "
 const ODD = [".git", "..", ".", "", "dist", "package-lock.json", "name with space.ts", "\u00e9.ts", "*.ts", "a\\b", "x?.md", "C:"];
 const AGENTS = ["alice", "carol", "bob"];
 
-type Rng = ReturnType<typeof mulberry32>;
+type Rng = ReturnType<typeof rng>;
 
 function randomRel(r: Rng): string {
   if (FOCUS && r.chance(0.6)) return r.pick(HOT);
@@ -123,6 +123,30 @@ function randomPayload(r: Rng, repo: string): { name: string; kind: AgentKind; t
   else if (k === 7) text = text.replace(/"tool_name"/, '"tool_name": "Read", "tool_name"');
   else if (k === 8) text = "[]";
   return { name, kind, text };
+}
+
+/**
+ * Leases of others that expired within the last 70 s: through a sync remote (a 60 s takeover
+ * grace) some still stand when a payload runs (up to 25 s later) and some no longer, a few across
+ * the grace's end meanwhile. From a generator of their own, so the scenarios' other draws stay as they were.
+ */
+export function graceLeases(g: Rng, now: number): Lease[] {
+  return Array.from({ length: 4 + g.int(5) }, () => {
+    const agent = g.pick(["alice", "carol"]);
+    return {
+      pattern: g.pick(g.chance(0.9) ? EXACT : PATTERNS),
+      agent,
+      task: g.chance(0.3) ? `t-${agent}` : null,
+      exclusive: g.chance(0.5),
+      acquired_at: new Date(now - 10 * 60_000).toISOString(),
+      expires_at: new Date(now - 1_000 - g.int(69_000)).toISOString(),
+      ttl_ms: 5 * 60_000,
+      reason: g.chance(0.5) ? null : "refactor",
+      worktree: null,
+      branch: null,
+      scope: "worktree" as const,
+    };
+  });
 }
 
 export function randomLeases(r: Rng, now: number): Lease[] {
@@ -214,8 +238,19 @@ export async function scenario(r: Rng, index: number, script: string, bin: strin
   writeFileSync(join(repo, ".handoff.yaml"), yaml.join("\n") + "\n");
   if (r.chance(0.3)) writeFileSync(join(repo, ".gitattributes"), "docs/** linguist-generated\n");
   if (!FOCUS && r.chance(0.3)) assert.is(cli(["session", "start", "--objective", "work", "--files", r.pick(["src/api/**", "docs/guide.md", "lib/*.ts"])], { cwd: repo, agent: "bob" }).code, 0);
+  // Every other scenario has a sync remote: others' leases stand for the takeover grace past their expiry.
+  const grace = !FOCUS && index % 2 === 1;
+  if (grace) {
+    const bare = tempDir();
+    gitOut(bare, "init", "-q", "--bare");
+    gitOut(repo, "remote", "add", "origin", bare);
+  }
   const store = await openSyncedStore({ cwd: repo, agent: "bob" });
   const record: LeaseSet = { leases: randomLeases(r, store.now().getTime()) };
+  if (grace) {
+    assert.is(await store.takeoverGrace(), 60_000, "a sync remote: the default max_clock_skew");
+    record.leases.push(...graceLeases(rng(SEED + index), store.now().getTime()));
+  }
   const live = record.leases.filter((l) => l.agent === "bob" && Date.parse(l.expires_at) > base);
   OWN = live.flatMap((l) => {
     const base = l.pattern.replace(/\/\*\*$/, "");

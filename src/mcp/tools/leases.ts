@@ -69,7 +69,7 @@ export const checkFilesTool = defineTool({
   name: "check_files",
   title: "Check files before editing",
   description: [
-    "May you edit these paths? One answer per path: deny (inside another agent's exclusive lease), warn (another agent leases this very file), info (another agent leases a folder or glob containing it) or ok; each names the holder, its task and expiry. Reads one ref, writes nothing. While the sync remote's lease set is from a newer git-handoff (kept back here), `newer_on_remote` is true and a path this clone's possibly stale copy calls free is answered warn (deny in strict mode).",
+    "May you edit these paths? One answer per path: deny (inside another agent's exclusive lease), warn (another agent leases this very file), info (another agent leases a folder or glob containing it) or ok; each names the holder, its task and expiry. Through a sync remote another agent's lease counts as held for the takeover grace past its expiry (clock skew; the message says until when), as a lease of the path would be refused. Reads one ref, writes nothing. While the sync remote's lease set is from a newer git-handoff (kept back here), `newer_on_remote` is true and a path this clone's possibly stale copy calls free is answered warn (deny in strict mode).",
     "Call it before editing a file others may be working on. An ok or warn/info answer comes back as a normal result: for warn, coordinate with the holder before large edits.",
     "Refusal `held_by_other`: at least one path is denied; error.data carries the full answer (verdict, paths with holders and suggestions). Do not edit the denied paths: work elsewhere, wait until the lease ends, or ask the holder.",
   ].join("\n"),

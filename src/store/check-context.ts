@@ -1,0 +1,27 @@
+// What a check of paths for the calling agent is judged by (core/check.ts): this clock, the
+// policy, whether the lease set read may be stale, and the takeover grace a write of the lease set
+// would honour. The grace comes from the write's own context (Store.writeContext), so `check`, the
+// MCP tool and the hooks answer as the write that follows would decide: a file another agent's
+// lease still stands on through the grace is never called free and then refused.
+import type { CheckContext } from "../core/check.ts";
+import type { LeasePolicy } from "../core/lease-policy.ts";
+import type { OpContext } from "../core/task-ops.ts";
+import { loadPolicy } from "./lease-store.ts";
+import { staleLeaseNote } from "./stale-leases.ts";
+import type { Store } from "./store.ts";
+
+/**
+ * The check's context for the caller. `op`: the write context the caller goes on to write with
+ * (the pre-edit hook's auto-lease or renewal), so both rest on one reading of the grace.
+ */
+export async function checkContext(store: Store, opts: { policy?: LeasePolicy; op?: OpContext } = {}): Promise<CheckContext> {
+  const op = opts.op ?? (await store.writeContext(store.now()));
+  const stale = await staleLeaseNote(store);
+  return {
+    agent: op.actor.agent,
+    now: op.now,
+    policy: opts.policy ?? loadPolicy(store),
+    ...(op.takeoverGraceMs ? { takeoverGraceMs: op.takeoverGraceMs } : {}),
+    ...(stale ? { stale } : {}),
+  };
+}
