@@ -314,10 +314,12 @@ function clock(   t) {
   return NOW
 }
 # An ISO time as Date.parse reads it (the exact form toISOString writes, or whole seconds), in ms.
+# Days 1-31 in any month, as Date.parse in V8 takes them: a day past the end of a month runs on into
+# the next (February 30th is March 2nd), and so does the day count below.
 function isoMs(s,   y, m, d, era, yoe, doy) {
   if (s !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9](\.[0-9][0-9][0-9])?Z$/) fall("scripted clock in another form")
   y = substr(s, 1, 4) + 0; m = substr(s, 6, 2) + 0; d = substr(s, 9, 2) + 0
-  if (m < 1 || m > 12 || d < 1 || d > 28 || substr(s, 12, 2) + 0 > 23 || substr(s, 15, 2) + 0 > 59 || substr(s, 18, 2) + 0 > 59) fall("scripted clock out of range")
+  if (m < 1 || m > 12 || d < 1 || d > 31 || substr(s, 12, 2) + 0 > 23 || substr(s, 15, 2) + 0 > 59 || substr(s, 18, 2) + 0 > 59) fall("scripted clock out of range")
   if (m <= 2) y--
   era = int(y / 400); yoe = y - era * 400
   doy = int((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1

@@ -176,8 +176,9 @@ test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refuse
 });
 
 test("the sh fast path hands an edit inside the grace to the full hook, and answers past it itself", () => {
-  // awk reads a scripted clock only up to the 28th of a month (fast-hook.sh isoMs).
-  const T2 = Date.parse("2026-11-20T09:00:00.000Z");
+  // On the 31st: the awk once took a scripted clock only up to the 28th of a month (fast-hook.sh
+  // isoMs), and handed every edit of the last days of a month to the full hook.
+  const T2 = Date.parse("2026-10-31T09:00:00.000Z");
   const { a, b } = twoClones("fast-grace");
   assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T2) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T2 + 80_000) }).code, 0);
