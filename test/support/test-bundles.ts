@@ -35,7 +35,7 @@ export interface TestBundles {
 const bundlesRoot = (root: string) => join(realpathSync(join(root, "node_modules")), ".cache/handoff-test-bundles");
 
 /** The bundle of test/a.test.ts in `dir` (the layout under dir mirrors the repository's). */
-export const bundleOf = (dir: string, file: string) => join(dir, file.replace(/\.ts$/, ".mjs"));
+const bundleOf = (dir: string, file: string) => join(dir, file.replace(/\.ts$/, ".mjs"));
 
 /** import.meta's paths replaced by the source file's own, in the files that use them. */
 function sourceMeta(root: string): Plugin {
@@ -108,6 +108,10 @@ export async function bundleTests(root: string, files: string[]): Promise<TestBu
       logLevel: "warning",
       plugins: [sourceMeta(root)],
     });
+  } catch (e) {
+    // A file that does not build fails the run here, with esbuild's message naming it.
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
   } finally {
     // The build service is a child process: stopped, the run does not keep it, and its CPU is counted.
     await stop();
