@@ -9,12 +9,14 @@
 //   HANDOFF_TEST_PLAN=1   print which files would share a process, in order, and run nothing
 //   HANDOFF_TEST_TMPDIR=DIR   where the tests' temp folders go (default: a folder of the runner's
 //                             on /dev/shm when it is a memory file system with room, else $TMPDIR)
+//   HANDOFF_TEST_TSX=1    run the test files' sources under tsx, not their bundles (support/test-bundles.ts)
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MARK } from "./support/uvu-files-mark.ts";
 import { processAlive } from "../src/git/process-alive.ts";
+import { bundleTests, type TestBundles } from "./support/test-bundles.ts";
 
 const root = resolve(import.meta.dirname, "..");
 const filesRunner = join(root, "test/support/uvu-files.ts");
@@ -135,7 +137,7 @@ const count = (out: string, label: string) => Number(new RegExp(`^\\s*${label}:\
 function runUnit(unit: Unit): Promise<FileResult[]> {
   const started = Date.now();
   return new Promise((done) => {
-    const child = spawn(process.execPath, ["--import", "tsx", filesRunner, ...unit.files.map((f) => join("test", f))], {
+    const child = spawn(process.execPath, unitCommand(unit), {
       cwd: root,
       env: testEnv,
       stdio: ["ignore", "pipe", "pipe"],
@@ -179,6 +181,26 @@ function splitResults(unit: Unit, output: string, code: number, seconds: number)
   if (!results.length) results.push(...unit.files.slice(0, 1).map((file) => ({ file, seconds, cpu: null, total: 0, passed: 0, skipped: 0, code: code || 1, output })));
   return results;
 }
+
+/**
+ * The test processes run the files' bundles, built here in one esbuild call, with plain `node`:
+ * tsx's registration and its transform of src/ cost each process ~0.5-1.2 CPU-seconds. When a
+ * file does not build, the run goes on under tsx, where that file fails alone, as it always did.
+ */
+async function bundleFiles(): Promise<TestBundles | null> {
+  if (process.env.HANDOFF_TEST_TSX === "1") return null;
+  try {
+    return await bundleTests(root, all.map((f) => `test/${f}`));
+  } catch (e) {
+    process.stdout.write(`[run] the test files did not bundle (${String((e as Error)?.message ?? e).split("\n")[0]}): running the sources under tsx\n`);
+    return null;
+  }
+}
+const bundles = await bundleFiles();
+const unitCommand = (unit: Unit): string[] => {
+  const files = unit.files.map((f) => join("test", f));
+  return bundles ? ["--enable-source-maps", bundles.runner, `--bundles=${bundles.dir}`, ...files] : ["--import", "tsx", filesRunner, ...files];
+};
 
 const results: FileResult[] = [];
 const started = Date.now();
@@ -237,4 +259,5 @@ if (process.env.HANDOFF_TEST_WRITE_TIMES === "1") {
 }
 if (failedFiles.length) process.stdout.write(`failed: ${failedFiles.map((r) => r.file).join(", ")}\n`);
 if (ownTemp) rmSync(ownTemp, { recursive: true, force: true });
+if (bundles) rmSync(bundles.dir, { recursive: true, force: true });
 process.exit(failedFiles.length ? 1 : 0);

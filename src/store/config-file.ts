@@ -93,12 +93,14 @@ type YamlModule = typeof import("./yaml-bundle.ts");
 
 /**
  * Bundled, the parser comes from dist/yaml-bundle.cjs beside the running bundle, required by a
- * computed path so esbuild leaves it out of the hot bundles; from source (tests, tsx) it is a
- * plain import.
+ * computed path so esbuild leaves it out of the hot bundles; from source (tests, tsx) it is the
+ * yaml package itself, which yaml-bundle.ts only re-exports. A package name, not a path relative
+ * to this file: the test processes run src/ bundled (test/support/test-bundles.ts), where this
+ * file's folder is not the chunk's.
  */
 async function loadYaml(): Promise<YamlModule> {
   const beside = typeof __dirname === "string" ? `${__dirname}/yaml-bundle.cjs` : "";
   if (beside && existsSync(beside)) return require(beside) as YamlModule;
-  const source = "./yaml-bundle" + ".ts"; // not a literal: esbuild must not inline it
+  const source = "ya" + "ml"; // not a literal: esbuild must not inline it
   return import(source) as Promise<YamlModule>;
 }

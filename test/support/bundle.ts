@@ -1,4 +1,5 @@
-// Test support: a helper script (racer.ts, soak-agent.ts) bundled once with esbuild, the way the
+// Test support: a helper script (racer.ts, soak-agent.ts), or a src/ module a test's child
+// process imports (text-order, git-temp-objects, exit-when-idle), bundled once with esbuild, the way the
 // product's own dist/ bundles are made, so each of the many processes a race starts costs a plain
 // `node` start instead of loading tsx and transforming the whole of src/ again (about 0.6 of the
 // 0.75 CPU-seconds a racer took). The code the process runs is the same src/ code, bundled.

@@ -2,15 +2,19 @@
 // a file: import it (its test.run() queues its tests), then uvu's exec, which prints its tests and
 // its own Total/Passed/Skipped lines. Between files it prints marker lines that test/run.ts reads
 // to give each file its own result, output and time. What it saves is the fixed cost of a test
-// process (node, tsx, importing src/ again): about 0.65 CPU-seconds a file here.
+// process (node, importing src/ again): about 0.65 CPU-seconds a file under tsx, ~0.35 bundled.
 //
 //   node --import tsx test/support/uvu-files.ts test/a.test.ts test/b.test.ts ...
+//   node DIR/test/support/uvu-files.mjs --bundles=DIR test/a.test.ts ...   (bundled: support/test-bundles.ts)
+//
+// Bundled, each file named is imported from its bundle in DIR, and still named (in the marks, in
+// uvu's output) by its source path.
 //
 // A file is imported only when its turn comes, so its module-level set-up runs next to its tests,
 // as it would alone. Files that change process.env or import another test file run alone (run.ts
 // decides), since here they would share a process.
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { MARK } from "./uvu-files-mark.ts";
@@ -40,8 +44,11 @@ function cpuSeconds(): number | null {
   }
 }
 
+const args = process.argv.slice(2);
+const bundles = args[0]?.startsWith("--bundles=") ? args.shift()!.slice("--bundles=".length) : null;
+
 let failed = false;
-for (const file of process.argv.slice(2)) {
+for (const file of args) {
   const started = performance.now();
   const cpuAtStart = cpuSeconds();
   process.stdout.write(`${MARK} start ${file}\n`);
@@ -50,7 +57,7 @@ for (const file of process.argv.slice(2)) {
   g.UVU_QUEUE.push([file]);
   let code = 0;
   try {
-    await import(pathToFileURL(resolve(file)).href);
+    await import(pathToFileURL(bundles ? join(bundles, file.replace(/\.ts$/, ".mjs")) : resolve(file)).href);
     process.exitCode = 0;
     await uvu.exec(false);
     code = Number(process.exitCode ?? 0);
