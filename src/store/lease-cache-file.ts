@@ -128,7 +128,8 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
         const runs = [...keys].flatMap((key) => (index.runs.get(key) ?? []).map(([off, n]) => ({ key, off, n }))).sort((x, y) => x.off - y.off);
         const pieces: { key: string; text: string }[] = [];
         for (const r of runs) {
-          const b = readAt(fd, bodyAt + r.off, r.n);
+          // A file read whole already (most caches: a few hundred leases fit the first read) is cut, not read again.
+          const b = buf!.length === size ? buf!.subarray(bodyAt + r.off, bodyAt + r.off + r.n) : readAt(fd, bodyAt + r.off, r.n);
           if (!b) return null;
           pieces.push({ key: r.key, text: b.toString("utf8") });
         }
