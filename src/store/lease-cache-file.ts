@@ -36,11 +36,11 @@ export interface CachedLeases {
   leases(filter?: LeaseFilter): { set: LeaseSet; partial: boolean } | null;
 }
 
-/** Where each key's lines lie after the index line, which keys hold each agent's leases, and the body's length. */
+/** Where each key's lines lie after the index line, which keys hold each agent's leases (pairs, read for the caller only), and the body's length. */
 interface Index {
   body: number;
   runs: Map<string, [number, number][]>;
-  agents: Map<string, string[]>;
+  agents: unknown[];
 }
 
 /** Bytes read first: the head lines and, for most sets, the index. */
@@ -124,7 +124,9 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
           const text = whole();
           return text === null ? null : parseLines([{ key: null, text }], want);
         }
-        const keys = new Set([...want.keys, ...(index.agents.get(filter!.agent) ?? [])]);
+        const own = agentKeys(index.agents, filter!.agent);
+        if (!own) return null;
+        const keys = new Set([...want.keys, ...own]);
         const runs = [...keys].flatMap((key) => (index.runs.get(key) ?? []).map(([off, n]) => ({ key, off, n }))).sort((x, y) => x.off - y.off);
         const pieces: { key: string; text: string }[] = [];
         for (const r of runs) {
@@ -142,35 +144,48 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
   }
 }
 
+// Plain loops, no callbacks: this runs once in a cold process, before the pre-edit hook answers,
+// where each closure and array method is interpreted on first use (~0.8 ms for 100 folders with
+// every/flat/sort, against ~0.3 written out).
 function parseIndex(text: string): Index | null {
   try {
     const j = JSON.parse(text) as { b: unknown; k: unknown; a: unknown };
     if (typeof j.b !== "number" || !Array.isArray(j.k) || !Array.isArray(j.a)) return null;
     const runs = new Map<string, [number, number][]>();
+    const lengths = new Map<number, number>();
     for (const e of j.k as unknown[]) {
       if (!Array.isArray(e) || typeof e[0] !== "string" || !Array.isArray(e[1])) return null;
       const list = e[1] as unknown[];
-      if (!list.every((r) => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1]))) return null;
+      for (const r of list) {
+        if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0]) || !Number.isSafeInteger(r[1]) || r[1] <= 0 || lengths.has(r[0])) return null;
+        lengths.set(r[0], r[1]);
+      }
       runs.set(e[0], list as [number, number][]);
-    }
-    const agents = new Map<string, string[]>();
-    for (const e of j.a as unknown[]) {
-      if (!Array.isArray(e) || typeof e[0] !== "string" || !Array.isArray(e[1]) || !(e[1] as unknown[]).every((k) => typeof k === "string")) return null;
-      agents.set(e[0], e[1] as string[]);
     }
     // Every byte of the body in one run, none in two: a line the index left out would be a lease
     // no filtered read could see (each line read is checked to carry its run's key).
-    const all = [...runs.values()].flat().sort((x, y) => x[0] - y[0]);
+    const starts = Float64Array.from(lengths.keys()).sort();
     let end = 0;
-    for (const [off, n] of all) {
-      if (off !== end || n <= 0) return null;
-      end = off + n;
+    for (const off of starts) {
+      if (off !== end) return null;
+      end = off + lengths.get(off)!;
     }
     if (end !== j.b) return null;
-    return { body: j.b, runs, agents };
+    return { body: j.b, runs, agents: j.a as unknown[] };
   } catch {
     return null;
   }
+}
+
+/** The folders holding `agent`'s leases, from the index's pairs (only the caller's entry is looked at); null when out of shape. */
+function agentKeys(pairs: unknown[], agent: string): string[] | null {
+  for (const e of pairs) {
+    if (!Array.isArray(e) || e[0] !== agent) continue;
+    if (!Array.isArray(e[1])) return null;
+    for (const k of e[1] as unknown[]) if (typeof k !== "string") return null;
+    return e[1] as string[];
+  }
+  return [];
 }
 
 /** The keys whose lines can cover `filter`'s paths, and the caller's lines to pick out elsewhere; null: every line (no filter, or a glob path). */
