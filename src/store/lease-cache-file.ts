@@ -144,9 +144,9 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
   }
 }
 
-// Plain loops, no callbacks: this runs once in a cold process, before the pre-edit hook answers,
-// where each closure and array method is interpreted on first use (~0.8 ms for 100 folders with
-// every/flat/sort, against ~0.3 written out).
+// Runs once in a cold process, before the pre-edit hook answers, all of it interpreted: for 100
+// folders and 100 agents (~5 KB) JSON.parse takes ~0.23 ms and the checks ~0.4-0.5 ms, written
+// with callbacks or without (measured both ways). Only the caller's agent entry is looked at.
 function parseIndex(text: string): Index | null {
   try {
     const j = JSON.parse(text) as { b: unknown; k: unknown; a: unknown };
