@@ -15,7 +15,7 @@ import { availableParallelism } from "node:os";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { MARK } from "./support/uvu-files-mark.ts";
-import { processAlive } from "../src/git/process-alive.ts";
+import { removeDeadRuns } from "./support/dead-runs.ts";
 import { bundleTests, type TestBundles } from "./support/test-bundles.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -97,10 +97,7 @@ function testTempDir(): string | null {
     // Tests run scripts and hooks from their temp folders.
     const mount = readFileSync("/proc/mounts", "utf8").split("\n").find((l) => l.split(" ")[1] === SHM);
     if (!mount || mount.split(" ")[3]!.split(",").includes("noexec")) return null;
-    for (const name of readdirSync(SHM)) {
-      const pid = /^handoff-tests-(\d+)-/.exec(name)?.[1];
-      if (pid && !processAlive(Number(pid), null)) rmSync(join(SHM, name), { recursive: true, force: true });
-    }
+    removeDeadRuns(SHM, /^handoff-tests-(\d+)-/);
     return mkdtempSync(join(SHM, `handoff-tests-${process.pid}-`));
   } catch {
     return null;

@@ -16,10 +16,10 @@
 // matter: it is read from the sources, not from here. A computed `import()` is not bundled and
 // resolves next to the chunk, where no source is: src/ must not have one (src/store/config-file.ts).
 import { build, stop, transform, type Plugin } from "esbuild";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { processAlive } from "../../src/git/process-alive.ts";
+import { removeDeadRuns } from "./dead-runs.ts";
 
 export interface TestBundles {
   dir: string;
@@ -68,23 +68,10 @@ function sourceMeta(root: string): Plugin {
   };
 }
 
-/** Removes the bundles of runs whose process is gone (a run killed before its own clean-up). */
-function removeDead(root: string): void {
-  let names: string[] = [];
-  try {
-    names = readdirSync(bundlesRoot(root));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = /^(\d+)-/.exec(name)?.[1];
-    if (pid && !processAlive(Number(pid), null)) rmSync(join(bundlesRoot(root), name), { recursive: true, force: true });
-  }
-}
-
 /** Bundles `files` (paths under `root`, e.g. test/a.test.ts) and the runner; the caller removes `dir`. */
 export async function bundleTests(root: string, files: string[]): Promise<TestBundles> {
-  removeDead(root);
+  // The bundles of runs whose process is gone (a run killed before its own clean-up).
+  removeDeadRuns(bundlesRoot(root), /^(\d+)-/);
   const dir = join(bundlesRoot(root), `${process.pid}-${Date.now().toString(36)}`);
   mkdirSync(dir, { recursive: true });
   const runnerSource = "test/support/uvu-files.ts";
