@@ -11,11 +11,11 @@ export function capacityOf(agent: AgentRecord | null, maxConcurrent: number): nu
 }
 
 /** The tasks `agent` holds with a live claim, other than `except`. */
-export function heldBy(tasks: Task[], agent: string, now: Date, except: string | null): Task[] {
+export function heldBy(tasks: readonly Task[], agent: string, now: Date, except: string | null): Task[] {
   return tasks.filter((t) => t.id !== except && t.status === "claimed" && t.claim?.agent === agent && Date.parse(t.claim.expires_at) > now.getTime());
 }
 
-export function capacityRefusal(tasks: Task[], agent: string, capacity: number, claiming: string | null, now: Date): Refusal | null {
+export function capacityRefusal(tasks: readonly Task[], agent: string, capacity: number, claiming: string | null, now: Date): Refusal | null {
   const held = heldBy(tasks, agent, now, claiming);
   if (held.length < capacity) return null;
   const ids = held.map((t) => t.id);

@@ -1,8 +1,11 @@
 // The advisory a claim gives: where the claimed task's scope meets other live work (other agents'
 // live tasks' scopes, other agents' leases). Never a refusal: exclusive leases keep blocking as
-// they always did; this says who else is near. Pure.
+// they always did; this says who else is near. Through a sync remote, another agent's claim or
+// lease expired by this clock stands for the takeover grace (clock-skew.ts), as for a write: near
+// work until then. Pure.
 import { overlapWitness } from "./glob-overlap.ts";
-import { isLeaseLive, type Lease } from "./lease.ts";
+import { claimLive } from "./clock-skew.ts";
+import { isLeaseLiveFor, type Lease } from "./lease.ts";
 import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { groupKey, leasesNear, plainKey } from "./lease-groups.ts";
 import type { Task } from "./task.ts";
@@ -22,7 +25,8 @@ export interface Overlap {
   unchecked?: true;
 }
 
-export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lease[], agent: string, now: Date): Overlap[] {
+/** `graceMs`: the takeover grace other agents' expired claims and leases stand for (0 without a sync remote). */
+export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lease[], agent: string, now: Date, graceMs = 0): Overlap[] {
   const out: Overlap[] = [];
   const seen = new Set<string>();
   // Bounded as a check is (match-budget.ts): past it, what is left is listed as a possible overlap.
@@ -52,14 +56,14 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
     // with each task's keys worked out once, not at every claim.
     const keys = scopeKeysOf(t);
     if (!keys.some(isNear)) continue;
-    if (Date.parse(c.expires_at) <= now.getTime()) continue;
+    if (!claimLive(c.expires_at, graceMs, now)) continue;
     for (let i = 0; i < keys.length; i++) if (isNear(keys[i]!)) add(t.id, c.agent, t.scope[i]!);
   }
   // Each scope glob meets only the leases near it (lease-groups.ts); a lease near two of them is
   // looked at in the set's order all the same, so the answer is the one a walk of every lease gives.
   const near = claimed.scope.length === 1 ? leasesNear(leases, claimed.scope[0]!) : nearAny(leases, claimed.scope);
   for (const l of near) {
-    if (l.agent === agent || !isLeaseLive(l, now) || l.task === claimed.id) continue;
+    if (l.agent === agent || !isLeaseLiveFor(l, now, agent, graceMs) || l.task === claimed.id) continue;
     add(l.task, l.agent, l.pattern);
   }
   return out.sort((a, b) => (a.verdict === b.verdict ? 0 : a.verdict === "warn" ? -1 : 1) || textOrder(a.pattern, b.pattern));

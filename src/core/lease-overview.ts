@@ -1,7 +1,10 @@
 // The file-lease section of `status`: every live lease, and the ones that should not be there
-// flagged (their task is finished or not held by them, or their holder is gone). Pure.
+// flagged (their task is finished or not held by them, or their holder is gone). Another agent's
+// lease expired by this clock that stands for the takeover grace (clock skew) is live for this
+// view as for a write (lease.ts isLeaseLiveFor), marked with when it stops standing. Pure.
 import { classifyAgent, type AgentRecord, type AgentThresholds } from "./agent.ts";
-import { isLeaseLive, type Lease } from "./lease.ts";
+import { claimLive } from "./clock-skew.ts";
+import { graceUntil, isLeaseLiveFor, type Lease } from "./lease.ts";
 import { isFinal, type Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -15,32 +18,47 @@ export interface LeaseRow {
   expires_at: string;
   expires_in_ms: number;
   flags: LeaseFlag[];
+  /** Expired by this clock, but standing for the takeover grace until then (another agent's, through a sync remote). */
+  grace_until?: string;
 }
 
-export function leaseFlags(l: Lease, tasks: Map<string, Task>, agents: Map<string, AgentRecord>, now: Date, t: AgentThresholds): LeaseFlag[] {
+/** Whose view it is, and the takeover grace other agents' expired leases and claims stand for in it. */
+export interface LeaseViewer {
+  agent: string;
+  graceMs: number;
+}
+
+/** `graceMs`: how long past its expiry the holder's claim still stands (the takeover grace, for another agent's lease). */
+export function leaseFlags(l: Lease, tasks: Map<string, Task>, agents: Map<string, AgentRecord>, now: Date, t: AgentThresholds, graceMs = 0): LeaseFlag[] {
   const flags: LeaseFlag[] = [];
   const task = l.task ? tasks.get(l.task) : undefined;
   if (task && (isFinal(task.status) || task.status === "review")) flags.push("task_finished");
-  else if (task && !(task.status === "claimed" && task.claim?.agent === l.agent && Date.parse(task.claim.expires_at) > now.getTime())) flags.push("task_not_held");
+  else if (task && !(task.status === "claimed" && task.claim?.agent === l.agent && claimLive(task.claim.expires_at, graceMs, now))) flags.push("task_not_held");
   const holder = agents.get(l.agent);
   if (holder && classifyAgent(holder, now, t) === "disconnected") flags.push("holder_gone");
   return flags;
 }
 
-export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[], now: Date, t: AgentThresholds): LeaseRow[] {
+/** `viewer`: whose status it is, and the grace other agents' leases stand for in it. */
+export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: LeaseViewer): LeaseRow[] {
   const byTask = new Map(tasks.map((x) => [x.id, x]));
   const byAgent = new Map(agents.map((a) => [a.agent, a]));
+  const { agent, graceMs } = viewer;
   return leases
-    .filter((l) => isLeaseLive(l, now))
-    .map((l) => ({
-      pattern: l.pattern,
-      agent: l.agent,
-      task: l.task,
-      exclusive: l.exclusive,
-      expires_at: l.expires_at,
-      expires_in_ms: Date.parse(l.expires_at) - now.getTime(),
-      flags: leaseFlags(l, byTask, byAgent, now, t),
-    }))
+    .filter((l) => isLeaseLiveFor(l, now, agent, graceMs))
+    .map((l) => {
+      const until = graceUntil(l, now, agent, graceMs);
+      return {
+        pattern: l.pattern,
+        agent: l.agent,
+        task: l.task,
+        exclusive: l.exclusive,
+        expires_at: l.expires_at,
+        expires_in_ms: Date.parse(l.expires_at) - now.getTime(),
+        flags: leaseFlags(l, byTask, byAgent, now, t, l.agent === agent ? 0 : graceMs),
+        ...(until ? { grace_until: until } : {}),
+      };
+    })
     .sort((a, b) => textOrder(a.agent, b.agent) || textOrder(a.pattern, b.pattern));
 }
 

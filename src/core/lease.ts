@@ -59,3 +59,13 @@ export function isLeaseLiveFor(l: Lease, now: Date, agent: string, graceMs = 0):
   if (isLeaseLive(l, now)) return true;
   return graceMs > 0 && l.agent !== agent && isLeaseLive(l, new Date(now.getTime() - graceMs));
 }
+
+/**
+ * When another agent's lease, expired by this clock, stops standing for `agent` (its expiry plus
+ * the takeover grace), or null when it has not expired or stands no more: what a view shows
+ * beside such a lease, so it lists what a write would refuse (isLeaseLiveFor).
+ */
+export function graceUntil(l: Lease, now: Date, agent: string, graceMs = 0): string | null {
+  if (isLeaseLive(l, now) || !isLeaseLiveFor(l, now, agent, graceMs)) return null;
+  return new Date(expiryOf(l) + graceMs).toISOString();
+}

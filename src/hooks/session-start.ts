@@ -1,10 +1,13 @@
 // What an agent should know when its session starts: the tasks it holds, the leases other agents
 // hold in its scope (the scope globs of its tasks and its own leases; everything if none), its
-// operations refused at sync, and the handoffs waiting for it.
-import { isLeaseLive, type Lease } from "../core/lease.ts";
+// operations refused at sync, and the handoffs waiting for it. Another agent's lease expired by
+// this clock that stands for the takeover grace (clock skew) is held as far as a write is concerned:
+// listed, with how long it stands.
+import { expiryOf, isLeaseLive, isLeaseLiveFor, type Lease } from "../core/lease.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
 import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget } from "../core/match-budget.ts";
 import { formatDuration } from "../core/duration.ts";
+import { viewGraceMs } from "../store/check-context.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
@@ -24,7 +27,9 @@ export async function sessionContext(store: Store): Promise<string> {
   const { tasks } = await listTasks(store);
   const mine = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent);
   const { set } = await loadLeases(store);
-  const live = set.leases.filter((l) => isLeaseLive(l, now));
+  const grace = await viewGraceMs(store);
+  // The caller's own leases count until they expire; other agents' through the grace (isLeaseLiveFor).
+  const live = set.leases.filter((l) => isLeaseLiveFor(l, now, agent, grace));
   const scope = [...mine.flatMap((t) => t.scope), ...live.filter((l) => l.agent === agent).map((l) => l.pattern)];
   // Within a local check's budget of matching: past it, a lease not looked at is listed all the same
   // (it may be in the scope), as a check answers what it did not look at.
@@ -46,8 +51,11 @@ export async function sessionContext(store: Store): Promise<string> {
   if (others.length) {
     lines.push(scope.length ? "Files other agents hold in your scope:" : "Files other agents hold:");
     for (const l of others.slice(0, MAX_LINES)) {
-      const left = formatDuration(Date.parse(l.expires_at) - now.getTime());
-      lines.push(`- ${l.pattern}: ${l.exclusive ? "EXCLUSIVE, do not edit" : "shared, coordinate before editing"} (${l.agent}${l.task ? `, task ${l.task}` : ""}, ${left} left)`);
+      const left = expiryOf(l) - now.getTime();
+      const until = isLeaseLive(l, now)
+        ? `${formatDuration(left)} left`
+        : `expired ${formatDuration(-left)} ago by this clock, stands for the takeover grace (clock skew) for ${formatDuration(left + grace)} more`;
+      lines.push(`- ${l.pattern}: ${l.exclusive ? "EXCLUSIVE, do not edit" : "shared, coordinate before editing"} (${l.agent}${l.task ? `, task ${l.task}` : ""}, ${until})`);
     }
     if (others.length > MAX_LINES) lines.push(`- … and ${others.length - MAX_LINES} more: git handoff leases`);
     if (unchecked) lines.push(`(some of these may not be in your scope: ${BUDGET_NOTE})`);

@@ -1,15 +1,26 @@
-import { formatUntil } from "../core/duration.ts";
+import { formatDuration, formatUntil } from "../core/duration.ts";
 import type { Lease } from "../core/lease.ts";
 import type { CheckResult } from "../store/lease-actions.ts";
 
-export function leaseLine(l: Lease, now: Date): string {
+export function leaseLine(l: Lease & { grace_until?: string }, now: Date): string {
   const left = Date.parse(l.expires_at) - now.getTime();
-  const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), `until ${l.expires_at} (${formatUntil(left)})`];
+  const until = l.grace_until ? graceMark(left, l.expires_at, l.grace_until) : `until ${l.expires_at} (${formatUntil(left)})`;
+  const bits = [l.pattern.padEnd(28), l.exclusive ? "exclusive" : "shared   ", l.agent.padEnd(20), until];
   if (l.task) bits.push(`task ${l.task}`);
   if (l.auto) bits.push("(auto)");
   // A claim's scope lease has the reason "task <id>": said once.
   if (l.reason && !(l.task && l.reason === `task ${l.task}`)) bits.push(`— ${l.reason}`);
   return bits.join("  ");
+}
+
+/**
+ * Another agent's lease expired by this clock that still stands for the takeover grace (its
+ * holder's clock may be behind this one): a write of its path is refused until `graceUntil`.
+ * `expiresInMs`: its expiry from now (negative).
+ */
+export function graceMark(expiresInMs: number, expiresAt: string, graceUntil: string): string {
+  const left = expiresInMs + Date.parse(graceUntil) - Date.parse(expiresAt);
+  return `expired ${formatDuration(-expiresInMs)} ago by this clock, stands for the takeover grace (clock skew) until ${graceUntil} (${formatUntil(left)})`;
 }
 
 export function checkText(r: CheckResult): string {

@@ -7,6 +7,7 @@ import { rosterText } from "./render-agents.ts";
 import { overviewText } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
 import { formatUntil } from "../core/duration.ts";
+import { graceMark } from "./lease-render.ts";
 import { boundSections, SECTION_LINES } from "./bounded-text.ts";
 import { oneLine } from "../core/one-line.ts";
 
@@ -106,7 +107,9 @@ function fullLeaseSectionText(rows: LeaseRow[]): string {
   const pw = Math.max(...rows.map((r) => r.pattern.length));
   for (const r of rows) {
     const flag = r.flags.length ? `  ${paint.red(`! ${flagText(r.flags)}`)}` : "";
-    lines.push(`  ${r.agent.padEnd(aw)}  ${r.pattern.padEnd(pw)}  ${r.exclusive ? "exclusive" : "shared   "}  ${r.task ? `task ${r.task}` : "no task"}  expires ${formatUntil(r.expires_in_ms)}${flag}`);
+    // Another agent's lease inside the takeover grace: expired here, but a write of its path is refused.
+    const expiry = r.grace_until ? graceMark(r.expires_in_ms, r.expires_at, r.grace_until) : `expires ${formatUntil(r.expires_in_ms)}`;
+    lines.push(`  ${r.agent.padEnd(aw)}  ${r.pattern.padEnd(pw)}  ${r.exclusive ? "exclusive" : "shared   "}  ${r.task ? `task ${r.task}` : "no task"}  ${expiry}${flag}`);
   }
   return lines.join("\n");
 }

@@ -25,3 +25,13 @@ export async function checkContext(store: Store, opts: { policy?: LeasePolicy; o
     ...(stale ? { stale } : {}),
   };
 }
+
+/**
+ * The takeover grace the views (`leases`, `status`, a claim's overlap advisory, the session-start
+ * context) show other agents' leases and claims by: the write context's, as for a check, so a view
+ * never drops a lease a write of its path would refuse. No network call: the estimate on file, or
+ * the one an exclusive write of this process just made (Store.takeoverGrace).
+ */
+export async function viewGraceMs(store: Store): Promise<number> {
+  return (await store.writeContext(store.now())).takeoverGraceMs ?? 0;
+}

@@ -3,6 +3,7 @@
 import { claimOverlaps, type Overlap } from "../core/claim-overlap.ts";
 import type { Task } from "../core/task.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
+import { viewGraceMs } from "./check-context.ts";
 import { loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { storedClaimedTasks } from "./task-listing.ts";
@@ -19,8 +20,9 @@ export async function overlapsOfClaim(store: Store, claimed: Task, before?: read
   if (!claimed.scope.length) return [];
   // Only claimed tasks can overlap a claim: the rest of the listing is not looked at, and these
   // need no settling (claimOverlaps skips an expired claim itself).
-  const [tasks, { set }] = await Promise.all([before ?? storedClaimedTasks(store), loadLeases(store)]);
-  const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now());
+  const [tasks, { set }, grace] = await Promise.all([before ?? storedClaimedTasks(store), loadLeases(store), viewGraceMs(store)]);
+  // Other agents' work inside the takeover grace is near too: a lease of its path would be refused.
+  const found = claimOverlaps(claimed, tasks, set.leases, store.actor.agent, store.now(), grace);
   if (o.log === false) return found;
   await recordCatches(
     store,

@@ -5,7 +5,7 @@ import { checkPaths, type PathAnswer } from "../core/check.ts";
 import { parseDuration } from "../core/duration.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
-import { isLeaseLive, type Lease } from "../core/lease.ts";
+import { graceUntil, isLeaseLiveFor, type Lease } from "../core/lease.ts";
 import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
@@ -17,7 +17,7 @@ import { overlapWitness } from "../core/glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget } from "../core/match-budget.ts";
 import { unextendedNote } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
-import { checkContext } from "./check-context.ts";
+import { checkContext, viewGraceMs } from "./check-context.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
 import { loadTask } from "./task-store.ts";
 import type { Store } from "./store.ts";
@@ -166,18 +166,31 @@ export async function unlease(store: Store, inputs: string[], opts: { all?: bool
   return { released: before.filter((p) => !after.has(p)), not_released: notReleased };
 }
 
-/** A lease as listed: `newer_on_remote` while the remote's lease set is held back as newer (this copy may be stale). */
-export type ListedLease = Lease & { newer_on_remote?: true };
+/**
+ * A lease as listed: `newer_on_remote` while the remote's lease set is held back as newer (this
+ * copy may be stale); `grace_until` on another agent's lease expired by this clock that stands for
+ * the takeover grace until then (clock skew: a write of its path is refused until then).
+ */
+export type ListedLease = Lease & { newer_on_remote?: true; grace_until?: string };
 
 /**
  * Live leases, optionally of one agent, ordered by pattern, as `leases` and MCP's list_leases show
- * them: while the lease set is held back as newer, each is marked and `stale` says why (the CLI
- * prints it on stderr, so its --json array keeps its shape; MCP returns it as a notice).
+ * them, other agents' leases inside the takeover grace among them (with `grace_until`), as a write
+ * would count them (check-context.ts): while the lease set is held back as newer, each is marked
+ * and `stale` says why (the CLI prints it on stderr, so its --json array keeps its shape; MCP
+ * returns it as a notice).
  */
 export async function listLeases(store: Store, opts: { agent?: string } = {}): Promise<{ leases: ListedLease[]; stale?: string }> {
   const { set } = await loadLeases(store);
   const now = store.now();
-  const live = set.leases.filter((l) => isLeaseLive(l, now) && (opts.agent === undefined || l.agent === opts.agent));
+  const me = store.actor.agent;
+  const grace = await viewGraceMs(store);
+  const live: ListedLease[] = set.leases
+    .filter((l) => isLeaseLiveFor(l, now, me, grace) && (opts.agent === undefined || l.agent === opts.agent))
+    .map((l) => {
+      const until = graceUntil(l, now, me, grace);
+      return until ? { ...l, grace_until: until } : l;
+    });
   const stale = await staleLeaseNote(store);
   return stale ? { leases: live.map((l) => ({ ...l, newer_on_remote: true as const })), stale } : { leases: live };
 }

@@ -26,7 +26,7 @@ import type { Overlap } from "../core/claim-overlap.ts";
 import { overlapsOfClaim } from "./claim-overlaps.ts";
 import { capacityOf, capacityRefusal } from "../core/capacity.ts";
 import { loadAgent } from "./agent-store.ts";
-import { listClaimedTasks } from "./task-listing.ts";
+import { storedClaimedTasks } from "./task-listing.ts";
 import { mutateTaskWithLeases } from "./task-lease-store.ts";
 import { claimChecked, claimReady } from "./dependency-actions.ts";
 import { WHY_PASSED_OVER } from "./newer-claims.ts";
@@ -72,9 +72,14 @@ export interface ClaimReport {
   skipped_newer?: number;
 }
 
-/** Why the caller may not take one more task (at_capacity), or null; and the claimed tasks it read. */
-async function capacityProblem(store: Store, claiming: string | null): Promise<{ refusal: Refusal | null; claimed: Task[] }> {
-  const [claimed, me] = await Promise.all([listClaimedTasks(store), loadAgent(store, store.actor.agent)]);
+/**
+ * Why the caller may not take one more task (at_capacity), or null; and the claimed tasks it read,
+ * as stored, not settled: heldBy judges the caller's claims' expiry itself, and the overlap
+ * advisory that reads them next judges other agents' with the takeover grace (settled by this
+ * clock alone, a claim inside the grace was gone from them).
+ */
+async function capacityProblem(store: Store, claiming: string | null): Promise<{ refusal: Refusal | null; claimed: readonly Task[] }> {
+  const [claimed, me] = await Promise.all([storedClaimedTasks(store), loadAgent(store, store.actor.agent)]);
   return { refusal: capacityRefusal(claimed, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now()), claimed };
 }
 

@@ -7,8 +7,8 @@ import { acquireLeases, releaseTaskLeases } from "../../src/core/lease-ops.ts";
 import type { Task } from "../../src/core/task.ts";
 import { capacityRefusal } from "../../src/core/capacity.ts";
 import { chooseCandidate, contendersAmong, MAX_POOL } from "../../src/core/candidate-choice.ts";
-import { claimCandidates, claimTask, holdsLive, isLive, settle } from "../../src/core/task-ops.ts";
-import { actorOf, chain, ctxOf, mutateTaskWithLeases, unchanged, type Applied, type Config, type LeaseFollow, type Op, type TaskOp, type Trail, type World } from "./core-model-world.ts";
+import { claimCandidates, claimTask, holdsLive, isLive } from "../../src/core/task-ops.ts";
+import { chain, ctxOf, mutateTaskWithLeases, unchanged, type Applied, type Config, type LeaseFollow, type Op, type TaskOp, type Trail, type World } from "./core-model-world.ts";
 
 /** leaseScope (task-actions.ts): the holder leases the task's scope until the claim expires. */
 export function leaseScope(cfg: Config): LeaseFollow {
@@ -24,11 +24,10 @@ export function leaseScope(cfg: Config): LeaseFollow {
   };
 }
 
-/** capacityProblem (task-actions.ts): listClaimedTasks settled for the caller, then capacityRefusal. */
+/** capacityProblem (task-actions.ts): the stored claimed tasks (heldBy judges expiry), then capacityRefusal. */
 function capacityProblemOf(w: World, cfg: Config, agent: string, claiming: string | null): Refusal | null {
   if (!Number.isFinite(cfg.capacity)) return null;
-  const ctx = { actor: actorOf(agent), now: new Date(w.now) };
-  const claimed = [...w.tasks.values()].filter((t) => t.status === "claimed").map((t) => settle(t, ctx).record);
+  const claimed = [...w.tasks.values()].filter((t) => t.status === "claimed");
   return capacityRefusal(claimed, agent, cfg.capacity, claiming, new Date(w.now));
 }
 

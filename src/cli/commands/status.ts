@@ -14,6 +14,7 @@ import { markStatus, notedStatusText } from "../../present/newer-note.ts";
 import { SECTION_LINES } from "../../present/bounded-text.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
+import { viewGraceMs } from "../../store/check-context.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 import { readQuarantine } from "../../sync/quarantine.ts";
 import { newerIn } from "../../sync/newer-refs.ts";
@@ -65,7 +66,8 @@ export function registerStatus(program: Command): void {
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
-      const leases = leaseRows(leaseSet, tasks, records, now, store.config);
+      // Other agents' leases inside the takeover grace are listed, as a write of their paths is refused.
+      const leases = leaseRows(leaseSet, tasks, records, now, store.config, { agent: store.actor.agent, graceMs: await viewGraceMs(store) });
       // Edits outside each agent's declaration, and claims renewed while their branch stands still.
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });

@@ -122,7 +122,7 @@ export const listLeasesTool = defineTool({
   name: "list_leases",
   title: "List file leases",
   description: [
-    "The live file leases of every agent (or of one, with `agent`): path or glob, holder, task, shared or exclusive, expiry and reason. Expired leases are not listed.",
+    "The live file leases of every agent (or of one, with `agent`): path or glob, holder, task, shared or exclusive, expiry and reason. Expired leases are not listed, except another agent's that stands for the takeover grace (with a sync remote, clock skew): it carries `grace_until`, and a lease of its path is refused until then.",
     "Call it to see who works where before you start, or to find your own leases to release. For a yes/no on specific files before editing, check_files is the one to call. While the sync remote's lease set is from a newer git-handoff (kept back here), the list may be stale: each lease carries `newer_on_remote: true` and `notices` says so.",
     "Refusal `invalid_input`: a malformed agent name.",
   ].join("\n"),
