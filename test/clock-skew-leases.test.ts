@@ -154,7 +154,7 @@ test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refuse
   const answer = JSON.parse(inside.stdout).hookSpecificOutput;
   assert.is(answer.permissionDecision, "deny", inside.stdout);
   assert.match(answer.permissionDecisionReason, /held by bob until 2026-11-30T09:02:00\.000Z \(in 30s\): it expired 30s ago by this clock, and stands for the takeover grace/);
-  assert.equal(holders(a, at(T + 90_000)), [], "nothing leased for alice (and bob's lease is past its expiry)");
+  assert.equal(holders(a, at(T + 90_000)), ["bob:src/a.ts"], "nothing leased for alice; bob's lease listed, as it stands through the grace (grace-views.test.ts)");
   assert.match(gitOut(a, "show", "refs/handoff/leases:leases.json"), /bob/, "bob's lease kept");
   // A shell command naming the file is warned about it, until the grace ends.
   const shell = JSON.stringify({ session_id: "s-alice", cwd: a, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "sed -i s/a/b/ src/a.ts" } });

@@ -1,13 +1,15 @@
 // The views agree with the writes about the takeover grace: through a sync remote, another agent's
 // lease (or claim) expired by this clock still stands for max_clock_skew past its expiry, and a
 // write of its path is refused until then (clock-skew-leases.test.ts). So `leases`, MCP's
-// list_leases, `status`, the session-start context and a claim's overlap advisory all show it,
-// marked with when it stops standing, and drop it past the grace. The caller's own expired lease
-// stays hidden: the grace is for other agents' clocks.
+// list_leases, `status`, the dashboard's lease view, the session-start context and a claim's
+// overlap advisory all show it, marked with when it stops standing, and drop it past the grace.
+// The caller's own expired lease stays hidden: the grace is for other agents' clocks.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { buildSnapshot, validUntil } from "../src/dashboard/snapshot.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -90,6 +92,21 @@ test("status lists another agent's lease inside the grace, with grace_until in -
   assert.match(text.stdout, /bob\s+src\/a\.ts\s+exclusive\s+no task\s+expired 30s ago by this clock, stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z \(in 30s\)/);
   assert.not.match(text.stdout, /notes\/mine\.md/, "the caller's own expired lease stays hidden");
   assert.equal(alice(["status", "--json", "--no-conflicts"], PAST).json.leases, [], "past the grace nothing stands");
+});
+
+test("the dashboard's lease view (its state document) lists another agent's lease inside the grace, with grace_until, and is built again when the grace ends", async () => {
+  const snapshot = async (ms: number) => {
+    const store = await openSyncedStore({ cwd: setup().a, agent: "alice", env: cleanEnv(at(ms)) });
+    try {
+      return await buildSnapshot(store, { merges: new Map(), commits: new Map(), lastSync: null }, true);
+    } finally {
+      store.close();
+    }
+  };
+  const inside = await snapshot(INSIDE);
+  assert.equal(inside.leases.map((l) => `${l.lease.agent}:${l.lease.pattern}:${l.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
+  assert.is(validUntil(inside, 3_600_000), T + 120_000, "the server looks again when the grace ends");
+  assert.equal((await snapshot(PAST)).leases, [], "past the grace nothing stands");
 });
 
 test("the session-start context lists another agent's lease inside the grace among the files others hold, with how long it stands", () => {

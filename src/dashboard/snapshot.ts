@@ -62,7 +62,8 @@ export interface Snapshot {
   /** The edges of the graph's part drawn; `graph` has the whole graph's size. */
   edges: GraphEdge[];
   graph: { nodes_total: number; edges_total: number; blocking_total: number };
-  leases: { lease: Lease; flag: LeaseFlag | null }[];
+  /** `grace_until`: another agent's lease expired by this clock that stands for the takeover grace until then. */
+  leases: { lease: Lease; flag: LeaseFlag | null; grace_until?: string }[];
   /** Why the leases shown may be stale (the remote's lease set is from a newer git-handoff, store/stale-leases.ts), or null. */
   leases_newer: string | null;
   totals: { tasks: number; leases: number; blocked: number; review: number; stuck: number };
@@ -234,6 +235,7 @@ export function validUntil(s: Snapshot, maxAgeMs: number): number {
     if (t > built && t < until) until = t;
   };
   for (const t of s.tasks) consider(t.expires_at);
-  for (const l of s.leases) consider(l.lease.expires_at);
+  // A lease inside the takeover grace stops showing when the grace ends.
+  for (const l of s.leases) consider(l.grace_until ?? l.lease.expires_at);
   return until;
 }

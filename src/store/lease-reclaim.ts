@@ -3,9 +3,10 @@
 // compare-and-swap attempt, so the decision is always about the current state.
 import { buildRoster } from "../core/agent-roster.ts";
 import { flagLease, type AgentLike, type LeaseFlag } from "../core/lease-flags.ts";
-import { isLeaseLive, type Lease } from "../core/lease.ts";
+import { graceUntil, isLeaseLiveFor, type Lease } from "../core/lease.ts";
 import { reclaimLeases, type LeaseFacts } from "../core/lease-reclaim.ts";
 import { listAgents } from "./agent-store.ts";
+import { viewGraceMs } from "./check-context.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import { listTasks } from "./task-store.ts";
@@ -19,12 +20,22 @@ export async function leaseFacts(store: Store): Promise<LeaseFacts> {
   };
 }
 
-/** Live leases with the reason each may be force-released, or null. */
-export async function flaggedLeases(store: Store, facts?: LeaseFacts): Promise<{ lease: Lease; flag: LeaseFlag | null }[]> {
+/**
+ * Live leases with the reason each may be force-released, or null; another agent's lease expired
+ * by this clock that stands for the takeover grace among them, with `grace_until` (a write of its
+ * path is refused until then: check-context.ts viewGraceMs).
+ */
+export async function flaggedLeases(store: Store, facts?: LeaseFacts): Promise<{ lease: Lease; flag: LeaseFlag | null; grace_until?: string }[]> {
   const f = facts ?? (await leaseFacts(store));
   const now = store.now();
-  const { set } = await loadLeases(store);
-  return set.leases.filter((l) => isLeaseLive(l, now)).map((lease) => ({ lease, flag: flagLease(lease, f) }));
+  const me = store.actor.agent;
+  const [{ set }, grace] = await Promise.all([loadLeases(store), viewGraceMs(store)]);
+  return set.leases
+    .filter((l) => isLeaseLiveFor(l, now, me, grace))
+    .map((lease) => {
+      const until = graceUntil(lease, now, me, grace);
+      return { lease, flag: flagLease(lease, f), ...(until ? { grace_until: until } : {}) };
+    });
 }
 
 /** Releases other agents' flagged leases on `patterns` (as leased), logged as `lease_reclaimed`. */
