@@ -8,6 +8,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildSnapshot, validUntil } from "../src/dashboard/snapshot.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
+import { launchBrowser } from "./support/browser.ts";
+import { startDashboard } from "./support/dashboard.ts";
 import { overStdio } from "./support/mcp.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
@@ -94,7 +96,7 @@ test("status lists another agent's lease inside the grace, with grace_until in -
   assert.equal(alice(["status", "--json", "--no-conflicts"], PAST).json.leases, [], "past the grace nothing stands");
 });
 
-test("the dashboard's lease view (its state document) lists another agent's lease inside the grace, with grace_until, and is built again when the grace ends", async () => {
+test("the dashboard's lease view lists another agent's lease inside the grace: grace_until in its state, a mark on the page, built again when the grace ends", async () => {
   const snapshot = async (ms: number) => {
     const store = await openSyncedStore({ cwd: setup().a, agent: "alice", env: cleanEnv(at(ms)) });
     try {
@@ -107,6 +109,21 @@ test("the dashboard's lease view (its state document) lists another agent's leas
   assert.equal(inside.leases.map((l) => `${l.lease.agent}:${l.lease.pattern}:${l.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
   assert.is(validUntil(inside, 3_600_000), T + 120_000, "the server looks again when the grace ends");
   assert.equal((await snapshot(PAST)).leases, [], "past the grace nothing stands");
+  // The page marks the row (a real browser, as dashboard-browser.test.ts).
+  const dash = await startDashboard(setup().a, [], { HANDOFF_AGENT: "alice", ...at(INSIDE) });
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(dash.link);
+    await page.click("nav a[data-view=leases]");
+    await page.waitForSelector("#view-leases.active > *");
+    const row = (await page.locator('tr[data-pattern="src/a.ts"]').allTextContents()).join("\n");
+    assert.match(row, /bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/);
+  } finally {
+    await browser.close();
+    await dash.stop();
+  }
 });
 
 test("the session-start context lists another agent's lease inside the grace among the files others hold, with how long it stands", () => {
