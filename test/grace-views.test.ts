@@ -25,8 +25,8 @@ const GRACE_END = new Date(T + 120_000).toISOString();
 
 /**
  * One remote and two clones: in b, bob holds task t (scope src/t/**, that scope's lease released,
- * lib/x.ts leased for it), an exclusive lease on src/a.ts and a shared one on docs/guide.md, all
- * for one minute from T; in
+ * lib/x.ts leased for it), an exclusive lease on src/a.ts, shared ones on docs/guide.md and (for a
+ * task not here) docs/old.md, all for one minute from T; in
  * a, alice's own one-minute lease on notes/mine.md (taken at T + 20s) and bob's state synced at
  * INSIDE, 30 s past bob's expiries by alice's clock. Made once: the tests below read it, the
  * claim test last, which writes.
@@ -47,6 +47,8 @@ function setup(): { a: string } {
   bob(["lease", "lib/x.ts", "--task", "t"]);
   bob(["lease", "src/a.ts", "--exclusive", "--ttl", "1m", "--reason", "refactor"]);
   bob(["lease", "docs/guide.md", "--ttl", "1m"]);
+  // For a task nobody has here: flagged (its task is no longer live), so it may be force-released.
+  bob(["lease", "docs/old.md", "--task", "gone", "--ttl", "1m"]);
   bob(["sync"]);
   assert.is(cli(["lease", "notes/mine.md", "--ttl", "1m"], { cwd: a, agent: "alice", env: at(T + 20_000) }).code, 0);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(INSIDE) }).code, 0);
@@ -61,7 +63,7 @@ const listed = (ms: number) => (alice(["leases", "--json"], ms).json as any[]).m
 
 test("leases and MCP list_leases list another agent's lease inside the grace, with grace_until and a mark; not the caller's own expired one; nothing past the grace", async () => {
   const { a } = setup();
-  assert.equal(listed(INSIDE), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
+  assert.equal(listed(INSIDE), [`bob:docs/guide.md:${GRACE_END}`, `bob:docs/old.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
   const text = alice(["leases"], INSIDE);
   assert.is(text.code, 0, text.stderr);
   assert.match(text.stdout, /src\/a\.ts\s+exclusive\s+bob\s+expired 30s ago by this clock, stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z \(in 30s\)\s+— refactor/);
@@ -73,7 +75,7 @@ test("leases and MCP list_leases list another agent's lease inside the grace, wi
     const r = await mcp.call("list_leases", {});
     assert.not.ok(r.isError, JSON.stringify(r.content));
     const leases = (r.structuredContent as any).leases as any[];
-    assert.equal(leases.map((l) => `${l.agent}:${l.pattern}:${l.grace_until}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
+    assert.equal(leases.map((l) => `${l.agent}:${l.pattern}:${l.grace_until}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:docs/old.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
     assert.match((r.content[0] as { text: string }).text, /stands for the takeover grace/);
   } finally {
     await mcp.close();
@@ -85,7 +87,7 @@ test("status lists another agent's lease inside the grace, with grace_until in -
   const json = alice(["status", "--json", "--no-conflicts"], INSIDE);
   assert.is(json.code, 0, json.stderr);
   const rows = json.json.leases as any[];
-  assert.equal(rows.map((r) => `${r.agent}:${r.pattern}:${r.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
+  assert.equal(rows.map((r) => `${r.agent}:${r.pattern}:${r.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:docs/old.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
   const scope = rows.find((r) => r.pattern === "lib/x.ts");
   assert.equal(scope.flags, [], "bob's claim of t stands through the grace too: not 'its task is not held by it'");
   assert.is(scope.expires_in_ms, -30_000);
@@ -106,7 +108,7 @@ test("the dashboard's lease view lists another agent's lease inside the grace: g
     }
   };
   const inside = await snapshot(INSIDE);
-  assert.equal(inside.leases.map((l) => `${l.lease.agent}:${l.lease.pattern}:${l.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
+  assert.equal(inside.leases.map((l) => `${l.lease.agent}:${l.lease.pattern}:${l.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:docs/old.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
   assert.is(validUntil(inside, 3_600_000), T + 120_000, "the server looks again when the grace ends");
   assert.equal((await snapshot(PAST)).leases, [], "past the grace nothing stands");
   // The page marks the row (a real browser, as dashboard-browser.test.ts).
@@ -120,10 +122,17 @@ test("the dashboard's lease view lists another agent's lease inside the grace: g
     await page.waitForSelector("#view-leases.active > *");
     const row = (await page.locator('tr[data-pattern="src/a.ts"]').allTextContents()).join("\n");
     assert.match(row, /bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/);
+    assert.is(await page.locator('tr[data-pattern="docs/old.md"] button[data-action=unlease]').count(), 1, "a flagged lease inside the grace offers a force release");
   } finally {
     await browser.close();
     await dash.stop();
   }
+});
+
+test("a flagged lease inside the grace, listed with its force release, can be force-released (unlease --reclaim)", () => {
+  const r = alice(["unlease", "docs/old.md", "--reclaim", "--reason", "its task is gone", "--json"], INSIDE);
+  assert.is(r.code, 0, r.stdout + r.stderr);
+  assert.equal(listed(INSIDE), [`bob:docs/guide.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
 });
 
 test("the session-start context lists another agent's lease inside the grace among the files others hold, with how long it stands", () => {

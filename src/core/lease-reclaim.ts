@@ -2,7 +2,7 @@
 // (the task it served is finished, or its holder is gone), always with a reason, always logged.
 import { flagLease, type AgentLike, type LeaseFlag } from "./lease-flags.ts";
 import type { HandoffEvent } from "./event.ts";
-import { isLeaseLive, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
+import { isLeaseLiveFor, MAX_REASON, type Lease, type LeaseSet } from "./lease.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import type { OpContext } from "./task-ops.ts";
 import type { Task } from "./task.ts";
@@ -29,7 +29,9 @@ export function reclaimLeases(set: LeaseSet, req: LeaseReclaimRequest, facts: Le
   if (!req.patterns.length) return refuse({ code: "invalid_input", message: "name the leased paths or globs to release" });
   const gone: { lease: Lease; flag: LeaseFlag }[] = [];
   for (const pattern of [...new Set(req.patterns)]) {
-    const held = set.leases.filter((l) => l.pattern === pattern && isLeaseLive(l, ctx.now) && (req.holder === undefined || l.agent === req.holder));
+    // Another agent's lease inside the takeover grace is held as for any write, and listed so (the
+    // dashboard's force release is offered on it): it can be reclaimed like a live one.
+    const held = set.leases.filter((l) => l.pattern === pattern && isLeaseLiveFor(l, ctx.now, ctx.actor.agent, ctx.takeoverGraceMs) && (req.holder === undefined || l.agent === req.holder));
     if (!held.length) {
       return refuse({ code: "not_found", message: `no live lease on ${pattern}${req.holder ? ` held by ${req.holder}` : ""}`, data: { path: pattern } });
     }
