@@ -4,6 +4,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { createServer, directCalls } from "../../src/mcp/server.ts";
 import { McpSession } from "../../src/mcp/session.ts";
 import { CLI, cleanEnv } from "./repo.ts";
@@ -19,6 +21,24 @@ export interface McpHandle {
   refused(name: string, args?: Record<string, unknown>): Promise<any>;
   close(): Promise<void>;
 }
+
+/**
+ * The output-schema checker every test client shares. The SDK's client makes a new ajv instance of
+ * its own and compiles every tool's output schema at each `listTools()`: ~60 schemas, ~1.5
+ * CPU-seconds a client, most of an MCP test file's CPU (a profile of mcp-tools.test.ts: ajv 22 of
+ * its 44 s). Here each schema (by its JSON text) is compiled once a process; the check of every
+ * result is the same.
+ */
+const sharedAjv = new AjvJsonSchemaValidator();
+const compiled = new Map<string, JsonSchemaValidator<unknown>>();
+export const testSchemaValidator: jsonSchemaValidator = {
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const key = JSON.stringify(schema);
+    let v = compiled.get(key);
+    if (!v) compiled.set(key, (v = sharedAjv.getValidator(schema)));
+    return v as JsonSchemaValidator<T>;
+  },
+};
 
 function handle(client: Client, close: () => Promise<void>, stderr: () => string = () => ""): McpHandle {
   const call = (name: string, args: Record<string, unknown> = {}) =>
@@ -63,7 +83,7 @@ export async function inProcess(repo: string, o: InProcessOptions = {}): Promise
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   directCalls(server).attach(serverSide); // plain calls answered as the stdio server answers them (direct-calls.ts)
-  const client = new Client({ name: "handoff-test", version: "0" });
+  const client = new Client({ name: "handoff-test", version: "0" }, { jsonSchemaValidator: testSchemaValidator });
   await client.connect(clientSide);
   await client.listTools(); // from now on the client checks every result against the published output schemas
   return handle(client, async () => {
@@ -88,7 +108,7 @@ export async function overStdio(repo: string, o: { agent?: string; args?: string
   });
   let err = "";
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
-  const client = new Client({ name: "handoff-e2e", version: "0" });
+  const client = new Client({ name: "handoff-e2e", version: "0" }, { jsonSchemaValidator: testSchemaValidator });
   await client.connect(transport);
   if (o.checkOutput !== false) await client.listTools(); // as in inProcess: every result is checked against the published output schemas
   return handle(client, () => client.close(), () => err);
