@@ -121,11 +121,12 @@ test("the dashboard's board: another agent's claim inside the grace is held, wit
   assert.equal(cards(inside), ["m:todo:alice:-", `t:claimed:bob:${GRACE_END}`, "u:todo:-:-"]);
   assert.is(inside.status.counts.claimed, 1);
   assert.is(inside.status.matrix.rows.find((r) => r.task === "t")!.cells[inside.status.matrix.agents.indexOf("bob")], "holds");
-  assert.is(validUntil(inside, 3_600_000), T + 120_000, "the server looks again when the grace ends");
+  // bob's lease of docs/x.md ends its grace then too: the claim alone must say so.
+  assert.is(validUntil({ ...inside, leases: [] }, 3_600_000), T + 120_000, "the server looks again when the grace ends");
   assert.equal(cards(await snapshot(PAST)), ["m:todo:alice:-", "t:todo:bob:-", "u:todo:-:-"], "past the grace the card is free (its stored claim shown stale, to reclaim)");
 });
 
-test("MCP get_task, list_tasks, overview and ready_tasks show another agent's claim inside the grace as held, with grace_until", async () => {
+test("MCP get_task, list_tasks, overview, ready_tasks, watch and load_context show another agent's claim inside the grace as held, with grace_until", async () => {
   const mcp = await overStdio(setup().a, { agent: "alice", env: at(INSIDE) });
   try {
     const got = await mcp.call("get_task", { id: "t" });
@@ -143,6 +144,13 @@ test("MCP get_task, list_tasks, overview and ready_tasks show another agent's cl
     assert.equal(o.expired.map((t: any) => t.task), ["m"]);
     const ready = await mcp.call("ready_tasks", {});
     assert.equal(((ready.structuredContent as any).tasks as any[]).map((t) => t.id), ["u", "m"]);
+    const watched = await mcp.call("watch", { timeout_seconds: 1 });
+    assert.not.ok(watched.isError, JSON.stringify(watched.content));
+    assert.equal(((watched.structuredContent as any).ready as any[]).map((t) => t.id), ["u", "m"]);
+    // Last: it records alice's session.
+    const context = await mcp.call("load_context", {});
+    assert.not.ok(context.isError, JSON.stringify(context.content));
+    assert.equal(((context.structuredContent as any).ready as any[]).map((t) => t.id), ["u", "m"]);
   } finally {
     await mcp.close();
   }
