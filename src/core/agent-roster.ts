@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
 import { isLive, settle, type OpContext } from "./task-ops.ts";
+import { claimLive } from "./clock-skew.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -39,10 +40,15 @@ export interface Roster {
 
 type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
 
-export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig): Roster {
+/**
+ * `viewer`: whose view it is; another agent's claim inside its takeover grace counts as held, as a
+ * claim of the task is refused until the grace ends (overview.ts TaskViewer).
+ */
+export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig, viewer?: { agent: string; graceMs: number }): Roster {
   const held = new Map<string, string[]>();
+  const graceMs = viewer?.graceMs ?? 0;
   for (const t of tasks) {
-    if (!isLive(t, now)) continue;
+    if (!isLive(t, now) && !(graceMs > 0 && t.status === "claimed" && t.claim && t.claim.agent !== viewer!.agent && claimLive(t.claim.expires_at, graceMs, now))) continue;
     const list = held.get(t.claim!.agent);
     if (list) list.push(t.id);
     else held.set(t.claim!.agent, [t.id]);

@@ -31,6 +31,19 @@ export function claimLive(expiresAt: string, graceMs: number, now: Date): boolea
   return Date.parse(expiresAt) + graceMs > now.getTime();
 }
 
+/**
+ * When another agent's claim of `task`, expired by this clock, stops standing for the caller (its
+ * expiry plus the takeover grace), or null: not claimed, the caller's own (the grace is for other
+ * clocks), not expired, or past the grace. What a view shows beside such a claim, as a claim of
+ * the task is refused until then (graceRefusal): the claim's counterpart of lease.ts graceUntil.
+ */
+export function claimGraceUntil(task: Task, ctx: OpContext): string | null {
+  const c = task.status === "claimed" ? task.claim : null;
+  const grace = ctx.takeoverGraceMs ?? 0;
+  if (!c || c.agent === ctx.actor.agent || claimLive(c.expires_at, 0, ctx.now) || !claimLive(c.expires_at, grace, ctx.now)) return null;
+  return new Date(Date.parse(c.expires_at) + grace).toISOString();
+}
+
 /** The grace a takeover waits past another agent's expiry: max_clock_skew plus the offset, never negative. */
 export function takeoverGrace(maxSkewMs: number, offset: ClockOffset | null): number {
   return Math.max(0, maxSkewMs + (offset?.offsetMs ?? 0));

@@ -60,11 +60,15 @@ export function blockedRefusal(task: Task, edges: BlockedEdge[]): Refusal {
   };
 }
 
-/** Unclaimed tasks whose dependencies are all done, best first (priority, then age, then id). */
-export function readyTasks(tasks: Task[], now: Date): Task[] {
+/**
+ * Unclaimed tasks whose dependencies are all done, best first (priority, then age, then id). `at`:
+ * the time, or the caller's context, whose takeover grace keeps another agent's expired claim out
+ * (a claim of it is refused until the grace ends).
+ */
+export function readyTasks(tasks: Task[], at: Date | OpContext): Task[] {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   return tasks
-    .map((t) => readyRecord(t, (id) => byId.get(id)?.status, now))
+    .map((t) => readyRecord(t, (id) => byId.get(id)?.status, at))
     .filter((t): t is Task => t !== null)
     .sort(bestFirst);
 }
@@ -77,10 +81,10 @@ export function bestFirst(a: Task, b: Task): number {
 /**
  * `task` as anyone reads it (an expired claim freed) when it is ready: todo, and every task it
  * waits on done (a stored status: settling never makes a task done); else null. `statusOf` gives
- * a task's stored status by id (undefined: no such task).
+ * a task's stored status by id (undefined: no such task); `at` as for readyTasks.
  */
-export function readyRecord(task: Task, statusOf: (id: string) => Task["status"] | undefined, now: Date): Task | null {
-  const t = settle(task, { actor: nobody, now }).record;
+export function readyRecord(task: Task, statusOf: (id: string) => Task["status"] | undefined, at: Date | OpContext): Task | null {
+  const t = settle(task, at instanceof Date ? { actor: nobody, now: at } : at).record;
   if (t.status !== "todo") return null;
   for (const dep of dependenciesOf(t)) if (statusOf(dep) !== "done") return null;
   return t;

@@ -1,4 +1,5 @@
-import { settle } from "./task-ops.ts";
+import { settle, type OpContext } from "./task-ops.ts";
+import { claimGraceUntil } from "./clock-skew.ts";
 import type { Actor } from "./identity.ts";
 import type { Task, TaskStatus } from "./task.ts";
 import type { AgentRecord, AgentStatus } from "./agent.ts";
@@ -20,6 +21,22 @@ export interface HeldTask {
   worktree: string | null;
   branch: string | null;
   scope: Actor["scope"];
+  /** Another agent's claim expired by this clock that stands for the takeover grace until then (a claim of it is refused). */
+  grace_until?: string;
+}
+
+/**
+ * Whose view it is, and the takeover grace other agents' expired claims stand for in it (with a
+ * sync remote: Store.writeContext). Absent: nobody's, no grace (every claim judged by this clock).
+ */
+export interface TaskViewer {
+  agent: string;
+  graceMs: number;
+}
+
+/** The context a view settles tasks by (task-ops.ts settle): the viewer's grace for other agents' claims. */
+export function viewerContext(now: Date, viewer?: TaskViewer): OpContext {
+  return { now, actor: { agent: viewer?.agent ?? "", worktree: null, branch: null, scope: "primary" as const }, ...(viewer?.graceMs ? { takeoverGraceMs: viewer.graceMs } : {}) };
 }
 
 export interface Overview {
@@ -29,18 +46,22 @@ export interface Overview {
   holders: { agent: string; tasks: HeldTask[] }[];
   /** Live claims ending within `soonMs`. */
   expiring_soon: HeldTask[];
-  /** Claims whose lease ran out and that nobody has taken over yet (lazy expiry pending). */
+  /** Claims whose lease ran out and that nobody has taken over yet (lazy expiry pending): free to claim. */
   expired: HeldTask[];
 }
 
-/** The first bird's-eye view: tasks by state, who holds what, what expires soon. */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[]): Overview {
+/**
+ * The first bird's-eye view: tasks by state, who holds what, what expires soon. Another agent's
+ * claim inside the viewer's takeover grace is held (with `grace_until`), not expired: a claim of
+ * it is refused until then.
+ */
+export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[], viewer?: TaskViewer): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
   const expiring: HeldTask[] = [];
   const expired: HeldTask[] = [];
-  const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
+  const ctx = viewerContext(now, viewer);
   for (let i = 0; i < stored.length; i++) {
     const task = stored[i]!;
     counts[(settledAlready ? settledAlready[i]! : settle(task, ctx).record).status]++;
@@ -57,14 +78,17 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, co
       branch: claim.branch,
       scope: claim.scope,
     };
-    if (held.expires_in_ms <= 0) {
+    const graceUntil = held.expires_in_ms <= 0 ? claimGraceUntil(task, ctx) : null;
+    if (graceUntil) held.grace_until = graceUntil;
+    else if (held.expires_in_ms <= 0) {
       expired.push(held);
       continue;
     }
     const mine = byAgent.get(claim.agent);
     if (mine) mine.push(held);
     else byAgent.set(claim.agent, [held]);
-    if (held.expires_in_ms <= soonMs) expiring.push(held);
+    // A claim inside the grace has expired already: its line says how long it stands.
+    if (!graceUntil && held.expires_in_ms <= soonMs) expiring.push(held);
   }
   const holders = [...byAgent.entries()].sort(([a], [b]) => textOrder(a, b)).map(([agent, tasks]) => ({ agent, tasks }));
   expiring.sort((a, b) => a.expires_in_ms - b.expires_in_ms);
@@ -116,16 +140,18 @@ export interface StatusInput {
   roster?: Roster;
   /** Tasks left out of `tasks` (final ones a text view does not show), counted by status. */
   counted?: Partial<Record<TaskStatus, number>>;
+  /** Whose view it is (the takeover grace of other agents' claims); absent: every claim by this clock alone. */
+  viewer?: TaskViewer;
 }
 
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
-  const ctx = { now, actor: { agent: "", worktree: null, branch: null, scope: "primary" as const } };
-  // Settled once (lazy expiry): the overview's counts and every section below read the same.
+  const ctx = viewerContext(now, input.viewer);
+  // Settled once (lazy expiry, the viewer's grace): the overview's counts and every section below read the same.
   const settled = tasks.map((t) => settle(t, ctx).record);
-  const base = buildOverview(tasks, now, input.soonMs, input.counted, settled);
-  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config);
+  const base = buildOverview(tasks, now, input.soonMs, input.counted, settled, input.viewer);
+  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config, input.viewer);
 
   const live = settled.filter((t) => t.status === "todo" || t.status === "claimed" || t.status === "review");
   const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();

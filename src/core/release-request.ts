@@ -9,7 +9,7 @@ import { parseDuration } from "./duration.ts";
 import type { HandoffEvent } from "./event.ts";
 import { groupDigits } from "./digits.ts";
 import { matchesPath } from "./glob-overlap.ts";
-import { isLeaseLive, MAX_REASON, type Lease } from "./lease.ts";
+import { isLeaseLive, isLeaseLiveFor, MAX_REASON, type Lease } from "./lease.ts";
 import { LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { clipped, namedFew } from "./named-few.ts";
@@ -152,7 +152,10 @@ export function askRelease(input: AskInput, facts: AskFacts, id: string, ctx: Op
   if (input.reason !== null && (input.reason.length > MAX_REASON || optionLike(input.reason))) return bad(`--reason must be text of at most ${MAX_REASON} characters that does not start with '-'`);
   if (input.to === me) return bad("you cannot ask yourself: release it with git handoff release or git handoff unlease");
   const task = facts.tasks.find((t) => t.id === input.target);
-  const live = facts.leases.filter((l) => l.agent === input.to && isLeaseLive(l, ctx.now));
+  // Its leases as a write counts them: one inside the takeover grace (expired by this clock, live
+  // perhaps by its holder's) still refuses a lease of its path, so asking for it is no mistake.
+  // `facts.tasks` are settled by the same grace (store/release-requests.ts).
+  const live = facts.leases.filter((l) => l.agent === input.to && isLeaseLiveFor(l, ctx.now, me, ctx.takeoverGraceMs));
   const { paths, unchecked } = task ? { paths: [], unchecked: [] } : leasesNaming(live, input.target);
   const heldTask = task && task.status === "claimed" && task.claim?.agent === input.to;
   // An agent that only ran CLI verbs (no session, no heartbeat) has no record, yet its live claim
@@ -283,7 +286,11 @@ export function parseUntil(text: string, now: Date): string {
   return new Date(now.getTime() + parseDuration(text, "--until")).toISOString();
 }
 
-/** Whether the holder still holds what the request asks for; a request it no longer holds is moot (not shown, not delivered). */
+/**
+ * Whether the holder still holds what the request asks for; a request it no longer holds is moot
+ * (not shown, not delivered). No takeover grace: it is asked for the holder's own inbox, and its
+ * own claims and leases are judged by its own clock.
+ */
 export function stillHeld(r: ReleaseRequest, tasks: Task[], leases: Lease[], now: Date): boolean {
   if (r.task) return tasks.some((t) => t.id === r.task && t.status === "claimed" && t.claim?.agent === r.to && Date.parse(t.claim.expires_at) > now.getTime());
   return r.paths.some((p) => leases.some((l) => l.agent === r.to && l.pattern === p && isLeaseLive(l, now)));

@@ -8,7 +8,7 @@ import type { LeaseFlag } from "../core/lease-flags.ts";
 import type { Lease } from "../core/lease.ts";
 import { diffLine } from "../core/diff-summary.ts";
 import { computeStats, type Stats } from "../core/stats.ts";
-import { settle } from "../core/task-ops.ts";
+import { shownTask } from "../core/task-view.ts";
 import type { Task, TaskStatus } from "../core/task.ts";
 import { displaySafe } from "../present/display-safe.ts";
 import { markNewer } from "../present/newer-note.ts";
@@ -17,6 +17,7 @@ import { predictConflicts, type MergeCache } from "../store/conflicts.ts";
 import { saveMerges, storedMerges } from "../store/merge-cache-file.ts";
 import { readEvents, type CommitEvents } from "../store/events.ts";
 import { flaggedLeases } from "../store/lease-reclaim.ts";
+import { viewContext } from "../store/check-context.ts";
 import type { Store } from "../store/store.ts";
 import { listTasks } from "../store/task-store.ts";
 import { syncHealth, type SyncHealth } from "./sync-health.ts";
@@ -43,6 +44,8 @@ export interface TaskCard {
   stale: boolean;
   /** The fence of the claim shown (null: not claimed): a reclaim from the page takes only that claim. */
   fence: number | null;
+  /** Another agent's claim expired by this clock that stands for the takeover grace until then: held, a claim of it is refused. */
+  grace_until?: string;
   /** The sync remote holds this task from a newer git-handoff (present/newer-note.ts): the card may be stale, and nothing can change it here. */
   newer_on_remote?: true;
 }
@@ -102,12 +105,14 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   if (cache.answers) store.keepAnswersIn(cache.answers);
   const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([listTasks(store, { settled: false }), listAgents(store)]);
   const records = agents.map((a) => a.record);
-  const roster = buildRoster(records, tasks, now, store.config);
+  // As `status`: another agent's claim inside the takeover grace is held (the write context's grace, no network call).
+  const ctx = await viewContext(store, now);
+  const viewer = { agent: ctx.actor.agent, graceMs: ctx.takeoverGraceMs ?? 0 };
+  const roster = buildRoster(records, tasks, now, store.config, viewer);
   const predicted = await previewWithFile(store, roster, cache);
-  const status = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now });
+  const status = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer });
   const statusOf = new Map(roster.agents.map((a) => [a.agent, a.status]));
-  const ctx = { now, actor: store.actor };
-  const settled = tasks.map((t) => settle(t, ctx).record);
+  const settled = tasks.map((t) => shownTask(t, ctx));
   const byId = new Map(settled.map((t) => [t.id, t]));
   const storedById = new Map(tasks.map((t) => [t.id, t]));
   // Marked as `task list` marks them: the remote holds these from a newer git-handoff.
@@ -131,6 +136,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
       handoffs: t.handoffs?.length ?? 0,
       stale: !!claim && (expired || holderStatus === "stale" || holderStatus === "disconnected"),
       fence: claim?.fence ?? null,
+      ...(t.grace_until ? { grace_until: t.grace_until } : {}),
     };
   }), held);
   const edges = settled.flatMap((t) =>
@@ -234,7 +240,8 @@ export function validUntil(s: Snapshot, maxAgeMs: number): number {
     const t = iso ? Date.parse(iso) : NaN;
     if (t > built && t < until) until = t;
   };
-  for (const t of s.tasks) consider(t.expires_at);
+  // A claim inside the takeover grace stops being held when the grace ends.
+  for (const t of s.tasks) consider(t.grace_until ?? t.expires_at);
   // A lease inside the takeover grace stops showing when the grace ends.
   for (const l of s.leases) consider(l.grace_until ?? l.lease.expires_at);
   return until;

@@ -8,8 +8,11 @@ import { Task } from "../core/task.ts";
 
 export { HandoffEvent, Task };
 
-/** A task as views show it: `newer_on_remote` when the remote holds it from a newer git-handoff (present/newer-note.ts). */
-export const ShownTask = lazySchema(() => z.extend(Task, { newer_on_remote: z.optional(z.literal(true)) }));
+/**
+ * A task as views show it: `newer_on_remote` when the remote holds it from a newer git-handoff
+ * (present/newer-note.ts); `grace_until` on another agent's claim that stands for the takeover grace (core/task-view.ts).
+ */
+export const ShownTask = lazySchema(() => z.extend(Task, { newer_on_remote: z.optional(z.literal(true)), grace_until: z.optional(z.string()) }));
 
 export const Suggestion = z.object({ action: z.string(), detail: z.string() });
 
@@ -37,6 +40,8 @@ const HeldTask = z.object({
   scope: AgentScope,
   /** The task is held back as newer (present/newer-note.ts markOverview). */
   newer_on_remote: z.optional(z.literal(true)),
+  /** Another agent's claim expired by this clock that stands for the takeover grace until then (core/overview.ts). */
+  grace_until: z.optional(z.string()),
 });
 
 export const OverviewShape = {

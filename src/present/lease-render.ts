@@ -1,4 +1,5 @@
-import { formatDuration, formatUntil } from "../core/duration.ts";
+import { formatUntil } from "../core/duration.ts";
+import { graceMark } from "./grace-mark.ts";
 import type { Lease } from "../core/lease.ts";
 import type { CheckResult } from "../store/lease-actions.ts";
 
@@ -11,16 +12,6 @@ export function leaseLine(l: Lease & { grace_until?: string }, now: Date): strin
   // A claim's scope lease has the reason "task <id>": said once.
   if (l.reason && !(l.task && l.reason === `task ${l.task}`)) bits.push(`— ${l.reason}`);
   return bits.join("  ");
-}
-
-/**
- * Another agent's lease expired by this clock that still stands for the takeover grace (its
- * holder's clock may be behind this one): a write of its path is refused until `graceUntil`.
- * `expiresInMs`: its expiry from now (negative).
- */
-export function graceMark(expiresInMs: number, expiresAt: string, graceUntil: string): string {
-  const left = expiresInMs + Date.parse(graceUntil) - Date.parse(expiresAt);
-  return `expired ${formatDuration(-expiresInMs)} ago by this clock, stands for the takeover grace (clock skew) until ${graceUntil} (${formatUntil(left)})`;
 }
 
 export function checkText(r: CheckResult): string {

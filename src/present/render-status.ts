@@ -7,7 +7,7 @@ import { rosterText } from "./render-agents.ts";
 import { overviewText } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
 import { formatUntil } from "../core/duration.ts";
-import { graceMark } from "./lease-render.ts";
+import { graceMark } from "./grace-mark.ts";
 import { boundSections, SECTION_LINES } from "./bounded-text.ts";
 import { oneLine } from "../core/one-line.ts";
 

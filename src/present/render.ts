@@ -2,7 +2,8 @@ import { formatUntil } from "../core/duration.ts";
 import { formatAddress } from "../core/address.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import type { Overview } from "../core/overview.ts";
-import type { Task } from "../core/task.ts";
+import type { ShownTask } from "../core/task-view.ts";
+import { graceMark } from "./grace-mark.ts";
 import { oneLine } from "../core/one-line.ts";
 import { paint } from "./output.ts";
 import { neutraliseLine } from "./untrusted.ts";
@@ -13,15 +14,21 @@ function until(iso: string, now: Date): string {
 }
 
 
-export function taskLine(t: Task, now: Date): string {
-  const holder = t.claim ? `  ${t.claim.agent} (until ${until(t.claim.expires_at, now)})` : "";
+/** Another agent's claim inside the takeover grace: when it expired here and until when it stands; else when it ends. */
+function claimUntil(t: ShownTask, now: Date): string {
+  const c = t.claim!;
+  return t.grace_until ? graceMark(Date.parse(c.expires_at) - now.getTime(), c.expires_at, t.grace_until) : `until ${until(c.expires_at, now)}`;
+}
+
+export function taskLine(t: ShownTask, now: Date): string {
+  const holder = t.claim ? `  ${t.claim.agent} (${claimUntil(t, now)})` : "";
   return `${t.id.padEnd(12)} ${t.status.padEnd(9)} p${String(t.priority).padEnd(3)} ${oneLine(t.objective, 60)}${holder}`;
 }
 
 /** A value written by another agent, its further lines indented under the label's column (so none reads as a label of its own). */
 const continued = (text: string) => text.replace(/\r?\n/g, "\n            ");
 
-export function taskDetail(t: Task, now: Date): string {
+export function taskDetail(t: ShownTask, now: Date): string {
   const lines = [
     `${paint.bold(t.id)}  ${t.status}`,
     // Continuation lines indented: an objective cannot pose as one of the labelled lines.
@@ -33,7 +40,7 @@ export function taskDetail(t: Task, now: Date): string {
   if (t.claim) {
     const c = t.claim;
     lines.push(`holder:     ${c.agent} (fence ${c.fence}, ${c.scope}${c.worktree ? ` ${c.worktree}` : ""}${c.branch ? ` on ${c.branch}` : ""})`);
-    lines.push(`lease:      until ${c.expires_at} (${until(c.expires_at, now)})`);
+    lines.push(t.grace_until ? `lease:      ${claimUntil(t, now)}` : `lease:      until ${c.expires_at} (${until(c.expires_at, now)})`);
   }
   lines.push(`attempts:   ${t.attempts} expired of ${t.max_attempts} allowed`);
   if (t.result?.commit) lines.push(`commit:     ${t.result.commit}`);
@@ -110,7 +117,9 @@ export function overviewText(o: Overview, now: Date, rendered?: number, note: (t
         continue;
       }
       const where = `${t.scope}${t.branch ? ` ${t.branch}` : ""}${t.worktree ? ` ${t.worktree}` : ""}`;
-      lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} until ${until(t.expires_at, now).padEnd(8)} ${paint.dim(where)}  ${oneLine(t.objective, 40)}${note(t.task)}`);
+      // Another agent's claim inside the takeover grace: expired here, but a claim of it is refused.
+      const expiry = t.grace_until ? graceMark(t.expires_in_ms, t.expires_at, t.grace_until) : `until ${until(t.expires_at, now).padEnd(8)}`;
+      lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} ${expiry} ${paint.dim(where)}  ${oneLine(t.objective, 40)}${note(t.task)}`);
     }
   }
   if (o.expiring_soon.length) {

@@ -33,5 +33,16 @@ export async function checkContext(store: Store, opts: { policy?: LeasePolicy; o
  * the one an exclusive write of this process just made (Store.takeoverGrace).
  */
 export async function viewGraceMs(store: Store): Promise<number> {
-  return (await store.writeContext(store.now())).takeoverGraceMs ?? 0;
+  return (await viewContext(store)).takeoverGraceMs ?? 0;
+}
+
+/**
+ * The context the task views (`task list`/`show`, `ready`, `status`, the dashboard, MCP's
+ * list_tasks, get_task and overview) settle tasks by: the write context at `now`, so another
+ * agent's claim inside the takeover grace shows as held while a claim of it is refused, and the
+ * caller's own expired claim as free. Nothing about time or the grace is kept with a listing: every
+ * read settles the stored records again (the listing files hold records as stored).
+ */
+export function viewContext(store: Store, now: Date = store.now()): Promise<OpContext> {
+  return store.writeContext(now);
 }

@@ -12,6 +12,7 @@ import { writeSteps } from "./codec.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
 import { takerOf } from "./machine.ts";
 import { readyFrom } from "./task-listing.ts";
+import { viewContext } from "./check-context.ts";
 import { fromOrderFile, orderedTasks } from "./task-order.ts";
 import { claimWritesNewer } from "./newer-claims.ts";
 import { ReadMoved } from "./rests-on.ts";
@@ -232,16 +233,17 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
  */
 export async function listReady(store: Store, opts: { limit?: number } = {}): Promise<{ ready: Task[]; total: number; problems: string[]; newer: string[] }> {
   const who = await takerOf(store);
-  const now = store.now();
+  // Settled as a claim would be (another agent's claim inside the takeover grace is not ready).
+  const ctx = await viewContext(store);
   const limit = opts.limit ?? Infinity;
   // Tasks whose claim would write a ref the remote holds in a newer format cannot be claimed here
   // (claim --next passes them over): left out, by id in `newer`. While any ref is held back, the
   // order file's head is not the answer.
   const held = await store.heldAsNewer();
-  const fromFile = held.size ? null : await fromOrderFile(store, (o) => readyFrom(o, who, now, limit));
+  const fromFile = held.size ? null : await fromOrderFile(store, (o) => readyFrom(o, who, ctx, limit));
   if (fromFile) return { ...fromFile, problems: [], newer: [] };
   const { tasks, problems } = await listTasks(store, { settled: false });
-  const { ready, newer } = readyAmong(tasks, who, now, held);
+  const { ready, newer } = readyAmong(tasks, who, ctx, held);
   return { ready: ready.slice(0, limit), total: ready.length, problems, newer };
 }
 
@@ -250,8 +252,8 @@ export async function listReady(store: Store, opts: { limit?: number } = {}): Pr
  * kind of agent or machine, and not passed over for a ref held back as newer (by id in `newer`).
  * For a caller that has listed the tasks already (MCP's load_context).
  */
-export function readyAmong(tasks: readonly Task[], who: Taker, now: Date, held: Map<string, NewerRef>): { ready: Task[]; newer: string[] } {
-  const all = readyTasks(tasks as Task[], now).filter((t) => !addressRefusal(t, who));
+export function readyAmong(tasks: readonly Task[], who: Taker, at: Date | OpContext, held: Map<string, NewerRef>): { ready: Task[]; newer: string[] } {
+  const all = readyTasks(tasks as Task[], at).filter((t) => !addressRefusal(t, who));
   return { ready: all.filter((t) => !claimWritesNewer(t, held)), newer: all.filter((t) => claimWritesNewer(t, held)).map((t) => t.id) };
 }
 

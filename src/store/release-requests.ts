@@ -43,9 +43,11 @@ export async function askToRelease(store: Store, to: string, target: string, rea
   validateAgentId(to);
   const id = newRequestId(freshBytes(8));
   const asked = await store.casLoop(async (now) => {
-    const [holder, { tasks }, { set }] = await Promise.all([loadAgent(store, to), listTasks(store), loadLeases(store)]);
+    const [holder, { tasks }, { set }, ctx] = await Promise.all([loadAgent(store, to), listTasks(store), loadLeases(store), store.writeContext(now)]);
     const status = holder ? classifyAgent(holder.record, now, store.config) : null;
-    const decided = askRelease({ to, target, reason }, { status, tasks, leases: set.leases }, id, { actor: store.actor, now });
+    // Judged with the takeover grace (listTasks settles by it too): a task or lease whose claim or
+    // lease of it would be refused is held, so it can be asked for.
+    const decided = askRelease({ to, target, reason }, { status, tasks, leases: set.leases }, id, ctx);
     if (!decided.ok) throw new HandoffError(decided.refusal);
     const tip = await store.readRef(logRef(store.actor.agent));
     return { updates: [logUpdate(store, tip, [decided.event])], result: decided };

@@ -5,7 +5,9 @@
 //   history (done, failed, cancelled): newest first (most recently changed);
 //   everything else, and no status: oldest first, as the unbounded listing.
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
-import { settle } from "../core/task-ops.ts";
+import { settle, type OpContext } from "../core/task-ops.ts";
+import { shownTask, type ShownTask } from "../core/task-view.ts";
+import { viewContext } from "./check-context.ts";
 import { upperBound } from "../core/upper-bound.ts";
 import { orderedCandidates, readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
@@ -28,14 +30,14 @@ export function listingOrder(status: TaskStatus | undefined): ListingOrder {
 
 const newestOf = new WeakMap<object, Task[]>();
 
-/** A task's status as readers see it (lazy expiry), without building its settled record. */
-function statusAt(t: Task, store: Store, now: Date): TaskStatus {
-  if (t.status !== "claimed" || !t.claim || Date.parse(t.claim.expires_at) > now.getTime()) return t.status;
-  return settle(t, { actor: store.actor, now }).record.status;
+/** A task's status as readers see it (lazy expiry, the takeover grace: viewContext), without building its settled record. */
+function statusAt(t: Task, ctx: OpContext): TaskStatus {
+  if (t.status !== "claimed" || !t.claim || Date.parse(t.claim.expires_at) > ctx.now.getTime()) return t.status;
+  return settle(t, ctx).record.status;
 }
 
 export interface BoundedListing {
-  tasks: Task[];
+  tasks: ShownTask[];
   total: number;
   /** The status of every task that matches, oldest first (for counts). */
   statuses: TaskStatus[];
@@ -48,19 +50,18 @@ export async function listTasksBounded(
   opts: { status?: TaskStatus; limit: number },
 ): Promise<BoundedListing> {
   // A one-shot command reads the task order file: the records it returns, not every one.
-  const fromFile = await fromOrderFile(store, (o) => boundedFrom(o, store, opts));
+  const ctx = await viewContext(store);
+  const fromFile = await fromOrderFile(store, (o) => boundedFrom(o, ctx, opts));
   if (fromFile) return fromFile;
   const listing: Readonly<TaskListing> = await storedListing(store);
-  const now = store.now();
-  const ctx = { actor: store.actor, now };
   const order = listingOrder(opts.status);
   // The status of every match, oldest first (for counts): a field read per task, no record built.
   const statuses: TaskStatus[] = [];
   for (const t of listing.tasks) {
-    const st = statusAt(t, store, now);
+    const st = statusAt(t, ctx);
     if (!opts.status || st === opts.status) statuses.push(st);
   }
-  const tasks: Task[] = [];
+  const tasks: ShownTask[] = [];
   if (order === "best first") {
     for (const t of readyCandidates(listing.tasks, ctx, () => true)) {
       if (tasks.length >= opts.limit) break;
@@ -75,7 +76,7 @@ export async function listTasksBounded(
     }
     for (const t of source) {
       if (tasks.length >= opts.limit) break;
-      if (!opts.status || statusAt(t, store, now) === opts.status) tasks.push(settle(t, ctx).record);
+      if (!opts.status || statusAt(t, ctx) === opts.status) tasks.push(shownTask(t, ctx));
     }
   }
   return { tasks, total: statuses.length, statuses, problems: [...listing.problems], order };
@@ -86,14 +87,13 @@ export async function listTasksBounded(
  * all from the header, a record parsed and settled only where a claim may have run out), then the
  * first `limit` of the order, each record parsed as it is taken.
  */
-function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus; limit: number }): BoundedListing {
-  const now = store.now();
-  const ms = now.getTime();
-  const ctx = { actor: store.actor, now };
+function boundedFrom(o: OrderedTasks, ctx: OpContext, opts: { status?: TaskStatus; limit: number }): BoundedListing {
+  const ms = ctx.now.getTime();
   const order = listingOrder(opts.status);
-  const settled = new Map<number, Task>();
-  const settledAt = (i: number) => settled.get(i) ?? settled.set(i, settle(o.record(i), ctx).record).get(i)!;
-  // As statusAt: a live claim stays claimed whoever asks; one that ran out is settled.
+  const settled = new Map<number, ShownTask>();
+  const settledAt = (i: number) => settled.get(i) ?? settled.set(i, shownTask(o.record(i), ctx)).get(i)!;
+  // As statusAt: a live claim stays claimed whoever asks; one that ran out is settled (by the
+  // grace too: the file holds each claim's expiry as stored, never a status settled by a clock).
   const statusOf = (i: number) => {
     const st = storedStatusAt(o.head, i)!;
     return st === "claimed" && !liveClaimAt(o.head, i, ms) ? settledAt(i).status : st;
@@ -103,7 +103,7 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
     const st = statusOf(i);
     if (!opts.status || st === opts.status) statuses.push(st);
   }
-  const tasks: Task[] = [];
+  const tasks: ShownTask[] = [];
   if (order === "best first") {
     for (const t of orderedCandidates(o, ctx, () => true)) {
       if (tasks.length >= opts.limit) break;
@@ -126,8 +126,8 @@ function boundedFrom(o: OrderedTasks, store: Store, opts: { status?: TaskStatus;
  * waits on nobody and is addressed to anyone (its flags) is ready for sure: past the limit it is
  * counted without its record.
  */
-export function readyFrom(o: OrderedTasks, who: Taker, now: Date, limit: number): { ready: Task[]; total: number } {
-  const ms = now.getTime();
+export function readyFrom(o: OrderedTasks, who: Taker, ctx: OpContext, limit: number): { ready: Task[]; total: number } {
+  const ms = ctx.now.getTime();
   const { best, flags } = o.head;
   const statusOf = (id: string) => {
     const i = o.placeOf(id);
@@ -144,7 +144,8 @@ export function readyFrom(o: OrderedTasks, who: Taker, now: Date, limit: number)
       total++;
       continue;
     }
-    const t = readyRecord(o.record(i), statusOf, now);
+    // A claim that ran out here is settled by the caller's context: inside the takeover grace it stands.
+    const t = readyRecord(o.record(i), statusOf, ctx);
     if (!t || addressRefusal(t, who)) continue;
     total++;
     if (ready.length < limit) ready.push(t);

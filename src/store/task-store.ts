@@ -18,6 +18,8 @@ import { movedSince } from "../git/ref-files.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import { textOrder } from "../core/text-order.ts";
 import { ListingSnapshot } from "./record-cache-listing.ts";
+import { shownTask, type ShownTask } from "../core/task-view.ts";
+import { viewContext } from "./check-context.ts";
 import type { OrderedTasks } from "./task-order.ts";
 
 export { TASKS_PREFIX };
@@ -63,10 +65,14 @@ export function corruptTaskFix(id: string): { action: "fix_input"; detail: strin
   return { action: "fix_input", detail: `remove it: git handoff cancel ${id} --force --reason TEXT (logged in refs/handoff-local/repair-log)` };
 }
 
-/** The task as every reader should see it: an expired claim is shown as free (lazy expiry). */
-export async function showTask(store: Store, id: string): Promise<Task> {
+/**
+ * The task as every reader should see it: an expired claim is shown as free (lazy expiry), but
+ * another agent's stands for the takeover grace, with `grace_until` (viewContext), as a claim of it
+ * is refused until then.
+ */
+export async function showTask(store: Store, id: string): Promise<ShownTask> {
   const { task } = await loadTask(store, id);
-  return settle(task, ctxOf(store, store.now())).record;
+  return shownTask(task, await viewContext(store));
 }
 
 export interface TaskListing {
@@ -81,11 +87,15 @@ export interface TaskListing {
  */
 const listed = new WeakMap<object, TaskListing>();
 
-export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing> {
+/**
+ * Every task, settled as showTask settles one (another agent's claim inside the takeover grace
+ * held, with `grace_until`), or as stored (`settled: false`).
+ */
+export async function listTasks(store: Store, opts: { settled?: boolean } = {}): Promise<TaskListing & { tasks: ShownTask[] }> {
   const stored = await storedListing(store);
   if (opts.settled === false) return { tasks: [...stored.tasks], problems: [...stored.problems] };
-  const ctx = ctxOf(store, store.now());
-  return { tasks: stored.tasks.map((t) => settle(t, ctx).record), problems: [...stored.problems] };
+  const ctx = await viewContext(store);
+  return { tasks: stored.tasks.map((t) => shownTask(t, ctx)), problems: [...stored.problems] };
 }
 
 /**
@@ -301,12 +311,16 @@ export async function claimNext(
         if (!next) {
           if (ordered === undefined) ordered = await opts.ordered!();
           const now = store.now();
+          // Settled as the claim will be (the write context, no network call): another agent's
+          // claim inside the takeover grace is no candidate, where drawing it cost a refused
+          // attempt through the remote, counted as a race lost to its holder.
+          const ctx = await store.writeContext(now);
           const keep = (t: Task) => !tried.has(t.id) && !check?.(t);
           let candidates: Iterator<Task>;
           let tasks: readonly Task[] = [];
           if (ordered) {
             check = opts.ready?.(lookupIn(ordered));
-            candidates = orderedCandidates(ordered, ctxOf(store, now), keep);
+            candidates = orderedCandidates(ordered, ctx, keep);
           } else {
             // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
             const tips = await store.listRefs(TASKS_PREFIX);
@@ -314,7 +328,7 @@ export async function claimNext(
             let byId: Map<string, Task> | undefined;
             const lookup: TaskLookup = { get: (id) => (byId ??= new Map(tasks.map((t) => [t.id, t]))).get(id) };
             check = opts.ready?.(spread ? reads.watch(lookup, tips) : lookup);
-            candidates = readyCandidates(tasks, ctxOf(store, now), keep);
+            candidates = readyCandidates(tasks, ctx, keep);
           }
           if (spread) next = chooseCandidate(firstOf(candidates, MAX_POOL), { now, random: Math.random(), contenders: await racersSeen(store, tasks, now), lost });
           else next = (local = new LocalCandidates(candidates, store)).next(now, lost);

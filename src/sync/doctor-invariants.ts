@@ -38,10 +38,16 @@ async function leaseRepair(store: Store): Promise<Check> {
 
 async function leaseCheck(store: Store): Promise<Check> {
   const now = store.now();
+  // Tasks settled as the views and writes settle them (store/check-context.ts viewContext): a
+  // lease's holder whose claim stands for the takeover grace still holds its task, so its lease is
+  // not called orphaned (its fix, a forced unlease, would take what a claim of the task could not).
   const [{ set }, { tasks }, { agents }] = await Promise.all([loadLeases(store), listTasks(store), listAgents(store)]);
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const gone = new Set(agents.filter((a) => classifyAgent(a.record, now, store.config) === "disconnected").map((a) => a.record.agent));
   const problems: { text: string; fix: string }[] = [];
+  // Leases live by this clock only, no grace: this checks what outlived its work, and a lease past
+  // its expiry here needs no fix (the next lease write sweeps it once its grace ends); the count
+  // is of the stored leases still in force here, not a verdict a write could contradict.
   for (const l of set.leases.filter((x) => isLeaseLive(x, now))) {
     const t = l.task ? byId.get(l.task) : undefined;
     const as = handoffCommand("unlease", l.pattern, "--agent", l.agent);

@@ -57,17 +57,19 @@ export function registerStatus(program: Command): void {
       const records = agents.map((a) => a.record);
       // Pairs of branch tips merged by an earlier status come from the cache file, not git merge-tree.
       const merges = o.conflicts ? openMergeCache(store) : null;
-      const roster = buildRoster(records, tasks, now, store.config);
+      // Other agents' claims and leases inside the takeover grace are held, as a write would find them.
+      const viewer = { agent: store.actor.agent, graceMs: await viewGraceMs(store) };
+      const roster = buildRoster(records, tasks, now, store.config, viewer);
       const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();
       // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
       // Other agents' leases inside the takeover grace are listed, as a write of their paths is refused.
-      const leases = leaseRows(leaseSet, tasks, records, now, store.config, { agent: store.actor.agent, graceMs: await viewGraceMs(store) });
+      const leases = leaseRows(leaseSet, tasks, records, now, store.config, viewer);
       // Edits outside each agent's declaration, and claims renewed while their branch stands still.
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });

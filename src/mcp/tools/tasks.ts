@@ -6,6 +6,7 @@ import { settle } from "../../core/task-ops.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { addTaskAfter, listReady } from "../../store/dependency-actions.ts";
+import { viewContext } from "../../store/check-context.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
 import { listTasks, showTask } from "../../store/task-store.ts";
@@ -90,7 +91,7 @@ export const getTask = defineTool({
   name: "get_task",
   title: "Get a task",
   description: [
-    "Read one task as it stands now: status, holder and lease expiry, fence, attempts, result. An expired lease is shown as free. `newer_on_remote: true`: the sync remote holds this task from a newer git-handoff (kept back here), so this copy may be stale and it cannot be changed here.",
+    "Read one task as it stands now: status, holder and lease expiry, fence, attempts, result. An expired lease is shown as free, except another agent's that stands for the takeover grace (with a sync remote, clock skew): shown held, with `grace_until`, as a claim of it is refused until then. `newer_on_remote: true`: the sync remote holds this task from a newer git-handoff (kept back here), so this copy may be stale and it cannot be changed here.",
     "Use it to check a specific task before acting on it; for many tasks use list_tasks or ready_tasks.",
     "Refusal `not_found`: the id does not exist; look it up with list_tasks.",
   ].join("\n"),
@@ -108,7 +109,7 @@ export const listTasksTool = defineTool({
   name: "list_tasks",
   title: "List tasks",
   description: [
-    "List tasks, optionally only those in one status (todo, claimed, done, failed, cancelled), with holder and lease expiry; at most `limit` (default 100) and `total` counts all that match.",
+    "List tasks, optionally only those in one status (todo, claimed, done, failed, cancelled), with holder and lease expiry; at most `limit` (default 100) and `total` counts all that match. Another agent's claim that stands for the takeover grace past its expiry (with a sync remote, clock skew) is listed as claimed, with `grace_until`.",
     "Order: status todo comes best first (the order claim_next takes them in); done, failed and cancelled newest first; otherwise oldest first.",
     "To choose work prefer ready_tasks (sorted best first) or claim_next; for a summary of who holds what prefer overview.",
     "A task with `newer_on_remote: true` is held by the sync remote from a newer git-handoff (kept back here): this copy may be stale, and it cannot be claimed or changed here.",
@@ -138,7 +139,7 @@ export const readyTasks = defineTool({
   name: "ready_tasks",
   title: "Tasks ready to claim",
   description: [
-    "The tasks you could claim right now, best first: highest priority, then oldest. A task whose lease expired counts as free. Also `blocked`: the unclaimed tasks that wait on others, each edge with the blocker's status and holder.",
+    "The tasks you could claim right now, best first: highest priority, then oldest. A task whose lease expired counts as free (another agent's only once its takeover grace has passed: a claim is refused until then). Also `blocked`: the unclaimed tasks that wait on others, each edge with the blocker's status and holder.",
     "Call it when you want to choose what to work on, then claim_task the one you pick; to simply take the best one, call claim_next instead.",
     "If the list is empty, call watch to wait for work (or do something else). A blocked task becomes ready when every task it waits on is done: wait_task on the blocker, or ask its holder.",
     "A task whose claim would write a ref the sync remote holds from a newer git-handoff (kept back here: the task itself, or the lease set its scope would be leased in) cannot be claimed here: it is left out, and `notices` names it.",
@@ -153,8 +154,10 @@ export const readyTasks = defineTool({
     const { tasks } = await listTasks(store, { settled: false });
     const now = store.now();
     const byId = new Map(tasks.map((t) => [t.id, t]));
+    // Settled as listReady settles (another agent's claim inside the takeover grace is no unclaimed task).
+    const ctx = await viewContext(store, now);
     const blocked = tasks
-      .filter((t) => (t.after ?? []).length && settle(t, { actor: store.actor, now }).record.status === "todo")
+      .filter((t) => (t.after ?? []).length && settle(t, ctx).record.status === "todo")
       .map((t) => ({ task: t.id, objective: t.objective, edges: blockingEdges(t, byId, now) }))
       .filter((b) => b.edges.length);
     const blockedText = blocked.map((b) => `blocked: ${b.task} waits on ${b.edges.map((e) => `${e.waits_on} (${e.status}${e.holder ? `, held by ${e.holder}` : ""})`).join(", ")}`);

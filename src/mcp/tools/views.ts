@@ -7,7 +7,7 @@ import { fail } from "../../core/errors.ts";
 import { EventType, subjectOf } from "../../core/event.ts";
 import { Actor } from "../../core/identity.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
-import { buildOverview } from "../../core/overview.ts";
+import { buildOverview, viewerContext } from "../../core/overview.ts";
 import { isLive } from "../../core/task-ops.ts";
 import { inboxFor } from "../../core/handoff.ts";
 import { inboxContext } from "../../present/handoff-text.ts";
@@ -16,6 +16,7 @@ import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
+import { viewGraceMs } from "../../store/check-context.ts";
 import { contextMemories } from "../../store/memory-store.ts";
 import { heartbeatDriftNote } from "../../present/render-drift.ts";
 import { memoriesContext, memoriesLabel } from "../../present/render-memories.ts";
@@ -32,7 +33,9 @@ async function overviewOf(store: Store) {
   const { tasks, problems } = await listTasks(store, { settled: false });
   const now = store.now();
   const held = await store.heldAsNewer();
-  return { tasks, held, overview: { ...markOverview(buildOverview(tasks, now), held), me: store.actor, problems } };
+  // Another agent's claim inside the takeover grace is held (grace_until), as `status` shows it.
+  const viewer = { agent: store.actor.agent, graceMs: await viewGraceMs(store) };
+  return { tasks, held, viewer, overview: { ...markOverview(buildOverview(tasks, now, undefined, {}, undefined, viewer), held), me: store.actor, problems } };
 }
 
 export const loadContext = defineTool({
@@ -71,12 +74,13 @@ export const loadContext = defineTool({
       ...(a.awaits !== undefined ? { awaits: a.awaits } : {}),
       ...(a.session_id !== undefined ? { session_id: a.session_id } : {}),
     });
-    const { tasks, held, overview } = await overviewOf(store);
+    const { tasks, held, viewer, overview } = await overviewOf(store);
     const now = store.now();
     const me = store.actor.agent;
     const claimed = tasks.filter((t) => isLive(t, now) && t.claim?.agent === me);
-    // What ready_tasks lists: dependencies done, not addressed elsewhere, not passed over by claim_next.
-    const { ready, newer: passed } = readyAmong(tasks, await takerOf(store), now, held);
+    // What ready_tasks lists: dependencies done, not addressed elsewhere, not passed over by claim_next
+    // (another agent's claim inside the takeover grace is not ready, as for ready_tasks).
+    const { ready, newer: passed } = readyAmong(tasks, await takerOf(store), viewerContext(now, viewer), held);
     const inbox = inboxContext(me, inboxFor(me, tasks, now)); // handoffs for this agent, fenced as untrusted
     // Release requests waiting for this agent's answer, and answers to its own: fenced like handoffs.
     const requests = await requestInbox(store);
@@ -131,7 +135,7 @@ export const overviewTool = defineTool({
   name: "overview",
   title: "Overview",
   description: [
-    "A bird's-eye view of coordination in this repository: how many tasks are in each status, who holds which task until when (with worktree and branch), leases ending within 5 minutes, and expired leases nobody took over yet.",
+    "A bird's-eye view of coordination in this repository: how many tasks are in each status, who holds which task until when (with worktree and branch), leases ending within 5 minutes, and expired leases nobody took over yet. Another agent's claim that stands for the takeover grace past its expiry (with a sync remote, clock skew) is held, with `grace_until`: a claim of it is refused until then.",
     "Use it to orient yourself or before negotiating with another agent. For your own context at session start, call load_context.",
     "A claim with `newer_on_remote: true` is on a task the sync remote holds from a newer git-handoff (kept back here): this copy may be stale, and it cannot be changed here.",
   ].join("\n"),

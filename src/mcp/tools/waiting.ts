@@ -10,6 +10,7 @@ import { resultsDir, saveResults } from "../../work/results.ts";
 import { claimWritesNewer } from "../../store/newer-claims.ts";
 import { claimNextTask } from "../../store/task-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
+import { viewContext } from "../../store/check-context.ts";
 import { validateTaskId } from "../../core/ids.ts";
 import { Verification } from "../../core/review-record.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
@@ -140,13 +141,17 @@ export const watchTool = defineTool({
       stamp = tips;
       const { tasks } = await listTasks(store, { settled: false });
       const now = store.now();
-      const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at));
+      const view = await viewContext(store, now);
+      // Another agent's claim stands for the takeover grace past its expiry: looked at again when that ends.
+      const standsFor = (agent: string) => (agent === view.actor.agent ? 0 : (view.takeoverGraceMs ?? 0));
+      const expiries = tasks.filter((t) => t.status === "claimed" && t.claim).map((t) => Date.parse(t.claim!.expires_at) + standsFor(t.claim!.agent));
       recheckAt = Date.now() + Math.max(0, Math.min(Infinity, ...expiries.filter((e) => e > now.getTime())) - now.getTime());
       // Blocked tasks are not ready, nor are tasks addressed to another kind of agent or machine, nor
       // those claim_next passes over as needing a ref from a newer git-handoff (newer-claims.ts).
       const who = { agent: store.actor.agent, machine: await localMachine(store) };
       const held = await store.heldAsNewer();
-      const ready = readyTasks(tasks, now).filter((t) => addressMatches(t.to, who) && !claimWritesNewer(t, held));
+      // Settled as the claim would be: another agent's claim inside the takeover grace is not ready.
+      const ready = readyTasks(tasks, view).filter((t) => addressMatches(t.to, who) && !claimWritesNewer(t, held));
       if (!ready.length) return null;
       if (!a.claim) return { ready, claimed: null };
       try {
