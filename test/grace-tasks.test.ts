@@ -14,17 +14,11 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { launchBrowser } from "./support/browser.ts";
 import { startDashboard } from "./support/dashboard.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
+import { at, GRACE_END, INSIDE, PAST, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
 
-const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
-/** The time the clocks start from: bob's claim expires at T + 1m, its grace (60 s) ends at T + 2m. */
-const T = Date.parse("2026-11-30T09:00:00.000Z");
-const INSIDE = T + 90_000;
-const PAST = T + 130_000;
-const GRACE_END = new Date(T + 120_000).toISOString();
 const MARK = /expired 30s ago by this clock, stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z \(in 30s\)/;
 
 /**
@@ -36,11 +30,7 @@ const MARK = /expired 30s ago by this clock, stands for the takeover grace \(clo
 let made: { a: string } | null = null;
 function setup(): { a: string } {
   if (made) return made;
-  const bare = serveRoot().bare("grace-tasks");
-  const first = tempRepo();
-  gitOut(first, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
+  const { a, b } = twoClones("grace-tasks");
   const bob = (args: string[]) => assert.is(cli(args, { cwd: b, agent: "bob", env: at(T) }).code, 0, args.join(" "));
   bob(["task", "add", "bob's work", "--id", "t", "--priority", "5", "--push"]);
   bob(["task", "add", "free work", "--id", "u", "--push"]);

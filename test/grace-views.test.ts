@@ -11,17 +11,11 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { launchBrowser } from "./support/browser.ts";
 import { startDashboard } from "./support/dashboard.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { at, GRACE_END, INSIDE, PAST, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
 
-const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
-/** The time the clocks start from: bob's leases and claim expire at T + 1m, their grace (60 s) ends at T + 2m. */
-const T = Date.parse("2026-11-30T09:00:00.000Z");
-const INSIDE = T + 90_000;
-const PAST = T + 130_000;
-const GRACE_END = new Date(T + 120_000).toISOString();
 
 /**
  * One remote and two clones: in b, bob holds task t (scope src/t/**, that scope's lease released,
@@ -34,11 +28,7 @@ const GRACE_END = new Date(T + 120_000).toISOString();
 let made: { a: string } | null = null;
 function setup(): { a: string } {
   if (made) return made;
-  const bare = serveRoot().bare("grace-views");
-  const first = tempRepo();
-  gitOut(first, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
+  const { a, b } = twoClones("grace-views");
   const bob = (args: string[]) => assert.is(cli(args, { cwd: b, agent: "bob", env: at(T) }).code, 0, args.join(" "));
   bob(["task", "add", "bob's work", "--id", "t", "--scope", "src/t/**", "--push"]);
   bob(["claim", "t", "--ttl", "1m", "--push"]);
