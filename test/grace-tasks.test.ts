@@ -9,13 +9,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { buildSnapshot, validUntil } from "../src/dashboard/snapshot.ts";
-import { openSyncedStore } from "../src/sync/open.ts";
-import { launchBrowser } from "./support/browser.ts";
-import { startDashboard } from "./support/dashboard.ts";
+import { validUntil } from "../src/dashboard/snapshot.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
-import { at, GRACE_END, INSIDE, PAST, T, twoClones } from "./support/grace-clock.ts";
+import { cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
+import { at, dashboardText, GRACE_END, INSIDE, PAST, snapshotAt, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
 
@@ -100,14 +97,7 @@ test("status: another agent's claim inside the grace is held (counts, held with 
 });
 
 test("the dashboard's board: another agent's claim inside the grace is held, with grace_until in the state and a mark on the page, and the state is built again when the grace ends", async () => {
-  const snapshot = async (ms: number) => {
-    const store = await openSyncedStore({ cwd: setup().a, agent: "alice", env: cleanEnv(at(ms)) });
-    try {
-      return await buildSnapshot(store, { merges: new Map(), commits: new Map(), lastSync: null }, true);
-    } finally {
-      store.close();
-    }
-  };
+  const snapshot = (ms: number) => snapshotAt(setup().a, ms);
   const inside = await snapshot(INSIDE);
   const cards = (s: typeof inside) => s.tasks.map((c) => `${c.id}:${c.status}:${c.holder ?? "-"}:${c.grace_until ?? "-"}`).sort();
   assert.equal(cards(inside), ["m:todo:alice:-", `t:claimed:bob:${GRACE_END}`, "u:todo:-:-"]);
@@ -117,20 +107,8 @@ test("the dashboard's board: another agent's claim inside the grace is held, wit
   assert.is(validUntil({ ...inside, leases: [] }, 3_600_000), T + 120_000, "the server looks again when the grace ends");
   assert.equal(cards(await snapshot(PAST)), ["m:todo:alice:-", "t:todo:bob:-", "u:todo:-:-"], "past the grace the card is free (its stored claim shown stale, to reclaim)");
   // The page marks the card (a real browser, as dashboard-browser.test.ts).
-  const dash = await startDashboard(setup().a, [], { HANDOFF_AGENT: "alice", ...at(INSIDE) });
-  const browser = await launchBrowser();
-  try {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(dash.link);
-    await page.click("nav a[data-view=board]");
-    await page.waitForSelector("#view-board.active > *");
-    const card = (await page.locator('.card[data-task="t"]').allTextContents()).join("\n");
-    assert.match(card, /held by bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/s);
-  } finally {
-    await browser.close();
-    await dash.stop();
-  }
+  const card = await dashboardText(setup().a, "board", '.card[data-task="t"]');
+  assert.match(card, /held by bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/s);
 });
 
 test("MCP get_task, list_tasks, overview, ready_tasks, watch and load_context show another agent's claim inside the grace as held, with grace_until", async () => {

@@ -6,13 +6,10 @@
 // The caller's own expired lease stays hidden: the grace is for other agents' clocks.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { buildSnapshot, validUntil } from "../src/dashboard/snapshot.ts";
-import { openSyncedStore } from "../src/sync/open.ts";
-import { launchBrowser } from "./support/browser.ts";
-import { startDashboard } from "./support/dashboard.ts";
+import { validUntil } from "../src/dashboard/snapshot.ts";
 import { overStdio } from "./support/mcp.ts";
-import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
-import { at, GRACE_END, INSIDE, PAST, T, twoClones } from "./support/grace-clock.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { at, dashboardText, GRACE_END, INSIDE, PAST, snapshotAt, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
 
@@ -89,34 +86,18 @@ test("status lists another agent's lease inside the grace, with grace_until in -
 });
 
 test("the dashboard's lease view lists another agent's lease inside the grace: grace_until in its state, a mark on the page, built again when the grace ends", async () => {
-  const snapshot = async (ms: number) => {
-    const store = await openSyncedStore({ cwd: setup().a, agent: "alice", env: cleanEnv(at(ms)) });
-    try {
-      return await buildSnapshot(store, { merges: new Map(), commits: new Map(), lastSync: null }, true);
-    } finally {
-      store.close();
-    }
-  };
+  const snapshot = (ms: number) => snapshotAt(setup().a, ms);
   const inside = await snapshot(INSIDE);
   assert.equal(inside.leases.map((l) => `${l.lease.agent}:${l.lease.pattern}:${l.grace_until ?? "-"}`), [`bob:docs/guide.md:${GRACE_END}`, `bob:docs/old.md:${GRACE_END}`, `bob:lib/x.ts:${GRACE_END}`, `bob:src/a.ts:${GRACE_END}`]);
   assert.is(validUntil(inside, 3_600_000), T + 120_000, "the server looks again when the grace ends");
   assert.equal((await snapshot(PAST)).leases, [], "past the grace nothing stands");
   // The page marks the row (a real browser, as dashboard-browser.test.ts).
-  const dash = await startDashboard(setup().a, [], { HANDOFF_AGENT: "alice", ...at(INSIDE) });
-  const browser = await launchBrowser();
-  try {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(dash.link);
-    await page.click("nav a[data-view=leases]");
-    await page.waitForSelector("#view-leases.active > *");
-    const row = (await page.locator('tr[data-pattern="src/a.ts"]').allTextContents()).join("\n");
-    assert.match(row, /bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/);
-    assert.is(await page.locator('tr[data-pattern="docs/old.md"] button[data-action=unlease]').count(), 1, "a flagged lease inside the grace offers a force release");
-  } finally {
-    await browser.close();
-    await dash.stop();
-  }
+  let release = 0;
+  const row = await dashboardText(setup().a, "leases", 'tr[data-pattern="src/a.ts"]', async (page) => {
+    release = await page.locator('tr[data-pattern="docs/old.md"] button[data-action=unlease]').count();
+  });
+  assert.match(row, /bob.*stands for the takeover grace \(clock skew\) until 2026-11-30T09:02:00\.000Z/);
+  assert.is(release, 1, "a flagged lease inside the grace offers a force release");
 });
 
 test("a flagged lease inside the grace, listed with its force release, can be force-released (unlease --reclaim)", () => {

@@ -1,7 +1,12 @@
 // The clocks of the takeover-grace view tests (grace-views, grace-tasks): a remote and two clones,
 // bob's claims and leases written for one minute from T in one, read from the other at INSIDE
 // (30 s past their expiry, inside the 60 s grace) and at PAST (after it).
-import { gitOut, tempRepo } from "./repo.ts";
+import type { Page } from "playwright-core";
+import { buildSnapshot, type Snapshot } from "../../src/dashboard/snapshot.ts";
+import { openSyncedStore } from "../../src/sync/open.ts";
+import { launchBrowser } from "./browser.ts";
+import { startDashboard } from "./dashboard.ts";
+import { cleanEnv, gitOut, tempRepo } from "./repo.ts";
 import { cloneOf, serveRoot } from "./servers.ts";
 
 /** HANDOFF_NOW at `ms`. */
@@ -17,4 +22,33 @@ export function twoClones(name: string): { a: string; b: string } {
   const bare = serveRoot().bare(name);
   gitOut(tempRepo(), "push", "-q", bare, "main");
   return { a: cloneOf(bare), b: cloneOf(bare) };
+}
+
+/** The dashboard's state as alice's server would build it in clone `a` at `ms`. */
+export async function snapshotAt(a: string, ms: number): Promise<Snapshot> {
+  const store = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv(at(ms)) });
+  try {
+    return await buildSnapshot(store, { merges: new Map(), commits: new Map(), lastSync: null }, true);
+  } finally {
+    store.close();
+  }
+}
+
+/** The text of the elements `selector` names in the dashboard's `view`, as alice's browser shows them at INSIDE. */
+export async function dashboardText(a: string, view: string, selector: string, more?: (page: Page) => Promise<void>): Promise<string> {
+  const dash = await startDashboard(a, [], { HANDOFF_AGENT: "alice", ...at(INSIDE) });
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(dash.link);
+    await page.click(`nav a[data-view=${view}]`);
+    await page.waitForSelector(`#view-${view}.active > *`);
+    const text = (await page.locator(selector).allTextContents()).join("\n");
+    await more?.(page);
+    return text;
+  } finally {
+    await browser.close();
+    await dash.stop();
+  }
 }
