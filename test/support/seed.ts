@@ -104,10 +104,10 @@ export async function storeCancel(at: Actor, id: string, reason: string): Promis
   await asCommand(at, (store) => cancel(store, id, reason));
 }
 
-/** `session start --objective O [--files G]...`, with the verb's sweep of agents silent past gc_after. */
-export async function storeSession(at: Actor, objective: string, o: { files?: string[] } = {}): Promise<void> {
+/** `session start --objective O [--files G]... [--awaits A]`, with the verb's sweep of agents silent past gc_after. */
+export async function storeSession(at: Actor, objective: string, o: { files?: string[]; awaits?: string } = {}): Promise<void> {
   await asCommand(at, async (store) => {
-    await startSessionFor(store, { objective, files: o.files ?? [], awaits: null, session: null });
+    await startSessionFor(store, { objective, files: o.files ?? [], awaits: o.awaits ?? null, session: null });
     await gcAgents(store).catch(() => []);
   });
 }
