@@ -4,14 +4,18 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, handoffRefs, seedTasks, tempRepo } from "./support/repo.ts";
-import { commitFile, team } from "./support/team.ts";
+import { commitFile, team, type Team } from "./support/team.ts";
+import { storeClaim, storeLease, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-capacity or a declared capacity", () => {
+/** Where `t.as(agent, ...)` runs: the agent's worktree, else the main one. */
+const actor = (t: Team, agent: string): Actor => ({ cwd: t.wt[agent] ?? t.repo, agent });
+
+test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-capacity or a declared capacity", async () => {
   const t = team(["alice"]);
-  for (const id of ["a", "b", "c", "d"]) assert.is(t.as("lead", ["task", "add", id, "--id", id]).code, 0);
-  assert.is(t.as("alice", ["claim", "a"]).code, 0);
+  await storeTasks(actor(t, "lead"), ["a", "b", "c", "d"].map((id) => ({ id, objective: id })));
+  await storeClaim(actor(t, "alice"), "a");
   assert.is(t.as("alice", ["claim", "a"]).code, 0, "claiming what you hold renews it: not a second task");
   const refs = handoffRefs(t.repo);
   const second = t.as("alice", ["claim", "b"]);
@@ -31,12 +35,12 @@ test("capacity: a second claim is refused (at_capacity, exit 3) unless --over-ca
   assert.is(t.as("alice", ["session", "start", "--objective", "x", "--capacity", "0"]).code, 2, "bad input is refused");
 });
 
-test("capacity: an agent's own expired claim counts for nothing, and claiming that task again is a new claim that counts", () => {
+test("capacity: an agent's own expired claim counts for nothing, and claiming that task again is a new claim that counts", async () => {
   const repo = tempRepo();
-  for (const id of ["a", "b"]) assert.is(cli(["task", "add", id, "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, ["a", "b"].map((id) => ({ id, objective: id })));
   const now = Date.now();
   const at = (ms: number) => ({ HANDOFF_NOW: new Date(now + ms).toISOString() });
-  assert.is(cli(["claim", "b", "--ttl", "1m"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
+  await storeClaim({ cwd: repo, agent: "alice", now: at(0).HANDOFF_NOW }, "b", { ttl: "1m" });
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice", env: at(2 * 60_000) }).code, 0, "b's claim ran out: alice holds nothing");
   const refs = handoffRefs(repo);
   const again = cli(["claim", "b", "--json"], { cwd: repo, agent: "alice", env: at(2 * 60_000) });
@@ -67,10 +71,10 @@ test("capacity holds against claims of one agent made at the same moment: one gr
   assert.is(next.filter((r) => r.code === 0).length, 1, next.map((r) => r.stderr.trim()).join(" | "));
 });
 
-test("self-review and self-ack are refused, naming the key; review.allow_self: true allows them", () => {
+test("self-review and self-ack are refused, naming the key; review.allow_self: true allows them", async () => {
   const t = team(["alice", "bob"]);
-  assert.is(t.as("lead", ["task", "add", "api", "--id", "api", "--verify", "true"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "api", objective: "api", verify: "true" }]);
+  await storeClaim(actor(t, "alice"), "api");
   assert.is(t.as("alice", ["handoff", "api", "--note", "n"]).code, 0);
   assert.is(t.as("alice", ["done", "api"]).code, 0);
   const refs = handoffRefs(t.repo);
@@ -87,10 +91,10 @@ test("self-review and self-ack are refused, naming the key; review.allow_self: t
   assert.is(t.as("alice", ["review", "accept", "api"]).code, 0, "allowed by the repository's policy");
 });
 
-test("a rejection reaches its author: inbox (text and --json) and the SessionStart context", () => {
+test("a rejection reaches its author: inbox (text and --json) and the SessionStart context", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("lead", ["task", "add", "api", "--id", "api", "--verify", "true"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "api", objective: "api", verify: "true" }]);
+  await storeClaim(actor(t, "alice"), "api");
   assert.is(t.as("alice", ["done", "api"]).code, 0);
   assert.is(t.as("alice", ["inbox"]).stdout.trim(), "inbox empty");
   assert.is(t.as("lead", ["review", "reject", "api", "--reason", "needs error messages"]).code, 0);
@@ -113,12 +117,10 @@ test("a rejection reaches its author: inbox (text and --json) and the SessionSta
   assert.is(t.as("alice", ["inbox"]).stdout.trim(), "inbox empty");
 });
 
-test("blocked: the claim hint is true, task list --status blocked lists todo tasks with unfinished dependencies", () => {
+test("blocked: the claim hint is true, task list --status blocked lists todo tasks with unfinished dependencies", async () => {
   const t = team(["alice", "bob"]);
-  assert.is(t.as("lead", ["task", "add", "api", "--id", "api"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "tests", "--id", "tests", "--after", "api"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "free", "--id", "free"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "api", objective: "api" }, { id: "tests", objective: "tests", after: ["api"] }, { id: "free", objective: "free" }]);
+  await storeClaim(actor(t, "alice"), "api");
   assert.is(t.as("alice", ["handoff", "api", "--note", "contract"]).code, 0);
   const blocked = t.as("bob", ["claim", "tests"]);
   assert.is(blocked.code, 3);
@@ -131,10 +133,10 @@ test("blocked: the claim hint is true, task list --status blocked lists todo tas
   assert.match(t.as("lead", ["task", "list", "--status", "nope"]).stderr, /use one of .*blocked/);
 });
 
-test("unlease reports per path; leases prints a scope lease's reason once", () => {
+test("unlease reports per path; leases prints a scope lease's reason once", async () => {
   const t = team(["alice", "bob"]);
-  assert.is(t.as("alice", ["lease", "a.ts", "b.ts"]).code, 0);
-  assert.is(t.as("bob", ["lease", "c.ts"]).code, 0);
+  await storeLease(actor(t, "alice"), ["a.ts", "b.ts"]);
+  await storeLease(actor(t, "bob"), ["c.ts"]);
   const r = t.as("alice", ["unlease", "a.ts", "c.ts", "ghost.ts", "--json"]);
   assert.is(r.code, 0, r.stderr);
   assert.equal(r.json.released, ["a.ts"]);
@@ -149,8 +151,8 @@ test("unlease reports per path; leases prints a scope lease's reason once", () =
   assert.is(none.code, 3, "holding none of them is still refused");
   assert.is(handoffRefs(t.repo), refs);
 
-  assert.is(t.as("lead", ["task", "add", "w", "--id", "w", "--scope", "src/**"]).code, 0);
-  assert.is(t.as("alice", ["claim", "w"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "w", objective: "w", scope: ["src/**"] }]);
+  await storeClaim(actor(t, "alice"), "w");
   const line = t.as("lead", ["leases"]).stdout.split("\n").find((l) => l.startsWith("src/**"))!;
   assert.is(line.match(/task w/g)?.length, 1, line);
 });

@@ -16,7 +16,7 @@ const ctx: { f?: DashboardFixture; dash?: DashboardProcess; browser?: BrowserCon
 const test = suite("dashboard in a browser");
 
 test.before(async () => {
-  ctx.f = dashboardFixture();
+  ctx.f = await dashboardFixture();
   ctx.dash = await startDashboard(ctx.f.repo, [], { HANDOFF_AGENT: "lead" });
   ctx.browser = await launchBrowser();
   ctx.page = await ctx.browser.newPage();

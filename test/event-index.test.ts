@@ -10,6 +10,7 @@ import { agentKey } from "../src/store/event-index.ts";
 import { readEvents } from "../src/store/events.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeDone, storeRelease, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -22,6 +23,9 @@ function at(repo: string, agent: string, ms: number, args: string[]): CliResult 
   assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
   return r;
 }
+
+/** Who writes the setup, at T0 + `ms`, as `at` runs the verb. */
+const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
 
 /** What a walk of the whole history answers (no index), in process. */
 async function walked(repo: string, filter: Parameters<typeof readEvents>[1] = {}) {
@@ -37,14 +41,14 @@ const manifest = (repo: string) => JSON.parse(readFileSync(join(repo, ".git/hand
 const events = (repo: string, ...args: string[]) => at(repo, "reader", 30 * MIN, ["events", ...args, "--json"]).json;
 
 let repo = "";
-test.before(() => {
+test.before(async () => {
   repo = tempRepo();
-  at(repo, "lead", 0, ["task", "add", "first", "--id", "a"]);
-  at(repo, "lead", 1 * MIN, ["task", "add", "second", "--id", "b"]);
-  at(repo, "alice", 2 * MIN, ["claim", "a"]);
-  at(repo, "bob", 3 * MIN, ["claim", "b"]);
-  at(repo, "alice", 4 * MIN, ["done", "a", "--commit", "HEAD"]);
-  at(repo, "bob", 5 * MIN, ["release", "b"]);
+  await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "first" }]);
+  await storeTasks(by(repo, "lead", 1 * MIN), [{ id: "b", objective: "second" }]);
+  await storeClaim(by(repo, "alice", 2 * MIN), "a");
+  await storeClaim(by(repo, "bob", 3 * MIN), "b");
+  await storeDone(by(repo, "alice", 4 * MIN), "a", { commit: "HEAD" });
+  await storeRelease(by(repo, "bob", 5 * MIN), "b");
 });
 
 test("events through the index answer what the history walk answers, for every filter", async () => {
@@ -71,7 +75,7 @@ test("--limit gives the newest N and --since stops at the window, through the in
 test("new events are added incrementally: a ref moved forward keeps its id and grows", async () => {
   events(repo);
   const before = manifest(repo).refs["refs/handoff/tasks/b"];
-  at(repo, "carol", 6 * MIN, ["claim", "b"]);
+  await storeClaim(by(repo, "carol", 6 * MIN), "b");
   const got = events(repo, "--agent", "carol");
   assert.equal(got.map((e: any) => [e.type, e.task]), [["claimed", "b"]]);
   const after = manifest(repo).refs["refs/handoff/tasks/b"];
@@ -95,8 +99,8 @@ test("a ref rewritten by another tool is re-read: its dropped events are gone fr
 
 test("a deleted ref leaves the answers", async () => {
   const r = tempRepo();
-  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
-  at(r, "lead", MIN, ["task", "add", "two", "--id", "y"]);
+  await storeTasks(by(r, "lead", 0), [{ id: "x", objective: "one" }]);
+  await storeTasks(by(r, "lead", MIN), [{ id: "y", objective: "two" }]);
   assert.is(events(r).length, 2);
   gitOut(r, "update-ref", "-d", "refs/handoff/tasks/x");
   assert.equal(events(r).map((e: any) => e.task), ["y"]);
@@ -152,10 +156,10 @@ test("a key file removed, emptied or cut short is found out against the manifest
 
 test("events of one time on several refs come in the refs' order, as the walk gives them", async () => {
   const r = tempRepo();
-  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
+  await storeTasks(by(r, "lead", 0), [{ id: "x", objective: "one" }]);
   // At one time: x's second event (its second line) and y's first, on a ref after x's.
-  at(r, "alice", MIN, ["claim", "x"]);
-  at(r, "lead", MIN, ["task", "add", "two", "--id", "y"]);
+  await storeClaim(by(r, "alice", MIN), "x");
+  await storeTasks(by(r, "lead", MIN), [{ id: "y", objective: "two" }]);
   const want = await walked(r);
   const same = want.filter((e: { at: string }) => e.at === plus(MIN)).map((e: { type: string; task: string }) => `${e.type} ${e.task}`);
   assert.ok(same.indexOf("claimed x") >= 0 && same.indexOf("claimed x") < same.indexOf("created y"), same.join(", "));
@@ -165,8 +169,8 @@ test("events of one time on several refs come in the refs' order, as the walk gi
 
 test("where the index cannot be written, events and stats read the history directly", async () => {
   const r = tempRepo();
-  at(r, "lead", 0, ["task", "add", "one", "--id", "x"]);
-  at(r, "alice", MIN, ["claim", "x"]);
+  await storeTasks(by(r, "lead", 0), [{ id: "x", objective: "one" }]);
+  await storeClaim(by(r, "alice", MIN), "x");
   // A file where the index folder should be: nothing can be written there.
   rmSync(join(r, ".git/handoff"), { recursive: true, force: true });
   writeFileSync(join(r, ".git/handoff"), "not a folder");
@@ -176,13 +180,13 @@ test("where the index cannot be written, events and stats read the history direc
 
 test("stats through the index equals stats over the walked history", async () => {
   const r = tempRepo();
-  at(r, "lead", 0, ["task", "add", "base", "--id", "p"]);
-  at(r, "lead", MIN, ["task", "add", "after p", "--id", "q", "--after", "p"]);
-  at(r, "alice", 2 * MIN, ["claim", "p"]);
+  await storeTasks(by(r, "lead", 0), [{ id: "p", objective: "base" }]);
+  await storeTasks(by(r, "lead", MIN), [{ id: "q", objective: "after p", after: ["p"] }]);
+  await storeClaim(by(r, "alice", 2 * MIN), "p");
   const refused = cli(["claim", "p"], { cwd: r, agent: "bob", env: { HANDOFF_NOW: plus(3 * MIN) } });
   assert.is.not(refused.code, 0);
-  at(r, "alice", 4 * MIN, ["done", "p", "--commit", "HEAD"]);
-  at(r, "bob", 5 * MIN, ["claim", "q"]);
+  await storeDone(by(r, "alice", 4 * MIN), "p", { commit: "HEAD" });
+  await storeClaim(by(r, "bob", 5 * MIN), "q");
   for (const since of [undefined, plus(3 * MIN)]) {
     const args = ["stats", "--json", ...(since ? ["--since", since] : [])];
     // drift, negotiation and remote traffic come from elsewhere (negotiation-stats.ts, the traffic log).
@@ -196,19 +200,19 @@ test("stats through the index equals stats over the walked history", async () =>
   assert.equal(again, JSON.parse(JSON.stringify(computeStats(await walked(r), { since: null, now: new Date(plus(10 * MIN)) }))));
 });
 
-test("stats of events at one instant do not depend on when the index was built", () => {
+test("stats of events at one instant do not depend on when the index was built", async () => {
   // An index built before the last write lists that write after the others; a walk lists events
   // in the refs' order. At one instant (a scripted clock) stats counted q as blocked one way only.
-  const run = (indexFirst: boolean) => {
+  const run = async (indexFirst: boolean) => {
     const r = tempRepo();
-    at(r, "lead", 0, ["task", "add", "base", "--id", "p"]);
-    at(r, "alice", 0, ["task", "add", "after p", "--id", "q", "--after", "p"]);
+    await storeTasks(by(r, "lead", 0), [{ id: "p", objective: "base" }]);
+    await storeTasks(by(r, "alice", 0), [{ id: "q", objective: "after p", after: ["p"] }]);
     if (indexFirst) at(r, "alice", 0, ["stats", "--json"]);
-    at(r, "alice", 0, ["done", "p"]);
+    await storeDone(by(r, "alice", 0), "p");
     const { drift: _d, negotiation: _n, remote: _r, ...stats } = at(r, "reader", 0, ["stats", "--json"]).json;
     return stats;
   };
-  assert.equal(run(true), run(false));
+  assert.equal(await run(true), await run(false));
 });
 
 test.run();

@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { addressMatches, parseAddress } from "../src/core/address.ts";
 import { cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
 import { remoteForFile, POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
+import { storeCancel, storeTasks } from "./support/seed.ts";
 
 const net = remoteForFile(test, "addresses");
 
@@ -29,13 +30,11 @@ test("parsing and matching: the machine comes from the declaration, not from the
   assert.is(addressMatches(null, { agent: "anyone", machine: null }), true);
 });
 
-test("codex@m2 is taken by neither claude@m2 nor codex@m1; @m2 by any agent on m2; codex by codex anywhere", () => {
+test("codex@m2 is taken by neither claude@m2 nor codex@m1; @m2 by any agent on m2; codex by codex anywhere", async () => {
   const m1 = net.clone("m1");
   const m2 = net.clone("m2");
-  const add = (id: string, to: string) => assert.is(cli(["task", "add", id, "--id", id, "--to", to, "--push"], { cwd: m1, agent: "lead" }).code, 0);
-  add("only-codex-m2", "codex@m2");
-  add("any-on-m2", "@m2");
-  add("codex-anywhere", "codex");
+  const lead = { cwd: m1, agent: "lead", push: true };
+  for (const [id, to] of [["only-codex-m2", "codex@m2"], ["any-on-m2", "@m2"], ["codex-anywhere", "codex"]]) await storeTasks(lead, [{ id: id!, objective: id!, to: to! }]);
 
   const refused = (cwd: string, agent: string, id: string) => {
     const r = cli(["claim", id, "--json"], { cwd, agent });
@@ -69,18 +68,15 @@ test("codex@m2 is taken by neither claude@m2 nor codex@m1; @m2 by any agent on m
   assert.is(JSON.parse(agents).machine, "m2");
   // No live claim left behind: a worker through the remote counts their holders as racers and
   // spreads over the best few instead of taking the queue in order (the next test).
-  for (const id of ["only-codex-m2", "any-on-m2", "codex-anywhere"]) {
-    const c = cli(["cancel", id, "--reason", "test over", "--push"], { cwd: m1, agent: "lead" });
-    assert.is(c.code, 0, `${id}: ${c.stderr}`);
-  }
+  for (const id of ["only-codex-m2", "any-on-m2", "codex-anywhere"]) await storeCancel(lead, id, "test over");
 });
 
 test("a worker that sees no racer takes the queue highest priority first, then oldest", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  for (const [id, p] of [["low", "1"], ["high", "5"], ["mid-old", "3"], ["mid-new", "3"], ["elsewhere", "9"]] as const) {
-    const to = id === "elsewhere" ? ["--to", "codex@m1"] : [];
-    assert.is(cli(["task", "add", id, "--id", id, "--priority", p, ...to, "--push"], { cwd: a, agent: "lead" }).code, 0);
+  // One command each, as mid-old is older than mid-new.
+  for (const [id, p] of [["low", 1], ["high", 5], ["mid-old", 3], ["mid-new", 3], ["elsewhere", 9]] as const) {
+    await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id, objective: id, priority: p, ...(id === "elsewhere" ? { to: "codex@m1" } : {}) }]);
   }
   const log = join(tempDir(), "order");
   const w = start(["worker", "--exec", script(`echo "$HANDOFF_TASK_ID" >> "${log}"`), "--poll", POLL], { cwd: b, agent: "codex@m2" });

@@ -10,6 +10,7 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { commit, eventMessage, setRef, tree } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
+import { storeLease, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -52,10 +53,10 @@ test("a lease set converts to a tree on the write that brings it to 64 leases, a
   assert.is(format.status, "ok", JSON.stringify(format));
 });
 
-test("a claim on a tree rewrites only the prefix file of its scope", () => {
+test("a claim on a tree rewrites only the prefix file of its scope", async () => {
   const repo = tempRepo();
-  ok(cli(["lease", ...files(70)], { cwd: repo, agent: "alice" }));
-  ok(cli(["task", "add", "work", "--id", "w", "--scope", "pkg3/**"], { cwd: repo, agent: "lead" }));
+  await storeLease({ cwd: repo, agent: "alice" }, files(70));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "w", objective: "work", scope: ["pkg3/**"] }]);
   const old = gitOut(repo, "rev-parse", "refs/handoff/leases");
   ok(cli(["claim", "w"], { cwd: repo, agent: "bob" }));
   const changed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
@@ -68,7 +69,7 @@ test("a claim on a tree rewrites only the prefix file of its scope", () => {
 
 test("a long-running process sees another process's lease change at once, and writes on top of it", async () => {
   const repo = tempRepo();
-  ok(cli(["lease", ...files(70)], { cwd: repo, agent: "alice" }));
+  await storeLease({ cwd: repo, agent: "alice" }, files(70));
   const store = await openSyncedStore({ cwd: repo, agent: "server", warm: true });
   try {
     assert.is((await loadLeases(store)).set.leases.length, 70);
@@ -108,9 +109,9 @@ test("an agent holding many leases that leases one more rewrites only that prefi
   assert.ok(leases.every((l) => l.expires_at === new Date(t0 + 660_000 + 30 * 60_000).toISOString()), "all run 30 m from the renewal");
 });
 
-test("a lease record in a format this build does not know is refused, never read as empty", () => {
+test("a lease record in a format this build does not know is refused, never read as empty", async () => {
   const repo = tempRepo();
-  ok(cli(["lease", "src/a.ts", "--exclusive"], { cwd: repo, agent: "alice" }));
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/a.ts"], { exclusive: true });
   const leases = tree(repo, { "src.json": `{"leases": []}\n` });
   const future = commit(repo, { tree: tree(repo, { format: "git-handoff 4\n", leases: { tree: leases } }), author: "alice", message: eventMessage({ type: "leased", agent: "alice", at: new Date().toISOString() }) });
   setRef(repo, "refs/handoff/leases", future);
@@ -122,14 +123,14 @@ test("a lease record in a format this build does not know is refused, never read
   assert.match(l.stderr, /newer git-handoff/);
 });
 
-test("on receive a lease tree is checked like the one file; a newer format is kept back as newer", () => {
+test("on receive a lease tree is checked like the one file; a newer format is kept back as newer", async () => {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
-  ok(cli(["lease", ...files(70), "--exclusive"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  await storeLease({ cwd: a, agent: "alice" }, files(70), { exclusive: true });
+  await storeSync({ cwd: a, agent: "alice" });
+  await storeSync({ cwd: b, agent: "bob" });
   assert.is(leasesOf(b).length, 70, "a valid tree arrives");
   assert.is(cli(["check", "pkg1/f.ts"], { cwd: b, agent: "bob" }).code, 3);
 
@@ -185,7 +186,7 @@ test("on receive a lease tree is checked like the one file; a newer format is ke
   assert.is(leasesOf(b).length, 70);
 });
 
-test("a folder of many leases is spread over several files: a claim in it rewrites one of them", () => {
+test("a folder of many leases is spread over several files: a claim in it rewrites one of them", async () => {
   const repo = tempRepo();
   // 200 leases all under src/, as in a repository whose code is all there.
   for (const from of [0, 100]) ok(cli(["lease", ...Array.from({ length: 100 }, (_, i) => `src/m${from + i}/f.ts`)], { cwd: repo, agent: "alice" }));
@@ -195,7 +196,7 @@ test("a folder of many leases is spread over several files: a claim in it rewrit
   const sizes = names.map((n) => (show(repo, `refs/handoff/leases:leases/${n}`).match(/"pattern"/g) ?? []).length);
   assert.is(sizes.reduce((a, b) => a + b, 0), 200);
   assert.ok(Math.max(...sizes) <= 64, `files of at most a few dozen leases: ${sizes.join(" ")}`);
-  ok(cli(["task", "add", "work", "--id", "w", "--scope", "src/new/**"], { cwd: repo, agent: "lead" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "w", objective: "work", scope: ["src/new/**"] }]);
   const old = gitOut(repo, "rev-parse", "refs/handoff/leases");
   ok(cli(["claim", "w"], { cwd: repo, agent: "bob" }));
   const changed = gitOut(repo, "diff-tree", "-r", "--name-only", old, "refs/handoff/leases").split("\n").filter(Boolean);
@@ -236,14 +237,14 @@ test("a format 2 record (one file per folder) reads the same, and the next write
   assert.is(leasesOf(repo).length, before.length + 1);
 });
 
-test("on receive, a format 3 lease filed in another bucket, or one folder in two bucket counts, is refused", () => {
+test("on receive, a format 3 lease filed in another bucket, or one folder in two bucket counts, is refused", async () => {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
-  ok(cli(["lease", ...Array.from({ length: 100 }, (_, i) => `src/m${i}/f.ts`)], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  await storeLease({ cwd: a, agent: "alice" }, Array.from({ length: 100 }, (_, i) => `src/m${i}/f.ts`));
+  await storeSync({ cwd: a, agent: "alice" });
+  await storeSync({ cwd: b, agent: "bob" });
   assert.is(leasesOf(b).length, 100);
   const tip = gitOut(bare, "rev-parse", "refs/handoff/leases");
   const names = treeNames(bare, `${tip}:leases`);

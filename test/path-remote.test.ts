@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, seedTasks, tempDir } from "./support/repo.ts";
+import { storeClaim, storeSync } from "./support/seed.ts";
 import { spawnSync } from "node:child_process";
 import { twoClones } from "./support/servers.ts";
 import { mountTypeOf, pushToPath, wouldCollectGarbage, type PathRemoteSource } from "../src/git/path-remote.ts";
@@ -46,7 +47,7 @@ function fsckRemote(bare: string): void {
 test("a claim through a remote on this disk lands without git push, whole, and the other clone sees it", async () => {
   const { bare, a, b } = twoClones();
   await seedTasks(a, [{ id: "t1", scope: ["src/a/**"] }, { id: "t2", scope: ["src/b/**"] }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   const claim = traced(a, ["claim", "t1"]);
   assert.is(claim.code, 0, claim.stderr);
   assert.not.ok(claim.pushed, `no git push: ${claim.commands.join(" | ")}`);
@@ -83,7 +84,7 @@ test("clones racing for the same tasks, in process against in process and agains
   const { bare, a, b } = twoClones();
   const ids = ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"];
   await seedTasks(a, ids.map((id) => ({ id, scope: [`src/${id}/**`] })));
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   for (const [n, id] of ids.entries()) {
     // Every other task, the second clone pushes with git (receive-pack's locks against ours).
     const env = n % 2 ? { HANDOFF_PATH_REMOTE: "git" } : {};
@@ -101,7 +102,7 @@ test("clones racing for the same tasks, in process against in process and agains
 test("writes made while the remote was away land in one later push, as a chain, and the remote is whole", async () => {
   const { bare, a, b } = twoClones();
   await seedTasks(a, [{ id: "c1", scope: ["src/c1/**"] }, { id: "c2" }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   renameSync(bare, `${bare}.away`);
   const offline = cli(["--offline", "claim", "c1"], { cwd: a, agent: "alice" });
   assert.is(offline.code, 0, offline.stderr);
@@ -125,7 +126,7 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
   {
     const { bare, a } = twoClones();
     await seedTasks(a, [{ id: "h1" }]);
-    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    await storeSync({ cwd: a, agent: "lead" });
     const before = gitOut(bare, "rev-parse", "refs/handoff/tasks/h1");
     writeFileSync(`${bare}/hooks/pre-receive`, "#!/bin/sh\necho 'no coordination here' >&2\nexit 1\n");
     chmodSync(`${bare}/hooks/pre-receive`, 0o755);
@@ -143,7 +144,7 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
   for (const rewritten of [false, true]) {
     const { bare, a } = twoClones();
     await seedTasks(a, [{ id: "g1" }]);
-    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    await storeSync({ cwd: a, agent: "lead" });
     // The URL names another repository on this disk, which git rewrites to the real remote.
     const decoy = `${tempDir("handoff-decoy-")}/decoy.git`;
     if (rewritten) {
@@ -165,7 +166,7 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
   {
     const { bare, a } = twoClones();
     await seedTasks(a, [{ id: "v1" }]);
-    assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+    await storeSync({ cwd: a, agent: "lead" });
     gitOut(bare, "config", "transfer.hideRefs", "refs/handoff/tasks/v1");
     const r = traced(a, ["sync"]);
     assert.ok(r.listed, `git ls-remote ran: ${r.commands.join(" | ")}`);
@@ -180,7 +181,7 @@ test("a receive hook, fsck, hidden refs or a rewritten URL send the push or the 
 test("a lock at the remote: a fresh one is waited out as a lost race, one left by a killed process is said with what to do", async () => {
   const { bare, a } = twoClones();
   await seedTasks(a, [{ id: "k1" }, { id: "k2" }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   // Another writer holds k1's lock for a moment: the claim retries and lands once it is gone.
   const lock = `${bare}/refs/handoff/tasks/k1.lock`;
   writeFileSync(lock, "");
@@ -213,7 +214,7 @@ test("SHA-256 repositories are pushed to in process; a remote of another object 
   gitOut(a, "remote", "add", "origin", bare);
   gitOut(a, "push", "-q", "origin", "main");
   await seedTasks(a, [{ id: "s1", scope: ["src/**"] }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   const r = traced(a, ["claim", "s1"]);
   assert.is(r.code, 0, r.stderr);
   assert.not.ok(r.pushed, r.commands.join(" | "));
@@ -278,8 +279,8 @@ test("what a push sends: this process's new objects as they are, the parent's tr
 test("listings read in process say what git ls-remote says, loose and packed refs alike", async () => {
   const { bare, a } = twoClones();
   await seedTasks(a, [{ id: "l1", scope: ["src/l1/**"] }, { id: "l2" }, { id: "l3" }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "l1"], { cwd: a, agent: "alice" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
+  await storeClaim({ cwd: a, agent: "alice" }, "l1");
   const reader = new ObjectReader(`${a}/.git`, a);
   const source: PathRemoteSource = { format: "sha1", read: (oid) => reader.read(oid), recent: () => false, config: (want) => scanConfig(process.env, `${a}/.git`, `${a}/.git`, want) };
   try {
@@ -308,7 +309,7 @@ test("listings read in process say what git ls-remote says, loose and packed ref
 test("a listing that read many loose refs at the remote packs them there, as receive-pack's gc would; listings stay git's", async () => {
   const { bare, a } = twoClones();
   await seedTasks(a, [{ id: "p0" }]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead" }).code, 0);
+  await storeSync({ cwd: a, agent: "lead" });
   const oid = gitOut(bare, "rev-parse", "refs/handoff/tasks/p0");
   sh(bare, ["update-ref", "--stdin"], Array.from({ length: 300 }, (_, i) => `create refs/handoff/tasks/many-${i} ${oid}`).join("\n") + "\n");
   // pack-refs removes the folders it empties.

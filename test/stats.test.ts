@@ -1,10 +1,12 @@
-// `git handoff stats` against a scripted history whose figures are known: every step runs the real
-// CLI (or hook) at a fixed HANDOFF_NOW, so durations are exact.
+// `git handoff stats` against a scripted history whose figures are known: every step at a fixed
+// HANDOFF_NOW, so durations are exact. The refusals, hooks, handoffs, verifications and reviews run
+// the real CLI; the plain adds, claims, leases and a done are written through the store (seed.ts).
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { computeStats, countedSince, isCountedList } from "../src/core/stats.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeDone, storeLease, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -35,22 +37,21 @@ function edit(repo: string, file: string) {
 }
 
 /** The history: every figure below is known from it. */
-function history(): string {
+async function history(): Promise<string> {
   const repo = tempRepo();
-  ok(step(repo, 0, "lead", ["task", "add", "the api", "--id", "api"]), "add api");
-  ok(step(repo, 0, "lead", ["task", "add", "the ui", "--id", "ui", "--after", "api"]), "add ui");
-  ok(step(repo, 0, "lead", ["task", "add", "the docs", "--id", "docs"]), "add docs");
-  ok(step(repo, 0, "a", ["claim", "api"]), "a claims api");
+  const by = (min: number, agent: string): Actor => ({ cwd: repo, agent, now: at(min) });
+  await storeTasks(by(0, "lead"), [{ id: "api", objective: "the api" }, { id: "ui", objective: "the ui", after: ["api"] }, { id: "docs", objective: "the docs" }]);
+  await storeClaim(by(0, "a"), "api");
   assert.is(step(repo, 0, "b", ["claim", "api"]).code, 3, "duplicate claim refused");
   assert.is(step(repo, 0, "b", ["claim", "ui"]).code, 3, "blocked claim refused");
-  ok(step(repo, 0, "a", ["lease", "src/api/**", "--exclusive"]), "a leases src/api");
-  ok(step(repo, 0, "c", ["lease", "docs/guide.md", "web/**"]), "c leases docs and web");
-  ok(step(repo, 0, "c", ["lease", "lib/**", "--ttl", "1m"]), "c leases lib briefly");
-  ok(step(repo, 0, "c", ["claim", "docs", "--ttl", "1m"]), "c claims docs briefly");
+  await storeLease(by(0, "a"), ["src/api/**"], { exclusive: true });
+  await storeLease(by(0, "c"), ["docs/guide.md", "web/**"]);
+  await storeLease(by(0, "c"), ["lib/**"], { ttl: "1m" });
+  await storeClaim(by(0, "c"), "docs", { ttl: "1m" });
   // c's lease on lib/** ran out at 10:01: d takes lib/** over at 10:02, and docs at 10:03.
-  ok(step(repo, 2, "d", ["lease", "lib/**", "--exclusive"]), "d takes lib over");
+  await storeLease(by(2, "d"), ["lib/**"], { exclusive: true });
   ok(step(repo, 2, "a", ["handoff", "api", "--contract", "GET /api"]), "a hands api over");
-  ok(step(repo, 3, "d", ["claim", "docs"]), "d takes docs over");
+  await storeClaim(by(3, "d"), "docs");
   ok(step(repo, 4, "d", ["handoff", "docs", "--note", "never acknowledged"]), "d hands docs over");
   ok(step(repo, 5, "b", ["ack", "api#1"]), "b acks");
   // b's editor runs into three leases of others: deny, warn, info; and one free file (ok: not logged).
@@ -59,10 +60,10 @@ function history(): string {
     assert.is(r.code, 0, r.stderr);
     assert.is(r.stdout ? JSON.parse(r.stdout).hookSpecificOutput.permissionDecision : undefined, decision, file);
   }
-  ok(step(repo, 10, "a", ["done", "api"]), "api done: ui unblocked after 10m");
+  await storeDone(by(10, "a"), "api"); // ui unblocked after 10m
   // Review: one pass accepted, one pass rejected, one failing verification.
-  for (const id of ["r1", "r2", "r3"]) ok(step(repo, 11, "lead", ["task", "add", `review ${id}`, "--id", id, "--verify", id === "r3" ? "false" : "true"]), `add ${id}`);
-  for (const id of ["r1", "r2", "r3"]) ok(step(repo, 11, "e", ["claim", id, "--over-capacity"]), `claim ${id}`);
+  await storeTasks(by(11, "lead"), ["r1", "r2", "r3"].map((id) => ({ id, objective: `review ${id}`, verify: id === "r3" ? "false" : "true" })));
+  for (const id of ["r1", "r2", "r3"]) await storeClaim(by(11, "e"), id, { overCapacity: true });
   ok(step(repo, 12, "e", ["done", "r1"]), "r1 to review");
   ok(step(repo, 12, "e", ["done", "r2"]), "r2 to review");
   assert.is(step(repo, 12, "e", ["done", "r3"]).code, 3, "r3's verification fails");
@@ -71,8 +72,8 @@ function history(): string {
   return repo;
 }
 
-test("stats over a scripted history: every figure as scripted", () => {
-  const repo = history();
+test("stats over a scripted history: every figure as scripted", async () => {
+  const repo = await history();
   const r = ok(step(repo, 20, "lead", ["stats", "--json"]), "stats");
   const s = r.json;
   assert.equal(s.claims, { granted: 6, refused_duplicate: 1, refused_blocked: 1 });
@@ -100,8 +101,8 @@ test("stats over a scripted history: every figure as scripted", () => {
   assert.not.match(refs, /refs\/handoff\/log\/(a|c|d|e|lead) /, "only b was refused or caught");
 });
 
-test("stats --since counts only what happened inside the window, with state from before it", () => {
-  const repo = history();
+test("stats --since counts only what happened inside the window, with state from before it", async () => {
+  const repo = await history();
   const s = ok(step(repo, 20, "lead", ["stats", "--since", at(4), "--json"]), "stats since").json;
   assert.is(s.since, at(4));
   assert.equal(s.claims, { granted: 3, refused_duplicate: 0, refused_blocked: 0 });

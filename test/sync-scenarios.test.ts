@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { join } from "node:path";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot, userState } from "./support/servers.ts";
+import { storeClaim, storeDone, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -26,12 +27,12 @@ const ok = (r: ReturnType<typeof cli>) => {
 
 const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show", `refs/handoff/tasks/${id}:task.json`));
 
-test("offline: exclusive ops fail clearly, --offline grants tentatively, the next sync confirms one and refuses the other", () => {
+test("offline: exclusive ops fail clearly, --offline grants tentatively, the next sync confirms one and refuses the other", async () => {
   const { bare, a, b, users } = project();
-  ok(cli(["task", "add", "will be lost", "--id", "lost"], { cwd: a, agent: "lead" }));
-  ok(cli(["task", "add", "will be won", "--id", "won"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "lost", objective: "will be lost" }]);
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "won", objective: "will be won" }]);
+  await storeSync({ cwd: a });
+  await storeSync({ cwd: b });
 
   renameSync(bare, `${bare}.away`); // the remote is unreachable from here on
   const before = handoffRefs(a);
@@ -86,10 +87,10 @@ test("offline: exclusive ops fail clearly, --offline grants tentatively, the nex
   assert.is(userState(b), users[1]);
 });
 
-test("divergent non-exclusive edits from two clones both survive sync", () => {
+test("divergent non-exclusive edits from two clones both survive sync", async () => {
   const { bare, a, b, users } = project();
-  ok(cli(["task", "add", "shared", "--id", "shared"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "shared", objective: "shared" }]);
+  await storeSync({ cwd: a });
   ok(cli(["claim", "shared"], { cwd: b, agent: "alice" })); // through the remote
   ok(cli(["sync"], { cwd: a }));
 
@@ -152,14 +153,14 @@ test("divergent writes to a non-task ref (one agent's heartbeats from two clones
   assert.is(gitOut(bare, "log", "-1", "--format=%an", "refs/handoff/agents/alice"), "alice", "the writer stays the author");
 });
 
-test("fencing: a pusher whose lease expired and was taken over is refused, naming the holder", () => {
+test("fencing: a pusher whose lease expired and was taken over is refused, naming the holder", async () => {
   const { a, b } = project();
   // The scripted clock: alice's 4 s lease has run out, and the 60 s max_clock_skew a takeover
   // through the remote waits past it, when bob claims, whatever the machine's load.
   const t0 = Date.parse("2026-06-01T10:00:00Z");
   const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() });
-  ok(cli(["task", "add", "fenced", "--id", "fenced", "--push"], { cwd: a, agent: "lead", env: at(0) }));
-  ok(cli(["claim", "fenced", "--ttl", "4s"], { cwd: a, agent: "alice", env: at(0) }));
+  await storeTasks({ cwd: a, agent: "lead", now: at(0).HANDOFF_NOW, push: true }, [{ id: "fenced", objective: "fenced" }]);
+  await storeClaim({ cwd: a, agent: "alice", now: at(0).HANDOFF_NOW }, "fenced", { ttl: "4s" });
   const mine = ok(cli(["fence-check", "fenced", "--fence", "1", "--json"], { cwd: a, agent: "alice", env: at(1) })).json;
   assert.is(mine.verdicts[0].ok, true);
   assert.is(mine.against, "remote");
@@ -181,10 +182,10 @@ test("fencing: a pusher whose lease expired and was taken over is refused, namin
   assert.is(cli(["fence-check", "../evil"], { cwd: b, agent: "bob" }).code, 2);
 });
 
-test("a renew by an agent who lost the lease becomes a conflict for that agent at sync", () => {
+test("a renew by an agent who lost the lease becomes a conflict for that agent at sync", async () => {
   const { bare, a, b } = project();
-  ok(cli(["task", "add", "contested", "--id", "contested", "--push"], { cwd: a, agent: "lead" }));
-  ok(cli(["claim", "contested"], { cwd: a, agent: "alice" }));
+  await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "contested", objective: "contested" }]);
+  await storeClaim({ cwd: a, agent: "alice" }, "contested");
   ok(cli(["reclaim", "contested", "--reason", "alice went quiet"], { cwd: b, agent: "bob" }));
   ok(cli(["renew", "contested"], { cwd: a, agent: "alice" })); // a's local state is stale
   const s = ok(cli(["sync", "--json"], { cwd: a })).json;
@@ -198,11 +199,11 @@ test("a renew by an agent who lost the lease becomes a conflict for that agent a
 
 test("compaction moves old finished tasks into refs/handoff/archive; events still read them; other clones follow", async () => {
   const { bare, a, b } = project();
-  ok(cli(["task", "add", "finished", "--id", "finished"], { cwd: a, agent: "lead" }));
-  ok(cli(["task", "add", "still open", "--id", "open"], { cwd: a, agent: "lead" }));
-  ok(cli(["done", "finished", "--note", "shipped"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "finished", objective: "finished" }]);
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "open", objective: "still open" }]);
+  await storeDone({ cwd: a, agent: "lead" }, "finished", { note: "shipped" });
+  await storeSync({ cwd: a });
+  await storeSync({ cwd: b });
   assert.is(ok(cli(["compact", "--json"], { cwd: b })).json.archived.length, 0, "default retention is 7d");
   writeFileSync(`${a}/.handoff.yaml`, "retention: 1s\n");
   await new Promise((r) => setTimeout(r, 1200));
@@ -221,10 +222,10 @@ test("compaction moves old finished tasks into refs/handoff/archive; events stil
   assert.is(ok(cli(["compact", "--json"], { cwd: a })).json.archived.length, 0, "nothing left to compact");
 });
 
-test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachable remote and clock skew are caught", () => {
+test("doctor: a line per check; a fetch refspec into refs/handoff/, an unreachable remote and clock skew are caught", async () => {
   const { bare, a } = project();
-  ok(cli(["task", "add", "x", "--id", "x"], { cwd: a, agent: "lead" }));
-  ok(cli(["sync"], { cwd: a }));
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "x", objective: "x" }]);
+  await storeSync({ cwd: a });
   const healthy = ok(cli(["doctor", "--json"], { cwd: a })).json;
   assert.is(healthy.ok, true);
   assert.equal(healthy.checks.map((c: any) => c.name), ["remote", "refspecs", "store-layout", "reachability", "clock", "remote-on-disk", "received", "tentative", "loop", "invariants", "leases", "dependencies", "format", "git-hooks", "hook-path", "agent-configs", "builds", "git-locks", "handoff-locks", "objects"]);

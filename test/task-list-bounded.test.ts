@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { inProcess } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -20,21 +21,23 @@ const run = (repo: string, agent: string, min: number, args: string[]) => {
 };
 const ids = (r: ReturnType<typeof cli>) => (r.json as { id: string }[]).map((t) => t.id);
 
-function project(): string {
+/** Written through the store (seed.ts) at the minutes the listings order by. */
+async function project(): Promise<string> {
   const repo = tempRepo();
+  const by = (agent: string, min: number) => ({ cwd: repo, agent, now: at(min).HANDOFF_NOW });
   // Oldest first: a, b, c, d, e; priorities make c and e the best.
   const prio: Record<string, number> = { a: 0, b: 1, c: 5, d: 0, e: 5 };
-  Object.entries(prio).forEach(([id, p], i) => run(repo, "lead", i, ["task", "add", `task ${id}`, "--id", id, "--priority", String(p)]));
+  for (const [i, [id, p]] of Object.entries(prio).entries()) await storeTasks(by("lead", i), [{ id, objective: `task ${id}`, priority: p }]);
   // History: b done first, then d, then a.
   for (const [id, min] of [["b", 10], ["d", 11], ["a", 12]] as const) {
-    run(repo, "bob", min, ["claim", id]);
-    run(repo, "bob", min, ["done", id]);
+    await storeClaim(by("bob", min), id);
+    await storeDone(by("bob", min), id);
   }
   return repo;
 }
 
-test("task list --limit: ready work best first, history newest first, otherwise oldest first", () => {
-  const repo = project();
+test("task list --limit: ready work best first, history newest first, otherwise oldest first", async () => {
+  const repo = await project();
   assert.equal(ids(run(repo, "x", 20, ["task", "list", "--status", "todo", "--limit", "2", "--json"])), ["c", "e"], "best first: highest priority, then oldest");
   assert.equal(ids(run(repo, "x", 20, ["task", "list", "--status", "done", "--limit", "2", "--json"])), ["a", "d"], "newest first");
   assert.equal(ids(run(repo, "x", 20, ["task", "list", "--limit", "3", "--json"])), ["a", "b", "c"], "no status: oldest first, as without --limit");
@@ -50,7 +53,7 @@ test("task list --limit: ready work best first, history newest first, otherwise 
 });
 
 test("list_tasks returns at most limit, in the order of its status, with the total", async () => {
-  const repo = project();
+  const repo = await project();
   const mcp = await inProcess(repo, { agent: "x", env: at(20) });
   try {
     const todo = await mcp.ok("list_tasks", { status: "todo", limit: 1 });
@@ -76,8 +79,8 @@ test("list_tasks returns at most limit, in the order of its status, with the tot
   }
 });
 
-test("one-shot listings keep decoded records on disk; a torn or foreign line is read again from git", () => {
-  const repo = project();
+test("one-shot listings keep decoded records on disk; a torn or foreign line is read again from git", async () => {
+  const repo = await project();
   const cache = join(repo, ".git/handoff/tasks.cache");
   const first = run(repo, "x", 20, ["task", "list", "--json"]).json;
   assert.ok(existsSync(cache), "the first listing leaves the cache");

@@ -18,6 +18,7 @@ import { OrderFile, orderFile, patchOrderFile, recordsParsed } from "../src/stor
 import { TASKS_PREFIX } from "../src/store/task-store.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -98,16 +99,20 @@ test("one-shot bounded listings read the order file and answer as a long-running
   run(repo, "w2", NOW, "claim", "--next");
   await sameAsLongRunning(repo, "agent-000", NOW, "after two claims");
   assert.ok(fileState(repo).garbage > 0, "patched: the two replaced lines left behind");
-  run(repo, "lead", NOW, "task", "add", "the best", "--id", "zz-best", "--priority", "9");
-  run(repo, "lead", NOW, "task", "add", "an early id", "--id", "a-0", "--priority", "1");
-  run(repo, "lead", EARLY, "task", "add", "added late, dated before every other", "--id", "m-past");
+  const lead = { cwd: repo, agent: "lead", now: NOW };
+  await storeTasks(lead, [{ id: "zz-best", objective: "the best", priority: 9 }, { id: "a-0", objective: "an early id", priority: 1 }]);
+  await storeTasks({ ...lead, now: EARLY }, [{ id: "m-past", objective: "added late, dated before every other" }]);
   // Tasks that wait on others (done, not done, missing) and tasks addressed to some agents only.
-  run(repo, "lead", NOW, "task", "add", "waits on a done one", "--id", "w-done", "--priority", "8", "--after", "t-00003");
-  run(repo, "lead", NOW, "task", "add", "waits on an open one", "--id", "w-open", "--priority", "8", "--after", "t-00000");
-  run(repo, "lead", NOW, "task", "add", "waits on a deleted one", "--id", "w-gone", "--priority", "8", "--after", "t-00011");
+  await storeTasks(lead, [
+    { id: "w-done", objective: "waits on a done one", priority: 8, after: ["t-00003"] },
+    { id: "w-open", objective: "waits on an open one", priority: 8, after: ["t-00000"] },
+    { id: "w-gone", objective: "waits on a deleted one", priority: 8, after: ["t-00011"] },
+  ]);
   gitOut(repo, "update-ref", "-d", `${TASKS_PREFIX}t-00011`);
-  run(repo, "lead", NOW, "task", "add", "for codex only", "--id", "to-codex", "--priority", "8", "--to", "codex");
-  run(repo, "lead", NOW, "task", "add", "for anyone on this machine", "--id", "to-here", "--priority", "8", "--to", "@nowhere-else");
+  await storeTasks(lead, [
+    { id: "to-codex", objective: "for codex only", priority: 8, to: "codex" },
+    { id: "to-here", objective: "for anyone on this machine", priority: 8, to: "@nowhere-else" },
+  ]);
   run(repo, "w3", NOW, "claim", "zz-best");
   run(repo, "w3", NOW, "done", "zz-best");
   rewriteRecord(repo, "t-00004", (r) => (r.priority = 7));
@@ -142,9 +147,11 @@ test("a one-shot claim --next takes, from the order file, the task a long-runnin
   // Two copies of one repository: one-shot claims (the CLI) in one, a long-running store's in the other.
   const [oneShot, longRunning] = [viewsRepo(F), viewsRepo(F)];
   for (const repo of [oneShot, longRunning]) {
-    run(repo, "lead", NOW, "task", "add", "for codex only", "--id", "p-codex", "--priority", "8", "--to", "codex");
-    run(repo, "lead", NOW, "task", "add", "waits on an open one", "--id", "p-open", "--priority", "8", "--after", "t-00000");
-    run(repo, "lead", NOW, "task", "add", "waits on a done one", "--id", "p-done", "--priority", "8", "--after", "t-00003");
+    await storeTasks({ cwd: repo, agent: "lead", now: NOW }, [
+      { id: "p-codex", objective: "for codex only", priority: 8, to: "codex" },
+      { id: "p-open", objective: "waits on an open one", priority: 8, after: ["t-00000"] },
+      { id: "p-done", objective: "waits on a done one", priority: 8, after: ["t-00003"] },
+    ]);
   }
   run(oneShot, "agent-000", NOW, "task", "list", "--limit", "1"); // the order file, then patched by each claim
   assert.ok(existsSync(pathIn(oneShot)));

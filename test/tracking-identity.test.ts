@@ -9,18 +9,19 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
+import { storeClaim, storeDone, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
 const placeFile = (clone: string) => `${clone}/.git/handoff/tracking-origin`;
 const remoteRefs = (bare: string, prefix: string) => gitOut(bare, "for-each-ref", "--format=%(refname)", prefix).split("\n").filter(Boolean);
 
-/** Two clones of one bare remote, a task claimed by alice in `a`, both synced. */
-function team() {
+/** Two clones of one bare remote, a task claimed by alice in `a`, both synced (through the store: seed.ts). */
+async function team() {
   const t = twoClones();
-  for (const [id, who] of [["live", "alice"], ["open", "alice"]] as const) assert.is(cli(["task", "add", `the ${id} one`, "--id", id, "--scope", `src/${id}/**`], { cwd: t.a, agent: who }).code, 0);
-  assert.is(cli(["claim", "live"], { cwd: t.a, agent: "alice" }).code, 0);
-  for (const c of [t.a, t.b]) assert.is(cli(["sync"], { cwd: c, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: t.a, agent: "alice" }, ["live", "open"].map((id) => ({ id, objective: `the ${id} one`, scope: [`src/${id}/**`] })));
+  await storeClaim({ cwd: t.a, agent: "alice" }, "live");
+  for (const c of [t.a, t.b]) await storeSync({ cwd: c, agent: "alice" });
   assert.ok(existsSync(placeFile(t.a)), "a sync notes the place its tracking refs are of");
   return t;
 }
@@ -34,8 +35,8 @@ function syncReport(cwd: string) {
 
 const stateOf = (cwd: string) => handoffRefs(cwd).split("\n").filter((l) => /^refs\/handoff\/(tasks|leases)/.test(l));
 
-test("a switch to a branch prefix keeps every task and lease, and publishes them under the prefix", () => {
-  const { a, b, bare } = team();
+test("a switch to a branch prefix keeps every task and lease, and publishes them under the prefix", async () => {
+  const { a, b, bare } = await team();
   const before = stateOf(a);
   assert.is(before.length, 3, before.join("\n"));
   // As an older git-handoff left it: no note of the place (the command itself must forget the old one).
@@ -56,8 +57,8 @@ test("a switch to a branch prefix keeps every task and lease, and publishes them
   assert.equal(stateOf(a), before);
 });
 
-test("a remote moved to another host by git remote set-url: nothing deleted, the state pushed there", () => {
-  const { a, b } = team();
+test("a remote moved to another host by git remote set-url: nothing deleted, the state pushed there", async () => {
+  const { a, b } = await team();
   const before = stateOf(a);
   const moved = `${tempDir("handoff-moved-")}/new.git`;
   gitOut(a, "init", "-q", "--bare", moved);
@@ -73,11 +74,11 @@ test("a remote moved to another host by git remote set-url: nothing deleted, the
   assert.equal(stateOf(b), before);
 });
 
-test("the same place: a finished task deleted on the remote goes here too, with or without the note (older clones); a live one, or the lease set, is put back", () => {
-  const { a, b, bare } = team();
-  assert.is(cli(["task", "add", "finished", "--id", "fin"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["done", "fin"], { cwd: a, agent: "alice" }).code, 0);
-  for (const c of [a, b]) assert.is(cli(["sync"], { cwd: c, agent: "alice" }).code, 0);
+test("the same place: a finished task deleted on the remote goes here too, with or without the note (older clones); a live one, or the lease set, is put back", async () => {
+  const { a, b, bare } = await team();
+  await storeTasks({ cwd: a, agent: "alice" }, [{ id: "fin", objective: "finished" }]);
+  await storeDone({ cwd: a, agent: "alice" }, "fin");
+  for (const c of [a, b]) await storeSync({ cwd: c, agent: "alice" });
   rmSync(placeFile(b));
   gitOut(bare, "update-ref", "-d", "refs/handoff/tasks/fin");
   assert.equal(syncReport(b).removed, ["refs/handoff/tasks/fin"], "tracking refs from before the note are kept");
@@ -97,8 +98,8 @@ test("the same place: a finished task deleted on the remote goes here too, with 
   assert.ok(remoteRefs(bare, "refs/handoff/leases").length === 1);
 });
 
-test("a remote moved after a refusal: the old place's quarantine is not repaired on the new one", () => {
-  const { a, bare } = team();
+test("a remote moved after a refusal: the old place's quarantine is not repaired on the new one", async () => {
+  const { a, bare } = await team();
   // The old place holds a ref that is not a task record: refused on receive, held for --repair.
   const empty = gitOut(bare, "hash-object", "-t", "tree", "-w", "--stdin");
   const forged = gitOut(bare, "commit-tree", empty, "-m", "not a task");

@@ -12,6 +12,7 @@ import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { onceWorker, script, start, stop } from "./support/handover.ts";
 import { seedTasks } from "./bench/task-fixture.ts";
+import { storeCancel, storeClaim, storeLease, storeSession, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -49,23 +50,24 @@ function taskRecord(id: string, over: Record<string, unknown> = {}) {
 
 const event = (type: string, task: string, agent: string, extra: Record<string, unknown> = {}) => ({ type, task, agent, at: new Date().toISOString(), scope: "primary", worktree: null, branch: null, ...extra });
 
-test("every hostile record named in the trust model is refused on receive; valid changes still arrive", () => {
+test("every hostile record named in the trust model is refused on receive; valid changes still arrive", async () => {
   const { bare, victim, other } = project();
   const precious = join(tempDir(), "precious.txt");
   writeFileSync(precious, "keep me\n");
   const marker = join(tempDir(), "PWNED");
   // The victim's own task, claimed and pushed; a session (agent ref) and a live lease too.
-  ok(cli(["task", "add", "the victim's work", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["claim", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["task", "add", "second", "--id", "mine2"], { cwd: victim, agent: "victim" }));
-  ok(cli(["session", "start", "--objective", "working"], { cwd: victim, agent: "victim" }));
-  ok(cli(["lease", "src/**", "--exclusive"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
+  const v = { cwd: victim, agent: "victim" };
+  await storeTasks(v, [{ id: "mine", objective: "the victim's work" }]);
+  await storeClaim(v, "mine");
+  await storeTasks(v, [{ id: "mine2", objective: "second" }]);
+  await storeSession(v, "working");
+  await storeLease(v, ["src/**"], { exclusive: true });
+  await storeSync({ cwd: victim });
   const victimBefore = gitOut(victim, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
   // A valid change from another clone, in the same sync.
-  ok(cli(["sync"], { cwd: other }));
-  ok(cli(["task", "add", "a legitimate task", "--id", "good"], { cwd: other, agent: "carol" }));
-  ok(cli(["sync"], { cwd: other }));
+  await storeSync({ cwd: other });
+  await storeTasks({ cwd: other, agent: "carol" }, [{ id: "good", objective: "a legitimate task" }]);
+  await storeSync({ cwd: other });
 
   const hostile: Record<string, string> = {};
   const put = (ref: string, oid: string) => {
@@ -172,10 +174,10 @@ test("every hostile record named in the trust model is refused on receive; valid
   assert.ok(stats.received.refused >= Object.keys(hostile).length, "stats counts the refusals");
 });
 
-test("sync --repair says what it overwrites and puts this clone's state back; the task is usable again", () => {
+test("sync --repair says what it overwrites and puts this clone's state back; the task is usable again", async () => {
   const { bare, victim } = project();
-  ok(cli(["task", "add", "the victim's work", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "the victim's work" }]);
+  await storeSync({ cwd: victim });
   const good = tip(victim, "refs/handoff/tasks/mine")!;
   const forged = recordCommit(bare, "task.json", taskRecord("mine", { created_by: "victim" }), { event: event("created", "mine", "victim"), author: "victim" });
   setRef(bare, "refs/handoff/tasks/mine", forged);
@@ -197,11 +199,11 @@ test("sync --repair says what it overwrites and puts this clone's state back; th
   ok(cli(["claim", "mine"], { cwd: victim, agent: "victim" }));
 });
 
-test("a task and the leases one operation wrote are held back together when either fails", () => {
+test("a task and the leases one operation wrote are held back together when either fails", async () => {
   const { bare, victim } = project();
-  ok(cli(["lease", "src/**", "--exclusive"], { cwd: victim, agent: "victim" }));
-  ok(cli(["task", "add", "shared work", "--id", "work"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
+  await storeLease({ cwd: victim, agent: "victim" }, ["src/**"], { exclusive: true });
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "work", objective: "shared work" }]);
+  await storeSync({ cwd: victim });
   // One "claim with scope": a legal-looking claim of the task, and a lease over the victim's.
   const at = new Date().toISOString();
   const prev = readRecordAt(bare, "refs/handoff/tasks/work");
@@ -229,19 +231,19 @@ function unsendable(bare: string, parent: string | null, task: string): string {
   return commit(bare, { tree: broken, parent, message: eventMessage(event(parent ? "updated" : "created", task, "attacker")) });
 }
 
-test("a ref whose objects the remote cannot send is refused alone: the rest of the sync goes on, and it is not asked for again", () => {
+test("a ref whose objects the remote cannot send is refused alone: the rest of the sync goes on, and it is not asked for again", async () => {
   const { bare, victim, other } = project();
-  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "mine" }]);
+  await storeSync({ cwd: victim });
   const bad = unsendable(bare, null, "bad");
   setRef(bare, "refs/handoff/tasks/bad", bad);
   // And one this clone tracks already, moved on to such a tree.
   const mineBefore = tip(victim, "refs/handoff/tasks/mine");
   const moved = unsendable(bare, mineBefore, "mine");
   setRef(bare, "refs/handoff/tasks/mine", moved);
-  ok(cli(["task", "add", "a legitimate task", "--id", "good"], { cwd: other, agent: "carol" }));
+  await storeTasks({ cwd: other, agent: "carol" }, [{ id: "good", objective: "a legitimate task" }]);
   kept(cli(["sync"], { cwd: other })); // the other clone's own sync gets past it too, and pushes
-  ok(cli(["task", "add", "second", "--id", "mine2"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine2", objective: "second" }]);
 
   const s = kept(cli(["sync", "--json"], { cwd: victim, agent: "victim" })).json;
   const refused = s.quarantined.map((q: any) => [q.ref, q.kind, q.oid]).sort((x: string[], y: string[]) => x[0]!.localeCompare(y[0]!));
@@ -255,7 +257,7 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
   assert.is(tip(victim, "refs/handoff-remotes/origin/tasks/bad"), null, "nothing of it was fetched");
 
   // The next sync does not ask for it again (it would fail the fetch of everything named with it).
-  ok(cli(["task", "add", "another", "--id", "good2"], { cwd: other, agent: "carol" }));
+  await storeTasks({ cwd: other, agent: "carol" }, [{ id: "good2", objective: "another" }]);
   kept(cli(["sync"], { cwd: other }));
   packedOnly(bare, "refs/handoff/tasks/good2");
   const trace = join(tempDir(), "trace");
@@ -292,13 +294,13 @@ test("a ref whose objects the remote cannot send is refused alone: the rest of t
 
 test("a worker's look at the queue gets past a task ref the remote cannot send", async () => {
   const { bare, victim, other } = project();
-  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["cancel", "mine", "--reason", "not for the worker"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
-  ok(cli(["sync"], { cwd: other }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "mine" }]);
+  await storeCancel({ cwd: victim, agent: "victim" }, "mine", "not for the worker");
+  await storeSync({ cwd: victim });
+  await storeSync({ cwd: other });
   // Named so that a pattern over the job's refs (`refs/handoff/tasks/job*`, as a waiter fetches) matches it too.
   setRef(bare, "refs/handoff/tasks/job-bad", unsendable(bare, null, "job-bad"));
-  ok(cli(["task", "add", "a job", "--id", "job", "--push"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim", push: true }, [{ id: "job", objective: "a job" }]);
   const w = onceWorker(other, script("echo worked"), "worker");
   const timer = setTimeout(() => void stop(w, "SIGKILL"), 60_000);
   const code = await w.exited;
@@ -314,7 +316,7 @@ test("a worker's look at the queue gets past a task ref the remote cannot send",
   assert.ok(Date.now() - t0 < 20_000, `waited ${Date.now() - t0} ms`);
   // Known as unsendable now: the next look lists and fetches what moved by name, no glob fetch
   // over tasks/ that would fail on it first.
-  ok(cli(["task", "add", "another job", "--id", "job2", "--push"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim", push: true }, [{ id: "job2", objective: "another job" }]);
   packedOnly(bare, "refs/handoff/tasks/job2");
   const trace = join(tempDir(), "trace");
   const w2 = start(["worker", "--exec", script("echo worked"), "--once", "--poll", "300ms"], { cwd: other, agent: "worker", env: { GIT_TRACE_PACKET: trace } });
@@ -356,9 +358,9 @@ function fetchesSeen(trace: string): string[][] {
   return fetches;
 }
 
-test("through git fetch, a single ref the remote cannot send is fetched alone: never a fetch without refspec, which would bring the remote's branches", () => {
+test("through git fetch, a single ref the remote cannot send is fetched alone: never a fetch without refspec, which would bring the remote's branches", async () => {
   const { bare, victim } = project();
-  ok(cli(["sync"], { cwd: victim }));
+  await storeSync({ cwd: victim });
   // A branch on the remote this clone has not fetched: a `git fetch origin` with no refspec would.
   const elsewhere = tempRepo();
   gitOut(elsewhere, "push", "-q", bare, "main:refs/heads/other-work");
@@ -370,8 +372,8 @@ test("through git fetch, a single ref the remote cannot send is fetched alone: n
 
 test("a new clone's first sync gets past a ref the remote cannot send, among more refs than one fetch names", async () => {
   const { bare, victim } = project();
-  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "mine" }]);
+  await storeSync({ cwd: victim });
   const seeded = tempRepo();
   await seedTasks(seeded, 240);
   gitOut(seeded, "push", "-q", bare, "refs/handoff/tasks/*:refs/handoff/tasks/*");

@@ -7,12 +7,14 @@
 // itself where a file already imports src, or replaces more than a handful of processes.
 import { HandoffError } from "../../src/core/errors.ts";
 import { checkVerifyCommand } from "../../src/core/verify-command.ts";
-import { refreshHeartbeat } from "../../src/store/agent-store.ts";
+import { addressOption } from "../../src/cli/commands/address-option.ts";
+import { refreshHeartbeat, startSessionFor } from "../../src/store/agent-store.ts";
+import { gcAgents } from "../../src/store/agent-gc.ts";
 import { addTaskAfter } from "../../src/store/dependency-actions.ts";
 import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-actions.ts";
 import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
-import { claimReporting, type ClaimReport } from "../../src/store/task-actions.ts";
+import { cancel, claimReporting, done, release, type ClaimReport } from "../../src/store/task-actions.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { packAfterView } from "../../src/cli/view-packing.ts";
 import { PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
@@ -54,9 +56,11 @@ export interface TaskSeed {
   exclusive?: boolean;
   after?: string[];
   verify?: string;
+  /** --to: who may take it (KIND@MACHINE, KIND or @MACHINE). */
+  to?: string;
 }
 
-/** `task add OBJECTIVE --id ID [--priority N] [--scope G]... [--exclusive] [--after ID]... [--verify CMD]`, one per task. */
+/** `task add OBJECTIVE --id ID [--priority N] [--scope G]... [--exclusive] [--after ID]... [--verify CMD] [--to A]`, one per task. */
 export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
   await asCommand(at, async (store) => {
     for (const t of tasks) {
@@ -69,6 +73,7 @@ export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
         ...(t.exclusive ? { exclusive: true } : {}),
         ...(t.after ? { after: t.after } : {}),
         ...(t.verify !== undefined ? { verify: checkVerifyCommand(t.verify) } : {}),
+        ...(t.to !== undefined ? { to: addressOption(t.to) } : {}),
       });
     }
   });
@@ -82,6 +87,29 @@ export function storeLease(at: Actor, paths: string[], o: { exclusive?: boolean;
 /** `claim ID [--ttl D] [--force] [--over-capacity]`. */
 export function storeClaim(at: Actor, id: string, o: { ttl?: string; force?: boolean; overCapacity?: boolean } = {}): Promise<ClaimReport> {
   return asCommand(at, (store) => claimReporting(store, id, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity, force: !!o.force }));
+}
+
+/** `done ID [--commit REV] [--note N]` of a task with no verify command (one with a verify command runs it: keep that a process). */
+export async function storeDone(at: Actor, id: string, o: { commit?: string; note?: string } = {}): Promise<void> {
+  await asCommand(at, (store) => done(store, id, o));
+}
+
+/** `release ID`. */
+export async function storeRelease(at: Actor, id: string): Promise<void> {
+  await asCommand(at, (store) => release(store, id));
+}
+
+/** `cancel ID --reason R`. */
+export async function storeCancel(at: Actor, id: string, reason: string): Promise<void> {
+  await asCommand(at, (store) => cancel(store, id, reason));
+}
+
+/** `session start --objective O [--files G]... [--awaits A]`, with the verb's sweep of agents silent past gc_after. */
+export async function storeSession(at: Actor, objective: string, o: { files?: string[]; awaits?: string } = {}): Promise<void> {
+  await asCommand(at, async (store) => {
+    await startSessionFor(store, { objective, files: o.files ?? [], awaits: o.awaits ?? null, session: null });
+    await gcAgents(store).catch(() => []);
+  });
 }
 
 /** `memory add TEXT [--tag T]... [--task ID]`: its id. */
