@@ -2,16 +2,19 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, handoffRefs } from "./support/repo.ts";
-import { commitFile, team } from "./support/team.ts";
+import { commitFile, team, type Team } from "./support/team.ts";
+import { storeClaim, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-test("done runs the task's verify command in the agent's worktree: passed -> review -> accept -> done, dependents ready", () => {
+/** Where `t.as(agent, ...)` runs: the agent's worktree, else the main one. */
+const actor = (t: Team, agent: string): Actor => ({ cwd: t.wt[agent] ?? t.repo, agent });
+
+test("done runs the task's verify command in the agent's worktree: passed -> review -> accept -> done, dependents ready", async () => {
   const t = team(["alice", "bob"]);
   // `test -f api.ts` passes only in alice's worktree, where the file was committed.
-  assert.is(t.as("lead", ["task", "add", "api", "--id", "api", "--verify", "test -f api.ts && echo all 3 tests passed"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "tests", "--id", "tests", "--after", "api"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "api", objective: "api", verify: "test -f api.ts && echo all 3 tests passed" }, { id: "tests", objective: "tests", after: ["api"] }]);
+  await storeClaim(actor(t, "alice"), "api");
   const commit = commitFile(t.wt.alice!, "api.ts", "a\nb\n");
 
   const d = t.as("alice", ["done", "api", "--json"]);
@@ -42,10 +45,10 @@ test("done runs the task's verify command in the agent's worktree: passed -> rev
   assert.equal(types, ["created", "claimed", "submitted", "accepted"]);
 });
 
-test("a failing verification is recorded, exits 3 and leaves the task with its agent; reject sends reviewed work back with the reason", () => {
+test("a failing verification is recorded, exits 3 and leaves the task with its agent; reject sends reviewed work back with the reason", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("lead", ["task", "add", "parser", "--id", "parser"]).code, 0);
-  assert.is(t.as("alice", ["claim", "parser"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "parser", objective: "parser" }]);
+  await storeClaim(actor(t, "alice"), "parser");
   const f = t.as("alice", ["done", "parser", "--verify", "echo 2 failing; exit 7", "--json"]);
   assert.is(f.code, 3, f.stderr);
   assert.is(f.json.error.code, "verification_failed");
@@ -70,11 +73,10 @@ test("a failing verification is recorded, exits 3 and leaves the task with its a
   assert.is(t.as("alice", ["claim", "parser"]).code, 0, "rejected work can be taken again");
 });
 
-test("verification is bounded: a long output keeps its tail and says how much it dropped; a slow command is killed", () => {
+test("verification is bounded: a long output keeps its tail and says how much it dropped; a slow command is killed", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("lead", ["task", "add", "loud", "--id", "loud"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "slow", "--id", "slow"]).code, 0);
-  assert.is(t.as("alice", ["claim", "loud"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "loud", objective: "loud" }, { id: "slow", objective: "slow" }]);
+  await storeClaim(actor(t, "alice"), "loud");
   const loud = t.as("alice", ["done", "loud", "--verify", "yes 0123456789 | head -n 20000; echo THE-END", "--json"]);
   assert.is(loud.code, 0, loud.stderr);
   const v = loud.json.review.verification;
@@ -84,7 +86,7 @@ test("verification is bounded: a long output keeps its tail and says how much it
   assert.is(v.truncated_bytes + Buffer.byteLength(v.output_tail.split("\n").slice(1).join("\n")), 220_008);
 
   writeFileSync(`${t.wt.alice}/.handoff.yaml`, "verify_timeout: 1s\n");
-  assert.is(t.as("alice", ["claim", "slow"]).code, 0);
+  await storeClaim(actor(t, "alice"), "slow");
   const started = Date.now();
   const slow = t.as("alice", ["done", "slow", "--verify", "sleep 30; echo never", "--json"]);
   assert.is(slow.code, 3, slow.stderr);
@@ -93,11 +95,10 @@ test("verification is bounded: a long output keeps its tail and says how much it
   assert.match(slow.stderr, /timed out/);
 });
 
-test("bad input and wrong states: no ref changed", () => {
+test("bad input and wrong states: no ref changed", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("lead", ["task", "add", "x", "--id", "x"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "y", "--id", "y"]).code, 0);
-  assert.is(t.as("alice", ["claim", "y"]).code, 0);
+  await storeTasks(actor(t, "lead"), [{ id: "x", objective: "x" }, { id: "y", objective: "y" }]);
+  await storeClaim(actor(t, "alice"), "y");
   assert.is(t.as("alice", ["done", "y", "--verify", "true"]).code, 0);
   const before = handoffRefs(t.repo);
   const cases: [string[], number, RegExp][] = [

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -21,14 +22,17 @@ function at(repo: string, agent: string, ms: number, args: string[]): CliResult 
   return cli(args, { cwd: repo, agent, env: { HANDOFF_NOW: plus(ms) } });
 }
 
+/** Who writes a setup record through the store (seed.ts), at T0 + `ms`, as `at` runs the verb. */
+const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
+
 function story(repo: string, id: string): string[] {
   return gitOut(repo, "log", "--format=%an|%s", `refs/handoff/tasks/${id}`).split("\n");
 }
 
-test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap records `expired` before `claimed`", () => {
+test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap records `expired` before `claimed`", async () => {
   const repo = tempRepo();
   gitOut(repo, "config", "core.logAllRefUpdates", "always"); // a reflog entry per ref update
-  ok(at(repo, "lead", 0, ["task", "add", "short", "lease", "--id", "s"]));
+  await storeTasks(by(repo, "lead", 0), [{ id: "s", objective: "short lease" }]);
   const first = ok(at(repo, "alice", 0, ["claim", "s", "--ttl", "1s", "--json"])).json;
   assert.is(first.claim.fence, 1);
   const updatesBefore = gitOut(repo, "reflog", "show", "--format=%H", "refs/handoff/tasks/s").split("\n").length;
@@ -53,9 +57,9 @@ test("an expired lease (--ttl 1s) is taken over; the same compare-and-swap recor
   assert.match(stale.stderr, /held by bob/);
 });
 
-test("attempts count expired grants; at the default max_attempts (3) the task becomes failed, with the reason recorded", () => {
+test("attempts count expired grants; at the default max_attempts (3) the task becomes failed, with the reason recorded", async () => {
   const repo = tempRepo();
-  ok(at(repo, "lead", 0, ["task", "add", "flaky", "--id", "f"]));
+  await storeTasks(by(repo, "lead", 0), [{ id: "f", objective: "flaky" }]);
   ok(at(repo, "a1", 0, ["claim", "f", "--ttl", "1m"]));
   // a release does not count as an attempt
   ok(at(repo, "a1", 10_000, ["release", "f"]));
@@ -100,10 +104,10 @@ test("max_attempts from .handoff.yaml applies to tasks added under it", () => {
   assert.match(r.json.error.message, /max_attempts 1/);
 });
 
-test("reclaim --reason force-releases another agent's live claim and logs the previous holder", () => {
+test("reclaim --reason force-releases another agent's live claim and logs the previous holder", async () => {
   const repo = tempRepo();
-  ok(at(repo, "lead", 0, ["task", "add", "stuck", "--id", "r"]));
-  ok(at(repo, "alice", 0, ["claim", "r", "--ttl", "2h"]));
+  await storeTasks(by(repo, "lead", 0), [{ id: "r", objective: "stuck" }]);
+  await storeClaim(by(repo, "alice", 0), "r", { ttl: "2h" });
   const before = handoffRefs(repo);
   const noReason = at(repo, "bob", MIN, ["reclaim", "r"]);
   assert.is(noReason.code, 2);
@@ -123,18 +127,17 @@ test("reclaim --reason force-releases another agent's live claim and logs the pr
   assert.is(gone.code, 3);
   assert.match(gone.stderr, /held by bob/);
 
-  ok(at(repo, "lead", 0, ["task", "add", "free", "--id", "free"]));
+  await storeTasks(by(repo, "lead", 0), [{ id: "free", objective: "free" }]);
   const nothing = at(repo, "bob", 3 * MIN, ["reclaim", "free", "--reason", "x"]);
   assert.is(nothing.code, 3);
   assert.match(nothing.stderr, /not claimed: nothing to reclaim/);
 });
 
-test("reads show an expired claim as free and write nothing", () => {
+test("reads show an expired claim as free and write nothing", async () => {
   const repo = tempRepo();
-  ok(at(repo, "lead", 0, ["task", "add", "lapsed", "--id", "e"]));
-  ok(at(repo, "lead", 0, ["task", "add", "live", "--id", "l"]));
-  ok(at(repo, "alice", 0, ["claim", "e", "--ttl", "1m"]));
-  ok(at(repo, "alice", 0, ["claim", "l", "--ttl", "1h", "--over-capacity"]));
+  await storeTasks(by(repo, "lead", 0), [{ id: "e", objective: "lapsed" }, { id: "l", objective: "live" }]);
+  await storeClaim(by(repo, "alice", 0), "e", { ttl: "1m" });
+  await storeClaim(by(repo, "alice", 0), "l", { ttl: "1h", overCapacity: true });
   const before = handoffRefs(repo);
   const show = ok(at(repo, "bob", 2 * MIN, ["task", "show", "e", "--json"])).json;
   assert.equal([show.status, show.claim, show.attempts], ["todo", null, 1]);
