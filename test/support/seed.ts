@@ -1,10 +1,11 @@
 // Setup written in-process through the store: the records a CLI verb writes, by the store function
 // the verb itself calls, for tests whose subject is what comes after (docs/architecture.md, "The
-// test suite"). Each `git-handoff` process is a whole Node start (~0.3 CPU-seconds); a test that
-// adds forty tasks before the command it tests spent most of its time starting processes.
+// test suite"). Each `git-handoff` process is a whole Node start: a setup process replaced saves
+// ~0.05-0.1 CPU-seconds on the forty-fourth session's machine (~0.3 on slower ones before), so a
+// test that adds forty tasks before the command it tests spent most of its time starting processes.
 // A verb whose exit status, output or effect a test asserts stays a real process. Importing this
-// file loads the store (~1-1.5 CPU-seconds in a process that loads no src otherwise): it pays for
-// itself where a file already imports src, or replaces more than a handful of processes.
+// file loads the store (a bundled test process pays for it once): it pays for itself where a file
+// already imports src, or replaces more than a handful of processes.
 import { HandoffError } from "../../src/core/errors.ts";
 import { checkVerifyCommand } from "../../src/core/verify-command.ts";
 import { addressOption } from "../../src/cli/commands/address-option.ts";
