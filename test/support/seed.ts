@@ -76,8 +76,17 @@ export async function storeTasks(at: Actor, tasks: TaskSeed[]): Promise<void> {
         ...(t.verify !== undefined ? { verify: checkVerifyCommand(t.verify) } : {}),
         ...(t.to !== undefined ? { to: addressOption(t.to) } : {}),
       });
+      // On the real clock, one process a task never wrote two in one millisecond: ties in age would
+      // order a listing by id instead of by the order the tasks were added in.
+      if (at.now === undefined) await tick();
     }
   });
+}
+
+/** Until the clock has moved past this millisecond. */
+async function tick(): Promise<void> {
+  const ms = Date.now();
+  while (Date.now() === ms) await new Promise((r) => setTimeout(r, 1));
 }
 
 /** `lease PATH... [--exclusive] [--task ID] [--ttl D] [--reason R]`, the paths read against `at.cwd` as the command's are against its folder. */
