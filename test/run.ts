@@ -5,7 +5,7 @@
 // the processes they started (Linux), and uvu's own totals (what CI reads).
 //
 //   node --import tsx test/run.ts [pattern ...]   (a pattern is a substring of a file name)
-//   HANDOFF_TEST_JOBS=N   how many processes at once (default: cores + 1, up to twice the cores while CPU is idle)
+//   HANDOFF_TEST_JOBS=N   how many processes at once (default: cores + 1; test files mostly wait on git)
 //   HANDOFF_TEST_PLAN=1   print which files would share a process, in order, and run nothing
 //   HANDOFF_TEST_TMPDIR=DIR   where the tests' temp folders go (default: a folder of the runner's
 //                             on /dev/shm when it is a memory file system with room, else $TMPDIR)
@@ -24,15 +24,9 @@ const filesRunner = join(root, "test/support/uvu-files.ts");
 const BUDGET_S = Number(process.env.HANDOFF_TEST_BUDGET_S ?? 90);
 /** A file that runs this long is killed and counted as failed: nothing in the suite may hang. */
 const KILL_AFTER_S = Number(process.env.HANDOFF_TEST_KILL_S ?? 600);
-// Cores + 1 at once, and up to twice the cores while the machine has CPU to spare: much of a file's
-// wall time can be waiting (remotes that stall on purpose, deadlines, servers, the agents' CLIs).
-// On a 2-core machine whose Node starts in ~25 ms, three at a time kept 1.43 cores busy on average
-// (596 s), four 1.71 (408 s; clean clones, other work beside them). On a slower one the suite is
-// CPU-bound with three, and a fourth would only stretch every file's deadlines: so the files past
-// cores + 1 start only while the CPU is idle (idleGate). HANDOFF_TEST_JOBS=N: N at once, no gate.
-const fixedJobs = process.env.HANDOFF_TEST_JOBS;
-const jobs = Math.max(1, Number(fixedJobs ?? availableParallelism() * 2));
-const ungated = fixedJobs ? jobs : Math.min(jobs, availableParallelism() + 1);
+// Cores + 1. Four at a time on 2 cores measured no faster once the timings table was fresh (343 s
+// against 347 at three; 408 against 596 while it was stale and 170 processes ran where 79 do).
+const jobs = Math.max(1, Number(process.env.HANDOFF_TEST_JOBS ?? availableParallelism() + 1));
 
 const patterns = process.argv.slice(2);
 const all = readdirSync(join(root, "test"))
@@ -44,7 +38,7 @@ if (!all.length) {
   process.exit(2);
 }
 
-// What each file took in a full run here (test/timings.json, seconds of wall clock, 4 at a time):
+// What each file took in a full run here (test/timings.json, seconds of wall clock, measured 4 at a time):
 // the longest start first, so no long file is left alone at the end, and the short ones share a
 // process (test/support/uvu-files.ts) to save each a process start. A file not in the table yet
 // counts as UNKNOWN_S and runs on its own. Refresh the table: HANDOFF_TEST_WRITE_TIMES=1 on a full run.
@@ -207,51 +201,11 @@ const unitCommand = (unit: Unit): string[] => {
   return bundles ? ["--enable-source-maps", bundles.runner, `--bundles=${bundles.dir}`, ...files] : ["--import", "tsx", filesRunner, ...files];
 };
 
-/**
- * Resolves true once the machine's CPU has been at least IDLE_SHARE idle over the last sample
- * (/proc/stat, every SAMPLE_MS), false when the queue is empty first or the system says nothing
- * (not Linux): a worker past cores + 1 takes a file only then, and asks again before the next.
- */
-const IDLE_SHARE = 0.25;
-const SAMPLE_MS = 1000;
-function idleGate(): (() => Promise<boolean>) & { stop(): void } {
-  const read = (): [number, number] | null => {
-    try {
-      const f = readFileSync("/proc/stat", "latin1").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-      return [f[3]! + (f[4] ?? 0), f.reduce((a, b) => a + b, 0)];
-    } catch {
-      return null;
-    }
-  };
-  let last = read();
-  let idle = 0;
-  const timer = setInterval(() => {
-    const now = read();
-    if (now && last && now[1] > last[1]) idle = (now[0] - last[0]) / (now[1] - last[1]);
-    last = now;
-  }, SAMPLE_MS);
-  timer.unref();
-  const wait = async (): Promise<boolean> => {
-    while (next < queue.length) {
-      if (last && idle >= IDLE_SHARE) return true;
-      if (!last) return false;
-      await new Promise((r) => setTimeout(r, SAMPLE_MS));
-    }
-    return false;
-  };
-  return Object.assign(wait, { stop: () => clearInterval(timer) });
-}
-
 const results: FileResult[] = [];
 const started = Date.now();
 let next = 0;
-/** Processes started by the workers past cores + 1 (while the CPU was idle). */
-let gatedUnits = 0;
-async function worker(gate?: () => Promise<boolean>): Promise<void> {
+async function worker(): Promise<void> {
   while (next < queue.length) {
-    if (gate && !(await gate())) return;
-    if (next >= queue.length) return;
-    if (gate) gatedUnits++;
     const unit = queue[next++]!;
     const got = await runUnit(unit);
     // Files a dead process never reached run again, each on its own.
@@ -266,9 +220,7 @@ async function worker(gate?: () => Promise<boolean>): Promise<void> {
     }
   }
 }
-const gate = idleGate();
-await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, (_, i) => worker(i < ungated ? undefined : gate)));
-gate.stop();
+await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
 
 /**
  * A file failed when its process did, when it ran nothing, or when fewer of its tests passed than
@@ -297,7 +249,7 @@ if (measured.length) {
   if (process.env.HANDOFF_TEST_CPU_LOG) writeFileSync(process.env.HANDOFF_TEST_CPU_LOG, byCpu.map((r) => `${r.file}\t${r.seconds.toFixed(1)}\t${r.cpu!.toFixed(1)}\n`).join(""));
   process.stdout.write(`  ${cpu.toFixed(0)} CPU-seconds in all: ${(cpu / wall).toFixed(2)} of the ${availableParallelism()} cores busy on average\n`);
 }
-process.stdout.write(`\n${results.length} files in ${next} processes, ${ungated === jobs ? `${jobs} at a time` : `${ungated} at a time and up to ${jobs} while the CPU was idle (${gatedUnits} so)`}, ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
+process.stdout.write(`\n${results.length} files in ${next} processes, ${jobs} at a time, ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
 process.stdout.write(`  Total:     ${sum("total")}\n  Passed:    ${sum("passed")}\n  Skipped:   ${sum("skipped")}\n`);
 if (process.env.HANDOFF_TEST_WRITE_TIMES === "1") {
   for (const r of results) times[r.file] = Math.round(r.seconds * 10) / 10;
