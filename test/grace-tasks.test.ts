@@ -141,6 +141,24 @@ test("MCP get_task, list_tasks, overview, ready_tasks, watch and load_context sh
   }
 });
 
+test("agents and MCP list_agents count another agent's claim inside the grace as held by it; past the grace it holds nothing", async () => {
+  const holds = (ms: number) => {
+    const r = alice(["agents", "--json"], ms);
+    assert.is(r.code, 0, r.stderr);
+    const where = [...r.json.agents, ...r.json.undeclared_holders].find((x: { agent: string }) => x.agent === "bob");
+    return where ? where.claimed : [];
+  };
+  assert.equal(holds(INSIDE), ["t"]);
+  assert.equal(holds(PAST), [], "past the grace nothing stands");
+  const mcp = await overStdio(setup().a, { agent: "alice", env: at(INSIDE) });
+  try {
+    const r = (await mcp.ok("list_agents", {})) as { agents: { agent: string; claimed: string[] }[]; undeclared_holders: { agent: string; claimed: string[] }[] };
+    assert.equal([...r.agents, ...r.undeclared_holders].find((x) => x.agent === "bob")?.claimed, ["t"]);
+  } finally {
+    await mcp.close();
+  }
+});
+
 test("ask --release: another agent's claim or lease inside the grace can be asked for (a claim or lease of it is refused), not 'holds no task or lease'", () => {
   const past = alice(["ask", "bob", "--release", "t"], PAST);
   assert.match(past.stderr, /bob holds no task or lease t\b.*\[not_found\]/, "past the grace bob holds nothing");

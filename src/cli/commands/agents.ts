@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { AgentStatus } from "../../core/agent.ts";
-import { buildRoster, rosterInState } from "../../core/agent-roster.ts";
+import { rosterInState } from "../../core/agent-roster.ts";
 import { fail } from "../../core/errors.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
-import { AGENTS_PREFIX, listAgents } from "../../store/agent-store.ts";
-import { listTasks } from "../../store/task-store.ts";
+import { AGENTS_PREFIX } from "../../store/agent-store.ts";
+import { rosterView } from "../../store/roster-view.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { rosterText } from "../../present/render-agents.ts";
@@ -24,9 +24,8 @@ export function registerAgents(program: Command): void {
       fail("invalid_input", `unknown agent status ${JSON.stringify(o.status)}: use one of ${AgentStatus.options.join(", ")}`);
     }
     await withStore(cmd, async (store, g) => {
-      const [{ agents, problems }, { tasks, problems: taskProblems }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
-      for (const p of [...problems, ...taskProblems]) warn(p);
-      const roster = buildRoster(agents.map((a) => a.record), tasks, store.now(), store.config);
+      const { roster, problems } = await rosterView(store);
+      for (const p of problems) warn(p);
       const shown = rosterInState(roster, o.status as AgentStatus | undefined);
       emit(!!g.json, shown, () => rosterText(shown, { builds: true }));
     });

@@ -1,12 +1,11 @@
 // The agent roster, as the CLI `agents` verb builds it: stored agent records plus their claims.
 import * as z from "zod/mini";
 import { AgentStatus } from "../../core/agent.ts";
-import { buildRoster, rosterInState } from "../../core/agent-roster.ts";
+import { rosterInState } from "../../core/agent-roster.ts";
 import { agentDetail, rosterText } from "../../present/render-agents.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { declarationFields, declareSession } from "../agent-registration.ts";
-import { listAgents } from "../../store/agent-store.ts";
-import { listTasks } from "../../store/task-store.ts";
+import { rosterView } from "../../store/roster-view.ts";
 import { defineTool } from "../tool.ts";
 import { describe } from "./common.ts";
 
@@ -29,12 +28,11 @@ export const listAgentsTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(a, { session }) {
     const store = await session.store();
-    const [{ agents, problems }, { tasks, problems: taskProblems }] = await Promise.all([listAgents(store), listTasks(store, { settled: false })]);
-    const roster = buildRoster(agents.map((x) => x.record), tasks, store.now(), store.config);
+    const { roster, problems } = await rosterView(store);
     const shown = rosterInState(roster, a.status);
-    const warnings = [...problems, ...taskProblems].map((p) => `\nwarning: ${p}`).join("");
+    const warnings = problems.map((p) => `\nwarning: ${p}`).join("");
     return {
-      data: { ...shown, problems: [...problems, ...taskProblems] },
+      data: { ...shown, problems },
       text: rosterText(shown, { builds: true }) + warnings,
       summary: shown.agents.length ? `${shown.agents.length} agent${shown.agents.length === 1 ? "" : "s"}: ${shown.agents.map((x) => `${x.agent} (${x.status})`).join(", ")}`.slice(0, 300) : "no agents",
     };
