@@ -12,6 +12,7 @@ import * as assert from "uvu/assert";
 import { validUntil } from "../src/dashboard/snapshot.ts";
 import { overStdio } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 import { at, dashboardText, GRACE_END, INSIDE, PAST, snapshotAt, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
@@ -190,6 +191,21 @@ test("one-shot listings from the task order file (500 tasks and more) agree: rea
   assert.is(ready.length, 501);
   assert.not.ok(ready.includes("t"));
   assert.ok((alice(["ready", "--json"], PAST).json as any[]).some((t) => t.id === "t"), "past the grace it is ready");
+});
+
+test("a task waiting on another agent's claim inside the grace: status and MCP ready_tasks name the blocker claimed by its holder, not todo", async () => {
+  const { a } = setup();
+  await storeTasks({ cwd: a, agent: "alice", now: new Date(INSIDE).toISOString() }, [{ id: "w", after: ["t"] }]);
+  const edges = (ms: number) => (alice(["status", "--json", "--no-conflicts"], ms).json.blocked as any[]).filter((e) => e.task === "w").map((e) => `${e.waits_on}:${e.status}:${e.holder ?? "-"}`);
+  assert.equal(edges(INSIDE), ["t:claimed:bob"]);
+  assert.equal(edges(PAST), ["t:todo:-"], "past the grace the blocker is free");
+  const mcp = await overStdio(a, { agent: "alice", env: at(INSIDE) });
+  try {
+    const r = (await mcp.ok("ready_tasks", {})) as { blocked: { task: string; edges: { waits_on: string; status: string; holder: string | null }[] }[] };
+    assert.equal(r.blocked.find((b) => b.task === "w")?.edges.map((e) => `${e.waits_on}:${e.status}:${e.holder ?? "-"}`), ["t:claimed:bob"]);
+  } finally {
+    await mcp.close();
+  }
 });
 
 test.run();

@@ -25,7 +25,12 @@ export interface BlockedEdge {
 
 const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as const };
 
-export function blockingEdges(task: Task, byId: { get(id: string): Task | undefined }, now: Date): BlockedEdge[] {
+/**
+ * `at`: the time, or the caller's context, whose takeover grace keeps another agent's claim of a
+ * blocker held past its expiry (as readyTasks, and as a claim of the blocker is refused).
+ */
+export function blockingEdges(task: Task, byId: { get(id: string): Task | undefined }, at: Date | OpContext): BlockedEdge[] {
+  const ctx = at instanceof Date ? { actor: nobody, now: at } : at;
   const edges: BlockedEdge[] = [];
   for (const dep of dependenciesOf(task)) {
     const stored = byId.get(dep);
@@ -33,7 +38,7 @@ export function blockingEdges(task: Task, byId: { get(id: string): Task | undefi
       edges.push({ task: task.id, waits_on: dep, status: "missing", holder: null, expires_at: null });
       continue;
     }
-    const t = settle(stored, { actor: nobody, now }).record;
+    const t = settle(stored, ctx).record;
     if (t.status === "done") continue;
     edges.push({ task: task.id, waits_on: dep, status: t.status, holder: t.claim?.agent ?? null, expires_at: t.claim?.expires_at ?? null });
   }

@@ -172,7 +172,8 @@ export function buildStatus(input: StatusInput): StatusView {
   // Only tasks that wait on others can be blocked: the map of every task is built only for them.
   const waiting = settled.filter((t) => (t.status === "todo" || t.status === "claimed") && t.after?.length);
   const byId = waiting.length ? new Map(tasks.map((t) => [t.id, t])) : null;
-  const blocked = byId ? waiting.flatMap((t) => blockingEdges(t, byId, now)) : [];
+  // Each blocker settled as the rest of the view (the viewer's grace for other agents' claims).
+  const blocked = byId ? waiting.flatMap((t) => blockingEdges(t, byId, ctx)) : [];
   // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.
   const inboxTasks = tasks.filter((t) => t.handoffs?.length || t.after?.length);
   const inbox = inboxTasks.length ? names.map((agent) => ({ agent, waiting: inboxFor(agent, inboxTasks, now).length })).filter((x) => x.waiting > 0) : [];

@@ -99,7 +99,7 @@ export async function blockedEdgesOf(store: Store, task: Task): Promise<BlockedE
       if (!(e instanceof HandoffError)) throw e; // missing: reported as a `missing` edge
     }
   }
-  return blockingEdges(task, byId, store.now());
+  return blockingEdges(task, byId, await viewContext(store));
 }
 
 /**
@@ -171,7 +171,7 @@ export async function claimChecked(store: Store, id: string, ttlMs: number, opts
         // Only a renewal skips the check: the caller's own expired claim makes this a new grant.
         if (!(t.after ?? []).length || holdsLive(t, ctx.actor.agent, ctx.now)) return claim(t, ctx);
         if ((t.after ?? []).some((d) => !read.has(d))) throw new DependenciesMoved();
-        const edges = blockingEdges(t, deps, ctx.now);
+        const edges = blockingEdges(t, deps, ctx);
         return edges.length ? { ok: false, refusal: blockedRefusal(t, edges) } : claim(t, ctx);
       }, { exclusive: true, restsOn: tips });
     } catch (e) {

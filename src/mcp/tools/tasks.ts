@@ -158,7 +158,7 @@ export const readyTasks = defineTool({
     const ctx = await viewContext(store, now);
     const blocked = tasks
       .filter((t) => (t.after ?? []).length && settle(t, ctx).record.status === "todo")
-      .map((t) => ({ task: t.id, objective: t.objective, edges: blockingEdges(t, byId, now) }))
+      .map((t) => ({ task: t.id, objective: t.objective, edges: blockingEdges(t, byId, ctx) }))
       .filter((b) => b.edges.length);
     const blockedText = blocked.map((b) => `blocked: ${b.task} waits on ${b.edges.map((e) => `${e.waits_on} (${e.status}${e.holder ? `, held by ${e.holder}` : ""})`).join(", ")}`);
     const best = shown[0];
