@@ -25,12 +25,17 @@ export interface BlockedEdge {
 
 const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as const };
 
+/** A bare time as nobody's context (no grace); a context as it is. */
+function contextAt(at: Date | OpContext): OpContext {
+  return at instanceof Date ? { actor: nobody, now: at } : at;
+}
+
 /**
  * `at`: the time, or the caller's context, whose takeover grace keeps another agent's claim of a
  * blocker held past its expiry (as readyTasks, and as a claim of the blocker is refused).
  */
 export function blockingEdges(task: Task, byId: { get(id: string): Task | undefined }, at: Date | OpContext): BlockedEdge[] {
-  const ctx = at instanceof Date ? { actor: nobody, now: at } : at;
+  const ctx = contextAt(at);
   const edges: BlockedEdge[] = [];
   for (const dep of dependenciesOf(task)) {
     const stored = byId.get(dep);
@@ -89,7 +94,7 @@ export function bestFirst(a: Task, b: Task): number {
  * a task's stored status by id (undefined: no such task); `at` as for readyTasks.
  */
 export function readyRecord(task: Task, statusOf: (id: string) => Task["status"] | undefined, at: Date | OpContext): Task | null {
-  const t = settle(task, at instanceof Date ? { actor: nobody, now: at } : at).record;
+  const t = settle(task, contextAt(at)).record;
   if (t.status !== "todo") return null;
   for (const dep of dependenciesOf(t)) if (statusOf(dep) !== "done") return null;
   return t;
