@@ -15,11 +15,11 @@
 // refs/handoff/ and refs/handoff-remotes/, in a repository without reflogs for them, without a
 // reference-transaction hook, without core.sharedRepository and without core.fsync; never
 // deletions. Anything else returns null and goes to git.
-import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, readdirSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasync, linkSync, mkdirSync, open, openSync, renameSync, unlink, unlinkSync, write, writeSync } from "node:fs";
 import { ownFolder } from "./safe-file.ts";
 import { isAbsolute, join } from "node:path";
 import { looseObjectPath } from "./loose-object.ts";
-import { processAlive } from "./process-alive.ts";
+import { namesOfDeadProcesses } from "./process-alive.ts";
 import { pipeline } from "./fill-pipeline.ts";
 import { QuietTrigger } from "./quiet-trigger.ts";
 import { readRefText } from "./ref-text.ts";
@@ -442,17 +442,12 @@ const PARALLEL = 8;
 
 /** Temp files left by processes that are gone (a crash between a write and its cleanup). */
 function sweepDead(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  const pidOf = (name: string) => {
     const pid = Number(name.split("-")[0]);
-    // Removing a name never touches a ref that shares its inode (a crash after the rename).
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid, null)) unlinkQuiet(`${dir}/${name}`);
-  }
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid ? pid : null;
+  };
+  // Removing a name never touches a ref that shares its inode (a crash after the rename).
+  for (const name of namesOfDeadProcesses(dir, pidOf)) unlinkQuiet(`${dir}/${name}`);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Whether a process we recorded (pid and start time, on this host) still runs: a pid reused by
 // another process since, or a zombie nobody reaped (an orphan may linger so), does not count.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { processStart } from "./owned-lock.ts";
 
 export function processAlive(pid: number | null, start: string | null): boolean {
@@ -19,6 +19,23 @@ export function processAlive(pid: number | null, start: string | null): boolean 
   if (stat[stat.lastIndexOf(")") + 2] === "Z") return false;
   const now = processStart(pid);
   return start === null || now === null || now === start;
+}
+
+/**
+ * The names in `dir` that carry (as `pidOf` reads them) the id of a process that is gone: what a
+ * process killed before its own clean-up left there. None when `dir` cannot be read.
+ */
+export function namesOfDeadProcesses(dir: string, pidOf: (name: string) => number | null): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    const pid = pidOf(name);
+    return pid !== null && !processAlive(pid, null);
+  });
 }
 
 export { processStart };

@@ -6,7 +6,7 @@ import { isFolder } from "../git/safe-file.ts";
 import { join } from "node:path";
 import { coordinationLocks, removeStaleLock, STALE_GIT_LOCK_MS } from "../git/git-locks.ts";
 import { ANONYMOUS_STALE_MS, holderGone, readOwner } from "../git/owned-lock.ts";
-import { processAlive } from "../git/process-alive.ts";
+import { namesOfDeadProcesses } from "../git/process-alive.ts";
 import { fetchLockDir } from "./fetch-lock-dir.ts";
 import type { Check } from "./doctor-check.ts";
 import type { Store } from "../store/store.ts";
@@ -87,14 +87,10 @@ function ageOf(path: string, now: number): number | null {
 
 /** Owner records a process killed before linking them into place left (`<lock>.new-<pid>-...`). */
 function leftRecords(dir: string): string[] {
-  try {
-    return readdirSync(dir).filter((n) => {
-      const m = /\.lock\.new-(\d+)-/.exec(n);
-      return m !== null && !processAlive(Number(m[1]), null);
-    });
-  } catch {
-    return [];
-  }
+  return namesOfDeadProcesses(dir, (n) => {
+    const m = /\.lock\.new-(\d+)-/.exec(n);
+    return m ? Number(m[1]) : null;
+  });
 }
 
 /** Removes a stale lock unless another process took it meanwhile (then it has a live owner). */
