@@ -5,7 +5,7 @@ import type { Config } from "./config.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
 import { isLive, settle, type OpContext } from "./task-ops.ts";
-import { claimLive } from "./clock-skew.ts";
+import { claimLive, type Viewer } from "./clock-skew.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -42,9 +42,9 @@ type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAft
 
 /**
  * `viewer`: whose view it is; another agent's claim inside its takeover grace counts as held, as a
- * claim of the task is refused until the grace ends (overview.ts TaskViewer).
+ * claim of the task is refused until the grace ends (clock-skew.ts Viewer).
  */
-export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig, viewer?: { agent: string; graceMs: number }): Roster {
+export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig, viewer?: Viewer): Roster {
   const held = new Map<string, string[]>();
   const graceMs = viewer?.graceMs ?? 0;
   for (const t of tasks) {

@@ -44,6 +44,21 @@ export function claimGraceUntil(task: Task, ctx: OpContext): string | null {
   return new Date(Date.parse(c.expires_at) + grace).toISOString();
 }
 
+/**
+ * Whose view it is, and the takeover grace other agents' expired claims and leases stand for in it
+ * (with a sync remote: Store.writeContext): what the views (status, the roster, the lease rows)
+ * judge by, so they show held what a write would refuse.
+ */
+export interface Viewer {
+  agent: string;
+  graceMs: number;
+}
+
+/** The viewer a context judges as: its actor, its grace. */
+export function viewerOf(ctx: OpContext): Viewer {
+  return { agent: ctx.actor.agent, graceMs: ctx.takeoverGraceMs ?? 0 };
+}
+
 /** The grace a takeover waits past another agent's expiry: max_clock_skew plus the offset, never negative. */
 export function takeoverGrace(maxSkewMs: number, offset: ClockOffset | null): number {
   return Math.max(0, maxSkewMs + (offset?.offsetMs ?? 0));

@@ -3,7 +3,7 @@
 // lease expired by this clock that stands for the takeover grace (clock skew) is live for this
 // view as for a write (lease.ts isLeaseLiveFor), marked with when it stops standing. Pure.
 import { classifyAgent, type AgentRecord, type AgentThresholds } from "./agent.ts";
-import { claimLive } from "./clock-skew.ts";
+import { claimLive, type Viewer } from "./clock-skew.ts";
 import { graceUntil, isLeaseLiveFor, type Lease } from "./lease.ts";
 import { isFinal, type Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
@@ -22,12 +22,6 @@ export interface LeaseRow {
   grace_until?: string;
 }
 
-/** Whose view it is, and the takeover grace other agents' expired leases and claims stand for in it. */
-export interface LeaseViewer {
-  agent: string;
-  graceMs: number;
-}
-
 /** `graceMs`: how long past its expiry the holder's claim still stands (the takeover grace, for another agent's lease). */
 export function leaseFlags(l: Lease, tasks: Map<string, Task>, agents: Map<string, AgentRecord>, now: Date, t: AgentThresholds, graceMs = 0): LeaseFlag[] {
   const flags: LeaseFlag[] = [];
@@ -40,7 +34,7 @@ export function leaseFlags(l: Lease, tasks: Map<string, Task>, agents: Map<strin
 }
 
 /** `viewer`: whose status it is, and the grace other agents' leases stand for in it. */
-export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: LeaseViewer): LeaseRow[] {
+export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: Viewer): LeaseRow[] {
   const byTask = new Map(tasks.map((x) => [x.id, x]));
   const byAgent = new Map(agents.map((a) => [a.agent, a]));
   const { agent, graceMs } = viewer;

@@ -1,5 +1,5 @@
 import { settle, type OpContext } from "./task-ops.ts";
-import { claimGraceUntil } from "./clock-skew.ts";
+import { claimGraceUntil, type Viewer } from "./clock-skew.ts";
 import type { Actor } from "./identity.ts";
 import type { Task, TaskStatus } from "./task.ts";
 import type { AgentRecord, AgentStatus } from "./agent.ts";
@@ -25,17 +25,8 @@ export interface HeldTask {
   grace_until?: string;
 }
 
-/**
- * Whose view it is, and the takeover grace other agents' expired claims stand for in it (with a
- * sync remote: Store.writeContext). Absent: nobody's, no grace (every claim judged by this clock).
- */
-export interface TaskViewer {
-  agent: string;
-  graceMs: number;
-}
-
-/** The context a view settles tasks by (task-ops.ts settle): the viewer's grace for other agents' claims. */
-export function viewerContext(now: Date, viewer?: TaskViewer): OpContext {
+/** The context a view settles tasks by (task-ops.ts settle): the viewer's grace for other agents' claims; no viewer, nobody's and no grace. */
+export function viewerContext(now: Date, viewer?: Viewer): OpContext {
   return { now, actor: { agent: viewer?.agent ?? "", worktree: null, branch: null, scope: "primary" as const }, ...(viewer?.graceMs ? { takeoverGraceMs: viewer.graceMs } : {}) };
 }
 
@@ -55,7 +46,7 @@ export interface Overview {
  * claim inside the viewer's takeover grace is held (with `grace_until`), not expired: a claim of
  * it is refused until then.
  */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[], viewer?: TaskViewer): Overview {
+export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[], viewer?: Viewer): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
@@ -141,7 +132,7 @@ export interface StatusInput {
   /** Tasks left out of `tasks` (final ones a text view does not show), counted by status. */
   counted?: Partial<Record<TaskStatus, number>>;
   /** Whose view it is (the takeover grace of other agents' claims); absent: every claim by this clock alone. */
-  viewer?: TaskViewer;
+  viewer?: Viewer;
 }
 
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */

@@ -1,6 +1,7 @@
 // Everything the page shows, read through the store as `status` reads it, in one JSON document,
 // each list cut to what its view shows (bound.ts). Built again only when a ref changes (watch.ts);
 // merge previews are cached by commit pair, each agent's merge base and changed paths by commits.
+import { viewerOf } from "../core/clock-skew.ts";
 import { buildRoster, type Roster } from "../core/agent-roster.ts";
 import { buildStatus, type StatusView } from "../core/overview.ts";
 import { EventType, summarize, type HandoffEvent } from "../core/event.ts";
@@ -107,7 +108,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   const records = agents.map((a) => a.record);
   // As `status`: another agent's claim inside the takeover grace is held (the write context's grace, no network call).
   const ctx = await viewContext(store, now);
-  const viewer = { agent: ctx.actor.agent, graceMs: ctx.takeoverGraceMs ?? 0 };
+  const viewer = viewerOf(ctx);
   const roster = buildRoster(records, tasks, now, store.config, viewer);
   const predicted = await previewWithFile(store, roster, cache);
   const status = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer });

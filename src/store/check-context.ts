@@ -4,6 +4,7 @@
 // MCP tool and the hooks answer as the write that follows would decide: a file another agent's
 // lease still stands on through the grace is never called free and then refused.
 import type { CheckContext } from "../core/check.ts";
+import { viewerOf, type Viewer } from "../core/clock-skew.ts";
 import type { LeasePolicy } from "../core/lease-policy.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { loadPolicy } from "./lease-store.ts";
@@ -34,6 +35,11 @@ export async function checkContext(store: Store, opts: { policy?: LeasePolicy; o
  */
 export async function viewGraceMs(store: Store): Promise<number> {
   return (await viewContext(store)).takeoverGraceMs ?? 0;
+}
+
+/** The caller as a viewer (core/clock-skew.ts Viewer): its agent, and viewGraceMs. */
+export async function storeViewer(store: Store): Promise<Viewer> {
+  return viewerOf(await viewContext(store));
 }
 
 /**

@@ -14,7 +14,7 @@ import { markStatus, notedStatusText } from "../../present/newer-note.ts";
 import { SECTION_LINES } from "../../present/bounded-text.ts";
 import { leaseRows } from "../../core/lease-overview.ts";
 import { loadLeases } from "../../store/lease-store.ts";
-import { viewGraceMs } from "../../store/check-context.ts";
+import { storeViewer } from "../../store/check-context.ts";
 import { listTentative, readConflicts, type Conflict } from "../../sync/local-area.ts";
 import { readQuarantine } from "../../sync/quarantine.ts";
 import { newerIn } from "../../sync/newer-refs.ts";
@@ -58,7 +58,7 @@ export function registerStatus(program: Command): void {
       // Pairs of branch tips merged by an earlier status come from the cache file, not git merge-tree.
       const merges = o.conflicts ? openMergeCache(store) : null;
       // Other agents' claims and leases inside the takeover grace are held, as a write would find them.
-      const viewer = { agent: store.actor.agent, graceMs: await viewGraceMs(store) };
+      const viewer = await storeViewer(store);
       const roster = buildRoster(records, tasks, now, store.config, viewer);
       const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();

@@ -16,7 +16,7 @@ import { nextCall, steps } from "../../present/suggestions.ts";
 import { readEvents } from "../../store/events.ts";
 import type { Store } from "../../store/store.ts";
 import { listTasks } from "../../store/task-store.ts";
-import { viewGraceMs } from "../../store/check-context.ts";
+import { storeViewer } from "../../store/check-context.ts";
 import { contextMemories } from "../../store/memory-store.ts";
 import { heartbeatDriftNote } from "../../present/render-drift.ts";
 import { memoriesContext, memoriesLabel } from "../../present/render-memories.ts";
@@ -34,7 +34,7 @@ async function overviewOf(store: Store) {
   const now = store.now();
   const held = await store.heldAsNewer();
   // Another agent's claim inside the takeover grace is held (grace_until), as `status` shows it.
-  const viewer = { agent: store.actor.agent, graceMs: await viewGraceMs(store) };
+  const viewer = await storeViewer(store);
   return { tasks, held, viewer, overview: { ...markOverview(buildOverview(tasks, now, undefined, {}, undefined, viewer), held), me: store.actor, problems } };
 }
 
