@@ -5,7 +5,7 @@ import type { Config } from "./config.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
 import { isLive, settle, type OpContext } from "./task-ops.ts";
-import { claimLive, type Viewer } from "./clock-skew.ts";
+import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -46,9 +46,10 @@ type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAft
  */
 export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig, viewer?: Viewer): Roster {
   const held = new Map<string, string[]>();
-  const graceMs = viewer?.graceMs ?? 0;
+  // Another agent's claim inside the viewer's grace is held too (claimGraceUntil).
+  const graced = viewer?.graceMs ? viewerContext(now, viewer) : null;
   for (const t of tasks) {
-    if (!isLive(t, now) && !(graceMs > 0 && t.status === "claimed" && t.claim && t.claim.agent !== viewer!.agent && claimLive(t.claim.expires_at, graceMs, now))) continue;
+    if (!isLive(t, now) && !(graced && claimGraceUntil(t, graced))) continue;
     const list = held.get(t.claim!.agent);
     if (list) list.push(t.id);
     else held.set(t.claim!.agent, [t.id]);

@@ -54,6 +54,11 @@ export interface Viewer {
   graceMs: number;
 }
 
+/** The context a view settles tasks by (task-ops.ts settle): the viewer's grace for other agents' claims; no viewer, nobody's and no grace. */
+export function viewerContext(now: Date, viewer?: Viewer): OpContext {
+  return { now, actor: { agent: viewer?.agent ?? "", worktree: null, branch: null, scope: "primary" as const }, ...(viewer?.graceMs ? { takeoverGraceMs: viewer.graceMs } : {}) };
+}
+
 /** The viewer a context judges as: its actor, its grace. */
 export function viewerOf(ctx: OpContext): Viewer {
   return { agent: ctx.actor.agent, graceMs: ctx.takeoverGraceMs ?? 0 };

@@ -1,5 +1,5 @@
-import { settle, type OpContext } from "./task-ops.ts";
-import { claimGraceUntil, type Viewer } from "./clock-skew.ts";
+import { settle } from "./task-ops.ts";
+import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Actor } from "./identity.ts";
 import type { Task, TaskStatus } from "./task.ts";
 import type { AgentRecord, AgentStatus } from "./agent.ts";
@@ -25,10 +25,6 @@ export interface HeldTask {
   grace_until?: string;
 }
 
-/** The context a view settles tasks by (task-ops.ts settle): the viewer's grace for other agents' claims; no viewer, nobody's and no grace. */
-export function viewerContext(now: Date, viewer?: Viewer): OpContext {
-  return { now, actor: { agent: viewer?.agent ?? "", worktree: null, branch: null, scope: "primary" as const }, ...(viewer?.graceMs ? { takeoverGraceMs: viewer.graceMs } : {}) };
-}
 
 export interface Overview {
   at: string;
