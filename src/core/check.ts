@@ -6,7 +6,7 @@
 import type { Suggestion } from "./errors.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import { matchesPath, overlapWitness } from "./glob-overlap.ts";
-import { expiryOf, isLeaseLiveFor, type Lease } from "./lease.ts";
+import { expiryOf, graceUntil, isLeaseLiveFor, type Lease } from "./lease.ts";
 import { holderSuggestions } from "./lease-ops.ts";
 import { applyMode, isIgnored, worst, type LeasePolicy, type Verdict } from "./lease-policy.ts";
 import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
@@ -78,6 +78,7 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
       continue;
     }
     if (!v) continue;
+    const until = graceUntil(lease, ctx.now, ctx.agent, ctx.takeoverGraceMs);
     holders.push({
       agent: lease.agent,
       task: lease.task,
@@ -88,7 +89,7 @@ export function checkPath(path: string, leases: Lease[], ctx: CheckContext): Pat
       worktree: lease.worktree,
       branch: lease.branch,
       verdict: v,
-      ...(expiryOf(lease) <= ctx.now.getTime() ? { grace_until: graceEnd(lease, ctx) } : {}),
+      ...(until ? { grace_until: until } : {}),
     });
     if (worst(raw, v) !== raw || top === null) {
       raw = worst(raw, v);
@@ -113,11 +114,6 @@ export function checkPaths(paths: string[], leases: Lease[], ctx: CheckContext):
   return { verdict: answers.reduce<Verdict>((v, a) => worst(v, a.verdict), "ok"), answers };
 }
 
-/** When a lease of another agent, expired by this clock, stops standing: its expiry plus the grace. */
-function graceEnd(l: Lease, ctx: CheckContext): string {
-  return new Date(expiryOf(l) + (ctx.takeoverGraceMs ?? 0)).toISOString();
-}
-
 function describe(path: string, verdict: Verdict, l: Lease, ctx: CheckContext): string {
   const left = expiryOf(l) - ctx.now.getTime();
   const who = `${l.agent}${l.task ? ` (task ${l.task})` : ""}`;
@@ -125,7 +121,7 @@ function describe(path: string, verdict: Verdict, l: Lease, ctx: CheckContext): 
   const until =
     left > 0
       ? `until ${l.expires_at} (in ${formatDuration(left)})`
-      : `until ${graceEnd(l, ctx)} (${formatUntil(left + (ctx.takeoverGraceMs ?? 0))}): it expired ${formatDuration(-left)} ago by this clock, and stands for the takeover grace (clock skew)`;
+      : `until ${graceUntil(l, ctx.now, ctx.agent, ctx.takeoverGraceMs)} (${formatUntil(left + (ctx.takeoverGraceMs ?? 0))}): it expired ${formatDuration(-left)} ago by this clock, and stands for the takeover grace (clock skew)`;
   const what = l.exclusive
     ? `inside an exclusive lease on ${l.pattern} held by ${who} ${until}`
     : l.pattern === path
