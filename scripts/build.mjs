@@ -1,13 +1,14 @@
 // `npm run build`: esbuild bundles the entry points into dist/ (one CommonJS file each).
 //
-// Node builtins that a one-shot command may never use (child_process, zlib, crypto, os, readline) are
-// loaded on first call, not when the bundle starts: `child_process` alone pulls in net, dgram and
-// the stream modules, a tenth of `node -e 0` again, while a cold `task show` served from the record
-// cache spawns nothing and inflates nothing. Our own modules (and commander, which only spawns
-// for external subcommands) import them through a stand-in whose functions require the builtin
-// when first called. Only functions are stood in for: an import of anything else (a class, a
-// constant) fails the build, so nothing half-works at run time. Other dependencies get the real
-// builtin.
+// Node builtins that a one-shot command may never use (child_process, zlib, crypto, os, readline,
+// tty) are loaded on first call, not when the bundle starts: `child_process` alone pulls in net,
+// dgram and the stream modules, a tenth of `node -e 0` again, and `tty` (asked only when a wait
+// or a loop handles Ctrl-C) pulls in net and the streams too, ~4 ms of a sync with nothing new;
+// while a cold `task show` served from the record cache spawns nothing and inflates nothing. Our
+// own modules (and commander, which only spawns for external subcommands) import them through a
+// stand-in whose functions require the builtin when first called. Only functions are stood in
+// for: an import of anything else (a class, a constant) fails the build, so nothing half-works at
+// run time. Other dependencies get the real builtin.
 import { build } from "esbuild";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,7 +21,7 @@ const require = createRequire(import.meta.url);
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const identity = buildIdentity(root, version);
 
-const LAZY = ["child_process", "zlib", "crypto", "os", "readline"];
+const LAZY = ["child_process", "zlib", "crypto", "os", "readline", "tty"];
 // What Node passes a CommonJS module, in its order: src/cli/code-cache.ts calls the function with
 // those (test/cli-hot-bundle.test.ts checks the built files start and end so).
 const BUNDLE_HEAD = "(function (exports, require, module, __filename, __dirname) {";

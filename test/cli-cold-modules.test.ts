@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -71,6 +72,17 @@ test("a cold claim, and the check after it, load no child_process, zlib or crypt
   assert.match(cli(["task", "show", "t2"], { cwd: repo, agent: "a1" }).stdout, /claimed[\s\S]*a2/);
   assert.match(cli(["check", "src/t2.ts", "--agent", "a1"], { cwd: repo, agent: "a1" }).stdout + cli(["check", "src/t2.ts", "--agent", "a1"], { cwd: repo, agent: "a1" }).stderr, /a2/);
   gitOut(repo, "fsck", "--strict", "--no-dangling");
+});
+
+test("a sync with nothing new through a path remote loads no tty, net, stream or child_process", () => {
+  const { a } = twoClones();
+  assert.is(cli(["task", "add", "share me", "--id", "t1"], { cwd: a, agent: "a1" }).code, 0);
+  assert.is(cli(["sync"], { cwd: a, agent: "a1" }).code, 0, "the task is pushed");
+  // The remote is read in-process (a bare repository by path): nothing to spawn, and the Ctrl-C
+  // handling's terminal check (node:tty, which loads net and the streams) waits for a wait to ask it.
+  const mods = loaded(a, ["sync"]);
+  for (const m of ["tty", "net", "stream", "child_process"]) assert.not.ok(mods.includes(m), `${m} is not loaded: ${mods.join(" ")}`);
+  assert.match(cli(["sync"], { cwd: a, agent: "a1" }).stdout, /0 updated here, 0 pushed/);
 });
 
 test("without WebAssembly (node --jitless) a cold claim hashes and frames its objects in JS, as git does", () => {
