@@ -29,16 +29,11 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
   const ofTask = leasesOfTask(set.leases, task.id);
   if (!ofTask.length) return { ok: true, record: set, steps: [] };
   const gone = ofTask.filter((l) => !claim || l.agent !== claim.agent);
-  const steps = [];
-  let leases: Lease[] = gone.length ? keepOrder(set.leases, set.leases.filter((l) => !gone.includes(l))) : set.leases;
+  const ended = endTaskLeases(set, task.id, gone, ctx);
+  const steps = [...ended.steps];
+  let leases = ended.record.leases;
   const { agent, scope, worktree, branch } = ctx.actor;
   const at = ctx.now.toISOString();
-  if (gone.length) {
-    const event: HandoffEvent = { type: "unleased", task: task.id, agent, at, scope, worktree, branch, paths: gone.map((l) => l.pattern) };
-    const holders = [...new Set(gone.map((l) => l.agent))];
-    if (holders.length === 1 && holders[0] !== agent) event.holder = holders[0]!;
-    steps.push({ event, record: { leases } });
-  }
   if (claim) {
     const stale = ofTask.filter((l) => !gone.includes(l) && l.expires_at !== claim.expires_at);
     if (stale.length) {
@@ -48,6 +43,20 @@ export function followTask(set: LeaseSet, task: Task, ctx: OpContext): Outcome<L
     }
   }
   return { ok: true, record: { leases }, steps };
+}
+
+/**
+ * Ends `gone` (leases serving task `id`) in one step, logged as `unleased` by the actor, naming
+ * their holder when that is one other agent: followTask's ending, and doctor --repair's.
+ */
+export function endTaskLeases(set: LeaseSet, id: string, gone: readonly Lease[], ctx: OpContext): Outcome<LeaseSet> & { ok: true } {
+  if (!gone.length) return { ok: true, record: set, steps: [] };
+  const leases = keepOrder(set.leases, set.leases.filter((l) => !gone.includes(l)));
+  const { agent, scope, worktree, branch } = ctx.actor;
+  const event: HandoffEvent = { type: "unleased", task: id, agent, at: ctx.now.toISOString(), scope, worktree, branch, paths: gone.map((l) => l.pattern) };
+  const holders = [...new Set(gone.map((l) => l.agent))];
+  if (holders.length === 1 && holders[0] !== agent) event.holder = holders[0]!;
+  return { ok: true, record: { leases }, steps: [{ event, record: { leases } }] };
 }
 
 /** Drops every lease of `agent` and of `tasks` (garbage collection of a silent agent). */
