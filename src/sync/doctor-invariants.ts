@@ -1,17 +1,20 @@
 // `doctor`'s checks of the coordination state itself: leases that outlived their task or holder,
 // dependencies on tasks that do not exist, dependency cycles, and records written in a format
 // version this git-handoff does not know. Each problem comes with the command that fixes it;
-// `--repair` removes task leases whose task their holder does not hold.
+// `--repair` removes the task leases the lease check reports as outlived (one judgement for both:
+// core/outlived-leases.ts).
 import { classifyAgent } from "../core/agent.ts";
 import { findCycle } from "../core/dependency-graph.ts";
 import { isLeaseLive } from "../core/lease.ts";
-import { isFinal, type Task } from "../core/task.ts";
+import { outlivedLeases, type OutlivedLease } from "../core/outlived-leases.ts";
+import type { Task } from "../core/task.ts";
 import { listAgents } from "../store/agent-store.ts";
 import { archivedTips } from "../store/archive.ts";
 import { formatMarkerOid, parseCommit, parseTree, readTyped } from "../store/codec.ts";
 import { LEASE_TREE_FORMAT_V2, treeMarkerOid } from "../store/lease-tree.ts";
 import { LEASES_REF, loadLeases } from "../store/lease-store.ts";
 import { sweepOrphanTaskLeases } from "../store/lease-sweep.ts";
+import { viewContext } from "../store/check-context.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { listTasks, TASKS_PREFIX } from "../store/task-store.ts";
 import { taskMarkerV2Oid } from "../store/task-format.ts";
@@ -38,26 +41,35 @@ async function leaseRepair(store: Store): Promise<Check> {
 
 async function leaseCheck(store: Store): Promise<Check> {
   const now = store.now();
-  // Tasks settled as the views and writes settle them (store/check-context.ts viewContext): a
-  // lease's holder whose claim stands for the takeover grace still holds its task, so its lease is
-  // not called orphaned (its fix, a forced unlease, would take what a claim of the task could not).
-  const [{ set }, { tasks }, { agents }] = await Promise.all([loadLeases(store), listTasks(store), listAgents(store)]);
+  // Leases judged as --repair's sweep judges them (core/outlived-leases.ts), by the context the
+  // views and writes settle tasks by (store/check-context.ts viewContext): a lease's holder whose
+  // claim stands for the takeover grace still holds its task, so its lease is not called orphaned
+  // (its fix, a forced unlease, would take what a claim of the task could not), and one whose claim
+  // ran out past it holds the task no more, so --repair removes what this reports.
+  const [ctx, { set }, { tasks }, { agents }] = await Promise.all([viewContext(store, now), loadLeases(store), listTasks(store, { settled: false }), listAgents(store)]);
   const byId = new Map(tasks.map((t) => [t.id, t]));
+  const outlived = new Map(outlivedLeases(set.leases, (id) => byId.get(id), ctx).map((o) => [o.lease, o]));
   const gone = new Set(agents.filter((a) => classifyAgent(a.record, now, store.config) === "disconnected").map((a) => a.record.agent));
   const problems: { text: string; fix: string }[] = [];
   // Leases live by this clock only, no grace: this checks what outlived its work, and a lease past
   // its expiry here needs no fix (the next lease write sweeps it once its grace ends); the count
   // is of the stored leases still in force here, not a verdict a write could contradict.
-  for (const l of set.leases.filter((x) => isLeaseLive(x, now))) {
-    const t = l.task ? byId.get(l.task) : undefined;
+  const live = set.leases.filter((x) => isLeaseLive(x, now));
+  for (const l of live) {
+    const o = outlived.get(l);
     const as = handoffCommand("unlease", l.pattern, "--agent", l.agent);
-    if (t && (isFinal(t.status) || t.status === "review")) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which is ${t.status}`, fix: as });
-    else if (t && !(t.status === "claimed" && t.claim?.agent === l.agent)) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${t.id}, which ${l.agent} does not hold`, fix: as });
+    if (o) problems.push({ text: `${l.agent}'s lease on ${l.pattern} serves task ${o.task.id}, ${outlivedWhy(o)}`, fix: as });
+    // Not --repair's to fix: a silent holder may come back; gc removes it after gc_after.
     else if (gone.has(l.agent)) problems.push({ text: `${l.agent}, holder of ${l.pattern}, is disconnected`, fix: `git handoff gc (after gc_after), or ${as}` });
   }
-  const live = set.leases.filter((x) => isLeaseLive(x, now)).length;
-  if (!problems.length) return { name: "leases", status: "ok", detail: `${live} live lease(s): each serves a task its holder works on, or none, and no holder is gone` };
+  if (!problems.length) return { name: "leases", status: "ok", detail: `${live.length} live lease(s): each serves a task its holder works on, or none, and no holder is gone` };
   return { name: "leases", status: "fail", detail: `${problems.length} lease(s) outlived their work: ${problems.slice(0, 5).map((p) => p.text).join("; ")}`, fix: problems[0]!.fix };
+}
+
+/** Why a lease's task no longer justifies it, as doctor says it. */
+function outlivedWhy({ lease, task, was, why }: OutlivedLease): string {
+  if (why === "lapsed") return `whose claim by ${lease.agent} expired at ${was.claim!.expires_at}`;
+  return why === "ended" ? `which is ${task.status}` : `which ${lease.agent} does not hold`;
 }
 
 async function dependencyCheck(store: Store): Promise<Check> {
