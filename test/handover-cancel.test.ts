@@ -156,7 +156,9 @@ test("a worker killed -9 mid-task: the lease expires, the task is requeued and f
 test("after max_attempts expiries, wait exits 6 with the reason", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  writeFileSync(join(a, ".handoff.yaml"), "max_attempts: 1\n");
+  // The waiter counts the worker's expired claim as standing for the takeover grace (clock skew,
+  // test/grace-wait.test.ts): kept short here, so the wait sees the task fail well within its timeout.
+  writeFileSync(join(a, ".handoff.yaml"), "max_attempts: 1\nmax_clock_skew: 1s\n");
   const { job, pgid } = longJob();
   const w = start(["worker", "--exec", job, "--ttl", "1s", "--poll", "100ms"], { cwd: b, agent: "w1@m2" });
   const waited = start(["wait", "--objective", "crash once", "--timeout", "60s", "--json"], { cwd: a, agent: "alice" });

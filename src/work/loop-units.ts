@@ -10,7 +10,6 @@ import { dependenciesOf } from "../core/dependency-graph.ts";
 import { HandoffError } from "../core/errors.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { MAX_UNIT_NOTE, type LoopRecord, type LoopUnit } from "../core/loop-record.ts";
-import { settle } from "../core/task-ops.ts";
 import type { Task } from "../core/task.ts";
 import { processAlive, processStart } from "../git/process-alive.ts";
 import { addBranchWorktree, changedPaths, deleteBranch, dropWorktree } from "../git/branch-integrate.ts";
@@ -133,19 +132,23 @@ export function unitStore(store: Store, u: LoopUnit, cwd = store.cwd): Promise<S
   return openSyncedStore({ cwd, agent: u.agent, env: process.env });
 }
 
+/**
+ * Every task as the views settle it (listTasks: another agent's claim inside the takeover grace is
+ * still its own; settling again on the bare clock dropped it), by id.
+ */
 async function settledTasks(store: Store): Promise<Map<string, Task>> {
   const { tasks } = await listTasks(store);
-  const actor = store.actor;
-  return new Map(tasks.map((t) => [t.id, settle(t, { actor, now: store.now() }).record]));
+  return new Map(tasks.map((t) => [t.id, t]));
 }
 
 /** The unit's tasks that are not done or in review, with their state. */
 export async function openTasks(store: Store, u: LoopUnit): Promise<{ id: string; status: string; holder: string | null }[]> {
   const byId = await settledTasks(store);
+  // Each id with its task first: a missing one keeps its own id, whatever was dropped before it.
   return u.tasks
-    .map((id) => byId.get(id))
-    .filter((t) => !t || (t.status !== "done" && t.status !== "review"))
-    .map((t, i) => ({ id: t?.id ?? u.tasks[i]!, status: t?.status ?? "missing", holder: t?.claim?.agent ?? null }));
+    .map((id) => ({ id, t: byId.get(id) }))
+    .filter(({ t }) => !t || (t.status !== "done" && t.status !== "review"))
+    .map(({ id, t }) => ({ id, status: t?.status ?? "missing", holder: t?.claim?.agent ?? null }));
 }
 
 /** Gives back every claim the unit's agent still holds, and ends its session. */

@@ -4,6 +4,7 @@
 import { HandoffError } from "../core/errors.ts";
 import { isFinal, type Task } from "../core/task.ts";
 import { settle } from "../core/task-ops.ts";
+import { viewContext } from "../store/check-context.ts";
 import type { Store } from "../store/store.ts";
 import { loadTask, taskRef } from "../store/task-store.ts";
 import { Backoff, pause, readyToReceive } from "../sync/follow-ref.ts";
@@ -76,8 +77,10 @@ async function follow(store: Store, id: string, opts: WaitOptions, remote: strin
       throw e;
     });
     if (found) {
-      // An expired lease shows as free, and after the last allowed attempt as failed.
-      const task = settle(found.task, { actor: store.actor, now: store.now() }).record;
+      // An expired lease shows as free, and after the last allowed attempt as failed; through a
+      // sync remote, the worker's only after the takeover grace (clock skew): inside it the worker
+      // may still finish, and a claim of the task would be refused (store/check-context.ts).
+      const task = settle(found.task, await viewContext(store)).record;
       // Waiting from inside a worker's task for a task only that busy worker may take: never ends.
       if (prev === null && task.status === "todo") refuseSelfDelegation(task.to ?? null);
       opts.progress(prev, task);

@@ -5,6 +5,7 @@ import { EXIT_CODES, fail, HandoffError, type ErrorCode } from "../../core/error
 import { validateTaskId } from "../../core/ids.ts";
 import { isFinal, type Task } from "../../core/task.ts";
 import { settle } from "../../core/task-ops.ts";
+import { viewContext } from "../../store/check-context.ts";
 import { progressLines } from "../../present/handover-progress.ts";
 import { neutralise, neutraliseLine } from "../../present/untrusted.ts";
 import type { CasOptions, Store } from "../../store/store.ts";
@@ -151,7 +152,7 @@ async function cancelOrFinal(store: Store, id: string, reason: string, opts: Cas
   } catch (e) {
     if (!(e instanceof HandoffError) || (e.code !== "final_state" && e.code !== "held_by_other")) throw e;
     const { task } = await loadTask(store, id);
-    return settle(task, { actor: store.actor, now: store.now() }).record;
+    return settle(task, await viewContext(store)).record;
   }
 }
 
