@@ -20,6 +20,7 @@ import {
 } from "../src/core/task-ops.ts";
 import { parseDuration, parseSince } from "../src/core/duration.ts";
 import { submitForReview } from "../src/core/review.ts";
+import { recordHandoff } from "../src/core/handoff.ts";
 import { newTaskId, refComponentProblem } from "../src/core/ids.ts";
 
 const T0 = Date.parse("2026-11-29T10:00:00.000Z");
@@ -107,7 +108,7 @@ test("done, fail and cancel are final; the holder or (when unclaimed) anyone may
   refused(completeTask(fresh(), ctx("lead"), { note: "n".repeat(8001) }), "invalid_input");
 });
 
-test("inside the takeover grace another agent can neither finish nor submit for review the holder's task", () => {
+test("inside the takeover grace another agent can neither finish, submit for review nor hand over the holder's task", () => {
   const c = ok(claimTask(fresh(), ctx("alice"), 10 * MIN)).record;
   // 30 s past alice's expiry by this clock, inside a 60 s grace (max_clock_skew plus the offset).
   const bob: OpContext = { ...ctx("bob", 10 * MIN + 30_000), takeoverGraceMs: 60_000 };
@@ -115,9 +116,13 @@ test("inside the takeover grace another agent can neither finish nor submit for 
   refused(completeTask(c, bob, {}), "held_by_other");
   const r = refused(submitForReview(c, bob, { verification, commit: null, diff: null }), "held_by_other");
   assert.equal([r.holder, r.takeover_grace_ms], ["alice", 60_000]);
-  // Past the grace both go through, the expiry recorded first.
+  // Nor hand it over: a handoff goes to the holder's task from the holder, or from anyone while nobody holds it.
+  const note = { to: null, commit: null, diff: null, contract: "the API", verify: null, questions: [], note: null };
+  assert.equal(refused(recordHandoff(c, note, bob), "held_by_other").holder, "alice");
+  // Past the grace all three go through, the expiry recorded first.
   const late: OpContext = { ...bob, now: new Date(T0 + 11 * MIN + 1) };
   assert.equal(ok(submitForReview(c, late, { verification, commit: null, diff: null })).types, ["expired", "submitted"]);
+  assert.equal(ok(recordHandoff(c, note, late)).types, ["expired", "handoff"]);
 });
 
 test("settle: an expired claim is free (attempts + 1); the last allowed expiry fails the task", () => {

@@ -54,7 +54,9 @@ export function recordHandoff(task: Task, input: HandoffInput, ctx: OpContext): 
   const settled = settle(task, ctx);
   const t = settled.record;
   if (t.status === "cancelled") return refuse({ code: "final_state", message: `task ${t.id} is cancelled: nothing to hand off`, data: { task: t.id, status: t.status } });
-  if (isLive(t, ctx.now) && t.claim!.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
+  // Settled by the caller's context: another agent's claim still here is live or inside the
+  // takeover grace (clock skew), and holds the task as a claim of it would be refused.
+  if (t.status === "claimed" && t.claim && t.claim.agent !== ctx.actor.agent) return refuse(heldRefusal(t, ctx));
   const existing = t.handoffs ?? [];
   if (existing.length >= MAX_HANDOFFS_PER_TASK) return refuse({ code: "invalid_input", message: `task ${t.id} already has ${MAX_HANDOFFS_PER_TASK} handoffs` });
   const handoff: Handoff = {
