@@ -37,7 +37,13 @@ export const leaseFilesTool = defineTool({
     ttl: ttl(),
     reason: z.optional(describe(z.string(), "why, shown to agents that run into the lease (at most 500 characters)")),
   },
-  output: { leased: z.array(LeaseRow), ignored: z.array(z.string()) },
+  output: {
+    leased: z.array(LeaseRow),
+    ignored: z.array(z.string()),
+    // Returned whenever they apply: a client checking results against this schema refused them before.
+    task_not_found: z.optional(describe(z.string(), "`task` names no task here (a typo, or not synced yet): the lease stands on its own TTL")),
+    not_extended: z.optional(z.object({ tasks: z.array(z.string()), note: z.string() })),
+  },
   annotations: { ...WRITE, idempotentHint: true },
   async run(a, { session }) {
     const store = await session.store();
