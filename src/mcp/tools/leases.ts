@@ -27,7 +27,7 @@ export const leaseFilesTool = defineTool({
   title: "Lease files",
   description: [
     "Announce that you are about to edit files: a lease on paths or globs, shared by default (others get warned), `exclusive` to keep everyone else out (their check_files answers deny). Leases end at expires_at; a lease_files call of yours renews all your leases once they are a third through their time.",
-    "Call it before editing files another agent might touch, ideally with the `task` it serves. Not needed for files only you work on; paths ignored by the repository's lease policy are reported in `ignored` and not leased.",
+    "Call it before editing files another agent might touch, ideally with the `task` it serves (one you hold: claim it first). Not needed for files only you work on; paths ignored by the repository's lease policy are reported in `ignored` and not leased.",
     "Refusals: `held_by_other`: another agent's lease is in the way: data.holder holds data.pattern until data.expires_at (data.exclusive tells which kind). Do not edit those files: work elsewhere, wait, or ask the holder to release them. With `task`: `not_holder` (you do not hold it: claim it first, or lease without `task`), `held_by_other` (another agent holds it), `final_state` (finished) or `wrong_state` (in review). `invalid_input`: a path outside the repository, a bad ttl or too many paths.",
   ].join("\n"),
   input: {
