@@ -22,8 +22,9 @@ test("leases of a finished task: doctor fails naming the lease, and its fix make
   const repo = tempRepo();
   assert.is(doctor(repo).by.leases.status, "ok");
   assert.is(cli(["task", "add", "x", "--id", "x"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "x"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["lease", "src/a.ts", "--task", "x"], { cwd: repo, agent: "alice" }).code, 0);
-  keepingLeases(repo, () => assert.is(cli(["done", "x"], { cwd: repo, agent: "lead" }).code, 0));
+  keepingLeases(repo, () => assert.is(cli(["done", "x"], { cwd: repo, agent: "alice" }).code, 0));
   const bad = doctor(repo);
   assert.is(bad.code, 2);
   assert.is(bad.by.leases.status, "fail");
@@ -39,10 +40,15 @@ test("doctor --repair removes task leases their holder's task no longer justifie
   as("lead", "task", "add", "x", "--id", "x");
   as("lead", "task", "add", "y", "--id", "y");
   as("lead", "task", "add", "z", "--id", "z", "--scope", "src/z/**", "--exclusive");
+  as("alice", "claim", "x");
   as("alice", "lease", "src/a.ts", "--task", "x");
-  keepingLeases(repo, () => as("lead", "done", "x"));
-  // What a claim killed after its lease but before its task was written left (test/crash-between-renames).
+  keepingLeases(repo, () => as("alice", "done", "x"));
+  // What a claim killed after its lease but before its task was written leaves (test/crash-between-renames,
+  // before the renames were ordered): bob's lease for y, y nobody's. `lease --task` writes none itself.
+  const unclaimed = gitOut(repo, "rev-parse", "refs/handoff/tasks/y");
+  as("bob", "claim", "y");
   as("bob", "lease", "lib/**", "--task", "y", "--exclusive");
+  sh("git", ["update-ref", "refs/handoff/tasks/y", unclaimed], repo);
   as("carol", "claim", "z");
   as("dave", "lease", "docs/");
   assert.is(cli(["check", "lib/b.ts"], { cwd: repo, agent: "erin" }).code, 3);

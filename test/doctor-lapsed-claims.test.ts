@@ -1,12 +1,13 @@
 // doctor and doctor --repair on a task lease whose task's claim ran out but is still stored as
-// claimed (its holder leased for the task after its own claim expired, so the lease outlives the
-// claim): both judge by the task as every view and write settles it. Without a sync remote the
-// claim is over at its expiry; through one, another agent's expired claim stands for the takeover
-// grace (max_clock_skew, 60 s here) and nothing is reported or removed until the grace has passed.
-// Whatever doctor reports of it, --repair removes, and doctor then passes.
+// claimed (its holder's older build leased for the task after its own claim expired, so the lease
+// outlives the claim; `lease --task` now refuses that): both judge by the task as every view and
+// write settles it. Without a sync remote the claim is over at its expiry; through one, another
+// agent's expired claim stands for the takeover grace (max_clock_skew, 60 s here) and nothing is
+// reported or removed until the grace has passed. Whatever doctor reports of it, --repair removes,
+// and doctor then passes.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, leaseAsOlderBuild, tempRepo } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -28,10 +29,11 @@ const LAPSED = /alice's lease on src\/z\.ts serves task x, whose claim by alice 
 
 /**
  * In `repo`: lead adds x (scope src/x/**) and y; alice claims x for one minute from T, carol claims
- * y for an hour; alice leases src/z.ts for x for an hour at `leaseAt`, after her own claim ran out
- * (for her it is free at once), and carol leases src/y.ts for y.
+ * y for an hour; alice's older build leases src/z.ts for x for an hour at `leaseAt`, after her own
+ * claim ran out (for her it is free at once), and carol leases src/y.ts for y. `more`: options for
+ * every command (--push); the older build's lease then goes out with alice's next sync.
  */
-function lapsedClaim(repo: string, leaseAt: number, more: string[] = []): void {
+async function lapsedClaim(repo: string, leaseAt: number, more: string[] = []): Promise<void> {
   const as = (agent: string, ms: number, ...args: string[]) => {
     const r = cli([...args, ...more], { cwd: repo, agent, env: at(ms) });
     assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
@@ -40,13 +42,16 @@ function lapsedClaim(repo: string, leaseAt: number, more: string[] = []): void {
   as("lead", T, "task", "add", "y", "--id", "y");
   as("alice", T, "claim", "x", "--ttl", "1m");
   as("carol", T, "claim", "y", "--ttl", "1h");
-  as("alice", leaseAt, "lease", "src/z.ts", "--task", "x", "--ttl", "1h");
+  const refused = cli(["lease", "src/z.ts", "--task", "x", "--ttl", "1h", ...more], { cwd: repo, agent: "alice", env: at(leaseAt) });
+  assert.is(refused.code, 3, "this build refuses to lease for a claim of the caller's that ran out");
+  await leaseAsOlderBuild(repo, "alice", { pattern: "src/z.ts", task: "x", ttlMs: 3_600_000 }, at(leaseAt));
+  if (more.length) assert.is(cli(["sync"], { cwd: repo, agent: "alice", env: at(leaseAt) }).code, 0);
   as("carol", leaseAt, "lease", "src/y.ts", "--task", "y");
 }
 
-test("no remote: past its expiry alice's claim holds x no more; doctor reports her lease for x, --repair removes it (and only it), doctor passes", () => {
+test("no remote: past its expiry alice's claim holds x no more; doctor reports her lease for x, --repair removes it (and only it), doctor passes", async () => {
   const repo = tempRepo();
-  lapsedClaim(repo, T + 3 * 60_000);
+  await lapsedClaim(repo, T + 3 * 60_000);
   const now = T + 4 * 60_000;
   const taskTip = gitOut(repo, "rev-parse", "refs/handoff/tasks/x");
   assert.match(gitOut(repo, "show", "refs/handoff/tasks/x:task.json"), /"status": *"claimed"/, "x is still stored as alice's");
@@ -66,18 +71,18 @@ test("no remote: past its expiry alice's claim holds x no more; doctor reports h
 
 /** Alice's lapsed claim written in clone b, pushed and synced into clone a at `syncAt`, where lead runs doctor. */
 let made: { a: string } | null = null;
-function throughRemote(): { a: string } {
+async function throughRemote(): Promise<{ a: string }> {
   if (made) return made;
   const { a, b } = twoClones();
   // alice leases 10 s after her claim ran out, inside the grace others give it
-  lapsedClaim(b, T + 70_000, ["--push"]);
+  await lapsedClaim(b, T + 70_000, ["--push"]);
   assert.is(cli(["sync"], { cwd: a, agent: "lead", env: at(INSIDE) }).code, 0);
   assert.equal(leaseRows(a, INSIDE), ["alice src/z.ts x", "carol src/y.ts y"], "a holds b's leases");
   return (made = { a });
 }
 
-test("through a remote, inside the takeover grace: alice's claim still stands, doctor reports nothing and --repair removes nothing", () => {
-  const { a } = throughRemote();
+test("through a remote, inside the takeover grace: alice's claim still stands, doctor reports nothing and --repair removes nothing", async () => {
+  const { a } = await throughRemote();
   const leaseTip = gitOut(a, "rev-parse", "refs/handoff/leases");
   const seen = leasesCheck(a, INSIDE);
   assert.is(seen.status, "ok", seen.detail);
@@ -88,8 +93,8 @@ test("through a remote, inside the takeover grace: alice's claim still stands, d
   assert.equal(leaseRows(a, INSIDE), ["alice src/z.ts x", "carol src/y.ts y"]);
 });
 
-test("through a remote, past the takeover grace: doctor reports alice's lease for x, --repair removes it, doctor passes", () => {
-  const { a } = throughRemote();
+test("through a remote, past the takeover grace: doctor reports alice's lease for x, --repair removes it, doctor passes", async () => {
+  const { a } = await throughRemote();
   const bad = leasesCheck(a, PAST);
   assert.is(bad.status, "fail");
   assert.match(bad.detail, LAPSED);

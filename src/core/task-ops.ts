@@ -146,25 +146,13 @@ function expiredFor(claim: NonNullable<Task["claim"]>, ctx: OpContext): boolean 
   return !claimLive(claim.expires_at, claim.agent === ctx.actor.agent ? 0 : (ctx.takeoverGraceMs ?? 0), ctx.now);
 }
 
-function finalRefusal(task: Task): Refusal {
+export function finalRefusal(task: Task): Refusal {
   return {
     code: "final_state",
     message: `task ${task.id} is ${task.status}${task.result?.reason ? ` (${task.result.reason})` : ""}`,
     data: { task: task.id, status: task.status },
     suggestions: [{ action: "work_elsewhere", detail: "take other work: git handoff claim --next" }],
   };
-}
-
-/**
- * A lease taken "for" a task is work on it: refused for a finished task (no transition would ever
- * end the lease) and for one another agent holds now (its holder's leases are its own).
- */
-export function leaseForTaskRefusal(task: Task, ctx: OpContext): Refusal | null {
-  if (isFinal(task.status)) return finalRefusal(task);
-  const c = task.status === "claimed" ? task.claim : null;
-  // Past its expiry another agent's claim still stands for the takeover grace (clock skew), as for a finish.
-  if (c && c.agent !== ctx.actor.agent && !expiredFor(c, ctx)) return heldRefusal(task, ctx);
-  return null;
 }
 
 /** A task in review is nobody's to work on until a reviewer accepts or rejects it. */

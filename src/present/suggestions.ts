@@ -95,6 +95,7 @@ const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
   [/invalid --(ttl|since|until)\b/g, (_, name) => `invalid ${name}`],
   [/session start needs --objective TEXT/g, () => "a session needs an objective"],
   [/--files (globs?)\b/g, (_, g) => `files ${g}`],
+  [/without --task\b/g, () => "without task"],
   [/--session must\b/g, () => "session_id must"],
   [/--awaits is\b/g, () => "awaits is"],
   [/\(given with --(on|after)\)/g, (_, name) => `(given as ${name})`],

@@ -5,12 +5,14 @@ import { checkPaths, type PathAnswer } from "../core/check.ts";
 import { parseDuration } from "../core/duration.ts";
 import { fail, HandoffError } from "../core/errors.ts";
 import { validateTaskId } from "../core/ids.ts";
-import { graceUntil, isLeaseLiveFor, type Lease } from "../core/lease.ts";
-import { acquireLeases, releaseLeases } from "../core/lease-ops.ts";
+import { graceUntil, isLeaseLiveFor, type Lease, type LeaseSet } from "../core/lease.ts";
+import { acquireLeases, releaseLeases, type LeaseRequest } from "../core/lease-ops.ts";
 import { isIgnored, type Verdict } from "../core/lease-policy.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
 import { lexicallyInside, realPatternLocation } from "./real-path.ts";
-import { isLive, leaseForTaskRefusal, scopeProblem } from "../core/task-ops.ts";
+import { leaseForTaskRefusal } from "../core/lease-for-task.ts";
+import { scopeProblem } from "../core/task-ops.ts";
+import { refuse } from "../core/outcome.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, mutateLeases } from "./lease-store.ts";
 import { staleLeaseNote } from "./stale-leases.ts";
 import { overlapWitness } from "../core/glob-overlap.ts";
@@ -19,7 +21,8 @@ import { unextendedNote } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
 import { checkContext, viewGraceMs } from "./check-context.ts";
 import { extendClaimsCovering } from "./claim-extend.ts";
-import { loadTask } from "./task-store.ts";
+import { ReadMoved } from "./rests-on.ts";
+import { loadTask, taskRef } from "./task-store.ts";
 import type { Store } from "./store.ts";
 
 function isDirectory(path: string): boolean {
@@ -85,7 +88,7 @@ export interface LeaseResult {
   leased: Lease[];
   /** Paths the policy ignores: never leased. */
   ignored: string[];
-  /** `--task` names no task here (a typo, or one not synced yet): the lease stands on its own TTL. */
+  /** `--task` names no task here (a typo, or one not synced yet): the lease stands on its own TTL. A task that is here, the caller must hold. */
   task_not_found?: string;
   /** Claims due for extension whose leases could not be compared with this lease within the budget: not extended. */
   not_extended?: { tasks: string[]; note: string };
@@ -97,16 +100,17 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
   const policy = loadPolicy(store);
   // An existing folder named without a trailing slash means what is inside it.
   const all = resolvePaths(store, inputs, opts.cwd).map((p) => (isDirectory(`${store.repo.workTree}/${p}`) ? `${p}/**` : p));
+  // A lease for a task is justified only while the caller holds the task (core/lease-for-task.ts,
+  // the rule doctor judges leases by): it takes the claim's expiry, set in the same write, and the
+  // task's next transition ends it. A task not (yet) here: the lease stands on its own TTL. Judged
+  // before the policy's ignores, so paths that are all ignored do not hide a refusal.
+  const found = task ? await taskForLease(store, task) : null;
   const ignored = all.filter((p) => isIgnored(policy, p));
   const patterns = all.filter((p) => !ignored.includes(p));
   if (!patterns.length) return { leased: [], ignored };
-  // A lease taken for a task the caller holds lasts as long as its claim, set in the same write.
-  // For a task nobody works on it stands on its own TTL until the task's next transition ends it.
-  const found = task ? await claimForLease(store, task) : null;
-  const held = found === "not_found" ? null : found;
   const exclusive = !!opts.exclusive;
-  const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}), ...(held ? { until: { expiresAt: held.expires_at, ttlMs: held.ttl_ms } } : {}) };
-  const set = await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive });
+  const req = { patterns, exclusive, task, ttlMs, reason: opts.reason ?? null, ...(opts.auto ? { auto: true } : {}) };
+  const set = await leaseResting(store, found, req);
   // A lease in a claimed task's scope (or for it) is work on it: the claim is extended when due
   // (its leases with it, in one transaction).
   // Compared within a grant's budget: own leases synced from elsewhere may be costly globs too.
@@ -119,22 +123,49 @@ export async function lease(store: Store, inputs: string[], opts: LeaseOptions =
 }
 
 /**
- * The caller's live claim on `--task`, whose expiry its leases take; null for a task nobody holds
- * or one not (yet) here (a lease may come before its task arrives by sync). A task finished or held
- * by another agent is refused before anything is written.
+ * `--task`'s record and tip, refused before anything is written unless the caller holds it (no
+ * sync remote asked, so a refusal needs no network); "not_found" for a task not (yet) here (a
+ * lease may come before its task arrives by sync).
  */
-async function claimForLease(store: Store, id: string): Promise<Task["claim"] | "not_found"> {
-  let task;
+async function taskForLease(store: Store, id: string): Promise<{ task: Task; tip: string } | "not_found"> {
+  let read;
   try {
-    task = (await loadTask(store, id)).task;
+    read = await loadTask(store, id);
   } catch (e) {
     if (e instanceof HandoffError && e.code === "not_found") return "not_found";
     throw e;
   }
-  const ctx = await store.writeContext(store.now());
-  const refusal = leaseForTaskRefusal(task, ctx);
+  const refusal = leaseForTaskRefusal(read.task, await store.writeContext(store.now()));
   if (refusal) throw new HandoffError(refusal);
-  return isLive(task, ctx.now) && task.claim!.agent === store.actor.agent ? task.claim : null;
+  return read;
+}
+
+/**
+ * The grant, for a task the caller holds judged again by the write's own clock and resting on the
+ * task record read (rests-on.ts): a release, finish or takeover landing meanwhile would leave a
+ * lease its task no longer justifies, so the write does not count and the task is read again.
+ */
+async function leaseResting(store: Store, found: { task: Task; tip: string } | "not_found" | null, req: Omit<LeaseRequest, "until">): Promise<LeaseSet> {
+  for (let round = 0; ; round++) {
+    if (!found || found === "not_found") return mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx), { exclusive: req.exclusive });
+    const { task, tip } = found;
+    try {
+      return await mutateLeases(
+        store,
+        (s, ctx) => {
+          const refusal = leaseForTaskRefusal(task, ctx);
+          if (refusal) return refuse(refusal);
+          return acquireLeases(s, { ...req, until: { expiresAt: task.claim!.expires_at, ttlMs: task.claim!.ttl_ms } }, ctx);
+        },
+        { exclusive: req.exclusive, restsOn: new Map([[taskRef(task.id), tip]]) },
+      );
+    } catch (e) {
+      if (!(e instanceof ReadMoved)) throw e;
+      // Not a fault: other writers kept moving the task. Said with a stable code.
+      if (round >= 5) fail("lost_race", `task ${task.id} kept changing while leasing for it (${round + 1} tries); try again`, { task: task.id });
+      found = await taskForLease(store, task.id);
+    }
+  }
 }
 
 /** A path `unlease` could not release, and why. */

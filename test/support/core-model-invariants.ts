@@ -253,8 +253,9 @@ function fenceProblems(t: Task, now: Date, agents: readonly string[]): string[] 
 }
 
 /**
- * Live leases: no two of different agents overlap where either is exclusive; none serves a
- * finished task or one another agent holds; a holder's task leases expire with its claim.
+ * Live leases: no two of different agents overlap where either is exclusive; none serves a task
+ * its holder does not hold (finished, in review, nobody's or another agent's); a holder's task
+ * leases expire with its claim.
  */
 function leaseProblems(pre: World, w: World, liveClaims: Map<string, NonNullable<Task["claim"]>>, cfg: Config): string[] {
   const out: string[] = [];
@@ -277,6 +278,10 @@ function leaseProblems(pre: World, w: World, liveClaims: Map<string, NonNullable
     const c = liveClaims.get(l.task);
     if (c && c.agent !== l.agent) out.push(`${l.agent}'s lease ${l.pattern} serves ${l.task}, which ${c.agent} holds`);
     if (c && c.agent === l.agent && l.expires_at !== c.expires_at) out.push(`${l.agent}'s lease ${l.pattern} for ${l.task} expires at ${l.expires_at}, its claim at ${c.expires_at}`);
+    // Justified only while its holder holds the task (lease-for-task.ts: lease refuses, doctor
+    // removes), written out here; a lease taken before its task was there stands on its own TTL.
+    const holds = t?.status === "claimed" && t.claim?.agent === l.agent && Date.parse(t.claim.expires_at) > w.now;
+    if (t && !holds && t.created_at < l.acquired_at) out.push(`${l.agent}'s lease ${l.pattern} serves ${t.id}, which ${l.agent} does not hold (${t.status}${t.claim ? `, ${t.claim.agent}'s claim until ${t.claim.expires_at}` : ""})`);
   }
   const sctx = ctxOf(cfg, "", w.now);
   const once = settleLeases(w.leases, sctx);

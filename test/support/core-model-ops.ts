@@ -7,9 +7,10 @@ import { acceptReview, rejectReview, submitForReview, submitUnattended } from ".
 import { claimExtensionDue, dueTaskIds } from "../../src/core/task-leases.ts";
 import type { Task } from "../../src/core/task.ts";
 import { overlapWitness } from "../../src/core/glob-overlap.ts";
-import { cancelTask, completeTask, createTask, failTask, isLive, leaseForTaskRefusal, reclaimTask, releaseTask, renewTask } from "../../src/core/task-ops.ts";
+import { leaseForTaskRefusal } from "../../src/core/lease-for-task.ts";
+import { cancelTask, completeTask, createTask, failTask, reclaimTask, releaseTask, renewTask } from "../../src/core/task-ops.ts";
 import { claim, claimNext, leaseScope } from "./core-model-claims.ts";
-import { actorOf, ctxOf, mutateTaskWithLeases, noFollow, notFound, unchanged, withTask, written, type Applied, type Config, type LeaseFollow, type Op, type Trail, type World } from "./core-model-world.ts";
+import { ctxOf, mutateTaskWithLeases, noFollow, notFound, unchanged, withTask, written, type Applied, type Config, type LeaseFollow, type Op, type Trail, type World } from "./core-model-world.ts";
 
 export type { Applied, Config, Op, World } from "./core-model-world.ts";
 export { actorOf, ctxOf } from "./core-model-world.ts";
@@ -51,15 +52,15 @@ function extendCovering(w: World, cfg: Config, agent: string, covers: (l: LeaseS
   return { world, trail };
 }
 
-/** lease (lease-actions.ts): claimForLease's check, the grant, then claims it concerns extended. */
+/** lease (lease-actions.ts): taskForLease's check (the caller holds the task, or it is not here), the grant, then claims it concerns extended. */
 function lease(w: World, cfg: Config, op: Extract<Op, { kind: "lease" }>): Applied {
   const stored = op.task === null ? undefined : w.tasks.get(op.task);
   let until: { expiresAt: string; ttlMs: number } | undefined;
   if (stored) {
-    const ctx = { actor: actorOf(op.agent), now: new Date(w.now) };
-    const refusal = leaseForTaskRefusal(stored, ctx);
+    const refusal = leaseForTaskRefusal(stored, ctxOf(cfg, op.agent, w.now));
     if (refusal) return unchanged(w, refusal);
-    if (isLive(stored, ctx.now) && stored.claim!.agent === op.agent) until = { expiresAt: stored.claim!.expires_at, ttlMs: stored.claim!.ttl_ms };
+    // Not refused: the caller holds it (lease-for-task.ts), and the lease takes its claim's expiry.
+    until = { expiresAt: stored.claim!.expires_at, ttlMs: stored.claim!.ttl_ms };
   }
   const req = { patterns: op.patterns, exclusive: op.exclusive, task: op.task, ttlMs: op.ttlMs, reason: null, ...(until ? { until } : {}) };
   const out = acquireLeases(w.leases, req, ctxOf(cfg, op.agent, w.now));

@@ -182,6 +182,25 @@ export function keepingLeases(repo: string, finish: () => void): void {
 }
 
 /**
+ * Writes `agent`'s lease on `pattern` for `task` straight into the lease set, at `now` (HANDOFF_NOW
+ * as given, else the clock): the lease an older build's `lease --task` wrote for a task its caller
+ * did not hold (nobody's, or a claim of its own that had run out), which a merge with that build's
+ * clone still brings, and which `lease --task` now refuses to write itself.
+ */
+export async function leaseAsOlderBuild(repo: string, agent: string, lease: { pattern: string; task: string; ttlMs: number; exclusive?: boolean }, env: NodeJS.ProcessEnv = {}): Promise<void> {
+  const { openStore } = await import("../../src/store/store.ts");
+  const { mutateLeases } = await import("../../src/store/lease-store.ts");
+  const { acquireLeases } = await import("../../src/core/lease-ops.ts");
+  const store = await openStore({ cwd: repo, agent, env: cleanEnv(env) });
+  try {
+    const req = { patterns: [lease.pattern], exclusive: lease.exclusive ?? false, task: lease.task, ttlMs: lease.ttlMs, reason: null };
+    await mutateLeases(store, (s, ctx) => acquireLeases(s, req, ctx));
+  } finally {
+    store.close();
+  }
+}
+
+/**
  * Adds tasks in-process through the store (the same function as `git handoff task add`): for
  * tests whose subject is not `task add` itself, so setup costs no CLI process per task.
  */

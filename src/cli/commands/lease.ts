@@ -15,7 +15,7 @@ export function registerLease(program: Command, verb?: string): void {
       .description("lease files or globs for the calling agent (shared by default; exit 3 if another agent's lease is in the way)")
       .argument("<path...>", "files, folders (trailing /) or globs like 'src/api/**'")
       .option("--exclusive", "nobody else may lease or edit anything overlapping (checks answer deny)")
-      .option("--task <id>", "the task this lease serves: one you hold or nobody holds (refused for a finished task or another agent's)")
+      .option("--task <id>", "the task this lease serves, one you hold: it lasts as long as your claim (refused for a task you do not hold; one not here yet is allowed)")
       .option("--ttl <duration>", "lease length, like 30m or 2h (default lease_ttl, else claim_ttl, else 30m)")
       .option("--reason <text>", "why, shown to agents that run into it"),
     { writes: true, values: { path: "file", "--task": "task" } },

@@ -27,17 +27,23 @@ export const leaseFilesTool = defineTool({
   title: "Lease files",
   description: [
     "Announce that you are about to edit files: a lease on paths or globs, shared by default (others get warned), `exclusive` to keep everyone else out (their check_files answers deny). Leases end at expires_at; a lease_files call of yours renews all your leases once they are a third through their time.",
-    "Call it before editing files another agent might touch, ideally with the `task` it serves. Not needed for files only you work on; paths ignored by the repository's lease policy are reported in `ignored` and not leased.",
-    "Refusals: `held_by_other`: another agent's lease is in the way: data.holder holds data.pattern until data.expires_at (data.exclusive tells which kind). Do not edit those files: work elsewhere, wait, or ask the holder to release them. `invalid_input`: a path outside the repository, a bad ttl or too many paths.",
+    "Call it before editing files another agent might touch, ideally with the `task` it serves (one you hold: claim it first). Not needed for files only you work on; paths ignored by the repository's lease policy are reported in `ignored` and not leased.",
+    "Refusals: `held_by_other`: another agent's lease is in the way: data.holder holds data.pattern until data.expires_at (data.exclusive tells which kind). Do not edit those files: work elsewhere, wait, or ask the holder to release them. With `task`: `not_holder` (you do not hold it: claim it first, or lease without `task`), `held_by_other` (another agent holds it), `final_state` (finished) or `wrong_state` (in review). `invalid_input`: a path outside the repository, a bad ttl or too many paths.",
   ].join("\n"),
   input: {
     paths: paths("what to lease"),
     exclusive: z.optional(describe(z.boolean(), "nobody else may lease or edit anything overlapping (default false: shared)")),
-    task: z.optional(describe(z.string(), "the task this lease serves: one you hold or nobody holds (refused for a finished task or one another agent holds)")),
+    task: z.optional(describe(z.string(), "the task this lease serves, one you hold: the lease lasts as long as your claim (refused for a task you do not hold; one not here yet is allowed)")),
     ttl: ttl(),
     reason: z.optional(describe(z.string(), "why, shown to agents that run into the lease (at most 500 characters)")),
   },
-  output: { leased: z.array(LeaseRow), ignored: z.array(z.string()) },
+  output: {
+    leased: z.array(LeaseRow),
+    ignored: z.array(z.string()),
+    // Returned whenever they apply: a client checking results against this schema refused them before.
+    task_not_found: z.optional(describe(z.string(), "`task` names no task here (a typo, or not synced yet): the lease stands on its own TTL")),
+    not_extended: z.optional(z.object({ tasks: z.array(z.string()), note: z.string() })),
+  },
   annotations: { ...WRITE, idempotentHint: true },
   async run(a, { session }) {
     const store = await session.store();
