@@ -53,7 +53,7 @@ test("ask --release: asks for the leases it found, names those it could not comp
 });
 
 test("claim extension: a due claim whose leases were not looked at within the budget is left, and named; one found is extended", () => {
-  const leases = [...Array.from({ length: 40 }, (_, i) => lease(costly(100 + i), "me", `t${i}`, 600_000)), lease("src/a.ts", "me", "plain", 600_000)];
+  const leases = [...Array.from({ length: 40 }, (_, i) => lease(costly(3000 + i), "me", `t${i}`, 600_000)), lease("src/a.ts", "me", "plain", 600_000)];
   const work = newMatchBudget();
   const due = dueTaskIds(leases, "me", now, (l) => matchesPath(l.pattern, "src/a.ts", work));
   assert.equal(due.ids, ["plain"]);
@@ -72,7 +72,7 @@ test("loop plan: task scopes not compared within the budget are planned as one u
 });
 
 test("drift: a path not judged against the declaration within the budget is never called undeclared", () => {
-  const d = declarationOf("me", null, [], [lease("docs/x.md", "me"), ...Array.from({ length: 300 }, (_, i) => lease(costly(200 + i), "me"))], now)!;
+  const d = declarationOf("me", null, [], [lease("docs/x.md", "me"), ...Array.from({ length: 300 }, (_, i) => lease(costly(3100 + i), "me"))], now)!;
   assert.is(isDeclared(d, "src/core/paths.ts"), SPENT);
   assert.is(isDeclared(d, "docs/x.md"), true);
   assert.equal(undeclaredPaths(d, ["src/core/paths.ts", "docs/x.md"]), []);
