@@ -44,6 +44,14 @@ test("task list --limit: ready work best first, history newest first, otherwise 
   assert.equal(ids(run(repo, "x", 20, ["task", "list", "--status", "done", "--json"])), ["a", "b", "d"], "without --limit nothing changes");
   const text = run(repo, "x", 20, ["task", "list", "--status", "done", "--limit", "1"]).stdout;
   assert.match(text, /\(2 more, newest first; raise --limit\)/);
+  // With --json the array stays as it was; what the limit left out is said on stderr.
+  const cut = run(repo, "x", 20, ["task", "list", "--status", "done", "--limit", "1", "--json"]);
+  assert.equal(ids(cut), ["a"]);
+  assert.is(cut.stderr, "git-handoff: (2 more, newest first; raise --limit)\n");
+  assert.is(run(repo, "x", 20, ["task", "list", "--status", "done", "--limit", "3", "--json"]).stderr, "", "nothing left out, nothing said");
+  const ready = run(repo, "x", 20, ["ready", "--limit", "1", "--json"]);
+  assert.equal(ids(ready), ["c"]);
+  assert.is(ready.stderr, "git-handoff: (1 more ready, best first; raise --limit)\n");
   const bad = cli(["task", "list", "--limit", "0"], { cwd: repo, agent: "x" });
   assert.is(bad.code, 2, bad.stderr);
   assert.match(bad.stderr, /--limit/);

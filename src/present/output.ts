@@ -66,6 +66,15 @@ export function emit(json: boolean, data: unknown, text: () => string): void {
   }
 }
 
+/**
+ * What a bounded listing's `--limit` left out (`(N more, ...; raise --limit)`, the text's last
+ * line), said on stderr with --json: the JSON stays the array it always was, and a script that
+ * reads it can still tell it was cut.
+ */
+export function moreOnStderr(more: string): void {
+  if (more.trim()) writeErr(`git-handoff: ${more.trim()}\n`);
+}
+
 export function warn(message: string): void {
   writeErr(`git-handoff: warning: ${neutralise(message)}\n`);
 }

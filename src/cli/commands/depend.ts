@@ -6,7 +6,7 @@ import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { claimNextReporting } from "../../store/task-actions.ts";
 import { emitClaim } from "./claim.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../../present/output.ts";
+import { emit, moreOnStderr, warn } from "../../present/output.ts";
 import { taskLine } from "../../present/render.ts";
 
 function needOn(on: string | undefined, verb: string): string {
@@ -46,7 +46,7 @@ export function registerDepend(program: Command): void {
       .command("ready")
       .description("unclaimed tasks whose dependencies are all done, best first; --claim takes the best one atomically")
       .option("--claim", "claim the best ready task (priority, then age); exit 3 if none")
-      .option("--limit <n>", "at most N tasks (the best N), with how many more are ready")
+      .option("--limit <n>", "at most N tasks (the best N), with how many more are ready (on stderr with --json)")
       .option("--ttl <duration>", "lease length with --claim")
       .option("--over-capacity", "with --claim: even though this agent already holds as many tasks as its capacity"),
     { writes: true },
@@ -65,6 +65,7 @@ export function registerDepend(program: Command): void {
       const now = store.now();
       const more = total > ready.length ? `\n(${total - ready.length} more ready, best first; raise --limit)` : "";
       emit(!!g.json, ready, () => (ready.length ? ready.map((t) => taskLine(t, now)).join("\n") + more : "no task is ready"));
+      if (g.json) moreOnStderr(more);
     });
   });
 }

@@ -11,7 +11,7 @@ import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { taskExtrasText } from "../../present/render-tasks.ts";
 import { approvalOf } from "../../store/approvals.ts";
 import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
-import { emit, warn } from "../../present/output.ts";
+import { emit, moreOnStderr, warn } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
@@ -69,7 +69,7 @@ export function registerTask(program: Command): void {
         .command(name)
         .description("list tasks")
         .option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)
-        .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first")
+        .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first; how many more, after the list (on stderr with --json)")
         .addOption(completeOption("task ids")),
       { values: { "--status": [...TaskStatus.options, "blocked"] } },
     ).action(
@@ -98,6 +98,7 @@ export function registerTask(program: Command): void {
           }
           const held = await store.heldAsNewer();
           emit(!!g.json, markNewer(shown, held), () => (shown.length ? notedTaskLines(shown, held, store.now()).join("\n") + more : "no tasks"));
+          if (g.json) moreOnStderr(more);
         });
       },
     );
