@@ -44,6 +44,23 @@ test("a sweep of another agent's lease takes it only as it was, or once it has r
   assert.equal(names(replayLeaseWrite(set(ranOut), set(expired), set(), "alice", NOW).record), []);
 });
 
+test("with a takeover grace, another agent's lease expired by this clock stands against an added lease and a sweep until the grace ends", () => {
+  const GRACE = 60_000;
+  // Bob's lease ran out at 11:59:30, 30 s before NOW: inside a 60 s grace, not past it.
+  const bob = lease("bob", "x.ts", { exclusive: true, expires: "2026-12-05T11:59:30.000Z" });
+  const added = replayLeaseWrite(set(bob), set(), set(lease("alice", "x.ts")), "alice", NOW, new Set(), GRACE);
+  assert.equal(names(added.record), ["x.ts bob x 11:59"]);
+  assert.equal(added.refused.map((x) => `${x.lease.agent} vs ${x.clash.agent}`), ["alice vs bob"]);
+  assert.equal(names(replayLeaseWrite(set(bob), set(), set(lease("alice", "x.ts")), "alice", NOW).record), ["x.ts alice 13:00", "x.ts bob x 11:59"], "no grace: added");
+  // Alice's write swept bob's older lease; bob renewed it to 11:59:30 meanwhile.
+  const older = lease("bob", "x.ts", { exclusive: true, expires: "2026-12-05T11:00:00.000Z" });
+  assert.equal(names(replayLeaseWrite(set(bob), set(older), set(), "alice", NOW, new Set(), GRACE).record), ["x.ts bob x 11:59"]);
+  assert.equal(names(replayLeaseWrite(set(bob), set(older), set(), "alice", new Date(NOW.getTime() + 31_000), new Set(), GRACE).record), [], "past the grace: swept");
+  // The grace is for other agents' clocks: alice's own lease, expired, is hers to replace.
+  const mine = lease("alice", "x.ts", { exclusive: true, expires: "2026-12-05T11:59:30.000Z" });
+  assert.equal(names(replayLeaseWrite(set(mine), set(), set(lease("alice", "x.ts")), "alice", NOW, new Set(), GRACE).record), ["x.ts alice 13:00"]);
+});
+
 test("a task's lease follows its task: for a finished one it is not added again, and its removal holds", () => {
   const forTask = (agent: string, pattern: string, task: string, expires?: string) => ({ ...lease(agent, pattern, { exclusive: true, ...(expires ? { expires } : {}) }), task });
   const held = forTask("alice", "src/a/**", "T");

@@ -87,12 +87,17 @@ export function replayTime(event: HandoffEvent, onto: Task): Date {
 /**
  * `asMade`: at the event's own time, as its writer applied it (checking a received commit: a clock a
  * little behind the previous writer's made it), not moved up to follow the state it lands on.
+ * `takeoverGraceMs`: replaying this clone's own write at sync, the grace its writes honour (another
+ * agent's claim expired by this clock still stands for it: clock-skew.ts), so a write made before
+ * the claim arrived here takes over nothing a write made after it would be refused. A received
+ * commit is judged without it, by its writer's own clock.
  */
-export function replayTaskEvent(task: Task, event: HandoffEvent, recorded: Task, o: { asMade?: boolean } = {}): Outcome<Task> {
+export function replayTaskEvent(task: Task, event: HandoffEvent, recorded: Task, o: { asMade?: boolean; takeoverGraceMs?: number } = {}): Outcome<Task> {
   const replayer = replayers.get(event.type);
   const actor = actorOf(event);
   if (!replayer) {
     return refuse({ code: "conflict", message: `cannot replay a ${event.type} event on task ${task.id}`, data: { task: task.id, type: event.type } });
   }
-  return replayer(task, event, recorded, { actor, now: o.asMade ? new Date(event.at) : replayTime(event, task) });
+  const grace = o.takeoverGraceMs ? { takeoverGraceMs: o.takeoverGraceMs } : {};
+  return replayer(task, event, recorded, { actor, now: o.asMade ? new Date(event.at) : replayTime(event, task), ...grace });
 }

@@ -14,7 +14,8 @@ import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
 import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
-import { EMPTY_LEASES, type LeaseSet } from "../core/lease.ts";
+import { EMPTY_LEASES, isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
+import { formatDuration } from "../core/duration.ts";
 import { replayLeaseWrite, tasksTouched } from "../core/lease-replay.ts";
 import { GRANT_MATCH_BUDGET } from "../core/match-budget.ts";
 import { AGENT_LOG_REF } from "../store/agent-gc.ts";
@@ -186,6 +187,7 @@ export async function replayRef(
   if (ref === LEASES_REF) return replayLeases(store, ref, local, remote, finished);
   const { commits } = await commitsSince(store, remote, local, ref);
   if (!ref.startsWith(TASKS_PREFIX)) return { ...(await layVersions(store, ref, commits, remote)), conflicts: [] };
+  const takeoverGraceMs = await replayGrace(store);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
   let tip = remote;
@@ -199,7 +201,7 @@ export async function replayRef(
     [previous, previousRecord] = [event, recorded];
     if (!event || isDerivedEvent(event, prev, prevRecord)) continue;
     const why = refused.get(oid);
-    const out = why ? ({ ok: false, refusal: why } as const) : event.type === "created" ? null : replayTaskEvent(task, event, recorded);
+    const out = why ? ({ ok: false, refusal: why } as const) : event.type === "created" ? null : replayTaskEvent(task, event, recorded, { takeoverGraceMs });
     if (out && out.ok) {
       if (out.steps.length) tip = writeSteps(store, tip, "task.json", out.steps);
       task = out.record;
@@ -221,6 +223,15 @@ export async function replayRef(
     });
   }
   return { tip, conflicts, rewritten };
+}
+
+/**
+ * The takeover grace this clone's replayed writes honour: the one its writes take (Store.writeContext),
+ * as each would have met the other agent's claim or lease had it arrived before the write was made.
+ * Receive validation judges a received commit by its writer's own clock, without it.
+ */
+async function replayGrace(store: Store): Promise<number> {
+  return (await store.writeContext(store.now())).takeoverGraceMs ?? 0;
 }
 
 /**
@@ -246,6 +257,7 @@ async function replayLeases(
   let after = await eventTime(store, remote, ref);
   const seen = new Map<string, Promise<boolean>>();
   const finishedOnce = (id: string) => seen.get(id) ?? seen.set(id, finished(id)).get(id)!;
+  const grace = await replayGrace(store);
   for (const oid of commits) {
     const written = (await readLeasesAt(store, oid)).set;
     const event = eventFromMessage((await readCommit(store, oid, ref)).message);
@@ -256,7 +268,7 @@ async function replayLeases(
     const actor = event.by ?? event.agent;
     const ended = new Set<string>();
     for (const id of tasksTouched(from, written)) if (await finishedOnce(id)) ended.add(id);
-    const r = replayLeaseWrite(onto, from, written, actor, at, ended);
+    const r = replayLeaseWrite(onto, from, written, actor, at, ended, grace);
     for (const { lease, clash, unchecked } of r.refused) {
       conflicts.push({
         ref,
@@ -267,7 +279,7 @@ async function replayLeases(
         code: unchecked ? "too_costly" : "held_by_other",
         message: unchecked
           ? `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it could not be compared with ${clash.agent}'s live lease on ${JSON.stringify(clash.pattern.slice(0, 60))} within the budget of glob matching a grant may do (${groupDigits(GRANT_MATCH_BUDGET)} units)`
-          : `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}`,
+          : `${lease.exclusive ? "exclusive " : ""}lease on ${lease.pattern} by ${lease.agent} at ${event.at} no longer applies: it overlaps ${clash.agent}'s live ${clash.exclusive ? "exclusive " : ""}lease on ${clash.pattern}${graceNote(clash, at, grace)}`,
         holder: clash.agent,
         detected_at: store.now().toISOString(),
       });
@@ -281,6 +293,12 @@ async function replayLeases(
     rewritten.set(oid, tip);
   }
   return { tip, conflicts, rewritten };
+}
+
+/** What a clash that stands only for the takeover grace adds to the conflict's message. */
+function graceNote(clash: Lease, at: Date, graceMs: number): string {
+  if (isLeaseLive(clash, at)) return "";
+  return ` (it expired at ${clash.expires_at} by this clock, but stands ${formatDuration(graceMs)} past its expiry, the takeover grace for clock skew)`;
 }
 
 function sameLeases(a: LeaseSet, b: LeaseSet): boolean {
