@@ -79,7 +79,29 @@ export const syncTool = defineTool({
     "Refusals: `not_found`: this repository has no sync remote (a person sets one with the CLI: git handoff remote <name>); coordination then stays in this clone and nothing needs syncing. `remote_unreachable` (recoverable): try again later. `quarantined`: the sync went through, but refs the remote holds were kept back (refused on receive, or from a newer git-handoff); error.data is the whole report (its `quarantined` lists them, each refused one with `repair`, the command a person runs). A ref planted where one of this clone's must go (`refs/handoff/leases/x`) holds back only that one (`not_pushed`: ref, blocker, repair); everything else was pushed. Tasks and leases among them take no exclusive operation until a person repairs or upgrades: work on others.",
   ].join("\n"),
   input: {},
-  output: { remote: z.string(), fetched: z.array(z.string()), pushed: z.array(z.string()), replayed: z.array(z.string()), removed: z.array(z.string()), conflicts: z.array(Row), confirmed: z.array(Row), refused: z.array(Row), rounds: z.number(), archived: z.array(z.string()), quarantined: z.array(Row), not_pushed: z.array(Row), coalesced: z.optional(z.boolean()), unchanged: z.optional(z.boolean()) },
+  output: {
+    remote: z.string(),
+    fetched: z.array(z.string()),
+    pushed: z.array(z.string()),
+    replayed: z.array(z.string()),
+    removed: z.array(z.string()),
+    conflicts: z.array(Row),
+    confirmed: z.array(Row),
+    refused: z.array(Row),
+    rounds: z.number(),
+    archived: z.array(z.string()),
+    quarantined: z.array(Row),
+    not_pushed: z.array(Row),
+    coalesced: z.optional(z.boolean()),
+    unchanged: z.optional(z.boolean()),
+    // Returned whenever it applies: a client checking results against this schema refused every such sync before.
+    split: z.optional(
+      describe(
+        z.object({ prefix: z.string(), namespace: z.string(), tasks: z.number(), leases: z.boolean() }),
+        "the remote also holds coordination refs under `namespace` while this clone keeps its own under `prefix`: clones that disagree on --ref-prefix do not see each other's claims and leases (a person makes every clone use one: git handoff remote NAME --ref-prefix ...)",
+      ),
+    ),
+  },
   annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
   async run(_a, { session }) {
     const store = await session.store();

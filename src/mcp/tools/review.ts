@@ -11,7 +11,7 @@ import { showTask } from "../../store/task-store.ts";
 import { startVerificationRun } from "../../store/verification-runs.ts";
 import { fail } from "../../core/errors.ts";
 import { completeWithResults } from "../../work/complete.ts";
-import { Task } from "../schemas.ts";
+import { ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { awaitVerdict, verdictReply, verifyingReply } from "../verification.ts";
 import { describe, taskId, taskReply } from "./common.ts";
@@ -38,7 +38,8 @@ export const completeTaskTool = defineTool({
     files: z.optional(describe(z.array(z.string()), "result files sent back with it, paths relative to the repository root and inside it (not under .git, not through a symlink out of it; they arrive by name under ./handoff-<id>/: flat names, at most 25 MB together)")),
   },
   output: {
-    task: Task,
+    // `verifying`: the task as it stands now (get_task's view: another agent's claim inside the takeover grace has grace_until).
+    task: ShownTask,
     state: z.enum(["done", "review", "verifying", "failed"]),
     final: z.boolean(),
     verification: Verification,

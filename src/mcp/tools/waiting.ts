@@ -16,7 +16,7 @@ import { Verification } from "../../core/review-record.ts";
 import { nextCall, steps } from "../../present/suggestions.ts";
 import { readVerificationRun } from "../../store/verification-runs.ts";
 import { awaitVerdict, verdictReply, verifyingReply } from "../verification.ts";
-import { Task } from "../schemas.ts";
+import { ShownTask, Task } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 import { boundFor, pollUntil, waitSignal } from "../wait.ts";
 import { followQueue, type QueueFollower } from "../../sync/follow-queue.ts";
@@ -43,7 +43,8 @@ export const waitTask = defineTool({
     timeout_seconds: waitSeconds(),
   },
   output: {
-    task: Task,
+    // `verifying`: the task as it stands now (get_task's view: another agent's claim inside the takeover grace has grace_until).
+    task: ShownTask,
     final: z.boolean(),
     waited_ms: z.number(),
     state: z.enum(["review", "verifying"]),
