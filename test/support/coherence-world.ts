@@ -53,7 +53,9 @@ export function runAsync(cmd: string, args: string[], cwd: string, env: NodeJS.P
     child.stderr.on("data", (b) => (err += b));
     child.on("error", rej);
     child.on("close", (code) => res({ code: code ?? 1, stdout: out, stderr: err }));
-    child.stdin.end("");
+    // A child that exits before reading (EPIPE) reports through its exit status, not by killing the test.
+    child.stdin.on("error", () => {});
+    child.stdin.end();
   });
 }
 

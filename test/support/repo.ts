@@ -153,7 +153,12 @@ export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
       if (caller) logCall(caller, args, started);
       res(toResult(code ?? 1, out, err));
     });
-    child.stdin.end(o.input ?? "");
+    // A child that exits before reading its input (a refusal, a crash) closes the pipe: the write
+    // then fails with EPIPE, which is the child's outcome to report (its exit status), not the
+    // test process's to die of. Nothing to send, nothing written: the pipe is only closed.
+    child.stdin.on("error", () => {});
+    if (o.input) child.stdin.end(o.input);
+    else child.stdin.end();
   });
 }
 
