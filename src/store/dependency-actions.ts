@@ -198,7 +198,7 @@ class MachineNeeded extends Error {}
  * `claim --next` and `ready --claim`: the best task whose dependencies are all done. `skip`: tasks
  * this caller will not take again (a worker that could not set one up).
  */
-export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: ReadonlySet<string>, newer: Set<string> = new Set(), passOver?: (candidate: Task) => Refusal | null): Promise<Task> {
+export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = mutateTask, skip?: { has(id: string): boolean }, newer: Set<string> = new Set(), passOver?: (candidate: Task) => Refusal | null): Promise<Task> {
   const base = await headOf(store);
   const who = await takerOf(store);
   // Tasks whose claim would write a ref the remote holds in a newer format (newer-claims.ts): the

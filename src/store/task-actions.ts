@@ -111,7 +111,7 @@ export interface ClaimOptions {
    */
   refresh?: boolean;
   /** `claim --next` only: tasks the caller will not take again (a worker that could not set one up). */
-  skip?: ReadonlySet<string>;
+  skip?: { has(id: string): boolean };
   /**
    * `claim --next` only: why the caller passes over a task it could otherwise take (a worker that
    * could not finish it here, worker-choice.ts), or null. Asked of each candidate, and again on

@@ -19,8 +19,8 @@ export interface ClaimSource {
   queue: () => QueueFollower | null;
   /** --ttl, when given (else the policy's claim_ttl as it is at each claim). */
   ttlGiven: number | null;
-  /** Tasks this worker could not set up: never taken again here. */
-  unworkable: ReadonlySet<string>;
+  /** Tasks this worker gave back and leaves alone now (worker-skips.ts). */
+  unworkable: { has(id: string): boolean };
 }
 
 export interface TaskClaimer {

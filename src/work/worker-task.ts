@@ -2,6 +2,8 @@
 // its TTL meanwhile, the task's verify command run as `done` runs it (the review gate), the result
 // delivered (result-delivery.ts), and a task the worker cannot set up given back for others.
 import { HandoffError } from "../core/errors.ts";
+import { formatDuration } from "../core/duration.ts";
+import { REST_AFTER_PASSING_FAILURE_MS, type WorkerSkips } from "./worker-skips.ts";
 import { verificationFailedReason, type Submission } from "../core/review.ts";
 import type { Task } from "../core/task.ts";
 import type { TaskResultFiles } from "../core/task-files.ts";
@@ -48,8 +50,8 @@ export interface WorkerRun {
   machine: string;
   cwd: string;
   ttlGiven: number | null;
-  /** Tasks this worker could not set up: given back for others, never taken again here. */
-  unworkable: Set<string>;
+  /** Tasks given back for others: never taken again here, or for a while after a failure that may pass (worker-skips.ts). */
+  unworkable: WorkerSkips;
   spare: SpareWorktrees;
   /** Makes the next task's worktree while the worker idles. */
   prepareSpare: () => void;
@@ -172,11 +174,11 @@ export async function workOn(w: WorkerRun, task: Task, r: Running): Promise<void
   } catch (e) {
     opts.log(`${id}: ${(e as Error).message}`);
     if (!(e instanceof HandoffError) || !NOT_OURS.includes(e.code)) {
-      w.unworkable.add(id);
+      const rest = w.unworkable.gaveBack(id, e instanceof HandoffError ? e.code : undefined);
       await release(await fresh.getOrCurrent(), id).then(
         () => {
           summary.released++;
-          opts.log(`${id}: released for another worker; this one will not take it again`);
+          opts.log(`${id}: released for another worker; ${rest === "rests" ? `this one may take it again in ${formatDuration(REST_AFTER_PASSING_FAILURE_MS)}` : "this one will not take it again"}`);
         },
         () => {},
       );

@@ -30,6 +30,7 @@ import { sweepLeftovers } from "./leftovers.ts";
 import { taskClaimer } from "./worker-claims.ts";
 import type { WorkerOptions, WorkerSummary } from "./worker-options.ts";
 import { workOn, type Running, type WorkerRun } from "./worker-task.ts";
+import { WorkerSkips } from "./worker-skips.ts";
 
 export type { WorkerOptions, WorkerSummary } from "./worker-options.ts";
 
@@ -66,9 +67,9 @@ export async function runWorker(fresh: FreshStore, opts: WorkerOptions): Promise
   // one look per poll interval for all of them, however many there are.
   const current = () => fresh.getOrCurrent();
   let queue = remote ? followQueue(store, remote, current) : null;
-  // Tasks this worker could not set up (a base it cannot check out, a worktree git refused): given
-  // back for others, never taken again here, or one broken task would be claimed on every poll.
-  const unworkable = new Set<string>();
+  // Tasks this worker gave back for others: never taken again here, or for a while after a
+  // failure that may pass (worker-skips.ts).
+  const unworkable = new WorkerSkips();
   // The next task's worktree is made while the worker idles, not after its claim.
   const spare = spareWorktrees(cwd, store.repo.commonDir);
   const prepareSpare = () => spare.prepare(async () => defaultBase(await fresh.get()));
