@@ -62,8 +62,9 @@ async function repairBroken(store: Store, broken: Broken[]): Promise<{ repairs: 
   const remote = await store.syncRemote();
   // First out of the way, all of them: git fetch (and gc) fail while any ref is broken.
   const gone: Repair[] = [];
+  // The repair log too, as the check reports it: one at missing objects breaks git gc like any
+  // other, and logRepairs starts it again with this removal (its old value named) as its first entry.
   for (const b of broken) {
-    if (b.name === REPAIR_LOG_REF) continue;
     const r = await store.updateRefs([{ ref: b.name, new: null, old: b.oid }]);
     if (r.ok) gone.push({ ref: b.name, was: b.oid, now: null, why: b.unreadable !== null ? `an object git cannot read: ${b.unreadable}` : `objects missing: ${b.missing.slice(0, 3).join(", ")}` });
   }
