@@ -4,7 +4,8 @@ import { hostname } from "node:os";
 import { existsSync } from "node:fs";
 import { isLoopActive } from "../core/loop-record.ts";
 import { processAlive } from "../git/process-alive.ts";
-import { loadLoop, ownLoopProblem } from "../store/loop-store.ts";
+import { damageBelow } from "../git/connectivity.ts";
+import { LOOP_REF, loadLoop, ownLoopProblem } from "../store/loop-store.ts";
 import type { Store } from "../store/store.ts";
 import type { Check } from "./doctor-check.ts";
 
@@ -13,7 +14,7 @@ export async function loopCheck(store: Store): Promise<Check> {
   try {
     rec = (await loadLoop(store))?.record ?? null;
   } catch (e) {
-    return { name: "loop", status: "fail", detail: (e as Error).message, fix: "git handoff doctor --repair" };
+    return { name: "loop", status: "fail", detail: (e as Error).message, fix: await unreadableLoopFix(store) };
   }
   if (!rec) return { name: "loop", status: "ok", detail: "no session loop has run here" };
   const kept = rec.units.filter((u) => u.kept && u.worktree && existsSync(u.worktree)).map((u) => `${u.id} (${u.phase}) in ${u.worktree}`);
@@ -34,4 +35,16 @@ export async function loopCheck(store: Store): Promise<Check> {
     detail: `loop ${rec.id}'s process (pid ${r.pid}) is gone while it is ${rec.phase}${live.length ? `; its agents of ${live.join(", ")} still run` : ""}${keptText}`,
     fix: "resume it: git handoff loop run --agent-cmd CMD (the same command), or end it: git handoff loop stop",
   };
+}
+
+/**
+ * What fixes a loop record that cannot be read. --repair only where the objects check finds its
+ * objects missing or unreadable to git (the same judgement, damageBelow: that repair restores or
+ * removes the ref); a record whose objects are whole but do not parse here (made by hand, or by a
+ * newer git-handoff in this clone) --repair leaves alone, so the fix says what removes it.
+ */
+async function unreadableLoopFix(store: Store): Promise<string> {
+  const tip = await store.readRef(LOOP_REF);
+  if (!tip || (await damageBelow(store.storeCwd, tip))) return "git handoff doctor --repair";
+  return `inspect it with git log -p ${LOOP_REF}; if no loop runs (or a newer git-handoff wrote it: upgrade), remove it: git update-ref -d ${LOOP_REF}`;
 }

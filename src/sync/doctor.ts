@@ -74,9 +74,11 @@ export async function doctor(store: Store, opts: { repair?: boolean } = {}): Pro
     checks.push(await (await import("./doctor-quarantine.ts")).quarantineCheck(store, remote.name));
   }
   const newer = newerFormatGuard();
+  // Repairs first, listed last: the checks after read what --repair left (a loop record at
+  // missing objects is removed there, and the loop check of the same run says so).
+  const health = await newer.run("health", () => healthChecks(store, opts.repair ?? false));
   checks.push(...(await newer.run("tentative", async () => [await tentative(store)])));
   checks.push(...(await newer.run("loop", async () => [await (await import("./doctor-loop.ts")).loopCheck(store)])));
-  const health = await newer.run("health", () => healthChecks(store, opts.repair ?? false)); // repairs first, listed last
   checks.push(...(await newer.run("invariants", () => invariants(store))));
   checks.push(...(await stateChecks(store, opts.repair ?? false, newer)), ...(await newer.run("hooks", () => hookChecks(store))), ...(await newer.run("agents", () => agentChecks(store))), ...(await newer.run("builds", async () => [await buildCheck(store)])), ...health);
   checks.push(...(await newer.run("fast-hook-path", async () => (await import("./doctor-hook-path.ts")).hookPathChecks(store))));
