@@ -4,6 +4,7 @@ import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import { isFinal, type Task, type TaskStatus } from "./task.ts";
 import { settle, type OpContext } from "./task-ops.ts";
+import { viewerContext } from "./clock-skew.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -23,11 +24,9 @@ export interface BlockedEdge {
   expires_at: string | null;
 }
 
-const nobody = { agent: "", worktree: null, branch: null, scope: "primary" as const };
-
-/** A bare time as nobody's context (no grace); a context as it is. */
+/** A bare time as nobody's context (clock-skew.ts viewerContext: no grace); a context as it is. */
 function contextAt(at: Date | OpContext): OpContext {
-  return at instanceof Date ? { actor: nobody, now: at } : at;
+  return at instanceof Date ? viewerContext(at) : at;
 }
 
 /**

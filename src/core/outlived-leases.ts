@@ -2,10 +2,11 @@
 // holder no longer works on, the task settled as every view and write settles it (task-ops.ts
 // settle), by the rule `lease --task` refuses by (lease-for-task.ts). The one judgement behind
 // doctor's lease check and doctor --repair's sweep (store/lease-sweep.ts): what one reports the
-// other removes, what one keeps the other does not report. Settling is what they once disagreed on: a claim that ran out is stored as its holder's
-// until a writer records the expiry, while every reader already treats it as free (another agent's
-// only past the takeover grace, clock-skew.ts), so a lease its holder took for the task after it
-// ran out was reported by the view and kept by the sweep, which read the stored claim.
+// other removes, what one keeps the other does not report. Settling is what they once disagreed
+// on: a claim that ran out is stored as its holder's until a writer records the expiry, while
+// every reader already treats it as free (another agent's only past the takeover grace,
+// clock-skew.ts), so a lease its holder took for the task after it ran out was reported by the
+// view and kept by the sweep, which read the stored claim.
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { unjustifiedTaskLease, type UnjustifiedWhy } from "./lease-for-task.ts";
 import type { Task } from "./task.ts";

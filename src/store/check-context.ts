@@ -30,7 +30,8 @@ export async function checkContext(store: Store, opts: { policy?: LeasePolicy; o
 /**
  * The takeover grace the views (`leases`, `status`, the dashboard's leases, a claim's overlap
  * advisory, the session-start context) show other agents' leases and claims by: the write context's, as for a check, so a view
- * never drops a lease a write of its path would refuse. No network call: the estimate on file, or
+ * never drops a lease a write of its path would refuse. Sync's replay of this clone's own writes
+ * (sync/integrate.ts) takes it too, as those writes would have. No network call: the estimate on file, or
  * the one an exclusive write of this process just made (Store.takeoverGrace).
  */
 export async function viewGraceMs(store: Store): Promise<number> {

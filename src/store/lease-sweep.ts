@@ -12,6 +12,7 @@ import { isLeaseLive, type Lease } from "../core/lease.ts";
 import { outlivedLeases } from "../core/outlived-leases.ts";
 import { endTaskLeases } from "../core/task-leases.ts";
 import type { Task } from "../core/task.ts";
+import { groupBy } from "../core/group-by.ts";
 import type { RefUpdate } from "../git/refs.ts";
 import { leaseUpdate, loadLeases } from "./lease-store.ts";
 import type { Store } from "./store.ts";
@@ -31,8 +32,7 @@ export async function sweepOrphanTaskLeases(store: Store): Promise<Lease[]> {
     }
     const orphans = outlivedLeases(set.leases, (id) => found.get(id)?.task, ctx).map((o) => o.lease);
     if (!orphans.length) return { updates: [], result: [] };
-    const byTask = new Map<string, Lease[]>();
-    for (const l of orphans) byTask.set(l.task!, [...(byTask.get(l.task!) ?? []), l]);
+    const byTask = groupBy(orphans, (l) => l.task!);
     const updates: RefUpdate[] = [...byTask.keys()].map((id) => ({ ref: taskRef(id), new: found.get(id)!.tip, old: found.get(id)!.tip }));
     const lu = leaseUpdate(store, tip, chainLeaseOps(set, ctx, [...byTask].map(([id, gone]) => (s, c) => endTaskLeases(s, id, gone, c))));
     return lu ? { updates: [lu, ...updates], result: orphans } : { updates: [], result: [] };

@@ -13,6 +13,7 @@ import { commitsSince, isAncestor, readCommit } from "../store/history.ts";
 import type { Conflict } from "./local-area.ts";
 import { REF_ROOT, type Store } from "../store/store.ts";
 import { readTaskAt, TASKS_PREFIX } from "../store/task-store.ts";
+import { viewGraceMs } from "../store/check-context.ts";
 import { LEASES_REF, leaseUpdate, readLeasesAt } from "../store/lease-store.ts";
 import { EMPTY_LEASES, isLeaseLive, type Lease, type LeaseSet } from "../core/lease.ts";
 import { formatDuration } from "../core/duration.ts";
@@ -187,7 +188,9 @@ export async function replayRef(
   if (ref === LEASES_REF) return replayLeases(store, ref, local, remote, finished);
   const { commits } = await commitsSince(store, remote, local, ref);
   if (!ref.startsWith(TASKS_PREFIX)) return { ...(await layVersions(store, ref, commits, remote)), conflicts: [] };
-  const takeoverGraceMs = await replayGrace(store);
+  // The grace this clone's writes honour (the write context's): a write replayed here takes over
+  // nothing it would have been refused had the other agent's claim arrived before it was made.
+  const takeoverGraceMs = await viewGraceMs(store);
   const conflicts: Conflict[] = [];
   const rewritten = new Map<string, string>();
   let tip = remote;
@@ -226,15 +229,6 @@ export async function replayRef(
 }
 
 /**
- * The takeover grace this clone's replayed writes honour: the one its writes take (Store.writeContext),
- * as each would have met the other agent's claim or lease had it arrived before the write was made.
- * Receive validation judges a received commit by its writer's own clock, without it.
- */
-async function replayGrace(store: Store): Promise<number> {
-  return (await store.writeContext(store.now())).takeoverGraceMs ?? 0;
-}
-
-/**
  * The local writes of the lease set, replayed on the remote's set one by one as what each changed
  * (core/lease-replay.ts): leases another clone pushed stay, and a lease added here that a live
  * lease of another agent now clashes with is a conflict for its agent (a tentative offline lease is
@@ -257,7 +251,8 @@ async function replayLeases(
   let after = await eventTime(store, remote, ref);
   const seen = new Map<string, Promise<boolean>>();
   const finishedOnce = (id: string) => seen.get(id) ?? seen.set(id, finished(id)).get(id)!;
-  const grace = await replayGrace(store);
+  // As for task replays above; receive validation judges a received commit by its writer's clock, without it.
+  const grace = await viewGraceMs(store);
   for (const oid of commits) {
     const written = (await readLeasesAt(store, oid)).set;
     const event = eventFromMessage((await readCommit(store, oid, ref)).message);
