@@ -81,4 +81,40 @@ test("two syncs that waited: the first syncs, the second (asked before the first
   assert.not.ok(later.json.coalesced);
 });
 
+test("a sync with nothing new answers while another holds the turn; one with something to push waits for it", async () => {
+  const bare = serveRoot().bare("quiet-turn");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const clone = cloneOf(bare);
+  assert.is(cli(["task", "add", "first", "--id", "q1"], { cwd: clone, agent: "lead" }).code, 0);
+  const dir = tempDir();
+  assert.is((await syncJson(clone, join(dir, "a"))).code, 0);
+  assert.is((await syncJson(clone, join(dir, "b"))).json.unchanged, undefined, "the sync that finds nothing leaves the quiet record");
+  const held = await acquireOwnedLock(`${clone}/.git/handoff/sync-origin.lock`, Date.now() + 5000);
+  assert.ok(held.ok);
+  let released = false;
+  const release = () => {
+    if (held.ok && !released) (released = true), held.release();
+  };
+  try {
+    // Only reads: the listing and this clone's refs are what the last quiet sync saw.
+    const t0 = Date.now();
+    const quiet = await syncJson(clone, join(dir, "c"));
+    assert.is(quiet.code, 0);
+    assert.is(quiet.json.unchanged, true, JSON.stringify(quiet.json));
+    assert.ok(Date.now() - t0 < 20_000, "did not wait out the turn's budget");
+    // A write here: the sync has something to push and takes its turn.
+    assert.is(cli(["task", "add", "second", "--id", "q2"], { cwd: clone, agent: "lead" }).code, 0);
+    let done = false;
+    const pending = syncJson(clone, join(dir, "d")).then((r) => ((done = true), r));
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.not.ok(done, "a sync with a write to push waits for the turn");
+    release();
+    const pushed = await pending;
+    assert.is(pushed.code, 0);
+    assert.ok(pushed.json.pushed.includes("refs/handoff/tasks/q2"), JSON.stringify(pushed.json));
+  } finally {
+    release();
+  }
+});
+
 test.run();
