@@ -87,17 +87,45 @@ export class RefFiles {
   }
 
   /**
-   * What the refs under `prefixes` are, as one string that changes whenever any of them does: every
-   * loose file's name and value, then packed-refs' identity (a stat, nothing read). Loose files
-   * first, as in `listParts`: a ref packed meanwhile shows in one or the other.
+   * What the refs under `prefixes` (and the refs `names`) are, as one string that changes whenever
+   * any of them does: every loose file's name and value, then packed-refs' identity (a stat,
+   * nothing read). Loose files first, as in `listParts`: a ref packed meanwhile shows in one or the
+   * other.
    */
-  stamp(prefixes: string[]): string {
+  stamp(prefixes: string[], names: string[] = []): string {
     const loose = new Map<string, string>();
     for (const prefix of prefixes) this.walk(prefix.replace(/\/$/, ""), loose);
-    const lines = [...loose].map(([name, oid]) => `${oid} ${name}`).sort(byName);
+    for (const name of names) {
+      const value = this.readLoose(name);
+      if (value) loose.set(name, value);
+    }
     const st = this.packedStat();
-    lines.push(`packed ${st ? identity(st) : "none"}`);
-    return lines.join("\n");
+    return stampText(loose, st ? identity(st) : "none");
+  }
+
+  /**
+   * `list` of each of `prefixes` and `read` of each of `names`, each file read once, with the
+   * `stamp(prefixes, names)` of exactly what was read: the loose values as read and the identity
+   * packed-refs had before it was read (a file replaced meanwhile gives a stamp older than the
+   * text, which a later stamp never equals; so does one replaced between the prefixes' reads).
+   */
+  listStamped(prefixes: string[], names: string[]): { lists: RefTip[][]; values: (string | null)[]; stamp: string } {
+    const loose = new Map<string, string>();
+    const ids = new Set<string>();
+    const lists = prefixes.map((prefix) => {
+      const parts = this.listParts(prefix);
+      ids.add(parts.packedId);
+      for (const [name, oid] of parts.loose) loose.set(name, oid);
+      return mergeSorted(parts.packed(), parts.loose);
+    });
+    const values = names.map((name) => {
+      const value = this.readLoose(name);
+      if (value) loose.set(name, value);
+      const packed = this.packedRefs();
+      ids.add(this.packed ? identity(this.packed) : "none");
+      return value ?? packed.get(name) ?? null;
+    });
+    return { lists, values, stamp: stampText(loose, ids.size === 1 ? [...ids][0]! : `moved while read (${[...ids].join(" ")})`) };
   }
 
   /**
@@ -240,6 +268,13 @@ const sameFile = (a: FileIdentity, b: FileIdentity): boolean => a.mtimeMs === b.
 
 /** packed-refs' identity: git renames a new file over it, so one identity is one content. */
 const identity = (st: { ino: number; size: number; mtimeMs: number }): string => `${st.ino}:${st.size}:${st.mtimeMs}`;
+
+/** A stamp's text: every loose ref as `<oid> <name>`, sorted, then packed-refs' identity. */
+function stampText(loose: Map<string, string>, packedId: string): string {
+  const lines = [...loose].map(([name, oid]) => `${oid} ${name}`).sort(byName);
+  lines.push(`packed ${packedId}`);
+  return lines.join("\n");
+}
 
 export const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

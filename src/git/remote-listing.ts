@@ -5,20 +5,30 @@ import { noteRemoteCall } from "./remote-calls.ts";
 import { failure, type RemoteFailure } from "./remote-failure.ts";
 import { fromRemote, remotePrefix, splitIn, splitPatterns, toRemote, type NamespaceSplit } from "./ref-prefix.ts";
 export type { NamespaceSplit } from "./ref-prefix.ts";
-import { type PathRemoteSource } from "./path-remote.ts";
+import { type PathRemoteSource, type StampedListing } from "./path-remote.ts";
 import { listRemote } from "./remote-ref.ts";
 
 /**
  * The remote's refs/handoff/* and their values: one advertisement, no objects. Cheaper than a
  * fetch with nothing new (which still checks every ref), so sync asks this first. With `refs`,
- * only those (the check after a push whose outcome is unknown).
+ * only those (the check after a push whose outcome is unknown). A whole listing read from a
+ * remote on this disk carries the `stamp` of the ref files it was read from; given `known`, an
+ * earlier such listing (its `raw` and `stamp`), it is that listing again while the stamp holds.
  */
-export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: number, refs?: string[], source?: PathRemoteSource): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string } | RemoteFailure> {
+export async function lsRemoteHandoff(
+  cwd: string,
+  remote: string,
+  timeoutMs: number,
+  refs?: string[],
+  source?: PathRemoteSource,
+  known?: { raw: string; stamp: string },
+): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string; stamp?: string } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
   // In process where it can be (on this disk, over HTTP), in git's own output form.
   const names = refs?.map((x) => toRemote(x, prefix));
-  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`, ...splitPatterns(prefix)], timeoutMs, source, names);
+  const was: StampedListing | undefined = known && !refs ? { text: known.raw, stamp: known.stamp } : undefined;
+  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`, ...splitPatterns(prefix)], timeoutMs, source, names, undefined, was);
   if ("message" in r) return r;
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   if (!refs) noteSplit(`${cwd}\0${remote}`, splitIn(r.stdout, prefix));
@@ -26,7 +36,8 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
   // same map, not 5,000 lines parsed again. Callers only read it.
   const key = refs ? null : `${cwd}\0${remote}\0${prefix}`;
   const last = key ? lastListing.get(key) : undefined;
-  if (last && last.stdout === r.stdout) return { ok: true, tips: last.tips, raw: r.stdout, prefix };
+  const stamp = "stamp" in r && r.stamp !== undefined ? { stamp: r.stamp } : {};
+  if (last && last.stdout === r.stdout) return { ok: true, tips: last.tips, raw: r.stdout, prefix, ...stamp };
   // Parsed when first read: a sync that finds the listing it remembers never reads it (quiet-sync.ts).
   let parsed: Map<string, string> | undefined;
   return {
@@ -36,6 +47,7 @@ export async function lsRemoteHandoff(cwd: string, remote: string, timeoutMs: nu
     },
     raw: r.stdout,
     prefix,
+    ...stamp,
   };
 }
 

@@ -5,7 +5,7 @@ import { noteRemoteCall } from "./remote-calls.ts";
 import { firstLine, git, type GitResult } from "./run.ts";
 import { fromRemote, remotePrefix, toRemote } from "./ref-prefix.ts";
 import { listOverHttp } from "./http-remote.ts";
-import { listPath, type PathRemoteSource } from "./path-remote.ts";
+import { listPath, type PathRemoteSource, type StampedListing } from "./path-remote.ts";
 import { listOverDaemon } from "./stream-remote.ts";
 
 export type RemoteRefValue = { ok: true; oid: string | null } | { ok: false; message: string };
@@ -44,13 +44,25 @@ export function lsRemoteFamilies(cwd: string, remote: string, families: string[]
  * (path-remote.ts: all of `prefix`, or only `names`), or in one ls-refs request over HTTP
  * (http-remote.ts) or git:// (stream-remote.ts), with the patterns as prefixes. A request of this process's that ran past the
  * deadline is a failure in its own words (no git ran); the time it took comes off git's. `signal`
- * aborted ends the request or git as the deadline would.
+ * aborted ends the request or git as the deadline would. A whole listing read from the disk
+ * carries its `stamp`, and `known` may answer it (path-remote.ts listPath).
  */
-export async function listRemote(cwd: string, remote: string, prefix: string, patterns: string[], timeoutMs: number, source?: PathRemoteSource, names?: string[], signal?: AbortSignal): Promise<GitResult | { ok: false; message: string; timedOut: true }> {
+export async function listRemote(
+  cwd: string,
+  remote: string,
+  prefix: string,
+  patterns: string[],
+  timeoutMs: number,
+  source?: PathRemoteSource,
+  names?: string[],
+  signal?: AbortSignal,
+  known?: StampedListing,
+): Promise<(GitResult & { stamp?: string }) | { ok: false; message: string; timedOut: true }> {
   // Patterns outside `prefix` (a full listing's look at the other namespace): exact names, or folders.
   const also = names ? [] : patterns.filter((p) => !p.startsWith(prefix)).map((p) => p.replace(/\*$/, ""));
-  const read = source ? listPath(source, remote, prefix, names, also) : null;
-  if (read !== null) return { code: 0, stdout: read, stderr: "" };
+  const read = source ? listPath(source, remote, prefix, names, also, known) : null;
+  if (typeof read === "string") return { code: 0, stdout: read, stderr: "" };
+  if (read !== null) return { code: 0, stdout: read.text, stderr: "", stamp: read.stamp };
   const started = Date.now();
   const prefixes = patterns.map((p) => p.replace(/\*$/, ""));
   const inProcess = source ? ((await listOverHttp(source, remote, prefixes, timeoutMs, signal).catch(() => null)) ?? (await listOverDaemon(source, remote, prefixes, timeoutMs, signal).catch(() => null))) : null;

@@ -5,6 +5,8 @@
 // those refs and that listing, plus the clock for the archive: the next sync that finds the same
 // two, before the first finished task comes due, has nothing to do either. At 5,000 tasks this
 // skips reading 10,000 packed refs and comparing them (about 30 ms of a one-shot sync's 120).
+// A listing read from a remote on this disk leaves the stamp of the remote's ref files too, and
+// the next listing is the remembered one while that stamp holds (path-remote.ts listPath).
 import { unlinkSync } from "node:fs";
 import { readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 import { trackingPrefix } from "../git/tracking-ref.ts";
@@ -22,6 +24,8 @@ export interface Quiet {
   /** When the first finished task comes due for the archive (epoch ms), null if none is finished. */
   due: number | null;
   listing: string;
+  /** The stamp of the remote's ref files the listing was read from (a remote on this disk), if any. */
+  remoteStamp?: string;
 }
 
 /** The refs a sync reads (local, tracking, this clone's own), stamped; null where refs are not files. */
@@ -38,10 +42,11 @@ export function readQuiet(store: Store, remote: string): Quiet | null {
   const nl = text.indexOf("\n");
   if (nl < 0) return null;
   try {
-    const head = JSON.parse(text.slice(0, nl)) as Partial<Quiet> & { format?: unknown };
+    const head = JSON.parse(text.slice(0, nl)) as Partial<Omit<Quiet, "remoteStamp">> & { format?: unknown; remote_stamp?: unknown };
     if (head.format !== FORMAT || typeof head.stamp !== "string" || typeof head.prefix !== "string" || typeof head.retention !== "number") return null;
     if (head.due !== null && typeof head.due !== "number") return null;
-    return { stamp: head.stamp, prefix: head.prefix, retention: head.retention, due: head.due, listing: text.slice(nl + 1) };
+    const remoteStamp = typeof head.remote_stamp === "string" ? { remoteStamp: head.remote_stamp } : {};
+    return { stamp: head.stamp, prefix: head.prefix, retention: head.retention, due: head.due, listing: text.slice(nl + 1), ...remoteStamp };
   } catch {
     return null;
   }
@@ -62,11 +67,27 @@ export function stillQuiet(store: Store, q: Quiet, stamp: string, listing: Listi
 export function rememberQuiet(store: Store, remote: string, stamp: string, listing: Listing): void {
   const due = compactionDue(store);
   if (due === undefined) return;
-  const head = { format: FORMAT, stamp, prefix: listing.prefix, retention: store.config.retentionMs, due };
+  const head = { format: FORMAT, stamp, prefix: listing.prefix, retention: store.config.retentionMs, due, ...(listing.stamp !== undefined ? { remote_stamp: listing.stamp } : {}) };
   try {
     replaceFile(pathOf(store, remote), `${JSON.stringify(head)}\n${listing.raw}`);
   } catch {
     /* the next sync reads the refs instead */
+  }
+}
+
+/**
+ * Called by a sync with nothing new whose listing was read again because the remote's ref files
+ * changed without changing it (their owner packed them, say): the record takes the files' new
+ * stamp, or every later sync would read the listing too. Kept only while this clone's refs are
+ * still what the record says (a sync that moved them meanwhile left its own record, or none).
+ */
+export function restampQuiet(store: Store, remote: string, q: Quiet, remoteStamp: string | undefined): void {
+  if (remoteStamp === q.remoteStamp || syncStamp(store, remote) !== q.stamp) return;
+  const head = { format: FORMAT, stamp: q.stamp, prefix: q.prefix, retention: q.retention, due: q.due, ...(remoteStamp !== undefined ? { remote_stamp: remoteStamp } : {}) };
+  try {
+    replaceFile(pathOf(store, remote), `${JSON.stringify(head)}\n${q.listing}`);
+  } catch {
+    /* the next sync reads the listing again */
   }
 }
 

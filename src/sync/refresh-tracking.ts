@@ -28,10 +28,14 @@ import { trackingFor, trackingTips, trackingTipsOf, type Tips } from "./tracking
  */
 export type Refreshed = { ok: true; before: Tips; after: Tips; refused: Quarantined[]; newlyRefused: Quarantined[]; listing?: Listing } | (RemoteFailure & { whole?: boolean });
 
-/** The remote's whole listing a refresh went by, as git printed it (quiet-sync.ts keeps it). */
+/**
+ * The remote's whole listing a refresh went by, as git printed it (quiet-sync.ts keeps it), and
+ * for a remote on this disk the stamp of the ref files it was read from (remote-listing.ts).
+ */
 export interface Listing {
   raw: string;
   prefix: string;
+  stamp?: string;
 }
 
 /**
@@ -68,9 +72,9 @@ export interface EarlyListing {
   listing: ReturnType<typeof lsRemoteHandoff>;
 }
 
-/** Starts the listing a refresh needs now; hand it to refreshTracking. */
-export function listEarly(store: Store, remote: string, budget: RemoteBudget): EarlyListing {
-  return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget), undefined, store.remoteSource) };
+/** Starts the listing a refresh needs now; hand it to refreshTracking. `known`: see lsRemoteHandoff. */
+export function listEarly(store: Store, remote: string, budget: RemoteBudget, known?: { raw: string; stamp: string }): EarlyListing {
+  return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget), undefined, store.remoteSource, known) };
 }
 
 /** A fetch's outcome: `unsent`, refs the remote listed but could not send, with git's words. */
@@ -101,7 +105,7 @@ async function fetchTracking(
       const usable = early && lastFetchEnded(store, remote) < early.started ? await early.listing : null;
       const ls = part ? { ok: true as const, tips: part.listed, raw: undefined } : (usable ?? (await lsRemoteHandoff(store.storeCwd, remote, callTimeout(b), undefined, store.remoteSource)));
       if (!ls.ok) return ls;
-      const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix };
+      const listing = ls.raw === undefined ? undefined : { raw: ls.raw, prefix: ls.prefix, ...("stamp" in ls && ls.stamp !== undefined ? { stamp: ls.stamp } : {}) };
       // Loops, not copies of both sides: at 5,000 tasks a sync with nothing new compares 10,000 refs.
       let changed: string[] = [];
       for (const [ref, oid] of ls.tips) if (before.get(ref) !== oid) changed.push(ref);

@@ -13,7 +13,7 @@ import { integrate } from "./integrate.ts";
 import { refuseCycles } from "./dependency-cycles.ts";
 import { listEarly, refreshTracking, type EarlyListing, type Listing } from "./refresh-tracking.ts";
 import { snapshot } from "./tracking.ts";
-import { forgetQuiet, readQuiet, rememberQuiet, stillQuiet, syncStamp, type Quiet } from "./quiet-sync.ts";
+import { forgetQuiet, readQuiet, rememberQuiet, restampQuiet, stillQuiet, syncStamp, type Quiet } from "./quiet-sync.ts";
 import { recordSightings } from "./skew.ts";
 import { clearTentative, listTentative, readConflicts, recordConflicts, type Conflict, type Tentative } from "./local-area.ts";
 import { backoff, refusedByRemote } from "./remote-cas.ts";
@@ -149,18 +149,20 @@ interface FirstLook {
 }
 
 function quietFirst(store: Store, remote: string, budget: RemoteBudget): FirstLook {
-  // The remote's list is asked for first; the local refs are read while it answers. The listing's
-  // git starts once its ref prefix is awaited, and a one-shot process reads the local refs
-  // synchronously: without a turn of the event loop between, the two ran one after the other (10
-  // ms of refs, then the listing, at 1,000 tasks). A warm store's listing yields a turn itself;
-  // one more there would let its background file work run inside this sync.
-  const early = listEarly(store, remote, budget);
+  // The last sync that found nothing to do (quiet-sync.ts): a remote on this disk whose ref files
+  // are as that sync's listing found them answers with that listing, unread.
+  const quiet = readQuiet(store, remote);
+  // The remote's list is asked for before this clone's refs are read, which happens while it
+  // answers. The listing's git starts once its ref prefix is awaited, and a one-shot process reads
+  // the local refs synchronously: without a turn of the event loop between, the two ran one after
+  // the other (10 ms of refs, then the listing, at 1,000 tasks). A warm store's listing yields a
+  // turn itself; one more there would let its background file work run inside this sync.
+  const early = listEarly(store, remote, budget, quiet?.remoteStamp !== undefined ? { raw: quiet.listing, stamp: quiet.remoteStamp } : undefined);
   // A look taken before a lock that turns out contended is dropped unread: its failure is no one's.
   early.listing.catch(() => {});
-  // What this clone's refs are before anything is read: the last sync that found nothing to do
-  // may have seen them so, with the same listing (quiet-sync.ts).
+  // What this clone's refs are before anything is read: that sync may have seen them so.
   const stamp = syncStamp(store, remote);
-  return { early, stamp, quiet: stamp === null ? null : readQuiet(store, remote) };
+  return { early, stamp, quiet: stamp === null ? null : quiet };
 }
 
 /** Whether the look finds what the last sync that found nothing to do found; the report says so. */
@@ -169,6 +171,7 @@ async function settledQuiet(store: Store, remote: string, look: FirstLook, repor
   if (!quiet || stamp === null || quiet.stamp !== stamp) return false;
   const ls = await look.early.listing;
   if (!ls.ok || !stillQuiet(store, quiet, stamp, ls)) return false;
+  restampQuiet(store, remote, quiet, ls.stamp);
   report.rounds = 1;
   report.unchanged = true;
   await recordSightings(store, remote, NOTHING, NOTHING);
