@@ -143,6 +143,9 @@ function itext(k, sep,   i, s) {
 }
 function present(k) { return (k in TI) && TI[k] != "null" }
 function plain(s) { return s !~ /[^ -~]/ }
+# Whether a folder or file name in rel is longer than any file system allows (paths.ts
+# MAX_SEGMENT_LENGTH): the full hook refuses such a path, where the lease tests below would read it.
+function longName(rel,   n, i, parts) { n = split(rel, parts, "/"); for (i = 1; i <= n; i++) if (length(parts[i]) > 255) return 1; return 0 }
 function isglob(s) { return s ~ /[][*?{}]/ }
 # path resolved against dir as path.resolve does it (lexically).
 function resolve(path, dir,   n, i, parts, out, m) {
@@ -533,12 +536,15 @@ BEGIN {
     if (length(abs) > 1024 || !starts(abs, top "/")) fall("outside the worktree")
     rel = substr(abs, length(top) + 2)
     if (rel == ".git" || starts(rel, ".git/")) fall("inside .git")
+    if (longName(rel)) fall("a path segment longer than a file name can be")
     EREL[i] = rel
   }
   for (i = 1; i <= NW; i++) {
     abs = WABS[i]
     WREL[i] = (length(abs) <= 1024 && starts(abs, top "/")) ? substr(abs, length(top) + 2) : ""
     if (WREL[i] == ".git" || starts(WREL[i], ".git/")) WREL[i] = ""
+    # A word no file can be named by is no path to the word scan of the full hook.
+    if (longName(WREL[i])) WREL[i] = ""
     # A word ending in a slash is a folder (folder/**): named only where an exclusive lease may overlap it.
     if (WREL[i] != "" && WORD[i] ~ /\/$/) {
       for (j = 1; j <= NL; j++) if (LX[j] == "x" && (LK[j] == "U" || starts(LA[j], WREL[i] "/") || starts(WREL[i] "/", LA[j]))) fall("a folder word an exclusive lease may overlap")

@@ -1,0 +1,61 @@
+// Input at the edges of what the sh fast path (git-hooks/fast-hook.sh) reads, each found answered
+// otherwise than by the full hook: input the full hook refuses (a "no objection" where the full hook
+// fails open saying why, or a warning where it says nothing; the full hook handed it must still see
+// it refused).
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { FAST_HOOK } from "./support/hook-runner.ts";
+
+test.after(cleanupTemp);
+
+const NOW = "2026-12-01T10:00:00.000Z";
+
+function hook(repo: string, fast: boolean, input: string, name = "claude-pre-tool-use") {
+  const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_NOW: NOW, HANDOFF_FAST_HOOK_CLOCK: "1", HANDOFF_HOOK_CATCH_WAIT: "1", ...(fast ? { HANDOFF_FAST_HOOK_WHY: "1" } : { HANDOFF_FAST_HOOK: "0" }) });
+  const [file, args] = fast ? [FAST_HOOK, [name]] : [process.execPath, [CLI, "hook", name]];
+  return spawnSync(file, args, { cwd: repo, env, input, encoding: "utf8" });
+}
+
+/** alice holds src/api/** alone; bob's first edit has compiled the fast path's cache. */
+function setup(): { repo: string; edit: (file: string) => string; bash: (command: string) => string } {
+  const repo = tempRepo();
+  writeFileSync(join(repo, ".handoff.yaml"), "auto_lease: false\n");
+  assert.is(cli(["lease", "src/api/**", "--exclusive", "--ttl", "2h"], { cwd: repo, agent: "alice", env: { HANDOFF_NOW: NOW } }).code, 0);
+  const edit = (file: string) => JSON.stringify({ session_id: "s", tool_name: "Edit", tool_input: { file_path: file }, cwd: repo });
+  const bash = (command: string) => JSON.stringify({ session_id: "s", tool_name: "Bash", tool_input: { command }, cwd: repo });
+  assert.is(hook(repo, true, edit("free.ts")).status, 0);
+  // The cache holds: the fast path answers a free file and a leased one itself.
+  assert.is(hook(repo, true, edit("free.ts")).stderr, "");
+  assert.is(hook(repo, true, edit("src/api/users.ts")).stderr, "");
+  return { repo, edit, bash };
+}
+
+const long = "x".repeat(256);
+
+test("a name longer than any file's (256 characters): an edit is the full hook's to refuse, a command naming it is not warned about", () => {
+  const { repo, edit, bash } = setup();
+  for (const file of [`free/${long}.ts`, `src/api/${long}`, `${repo}/src/${long}/a.ts`]) {
+    const full = hook(repo, false, edit(file));
+    assert.match(full.stdout, /could not check this \(pattern \\".*\\" has a path segment of 2\d\d characters; at most 255 .*proceeding \(fail-open\)/, file);
+    const fast = hook(repo, true, edit(file));
+    assert.is(fast.stdout, full.stdout, file);
+    assert.match(fast.stderr, /full hook: a path segment longer than a file name/, file);
+  }
+  // A word of a command is only a path when it could name a file: the full hook reads this one as none.
+  for (const command of [`cat src/api/${long}`, `cat src/api/${long}/`, `cat ${repo}/src/api/${long}/x`]) {
+    assert.is(hook(repo, false, bash(command)).stdout, "", command);
+    const fast = hook(repo, true, bash(command));
+    assert.is(fast.stderr, "", command);
+    assert.is(fast.stdout, "", command);
+  }
+  // 255 is a name like any other.
+  const deny = hook(repo, true, edit(`src/api/${"x".repeat(255)}`));
+  assert.is(deny.stderr, "");
+  assert.match(deny.stdout, /"permissionDecision":"deny"/);
+});
+
+test.run();
