@@ -58,4 +58,15 @@ test("a name longer than any file's (256 characters): an edit is the full hook's
   assert.match(deny.stdout, /"permissionDecision":"deny"/);
 });
 
+test("a NUL byte in the payload: not JSON to the full hook, so not to the fast path or the full hook it hands over to", () => {
+  const { repo, edit } = setup();
+  for (const input of [edit("free.ts").replace('"session_id":"s"', '"session_id":"a\0b"'), edit("free.ts").replace("{", "{\0"), `${edit("free.ts")}\0`]) {
+    const full = hook(repo, false, input);
+    assert.match(full.stdout, /could not check this \(claude-pre-tool-use: payload is not valid JSON .*proceeding \(fail-open\)/, JSON.stringify(input));
+    const fast = hook(repo, true, input);
+    assert.is(fast.stdout, full.stdout, JSON.stringify(input));
+    assert.match(fast.stderr, /full hook: not a JSON object|full hook: not JSON/, JSON.stringify(input));
+  }
+});
+
 test.run();
