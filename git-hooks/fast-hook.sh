@@ -463,6 +463,9 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
     }
     shellWords(text)
     if (!NE && !NW) { print "quiet"; exit 0 }
+    # No word to scan: as a word scan no answer at all, as a patch run an edit and its "ok", which
+    # Gemini reads as {} before a tool: the two differ, and only the full hook knows which it is.
+    if (SHELLAMBIG && !NW && ENVIRON["FH_NAME"] == "gemini-before-tool") fall("a patch run or a command naming no file")
     return
   }
   if (t ~ /^claude (Edit|Write|MultiEdit|NotebookEdit)$/ || t ~ /^codex (Edit|Write)$/ || t ~ /^gemini (write_file|replace|edit)$/ ||

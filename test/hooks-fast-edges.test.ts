@@ -1,7 +1,7 @@
 // Input at the edges of what the sh fast path (git-hooks/fast-hook.sh) reads, each found answered
 // otherwise than by the full hook: input the full hook refuses (a "no objection" where the full hook
 // fails open saying why, or a warning where it says nothing; the full hook handed it must still see
-// it refused).
+// it refused), and a command the fast path cannot tell a patch run from.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -66,6 +66,20 @@ test("a NUL byte in the payload: not JSON to the full hook, so not to the fast p
     const fast = hook(repo, true, input);
     assert.is(fast.stdout, full.stdout, JSON.stringify(input));
     assert.match(fast.stderr, /full hook: not a JSON object|full hook: not JSON/, JSON.stringify(input));
+  }
+});
+
+test("Gemini runs a command that may be a patch run and names no file otherwise: no answer, as the full hook gives", () => {
+  const { repo } = setup();
+  const gemini = (command: string) => JSON.stringify({ session_id: "s", tool_name: "run_shell_command", tool_input: { command }, cwd: repo });
+  const patch = "<<'EOF'\n*** Begin Patch\n*** Add File: notes\n+a\n*** End Patch\nEOF";
+  // apply_patchy is another program: to the full hook a command naming no file (no answer at all), not an edit ({}).
+  for (const [command, answer] of [[`apply_patchy ${patch}`, ""], [`echo apply_patch ${patch}`, ""], [`apply_patch ${patch}`, "{}\n"], [`apply_patchy ${patch} docs/x.md`, "{}\n"]]) {
+    assert.is(hook(repo, false, gemini(command!), "gemini-before-tool").stdout, answer, command);
+    const fast = hook(repo, true, gemini(command!), "gemini-before-tool");
+    assert.is(fast.stdout, answer, command);
+    // A patch run for sure, or a word to scan: the fast path answers those itself.
+    if (answer) assert.is(fast.stderr, "", command);
   }
 });
 
