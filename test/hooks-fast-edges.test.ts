@@ -1,12 +1,17 @@
 // Input at the edges of what the sh fast path (git-hooks/fast-hook.sh) reads, each found answered
 // otherwise than by the full hook: input the full hook refuses (a "no objection" where the full hook
 // fails open saying why, or a warning where it says nothing; the full hook handed it must still see
-// it refused), and a command the fast path cannot tell a patch run from.
+// it refused), a command the fast path cannot tell a patch run from, and lease patterns that match
+// more than their literal prefix and tail show.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { Lease } from "../src/core/lease.ts";
+import { refreshFastCache } from "../src/hooks/fast-cache.ts";
+import { mutateLeases } from "../src/store/lease-store.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 
@@ -81,6 +86,29 @@ test("Gemini runs a command that may be a patch run and names no file otherwise:
     // A patch run for sure, or a word to scan: the fast path answers those itself.
     if (answer) assert.is(fast.stderr, "", command);
   }
+});
+
+test("a lease glob with a `..`, `.` or empty segment (another clone may push one): the fast path leaves every edit it may cover to the full hook", async () => {
+  const { repo, edit } = setup();
+  // A local lease is normalised (`src/?/../b.ts` is src/b.ts); one received from another clone is
+  // only bounded in size. minimatch reads `x/..` as nothing and `//` as `/`.
+  process.env.HANDOFF_NOW = NOW;
+  const store = await openSyncedStore({ cwd: repo, agent: "bob" });
+  const at = (min: number) => new Date(Date.parse(NOW) + min * 60_000).toISOString();
+  const lease = (pattern: string): Lease => ({ pattern, agent: "alice", task: null, exclusive: true, acquired_at: at(-1), expires_at: at(60), ttl_ms: 7_200_000, reason: null, worktree: null, branch: null, scope: "worktree" });
+  // Each alone: one such lease makes the fast path hand over whatever it may cover.
+  for (const [pattern, file] of [["lib/?/../b.ts", "lib/b.ts"], ["docs/*/{.,x}./guide.md", "docs/guide.md"], ["pkg/*/a//x.ts", "pkg/x/a/x.ts"]]) {
+    await mutateLeases(store, (_s, ctx) => {
+      const record = { leases: [lease("src/api/**"), lease(pattern!)] };
+      return { ok: true, record, steps: [{ event: { type: "leased", task: "", agent: "alice", at: ctx.now.toISOString(), scope: "primary", worktree: null, branch: null, paths: [pattern!] }, record }] };
+    });
+    await refreshFastCache(store, { HANDOFF_AGENT: "bob" });
+    const full = hook(repo, false, edit(file!));
+    assert.match(full.stdout, /"permissionDecision":"deny"/, file);
+    assert.is(hook(repo, true, edit(file!)).stdout, full.stdout, `${pattern} on ${file}`);
+  }
+  store.close();
+  delete process.env.HANDOFF_NOW;
 });
 
 test.run();
