@@ -165,6 +165,9 @@ function onTheWay(abs,   i) {
   for (i = 2; i <= length(abs); i++) if (substr(abs, i, 1) == "/") LINKS[substr(abs, 1, i - 1)] = 1
   LINKS[abs] = 1
 }
+# The kernel takes link/.. up from where the symlink leads, not back to where it is (realpath, and
+# so the full hook for an absolute path, too): with a `..`, the folders as typed are tested as well.
+function upAfterLinks(p) { if (p ~ /(^|\/)\.\.(\/|$)/ || DIR ~ /(^|\/)\.\.(\/|$)/) onTheWay(p ~ /^\// ? p : DIR "/" p) }
 function run(cmd,   line, out, sep) {
   out = ""; sep = ""
   while ((cmd | getline line) > 0) { out = out sep line; sep = "\n" }
@@ -505,11 +508,13 @@ BEGIN {
     # A trailing slash names a folder (paths.ts makes it folder/**); an extglob is refused there.
     if (p ~ /\/$/ || p ~ /[@!+*?][(]/) fall("a folder or an extglob")
     EABS[i] = resolve(p, DIR); onTheWay(EABS[i])
+    upAfterLinks(p)
   }
   for (i = 1; i <= NW; i++) {
     w = WORD[i]
     if (!plain(w) || isglob(w) || w ~ /\\/ || w ~ /^[A-Za-z]:\//) fall("unusual word")
     WABS[i] = resolve(w, DIR); onTheWay(WABS[i])
+    upAfterLinks(w)
   }
   # One helper run: the repository, the values the cache is keyed by, symlinks, the staged paths.
   cmd = "set -f; cd " q(DIR) " 2>/dev/null || exit 0\n" \

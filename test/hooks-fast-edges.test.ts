@@ -1,10 +1,10 @@
 // Input at the edges of what the sh fast path (git-hooks/fast-hook.sh) reads, each found answered
 // otherwise than by the full hook: input the full hook refuses (a "no objection" where the full hook
 // fails open saying why, or a warning where it says nothing; the full hook handed it must still see
-// it refused), a command the fast path cannot tell a patch run from, and lease patterns that match
-// more than their literal prefix and tail show.
+// it refused), a command the fast path cannot tell a patch run from, lease patterns that match
+// more than their literal prefix and tail show, and a `..` after a symlink.
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -86,6 +86,23 @@ test("Gemini runs a command that may be a patch run and names no file otherwise:
     // A patch run for sure, or a word to scan: the fast path answers those itself.
     if (answer) assert.is(fast.stderr, "", command);
   }
+});
+
+test("an absolute path going up (`..`) after a symlink goes up from where the link leads, for the full hook and the fast path alike", () => {
+  const { repo, edit, bash } = setup();
+  mkdirSync(join(repo, "src/api/deep"), { recursive: true });
+  symlinkSync("src/api/deep", join(repo, "hop"));
+  // hop/../x.ts is src/api/x.ts, inside alice's lease, not x.ts as it reads.
+  const full = hook(repo, false, edit(`${repo}/hop/../x.ts`));
+  assert.match(full.stdout, /"permissionDecision":"deny","permissionDecisionReason":"git-handoff deny: src\/api\/x\.ts is inside an exclusive lease on src\/api\/\*\* held by alice/);
+  assert.is(hook(repo, true, edit(`${repo}/hop/../x.ts`)).stdout, full.stdout);
+  const word = hook(repo, false, bash(`cat ${repo}/hop/../x.ts`));
+  assert.match(word.stdout, /git-handoff warn: this command names src\/api\/x\.ts, inside an exclusive lease on src\/api\/\*\*/);
+  assert.is(hook(repo, true, bash(`cat ${repo}/hop/../x.ts`)).stdout, word.stdout);
+  // Without a symlink on the way, `..` is read as it reads: the fast path answers that itself.
+  const plain = hook(repo, true, edit(`${repo}/src/api/deep/../../x.ts`));
+  assert.is(plain.stderr, "");
+  assert.is(plain.stdout, hook(repo, false, edit(`${repo}/src/api/deep/../../x.ts`)).stdout);
 });
 
 test("a lease glob with a `..`, `.` or empty segment (another clone may push one): the fast path leaves every edit it may cover to the full hook", async () => {
