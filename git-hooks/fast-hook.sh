@@ -143,6 +143,9 @@ function itext(k, sep,   i, s) {
 }
 function present(k) { return (k in TI) && TI[k] != "null" }
 function plain(s) { return s !~ /[^ -~]/ }
+# Whether a folder or file name in rel is longer than any file system allows (paths.ts
+# MAX_SEGMENT_LENGTH): the full hook refuses such a path, where the lease tests below would read it.
+function longName(rel,   n, i, parts) { n = split(rel, parts, "/"); for (i = 1; i <= n; i++) if (length(parts[i]) > 255) return 1; return 0 }
 function isglob(s) { return s ~ /[][*?{}]/ }
 # path resolved against dir as path.resolve does it (lexically).
 function resolve(path, dir,   n, i, parts, out, m) {
@@ -162,6 +165,9 @@ function onTheWay(abs,   i) {
   for (i = 2; i <= length(abs); i++) if (substr(abs, i, 1) == "/") LINKS[substr(abs, 1, i - 1)] = 1
   LINKS[abs] = 1
 }
+# The kernel takes link/.. up from where the symlink leads, not back to where it is (realpath, and
+# so the full hook for an absolute path, too): with a `..`, the folders as typed are tested as well.
+function upAfterLinks(p) { if (p ~ /(^|\/)\.\.(\/|$)/ || DIR ~ /(^|\/)\.\.(\/|$)/) onTheWay(p ~ /^\// ? p : DIR "/" p) }
 function run(cmd,   line, out, sep) {
   out = ""; sep = ""
   while ((cmd | getline line) > 0) { out = out sep line; sep = "\n" }
@@ -460,6 +466,9 @@ function agentInput(   s, line, sep, kind, tool, cwd, t, p, i, keys, text, whole
     }
     shellWords(text)
     if (!NE && !NW) { print "quiet"; exit 0 }
+    # No word to scan: as a word scan no answer at all, as a patch run an edit and its "ok", which
+    # Gemini reads as {} before a tool: the two differ, and only the full hook knows which it is.
+    if (SHELLAMBIG && !NW && ENVIRON["FH_NAME"] == "gemini-before-tool") fall("a patch run or a command naming no file")
     return
   }
   if (t ~ /^claude (Edit|Write|MultiEdit|NotebookEdit)$/ || t ~ /^codex (Edit|Write)$/ || t ~ /^gemini (write_file|replace|edit)$/ ||
@@ -499,11 +508,13 @@ BEGIN {
     # A trailing slash names a folder (paths.ts makes it folder/**); an extglob is refused there.
     if (p ~ /\/$/ || p ~ /[@!+*?][(]/) fall("a folder or an extglob")
     EABS[i] = resolve(p, DIR); onTheWay(EABS[i])
+    upAfterLinks(p)
   }
   for (i = 1; i <= NW; i++) {
     w = WORD[i]
     if (!plain(w) || isglob(w) || w ~ /\\/ || w ~ /^[A-Za-z]:\//) fall("unusual word")
     WABS[i] = resolve(w, DIR); onTheWay(WABS[i])
+    upAfterLinks(w)
   }
   # One helper run: the repository, the values the cache is keyed by, symlinks, the staged paths.
   cmd = "set -f; cd " q(DIR) " 2>/dev/null || exit 0\n" \
@@ -533,12 +544,15 @@ BEGIN {
     if (length(abs) > 1024 || !starts(abs, top "/")) fall("outside the worktree")
     rel = substr(abs, length(top) + 2)
     if (rel == ".git" || starts(rel, ".git/")) fall("inside .git")
+    if (longName(rel)) fall("a path segment longer than a file name can be")
     EREL[i] = rel
   }
   for (i = 1; i <= NW; i++) {
     abs = WABS[i]
     WREL[i] = (length(abs) <= 1024 && starts(abs, top "/")) ? substr(abs, length(top) + 2) : ""
     if (WREL[i] == ".git" || starts(WREL[i], ".git/")) WREL[i] = ""
+    # A word no file can be named by is no path to the word scan of the full hook.
+    if (longName(WREL[i])) WREL[i] = ""
     # A word ending in a slash is a folder (folder/**): named only where an exclusive lease may overlap it.
     if (WREL[i] != "" && WORD[i] ~ /\/$/) {
       for (j = 1; j <= NL; j++) if (LX[j] == "x" && (LK[j] == "U" || starts(LA[j], WREL[i] "/") || starts(WREL[i] "/", LA[j]))) fall("a folder word an exclusive lease may overlap")
@@ -655,7 +669,9 @@ if command -v timeout >/dev/null 2>&1; then bound=timeout; elif command -v gtime
 t=$((ms * 4 / 10))
 centis
 waited_from=${C:-none}
-payload=$($bound "$((t / 1000)).$((t % 1000 / 100))$((t % 100 / 10))$((t % 10))" cat && echo .) || full "$@"
+# A shell variable cannot hold a NUL byte (the shell drops it from what $(...) reads): each is read
+# as \001, which JSON allows nowhere either, so the payload stays invalid to awk and to a full hook.
+payload=$(LC_ALL=C $bound "$((t / 1000)).$((t % 1000 / 100))$((t % 100 / 10))$((t % 10))" tr '\000' '\001' && echo .) || full "$@"
 case $payload in *.) payload=${payload%.} ;; *) full "$@" ;; esac
 read_payload=1
 [ ${#payload} -le 4194304 ] || full "$@"

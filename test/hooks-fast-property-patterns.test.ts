@@ -1,7 +1,8 @@
 // The fast hook's cache decides which leases a path is under with two tests per pattern (fast-cache.ts):
 // a superset test every match must pass, and, for the forms it decides exactly, an exact one. Random
-// patterns and paths against the matcher the full hook uses (the fast path's property tests:
-// hooks-fast-property-edits and -commits).
+// patterns (`..`, `.` and empty segments too, as another clone may push: minimatch reads `x/..` as
+// nothing) and paths (as the hooks check them: no such segment) against the matcher the full hook
+// uses (the fast path's property tests: hooks-fast-property-edits and -commits).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { exactTest, supersetTest } from "../src/hooks/fast-cache.ts";
@@ -11,7 +12,7 @@ import { mulberry32 as rng } from "./support/rng.ts";
 
 test("the cache's pattern tests: every match passes the superset test, the exact forms decide exactly", () => {
   const r = rng(SEED + 2);
-  const pieces = ["src", "api", "lib", "deep", "a", "b.md", "x.gen.ts", "users.ts", "*", "**", "*.ts", "?.md", "[ab].ts", "{a,b}", "{src,lib}", "x*", "*x", "a?b", "!a", "+(a)", "@(x)", "(b)", "gen"];
+  const pieces = ["src", "api", "lib", "deep", "a", "b.md", "x.gen.ts", "users.ts", "*", "**", "*.ts", "?.md", "[ab].ts", "{a,b}", "{src,lib}", "x*", "*x", "a?b", "!a", "+(a)", "@(x)", "(b)", "gen", "..", ".", "", "{.,x}."];
   const pattern = () => Array.from({ length: 1 + r.int(4) }, () => r.pick(pieces)).join("/");
   let checked = 0;
   for (let i = 0; i < 400; i++) {

@@ -8,9 +8,9 @@ import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import { join } from "node:path";
-import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, remoteHook, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
 import { fetchOverHttp, httpRemoteStatus, listOverHttp, pushOverHttp } from "../src/git/http-remote.ts";
 import { packOf } from "../src/git/pack-stream.ts";
@@ -287,6 +287,52 @@ test("a kept connection the remote drops: a listing goes again on a new one, a p
   } finally {
     store.close();
   }
+});
+
+test("a push the remote drops on a kept connection, read back as not landed, goes again once: the claim is granted, the sync pushes", async () => {
+  const { bare, url } = await served("dropped");
+  // In front of the remote: a proxy that drops the first push going out on a kept connection, as a
+  // remote closing a connection it held idle just as the push goes out on it (a loaded machine).
+  const upstream = new URL(url);
+  const served_ = new Map<unknown, number>();
+  let armed = 0;
+  let dropped = 0;
+  const proxy = createServer((req, res) => {
+    const n = (served_.get(req.socket) ?? 0) + 1;
+    served_.set(req.socket, n);
+    if (armed > 0 && req.method === "POST" && req.url!.endsWith("/git-receive-pack") && n > 1) {
+      armed--;
+      dropped++;
+      req.resume();
+      return void req.on("end", () => req.socket.destroy());
+    }
+    const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on("error", () => req.socket.destroy());
+    req.pipe(up);
+  });
+  plain.push(proxy);
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+  // Cloned directly (a git process waiting on this process's proxy would wait for ever), then through it.
+  const a = cloneOf(url);
+  gitOut(a, "config", "remote.origin.url", `http://127.0.0.1:${(proxy.address() as { port: number }).port}${upstream.pathname}`);
+  // The proxy answers in this process: every command runs without blocking it.
+  assert.is((await cliAsync(["task", "add", "ship", "--id", "ship", "--push"], { cwd: a, agent: "lead" })).code, 0);
+  armed = 1;
+  const won = await cliAsync(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
+  assert.is(dropped, 1, "the claim's push went out on a kept connection, and was dropped");
+  assert.is(won.code, 0, won.stderr);
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).claim.agent, "alice");
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), gitOut(a, "rev-parse", "refs/handoff/tasks/ship"));
+  // The same for a sync's push (its listing leaves the kept connection).
+  assert.is((await cliAsync(["done", "ship"], { cwd: a, agent: "alice" })).code, 0);
+  armed = 1;
+  const synced = await cliAsync(["sync"], { cwd: a, agent: "alice" });
+  assert.is(dropped, 2, "the sync's push went out on a kept connection, and was dropped");
+  assert.is(synced.code, 0, synced.stderr);
+  assert.is(JSON.parse(gitOut(bare, "show", "refs/handoff/tasks/ship:task.json")).status, "done");
 });
 
 test.run();

@@ -66,8 +66,8 @@ export type HttpPushResult =
   | { kind: "report"; refs: Map<string, { ok: true } | { ok: false; reason: string }>; remoteText: string }
   /** Nothing was sent (the deadline passed first). */
   | { kind: "unsent"; message: string; timedOut: boolean }
-  /** The updates went out and no full report came back: read the remote to learn what happened. */
-  | { kind: "unknown"; message: string; timedOut: boolean };
+  /** The updates went out and no full report came back: read the remote to learn what happened. `reused`: on a kept connection the remote dropped. */
+  | { kind: "unknown"; message: string; timedOut: boolean; reused?: true };
 
 export type HttpListing = { ok: true; text: string } | { ok: false; message: string; timedOut: boolean };
 
@@ -121,7 +121,7 @@ export async function pushOverHttp(source: HttpRemoteSource, remote: string, upd
   }
   const r = sent.answer;
   if (!r.ok) {
-    if (r.connected) return { kind: "unknown", message: r.message, timedOut: r.timedOut };
+    if (r.connected) return { kind: "unknown", message: r.message, timedOut: r.timedOut, ...(r.reused ? { reused: true as const } : {}) };
     return r.timedOut ? { kind: "unsent", message: r.message, timedOut: true } : null;
   }
   if (r.status !== 200 || r.type !== "application/x-git-receive-pack-result") {
@@ -537,7 +537,8 @@ type Answer =
 /**
  * A request that changes nothing on the remote (a listing, a fetch, the push check), sent again on
  * a new connection when a kept one failed under it (the remote closed it while it was idle).
- * Pushes are not: what a failed push on a kept connection did is read back (remote-cas.ts).
+ * Pushes are not: what a failed push on a kept connection did is read back, and one read back as
+ * not landed goes again once (remote-cas.ts).
  */
 async function readOnly(send: (fresh: boolean) => Promise<Answer>): Promise<Answer> {
   const r = await send(false);

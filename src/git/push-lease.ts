@@ -27,8 +27,12 @@ export type PushResult =
   | { kind: "done"; status: Map<string, PushStatus>; reasons: Map<string, string>; remoteMessage: string }
   /** Nothing reached the remote: no ref update was sent, so nothing can have landed. */
   | { kind: "unsent"; message: string; timedOut: boolean }
-  /** The ref updates went out but no report came back: read the remote to learn what happened. */
-  | { kind: "unknown"; message: string; timedOut: boolean };
+  /**
+   * The ref updates went out but no report came back: read the remote to learn what happened.
+   * `reused`: over smart HTTP, on a kept connection the remote dropped (it may close one it holds
+   * idle just as a request goes out on it).
+   */
+  | { kind: "unknown"; message: string; timedOut: boolean; reused?: true };
 
 /**
  * `git push --atomic --porcelain` with a lease per ref: every ref lands, or none does, and each
@@ -52,7 +56,7 @@ export async function pushWithLease(cwd: string, remote: string, updates: PushUp
   const overHttp = !inProcess && source ? await pushOverHttp(source, remote, updates.map((u) => ({ ref: toRemote(u.ref, prefix), new: u.new, expected: u.expected })), timeoutMs).catch(() => null) : null;
   if (overHttp) {
     noteRemoteCall(cwd, remote, "push");
-    if (overHttp.kind !== "report") return { kind: overHttp.kind, message: cleanRemoteText(overHttp.message), timedOut: overHttp.timedOut };
+    if (overHttp.kind !== "report") return { kind: overHttp.kind, message: cleanRemoteText(overHttp.message), timedOut: overHttp.timedOut, ...(overHttp.kind === "unknown" && overHttp.reused ? { reused: true as const } : {}) };
     const status = new Map<string, PushStatus>();
     const reasons = new Map<string, string>();
     for (const u of updates) {

@@ -7,7 +7,8 @@
 // grace), and the patterns the caller provably holds or declared. Anything the fast path cannot
 // read exactly makes it start the full hook.
 import { existsSync, readFileSync } from "node:fs";
-import { isGlob } from "../core/paths.ts";
+import { braceExpand } from "minimatch";
+import { globSource, isGlob, MAX_PATTERN_ALTERNATIVES } from "../core/paths.ts";
 import { literalPrefix } from "../core/glob-overlap.ts";
 import type { Lease } from "../core/lease.ts";
 import { holderSuggestions } from "../core/lease-ops.ts";
@@ -119,12 +120,23 @@ function fileLines(path: string): string[] {
 /** A test that every path the pattern can match passes (prefix and suffix), or `U`: anything may. */
 export function supersetTest(pattern: string): [kind: "E" | "G" | "U", a: string, b: string] {
   if (!isGlob(pattern) && !pattern.includes("\\")) return ["E", pattern, ""];
-  if (pattern.includes("\\") || pattern.includes("\t") || pattern.includes("\n")) return ["U", "", ""];
+  if (pattern.includes("\\") || pattern.includes("\t") || pattern.includes("\n") || oddSegments(pattern)) return ["U", "", ""];
   let last = -1;
   for (let i = 0; i < pattern.length; i++) if (MAGIC.test(pattern[i]!)) last = i;
   // `**/` may match no folder at all: the suffix is required without its leading slashes.
   const suffix = pattern.slice(last + 1).replace(/^\/+/, "");
   return ["G", literalPrefix(pattern), suffix];
+}
+
+/**
+ * Whether a glob spells a segment `.`, `..` or an empty one, itself or in one of its `{a,b}`
+ * alternatives. minimatch reads `x/..` as nothing and `//` as `/` (`lib/?/../b.ts` matches
+ * lib/b.ts), so the literal tail of such a pattern says nothing of its matches. A lease made here
+ * never has one (normalizeRepoPath), one received from another clone may.
+ */
+function oddSegments(pattern: string): boolean {
+  const alternatives = pattern.includes("{") ? braceExpand(globSource(pattern), { braceExpandMax: MAX_PATTERN_ALTERNATIVES + 1 }) : [pattern];
+  return alternatives.length > MAX_PATTERN_ALTERNATIVES || alternatives.some((a) => a.split("/").some((s) => s === "" || s === "." || s === ".."));
 }
 
 /**

@@ -79,6 +79,7 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
   if (opts.exclusive && !opts.createsOnly) await guardClock(store, remote, callTimeout(budget));
   let refreshed = false;
   let carry = true;
+  let sentAgain = false;
   for (let n = 0; ; n++) {
     let out: { updates: RefUpdate[]; result: R };
     try {
@@ -141,6 +142,12 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
         await settleLocal(store, remote, out.updates, own);
         await settleCarried(store, remote, carried);
         return out.result;
+      }
+      // A kept connection the remote dropped as the push went out on it (closed as idle at that
+      // moment), and the push read back as not landed: the round goes again, once.
+      if (effect === "not_landed" && push.kind === "unknown" && push.reused && !sentAgain && n < MAX_ROUNDS) {
+        sentAgain = true;
+        continue;
       }
       if (!offline) {
         if (push.kind !== "done" && push.timedOut) timedOut(budget, unknown ? "the push was stopped and did not land" : push.message);

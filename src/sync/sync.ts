@@ -200,6 +200,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
   let listing: Listing | undefined;
+  let sentAgain = false;
   for (;;) {
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
@@ -249,6 +250,12 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     if (unknown) {
       const why = push.kind === "unknown" ? push.message : "the remote did not report the result";
       if ((await pushEffect(store, budget, leases, why)) === "not_landed") {
+        // A kept connection the remote dropped as the push went out on it (closed as idle at that
+        // moment): the round goes again, once (remote-cas.ts does the same).
+        if (push.kind === "unknown" && push.reused && !sentAgain && report.rounds < MAX_ROUNDS) {
+          sentAgain = true;
+          continue;
+        }
         if (push.kind === "unknown" && push.timedOut) timedOut(budget, "the push was stopped and did not land");
         unreachable(remote, `${why}; the push did not land`, "sync");
       }
