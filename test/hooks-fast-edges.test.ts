@@ -105,6 +105,31 @@ test("an absolute path going up (`..`) after a symlink goes up from where the li
   assert.is(plain.stdout, hook(repo, false, edit(`${repo}/src/api/deep/../../x.ts`)).stdout);
 });
 
+test("a `..` after a symlink is judged where the kernel takes it and where a tool that tidies the path writes, relative or absolute, by the full hook and the fast path alike", () => {
+  const { repo, edit } = setup();
+  mkdirSync(join(repo, "src/api/deep"), { recursive: true });
+  mkdirSync(join(repo, "other"), { recursive: true });
+  symlinkSync("src/api/deep", join(repo, "hop"));
+  symlinkSync("../../other", join(repo, "src/api/out"));
+  const denied = /"permissionDecision":"deny","permissionDecisionReason":"git-handoff deny: src\/api\/(x|users)\.ts is inside an exclusive lease on src\/api\/\*\* held by alice/;
+  for (const file of [
+    // The kernel's place is leased (hop/../x.ts is src/api/x.ts), the tidied one (x.ts) is free:
+    // relative, this was judged as the free x.ts.
+    "hop/../x.ts",
+    `${repo}/hop/../x.ts`,
+    // The tidied place is leased (src/api/users.ts), the kernel's (users.ts, up from other/) is free:
+    // absolute, this was judged as the free users.ts.
+    "src/api/out/../users.ts",
+    `${repo}/src/api/out/../users.ts`,
+  ]) {
+    const full = hook(repo, false, edit(file));
+    assert.match(full.stdout, denied, file);
+    assert.is(hook(repo, true, edit(file)).stdout, full.stdout, file);
+  }
+  // Without a symlink on the way the two places are one: nothing more is judged.
+  assert.is(hook(repo, false, edit("src/api/deep/../../../x.ts")).stdout, "");
+});
+
 test("a lease glob with a `..`, `.` or empty segment (another clone may push one): the fast path leaves every edit it may cover to the full hook", async () => {
   const { repo, edit } = setup();
   // A local lease is normalised (`src/?/../b.ts` is src/b.ts); one received from another clone is

@@ -9,7 +9,7 @@ import { matchesPath } from "../core/glob-overlap.ts";
 import { LOCAL_MATCH_BUDGET, newMatchBudget, withinBudget, type MatchBudget } from "../core/match-budget.ts";
 import { unextendedNote } from "../core/task-leases.ts";
 import { normalizeRepoPath } from "../core/paths.ts";
-import { lexicallyInside, realLocation } from "../store/real-path.ts";
+import { lexicallyInside, writeLocations } from "../store/real-path.ts";
 import { loadLeases, loadLeasesFor, loadPolicy, leaseUpdate } from "../store/lease-store.ts";
 import { checkContext } from "../store/check-context.ts";
 import type { Store } from "../store/store.ts";
@@ -46,17 +46,20 @@ export async function checkEdit(store: Store, rawPaths: string[], cwd: string, o
   /** In-repo paths whose real location (through a symlink) is outside the repository. */
   const escaping: string[] = [];
   for (const p of rawPaths) {
-    // Judged where the file really is: a path through a symlink to a leased file is that file.
-    let real = p;
-    try {
-      real = realLocation(p, cwd);
-      const path = normalizeRepoPath(real, root, cwd);
-      if (!checked.includes(path)) checked.push(path);
-    } catch (e) {
-      if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) {
-        outside.push(p);
-        if (real !== p && lexicallyInside(p, root, cwd)) escaping.push(p);
-      } else if (!opts.shell) throw e; // a word of a command that is no path is simply not one
+    // Judged where the file really is: a path through a symlink to a leased file is that file. A
+    // `..` after a symlink is judged both where the kernel takes it and where a tool that tidies
+    // the path first writes (real-path.ts writeLocations): `src/link/../a.ts` with src/link -> ../lib
+    // is a.ts to the kernel, and was let through as the free src/a.ts while a.ts was leased.
+    for (const real of writeLocations(p, cwd)) {
+      try {
+        const path = normalizeRepoPath(real, root, cwd);
+        if (!checked.includes(path)) checked.push(path);
+      } catch (e) {
+        if (e instanceof HandoffError && e.code === "invalid_input" && /outside the repository|inside \.git/.test(e.message)) {
+          if (!outside.includes(p)) outside.push(p);
+          if (real !== p && lexicallyInside(p, root, cwd) && !escaping.includes(p)) escaping.push(p);
+        } else if (!opts.shell) throw e; // a word of a command that is no path is simply not one
+      }
     }
   }
   if (opts.shell) return shellCheck(store, checked);

@@ -45,10 +45,26 @@ export function realPatternLocation(input: string, cwd: string): string {
   return [realLocation(parts.slice(0, first).join("/"), cwd), ...parts.slice(first)].join("/");
 }
 
-/** `input` (absolute, or relative to `cwd`) with its existing part resolved through symlinks. */
+/**
+ * `input` (absolute, or relative to `cwd`) with its existing part resolved through symlinks, as the
+ * kernel walks it: `link/..` goes up from where the link leads, not back to where it is, for a
+ * relative path as for an absolute one.
+ */
 export function realLocation(input: string, cwd: string): string {
   if (isGlob(input) || /[\x00-\x1f]/.test(input)) return input;
-  return located(isAbsolute(input) ? input : resolve(cwd, input), 0);
+  return located(isAbsolute(input) ? input : `${resolve(cwd)}/${input}`, 0);
+}
+
+/**
+ * Every place a write to `input` may land: where the kernel takes it (realLocation) and, when the
+ * path has a `..` that a symlink before it sends elsewhere, where a tool that tidies the path
+ * first (`a/link/../b` as `a/b`) writes. A check judges each.
+ */
+export function writeLocations(input: string, cwd: string): string[] {
+  const kernel = realLocation(input, cwd);
+  if (isGlob(input) || !/(^|[/\\])\.\.([/\\]|$)/.test(input)) return [kernel];
+  const tidied = realLocation(resolve(cwd, input), cwd);
+  return tidied === kernel ? [kernel] : [kernel, tidied];
 }
 
 function located(abs: string, links: number): string {
