@@ -16,7 +16,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";
-import { plantedCacheIsCaught, walk } from "./support/coherence.ts";
+import { plantedCacheIsCaught, quietSyncIsCompared, walk } from "./support/coherence.ts";
 
 test.after(() => {
   if (process.env.HANDOFF_FUZZ_KEEP !== "1") cleanupTemp();
@@ -46,6 +46,12 @@ test("a cache line planted with another status is reported (the comparison norma
   assert.match(found[0]!.what, /task list --json/);
   assert.match(found[0]!.a, /"status": "done"/);
   assert.match(found[0]!.t, /"status": "todo"/);
+});
+
+test("a sync that goes by the last quiet sync's record answers as the truth's whole sync, but for its unchanged mark", async () => {
+  const r = await quietSyncIsCompared();
+  assert.ok(r.quiet, "the first sync left its quiet record for the second to go by");
+  assert.equal(r.findings, []);
 });
 
 for (const seed of seeds) {
