@@ -15,8 +15,12 @@
 //   HANDOFF_FUZZ_TICK=MS               how far the clock moves each step (default 1000; 0: all at once)
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { spawn } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { cleanupTemp } from "./support/repo.ts";
-import { plantedCacheIsCaught, walk } from "./support/coherence.ts";
+import { World, packersIn } from "./support/coherence-world.ts";
+import { plantedCacheIsCaught, quietSyncIsCompared, walk } from "./support/coherence.ts";
 
 test.after(() => {
   if (process.env.HANDOFF_FUZZ_KEEP !== "1") cleanupTemp();
@@ -46,6 +50,32 @@ test("a cache line planted with another status is reported (the comparison norma
   assert.match(found[0]!.what, /task list --json/);
   assert.match(found[0]!.a, /"status": "done"/);
   assert.match(found[0]!.t, /"status": "todo"/);
+});
+
+test("a sync that goes by the last quiet sync's record answers as the truth's whole sync, but for its unchanged mark", async () => {
+  const r = await quietSyncIsCompared();
+  assert.ok(r.quiet, "the first sync left its quiet record for the second to go by");
+  assert.equal(r.findings, []);
+});
+
+test("the truth is copied only once the remote's background pack-refs is done", async () => {
+  const w = new World(0, false, true);
+  try {
+    // git waits for a held packed-refs.lock (core.packedRefsTimeout, 1 s): a packer at work meanwhile.
+    writeFileSync(join(w.R, "packed-refs.lock"), "");
+    const child = spawn("git", ["pack-refs", "--all"], { cwd: w.R, stdio: "ignore" });
+    const exited = new Promise((r) => child.on("exit", r));
+    for (const until = Date.now() + 10_000; !packersIn(w.root).includes(child.pid!); ) {
+      assert.ok(Date.now() < until, "the packer is seen at work");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    w.freshTruth();
+    assert.equal(packersIn(w.root), [], "the copy waited for the packer");
+    rmSync(join(w.R, "packed-refs.lock"));
+    await exited;
+  } finally {
+    await w.close();
+  }
 });
 
 for (const seed of seeds) {

@@ -1,7 +1,7 @@
 // Background work of long-running processes (temp files made ahead, replaced ref files removed)
 // waits until the process is quiet, so it does not run in the middle of the request that used
 // them (quiet-trigger.ts); a pool that runs low is refilled at once all the same.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, renameSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { QuietTrigger } from "../src/git/quiet-trigger.ts";
@@ -9,6 +9,7 @@ import { TempFiles } from "../src/git/temp-files.ts";
 import { LooseRefWriter, REF_TEMP_POOL } from "../src/git/loose-ref-writer.ts";
 import { RefFiles } from "../src/git/ref-files.ts";
 import { ObjectWriter } from "../src/git/object-writer.ts";
+import { ownFolder } from "../src/git/safe-file.ts";
 import { rmSync } from "node:fs";
 import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 
@@ -100,6 +101,49 @@ test("ref writer: a replaced ref file's second name is removed once the process 
   } finally {
     w.close();
   }
+});
+
+test("ref writer: a refill after the repository was moved away makes nothing at its old path, and writes go on where it is back", async () => {
+  // Found by the cache-coherence walk (HANDOFF_FUZZ_BULK=600 HANDOFF_FUZZ_SEED=1024, at times):
+  // the mcp server's refill after a write made `<old>/.git/handoff/ref-temps` with mkdir -p, a
+  // ghost of the moved repository (the walk's rename back then failed: not empty).
+  const repo = tempRepo();
+  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "a");
+  const a = gitOut(repo, "rev-parse", "HEAD").trim();
+  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "b");
+  const b = gitOut(repo, "rev-parse", "HEAD").trim();
+  gitOut(repo, "update-ref", "refs/handoff/tasks/t-1", a);
+  const w = await LooseRefWriter.open(repo, `${repo}/.git`, repo, new RefFiles(`${repo}/.git`));
+  if (!w) throw new Error("expected an in-process writer for a plain repository");
+  const dir = `${repo}/.git/handoff/ref-temps`;
+  try {
+    w.prepareAhead();
+    await until(() => existsSync(dir) && readdirSync(dir).length === REF_TEMP_POOL, "the ref temp pool filled");
+    assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: b, old: a }]), { ok: true });
+    // In the same turn as the write, before the quiet spell that starts the refill.
+    renameSync(repo, `${repo}.moved`);
+    await sleep(100);
+    assert.not.ok(existsSync(repo), `nothing made at the old path: ${existsSync(repo) ? readdirSync(repo, { recursive: true }).join(", ") : ""}`);
+    renameSync(`${repo}.moved`, repo);
+    assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: a, old: b }]), { ok: true });
+    assert.is(gitOut(repo, "rev-parse", "refs/handoff/tasks/t-1").trim(), a);
+  } finally {
+    w.close();
+    if (existsSync(`${repo}.moved`)) renameSync(`${repo}.moved`, repo);
+  }
+});
+
+test("state folders: missing ones are made below a git dir that is there, never the git dir itself", () => {
+  const repo = tempRepo();
+  ownFolder(`${repo}/.git/handoff/pending-x/inner`);
+  assert.ok(existsSync(`${repo}/.git/handoff/pending-x/inner`), "the state folder and those below it made");
+  const gone = `${repo}/gone`;
+  for (const dir of [`${gone}/.git/handoff`, `${gone}/.git/handoff/ref-temps`, `${gone}/.git/handoff/a/b`]) {
+    assert.throws(() => ownFolder(dir), /ENOENT/, dir);
+    assert.not.ok(existsSync(gone), `nothing made for ${dir}`);
+  }
+  ownFolder(`${repo}/not-state/a/b`);
+  assert.ok(existsSync(`${repo}/not-state/a/b`), "elsewhere (a cache folder of the user's), mkdir -p as before");
 });
 
 test("object writer: an object written again within seconds is not looked for; the settle after the update writes it back if a prune removed it", async () => {

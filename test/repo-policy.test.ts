@@ -233,4 +233,20 @@ test("a found branch that stops being the answer: the remote's HEAD set, a main 
   assert.is(mode(), "strict", "a main made beside the master is found before it");
 });
 
+test("the same branch found another way (the remote's HEAD set to it, then removed): status says how, at once", () => {
+  // Found by the cache-coherence walk (HANDOFF_FUZZ_MCP=0 HANDOFF_FUZZ_SEED=1093, step 7): the
+  // cached policy kept "the main branch" after `git remote set-head origin main`.
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "main");
+  commitFile(repo, ".handoff.yaml", "mode: strict\n", "policy on main");
+  gitOut(repo, "remote", "add", "origin", repo);
+  gitOut(repo, "update-ref", "refs/remotes/origin/main", "main");
+  const policy = () => cli(["status", "--json", "--no-conflicts"], { cwd: repo, agent: "lead" }).json.policy;
+  assert.equal([policy().branch, policy().from], ["main", "the main branch"]);
+  gitOut(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main");
+  assert.equal([policy().branch, policy().from], ["main", "origin/HEAD"]);
+  gitOut(repo, "symbolic-ref", "--delete", "refs/remotes/origin/HEAD");
+  assert.equal([policy().branch, policy().from], ["main", "the main branch"]);
+});
+
 test.run();

@@ -126,9 +126,9 @@ export function unlinkQuiet(path: string): void {
 
 /**
  * Makes sure `dir` is a folder of its own, not a link to one: lstat'ed, and a link, a file or
- * anything else in its place is removed and the folder made anew (its parents as mkdir -p makes
- * them when missing). A file in place of the state folder itself is refused instead
- * (stateFolderRefusal), not removed. Throws on failure.
+ * anything else in its place is removed and the folder made anew (its missing parents too, but
+ * never the git dir a state folder sits in: makeParents). A file in place of the state folder
+ * itself is refused instead (stateFolderRefusal), not removed. Throws on failure.
  */
 export function ownFolder(dir: string): void {
   for (let n = 0; ; n++) {
@@ -149,13 +149,43 @@ export function ownFolder(dir: string): void {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "ENOENT") {
-        mkdirSync(dirname(dir), { recursive: true });
+        // The state folder's parent is the git dir: gone, it is not made again here.
+        if (isStateFolder(dir)) throw e;
+        makeParents(dirname(dir));
         mkdirSync(dir);
         return;
       }
       // Made (or replaced) by another process meanwhile: look again, a few times at most.
       if (code !== "EEXIST" || n >= 3) throw e;
     }
+  }
+}
+
+/**
+ * `mkdir -p dir`, except that at and below a state folder (`<git dir>/handoff`, the nearest one
+ * up) the folders are made one by one from the state folder down, each only where its parent
+ * exists: the git dir is never made. A long-running process whose repository was moved or
+ * removed (the MCP server's temp refill after a write, loose-ref-writer.ts) made
+ * `<old path>/.git/handoff/ref-temps` again with mkdir -p, a ghost of the repository where it had
+ * been (a `git clone` there then refused the folder as not empty); it now fails with ENOENT, as a
+ * write there would.
+ */
+function makeParents(dir: string): void {
+  let state = dir;
+  while (!isStateFolder(state) && dirname(state) !== state) state = dirname(state);
+  if (!isStateFolder(state)) {
+    mkdirSync(dir, { recursive: true });
+    return;
+  }
+  const below = dir.slice(state.length).split(/[\\/]/).filter(Boolean);
+  let d = state;
+  for (let i = 0; ; d = `${d}/${below[i++]}`) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    if (i === below.length) return;
   }
 }
 

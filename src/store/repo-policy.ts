@@ -123,11 +123,13 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   }
   if (cached && cached.tip === tip) {
     if (stands) return cached;
-    // Looked up again, the same branch at the same tip: the policy stands, what the lookup read is noted anew.
+    // Looked up again, the same branch at the same tip: the policy stands, what the lookup read is
+    // noted anew, and how the branch was found (origin/HEAD set to the main branch found before:
+    // the same branch, found another way).
     const looked = lookupStamp(repo, remote);
     const { lookup: _, ...rest } = cached;
-    const next: Cached = { ...rest, ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
-    if (next.lookup?.stamp !== cached.lookup?.stamp) writeSmallFile(cacheFile, JSON.stringify(next));
+    const next: Cached = { ...rest, from, ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
+    if (next.lookup?.stamp !== cached.lookup?.stamp || next.from !== cached.from) writeSmallFile(cacheFile, JSON.stringify(next));
     return next;
   }
   const { part, blob } = tip && branch ? await policyAt(repo, cwd, tip, branch, cached) : { part: { commit: null, text: null, data: null, fallback: null }, blob: undefined };

@@ -5,7 +5,7 @@
 // again in the truth at A's own path (the folders are swapped for it, and R with R's copy `Rt`),
 // so the commits come out byte for byte the same and the refs left behind can be compared.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, cleanEnv, tempDir } from "./repo.ts";
 import { overStdio, type McpHandle } from "./mcp.ts";
@@ -155,6 +155,7 @@ export class World {
 
   /** The truth: A's copy with its caches gone (and R's copy, for a write that reaches the remote). */
   freshTruth(): void {
+    this.settle();
     rmSync(this.T, { recursive: true, force: true });
     rmSync(this.Rt, { recursive: true, force: true });
     cpSync(this.A, this.T, { recursive: true, verbatimSymlinks: true });
@@ -173,10 +174,28 @@ export class World {
     try {
       return fn();
     } finally {
+      // A packer the truth started works where R's path leads (GIT_DIR): done before R is back there.
+      this.settle();
       renameSync(this.A, this.T);
       if (this.remote) renameSync(this.R, this.Rt);
       renameSync(aside, this.A);
       if (this.remote) renameSync(rAside, this.R);
+    }
+  }
+
+  /**
+   * Waits for the `git pack-refs --all` a listing of the remote by path starts in it, detached, once
+   * it read many loose refs (path-remote.ts packRefsLater, as receive-pack's `gc --auto` would).
+   * git readers and the tool's own read loose refs before packed-refs and miss nothing while it
+   * packs; a copy of R taken meanwhile may hold the old packed-refs and not the loose refs deleted
+   * since: a remote no process saw (HANDOFF_FUZZ_BULK=600 HANDOFF_FUZZ_SEED=1037, at times: the
+   * truth's sync pushed 228 refs and took a task for deleted).
+   */
+  settle(): void {
+    const deadline = Date.now() + 30_000;
+    while (packersIn(this.root).length) {
+      if (Date.now() > deadline) throw new Error(`git pack-refs still running in ${this.root} after 30 s`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
     }
   }
 
@@ -190,3 +209,24 @@ export class World {
   }
 }
 
+
+/** The pids of `git pack-refs` processes working under `root` (their folder, /proc; Linux). */
+export function packersIn(root: string): number[] {
+  const found: number[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return found;
+  }
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "latin1").startsWith("git\0pack-refs\0")) continue;
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd === root || cwd.startsWith(`${root}/`)) found.push(Number(pid));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
