@@ -104,9 +104,10 @@ export async function pushToPath(source: PathRemoteSource, remote: string, updat
 }
 
 /**
- * A whole listing's text and the stamp of the ref files it was read from (the folder, every loose
- * ref's value under what was listed, packed-refs' identity: RefFiles.stamp), taken before they
- * were read: a later stamp equal to it means the same text, whatever was written between the two.
+ * A whole listing's text and the stamp of the ref files it was read from (the folder, what was
+ * listed, every loose ref's value as read, packed-refs' identity from before its text was read:
+ * RefFiles.listStamped): a later stamp equal to it means the same text, whatever was written
+ * between the two.
  */
 export interface StampedListing {
   text: string;
