@@ -80,7 +80,11 @@ test("temp objects: taken ones are made again only once the process is quiet, un
   }
 });
 
-test("ref writer: a replaced ref file's second name is removed once the process is quiet, and the temp pool made up", async () => {
+/**
+ * A repository whose refs/handoff/tasks/t-1 the in-process ref writer has just moved from one
+ * commit (a) to another (b), its temp pool filled first.
+ */
+async function writerAfterOneUpdate(): Promise<{ repo: string; a: string; b: string; w: LooseRefWriter; dir: string }> {
   const repo = tempRepo();
   gitOut(repo, "commit", "-q", "--allow-empty", "-m", "a");
   const a = gitOut(repo, "rev-parse", "HEAD").trim();
@@ -94,6 +98,16 @@ test("ref writer: a replaced ref file's second name is removed once the process 
     w.prepareAhead();
     await until(() => existsSync(dir) && readdirSync(dir).length === REF_TEMP_POOL, "the ref temp pool filled");
     assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: b, old: a }]), { ok: true });
+  } catch (e) {
+    w.close();
+    throw e;
+  }
+  return { repo, a, b, w, dir };
+}
+
+test("ref writer: a replaced ref file's second name is removed once the process is quiet, and the temp pool made up", async () => {
+  const { repo, b, w, dir } = await writerAfterOneUpdate();
+  try {
     const old = () => readdirSync(dir).filter((f) => f.endsWith(".old"));
     assert.is(old().length, 1, "the replaced file keeps a second name until the process is quiet");
     await until(() => old().length === 0 && readdirSync(dir).length === REF_TEMP_POOL, "second names removed (the replaced file's, the temp's) and pool made up");
@@ -107,19 +121,8 @@ test("ref writer: a refill after the repository was moved away makes nothing at 
   // Found by the cache-coherence walk (HANDOFF_FUZZ_BULK=600 HANDOFF_FUZZ_SEED=1024, at times):
   // the mcp server's refill after a write made `<old>/.git/handoff/ref-temps` with mkdir -p, a
   // ghost of the moved repository (the walk's rename back then failed: not empty).
-  const repo = tempRepo();
-  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "a");
-  const a = gitOut(repo, "rev-parse", "HEAD").trim();
-  gitOut(repo, "commit", "-q", "--allow-empty", "-m", "b");
-  const b = gitOut(repo, "rev-parse", "HEAD").trim();
-  gitOut(repo, "update-ref", "refs/handoff/tasks/t-1", a);
-  const w = await LooseRefWriter.open(repo, `${repo}/.git`, repo, new RefFiles(`${repo}/.git`));
-  if (!w) throw new Error("expected an in-process writer for a plain repository");
-  const dir = `${repo}/.git/handoff/ref-temps`;
+  const { repo, a, b, w } = await writerAfterOneUpdate();
   try {
-    w.prepareAhead();
-    await until(() => existsSync(dir) && readdirSync(dir).length === REF_TEMP_POOL, "the ref temp pool filled");
-    assert.equal(w.update([{ ref: "refs/handoff/tasks/t-1", new: b, old: a }]), { ok: true });
     // In the same turn as the write, before the quiet spell that starts the refill.
     renameSync(repo, `${repo}.moved`);
     await sleep(100);
