@@ -2,7 +2,7 @@
 // same code from the same register functions as the full CLI: its table must match program.ts's,
 // the dispatcher must load it for those verbs only, and what they print must not change.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -167,6 +167,18 @@ test("a code cache that is empty, foreign or cut short is passed over and writte
     assert.is(run(["task", "show", "t1"]).status, 0);
     assert.is(statSync(file).mtimeMs, at);
   }
+});
+
+test("a HOME that is not there is not made for the code cache; one that is gets .cache/git-handoff", () => {
+  const repo = tempRepo();
+  const home = join(tempDir(), "home");
+  const run = () => spawnSync(process.execPath, [CLI, "task", "list"], { cwd: repo, env: cleanEnv({ HOME: home, XDG_CACHE_HOME: "", HANDOFF_AGENT: "lead" }), encoding: "utf8" });
+  const missing = run();
+  assert.is(missing.status, 0, missing.stderr);
+  assert.not.ok(existsSync(home), `${home} was made: ${existsSync(home) ? readdirSync(home, { recursive: true }).join(", ") : ""}`);
+  mkdirSync(home);
+  assert.is(run().status, 0);
+  assert.ok(readdirSync(join(home, ".cache", "git-handoff")).some((f) => f.endsWith("-task.cache")), "the cache written under the home");
 });
 
 test("two installs of one build keep their code caches side by side: neither prunes the other's", () => {

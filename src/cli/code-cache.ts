@@ -85,7 +85,7 @@ export function loadBundle(file: string, variant = "any"): unknown {
       // A provisional cache taken as it is stands until a run that is not long replaces it.
       if (cached && !script.cachedDataRejected && long) return;
       try {
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        makeCacheDir(dir);
         const tmp = `${cachePath}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: long ? PROVISIONAL_MODE : 0o600 });
         renameSync(tmp, cachePath);
@@ -98,6 +98,26 @@ export function loadBundle(file: string, variant = "any"): unknown {
     });
   }
   return mod.exports;
+}
+
+/**
+ * The cache folder, made where it is missing, but never the home it sits in: a process run with a
+ * HOME that is not there (a service account's `/nonexistent`, a sandbox's) leaves no cache, as it
+ * leaves no other file; it had made `/nonexistent/.cache/git-handoff`. XDG_CACHE_HOME is made as
+ * the XDG base directory specification asks (0700).
+ */
+function makeCacheDir(dir: string): void {
+  if (process.env.XDG_CACHE_HOME) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return;
+  }
+  for (const d of [dirname(dir), dir]) {
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
 }
 
 /**

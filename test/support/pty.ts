@@ -58,7 +58,8 @@ out = b""
 deadline = time.time() + 60
 def hang_up():
     on = os.environ.get("HANG_UP_ON")
-    return os.path.exists(os.environ.get("HANG_UP_AT", "/nonexistent")) or (on is not None and on.encode() in out)
+    at = os.environ.get("HANG_UP_AT")
+    return (at is not None and os.path.exists(at)) or (on is not None and on.encode() in out)
 while not hang_up() and time.time() < deadline:
     r, _, _ = select.select([fd], [], [], 0.1)
     if r:
