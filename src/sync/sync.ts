@@ -114,9 +114,12 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
       return report;
     }
     const began = new Date();
-    // What was read before the lock stands unless another sync held it meanwhile: its push moved
-    // the remote past that listing (a stale listing only costs a round, but costs it).
-    const done = await syncHeld(store, remote, budget, report, say, turn.ok && !turn.contended ? pre : undefined);
+    // What was read before the turn stands only while this clone's refs are as they were then.
+    // Another sync of this clone may have run in between, waited for or not: one that fetched or
+    // pushed moved the tracking refs, and the listing read before it is then older than the state
+    // it validated (a remote value that does not descend from it reads as rewritten history).
+    const still = turn.ok && pre.stamp !== null && syncStamp(store, remote) === pre.stamp;
+    const done = await syncHeld(store, remote, budget, report, say, still ? pre : undefined);
     if (turn.ok) markSynced(stamp, began);
     return withSplit(store, remote, done);
   } finally {
