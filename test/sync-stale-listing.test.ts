@@ -1,0 +1,47 @@
+// A sync reads the remote's listing before it takes the clone's sync turn (a sync with nothing new
+// answers from it without the turn: src/sync/sync.ts). When there is something to do, that listing
+// is kept after the turn only while this clone's refs are as they were: the sync that held the
+// turn meanwhile may have pushed, which moves the tracking refs past what the listing shows (and
+// leaves no fetch's mark, by which a listing older than a fetch is read again). Kept anyway, the
+// listing was older than the tracking refs it was compared with.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { acquireOwnedLock } from "../src/git/owned-lock.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, tempDir } from "./support/repo.ts";
+import { twoClones } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+test("a listing read before the turn, overtaken by the push of the sync that held it, is read again: the pushed task stays", async () => {
+  const { bare, a } = twoClones();
+  const ok = (args: string[]) => assert.is(cli(args, { cwd: a, agent: "lead" }).code, 0, args.join(" "));
+  ok(["task", "add", "one", "--id", "one", "--push"]);
+  ok(["sync"]);
+  ok(["sync"]);
+  ok(["task", "add", "three", "--id", "three"]);
+  // Another sync of the clone holds the turn while this one reads the listing and waits.
+  const held = await acquireOwnedLock(`${a}/.git/handoff/sync-origin.lock`, Date.now() + 5000);
+  assert.ok(held.ok);
+  const steps = join(tempDir(), "steps");
+  const waiting = cliAsync(["sync", "--json"], { cwd: a, agent: "lead", env: { HANDOFF_TRACE: steps } });
+  for (const until = Date.now() + 60_000; !(existsSync(steps) && readFileSync(steps, "utf8").includes("sync: start")) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1000));
+  // What that sync does with the turn: push three and move its tracking ref (as sync.ts does).
+  const three = gitOut(a, "rev-parse", "refs/handoff/tasks/three");
+  gitOut(a, "push", "-q", bare, "refs/handoff/tasks/three:refs/handoff/tasks/three");
+  gitOut(a, "update-ref", "refs/handoff-remotes/origin/tasks/three", three);
+  if (held.ok) held.release();
+  const out = await waiting;
+  assert.is(out.code, 0, out.stdout + out.stderr);
+  const report = JSON.parse(out.stdout);
+  // Read again, the listing has three as this clone has it: nothing to push or remove. (Kept, the
+  // stale listing lacked it: pushed again here, and where the ref's family is validated, a value
+  // older than its tracking ref was refused as rewritten history.)
+  assert.equal([report.pushed, report.removed, report.quarantined], [[], [], []], out.stdout);
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/three"), three, "the pushed task is still here");
+  assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/three"), three);
+});
+
+test.run();
