@@ -114,12 +114,9 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
       return report;
     }
     const began = new Date();
-    // What was read before the turn stands only while this clone's refs are as they were then.
-    // Another sync of this clone may have run in between, waited for or not: one that fetched or
-    // pushed moved the tracking refs, and the listing read before it is then older than the state
-    // it validated (a remote value that does not descend from it reads as rewritten history).
-    const still = turn.ok && pre.stamp !== null && syncStamp(store, remote) === pre.stamp;
-    const done = await syncHeld(store, remote, budget, report, say, still ? pre : undefined);
+    // What was read before the turn goes on to the sync, which reads the listing again if this
+    // clone's refs moved since (syncHeld).
+    const done = await syncHeld(store, remote, budget, report, say, turn.ok ? pre : undefined);
     if (turn.ok) markSynced(stamp, began);
     return withSplit(store, remote, done);
   } finally {
@@ -200,6 +197,12 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   if (!store.warm) await new Promise((r) => setImmediate(r));
   const first = await snapshot(store, remote);
   trace("sync: local refs read");
+  // The listing was asked for before this clone's refs were read (and before the turn, when it
+  // was free). A ref moved in between leaves it older than the tracking refs the refresh judges
+  // by, and a remote value older than its tracking ref reads as rewritten history: the sync that
+  // held the turn may have pushed, or another process's claim pushed through the remote, neither
+  // leaving a fetch's mark. Refs moved since the stamp: the listing is asked for again.
+  const listed = early && stamp !== null && syncStamp(store, remote) !== stamp ? undefined : early;
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
   let listing: Listing | undefined;
@@ -207,7 +210,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   for (;;) {
     report.rounds++;
     say(report.rounds === 1 ? `fetching refs/handoff/* from ${remote}` : `fetching again from ${remote} (round ${report.rounds})`);
-    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? early : undefined);
+    const f = await refreshTracking(store, remote, report.rounds === 1 ? first.tracking : undefined, budget, report.rounds === 1 ? listed : undefined);
     if (!f.ok) remoteFailed(budget, f, "sync");
     if (report.rounds === 1) listing = f.listing;
     trace("sync: remote listed (and fetched)");
