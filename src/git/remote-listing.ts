@@ -13,7 +13,7 @@ import { listRemote } from "./remote-ref.ts";
  * fetch with nothing new (which still checks every ref), so sync asks this first. With `refs`,
  * only those (the check after a push whose outcome is unknown). A whole listing read from a
  * remote on this disk carries the `stamp` of the ref files it was read from; given `known`, an
- * earlier such listing (its `raw` and `stamp`), it is that listing again while the stamp holds.
+ * earlier such listing (its text and stamp), it is that listing again while the stamp holds.
  */
 export async function lsRemoteHandoff(
   cwd: string,
@@ -21,14 +21,13 @@ export async function lsRemoteHandoff(
   timeoutMs: number,
   refs?: string[],
   source?: PathRemoteSource,
-  known?: { raw: string; stamp: string },
+  known?: StampedListing,
 ): Promise<{ ok: true; tips: Map<string, string>; raw: string; prefix: string; stamp?: string } | RemoteFailure> {
   noteRemoteCall(cwd, remote, "ls-remote");
   const prefix = await remotePrefix(cwd, remote);
   // In process where it can be (on this disk, over HTTP), in git's own output form.
   const names = refs?.map((x) => toRemote(x, prefix));
-  const was: StampedListing | undefined = known && !refs ? { text: known.raw, stamp: known.stamp } : undefined;
-  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`, ...splitPatterns(prefix)], timeoutMs, source, names, undefined, was);
+  const r = await listRemote(cwd, remote, prefix, names ?? [`${prefix}*`, ...splitPatterns(prefix)], timeoutMs, source, names, undefined, refs ? undefined : known);
   if ("message" in r) return r;
   if (r.code !== 0 || r.timedOut) return failure(r, "git ls-remote");
   if (!refs) noteSplit(`${cwd}\0${remote}`, splitIn(r.stdout, prefix));

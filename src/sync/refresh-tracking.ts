@@ -7,6 +7,7 @@ import { fetchHandoffRefs, type FetchResult } from "../git/fetch-refs.ts";
 import { withFetchLock } from "../git/fetch-lock.ts";
 import type { RemoteFailure } from "../git/remote-failure.ts";
 import { lsRemoteHandoff } from "../git/remote-listing.ts";
+import type { StampedListing } from "../git/path-remote.ts";
 import { trackingRef } from "../git/tracking-ref.ts";
 import { failOnStaleLock } from "../store/stale-lock.ts";
 import type { Store } from "../store/store.ts";
@@ -73,7 +74,7 @@ export interface EarlyListing {
 }
 
 /** Starts the listing a refresh needs now; hand it to refreshTracking. `known`: see lsRemoteHandoff. */
-export function listEarly(store: Store, remote: string, budget: RemoteBudget, known?: { raw: string; stamp: string }): EarlyListing {
+export function listEarly(store: Store, remote: string, budget: RemoteBudget, known?: StampedListing): EarlyListing {
   return { started: Date.now(), listing: lsRemoteHandoff(store.storeCwd, remote, callTimeout(budget), undefined, store.remoteSource, known) };
 }
 

@@ -157,7 +157,7 @@ function quietFirst(store: Store, remote: string, budget: RemoteBudget): FirstLo
   // the local refs synchronously: without a turn of the event loop between, the two ran one after
   // the other (10 ms of refs, then the listing, at 1,000 tasks). A warm store's listing yields a
   // turn itself; one more there would let its background file work run inside this sync.
-  const early = listEarly(store, remote, budget, quiet?.remoteStamp !== undefined ? { raw: quiet.listing, stamp: quiet.remoteStamp } : undefined);
+  const early = listEarly(store, remote, budget, quiet?.remoteStamp !== undefined ? { text: quiet.listing, stamp: quiet.remoteStamp } : undefined);
   // A look taken before a lock that turns out contended is dropped unread: its failure is no one's.
   early.listing.catch(() => {});
   // What this clone's refs are before anything is read: that sync may have seen them so.
