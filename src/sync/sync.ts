@@ -202,7 +202,7 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
   // by, and a remote value older than its tracking ref reads as rewritten history: the sync that
   // held the turn may have pushed, or another process's claim pushed through the remote, neither
   // leaving a fetch's mark. Refs moved since the stamp: the listing is asked for again.
-  const listed = early && stamp !== null && syncStamp(store, remote) !== stamp ? undefined : early;
+  const listed = stamp !== null && syncStamp(store, remote) !== stamp ? undefined : early;
   const tentative = first.tentative ? await listTentative(store) : [];
   let localAfter: Map<string, string> | undefined;
   let listing: Listing | undefined;
