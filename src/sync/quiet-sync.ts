@@ -67,12 +67,7 @@ export function stillQuiet(store: Store, q: Quiet, stamp: string, listing: Listi
 export function rememberQuiet(store: Store, remote: string, stamp: string, listing: Listing): void {
   const due = compactionDue(store);
   if (due === undefined) return;
-  const head = { format: FORMAT, stamp, prefix: listing.prefix, retention: store.config.retentionMs, due, ...(listing.stamp !== undefined ? { remote_stamp: listing.stamp } : {}) };
-  try {
-    replaceFile(pathOf(store, remote), `${JSON.stringify(head)}\n${listing.raw}`);
-  } catch {
-    /* the next sync reads the refs instead */
-  }
+  writeQuiet(store, remote, { stamp, prefix: listing.prefix, retention: store.config.retentionMs, due, listing: listing.raw, ...(listing.stamp !== undefined ? { remoteStamp: listing.stamp } : {}) });
 }
 
 /**
@@ -83,11 +78,17 @@ export function rememberQuiet(store: Store, remote: string, stamp: string, listi
  */
 export function restampQuiet(store: Store, remote: string, q: Quiet, remoteStamp: string | undefined): void {
   if (remoteStamp === q.remoteStamp || syncStamp(store, remote) !== q.stamp) return;
-  const head = { format: FORMAT, stamp: q.stamp, prefix: q.prefix, retention: q.retention, due: q.due, ...(remoteStamp !== undefined ? { remote_stamp: remoteStamp } : {}) };
+  const { remoteStamp: _, ...rest } = q;
+  writeQuiet(store, remote, { ...rest, ...(remoteStamp !== undefined ? { remoteStamp } : {}) });
+}
+
+/** The record as readQuiet reads it: its head line, then the listing. Best effort. */
+function writeQuiet(store: Store, remote: string, q: Quiet): void {
+  const head = { format: FORMAT, stamp: q.stamp, prefix: q.prefix, retention: q.retention, due: q.due, ...(q.remoteStamp !== undefined ? { remote_stamp: q.remoteStamp } : {}) };
   try {
     replaceFile(pathOf(store, remote), `${JSON.stringify(head)}\n${q.listing}`);
   } catch {
-    /* the next sync reads the listing again */
+    /* the next sync reads the refs and the listing instead */
   }
 }
 
