@@ -149,6 +149,25 @@ test("state folders: missing ones are made below a git dir that is there, never 
   assert.ok(existsSync(`${repo}/not-state/a/b`), "elsewhere (a cache folder of the user's), mkdir -p as before");
 });
 
+test("object writer: a write after the repository was moved away makes nothing at its old path", () => {
+  // The fan-out folder was made with mkdir -p when its parent was missing: a running server's
+  // write after its repository moved made `<old>/.git/objects/xx`, a ghost of the repository.
+  const repo = tempRepo();
+  const w = new ObjectWriter(`${repo}/.git`, "sha1");
+  try {
+    renameSync(repo, `${repo}.moved`);
+    for (const text of ["one\n", "two\n", "three\n"]) assert.throws(() => w.write("blob", text), /ENOENT|repository/);
+    assert.not.ok(existsSync(repo), `nothing made at the old path: ${existsSync(repo) ? readdirSync(repo, { recursive: true }).join(", ") : ""}`);
+    renameSync(`${repo}.moved`, repo);
+    const oid = w.write("blob", "back\n");
+    w.settle(); // the failed writes are still pending (no ref names them): written now, as unreferenced loose objects
+    assert.is(gitOut(repo, "cat-file", "-p", oid), "back");
+  } finally {
+    w.close();
+    if (existsSync(`${repo}.moved`)) renameSync(`${repo}.moved`, repo);
+  }
+});
+
 test("object writer: an object written again within seconds is not looked for; the settle after the update writes it back if a prune removed it", async () => {
   const repo = tempRepo();
   const w = new ObjectWriter(`${repo}/.git`, "sha1");

@@ -254,17 +254,17 @@ function openTemp(dir: string, tmp: string, shared: number): number {
 const fanOutSeen = new Set<string>();
 
 /**
- * The fan-out folder. Not `recursive: true`: Node reports a full disk there as ENOENT, which
- * would hide the cause. `objects/` itself always exists in a repository.
+ * The fan-out folder, never its parents: `objects/` always exists in a repository, and where it
+ * does not the repository was moved or removed under a running process, whose write must fail
+ * (ENOENT) rather than make a ghost of it at the old path. (Not `recursive: true` either way:
+ * Node reports a full disk there as ENOENT, which would hide the cause.)
  */
 function makeFanOut(dir: string, shared: number): void {
   try {
     mkdirSync(dir);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return;
-    if (code === "ENOENT") mkdirSync(dir, { recursive: true });
-    else throw e;
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return;
+    throw e;
   }
   // As git does after its mkdir: group (and others') access and setgid where the repository is shared.
   if (shared) adjustSharedDir(dir, shared);
