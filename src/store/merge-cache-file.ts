@@ -41,27 +41,29 @@ export function saveMerges(store: Store, used: ReadonlyMap<string, MergePreview>
 
 export function openMergeCache(store: Store): MergeCacheFile {
   const stored = storedMerges(store);
-  const used = new Map<string, MergePreview>();
-  let added = false;
+  // The keys of the entries this run read, in a list (a preview reads hundreds and usually saves
+  // nothing: a Map of them cost a set each); which entries to keep is worked out only to save.
+  const hits: string[] = [];
+  const merged = new Map<string, MergePreview>();
   // A Map the preview reads and fills; it records which entries this run touched.
   const cache = new (class extends Map<string, MergePreview> {
     override get(key: string) {
-      const hit = stored.get(key);
-      if (hit) used.set(key, hit);
+      const hit = merged.get(key) ?? stored.get(key);
+      if (hit) hits.push(key);
       return hit;
     }
     override set(key: string, value: MergePreview) {
-      if (value.ok) {
-        used.set(key, value);
-        added = true;
-      }
+      if (value.ok) merged.set(key, value);
       return this;
     }
   })();
   return {
     cache,
     save() {
-      if (!added && used.size === stored.size) return;
+      const used = new Map<string, MergePreview>();
+      for (const key of hits) used.set(key, (merged.get(key) ?? stored.get(key))!);
+      for (const [key, value] of merged) used.set(key, value);
+      if (!merged.size && used.size === stored.size) return;
       saveMerges(store, used);
     },
   };
