@@ -4,10 +4,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { checkPath } from "../src/core/check.ts";
-import { overlaps } from "../src/core/glob-overlap.ts";
+import { matchesPath, overlaps } from "../src/core/glob-overlap.ts";
 import { acquireLeases, releaseLeases, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../src/core/lease.ts";
-import { buildPolicy, gitattributesIgnores } from "../src/core/lease-policy.ts";
+import { buildPolicy, gitattributesIgnores, isIgnored } from "../src/core/lease-policy.ts";
 import type { Actor } from "../src/core/identity.ts";
 import { ansiLcg as rng } from "./support/rng.ts";
 
@@ -126,6 +126,32 @@ test("check: verdict per lease kind, then the mode", () => {
   assert.is(grace(120).verdict, "ok", "past the grace, free");
   assert.is(grace(30).holders[0]!.grace_until, undefined, "a live lease is answered as before");
   assert.equal(gitattributesIgnores("# c\n*.pb.go linguist-generated=true\nx -linguist-generated\ny linguist-generated=false\nz handoff-ignore\n"), ["*.pb.go", "z"]);
+});
+
+test("ignore globs: a policy's paths ignored exactly as each glob in turn would say, for random globs and paths", () => {
+  // isIgnored sorts a policy's globs by shape once (names, folders, plain paths) and asks matchesPath
+  // only of the rest: the answer must be the one asking every glob gives.
+  const segs = ["src", "dist", "build", "a", "b", "x.ts", "y.md", "yarn.lock", "package-lock.json", "gen", ".hidden", "dist2", "builds"];
+  const globs = ["src/gen/", "/a/**", "b/**/x.ts", "*.md", "x.ts", "a/yarn.lock", "**/gen/**", "[ab]/y.md", "{src,lib}/*.ts", "src/*", ".hidden", "dist/x.ts", "**/b/x.ts", "a/b/"];
+  const rand = rng(7);
+  const seen = [0, 0];
+  const int = (n: number) => Math.floor(rand() * n);
+  const pick = <T>(xs: readonly T[]) => xs[int(xs.length)]!;
+  for (let round = 0; round < 200; round++) {
+    const chosen = Array.from({ length: int(6) }, () => pick(globs));
+    const policy = buildPolicy({ mode: "balanced", ignore: chosen }, round % 3 ? null : "gen/** linguist-generated\n*.lock handoff-ignore\n");
+    for (let i = 0; i < 40; i++) {
+      const path = Array.from({ length: 1 + int(4) }, () => pick(segs)).join("/");
+      const want = policy.ignore.some((g) => matchesPath(g, path));
+      assert.is(isIgnored(policy, path), want, `${path} against ${JSON.stringify(policy.ignore)}`);
+      seen[want ? 1 : 0]++;
+    }
+  }
+  assert.ok(seen[0] > 1000 && seen[1] > 1000, `both answers drawn: ${seen}`);
+  // Every shape is met: the defaults' names and folders, plain paths and other globs.
+  const p = buildPolicy({ mode: "balanced", ignore: ["x.ts", "a/yarn.lock", "*.md", "src/gen/"] }, null);
+  assert.ok(isIgnored(p, "src/yarn.lock") && isIgnored(p, "dist/a/b") && isIgnored(p, "a/yarn.lock") && isIgnored(p, "q/y.md") && isIgnored(p, "src/gen/z") && isIgnored(p, "b/x.ts"));
+  assert.not.ok(isIgnored(p, "dist") || isIgnored(p, "dist2/a") || isIgnored(p, "yarn.lock.txt") || isIgnored(p, "src/gen") || isIgnored(p, "x.tsx"));
 });
 
 test.run();
