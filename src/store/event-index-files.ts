@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-const VERSION = 7;
+const VERSION = 8;
 
 export interface RefEntry {
   id: number;

@@ -21,7 +21,7 @@ import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
+import { countedList, countedText, isTakeoverPartner, statsProjection, type CountedList, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
@@ -166,19 +166,19 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     if (w.problem) entry.problem = w.problem;
     else delete entry.problem;
     const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
-    const counted: string[] = [];
+    const counted: number[] = [];
     for (const { oid, event } of w.lines.reverse()) {
       const seq = entry.n++;
       const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
       for (const k of keysOf(event)) add(k, line);
       const cut = statsLine(event);
-      if (cut === null) counted.push(Date.parse(event.at).toString(36));
+      if (cut === null) counted.push(Date.parse(event.at));
       else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
       if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
       report.added++;
     }
-    // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update.
-    if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
+    // The events only counted by `stats`: how many, and their times in one line (base 36 ms), per ref and update.
+    if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${countedText(counted)}\n`);
     m.refs[t.name] = entry;
   }
   for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k), lines.join(""), m.sizes[k] ?? 0);
@@ -219,14 +219,15 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: RefOr
  * each commit once. Null when damaged, as readIndexed.
  */
 export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEvent[]; counted: CountedTimes } | null {
-  const counted: string[] = [];
+  const counted: CountedList[] = [];
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
   const lines = scan(store, m, "stats", null, (payload, oid) => {
     if (oid === "-") {
       // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
-      if (!isCountedList(payload)) throw new Error("damaged");
-      counted.push(payload);
+      const list = countedList(payload);
+      if (!list) throw new Error("damaged");
+      counted.push(list);
       return null;
     }
     if (seen.has(oid)) return null;
