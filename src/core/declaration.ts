@@ -115,12 +115,23 @@ export interface StuckInput {
  * when it has not moved since.
  */
 export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: number): boolean {
+  return stuckSince(input, now, thresholdMs) !== null;
+}
+
+/**
+ * For a claim isPossiblyStuck flags: since when its branch stood still (the claim's time, if the
+ * branch last moved before it), and whether that is the claim's time; else null. Each time is
+ * parsed once: `status` asks this of every claim (5,000 at 10,000 tasks).
+ */
+export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   const c = input.task.claim;
-  if (input.task.status !== "claimed" || !c || Date.parse(c.expires_at) <= now.getTime()) return false;
+  if (input.task.status !== "claimed" || !c) return null;
+  const expires = Date.parse(c.expires_at);
+  if (expires <= now.getTime()) return null;
   const claimedAt = Date.parse(c.claimed_at);
   const moved = Math.max(claimedAt, input.branchMovedAt?.getTime() ?? claimedAt);
-  const renewedAt = Date.parse(c.expires_at) - c.ttl_ms;
-  return now.getTime() - moved > thresholdMs && renewedAt > moved;
+  if (!(now.getTime() - moved > thresholdMs && expires - c.ttl_ms > moved)) return null;
+  return { since: moved, claimed: moved === claimedAt };
 }
 
 /** Shown per agent at most; the count says how many there are. */

@@ -3,7 +3,7 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, isPossiblyStuck, judgePaths, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, judgePaths, stuckSince, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
@@ -123,12 +123,11 @@ export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, Branch
     const c = t.claim;
     if (t.status !== "claimed" || !c) continue;
     const tip = c.branch ? tips.get(c.branch) : undefined;
-    if (!isPossiblyStuck({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs)) continue;
-    const claimedAt = Date.parse(c.claimed_at);
-    const since = Math.max(claimedAt, tip?.at.getTime() ?? 0);
+    const stuck = stuckSince({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs);
+    if (!stuck) continue;
     // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
-    const at = since === claimedAt && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(since).toISOString();
-    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - since });
+    const at = stuck.claimed && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(stuck.since).toISOString();
+    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - stuck.since });
   }
   return out;
 }
