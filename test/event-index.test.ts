@@ -151,6 +151,17 @@ test("a key file removed, emptied or cut short is found out against the manifest
     assert.equal(stats(), want, "stats through a sound index");
     damage(join(dir, "stats.jsonl"));
     assert.equal(stats(), want, `stats.jsonl ${how}`);
+    // stats --since reads counted.jsonl too (the times of the events it only counts): the same there.
+    const since = plus(2 * MIN);
+    const wantSince = JSON.parse(JSON.stringify(computeStats(await walked(repo), { since: new Date(since), now: new Date(plus(30 * MIN)) })));
+    const statsSince = () => {
+      const { drift: _d, negotiation: _n, remote: _r, ...got } = at(repo, "reader", 30 * MIN, ["stats", "--json", "--since", since]).json;
+      return got;
+    };
+    assert.equal(statsSince(), wantSince, "stats --since through a sound index");
+    assert.ok(readFileSync(join(dir, "counted.jsonl"), "utf8").length > 0, "the history holds events stats only counts");
+    damage(join(dir, "counted.jsonl"));
+    assert.equal(statsSince(), wantSince, `counted.jsonl ${how}`);
   }
 });
 
@@ -198,6 +209,18 @@ test("stats through the index equals stats over the walked history", async () =>
   // Again, now served by an index that already exists.
   const { drift: _d, negotiation: _n, remote: _r, ...again } = at(r, "reader", 10 * MIN, ["stats", "--json"]).json;
   assert.equal(again, JSON.parse(JSON.stringify(computeStats(await walked(r), { since: null, now: new Date(plus(10 * MIN)) }))));
+  // Events stats only counts (renewals) added to refs the index holds already: the update adds
+  // them to what each ref's entry counts, and a task with none before (p: created, claimed, done).
+  await storeClaim(by(r, "bob", 6 * MIN), "q");
+  at(r, "reader", 10 * MIN, ["stats", "--json"]); // the index takes q's first renewal
+  await storeClaim(by(r, "bob", 7 * MIN), "q");
+  await storeTasks(by(r, "lead", 8 * MIN), [{ id: "s", objective: "plain" }]);
+  for (const since of [undefined, plus(6 * MIN + 1)]) {
+    const { drift: _d2, negotiation: _n2, remote: _r2, ...later } = at(r, "reader", 10 * MIN, ["stats", "--json", ...(since ? ["--since", since] : [])]).json;
+    const want = JSON.parse(JSON.stringify(computeStats(await walked(r), { since: since ? new Date(since) : null, now: new Date(plus(10 * MIN)) })));
+    assert.equal(later, want, `after more events, since ${since}`);
+    assert.is(later.events, (await walked(r)).filter((e: { at: string }) => !since || e.at >= since).length);
+  }
 });
 
 test("stats of events at one instant do not depend on when the index was built", async () => {

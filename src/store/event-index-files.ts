@@ -6,13 +6,15 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-const VERSION = 8;
+const VERSION = 9;
 
 export interface RefEntry {
   id: number;
   tip: string;
   /** Events indexed for this ref (lines with a higher position are not yet committed). */
   n: number;
+  /** Of them, the events `stats` only counts (their times are in counted.jsonl); absent: none. */
+  counted?: number;
   /** A damaged history: the message reported on every read, as a direct walk would. */
   problem?: string;
 }

@@ -6,8 +6,10 @@
 //   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
 //   type-<type>.jsonl  the lines of one event type
-//   stats.jsonl        every event as `stats` needs it: cut to the fields it reads, and the times
-//                      of those it only counts (not told apart by commit: a count, not a list)
+//   stats.jsonl        every event `stats` reads the details of, cut to the fields it reads
+//   counted.jsonl      the times of the events `stats` only counts (not told apart by commit: a
+//                      count, not a list), read only for a window (--since); how many each ref
+//                      holds is in the manifest, which is all `stats` without one reads of them
 //   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
@@ -21,7 +23,7 @@ import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
-import { countedList, countedText, isTakeoverPartner, statsProjection, type CountedList, type CountedTimes } from "../core/stats.ts";
+import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
@@ -166,19 +168,23 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     if (w.problem) entry.problem = w.problem;
     else delete entry.problem;
     const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
-    const counted: number[] = [];
+    const counted: string[] = [];
     for (const { oid, event } of w.lines.reverse()) {
       const seq = entry.n++;
       const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
       for (const k of keysOf(event)) add(k, line);
       const cut = statsLine(event);
-      if (cut === null) counted.push(Date.parse(event.at));
+      if (cut === null) counted.push(Date.parse(event.at).toString(36));
       else add("stats", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${cut}\n`);
       if (isTakeoverPartner(event)) add("partners", `${entry.id}\t${seq}\t${oid.slice(0, 16)}\t${event.at}\t${event.type}\t${clean(event.task)}\t${clean(event.agent)}\n`);
       report.added++;
     }
-    // The events only counted by `stats`: how many, and their times in one line (base 36 ms), per ref and update.
-    if (counted.length) add("stats", `${entry.id}\t${entry.n - 1}\t-\t${countedText(counted)}\n`);
+    // The events only counted by `stats`: their times in one line (base 36 ms) per ref and update,
+    // and how many in the ref's entry (committed with its `n`, by the manifest written below).
+    if (counted.length) {
+      add("counted", `${entry.id}\t${entry.n - 1}\t-\t${counted.join(",")}\n`);
+      entry.counted = (entry.counted ?? 0) + counted.length;
+    }
     m.refs[t.name] = entry;
   }
   for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k), lines.join(""), m.sizes[k] ?? 0);
@@ -215,21 +221,30 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: RefOr
 }
 
 /**
- * `stats.jsonl`: the events `stats` reads (cut by statsProjection) and the times of the others,
- * each commit once. Null when damaged, as readIndexed.
+ * `stats.jsonl`: the events `stats` reads (cut by statsProjection), each commit once, and the
+ * times of the others: for a window (`windowed`, --since) their lists from `counted.jsonl`, else
+ * only how many, from the manifest. Null when damaged, as readIndexed.
  */
-export function readStatsIndexed(store: Store, m: Manifest): { events: HandoffEvent[]; counted: CountedTimes } | null {
-  const counted: CountedList[] = [];
+export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): { events: HandoffEvent[]; counted: CountedTimes } | null {
+  let counted: CountedTimes;
+  if (windowed) {
+    const lists: string[] = [];
+    const read = scan(store, m, "counted", null, (payload) => {
+      // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
+      if (!isCountedList(payload)) throw new Error("damaged");
+      lists.push(payload);
+      return null;
+    });
+    if (!read) return null;
+    counted = lists;
+  } else {
+    let total = 0;
+    for (const name in m.refs) total += m.refs[name]!.counted ?? 0;
+    counted = { total };
+  }
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
   const lines = scan(store, m, "stats", null, (payload, oid) => {
-    if (oid === "-") {
-      // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
-      const list = countedList(payload);
-      if (!list) throw new Error("damaged");
-      counted.push(list);
-      return null;
-    }
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);

@@ -140,13 +140,13 @@ async function eventTips(store: Store, filter: EventFilter): Promise<{ name: str
  */
 export async function readStatsEvents(
   store: Store,
-  opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void } = {},
+  opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void; since?: Date | null } = {},
 ): Promise<{ events: HandoffEvent[]; counted: CountedTimes; partners?: HandoffEvent[] }> {
   const tips = await eventTips(store, {});
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, opts);
     if (!manifest) break;
-    const read = readStatsIndexed(store, manifest);
+    const read = readStatsIndexed(store, manifest, (opts.since ?? null) !== null);
     const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, manifest) : [];
     if (read && partners) return { ...read, partners };
     dropIndex(store, manifest);

@@ -26,7 +26,7 @@ export function registerStats(program: Command): void {
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
       // A damaged ref is reported and skipped, as `events` does: it must not hide everyone's figures.
       // Through the event index: the events it reads in detail, and only the times of the rest.
-      const { events, counted, partners } = await readStatsEvents(store, { onProblem: warn });
+      const { events, counted, partners } = await readStatsEvents(store, { onProblem: warn, since });
       const stats = computeStats(events, { since, now, counted, ...(partners ? { partners } : {}) });
       const negotiation = negotiationStats(events, since);
       // What this clone asks of its sync remote: pushes, listings and fetches per minute.
