@@ -207,6 +207,9 @@ export function pickReads(w: World, rnd: ReturnType<typeof mulberry32>, n: numbe
     // Events at the same instant (every step at one time: HANDOFF_FUZZ_TICK=0) count differently in
     // `stats` by whether the event index was built before or after them (reported apart).
     () => ({ args: ["stats", "--json"], agent: agent() }),
+    // A window reads the times stats only counts from the index's counted.jsonl (without one, their
+    // number from its manifest): a start among the walk's last steps.
+    () => ({ args: ["stats", "--json", "--since", new Date(w.now - rnd.int(20) * 1000).toISOString()], agent: agent() }),
     () => ({ args: ["agents", "--json"], agent: "r" }),
     () => ({ args: ["inbox", "--json"], agent: agent() }),
     () => ({ args: ["task", "list"], agent: "r" }),
