@@ -4,7 +4,7 @@
 import { uniqueSuffix } from "./unique-name.ts";
 import { closeSync, linkSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { readTextNoFollow } from "./safe-file.ts";
-import { hostname } from "node:os";
+import { thisHost } from "./host-name.ts";
 
 export interface LockOwner {
   pid: number;
@@ -30,23 +30,6 @@ export function processStart(pid: number): string | null {
   } catch {
     return null;
   }
-}
-
-let host: string | undefined;
-
-/**
- * This machine's name as os.hostname() gives it. On Linux it is read from /proc (the same
- * gethostname value), so a cold claim, which takes a lock (capacity-turn.ts), does not load
- * node:os for it (0.18 ms).
- */
-function thisHost(): string {
-  if (host !== undefined) return host;
-  try {
-    host = process.platform === "linux" ? readFileSync("/proc/sys/kernel/hostname", "latin1").trim() : "";
-  } catch {
-    host = "";
-  }
-  return (host ||= hostname());
 }
 
 export function selfOwner(): LockOwner {

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { hostname, userInfo } from "node:os";
+import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
@@ -15,6 +15,7 @@ import { looseObjectPath } from "../git/loose-object.ts";
 import { WriteTurns } from "../git/write-turn.ts";
 import type { OwnerFile } from "../git/owned-lock.ts";
 import { stateFolderProblem } from "../git/safe-file.ts";
+import { thisHost } from "../git/host-name.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -736,7 +737,7 @@ export function defaultAgentName(repo: RepoInfo, env: NodeJS.ProcessEnv): string
       user = "user";
     }
   }
-  const host = sanitizeIdPart(hostname().split(".")[0] ?? "host");
+  const host = sanitizeIdPart(thisHost().split(".")[0] ?? "host");
   const base = `${sanitizeIdPart(user)}@${host}`;
   return repo.isLinkedWorktree && repo.workTree ? `${base}.${sanitizeIdPart(basename(repo.workTree))}` : base;
 }
