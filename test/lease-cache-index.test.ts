@@ -20,7 +20,7 @@ function leased(): { repo: string; cache: string } {
   const cache = `${repo}/.git/handoff/leases.cache`;
   rmSync(cache, { force: true });
   assert.is(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(1) }).code, 0);
-  assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#index \{/);
+  assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#runs \[/);
   return { repo, cache };
 }
 
@@ -74,21 +74,33 @@ test("the hook's filtered read holds the caller's own leases in other folders: a
 test("a cache out of shape is read from git and written again: cut short, an index past its end, an older build's", () => {
   const { repo, cache } = leased();
   const good = readFileSync(cache, "utf8");
-  const [tip, format, index] = good.split("\n");
-  const body = good.slice(tip!.length + format!.length + index!.length + 3);
+  const [tip, format, runs, agents] = good.split("\n");
+  const body = good.slice(tip!.length + format!.length + runs!.length + agents!.length + 4);
+  const list = JSON.parse(runs!.slice(6)) as (string | number)[];
+  const bAt = list.indexOf("b");
+  const withRuns = (r: unknown) => `${tip}\n${format}\n#runs ${JSON.stringify(r)}\n${agents}\n${body}`;
   const damaged = [
     good.slice(0, good.length - 10), // cut short
-    `${tip}\n${format}\n${index!.replace(/"b":\d+/, '"b":999999')}\n${body}`, // an index that says more than there is
-    `${tip}\n${format}\n#index {"b":${Buffer.byteLength(body)},"k":[["a",[[-5,3]]]],"a":[]}\n${body}`, // a run out of bounds, lines left out
-    `${tip}\n${format}\n${index!.replace(/\["a",\[\[0,(\d+)\]\]\]/, (_m, n) => `["a",[[0,${Number(n) - 1}]]]`)}\n${body}`, // runs that do not meet
-    `${tip}\n${format}\n#index not json\n${body}`,
-    `${tip}\n${format}\n#index ${JSON.stringify({ ...JSON.parse(index!.slice(7)), k: JSON.parse(index!.slice(7)).k.filter((e: [string]) => e[0] !== "b") })}\n${body}`, // folder b's lines left out
+    withRuns(list.map((x, i) => (i === list.length - 1 ? (x as number) + 100 : x))), // runs that say more than there is
+    withRuns(list.map((x, i) => (i === 1 ? (x as number) - 1 : x))), // runs that do not meet
+    withRuns(list.map((x, i) => (i === 1 ? -(x as number) : x))), // a run of negative length
+    withRuns(list.slice(0, -1)), // a key without its length
+    withRuns(["a", Buffer.byteLength(body)]), // every line under one key: b's lines are not b's
+    withRuns([...list.slice(0, bAt), ...list.slice(bAt + 2)]), // folder b's lines left out
+    withRuns(list.slice(0, -2)), // the last run's lines left out (carol's c.md, at the root)
+    `${tip}\n${format}\n#runs not json\n${agents}\n${body}`,
+    `${tip}\n${format}\n${runs}\n${body}`, // the agents' line missing
+    `${tip}\n${format}\n${runs}\n#agents ["bob",2,"b"]\n${body}`, // an agent's entry past the end
+    // An earlier build's index (forty-sixth session and before): pairs of offsets in one line.
+    `${tip}\n${format}\n#index {"b":${Buffer.byteLength(body)},"k":[["a",[[0,${Buffer.byteLength(body)}]]]],"a":[]}\n${body}`,
   ];
   for (const text of damaged) {
     writeFileSync(cache, text);
     assert.match(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(2) }).stdout, /leased by alice/);
+    assert.is(cli(["check", "b/y.ts"], { cwd: repo, agent: "bob", env: at(2) }).code, 0, "bob's own lease");
     assert.is(cli(["check", "b/y.ts"], { cwd: repo, agent: "dave", env: at(2) }).code, 3);
-    assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#index \{/, "written again in shape");
+    assert.match(cli(["check", "c.md"], { cwd: repo, agent: "dave", env: at(2) }).stdout, /leased by carol/);
+    assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#runs \[/, "written again in shape");
   }
   // A cache without an index (a build before it): read whole, as it was written.
   writeFileSync(cache, `${tip}\n${format}\n${body}`);

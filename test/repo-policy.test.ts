@@ -183,6 +183,7 @@ test("no integration branch to find: not looked up again by every command, until
   const soon = new Date(Date.now() + 60_000);
   utimesSync(join(repo, ".git/refs/heads"), soon, soon);
   assert.ok(lookups().lookups > 0, "a branch folder changed a moment ago: looked up again");
+  assert.ok(lookups().lookups > 0, "and again: an answer from what changed a moment ago is not kept");
   const past = new Date(Date.now() - 10_000);
   utimesSync(join(repo, ".git/refs/heads"), past, past);
   assert.equal(lookups().integration, null);

@@ -135,11 +135,12 @@ export function uncheckedRefusal(unchecked: ConflictSearch["unchecked"]): Refusa
 export function holderSuggestions(l: Lease, now: Date, graceMs = 0): Suggestion[] {
   const left = Date.parse(l.expires_at) - now.getTime();
   const where = l.worktree ? ` in ${l.worktree}${l.branch ? ` (${l.branch})` : ""}` : "";
-  const end = new Date(Date.parse(l.expires_at) + graceMs).toISOString();
+  // The grace's end is worked out only when said: a process's first toISOString loads the time
+  // zone (~0.2 ms), and a hook's deny or warn answer comes here before it is written.
   const wait =
     left > 0 || graceMs <= 0
       ? `wait until ${l.agent} releases it or the lease expires at ${l.expires_at} (${formatUntil(left)})`
-      : `wait until ${l.agent} releases it or the takeover grace past its expiry ends at ${end} (${formatUntil(left + graceMs)})`;
+      : `wait until ${l.agent} releases it or the takeover grace past its expiry ends at ${new Date(Date.parse(l.expires_at) + graceMs).toISOString()} (${formatUntil(left + graceMs)})`;
   return [
     { action: "wait", detail: wait },
     {

@@ -22,7 +22,8 @@ import { repoSharedPerm } from "./config-scan.ts";
  * (git's default does neither; an fsync costs 0.3-3 ms here, more than the rest of a claim).
  */
 export class ObjectWriter {
-  private readonly fsync: boolean;
+  /** Whether objects are flushed (wantsObjectFsync), read at the first object written to disk: a pre-edit hook's check writes none. */
+  private fsyncValue: boolean | undefined;
   /** Temp files made ahead, in long-running processes (temp-files.ts). */
   private temps: TempFiles | null = null;
   /**
@@ -45,8 +46,10 @@ export class ObjectWriter {
     private readonly format: "sha1" | "sha256",
     /** A separate store's config includes this file, the repository's (separate-store.ts). */
     private readonly includes: string | null = null,
-  ) {
-    this.fsync = wantsObjectFsync(commonDir);
+  ) {}
+
+  private get fsync(): boolean {
+    return (this.fsyncValue ??= wantsObjectFsync(this.commonDir));
   }
 
   /** For long-running processes: create temp files ahead of need, off the critical path. */

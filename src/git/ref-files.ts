@@ -79,7 +79,7 @@ export class RefFiles {
     // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other
     // way round, it could be in neither (sync and the views pack refs while others read).
     const loose = new Map<string, string>();
-    this.walk(prefix.replace(/\/$/, ""), loose);
+    this.walkTop(prefix.replace(/\/$/, ""), loose);
     if (loose.size > this.looseListed) this.looseListed = loose.size;
     const packed = this.packedRefs();
     const packedId = this.packed ? identity(this.packed) : "none";
@@ -94,7 +94,7 @@ export class RefFiles {
    */
   stamp(prefixes: string[], names: string[] = []): string {
     const loose = new Map<string, string>();
-    for (const prefix of prefixes) this.walk(prefix.replace(/\/$/, ""), loose);
+    for (const prefix of prefixes) this.walkTop(prefix.replace(/\/$/, ""), loose);
     for (const name of names) {
       const value = this.readLoose(name);
       if (value) loose.set(name, value);
@@ -201,6 +201,16 @@ export class RefFiles {
     const value = text.trim();
     // Symbolic refs have no place under refs/handoff/; treat them like a missing ref file.
     return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
+  }
+
+  /**
+   * `walk` from a prefix's folder, which is often not there (no ref held back from the sync remote
+   * yet, none newer): asked first, as readLoose asks for a ref, since the listing of a missing
+   * folder is a thrown ENOENT (~60 us in a cold process; a pre-edit hook lists the refs held back
+   * from the sync remote before it answers).
+   */
+  private walkTop(dirRef: string, found: Map<string, string>): void {
+    if (existsSync(`${this.commonDir}/${dirRef}`)) this.walk(dirRef, found);
   }
 
   /** Every loose ref under `dirRef` into `found`; true when `dirRef` holds folders of its own. */

@@ -1,18 +1,27 @@
 // `.git/handoff/leases.cache`, the lease set a one-shot process read at a tip (lease-store.ts says
-// why there is one): the tip's commit id, `#format N` (the stored format), then `#index <json>`,
-// then one lease per line, `<key>\t<lease as JSON>\n`, in the set's order. The key is the first
-// folder of the pattern, `*` when that is a glob or the pattern names a file at the root.
+// why there is one): the tip's commit id, `#format N` (the stored format), then the index in two
+// lines, `#runs <json>` and `#agents <json>`, then one lease per line, `<key>\t<lease as JSON>\n`,
+// in the set's order. The key is the first folder of the pattern, `*` when that is a glob or the
+// pattern names a file at the root.
 //
-// The index names where each key's lines lie (runs of bytes after the index line; the set is kept
-// in pattern order, so a key's lines are mostly one run) and which keys hold each agent's leases.
-// A check of a few paths, which the pre-edit hook makes before every edit, then reads the lines
-// that can answer for them and the caller's own: a few KB where the whole file is ~270 KB at 1,000
-// leases (reading and decoding it was ~2-4 ms of the hook's ~10 on this machine, most of it the
-// kernel's page faults on the fresh buffer and string).
+// The index names where each key's lines lie and which keys hold each agent's leases. `#runs` is
+// the body cut into runs of lines of one key, in file order, as a flat list `[key, bytes, key,
+// bytes, ...]` (the set is kept in pattern order, so a key's lines are mostly one run): a run's
+// offset is the sum of the lengths before it, so every byte of the body is in exactly one run when
+// the lengths add up to the body's, checked in one pass. `#agents` is `[agent, n, key1..keyn,
+// agent, ...]`. A check of a few paths, which the pre-edit hook makes before every edit, then
+// reads the lines that can answer for them and the caller's own: a few KB where the whole file is
+// ~270 KB at 1,000 leases (reading and decoding it was ~2-4 ms of the hook's ~10 on this machine,
+// most of it the kernel's page faults on the fresh buffer and string). (Builds of the forty-sixth
+// session and before wrote one `#index` line of pairs, `{"b": body, "k": [[key, [[offset, bytes],
+// ...]], ...], "a": [[agent, [keys]], ...]}`: at 100 folders and 100 agents its parse and its
+// checks, a map of every run and a sort of their offsets, were ~0.4 ms and ~75 KB of the hook's
+// heap before it answered, which with the rest brought on a young-generation collection, ~1 ms.)
 //
-// A cache written by a build before the index (no `#index` line) is read whole, as it was. A build
-// before the index reading this one finds a line without a key where its first lease should be,
-// calls it torn, reads the record from git and writes the cache its own way.
+// A cache written by a build before any index (no index line) is read whole, as it was. A build
+// reading a cache of another index finds a line without a key where its first lease should be
+// (`#index ...` here, `#runs ...` there), calls it torn, reads the record from git and writes the
+// cache its own way: builds of both kinds on one repository cost each other reads, never a lease.
 import { closeSync, fstatSync } from "node:fs";
 import type { Lease, LeaseSet } from "../core/lease.ts";
 import { isGlob } from "../core/paths.ts";
@@ -37,9 +46,9 @@ export interface CachedLeases {
 }
 
 /** Where each key's lines lie after the index line, which keys hold each agent's leases (pairs, read for the caller only), and the body's length. */
+/** `#runs` and `#agents` as parsed (flat lists, checked by parseRuns and agentKeys). */
 interface Index {
-  body: number;
-  runs: Map<string, [number, number][]>;
+  runs: unknown[];
   agents: unknown[];
 }
 
@@ -52,25 +61,21 @@ export function cacheKey(pattern: string): string {
 }
 
 export function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number): void {
-  // Maps, serialised as pairs: a folder named `__proto__` is a key like any other.
-  const runs = new Map<string, [number, number][]>();
+  // Flat lists and a Map: a folder named `__proto__` is a key like any other.
+  const runs: (string | number)[] = [];
   const agents = new Map<string, Set<string>>();
   const lines: string[] = [];
-  let at = 0;
   for (const l of set.leases) {
     const key = cacheKey(l.pattern);
     const line = `${key}\t${JSON.stringify(l)}\n`;
     const n = Buffer.byteLength(line);
-    const own = runs.get(key) ?? runs.set(key, []).get(key)!;
-    const last = own.at(-1);
-    if (last && last[0] + last[1] === at) last[1] += n;
-    else own.push([at, n]);
+    if (runs.length && runs[runs.length - 2] === key) runs[runs.length - 1] = (runs[runs.length - 1] as number) + n;
+    else runs.push(key, n);
     (agents.get(l.agent) ?? agents.set(l.agent, new Set()).get(l.agent)!).add(key);
     lines.push(line);
-    at += n;
   }
-  const index = JSON.stringify({ b: at, k: [...runs], a: [...agents].map(([a, keys]) => [a, [...keys]]) });
-  writeSmallFile(file, `${tip}\n#format ${format}\n#index ${index}\n${lines.join("")}`);
+  const byAgent = [...agents].flatMap(([a, keys]) => [a, keys.size, ...keys]);
+  writeSmallFile(file, `${tip}\n#format ${format}\n#runs ${JSON.stringify(runs)}\n#agents ${JSON.stringify(byAgent)}\n${lines.join("")}`);
 }
 
 /**
@@ -106,10 +111,11 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
     const formatLine = line("#format ");
     const format = formatLine !== null && /^[123]$/.test(formatLine) ? Number(formatLine) : null;
     const fresh = line("#fresh ");
-    const indexLine = line("#index ");
-    const index = indexLine === null ? null : parseIndex(indexLine);
+    const runsLine = line("#runs ");
+    const agentsLine = runsLine === null ? null : line("#agents ");
     const bodyAt = at;
-    const torn = indexLine !== null && (!index || bodyAt + index.body !== size);
+    const index = runsLine === null || agentsLine === null ? null : parseIndex(runsLine, agentsLine, size - bodyAt);
+    const torn = runsLine !== null && !index;
     const whole = (): string | null => {
       if (buf!.length < size) buf = readAt(fd, 0, size);
       return buf ? buf.toString("utf8", bodyAt) : null;
@@ -127,9 +133,8 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
         const own = agentKeys(index.agents, filter!.agent);
         if (!own) return null;
         const keys = new Set([...want.keys, ...own]);
-        const runs = [...keys].flatMap((key) => (index.runs.get(key) ?? []).map(([off, n]) => ({ key, off, n }))).sort((x, y) => x.off - y.off);
         const pieces: { key: string; text: string }[] = [];
-        for (const r of runs) {
+        for (const r of runsOf(index.runs, keys)) {
           // A file read whole already (most caches: a few hundred leases fit the first read) is cut, not read again.
           const b = buf!.length === size ? buf!.subarray(bodyAt + r.off, bodyAt + r.off + r.n) : readAt(fd, bodyAt + r.off, r.n);
           if (!b) return null;
@@ -144,46 +149,57 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
   }
 }
 
-// Runs once in a cold process, before the pre-edit hook answers, all of it interpreted: for 100
-// folders and 100 agents (~5 KB) JSON.parse takes ~0.23 ms and the checks ~0.4-0.5 ms, written
-// with callbacks or without (measured both ways). Only the caller's agent entry is looked at.
-function parseIndex(text: string): Index | null {
+// Runs once in a cold process, before the pre-edit hook answers, all of it interpreted: kept to
+// two JSON.parse calls of flat lists and one pass over each, allocating little (a young-generation
+// collection before the answer costs the hook ~1 ms).
+function parseIndex(runsText: string, agentsText: string, body: number): Index | null {
   try {
-    const j = JSON.parse(text) as { b: unknown; k: unknown; a: unknown };
-    if (typeof j.b !== "number" || !Array.isArray(j.k) || !Array.isArray(j.a)) return null;
-    const runs = new Map<string, [number, number][]>();
-    const lengths = new Map<number, number>();
-    for (const e of j.k as unknown[]) {
-      if (!Array.isArray(e) || typeof e[0] !== "string" || !Array.isArray(e[1])) return null;
-      const list = e[1] as unknown[];
-      for (const r of list) {
-        if (!Array.isArray(r) || r.length !== 2 || !Number.isSafeInteger(r[0]) || !Number.isSafeInteger(r[1]) || r[1] <= 0 || lengths.has(r[0])) return null;
-        lengths.set(r[0], r[1]);
-      }
-      runs.set(e[0], list as [number, number][]);
-    }
-    // Every byte of the body in one run, none in two: a line the index left out would be a lease
-    // no filtered read could see (each line read is checked to carry its run's key).
-    const starts = Float64Array.from(lengths.keys()).sort();
-    let end = 0;
-    for (const off of starts) {
-      if (off !== end) return null;
-      end = off + lengths.get(off)!;
-    }
-    if (end !== j.b) return null;
-    return { body: j.b, runs, agents: j.a as unknown[] };
+    const runs = JSON.parse(runsText) as unknown;
+    const agents = JSON.parse(agentsText) as unknown;
+    return Array.isArray(runs) && Array.isArray(agents) && parseRuns(runs, body) ? { runs, agents } : null;
   } catch {
     return null;
   }
 }
 
-/** The folders holding `agent`'s leases, from the index's pairs (only the caller's entry is looked at); null when out of shape. */
-function agentKeys(pairs: unknown[], agent: string): string[] | null {
-  for (const e of pairs) {
-    if (!Array.isArray(e) || e[0] !== agent) continue;
-    if (!Array.isArray(e[1])) return null;
-    for (const k of e[1] as unknown[]) if (typeof k !== "string") return null;
-    return e[1] as string[];
+/**
+ * Whether `runs` is `[key, bytes, ...]` with lengths that add up to the body's: then every byte of
+ * the body is in exactly one run, and no line is left out of the index (a line the index left out
+ * would be a lease no filtered read could see; each line read is checked to carry its run's key).
+ */
+function parseRuns(runs: unknown[], body: number): boolean {
+  if (runs.length % 2) return false;
+  let end = 0;
+  for (let i = 0; i < runs.length; i += 2) {
+    const n = runs[i + 1];
+    if (typeof runs[i] !== "string" || !Number.isSafeInteger(n) || (n as number) <= 0) return false;
+    end += n as number;
+  }
+  return end === body;
+}
+
+/** The runs of `keys` (checked by parseRuns), in file order. */
+function runsOf(runs: unknown[], keys: Set<string>): { key: string; off: number; n: number }[] {
+  const out: { key: string; off: number; n: number }[] = [];
+  let off = 0;
+  for (let i = 0; i < runs.length; i += 2) {
+    const n = runs[i + 1] as number;
+    if (keys.has(runs[i] as string)) out.push({ key: runs[i] as string, off, n });
+    off += n;
+  }
+  return out;
+}
+
+/** The folders holding `agent`'s leases, from the flat `#agents` list (entries before the caller's are only stepped over); null when out of shape. */
+function agentKeys(agents: unknown[], agent: string): string[] | null {
+  for (let i = 0; i < agents.length; ) {
+    const n = agents[i + 1];
+    if (typeof agents[i] !== "string" || !Number.isSafeInteger(n) || (n as number) < 0 || i + 2 + (n as number) > agents.length) return null;
+    if (agents[i] === agent) {
+      const keys = agents.slice(i + 2, i + 2 + (n as number));
+      return keys.every((k) => typeof k === "string") ? (keys as string[]) : null;
+    }
+    i += 2 + (n as number);
   }
   return [];
 }

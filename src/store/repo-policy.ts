@@ -7,9 +7,8 @@ import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
 import { configFileStamp } from "../git/config.ts";
-import { fileStamp } from "../git/file-stamp.ts";
+import { fileStampAndTime } from "../git/file-stamp.ts";
 import { configFiles } from "../git/config-scan.ts";
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { ObjectReader } from "../git/object-reader.ts";
@@ -173,10 +172,16 @@ function lookupStamp(repo: RepoInfo, remote: string | null): string | null {
   const own = join(repo.commonDir, "config"); // `stamp`'s
   const files = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : []), ...config.filter((f) => f !== own)];
   // A file changed within the last two seconds may change again within its timestamp's tick
-  // unseen (git's "racy" index entries): such an answer is not kept.
+  // unseen (git's "racy" index entries): such an answer is not kept. One stat a file gives both
+  // (it was a stat for the time, then another for the stamp: twelve before a pre-edit hook answered).
   const racy = Date.now() - RACY_MS;
-  for (const f of files) if ((statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) > racy) return "";
-  return files.map((f) => `${f}:${fileStamp(f)}`).join("|");
+  const stamps: string[] = [];
+  for (const f of files) {
+    const { stamp, mtimeMs } = fileStampAndTime(f);
+    if (mtimeMs > racy) return "";
+    stamps.push(`${f}:${stamp}`);
+  }
+  return stamps.join("|");
 }
 
 const RACY_MS = 2_000;
