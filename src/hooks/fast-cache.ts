@@ -21,6 +21,7 @@ import { readSmallFile, writeSmallFile } from "../store/small-file.ts";
 import { defaultAgentName, isStoreRef, type Store } from "../store/store.ts";
 import { declaredPatterns } from "./fast-declaration.ts";
 import { quarantineRef } from "../sync/quarantine.ts";
+import { thisHost } from "../git/host-name.ts";
 import { clockFilePath } from "../sync/skew.ts";
 import { staleLeaseNote } from "../store/stale-leases.ts";
 
@@ -207,10 +208,8 @@ export async function compileFastCache(store: Store, env: NodeJS.ProcessEnv = pr
   if (raw !== (await rawRefs(store, refs)) || tips !== (await tipsLine(store, refs)) || files.flatMap(fileLines).join("\n") !== before.join("\n")) return null;
 
   const lines = [FAST_CACHE_VERSION, `agent\t${agent}`, `refs\t${refs.join(" ")}`, `tips\t${tips}`, `worktree\t${root}`, `gitdir\t${store.repo.gitDir}`];
-  if (key.startsWith("u.")) {
-    const { hostname } = await import("node:os");
-    lines.push(`user\t${env.USER}`, `host\t${hostname()}`);
-  }
+  // The host as the fast path reads it (/proc/sys/kernel/hostname), without loading node:os.
+  if (key.startsWith("u.")) lines.push(`user\t${env.USER}`, `host\t${thisHost()}`);
   // A case-insensitive file system resolves SRC/a.ts to src/a.ts: only the full hook sees that.
   const casefold = existsSync(`${root}/.GIT`) ? 1 : 0;
   lines.push(...before, `casefold\t${casefold}`, `mode\t${config.mode}`, `autolease\t${config.autoLease ? 1 : 0}`);
