@@ -50,6 +50,21 @@ test("a denied and a warned edit: the fast path answers with the full hook's byt
   }
 });
 
+test("an agent named by default (user and host, no HANDOFF_AGENT): the cache names the host as the fast path reads it, and the fast path answers", async () => {
+  const repo = tempRepo();
+  const at = { cwd: repo, env: { HANDOFF_NOW: NOW } };
+  assert.is(cli(["lease", "docs/guide.md", "--ttl", "45m"], { ...at, agent: "carol" }).code, 0);
+  const payload = (file: string) => JSON.stringify({ session_id: "s", tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, cwd: repo });
+  const run = (file: string) =>
+    spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: repo, env: cleanEnv({ USER: "dora", HANDOFF_NOW: NOW, HANDOFF_FAST_HOOK_CLOCK: "1", HANDOFF_FAST_HOOK_WHY: "1", HANDOFF_HOOK_CATCH_WAIT: "1" }), input: payload(file), encoding: "utf8" });
+  assert.is(run("free.ts").status, 0, "the first run: the full hook answers and compiles the cache");
+  const cache = readFileSync(join(repo, ".git/handoff/fast-hook/u.dora"), "utf8");
+  assert.match(cache, new RegExp(`\nhost\t${readFileSync("/proc/sys/kernel/hostname", "utf8").trim().replace(/[.]/g, "\\.")}\n`));
+  const warned = run("docs/guide.md");
+  assert.is(warned.stderr, "", "the fast path answered itself");
+  assert.match(warned.stdout, /git-handoff warn: docs\/guide\.md is leased by carol/);
+});
+
 test("not waited for: the answer comes first, the background full hook logs the catch soon after", async () => {
   const { repo, payload } = setup();
   const before = caught(repo);
