@@ -13,7 +13,9 @@
 //   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
-// dropped by the next compaction. The manifest also holds each key file's length: a file is read
+// dropped by the next compaction, which writes the key files anew under the next generation's
+// names (the manifest's `gen`): a reader still going by the manifest before finds its own files,
+// or none, and reads again. The manifest also holds each key file's length: a file is read
 // only up to it, so an update in flight or a crash between an append and the manifest never shows
 // half an update (the next update cuts such lines off before it appends), and a file shorter than
 // the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
@@ -187,10 +189,13 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     }
     m.refs[t.name] = entry;
   }
-  for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k), lines.join(""), m.sizes[k] ?? 0);
+  for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k, m.gen), lines.join(""), m.sizes[k] ?? 0);
   m.total += report.added;
-  if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
+  const compacting = m.dead > 1000 && m.dead * 4 > m.total;
+  if (compacting) compact(dir, m);
   writeManifest(dir, m);
+  // A reader still going by the manifest before this one finds its files gone: it reads again.
+  if (compacting) removeKeyFiles(dir, m.gen);
   return { manifest: m, report };
 }
 
@@ -280,7 +285,7 @@ function statsEvent(payload: string): HandoffEvent {
 export type RefOrder = (names: ReadonlySet<string>) => ReadonlyMap<string, number>;
 
 function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
-  const text = readKeyFile(fileOf(indexDir(store), key), m.sizes[key] ?? 0);
+  const text = readKeyFile(fileOf(indexDir(store), key, m.gen), m.sizes[key] ?? 0);
   if (text === null) return null;
   // The refs the lines name first: a key file names a few, the manifest every ref (10,000 task
   // refs and more), and a map of all of them cost ~20 ms of a cold `events --agent X`.
