@@ -17,6 +17,8 @@ export interface RefEntry {
   counted?: number;
   /** A damaged history: the message reported on every read, as a direct walk would. */
   problem?: string;
+  /** The commit without parents its history ends at (absent where the walk stopped at a problem). */
+  root?: string;
 }
 
 export interface Manifest {
@@ -33,6 +35,12 @@ export interface Manifest {
   dead: number;
   total: number;
   refs: Record<string, RefEntry>;
+  /**
+   * Two refs share commits (see RefEntry.root): their lines count those commits twice. The lines
+   * a reader reads are told apart by commit, the times `stats` only counts are not: `stats` then
+   * reads the history itself.
+   */
+  shared?: boolean;
   /** Each key file's length in bytes ("all", `type-<type>`...): what a reader reads of it, at least what it must hold. */
   sizes: Record<string, number>;
 }

@@ -98,10 +98,14 @@ function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | nul
   return null;
 }
 
-/** Walks `tip` back along first parents until `stop`: the events newest first, and whether `stop` was met. */
-async function walk(store: Store, name: string, tip: string, stop: string | null): Promise<{ lines: { oid: string; event: HandoffEvent }[]; reached: boolean; problem?: string }> {
+/**
+ * Walks `tip` back along first parents until `stop`: the events newest first, whether `stop` was
+ * met, and the commit without parents it ended at (`root`) when it walked the whole way.
+ */
+async function walk(store: Store, name: string, tip: string, stop: string | null): Promise<{ lines: { oid: string; event: HandoffEvent }[]; reached: boolean; root?: string; problem?: string }> {
   const lines: { oid: string; event: HandoffEvent }[] = [];
   let oid: string | undefined = tip;
+  let last: string | undefined;
   while (oid) {
     if (oid === stop) return { lines, reached: true };
     let data: Buffer;
@@ -114,9 +118,10 @@ async function walk(store: Store, name: string, tip: string, stop: string | null
     const commit = parseCommit(data);
     const event = eventFromMessage(commit.message);
     if (event) lines.push({ oid, event });
+    last = oid;
     oid = commit.parents[0];
   }
-  return { lines, reached: stop === null };
+  return { lines, reached: stop === null, ...(last !== undefined ? { root: last } : {}) };
 }
 
 /**
@@ -169,6 +174,8 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     }
     if (w.problem) entry.problem = w.problem;
     else delete entry.problem;
+    if (w.root !== undefined) entry.root = w.root;
+    else if (!(old && w.reached)) delete entry.root;
     const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
     const counted: string[] = [];
     for (const { oid, event } of w.lines.reverse()) {
@@ -191,12 +198,30 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
   }
   for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k, m.gen), lines.join(""), m.sizes[k] ?? 0);
   m.total += report.added;
+  if (sharesHistory(m)) m.shared = true;
+  else delete m.shared;
   const compacting = m.dead > 1000 && m.dead * 4 > m.total;
   if (compacting) compact(dir, m);
   writeManifest(dir, m);
   // A reader still going by the manifest before this one finds its files gone: it reads again.
   if (compacting) removeKeyFiles(dir, m.gen);
   return { manifest: m, report };
+}
+
+/**
+ * Whether two indexed refs share commits (a ref copied from another, a task both live and archived):
+ * first-parent histories that meet go on together to the same root. Their shared events are on
+ * both refs' lines; the history walk reads each commit once.
+ */
+function sharesHistory(m: Manifest): boolean {
+  const roots = new Set<string>();
+  for (const name in m.refs) {
+    const root = m.refs[name]!.root;
+    if (root === undefined) continue;
+    if (roots.has(root)) return true;
+    roots.add(root);
+  }
+  return false;
 }
 
 /**
