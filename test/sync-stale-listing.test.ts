@@ -44,4 +44,29 @@ test("a listing read before the turn, overtaken by the push of the sync that hel
   assert.is(gitOut(bare, "rev-parse", "refs/handoff/tasks/three"), three);
 });
 
+test("a sync that waited for the turn reads the listing after it: what another clone pushed meanwhile is fetched", async () => {
+  // The sync that waited marks the clone synced as of when it took the turn, and a sync of the
+  // clone asked before that goes by its work (coalesced, sync-one-at-a-time.test.ts). Kept, the
+  // listing read before the wait missed the push: that sync, asked after it, said it had nothing
+  // left to do, and the clone lacked the task (seen 3 times in 6 with two syncs waiting).
+  const { a, b } = twoClones();
+  const ok = (cwd: string, args: string[]) => assert.is(cli(args, { cwd, agent: "lead" }).code, 0, args.join(" "));
+  ok(a, ["task", "add", "one", "--id", "one", "--push"]);
+  ok(b, ["sync"]);
+  ok(a, ["task", "add", "local", "--id", "local"]); // something to push: the sync is not a quiet one
+  const held = await acquireOwnedLock(`${a}/.git/handoff/sync-origin.lock`, Date.now() + 10_000);
+  assert.ok(held.ok);
+  const steps = join(tempDir(), "steps");
+  const waiting = cliAsync(["sync", "--json"], { cwd: a, agent: "lead", env: { HANDOFF_TRACE: steps } });
+  for (const until = Date.now() + 60_000; !(existsSync(steps) && readFileSync(steps, "utf8").includes("sync: start")) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1000)); // its listing read, the turn waited for
+  ok(b, ["task", "add", "new", "--id", "new", "--push"]);
+  if (held.ok) held.release();
+  const out = await waiting;
+  assert.is(out.code, 0, out.stderr);
+  assert.equal(out.json.fetched, ["refs/handoff/tasks/new"], out.stdout);
+  assert.equal(out.json.pushed, ["refs/handoff/tasks/local"], out.stdout);
+  assert.is(gitOut(a, "rev-parse", "refs/handoff/tasks/new"), gitOut(b, "rev-parse", "refs/handoff/tasks/new"));
+});
+
 test.run();

@@ -115,8 +115,10 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     }
     const began = new Date();
     // What was read before the turn goes on to the sync, which reads the listing again if this
-    // clone's refs moved since (syncHeld).
-    const done = await syncHeld(store, remote, budget, report, say, turn.ok ? pre : undefined);
+    // clone's refs moved since (syncHeld); a turn waited for, the listing is read after it: the
+    // sync marks the clone synced as of `began`, and a sync asked before that, maybe after
+    // another clone's push the old listing missed, goes by its work (coalesced, above).
+    const done = await syncHeld(store, remote, budget, report, say, turn.ok && !turn.contended ? pre : undefined);
     if (turn.ok) markSynced(stamp, began);
     return withSplit(store, remote, done);
   } finally {
