@@ -118,8 +118,11 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     // clone's refs moved since (syncHeld); a turn waited for, the listing is read after it: the
     // sync marks the clone synced as of `began`, and a sync asked before that, maybe after
     // another clone's push the old listing missed, goes by its work (coalesced, above).
-    const done = await syncHeld(store, remote, budget, report, say, turn.ok && !turn.contended ? pre : undefined);
-    if (turn.ok) markSynced(stamp, began);
+    const kept = turn.ok && !turn.contended ? pre : undefined;
+    const done = await syncHeld(store, remote, budget, report, say, kept);
+    // Synced as of what it went by: a listing read before the turn, as of when it was asked for
+    // (answered late over a slow link, it may miss a push made before the turn was taken).
+    if (turn.ok) markSynced(stamp, kept ? new Date(asked) : began);
     return withSplit(store, remote, done);
   } finally {
     if (turn.ok) turn.release();
