@@ -223,6 +223,32 @@ test("stats through the index equals stats over the walked history", async () =>
   }
 });
 
+test("a ref copied from another: stats counts the commits they share once, as the walk does", async () => {
+  // The times stats only counts (renewals here) are kept per ref, not per commit: summed over both
+  // refs, the shared ones counted twice (7 events where the walk reads 4).
+  for (const indexFirst of [true, false]) {
+    const r = tempRepo();
+    await storeTasks(by(r, "lead", 0), [{ id: "p", objective: "base" }]);
+    await storeClaim(by(r, "alice", MIN), "p");
+    await storeClaim(by(r, "alice", 2 * MIN), "p");
+    await storeClaim(by(r, "alice", 3 * MIN), "p");
+    if (indexFirst) at(r, "reader", 10 * MIN, ["stats", "--json"]);
+    gitOut(r, "update-ref", "refs/handoff/tasks/copy", "refs/handoff/tasks/p");
+    // And the original moves on: a part shared, a part its own.
+    await storeClaim(by(r, "alice", 4 * MIN), "p");
+    for (const since of [undefined, plus(2 * MIN)]) {
+      const { drift: _d, negotiation: _n, remote: _r, ...got } = at(r, "reader", 10 * MIN, ["stats", "--json", ...(since ? ["--since", since] : [])]).json;
+      const want = JSON.parse(JSON.stringify(computeStats(await walked(r), { since: since ? new Date(since) : null, now: new Date(plus(10 * MIN)) })));
+      assert.equal(got, want, `index built ${indexFirst ? "before" : "after"} the copy, since ${since}`);
+    }
+    // The copy gone, the index serves stats again, and counts as the walk does.
+    gitOut(r, "update-ref", "-d", "refs/handoff/tasks/copy");
+    const { drift: _d, negotiation: _n, remote: _r, ...got } = at(r, "reader", 10 * MIN, ["stats", "--json"]).json;
+    assert.equal(got, JSON.parse(JSON.stringify(computeStats(await walked(r), { since: null, now: new Date(plus(10 * MIN)) }))));
+    assert.not.ok(manifest(r).shared, "no refs share commits now");
+  }
+});
+
 test("stats of events at one instant do not depend on when the index was built", async () => {
   // An index built before the last write lists that write after the others; a walk lists events
   // in the refs' order. At one instant (a scripted clock) stats counted q as blocked one way only.

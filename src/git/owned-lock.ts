@@ -58,7 +58,8 @@ export function holderGone(owner: LockOwner): boolean {
   return owner.start !== null && start !== null && start !== owner.start;
 }
 
-export type Acquired = { ok: true; release(): void } | { ok: false; owner: LockOwner | null; waitedMs: number };
+/** `contended`: the lock was held by another when first tried (what the holder did meanwhile may matter). */
+export type Acquired = { ok: true; release(): void; contended: boolean } | { ok: false; owner: LockOwner | null; waitedMs: number };
 
 /**
  * A file of this process's own holding its owner record (write-turn.ts keeps one per long-running
@@ -81,8 +82,8 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
   let told = false;
   for (let n = 0; ; n++) {
     const placed = (ownerFile && linkOwner(path, ownerFile)) ?? placeLock(path);
-    if (placed === "linked") return { ok: true, release: () => unlinkIfSame(path, ownerFile!.ino) };
-    if (placed) return { ok: true, release: () => release(path) };
+    if (placed === "linked") return { ok: true, release: () => unlinkIfSame(path, ownerFile!.ino), contended: n > 0 };
+    if (placed) return { ok: true, release: () => release(path), contended: n > 0 };
     const owner = readOwner(path);
     const age = mtime(path);
     const stale = owner ? holderGone(owner) : age !== null && Date.now() - age > ANONYMOUS_STALE_MS;

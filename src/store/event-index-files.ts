@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-const VERSION = 9;
+const VERSION = 10;
 
 export interface RefEntry {
   id: number;
@@ -17,15 +17,30 @@ export interface RefEntry {
   counted?: number;
   /** A damaged history: the message reported on every read, as a direct walk would. */
   problem?: string;
+  /** The commit without parents its history ends at (absent where the walk stopped at a problem). */
+  root?: string;
 }
 
 export interface Manifest {
   version: number;
+  /**
+   * The key files' generation, part of their names: a compaction writes the next one beside the
+   * files it compacts, never over them, so a reader that goes by an older manifest finds its own
+   * files or none (a file rewritten under its name read as the older manifest's: another ref's lines
+   * under its ids, a rewritten ref's history missing, and no shorter file to tell).
+   */
+  gen: number;
   next: number;
   /** Lines whose ref id is no longer live: compaction drops them. */
   dead: number;
   total: number;
   refs: Record<string, RefEntry>;
+  /**
+   * Two refs share commits (see RefEntry.root): their lines count those commits twice. The lines
+   * a reader reads are told apart by commit, the times `stats` only counts are not: `stats` then
+   * reads the history itself.
+   */
+  shared?: boolean;
   /** Each key file's length in bytes ("all", `type-<type>`...): what a reader reads of it, at least what it must hold. */
   sizes: Record<string, number>;
 }
@@ -33,9 +48,9 @@ export interface Manifest {
 /** A key file that does not hold what the manifest says: the index is built again. */
 export class Damaged extends Error {}
 
-export const fileOf = (dir: string, key: string) => join(dir, `${key}.jsonl`);
+export const fileOf = (dir: string, key: string, gen: number) => join(dir, gen ? `${key}.${gen}.jsonl` : `${key}.jsonl`);
 
-export const freshManifest = (): Manifest => ({ version: VERSION, next: 1, dead: 0, total: 0, refs: {}, sizes: {} });
+export const freshManifest = (): Manifest => ({ version: VERSION, gen: 0, next: 1, dead: 0, total: 0, refs: {}, sizes: {} });
 
 /** The text each manifest was read from or written as (dropManifest compares it with the file's). */
 const texts = new WeakMap<Manifest, string>();
@@ -45,7 +60,7 @@ export function readManifest(dir: string): Manifest | null {
     const text = readTextNoFollow(join(dir, "manifest.json"));
     const m = JSON.parse(text ?? "null") as Manifest;
     if (m && typeof m === "object") texts.set(m, text!);
-    return m && m.version === VERSION && typeof m.refs === "object" && m.refs && typeof m.sizes === "object" && m.sizes ? m : null;
+    return m && m.version === VERSION && Number.isSafeInteger(m.gen) && m.gen >= 0 && typeof m.refs === "object" && m.refs && typeof m.sizes === "object" && m.sizes ? m : null;
   } catch {
     return null;
   }
@@ -87,10 +102,15 @@ export function appendAt(path: string, text: string, at: number): number {
   }
 }
 
-export function removeKeyFiles(dir: string): void {
-  // A fresh index: key files of an older one would hold lines of ids no longer meant. (The folder
-  // is ours, not one a link names: withLock made sure.)
-  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl")) rmSync(join(dir, f), { force: true });
+/** Removes the key files of every generation but `keep` (none: a fresh index's). */
+export function removeKeyFiles(dir: string, keep?: number): void {
+  // A fresh index: key files of an older one would hold lines of ids no longer meant; after a
+  // compaction, the generation before it. (The folder is ours, not one a link names: withLock made sure.)
+  for (const f of readdirSafe(dir)) {
+    if (!f.endsWith(".jsonl")) continue;
+    const gen = /\.(\d+)\.jsonl$/.exec(f)?.[1];
+    if (keep === undefined || Number(gen ?? 0) !== keep) rmSync(join(dir, f), { force: true });
+  }
 }
 
 function readdirSafe(dir: string): string[] {
@@ -101,17 +121,22 @@ function readdirSafe(dir: string): string[] {
   }
 }
 
-/** Rewrites every key file without the lines of dead ref ids. */
+/**
+ * Writes every key file again without the lines of dead ref ids, as the next generation: the
+ * caller writes the manifest, then removes the files of the one before (removeKeyFiles).
+ */
 export function compact(dir: string, m: Manifest): void {
   const ids = new Set(Object.values(m.refs).map((r) => r.id));
+  const gen = m.gen + 1;
   for (const key of Object.keys(m.sizes)) {
-    const text = readKeyFile(fileOf(dir, key), m.sizes[key]!);
+    const text = readKeyFile(fileOf(dir, key, m.gen), m.sizes[key]!);
     if (text === null) throw new Damaged(`${key}: shorter than the index says`);
     const kept = text.split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
     const body = kept.length ? kept.join("\n") + "\n" : "";
-    replaceFile(fileOf(dir, key), body);
+    replaceFile(fileOf(dir, key, gen), body);
     m.sizes[key] = Buffer.byteLength(body, "utf8");
   }
+  m.gen = gen;
   m.total -= m.dead;
   m.dead = 0;
 }

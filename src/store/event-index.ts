@@ -13,7 +13,9 @@
 //   partners.jsonl     `leased` events cut the same way, read only when an expiry needs them
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
-// dropped by the next compaction. The manifest also holds each key file's length: a file is read
+// dropped by the next compaction, which writes the key files anew under the next generation's
+// names (the manifest's `gen`): a reader still going by the manifest before finds its own files,
+// or none, and reads again. The manifest also holds each key file's length: a file is read
 // only up to it, so an update in flight or a crash between an append and the manifest never shows
 // half an update (the next update cuts such lines off before it appends), and a file shorter than
 // the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
@@ -96,10 +98,14 @@ function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | nul
   return null;
 }
 
-/** Walks `tip` back along first parents until `stop`: the events newest first, and whether `stop` was met. */
-async function walk(store: Store, name: string, tip: string, stop: string | null): Promise<{ lines: { oid: string; event: HandoffEvent }[]; reached: boolean; problem?: string }> {
+/**
+ * Walks `tip` back along first parents until `stop`: the events newest first, whether `stop` was
+ * met, and the commit without parents it ended at (`root`) when it walked the whole way.
+ */
+async function walk(store: Store, name: string, tip: string, stop: string | null): Promise<{ lines: { oid: string; event: HandoffEvent }[]; reached: boolean; root?: string; problem?: string }> {
   const lines: { oid: string; event: HandoffEvent }[] = [];
   let oid: string | undefined = tip;
+  let last: string | undefined;
   while (oid) {
     if (oid === stop) return { lines, reached: true };
     let data: Buffer;
@@ -112,9 +118,10 @@ async function walk(store: Store, name: string, tip: string, stop: string | null
     const commit = parseCommit(data);
     const event = eventFromMessage(commit.message);
     if (event) lines.push({ oid, event });
+    last = oid;
     oid = commit.parents[0];
   }
-  return { lines, reached: stop === null };
+  return { lines, reached: stop === null, ...(last !== undefined ? { root: last } : {}) };
 }
 
 /**
@@ -167,6 +174,8 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     }
     if (w.problem) entry.problem = w.problem;
     else delete entry.problem;
+    if (w.root !== undefined) entry.root = w.root;
+    else if (!(old && w.reached)) delete entry.root;
     const add = (k: string, line: string) => (appends.get(k) ?? appends.set(k, []).get(k)!).push(line);
     const counted: string[] = [];
     for (const { oid, event } of w.lines.reverse()) {
@@ -187,11 +196,32 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     }
     m.refs[t.name] = entry;
   }
-  for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k), lines.join(""), m.sizes[k] ?? 0);
+  for (const [k, lines] of appends) m.sizes[k] = appendAt(fileOf(dir, k, m.gen), lines.join(""), m.sizes[k] ?? 0);
   m.total += report.added;
-  if (m.dead > 1000 && m.dead * 4 > m.total) compact(dir, m);
+  if (sharesHistory(m)) m.shared = true;
+  else delete m.shared;
+  const compacting = m.dead > 1000 && m.dead * 4 > m.total;
+  if (compacting) compact(dir, m);
   writeManifest(dir, m);
+  // A reader still going by the manifest before this one finds its files gone: it reads again.
+  if (compacting) removeKeyFiles(dir, m.gen);
   return { manifest: m, report };
+}
+
+/**
+ * Whether two indexed refs share commits (a ref copied from another, a task both live and archived):
+ * first-parent histories that meet go on together to the same root. Their shared events are on
+ * both refs' lines; the history walk reads each commit once.
+ */
+function sharesHistory(m: Manifest): boolean {
+  const roots = new Set<string>();
+  for (const name in m.refs) {
+    const root = m.refs[name]!.root;
+    if (root === undefined) continue;
+    if (roots.has(root)) return true;
+    roots.add(root);
+  }
+  return false;
 }
 
 /**
@@ -280,7 +310,7 @@ function statsEvent(payload: string): HandoffEvent {
 export type RefOrder = (names: ReadonlySet<string>) => ReadonlyMap<string, number>;
 
 function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
-  const text = readKeyFile(fileOf(indexDir(store), key), m.sizes[key] ?? 0);
+  const text = readKeyFile(fileOf(indexDir(store), key, m.gen), m.sizes[key] ?? 0);
   if (text === null) return null;
   // The refs the lines name first: a key file names a few, the manifest every ref (10,000 task
   // refs and more), and a map of all of them cost ~20 ms of a cold `events --agent X`.

@@ -145,7 +145,9 @@ export async function readStatsEvents(
   const tips = await eventTips(store, {});
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, opts);
-    if (!manifest) break;
+    // Refs that share commits: the times stats only counts are kept per ref, not per commit, and
+    // the walk below reads each commit once.
+    if (!manifest || manifest.shared) break;
     const read = readStatsIndexed(store, manifest, (opts.since ?? null) !== null);
     const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, manifest) : [];
     if (read && partners) return { ...read, partners };

@@ -115,9 +115,14 @@ export async function sync(store: Store, o: { progress?: (line: string) => void 
     }
     const began = new Date();
     // What was read before the turn goes on to the sync, which reads the listing again if this
-    // clone's refs moved since (syncHeld).
-    const done = await syncHeld(store, remote, budget, report, say, turn.ok ? pre : undefined);
-    if (turn.ok) markSynced(stamp, began);
+    // clone's refs moved since (syncHeld); a turn waited for, the listing is read after it: the
+    // sync marks the clone synced as of `began`, and a sync asked before that, maybe after
+    // another clone's push the old listing missed, goes by its work (coalesced, above).
+    const kept = turn.ok && !turn.contended ? pre : undefined;
+    const done = await syncHeld(store, remote, budget, report, say, kept);
+    // Synced as of what it went by: a listing read before the turn, as of when it was asked for
+    // (answered late over a slow link, it may miss a push made before the turn was taken).
+    if (turn.ok) markSynced(stamp, kept ? new Date(asked) : began);
     return withSplit(store, remote, done);
   } finally {
     if (turn.ok) turn.release();
