@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-const VERSION = 10;
+const VERSION = 11;
 
 export interface RefEntry {
   id: number;
@@ -17,7 +17,7 @@ export interface RefEntry {
   counted?: number;
   /** A damaged history: the message reported on every read, as a direct walk would. */
   problem?: string;
-  /** The commit without parents its history ends at (absent where the walk stopped at a problem). */
+  /** The commit without parents its history ends at, its first 16 hex digits (absent where the walk stopped at a problem). */
   root?: string;
 }
 
