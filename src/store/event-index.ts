@@ -209,17 +209,17 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
 }
 
 /**
- * Whether two indexed refs share commits (a ref copied from another, a task both live and archived):
- * first-parent histories that meet go on together to the same root. Their shared events are on
- * both refs' lines; the history walk reads each commit once.
- */
-/**
  * How much of a root's id an entry keeps: every reader parses the manifest (1,100 entries at 1,000
  * tasks), and two roots alike in 64 bits but different only make `stats` walk the history, never
  * count wrong.
  */
 const ROOT_DIGITS = 16;
 
+/**
+ * Whether two indexed refs share commits (a ref copied from another, a task both live and archived):
+ * first-parent histories that meet go on together to the same root. Their shared events are on
+ * both refs' lines; the history walk reads each commit once.
+ */
 function sharesHistory(m: Manifest): boolean {
   const roots = new Set<string>();
   for (const name in m.refs) {
