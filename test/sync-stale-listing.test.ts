@@ -80,15 +80,16 @@ test("a sync whose listing was slow marks the clone synced as of when it asked: 
   ok(b, ["sync"]);
   ok(a, ["sync"]);
   const slow = join(tempDir(), "slow-upload-pack");
-  writeFileSync(slow, `#!/bin/sh\ngit-upload-pack "$@" | { sleep 2; cat; }\n`);
+  const asked = join(tempDir(), "asked");
+  writeFileSync(slow, `#!/bin/sh\n: > "${asked}"\ngit-upload-pack "$@" | { sleep 2; cat; }\n`);
   chmodSync(slow, 0o755);
   gitOut(a, "config", "remote.origin.uploadpack", slow);
   gitOut(a, "config", "protocol.version", "0"); // the refs advertised as upload-pack starts
   ok(b, ["task", "add", "x", "--id", "x", "--push"]);
-  const steps = join(tempDir(), "steps");
-  const first = cliAsync(["sync", "--json"], { cwd: a, agent: "lead", env: { HANDOFF_TRACE: steps } });
-  for (const until = Date.now() + 60_000; !(existsSync(steps) && readFileSync(steps, "utf8").includes("sync: start")) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 500)); // its listing's refs read
+  const first = cliAsync(["sync", "--json"], { cwd: a, agent: "lead" });
+  // Its listing asked for (the remote's upload-pack started), then a moment for it to read the refs.
+  for (const until = Date.now() + 60_000; !existsSync(asked) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 300));
   ok(b, ["task", "add", "y", "--id", "y", "--push"]);
   const second = cliAsync(["sync", "--json"], { cwd: a, agent: "lead" });
   const [one, two] = await Promise.all([first, second]);
