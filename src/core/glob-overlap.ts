@@ -13,15 +13,11 @@ export const MATCH_OPTS = { dot: true, nocomment: true, nonegate: true } as cons
 export function matchesPath(pattern: string, path: string, work?: MatchBudget): boolean {
   if (!isGlob(pattern)) return pattern === path;
   // Most leases sit under a literal folder: skip the matcher when the path is not under it.
-  const prefix = literalPrefix(pattern);
-  if (!path.startsWith(prefix)) return false;
+  const shape = globShape(pattern);
+  if (!path.startsWith(shape.prefix)) return false;
   // The two shapes most leases and ignore globs have, answered without building a matcher.
-  const rest = pattern.slice(prefix.length);
-  if (rest === "**") return path.length > prefix.length;
-  if (rest.startsWith("**/") && !isGlob(rest.slice(3)) && !rest.slice(3).includes("/")) {
-    const name = rest.slice(3);
-    return path.slice(prefix.length) === name || path.endsWith("/" + name);
-  }
+  if (shape.kind === "folder") return path.length > shape.prefix.length;
+  if (shape.kind === "name") return path.slice(shape.prefix.length) === shape.name || path.endsWith("/" + shape.name);
   spend(work, 0);
   let m = compiled.get(pattern);
   if (!m) {
@@ -40,6 +36,7 @@ export function matchesPath(pattern: string, path: string, work?: MatchBudget): 
 // passes through here, and with no bound a run over many `[a-z]` globs filled a 4 GB heap.
 const compiled = new Map<string, Minimatch>();
 const prefixes = new Map<string, string>();
+const shapes = new Map<string, GlobShape>();
 /** The most patterns each cache keeps; past it the cache starts again (clear-on-full). */
 export const CACHE_ENTRIES = 2_000;
 
@@ -50,7 +47,26 @@ function keep<T>(cache: Map<string, T>, key: string, value: T): void {
 
 /** How many patterns the caches hold (tests check they stay bounded). */
 export function cachedPatterns(): number {
-  return Math.max(compiled.size, prefixes.size, expanded.size);
+  return Math.max(compiled.size, prefixes.size, shapes.size, expanded.size);
+}
+
+/**
+ * A glob's shape as matchesPath answers it: `<prefix>**` (anything under the prefix), `<prefix>**\/<name>`
+ * with no glob character or slash in the name (a last segment named so, under the prefix), or any
+ * other (the matcher's, once under the prefix). `prefix`: literalPrefix's.
+ */
+export type GlobShape = { kind: "folder"; prefix: string } | { kind: "name"; prefix: string; name: string } | { kind: "other"; prefix: string };
+
+export function globShape(pattern: string): GlobShape {
+  let s = shapes.get(pattern);
+  if (s === undefined) {
+    const prefix = literalPrefix(pattern);
+    const rest = pattern.slice(prefix.length);
+    const name = rest.slice(3);
+    s = rest === "**" ? { kind: "folder", prefix } : rest.startsWith("**/") && !isGlob(name) && !name.includes("/") ? { kind: "name", prefix, name } : { kind: "other", prefix };
+    keep(shapes, pattern, s);
+  }
+  return s;
 }
 
 /** The whole folders before the first magic segment, with a trailing slash (`src/api/`), or "". */

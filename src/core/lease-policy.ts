@@ -1,7 +1,7 @@
 // What is never leased or checked, and how the mode turns raw verdicts into answers. Formatter
 // output and generated files must not cause false blocks, or agents learn to ignore the tool.
 import type { Config, LeaseMode } from "./config.ts";
-import { literalPrefix, matchesPath } from "./glob-overlap.ts";
+import { globShape, matchesPath } from "./glob-overlap.ts";
 import { newMatchBudget, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { clipped } from "./named-few.ts";
 import { anchorPattern, isGlob, patternProblem } from "./paths.ts";
@@ -120,11 +120,9 @@ function shapesOf(ignore: readonly string[]): IgnoreShapes {
       s.exact.add(g);
       continue;
     }
-    const prefix = literalPrefix(g);
-    const rest = g.slice(prefix.length);
-    const name = rest.slice(3);
-    if (rest === "**") s.folders.push(prefix);
-    else if (prefix === "" && rest.startsWith("**/") && !isGlob(name) && !name.includes("/")) s.names.add(name);
+    const shape = globShape(g);
+    if (shape.kind === "folder") s.folders.push(shape.prefix);
+    else if (shape.kind === "name" && shape.prefix === "") s.names.add(shape.name);
     else s.others.push(g);
   }
   // Keyed by the list itself: a policy's list is made by buildPolicy and never changed after.
