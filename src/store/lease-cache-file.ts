@@ -45,7 +45,6 @@ export interface CachedLeases {
   leases(filter?: LeaseFilter): { set: LeaseSet; partial: boolean } | null;
 }
 
-/** Where each key's lines lie after the index line, which keys hold each agent's leases (pairs, read for the caller only), and the body's length. */
 /** `#runs` and `#agents` as parsed (flat lists, checked by parseRuns and agentKeys). */
 interface Index {
   runs: unknown[];
