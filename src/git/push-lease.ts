@@ -35,6 +35,15 @@ export type PushResult =
   | { kind: "unknown"; message: string; timedOut: boolean; reused?: true };
 
 /**
+ * Whether a push whose outcome was unknown and read back as not landed goes out once more: it
+ * went out on a kept HTTP connection the remote dropped (closed as idle as the request left), and
+ * has not been sent again yet. A claim's push (remote-cas.ts) and a sync's (sync.ts) both ask.
+ */
+export function sendAgain(push: PushResult, sentAgain: boolean): boolean {
+  return push.kind === "unknown" && push.reused === true && !sentAgain;
+}
+
+/**
  * `git push --atomic --porcelain` with a lease per ref: every ref lands, or none does, and each
  * only if the remote still has the value we decided on. git's packet trace says whether the ref
  * updates were sent, which is what separates "cannot have landed" from "may have landed".

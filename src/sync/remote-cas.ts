@@ -3,7 +3,7 @@
 import { trace } from "./trace.ts";
 import { fail, HandoffError, type ErrorCode } from "../core/errors.ts";
 import type { RefUpdate } from "../git/refs.ts";
-import { pushWithLease, type PushResult, type PushUpdate } from "../git/push-lease.ts";
+import { pushWithLease, sendAgain, type PushResult, type PushUpdate } from "../git/push-lease.ts";
 import { trackingRef } from "../git/tracking-ref.ts";
 import type { RemoteFailure } from "../git/remote-failure.ts";
 import { carriesEdges, refuseCycles } from "./dependency-cycles.ts";
@@ -143,9 +143,8 @@ export async function remoteCasLoop<R>(store: Store, remote: string, attempt: At
         await settleCarried(store, remote, carried);
         return out.result;
       }
-      // A kept connection the remote dropped as the push went out on it (closed as idle at that
-      // moment), and the push read back as not landed: the round goes again, once.
-      if (effect === "not_landed" && push.kind === "unknown" && push.reused && !sentAgain && n < MAX_ROUNDS) {
+      // Dropped on a kept connection and read back as not landed: the round goes again, once.
+      if (effect === "not_landed" && sendAgain(push, sentAgain) && n < MAX_ROUNDS) {
         sentAgain = true;
         continue;
       }

@@ -7,7 +7,7 @@ import { lstatSync } from "node:fs";
 import { ownFolder, touchNoFollow } from "../git/safe-file.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { namespaceSplit, type NamespaceSplit } from "../git/remote-listing.ts";
-import { pushWithLease } from "../git/push-lease.ts";
+import { pushWithLease, sendAgain } from "../git/push-lease.ts";
 import { trackingRef } from "../git/tracking-ref.ts";
 import { integrate } from "./integrate.ts";
 import { refuseCycles } from "./dependency-cycles.ts";
@@ -261,9 +261,8 @@ async function syncHeld(store: Store, remote: string, budget: RemoteBudget, repo
     if (unknown) {
       const why = push.kind === "unknown" ? push.message : "the remote did not report the result";
       if ((await pushEffect(store, budget, leases, why)) === "not_landed") {
-        // A kept connection the remote dropped as the push went out on it (closed as idle at that
-        // moment): the round goes again, once (remote-cas.ts does the same).
-        if (push.kind === "unknown" && push.reused && !sentAgain && report.rounds < MAX_ROUNDS) {
+        // Dropped on a kept connection (push-lease.ts sendAgain): the round goes again, once.
+        if (sendAgain(push, sentAgain) && report.rounds < MAX_ROUNDS) {
           sentAgain = true;
           continue;
         }
