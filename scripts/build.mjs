@@ -81,7 +81,7 @@ await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml
 // a cold command's allocations then reached the young generation's first collection.
 await build({
   ...common,
-  entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
+  entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
   banner: { js: BUNDLE_HEAD },
   footer: { js: BUNDLE_TAIL },
 });
