@@ -50,6 +50,8 @@ function budgetMs(): number {
 
 /** When the watchdog's budget started (runHook sets it): the payload's budget counts from then too. */
 let budgetStart = Date.now();
+/** What the watchdog does when the budget is spent (runHook sets it). */
+let timeUp = (): void => {};
 
 /**
  * Reading the payload may take most of the budget, leaving time to answer: 80% of it, counted from
@@ -87,7 +89,13 @@ function findRoot(dir: string): string {
   return dir;
 }
 
+/**
+ * Writes an answer, unless the budget is spent by then: the watchdog answers instead, as its timer
+ * would have at the next turn of the event loop. An answer worked out without such a turn (the
+ * payload read in place, the refs read synchronously) gave the timer no chance to fire.
+ */
 export function out(text: string): void {
+  if (Date.now() - budgetStart >= budgetMs()) timeUp();
   if (text) stdout(text);
 }
 
@@ -120,12 +128,13 @@ async function main(inv: Invocation, names: string[], dispatch: HookDispatch): P
   let store: Store | null = null;
   let settled = false;
   budgetStart = Date.now();
-  const watchdog = setTimeout(() => {
+  timeUp = () => {
     if (settled) return;
     settled = true;
     const code = failureAnswer(inv.name, `timed out after ${budgetMs()} ms`, strictMode(store, inv.dir));
     process.exit(code);
-  }, budgetMs());
+  };
+  const watchdog = setTimeout(timeUp, budgetMs());
   watchdog.unref();
   try {
     const code = await dispatch(inv, (s) => (store = s), () => (settled = true));
