@@ -4,7 +4,7 @@
 // what it writes and what it tells the agent after the check (the drift notice, a release
 // request) must be those of hook-main, which serves the same hook with the other hooks' code.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -127,6 +127,36 @@ test("the pre-edit bundle answers every kind of edit as the hook bundle does, an
   assert.is(stateOf(a), stateOf(b));
   assert.match(stateOf(a), /hook_caught.*undeclared_edit|undeclared_edit.*hook_caught/);
   assert.is(gitOut(a, "for-each-ref", "--format=%(refname)", "refs/handoff"), gitOut(b, "for-each-ref", "--format=%(refname)", "refs/handoff"));
+});
+
+test("a payload on a socket (what an agent written in Node hands its hooks) is read without loading net or the stream modules", async () => {
+  const repo = tempRepo();
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
+  const dir = tempDir();
+  const out = join(dir, "modules.txt");
+  // The builtins loaded when the answer is written (the first write to fd 1), and what stdin was.
+  const probe = join(dir, "probe.cjs");
+  writeFileSync(
+    probe,
+    `const fs = require("fs"); const write = fs.writeSync; const socket = fs.fstatSync(0).isSocket(); let seen = false;
+fs.writeSync = function (fd, ...rest) {
+  if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [socket ? "stdin is a socket" : "", ...process.moduleLoadList].join("\\n"));
+  return write.call(this, fd, ...rest);
+};\n`,
+  );
+  const payload = (file: string) => JSON.stringify({ hook_event_name: "preToolUse", workspace_roots: [repo], tool_name: "Write", tool_input: { file_path: join(repo, file), contents: "x\n" } });
+  const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" });
+  for (const [file, answer] of [["src/free.ts", /^\{"permission":"allow"\}$/], ["src/shared.ts", /"permission":"allow".*src\/shared\.ts is leased by alice/]] as [string, RegExp][]) {
+    // The first edit of a file leases it for bob, which may start git (and with it net): not this question.
+    assert.is(spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input: payload(file) }).status, 0);
+    const r = spawnSync(process.execPath, ["--require", probe, CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input: payload(file), encoding: "utf8" });
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stderr, "");
+    assert.match(r.stdout.trim(), answer, file);
+    const loaded = readFileSync(out, "utf8").split("\n");
+    assert.ok(loaded.includes("stdin is a socket"));
+    for (const m of ["net", "stream"]) assert.not.ok(loaded.includes(`NativeModule ${m}`), `${file}: ${m} is not loaded by the answer: ${loaded.join(" ")}`);
+  }
 });
 
 test.run();
