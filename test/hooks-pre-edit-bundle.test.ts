@@ -168,6 +168,9 @@ fs.writeSync = function (fd, ...rest) {
     assert.not.ok(loaded.includes("zod is set up"), `${file}: zod is not set up by the answer`);
     for (const m of ["net", "stream"]) assert.not.ok(loaded.includes(`NativeModule ${m}`), `${file}: ${m} is not loaded by the answer: ${loaded.join(" ")}`);
   }
+  // Read so, a socket is no reason for a warning, even where Node warns of everything deprecated.
+  const pending = spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env: { ...env, NODE_OPTIONS: "--pending-deprecation" }, input: payload("src/free.ts"), encoding: "utf8" });
+  assert.equal([pending.status, pending.stdout.trim(), pending.stderr], [0, '{"permission":"allow"}', ""]);
 });
 
 test.run();

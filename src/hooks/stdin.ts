@@ -62,11 +62,17 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
  * from, so it keeps nothing alive. false when Node no longer offers it: the stream reads instead.
  */
 function nonBlocking(fd: number): boolean {
+  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
+  // it would say so on the hook's stderr, which an agent shows.
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
   try {
     const { Pipe, constants: c } = (process as unknown as { binding(name: string): PipeWrap }).binding("pipe_wrap");
     return new Pipe(c.SOCKET).open(fd) === 0;
   } catch {
     return false;
+  } finally {
+    process.noDeprecation = quiet;
   }
 }
 
