@@ -86,6 +86,46 @@ await build({
   footer: { js: BUNDLE_TAIL },
 });
 
+// The agents' pre-edit hook (src/hooks/pre-edit-main.ts), built the same way but with zod set up on
+// first use: its answer parses no record through a schema, and zod's module init (~110 KB of
+// objects) shared Node's first young generation (1 MB) with the answer, which then overflowed it
+// into a collection (~1 ms) before the answer was written. Our modules import zod through a
+// stand-in whose functions (and `iso`'s) set it up when first called; using anything else of it
+// fails the build (import-is-undefined), as the builtins' stand-in does.
+const lazyZod = {
+  name: "lazy-zod",
+  setup(b) {
+    const real = require("zod/mini");
+    // Only what our modules name (`z.<name>`): the stand-in's every function keeps its own in the bundle.
+    const named = new Set();
+    for (const f of readdirSync(join(root, "src"), { recursive: true }).filter((f) => f.endsWith(".ts"))) {
+      for (const m of readFileSync(join(root, "src", f), "utf8").matchAll(/\bz\.([a-z]\w*)/g)) named.add(m[1]);
+    }
+    const fns = Object.keys(real).filter((k) => typeof real[k] === "function" && /^[a-z]/.test(k) && named.has(k));
+    const isoFns = Object.keys(real.iso).filter((f) => /^[a-z]/.test(f));
+    b.onResolve({ filter: /^zod\/mini$/ }, (args) => (args.namespace === "lazy-zod" || !ours(args.importer) ? undefined : { path: "stand-in", namespace: "lazy-zod" }));
+    b.onResolve({ filter: /^lazy-zod:used$/ }, () => ({ path: "used", namespace: "lazy-zod" }));
+    b.onLoad({ filter: /.*/, namespace: "lazy-zod" }, (args) => {
+      // What the stand-in asks for when first called: zod's own module (as imported, so that what
+      // nothing uses is left out), which a require() sets up only then.
+      if (args.path === "used") return { contents: `export { ${[...fns, "iso"].join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
+      const lines = [`let m;`, `const get = () => (m ??= require("lazy-zod:used"));`];
+      // Exported under the name (some are words a function cannot be named: null, enum...).
+      for (const k of fns) lines.push(`function $${k}(...a) { return get().${k}(...a); }`, `export { $${k} as ${k} };`);
+      lines.push(`export const iso = { ${isoFns.map((f) => `${f}: (...a) => get().iso.${f}(...a)`).join(", ")} };`);
+      return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+    });
+  },
+};
+await build({
+  ...common,
+  entryPoints: [join(root, "src/hooks/pre-edit-main.ts")],
+  banner: { js: BUNDLE_HEAD },
+  footer: { js: BUNDLE_TAIL },
+  plugins: [lazyBuiltins, lazyZod],
+  logOverride: { "import-is-undefined": "error" },
+});
+
 // src/cli/code-cache.ts reads the bundles as latin1: a byte beyond ASCII would be read wrong.
 for (const f of readdirSync(join(root, "dist")).filter((f) => f.endsWith(".cjs"))) {
   const at = readFileSync(join(root, "dist", f)).findIndex((b) => b > 0x7f);

@@ -9,6 +9,7 @@ import { finishesWithoutReader } from "../present/reader-gone.ts";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 import { VERSION_LINE } from "./version.ts";
+import { AGENT_HOOKS } from "../hooks/hook-names.ts";
 
 const BUNDLES = new Map<string, string>([
   ["hook", "hook-main.cjs"],
@@ -69,11 +70,24 @@ if (argv.some(asksVersion) && argv.every((a) => asksVersion(a) || a === "--json"
     process.exit(0);
   }
 }
+/**
+ * Whether argv runs an agent's pre-edit hook, its name read as the hook bundle reads it
+ * (src/hooks/hook-run.ts parseArgs): that hook, run before every edit, has a bundle of its own.
+ */
+function preEditHook(argv: string[]): boolean {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "-C" || a === "--agent") i++;
+    else if (!a.startsWith("--agent=")) words.push(a);
+  }
+  return Object.hasOwn(AGENT_HOOKS, words[words.indexOf("hook") + 1] ?? "");
+}
 const verb = verbOf(argv);
 // `hook --help` and `mcp --help` are answered by the CLI's own help, as `help hook` is: their
 // bundles have no commander, and the texts they kept of their own had drifted from it.
 const asksHelp = (verb === "hook" || verb === "mcp") && (argv.includes("--help") || argv.includes("-h"));
-const special = verb !== undefined && !asksHelp ? BUNDLES.get(verb) : undefined;
+const special = verb !== undefined && !asksHelp ? (verb === "hook" && preEditHook(argv) ? "pre-edit-main.cjs" : BUNDLES.get(verb)) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
 // `help claim` runs what `claim --help` does: help's own cache, whatever it names.
 const variant = verb !== undefined && ALL_VERBS.includes(verb) ? verb : "any";

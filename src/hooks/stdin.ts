@@ -14,7 +14,9 @@ export async function readStdin(timeoutMs = 5000, maxBytes = MAX_PAYLOAD_BYTES):
  * Touching `process.stdin` costs a cold process ~3.5 ms (it loads net and streams), a twentieth of
  * Node's start, before every agent edit. A file is read directly; a pipe on Linux is reopened
  * through /proc non-blocking and polled, so a writer that never closes still cannot hang us past
- * the deadline. Anything else (sockets, other systems) returns null: use the stream.
+ * the deadline. A socket (what an agent written in Node hands its hooks: child_process's pipes are
+ * socket pairs) cannot be reopened so: it is made non-blocking where it is, as the stream would
+ * (nonBlocking), and polled the same. Anything else (other systems) returns null: use the stream.
  */
 function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
   let st;
@@ -27,13 +29,18 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
     if (st.size > maxBytes) fail("invalid_input", `hook payload is larger than ${maxBytes} bytes`);
     return readFileSync(0, "utf8");
   }
-  if (!st.isFIFO() || process.platform !== "linux") return null;
+  if (process.platform !== "linux") return null;
   let fd: number;
-  try {
-    fd = openSync("/proc/self/fd/0", constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
+  if (st.isSocket()) {
+    if (!nonBlocking(0)) return null;
+    fd = 0;
+  } else if (st.isFIFO()) {
+    try {
+      fd = openSync("/proc/self/fd/0", constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return null;
+    }
+  } else return null;
   const deadline = Date.now() + timeoutMs;
   const nap = new Int32Array(new SharedArrayBuffer(4));
   const again = () => {
@@ -43,8 +50,35 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
   try {
     return readToEnd(fd, maxBytes, again, () => fail("invalid_input", `hook payload is larger than ${maxBytes} bytes`)).toString("utf8");
   } finally {
-    closeSync(fd);
+    if (fd !== 0) closeSync(fd);
   }
+}
+
+/**
+ * Sets O_NONBLOCK on a socket descriptor through libuv's pipe handle, which does only that when
+ * opened on it; process.stdin's net.Socket does the same and loads net and the stream modules for
+ * it (~75 KB of the young generation's first megabyte, which the answer then overflows into a
+ * collection). The handle is left open (closing it would close the descriptor) and never read
+ * from, so it keeps nothing alive. false when Node no longer offers it: the stream reads instead.
+ */
+function nonBlocking(fd: number): boolean {
+  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
+  // it would say so on the hook's stderr, which an agent shows.
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    const { Pipe, constants: c } = (process as unknown as { binding(name: string): PipeWrap }).binding("pipe_wrap");
+    return new Pipe(c.SOCKET).open(fd) === 0;
+  } catch {
+    return false;
+  } finally {
+    process.noDeprecation = quiet;
+  }
+}
+
+interface PipeWrap {
+  Pipe: new (type: number) => { open(fd: number): number };
+  constants: { SOCKET: number };
 }
 
 function readStdinAsync(timeoutMs: number, maxBytes: number): Promise<string> {

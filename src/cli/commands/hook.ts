@@ -3,9 +3,9 @@ import { fail } from "../../core/errors.ts";
 import { HOOK_NAMES } from "../../hooks/hook-names.ts";
 import { completes } from "../completes.ts";
 
-// `git handoff hook <name>` is served by its own bundle (dist/hook-main.cjs, no commander); this
-// entry is its help (`hook --help` too: the dispatcher sends it here), and explains a build that
-// lacks the bundle.
+// `git handoff hook <name>` is served by bundles of its own (dist/pre-edit-main.cjs for the agents'
+// pre-edit hooks, dist/hook-main.cjs for the others; no commander); this entry is their help
+// (`hook --help` too: the dispatcher sends it here), and explains a build that lacks them.
 export function registerHook(program: Command): void {
   completes(
     program
@@ -19,5 +19,5 @@ export function registerHook(program: Command): void {
     { name: HOOK_NAMES },
   )
     .allowUnknownOption()
-    .action(() => fail("internal", "the hook bundle dist/hook-main.cjs is missing: run npm run build"));
+    .action(() => fail("internal", "the hook bundle (dist/hook-main.cjs or dist/pre-edit-main.cjs) is missing: run npm run build"));
 }
