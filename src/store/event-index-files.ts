@@ -102,15 +102,33 @@ export function appendAt(path: string, text: string, at: number): number {
   }
 }
 
-/** Removes the key files of every generation but `keep` (none: a fresh index's). */
-export function removeKeyFiles(dir: string, keep?: number): void {
-  // A fresh index: key files of an older one would hold lines of ids no longer meant; after a
-  // compaction, the generation before it. (The folder is ours, not one a link names: withLock made sure.)
-  for (const f of readdirSafe(dir)) {
-    if (!f.endsWith(".jsonl")) continue;
-    const gen = /\.(\d+)\.jsonl$/.exec(f)?.[1];
-    if (keep === undefined || Number(gen ?? 0) !== keep) rmSync(join(dir, f), { force: true });
-  }
+const genOf = (file: string) => Number(/\.(\d+)\.jsonl$/.exec(file)?.[1] ?? 0);
+
+/** Removes the key files of every generation but `keep`, once the manifest naming it is written. */
+export function removeKeyFiles(dir: string, keep: number): void {
+  // After a compaction, the generation before it; after a build from scratch, every earlier one
+  // (their lines are of ids no longer meant). (The folder is ours, not one a link names: withLock made sure.)
+  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl") && genOf(f) !== keep) rmSync(join(dir, f), { force: true });
+}
+
+/** Holds the last generation taken; not a key file, so removeKeyFiles leaves it. */
+const GENERATION = "generation";
+
+/**
+ * A generation no key file was ever written under: past `after` (the manifest's, for a compaction),
+ * past the last one taken, and past every key file on disk (a counter lost, an index of an older
+ * version); 0 in a folder that holds none of them. A build from scratch takes one too, not
+ * generation 0 again: a reader going by the manifest before it (a damaged index, a version bump,
+ * a manifest removed) would read the files rewritten under its names as its own, as it would after
+ * a compaction.
+ */
+export function takeGeneration(dir: string, after = -1): number {
+  let last = after;
+  const counter = readTextNoFollow(join(dir, GENERATION));
+  if (counter !== null && /^\d{1,15}$/.test(counter)) last = Math.max(last, Number(counter));
+  for (const f of readdirSafe(dir)) if (f.endsWith(".jsonl")) last = Math.max(last, genOf(f));
+  replaceFile(join(dir, GENERATION), String(last + 1));
+  return last + 1;
 }
 
 function readdirSafe(dir: string): string[] {
@@ -122,12 +140,13 @@ function readdirSafe(dir: string): string[] {
 }
 
 /**
- * Writes every key file again without the lines of dead ref ids, as the next generation: the
- * caller writes the manifest, then removes the files of the one before (removeKeyFiles).
+ * Writes every key file again without the lines of dead ref ids, as a new generation
+ * (takeGeneration): the caller writes the manifest, then removes the files of the one before
+ * (removeKeyFiles).
  */
 export function compact(dir: string, m: Manifest): void {
   const ids = new Set(Object.values(m.refs).map((r) => r.id));
-  const gen = m.gen + 1;
+  const gen = takeGeneration(dir, m.gen);
   for (const key of Object.keys(m.sizes)) {
     const text = readKeyFile(fileOf(dir, key, m.gen), m.sizes[key]!);
     if (text === null) throw new Damaged(`${key}: shorter than the index says`);

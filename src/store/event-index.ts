@@ -14,8 +14,8 @@
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
 // dropped by the next compaction, which writes the key files anew under the next generation's
-// names (the manifest's `gen`): a reader still going by the manifest before finds its own files,
-// or none, and reads again. The manifest also holds each key file's length: a file is read
+// names (the manifest's `gen`), as a build from scratch does: a reader still going by the manifest
+// before finds its own files, or none, and reads again. The manifest also holds each key file's length: a file is read
 // only up to it, so an update in flight or a crash between an append and the manifest never shows
 // half an update (the next update cuts such lines off before it appends), and a file shorter than
 // the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
@@ -29,7 +29,7 @@ import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } 
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
-import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readKeyFile, readManifest, removeKeyFiles, writeManifest, type Manifest, type RefEntry } from "./event-index-files.ts";
+import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type RefEntry } from "./event-index-files.ts";
 
 /** A lock left by a crashed updater is broken after this long. */
 const STALE_LOCK_MS = 60_000;
@@ -149,8 +149,10 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
   let m = was;
   const rebuilt = !m;
   if (!m) {
+    // Under a generation of its own, beside the files of the index it replaces (removed once the
+    // manifest names the new ones), as a compaction writes.
     m = freshManifest();
-    removeKeyFiles(dir);
+    m.gen = takeGeneration(dir);
   }
   const report: IndexReport = { walked: 0, added: 0, rebuilt };
   const appends = new Map<string, string[]>();
@@ -204,7 +206,7 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
   if (compacting) compact(dir, m);
   writeManifest(dir, m);
   // A reader still going by the manifest before this one finds its files gone: it reads again.
-  if (compacting) removeKeyFiles(dir, m.gen);
+  if (compacting || rebuilt) removeKeyFiles(dir, m.gen);
   return { manifest: m, report };
 }
 
