@@ -54,6 +54,24 @@ test("a read with no ref moved answers from the manifest's head alone", async ()
   assert.is(readFileSync(manifestPath(repo), "utf8"), broken, "read from the head, nothing rebuilt");
 });
 
+test("stats with no ref moved reads the head alone too, with and without a window", async () => {
+  const repo = tempRepo();
+  await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "one" }]);
+  for (let i = 1; i <= 3; i++) await storeClaim(by(repo, "alice", i * MIN), "a"); // a claim, then renewals: times stats only counts
+  await storeDone(by(repo, "alice", 4 * MIN), "a", { commit: "HEAD" });
+  const stats = (...args: string[]) => {
+    const { remote: _r, ...got } = run(repo, ["stats", "--json", ...args]).json;
+    return got;
+  };
+  const want = [stats(), stats("--since", plus(2 * MIN))];
+  assert.ok(want[0].events > want[1].events, "the window leaves events out");
+  const text = readFileSync(manifestPath(repo), "utf8");
+  const broken = text.slice(0, text.indexOf("\n") + 1) + ',"version":"not this"}';
+  writeFileSync(manifestPath(repo), broken);
+  assert.equal([stats(), stats("--since", plus(2 * MIN))], want);
+  assert.is(readFileSync(manifestPath(repo), "utf8"), broken, "read from the head, nothing rebuilt");
+});
+
 test("the head is not taken once the refs moved: a new event, a ref rewound, the refs packed after a write", async () => {
   const repo = tempRepo();
   await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "one" }]);

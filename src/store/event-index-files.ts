@@ -65,6 +65,9 @@ export interface ManifestHead {
   places: number[];
   /** Those of them with a damaged history, in the same order: name and message. */
   problems: [string, string][];
+  /** The manifest's `shared`, and its entries' `counted` summed: what `stats` reads of them. */
+  shared: boolean;
+  counted: number;
 }
 
 /** A key file that does not hold what the manifest says: the index is built again. */
@@ -109,7 +112,7 @@ export function readHead(dir: string, stamp: string): ManifestHead | null {
     return null;
   }
   if (!h || typeof h !== "object" || h.version !== VERSION || h.stamp !== stamp || !Number.isSafeInteger(h.gen) || h.gen < 0) return null;
-  if (typeof h.sizes !== "object" || !h.sizes || !Array.isArray(h.places) || !Array.isArray(h.problems)) return null;
+  if (typeof h.sizes !== "object" || !h.sizes || !Array.isArray(h.places) || !Array.isArray(h.problems) || typeof h.shared !== "boolean" || !Number.isSafeInteger(h.counted)) return null;
   texts.set(h, text);
   return h;
 }

@@ -219,12 +219,14 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
 function headOf(m: Manifest, tips: { name: string; oid: string }[], stamp: string): ManifestHead {
   const places: number[] = [];
   const problems: [string, string][] = [];
+  let counted = 0;
   for (const t of tips) {
     const r = m.refs[t.name]!;
     places.push(r.id, r.n);
     if (r.problem) problems.push([t.name, r.problem]);
+    counted += r.counted ?? 0;
   }
-  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, problems };
+  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, problems, shared: !!m.shared, counted };
 }
 
 /**
@@ -284,6 +286,9 @@ export function readIndexHead(store: Store, stamp: string): ManifestHead | null 
   return readHead(indexDir(store), stamp);
 }
 
+/** The refs of a manifest or of its head, for a read in no order of refs (stats). */
+const refsOfEither = (m: Manifest | ManifestHead): RefsOf => ("refs" in m ? refsOfManifest(m, null) : refsOfHead(m));
+
 /** Each ref's place is its place in the head's listing. */
 function refsOfHead(head: ManifestHead): RefsOf {
   return (ids) => {
@@ -299,11 +304,11 @@ function refsOfHead(head: ManifestHead): RefsOf {
  * times of the others: for a window (`windowed`, --since) their lists from `counted.jsonl`, else
  * only how many, from the manifest. Null when damaged, as readIndexed.
  */
-export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): { events: HandoffEvent[]; counted: CountedTimes } | null {
+export function readStatsIndexed(store: Store, m: Manifest | ManifestHead, windowed: boolean): { events: HandoffEvent[]; counted: CountedTimes } | null {
   let counted: CountedTimes;
   if (windowed) {
     const lists: string[] = [];
-    const read = scan(store, m.gen, m.sizes.counted ?? 0, "counted", refsOfManifest(m, null), (payload) => {
+    const read = scan(store, m.gen, m.sizes.counted ?? 0, "counted", refsOfEither(m), (payload) => {
       // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
       if (!isCountedList(payload)) throw new Error("damaged");
       lists.push(payload);
@@ -311,14 +316,14 @@ export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): 
     });
     if (!read) return null;
     counted = lists;
-  } else {
+  } else if ("refs" in m) {
     let total = 0;
     for (const name in m.refs) total += m.refs[name]!.counted ?? 0;
     counted = { total };
-  }
+  } else counted = { total: m.counted };
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
-  const lines = scan(store, m.gen, m.sizes.stats ?? 0, "stats", refsOfManifest(m, null), (payload, oid) => {
+  const lines = scan(store, m.gen, m.sizes.stats ?? 0, "stats", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);
@@ -329,9 +334,9 @@ export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): 
 }
 
 /** `leased` events for take-over matching (partners.jsonl), each commit once. */
-export function readPartnersIndexed(store: Store, m: Manifest): HandoffEvent[] | null {
+export function readPartnersIndexed(store: Store, m: Manifest | ManifestHead): HandoffEvent[] | null {
   const seen = new Set<string>();
-  const lines = scan(store, m.gen, m.sizes.partners ?? 0, "partners", refsOfManifest(m, null), (payload, oid) => {
+  const lines = scan(store, m.gen, m.sizes.partners ?? 0, "partners", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);

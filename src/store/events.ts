@@ -200,6 +200,19 @@ export async function readStatsEvents(
   store: Store,
   opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void; since?: Date | null } = {},
 ): Promise<{ events: HandoffEvent[]; counted: CountedTimes; partners?: HandoffEvent[] }> {
+  // No ref moved since the index was last brought up to date: its head alone (as fromHead).
+  const now = store.refStamp([REF_ROOT]);
+  const head = now === null ? null : readIndexHead(store, now);
+  if (head && !head.shared) {
+    const read = readStatsIndexed(store, head, (opts.since ?? null) !== null);
+    const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, head) : [];
+    if (read && partners) {
+      opts.onIndex?.({ walked: 0, added: 0, rebuilt: false });
+      reportProblems(head.problems, opts);
+      return { ...read, partners };
+    }
+    dropIndex(store, head);
+  }
   const { tips, stamp } = await eventTips(store, {});
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, stamp, opts);
