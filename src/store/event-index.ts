@@ -2,7 +2,9 @@
 // --limit 20`) or `stats` over 100,000 events does not inflate and parse every commit on every
 // call. It is a cache keyed by ref tips (DESIGN: thrown away and rebuilt at will):
 //   manifest.json      every indexed ref: its tip, an id and how many events it holds; each
-//                      key file's length
+//                      key file's length; first, on a line of its own, its head: what a read
+//                      with no ref moved needs (ManifestHead), keyed by the ref files' stamp
+//   generation         the last generation of key files taken (takeGeneration)
 //   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
 //   type-<type>.jsonl  the lines of one event type
