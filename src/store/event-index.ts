@@ -423,14 +423,17 @@ export function decodeLine(read: KeyLines, l: LineRef): HandoffEvent | null {
   }
 }
 
-/** readIndexed, each line's event left to decodeLine (with its time read, where it can be, for choosing which). */
-export function readIndexedLines(store: Store, m: Manifest, key: string, order: RefOrder): KeyLines | null {
-  return scanLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), true);
+/**
+ * readIndexed, each line's event left to decodeLine; `withAt`: each line's time read too, where it
+ * can be without decoding the line (for a caller that decodes only the newest).
+ */
+export function readIndexedLines(store: Store, m: Manifest, key: string, order: RefOrder, withAt: boolean): KeyLines | null {
+  return scanLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), withAt);
 }
 
-/** readIndexedLines through the head (readIndexedByHead). */
-export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string): KeyLines | null {
-  return scanLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), true);
+/** readIndexedLines through the head: each ref's place is its place in the head's listing. */
+export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string, withAt: boolean): KeyLines | null {
+  return scanLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), withAt);
 }
 
 /**

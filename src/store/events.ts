@@ -94,7 +94,7 @@ function fromHead(store: Store, filter: EventFilter, opts: { onProblem?: (messag
   const stamp = store.refStamp([REF_ROOT]);
   const head = stamp === null ? null : readIndexHead(store, stamp);
   if (!head) return null;
-  const read = readIndexedLinesByHead(store, head, keyOf(filter));
+  const read = readIndexedLinesByHead(store, head, keyOf(filter), filter.limit !== undefined);
   const events = read && newest(read, filter);
   if (!events) {
     dropIndex(store, head);
@@ -127,7 +127,7 @@ async function fromIndex(
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, stamp, opts);
     if (!manifest) return null;
-    const read = readIndexedLines(store, manifest, key, order);
+    const read = readIndexedLines(store, manifest, key, order, filter.limit !== undefined);
     const events = read && newest(read, filter);
     if (events) return events;
     dropIndex(store, manifest);
