@@ -134,13 +134,19 @@ test("a key file removed, emptied or cut short is found out against the manifest
     ["type-claimed.jsonl", ["--type", "claimed"], { type: "claimed" }],
     [`agent-${agentKey("alice")}.jsonl`, ["--agent", "alice"], { agent: "alice" }],
   ];
+  // Each build from scratch writes its key files under a generation of its own (the manifest's
+  // `gen`, part of their names): the file named here is the current manifest's.
+  const current = (file: string) => {
+    const gen: number = manifest(repo).gen;
+    return join(dir, gen ? file.replace(/\.jsonl$/, `.${gen}.jsonl`) : file);
+  };
   for (const [how, damage] of damages) {
     for (const [file, args, filter] of reads) {
       const want = await walked(repo, filter);
       assert.equal(events(repo, ...args), want, "through a sound index");
-      damage(join(dir, file));
+      damage(current(file));
       assert.equal(events(repo, ...args), want, `${file} ${how}`);
-      assert.is(readFileSync(join(dir, file), "utf8").split("\n").length - 1, want.length, `${file} written anew`);
+      assert.is(readFileSync(current(file), "utf8").split("\n").length - 1, want.length, `${file} written anew`);
     }
     // stats reads stats.jsonl: the same damage there.
     const want = JSON.parse(JSON.stringify(computeStats(await walked(repo), { since: null, now: new Date(plus(30 * MIN)) })));
@@ -149,7 +155,7 @@ test("a key file removed, emptied or cut short is found out against the manifest
       return got;
     };
     assert.equal(stats(), want, "stats through a sound index");
-    damage(join(dir, "stats.jsonl"));
+    damage(current("stats.jsonl"));
     assert.equal(stats(), want, `stats.jsonl ${how}`);
     // stats --since reads counted.jsonl too (the times of the events it only counts): the same there.
     const since = plus(2 * MIN);
@@ -159,8 +165,8 @@ test("a key file removed, emptied or cut short is found out against the manifest
       return got;
     };
     assert.equal(statsSince(), wantSince, "stats --since through a sound index");
-    assert.ok(readFileSync(join(dir, "counted.jsonl"), "utf8").length > 0, "the history holds events stats only counts");
-    damage(join(dir, "counted.jsonl"));
+    assert.ok(readFileSync(current("counted.jsonl"), "utf8").length > 0, "the history holds events stats only counts");
+    damage(current("counted.jsonl"));
     assert.equal(statsSince(), wantSince, `counted.jsonl ${how}`);
   }
 });

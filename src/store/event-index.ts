@@ -2,7 +2,9 @@
 // --limit 20`) or `stats` over 100,000 events does not inflate and parse every commit on every
 // call. It is a cache keyed by ref tips (DESIGN: thrown away and rebuilt at will):
 //   manifest.json      every indexed ref: its tip, an id and how many events it holds; each
-//                      key file's length
+//                      key file's length; first, on a line of its own, its head: what a read
+//                      with no ref moved needs (ManifestHead), keyed by the ref files' stamp
+//   generation         the last generation of key files taken (takeGeneration)
 //   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
 //   type-<type>.jsonl  the lines of one event type
@@ -14,8 +16,8 @@
 // A ref whose tip moved forward is walked from its new tip back to the indexed one and the new
 // lines appended; a ref rewritten or deleted gets a new id (or none) and its old lines are dead,
 // dropped by the next compaction, which writes the key files anew under the next generation's
-// names (the manifest's `gen`): a reader still going by the manifest before finds its own files,
-// or none, and reads again. The manifest also holds each key file's length: a file is read
+// names (the manifest's `gen`), as a build from scratch does: a reader still going by the manifest
+// before finds its own files, or none, and reads again. The manifest also holds each key file's length: a file is read
 // only up to it, so an update in flight or a crash between an append and the manifest never shows
 // half an update (the next update cuts such lines off before it appends), and a file shorter than
 // the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
@@ -29,7 +31,7 @@ import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } 
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import type { Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
-import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readKeyFile, readManifest, removeKeyFiles, writeManifest, type Manifest, type RefEntry } from "./event-index-files.ts";
+import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
 /** A lock left by a crashed updater is broken after this long. */
 const STALE_LOCK_MS = 60_000;
@@ -127,30 +129,37 @@ async function walk(store: Store, name: string, tip: string, stop: string | null
 /**
  * Brings the index up to the given tips and returns it, or null when another process is updating
  * it (the caller then reads the history directly). A damaged index is rebuilt from scratch.
+ * `stamp`: RefFiles' stamp of the listing `tips` came from (null: none), written in the manifest's
+ * head for the next reads (readHead); an index up to the tips under another stamp (refs packed,
+ * a ref moved and back) is written again for it.
  */
-export async function refreshIndex(store: Store, tips: { name: string; oid: string }[]): Promise<{ manifest: Manifest; report: IndexReport } | null> {
+export async function refreshIndex(store: Store, tips: { name: string; oid: string }[], stamp: string | null = null): Promise<{ manifest: Manifest; report: IndexReport } | null> {
   const dir = indexDir(store);
   const current = readManifest(dir);
-  if (current && upToDate(current, tips)) return { manifest: current, report: { walked: 0, added: 0, rebuilt: false } };
-  return withLock(dir, async () => {
+  if (current && upToDate(current, tips) && (stamp === null || readHead(dir, stamp))) return { manifest: current, report: { walked: 0, added: 0, rebuilt: false } };
+  const updated = await withLock(dir, async () => {
     const m = readManifest(dir);
     try {
-      return await update(store, dir, m, tips);
+      return await update(store, dir, m, tips, stamp);
     } catch (e) {
       // A key file the manifest says more of than it holds: everything again, from scratch.
       if (!(e instanceof Damaged) || !m) throw e;
-      return update(store, dir, null, tips);
+      return update(store, dir, null, tips, stamp);
     }
   });
+  // Up to date but under another stamp, and another process updating: read as it is.
+  return updated ?? (current && upToDate(current, tips) ? { manifest: current, report: { walked: 0, added: 0, rebuilt: false } } : null);
 }
 
 /** The index `was` brought up to `tips` (a fresh one without it), written, and its manifest. */
-async function update(store: Store, dir: string, was: Manifest | null, tips: { name: string; oid: string }[]): Promise<{ manifest: Manifest; report: IndexReport }> {
+async function update(store: Store, dir: string, was: Manifest | null, tips: { name: string; oid: string }[], stamp: string | null): Promise<{ manifest: Manifest; report: IndexReport }> {
   let m = was;
   const rebuilt = !m;
   if (!m) {
+    // Under a generation of its own, beside the files of the index it replaces (removed once the
+    // manifest names the new ones), as a compaction writes.
     m = freshManifest();
-    removeKeyFiles(dir);
+    m.gen = takeGeneration(dir);
   }
   const report: IndexReport = { walked: 0, added: 0, rebuilt };
   const appends = new Map<string, string[]>();
@@ -202,10 +211,24 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
   else delete m.shared;
   const compacting = m.dead > 1000 && m.dead * 4 > m.total;
   if (compacting) compact(dir, m);
-  writeManifest(dir, m);
+  writeManifest(dir, m, stamp === null ? null : headOf(m, tips, stamp));
   // A reader still going by the manifest before this one finds its files gone: it reads again.
-  if (compacting) removeKeyFiles(dir, m.gen);
+  if (compacting || rebuilt) removeKeyFiles(dir, m.gen);
   return { manifest: m, report };
+}
+
+/** The manifest's head (ManifestHead) for `tips`, every one of which `m` holds. */
+function headOf(m: Manifest, tips: { name: string; oid: string }[], stamp: string): ManifestHead {
+  const places: number[] = [];
+  const problems: [string, string][] = [];
+  let counted = 0;
+  for (const t of tips) {
+    const r = m.refs[t.name]!;
+    places.push(r.id, r.n);
+    if (r.problem) problems.push([t.name, r.problem]);
+    counted += r.counted ?? 0;
+  }
+  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, problems, shared: !!m.shared, counted };
 }
 
 /**
@@ -254,7 +277,28 @@ function upToDate(m: Manifest, tips: { name: string; oid: string }[]): boolean {
  * order. Null when a line is damaged: the caller drops the index and reads directly.
  */
 export function readIndexed(store: Store, m: Manifest, key: string, order: RefOrder): IndexedEvent[] | null {
-  return scan(store, m, key, order, (payload) => JSON.parse(payload) as HandoffEvent);
+  return scan(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), (payload) => JSON.parse(payload) as HandoffEvent);
+}
+
+/**
+ * The index's head when the refs are as the stamp of its last update says (`stamp`: RefFiles' of
+ * refs/handoff/, listed or not), else null: the caller lists the refs and reads the manifest.
+ */
+export function readIndexHead(store: Store, stamp: string): ManifestHead | null {
+  return readHead(indexDir(store), stamp);
+}
+
+/** The refs of a manifest or of its head, for a read in no order of refs (stats). */
+const refsOfEither = (m: Manifest | ManifestHead): RefsOf => ("refs" in m ? refsOfManifest(m, null) : refsOfHead(m));
+
+/** Each ref's place is its place in the head's listing. */
+function refsOfHead(head: ManifestHead): RefsOf {
+  return (ids) => {
+    const out = new Map<number, { place: number; n: number }>();
+    const p = head.places;
+    for (let i = 0; i + 1 < p.length; i += 2) if (ids.has(p[i]!)) out.set(p[i]!, { place: i / 2, n: p[i + 1]! });
+    return out;
+  };
 }
 
 /**
@@ -262,11 +306,11 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: RefOr
  * times of the others: for a window (`windowed`, --since) their lists from `counted.jsonl`, else
  * only how many, from the manifest. Null when damaged, as readIndexed.
  */
-export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): { events: HandoffEvent[]; counted: CountedTimes } | null {
+export function readStatsIndexed(store: Store, m: Manifest | ManifestHead, windowed: boolean): { events: HandoffEvent[]; counted: CountedTimes } | null {
   let counted: CountedTimes;
   if (windowed) {
     const lists: string[] = [];
-    const read = scan(store, m, "counted", null, (payload) => {
+    const read = scan(store, m.gen, m.sizes.counted ?? 0, "counted", refsOfEither(m), (payload) => {
       // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
       if (!isCountedList(payload)) throw new Error("damaged");
       lists.push(payload);
@@ -274,14 +318,14 @@ export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): 
     });
     if (!read) return null;
     counted = lists;
-  } else {
+  } else if ("refs" in m) {
     let total = 0;
     for (const name in m.refs) total += m.refs[name]!.counted ?? 0;
     counted = { total };
-  }
+  } else counted = { total: m.counted };
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
-  const lines = scan(store, m, "stats", null, (payload, oid) => {
+  const lines = scan(store, m.gen, m.sizes.stats ?? 0, "stats", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);
@@ -292,9 +336,9 @@ export function readStatsIndexed(store: Store, m: Manifest, windowed: boolean): 
 }
 
 /** `leased` events for take-over matching (partners.jsonl), each commit once. */
-export function readPartnersIndexed(store: Store, m: Manifest): HandoffEvent[] | null {
+export function readPartnersIndexed(store: Store, m: Manifest | ManifestHead): HandoffEvent[] | null {
   const seen = new Set<string>();
-  const lines = scan(store, m, "partners", null, (payload, oid) => {
+  const lines = scan(store, m.gen, m.sizes.partners ?? 0, "partners", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);
@@ -316,8 +360,92 @@ function statsEvent(payload: string): HandoffEvent {
 /** Each ref's place among the refs read, for the refs a key file names (empty: all in one place). */
 export type RefOrder = (names: ReadonlySet<string>) => ReadonlyMap<string, number>;
 
-function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
-  const text = readKeyFile(fileOf(indexDir(store), key, m.gen), m.sizes[key] ?? 0);
+/** The live refs among the ids a key file names: each one's place (RefOrder's; 0 without one) and event count. */
+type RefsOf = (ids: ReadonlySet<number>) => ReadonlyMap<number, { place: number; n: number }>;
+
+function refsOfManifest(m: Manifest, order: RefOrder | null): RefsOf {
+  return (ids) => {
+    const named = new Map<number, { name: string; n: number }>();
+    for (const name in m.refs) {
+      const r = m.refs[name]!;
+      if (ids.has(r.id)) named.set(r.id, { name, n: r.n });
+    }
+    const places = order ? order(new Set([...named.values()].map((r) => r.name))) : null;
+    const out = new Map<number, { place: number; n: number }>();
+    for (const [id, r] of named) out.set(id, { place: places?.get(r.name) ?? 0, n: r.n });
+    return out;
+  };
+}
+
+function scan(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
+  const read = scanLines(store, gen, size, key, refsOf, false);
+  if (!read) return null;
+  const out: IndexedEvent[] = [];
+  for (const l of read.lines) {
+    try {
+      const event = decode(read.text.slice(l.from, l.to), l.oid);
+      if (event) out.push({ event, oid: l.oid, ref: l.ref, seq: l.seq });
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+/** A committed line of a key file, its event not yet decoded (decodeLine). */
+export interface LineRef {
+  oid: string;
+  /** Its ref's place (RefOrder's, or the head's listing's). */
+  ref: number;
+  seq: number;
+  /** The event's time as the line states it, read without decoding the event; null where it could not be. */
+  at: string | null;
+  from: number;
+  to: number;
+}
+
+/** A key file's committed lines (`text` their file's), for callers that decode only the lines they need. */
+export interface KeyLines {
+  text: string;
+  lines: LineRef[];
+}
+
+/**
+ * The event of a line of readIndexedLines; null when it is damaged (the caller drops the index,
+ * as for a damaged line found by readIndexed).
+ */
+export function decodeLine(read: KeyLines, l: LineRef): HandoffEvent | null {
+  try {
+    const event = JSON.parse(read.text.slice(l.from, l.to)) as HandoffEvent;
+    return event && typeof event === "object" && (l.at === null || event.at === l.at) ? event : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * readIndexed, each line's event left to decodeLine; `withAt`: each line's time read too, where it
+ * can be without decoding the line (for a caller that decodes only the newest).
+ */
+export function readIndexedLines(store: Store, m: Manifest, key: string, order: RefOrder, withAt: boolean): KeyLines | null {
+  return scanLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), withAt);
+}
+
+/** readIndexedLines through the head: each ref's place is its place in the head's listing. */
+export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string, withAt: boolean): KeyLines | null {
+  return scanLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), withAt);
+}
+
+/**
+ * An event's time where its JSON starts with members whose values are plain strings (what
+ * JSON.stringify writes for an event: type, task, agent, then at): those members and `"at":"`,
+ * matched from where the JSON starts. Anything else (an escape in a value, another order) is not
+ * matched, and the line is decoded to know.
+ */
+const LEADING_AT = /\{(?:"[a-z_]+":"[^"\\]*",)*"at":"[^"\\]*"/y;
+
+function scanLines(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, withAt: boolean): KeyLines | null {
+  const text = readKeyFile(fileOf(indexDir(store), key, gen), size);
   if (text === null) return null;
   // The refs the lines name first: a key file names a few, the manifest every ref (10,000 task
   // refs and more), and a map of all of them cost ~20 ms of a cold `events --agent X`.
@@ -329,39 +457,36 @@ function scan(store: Store, m: Manifest, key: string, order: RefOrder | null, de
     if (tab > at && tab < end) ids.add(Number(text.slice(at, tab)));
     at = end + 1;
   }
-  const named = new Map<number, { name: string; n: number }>();
-  for (const name in m.refs) {
-    const r = m.refs[name]!;
-    if (ids.has(r.id)) named.set(r.id, { name, n: r.n });
-  }
-  const places = order ? order(new Set([...named.values()].map((r) => r.name))) : null;
-  const out: IndexedEvent[] = [];
+  const named = refsOf(ids);
+  const lines: LineRef[] = [];
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf("\n", start);
     if (end < 0) end = text.length;
-    const line = text.slice(start, end);
+    const t1 = text.indexOf("\t", start);
+    const t2 = t1 < 0 ? -1 : text.indexOf("\t", t1 + 1);
+    const t3 = t2 < 0 ? -1 : text.indexOf("\t", t2 + 1);
+    if (t1 < 0 || t3 < 0 || t3 >= end) return null;
+    const line = start;
     start = end + 1;
-    const t1 = line.indexOf("\t");
-    const t2 = line.indexOf("\t", t1 + 1);
-    const t3 = line.indexOf("\t", t2 + 1);
-    if (t1 < 0 || t2 < 0 || t3 < 0) return null;
-    const ref = named.get(Number(line.slice(0, t1)));
-    const seq = Number(line.slice(t1 + 1, t2));
+    const ref = named.get(Number(text.slice(line, t1)));
+    const seq = Number(text.slice(t1 + 1, t2));
     if (!ref || !(seq < ref.n)) continue;
-    const oid = line.slice(t2 + 1, t3);
-    try {
-      const event = decode(line.slice(t3 + 1), oid);
-      if (event) out.push({ event, oid, ref: places?.get(ref.name) ?? 0, seq });
-    } catch {
-      return null;
+    let at: string | null = null;
+    if (withAt) {
+      LEADING_AT.lastIndex = t3 + 1;
+      if (LEADING_AT.test(text) && LEADING_AT.lastIndex <= end) {
+        const from = text.lastIndexOf('"at":"', LEADING_AT.lastIndex) + 6;
+        at = text.slice(from, LEADING_AT.lastIndex - 1);
+      }
     }
+    lines.push({ oid: text.slice(t2 + 1, t3), ref: ref.place, seq, at, from: t3 + 1, to: end });
   }
-  return out;
+  return { text, lines };
 }
 
 /** Throws the index away (see dropManifest): the next read rebuilds it. */
-export function dropIndex(store: Store, seen?: Manifest): void {
+export function dropIndex(store: Store, seen?: Manifest | ManifestHead): void {
   dropManifest(indexDir(store), seen);
 }
 

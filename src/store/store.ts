@@ -200,6 +200,16 @@ export class Store {
   }
 
   /**
+   * listRefs of a one-shot process where refs are files, with RefFiles' stamp of exactly what it
+   * read (`stamp` of the same prefix equals it while nothing moved); null elsewhere.
+   */
+  listRefsStamped(prefix: string): { tips: RefTip[]; stamp: string } | null {
+    if (!this.refFiles || this.session || (this.separateStore && !isStoreRef(prefix))) return null;
+    const { lists, stamp } = this.refFiles.listStamped([prefix], []);
+    return { tips: this.emptyChecked(lists[0]!), stamp };
+  }
+
+  /**
    * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
    * are not read from files here (another backend) or are followed by a watch (long-running).
    */
