@@ -77,7 +77,16 @@ export function loadBundle(file: string, variant = "any"): unknown {
   mod.filename = file;
   mod.paths = M._nodeModulePaths(dirname(file));
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(mod.exports, mod.exports, (id: string) => mod.require(id), mod, file, dirname(file));
+  // Each module of a bundle requires its builtins itself (node:fs 48 times in hot-main.cjs), and
+  // every require of a builtin walks Node's loader again (~5 us each in a cold process): one
+  // answer per id, as Node's own module cache would give.
+  const required = new Map<string, unknown>();
+  const req = (id: string) => {
+    let m = required.get(id);
+    if (m === undefined) required.set(id, (m = mod.require(id)));
+    return m;
+  };
+  fn.call(mod.exports, mod.exports, req, mod, file, dirname(file));
   mod.loaded = true;
   if (dir && cachePath && (!cached || script.cachedDataRejected || read?.provisional)) {
     process.once("exit", () => {
