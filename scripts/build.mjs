@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
+import { lazyZod } from "./lazy-zod.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -69,7 +70,7 @@ const common = {
   // byte a character, no UTF-8 decoding: 1.3 ms of a cold command's 5.5 to read hot-main.cjs). Checked below.
   charset: "ascii",
   logLevel: "warning",
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, lazyZod(root)],
 };
 
 // The dispatcher (the package's bin) and the yaml parser, which bundles require as usual.

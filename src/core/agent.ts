@@ -46,7 +46,7 @@ export const AgentRecord = lazySchema(() =>
 );
 export type AgentRecord = z.infer<typeof AgentRecord>;
 
-export const AgentStatus = z.enum(["active", "stale", "disconnected"]);
+export const AgentStatus = lazySchema(() => z.enum(["active", "stale", "disconnected"]));
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
 export interface AgentThresholds {

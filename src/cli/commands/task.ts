@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { TaskStatus, type Task } from "../../core/task.ts";
+import { TASK_STATUSES, type TaskStatus, type Task } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
@@ -68,16 +68,16 @@ export function registerTask(program: Command): void {
       target
         .command(name)
         .description("list tasks")
-        .option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)
+        .option("--status <status>", `only tasks in this state (${TASK_STATUSES.join("|")}), or blocked: todo with an unfinished dependency`)
         .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first; how many more, after the list (on stderr with --json)")
         .addOption(completeOption("task ids")),
-      { values: { "--status": [...TaskStatus.options, "blocked"] } },
+      { values: { "--status": [...TASK_STATUSES, "blocked"] } },
     ).action(
       async (o: { status?: string; limit?: string; complete?: string }, cmd: Command) => {
         if (o.complete !== undefined) return printCompletions(cmd, TASKS_PREFIX, o.complete);
         await withStore(cmd, async (store, g) => {
-          if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
-            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);
+          if (o.status !== undefined && o.status !== "blocked" && !TASK_STATUSES.includes(o.status as TaskStatus)) {
+            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TASK_STATUSES, "blocked"].join(", ")}`);
           }
           let shown: Task[];
           let more = "";
