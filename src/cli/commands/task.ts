@@ -16,10 +16,15 @@ import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
 
-export function registerTask(program: Command): void {
+/** `task`'s subcommands: a command line that runs one of them builds only that one (program-builder.ts). */
+const TASK_SUBCOMMANDS = ["add", "show", "list"];
+
+export function registerTask(program: Command, verb?: string, sub?: string): void {
+  const only = verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? sub : undefined;
+  const wants = (name: string) => only === undefined || only === name;
   const task = program.command("task").description("add, show and list tasks");
 
-  withGlobals(
+  if (wants("add")) withGlobals(
     task
       .command("add")
       .description("add a task; prints its id")
@@ -51,7 +56,7 @@ export function registerTask(program: Command): void {
     });
   });
 
-  withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
+  if (wants("show")) withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const t = await showTask(store, id);
       const blocked = await blockedEdgesOf(store, t);
@@ -102,6 +107,6 @@ export function registerTask(program: Command): void {
         });
       },
     );
-  list("list", task);
+  if (wants("list")) list("list", task);
   list("tasks", program);
 }
