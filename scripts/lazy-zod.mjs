@@ -5,18 +5,28 @@
 // from a cache and parse none. Our modules' `import * as z from "zod/mini"` gets a stand-in
 // instead: a function for each zod function our sources call (`z.object`...), and a proxy for
 // each object (`z.iso`), which require a module importing just those from zod/mini (bundled and
-// tree-shaken as before, set up by that first require) and pass the call on. A class, a constant
-// or a name our sources do not spell `z.<name>` is not stood in for: importing one fails the
-// build, so nothing half-works at run time. Tests run the sources, which import zod itself.
+// tree-shaken as before, set up by that first require) and pass the call on. A class or a
+// constant is not stood in for (a named import of one fails the build), and a module that imports
+// zod/mini under another name than `z` fails it too, so nothing half-works at run time. Tests run
+// the sources, which import zod itself.
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
 
-/** `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept). */
+/**
+ * `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept).
+ * A module that names zod/mini otherwise than `z` would read names this does not see: refused.
+ */
 function namesUsed(dir, into = new Set()) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     if (e.isDirectory()) namesUsed(join(dir, e.name), into);
-    else if (e.name.endsWith(".ts")) for (const m of readFileSync(join(dir, e.name), "utf8").matchAll(/\bz\.([a-z]\w*)/g)) into.add(m[1]);
+    else if (e.name.endsWith(".ts")) {
+      const text = readFileSync(join(dir, e.name), "utf8");
+      for (const m of text.matchAll(/import\s+(?:type\s+)?\*\s+as\s+(\w+)\s+from\s+"zod\/mini"/g)) {
+        if (m[1] !== "z") throw new Error(`${join(dir, e.name)} imports zod/mini as ${m[1]}: scripts/lazy-zod.mjs looks for z.<name>`);
+      }
+      for (const m of text.matchAll(/\bz\.([a-z]\w*)/g)) into.add(m[1]);
+    }
   }
   return into;
 }
