@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
+import { lazyZod } from "./lazy-zod.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -69,7 +70,9 @@ const common = {
   // byte a character, no UTF-8 decoding: 1.3 ms of a cold command's 5.5 to read hot-main.cjs). Checked below.
   charset: "ascii",
   logLevel: "warning",
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, lazyZod(root)],
+  // A name a stand-in (lazy builtins, lazy zod) does not offer fails the build, not the run.
+  logOverride: { "import-is-undefined": "error" },
 };
 
 // The dispatcher (the package's bin) and the yaml parser, which bundles require as usual.
@@ -81,49 +84,9 @@ await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml
 // a cold command's allocations then reached the young generation's first collection.
 await build({
   ...common,
-  entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
+  entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
   banner: { js: BUNDLE_HEAD },
   footer: { js: BUNDLE_TAIL },
-});
-
-// The agents' pre-edit hook (src/hooks/pre-edit-main.ts), built the same way but with zod set up on
-// first use: its answer parses no record through a schema, and zod's module init (~110 KB of
-// objects) shared Node's first young generation (1 MB) with the answer, which then overflowed it
-// into a collection (~1 ms) before the answer was written. Our modules import zod through a
-// stand-in whose functions (and `iso`'s) set it up when first called; using anything else of it
-// fails the build (import-is-undefined), as the builtins' stand-in does.
-const lazyZod = {
-  name: "lazy-zod",
-  setup(b) {
-    const real = require("zod/mini");
-    // Only what our modules name (`z.<name>`): the stand-in's every function keeps its own in the bundle.
-    const named = new Set();
-    for (const f of readdirSync(join(root, "src"), { recursive: true }).filter((f) => f.endsWith(".ts"))) {
-      for (const m of readFileSync(join(root, "src", f), "utf8").matchAll(/\bz\.([a-z]\w*)/g)) named.add(m[1]);
-    }
-    const fns = Object.keys(real).filter((k) => typeof real[k] === "function" && /^[a-z]/.test(k) && named.has(k));
-    const isoFns = Object.keys(real.iso).filter((f) => /^[a-z]/.test(f));
-    b.onResolve({ filter: /^zod\/mini$/ }, (args) => (args.namespace === "lazy-zod" || !ours(args.importer) ? undefined : { path: "stand-in", namespace: "lazy-zod" }));
-    b.onResolve({ filter: /^lazy-zod:used$/ }, () => ({ path: "used", namespace: "lazy-zod" }));
-    b.onLoad({ filter: /.*/, namespace: "lazy-zod" }, (args) => {
-      // What the stand-in asks for when first called: zod's own module (as imported, so that what
-      // nothing uses is left out), which a require() sets up only then.
-      if (args.path === "used") return { contents: `export { ${[...fns, "iso"].join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
-      const lines = [`let m;`, `const get = () => (m ??= require("lazy-zod:used"));`];
-      // Exported under the name (some are words a function cannot be named: null, enum...).
-      for (const k of fns) lines.push(`function $${k}(...a) { return get().${k}(...a); }`, `export { $${k} as ${k} };`);
-      lines.push(`export const iso = { ${isoFns.map((f) => `${f}: (...a) => get().iso.${f}(...a)`).join(", ")} };`);
-      return { contents: lines.join("\n"), loader: "js", resolveDir: root };
-    });
-  },
-};
-await build({
-  ...common,
-  entryPoints: [join(root, "src/hooks/pre-edit-main.ts")],
-  banner: { js: BUNDLE_HEAD },
-  footer: { js: BUNDLE_TAIL },
-  plugins: [lazyBuiltins, lazyZod],
-  logOverride: { "import-is-undefined": "error" },
 });
 
 // src/cli/code-cache.ts reads the bundles as latin1: a byte beyond ASCII would be read wrong.

@@ -6,7 +6,12 @@ const TAKES_VALUE = new Set(["-C", "--agent"]);
 
 /** The verb of a command line: its first word that is neither an option nor an option's value. */
 export function verbOf(argv: string[]): string | undefined {
-  return argv.find((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
+  return argv[verbAt(argv)];
+}
+
+/** Where the verb is in the command line (verbOf), or -1. */
+export function verbAt(argv: string[]): number {
+  return argv.findIndex((a, i) => !a.startsWith("-") && !TAKES_VALUE.has(argv[i - 1] ?? ""));
 }
 
 /**

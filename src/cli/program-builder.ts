@@ -3,7 +3,7 @@
 // a verb reads the same from either.
 import { Command } from "commander";
 import { fail } from "../core/errors.ts";
-import { verbOf } from "./command-line.ts";
+import { verbAt, verbOf } from "./command-line.ts";
 import { completes } from "./completes.ts";
 import { EXAMPLES } from "./examples.ts";
 import { VERSION_LINE } from "./version.ts";
@@ -13,9 +13,10 @@ export { verbOf };
 /**
  * Adds a group of verbs to the program; given `verb` (the one the command line runs, one of the
  * group's), a group may add only that one: building a verb's options costs a cold command about
- * 0.03 ms each (the claim group's seven verbs 0.6 ms, claim alone 0.4).
+ * 0.03 ms each (the claim group's seven verbs 0.6 ms, claim alone 0.4). `sub` is the word after
+ * the verb (`show` in `task show t1`): a verb with subcommands may add only the one it names.
  */
-export type Register = (program: Command, verb?: string) => void;
+export type Register = (program: Command, verb?: string, sub?: string) => void;
 
 /** Verbs that read the whole program (completion lists every verb): always built in full. */
 const NEEDS_ALL = new Set(["completion", "help"]);
@@ -44,7 +45,8 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
   completes(program, { "-C": "dir", "--agent": "agent" });
   const verb = argv ? verbOf(argv) : undefined;
   const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
-  if (only.length) for (const [register] of only) register(program, verb);
+  const sub = argv ? argv[verbAt(argv) + 1] : undefined;
+  if (only.length) for (const [register] of only) register(program, verb, sub);
   else for (const [register] of verbs) register(program);
   const paths = (c: Command, prefix: string[]): void => {
     for (const sub of c.commands) {

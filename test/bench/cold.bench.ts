@@ -35,7 +35,8 @@ const setups = builds.map((cli) => {
   return { cli, run };
 });
 
-const cmds: { name: string; args: (i: number) => string[]; run: (args: string[]) => number }[] = [{ name: "node -e 0", args: () => ["-e", "0"], run: setups[0]!.run }];
+// `build` and `key`: a row of one build's command, paired with the other build's row of the same key.
+const cmds: { name: string; args: (i: number) => string[]; run: (args: string[]) => number; build?: number; key?: string }[] = [{ name: "node -e 0", args: () => ["-e", "0"], run: setups[0]!.run }];
 // The environment's NODE_EXTRA_CA_CERTS, left out of every timed process (cleanEnv; test/bench/run.ts
 // says so): one more row says what it would add to every Node start, ours and `node -e 0`'s alike.
 const caCerts = process.env.BENCH_LEFT_OUT_CA_CERTS ?? process.env.NODE_EXTRA_CA_CERTS;
@@ -51,10 +52,10 @@ if (caCerts) {
 for (const [k, { cli, run }] of setups.entries()) {
   const tag = setups.length > 1 ? (k === 0 ? "this build: " : "baseline: ") : "";
   cmds.push(
-    { name: `${tag}git handoff --version`, args: () => [cli, "--version"], run },
-    { name: `${tag}git handoff claim <id>`, args: (i) => [cli, "claim", `t${i + 20}`, "--agent", `worker-${i}`], run },
-    { name: `${tag}git handoff check <file>`, args: () => [cli, "check", "src/f0.ts"], run },
-    { name: `${tag}git handoff task show <id>`, args: () => [cli, "task", "show", "t1"], run },
+    { name: `${tag}git handoff --version`, args: () => [cli, "--version"], run, build: k, key: "--version" },
+    { name: `${tag}git handoff claim <id>`, args: (i) => [cli, "claim", `t${i + 20}`, "--agent", `worker-${i}`], run, build: k, key: "claim" },
+    { name: `${tag}git handoff check <file>`, args: () => [cli, "check", "src/f0.ts"], run, build: k, key: "check" },
+    { name: `${tag}git handoff task show <id>`, args: () => [cli, "task", "show", "t1"], run, build: k, key: "task show" },
   );
 }
 const BIG = Number(process.env.BENCH_TASKS ?? 0);
@@ -67,18 +68,33 @@ for (const [k, cli] of (BIG ? builds : []).entries()) {
   spawnSync("git", ["pack-refs", "--all"], { cwd: repo, env });
   for (let i = 0; i < 3; i++) run([cli, "task", "show", "t-1"]), run([cli, "check", "area0/x.ts"]), run([cli, "claim", `t-${BIG - 1 - i}`, "--agent", `warm-${i}`]);
   const tag = `${builds.length > 1 ? (k === 0 ? "this build, " : "baseline, ") : ""}${BIG.toLocaleString("en")} tasks packed: `;
+  const big = `${BIG.toLocaleString("en")} tasks packed: `;
   cmds.push(
-    { name: `${tag}claim <id>`, args: (i) => [cli, "claim", `t-${10 + i}`, "--agent", `big-${i}`], run },
-    { name: `${tag}check <file>`, args: () => [cli, "check", "area0/x.ts"], run },
-    { name: `${tag}task show <id>`, args: () => [cli, "task", "show", "t-1"], run },
+    { name: `${tag}claim <id>`, args: (i) => [cli, "claim", `t-${10 + i}`, "--agent", `big-${i}`], run, build: k, key: `${big}claim` },
+    { name: `${tag}check <file>`, args: () => [cli, "check", "area0/x.ts"], run, build: k, key: `${big}check` },
+    { name: `${tag}task show <id>`, args: () => [cli, "task", "show", "t-1"], run, build: k, key: `${big}task show` },
   );
 }
 const times = cmds.map(() => [] as number[]);
-for (let i = 0; i < ROUNDS; i++) cmds.forEach((c, k) => times[k]!.push(c.run(c.args(i))));
+// With a baseline, the two builds' rows take turns going first, round by round: a build always
+// run second would always meet the machine as the first left it (its page cache, its load).
+const order = cmds.map((_, k) => k);
+const swapped = [...order.filter((k) => cmds[k]!.build === undefined), ...order.filter((k) => cmds[k]!.build === 1), ...order.filter((k) => cmds[k]!.build === 0)];
+for (let i = 0; i < ROUNDS; i++) for (const k of i % 2 ? swapped : order) times[k]!.push(cmds[k]!.run(cmds[k]!.args(i)));
 const node = median(times[0]!);
 console.log(`cold one-shot calls, ${ROUNDS} rounds interleaved (target <= 1.3x node -e 0 for claim, check, task show)${setups.length > 1 ? `; baseline ${builds[1]}` : ""}`);
 cmds.forEach((c, k) => {
   const ms = median(times[k]!);
   console.log(`  ${c.name.padEnd(52)} ${fmt(ms, 1).padStart(7)} ms  ${fmt(ms / node)}x`);
 });
+// Each round's time of this build over the baseline's, same command: the median of those pairs
+// follows the machine's drift less than the ratio of two medians.
+const pairs = cmds.flatMap((c, k) => (c.build === 0 ? [[k, cmds.findIndex((b) => b.build === 1 && b.key === c.key)] as const] : [])).filter(([, b]) => b >= 0);
+if (pairs.length) {
+  console.log(`  this build / baseline, the median of ${ROUNDS} same-round pairs (this build faster in how many):`);
+  for (const [a, b] of pairs) {
+    const r = times[a]!.map((t, i) => t / times[b]![i]!);
+    console.log(`    ${cmds[a]!.key!.padEnd(50)} ${fmt(median(r), 3).padStart(7)}x  (${r.filter((x) => x < 1).length}/${ROUNDS})`);
+  }
+}
 cleanupTemp();

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { TaskStatus, type Task } from "../../core/task.ts";
+import { TASK_STATUSES, type TaskStatus, type Task } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
 import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
@@ -16,10 +16,15 @@ import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
 
-export function registerTask(program: Command): void {
+/** `task`'s subcommands: a command line that runs one of them builds only that one (program-builder.ts). */
+const TASK_SUBCOMMANDS = ["add", "show", "list"];
+
+export function registerTask(program: Command, verb?: string, sub?: string): void {
+  const only = verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? sub : undefined;
+  const wants = (name: string) => only === undefined || only === name;
   const task = program.command("task").description("add, show and list tasks");
 
-  withGlobals(
+  if (wants("add")) withGlobals(
     task
       .command("add")
       .description("add a task; prints its id")
@@ -51,7 +56,7 @@ export function registerTask(program: Command): void {
     });
   });
 
-  withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
+  if (wants("show")) withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
       const t = await showTask(store, id);
       const blocked = await blockedEdgesOf(store, t);
@@ -68,16 +73,16 @@ export function registerTask(program: Command): void {
       target
         .command(name)
         .description("list tasks")
-        .option("--status <status>", `only tasks in this state (${TaskStatus.options.join("|")}), or blocked: todo with an unfinished dependency`)
+        .option("--status <status>", `only tasks in this state (${TASK_STATUSES.join("|")}), or blocked: todo with an unfinished dependency`)
         .option("--limit <n>", "at most N tasks: with --status todo best first (as claim --next takes them), done/failed/cancelled newest first, otherwise oldest first; how many more, after the list (on stderr with --json)")
         .addOption(completeOption("task ids")),
-      { values: { "--status": [...TaskStatus.options, "blocked"] } },
+      { values: { "--status": [...TASK_STATUSES, "blocked"] } },
     ).action(
       async (o: { status?: string; limit?: string; complete?: string }, cmd: Command) => {
         if (o.complete !== undefined) return printCompletions(cmd, TASKS_PREFIX, o.complete);
         await withStore(cmd, async (store, g) => {
-          if (o.status !== undefined && o.status !== "blocked" && !TaskStatus.options.includes(o.status as TaskStatus)) {
-            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TaskStatus.options, "blocked"].join(", ")}`);
+          if (o.status !== undefined && o.status !== "blocked" && !TASK_STATUSES.includes(o.status as TaskStatus)) {
+            fail("invalid_input", `unknown status ${JSON.stringify(o.status)}: use one of ${[...TASK_STATUSES, "blocked"].join(", ")}`);
           }
           let shown: Task[];
           let more = "";
@@ -102,6 +107,6 @@ export function registerTask(program: Command): void {
         });
       },
     );
-  list("list", task);
+  if (wants("list")) list("list", task);
   list("tasks", program);
 }

@@ -1,0 +1,58 @@
+// zod set up on first use, in the bundles (scripts/build.mjs). Our record schemas are built on
+// first use (src/core/schema-helpers.ts lazySchema), but every module that defines one imports
+// zod, so zod's own modules were set up as each bundle started: its classes made and their
+// prototypes filled, ~0.7 ms and ~80 KB of a cold `task show` or `check`, which read every record
+// from a cache and parse none. Our modules' `import * as z from "zod/mini"` gets a stand-in
+// instead: a function for each zod function our sources call (`z.object`...), and a proxy for
+// each object (`z.iso`), which require a module importing just those from zod/mini (bundled and
+// tree-shaken as before, set up by that first require) and pass the call on. A class or a
+// constant is not stood in for (a named import of one fails the build), and a module that imports
+// zod/mini under another name than `z` fails it too, so nothing half-works at run time. Tests run
+// the sources, which import zod itself.
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, sep } from "node:path";
+
+/**
+ * `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept).
+ * A module that names zod/mini otherwise than `z` would read names this does not see: refused.
+ */
+function namesUsed(dir, into = new Set()) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) namesUsed(join(dir, e.name), into);
+    else if (e.name.endsWith(".ts")) {
+      const text = readFileSync(join(dir, e.name), "utf8");
+      for (const m of text.matchAll(/import\s+(?:type\s+)?\*\s+as\s+(\w+)\s+from\s+"zod\/mini"/g)) {
+        if (m[1] !== "z") throw new Error(`${join(dir, e.name)} imports zod/mini as ${m[1]}: scripts/lazy-zod.mjs looks for z.<name>`);
+      }
+      for (const m of text.matchAll(/\bz\.([a-z]\w*)/g)) into.add(m[1]);
+    }
+  }
+  return into;
+}
+
+export function lazyZod(root) {
+  const require = createRequire(join(root, "package.json"));
+  const ours = (path) => path.startsWith(join(root, "src") + sep);
+  return {
+    name: "lazy-zod",
+    setup(b) {
+      b.onResolve({ filter: /^zod\/mini$/ }, (args) => (ours(args.importer) ? { path: "stand-in", namespace: "lazy-zod" } : undefined));
+      b.onResolve({ filter: /^used$/, namespace: "lazy-zod" }, () => ({ path: "used", namespace: "lazy-zod" }));
+      b.onLoad({ filter: /.*/, namespace: "lazy-zod" }, async (args) => {
+        const real = await import(require.resolve("zod/mini"));
+        // z.core is zod's internals, named in our sources for its types only.
+        const used = [...namesUsed(join(root, "src"))].filter((k) => k !== "core" && (typeof real[k] === "function" || (typeof real[k] === "object" && real[k]))).sort();
+        if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
+        const lines = [`let m;`, `const get = () => (m ??= require("used"));`];
+        // Named apart and exported by name: some of zod's names are reserved words (`catch`).
+        for (const k of used) {
+          if (typeof real[k] === "function") lines.push(`function zod_${k}(...a) { return get().${k}(...a); }`);
+          else lines.push(`const zod_${k} = /* @__PURE__ */ new Proxy({}, { get: (_, p) => get().${k}[p] });`);
+          lines.push(`export { zod_${k} as ${k} };`);
+        }
+        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+      });
+    },
+  };
+}
