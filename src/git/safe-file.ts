@@ -14,7 +14,7 @@
 //   person's doing, not removed: it held only caches, and they are told to move it away.
 // Every open also carries O_NONBLOCK: a FIFO at a cache's name would hang it (a write's open fails
 // at once instead, a read finds nothing); a regular file ignores the flag.
-import { closeSync, constants, futimesSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
+import { closeSync, constants, futimesSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -30,6 +30,18 @@ export function openNoFollow(path: string): number {
 
 /** The file's bytes, or null: none, a link, anything unreadable. */
 export function readNoFollow(path: string): Buffer | null {
+  return readingNoFollow(path, (fd) => readFileSync(fd));
+}
+
+/** Up to `max` bytes from the file's start, or null as readNoFollow: a head read without the rest. */
+export function readStartNoFollow(path: string, max: number): Buffer | null {
+  return readingNoFollow(path, (fd) => {
+    const b = Buffer.allocUnsafe(max);
+    return b.subarray(0, readSync(fd, b, 0, max, 0));
+  });
+}
+
+function readingNoFollow(path: string, read: (fd: number) => Buffer): Buffer | null {
   let fd: number;
   try {
     fd = openNoFollow(path);
@@ -37,7 +49,7 @@ export function readNoFollow(path: string): Buffer | null {
     return null;
   }
   try {
-    return readFileSync(fd);
+    return read(fd);
   } catch {
     return null;
   } finally {

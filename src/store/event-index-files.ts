@@ -1,10 +1,10 @@
 // The files of the event index (event-index.ts) under .git/handoff/events/: the manifest, and key
 // files read no further than the lengths it keeps (a file shorter is Damaged), each written and
 // read never through a symbolic link (git/safe-file.ts).
-import { closeSync, constants, fstatSync, ftruncateSync, readdirSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
-import { openNoFollow, openWriteNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
+import { openNoFollow, openWriteNoFollow, readStartNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 const VERSION = 11;
 
@@ -117,28 +117,19 @@ export function readHead(dir: string, stamp: string): ManifestHead | null {
   return h;
 }
 
+/** How much of the manifest a read of its head takes first. */
+const HEAD_READ = 32 * 1024;
+
 /**
  * The manifest's first line, without its line break; null when it has none (or no file). Read
  * no further: at 1,000 tasks the head is 12 KB of a 165 KB file.
  */
 function headLine(path: string): string | null {
-  let fd: number;
-  try {
-    fd = openNoFollow(path);
-  } catch {
-    return null;
-  }
-  try {
-    const first = Buffer.allocUnsafe(32 * 1024);
-    const got = readSync(fd, first, 0, first.length, 0);
-    const nl = first.subarray(0, got).indexOf(0x0a);
-    if (nl >= 0) return first.toString("utf8", 0, nl);
-    if (got < first.length) return null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  const first = readStartNoFollow(path, HEAD_READ);
+  if (!first) return null;
+  const end = first.indexOf(0x0a);
+  if (end >= 0) return first.toString("utf8", 0, end);
+  if (first.length < HEAD_READ) return null;
   // A head longer (some 2,500 refs and more): the whole file.
   const text = readTextNoFollow(path);
   const nl = text?.indexOf("\n") ?? -1;
