@@ -65,4 +65,32 @@ test("no bundle wraps our modules in initialisers", () => {
   }
 });
 
+// At a terminal the text answer is coloured, and the question is asked with isatty(3) itself
+// (present/output.ts isTerminal): building process.stdout to ask it loads tty, net and the stream
+// modules (~150 KB of young generation), and a cold `task show` was collected once before its answer.
+test("at a terminal, a cold task show answers in colour without building the stdout stream", () => {
+  const repo = tempRepo();
+  cli(["task", "add", "one", "--id", "t1"], { cwd: repo });
+  const dir = tempDir();
+  const out = join(dir, "modules.txt");
+  const probe = join(dir, "probe.cjs");
+  writeFileSync(
+    probe,
+    `const fs = require("fs"); const write = fs.writeSync; let seen = false;
+fs.writeSync = function (fd, ...rest) {
+  if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [require("fs").fstatSync(1).isCharacterDevice() ? "stdout is a character device" : "", ...process.moduleLoadList].join("\\n"));
+  return write.call(this, fd, ...rest);
+};\n`,
+  );
+  const env = cleanEnv({ HANDOFF_AGENT: "bob" });
+  delete env.NO_COLOR;
+  // script(1) gives the command a terminal (test/trust-output.test.ts checks the colours of other views so).
+  const r = spawnSync("script", ["-qec", `${process.execPath} --require ${probe} ${CLI} task show t1`, "/dev/null"], { cwd: repo, env, encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.stdout.includes("\x1b[1mt1\x1b[0m"), `the id in bold: ${JSON.stringify(r.stdout)}`);
+  const loaded = readFileSync(out, "utf8").split("\n");
+  assert.ok(loaded.includes("stdout is a character device"));
+  for (const m of ["tty", "net", "stream"]) assert.not.ok(loaded.includes(`NativeModule ${m}`), `${m} is not loaded by the answer`);
+});
+
 test.run();
