@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
+import { eagerImports } from "./eager-imports.mjs";
 import { lazyZod } from "./lazy-zod.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -70,7 +71,7 @@ const common = {
   // byte a character, no UTF-8 decoding: 1.3 ms of a cold command's 5.5 to read hot-main.cjs). Checked below.
   charset: "ascii",
   logLevel: "warning",
-  plugins: [lazyBuiltins, lazyZod(root)],
+  plugins: [lazyBuiltins, lazyZod(root), eagerImports(root)],
   // A name a stand-in (lazy builtins, lazy zod) does not offer fails the build, not the run.
   logOverride: { "import-is-undefined": "error" },
 };

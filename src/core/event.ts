@@ -3,57 +3,57 @@ import { oneLine } from "./one-line.ts";
 import { AgentScope } from "./identity.ts";
 import { isoTime, lazySchema } from "./schema-helpers.ts";
 
-export const EventType = lazySchema(() =>
-  z.enum([
-    "created",
-    "claimed",
-    "renewed",
-    "released",
-    "expired",
-    "done",
-    "failed",
-    "reclaimed",
-    "cancelled",
-    "leased",
-    "unleased",
-    "lease_expired",
-    // agents, dependencies, handoffs, review
-    "session_started",
-    "session_ended",
-    "heartbeat",
-    "agent_gc",
-    "depended",
-    "undepended",
-    "handoff",
-    "acked",
-    "verified",
-    "submitted",
-    "accepted",
-    "rejected",
-    // what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
-    "claim_refused",
-    "hook_caught",
-    "conflict_found",
-    // shared memories and documents (refs/handoff/memories/<id>, refs/handoff/docs/<name>)
-    "memory_added",
-    "memory_edited",
-    "memory_removed",
-    "doc_put",
-    // a claim whose scope meets other live work (advisory, never a block)
-    "claim_overlap",
-    // a ref from the sync remote refused on receive (src/sync/validate-receive.ts)
-    "received_invalid",
-    // a forced release of a lease whose task is finished or whose holder is gone
-    "lease_reclaimed",
-    // the session loop's record changed (refs/handoff/loop): `note` says how
-    "loop",
-    // drift from the declaration, and negotiation (release requests), on each agent's log ref
-    "undeclared_edit",
-    "release_requested",
-    "release_answered",
-    "request_delivered",
-  ]),
-);
+/** Every event type, for readers that must not build the schema (a cold `events`: its help and its check of --type). */
+export const EVENT_TYPES = [
+  "created",
+  "claimed",
+  "renewed",
+  "released",
+  "expired",
+  "done",
+  "failed",
+  "reclaimed",
+  "cancelled",
+  "leased",
+  "unleased",
+  "lease_expired",
+  // agents, dependencies, handoffs, review
+  "session_started",
+  "session_ended",
+  "heartbeat",
+  "agent_gc",
+  "depended",
+  "undepended",
+  "handoff",
+  "acked",
+  "verified",
+  "submitted",
+  "accepted",
+  "rejected",
+  // what coordination caught, on the catcher's log ref (refs/handoff/log/<agent>)
+  "claim_refused",
+  "hook_caught",
+  "conflict_found",
+  // shared memories and documents (refs/handoff/memories/<id>, refs/handoff/docs/<name>)
+  "memory_added",
+  "memory_edited",
+  "memory_removed",
+  "doc_put",
+  // a claim whose scope meets other live work (advisory, never a block)
+  "claim_overlap",
+  // a ref from the sync remote refused on receive (src/sync/validate-receive.ts)
+  "received_invalid",
+  // a forced release of a lease whose task is finished or whose holder is gone
+  "lease_reclaimed",
+  // the session loop's record changed (refs/handoff/loop): `note` says how
+  "loop",
+  // drift from the declaration, and negotiation (release requests), on each agent's log ref
+  "undeclared_edit",
+  "release_requested",
+  "release_answered",
+  "request_delivered",
+] as const;
+export const EventType = lazySchema(() => z.enum(EVENT_TYPES));
 export type EventType = z.infer<typeof EventType>;
 
 /**

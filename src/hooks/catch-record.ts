@@ -5,7 +5,6 @@
 // HANDOFF_HOOK_CATCH_WAIT=1 (a test switch) makes the hook wait for that process before exiting.
 // When the fast path (git-hooks/fast-hook.sh) gave the answer, it runs the full hook in the
 // background with HANDOFF_HOOK_AFTER_ANSWER=1, which writes the events itself.
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import type { PathAnswer } from "../core/check.ts";
 import { createExclusive, ownFolder, readTextNoFollow } from "../git/safe-file.ts";
@@ -13,6 +12,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { uniqueSuffix } from "../git/unique-name.ts";
 import { catchEvent, recordCatches } from "../store/catch-log.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
+import { spawnDetached } from "./spawn-detached.ts";
 import type { Store } from "../store/store.ts";
 
 export function hookCatchEvents(store: Store, hook: string, answers: PathAnswer[]): HandoffEvent[] {
@@ -59,14 +59,7 @@ export async function recordHookCatch(store: Store, hook: string, answers: PathA
     ownFolder(dir);
     createExclusive(file, JSON.stringify({ agent: store.actor.agent, events }));
     const wait = process.env.HANDOFF_HOOK_CATCH_WAIT === "1";
-    const child = spawn(process.execPath, [script, "hook", RECORD_CATCH, file], {
-      cwd: store.cwd,
-      detached: true,
-      stdio: "ignore",
-      env: { ...process.env, HANDOFF_AGENT: store.actor.agent },
-    });
-    if (wait) await new Promise<void>((resolve) => child.on("exit", () => resolve()).on("error", () => resolve()));
-    else child.unref();
+    await spawnDetached(process.execPath, [script, "hook", RECORD_CATCH, file], { cwd: store.cwd, env: { ...process.env, HANDOFF_AGENT: store.actor.agent }, wait });
   } catch {
     rmSync(file, { force: true });
     await recordCatches(store, events);

@@ -106,7 +106,9 @@ export function reportError(e: unknown, json: boolean): number {
 /**
  * Whether fd 1 (stdout) or 2 (stderr) is a terminal. A pipe or a file (not a character device),
  * or /dev/null, is not: answered by fstat without building the stream (about 4 ms of a cold
- * command for stderr); only a character device asks the stream.
+ * command for stderr). A character device is asked with isatty(3) itself, as the stream would
+ * ask it: building the stream at a terminal loads net and the stream modules, ~150 KB of the young
+ * generation, so a cold `task show` typed at a terminal was collected once before it answered.
  */
 export function isTerminal(fd: 1 | 2): boolean {
   try {
@@ -115,7 +117,23 @@ export function isTerminal(fd: 1 | 2): boolean {
   } catch {
     /* no such fd, or no /dev/null here: ask the stream */
   }
-  return (fd === 1 ? process.stdout : process.stderr).isTTY === true;
+  return isatty(fd) ?? (fd === 1 ? process.stdout : process.stderr).isTTY === true;
+}
+
+/** isatty(3) through libuv's binding (what tty.isatty calls), or undefined where Node no longer offers it. */
+function isatty(fd: number): boolean | undefined {
+  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
+  // it would say so on stderr (src/hooks/stdin.ts reads a socket through it alike).
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    const answer = (process as unknown as { binding(name: string): { isTTY(fd: number): boolean } }).binding("tty_wrap").isTTY(fd);
+    return typeof answer === "boolean" ? answer : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    process.noDeprecation = quiet;
+  }
 }
 
 let color: boolean | undefined;

@@ -63,64 +63,69 @@ export const steps = {
 /**
  * CLI commands as the core writes them, and the tool call for each. Order matters: the more
  * specific spelling first. A step with no tool (choosing the sync remote) is worded as a
- * person's step.
+ * person's step. Built on first use: only the MCP server words steps as tools, and the table (40
+ * expressions, some compiled from strings) was ~20 KB of a one-shot command's start.
  */
-const W = `(${SHELL_WORD})`;
-const cmd = (source: string) => new RegExp(source, "g");
-const CLI_TO_TOOL: [RegExp, (...m: string[]) => string][] = [
-  // Before the rules of single commands, which would read "or" as a task id.
-  [/git handoff release or git handoff unlease/g, () => "release_task or release_files"],
-  [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
-  [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
-  [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
-  [cmd(String.raw`git handoff ask ${W} --release ${W}`), (_, agent, target) => spell(steps.ask(agent!, target!), "mcp")],
-  [cmd(String.raw`git handoff answer ${W} --(release|keep)`), (_, id, verdict) => spell(steps.answer(id!, verdict as "release" | "keep"), "mcp")],
-  [cmd(String.raw`git handoff claim ${W}`), (_, id) => spell(steps.claim(id!), "mcp")],
-  [cmd(String.raw`git handoff release ${W}`), (_, id) => spell(steps.release(id!), "mcp")],
-  [cmd(String.raw`git handoff renew ${W}`), (_, id) => spell(steps.renew(id!), "mcp")],
-  [cmd(String.raw`git handoff done ${W}`), (_, id) => spell(steps.done(id!), "mcp")],
-  [cmd(String.raw`git handoff task show ${W}`), (_, id) => spell(steps.show(id!), "mcp")],
-  [cmd(String.raw`git handoff review accept\|reject ${W}`), (_, id) => `${call("accept_review", { id })} or ${call("reject_review", { id, reason: "what to fix" })}`],
-  [cmd(String.raw`git handoff review accept ${W}`), (_, id) => spell(steps.accept(id!), "mcp")],
-  [cmd(String.raw`git handoff review reject ${W}`), (_, id) => call("reject_review", { id })],
-  [/git handoff review\b/g, () => spell(steps.review(), "mcp")],
-  [cmd(String.raw`git handoff unlease ${W}`), (_, p) => spell(steps.unlease(p!), "mcp")],
-  [cmd(String.raw`git handoff leases --agent ${W}`), (_, a) => spell(steps.leases(a), "mcp")],
-  [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
-  [cmd(String.raw`git handoff undepend ${W} --on ${W}`), (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
-  [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
-  // A dependency not done: no tool claims past it (the CLI's --force is a person's call).
-  [/, or claim it anyway: --force/g, () => ", or take other work until it is done (only a person claims past it, from the CLI)"],
-  // Option names in messages about a tool's arguments.
-  [/invalid --(ttl|since|until)\b/g, (_, name) => `invalid ${name}`],
-  [/session start needs --objective TEXT/g, () => "a session needs an objective"],
-  [/--files (globs?)\b/g, (_, g) => `files ${g}`],
-  [/without --task\b/g, () => "without task"],
-  [/--session must\b/g, () => "session_id must"],
-  [/--awaits is\b/g, () => "awaits is"],
-  [/\(given with --(on|after)\)/g, (_, name) => `(given as ${name})`],
-  // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
-  [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
-  [/git handoff session start --objective \.\.\. --capacity N/g, () => "a person declares a larger capacity for this agent (the CLI's session start --capacity N)"],
-  [/git handoff status\b/g, () => spell(steps.status(), "mcp")],
-  [/git handoff (task list|tasks)\b/g, () => "list_tasks"],
-  [/git handoff events\b/g, () => "events"],
-  [/git handoff inbox\b/g, () => spell(steps.inbox(), "mcp")],
-  [cmd(String.raw`git handoff ack ${W}`), (_, id) => call("ack_handoff", { id })],
-  [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
-  // No tool on purpose: overwriting the remote's refused refs is a person's decision.
-  [/git handoff sync --repair( --force)?/g, (m) => `a person's ${m} in a shell (no tool overwrites the remote)`],
-  [/git handoff sync\b(?! (pushes|fetches|confirms|--repair))/g, () => spell(steps.sync(), "mcp")],
-  // No tool on purpose: a person chooses where coordination state is shared.
-  [/(?:choose one|set it with): git handoff remote <name>/g, () => "a person chooses one in a shell (the CLI's remote verb); no tool sets it"],
-];
+let cliToTool: [RegExp, (...m: string[]) => string][] | undefined;
+const cliToToolRules = () => (cliToTool ??= buildCliToTool());
+function buildCliToTool(): [RegExp, (...m: string[]) => string][] {
+  const W = `(${SHELL_WORD})`;
+  const cmd = (source: string) => new RegExp(source, "g");
+  return [
+    // Before the rules of single commands, which would read "or" as a task id.
+    [/git handoff release or git handoff unlease/g, () => "release_task or release_files"],
+    [/git handoff claim --next/g, () => spell(steps.claimNext(), "mcp")],
+    [/git handoff ready --claim/g, () => spell(steps.claimNext(), "mcp")],
+    [/git handoff ready\b/g, () => spell(steps.ready(), "mcp")],
+    [cmd(String.raw`git handoff ask ${W} --release ${W}`), (_, agent, target) => spell(steps.ask(agent!, target!), "mcp")],
+    [cmd(String.raw`git handoff answer ${W} --(release|keep)`), (_, id, verdict) => spell(steps.answer(id!, verdict as "release" | "keep"), "mcp")],
+    [cmd(String.raw`git handoff claim ${W}`), (_, id) => spell(steps.claim(id!), "mcp")],
+    [cmd(String.raw`git handoff release ${W}`), (_, id) => spell(steps.release(id!), "mcp")],
+    [cmd(String.raw`git handoff renew ${W}`), (_, id) => spell(steps.renew(id!), "mcp")],
+    [cmd(String.raw`git handoff done ${W}`), (_, id) => spell(steps.done(id!), "mcp")],
+    [cmd(String.raw`git handoff task show ${W}`), (_, id) => spell(steps.show(id!), "mcp")],
+    [cmd(String.raw`git handoff review accept\|reject ${W}`), (_, id) => `${call("accept_review", { id })} or ${call("reject_review", { id, reason: "what to fix" })}`],
+    [cmd(String.raw`git handoff review accept ${W}`), (_, id) => spell(steps.accept(id!), "mcp")],
+    [cmd(String.raw`git handoff review reject ${W}`), (_, id) => call("reject_review", { id })],
+    [/git handoff review\b/g, () => spell(steps.review(), "mcp")],
+    [cmd(String.raw`git handoff unlease ${W}`), (_, p) => spell(steps.unlease(p!), "mcp")],
+    [cmd(String.raw`git handoff leases --agent ${W}`), (_, a) => spell(steps.leases(a), "mcp")],
+    [/git handoff leases\b/g, () => spell(steps.leases(), "mcp")],
+    [cmd(String.raw`git handoff undepend ${W} --on ${W}`), (_, id, on) => spell(steps.undepend(id!, on!), "mcp")],
+    [/git handoff session start --objective TEXT/g, () => spell(steps.declare(), "mcp")],
+    // A dependency not done: no tool claims past it (the CLI's --force is a person's call).
+    [/, or claim it anyway: --force/g, () => ", or take other work until it is done (only a person claims past it, from the CLI)"],
+    // Option names in messages about a tool's arguments.
+    [/invalid --(ttl|since|until)\b/g, (_, name) => `invalid ${name}`],
+    [/session start needs --objective TEXT/g, () => "a session needs an objective"],
+    [/--files (globs?)\b/g, (_, g) => `files ${g}`],
+    [/without --task\b/g, () => "without task"],
+    [/--session must\b/g, () => "session_id must"],
+    [/--awaits is\b/g, () => "awaits is"],
+    [/\(given with --(on|after)\)/g, (_, name) => `(given as ${name})`],
+    // Capacity: one more claim is the same call with a flag; declaring more is a person's step.
+    [/claim anyway: --over-capacity/g, () => "claim anyway: the same call with over_capacity: true"],
+    [/git handoff session start --objective \.\.\. --capacity N/g, () => "a person declares a larger capacity for this agent (the CLI's session start --capacity N)"],
+    [/git handoff status\b/g, () => spell(steps.status(), "mcp")],
+    [/git handoff (task list|tasks)\b/g, () => "list_tasks"],
+    [/git handoff events\b/g, () => "events"],
+    [/git handoff inbox\b/g, () => spell(steps.inbox(), "mcp")],
+    [cmd(String.raw`git handoff ack ${W}`), (_, id) => call("ack_handoff", { id })],
+    [/git handoff agents\b/g, () => spell(steps.agents(), "mcp")],
+    // No tool on purpose: overwriting the remote's refused refs is a person's decision.
+    [/git handoff sync --repair( --force)?/g, (m) => `a person's ${m} in a shell (no tool overwrites the remote)`],
+    [/git handoff sync\b(?! (pushes|fetches|confirms|--repair))/g, () => spell(steps.sync(), "mcp")],
+    // No tool on purpose: a person chooses where coordination state is shared.
+    [/(?:choose one|set it with): git handoff remote <name>/g, () => "a person chooses one in a shell (the CLI's remote verb); no tool sets it"],
+  ];
+}
 
 /** A suggestion's text in `front`'s words. */
 export function suggestionText(detail: string, front: FrontEnd): string {
   if (front === "cli") return detail;
   // The captured arguments are shell words: a tool argument is the value the shell would pass.
   const unquoted = (m: unknown[]) => [m[0], ...m.slice(1, -2).map((x) => (typeof x === "string" ? shellUnquote(x) : x))] as string[];
-  return CLI_TO_TOOL.reduce((d, [re, to]) => d.replace(re, (...m: unknown[]) => to(...unquoted(m))), detail);
+  return cliToToolRules().reduce((d, [re, to]) => d.replace(re, (...m: unknown[]) => to(...unquoted(m))), detail);
 }
 
 /** The refusal as `front` should show it: its suggestions name that front end's commands. */

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { parseSince } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
-import { EventType } from "../../core/event.ts";
+import { EVENT_TYPES, type EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
@@ -17,18 +17,18 @@ export function registerEvents(program: Command): void {
       .option("--since <time>", "an ISO time, or a duration back from now (2h, 7d)")
       .option("--task <id>", "only this task")
       .option("--agent <name>", "only events about or by this agent")
-      .option("--type <type>", `only this type, one of: ${EventType.options.join(", ")}`)
+      .option("--type <type>", `only this type, one of: ${EVENT_TYPES.join(", ")}`)
       .option("--limit <n>", "only the most recent N"),
     // here --agent filters; `git handoff --agent A events` still names the caller
-    { agent: false, values: { "--task": "task", "--agent": "agent", "--type": EventType.options } },
+    { agent: false, values: { "--task": "task", "--agent": "agent", "--type": EVENT_TYPES } },
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
       // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
       store.keepRecords();
-      if (o.type !== undefined && !EventType.options.includes(o.type as EventType)) {
+      if (o.type !== undefined && !EVENT_TYPES.includes(o.type as EventType)) {
         // The list is long: the first types, then where to see them all, so the error stays one short line.
-        const all = EventType.options;
+        const all = EVENT_TYPES;
         fail("invalid_input", `unknown event type ${JSON.stringify(o.type.slice(0, 40))}: use one of ${all.slice(0, 12).join(", ")}, … (all ${all.length}: git handoff help events)`);
       }
       const events = await readEvents(store, {
