@@ -35,7 +35,11 @@ export function leaseFlags(l: Lease, tasks: Map<string, Task>, agents: Map<strin
 
 /** `viewer`: whose status it is, and the grace other agents' leases stand for in it. */
 export function leaseRows(leases: Lease[], tasks: Task[], agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: Viewer): LeaseRow[] {
-  const byTask = new Map(tasks.map((x) => [x.id, x]));
+  // Only the tasks leases name are looked up: a map of every task cost more than the rows (7,500 at 10,000 tasks).
+  const named = new Set<string>();
+  for (const l of leases) if (l.task !== null) named.add(l.task);
+  const byTask = new Map<string, Task>();
+  if (named.size) for (const x of tasks) if (named.has(x.id)) byTask.set(x.id, x);
   const byAgent = new Map(agents.map((a) => [a.agent, a]));
   const { agent, graceMs } = viewer;
   return leases
