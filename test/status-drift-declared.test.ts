@@ -2,7 +2,7 @@
 // declaresAnything, asked before an agent's declaration is built), and measures an agent's
 // committed work from the base of its earliest claim (store/drift.ts baseOf). An agent whose only
 // declaration is a deliberate lease, or a claimed task's scope, is judged like one with session files.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
