@@ -8,7 +8,7 @@ import { matchesPath } from "./glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { handoffCommand } from "./shell-quote.ts";
-import type { Task } from "./task.ts";
+import type { ViewTask } from "./view-task.ts";
 
 export interface Declaration {
   agent: string;
@@ -18,7 +18,7 @@ export interface Declaration {
 }
 
 /** The agent's declaration, or null when it declared nothing at all. */
-export function declarationOf(agent: string, record: AgentRecord | null, tasks: Task[], leases: Lease[], now: Date): Declaration | null {
+export function declarationOf(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): Declaration | null {
   const session = sessionFiles(record);
   const held = tasks.filter((t) => heldBy(t, agent)).map((t) => ({ task: t.id, scope: t.scope }));
   const own = leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern);
@@ -31,7 +31,7 @@ export function declarationOf(agent: string, record: AgentRecord | null, tasks: 
  * Whether declarationOf finds anything declared, without building the declaration: a view asks
  * it of every agent first, and builds the declaration only for those with changed paths.
  */
-export function declaresAnything(agent: string, record: AgentRecord | null, tasks: Task[], leases: Lease[], now: Date): boolean {
+export function declaresAnything(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): boolean {
   return sessionFiles(record).length > 0 || tasks.some((t) => heldBy(t, agent) && t.scope.length > 0) || leases.some((l) => declaresLease(l, agent, now));
 }
 
@@ -39,7 +39,7 @@ function sessionFiles(record: AgentRecord | null): string[] {
   return record && !record.ended_at ? record.files : [];
 }
 
-function heldBy(t: Task, agent: string): boolean {
+function heldBy(t: ViewTask, agent: string): boolean {
   return t.status === "claimed" && t.claim?.agent === agent;
 }
 
@@ -124,7 +124,7 @@ export function undeclaredNotice(d: Declaration, paths: string[]): string {
 }
 
 export interface StuckInput {
-  task: Task;
+  task: ViewTask;
   /** When the holder's branch last moved (its tip's commit time), or null when unknown. */
   branchMovedAt: Date | null;
   /** The claim's expiry parsed already (claim-expiry.ts), when the caller has it. */

@@ -1,7 +1,7 @@
 import { settle, type OpContext } from "./task-ops.ts";
 import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Actor } from "./identity.ts";
-import type { Task, TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./task.ts";
 import type { AgentRecord, AgentStatus } from "./agent.ts";
 import { buildRoster, type Roster } from "./agent-roster.ts";
 import type { Config } from "./config.ts";
@@ -11,6 +11,7 @@ import { inboxFor } from "./handoff.ts";
 import { reviewQueue, type ReviewItem } from "./review.ts";
 import { textOrder } from "./text-order.ts";
 import { claimExpiries } from "./claim-expiry.ts";
+import type { ViewTask } from "./view-task.ts";
 
 export interface HeldTask {
   task: string;
@@ -43,7 +44,7 @@ export interface Overview {
  * claim inside the viewer's takeover grace is held (with `grace_until`), not expired: a claim of
  * it is refused until then.
  */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[], viewer?: Viewer, expiries?: Float64Array): Overview {
+export function buildOverview(stored: ViewTask[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly ViewTask[], viewer?: Viewer, expiries?: Float64Array): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
@@ -116,7 +117,8 @@ export interface StatusView extends Overview {
 }
 
 export interface StatusInput {
-  tasks: Task[];
+  /** The tasks as stored: whole records, or the narrower ones of a view file (view-task.ts). */
+  tasks: ViewTask[];
   agents: AgentRecord[];
   conflicts: ConflictReport | null;
   config: Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
@@ -139,10 +141,10 @@ export interface StatusInput {
  * the viewer (its own by this clock, another agent's through the grace, as settle's expiredFor
  * judges), is its own record; only the others are settled. No Date is parsed again per task.
  */
-function settleAll(tasks: readonly Task[], expiries: Float64Array, ctx: OpContext): Task[] {
+function settleAll(tasks: readonly ViewTask[], expiries: Float64Array, ctx: OpContext): ViewTask[] {
   const nowMs = ctx.now.getTime();
   const grace = ctx.takeoverGraceMs ?? 0;
-  const out = new Array<Task>(tasks.length);
+  const out = new Array<ViewTask>(tasks.length);
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i]!;
     out[i] = t.status !== "claimed" || !t.claim || expiries[i]! + (t.claim.agent === ctx.actor.agent ? 0 : grace) > nowMs ? t : settle(t, ctx).record;

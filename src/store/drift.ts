@@ -7,7 +7,7 @@ import { declarationOf, declaresAnything, judgePaths, stuckSince, MAX_SHOWN_PATH
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
-import type { Task } from "../core/task.ts";
+import type { ViewTask } from "../core/view-task.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -22,9 +22,9 @@ import { textOrder } from "../core/text-order.ts";
 import { groupBy } from "../core/group-by.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
-async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
+async function baseOf(store: Store, agent: string, tip: string, tasks: ViewTask[], tips: Map<string, BranchTip>): Promise<string | null> {
   // The earliest claim's base (the first of the earliest, as a stable sort puts it): work on the later tasks is in its range too.
-  let first: Task | null = null;
+  let first: ViewTask | null = null;
   for (const t of tasks) if (t.status === "claimed" && t.claim?.agent === agent && t.base && (!first || textOrder(t.claim.claimed_at, first.claim!.claimed_at) < 0)) first = t;
   if (first) return first.base!;
   const integration = store.config.integrationBranch;
@@ -36,7 +36,7 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], t
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: ViewTask[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
@@ -53,7 +53,8 @@ const DRIFT_PARALLEL = 8;
 
 export interface DriftInput {
   agents: AgentRecord[];
-  tasks: Task[];
+  /** The tasks as stored: whole records, or the narrower ones of a view file (core/view-task.ts). */
+  tasks: ViewTask[];
   /** claimExpiries(tasks) (core/claim-expiry.ts), when the caller parsed them already. */
   expiries?: Float64Array;
   leases: Lease[];
@@ -127,12 +128,12 @@ async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
 /** A time as toISOString writes it. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>, expiries?: Float64Array): StuckTask[] {
+export function stuckTasks(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries?: Float64Array): StuckTask[] {
   return stuckClaims(store, tasks, tips, expiries, Infinity).rows;
 }
 
 /** The first `shown` stuck claims' rows (in the tasks' order) and how many claims are stuck: a bounded view makes only the rows it shows. */
-export function stuckClaims(store: Store, tasks: Task[], tips: Map<string, BranchTip>, expiries: Float64Array | undefined, shown: number): { rows: StuckTask[]; total: number } {
+export function stuckClaims(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries: Float64Array | undefined, shown: number): { rows: StuckTask[]; total: number } {
   const now = store.now();
   const rows: StuckTask[] = [];
   let total = 0;
