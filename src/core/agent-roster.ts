@@ -8,6 +8,7 @@ import { isLive, settle, type OpContext } from "./task-ops.ts";
 import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
+import type { ViewTask } from "./view-task.ts";
 
 export interface RosterEntry {
   agent: string;
@@ -44,12 +45,16 @@ type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAft
  * `viewer`: whose view it is; another agent's claim inside its takeover grace counts as held, as a
  * claim of the task is refused until the grace ends (clock-skew.ts Viewer).
  */
-export function buildRoster(agents: AgentRecord[], tasks: Task[], now: Date, cfg: RosterConfig, viewer?: Viewer): Roster {
+export function buildRoster(agents: AgentRecord[], tasks: ViewTask[], now: Date, cfg: RosterConfig, viewer?: Viewer, expiries?: Float64Array): Roster {
   const held = new Map<string, string[]>();
   // Another agent's claim inside the viewer's grace is held too (claimGraceUntil).
   const graced = viewer?.graceMs ? viewerContext(now, viewer) : null;
-  for (const t of tasks) {
-    if (!isLive(t, now) && !(graced && claimGraceUntil(t, graced))) continue;
+  const nowMs = now.getTime();
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    // isLive, with the expiry parsed once per view (claimExpiries) when the caller has it.
+    const live = expiries ? expiries[i]! > nowMs : isLive(t, now);
+    if (!live && !(graced && claimGraceUntil(t, graced))) continue;
     const list = held.get(t.claim!.agent);
     if (list) list.push(t.id);
     else held.set(t.claim!.agent, [t.id]);

@@ -37,7 +37,7 @@ export function claimLive(expiresAt: string, graceMs: number, now: Date): boolea
  * clocks), not expired, or past the grace. What a view shows beside such a claim, as a claim of
  * the task is refused until then (graceRefusal): the claim's counterpart of lease.ts graceUntil.
  */
-export function claimGraceUntil(task: Task, ctx: OpContext): string | null {
+export function claimGraceUntil(task: Pick<Task, "status" | "claim">, ctx: OpContext): string | null {
   const c = task.status === "claimed" ? task.claim : null;
   const grace = ctx.takeoverGraceMs ?? 0;
   if (!c || c.agent === ctx.actor.agent || claimLive(c.expires_at, 0, ctx.now) || !claimLive(c.expires_at, grace, ctx.now)) return null;

@@ -8,7 +8,7 @@ import { matchesPath } from "./glob-overlap.ts";
 import { GRANT_MATCH_BUDGET, LOCAL_MATCH_BUDGET, newMatchBudget, SPENT, withinBudget, type MatchBudget } from "./match-budget.ts";
 import { isLeaseLive, type Lease } from "./lease.ts";
 import { handoffCommand } from "./shell-quote.ts";
-import type { Task } from "./task.ts";
+import type { ViewTask } from "./view-task.ts";
 
 export interface Declaration {
   agent: string;
@@ -18,13 +18,34 @@ export interface Declaration {
 }
 
 /** The agent's declaration, or null when it declared nothing at all. */
-export function declarationOf(agent: string, record: AgentRecord | null, tasks: Task[], leases: Lease[], now: Date): Declaration | null {
-  const session = record && !record.ended_at ? record.files : [];
-  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent).map((t) => ({ task: t.id, scope: t.scope }));
-  const own = leases.filter((l) => l.agent === agent && !l.auto && isLeaseLive(l, now)).map((l) => l.pattern);
+export function declarationOf(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): Declaration | null {
+  const session = sessionFiles(record);
+  const held = tasks.filter((t) => heldBy(t, agent)).map((t) => ({ task: t.id, scope: t.scope }));
+  const own = leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern);
   const globs = [...new Set([...session, ...held.flatMap((t) => t.scope), ...own])];
   if (!globs.length) return null;
   return { agent, globs, sources: { session, tasks: held, leases: own } };
+}
+
+/**
+ * Whether declarationOf finds anything declared, without building the declaration: a view asks
+ * it of every agent first, and builds the declaration only for those with changed paths.
+ */
+export function declaresAnything(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): boolean {
+  return sessionFiles(record).length > 0 || tasks.some((t) => heldBy(t, agent) && t.scope.length > 0) || leases.some((l) => declaresLease(l, agent, now));
+}
+
+function sessionFiles(record: AgentRecord | null): string[] {
+  return record && !record.ended_at ? record.files : [];
+}
+
+function heldBy(t: ViewTask, agent: string): boolean {
+  return t.status === "claimed" && t.claim?.agent === agent;
+}
+
+/** A lease taken on purpose and live: one by declare-by-doing declares nothing. */
+function declaresLease(l: Lease, agent: string, now: Date): boolean {
+  return l.agent === agent && !l.auto && isLeaseLive(l, now);
 }
 
 /**
@@ -103,9 +124,11 @@ export function undeclaredNotice(d: Declaration, paths: string[]): string {
 }
 
 export interface StuckInput {
-  task: Task;
+  task: ViewTask;
   /** When the holder's branch last moved (its tip's commit time), or null when unknown. */
   branchMovedAt: Date | null;
+  /** The claim's expiry parsed already (claim-expiry.ts), when the caller has it. */
+  expiresMs?: number | undefined;
 }
 
 /**
@@ -126,7 +149,7 @@ export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: numbe
 export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   const c = input.task.claim;
   if (input.task.status !== "claimed" || !c) return null;
-  const expires = Date.parse(c.expires_at);
+  const expires = input.expiresMs ?? Date.parse(c.expires_at);
   if (expires <= now.getTime()) return null;
   const claimedAt = Date.parse(c.claimed_at);
   const moved = Math.max(claimedAt, input.branchMovedAt?.getTime() ?? claimedAt);
@@ -159,5 +182,7 @@ export interface StuckTask {
 export interface DriftView {
   agents: AgentDrift[];
   stuck: StuckTask[];
+  /** How many claims are possibly stuck when `stuck` holds only the first of them (a bounded text view); absent: `stuck` is all. */
+  stuck_total?: number;
 }
 

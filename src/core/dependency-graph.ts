@@ -3,14 +3,14 @@ import type { Refusal } from "./errors.ts";
 import type { HandoffEvent } from "./event.ts";
 import { refuse, type Outcome } from "./outcome.ts";
 import { isFinal, type Task, type TaskStatus } from "./task.ts";
-import { settle, type OpContext } from "./task-ops.ts";
+import { settle, type OpContext, type Settleable } from "./task-ops.ts";
 import { viewerContext } from "./clock-skew.ts";
 import { handoffCommand } from "./shell-quote.ts";
 import { textOrder } from "./text-order.ts";
 
 export const MAX_DEPENDENCIES = 100;
 
-export function dependenciesOf(t: Task): string[] {
+export function dependenciesOf(t: Pick<Task, "after">): string[] {
   return t.after ?? [];
 }
 
@@ -33,7 +33,7 @@ function contextAt(at: Date | OpContext): OpContext {
  * `at`: the time, or the caller's context, whose takeover grace keeps another agent's claim of a
  * blocker held past its expiry (as readyTasks, and as a claim of the blocker is refused).
  */
-export function blockingEdges(task: Task, byId: { get(id: string): Task | undefined }, at: Date | OpContext): BlockedEdge[] {
+export function blockingEdges(task: Pick<Task, "id" | "after">, byId: { get(id: string): Settleable | undefined }, at: Date | OpContext): BlockedEdge[] {
   const ctx = contextAt(at);
   const edges: BlockedEdge[] = [];
   for (const dep of dependenciesOf(task)) {

@@ -122,7 +122,7 @@ export interface InboxEntry {
 }
 
 /** Handoffs waiting for `agent`: addressed to it, or on tasks its claimed tasks wait on; not yet acked. */
-export function inboxFor(agent: string, tasks: Task[], now: Date): InboxEntry[] {
+export function inboxFor(agent: string, tasks: Pick<Task, "id" | "status" | "claim" | "after" | "handoffs">[], now: Date): InboxEntry[] {
   const waitsOn = new Map<string, string>();
   for (const t of tasks) {
     if (!isLive(t, now) || t.claim!.agent !== agent) continue;

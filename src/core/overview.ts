@@ -1,7 +1,7 @@
-import { settle } from "./task-ops.ts";
+import { settle, type OpContext } from "./task-ops.ts";
 import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Actor } from "./identity.ts";
-import type { Task, TaskStatus } from "./task.ts";
+import type { TaskStatus } from "./task.ts";
 import type { AgentRecord, AgentStatus } from "./agent.ts";
 import { buildRoster, type Roster } from "./agent-roster.ts";
 import type { Config } from "./config.ts";
@@ -10,6 +10,8 @@ import { blockingEdges, type BlockedEdge } from "./dependency-graph.ts";
 import { inboxFor } from "./handoff.ts";
 import { reviewQueue, type ReviewItem } from "./review.ts";
 import { textOrder } from "./text-order.ts";
+import { claimExpiries } from "./claim-expiry.ts";
+import type { ViewTask } from "./view-task.ts";
 
 export interface HeldTask {
   task: string;
@@ -42,7 +44,7 @@ export interface Overview {
  * claim inside the viewer's takeover grace is held (with `grace_until`), not expired: a claim of
  * it is refused until then.
  */
-export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly Task[], viewer?: Viewer): Overview {
+export function buildOverview(stored: ViewTask[], now: Date, soonMs = 5 * 60_000, counted: Partial<Record<TaskStatus, number>> = {}, settledAlready?: readonly ViewTask[], viewer?: Viewer, expiries?: Float64Array): Overview {
   const counts: Record<TaskStatus, number> = { todo: 0, claimed: 0, done: 0, failed: 0, cancelled: 0, review: 0 };
   for (const [status, n] of Object.entries(counted) as [TaskStatus, number][]) if (status in counts) counts[status] += n;
   const byAgent = new Map<string, HeldTask[]>();
@@ -59,7 +61,7 @@ export function buildOverview(stored: Task[], now: Date, soonMs = 5 * 60_000, co
       objective: task.objective,
       agent: claim.agent,
       expires_at: claim.expires_at,
-      expires_in_ms: Date.parse(claim.expires_at) - now.getTime(),
+      expires_in_ms: (expiries ? expiries[i]! : Date.parse(claim.expires_at)) - now.getTime(),
       fence: claim.fence,
       worktree: claim.worktree,
       branch: claim.branch,
@@ -115,7 +117,8 @@ export interface StatusView extends Overview {
 }
 
 export interface StatusInput {
-  tasks: Task[];
+  /** The tasks as stored: whole records, or the narrower ones of a view file (view-task.ts). */
+  tasks: ViewTask[];
   agents: AgentRecord[];
   conflicts: ConflictReport | null;
   config: Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAfterMs" | "maxConcurrent">;
@@ -129,16 +132,35 @@ export interface StatusInput {
   counted?: Partial<Record<TaskStatus, number>>;
   /** Whose view it is (the takeover grace of other agents' claims); absent: every claim by this clock alone. */
   viewer?: Viewer;
+  /** claimExpiries(tasks), when the caller parsed them already (the roster and drift read them too). */
+  expiries?: Float64Array;
+}
+
+/**
+ * Each task settled (task-ops.ts settle) by `ctx`: a task not claimed, or whose claim is live for
+ * the viewer (its own by this clock, another agent's through the grace, as settle's expiredFor
+ * judges), is its own record; only the others are settled. No Date is parsed again per task.
+ */
+function settleAll(tasks: readonly ViewTask[], expiries: Float64Array, ctx: OpContext): ViewTask[] {
+  const nowMs = ctx.now.getTime();
+  const grace = ctx.takeoverGraceMs ?? 0;
+  const out = new Array<ViewTask>(tasks.length);
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    out[i] = t.status !== "claimed" || !t.claim || expiries[i]! + (t.claim.agent === ctx.actor.agent ? 0 : grace) > nowMs ? t : settle(t, ctx).record;
+  }
+  return out;
 }
 
 /** Everything `status` shows, computed from stored records; the CLI only renders it. */
 export function buildStatus(input: StatusInput): StatusView {
   const { tasks, now } = input;
   const ctx = viewerContext(now, input.viewer);
+  const expiries = input.expiries ?? claimExpiries(tasks);
   // Settled once (lazy expiry, the viewer's grace): the overview's counts and every section below read the same.
-  const settled = tasks.map((t) => settle(t, ctx).record);
-  const base = buildOverview(tasks, now, input.soonMs, input.counted, settled, input.viewer);
-  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config, input.viewer);
+  const settled = settleAll(tasks, expiries, ctx);
+  const base = buildOverview(tasks, now, input.soonMs, input.counted, settled, input.viewer, expiries);
+  const roster = input.roster ?? buildRoster(input.agents, tasks, now, input.config, input.viewer, expiries);
 
   const live = settled.filter((t) => t.status === "todo" || t.status === "claimed" || t.status === "review");
   const names = [...new Set([...roster.agents.map((a) => a.agent), ...roster.undeclared_holders.map((u) => u.agent)])].sort();

@@ -159,7 +159,7 @@ export interface ReviewItem {
   verification: Verification | null;
 }
 
-export function reviewQueue(tasks: Task[]): ReviewItem[] {
+export function reviewQueue(tasks: Pick<Task, "id" | "objective" | "status" | "review">[]): ReviewItem[] {
   return tasks
     .filter((t) => t.status === "review" && t.review)
     .map((t) => ({

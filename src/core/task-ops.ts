@@ -21,7 +21,7 @@ export interface OpContext {
   takeoverGraceMs?: number;
 }
 
-function eventBase(type: HandoffEvent["type"], task: Task, ctx: OpContext): HandoffEvent {
+function eventBase(type: HandoffEvent["type"], task: Pick<Task, "id">, ctx: OpContext): HandoffEvent {
   const { agent, scope, worktree, branch } = ctx.actor;
   return { type, task: task.id, agent, at: ctx.now.toISOString(), scope, worktree, branch };
 }
@@ -30,7 +30,7 @@ function touch(task: Task, ctx: OpContext, patch: Partial<Task>): Task {
   return { ...task, ...patch, updated_at: ctx.now.toISOString() };
 }
 
-export function isLive(task: Task, now: Date): boolean {
+export function isLive(task: Pick<Task, "status" | "claim">, now: Date): boolean {
   return task.status === "claimed" && task.claim !== null && Date.parse(task.claim.expires_at) > now.getTime();
 }
 
@@ -111,7 +111,10 @@ export function scopeProblem(scope: string[]): string | null {
  * Lazy lease recovery: an expired claim is free. Readers show the settled state; the next writer
  * records the `expired` (and, when attempts run out, `failed`) events in its own compare-and-swap.
  */
-export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<Task>[] } {
+/** What settling reads of a task: a view's narrower record (core/view-task.ts) is settled as a whole one is. */
+export type Settleable = Pick<Task, "id" | "status" | "claim" | "attempts" | "max_attempts" | "updated_at">;
+
+export function settle<T extends Settleable>(task: T, ctx: OpContext): { record: T; steps: Step<T>[] } {
   const claim = task.claim;
   if (task.status !== "claimed" || !claim || !expiredFor(claim, ctx)) {
     return { record: task, steps: [] };
@@ -132,11 +135,11 @@ export function settle(task: Task, ctx: OpContext): { record: Task; steps: Step<
   // The task changed when its claim ran out, not when someone looked: a reader's view of it is the
   // same at every look (a write touches it again with its own time).
   const at = textOrder(claim.expires_at, task.updated_at) > 0 ? claim.expires_at : task.updated_at;
-  const freed: Task = { ...task, status: "todo", claim: null, attempts, updated_at: at };
-  const steps: Step<Task>[] = [{ event: expiredEvent, record: freed }];
+  const freed: T = { ...task, status: "todo", claim: null, attempts, updated_at: at };
+  const steps: Step<T>[] = [{ event: expiredEvent, record: freed }];
   if (attempts < task.max_attempts) return { record: freed, steps };
   const reason = `lease expired ${attempts} time${attempts === 1 ? "" : "s"} without completion (max_attempts ${task.max_attempts})`;
-  const failed: Task = { ...freed, status: "failed", result: { reason } };
+  const failed: T = { ...freed, status: "failed", result: { reason } };
   steps.push({ event: { ...eventBase("failed", task, ctx), reason }, record: failed });
   return { record: failed, steps };
 }

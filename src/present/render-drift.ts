@@ -11,8 +11,8 @@ const DECLARED_SHOWN = 8;
 export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: string } = {}): string {
   const lines: string[] = [];
   const shown = <T>(list: T[]) => (opts.limit === undefined ? list : list.slice(0, opts.limit));
-  const counted = (list: unknown[]) => {
-    const n = opts.limit === undefined ? 0 : list.length - opts.limit;
+  const counted = (length: number) => {
+    const n = opts.limit === undefined ? 0 : length - opts.limit;
     if (n > 0) lines.push(`  … ${n} more line${n === 1 ? "" : "s"}${opts.hint ? ` (${opts.hint})` : ""}`);
   };
   if (d.agents.length) {
@@ -23,12 +23,13 @@ export function driftSectionText(d: DriftView, opts: { limit?: number; hint?: st
       if (a.undeclared.length) lines.push(`  ${a.agent}  ${a.undeclared.join(" ")}${more}  (declared ${declared})`);
       if (a.unjudged) lines.push(`  ${a.agent}  ${unjudgedWords(pathCount(a.unjudged, "it changed"), a.unjudged !== 1, a.agent, DRIFT_BUDGET, "not counted")}`);
     }
-    counted(d.agents);
+    counted(d.agents.length);
   }
-  if (d.stuck.length) {
+  if (d.stuck.length || d.stuck_total) {
     lines.push(paint.yellow("possibly stuck (lease renewed, branch not moving)"));
     for (const s of shown(d.stuck)) lines.push(`  ${s.task}  ${s.agent}  ${s.branch ?? "(no branch)"} still for ${formatDuration(s.still_ms)} (since ${s.since})`);
-    counted(d.stuck);
+    // A bounded view's drift holds the first stuck claims only, and how many there are.
+    counted(d.stuck_total ?? d.stuck.length);
   }
   return lines.join("\n");
 }

@@ -3,11 +3,11 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, judgePaths, stuckSince, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, declaresAnything, judgePaths, stuckSince, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
-import type { Task } from "../core/task.ts";
+import type { ViewTask } from "../core/view-task.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -22,10 +22,11 @@ import { textOrder } from "../core/text-order.ts";
 import { groupBy } from "../core/group-by.ts";
 
 /** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
-async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], tips: Map<string, BranchTip>): Promise<string | null> {
-  // The earliest claim's base: work on the later tasks is in its range too.
-  const held = tasks.filter((t) => t.status === "claimed" && t.claim?.agent === agent && t.base).sort((a, b) => textOrder(a.claim!.claimed_at, b.claim!.claimed_at));
-  if (held.length) return held[0]!.base!;
+async function baseOf(store: Store, agent: string, tip: string, tasks: ViewTask[], tips: Map<string, BranchTip>): Promise<string | null> {
+  // The earliest claim's base (the first of the earliest, as a stable sort puts it): work on the later tasks is in its range too.
+  let first: ViewTask | null = null;
+  for (const t of tasks) if (t.status === "claimed" && t.claim?.agent === agent && t.base && (!first || textOrder(t.claim.claimed_at, first.claim!.claimed_at) < 0)) first = t;
+  if (first) return first.base!;
   const integration = store.config.integrationBranch;
   if (!integration) return null;
   // Two commits name the answer for good: views that keep records (status) ask git once per pair.
@@ -35,7 +36,7 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: Task[], t
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: Task[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, tasks: ViewTask[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
@@ -52,10 +53,15 @@ const DRIFT_PARALLEL = 8;
 
 export interface DriftInput {
   agents: AgentRecord[];
-  tasks: Task[];
+  /** The tasks as stored: whole records, or the narrower ones of a view file (core/view-task.ts). */
+  tasks: ViewTask[];
+  /** claimExpiries(tasks) (core/claim-expiry.ts), when the caller parsed them already. */
+  expiries?: Float64Array;
   leases: Lease[];
   /** The indexed log events (log-index.ts): undeclared edits the hooks saw. */
   logged: HandoffEvent[];
+  /** A bounded text view shows the first this many stuck claims: only those are built, the rest counted (`stuck_total`). */
+  stuckShown?: number;
 }
 
 export async function computeDrift(store: Store, input: DriftInput): Promise<DriftView> {
@@ -74,10 +80,14 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const one = async (a: AgentRecord): Promise<AgentDrift | null> => {
     if (a.ended_at) return null;
     const held = claimedBy.get(a.agent) ?? [];
-    const d = declarationOf(a.agent, a, held, leasesBy.get(a.agent) ?? [], now);
-    if (!d) return null;
+    const own = leasesBy.get(a.agent) ?? [];
+    // An agent that declared nothing has nothing to drift from (and its changes are not asked of git).
+    if (!declaresAnything(a.agent, a, held, own, now)) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, held, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
+    if (!changed.length) return null;
+    // The declaration (every glob of every held task's scope) is built only for an agent that changed something.
+    const d = declarationOf(a.agent, a, held, own, now)!;
     const { undeclared, unjudged } = judgePaths(d, changed);
     // An agent whose changes could not all be judged is listed too, with how many: never passed over unsaid.
     if (!undeclared.length && !unjudged.length) return null;
@@ -86,7 +96,9 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   for (let i = 0; i < input.agents.length; i += DRIFT_PARALLEL) {
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
   }
-  return { agents, stuck: stuckTasks(store, input.tasks, tips) };
+  if (input.stuckShown === undefined) return { agents, stuck: stuckTasks(store, input.tasks, tips, input.expiries) };
+  const { rows, total } = stuckClaims(store, input.tasks, tips, input.expiries, input.stuckShown);
+  return { agents, stuck: rows, stuck_total: total };
 }
 
 /**
@@ -116,20 +128,28 @@ async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
 /** A time as toISOString writes it. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function stuckTasks(store: Store, tasks: Task[], tips: Map<string, BranchTip>): StuckTask[] {
+export function stuckTasks(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries?: Float64Array): StuckTask[] {
+  return stuckClaims(store, tasks, tips, expiries, Infinity).rows;
+}
+
+/** The first `shown` stuck claims' rows (in the tasks' order) and how many claims are stuck: a bounded view makes only the rows it shows. */
+export function stuckClaims(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries: Float64Array | undefined, shown: number): { rows: StuckTask[]; total: number } {
   const now = store.now();
-  const out: StuckTask[] = [];
-  for (const t of tasks) {
+  const rows: StuckTask[] = [];
+  let total = 0;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
     const c = t.claim;
     if (t.status !== "claimed" || !c) continue;
     const tip = c.branch ? tips.get(c.branch) : undefined;
-    const stuck = stuckSince({ task: t, branchMovedAt: tip?.at ?? null }, now, store.config.stuckAfterMs);
+    const stuck = stuckSince({ task: t, branchMovedAt: tip?.at ?? null, expiresMs: expiries?.[i] }, now, store.config.stuckAfterMs);
     if (!stuck) continue;
+    if (total++ >= shown) continue;
     // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
     const at = stuck.claimed && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(stuck.since).toISOString();
-    out.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - stuck.since });
+    rows.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - stuck.since });
   }
-  return out;
+  return { rows, total };
 }
 
 export type { AgentDrift, Declaration, DriftView, StuckTask };

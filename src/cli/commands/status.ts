@@ -6,6 +6,7 @@ import { openMergeCache } from "../../store/merge-cache-file.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { viewListing } from "../../store/task-listing.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
+import { claimExpiries } from "../../core/claim-expiry.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
@@ -59,19 +60,22 @@ export function registerStatus(program: Command): void {
       const merges = o.conflicts ? openMergeCache(store) : null;
       // Other agents' claims and leases inside the takeover grace are held, as a write would find them.
       const viewer = await storeViewer(store);
-      const roster = buildRoster(records, tasks, now, store.config, viewer);
+      // Each claim's expiry parsed once for the roster, the overview and the stuck claims.
+      const expiries = claimExpiries(tasks);
+      const roster = buildRoster(records, tasks, now, store.config, viewer, expiries);
       const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();
       // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, expiries, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
       // `conflicts` stays the list of sync conflicts; the merge preview is `predicted_conflicts`.
       // Other agents' leases inside the takeover grace are listed, as a write of their paths is refused.
       const leases = leaseRows(leaseSet, tasks, records, now, store.config, viewer);
-      // Edits outside each agent's declaration, and claims renewed while their branch stands still.
-      const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store) });
+      // Edits outside each agent's declaration, and claims renewed while their branch stands still
+      // (the bounded text shows the first stuck claims: only their rows are made, the rest counted).
+      const drift = await computeDrift(store, { agents: records, tasks, expiries, leases: leaseSet, logged: await indexedLogEvents(store), ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired. Read once: the
