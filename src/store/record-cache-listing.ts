@@ -28,6 +28,12 @@ import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
 const VERSION = 4;
+/**
+ * The view file's own: its records are narrowed (saveViewPart), and a build before that read
+ * version 4 as whole records (a priority, a creation time it then lacked); it reads this one as
+ * no file and lists again.
+ */
+export const VIEW_VERSION = 5;
 const PREFIX = "listing-";
 
 export class ListingSnapshot<T> {
@@ -93,22 +99,22 @@ export function startsWithKey(bytes: Buffer, key: FileKey): number | null {
  * compared as bytes before anything is parsed (at 10,000 tasks it is 680 KB, which inside the JSON
  * cost a string to decode and compare), and a file of other refs is never parsed at all.
  */
-function readKeyed<R>(path: string, key: FileKey): (R & { version: number }) | null {
+function readKeyed<R>(path: string, key: FileKey, version = VERSION): (R & { version: number }) | null {
   const bytes = readNoFollow(path);
   if (!bytes) return null;
   const at = startsWithKey(bytes, key);
   if (at === null || bytes[at] !== 0x7b) return null;
   try {
     const read = JSON.parse(bytes.toString("latin1", at)) as (R & { version?: number }) | null;
-    return read?.version === VERSION ? (read as R & { version: number }) : null;
+    return read?.version === version ? (read as R & { version: number }) : null;
   } catch {
     return null;
   }
 }
 
 /** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
-function writeKeyed(path: string, key: FileKey, body: object): void {
-  const json = asciiJson(JSON.stringify({ version: VERSION, ...body }));
+function writeKeyed(path: string, key: FileKey, body: object, version = VERSION): void {
+  const json = asciiJson(JSON.stringify({ version, ...body }));
   writeSmallFile(path, Buffer.concat([...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(json, "latin1")]));
 }
 
@@ -143,7 +149,7 @@ export function viewKey(parts: ListedParts): FileKey | null {
 
 /** The view part saved under `key`, or null (no file, a damaged one, or one of other refs). */
 export function readViewPart(commonDir: string, key: FileKey): ViewPart | null {
-  const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key);
+  const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key, VIEW_VERSION);
   return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: read.tasks, counted: read.counted } : null;
 }
 
@@ -153,7 +159,7 @@ export function readViewPart(commonDir: string, key: FileKey): ViewPart | null {
  * parse (priority, fences, creation, results). A file of whole records (written before) reads as well.
  */
 export function saveViewPart(commonDir: string, key: FileKey, part: ViewPart): void {
-  writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, { tasks: part.tasks.map(viewTask), counted: part.counted });
+  writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, { tasks: part.tasks.map(viewTask), counted: part.counted }, VIEW_VERSION);
 }
 
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
