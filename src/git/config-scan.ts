@@ -7,9 +7,10 @@
 // Anything else returns null and the caller asks git. The system file is looked for where
 // Debian's and a source build's git keep it; a git built with another prefix has its system file
 // elsewhere, unread here: in that case settings made system-wide would go unseen.
+import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { readIfThere } from "./optional-file.ts";
+import { headerOf, keyLineOf, needsUnquoting, withoutComment } from "./config-line.ts";
 import { refWritePolicy, type RefWritePolicy } from "./loose-ref-writer.ts";
 import { gitSync } from "./run.ts";
 import { sharedPerm } from "./shared-perm.ts";
@@ -32,7 +33,8 @@ export function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: s
   if (env.GIT_CONFIG_PARAMETERS || env.GIT_CONFIG_COUNT || env.GIT_CONFIG) return null;
   const files: string[] = [];
   // git reads GIT_CONFIG_NOSYSTEM as a boolean: "0", "false", "no", "off" or empty read the system file.
-  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(0|false|no|off|)$/i.test(env.GIT_CONFIG_NOSYSTEM.trim());
+  // (Compared, not matched: a pattern is compiled anew by every cold process, config-line.ts.)
+  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !["0", "false", "no", "off", ""].includes(env.GIT_CONFIG_NOSYSTEM.trim().toLowerCase());
   if (!noSystem) files.push(...(env.GIT_CONFIG_SYSTEM ? [env.GIT_CONFIG_SYSTEM] : SYSTEM_FILES));
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
   else {
@@ -52,40 +54,147 @@ export function configFiles(env: NodeJS.ProcessEnv, commonDir: string, gitDir: s
  * asked for). `worktreeConfig` is set when the file turns on extensions.worktreeConfig.
  */
 export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?: boolean } = {}, included: string | null = null): ConfigEntry[] | null {
+  const file = parseFile(text, included);
+  if (!file) return null;
+  if (file.worktreeConfig) seen.worktreeConfig = true;
+  return wanted(file, want);
+}
+
+/**
+ * Every entry of one file, parsed once whatever is asked of it (wanted picks), or null when the
+ * file is beyond this reader whatever is asked. A value this reader cannot read (quoted, escaped)
+ * is kept as unreadable: it fails only a question that asks for it, as before.
+ */
+export interface ParsedFile {
+  entries: (ConfigEntry & { unreadable: boolean })[];
+  /** Every section header's name, lower-cased, in order (a section without keys too). */
+  sections: string[];
+  worktreeConfig: boolean;
+}
+
+function parseFile(text: string, included: string | null): ParsedFile | null {
   let section = "";
   let subsection: string | null = null;
-  const out: ConfigEntry[] = [];
+  const out: ParsedFile = { entries: [], sections: [], worktreeConfig: false };
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (line === "" || line[0] === "#" || line[0] === ";") continue;
     if (line[0] === "[") {
-      const m = /^\[\s*([A-Za-z0-9-]+)\s*(?:"([^"\\]*)")?\s*\]\s*(?:[#;].*)?$/.exec(line);
-      if (!m) return null;
-      section = m[1]!.toLowerCase();
-      subsection = m[2] ?? null;
+      const h = headerOf(line);
+      if (!h) return null;
+      section = h.name.toLowerCase();
+      subsection = h.subsection;
       if (section === "includeif" || (section === "include" && (included === null || subsection !== null))) return null;
+      out.sections.push(section);
       continue;
     }
     if (line.endsWith("\\")) return null;
-    const m = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    const m = keyLineOf(line);
     if (!m) return null;
-    const key = m[1]!.toLowerCase();
+    const key = m.key.toLowerCase();
     // The one include this reader knows: the file the caller has already read before this one.
     if (section === "include") {
-      if (key === "path" && m[2] !== undefined && [included, `"${included}"`].includes(m[2].trim()) && !/["\\]/.test(included!)) continue;
+      if (key === "path" && m.value !== undefined && [included, `"${included}"`].includes(m.value.trim()) && !included!.includes('"') && !included!.includes("\\")) continue;
       return null;
     }
-    if (section === "extensions" && subsection === null && key === "worktreeconfig") seen.worktreeConfig = true;
-    if (!want(section, subsection, key)) continue;
-    if (m[2] === undefined) {
-      out.push({ section, subsection, key, value: null });
+    if (section === "extensions" && subsection === null && key === "worktreeconfig") out.worktreeConfig = true;
+    if (m.value === undefined) {
+      out.entries.push({ section, subsection, key, value: null, unreadable: false });
       continue;
     }
-    const value = m[2].replace(/\s+[#;].*$/, "").trim();
-    if (/["\\#;]/.test(value)) return null;
-    out.push({ section, subsection, key, value });
+    const value = withoutComment(m.value);
+    out.entries.push({ section, subsection, key, value, unreadable: needsUnquoting(value) });
   }
   return out;
+}
+
+/** The entries of a parsed file that `want` asks for, or null when one of them is beyond this reader. */
+function wanted(file: ParsedFile, want: Wanted): ConfigEntry[] | null {
+  const out: ConfigEntry[] = [];
+  for (const e of file.entries) {
+    if (!want(e.section, e.subsection, e.key)) continue;
+    if (e.unreadable) return null;
+    out.push({ section: e.section, subsection: e.subsection, key: e.key, value: e.value });
+  }
+  return out;
+}
+
+/** One file as a ConfigRead read it: its text (null: no such file) and its stamp (file-stamp.ts; "" when none). */
+export interface ReadFile {
+  text: string | null;
+  stamp: string;
+  /** Its modification time in ms, 0 when there is no such file. */
+  mtimeMs: number;
+}
+
+/**
+ * git's configuration files as one opening of a repository reads them: each file stat'd and read
+ * once, and parsed once, however many questions are asked of it (discovery, the ref write policy,
+ * core.sharedRepository, whether refs are files, the policy cache's keys). A cold command asked
+ * each question of the files anew: .git/config read five times before a pre-edit hook answered,
+ * the system and global files twice, and a stat of each for the policy cache's key besides.
+ * Kept for one opening only, never across operations: a long-running process opens again (or
+ * asks without one) and sees the files as they are then.
+ */
+export class ConfigRead {
+  private readonly files = new Map<string, ReadFile | null>();
+  private readonly parsed = new Map<string, ParsedFile | null>();
+
+  /**
+   * The file as read the first time it was asked for, or null when it could not be read (not a
+   * file, no permission): those who ask then do as they did on a failed read.
+   */
+  file(path: string): ReadFile | null {
+    let f = this.files.get(path);
+    if (f === undefined) this.files.set(path, (f = readWithStamp(path)));
+    return f;
+  }
+
+  /** The file parsed (`included`: the one include it may hold, see parseEntries); null when beyond this reader or unreadable. */
+  entries(path: string, included: string | null): ParsedFile | null | undefined {
+    const key = `${included ?? ""}\0${path}`;
+    let p = this.parsed.get(key);
+    if (p !== undefined) return p;
+    const f = this.file(path);
+    if (!f) return null;
+    if (f.text === null) return undefined;
+    this.parsed.set(key, (p = parseFile(f.text, included)));
+    return p;
+  }
+
+  /**
+   * The file parsed, for questions callers asked of its text with a pattern anchored at each
+   * line's start (`/^\s*bare\s*=\s*true/im`): a pattern a cold process compiles (~30-100 us each,
+   * four of them before a hook answered) where the parse is there anyway. null when the file did
+   * not parse, or holds a line break other than "\n" (where such a pattern sees lines this parse
+   * does not): the caller asks its pattern.
+   */
+  plain(path: string): ParsedFile | null {
+    const text = this.file(path)?.text;
+    if (text == null || text.includes("\r") || text.includes("\u2028") || text.includes("\u2029")) return null;
+    return this.entries(path, null) ?? null;
+  }
+}
+
+/** A key `key` set to a value that starts with `prefix` (any case), as `^\s*<key>\s*=\s*<prefix>` finds it. */
+export function setTo(file: ParsedFile, key: string, prefix: string): boolean {
+  return file.entries.some((e) => e.key === key && e.value !== null && e.value.toLowerCase().startsWith(prefix));
+}
+
+/**
+ * One stat (the stamp fileStampAndTime gives, file-stamp.ts), then the read: an absent file costs
+ * the stat alone and no thrown error. null for a file that cannot be read.
+ */
+function readWithStamp(path: string): ReadFile | null {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false, bigint: true });
+    if (!st) return { text: null, stamp: "", mtimeMs: 0 };
+    return { text: readFileSync(path, "utf8"), stamp: `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, mtimeMs: Number(st.mtimeNs / 1_000_000n) };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // Gone since the stat, or a file where a folder should be: none, as a read would find.
+    return code === "ENOENT" || code === "ENOTDIR" ? { text: null, stamp: "", mtimeMs: 0 } : null;
+  }
 }
 
 /**
@@ -93,24 +202,22 @@ export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?
  * git must be asked. Without `gitDir` (the worktree's git folder), a repository that turns on
  * per-worktree config is git's to read.
  */
-export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, want: Wanted, includes: string | null = null): ConfigEntry[] | null {
+export function scanConfig(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, want: Wanted, includes: string | null = null, read: ConfigRead = new ConfigRead()): ConfigEntry[] | null {
   const files = configFiles(env, commonDir, gitDir, includes);
   if (!files) return null;
+  const own = join(commonDir, "config");
   const all: ConfigEntry[] = [];
-  const seen: { worktreeConfig?: boolean } = {};
+  let worktreeConfig = false;
   for (const file of files) {
-    let text: string | null;
-    try {
-      text = readIfThere(file);
-    } catch {
-      return null;
-    }
-    if (text === null) continue;
-    const entries = parseEntries(text, want, seen, includes !== null && file === join(commonDir, "config") ? includes : null);
+    const parsed = read.entries(file, includes !== null && file === own ? includes : null);
+    if (parsed === undefined) continue; // no such file
+    if (parsed === null) return null;
+    worktreeConfig ||= parsed.worktreeConfig;
+    const entries = wanted(parsed, want);
     if (entries === null) return null;
     all.push(...entries);
   }
-  return seen.worktreeConfig && !gitDir ? null : all;
+  return worktreeConfig && !gitDir ? null : all;
 }
 
 const REF_WRITE_KEYS = new Set(["logallrefupdates", "sharedrepository", "hookspath", "fsync", "filesreflocktimeout"]);
@@ -133,9 +240,16 @@ function asNullList(entries: ConfigEntry[]): string {
  * be asked. `mainCommonDir`: commonDir is a separate store whose config includes that repository's
  * config (separate-store.ts); no worktree config applies there.
  */
-export function scanRefWritePolicy(env: NodeJS.ProcessEnv, commonDir: string, gitDir: string | null, workTree: string | null, mainCommonDir: string | null = null): RefWritePolicy | null {
+export function scanRefWritePolicy(
+  env: NodeJS.ProcessEnv,
+  commonDir: string,
+  gitDir: string | null,
+  workTree: string | null,
+  mainCommonDir: string | null = null,
+  read?: ConfigRead,
+): RefWritePolicy | null {
   const includes = mainCommonDir ? join(mainCommonDir, "config") : null;
-  const entries = scanConfig(env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && REF_WRITE_KEYS.has(k), includes);
+  const entries = scanConfig(env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && REF_WRITE_KEYS.has(k), includes, read);
   return entries && refWritePolicy(asNullList(entries), commonDir, workTree);
 }
 
@@ -144,9 +258,14 @@ export function scanRefWritePolicy(env: NodeJS.ProcessEnv, commonDir: string, gi
  * settings a sync remote is chosen by: handoff.remote, handoff.remoteTimeout, handoff.machine,
  * remote.<name>.url and remote.<name>.handoffRefPrefix; null when git must be asked.
  */
-export function scanRemoteSettings(env: NodeJS.ProcessEnv, commonDir: string): string | null {
-  const entries = scanConfig(env, commonDir, null, (s, sub, k) =>
-    s === "handoff" ? sub === null && (k === "remote" || k === "remotetimeout" || k === "machine") : s === "remote" && sub !== null && (k === "url" || k === "handoffrefprefix"),
+export function scanRemoteSettings(env: NodeJS.ProcessEnv, commonDir: string, read?: ConfigRead): string | null {
+  const entries = scanConfig(
+    env,
+    commonDir,
+    null,
+    (s, sub, k) => (s === "handoff" ? sub === null && (k === "remote" || k === "remotetimeout" || k === "machine") : s === "remote" && sub !== null && (k === "url" || k === "handoffrefprefix")),
+    null,
+    read,
   );
   if (!entries) return null;
   return entries.map((e) => `${e.section}.${e.subsection === null ? "" : `${e.subsection}.`}${e.key}${e.value === null ? "" : ` ${e.value}`}\n`).join("");
@@ -156,8 +275,8 @@ export function scanRemoteSettings(env: NodeJS.ProcessEnv, commonDir: string): s
  * The repository's core.sharedRepository (all scopes, as git reads it), from git's files where
  * they are plain (config-scan.ts), else from git.
  */
-export function repoSharedPerm(commonDir: string, gitDir: string | null, includes: string | null = null): number {
-  const entries = scanConfig(process.env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && k === "sharedrepository", includes);
+export function repoSharedPerm(commonDir: string, gitDir: string | null, includes: string | null = null, read?: ConfigRead): number {
+  const entries = scanConfig(process.env, commonDir, gitDir, (s, sub, k) => s === "core" && sub === null && k === "sharedrepository", includes, read);
   if (entries) return entries.length ? sharedPerm(entries.at(-1)!.value) : 0;
   const r = gitSync(["config", "--get", "core.sharedRepository"], { cwd: commonDir, env: { GIT_DIR: commonDir } });
   return r.code === 0 ? sharedPerm(r.stdout) : 0;

@@ -24,7 +24,7 @@ import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
 import type { OpContext } from "../core/task-ops.ts";
-import { repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
+import { ConfigRead, repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
 import { applySharedUmask } from "../git/shared-perm.ts";
 import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
@@ -103,8 +103,11 @@ export class Store {
     readonly actor: Actor,
     readonly config: Config,
     private readonly clock: () => Date,
-    /** What openStore read of git's configuration: the one-shot ref write policy (null: ask git), core.sharedRepository. */
-    opts: { warm: boolean; policy: RefWritePolicy | null; shared: number },
+    /**
+     * What openStore read of git's configuration: the one-shot ref write policy (null: ask git),
+     * core.sharedRepository, and the files themselves as that opening read them (config-scan.ts).
+     */
+    opts: { warm: boolean; policy: RefWritePolicy | null; shared: number; read?: ConfigRead },
   ) {
     const storeDir = repo.storeDir;
     this.reader = new ObjectReader(storeDir, this.storeCwd);
@@ -112,8 +115,8 @@ export class Store {
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
-    this.refFiles = RefFiles.usable(storeDir) ? new RefFiles(storeDir) : null;
-    this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
+    this.refFiles = RefFiles.usable(storeDir, opts.read) ? new RefFiles(storeDir) : null;
+    this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir, opts.read) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(this.storeCwd, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (storeDir !== repo.commonDir) runStoreFrom(storeDir, this.cwd);
@@ -761,9 +764,9 @@ export function parseClock(env: NodeJS.ProcessEnv): () => Date {
 }
 
 /** The ref write policy of a one-shot process, from git's files (null: git must be asked). */
-function storeWritePolicy(repo: RepoInfo): RefWritePolicy | null {
+function storeWritePolicy(repo: RepoInfo, read: ConfigRead): RefWritePolicy | null {
   const own = repo.storeDir === repo.commonDir;
-  return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir);
+  return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir, read);
 }
 
 /** A separate store's config includes the repository's (separate-store.ts); the repository's own store has none. */
@@ -773,7 +776,9 @@ function storeIncludes(repo: RepoInfo): string | null {
 
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
-  const repo = discoverRepo(opts.cwd);
+  // git's config files, each read once by this opening whatever it asks of them (config-scan.ts).
+  const read = new ConfigRead();
+  const repo = discoverRepo(opts.cwd, read);
   // An empty HANDOFF_AGENT (`HANDOFF_AGENT= cmd`) means unset, as with most environment variables.
   const agent = validateAgentId(opts.agent ?? (env.HANDOFF_AGENT || defaultAgentName(repo, env)));
   const actor: Actor = {
@@ -785,11 +790,11 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   // core.sharedRepository applies from the first file written under .git/handoff (the policy
   // cache, just below); a one-shot process reads it with the ref write policy, in one scan.
   const warm = opts.warm ?? false;
-  const policy = warm ? null : storeWritePolicy(repo);
-  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, storeIncludes(repo));
+  const policy = warm ? null : storeWritePolicy(repo, read);
+  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, storeIncludes(repo), read);
   applySharedUmask(shared);
-  const { config, source } = await loadRepositoryConfig(repo);
-  const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared });
+  const { config, source } = await loadRepositoryConfig(repo, read);
+  const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared, read });
   store.policySource = source;
   if (source.fallback) store.notices.push(source.fallback);
   store.notices.push(...source.setAside, ...[...new Set(source.warnings)].map((w) => `warning: ${w}`));

@@ -1,0 +1,107 @@
+// Opening a store reads git's configuration files once (config-scan.ts ConfigRead): discovery,
+// the ref write policy, core.sharedRepository, whether refs are files and the policy cache's key
+// all ask one read of each file, and the questions discovery asked of the repository's config
+// with patterns are asked of its parse. What they answer must not change, and a process that
+// opens the store again (a long-running server after a change) must see the files as they are.
+import fs, { writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ConfigRead } from "../src/git/config-scan.ts";
+import { configuredRemote } from "../src/git/configured-remote.ts";
+import { discoverRepo } from "../src/git/repo.ts";
+import { openStore } from "../src/store/store.ts";
+import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** The paths `fn` read with readFileSync, in order. */
+async function readsOf(fn: () => Promise<unknown>): Promise<string[]> {
+  const reads: string[] = [];
+  const original = fs.readFileSync;
+  fs.readFileSync = ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+    reads.push(String(path));
+    return (original as (...a: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.readFileSync;
+  syncBuiltinESMExports();
+  try {
+    await fn();
+  } finally {
+    fs.readFileSync = original;
+    syncBuiltinESMExports();
+  }
+  return reads;
+}
+
+test("one opening reads the repository's config once, whatever it asks of it", async () => {
+  const repo = tempRepo();
+  gitOut(repo, "config", "handoff.integrationBranch", "main"); // the policy lookup asks the config too
+  (await openStore({ cwd: repo, agent: "a" })).close(); // the policy cache written
+  for (const warm of [false, true]) {
+    let store: Awaited<ReturnType<typeof openStore>> | undefined;
+    const reads = await readsOf(async () => void (store = await openStore({ cwd: repo, agent: "a", warm })));
+    store!.close();
+    assert.is(reads.filter((p) => p === `${repo}/.git/config`).length, 1, `warm: ${warm}: ${reads.join(" ")}`);
+  }
+});
+
+test("a store opened again sees the config as it is now: nothing read is kept across openings", async () => {
+  const repo = tempRepo();
+  gitOut(repo, "branch", "dev");
+  const first = await openStore({ cwd: repo, agent: "a", warm: true });
+  assert.is(first.policySource?.branch, "main");
+  first.close();
+  gitOut(repo, "config", "handoff.integrationBranch", "dev");
+  const second = await openStore({ cwd: repo, agent: "a", warm: true });
+  assert.is(second.policySource?.branch, "dev");
+  assert.is(second.policySource?.from, "git config handoff.integrationBranch");
+  second.close();
+});
+
+test("discovery asks git where the config says the work tree is elsewhere, the repository bare, or objects sha256", () => {
+  const repo = tempRepo();
+  assert.is(discoverRepo(repo).workTree, repo);
+  const elsewhere = tempDir();
+  gitOut(repo, "config", "core.worktree", elsewhere);
+  assert.is(discoverRepo(repo).workTree, elsewhere, "core.worktree: git's answer");
+  gitOut(repo, "config", "--unset", "core.worktree");
+  gitOut(repo, "config", "core.bare", "TRUE");
+  assert.is(discoverRepo(repo).workTree, null, "core.bare = TRUE: git's answer, a bare repository");
+  assert.is(discoverRepo(repo).isBare, true);
+  gitOut(repo, "config", "core.bare", "false");
+  assert.is(discoverRepo(repo).workTree, repo);
+
+  const sha = tempDir();
+  gitOut(sha, "init", "-q", "--object-format=sha256");
+  assert.is(discoverRepo(sha).objectFormat, "sha256");
+  assert.is(discoverRepo(sha).workTree, sha);
+});
+
+test("a config naming another ref storage keeps refs from being read as files", async () => {
+  const repo = tempRepo();
+  gitOut(repo, "config", "extensions.refStorage", "files"); // git 2.39 reads format 0's extensions as nothing
+  const store = await openStore({ cwd: repo, agent: "a" });
+  assert.is(store.usesRefFiles, false);
+  store.close();
+  gitOut(repo, "config", "--unset", "extensions.refStorage");
+  const plain = await openStore({ cwd: repo, agent: "a" });
+  assert.is(plain.usesRefFiles, true);
+  plain.close();
+});
+
+test("the sync remote is looked for where the config has a remote or handoff section, and only there", async () => {
+  const repo = tempRepo();
+  const common = `${repo}/.git`;
+  const remote = () => configuredRemote(repo, common, new ConfigRead());
+  assert.equal(await remote(), { name: null, explicit: false, url: null });
+  gitOut(repo, "remote", "add", "origin", tempDir());
+  assert.is((await remote()).name, "origin");
+  gitOut(repo, "remote", "remove", "origin");
+  gitOut(repo, "config", "handoff.remote", "hub");
+  assert.equal(await remote(), { name: "hub", explicit: true, url: null });
+  // A section the pattern took for a remote one ([remote-x]) is read, and names none.
+  writeFileSync(`${common}/config`, "[core]\n\tbare = false\n[remote-x]\n\ty = 1\n");
+  assert.equal(await remote(), { name: null, explicit: false, url: null });
+});
+
+test.run();
