@@ -58,6 +58,16 @@ test("a store opened again sees the config as it is now: nothing read is kept ac
   second.close();
 });
 
+test("a one-shot store asks later questions of its opening's read until the repository's config changes", async () => {
+  const repo = tempRepo();
+  const store = await openStore({ cwd: repo, agent: "a" });
+  const reads = await readsOf(async () => assert.is(await store.syncRemote(), null));
+  assert.equal(reads.filter((p) => p.endsWith("config")), [], "nothing read again");
+  gitOut(repo, "config", "handoff.remote", "hub");
+  assert.is(await store.syncRemote(), "hub", "the change is seen");
+  store.close();
+});
+
 test("discovery asks git where the config says the work tree is elsewhere, the repository bare, or objects sha256", () => {
   const repo = tempRepo();
   assert.is(discoverRepo(repo).workTree, repo);

@@ -97,6 +97,8 @@ export class Store {
   takeoverGraceMs = 0;
   /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
   policySource: PolicySource | null = null;
+  /** git's config files as a one-shot store's opening read them (configRead); null in a long-running one. */
+  private openRead: ConfigRead | null;
 
   constructor(
     readonly repo: RepoInfo,
@@ -110,6 +112,7 @@ export class Store {
     opts: { warm: boolean; policy: RefWritePolicy | null; shared: number; read?: ConfigRead },
   ) {
     const storeDir = repo.storeDir;
+    this.openRead = opts.warm ? null : (opts.read ?? null);
     this.reader = new ObjectReader(storeDir, this.storeCwd);
     this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo));
     this.reader.recent = (oid) => this.writer.recentObject(oid);
@@ -363,7 +366,7 @@ export class Store {
       read: (oid) => this.reader.read(oid),
       recent: (oid) => this.writer.recentObject(oid) !== undefined,
       // A separate store's config includes the repository's first (separate-store.ts).
-      config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
+      config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`, this.configRead()),
       stateDir: `${commonDir}/handoff`,
       gitCwd: this.storeCwd,
     });
@@ -447,6 +450,21 @@ export class Store {
     );
   }
 
+  /**
+   * git's config files for a question asked after the opening: in a one-shot store, as its opening
+   * read them while the repository's config (and a separate store's) is the file it read, so a
+   * command reads each once, as git does; read anew once that changed, and always in a long-running
+   * store. `stamp`: the repository config's configFileStamp, where the caller has just taken it.
+   */
+  configRead(stamp?: string): ConfigRead {
+    const kept = this.openRead;
+    if (!kept) return new ConfigRead();
+    const { commonDir, storeDir } = this.repo;
+    const same = (dir: string, now: string) => (kept.file(`${dir}/config`)?.stamp || "none") === now;
+    if (same(commonDir, stamp ?? configFileStamp(commonDir)) && (storeDir === commonDir || same(storeDir, configFileStamp(storeDir)))) return kept;
+    return (this.openRead = new ConfigRead());
+  }
+
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
     // Read again when .git/config changed: a running server must follow `git handoff remote`
@@ -456,7 +474,7 @@ export class Store {
     if (stamp !== this.remoteStamp) this.remoteName = undefined;
     this.remoteStamp = stamp;
     this.remoteName ??= import("../git/configured-remote.ts").then(async (m) => {
-      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
+      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir, this.configRead(stamp))).name;
       // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
       if (name !== null && refComponentProblem(name)) {
         fail("invalid_input", `git config handoff.remote is ${JSON.stringify(name)}: ${refComponentProblem(name)}; set it with git handoff remote <name>`);
