@@ -57,13 +57,13 @@ export function seenSetting(cwd: string, key: (typeof SEEN_KEYS)[number]): strin
 function mayConfigureRemote(commonDir: string, read?: ConfigRead): boolean {
   let text: string | null | undefined;
   try {
-    text = read ? read.file(join(commonDir, "config"))?.text : readFileSync(join(commonDir, "config"), "utf8");
+    text = read ? read.file(`${commonDir}/config`)?.text : readFileSync(join(commonDir, "config"), "utf8");
   } catch {
     return true;
   }
   if (text == null) return true;
   // Asked of the opening's parse where there is one (config-scan.ts ConfigRead.plain), else of the text.
-  const parsed = read?.plain(join(commonDir, "config"));
+  const parsed = read?.plain(`${commonDir}/config`);
   // The sections the pattern finds: the name itself, or followed by a "-" (a parse refuses the includes: the pattern answers).
   const named = (s: string) => ["remote", "handoff", "include", "includeif"].some((w) => s === w || s.startsWith(`${w}-`));
   return parsed ? parsed.sections.some(named) : /^\s*\[\s*(remote|handoff|include|includeif)\b/im.test(text);

@@ -59,7 +59,7 @@ export function discoverRepo(cwd: string, read: ConfigRead = new ConfigRead()): 
   const st = statSync(cwd, { throwIfNoEntry: false });
   if (!st) fail("not_a_repo", `no such folder: ${cwd}`);
   if (!st.isDirectory()) fail("not_a_repo", `not a folder: ${cwd}`);
-  return discoverInProcess(cwd, read) ?? discoverWithGit(cwd);
+  return discoverInProcess(cwd, read, st) ?? discoverWithGit(cwd);
 }
 
 /**
@@ -68,7 +68,7 @@ export function discoverRepo(cwd: string, read: ConfigRead = new ConfigRead()): 
  * friends in the environment, core.worktree, bare repos, ceiling dirs, a safe.directory question)
  * is left to `git rev-parse`, which knows every rule.
  */
-function discoverInProcess(start: string, read: ConfigRead): RepoInfo | null {
+function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): RepoInfo | null {
   const env = process.env;
   if (env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_COMMON_DIR || env.GIT_CEILING_DIRECTORIES || env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return null;
   let dir: string;
@@ -77,11 +77,14 @@ function discoverInProcess(start: string, read: ConfigRead): RepoInfo | null {
   } catch {
     return null;
   }
+  // The folder started in, stat'd already (discoverRepo): its owner is asked of that stat.
+  const first = dir;
   for (;;) {
     const dotGit = `${dir}/.git`;
     let st;
     try {
-      st = statSync(dotGit);
+      // A subfolder's missing .git answered without a thrown error (~60 us each in a cold process).
+      st = statSync(dotGit, { throwIfNoEntry: false }) ?? null;
     } catch {
       st = null;
     }
@@ -117,7 +120,7 @@ function discoverInProcess(start: string, read: ConfigRead): RepoInfo | null {
       // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
       // git dir is another user's: any of them, not only the common dir, sends the question there.
       const elsewhere = parsed ? parsed.entries.some((e) => e.key.startsWith("worktree")) || setTo(parsed, "bare", "true") : /^\s*(worktree|bare\s*=\s*true)/im.test(config);
-      if (elsewhere || !ownedByUs(st, dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
+      if (elsewhere || !ownedByUs(st, dir === first ? startStat : dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
       const sha256 = parsed ? setTo(parsed, "objectformat", "sha256") : /^\s*objectformat\s*=\s*sha256/im.test(config);
       return {
         gitDir,

@@ -9,7 +9,6 @@ import { stricterOnly } from "../core/policy-merge.ts";
 import { configFileStamp } from "../git/config.ts";
 import { fileStampAndTime } from "../git/file-stamp.ts";
 import { configFiles, ConfigRead } from "../git/config-scan.ts";
-import { join } from "node:path";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { RefFiles } from "../git/ref-files.ts";
@@ -171,7 +170,7 @@ async function policyAt(repo: RepoInfo, cwd: string, tip: string, branch: string
 function lookupStamp(repo: RepoInfo, remote: string | null, read: ConfigRead): string | null {
   const config = configFiles(process.env, repo.commonDir, null);
   if (!config) return null;
-  const own = join(repo.commonDir, "config"); // `stamp`'s
+  const own = `${repo.commonDir}/config`; // `stamp`'s
   const refFiles = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : [])];
   const files = [...refFiles, ...config.filter((f) => f !== own)];
   // A file changed within the last two seconds may change again within its timestamp's tick
