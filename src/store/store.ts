@@ -1,5 +1,4 @@
 import { existsSync, statSync } from "node:fs";
-import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
@@ -16,6 +15,7 @@ import { WriteTurns } from "../git/write-turn.ts";
 import type { OwnerFile } from "../git/owned-lock.ts";
 import { stateFolderProblem } from "../git/safe-file.ts";
 import { thisHost } from "../git/host-name.ts";
+import { loginName } from "../git/login-name.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -763,7 +763,7 @@ export function defaultAgentName(repo: RepoInfo, env: NodeJS.ProcessEnv): string
   let user = env.USER ?? env.USERNAME ?? "";
   if (!user) {
     try {
-      user = userInfo().username;
+      user = loginName();
     } catch {
       user = "user";
     }
