@@ -8,8 +8,9 @@ import { syncBuiltinESMExports } from "node:module";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ConfigRead } from "../src/git/config-scan.ts";
+import { wantsObjectFsync } from "../src/git/object-writer.ts";
 import { configuredRemote } from "../src/git/configured-remote.ts";
-import { discoverRepo } from "../src/git/repo.ts";
+import { discoverRepo, discoveryFlags } from "../src/git/repo.ts";
 import { openStore } from "../src/store/store.ts";
 import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
@@ -112,6 +113,53 @@ test("the sync remote is looked for where the config has a remote or handoff sec
   // A section the pattern took for a remote one ([remote-x]) is read, and names none.
   writeFileSync(`${common}/config`, "[core]\n\tbare = false\n[remote-x]\n\ty = 1\n");
   assert.equal(await remote(), { name: null, explicit: false, url: null });
+});
+
+test("whether objects are flushed reads the same from the opening's parse as from the file's text", () => {
+  const repo = tempRepo();
+  const config = `${repo}/.git/config`;
+  const lines = [
+    "fsyncObjectFiles = true",
+    "FSYNCOBJECTFILES=On",
+    "fsyncobjectfiles = true # said so",
+    "fsyncobjectfiles = false",
+    "fsyncobjectfiles",
+    "fsync = all",
+    "fsync = reference, Loose-Object",
+    "fsync = reference",
+    "fsync = all # c",
+    "fsync = committed,",
+    "fsync",
+    "fsync =",
+    "fsync = objects-x",
+  ];
+  let [n, yes] = [0, 0];
+  for (const a of lines)
+    for (const b of ["", "all", ...lines])
+      for (const between of ["\n[other]\n", "\n"]) {
+        // (The pattern's blanks after `fsync =` run on into the next line: "all" there counts.)
+        writeFileSync(config, `[core]\n\trepositoryformatversion = 0\n\t${a}${between}\t${b}\n`);
+        assert.is(wantsObjectFsync(`${repo}/.git`, new ConfigRead()), wantsObjectFsync(`${repo}/.git`), JSON.stringify(`${a}${between}${b}`));
+        n++;
+        yes += wantsObjectFsync(`${repo}/.git`) ? 1 : 0;
+      }
+  assert.ok(yes > 20 && yes < n - 20, "both answers are among the cases");
+});
+
+test("discovery's questions read the same from the opening's parse as from the file's text", () => {
+  const dir = tempDir();
+  const config = `${dir}/config`;
+  const lines = ["bare = true", "BARE=True", "bare = false", "bare = trueish", "bare", "bare =", "worktree = /x", "worktreeConfig = true", "objectFormat = sha256", "objectformat = sha1", "objectformat =", "true", "sha256", "x = 1"];
+  const seen = new Set<string>();
+  for (const a of lines)
+    for (const b of ["", ...lines]) {
+      writeFileSync(config, `[core]\n\t${a}\n\t${b}\n`);
+      const text = `[core]\n\t${a}\n\t${b}\n`;
+      const flags = discoveryFlags(text, new ConfigRead().plain(config));
+      assert.equal(flags, discoveryFlags(text, null), JSON.stringify(text));
+      seen.add(JSON.stringify(flags));
+    }
+  assert.is(seen.size, 4, "every answer is among the cases");
 });
 
 test.run();

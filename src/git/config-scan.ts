@@ -69,7 +69,8 @@ export function parseEntries(text: string, want: Wanted, seen: { worktreeConfig?
  * is kept as unreadable: it fails only a question that asks for it, as before.
  */
 export interface ParsedFile {
-  entries: (ConfigEntry & { unreadable: boolean })[];
+  /** `raw`: the value as written after the `=` and its blanks, its comment kept (undefined for a key alone). */
+  entries: (ConfigEntry & { unreadable: boolean; raw: string | undefined })[];
   /** Every section header's name, lower-cased, in order (a section without keys too). */
   sections: string[];
   worktreeConfig: boolean;
@@ -102,11 +103,11 @@ function parseFile(text: string, included: string | null): ParsedFile | null {
     }
     if (section === "extensions" && subsection === null && key === "worktreeconfig") out.worktreeConfig = true;
     if (m.value === undefined) {
-      out.entries.push({ section, subsection, key, value: null, unreadable: false });
+      out.entries.push({ section, subsection, key, value: null, unreadable: false, raw: undefined });
       continue;
     }
     const value = withoutComment(m.value);
-    out.entries.push({ section, subsection, key, value, unreadable: needsUnquoting(value) });
+    out.entries.push({ section, subsection, key, value, unreadable: needsUnquoting(value), raw: m.value });
   }
   return out;
 }
@@ -179,9 +180,32 @@ export class ConfigRead {
   }
 }
 
-/** A key `key` set to a value that starts with `prefix` (any case), as `^\s*<key>\s*=\s*<prefix>` finds it. */
-export function setTo(file: ParsedFile, key: string, prefix: string): boolean {
-  return file.entries.some((e) => e.key === key && e.value !== null && e.value.toLowerCase().startsWith(prefix));
+/**
+ * Whether a file (object-writer.ts wantsObjectFsync: the repository's own) asks git to flush loose
+ * objects, as its patterns read it: core.fsyncObjectFiles set to true, yes, on or 1 as written,
+ * or the first `fsync = ` line naming loose-object, objects, committed, added or all. undefined
+ * where that first line has nothing after its `=` (the pattern may have seen blanks there).
+ */
+export function objectFsyncIn(file: ParsedFile): boolean | undefined {
+  if (file.entries.some((e) => e.key === "fsyncobjectfiles" && e.raw !== undefined && ["true", "yes", "on", "1"].includes(e.raw.toLowerCase()))) return true;
+  const first = file.entries.find((e) => e.key === "fsync" && e.raw !== undefined);
+  if (first?.raw === "") return undefined;
+  return !!first && first.raw!.split(",").some((part) => ["loose-object", "objects", "committed", "added", "all"].includes(part.trim().toLowerCase()));
+}
+
+/**
+ * Whether a key `key` is set to a value that starts with `prefix` (any case), as
+ * `^\s*<key>\s*=\s*<prefix>` (multi-line) finds it; undefined where such a key has nothing after
+ * its `=`, since the pattern's blanks run on into the next line: the caller asks the pattern.
+ */
+export function setTo(file: ParsedFile, key: string, prefix: string): boolean | undefined {
+  let found = false;
+  for (const e of file.entries) {
+    if (e.key !== key || e.raw === undefined) continue;
+    if (e.raw === "") return undefined;
+    found ||= e.raw.toLowerCase().startsWith(prefix);
+  }
+  return found;
 }
 
 /**

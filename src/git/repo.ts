@@ -6,7 +6,7 @@ import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
-import { ConfigRead, setTo } from "./config-scan.ts";
+import { ConfigRead, setTo, type ParsedFile } from "./config-scan.ts";
 import { firstLine, gitSync, runRepoApart } from "./run.ts";
 
 /** Where a repository's pieces are, as seen from the folder a command runs in. */
@@ -114,14 +114,11 @@ function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): R
       }
       const config = read.file(`${commonDir}/config`)?.text;
       if (config == null) return null; // none, or unreadable: git says why
-      // The questions below, asked of the parse the opening reads the file with anyway (ConfigRead.plain), else of the text.
-      const parsed = read.plain(`${commonDir}/config`);
       // Settings that change where the work tree is, or who may use the repo: ask git. git refuses
       // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
       // git dir is another user's: any of them, not only the common dir, sends the question there.
-      const elsewhere = parsed ? parsed.entries.some((e) => e.key.startsWith("worktree")) || setTo(parsed, "bare", "true") : /^\s*(worktree|bare\s*=\s*true)/im.test(config);
+      const { elsewhere, sha256 } = discoveryFlags(config, read.plain(`${commonDir}/config`));
       if (elsewhere || !ownedByUs(st, dir === first ? startStat : dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
-      const sha256 = parsed ? setTo(parsed, "objectformat", "sha256") : /^\s*objectformat\s*=\s*sha256/im.test(config);
       return {
         gitDir,
         commonDir,
@@ -138,6 +135,19 @@ function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): R
     if (parent === dir) return null;
     dir = parent;
   }
+}
+
+/**
+ * What discovery asks of the repository's config: whether it says the work tree is elsewhere or
+ * the repository bare (git is asked then), and whether objects are sha256. Of the parse the
+ * opening reads the file with anyway (config-scan.ts ConfigRead.plain) where it can answer as the
+ * patterns did, else of the text with them (a cold process compiles each pattern, ~50 us apiece).
+ */
+export function discoveryFlags(text: string, parsed: ParsedFile | null): { elsewhere: boolean; sha256: boolean } {
+  const bare = parsed ? setTo(parsed, "bare", "true") : undefined;
+  const elsewhere = bare !== undefined ? bare || parsed!.entries.some((e) => e.key.startsWith("worktree")) : /^\s*(worktree|bare\s*=\s*true)/im.test(text);
+  const sha = parsed ? setTo(parsed, "objectformat", "sha256") : undefined;
+  return { elsewhere, sha256: sha !== undefined ? sha : /^\s*objectformat\s*=\s*sha256/im.test(text) };
 }
 
 /** Whether this process's user owns every one of `paths` (an already taken stat stands for its path). */

@@ -114,7 +114,8 @@ export class Store {
     const storeDir = repo.storeDir;
     this.openRead = opts.warm ? null : (opts.read ?? null);
     this.reader = new ObjectReader(storeDir, this.storeCwd);
-    this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo));
+    // A one-shot writer asks whether to flush objects of the opening's read of the config.
+    this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo), this.openRead);
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
