@@ -12,7 +12,10 @@ import { wantsObjectFsync } from "../src/git/object-writer.ts";
 import { configuredRemote } from "../src/git/configured-remote.ts";
 import { discoverRepo, discoveryFlags } from "../src/git/repo.ts";
 import { openStore } from "../src/store/store.ts";
-import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { sync } from "../src/sync/sync.ts";
+import { twoClones } from "./support/servers.ts";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -67,6 +70,20 @@ test("a one-shot store asks later questions of its opening's read until the repo
   gitOut(repo, "config", "handoff.remote", "hub");
   assert.is(await store.syncRemote(), "hub", "the change is seen");
   store.close();
+});
+
+test("a one-shot sync reads this clone's config once, and the remote's once", async () => {
+  const { a, bare } = twoClones();
+  assert.is(cli(["sync"], { cwd: a, agent: "a" }).code, 0); // caches and tracking files laid, by another process
+  let store: Awaited<ReturnType<typeof openSyncedStore>> | undefined;
+  const reads = await readsOf(async () => {
+    store = await openSyncedStore({ cwd: a, agent: "a" });
+    await sync(store);
+  });
+  store!.close();
+  const count = (path: string) => reads.filter((p) => p === path).length;
+  assert.is(count(`${a}/.git/config`), 1, reads.join(" "));
+  assert.ok(count(`${bare}/config`) <= 1, reads.join(" "));
 });
 
 test("discovery asks git where the config says the work tree is elsewhere, the repository bare, or objects sha256", () => {
