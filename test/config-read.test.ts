@@ -3,7 +3,7 @@
 // all ask one read of each file, and the questions discovery asked of the repository's config
 // with patterns are asked of its parse. What they answer must not change, and a process that
 // opens the store again (a long-running server after a change) must see the files as they are.
-import fs, { writeFileSync } from "node:fs";
+import fs, { utimesSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -11,6 +11,7 @@ import { ConfigRead } from "../src/git/config-scan.ts";
 import { wantsObjectFsync } from "../src/git/object-writer.ts";
 import { configuredRemote } from "../src/git/configured-remote.ts";
 import { discoverRepo, discoveryFlags } from "../src/git/repo.ts";
+import { loadRepositoryConfig } from "../src/store/repo-policy.ts";
 import { openStore } from "../src/store/store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { sync } from "../src/sync/sync.ts";
@@ -84,6 +85,24 @@ test("a one-shot sync reads this clone's config once, and the remote's once", as
   const count = (path: string) => reads.filter((p) => p === path).length;
   assert.is(count(`${a}/.git/config`), 1, reads.join(" "));
   assert.ok(count(`${bare}/config`) <= 1, reads.join(" "));
+});
+
+test("the policy loaded on its own (the fast cache's refresh) stats the other config files for its key, and reads none", async () => {
+  const repo = tempRepo();
+  const home = tempDir();
+  writeFileSync(`${home}/.gitconfig`, "[user]\n\tname = x\n");
+  // Files changed within two seconds make the key racy (repo-policy.ts): these are older.
+  const old = new Date(Date.now() - 60_000);
+  for (const f of [`${home}/.gitconfig`, `${repo}/.git/config`, `${repo}/.git/refs/heads`]) utimesSync(f, old, old);
+  const was = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    (await openStore({ cwd: repo, agent: "a" })).close(); // the policy cache and its key written
+    const reads = await readsOf(() => loadRepositoryConfig(discoverRepo(repo)));
+    assert.not.ok(reads.includes(`${home}/.gitconfig`), reads.join(" "));
+  } finally {
+    process.env.HOME = was;
+  }
 });
 
 test("discovery asks git where the config says the work tree is elsewhere, the repository bare, or objects sha256", () => {

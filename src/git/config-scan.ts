@@ -10,6 +10,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { headerOf, keyLineOf, needsUnquoting, withoutComment } from "./config-line.ts";
+import { fileStampAndTime } from "./file-stamp.ts";
 import { refWritePolicy, type RefWritePolicy } from "./loose-ref-writer.ts";
 import { gitSync } from "./run.ts";
 import { sharedPerm } from "./shared-perm.ts";
@@ -152,6 +153,14 @@ export class ConfigRead {
     let f = this.files.get(path);
     if (f === undefined) this.files.set(path, (f = readWithStamp(path)));
     return f;
+  }
+
+  /**
+   * The file's stamp and time (file-stamp.ts fileStampAndTime): those of the read where it was
+   * read, else from a stat of its own, not a read (a policy cache's key asks the files' stamps).
+   */
+  stamp(path: string): { stamp: string; mtimeMs: number } {
+    return this.files.get(path) ?? fileStampAndTime(path);
   }
 
   /** The file parsed (`included`: the one include it may hold, see parseEntries); null when beyond this reader or unreadable. */

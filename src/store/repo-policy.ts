@@ -6,7 +6,6 @@ import { readIfThere } from "../git/optional-file.ts";
 import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
-import { configFileStamp } from "../git/config.ts";
 import { fileStampAndTime } from "../git/file-stamp.ts";
 import { configFiles, ConfigRead } from "../git/config-scan.ts";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
@@ -92,7 +91,7 @@ async function repositoryPart(repo: RepoInfo, read: ConfigRead): Promise<Cached>
   const cwd = repo.workTree ?? repo.gitDir;
   const cacheFile = `${repo.commonDir}/handoff/policy.cache`;
   // The config as the lookup below reads it (one ConfigRead): the key and what it keys agree.
-  const stamp = read.file(`${repo.commonDir}/config`)?.stamp || configFileStamp(repo.commonDir);
+  const stamp = read.stamp(`${repo.commonDir}/config`).stamp || "none"; // configFileStamp's
   let cached: Cached | null = null;
   try {
     cached = JSON.parse(readSmallFile(cacheFile) ?? "null") as Cached | null;
@@ -179,7 +178,7 @@ function lookupStamp(repo: RepoInfo, remote: string | null, read: ConfigRead): s
   const racy = Date.now() - RACY_MS;
   const stamps: string[] = [];
   for (const [i, f] of files.entries()) {
-    const { stamp, mtimeMs } = (i >= refFiles.length && read.file(f)) || fileStampAndTime(f);
+    const { stamp, mtimeMs } = i >= refFiles.length ? read.stamp(f) : fileStampAndTime(f);
     if (mtimeMs > racy) return "";
     stamps.push(`${f}:${stamp}`);
   }
