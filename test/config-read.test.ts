@@ -7,7 +7,7 @@ import fs, { utimesSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigRead } from "../src/git/config-scan.ts";
+import { ConfigRead } from "../src/git/config-read.ts";
 import { wantsObjectFsync } from "../src/git/object-writer.ts";
 import { configuredRemote } from "../src/git/configured-remote.ts";
 import { discoverRepo, discoveryFlags } from "../src/git/repo.ts";

@@ -1,4 +1,4 @@
-// One line of a git config file as config-scan.ts reads it, scanned by hand. These readers were
+// One line of a git config file as config-read.ts reads it, scanned by hand. These readers were
 // regular expressions (kept beside each function, and in test/config-line.test.ts, which checks
 // that both read every line alike): a cold process compiles each pattern it runs, 30 to 100 us
 // apiece, and compiles it again to machine code on its second use, so the four of them cost a

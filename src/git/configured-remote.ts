@@ -3,7 +3,8 @@
 // remote.ts: every exclusive write asks this, and it needs none of the fetch or push code.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { scanRemoteSettings, type ConfigRead } from "./config-scan.ts";
+import type { ConfigRead } from "./config-read.ts";
+import { scanRemoteSettings } from "./config-scan.ts";
 import { git } from "./run.ts";
 import { notePrefix } from "./ref-prefix.ts";
 
@@ -11,7 +12,7 @@ import { notePrefix } from "./ref-prefix.ts";
 export async function configuredRemote(
   cwd: string,
   commonDir?: string,
-  /** git's config files as the caller's opening of the repository reads them (config-scan.ts). */
+  /** git's config files as the caller's opening of the repository reads them (config-read.ts). */
   read?: ConfigRead,
 ): Promise<{ name: string | null; explicit: boolean; url: string | null }> {
   // Every exclusive write asks this. A repository whose own config names no remote, no handoff
@@ -62,7 +63,7 @@ function mayConfigureRemote(commonDir: string, read?: ConfigRead): boolean {
     return true;
   }
   if (text == null) return true;
-  // Asked of the opening's parse where there is one (config-scan.ts ConfigRead.plain), else of the text.
+  // Asked of the opening's parse where there is one (config-read.ts ConfigRead.plain), else of the text.
   const parsed = read?.plain(`${commonDir}/config`);
   // The sections the pattern finds: the name itself, or followed by a "-" (a parse refuses the includes: the pattern answers).
   const named = (s: string) => ["remote", "handoff", "include", "includeif"].some((w) => s === w || s.startsWith(`${w}-`));

@@ -9,7 +9,8 @@ import { TempFiles, type TempFile } from "./temp-files.ts";
 import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 import { adjustSharedDir, adjustSharedFd } from "./shared-perm.ts";
-import { objectFsyncIn, repoSharedPerm, type ConfigRead } from "./config-scan.ts";
+import { objectFsyncIn, type ConfigRead } from "./config-read.ts";
+import { repoSharedPerm } from "./config-scan.ts";
 
 /**
  * Writes loose objects in-process, the way git does: into a temp file in the object's fan-out
@@ -46,7 +47,7 @@ export class ObjectWriter {
     private readonly format: "sha1" | "sha256",
     /** A separate store's config includes this file, the repository's (separate-store.ts). */
     private readonly includes: string | null = null,
-    /** git's config files as a one-shot store's opening read them (config-scan.ts ConfigRead). */
+    /** git's config files as a one-shot store's opening read them (config-read.ts ConfigRead). */
     private readonly read: ConfigRead | null = null,
   ) {}
 
@@ -277,7 +278,7 @@ function makeFanOut(dir: string, shared: number): void {
 
 /**
  * Whether the repository's config asks git to fsync loose objects. `read`: asked of its parse
- * there (config-scan.ts objectFsyncIn), where the patterns below cost a cold claim a read and
+ * there (config-read.ts objectFsyncIn), where the patterns below cost a cold claim a read and
  * three compiles.
  */
 export function wantsObjectFsync(commonDir: string, read: ConfigRead | null = null): boolean {

@@ -1,7 +1,8 @@
 // What the repository policy is read from: which branch integrates everyone's work, its tip, and
 // the committed `.handoff.yaml` there (or at an older commit of that branch).
 import { join } from "node:path";
-import { scanConfig, type ConfigRead } from "./config-scan.ts";
+import type { ConfigRead } from "./config-read.ts";
+import { scanConfig } from "./config-scan.ts";
 import type { ObjectReader } from "./object-reader.ts";
 import { readIfThere } from "./optional-file.ts";
 import type { RefFiles } from "./ref-files.ts";

@@ -1,6 +1,6 @@
 import { isAscii } from "node:buffer";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import type { ConfigRead } from "./config-scan.ts";
+import type { ConfigRead } from "./config-read.ts";
 import type { RefTip } from "./refs.ts";
 import { readRefText } from "./ref-text.ts";
 import { WatchedRefFolder } from "./ref-watch.ts";
@@ -33,7 +33,7 @@ export class RefFiles {
 
   /**
    * True when this repository stores refs in files (the only backend git 2.39 has by default).
-   * `read`: its config as the caller's opening of the repository read it (config-scan.ts).
+   * `read`: its config as the caller's opening of the repository read it (config-read.ts).
    */
   static usable(commonDir: string, read?: ConfigRead): boolean {
     let config: string | null | undefined;
@@ -43,7 +43,7 @@ export class RefFiles {
       return false;
     }
     if (config == null) return false;
-    // Asked of the opening's parse where there is one (config-scan.ts ConfigRead.plain), else of the text.
+    // Asked of the opening's parse where there is one (config-read.ts ConfigRead.plain), else of the text.
     const parsed = read?.plain(`${commonDir}/config`);
     return parsed ? !parsed.entries.some((e) => e.key === "refstorage" && e.value !== null) : !/^\s*refstorage\s*=/im.test(config);
   }

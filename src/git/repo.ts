@@ -6,7 +6,7 @@ import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
-import { ConfigRead, setTo, type ParsedFile } from "./config-scan.ts";
+import { ConfigRead, setTo, type ParsedFile } from "./config-read.ts";
 import { firstLine, gitSync, runRepoApart } from "./run.ts";
 
 /** Where a repository's pieces are, as seen from the folder a command runs in. */
@@ -140,7 +140,7 @@ function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): R
 /**
  * What discovery asks of the repository's config: whether it says the work tree is elsewhere or
  * the repository bare (git is asked then), and whether objects are sha256. Of the parse the
- * opening reads the file with anyway (config-scan.ts ConfigRead.plain) where it can answer as the
+ * opening reads the file with anyway (config-read.ts ConfigRead.plain) where it can answer as the
  * patterns did, else of the text with them (a cold process compiles each pattern, ~50 us apiece).
  */
 export function discoveryFlags(text: string, parsed: ParsedFile | null): { elsewhere: boolean; sha256: boolean } {

@@ -7,7 +7,8 @@ import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
 import { fileStampAndTime } from "../git/file-stamp.ts";
-import { configFiles, ConfigRead } from "../git/config-scan.ts";
+import { ConfigRead } from "../git/config-read.ts";
+import { configFiles } from "../git/config-scan.ts";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { RefFiles } from "../git/ref-files.ts";
@@ -198,7 +199,7 @@ function worktreeText(workTree: string | null): string | null {
 
 /**
  * The policy in force here and where it comes from. `read`: git's config files as the caller's
- * opening of the repository reads them (config-scan.ts ConfigRead); without it, read now.
+ * opening of the repository reads them (config-read.ts ConfigRead); without it, read now.
  */
 export async function loadRepositoryConfig(repo: RepoInfo, read: ConfigRead = new ConfigRead()): Promise<{ config: Config; source: PolicySource }> {
   const part = await repositoryPart(repo, read);

@@ -24,7 +24,8 @@ import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
 import type { OpContext } from "../core/task-ops.ts";
-import { ConfigRead, repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
+import { ConfigRead } from "../git/config-read.ts";
+import { repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
 import { applySharedUmask } from "../git/shared-perm.ts";
 import type { PathRemoteSource } from "../git/path-remote.ts";
 import { configFileStamp } from "../git/config.ts";
@@ -107,7 +108,7 @@ export class Store {
     private readonly clock: () => Date,
     /**
      * What openStore read of git's configuration: the one-shot ref write policy (null: ask git),
-     * core.sharedRepository, and the files themselves as that opening read them (config-scan.ts).
+     * core.sharedRepository, and the files themselves as that opening read them (config-read.ts).
      */
     opts: { warm: boolean; policy: RefWritePolicy | null; shared: number; read?: ConfigRead },
   ) {
@@ -795,7 +796,7 @@ function storeIncludes(repo: RepoInfo): string | null {
 
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
-  // git's config files, each read once by this opening whatever it asks of them (config-scan.ts).
+  // git's config files, each read once by this opening whatever it asks of them (config-read.ts).
   const read = new ConfigRead();
   const repo = discoverRepo(opts.cwd, read);
   // An empty HANDOFF_AGENT (`HANDOFF_AGENT= cmd`) means unset, as with most environment variables.
