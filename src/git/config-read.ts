@@ -16,9 +16,9 @@ export interface ConfigEntry {
 }
 
 /**
- * Every entry of one file, parsed once whatever is asked of it (config-scan.ts's wanted picks), or null when the
- * file is beyond this reader whatever is asked. A value this reader cannot read (quoted, escaped)
- * is kept as unreadable: it fails only a question that asks for it, as before.
+ * Every entry of one file, parsed once whatever is asked of it (config-scan.ts's wanted picks),
+ * or null when the file is beyond this reader whatever is asked. A value this reader cannot read
+ * (quoted, escaped) is kept as unreadable: it fails only a question that asks for it, as before.
  */
 export interface ParsedFile {
   /** `raw`: the value as written after the `=` and its blanks, its comment kept (undefined for a key alone). */

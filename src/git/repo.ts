@@ -51,7 +51,7 @@ export function resolveDir(dir: string): string {
 
 /**
  * Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo.
- * `read`: git's config files as the caller's opening of the repository reads them (config-scan.ts
+ * `read`: git's config files as the caller's opening of the repository reads them (config-read.ts
  * ConfigRead), so the repository's config is read once for discovery and every question after it.
  */
 export function discoverRepo(cwd: string, read: ConfigRead = new ConfigRead()): RepoInfo {
