@@ -3,6 +3,7 @@
 // remote.ts: every exclusive write asks this, and it needs none of the fetch or push code.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ConfigRead } from "./config-read.ts";
 import { scanRemoteSettings } from "./config-scan.ts";
 import { git } from "./run.ts";
 import { notePrefix } from "./ref-prefix.ts";
@@ -11,14 +12,16 @@ import { notePrefix } from "./ref-prefix.ts";
 export async function configuredRemote(
   cwd: string,
   commonDir?: string,
+  /** git's config files as the caller's opening of the repository reads them (config-read.ts). */
+  read?: ConfigRead,
 ): Promise<{ name: string | null; explicit: boolean; url: string | null }> {
   // Every exclusive write asks this. A repository whose own config names no remote, no handoff
   // setting and no include cannot have a sync remote: answer without spawning git.
-  if (commonDir && !mayConfigureRemote(commonDir)) return { name: null, explicit: false, url: null };
+  if (commonDir && !mayConfigureRemote(commonDir, read)) return { name: null, explicit: false, url: null };
   // Read from git's files when they are plain (config-scan.ts): `wait`, `sync` and a remote claim
   // otherwise start a `git config` before anything else.
   const stdout =
-    (commonDir ? scanRemoteSettings(process.env, commonDir) : null) ??
+    (commonDir ? scanRemoteSettings(process.env, commonDir, read) : null) ??
     (await git(["config", "--get-regexp", "^(handoff\\.remote|handoff\\.remotetimeout|handoff\\.machine|remote\\..*\\.(url|handoffrefprefix))$"], { cwd })).stdout;
   const values = new Map<string, string>();
   for (const line of stdout.split("\n")) {
@@ -52,10 +55,17 @@ export function seenSetting(cwd: string, key: (typeof SEEN_KEYS)[number]): strin
   return seenSettings.get(cwd)?.get(key);
 }
 
-function mayConfigureRemote(commonDir: string): boolean {
+function mayConfigureRemote(commonDir: string, read?: ConfigRead): boolean {
+  let text: string | null | undefined;
   try {
-    return /^\s*\[\s*(remote|handoff|include|includeif)\b/im.test(readFileSync(join(commonDir, "config"), "utf8"));
+    text = read ? read.file(`${commonDir}/config`)?.text : readFileSync(join(commonDir, "config"), "utf8");
   } catch {
     return true;
   }
+  if (text == null) return true;
+  // Asked of the opening's parse where there is one (config-read.ts ConfigRead.plain), else of the text.
+  const parsed = read?.plain(`${commonDir}/config`);
+  // The sections the pattern finds: the name itself, or followed by a "-" (a parse refuses the includes: the pattern answers).
+  const named = (s: string) => ["remote", "handoff", "include", "includeif"].some((w) => s === w || s.startsWith(`${w}-`));
+  return parsed ? parsed.sections.some(named) : /^\s*\[\s*(remote|handoff|include|includeif)\b/im.test(text);
 }

@@ -9,6 +9,7 @@ import { TempFiles, type TempFile } from "./temp-files.ts";
 import { SMALL_OBJECT_MAX, sha1Hex, storedDeflate } from "./small-object-codec.ts";
 import { uniqueSuffix } from "./unique-name.ts";
 import { adjustSharedDir, adjustSharedFd } from "./shared-perm.ts";
+import { objectFsyncIn, type ConfigRead } from "./config-read.ts";
 import { repoSharedPerm } from "./config-scan.ts";
 
 /**
@@ -46,10 +47,12 @@ export class ObjectWriter {
     private readonly format: "sha1" | "sha256",
     /** A separate store's config includes this file, the repository's (separate-store.ts). */
     private readonly includes: string | null = null,
+    /** git's config files as a one-shot store's opening read them (config-read.ts ConfigRead). */
+    private readonly read: ConfigRead | null = null,
   ) {}
 
   private get fsync(): boolean {
-    return (this.fsyncValue ??= wantsObjectFsync(this.commonDir));
+    return (this.fsyncValue ??= wantsObjectFsync(this.commonDir, this.read));
   }
 
   /** For long-running processes: create temp files ahead of need, off the critical path. */
@@ -273,8 +276,15 @@ function makeFanOut(dir: string, shared: number): void {
   if (shared) adjustSharedDir(dir, shared);
 }
 
-/** Whether the repository's config asks git to fsync loose objects. */
-export function wantsObjectFsync(commonDir: string): boolean {
+/**
+ * Whether the repository's config asks git to fsync loose objects. `read`: asked of its parse
+ * there (config-read.ts objectFsyncIn), where the patterns below cost a cold claim a read and
+ * three compiles.
+ */
+export function wantsObjectFsync(commonDir: string, read: ConfigRead | null = null): boolean {
+  const parsed = read?.plain(`${commonDir}/config`);
+  const asked = parsed ? objectFsyncIn(parsed) : undefined;
+  if (asked !== undefined) return asked;
   let config: string;
   try {
     config = readFileSync(`${commonDir}/config`, "utf8");

@@ -23,6 +23,7 @@
 // background, as receive-pack's `gc --auto` would have.
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigRead } from "./config-read.ts";
 import { scanConfig, scanRefWritePolicy, type ConfigEntry } from "./config-scan.ts";
 import { childProcess } from "./builtins.ts";
 import { lockNamedIn, STALE_GIT_LOCK_MS } from "./git-locks.ts";
@@ -254,8 +255,10 @@ function inspect(source: PathRemoteSource, remote: string, writing: boolean): Pa
   if (!dirOwned(gitDir) || !existsSync(join(gitDir, "HEAD")) || !dirOwned(join(gitDir, "objects")) || !dirOwned(join(gitDir, "refs"))) return no(`${gitDir} is not a repository of this user's`);
   if (existsSync(join(gitDir, "commondir"))) return no(`${gitDir} is a linked worktree's`);
   if (existsSync(join(gitDir, "shallow"))) return no(`${gitDir} is shallow`);
-  if (!RefFiles.usable(gitDir)) return no(`${gitDir} keeps its refs in another backend`);
-  const theirs = scanConfig(process.env, gitDir, null, () => true);
+  // Its config read once for both questions (config-read.ts ConfigRead).
+  const read = new ConfigRead();
+  if (!RefFiles.usable(gitDir, read)) return no(`${gitDir} keeps its refs in another backend`);
+  const theirs = scanConfig(process.env, gitDir, null, () => true, null, read);
   if (!theirs) return no(`${gitDir}'s configuration is more than plain files say (an include)`);
   const setting = receiverSetting(theirs, source.format);
   if (setting) return no(`${gitDir} sets ${setting}`);

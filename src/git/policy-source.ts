@@ -1,6 +1,7 @@
 // What the repository policy is read from: which branch integrates everyone's work, its tip, and
 // the committed `.handoff.yaml` there (or at an older commit of that branch).
 import { join } from "node:path";
+import type { ConfigRead } from "./config-read.ts";
 import { scanConfig } from "./config-scan.ts";
 import type { ObjectReader } from "./object-reader.ts";
 import { readIfThere } from "./optional-file.ts";
@@ -19,12 +20,14 @@ export interface LocalRepo {
   gitDir: string | null;
   /** The repository's refs as files, or null where they are not kept so (RefFiles.usable). */
   refs: RefFiles | null;
+  /** git's config files as the caller's opening of the repository reads them; else read for each question. */
+  config?: ConfigRead;
 }
 
 async function configValue(cwd: string, key: string, local?: LocalRepo): Promise<string | null> {
   const dot = key.indexOf(".");
   const [section, name] = [key.slice(0, dot).toLowerCase(), key.slice(dot + 1).toLowerCase()];
-  const entries = local ? scanConfig(process.env, local.commonDir, local.gitDir, (s, sub, k) => s === section && sub === null && k === name) : null;
+  const entries = local ? scanConfig(process.env, local.commonDir, local.gitDir, (s, sub, k) => s === section && sub === null && k === name, null, local.config) : null;
   // `git config --get` prints the last value; a key written alone prints nothing.
   if (entries) return entries.at(-1)?.value?.trim() || null;
   const r = await git(["config", "--get", key], { cwd });

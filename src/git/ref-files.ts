@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import type { ConfigRead } from "./config-read.ts";
 import type { RefTip } from "./refs.ts";
 import { readRefText } from "./ref-text.ts";
 import { WatchedRefFolder } from "./ref-watch.ts";
@@ -30,14 +31,21 @@ export class RefFiles {
 
   constructor(private readonly commonDir: string) {}
 
-  /** True when this repository stores refs in files (the only backend git 2.39 has by default). */
-  static usable(commonDir: string): boolean {
+  /**
+   * True when this repository stores refs in files (the only backend git 2.39 has by default).
+   * `read`: its config as the caller's opening of the repository read it (config-read.ts).
+   */
+  static usable(commonDir: string, read?: ConfigRead): boolean {
+    let config: string | null | undefined;
     try {
-      const config = readFileSync(`${commonDir}/config`, "utf8");
-      return !/^\s*refstorage\s*=/im.test(config);
+      config = read ? read.file(`${commonDir}/config`)?.text : readFileSync(`${commonDir}/config`, "utf8");
     } catch {
       return false;
     }
+    if (config == null) return false;
+    // Asked of the opening's parse where there is one (config-read.ts ConfigRead.plain), else of the text.
+    const parsed = read?.plain(`${commonDir}/config`);
+    return parsed ? !parsed.entries.some((e) => e.key === "refstorage" && e.value !== null) : !/^\s*refstorage\s*=/im.test(config);
   }
 
   read(name: string): string | null {

@@ -6,6 +6,7 @@ import { tempDirOf } from "./env-dirs.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { readIfThere } from "./optional-file.ts";
 import { fail } from "../core/errors.ts";
+import { ConfigRead, setTo, type ParsedFile } from "./config-read.ts";
 import { firstLine, gitSync, runRepoApart } from "./run.ts";
 
 /** Where a repository's pieces are, as seen from the folder a command runs in. */
@@ -48,13 +49,17 @@ export function resolveDir(dir: string): string {
   return isAbsolute(dir) ? resolve(dir) : resolve(currentDir(), dir);
 }
 
-/** Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo. */
-export function discoverRepo(cwd: string): RepoInfo {
+/**
+ * Finds the repository from any folder: main worktree, linked worktree, subfolder or bare repo.
+ * `read`: git's config files as the caller's opening of the repository reads them (config-read.ts
+ * ConfigRead), so the repository's config is read once for discovery and every question after it.
+ */
+export function discoverRepo(cwd: string, read: ConfigRead = new ConfigRead()): RepoInfo {
   if (!cwd) cwd = currentDir(); // empty: the current folder (refused, saying why, when it is gone)
   const st = statSync(cwd, { throwIfNoEntry: false });
   if (!st) fail("not_a_repo", `no such folder: ${cwd}`);
   if (!st.isDirectory()) fail("not_a_repo", `not a folder: ${cwd}`);
-  return discoverInProcess(cwd) ?? discoverWithGit(cwd);
+  return discoverInProcess(cwd, read, st) ?? discoverWithGit(cwd);
 }
 
 /**
@@ -63,7 +68,7 @@ export function discoverRepo(cwd: string): RepoInfo {
  * friends in the environment, core.worktree, bare repos, ceiling dirs, a safe.directory question)
  * is left to `git rev-parse`, which knows every rule.
  */
-function discoverInProcess(start: string): RepoInfo | null {
+function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): RepoInfo | null {
   const env = process.env;
   if (env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_COMMON_DIR || env.GIT_CEILING_DIRECTORIES || env.GIT_DISCOVERY_ACROSS_FILESYSTEM) return null;
   let dir: string;
@@ -72,11 +77,14 @@ function discoverInProcess(start: string): RepoInfo | null {
   } catch {
     return null;
   }
+  // The folder started in, stat'd already (discoverRepo): its owner is asked of that stat.
+  const first = dir;
   for (;;) {
     const dotGit = `${dir}/.git`;
     let st;
     try {
-      st = statSync(dotGit);
+      // A subfolder's missing .git answered without a thrown error (~60 us each in a cold process).
+      st = statSync(dotGit, { throwIfNoEntry: false }) ?? null;
     } catch {
       st = null;
     }
@@ -104,17 +112,13 @@ function discoverInProcess(start: string): RepoInfo | null {
       } catch {
         /* unreadable: taken as the main worktree, as before */
       }
-      let config: string;
-      try {
-        config = readFileSync(`${commonDir}/config`, "utf8");
-      } catch {
-        return null;
-      }
+      const config = read.file(`${commonDir}/config`)?.text;
+      if (config == null) return null; // none, or unreadable: git says why
       // Settings that change where the work tree is, or who may use the repo: ask git. git refuses
       // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
       // git dir is another user's: any of them, not only the common dir, sends the question there.
-      if (/^\s*(worktree|bare\s*=\s*true)/im.test(config) || !ownedByUs(st, dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
-      const sha256 = /^\s*objectformat\s*=\s*sha256/im.test(config);
+      const { elsewhere, sha256 } = discoveryFlags(config, read.plain(`${commonDir}/config`));
+      if (elsewhere || !ownedByUs(st, dir === first ? startStat : dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
       return {
         gitDir,
         commonDir,
@@ -131,6 +135,19 @@ function discoverInProcess(start: string): RepoInfo | null {
     if (parent === dir) return null;
     dir = parent;
   }
+}
+
+/**
+ * What discovery asks of the repository's config: whether it says the work tree is elsewhere or
+ * the repository bare (git is asked then), and whether objects are sha256. Of the parse the
+ * opening reads the file with anyway (config-read.ts ConfigRead.plain) where it can answer as the
+ * patterns did, else of the text with them (a cold process compiles each pattern, ~50 us apiece).
+ */
+export function discoveryFlags(text: string, parsed: ParsedFile | null): { elsewhere: boolean; sha256: boolean } {
+  const bare = parsed ? setTo(parsed, "bare", "true") : undefined;
+  const elsewhere = bare !== undefined ? bare || parsed!.entries.some((e) => e.key.startsWith("worktree")) : /^\s*(worktree|bare\s*=\s*true)/im.test(text);
+  const sha = parsed ? setTo(parsed, "objectformat", "sha256") : undefined;
+  return { elsewhere, sha256: sha !== undefined ? sha : /^\s*objectformat\s*=\s*sha256/im.test(text) };
 }
 
 /** Whether this process's user owns every one of `paths` (an already taken stat stands for its path). */
@@ -207,13 +224,16 @@ export function storeDirOf(commonDir: string): string {
 }
 
 function readBranch(gitDir: string): string | null {
+  let head: string;
   try {
-    const head = readFileSync(`${gitDir}/HEAD`, "utf8").trim();
-    const m = /^ref: refs\/heads\/(.+)$/.exec(head);
-    return m ? m[1]! : null;
+    head = readFileSync(`${gitDir}/HEAD`, "utf8").trim();
   } catch {
     return null;
   }
+  // As /^ref: refs\/heads\/(.+)$/ read it, without a pattern for a cold process to compile: a name of one line.
+  const prefix = "ref: refs/heads/";
+  const name = head.startsWith(prefix) ? head.slice(prefix.length) : "";
+  return name && !["\n", "\r", "\u2028", "\u2029"].some((c) => name.includes(c)) ? name : null;
 }
 
 function isUnder(path: string, dir: string): boolean {

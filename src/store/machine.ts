@@ -41,13 +41,13 @@ async function readSetting(store: Store): Promise<string | null> {
   const remote = await store.syncRemote().catch(() => null);
   const seen = remote === null ? undefined : (await import("../git/configured-remote.ts")).seenSetting(store.cwd, "handoff.machine");
   if (seen !== undefined) return seen;
-  const scanned = scannedMachine(store.repo.commonDir);
+  const scanned = scannedMachine(store);
   return scanned !== undefined ? scanned : configGet(store.cwd, "handoff.machine");
 }
 
 /** handoff.machine as git's files give it (the last one set wins, as for `git config --get`); undefined: ask git. */
-function scannedMachine(commonDir: string): string | null | undefined {
-  const entries = scanConfig(process.env, commonDir, null, (s, sub, k) => s === "handoff" && sub === null && k === "machine");
+function scannedMachine(store: Store): string | null | undefined {
+  const entries = scanConfig(process.env, store.repo.commonDir, null, (s, sub, k) => s === "handoff" && sub === null && k === "machine", null, store.configRead());
   if (entries === null) return undefined;
   // As configGet reads git's answer: trimmed, and empty (or a key with no value at all) is unset.
   return entries.at(-1)?.value?.trim() || null;

@@ -6,10 +6,9 @@ import { readIfThere } from "../git/optional-file.ts";
 import { resolveConfig, type Config, type ConfigFile } from "../core/config.ts";
 import { HandoffError } from "../core/errors.ts";
 import { stricterOnly } from "../core/policy-merge.ts";
-import { configFileStamp } from "../git/config.ts";
 import { fileStampAndTime } from "../git/file-stamp.ts";
+import { ConfigRead } from "../git/config-read.ts";
 import { configFiles } from "../git/config-scan.ts";
-import { join } from "node:path";
 import { blobIdAt, blobText, branchTip, commitsTouching, fileAt, findIntegrationBranch } from "../git/policy-source.ts";
 import { ObjectReader } from "../git/object-reader.ts";
 import { RefFiles } from "../git/ref-files.ts";
@@ -89,10 +88,11 @@ async function committedPolicy(cwd: string, tip: string, branch: string, atTip: 
   throw new HandoffError({ code: "invalid_input", message: `${problem} (committed on ${branch}, no earlier version parses)` });
 }
 
-async function repositoryPart(repo: RepoInfo): Promise<Cached> {
+async function repositoryPart(repo: RepoInfo, read: ConfigRead): Promise<Cached> {
   const cwd = repo.workTree ?? repo.gitDir;
   const cacheFile = `${repo.commonDir}/handoff/policy.cache`;
-  const stamp = configFileStamp(repo.commonDir);
+  // The config as the lookup below reads it (one ConfigRead): the key and what it keys agree.
+  const stamp = read.stamp(`${repo.commonDir}/config`).stamp || "none"; // configFileStamp's
   let cached: Cached | null = null;
   try {
     cached = JSON.parse(readSmallFile(cacheFile) ?? "null") as Cached | null;
@@ -100,7 +100,7 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
     cached = null;
   }
   if (cached?.stamp !== stamp) cached = null;
-  const local = { commonDir: repo.commonDir, gitDir: repo.gitDir, refs: RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null };
+  const local = { commonDir: repo.commonDir, gitDir: repo.gitDir, refs: RefFiles.usable(repo.commonDir, read) ? new RefFiles(repo.commonDir) : null, config: read };
   const tipOf = (b: string) => branchTip(cwd, b, local);
   let branch = cached?.branch ?? null;
   let from = cached?.from ?? "";
@@ -110,12 +110,12 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
   // in process, or starts git processes where it must (every command paid them in a repository
   // with no branch to find). Where what it read cannot be told (configuration from the
   // environment), a found branch stands while it exists, as it did.
-  const lookupNow = cached?.lookup ? lookupStamp(repo, cached.lookup.remote) : null;
-  const stands = cached?.lookup ? lookupNow === cached.lookup.stamp : !!cached?.branch && lookupStamp(repo, null) === null;
+  const lookupNow = cached?.lookup ? lookupStamp(repo, cached.lookup.remote, read) : null;
+  const stands = cached?.lookup ? lookupNow === cached.lookup.stamp : !!cached?.branch && lookupStamp(repo, null, read) === null;
   let tip = branch && stands ? await tipOf(branch) : null;
   let remote = cached?.lookup?.remote ?? null;
   if (!cached || !stands || (branch !== null && !tip)) {
-    remote = (await configuredRemote(cwd, repo.commonDir)).name;
+    remote = (await configuredRemote(cwd, repo.commonDir, read)).name;
     ({ branch, from } = await findIntegrationBranch(cwd, remote, local));
     tip = branch ? await tipOf(branch) : null;
     if (cached && (cached.branch !== branch || branch === null)) cached = null;
@@ -125,14 +125,14 @@ async function repositoryPart(repo: RepoInfo): Promise<Cached> {
     // Looked up again, the same branch at the same tip: the policy stands, what the lookup read is
     // noted anew, and how the branch was found (origin/HEAD set to the main branch found before:
     // the same branch, found another way).
-    const looked = lookupStamp(repo, remote);
+    const looked = lookupStamp(repo, remote, read);
     const { lookup: _, ...rest } = cached;
     const next: Cached = { ...rest, from, ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
     if (next.lookup?.stamp !== cached.lookup?.stamp || next.from !== cached.from) writeSmallFile(cacheFile, JSON.stringify(next));
     return next;
   }
   const { part, blob } = tip && branch ? await policyAt(repo, cwd, tip, branch, cached) : { part: { commit: null, text: null, data: null, fallback: null }, blob: undefined };
-  const looked = stands && cached?.lookup ? cached.lookup.stamp : lookupStamp(repo, remote);
+  const looked = stands && cached?.lookup ? cached.lookup.stamp : lookupStamp(repo, remote, read);
   const fresh: Cached = { stamp, branch, from, tip, ...part, ...(blob !== undefined ? { blob } : {}), ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
   writeSmallFile(cacheFile, JSON.stringify(fresh));
   return fresh;
@@ -164,20 +164,22 @@ async function policyAt(repo: RepoInfo, cwd: string, tip: string, branch: string
  * What findIntegrationBranch reads besides the repository's own config file (which `stamp` covers):
  * the local branches (a new one changes refs/heads or packed-refs), the remote's HEAD, and every
  * config file git reads (config-scan.ts's list). null when configuration comes from the
- * environment (what was read cannot be told); "" when a file changed too lately to tell.
+ * environment (what was read cannot be told); "" when a file changed too lately to tell. The
+ * config files' stamps are those of the reads the lookup used (`read`), not a stat of their own.
  */
-function lookupStamp(repo: RepoInfo, remote: string | null): string | null {
+function lookupStamp(repo: RepoInfo, remote: string | null, read: ConfigRead): string | null {
   const config = configFiles(process.env, repo.commonDir, null);
   if (!config) return null;
-  const own = join(repo.commonDir, "config"); // `stamp`'s
-  const files = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : []), ...config.filter((f) => f !== own)];
+  const own = `${repo.commonDir}/config`; // `stamp`'s
+  const refFiles = [`${repo.commonDir}/refs/heads`, `${repo.commonDir}/packed-refs`, ...(remote ? [`${repo.commonDir}/refs/remotes/${remote}/HEAD`] : [])];
+  const files = [...refFiles, ...config.filter((f) => f !== own)];
   // A file changed within the last two seconds may change again within its timestamp's tick
   // unseen (git's "racy" index entries): such an answer is not kept. One stat a file gives both
   // (it was a stat for the time, then another for the stamp: twelve before a pre-edit hook answered).
   const racy = Date.now() - RACY_MS;
   const stamps: string[] = [];
-  for (const f of files) {
-    const { stamp, mtimeMs } = fileStampAndTime(f);
+  for (const [i, f] of files.entries()) {
+    const { stamp, mtimeMs } = i >= refFiles.length ? read.stamp(f) : fileStampAndTime(f);
     if (mtimeMs > racy) return "";
     stamps.push(`${f}:${stamp}`);
   }
@@ -195,9 +197,12 @@ function worktreeText(workTree: string | null): string | null {
   }
 }
 
-/** The policy in force here and where it comes from. */
-export async function loadRepositoryConfig(repo: RepoInfo): Promise<{ config: Config; source: PolicySource }> {
-  const part = await repositoryPart(repo);
+/**
+ * The policy in force here and where it comes from. `read`: git's config files as the caller's
+ * opening of the repository reads them (config-read.ts ConfigRead); without it, read now.
+ */
+export async function loadRepositoryConfig(repo: RepoInfo, read: ConfigRead = new ConfigRead()): Promise<{ config: Config; source: PolicySource }> {
+  const part = await repositoryPart(repo, read);
   const local = worktreeText(repo.workTree);
   const where = part.commit ? `${part.branch} (${part.commit.slice(0, 12)})` : "";
   const source: PolicySource = { branch: part.branch, from: part.from, commit: part.commit, fallback: part.fallback, setAside: [], warnings: [...(part.warnings ?? [])] };

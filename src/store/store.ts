@@ -1,5 +1,4 @@
 import { existsSync, statSync } from "node:fs";
-import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Config } from "../core/config.ts";
 import { fail, HandoffError } from "../core/errors.ts";
@@ -16,6 +15,7 @@ import { WriteTurns } from "../git/write-turn.ts";
 import type { OwnerFile } from "../git/owned-lock.ts";
 import { stateFolderProblem } from "../git/safe-file.ts";
 import { thisHost } from "../git/host-name.ts";
+import { loginName } from "../git/login-name.ts";
 import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
@@ -24,6 +24,7 @@ import { RecordCache } from "./record-cache.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
 import type { OpContext } from "../core/task-ops.ts";
+import { ConfigRead } from "../git/config-read.ts";
 import { repoSharedPerm, scanConfig, scanRefWritePolicy } from "../git/config-scan.ts";
 import { applySharedUmask } from "../git/shared-perm.ts";
 import type { PathRemoteSource } from "../git/path-remote.ts";
@@ -97,23 +98,30 @@ export class Store {
   takeoverGraceMs = 0;
   /** Where the policy in force comes from (repo-policy.ts); null for a store opened on a given config. */
   policySource: PolicySource | null = null;
+  /** git's config files as a one-shot store's opening read them (configRead); null in a long-running one. */
+  private openRead: ConfigRead | null;
 
   constructor(
     readonly repo: RepoInfo,
     readonly actor: Actor,
     readonly config: Config,
     private readonly clock: () => Date,
-    /** What openStore read of git's configuration: the one-shot ref write policy (null: ask git), core.sharedRepository. */
-    opts: { warm: boolean; policy: RefWritePolicy | null; shared: number },
+    /**
+     * What openStore read of git's configuration: the one-shot ref write policy (null: ask git),
+     * core.sharedRepository, and the files themselves as that opening read them (config-read.ts).
+     */
+    opts: { warm: boolean; policy: RefWritePolicy | null; shared: number; read?: ConfigRead },
   ) {
     const storeDir = repo.storeDir;
+    this.openRead = opts.warm ? null : (opts.read ?? null);
     this.reader = new ObjectReader(storeDir, this.storeCwd);
-    this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo));
+    // A one-shot writer asks whether to flush objects of the opening's read of the config.
+    this.writer = new ObjectWriter(storeDir, repo.objectFormat, storeIncludes(repo), this.openRead);
     this.reader.recent = (oid) => this.writer.recentObject(oid);
     this.oidBytes = repo.objectFormat === "sha256" ? 32 : 20;
     this.zeroOid = "0".repeat(this.oidBytes * 2);
-    this.refFiles = RefFiles.usable(storeDir) ? new RefFiles(storeDir) : null;
-    this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir) ? new RefFiles(repo.commonDir) : null;
+    this.refFiles = RefFiles.usable(storeDir, opts.read) ? new RefFiles(storeDir) : null;
+    this.codeRefFiles = storeDir === repo.commonDir ? this.refFiles : RefFiles.usable(repo.commonDir, opts.read) ? new RefFiles(repo.commonDir) : null;
     this.session = opts.warm ? new RefSession(this.storeCwd, this.zeroOid, actor.agent) : null;
     this.turns = opts.warm && this.refFiles ? new WriteTurns(`${repo.commonDir}/handoff/turns`) : null;
     if (storeDir !== repo.commonDir) runStoreFrom(storeDir, this.cwd);
@@ -360,7 +368,7 @@ export class Store {
       read: (oid) => this.reader.read(oid),
       recent: (oid) => this.writer.recentObject(oid) !== undefined,
       // A separate store's config includes the repository's first (separate-store.ts).
-      config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`),
+      config: (want) => scanConfig(process.env, storeDir, own ? gitDir : null, want, own ? null : `${commonDir}/config`, this.configRead()),
       stateDir: `${commonDir}/handoff`,
       gitCwd: this.storeCwd,
     });
@@ -444,6 +452,21 @@ export class Store {
     );
   }
 
+  /**
+   * git's config files for a question asked after the opening: in a one-shot store, as its opening
+   * read them while the repository's config (and a separate store's) is the file it read, so a
+   * command reads each once, as git does; read anew once that changed, and always in a long-running
+   * store. `stamp`: the repository config's configFileStamp, where the caller has just taken it.
+   */
+  configRead(stamp?: string): ConfigRead {
+    const kept = this.openRead;
+    if (!kept) return new ConfigRead();
+    const { commonDir, storeDir } = this.repo;
+    const same = (dir: string, now: string) => (kept.file(`${dir}/config`)?.stamp || "none") === now;
+    if (same(commonDir, stamp ?? configFileStamp(commonDir)) && (storeDir === commonDir || same(storeDir, configFileStamp(storeDir)))) return kept;
+    return (this.openRead = new ConfigRead());
+  }
+
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
     // Read again when .git/config changed: a running server must follow `git handoff remote`
@@ -453,7 +476,7 @@ export class Store {
     if (stamp !== this.remoteStamp) this.remoteName = undefined;
     this.remoteStamp = stamp;
     this.remoteName ??= import("../git/configured-remote.ts").then(async (m) => {
-      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir)).name;
+      const name = (await m.configuredRemote(this.cwd, this.repo.commonDir, this.configRead(stamp))).name;
       // It names refs/handoff-remotes/<name>/ and a lock file: one safe component only.
       if (name !== null && refComponentProblem(name)) {
         fail("invalid_input", `git config handoff.remote is ${JSON.stringify(name)}: ${refComponentProblem(name)}; set it with git handoff remote <name>`);
@@ -742,7 +765,7 @@ export function defaultAgentName(repo: RepoInfo, env: NodeJS.ProcessEnv): string
   let user = env.USER ?? env.USERNAME ?? "";
   if (!user) {
     try {
-      user = userInfo().username;
+      user = loginName();
     } catch {
       user = "user";
     }
@@ -761,9 +784,9 @@ export function parseClock(env: NodeJS.ProcessEnv): () => Date {
 }
 
 /** The ref write policy of a one-shot process, from git's files (null: git must be asked). */
-function storeWritePolicy(repo: RepoInfo): RefWritePolicy | null {
+function storeWritePolicy(repo: RepoInfo, read: ConfigRead): RefWritePolicy | null {
   const own = repo.storeDir === repo.commonDir;
-  return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir);
+  return scanRefWritePolicy(process.env, repo.storeDir, own ? repo.gitDir : null, own ? repo.workTree : null, own ? null : repo.commonDir, read);
 }
 
 /** A separate store's config includes the repository's (separate-store.ts); the repository's own store has none. */
@@ -773,7 +796,9 @@ function storeIncludes(repo: RepoInfo): string | null {
 
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const env = opts.env ?? process.env;
-  const repo = discoverRepo(opts.cwd);
+  // git's config files, each read once by this opening whatever it asks of them (config-read.ts).
+  const read = new ConfigRead();
+  const repo = discoverRepo(opts.cwd, read);
   // An empty HANDOFF_AGENT (`HANDOFF_AGENT= cmd`) means unset, as with most environment variables.
   const agent = validateAgentId(opts.agent ?? (env.HANDOFF_AGENT || defaultAgentName(repo, env)));
   const actor: Actor = {
@@ -785,11 +810,11 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
   // core.sharedRepository applies from the first file written under .git/handoff (the policy
   // cache, just below); a one-shot process reads it with the ref write policy, in one scan.
   const warm = opts.warm ?? false;
-  const policy = warm ? null : storeWritePolicy(repo);
-  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, storeIncludes(repo));
+  const policy = warm ? null : storeWritePolicy(repo, read);
+  const shared = policy?.sharedPerm ?? repoSharedPerm(repo.storeDir, repo.storeDir === repo.commonDir ? repo.gitDir : null, storeIncludes(repo), read);
   applySharedUmask(shared);
-  const { config, source } = await loadRepositoryConfig(repo);
-  const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared });
+  const { config, source } = await loadRepositoryConfig(repo, read);
+  const store = new Store(repo, actor, config, parseClock(env), { warm, policy, shared, read });
   store.policySource = source;
   if (source.fallback) store.notices.push(source.fallback);
   store.notices.push(...source.setAside, ...[...new Set(source.warnings)].map((w) => `warning: ${w}`));

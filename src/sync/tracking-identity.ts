@@ -35,7 +35,7 @@ function trackingPlacePath(store: Store, remote: string): string {
 
 /** The remote's place as the file holds it: its URL hashed (a URL may carry a credential), and its prefix. */
 async function placeNow(store: Store, remote: string): Promise<string> {
-  const configured = await configuredRemote(store.cwd, store.repo.commonDir);
+  const configured = await configuredRemote(store.cwd, store.repo.commonDir, store.configRead());
   const url = configured.name === remote ? configured.url : await configGet(store.cwd, `remote.${remote}.url`);
   return `${HEADER}\nurl ${fnv1a32(url ?? "").toString(16).padStart(8, "0")}\nprefix ${await remotePrefix(store.cwd, remote)}\n`;
 }
