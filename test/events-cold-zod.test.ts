@@ -2,25 +2,13 @@
 // and its check of --type read the event types from EVENT_TYPES, the list the schema is built from,
 // where they read the schema's options, which set zod up (~150 KB of the young generation and a
 // collection, before its answer). zod marks its setting up with globalThis.__zod_globalConfig.
-import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { EVENT_TYPES, EventType } from "../src/core/event.ts";
-import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { zodProbed as probed } from "./support/cold-probe.ts";
 
 test.after(cleanupTemp);
-
-/** Runs the CLI with a probe that says, at exit, whether zod was set up. */
-function probed(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: boolean } {
-  const dir = tempDir();
-  const out = join(dir, "zod.txt");
-  const probe = join(dir, "probe.cjs");
-  writeFileSync(probe, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, String(globalThis.__zod_globalConfig !== undefined)));`);
-  const r = spawnSync(process.execPath, ["--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2" }), encoding: "utf8" });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: readFileSync(out, "utf8") === "true" };
-}
 
 test("the event types are the schema's", () => {
   assert.equal([...EventType.options], [...EVENT_TYPES]);

@@ -2,23 +2,14 @@
 // records from the caches never sets it up, and one that reads a record from git checks it with
 // zod as before. zod marks its setting up with globalThis.__zod_globalConfig.
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { zodProbed as probed } from "./support/cold-probe.ts";
 
 test.after(cleanupTemp);
-
-/** Runs the CLI with a probe that says, at exit, whether zod was set up. */
-function probed(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: boolean } {
-  const dir = tempDir();
-  const out = join(dir, "zod.txt");
-  const probe = join(dir, "probe.cjs");
-  writeFileSync(probe, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, String(globalThis.__zod_globalConfig !== undefined)));`);
-  const r = spawnSync(process.execPath, ["--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2" }), encoding: "utf8" });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: readFileSync(out, "utf8") === "true" };
-}
 
 test("a cold task show, check or claim served by the caches sets up no zod", () => {
   const repo = tempRepo();
