@@ -5,6 +5,7 @@
 // libuv's process handle alone ~1 ms. It is what child_process.spawn wraps, reached as
 // src/hooks/stdin.ts reaches the pipe handle; where Node no longer offers it, child_process starts it.
 import { spawn } from "node:child_process";
+import { nodeBinding } from "../present/node-binding.ts";
 
 interface ProcessHandle {
   onexit: (code: number, signal: string) => void;
@@ -15,18 +16,8 @@ interface ProcessHandle {
 }
 
 function processHandle(): (new () => ProcessHandle) | undefined {
-  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
-  // it would say so on the hook's stderr, which an agent shows.
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
-  try {
-    const Process = (process as unknown as { binding(name: string): { Process?: new () => ProcessHandle } }).binding("process_wrap").Process;
-    return typeof Process === "function" ? Process : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    process.noDeprecation = quiet;
-  }
+  const Process = nodeBinding<{ Process?: new () => ProcessHandle }>("process_wrap")?.Process;
+  return typeof Process === "function" ? Process : undefined;
 }
 
 /**

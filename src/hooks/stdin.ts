@@ -3,6 +3,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { fail } from "../core/errors.ts";
 import { readToEnd } from "../git/read-to-end.ts";
+import { nodeBinding } from "../present/node-binding.ts";
 
 export const MAX_PAYLOAD_BYTES = 4 * 1024 * 1024;
 
@@ -62,17 +63,12 @@ function readStdinSync(timeoutMs: number, maxBytes: number): string | null {
  * from, so it keeps nothing alive. false when Node no longer offers it: the stream reads instead.
  */
 function nonBlocking(fd: number): boolean {
-  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
-  // it would say so on the hook's stderr, which an agent shows.
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
+  const wrap = nodeBinding<PipeWrap>("pipe_wrap");
+  if (!wrap) return false;
   try {
-    const { Pipe, constants: c } = (process as unknown as { binding(name: string): PipeWrap }).binding("pipe_wrap");
-    return new Pipe(c.SOCKET).open(fd) === 0;
+    return new wrap.Pipe(wrap.constants.SOCKET).open(fd) === 0;
   } catch {
     return false;
-  } finally {
-    process.noDeprecation = quiet;
   }
 }
 

@@ -2,6 +2,7 @@ import { fstatSync, statSync, writeSync } from "node:fs";
 import { environmentRefusal } from "../core/environment.ts";
 import { EXIT_CODES, HandoffError, isRecoverable, type Refusal } from "../core/errors.ts";
 import { hungUp } from "./hung-up.ts";
+import { nodeBinding } from "./node-binding.ts";
 import { forTerminal, neutralise, styleMark, type StyleCode } from "./untrusted.ts";
 
 // Output is written with write(2) on fd 1 and fd 2: the process.stdout and process.stderr getters
@@ -122,17 +123,11 @@ export function isTerminal(fd: 1 | 2): boolean {
 
 /** isatty(3) through libuv's binding (what tty.isatty calls), or undefined where Node no longer offers it. */
 function isatty(fd: number): boolean | undefined {
-  // process.binding is deprecated in the documentation only (DEP0111); under --pending-deprecation
-  // it would say so on stderr (src/hooks/stdin.ts reads a socket through it alike).
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
   try {
-    const answer = (process as unknown as { binding(name: string): { isTTY(fd: number): boolean } }).binding("tty_wrap").isTTY(fd);
+    const answer = nodeBinding<{ isTTY(fd: number): boolean }>("tty_wrap")?.isTTY(fd);
     return typeof answer === "boolean" ? answer : undefined;
   } catch {
     return undefined;
-  } finally {
-    process.noDeprecation = quiet;
   }
 }
 
