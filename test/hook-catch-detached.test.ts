@@ -1,30 +1,12 @@
 // A deny or warn answer's catch record is written by a detached process after the answer: the
 // hook exits without waiting for it, the record arrives shortly after, and the pending file goes.
 // HANDOFF_HOOK_CATCH_WAIT=1 (the test switch) makes the hook wait, so `stats` is exact at once.
-import { existsSync, readdirSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { caughtEvents as logEvents, edit, pendingCatches as pending, until } from "./support/catch-writes.ts";
 
 test.after(cleanupTemp);
-
-const edit = (repo: string, file: string) => JSON.stringify({ cwd: repo, tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` } });
-const logEvents = (repo: string) => {
-  try {
-    return gitOut(repo, "log", "--format=%B", "refs/handoff/log/bob").split("\n").filter((l) => l.includes("hook_caught")).length;
-  } catch {
-    return 0;
-  }
-};
-const pending = (repo: string) => (existsSync(`${repo}/.git/handoff/catch-pending`) ? readdirSync(`${repo}/.git/handoff/catch-pending`) : []);
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test("the catch record of a denial arrives after the answer, from a detached writer", async () => {
   const repo = tempRepo();

@@ -3,31 +3,14 @@
 // child_process wraps): loading it after the answer cost ~2.3 ms and a young-generation collection.
 // Where Node offers no such handle, child_process starts the writer as before.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { caughtEvents as caught, edit, pendingCatches as pending, until } from "./support/catch-writes.ts";
 
 test.after(cleanupTemp);
-
-const edit = (repo: string, file: string) => JSON.stringify({ cwd: repo, tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` } });
-const caught = (repo: string) => {
-  try {
-    return gitOut(repo, "log", "--format=%B", "refs/handoff/log/bob").split("\n").filter((l) => l.includes("hook_caught")).length;
-  } catch {
-    return 0;
-  }
-};
-const pending = (repo: string) => (existsSync(`${repo}/.git/handoff/catch-pending`) ? readdirSync(`${repo}/.git/handoff/catch-pending`) : []);
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`not within 30 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The hook run with `probe` preloaded; returns its answer and the builtins it had loaded at exit. */
 function hookWith(repo: string, file: string, probeBody: string, env: NodeJS.ProcessEnv = {}): { answer: string; loaded: string[] } {
