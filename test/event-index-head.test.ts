@@ -6,10 +6,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readEvents } from "../src/store/events.ts";
 import { agentKey } from "../src/store/event-index.ts";
-import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
+import { walked } from "./support/event-walk.ts";
 import { storeClaim, storeDone, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
@@ -25,15 +24,6 @@ function run(repo: string, args: string[]): CliResult {
   return r;
 }
 const events = (repo: string, ...args: string[]) => run(repo, ["events", ...args, "--json"]).json;
-
-async function walked(repo: string, filter: Parameters<typeof readEvents>[1] = {}) {
-  const store = await openSyncedStore({ cwd: repo, agent: "oracle" });
-  try {
-    return await readEvents(store, filter, { onProblem: () => {} });
-  } finally {
-    store.close();
-  }
-}
 
 const manifestPath = (repo: string) => join(repo, ".git/handoff/events/manifest.json");
 const head = (repo: string) => JSON.parse(readFileSync(manifestPath(repo), "utf8")).head;

@@ -8,8 +8,8 @@ import * as assert from "uvu/assert";
 import { computeStats } from "../src/core/stats.ts";
 import { agentKey } from "../src/store/event-index.ts";
 import { readEvents } from "../src/store/events.ts";
-import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
+import { walked } from "./support/event-walk.ts";
 import { storeClaim, storeDone, storeRelease, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
@@ -26,16 +26,6 @@ function at(repo: string, agent: string, ms: number, args: string[]): CliResult 
 
 /** Who writes the setup, at T0 + `ms`, as `at` runs the verb. */
 const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
-
-/** What a walk of the whole history answers (no index), in process. */
-async function walked(repo: string, filter: Parameters<typeof readEvents>[1] = {}) {
-  const store = await openSyncedStore({ cwd: repo, agent: "oracle" });
-  try {
-    return await readEvents(store, filter, { onProblem: () => {} });
-  } finally {
-    store.close();
-  }
-}
 
 const manifest = (repo: string) => JSON.parse(readFileSync(join(repo, ".git/handoff/events/manifest.json"), "utf8"));
 const events = (repo: string, ...args: string[]) => at(repo, "reader", 30 * MIN, ["events", ...args, "--json"]).json;
