@@ -9,7 +9,7 @@ import { finishesWithoutReader } from "../present/reader-gone.ts";
 import { loadBundle } from "./code-cache.ts";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 import { VERSION_LINE } from "./version.ts";
-import { AGENT_HOOKS } from "../hooks/hook-names.ts";
+import { AGENT_HOOKS, hookWords } from "../hooks/hook-names.ts";
 
 const BUNDLES = new Map<string, string>([
   ["hook", "hook-main.cjs"],
@@ -70,19 +70,8 @@ if (argv.some(asksVersion) && argv.every((a) => asksVersion(a) || a === "--json"
     process.exit(0);
   }
 }
-/**
- * Whether argv runs an agent's pre-edit hook, its name read as the hook bundle reads it
- * (src/hooks/hook-run.ts parseArgs): that hook, run before every edit, has a bundle of its own.
- */
-function preEditHook(argv: string[]): boolean {
-  const words: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "-C" || a === "--agent") i++;
-    else if (!a.startsWith("--agent=")) words.push(a);
-  }
-  return Object.hasOwn(AGENT_HOOKS, words[words.indexOf("hook") + 1] ?? "");
-}
+/** Whether argv runs an agent's pre-edit hook: that hook, run before every edit, has a bundle of its own. */
+const preEditHook = (argv: string[]): boolean => Object.hasOwn(AGENT_HOOKS, hookWords(argv).name);
 const verb = verbOf(argv);
 // `hook --help` and `mcp --help` are answered by the CLI's own help, as `help hook` is: their
 // bundles have no commander, and the texts they kept of their own had drifted from it.

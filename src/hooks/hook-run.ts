@@ -8,7 +8,7 @@ import { HandoffError } from "../core/errors.ts";
 import { currentDir, resolveDir } from "../git/repo.ts";
 import type { Store } from "../store/store.ts";
 import { formatAnswer } from "./agents.ts";
-import { AFTER_HOOKS, AGENT_HOOKS, SESSION_HOOKS } from "./hook-names.ts";
+import { AFTER_HOOKS, AGENT_HOOKS, hookWords, SESSION_HOOKS } from "./hook-names.ts";
 import { stderr, stdout } from "./write-out.ts";
 
 export interface Invocation {
@@ -29,17 +29,9 @@ export function parseArgs(argv: string[]): Invocation {
   } catch {
     /* dir stays empty */
   }
-  let agent: string | undefined;
-  const words: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "-C") dir = dir ? resolve(dir, argv[++i] ?? ".") : resolveDir(argv[++i] ?? ".");
-    else if (a === "--agent") agent = argv[++i];
-    else if (a.startsWith("--agent=")) agent = a.slice(8);
-    else words.push(a);
-  }
-  const at = words.indexOf("hook");
-  return { name: words[at + 1] ?? "", args: words.slice(at + 2), dir, agent };
+  const { name, args, dirs, agent } = hookWords(argv);
+  for (const d of dirs) dir = dir ? resolve(dir, d) : resolveDir(d);
+  return { name, args, dir, agent };
 }
 
 /** Budget for a whole hook run; past it the hook answers as on an unexpected failure. */
