@@ -29,7 +29,7 @@ import { HandoffError } from "../core/errors.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } from "../core/stats.ts";
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
-import type { Store } from "./store.ts";
+import { REF_ROOT, type Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
 import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
@@ -281,11 +281,13 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: RefOr
 }
 
 /**
- * The index's head when the refs are as the stamp of its last update says (`stamp`: RefFiles' of
- * refs/handoff/, listed or not), else null: the caller lists the refs and reads the manifest.
+ * The index's head when the refs are as the stamp of its last update says (RefFiles' stamp of
+ * refs/handoff/ now, listed or not), else null (refs not read from files here, or moved): the
+ * caller lists the refs and reads the manifest.
  */
-export function readIndexHead(store: Store, stamp: string): ManifestHead | null {
-  return readHead(indexDir(store), stamp);
+export function readIndexHead(store: Store): ManifestHead | null {
+  const stamp = store.refStamp([REF_ROOT]);
+  return stamp === null ? null : readHead(indexDir(store), stamp);
 }
 
 /** The refs of a manifest or of its head, for a read in no order of refs (stats). */

@@ -91,8 +91,7 @@ const keyOf = (filter: EventFilter) => (filter.agent ? `agent-${agentKey(filter.
  * are not read from files here, they moved, or the key file is damaged (the index is dropped).
  */
 function fromHead(store: Store, filter: EventFilter, opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void }): HandoffEvent[] | null {
-  const stamp = store.refStamp([REF_ROOT]);
-  const head = stamp === null ? null : readIndexHead(store, stamp);
+  const head = readIndexHead(store);
   if (!head) return null;
   const read = readIndexedLinesByHead(store, head, keyOf(filter), filter.limit !== undefined);
   const events = read && newest(read, filter);
@@ -201,8 +200,7 @@ export async function readStatsEvents(
   opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void; since?: Date | null } = {},
 ): Promise<{ events: HandoffEvent[]; counted: CountedTimes; partners?: HandoffEvent[] }> {
   // No ref moved since the index was last brought up to date: its head alone (as fromHead).
-  const now = store.refStamp([REF_ROOT]);
-  const head = now === null ? null : readIndexHead(store, now);
+  const head = readIndexHead(store);
   if (head && !head.shared) {
     const read = readStatsIndexed(store, head, (opts.since ?? null) !== null);
     const partners = read && needsPartners(read.events) ? readPartnersIndexed(store, head) : [];
