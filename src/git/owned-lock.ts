@@ -95,9 +95,7 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
     if (placed === "linked") return { ok: true, release: () => unlinkIfSame(path, ownerFile!.ino), contended: n > 0 };
     if (placed) return { ok: true, release: () => release(path), contended: n > 0 };
     const owner = readOwner(path);
-    const age = mtime(path);
-    const stale = owner ? holderGone(owner) : age !== null && Date.now() - age > ANONYMOUS_STALE_MS;
-    if (stale) {
+    if (isStale(path, owner, ANONYMOUS_STALE_MS)) {
       breakLock(path, owner);
       continue;
     }
@@ -109,6 +107,31 @@ export async function acquireOwnedLock(path: string, until: number, onWait?: (me
     }
     await new Promise((r) => setTimeout(r, Math.min(Math.max(1, until - Date.now()), 5 + Math.random() * Math.min(50, 5 * (n + 1)))));
   }
+}
+
+/**
+ * One try at the lock, no waiting: its release, or null while a live process holds it. A holder
+ * that is gone is broken at once, as acquireOwnedLock does; `anonymousStaleMs` is how long a lock
+ * without an owner record (an older build's: an empty file) is taken for a live holder's, for
+ * locks an older build held for as long as its work took.
+ */
+export function tryOwnedLock(path: string, anonymousStaleMs = ANONYMOUS_STALE_MS): (() => void) | null {
+  for (let n = 0; n < 3; n++) {
+    if (placeLock(path)) return () => release(path);
+    const owner = readOwner(path);
+    if (!isStale(path, owner, anonymousStaleMs)) {
+      if (mtime(path) === null) continue; // released meanwhile: try again
+      return null;
+    }
+    breakLock(path, owner);
+  }
+  return null;
+}
+
+function isStale(path: string, owner: LockOwner | null, anonymousStaleMs: number): boolean {
+  if (owner) return holderGone(owner);
+  const age = mtime(path);
+  return age !== null && Date.now() - age > anonymousStaleMs;
 }
 
 /** What link(2) answers where a file system has no hard links. */

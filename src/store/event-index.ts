@@ -22,7 +22,6 @@
 // half an update (the next update cuts such lines off before it appends), and a file shorter than
 // the manifest says (removed, emptied, cut, a link in its place) is damage: the index is dropped
 // and built again, where it used to answer "no events" for as long as the manifest stood.
-import { closeSync, lstatSync, openSync, rmSync } from "node:fs";
 import { sha1Hex } from "../git/small-object-codec.ts";
 import { join } from "node:path";
 import { HandoffError } from "../core/errors.ts";
@@ -31,10 +30,14 @@ import { isCountedList, isTakeoverPartner, statsProjection, type CountedTimes } 
 import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
+import { tryOwnedLock } from "../git/owned-lock.ts";
 import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
-/** A lock left by a crashed updater is broken after this long. */
-const STALE_LOCK_MS = 60_000;
+/**
+ * A lock without a holder recorded (an older build's, held for its whole update, a rebuild of
+ * 100,000 events included) is broken after this long.
+ */
+const ANONYMOUS_LOCK_STALE_MS = 60_000;
 
 /** One indexed event, with where it sits: its ref's order among refs, then its position on it. */
 export interface IndexedEvent {
@@ -67,37 +70,30 @@ const keysOf = (e: HandoffEvent): string[] => {
   return keys;
 };
 
-/** Holds the update lock for `fn`; null when another process holds it (the caller reads directly). */
+/**
+ * Holds the update lock for `fn`; null when another process holds it (the caller reads directly).
+ * The lock records its holder (owned-lock.ts): one left by a process that is gone is broken at
+ * once, and only that one, where two readers that both found a 60 s old lock used to remove it in
+ * turn, the second removing the lock the first had just taken, and both append to the key files.
+ */
 function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T | null> | null {
-  const lock = join(dir, "lock");
+  let release: (() => void) | null;
   try {
     // A folder of our own: a link in its place is removed, never followed (git/safe-file.ts), so
     // nothing is made, written or removed in a folder it names.
     ownFolder(dir);
+    release = tryOwnedLock(join(dir, "lock"), ANONYMOUS_LOCK_STALE_MS);
   } catch {
     return null; // a read-only repository: read the history directly
   }
-  for (let n = 0; n < 2; n++) {
-    try {
-      closeSync(openSync(lock, "wx"));
-      // An index that cannot be written (disk full, permissions) only means a direct read.
-      return fn()
-        .catch((e: unknown) => {
-          if (e instanceof HandoffError) throw e;
-          return null;
-        })
-        .finally(() => rmSync(lock, { force: true }));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return null;
-      try {
-        if (Date.now() - lstatSync(lock).mtimeMs < STALE_LOCK_MS) return null;
-        rmSync(lock, { force: true });
-      } catch {
-        return null;
-      }
-    }
-  }
-  return null;
+  if (!release) return null;
+  // An index that cannot be written (disk full, permissions) only means a direct read.
+  return fn()
+    .catch((e: unknown) => {
+      if (e instanceof HandoffError) throw e;
+      return null;
+    })
+    .finally(release);
 }
 
 /**
