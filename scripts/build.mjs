@@ -9,12 +9,13 @@
 // stand-in whose functions require the builtin when first called. Only functions are stood in
 // for: an import of anything else (a class, a constant) fails the build, so nothing half-works at
 // run time. Other dependencies get the real builtin.
-import { build } from "esbuild";
-import { readdirSync, readFileSync } from "node:fs";
+import { build, transform } from "esbuild";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
+import { groupLazy, lazyEdges } from "./cold-group.mjs";
 import { eagerImports } from "./eager-imports.mjs";
 import { lazyZod } from "./lazy-zod.mjs";
 
@@ -82,13 +83,32 @@ await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml
 // The bundles the dispatcher loads through its code cache (src/cli/code-cache.ts): each file is one
 // function expression, Node's own module wrapper written into it, so V8 compiles the text as read.
 // Wrapped at load time instead, a second copy of the whole text was made (~0.5 MB for hot-main), and
-// a cold command's allocations then reached the young generation's first collection.
-await build({
+// a cold command's allocations then reached the young generation's first collection. Built with
+// whitespace kept, so that scripts/cold-group.mjs finds each module's code by the line esbuild
+// writes before it and moves the modules only lazy edges reach (the exchange with a sync remote,
+// zod) into functions run on first use; then whitespace is minified as the other builds do.
+const lazy = lazyEdges();
+const made = await build({
   ...common,
   entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
+  plugins: [lazyBuiltins, lazyZod(root, lazy), eagerImports(root, lazy)],
+  minifyWhitespace: false,
+  metafile: true,
+  write: false,
   banner: { js: BUNDLE_HEAD },
   footer: { js: BUNDLE_TAIL },
 });
+for (const file of made.outputFiles) {
+  const rel = file.path.slice(root.length + 1).split(sep).join("/");
+  const output = made.metafile.outputs[rel];
+  let text = groupLazy(file.text, made.metafile, output, lazy);
+  if (!process.env.BUILD_PLAIN) {
+    const body = text.slice(BUNDLE_HEAD.length, text.lastIndexOf(BUNDLE_TAIL));
+    const min = await transform(body, { loader: "js", minifyWhitespace: true, charset: "ascii", target: "node20" });
+    text = `${BUNDLE_HEAD}\n${min.code}${BUNDLE_TAIL}\n`;
+  }
+  writeFileSync(file.path, text);
+}
 
 // src/cli/code-cache.ts reads the bundles as latin1: a byte beyond ASCII would be read wrong.
 for (const f of readdirSync(join(root, "dist")).filter((f) => f.endsWith(".cjs"))) {

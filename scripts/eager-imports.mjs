@@ -7,14 +7,17 @@
 // the young generation's first megabyte in a cold `task show` (392 KB of module init -> 334) and
 // 30 KB of each bundle's text. So `import("./x.ts")` becomes `Promise.resolve(<x's namespace>)`
 // with a static `import * as` of x: every await stays where it was, and x's top-level statements
-// run as the bundle loads. Tests run the sources, which import dynamically as written.
+// run as the bundle loads. Given `lazy` (scripts/cold-group.mjs), the import is written
+// `__LAZY_imports__(<x's namespace>)` and recorded as a lazy edge instead: the modules only such
+// edges reach then go into a function of the bundle run on first use, and the edge becomes a
+// promise of the namespace again. Tests run the sources, which import dynamically as written.
 import { readFile } from "node:fs/promises";
-import { dirname, join, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** `import("./x.ts")` or `import("../y/x.ts")` in code (not a type, not a comment): our own modules. */
 const DYNAMIC = /(?<!typeof\s*)\bimport\(("\.\.?\/[^"]+\.ts")\)/g;
 
-export function eagerImports(root) {
+export function eagerImports(root, lazy) {
   return {
     name: "eager-imports",
     setup(b) {
@@ -28,7 +31,8 @@ export function eagerImports(root) {
           if (/^\s*(\/\/|\*|\/\*)/.test(line)) return line;
           return line.replace(DYNAMIC, (_, spec) => {
             if (!names.has(spec)) names.set(spec, `eager_import_${names.size}`), heads.push(`import * as ${names.get(spec)} from ${spec};`);
-            return `Promise.resolve(${names.get(spec)})`;
+            lazy?.add(relative(process.cwd(), args.path), relative(process.cwd(), resolve(dirname(args.path), JSON.parse(spec))), "imports");
+            return lazy ? `__LAZY_imports__(${names.get(spec)})` : `Promise.resolve(${names.get(spec)})`;
           });
         });
         if (!heads.length) return undefined;

@@ -8,7 +8,10 @@
 // tree-shaken as before, set up by that first require) and pass the call on. A class or a
 // constant is not stood in for (a named import of one fails the build), and a module that imports
 // zod/mini under another name than `z` fails it too, so nothing half-works at run time. Tests run
-// the sources, which import zod itself.
+// the sources, which import zod itself. Given `lazy` (scripts/cold-group.mjs), the stand-in
+// imports that module statically, asks for it as `__LAZY_zod__(<its namespace>)` and records the
+// edge: zod's modules then go into a function of the bundle, run at that first call, so a command
+// that never calls zod makes none of zod's functions as it loads.
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
@@ -31,7 +34,7 @@ function namesUsed(dir, into = new Set()) {
   return into;
 }
 
-export function lazyZod(root) {
+export function lazyZod(root, lazy) {
   const require = createRequire(join(root, "package.json"));
   const ours = (path) => path.startsWith(join(root, "src") + sep);
   return {
@@ -44,7 +47,8 @@ export function lazyZod(root) {
         // z.core is zod's internals, named in our sources for its types only.
         const used = [...namesUsed(join(root, "src"))].filter((k) => k !== "core" && (typeof real[k] === "function" || (typeof real[k] === "object" && real[k]))).sort();
         if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
-        const lines = [`let m;`, `const get = () => (m ??= require("used"));`];
+        lazy?.add("lazy-zod:stand-in", "lazy-zod:used", "zod");
+        const lines = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_zod__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
         // Named apart and exported by name: some of zod's names are reserved words (`catch`).
         for (const k of used) {
           if (typeof real[k] === "function") lines.push(`function zod_${k}(...a) { return get().${k}(...a); }`);

@@ -1,0 +1,59 @@
+// The modules a bundle reaches only across a lazy edge (a dynamic import of ours, zod behind its
+// stand-in) are written inside a function of the bundle that runs on first use
+// (scripts/cold-group.mjs): V8 then makes neither a SharedFunctionInfo nor a closure for their
+// functions as a cold command loads, and the command's code cache holds none of them. What is
+// checked: where the build put them, that a cold `task show` never runs either function (V8's
+// own call counts, NODE_V8_COVERAGE), and that a claim sent to a sync remote runs the exchange's
+// once and lands.
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { servedProject } from "./support/servers.ts";
+
+test.after(cleanupTemp);
+
+const DIST = resolve(import.meta.dirname, "../dist");
+
+/** Runs the CLI with V8's coverage on: its status, and how often each lazy group's function ran in hot-main.cjs. */
+function groupCalls(repo: string, args: string[]): { status: number | null; stderr: string; zod: number; imports: number } {
+  const dir = tempDir();
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
+  const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
+  const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
+  assert.ok(hot, `${args.join(" ")} ran hot-main.cjs`);
+  const calls = (name: string) => hot!.functions.filter((f) => f.functionName === name).reduce((n, f) => n + f.ranges[0]!.count, 0);
+  return { status: r.status, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun") };
+}
+
+test("zod and the exchange with a sync remote are declared inside the bundles' lazy functions, not at their top", () => {
+  for (const f of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
+    const text = readFileSync(join(DIST, f), "latin1");
+    const zodAt = text.indexOf("function __lazy_zodRun(");
+    assert.ok(zodAt > 0, `${f} has zod's lazy function`);
+    // zod's object schema, and the loop that claims through a sync remote.
+    assert.ok(text.indexOf("$ZodObject=") > zodAt, `${f}: zod's classes inside its lazy function`);
+    const importsAt = text.indexOf("function __lazy_importsRun(");
+    assert.ok(importsAt > 0, `${f} has the lazy function of its dynamic imports`);
+    assert.ok(text.indexOf("function remoteCasLoop(") > importsAt, `${f}: remote-cas.ts inside it`);
+  }
+});
+
+test("a cold task show runs neither lazy function; a claim sent to the sync remote runs the exchange's once and lands", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "one", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo }).code, 0);
+  const show = groupCalls(repo, ["task", "show", "t1"]);
+  assert.is(show.status, 0, show.stderr);
+  assert.equal([show.zod, show.imports], [0, 0]);
+
+  const { bare, a } = servedProject();
+  const before = gitOut(bare, "rev-parse", "refs/handoff/tasks/ship");
+  const claim = groupCalls(a, ["claim", "ship", "--push"]);
+  assert.is(claim.status, 0, claim.stderr);
+  assert.is(claim.imports, 1);
+  assert.is.not(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), before, "the claim is on the remote");
+});
+
+test.run();
