@@ -153,7 +153,7 @@ test("a code cache that is empty, foreign or cut short is passed over and writte
   const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...NEVER_LONG }), encoding: "utf8" });
   assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
   assert.is(run(["task", "show", "t1"]).status, 0);
-  const file = join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
+  const file = join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task-show.cache"))!);
   // Longer than the bundle itself too: the bundle and its cache share one buffer as they are read.
   for (const bad of [Buffer.alloc(0), Buffer.from("not a code cache"), readFileSync(file).subarray(0, statSync(file).size >> 1), Buffer.alloc(statSync(join(dirname(CLI), "hot-main.cjs")).size * 2, 7)]) {
     writeFileSync(file, bad);
@@ -178,7 +178,7 @@ test("a HOME that is not there is not made for the code cache; one that is gets 
   assert.not.ok(existsSync(home), `${home} was made: ${existsSync(home) ? readdirSync(home, { recursive: true }).join(", ") : ""}`);
   mkdirSync(home);
   assert.is(run().status, 0);
-  assert.ok(readdirSync(join(home, ".cache", "git-handoff")).some((f) => f.endsWith("-task.cache")), "the cache written under the home");
+  assert.ok(readdirSync(join(home, ".cache", "git-handoff")).some((f) => f.endsWith("-task-list.cache")), "the cache written under the home");
 });
 
 test("two installs of one build keep their code caches side by side: neither prunes the other's", () => {
@@ -202,25 +202,29 @@ test("each verb keeps a code cache of its own, written once; a new build of the 
   const cliPath = join(install, basename(CLI));
   const run = (args: string[]) => spawnSync(process.execPath, [cliPath, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "claude-1", ...NEVER_LONG }), encoding: "utf8" });
   const hot = () => readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("hot-main.cjs-")).sort();
+  const variant = (f: string) => f.slice(f.indexOf(`-${process.version}-`) + process.version.length + 2);
   assert.is(run(["task", "add", "work", "--id", "t1"]).status, 0);
   assert.is(run(["claim", "t1"]).status, 0);
-  assert.equal(hot().map((f) => f.replace(/^.*-/, "")), ["claim.cache", "task.cache"]);
+  assert.equal(hot().map(variant), ["claim.cache", "task-add.cache"]);
   const claimCache = `${cache}/git-handoff/${hot().find((f) => f.endsWith("-claim.cache"))}`;
   const written = statSync(claimCache).mtimeMs;
   assert.is(run(["release", "t1"]).status, 0);
   assert.is(run(["claim", "t1"]).status, 0);
-  assert.equal(hot().map((f) => f.replace(/^.*-/, "")), ["claim.cache", "release.cache", "task.cache"]);
+  assert.equal(hot().map(variant), ["claim.cache", "release.cache", "task-add.cache"]);
+  // task's subcommands keep theirs apart too: show's code is not in add's cache.
+  assert.is(run(["task", "show", "t1"]).status, 0);
+  assert.equal(hot().map(variant), ["claim.cache", "release.cache", "task-add.cache", "task-show.cache"]);
   assert.is(statSync(claimCache).mtimeMs, written, "a verb's cache is written by its first run only");
   // A word that is no verb shares one cache ("any"): typos must not each leave a file.
   for (const typo of ["frobnicate", "claimm"]) assert.is(run([typo]).status, 2);
-  assert.equal(readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("cli-main.cjs-")).map((f) => f.replace(/^.*-/, "")), ["any.cache"]);
+  assert.equal(readdirSync(`${cache}/git-handoff`).filter((f) => f.startsWith("cli-main.cjs-")).map(variant), ["any.cache"]);
   // A new build (another size or mtime): its first run drops the old build's caches of every verb.
   const later = new Date(Date.now() + 60_000);
   utimesSync(join(install, "hot-main.cjs"), later, later);
   assert.is(run(["task", "show", "t1"]).status, 0);
   const left = hot();
   assert.is(left.length, 1, left.join(", "));
-  assert.match(left[0]!, /-task\.cache$/);
+  assert.match(left[0]!, /-task-show\.cache$/);
 });
 
 test("a long run leaves its verb a provisional code cache (read-only to its owner), which the next run that is not long writes anew", () => {
@@ -228,9 +232,10 @@ test("a long run leaves its verb a provisional code cache (read-only to its owne
   const cache = tempDir("handoff-cache-");
   // HANDOFF_CODE_CACHE_LONG_MS=1: every run counts as long (a run past the bound drops the bytecode of what it ran first).
   const run = (args: string[], long: boolean) => spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ XDG_CACHE_HOME: cache, HANDOFF_AGENT: "lead", ...(long ? { HANDOFF_CODE_CACHE_LONG_MS: "1" } : NEVER_LONG) }), encoding: "utf8" });
-  const r = run(["task", "add", "work", "--id", "t1"], true);
+  assert.is(run(["task", "add", "work", "--id", "t1"], false).status, 0);
+  const r = run(["task", "show", "t1"], true);
   assert.is(r.status, 0, r.stderr);
-  const file = () => join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task.cache"))!);
+  const file = () => join(cache, "git-handoff", readdirSync(join(cache, "git-handoff")).find((f) => f.startsWith("hot-main.cjs-") && f.endsWith("-task-show.cache"))!);
   assert.is(statSync(file()).mode & 0o777, 0o400, "a long run's cache is provisional");
   // Another long run takes it as it is and leaves it.
   const at = statSync(file()).mtimeMs;

@@ -2,7 +2,7 @@
 // agent edit that is a third of its own cost. We keep V8's code cache for each bundle in the
 // user's private cache folder (never a shared temp folder: cached code is trusted input), keyed
 // by bundle size, mtime and Node version, written once after a run so it holds the functions that
-// run actually compiled (after a long run, only provisionally: LONG_RUN_MS). One cache per verb (`variant`): a cache holds what its first run
+// run actually compiled (after a long run, only provisionally: LONG_RUN_MS). One cache per verb, and per subcommand of `task` (`variant`, command-line.ts cacheVariant): a cache holds what its first run
 // compiled, so one shared by every verb of a bundle fitted whichever verb ran first, and the
 // others compiled the rest of their code lazily at every start (a cold claim with the cache a
 // `task show` left: 3% slower than with its own). Without a cache folder, or with a cache that
@@ -46,8 +46,9 @@ function cachePrefix(file: string): string {
 }
 
 /**
- * Loads a bundle through its code cache for `variant` (the verb the command runs, or any fixed
- * word: never anything a user typed that is not a known verb, or typos would each leave a cache).
+ * Loads a bundle through its code cache for `variant` (the verb the command runs, `task-show` for a
+ * subcommand of task, or any fixed word: never anything a user typed that is not a known verb, or
+ * typos would each leave a cache).
  * A bundle file is one function expression taking what Node's module wrapper passes (the build
  * writes the wrapper into it: scripts/build.mjs), compiled here as read.
  */

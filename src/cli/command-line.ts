@@ -30,6 +30,23 @@ export const ALL_VERBS: readonly string[] = [
   "conflicts", "merge-preview", "lease", "unlease", "leases", "check", "hook", "mcp", "mcp-config", "remote", "sync", "sync-conflicts",
   "fence-check", "compact", "doctor", "wait", "worker", "test", "loop", "store", "memory", "doc", "version", "completion", "dashboard",
 ];
+/** `task`'s subcommands: a command line that runs one of them builds only that one (program-builder.ts). */
+export const TASK_SUBCOMMANDS: readonly string[] = ["add", "show", "list"];
+
+/**
+ * The code cache a command line runs with (code-cache.ts): its verb's, or for `task add`, `show`
+ * and `list` the subcommand's own (`task-show`): a cache holds what its first run compiled, and
+ * `task show` with the cache a `task add` left compiled its own code at every start (~2 ms of
+ * a cold `task show`, measured). Any word that is no verb shares "any": typos leave no files.
+ */
+export function cacheVariant(argv: string[]): string {
+  const at = verbAt(argv);
+  const verb = argv[at];
+  if (verb === undefined || !ALL_VERBS.includes(verb)) return "any";
+  const sub = argv[at + 1];
+  return verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? `task-${sub}` : verb;
+}
+
 /** The verbs of the remote bundle (remote-main.ts). */
 export const REMOTE_VERBS: readonly string[] = ["remote", "sync", "sync-conflicts", "wait"];
 /** The verbs of the views' bundle (view-main.ts). */

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { hungUp } from "../present/hung-up.ts";
 import { finishesWithoutReader } from "../present/reader-gone.ts";
 import { loadBundle } from "./code-cache.ts";
-import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
+import { cacheVariant, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS, verbOf } from "./command-line.ts";
 import { VERSION_LINE } from "./version.ts";
 import { AGENT_HOOKS, hookWords } from "../hooks/hook-names.ts";
 
@@ -79,5 +79,4 @@ const asksHelp = (verb === "hook" || verb === "mcp") && (argv.includes("--help")
 const special = verb !== undefined && !asksHelp ? (verb === "hook" && preEditHook(argv) ? "pre-edit-main.cjs" : BUNDLES.get(verb)) : undefined;
 const bundle = special && existsSync(join(__dirname, special)) ? special : "cli-main.cjs";
 // `help claim` runs what `claim --help` does: help's own cache, whatever it names.
-const variant = verb !== undefined && ALL_VERBS.includes(verb) ? verb : "any";
-(loadBundle(join(__dirname, bundle), variant) as { run(argv: string[]): void }).run(argv);
+(loadBundle(join(__dirname, bundle), cacheVariant(argv)) as { run(argv: string[]): void }).run(argv);

@@ -15,9 +15,7 @@ import { emit, moreOnStderr, warn } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
-
-/** `task`'s subcommands: a command line that runs one of them builds only that one (program-builder.ts). */
-const TASK_SUBCOMMANDS = ["add", "show", "list"];
+import { TASK_SUBCOMMANDS } from "../command-line.ts";
 
 export function registerTask(program: Command, verb?: string, sub?: string): void {
   const only = verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? sub : undefined;
