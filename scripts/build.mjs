@@ -106,6 +106,10 @@ for (const file of made.outputFiles) {
     const body = text.slice(BUNDLE_HEAD.length, text.lastIndexOf(BUNDLE_TAIL));
     const min = await transform(body, { loader: "js", minifyWhitespace: true, charset: "ascii", target: "node20" });
     text = `${BUNDLE_HEAD}\n${min.code}${BUNDLE_TAIL}\n`;
+  } else {
+    // Kept as written, esbuild keeps some comments, whose characters it does not escape: escaped
+    // here (strings and patterns are escaped already, and an escape means the same there).
+    text = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   }
   writeFileSync(file.path, text);
 }
