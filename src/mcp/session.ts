@@ -1,7 +1,10 @@
 // One MCP server serves one agent over stdio. The session owns the Store the tools share, knows
 // where the agent's identity came from, and re-checks what could go stale between calls.
 import { validateAgentId } from "../core/ids.ts";
+import { QuietTrigger } from "../git/quiet-trigger.ts";
 import { FreshStore } from "../store/fresh-store.ts";
+import { loadLeases } from "../store/lease-store.ts";
+import { storedClaimedTasks } from "../store/task-listing.ts";
 import type { Store } from "../store/store.ts";
 import { detachedRunner, inProcessRunner, type Runner } from "../store/verification-runs.ts";
 import { openSyncedStore } from "../sync/open.ts";
@@ -110,12 +113,31 @@ export class McpSession {
     return true;
   }
 
+  /**
+   * After a call, once the server is quiet (quiet-trigger.ts): the task listing and the lease set
+   * are read, so what the call moved (and what other processes moved meanwhile) is learnt between
+   * requests, not at the start of the next one, whose first reads (a claim's capacity check, its
+   * lease decision) are these. The reads only fill what later reads would fill; a failure is left
+   * for the next call to meet and report.
+   */
+  private readonly readAhead = new QuietTrigger(() => {
+    const store = this.fresh.peek();
+    if (!store || this.stopper.signal.aborted) return;
+    Promise.all([storedClaimedTasks(store), loadLeases(store)]).catch(() => {});
+  });
+
+  /** A call has been answered (tool.ts). */
+  afterCall(): void {
+    if (!this.stopper.signal.aborted) this.readAhead.poke();
+  }
+
   /** Aborted when the server is asked to stop: a blocking call answers with what it saw so far. */
   get stopping(): AbortSignal {
     return this.stopper.signal;
   }
 
   stop(): void {
+    this.readAhead.cancel();
     this.stopper.abort();
   }
 
@@ -131,6 +153,7 @@ export class McpSession {
   }
 
   close(): void {
+    this.readAhead.cancel();
     this.fresh.close();
   }
 }

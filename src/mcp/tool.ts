@@ -77,6 +77,8 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         const r = refusalOf(e);
         if (r.code === "internal") log(`${tool.name}: ${(e as Error)?.stack ?? String(e)}`);
         return errorResult(e);
+      } finally {
+        session.afterCall();
       }
     };
     const entry = server.registerTool(

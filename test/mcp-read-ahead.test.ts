@@ -1,0 +1,80 @@
+// A server reads the task listing and the lease set again once it is quiet after a call
+// (session.ts readAhead): what the call moved is learnt between requests, not at the start of the
+// next one. The reads must happen with no call in flight, and never after the session stopped.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createServer, directCalls } from "../src/mcp/server.ts";
+import { McpSession } from "../src/mcp/session.ts";
+import type { Store } from "../src/store/store.ts";
+import { addTask } from "../src/store/task-store.ts";
+import { cleanEnv, cleanupTemp, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function serve(repo: string) {
+  const session = await McpSession.open({ cwd: repo, env: cleanEnv({}), agent: "alice" });
+  const server = createServer(session, { log: () => {} });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  directCalls(server).attach(serverSide);
+  const client = new Client({ name: "read-ahead", version: "0" });
+  await client.connect(clientSide);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = await client.callTool({ name, arguments: args });
+    if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content)}`);
+  };
+  return { session, call, close: async () => (await client.close(), await server.close(), session.close()) };
+}
+
+/** Records each listing of `store` (its own property over the class's method). */
+function listings(store: Store): string[] {
+  const seen: string[] = [];
+  const list = store.listRefs.bind(store);
+  store.listRefs = (prefix: string) => {
+    seen.push(prefix);
+    return list(prefix);
+  };
+  return seen;
+}
+
+test("after a call, once quiet, the server lists the tasks and reads the leases with no call in flight", async () => {
+  const repo = tempRepo();
+  const s = await serve(repo);
+  try {
+    const store = await s.session.store();
+    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: ["src/**"], maxAttempts: 3 });
+    const seen = listings(store);
+    await s.call("claim_task", { id: "t1" });
+    const atAnswer = seen.length;
+    await sleep(60);
+    assert.ok(seen.slice(atAnswer).includes("refs/handoff/tasks/"), `the task listing read once quiet (listed after the answer: ${JSON.stringify(seen.slice(atAnswer))})`);
+    const quietAgain = seen.length;
+    await sleep(60);
+    assert.is(seen.length, quietAgain, "one read ahead for one quiet spell");
+  } finally {
+    await s.close();
+  }
+});
+
+test("a stopped session reads nothing ahead", async () => {
+  const repo = tempRepo();
+  const s = await serve(repo);
+  try {
+    const store = await s.session.store();
+    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: [], maxAttempts: 3 });
+    const seen = listings(store);
+    await s.call("claim_task", { id: "t1" });
+    s.session.stop();
+    const atStop = seen.length;
+    await sleep(60);
+    assert.is(seen.length, atStop, "nothing listed after the stop");
+  } finally {
+    await s.close();
+  }
+});
+
+test.run();
