@@ -51,6 +51,23 @@ test("a large tree is stored uncompressed and a large blob compressed, both read
   r.close();
 });
 
+test("a long-running writer (temp files made ahead, node:crypto's digest) names its objects as git does", () => {
+  const repo = tempRepo();
+  const w = new ObjectWriter(`${repo}/.git`, "sha1");
+  w.prepareAhead();
+  try {
+    const blob = w.write("blob", "hello\n");
+    writeFileSync(`${repo}/h.txt`, "hello\n");
+    assert.is(blob, gitOut(repo, "hash-object", "h.txt"));
+    const tree = w.write("tree", Buffer.concat([Buffer.from("100644 h.txt\0", "latin1"), Buffer.from(blob, "hex")]));
+    gitOut(repo, "add", "h.txt");
+    assert.is(tree, gitOut(repo, "write-tree"));
+    gitOut(repo, "fsck", "--strict", "--no-dangling");
+  } finally {
+    w.close();
+  }
+});
+
 test("sha256 repositories get sha256 object ids", () => {
   const dir = tempDir();
   gitOut(dir, "init", "-q", "--object-format=sha256");
