@@ -1,6 +1,6 @@
 // A server reads the task listing and the lease set again once it is quiet after a call
 // (session.ts readAhead): what the call moved is learnt between requests, not at the start of the
-// next one. The reads must happen with no call in flight, and never after the session stopped.
+// next one. The reads happen with no call in flight, and never after the session stopped.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { test } from "uvu";
@@ -55,6 +55,27 @@ test("after a call, once quiet, the server lists the tasks and reads the leases 
     const quietAgain = seen.length;
     await sleep(60);
     assert.is(seen.length, quietAgain, "one read ahead for one quiet spell");
+  } finally {
+    await s.close();
+  }
+});
+
+test("nothing is read ahead while a call runs: only once the last one has ended and the server is quiet", async () => {
+  const repo = tempRepo();
+  const s = await serve(repo);
+  try {
+    const store = await s.session.store();
+    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: ["src/**"], maxAttempts: 3 });
+    const seen = listings(store);
+    await s.call("claim_task", { id: "t1" });
+    // The next call arrives before the quiet spell ends, and runs on (a claim waiting for its turn).
+    s.session.callStarted();
+    const atStart = seen.length;
+    await sleep(60);
+    assert.is(seen.length, atStart, "nothing listed while a call runs");
+    s.session.callEnded();
+    await sleep(60);
+    assert.ok(seen.slice(atStart).includes("refs/handoff/tasks/"), "listed once the call ended and the server was quiet");
   } finally {
     await s.close();
   }

@@ -114,21 +114,32 @@ export class McpSession {
   }
 
   /**
-   * After a call, once the server is quiet (quiet-trigger.ts): the task listing and the lease set
-   * are read, so what the call moved (and what other processes moved meanwhile) is learnt between
-   * requests, not at the start of the next one, whose first reads (a claim's capacity check, its
-   * lease decision) are these. The reads only fill what later reads would fill; a failure is left
-   * for the next call to meet and report.
+   * Once the server is quiet after its last call (quiet-trigger.ts): the task listing and the lease
+   * set are read, so what the calls moved (and what other processes moved meanwhile) is learnt
+   * between requests, not at the start of the next one, whose first reads (a claim's capacity
+   * check, its lease decision) are these. Never while a call runs: a claim waiting for its turn
+   * at the lease ref would then read a lease set that its own read, once it has the turn, reads
+   * again. The reads only fill what later reads would fill; a failure is left for the next call
+   * to meet and report.
    */
   private readonly readAhead = new QuietTrigger(() => {
     const store = this.fresh.peek();
-    if (!store || this.stopper.signal.aborted) return;
+    if (!store || this.calls > 0 || this.stopper.signal.aborted) return;
     Promise.all([storedClaimedTasks(store), loadLeases(store)]).catch(() => {});
   });
+  /** Tool calls under way (tool.ts). */
+  private calls = 0;
 
-  /** A call has been answered (tool.ts). */
-  afterCall(): void {
-    if (!this.stopper.signal.aborted) this.readAhead.poke();
+  /** A tool call has started. */
+  callStarted(): void {
+    this.calls++;
+    this.readAhead.cancel();
+  }
+
+  /** A tool call has been answered. */
+  callEnded(): void {
+    this.calls--;
+    if (this.calls === 0 && !this.stopper.signal.aborted) this.readAhead.poke();
   }
 
   /** Aborted when the server is asked to stop: a blocking call answers with what it saw so far. */

@@ -66,6 +66,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
           await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, message } }).catch(() => {});
         },
       };
+      session.callStarted();
       try {
         const reply = await tool.run((args ?? {}) as never, ctx);
         // Issue 4: every successful call of an agent with an open session refreshes its heartbeat (throttled).
@@ -78,7 +79,7 @@ export function registerTools(server: McpServer, session: McpSession, tools: rea
         if (r.code === "internal") log(`${tool.name}: ${(e as Error)?.stack ?? String(e)}`);
         return errorResult(e);
       } finally {
-        session.afterCall();
+        session.callEnded();
       }
     };
     const entry = server.registerTool(
