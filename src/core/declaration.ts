@@ -31,8 +31,13 @@ export function declarationOf(agent: string, record: AgentRecord | null, tasks: 
  * Whether declarationOf finds anything declared, without building the declaration: a view asks
  * it of every agent first, and builds the declaration only for those with changed paths.
  */
-export function declaresAnything(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): boolean {
-  return sessionFiles(record).length > 0 || tasks.some((t) => heldBy(t, agent) && t.scope.length > 0) || leases.some((l) => declaresLease(l, agent, now));
+export function declaresAnything(agent: string, record: AgentRecord | null, tasks: readonly ViewTask[], leases: Lease[], now: Date): boolean {
+  return declaresBeside(agent, record, tasks.some((t) => heldBy(t, agent) && t.scope.length > 0), leases, now);
+}
+
+/** declaresAnything, told by the caller whether a task the agent holds (stored as claimed) has a scope. */
+export function declaresBeside(agent: string, record: AgentRecord | null, holdsScope: boolean, leases: Lease[], now: Date): boolean {
+  return sessionFiles(record).length > 0 || holdsScope || leases.some((l) => declaresLease(l, agent, now));
 }
 
 function sessionFiles(record: AgentRecord | null): string[] {
@@ -127,7 +132,7 @@ export interface StuckInput {
   task: ViewTask;
   /** When the holder's branch last moved (its tip's commit time), or null when unknown. */
   branchMovedAt: Date | null;
-  /** The claim's expiry parsed already (claim-expiry.ts), when the caller has it. */
+  /** The claim's expiry parsed already (ViewTasks.expires), when the caller has it. */
   expiresMs?: number | undefined;
 }
 
@@ -149,11 +154,14 @@ export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: numbe
 export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   const c = input.task.claim;
   if (input.task.status !== "claimed" || !c) return null;
-  const expires = input.expiresMs ?? Date.parse(c.expires_at);
+  return stuckSinceAt(Date.parse(c.claimed_at), c.ttl_ms, input.expiresMs ?? Date.parse(c.expires_at), input.branchMovedAt, now, thresholdMs);
+}
+
+/** stuckSince of a claim (stored as claimed) by its times: claimed, its ttl and its expiry (ms). */
+export function stuckSinceAt(claimedAt: number, ttlMs: number, expires: number, branchMovedAt: Date | null, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   if (expires <= now.getTime()) return null;
-  const claimedAt = Date.parse(c.claimed_at);
-  const moved = Math.max(claimedAt, input.branchMovedAt?.getTime() ?? claimedAt);
-  if (!(now.getTime() - moved > thresholdMs && expires - c.ttl_ms > moved)) return null;
+  const moved = Math.max(claimedAt, branchMovedAt?.getTime() ?? claimedAt);
+  if (!(now.getTime() - moved > thresholdMs && expires - ttlMs > moved)) return null;
   return { since: moved, claimed: moved === claimedAt };
 }
 

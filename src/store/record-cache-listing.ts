@@ -22,6 +22,8 @@ import type { RefTip } from "../git/refs.ts";
 import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { viewTask, type ViewTask } from "../core/view-task.ts";
+import { viewTasksOf, type ViewTasks } from "../core/view-tasks.ts";
+import { viewColumns, writeColumns, type ViewHead } from "./view-columns.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
@@ -31,9 +33,10 @@ const VERSION = 4;
 /**
  * The view file's own: its records are narrowed (saveViewPart), and a build before that read
  * version 4 as whole records (a priority, a creation time it then lacked); it reads this one as
- * no file and lists again.
+ * no file and lists again. 6: the columns before the records (view-columns.ts); a build of
+ * version 5 reads it as no file (another version), and this one reads a file of 5 as none.
  */
-export const VIEW_VERSION = 5;
+export const VIEW_VERSION = 6;
 const PREFIX = "listing-";
 
 export class ListingSnapshot<T> {
@@ -147,19 +150,58 @@ export function viewKey(parts: ListedParts): FileKey | null {
   return [`packed ${run.length}\n`, run, `loose ${loose.length}\n${loose}`];
 }
 
-/** The view part saved under `key`, or null (no file, a damaged one, or one of other refs). */
-export function readViewPart(commonDir: string, key: FileKey): ViewPart | null {
-  const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key, VIEW_VERSION);
-  return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: read.tasks, counted: read.counted } : null;
+/**
+ * The view part saved under `key`, or null (no file, a damaged one, or one of other refs). The
+ * bounded text reads the columns before `tasks` and parses only the records it shows (viewColumns);
+ * `whole` (status --all) parses every record, and so does a file whose records are not where the
+ * columns say (written by another hand).
+ */
+export function readViewPart(commonDir: string, key: FileKey, opts: { whole?: boolean } = {}): ViewPart | null {
+  const path = join(commonDir, "handoff", VIEW_FILE);
+  if (!opts.whole) {
+    const bytes = readNoFollow(path);
+    if (!bytes) return null;
+    const at = startsWithKey(bytes, key);
+    if (at === null || bytes[at] !== 0x7b) return null;
+    const part = columnsPart(bytes, at);
+    if (part !== undefined) return part;
+  }
+  const read = readKeyed<Partial<ViewPart> & { tasks?: unknown }>(path, key, VIEW_VERSION);
+  return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: viewTasksOf(read.tasks as ViewTask[]), counted: read.counted } : null;
+}
+
+/** What separates the file's columns from its records (no JSON string holds it: its quote is bare). */
+const TASKS_AT = ',"tasks":[';
+
+/** The part read from the columns, null for a file of another version or damaged, undefined when only the whole parse can tell. */
+function columnsPart(bytes: Buffer, at: number): ViewPart | null | undefined {
+  const split = bytes.indexOf(TASKS_AT, at, "latin1");
+  if (split < 0) return null;
+  let head: ViewHead;
+  try {
+    head = JSON.parse(bytes.toString("latin1", at, split) + "}") as ViewHead;
+  } catch {
+    return null;
+  }
+  if (head?.version !== VIEW_VERSION || !head.counted || typeof head.counted !== "object" || !head.columns) return null;
+  const c = head.columns;
+  const n = c.ids?.length;
+  const list = split + TASKS_AT.length - 1;
+  // The records run from `[` to `]`, then the object's `}` closes the file: anything else, the whole parse.
+  if (!Array.isArray(c.ids) || !Array.isArray(c.at) || c.at.length !== n + 1 || list + c.at[n]! + 1 !== bytes.length || bytes[list + c.at[n]! - 1] !== 0x5d) return undefined;
+  return { tasks: viewColumns(c, (i) => bytes.toString("latin1", list + c.at[i]!, list + c.at[i + 1]! - 1)), counted: head.counted };
 }
 
 /**
  * Best effort: saves the view part of the listing `key` names (written only past LISTING_AT tasks),
- * each record narrowed to what a view reads (core/view-task.ts): at 10,000 tasks a fifth less to
- * parse (priority, fences, creation, results). A file of whole records (written before) reads as well.
+ * each record narrowed to what a view reads (core/view-task.ts), after the columns the walks over
+ * every task read (writeColumns), so the bounded text parses those and the records it shows only.
  */
-export function saveViewPart(commonDir: string, key: FileKey, part: ViewPart): void {
-  writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, { tasks: part.tasks.map(viewTask), counted: part.counted }, VIEW_VERSION);
+export function saveViewPart(commonDir: string, key: FileKey, part: { tasks: readonly ViewTask[]; counted: ViewPart["counted"] }): void {
+  const records = part.tasks.map((t) => asciiJson(JSON.stringify(viewTask(t))));
+  const head = asciiJson(JSON.stringify({ version: VIEW_VERSION, counted: part.counted, columns: writeColumns(part.tasks, records) }));
+  const body = `${head.slice(0, -1)}${TASKS_AT}${records.join(",")}]}`;
+  writeSmallFile(join(commonDir, "handoff", VIEW_FILE), Buffer.concat([...key.map((k) => Buffer.from(k, "latin1")), Buffer.from(body, "latin1")]));
 }
 
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
@@ -171,7 +213,7 @@ function quickHash(text: string): string {
 
 /** What a text view reads of a listing: the tasks it can show, in listing order, and the count of the others by status. */
 export interface ViewPart {
-  tasks: ViewTask[];
+  tasks: ViewTasks;
   counted: Partial<Record<TaskStatus, number>>;
 }
 
@@ -180,7 +222,7 @@ export interface ViewPart {
  * task not final waits on it; it carries handoffs, which fill inboxes). The other final tasks,
  * history, are only counted. A file lease naming a task left out is the caller's to check.
  */
-export function viewPart(tasks: readonly Task[]): ViewPart {
+export function viewPart(tasks: readonly Task[]): { tasks: Task[]; counted: ViewPart["counted"] } {
   const named = new Set<string>();
   for (const t of tasks) if (!isFinal(t.status)) for (const dep of t.after ?? []) named.add(dep);
   const kept: Task[] = [];

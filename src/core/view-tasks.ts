@@ -1,0 +1,83 @@
+// The open tasks a view walks, by place: what the walks over every task read (status, the claim's
+// holder, expiry, claim time, ttl and branch, whether a scope, dependencies or handoffs are there),
+// and each whole view record by place for the few lines that show one. A one-shot text view at
+// 10,000 tasks reads these from the view file's columns (store/record-cache-listing.ts) and parses
+// only the records it shows; every other view has them from its records (viewTasksOf).
+import type { TaskStatus } from "./task.ts";
+import { textOrder } from "./text-order.ts";
+import type { ViewTask } from "./view-task.ts";
+
+export interface ViewTasks {
+  readonly length: number;
+  readonly ids: readonly string[];
+  /** The status as stored (not settled). */
+  status(i: number): TaskStatus;
+  /** The agent of the claim the record holds (whatever its status), else undefined. */
+  holder(i: number): string | undefined;
+  /** Each claim's expiry (ms) where stored as claimed with a claim, else NaN (never live: NaN compares false). A view asked each expiry several times (settling, the held and expiring lists, the roster, stuck claims): parsed once. */
+  readonly expires: Float64Array;
+  /** The claim's time (ms), where there is a claim (else NaN). */
+  claimedMs(i: number): number;
+  /** The claim's ttl (ms), where there is a claim (else NaN). */
+  ttlMs(i: number): number;
+  /** The claim's branch, where there is a claim (else null). */
+  branch(i: number): string | null;
+  /** Whether the task's scope names anything / it waits on others / it carries handoffs. */
+  scoped(i: number): boolean;
+  waits(i: number): boolean;
+  hands(i: number): boolean;
+  /** The base of `agent`'s earliest claim (by claim time, the first of equals) among the tasks stored as claimed that have one. */
+  firstBase(agent: string): string | null;
+  /** The whole view record at `i`. */
+  record(i: number): ViewTask;
+}
+
+/** Flags of a task, as the view file stores them. */
+export const SCOPED = 1;
+export const WAITS = 2;
+export const HANDS = 4;
+
+export function flagsOf(t: ViewTask): number {
+  return (t.scope.length ? SCOPED : 0) | (t.after?.length ? WAITS : 0) | (t.handoffs?.length ? HANDS : 0);
+}
+
+/** Each agent's earliest claim's base (drift measures committed work from it), over tasks stored as claimed. */
+export function firstBases(tasks: readonly ViewTask[]): Map<string, string> {
+  const first = new Map<string, ViewTask>();
+  for (const t of tasks) {
+    if (t.status !== "claimed" || !t.claim || !t.base) continue;
+    const was = first.get(t.claim.agent);
+    if (!was || textOrder(t.claim.claimed_at, was.claim!.claimed_at) < 0) first.set(t.claim.agent, t);
+  }
+  return new Map([...first].map(([agent, t]) => [agent, t.base!]));
+}
+
+/** The view of records in hand (whole or narrowed): each column read off its record. */
+export function viewTasksOf(tasks: readonly ViewTask[]): ViewTasks {
+  const expires = new Float64Array(tasks.length).fill(NaN);
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    if (t.status === "claimed" && t.claim) expires[i] = Date.parse(t.claim.expires_at);
+  }
+  let bases: Map<string, string> | null = null;
+  return {
+    length: tasks.length,
+    ids: tasks.map((t) => t.id),
+    status: (i) => tasks[i]!.status,
+    holder: (i) => tasks[i]!.claim?.agent,
+    expires,
+    claimedMs: (i) => (tasks[i]!.claim ? Date.parse(tasks[i]!.claim!.claimed_at) : NaN),
+    ttlMs: (i) => tasks[i]!.claim?.ttl_ms ?? NaN,
+    branch: (i) => tasks[i]!.claim?.branch ?? null,
+    scoped: (i) => tasks[i]!.scope.length > 0,
+    waits: (i) => !!tasks[i]!.after?.length,
+    hands: (i) => !!tasks[i]!.handoffs?.length,
+    firstBase: (agent) => (bases ??= firstBases(tasks)).get(agent) ?? null,
+    record: (i) => tasks[i]!,
+  };
+}
+
+/** `tasks` as a ViewTasks (records in hand are read through viewTasksOf). */
+export function asViewTasks(tasks: readonly ViewTask[] | ViewTasks): ViewTasks {
+  return Array.isArray(tasks) ? viewTasksOf(tasks) : (tasks as ViewTasks);
+}

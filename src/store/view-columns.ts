@@ -1,0 +1,94 @@
+// The view file's columns (record-cache-listing.ts): what the walks over every open task read
+// (core/view-tasks.ts), one array a field, before the records. At 10,000 tasks the bounded text
+// parsed 7,500 records (2.9 MB, and the collections that promoted them) to show some sixty lines;
+// the columns are a tenth of that, no object a task, and each record is parsed only where a line
+// shows it. Numbers and indexes into short tables (statuses, agents, branches), not strings, so
+// there is little to parse and nothing to compare by text.
+import { TaskStatus } from "../core/task.ts";
+import { firstBases, flagsOf, HANDS, SCOPED, WAITS, type ViewTasks } from "../core/view-tasks.ts";
+import type { ViewTask } from "../core/view-task.ts";
+
+export interface ViewColumns {
+  ids: string[];
+  /** Each task's status as one character: its index in `statuses` from "0". */
+  st: string;
+  statuses: string[];
+  /** The claim's agent (its index in `agents`), -1 without a claim. */
+  holder: number[];
+  agents: string[];
+  /** The claim's expiry, claim time and ttl (ms), null without a claim (or a time Date.parse cannot read). */
+  exp: (number | null)[];
+  cl: (number | null)[];
+  ttl: (number | null)[];
+  /** The claim's branch (its index in `branches`), -1 without. */
+  br: number[];
+  branches: string[];
+  /** flagsOf each task (view-tasks.ts). */
+  fl: number[];
+  /** Each agent's earliest claim's base (firstBases), as pairs. */
+  bases: [string, string][];
+  /** Where each record starts in the records' array text, and where the array ends (one more than the records). */
+  at: number[];
+}
+
+export interface ViewHead {
+  version: number;
+  counted: Partial<Record<TaskStatus, number>>;
+  columns: ViewColumns;
+}
+
+const STATUSES = TaskStatus.options;
+
+/** The columns of `tasks`, whose records' JSON texts are `records` (written as one array after them). */
+export function writeColumns(tasks: readonly ViewTask[], records: readonly string[]): ViewColumns {
+  const agents = new Map<string, number>();
+  const branches = new Map<string, number>();
+  const indexIn = (m: Map<string, number>, s: string) => m.get(s) ?? m.set(s, m.size).get(s)!;
+  const known = (ms: number) => (Number.isNaN(ms) ? null : ms);
+  const c: ViewColumns = { ids: [], st: "", statuses: [...STATUSES], holder: [], agents: [], exp: [], cl: [], ttl: [], br: [], branches: [], fl: [], bases: [], at: [] };
+  let at = 1;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    const claim = t.claim;
+    c.ids.push(t.id);
+    c.st += String.fromCharCode(48 + STATUSES.indexOf(t.status));
+    c.holder.push(claim ? indexIn(agents, claim.agent) : -1);
+    c.exp.push(claim ? known(Date.parse(claim.expires_at)) : null);
+    c.cl.push(claim ? known(Date.parse(claim.claimed_at)) : null);
+    c.ttl.push(claim ? claim.ttl_ms : null);
+    c.br.push(claim?.branch != null ? indexIn(branches, claim.branch) : -1);
+    c.fl.push(flagsOf(t));
+    c.at.push(at);
+    at += records[i]!.length + 1;
+  }
+  c.at.push(at);
+  c.agents = [...agents.keys()];
+  c.branches = [...branches.keys()];
+  c.bases = [...firstBases(tasks)];
+  return c;
+}
+
+/** The tasks the columns describe; `text(i)` is record i's JSON, parsed when first asked for. */
+export function viewColumns(c: ViewColumns, text: (i: number) => string): ViewTasks {
+  const n = c.ids.length;
+  const status = (i: number) => c.statuses[c.st.charCodeAt(i) - 48] as TaskStatus;
+  const expires = new Float64Array(n).fill(NaN);
+  for (let i = 0; i < n; i++) if (c.holder[i]! >= 0 && status(i) === "claimed") expires[i] = c.exp[i] ?? NaN;
+  const bases = new Map(c.bases);
+  const parsed = new Map<number, ViewTask>();
+  return {
+    length: n,
+    ids: c.ids,
+    status,
+    holder: (i) => (c.holder[i]! >= 0 ? c.agents[c.holder[i]!] : undefined),
+    expires,
+    claimedMs: (i) => c.cl[i] ?? NaN,
+    ttlMs: (i) => c.ttl[i] ?? NaN,
+    branch: (i) => (c.br[i]! >= 0 ? c.branches[c.br[i]!]! : null),
+    scoped: (i) => (c.fl[i]! & SCOPED) !== 0,
+    waits: (i) => (c.fl[i]! & WAITS) !== 0,
+    hands: (i) => (c.fl[i]! & HANDS) !== 0,
+    firstBase: (agent) => bases.get(agent) ?? null,
+    record: (i) => parsed.get(i) ?? parsed.set(i, JSON.parse(text(i)) as ViewTask).get(i)!,
+  };
+}
