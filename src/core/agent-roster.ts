@@ -55,8 +55,8 @@ export function buildRoster(agents: AgentRecord[], tasks: readonly ViewTask[] | 
   for (let i = 0; i < v.length; i++) {
     // isLive, with the expiry parsed once per view (ViewTasks.expires); a claim that ran out is read whole only for the grace.
     const live = v.expires[i]! > nowMs;
-    if (!live && !(graced && v.status(i) === "claimed" && v.holder(i) !== undefined && claimGraceUntil(v.record(i), graced))) continue;
-    const agent = v.holder(i)!;
+    if (!live && !(graced && v.status[i] === "claimed" && v.holder[i] !== undefined && claimGraceUntil(v.record(i), graced))) continue;
+    const agent = v.holder[i]!;
     const list = held.get(agent);
     if (list) list.push(v.ids[i]!);
     else held.set(agent, [v.ids[i]!]);

@@ -11,7 +11,7 @@ import { inboxFor } from "./handoff.ts";
 import { reviewQueue, type ReviewItem } from "./review.ts";
 import { textOrder } from "./text-order.ts";
 import type { ViewTask } from "./view-task.ts";
-import { asViewTasks, type ViewTasks } from "./view-tasks.ts";
+import { asViewTasks, HANDS, WAITS, type ViewTasks } from "./view-tasks.ts";
 
 export interface HeldTask {
   task: string;
@@ -61,8 +61,8 @@ export function buildOverview(stored: readonly ViewTask[] | ViewTasks, now: Date
   const nowMs = now.getTime();
   for (let i = 0; i < v.length; i++) {
     counts[settledAlready ? settledAlready[i]! : settle(v.record(i), ctx).record.status]++;
-    const agent = v.holder(i);
-    if (agent === undefined || v.status(i) !== "claimed") continue;
+    const agent = v.holder[i];
+    if (agent === undefined || v.status[i] !== "claimed") continue;
     const inMs = v.expires[i]! - nowMs;
     const graceUntil = inMs <= 0 ? claimGraceUntil(v.record(i), ctx) : null;
     if (graceUntil) graced.set(i, graceUntil);
@@ -176,8 +176,8 @@ function settleAll(v: ViewTasks, ctx: OpContext): { statuses: TaskStatus[]; chan
   const statuses = new Array<TaskStatus>(v.length);
   const changed = new Map<number, ViewTask>();
   for (let i = 0; i < v.length; i++) {
-    const status = v.status(i);
-    const agent = v.holder(i);
+    const status = v.status[i]!;
+    const agent = v.holder[i];
     if (status !== "claimed" || agent === undefined || v.expires[i]! + (agent === ctx.actor.agent ? 0 : grace) > nowMs) statuses[i] = status;
     else {
       const record = settle(v.record(i), ctx).record;
@@ -219,13 +219,13 @@ export function buildStatus(input: StatusInput): StatusView {
 
   // Only tasks that wait on others can be blocked: the map of every task is built only for them.
   const waiting: ViewTask[] = [];
-  for (let i = 0; i < v.length; i++) if ((statuses[i] === "todo" || statuses[i] === "claimed") && v.waits(i)) waiting.push(settled(i));
+  for (let i = 0; i < v.length; i++) if ((statuses[i] === "todo" || statuses[i] === "claimed") && v.flags[i]! & WAITS) waiting.push(settled(i));
   const byId = waiting.length ? placesById(v) : null;
   // Each blocker settled as the rest of the view (the viewer's grace for other agents' claims).
   const blocked = byId ? waiting.flatMap((t) => blockingEdges(t, { get: (id) => (byId.has(id) ? v.record(byId.get(id)!) : undefined) }, ctx)) : [];
   // Only tasks with handoffs, or waiting on others, can fill an inbox: agents x tasks stays small.
   const inboxTasks: ViewTask[] = [];
-  for (let i = 0; i < v.length; i++) if (v.hands(i) || v.waits(i)) inboxTasks.push(v.record(i));
+  for (let i = 0; i < v.length; i++) if (v.flags[i]! & (HANDS | WAITS)) inboxTasks.push(v.record(i));
   const inbox = inboxTasks.length ? names.map((agent) => ({ agent, waiting: inboxFor(agent, inboxTasks, now).length })).filter((x) => x.waiting > 0) : [];
   const reviewed: ViewTask[] = [];
   for (let i = 0; i < v.length; i++) if (statuses[i] === "review") reviewed.push(settled(i));

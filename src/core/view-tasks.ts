@@ -11,21 +11,18 @@ export interface ViewTasks {
   readonly length: number;
   readonly ids: readonly string[];
   /** The status as stored (not settled). */
-  status(i: number): TaskStatus;
+  readonly status: readonly TaskStatus[];
   /** The agent of the claim the record holds (whatever its status), else undefined. */
-  holder(i: number): string | undefined;
+  readonly holder: readonly (string | undefined)[];
   /** Each claim's expiry (ms) where stored as claimed with a claim, else NaN (never live: NaN compares false). A view asked each expiry several times (settling, the held and expiring lists, the roster, stuck claims): parsed once. */
   readonly expires: Float64Array;
-  /** The claim's time (ms), where there is a claim (else NaN). */
-  claimedMs(i: number): number;
-  /** The claim's ttl (ms), where there is a claim (else NaN). */
-  ttlMs(i: number): number;
+  /** The claim's time and ttl (ms), where there is a claim (else NaN). */
+  readonly claimedAt: Float64Array;
+  readonly ttl: Float64Array;
   /** The claim's branch, where there is a claim (else null). */
-  branch(i: number): string | null;
-  /** Whether the task's scope names anything / it waits on others / it carries handoffs. */
-  scoped(i: number): boolean;
-  waits(i: number): boolean;
-  hands(i: number): boolean;
+  readonly branch: readonly (string | null)[];
+  /** flagsOf each task: whether its scope names anything (SCOPED), it waits on others (WAITS), it carries handoffs (HANDS). */
+  readonly flags: Uint8Array;
   /** The base of `agent`'s earliest claim (by claim time, the first of equals) among the tasks stored as claimed that have one. */
   firstBase(agent: string): string | null;
   /** The whole view record at `i`. */
@@ -54,27 +51,25 @@ export function firstBases(tasks: readonly ViewTask[]): Map<string, string> {
 
 /** The view of records in hand (whole or narrowed): each column read off its record. */
 export function viewTasksOf(tasks: readonly ViewTask[]): ViewTasks {
-  const expires = new Float64Array(tasks.length).fill(NaN);
-  for (let i = 0; i < tasks.length; i++) {
+  const n = tasks.length;
+  const [expires, claimedAt, ttl] = [0, 1, 2].map(() => new Float64Array(n).fill(NaN)) as [Float64Array, Float64Array, Float64Array];
+  const flags = new Uint8Array(n);
+  const [ids, status, holder, branch] = [new Array<string>(n), new Array<TaskStatus>(n), new Array<string | undefined>(n), new Array<string | null>(n)];
+  for (let i = 0; i < n; i++) {
     const t = tasks[i]!;
-    if (t.status === "claimed" && t.claim) expires[i] = Date.parse(t.claim.expires_at);
+    const c = t.claim;
+    ids[i] = t.id;
+    status[i] = t.status;
+    holder[i] = c?.agent;
+    branch[i] = c?.branch ?? null;
+    flags[i] = flagsOf(t);
+    if (!c) continue;
+    if (t.status === "claimed") expires[i] = Date.parse(c.expires_at);
+    claimedAt[i] = Date.parse(c.claimed_at);
+    ttl[i] = c.ttl_ms;
   }
   let bases: Map<string, string> | null = null;
-  return {
-    length: tasks.length,
-    ids: tasks.map((t) => t.id),
-    status: (i) => tasks[i]!.status,
-    holder: (i) => tasks[i]!.claim?.agent,
-    expires,
-    claimedMs: (i) => (tasks[i]!.claim ? Date.parse(tasks[i]!.claim!.claimed_at) : NaN),
-    ttlMs: (i) => tasks[i]!.claim?.ttl_ms ?? NaN,
-    branch: (i) => tasks[i]!.claim?.branch ?? null,
-    scoped: (i) => tasks[i]!.scope.length > 0,
-    waits: (i) => !!tasks[i]!.after?.length,
-    hands: (i) => !!tasks[i]!.handoffs?.length,
-    firstBase: (agent) => (bases ??= firstBases(tasks)).get(agent) ?? null,
-    record: (i) => tasks[i]!,
-  };
+  return { length: n, ids, status, holder, expires, claimedAt, ttl, branch, flags, firstBase: (agent) => (bases ??= firstBases(tasks)).get(agent) ?? null, record: (i) => tasks[i]! };
 }
 
 /** `tasks` as a ViewTasks (records in hand are read through viewTasksOf). */

@@ -8,7 +8,7 @@ import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
 import type { ViewTask } from "../core/view-task.ts";
-import { asViewTasks, firstBases, type ViewTasks } from "../core/view-tasks.ts";
+import { asViewTasks, firstBases, SCOPED, type ViewTasks } from "../core/view-tasks.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -72,8 +72,8 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const v = asViewTasks(input.tasks);
   const claimedBy = new Map<string, number[]>();
   for (let i = 0; i < v.length; i++) {
-    const agent = v.holder(i);
-    if (agent === undefined || v.status(i) !== "claimed") continue;
+    const agent = v.holder[i];
+    if (agent === undefined || v.status[i] !== "claimed") continue;
     const mine = claimedBy.get(agent);
     if (mine) mine.push(i);
     else claimedBy.set(agent, [i]);
@@ -86,7 +86,7 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
     const held = claimedBy.get(a.agent) ?? [];
     const own = leasesBy.get(a.agent) ?? [];
     // An agent that declared nothing has nothing to drift from (and its changes are not asked of git).
-    if (!declaresBeside(a.agent, a, held.some((i) => v.scoped(i)), own, now)) return null;
+    if (!declaresBeside(a.agent, a, held.some((i) => (v.flags[i]! & SCOPED) !== 0), own, now)) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, v.firstBase(a.agent), tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     if (!changed.length) return null;
@@ -141,11 +141,13 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
   const now = store.now();
   const rows: StuckTask[] = [];
   let total = 0;
+  const { status, holder, branch, claimedAt, ttl, expires } = v;
+  const threshold = store.config.stuckAfterMs;
   for (let i = 0; i < v.length; i++) {
-    if (v.status(i) !== "claimed" || v.holder(i) === undefined) continue;
-    const branch = v.branch(i);
-    const tip = branch ? tips.get(branch) : undefined;
-    const stuck = stuckSinceAt(v.claimedMs(i), v.ttlMs(i), v.expires[i]!, tip?.at ?? null, now, store.config.stuckAfterMs);
+    if (status[i] !== "claimed" || holder[i] === undefined) continue;
+    const on = branch[i];
+    const tip = on ? tips.get(on) : undefined;
+    const stuck = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, tip?.at ?? null, now, threshold);
     if (!stuck) continue;
     if (total++ >= shown) continue;
     const c = v.record(i).claim!;

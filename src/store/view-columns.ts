@@ -5,7 +5,7 @@
 // shows it. Numbers and indexes into short tables (statuses, agents, branches), not strings, so
 // there is little to parse and nothing to compare by text.
 import { TaskStatus } from "../core/task.ts";
-import { firstBases, flagsOf, HANDS, SCOPED, WAITS, type ViewTasks } from "../core/view-tasks.ts";
+import { firstBases, flagsOf, type ViewTasks } from "../core/view-tasks.ts";
 import type { ViewTask } from "../core/view-task.ts";
 
 export interface ViewColumns {
@@ -71,23 +71,31 @@ export function writeColumns(tasks: readonly ViewTask[], records: readonly strin
 /** The tasks the columns describe; `text(i)` is record i's JSON, parsed when first asked for. */
 export function viewColumns(c: ViewColumns, text: (i: number) => string): ViewTasks {
   const n = c.ids.length;
-  const status = (i: number) => c.statuses[c.st.charCodeAt(i) - 48] as TaskStatus;
-  const expires = new Float64Array(n).fill(NaN);
-  for (let i = 0; i < n; i++) if (c.holder[i]! >= 0 && status(i) === "claimed") expires[i] = c.exp[i] ?? NaN;
+  const [expires, claimedAt, ttl] = [0, 1, 2].map(() => new Float64Array(n).fill(NaN)) as [Float64Array, Float64Array, Float64Array];
+  const flags = Uint8Array.from(c.fl);
+  const [status, holder, branch] = [new Array<TaskStatus>(n), new Array<string | undefined>(n), new Array<string | null>(n)];
+  for (let i = 0; i < n; i++) {
+    status[i] = c.statuses[c.st.charCodeAt(i) - 48] as TaskStatus;
+    const h = c.holder[i]!;
+    holder[i] = h >= 0 ? c.agents[h] : undefined;
+    branch[i] = c.br[i]! >= 0 ? c.branches[c.br[i]!]! : null;
+    if (h < 0) continue;
+    if (status[i] === "claimed") expires[i] = c.exp[i] ?? NaN;
+    claimedAt[i] = c.cl[i] ?? NaN;
+    ttl[i] = c.ttl[i] ?? NaN;
+  }
   const bases = new Map(c.bases);
   const parsed = new Map<number, ViewTask>();
   return {
     length: n,
     ids: c.ids,
     status,
-    holder: (i) => (c.holder[i]! >= 0 ? c.agents[c.holder[i]!] : undefined),
+    holder,
     expires,
-    claimedMs: (i) => c.cl[i] ?? NaN,
-    ttlMs: (i) => c.ttl[i] ?? NaN,
-    branch: (i) => (c.br[i]! >= 0 ? c.branches[c.br[i]!]! : null),
-    scoped: (i) => (c.fl[i]! & SCOPED) !== 0,
-    waits: (i) => (c.fl[i]! & WAITS) !== 0,
-    hands: (i) => (c.fl[i]! & HANDS) !== 0,
+    claimedAt,
+    ttl,
+    branch,
+    flags,
     firstBase: (agent) => bases.get(agent) ?? null,
     record: (i) => parsed.get(i) ?? parsed.set(i, JSON.parse(text(i)) as ViewTask).get(i)!,
   };
