@@ -2,12 +2,12 @@
 // columns the walks over every task read (src/store/view-columns.ts): the bounded text reads those
 // and parses only the records it shows; --all reads every record. A file whose records are not
 // where its columns say is read whole, and one of the version before (records only) as no file.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LISTING_AT } from "../src/store/record-cache-listing.ts";
-import { cleanupTemp, cli } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
 import { fixtureNow, viewsRepo, type ViewsFixture } from "./support/views-fixture.ts";
 
 test.after(cleanupTemp);
@@ -80,6 +80,32 @@ test("a file of the version before (records, no columns) reads as none", () => {
   assert.is(status(), text);
   assert.not.match(status("--all"), /from a file of version 5/);
   assert.ok(read().body.columns, "written again, with its columns");
+});
+
+test("drift from the columns: each agent's held scopes and first claim's base are its records' own", () => {
+  // Every agent on a branch of its own; every fifth one changed src/shared.ts there.
+  const G: ViewsFixture = { ...F, branches: F.agents };
+  const repo = viewsRepo(G);
+  const as = (agent: string, args: string[]) => {
+    const r = cli(args, { cwd: repo, agent, env: { HANDOFF_NOW: fixtureNow(G) } });
+    assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  // agent-005 claims a task with its branch checked out: the claim's base is its branch's tip, so
+  // nothing it committed counts (the merge base with main would show src/shared.ts).
+  const todo = (JSON.parse(as("agent-000", ["task", "list", "--status", "todo", "--json"])) as { id: string }[])[0]!.id;
+  gitOut(repo, "checkout", "-q", "agent-005");
+  as("agent-005", ["claim", todo, "--over-capacity"]);
+  gitOut(repo, "checkout", "-q", "main");
+  const status = () => as("agent-000", ["status", "--no-conflicts"]);
+  status();
+  status();
+  rmSync(join(repo, ".git/handoff/view-listing.json"));
+  const whole = status();
+  const drift = whole.slice(whole.indexOf("\nundeclared"), whole.indexOf("\npossibly stuck"));
+  assert.match(drift, /\n {2}agent-010 {2}src\/shared\.ts {2}\(declared src\/agent-010\.ts src\/t-00010\.ts src\/t-00022\.ts /, drift);
+  assert.not.match(drift, /agent-005/, "measured from its claim's base");
+  assert.is(status(), whole, "the same text from the view file's columns");
 });
 
 test.run();

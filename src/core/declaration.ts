@@ -22,9 +22,23 @@ export function declarationOf(agent: string, record: AgentRecord | null, tasks: 
   const session = sessionFiles(record);
   const held = tasks.filter((t) => heldBy(t, agent)).map((t) => ({ task: t.id, scope: t.scope }));
   const own = leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern);
-  const globs = [...new Set([...session, ...held.flatMap((t) => t.scope), ...own])];
+  const globs = unionOf(session, held.flatMap((t) => t.scope), own);
   if (!globs.length) return null;
   return { agent, globs, sources: { session, tasks: held, leases: own } };
+}
+
+/**
+ * The globs of declarationOf, from the scopes of the tasks the agent holds (`heldScopes`: each
+ * held task's scope in the tasks' order, repeats or not) instead of the tasks: a view that judges
+ * an agent's changes needs no record of its tasks.
+ */
+export function declaredGlobs(agent: string, record: AgentRecord | null, heldScopes: readonly string[], leases: Lease[], now: Date): string[] {
+  return unionOf(sessionFiles(record), heldScopes, leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern));
+}
+
+/** Each glob once, in source order (session files, task scopes, leases). */
+function unionOf(session: readonly string[], scopes: readonly string[], leases: readonly string[]): string[] {
+  return [...new Set([...session, ...scopes, ...leases])];
 }
 
 /**
@@ -63,7 +77,7 @@ export function declaredWithin(globs: string[], path: string, work: MatchBudget)
   return withinBudget(() => globs.some((g) => matchesPath(g, path, work)));
 }
 
-export function isDeclared(d: Declaration, path: string, work: MatchBudget = newMatchBudget()): boolean | typeof SPENT {
+export function isDeclared(d: Pick<Declaration, "globs">, path: string, work: MatchBudget = newMatchBudget()): boolean | typeof SPENT {
   return declaredWithin(d.globs, path, work);
 }
 
@@ -80,7 +94,7 @@ export interface PathsJudged {
  * all of them; no declaration, nothing outside it. A path not judged is never drift: an agent is
  * never said to have drifted on a path that was not looked at.
  */
-export function judgePaths(d: Declaration | null, paths: string[]): PathsJudged {
+export function judgePaths(d: Pick<Declaration, "globs"> | null, paths: string[]): PathsJudged {
   const out: PathsJudged = { undeclared: [], unjudged: [] };
   if (!d) return out;
   const work = newMatchBudget(DRIFT_BUDGET.units);

@@ -21,21 +21,34 @@ export interface ViewTasks {
   readonly ttl: Float64Array;
   /** The claim's branch, where there is a claim (else null). */
   readonly branch: readonly (string | null)[];
-  /** flagsOf each task: whether its scope names anything (SCOPED), it waits on others (WAITS), it carries handoffs (HANDS). */
+  /** flagsOf each task: whether it waits on others (WAITS), it carries handoffs (HANDS). */
   readonly flags: Uint8Array;
   /** The base of `agent`'s earliest claim (by claim time, the first of equals) among the tasks stored as claimed that have one. */
   firstBase(agent: string): string | null;
+  /** The scopes of the tasks `agent` holds (stored as claimed), in the tasks' order, each glob once: what its declaration holds of them (declaration.ts declaredGlobs). */
+  heldScopes(agent: string): readonly string[];
   /** The whole view record at `i`. */
   record(i: number): ViewTask;
 }
 
 /** Flags of a task, as the view file stores them. */
-export const SCOPED = 1;
 export const WAITS = 2;
 export const HANDS = 4;
 
 export function flagsOf(t: ViewTask): number {
-  return (t.scope.length ? SCOPED : 0) | (t.after?.length ? WAITS : 0) | (t.handoffs?.length ? HANDS : 0);
+  return (t.after?.length ? WAITS : 0) | (t.handoffs?.length ? HANDS : 0);
+}
+
+/** heldScopes of every agent that holds a task (stored as claimed) with a scope. */
+export function heldScopesOf(tasks: readonly ViewTask[]): Map<string, string[]> {
+  const sets = new Map<string, Set<string>>();
+  for (const t of tasks) {
+    if (t.status !== "claimed" || !t.claim || !t.scope.length) continue;
+    let set = sets.get(t.claim.agent);
+    if (!set) sets.set(t.claim.agent, (set = new Set()));
+    for (const g of t.scope) set.add(g);
+  }
+  return new Map([...sets].map(([agent, set]) => [agent, [...set]]));
 }
 
 /** Each agent's earliest claim's base (drift measures committed work from it), over tasks stored as claimed. */
@@ -69,7 +82,21 @@ export function viewTasksOf(tasks: readonly ViewTask[]): ViewTasks {
     ttl[i] = c.ttl_ms;
   }
   let bases: Map<string, string> | null = null;
-  return { length: n, ids, status, holder, expires, claimedAt, ttl, branch, flags, firstBase: (agent) => (bases ??= firstBases(tasks)).get(agent) ?? null, record: (i) => tasks[i]! };
+  let scopes: Map<string, string[]> | null = null;
+  return {
+    length: n,
+    ids,
+    status,
+    holder,
+    expires,
+    claimedAt,
+    ttl,
+    branch,
+    flags,
+    firstBase: (agent) => (bases ??= firstBases(tasks)).get(agent) ?? null,
+    heldScopes: (agent) => (scopes ??= heldScopesOf(tasks)).get(agent) ?? [],
+    record: (i) => tasks[i]!,
+  };
 }
 
 /** `tasks` as a ViewTasks (records in hand are read through viewTasksOf). */

@@ -3,12 +3,12 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, declaresBeside, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, declaredGlobs, declaresBeside, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
 import type { ViewTask } from "../core/view-task.ts";
-import { asViewTasks, firstBases, SCOPED, type ViewTasks } from "../core/view-tasks.ts";
+import { asViewTasks, firstBases, type ViewTasks } from "../core/view-tasks.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -70,32 +70,25 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   // Each agent's share of the tasks, leases and events, grouped once: at 10,000 tasks and 100
   // agents, filtering all of them for each agent was a million comparisons per view.
   const v = asViewTasks(input.tasks);
-  const claimedBy = new Map<string, number[]>();
-  for (let i = 0; i < v.length; i++) {
-    const agent = v.holder[i];
-    if (agent === undefined || v.status[i] !== "claimed") continue;
-    const mine = claimedBy.get(agent);
-    if (mine) mine.push(i);
-    else claimedBy.set(agent, [i]);
-  }
   const leasesBy = groupBy(input.leases, (l) => l.agent);
   const editsBy = groupBy(input.logged.filter((e) => e.type === "undeclared_edit"), (e) => e.agent);
   // Each agent's git reads are independent: run them side by side, a few at a time.
   const one = async (a: AgentRecord): Promise<AgentDrift | null> => {
     if (a.ended_at) return null;
-    const held = claimedBy.get(a.agent) ?? [];
+    // What its held tasks declare, by their scopes (ViewTasks.heldScopes): no record read.
+    const scopes = v.heldScopes(a.agent);
     const own = leasesBy.get(a.agent) ?? [];
     // An agent that declared nothing has nothing to drift from (and its changes are not asked of git).
-    if (!declaresBeside(a.agent, a, held.some((i) => (v.flags[i]! & SCOPED) !== 0), own, now)) return null;
+    if (!declaresBeside(a.agent, a, scopes.length > 0, own, now)) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, v.firstBase(a.agent), tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     if (!changed.length) return null;
     // The declaration (every glob of every held task's scope) is built only for an agent that changed something.
-    const d = declarationOf(a.agent, a, held.map((i) => v.record(i)), own, now)!;
-    const { undeclared, unjudged } = judgePaths(d, changed);
+    const globs = declaredGlobs(a.agent, a, scopes, own, now);
+    const { undeclared, unjudged } = judgePaths({ globs }, changed);
     // An agent whose changes could not all be judged is listed too, with how many: never passed over unsaid.
     if (!undeclared.length && !unjudged.length) return null;
-    return { agent: a.agent, declared: d.globs, undeclared: undeclared.slice(0, MAX_SHOWN_PATHS), count: undeclared.length, unjudged: unjudged.length };
+    return { agent: a.agent, declared: globs, undeclared: undeclared.slice(0, MAX_SHOWN_PATHS), count: undeclared.length, unjudged: unjudged.length };
   };
   for (let i = 0; i < input.agents.length; i += DRIFT_PARALLEL) {
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);

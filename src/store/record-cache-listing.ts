@@ -23,7 +23,7 @@ import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { viewTask, type ViewTask } from "../core/view-task.ts";
 import { viewTasksOf, type ViewTasks } from "../core/view-tasks.ts";
-import { viewColumns, writeColumns, type ViewHead } from "./view-columns.ts";
+import { viewColumns, wholeColumns, writeColumns, type ViewHead } from "./view-columns.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
@@ -185,10 +185,11 @@ function columnsPart(bytes: Buffer, at: number): ViewPart | null | undefined {
   }
   if (head?.version !== VIEW_VERSION || !head.counted || typeof head.counted !== "object" || !head.columns) return null;
   const c = head.columns;
-  const n = c.ids?.length;
+  if (!wholeColumns(c)) return null;
+  const n = c.ids.length;
   const list = split + TASKS_AT.length - 1;
   // The records run from `[` to `]`, then the object's `}` closes the file: anything else, the whole parse.
-  if (!Array.isArray(c.ids) || !Array.isArray(c.at) || c.at.length !== n + 1 || list + c.at[n]! + 1 !== bytes.length || bytes[list + c.at[n]! - 1] !== 0x5d) return undefined;
+  if (list + c.at[n]! + 1 !== bytes.length || bytes[list + c.at[n]! - 1] !== 0x5d) return undefined;
   return { tasks: viewColumns(c, (i) => bytes.toString("latin1", list + c.at[i]!, list + c.at[i + 1]! - 1)), counted: head.counted };
 }
 

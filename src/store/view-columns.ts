@@ -5,7 +5,7 @@
 // shows it. Numbers and indexes into short tables (statuses, agents, branches), not strings, so
 // there is little to parse and nothing to compare by text.
 import { TaskStatus } from "../core/task.ts";
-import { firstBases, flagsOf, type ViewTasks } from "../core/view-tasks.ts";
+import { firstBases, flagsOf, heldScopesOf, type ViewTasks } from "../core/view-tasks.ts";
 import type { ViewTask } from "../core/view-task.ts";
 
 export interface ViewColumns {
@@ -25,8 +25,9 @@ export interface ViewColumns {
   branches: string[];
   /** flagsOf each task (view-tasks.ts). */
   fl: number[];
-  /** Each agent's earliest claim's base (firstBases), as pairs. */
+  /** Each agent's earliest claim's base (firstBases), and the scopes of the tasks it holds (heldScopesOf), as pairs. */
   bases: [string, string][];
+  scopes: [string, string[]][];
   /** Where each record starts in the records' array text, and where the array ends (one more than the records). */
   at: number[];
 }
@@ -45,7 +46,7 @@ export function writeColumns(tasks: readonly ViewTask[], records: readonly strin
   const branches = new Map<string, number>();
   const indexIn = (m: Map<string, number>, s: string) => m.get(s) ?? m.set(s, m.size).get(s)!;
   const known = (ms: number) => (Number.isNaN(ms) ? null : ms);
-  const c: ViewColumns = { ids: [], st: "", statuses: [...STATUSES], holder: [], agents: [], exp: [], cl: [], ttl: [], br: [], branches: [], fl: [], bases: [], at: [] };
+  const c: ViewColumns = { ids: [], st: "", statuses: [...STATUSES], holder: [], agents: [], exp: [], cl: [], ttl: [], br: [], branches: [], fl: [], bases: [], scopes: [], at: [] };
   let at = 1;
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i]!;
@@ -65,7 +66,15 @@ export function writeColumns(tasks: readonly ViewTask[], records: readonly strin
   c.agents = [...agents.keys()];
   c.branches = [...branches.keys()];
   c.bases = [...firstBases(tasks)];
+  c.scopes = [...heldScopesOf(tasks)];
   return c;
+}
+
+/** Whether `c` holds every column, each task's of the same length: one short of a field is a file of another build. */
+export function wholeColumns(c: Partial<ViewColumns>): c is ViewColumns {
+  const n = Array.isArray(c.ids) ? c.ids.length : -1;
+  const each = [c.holder, c.exp, c.cl, c.ttl, c.br, c.fl].every((a) => Array.isArray(a) && a.length === n);
+  return each && typeof c.st === "string" && c.st.length === n && [c.statuses, c.agents, c.branches, c.bases, c.scopes].every(Array.isArray) && Array.isArray(c.at) && c.at.length === n + 1;
 }
 
 /** The tasks the columns describe; `text(i)` is record i's JSON, parsed when first asked for. */
@@ -85,6 +94,7 @@ export function viewColumns(c: ViewColumns, text: (i: number) => string): ViewTa
     ttl[i] = c.ttl[i] ?? NaN;
   }
   const bases = new Map(c.bases);
+  const scopes = new Map(c.scopes);
   const parsed = new Map<number, ViewTask>();
   return {
     length: n,
@@ -97,6 +107,7 @@ export function viewColumns(c: ViewColumns, text: (i: number) => string): ViewTa
     branch,
     flags,
     firstBase: (agent) => bases.get(agent) ?? null,
+    heldScopes: (agent) => scopes.get(agent) ?? [],
     record: (i) => parsed.get(i) ?? parsed.set(i, JSON.parse(text(i)) as ViewTask).get(i)!,
   };
 }
