@@ -78,6 +78,8 @@ export function registerStatus(program: Command): void {
       // Edits outside each agent's declaration, and claims renewed while their branch stands still
       // (the bounded text shows the first stuck claims: only their rows are made, the rest counted).
       const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store), ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
+      // Every record the text shows is read: the view file's records are closed.
+      open?.close?.();
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired. Read once: the
