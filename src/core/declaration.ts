@@ -168,15 +168,20 @@ export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: numbe
 export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   const c = input.task.claim;
   if (input.task.status !== "claimed" || !c) return null;
-  return stuckSinceAt(Date.parse(c.claimed_at), c.ttl_ms, input.expiresMs ?? Date.parse(c.expires_at), input.branchMovedAt, now, thresholdMs);
+  const claimedAt = Date.parse(c.claimed_at);
+  const since = stuckSinceAt(claimedAt, c.ttl_ms, input.expiresMs ?? Date.parse(c.expires_at), input.branchMovedAt?.getTime() ?? null, now.getTime(), thresholdMs);
+  return Number.isNaN(since) ? null : { since, claimed: since === claimedAt };
 }
 
-/** stuckSince of a claim (stored as claimed) by its times: claimed, its ttl and its expiry (ms). */
-export function stuckSinceAt(claimedAt: number, ttlMs: number, expires: number, branchMovedAt: Date | null, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
-  if (expires <= now.getTime()) return null;
-  const moved = Math.max(claimedAt, branchMovedAt?.getTime() ?? claimedAt);
-  if (!(now.getTime() - moved > thresholdMs && expires - ttlMs > moved)) return null;
-  return { since: moved, claimed: moved === claimedAt };
+/**
+ * stuckSince of a claim (stored as claimed) by its times in ms: claimed, its ttl, its expiry, the
+ * branch's last move (null: none known) and now. NaN when not stuck; the claim's time is the answer
+ * when the branch last moved before it. A number, not an object: `status` asks it of 5,000 claims.
+ */
+export function stuckSinceAt(claimedAt: number, ttlMs: number, expires: number, branchMovedAt: number | null, now: number, thresholdMs: number): number {
+  if (expires <= now) return NaN;
+  const moved = branchMovedAt === null ? claimedAt : Math.max(claimedAt, branchMovedAt);
+  return now - moved > thresholdMs && expires - ttlMs > moved ? moved : NaN;
 }
 
 /** Shown per agent at most; the count says how many there are. */

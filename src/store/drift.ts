@@ -136,17 +136,18 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
   let total = 0;
   const { status, holder, branch, claimedAt, ttl, expires } = v;
   const threshold = store.config.stuckAfterMs;
+  const nowMs = now.getTime();
   for (let i = 0; i < v.length; i++) {
     if (status[i] !== "claimed" || holder[i] === undefined) continue;
     const on = branch[i];
     const tip = on ? tips.get(on) : undefined;
-    const stuck = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, tip?.at ?? null, now, threshold);
-    if (!stuck) continue;
+    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, tip ? tip.at.getTime() : null, nowMs, threshold);
+    if (Number.isNaN(since)) continue;
     if (total++ >= shown) continue;
     const c = v.record(i).claim!;
     // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
-    const at = stuck.claimed && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(stuck.since).toISOString();
-    rows.push({ task: v.ids[i]!, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - stuck.since });
+    const at = since === claimedAt[i] && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(since).toISOString();
+    rows.push({ task: v.ids[i]!, agent: c.agent, branch: c.branch, since: at, still_ms: nowMs - since });
   }
   return { rows, total };
 }

@@ -51,8 +51,10 @@ export function registerStatus(program: Command): void {
       // lease names a task it left out; --json reads every task. The bounded text reads the view
       // file's columns and the records it shows (view-columns.ts), --all every record.
       const open = g.json ? null : await viewListing(store, { whole: !!o.all });
-      const named = open ? new Set(open.tasks.ids) : null;
-      const part = open && !leaseSet.some((l) => l.task !== null && !named!.has(l.task)) ? open : null;
+      // The set of its ids only when a lease names a task (7,500 of them at 10,000 tasks).
+      const leased = leaseSet.filter((l) => l.task !== null);
+      const named = open && leased.length ? new Set(open.tasks.ids) : null;
+      const part = open && !leased.some((l) => !named!.has(l.task!)) ? open : null;
       const [listed, { agents, problems: agentProblems }] = await Promise.all([part ?? listTasks(store, { settled: false }), listAgents(store)]);
       const { problems } = listed;
       // Whole records (--json) are read into columns once, for every section below.
