@@ -10,8 +10,9 @@
 // Only views write it (store.keepsRecords), only past LISTING_AT tasks, only listings without
 // problems. Beside it, `view-listing.json` holds what a text view reads: the tasks that are not
 // final and the final ones a view can show (viewPart), and the counts of the others, so a view
-// does not grow with history. It is keyed by the task refs as the ref files hold them (viewKey):
-// the text view at 10,000 tasks then decodes no ref name and hashes nothing. Caches keyed by ref
+// does not grow with history; before those records, their columns (view-columns.ts), all the
+// bounded text parses besides the records it shows. It is keyed by the task refs as the ref files
+// hold them (viewKey): the text view at 10,000 tasks then decodes no ref name and hashes nothing. Caches keyed by ref
 // tips (DESIGN: thrown away and rebuilt at will).
 // Both files hold JSON escaped to ASCII and are decoded as latin1: one byte a character, no UTF-8
 // decoding of megabytes, and a string V8 parses a little faster.
