@@ -25,7 +25,7 @@ import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { viewTask, type ViewTask } from "../core/view-task.ts";
 import { viewTasksOf, type ViewTasks } from "../core/view-tasks.ts";
-import { viewColumns, wholeColumns, writeColumns, type ViewColumns, type ViewHead } from "./view-columns.ts";
+import { readColumns, viewColumns, writeColumns, type ReadColumns, type ViewColumns, type ViewHead } from "./view-columns.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
@@ -211,8 +211,8 @@ function columnsOf(fd: number, path: string, key: FileKey): ViewPart | null | un
   }
   const head = split < 0 ? null : readHead(bytes, at, split);
   if (!head) return null;
-  const c = head.columns;
-  const n = c.ids.length;
+  const { columns: c } = head;
+  const n = c.c.ids.length;
   const list = split + TASKS_AT.length - 1;
   // The records run from `[` to `]`, then the object's `}` closes the file: anything else, the whole parse.
   if (list + c.at[n]! + 1 !== size || readAt(fd, list + c.at[n]! - 1, 1)?.[0] !== 0x5d) return undefined;
@@ -231,16 +231,16 @@ function columnsOf(fd: number, path: string, key: FileKey): ViewPart | null | un
   return { tasks: viewColumns(c, text), counted: head.counted, close };
 }
 
-/** The version, counts and columns between the key's end (`at`) and the records (`split`), or null. */
-function readHead(bytes: Buffer, at: number, split: number): ViewHead | null {
+/** The version, counts and columns (decoded) between the key's end (`at`) and the records (`split`), or null. */
+function readHead(bytes: Buffer, at: number, split: number): { counted: ViewPart["counted"]; columns: ReadColumns } | null {
   // The columns parsed from their own text: the 400 KB are not copied again into `{...}`.
   const columnsAt = bytes.indexOf(COLUMNS_AT, at, "latin1");
   if (columnsAt < 0 || columnsAt > split) return null;
   try {
     const head = JSON.parse(`${bytes.toString("latin1", at, columnsAt)}}`) as Partial<ViewHead> | null;
     if (head?.version !== VIEW_VERSION || !head.counted || typeof head.counted !== "object") return null;
-    const columns = JSON.parse(bytes.toString("latin1", columnsAt + COLUMNS_AT.length, split)) as Partial<ViewColumns>;
-    return columns && wholeColumns(columns) ? { version: head.version, counted: head.counted, columns } : null;
+    const columns = readColumns((JSON.parse(bytes.toString("latin1", columnsAt + COLUMNS_AT.length, split)) ?? {}) as Partial<ViewColumns>);
+    return columns && { counted: head.counted, columns };
   } catch {
     return null;
   }
