@@ -134,14 +134,16 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
   const now = store.now();
   const rows: StuckTask[] = [];
   let total = 0;
-  const { status, holder, branch, claimedAt, ttl, expires } = v;
+  const { branch, claimedAt, ttl, expires } = v;
   const threshold = store.config.stuckAfterMs;
   const nowMs = now.getTime();
+  // Each branch's last move read once, not a Date asked per claim.
+  const moved = new Map([...tips].map(([name, tip]) => [name, tip.at.getTime()]));
   for (let i = 0; i < v.length; i++) {
-    if (status[i] !== "claimed" || holder[i] === undefined) continue;
+    // Only a live claim can be stuck (NaN: not stored as claimed, or no claim).
+    if (!(expires[i]! > nowMs)) continue;
     const on = branch[i];
-    const tip = on ? tips.get(on) : undefined;
-    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, tip ? tip.at.getTime() : null, nowMs, threshold);
+    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, on ? (moved.get(on) ?? null) : null, nowMs, threshold);
     if (Number.isNaN(since)) continue;
     if (total++ >= shown) continue;
     const c = v.record(i).claim!;
