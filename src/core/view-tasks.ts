@@ -32,8 +32,8 @@ export interface ViewTasks {
 }
 
 /** Flags of a task, as the view file stores them. */
-export const WAITS = 2;
-export const HANDS = 4;
+export const WAITS = 1;
+export const HANDS = 2;
 
 export function flagsOf(t: ViewTask): number {
   return (t.after?.length ? WAITS : 0) | (t.handoffs?.length ? HANDS : 0);

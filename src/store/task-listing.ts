@@ -202,7 +202,8 @@ export async function storedClaimedTasks(store: Store): Promise<readonly Task[]>
  * What a text view over all tasks reads (viewPart): the tasks it can show, stored (not settled),
  * and the count of the final ones left out. A one-shot view reads it from the view file of the
  * current task refs when there is one (viewKey), so its cost follows the open work, not the
- * history, and no task ref is decoded.
+ * history, and no task ref is decoded: by its columns and the records asked for, or with `whole`
+ * every record (status --all). A part read from the file is to be closed (ViewPart.close).
  */
 export async function viewListing(store: Store, opts: { whole?: boolean } = {}): Promise<ViewPart & { problems: string[] }> {
   const parts = store.warm ? null : store.listRefParts(TASKS_PREFIX);
