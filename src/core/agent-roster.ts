@@ -4,11 +4,12 @@ import { buildLabel, type BuildIdentity } from "./build-identity.ts";
 import type { Config } from "./config.ts";
 import type { HandoffEvent } from "./event.ts";
 import type { Step } from "./outcome.ts";
-import { isLive, settle, type OpContext } from "./task-ops.ts";
+import { settle, type OpContext } from "./task-ops.ts";
 import { claimGraceUntil, viewerContext, type Viewer } from "./clock-skew.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 import type { ViewTask } from "./view-task.ts";
+import { asViewTasks, type ViewTasks } from "./view-tasks.ts";
 
 export interface RosterEntry {
   agent: string;
@@ -45,19 +46,20 @@ type RosterConfig = Pick<Config, "staleAfterMs" | "disconnectedAfterMs" | "gcAft
  * `viewer`: whose view it is; another agent's claim inside its takeover grace counts as held, as a
  * claim of the task is refused until the grace ends (clock-skew.ts Viewer).
  */
-export function buildRoster(agents: AgentRecord[], tasks: ViewTask[], now: Date, cfg: RosterConfig, viewer?: Viewer, expiries?: Float64Array): Roster {
+export function buildRoster(agents: AgentRecord[], tasks: readonly ViewTask[] | ViewTasks, now: Date, cfg: RosterConfig, viewer?: Viewer): Roster {
+  const v = asViewTasks(tasks);
   const held = new Map<string, string[]>();
   // Another agent's claim inside the viewer's grace is held too (claimGraceUntil).
   const graced = viewer?.graceMs ? viewerContext(now, viewer) : null;
   const nowMs = now.getTime();
-  for (let i = 0; i < tasks.length; i++) {
-    const t = tasks[i]!;
-    // isLive, with the expiry parsed once per view (claimExpiries) when the caller has it.
-    const live = expiries ? expiries[i]! > nowMs : isLive(t, now);
-    if (!live && !(graced && claimGraceUntil(t, graced))) continue;
-    const list = held.get(t.claim!.agent);
-    if (list) list.push(t.id);
-    else held.set(t.claim!.agent, [t.id]);
+  for (let i = 0; i < v.length; i++) {
+    // isLive, with the expiry parsed once per view (ViewTasks.expires); a claim that ran out is read whole only for the grace.
+    const live = v.expires[i]! > nowMs;
+    if (!live && !(graced && v.status[i] === "claimed" && v.holder[i] !== undefined && claimGraceUntil(v.record(i), graced))) continue;
+    const agent = v.holder[i]!;
+    const list = held.get(agent);
+    if (list) list.push(v.ids[i]!);
+    else held.set(agent, [v.ids[i]!]);
   }
   const entries = agents.map((a): RosterEntry => {
     const claimed = held.get(a.agent) ?? [];

@@ -22,17 +22,36 @@ export function declarationOf(agent: string, record: AgentRecord | null, tasks: 
   const session = sessionFiles(record);
   const held = tasks.filter((t) => heldBy(t, agent)).map((t) => ({ task: t.id, scope: t.scope }));
   const own = leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern);
-  const globs = [...new Set([...session, ...held.flatMap((t) => t.scope), ...own])];
+  const globs = unionOf(session, held.flatMap((t) => t.scope), own);
   if (!globs.length) return null;
   return { agent, globs, sources: { session, tasks: held, leases: own } };
+}
+
+/**
+ * The globs of declarationOf, from the scopes of the tasks the agent holds (`heldScopes`: each
+ * held task's scope in the tasks' order, repeats or not) instead of the tasks: a view that judges
+ * an agent's changes needs no record of its tasks.
+ */
+export function declaredGlobs(agent: string, record: AgentRecord | null, heldScopes: readonly string[], leases: Lease[], now: Date): string[] {
+  return unionOf(sessionFiles(record), heldScopes, leases.filter((l) => declaresLease(l, agent, now)).map((l) => l.pattern));
+}
+
+/** Each glob once, in source order (session files, task scopes, leases). */
+function unionOf(session: readonly string[], scopes: readonly string[], leases: readonly string[]): string[] {
+  return [...new Set([...session, ...scopes, ...leases])];
 }
 
 /**
  * Whether declarationOf finds anything declared, without building the declaration: a view asks
  * it of every agent first, and builds the declaration only for those with changed paths.
  */
-export function declaresAnything(agent: string, record: AgentRecord | null, tasks: ViewTask[], leases: Lease[], now: Date): boolean {
-  return sessionFiles(record).length > 0 || tasks.some((t) => heldBy(t, agent) && t.scope.length > 0) || leases.some((l) => declaresLease(l, agent, now));
+export function declaresAnything(agent: string, record: AgentRecord | null, tasks: readonly ViewTask[], leases: Lease[], now: Date): boolean {
+  return declaresBeside(agent, record, tasks.some((t) => heldBy(t, agent) && t.scope.length > 0), leases, now);
+}
+
+/** declaresAnything, told by the caller whether a task the agent holds (stored as claimed) has a scope. */
+export function declaresBeside(agent: string, record: AgentRecord | null, holdsScope: boolean, leases: Lease[], now: Date): boolean {
+  return sessionFiles(record).length > 0 || holdsScope || leases.some((l) => declaresLease(l, agent, now));
 }
 
 function sessionFiles(record: AgentRecord | null): string[] {
@@ -58,7 +77,7 @@ export function declaredWithin(globs: string[], path: string, work: MatchBudget)
   return withinBudget(() => globs.some((g) => matchesPath(g, path, work)));
 }
 
-export function isDeclared(d: Declaration, path: string, work: MatchBudget = newMatchBudget()): boolean | typeof SPENT {
+export function isDeclared(d: Pick<Declaration, "globs">, path: string, work: MatchBudget = newMatchBudget()): boolean | typeof SPENT {
   return declaredWithin(d.globs, path, work);
 }
 
@@ -75,7 +94,7 @@ export interface PathsJudged {
  * all of them; no declaration, nothing outside it. A path not judged is never drift: an agent is
  * never said to have drifted on a path that was not looked at.
  */
-export function judgePaths(d: Declaration | null, paths: string[]): PathsJudged {
+export function judgePaths(d: Pick<Declaration, "globs"> | null, paths: string[]): PathsJudged {
   const out: PathsJudged = { undeclared: [], unjudged: [] };
   if (!d) return out;
   const work = newMatchBudget(DRIFT_BUDGET.units);
@@ -127,7 +146,7 @@ export interface StuckInput {
   task: ViewTask;
   /** When the holder's branch last moved (its tip's commit time), or null when unknown. */
   branchMovedAt: Date | null;
-  /** The claim's expiry parsed already (claim-expiry.ts), when the caller has it. */
+  /** The claim's expiry parsed already (ViewTasks.expires), when the caller has it. */
   expiresMs?: number | undefined;
 }
 
@@ -149,12 +168,20 @@ export function isPossiblyStuck(input: StuckInput, now: Date, thresholdMs: numbe
 export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): { since: number; claimed: boolean } | null {
   const c = input.task.claim;
   if (input.task.status !== "claimed" || !c) return null;
-  const expires = input.expiresMs ?? Date.parse(c.expires_at);
-  if (expires <= now.getTime()) return null;
   const claimedAt = Date.parse(c.claimed_at);
-  const moved = Math.max(claimedAt, input.branchMovedAt?.getTime() ?? claimedAt);
-  if (!(now.getTime() - moved > thresholdMs && expires - c.ttl_ms > moved)) return null;
-  return { since: moved, claimed: moved === claimedAt };
+  const since = stuckSinceAt(claimedAt, c.ttl_ms, input.expiresMs ?? Date.parse(c.expires_at), input.branchMovedAt?.getTime() ?? null, now.getTime(), thresholdMs);
+  return Number.isNaN(since) ? null : { since, claimed: since === claimedAt };
+}
+
+/**
+ * stuckSince of a claim (stored as claimed) by its times in ms: claimed, its ttl, its expiry, the
+ * branch's last move (null: none known) and now. NaN when not stuck; the claim's time is the answer
+ * when the branch last moved before it. A number, not an object: `status` asks it of 5,000 claims.
+ */
+export function stuckSinceAt(claimedAt: number, ttlMs: number, expires: number, branchMovedAt: number | null, now: number, thresholdMs: number): number {
+  if (expires <= now) return NaN;
+  const moved = branchMovedAt === null ? claimedAt : Math.max(claimedAt, branchMovedAt);
+  return now - moved > thresholdMs && expires - ttlMs > moved ? moved : NaN;
 }
 
 /** Shown per agent at most; the count says how many there are. */

@@ -8,6 +8,7 @@ import { graceUntil, isLeaseLiveFor, type Lease } from "./lease.ts";
 import { isFinal } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 import type { ViewTask } from "./view-task.ts";
+import { asViewTasks, type ViewTasks } from "./view-tasks.ts";
 
 export type LeaseFlag = "task_finished" | "task_not_held" | "holder_gone";
 
@@ -35,12 +36,15 @@ export function leaseFlags(l: Lease, tasks: Map<string, ViewTask>, agents: Map<s
 }
 
 /** `viewer`: whose status it is, and the grace other agents' leases stand for in it. */
-export function leaseRows(leases: Lease[], tasks: ViewTask[], agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: Viewer): LeaseRow[] {
+export function leaseRows(leases: Lease[], tasks: readonly ViewTask[] | ViewTasks, agents: AgentRecord[], now: Date, t: AgentThresholds, viewer: Viewer): LeaseRow[] {
   // Only the tasks leases name are looked up: a map of every task cost more than the rows (7,500 at 10,000 tasks).
   const named = new Set<string>();
   for (const l of leases) if (l.task !== null) named.add(l.task);
   const byTask = new Map<string, ViewTask>();
-  if (named.size) for (const x of tasks) if (named.has(x.id)) byTask.set(x.id, x);
+  if (named.size) {
+    const v = asViewTasks(tasks);
+    for (let i = 0; i < v.length; i++) if (named.has(v.ids[i]!)) byTask.set(v.ids[i]!, v.record(i));
+  }
   const byAgent = new Map(agents.map((a) => [a.agent, a]));
   const { agent, graceMs } = viewer;
   return leases

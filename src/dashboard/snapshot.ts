@@ -24,6 +24,7 @@ import { listTasks } from "../store/task-store.ts";
 import { syncHealth, type SyncHealth } from "./sync-health.ts";
 import type { DriftView } from "../core/declaration.ts";
 import { computeDrift } from "../store/drift.ts";
+import { viewTasksOf } from "../core/view-tasks.ts";
 import { loadLeases } from "../store/lease-store.ts";
 import { staleLeaseNote } from "../store/stale-leases.ts";
 import { indexedLogEvents } from "../store/log-index.ts";
@@ -109,9 +110,11 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   // As `status`: another agent's claim inside the takeover grace is held (the write context's grace, no network call).
   const ctx = await viewContext(store, now);
   const viewer = viewerOf(ctx);
-  const roster = buildRoster(records, tasks, now, store.config, viewer);
+  // The records read into columns once, for the roster, the status and drift (core/view-tasks.ts).
+  const view = viewTasksOf(tasks);
+  const roster = buildRoster(records, view, now, store.config, viewer);
   const predicted = await previewWithFile(store, roster, cache);
-  const status = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer });
+  const status = buildStatus({ tasks: view, agents: records, conflicts: predicted, config: store.config, now, roster, viewer });
   const statusOf = new Map(roster.agents.map((a) => [a.agent, a.status]));
   const settled = tasks.map((t) => shownTask(t, ctx));
   const byId = new Map(settled.map((t) => [t.id, t]));
@@ -156,7 +159,7 @@ export async function buildSnapshot(store: Store, cache: SnapshotCache, readOnly
   const stats = { ...computeStats(history, { since: null, now }), catches_by_day: catchesByDay(history) };
   const sync = await syncHealth(store, cache.lastSync);
   const { holders: _h, expiring_soon: _s, expired: _e, ...shownStatus } = status;
-  const drift = await computeDrift(store, { agents: records, tasks, leases: (await loadLeases(store)).set.leases, logged: await indexedLogEvents(store) });
+  const drift = await computeDrift(store, { agents: records, tasks: view, leases: (await loadLeases(store)).set.leases, logged: await indexedLogEvents(store) });
   return displaySafe({
     at: now.toISOString(),
     me: store.actor,

@@ -122,13 +122,20 @@ export function overviewText(o: Overview, now: Date, rendered?: number, note: (t
       lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} ${expiry} ${paint.dim(where)}  ${oneLine(t.objective, 40)}${note(t.task)}`);
     }
   }
+  // Lines of a bounded view not built (buildOverview's `shown`): counted as lines all the same.
+  const blank = (n: number | undefined) => {
+    for (let k = 0; k < (n ?? 0); k++) lines.push(" ");
+  };
+  blank(o.hidden?.held);
   if (o.expiring_soon.length) {
     lines.push(paint.yellow("expiring soon"));
     o.expiring_soon.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}${note(t.task)}`));
+    blank(o.hidden?.expiring_soon);
   }
   if (o.expired.length) {
     lines.push(paint.red("expired (free to claim)"));
     o.expired.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}${note(t.task)}`));
+    blank(o.hidden?.expired);
   }
   return lines.join("\n");
 }

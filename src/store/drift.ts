@@ -3,11 +3,12 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, declaresAnything, judgePaths, stuckSince, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, declaredGlobs, declaresBeside, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
 import type { ViewTask } from "../core/view-task.ts";
+import { asViewTasks, firstBases, type ViewTasks } from "../core/view-tasks.ts";
 import { mergeBase } from "../git/diff.ts";
 import { branchTips, changedBetween, uncommittedPaths, type BranchTip } from "../git/drift-paths.ts";
 import { isObjectId } from "../core/object-id.ts";
@@ -18,15 +19,12 @@ import { indexedLogEvents } from "./log-index.ts";
 import { listTasks } from "./task-store.ts";
 import { localMachine } from "./machine.ts";
 import type { Store } from "./store.ts";
-import { textOrder } from "../core/text-order.ts";
 import { groupBy } from "../core/group-by.ts";
 
-/** The commit an agent's work is measured from: its tasks' claim base, else where its branch left the integration branch. */
-async function baseOf(store: Store, agent: string, tip: string, tasks: ViewTask[], tips: Map<string, BranchTip>): Promise<string | null> {
-  // The earliest claim's base (the first of the earliest, as a stable sort puts it): work on the later tasks is in its range too.
-  let first: ViewTask | null = null;
-  for (const t of tasks) if (t.status === "claimed" && t.claim?.agent === agent && t.base && (!first || textOrder(t.claim.claimed_at, first.claim!.claimed_at) < 0)) first = t;
-  if (first) return first.base!;
+/** The commit an agent's work is measured from: its tasks' claim base (`firstBase`: ViewTasks.firstBase), else where its branch left the integration branch. */
+async function baseOf(store: Store, tip: string, firstBase: string | null, tips: Map<string, BranchTip>): Promise<string | null> {
+  // The earliest claim's base: work on the later tasks is in its range too.
+  if (firstBase) return firstBase;
   const integration = store.config.integrationBranch;
   if (!integration) return null;
   // Two commits name the answer for good: views that keep records (status) ask git once per pair.
@@ -36,11 +34,11 @@ async function baseOf(store: Store, agent: string, tip: string, tasks: ViewTask[
 }
 
 /** What git shows `a` changed: committed since its base on its branch, and uncommitted in its worktree (when on this machine). */
-async function changedBy(store: Store, a: AgentRecord, tasks: ViewTask[], tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
+async function changedBy(store: Store, a: AgentRecord, firstBase: string | null, tips: Map<string, BranchTip>, machine: () => Promise<string>): Promise<string[]> {
   const paths: string[] = [];
   if (a.branch) {
     const tip = tips.get(a.branch);
-    const base = tip ? await baseOf(store, a.agent, tip.commit, tasks, tips) : null;
+    const base = tip ? await baseOf(store, tip.commit, firstBase, tips) : null;
     if (tip && base) paths.push(...(await store.kept(`changed:${base}..${tip.commit}`, () => changedBetween(store.cwd, base, tip.commit))));
   }
   // A worktree path recorded on another machine may name an unrelated folder here. The folder is
@@ -53,10 +51,8 @@ const DRIFT_PARALLEL = 8;
 
 export interface DriftInput {
   agents: AgentRecord[];
-  /** The tasks as stored: whole records, or the narrower ones of a view file (core/view-task.ts). */
-  tasks: ViewTask[];
-  /** claimExpiries(tasks) (core/claim-expiry.ts), when the caller parsed them already. */
-  expiries?: Float64Array;
+  /** The tasks as stored: whole records, the narrower ones of a view file (core/view-task.ts), or its columns (core/view-tasks.ts). */
+  tasks: readonly ViewTask[] | ViewTasks;
   leases: Lease[];
   /** The indexed log events (log-index.ts): undeclared edits the hooks saw. */
   logged: HandoffEvent[];
@@ -73,31 +69,32 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
   const machine = () => (asked ??= localMachine(store));
   // Each agent's share of the tasks, leases and events, grouped once: at 10,000 tasks and 100
   // agents, filtering all of them for each agent was a million comparisons per view.
-  const claimedBy = groupBy(input.tasks.filter((t) => t.status === "claimed" && t.claim), (t) => t.claim!.agent);
+  const v = asViewTasks(input.tasks);
   const leasesBy = groupBy(input.leases, (l) => l.agent);
   const editsBy = groupBy(input.logged.filter((e) => e.type === "undeclared_edit"), (e) => e.agent);
   // Each agent's git reads are independent: run them side by side, a few at a time.
   const one = async (a: AgentRecord): Promise<AgentDrift | null> => {
     if (a.ended_at) return null;
-    const held = claimedBy.get(a.agent) ?? [];
+    // What its held tasks declare, by their scopes (ViewTasks.heldScopes): no record read.
+    const scopes = v.heldScopes(a.agent);
     const own = leasesBy.get(a.agent) ?? [];
     // An agent that declared nothing has nothing to drift from (and its changes are not asked of git).
-    if (!declaresAnything(a.agent, a, held, own, now)) return null;
+    if (!declaresBeside(a.agent, a, scopes.length > 0, own, now)) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
-    const changed = [...(await changedBy(store, a, held, tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
+    const changed = [...(await changedBy(store, a, v.firstBase(a.agent), tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     if (!changed.length) return null;
     // The declaration (every glob of every held task's scope) is built only for an agent that changed something.
-    const d = declarationOf(a.agent, a, held, own, now)!;
-    const { undeclared, unjudged } = judgePaths(d, changed);
+    const globs = declaredGlobs(a.agent, a, scopes, own, now);
+    const { undeclared, unjudged } = judgePaths({ globs }, changed);
     // An agent whose changes could not all be judged is listed too, with how many: never passed over unsaid.
     if (!undeclared.length && !unjudged.length) return null;
-    return { agent: a.agent, declared: d.globs, undeclared: undeclared.slice(0, MAX_SHOWN_PATHS), count: undeclared.length, unjudged: unjudged.length };
+    return { agent: a.agent, declared: globs, undeclared: undeclared.slice(0, MAX_SHOWN_PATHS), count: undeclared.length, unjudged: unjudged.length };
   };
   for (let i = 0; i < input.agents.length; i += DRIFT_PARALLEL) {
     for (const r of await Promise.all(input.agents.slice(i, i + DRIFT_PARALLEL).map(one))) if (r) agents.push(r);
   }
-  if (input.stuckShown === undefined) return { agents, stuck: stuckTasks(store, input.tasks, tips, input.expiries) };
-  const { rows, total } = stuckClaims(store, input.tasks, tips, input.expiries, input.stuckShown);
+  if (input.stuckShown === undefined) return { agents, stuck: stuckTasks(store, v, tips) };
+  const { rows, total } = stuckClaims(store, v, tips, input.stuckShown);
   return { agents, stuck: rows, stuck_total: total };
 }
 
@@ -128,26 +125,31 @@ async function branchTipsOf(store: Store): Promise<Map<string, BranchTip>> {
 /** A time as toISOString writes it. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function stuckTasks(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries?: Float64Array): StuckTask[] {
-  return stuckClaims(store, tasks, tips, expiries, Infinity).rows;
+export function stuckTasks(store: Store, tasks: readonly ViewTask[] | ViewTasks, tips: Map<string, BranchTip>): StuckTask[] {
+  return stuckClaims(store, asViewTasks(tasks), tips, Infinity).rows;
 }
 
 /** The first `shown` stuck claims' rows (in the tasks' order) and how many claims are stuck: a bounded view makes only the rows it shows. */
-export function stuckClaims(store: Store, tasks: ViewTask[], tips: Map<string, BranchTip>, expiries: Float64Array | undefined, shown: number): { rows: StuckTask[]; total: number } {
+export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, BranchTip>, shown: number): { rows: StuckTask[]; total: number } {
   const now = store.now();
   const rows: StuckTask[] = [];
   let total = 0;
-  for (let i = 0; i < tasks.length; i++) {
-    const t = tasks[i]!;
-    const c = t.claim;
-    if (t.status !== "claimed" || !c) continue;
-    const tip = c.branch ? tips.get(c.branch) : undefined;
-    const stuck = stuckSince({ task: t, branchMovedAt: tip?.at ?? null, expiresMs: expiries?.[i] }, now, store.config.stuckAfterMs);
-    if (!stuck) continue;
+  const { branch, claimedAt, ttl, expires } = v;
+  const threshold = store.config.stuckAfterMs;
+  const nowMs = now.getTime();
+  // Each branch's last move read once, not a Date asked per claim.
+  const moved = new Map([...tips].map(([name, tip]) => [name, tip.at.getTime()]));
+  for (let i = 0; i < v.length; i++) {
+    // Only a live claim can be stuck (NaN: not stored as claimed, or no claim).
+    if (!(expires[i]! > nowMs)) continue;
+    const on = branch[i];
+    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, on ? (moved.get(on) ?? null) : null, nowMs, threshold);
+    if (Number.isNaN(since)) continue;
     if (total++ >= shown) continue;
+    const c = v.record(i).claim!;
     // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
-    const at = stuck.claimed && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(stuck.since).toISOString();
-    rows.push({ task: t.id, agent: c.agent, branch: c.branch, since: at, still_ms: now.getTime() - stuck.since });
+    const at = since === claimedAt[i] && ISO_MS.test(c.claimed_at) ? c.claimed_at : new Date(since).toISOString();
+    rows.push({ task: v.ids[i]!, agent: c.agent, branch: c.branch, since: at, still_ms: nowMs - since });
   }
   return { rows, total };
 }
@@ -177,7 +179,7 @@ export async function recordWorktreeDrift(store: Store, record: AgentRecord): Pr
   if (!d) return none;
   const policy = loadPolicy(store);
   const here = { ...record, worktree: store.repo.workTree };
-  const changed = (await changedBy(store, here, tasks, await branchTips(store.cwd), () => localMachine(store))).filter((p) => !isIgnored(policy, p));
+  const changed = (await changedBy(store, here, firstBases(tasks).get(record.agent) ?? null, await branchTips(store.cwd), () => localMachine(store))).filter((p) => !isIgnored(policy, p));
   const { undeclared, unjudged } = judgePaths(d, changed);
   const told = new Set((await indexedLogEvents(store)).filter((e) => e.type === "undeclared_edit" && e.agent === record.agent && e.at >= record.started_at).flatMap((e) => e.paths ?? []));
   const fresh = undeclared.filter((p) => !told.has(p)).slice(0, 100);

@@ -10,18 +10,22 @@
 // Only views write it (store.keepsRecords), only past LISTING_AT tasks, only listings without
 // problems. Beside it, `view-listing.json` holds what a text view reads: the tasks that are not
 // final and the final ones a view can show (viewPart), and the counts of the others, so a view
-// does not grow with history. It is keyed by the task refs as the ref files hold them (viewKey):
-// the text view at 10,000 tasks then decodes no ref name and hashes nothing. Caches keyed by ref
+// does not grow with history; before those records, their columns (view-columns.ts), all the
+// bounded text parses besides the records it shows. It is keyed by the task refs as the ref files
+// hold them (viewKey): the text view at 10,000 tasks then decodes no ref name and hashes nothing. Caches keyed by ref
 // tips (DESIGN: thrown away and rebuilt at will).
 // Both files hold JSON escaped to ASCII and are decoded as latin1: one byte a character, no UTF-8
 // decoding of megabytes, and a string V8 parses a little faster.
-import { readdirSync, rmSync } from "node:fs";
-import { readNoFollow } from "../git/safe-file.ts";
+import { closeSync, fstatSync, readdirSync, rmSync } from "node:fs";
+import { openNoFollow, readNoFollow } from "../git/safe-file.ts";
+import { readAt } from "../git/read-at.ts";
 import { basename, dirname, join } from "node:path";
 import type { RefTip } from "../git/refs.ts";
 import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { viewTask, type ViewTask } from "../core/view-task.ts";
+import { viewTasksOf, type ViewTasks } from "../core/view-tasks.ts";
+import { readColumns, viewColumns, writeColumns, type ReadColumns, type ViewColumns, type ViewHead } from "./view-columns.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
@@ -31,9 +35,10 @@ const VERSION = 4;
 /**
  * The view file's own: its records are narrowed (saveViewPart), and a build before that read
  * version 4 as whole records (a priority, a creation time it then lacked); it reads this one as
- * no file and lists again.
+ * no file and lists again. 6: the columns before the records (view-columns.ts); a build of
+ * version 5 reads it as no file (another version), and this one reads a file of 5 as none.
  */
-export const VIEW_VERSION = 5;
+export const VIEW_VERSION = 6;
 const PREFIX = "listing-";
 
 export class ListingSnapshot<T> {
@@ -147,19 +152,110 @@ export function viewKey(parts: ListedParts): FileKey | null {
   return [`packed ${run.length}\n`, run, `loose ${loose.length}\n${loose}`];
 }
 
-/** The view part saved under `key`, or null (no file, a damaged one, or one of other refs). */
-export function readViewPart(commonDir: string, key: FileKey): ViewPart | null {
-  const read = readKeyed<Partial<ViewPart>>(join(commonDir, "handoff", VIEW_FILE), key, VIEW_VERSION);
-  return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: read.tasks, counted: read.counted } : null;
+/**
+ * The view part saved under `key`, or null (no file, a damaged one, or one of other refs). The
+ * bounded text reads the key and the columns before `tasks` and, through the file kept open until
+ * `close`, only the records it shows (viewColumns): at 10,000 tasks 1.1 of 3.4 MB. `whole` (status
+ * --all) parses every record, and so does a file whose records are not where the columns say
+ * (written by another hand).
+ */
+export function readViewPart(commonDir: string, key: FileKey, opts: { whole?: boolean } = {}): ViewPart | null {
+  const path = join(commonDir, "handoff", VIEW_FILE);
+  if (!opts.whole) {
+    const part = columnsPart(path, key);
+    if (part !== undefined) return part;
+  }
+  const read = readKeyed<Partial<ViewPart> & { tasks?: unknown }>(path, key, VIEW_VERSION);
+  return read && Array.isArray(read.tasks) && read.counted && typeof read.counted === "object" ? { tasks: viewTasksOf(read.tasks as ViewTask[]), counted: read.counted } : null;
+}
+
+/** What separates the file's columns from its records (no JSON string holds it: its quote is bare). */
+const TASKS_AT = ',"tasks":[';
+const COLUMNS_AT = ',"columns":';
+/** Records read from the file a window at a time: the ones a bounded text shows are mostly the first. */
+const WINDOW = 1 << 16;
+
+/** The part read from the columns, null for no file, one of another version or damaged, undefined when only the whole parse can tell. */
+function columnsPart(path: string, key: FileKey): ViewPart | null | undefined {
+  let fd: number;
+  try {
+    fd = openNoFollow(path);
+  } catch {
+    return null;
+  }
+  let part: ViewPart | null | undefined = null;
+  try {
+    part = columnsOf(fd, path, key);
+  } catch {
+    /* damaged: as none */
+  }
+  if (!part) closeSync(fd);
+  return part;
+}
+
+/** columnsPart of the open file `fd`: the part keeps it open (its `close`) for the records asked for. */
+function columnsOf(fd: number, path: string, key: FileKey): ViewPart | null | undefined {
+  const size = fstatSync(fd).size;
+  let keyLength = 0;
+  for (const part of key) keyLength += part.length;
+  // The key and the columns (a little less than the key at 10,000 tasks), more read only if they run past.
+  let length = Math.min(size, 2 * keyLength + WINDOW);
+  let bytes = readAt(fd, 0, length);
+  const at = bytes ? startsWithKey(bytes, key) : null;
+  if (!bytes || at === null || bytes[at] !== 0x7b) return null;
+  let split = bytes.indexOf(TASKS_AT, at, "latin1");
+  while (split < 0 && length < size) {
+    length = Math.min(size, 2 * length);
+    bytes = readAt(fd, 0, length)!;
+    split = bytes.indexOf(TASKS_AT, at, "latin1");
+  }
+  const head = split < 0 ? null : readHead(bytes, at, split);
+  if (!head) return null;
+  const { columns: c } = head;
+  const n = c.c.ids.length;
+  const list = split + TASKS_AT.length - 1;
+  // The records run from `[` to `]`, then the object's `}` closes the file: anything else, the whole parse.
+  if (list + c.at[n]! + 1 !== size || readAt(fd, list + c.at[n]! - 1, 1)?.[0] !== 0x5d) return undefined;
+  let open = true;
+  let window = { from: 0, bytes };
+  const text = (i: number) => {
+    const [from, to] = [list + c.at[i]!, list + c.at[i + 1]! - 1];
+    if (!open) throw new Error(`${path}: a record asked for after the view was read`);
+    if (from < window.from || to > window.from + window.bytes.length) window = { from, bytes: readAt(fd, from, Math.min(size - from, Math.max(WINDOW, to - from)))! };
+    return window.bytes.toString("latin1", from - window.from, to - window.from);
+  };
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return { tasks: viewColumns(c, text), counted: head.counted, close };
+}
+
+/** The version, counts and columns (decoded) between the key's end (`at`) and the records (`split`), or null. */
+function readHead(bytes: Buffer, at: number, split: number): { counted: ViewPart["counted"]; columns: ReadColumns } | null {
+  // The columns parsed from their own text: the 400 KB are not copied again into `{...}`.
+  const columnsAt = bytes.indexOf(COLUMNS_AT, at, "latin1");
+  if (columnsAt < 0 || columnsAt > split) return null;
+  try {
+    const head = JSON.parse(`${bytes.toString("latin1", at, columnsAt)}}`) as Partial<ViewHead> | null;
+    if (head?.version !== VIEW_VERSION || !head.counted || typeof head.counted !== "object") return null;
+    const columns = readColumns((JSON.parse(bytes.toString("latin1", columnsAt + COLUMNS_AT.length, split)) ?? {}) as Partial<ViewColumns>);
+    return columns && { counted: head.counted, columns };
+  } catch {
+    return null;
+  }
 }
 
 /**
  * Best effort: saves the view part of the listing `key` names (written only past LISTING_AT tasks),
- * each record narrowed to what a view reads (core/view-task.ts): at 10,000 tasks a fifth less to
- * parse (priority, fences, creation, results). A file of whole records (written before) reads as well.
+ * each record narrowed to what a view reads (core/view-task.ts), after the columns the walks over
+ * every task read (writeColumns), so the bounded text parses those and the records it shows only.
  */
-export function saveViewPart(commonDir: string, key: FileKey, part: ViewPart): void {
-  writeKeyed(join(commonDir, "handoff", VIEW_FILE), key, { tasks: part.tasks.map(viewTask), counted: part.counted }, VIEW_VERSION);
+export function saveViewPart(commonDir: string, key: FileKey, part: { tasks: readonly ViewTask[]; counted: ViewPart["counted"] }): void {
+  const records = part.tasks.map((t) => asciiJson(JSON.stringify(viewTask(t))));
+  const head = asciiJson(JSON.stringify({ version: VIEW_VERSION, counted: part.counted, columns: writeColumns(part.tasks, records) }));
+  const body = `${head.slice(0, -1)}${TASKS_AT}${records.join(",")}]}`;
+  writeSmallFile(join(commonDir, "handoff", VIEW_FILE), Buffer.concat([...key.map((k) => Buffer.from(k, "latin1")), Buffer.from(body, "latin1")]));
 }
 
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
@@ -171,7 +267,9 @@ function quickHash(text: string): string {
 
 /** What a text view reads of a listing: the tasks it can show, in listing order, and the count of the others by status. */
 export interface ViewPart {
-  tasks: ViewTask[];
+  tasks: ViewTasks;
+  /** Read from the view file's columns: closes the file the records are read from (none is read after). */
+  close?: () => void;
   counted: Partial<Record<TaskStatus, number>>;
 }
 
@@ -180,7 +278,7 @@ export interface ViewPart {
  * task not final waits on it; it carries handoffs, which fill inboxes). The other final tasks,
  * history, are only counted. A file lease naming a task left out is the caller's to check.
  */
-export function viewPart(tasks: readonly Task[]): ViewPart {
+export function viewPart(tasks: readonly Task[]): { tasks: Task[]; counted: ViewPart["counted"] } {
   const named = new Set<string>();
   for (const t of tasks) if (!isFinal(t.status)) for (const dep of t.after ?? []) named.add(dep);
   const kept: Task[] = [];

@@ -15,6 +15,7 @@ import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type 
 import { claimedTasks } from "./claimed-index.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
 import { mergeSorted } from "../git/ref-files.ts";
+import { viewTasksOf } from "../core/view-tasks.ts";
 import { fromOrderFile, type OrderedTasks } from "./task-order.ts";
 import { liveClaimAt, storedStatusAt } from "./task-order-file.ts";
 import { readyRecord } from "../core/dependency-graph.ts";
@@ -201,12 +202,13 @@ export async function storedClaimedTasks(store: Store): Promise<readonly Task[]>
  * What a text view over all tasks reads (viewPart): the tasks it can show, stored (not settled),
  * and the count of the final ones left out. A one-shot view reads it from the view file of the
  * current task refs when there is one (viewKey), so its cost follows the open work, not the
- * history, and no task ref is decoded.
+ * history, and no task ref is decoded: by its columns and the records asked for, or with `whole`
+ * every record (status --all). A part read from the file is to be closed (ViewPart.close).
  */
-export async function viewListing(store: Store): Promise<ViewPart & { problems: string[] }> {
+export async function viewListing(store: Store, opts: { whole?: boolean } = {}): Promise<ViewPart & { problems: string[] }> {
   const parts = store.warm ? null : store.listRefParts(TASKS_PREFIX);
   const key = parts ? viewKey(parts) : null;
-  const saved = key ? readViewPart(store.repo.commonDir, key) : null;
+  const saved = key ? readViewPart(store.repo.commonDir, key, opts) : null;
   if (saved) return { ...saved, problems: [] };
   // A large listing reads the very refs the key names, so the view saved under the key is theirs;
   // a small one (no view file) is listed as any listing is, with its checks.
@@ -214,5 +216,5 @@ export async function viewListing(store: Store): Promise<ViewPart & { problems: 
   const full = tips && tips.length >= LISTING_AT ? await storedListingOf(store, tips) : await storedListing(store);
   const part = viewPart(full.tasks);
   if (key && store.keepsRecords && !full.problems.length && full.tasks.length === tips!.length && tips!.length >= LISTING_AT) saveViewPart(store.repo.commonDir, key, part);
-  return { ...part, problems: [...full.problems] };
+  return { tasks: viewTasksOf(part.tasks), counted: part.counted, problems: [...full.problems] };
 }

@@ -6,7 +6,7 @@ import { openMergeCache } from "../../store/merge-cache-file.ts";
 import { listTasks } from "../../store/task-store.ts";
 import { viewListing } from "../../store/task-listing.ts";
 import { buildRoster } from "../../core/agent-roster.ts";
-import { claimExpiries } from "../../core/claim-expiry.ts";
+import { asViewTasks } from "../../core/view-tasks.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
@@ -48,11 +48,17 @@ export function registerStatus(program: Command): void {
       store.keepRecords();
       const leaseSet = (await loadLeases(store)).set.leases;
       // The text view reads the open tasks and counts the history (viewListing), unless a file
-      // lease names a task it left out; --json reads every task.
-      const open = g.json ? null : await viewListing(store);
-      const named = open ? new Set(open.tasks.map((t) => t.id)) : null;
-      const part = open && !leaseSet.some((l) => l.task !== null && !named!.has(l.task)) ? open : null;
-      const [{ tasks, problems }, { agents, problems: agentProblems }] = await Promise.all([part ?? listTasks(store, { settled: false }), listAgents(store)]);
+      // lease names a task it left out; --json reads every task. The bounded text reads the view
+      // file's columns and the records it shows (view-columns.ts), --all every record.
+      const open = g.json ? null : await viewListing(store, { whole: !!o.all });
+      // The set of its ids only when a lease names a task (7,500 of them at 10,000 tasks).
+      const leased = leaseSet.filter((l) => l.task !== null);
+      const named = open && leased.length ? new Set(open.tasks.ids) : null;
+      const part = open && !leased.some((l) => !named!.has(l.task!)) ? open : null;
+      const [listed, { agents, problems: agentProblems }] = await Promise.all([part ?? listTasks(store, { settled: false }), listAgents(store)]);
+      const { problems } = listed;
+      // Whole records (--json) are read into columns once, for every section below.
+      const tasks = asViewTasks(listed.tasks);
       for (const p of [...problems, ...agentProblems]) warn(p);
       const now = store.now();
       const records = agents.map((a) => a.record);
@@ -60,13 +66,11 @@ export function registerStatus(program: Command): void {
       const merges = o.conflicts ? openMergeCache(store) : null;
       // Other agents' claims and leases inside the takeover grace are held, as a write would find them.
       const viewer = await storeViewer(store);
-      // Each claim's expiry parsed once for the roster, the overview and the stuck claims.
-      const expiries = claimExpiries(tasks);
-      const roster = buildRoster(records, tasks, now, store.config, viewer, expiries);
+      const roster = buildRoster(records, tasks, now, store.config, viewer);
       const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
       merges?.save();
       // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
-      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, expiries, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS }) });
+      const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS, shown: SECTION_LINES }) });
       // Sync conflicts waiting for this agent, and offline grants not yet confirmed.
       const syncConflicts = await readConflicts(store, store.actor.agent);
       const tentative = (await listTentative(store)).map((t) => ({ ref: t.ref, commit: t.commit, event: t.event }));
@@ -75,7 +79,9 @@ export function registerStatus(program: Command): void {
       const leases = leaseRows(leaseSet, tasks, records, now, store.config, viewer);
       // Edits outside each agent's declaration, and claims renewed while their branch stands still
       // (the bounded text shows the first stuck claims: only their rows are made, the rest counted).
-      const drift = await computeDrift(store, { agents: records, tasks, expiries, leases: leaseSet, logged: await indexedLogEvents(store), ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
+      const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store), ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
+      // Every record the text shows is read: the view file's records are closed.
+      open?.close?.();
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
       const policy = store.policySource;
       // Remote refs refused on receive: kept out of refs/handoff/ until repaired. Read once: the
