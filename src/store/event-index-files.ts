@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readStartNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-const VERSION = 11;
+// 12: the event key files' lines start with the event's time (event-index-lines.ts).
+const VERSION = 12;
 
 export interface RefEntry {
   id: number;
@@ -213,17 +214,17 @@ function readdirSafe(dir: string): string[] {
 }
 
 /**
- * Writes every key file again without the lines of dead ref ids, as a new generation
+ * Writes every key file again without the lines of dead ref ids (`lineId`: a line's), as a new generation
  * (takeGeneration): the caller writes the manifest, then removes the files of the one before
  * (removeKeyFiles).
  */
-export function compact(dir: string, m: Manifest): void {
+export function compact(dir: string, m: Manifest, lineId: (key: string, line: string) => number): void {
   const ids = new Set(Object.values(m.refs).map((r) => r.id));
   const gen = takeGeneration(dir, m.gen);
   for (const key of Object.keys(m.sizes)) {
     const text = readKeyFile(fileOf(dir, key, m.gen), m.sizes[key]!);
     if (text === null) throw new Damaged(`${key}: shorter than the index says`);
-    const kept = text.split("\n").filter((l) => l && ids.has(Number(l.slice(0, l.indexOf("\t")))));
+    const kept = text.split("\n").filter((l) => l && ids.has(lineId(key, l)));
     const body = kept.length ? kept.join("\n") + "\n" : "";
     replaceFile(fileOf(dir, key, gen), body);
     m.sizes[key] = Buffer.byteLength(body, "utf8");

@@ -5,7 +5,8 @@
 //                      key file's length; first, on a line of its own, its head: what a read
 //                      with no ref moved needs (ManifestHead), keyed by the ref files' stamp
 //   generation         the last generation of key files taken (takeGeneration)
-//   all.jsonl          every event, one line each: ref id, position on that ref, commit, event JSON
+//   all.jsonl          every event, one line each: its time, ref id, position on that ref,
+//                      commit, event JSON (event-index-lines.ts)
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
 //   type-<type>.jsonl  the lines of one event type
 //   stats.jsonl        every event `stats` reads the details of, cut to the fields it reads
@@ -31,6 +32,7 @@ import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
 import { REF_ROOT, type Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
 import { tryOwnedLock } from "../git/owned-lock.ts";
+import { decodeLine, eventLine, eventLineId, readAllLines, readNewestLines, type KeyLines, type LineRef, type RefsOf } from "./event-index-lines.ts";
 import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
 /**
@@ -63,6 +65,12 @@ export function agentKey(agent: string): string {
   // SHA-1 in-process (small-object-codec.ts): node:crypto would cost `events --agent X` 5 ms to load.
   return sha1Hex(Buffer.from(agent, "utf8")).slice(0, 16);
 }
+
+/** The event key files; the others (stats, counted, partners) are lines `stats` reads, each ref id first. */
+const isEventKey = (key: string) => key === "all" || key.startsWith("type-") || key.startsWith("agent-");
+
+/** The ref id of a line of the key file `key`: what compaction keeps lines by. */
+const lineId = (key: string, line: string) => (isEventKey(key) ? eventLineId(line) : Number(line.slice(0, line.indexOf("\t"))));
 
 const keysOf = (e: HandoffEvent): string[] => {
   const keys = ["all", `type-${e.type}`, `agent-${agentKey(e.agent)}`];
@@ -185,7 +193,7 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
     const counted: string[] = [];
     for (const { oid, event } of w.lines.reverse()) {
       const seq = entry.n++;
-      const line = `${entry.id}\t${seq}\t${oid}\t${JSON.stringify(event)}\n`;
+      const line = eventLine(entry.id, seq, oid, event);
       for (const k of keysOf(event)) add(k, line);
       const cut = statsLine(event);
       if (cut === null) counted.push(Date.parse(event.at).toString(36));
@@ -206,7 +214,7 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
   if (sharesHistory(m)) m.shared = true;
   else delete m.shared;
   const compacting = m.dead > 1000 && m.dead * 4 > m.total;
-  if (compacting) compact(dir, m);
+  if (compacting) compact(dir, m, lineId);
   writeManifest(dir, m, stamp === null ? null : headOf(m, tips, stamp));
   // A reader still going by the manifest before this one finds its files gone: it reads again.
   if (compacting || rebuilt) removeKeyFiles(dir, m.gen);
@@ -273,7 +281,15 @@ function upToDate(m: Manifest, tips: { name: string; oid: string }[]): boolean {
  * order. Null when a line is damaged: the caller drops the index and reads directly.
  */
 export function readIndexed(store: Store, m: Manifest, key: string, order: RefOrder): IndexedEvent[] | null {
-  return scan(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), (payload) => JSON.parse(payload) as HandoffEvent);
+  const read = eventLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), null);
+  if (!read) return null;
+  const out: IndexedEvent[] = [];
+  for (const l of read.lines) {
+    const event = decodeLine(l);
+    if (!event) return null;
+    out.push({ event, oid: l.oid, ref: l.ref, seq: l.seq });
+  }
+  return out;
 }
 
 /**
@@ -358,9 +374,6 @@ function statsEvent(payload: string): HandoffEvent {
 /** Each ref's place among the refs read, for the refs a key file names (empty: all in one place). */
 export type RefOrder = (names: ReadonlySet<string>) => ReadonlyMap<string, number>;
 
-/** The live refs among the ids a key file names: each one's place (RefOrder's; 0 without one) and event count. */
-type RefsOf = (ids: ReadonlySet<number>) => ReadonlyMap<number, { place: number; n: number }>;
-
 function refsOfManifest(m: Manifest, order: RefOrder | null): RefsOf {
   return (ids) => {
     const named = new Map<number, { name: string; n: number }>();
@@ -375,74 +388,11 @@ function refsOfManifest(m: Manifest, order: RefOrder | null): RefsOf {
   };
 }
 
+/**
+ * The committed lines of one of the files `stats` reads (stats, counted, partners: ref id,
+ * position, commit, then the payload `decode` reads), of live refs, decoded. Null when a line is damaged.
+ */
 function scan(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, decode: (payload: string, oid: string) => HandoffEvent | null): IndexedEvent[] | null {
-  const read = scanLines(store, gen, size, key, refsOf, false);
-  if (!read) return null;
-  const out: IndexedEvent[] = [];
-  for (const l of read.lines) {
-    try {
-      const event = decode(read.text.slice(l.from, l.to), l.oid);
-      if (event) out.push({ event, oid: l.oid, ref: l.ref, seq: l.seq });
-    } catch {
-      return null;
-    }
-  }
-  return out;
-}
-
-/** A committed line of a key file, its event not yet decoded (decodeLine). */
-export interface LineRef {
-  oid: string;
-  /** Its ref's place (RefOrder's, or the head's listing's). */
-  ref: number;
-  seq: number;
-  /** The event's time as the line states it, read without decoding the event; null where it could not be. */
-  at: string | null;
-  from: number;
-  to: number;
-}
-
-/** A key file's committed lines (`text` their file's), for callers that decode only the lines they need. */
-export interface KeyLines {
-  text: string;
-  lines: LineRef[];
-}
-
-/**
- * The event of a line of readIndexedLines; null when it is damaged (the caller drops the index,
- * as for a damaged line found by readIndexed).
- */
-export function decodeLine(read: KeyLines, l: LineRef): HandoffEvent | null {
-  try {
-    const event = JSON.parse(read.text.slice(l.from, l.to)) as HandoffEvent;
-    return event && typeof event === "object" && (l.at === null || event.at === l.at) ? event : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * readIndexed, each line's event left to decodeLine; `withAt`: each line's time read too, where it
- * can be without decoding the line (for a caller that decodes only the newest).
- */
-export function readIndexedLines(store: Store, m: Manifest, key: string, order: RefOrder, withAt: boolean): KeyLines | null {
-  return scanLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), withAt);
-}
-
-/** readIndexedLines through the head: each ref's place is its place in the head's listing. */
-export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string, withAt: boolean): KeyLines | null {
-  return scanLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), withAt);
-}
-
-/**
- * An event's time where its JSON starts with members whose values are plain strings (what
- * JSON.stringify writes for an event: type, task, agent, then at): those members and `"at":"`,
- * matched from where the JSON starts. Anything else (an escape in a value, another order) is not
- * matched, and the line is decoded to know.
- */
-const LEADING_AT = /\{(?:"[a-z_]+":"[^"\\]*",)*"at":"[^"\\]*"/y;
-
-function scanLines(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, withAt: boolean): KeyLines | null {
   const text = readKeyFile(fileOf(indexDir(store), key, gen), size);
   if (text === null) return null;
   // The refs the lines name first: a key file names a few, the manifest every ref (10,000 task
@@ -456,7 +406,7 @@ function scanLines(store: Store, gen: number, size: number, key: string, refsOf:
     at = end + 1;
   }
   const named = refsOf(ids);
-  const lines: LineRef[] = [];
+  const out: IndexedEvent[] = [];
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf("\n", start);
@@ -470,18 +420,38 @@ function scanLines(store: Store, gen: number, size: number, key: string, refsOf:
     const ref = named.get(Number(text.slice(line, t1)));
     const seq = Number(text.slice(t1 + 1, t2));
     if (!ref || !(seq < ref.n)) continue;
-    let at: string | null = null;
-    if (withAt) {
-      LEADING_AT.lastIndex = t3 + 1;
-      if (LEADING_AT.test(text) && LEADING_AT.lastIndex <= end) {
-        const from = text.lastIndexOf('"at":"', LEADING_AT.lastIndex) + 6;
-        at = text.slice(from, LEADING_AT.lastIndex - 1);
-      }
+    const oid = text.slice(t2 + 1, t3);
+    try {
+      const event = decode(text.slice(t3 + 1, end), oid);
+      if (event) out.push({ event, oid, ref: ref.place, seq });
+    } catch {
+      return null;
     }
-    lines.push({ oid: text.slice(t2 + 1, t3), ref: ref.place, seq, at, from: t3 + 1, to: end });
   }
-  return { text, lines };
+  return out;
 }
+
+/**
+ * An event key file's committed lines ("all", `type-<type>`, `agent-<key>`), each ref's place its
+ * RefOrder's, their events left to decodeLine: every line, or (`keep`) the lines of the newest
+ * times, at least `keep` of them (event-index-lines.ts readNewestLines). Null when damaged.
+ */
+export function readIndexedLines(store: Store, m: Manifest, key: string, order: RefOrder, keep: number | null): KeyLines | null {
+  return eventLines(store, m.gen, m.sizes[key] ?? 0, key, refsOfManifest(m, order), keep);
+}
+
+/** readIndexedLines through the head: each ref's place is its place in the head's listing. */
+export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string, keep: number | null): KeyLines | null {
+  return eventLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), keep);
+}
+
+function eventLines(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, keep: number | null): KeyLines | null {
+  const text = readKeyFile(fileOf(indexDir(store), key, gen), size);
+  if (text === null) return null;
+  return keep === null ? readAllLines(text, refsOf) : readNewestLines(text, refsOf, keep);
+}
+
+export { decodeLine, type KeyLines, type LineRef };
 
 /** Throws the index away (see dropManifest): the next read rebuilds it. */
 export function dropIndex(store: Store, seen?: Manifest | ManifestHead): void {

@@ -93,8 +93,7 @@ const keyOf = (filter: EventFilter) => (filter.agent ? `agent-${agentKey(filter.
 function fromHead(store: Store, filter: EventFilter, opts: { onProblem?: (message: string) => void; onIndex?: (r: IndexReport) => void }): HandoffEvent[] | null {
   const head = readIndexHead(store);
   if (!head) return null;
-  const read = readIndexedLinesByHead(store, head, keyOf(filter), filter.limit !== undefined);
-  const events = read && newest(read, filter);
+  const events = newestOf((keep) => readIndexedLinesByHead(store, head, keyOf(filter), keep), filter);
   if (!events) {
     dropIndex(store, head);
     return null;
@@ -126,8 +125,7 @@ async function fromIndex(
   for (let n = 0; n < 2; n++) {
     const manifest = await openIndex(store, tips, stamp, opts);
     if (!manifest) return null;
-    const read = readIndexedLines(store, manifest, key, order, filter.limit !== undefined);
-    const events = read && newest(read, filter);
+    const events = newestOf((keep) => readIndexedLines(store, manifest, key, order, keep), filter);
     if (events) return events;
     dropIndex(store, manifest);
   }
@@ -135,11 +133,31 @@ async function fromIndex(
 }
 
 /**
- * The lines' events that match the filter, each commit once, in time order; with `limit`, the
- * newest N, decoding only the lines of the newest times until N are found (~1,000 lines in an
- * agent's file at 100,000 events, 20 asked for). Null when a line it decodes is damaged.
+ * The events of a key file's lines (`read`: every line, or, given a number, the lines of the newest
+ * times, at least that many) that match the filter, as newest gives them. With a limit, the lines
+ * of the newest times first (~1,000 lines in an agent's file at 100,000 events, 20 asked for);
+ * where those hold fewer than the limit (lines of refs no longer live, a commit on two refs,
+ * events the filter leaves out), more of them, then every line. Null when damaged.
  */
-function newest(read: KeyLines, filter: EventFilter): HandoffEvent[] | null {
+function newestOf(read: (keep: number | null) => KeyLines | null, filter: EventFilter): HandoffEvent[] | null {
+  const limit = filter.limit;
+  for (const keep of limit === undefined ? [null] : [limit, limit * 8, null]) {
+    const lines = read(keep);
+    const events = lines && newest(lines, filter);
+    if (events !== MORE) return events;
+  }
+  return null;
+}
+
+/** newest's answer when the lines it was given, only of the newest times, hold too few events. */
+const MORE = Symbol("more");
+
+/**
+ * The lines' events that match the filter, each commit once, in time order; with `limit`, the
+ * newest N, decoding only the lines of the newest times until N are found. Null when a line it
+ * decodes is damaged; MORE when N are not found in lines that are not all (KeyLines.partial).
+ */
+function newest(read: KeyLines, filter: EventFilter): HandoffEvent[] | null | typeof MORE {
   const sinceMs = filter.since?.getTime() ?? -Infinity;
   const limit = filter.limit;
   // Every line, unless a limit is asked for and every line's time could be read undecoded.
@@ -154,7 +172,7 @@ function newest(read: KeyLines, filter: EventFilter): HandoffEvent[] | null {
     const byOid = new Map<string, { event: HandoffEvent; ref: number; seq: number }>();
     for (; i < j; i++) {
       const l = lines[i]!;
-      const event = decodeLine(read, l);
+      const event = decodeLine(l);
       if (!event) return null;
       if (!matches(event, filter) || Date.parse(event.at) < sinceMs) continue;
       const seen = byOid.get(l.oid);
@@ -162,6 +180,7 @@ function newest(read: KeyLines, filter: EventFilter): HandoffEvent[] | null {
     }
     for (const k of byOid.values()) kept.push(k);
   }
+  if (read.partial && (limit === undefined || kept.length < limit)) return MORE;
   kept.sort((a, b) => (a.event.at < b.event.at ? -1 : a.event.at > b.event.at ? 1 : a.ref - b.ref || a.seq - b.seq));
   const events = kept.map((l) => l.event);
   return limit !== undefined ? events.slice(Math.max(0, events.length - limit)) : events;
