@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readStartNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
-// 12: the event key files' lines start with the event's time (event-index-lines.ts).
-const VERSION = 12;
+// 12: the event key files' lines start with the event's time (event-index-lines.ts); 13: agent
+// key files named by FNV-1a (event-index.ts agentKey).
+const VERSION = 13;
 
 export interface RefEntry {
   id: number;
