@@ -10,15 +10,28 @@ const VERSION = 1;
 /** From this many records a run counts as a listing: its set replaces the file's. */
 const LISTING = 100;
 
+/**
+ * Where the views that read records only for their caller (events, stats: its agent record, for
+ * the heartbeat) keep them: not in records.json, which holds a whole listing (57 KB at 1,000 tasks
+ * once `status` ran), parsed whole for the one record (~1.8 ms and 190 KB of young generation, a
+ * collection, in a cold `events --agent X --limit 20`). A few callers' records, each at its latest
+ * tips; past `cap` only the run's own are kept, so the file follows the tips instead of growing
+ * with every heartbeat.
+ */
+export const CALLER_RECORDS = { name: "caller-records.json", cap: 32 };
+
 export class RecordCacheFile {
   private stored: Map<string, unknown> | null = null;
   private readonly used = new Map<string, unknown>();
   private added = false;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    private readonly cap = Infinity,
+  ) {}
 
-  static in(commonDir: string): RecordCacheFile {
-    return new RecordCacheFile(join(commonDir, "handoff", "records.json"));
+  static in(commonDir: string, file: { name: string; cap: number } = { name: "records.json", cap: Infinity }): RecordCacheFile {
+    return new RecordCacheFile(join(commonDir, "handoff", file.name), file.cap);
   }
 
   get(key: string): unknown {
@@ -34,7 +47,8 @@ export class RecordCacheFile {
 
   save(): void {
     if (!this.added) return;
-    const keep = this.used.size >= LISTING ? this.used : new Map([...this.load(), ...this.used]);
+    const merged = this.used.size >= LISTING ? this.used : new Map([...this.load(), ...this.used]);
+    const keep = merged.size > this.cap ? this.used : merged;
     writeSmallFile(this.path, JSON.stringify({ version: VERSION, records: Object.fromEntries(keep) }));
   }
 

@@ -542,9 +542,9 @@ export class Store {
     this.answers = map;
   }
 
-  /** Views that list many records (status) keep them between runs in .git/handoff/records.json. */
-  keepRecords(): void {
-    this.diskRecords ??= RecordCacheFile.in(this.repo.commonDir);
+  /** Views that list many records (status) keep them between runs in .git/handoff/records.json (`file`: another, CALLER_RECORDS). */
+  keepRecords(file?: { name: string; cap: number }): void {
+    this.diskRecords ??= RecordCacheFile.in(this.repo.commonDir, file);
   }
 
   /** Whether this process keeps records between runs (a view that called keepRecords). */

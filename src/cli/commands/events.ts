@@ -4,6 +4,7 @@ import { fail } from "../../core/errors.ts";
 import { EVENT_TYPES, type EventType } from "../../core/event.ts";
 import { validateAgentId, validateTaskId } from "../../core/ids.ts";
 import { readEvents } from "../../store/events.ts";
+import { CALLER_RECORDS } from "../../store/record-cache-file.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
@@ -24,8 +25,9 @@ export function registerEvents(program: Command): void {
   ).action(async (o: { since?: string; task?: string; type?: string; limit?: string }, cmd: Command) => {
     const agentFilter = (cmd.opts() as { agent?: string }).agent;
     await withStore(cmd, async (store, g) => {
-      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
-      store.keepRecords();
+      // The caller's own record (its heartbeat) is kept between runs, apart from status's listing:
+      // no pack read for it, and no listing parsed for it either (CALLER_RECORDS).
+      store.keepRecords(CALLER_RECORDS);
       if (o.type !== undefined && !EVENT_TYPES.includes(o.type as EventType)) {
         // The list is long: the first types, then where to see them all, so the error stays one short line.
         const all = EVENT_TYPES;

@@ -3,6 +3,7 @@ import { parseSince } from "../../core/duration.ts";
 import { computeStats } from "../../core/stats.ts";
 import { statsText } from "../../present/render-stats.ts";
 import { readStatsEvents } from "../../store/events.ts";
+import { CALLER_RECORDS } from "../../store/record-cache-file.ts";
 import { withGlobals, withStore } from "../context.ts";
 import { packAfterView } from "../view-packing.ts";
 import { emit, warn } from "../../present/output.ts";
@@ -19,8 +20,9 @@ export function registerStats(program: Command): void {
       .option("--since <time>", "only what happened since: an ISO time, or a duration back from now (2h, 7d)"),
   ).action(async (o: { since?: string }, cmd: Command) => {
     await withStore(cmd, async (store, g) => {
-      // The caller's own record (its heartbeat) is kept between runs: no git process to read it.
-      store.keepRecords();
+      // The caller's own record (its heartbeat) is kept between runs, apart from status's listing:
+      // no pack read for it, and no listing parsed for it either (CALLER_RECORDS).
+      store.keepRecords(CALLER_RECORDS);
       const now = store.now();
       const since = o.since !== undefined ? parseSince(o.since, now) : null;
       // The whole history is read: state from before the window (dependencies, handoffs) matters.
