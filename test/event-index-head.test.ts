@@ -121,6 +121,21 @@ test("--limit through the head: events of one time on several refs, and a commit
   assert.equal(events(repo, "--since", plus(2 * MIN), "--limit", "30"), await walked(repo, { since: new Date(plus(2 * MIN)) }));
 });
 
+test("--limit through the head over more refs than it looks up one by one: their places decoded whole, in the walk's order", async () => {
+  const repo = tempRepo();
+  // Forty tasks added at one instant (one event each, on forty refs in an order of their own), a
+  // few claims after: the newest 45 events span more than 32 refs, all but the claims of one time.
+  const ids = Array.from({ length: 40 }, (_, i) => `t${String((i * 17) % 40).padStart(2, "0")}`);
+  await storeTasks(by(repo, "lead", MIN), ids.map((id) => ({ id, objective: id })));
+  events(repo); // the index
+  // Thirty-five more of that instant, indexed after them (higher ids) but listed before them.
+  await storeTasks(by(repo, "lead", MIN), Array.from({ length: 35 }, (_, i) => ({ id: `a${String((i * 13) % 35).padStart(2, "0")}`, objective: "later" })));
+  for (const id of ["t03", "a31"]) await storeClaim(by(repo, `agent-${id}`, 2 * MIN), id);
+  const all = await walked(repo);
+  events(repo); // brought up to date, and its head
+  for (const limit of [3, 33, 41, 45, 80]) assert.equal(events(repo, "--limit", String(limit)), all.slice(-limit), `--limit ${limit}`);
+});
+
 test("a line whose time cannot be read without decoding it is decoded, and still counts", async () => {
   const repo = tempRepo();
   await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "one" }]);

@@ -232,16 +232,19 @@ async function update(store: Store, dir: string, was: Manifest | null, tips: { n
 
 /** The manifest's head (ManifestHead) for `tips`, every one of which `m` holds. */
 function headOf(m: Manifest, tips: { name: string; oid: string }[], stamp: string): ManifestHead {
-  const places: number[] = [];
+  const numbers: number[] = [];
   const problems: [string, string][] = [];
   let counted = 0;
   for (const t of tips) {
     const r = m.refs[t.name]!;
-    places.push(r.id, r.n);
+    numbers.push(r.id, r.n);
     if (r.problem) problems.push([t.name, r.problem]);
     counted += r.counted ?? 0;
   }
-  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, problems, shared: !!m.shared, counted };
+  let width = 1;
+  for (const n of numbers) width = Math.max(width, String(n).length);
+  const places = numbers.map((n) => `${String(n).padStart(width)},`).join("");
+  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, width, problems, shared: !!m.shared, counted };
 }
 
 /**
@@ -314,15 +317,41 @@ export function readIndexHead(store: Store): ManifestHead | null {
 /** The refs of a manifest or of its head, for a read in no order of refs (stats). */
 const refsOfEither = (m: Manifest | ManifestHead): RefsOf => ("refs" in m ? refsOfManifest(m, null) : refsOfHead(m));
 
-/** Each ref's place is its place in the head's listing. */
+/**
+ * Each ref's place is its place in the head's listing. A few ids (the refs of the lines `events
+ * --limit` keeps) are found in the places' text, each where its number stands as an id; more (every
+ * ref `stats` reads) from the text decoded whole.
+ */
 function refsOfHead(head: ManifestHead): RefsOf {
   return (ids) => {
     const out = new Map<number, { place: number; n: number }>();
-    const p = head.places;
-    for (let i = 0; i + 1 < p.length; i += 2) if (ids.has(p[i]!)) out.set(p[i]!, { place: i / 2, n: p[i + 1]! });
+    const { places: p, width } = head;
+    const stride = width + 1;
+    if (ids.size > FEW_IDS) {
+      let numbers = decodedPlaces.get(head);
+      if (!numbers) decodedPlaces.set(head, (numbers = JSON.parse(`[${p.slice(0, -1)}]`) as number[]));
+      for (let i = 0; i + 1 < numbers.length; i += 2) if (ids.has(numbers[i]!)) out.set(numbers[i]!, { place: i / 2, n: numbers[i + 1]! });
+      return out;
+    }
+    for (const id of ids) {
+      // A match ends at a comma, so it is one whole number of the text; an id's stand at even places.
+      const token = `${String(id).padStart(width)},`;
+      if (token.length !== stride) continue; // wider than every number listed: not a listed ref's
+      for (let at = p.indexOf(token); at >= 0; at = p.indexOf(token, at + 1)) {
+        if (at % (2 * stride) !== 0) continue;
+        out.set(id, { place: at / (2 * stride), n: Number(p.slice(at + stride, at + 2 * stride - 1)) });
+        break;
+      }
+    }
     return out;
   };
 }
+
+/** The places of a head decoded whole, once (stats reads three key files through one head). */
+const decodedPlaces = new WeakMap<ManifestHead, number[]>();
+
+/** Up to this many ids, refsOfHead looks each one up in the places' text. */
+const FEW_IDS = 32;
 
 /**
  * `stats.jsonl`: the events `stats` reads (cut by statsProjection), each commit once, and the
