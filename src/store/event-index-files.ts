@@ -7,8 +7,9 @@ import { readAt } from "../git/read-at.ts";
 import { openNoFollow, openWriteNoFollow, readStartNoFollow, readTextNoFollow, replaceFile } from "../git/safe-file.ts";
 
 // 12: the event key files' lines start with the event's time (event-index-lines.ts); 13: agent
-// key files named by FNV-1a (event-index.ts agentKey); 14: the head's places as one text.
-const VERSION = 14;
+// key files named by FNV-1a (event-index.ts agentKey); 14: the head's places as one text; 15: its
+// sizes as a list.
+const VERSION = 15;
 
 export interface RefEntry {
   id: number;
@@ -56,7 +57,11 @@ export interface Manifest {
 export interface ManifestHead {
   version: number;
   gen: number;
-  sizes: Record<string, number>;
+  /**
+   * The manifest's sizes as a list, [key, length, key, length, ...] (sizeOf): an object of 110
+   * names was most of what parsing the head took in a cold process (each name a new shape).
+   */
+  sizes: (string | number)[];
   /**
    * RefFiles' stamp of the listing of refs/handoff/ the index was last brought up to (the loose
    * files' names and values, packed-refs' identity): a reader whose stamp is the same lists the
@@ -122,7 +127,7 @@ export function readHead(dir: string, stamp: string): ManifestHead | null {
     return null;
   }
   if (!h || typeof h !== "object" || h.version !== VERSION || h.stamp !== stamp || !Number.isSafeInteger(h.gen) || h.gen < 0) return null;
-  if (typeof h.sizes !== "object" || !h.sizes || typeof h.places !== "string" || !Number.isSafeInteger(h.width) || h.width < 1 || h.places.length % (h.width + 1) !== 0 || !Array.isArray(h.problems) || typeof h.shared !== "boolean" || !Number.isSafeInteger(h.counted)) return null;
+  if (!Array.isArray(h.sizes) || !pairs(h.sizes) || typeof h.places !== "string" || !Number.isSafeInteger(h.width) || h.width < 1 || h.places.length % (h.width + 1) !== 0 || !Array.isArray(h.problems) || typeof h.shared !== "boolean" || !Number.isSafeInteger(h.counted)) return null;
   // The places' text as headOf writes it (refsOfHead reads numbers by position, and stats decodes it whole).
   if (!PLACES.test(h.places)) return null;
   texts.set(h, text);
@@ -130,6 +135,20 @@ export function readHead(dir: string, stamp: string): ManifestHead | null {
 }
 
 const PLACES = /^(?: *\d+,)*$/;
+
+/** [key, length, ...]: each key a string, each length a whole number. */
+function pairs(list: unknown[]): boolean {
+  if (list.length % 2) return false;
+  for (let i = 0; i < list.length; i += 2) if (typeof list[i] !== "string" || !Number.isSafeInteger(list[i + 1]) || (list[i + 1] as number) < 0) return false;
+  return true;
+}
+
+/** The length of the key file `key` that a manifest or its head covers (0: none). */
+export function sizeOf(m: Manifest | ManifestHead, key: string): number {
+  if (!Array.isArray(m.sizes)) return m.sizes[key] ?? 0;
+  for (let i = 0; i < m.sizes.length; i += 2) if (m.sizes[i] === key) return m.sizes[i + 1] as number;
+  return 0;
+}
 
 /** How much of the manifest a read of its head takes first. */
 const HEAD_READ = 32 * 1024;

@@ -33,7 +33,7 @@ import { REF_ROOT, type Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
 import { tryOwnedLock } from "../git/owned-lock.ts";
 import { decodeLine, eventLine, eventLineId, readAllLines, readNewestLines, type KeyLines, type LineRef, type RefsOf } from "./event-index-lines.ts";
-import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
+import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, sizeOf, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
 /**
  * A lock without a holder recorded (an older build's, held for its whole update, a rebuild of
@@ -244,7 +244,7 @@ function headOf(m: Manifest, tips: { name: string; oid: string }[], stamp: strin
   let width = 1;
   for (const n of numbers) width = Math.max(width, String(n).length);
   const places = numbers.map((n) => `${String(n).padStart(width)},`).join("");
-  return { version: m.version, gen: m.gen, sizes: m.sizes, stamp, places, width, problems, shared: !!m.shared, counted };
+  return { version: m.version, gen: m.gen, sizes: Object.entries(m.sizes).flat(), stamp, places, width, problems, shared: !!m.shared, counted };
 }
 
 /**
@@ -362,7 +362,7 @@ export function readStatsIndexed(store: Store, m: Manifest | ManifestHead, windo
   let counted: CountedTimes;
   if (windowed) {
     const lists: string[] = [];
-    const read = scan(store, m.gen, m.sizes.counted ?? 0, "counted", refsOfEither(m), (payload) => {
+    const read = scan(store, m.gen, sizeOf(m, "counted"), "counted", refsOfEither(m), (payload) => {
       // Checked whole, counted later (core/stats.ts countedSince): no number made per time.
       if (!isCountedList(payload)) throw new Error("damaged");
       lists.push(payload);
@@ -377,7 +377,7 @@ export function readStatsIndexed(store: Store, m: Manifest | ManifestHead, windo
   } else counted = { total: m.counted };
   const seen = new Set<string>();
   const events: HandoffEvent[] = [];
-  const lines = scan(store, m.gen, m.sizes.stats ?? 0, "stats", refsOfEither(m), (payload, oid) => {
+  const lines = scan(store, m.gen, sizeOf(m, "stats"), "stats", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);
@@ -390,7 +390,7 @@ export function readStatsIndexed(store: Store, m: Manifest | ManifestHead, windo
 /** `leased` events for take-over matching (partners.jsonl), each commit once. */
 export function readPartnersIndexed(store: Store, m: Manifest | ManifestHead): HandoffEvent[] | null {
   const seen = new Set<string>();
-  const lines = scan(store, m.gen, m.sizes.partners ?? 0, "partners", refsOfEither(m), (payload, oid) => {
+  const lines = scan(store, m.gen, sizeOf(m, "partners"), "partners", refsOfEither(m), (payload, oid) => {
     if (seen.has(oid)) return null;
     seen.add(oid);
     return statsEvent(payload);
@@ -480,7 +480,7 @@ export function readIndexedLines(store: Store, m: Manifest, key: string, order: 
 
 /** readIndexedLines through the head: each ref's place is its place in the head's listing. */
 export function readIndexedLinesByHead(store: Store, head: ManifestHead, key: string, keep: number | null): KeyLines | null {
-  return eventLines(store, head.gen, head.sizes[key] ?? 0, key, refsOfHead(head), keep);
+  return eventLines(store, head.gen, sizeOf(head, key), key, refsOfHead(head), keep);
 }
 
 function eventLines(store: Store, gen: number, size: number, key: string, refsOf: RefsOf, keep: number | null): KeyLines | null {
