@@ -67,6 +67,17 @@ test("the lines kept for --limit are every line of the newest times, against a s
   }
 });
 
+test("lines of one time by the ten thousand: kept all, sorted a few times, not at every line", () => {
+  const refsOf: RefsOf = (ids) => new Map([...ids].map((id) => [id, { place: id, n: 1e9 }]));
+  let text = eventLine(1, 0, "old", { type: "created", task: "x", agent: "a", at: "2026-01-01T00:00:00.000Z" } as unknown as HandoffEvent);
+  for (let i = 0; i < 20_000; i++) text += eventLine(2, i, `o${i}`, { type: "created", task: `t${i}`, agent: "a", at: "2026-01-02T00:00:00.000Z" } as unknown as HandoffEvent);
+  const t = performance.now();
+  const got = readNewestLines(text, refsOf, 1)!;
+  assert.is(got.lines.length, 20_000, "every line of the newest time");
+  assert.ok(got.partial, "the older line left out");
+  assert.ok(performance.now() - t < 5_000, `${Math.round(performance.now() - t)} ms`);
+});
+
 test("--limit where the lines of the newest times are of a ref deleted since: the newest live events, as a walk", async () => {
   const repo = tempRepo();
   await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "one" }]);

@@ -75,18 +75,22 @@ export function readNewestLines(text: string, refsOf: RefsOf, keep: number): Key
   // its time is the floor's time or later (times are of printable characters, the tab below them).
   let floor = "";
   let kept: string[] = [];
+  // Pruned again once the kept lines doubled: lines of one time are all kept (a bulk `task add`
+  // writes thousands), and pruning at every line past 2 * keep sorted them all at each.
+  let pruneAt = 2 * keep;
   const prune = () => {
     kept.sort(newestFirst);
     const last = kept[keep - 1]!;
     floor = last.slice(0, last.indexOf("\t") + 1);
     kept = kept.filter((row) => row >= floor);
+    pruneAt = Math.max(2 * keep, 2 * kept.length);
   };
   // From the end: the newest lines are mostly the last ones written, and the floor rises at once.
   for (let i = rows.length - 1; i >= 0; i--) {
     const row = rows[i]!;
     if (row < floor) continue;
     kept.push(row);
-    if (kept.length >= 2 * keep) prune();
+    if (kept.length >= pruneAt) prune();
   }
   if (kept.length > keep) prune();
   const partial = kept.length < rows.length;
