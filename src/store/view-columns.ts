@@ -5,7 +5,7 @@
 // line shows it. The numbers are typed arrays' bytes in base64 (one JSON string each, decoded by
 // Buffer, no number parsed a task: 7,500 claim times as JSON numbers cost as much as the rest) and
 // indexes into short tables (statuses, agents, branches).
-import { TaskStatus } from "../core/task.ts";
+import { TASK_STATUSES, type TaskStatus } from "../core/task.ts";
 import { firstBases, flagsOf, heldScopesOf, type ViewTasks } from "../core/view-tasks.ts";
 import type { ViewTask } from "../core/view-task.ts";
 
@@ -41,7 +41,9 @@ export interface ViewHead {
   columns: ViewColumns;
 }
 
-const STATUSES = TaskStatus.options;
+// The list the schema is built from, not its options: reading those sets zod up (lazy-zod.mjs),
+// ~150 KB of the young generation in every command whose bundle holds this module.
+const STATUSES: readonly TaskStatus[] = TASK_STATUSES;
 const ORDER = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? "LE" : "BE";
 
 type Typed = Float64Array | Int32Array | Uint8Array;
