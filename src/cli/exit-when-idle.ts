@@ -15,7 +15,9 @@ const idle = () => process.getActiveResourcesInfo().length === 0;
 
 /** After the current turn's promises: exits with `process.exitCode` when nothing keeps the process alive. */
 export function exitWhenIdle(): void {
-  queueMicrotask(() =>
+  // A promise callback, not queueMicrotask: the same queue, but Node's first queueMicrotask sets up
+  // its async hooks for it (~0.2 ms of a cold process's last steps).
+  void Promise.resolve().then(() =>
     process.nextTick(() => {
       if (idle()) process.exit();
       setImmediate(() => {
