@@ -129,18 +129,13 @@ test("the pre-edit bundle answers every kind of edit as the hook bundle does, an
   assert.is(gitOut(a, "for-each-ref", "--format=%(refname)", "refs/handoff"), gitOut(b, "for-each-ref", "--format=%(refname)", "refs/handoff"));
 });
 
-// What the answer needs is set up before it and the rest after (or never): Node starts with a young
-// generation of 1 MB, and a hook that fills it with module-level objects has it collected (~1 ms)
-// before the answer. So the payload on a socket (what an agent written in Node hands its hooks) is
-// read without net or the stream modules, and zod, which the answer never parses with, is set up
-// on first use only (scripts/build.mjs).
-test("a pre-edit answer is written before net, the stream modules or zod are set up, its payload on a socket", async () => {
-  const repo = tempRepo();
-  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
-  await storeLease({ cwd: repo, agent: "alice" }, ["src/api/**"], { exclusive: true });
+/**
+ * A `--require` script that writes, when the answer is written (the first write to fd 1), what stdin
+ * was, whether zod was set up, and the builtins loaded, to `out`.
+ */
+function answerProbe(): { probe: string; out: string } {
   const dir = tempDir();
   const out = join(dir, "modules.txt");
-  // The builtins loaded when the answer is written (the first write to fd 1), what stdin was, and whether zod was set up.
   const probe = join(dir, "probe.cjs");
   writeFileSync(
     probe,
@@ -150,6 +145,19 @@ fs.writeSync = function (fd, ...rest) {
   return write.call(this, fd, ...rest);
 };\n`,
   );
+  return { probe, out };
+}
+
+// What the answer needs is set up before it and the rest after (or never): Node starts with a young
+// generation of 1 MB, and a hook that fills it with module-level objects has it collected (~1 ms)
+// before the answer. So the payload on a socket (what an agent written in Node hands its hooks) is
+// read without net or the stream modules, and zod, which the answer never parses with, is set up
+// on first use only (scripts/build.mjs).
+test("a pre-edit answer is written before net, the stream modules or zod are set up, its payload on a socket", async () => {
+  const repo = tempRepo();
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/api/**"], { exclusive: true });
+  const { probe, out } = answerProbe();
   const payload = (file: string) => JSON.stringify({ hook_event_name: "preToolUse", workspace_roots: [repo], tool_name: "Write", tool_input: { file_path: join(repo, file), contents: "x\n" } });
   const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" });
   for (const [file, answer] of [
@@ -171,6 +179,27 @@ fs.writeSync = function (fd, ...rest) {
   // Read so, a socket is no reason for a warning, even where Node warns of everything deprecated.
   const pending = spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env: { ...env, NODE_OPTIONS: "--pending-deprecation" }, input: payload("src/free.ts"), encoding: "utf8" });
   assert.equal([pending.status, pending.stdout.trim(), pending.stderr], [0, '{"permission":"allow"}', ""]);
+});
+
+// The log index (store/log-index.ts) is behind the agents' log refs when another process wrote to one
+// and did not index it (a catch writer not done yet, a sync that brought other clones' logs): the
+// answer then reads the new commits for release requests. Most are hook catches, which it skips
+// by their type, before any validation: zod was set up for them, ~10 ms before the answer.
+test("a pre-edit answer that reads log commits the index lacks sets up no zod for the catches among them", async () => {
+  const repo = tempRepo();
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
+  const { probe, out } = answerProbe();
+  const input = JSON.stringify({ hook_event_name: "preToolUse", workspace_roots: [repo], tool_name: "Write", tool_input: { file_path: join(repo, "src/shared.ts"), contents: "x\n" } });
+  const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1", HANDOFF_NOW: NOW });
+  // Two warned edits: bob's log holds their catches.
+  for (let i = 0; i < 2; i++) assert.is(spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input }).status, 0);
+  assert.match(gitOut(repo, "log", "--format=%B", "refs/handoff/log/bob"), /"type": "hook_caught"/);
+  // An index that knows nothing yet: every commit of bob's log is read.
+  writeFileSync(join(repo, ".git/handoff/log-index.json"), "");
+  const r = spawnSync(process.execPath, ["--require", probe, CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input, encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout.trim(), /"permission":"allow".*src\/shared\.ts is leased by alice/);
+  assert.not.ok(readFileSync(out, "utf8").split("\n").includes("zod is set up"), "zod is not set up by the answer");
 });
 
 test.run();

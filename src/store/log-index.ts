@@ -5,7 +5,7 @@
 // hook can afford that. The cache is thrown away and rebuilt at will (a wrong tip is a miss).
 import type { HandoffEvent } from "../core/event.ts";
 import { HandoffError } from "../core/errors.ts";
-import { eventFromMessage, parseCommit, readTyped } from "./codec.ts";
+import { eventOfTypes, parseCommit, readTyped } from "./codec.ts";
 import { LOG_PREFIX } from "./catch-log.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
@@ -67,8 +67,8 @@ export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
         if (!(e instanceof HandoffError)) throw e;
         break;
       }
-      const ev = eventFromMessage(commit.message);
-      if (ev && INDEXED_TYPES.has(ev.type)) fresh.push(ev);
+      const ev = eventOfTypes(commit.message, INDEXED_TYPES);
+      if (ev) fresh.push(ev);
       at = commit.parents[0];
     }
     const events = [...(reachedCache ? cached!.events : []), ...fresh.reverse()];
