@@ -4,7 +4,7 @@
 // what it writes and what it tells the agent after the check (the drift notice, a release
 // request) must be those of hook-main, which serves the same hook with the other hooks' code.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -200,6 +200,39 @@ test("a pre-edit answer that reads log commits the index lacks sets up no zod fo
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout.trim(), /"permission":"allow".*src\/shared\.ts is leased by alice/);
   assert.not.ok(readFileSync(out, "utf8").split("\n").includes("zod is set up"), "zod is not set up by the answer");
+});
+
+// A code cache holds what the runs that wrote it compiled (cli/code-cache.ts). The pre-edit hook's
+// answers take different paths through its code: under a cache its first denial left, every
+// warned edit and free file compiled the drift notice and the deliveries again (~1.5 ms), and
+// under one a free file left every denial compiled its own rendering (~0.3 ms). A run that takes a
+// path its cache's runs have not writes it again at exit, once per path.
+test("the pre-edit hook's code cache is written again by a run whose answer took a path new to it, once a path", async () => {
+  const repo = tempRepo();
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/api/**"], { exclusive: true });
+  const cache = tempDir("handoff-cache-");
+  const env = cleanEnv({ HANDOFF_AGENT: "bob", XDG_CACHE_HOME: cache, HANDOFF_HOOK_CATCH_WAIT: "1", HANDOFF_NOW: NOW });
+  const payload = (file: string) => JSON.stringify({ hook_event_name: "preToolUse", workspace_roots: [repo], tool_name: "Write", tool_input: { file_path: join(repo, file), contents: "x\n" } });
+  /** The pre-edit bundle's cache after an edit of `file`: its identity (changed when written again), size, and the paths noted beside it. */
+  const edit = (file: string) => {
+    const r = spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input: payload(file), encoding: "utf8" });
+    assert.is(r.status, 0, r.stderr);
+    const dir = `${cache}/git-handoff`;
+    const name = readdirSync(dir).find((f) => f.startsWith("pre-edit-main.cjs-") && f.endsWith(".cache"))!;
+    const st = statSync(join(dir, name), { bigint: true });
+    return { id: `${st.ino}:${st.mtimeNs}`, size: Number(st.size), paths: readFileSync(join(dir, `${name}.paths`), "utf8") };
+  };
+  const denied = edit("src/api/users.ts");
+  assert.is(denied.paths, "1");
+  assert.is(edit("src/api/users.ts").id, denied.id, "a second denial leaves the cache as it was");
+  const warned = edit("src/shared.ts");
+  assert.is(warned.paths, "3");
+  assert.is.not(warned.id, denied.id, "the first warning writes it again");
+  assert.ok(warned.size > denied.size, `with the warning's code besides the denial's (${denied.size} -> ${warned.size} bytes)`);
+  assert.is(edit("src/shared.ts").id, warned.id, "a second warning leaves it as it was");
+  assert.is(edit("src/api/users.ts").id, warned.id, "so does a denial now");
+  assert.is(edit("src/free.ts").paths, "7");
 });
 
 test.run();

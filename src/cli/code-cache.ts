@@ -91,16 +91,24 @@ export function loadBundle(file: string, variant = "any"): unknown {
   };
   fn.call(mod.exports, mod.exports, req, mod, file, dirname(file));
   mod.loaded = true;
-  if (dir && cachePath && (!cached || script.cachedDataRejected || read?.provisional)) {
+  const ranPaths = (mod.exports as PathsOfRun).codePaths;
+  const fresh = !cached || script.cachedDataRejected || read?.provisional;
+  if (dir && cachePath && (fresh || ranPaths)) {
     process.once("exit", () => {
       const long = longRun();
       // A provisional cache taken as it is stands until a run that is not long replaces it.
       if (cached && !script.cachedDataRejected && long) return;
+      // Paths this cache's runs took (PathsOfRun): a fresh cache holds this run's alone.
+      const ran = ranPaths?.() ?? 0;
+      const known = fresh ? 0 : pathsRead(cachePath);
+      if (!fresh && (ran & ~known) === 0) return;
       try {
         makeCacheDir(dir);
         const tmp = `${cachePath}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: long ? PROVISIONAL_MODE : 0o600 });
         renameSync(tmp, cachePath);
+        if (known | ran) writeFileSync(`${cachePath}${PATHS_SUFFIX}`, String(known | ran), { mode: 0o600 });
+        else if (ranPaths) rmSync(`${cachePath}${PATHS_SUFFIX}`, { force: true }); // a fresh cache: none taken yet
         // Caches of earlier builds of this bundle are dead weight; other verbs' of this build are not.
         const prefix = cachePrefix(file);
         for (const f of readdirSync(dir)) if (f.startsWith(prefix) && !f.startsWith(build)) rmSync(join(dir, f), { force: true });
@@ -110,6 +118,30 @@ export function loadBundle(file: string, variant = "any"): unknown {
     });
   }
   return mod.exports;
+}
+
+/**
+ * What a bundle may export: the paths of its code this run took, as bits. A cache holds what the
+ * runs that wrote it compiled, and a bundle whose runs take different paths (the pre-edit hook's
+ * denial, warning and free file: hooks/edit-hook.ts codePaths) compiled the rest at every start, the
+ * denial's rendering (~0.3 ms) under a cache its first free file left and the drift notice and
+ * deliveries (~1.5 ms) under one a first denial left. So a run that took a path the cache's runs
+ * had not writes it again at exit, with what it compiled besides what the cache gave it: once per
+ * path, after the answer. The paths are kept beside the cache (`<cache>.paths`), read at exit only.
+ */
+interface PathsOfRun {
+  codePaths?: () => number;
+}
+
+const PATHS_SUFFIX = ".paths";
+
+function pathsRead(cachePath: string): number {
+  try {
+    const n = Number(readFileSync(`${cachePath}${PATHS_SUFFIX}`, "latin1"));
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**

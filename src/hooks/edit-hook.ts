@@ -31,6 +31,13 @@ function folderOf(paths: string[]): string | null {
   }
 }
 
+/**
+ * The paths of the answer's code this process took, as bits (the code cache's, cli/code-cache.ts
+ * PathsOfRun): a denial, an answer with text, one without (a free file), a shell command's.
+ */
+let pathsTaken = 0;
+export const codePaths = (): number => pathsTaken;
+
 /** `answered`: the answer is out; logging the catch afterwards must not let the watchdog answer again. */
 export const answerEdit: HookDispatch = async (inv, opened, answered) => {
   const open = async (dir: string, agent: string | undefined) => {
@@ -71,6 +78,7 @@ export const answerEdit: HookDispatch = async (inv, opened, answered) => {
   const extra: ContextAdditions = intent.shell || result.decision === "deny" ? { text: "", events: [] } : await contextAdditions(store, result);
   const a = formatAnswer(kind, extra.text ? { ...result, text: [result.text, extra.text].filter(Boolean).join("\n") } : result);
   out(a.stdout);
+  pathsTaken |= intent.shell ? 8 : result.decision === "deny" ? 1 : result.text || extra.text ? 2 : 4;
   mark("answered");
   answered();
   await recordHookCatch(store, inv.name, result.answers);

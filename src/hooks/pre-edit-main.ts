@@ -10,6 +10,9 @@ import { mark } from "./profile.ts";
 
 mark("bundle loaded");
 
+// Which of the answer's paths this run took: its code cache is written again for a path new to it.
+export { codePaths } from "./edit-hook.ts";
+
 export function run(argv: string[]): void {
   runHook(argv, Object.keys(AGENT_HOOKS), answerEdit);
 }
