@@ -131,9 +131,9 @@ test("the pre-edit bundle answers every kind of edit as the hook bundle does, an
 
 /**
  * A `--require` script that writes, when the answer is written (the first write to fd 1), what stdin
- * was, whether zod was set up, and the builtins loaded, to `out`.
+ * was, whether zod was set up, the size of the file `watched` (-1: none), and the builtins loaded, to `out`.
  */
-function answerProbe(): { probe: string; out: string } {
+function answerProbe(watched = ""): { probe: string; out: string } {
   const dir = tempDir();
   const out = join(dir, "modules.txt");
   const probe = join(dir, "probe.cjs");
@@ -141,7 +141,7 @@ function answerProbe(): { probe: string; out: string } {
     probe,
     `const fs = require("fs"); const write = fs.writeSync; const socket = fs.fstatSync(0).isSocket(); let seen = false;
 fs.writeSync = function (fd, ...rest) {
-  if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [socket ? "stdin is a socket" : "", globalThis.__zod_globalConfig ? "zod is set up" : "", ...process.moduleLoadList].join("\\n"));
+  if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [socket ? "stdin is a socket" : "", globalThis.__zod_globalConfig ? "zod is set up" : "", "watched " + (fs.statSync(${JSON.stringify(watched)}, { throwIfNoEntry: false })?.size ?? -1), ...process.moduleLoadList].join("\\n"));
   return write.call(this, fd, ...rest);
 };\n`,
   );
@@ -184,22 +184,31 @@ test("a pre-edit answer is written before net, the stream modules or zod are set
 // The log index (store/log-index.ts) is behind the agents' log refs when another process wrote to one
 // and did not index it (a catch writer not done yet, a sync that brought other clones' logs): the
 // answer then reads the new commits for release requests. Most are hook catches, which it skips
-// by their type, before any validation: zod was set up for them, ~10 ms before the answer.
-test("a pre-edit answer that reads log commits the index lacks sets up no zod for the catches among them", async () => {
+// by their type, before any validation: zod was set up for them, ~10 ms before the answer. The
+// index it brought up to date is written after the answer.
+test("a pre-edit answer that reads log commits the index lacks sets up no zod for the catches among them, and writes the index after", async () => {
   const repo = tempRepo();
   await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
-  const { probe, out } = answerProbe();
+  const index = join(repo, ".git/handoff/log-index.json");
+  const { probe, out } = answerProbe(index);
   const input = JSON.stringify({ hook_event_name: "preToolUse", workspace_roots: [repo], tool_name: "Write", tool_input: { file_path: join(repo, "src/shared.ts"), contents: "x\n" } });
   const env = cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1", HANDOFF_NOW: NOW });
   // Two warned edits: bob's log holds their catches.
   for (let i = 0; i < 2; i++) assert.is(spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input }).status, 0);
   assert.match(gitOut(repo, "log", "--format=%B", "refs/handoff/log/bob"), /"type": "hook_caught"/);
   // An index that knows nothing yet: every commit of bob's log is read.
-  writeFileSync(join(repo, ".git/handoff/log-index.json"), "");
+  writeFileSync(index, "");
   const r = spawnSync(process.execPath, ["--require", probe, CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input, encoding: "utf8" });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout.trim(), /"permission":"allow".*src\/shared\.ts is leased by alice/);
-  assert.not.ok(readFileSync(out, "utf8").split("\n").includes("zod is set up"), "zod is not set up by the answer");
+  const atAnswer = readFileSync(out, "utf8").split("\n");
+  assert.not.ok(atAnswer.includes("zod is set up"), "zod is not set up by the answer");
+  assert.ok(atAnswer.includes("watched 0"), `the index is written after the answer: ${atAnswer.slice(0, 3).join(" | ")}`);
+  // A free file leaves no catch whose writer would index the log: the hook itself wrote it.
+  writeFileSync(index, "");
+  const free = input.replace("src/shared.ts", "src/free.ts");
+  assert.equal(spawnSync(process.execPath, [CLI, "hook", "cursor-pre-tool-use"], { cwd: repo, env, input: free, encoding: "utf8" }).stdout.trim(), '{"permission":"allow"}');
+  assert.match(readFileSync(index, "utf8"), new RegExp(`"refs/handoff/log/bob":\\{"tip":"${gitOut(repo, "rev-parse", "refs/handoff/log/bob").trim()}"`));
 });
 
 // A code cache holds what the runs that wrote it compiled (cli/code-cache.ts). The pre-edit hook's

@@ -10,6 +10,7 @@ import { editIntent, formatAnswer } from "./agents.ts";
 import { AGENT_HOOKS } from "./hook-names.ts";
 import { recordHookCatch } from "./catch-record.ts";
 import { refreshFastCache } from "./fast-cache.ts";
+import { holdLogIndex, saveLogIndex } from "../store/log-index.ts";
 import { checkEdit } from "./edit-check.ts";
 import { contextAdditions, recordAdditions, type ContextAdditions } from "./drift-notice.ts";
 import { agentForPayload } from "./session-seam.ts";
@@ -66,6 +67,7 @@ export const answerEdit: HookDispatch = async (inv, opened, answered) => {
       return s;
     });
     mark("store opened");
+    holdLogIndex(store); // the deliveries' read of the logs writes its index after the answer
     result = await checkEdit(store, intent.paths, dir, { shell: intent.shell });
   } catch (e) {
     if (!intent.shell) throw e;
@@ -81,6 +83,8 @@ export const answerEdit: HookDispatch = async (inv, opened, answered) => {
   pathsTaken |= intent.shell ? 8 : result.decision === "deny" ? 1 : result.text || extra.text ? 2 : 4;
   mark("answered");
   answered();
+  // Before the catch is handed on: its writer indexes its own commit, after this.
+  saveLogIndex(store);
   await recordHookCatch(store, inv.name, result.answers);
   await recordAdditions(store, extra);
   // The fast path (git-hooks/fast-hook.sh) answers the next edits from what this run saw.

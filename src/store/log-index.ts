@@ -39,9 +39,28 @@ function readIndex(store: Store): IndexFile {
   return { v: 1, refs: {} };
 }
 
+/**
+ * Stores whose index is written by saveLogIndex, not as it is brought up to date: a pre-edit hook
+ * that found a log moved writes it after its answer (the write was ~0.3-0.6 ms before it). What
+ * the index would hold meanwhile is kept here, so a second read in the process starts from it.
+ */
+const held = new WeakMap<Store, IndexFile | null>();
+
+/** indexedLogEvents on `store` writes the index only at saveLogIndex. */
+export function holdLogIndex(store: Store): void {
+  if (!held.has(store)) held.set(store, null);
+}
+
+/** Writes the index the reads since holdLogIndex brought up to date, if they changed it. */
+export function saveLogIndex(store: Store): void {
+  const next = held.get(store);
+  held.delete(store);
+  if (next) writeSmallFile(cachePath(store), JSON.stringify(next));
+}
+
 /** The indexed events of every log ref, oldest first. */
 export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
-  const index = readIndex(store);
+  const index = held.get(store) ?? readIndex(store);
   const tips = await store.listRefs(LOG_PREFIX);
   const next: IndexFile = { v: 1, refs: {} };
   let changed = tips.length !== Object.keys(index.refs).length;
@@ -74,7 +93,10 @@ export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
     const events = [...(reachedCache ? cached!.events : []), ...fresh.reverse()];
     next.refs[name] = { tip: oid, events: events.slice(Math.max(0, events.length - MAX_KEPT)) };
   }
-  if (changed) writeSmallFile(cachePath(store), JSON.stringify(next));
+  if (changed) {
+    if (held.has(store)) held.set(store, next);
+    else writeSmallFile(cachePath(store), JSON.stringify(next));
+  }
   return Object.values(next.refs)
     .flatMap((r) => r.events)
     .sort((a, b) => textOrder(a.at, b.at));
