@@ -7,23 +7,11 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { agentKey } from "../src/store/event-index.ts";
-import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
-import { walked } from "./support/event-walk.ts";
-import { storeClaim, storeDone, storeTasks, type Actor } from "./support/seed.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { by, events, MIN, plus, run, walked } from "./support/event-walk.ts";
+import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
-
-const T0 = "2026-11-29T10:00:00.000Z";
-const MIN = 60_000;
-const plus = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
-const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
-
-function run(repo: string, args: string[]): CliResult {
-  const r = cli(args, { cwd: repo, agent: "reader", env: { HANDOFF_NOW: plus(60 * MIN) } });
-  assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
-const events = (repo: string, ...args: string[]) => run(repo, ["events", ...args, "--json"]).json;
 
 const manifestPath = (repo: string) => join(repo, ".git/handoff/events/manifest.json");
 const head = (repo: string) => JSON.parse(readFileSync(manifestPath(repo), "utf8")).head;

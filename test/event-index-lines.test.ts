@@ -10,23 +10,12 @@ import * as assert from "uvu/assert";
 import type { HandoffEvent } from "../src/core/event.ts";
 import { agentKey } from "../src/store/event-index.ts";
 import { eventLine, readAllLines, readNewestLines, type RefsOf } from "../src/store/event-index-lines.ts";
-import { cleanupTemp, cli, gitOut, tempRepo, type CliResult } from "./support/repo.ts";
-import { walked } from "./support/event-walk.ts";
-import { storeClaim, storeDone, storeTasks, type Actor } from "./support/seed.ts";
+import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { by, events, MIN, plus, walked } from "./support/event-walk.ts";
+import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-const T0 = "2026-11-29T10:00:00.000Z";
-const MIN = 60_000;
-const plus = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
-const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
-
-function run(repo: string, args: string[]): CliResult {
-  const r = cli(args, { cwd: repo, agent: "reader", env: { HANDOFF_NOW: plus(60 * MIN) } });
-  assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
-const events = (repo: string, ...args: string[]) => run(repo, ["events", ...args, "--json"]).json;
 const manifest = (repo: string) => JSON.parse(readFileSync(join(repo, ".git/handoff/events/manifest.json"), "utf8"));
 const keyFile = (repo: string, key: string) => {
   const gen: number = manifest(repo).gen;
