@@ -41,14 +41,19 @@ function listings(store: Store): string[] {
   return seen;
 }
 
+/** A served repository with one task `t1` (of `scope`), its listings recorded, after alice claimed it. */
+async function afterClaim(scope: string[]) {
+  const s = await serve(tempRepo());
+  const store = await s.session.store();
+  await addTask(store, { id: "t1", objective: "one", priority: 0, scope, maxAttempts: 3 });
+  const seen = listings(store);
+  await s.call("claim_task", { id: "t1" });
+  return { s, seen };
+}
+
 test("after a call, once quiet, the server lists the tasks and reads the leases with no call in flight", async () => {
-  const repo = tempRepo();
-  const s = await serve(repo);
+  const { s, seen } = await afterClaim(["src/**"]);
   try {
-    const store = await s.session.store();
-    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: ["src/**"], maxAttempts: 3 });
-    const seen = listings(store);
-    await s.call("claim_task", { id: "t1" });
     const atAnswer = seen.length;
     await sleep(60);
     assert.ok(seen.slice(atAnswer).includes("refs/handoff/tasks/"), `the task listing read once quiet (listed after the answer: ${JSON.stringify(seen.slice(atAnswer))})`);
@@ -61,13 +66,8 @@ test("after a call, once quiet, the server lists the tasks and reads the leases 
 });
 
 test("nothing is read ahead while a call runs: only once the last one has ended and the server is quiet", async () => {
-  const repo = tempRepo();
-  const s = await serve(repo);
+  const { s, seen } = await afterClaim(["src/**"]);
   try {
-    const store = await s.session.store();
-    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: ["src/**"], maxAttempts: 3 });
-    const seen = listings(store);
-    await s.call("claim_task", { id: "t1" });
     // The next call arrives before the quiet spell ends, and runs on (a claim waiting for its turn).
     s.session.callStarted();
     const atStart = seen.length;
@@ -82,13 +82,8 @@ test("nothing is read ahead while a call runs: only once the last one has ended 
 });
 
 test("a stopped session reads nothing ahead", async () => {
-  const repo = tempRepo();
-  const s = await serve(repo);
+  const { s, seen } = await afterClaim([]);
   try {
-    const store = await s.session.store();
-    await addTask(store, { id: "t1", objective: "one", priority: 0, scope: [], maxAttempts: 3 });
-    const seen = listings(store);
-    await s.call("claim_task", { id: "t1" });
     s.session.stop();
     const atStop = seen.length;
     await sleep(60);
