@@ -2,7 +2,7 @@
 // holder at a time, a dead holder's turn broken at once, a live holder that never gives back only
 // delays the others (bounded), and what dead processes left behind is swept.
 import { spawnSync } from "node:child_process";
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -74,6 +74,60 @@ test("a live holder that never gives back delays the next writer only up to the 
   assert.not.ok(existsSync(`${dir}/exclusive.turn`));
   holder.close();
   waiter.close();
+});
+
+// A turn given back is handed over (a rename of the waiter's place onto the turn), waking that
+// waiter alone: eight racers each woken at every turn given back cost more than the handing.
+test("a turn given back is handed to the writer queued longest, in one step; a waiter that gives up leaves no place", async () => {
+  const dir = tempDir();
+  const [a, b, c] = [new WriteTurns(dir), new WriteTurns(dir), new WriteTurns(dir)];
+  const turn = `${dir}/exclusive.turn`;
+  const giveA = (await a.take("exclusive")).give;
+  const order: string[] = [];
+  const bTakes = b.take("exclusive").then((t) => (order.push("b"), t));
+  await new Promise((r) => setTimeout(r, 5));
+  const cTakes = c.take("exclusive").then((t) => (order.push("c"), t));
+  await new Promise((r) => setTimeout(r, 5));
+  const queued = () => readdirSync(dir).filter((n) => n.includes(".queued-"));
+  assert.is(queued().length, 2, "both waiters queued");
+  giveA();
+  assert.is(lstatSync(turn).ino, b.ownerFile()!.ino, "b holds the turn the moment a gives it back: no writer could take it between");
+  const turnB = await bTakes;
+  assert.is(turnB.waited, true);
+  assert.equal(order, ["b"], "c still waits");
+  turnB.give();
+  assert.is(lstatSync(turn).ino, c.ownerFile()!.ino, "then c");
+  (await cTakes).give();
+  assert.not.ok(existsSync(turn), "nobody queued: the turn is freed");
+  assert.equal(queued(), [], "no place left in the queue");
+  // A waiter past its bound leaves the queue; the holder's give then frees the turn.
+  const keep = (await a.take("exclusive")).give;
+  const late = await b.take("exclusive");
+  assert.is(late.waited, true);
+  assert.equal(queued(), [], "the waiter that gave up left no place");
+  keep();
+  assert.not.ok(existsSync(turn));
+  for (const t of [a, b, c]) t.close();
+  assert.equal(readdirSync(dir), []);
+});
+
+test("a dead process's place in the queue is swept, and passed over by a holder handing over", async () => {
+  const dir = tempDir();
+  mkdirSync(dir, { recursive: true });
+  const pid = deadPid();
+  writeFileSync(`${dir}/${pid}-dead.owner`, JSON.stringify({ pid, host: hostname(), start: null }));
+  linkSync(`${dir}/${pid}-dead.owner`, `${dir}/exclusive.queued-000000001-${pid}-x`);
+  const t = new WriteTurns(dir);
+  const { give } = await t.take("exclusive");
+  assert.equal(readdirSync(dir).filter((n) => n.startsWith(`${pid}-`) || n.includes(`-${pid}-`)), [], "swept on first use");
+  // One queued after the sweep by a waiter killed meanwhile: the turn is not handed to it, and the place goes.
+  writeFileSync(`${dir}/${pid}-dead.owner`, JSON.stringify({ pid, host: hostname(), start: null }));
+  linkSync(`${dir}/${pid}-dead.owner`, `${dir}/exclusive.queued-000000002-${pid}-y`);
+  rmSync(`${dir}/${pid}-dead.owner`);
+  give();
+  assert.not.ok(existsSync(`${dir}/exclusive.turn`), "freed, not handed to the dead waiter");
+  assert.not.ok(existsSync(`${dir}/exclusive.queued-000000002-${pid}-y`));
+  t.close();
 });
 
 test("a write nested in another of the same process does not wait for its own turn", async () => {
