@@ -28,7 +28,7 @@ function groupCalls(repo: string, args: string[]): { status: number | null; stde
   return { status: r.status, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun") };
 }
 
-test("zod and the exchange with a sync remote are declared inside the bundles' lazy functions, not at their top", () => {
+test("zod, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
   // Every edge the plugins wrote was turned into a call of its function or a plain namespace.
   for (const f of readdirSync(DIST).filter((f) => f.endsWith(".cjs"))) assert.not.match(readFileSync(join(DIST, f), "latin1"), /__LAZY_/, f);
   for (const f of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
@@ -40,6 +40,8 @@ test("zod and the exchange with a sync remote are declared inside the bundles' l
     const importsAt = text.indexOf("function __lazy_importsRun(");
     assert.ok(importsAt > 0, `${f} has the lazy function of its dynamic imports`);
     assert.ok(text.indexOf("function remoteCasLoop(") > importsAt, `${f}: remote-cas.ts inside it`);
+    // The HTTP client: skew.ts, which every store opens, imports it only where it reads a server's clock.
+    assert.ok(text.indexOf("function serverDate(") > importsAt, `${f}: http-remote.ts inside it`);
   }
 });
 

@@ -16,7 +16,6 @@ import { join } from "node:path";
 import { fail } from "../core/errors.ts";
 import { skewRefusal, takeoverGrace, type ClockOffset } from "../core/clock-skew.ts";
 import { git } from "../git/run.ts";
-import { serverDate } from "../git/http-remote.ts";
 import { readTyped } from "../store/codec.ts";
 import type { Store } from "../store/store.ts";
 import { ownFolder, readTextNoFollow, replaceFile, touchNoFollow } from "../git/safe-file.ts";
@@ -167,6 +166,9 @@ export function offsetOf(f: ClockFile): ClockOffset | null {
  */
 export async function readHttpDate(store: Store, remote: string, timeoutMs: number): Promise<{ offset_ms: number; uncertainty_ms: number } | null> {
   // A remote this process talks to over HTTP itself (git/http-remote.ts): one request, its header.
+  // Imported here, before the clock is read: the one-shot commands that open a store (and so this
+  // file) never take a reading, and the bundles then leave the HTTP client out of their start.
+  const { serverDate } = await import("../git/http-remote.ts");
   const asked = store.now().getTime();
   const sent = Date.now();
   const own = await serverDate(store.remoteSource, remote, "refs/handoff/clock-probe", timeoutMs).catch(() => null);
