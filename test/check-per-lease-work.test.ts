@@ -1,0 +1,48 @@
+// What a cold `check` does for each lease it looks at. isGlob (core/paths.ts) loops over a
+// pattern's characters; asked twice of every lease, V8 marked it for optimisation in a cold check
+// past ~40 leases and compiled it on another thread (~1.5-2 ms of CPU in a ~35 ms process). A
+// check of a file now asks it a fixed number of times, whatever the lease set holds: counted here
+// with V8's own call counts (NODE_V8_COVERAGE), as test/bundle-lazy-group.test.ts counts its
+// functions.
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+/** A repository where agent `other` leases `src/f0.ts` .. `src/f<n-1>.ts`. */
+function leasedRepo(n: number): string {
+  const repo = tempRepo();
+  const r = cli(["lease", ...Array.from({ length: n }, (_, i) => `src/f${i}.ts`)], { cwd: repo, agent: "other" });
+  assert.is(r.code, 0, r.stderr);
+  return repo;
+}
+
+/** `check src/f0.ts` as agent `me` with V8's coverage on: its output and how often each named function of hot-main.cjs ran. */
+function checkCalls(repo: string, names: string[]): { stdout: string; calls: Record<string, number> } {
+  const dir = tempDir();
+  const r = spawnSync(process.execPath, [CLI, "check", "src/f0.ts"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "me", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
+  assert.is(r.status, 0, r.stderr);
+  const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
+  const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
+  assert.ok(hot, "check ran hot-main.cjs");
+  const calls = Object.fromEntries(names.map((name) => [name, hot!.functions.filter((f) => f.functionName === name).reduce((k, f) => k + f.ranges[0]!.count, 0)]));
+  return { stdout: r.stdout, calls };
+}
+
+test("a check of a file asks isGlob as often among 80 leases as among 5", () => {
+  const few = checkCalls(leasedRepo(5), ["isGlob", "checkPath"]);
+  const many = checkCalls(leasedRepo(80), ["isGlob", "checkPath"]);
+  // The answer found the lease on the file itself in both.
+  for (const r of [few, many]) {
+    assert.match(r.stdout, /^warn {2}src\/f0\.ts is leased by other /);
+    assert.is(r.calls.checkPath, 1);
+  }
+  assert.ok(few.calls.isGlob! > 0, "isGlob is counted");
+  assert.is(many.calls.isGlob, few.calls.isGlob, `isGlob: ${few.calls.isGlob} calls among 5 leases, ${many.calls.isGlob} among 80`);
+});
+
+test.run();
