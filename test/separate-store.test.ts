@@ -14,7 +14,7 @@ import * as assert from "uvu/assert";
 import { HandoffError } from "../src/core/errors.ts";
 import { openStore } from "../src/store/store.ts";
 import { addTask } from "../src/store/task-store.ts";
-import { sweepOldPlace } from "../src/store/separate-store.ts";
+import { placeGuards, sweepOldPlace } from "../src/store/separate-store.ts";
 import { cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 import { overStdio } from "./support/mcp.ts";
@@ -279,6 +279,21 @@ test("store --separate again tidies what an interrupted move or an older git-han
   assert.is(ok(cli(["doctor", "--json"], { cwd: repo }), "doctor").json.checks.find((c: any) => c.name === "store-layout").status, "ok");
   gitOut(repo, "gc", "-q", "--prune=now");
   assert.is(spawnSync("git", [`--git-dir=${join(repo, STORE)}`, "fsck", "--no-dangling"], { encoding: "utf8" }).status, 0, "what was carried over is the store's own");
+});
+
+test("a ref written under a family just before its guard is a lost race the sweep goes round for, not corrupt state", async () => {
+  // A writer that opened the repository before the switch writes refs/handoff/tasks/x between the
+  // sweep's emptying of the old place and the guards: git then refuses the guard refs/handoff as a
+  // ref in the way, which failed the move as corrupt state (the race test below, once in a clean-clone run).
+  const repo = tempRepo();
+  const zero = "0".repeat(40);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/x", gitOut(repo, "rev-parse", "HEAD"));
+  assert.is(await placeGuards(repo, join(repo, STORE), zero), false, "a lost race: the sweep's next round carries the ref over");
+  assert.is(gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff", "refs/handoff-remotes", "refs/handoff-local"), "refs/handoff/tasks/x", "no guard placed, the ref kept");
+  // With nothing in the way, the guards are placed.
+  gitOut(repo, "update-ref", "-d", "refs/handoff/tasks/x");
+  assert.is(await placeGuards(repo, join(repo, STORE), zero), true);
+  assert.is(gitOut(repo, "for-each-ref", "--format=%(refname)", "refs/handoff", "refs/handoff-remotes", "refs/handoff-local"), "refs/handoff\nrefs/handoff-local\nrefs/handoff-remotes");
 });
 
 test("writers racing a move both ways: every write that was acknowledged is in the place the move left", async () => {

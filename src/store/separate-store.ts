@@ -13,7 +13,7 @@
 // it before refuses its next write (Store.refuseIfMoved); a write it made just before the switch is
 // carried over by the sweep, which repeats until the old place has nothing new, then empties it.
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { fail } from "../core/errors.ts";
+import { fail, HandoffError } from "../core/errors.ts";
 import { acquireOwnedLock } from "../git/owned-lock.ts";
 import { ownFolder } from "../git/safe-file.ts";
 import { SEPARATE_STORE, storeDirOf, type RepoInfo } from "../git/repo.ts";
@@ -174,14 +174,23 @@ export async function sweepOldPlace(oldPlace: string, newCwd: string, newObjects
 }
 
 /** The guards (GUARDS) in the repository; false when a ref under a family was made meanwhile. */
-async function placeGuards(cwd: string, store: string, zero: string, agent?: string): Promise<boolean> {
+export async function placeGuards(cwd: string, store: string, zero: string, agent?: string): Promise<boolean> {
   const text = `git-handoff keeps this repository's coordination refs in a separate store: ${store}\n(git handoff store; git handoff store --shared moves them back)\n`;
   const blob = await git(["hash-object", "-w", "--stdin"], { cwd, input: text });
   if (blob.code !== 0) fail("environment", `git hash-object failed: ${firstLine(blob.stderr)}`);
   const oid = blob.stdout.trim();
   const present = await guardsIn(cwd);
   const updates = GUARDS.filter((g) => present.get(g) !== oid).map((g) => ({ ref: g, new: oid, old: present.get(g) ?? null }));
-  return !updates.length || (await updateRefs(cwd, updates, zero, agent)).ok;
+  if (!updates.length) return true;
+  try {
+    return (await updateRefs(cwd, updates, zero, agent)).ok;
+  } catch (e) {
+    // A ref a writer made under a family since the sweep emptied it is in the way of that family's
+    // guard, which git words as a file in the way (refs.ts: corrupt state, nothing a retry changes).
+    // Here it is the race the sweep's next round carries over.
+    if (e instanceof HandoffError && e.code === "corrupt_state" && (await listFamilies(cwd)).length) return false;
+    throw e;
+  }
 }
 
 async function removeGuards(cwd: string, zero: string, agent?: string): Promise<void> {
