@@ -11,7 +11,7 @@
 // other process's watch does. Waking every waiter at each turn given back (a watch of the folder)
 // cost seven processes a wake, a failed link and a new timer per grant among eight racers.
 import { uniqueSuffix } from "./unique-name.ts";
-import { existsSync, linkSync, lstatSync, readdirSync, renameSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, linkSync, lstatSync, readdirSync, renameSync, unlinkSync, watch, type FSWatcher, type WatchListener } from "node:fs";
 import { createExclusive, ownFolder } from "./safe-file.ts";
 import { holderGone, readOwner, selfOwner, unlinkIfSame, type OwnerFile } from "./owned-lock.ts";
 
@@ -195,43 +195,39 @@ export class WriteTurns {
 
   private ringable(): boolean {
     if (!this.bell && !this.bellBroken && this.owner) {
-      try {
-        // Links made or removed change the owner file's link count ("change"); only a rename of
-        // one of its names ("rename") can be a hand-over.
-        this.bell = watch(this.owner.path, { persistent: false }, (event) => {
+      // Links made or removed change the owner file's link count ("change"); only a rename of
+      // one of its names ("rename") can be a hand-over.
+      this.bell = watchOrNone(
+        this.owner.path,
+        (event) => {
           if (event === "rename") for (const w of this.waiting.splice(0)) w();
-        });
-        this.bell.on("error", () => {
+        },
+        () => {
           this.bellBroken = true;
-          this.bell?.close();
           this.bell = null;
-        });
-      } catch {
-        this.bellBroken = true;
-      }
+        },
+      );
     }
     return this.bell !== null;
   }
 
   private watchFolder(): boolean {
     if (!this.watcher && !this.watchBroken) {
-      try {
-        this.watcher = watch(this.dir, { persistent: false }, (_event, name) => {
+      this.watcher = watchOrNone(
+        this.dir,
+        (_event, name) => {
           // A turn taken (its file made) frees nothing: only a turn given back, or anything else
           // (an owner file come or gone), is worth waking the waiters for. Nobody waiting: nothing
           // to ask (the watch stays open between waits).
           if (!this.waiting.length) return;
           if (typeof name === "string" && name.endsWith(".turn") && existsSync(`${this.dir}/${name}`)) return;
           for (const w of this.waiting.splice(0)) w();
-        });
-        this.watcher.on("error", () => {
+        },
+        () => {
           this.watchBroken = true;
-          this.watcher?.close();
           this.watcher = null;
-        });
-      } catch {
-        this.watchBroken = true;
-      }
+        },
+      );
     }
     return this.watcher !== null;
   }
@@ -253,6 +249,24 @@ export class WriteTurns {
       this.broken = true;
     }
     return this.owner;
+  }
+}
+
+/**
+ * A watch of `path` that is told of its own failure: `broken` is called when it cannot be made, or
+ * once it fails (it is closed then), and the caller polls instead. Null when it cannot be made.
+ */
+function watchOrNone(path: string, listener: WatchListener<string>, broken: () => void): FSWatcher | null {
+  try {
+    const w = watch(path, { persistent: false }, listener);
+    w.on("error", () => {
+      broken();
+      w.close();
+    });
+    return w;
+  } catch {
+    broken();
+    return null;
   }
 }
 
