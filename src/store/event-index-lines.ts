@@ -50,16 +50,8 @@ export function eventLineId(line: string): number {
  * damaged (the caller drops the index).
  */
 export function readAllLines(text: string, refsOf: RefsOf): KeyLines | null {
-  const rows = rowsOf(text);
-  const parsed: { id: number; line: LineRef }[] = [];
-  const ids = new Set<number>();
-  for (const row of rows) {
-    const p = parse(row);
-    if (!p) return null;
-    ids.add(p.id);
-    parsed.push(p);
-  }
-  return { lines: live(parsed, refsOf(ids)), partial: false };
+  const lines = liveLines(rowsOf(text), refsOf);
+  return lines && { lines, partial: false };
 }
 
 /**
@@ -93,16 +85,8 @@ export function readNewestLines(text: string, refsOf: RefsOf, keep: number): Key
     if (kept.length >= pruneAt) prune();
   }
   if (kept.length > keep) prune();
-  const partial = kept.length < rows.length;
-  const parsed: { id: number; line: LineRef }[] = [];
-  const ids = new Set<number>();
-  for (const row of kept) {
-    const p = parse(row);
-    if (!p) return null;
-    ids.add(p.id);
-    parsed.push(p);
-  }
-  return { lines: live(parsed, refsOf(ids)), partial };
+  const lines = liveLines(kept, refsOf);
+  return lines && { lines, partial: kept.length < rows.length };
 }
 
 const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
@@ -123,6 +107,19 @@ function parse(row: string): { id: number; line: LineRef } | null {
   if (t3 < 0) return null;
   const at = t0 ? row.slice(0, t0) : null;
   return { id: Number(row.slice(t0 + 1, t1)), line: { oid: row.slice(t2 + 1, t3), ref: 0, seq: Number(row.slice(t1 + 1, t2)), at, json: row.slice(t3 + 1) } };
+}
+
+/** The rows parsed, those of live refs kept (live); null when one is damaged. */
+function liveLines(rows: readonly string[], refsOf: RefsOf): LineRef[] | null {
+  const parsed: { id: number; line: LineRef }[] = [];
+  const ids = new Set<number>();
+  for (const row of rows) {
+    const p = parse(row);
+    if (!p) return null;
+    ids.add(p.id);
+    parsed.push(p);
+  }
+  return live(parsed, refsOf(ids));
 }
 
 /** The lines of live refs, each given its ref's place; a line past its ref's count is not committed. */
