@@ -44,13 +44,9 @@ function unionOf(session: readonly string[], scopes: readonly string[], leases: 
 /**
  * Whether declarationOf finds anything declared, without building the declaration: a view asks
  * it of every agent first, and builds the declaration only for those with changed paths.
+ * `holdsScope`: whether a task the agent holds (stored as claimed) has a scope.
  */
-export function declaresAnything(agent: string, record: AgentRecord | null, tasks: readonly ViewTask[], leases: Lease[], now: Date): boolean {
-  return declaresBeside(agent, record, tasks.some((t) => heldBy(t, agent) && t.scope.length > 0), leases, now);
-}
-
-/** declaresAnything, told by the caller whether a task the agent holds (stored as claimed) has a scope. */
-export function declaresBeside(agent: string, record: AgentRecord | null, holdsScope: boolean, leases: Lease[], now: Date): boolean {
+export function declaresAnything(agent: string, record: AgentRecord | null, holdsScope: boolean, leases: Lease[], now: Date): boolean {
   return sessionFiles(record).length > 0 || holdsScope || leases.some((l) => declaresLease(l, agent, now));
 }
 
@@ -146,8 +142,6 @@ export interface StuckInput {
   task: ViewTask;
   /** When the holder's branch last moved (its tip's commit time), or null when unknown. */
   branchMovedAt: Date | null;
-  /** The claim's expiry parsed already (ViewTasks.expires), when the caller has it. */
-  expiresMs?: number | undefined;
 }
 
 /**
@@ -169,7 +163,7 @@ export function stuckSince(input: StuckInput, now: Date, thresholdMs: number): {
   const c = input.task.claim;
   if (input.task.status !== "claimed" || !c) return null;
   const claimedAt = Date.parse(c.claimed_at);
-  const since = stuckSinceAt(claimedAt, c.ttl_ms, input.expiresMs ?? Date.parse(c.expires_at), input.branchMovedAt?.getTime() ?? null, now.getTime(), thresholdMs);
+  const since = stuckSinceAt(claimedAt, c.ttl_ms, Date.parse(c.expires_at), input.branchMovedAt?.getTime() ?? null, now.getTime(), thresholdMs);
   return Number.isNaN(since) ? null : { since, claimed: since === claimedAt };
 }
 

@@ -3,7 +3,7 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, declaredGlobs, declaresBeside, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, declaredGlobs, declaresAnything, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
@@ -79,7 +79,7 @@ export async function computeDrift(store: Store, input: DriftInput): Promise<Dri
     const scopes = v.heldScopes(a.agent);
     const own = leasesBy.get(a.agent) ?? [];
     // An agent that declared nothing has nothing to drift from (and its changes are not asked of git).
-    if (!declaresBeside(a.agent, a, scopes.length > 0, own, now)) return null;
+    if (!declaresAnything(a.agent, a, scopes.length > 0, own, now)) return null;
     const seen = (editsBy.get(a.agent) ?? []).filter((e) => e.at >= a.started_at).flatMap((e) => e.paths ?? []);
     const changed = [...(await changedBy(store, a, v.firstBase(a.agent), tips, machine)), ...seen].filter((p) => !isIgnored(policy, p));
     if (!changed.length) return null;
