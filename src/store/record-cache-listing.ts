@@ -118,9 +118,13 @@ function readKeyed<R>(path: string, key: FileKey, version = VERSION): (R & { ver
 }
 
 /** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
-function writeKeyed(path: string, key: FileKey, body: object, version = VERSION): void {
-  const json = asciiJson(JSON.stringify({ version, ...body }));
-  writeSmallFile(path, Buffer.concat([...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(json, "latin1")]));
+function writeKeyed(path: string, key: FileKey, body: object): void {
+  writeKeyedText(path, key, asciiJson(JSON.stringify({ version: VERSION, ...body })));
+}
+
+/** `key`, then `text` (ASCII: one byte a character). */
+function writeKeyedText(path: string, key: FileKey, text: string): void {
+  writeSmallFile(path, Buffer.concat([...key.map((part) => Buffer.from(part, "latin1")), Buffer.from(text, "latin1")]));
 }
 
 /** JSON text with every character past ASCII escaped (\uXXXX; surrogate halves apart, JSON.parse joins them). */
@@ -255,7 +259,7 @@ export function saveViewPart(commonDir: string, key: FileKey, part: { tasks: rea
   const records = part.tasks.map((t) => asciiJson(JSON.stringify(viewTask(t))));
   const head = asciiJson(JSON.stringify({ version: VIEW_VERSION, counted: part.counted, columns: writeColumns(part.tasks, records) }));
   const body = `${head.slice(0, -1)}${TASKS_AT}${records.join(",")}]}`;
-  writeSmallFile(join(commonDir, "handoff", VIEW_FILE), Buffer.concat([...key.map((k) => Buffer.from(k, "latin1")), Buffer.from(body, "latin1")]));
+  writeKeyedText(join(commonDir, "handoff", VIEW_FILE), key, body);
 }
 
 /** Two FNV-1a hashes of `text` (different offset bases) in hex: a file name, checked by content. */
