@@ -263,16 +263,9 @@ export class LooseRefWriter {
 
   /** Background work between requests: removing replaced ref files, refilling the temp pool. */
   private readonly quiet = new QuietTrigger(() => {
-    this.closeSpent();
     this.removeNow();
     this.fillNow();
   });
-  /** Descriptors of temps written and linked, still to be closed (tempWith). */
-  private readonly spent: number[] = [];
-
-  private closeSpent(): void {
-    for (const fd of this.spent.splice(0)) closeQuiet(fd);
-  }
   /** Of `toRemove`, the names whose unlink is under way. */
   private readonly removing = new Set<string>();
 
@@ -284,7 +277,6 @@ export class LooseRefWriter {
   close(): void {
     this.closed = true;
     this.quiet.cancel();
-    this.closeSpent();
     for (const p of this.toRemove) unlinkQuiet(p);
     this.toRemove.clear();
     for (const t of this.temps.splice(0)) {
@@ -359,10 +351,7 @@ export class LooseRefWriter {
       try {
         // Over the placeholder, in place: the file keeps its length and its block on disk.
         writeSync(made.fd, content, 0);
-        // Closed once quiet, off the request's path: the content is in the file, whose names
-        // (the lock, then the ref) are all anyone reads it by.
-        this.spent.push(made.fd);
-        if (this.spent.length >= POOL) this.closeSpent();
+        closeSync(made.fd);
         // Gone meanwhile (its folder removed by hand): the link fails and git takes the write.
         return made.path;
       } catch {

@@ -192,8 +192,12 @@ export class ObjectWriter {
    */
   private storeInto(t: TempFile, packed: Buffer, dir: string, path: string): boolean {
     try {
-      writeSync(t.fd, packed);
-      if (this.fsync) fsyncSync(t.fd);
+      try {
+        writeSync(t.fd, packed);
+        if (this.fsync) fsyncSync(t.fd);
+      } finally {
+        closeSync(t.fd);
+      }
       try {
         renameSync(t.path, path);
       } catch (e) {
@@ -201,15 +205,11 @@ export class ObjectWriter {
         makeFanOut(dir, 0); // temp files made ahead only where the repository is not shared
         renameSync(t.path, path);
       }
+      return true;
     } catch {
-      closeQuietly(t.fd);
       removeQuiet(t.path);
       return false;
     }
-    // Renamed while still open (libuv opens files so that even Windows allows it), closed with
-    // the pool's next refill: the object is whole once written and named once renamed.
-    this.temps!.spent(t.fd);
-    return true;
   }
 }
 
@@ -230,14 +230,6 @@ function hexDigest(format: "sha1" | "sha256", raw: Buffer): string {
     }
   }
   return createHash(format).update(raw).digest("hex");
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    /* closed already */
-  }
 }
 
 /** unlink, where gone already is fine (fs.rmSync loads and runs a whole rimraf for one file). */

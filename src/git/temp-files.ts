@@ -26,8 +26,6 @@ export class TempFiles {
   private readonly dirs = new Set<string>();
   private fanOutsMade = false;
   private closed = false;
-  /** Descriptors of temp files written and renamed into place, closed once quiet (spent). */
-  private readonly spentFds: number[] = [];
 
   /** Refills the pool once the process is quiet (quiet-trigger.ts). */
   private readonly quiet: QuietTrigger;
@@ -58,26 +56,9 @@ export class TempFiles {
     return t;
   }
 
-  /**
-   * A taken temp file, written and renamed into place: its descriptor is closed with the pool's
-   * next refill, off the request's path (a close after a pause costs ~4 us, eight a claim with the
-   * ref temps). Nothing is read through it and nothing waits for it: the object is whole and
-   * named once written and renamed.
-   */
-  spent(fd: number): void {
-    this.spentFds.push(fd);
-    if (this.spentFds.length >= SPENT_BOUND) this.closeSpent();
-    else this.quiet.poke();
-  }
-
-  private closeSpent(): void {
-    for (const fd of this.spentFds.splice(0)) closeQuiet(fd);
-  }
-
   close(): void {
     this.closed = true;
     this.quiet.cancel();
-    this.closeSpent();
     for (const t of this.ready.splice(0)) {
       try {
         closeSync(t.fd);
@@ -90,7 +71,6 @@ export class TempFiles {
 
   /** Makes temp files up to the pool size, in the background. */
   fill(): void {
-    this.closeSpent();
     if (this.filling || this.closed) return;
     this.filling = true;
     void this.fillUp().finally(() => (this.filling = false));
@@ -153,16 +133,6 @@ export class TempFiles {
 }
 
 const PARALLEL = 8;
-/** Spent descriptors closed at once past this many (writes with no quiet spell between them). */
-const SPENT_BOUND = 32;
-
-function closeQuiet(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    /* closed already */
-  }
-}
 
 function call<T>(f: (cb: (e: NodeJS.ErrnoException | null, v?: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v as T))));
