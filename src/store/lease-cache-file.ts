@@ -69,6 +69,15 @@ export function cacheKey(pattern: string): string {
  */
 const readAs = new WeakMap<Lease, string>();
 
+/**
+ * The text a lease was read as, where a filtered read finds its holder's lines by it (`wanted`:
+ * `"agent":<name>,` as JSON.stringify writes it); else undefined, and the lease is written anew.
+ */
+function asRead(l: Lease): string | undefined {
+  const text = readAs.get(l);
+  return text !== undefined && text.includes(`"agent":${JSON.stringify(l.agent)},`) ? text : undefined;
+}
+
 export function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number): void {
   // Flat lists and a Map: a folder named `__proto__` is a key like any other.
   const runs: (string | number)[] = [];
@@ -77,7 +86,7 @@ export function saveLeaseCache(file: string, tip: string, set: LeaseSet, format:
   const pieces: string[] = [];
   for (const l of set.leases) {
     const key = cacheKey(l.pattern);
-    const json = readAs.get(l) ?? JSON.stringify(l);
+    const json = asRead(l) ?? JSON.stringify(l);
     const n = Buffer.byteLength(key) + Buffer.byteLength(json) + 2;
     if (runs.length && runs[runs.length - 2] === key) runs[runs.length - 1] = (runs[runs.length - 1] as number) + n;
     else runs.push(key, n);
