@@ -101,7 +101,7 @@ export function groupLazy(text, meta, output, lazy) {
     if (at === undefined) throw new Error(`${output.entryPoint}: a lazy edge to ${name}, which no module declares`);
     const value = at === "" || at === from ? name : `${groupFn(at)}().${name}`;
     if (value !== name) (asked.get(at) ?? asked.set(at, new Set()).get(at)).add(name);
-    if (kind === "zod") return value;
+    if (kind === "zod" || kind === "minimatch") return value;
     if (kind === "imports") return value === name ? `Promise.resolve(${name})` : `Promise.resolve().then(() => ${value})`;
     throw new Error(`unknown lazy edge __LAZY_${kind}__`);
   };

@@ -1,10 +1,10 @@
-// The modules a bundle reaches only across a lazy edge (a dynamic import of ours, zod behind its
-// stand-in) are written inside a function of the bundle that runs on first use
+// The modules a bundle reaches only across a lazy edge (a dynamic import of ours, zod and minimatch
+// behind their stand-ins) are written inside a function of the bundle that runs on first use
 // (scripts/cold-group.mjs): V8 then makes neither a SharedFunctionInfo nor a closure for their
 // functions as a cold command loads, and the command's code cache holds none of them. What is
-// checked: where the build put them, that a cold `task show` never runs either function (V8's
-// own call counts, NODE_V8_COVERAGE), and that a claim sent to a sync remote runs the exchange's
-// once and lands.
+// checked: where the build put them, that a cold `task show` never runs any of the functions (V8's
+// own call counts, NODE_V8_COVERAGE), that a claim sent to a sync remote runs the exchange's
+// once and lands, and that a check against a glob lease sets minimatch up once and finds it.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -18,17 +18,17 @@ test.after(cleanupTemp);
 const DIST = resolve(import.meta.dirname, "../dist");
 
 /** Runs the CLI with V8's coverage on: its status, and how often each lazy group's function ran in hot-main.cjs. */
-function groupCalls(repo: string, args: string[]): { status: number | null; stderr: string; zod: number; imports: number } {
+function groupCalls(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: number; imports: number; minimatch: number } {
   const dir = tempDir();
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
   const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
   const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
   assert.ok(hot, `${args.join(" ")} ran hot-main.cjs`);
   const calls = (name: string) => hot!.functions.filter((f) => f.functionName === name).reduce((n, f) => n + f.ranges[0]!.count, 0);
-  return { status: r.status, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun") };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun"), minimatch: calls("__lazy_minimatchRun") };
 }
 
-test("zod, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
+test("zod, minimatch, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
   // Every edge the plugins wrote was turned into a call of its function or a plain namespace.
   for (const f of readdirSync(DIST).filter((f) => f.endsWith(".cjs"))) assert.not.match(readFileSync(join(DIST, f), "latin1"), /__LAZY_/, f);
   for (const f of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
@@ -37,6 +37,10 @@ test("zod, the exchange with a sync remote and the HTTP client are declared insi
     assert.ok(zodAt > 0, `${f} has zod's lazy function`);
     // zod's object schema, and the loop that claims through a sync remote.
     assert.ok(text.indexOf("$ZodObject=") > zodAt, `${f}: zod's classes inside its lazy function`);
+    const minimatchAt = text.indexOf("function __lazy_minimatchRun(");
+    assert.ok(minimatchAt > 0, `${f} has minimatch's lazy function`);
+    // minimatch's matcher, and the brace expansion it imports.
+    for (const fn of [/[ ,]Minimatch=class/, /function expand\(/]) assert.ok(text.search(fn) > minimatchAt, `${f}: ${fn} inside minimatch's lazy function`);
     const importsAt = text.indexOf("function __lazy_importsRun(");
     assert.ok(importsAt > 0, `${f} has the lazy function of its dynamic imports`);
     assert.ok(text.indexOf("function remoteCasLoop(") > importsAt, `${f}: remote-cas.ts inside it`);
@@ -45,12 +49,12 @@ test("zod, the exchange with a sync remote and the HTTP client are declared insi
   }
 });
 
-test("a cold task show runs neither lazy function; a claim sent to the sync remote runs the exchange's once and lands", () => {
+test("a cold task show runs no lazy function; a claim sent to the sync remote runs the exchange's once and lands", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "one", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo }).code, 0);
   const show = groupCalls(repo, ["task", "show", "t1"]);
   assert.is(show.status, 0, show.stderr);
-  assert.equal([show.zod, show.imports], [0, 0]);
+  assert.equal([show.zod, show.imports, show.minimatch], [0, 0, 0]);
 
   const { bare, a } = servedProject();
   const before = gitOut(bare, "rev-parse", "refs/handoff/tasks/ship");
@@ -58,6 +62,20 @@ test("a cold task show runs neither lazy function; a claim sent to the sync remo
   assert.is(claim.status, 0, claim.stderr);
   assert.is(claim.imports, 1);
   assert.is.not(gitOut(bare, "rev-parse", "refs/handoff/tasks/ship"), before, "the claim is on the remote");
+});
+
+test("a check of a path sets minimatch up only against a glob no shortcut answers, and then finds the lease", () => {
+  const repo = tempRepo();
+  assert.is(cli(["lease", "src/a.ts"], { cwd: repo, agent: "other" }).code, 0);
+  const plain = groupCalls(repo, ["check", "src/a.ts"]);
+  assert.is(plain.status, 0, plain.stderr);
+  assert.match(plain.stdout, /src\/a\.ts is leased by other/);
+  assert.is(plain.minimatch, 0);
+  assert.is(cli(["lease", "lib/*.{ts,js}"], { cwd: repo, agent: "other" }).code, 0);
+  const glob = groupCalls(repo, ["check", "lib/b.js"]);
+  assert.is(glob.status, 0, glob.stderr);
+  assert.match(glob.stdout, /lib\/b\.js is inside lib\/\*\.\{ts,js\}, leased by other/);
+  assert.is(glob.minimatch, 1);
 });
 
 test.run();

@@ -109,4 +109,34 @@ test("a cache out of shape is read from git and written again: cut short, an ind
   restore();
 });
 
+test("a write keeps the lines of the leases it did not change as it read them where a filtered read finds them, and every lease", () => {
+  const { repo, cache } = leased();
+  // alice's line written as another writer might (a space after a colon): the same lease.
+  // (Not after "agent": a filtered read finds a holder's lines by `"agent":"alice",`.)
+  const lines = readFileSync(cache, "utf8").split("\n");
+  const line = lines.findIndex((l) => l.startsWith("a\t"));
+  assert.ok(line > 0, "alice's line");
+  lines[line] = lines[line]!.replace('"exclusive":false', '"exclusive": false');
+  // bob's with a space after "agent": a filtered read would not find it as bob's, so it is written anew.
+  const bobs = lines.findIndex((l) => l.startsWith("b\t"));
+  lines[bobs] = lines[bobs]!.replace('"agent":"bob"', '"agent": "bob"');
+  const runs = JSON.parse(lines[2]!.slice("#runs ".length)) as (string | number)[];
+  for (const key of ["a", "b"]) runs[runs.indexOf(key) + 1] = (runs[runs.indexOf(key) + 1] as number) + 1;
+  lines[2] = `#runs ${JSON.stringify(runs)}`;
+  writeFileSync(cache, lines.join("\n"));
+  // erin's lease: a write of the whole set, read from the cache and left in it for its new tip.
+  assert.is(cli(["lease", "d/y.ts"], { cwd: repo, agent: "erin", env: at(2) }).code, 0);
+  const after = readFileSync(cache, "utf8");
+  assert.is(after.split("\n")[0], gitOut(repo, "rev-parse", "refs/handoff/leases"));
+  assert.ok(after.includes('"agent":"alice","task":null,"exclusive": false'), "alice's line as it was read");
+  assert.ok(after.includes('"agent":"bob",') && !after.includes('"agent": "bob"'), "bob's line written anew");
+  // Every lease of the new set, from the cache and from git alike.
+  const listed = cli(["leases", "--json"], { cwd: repo, agent: "dave", env: at(3) });
+  assert.is(listed.code, 0, listed.stderr);
+  assert.equal((JSON.parse(listed.stdout) as { pattern: string }[]).map((l) => l.pattern).sort(), ["a/x.ts", "b/**", "c.md", "d/y.ts"]);
+  rmSync(cache);
+  const fromGit = cli(["leases", "--json"], { cwd: repo, agent: "dave", env: at(3) });
+  assert.is(fromGit.stdout, listed.stdout);
+});
+
 test.run();

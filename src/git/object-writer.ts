@@ -75,7 +75,9 @@ export class ObjectWriter {
     const small = raw.length <= SMALL_OBJECT_MAX;
     // Long-running writers have node:crypto loaded once; its SHA-1 is 3-10x ours (small-object-codec.ts
     // spares one-shot commands the module's load, not the hashing).
-    const oid = small && this.format === "sha1" && !this.longRunning ? sha1Hex(raw) : hexDigest(this.format, raw);
+    // Never the one object a process hashes (a record is a blob, a tree and a commit): the
+    // WebAssembly hash pays from the first (small-object-codec.ts sha1Hex).
+    const oid = small && this.format === "sha1" && !this.longRunning ? sha1Hex(raw, true) : hexDigest(this.format, raw);
     // An object this process has not written lately is nearly always new (a record holds the time
     // it was written): it is written without asking first whether it is there. One it wrote or
     // found within KNOWN_FRESH_MS (a claim's unchanged blobs and trees) is not looked for either:

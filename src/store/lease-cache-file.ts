@@ -59,22 +59,42 @@ export function cacheKey(pattern: string): string {
   return isGlob(first) || !pattern.includes("/") ? "*" : first;
 }
 
+/**
+ * The JSON each lease of a whole read was parsed from (parseLines), by lease object. A claim reads
+ * the whole set from this file, adds its lease and writes the file again: every lease it did not
+ * change is written as it was read, not made into JSON again (JSON.stringify of a lease parsed
+ * from JSON.stringify's text gives that text). A lease is never changed in place (a changed lease
+ * is a new object), so its text stands as long as the object. At 30 leases, making each line
+ * again was ~3 KB of a cold claim's young generation a lease.
+ */
+const readAs = new WeakMap<Lease, string>();
+
+/**
+ * The text a lease was read as, where a filtered read finds its holder's lines by it (`wanted`:
+ * `"agent":<name>,` as JSON.stringify writes it); else undefined, and the lease is written anew.
+ */
+function asRead(l: Lease): string | undefined {
+  const text = readAs.get(l);
+  return text !== undefined && text.includes(`"agent":${JSON.stringify(l.agent)},`) ? text : undefined;
+}
+
 export function saveLeaseCache(file: string, tip: string, set: LeaseSet, format: number): void {
   // Flat lists and a Map: a folder named `__proto__` is a key like any other.
   const runs: (string | number)[] = [];
   const agents = new Map<string, Set<string>>();
-  const lines: string[] = [];
+  // Each line in its pieces, joined once below: a line made whole first was a second copy.
+  const pieces: string[] = [];
   for (const l of set.leases) {
     const key = cacheKey(l.pattern);
-    const line = `${key}\t${JSON.stringify(l)}\n`;
-    const n = Buffer.byteLength(line);
+    const json = asRead(l) ?? JSON.stringify(l);
+    const n = Buffer.byteLength(key) + Buffer.byteLength(json) + 2;
     if (runs.length && runs[runs.length - 2] === key) runs[runs.length - 1] = (runs[runs.length - 1] as number) + n;
     else runs.push(key, n);
     (agents.get(l.agent) ?? agents.set(l.agent, new Set()).get(l.agent)!).add(key);
-    lines.push(line);
+    pieces.push(key, "\t", json, "\n");
   }
   const byAgent = [...agents].flatMap(([a, keys]) => [a, keys.size, ...keys]);
-  writeSmallFile(file, `${tip}\n#format ${format}\n#runs ${JSON.stringify(runs)}\n#agents ${JSON.stringify(byAgent)}\n${lines.join("")}`);
+  writeSmallFile(file, `${tip}\n#format ${format}\n#runs ${JSON.stringify(runs)}\n#agents ${JSON.stringify(byAgent)}\n${pieces.join("")}`);
 }
 
 /**
@@ -227,7 +247,13 @@ function parseLines(pieces: { key: string | null; text: string }[], want: { keys
         if (tab < 0 || tab > nl) return null;
         const k = text.slice(i, tab);
         if (key !== null && k !== key) return null;
-        if (!want || want.keys.has(k) || text.slice(tab, nl).includes(want.mine)) leases.push(JSON.parse(text.slice(tab + 1, nl)) as Lease);
+        if (!want) {
+          // A whole read, which a write may follow (saveLeaseCache writes the text back).
+          const json = text.slice(tab + 1, nl);
+          const lease = JSON.parse(json) as Lease;
+          readAs.set(lease, json);
+          leases.push(lease);
+        } else if (want.keys.has(k) || text.slice(tab, nl).includes(want.mine)) leases.push(JSON.parse(text.slice(tab + 1, nl)) as Lease);
         i = nl + 1;
       }
     }

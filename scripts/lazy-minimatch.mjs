@@ -1,0 +1,59 @@
+// minimatch set up on first use, in the bundles (scripts/build.mjs), as zod is (scripts/lazy-zod.mjs).
+// Our modules ask minimatch only for a glob no shortcut answers (core/glob-overlap.ts: a lease or
+// scope glob beyond a folder or a file name) and for `{a,b}` alternatives (core/paths.ts,
+// hooks/fast-cache.ts): a cold `task show`, `check` or `claim` of plain paths never does, yet
+// minimatch, brace-expansion and nonrecursive-glob-match (~78 KB of hot-main.cjs's text) were
+// declared at every bundle's top, each of their functions a SharedFunctionInfo in the code cache
+// that every start deserialises. Our modules' `import { ... } from "minimatch"` gets a stand-in: a
+// function for each function imported, and for each class a class whose constructor makes the
+// real one (a static member is not stood in for: none is used). Given `lazy`
+// (scripts/cold-group.mjs), the stand-in asks for a module re-exporting those names as
+// `__LAZY_minimatch__(<its namespace>)`, so minimatch's modules go into a function of the bundle
+// run at the first call. Tests run the sources, which import minimatch itself.
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, sep } from "node:path";
+
+/** The names our sources import from minimatch (types left out). */
+function namesImported(dir, into = new Set()) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) namesImported(join(dir, e.name), into);
+    else if (e.name.endsWith(".ts")) {
+      const text = readFileSync(join(dir, e.name), "utf8");
+      for (const m of text.matchAll(/^import\s+(type\s+)?(.*?)\s+from\s+"minimatch";?$/gm)) {
+        if (m[1]) continue;
+        const named = /^\{([^}]*)\}$/.exec(m[2].trim());
+        if (!named) throw new Error(`${join(dir, e.name)}: scripts/lazy-minimatch.mjs stands in only for named imports of minimatch`);
+        for (const n of named[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!n.startsWith("type ")) into.add(n);
+      }
+    }
+  }
+  return into;
+}
+
+export function lazyMinimatch(root, lazy) {
+  const require = createRequire(join(root, "package.json"));
+  const ours = (path) => path.startsWith(join(root, "src") + sep);
+  return {
+    name: "lazy-minimatch",
+    setup(b) {
+      b.onResolve({ filter: /^minimatch$/ }, (args) => (ours(args.importer) ? { path: "stand-in", namespace: "lazy-minimatch" } : undefined));
+      b.onResolve({ filter: /^used$/, namespace: "lazy-minimatch" }, () => ({ path: "used", namespace: "lazy-minimatch" }));
+      b.onLoad({ filter: /.*/, namespace: "lazy-minimatch" }, async (args) => {
+        const real = await import(require.resolve("minimatch"));
+        const used = [...namesImported(join(root, "src"))].sort();
+        for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
+        if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "minimatch";`, loader: "js", resolveDir: root };
+        lazy?.add("lazy-minimatch:stand-in", "lazy-minimatch:used", "minimatch");
+        const lines = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_minimatch__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
+        for (const k of used) {
+          const isClass = /^class\b/.test(Function.prototype.toString.call(real[k]));
+          if (isClass) lines.push(`class minimatch_${k} { constructor(...a) { return new (get().${k})(...a); } }`);
+          else lines.push(`function minimatch_${k}(...a) { return get().${k}(...a); }`);
+          lines.push(`export { minimatch_${k} as ${k} };`);
+        }
+        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+      });
+    },
+  };
+}
