@@ -12,25 +12,17 @@ import { GRANT_MATCH_BUDGET } from "../src/core/match-budget.ts";
 import type { Lease } from "../src/core/lease.ts";
 import { cleanupTemp } from "./support/repo.ts";
 import { team } from "./support/team.ts";
+// Each test takes indices no other file takes: a glob compiled once is cached in its process (test/run.ts
+// runs files together), and a cached glob costs the budget nothing, so a check would look at all of them.
+import { costly, costlyApart } from "./support/costly-globs.ts";
 
 test.after(cleanupTemp);
-
-/**
- * A legal lease pattern that is costly to match: the `i`th of a set. 64 alternatives of 4,096
- * characters in all (paths.ts MAX_EXPANDED_LENGTH), the most a pattern may hold.
- */
-function costly(i: number): string {
-  let p = `**/{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}${i}*`;
-  // Each of the 64 alternatives is the pattern less its 24 characters of braces.
-  while (p.length - 24 + 2 + "/**/*.ts".length <= 4096 / 64) p += "*s";
-  return p + "/**/*.ts";
-}
 
 const BUDGET = /may be leased by another agent: the lease set has \d+ lease\(s\) of other agents this check did not look at: its leases' globs took more than the budget of matching one check may do/;
 
 test("check: past the budget of matching the path is answered warn, naming it, not ok", () => {
   const t = team(["mallory", "bob"]);
-  const patterns = Array.from({ length: 24 }, (_, i) => costly(i));
+  const patterns = Array.from({ length: 24 }, (_, i) => costly(5000 + i));
   const leased = t.as("mallory", ["lease", ...patterns]);
   assert.is(leased.code, 0, leased.stderr);
   // None of them names src/core/paths.ts: looked at in full, it is free.
@@ -50,7 +42,7 @@ test("in strict mode the budget's answer is deny with the same reason; a denial 
     pattern, agent: "mallory", task: null, exclusive, acquired_at: now.toISOString(), expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
     ttl_ms: 3_600_000, reason: null, worktree: null, branch: null, scope: "worktree",
   });
-  const costlyLeases = Array.from({ length: 24 }, (_, i) => lease(costly(100 + i)));
+  const costlyLeases = Array.from({ length: 24 }, (_, i) => lease(costly(5100 + i)));
   const strict = { agent: "bob", now, policy: { mode: "strict", ignore: [] } as never };
   const free = checkPaths(["src/core/paths.ts"], costlyLeases, strict);
   assert.is(free.verdict, "deny");
@@ -62,7 +54,7 @@ test("in strict mode the budget's answer is deny with the same reason; a denial 
 
 test("claim: leases not looked at within the budget are listed as possible overlaps, saying why", () => {
   const t = team(["mallory", "bob"]);
-  assert.is(t.as("mallory", ["lease", ...Array.from({ length: 24 }, (_, i) => costly(200 + i))]).code, 0);
+  assert.is(t.as("mallory", ["lease", ...Array.from({ length: 24 }, (_, i) => costly(5200 + i))]).code, 0);
   assert.is(t.as("lead", ["task", "add", "work", "--id", "w", "--scope", "src/**"]).code, 0);
   const r = t.as("bob", ["claim", "w", "--json"]);
   assert.is(r.code, 0, r.stderr);
@@ -74,13 +66,6 @@ test("claim: leases not looked at within the budget are listed as possible overl
   assert.match(text.stdout, /warn  src\/\*\* may overlap \*\*\/\{a,b\}.* \(mallory, no task\): not looked at, its leases' globs took more than the budget of matching/);
 });
 
-/** A legal glob that is costly to compare with `src/**\/*.ts` and overlaps none of it: the `i`th. */
-function costlyApart(i: number): string {
-  let p = `**/{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}${i}`;
-  while (p.length - 24 + 2 + 9 <= 64) p += "*s";
-  return p + "s".repeat(8) + "x";
-}
-
 test("a grant past its budget of matching refuses too_costly, naming the budget and the leases it could not compare; a conflict found stands", () => {
   const now = new Date("2026-12-01T00:00:00Z");
   const lease = (pattern: string, exclusive = false): Lease => ({
@@ -89,7 +74,7 @@ test("a grant past its budget of matching refuses too_costly, naming the budget 
   });
   const ctx = { actor: { agent: "bob", worktree: null, branch: null, scope: "worktree" as const }, now };
   const req = { patterns: ["src/**/*.ts"], exclusive: true, task: null, ttlMs: 60_000, reason: null };
-  const costlySet = { leases: Array.from({ length: 30 }, (_, i) => lease(costlyApart(i))) };
+  const costlySet = { leases: Array.from({ length: 30 }, (_, i) => lease(costlyApart(5300 + i))) };
   const out = acquireLeases(costlySet, req, ctx);
   assert.is(out.ok, false);
   if (out.ok) return;
