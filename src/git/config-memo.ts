@@ -7,8 +7,8 @@
 // The memo holds this user's global config too, and in a shared repository (core.sharedRepository)
 // others can read and write the folder: it is written readable by its owner alone, and read only
 // when this user owns it (another's is none, and is replaced at the next write).
-import { closeSync, fstatSync, readFileSync, renameSync } from "node:fs";
-import { createExclusive, openNoFollow, ownFolder, tempBeside, unlinkQuiet } from "./safe-file.ts";
+import { renameSync } from "node:fs";
+import { createExclusive, ownFolder, readOwnTextNoFollow, tempBeside, unlinkQuiet } from "./safe-file.ts";
 import type { ParsedFile } from "./config-read.ts";
 
 /** Bumped whenever what is kept changes shape: another version's file is read as none. */
@@ -31,17 +31,14 @@ export interface MemoFile {
 
 /** The kept files by path, or null: none, unreadable, another version's, or not as written. */
 export function readConfigMemo(commonDir: string): Map<string, MemoFile> | null {
+  // The reader policy.cache's is (small-file.ts): one first run of its code for both.
+  const text = readOwnTextNoFollow(`${commonDir}/${CONFIG_MEMO}`);
+  if (text === null) return null; // none, a link, another user's, unreadable
   let data: unknown;
   try {
-    const fd = openNoFollow(`${commonDir}/${CONFIG_MEMO}`);
-    try {
-      if (fstatSync(fd).uid !== process.getuid?.()) return null;
-      data = JSON.parse(readFileSync(fd, "utf8"));
-    } finally {
-      closeSync(fd);
-    }
+    data = JSON.parse(text);
   } catch {
-    return null; // none, a link, unreadable, or not JSON
+    return null;
   }
   const d = data as { v?: unknown; files?: unknown };
   if (d?.v !== VERSION || !Array.isArray(d.files)) return null;
