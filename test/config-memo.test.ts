@@ -111,6 +111,23 @@ test("each file is kept by its own path: another global file (HOME, GIT_CONFIG_G
   assert.is(seen(common, `${b}/.gitconfig`).text, `[user]\n\tname = ${b}\n`);
 });
 
+test("the memo keeps at most sixteen files, those asked last", () => {
+  const { common, config } = setup();
+  const dir = tempDir();
+  const files = Array.from({ length: 20 }, (_, i) => `${dir}/config${i}`);
+  for (const f of files) {
+    writeFileSync(f, `[core]\n\tbare = false\n`);
+    age(f);
+    const read = new ConfigRead();
+    read.useMemo(common);
+    read.entries(f, null);
+    read.saveMemo();
+  }
+  const kept = JSON.parse(readFileSync(`${common}/${CONFIG_MEMO}`, "utf8")).files.map((f: [string]) => f[0]);
+  assert.equal(kept, files.slice(4));
+  assert.not.ok(kept.includes(config));
+});
+
 test("another version's memo, one not as written, and a link in its place are read as none", () => {
   const { common, config, real } = setup();
   plant(common, config, PLANTED, 2);

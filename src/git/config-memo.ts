@@ -16,6 +16,9 @@ const VERSION = 1;
 
 export const CONFIG_MEMO = "handoff/config-read.cache";
 
+/** More files than one opening reads (system, global, repository, worktree, a separate store's). */
+const MAX_FILES = 16;
+
 /**
  * A file changed within the last two seconds may change again within its timestamp's tick unseen
  * (git's "racy" index entries, repo-policy.ts RACY_MS): it is not kept.
@@ -58,9 +61,12 @@ export function readConfigMemo(commonDir: string): Map<string, MemoFile> | null 
 export function saveConfigMemo(commonDir: string, files: Iterable<[string, MemoFile & { mtimeMs: number }]>, before: Map<string, MemoFile> | null, now = Date.now()): void {
   const keep = new Map<string, MemoFile>(before ?? []);
   for (const [path, f] of files) {
-    if (f.mtimeMs > now - RACY_MS) keep.delete(path);
-    else keep.set(path, { stamp: f.stamp, text: f.text, parsed: f.parsed });
+    // Moved to the end: the files asked last are the last to go when there are too many.
+    keep.delete(path);
+    if (f.mtimeMs <= now - RACY_MS) keep.set(path, { stamp: f.stamp, text: f.text, parsed: f.parsed });
   }
+  // Files no opening asks any more (another HOME, GIT_CONFIG_GLOBAL) go, the oldest first.
+  for (const path of keep.keys()) if (keep.size > MAX_FILES) keep.delete(path);
   const path = `${commonDir}/${CONFIG_MEMO}`;
   const tmp = tempBeside(path);
   try {
