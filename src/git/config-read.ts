@@ -80,7 +80,8 @@ export interface ReadFile {
  * each question of the files anew: .git/config read five times before a pre-edit hook answered,
  * the system and global files twice, and a stat of each for the policy cache's key besides.
  * Kept for one opening only, never across operations: a long-running process opens again (or
- * asks without one) and sees the files as they are then.
+ * asks without one) and sees the files as they are then. What crosses openings is the memo
+ * (useMemo, config-memo.ts), and only for a file whose stamp is still the one it was kept with.
  */
 export class ConfigRead {
   private readonly files = new Map<string, ReadFile | null>();
