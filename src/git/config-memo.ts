@@ -7,7 +7,7 @@
 // The memo holds this user's global config too, and in a shared repository (core.sharedRepository)
 // others can read and write the folder: it is written readable by its owner alone, and read only
 // when this user owns it (another's is none, and is replaced at the next write).
-import { renameSync } from "node:fs";
+import { renameSync, statSync } from "node:fs";
 import { createExclusive, ownFolder, readOwnTextNoFollow, tempBeside, unlinkQuiet } from "./safe-file.ts";
 import type { ParsedFile } from "./config-read.ts";
 
@@ -34,8 +34,16 @@ export interface MemoFile {
 
 /** The kept files by path, or null: none, unreadable, another version's, or not as written. */
 export function readConfigMemo(commonDir: string): Map<string, MemoFile> | null {
+  const path = `${commonDir}/${CONFIG_MEMO}`;
+  // None yet (no pre-edit hook ran here): a stat says so without the thrown ENOENT of a failed
+  // open (~60 us in a cold process, which every command opening this repository would pay).
+  try {
+    if (!statSync(path, { throwIfNoEntry: false })) return null;
+  } catch {
+    return null; // not reachable (a folder that may not be searched): none
+  }
   // The reader policy.cache's is (small-file.ts): one first run of its code for both.
-  const text = readOwnTextNoFollow(`${commonDir}/${CONFIG_MEMO}`);
+  const text = readOwnTextNoFollow(path);
   if (text === null) return null; // none, a link, another user's, unreadable
   let data: unknown;
   try {
