@@ -111,6 +111,28 @@ test("each file is kept by its own path: another global file (HOME, GIT_CONFIG_G
   assert.is(seen(common, `${b}/.gitconfig`).text, `[user]\n\tname = ${b}\n`);
 });
 
+test("a file over 32 KB is not kept: read and parsed each time, as before", () => {
+  const { common, config } = setup();
+  const big = `${tempDir()}/gitconfig`;
+  writeFileSync(big, `[user]\n${"\t# a comment line of the kind a large config file holds\n".repeat(700)}\tname = big\n`);
+  age(big);
+  const read = new ConfigRead();
+  read.useMemo(common);
+  read.entries(config, null);
+  read.entries(big, null);
+  read.saveMemo();
+  const kept = JSON.parse(readFileSync(`${common}/${CONFIG_MEMO}`, "utf8")).files.map((f: [string]) => f[0]);
+  assert.equal(kept, [config]);
+  // Read again by the next opening, it leaves the memo as it was: no write at every edit.
+  const ino = statSync(`${common}/${CONFIG_MEMO}`).ino;
+  const again = new ConfigRead();
+  again.useMemo(common);
+  again.entries(config, null);
+  again.entries(big, null);
+  again.saveMemo();
+  assert.is(statSync(`${common}/${CONFIG_MEMO}`).ino, ino);
+});
+
 test("the memo keeps at most sixteen files, those asked last", () => {
   const { common, config } = setup();
   const dir = tempDir();

@@ -20,6 +20,12 @@ export const CONFIG_MEMO = "handoff/config-read.cache";
 const MAX_FILES = 16;
 
 /**
+ * Larger files are read and parsed each time as before: the memo is read whole by every opening,
+ * and its parse grows with the files it holds (git's own config files are a few hundred bytes).
+ */
+const MAX_TEXT = 32 * 1024;
+
+/**
  * A file changed within the last two seconds may change again within its timestamp's tick unseen
  * (git's "racy" index entries, repo-policy.ts RACY_MS): it is not kept.
  */
@@ -71,10 +77,12 @@ export function saveConfigMemo(commonDir: string, files: Iterable<[string, MemoF
   for (const [path, f] of files) {
     // Moved to the end: the files asked last are the last to go when there are too many.
     keep.delete(path);
-    if (f.mtimeMs <= now - RACY_MS) keep.set(path, { stamp: f.stamp, text: f.text, parsed: f.parsed });
+    if (f.mtimeMs <= now - RACY_MS && f.text.length <= MAX_TEXT) keep.set(path, { stamp: f.stamp, text: f.text, parsed: f.parsed });
   }
   // Files no opening asks any more (another HOME, GIT_CONFIG_GLOBAL) go, the oldest first.
   for (const path of keep.keys()) if (keep.size > MAX_FILES) keep.delete(path);
+  // Nothing new to keep (a file too large or too recent read again): no write at every edit.
+  if (before && sameFiles(before, keep)) return;
   const path = `${commonDir}/${CONFIG_MEMO}`;
   const tmp = tempBeside(path);
   try {
@@ -84,6 +92,16 @@ export function saveConfigMemo(commonDir: string, files: Iterable<[string, MemoF
   } catch {
     unlinkQuiet(tmp); // only a slower next opening
   }
+}
+
+/** Whether two memos hold the same files at the same stamps, with parses for the same includes. */
+function sameFiles(a: Map<string, MemoFile>, b: Map<string, MemoFile>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [path, f] of a) {
+    const g = b.get(path);
+    if (!g || g.stamp !== f.stamp || Object.keys(g.parsed).join("\0") !== Object.keys(f.parsed).join("\0")) return false;
+  }
+  return true;
 }
 
 const isString = (x: unknown): x is string => typeof x === "string";
