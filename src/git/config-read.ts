@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { headerOf, keyLineOf, needsUnquoting, withoutComment } from "./config-line.ts";
 import { fileStampAndTime } from "./file-stamp.ts";
+import { readConfigMemo, saveConfigMemo, type MemoFile } from "./config-memo.ts";
 
 /** One setting: section and key lower-cased as git prints them, the subsection as written. */
 export interface ConfigEntry {
@@ -79,11 +80,28 @@ export interface ReadFile {
  * each question of the files anew: .git/config read five times before a pre-edit hook answered,
  * the system and global files twice, and a stat of each for the policy cache's key besides.
  * Kept for one opening only, never across operations: a long-running process opens again (or
- * asks without one) and sees the files as they are then.
+ * asks without one) and sees the files as they are then. What crosses openings is the memo
+ * (useMemo, config-memo.ts), and only for a file whose stamp is still the one it was kept with.
  */
 export class ConfigRead {
   private readonly files = new Map<string, ReadFile | null>();
   private readonly parsed = new Map<string, ParsedFile | null>();
+  /** What an earlier opening kept (config-memo.ts), and the repository it is kept in; see useMemo. */
+  private memo: Map<string, MemoFile> | null = null;
+  private memoDir: string | null = null;
+  /** Paths whose text came from the memo (their stamps matched), and whether anything was read or parsed anew. */
+  private readonly fromMemo = new Set<string>();
+  private fresh = false;
+
+  /**
+   * Reads through what an earlier opening of the repository at `commonDir` kept: a file whose stamp
+   * is the kept one is taken, text and parses, from there (discovery calls this for a repository
+   * whose folders are this user's, before its first read). saveMemo keeps this opening's reads.
+   */
+  useMemo(commonDir: string): void {
+    this.memoDir = commonDir;
+    this.memo = readConfigMemo(commonDir);
+  }
 
   /**
    * The file as read the first time it was asked for, or null when it could not be read (not a
@@ -91,7 +109,19 @@ export class ConfigRead {
    */
   file(path: string): ReadFile | null {
     let f = this.files.get(path);
-    if (f === undefined) this.files.set(path, (f = readWithStamp(path)));
+    if (f === undefined) {
+      const kept = this.memo?.get(path);
+      const r = readWithStamp(path, kept?.stamp);
+      if (r && r.text === undefined) {
+        // The stamp is the kept one: so is the text.
+        f = { ...r, text: kept!.text };
+        this.fromMemo.add(path);
+      } else {
+        f = r as ReadFile | null;
+        if (f?.text != null) this.fresh = true;
+      }
+      this.files.set(path, f);
+    }
     return f;
   }
 
@@ -111,8 +141,34 @@ export class ConfigRead {
     const f = this.file(path);
     if (!f) return null;
     if (f.text === null) return undefined;
-    this.parsed.set(key, (p = parseFile(f.text, included)));
+    const kept = this.fromMemo.has(path) ? this.memo!.get(path)!.parsed[included ?? ""] : undefined;
+    if (kept !== undefined) p = kept;
+    else {
+      p = parseFile(f.text, included);
+      this.fresh = true;
+    }
+    this.parsed.set(key, p);
     return p;
+  }
+
+  /**
+   * Keeps what this opening read and parsed for the next one (config-memo.ts), when it read or
+   * parsed anything the memo lacked: after a hook's answer, off its path. Nothing without useMemo.
+   */
+  saveMemo(): void {
+    if (!this.memoDir || !this.fresh) return;
+    const files: [string, MemoFile & { mtimeMs: number }][] = [];
+    for (const [path, f] of this.files) {
+      if (!f || f.text === null) continue;
+      const parsed: Record<string, ParsedFile | null> = {};
+      for (const [key, p] of this.parsed) {
+        const cut = key.indexOf("\0");
+        if (key.slice(cut + 1) === path) parsed[key.slice(0, cut)] = p;
+      }
+      files.push([path, { stamp: f.stamp, mtimeMs: f.mtimeMs, text: f.text, parsed }]);
+    }
+    saveConfigMemo(this.memoDir, files, this.memo);
+    this.fresh = false;
   }
 
   /**
@@ -159,13 +215,16 @@ export function setTo(file: ParsedFile, key: string, prefix: string): boolean | 
 
 /**
  * One stat (the stamp fileStampAndTime gives, file-stamp.ts), then the read: an absent file costs
- * the stat alone and no thrown error. null for a file that cannot be read.
+ * the stat alone and no thrown error. null for a file that cannot be read. No read where the stamp
+ * is `kept` (the memo's): the text is then undefined, for the caller to take the kept one.
  */
-function readWithStamp(path: string): ReadFile | null {
+function readWithStamp(path: string, kept?: string): (Omit<ReadFile, "text"> & { text: string | null | undefined }) | null {
   try {
     const st = statSync(path, { throwIfNoEntry: false, bigint: true });
     if (!st) return { text: null, stamp: "", mtimeMs: 0 };
-    return { text: readFileSync(path, "utf8"), stamp: `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, mtimeMs: Number(st.mtimeNs / 1_000_000n) };
+    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const mtimeMs = Number(st.mtimeNs / 1_000_000n);
+    return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // Gone since the stat, or a file where a folder should be: none, as a read would find.

@@ -112,13 +112,23 @@ function discoverInProcess(start: string, read: ConfigRead, startStat: Stats): R
       } catch {
         /* unreadable: taken as the main worktree, as before */
       }
+      // git refuses a repository (safe.directory aside) when the work tree's top folder, a `.git`
+      // file or the git dir is another user's: any of them, not only the common dir, sends the
+      // question to git. Asked first: only this user's repository keeps git's config files as its
+      // last opening read them for this one (config-memo.ts), its own and this user's alike.
+      let owned: boolean;
+      try {
+        owned = ownedByUs(st, dir === first ? startStat : dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]));
+      } catch {
+        return null; // a folder gone meanwhile: git says why
+      }
+      if (!owned) return null;
+      read.useMemo(commonDir);
       const config = read.file(`${commonDir}/config`)?.text;
       if (config == null) return null; // none, or unreadable: git says why
-      // Settings that change where the work tree is, or who may use the repo: ask git. git refuses
-      // a repository (safe.directory aside) when the work tree's top folder, a `.git` file or the
-      // git dir is another user's: any of them, not only the common dir, sends the question there.
+      // Settings that change where the work tree is, or who may use the repo: ask git.
       const { elsewhere, sha256 } = discoveryFlags(config, read.plain(`${commonDir}/config`));
-      if (elsewhere || !ownedByUs(st, dir === first ? startStat : dir, ...(gitDir === dotGit ? [] : [gitDir]), ...(commonDir === gitDir ? [] : [commonDir]))) return null;
+      if (elsewhere) return null;
       return {
         gitDir,
         commonDir,

@@ -14,7 +14,7 @@
 //   person's doing, not removed: it held only caches, and they are told to move it away.
 // Every open also carries O_NONBLOCK: a FIFO at a cache's name would hang it (a write's open fails
 // at once instead, a read finds nothing); a regular file ignores the flag.
-import { closeSync, constants, futimesSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, futimesSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
 import { HandoffError } from "../core/errors.ts";
 import { uniqueSuffix } from "./unique-name.ts";
@@ -41,7 +41,7 @@ export function readStartNoFollow(path: string, max: number): Buffer | null {
   });
 }
 
-function readingNoFollow(path: string, read: (fd: number) => Buffer): Buffer | null {
+function readingNoFollow(path: string, read: (fd: number) => Buffer | null): Buffer | null {
   let fd: number;
   try {
     fd = openNoFollow(path);
@@ -55,6 +55,11 @@ function readingNoFollow(path: string, read: (fd: number) => Buffer): Buffer | n
   } finally {
     closeSync(fd);
   }
+}
+
+/** The file's text as readTextNoFollow, or null also when it is not this user's (config-memo.ts). */
+export function readOwnTextNoFollow(path: string): string | null {
+  return readingNoFollow(path, (fd) => (fstatSync(fd).uid === process.getuid?.() ? readFileSync(fd) : null))?.toString("utf8") ?? null;
 }
 
 /** The file's text, or null, as readNoFollow. */

@@ -85,6 +85,8 @@ export const answerEdit: HookDispatch = async (inv, opened, answered) => {
   answered();
   // Before the catch is handed on: its writer indexes its own commit, after this.
   saveLogIndex(store);
+  // The next edit's opening takes git's config files from there while they stay as they are.
+  store.saveConfigMemo();
   await recordHookCatch(store, inv.name, result.answers);
   await recordAdditions(store, extra);
   // The fast path (git-hooks/fast-hook.sh) answers the next edits from what this run saw.

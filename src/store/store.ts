@@ -467,6 +467,14 @@ export class Store {
     return (this.openRead = new ConfigRead());
   }
 
+  /**
+   * Keeps git's config files as this one-shot store's opening read them, for the next process's
+   * opening (config-memo.ts): what a pre-edit hook does after its answer. Nothing in a long-running store.
+   */
+  saveConfigMemo(): void {
+    this.openRead?.saveMemo();
+  }
+
   /** The sync remote (git config handoff.remote, else origin when it exists), or null. */
   syncRemote(): Promise<string | null> {
     // Read again when .git/config changed: a running server must follow `git handoff remote`
