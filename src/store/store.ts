@@ -207,6 +207,11 @@ export class Store {
     return this.refFiles ? this.refFiles.stamp(prefixes) : null;
   }
 
+  /** The folder RefFiles reads refs from (refStamp's), or null where refs are not read from files here. */
+  refFilesDir(): string | null {
+    return this.refFiles ? this.repo.storeDir : null;
+  }
+
   /**
    * listRefs of a one-shot process where refs are files, with RefFiles' stamp of exactly what it
    * read (`stamp` of the same prefix equals it while nothing moved); null elsewhere.

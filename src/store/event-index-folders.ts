@@ -1,0 +1,120 @@
+// What the event index's head is checked against (event-index.ts readIndexHead), told by the ref
+// folders' stats where they can tell it. RefFiles' stamp of refs/handoff/ reads every loose ref
+// file (a few hundred between two packs: ~3 ms of a cold `events --agent X --limit 20`), while a
+// ref is written by renaming a new file over it (git's files backend, loose-ref-writer.ts) or
+// removed, either of which gives its folder a new change time; and a ref only in packed-refs
+// moves with packed-refs' identity. `ref-folders`, in the index's folder, records the stamp a
+// reader took with the stats of the folders and packed-refs from before the stamp's read: a later
+// reader that finds the stats the same takes the recorded stamp without reading a ref file.
+//
+// Sound only if every move after those stats changes them. A move's change time is the file
+// system's clock, which is coarse (a few ms; a second on some file systems): a move in the same
+// tick as a folder's last change can leave its time as it was. So the file system's time is taken
+// first (a file made in the index's folder, on the same device), and the stats recorded only when
+// every folder last changed before it: every move after that is given a later time. A ref file
+// written over in place (by hand, not by git) changes no folder: it is not seen until a move.
+import { closeSync, fstatSync, openSync, readdirSync, renameSync, statSync, writeSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
+
+const RECORD = "ref-folders";
+/** The record's first line: a record of another layout reads as none. */
+const HEADER = "ref-folders 1";
+
+type FolderStats = (Stats | undefined)[];
+
+const statsOf = (refDir: string, folders: string[]): FolderStats => folders.map((f) => statQuiet(join(refDir, f)));
+
+/** A stat, or undefined for anything not there (a file where a folder was named included). */
+function statQuiet(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The folders' stats (a folder not there as `-`), then packed-refs' identity, as one text. */
+function statsText(refDir: string, folders: string[], stats: FolderStats): string {
+  const lines = folders.map((f, i) => {
+    const st = stats[i];
+    return st?.isDirectory() ? `${f}\t${st.dev} ${st.ino} ${st.ctimeMs} ${st.mtimeMs}` : `${f}\t-`;
+  });
+  const packed = statQuiet(join(refDir, "packed-refs"));
+  lines.push(packed ? `packed-refs\t${packed.ino} ${packed.mtimeMs} ${packed.size}` : "packed-refs\t-");
+  return lines.join("\n");
+}
+
+/**
+ * The stamp recorded for the ref folders of `refDir` as they are now; null when none is recorded,
+ * or they changed since (the caller takes the stamp itself, through `recordStamp`).
+ */
+export function recordedStamp(indexDir: string, refDir: string): string | null {
+  const text = readTextNoFollow(join(indexDir, RECORD));
+  // The header, the stats' lines, an empty line, the stamp.
+  const end = text?.indexOf("\n\n") ?? -1;
+  if (end < 0 || !text!.startsWith(`${HEADER}\n`)) return null;
+  const recorded = text!.slice(HEADER.length + 1, end);
+  const folders: string[] = [];
+  for (const line of recorded.split("\n")) {
+    const name = line.slice(0, line.indexOf("\t"));
+    if (name !== "packed-refs") folders.push(name);
+  }
+  return statsText(refDir, folders, statsOf(refDir, folders)) === recorded ? text!.slice(end + 2) : null;
+}
+
+/**
+ * `take()`, RefFiles' stamp of the refs under `root`, recorded with the stats of `root`'s folders
+ * from before it was taken where that is sound (see above) and the index's folder is there.
+ */
+export function recordStamp(indexDir: string, refDir: string, root: string, take: () => string): string {
+  const path = join(indexDir, RECORD);
+  const tmp = tempBeside(path);
+  let fd: number;
+  let now: Stats;
+  try {
+    fd = openSync(tmp, "wx");
+    now = fstatSync(fd);
+  } catch {
+    return take(); // no index yet, or one that cannot be written
+  }
+  try {
+    const folders = folderTree(refDir, root);
+    const stats = statsOf(refDir, folders);
+    const text = statsText(refDir, folders, stats);
+    const stamp = take();
+    // A folder changed in the file system's tick or later, or on another device: a move after the stats could leave them as they are.
+    if (stats.every((st) => !st || (st.ctimeMs < now.ctimeMs && st.mtimeMs < now.ctimeMs && st.dev === now.dev))) {
+      try {
+        writeSync(fd, `${HEADER}\n${text}\n\n${stamp}`);
+        const written = fd;
+        fd = -1;
+        closeSync(written);
+        renameSync(tmp, path);
+      } catch {
+        // not recorded: the next reader takes the stamp again
+      }
+    }
+    return stamp;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+    unlinkQuiet(tmp);
+  }
+}
+
+/** `root` and every folder under it (relative to `refDir`), as they are now. */
+function folderTree(refDir: string, root: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    out.push(rel);
+    let entries;
+    try {
+      entries = readdirSync(join(refDir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) if (e.isDirectory()) walk(`${rel}/${e.name}`);
+  };
+  walk(root);
+  return out;
+}
