@@ -318,6 +318,13 @@ export function readIndexHead(store: Store): ManifestHead | null {
   const dir = indexDir(store);
   // The stamp as recorded where the ref folders have not changed since (event-index-folders.ts), else read.
   const stamp = recordedStamp(dir, refDir) ?? recordStamp(dir, refDir, REF_ROOT.replace(/\/$/, ""), () => store.refStamp([REF_ROOT])!);
+  // A line a loose ref, then packed-refs' (RefFiles' stampText): the count a one-shot view packs by
+  // once it answered (a long-running process's refs move on after this read).
+  if (!store.warm) {
+    let lines = 0;
+    for (let at = stamp.indexOf("\n"); at >= 0; at = stamp.indexOf("\n", at + 1)) lines++;
+    store.looseHandoffCounted = lines;
+  }
   return readHead(dir, stamp);
 }
 

@@ -147,6 +147,13 @@ export class Store {
     return this.session !== null;
   }
 
+  /**
+   * The loose ref files under refs/handoff/ as a read just counted them (the event index's stamp,
+   * event-index.ts readIndexHead), for the count a view makes before it packs (pack-refs.ts); null:
+   * not counted.
+   */
+  looseHandoffCounted: number | null = null;
+
   /** The most loose ref files one listing of this store read (0 when refs are not read from files). */
   get looseRefsListed(): number {
     return this.refFiles?.looseListed ?? 0;
