@@ -233,8 +233,13 @@ export class Store {
    * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
    * are not read from files here (another backend) or are followed by a watch (long-running).
    */
-  listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
-    return this.refFiles && !this.session ? this.refFiles.listParts(prefix) : null;
+  listRefParts(prefix: string, loose?: () => Map<string, string>): ReturnType<RefFiles["listParts"]> | null {
+    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, loose?.()) : null;
+  }
+
+  /** The loose refs under `prefix` read now (RefFiles.looseUnder), or null where refs are not read from files here. */
+  looseRefsUnder(prefix: string): Map<string, string> | null {
+    return this.refFiles ? this.refFiles.looseUnder(prefix) : null;
   }
 
   /**

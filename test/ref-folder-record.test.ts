@@ -1,14 +1,16 @@
-// `events` and `stats` check the event index's head against the stamp of the refs; with loose ref
-// files that stamp reads each one, so it is recorded with the stats of the ref folders and
-// packed-refs (event-index-folders.ts), and taken from the record while they stand. Every move
-// after the record must still be seen: git writes a ref by renaming a new file over it or removes
-// it, both of which give its folder a new change time, and packed-refs moves by rename too.
+// `events` and `stats` check the event index's head against the stamp of the refs, and `status`
+// lists the task refs for its view file's key; with loose ref files both read each one, so what
+// they take of them is recorded with the stats of the ref folders and packed-refs
+// (ref-folder-record.ts), and taken from the record while those stand. Every move after the record
+// must still be seen: git writes a ref by renaming a new file over it or removes it, both of which
+// give its folder a new change time, and packed-refs moves by rename too.
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { by, events, MIN, walked } from "./support/event-walk.ts";
+import { fixtureNow, viewsRepo } from "./support/views-fixture.ts";
 import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
@@ -95,6 +97,66 @@ test("a folder changed at or after the file system's time when the stamp is take
   assert.is(readFileSync(recordPath(repo), "utf8"), record);
   rmSync(recordPath(repo));
   await check(repo, "no record");
+});
+
+const taskRecordPath = (repo: string) => join(repo, ".git/handoff/task-ref-folders");
+
+/** Past LISTING_AT tasks, where status reads its view file by the task refs' key; refs packed, then a few loose again. */
+function viewsFixture(): { repo: string; env: NodeJS.ProcessEnv } {
+  const f = { tasks: 520, agents: 4, events: 1040 };
+  const repo = viewsRepo(f);
+  gitOut(repo, "pack-refs", "--all");
+  mkdirSync(join(repo, ".git/refs/handoff/tasks"), { recursive: true });
+  for (const id of ["t-00001", "t-00002", "t-00003"]) writeFileSync(join(repo, ".git/refs/handoff/tasks", id), `${gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`)}\n`);
+  return { repo, env: { HANDOFF_NOW: fixtureNow(f) } };
+}
+
+test("status takes the loose task refs from the record while their folders stand, and sees every move after it", () => {
+  const { repo, env } = viewsFixture();
+  const status = () => {
+    const r = cli(["status", "--no-conflicts"], { cwd: repo, agent: "agent-000", env });
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout + r.stderr;
+  };
+  // Read afresh: the record removed first (it is written again).
+  const fresh = () => {
+    rmSync(taskRecordPath(repo), { force: true });
+    return status();
+  };
+  status(); // the view file written
+  settle();
+  const before = status();
+  assert.ok(existsSync(taskRecordPath(repo)), "the loose task refs recorded with their folders' stats");
+  // Not as git writes a ref: the record stands, and the ref file is not read.
+  const loose = join(repo, ".git/refs/handoff/tasks/t-00001");
+  const tip = readFileSync(loose, "utf8");
+  writeFileSync(loose, `${gitOut(repo, "rev-parse", "refs/handoff/tasks/t-00001~1")}\n`);
+  assert.is(status(), before, "the loose refs as recorded");
+  assert.is.not(fresh(), before, "the ref's earlier state, read afresh");
+  writeFileSync(loose, tip);
+  gitOut(repo, "update-ref", "refs/handoff/tasks/t-00001", tip.trim());
+  const moves: [string, () => unknown][] = [
+    ["a loose task ref rewound", () => gitOut(repo, "update-ref", "refs/handoff/tasks/t-00002", "refs/handoff/tasks/t-00002~1")],
+    ["a packed task ref rewound", () => gitOut(repo, "update-ref", "refs/handoff/tasks/t-00010", "refs/handoff/tasks/t-00010~1")],
+    ["a task ref in a folder of its own", () => gitOut(repo, "update-ref", "refs/handoff/tasks/x/y", "refs/handoff/tasks/t-00020")],
+    ["a loose task ref deleted", () => gitOut(repo, "update-ref", "-d", "refs/handoff/tasks/t-00003")],
+    ["the refs packed", () => gitOut(repo, "pack-refs", "--all")],
+    ["a packed task ref deleted (packed-refs alone rewritten)", () => gitOut(repo, "update-ref", "-d", "refs/handoff/tasks/t-00030")],
+  ];
+  for (const [what, move] of moves) {
+    settle();
+    status();
+    assert.ok(existsSync(taskRecordPath(repo)), `${what}: recorded before`);
+    const was = readFileSync(taskRecordPath(repo), "utf8");
+    const seen = status();
+    move();
+    const after = status();
+    assert.is(after, fresh(), `${what}: as read afresh`);
+    if (!what.startsWith("the refs packed")) assert.is.not(after, seen, `${what}: the move shows`);
+    settle();
+    status();
+    assert.is.not(readFileSync(taskRecordPath(repo), "utf8"), was, `${what}: recorded again`);
+  }
 });
 
 test.run();

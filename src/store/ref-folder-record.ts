@@ -1,23 +1,22 @@
-// What the event index's head is checked against (event-index.ts readIndexHead), told by the ref
-// folders' stats where they can tell it. RefFiles' stamp of refs/handoff/ reads every loose ref
-// file (a few hundred between two packs: ~3 ms of a cold `events --agent X --limit 20`), while a
-// ref is written by renaming a new file over it (git's files backend, loose-ref-writer.ts) or
-// removed, either of which gives its folder a new change time; and a ref only in packed-refs
-// moves with packed-refs' identity. `ref-folders`, in the index's folder, records the stamp a
-// reader took with the stats of the folders and packed-refs from before the stamp's read: a later
-// reader that finds the stats the same takes the recorded stamp without reading a ref file.
+// A text derived from the refs under a folder of refs/ (the event index's stamp, the loose task
+// refs a view reads), kept with the stats of that folder and the folders under it, and taken from
+// the record while they stand, without a ref file read. Taking the text reads every loose ref file
+// (a few hundred between two packs: ~3 ms of a cold `events --agent X --limit 20` or `status`),
+// while a ref is written by renaming a new file over it (git's files backend,
+// loose-ref-writer.ts) or removed, either of which gives its folder a new change time; and a ref
+// only in packed-refs moves with packed-refs' identity, recorded too.
 //
-// Sound only if every move after those stats changes them. A move's change time is the file
-// system's clock, which is coarse (a few ms; a second on some file systems): a move in the same
+// Sound only if every move after the record's stats changes them. A move's change time is the
+// file system's clock, which is coarse (a few ms; a second on some file systems): a move in the same
 // tick as a folder's last change can leave its time as it was. So the file system's time is taken
-// first (a file made in the index's folder, on the same device), and the stats recorded only when
-// every folder last changed before it: every move after that is given a later time. A ref file
-// written over in place (by hand, not by git) changes no folder: it is not seen until a move.
+// first (a file made beside the record, on the same device), then the stats, then the text, and
+// the record is written only when every folder last changed before that time: every move after
+// it is given a later one. A ref file written over in place (by hand, not as git writes) changes
+// no folder: it is not seen until a move.
 import { closeSync, fstatSync, openSync, readdirSync, renameSync, statSync, writeSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
 
-const RECORD = "ref-folders";
 /** The record's first line: a record of another layout reads as none. */
 const HEADER = "ref-folders 1";
 
@@ -46,12 +45,12 @@ function statsText(refDir: string, folders: string[], stats: FolderStats): strin
 }
 
 /**
- * The stamp recorded for the ref folders of `refDir` as they are now; null when none is recorded,
- * or they changed since (the caller takes the stamp itself, through `recordStamp`).
+ * The text recorded at `path` for the ref folders of `refDir` as they are now; null when none is
+ * recorded, or they changed since (the caller takes the text itself, through `recordText`).
  */
-export function recordedStamp(indexDir: string, refDir: string): string | null {
-  const text = readTextNoFollow(join(indexDir, RECORD));
-  // The header, the stats' lines, an empty line, the stamp.
+export function recordedText(path: string, refDir: string): string | null {
+  const text = readTextNoFollow(path);
+  // The header, the stats' lines, an empty line, the text.
   const end = text?.indexOf("\n\n") ?? -1;
   if (end < 0 || !text!.startsWith(`${HEADER}\n`)) return null;
   const recorded = text!.slice(HEADER.length + 1, end);
@@ -64,11 +63,11 @@ export function recordedStamp(indexDir: string, refDir: string): string | null {
 }
 
 /**
- * `take()`, RefFiles' stamp of the refs under `root`, recorded with the stats of `root`'s folders
- * from before it was taken where that is sound (see above) and the index's folder is there.
+ * `take()`, a text of the refs under `root` (a folder of `refDir`), recorded at `path` with the
+ * stats of `root`'s folders from before it was taken, where that is sound (see above) and the
+ * record's folder is there.
  */
-export function recordStamp(indexDir: string, refDir: string, root: string, take: () => string): string {
-  const path = join(indexDir, RECORD);
+export function recordText(path: string, refDir: string, root: string, take: () => string): string {
   const tmp = tempBeside(path);
   let fd: number;
   let now: Stats;
@@ -76,26 +75,26 @@ export function recordStamp(indexDir: string, refDir: string, root: string, take
     fd = openSync(tmp, "wx");
     now = fstatSync(fd);
   } catch {
-    return take(); // no index yet, or one that cannot be written
+    return take(); // no folder for the record yet, or one that cannot be written
   }
   try {
     const folders = folderTree(refDir, root);
     const stats = statsOf(refDir, folders);
     const text = statsText(refDir, folders, stats);
-    const stamp = take();
+    const taken = take();
     // A folder changed in the file system's tick or later, or on another device: a move after the stats could leave them as they are.
     if (stats.every((st) => !st || (st.ctimeMs < now.ctimeMs && st.mtimeMs < now.ctimeMs && st.dev === now.dev))) {
       try {
-        writeSync(fd, `${HEADER}\n${text}\n\n${stamp}`);
+        writeSync(fd, `${HEADER}\n${text}\n\n${taken}`);
         const written = fd;
         fd = -1;
         closeSync(written);
         renameSync(tmp, path);
       } catch {
-        // not recorded: the next reader takes the stamp again
+        // not recorded: the next reader takes the text again
       }
     }
-    return stamp;
+    return taken;
   } finally {
     if (fd >= 0) closeSync(fd);
     unlinkQuiet(tmp);
