@@ -14,8 +14,8 @@
 // it is given a later one. A ref file written over in place (by hand, not as git writes) changes
 // no folder: it is not seen until a move.
 import { closeSync, fstatSync, openSync, readdirSync, renameSync, statSync, writeSync, type Stats } from "node:fs";
-import { join } from "node:path";
-import { readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
+import { basename, dirname, join } from "node:path";
+import { isFolder, readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
 
 /** The record's first line: a record of another layout reads as none. */
 const HEADER = "ref-folders 1";
@@ -49,7 +49,7 @@ function statsText(refDir: string, folders: string[], stats: FolderStats): strin
  * recorded, or they changed since (the caller takes the text itself, through `recordText`).
  */
 export function recordedText(path: string, refDir: string): string | null {
-  const text = readTextNoFollow(path);
+  const text = ownFolders(dirname(path)) ? readTextNoFollow(path) : null;
   // The header, the stats' lines, an empty line, the text.
   const end = text?.indexOf("\n\n") ?? -1;
   if (end < 0 || !text!.startsWith(`${HEADER}\n`)) return null;
@@ -72,6 +72,7 @@ export function recordText(path: string, refDir: string, root: string, take: () 
   let fd: number;
   let now: Stats;
   try {
+    if (!ownFolders(dirname(path))) return take();
     fd = openSync(tmp, "wx");
     now = fstatSync(fd);
   } catch {
@@ -116,4 +117,13 @@ function folderTree(refDir: string, root: string): string[] {
   };
   walk(root);
   return out;
+}
+
+/**
+ * Whether `dir` and every folder above it up to the state folder (`<git dir>/handoff`) are folders
+ * themselves, none a link: a record is never read or written through a link (git/safe-file.ts).
+ */
+function ownFolders(dir: string): boolean {
+  for (let d = dir; isFolder(d) && dirname(d) !== d; d = dirname(d)) if (basename(d) === "handoff") return true;
+  return false;
 }
