@@ -79,7 +79,7 @@ test("every move after the record is seen: a loose ref, a packed one moved or de
   }
 });
 
-test("a folder changed at or after the file system's time when the stamp is taken is not recorded", async () => {
+test("a folder or packed-refs changed at or after the file system's time when the stamp is taken is not recorded", async () => {
   const repo = await fixture();
   settle();
   const future = new Date(Date.now() + 60 * 60_000);
@@ -95,8 +95,15 @@ test("a folder changed at or after the file system's time when the stamp is take
   writeFileSync(recordPath(repo), record.replace(/^ref-folders 1/, "ref-folders 2"));
   await check(repo, "a record of another layout");
   assert.is(readFileSync(recordPath(repo), "utf8"), record);
+  // packed-refs too: a ref only in it moves by a new file renamed over it.
   rmSync(recordPath(repo));
+  utimesSync(join(repo, ".git/packed-refs"), future, future);
+  await check(repo, "packed-refs' time ahead");
+  assert.not.ok(existsSync(recordPath(repo)), "packed-refs changed in the file system's tick or later: not recorded");
+  utimesSync(join(repo, ".git/packed-refs"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  settle();
   await check(repo, "no record");
+  assert.ok(existsSync(recordPath(repo)));
 });
 
 const taskRecordPath = (repo: string) => join(repo, ".git/handoff/task-ref-folders");

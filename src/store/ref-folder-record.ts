@@ -4,15 +4,15 @@
 // (a few hundred between two packs: ~3 ms of a cold `events --agent X --limit 20` or `status`),
 // while a ref is written by renaming a new file over it (git's files backend,
 // loose-ref-writer.ts) or removed, either of which gives its folder a new change time; and a ref
-// only in packed-refs moves with packed-refs' identity, recorded too.
+// only in packed-refs moves with packed-refs' identity (a new file renamed over it), recorded too.
 //
 // Sound only if every move after the record's stats changes them. A move's change time is the
 // file system's clock, which is coarse (a few ms; a second on some file systems): a move in the same
 // tick as a folder's last change can leave its time as it was. So the file system's time is taken
 // first (a file made beside the record, on the same device), then the stats, then the text, and
-// the record is written only when every folder last changed before that time: every move after
-// it is given a later one. A ref file written over in place (by hand, not as git writes) changes
-// no folder: it is not seen until a move.
+// the record is written only when every folder and packed-refs last changed before that time:
+// every move after it is given a later one. A ref file written over in place (by hand, not as
+// git writes) changes no folder: it is not seen until a move.
 import { closeSync, fstatSync, openSync, readdirSync, renameSync, statSync, writeSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isFolder, readTextNoFollow, tempBeside, unlinkQuiet } from "../git/safe-file.ts";
@@ -34,15 +34,16 @@ function statQuiet(path: string): Stats | undefined {
 }
 
 /** The folders' stats (a folder not there as `-`), then packed-refs' identity, as one text. */
-function statsText(refDir: string, folders: string[], stats: FolderStats): string {
+function statsText(folders: string[], stats: FolderStats, packed: Stats | undefined): string {
   const lines = folders.map((f, i) => {
     const st = stats[i];
     return st?.isDirectory() ? `${f}\t${st.dev} ${st.ino} ${st.ctimeMs} ${st.mtimeMs}` : `${f}\t-`;
   });
-  const packed = statQuiet(join(refDir, "packed-refs"));
   lines.push(packed ? `packed-refs\t${packed.ino} ${packed.mtimeMs} ${packed.size}` : "packed-refs\t-");
   return lines.join("\n");
 }
+
+const packedOf = (refDir: string) => statQuiet(join(refDir, "packed-refs"));
 
 /**
  * The text recorded at `path` for the ref folders of `refDir` as they are now; null when none is
@@ -59,7 +60,7 @@ export function recordedText(path: string, refDir: string): string | null {
     const name = line.slice(0, line.indexOf("\t"));
     if (name !== "packed-refs") folders.push(name);
   }
-  return statsText(refDir, folders, statsOf(refDir, folders)) === recorded ? text!.slice(end + 2) : null;
+  return statsText(folders, statsOf(refDir, folders), packedOf(refDir)) === recorded ? text!.slice(end + 2) : null;
 }
 
 /**
@@ -81,10 +82,12 @@ export function recordText(path: string, refDir: string, root: string, take: () 
   try {
     const folders = folderTree(refDir, root);
     const stats = statsOf(refDir, folders);
-    const text = statsText(refDir, folders, stats);
+    const packed = packedOf(refDir);
+    const text = statsText(folders, stats, packed);
     const taken = take();
-    // A folder changed in the file system's tick or later, or on another device: a move after the stats could leave them as they are.
-    if (stats.every((st) => !st || (st.ctimeMs < now.ctimeMs && st.mtimeMs < now.ctimeMs && st.dev === now.dev))) {
+    // A folder (or packed-refs, replaced by rename: a new file) changed in the file system's tick or
+    // later, or on another device: a move after the stats could leave them as they are.
+    if ([...stats, packed].every((st) => !st || (st.ctimeMs < now.ctimeMs && st.mtimeMs < now.ctimeMs && st.dev === now.dev))) {
       try {
         writeSync(fd, `${HEADER}\n${text}\n\n${taken}`);
         const written = fd;
