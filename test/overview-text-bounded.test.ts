@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { HeldTask, Overview } from "../src/core/overview.ts";
 import { boundSections, SECTION_LINES } from "../src/present/bounded-text.ts";
-import { overviewText } from "../src/present/render.ts";
+import { overviewText, unbuiltLines } from "../src/present/render.ts";
 
 const now = new Date("2026-11-30T10:00:00.000Z");
 const held = (i: number, inMs: number): HeldTask => ({
@@ -41,5 +41,40 @@ for (const n of [0, 3, SECTION_LINES, SECTION_LINES + 1, 500]) {
     if (n > SECTION_LINES) assert.match(bounded, new RegExp(`… ${n - SECTION_LINES} more lines? \\(hint\\)`));
   });
 }
+
+/** The overview as buildOverview builds it for a bounded view (`shown`): the first lines of each section, the rest counted. */
+function built(o: Overview): Overview {
+  let left = SECTION_LINES;
+  const holders = o.holders.map((h) => {
+    const take = Math.max(0, Math.min(h.tasks.length, left));
+    left -= take;
+    return { ...h, tasks: h.tasks.slice(0, take) };
+  });
+  const count = (hs: Overview["holders"]) => hs.reduce((n, h) => n + h.tasks.length, 0);
+  const firsts = (ts: HeldTask[]) => ts.slice(0, SECTION_LINES);
+  return { ...o, holders, expiring_soon: firsts(o.expiring_soon), expired: firsts(o.expired), hidden: { held: count(o.holders) - count(holders), expiring_soon: o.expiring_soon.length - firsts(o.expiring_soon).length, expired: o.expired.length - firsts(o.expired).length } };
+}
+
+for (const n of [0, 3, SECTION_LINES, SECTION_LINES + 1, 500]) {
+  test(`${n} held claims, only the shown ones built: the lines not built are counted where the sections are cut`, () => {
+    const o = built(overview(n));
+    const text = overviewText(o, now, SECTION_LINES);
+    assert.ok(text.split("\n").length <= 3 + 3 * (SECTION_LINES + 1), "no line made for a claim not built");
+    assert.is(boundSections(text, "hint", SECTION_LINES, unbuiltLines(o)), boundSections(overviewText(overview(n), now), "hint"));
+  });
+}
+
+test("lines not built are a section's blank lines: shown up to the cut, counted past it", () => {
+  for (let limit = 1; limit <= 5; limit++) {
+    for (let lines = 0; lines <= 3; lines++) {
+      for (let blank = 0; blank <= 6; blank++) {
+        const body = Array.from({ length: lines }, (_, i) => `  line ${i}`);
+        const whole = ["head", ...body, ...Array(blank).fill(" "), "next", "  after"].join("\n");
+        const text = ["head", ...body, "next", "  after"].join("\n");
+        assert.is(boundSections(text, "hint", limit, new Map([["head", blank]])), boundSections(whole, "hint", limit), `limit ${limit}, ${lines} lines, ${blank} not built`);
+      }
+    }
+  }
+});
 
 test.run();

@@ -82,16 +82,22 @@ export class RefFiles {
    * packed-refs by renaming a new file over it, and rewrites it whenever a ref it holds is deleted
    * or packed, so one identity is one content.
    */
-  listParts(prefix: string): { loose: Map<string, string>; packedId: string; packed: () => RefTip[]; packedRun: () => string | null; readPacked: (name: string) => string | null } {
+  listParts(prefix: string, loose = this.looseUnder(prefix)): { loose: Map<string, string>; packedId: string; packed: () => RefTip[]; packedRun: () => string | null; readPacked: (name: string) => string | null } {
     // Loose files first, packed-refs second: `git pack-refs` writes the new packed-refs before it
     // deletes the loose files, so a ref packed meanwhile is in one or the other; read the other
-    // way round, it could be in neither (sync and the views pack refs while others read).
-    const loose = new Map<string, string>();
-    this.walkTop(prefix.replace(/\/$/, ""), loose);
+    // way round, it could be in neither (sync and the views pack refs while others read). `loose`:
+    // as the caller read them before (a record of them, store/ref-folder-record.ts).
     if (loose.size > this.looseListed) this.looseListed = loose.size;
     const packed = this.packedRefs();
     const packedId = this.packed ? identity(this.packed) : "none";
     return { loose, packedId, packed: () => packed.under(prefix), packedRun: () => packed.run(prefix), readPacked: (name) => packed.get(name) ?? null };
+  }
+
+  /** The loose refs under `prefix`, read now: `listParts`' first part. */
+  looseUnder(prefix: string): Map<string, string> {
+    const loose = new Map<string, string>();
+    this.walkTop(prefix.replace(/\/$/, ""), loose);
+    return loose;
   }
 
   /**

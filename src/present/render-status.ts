@@ -4,7 +4,7 @@ import { diffLine } from "../core/diff-summary.ts";
 import type { StatusView } from "../core/overview.ts";
 import { paint } from "./output.ts";
 import { rosterText } from "./render-agents.ts";
-import { overviewText } from "./render.ts";
+import { overviewText, unbuiltLines } from "./render.ts";
 import { flagText, type LeaseRow } from "../core/lease-overview.ts";
 import { formatUntil } from "../core/duration.ts";
 import { graceMark } from "./grace-mark.ts";
@@ -57,7 +57,7 @@ export const MATRIX_ROWS = SECTION_LINES - 3;
  */
 export function statusText(v: StatusView, header: string, now: Date, opts: { all?: boolean; note?: (task: string) => string } = {}): string {
   const text = fullStatusText(v, header, now, opts.all ? undefined : MATRIX_ROWS, opts.note ?? (() => ""));
-  return opts.all ? text : boundSections(text, ALL_HINT);
+  return opts.all ? text : boundSections(text, ALL_HINT, SECTION_LINES, unbuiltLines(v));
 }
 
 /** What a cut section says, after its count. */

@@ -94,10 +94,24 @@ export function eventLine(e: HandoffEvent, widths: EventColumns = [0, 9, 0, 0]):
   return bits.join("  ");
 }
 
+/** The overview's sections that a bounded view builds in part (Overview.hidden), by their first lines. */
+const HEADS = { held: () => paint.bold("held"), expiring: () => paint.yellow("expiring soon"), expired: () => paint.red("expired (free to claim)") };
+
+/**
+ * The lines of the overview's sections not built (Overview.hidden), by each section's first line, for
+ * boundSections to count as the blank lines overviewText leaves out when given `rendered`: 4,980 at
+ * 10,000 tasks, each one pushed, joined and split again.
+ */
+export function unbuiltLines(o: Overview): Map<string, number> {
+  const h = o.hidden;
+  return new Map(h ? [[HEADS.held(), h.held], [HEADS.expiring(), h.expiring_soon], [HEADS.expired(), h.expired]] : []);
+}
+
 /**
  * The overview's text. With `rendered`, each section's lines past the first `rendered` are left
  * blank (one space: still counted as the section's lines, never shown): a caller that cuts
- * sections (bounded-text.ts) formats 20 held claims, not 7,500. `note`: the text after a claim's
+ * sections (bounded-text.ts) formats 20 held claims, not 7,500; the lines not built at all
+ * (Overview.hidden) it counts itself (unbuiltLines). `note`: the text after a claim's
  * line (newer-note.ts notes a task held back as newer).
  */
 export function overviewText(o: Overview, now: Date, rendered?: number, note: (task: string) => string = () => ""): string {
@@ -107,7 +121,7 @@ export function overviewText(o: Overview, now: Date, rendered?: number, note: (t
     paint.bold("tasks"),
     `  todo ${c.todo}  claimed ${c.claimed}  done ${c.done}  failed ${c.failed}  cancelled ${c.cancelled}  review ${c.review}`,
   ];
-  lines.push(paint.bold("held"));
+  lines.push(HEADS.held());
   if (!o.holders.length) lines.push("  nobody holds a task");
   let shown = 0;
   for (const h of o.holders) {
@@ -122,18 +136,19 @@ export function overviewText(o: Overview, now: Date, rendered?: number, note: (t
       lines.push(`  ${h.agent.padEnd(24)} ${t.task.padEnd(12)} ${expiry} ${paint.dim(where)}  ${oneLine(t.objective, 40)}${note(t.task)}`);
     }
   }
-  // Lines of a bounded view not built (buildOverview's `shown`): counted as lines all the same.
+  // Lines of a bounded view not built (buildOverview's `shown`): counted as lines all the same; by
+  // the caller that cuts the sections, where it renders them (unbuiltLines), else as blank lines.
   const blank = (n: number | undefined) => {
-    for (let k = 0; k < (n ?? 0); k++) lines.push(" ");
+    if (rendered === undefined) for (let k = 0; k < (n ?? 0); k++) lines.push(" ");
   };
   blank(o.hidden?.held);
   if (o.expiring_soon.length) {
-    lines.push(paint.yellow("expiring soon"));
+    lines.push(HEADS.expiring());
     o.expiring_soon.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} ${until(t.expires_at, now)}${note(t.task)}`));
     blank(o.hidden?.expiring_soon);
   }
   if (o.expired.length) {
-    lines.push(paint.red("expired (free to claim)"));
+    lines.push(HEADS.expired());
     o.expired.forEach((t, i) => lines.push(i >= upTo ? " " : `  ${t.task.padEnd(12)} ${t.agent} lease ran out ${until(t.expires_at, now)}${note(t.task)}`));
     blank(o.hidden?.expired);
   }

@@ -141,9 +141,10 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
   const moved = new Map([...tips].map(([name, tip]) => [name, tip.at.getTime()]));
   for (let i = 0; i < v.length; i++) {
     // Only a live claim can be stuck (NaN: not stored as claimed, or no claim).
-    if (!(expires[i]! > nowMs)) continue;
+    const until = expires[i]!;
+    if (!(until > nowMs)) continue;
     const on = branch[i];
-    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, expires[i]!, on ? (moved.get(on) ?? null) : null, nowMs, threshold);
+    const since = stuckSinceAt(claimedAt[i]!, ttl[i]!, until, on ? (moved.get(on) ?? null) : null, nowMs, threshold);
     if (Number.isNaN(since)) continue;
     if (total++ >= shown) continue;
     const c = v.record(i).claim!;

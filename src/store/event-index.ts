@@ -5,6 +5,8 @@
 //                      key file's length; first, on a line of its own, its head: what a read
 //                      with no ref moved needs (ManifestHead), keyed by the ref files' stamp
 //   generation         the last generation of key files taken (takeGeneration)
+//   ref-folders        the last stamp taken, with the ref folders' stats it stands for while
+//                      they stand (ref-folder-record.ts)
 //   all.jsonl          every event, one line each: its time, ref id, position on that ref,
 //                      commit, event JSON (event-index-lines.ts)
 //   agent-<key>.jsonl  the lines whose agent or by is one agent
@@ -33,6 +35,7 @@ import { REF_ROOT, type Store } from "./store.ts";
 import { ownFolder } from "../git/safe-file.ts";
 import { tryOwnedLock } from "../git/owned-lock.ts";
 import { decodeLine, eventLine, eventLineId, readAllLines, readNewestLines, type KeyLines, type LineRef, type RefsOf } from "./event-index-lines.ts";
+import { recordedText, recordText } from "./ref-folder-record.ts";
 import { appendAt, compact, Damaged, dropManifest, fileOf, freshManifest, readHead, readKeyFile, readManifest, removeKeyFiles, sizeOf, takeGeneration, writeManifest, type Manifest, type ManifestHead, type RefEntry } from "./event-index-files.ts";
 
 /**
@@ -310,8 +313,20 @@ export function readIndexed(store: Store, m: Manifest, key: string, order: RefOr
  * caller lists the refs and reads the manifest.
  */
 export function readIndexHead(store: Store): ManifestHead | null {
-  const stamp = store.refStamp([REF_ROOT]);
-  return stamp === null ? null : readHead(indexDir(store), stamp);
+  const refDir = store.refFilesDir();
+  if (refDir === null) return null;
+  const dir = indexDir(store);
+  // The stamp as recorded where the ref folders have not changed since (ref-folder-record.ts), else read.
+  const record = join(dir, "ref-folders");
+  const stamp = recordedText(record, refDir) ?? recordText(record, refDir, REF_ROOT.replace(/\/$/, ""), () => store.refStamp([REF_ROOT])!);
+  // A line a loose ref, then packed-refs' (RefFiles' stampText): the count a one-shot view packs by
+  // once it answered (a long-running process's refs move on after this read).
+  if (!store.warm) {
+    let lines = 0;
+    for (let at = stamp.indexOf("\n"); at >= 0; at = stamp.indexOf("\n", at + 1)) lines++;
+    store.looseHandoffCounted = lines;
+  }
+  return readHead(dir, stamp);
 }
 
 /** The refs of a manifest or of its head, for a read in no order of refs (stats). */

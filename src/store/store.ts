@@ -147,6 +147,13 @@ export class Store {
     return this.session !== null;
   }
 
+  /**
+   * The loose ref files under refs/handoff/ as a read just counted them (the event index's stamp,
+   * event-index.ts readIndexHead), for the count a view makes before it packs (pack-refs.ts); null:
+   * not counted.
+   */
+  looseHandoffCounted: number | null = null;
+
   /** The most loose ref files one listing of this store read (0 when refs are not read from files). */
   get looseRefsListed(): number {
     return this.refFiles?.looseListed ?? 0;
@@ -207,6 +214,11 @@ export class Store {
     return this.refFiles ? this.refFiles.stamp(prefixes) : null;
   }
 
+  /** The folder RefFiles reads refs from (refStamp's), or null where refs are not read from files here. */
+  refFilesDir(): string | null {
+    return this.refFiles ? this.repo.storeDir : null;
+  }
+
   /**
    * listRefs of a one-shot process where refs are files, with RefFiles' stamp of exactly what it
    * read (`stamp` of the same prefix equals it while nothing moved); null elsewhere.
@@ -221,8 +233,13 @@ export class Store {
    * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
    * are not read from files here (another backend) or are followed by a watch (long-running).
    */
-  listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
-    return this.refFiles && !this.session ? this.refFiles.listParts(prefix) : null;
+  listRefParts(prefix: string, loose?: () => Map<string, string>): ReturnType<RefFiles["listParts"]> | null {
+    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, loose?.()) : null;
+  }
+
+  /** The loose refs under `prefix` read now (RefFiles.looseUnder), or null where refs are not read from files here. */
+  looseRefsUnder(prefix: string): Map<string, string> | null {
+    return this.refFiles ? this.refFiles.looseUnder(prefix) : null;
   }
 
   /**

@@ -16,6 +16,12 @@ export function looseHandoffRefs(store: Store, limit = PACK_LOOSE_AT): number {
   const refs = join(store.repo.storeDir, "refs");
   let n = 0;
   for (const top of ["handoff", "handoff-remotes"]) {
+    // Counted already by the read the view made (the event index's stamp): not walked again.
+    if (top === "handoff" && store.looseHandoffCounted !== null) {
+      n += store.looseHandoffCounted;
+      if (n >= limit) break;
+      continue;
+    }
     walkFiles(join(refs, top), (_path, name) => {
       if (!name.endsWith(".lock")) n++;
       return n < limit;
