@@ -7,7 +7,8 @@
 // once and lands, and that a check against a glob lease sets minimatch up once and finds it; and
 // that our own modules a cold command never runs (scripts/lazy-ours.mjs: the lease tree, the task
 // order file, the pack reader, the write turns, the followed ref folders, the clock readings, the
-// help's examples) are each in a function of their family that a cold `task show`, `check` and
+// help's examples, the git runner, the object writer's temp files, the ready index, the repair
+// advice) are each in a function of their family that a cold `task show`, `check` and
 // `claim` never run.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -42,6 +43,10 @@ const FAMILIES: [string, RegExp[]][] = [
   ["refWatch", [/this\.auditStep\(\)/]],
   ["skew", [/function writeClockFile\(/]],
   ["examples", [/"git handoff init --dry-run"/]],
+  ["gitRun", [/function passOn\(/, /function killGroup\(/]],
+  ["tempFiles", [/this\.makeFanOuts\(\)/]],
+  ["readyIndex", [/function sameOrder\(/, /function cutHead\(/]],
+  ["repairHazard", [/function taskHazard\(/]],
 ];
 
 /** Where `__lazy_<family>Run` starts and ends (the next group's declarations, or the module wrapper's end) in a bundle's text. */
