@@ -29,7 +29,7 @@ export const FIRST_USE = {
   "src/git/ref-watch.ts": "refWatch",
   "src/sync/skew.ts": "skew",
   "src/cli/examples.ts": "examples",
-  "src/git/run.ts": "gitRun",
+  "src/git/run.ts": "gitProcesses",
   "src/git/temp-files.ts": "tempFiles",
   "src/store/ready-index.ts": "readyIndex",
   "src/sync/repair-hazard.ts": "repairHazard",

@@ -43,7 +43,7 @@ const FAMILIES: [string, RegExp[]][] = [
   ["refWatch", [/this\.auditStep\(\)/]],
   ["skew", [/function writeClockFile\(/]],
   ["examples", [/"git handoff init --dry-run"/]],
-  ["gitRun", [/function passOn\(/, /function killGroup\(/]],
+  ["gitProcesses", [/function passOn\(/, /function killGroup\(/]],
   ["tempFiles", [/this\.makeFanOuts\(\)/]],
   ["readyIndex", [/function sameOrder\(/, /function cutHead\(/]],
   ["repairHazard", [/function taskHazard\(/]],
