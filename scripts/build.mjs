@@ -18,6 +18,7 @@ import { buildIdentity } from "./build-identity.mjs";
 import { groupLazy, lazyEdges } from "./cold-group.mjs";
 import { eagerImports } from "./eager-imports.mjs";
 import { lazyMinimatch } from "./lazy-minimatch.mjs";
+import { lazyOurs } from "./lazy-ours.mjs";
 import { lazyZod } from "./lazy-zod.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -92,7 +93,7 @@ const lazy = lazyEdges();
 const made = await build({
   ...common,
   entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
-  plugins: [lazyBuiltins, lazyZod(root, lazy), lazyMinimatch(root, lazy), eagerImports(root, lazy)],
+  plugins: [lazyBuiltins, lazyZod(root, lazy), lazyMinimatch(root, lazy), lazyOurs(root, lazy), eagerImports(root, lazy)],
   minifyWhitespace: false,
   metafile: true,
   write: false,

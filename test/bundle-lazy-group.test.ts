@@ -4,7 +4,12 @@
 // functions as a cold command loads, and the command's code cache holds none of them. What is
 // checked: where the build put them, that a cold `task show` never runs any of the functions (V8's
 // own call counts, NODE_V8_COVERAGE), that a claim sent to a sync remote runs the exchange's
-// once and lands, and that a check against a glob lease sets minimatch up once and finds it.
+// once and lands, and that a check against a glob lease sets minimatch up once and finds it; and
+// that our own modules a cold command never runs (scripts/lazy-ours.mjs: the lease tree, the task
+// order file, the pack reader, the write turns, the followed ref folders, the clock readings, the
+// help's examples, the git runner, the object writer's temp files, the ready index, the repair
+// advice) are each in a function of their family that a cold `task show`, `check` and
+// `claim` never run.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -17,15 +22,38 @@ test.after(cleanupTemp);
 
 const DIST = resolve(import.meta.dirname, "../dist");
 
-/** Runs the CLI with V8's coverage on: its status, and how often each lazy group's function ran in hot-main.cjs. */
-function groupCalls(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: number; imports: number; minimatch: number } {
+/** Runs the CLI with V8's coverage on: its status, and how often each lazy group's function ran in hot-main.cjs (`groups`: every one, by name). */
+function groupCalls(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: number; imports: number; minimatch: number; groups: Record<string, number> } {
   const dir = tempDir();
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
   const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
   const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
   assert.ok(hot, `${args.join(" ")} ran hot-main.cjs`);
   const calls = (name: string) => hot!.functions.filter((f) => f.functionName === name).reduce((n, f) => n + f.ranges[0]!.count, 0);
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun"), minimatch: calls("__lazy_minimatchRun") };
+  const groups = Object.fromEntries(hot!.functions.filter((f) => /^__lazy_\w+Run$/.test(f.functionName)).map((f) => [f.functionName, calls(f.functionName)]));
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun"), minimatch: calls("__lazy_minimatchRun"), groups };
+}
+
+/** Each family of scripts/lazy-ours.mjs, and code of its modules no stand-in repeats (a function each module declares and does not export). */
+const FAMILIES: [string, RegExp[]][] = [
+  ["leaseTree", [/function escapedFolder\(/, /function diffFolder\(/]],
+  ["taskOrder", [/function refCount\(/, /function bytesAt\(/]],
+  ["packs", [/function idOf\(/, /function deltaHead\(/]],
+  ["writeTurns", [/function processGone\(/]],
+  ["refWatch", [/this\.auditStep\(\)/]],
+  ["skew", [/function writeClockFile\(/]],
+  ["examples", [/"git handoff init --dry-run"/]],
+  ["gitProcesses", [/function passOn\(/, /function killGroup\(/]],
+  ["tempFiles", [/this\.makeFanOuts\(\)/]],
+  ["readyIndex", [/function sameOrder\(/, /function cutHead\(/]],
+  ["repairHazard", [/function taskHazard\(/]],
+];
+
+/** Where `__lazy_<family>Run` starts and ends (the next group's declarations, or the module wrapper's end) in a bundle's text. */
+function groupSpan(text: string, family: string): [number, number] {
+  const at = text.indexOf(`function __lazy_${family}Run(`);
+  const next = text.indexOf("var __lazy_", at);
+  return [at, next < 0 ? text.length : next];
 }
 
 test("zod, minimatch, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
@@ -47,6 +75,30 @@ test("zod, minimatch, the exchange with a sync remote and the HTTP client are de
     // The HTTP client: skew.ts, which every store opens, imports it only where it reads a server's clock.
     assert.ok(text.indexOf("function serverDate(") > importsAt, `${f}: http-remote.ts inside it`);
   }
+});
+
+test("the modules of lazy-ours.mjs's families are declared inside their family's function in hot-main.cjs, not at its top", () => {
+  const text = readFileSync(join(DIST, "hot-main.cjs"), "latin1");
+  for (const [family, marks] of FAMILIES) {
+    const [at, end] = groupSpan(text, family);
+    assert.ok(at > 0, `hot-main.cjs has ${family}'s lazy function`);
+    for (const mark of marks) {
+      const where = text.search(mark);
+      assert.ok(where > at && where < end, `${mark} inside __lazy_${family}Run`);
+    }
+  }
+});
+
+test("a cold task show, check and claim run none of the lazy functions of lazy-ours.mjs's families", () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 3; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`], { cwd: repo }).code, 0);
+  assert.is(cli(["claim", "t0"], { cwd: repo, agent: "holder" }).code, 0);
+  for (const args of [["task", "show", "t1"], ["check", "src/f0.ts"], ["claim", "t2"]]) {
+    const run = groupCalls(repo, args);
+    assert.is(run.status, 0, run.stderr);
+    for (const [family] of FAMILIES) assert.is(run.groups[`__lazy_${family}Run`], 0, `${args.join(" ")} ran ${family}'s function`);
+  }
+  assert.match(groupCalls(repo, ["check", "src/f0.ts"]).stdout, /src\/f0\.ts is leased by holder/);
 });
 
 test("a cold task show runs no lazy function; a claim sent to the sync remote runs the exchange's once and lands", () => {

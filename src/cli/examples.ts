@@ -85,3 +85,8 @@ export const EXAMPLES: Record<string, string[]> = {
   version: ["git handoff version", "git handoff version --json"],
   store: ["git handoff store", "git handoff store --separate --dry-run", "git handoff store --separate", "git handoff store --shared --json"],
 };
+
+/** The examples of a command, by its words after `git handoff` (`task add`). */
+export function examplesOf(path: string): string[] | undefined {
+  return EXAMPLES[path];
+}

@@ -5,7 +5,7 @@ import { Command } from "commander";
 import { fail } from "../core/errors.ts";
 import { verbAt, verbOf } from "./command-line.ts";
 import { completes } from "./completes.ts";
-import { EXAMPLES } from "./examples.ts";
+import { examplesOf } from "./examples.ts";
 import { VERSION_LINE } from "./version.ts";
 
 export { verbOf };
@@ -48,16 +48,21 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
   const sub = argv ? argv[verbAt(argv) + 1] : undefined;
   if (only.length) for (const [register] of only) register(program, verb, sub);
   else for (const [register] of verbs) register(program);
-  const paths = (c: Command, prefix: string[]): void => {
+  const exitOverrides = (c: Command): void => {
     for (const sub of c.commands) {
       sub.exitOverride();
-      const path = [...prefix, sub.name()];
-      const examples = EXAMPLES[path.join(" ")];
-      if (examples) sub.addHelpText("after", `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}`);
-      paths(sub, path);
+      exitOverrides(sub);
     }
   };
-  paths(program, []);
+  exitOverrides(program);
+  // A command's examples, after its own help text (the last of what its help shows), looked up
+  // when a help is shown: examples.ts is set up in a bundle only for a help (scripts/lazy-ours.mjs).
+  program.addHelpText("afterAll", ({ command }) => {
+    const path: string[] = [];
+    for (let c: Command | null = command; c?.parent; c = c.parent) path.unshift(c.name());
+    const examples = examplesOf(path.join(" "));
+    return examples ? `\nExamples:\n${examples.map((e) => `  ${e}`).join("\n")}` : "";
+  });
   program.hook("preAction", (_program, action) => refuseOptionsAsValues(action));
   return program;
 }

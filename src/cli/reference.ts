@@ -2,7 +2,7 @@
 // neither can drift from what the program accepts (the shell completions are too: completion.ts).
 // `npm run docs` writes docs/cli.md and man/git-handoff.1; a test fails when they are stale.
 import type { Command, Option } from "commander";
-import { EXAMPLES } from "./examples.ts";
+import { examplesOf } from "./examples.ts";
 
 export interface VerbDoc {
   /** The words after `git handoff`, like `task add`. */
@@ -40,7 +40,7 @@ function doc(sub: Command, path: string[]): VerbDoc {
     usage: `git handoff ${[...path.slice(0, -1), [sub.name(), ...sub.aliases()].join("|")].join(" ")} ${sub.usage()}`.trim(),
     description: sub.description(),
     options: sub.options.filter((o: Option) => !o.hidden).map((o: Option) => ({ flags: o.flags, description: o.description })),
-    examples: (EXAMPLES[path.join(" ")] ?? []).join("\n"),
+    examples: (examplesOf(path.join(" ")) ?? []).join("\n"),
   };
 }
 

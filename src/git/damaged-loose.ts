@@ -5,7 +5,7 @@
 // person can still look at them (git never reads that folder).
 import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { looseObjectPath, verifiedLoose } from "./loose-object.ts";
-import { PACK_LIMITS } from "./pack-read.ts";
+import { PACK_LIMITS } from "./pack-limits.ts";
 
 /** Where damaged loose objects are moved, under the git dir `commonDir`. */
 export function damagedObjectsDir(commonDir: string): string {

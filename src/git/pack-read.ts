@@ -7,9 +7,9 @@
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import type { GitObject, ObjectType } from "./object-reader.ts";
+import { PACK_LIMITS } from "./pack-limits.ts";
 
-/** Bounds on one pack read in process (a sync brings records of a few hundred bytes). */
-export const PACK_LIMITS = { objects: 20_000, objectBytes: 64 * 1024 * 1024, totalBytes: 256 * 1024 * 1024, chain: 1000 };
+export { PACK_LIMITS };
 
 /** A pack past one of PACK_LIMITS: which bound, in words. */
 export interface PackBound {

@@ -15,7 +15,8 @@ import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
 import { readLeaseCache, saveLeaseCache, type LeaseFilter } from "./lease-cache-file.ts";
 import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
-import { groupsAt, LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
+import { groupsAt, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
+import { LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2 } from "./lease-tree-format.ts";
 import { REF_ROOT, type CasOptions, type Store } from "./store.ts";
 
 export const LEASES_REF = `${REF_ROOT}leases`;

@@ -25,23 +25,13 @@ import { commitObject, eventMessage, parseCommit, readTyped } from "./codec.ts";
 import { leaseGroups, leaseKey, listStep, repartition } from "../core/lease-groups.ts";
 import { fnv1a32 } from "../core/fnv.ts";
 import { diffFolder, folderBytes, type FolderBytes, type FolderChange } from "./lease-folder-diff.ts";
+import { LEASE_FOLDER, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2 } from "./lease-tree-format.ts";
 
-export const LEASE_TREE_FORMAT = 3;
 export const LEASE_TREE_MARKER = `git-handoff ${LEASE_TREE_FORMAT}\n`;
-/**
- * The first tree format: one prefix file per first folder, however many leases it holds (a
- * repository whose code is all under src/ had one file of every lease, rewritten by every claim).
- * Read, and written over in format 3 by the next write.
- */
-export const LEASE_TREE_FORMAT_V2 = 2;
 /** Leases a prefix file holds before its folder's leases are spread over more files (format 3). */
 export const FILE_LEASES = 32;
 /** The most files one folder's leases are spread over. */
 export const MAX_BUCKETS = 512;
-/** The folder of prefix files in a tree-format (2 or 3) commit's tree. */
-export const LEASE_FOLDER = "leases";
-/** From this many leases on, a write stores the set as a tree. */
-export const LEASE_TREE_AT = 64;
 /** Prefix files one format 2 record may hold (a received tree is refused beyond it). */
 export const MAX_LEASE_FILES = 20_000;
 

@@ -8,7 +8,7 @@ import { isFinal, type Task } from "../core/task.ts";
 import { settle, type OpContext } from "../core/task-ops.ts";
 import { chooseCandidate, poolSize } from "../core/candidate-choice.ts";
 import type { OrderedTasks } from "./task-order.ts";
-import { liveClaimAt, storedStatusAt } from "./task-order-file.ts";
+import { liveClaimAt, storedStatusAt } from "./task-order-status.ts";
 
 // Made on first use: creating one loads ICU (~25 ms), which a command that sorts nothing never pays.
 let collatorMade: Intl.Collator | null = null;

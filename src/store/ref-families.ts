@@ -7,7 +7,7 @@ import { AgentRecord, declaredAt } from "../core/agent.ts";
 import { HandoffEvent } from "../core/event.ts";
 import { refComponentProblem } from "../core/ids.ts";
 import { LeaseSet } from "../core/lease.ts";
-import { LEASE_TREE_FORMAT } from "./lease-tree.ts";
+import { LEASE_TREE_FORMAT } from "./lease-tree-format.ts";
 import { Task } from "../core/task.ts";
 import { TASK_FORMAT_V2 } from "./task-format.ts";
 import { Memory, memoryTextProblem } from "../core/memory.ts";

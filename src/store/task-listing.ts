@@ -19,7 +19,7 @@ import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPar
 import { mergeSorted } from "../git/ref-files.ts";
 import { viewTasksOf } from "../core/view-tasks.ts";
 import { fromOrderFile, type OrderedTasks } from "./task-order.ts";
-import { liveClaimAt, storedStatusAt } from "./task-order-file.ts";
+import { liveClaimAt, storedStatusAt } from "./task-order-status.ts";
 import { readyRecord } from "../core/dependency-graph.ts";
 import { addressRefusal, type Taker } from "../core/address.ts";
 

@@ -28,6 +28,7 @@ import { uniqueSuffix } from "../git/unique-name.ts";
 import { readAt } from "../git/read-at.ts";
 import { asciiJson, startsWithKey, type FileKey } from "./record-cache-listing.ts";
 import { replaceByRename, tempBeside, unlinkQuiet, writeSmallFile } from "./small-file.ts";
+import { statusOfCode } from "./task-order-status.ts";
 
 const VERSION = 1;
 const FILE = "task-order.json";
@@ -85,16 +86,6 @@ export function flagsOf(t: Task): number {
 }
 
 export const statusCode = (s: TaskStatus) => String.fromCharCode(97 + TASK_STATUSES.indexOf(s));
-export const statusOfCode = (code: number): TaskStatus | undefined => TASK_STATUSES[code - 97];
-
-/** The stored status of the task at place `i` (as its record holds it, not settled). */
-export const storedStatusAt = (head: OrderHead, i: number): TaskStatus | undefined => statusOfCode(head.codes.charCodeAt(i));
-
-/**
- * Whether the task at place `i` is stored as claimed with a claim still live at `ms`: claimed for
- * whoever asks, whatever its record says (no record read). A claim that ran out must be settled.
- */
-export const liveClaimAt = (head: OrderHead, i: number, ms: number): boolean => storedStatusAt(head, i) === "claimed" && head.expires[i]! > ms;
 
 /** `length` bytes of the file `fd` at `at`, or null past `end`. */
 function bytesAt(fd: number, end: number, at: number, length: number): Buffer | null {

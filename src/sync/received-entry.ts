@@ -16,7 +16,8 @@ import type { GitObject } from "../git/object-reader.ts";
 import { treeEntries, treeIds } from "../git/tree-object.ts";
 import { eventFromMessage, parseCommit, type ParsedCommit } from "../store/codec.ts";
 import { formatVersionOf, FORMAT_VERSION, type RefFamily } from "../store/ref-families.ts";
-import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2, readLeaseTree } from "../store/lease-tree.ts";
+import { readLeaseTree } from "../store/lease-tree.ts";
+import { LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2 } from "../store/lease-tree-format.ts";
 import type { Store } from "../store/store.ts";
 import { CLOCK_SKEW_MS, invalid, Refusal } from "./receive-refusal.ts";
 
