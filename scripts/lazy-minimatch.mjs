@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
+import { standInText } from "./stand-in.mjs";
 
 /** The names our sources import from minimatch (types left out). */
 function namesImported(dir, into = new Set()) {
@@ -45,14 +46,9 @@ export function lazyMinimatch(root, lazy) {
         for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
         if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "minimatch";`, loader: "js", resolveDir: root };
         lazy?.add("lazy-minimatch:stand-in", "lazy-minimatch:used", "minimatch");
-        const lines = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_minimatch__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
-        for (const k of used) {
-          const isClass = /^class\b/.test(Function.prototype.toString.call(real[k]));
-          if (isClass) lines.push(`class minimatch_${k} { constructor(...a) { return new (get().${k})(...a); } }`);
-          else lines.push(`function minimatch_${k}(...a) { return get().${k}(...a); }`);
-          lines.push(`export { minimatch_${k} as ${k} };`);
-        }
-        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+        const head = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_minimatch__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
+        const isClass = (k) => /^class\b/.test(Function.prototype.toString.call(real[k]));
+        return { contents: standInText(head, { fns: used.filter((k) => !isClass(k)), classes: used.filter(isClass) }), loader: "js", resolveDir: root };
       });
     },
   };

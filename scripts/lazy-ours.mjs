@@ -17,6 +17,7 @@
 // sources, which import the modules themselves.
 import { readFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
+import { standInText } from "./stand-in.mjs";
 
 /** Module -> its family: one function of the bundle sets up a family's modules together. */
 export const FIRST_USE = {
@@ -64,10 +65,8 @@ export function lazyOurs(root, lazy) {
         const real = resolve(process.cwd(), args.path);
         const { fns, classes } = exported(readFileSync(real, "utf8"));
         lazy.add(`lazy-ours:${args.path}`, args.path, family.get(real));
-        const lines = [`import * as real from ${JSON.stringify(real)};`, `let m;`, `const get = () => (m ??= __LAZY_${family.get(real)}__(real));`];
-        for (const k of fns) lines.push(`export function ${k}(...a) { return get().${k}(...a); }`);
-        for (const k of classes) lines.push(`export class ${k} { constructor(...a) { return new (get().${k})(...a); } static [Symbol.hasInstance](x) { return x instanceof get().${k}; } }`);
-        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+        const head = [`import * as real from ${JSON.stringify(real)};`, `let m;`, `const get = () => (m ??= __LAZY_${family.get(real)}__(real));`];
+        return { contents: standInText(head, { fns, classes }), loader: "js", resolveDir: root };
       });
     },
   };

@@ -15,6 +15,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
+import { standInText } from "./stand-in.mjs";
 
 /**
  * `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept).
@@ -48,14 +49,8 @@ export function lazyZod(root, lazy) {
         const used = [...namesUsed(join(root, "src"))].filter((k) => k !== "core" && (typeof real[k] === "function" || (typeof real[k] === "object" && real[k]))).sort();
         if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
         lazy?.add("lazy-zod:stand-in", "lazy-zod:used", "zod");
-        const lines = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_zod__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
-        // Named apart and exported by name: some of zod's names are reserved words (`catch`).
-        for (const k of used) {
-          if (typeof real[k] === "function") lines.push(`function zod_${k}(...a) { return get().${k}(...a); }`);
-          else lines.push(`const zod_${k} = /* @__PURE__ */ new Proxy({}, { get: (_, p) => get().${k}[p] });`);
-          lines.push(`export { zod_${k} as ${k} };`);
-        }
-        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+        const head = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_zod__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
+        return { contents: standInText(head, { fns: used.filter((k) => typeof real[k] === "function"), objects: used.filter((k) => typeof real[k] !== "function") }), loader: "js", resolveDir: root };
       });
     },
   };
