@@ -1,14 +1,15 @@
-// The typed path's character tests written as loops (core/char-scan.ts) answer as the patterns they
-// replace, over strings built from the characters each pattern turns on; and the cache readers that
-// no longer go through readFileSync on a descriptor (git/safe-file.ts) read as before.
+// The character tests written as loops (core/char-scan.ts) answer as the patterns they replace,
+// over strings built from the characters each pattern turns on; `check` prints its verdicts in
+// their column as before; and the cache readers that no longer go through readFileSync on a
+// descriptor (git/safe-file.ts) read as before.
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { hasControlChar, hasDotDotSegment, hasExtglob, startsWithDrive } from "../src/core/char-scan.ts";
+import { hasControlChar, hasDotDotSegment, hasExtglob, isWordText, startsWithDrive } from "../src/core/char-scan.ts";
 import { readOwnTextNoFollow, readTextNoFollow } from "../src/git/safe-file.ts";
-import { cleanupTemp, tempDir } from "./support/repo.ts";
+import { cleanupTemp, cli, succeeded, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -28,6 +29,7 @@ const cases: [string, (s: string) => boolean, RegExp, string[]][] = [
   ["hasExtglob", hasExtglob, /[@!+*?]\(/, ["(", "@", "!", "+", "*", "?", "a", ")"]],
   ["startsWithDrive", startsWithDrive, /^[A-Za-z]:\//, ["a", "Z", "1", ":", "/", "\\", "@", "[", "`", "{"]],
   ["hasDotDotSegment", hasDotDotSegment, /(^|[/\\])\.\.([/\\]|$)/, [".", "/", "\\", "a"]],
+  ["isWordText", isWordText, /^\w+$/, ["a", "Z", "0", "9", "_", " ", ":", "-", "é"]],
 ];
 
 for (const [name, scan, pattern, alphabet] of cases) {
@@ -79,6 +81,17 @@ test("a cache's text is read whole, never through a link, a folder or another us
     assert.is(readTextNoFollow(other), "theirs");
     assert.is(readOwnTextNoFollow(other), null, "another user's file is none to readOwnTextNoFollow");
   }
+});
+
+test("check prints each verdict padded to its column, and a message's own colons stay", () => {
+  const repo = tempRepo();
+  succeeded(cli(["lease", "src/a.ts", "--reason", "x: y"], { cwd: repo, agent: "alice" }));
+  succeeded(cli(["lease", "lib/**", "--exclusive"], { cwd: repo, agent: "alice" }));
+  const r = cli(["check", "src/a.ts", "lib/b.ts", "doc.md"], { cwd: repo, agent: "bob" });
+  const lines = r.stdout.split("\n");
+  assert.ok(lines.some((l) => /^warn  src\/a\.ts is leased by alice .*; reason: x: y$/.test(l)), r.stdout);
+  assert.ok(lines.some((l) => /^deny  lib\/b\.ts is inside an exclusive lease on lib\/\*\* held by alice /.test(l)), r.stdout);
+  assert.ok(lines.includes("ok    doc.md"), r.stdout);
 });
 
 test.run();

@@ -1,5 +1,5 @@
-// Tests of a typed path's characters written as loops, for questions a one-shot process asks once
-// per path: a regular expression is compiled at its first run in a process (8-40 us each on this
+// Tests of a string's characters written as loops, for questions a one-shot process asks once
+// per path or answer: a regular expression is compiled at its first run in a process (8-40 us each on this
 // machine, `node -e` with a fresh literal per test), and the pre-edit hook ran a dozen distinct
 // ones before it answered, each once. Each function answers exactly as the pattern in its comment.
 // Not for tests run per lease or per ref: a loop run thousands of times in a cold process is
@@ -35,4 +35,14 @@ export function hasDotDotSegment(s: string): boolean {
     if ((before === 47 || before === 92) && (after === 47 || after === 92)) return true;
   }
   return false;
+}
+
+/** `/^\w+$/`: letters, digits and `_` only, at least one. */
+export function isWordText(s: string): boolean {
+  if (!s.length) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!(isAlpha(c) || (c >= 48 && c <= 57) || c === 95)) return false;
+  }
+  return true;
 }

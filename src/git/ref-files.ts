@@ -330,7 +330,7 @@ class PackedRefs {
     this.ascii = ascii ?? !/[\x80-\xff]/.test(text);
     const header = text.startsWith("# pack-refs with:") ? text.slice(0, text.indexOf("\n") + 1 || text.length) : "";
     this.first = header.length;
-    this.sorted = / sorted( |\n|$)/.test(header);
+    this.sorted = header !== "" && / sorted( |\n|$)/.test(header); // no pattern run for no header (NO_PACKED_REFS, at every start)
   }
 
   get(name: string): string | undefined {
@@ -477,7 +477,7 @@ export function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTi
   return out;
 }
 
-const NO_PACKED_REFS = new PackedRefs("");
+const NO_PACKED_REFS = new PackedRefs("", true);
 
 /** The refs of packed-refs lines as PackedRefs reads them (`run`: a file's lines, a header or not), under `prefix`, by name. */
 export function packedLines(run: string, prefix: string): RefTip[] {

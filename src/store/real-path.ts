@@ -54,7 +54,7 @@ export function realPatternLocation(input: string, cwd: string): string {
   if (!isGlob(input)) {
     // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
     const real = realLocation(input, cwd);
-    return real !== input && /[/\\]$/.test(input) ? real + "/" : real;
+    return real !== input && (input.endsWith("/") || input.endsWith("\\")) ? real + "/" : real;
   }
   const parts = input.split("/");
   const first = parts.findIndex((p) => isGlob(p));
