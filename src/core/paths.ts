@@ -4,6 +4,7 @@
 // other, so a lease pattern holding one names that character, never an escape (see globSource).
 import { posix } from "node:path";
 import { braceExpand } from "minimatch";
+import { hasControlChar, hasExtglob, startsWithDrive } from "./char-scan.ts";
 import { fail } from "./errors.ts";
 import { groupDigits } from "./digits.ts";
 
@@ -17,8 +18,6 @@ export const MAX_PATH_LENGTH = 1024;
 export const MAX_PATTERN_ALTERNATIVES = 64;
 /** So that counting a pattern's alternatives is itself cheap (300 nested groups took 0.3 s). */
 const MAX_BRACE_GROUPS = 32;
-const EXTGLOB = /[@!+*?]\(/;
-
 export function isGlob(pattern: string): boolean {
   // Whether any of * ? [ ] { } is there, in one scan: a claim's overlap advisory asks this of
   // every live lease, where a regex test was ~0.03 ms of a claim at 1,000 leases.
@@ -111,12 +110,12 @@ function shown(s: string): string {
 export function normalizeRepoPath(input: string, root: string, cwd: string = root, backslashSeparates = BACKSLASH_SEPARATES): string {
   if (typeof input !== "string" || input.length === 0) fail("invalid_input", "empty path");
   if (input.length > MAX_PATH_LENGTH) fail("invalid_input", `path ${shown(input)} is longer than ${MAX_PATH_LENGTH} characters`);
-  if (/[\x00-\x1f]/.test(input)) fail("invalid_input", `path ${shown(input)} contains control characters`);
-  if (EXTGLOB.test(input)) fail("invalid_input", `pattern ${shown(input)} uses an extglob; use *, ?, **, [...] or {a,b}`);
+  if (hasControlChar(input)) fail("invalid_input", `path ${shown(input)} contains control characters`);
+  if (hasExtglob(input)) fail("invalid_input", `pattern ${shown(input)} uses an extglob; use *, ?, **, [...] or {a,b}`);
   // Windows separators from agents running there; on POSIX `back\slash.txt` is one file's name.
   const typed = slashed(input, backslashSeparates);
   const rootP = toPosix(root, backslashSeparates);
-  const abs = typed.startsWith("/") || /^[A-Za-z]:\//.test(typed) ? toPosix(typed, backslashSeparates) : posix.join(toPosix(cwd, backslashSeparates), typed);
+  const abs = typed.startsWith("/") || startsWithDrive(typed) ? toPosix(typed, backslashSeparates) : posix.join(toPosix(cwd, backslashSeparates), typed);
   const normalized = posix.normalize(abs);
   const rel = posix.relative(rootP, normalized);
   if (rel === "" || rel === ".") fail("invalid_input", `path ${shown(input)} is the repository root itself; name files or a glob like '**'`);
@@ -135,7 +134,7 @@ export function normalizeRepoPath(input: string, root: string, cwd: string = roo
 
 function toPosix(p: string, backslashSeparates: boolean): string {
   const s = slashed(p, backslashSeparates);
-  return /^[A-Za-z]:\//.test(s) ? "/" + s : s;
+  return startsWithDrive(s) ? "/" + s : s;
 }
 
 /** Ignore globs follow .gitignore habits: a pattern without a slash matches at any depth. */

@@ -96,7 +96,7 @@ export class RefFiles {
   /** The loose refs under `prefix`, read now: `listParts`' first part. */
   looseUnder(prefix: string): Map<string, string> {
     const loose = new Map<string, string>();
-    this.walkTop(prefix.replace(/\/$/, ""), loose);
+    this.walkTop(folderOf(prefix), loose);
     return loose;
   }
 
@@ -108,7 +108,7 @@ export class RefFiles {
    */
   stamp(prefixes: string[], names: string[] = []): string {
     const loose = new Map<string, string>();
-    for (const prefix of prefixes) this.walkTop(prefix.replace(/\/$/, ""), loose);
+    for (const prefix of prefixes) this.walkTop(folderOf(prefix), loose);
     for (const name of names) {
       const value = this.readLoose(name);
       if (value) loose.set(name, value);
@@ -147,7 +147,7 @@ export class RefFiles {
    * (ref-watch.ts) instead of read file by file. Unchanged since the last call: the same array.
    */
   listFollowed(prefix: string): RefTip[] {
-    const dirRef = prefix.replace(/\/$/, "");
+    const dirRef = folderOf(prefix);
     let f = this.followed.get(dirRef);
     if (!f) this.followed.set(dirRef, (f = { folder: new WatchedRefFolder(this.commonDir, dirRef, (n, listed) => this.readLoose(n, listed), (d) => this.walkFolder(d)), last: null }));
     // Loose before packed, as in `list`.
@@ -330,7 +330,7 @@ class PackedRefs {
     this.ascii = ascii ?? !/[\x80-\xff]/.test(text);
     const header = text.startsWith("# pack-refs with:") ? text.slice(0, text.indexOf("\n") + 1 || text.length) : "";
     this.first = header.length;
-    this.sorted = / sorted( |\n|$)/.test(header);
+    this.sorted = header !== "" && / sorted( |\n|$)/.test(header); // no pattern run for no header (NO_PACKED_REFS, at every start)
   }
 
   get(name: string): string | undefined {
@@ -477,7 +477,7 @@ export function mergeSorted(packed: RefTip[], loose: Map<string, string>): RefTi
   return out;
 }
 
-const NO_PACKED_REFS = new PackedRefs("");
+const NO_PACKED_REFS = new PackedRefs("", true);
 
 /** The refs of packed-refs lines as PackedRefs reads them (`run`: a file's lines, a header or not), under `prefix`, by name. */
 export function packedLines(run: string, prefix: string): RefTip[] {
@@ -534,4 +534,9 @@ const movedFrom = new WeakMap<RefTip[], { from: RefTip[]; moved: number[] }>();
  */
 export function movedSince(tips: RefTip[]): { from: RefTip[]; moved: readonly number[] } | undefined {
   return movedFrom.get(tips);
+}
+
+/** A ref prefix's folder: `refs/handoff/log/` without its slash (no pattern to compile in a cold process). */
+function folderOf(prefix: string): string {
+  return prefix.endsWith("/") ? prefix.slice(0, -1) : prefix;
 }

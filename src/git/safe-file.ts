@@ -22,6 +22,7 @@ import { uniqueSuffix } from "./unique-name.ts";
 const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT } = constants;
 // Not on every platform (Windows has no links of this kind to fear).
 const NOFOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const READ_NOFOLLOW = (O_RDONLY | NOFOLLOW) as unknown as string;
 
 /** A descriptor of the file at `path` open for reading, never through a link; throws as openSync does (ELOOP for a link). */
 export function openNoFollow(path: string): number {
@@ -57,14 +58,36 @@ function readingNoFollow(path: string, read: (fd: number) => Buffer | null): Buf
   }
 }
 
-/** The file's text as readTextNoFollow, or null also when it is not this user's (config-memo.ts). */
+/**
+ * The file's text as readTextNoFollow, or null also when it is not this user's (config-memo.ts).
+ * The owner is asked of the file opened, and its bytes read with the size that stat gave (a file
+ * this tool replaces by rename, never in place): readFileSync on the descriptor would stat it again.
+ */
 export function readOwnTextNoFollow(path: string): string | null {
-  return readingNoFollow(path, (fd) => (fstatSync(fd).uid === process.getuid?.() ? readFileSync(fd) : null))?.toString("utf8") ?? null;
+  return (
+    readingNoFollow(path, (fd) => {
+      const st = fstatSync(fd);
+      if (st.uid !== process.getuid?.()) return null;
+      const b = Buffer.allocUnsafe(st.size);
+      return b.subarray(0, readSync(fd, b, 0, st.size, 0));
+    })?.toString("utf8") ?? null
+  );
 }
 
-/** The file's text, or null, as readNoFollow. */
+/**
+ * The file's text, or null, as readNoFollow. UTF-8 text is read by one call into Node (open, stat,
+ * read and close in its native code, the flags as readNoFollow's): every one-shot process reads
+ * git's refs that way already, and the pre-edit hook read its small caches through four calls whose
+ * code ran nowhere else before it answered.
+ */
 export function readTextNoFollow(path: string, encoding: BufferEncoding = "utf8"): string | null {
-  return readNoFollow(path)?.toString(encoding) ?? null;
+  if (encoding !== "utf8") return readNoFollow(path)?.toString(encoding) ?? null;
+  try {
+    // Node takes open(2)'s flags as a number here too; its types name only the string forms.
+    return readFileSync(path, { encoding, flag: READ_NOFOLLOW });
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isWordText } from "../core/char-scan.ts";
 import { formatUntil } from "../core/duration.ts";
 import { graceMark } from "./grace-mark.ts";
 import type { Lease } from "../core/lease.ts";
@@ -21,8 +22,14 @@ export function checkText(r: CheckResult): string {
       lines.push(a.ignored ? `ok    ${a.path} (ignored by policy)` : `ok    ${a.path}`);
       continue;
     }
-    lines.push(a.message.replace(/^(\w+): /, (_m, v: string) => v.padEnd(6)));
+    lines.push(verdictColumn(a.message));
     for (const s of a.suggestions) lines.push(`        ${s.action}: ${s.detail}`);
   }
   return lines.join("\n");
+}
+
+/** `warn: <text>` as `warn  <text>`: the leading word padded to a column (as `/^(\w+): /` replaced, without compiling it). */
+function verdictColumn(message: string): string {
+  const colon = message.indexOf(": ");
+  return colon > 0 && isWordText(message.slice(0, colon)) ? message.slice(0, colon).padEnd(6) + message.slice(colon + 2) : message;
 }

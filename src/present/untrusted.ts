@@ -51,7 +51,10 @@ export function styleMark(code: StyleCode): string {
  * nothing but our own colours survives. Idempotent, so text neutralised earlier is unchanged.
  */
 export function forTerminal(text: string, keepOwnStyles: boolean): string {
-  return neutralise(text).replace(MARK, (_, code: string) => (keepOwnStyles ? `\x1b[${code}m` : ""));
+  const safe = neutralise(text);
+  // Without a marker's first character there is nothing to replace: a text with no style of ours
+  // (most answers of a cold command) does not compile MARK, a pattern each process makes anew.
+  return safe.includes("\ue000") ? safe.replace(MARK, (_, code: string) => (keepOwnStyles ? `\x1b[${code}m` : "")) : safe;
 }
 
 /** Each line behind a bar, so nothing in the text can pose as a line of our own output. */

@@ -128,7 +128,7 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
       return text;
     };
     const formatLine = line("#format ");
-    const format = formatLine !== null && /^[123]$/.test(formatLine) ? Number(formatLine) : null;
+    const format = formatLine === "1" || formatLine === "2" || formatLine === "3" ? Number(formatLine) : null;
     const fresh = line("#fresh ");
     const runsLine = line("#runs ");
     const agentsLine = runsLine === null ? null : line("#agents ");

@@ -6,6 +6,7 @@
 // leading folders are resolved like any path (realPatternLocation).
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { hasControlChar, hasDotDotSegment } from "../core/char-scan.ts";
 import { isGlob } from "../core/paths.ts";
 
 /** Links followed before a path is taken as it stands (the kernel's own bound, ELOOP, is 40). */
@@ -53,7 +54,7 @@ export function realPatternLocation(input: string, cwd: string): string {
   if (!isGlob(input)) {
     // A trailing slash (a folder) survives resolution: it is how a folder lease is asked for.
     const real = realLocation(input, cwd);
-    return real !== input && /[/\\]$/.test(input) ? real + "/" : real;
+    return real !== input && (input.endsWith("/") || input.endsWith("\\")) ? real + "/" : real;
   }
   const parts = input.split("/");
   const first = parts.findIndex((p) => isGlob(p));
@@ -67,7 +68,7 @@ export function realPatternLocation(input: string, cwd: string): string {
  * relative path as for an absolute one.
  */
 export function realLocation(input: string, cwd: string): string {
-  if (isGlob(input) || /[\x00-\x1f]/.test(input)) return input;
+  if (isGlob(input) || hasControlChar(input)) return input;
   return located(isAbsolute(input) ? input : `${resolve(cwd)}/${input}`, 0);
 }
 
@@ -78,7 +79,7 @@ export function realLocation(input: string, cwd: string): string {
  */
 export function writeLocations(input: string, cwd: string): string[] {
   const kernel = realLocation(input, cwd);
-  if (isGlob(input) || !/(^|[/\\])\.\.([/\\]|$)/.test(input)) return [kernel];
+  if (isGlob(input) || !hasDotDotSegment(input)) return [kernel];
   const tidied = realLocation(resolve(cwd, input), cwd);
   return tidied === kernel ? [kernel] : [kernel, tidied];
 }
@@ -96,7 +97,8 @@ function located(abs: string, links: number): string {
     }
     const up = dirname(head);
     if (up === head) return abs;
-    tail.push(head.slice(up.length).replace(/^[/\\]/, ""));
+    const name = head.slice(up.length);
+    tail.push(name.startsWith("/") || name.startsWith("\\") ? name.slice(1) : name);
     head = up;
   }
 }
