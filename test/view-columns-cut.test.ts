@@ -27,7 +27,7 @@ function read(ids: string[], order?: (c: ViewColumns) => object) {
   const written = writeColumns(tasks, records);
   const bytes = Buffer.from(`xx${asciiJson(JSON.stringify(order ? order(written) : written))}yy`, "latin1");
   const parsed = readColumns(JSON.parse(bytes.toString("latin1", 2, bytes.length - 2)) as ViewColumns);
-  return { parsed, cut: cutColumns(bytes, 2, bytes.length - 2), read: columnsFrom(bytes, 2, bytes.length - 2) };
+  return { parsed, cut: cutColumns(bytes.toString("latin1", 2, bytes.length - 2)), read: columnsFrom(bytes, 2, bytes.length - 2) };
 }
 
 /** Typed arrays as their bytes (NaN, the cell of no claim, is not equal to itself). */

@@ -150,16 +150,19 @@ const IDS_AT = ',"ids":[';
  * it. Any other text (another order, an id with an escape in it) is parsed whole, as before.
  */
 export function columnsFrom(bytes: Buffer, from: number, to: number): ReadColumns | null {
-  return cutColumns(bytes, from, to) ?? readColumns((JSON.parse(bytes.toString("latin1", from, to)) ?? {}) as Partial<ViewColumns>);
+  // One string of the whole (past the young generation's largest object, as the parse's was):
+  // the ids and the base64 are slices of it, not copies.
+  const text = bytes.toString("latin1", from, to);
+  return cutColumns(text) ?? readColumns((JSON.parse(text) ?? {}) as Partial<ViewColumns>);
 }
 
-/** The columns as writeColumns orders them, cut where each one must be; null for any other text. */
-export function cutColumns(bytes: Buffer, from: number, to: number): ReadColumns | null {
-  const idsAt = bytes.indexOf(IDS_AT, from, "latin1");
-  if (idsAt < 0 || idsAt >= to) return null;
+/** The columns' JSON `text` as writeColumns orders it, cut where each column must be; null for any other text. */
+export function cutColumns(text: string): ReadColumns | null {
+  const idsAt = text.indexOf(IDS_AT);
+  if (idsAt < 0) return null;
   let c: Record<string, unknown>;
   try {
-    c = JSON.parse(`${bytes.toString("latin1", from, idsAt)}}`) as Record<string, unknown>;
+    c = JSON.parse(`${text.slice(0, idsAt)}}`) as Record<string, unknown>;
   } catch {
     return null;
   }
@@ -167,23 +170,23 @@ export function cutColumns(bytes: Buffer, from: number, to: number): ReadColumns
   const n = c.st.length;
   const list = idsAt + IDS_AT.length;
   // The list ends where the first number column starts: a bare quote is never inside a string.
-  const listEnd = bytes.indexOf(`],"${NUMBERS[0]![0]}":"`, list, "latin1");
-  if (listEnd < 0 || listEnd >= to) return null;
+  const listEnd = text.indexOf(`],"${NUMBERS[0]![0]}":"`, list);
+  if (listEnd < 0) return null;
+  const quoted = text.slice(list, listEnd);
   // No backslash: no id holds an escape (nor a quote, which is escaped), so '","' only separates them.
-  if (bytes.subarray(list, listEnd).includes(0x5c)) return null;
-  const text = bytes.toString("latin1", list, listEnd);
-  const ids = n === 0 ? (text === "" ? [] : null) : text.length >= 2 && text.startsWith('"') && text.endsWith('"') ? text.slice(1, -1).split('","') : null;
+  if (quoted.includes("\\")) return null;
+  const ids = n === 0 ? (quoted === "" ? [] : null) : quoted.length >= 2 && quoted.startsWith('"') && quoted.endsWith('"') ? quoted.slice(1, -1).split('","') : null;
   if (!ids || ids.length !== n) return null;
   c.ids = ids;
   let at = listEnd + 1;
   for (const [name, size, extra] of NUMBERS) {
     const open = `,"${name}":"`;
     const length = 4 * Math.ceil(((n + extra) * size) / 3);
-    if (bytes.toString("latin1", at, at + open.length) !== open || bytes[at + open.length + length] !== 0x22) return null;
-    c[name] = bytes.toString("latin1", at + open.length, at + open.length + length);
+    if (!text.startsWith(open, at) || text.charCodeAt(at + open.length + length) !== 0x22) return null;
+    c[name] = text.slice(at + open.length, at + open.length + length);
     at += open.length + length + 1;
   }
-  return at === to - 1 && bytes[at] === 0x7d ? readColumns(c as Partial<ViewColumns>) : null;
+  return at === text.length - 1 && text.charCodeAt(at) === 0x7d ? readColumns(c as Partial<ViewColumns>) : null;
 }
 
 /** The tasks the columns describe; `text(i)` is record i's JSON, parsed when first asked for. */
