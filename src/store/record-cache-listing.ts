@@ -25,7 +25,7 @@ import { toBytes } from "../git/ref-files.ts";
 import { isFinal, type Task, type TaskStatus } from "../core/task.ts";
 import { viewTask, type ViewTask } from "../core/view-task.ts";
 import { viewTasksOf, type ViewTasks } from "../core/view-tasks.ts";
-import { readColumns, viewColumns, writeColumns, type ReadColumns, type ViewColumns, type ViewHead } from "./view-columns.ts";
+import { columnsFrom, viewColumns, writeColumns, type ReadColumns, type ViewHead } from "./view-columns.ts";
 import { writeSmallFile } from "./small-file.ts";
 import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
@@ -243,7 +243,7 @@ function readHead(bytes: Buffer, at: number, split: number): { counted: ViewPart
   try {
     const head = JSON.parse(`${bytes.toString("latin1", at, columnsAt)}}`) as Partial<ViewHead> | null;
     if (head?.version !== VIEW_VERSION || !head.counted || typeof head.counted !== "object") return null;
-    const columns = readColumns((JSON.parse(bytes.toString("latin1", columnsAt + COLUMNS_AT.length, split)) ?? {}) as Partial<ViewColumns>);
+    const columns = columnsFrom(bytes, columnsAt + COLUMNS_AT.length, split);
     return columns && { counted: head.counted, columns };
   } catch {
     return null;
