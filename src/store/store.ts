@@ -8,6 +8,7 @@ import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, hasSeparateStore, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
+import { recordedLooseRefs, taskRefRecordPath } from "./task-ref-record.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter, type RefWritePolicy } from "../git/loose-ref-writer.ts";
 import { looseObjectPath } from "../git/loose-object.ts";
@@ -184,7 +185,17 @@ export class Store {
       await new Promise((r) => setImmediate(r));
       return this.emptyChecked(this.refFiles.listFollowed(prefix));
     }
-    return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix) : await listRefs(this.storeCwd, prefix));
+    return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix, this.recordedLoose(prefix)) : await listRefs(this.storeCwd, prefix));
+  }
+
+  /**
+   * A one-shot listing's loose task refs from the record of their folders while it stands
+   * (task-ref-record.ts); undefined for other prefixes (read as they are).
+   */
+  private recordedLoose(prefix: string): Map<string, string> | undefined {
+    if (prefix !== TASKS_PREFIX || !this.refFiles) return undefined;
+    const refFiles = this.refFiles;
+    return recordedLooseRefs(taskRefRecordPath(this.repo.commonDir), this.repo.storeDir, prefix, () => refFiles.looseUnder(prefix));
   }
 
   /**
@@ -230,16 +241,12 @@ export class Store {
   }
 
   /**
-   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
-   * are not read from files here (another backend) or are followed by a watch (long-running).
+   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`; the loose task refs
+   * as recorded while their folders stand: recordedLoose), or null where refs are not read from
+   * files here (another backend) or are followed by a watch (long-running).
    */
-  listRefParts(prefix: string, loose?: () => Map<string, string>): ReturnType<RefFiles["listParts"]> | null {
-    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, loose?.()) : null;
-  }
-
-  /** The loose refs under `prefix` read now (RefFiles.looseUnder), or null where refs are not read from files here. */
-  looseRefsUnder(prefix: string): Map<string, string> | null {
-    return this.refFiles ? this.refFiles.looseUnder(prefix) : null;
+  listRefParts(prefix: string): ReturnType<RefFiles["listParts"]> | null {
+    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, this.recordedLoose(prefix)) : null;
   }
 
   /**
