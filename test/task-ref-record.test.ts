@@ -164,6 +164,8 @@ test("a claim's capacity check counts the claims as the refs stand after every m
   holds("a");
   settle();
   assert.is(probe(), "refused");
+  assert.not.ok(existsSync(recordPath(repo)), "a claim reads the record but writes none: its own move would put it out of date");
+  ok(repo, ["ready"], "bob");
   assert.ok(existsSync(recordPath(repo)), "recorded");
   // Not as git writes a ref: alice's claim of a given back in place; the record stands, so it still counts.
   const loose = join(repo, ".git/refs/handoff/tasks/a");

@@ -43,8 +43,9 @@ const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
 /** The records of the tasks stored as claimed, in no set order. */
 export async function claimedTasks(store: Store): Promise<Task[]> {
-  const parts = store.listRefParts(TASKS_PREFIX);
-  if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX));
+  // A claim moves a task ref next: the loose refs' record read, none written (task-ref-record.ts).
+  const parts = store.listRefParts(TASKS_PREFIX, { keep: false });
+  if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX, { keep: false }));
   const summary = join(store.repo.commonDir, "handoff", "claimed.packed");
   // A line naming another commit than packed-refs holds for its ref: the file is not what it says.
   let kept = packedSummary(summary, parts.packedId);

@@ -12,15 +12,17 @@ export const taskRefRecordPath = (commonDir: string) => join(commonDir, "handoff
 
 /**
  * The loose refs under `prefix` (a folder of `refDir`, with its slash) as recorded at `path`, or
- * `read()` now and recorded there.
+ * `read()` now and, with `keep`, recorded there. A claim moves a task ref right after it lists
+ * them (its capacity check, claim --next's candidates): what it would record is out of date at
+ * once, so it only reads the record (a file made, written, renamed and unlinked for nothing).
  */
-export function recordedLooseRefs(path: string, refDir: string, prefix: string, read: () => Map<string, string>): Map<string, string> {
+export function recordedLooseRefs(path: string, refDir: string, prefix: string, read: () => Map<string, string>, keep: boolean): Map<string, string> {
   const take = () => {
     let text = "";
     for (const [name, oid] of read()) text += `${name} ${oid}\n`;
     return text;
   };
-  const text = recordedText(path, refDir) ?? recordText(path, refDir, prefix.replace(/\/$/, ""), take);
+  const text = recordedText(path, refDir) ?? (keep ? recordText(path, refDir, prefix.replace(/\/$/, ""), take) : take());
   const loose = new Map<string, string>();
   for (const line of text.split("\n")) {
     const space = line.indexOf(" ");
