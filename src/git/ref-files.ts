@@ -70,8 +70,9 @@ export class RefFiles {
     return packed.hasUnder(`${name}/`);
   }
 
-  list(prefix: string): RefTip[] {
-    const parts = this.listParts(prefix);
+  /** The refs under `prefix`; `loose`: its loose refs as the caller read them (listParts). */
+  list(prefix: string, loose?: Map<string, string>): RefTip[] {
+    const parts = this.listParts(prefix, loose);
     return mergeSorted(parts.packed(), parts.loose);
   }
 

@@ -206,7 +206,8 @@ export async function claimReady(store: Store, ttlMs: number, mutate: Mutate = m
   // them for the caller to count.
   const held = await store.heldAsNewer();
   return claimNext(store, recordingBase((t, ctx) => claimTask(t, ctx, ttlMs), base), mutate, {
-    ordered: () => orderedTasks(store),
+    // The claim moves a task ref next: the loose refs' record read, none written (task-ref-record.ts).
+    ordered: () => orderedTasks(store, { keep: false }),
     ready: (byId) => {
       const now = store.now();
       return (candidate) => {

@@ -8,6 +8,7 @@ import { ObjectReader } from "../git/object-reader.ts";
 import { ObjectWriter } from "../git/object-writer.ts";
 import { discoverRepo, hasSeparateStore, SEPARATE_STORE, type RepoInfo } from "../git/repo.ts";
 import { RefFiles } from "../git/ref-files.ts";
+import { recordedLooseRefs, taskRefRecordPath } from "./task-ref-record.ts";
 import { RefSession } from "../git/ref-session.ts";
 import { LooseRefWriter, type RefWritePolicy } from "../git/loose-ref-writer.ts";
 import { looseObjectPath } from "../git/loose-object.ts";
@@ -37,6 +38,11 @@ import { restingOn } from "./rests-on.ts";
 export const REF_ROOT = "refs/handoff/";
 /** Where each task's ref is, `refs/handoff/tasks/<id>` (task-store.ts). */
 export const TASKS_PREFIX = `${REF_ROOT}tasks/`;
+
+/** `keep: false`: a one-shot listing about to move a task ref reads the record of the loose task refs but writes none (task-ref-record.ts). */
+export interface ListingRecord {
+  keep?: boolean;
+}
 
 export interface OpenOptions {
   cwd: string;
@@ -176,7 +182,7 @@ export class Store {
   }
 
   /** Every ref under a prefix such as `refs/handoff/tasks/`, sorted by name. */
-  async listRefs(prefix: string): Promise<RefTip[]> {
+  async listRefs(prefix: string, opts: ListingRecord = {}): Promise<RefTip[]> {
     if (this.separateStore && !isStoreRef(prefix)) return this.codeRefFiles ? this.codeRefFiles.list(prefix) : listRefs(this.cwd, prefix);
     if (this.session) this.refuseIfMoved();
     if (this.refFiles && this.session) {
@@ -184,7 +190,17 @@ export class Store {
       await new Promise((r) => setImmediate(r));
       return this.emptyChecked(this.refFiles.listFollowed(prefix));
     }
-    return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix) : await listRefs(this.storeCwd, prefix));
+    return this.emptyChecked(this.refFiles ? this.refFiles.list(prefix, this.recordedLoose(prefix, opts)) : await listRefs(this.storeCwd, prefix));
+  }
+
+  /**
+   * A one-shot listing's loose task refs from the record of their folders while it stands
+   * (task-ref-record.ts); undefined for other prefixes (read as they are).
+   */
+  private recordedLoose(prefix: string, opts: ListingRecord): Map<string, string> | undefined {
+    if (prefix !== TASKS_PREFIX || !this.refFiles) return undefined;
+    const refFiles = this.refFiles;
+    return recordedLooseRefs(taskRefRecordPath(this.repo.commonDir), this.repo.storeDir, prefix, () => refFiles.looseUnder(prefix), opts.keep ?? true);
   }
 
   /**
@@ -230,16 +246,12 @@ export class Store {
   }
 
   /**
-   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`), or null where refs
-   * are not read from files here (another backend) or are followed by a watch (long-running).
+   * A one-shot listing in its loose and packed parts (ref-files.ts `listParts`; the loose task refs
+   * as recorded while their folders stand: recordedLoose), or null where refs are not read from
+   * files here (another backend) or are followed by a watch (long-running).
    */
-  listRefParts(prefix: string, loose?: () => Map<string, string>): ReturnType<RefFiles["listParts"]> | null {
-    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, loose?.()) : null;
-  }
-
-  /** The loose refs under `prefix` read now (RefFiles.looseUnder), or null where refs are not read from files here. */
-  looseRefsUnder(prefix: string): Map<string, string> | null {
-    return this.refFiles ? this.refFiles.looseUnder(prefix) : null;
+  listRefParts(prefix: string, opts: ListingRecord = {}): ReturnType<RefFiles["listParts"]> | null {
+    return this.refFiles && !this.session ? this.refFiles.listParts(prefix, this.recordedLoose(prefix, opts)) : null;
   }
 
   /**

@@ -10,9 +10,7 @@ import { shownTask, type ShownTask } from "../core/task-view.ts";
 import { viewContext } from "./check-context.ts";
 import { upperBound } from "../core/upper-bound.ts";
 import { orderedCandidates, readyCandidates } from "./ready-index.ts";
-import { join } from "node:path";
 import type { Store } from "./store.ts";
-import { recordedText, recordText } from "./ref-folder-record.ts";
 import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
 import { claimedTasks } from "./claimed-index.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
@@ -208,7 +206,8 @@ export async function storedClaimedTasks(store: Store): Promise<readonly Task[]>
  * every record (status --all). A part read from the file is to be closed (ViewPart.close).
  */
 export async function viewListing(store: Store, opts: { whole?: boolean } = {}): Promise<ViewPart & { problems: string[] }> {
-  const parts = store.warm ? null : store.listRefParts(TASKS_PREFIX, () => recordedLoose(store));
+  // The loose task refs from the record of their folders while it stands (task-ref-record.ts).
+  const parts = store.warm ? null : store.listRefParts(TASKS_PREFIX);
   const key = parts ? viewKey(parts) : null;
   const saved = key ? readViewPart(store.repo.commonDir, key, opts) : null;
   if (saved) return { ...saved, problems: [] };
@@ -221,24 +220,3 @@ export async function viewListing(store: Store, opts: { whole?: boolean } = {}):
   return { tasks: viewTasksOf(part.tasks), counted: part.counted, problems: [...full.problems] };
 }
 
-/**
- * The loose task refs as recorded in `handoff/task-ref-folders` while their folders stand
- * (ref-folder-record.ts), else read and recorded: between two packs a view read some 240 loose
- * files for its key (viewKey) on every run.
- */
-function recordedLoose(store: Store): Map<string, string> {
-  const refDir = store.refFilesDir()!;
-  const path = join(store.repo.commonDir, "handoff", "task-ref-folders");
-  const take = () => {
-    let text = "";
-    for (const [name, oid] of store.looseRefsUnder(TASKS_PREFIX)!) text += `${name} ${oid}\n`;
-    return text;
-  };
-  const text = recordedText(path, refDir) ?? recordText(path, refDir, TASKS_PREFIX.replace(/\/$/, ""), take);
-  const loose = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    const space = line.indexOf(" ");
-    if (space > 0) loose.set(line.slice(0, space), line.slice(space + 1));
-  }
-  return loose;
-}

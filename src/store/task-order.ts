@@ -14,7 +14,7 @@ import { upperBound } from "../core/upper-bound.ts";
 import { fromBytes, mergeSorted, packedLines } from "../git/ref-files.ts";
 import type { RefTip } from "../git/refs.ts";
 import { LISTING_AT, viewKey, type FileKey } from "./record-cache-listing.ts";
-import type { Store } from "./store.ts";
+import type { ListingRecord, Store } from "./store.ts";
 import { byAge, readTaskAt, storedListingOf, TASKS_PREFIX } from "./task-store.ts";
 import { expiryOf, flagsOf, OrderFile, orderFile, patchOrderFile, placeById, recordLine, statusCode, writeOrderFile, type OrderHead } from "./task-order-file.ts";
 
@@ -40,9 +40,9 @@ type Parts = NonNullable<ReturnType<Store["listRefParts"]>>;
  * process, refs not in files, fewer than LISTING_AT tasks, or a listing with problems: the caller
  * lists as before and reports them). Close it when done.
  */
-export async function orderedTasks(store: Store): Promise<OrderedTasks | null> {
+export async function orderedTasks(store: Store, opts: ListingRecord = {}): Promise<OrderedTasks | null> {
   if (store.warm) return null;
-  const parts = store.listRefParts(TASKS_PREFIX);
+  const parts = store.listRefParts(TASKS_PREFIX, opts);
   const key = parts ? viewKey(parts) : null;
   if (!parts || !key) return null;
   const path = orderFile(store.repo.commonDir);

@@ -323,7 +323,7 @@ export async function claimNext(
             candidates = orderedCandidates(ordered, ctx, keep);
           } else {
             // The shared listing itself (read only): a copy of 10,000 tasks per call bought nothing.
-            const tips = await store.listRefs(TASKS_PREFIX);
+            const tips = await store.listRefs(TASKS_PREFIX, { keep: false }); // a claim follows: no record written
             tasks = (await storedListingOf(store, tips)).tasks;
             let byId: Map<string, Task> | undefined;
             const lookup: TaskLookup = { get: (id) => (byId ??= new Map(tasks.map((t) => [t.id, t]))).get(id) };
