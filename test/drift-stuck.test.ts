@@ -47,4 +47,29 @@ test("a claim renewed while its branch stands still is flagged as possibly stuck
   assert.not.ok(isPossiblyStuck({ task: task(0, 20 * MIN, 30 * MIN), branchMovedAt: null }, new Date(t0 + 21 * MIN), 30 * MIN));
 });
 
+test("each stuck claim is judged by its own branch's last move, claims on branches in turn (scripted clock)", () => {
+  const t = team(["alice", "bob", "carol", "dave"]);
+  const t0 = Date.now();
+  const at = (ms: number) => ({ HANDOFF_NOW: new Date(t0 + ms).toISOString() });
+  // In the tasks' order: a1 on alice-work, b1 on bob-work, c1 on carol-work; each renewed at 100 minutes.
+  for (const [agent, id] of [["alice", "a1"], ["bob", "b1"], ["carol", "c1"]] as const) {
+    ok(t.as(agent, ["task", "add", "--id", id, "--", id], at(0)));
+    ok(t.as(agent, ["claim", id, "--ttl", "2h"], at(0)));
+    ok(t.as(agent, ["renew", id, "--ttl", "2h"], at(100 * MIN)));
+  }
+  // bob's branch moved at 90 minutes, the others stand still: only a1 and c1 look stuck.
+  const dir = t.wt.bob!;
+  writeFileSync(join(dir, "bob.txt"), "moved\n");
+  gitOut(dir, "add", "bob.txt");
+  const when = new Date(t0 + 90 * MIN).toISOString();
+  spawnSync("git", ["commit", "-q", "-m", "progress"], { cwd: dir, env: { ...process.env, GIT_COMMITTER_DATE: when, GIT_AUTHOR_DATE: when } });
+  const stuck = (args: string[]) => ok(t.as("dave", ["status", "--json", "--no-conflicts", ...args], at(101 * MIN))).json.drift.stuck.map((s: { task: string; still_ms: number }) => [s.task, s.still_ms]);
+  assert.equal(stuck([]), [["a1", 101 * MIN], ["c1", 101 * MIN]]);
+  // The bounded text counts and shows the same claims.
+  const text = ok(t.as("dave", ["status", "--no-conflicts"], at(101 * MIN))).stdout;
+  assert.match(text, / {2}a1 {2}alice {2}alice-work still for 101m/);
+  assert.match(text, / {2}c1 {2}carol {2}carol-work still for 101m/);
+  assert.not.match(text, / {2}b1 {2}bob/);
+});
+
 test.run();

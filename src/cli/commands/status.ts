@@ -67,7 +67,9 @@ export function registerStatus(program: Command): void {
       // Other agents' claims and leases inside the takeover grace are held, as a write would find them.
       const viewer = await storeViewer(store);
       const roster = buildRoster(records, tasks, now, store.config, viewer);
-      const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache }) : null;
+      // The local branches, listed once where refs are files: the merge preview's tips and drift's.
+      const heads = store.usesRefFiles ? await store.listRefs("refs/heads/") : undefined;
+      const predicted = merges ? await predictConflicts(store, { roster, cache: merges.cache, heads }) : null;
       merges?.save();
       // The bounded text view shows the first matrix rows: only those are built (--json: all of them).
       const view = buildStatus({ tasks, agents: records, conflicts: predicted, config: store.config, now, roster, viewer, ...(part ? { counted: part.counted } : {}), ...(g.json || o.all ? {} : { rowLimit: MATRIX_ROWS, shown: SECTION_LINES }) });
@@ -79,7 +81,7 @@ export function registerStatus(program: Command): void {
       const leases = leaseRows(leaseSet, tasks, records, now, store.config, viewer);
       // Edits outside each agent's declaration, and claims renewed while their branch stands still
       // (the bounded text shows the first stuck claims: only their rows are made, the rest counted).
-      const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store), ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
+      const drift = await computeDrift(store, { agents: records, tasks, leases: leaseSet, logged: await indexedLogEvents(store), heads, ...(g.json || o.all ? {} : { stuckShown: SECTION_LINES }) });
       // Every record the text shows is read: the view file's records are closed.
       open?.close?.();
       const driftText = driftSectionText(drift, o.all ? {} : { limit: SECTION_LINES, hint: ALL_HINT });
