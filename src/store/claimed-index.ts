@@ -14,8 +14,13 @@
 // refs held only in packed-refs are kept too, in `.git/handoff/claimed.packed`, by packed-refs'
 // identity (ref-files.ts `listParts`): while it stands, a listing reads the loose task refs (those
 // written since the last pack) and their lines of the index, not every packed name and every line
-// (a one-shot claim at 5,000 tasks spent 12 ms on that).
+// (a one-shot claim at 5,000 tasks spent 12 ms on that). A summary line keeps only what the capacity
+// check and the overlap advisory read of a task (ClaimedTask: its holder, the claim's expiry, the
+// task's age and scope), not its record: at 1,000 tasks, 380 claimed, parsing the records was ~2 ms
+// of every cold claim. Version 2; version 1 kept whole records (an older build reads this file as
+// none, and writes its own, which this one reads as none).
 import { join } from "node:path";
+import type { ClaimedTask } from "../core/capacity.ts";
 import { HandoffError } from "../core/errors.ts";
 import { TASK_STATUSES, type Task } from "../core/task.ts";
 import type { RefTip } from "../git/refs.ts";
@@ -38,11 +43,16 @@ interface Entry {
   line: string;
 }
 
-const PACKED_HEADER = "handoff-claimed-packed 1";
+const PACKED_HEADER = "handoff-claimed-packed 2";
 const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
-/** The records of the tasks stored as claimed, in no set order. */
-export async function claimedTasks(store: Store): Promise<Task[]> {
+/**
+ * The tasks stored as claimed, in no set order: what a capacity check reads of them, or with
+ * `whole` their records (those held in packed-refs alone are then read from git).
+ */
+export async function claimedTasks(store: Store): Promise<ClaimedTask[]>;
+export async function claimedTasks(store: Store, o: { whole: true }): Promise<Task[]>;
+export async function claimedTasks(store: Store, o: { whole?: boolean } = {}): Promise<ClaimedTask[]> {
   // A claim moves a task ref next: the loose refs' record read, none written (task-ref-record.ts).
   const parts = store.listRefParts(TASKS_PREFIX, { keep: false });
   if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX, { keep: false }));
@@ -63,7 +73,7 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
     const lines = claimed
       .map((t) => [TASKS_PREFIX + t.id, t] as const)
       .filter(([ref]) => !parts.loose.has(ref) && oids.has(ref))
-      .map(([ref, t]) => `${ref} ${oids.get(ref)}\t${JSON.stringify(t)}\n`);
+      .map(([ref, t]) => `${ref} ${oids.get(ref)}\t${JSON.stringify(summaryFields(t))}\n`);
     try {
       writeSmallFile(summary, `${PACKED_HEADER} ${parts.packedId} ${tips.length}\n${lines.join("")}`);
     } catch {
@@ -71,7 +81,13 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
     }
     return claimed;
   }
-  const claimed = kept.tasks.filter((k) => !parts.loose.has(k.ref)).map((k) => k.task);
+  const packed = kept.tasks.filter((k) => !parts.loose.has(k.ref));
+  const claimed: ClaimedTask[] = [];
+  if (!o.whole) for (const k of packed) claimed.push(k.task);
+  else for (const k of packed) {
+    const task = await readOrSkip(store, { name: k.ref, oid: k.oid });
+    if (task?.status === "claimed") claimed.push(task);
+  }
   if (parts.loose.size) claimed.push(...(await claimedLoose(store, parts.loose, text!)));
   return claimed;
 }
@@ -114,23 +130,44 @@ function packedSummary(path: string, packedId: string): ReturnType<typeof readPa
  * The packed part's claimed tasks kept for packed-refs' identity `packedId`, and the number of
  * task refs the listing had then; null for another identity, or a torn or foreign file.
  */
-function readPackedSummary(path: string, packedId: string): { tasks: { ref: string; oid: string; task: Task }[]; refs: number } | null {
+function readPackedSummary(path: string, packedId: string): { tasks: { ref: string; oid: string; task: ClaimedTask }[]; refs: number } | null {
   const text = readSmallFile(path);
   const head = `${PACKED_HEADER} ${packedId} `;
   const nl = text?.indexOf("\n") ?? -1;
   if (!text?.startsWith(head) || nl < 0 || !/^\d{1,9}$/.test(text.slice(head.length, nl))) return null;
   const refs = Number(text.slice(head.length, nl));
-  const out: { ref: string; oid: string; task: Task }[] = [];
+  const out: { ref: string; oid: string; task: ClaimedTask }[] = [];
   for (const line of text.slice(nl + 1).split("\n")) {
     if (!line) continue;
     const sp = line.indexOf(" ");
     const tab = line.indexOf("\t");
     const ref = line.slice(0, sp);
-    const task = sp > 0 && tab > sp && OID.test(line.slice(sp + 1, tab)) ? recordOf(line.slice(tab + 1), ref) : null;
+    const task = sp > 0 && tab > sp && OID.test(line.slice(sp + 1, tab)) ? summaryTask(line.slice(tab + 1), ref) : null;
     if (!task) return null; // a damaged summary is thrown away whole
     out.push({ ref, oid: line.slice(sp + 1, tab), task });
   }
   return { tasks: out, refs };
+}
+
+/** A claimed task's line in the summary: `[holder, expires_at, created_at, scope]` (holder and expiry null for no claim). */
+function summaryFields(t: ClaimedTask): [string | null, string | null, string, string[]] {
+  return [t.claim?.agent ?? null, t.claim?.expires_at ?? null, t.created_at, t.scope];
+}
+
+/** A task from its summary line, or null when the line is torn or foreign. */
+function summaryTask(json: string, ref: string): ClaimedTask | null {
+  if (!ref.startsWith(TASKS_PREFIX)) return null;
+  let f: unknown;
+  try {
+    f = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(f) || f.length !== 4) return null;
+  const [agent, expires, created, scope] = f as unknown[];
+  const claim = typeof agent === "string" && typeof expires === "string" ? { agent, expires_at: expires } : agent === null && expires === null ? null : undefined;
+  if (claim === undefined || typeof created !== "string" || !Array.isArray(scope) || !scope.every((s) => typeof s === "string")) return null;
+  return { id: ref.slice(TASKS_PREFIX.length), status: "claimed", created_at: created, scope: scope as string[], claim };
 }
 
 /**
