@@ -120,8 +120,8 @@ test("the summary keeps a claim's holder, expiry, age and scope, not its record:
   for (const l of lines) {
     const [, fields] = l.split("\t") as [string, string];
     assert.not.match(fields, /objective|task [abc]/, "no record kept");
-    const [holder, expires, created, kept] = JSON.parse(fields) as [string, string, string, string[]];
-    const id = l.slice("refs/handoff/tasks/".length, l.indexOf(" "));
+    const [id, holder, expires, created, kept] = JSON.parse(fields) as [string, string, string, string, string[]];
+    assert.is(l.slice(0, l.indexOf(" ")), `refs/handoff/tasks/${id}`);
     const record = JSON.parse(gitOut(repo, "show", `refs/handoff/tasks/${id}:task.json`)); // as stored
     assert.equal([holder, expires, created, kept], [record.claim.agent, record.claim.expires_at, record.created_at, scope(id)]);
   }
