@@ -33,7 +33,7 @@ test("capacity through the index: a task released by a command that does not rea
   assert.is(full.code, 3, full.stdout + full.stderr);
   assert.is(full.json.error.code, "at_capacity");
   assert.match(full.json.error.message, /\(a\)/);
-  assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/a ${tip(repo, "a")} claimed\t{`)), lines(repo).join("\n"));
+  assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/a ${tip(repo, "a")} claimed\t[`)), lines(repo).join("\n"));
   // release does not list claimed tasks: the index still says a is claimed, at a commit no longer its tip.
   assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
   assert.ok(lines(repo).some((l) => l.startsWith("refs/handoff/tasks/a ") && l.split("\t")[0]!.endsWith(" claimed")));
@@ -42,13 +42,13 @@ test("capacity through the index: a task released by a command that does not rea
   const again = claim("c");
   assert.is(again.code, 3);
   assert.match(again.json.error.message, /\(b\)/);
-  assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t{`)), "b's record kept on its line");
+  assert.ok(lines(repo).some((l) => l.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t[`)), "what a claim reads of b kept on its line");
 });
 
 test("a one-shot write adds the line of the record it landed, so the next claim finds every tip named", async () => {
   const repo = await project(["a", "b"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
-  assert.match(lines(repo).at(-1)!, new RegExp(`^refs/handoff/tasks/a ${tip(repo, "a")} claimed\t\\{"id":"a",`));
+  assert.match(lines(repo).at(-1)!, new RegExp(`^refs/handoff/tasks/a ${tip(repo, "a")} claimed\t\\["a","alice",`));
   assert.is(cli(["release", "a"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(lines(repo).at(-1), `refs/handoff/tasks/a ${tip(repo, "a")} todo`);
   // A write that changes nothing lands nothing and adds no line.
@@ -75,7 +75,7 @@ test("a damaged, foreign or stale index is passed over and written anew; answers
   // Torn and hostile lines, a line for a task that does not exist, a wrong status at a wrong commit.
   writeFileSync(
     indexOf(repo),
-    `handoff-claimed-index 2\nrefs/handoff/tasks/a 0000000000000000000000000000000000000000 todo\nrefs/handoff/tasks/gone ${"1".repeat(40)} claimed\nrefs/handoff/tasks/b ${tip(repo, "b")} claim\n../../etc/passwd ${"2".repeat(40)} claimed\nrefs/handoff/tasks/c ${"3".repeat(20)}`,
+    `handoff-claimed-index 3\nrefs/handoff/tasks/a 0000000000000000000000000000000000000000 todo\nrefs/handoff/tasks/gone ${"1".repeat(40)} claimed\nrefs/handoff/tasks/b ${tip(repo, "b")} claim\n../../etc/passwd ${"2".repeat(40)} claimed\nrefs/handoff/tasks/c ${"3".repeat(20)}`,
   );
   const full = cli(["claim", "b", "--json"], { cwd: repo, agent: "alice" });
   assert.is(full.code, 3, "a is still counted: its line named another commit");
@@ -84,7 +84,7 @@ test("a damaged, foreign or stale index is passed over and written anew; answers
   writeFileSync(indexOf(repo), "something else\nrefs/handoff/tasks/a x y\n");
   assert.is(cli(["claim", "b", "--json"], { cwd: repo, agent: "alice" }).code, 3);
   const now = lines(repo);
-  assert.is(now[0], "handoff-claimed-index 2");
+  assert.is(now[0], "handoff-claimed-index 3");
   assert.equal(now.slice(1).map((l) => l.split("\t")[0]).sort(), ["a", "b", "c"].map((id) => `refs/handoff/tasks/${id} ${tip(repo, id)} ${id === "a" ? "claimed" : "todo"}`).sort());
   assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "alice" }).code, 0);
 });
@@ -105,14 +105,14 @@ test("a claimed line whose record is torn or names another task is read from git
   const repo = await project(["a", "b"]);
   assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["claim", "b", "--over-capacity"], { cwd: repo, agent: "bob" }).code, 0);
-  // Both claimed lines now hold records; swap a's for b's record, and tear b's.
+  // Both claimed lines now hold what a claim reads; swap a's for b's, and tear b's.
   const full = cli(["claim", "b", "--json"], { cwd: repo, agent: "carol" });
   assert.is(full.code, 3, "held by bob");
   const text = readFileSync(indexOf(repo), "utf8").split("\n");
   const recA = text.filter((l) => l.startsWith(`refs/handoff/tasks/a ${tip(repo, "a")} claimed\t`)).pop()!;
   const recB = text.filter((l) => l.startsWith(`refs/handoff/tasks/b ${tip(repo, "b")} claimed\t`)).pop()!;
   assert.ok(recA && recB, text.join("\n"));
-  writeFileSync(indexOf(repo), `${text[0]}\n${recA.split("\t")[0]}\t${recB.split("\t")[1]}\n${recB.split("\t")[0]}\t{"id":"b","stat\n`);
+  writeFileSync(indexOf(repo), `${text[0]}\n${recA.split("\t")[0]}\t${recB.split("\t")[1]}\n${recB.split("\t")[0]}\t["b","bo\n`);
   // alice holds a (capacity 1): her claim of c... there is none; her claim of b is refused as bob's,
   // and a claim by alice of a new task is refused for capacity, naming a, not b.
   assert.is(cli(["task", "add", "task c", "--id", "c"], { cwd: repo, agent: "lead" }).code, 0);

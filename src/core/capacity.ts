@@ -10,12 +10,19 @@ export function capacityOf(agent: AgentRecord | null, maxConcurrent: number): nu
   return agent?.capacity ?? maxConcurrent;
 }
 
+/**
+ * What the capacity check and a claim's overlap advisory read of a claimed task (and a listing
+ * sorts it by): a one-shot claim reads no more of the tasks held in packed-refs alone
+ * (claimed-index.ts keeps these fields of them). A whole record is one.
+ */
+export type ClaimedTask = Pick<Task, "id" | "status" | "created_at" | "scope"> & { claim: Pick<NonNullable<Task["claim"]>, "agent" | "expires_at"> | null };
+
 /** The tasks `agent` holds with a live claim, other than `except`. */
-export function heldBy(tasks: readonly Task[], agent: string, now: Date, except: string | null): Task[] {
+export function heldBy<T extends ClaimedTask>(tasks: readonly T[], agent: string, now: Date, except: string | null): T[] {
   return tasks.filter((t) => t.id !== except && t.status === "claimed" && t.claim?.agent === agent && Date.parse(t.claim.expires_at) > now.getTime());
 }
 
-export function capacityRefusal(tasks: readonly Task[], agent: string, capacity: number, claiming: string | null, now: Date): Refusal | null {
+export function capacityRefusal(tasks: readonly ClaimedTask[], agent: string, capacity: number, claiming: string | null, now: Date): Refusal | null {
   const held = heldBy(tasks, agent, now, claiming);
   if (held.length < capacity) return null;
   const ids = held.map((t) => t.id);

@@ -8,6 +8,7 @@ import { claimLive } from "./clock-skew.ts";
 import { isLeaseLiveFor, type Lease } from "./lease.ts";
 import { BUDGET_NOTE, newMatchBudget, SPENT, withinBudget } from "./match-budget.ts";
 import { groupKey, leasesNear, plainKey } from "./lease-groups.ts";
+import type { ClaimedTask } from "./capacity.ts";
 import type { Task } from "./task.ts";
 import { textOrder } from "./text-order.ts";
 
@@ -26,7 +27,7 @@ export interface Overlap {
 }
 
 /** `graceMs`: the takeover grace other agents' expired claims and leases stand for (0 without a sync remote). */
-export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lease[], agent: string, now: Date, graceMs = 0): Overlap[] {
+export function claimOverlaps(claimed: Task, tasks: readonly ClaimedTask[], leases: Lease[], agent: string, now: Date, graceMs = 0): Overlap[] {
   const out: Overlap[] = [];
   const seen = new Set<string>();
   // Bounded as a check is (match-budget.ts): past it, what is left is listed as a possible overlap.
@@ -70,9 +71,9 @@ export function claimOverlaps(claimed: Task, tasks: readonly Task[], leases: Lea
 }
 
 /** Each scope pattern's groupKey, by task record (records are never mutated once read). */
-const keysByTask = new WeakMap<Task, string[]>();
+const keysByTask = new WeakMap<ClaimedTask, string[]>();
 
-function scopeKeysOf(t: Task): string[] {
+function scopeKeysOf(t: ClaimedTask): string[] {
   let keys = keysByTask.get(t);
   if (!keys) keysByTask.set(t, (keys = t.scope.map(groupKey)));
   return keys;

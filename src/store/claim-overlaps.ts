@@ -1,6 +1,7 @@
 // After a claim: which other live work its scope meets (core/claim-overlap.ts), logged on the
 // claimer's catch log so `stats` counts it. Advisory only: a problem here never fails the claim.
 import { claimOverlaps, type Overlap } from "../core/claim-overlap.ts";
+import type { ClaimedTask } from "../core/capacity.ts";
 import type { Task } from "../core/task.ts";
 import { catchEvent, recordCatches } from "./catch-log.ts";
 import { viewGraceMs } from "./check-context.ts";
@@ -16,7 +17,7 @@ const MAX_LOGGED = 20;
  * well (the claim itself is left out below): another agent's claim landing in between is no more
  * likely caught by a second read a moment later, which cost a listing on every claim's answer.
  */
-export async function overlapsOfClaim(store: Store, claimed: Task, before?: readonly Task[], o: { log?: boolean } = {}): Promise<Overlap[]> {
+export async function overlapsOfClaim(store: Store, claimed: Task, before?: readonly ClaimedTask[], o: { log?: boolean } = {}): Promise<Overlap[]> {
   if (!claimed.scope.length) return [];
   // Only claimed tasks can overlap a claim: the rest of the listing is not looked at, and these
   // need no settling (claimOverlaps skips an expired claim itself).

@@ -8,15 +8,45 @@
 // checked (Store.updateRefs), so a line never names a commit whose objects a prune took.
 import { join } from "node:path";
 import { appendNoFollow } from "../git/safe-file.ts";
+import type { ClaimedTask } from "../core/capacity.ts";
 import type { Task } from "../core/task.ts";
 
-export const CLAIMED_INDEX_HEADER = "handoff-claimed-index 2";
+// Version 3: a claimed task's line keeps what a capacity check reads of it (claimedFields), not its
+// record (version 2). A line of the other version appended by another build is read from git.
+export const CLAIMED_INDEX_HEADER = "handoff-claimed-index 3";
 
 export const claimedIndexPath = (commonDir: string) => join(commonDir, "handoff", "claimed.index");
 
-/** The index's line for `task` at commit `oid` of ref `name`: its record too when it is claimed (what a claim reads of it). */
+/** The index's line for `task` at commit `oid` of ref `name`: what a claim reads of it too when it is claimed. */
 export function claimedIndexLine(name: string, oid: string, task: Task): string {
-  return `${name} ${oid} ${task.status}${task.status === "claimed" ? `\t${JSON.stringify(task)}` : ""}\n`;
+  return `${name} ${oid} ${task.status}${task.status === "claimed" ? `\t${JSON.stringify(claimedFields(task))}` : ""}\n`;
+}
+
+/**
+ * What the capacity check and the overlap advisory read of a claimed task (core/capacity.ts
+ * ClaimedTask), as the index and claimed.packed keep it: `[id, holder, expires_at, created_at,
+ * scope]`, holder and expiry null for no claim; its status "claimed". The id is its ref's: a line
+ * naming another task is not believed, as a record naming another was not.
+ */
+export function claimedFields(t: ClaimedTask): [string, string | null, string | null, string, string[]] {
+  return [t.id, t.claim?.agent ?? null, t.claim?.expires_at ?? null, t.created_at, t.scope];
+}
+
+/** A claimed task of ref `ref` from its claimedFields' JSON, or null when the text is torn, foreign or names another task. */
+export function claimedFromFields(json: string, ref: string, prefix: string): ClaimedTask | null {
+  if (json[0] !== "[") return null;
+  let f: unknown;
+  try {
+    f = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(f) || f.length !== 5) return null;
+  const [id, agent, expires, created, scope] = f as unknown[];
+  if (typeof id !== "string" || ref !== prefix + id) return null;
+  const claim = typeof agent === "string" && typeof expires === "string" ? { agent, expires_at: expires } : agent === null && expires === null ? null : undefined;
+  if (claim === undefined || typeof created !== "string" || !Array.isArray(scope) || !scope.every((s) => typeof s === "string")) return null;
+  return { id, status: "claimed", created_at: created, scope: scope as string[], claim };
 }
 
 /**

@@ -2,8 +2,8 @@
 // check and its overlap advisory look only at claimed tasks, but finding them meant parsing every
 // task's record (from tasks.cache, or from git): O(all tasks) in each one-shot claim. A task's
 // stored status is a fact of its commit, so `.git/handoff/claimed.index` keeps one line per task
-// ref, `<ref> <commit> <status>`, and for a claimed task its record as JSON after a tab (what the
-// claim reads of it; validated when it was read from git, as tasks.cache's lines are): a listing
+// ref, `<ref> <commit> <status>`, and for a claimed task what a claim reads of it as JSON after a
+// tab (claimed-index-file.ts claimedFields; from a record validated when it was read from git): a listing
 // compares those commits with the current tips and reads only the records of tasks whose tip moved.
 // Lines are appended (one write with O_APPEND; the last line of a ref wins), and the file is
 // written anew only when it has grown past twice the task refs. A cache keyed by commits (DESIGN:
@@ -14,12 +14,18 @@
 // refs held only in packed-refs are kept too, in `.git/handoff/claimed.packed`, by packed-refs'
 // identity (ref-files.ts `listParts`): while it stands, a listing reads the loose task refs (those
 // written since the last pack) and their lines of the index, not every packed name and every line
-// (a one-shot claim at 5,000 tasks spent 12 ms on that).
+// (a one-shot claim at 5,000 tasks spent 12 ms on that). A line of either file keeps only what the
+// capacity check and the overlap advisory read of a claimed task (ClaimedTask: its holder, the
+// claim's expiry, the task's age and scope), not its record: at 1,000 tasks, 380 claimed, parsing
+// the records was ~2 ms of every cold claim. claimed.packed version 2 and the index's version 3;
+// the versions before kept whole records (an older build reads these files as none, and writes its
+// own, which this one reads as none; a line one appends to the other's index is read from git).
 import { join } from "node:path";
+import type { ClaimedTask } from "../core/capacity.ts";
 import { HandoffError } from "../core/errors.ts";
 import { TASK_STATUSES, type Task } from "../core/task.ts";
 import type { RefTip } from "../git/refs.ts";
-import { CLAIMED_INDEX_HEADER, claimedIndexLine, claimedIndexPath } from "./claimed-index-file.ts";
+import { CLAIMED_INDEX_HEADER, claimedFields, claimedFromFields, claimedIndexLine, claimedIndexPath } from "./claimed-index-file.ts";
 import { appendNoFollow } from "../git/safe-file.ts";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 import type { Store } from "./store.ts";
@@ -38,14 +44,20 @@ interface Entry {
   line: string;
 }
 
-const PACKED_HEADER = "handoff-claimed-packed 1";
+const PACKED_HEADER = "handoff-claimed-packed 2";
 const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
-/** The records of the tasks stored as claimed, in no set order. */
-export async function claimedTasks(store: Store): Promise<Task[]> {
+/**
+ * The tasks stored as claimed, in no set order: what a capacity check reads of them, or with
+ * `whole` their records (those held in packed-refs alone are then read from git).
+ */
+export async function claimedTasks(store: Store): Promise<ClaimedTask[]>;
+export async function claimedTasks(store: Store, o: { whole: true }): Promise<Task[]>;
+export async function claimedTasks(store: Store, o: { whole?: boolean } = {}): Promise<ClaimedTask[]> {
   // A claim moves a task ref next: the loose refs' record read, none written (task-ref-record.ts).
   const parts = store.listRefParts(TASKS_PREFIX, { keep: false });
-  if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX, { keep: false }));
+  const whole = !!o.whole;
+  if (!parts) return claimedFromIndex(store, await store.listRefs(TASKS_PREFIX, { keep: false }), whole);
   const summary = join(store.repo.commonDir, "handoff", "claimed.packed");
   // A line naming another commit than packed-refs holds for its ref: the file is not what it says.
   let kept = packedSummary(summary, parts.packedId);
@@ -56,14 +68,14 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
   const indexOk = !kept || !parts.loose.size || (!!text?.startsWith(`${CLAIMED_INDEX_HEADER}\n`) && lineCount(text) <= 2 * (kept.refs + parts.loose.size) + 64);
   if (!kept || !indexOk) {
     const tips = mergeSorted(parts.packed(), parts.loose);
-    const claimed = await claimedFromIndex(store, tips);
+    const claimed = await claimedFromIndex(store, tips, whole);
     // What the full pass found among refs held in packed-refs alone (a loose file overrides its
     // packed value, whose status this pass did not learn).
     const oids = new Map(tips.map((t) => [t.name, t.oid]));
     const lines = claimed
       .map((t) => [TASKS_PREFIX + t.id, t] as const)
       .filter(([ref]) => !parts.loose.has(ref) && oids.has(ref))
-      .map(([ref, t]) => `${ref} ${oids.get(ref)}\t${JSON.stringify(t)}\n`);
+      .map(([ref, t]) => `${ref} ${oids.get(ref)}\t${JSON.stringify(claimedFields(t))}\n`);
     try {
       writeSmallFile(summary, `${PACKED_HEADER} ${parts.packedId} ${tips.length}\n${lines.join("")}`);
     } catch {
@@ -71,8 +83,14 @@ export async function claimedTasks(store: Store): Promise<Task[]> {
     }
     return claimed;
   }
-  const claimed = kept.tasks.filter((k) => !parts.loose.has(k.ref)).map((k) => k.task);
-  if (parts.loose.size) claimed.push(...(await claimedLoose(store, parts.loose, text!)));
+  const packed = kept.tasks.filter((k) => !parts.loose.has(k.ref));
+  const claimed: ClaimedTask[] = [];
+  if (!o.whole) for (const k of packed) claimed.push(k.task);
+  else for (const k of packed) {
+    const task = await readOrSkip(store, { name: k.ref, oid: k.oid });
+    if (task?.status === "claimed") claimed.push(task);
+  }
+  if (parts.loose.size) claimed.push(...(await claimedLoose(store, parts.loose, text!, whole)));
   return claimed;
 }
 
@@ -114,19 +132,19 @@ function packedSummary(path: string, packedId: string): ReturnType<typeof readPa
  * The packed part's claimed tasks kept for packed-refs' identity `packedId`, and the number of
  * task refs the listing had then; null for another identity, or a torn or foreign file.
  */
-function readPackedSummary(path: string, packedId: string): { tasks: { ref: string; oid: string; task: Task }[]; refs: number } | null {
+function readPackedSummary(path: string, packedId: string): { tasks: { ref: string; oid: string; task: ClaimedTask }[]; refs: number } | null {
   const text = readSmallFile(path);
   const head = `${PACKED_HEADER} ${packedId} `;
   const nl = text?.indexOf("\n") ?? -1;
   if (!text?.startsWith(head) || nl < 0 || !/^\d{1,9}$/.test(text.slice(head.length, nl))) return null;
   const refs = Number(text.slice(head.length, nl));
-  const out: { ref: string; oid: string; task: Task }[] = [];
+  const out: { ref: string; oid: string; task: ClaimedTask }[] = [];
   for (const line of text.slice(nl + 1).split("\n")) {
     if (!line) continue;
     const sp = line.indexOf(" ");
     const tab = line.indexOf("\t");
     const ref = line.slice(0, sp);
-    const task = sp > 0 && tab > sp && OID.test(line.slice(sp + 1, tab)) ? recordOf(line.slice(tab + 1), ref) : null;
+    const task = sp > 0 && tab > sp && OID.test(line.slice(sp + 1, tab)) ? claimedFromFields(line.slice(tab + 1), ref, TASKS_PREFIX) : null;
     if (!task) return null; // a damaged summary is thrown away whole
     out.push({ ref, oid: line.slice(sp + 1, tab), task });
   }
@@ -137,10 +155,10 @@ function readPackedSummary(path: string, packedId: string): { tasks: { ref: stri
  * The claimed tasks among the loose refs: their last lines in the index (`text`, ours), and refs
  * without a line for their commit are read and appended.
  */
-async function claimedLoose(store: Store, loose: Map<string, string>, text: string): Promise<Task[]> {
+async function claimedLoose(store: Store, loose: Map<string, string>, text: string, whole: boolean): Promise<ClaimedTask[]> {
   const fresh: string[] = [];
   const tips = [...loose].sort(([a], [b]) => byName(a, b)).map(([name, oid]) => ({ name, oid }));
-  const claimed = await claimedAmong(store, tips, lastEntries(text, new Set(loose.keys())), fresh);
+  const claimed = await claimedAmong(store, tips, lastEntries(text, new Set(loose.keys())), fresh, whole);
   if (fresh.length) {
     try {
       appendNoFollow(indexPath(store), fresh.join(""), false);
@@ -175,13 +193,13 @@ function lastEntries(text: string, names: Set<string>): Map<string, Entry> {
  * The records of the tasks stored as claimed, in the order of `tips`. A record that cannot be
  * read is left out, as a listing leaves it out of its tasks.
  */
-export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): Promise<Task[]> {
+export async function claimedFromIndex(store: Store, tips: readonly RefTip[], whole = false): Promise<ClaimedTask[]> {
   const path = indexPath(store);
   const text = readSmallFile(path);
   const ours = !!text?.startsWith(`${CLAIMED_INDEX_HEADER}\n`);
   const { known, lines } = ours ? parseIndex(text!) : { known: new Map<string, Entry>(), lines: 0 };
   const fresh: string[] = [];
-  const claimed = await claimedAmong(store, tips, known, fresh);
+  const claimed = await claimedAmong(store, tips, known, fresh, whole);
   try {
     if (!ours || lines + fresh.length > 2 * tips.length + 64) {
       const current = new Map<string, string>();
@@ -200,13 +218,14 @@ export async function claimedFromIndex(store: Store, tips: readonly RefTip[]): P
  * The claimed tasks among `tips`, in their order, by the index lines `known`: a tip without a line
  * for its commit is read from git, and its line is added to `fresh`.
  */
-async function claimedAmong(store: Store, tips: readonly RefTip[], known: Map<string, Entry>, fresh: string[]): Promise<Task[]> {
-  const claimed: Task[] = [];
+async function claimedAmong(store: Store, tips: readonly RefTip[], known: Map<string, Entry>, fresh: string[], whole: boolean): Promise<ClaimedTask[]> {
+  const claimed: ClaimedTask[] = [];
   for (const t of tips) {
     const k = known.get(t.name);
     if (k && k.oid === t.oid) {
       if (k.status !== "claimed") continue;
-      const task = (k.json !== undefined && recordOf(k.json, t.name)) || (await readOrSkip(store, t));
+      // `whole`: the record, from git (the line keeps only what a capacity check reads).
+      const task = (!whole && k.json !== undefined && claimedFromFields(k.json, t.name, TASKS_PREFIX)) || (await readOrSkip(store, t));
       if (task) claimed.push(task);
       continue;
     }
@@ -249,16 +268,6 @@ function entryOf(line: string): (Entry & { name: string }) | null {
   const status = line.slice(b + 1, tab < 0 ? undefined : tab);
   if (!name.startsWith(TASKS_PREFIX) || !OID.test(oid) || !STATUSES.has(status)) return null;
   return tab < 0 ? { name, oid, status, line } : { name, oid, status, json: line.slice(tab + 1), line };
-}
-
-/** A claimed task's record from its line, or null when the line is torn or names another task. */
-function recordOf(json: string, ref: string): Task | null {
-  try {
-    const task = JSON.parse(json) as Task;
-    return task && typeof task === "object" && ref === TASKS_PREFIX + task.id && task.status === "claimed" ? task : null;
-  } catch {
-    return null;
-  }
 }
 
 async function readOrSkip(store: Store, t: RefTip): Promise<Task | null> {

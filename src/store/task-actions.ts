@@ -24,7 +24,7 @@ import { loadPolicy } from "./lease-store.ts";
 import type { Store } from "./store.ts";
 import type { Overlap } from "../core/claim-overlap.ts";
 import { overlapsOfClaim } from "./claim-overlaps.ts";
-import { capacityOf, capacityRefusal } from "../core/capacity.ts";
+import { capacityOf, capacityRefusal, type ClaimedTask } from "../core/capacity.ts";
 import { loadAgent } from "./agent-store.ts";
 import { storedClaimedTasks } from "./task-listing.ts";
 import { mutateTaskWithLeases } from "./task-lease-store.ts";
@@ -78,7 +78,7 @@ export interface ClaimReport {
  * advisory that reads them next judges other agents' with the takeover grace (settled by this
  * clock alone, a claim inside the grace was gone from them).
  */
-async function capacityProblem(store: Store, claiming: string | null): Promise<{ refusal: Refusal | null; claimed: readonly Task[] }> {
+async function capacityProblem(store: Store, claiming: string | null): Promise<{ refusal: Refusal | null; claimed: readonly ClaimedTask[] }> {
   const [claimed, me] = await Promise.all([storedClaimedTasks(store), loadAgent(store, store.actor.agent)]);
   return { refusal: capacityRefusal(claimed, store.actor.agent, capacityOf(me?.record ?? null, store.config.maxConcurrent), claiming, store.now()), claimed };
 }

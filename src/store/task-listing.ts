@@ -13,6 +13,7 @@ import { orderedCandidates, readyCandidates } from "./ready-index.ts";
 import type { Store } from "./store.ts";
 import { byAge, listingStep, storedListing, storedListingOf, TASKS_PREFIX, type TaskListing } from "./task-store.ts";
 import { claimedTasks } from "./claimed-index.ts";
+import type { ClaimedTask } from "../core/capacity.ts";
 import { LISTING_AT, readViewPart, saveViewPart, viewKey, viewPart, type ViewPart } from "./record-cache-listing.ts";
 import { mergeSorted } from "../git/ref-files.ts";
 import { viewTasksOf } from "../core/view-tasks.ts";
@@ -179,7 +180,9 @@ function patchedClaimed(listing: TaskListing): Task[] | null {
  */
 export async function listClaimedTasks(store: Store): Promise<Task[]> {
   const ctx = { actor: store.actor, now: store.now() };
-  return (await storedClaimedTasks(store)).map((t) => settle(t, ctx).record);
+  // One-shot: whole records (the claimed summary keeps only what a capacity check reads).
+  const stored = store.warm ? await storedListedClaimed(store) : (await claimedTasks(store, { whole: true })).sort(byAge);
+  return stored.map((t) => settle(t, ctx).record);
 }
 
 /**
@@ -187,11 +190,16 @@ export async function listClaimedTasks(store: Store): Promise<Task[]> {
  * caller that looks at claims' expiry itself, as a claim's overlap advisory does, need not
  * settle a thousand of them to find the few near its scope). Shared: never mutate it.
  */
-export async function storedClaimedTasks(store: Store): Promise<readonly Task[]> {
+export async function storedClaimedTasks(store: Store): Promise<readonly ClaimedTask[]> {
   if (!store.warm) {
-    // A one-shot command reads the records of the claimed tasks only (claimed-index.ts).
+    // A one-shot command reads what a capacity check needs of the claimed tasks only (claimed-index.ts).
     return (await claimedTasks(store)).sort(byAge);
   }
+  return storedListedClaimed(store);
+}
+
+/** A warm store's claimed tasks, from its listing. */
+async function storedListedClaimed(store: Store): Promise<readonly Task[]> {
   const listing = await storedListing(store);
   let claimed = claimedOf.get(listing);
   if (!claimed) claimedOf.set(listing, (claimed = patchedClaimed(listing) ?? listing.tasks.filter((t) => t.status === "claimed")));

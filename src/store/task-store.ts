@@ -206,7 +206,7 @@ async function reordered(store: Store, tips: RefTip[]): Promise<TaskListing | nu
 }
 
 /** Oldest first, then by id as `localeCompare` orders them (textOrder: no collator for times). */
-export function byAge(a: Task, b: Task): number {
+export function byAge(a: Pick<Task, "created_at" | "id">, b: Pick<Task, "created_at" | "id">): number {
   return a.created_at === b.created_at ? textOrder(a.id, b.id) : textOrder(a.created_at, b.created_at);
 }
 
