@@ -11,9 +11,8 @@
 // `__LAZY_minimatch__(<its namespace>)`, so minimatch's modules go into a function of the bundle
 // run at the first call. Tests run the sources, which import minimatch itself.
 import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, sep } from "node:path";
-import { standInText } from "./stand-in.mjs";
+import { join } from "node:path";
+import { packageStandIn } from "./stand-in.mjs";
 
 /** The names our sources import from minimatch (types left out). */
 function namesImported(dir, into = new Set()) {
@@ -33,23 +32,15 @@ function namesImported(dir, into = new Set()) {
 }
 
 export function lazyMinimatch(root, lazy) {
-  const require = createRequire(join(root, "package.json"));
-  const ours = (path) => path.startsWith(join(root, "src") + sep);
-  return {
+  return packageStandIn(root, lazy, {
     name: "lazy-minimatch",
-    setup(b) {
-      b.onResolve({ filter: /^minimatch$/ }, (args) => (ours(args.importer) ? { path: "stand-in", namespace: "lazy-minimatch" } : undefined));
-      b.onResolve({ filter: /^used$/, namespace: "lazy-minimatch" }, () => ({ path: "used", namespace: "lazy-minimatch" }));
-      b.onLoad({ filter: /.*/, namespace: "lazy-minimatch" }, async (args) => {
-        const real = await import(require.resolve("minimatch"));
-        const used = [...namesImported(join(root, "src"))].sort();
-        for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
-        if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "minimatch";`, loader: "js", resolveDir: root };
-        lazy?.add("lazy-minimatch:stand-in", "lazy-minimatch:used", "minimatch");
-        const head = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_minimatch__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
-        const isClass = (k) => /^class\b/.test(Function.prototype.toString.call(real[k]));
-        return { contents: standInText(head, { fns: used.filter((k) => !isClass(k)), classes: used.filter(isClass) }), loader: "js", resolveDir: root };
-      });
+    specifier: "minimatch",
+    tag: "minimatch",
+    offered: (real) => {
+      const used = [...namesImported(join(root, "src"))];
+      for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
+      const isClass = (k) => /^class\b/.test(Function.prototype.toString.call(real[k]));
+      return { fns: used.filter((k) => !isClass(k)), classes: used.filter(isClass) };
     },
-  };
+  });
 }

@@ -13,9 +13,8 @@
 // edge: zod's modules then go into a function of the bundle, run at that first call, so a command
 // that never calls zod makes none of zod's functions as it loads.
 import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, sep } from "node:path";
-import { standInText } from "./stand-in.mjs";
+import { join } from "node:path";
+import { packageStandIn } from "./stand-in.mjs";
 
 /**
  * `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept).
@@ -36,22 +35,14 @@ function namesUsed(dir, into = new Set()) {
 }
 
 export function lazyZod(root, lazy) {
-  const require = createRequire(join(root, "package.json"));
-  const ours = (path) => path.startsWith(join(root, "src") + sep);
-  return {
+  return packageStandIn(root, lazy, {
     name: "lazy-zod",
-    setup(b) {
-      b.onResolve({ filter: /^zod\/mini$/ }, (args) => (ours(args.importer) ? { path: "stand-in", namespace: "lazy-zod" } : undefined));
-      b.onResolve({ filter: /^used$/, namespace: "lazy-zod" }, () => ({ path: "used", namespace: "lazy-zod" }));
-      b.onLoad({ filter: /.*/, namespace: "lazy-zod" }, async (args) => {
-        const real = await import(require.resolve("zod/mini"));
-        // z.core is zod's internals, named in our sources for its types only.
-        const used = [...namesUsed(join(root, "src"))].filter((k) => k !== "core" && (typeof real[k] === "function" || (typeof real[k] === "object" && real[k]))).sort();
-        if (args.path === "used") return { contents: `export { ${used.join(", ")} } from "zod/mini";`, loader: "js", resolveDir: root };
-        lazy?.add("lazy-zod:stand-in", "lazy-zod:used", "zod");
-        const head = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_zod__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
-        return { contents: standInText(head, { fns: used.filter((k) => typeof real[k] === "function"), objects: used.filter((k) => typeof real[k] !== "function") }), loader: "js", resolveDir: root };
-      });
+    specifier: "zod/mini",
+    tag: "zod",
+    offered: (real) => {
+      // z.core is zod's internals, named in our sources for its types only.
+      const used = [...namesUsed(join(root, "src"))].filter((k) => k !== "core" && (typeof real[k] === "function" || (typeof real[k] === "object" && real[k])));
+      return { fns: used.filter((k) => typeof real[k] === "function"), objects: used.filter((k) => typeof real[k] !== "function") };
     },
-  };
+  });
 }

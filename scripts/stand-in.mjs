@@ -2,6 +2,9 @@
 // name it offers passes its call on to the real module, which `get` (an expression of the lines
 // before) returns, set up at that first call. Each stand-in is declared apart and exported under
 // the real name: some names are reserved words (zod's `catch`).
+import { createRequire } from "node:module";
+import { join, sep } from "node:path";
+
 /**
  * `head`: the lines that declare `get`; `fns`: names of functions (a generator's stand-in returns
  * the real one's generator); `classes`: a class whose constructor makes the real one and whose
@@ -14,4 +17,34 @@ export function standInText(head, { fns = [], classes = [], objects = [] }) {
   for (const k of objects) lines.push(`const standIn_${k} = /* @__PURE__ */ new Proxy({}, { get: (_, p) => get().${k}[p] });`);
   for (const k of [...fns, ...classes, ...objects]) lines.push(`export { standIn_${k} as ${k} };`);
   return lines.join("\n");
+}
+
+/**
+ * An esbuild plugin standing in for the package `specifier` where our sources (src/) import it:
+ * they get a stand-in whose names (`offered(real)`, the package's namespace: `{ fns, classes,
+ * objects }`) pass each call on to a module exporting just those from the package (bundled and
+ * tree-shaken as before), set up at the first call. Given `lazy` (scripts/cold-group.mjs), that
+ * module is asked for as `__LAZY_<tag>__(<its namespace>)` and the edge recorded, so the package's
+ * modules go into a function of the bundle run then; else it is required then.
+ */
+export function packageStandIn(root, lazy, { name, specifier, tag, offered }) {
+  const require = createRequire(join(root, "package.json"));
+  const ours = (path) => path.startsWith(join(root, "src") + sep);
+  const filter = new RegExp(`^${specifier.replace(/[/.]/g, "\\$&")}$`);
+  return {
+    name,
+    setup(b) {
+      b.onResolve({ filter }, (args) => (ours(args.importer) ? { path: "stand-in", namespace: name } : undefined));
+      b.onResolve({ filter: /^used$/, namespace: name }, () => ({ path: "used", namespace: name }));
+      b.onLoad({ filter: /.*/, namespace: name }, async (args) => {
+        const real = await import(require.resolve(specifier));
+        const { fns = [], classes = [], objects = [] } = offered(real);
+        const used = [...fns, ...classes, ...objects].sort();
+        if (args.path === "used") return { contents: `export { ${used.join(", ")} } from ${JSON.stringify(specifier)};`, loader: "js", resolveDir: root };
+        lazy?.add(`${name}:stand-in`, `${name}:used`, tag);
+        const head = lazy ? [`import * as used from "used";`, `let m;`, `const get = () => (m ??= __LAZY_${tag}__(used));`] : [`let m;`, `const get = () => (m ??= require("used"));`];
+        return { contents: standInText(head, { fns, classes, objects }), loader: "js", resolveDir: root };
+      });
+    },
+  };
 }
