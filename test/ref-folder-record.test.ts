@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { eachMoveSeen, readAfresh, settle } from "./support/record-moves.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { by, events, MIN, walked } from "./support/event-walk.ts";
 import { fixtureNow, viewsRepo } from "./support/views-fixture.ts";
@@ -16,9 +17,6 @@ import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 test.after(cleanupTemp);
 
 const recordPath = (repo: string) => join(repo, ".git/handoff/events/ref-folders");
-
-/** Past the file system's tick of the last ref written (a few ms here; the record waits for it). */
-const settle = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
 
 async function fixture(): Promise<string> {
   const repo = tempRepo();
@@ -125,11 +123,7 @@ test("status takes the loose task refs from the record while their folders stand
     assert.is(r.code, 0, r.stderr);
     return r.stdout + r.stderr;
   };
-  // Read afresh: the record removed first (it is written again).
-  const fresh = () => {
-    rmSync(taskRecordPath(repo), { force: true });
-    return status();
-  };
+  const fresh = () => readAfresh(taskRecordPath(repo), status);
   status(); // the view file written
   settle();
   const before = status();
@@ -150,20 +144,7 @@ test("status takes the loose task refs from the record while their folders stand
     ["the refs packed", () => gitOut(repo, "pack-refs", "--all")],
     ["a packed task ref deleted (packed-refs alone rewritten)", () => gitOut(repo, "update-ref", "-d", "refs/handoff/tasks/t-00030")],
   ];
-  for (const [what, move] of moves) {
-    settle();
-    status();
-    assert.ok(existsSync(taskRecordPath(repo)), `${what}: recorded before`);
-    const was = readFileSync(taskRecordPath(repo), "utf8");
-    const seen = status();
-    move();
-    const after = status();
-    assert.is(after, fresh(), `${what}: as read afresh`);
-    if (!what.startsWith("the refs packed")) assert.is.not(after, seen, `${what}: the move shows`);
-    settle();
-    status();
-    assert.is.not(readFileSync(taskRecordPath(repo), "utf8"), was, `${what}: recorded again`);
-  }
+  eachMoveSeen(taskRecordPath(repo), moves, status, (what) => !what.startsWith("the refs packed"));
 });
 
 test.run();

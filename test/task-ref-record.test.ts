@@ -8,14 +8,12 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { eachMoveSeen, readAfresh, settle } from "./support/record-moves.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
 const recordPath = (repo: string) => join(repo, ".git/handoff/task-ref-folders");
-
-/** Past the file system's tick of the last ref written (a few ms here; the record waits for it). */
-const settle = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
 
 const tip = (repo: string, id: string) => gitOut(repo, "rev-parse", `refs/handoff/tasks/${id}`);
 
@@ -85,10 +83,7 @@ for (const args of [["task", "list", "--json"], ["task", "list", "--status", "to
   test(`${args.join(" ")}: the loose task refs from the record while their folders stand, and every move after it seen`, () => {
     const { repo, todo, claimed } = fixture();
     const read = () => ok(repo, args, "bob");
-    const fresh = () => {
-      rmSync(recordPath(repo), { force: true });
-      return read();
-    };
+    const fresh = () => readAfresh(recordPath(repo), read);
     settle();
     const before = read();
     assert.ok(existsSync(recordPath(repo)), "recorded");
@@ -99,20 +94,7 @@ for (const args of [["task", "list", "--json"], ["task", "list", "--status", "to
     assert.is.not(fresh(), before, "the ref written over, read afresh");
     writeFileSync(loose, `${todo.b}\n`);
     gitOut(repo, "update-ref", "refs/handoff/tasks/b", todo.b!);
-    for (const [what, move] of moves(repo, todo, claimed)) {
-      settle();
-      read();
-      assert.ok(existsSync(recordPath(repo)), `${what}: recorded before`);
-      const was = readFileSync(recordPath(repo), "utf8");
-      const seen = read();
-      move();
-      const after = read();
-      assert.is(after, fresh(), `${what}: as read afresh`);
-      if (what === "a loose ref moved" || what.startsWith("a ref only in packed-refs")) assert.is.not(after, seen, `${what}: the move shows`);
-      settle();
-      read();
-      assert.is.not(readFileSync(recordPath(repo), "utf8"), was, `${what}: recorded again`);
-    }
+    eachMoveSeen(recordPath(repo), moves(repo, todo, claimed), read, (what) => what === "a loose ref moved" || what.startsWith("a ref only in packed-refs"));
   });
 }
 
