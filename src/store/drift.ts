@@ -3,7 +3,7 @@
 // And tasks whose lease keeps being renewed while the holder's branch stands still.
 import { existsSync } from "node:fs";
 import type { AgentRecord } from "../core/agent.ts";
-import { declarationOf, declaredGlobs, declaresAnything, judgePaths, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
+import { declarationOf, declaredGlobs, declaresAnything, judgePaths, stuckSinceAt, MAX_SHOWN_PATHS, type AgentDrift, type Declaration, type DriftView, type StuckTask } from "../core/declaration.ts";
 import type { HandoffEvent } from "../core/event.ts";
 import { isIgnored } from "../core/lease-policy.ts";
 import type { Lease } from "../core/lease.ts";
@@ -142,9 +142,8 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
   const nowMs = now.getTime();
   // Each branch's last move read once, not a Date asked per claim.
   const moved = new Map([...tips].map(([name, tip]) => [name, tip.at.getTime()]));
-  // stuckSinceAt (declaration.ts) written out: at 10,000 tasks the loop runs 7,500 times, in the
-  // interpreter, where a call per claim and a lookup of its branch per claim were most of its cost.
-  // Claims on one branch mostly follow each other: its last move is looked up when the branch changes.
+  // At 10,000 tasks the loop runs 7,500 times, in the interpreter: claims on one branch mostly
+  // follow each other, so its last move is looked up when the branch changes, not per claim.
   let on: string | null | undefined;
   let last: number | null = null;
   for (let i = 0, n = v.length; i < n; i++) {
@@ -156,8 +155,8 @@ export function stuckClaims(store: Store, v: ViewTasks, tips: Map<string, Branch
       last = on ? (moved.get(on) ?? null) : null;
     }
     const at = claimedAt[i]!;
-    const since = last === null ? at : Math.max(at, last);
-    if (!(nowMs - since > threshold && until - ttl[i]! > since)) continue;
+    const since = stuckSinceAt(at, ttl[i]!, until, last, nowMs, threshold);
+    if (Number.isNaN(since)) continue;
     if (total++ >= shown) continue;
     const c = v.record(i).claim!;
     // The claim's own time as written (toISOString's form) is the answer itself: no Date to format per claim.
