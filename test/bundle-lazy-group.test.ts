@@ -10,12 +10,12 @@
 // help's examples, the git runner, the object writer's temp files, the ready index, the repair
 // advice) are each in a function of their family that a cold `task show`, `check` and
 // `claim` never run.
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cliCoverage } from "./support/cli-coverage.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { servedProject } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -24,14 +24,9 @@ const DIST = resolve(import.meta.dirname, "../dist");
 
 /** Runs the CLI with V8's coverage on: its status, and how often each lazy group's function ran in hot-main.cjs (`groups`: every one, by name). */
 function groupCalls(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string; zod: number; imports: number; minimatch: number; groups: Record<string, number> } {
-  const dir = tempDir();
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a2", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
-  const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
-  const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
-  assert.ok(hot, `${args.join(" ")} ran hot-main.cjs`);
-  const calls = (name: string) => hot!.functions.filter((f) => f.functionName === name).reduce((n, f) => n + f.ranges[0]!.count, 0);
-  const groups = Object.fromEntries(hot!.functions.filter((f) => /^__lazy_\w+Run$/.test(f.functionName)).map((f) => [f.functionName, calls(f.functionName)]));
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun"), minimatch: calls("__lazy_minimatchRun"), groups };
+  const { status, stdout, stderr, names, calls } = cliCoverage(repo, args, "a2");
+  const groups = Object.fromEntries(names.filter((name) => /^__lazy_\w+Run$/.test(name)).map((name) => [name, calls(name)]));
+  return { status, stdout, stderr, zod: calls("__lazy_zodRun"), imports: calls("__lazy_importsRun"), minimatch: calls("__lazy_minimatchRun"), groups };
 }
 
 /** Each family of scripts/lazy-ours.mjs, and code of its modules no stand-in repeats (a function each module declares and does not export). */

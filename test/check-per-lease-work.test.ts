@@ -4,12 +4,10 @@
 // check of a file now asks it a fixed number of times, whatever the lease set holds: counted here
 // with V8's own call counts (NODE_V8_COVERAGE), as test/bundle-lazy-group.test.ts counts its
 // functions.
-import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, tempDir, tempRepo } from "./support/repo.ts";
+import { cliCoverage } from "./support/cli-coverage.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -23,14 +21,9 @@ function leasedRepo(n: number): string {
 
 /** `check src/f0.ts` as agent `me` with V8's coverage on: its output and how often each named function of hot-main.cjs ran. */
 function checkCalls(repo: string, names: string[]): { stdout: string; calls: Record<string, number> } {
-  const dir = tempDir();
-  const r = spawnSync(process.execPath, [CLI, "check", "src/f0.ts"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "me", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
+  const r = cliCoverage(repo, ["check", "src/f0.ts"], "me");
   assert.is(r.status, 0, r.stderr);
-  const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
-  const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
-  assert.ok(hot, "check ran hot-main.cjs");
-  const calls = Object.fromEntries(names.map((name) => [name, hot!.functions.filter((f) => f.functionName === name).reduce((k, f) => k + f.ranges[0]!.count, 0)]));
-  return { stdout: r.stdout, calls };
+  return { stdout: r.stdout, calls: Object.fromEntries(names.map((name) => [name, r.calls(name)])) };
 }
 
 test("a check of a file asks isGlob as often among 80 leases as among 5", () => {

@@ -1,10 +1,8 @@
 // Small objects are hashed and framed without node:crypto and node:zlib (small-object-codec.ts):
 // the hash must be SHA-1's for every length (the padding boundaries above all), the stored zlib
 // stream must be one git reads, and the reader must take only what it can check.
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { deflateSync, inflateSync } from "node:zlib";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -14,7 +12,8 @@ import { adler32Js, inflateStored, sha1Hex, sha1HexJs, SMALL_OBJECT_MAX, storedD
 import { MESSAGE_MAX, MODULE_BASE64, wasmCodec } from "../src/git/small-object-wasm.ts";
 import { moduleBytes } from "../src/git/small-object-wasm-source.ts";
 import { formatMarkerOid, FORMAT_MARKER, MARKER_SHA1, MARKER_SHA256 } from "../src/store/codec.ts";
-import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cliCoverage } from "./support/cli-coverage.ts";
+import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -98,14 +97,9 @@ test("small objects written here are git's objects: same ids, stored blocks, fsc
 test("a cold claim hashes the objects it writes in WebAssembly from the first, and git reads them", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "a task", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "me" }).code, 0);
-  // V8's own call counts of the built bundle (as test/check-per-lease-work.test.ts counts).
-  const dir = tempDir();
-  const r = spawnSync(process.execPath, [CLI, "claim", "t1"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "me", NODE_V8_COVERAGE: dir, XDG_CACHE_HOME: tempDir() }), encoding: "utf8" });
-  assert.is(r.status, 0, r.stderr);
-  const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] }).result);
-  const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
-  assert.ok(hot, "claim ran hot-main.cjs");
-  const calls = (name: string) => hot!.functions.filter((f) => f.functionName === name).reduce((k, f) => k + f.ranges[0]!.count, 0);
+  // V8's own call counts of the built bundle.
+  const { status, stderr, calls } = cliCoverage(repo, ["claim", "t1"], "me");
+  assert.is(status, 0, stderr);
   assert.ok(calls("sha1Hex") >= 6, `the claim hashed its objects (${calls("sha1Hex")})`);
   assert.is(calls("sha1HexJs"), 0, "no object hashed in JS");
   assert.is(calls("adler32Js"), 0, "no object framed in JS");
