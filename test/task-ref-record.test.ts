@@ -10,6 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { eachMoveSeen, readAfresh, settle } from "./support/record-moves.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { fromTemplate } from "./support/repo-template.ts";
 
 test.after(cleanupTemp);
 
@@ -44,26 +45,41 @@ function repack(repo: string, id: string, oid: string): void {
   renameSync(`${path}.new`, path);
 }
 
+const IDS = ["a", "b", "c", "d", "e", "f"];
+
 /** Tasks a-f (b first by priority); a and b loose, the others packed only. `claimed`: each task's commit claimed by alice. */
 function fixture(policy = ""): { repo: string; todo: Record<string, string>; claimed: Record<string, string> } {
-  const repo = tempRepo();
+  const repo = copy();
+  // Read by the command that runs next: the tasks and claims were written without it.
   if (policy) writeFileSync(join(repo, ".handoff.yaml"), policy);
-  const ids = ["a", "b", "c", "d", "e", "f"];
-  for (const id of ids) ok(repo, ["task", "add", `task ${id}`, "--id", id, "--priority", id === "b" ? "5" : id === "c" ? "3" : "0"]);
   const todo: Record<string, string> = {};
   const claimed: Record<string, string> = {};
-  for (const id of ids) {
+  for (const line of gitOut(repo, "for-each-ref", "--format=%(objectname) %(refname)", "refs/handoff/tasks/", "refs/claimed/").split("\n")) {
+    const [oid, ref] = line.split(" ") as [string, string];
+    (ref.startsWith("refs/claimed/") ? claimed : todo)[ref.slice(ref.lastIndexOf("/") + 1)] = oid;
+  }
+  return { repo, todo, claimed };
+}
+
+/** fixture()'s repository, written by the real commands once per process; each claimed commit kept under refs/claimed/. */
+const copy = fromTemplate(() => {
+  const repo = tempRepo();
+  for (const id of IDS) ok(repo, ["task", "add", `task ${id}`, "--id", id, "--priority", id === "b" ? "5" : id === "c" ? "3" : "0"]);
+  const todo: Record<string, string> = {};
+  const claimed: Record<string, string> = {};
+  for (const id of IDS) {
     todo[id] = tip(repo, id);
     ok(repo, ["claim", id, "--over-capacity"], "alice");
     claimed[id] = tip(repo, id);
+    gitOut(repo, "update-ref", `refs/claimed/${id}`, claimed[id]!);
     gitOut(repo, "update-ref", `refs/handoff/tasks/${id}`, todo[id]!);
   }
   gitOut(repo, "pack-refs", "--all");
   // a and b loose again (as writes since a pack leave them), at their values.
   for (const id of ["a", "b"]) gitOut(repo, "update-ref", `refs/handoff/tasks/${id}`, claimed[id]!), gitOut(repo, "update-ref", `refs/handoff/tasks/${id}`, todo[id]!);
   rmSync(recordPath(repo), { force: true });
-  return { repo, todo, claimed };
-}
+  return repo;
+});
 
 /** The moves after a record, each a way git (or a pack) changes the task refs. */
 function moves(repo: string, todo: Record<string, string>, claimed: Record<string, string>): [string, () => void][] {

@@ -15,21 +15,21 @@ export function readAfresh(record: string, read: () => string): string {
 
 /**
  * For each move: the record written before it, `read()` after it equal to a read afresh, and
- * different from before where `shows(what)`, and the record written again once settled.
+ * different from before where `shows(what)`, and the record written again once settled. The read
+ * that writes the record again is the next move's read before it (nothing moves between them).
  */
 export function eachMoveSeen(record: string, moves: [string, () => unknown][], read: () => string, shows: (what: string) => boolean): void {
+  settle();
+  let seen = read();
   for (const [what, move] of moves) {
-    settle();
-    read();
     assert.ok(existsSync(record), `${what}: recorded before`);
     const was = readFileSync(record, "utf8");
-    const seen = read();
     move();
     const after = read();
     assert.is(after, readAfresh(record, read), `${what}: as read afresh`);
     if (shows(what)) assert.is.not(after, seen, `${what}: the move shows`);
     settle();
-    read();
+    seen = read();
     assert.is.not(readFileSync(record, "utf8"), was, `${what}: recorded again`);
   }
 }
