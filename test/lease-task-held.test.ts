@@ -9,6 +9,7 @@ import { openStore } from "../src/store/store.ts";
 import { HandoffError } from "../src/core/errors.ts";
 import { inProcess, type McpHandle } from "./support/mcp.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { fromTemplate } from "./support/repo-template.ts";
 
 const open: McpHandle[] = [];
 test.after(async () => {
@@ -25,8 +26,9 @@ const NOW = T + 3 * 60_000;
  * A repository where, for alice at NOW: `open` is todo, `rev` in review (hers, verified), `fin`
  * done, `theirs` bob's, `lapsed` her claim that ran out (still stored as hers), `taken` reclaimed
  * from her by lead, `mine` hers for an hour. Each task has a scope (src/<id>/**), which claims lease.
+ * Written by the real commands once per process; each test gets a copy.
  */
-function states(): string {
+const states = fromTemplate(() => {
   const repo = tempRepo();
   const as = (agent: string, ...args: string[]) => {
     const r = cli(args, { cwd: repo, agent, env: at(T) });
@@ -40,7 +42,7 @@ function states(): string {
   as("alice", "done", "rev");
   as("lead", "reclaim", "taken", "--reason", "reassigning");
   return repo;
-}
+});
 
 /** Each refused case: the task, the code, and what the one-line message says. */
 const REFUSED: [string, string, RegExp][] = [

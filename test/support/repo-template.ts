@@ -1,8 +1,9 @@
 // A repository a file's tests each start from, built once per test process and copied for each
 // (as views-fixture.ts does for its large fixtures): copying a small repository costs a few
 // milliseconds in-process, where building it again costs a dozen CLI starts. Each call gets its
-// own copy, so a test may change it freely. Only for a repository with no linked worktree and no
-// remote by path: a copy keeps the absolute paths its .git names.
+// own copy, so a test may change it freely. A copy keeps the absolute paths its .git names: only
+// for a repository with no linked worktree and no remote by path, and for tests that do not look at
+// the worktree a claim or lease records (the template's, in a copy).
 import { cpSync, existsSync } from "node:fs";
 import { tempDir } from "./repo.ts";
 
