@@ -301,22 +301,32 @@ test("writers racing a move both ways: every write that was acknowledged is in t
   await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "seed", objective: "seed" }]);
   const acknowledged: string[] = [];
   let stop = false;
+  // Each writer's writes started and finished (acknowledged or refused), to wait on instead of a time.
+  const started = [0, 0, 0];
+  const finished = [0, 0, 0];
   const writer = async (w: number) => {
     for (let i = 0; !stop; i++) {
       const id = `w${w}-${i}`;
+      started[w]++;
       const r = await cliAsync(["task", "add", `written by ${w}`, "--id", id], { cwd: repo, agent: `writer-${w}` });
+      finished[w]++;
       if (r.code === 0) acknowledged.push(id);
       else assert.match(r.stderr, /run it again|refs\/handoff/, `writer ${w}: ${r.stderr}`);
     }
   };
+  /** Until every writer has finished a write it started after this call. */
+  const eachWritesAgain = async () => {
+    const next = [...started];
+    while (finished.some((n, w) => n <= next[w]!)) await new Promise((r) => setTimeout(r, 10));
+  };
   const writers = [0, 1, 2].map(writer);
-  await new Promise((r) => setTimeout(r, 400));
+  while (finished.some((n) => n < 1)) await new Promise((r) => setTimeout(r, 10)); // all three writing when the move starts
   const there = await cliAsync(["store", "--separate", "--json"], { cwd: repo });
   assert.is(there.code, 0, there.stderr);
-  await new Promise((r) => setTimeout(r, 400));
+  await eachWritesAgain();
   const back = await cliAsync(["store", "--shared", "--json"], { cwd: repo });
   assert.is(back.code, 0, back.stderr);
-  await new Promise((r) => setTimeout(r, 300));
+  await eachWritesAgain();
   stop = true;
   await Promise.all(writers);
   assert.ok(acknowledged.length >= 6, `the writers wrote (${acknowledged.length})`);
