@@ -5,6 +5,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { fromTemplate } from "./support/repo-template.ts";
 
 test.after(cleanupTemp);
 
@@ -13,6 +14,12 @@ const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() 
 
 /** alice leases a/x.ts, bob b/** (exclusive) and c.md at the root; dave's check leaves the cache. */
 function leased(): { repo: string; cache: string } {
+  const repo = leasedRepo();
+  return { repo, cache: `${repo}/.git/handoff/leases.cache` };
+}
+
+/** leased()'s repository, written by the real commands once per process; each test gets a copy. */
+const leasedRepo = fromTemplate(() => {
   const repo = tempRepo();
   assert.is(cli(["lease", "a/x.ts"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
   assert.is(cli(["lease", "b/**", "--exclusive", "--ttl", "30m"], { cwd: repo, agent: "bob", env: at(0) }).code, 0);
@@ -21,8 +28,8 @@ function leased(): { repo: string; cache: string } {
   rmSync(cache, { force: true });
   assert.is(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(1) }).code, 0);
   assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#runs \[/);
-  return { repo, cache };
-}
+  return repo;
+});
 
 /** The lease record made unreadable from git (its tree garbled): only the cache can answer. */
 function garbleRecord(repo: string): () => void {
