@@ -11,6 +11,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { twoClones } from "./support/servers.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -107,9 +108,9 @@ test("a denied edit through the full hook hands its catch record to the writer w
   assert.not.ok(mods.includes("crypto"), `crypto is not loaded: ${mods.join(" ")}`);
 });
 
-test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", () => {
+test("long output through a pipe is complete, and a refusal's lines stay in order on stderr", async () => {
   const repo = tempRepo();
-  for (let i = 0; i < 40; i++) assert.is(cli(["task", "add", `task ${i} ${"x".repeat(2000)}`, "--id", `t${i}`], { cwd: repo, agent: "a1" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "a1" }, Array.from({ length: 40 }, (_, i) => ({ id: `t${i}`, objective: `task ${i} ${"x".repeat(2000)}` })));
   // Larger than a pipe's buffer (64 KiB): write(2) blocks until the reader drains it.
   const r = spawnSync(process.execPath, [CLI, "task", "list", "--json"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }), encoding: "utf8", maxBuffer: 1 << 24 });
   assert.is(r.status, 0, r.stderr);
@@ -122,7 +123,7 @@ test("long output through a pipe is complete, and a refusal's lines stay in orde
 
 test("a reader that closes the pipe early ends a listing quietly", async () => {
   const repo = tempRepo();
-  for (let i = 0; i < 5; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t${i}`], { cwd: repo, agent: "a1" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "a1" }, Array.from({ length: 5 }, (_, i) => ({ id: `t${i}`, objective: `task ${i}` })));
   const child = spawn(process.execPath, [CLI, "task", "list"], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "a1" }) });
   child.stdout.destroy();
   let err = "";
