@@ -3,10 +3,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs } from "./support/repo.ts";
 import { DAY, later, MIN, team } from "./support/team.ts";
+import { storeClaim, storeSession, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-test("agents declare sessions in their worktrees; agents shows status, claims and capacity", () => {
+test("agents declare sessions in their worktrees; agents shows status, claims and capacity", async () => {
   const t = team(["alice", "bob"]);
   const a = t.as("alice", ["session", "start", "--objective", "change the API", "--files", "src/api/**", "--files", "docs/api.md", "--awaits", "nothing", "--session", "s-123", "--json"]);
   assert.is(a.code, 0, a.stderr);
@@ -16,8 +17,8 @@ test("agents declare sessions in their worktrees; agents shows status, claims an
   assert.is(a.json.session, "s-123");
   assert.is(t.as("bob", ["session", "start", "--objective", "write tests", "--awaits", "the API from alice"]).code, 0);
 
-  assert.is(t.as("lead", ["task", "add", "api", "--id", "api"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [{ id: "api", objective: "api" }]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "api");
 
   const r = t.as("lead", ["agents", "--json"]);
   assert.is(r.code, 0, r.stderr);
@@ -35,12 +36,12 @@ test("agents declare sessions in their worktrees; agents shows status, claims an
   assert.match(text, /\[api\]/);
 });
 
-test("agents and status line up an undeclared holder whose name is longer than every declared one", () => {
+test("agents and status line up an undeclared holder whose name is longer than every declared one", async () => {
   // A person without HANDOFF_AGENT holds tasks as user@host, often the longest name listed.
   const t = team(["alice"]);
-  assert.is(t.as("alice", ["session", "start", "--objective", "the api"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "docs", "--id", "docs"]).code, 0);
-  assert.is(t.as("someone@a-long-host", ["claim", "docs"]).code, 0);
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "the api");
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [{ id: "docs", objective: "docs" }]);
+  await storeClaim({ cwd: t.repo, agent: "someone@a-long-host" }, "docs");
   const column = (text: string, agent: string) => {
     const line = text.split("\n").find((l) => l.trimStart().startsWith(`${agent} `) && / (active|undeclared) /.test(l));
     assert.ok(line, `a roster line for ${agent} in:\n${text}`);
@@ -58,9 +59,9 @@ test("agents and status line up an undeclared holder whose name is longer than e
   assert.equal(t.as("lead", ["agents", "--json"]).json.undeclared_holders.map((u: { agent: string }) => u.agent), ["someone@a-long-host"]);
 });
 
-test("status by heartbeat age with thresholds from .handoff.yaml; --status filters", () => {
+test("status by heartbeat age with thresholds from .handoff.yaml; --status filters", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "x");
   const at = (ms: number) => ({ HANDOFF_NOW: later(ms) });
   const status = (ms: number, extra: string[] = []) => t.as("lead", ["agents", "--json", ...extra], at(ms)).json.agents.map((x: any) => x.status);
   assert.equal(status(0), ["active"]);
@@ -79,9 +80,9 @@ test("status by heartbeat age with thresholds from .handoff.yaml; --status filte
   assert.match(bad.stderr, /unknown agent status "sleepy"/);
 });
 
-test("every command refreshes the heartbeat, at most once a minute, without growing the history", () => {
+test("every command refreshes the heartbeat, at most once a minute, without growing the history", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "x");
   const ref = "refs/handoff/agents/alice";
   const tip0 = gitOut(t.repo, "rev-parse", ref);
   assert.is(t.as("alice", ["tasks"]).code, 0);
@@ -105,12 +106,12 @@ test("every command refreshes the heartbeat, at most once a minute, without grow
   assert.is(t.as("lead", ["agents", "--json"]).json.agents[0].status, "disconnected");
 });
 
-test("an agent silent for 7 days is removed by gc: ref gone, claims released, removal in events", () => {
+test("an agent silent for 7 days is removed by gc: ref gone, claims released, removal in events", async () => {
   const t = team(["alice", "bob"]);
-  assert.is(t.as("alice", ["session", "start", "--objective", "long job"]).code, 0);
-  assert.is(t.as("bob", ["session", "start", "--objective", "other"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "long", "--id", "long"]).code, 0);
-  assert.is(t.as("alice", ["claim", "long", "--ttl", "30d"]).code, 0);
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "long job");
+  await storeSession({ cwd: t.wt.bob!, agent: "bob" }, "other");
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [{ id: "long", objective: "long" }]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "long", { ttl: "30d" });
 
   const early = t.as("bob", ["gc", "--json"], { HANDOFF_NOW: later(6 * DAY) });
   assert.is(early.code, 0, early.stderr);
@@ -145,9 +146,9 @@ test("an agent silent for 7 days is removed by gc: ref gone, claims released, re
 
 test("concurrent gc runs remove a silent agent once: one log entry, one release", async () => {
   const t = team(["alice"]);
-  assert.is(t.as("alice", ["session", "start", "--objective", "x"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "job", "--id", "job"]).code, 0);
-  assert.is(t.as("alice", ["claim", "job", "--ttl", "30d"]).code, 0);
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "x");
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [{ id: "job", objective: "job" }]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "job", { ttl: "30d" });
   const env = { HANDOFF_NOW: later(8 * DAY) };
   const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => cliAsync(["gc", "--json"], { cwd: t.repo, agent: `sweeper${i}`, env })));
   for (const r of runs) assert.is(r.code, 0, r.stderr);
