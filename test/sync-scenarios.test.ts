@@ -91,8 +91,8 @@ test("divergent non-exclusive edits from two clones both survive sync", async ()
   const { bare, a, b, users } = project();
   await storeTasks({ cwd: a, agent: "lead" }, [{ id: "shared", objective: "shared" }]);
   await storeSync({ cwd: a });
-  ok(cli(["claim", "shared"], { cwd: b, agent: "alice" })); // through the remote
-  ok(cli(["sync"], { cwd: a }));
+  await storeClaim({ cwd: b, agent: "alice" }, "shared"); // through the remote
+  await storeSync({ cwd: a });
 
   // Both clones write locally, without syncing in between.
   ok(cli(["renew", "shared", "--ttl", "2h"], { cwd: a, agent: "alice" }));
@@ -139,11 +139,11 @@ function writeOn(repo: string, ref: string, text: string): void {
   run(["update-ref", ref, commit, ...(parent ? [parent] : [])]);
 }
 
-test("divergent writes to a non-task ref (one agent's heartbeats from two clones) both survive", () => {
+test("divergent writes to a non-task ref (one agent's heartbeats from two clones) both survive", async () => {
   const { bare, a, b } = project();
   writeOn(a, "refs/handoff/agents/alice", "hello from a");
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  await storeSync({ cwd: a });
+  await storeSync({ cwd: b });
   writeOn(a, "refs/handoff/agents/alice", "heartbeat a");
   writeOn(b, "refs/handoff/agents/alice", "heartbeat b");
   ok(cli(["sync"], { cwd: a }));
@@ -262,12 +262,12 @@ test("sync with no remote configured, and with bad input, changes nothing", () =
   assert.is(handoffRefs(repo), "");
 });
 
-test("a remote of another object format (SHA-256) is named as such, not as unreachable; nothing is written there", () => {
+test("a remote of another object format (SHA-256) is named as such, not as unreachable; nothing is written there", async () => {
   const repo = tempRepo();
   const bare = join(tempDir(), "sha256.git");
   gitOut(repo, "init", "-q", "--bare", "--object-format=sha256", bare);
   gitOut(repo, "remote", "add", "origin", bare);
-  assert.is(cli(["task", "add", "x", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t1", objective: "x" }]);
   for (const args of [["sync"], ["claim", "t1", "--push"]]) {
     const r = cli([...args, "--json"], { cwd: repo, agent: "alice" });
     assert.is(r.code, 3, `${args.join(" ")}: ${r.stderr}`);
