@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanupTemp, cli, cliAsync, handoffRefs, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { storeClaim, storeTasks, type TaskSeed } from "./support/seed.ts";
 import { team } from "./support/team.ts";
 
@@ -101,6 +101,9 @@ test("an agent whose claim expired claims the task again as anyone would: refuse
   assert.is(handoffRefs(repo), before);
 });
 
+/** A task's record as its ref holds it (read with git: the race's outcome, not a command's view of it). */
+const stored = (repo: string, id: string) => JSON.parse(gitOut(repo, "show", `refs/handoff/tasks/${id}:task.json`));
+
 test("ready --claim race: 16 processes in two worktrees, one winner per ready task, blocked tasks untouched", async () => {
   const t = team(["w1", "w2"]);
   for (let round = 0; round < 2; round++) {
@@ -117,8 +120,7 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
     assert.equal([...new Set(won)], won, "no task was won twice");
     for (const r of winners) {
       assert.ok(ids.includes(r.json.id), `only ready tasks are taken, not ${r.json.id}`);
-      const stored = cli(["task", "show", r.json.id, "--json"], { cwd: t.repo }).json;
-      assert.is(stored.claim.agent, r.json.claim.agent, "the stored holder is the one that was told it won");
+      assert.is(stored(t.repo, r.json.id).claim.agent, r.json.claim.agent, "the stored holder is the one that was told it won");
     }
     for (const l of losers) {
       assert.is(l.code, 3, l.stderr);
@@ -127,7 +129,7 @@ test("ready --claim race: 16 processes in two worktrees, one winner per ready ta
     // On a badly overloaded machine a loser may give up on its retry budget (exit 3, lost_race)
     // while a task is still free; otherwise every ready task has exactly one winner.
     if (!losers.some((l) => /gave up/.test(l.stderr))) assert.equal(won, ids, runs.map((r) => r.stderr).join("\n"));
-    const blocked = cli(["task", "show", `r${round}-blocked`, "--json"], { cwd: t.repo }).json;
+    const blocked = stored(t.repo, `r${round}-blocked`);
     assert.is(blocked.status, "todo");
     assert.is(blocked.claim, null);
   }
