@@ -139,12 +139,14 @@ test("claim --next takes the best ready task as the refs stand after every move"
   gitOut(repo, "update-ref", `refs/handoff/tasks/${other}`, todo[other]!);
   writeFileSync(join(repo, ".git/refs/handoff/tasks/b"), `${todo.b}\n`);
   gitOut(repo, "update-ref", "refs/handoff/tasks/b", todo.b!);
+  settle();
+  ok(repo, ["ready"], "bob");
   for (const [what, move] of moves(repo, todo, claimed)) {
-    settle();
-    ok(repo, ["ready"], "bob");
     assert.ok(existsSync(recordPath(repo)), `${what}: recorded before`);
     move();
     const taken = next();
+    // Once settled, the read afresh records the refs as they stand (taken given back): the next move's record before it.
+    settle();
     assert.is(taken, freshFirst(), `${what}: the best ready task as read afresh`);
   }
 });
