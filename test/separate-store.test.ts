@@ -307,9 +307,9 @@ test("writers racing a move both ways: every write that was acknowledged is in t
   const writer = async (w: number) => {
     for (let i = 0; !stop; i++) {
       const id = `w${w}-${i}`;
-      started[w]++;
+      started[w] = started[w]! + 1;
       const r = await cliAsync(["task", "add", `written by ${w}`, "--id", id], { cwd: repo, agent: `writer-${w}` });
-      finished[w]++;
+      finished[w] = finished[w]! + 1;
       if (r.code === 0) acknowledged.push(id);
       else assert.match(r.stderr, /run it again|refs\/handoff/, `writer ${w}: ${r.stderr}`);
     }
