@@ -12,7 +12,7 @@ import { start, until } from "./support/handover.ts";
 test.after(cleanupTemp);
 
 test("a second loop run while one runs is refused with who runs it; the first goes on", async () => {
-  const l = loopRepo([{ id: "slow", objective: "write slow.txt", scope: ["slow.txt"] }]);
+  const l = await loopRepo([{ id: "slow", objective: "write slow.txt", scope: ["slow.txt"] }]);
   const gate = join(l.dir, "gate");
   const first = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env: { ...l.env, LOOP_TEST_GATE: gate } });
   await until(() => l.starts().length === 1, "the agent to start");
@@ -27,7 +27,7 @@ test("a second loop run while one runs is refused with who runs it; the first go
 });
 
 test("a task someone claims before its unit starts: the unit is refused, not run, and their claim stands", async () => {
-  const l = loopRepo([
+  const l = await loopRepo([
     { id: "one", objective: "write one.txt", scope: ["one.txt"] },
     { id: "two", objective: "write two.txt", scope: ["two.txt"] },
   ]);
@@ -50,7 +50,7 @@ test("a task someone claims before its unit starts: the unit is refused, not run
 });
 
 test("an agent past --unit-timeout is stopped, its claim released, and it is not started again (scripted clock)", async () => {
-  const l = loopRepo([{ id: "endless", objective: "write endless.txt", scope: ["endless.txt"] }]);
+  const l = await loopRepo([{ id: "endless", objective: "write endless.txt", scope: ["endless.txt"] }]);
   const t0 = "2026-12-01T09:00:00.000Z";
   const env = { ...l.env, LOOP_TEST_GATE: join(l.dir, "never"), HANDOFF_NOW: t0 };
   const first = start(["loop", "run", "--agent-cmd", l.agent, "--unit-timeout", "1m", "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
@@ -71,8 +71,8 @@ test("an agent past --unit-timeout is stopped, its claim released, and it is not
   assert.not.ok(processAlive(pid, null), "the agent was stopped");
 });
 
-test("a unit folder of the same name left by another repository's loop is not reused", () => {
-  const l = loopRepo([{ id: "mine", objective: "write mine.txt", scope: ["mine.txt"] }]);
+test("a unit folder of the same name left by another repository's loop is not reused", async () => {
+  const l = await loopRepo([{ id: "mine", objective: "write mine.txt", scope: ["mine.txt"] }]);
   const now = "2026-12-01T08:00:00.000Z";
   const id = new Date(now).getTime().toString(36);
   const stale = join(l.dir, `handoff-loop-${id}-u1`, "worktree");

@@ -7,8 +7,8 @@ import { loopRepo } from "./support/loop.ts";
 
 test.after(cleanupTemp);
 
-test("without --push the remote's main stays; with --push it is the merged main; the tasks' claims went through the remote", () => {
-  const l = loopRepo([]);
+test("without --push the remote's main stays; with --push it is the merged main; the tasks' claims went through the remote", async () => {
+  const l = await loopRepo([]);
   const bare = tempDir("handoff-loop-remote-");
   gitOut(bare, "init", "-q", "--bare");
   gitOut(l.repo, "remote", "add", "origin", bare);

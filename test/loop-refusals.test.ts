@@ -25,8 +25,8 @@ function noHalfMerge(repo: string): void {
 }
 
 for (const strategy of ["merge", "rebase"]) {
-  test(`${strategy}: a unit whose work conflicts is refused and reported; main holds only the first unit; its branch and worktree are kept`, () => {
-    const l = loopRepo(CLASH);
+  test(`${strategy}: a unit whose work conflicts is refused and reported; main holds only the first unit; its branch and worktree are kept`, async () => {
+    const l = await loopRepo(CLASH);
     const r = cli(["loop", "run", "--agent-cmd", l.agent, "--merge", strategy, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
     assert.is(r.code, 3, r.stderr);
     const [u1, u2] = r.json.units;
@@ -51,8 +51,8 @@ for (const strategy of ["merge", "rebase"]) {
   });
 }
 
-test("--verify failing keeps the unit unmerged (its branch and worktree kept); a passing unit merges", () => {
-  const l = loopRepo([
+test("--verify failing keeps the unit unmerged (its branch and worktree kept); a passing unit merges", async () => {
+  const l = await loopRepo([
     { id: "good", objective: "write good.txt", scope: ["good.txt"] },
     { id: "bad", objective: "write bad.txt; write broken.flag", scope: ["bad.txt"] },
   ]);
@@ -72,8 +72,8 @@ test("--verify failing keeps the unit unmerged (its branch and worktree kept); a
   noHalfMerge(l.repo);
 });
 
-test("a checked-out integration worktree with uncommitted changes: the merge is refused, the change is untouched", () => {
-  const l = loopRepo([{ id: "feature", objective: "write feature.txt", scope: ["feature.txt"] }]);
+test("a checked-out integration worktree with uncommitted changes: the merge is refused, the change is untouched", async () => {
+  const l = await loopRepo([{ id: "feature", objective: "write feature.txt", scope: ["feature.txt"] }]);
   writeFileSync(join(l.repo, "README.md"), "my own edit, not committed\n");
   const main0 = gitOut(l.repo, "rev-parse", "main");
   const r = cli(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
@@ -92,8 +92,8 @@ test("a checked-out integration worktree with uncommitted changes: the merge is 
   assert.is(readFileSync(join(l.repo, "feature.txt"), "utf8"), `feature by ${u.agent}\n`);
 });
 
-test("an agent that ends with a task undone: the unit fails, its claims are released, the work so far is kept", () => {
-  const l = loopRepo([
+test("an agent that ends with a task undone: the unit fails, its claims are released, the work so far is kept", async () => {
+  const l = await loopRepo([
     { id: "first", objective: "write one.txt", scope: ["one.txt"] },
     { id: "second", objective: "write two.txt; quit", scope: ["two.txt"], after: "first" },
   ]);
@@ -112,8 +112,8 @@ test("an agent that ends with a task undone: the unit fails, its claims are rele
   assert.match(cli(["loop", "status"], { cwd: l.repo }).stdout, `${u.branch}, worktree ${u.worktree}`);
 });
 
-test("an agent that fails before committing anything: its worktree and branch are removed, loop status says why it ended", () => {
-  const l = loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
+test("an agent that fails before committing anything: its worktree and branch are removed, loop status says why it ended", async () => {
+  const l = await loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
   // What a client that cannot start says on its way out; an escape sequence in it stays visible.
   const agent = "printf 'starting\\nmodel unreachable: \\033[31mred\\n' >&2; exit 3";
   const r = cli(["loop", "run", "--agent-cmd", agent, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
@@ -134,8 +134,8 @@ test("an agent that fails before committing anything: its worktree and branch ar
   assert.not.match(status, u.branch);
 });
 
-test("an option-like value for a text option (--agent-cmd --keep, --verify --json): one line, exit 2, nothing written", () => {
-  const l = loopRepo([{ id: "a1", objective: "write a1.txt", scope: ["a1.txt"] }]);
+test("an option-like value for a text option (--agent-cmd --keep, --verify --json): one line, exit 2, nothing written", async () => {
+  const l = await loopRepo([{ id: "a1", objective: "write a1.txt", scope: ["a1.txt"] }]);
   const refs = handoffRefs(l.repo, { logs: true });
   for (const [args, flag] of [
     [["--agent-cmd", "--keep"], "--agent-cmd"],

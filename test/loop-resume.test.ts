@@ -45,7 +45,7 @@ function eventsOf(repo: string, id: string): string[] {
 }
 
 test("kill -9 of the loop: its agents live on; loop run again watches them, starts nothing twice, merges and cleans up", async () => {
-  const l = loopRepo(TWO);
+  const l = await loopRepo(TWO);
   const gate = join(l.dir, "gate");
   const env = { ...l.env, LOOP_TEST_GATE: gate };
   const first = start(["loop", "run", "--agent-cmd", l.agent, "--verify", "test -f alpha.txt -o -f beta.txt", "--merge", "squash", "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
@@ -82,7 +82,7 @@ test("kill -9 of the loop: its agents live on; loop run again watches them, star
 });
 
 test("kill -9 of the loop and of one agent: that unit's claim is released, then it starts again; the live one is only watched", async () => {
-  const l = loopRepo(TWO);
+  const l = await loopRepo(TWO);
   const gate = join(l.dir, "gate");
   const env = { ...l.env, LOOP_TEST_GATE: gate };
   const first = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
@@ -107,7 +107,7 @@ test("kill -9 of the loop and of one agent: that unit's claim is released, then 
 });
 
 test("loop stop: agents end, claims go back, a worktree with uncommitted work is kept and named, the rest removed", async () => {
-  const l = loopRepo(TWO);
+  const l = await loopRepo(TWO);
   const env = { ...l.env, LOOP_TEST_GATE: join(l.dir, "never"), LOOP_TEST_SCRIBBLE: "u1" };
   const run = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
   await until(() => l.starts().length === 2 && loopRecord(l.repo).units.every((u: any) => u.pid), "both agents to start");
@@ -142,7 +142,7 @@ test("loop stop: agents end, claims go back, a worktree with uncommitted work is
 });
 
 test("loop stop after the loop was killed: it stops the orphaned agents and cleans up itself", async () => {
-  const l = loopRepo(TWO);
+  const l = await loopRepo(TWO);
   const env = { ...l.env, LOOP_TEST_GATE: join(l.dir, "never") };
   const run = start(["loop", "run", "--agent-cmd", l.agent, "--poll", "100ms"], { cwd: l.repo, agent: "lead", env });
   await until(() => l.starts().length === 2 && loopRecord(l.repo).units.every((u: any) => u.pid), "both agents to start");

@@ -9,8 +9,8 @@ import { linkedWorktrees, loopRecord, loopRepo, SIX, taskStatus, unitHomes } fro
 
 test.after(cleanupTemp);
 
-test("six tasks: three units run in parallel worktrees, merged in plan order, the checked-out main fast-forwarded, all cleaned up", () => {
-  const l = loopRepo(SIX);
+test("six tasks: three units run in parallel worktrees, merged in plan order, the checked-out main fast-forwarded, all cleaned up", async () => {
+  const l = await loopRepo(SIX);
   const main0 = gitOut(l.repo, "rev-parse", "main");
   const r = cli(["loop", "run", "--agent-cmd", l.agent, "--max-worktrees", "2", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: { ...l.env, LOOP_TEST_PAIR: "1" } });
   assert.is(r.code, 0, r.stderr);
@@ -60,8 +60,8 @@ test("six tasks: three units run in parallel worktrees, merged in plan order, th
   for (const note of [`${rec.id}: u2 merged`, `${rec.id}: u3 cleaned up`, `${rec.id}: finished: merged u1 u2 u3`]) assert.match(events, `note=${JSON.stringify(note)}`);
 });
 
-test("bad input: one line, a stable code, nothing written; nothing ready: no loop at all", () => {
-  const l = loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
+test("bad input: one line, a stable code, nothing written; nothing ready: no loop at all", async () => {
+  const l = await loopRepo([{ id: "x", objective: "write x.txt", scope: ["x.txt"] }]);
   const before = handoffRefs(l.repo, { logs: true });
   const cases: [string[], number, string][] = [
     [["loop", "run"], 2, "loop run needs one of --agent-cmd CMD or --with claude|codex"],
@@ -101,8 +101,8 @@ test("bad input: one line, a stable code, nothing written; nothing ready: no loo
   assert.equal(loopRecordOrNull(empty), null);
 });
 
-test("the docs' example: --agent-cmd ./do-unit.sh, a script in your checkout that is not committed, runs in every unit", () => {
-  const l = loopRepo([
+test("the docs' example: --agent-cmd ./do-unit.sh, a script in your checkout that is not committed, runs in every unit", async () => {
+  const l = await loopRepo([
     { id: "api", objective: "write src/api/index.ts", scope: ["src/api/**"] },
     { id: "docs", objective: "write docs/guide.md", scope: ["docs/**"] },
   ]);

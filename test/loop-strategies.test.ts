@@ -7,8 +7,8 @@ import { linkedWorktrees, loopRepo, SIX, taskStatus } from "./support/loop.ts";
 
 test.after(cleanupTemp);
 
-test("squash: one commit per unit, the unit's own commits not on main; --keep leaves worktrees and branches", () => {
-  const l = loopRepo(SIX.slice(0, 2).concat(SIX[5]!));
+test("squash: one commit per unit, the unit's own commits not on main; --keep leaves worktrees and branches", async () => {
+  const l = await loopRepo(SIX.slice(0, 2).concat(SIX[5]!));
   const main0 = gitOut(l.repo, "rev-parse", "main");
   const r = cli(["loop", "run", "--agent-cmd", l.agent, "--merge", "squash", "--keep", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
   assert.is(r.code, 0, r.stderr);
@@ -25,8 +25,8 @@ test("squash: one commit per unit, the unit's own commits not on main; --keep le
   assert.equal(linkedWorktrees(l.repo).length, 2);
 });
 
-test("rebase: linear history, each task's commit replayed on main with its message; no merge commits", () => {
-  const l = loopRepo(SIX.slice(2));
+test("rebase: linear history, each task's commit replayed on main with its message; no merge commits", async () => {
+  const l = await loopRepo(SIX.slice(2));
   const main0 = gitOut(l.repo, "rev-parse", "main");
   const r = cli(["loop", "run", "--agent-cmd", l.agent, "--merge", "rebase", "--poll", "100ms", "--json"], { cwd: l.repo, agent: "lead", env: l.env });
   assert.is(r.code, 0, r.stderr);
@@ -37,11 +37,11 @@ test("rebase: linear history, each task's commit replayed on main with its messa
   assert.is(gitOut(l.repo, "status", "--porcelain"), "");
 });
 
-test("merge and squash: a task's objective reaches the commit message as one line, its control and bidi characters made visible", () => {
+test("merge and squash: a task's objective reaches the commit message as one line, its control and bidi characters made visible", async () => {
   // Another agent's text: an OSC title, BEL, CR and a forged trailer, and a right-to-left override.
   const hostile = "write a.txt hi; \x1b]0;PWNED-TITLE\x07\x1b[2K\rSigned-off-by: trusted-lead \u202e";
   for (const strategy of ["merge", "squash"]) {
-    const l = loopRepo([{ id: "e1", objective: hostile, scope: ["a.txt"] }]);
+    const l = await loopRepo([{ id: "e1", objective: hostile, scope: ["a.txt"] }]);
     const r = cli(["loop", "run", "--agent-cmd", l.agent, "--merge", strategy, "--poll", "100ms", "--json"], { cwd: l.repo, agent: "mallory", env: l.env });
     assert.is(r.code, 0, r.stderr);
     const message = gitOut(l.repo, "log", "-1", "--format=%B", "main");
@@ -52,18 +52,18 @@ test("merge and squash: a task's objective reaches the commit message as one lin
   }
 });
 
-test("the review gate: tasks the agent sent to review stay there unless --accept; --accept accepts them after the merge", () => {
+test("the review gate: tasks the agent sent to review stay there unless --accept; --accept accepts them after the merge", async () => {
   const tasks = [
     { id: "r1", objective: "write a.txt; review", scope: ["a.txt"] },
     { id: "r2", objective: "write b.txt; review", scope: ["b.txt"] },
   ];
-  const gated = loopRepo(tasks);
+  const gated = await loopRepo(tasks);
   const r = cli(["loop", "run", "--agent-cmd", gated.agent, "--poll", "100ms", "--json"], { cwd: gated.repo, agent: "lead", env: gated.env });
   assert.is(r.code, 0, r.stderr);
   assert.equal(r.json.units.map((u: any) => u.phase), ["merged", "merged"]);
   assert.is(taskStatus(gated.repo, "r1"), "review");
   assert.is(taskStatus(gated.repo, "r2"), "review");
-  const accepted = loopRepo(tasks);
+  const accepted = await loopRepo(tasks);
   const a = cli(["loop", "run", "--agent-cmd", accepted.agent, "--accept", "--poll", "100ms", "--json"], { cwd: accepted.repo, agent: "lead", env: accepted.env });
   assert.is(a.code, 0, a.stderr);
   assert.is(taskStatus(accepted.repo, "r1"), "done");

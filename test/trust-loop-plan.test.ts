@@ -17,8 +17,8 @@ const LOOP = "refs/handoff/loop";
 const loopTip = (repo: string) => gitOut(repo, "for-each-ref", "--format=%(objectname)", LOOP);
 
 /** A project on a bare remote whose lead ran one loop of two units, synced. */
-function ranOneLoop() {
-  const l = loopRepo([]);
+async function ranOneLoop() {
+  const l = await loopRepo([]);
   const bare = tempDir("handoff-loop-remote-");
   gitOut(bare, "init", "-q", "--bare");
   gitOut(l.repo, "remote", "add", "origin", bare);
@@ -52,8 +52,8 @@ function refusedEverywhere(bare: string, observer: string, reason: RegExp): void
   assert.is(loopTip(fresh), "", "a fresh clone takes no loop ref in");
 }
 
-test("loops as loop run writes them (a second one after the first) pass, followed or seen first", () => {
-  const { bare, observer, add, run } = ranOneLoop();
+test("loops as loop run writes them (a second one after the first) pass, followed or seen first", async () => {
+  const { bare, observer, add, run } = await ranOneLoop();
   const first = run();
   assert.equal(first.units.map((u: { phase: string }) => u.phase), ["merged", "merged"]);
   ok(cli(["sync"], { cwd: observer, agent: "watcher" }));
@@ -68,8 +68,8 @@ test("loops as loop run writes them (a second one after the first) pass, followe
   assert.is(loopTip(fresh), gitOut(bare, "rev-parse", LOOP));
 });
 
-test("a change to a loop's planned units or its settings is refused on receive, followed or seen first", () => {
-  const { bare, observer, run } = ranOneLoop();
+test("a change to a loop's planned units or its settings is refused on receive, followed or seen first", async () => {
+  const { bare, observer, run } = await ranOneLoop();
   const loop = run();
   ok(cli(["sync"], { cwd: observer, agent: "watcher" }));
   const honest = gitOut(bare, "rev-parse", LOOP);

@@ -3,7 +3,7 @@
 // task done through the real CLI; and a repository with the issue's six tasks.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, cli, gitOut, tempDir, tempRepo } from "./repo.ts";
+import { CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
 
 /**
  * The agent. Each task's objective is `;`-separated steps: `write PATH [TEXT]` (committed),
@@ -55,7 +55,8 @@ export interface LoopRepo {
   starts(): { unit: string; pid: number; agent: string; cwd: string }[];
 }
 
-export function loopRepo(tasks: { id: string; objective: string; scope?: string[]; after?: string }[]): LoopRepo {
+/** The tasks are added in-process by the lead, in order (`task add OBJECTIVE --id ID [--scope G]... [--after ID]`). */
+export async function loopRepo(tasks: { id: string; objective: string; scope?: string[]; after?: string }[]): Promise<LoopRepo> {
   const repo = tempRepo();
   writeFileSync(join(repo, "README.md"), "the project\n");
   gitOut(repo, "add", "README.md");
@@ -63,10 +64,9 @@ export function loopRepo(tasks: { id: string; objective: string; scope?: string[
   const dir = tempDir("handoff-loop-test-");
   const script = join(dir, "agent.mjs");
   writeFileSync(script, AGENT);
-  for (const t of tasks) {
-    const r = cli(["task", "add", t.objective, "--id", t.id, ...(t.scope ?? []).flatMap((s) => ["--scope", s]), ...(t.after ? ["--after", t.after] : [])], { cwd: repo, agent: "lead" });
-    if (r.code !== 0) throw new Error(`task add ${t.id}: ${r.stderr}`);
-  }
+  // Loaded only here: a file whose loops start with no task (their tasks added by the command it tests) does not load the store.
+  const { storeTasks } = tasks.length ? await import("./seed.ts") : { storeTasks: null };
+  if (storeTasks) await storeTasks({ cwd: repo, agent: "lead" }, tasks.map((t) => ({ id: t.id, objective: t.objective, ...(t.scope ? { scope: t.scope } : {}), ...(t.after ? { after: [t.after] } : {}) })));
   return {
     repo,
     dir,
