@@ -15,7 +15,7 @@ import { addTaskAfter } from "../../src/store/dependency-actions.ts";
 import { lease, normalizeScope, type LeaseResult } from "../../src/store/lease-actions.ts";
 import { addMemory } from "../../src/store/memory-store.ts";
 import type { Store } from "../../src/store/store.ts";
-import { cancel, claimReporting, done, release, type ClaimReport } from "../../src/store/task-actions.ts";
+import { cancel, claimReporting, done, release, renew, type ClaimReport } from "../../src/store/task-actions.ts";
 import { openSyncedStore } from "../../src/sync/open.ts";
 import { packAfterView } from "../../src/cli/view-packing.ts";
 import { PACK_LOOSE_AT } from "../../src/sync/pack-refs.ts";
@@ -134,4 +134,9 @@ export async function storeSync(at: Actor): Promise<void> {
   const { heldBackRefusal } = await import("../../src/sync/held-back.ts");
   const held = await asCommand(at, async (store) => heldBackRefusal(await sync(store)));
   if (held) throw new HandoffError(held);
+}
+
+/** `renew ID [--ttl D]` (added for sync-fail-after-expiry's setup). */
+export async function storeRenew(at: Actor, id: string, o: { ttl?: string } = {}): Promise<void> {
+  await asCommand(at, (store) => renew(store, id, o.ttl !== undefined ? { ttl: o.ttl } : {}));
 }
