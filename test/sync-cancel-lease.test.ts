@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
+import { storeClaim, storeSync, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -24,11 +25,12 @@ const ok = (r: ReturnType<typeof cli>) => {
 };
 
 /** alice holds T in clone A (its scope leased exclusively); B has seen the claim. */
-function held(a: string, b: string): void {
-  ok(run(["task", "add", "t", "--id", "T", "--scope", "src/a/**", "--exclusive"], a, "lead", 0));
-  ok(run(["sync"], a, "lead", 1));
-  ok(run(["claim", "T", "--ttl", "10m"], a, "alice", 2));
-  ok(run(["sync"], b, "lead", 3));
+async function held(a: string, b: string): Promise<void> {
+  const by = (cwd: string, agent: string, seconds: number): Actor => ({ cwd, agent, now: at(seconds).HANDOFF_NOW });
+  await storeTasks(by(a, "lead", 0), [{ id: "T", objective: "t", scope: ["src/a/**"], exclusive: true }]);
+  await storeSync(by(a, "lead", 1));
+  await storeClaim(by(a, "alice", 2), "T", { ttl: "10m" });
+  await storeSync(by(b, "lead", 3));
 }
 
 function settledWithoutLease(bare: string, a: string, b: string, seconds: number): void {
@@ -44,9 +46,9 @@ function settledWithoutLease(bare: string, a: string, b: string, seconds: number
   assert.equal(gitOut(b, "rev-parse", "refs/handoff/leases"), gitOut(bare, "rev-parse", "refs/handoff/leases"));
 }
 
-test("cancel synced first: the holder's later renewal does not bring the lease back", () => {
+test("cancel synced first: the holder's later renewal does not bring the lease back", async () => {
   const { bare, a, b } = project();
-  held(a, b);
+  await held(a, b);
   ok(run(["cancel", "T", "--reason", "stop"], b, "lead", 10));
   ok(run(["sync"], b, "lead", 11));
   ok(run(["renew", "T", "--ttl", "1h"], a, "alice", 20)); // A has not seen the cancel
@@ -57,9 +59,9 @@ test("cancel synced first: the holder's later renewal does not bring the lease b
   settledWithoutLease(bare, a, b, 30);
 });
 
-test("renewal synced first: the creator's cancel, replayed on it, ends the renewed lease", () => {
+test("renewal synced first: the creator's cancel, replayed on it, ends the renewed lease", async () => {
   const { bare, a, b } = project();
-  held(a, b);
+  await held(a, b);
   ok(run(["cancel", "T", "--reason", "stop"], b, "lead", 10));
   ok(run(["renew", "T", "--ttl", "1h"], a, "alice", 20));
   ok(run(["sync"], a, "alice", 21));
