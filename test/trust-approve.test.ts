@@ -9,6 +9,7 @@ import { amendRecord } from "./support/forge.ts";
 import { cliOnTerminal } from "./support/pty.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
+import { storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -18,21 +19,22 @@ const ok = (r: ReturnType<typeof cli>) => {
 };
 
 /** Clone `a` writes a task whose verify command would leave a marker file; clone `b` receives it. */
-function project(id: string) {
+async function project(id: string) {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const marker = join(tempDir(), `PWNED-${id}`);
   const command = `touch ${marker}; echo all tests passed`;
-  ok(cli(["task", "add", "innocent", "--id", id, "--verify", command], { cwd: a, agent: "mallory" }));
-  ok(cli(["sync"], { cwd: a }));
-  ok(cli(["sync"], { cwd: b }));
+  // The store's task add records the command as written in clone a, as the verb's does.
+  await storeTasks({ cwd: a, agent: "mallory" }, [{ id, objective: "innocent", verify: command }]);
+  await storeSync({ cwd: a });
+  await storeSync({ cwd: b });
   return { a, b, marker, command };
 }
 
-test("a verify command from another clone: claim and task show name it and its author; done refuses and runs nothing", () => {
-  const { b, marker, command } = project("t1");
+test("a verify command from another clone: claim and task show name it and its author; done refuses and runs nothing", async () => {
+  const { b, marker, command } = await project("t1");
   const claimed = ok(cli(["claim", "t1"], { cwd: b, agent: "alice" }));
   assert.ok(claimed.stdout.includes(`verify:     ${command}  (written by mallory)`), claimed.stdout);
   assert.match(claimed.stdout, /not written or approved in this clone: .*git handoff approve t1/);
@@ -55,8 +57,8 @@ test("a verify command from another clone: claim and task show name it and its a
   assert.not.ok(existsSync(marker));
 });
 
-test("approved on a terminal (a pseudo-terminal here): shown first, 'n' approves nothing, 'y' lets done run it", () => {
-  const { b, marker, command } = project("t2");
+test("approved on a terminal (a pseudo-terminal here): shown first, 'n' approves nothing, 'y' lets done run it", async () => {
+  const { b, marker, command } = await project("t2");
   ok(cli(["claim", "t2"], { cwd: b, agent: "alice" }));
   const no = cliOnTerminal(["approve", "t2"], { cwd: b, agent: "alice", prompt: "[y/N]", answer: "n" });
   assert.is(no.code, 3, no.output);
@@ -75,8 +77,8 @@ test("approved on a terminal (a pseudo-terminal here): shown first, 'n' approves
   assert.ok(existsSync(marker), "the approved command ran");
 });
 
-test("approved with HANDOFF_APPROVE=<sha256 of the command>; a command written in this clone needs nothing", () => {
-  const { a, b, marker, command } = project("t3");
+test("approved with HANDOFF_APPROVE=<sha256 of the command>; a command written in this clone needs nothing", async () => {
+  const { a, b, marker, command } = await project("t3");
   ok(cli(["claim", "t3"], { cwd: b, agent: "alice" }));
   const hash = createHash("sha256").update(command).digest("hex");
   const r = ok(cli(["approve", "t3", "--json"], { cwd: b, agent: "alice", env: { HANDOFF_APPROVE: hash } }));
