@@ -7,7 +7,7 @@ import { checkPath } from "../src/core/check.ts";
 import { matchesPath, overlaps } from "../src/core/glob-overlap.ts";
 import { acquireLeases, releaseLeases, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../src/core/lease.ts";
-import { buildPolicy, DEFAULT_ANCHORED, DEFAULT_IGNORE, gitattributesIgnores, isIgnored, shapesOf } from "../src/core/lease-policy.ts";
+import { buildPolicy, defaultAnchored, DEFAULT_IGNORE, gitattributesIgnores, isIgnored, shapesOf } from "../src/core/lease-policy.ts";
 import { anchorPattern, patternProblem } from "../src/core/paths.ts";
 import type { Actor } from "../src/core/identity.ts";
 import { ansiLcg as rng } from "./support/rng.ts";
@@ -158,13 +158,13 @@ test("ignore globs: a policy's paths ignored exactly as each glob in turn would 
 });
 
 test("ignore globs: the defaults written out are what the general path makes of them, list and shapes", () => {
-  // buildPolicy hands out DEFAULT_ANCHORED, and shapesOf its shapes, without working them out.
+  // buildPolicy hands out defaultAnchored(), and shapesOf its shapes, without working them out.
   const general = [...new Set(DEFAULT_IGNORE.map(anchorPattern))].filter((g) => patternProblem(g) === null);
-  assert.equal([...DEFAULT_ANCHORED], general);
+  assert.equal([...defaultAnchored()], general);
   for (const attrs of [null, "", "# nothing marked\n*.png -linguist-generated\n"]) {
     assert.equal(buildPolicy({ mode: "balanced", ignore: [] }, attrs).ignore, general, JSON.stringify(attrs));
   }
-  assert.equal(shapesOf(DEFAULT_ANCHORED), shapesOf([...general]), "the shapes as sorted from a copy of the list");
+  assert.equal(shapesOf(defaultAnchored()), shapesOf([...general]), "the shapes as sorted from a copy of the list");
   // Any glob of the repository's own takes the general path, the defaults first.
   assert.equal(buildPolicy({ mode: "balanced", ignore: ["gen/"] }, null).ignore, [...general, "gen/**"]);
   assert.equal(buildPolicy({ mode: "balanced", ignore: [] }, "x.pb.go linguist-generated\n").ignore, [...general, "**/x.pb.go"]);

@@ -6,8 +6,7 @@ import { newMatchBudget, withinBudget, type MatchBudget } from "./match-budget.t
 import { clipped } from "./named-few.ts";
 import { anchorPattern, isGlob, patternProblem } from "./paths.ts";
 
-/** File names ignored wherever they are (lock files: formatters and installs rewrite them). */
-const IGNORED_NAMES = [
+export const DEFAULT_IGNORE = [
   "package-lock.json",
   "npm-shrinkwrap.json",
   "yarn.lock",
@@ -22,11 +21,9 @@ const IGNORED_NAMES = [
   "composer.lock",
   "go.sum",
   "flake.lock",
+  "/dist/**",
+  "/build/**",
 ];
-/** Folders at the root ignored whole (build output). */
-const IGNORED_FOLDERS = ["dist", "build"];
-
-export const DEFAULT_IGNORE = [...IGNORED_NAMES, ...IGNORED_FOLDERS.map((f) => `/${f}/**`)];
 
 export type Verdict = "deny" | "warn" | "info" | "ok";
 const RANK: Record<Verdict, number> = { ok: 0, info: 1, warn: 2, deny: 3 };
@@ -80,26 +77,33 @@ export function leftOutIgnores(source: string, globs: string[]): string[] {
  */
 export function buildPolicy(config: Pick<Config, "mode" | "ignore">, gitattributes: string | null): LeasePolicy {
   const more = [...config.ignore, ...(gitattributes ? gitattributesIgnores(gitattributes) : [])];
-  if (!more.length) return { mode: config.mode, ignore: DEFAULT_ANCHORED };
+  if (!more.length) return { mode: config.mode, ignore: defaultAnchored() };
   const raw = [...DEFAULT_IGNORE, ...more];
   return { mode: config.mode, ignore: [...new Set(raw.map(anchorPattern))].filter((g) => patternProblem(g) === null) };
 }
 
 /**
  * DEFAULT_IGNORE as buildPolicy makes it (anchored, each within a lease pattern's bounds), and its
- * shapes (shapesOf), written out: most repositories add no ignore glob of their own, and making
- * them at every start ran anchorPattern, patternProblem and globShape over sixteen globs, a
- * character at a time, in code run once a process (~0.2 ms of a pre-edit hook's answer with the
- * first isIgnored). test/lease-core.test.ts checks both against what the general path makes.
+ * shapes (shapesOf), made from what the defaults are (file names, and root folders written
+ * `/dist/**`) without the general path: most repositories add no ignore glob of their own, and
+ * that path ran anchorPattern, patternProblem and globShape over the sixteen globs, a character at
+ * a time, in code run once a process (~0.2 ms of a pre-edit hook's answer with the first
+ * isIgnored). test/lease-core.test.ts checks both against what the general path makes.
  */
-export const DEFAULT_ANCHORED: readonly string[] = Object.freeze([...IGNORED_NAMES.map((n) => `**/${n}`), ...IGNORED_FOLDERS.map((f) => `${f}/**`)]);
+export function defaultAnchored(): readonly string[] {
+  return (anchoredDefaults ??= Object.freeze(DEFAULT_IGNORE.map((g) => (g.startsWith("/") ? g.slice(1) : `**/${g}`))));
+}
 
-/** shapesOf(DEFAULT_ANCHORED), made at its first use. */
+/** defaultAnchored's list, made at its first call (not as the bundle loads: its young generation is counted). */
+let anchoredDefaults: readonly string[] | null = null;
+
+/** shapesOf(defaultAnchored()), made at its first use. */
 function defaultShapes(): IgnoreShapes {
   return {
     exact: new Set(),
-    names: new Set(IGNORED_NAMES),
-    folders: IGNORED_FOLDERS.map((f) => `${f}/`),
+    // The defaults are names and root folders (`/dist/**`) only.
+    names: new Set(DEFAULT_IGNORE.filter((g) => !g.startsWith("/"))),
+    folders: DEFAULT_IGNORE.filter((g) => g.startsWith("/")).map((g) => g.slice(1, -2)),
     others: [],
   };
 }
@@ -138,7 +142,7 @@ const shapes = new WeakMap<readonly string[], IgnoreShapes>();
 export function shapesOf(ignore: readonly string[]): IgnoreShapes {
   let s = shapes.get(ignore);
   if (s) return s;
-  if (ignore === DEFAULT_ANCHORED) {
+  if (ignore === anchoredDefaults) {
     shapes.set(ignore, (s = defaultShapes()));
     return s;
   }
