@@ -114,22 +114,24 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
     const size = fstatSync(fd).size;
     let buf = size <= HEAD_BYTES ? readAt(fd, 0, size) : readAt(fd, 0, HEAD_BYTES);
     if (!buf || buf.length <= tip.length) return null;
-    let head = viewOf(buf);
-    if (!head.text.startsWith(`${tip}\n`)) return null;
+    // The first read as a string (viewOf); null once the whole file is read, which is looked at
+    // in place rather than copied whole into a string of the young generation.
+    let view: { text: string; ascii: boolean } | null = viewOf(buf);
+    if (!view.text.startsWith(`${tip}\n`)) return null;
     let at = tip.length + 1;
     const line = (prefix: string): string | null => {
-      if (!head.text.startsWith(prefix, at)) return null;
-      let nl = head.text.indexOf("\n", at);
+      if (view ? !view.text.startsWith(prefix, at) : buf!.toString("latin1", at, at + prefix.length) !== prefix) return null;
+      let nl = view ? view.text.indexOf("\n", at) : buf!.indexOf(10, at);
       if (nl < 0 && buf!.length < size) {
         // A head longer than the first read (an index of many folders and agents): the whole file.
         const all = readAt(fd, 0, size);
         if (!all) return null;
         buf = all;
-        head = viewOf(all);
-        nl = head.text.indexOf("\n", at);
+        view = null;
+        nl = all.indexOf(10, at);
       }
       if (nl < 0) return null;
-      const text = head.ascii ? head.text.slice(at + prefix.length, nl) : buf!.toString("utf8", at + prefix.length, nl);
+      const text = view?.ascii ? view.text.slice(at + prefix.length, nl) : buf!.toString("utf8", at + prefix.length, nl);
       at = nl + 1;
       return text;
     };
