@@ -4,10 +4,11 @@
 // descriptor (git/safe-file.ts) read as before.
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { hasControlChar, hasDotDotSegment, hasExtglob, isWordText, startsWithDrive } from "../src/core/char-scan.ts";
+import { relativeTo } from "../src/core/paths.ts";
 import { readOwnTextNoFollow, readTextNoFollow } from "../src/git/safe-file.ts";
 import { cleanupTemp, cli, succeeded, tempDir, tempRepo } from "./support/repo.ts";
 
@@ -48,6 +49,23 @@ test("the typed paths the hook sees are answered as the patterns answer them", (
   for (const s of ["/repo/src/a.ts", "C:/repo/a.ts", "c:\\repo", "src/../a.ts", "..", "a/..", "../a", "a/...", "a..b", "!(x)", "src/@(a|b).ts", "(a)", "x\ty", "/tmp/handoff-test-Ab/pkg42/src/file3.ts"]) {
     for (const [name, scan, pattern] of cases) assert.is(scan(s), pattern.test(s), `${name}(${JSON.stringify(s)})`);
   }
+});
+
+test("a path relative to the root is what posix.relative says, for every root and path of a few segments", () => {
+  // relativeTo cuts a path inside the root instead of asking posix.relative (paths.ts).
+  const segs = ["a", "b", "ab", "a.b", "..", ".", "", "x"];
+  const forms: string[] = [""];
+  for (let n = 0; n < 2; n++) for (const f of forms.splice(0)) for (const s of segs) forms.push(f, `${f}/${s}`);
+  const all = [...new Set(forms.flatMap((f) => [f, f.slice(1), `${f}/`, `/a${f}`, `/a/b${f}`]))];
+  let cut = 0;
+  for (const root of all) {
+    for (const path of all) {
+      const want = posix.relative(root, path);
+      assert.is(relativeTo(root, path), want, `${JSON.stringify(root)} -> ${JSON.stringify(path)}`);
+      if (root.length > 1 && path.startsWith(`${root}/`) && want === path.slice(root.length + 1)) cut++;
+    }
+  }
+  assert.ok(all.length > 300 && cut > 300, `${all.length} forms, ${cut} inside their root`);
 });
 
 test("a cache's text is read whole, never through a link, a folder or another user's file as text", () => {

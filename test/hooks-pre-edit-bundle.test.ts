@@ -139,11 +139,15 @@ function answerProbe(watched = ""): { probe: string; out: string } {
   const probe = join(dir, "probe.cjs");
   writeFileSync(
     probe,
-    `const fs = require("fs"); const write = fs.writeSync; const socket = fs.fstatSync(0).isSocket(); let seen = false;
-fs.writeSync = function (fd, ...rest) {
-  if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [socket ? "stdin is a socket" : "", globalThis.__zod_globalConfig ? "zod is set up" : "", "watched " + (fs.statSync(${JSON.stringify(watched)}, { throwIfNoEntry: false })?.size ?? -1), ...process.moduleLoadList].join("\\n"));
-  return write.call(this, fd, ...rest);
-};\n`,
+    `const fs = require("fs"); const socket = fs.fstatSync(0).isSocket(); let seen = false;
+// The answer's first write to fd 1, by writeSync or writevSync (hooks/write-out.ts writes by the latter first).
+for (const name of ["writeSync", "writevSync"]) {
+  const write = fs[name];
+  fs[name] = function (fd, ...rest) {
+    if (fd === 1 && !seen) (seen = true), fs.writeFileSync(${JSON.stringify(out)}, [socket ? "stdin is a socket" : "", globalThis.__zod_globalConfig ? "zod is set up" : "", "watched " + (fs.statSync(${JSON.stringify(watched)}, { throwIfNoEntry: false })?.size ?? -1), ...process.moduleLoadList].join("\\n"));
+    return write.call(this, fd, ...rest);
+  };
+}\n`,
   );
   return { probe, out };
 }

@@ -4,6 +4,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { Lease } from "../src/core/lease.ts";
+import { mutateLeases } from "../src/store/lease-store.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { fromTemplate } from "./support/repo-template.ts";
 
@@ -76,6 +79,45 @@ test("the hook's filtered read holds the caller's own leases in other folders: a
   const r = cli(["hook", "claude-pre-tool-use"], { cwd: repo, agent: "bob", input: edit, env: { ...at(660), HANDOFF_HOOK_CATCH_WAIT: "1" } });
   assert.is(r.code, 0, r.stderr);
   assert.ok(Date.parse(expiry()) > Date.parse(before), `bob's b/** lease was renewed by his edit of d/z.ts (${before} -> ${expiry()})`);
+});
+
+test("an index past the first read, its folder names in ASCII or not: each line found and read as written", async () => {
+  // 600 agents, each holding a file in a folder of its own (`d<n>`, then `dé<n>`, UTF-8 of two
+  // bytes a character): the index lines run past the 16 KB the reader takes first.
+  for (const folder of ["d", "dé"]) {
+    const repo = tempRepo();
+    const store = await openSyncedStore({ cwd: repo, agent: "setup" });
+    const leases: Lease[] = Array.from({ length: 600 }, (_, a) => ({
+      pattern: `${folder}${a}/x.ts`,
+      agent: `agent-${a}`,
+      task: null,
+      exclusive: a % 2 === 0,
+      acquired_at: new Date(t0).toISOString(),
+      expires_at: new Date(t0 + 3_600_000).toISOString(),
+      ttl_ms: 3_600_000,
+      reason: "réécriture",
+      worktree: null,
+      branch: null,
+      scope: "primary",
+    }));
+    leases.sort((x, y) => (x.pattern < y.pattern ? -1 : 1));
+    await mutateLeases(store, () => ({ ok: true, record: { leases }, steps: [{ event: { type: "leased", task: "", agent: "setup", at: new Date(t0).toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(600 leases)"] }, record: { leases } }] }));
+    store.close();
+    const cache = `${repo}/.git/handoff/leases.cache`;
+    rmSync(cache, { force: true });
+    assert.is(cli(["check", `${folder}1/x.ts`], { cwd: repo, agent: "dave", env: at(1) }).code, 0, "read from git, the cache written");
+    const head = readFileSync(cache, "utf8").split("\n").slice(0, 4).join("\n");
+    assert.ok(Buffer.byteLength(head) > 16 * 1024 && head.includes(`"${folder}599"`), `an index of ${Buffer.byteLength(head)} bytes`);
+    const restore = garbleRecord(repo);
+    // Each answered from the cache alone (git cannot read the record now): the first folder's and
+    // the last's, an exclusive lease and a shared one.
+    for (const [n, code] of [[0, 3], [599, 0], [300, 3]] as const) {
+      const r = cli(["check", `${folder}${n}/x.ts`, "--json"], { cwd: repo, agent: "dave", env: at(2) });
+      assert.is(r.code, code, `${folder}${n}/x.ts: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`"agent":\\s*"agent-${n}"`), `${folder}${n}/x.ts`);
+    }
+    restore();
+  }
 });
 
 test("a cache out of shape is read from git and written again: cut short, an index past its end, an older build's", () => {

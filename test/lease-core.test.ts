@@ -7,7 +7,8 @@ import { checkPath } from "../src/core/check.ts";
 import { matchesPath, overlaps } from "../src/core/glob-overlap.ts";
 import { acquireLeases, releaseLeases, releaseTaskLeases, settleLeases } from "../src/core/lease-ops.ts";
 import { EMPTY_LEASES, type LeaseSet } from "../src/core/lease.ts";
-import { buildPolicy, gitattributesIgnores, isIgnored } from "../src/core/lease-policy.ts";
+import { buildPolicy, defaultAnchored, DEFAULT_IGNORE, gitattributesIgnores, isIgnored, shapesOf } from "../src/core/lease-policy.ts";
+import { anchorPattern, patternProblem } from "../src/core/paths.ts";
 import type { Actor } from "../src/core/identity.ts";
 import { ansiLcg as rng } from "./support/rng.ts";
 
@@ -154,6 +155,19 @@ test("ignore globs: a policy's paths ignored exactly as each glob in turn would 
   const p = buildPolicy({ mode: "balanced", ignore: ["x.ts", "a/yarn.lock", "*.md", "src/gen/"] }, null);
   assert.ok(isIgnored(p, "src/yarn.lock") && isIgnored(p, "dist/a/b") && isIgnored(p, "a/yarn.lock") && isIgnored(p, "q/y.md") && isIgnored(p, "src/gen/z") && isIgnored(p, "b/x.ts"));
   assert.not.ok(isIgnored(p, "dist") || isIgnored(p, "dist2/a") || isIgnored(p, "yarn.lock.txt") || isIgnored(p, "src/gen") || isIgnored(p, "x.tsx"));
+});
+
+test("ignore globs: the defaults written out are what the general path makes of them, list and shapes", () => {
+  // buildPolicy hands out defaultAnchored(), and shapesOf its shapes, without working them out.
+  const general = [...new Set(DEFAULT_IGNORE.map(anchorPattern))].filter((g) => patternProblem(g) === null);
+  assert.equal([...defaultAnchored()], general);
+  for (const attrs of [null, "", "# nothing marked\n*.png -linguist-generated\n"]) {
+    assert.equal(buildPolicy({ mode: "balanced", ignore: [] }, attrs).ignore, general, JSON.stringify(attrs));
+  }
+  assert.equal(shapesOf(defaultAnchored()), shapesOf([...general]), "the shapes as sorted from a copy of the list");
+  // Any glob of the repository's own takes the general path, the defaults first.
+  assert.equal(buildPolicy({ mode: "balanced", ignore: ["gen/"] }, null).ignore, [...general, "gen/**"]);
+  assert.equal(buildPolicy({ mode: "balanced", ignore: [] }, "x.pb.go linguist-generated\n").ignore, [...general, "**/x.pb.go"]);
 });
 
 test.run();

@@ -1,8 +1,8 @@
 import { isAscii } from "node:buffer";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import type { ConfigRead } from "./config-read.ts";
 import type { RefTip } from "./refs.ts";
-import { readRefText } from "./ref-text.ts";
+import { readListedRefText, readRefText } from "./ref-text.ts";
 import { WatchedRefFolder } from "./ref-watch.ts";
 
 /** How many names RefFiles keeps as present before it starts again (a listing of 10,000 tasks reads fewer). */
@@ -213,9 +213,7 @@ export class RefFiles {
       if (this.present.size >= PRESENT_LIMIT) this.present.clear();
       this.present.add(name);
     }
-    const value = text.trim();
-    // Symbolic refs have no place under refs/handoff/; treat them like a missing ref file.
-    return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
+    return objectIdOf(text);
   }
 
   /**
@@ -228,26 +226,60 @@ export class RefFiles {
     if (existsSync(`${this.commonDir}/${dirRef}`)) this.walk(dirRef, found);
   }
 
-  /** Every loose ref under `dirRef` into `found`; true when `dirRef` holds folders of its own. */
+  /**
+   * Every loose ref under `dirRef` into `found`; true when `dirRef` holds folders of its own. A
+   * plain listing: each name is read as a ref file (readListedRefText), and one that is a folder
+   * says so by its read's EISDIR; a link, a FIFO or a socket is passed over, as a listing with file
+   * types passed over all but files and folders. A `.lock` name is no ref (a writer's lock): only a
+   * folder so named is walked, as before.
+   */
   private walk(dirRef: string, found: Map<string, string>): boolean {
-    let entries;
+    let names: string[];
     try {
-      entries = readdirSync(`${this.commonDir}/${dirRef}`, { withFileTypes: true });
+      names = readdirSync(`${this.commonDir}/${dirRef}`);
     } catch {
       return false;
     }
     let nested = false;
-    for (const e of entries) {
-      const name = `${dirRef}/${e.name}`;
-      if (e.isDirectory()) {
+    for (const n of names) {
+      const name = `${dirRef}/${n}`;
+      const kind = n.endsWith(".lock") ? (this.typeOf(name) === "folder" ? "folder" : null) : this.readListed(name);
+      if (kind === "folder") {
         nested = true;
         this.walk(name, found);
-      } else if (e.isFile() && !e.name.endsWith(".lock")) {
-        const value = this.readLoose(name, true);
-        if (value) found.set(name, value);
-      }
+      } else if (kind) found.set(name, kind);
     }
     return nested;
+  }
+
+  /** A listed name's ref value, "folder", or null (no ref: gone, a link, a FIFO, not an object id). */
+  private readListed(name: string): string | null {
+    let text: string;
+    try {
+      text = readListedRefText(`${this.commonDir}/${name}`);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EISDIR") return "folder";
+      if (code === "ENOENT" || code === "ENOTDIR") {
+        this.present.delete(name);
+        return null;
+      }
+      // A link (ELOOP), a FIFO a writer holds (EAGAIN), a socket (ENXIO), or what else would not
+      // open: told apart as a listing with types did, a file read as readLoose reads one.
+      const type = this.typeOf(name);
+      if (type === "folder") return "folder";
+      return type === "file" ? (this.readLoose(name, true) ?? null) : null;
+    }
+    return objectIdOf(text) ?? null;
+  }
+
+  private typeOf(name: string): "folder" | "file" | null {
+    try {
+      const st = lstatSync(`${this.commonDir}/${name}`);
+      return st.isDirectory() ? "folder" : st.isFile() ? "file" : null;
+    } catch {
+      return null;
+    }
   }
 
   private packedStat(): { mtimeMs: number; size: number; ino: number } | undefined {
@@ -282,6 +314,12 @@ export class RefFiles {
     SHARED_PACKED.set(this.commonDir, this.packed);
     return refs;
   }
+}
+
+/** A loose ref file's object id; undefined for anything else (symbolic refs have no place under refs/handoff/: as a missing ref file). */
+function objectIdOf(text: string): string | undefined {
+  const value = text.trim();
+  return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
 }
 
 /** The last packed-refs read in this process per repository folder, by its identity (RefFiles.packedRefs). */
