@@ -16,7 +16,6 @@ import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
 import { groupLazy, lazyEdges } from "./cold-group.mjs";
-import { eagerFunctions } from "./eager-compile.mjs";
 import { eagerImports } from "./eager-imports.mjs";
 import { lazyMinimatch } from "./lazy-minimatch.mjs";
 import { lazyOurs } from "./lazy-ours.mjs";
@@ -80,15 +79,8 @@ const common = {
   logOverride: { "import-is-undefined": "error" },
 };
 
-// The yaml parser, which bundles require as usual.
-await build({ ...common, entryPoints: [join(root, "src/store/yaml-bundle.ts")] });
-
-// The dispatcher (the package's bin), which Node compiles from its text at every start: its
-// functions are written to be compiled with it (scripts/eager-compile.mjs), then whitespace is
-// minified as the other builds do.
-const [dispatcher] = (await build({ ...common, entryPoints: [join(root, "src/cli/git-handoff.ts")], minifyWhitespace: false, write: false })).outputFiles;
-const eager = eagerFunctions(dispatcher.text, "git-handoff.cjs");
-writeFileSync(dispatcher.path, process.env.BUILD_PLAIN ? eager : (await transform(eager, { loader: "js", minifyWhitespace: true, minifySyntax: true, charset: "ascii", target: "node20" })).code, { mode: 0o755 });
+// The dispatcher (the package's bin) and the yaml parser, which bundles require as usual.
+await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml-bundle.ts"].map((e) => join(root, e)) });
 
 // The bundles the dispatcher loads through its code cache (src/cli/code-cache.ts): each file is one
 // function expression, Node's own module wrapper written into it, so V8 compiles the text as read.
