@@ -26,14 +26,24 @@ const NEEDS_ALL = new Set(["completion", "help"]);
  * verb it runs, when `verbs` has it; unknown verbs, help and completion get every verb.
  */
 export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Command {
-  const program = new Command("git-handoff")
-    .description("coordinate parallel coding agents through git refs (refs/handoff/*)")
-    .version(VERSION_LINE)
-    .option("-C <dir>", "run as if started in <dir>")
-    .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
-    .option("--json", "print JSON")
-    .option("--push", "send writes to the sync remote at once")
-    .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable")
+  const program = new Command("git-handoff").description("coordinate parallel coding agents through git refs (refs/handoff/*)");
+  const verb = argv ? verbOf(argv) : undefined;
+  const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
+  // The program's own options are read only before the verb (enablePositionalOptions below) and
+  // shown only in the program's help: a command line that starts with its verb (`task show t1`,
+  // as agents and hooks type them) never reads them, and is spared building six options and
+  // their listeners (~0.1 ms of a cold command).
+  if (!only.length || verbAt(argv!) !== 0) {
+    program
+      .version(VERSION_LINE)
+      .option("-C <dir>", "run as if started in <dir>")
+      .option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])")
+      .option("--json", "print JSON")
+      .option("--push", "send writes to the sync remote at once")
+      .option("--offline", "grant exclusive operations tentatively when the sync remote is unreachable");
+    completes(program, { "-C": "dir", "--agent": "agent" });
+  }
+  program
     // commander's own errors are reported by run-program.ts, as every refusal is (one
     // `git-handoff:` line, a fix_input hint naming the verb; with --json the error body).
     .configureOutput({ outputError: () => {} })
@@ -42,9 +52,6 @@ export function buildFrom(verbs: [Register, string[]][], argv?: string[]): Comma
     // the filter was ignored and the name became the caller instead.
     .enablePositionalOptions()
     .exitOverride();
-  completes(program, { "-C": "dir", "--agent": "agent" });
-  const verb = argv ? verbOf(argv) : undefined;
-  const only = verb !== undefined && !NEEDS_ALL.has(verb) ? verbs.filter(([, names]) => names.includes(verb)) : [];
   const sub = argv ? argv[verbAt(argv) + 1] : undefined;
   if (only.length) for (const [register] of only) register(program, verb, sub);
   else for (const [register] of verbs) register(program);
