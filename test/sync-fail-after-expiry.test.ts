@@ -5,6 +5,7 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeRenew, storeSync, storeTasks, type Actor } from "./support/seed.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -33,19 +34,22 @@ const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show",
 const eventsOf = (cwd: string, seconds: number) =>
   ok(run(["events", "--task", "T", "--json"], cwd, "lead", seconds)).json.map((e: any) => `${e.type}:${e.by ?? e.agent}`);
 
+/** `agent` in `cwd` at `seconds`: the setup's writes and syncs, in-process (support/seed.ts). */
+const by = (cwd: string, agent: string, seconds: number): Actor => ({ cwd, agent, now: at(seconds).HANDOFF_NOW });
+
 /** alice claims T for a minute in A, then renews it there: the remote's T moved after B last synced. */
-function claimedThenMoved(a: string, b: string): void {
-  ok(run(["task", "add", "t", "--id", "T"], a, "lead", 0));
-  ok(run(["claim", "T", "--ttl", "1m"], a, "alice", 1));
-  ok(run(["sync"], a, "alice", 2));
-  ok(run(["sync"], b, "bob", 3));
-  ok(run(["renew", "T"], a, "alice", 10)); // until +70 s
-  ok(run(["sync"], a, "alice", 11));
+async function claimedThenMoved(a: string, b: string): Promise<void> {
+  await storeTasks(by(a, "lead", 0), [{ id: "T", objective: "t" }]);
+  await storeClaim(by(a, "alice", 1), "T", { ttl: "1m" });
+  await storeSync(by(a, "alice", 2));
+  await storeSync(by(b, "bob", 3));
+  await storeRenew(by(a, "alice", 10), "T"); // until +70 s
+  await storeSync(by(a, "alice", 11));
 }
 
-test("an explicit fail of a task whose claim had run out is replayed at sync, not dropped as derived", () => {
+test("an explicit fail of a task whose claim had run out is replayed at sync, not dropped as derived", async () => {
   const { bare, a, b } = project();
-  claimedThenMoved(a, b);
+  await claimedThenMoved(a, b);
   assert.is(ok(run(["fail", "T", "--reason", "cannot be done", "--json"], b, "bob", 300)).json.status, "failed");
   const s = ok(run(["sync", "--json"], b, "bob", 301)).json;
   assert.equal(s.replayed, ["refs/handoff/tasks/T"]);
@@ -60,10 +64,10 @@ test("an explicit fail of a task whose claim had run out is replayed at sync, no
   assert.equal(eventsOf(a, 304), eventsOf(b, 304));
 });
 
-test("an explicit fail of a task someone took over meanwhile becomes a conflict for its agent", () => {
+test("an explicit fail of a task someone took over meanwhile becomes a conflict for its agent", async () => {
   const { bare, a, b } = project();
-  claimedThenMoved(a, b);
-  ok(run(["claim", "T"], a, "carol", 200)); // alice's claim ran out: carol takes T on the remote
+  await claimedThenMoved(a, b);
+  await storeClaim(by(a, "carol", 200), "T"); // alice's claim ran out: carol takes T on the remote
   ok(run(["fail", "T", "--reason", "cannot be done"], b, "bob", 300));
   const s = ok(run(["sync", "--json"], b, "bob", 301)).json;
   assert.equal(s.conflicts.map((c: any) => `${c.agent} ${c.event.type} ${c.code} ${c.holder}`), ["bob failed held_by_other carol"]);
@@ -72,9 +76,9 @@ test("an explicit fail of a task someone took over meanwhile becomes a conflict 
   assert.is(t.claim.agent, "carol");
 });
 
-test("the automatic failure of a task's last attempt is still skipped at sync, with no conflict", () => {
+test("the automatic failure of a task's last attempt is still skipped at sync, with no conflict", async () => {
   const { bare, a, b } = project("max_attempts: 1\n");
-  claimedThenMoved(a, b);
+  await claimedThenMoved(a, b);
   // bob's release is refused (the expiry used up the last attempt: T is failed), and the writer
   // records the expiry and the failure it brings, here only.
   const refused = run(["release", "T", "--json"], b, "bob", 300);

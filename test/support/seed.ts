@@ -135,3 +135,10 @@ export async function storeSync(at: Actor): Promise<void> {
   const held = await asCommand(at, async (store) => heldBackRefusal(await sync(store)));
   if (held) throw new HandoffError(held);
 }
+
+/** `renew ID [--ttl D]`. */
+export async function storeRenew(at: Actor, id: string, o: { ttl?: string } = {}): Promise<void> {
+  // task-actions.ts is loaded already (imported above): imported here too to keep this addition in one place.
+  const { renew } = await import("../../src/store/task-actions.ts");
+  await asCommand(at, (store) => renew(store, id, o.ttl !== undefined ? { ttl: o.ttl } : {}));
+}
