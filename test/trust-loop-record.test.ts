@@ -12,6 +12,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { amendRecord } from "./support/forge.ts";
 import { cleanupTemp, cli, cliAsync, gitOut, tempDir } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -21,17 +22,21 @@ const ok = (r: ReturnType<typeof cli>) => {
   return r;
 };
 
-/** A victim with tasks a and b, alice (another clone) holding b, and mallory's clone. */
-function world() {
+/** A victim with tasks a and b, alice (another clone) holding b, and mallory's clone: written in-process (support/seed.ts). */
+async function world() {
   const bare = emptyRemote();
   const [victim, alice, mallory] = [cloneOf(bare), cloneOf(bare), cloneOf(bare)];
-  ok(cli(["task", "add", "task a", "--id", "a", "--scope", "a.txt"], { cwd: victim, agent: "lead" }));
-  ok(cli(["task", "add", "task b", "--id", "b", "--scope", "b.txt"], { cwd: victim, agent: "lead" }));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
-  ok(cli(["sync"], { cwd: alice, agent: "alice" }));
-  ok(cli(["claim", "b"], { cwd: alice, agent: "alice" }));
-  ok(cli(["sync"], { cwd: alice, agent: "alice" }));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
+  const lead = { cwd: victim, agent: "lead" };
+  const byAlice = { cwd: alice, agent: "alice" };
+  await storeTasks(lead, [
+    { id: "a", objective: "task a", scope: ["a.txt"] },
+    { id: "b", objective: "task b", scope: ["b.txt"] },
+  ]);
+  await storeSync(lead);
+  await storeSync(byAlice);
+  await storeClaim(byAlice, "b");
+  await storeSync(byAlice);
+  await storeSync(lead);
   return { bare, victim, alice, mallory };
 }
 
@@ -68,8 +73,8 @@ const holder = (repo: string) => {
   return [t.status, t.claim?.agent ?? null, t.claim?.fence ?? null];
 };
 
-test("a forged record reusing the id of a loop started here: loop run does not resume it, nothing is released or claimed as alice, and doctor does not advise loop run", () => {
-  const { victim, alice, mallory } = world();
+test("a forged record reusing the id of a loop started here: loop run does not resume it, nothing is released or claimed as alice, and doctor does not advise loop run", async () => {
+  const { victim, alice, mallory } = await world();
   // An earlier loop, started here: its agent quits with its task unfinished.
   const first = cli(["loop", "run", "--agent-cmd", "true", "--poll", "200ms"], { cwd: victim, agent: "lead" });
   assert.match(first.stderr, "finished: failed u1", first.stderr);
@@ -122,7 +127,7 @@ test("a forged record reusing the id of a loop started here: loop run does not r
 });
 
 test("a running loop whose record is forged mid-run (another task for its unit; a unit id with ..): it stops acting, releases nothing of alice's, makes no folder outside the temp dir", async () => {
-  const { victim, alice, mallory } = world();
+  const { victim, alice, mallory } = await world();
   const before = holder(alice);
   const escaped = join(tmpdir(), "..", `handoff-traversed-${process.pid}`);
   // The unit's agent runs until the forged record has arrived (or a minute).
