@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
-import { storeClaim, storeLease, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -41,8 +40,7 @@ function write(repo: string, path: string, text = "x\n") {
   writeFileSync(join(repo, path), text);
 }
 
-/** A repository with git-handoff's hooks installed, where alice leases src/api/** (exclusively, for api) and src/shared.ts (in-process: support/seed.ts). */
-async function initRepo(): Promise<string> {
+function initRepo(): string {
   const repo = tempRepo();
   write(repo, "src/api/old.ts");
   write(repo, "src/shared.ts");
@@ -50,13 +48,13 @@ async function initRepo(): Promise<string> {
   gitOut(repo, "commit", "-qm", "files");
   const r = cli(["init"], { cwd: repo, agent: "lead" });
   assert.is(r.code, 0, r.stderr);
-  await storeLease({ cwd: repo, agent: "alice" }, ["src/api/**"], { exclusive: true, task: "api" });
-  await storeLease({ cwd: repo, agent: "alice" }, ["src/shared.ts"]);
+  assert.is(cli(["lease", "src/api/**", "--exclusive", "--task", "api"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["lease", "src/shared.ts"], { cwd: repo, agent: "alice" }).code, 0);
   return repo;
 }
 
-test("pre-commit refuses staged files inside another agent's exclusive lease, renames on both sides", async () => {
-  const repo = await initRepo();
+test("pre-commit refuses staged files inside another agent's exclusive lease, renames on both sides", () => {
+  const repo = initRepo();
   write(repo, "src/api/users.ts");
   gitOut(repo, "add", "src/api/users.ts");
   const r = gitAs(repo, "bob", "commit", "-qm", "users");
@@ -84,8 +82,8 @@ test("pre-commit refuses staged files inside another agent's exclusive lease, re
   assert.is(gitAs(repo, "alice", "commit", "-qam", "alice may").code, 0);
 });
 
-test("pre-commit runs in a linked worktree too (git exports GIT_DIR and GIT_INDEX_FILE there)", async () => {
-  const repo = await initRepo();
+test("pre-commit runs in a linked worktree too (git exports GIT_DIR and GIT_INDEX_FILE there)", () => {
+  const repo = initRepo();
   const wt = join(tempDir(), "wt");
   gitOut(repo, "worktree", "add", "-q", "-b", "side", wt);
   write(wt, "src/api/side.ts");
@@ -95,8 +93,8 @@ test("pre-commit runs in a linked worktree too (git exports GIT_DIR and GIT_INDE
   assert.match(r.stderr, /src\/api\/side\.ts is inside an exclusive lease/);
 });
 
-test("pre-push refuses commits touching another agent's exclusive lease; advisory mode lets them through", async () => {
-  const repo = await initRepo();
+test("pre-push refuses commits touching another agent's exclusive lease; advisory mode lets them through", () => {
+  const repo = initRepo();
   const origin = tempDir();
   gitOut(origin, "init", "-q", "--bare");
   gitOut(repo, "remote", "add", "origin", origin);
@@ -128,9 +126,9 @@ test("pre-push fencing: work for a task whose lease expired and was taken over i
   // A takeover through the remote waits max_clock_skew past the expiry (60 s by default).
   appendFileSync(join(repo, ".handoff.yaml"), "max_clock_skew: 100ms\n");
   assert.is(gitAs(repo, "alice", "push", "-q", "origin", "main").code, 0);
-  await storeTasks({ cwd: repo, agent: "lead" }, ["fenced", "mine"].map((id) => ({ id, objective: "work" })));
-  await storeClaim({ cwd: repo, agent: "alice" }, "fenced", { ttl: "1s" });
-  await storeClaim({ cwd: repo, agent: "alice" }, "mine", { overCapacity: true });
+  for (const id of ["fenced", "mine"]) assert.is(cli(["task", "add", "work", "--id", id], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "fenced", "--ttl", "1s"], { cwd: repo, agent: "alice" }).code, 0);
+  assert.is(cli(["claim", "mine", "--over-capacity"], { cwd: repo, agent: "alice" }).code, 0);
 
   write(repo, "work.txt", "alice's work\n");
   gitOut(repo, "add", "work.txt");
