@@ -11,7 +11,7 @@ test.after(cleanupTemp);
 const setup = askTeam;
 
 test("MCP request_release and answer_request do the same, refusals in tool words", async () => {
-  const t = setup();
+  const t = await setup();
   const bob = await inProcess(t.wt.bob!, { agent: "bob" });
   const alice = await inProcess(t.wt.alice!, { agent: "alice" });
   try {

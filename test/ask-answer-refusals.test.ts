@@ -4,14 +4,15 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, handoffRefs } from "./support/repo.ts";
 import { askTeam, ok } from "./support/ask-team.ts";
+import { storeClaim, storeTasks } from "./support/seed.ts";
 import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
 const setup = askTeam;
 
-test("bad input is refused with a stable code and no ref changes", () => {
-  const t = setup();
+test("bad input is refused with a stable code and no ref changes", async () => {
+  const t = await setup();
   const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"])).json.id;
   const before = handoffRefs(t.repo, { logs: true });
   const cases: [string, string[], number, RegExp][] = [
@@ -41,10 +42,10 @@ test("bad input is refused with a stable code and no ref changes", () => {
   assert.match(again.stderr, /already answered/);
 });
 
-test("an agent known only by its claim (no session) is asked like any other; a name known for nothing is not", () => {
+test("an agent known only by its claim (no session) is asked like any other; a name known for nothing is not", async () => {
   const t = team(["alice", "bob"]);
-  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
-  ok(t.as("alice", ["claim", "api"]));
+  await storeTasks({ cwd: t.wt.alice!, agent: "alice" }, [{ id: "api", objective: "build the api", scope: ["src/api/**"] }]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "api");
   const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"]), "ask").json.id;
   const inbox = ok(t.as("alice", ["inbox", "--json"])).json;
   assert.ok(inbox.some((e: { kind: string; id: string }) => e.kind === "release_request" && e.id === id), JSON.stringify(inbox));
@@ -55,8 +56,8 @@ test("an agent known only by its claim (no session) is asked like any other; a n
   assert.is(handoffRefs(t.repo, { logs: true }), before);
 });
 
-test("a request to an agent that is gone says so and suggests reclaim", () => {
-  const t = setup();
+test("a request to an agent that is gone says so and suggests reclaim", async () => {
+  const t = await setup();
   ok(t.as("alice", ["session", "end"]));
   const r = t.as("bob", ["ask", "alice", "--release", "api", "--json"]);
   assert.is(r.code, 3);

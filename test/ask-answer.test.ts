@@ -27,8 +27,8 @@ function context(r: CliResult): string {
   return r.json?.hookSpecificOutput?.additionalContext ?? "";
 }
 
-test("a refused claim suggests git handoff ask; the request reaches the holder's inbox, hook and SessionStart once each", () => {
-  const t = setup();
+test("a refused claim suggests git handoff ask; the request reaches the holder's inbox, hook and SessionStart once each", async () => {
+  const t = await setup();
   const refused = t.as("bob", ["claim", "api"]);
   assert.is(refused.code, 3);
   assert.match(refused.stderr, /negotiate: ask alice .*git handoff ask alice --release api/);
@@ -60,8 +60,8 @@ test("a refused claim suggests git handoff ask; the request reaches the holder's
   assert.is(ok(t.as("alice", ["inbox", "--json"])).json.filter((e: { kind: string }) => e.kind === "release_request").length, 1);
 });
 
-test("answer --release frees the task and its leases in one write; the requester learns it once", () => {
-  const t = setup();
+test("answer --release frees the task and its leases in one write; the requester learns it once", async () => {
+  const t = await setup();
   const id = ok(t.as("bob", ["ask", "alice", "--release", "api", "--json"])).json.id;
   const answered = ok(t.as("alice", ["answer", id, "--release", "--reason", "all yours", "--json"]), "answer").json;
   assert.equal(answered.released, { task: "api", paths: [] });
@@ -95,8 +95,8 @@ test("answer --release frees the task and its leases in one write; the requester
   assert.match(ok(t.as("bob", ["stats"])).stdout, /release requests +1 asked, 1 answered \(1 released, 0 kept\), 0 open/);
 });
 
-test("answer --keep --until is shown to the requester; a path request names the lease, and --release ends it", () => {
-  const t = setup();
+test("answer --keep --until is shown to the requester; a path request names the lease, and --release ends it", async () => {
+  const t = await setup();
   const asked = ok(t.as("bob", ["ask", "alice", "--release", "docs/guide.md", "--json"])).json;
   assert.equal(asked.paths, ["docs/guide.md"]);
   assert.is(asked.task, null);
@@ -117,8 +117,8 @@ test("answer --keep --until is shown to the requester; a path request names the 
   assert.not.ok(held());
 });
 
-test("a path request answered --release where the path is a task's scope: the task goes with it, never a claim left without its lease", () => {
-  const t = setup();
+test("a path request answered --release where the path is a task's scope: the task goes with it, never a claim left without its lease", async () => {
+  const t = await setup();
   const asked = ok(t.as("bob", ["ask", "alice", "--release", "src/api/users.ts", "--json"])).json;
   const answered = ok(t.as("alice", ["answer", asked.id, "--release", "--json"])).json;
   assert.equal(answered.released, { task: "api", paths: ["src/api/**"] });

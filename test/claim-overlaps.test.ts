@@ -3,17 +3,19 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";
+import { storeClaim, storeLease, storeTasks } from "./support/seed.ts";
 import { team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-test("claim reports overlaps (info for containment, warn for the same file) in text and --json, and stats counts them", () => {
+test("claim reports overlaps (info for containment, warn for the same file) in text and --json, and stats counts them", async () => {
   const t = team(["alice", "bob"]);
-  for (const [id, scope] of [["sh", "src/shared/**"], ["sy", "src/shared/a.ts"], ["same", "src/shared/**"], ["far", "docs/**"]] as const) {
-    assert.is(t.as("lead", ["task", "add", id, "--id", id, "--scope", scope]).code, 0);
-  }
-  assert.is(t.as("alice", ["claim", "sh"]).code, 0);
-  assert.is(t.as("alice", ["lease", "src/shared/a.ts"]).code, 0);
+  // The tasks, alice's claim and her lease: written in-process (support/seed.ts).
+  const tasks = [["sh", "src/shared/**"], ["sy", "src/shared/a.ts"], ["same", "src/shared/**"], ["far", "docs/**"]] as const;
+  await storeTasks({ cwd: t.repo, agent: "lead" }, tasks.map(([id, scope]) => ({ id, objective: id, scope: [scope] })));
+  const alice = { cwd: t.wt.alice!, agent: "alice" };
+  await storeClaim(alice, "sh");
+  await storeLease(alice, ["src/shared/a.ts"]);
 
   const sy = t.as("bob", ["claim", "sy"]);
   assert.is(sy.code, 0, "an overlap never blocks");
@@ -47,10 +49,10 @@ test("claim reports overlaps (info for containment, warn for the same file) in t
   assert.match(t.as("lead", ["stats"]).stdout, /overlaps at claim time\s+\d+ warn, \d+ info/);
 });
 
-test("claiming a task one holds again renews it: the overlaps are shown again but counted once", () => {
+test("claiming a task one holds again renews it: the overlaps are shown again but counted once", async () => {
   const t = team(["alice", "bob"]);
-  assert.is(t.as("lead", ["task", "add", "x", "--id", "x", "--scope", "src/x.ts"]).code, 0);
-  assert.is(t.as("alice", ["lease", "src/x.ts"]).code, 0);
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [{ id: "x", objective: "x", scope: ["src/x.ts"] }]);
+  await storeLease({ cwd: t.wt.alice!, agent: "alice" }, ["src/x.ts"]);
   const first = t.as("bob", ["claim", "x", "--json"]);
   assert.equal(first.json.overlaps.map((o: { verdict: string }) => o.verdict), ["warn"]);
   const again = t.as("bob", ["claim", "x", "--json"]);
@@ -59,11 +61,11 @@ test("claiming a task one holds again renews it: the overlaps are shown again bu
   assert.equal(t.as("lead", ["stats", "--json"]).json.overlaps, { warn: 1, info: 0 });
 });
 
-test("a renewal at the very instant of its grant (a scripted clock) is still a renewal: counted once", () => {
+test("a renewal at the very instant of its grant (a scripted clock) is still a renewal: counted once", async () => {
   const t = team(["alice", "bob"]);
   const at = { HANDOFF_NOW: "2026-11-20T10:00:00.000Z" };
-  assert.is(t.as("lead", ["task", "add", "x", "--id", "x", "--scope", "src/x.ts"], at).code, 0);
-  assert.is(t.as("alice", ["lease", "src/x.ts"], at).code, 0);
+  await storeTasks({ cwd: t.repo, agent: "lead", now: at.HANDOFF_NOW }, [{ id: "x", objective: "x", scope: ["src/x.ts"] }]);
+  await storeLease({ cwd: t.wt.alice!, agent: "alice", now: at.HANDOFF_NOW }, ["src/x.ts"]);
   assert.is(t.as("bob", ["claim", "x"], at).code, 0);
   const again = t.as("bob", ["claim", "x", "--json"], at);
   assert.is(again.code, 0, again.stderr);

@@ -11,6 +11,7 @@ import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 import { overStdio } from "./support/mcp.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeLease, storeSync, storeTasks, storeClaim, type Actor } from "./support/seed.ts";
 import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
@@ -21,6 +22,13 @@ test.after(async () => {
 });
 
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
+/** `agent` in `cwd` at `ms`: the setup's writes and syncs, in-process (support/seed.ts). */
+const by = (cwd: string, agent: string, ms: number, push = false): Actor => ({ cwd, agent, now: new Date(ms).toISOString(), ...(push ? { push } : {}) });
+/** bob's exclusive one-minute lease of src/a.ts in b at `ms`, and alice's sync in a `after` ms later. */
+async function bobLeasesAliceSyncs(a: string, b: string, ms: number, after: number): Promise<void> {
+  await storeLease(by(b, "bob", ms), ["src/a.ts"], { exclusive: true, ttl: "1m" });
+  await storeSync(by(a, "alice", ms + after));
+}
 /** The time every test's clocks start from. */
 const T = Date.parse("2026-11-30T09:00:00.000Z");
 
@@ -42,11 +50,9 @@ const holders = (repo: string, env: NodeJS.ProcessEnv) => (cli(["leases", "--jso
 const editPayload = (repo: string, file: string) =>
   JSON.stringify({ session_id: "s-alice", cwd: repo, hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: { file_path: `${repo}/${file}`, old_string: "x", new_string: "y" } });
 
-test("an exclusive lease over another agent's expired one waits max_clock_skew past the expiry, then goes through", () => {
+test("an exclusive lease over another agent's expired one waits max_clock_skew past the expiry, then goes through", async () => {
   const { bare, a, b } = twoClones("lease-grace");
-  const held = cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) });
-  assert.is(held.code, 0, held.stderr);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await bobLeasesAliceSyncs(a, b, T, 90_000);
   const before = remoteLeases(bare);
   // expired 30 s ago by bob's clock: inside the 60 s grace, for an exclusive and a shared request alike
   for (const extra of [["--exclusive"], []]) {
@@ -64,15 +70,14 @@ test("an exclusive lease over another agent's expired one waits max_clock_skew p
   assert.match(gitOut(bare, "log", "--format=%s", "refs/handoff/leases"), /lease_expired|expired/);
   // without a remote nothing waits: the holder's own clock is this one
   const solo = tempRepo();
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: solo, agent: "bob", env: at(T) }).code, 0);
+  await storeLease(by(solo, "bob", T), ["src/a.ts"], { exclusive: true, ttl: "1m" });
   assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
 });
 
-test("the pre-edit hook's own lease write keeps another agent's lease inside the grace: not swept by a clock ahead", () => {
+test("the pre-edit hook's own lease write keeps another agent's lease inside the grace: not swept by a clock ahead", async () => {
   // Declare by doing: an agent's first edit of a file leases it (shared), a write of the whole set.
   const { a, b } = twoClones("hook-grace", "auto_lease: true\n");
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await bobLeasesAliceSyncs(a, b, T, 90_000);
   const leased = () => gitOut(a, "show", "refs/handoff/leases:leases.json");
   const payload = (file: string) => editPayload(a, file);
   // bob's lease expired 30 s ago by alice's clock, inside the 60 s grace: alice's first edit of
@@ -84,7 +89,7 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   assert.match(inside, /bob/, `bob's lease is kept inside the grace:\n${inside}`);
   // A task transaction that is no exclusive write (alice finishing her own task) settles the set
   // with the same grace: bob's lease stays.
-  assert.is(cli(["task", "add", "mine", "--id", "mine", "--scope", "src/mine/**"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await storeTasks(by(a, "alice", T + 90_000), [{ id: "mine", objective: "mine", scope: ["src/mine/**"] }]);
   assert.is(cli(["claim", "mine"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
   assert.is(cli(["done", "mine", "--no-verify"], { cwd: a, agent: "alice", env: at(T + 95_000) }).code, 0);
   assert.match(leased(), /bob/, `bob's lease is kept by alice's done inside the grace:\n${leased()}`);
@@ -93,11 +98,11 @@ test("the pre-edit hook's own lease write keeps another agent's lease inside the
   assert.not.match(leased(), /bob/, "swept past the grace");
 });
 
-test("another agent's task is not finished (done, fail) nor leased for by a clock ahead inside the grace: no exclusive write, the estimate on file", () => {
+test("another agent's task is not finished (done, fail) nor leased for by a clock ahead inside the grace: no exclusive write, the estimate on file", async () => {
   const { a, b } = twoClones("finish-grace");
-  assert.is(cli(["task", "add", "x", "--id", "t", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["claim", "t", "--ttl", "1m", "--push"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await storeTasks(by(b, "bob", T, true), [{ id: "t", objective: "x" }]);
+  await storeClaim(by(b, "bob", T, true), "t", { ttl: "1m" });
+  await storeSync(by(a, "alice", T + 90_000));
   const before = gitOut(a, "rev-parse", "refs/handoff/tasks/t");
   // 30 s past bob's expiry by alice's clock, inside the 60 s grace
   // (done with a verification is refused before the command runs: it could only be refused after)
@@ -115,10 +120,10 @@ test("another agent's task is not finished (done, fail) nor leased for by a cloc
 
 test("check calls a file another agent's lease stands on through the grace held, as the write would: deny and warn inside it, ok past it", async () => {
   const { a, b } = twoClones("check-grace");
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m", "--reason", "refactor"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["lease", "docs/guide.md", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await storeLease(by(b, "bob", T), ["src/a.ts"], { exclusive: true, ttl: "1m", reason: "refactor" });
+  await storeLease(by(b, "bob", T), ["docs/guide.md"], { ttl: "1m" });
+  await storeSync(by(b, "bob", T));
+  await storeSync(by(a, "alice", T + 90_000));
   // Both expired 30 s ago by alice's clock, inside the 60 s grace: a lease over either is refused, so check says held.
   const inside = cli(["check", "src/a.ts", "docs/guide.md", "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
   assert.is(inside.code, 3, inside.stderr);
@@ -144,10 +149,9 @@ test("check calls a file another agent's lease stands on through the grace held,
   assert.not.match(past.stdout, /bob/);
 });
 
-test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refused auto-lease), and pre-commit refuses it; past the grace both let it through", () => {
+test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refused auto-lease), and pre-commit refuses it; past the grace both let it through", async () => {
   const { a, b } = twoClones("hook-check-grace", "auto_lease: true\n");
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await bobLeasesAliceSyncs(a, b, T, 90_000);
   const edit = (ms: number) => cli(["hook", "claude-pre-tool-use"], { cwd: a, agent: "alice", input: editPayload(a, "src/a.ts"), env: at(ms) });
   const inside = edit(T + 90_000);
   assert.is(inside.code, 0, inside.stderr);
@@ -175,13 +179,12 @@ test("the pre-edit hook denies an edit inside the grace (not 'ok', then a refuse
   assert.equal(holders(a, at(T + 130_000)), ["alice:src/a.ts"], "the first edit past the grace leases the file");
 });
 
-test("the sh fast path hands an edit inside the grace to the full hook, and answers past it itself", () => {
+test("the sh fast path hands an edit inside the grace to the full hook, and answers past it itself", async () => {
   // On the 31st: the awk once took a scripted clock only up to the 28th of a month (fast-hook.sh
   // isoMs), and handed every edit of the last days of a month to the full hook.
   const T2 = Date.parse("2026-10-31T09:00:00.000Z");
   const { a, b } = twoClones("fast-grace");
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T2) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T2 + 80_000) }).code, 0);
+  await bobLeasesAliceSyncs(a, b, T2, 80_000);
   const fast = (file: string, ms: number) =>
     spawnSync(FAST_HOOK, ["claude-pre-tool-use"], {
       cwd: a,
@@ -203,10 +206,10 @@ test("the sh fast path hands an edit inside the grace to the full hook, and answ
   assert.is(past.stdout, "");
 });
 
-test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", () => {
+test("a clock a little behind the task's last write (another machine's): its commit is taken by the other clones", async () => {
   const { a, b } = twoClones("behind");
-  assert.is(cli(["task", "add", "near", "--id", "near", "--scope", "src/near/**", "--push"], { cwd: a, agent: "lead", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  await storeTasks(by(a, "lead", T, true), [{ id: "near", objective: "near", scope: ["src/near/**"] }]);
+  await storeSync(by(b, "bob", T));
   // two minutes behind the task's last write (another machine's clock): the claim goes through...
   const near = cli(["claim", "near", "--json"], { cwd: b, agent: "bob", env: at(T - 2 * MIN) });
   assert.is(near.code, 0, near.stderr);
@@ -220,8 +223,8 @@ test("a clock a little behind the task's last write (another machine's): its com
 test("12 minutes ahead of the remote: an exclusive lease over a live 10-minute one is refused with clock_skew", async () => {
   const { bare, a, b } = await twoClonesOverHttp("lease-ahead", servers);
   const now = Date.now();
-  assert.is(cli(["lease", "src/a.ts", "--exclusive", "--ttl", "10m"], { cwd: b, agent: "bob", env: at(now) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) }).code, 0);
+  await storeLease(by(b, "bob", now), ["src/a.ts"], { exclusive: true, ttl: "10m" });
+  await storeSync(by(a, "alice", now + 12 * MIN));
   const before = remoteLeases(bare);
   const stolen = cli(["lease", "src/a.ts", "--exclusive", "--json"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) });
   assert.is(stolen.code, 3, stolen.stderr);

@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks, type Actor } from "./support/seed.ts";
 import { cloneOf, serveRoot, twoClonesOverHttp, type GitServer } from "./support/servers.ts";
 import { MIN } from "./support/team.ts";
 
@@ -17,6 +18,8 @@ test.after(async () => {
 });
 
 const at = (ms: number) => ({ HANDOFF_NOW: new Date(ms).toISOString() });
+/** `agent` in `cwd` at `ms` (--push: `push`): the setup's writes and syncs, in-process (support/seed.ts). */
+const by = (cwd: string, agent: string, ms: number, push = false): Actor => ({ cwd, agent, now: new Date(ms).toISOString(), ...(push ? { push } : {}) });
 const remoteTasks = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
 
 const overHttp = (name: string) => twoClonesOverHttp(name, servers);
@@ -24,10 +27,9 @@ const overHttp = (name: string) => twoClonesOverHttp(name, servers);
 test("12 minutes ahead: the takeover of a live 10-minute lease is refused with clock_skew, naming the offset; doctor says ahead", async () => {
   const { bare, a, b } = await overHttp("ahead");
   const now = Date.now();
-  assert.is(cli(["task", "add", "ship", "--id", "ship", "--push"], { cwd: b, agent: "lead", env: at(now) }).code, 0);
-  const held = cli(["claim", "ship", "--ttl", "10m"], { cwd: b, agent: "bob", env: at(now) });
-  assert.is(held.code, 0, held.stderr);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) }).code, 0);
+  await storeTasks(by(b, "lead", now, true), [{ id: "ship", objective: "ship" }]);
+  await storeClaim(by(b, "bob", now), "ship", { ttl: "10m" });
+  await storeSync(by(a, "alice", now + 12 * MIN));
   const before = remoteTasks(bare);
   const stolen = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice", env: at(now + 12 * MIN) });
   assert.is(stolen.code, 3, stolen.stderr);
@@ -51,7 +53,7 @@ test("12 minutes ahead: the takeover of a live 10-minute lease is refused with c
 test("40 minutes behind: its claims are refused (the lease would look expired everywhere else); doctor says behind", async () => {
   const { bare, a, b } = await overHttp("behind");
   const now = Date.now();
-  assert.is(cli(["task", "add", "ship", "--id", "ship", "--push"], { cwd: b, agent: "lead", env: at(now) }).code, 0);
+  await storeTasks(by(b, "lead", now, true), [{ id: "ship", objective: "ship" }]);
   // The task is dated 40 minutes in this clock's future: refused on receive, so the sync exits 3.
   assert.is(cli(["sync"], { cwd: a, agent: "slow", env: at(now - 40 * MIN) }).code, 3);
   const before = remoteTasks(bare);
@@ -70,21 +72,23 @@ test("40 minutes behind: its claims are refused (the lease would look expired ev
   assert.is(cli(["claim", "ship"], { cwd: b, agent: "bob", env: at(now) }).code, 0);
 });
 
-test("no server time (a path remote): the offset comes from other agents' commits seen between two syncs", () => {
+test("no server time (a path remote): the offset comes from other agents' commits seen between two syncs", async () => {
   const served = serveRoot();
   const bare = served.bare("commits");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const T = Date.parse("2026-11-30T09:00:00.000Z");
-  assert.is(cli(["task", "add", "one", "--id", "one", "--push"], { cwd: b, agent: "lead", env: at(T) }).code, 0);
-  assert.is(cli(["task", "add", "two", "--id", "two", "--push"], { cwd: b, agent: "lead", env: at(T) }).code, 0);
+  await storeTasks(by(b, "lead", T, true), [
+    { id: "one", objective: "one" },
+    { id: "two", objective: "two" },
+  ]);
   // before any sighting: no estimate, and the claim goes through
   const fresh = cli(["doctor", "--json"], { cwd: a, agent: "alice", env: at(T + 12 * MIN) }).json.checks.find((c: any) => c.name === "clock");
   assert.match(fresh.detail, /no estimate/);
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 12 * MIN) }).code, 0);
   // bob's claim lands at T; alice's next sync first sees it, by her clock 12 minutes later
-  assert.is(cli(["claim", "one", "--ttl", "10m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
+  await storeClaim(by(b, "bob", T), "one", { ttl: "10m" });
   assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 12 * MIN) }).code, 0);
   const doc = cli(["doctor", "--json"], { cwd: a, agent: "alice", env: at(T + 12 * MIN) }).json.checks.find((c: any) => c.name === "clock");
   assert.is(doc.status, "fail");
@@ -97,16 +101,16 @@ test("no server time (a path remote): the offset comes from other agents' commit
   assert.is(handoffRefs(bare), before);
 });
 
-test("a takeover of another agent's expired claim waits max_clock_skew past the expiry, then goes through", () => {
+test("a takeover of another agent's expired claim waits max_clock_skew past the expiry, then goes through", async () => {
   const served = serveRoot();
   const bare = served.bare("grace");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
   const b = cloneOf(bare);
   const T = Date.parse("2026-11-30T09:00:00.000Z");
-  assert.is(cli(["task", "add", "job", "--id", "job", "--push"], { cwd: b, agent: "lead", env: at(T) }).code, 0);
-  assert.is(cli(["claim", "job", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(T + 90_000) }).code, 0);
+  await storeTasks(by(b, "lead", T, true), [{ id: "job", objective: "job" }]);
+  await storeClaim(by(b, "bob", T), "job", { ttl: "1m" });
+  await storeSync(by(a, "alice", T + 90_000));
   // expired 30 s ago by bob's clock: inside the 60 s grace
   const early = cli(["claim", "job", "--json"], { cwd: a, agent: "alice", env: at(T + 90_000) });
   assert.is(early.code, 3, early.stderr);
@@ -122,8 +126,8 @@ test("a takeover of another agent's expired claim waits max_clock_skew past the 
   assert.is(remote.fence, 2);
   // without a remote nothing waits: the holder's own clock is this one
   const solo = tempRepo();
-  assert.is(cli(["task", "add", "solo", "--id", "solo"], { cwd: solo, agent: "lead", env: at(T) }).code, 0);
-  assert.is(cli(["claim", "solo", "--ttl", "1m"], { cwd: solo, agent: "bob", env: at(T) }).code, 0);
+  await storeTasks(by(solo, "lead", T), [{ id: "solo", objective: "solo" }]);
+  await storeClaim(by(solo, "bob", T), "solo", { ttl: "1m" });
   assert.is(cli(["claim", "solo"], { cwd: solo, agent: "alice", env: at(T + 61_000) }).code, 0);
 });
 

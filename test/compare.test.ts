@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compare, reportText, type CompareResult } from "../src/demo/compare/compare.ts";
+import { bundled } from "./support/bundle.ts";
 
 function git(repo: string, ...args: string[]): { code: number; out: string } {
   const r = spawnSync("git", args, { cwd: repo, encoding: "utf8" });
@@ -109,8 +110,10 @@ test("the report prints both columns side by side with the difference", () => {
 });
 
 test("bad options: a clear line and exit 2", () => {
+  // `npm run compare`'s script bundled (support/bundle.ts): a plain node start each, not tsx's ~0.6 CPU-s.
+  const main = bundled(join(import.meta.dirname, "../src/demo/compare/main.ts"), { metaDirname: join(import.meta.dirname, "../src/demo") });
   for (const args of [["--agents", "1"], ["--tasks", "three"], ["--seed"], ["--bogus"]]) {
-    const r = spawnSync(process.execPath, ["--import", "tsx", "src/demo/compare/main.ts", ...args], { cwd: join(import.meta.dirname, ".."), encoding: "utf8" });
+    const r = spawnSync(process.execPath, [main, ...args], { cwd: join(import.meta.dirname, ".."), encoding: "utf8" });
     assert.is(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.match(r.stderr, /^git-handoff compare: /);
   }

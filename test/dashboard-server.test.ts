@@ -8,6 +8,7 @@ import { startDashboard, type DashboardProcess } from "./support/dashboard.ts";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeTasks } from "./support/seed.ts";
 
 /** `git handoff dashboard ARGS` expected to refuse at once; bounded, so a server that starts fails the test. */
 function refused(repo: string, args: string[]) {
@@ -51,15 +52,16 @@ async function login(d: DashboardProcess): Promise<string> {
   return set.split(";")[0]!;
 }
 
-function repoWithTasks(): string {
+/** Tasks a and b, a claimed by alice: written in-process (support/seed.ts). */
+async function repoWithTasks(): Promise<string> {
   const repo = tempRepo();
-  for (const id of ["a", "b"]) assert.is(cli(["task", "add", "--id", id, `task ${id}`], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "a"], { cwd: repo, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, ["a", "b"].map((id) => ({ id, objective: `task ${id}` })));
+  await storeClaim({ cwd: repo, agent: "alice" }, "a");
   return repo;
 }
 
 test("only the one-time link's cookie opens the dashboard; Host and Origin must be ours", async () => {
-  const repo = repoWithTasks();
+  const repo = await repoWithTasks();
   const d = await startDashboard(repo, [], { HANDOFF_AGENT: "lead" });
   try {
     for (const path of ["/", "/api/state", "/api/stream", "/api/events"]) assert.is((await call(d, path)).status, 403, `${path} without cookie`);
@@ -94,7 +96,7 @@ test("only the one-time link's cookie opens the dashboard; Host and Origin must 
 });
 
 test("bad actions are refused with a code and leave every ref as it was", async () => {
-  const repo = repoWithTasks();
+  const repo = await repoWithTasks();
   const d = await startDashboard(repo, [], { HANDOFF_AGENT: "lead" });
   try {
     const cookie = await login(d);
@@ -123,7 +125,7 @@ test("bad actions are refused with a code and leave every ref as it was", async 
 });
 
 test("--read-only serves the state but no action", async () => {
-  const repo = repoWithTasks();
+  const repo = await repoWithTasks();
   const d = await startDashboard(repo, ["--read-only"], { HANDOFF_AGENT: "lead" });
   try {
     const cookie = await login(d);
@@ -162,7 +164,7 @@ test("a claim that runs out while no ref moves: the next read of the state shows
 });
 
 test("the stream pushes the state again when a ref changes, wherever the refs live", async () => {
-  const repo = repoWithTasks();
+  const repo = await repoWithTasks();
   const d = await startDashboard(repo, [], { HANDOFF_AGENT: "lead" });
   try {
     const cookie = await login(d);

@@ -7,9 +7,12 @@ import { dirname, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { runDemo } from "../src/demo/story.ts";
+import { bundled } from "./support/bundle.ts";
 import { cleanEnv, cli, gitOut } from "./support/repo.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
+/** `npm run demo`'s script, src/demo/main.ts, bundled (support/bundle.ts): a plain node start, not tsx's ~0.6 CPU-s. */
+const DEMO = () => bundled(resolve(ROOT, "src/demo/main.ts"), { metaDirname: resolve(ROOT, "src/demo") });
 
 const CATCHES = [
   "B's claim of tests refused while contract is not done (exit 3, blocked)",
@@ -23,7 +26,7 @@ const CATCHES = [
 ];
 
 test("npm run demo -- --keep: exit 0, every catch happened, the repo is left to explore", () => {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "src/demo/main.ts", "--keep"], { cwd: ROOT, env: cleanEnv(), encoding: "utf8", timeout: 300_000 });
+  const r = spawnSync(process.execPath, [DEMO(), "--keep"], { cwd: ROOT, env: cleanEnv(), encoding: "utf8", timeout: 300_000 });
   assert.is(r.status, 0, `${r.stdout.slice(-3000)}\n${r.stderr}`);
   for (const c of CATCHES) assert.ok(r.stdout.includes(`caught: ${c}`), `the story shows: ${c}`);
   assert.not.match(r.stdout, /MISSING:/);
@@ -70,7 +73,7 @@ test("the demo fails when an expected catch does not happen (no pre-commit hook)
 });
 
 test("npm run demo rejects unknown arguments", () => {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "src/demo/main.ts", "--kep"], { cwd: ROOT, env: cleanEnv(), encoding: "utf8" });
+  const r = spawnSync(process.execPath, [DEMO(), "--kep"], { cwd: ROOT, env: cleanEnv(), encoding: "utf8" });
   assert.is(r.status, 2);
   assert.match(r.stderr, /usage: npm run demo \[-- --keep\]/);
 });

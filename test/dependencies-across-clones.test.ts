@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 import { inProcess, type McpHandle } from "./support/mcp.ts";
-import { storeClaim, storeSync, storeTasks, type TaskSeed } from "./support/seed.ts";
+import { storeClaim, storeDone, storeSync, storeTasks, type TaskSeed } from "./support/seed.ts";
 
 const open: McpHandle[] = [];
 test.after(async () => {
@@ -43,7 +43,7 @@ test("claim of a dependent: a local done of its dependency that the remote refus
   const { bare, a, b } = await dependencyAndDependent();
   await storeClaim({ cwd: b, agent: "bob" }, "D");
   // Clone a has not seen bob's claim: the done is accepted here, and is not on the remote.
-  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  await storeDone({ cwd: a, agent: "alice" }, "D");
   const claim = cli(["claim", "T", "--json"], { cwd: a, agent: "alice" });
   assert.is(claim.code, 3, claim.stderr);
   assert.is(claim.json.error.code, "blocked");
@@ -59,7 +59,7 @@ test("claim of a dependent: a local done of its dependency that the remote refus
 
 test("claim of a dependent: a local done of its dependency not pushed yet goes out with the claim", async () => {
   const { bare, a } = await dependencyAndDependent();
-  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  await storeDone({ cwd: a, agent: "alice" }, "D");
   assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
   const claim = ok(cli(["claim", "T", "--json"], { cwd: a, agent: "alice" }));
   assert.is(claim.json.claim.agent, "alice");
@@ -72,7 +72,7 @@ test("claim of a dependent: a local done of its dependency not pushed yet goes o
 test("claim --next: a local done of a dependency that the remote refuses grants nothing", async () => {
   const { bare, a, b } = await dependencyAndDependent();
   await storeClaim({ cwd: b, agent: "bob" }, "D");
-  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  await storeDone({ cwd: a, agent: "alice" }, "D");
   // Here D is done and T ready; on the remote D is bob's.
   const next = cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" });
   assert.is(next.code, 3, next.stdout + next.stderr);
@@ -87,7 +87,7 @@ test("claim --next: a local done of a dependency that the remote refuses grants 
 
 test("claim --next: a local done of its dependency not pushed yet goes out with the claim", async () => {
   const { bare, a } = await dependencyAndDependent();
-  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
+  await storeDone({ cwd: a, agent: "alice" }, "D");
   assert.is(remoteTask(bare, "D").status, "todo", "done is written here only");
   const next = ok(cli(["claim", "--next", "--json"], { cwd: a, agent: "alice" }));
   assert.is(next.json.id, "T");
@@ -100,8 +100,8 @@ test("MCP claim_next (a long-running store): passes over a dependent whose local
   const { bare, a, b } = await dependencyAndDependent();
   await sharedTasks({ a, b }, [{ id: "T1", objective: "first", after: ["D"], priority: 30 }, { id: "E", objective: "dependency two" }, { id: "U", objective: "dependent two", after: ["E"] }]);
   await storeClaim({ cwd: b, agent: "bob" }, "D");
-  ok(cli(["done", "D", "--no-verify"], { cwd: a, agent: "alice" }));
-  ok(cli(["done", "E", "--no-verify"], { cwd: a, agent: "alice" }));
+  await storeDone({ cwd: a, agent: "alice" }, "D");
+  await storeDone({ cwd: a, agent: "alice" }, "E");
   // Here T1 (far the best), T and U are ready; on the remote D is bob's and E is not done.
   const alice = await inProcess(a, { agent: "alice" });
   open.push(alice);

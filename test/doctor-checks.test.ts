@@ -7,7 +7,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openStore } from "../src/store/store.ts";
 import { addTask } from "../src/store/task-store.ts";
-import { cleanupTemp, cli, gitOut, keepingLeases, sh, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, sh, tempDir, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeDone, storeLease, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -18,13 +19,23 @@ function doctor(repo: string, env: NodeJS.ProcessEnv = {}) {
   return { code: r.code, by, ok: r.json.ok as boolean };
 }
 
-test("leases of a finished task: doctor fails naming the lease, and its fix makes it pass", () => {
+/**
+ * `done` of `id` by `agent` with the lease ref put back where it was (repo.ts keepingLeases, written
+ * in-process): a lease left serving a finished task.
+ */
+async function doneKeepingLeases(repo: string, agent: string, id: string): Promise<void> {
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
+  await storeDone({ cwd: repo, agent }, id);
+  sh("git", ["update-ref", "refs/handoff/leases", tip], repo);
+}
+
+test("leases of a finished task: doctor fails naming the lease, and its fix makes it pass", async () => {
   const repo = tempRepo();
   assert.is(doctor(repo).by.leases.status, "ok");
-  assert.is(cli(["task", "add", "x", "--id", "x"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "x"], { cwd: repo, agent: "alice" }).code, 0);
-  assert.is(cli(["lease", "src/a.ts", "--task", "x"], { cwd: repo, agent: "alice" }).code, 0);
-  keepingLeases(repo, () => assert.is(cli(["done", "x"], { cwd: repo, agent: "alice" }).code, 0));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "x", objective: "x" }]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "x");
+  await storeLease({ cwd: repo, agent: "alice" }, ["src/a.ts"], { task: "x" });
+  await doneKeepingLeases(repo, "alice", "x");
   const bad = doctor(repo);
   assert.is(bad.code, 2);
   assert.is(bad.by.leases.status, "fail");
@@ -34,23 +45,25 @@ test("leases of a finished task: doctor fails naming the lease, and its fix make
   assert.is(doctor(repo).by.leases.status, "ok");
 });
 
-test("doctor --repair removes task leases their holder's task no longer justifies, logged, and leaves the rest", () => {
+test("doctor --repair removes task leases their holder's task no longer justifies, logged, and leaves the rest", async () => {
   const repo = tempRepo();
-  const as = (agent: string, ...args: string[]) => assert.is(cli(args, { cwd: repo, agent }).code, 0, args.join(" "));
-  as("lead", "task", "add", "x", "--id", "x");
-  as("lead", "task", "add", "y", "--id", "y");
-  as("lead", "task", "add", "z", "--id", "z", "--scope", "src/z/**", "--exclusive");
-  as("alice", "claim", "x");
-  as("alice", "lease", "src/a.ts", "--task", "x");
-  keepingLeases(repo, () => as("alice", "done", "x"));
+  const as = (agent: string) => ({ cwd: repo, agent });
+  await storeTasks(as("lead"), [
+    { id: "x", objective: "x" },
+    { id: "y", objective: "y" },
+    { id: "z", objective: "z", scope: ["src/z/**"], exclusive: true },
+  ]);
+  await storeClaim(as("alice"), "x");
+  await storeLease(as("alice"), ["src/a.ts"], { task: "x" });
+  await doneKeepingLeases(repo, "alice", "x");
   // What a claim killed after its lease but before its task was written leaves (test/crash-between-renames,
   // before the renames were ordered): bob's lease for y, y nobody's. `lease --task` writes none itself.
   const unclaimed = gitOut(repo, "rev-parse", "refs/handoff/tasks/y");
-  as("bob", "claim", "y");
-  as("bob", "lease", "lib/**", "--task", "y", "--exclusive");
+  await storeClaim(as("bob"), "y");
+  await storeLease(as("bob"), ["lib/**"], { task: "y", exclusive: true });
   sh("git", ["update-ref", "refs/handoff/tasks/y", unclaimed], repo);
-  as("carol", "claim", "z");
-  as("dave", "lease", "docs/");
+  await storeClaim(as("carol"), "z");
+  await storeLease(as("dave"), ["docs/"]);
   assert.is(cli(["check", "lib/b.ts"], { cwd: repo, agent: "erin" }).code, 3);
   assert.is(doctor(repo).by.leases.status, "fail");
   const r = cli(["doctor", "--repair", "--json"], { cwd: repo, agent: "lead" });

@@ -8,6 +8,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, leaseAsOlderBuild, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeLease, storeSync, storeTasks } from "./support/seed.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -34,19 +35,19 @@ const LAPSED = /alice's lease on src\/z\.ts serves task x, whose claim by alice 
  * every command (--push); the older build's lease then goes out with alice's next sync.
  */
 async function lapsedClaim(repo: string, leaseAt: number, more: string[] = []): Promise<void> {
-  const as = (agent: string, ms: number, ...args: string[]) => {
-    const r = cli([...args, ...more], { cwd: repo, agent, env: at(ms) });
-    assert.is(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
-  };
-  as("lead", T, "task", "add", "x", "--id", "x", "--scope", "src/x/**");
-  as("lead", T, "task", "add", "y", "--id", "y");
-  as("alice", T, "claim", "x", "--ttl", "1m");
-  as("carol", T, "claim", "y", "--ttl", "1h");
+  // The tasks, claims, carol's lease and the sync: written in-process (support/seed.ts), --push as `more` says.
+  const as = (agent: string, ms: number) => ({ cwd: repo, agent, now: at(ms).HANDOFF_NOW, ...(more.includes("--push") ? { push: true } : {}) });
+  await storeTasks(as("lead", T), [
+    { id: "x", objective: "x", scope: ["src/x/**"] },
+    { id: "y", objective: "y" },
+  ]);
+  await storeClaim(as("alice", T), "x", { ttl: "1m" });
+  await storeClaim(as("carol", T), "y", { ttl: "1h" });
   const refused = cli(["lease", "src/z.ts", "--task", "x", "--ttl", "1h", ...more], { cwd: repo, agent: "alice", env: at(leaseAt) });
   assert.is(refused.code, 3, "this build refuses to lease for a claim of the caller's that ran out");
   await leaseAsOlderBuild(repo, "alice", { pattern: "src/z.ts", task: "x", ttlMs: 3_600_000 }, at(leaseAt));
-  if (more.length) assert.is(cli(["sync"], { cwd: repo, agent: "alice", env: at(leaseAt) }).code, 0);
-  as("carol", leaseAt, "lease", "src/y.ts", "--task", "y");
+  if (more.length) await storeSync({ cwd: repo, agent: "alice", now: at(leaseAt).HANDOFF_NOW });
+  await storeLease(as("carol", leaseAt), ["src/y.ts"], { task: "y" });
 }
 
 test("no remote: past its expiry alice's claim holds x no more; doctor reports her lease for x, --repair removes it (and only it), doctor passes", async () => {
@@ -76,7 +77,7 @@ async function throughRemote(): Promise<{ a: string }> {
   const { a, b } = twoClones();
   // alice leases 10 s after her claim ran out, inside the grace others give it
   await lapsedClaim(b, T + 70_000, ["--push"]);
-  assert.is(cli(["sync"], { cwd: a, agent: "lead", env: at(INSIDE) }).code, 0);
+  await storeSync({ cwd: a, agent: "lead", now: at(INSIDE).HANDOFF_NOW });
   assert.equal(leaseRows(a, INSIDE), ["alice src/z.ts x", "carol src/y.ts y"], "a holds b's leases");
   return (made = { a });
 }

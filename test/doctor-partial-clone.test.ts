@@ -6,10 +6,11 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeDone, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
-function partialClone(): string {
+async function partialClone(): Promise<string> {
   const work = tempRepo();
   const origin = join(tempDir(), "origin.git");
   gitOut(work, "init", "-q", "--bare", "-b", "main", origin);
@@ -18,12 +19,14 @@ function partialClone(): string {
   gitOut(work, "remote", "add", "origin", `file://${origin}`);
   gitOut(work, "push", "-q", "origin", "main");
   assert.is(cli(["init"], { cwd: work, agent: "alice" }).code, 0);
-  assert.is(cli(["task", "add", "upstream", "--id", "t1"], { cwd: work, agent: "alice" }).code, 0);
-  // A history: the clone's filtered fetch leaves its older blobs on the remote.
-  assert.is(cli(["claim", "t1"], { cwd: work, agent: "alice" }).code, 0);
-  assert.is(cli(["done", "t1"], { cwd: work, agent: "alice" }).code, 0);
-  assert.is(cli(["task", "add", "second", "--id", "t2"], { cwd: work, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: work, agent: "alice" }).code, 0);
+  // The tasks and their history, written in-process (support/seed.ts): the clone's filtered fetch
+  // leaves the older blobs on the remote.
+  const alice = { cwd: work, agent: "alice" };
+  await storeTasks(alice, [{ id: "t1", objective: "upstream" }]);
+  await storeClaim(alice, "t1");
+  await storeDone(alice, "t1");
+  await storeTasks(alice, [{ id: "t2", objective: "second" }]);
+  await storeSync(alice);
   const clone = join(tempDir(), "partial");
   gitOut(tempDir(), "clone", "-q", "--filter=blob:none", `file://${origin}`, clone);
   // The records fetched by plain git, under the clone's filter: their blobs stay promised. (A sync
@@ -32,8 +35,8 @@ function partialClone(): string {
   return clone;
 }
 
-test("a partial clone: doctor finds no missing objects, and --repair deletes no ref", () => {
-  const clone = partialClone();
+test("a partial clone: doctor finds no missing objects, and --repair deletes no ref", async () => {
+  const clone = await partialClone();
   const before = gitOut(clone, "for-each-ref", "refs/handoff");
   assert.ok(before.includes("refs/handoff/tasks/t1"), before);
   // git itself counts objects of the records' history as promised, not missing.
@@ -44,8 +47,8 @@ test("a partial clone: doctor finds no missing objects, and --repair deletes no 
   assert.is(gitOut(clone, "for-each-ref", "refs/handoff"), before);
 });
 
-test("a partial clone: an object truly gone (written here, never on the remote) is still reported", () => {
-  const clone = partialClone();
+test("a partial clone: an object truly gone (written here, never on the remote) is still reported", async () => {
+  const clone = await partialClone();
   assert.is(cli(["task", "add", "local only", "--id", "t3"], { cwd: clone, agent: "bob" }).code, 0);
   const tip = gitOut(clone, "rev-parse", "refs/handoff/tasks/t3");
   const tree = gitOut(clone, "rev-parse", `${tip}^{tree}`);
@@ -55,8 +58,8 @@ test("a partial clone: an object truly gone (written here, never on the remote) 
   assert.match(d.stdout + d.stderr, /t3/);
 });
 
-test("a partial clone's sync fetches the records whole in its one fetch: no blob of theirs is fetched later, one process each", () => {
-  const clone = partialClone();
+test("a partial clone's sync fetches the records whole in its one fetch: no blob of theirs is fetched later, one process each", async () => {
+  const clone = await partialClone();
   // A clone that has not fetched the records yet (the one above fetched them with plain git).
   const fresh = join(tempDir(), "partial-fresh");
   gitOut(tempDir(), "clone", "-q", "--filter=blob:none", `file://${gitOut(clone, "config", "remote.origin.url").slice("file://".length)}`, fresh);

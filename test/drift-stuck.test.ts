@@ -8,7 +8,8 @@ import * as assert from "uvu/assert";
 import { isPossiblyStuck } from "../src/core/declaration.ts";
 import type { Task } from "../src/core/task.ts";
 import { cleanupTemp, gitOut, type CliResult } from "./support/repo.ts";
-import { team, MIN } from "./support/team.ts";
+import { storeClaim, storeRenew, storeTasks, type Actor } from "./support/seed.ts";
+import { team, MIN, type Team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
@@ -17,21 +18,24 @@ function ok(r: CliResult, what = "command"): CliResult {
   return r;
 }
 
-test("a claim renewed while its branch stands still is flagged as possibly stuck (scripted clock)", () => {
+/** `agent` in its worktree at `ms` after `t0`: the tasks, claims and renewals, written in-process (support/seed.ts). */
+const by = (t: Team, agent: string, t0: number, ms: number): Actor => ({ cwd: t.wt[agent]!, agent, now: new Date(t0 + ms).toISOString() });
+
+test("a claim renewed while its branch stands still is flagged as possibly stuck (scripted clock)", async () => {
   const t = team(["alice", "bob", "carol"]);
   const t0 = Date.now();
   const at = (ms: number) => ({ HANDOFF_NOW: new Date(t0 + ms).toISOString() });
-  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "the api"], at(0)));
-  ok(t.as("alice", ["claim", "api", "--ttl", "2h"], at(0)));
-  ok(t.as("bob", ["task", "add", "--id", "ui", "--scope", "src/ui/**", "--", "the ui"], at(0)));
-  ok(t.as("bob", ["claim", "ui", "--ttl", "3h"], at(0)));
+  await storeTasks(by(t, "alice", t0, 0), [{ id: "api", objective: "the api", scope: ["src/api/**"] }]);
+  await storeClaim(by(t, "alice", t0, 0), "api", { ttl: "2h" });
+  await storeTasks(by(t, "bob", t0, 0), [{ id: "ui", objective: "the ui", scope: ["src/ui/**"] }]);
+  await storeClaim(by(t, "bob", t0, 0), "ui", { ttl: "3h" });
   const stuck = (ms: number) => ok(t.as("carol", ["status", "--json", "--no-conflicts"], at(ms))).json.drift.stuck.map((s: { task: string }) => s.task);
   // Renewed at 45 minutes, looked at 50 minutes in: under the default hour.
-  ok(t.as("alice", ["renew", "api", "--ttl", "2h"], at(45 * MIN)));
+  await storeRenew(by(t, "alice", t0, 45 * MIN), "api", { ttl: "2h" });
   assert.equal(stuck(50 * MIN), []);
   // Renewed again at 100 minutes, the branch still where it was: flagged. bob's claim was never
   // renewed (its lease just runs), so it is not.
-  ok(t.as("alice", ["renew", "api", "--ttl", "2h"], at(100 * MIN)));
+  await storeRenew(by(t, "alice", t0, 100 * MIN), "api", { ttl: "2h" });
   assert.equal(stuck(101 * MIN), ["api"]);
   assert.match(ok(t.as("carol", ["status", "--no-conflicts"], at(101 * MIN))).stdout, /possibly stuck \(lease renewed, branch not moving\)\n {2}api {2}alice {2}alice-work still for 101m/);
   // A commit on the branch at 90 minutes moves it: no longer flagged.
@@ -47,15 +51,15 @@ test("a claim renewed while its branch stands still is flagged as possibly stuck
   assert.not.ok(isPossiblyStuck({ task: task(0, 20 * MIN, 30 * MIN), branchMovedAt: null }, new Date(t0 + 21 * MIN), 30 * MIN));
 });
 
-test("each stuck claim is judged by its own branch's last move, claims on branches in turn (scripted clock)", () => {
+test("each stuck claim is judged by its own branch's last move, claims on branches in turn (scripted clock)", async () => {
   const t = team(["alice", "bob", "carol", "dave"]);
   const t0 = Date.now();
   const at = (ms: number) => ({ HANDOFF_NOW: new Date(t0 + ms).toISOString() });
   // In the tasks' order: a1 on alice-work, b1 on bob-work, c1 on carol-work; each renewed at 100 minutes.
   for (const [agent, id] of [["alice", "a1"], ["bob", "b1"], ["carol", "c1"]] as const) {
-    ok(t.as(agent, ["task", "add", "--id", id, "--", id], at(0)));
-    ok(t.as(agent, ["claim", id, "--ttl", "2h"], at(0)));
-    ok(t.as(agent, ["renew", id, "--ttl", "2h"], at(100 * MIN)));
+    await storeTasks(by(t, agent, t0, 0), [{ id, objective: id }]);
+    await storeClaim(by(t, agent, t0, 0), id, { ttl: "2h" });
+    await storeRenew(by(t, agent, t0, 100 * MIN), id, { ttl: "2h" });
   }
   // bob's branch moved at 90 minutes, the others stand still: only a1 and c1 look stuck.
   const dir = t.wt.bob!;

@@ -11,6 +11,7 @@ import type { Lease } from "../src/core/lease.ts";
 import { buildSnapshot } from "../src/dashboard/snapshot.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeLease, storeSession, storeTasks } from "./support/seed.ts";
 import { team, type Team } from "./support/team.ts";
 
 test.after(cleanupTemp);
@@ -27,17 +28,18 @@ function edit(t: Team, agent: string, file: string, env: NodeJS.ProcessEnv = {})
   return r.json?.hookSpecificOutput?.additionalContext ?? "";
 }
 
-function declaredTeam(): Team {
+/** Each agent's `session start` in its worktree, written in-process (support/seed.ts). */
+async function declaredTeam(): Promise<Team> {
   const t = team(["alice", "bob", "carol"]);
-  ok(t.as("alice", ["session", "start", "--objective", "the api", "--files", "src/api/**"]));
-  ok(t.as("bob", ["session", "start", "--objective", "the ui", "--files", "src/ui/**"]));
+  await storeSession({ cwd: t.wt.alice!, agent: "alice" }, "the api", { files: ["src/api/**"] });
+  await storeSession({ cwd: t.wt.bob!, agent: "bob" }, "the ui", { files: ["src/ui/**"] });
   // carol declares nothing: no files, no task, no lease.
-  ok(t.as("carol", ["session", "start", "--objective", "looking around"]));
+  await storeSession({ cwd: t.wt.carol!, agent: "carol" }, "looking around");
   return t;
 }
 
-test("an edit outside the declaration: one notice, one event, shown in status; inside it or undeclared agents: nothing", () => {
-  const t = declaredTeam();
+test("an edit outside the declaration: one notice, one event, shown in status; inside it or undeclared agents: nothing", async () => {
+  const t = await declaredTeam();
   const first = edit(t, "bob", "docs/readme.md");
   assert.match(first, /^git-handoff notice: docs\/readme\.md is outside what you declared \(src\/ui\/\*\*\); not blocked, recorded\./);
   assert.not.match(edit(t, "bob", "docs/readme.md"), /notice/, "once per agent and path");
@@ -59,7 +61,7 @@ test("an edit outside the declaration: one notice, one event, shown in status; i
 });
 
 test("the dashboard's snapshot carries the same drift", async () => {
-  const t = declaredTeam();
+  const t = await declaredTeam();
   edit(t, "bob", "docs/readme.md");
   const store = await openSyncedStore({ cwd: t.repo, agent: "lead", env: cleanEnv() });
   try {
@@ -71,8 +73,8 @@ test("the dashboard's snapshot carries the same drift", async () => {
   }
 });
 
-test("status sees what git sees without any hook: committed on the branch and uncommitted in the worktree", () => {
-  const t = declaredTeam();
+test("status sees what git sees without any hook: committed on the branch and uncommitted in the worktree", async () => {
+  const t = await declaredTeam();
   mkdirSync(join(t.wt.alice!, "lib"), { recursive: true });
   writeFileSync(join(t.wt.alice!, "lib", "helper.ts"), "export {};\n");
   gitOut(t.wt.alice!, "add", "lib/helper.ts");
@@ -87,8 +89,8 @@ test("status sees what git sees without any hook: committed on the branch and un
   assert.is(alice.count, 2);
 });
 
-test("an explicit heartbeat records the agent's undeclared worktree changes once, so other clones see them", () => {
-  const t = declaredTeam();
+test("an explicit heartbeat records the agent's undeclared worktree changes once, so other clones see them", async () => {
+  const t = await declaredTeam();
   writeFileSync(join(t.wt.bob!, "notes.txt"), "scratch\n");
   ok(t.as("bob", ["heartbeat"]));
   ok(t.as("bob", ["heartbeat"]));
@@ -98,11 +100,12 @@ test("an explicit heartbeat records the agent's undeclared worktree changes once
   assert.match(edit(t, "bob", "notes.txt"), /^git-handoff notice: notes\.txt is outside what you declared/);
 });
 
-test("a claimed task's scope and a deliberate lease declare; a lease taken by a first edit does not", () => {
-  const t = declaredTeam();
-  ok(t.as("bob", ["task", "add", "--id", "lib", "--scope", "lib/**", "--", "the library"]));
-  ok(t.as("bob", ["claim", "lib"]));
-  ok(t.as("bob", ["lease", "config/app.json"]));
+test("a claimed task's scope and a deliberate lease declare; a lease taken by a first edit does not", async () => {
+  const t = await declaredTeam();
+  const bob = { cwd: t.wt.bob!, agent: "bob" };
+  await storeTasks(bob, [{ id: "lib", objective: "the library", scope: ["lib/**"] }]);
+  await storeClaim(bob, "lib");
+  await storeLease(bob, ["config/app.json"]);
   assert.is(edit(t, "bob", "lib/x.ts"), "");
   assert.is(edit(t, "bob", "config/app.json"), "");
   // Pure: an auto lease is no declaration.

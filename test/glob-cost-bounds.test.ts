@@ -12,6 +12,7 @@ import type { Lease } from "../src/core/lease.ts";
 import { GRANT_MATCH_BUDGET, newMatchBudget } from "../src/core/match-budget.ts";
 import { amendRecord, eventMessage } from "./support/forge.ts";
 import { cleanupTemp, cli, handoffRefs, succeeded } from "./support/repo.ts";
+import { storeLease, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -42,13 +43,14 @@ function pushLeases(bare: string, agent: string, patterns: string[], exclusive =
   );
 }
 
-function world() {
+/** A remote with m1's lease on docs/m1.md, and the victim's clone that has synced it (written in-process: support/seed.ts). */
+async function world() {
   const bare = emptyRemote();
   const attacker = cloneOf(bare);
   const victim = cloneOf(bare);
-  ok(cli(["lease", "docs/m1.md"], { cwd: attacker, agent: "m1" }));
-  ok(cli(["sync"], { cwd: attacker, agent: "m1" }));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
+  await storeLease({ cwd: attacker, agent: "m1" }, ["docs/m1.md"]);
+  await storeSync({ cwd: attacker, agent: "m1" });
+  await storeSync({ cwd: victim, agent: "lead" });
   return { bare, attacker, victim };
 }
 
@@ -71,8 +73,8 @@ test("a pattern past the new bounds is refused as typed: exit 2, invalid_input, 
   ok(cli(["lease", `src/${alternatives6}${"w".repeat(50)}.ts`], { cwd: repo, agent: "lead" }));
 });
 
-test("a lease an older build could write, now past the bounds, is quarantined on receive with the reason; the lease set here is kept", () => {
-  const { bare, victim } = world();
+test("a lease an older build could write, now past the bounds, is quarantined on receive with the reason; the lease set here is kept", async () => {
+  const { bare, victim } = await world();
   const before = handoffRefs(victim);
   pushLeases(bare, "m2", [`src/${"n".repeat(300)}.ts`]);
   const r = cli(["sync", "--json"], { cwd: victim, agent: "lead" });
@@ -85,11 +87,11 @@ test("a lease an older build could write, now past the bounds, is quarantined on
   assert.equal(leases.json.map((l: { pattern: string }) => l.pattern), ["docs/m1.md"]);
 });
 
-test("a crafted but legal lease set pushed by plain git makes a claim refuse too_costly, naming the budget and the leases, not grant", () => {
-  const { bare, victim } = world();
+test("a crafted but legal lease set pushed by plain git makes a claim refuse too_costly, naming the budget and the leases, not grant", async () => {
+  const { bare, victim } = await world();
   pushLeases(bare, "mallory", Array.from({ length: 30 }, (_, i) => costlyGlob(`m${i}`)));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
-  ok(cli(["task", "add", "types", "--id", "t", "--scope", "src/**/*.ts", "--exclusive"], { cwd: victim, agent: "lead" }));
+  await storeSync({ cwd: victim, agent: "lead" });
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "t", objective: "types", scope: ["src/**/*.ts"], exclusive: true }]);
   const before = handoffRefs(victim);
   const r = cli(["claim", "t", "--json"], { cwd: victim, agent: "bob" });
   assert.is(r.code, 3, r.stdout + r.stderr);
@@ -123,8 +125,8 @@ test("1,000 ordinary leases: a grant's search is exact within its budget", () =>
   }
 });
 
-test("1,000 ordinary leases through the CLI: check and claim answer exactly", () => {
-  const { bare, victim } = world();
+test("1,000 ordinary leases through the CLI: check and claim answer exactly", async () => {
+  const { bare, victim } = await world();
   const now = new Date();
   const all = ordinary(now);
   for (let a = 0; a < 10; a++) {
@@ -132,16 +134,16 @@ test("1,000 ordinary leases through the CLI: check and claim answer exactly", ()
     pushLeases(bare, `a${a}`, mine.filter((l) => l.exclusive).map((l) => l.pattern), true);
     pushLeases(bare, `a${a}`, mine.filter((l) => !l.exclusive).map((l) => l.pattern), false);
   }
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
+  await storeSync({ cwd: victim, agent: "lead" });
   const check = cli(["check", "src/mod1/file1.ts", "src/mod2/x.ts", "lib/free.ts", "--json"], { cwd: victim, agent: "bob" });
   const answers = Object.fromEntries(check.json.paths.map((p: { path: string }) => [p.path, p]));
   // Lease 1 is a1's shared src/mod1/**/*.ts; no file lease names src/mod1 (file leases are of i = 2 mod 4).
   assert.equal(answers["src/mod1/file1.ts"].holders.map((h: { pattern: string }) => h.pattern), ["src/mod1/**/*.ts"]);
   assert.equal(answers["lib/free.ts"].verdict, "ok");
   for (const a of Object.values(answers) as { message: string }[]) assert.not.match(a.message, /budget/);
-  ok(cli(["task", "add", "free", "--id", "f", "--scope", "lib/**", "--exclusive"], { cwd: victim, agent: "lead" }));
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "f", objective: "free", scope: ["lib/**"], exclusive: true }]);
   ok(cli(["claim", "f"], { cwd: victim, agent: "bob" }));
-  ok(cli(["task", "add", "held", "--id", "h", "--scope", "src/mod9/**", "--exclusive"], { cwd: victim, agent: "lead" }));
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "h", objective: "held", scope: ["src/mod9/**"], exclusive: true }]);
   const held = cli(["claim", "h"], { cwd: victim, agent: "carol" });
   assert.is(held.code, 3, held.stderr);
   assert.match(held.stderr, /src\/mod9\/\*\* overlaps an exclusive lease on src\/mod9\/\*\*\/\*\.ts held by a9.*\[held_by_other\]/);

@@ -10,6 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { at, INSIDE, PAST, T } from "./support/grace-clock.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeLease, storeSync, storeTasks, type Actor } from "./support/seed.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -31,14 +32,16 @@ const remoteLeases = (bare: string) =>
   (JSON.parse(gitOut(bare, "show", "refs/handoff/leases:leases.json")).leases as { pattern: string; agent: string; exclusive: boolean }[])
     .map((l) => `${l.pattern} ${l.agent}${l.exclusive ? " exclusive" : ""}`)
     .sort();
+/** `agent` in `cwd` at `ms` (--push: `push`): the setup's writes and syncs, in-process (support/seed.ts). */
+const by = (cwd: string, agent: string, ms: number, push = false): Actor => ({ cwd, agent, now: new Date(ms).toISOString(), ...(push ? { push } : {}) });
 const label = (ms: number) => (ms === INSIDE ? "inside the grace" : "past the grace");
 
 for (const when of [INSIDE, PAST]) {
-  test(`a shared lease written here before bob's exclusive lease arrived, synced ${label(when)}`, () => {
+  test(`a shared lease written here before bob's exclusive lease arrived, synced ${label(when)}`, async () => {
     const { bare, a, b } = project("lease");
-    ok(cli(["lease", "src/x.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) })); // through the remote
+    await storeLease(by(b, "bob", T), ["src/x.ts"], { exclusive: true, ttl: "1m" }); // through the remote
     const before = tip(bare, "refs/handoff/leases");
-    ok(cli(["lease", "src/x.ts"], { cwd: a, agent: "alice", env: at(when) })); // local: bob's lease unseen here
+    await storeLease(by(a, "alice", when), ["src/x.ts"]); // local: bob's lease unseen here
     const s = ok(cli(["sync", "--json"], { cwd: a, agent: "alice", env: at(when) })).json;
     if (when === INSIDE) {
       assert.is(s.conflicts.length, 1, JSON.stringify(s.conflicts));
@@ -56,12 +59,12 @@ for (const when of [INSIDE, PAST]) {
     }
   });
 
-  test(`an --offline claim made here before bob's claim arrived, synced ${label(when)}`, () => {
+  test(`an --offline claim made here before bob's claim arrived, synced ${label(when)}`, async () => {
     const { bare, a, b } = project("claim");
     // Both clones see the task ten minutes before T: too long before alice's sync to estimate her clock from.
-    ok(cli(["task", "add", "ship it", "--id", "x", "--push"], { cwd: b, agent: "lead", env: at(T - 600_000) }));
-    ok(cli(["sync"], { cwd: a, agent: "alice", env: at(T - 600_000) }));
-    ok(cli(["claim", "x", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) }));
+    await storeTasks(by(b, "lead", T - 600_000, true), [{ id: "x", objective: "ship it" }]);
+    await storeSync(by(a, "alice", T - 600_000));
+    await storeClaim(by(b, "bob", T), "x", { ttl: "1m" });
     const before = tip(bare, "refs/handoff/tasks/x");
     renameSync(bare, `${bare}.away`);
     ok(cli(["claim", "x", "--offline"], { cwd: a, agent: "alice", env: at(when) })); // tentative: the task is open here
@@ -86,11 +89,11 @@ for (const when of [INSIDE, PAST]) {
     }
   });
 
-  test(`a lease write here that swept bob's old lease, synced ${label(when)} after bob renewed it`, () => {
+  test(`a lease write here that swept bob's old lease, synced ${label(when)} after bob renewed it`, async () => {
     const { bare, a, b } = project("sweep");
-    ok(cli(["lease", "src/y.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T - 660_000) }));
-    ok(cli(["sync"], { cwd: a, agent: "alice", env: at(T - 600_000) })); // bob's first lease, expired by then
-    ok(cli(["lease", "src/y.ts", "--exclusive", "--ttl", "1m"], { cwd: b, agent: "bob", env: at(T) })); // renewed, through the remote
+    await storeLease(by(b, "bob", T - 660_000), ["src/y.ts"], { exclusive: true, ttl: "1m" });
+    await storeSync(by(a, "alice", T - 600_000)); // bob's first lease, expired by then
+    await storeLease(by(b, "bob", T), ["src/y.ts"], { exclusive: true, ttl: "1m" }); // renewed, through the remote
     // Alice's next lease write sweeps bob's first lease, long expired by her clock: the renewal is unseen here.
     ok(cli(["lease", "src/z.ts"], { cwd: a, agent: "alice", env: at(when) }));
     assert.not.match(gitOut(a, "show", "refs/handoff/leases:leases.json"), /src\/y\.ts/);

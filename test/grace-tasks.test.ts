@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import { validUntil } from "../src/dashboard/snapshot.ts";
 import { overStdio } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
-import { storeTasks } from "./support/seed.ts";
+import { storeClaim, storeLease, storeSync, storeTasks } from "./support/seed.ts";
 import { at, dashboardText, GRACE_END, INSIDE, PAST, snapshotAt, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
@@ -22,25 +22,30 @@ const MARK = /expired 30s ago by this clock, stands for the takeover grace \(clo
 /**
  * One remote and two clones: in b, bob adds t (priority 5) and u, and claims t for one minute from
  * T, and leases docs/x.md as long; in a, alice adds and claims her own m for one minute from T + 20s (expired at INSIDE, 10 s
- * ago) and syncs bob's state at INSIDE, 30 s past bob's expiry by her clock. Made once: the tests
- * read it, the ones that write come last.
+ * ago) and syncs bob's state at INSIDE, 30 s past bob's expiry by her clock. Made once, before the
+ * tests, in-process (support/seed.ts): the tests read it, the ones that write come last.
  */
 let made: { a: string } | null = null;
-function setup(): { a: string } {
-  if (made) return made;
+test.before(async () => {
   const { a, b } = twoClones("grace-tasks");
-  const bob = (args: string[]) => assert.is(cli(args, { cwd: b, agent: "bob", env: at(T) }).code, 0, args.join(" "));
-  bob(["task", "add", "bob's work", "--id", "t", "--priority", "5", "--push"]);
-  bob(["task", "add", "free work", "--id", "u", "--push"]);
-  bob(["claim", "t", "--ttl", "1m", "--push"]);
-  bob(["lease", "docs/x.md", "--ttl", "1m"]);
-  bob(["sync"]);
-  const early = (args: string[]) => assert.is(cli(args, { cwd: a, agent: "alice", env: at(T + 20_000) }).code, 0, args.join(" "));
-  early(["task", "add", "alice's own", "--id", "m"]);
-  early(["claim", "m", "--ttl", "1m"]);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(INSIDE) }).code, 0);
+  const bob = { cwd: b, agent: "bob", now: new Date(T).toISOString(), push: true };
+  await storeTasks(bob, [
+    { id: "t", objective: "bob's work", priority: 5 },
+    { id: "u", objective: "free work" },
+  ]);
+  await storeClaim(bob, "t", { ttl: "1m" });
+  await storeLease({ ...bob, push: false }, ["docs/x.md"], { ttl: "1m" });
+  await storeSync(bob);
+  const early = { cwd: a, agent: "alice", now: new Date(T + 20_000).toISOString() };
+  await storeTasks(early, [{ id: "m", objective: "alice's own" }]);
+  await storeClaim(early, "m", { ttl: "1m" });
+  await storeSync({ cwd: a, agent: "alice", now: new Date(INSIDE).toISOString() });
   assert.match(gitOut(a, "show", "refs/handoff/tasks/t:task.json"), /"status": *"claimed"/, "bob's claim is stored as it was written");
-  return (made = { a });
+  made = { a };
+});
+function setup(): { a: string } {
+  if (!made) throw new Error("the shared clones are made in test.before");
+  return made;
 }
 
 const alice = (args: string[], ms: number) => cli(args, { cwd: setup().a, agent: "alice", env: at(ms) });

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { validUntil } from "../src/dashboard/snapshot.ts";
 import { overStdio } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { storeClaim, storeLease, storeSync, storeTasks, storeUnlease } from "./support/seed.ts";
 import { at, dashboardText, GRACE_END, INSIDE, PAST, snapshotAt, T, twoClones } from "./support/grace-clock.ts";
 
 test.after(cleanupTemp);
@@ -19,30 +20,33 @@ test.after(cleanupTemp);
  * lib/x.ts leased for it), an exclusive lease on src/a.ts, shared ones on docs/guide.md and (for a
  * task not here) docs/old.md, all for one minute from T; in
  * a, alice's own one-minute lease on notes/mine.md (taken at T + 20s) and bob's state synced at
- * INSIDE, 30 s past bob's expiries by alice's clock. Made once: the tests below read it, the
- * claim test last, which writes.
+ * INSIDE, 30 s past bob's expiries by alice's clock. Made once, before the tests, in-process
+ * (support/seed.ts): the tests below read it, the claim test last, which writes.
  */
 let made: { a: string } | null = null;
-function setup(): { a: string } {
-  if (made) return made;
+test.before(async () => {
   const { a, b } = twoClones("grace-views");
-  const bob = (args: string[]) => assert.is(cli(args, { cwd: b, agent: "bob", env: at(T) }).code, 0, args.join(" "));
-  bob(["task", "add", "bob's work", "--id", "t", "--scope", "src/t/**", "--push"]);
-  bob(["claim", "t", "--ttl", "1m", "--push"]);
+  const bob = { cwd: b, agent: "bob", now: new Date(T).toISOString() };
+  await storeTasks({ ...bob, push: true }, [{ id: "t", objective: "bob's work", scope: ["src/t/**"] }]);
+  await storeClaim({ ...bob, push: true }, "t", { ttl: "1m" });
   // Its scope lease released: the overlap advisory below finds the claim by itself. A lease for the task stands elsewhere.
-  bob(["unlease", "src/t/**"]);
-  bob(["lease", "lib/x.ts", "--task", "t"]);
-  bob(["lease", "src/a.ts", "--exclusive", "--ttl", "1m", "--reason", "refactor"]);
-  bob(["lease", "docs/guide.md", "--ttl", "1m"]);
+  await storeUnlease(bob, ["src/t/**"]);
+  await storeLease(bob, ["lib/x.ts"], { task: "t" });
+  await storeLease(bob, ["src/a.ts"], { exclusive: true, ttl: "1m", reason: "refactor" });
+  await storeLease(bob, ["docs/guide.md"], { ttl: "1m" });
   // For a task nobody has here: flagged (its task is no longer live), so it may be force-released.
-  bob(["lease", "docs/old.md", "--task", "gone", "--ttl", "1m"]);
-  bob(["sync"]);
-  assert.is(cli(["lease", "notes/mine.md", "--ttl", "1m"], { cwd: a, agent: "alice", env: at(T + 20_000) }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice", env: at(INSIDE) }).code, 0);
+  await storeLease(bob, ["docs/old.md"], { task: "gone", ttl: "1m" });
+  await storeSync(bob);
+  await storeLease({ cwd: a, agent: "alice", now: new Date(T + 20_000).toISOString() }, ["notes/mine.md"], { ttl: "1m" });
+  await storeSync({ cwd: a, agent: "alice", now: new Date(INSIDE).toISOString() });
   const set = gitOut(a, "show", "refs/handoff/leases:leases.json");
   assert.match(set, /notes\/mine\.md/, "alice's own expired lease is still in the set (a view hides it)");
   assert.match(set, /src\/a\.ts/);
-  return (made = { a });
+  made = { a };
+});
+function setup(): { a: string } {
+  if (!made) throw new Error("the shared clones are made in test.before");
+  return made;
 }
 
 const alice = (args: string[], ms: number) => cli(args, { cwd: setup().a, agent: "alice", env: at(ms) });

@@ -1,21 +1,25 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, gitOut, handoffRefs } from "./support/repo.ts";
-import { commitFile, team } from "./support/team.ts";
+import { storeClaim, storeSession, storeTasks } from "./support/seed.ts";
+import { commitFile, team, type Team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-function setup() {
+/** Three sessions, api and tests (after api), and alice's claim of api: written in-process (support/seed.ts). */
+async function setup(): Promise<Team> {
   const t = team(["alice", "bob", "carol"]);
-  for (const a of ["alice", "bob", "carol"]) assert.is(t.as(a, ["session", "start", "--objective", `${a}'s part`]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "change the endpoint", "--id", "api"]).code, 0);
-  assert.is(t.as("lead", ["task", "add", "test the endpoint", "--id", "tests", "--after", "api"]).code, 0);
+  for (const a of ["alice", "bob", "carol"]) await storeSession({ cwd: t.wt[a]!, agent: a }, `${a}'s part`);
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [
+    { id: "api", objective: "change the endpoint" },
+    { id: "tests", objective: "test the endpoint", after: ["api"] },
+  ]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "api");
   return t;
 }
 
-test("alice hands the API over; bob, who claims the dependent task, gets it once with a git-computed diff", () => {
-  const t = setup();
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+test("alice hands the API over; bob, who claims the dependent task, gets it once with a git-computed diff", async () => {
+  const t = await setup();
   commitFile(t.wt.alice!, "api.ts", "export function get() {\n  return 1;\n}\n");
   const commit = commitFile(t.wt.alice!, "shared.txt", "line 1\nline two\nline 3\n");
 
@@ -63,9 +67,8 @@ test("alice hands the API over; bob, who claims the dependent task, gets it once
   assert.match(gitOut(t.repo, "log", "-1", "--format=%s", "refs/handoff/tasks/api"), /acked api#1 by bob/);
 });
 
-test("a handoff addressed with --to reaches that agent only", () => {
-  const t = setup();
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+test("a handoff addressed with --to reaches that agent only", async () => {
+  const t = await setup();
   const r = t.as("alice", ["handoff", "api", "--to", "carol", "--note", "please review the config"]);
   assert.is(r.code, 0, r.stderr);
   assert.equal(t.as("carol", ["inbox", "--json"]).json.map((e: any) => [e.id, e.reason]), [["api#1", "addressed"]]);
@@ -76,9 +79,8 @@ test("a handoff addressed with --to reaches that agent only", () => {
   assert.match(held.stderr, /held by alice/);
 });
 
-test("bad input: unknown agent and task, missing commit, oversized note, bad handoff ids; no ref changed", () => {
-  const t = setup();
-  assert.is(t.as("alice", ["claim", "api"]).code, 0);
+test("bad input: unknown agent and task, missing commit, oversized note, bad handoff ids; no ref changed", async () => {
+  const t = await setup();
   const before = handoffRefs(t.repo);
   const cases: [string[], number, RegExp][] = [
     [["handoff", "api", "--to", "ghost"], 4, /no agent ghost/],

@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { FAST_HOOK } from "./support/hook-runner.ts";
+import { storeLease } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -24,12 +25,13 @@ const caught = (repo: string) => {
   return tip ? gitOut(repo, "log", "--format=%B", tip).split("\n").filter((l) => l.includes("hook_caught")).length : 0;
 };
 
-function setup() {
+/** alice's, carol's and bob's leases (written in-process: support/seed.ts), and the cache the first full hook compiles. */
+async function setup() {
   const repo = tempRepo();
-  const at = { cwd: repo, env: { HANDOFF_NOW: NOW } };
-  assert.is(cli(["lease", "src/api/**", "--exclusive", "--ttl", "2h", "--reason", 'a "big" refactor'], { ...at, agent: "alice" }).code, 0);
-  assert.is(cli(["lease", "docs/guide.md", "--ttl", "45m"], { ...at, agent: "carol" }).code, 0);
-  assert.is(cli(["lease", "docs/guide.md", "--ttl", "45m"], { ...at, agent: "bob" }).code, 0);
+  const at = { cwd: repo, now: NOW };
+  await storeLease({ ...at, agent: "alice" }, ["src/api/**"], { exclusive: true, ttl: "2h", reason: 'a "big" refactor' });
+  await storeLease({ ...at, agent: "carol" }, ["docs/guide.md"], { ttl: "45m" });
+  await storeLease({ ...at, agent: "bob" }, ["docs/guide.md"], { ttl: "45m" });
   const payload = (file: string) => JSON.stringify({ session_id: "s", tool_name: "Edit", tool_input: { file_path: `${repo}/${file}` }, cwd: repo });
   // The first run has no cache: the full hook answers and compiles it.
   assert.is(hook(repo, FAST_HOOK, payload("free.ts"), { HANDOFF_HOOK_CATCH_WAIT: "1" }).status, 0);
@@ -37,7 +39,7 @@ function setup() {
 }
 
 test("a denied and a warned edit: the fast path answers with the full hook's bytes, and the catch is logged after", async () => {
-  const { repo, payload } = setup();
+  const { repo, payload } = await setup();
   for (const [file, kind] of [["src/api/users.ts", "deny"], ["docs/guide.md", "warn"]] as const) {
     const before = caught(repo);
     const fast = hook(repo, FAST_HOOK, payload(file), { HANDOFF_HOOK_CATCH_WAIT: "1" });
@@ -66,7 +68,7 @@ test("an agent named by default (user and host, no HANDOFF_AGENT): the cache nam
 });
 
 test("not waited for: the answer comes first, the background full hook logs the catch soon after", async () => {
-  const { repo, payload } = setup();
+  const { repo, payload } = await setup();
   const before = caught(repo);
   const fast = hook(repo, FAST_HOOK, payload("src/api/x.ts"));
   assert.is(fast.stderr, "");
@@ -116,8 +118,8 @@ test("git commit: refused by the fast path with the full hook's words, for the i
   assert.equal(readdirSync(join(repo, ".git")).filter((f) => f.includes(".handoff-")), [], "no copy of an index left behind");
 });
 
-test("a cache an older version wrote is compiled again by the next full hook, though nothing it is keyed by moved", () => {
-  const { repo, payload } = setup();
+test("a cache an older version wrote is compiled again by the next full hook, though nothing it is keyed by moved", async () => {
+  const { repo, payload } = await setup();
   const file = join(repo, ".git/handoff/fast-hook/a.bob");
   const text = readFileSync(file, "utf8");
   assert.match(text, /^git-handoff fast-hook 4\n/);

@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeDone, storeSession, storeTasks } from "./support/seed.ts";
 import { team } from "./support/team.ts";
 import { inProcess } from "./support/mcp.ts";
 
@@ -16,24 +17,29 @@ function ok(r: CliResult, what: string): CliResult {
 test("bob's inbox holds a rejection, a release request, an answer and a handoff, each with its kind; MCP lists the same items", async () => {
   const t = team(["alice", "bob", "carol"]);
   const as = (agent: string, args: string[]) => ok(t.as(agent, args), `${agent} ${args.join(" ")}`);
-  for (const a of ["alice", "bob", "carol"]) as(a, ["session", "start", "--objective", `${a}'s part`]);
+  // The sessions, tasks, claims and alice's done: written in-process (support/seed.ts); what puts
+  // items in bob's inbox (the reject, the asks, the answer, the handoff) stays processes.
+  const by = (agent: string) => ({ cwd: t.wt[agent] ?? t.repo, agent });
+  for (const a of ["alice", "bob", "carol"]) await storeSession(by(a), `${a}'s part`);
+  await storeTasks(by("lead"), [
+    { id: "form", objective: "the form" },
+    { id: "api", objective: "the api" },
+    { id: "ui", objective: "the ui" },
+    { id: "schema", objective: "the schema" },
+  ]);
   // A review of bob's work, rejected by alice.
-  as("lead", ["task", "add", "the form", "--id", "form"]);
-  as("bob", ["claim", "form"]);
+  await storeClaim(by("bob"), "form");
   as("bob", ["done", "form", "--verify", "true"]);
   as("alice", ["review", "reject", "form", "--reason", "labels missing"]);
   // carol asks bob for a task he holds; bob asked carol for hers and got an answer.
-  as("lead", ["task", "add", "the api", "--id", "api"]);
-  as("bob", ["claim", "api"]);
+  await storeClaim(by("bob"), "api");
   as("carol", ["ask", "bob", "--release", "api", "--reason", "I need it"]);
-  as("lead", ["task", "add", "the ui", "--id", "ui"]);
-  as("carol", ["claim", "ui"]);
+  await storeClaim(by("carol"), "ui");
   const asked = as("bob", ["ask", "carol", "--release", "ui", "--json"]).json;
   as("carol", ["answer", asked.id, "--keep", "--reason", "not yet"]);
   // A handoff addressed to bob.
-  as("lead", ["task", "add", "the schema", "--id", "schema"]);
-  as("alice", ["claim", "schema"]);
-  as("alice", ["done", "schema"]);
+  await storeClaim(by("alice"), "schema");
+  await storeDone(by("alice"), "schema");
   as("alice", ["handoff", "schema", "--to", "bob", "--contract", "users have emails", "--note", "see the migration"]);
 
   const items = as("bob", ["inbox", "--json"]).json;

@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { overlaps } from "../src/core/glob-overlap.ts";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeDone, storeLease, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -55,13 +56,13 @@ test("lease, leases, check, unlease: answers per path with holder, task, expiry 
   assert.match(log[0]!, /^alice unleased src\/api\/\*\* by alice/);
 });
 
-test("lease --task refuses a finished task and one another agent holds, writing nothing; a task not here yet or held by the caller is fine", () => {
+test("lease --task refuses a finished task and one another agent holds, writing nothing; a task not here yet or held by the caller is fine", async () => {
   const repo = tempRepo();
   const as = (agent: string, args: string[]) => cli(args, { cwd: repo, agent });
-  for (const id of ["fin", "held", "mine"]) assert.is(as("lead", ["task", "add", id, "--id", id]).code, 0);
-  assert.is(as("lead", ["done", "fin"]).code, 0);
-  assert.is(as("bob", ["claim", "held"]).code, 0);
-  assert.is(as("alice", ["claim", "mine"]).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, ["fin", "held", "mine"].map((id) => ({ id, objective: id })));
+  await storeDone({ cwd: repo, agent: "lead" }, "fin");
+  await storeClaim({ cwd: repo, agent: "bob" }, "held");
+  await storeClaim({ cwd: repo, agent: "alice" }, "mine");
   const before = handoffRefs(repo);
   const fin = as("alice", ["lease", "src/a.ts", "--task", "fin", "--json"]);
   assert.is(fin.code, 3, fin.stderr);
@@ -131,10 +132,12 @@ test("expiry is lazy; the next writer records lease_expired; a holder's activity
   assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "bob", env: at(7) }).code, 0);
 });
 
-test("claiming a task leases its scope in the same transaction; finishing releases it", () => {
+test("claiming a task leases its scope in the same transaction; finishing releases it", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", "api", "work", "--id", "api", "--scope", "src/api/", "--exclusive"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["task", "add", "users", "--id", "users", "--scope", "src/api/users.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [
+    { id: "api", objective: "api work", scope: ["src/api/"], exclusive: true },
+    { id: "users", objective: "users", scope: ["src/api/users.ts"] },
+  ]);
   const claim = cli(["claim", "api", "--json"], { cwd: repo, agent: "alice" });
   assert.is(claim.code, 0, claim.stderr);
   const leases = cli(["leases", "--json"], { cwd: repo }).json;
@@ -159,10 +162,10 @@ test("claiming a task leases its scope in the same transaction; finishing releas
   assert.equal(cli(["leases", "--json"], { cwd: repo }).json, []);
 });
 
-test("a claim whose lease ref is locked changes neither ref (one transaction, not two writes)", () => {
+test("a claim whose lease ref is locked changes neither ref (one transaction, not two writes)", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", "t", "--id", "t", "--scope", "src/**"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["lease", "other.ts"], { cwd: repo, agent: "z" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t", objective: "t", scope: ["src/**"] }]);
+  await storeLease({ cwd: repo, agent: "z" }, ["other.ts"]);
   const before = handoffRefs(repo);
   const lock = `${repo}/.git/refs/handoff/leases.lock`;
   writeFileSync(lock, "");
@@ -177,7 +180,7 @@ test("a claim whose lease ref is locked changes neither ref (one transaction, no
   assert.is(cli(["claim", "t"], { cwd: repo, agent: "alice" }).code, 0);
 });
 
-test("policy: ignore defaults, .gitattributes markings, config keys; a bad config names its line", () => {
+test("policy: ignore defaults, .gitattributes markings, config keys; a bad config names its line", async () => {
   const repo = tempRepo();
   writeFileSync(`${repo}/.gitattributes`, "gen/** linguist-generated\nschema.json handoff-ignore=true\nkeep.txt linguist-generated=false\n");
   writeFileSync(`${repo}/.handoff.yaml`, "ignore:\n  - '*.snap'\nexclusive_scope: true\nlease_ttl: 2h\n");
@@ -187,7 +190,7 @@ test("policy: ignore defaults, .gitattributes markings, config keys; a bad confi
   assert.equal(r.json.leased.map((l: { pattern: string }) => l.pattern), ["keep.txt"]);
   const ttl = Date.parse(r.json.leased[0].expires_at) - Date.parse(r.json.leased[0].acquired_at);
   assert.is(ttl, 2 * 3600_000);
-  assert.is(cli(["task", "add", "t", "--id", "t", "--scope", "lib/**"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t", objective: "t", scope: ["lib/**"] }]);
   assert.is(cli(["claim", "t"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["leases", "--json"], { cwd: repo }).json.find((l: { pattern: string }) => l.pattern === "lib/**").exclusive, true, "exclusive_scope");
 
@@ -225,16 +228,16 @@ test("leasing an existing folder by name leases what is inside it", () => {
   assert.match(cli(["check", "lib/deep/a.ts"], { cwd: repo, agent: "bob" }).stdout, /^info  lib\/deep\/a\.ts is inside lib\/\*\*, leased by alice/);
 });
 
-/** A repository where alice holds a.ts and bob's check of it has left the lease cache. */
-function leasedAndChecked(): { repo: string; cache: string; tip: string } {
+/** A repository where alice holds a.ts (written in-process) and bob's check of it has left the lease cache. */
+async function leasedAndChecked(): Promise<{ repo: string; cache: string; tip: string }> {
   const repo = tempRepo();
-  assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
+  await storeLease({ cwd: repo, agent: "alice" }, ["a.ts"], { exclusive: true });
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
   return { repo, cache: `${repo}/.git/handoff/leases.cache`, tip: gitOut(repo, "rev-parse", "refs/handoff/leases") };
 }
 
-test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", () => {
-  const { repo, cache, tip } = leasedAndChecked();
+test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", async () => {
+  const { repo, cache, tip } = await leasedAndChecked();
   writeFileSync(cache, `${tip}\n{not json`);
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3, "a torn cache falls back to the real record");
   assert.is(cli(["unlease", "a.ts"], { cwd: repo, agent: "alice" }).code, 0);
@@ -252,8 +255,8 @@ test("the tip-keyed cache never answers for another tip; a corrupt lease ref is 
   assert.is(handoffRefs(repo), before);
 });
 
-test("the lease cache names the stored format: a writer on a cache hit reads no lease object, and a cache without it still works", () => {
-  const { repo, cache, tip } = leasedAndChecked();
+test("the lease cache names the stored format: a writer on a cache hit reads no lease object, and a cache without it still works", async () => {
+  const { repo, cache, tip } = await leasedAndChecked();
   assert.ok(readFileSync(cache, "utf8").startsWith(`${tip}\n#format 1\n`), "tip, then the format");
   // With the lease commit's tree unreadable, only the cache can answer: a writer (a second lease)
   // still works. (Unreadable, not gone: a cache the writer of the tip left is used only while the

@@ -14,6 +14,7 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { createHandover, readInputs } from "../src/work/handover.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, seedTasks } from "./support/repo.ts";
+import { storeClaim, storeMemory, storeSync, storeTasks } from "./support/seed.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -25,8 +26,9 @@ const refsOf = (cwd: string, prefix: string) => gitOut(cwd, "for-each-ref", "--f
 test("a queue look fetches the new task and its inputs in one fetch, and leaves other families to sync", async () => {
   const { a, b } = twoClones();
   // A memory first (pushed by a sync), then a task with an input file (pushed at once).
-  assert.is(cli(["memory", "add", "the parser lives in src/parse"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  // The memory, and the moves below that a look must see or leave: written in-process (support/seed.ts).
+  await storeMemory({ cwd: a, agent: "alice" }, "the parser lives in src/parse");
+  await storeSync({ cwd: a, agent: "alice" });
   writeFileSync(join(a, "notes.txt"), "read me\n");
   const sa = await openSyncedStore({ cwd: a, agent: "alice", env: cleanEnv() });
   let id: string;
@@ -58,13 +60,13 @@ test("a queue look fetches the new task and its inputs in one fetch, and leaves 
 
 test("a look with nothing new in the queue's families changes nothing here, however other families moved", async () => {
   const { a, b } = twoClones();
-  assert.is(cli(["task", "add", "first", "--id", "f1", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [{ id: "f1", objective: "first" }]);
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {
     const f = followQueue(store, "origin");
     assert.equal(await f.look(), { ok: true, changed: true });
-    assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
-    assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+    await storeMemory({ cwd: a, agent: "alice" }, "a note");
+    await storeSync({ cwd: a, agent: "alice" });
     const from = Date.now() - 1;
     const before = refsOf(b, "refs/");
     assert.equal(await f.look(), { ok: true, changed: false });
@@ -78,8 +80,8 @@ test("a look with nothing new in the queue's families changes nothing here, howe
 test("205 new tasks arrive in the one fetch of a look; the other families still wait for sync", async () => {
   const { a, b } = twoClones();
   await seedTasks(a, Array.from({ length: 205 }, (_, i) => ({ id: `many-${i}` })), "alice");
-  assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  await storeMemory({ cwd: a, agent: "alice" }, "a note");
+  await storeSync({ cwd: a, agent: "alice" });
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {
     const from = Date.now() - 1;
@@ -88,7 +90,7 @@ test("205 new tasks arrive in the one fetch of a look; the other families still 
     assert.equal(refsOf(b, "refs/handoff/memories/"), []);
     assert.equal(readTraffic(store, "origin", from).map((c) => c.kind), ["fetch"]);
     // Now past 200 tracked tasks, a look lists the families first and fetches what moved.
-    assert.is(cli(["task", "add", "one more", "--id", "more", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    await storeTasks({ cwd: a, agent: "alice", push: true }, [{ id: "more", objective: "one more" }]);
     const later = Date.now() - 1;
     assert.equal(await followQueue(store, "origin").look(), { ok: true, changed: true });
     assert.ok(await store.readRef("refs/handoff/tasks/more"), "the new task arrived");
@@ -100,17 +102,17 @@ test("205 new tasks arrive in the one fetch of a look; the other families still 
 
 test("the lease set gone from the remote: the look lists first, and still brings the new task", async () => {
   const { a, b, bare } = twoClones();
-  assert.is(cli(["task", "add", "scoped", "--id", "s1", "--scope", "src/**", "--push"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["claim", "s1"], { cwd: a, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [{ id: "s1", objective: "scoped", scope: ["src/**"] }]);
+  await storeClaim({ cwd: a, agent: "alice" }, "s1");
   // A look fetches the lease set by name once it is tracked (a sync brought it here).
-  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  await storeSync({ cwd: b, agent: "bob" });
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {
     const f = followQueue(store, "origin");
     assert.ok(await store.readRef("refs/handoff-remotes/origin/leases"), "the lease set is tracked");
     // An odd remote (or a hand) removes the lease set; a new task comes.
     gitOut(bare, "update-ref", "-d", "refs/handoff/leases");
-    assert.is(cli(["task", "add", "next", "--id", "n1", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    await storeTasks({ cwd: a, agent: "alice", push: true }, [{ id: "n1", objective: "next" }]);
     const from = Date.now() - 1;
     assert.equal(await f.look(), { ok: true, changed: true });
     assert.ok(await store.readRef("refs/handoff/tasks/n1"), "the new task arrived");
@@ -123,8 +125,8 @@ test("the lease set gone from the remote: the look lists first, and still brings
 test("in process, a look lists the queue's families and fetches what moved by name, 205 tasks in one pack kept whole; the memory waits for sync", async () => {
   const { a, b } = twoClones();
   await seedTasks(a, Array.from({ length: 205 }, (_, i) => ({ id: `many-${i}` })), "alice");
-  assert.is(cli(["memory", "add", "a note"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
+  await storeMemory({ cwd: a, agent: "alice" }, "a note");
+  await storeSync({ cwd: a, agent: "alice" });
   delete process.env.HANDOFF_PATH_REMOTE;
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {

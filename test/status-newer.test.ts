@@ -7,22 +7,27 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { futureTask, newerProject } from "./support/newer-remote.ts";
 import { cleanupTemp, cli, succeeded } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
 const STALE = /\(on origin from a newer git-handoff: this copy may be stale; upgrade to change it\)$/;
 
-test("status marks each task held back as newer on its own lines (held, matrix, review, blocked) and in --json", () => {
+test("status marks each task held back as newer on its own lines (held, matrix, review, blocked) and in --json", async () => {
   const { bare, a, b } = newerProject();
-  for (const id of ["z", "w", "y"]) succeeded(cli(["task", "add", id, "--id", id, "--push"], { cwd: a, agent: "alice" }));
-  // Blocked edges: x waits on z (the blocker held back), u on y (the waiter held back), v on y (neither).
-  for (const [id, after] of [["x", "z"], ["u", "y"], ["v", "y"]] as const) succeeded(cli(["task", "add", id, "--id", id, "--after", after, "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
+  // The tasks, bob's claims and the syncs: written in-process (support/seed.ts); the done that runs a verify command is a process.
+  const bob = { cwd: b, agent: "bob" };
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [
+    ...["z", "w", "y"].map((id) => ({ id, objective: id })),
+    // Blocked edges: x waits on z (the blocker held back), u on y (the waiter held back), v on y (neither).
+    ...([["x", "z"], ["u", "y"], ["v", "y"]] as const).map(([id, after]) => ({ id, objective: id, after: [after] })),
+  ]);
+  await storeSync(bob);
   // w: bob submitted it for review; z: bob holds it; then a newer git-handoff rewrites both.
-  succeeded(cli(["claim", "w"], { cwd: b, agent: "bob" }));
+  await storeClaim(bob, "w");
   succeeded(cli(["done", "w", "--verify", "true"], { cwd: b, agent: "bob" }));
-  succeeded(cli(["claim", "z", "--ttl", "2h"], { cwd: b, agent: "bob" }));
-  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
+  await storeClaim(bob, "z", { ttl: "2h" });
+  await storeSync(bob);
   futureTask(bare, "z");
   futureTask(bare, "w");
   futureTask(bare, "u");

@@ -1,21 +1,25 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp } from "./support/repo.ts";
+import { storeClaim, storeTasks } from "./support/seed.ts";
 import { commitFile, later, MIN, team } from "./support/team.ts";
 
 test.after(cleanupTemp);
 
-test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked edges, review, inboxes, leases, conflicts", () => {
+test("status is the bird's-eye view: roster, claim matrix, worktrees, blocked edges, review, inboxes, leases, conflicts", async () => {
   const t = team(["alice", "bob", "carol"]);
   for (const a of ["alice", "bob", "carol"]) assert.is(t.as(a, ["session", "start", "--objective", `${a}'s part`, "--session", `sess-${a}`]).code, 0);
   const lead = (args: string[], env?: NodeJS.ProcessEnv) => t.as("lead", args, env);
-  assert.is(lead(["task", "add", "change the endpoint", "--id", "api"]).code, 0);
-  assert.is(lead(["task", "add", "test the endpoint", "--id", "tests", "--after", "api"]).code, 0);
-  assert.is(lead(["task", "add", "lint config", "--id", "lint"]).code, 0);
-  assert.is(lead(["task", "add", "docs", "--id", "docs"]).code, 0);
-  assert.is(t.as("alice", ["claim", "api", "--ttl", "2m"]).code, 0);
+  // The tasks and the claims: written in-process (support/seed.ts).
+  await storeTasks({ cwd: t.repo, agent: "lead" }, [
+    { id: "api", objective: "change the endpoint" },
+    { id: "tests", objective: "test the endpoint", after: ["api"] },
+    { id: "lint", objective: "lint config" },
+    { id: "docs", objective: "docs" },
+  ]);
+  await storeClaim({ cwd: t.wt.alice!, agent: "alice" }, "api", { ttl: "2m" });
   assert.is(t.as("alice", ["handoff", "api", "--to", "bob", "--contract", "GET /x"]).code, 0);
-  assert.is(t.as("carol", ["claim", "lint"]).code, 0);
+  await storeClaim({ cwd: t.wt.carol!, agent: "carol" }, "lint");
   commitFile(t.wt.alice!, "shared.txt", "alice\n");
   commitFile(t.wt.carol!, "shared.txt", "carol\n");
   assert.is(t.as("carol", ["done", "lint", "--verify", "true"]).code, 0);

@@ -5,8 +5,8 @@ import { writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
-import { cloneOf, serveRoot } from "./support/servers.ts";
 import { storeClaim, storeRenew, storeSync, storeTasks, type Actor } from "./support/seed.ts";
+import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -34,7 +34,7 @@ const remoteTask = (bare: string, id: string) => JSON.parse(gitOut(bare, "show",
 const eventsOf = (cwd: string, seconds: number) =>
   ok(run(["events", "--task", "T", "--json"], cwd, "lead", seconds)).json.map((e: any) => `${e.type}:${e.by ?? e.agent}`);
 
-/** Who writes the setup, where, at T0 + `seconds`, as `run` runs the verb. */
+/** `agent` in `cwd` at `seconds`: the setup's writes and syncs, in-process (support/seed.ts). */
 const by = (cwd: string, agent: string, seconds: number): Actor => ({ cwd, agent, now: at(seconds).HANDOFF_NOW });
 
 /** alice claims T for a minute in A, then renews it there: the remote's T moved after B last synced. */
@@ -67,7 +67,7 @@ test("an explicit fail of a task whose claim had run out is replayed at sync, no
 test("an explicit fail of a task someone took over meanwhile becomes a conflict for its agent", async () => {
   const { bare, a, b } = project();
   await claimedThenMoved(a, b);
-  ok(run(["claim", "T"], a, "carol", 200)); // alice's claim ran out: carol takes T on the remote
+  await storeClaim(by(a, "carol", 200), "T"); // alice's claim ran out: carol takes T on the remote
   ok(run(["fail", "T", "--reason", "cannot be done"], b, "bob", 300));
   const s = ok(run(["sync", "--json"], b, "bob", 301)).json;
   assert.equal(s.conflicts.map((c: any) => `${c.agent} ${c.event.type} ${c.code} ${c.holder}`), ["bob failed held_by_other carol"]);

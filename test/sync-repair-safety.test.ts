@@ -7,6 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { blob, recordCommit, readRecordAt, setRef } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeLease, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -29,16 +30,16 @@ const tip = (repo: string, ref: string) => {
  * legal claim (with its scope lease) is taken by the remote but refused on receive by the clone that
  * had seen the task. That clone has no lease set of its own.
  */
-function refusedClaim() {
+async function refusedClaim() {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const victim = cloneOf(bare);
   const carol = cloneOf(bare);
-  ok(cli(["task", "add", "the task", "--id", "t", "--scope", "src/a.ts"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: carol, agent: "carol" }));
-  const behind = { HANDOFF_NOW: new Date(Date.now() - 10 * 60_000).toISOString() };
-  ok(cli(["claim", "t"], { cwd: carol, agent: "carol", env: behind }));
+  // The task, the syncs and carol's claim in-process (support/seed.ts); the victim's sync that refuses it is a process.
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "t", objective: "the task", scope: ["src/a.ts"] }]);
+  await storeSync({ cwd: victim, agent: "victim" });
+  await storeSync({ cwd: carol, agent: "carol" });
+  await storeClaim({ cwd: carol, agent: "carol", now: new Date(Date.now() - 10 * 60_000).toISOString() }, "t");
   const s = cli(["sync", "--json"], { cwd: victim, agent: "victim" });
   const refused = new Map<string, any>(s.json.quarantined.map((q: any) => [q.ref, q]));
   assert.match(refused.get("refs/handoff/tasks/t")?.reason ?? "", /before its parent's/, JSON.stringify(s.json.quarantined));
@@ -47,8 +48,8 @@ function refusedClaim() {
   return { bare, victim, carol, remoteTask: tip(bare, "refs/handoff/tasks/t")!, remoteLeases: tip(bare, "refs/handoff/leases")! };
 }
 
-test("a repair that would lower a fence or delete a ref this clone lacks is refused: nothing pushed, and a fresh clone cannot grant the task again", () => {
-  const { bare, victim, remoteTask, remoteLeases } = refusedClaim();
+test("a repair that would lower a fence or delete a ref this clone lacks is refused: nothing pushed, and a fresh clone cannot grant the task again", async () => {
+  const { bare, victim, remoteTask, remoteLeases } = await refusedClaim();
   const r = cli(["sync", "--repair", "--json"], { cwd: victim, agent: "victim" });
   assert.is(r.code, 3, r.stdout + r.stderr);
   const byRef = new Map<string, any>(r.json.repaired.map((p: any) => [p.ref, p]));
@@ -83,8 +84,8 @@ test("a repair that would lower a fence or delete a ref this clone lacks is refu
   assert.is(gitOut(fresh, "for-each-ref", "refs/handoff/tasks/"), "", "nothing of t taken in");
 });
 
-test("each hint names the command that works: --repair --force where --repair refuses (and deletes where this clone has none), --repair where it goes ahead; a --repair run does not repeat the plain hint", () => {
-  const { bare, victim } = refusedClaim();
+test("each hint names the command that works: --repair --force where --repair refuses (and deletes where this clone has none), --repair where it goes ahead; a --repair run does not repeat the plain hint", async () => {
+  const { bare, victim } = await refusedClaim();
   const s = cli(["sync"], { cwd: victim, agent: "victim" });
   assert.is(s.code, 3, s.stdout + s.stderr);
   assert.match(s.stdout, /^refused on receive: refs\/handoff\/tasks\/t: .*; git handoff sync --repair refuses it: it would lower t's fence from 1 to 0, .*; after checking the remote's value, git handoff sync --repair --force overwrites it\)$/m);
@@ -120,13 +121,13 @@ test("each hint names the command that works: --repair --force where --repair re
   assert.match(cli(["sync", "--repair"], { cwd: victim, agent: "victim" }).stdout, /^repaired: refs\/handoff\/tasks\/t on origin .*-> this clone's [0-9a-f]{12}$/m, "as the hint said, --repair alone does it");
 });
 
-test("a repair that would remove another agent's live claim or live lease is refused, though the fence would not go down", () => {
+test("a repair that would remove another agent's live claim or live lease is refused, though the fence would not go down", async () => {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const victim = cloneOf(bare);
-  ok(cli(["task", "add", "the task", "--id", "u"], { cwd: victim, agent: "victim" }));
-  ok(cli(["lease", "docs/v.md"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "u", objective: "the task" }]);
+  await storeLease({ cwd: victim, agent: "victim" }, ["docs/v.md"]);
+  await storeSync({ cwd: victim, agent: "victim" });
   // Histories that do not descend from what this clone validated (refused as rewritten), holding
   // mallory's live claim at this clone's own fence, and the victim's lease set plus mallory's lease.
   const at = new Date().toISOString();
@@ -151,13 +152,13 @@ test("a repair that would remove another agent's live claim or live lease is ref
   assert.is(tip(bare, "refs/handoff/leases"), forgedLeases);
 });
 
-test("a repair that would put a finished task back to an earlier state is refused, though the fence would not go down and no claim is live there", () => {
+test("a repair that would put a finished task back to an earlier state is refused, though the fence would not go down and no claim is live there", async () => {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const victim = cloneOf(bare);
-  ok(cli(["task", "add", "the task", "--id", "w"], { cwd: victim, agent: "victim" }));
-  ok(cli(["claim", "w"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "w", objective: "the task" }]);
+  await storeClaim({ cwd: victim, agent: "victim" }, "w");
+  await storeSync({ cwd: victim, agent: "victim" });
   // The remote's history, not descending from what this clone validated, has w done at its fence.
   const task = readRecordAt(bare, "refs/handoff/tasks/w");
   const done = { ...task, status: "done", claim: null, updated_at: new Date().toISOString() };
@@ -174,8 +175,8 @@ test("a repair that would put a finished task back to an earlier state is refuse
   assert.is(tip(bare, "refs/handoff/tasks/w"), forged, "the remote's done stays");
 });
 
-test("--force overwrites them after all, saying what it overrode; a clone that took the overwritten claim then refuses to vouch for it", () => {
-  const { bare, victim, carol } = refusedClaim();
+test("--force overwrites them after all, saying what it overrode; a clone that took the overwritten claim then refuses to vouch for it", async () => {
+  const { bare, victim, carol } = await refusedClaim();
   const usage = cli(["sync", "--force"], { cwd: victim, agent: "victim" });
   assert.is(usage.code, 2, "--force goes with --repair");
   const r = ok(cli(["sync", "--repair", "--force"], { cwd: victim, agent: "victim" }));

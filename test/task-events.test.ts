@@ -2,6 +2,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo, type CliResult } from "./support/repo.ts";
+import { storeClaim, storeDone, storeLease, storeMemory, storeRelease, storeTasks, type Actor } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -16,6 +17,9 @@ function at(repo: string, agent: string, ms: number, args: string[]): CliResult 
   return r;
 }
 
+/** Who acts where, `ms` after T0: the setup's writes, in-process (support/seed.ts). */
+const by = (repo: string, agent: string, ms: number): Actor => ({ cwd: repo, agent, now: plus(ms) });
+
 let repo = "";
 let head = "";
 /** Events as [type, task, agent] for the query, run at T0+20m. */
@@ -24,17 +28,17 @@ function q(...args: string[]): string[][] {
   return r.json.map((e: any) => [e.type, e.task, e.agent]);
 }
 
-test.before(() => {
+test.before(async () => {
   repo = tempRepo();
   head = gitOut(repo, "rev-parse", "HEAD");
-  at(repo, "lead", 0, ["task", "add", "first", "--id", "a"]);
-  at(repo, "lead", 1 * MIN, ["task", "add", "second", "--id", "b"]);
-  at(repo, "alice", 2 * MIN, ["claim", "a"]);
-  at(repo, "bob", 3 * MIN, ["claim", "b"]);
-  at(repo, "alice", 4 * MIN, ["done", "a", "--commit", "HEAD", "--note", "shipped"]);
-  at(repo, "bob", 5 * MIN, ["release", "b"]);
-  at(repo, "carol", 6 * MIN, ["claim", "b", "--ttl", "1m"]);
-  at(repo, "dave", 10 * MIN, ["claim", "b"]);
+  await storeTasks(by(repo, "lead", 0), [{ id: "a", objective: "first" }]);
+  await storeTasks(by(repo, "lead", 1 * MIN), [{ id: "b", objective: "second" }]);
+  await storeClaim(by(repo, "alice", 2 * MIN), "a");
+  await storeClaim(by(repo, "bob", 3 * MIN), "b");
+  await storeDone(by(repo, "alice", 4 * MIN), "a", { commit: "HEAD", note: "shipped" });
+  await storeRelease(by(repo, "bob", 5 * MIN), "b");
+  await storeClaim(by(repo, "carol", 6 * MIN), "b", { ttl: "1m" });
+  await storeClaim(by(repo, "dave", 10 * MIN), "b");
 });
 test.after(cleanupTemp);
 
@@ -111,12 +115,12 @@ test("filters combine", () => {
   assert.equal(q("--type", "claimed", "--limit", "3", "--since", "1h"), ALL.filter((e) => e[0] === "claimed").slice(-3));
 });
 
-test("--task finds the task's events kept on other refs: a refused claim on the agent's log, a memory about it", () => {
+test("--task finds the task's events kept on other refs: a refused claim on the agent's log, a memory about it", async () => {
   const r = tempRepo();
-  at(r, "lead", 0, ["task", "add", "the api", "--id", "api"]);
-  at(r, "alice", MIN, ["claim", "api"]);
+  await storeTasks(by(r, "lead", 0), [{ id: "api", objective: "the api" }]);
+  await storeClaim(by(r, "alice", MIN), "api");
   assert.is(cli(["claim", "api"], { cwd: r, agent: "bob", env: { HANDOFF_NOW: plus(2 * MIN) } }).code, 3);
-  at(r, "bob", 3 * MIN, ["memory", "add", "--task", "api", "the schema is in docs/"]);
+  await storeMemory(by(r, "bob", 3 * MIN), "the schema is in docs/", { task: "api" });
   const about = (args: string[]) => (at(r, "lead", 4 * MIN, ["events", ...args, "--json"]).json as { type: string; task: string }[]).map((e) => `${e.type} ${e.task}`);
   assert.equal(about(["--task", "api"]), ["created api", "claimed api", "claim_refused api", "memory_added api"]);
   assert.equal(about(["--task", "api", "--type", "memory_added"]), ["memory_added api"]);
@@ -125,12 +129,12 @@ test("--task finds the task's events kept on other refs: a refused claim on the 
   assert.match(at(r, "lead", 4 * MIN, ["events", "--task", "api", "--type", "memory_added"]).stdout, /memory_added .* memory=m-[0-9a-z]+/);
 });
 
-test("lease and release-request lines say what they are about (patterns, request id, answer), each one bounded line", () => {
+test("lease and release-request lines say what they are about (patterns, request id, answer), each one bounded line", async () => {
   const r = tempRepo();
   const long = `docs/${"y".repeat(100)}.md`;
-  at(r, "alice", 0, ["lease", "src/api/**", "--exclusive"]);
-  at(r, "alice", MIN, ["lease", "docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md"]);
-  at(r, "alice", MIN, ["lease", long]);
+  await storeLease(by(r, "alice", 0), ["src/api/**"], { exclusive: true });
+  await storeLease(by(r, "alice", MIN), ["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md"]);
+  await storeLease(by(r, "alice", MIN), [long]);
   const id = at(r, "bob", 2 * MIN, ["ask", "alice", "--release", "src/api/users.ts", "--json"]).json.id;
   at(r, "alice", 3 * MIN, ["answer", id, "--keep", "--until", "1h"]);
   at(r, "alice", 4 * MIN, ["unlease", "src/api/**"]);

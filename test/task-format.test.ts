@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { TASK_MARKER_V2, TASK_MARKER_V2_SHA1, TASK_MARKER_V2_SHA256, taskMarkerV2Oid } from "../src/store/task-format.ts";
 import { recordCommit, setRef, tree, commit } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, serveRoot, twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -28,12 +29,15 @@ test("the task format 2 marker's ids are the hashes of TASK_MARKER_V2", () => {
   assert.is(taskMarkerV2Oid(32), TASK_MARKER_V2_SHA256);
 });
 
-test("a task whose reclaim still binds is written in format 2 and read back; other tasks, and the same task after its next grant, in format 1", () => {
+test("a task whose reclaim still binds is written in format 2 and read back; other tasks, and the same task after its next grant, in format 1", async () => {
   const repo = tempRepo();
-  ok(cli(["task", "add", "parser", "--id", "parser"], { cwd: repo, agent: "lead" }));
-  ok(cli(["task", "add", "lexer", "--id", "lexer"], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "parser"], { cwd: repo, agent: "alice" }));
-  ok(cli(["claim", "lexer"], { cwd: repo, agent: "bob" }));
+  // The tasks and their claims: written in-process (support/seed.ts); the reclaim and what follows are processes.
+  await storeTasks({ cwd: repo, agent: "lead" }, [
+    { id: "parser", objective: "parser" },
+    { id: "lexer", objective: "lexer" },
+  ]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "parser");
+  await storeClaim({ cwd: repo, agent: "bob" }, "lexer");
   assert.is(formatAt(repo, "refs/handoff/tasks/parser"), "git-handoff 1");
   ok(cli(["reclaim", "parser", "--reason", "alice stopped answering"], { cwd: repo, agent: "lead" }));
   assert.is(formatAt(repo, "refs/handoff/tasks/parser"), "git-handoff 2");
@@ -61,16 +65,16 @@ test("a task whose reclaim still binds is written in format 2 and read back; oth
   assert.is(formatAt(repo, "refs/handoff/tasks/parser"), "git-handoff 1");
 });
 
-test("a record in a format this build does not know is held back as from a newer git-handoff; task format 2 is received", () => {
+test("a record in a format this build does not know is held back as from a newer git-handoff; task format 2 is received", async () => {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const other = cloneOf(bare);
   const victim = cloneOf(bare);
   // A real task in format 2, from another clone of this build.
-  ok(cli(["task", "add", "parser", "--id", "parser"], { cwd: other, agent: "lead" }));
-  ok(cli(["claim", "parser"], { cwd: other, agent: "alice" }));
+  await storeTasks({ cwd: other, agent: "lead" }, [{ id: "parser", objective: "parser" }]);
+  await storeClaim({ cwd: other, agent: "alice" }, "parser");
   ok(cli(["reclaim", "parser", "--reason", "gone"], { cwd: other, agent: "lead" }));
-  ok(cli(["sync"], { cwd: other, agent: "lead" }));
+  await storeSync({ cwd: other, agent: "lead" });
   assert.is(formatAt(bare, "refs/handoff/tasks/parser"), "git-handoff 2");
   // A task in format 3, and task format 2's marker on another family (memories are format 1).
   const at = new Date().toISOString();
@@ -89,14 +93,14 @@ test("a record in a format this build does not know is held back as from a newer
   assert.equal(ok(cli(["task", "show", "parser", "--json"], { cwd: victim, agent: "victim" })).json.reclaimed.agent, "alice");
 });
 
-test("the reclaimed agent may not finish the task until it claims again, after a round trip through a remote", () => {
+test("the reclaimed agent may not finish the task until it claims again, after a round trip through a remote", async () => {
   const { a, b } = twoClones();
-  ok(cli(["task", "add", "parser", "--id", "parser"], { cwd: a, agent: "lead" }));
-  ok(cli(["claim", "parser"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "lead" }));
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "parser", objective: "parser" }]);
+  await storeClaim({ cwd: a, agent: "alice" }, "parser");
+  await storeSync({ cwd: a, agent: "alice" });
+  await storeSync({ cwd: b, agent: "lead" });
   ok(cli(["reclaim", "parser", "--reason", "alice stopped answering"], { cwd: b, agent: "lead" }));
-  ok(cli(["sync"], { cwd: b, agent: "lead" }));
+  await storeSync({ cwd: b, agent: "lead" });
   const s = ok(cli(["sync", "--json"], { cwd: a, agent: "alice" }));
   assert.equal(s.json.quarantined ?? [], [], JSON.stringify(s.json.quarantined));
   assert.is(formatAt(a, "refs/handoff/tasks/parser"), "git-handoff 2");

@@ -8,8 +8,8 @@ import * as assert from "uvu/assert";
 import { amendRecord } from "./support/forge.ts";
 import { cliOnTerminal } from "./support/pty.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
-import { storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -18,7 +18,7 @@ const ok = (r: ReturnType<typeof cli>) => {
   return r;
 };
 
-/** Clone `a` writes a task whose verify command would leave a marker file; clone `b` receives it. */
+/** Clone `a` writes a task whose verify command would leave a marker file; clone `b` receives it (written in-process: support/seed.ts). */
 async function project(id: string) {
   const bare = serveRoot().bare("project");
   gitOut(tempRepo(), "push", "-q", bare, "main");
@@ -26,7 +26,6 @@ async function project(id: string) {
   const b = cloneOf(bare);
   const marker = join(tempDir(), `PWNED-${id}`);
   const command = `touch ${marker}; echo all tests passed`;
-  // The store's task add records the command as written in clone a, as the verb's does.
   await storeTasks({ cwd: a, agent: "mallory" }, [{ id, objective: "innocent", verify: command }]);
   await storeSync({ cwd: a });
   await storeSync({ cwd: b });
@@ -59,7 +58,7 @@ test("a verify command from another clone: claim and task show name it and its a
 
 test("approved on a terminal (a pseudo-terminal here): shown first, 'n' approves nothing, 'y' lets done run it", async () => {
   const { b, marker, command } = await project("t2");
-  ok(cli(["claim", "t2"], { cwd: b, agent: "alice" }));
+  await storeClaim({ cwd: b, agent: "alice" }, "t2");
   const no = cliOnTerminal(["approve", "t2"], { cwd: b, agent: "alice", prompt: "[y/N]", answer: "n" });
   assert.is(no.code, 3, no.output);
   assert.ok(no.output.includes(command), "the command is shown before the question");
@@ -79,7 +78,7 @@ test("approved on a terminal (a pseudo-terminal here): shown first, 'n' approves
 
 test("approved with HANDOFF_APPROVE=<sha256 of the command>; a command written in this clone needs nothing", async () => {
   const { a, b, marker, command } = await project("t3");
-  ok(cli(["claim", "t3"], { cwd: b, agent: "alice" }));
+  await storeClaim({ cwd: b, agent: "alice" }, "t3");
   const hash = createHash("sha256").update(command).digest("hex");
   const r = ok(cli(["approve", "t3", "--json"], { cwd: b, agent: "alice", env: { HANDOFF_APPROVE: hash } }));
   assert.is(r.json.approval.how, "approved");
@@ -94,11 +93,11 @@ test("approved with HANDOFF_APPROVE=<sha256 of the command>; a command written i
   assert.ok(existsSync(own));
 });
 
-test("a hand-written multi-line verify is refused by the schema: nothing runs", () => {
+test("a hand-written multi-line verify is refused by the schema: nothing runs", async () => {
   const repo = tempRepo();
   const marker = join(tempDir(), "TWO");
-  ok(cli(["task", "add", "x", "--id", "ml", "--verify", "true"], { cwd: repo, agent: "lead" }));
-  ok(cli(["claim", "ml"], { cwd: repo, agent: "alice" }));
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "ml", objective: "x", verify: "true" }]);
+  await storeClaim({ cwd: repo, agent: "alice" }, "ml");
   amendRecord(repo, "refs/handoff/tasks/ml", (t) => (t.verify = `true\ntouch ${marker}`), { author: "alice" });
   const r = cli(["done", "ml", "--json"], { cwd: repo, agent: "alice" });
   assert.is.not(r.code, 0);

@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { commit, readRecordAt, recordCommit, tree } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -45,14 +46,15 @@ function forgeArchive(repo: string, id: string, tip: string, o: { parent: boolea
 
 const has = (repo: string, ref: string) => gitOut(repo, "for-each-ref", "--format=%(refname)", ref) === ref;
 
-test("a forged archive entry for a live, claimed task plus its ref deleted on the remote: every clone keeps the task, the archive is refused", () => {
+test("a forged archive entry for a live, claimed task plus its ref deleted on the remote: every clone keeps the task, the archive is refused", async () => {
   const { bare, victim, alice, mallory } = world();
-  ok(cli(["task", "add", "important", "--id", "X", "--scope", "x/**", "--exclusive"], { cwd: victim, agent: "lead" }));
-  ok(cli(["sync"], { cwd: victim }));
-  ok(cli(["sync"], { cwd: alice }));
-  ok(cli(["claim", "X"], { cwd: alice, agent: "alice" }));
-  ok(cli(["sync"], { cwd: victim }));
-  ok(cli(["sync"], { cwd: mallory }));
+  // The task, alice's claim and the syncs that spread them: written in-process (support/seed.ts).
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "X", objective: "important", scope: ["x/**"], exclusive: true }]);
+  await storeSync({ cwd: victim });
+  await storeSync({ cwd: alice });
+  await storeClaim({ cwd: alice, agent: "alice" }, "X");
+  await storeSync({ cwd: victim });
+  await storeSync({ cwd: mallory });
   const xTip = gitOut(mallory, "rev-parse", "refs/handoff/tasks/X");
   forgeArchive(mallory, "X", xTip, { parent: true, record: gitOut(mallory, "show", `${xTip}:task.json`) + "\n" });
   gitOut(mallory, "push", "-q", "origin", "refs/handoff/archive");
@@ -73,13 +75,13 @@ test("a forged archive entry for a live, claimed task plus its ref deleted on th
   ok(cli(["done", "X"], { cwd: alice, agent: "alice" }));
 });
 
-test("an archive entry naming a commit nobody has: sync goes on for every other ref, the archive is refused with its reason, the task is kept", () => {
+test("an archive entry naming a commit nobody has: sync goes on for every other ref, the archive is refused with its reason, the task is kept", async () => {
   const { bare, victim, mallory } = world();
-  ok(cli(["task", "add", "another", "--id", "Y"], { cwd: victim, agent: "lead" }));
-  ok(cli(["sync"], { cwd: victim }));
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "Y", objective: "another" }]);
+  await storeSync({ cwd: victim });
   // An honest change the victim must still receive.
-  ok(cli(["task", "add", "honest", "--id", "Z"], { cwd: mallory, agent: "bob" }));
-  ok(cli(["sync"], { cwd: mallory, agent: "bob" }));
+  await storeTasks({ cwd: mallory, agent: "bob" }, [{ id: "Z", objective: "honest" }]);
+  await storeSync({ cwd: mallory, agent: "bob" });
   const missing = "1".repeat(40);
   forgeArchive(mallory, "Y", missing, { parent: false, record: "{}\n" });
   gitOut(mallory, "push", "-q", "origin", "refs/handoff/archive");
@@ -98,15 +100,15 @@ test("an archive entry naming a commit nobody has: sync goes on for every other 
   assert.ok(has(bare, "refs/handoff/tasks/Y"), "Y was pushed back");
 });
 
-test("an archive entry naming a finished record the task never legally reached (a forged done by a non-holder): the task is kept", () => {
+test("an archive entry naming a finished record the task never legally reached (a forged done by a non-holder): the task is kept", async () => {
   const { bare, victim, alice, mallory } = world();
-  ok(cli(["task", "add", "important", "--id", "X"], { cwd: victim, agent: "lead" }));
-  ok(cli(["sync"], { cwd: victim }));
-  ok(cli(["sync"], { cwd: alice }));
-  ok(cli(["claim", "X"], { cwd: alice, agent: "alice" }));
-  ok(cli(["sync"], { cwd: alice }));
-  ok(cli(["sync"], { cwd: victim }));
-  ok(cli(["sync"], { cwd: mallory }));
+  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "X", objective: "important" }]);
+  await storeSync({ cwd: victim });
+  await storeSync({ cwd: alice });
+  await storeClaim({ cwd: alice, agent: "alice" }, "X");
+  await storeSync({ cwd: alice });
+  await storeSync({ cwd: victim });
+  await storeSync({ cwd: mallory });
   // A "done" by mallory on alice's claim, never pushed to the task's ref: only the archive names it.
   const xTip = gitOut(mallory, "rev-parse", "refs/handoff/tasks/X");
   const rec = readRecordAt(mallory, "refs/handoff/tasks/X");

@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { eventMessage, readRecordAt, recordCommit, setRef } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, handoffRefs, succeeded } from "./support/repo.ts";
+import { storeLease, storeSync } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -22,19 +23,20 @@ function forgeLeases(bare: string, agent: string, change: (l: { pattern: string;
   setRef(bare, "refs/handoff/leases", recordCommit(bare, "leases.json", set, { parent, author: agent, message: eventMessage(event) }));
 }
 
-function world() {
+/** m1's and m2's leases on the remote, and the victim's clone that has synced them: written in-process (support/seed.ts). */
+async function world() {
   const bare = emptyRemote();
   const attacker = cloneOf(bare);
   const victim = cloneOf(bare);
-  ok(cli(["lease", "src/m1.ts"], { cwd: attacker, agent: "m1" }));
-  ok(cli(["lease", "src/m2.ts"], { cwd: attacker, agent: "m2" }));
-  ok(cli(["sync"], { cwd: attacker, agent: "m1" }));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
+  await storeLease({ cwd: attacker, agent: "m1" }, ["src/m1.ts"]);
+  await storeLease({ cwd: attacker, agent: "m2" }, ["src/m2.ts"]);
+  await storeSync({ cwd: attacker, agent: "m1" });
+  await storeSync({ cwd: victim, agent: "lead" });
   return { bare, attacker, victim };
 }
 
-test("the audit's leases of twelve {a,b} groups are refused on receive at once, and the lease set is kept back", () => {
-  const { bare, victim } = world();
+test("the audit's leases of twelve {a,b} groups are refused on receive at once, and the lease set is kept back", async () => {
+  const { bare, victim } = await world();
   const before = handoffRefs(victim);
   forgeLeases(bare, "m1", (l) => (l.pattern = `${groups(12, "{a,b}")}/x`));
   forgeLeases(bare, "m2", (l) => {
@@ -59,14 +61,14 @@ function costlyGlob(tag: string, end: string): string {
   return p + "s".repeat(8) + end;
 }
 
-test("leases of patterns within the bounds cost a receive a bounded amount of matching, then the step is refused naming the budget", () => {
-  const { bare, attacker, victim } = world();
+test("leases of patterns within the bounds cost a receive a bounded amount of matching, then the step is refused naming the budget", async () => {
+  const { bare, attacker, victim } = await world();
   // Each comparison of m2's exclusive lease with one of m1's is tens of millions of units of
   // matching (4,096 pairs of alternatives, each a search over long segments of stars).
   const many = Array.from({ length: 30 }, (_, i) => costlyGlob(`m${i}`, "x"));
-  ok(cli(["lease", ...many], { cwd: attacker, agent: "m1" }));
-  ok(cli(["sync"], { cwd: attacker, agent: "m1" }));
-  ok(cli(["sync"], { cwd: victim, agent: "lead" }));
+  await storeLease({ cwd: attacker, agent: "m1" }, many);
+  await storeSync({ cwd: attacker, agent: "m1" });
+  await storeSync({ cwd: victim, agent: "lead" });
   const before = handoffRefs(victim);
   forgeLeases(bare, "m2", (l) => {
     l.pattern = costlyGlob("m", "y");

@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { eventMessage, readRecordAt, recordCommit, setRef } from "./support/forge.ts";
 import { cleanupTemp, cli, gitOut, keepingLeases, succeeded } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -21,11 +22,12 @@ function project() {
 
 const quarantined = (r: ReturnType<typeof cli>) => new Map<string, { kind: string; reason: string }>(r.json.quarantined.map((q: { ref: string; kind: string; reason: string }) => [q.ref, q]));
 
-test("a lease set that drops another agent's live lease is refused on receive, seen before or first; nobody is granted what that agent holds", () => {
+test("a lease set that drops another agent's live lease is refused on receive, seen before or first; nobody is granted what that agent holds", async () => {
   const { bare, alice, carol } = project();
-  ok(cli(["task", "add", "parser", "--id", "parser", "--scope", "src/a.ts", "--exclusive", "--push"], { cwd: alice, agent: "alice" }));
-  ok(cli(["claim", "parser"], { cwd: alice, agent: "alice" }));
-  ok(cli(["sync"], { cwd: carol, agent: "carol" }));
+  // alice's task and claim, and carol's sync of them: written in-process (support/seed.ts).
+  await storeTasks({ cwd: alice, agent: "alice", push: true }, [{ id: "parser", objective: "parser", scope: ["src/a.ts"], exclusive: true }]);
+  await storeClaim({ cwd: alice, agent: "alice" }, "parser");
+  await storeSync({ cwd: carol, agent: "carol" });
   // bob's shared lease written over the remote's set as if alice's never were there: no replay.
   const set = readRecordAt(bare, "refs/handoff/leases", "leases.json");
   const mine = set.leases.find((l: { agent: string }) => l.agent === "alice");
@@ -51,15 +53,19 @@ test("a lease set that drops another agent's live lease is refused on receive, s
   assert.is(cli(["lease", "src/a.ts", "--exclusive"], { cwd: dave, agent: "dave" }).code, 3);
 });
 
-test("what may end another agent's live lease still arrives: the creator's cancel, a forced release of a finished task's lease, the holder's handoff renewing its claim", () => {
+test("what may end another agent's live lease still arrives: the creator's cancel, a forced release of a finished task's lease, the holder's handoff renewing its claim", async () => {
   const { alice, carol } = project();
   const at = (minutes: number) => ({ HANDOFF_NOW: new Date(Date.parse("2026-12-06T10:00:00Z") + minutes * 60_000).toISOString() });
-  ok(cli(["task", "add", "one", "--id", "one", "--scope", "src/one.ts", "--exclusive", "--push"], { cwd: carol, agent: "lead", env: at(0) }));
-  ok(cli(["task", "add", "two", "--id", "two", "--scope", "src/two.ts", "--exclusive", "--push"], { cwd: carol, agent: "lead", env: at(0) }));
-  ok(cli(["sync"], { cwd: alice, agent: "alice", env: at(0) }));
-  ok(cli(["claim", "one"], { cwd: alice, agent: "alice", env: at(1) }));
-  ok(cli(["claim", "two", "--over-capacity"], { cwd: alice, agent: "alice", env: at(1) }));
-  ok(cli(["sync"], { cwd: carol, agent: "lead", env: at(1) }));
+  // The tasks, alice's claims and the syncs before the handoff: written in-process (support/seed.ts).
+  const by = (cwd: string, agent: string, minutes: number, push = false) => ({ cwd, agent, now: at(minutes).HANDOFF_NOW, ...(push ? { push } : {}) });
+  await storeTasks(by(carol, "lead", 0, true), [
+    { id: "one", objective: "one", scope: ["src/one.ts"], exclusive: true },
+    { id: "two", objective: "two", scope: ["src/two.ts"], exclusive: true },
+  ]);
+  await storeSync(by(alice, "alice", 0));
+  await storeClaim(by(alice, "alice", 1), "one");
+  await storeClaim(by(alice, "alice", 1), "two", { overCapacity: true });
+  await storeSync(by(carol, "lead", 1));
   // The holder hands over: its claim is renewed in the same commit (a handoff counts as an update).
   ok(cli(["handoff", "two", "--note", "halfway"], { cwd: alice, agent: "alice", env: at(10) }));
   ok(cli(["sync"], { cwd: alice, agent: "alice", env: at(10) }));

@@ -12,8 +12,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { amendRecord } from "./support/forge.ts";
 import { cleanupTemp, cli, cliAsync, gitOut, tempDir } from "./support/repo.ts";
-import { cloneOf, emptyRemote } from "./support/servers.ts";
 import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
+import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
 
@@ -22,16 +22,21 @@ const ok = (r: ReturnType<typeof cli>) => {
   return r;
 };
 
-/** A victim with tasks a and b, alice (another clone) holding b, and mallory's clone. */
+/** A victim with tasks a and b, alice (another clone) holding b, and mallory's clone: written in-process (support/seed.ts). */
 async function world() {
   const bare = emptyRemote();
   const [victim, alice, mallory] = [cloneOf(bare), cloneOf(bare), cloneOf(bare)];
-  await storeTasks({ cwd: victim, agent: "lead" }, [{ id: "a", objective: "task a", scope: ["a.txt"] }, { id: "b", objective: "task b", scope: ["b.txt"] }]);
-  await storeSync({ cwd: victim, agent: "lead" });
-  await storeSync({ cwd: alice, agent: "alice" });
-  await storeClaim({ cwd: alice, agent: "alice" }, "b");
-  await storeSync({ cwd: alice, agent: "alice" });
-  await storeSync({ cwd: victim, agent: "lead" });
+  const lead = { cwd: victim, agent: "lead" };
+  const byAlice = { cwd: alice, agent: "alice" };
+  await storeTasks(lead, [
+    { id: "a", objective: "task a", scope: ["a.txt"] },
+    { id: "b", objective: "task b", scope: ["b.txt"] },
+  ]);
+  await storeSync(lead);
+  await storeSync(byAlice);
+  await storeClaim(byAlice, "b");
+  await storeSync(byAlice);
+  await storeSync(lead);
   return { bare, victim, alice, mallory };
 }
 

@@ -41,9 +41,13 @@ function denied(name: string, out: any): boolean {
 
 test("a symlinked path to an exclusively leased file is denied by the Claude, Codex, Cursor and Gemini hooks", () => {
   const { repo, repoLink, paths } = linkedRepo();
-  for (const name of Object.keys(payloads)) {
-    for (const p of paths) {
-      for (const cwd of [repo, repoLink]) {
+  // Each agent's hook only takes the paths and the folder out of its payload; one decision, the
+  // same for all, resolves the links (src/hooks/agents.ts). So Claude's hook is asked with every
+  // path from both folders, and each other hook with every path, from the two folders in turn:
+  // every hook sees every kind of link and both folders, at a hook process each.
+  for (const [h, name] of Object.keys(payloads).entries()) {
+    for (const [i, p] of paths.entries()) {
+      for (const cwd of h === 0 ? [repo, repoLink] : [[repo, repoLink][(i + h) % 2]!]) {
         const r = cli(["hook", name], { cwd: repo, agent: "bob", input: JSON.stringify(payloads[name]!(p, cwd)) });
         assert.is(r.code, 0, r.stderr);
         assert.ok(denied(name, r.json), `${name} ${p} (cwd ${cwd}): ${r.stdout}`);
@@ -121,8 +125,10 @@ test("a dangling symlink is judged as the file a write through it creates: into 
   symlinkSync("loop-b", join(repo, "loop-a"));
   symlinkSync("loop-a", join(repo, "loop-b"));
   const targets: [string, string][] = [["dangling.ts", "src/api/new.ts"], ["chain.ts", "src/api/new.ts"], ["new-dir/x.ts", "src/api/sub/x.ts"]];
-  for (const name of Object.keys(payloads)) {
-    for (const [path, real] of targets) {
+  // Claude's hook with every dangling name, each other hook with one of them in turn (as above: the
+  // links are resolved by the one decision all hooks share).
+  for (const [h, name] of Object.keys(payloads).entries()) {
+    for (const [path, real] of h === 0 ? targets : [targets[(h - 1) % targets.length]!]) {
       const r = cli(["hook", name], { cwd: repo, agent: "bob", input: JSON.stringify(payloads[name]!(join(repo, path), repo)) });
       assert.is(r.code, 0, r.stderr);
       assert.ok(denied(name, r.json), `${name} ${path}: ${r.stdout}`);

@@ -11,6 +11,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo, type CliResult } from "./support/repo.ts";
 import { POLL, remoteTask, script, start, stop, until } from "./support/handover.ts";
+import { storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -39,11 +40,14 @@ test("verify runs where the work was done and only if approved here: passed -> r
   const { bare, lead, box } = team();
   const marks = tempDir("handoff-marks-");
   const foreignCmd = `touch ${join(marks, "foreign-ran")}`;
-  ok(cli(["task", "add", "make the file", "--id", "good", "--priority", "3", "--verify", "test -f made.txt", "--push"], { cwd: lead, agent: "lead" }));
-  ok(cli(["task", "add", "breaks the build", "--id", "bad", "--priority", "2", "--verify", "echo broken; exit 7", "--push"], { cwd: lead, agent: "lead" }));
-  ok(cli(["task", "add", "written elsewhere", "--id", "foreign", "--priority", "1", "--verify", foreignCmd, "--push"], { cwd: lead, agent: "lead" }));
+  // The tasks and the box's sync of them: written in-process (support/seed.ts).
+  await storeTasks({ cwd: lead, agent: "lead", push: true }, [
+    { id: "good", objective: "make the file", priority: 3, verify: "test -f made.txt" },
+    { id: "bad", objective: "breaks the build", priority: 2, verify: "echo broken; exit 7" },
+    { id: "foreign", objective: "written elsewhere", priority: 1, verify: foreignCmd },
+  ]);
   // A person in the worker's clone approves two of the three commands.
-  ok(cli(["sync"], { cwd: box, agent: "person" }));
+  await storeSync({ cwd: box, agent: "person" });
   ok(cli(["approve", "good"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("test -f made.txt") } }));
   ok(cli(["approve", "bad"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("echo broken; exit 7") } }));
 
@@ -100,8 +104,8 @@ test("verify runs where the work was done and only if approved here: passed -> r
 test("a task rejected in review comes back to the worker's command with the reviewer's reason (HANDOFF_REJECTION, the task file)", async () => {
   const { lead, box } = team();
   const seen = tempDir("handoff-seen-");
-  ok(cli(["task", "add", "write the notes", "--id", "notes", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
-  ok(cli(["sync"], { cwd: box, agent: "person" }));
+  await storeTasks({ cwd: lead, agent: "lead", push: true }, [{ id: "notes", objective: "write the notes", verify: "true" }]);
+  await storeSync({ cwd: box, agent: "person" });
   ok(cli(["approve", "notes"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("true") } }));
   // Each run keeps what it was given: run 0, then run 1.
   const job = script(`if [ -e "${seen}/env-0" ]; then n=1; else n=0; fi; printf '%s' "\${HANDOFF_REJECTION-unset}" > "${seen}/env-$n"; cp "$HANDOFF_TASK_FILE" "${seen}/task-$n.json"; echo did it`);
@@ -126,9 +130,11 @@ test("a task rejected in review comes back to the worker's command with the revi
 
 test("worker --once whose only ready task waits for an approval here ends at once (unapproved_command, exit 3) instead of polling; approved, it takes it", async () => {
   const { bare, lead, box } = team();
-  ok(cli(["task", "add", "check it", "--id", "gated", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
-  // Not one it could take in any case: no reason to end, nor to wait for it.
-  ok(cli(["task", "add", "for m9", "--id", "away", "--to", "@m9", "--push"], { cwd: lead, agent: "lead" }));
+  await storeTasks({ cwd: lead, agent: "lead", push: true }, [
+    { id: "gated", objective: "check it", verify: "true" },
+    // Not one it could take in any case: no reason to end, nor to wait for it.
+    { id: "away", objective: "for m9", to: "@m9" },
+  ]);
   const once = (json = false) => start([...(json ? ["--json"] : []), "worker", "--exec", script("echo ok"), "--once", "--poll", POLL], { cwd: box, agent: "w@m2" });
   const ended = async (w: ReturnType<typeof start>) => {
     const t = setTimeout(() => w.child.kill("SIGKILL"), 20_000);

@@ -1,7 +1,10 @@
 // The team the ask/answer tests share: alice holds task api (scope src/api/**) and a lease on
-// docs/guide.md; bob declared src/ui/**. Each in its own linked worktree (team.ts).
+// docs/guide.md; bob declared src/ui/**. Each in its own linked worktree (team.ts). The sessions,
+// the task, its claim and the lease are written in-process (seed.ts): what the tests ask about
+// comes after them.
 import * as assert from "uvu/assert";
 import type { CliResult } from "./repo.ts";
+import { storeClaim, storeLease, storeSession, storeTasks } from "./seed.ts";
 import { team, type Team } from "./team.ts";
 
 export function ok(r: CliResult, what = "command"): CliResult {
@@ -9,12 +12,13 @@ export function ok(r: CliResult, what = "command"): CliResult {
   return r;
 }
 
-export function askTeam(): Team {
+export async function askTeam(): Promise<Team> {
   const t = team(["alice", "bob"]);
-  ok(t.as("alice", ["session", "start", "--objective", "the api", "--files", "src/api/**"]));
-  ok(t.as("bob", ["session", "start", "--objective", "the ui", "--files", "src/ui/**"]));
-  ok(t.as("alice", ["task", "add", "--id", "api", "--scope", "src/api/**", "--", "build the api"]));
-  ok(t.as("alice", ["claim", "api"]));
-  ok(t.as("alice", ["lease", "docs/guide.md"]));
+  const alice = { cwd: t.wt.alice!, agent: "alice" };
+  await storeSession(alice, "the api", { files: ["src/api/**"] });
+  await storeSession({ cwd: t.wt.bob!, agent: "bob" }, "the ui", { files: ["src/ui/**"] });
+  await storeTasks(alice, [{ id: "api", objective: "build the api", scope: ["src/api/**"] }]);
+  await storeClaim(alice, "api");
+  await storeLease(alice, ["docs/guide.md"]);
   return t;
 }

@@ -12,8 +12,13 @@ const DIST = resolve(import.meta.dirname, "../../dist");
 const built = new Map<string, string>();
 let dir = "";
 
-/** The path of `entry` bundled as an ES module, built on first use and removed when this process exits. */
-export function bundled(entry: string): string {
+/**
+ * The path of `entry` bundled as an ES module, built on first use and removed when this process exits.
+ * `metaDirname`: the folder `import.meta.dirname` names in the bundle, for code that finds files
+ * beside its source by it (src/demo/sandbox.ts, the one file in src/ that reads it: the CLI and the
+ * fixture); unset, it names the bundle's own temp folder.
+ */
+export function bundled(entry: string, o: { metaDirname?: string } = {}): string {
   const done = built.get(entry);
   if (done) return done;
   if (!dir) {
@@ -32,6 +37,7 @@ export function bundled(entry: string): string {
     // As in dist/: `require` for bundled CommonJS dependencies, and `__dirname` naming dist/, where
     // src/ looks for what sits beside its bundles (yaml-bundle.cjs, the CLI, ../git-hooks).
     banner: { js: `import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url); const __dirname = ${JSON.stringify(DIST)};` },
+    ...(o.metaDirname ? { define: { "import.meta.dirname": JSON.stringify(o.metaDirname) } } : {}),
   });
   built.set(entry, out);
   return out;

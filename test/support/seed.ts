@@ -136,7 +136,14 @@ export async function storeSync(at: Actor): Promise<void> {
   if (held) throw new HandoffError(held);
 }
 
-/** `renew ID [--ttl D]` (added for sync-fail-after-expiry's setup). */
+/** `renew ID [--ttl D]`. */
 export async function storeRenew(at: Actor, id: string, o: { ttl?: string } = {}): Promise<void> {
   await asCommand(at, (store) => renew(store, id, o.ttl !== undefined ? { ttl: o.ttl } : {}));
+}
+
+/** `unlease PATH...`, the paths read against `at.cwd` as the command's are against its folder. */
+export async function storeUnlease(at: Actor, paths: string[]): Promise<void> {
+  const { unlease } = await import("../../src/store/lease-actions.ts");
+  const r = await asCommand(at, (store) => unlease(store, paths, { cwd: at.cwd }));
+  if (r.not_released.length) throw new Error(`unlease: not held: ${r.not_released.map((n) => n.path).join(", ")}`);
 }
