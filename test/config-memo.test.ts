@@ -11,7 +11,7 @@ import { fileStamp } from "../src/git/file-stamp.ts";
 import { discoverRepo } from "../src/git/repo.ts";
 import { editPayload } from "./bench/lease-fixture.ts";
 import { runHook } from "./support/hook-runner.ts";
-import { cleanupTemp, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -190,6 +190,21 @@ test("discovery reads through the memo, and the pre-edit hook leaves one after i
   assert.is(discoverRepo(repo).objectFormat, "sha256", "the planted text was read");
   gitOut(repo, "config", "core.fsync", "none");
   assert.is(discoverRepo(repo).objectFormat, "sha1", "the changed file was read");
+});
+
+test("a one-shot command leaves the memo after its answer too, and the next one, finding the files as kept, writes nothing", () => {
+  const repo = tempRepo();
+  const config = `${repo}/.git/config`;
+  age(config);
+  const first = cli(["task", "list"], { cwd: repo, agent: "a" });
+  assert.is(first.code, 0, first.stderr);
+  const memo = `${repo}/.git/${CONFIG_MEMO}`;
+  const kept = JSON.parse(readFileSync(memo, "utf8")).files.map((f: [string]) => f[0]);
+  assert.ok(kept.includes(config), kept.join(" "));
+  const before = statSync(memo, { bigint: true });
+  assert.is(cli(["task", "list"], { cwd: repo, agent: "a" }).code, 0);
+  const after = statSync(memo, { bigint: true });
+  assert.equal([after.ino, after.mtimeNs], [before.ino, before.mtimeNs], "rewritten by a command that read nothing new");
 });
 
 test.run();

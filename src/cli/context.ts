@@ -65,6 +65,9 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
     // Every successful command of an agent with an open session refreshes its heartbeat (throttled).
     await refreshHeartbeat(store);
     for (const n of store.notices) writeErr(`git-handoff: ${neutralise(n)}\n`);
+    // The next command's opening takes git's config files from here while they stay as they are
+    // (config-memo.ts): written once after they change, as the pre-edit hook does after its answer.
+    store.saveConfigMemo();
     // A listing that read many loose ref files (a claim's capacity check reads every task's): they
     // are packed now that the answer is out, so the next command reads one file (pack-refs.ts).
     if (store.looseRefsListed >= PACK_LOOSE_AT) await packAfterView(store);
