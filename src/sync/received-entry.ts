@@ -48,12 +48,17 @@ async function readWithin(store: Store, oid: string, max: number, tooBig: (size:
   return obj;
 }
 
+/** The object `oid` names, read within the bounds of a commit of `family` (null: missing). */
+export function readCommitWithin(store: Store, family: RefFamily, oid: string): Promise<GitObject | null> {
+  return readWithin(store, oid, family.bounds.commit, (size) => `commit ${oid.slice(0, 12)} is ${size} bytes; at most ${family.bounds.commit} for ${family.family}`);
+}
+
 /** The most bytes a tree of `entries` entries can take (mode, a 255-byte name, a 32-byte id), never under 1 MB. */
 const treeBytes = (entries: number) => Math.max(1024 * 1024, entries * 300);
 
 /** One commit's structure, bounds and record, checked on its own. */
-export async function entryAt(store: Store, family: RefFamily, id: string | null, oid: string, now: Date): Promise<Entry> {
-  const obj = await readWithin(store, oid, family.bounds.commit, (size) => `commit ${oid.slice(0, 12)} is ${size} bytes; at most ${family.bounds.commit} for ${family.family}`);
+export async function entryAt(store: Store, family: RefFamily, id: string | null, oid: string, now: Date, read?: GitObject | null): Promise<Entry> {
+  const obj = read ?? (await readCommitWithin(store, family, oid));
   if (!obj) invalid(`object ${oid.slice(0, 12)} is missing`);
   if (obj!.type !== "commit") invalid(`${oid.slice(0, 12)} is a ${obj!.type}, not a commit`);
   const data = obj!.data;
