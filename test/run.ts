@@ -6,6 +6,7 @@
 //
 //   node --import tsx test/run.ts [pattern ...]   (a pattern is a substring of a file name)
 //   HANDOFF_TEST_JOBS=N   how many processes at once (default: cores + 1; test files mostly wait on git)
+//   HANDOFF_TEST_EXTRA_JOBS=N   up to N more beside files that mostly wait (default 2; by test/cpu-rates.json)
 //   HANDOFF_TEST_PLAN=1   print which files would share a process, in order, and run nothing
 //   HANDOFF_TEST_TMPDIR=DIR   where the tests' temp folders go (default: a folder of the runner's
 //                             on /dev/shm when it is a memory file system with room, else $TMPDIR)
@@ -27,6 +28,10 @@ const KILL_AFTER_S = Number(process.env.HANDOFF_TEST_KILL_S ?? 600);
 // Cores + 1. Four at a time on 2 cores measured no faster once the timings table was fresh (343 s
 // against 347 at three; 408 against 596 while it was stale and 170 processes ran where 79 do).
 const jobs = Math.max(1, Number(process.env.HANDOFF_TEST_JOBS ?? availableParallelism() + 1));
+// Beyond those, up to this many more, each only while the running files by the rates table leave
+// a core's share idle that it fits in (test/cpu-rates.json): with three at a time the cores sat
+// idle whenever two of the three were waiting files.
+const extraJobs = Math.max(0, Number(process.env.HANDOFF_TEST_EXTRA_JOBS ?? 2));
 
 const patterns = process.argv.slice(2);
 const all = readdirSync(join(root, "test"))
@@ -41,7 +46,8 @@ if (!all.length) {
 // What each file took in a full run here (test/timings.json, seconds of wall clock, measured 4 at a time):
 // the longest start first, so no long file is left alone at the end, and the short ones share a
 // process (test/support/uvu-files.ts) to save each a process start. A file not in the table yet
-// counts as UNKNOWN_S and runs on its own. Refresh the table: HANDOFF_TEST_WRITE_TIMES=1 on a full run.
+// counts as UNKNOWN_S and runs on its own. Refresh the table: HANDOFF_TEST_WRITE_TIMES=1 on a full run
+// (it writes test/cpu-rates.json too).
 const TIMES_FILE = join(root, "test/timings.json");
 const times: Record<string, number> = JSON.parse(readFileSync(TIMES_FILE, "utf8"));
 const UNKNOWN_S = 10;
@@ -50,6 +56,19 @@ const SHARE_UNDER_S = Number(process.env.HANDOFF_TEST_SHARE_UNDER_S ?? 12);
 /** ...in groups of about this many seconds: small enough that the last ones do not hold up the end. */
 const GROUP_S = 24;
 const estimate = (f: string) => times[f] ?? UNKNOWN_S;
+// How busy each file keeps a core while it runs (its CPU seconds over its wall seconds in the last
+// full run that wrote the tables; test/cpu-rates.json): a file that mostly waits (on a stalled
+// remote, a lock's timeout, a server's bound) leaves its core idle, and another file may run beside
+// it. A file not in the table counts as busy as most.
+const RATES_FILE = join(root, "test/cpu-rates.json");
+const rates: Record<string, number> = (() => {
+  try {
+    return JSON.parse(readFileSync(RATES_FILE, "utf8"));
+  } catch {
+    return {};
+  }
+})();
+const UNKNOWN_RATE = 0.8;
 /**
  * A file that changes process.env, or imports another test file (hooks-fast.test.ts runs
  * hooks.test.ts's tests with HANDOFF_TEST_HOOK set), would leak into the files after it in a
@@ -76,6 +95,12 @@ for (const f of all.filter(mayShare).sort((a, b) => estimate(b) - estimate(a))) 
   } else groups.push({ files: [f], estimate: estimate(f) });
 }
 const queue = [...units, ...groups].sort((a, b) => b.estimate - a.estimate);
+/** The cores a unit keeps busy while it runs, by the rates table (its files' CPU over their wall time). */
+function rateOf(unit: Unit): number {
+  let cpu = 0;
+  for (const f of unit.files) cpu += (rates[f] ?? UNKNOWN_RATE) * estimate(f);
+  return unit.estimate > 0 ? cpu / unit.estimate : UNKNOWN_RATE;
+}
 if (process.env.HANDOFF_TEST_PLAN === "1") {
   // The plan only: which files share a process, in the order they would start.
   for (const u of queue) process.stdout.write(`${u.estimate.toFixed(1).padStart(6)} s  ${u.files.join(" ")}\n`);
@@ -203,24 +228,51 @@ const unitCommand = (unit: Unit): string[] => {
 
 const results: FileResult[] = [];
 const started = Date.now();
-let next = 0;
-async function worker(): Promise<void> {
-  while (next < queue.length) {
-    const unit = queue[next++]!;
-    const got = await runUnit(unit);
-    // Files a dead process never reached run again, each on its own.
-    for (const file of unit.files.filter((f) => !got.some((r) => r.file === f))) queue.push({ files: [file], estimate: estimate(file) });
-    for (const r of got) {
-      results.push(r);
-      const failed = fileFailed(r);
-      process.stdout.write(`${failed ? "FAIL" : "ok  "} ${r.file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s${unit.files.length > 1 ? `  (shared, ${unit.files.length} files)` : ""}\n`);
-      // A failing file's whole output, so the failure reads as uvu printed it.
-      if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
-      if (failed && r.code === 0 && r.total > 0) process.stdout.write(`    | [run] ${r.total - r.passed - r.skipped} of ${r.total} tests neither passed nor failed: uvu says nothing when a before hook throws\n`);
-    }
+let processes = 0;
+/**
+ * The next unit to start beside `running`: the longest waiting while fewer than `jobs` run; past
+ * that, the longest whose rate fits in what the running ones leave idle of the cores, up to
+ * `extraJobs` more.
+ */
+function nextUnit(running: Set<Unit>): Unit | undefined {
+  if (!queue.length) return undefined;
+  if (running.size < jobs) return queue.shift();
+  if (running.size >= jobs + extraJobs) return undefined;
+  let busy = 0;
+  for (const u of running) busy += rateOf(u);
+  const room = availableParallelism() - busy;
+  const i = queue.findIndex((u) => rateOf(u) <= room);
+  return i < 0 ? undefined : queue.splice(i, 1)[0];
+}
+function report(unit: Unit, got: FileResult[]): void {
+  // Files a dead process never reached run again, each on its own.
+  for (const file of unit.files.filter((f) => !got.some((r) => r.file === f))) queue.push({ files: [file], estimate: estimate(file) });
+  for (const r of got) {
+    results.push(r);
+    const failed = fileFailed(r);
+    process.stdout.write(`${failed ? "FAIL" : "ok  "} ${r.file.padEnd(34)} ${String(r.passed).padStart(3)}/${String(r.total).padEnd(3)} ${r.seconds.toFixed(1).padStart(6)} s${unit.files.length > 1 ? `  (shared, ${unit.files.length} files)` : ""}\n`);
+    // A failing file's whole output, so the failure reads as uvu printed it.
+    if (failed) process.stdout.write(strip(r.output).replace(/^/gm, "    | ") + "\n");
+    if (failed && r.code === 0 && r.total > 0) process.stdout.write(`    | [run] ${r.total - r.passed - r.skipped} of ${r.total} tests neither passed nor failed: uvu says nothing when a before hook throws\n`);
   }
 }
-await Promise.all(Array.from({ length: Math.min(jobs, queue.length) }, worker));
+await new Promise<void>((allDone) => {
+  const running = new Set<Unit>();
+  const startMore = (): void => {
+    for (let unit = nextUnit(running); unit; unit = nextUnit(running)) {
+      const u = unit;
+      running.add(u);
+      processes++;
+      void runUnit(u).then((got) => {
+        running.delete(u);
+        report(u, got);
+        startMore();
+      });
+    }
+    if (!running.size && !queue.length) allDone();
+  };
+  startMore();
+});
 
 /**
  * A file failed when its process did, when it ran nothing, or when fewer of its tests passed than
@@ -249,12 +301,14 @@ if (measured.length) {
   if (process.env.HANDOFF_TEST_CPU_LOG) writeFileSync(process.env.HANDOFF_TEST_CPU_LOG, byCpu.map((r) => `${r.file}\t${r.seconds.toFixed(1)}\t${r.cpu!.toFixed(1)}\n`).join(""));
   process.stdout.write(`  ${cpu.toFixed(0)} CPU-seconds in all: ${(cpu / wall).toFixed(2)} of the ${availableParallelism()} cores busy on average\n`);
 }
-process.stdout.write(`\n${results.length} files in ${next} processes, ${jobs} at a time, ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
+process.stdout.write(`\n${results.length} files in ${processes} processes, ${jobs} at a time (up to ${jobs + extraJobs} beside files that wait), ${wall.toFixed(0)} s${childTemp ? `, temp folders in ${childTemp}` : ""}\n`);
 process.stdout.write(`  Total:     ${sum("total")}\n  Passed:    ${sum("passed")}\n  Skipped:   ${sum("skipped")}\n`);
 if (process.env.HANDOFF_TEST_WRITE_TIMES === "1") {
   for (const r of results) times[r.file] = Math.round(r.seconds * 10) / 10;
-  const sorted = Object.fromEntries(Object.entries(times).sort(([a], [b]) => a.localeCompare(b)));
-  writeFileSync(TIMES_FILE, JSON.stringify(sorted, null, 1) + "\n");
+  for (const r of results) if (r.cpu !== null && r.seconds > 0) rates[r.file] = Math.round((100 * r.cpu) / r.seconds) / 100;
+  const sorted = (t: Record<string, number>) => JSON.stringify(Object.fromEntries(Object.entries(t).sort(([a], [b]) => a.localeCompare(b))), null, 1) + "\n";
+  writeFileSync(TIMES_FILE, sorted(times));
+  writeFileSync(RATES_FILE, sorted(rates));
 }
 if (failedFiles.length) process.stdout.write(`failed: ${failedFiles.map((r) => r.file).join(", ")}\n`);
 if (ownTemp) rmSync(ownTemp, { recursive: true, force: true });
