@@ -11,6 +11,7 @@ import { TASK_STEP_FIELDS } from "../src/core/task-step-fields.ts";
 import { MAX_HISTORY } from "../src/sync/validate-receive.ts";
 import { amendRecord, eventMessage, readRecordAt, recordCommit } from "./support/forge.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, succeeded } from "./support/repo.ts";
+import { storeClaim, storeDone, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -113,13 +114,14 @@ test("every kind of step the CLI writes on a task, taken in whole by a fresh clo
   assert.equal([...kinds].sort(), ["created", ...Object.keys(TASK_STEP_FIELDS)].sort());
 });
 
-test("a fresh clone refuses a finished task reopened, a second creation, and a history that starts with no creation", () => {
+test("a fresh clone refuses a finished task reopened, a second creation, and a history that starts with no creation", async () => {
   const bare = emptyRemote();
   const a = cloneOf(bare);
-  for (const id of ["reopened", "twice", "headless", "made"]) ok(cli(["task", "add", `task ${id}`, "--id", id], { cwd: a, agent: "lead", env: at(0) }));
-  ok(cli(["claim", "reopened"], { cwd: a, agent: "alice", env: at(1) }));
-  ok(cli(["done", "reopened"], { cwd: a, agent: "alice", env: at(2) }));
-  ok(cli(["sync"], { cwd: a, agent: "lead", env: at(3) }));
+  // The CLI's own histories, written in-process (support/seed.ts): the forged steps below are the subject.
+  await storeTasks({ cwd: a, agent: "lead", now: iso(0) }, ["reopened", "twice", "headless", "made"].map((id) => ({ id, objective: `task ${id}` })));
+  await storeClaim({ cwd: a, agent: "alice", now: iso(1) }, "reopened");
+  await storeDone({ cwd: a, agent: "alice", now: iso(2) }, "reopened");
+  await storeSync({ cwd: a, agent: "lead", now: iso(3) });
   // A done task back to todo under a step that ends no claim.
   forgeStep(bare, "reopened", (t) => Object.assign(t, { status: "todo", result: null }), { type: "depended", agent: "mallory", at: iso(4), on: "twice" });
   // A second "created" naming other inputs (the reader takes the first one's, a fresh clone must not take this line at all).
@@ -140,14 +142,14 @@ test("a fresh clone refuses a finished task reopened, a second creation, and a h
   for (const id of ["reopened", "twice", "headless", "made"]) assert.is(local(f.repo, id), "", `${id} did not enter the fresh clone`);
 });
 
-test("a step that changes a field its kind never changes: refused by a clone that follows the task and by a fresh one", () => {
+test("a step that changes a field its kind never changes: refused by a clone that follows the task and by a fresh one", async () => {
   const bare = emptyRemote();
   const a = cloneOf(bare);
   const b = cloneOf(bare);
-  ok(cli(["task", "add", "fix the parser", "--id", "p", "--scope", "src/parser/**"], { cwd: a, agent: "lead", env: at(0) }));
-  ok(cli(["claim", "p", "--ttl", "2h"], { cwd: a, agent: "alice", env: at(1) }));
-  ok(cli(["sync"], { cwd: a, agent: "lead", env: at(2) }));
-  ok(cli(["sync"], { cwd: b, agent: "bob", env: at(2) }));
+  await storeTasks({ cwd: a, agent: "lead", now: iso(0) }, [{ id: "p", objective: "fix the parser", scope: ["src/parser/**"] }]);
+  await storeClaim({ cwd: a, agent: "alice", now: iso(1) }, "p", { ttl: "2h" });
+  await storeSync({ cwd: a, agent: "lead", now: iso(2) });
+  await storeSync({ cwd: b, agent: "bob", now: iso(2) });
   const before = local(b, "p");
   assert.ok(before);
   // A dependency step that also rewrites the objective the agent works from.
@@ -165,12 +167,12 @@ test("a step that changes a field its kind never changes: refused by a clone tha
   refusedFresh(bare, "p", /renewed by alice on p changed priority, scope, which a renewed step never changes/);
 });
 
-test(`a task history longer than ${MAX_HISTORY} commits is refused on first sight, not judged`, () => {
+test(`a task history longer than ${MAX_HISTORY} commits is refused on first sight, not judged`, async () => {
   const bare = emptyRemote();
   const a = cloneOf(bare);
-  ok(cli(["task", "add", "long", "--id", "long"], { cwd: a, agent: "lead", env: at(0) }));
-  ok(cli(["claim", "long", "--ttl", "5h"], { cwd: a, agent: "alice", env: at(1) }));
-  ok(cli(["sync"], { cwd: a, agent: "lead", env: at(1) }));
+  await storeTasks({ cwd: a, agent: "lead", now: iso(0) }, [{ id: "long", objective: "long" }]);
+  await storeClaim({ cwd: a, agent: "alice", now: iso(1) }, "long", { ttl: "5h" });
+  await storeSync({ cwd: a, agent: "lead", now: iso(1) });
   // MAX_HISTORY renewals on top, all of one tree (git fast-import: one process for them all).
   const tip = gitOut(bare, "rev-parse", ref("long"));
   const entries = gitOut(bare, "ls-tree", `${tip}^{tree}`).split("\n").map((l) => {
