@@ -12,6 +12,7 @@ import { EXIT_CODES } from "../src/core/errors.ts";
 import { commit, tree } from "./support/forge.ts";
 import { inProcess } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, succeeded } from "./support/repo.ts";
+import { storeClaimOffline, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote, serveRoot, startHttp, type GitServer } from "./support/servers.ts";
 
 const servers: GitServer[] = [];
@@ -41,18 +42,19 @@ function plant(bare: string): void {
  * A clone that made a task with a scope and claimed it while the remote was out of reach (a
  * tentative grant: the task ref and the lease set wait for sync), then the planted ref.
  */
-function claimedOffline(bare: string, url: string) {
+async function claimedOffline(bare: string, url: string) {
   const clone = cloneOf(url);
-  ok(cli(["task", "add", "a task with a scope", "--id", "q", "--scope", "src/**"], { cwd: clone, agent: "lead" }));
+  // In-process (support/seed.ts): what the syncs below do with it is the subject.
+  await storeTasks({ cwd: clone, agent: "lead" }, [{ id: "q", objective: "a task with a scope", scope: ["src/**"] }]);
   renameSync(bare, `${bare}.away`);
-  ok(cli(["claim", "q", "--offline"], { cwd: clone, agent: "lead" }));
+  await storeClaimOffline({ cwd: clone, agent: "lead" }, "q");
   renameSync(`${bare}.away`, bare);
   plant(bare);
   return clone;
 }
 
 async function plantedSync(bare: string, url: string) {
-  const clone = claimedOffline(bare, url);
+  const clone = await claimedOffline(bare, url);
   const local = (ref: string) => gitOut(clone, "rev-parse", ref);
 
   const s = cli(["sync", "--json"], { cwd: clone, agent: "lead" });
@@ -117,7 +119,7 @@ test("smart HTTP: the same", async () => {
 
 test("MCP's sync pushes the rest too, and its refusal names the ref held back, what blocks it and a person's repair", async () => {
   const bare = emptyRemote();
-  const clone = claimedOffline(bare, bare);
+  const clone = await claimedOffline(bare, bare);
   const mcp = await inProcess(clone, { agent: "lead" });
   try {
     const e = await mcp.refused("sync");

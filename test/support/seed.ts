@@ -147,3 +147,17 @@ export async function storeUnlease(at: Actor, paths: string[]): Promise<void> {
   const r = await asCommand(at, (store) => unlease(store, paths, { cwd: at.cwd }));
   if (r.not_released.length) throw new Error(`unlease: not held: ${r.not_released.map((n) => n.path).join(", ")}`);
 }
+
+// T3's additions
+
+/** `claim ID --offline`: with the sync remote out of reach, a tentative grant that waits for sync. */
+export async function storeClaimOffline(at: Actor, id: string): Promise<ClaimReport> {
+  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), offline: true });
+  try {
+    const report = await claimReporting(store, id, { overCapacity: false, force: false });
+    await refreshHeartbeat(store);
+    return report;
+  } finally {
+    store.close();
+  }
+}
