@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { storeCancel, storeClaim, storeDone, storeTasks } from "./support/seed.ts";
 import { finishAs, httpRemote, POLL, remoteTask, script, sh, start, stop, type Machines } from "./support/handover.ts";
 
 let net: Machines;
@@ -68,7 +69,7 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   const b = net.clone("m2");
   const marker = join(b, "started");
   const job = script(`touch "${marker}"; sleep 30; echo never`);
-  assert.is(cli(["task", "add", "long", "job", "--id", "long", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [{ id: "long", objective: "long job" }]);
   const w = start(["worker", "--exec", job, "--poll", POLL], { cwd: b, agent: "codex@m2" });
   const t0 = Date.now();
   while (!existsSync(marker) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 50));
@@ -79,7 +80,7 @@ test("Ctrl-C stops a worker cleanly, its task released", async () => {
   assert.is(t.status, "todo");
   assert.is(t.claim, null);
   // Out of the queue, so the next test's worker cannot take it first, however the machine is loaded.
-  assert.is(cli(["cancel", "long", "--reason", "test over", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  await storeCancel({ cwd: a, agent: "alice", push: true }, "long", "test over");
 });
 
 test("--keep leaves the task's worktree and folder, and says where", async () => {
@@ -97,11 +98,12 @@ test("--keep leaves the task's worktree and folder, and says where", async () =>
   gitOut(b, "worktree", "remove", "--force", join(kept!, "worktree"));
 });
 
-test("received result files are checked again: a dotfile from a hand-made results ref is refused, nothing saved", () => {
+test("received result files are checked again: a dotfile from a hand-made results ref is refused, nothing saved", async () => {
   const a = net.clone("m1");
-  assert.is(cli(["task", "add", "evil", "--id", "evil", "--push"], { cwd: a, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "evil"], { cwd: a, agent: "mallory" }).code, 0);
-  assert.is(cli(["done", "evil", "--push"], { cwd: a, agent: "mallory" }).code, 0);
+  // The task's life in-process (support/seed.ts): the hand-made results ref is the subject.
+  await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "evil", objective: "evil" }]);
+  await storeClaim({ cwd: a, agent: "mallory" }, "evil");
+  await storeDone({ cwd: a, agent: "mallory", push: true }, "evil");
   const result = { task: "evil", status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z" };
   const blob = (text: string) => sh("git", ["hash-object", "-w", "--stdin"], a, text);
   const files = sh("git", ["mktree"], a, `100644 blob ${blob("x")}\t.bashrc\n`);
@@ -118,8 +120,8 @@ test("received result files are checked again: a dotfile from a hand-made result
 test("a hand-made result's branch and commit must be what a worker writes; a refused file's name is shown neutralised", async () => {
   const a = net.clone("m1");
   const forge = async (id: string, extra: Record<string, unknown>) => {
-    assert.is(cli(["task", "add", id, "--id", id, "--push"], { cwd: a, agent: "lead" }).code, 0);
-    assert.is(cli(["claim", id, "--push"], { cwd: a, agent: "mallory" }).code, 0);
+    await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id, objective: id }]);
+    await storeClaim({ cwd: a, agent: "mallory", push: true }, id);
     // The holder itself sends the hostile record: its completion names it, so readers take it.
     const result = { task: id, status: "done", output: "hi", output_cut: 0, reason: null, exit_code: 0, files: [], refused: [], worker: "mallory", machine: null, at: "2026-12-01T00:00:00.000Z", ...extra };
     await finishAs(a, "mallory", result);
