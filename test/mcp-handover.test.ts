@@ -9,6 +9,7 @@ import { shims } from "./agents/clients.ts";
 import { cli, gitOut } from "./support/repo.ts";
 import { remoteForFile, onceWorker, script, start } from "./support/handover.ts";
 import { inProcess } from "./support/mcp.ts";
+import { storeCancel, storeTasks } from "./support/seed.ts";
 
 const net = remoteForFile(test, "mcp-handover");
 
@@ -76,7 +77,7 @@ test("watch in B sees a task pushed from A (B never syncs by itself)", async () 
     assert.is(r.timed_out, false, JSON.stringify(r));
     assert.equal(r.ready.map((t: any) => t.id), ["pushed-1"]);
     // Out of the way of the next tests' workers.
-    for (const id of ["pushed-1", "for-claude"]) assert.is(cli(["cancel", id, "--reason", "seen", "--push"], { cwd: a, agent: "alice" }).code, 0);
+    for (const id of ["pushed-1", "for-claude"]) await storeCancel({ cwd: a, agent: "alice", push: true }, id, "seen");
   } finally {
     await mcp.close();
   }
@@ -85,8 +86,10 @@ test("watch in B sees a task pushed from A (B never syncs by itself)", async () 
 test("complete_task with output and files: A's wait gets them; FAILED: as the first line fails it", async () => {
   const a = net.clone("m1");
   const b = net.clone("m2");
-  assert.is(cli(["task", "add", "answer by hand", "--id", "by-hand", "--to", "claude@m2", "--priority", "10", "--push"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["task", "add", "cannot be done", "--id", "by-hand-2", "--to", "claude@m2", "--push"], { cwd: a, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [
+    { id: "by-hand", objective: "answer by hand", to: "claude@m2", priority: 10 },
+    { id: "by-hand-2", objective: "cannot be done", to: "claude@m2" },
+  ]);
   const mcp = await inProcess(b, { agent: "claude@m2", waitBoundMs: 20_000 });
   try {
     const claimed = await mcp.ok("watch", { claim: true, timeout_seconds: 15 });
