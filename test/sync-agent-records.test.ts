@@ -5,6 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { storeHeartbeat, storeSession } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -32,18 +33,18 @@ function cleanSync(cwd: string, agent = "bob") {
   return r;
 }
 
-/** alice's session and a heartbeat on it, synced: the heartbeat `oldBeat` is on the remote and here. */
-function aliceBeating(a: string, oldBeat: string): string {
-  ok(cli(["session", "start", "--objective", "parser"], { cwd: a, agent: "alice", env: at(ago(120)) }));
-  ok(cli(["heartbeat"], { cwd: a, agent: "alice", env: at(oldBeat) }));
+/** alice's session and a heartbeat on it (in-process, support/seed.ts), synced: the heartbeat `oldBeat` is on the remote and here. */
+async function aliceBeating(a: string, oldBeat: string): Promise<string> {
+  await storeSession({ cwd: a, agent: "alice", now: ago(120) }, "parser");
+  await storeHeartbeat({ cwd: a, agent: "alice", now: oldBeat });
   cleanSync(a);
   return gitOut(a, "rev-parse", ALICE);
 }
 
-test("a sync that meets an older local version of an agent's record keeps the remote's newer heartbeat (a --push heartbeat landed, not yet settled here)", () => {
+test("a sync that meets an older local version of an agent's record keeps the remote's newer heartbeat (a --push heartbeat landed, not yet settled here)", async () => {
   const { bare, a, b } = project();
   const old = ago(90);
-  const before = aliceBeating(a, old);
+  const before = await aliceBeating(a, old);
   // alice's --push heartbeat replaces the old one (same parent) and lands on the remote; a sync of
   // another agent of this clone runs before it moves the local ref: that is the state made here.
   const fresh = ago(1);
@@ -64,10 +65,10 @@ test("a sync that meets an older local version of an agent's record keeps the re
   assert.is(alice.status, "active", "a live agent does not look silent to other clones");
 });
 
-test("an older local version the remote lacks is left out, and the report says the remote's was taken, not that anything was replayed", () => {
+test("an older local version the remote lacks is left out, and the report says the remote's was taken, not that anything was replayed", async () => {
   const { bare, a } = project();
-  aliceBeating(a, ago(90));
-  ok(cli(["heartbeat"], { cwd: a, agent: "alice", env: at(ago(60)) }));
+  await aliceBeating(a, ago(90));
+  await storeHeartbeat({ cwd: a, agent: "alice", now: ago(60) });
   const unpushed = gitOut(a, "rev-parse", ALICE);
   const fresh = ago(1);
   ok(cli(["heartbeat", "--push"], { cwd: a, agent: "alice", env: at(fresh) }));
@@ -85,9 +86,9 @@ test("an older local version the remote lacks is left out, and the report says t
   assert.not.match(text.stdout + text.stderr, /replayed [1-9]/);
 });
 
-test("another clone that saw an agent's heartbeat takes the one that replaced it, and pushes nothing of that agent back", () => {
+test("another clone that saw an agent's heartbeat takes the one that replaced it, and pushes nothing of that agent back", async () => {
   const { bare, a, b } = project();
-  aliceBeating(a, ago(90));
+  await aliceBeating(a, ago(90));
   cleanSync(b);
   const fresh = ago(1);
   ok(cli(["heartbeat", "--push"], { cwd: a, agent: "alice", env: at(fresh) }));
@@ -100,9 +101,9 @@ test("another clone that saw an agent's heartbeat takes the one that replaced it
   assert.is(heartbeatOf(b), fresh);
 });
 
-test("a clone holding only what the remote had takes the writer's replacement even when its clock was set back", () => {
+test("a clone holding only what the remote had takes the writer's replacement even when its clock was set back", async () => {
   const { bare, a, b } = project();
-  aliceBeating(a, ago(10));
+  await aliceBeating(a, ago(10));
   cleanSync(b);
   // alice's clock went back (an NTP step): her next heartbeat reads earlier than the last one.
   const stepped = ago(20);
@@ -115,15 +116,15 @@ test("a clone holding only what the remote had takes the writer's replacement ev
   assert.is(heartbeatOf(b), stepped);
 });
 
-test("a newer local version of an agent's record still goes on top of an older remote one, and every clone takes it", () => {
+test("a newer local version of an agent's record still goes on top of an older remote one, and every clone takes it", async () => {
   const { bare, a, b } = project();
-  const before = aliceBeating(a, ago(90));
+  const before = await aliceBeating(a, ago(90));
   ok(cli(["heartbeat", "--push"], { cwd: a, agent: "alice", env: at(ago(30)) }));
   const pushed = gitOut(bare, "rev-parse", ALICE);
   // Here, a later heartbeat written on the version the push replaced: the two diverge again.
   gitOut(a, "update-ref", ALICE, before, pushed);
   const fresh = ago(1);
-  ok(cli(["heartbeat"], { cwd: a, agent: "alice", env: at(fresh) }));
+  await storeHeartbeat({ cwd: a, agent: "alice", now: fresh });
   assert.is(gitOut(a, "rev-parse", `${ALICE}^`), gitOut(a, "rev-parse", `${pushed}^`));
 
   const s = cleanSync(a);

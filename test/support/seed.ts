@@ -161,3 +161,9 @@ export async function storeClaimOffline(at: Actor, id: string): Promise<ClaimRep
     store.close();
   }
 }
+
+/** `heartbeat` (no --push). */
+export async function storeHeartbeat(at: Actor): Promise<void> {
+  const { heartbeatWithDrift } = await import("../../src/store/agent-store.ts");
+  await asCommand(at, (store) => heartbeatWithDrift(store));
+}
