@@ -7,6 +7,7 @@ import { renameSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeLease, storeLeaseOffline, storeMemory } from "./support/seed.ts";
 import { cloneOf, serveRoot } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -36,12 +37,13 @@ function cleanSync(cwd: string) {
   return r;
 }
 
-test("a shared lease written here and an exclusive lease pushed from another clone: both stay, and every clone takes the result", () => {
+test("a shared lease written here and an exclusive lease pushed from another clone: both stay, and every clone takes the result", async () => {
   const { bare, a, b, c } = project();
-  ok(cli(["lease", "README.md", "--push"], { cwd: a, agent: "alice" })); // a lease history both clones share
+  // The writes before each sync in-process (support/seed.ts): what the syncs make of them is the subject.
+  await storeLease({ cwd: a, agent: "alice", push: true }, ["README.md"]); // a lease history both clones share
   cleanSync(b);
-  ok(cli(["lease", "docs/**"], { cwd: a, agent: "alice" })); // local: travels with the next sync
-  ok(cli(["lease", "src/a.ts", "--exclusive", "--push"], { cwd: b, agent: "bob" }));
+  await storeLease({ cwd: a, agent: "alice" }, ["docs/**"]); // local: travels with the next sync
+  await storeLease({ cwd: b, agent: "bob", push: true }, ["src/a.ts"], { exclusive: true });
   const s = cleanSync(a);
   assert.equal(s.json.conflicts, []);
   assert.equal(remoteLeases(bare), ["README.md alice", "docs/** alice", "src/a.ts bob exclusive"]);
@@ -53,21 +55,21 @@ test("a shared lease written here and an exclusive lease pushed from another clo
   assert.is(cli(["check", "docs/x.md", "--json"], { cwd: c, agent: "carol" }).json.verdict, "info", "alice's shared lease on docs/** is seen there");
 });
 
-test("an exclusive lease granted offline that clashes with one another clone pushed: refused at sync, a conflict naming the holder, never two holders", () => {
+test("an exclusive lease granted offline that clashes with one another clone pushed: refused at sync, a conflict naming the holder, never two holders", async () => {
   const { bare, a, b } = project();
-  ok(cli(["lease", "README.md", "--push"], { cwd: a, agent: "alice" }));
+  await storeLease({ cwd: a, agent: "alice", push: true }, ["README.md"]);
   cleanSync(b);
   // One that clashes with nothing is confirmed.
   renameSync(bare, `${bare}.away`);
-  ok(cli(["lease", "docs/**", "--exclusive", "--offline"], { cwd: a, agent: "alice" }));
+  await storeLeaseOffline({ cwd: a, agent: "alice" }, ["docs/**"], { exclusive: true });
   renameSync(`${bare}.away`, bare);
-  ok(cli(["lease", "lib/b.ts", "--exclusive", "--push"], { cwd: b, agent: "bob" }));
+  await storeLease({ cwd: b, agent: "bob", push: true }, ["lib/b.ts"], { exclusive: true });
   assert.match(ok(cli(["sync"], { cwd: a, agent: "alice" })).stdout, /^confirmed: lease of docs\/\*\* by alice$/m);
   // One that clashes with bob's, pushed meanwhile, is refused.
   renameSync(bare, `${bare}.away`);
-  ok(cli(["lease", "src/**", "--exclusive", "--offline"], { cwd: a, agent: "alice" }));
+  await storeLeaseOffline({ cwd: a, agent: "alice" }, ["src/**"], { exclusive: true });
   renameSync(`${bare}.away`, bare);
-  ok(cli(["lease", "src/a.ts", "--exclusive", "--push"], { cwd: b, agent: "bob" }));
+  await storeLease({ cwd: b, agent: "bob", push: true }, ["src/a.ts"], { exclusive: true });
   const s = ok(cli(["sync"], { cwd: a, agent: "alice" }));
   assert.match(s.stdout, /^refused: {3}lease of src\/\*\* by alice$/m);
   assert.match(s.stdout, /^conflict for alice: exclusive lease on src\/\*\* by alice .* overlaps bob's live exclusive lease on src\/a\.ts$/m);
@@ -81,13 +83,13 @@ test("an exclusive lease granted offline that clashes with one another clone pus
   assert.equal(listed.map((c) => c.holder), ["bob"], conflicts.stdout);
 });
 
-test("a lease renewed here while its holder's other clone released another: both writes land", () => {
+test("a lease renewed here while its holder's other clone released another: both writes land", async () => {
   const { bare, a, b } = project();
-  ok(cli(["lease", "src/x.ts", "--ttl", "10m", "--push"], { cwd: a, agent: "alice" }));
-  ok(cli(["lease", "src/y.ts", "--push"], { cwd: a, agent: "alice" }));
+  await storeLease({ cwd: a, agent: "alice", push: true }, ["src/x.ts"], { ttl: "10m" });
+  await storeLease({ cwd: a, agent: "alice", push: true }, ["src/y.ts"]);
   cleanSync(b);
   ok(cli(["unlease", "src/y.ts", "--push"], { cwd: b, agent: "alice" }));
-  ok(cli(["lease", "src/x.ts", "--ttl", "2h"], { cwd: a, agent: "alice" })); // a renewal, local
+  await storeLease({ cwd: a, agent: "alice" }, ["src/x.ts"], { ttl: "2h" }); // a renewal, local
   cleanSync(a);
   assert.equal(remoteLeases(bare), ["src/x.ts alice"]);
   const x = JSON.parse(gitOut(bare, "show", "refs/handoff/leases:leases.json")).leases[0];
@@ -95,9 +97,9 @@ test("a lease renewed here while its holder's other clone released another: both
   cleanSync(b);
 });
 
-test("a memory edited on two clones at once: both versions stay in its history, and every clone accepts the result", () => {
+test("a memory edited on two clones at once: both versions stay in its history, and every clone accepts the result", async () => {
   const { bare, a, b } = project();
-  const id = ok(cli(["memory", "add", "the cache lasts 60 s", "--push", "--json"], { cwd: a, agent: "alice" })).json.id as string;
+  const id = await storeMemory({ cwd: a, agent: "alice", push: true }, "the cache lasts 60 s");
   cleanSync(b);
   // Alice's edit is the older one: laid on top of bob's, it must not read as written before it.
   ok(cli(["memory", "edit", id, "--text", "the cache lasts 120 s"], { cwd: a, agent: "alice" }));

@@ -150,16 +150,27 @@ export async function storeUnlease(at: Actor, paths: string[]): Promise<void> {
 
 // T3's additions
 
-/** `claim ID --offline`: with the sync remote out of reach, a tentative grant that waits for sync. */
-export async function storeClaimOffline(at: Actor, id: string): Promise<ClaimReport> {
+/** asCommand for a verb run with --offline: with the sync remote out of reach, an exclusive write is granted tentatively and waits for sync. */
+async function asOfflineCommand<T>(at: Actor, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), offline: true });
   try {
-    const report = await claimReporting(store, id, { overCapacity: false, force: false });
+    const result = await fn(store);
     await refreshHeartbeat(store);
-    return report;
+    if (store.looseRefsListed >= PACK_LOOSE_AT) await packAfterView(store);
+    return result;
   } finally {
     store.close();
   }
+}
+
+/** `claim ID --offline`. */
+export function storeClaimOffline(at: Actor, id: string): Promise<ClaimReport> {
+  return asOfflineCommand(at, (store) => claimReporting(store, id, { overCapacity: false, force: false }));
+}
+
+/** `lease PATH... --offline [--exclusive] [--ttl D]`. */
+export function storeLeaseOffline(at: Actor, paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string } = {}): Promise<LeaseResult> {
+  return asOfflineCommand(at, (store) => lease(store, paths, { ...o, cwd: at.cwd }));
 }
 
 /** `heartbeat` (no --push). */
