@@ -11,7 +11,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FAST_HOOK } from "./support/hook-runner.ts";
 import { commit, setRef, tree } from "./support/forge.ts";
-import { futureLeaseSet, futureTask, NEWER_LEASES as NEWER, newerProject as project } from "./support/newer-remote.ts";
+import { futureLeaseSet, futureTask, NEWER_LEASES as NEWER, newerProjectSeeded as project } from "./support/newer-remote.ts";
+import { storeLease, storeSync, storeTasks } from "./support/seed.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -31,8 +32,8 @@ const shell = (repo: string, command: string) => JSON.stringify({ tool_name: "Ba
 /** The shell hook's line for words the stale lease set calls free. */
 const SHELL_NEWER = /git-handoff (warn|deny): this command names src\/b\.ts, which may be leased by another agent: the lease set on origin is from a newer git-handoff/;
 
-test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies edits, a shell command is only warned", () => {
-  const { bare, b } = project();
+test("a lease set held back as newer: check, the edit hook and leases warn instead of calling a file free; strict denies edits, a shell command is only warned", async () => {
+  const { bare, b } = await project();
   futureLeaseSet(bare);
   const s = heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
   assert.match(s.stdout, /from a newer git-handoff: refs\/handoff\/leases/);
@@ -80,8 +81,8 @@ test("a lease set held back as newer: check, the edit hook and leases warn inste
   assert.match(ds.json.hookSpecificOutput.additionalContext, /^git-handoff warn: this command names src\/b\.ts, which may be leased/m);
 });
 
-test("the sh fast path hands over to the full hook once the lease set is held back as newer, for edits and shell commands", () => {
-  const { bare, b } = project();
+test("the sh fast path hands over to the full hook once the lease set is held back as newer, for edits and shell commands", async () => {
+  const { bare, b } = await project();
   const run = (payload = edit(b, "src/b.ts")) => spawnSync(FAST_HOOK, ["claude-pre-tool-use"], { cwd: b, input: payload, encoding: "utf8", env: cleanEnv({ HANDOFF_AGENT: "bob", HANDOFF_HOOK_CATCH_WAIT: "1" }) }).stdout;
   // Compiled by the full hook (bob leases src/b.ts on his first edit), then answered by the cache.
   run();
@@ -94,13 +95,15 @@ test("the sh fast path hands over to the full hook once the lease set is held ba
   assert.match(run(), NEWER);
 });
 
-test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass over the tasks whose claim would write one", () => {
-  const { bare, a, b } = project();
+test("writes to refs held back as newer are refused before anything is written; claim --next and ready pass over the tasks whose claim would write one", async () => {
+  const { bare, a, b } = await project();
   // s is the best task, and its claim would lease its scope in the lease set held back below.
-  ok(cli(["task", "add", "s", "--id", "s", "--priority", "9", "--scope", "docs/**", "--push"], { cwd: a, agent: "alice" }));
-  ok(cli(["task", "add", "z", "--id", "z", "--priority", "5", "--push"], { cwd: a, agent: "alice" }));
-  ok(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
-  ok(cli(["sync"], { cwd: b, agent: "bob" }));
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [
+    { id: "s", objective: "s", priority: 9, scope: ["docs/**"] },
+    { id: "z", objective: "z", priority: 5 },
+    { id: "y", objective: "y" },
+  ]);
+  await storeSync({ cwd: b, agent: "bob" });
   futureTask(bare, "z");
   futureLeaseSet(bare);
   heldBack(cli(["sync"], { cwd: b, agent: "bob" }));
@@ -136,9 +139,9 @@ test("writes to refs held back as newer are refused before anything is written; 
   assert.match(none.json.error.message, /2 ready task\(s\) skipped \(s, z\): the remote holds them, or the lease set their scope needs, from a newer git-handoff/);
 });
 
-test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", () => {
+test("a lease set written by a newer git-handoff in this clone: code newer_format, and doctor reports it as one failed check and goes on", async () => {
   const repo = tempRepo();
-  ok(cli(["lease", "x.ts"], { cwd: repo, agent: "a" }));
+  await storeLease({ cwd: repo, agent: "a" }, ["x.ts"]);
   const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
   const t = tree(repo, { format: "git-handoff 4\n", leases: { tree: tree(repo, { "x.json": "{}\n" }) } });
   setRef(repo, "refs/handoff/leases", commit(repo, { tree: t, parent: tip, author: "a", message: "x\n" }));

@@ -8,18 +8,31 @@ import { cloneOf, serveRoot } from "./servers.ts";
 /** What the note about a lease set held back as newer says (stale-leases.ts). */
 export const NEWER_LEASES = /the lease set on origin is from a newer git-handoff/;
 
-/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
-export function newerProject(): { bare: string; a: string; b: string } {
+/** A remote and two clones, nothing of git-handoff's in them yet. */
+function remoteAndClones(): { bare: string; a: string; b: string } {
   const bare = serveRoot().bare("project");
   const seed = tempRepo();
   writeFileSync(`${seed}/.gitignore`, ".claude/\n");
   gitOut(seed, "add", ".gitignore");
   gitOut(seed, "commit", "-q", "-m", "ignore");
   gitOut(seed, "push", "-q", bare, "main");
-  const a = cloneOf(bare);
-  const b = cloneOf(bare);
+  return { bare, a: cloneOf(bare), b: cloneOf(bare) };
+}
+
+/** A remote and two clones; alice (in a) holds src/a.ts exclusively, and b has synced it. */
+export function newerProject(): { bare: string; a: string; b: string } {
+  const { bare, a, b } = remoteAndClones();
   succeeded(cli(["lease", "src/a.ts", "--exclusive"], { cwd: a, agent: "alice" }));
   succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
+  return { bare, a, b };
+}
+
+/** newerProject, alice's lease and bob's sync written in-process (seed.ts): for files that load src anyway or would start these processes often. */
+export async function newerProjectSeeded(): Promise<{ bare: string; a: string; b: string }> {
+  const { storeLease, storeSync } = await import("./seed.ts");
+  const { bare, a, b } = remoteAndClones();
+  await storeLease({ cwd: a, agent: "alice" }, ["src/a.ts"], { exclusive: true });
+  await storeSync({ cwd: b, agent: "bob" });
   return { bare, a, b };
 }
 
