@@ -6,17 +6,20 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildSnapshot } from "../src/dashboard/snapshot.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
-import { futureLeaseSet, futureTask, NEWER_LEASES, newerProject } from "./support/newer-remote.ts";
-import { cleanEnv, cleanupTemp, cli, succeeded } from "./support/repo.ts";
+import { futureLeaseSet, futureTask, NEWER_LEASES, newerProjectSeeded } from "./support/newer-remote.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
+import { cleanEnv, cleanupTemp, cli } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
 test("the board marks a task held back as newer, and the leases say the lease set may be stale", async () => {
-  const { bare, a, b } = newerProject();
-  succeeded(cli(["task", "add", "z", "--id", "z", "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
-  succeeded(cli(["claim", "z", "--ttl", "2h"], { cwd: b, agent: "bob" }));
+  const { bare, a, b } = await newerProjectSeeded();
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [
+    { id: "z", objective: "z" },
+    { id: "y", objective: "y" },
+  ]);
+  await storeSync({ cwd: b, agent: "bob" });
+  await storeClaim({ cwd: b, agent: "bob" }, "z", { ttl: "2h" });
   const snapshot = async () => {
     const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
     try {

@@ -6,8 +6,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { overStdio } from "./support/mcp.ts";
-import { futureLeaseSet, futureTask, NEWER_LEASES, newerProject } from "./support/newer-remote.ts";
-import { cleanupTemp, cli, succeeded } from "./support/repo.ts";
+import { futureLeaseSet, futureTask, NEWER_LEASES, newerProjectSeeded } from "./support/newer-remote.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
+import { cleanupTemp, cli } from "./support/repo.ts";
 
 test.after(cleanupTemp);
 
@@ -15,14 +16,16 @@ const STALE_TASK = /on origin from a newer git-handoff: this copy may be stale; 
 const PASSED_OVER = /1 ready task\(s\) not listed \(s\): the remote holds them, or the lease set their scope needs, from a newer git-handoff/;
 
 test("MCP tools mark tasks and leases held back as newer, and pass over what cannot be claimed here, as the CLI does", async () => {
-  const { bare, a, b } = newerProject();
+  const { bare, a, b } = await newerProjectSeeded();
   // z: bob's, then rewritten by a newer git-handoff; s: ready, its claim would lease docs/** in the
   // lease set held back below; y: ready, claimable.
-  succeeded(cli(["task", "add", "z", "--id", "z", "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["task", "add", "s", "--id", "s", "--priority", "9", "--scope", "docs/**", "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["task", "add", "y", "--id", "y", "--push"], { cwd: a, agent: "alice" }));
-  succeeded(cli(["sync"], { cwd: b, agent: "bob" }));
-  succeeded(cli(["claim", "z", "--ttl", "2h"], { cwd: b, agent: "bob" }));
+  await storeTasks({ cwd: a, agent: "alice", push: true }, [
+    { id: "z", objective: "z" },
+    { id: "s", objective: "s", priority: 9, scope: ["docs/**"] },
+    { id: "y", objective: "y" },
+  ]);
+  await storeSync({ cwd: b, agent: "bob" });
+  await storeClaim({ cwd: b, agent: "bob" }, "z", { ttl: "2h" });
   futureTask(bare, "z");
   futureLeaseSet(bare);
   assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 3);
