@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { eventMessage, recordCommit, setRef } from "./support/forge.ts";
 import { inProcess } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, succeeded } from "./support/repo.ts";
+import { storeClaim, storeSync, storeTasks } from "./support/seed.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -25,8 +26,8 @@ function taskRecord(id: string) {
 
 test("sync exits 3 while a ref is refused on receive, every time, and --json still lists it; clean again once it is gone", async () => {
   const { bare, victim } = project();
-  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "mine" }]);
+  await storeSync({ cwd: victim, agent: "victim" });
   // A history that does not descend from what this clone validated: refused as rewritten.
   const forged = recordCommit(bare, "task.json", taskRecord("mine"), { author: "victim", message: eventMessage({ type: "created", task: "mine", agent: "victim", at: new Date().toISOString() }) });
   setRef(bare, "refs/handoff/tasks/mine", forged);
@@ -62,11 +63,11 @@ test("sync exits 3 while a ref is refused on receive, every time, and --json sti
   }
 });
 
-test("a ref from a newer git-handoff: sync exits 3 each time, saying so after the first; fence-check on that task refuses instead of answering from the stale copy", () => {
+test("a ref from a newer git-handoff: sync exits 3 each time, saying so after the first; fence-check on that task refuses instead of answering from the stale copy", async () => {
   const { bare, victim } = project();
-  ok(cli(["task", "add", "mine", "--id", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["claim", "mine"], { cwd: victim, agent: "victim" }));
-  ok(cli(["sync"], { cwd: victim, agent: "victim" }));
+  await storeTasks({ cwd: victim, agent: "victim" }, [{ id: "mine", objective: "mine" }]);
+  await storeClaim({ cwd: victim, agent: "victim" }, "mine");
+  await storeSync({ cwd: victim, agent: "victim" });
   assert.match(ok(cli(["fence-check", "mine"], { cwd: victim, agent: "victim" })).stdout, /checked against remote state/);
   const parent = gitOut(bare, "rev-parse", "refs/handoff/tasks/mine");
   setRef(bare, "refs/handoff/tasks/mine", recordCommit(bare, "task.json", { id: "mine", v2: true }, { parent, format: "git-handoff 3\n", author: "victim" }));
