@@ -7,6 +7,7 @@ import { formatAnswer } from "../src/hooks/agents.ts";
 import { spawnSync } from "node:child_process";
 import { forTerminal, neutralise, styleMark } from "../src/present/untrusted.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeSession, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -32,11 +33,12 @@ test("neutralise: every unsafe character becomes a visible escape; tab and newli
   assert.is(forTerminal(neutralise(`${ours} \x1b[32m`), true), `\x1b[1mid\x1b[0m \\x1b[32m`, "text neutralised earlier is unchanged");
 });
 
-test("task list, task show, status and agents escape objectives, notes and names; --json is exact", () => {
+test("task list, task show, status and agents escape objectives, notes and names; --json is exact", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", HOSTILE, "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "evil"], { cwd: repo, agent: "mallory" }).code, 0);
-  assert.is(cli(["session", "start", "--objective", HOSTILE], { cwd: repo, agent: "mallory" }).code, 0);
+  // The hostile records in-process (support/seed.ts), as the verbs write them: the views are the subject.
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "evil", objective: HOSTILE }]);
+  await storeClaim({ cwd: repo, agent: "mallory" }, "evil");
+  await storeSession({ cwd: repo, agent: "mallory" }, HOSTILE);
   const views: [string, string[]][] = [
     ["task list", ["task", "list"]],
     ["task show", ["task", "show", "evil"]],
@@ -49,7 +51,7 @@ test("task list, task show, status and agents escape objectives, notes and names
     assertEscaped(r.stdout, what);
   }
   // A multi-line objective cannot pose as one of task show's labelled lines.
-  assert.is(cli(["task", "add", "one\nholder:     lead (fence 9)", "--id", "ml"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "ml", objective: "one\nholder:     lead (fence 9)" }]);
   assert.not.match(cli(["task", "show", "ml"], { cwd: repo }).stdout, /^holder:/m);
   assert.is(cli(["task", "show", "evil", "--json"], { cwd: repo }).json.objective, HOSTILE, "JSON keeps the exact text");
   assert.is(cli(["agents", "--json"], { cwd: repo }).json.agents.find((a: any) => a.agent === "mallory").objective, HOSTILE);
@@ -60,10 +62,10 @@ test("task list, task show, status and agents escape objectives, notes and names
   assert.is(cli(["task", "show", "evil", "--json"], { cwd: repo }).json.result.note, HOSTILE);
 });
 
-test("on a terminal, our colours stay and a record's colour escapes show as text", () => {
+test("on a terminal, our colours stay and a record's colour escapes show as text", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", "\x1b[1m\x1b[31mURGENT\x1b[0m fix", "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["session", "start", "--objective", "\x1b[0m\x1b[32mreviewed-by-lead\x1b[0m"], { cwd: repo, agent: "mallory" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "evil", objective: "\x1b[1m\x1b[31mURGENT\x1b[0m fix" }]);
+  await storeSession({ cwd: repo, agent: "mallory" }, "\x1b[0m\x1b[32mreviewed-by-lead\x1b[0m");
   for (const view of ["agents", "task list", "status"]) {
     // script(1) gives the command a terminal, so colour is on.
     const env = cleanEnv({ HANDOFF_AGENT: "lead" });
@@ -88,10 +90,10 @@ test("hook answers escape the text for every agent", () => {
   }
 });
 
-test("the session-start context escapes the objectives and names it quotes", () => {
+test("the session-start context escapes the objectives and names it quotes", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", HOSTILE, "--id", "evil"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "evil"], { cwd: repo, agent: "bob" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "evil", objective: HOSTILE }]);
+  await storeClaim({ cwd: repo, agent: "bob" }, "evil");
   const r = cli(["hook", "claude-session-start"], { cwd: repo, agent: "bob", input: JSON.stringify({ session_id: "s", cwd: repo, hook_event_name: "SessionStart", source: "startup" }) });
   assert.is(r.code, 0, r.stderr);
   const context: string = r.json.hookSpecificOutput.additionalContext;
