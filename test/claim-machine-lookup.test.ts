@@ -13,6 +13,7 @@ import { openStore } from "../src/store/store.ts";
 import { addTask, mutateTask } from "../src/store/task-store.ts";
 import { HandoffError } from "../src/core/errors.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -30,10 +31,10 @@ function gitCommands(repo: string, args: string[], agent: string): { code: numbe
   return { code: r.code, commands, json: r.json };
 }
 
-test("a claim of a task addressed to no one starts no git process (one update-ref with reflogs for every ref)", () => {
+test("a claim of a task addressed to no one starts no git process (one update-ref with reflogs for every ref)", async () => {
   const repo = tempRepo();
-  assert.is(cli(["task", "add", "plain work", "--id", "t1"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["task", "add", "more work", "--id", "t2"], { cwd: repo, agent: "lead" }).code, 0);
+  // The tasks in-process (support/seed.ts): the claims' git processes are the subject.
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "t1", objective: "plain work" }, { id: "t2", objective: "more work" }]);
   const r = gitCommands(repo, ["claim", "t1"], "claude-1");
   assert.is(r.code, 0);
   assert.is(r.json.claim.agent, "claude-1");
@@ -46,11 +47,10 @@ test("a claim of a task addressed to no one starts no git process (one update-re
   assert.match(gitOut(repo, "reflog", "show", "refs/handoff/tasks/t2"), /./, "git logged the update");
 });
 
-test("an addressed task still asks for the machine, read from git's files: taken on the machine it names, refused elsewhere", () => {
+test("an addressed task still asks for the machine, read from git's files: taken on the machine it names, refused elsewhere", async () => {
   const repo = tempRepo();
   gitOut(repo, "config", "handoff.machine", "box1");
-  assert.is(cli(["task", "add", "here", "--id", "here", "--to", "@box1"], { cwd: repo, agent: "lead" }).code, 0);
-  assert.is(cli(["task", "add", "there", "--id", "there", "--to", "@box2"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "here", objective: "here", to: "@box1" }, { id: "there", objective: "there", to: "@box2" }]);
   const here = gitCommands(repo, ["claim", "here"], "claude-1");
   assert.is(here.code, 0);
   assert.equal(here.commands, [], "the setting is read from the config file, no git process");
@@ -59,12 +59,12 @@ test("an addressed task still asks for the machine, read from git's files: taken
   assert.is(there.json.error.code, "addressed_elsewhere");
 });
 
-test("a machine name set where git's files cannot be read in process (an include) is asked of git", () => {
+test("a machine name set where git's files cannot be read in process (an include) is asked of git", async () => {
   const repo = tempRepo();
   const extra = join(tempDir("handoff-include-"), "extra.config");
   writeFileSync(extra, "[handoff]\n\tmachine = box7\n");
   gitOut(repo, "config", "include.path", extra);
-  assert.is(cli(["task", "add", "here", "--id", "here", "--to", "@box7"], { cwd: repo, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: repo, agent: "lead" }, [{ id: "here", objective: "here", to: "@box7" }]);
   const here = gitCommands(repo, ["claim", "here"], "claude-1");
   assert.is(here.code, 0, JSON.stringify(here.json));
   assert.ok(here.commands.includes("git config --get handoff.machine"), here.commands.join(", "));
@@ -72,7 +72,7 @@ test("a machine name set where git's files cannot be read in process (an include
   const plain = tempRepo();
   writeFileSync(join(plain, ".git", "config"), readFileSync(join(plain, ".git", "config"), "utf8") + "[handoff]\n\tmachine = box1\n[handoff]\n\tmachine = box2   \n");
   assert.is(gitOut(plain, "config", "--get", "handoff.machine"), "box2");
-  assert.is(cli(["task", "add", "there", "--id", "there", "--to", "@box2"], { cwd: plain, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: plain, agent: "lead" }, [{ id: "there", objective: "there", to: "@box2" }]);
   const there = gitCommands(plain, ["claim", "there"], "claude-1");
   assert.is(there.code, 0, JSON.stringify(there.json));
   assert.equal(there.commands, []);
