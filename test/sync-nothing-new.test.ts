@@ -9,6 +9,7 @@ import { readTraffic } from "../src/sync/remote-traffic.ts";
 import { sync } from "../src/sync/sync.ts";
 import { addTask } from "../src/store/task-store.ts";
 import { cleanEnv, cleanupTemp, cli, gitOut } from "./support/repo.ts";
+import { storeSync, storeTasks } from "./support/seed.ts";
 import { twoClones } from "./support/servers.ts";
 
 test.after(cleanupTemp);
@@ -24,9 +25,9 @@ const handoffRefs = (cwd: string) => gitOut(cwd, "for-each-ref", "--format=%(obj
 
 test("a sync with nothing new lists the remote once and changes nothing; the next change arrives with the next sync", async () => {
   const { a, b } = twoClones();
-  for (const id of ["n1", "n2", "n3"]) assert.is(cli(["task", "add", `task ${id}`, "--id", id], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: a, agent: "alice" }).code, 0);
-  assert.is(cli(["sync"], { cwd: b, agent: "bob" }).code, 0);
+  await storeTasks({ cwd: a, agent: "alice" }, ["n1", "n2", "n3"].map((id) => ({ id, objective: `task ${id}` })));
+  await storeSync({ cwd: a, agent: "alice" });
+  await storeSync({ cwd: b, agent: "bob" });
   const store = await openSyncedStore({ cwd: b, agent: "bob", env: cleanEnv() });
   try {
     await sync(store); // the first sync of this process reads its caches
