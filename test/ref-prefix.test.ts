@@ -6,6 +6,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
+import { storeClaim, storeTasks } from "./support/seed.ts";
 import { cloneOf, serveRoot, startHttp } from "./support/servers.ts";
 
 test.after(() => cleanupTemp());
@@ -105,8 +106,10 @@ test("clones that disagree on --ref-prefix: sync warns and doctor fails in each,
       const run = (cwd: string, agent: string, args: string[]) => cli(args, { cwd, agent, env });
       assert.is(run(a, "lead", ["remote", "origin", "--ref-prefix", "refs/heads/handoff/"]).code, 0, how);
       const id = `t-${how.replace(/\W+/g, "-")}`;
-      assert.is(run(a, "lead", ["task", "add", "split work", "--id", id, "--scope", "s.txt", "--exclusive", "--push"]).code, 0, how);
-      assert.is(run(a, "alice", ["claim", id]).code, 0, how);
+      // The writes each side makes in its namespace in-process (support/seed.ts, through the store's
+      // own transport for the remote); the syncs and doctors under test go the way named above.
+      await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id, objective: "split work", scope: ["s.txt"], exclusive: true }]);
+      await storeClaim({ cwd: a, agent: "alice" }, id);
       // b keeps the default namespace: it does not see alice's claim, and says why
       const sb = run(b, "bob", ["sync", "--json"]);
       assert.is(sb.code, 0, `${how}: ${sb.stderr}`);
@@ -119,7 +122,7 @@ test("clones that disagree on --ref-prefix: sync warns and doctor fails in each,
       assert.is(ns?.status, "fail", `${how}: ${JSON.stringify(doc.json.checks)}`);
       assert.is(doc.code, 2, how);
       // and the other way round, once b has written to its namespace
-      assert.is(run(b, "bob", ["task", "add", "mine", "--id", `${id}-b`, "--push"]).code, 0, how);
+      await storeTasks({ cwd: b, agent: "bob", push: true }, [{ id: `${id}-b`, objective: "mine" }]);
       const sa = run(a, "alice", ["sync", "--json"]);
       assert.is(sa.code, 0, sa.stderr);
       assert.equal([sa.json.split?.prefix, sa.json.split?.namespace], ["refs/heads/handoff/", "refs/handoff/"], how);
@@ -129,12 +132,12 @@ test("clones that disagree on --ref-prefix: sync warns and doctor fails in each,
   }
 });
 
-test("one namespace on the remote: sync has no split and doctor no namespace check", () => {
+test("one namespace on the remote: sync has no split and doctor no namespace check", async () => {
   const bare = serveRoot().bare("one");
   gitOut(tempRepo(), "push", "-q", bare, "main");
   const a = cloneOf(bare);
-  assert.is(cli(["task", "add", "x", "--id", "x", "--scope", "x.txt", "--push"], { cwd: a, agent: "lead" }).code, 0);
-  assert.is(cli(["claim", "x"], { cwd: a, agent: "alice" }).code, 0);
+  await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "x", objective: "x", scope: ["x.txt"] }]);
+  await storeClaim({ cwd: a, agent: "alice" }, "x");
   const s = cli(["sync", "--json"], { cwd: a, agent: "alice" });
   assert.is(s.code, 0, s.stderr);
   assert.is(s.json.split, undefined);
