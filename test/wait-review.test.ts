@@ -11,6 +11,7 @@ import { POLL, remoteTask, script, start, until } from "./support/handover.ts";
 import { cleanupTemp, cli, gitOut, tempDir, type CliResult } from "./support/repo.ts";
 import { cloneOf, emptyRemote } from "./support/servers.ts";
 import { inProcess } from "./support/mcp.ts";
+import { storeSync, storeTasks } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -21,14 +22,14 @@ function ok(r: CliResult): CliResult {
 
 const sha = (cmd: string) => createHash("sha256").update(cmd).digest("hex");
 
-/** The lead's clone, where task `gated` (verify `true`) is written, and a worker's, where a person approved its command. */
-function gatedTask(): { bare: string; lead: string; box: string } {
+/** The lead's clone, where task `gated` (verify `true`) is written, and a worker's, where a person approved its command (the task and the worker clone's sync in-process, support/seed.ts; the approval a person's command). */
+async function gatedTask(): Promise<{ bare: string; lead: string; box: string }> {
   const bare = emptyRemote();
   const lead = cloneOf(bare);
   const box = cloneOf(bare);
   gitOut(box, "config", "handoff.machine", "m2");
-  ok(cli(["task", "add", "write the report", "--id", "gated", "--verify", "true", "--push"], { cwd: lead, agent: "lead" }));
-  ok(cli(["sync"], { cwd: box, agent: "person" }));
+  await storeTasks({ cwd: lead, agent: "lead", push: true }, [{ id: "gated", objective: "write the report", verify: "true" }]);
+  await storeSync({ cwd: box, agent: "person" });
   ok(cli(["approve", "gated"], { cwd: box, agent: "person", env: { HANDOFF_APPROVE: sha("true") } }));
   return { bare, lead, box };
 }
@@ -39,7 +40,7 @@ function worker(box: string, answer: string) {
 }
 
 test("wait --id on a task that goes to review: it says so and waits on, through a rejection, until a reviewer accepts; exit 0 with the accepted work", async () => {
-  const { bare, lead, box } = gatedTask();
+  const { bare, lead, box } = await gatedTask();
   const out = tempDir();
   const w = start(["wait", "--id", "gated", "--out", out], { cwd: lead, agent: "lead" });
   await until(() => /waiting for gated/.test(w.stderr()), "the wait to start");
@@ -62,7 +63,7 @@ test("wait --id on a task that goes to review: it says so and waits on, through 
 });
 
 test("wait --until review returns once the work is submitted: exit 0, status review, the submitted output and files; bad --until is a usage error", async () => {
-  const { bare, lead, box } = gatedTask();
+  const { bare, lead, box } = await gatedTask();
   const out = tempDir();
   const w = start(["wait", "--id", "gated", "--until", "review", "--out", out, "--json"], { cwd: lead, agent: "lead" });
   await until(() => /waiting for gated/.test(w.stderr()), "the wait to start");
@@ -79,7 +80,7 @@ test("wait --until review returns once the work is submitted: exit 0, status rev
 });
 
 test("MCP wait_task until review returns at the submission with what was submitted (as wait --until review); without it, a task in review is not final", async () => {
-  const { bare, lead, box } = gatedTask();
+  const { bare, lead, box } = await gatedTask();
   const mcp = await inProcess(lead, { agent: "lead", waitBoundMs: 20_000 });
   try {
     const w = worker(box, "for review");
