@@ -9,7 +9,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { start, until } from "./support/handover.ts";
-import { cloneOf, remoteHook, servedProject, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
+import { storeTasks } from "./support/seed.ts";
+import { cloneOf, remoteHook, servedProjectSeeded, serveRoot, startDaemon, startHttp } from "./support/servers.ts";
 
 const stops: (() => void)[] = [];
 test.after(() => {
@@ -17,13 +18,14 @@ test.after(() => {
   cleanupTemp();
 });
 
-const project = servedProject;
+/** The remote and a clone that pushed the task `ship`, written in-process (support/seed.ts): the claims and syncs after are the subject. */
+const project = servedProjectSeeded;
 
 const remoteRefs = (bare: string) => gitOut(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/handoff/");
 const sleepers = (marker: string) => spawnSync("pgrep", ["-f", marker], { encoding: "utf8" }).stdout.trim();
 
 test("a pre-receive hook sleeping past the deadline: remote_timeout within the deadline, its processes killed, nothing changed", async () => {
-  const { bare, a } = project();
+  const { bare, a } = await project();
   remoteHook(bare, "pre-receive", "sleep 47.5");
   const local = handoffRefs(a);
   const remote = remoteRefs(bare);
@@ -41,7 +43,7 @@ test("a pre-receive hook sleeping past the deadline: remote_timeout within the d
 });
 
 test("an HTTP server that accepts and never answers: claim and sync end in remote_timeout (git config handoff.remoteTimeout)", async () => {
-  const { a } = project();
+  const { a } = await project();
   // In this process: the CLI runs as a child (cliAsync), so this event loop stays free.
   const held: Socket[] = [];
   const server = createServer((s) => void held.push(s));
@@ -76,8 +78,8 @@ test("an HTTP server that accepts and never answers: claim and sync end in remot
   assert.is(handoffRefs(a), local);
 });
 
-test("a remote that refuses pushes: one attempt, remote_rejected in the remote's own words; sync says the same", () => {
-  const { bare, a } = project();
+test("a remote that refuses pushes: one attempt, remote_rejected in the remote's own words; sync says the same", async () => {
+  const { bare, a } = await project();
   remoteHook(bare, "pre-receive", `echo x >> "$GIT_DIR/attempts"; echo "pushes to refs/handoff are disabled" >&2; exit 1`);
   const local = handoffRefs(a);
   const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
@@ -90,15 +92,15 @@ test("a remote that refuses pushes: one attempt, remote_rejected in the remote's
   assert.is(readFileSync(`${bare}/attempts`, "utf8"), "x\n", "exactly one push");
   assert.is(handoffRefs(a), local);
 
-  assert.is(cli(["task", "add", "more", "--id", "more"], { cwd: a, agent: "lead" }).code, 0);
+  await storeTasks({ cwd: a, agent: "lead" }, [{ id: "more", objective: "more" }]);
   const s = cli(["sync", "--json"], { cwd: a, agent: "lead" });
   assert.is(s.code, 3);
   assert.is(s.json.error.code, "remote_rejected");
   assert.match(s.json.error.message, /pushes to refs\/handoff are disabled/);
 });
 
-test("a push whose report is lost after the remote committed it: read back, the claim landed and holds", () => {
-  const { bare, a } = project();
+test("a push whose report is lost after the remote committed it: read back, the claim landed and holds", async () => {
+  const { bare, a } = await project();
   // The remote commits the refs, then its receive-pack dies before it can report.
   remoteHook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; kill -9 $PPID; fi`);
   writeFileSync(`${bare}/kill-next`, "");
@@ -115,8 +117,8 @@ test("a push whose report is lost after the remote committed it: read back, the 
   assert.is(again.json.error.code, "held_by_other");
 });
 
-test("a lost report and a remote that cannot be read back: outcome_unknown, never unreachable or free", () => {
-  const { bare, a } = project();
+test("a lost report and a remote that cannot be read back: outcome_unknown, never unreachable or free", async () => {
+  const { bare, a } = await project();
   remoteHook(bare, "reference-transaction", `if [ "$1" = committed ] && [ -f "$GIT_DIR/kill-next" ]; then rm -f "$GIT_DIR/kill-next"; d=$(cd "$GIT_DIR" && pwd); mv "$d" "$d.away"; kill -9 $PPID; fi`);
   writeFileSync(`${bare}/kill-next`, "");
   const r = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });
@@ -147,7 +149,7 @@ test("through git daemon and smart HTTP: a refusing remote is remote_rejected, a
     const bare = served.bare(`over-${kind}`);
     gitOut(tempRepo(), "push", "-q", bare, "main");
     const a = cloneOf(url(`over-${kind}`));
-    assert.is(cli(["task", "add", "ship it", "--id", "ship", "--push"], { cwd: a, agent: "lead" }).code, 0);
+    await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "ship", objective: "ship it" }]);
 
     remoteHook(bare, "pre-receive", `echo "refs/handoff is read-only here" >&2; exit 1`);
     const refused = cli(["claim", "ship", "--json"], { cwd: a, agent: "alice" });

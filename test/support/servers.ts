@@ -185,6 +185,16 @@ export function servedProject(): { bare: string; a: string } {
   return { bare, a };
 }
 
+/** servedProject, the task `ship` written and pushed in-process (seed.ts): for a file that would start that process in every test. */
+export async function servedProjectSeeded(): Promise<{ bare: string; a: string }> {
+  const { storeTasks } = await import("./seed.ts");
+  const bare = serveRoot().bare("project");
+  gitOut(tempRepo(), "push", "-q", bare, "main");
+  const a = cloneOf(bare);
+  await storeTasks({ cwd: a, agent: "lead", push: true }, [{ id: "ship", objective: "ship it" }]);
+  return { bare, a };
+}
+
 /** Installs `body` as the bare repository's hook `name` (pre-receive, update, ...): a remote that misbehaves. */
 export function remoteHook(bare: string, name: string, body: string): void {
   writeFileSync(`${bare}/hooks/${name}`, `#!/bin/sh\n${body}\n`);
