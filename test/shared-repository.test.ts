@@ -7,6 +7,7 @@ import { chmodSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { CONFIG_MEMO } from "../src/git/config-memo.ts";
 import { CLI, cleanEnv, cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -37,6 +38,17 @@ function walk(dir: string, out: string[] = []): string[] {
 }
 
 const mode = (p: string) => statSync(p).mode & 0o7777;
+
+/**
+ * What .git/handoff holds for the group: all of it but the config memo, which holds this user's
+ * own global config as last read (config-memo.ts) and is this user's alone, 0600, in any repository.
+ */
+function shared(repo: string): string[] {
+  const memo = join(repo, ".git", CONFIG_MEMO);
+  const all = walk(join(repo, ".git/handoff"));
+  if (all.includes(memo)) assert.is(mode(memo).toString(8), "600", memo);
+  return all.filter((p) => p !== memo);
+}
 const fanOuts = (repo: string) => readdirSync(join(repo, ".git/objects")).filter((n) => /^[0-9a-f]{2}$/.test(n)).map((n) => join(repo, ".git/objects", n));
 
 test("in a group-shared repository, object folders and files and .git/handoff get git's group modes", () => {
@@ -55,7 +67,7 @@ test("in a group-shared repository, object folders and files and .git/handoff ge
     }
     const handoff = join(repo, ".git/handoff");
     assert.ok((mode(handoff) & 0o2070) === 0o2070, mode(handoff).toString(8));
-    for (const p of walk(handoff)) {
+    for (const p of shared(repo)) {
       const st = statSync(p);
       if (st.isDirectory()) assert.ok((st.mode & 0o2070) === 0o2070, `${p} ${(st.mode & 0o7777).toString(8)}`);
       else assert.ok((st.mode & 0o040) !== 0 && (!(st.mode & 0o200) || (st.mode & 0o020) !== 0), `${p} ${(st.mode & 0o7777).toString(8)}`);
@@ -88,7 +100,7 @@ test("core.sharedRepository=0640 gives exactly that mode, as git does", () => {
     const ours = objects().filter((f) => !before.has(f));
     assert.ok(ours.length > 0);
     for (const f of ours) assert.is(mode(f).toString(8), "440", f);
-    for (const p of walk(join(repo, ".git/handoff"))) if (statSync(p).isFile()) assert.is(mode(p) & 0o077, 0o040, p);
+    for (const p of shared(repo)) if (statSync(p).isFile()) assert.is(mode(p) & 0o077, 0o040, p);
   });
 });
 
