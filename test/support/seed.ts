@@ -30,6 +30,8 @@ export interface Actor {
   now?: string;
   /** --push: the write goes to the sync remote at once. */
   push?: boolean;
+  /** --offline: with the sync remote out of reach, an exclusive write is granted tentatively and waits for sync. */
+  offline?: boolean;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface Actor {
  * closes it. Throws what the verb would have reported: a failed setup fails the test.
  */
 export async function asCommand<T>(at: Actor, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), ...(at.push ? { push: true } : {}) });
+  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), ...(at.push ? { push: true } : {}), ...(at.offline ? { offline: true } : {}) });
   try {
     const result = await fn(store);
     await refreshHeartbeat(store);
@@ -148,29 +150,14 @@ export async function storeUnlease(at: Actor, paths: string[]): Promise<void> {
   if (r.not_released.length) throw new Error(`unlease: not held: ${r.not_released.map((n) => n.path).join(", ")}`);
 }
 
-// T3's additions
-
-/** asCommand for a verb run with --offline: with the sync remote out of reach, an exclusive write is granted tentatively and waits for sync. */
-async function asOfflineCommand<T>(at: Actor, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openSyncedStore({ cwd: at.cwd, ...(at.agent !== undefined ? { agent: at.agent } : {}), env: cleanEnv(at.now ? { HANDOFF_NOW: at.now } : {}), offline: true });
-  try {
-    const result = await fn(store);
-    await refreshHeartbeat(store);
-    if (store.looseRefsListed >= PACK_LOOSE_AT) await packAfterView(store);
-    return result;
-  } finally {
-    store.close();
-  }
-}
-
 /** `claim ID --offline`. */
 export function storeClaimOffline(at: Actor, id: string): Promise<ClaimReport> {
-  return asOfflineCommand(at, (store) => claimReporting(store, id, { overCapacity: false, force: false }));
+  return asCommand({ ...at, offline: true }, (store) => claimReporting(store, id, { overCapacity: false, force: false }));
 }
 
 /** `lease PATH... --offline [--exclusive] [--ttl D]`. */
 export function storeLeaseOffline(at: Actor, paths: string[], o: { exclusive?: boolean; task?: string; ttl?: string; reason?: string } = {}): Promise<LeaseResult> {
-  return asOfflineCommand(at, (store) => lease(store, paths, { ...o, cwd: at.cwd }));
+  return asCommand({ ...at, offline: true }, (store) => lease(store, paths, { ...o, cwd: at.cwd }));
 }
 
 /** `heartbeat` (no --push). */
