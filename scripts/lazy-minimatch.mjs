@@ -10,22 +10,18 @@
 // (scripts/cold-group.mjs), the stand-in asks for a module re-exporting those names as
 // `__LAZY_minimatch__(<its namespace>)`, so minimatch's modules go into a function of the bundle
 // run at the first call. Tests run the sources, which import minimatch itself.
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { packageStandIn } from "./stand-in.mjs";
+import { packageStandIn, sources } from "./stand-in.mjs";
 
 /** The names our sources import from minimatch (types left out). */
-function namesImported(dir, into = new Set()) {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) namesImported(join(dir, e.name), into);
-    else if (e.name.endsWith(".ts")) {
-      const text = readFileSync(join(dir, e.name), "utf8");
-      for (const m of text.matchAll(/^import\s+(type\s+)?(.*?)\s+from\s+"minimatch";?$/gm)) {
-        if (m[1]) continue;
-        const named = /^\{([^}]*)\}$/.exec(m[2].trim());
-        if (!named) throw new Error(`${join(dir, e.name)}: scripts/lazy-minimatch.mjs stands in only for named imports of minimatch`);
-        for (const n of named[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!n.startsWith("type ")) into.add(n);
-      }
+function namesImported(dir) {
+  const into = new Set();
+  for (const [path, text] of sources(dir)) {
+    for (const m of text.matchAll(/^import\s+(type\s+)?(.*?)\s+from\s+"minimatch";?$/gm)) {
+      if (m[1]) continue;
+      const named = /^\{([^}]*)\}$/.exec(m[2].trim());
+      if (!named) throw new Error(`${path}: scripts/lazy-minimatch.mjs stands in only for named imports of minimatch`);
+      for (const n of named[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!n.startsWith("type ")) into.add(n);
     }
   }
   return into;

@@ -12,24 +12,20 @@
 // imports that module statically, asks for it as `__LAZY_zod__(<its namespace>)` and records the
 // edge: zod's modules then go into a function of the bundle, run at that first call, so a command
 // that never calls zod makes none of zod's functions as it loads.
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { packageStandIn } from "./stand-in.mjs";
+import { packageStandIn, sources } from "./stand-in.mjs";
 
 /**
  * `z.<name>` in the sources: what the stand-in offers (types too; only runtime values are kept).
  * A module that names zod/mini otherwise than `z` would read names this does not see: refused.
  */
-function namesUsed(dir, into = new Set()) {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) namesUsed(join(dir, e.name), into);
-    else if (e.name.endsWith(".ts")) {
-      const text = readFileSync(join(dir, e.name), "utf8");
-      for (const m of text.matchAll(/import\s+(?:type\s+)?\*\s+as\s+(\w+)\s+from\s+"zod\/mini"/g)) {
-        if (m[1] !== "z") throw new Error(`${join(dir, e.name)} imports zod/mini as ${m[1]}: scripts/lazy-zod.mjs looks for z.<name>`);
-      }
-      for (const m of text.matchAll(/\bz\.([a-z]\w*)/g)) into.add(m[1]);
+function namesUsed(dir) {
+  const into = new Set();
+  for (const [path, text] of sources(dir)) {
+    for (const m of text.matchAll(/import\s+(?:type\s+)?\*\s+as\s+(\w+)\s+from\s+"zod\/mini"/g)) {
+      if (m[1] !== "z") throw new Error(`${path} imports zod/mini as ${m[1]}: scripts/lazy-zod.mjs looks for z.<name>`);
     }
+    for (const m of text.matchAll(/\bz\.([a-z]\w*)/g)) into.add(m[1]);
   }
   return into;
 }

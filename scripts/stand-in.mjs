@@ -2,8 +2,18 @@
 // name it offers passes its call on to the real module, which `get` (an expression of the lines
 // before) returns, set up at that first call. Each stand-in is declared apart and exported under
 // the real name: some names are reserved words (zod's `catch`).
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, sep } from "node:path";
+
+/** Each TypeScript source under `dir`, at any depth: its path and text (what a stand-in's names are read from). */
+export function* sources(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) yield* sources(path);
+    else if (e.name.endsWith(".ts")) yield [path, readFileSync(path, "utf8")];
+  }
+}
 
 /**
  * `head`: the lines that declare `get`; `fns`: names of functions (a generator's stand-in returns
