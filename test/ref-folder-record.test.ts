@@ -77,16 +77,26 @@ test("every move after the record is seen: a loose ref, a packed one moved or de
   }
 });
 
+/**
+ * `path` (a ref folder or packed-refs) with its times set an hour ahead: not recorded, as a move in
+ * the file system's tick could leave its stats as they are; set a minute back: recorded.
+ */
+async function recordedOnlyWhenBehind(repo: string, path: string, what: string): Promise<void> {
+  const future = new Date(Date.now() + 60 * 60_000);
+  utimesSync(path, future, future);
+  await check(repo, `${what}'s time ahead`);
+  assert.not.ok(existsSync(recordPath(repo)), `${what} changed in the file system's tick or later: not recorded`);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(path, past, past);
+  settle();
+  await check(repo, `${what}'s time behind`);
+  assert.ok(existsSync(recordPath(repo)), `${what} changed before the file system's tick: recorded`);
+}
+
 test("a folder or packed-refs changed at or after the file system's time when the stamp is taken is not recorded", async () => {
   const repo = await fixture();
   settle();
-  const future = new Date(Date.now() + 60 * 60_000);
-  utimesSync(join(repo, ".git/refs/handoff/tasks"), future, future);
-  await check(repo, "a folder's time ahead");
-  assert.not.ok(existsSync(recordPath(repo)), "a move in that tick could leave the folder's stats as they are");
-  utimesSync(join(repo, ".git/refs/handoff/tasks"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-  settle();
-  await check(repo, "the folder's time behind");
+  await recordedOnlyWhenBehind(repo, join(repo, ".git/refs/handoff/tasks"), "a folder");
   const record = readFileSync(recordPath(repo), "utf8");
   assert.match(record, /^ref-folders 1\n/);
   // The same stats in a record of another layout (a later build's): read as none, and written over.
@@ -95,13 +105,7 @@ test("a folder or packed-refs changed at or after the file system's time when th
   assert.is(readFileSync(recordPath(repo), "utf8"), record);
   // packed-refs too: a ref only in it moves by a new file renamed over it.
   rmSync(recordPath(repo));
-  utimesSync(join(repo, ".git/packed-refs"), future, future);
-  await check(repo, "packed-refs' time ahead");
-  assert.not.ok(existsSync(recordPath(repo)), "packed-refs changed in the file system's tick or later: not recorded");
-  utimesSync(join(repo, ".git/packed-refs"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-  settle();
-  await check(repo, "no record");
-  assert.ok(existsSync(recordPath(repo)));
+  await recordedOnlyWhenBehind(repo, join(repo, ".git/packed-refs"), "packed-refs");
 });
 
 const taskRecordPath = (repo: string) => join(repo, ".git/handoff/task-ref-folders");
