@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { READ_NOFOLLOW, READ_NOFOLLOW_FLAG } from "./safe-file.ts";
 
 /** A loose ref file is one line: an object id or `ref: <name>`; more than this is read in full. */
 const SMALL = 256;
@@ -30,10 +31,6 @@ export function readRefText(path: string): string {
   return n < SMALL ? buf.toString("latin1", 0, n) : readFileSync(path, "latin1");
 }
 
-// Never through a link, never waiting on a FIFO (a flag on the open each read makes anyway; 0 where
-// the platform has no such flag).
-const LISTED = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const LISTED_FLAG = LISTED as unknown as string; // a number, which Node takes too
 
 /**
  * A file a folder's plain listing named, read as readRefText reads a ref, but never through a
@@ -44,9 +41,9 @@ const LISTED_FLAG = LISTED as unknown as string; // a number, which Node takes t
 export function readListedRefText(path: string): string {
   if (reads < COLD_READS) {
     reads++;
-    return readFileSync(path, { encoding: "utf8", flag: LISTED_FLAG });
+    return readFileSync(path, { encoding: "utf8", flag: READ_NOFOLLOW_FLAG });
   }
-  const fd = openSync(path, LISTED);
+  const fd = openSync(path, READ_NOFOLLOW);
   try {
     const n = readSync(fd, buf, 0, SMALL, 0);
     // Longer than any ref: read whole, if a file (a device's bytes might never end).

@@ -22,7 +22,10 @@ import { uniqueSuffix } from "./unique-name.ts";
 const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT } = constants;
 // Not on every platform (Windows has no links of this kind to fear).
 const NOFOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const READ_NOFOLLOW = (O_RDONLY | NOFOLLOW) as unknown as string;
+/** open(2)'s flags of a read that never follows a link nor waits on a FIFO (ref-text.ts reads listed refs so too). */
+export const READ_NOFOLLOW = O_RDONLY | NOFOLLOW;
+/** The same, as readFileSync's `flag`: Node takes the number there too; its types name only the string forms. */
+export const READ_NOFOLLOW_FLAG = READ_NOFOLLOW as unknown as string;
 
 /** A descriptor of the file at `path` open for reading, never through a link; throws as openSync does (ELOOP for a link). */
 export function openNoFollow(path: string): number {
@@ -83,8 +86,7 @@ export function readOwnTextNoFollow(path: string): string | null {
 export function readTextNoFollow(path: string, encoding: BufferEncoding = "utf8"): string | null {
   if (encoding !== "utf8") return readNoFollow(path)?.toString(encoding) ?? null;
   try {
-    // Node takes open(2)'s flags as a number here too; its types name only the string forms.
-    return readFileSync(path, { encoding, flag: READ_NOFOLLOW });
+    return readFileSync(path, { encoding, flag: READ_NOFOLLOW_FLAG });
   } catch {
     return null;
   }
