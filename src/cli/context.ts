@@ -8,7 +8,8 @@ import { PACK_LOOSE_AT } from "../sync/pack-refs.ts";
 import { packAfterView } from "./view-packing.ts";
 import { neutralise } from "../present/untrusted.ts";
 import { writeErr } from "../present/output.ts";
-import { completes, type Completes } from "./completes.ts";
+import { completes } from "./completes.ts";
+import { globalOptionsOf, type GlobalsSpec } from "./verb-spec.ts";
 
 /** Options every command accepts, before or after the verb. */
 export interface GlobalOptions {
@@ -24,25 +25,23 @@ export function globals(cmd: Command): GlobalOptions {
 }
 
 /**
- * Adds the global options to a leaf command, so `git handoff task list --json` works too.
- * `writes` marks a verb that changes coordination state: only those take --push and --offline.
- * `values` says what a shell completes the command's arguments and options to (completes.ts).
+ * Adds the global options (verb-spec.ts GLOBAL_OPTIONS) to a leaf command, so `git handoff task
+ * list --json` works too. `writes` marks a verb that changes coordination state: only those take
+ * --push and --offline. `values` says what a shell completes the command's arguments and options to (completes.ts).
  */
-export function withGlobals(cmd: Command, opts: { agent?: boolean; writes?: boolean; values?: Record<string, Completes> } = {}): Command {
-  completes(cmd.option("-C <dir>", "run as if started in <dir>"), { "-C": "dir" });
-  cmd.option("--json", "print JSON");
-  if (opts.writes) {
-    cmd.option("--push", "send this write to the sync remote at once (default: at the next sync)");
-    cmd.option("--offline", "when the sync remote is unreachable, grant exclusive operations tentatively");
-  }
-  if (opts.agent !== false) completes(cmd.option("--agent <name>", "act as this agent (default: $HANDOFF_AGENT, else user@host[.worktree])"), { "--agent": "agent" });
+export function withGlobals(cmd: Command, opts: GlobalsSpec = {}): Command {
+  for (const o of globalOptionsOf(opts)) cmd.option(o.flags, o.description);
+  completes(cmd, opts.agent !== false ? { "-C": "dir", "--agent": "agent" } : { "-C": "dir" });
   return opts.values ? completes(cmd, opts.values) : cmd;
 }
 
 /** The folder the command runs as if started in: -C, else the current folder. */
 export function startDir(cmd: Command): string {
-  const C = globals(cmd).C;
-  return C ? resolveDir(C) : currentDir();
+  return startDirOf(globals(cmd));
+}
+
+function startDirOf(opts: GlobalOptions): string {
+  return opts.C ? resolveDir(opts.C) : currentDir();
 }
 
 /** Opens the repository named by -C (or the current folder) for the command, then closes it. */
@@ -52,7 +51,15 @@ export async function withStore<T>(cmd: Command, fn: (store: Store, opts: Global
   // before the verb. Merged with the verb's options, the filter had become the caller, whose
   // heartbeat the command then refreshed.
   if (how.agentFilters) opts.agent = (cmd.parent?.optsWithGlobals() as GlobalOptions | undefined)?.agent;
-  const cwd = startDir(cmd);
+  return withStoreFor(opts, fn);
+}
+
+/**
+ * withStore for the options a command line gave (commander's `optsWithGlobals()`, or the same
+ * read by fast-line.ts): what every verb does around its own work.
+ */
+export async function withStoreFor<T, O extends GlobalOptions>(opts: O, fn: (store: Store, opts: O) => Promise<T>): Promise<T> {
+  const cwd = startDirOf(opts);
   const store = await openSyncedStore({
     cwd,
     ...(opts.agent !== undefined ? { agent: opts.agent } : {}),

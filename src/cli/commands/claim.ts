@@ -4,7 +4,8 @@ import type { Task } from "../../core/task.ts";
 import type { Store } from "../../store/store.ts";
 import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
 import { overlapText } from "../../core/claim-overlap.ts";
-import { withGlobals, withStore } from "../context.ts";
+import { withGlobals, withStore, withStoreFor } from "../context.ts";
+import { verb, verbCommand } from "../verb-command.ts";
 import { removeCorruptTask } from "../../store/remove-corrupt.ts";
 import { emit, isTerminal } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
@@ -45,27 +46,34 @@ function requireReason(reason: string | undefined, verb: string): string {
   return reason;
 }
 
-export function registerClaim(program: Command, verb?: string): void {
-  const wants = (name: string) => verb === undefined || verb === name;
-  if (wants("claim")) withGlobals(
-    program
-      .command("claim")
-      .description("claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)")
-      .argument("[id]", "the task to claim")
-      .option("--next", "claim the best ready task: highest priority, then oldest")
-      .option("--ttl <duration>", "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)")
-      .option("--force", "claim even though a task it waits on is not done")
-      .option("--over-capacity", "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)"),
-    { writes: true, values: { id: "task" } },
-  ).action(async (id: string | undefined, o: { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }, cmd: Command) => {
+/** `claim <id>` or `claim --next`. */
+export const CLAIM = verb<[string | undefined], { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }>(
+  {
+    words: ["claim"],
+    description: "claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)",
+    args: [["[id]", "the task to claim"]],
+    options: [
+      { flags: "--next", description: "claim the best ready task: highest priority, then oldest" },
+      { flags: "--ttl <duration>", description: "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)" },
+      { flags: "--force", description: "claim even though a task it waits on is not done" },
+      { flags: "--over-capacity", description: "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)" },
+    ],
+    globals: { writes: true, values: { id: "task" } },
+  },
+  async ([id], o) => {
     if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
     if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
     const opts = { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity };
-    await withStore(cmd, async (store, g) => {
+    await withStoreFor(o, async (store, g) => {
       const r = id === undefined ? await claimNextReporting(store, opts) : await claimReporting(store, id, { ...opts, force: !!o.force });
       await emitClaim(store, !!g.json, r);
     });
-  });
+  },
+);
+
+export function registerClaim(program: Command, verb?: string): void {
+  const wants = (name: string) => verb === undefined || verb === name;
+  if (wants("claim")) verbCommand(program, CLAIM);
 
   if (wants("renew")) withGlobals(
     program

@@ -10,12 +10,25 @@ import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
 import { taskExtrasText } from "../../present/render-tasks.ts";
 import { approvalOf } from "../../store/approvals.ts";
-import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
+import { collect, parseInteger, withGlobals, withStore, withStoreFor } from "../context.ts";
+import { verb, verbCommand } from "../verb-command.ts";
 import { emit, moreOnStderr, warn } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
 import { TASK_SUBCOMMANDS } from "../command-line.ts";
+
+/** `task show <id>`: the record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies. */
+export const TASK_SHOW = verb<[string]>({ words: ["task", "show"], description: "show one task", args: [["<id>"]], options: [], globals: { values: { id: "task" } } }, ([id], o) =>
+  withStoreFor(o, async (store, g) => {
+    const t = await showTask(store, id);
+    const blocked = await blockedEdgesOf(store, t);
+    const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
+    const held = await store.heldAsNewer();
+    const { shown, note } = shownWithNote(t.after?.length ? { ...t, blocked_by: blocked } : t, held);
+    emit(!!g.json, shown, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved) + (note ? `\n${note}` : ""));
+  }),
+);
 
 export function registerTask(program: Command, verb?: string, sub?: string): void {
   const only = verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? sub : undefined;
@@ -54,17 +67,7 @@ export function registerTask(program: Command, verb?: string, sub?: string): voi
     });
   });
 
-  if (wants("show")) withGlobals(task.command("show").description("show one task").argument("<id>"), { values: { id: "task" } }).action(async (id: string, _o, cmd: Command) => {
-    await withStore(cmd, async (store, g) => {
-      const t = await showTask(store, id);
-      const blocked = await blockedEdgesOf(store, t);
-      // The record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies.
-      const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
-      const held = await store.heldAsNewer();
-      const { shown, note } = shownWithNote(t.after?.length ? { ...t, blocked_by: blocked } : t, held);
-      emit(!!g.json, shown, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved) + (note ? `\n${note}` : ""));
-    });
-  });
+  if (wants("show")) verbCommand(task, TASK_SHOW);
 
   const list = (name: string, target: Command) =>
     withGlobals(
