@@ -35,11 +35,7 @@ async function main(build: (argv: string[]) => Command, argv: string[]): Promise
   }
   try {
     await program.parseAsync(argv, { from: "user" });
-    // A command whose output could not be written (a full disk under stdout) did its work but
-    // failed to report it: the machine's status, unless the command already answered one.
-    const lost = outputFailure();
-    if (lost && !process.exitCode) return reportError(new HandoffError(lost), false);
-    return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
+    return statusAfterAnswer();
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
@@ -52,6 +48,15 @@ async function main(build: (argv: string[]) => Command, argv: string[]): Promise
     }
     return reportError(e, wantsJson);
   }
+}
+
+/** The status of a command whose action returned. */
+function statusAfterAnswer(): number {
+  // A command whose output could not be written (a full disk under stdout) did its work but
+  // failed to report it: the machine's status, unless the command already answered one.
+  const lost = outputFailure();
+  if (lost && !process.exitCode) return reportError(new HandoffError(lost), false);
+  return Number(process.exitCode ?? 0); // a command may answer with a status (check: 3 on deny)
 }
 
 /** commander's message on one line: `error: unknown command 'clam'\n(Did you mean claim?)` -> `unknown command 'clam' (did you mean claim?)`. */
@@ -80,7 +85,30 @@ function helpHint(program: Command, argv: string[]): string {
 
 /** Runs one command line through the program `build` makes for it, setting the exit status. */
 export function runProgram(build: (argv: string[]) => Command, argv: string[]): void {
-  main(build, argv).then((code) => {
+  exitWith(main(build, argv));
+}
+
+/**
+ * Runs a command's action read without commander (fast-line.ts), answering as runProgram does
+ * once commander has handed the action over: its status, or its refusal reported (the JSON body
+ * when the command line has --json).
+ */
+export function runAction(action: () => Promise<void>, argv: string[]): void {
+  const wantsJson = argv.includes("--json");
+  exitWith(
+    (async () => {
+      try {
+        await action();
+        return statusAfterAnswer();
+      } catch (e) {
+        return reportError(e, wantsJson);
+      }
+    })(),
+  );
+}
+
+function exitWith(status: Promise<number>): void {
+  status.then((code) => {
     // A command that printed its own report may have set a failing status (doctor): keep it.
     process.exitCode = code || process.exitCode || 0;
     exitWhenIdle();

@@ -1,0 +1,169 @@
+// The hot verbs' plain command lines are read without commander (src/cli/fast-line.ts), from the
+// same spec commander's commands are built from (verb-spec.ts). What is checked: for every line
+// of many (usual, unusual, hostile) that the fast reading accepts, commander's reading of it
+// through the real hot program hands the action the same arguments and options; the lines that
+// must stay commander's (help, unknown or misplaced options, values that look like options, `=`
+// on a switch, `--`, wrong counts) are left to it; and what the fast path answers, errors with
+// --json included, is what commander's path answers for the same verb.
+import type { Command } from "commander";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { fastLine } from "../src/cli/fast-line.ts";
+import { FAST_VERBS, HOT_TABLE } from "../src/cli/hot-main.ts";
+import { buildFrom } from "../src/cli/program-builder.ts";
+import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
+
+test.after(cleanupTemp);
+
+type Reading = { words: string[]; args: unknown[]; opts: Record<string, unknown> } | { error: string };
+
+/** What commander's hot program hands an action for `argv`, or the error it stops with (nothing printed, no action run). */
+async function commanderReading(argv: string[]): Promise<Reading> {
+  const program = buildFrom(HOT_TABLE, argv);
+  let read: Reading | undefined;
+  const walk = (c: Command, path: string[]): void => {
+    c.configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} });
+    for (const sub of c.commands) {
+      const words = [...path, sub.name()];
+      if (!sub.commands.length) sub.action((...a: unknown[]) => void (read = { words, args: a.slice(0, -2), opts: (a.at(-1) as Command).optsWithGlobals() }));
+      walk(sub, words);
+    }
+  };
+  walk(program, []);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+  return read ?? { error: "no action ran" };
+}
+
+/** A small generator of its own (xorshift), so every run tries the same lines. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+/** The hot verbs' words, and other beginnings: words before the verb, other verbs, a group alone. */
+const VERBS = [["task", "show"], ["check"], ["claim"]];
+const OTHER_HEADS = [["--json", "task", "show"], ["-C", ".", "check"], ["--agent", "a", "claim"], ["task"], ["tasks"], ["task", "list"], ["task", "add"], ["lease"]];
+/** Words of plain lines, and words that make a line unusual or hostile. */
+const PLAIN = ["t1", "t2", "src/a.ts", "lib/*.{ts,js}", "", " ", "é✓ 漢字", "help", "show", "bob", ".", "5m", "--json", "--agent", "--agent=x", "--agent=", "--agent=a=b", "-C", "--ttl", "--ttl=5m", "--next", "--force", "--over-capacity", "--push", "--offline"];
+const ODD = ["-", "--", "-5", "-x", "--json=1", "--json=", "--agent=-x", "-C.", "-C=.", "--next=1", "--over", "--overCapacity", "--no-next", "-h", "--help", "--version", "-V", "--unknown", "--=x", "--id", "--scope"];
+
+const known = (line: string[]) => line.map((w) => JSON.stringify(w)).join(" ");
+
+test("every line the fast reading accepts, commander reads the same; the others are left to commander", async () => {
+  const next = random(0x5eed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const lines: string[][] = [];
+  for (let i = 0; i < 2500; i++) {
+    const line = [...pick(next() < 0.8 ? VERBS : OTHER_HEADS)];
+    for (let n = Math.floor(next() * 7); n > 0; n--) line.push(pick(next() < 0.85 ? PLAIN : ODD));
+    lines.push(line);
+  }
+  let accepted = 0;
+  for (const line of lines) {
+    const fast = fastLine(FAST_VERBS, line);
+    if (!fast) continue;
+    accepted++;
+    const read = await commanderReading(line);
+    assert.equal(read, { words: [...fast.verb.spec.words], args: fast.args, opts: fast.opts }, known(line));
+  }
+  assert.ok(accepted > 300, `the fast reading accepted ${accepted} of ${lines.length} lines`);
+});
+
+test("the plain lines agents and hooks type are read fast, as commander reads them", async () => {
+  const lines = [
+    ["task", "show", "t1"],
+    ["task", "show", "t1", "--json"],
+    ["check", "src/a.ts"],
+    ["check", "src/a.ts", "src/b.ts", "--json", "--agent", "bob"],
+    ["check", "-C", "sub", "src/a.ts"],
+    ["claim", "t1", "--agent", "a"],
+    ["claim", "--next", "--ttl", "10m", "--json"],
+    ["claim", "t1", "--force", "--over-capacity", "--push", "--offline"],
+    ["claim", "--agent=x", "t1", "--agent", "y"],
+    ["task", "show", ""],
+    ["task", "show", "é✓"],
+    ["claim", "t1", "--next"],
+  ];
+  for (const line of lines) {
+    const fast = fastLine(FAST_VERBS, line);
+    assert.ok(fast, `${known(line)} is read fast`);
+    assert.equal(await commanderReading(line), { words: [...fast!.verb.spec.words], args: fast!.args, opts: fast!.opts }, known(line));
+  }
+});
+
+test("help, options before the verb, unknown options, option-like values, `=` on a switch, `--` and wrong counts are commander's", () => {
+  const lines = [
+    ["task", "show", "t1", "--help"],
+    ["task", "show", "-h"],
+    ["check", "--help", "src/a.ts"],
+    ["--json", "task", "show", "t1"],
+    ["-C", ".", "check", "src/a.ts"],
+    ["task", "show", "t1", "--unknown"],
+    ["task", "show", "t1", "--version"],
+    ["claim", "t1", "--agent", "--json"],
+    ["claim", "t1", "--agent"],
+    ["claim", "t1", "--ttl", "-5m"],
+    ["claim", "t1", "--agent=-x"],
+    ["check", "-C.", "src/a.ts"],
+    ["check", "-C=.", "src/a.ts"],
+    ["task", "show", "t1", "--json=1"],
+    ["check", "--", "-a.ts"],
+    ["check", "-"],
+    ["task", "show", "-5"],
+    ["task", "show"],
+    ["task", "show", "t1", "t2"],
+    ["check"],
+    ["claim", "t1", "t2"],
+    ["claim", "t1", "--no-next"],
+    ["task", "list"],
+    ["tasks"],
+    ["task", "add", "x"],
+    ["release", "t1"],
+  ];
+  for (const line of lines) assert.is(fastLine(FAST_VERBS, line), undefined, known(line));
+});
+
+test("what the fast path answers is what commander's path answers: the task, a refusal, --json error bodies, check's statuses", () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "one", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
+  assert.is(cli(["claim", "t1"], { cwd: repo, agent: "holder" }).code, 0);
+  assert.is(cli(["lease", "src/b.ts", "--exclusive"], { cwd: repo, agent: "holder" }).code, 0);
+  // One clock for both runs of a line: "(in 30m)" reads the same.
+  const env = { HANDOFF_NOW: new Date().toISOString() };
+  const lines = [
+    ["task", "show", "t1"],
+    ["task", "show", "t1", "--json"],
+    ["task", "show", "nope"],
+    ["task", "show", "nope", "--json"],
+    ["task", "show", "bad id!"],
+    ["check", "src/a.ts"],
+    ["check", "src/a.ts", "--json"],
+    ["check", "src/b.ts", "--json"],
+    ["check", "../outside.ts"],
+    ["check", "../outside.ts", "--json"],
+    ["claim", "t1", "--next"],
+    ["claim", "t1", "--ttl", "soon", "--json"],
+    ["claim", "nope"],
+  ];
+  const codes: number[] = [];
+  for (const line of lines) {
+    assert.ok(fastLine(FAST_VERBS, line), `${known(line)} is read fast`);
+    // A word before the verb (the program's -C, naming where it runs anyway) sends the line to commander.
+    const viaCommander = cli(["-C", repo, ...line], { cwd: repo, agent: "a2", env });
+    const fast = cli(line, { cwd: repo, agent: "a2", env });
+    assert.equal([fast.code, fast.stdout, fast.stderr], [viaCommander.code, viaCommander.stdout, viaCommander.stderr], known(line));
+    codes.push(fast.code);
+  }
+  assert.equal(codes, [0, 0, 4, 4, 2, 0, 0, 3, 2, 2, 2, 2, 4], "the statuses themselves");
+});
+
+test.run();
