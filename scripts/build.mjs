@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
 import { groupLazy, lazyEdges } from "./cold-group.mjs";
 import { eagerImports } from "./eager-imports.mjs";
+import { lazyCommander } from "./lazy-commander.mjs";
 import { lazyMinimatch } from "./lazy-minimatch.mjs";
 import { lazyOurs } from "./lazy-ours.mjs";
 import { lazyZod } from "./lazy-zod.mjs";
@@ -74,8 +75,8 @@ const common = {
   // byte a character, no UTF-8 decoding: 1.3 ms of a cold command's 5.5 to read hot-main.cjs). Checked below.
   charset: "ascii",
   logLevel: "warning",
-  plugins: [lazyBuiltins, lazyZod(root), lazyMinimatch(root), eagerImports(root)],
-  // A name a stand-in (lazy builtins, lazy zod, lazy minimatch) does not offer fails the build, not the run.
+  plugins: [lazyBuiltins, lazyZod(root), lazyMinimatch(root), lazyCommander(root), eagerImports(root)],
+  // A name a stand-in (lazy builtins, lazy zod, lazy minimatch, lazy commander) does not offer fails the build, not the run.
   logOverride: { "import-is-undefined": "error" },
 };
 
@@ -93,7 +94,7 @@ const lazy = lazyEdges();
 const made = await build({
   ...common,
   entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
-  plugins: [lazyBuiltins, lazyZod(root, lazy), lazyMinimatch(root, lazy), lazyOurs(root, lazy), eagerImports(root, lazy)],
+  plugins: [lazyBuiltins, lazyZod(root, lazy), lazyMinimatch(root, lazy), lazyCommander(root, lazy), lazyOurs(root, lazy), eagerImports(root, lazy)],
   minifyWhitespace: false,
   metafile: true,
   write: false,

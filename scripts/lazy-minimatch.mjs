@@ -11,21 +11,7 @@
 // `__LAZY_minimatch__(<its namespace>)`, so minimatch's modules go into a function of the bundle
 // run at the first call. Tests run the sources, which import minimatch itself.
 import { join } from "node:path";
-import { packageStandIn, sources } from "./stand-in.mjs";
-
-/** The names our sources import from minimatch (types left out). */
-function namesImported(dir) {
-  const into = new Set();
-  for (const [path, text] of sources(dir)) {
-    for (const m of text.matchAll(/^import\s+(type\s+)?(.*?)\s+from\s+"minimatch";?$/gm)) {
-      if (m[1]) continue;
-      const named = /^\{([^}]*)\}$/.exec(m[2].trim());
-      if (!named) throw new Error(`${path}: scripts/lazy-minimatch.mjs stands in only for named imports of minimatch`);
-      for (const n of named[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!n.startsWith("type ")) into.add(n);
-    }
-  }
-  return into;
-}
+import { namesImported, packageStandIn } from "./stand-in.mjs";
 
 export function lazyMinimatch(root, lazy) {
   return packageStandIn(root, lazy, {
@@ -33,7 +19,7 @@ export function lazyMinimatch(root, lazy) {
     specifier: "minimatch",
     tag: "minimatch",
     offered: (real) => {
-      const used = [...namesImported(join(root, "src"))];
+      const used = [...namesImported(join(root, "src"), "minimatch")];
       for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
       const isClass = (k) => /^class\b/.test(Function.prototype.toString.call(real[k]));
       return { fns: used.filter((k) => !isClass(k)), classes: used.filter(isClass) };

@@ -15,6 +15,21 @@ export function* sources(dir) {
   }
 }
 
+/** The names our sources import from the package `specifier` (types left out): named imports only. */
+export function namesImported(dir, specifier) {
+  const into = new Set();
+  const from = new RegExp(`^import\\s+(type\\s+)?(.*?)\\s+from\\s+"${specifier.replace(/[/.]/g, "\\$&")}";?$`, "gm");
+  for (const [path, text] of sources(dir)) {
+    for (const m of text.matchAll(from)) {
+      if (m[1]) continue;
+      const named = /^\{([^}]*)\}$/.exec(m[2].trim());
+      if (!named) throw new Error(`${path}: a stand-in for ${specifier} stands in only for its named imports`);
+      for (const n of named[1].split(",").map((s) => s.trim()).filter(Boolean)) if (!n.startsWith("type ")) into.add(n);
+    }
+  }
+  return into;
+}
+
 /**
  * `head`: the lines that declare `get`; `fns`: names of functions (a generator's stand-in returns
  * the real one's generator); `classes`: a class whose constructor makes the real one and whose

@@ -3,7 +3,8 @@
 // of many (usual, unusual, hostile) that the fast reading accepts, commander's reading of it
 // through the real hot program hands the action the same arguments and options; the lines that
 // must stay commander's (help, unknown or misplaced options, values that look like options, `=`
-// on a switch, `--`, wrong counts) are left to it; and what the fast path answers, errors with
+// on a switch, `--`, wrong counts) are left to it; a cold `task show`, `check` and `claim` never
+// set commander up (V8's counts, NODE_V8_COVERAGE); and what the fast path answers, errors with
 // --json included, is what commander's path answers for the same verb.
 import type { Command } from "commander";
 import { test } from "uvu";
@@ -11,6 +12,7 @@ import * as assert from "uvu/assert";
 import { fastLine } from "../src/cli/fast-line.ts";
 import { FAST_VERBS, HOT_TABLE } from "../src/cli/hot-main.ts";
 import { buildFrom } from "../src/cli/program-builder.ts";
+import { cliCoverage } from "./support/cli-coverage.ts";
 import { cleanupTemp, cli, tempRepo } from "./support/repo.ts";
 
 test.after(cleanupTemp);
@@ -130,6 +132,23 @@ test("help, options before the verb, unknown options, option-like values, `=` on
     ["release", "t1"],
   ];
   for (const line of lines) assert.is(fastLine(FAST_VERBS, line), undefined, known(line));
+});
+
+test("a cold task show, check and claim never set commander up; a line left to commander does", () => {
+  const repo = tempRepo();
+  for (let i = 0; i < 3; i++) assert.is(cli(["task", "add", `task ${i}`, "--id", `t${i}`, "--scope", `src/f${i}.ts`], { cwd: repo }).code, 0);
+  assert.is(cli(["claim", "t0"], { cwd: repo, agent: "holder" }).code, 0);
+  for (const args of [["task", "show", "t1"], ["check", "src/f0.ts", "--json"], ["claim", "t2"]]) {
+    const run = cliCoverage(repo, args, "a2");
+    assert.is(run.status, 0, run.stderr);
+    assert.ok(run.names.includes("__lazy_commanderRun"), "commander is declared inside its lazy function");
+    // commander's own functions: its default program is a Command made as its module is set up.
+    for (const fn of ["__lazy_commanderRun", "Command", "parseOptions"]) assert.is(run.calls(fn), 0, `${args.join(" ")} ran ${fn}`);
+  }
+  const before = cliCoverage(repo, ["--json", "task", "show", "t1"], "a2");
+  assert.is(before.status, 0, before.stderr);
+  assert.is(before.calls("__lazy_commanderRun"), 1);
+  assert.ok(before.calls("parseOptions") > 0);
 });
 
 test("what the fast path answers is what commander's path answers: the task, a refusal, --json error bodies, check's statuses", () => {
