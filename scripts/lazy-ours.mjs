@@ -3,9 +3,10 @@
 // The lease tree (a lease set past LEASE_TREE_AT), the task order file (`task list --limit`, `ready`),
 // the pack reader (an object in a pack), the write turns and the followed ref folders (a warm
 // process's), the clock readings (a sync remote), the help's examples, the git runner (a git
-// process), the object writer's pool of temp files (a warm process's), the ready index and the
-// repair advice are each called from code every bundle sets up, but a cold `task show`, `check`
-// or `claim` never calls them: declared at the bundle's top, each function was a
+// process), the object writer's pool of temp files (a warm process's), the ready index, the
+// repair advice and the hot bundle's commander program (hot-program.ts: a command line that
+// src/cli/fast-line.ts does not read) are each called from code every bundle sets up, but a cold
+// `task show`, `check` or `claim` never calls them: declared at the bundle's top, each function was a
 // SharedFunctionInfo in every code cache, and each module's top-level statements ran at load.
 // Each module in FIRST_USE gets a stand-in for the modules outside its family: a function for each
 // function it exports, and for each class a class whose constructor makes the real one (and whose
@@ -34,6 +35,7 @@ export const FIRST_USE = {
   "src/git/temp-files.ts": "tempFiles",
   "src/store/ready-index.ts": "readyIndex",
   "src/sync/repair-hazard.ts": "repairHazard",
+  "src/cli/hot-program.ts": "hotProgram",
 };
 
 /**

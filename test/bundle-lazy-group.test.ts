@@ -8,8 +8,8 @@
 // that our own modules a cold command never runs (scripts/lazy-ours.mjs: the lease tree, the task
 // order file, the pack reader, the write turns, the followed ref folders, the clock readings, the
 // help's examples, the git runner, the object writer's temp files, the ready index, the repair
-// advice) are each in a function of their family that a cold `task show`, `check` and
-// `claim` never run.
+// advice, the hot bundle's commander program) are each in a function of their family that a cold
+// `task show`, `check` and `claim` never run.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "uvu";
@@ -42,6 +42,7 @@ const FAMILIES: [string, RegExp[]][] = [
   ["tempFiles", [/this\.makeFanOuts\(\)/]],
   ["readyIndex", [/function sameOrder\(/, /function cutHead\(/]],
   ["repairHazard", [/function taskHazard\(/]],
+  ["hotProgram", [/function registerTask\(/, /function buildFrom\(/, /function refuseOptionsAsValues\(/]],
 ];
 
 /** Where `__lazy_<family>Run` starts and ends (the next group's declarations, or the module wrapper's end) in a bundle's text. */

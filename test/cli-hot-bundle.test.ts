@@ -7,7 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ALL_VERBS, HOT_VERBS, REMOTE_VERBS, VIEW_VERBS } from "../src/cli/command-line.ts";
-import { HOT_TABLE } from "../src/cli/hot-main.ts";
+import { HOT_TABLE } from "../src/cli/hot-program.ts";
 import { REMOTE_TABLE } from "../src/cli/remote-main.ts";
 import { VIEW_TABLE } from "../src/cli/view-main.ts";
 import { VERBS } from "../src/cli/program.ts";

@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Command } from "commander";
-import { HOT_TABLE } from "../src/cli/hot-main.ts";
+import { HOT_TABLE } from "../src/cli/hot-program.ts";
 import { buildFrom } from "../src/cli/program-builder.ts";
 
 const names = (c: Command | undefined) => (c?.commands ?? []).map((s) => s.name());

@@ -17,7 +17,7 @@ export function verbAt(argv: string[]): number {
 /**
  * The verbs agents run most, one process each (a claim, a check before an edit, a look at a
  * task): the groups of registerTask, registerClaim and registerLease. A test checks this list
- * against hot-main.ts's table and program.ts's.
+ * against hot-program.ts's table and program.ts's.
  */
 export const HOT_VERBS: readonly string[] = ["task", "tasks", "claim", "renew", "release", "done", "fail", "reclaim", "cancel", "lease", "unlease", "leases", "check"];
 /**

@@ -1,5 +1,5 @@
 // The commander program of a command line, from a table of register functions and the verbs each
-// adds. The full CLI (program.ts) and the bundle of the hot verbs (hot-main.ts) build it alike, so
+// adds. The full CLI (program.ts) and the bundle of the hot verbs (hot-program.ts) build it alike, so
 // a verb reads the same from either.
 import { Command } from "commander";
 import { fail } from "../core/errors.ts";

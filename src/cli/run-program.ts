@@ -1,5 +1,6 @@
 // One command line through a commander program: usage, help, commander's own errors and the
-// exit status, for the full CLI (cli-main.ts) and the bundle of the hot verbs (hot-main.ts) alike.
+// exit status, for the full CLI (cli-main.ts) and the bundle of the hot verbs (hot-program.ts) alike;
+// and the same answer for an action read without commander (runAction: hot-main.ts).
 import { CommanderError } from "commander";
 import type { Command } from "commander";
 import { HandoffError } from "../core/errors.ts";

@@ -2,15 +2,14 @@ import type { Command } from "commander";
 import { fail, HandoffError } from "../../core/errors.ts";
 import type { Task } from "../../core/task.ts";
 import type { Store } from "../../store/store.ts";
-import { cancel, claimNextReporting, claimReporting, done, failWith, reclaim, release, renew, type ClaimReport } from "../../store/task-actions.ts";
-import { overlapText } from "../../core/claim-overlap.ts";
-import { withGlobals, withStore, withStoreFor } from "../context.ts";
-import { verb, verbCommand } from "../verb-command.ts";
+import { cancel, done, failWith, reclaim, release, renew } from "../../store/task-actions.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { verbCommand } from "../verb-command.ts";
+import { CLAIM } from "./claim-task.ts";
 import { removeCorruptTask } from "../../store/remove-corrupt.ts";
 import { emit, isTerminal } from "../../present/output.ts";
 import { taskDetail } from "../../present/render.ts";
-import { passedOverNote } from "../../present/newer-note.ts";
-// verification and review, unblocked dependents, handoffs delivered with a claim
+// verification and review, unblocked dependents, handoffs delivered with a lifecycle verb
 import { unblockedText } from "../../store/dependency-actions.ts";
 import { doneWithVerification, taskVerifyCommand } from "../../store/review-actions.ts";
 import { taskExtrasText, verificationDetail, verifyText } from "../../present/render-tasks.ts";
@@ -30,46 +29,10 @@ function run(cmd: Command, fn: (store: Store) => Promise<Task>, summary: (t: Tas
   });
 }
 
-/** What a claim prints: the task, what came with it, and the work its scope meets (advisory). */
-export async function emitClaim(store: Store, json: boolean, r: ClaimReport): Promise<void> {
-  const t = r.task;
-  const delivered = json ? "" : await deliveredWithClaim(store, t);
-  const near = r.overlaps.length ? `\noverlaps (advisory, nothing is blocked):\n${r.overlaps.map((o) => `  ${overlapText(o)}`).join("\n")}` : "";
-  // Whoever claims a task sees the command done will run, and who wrote it.
-  const verify = t.verify ? `\n${verifyText(t, !!(await approvalOf(store, t.verify)))}` : "";
-  const skipped = r.skipped_newer ? `\n${passedOverNote(r.skipped_newer)}` : "";
-  emit(json, { ...t, overlaps: r.overlaps, ...(r.skipped_newer ? { skipped_newer: r.skipped_newer } : {}) }, () => `claimed ${t.id} (fence ${t.claim?.fence})${near}\n${taskDetail(t, store.now())}${verify}${delivered}${skipped}`);
-}
-
 function requireReason(reason: string | undefined, verb: string): string {
   if (reason === undefined) fail("usage", `${verb} needs --reason TEXT`);
   return reason;
 }
-
-/** `claim <id>` or `claim --next`. */
-export const CLAIM = verb<[string | undefined], { next?: boolean; ttl?: string; force?: boolean; overCapacity?: boolean }>(
-  {
-    words: ["claim"],
-    description: "claim a task for the calling agent (compare-and-swap; exit 3 if someone else holds it)",
-    args: [["[id]", "the task to claim"]],
-    options: [
-      { flags: "--next", description: "claim the best ready task: highest priority, then oldest" },
-      { flags: "--ttl <duration>", description: "lease length, like 90s, 10m, 2h (default 30m or claim_ttl in .handoff.yaml)" },
-      { flags: "--force", description: "claim even though a task it waits on is not done" },
-      { flags: "--over-capacity", description: "claim even though this agent already holds as many tasks as its capacity (max_concurrent, or session start --capacity)" },
-    ],
-    globals: { writes: true, values: { id: "task" } },
-  },
-  async ([id], o) => {
-    if (id !== undefined && o.next) fail("usage", "give a task id or --next, not both");
-    if (id === undefined && !o.next) fail("usage", "give a task id, or --next for the best ready task");
-    const opts = { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), overCapacity: !!o.overCapacity };
-    await withStoreFor(o, async (store, g) => {
-      const r = id === undefined ? await claimNextReporting(store, opts) : await claimReporting(store, id, { ...opts, force: !!o.force });
-      await emitClaim(store, !!g.json, r);
-    });
-  },
-);
 
 export function registerClaim(program: Command, verb?: string): void {
   const wants = (name: string) => verb === undefined || verb === name;

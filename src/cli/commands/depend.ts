@@ -4,7 +4,7 @@ import { parseDuration } from "../../core/duration.ts";
 import { fail } from "../../core/errors.ts";
 import { depend, listReady, undepend } from "../../store/dependency-actions.ts";
 import { claimNextReporting } from "../../store/task-actions.ts";
-import { emitClaim } from "./claim.ts";
+import { emitClaim } from "./claim-task.ts";
 import { parseInteger, withGlobals, withStore } from "../context.ts";
 import { emit, moreOnStderr, warn } from "../../present/output.ts";
 import { taskLine } from "../../present/render.ts";

@@ -1,29 +1,13 @@
 import type { Command } from "commander";
-import { EXIT_CODES, fail } from "../../core/errors.ts";
+import { fail } from "../../core/errors.ts";
 import { validateAgentId } from "../../core/ids.ts";
-import { check, lease, listLeases, resolvePaths, unlease } from "../../store/lease-actions.ts";
+import { lease, listLeases, resolvePaths, unlease } from "../../store/lease-actions.ts";
 import { reclaimLeasesFor } from "../../store/lease-reclaim.ts";
-import { withGlobals, withStore, withStoreFor } from "../context.ts";
-import { verb, verbCommand } from "../verb-command.ts";
+import { withGlobals, withStore } from "../context.ts";
+import { verbCommand } from "../verb-command.ts";
+import { CHECK } from "./check.ts";
 import { emit, warn } from "../../present/output.ts";
-import { checkText, leaseLine } from "../../present/lease-render.ts";
-
-/** `check <path...>`: per path deny | warn | info | ok, exit 3 if any deny. */
-export const CHECK = verb<[string[]]>(
-  {
-    words: ["check"],
-    description: "may the calling agent edit these paths? per path deny | warn | info | ok (exit 3 if any deny)",
-    args: [["<path...>", "files or globs"]],
-    options: [],
-    globals: { values: { path: "file" } },
-  },
-  ([paths], o) =>
-    withStoreFor(o, async (store, g) => {
-      const r = await check(store, paths);
-      emit(!!g.json, r, () => checkText(r));
-      if (r.verdict === "deny") process.exitCode = EXIT_CODES.held_by_other;
-    }),
-);
+import { leaseLine } from "../../present/lease-render.ts";
 
 export function registerLease(program: Command, verb?: string): void {
   const wants = (name: string) => verb === undefined || verb === name;

@@ -2,33 +2,19 @@ import type { Command } from "commander";
 import { TASK_STATUSES, type TaskStatus, type Task } from "../../core/task.ts";
 import { fail } from "../../core/errors.ts";
 import { normalizeScope } from "../../store/lease-actions.ts";
-import { listTasks, showTask, TASKS_PREFIX } from "../../store/task-store.ts";
+import { listTasks, TASKS_PREFIX } from "../../store/task-store.ts";
 import { listTasksBounded } from "../../store/task-listing.ts";
-import { markNewer, notedTaskLines, shownWithNote } from "../../present/newer-note.ts";
-import { addTaskAfter, blockedEdgesOf } from "../../store/dependency-actions.ts";
+import { markNewer, notedTaskLines } from "../../present/newer-note.ts";
+import { addTaskAfter } from "../../store/dependency-actions.ts";
 import { blockingEdges } from "../../core/dependency-graph.ts";
 import { checkVerifyCommand } from "../../core/verify-command.ts";
-import { taskExtrasText } from "../../present/render-tasks.ts";
-import { approvalOf } from "../../store/approvals.ts";
-import { collect, parseInteger, withGlobals, withStore, withStoreFor } from "../context.ts";
-import { verb, verbCommand } from "../verb-command.ts";
+import { collect, parseInteger, withGlobals, withStore } from "../context.ts";
+import { verbCommand } from "../verb-command.ts";
+import { TASK_SHOW } from "./task-show.ts";
 import { emit, moreOnStderr, warn } from "../../present/output.ts";
-import { taskDetail } from "../../present/render.ts";
 import { addressOption } from "./address-option.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
 import { TASK_SUBCOMMANDS } from "../command-line.ts";
-
-/** `task show <id>`: the record as stored (the MCP get_task returns the same), plus its blocked edges when it has dependencies. */
-export const TASK_SHOW = verb<[string]>({ words: ["task", "show"], description: "show one task", args: [["<id>"]], options: [], globals: { values: { id: "task" } } }, ([id], o) =>
-  withStoreFor(o, async (store, g) => {
-    const t = await showTask(store, id);
-    const blocked = await blockedEdgesOf(store, t);
-    const approved = t.verify ? !!(await approvalOf(store, t.verify)) : undefined;
-    const held = await store.heldAsNewer();
-    const { shown, note } = shownWithNote(t.after?.length ? { ...t, blocked_by: blocked } : t, held);
-    emit(!!g.json, shown, () => taskDetail(t, store.now()) + taskExtrasText(t, blocked, approved) + (note ? `\n${note}` : ""));
-  }),
-);
 
 export function registerTask(program: Command, verb?: string, sub?: string): void {
   const only = verb === "task" && sub !== undefined && TASK_SUBCOMMANDS.includes(sub) ? sub : undefined;
