@@ -22,19 +22,24 @@ interface Flag {
   /** commander's attributeName: `overCapacity` for `--over-capacity`, `C` for `-C`. */
   key: string;
   takesValue: boolean;
+  repeat: boolean;
+  default: string | readonly string[] | undefined;
 }
 
 /**
- * One flag, alone or with a required value (`--json`, `--ttl <duration>`, `-C <dir>`); any other
- * form (both a short and a long flag, an optional value, `--no-x`, a variadic value) is not read
- * here: a verb with one is left to commander.
+ * One flag, alone or with a required value (`--json`, `--ttl <duration>`, `-C <dir>`), which may
+ * have a default and repeat (its values collected); any other form (both a short and a long flag,
+ * an optional value, `--no-x`, a variadic value) is not read here: a verb with one is left to commander.
  */
-function flagOf({ flags }: OptionSpec): Flag | undefined {
-  const m = /^(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|-[A-Za-z])(?: <[\w-]+>)?$/.exec(flags);
+function flagOf(o: OptionSpec): Flag | undefined {
+  const m = /^(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|-[A-Za-z])(?: <[\w-]+>)?$/.exec(o.flags);
   if (!m || m[1]!.startsWith("--no-")) return undefined;
   const name = m[1]!;
   const key = name.replace(/^--?/, "").replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-  return { name, key, takesValue: flags.length > name.length };
+  const takesValue = o.flags.length > name.length;
+  // A switch that repeats or has a default is no form commander reads as this does.
+  if (!takesValue && (o.repeat || o.default !== undefined)) return undefined;
+  return { name, key, takesValue, repeat: !!o.repeat, default: o.default };
 }
 
 /** An argument as commander writes it: `<id>` (required), `[id]` (optional), `<path...>` (the rest). */
@@ -60,7 +65,9 @@ export function fastLine(verbs: readonly Verb[], argv: readonly string[]): FastL
     if (!flag) return undefined;
     flags.push(flag);
   }
+  // What commander's options hold before the command line is read: their defaults.
   const opts: Record<string, unknown> = {};
+  for (const f of flags) if (f.default !== undefined) opts[f.key] = typeof f.default === "string" ? f.default : [...f.default];
   const operands: string[] = [];
   for (let i = verb.spec.words.length; i < argv.length; i++) {
     const word = argv[i]!;
@@ -78,7 +85,7 @@ export function fastLine(verbs: readonly Verb[], argv: readonly string[]): FastL
     }
     const value = eq > 2 ? word.slice(eq + 1) : argv[++i];
     if (value === undefined || value.startsWith("-")) return undefined;
-    opts[flag.key] = value;
+    opts[flag.key] = flag.repeat ? [...((opts[flag.key] as string[] | undefined) ?? []), value] : value;
   }
   const args: unknown[] = [];
   let at = 0;

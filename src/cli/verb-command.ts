@@ -2,7 +2,7 @@
 // from the spec and its action calls that function with what commander read, and fast-line.ts
 // calls the same function with what it read of a plain command line. Both paths run the same code.
 import type { Command } from "commander";
-import { globals, withGlobals, type GlobalOptions } from "./context.ts";
+import { collect, globals, withGlobals, type GlobalOptions } from "./context.ts";
 import type { VerbSpec } from "./verb-spec.ts";
 
 /**
@@ -24,7 +24,12 @@ export function verb<A extends unknown[], O extends object = object>(spec: VerbS
 export function verbCommand(parent: Command, { spec, run }: Verb): Command {
   const cmd = parent.command(spec.words.at(-1)!).description(spec.description);
   for (const [name, description] of spec.args) cmd.argument(name, description);
-  for (const o of spec.options) cmd.option(o.flags, o.description);
+  for (const o of spec.options) {
+    if (o.hidden) cmd.addOption(cmd.createOption(o.flags, o.description).hideHelp());
+    else if (o.repeat) cmd.option(o.flags, o.description, collect, o.default as string[] | undefined);
+    else if (o.default !== undefined) cmd.option(o.flags, o.description, o.default as string);
+    else cmd.option(o.flags, o.description);
+  }
   // commander calls an action with the arguments, the command's own options and the command.
   return withGlobals(cmd, spec.globals).action((...a: unknown[]) => run(a.slice(0, -2), globals(a.at(-1) as Command) as GlobalOptions & Record<string, unknown>));
 }

@@ -9,6 +9,12 @@ import type { Completes } from "./completes.ts";
 export interface OptionSpec {
   readonly flags: string;
   readonly description: string;
+  /** Its value when the command line leaves it out. */
+  readonly default?: string | readonly string[];
+  /** Given again, it adds a value (context.ts collect): its value is the list of them. */
+  readonly repeat?: boolean;
+  /** Left out of the help (completion's `--complete`). */
+  readonly hidden?: boolean;
 }
 
 /** Which global options a verb takes (context.ts withGlobals) and what a shell completes its values to (completes.ts). */

@@ -5,7 +5,7 @@ import { fail } from "../../core/errors.ts";
 import { gcAgents } from "../../store/agent-gc.ts";
 import { AGENTS_PREFIX } from "../../store/agent-store.ts";
 import { rosterView } from "../../store/roster-view.ts";
-import { withGlobals, withStore } from "../context.ts";
+import { globals, withGlobals, withStore } from "../context.ts";
 import { emit, warn } from "../../present/output.ts";
 import { rosterText } from "../../present/render-agents.ts";
 import { completeOption, printCompletions } from "../complete-ids.ts";
@@ -19,7 +19,7 @@ export function registerAgents(program: Command): void {
       .addOption(completeOption("agent names")),
     { values: { "--status": AgentStatus.options } },
   ).action(async (o: { status?: string; complete?: string }, cmd: Command) => {
-    if (o.complete !== undefined) return printCompletions(cmd, AGENTS_PREFIX, o.complete);
+    if (o.complete !== undefined) return printCompletions(globals(cmd), AGENTS_PREFIX, o.complete);
     if (o.status !== undefined && !AgentStatus.options.includes(o.status as AgentStatus)) {
       fail("invalid_input", `unknown agent status ${JSON.stringify(o.status)}: use one of ${AgentStatus.options.join(", ")}`);
     }
