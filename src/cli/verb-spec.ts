@@ -2,7 +2,7 @@
 // flags write them, and which of the global options it takes. commander's program is built from
 // it (verb-command.ts), and so is the fast reading of the hot verbs' plain command lines
 // (fast-line.ts), which answers them without setting commander up: the two cannot drift apart.
-// No imports (the types of completes.ts aside): read by the dispatcher's hot bundle before anything else runs.
+// Data and types only: nothing here sets up commander.
 import type { Completes } from "./completes.ts";
 
 /** An option as commander's flags write it (`--ttl <duration>`, `--next`, `-C <dir>`), and its help line. */
