@@ -86,6 +86,10 @@ test("loopFirst asks the loop the first questions and the pattern after them; ne
   const test2 = loopFirst((s) => (asked.push(s), true), /^never$/, 3);
   assert.equal(["a", "b", "c", "d", "e"].map(test2), [true, true, true, false, false]);
   assert.equal(asked, ["a", "b", "c"]);
+  const long: string[] = [];
+  const test3 = loopFirst((s) => (long.push(s), true), /^never$/, 3, 4);
+  assert.equal(["abcde", "abcd", "x".repeat(2000)].map(test3), [false, true, false]);
+  assert.equal(long, ["abcd"]);
   const unsafe = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
   const visible = (c: string) => (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   for (let i = 0; i < 40; i++) {
