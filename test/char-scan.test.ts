@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import { join, posix } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { hasControlChar, hasDotDotSegment, hasExtglob, isWordText, startsWithDrive } from "../src/core/char-scan.ts";
+import { hasControlChar, hasDotDotSegment, hasExtglob, hasUnsafeChar, isIdText, isObjectIdText, isPlainShellWord, isWordText, loopFirst, startsWithDrive } from "../src/core/char-scan.ts";
+import { neutralise } from "../src/present/untrusted.ts";
 import { relativeTo } from "../src/core/paths.ts";
 import { readOwnTextNoFollow, readTextNoFollow } from "../src/git/safe-file.ts";
 import { cleanupTemp, cli, succeeded, tempDir, tempRepo } from "./support/repo.ts";
@@ -31,6 +32,14 @@ const cases: [string, (s: string) => boolean, RegExp, string[]][] = [
   ["startsWithDrive", startsWithDrive, /^[A-Za-z]:\//, ["a", "Z", "1", ":", "/", "\\", "@", "[", "`", "{"]],
   ["hasDotDotSegment", hasDotDotSegment, /(^|[/\\])\.\.([/\\]|$)/, [".", "/", "\\", "a"]],
   ["isWordText", isWordText, /^\w+$/, ["a", "Z", "0", "9", "_", " ", ":", "-", "é"]],
+  ["isIdText", isIdText, /^[A-Za-z0-9][A-Za-z0-9._@+-]*$/, ["a", "Z", "0", "9", ".", "_", "@", "+", "-", "/", " ", "é"]],
+  ["isPlainShellWord", isPlainShellWord, /^[A-Za-z0-9_@%+=:./-][A-Za-z0-9_@%+=:./#-]*$/, ["a", "Z", "0", "_", "@", "%", "+", "=", ":", ".", "/", "-", "#", "'", " ", "$"]],
+  [
+    "hasUnsafeChar",
+    hasUnsafeChar,
+    /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/,
+    ["a", "\x00", "\x08", "\t", "\n", "\x0b", "\x1f", " ", "\x7e", "\x7f", "\x9f", "\xa0", "\u061b", "\u061c", "\u061d", "\u200d", "\u200e", "\u200f", "\u2010", "\u202a", "\u202e", "\u202f", "\u2065", "\u2066", "\u2069", "\u206a"],
+  ],
 ];
 
 for (const [name, scan, pattern, alphabet] of cases) {
@@ -44,6 +53,50 @@ for (const [name, scan, pattern, alphabet] of cases) {
     assert.ok(n > 500);
   });
 }
+
+test("hasUnsafeChar answers as its pattern for every character of the first plane", () => {
+  const pattern = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+  for (let c = 0; c <= 0xffff; c++) {
+    const s = `a${String.fromCharCode(c)}b`;
+    assert.is(hasUnsafeChar(s), pattern.test(s), `U+${c.toString(16)}`);
+  }
+});
+
+test("isObjectIdText answers as /^[0-9a-f]{40,64}$/ at every length around the ids' and with any character in any place", () => {
+  const pattern = /^[0-9a-f]{40,64}$/;
+  const hex = "0123456789abcdef";
+  let n = 0;
+  for (let len = 0; len <= 70; len++) {
+    const s = Array.from({ length: len }, (_, i) => hex[(i * 7) % 16]).join("");
+    assert.is(isObjectIdText(s), pattern.test(s), `length ${len}`);
+    for (const c of ["0", "9", "a", "f", "g", "A", "F", "/", ":", "`", "@", " ", "\n", "é"]) {
+      for (const at of [0, Math.floor(len / 2), len - 1]) {
+        if (at < 0) continue;
+        const t = s.slice(0, at) + c + s.slice(at + 1);
+        assert.is(isObjectIdText(t), pattern.test(t), JSON.stringify(t));
+        n++;
+      }
+    }
+  }
+  assert.ok(n > 2000);
+});
+
+test("loopFirst asks the loop the first questions and the pattern after them; neutralise answers alike in both", () => {
+  const asked: string[] = [];
+  const test2 = loopFirst((s) => (asked.push(s), true), /^never$/, 3);
+  assert.equal(["a", "b", "c", "d", "e"].map(test2), [true, true, true, false, false]);
+  assert.equal(asked, ["a", "b", "c"]);
+  const long: string[] = [];
+  const test3 = loopFirst((s) => (long.push(s), true), /^never$/, 3, 4);
+  assert.equal(["abcde", "abcd", "x".repeat(2000)].map(test3), [false, true, false]);
+  assert.equal(long, ["abcd"]);
+  const unsafe = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const visible = (c: string) => (c.charCodeAt(0) <= 0xff ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  for (let i = 0; i < 40; i++) {
+    const text = i % 3 ? `plain text ${i}\twith a tab` : `text ${i} \x1b[31m red \u202e reversed \x7f`;
+    assert.is(neutralise(text), text.replace(unsafe, visible), `call ${i}`);
+  }
+});
 
 test("the typed paths the hook sees are answered as the patterns answer them", () => {
   for (const s of ["/repo/src/a.ts", "C:/repo/a.ts", "c:\\repo", "src/../a.ts", "..", "a/..", "../a", "a/...", "a..b", "!(x)", "src/@(a|b).ts", "(a)", "x\ty", "/tmp/handoff-test-Ab/pkg42/src/file3.ts"]) {

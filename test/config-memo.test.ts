@@ -24,7 +24,7 @@ function age(path: string): void {
 }
 
 /** A memo holding `text` for `path` under the file's stamp as it is now (v: the memo's version). */
-function plant(commonDir: string, path: string, text = PLANTED, v = 1): void {
+function plant(commonDir: string, path: string, text = PLANTED, v = 2): void {
   const parsed = { "": parseFile(text, null) };
   writeFileSync(`${commonDir}/${CONFIG_MEMO}`, JSON.stringify({ v, files: [[path, { stamp: fileStamp(path), text, parsed }]] }));
 }
@@ -152,7 +152,9 @@ test("the memo keeps at most sixteen files, those asked last", () => {
 
 test("another version's memo, one not as written, and a link in its place are read as none", () => {
   const { common, config, real } = setup();
-  plant(common, config, PLANTED, 2);
+  plant(common, config, PLANTED, 1);
+  assert.is(seen(common, config).text, real);
+  plant(common, config, PLANTED, 3);
   assert.is(seen(common, config).text, real);
   plant(common, config);
   const memo = `${common}/${CONFIG_MEMO}`;
@@ -205,6 +207,20 @@ test("a one-shot command leaves the memo after its answer too, and the next one,
   assert.is(cli(["task", "list"], { cwd: repo, agent: "a" }).code, 0);
   const after = statSync(memo, { bigint: true });
   assert.equal([after.ino, after.mtimeNs], [before.ino, before.mtimeNs], "rewritten by a command that read nothing new");
+});
+
+
+test("a stamp tells apart modification times within one millisecond, as the nanoseconds did", () => {
+  const dir = tempDir();
+  const path = `${dir}/config`;
+  writeFileSync(path, "[core]\n");
+  const mtimeOf = (at: number) => {
+    utimesSync(path, at, at);
+    return fileStamp(path).split(":")[2];
+  };
+  // 100 us apart, in one millisecond (seconds, as utimes takes them).
+  const at = Math.floor(Date.now() / 1000) - 60;
+  assert.is.not(mtimeOf(at + 0.0001), mtimeOf(at + 0.0002));
 });
 
 test.run();

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { openStore } from "../src/store/store.ts";
 import { cleanupTemp, cli, gitOut, tempDir } from "./support/repo.ts";
 import { commitFile, team } from "./support/team.ts";
 
@@ -248,6 +249,31 @@ test("the same branch found another way (the remote's HEAD set to it, then remov
   assert.equal([policy().branch, policy().from], ["main", "origin/HEAD"]);
   gitOut(repo, "symbolic-ref", "--delete", "refs/remotes/origin/HEAD");
   assert.equal([policy().branch, policy().from], ["main", "the main branch"]);
+});
+
+
+test("policy.cache of another version, or of none (an older build's), is read as none and written anew", async () => {
+  const repo = tempDir();
+  gitOut(repo, "init", "-q", "-b", "main");
+  commitFile(repo, "a.txt", "1\n");
+  const cacheFile = join(repo, ".git/handoff/policy.cache");
+  const mode = async () => {
+    const store = await openStore({ cwd: repo, agent: "a" });
+    store.close();
+    return store.config.mode;
+  };
+  assert.is(await mode(), "balanced");
+  const written = JSON.parse(readFileSync(cacheFile, "utf8"));
+  assert.is(typeof written.v, "number");
+  // The cache's policy made strict under its own key: while it is this build's, it is what counts.
+  const plant = (v: unknown) => writeFileSync(cacheFile, JSON.stringify({ ...written, v, data: { mode: "strict" } }));
+  plant(written.v);
+  assert.is(await mode(), "strict");
+  for (const v of [undefined, written.v - 1, written.v + 1]) {
+    plant(v);
+    assert.is(await mode(), "balanced", `v ${v}`);
+    assert.is(JSON.parse(readFileSync(cacheFile, "utf8")).v, written.v, "written anew");
+  }
 });
 
 test.run();

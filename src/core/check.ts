@@ -3,6 +3,7 @@
 // a folder or glob containing it) or ok, each naming holder, task, expiry and what to do. Through
 // a sync remote another agent's lease counts for the takeover grace past its expiry, as every
 // write of the lease set counts it (lease-ops.ts): a check never calls free what a write refuses.
+import { loopFirst } from "./char-scan.ts";
 import type { Suggestion } from "./errors.ts";
 import { formatDuration, formatUntil } from "./duration.ts";
 import { matchesPath, overlapWitness } from "./glob-overlap.ts";
@@ -60,13 +61,15 @@ export interface CheckContext {
  * matchesPath), made V8 mark it for optimisation in a cold `check` past ~40 leases (its own
  * counter: ~900 turns of the loop), and the compile that follows on another thread cost ~1.5-2 ms
  * of the process's CPU, more than the whole loop over the leases (~0.4 ms). A regular expression
- * runs outside that counter.
+ * runs outside that counter. The first few leases are asked with the loop all the same
+ * (char-scan.ts loopFirst): the pre-edit hook looks at a few leases near the path, and the
+ * pattern's two compiles (at its first run and its second) cost it more than those turns.
  */
-const GLOB_CHAR = /[*?[\]{}]/;
+const GLOB_CHAR = loopFirst(isGlob, /[*?[\]{}]/);
 
 function relation(lease: Lease, path: string, pathIsGlob: boolean, work?: MatchBudget): Exclude<Verdict, "ok"> | null {
   // A literal path is inside a literal pattern only when they are equal (matchesPath's own answer).
-  const hit = pathIsGlob ? overlapWitness(path, lease.pattern, work) !== null : lease.pattern === path || (GLOB_CHAR.test(lease.pattern) && matchesPath(lease.pattern, path, work));
+  const hit = pathIsGlob ? overlapWitness(path, lease.pattern, work) !== null : lease.pattern === path || (GLOB_CHAR(lease.pattern) && matchesPath(lease.pattern, path, work));
   if (!hit) return null;
   if (lease.exclusive) return "deny";
   return lease.pattern === path ? "warn" : "info";

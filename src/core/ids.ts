@@ -1,15 +1,16 @@
 // Names that become part of a ref (task ids, agent ids) are checked against an allow-list that is
 // stricter than `git check-ref-format`, so nothing a user types can leave refs/handoff/.
+import { isIdText, loopFirst } from "./char-scan.ts";
 import { fail } from "./errors.ts";
 
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._@+-]*$/;
+const isId = loopFirst(isIdText, /^[A-Za-z0-9][A-Za-z0-9._@+-]*$/);
 export const MAX_ID_LENGTH = 64;
 
 /** Returns why `id` cannot be a ref component, or null when it can. */
 export function refComponentProblem(id: string): string | null {
   if (id.length === 0) return "is empty";
   if (id.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
-  if (!ID_RE.test(id)) return "may only contain letters, digits and . _ @ + - and must start with a letter or digit";
+  if (!isId(id)) return "may only contain letters, digits and . _ @ + - and must start with a letter or digit";
   if (id.includes("..")) return "may not contain '..'";
   if (id.endsWith(".lock")) return "may not end with '.lock'";
   if (id.endsWith(".")) return "may not end with '.'";

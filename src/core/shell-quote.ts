@@ -1,11 +1,13 @@
 // Commands the tool suggests are meant to be pasted into a shell: every argument is quoted so the
 // shell passes it through as it is (a glob like src/api/** would otherwise be expanded).
+import { isPlainShellWord, loopFirst } from "./char-scan.ts";
 
-const PLAIN = /^[A-Za-z0-9_@%+=:./-][A-Za-z0-9_@%+=:./#-]*$/;
+const isPlain = loopFirst(isPlainShellWord, /^[A-Za-z0-9_@%+=:./-][A-Za-z0-9_@%+=:./#-]*$/);
+
 
 /** `word` as one shell word: unchanged when it is plain, else in single quotes. */
 export function shellQuote(word: string): string {
-  return PLAIN.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  return isPlain(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** `git handoff ARGS…` with each argument quoted for the shell: the one way commands are spelled. */

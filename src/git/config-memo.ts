@@ -1,6 +1,6 @@
 // git's config files as an earlier opening of this repository read and parsed them, kept in one
 // small file (.git/handoff/config-read.cache) for the next one-shot process: a file whose stamp
-// (file-stamp.ts: inode, size, and change and modification times in nanoseconds) is still the one
+// (file-stamp.ts: inode, size, and change and modification times) is still the one
 // kept there is neither read nor parsed again (config-read.ts ConfigRead). A cold pre-edit hook
 // read three files and parsed each before it answered; the parse is a pure function of the text,
 // so a kept parse is the parse. The stat stays: it is what says the file is the same.
@@ -11,8 +11,11 @@ import { renameSync, statSync } from "node:fs";
 import { createExclusive, ownFolder, readOwnTextNoFollow, tempBeside, unlinkQuiet } from "./safe-file.ts";
 import type { ParsedFile } from "./config-read.ts";
 
-/** Bumped whenever what is kept changes shape: another version's file is read as none. */
-const VERSION = 1;
+/**
+ * Bumped whenever what is kept changes shape: another version's file is read as none. 2: stamps
+ * with times in milliseconds and their fraction (file-stamp.ts), where 1's were in nanoseconds.
+ */
+const VERSION = 2;
 
 export const CONFIG_MEMO = "handoff/config-read.cache";
 

@@ -4,7 +4,7 @@
 // with them; config-line.ts reads a line.
 import { readFileSync, statSync } from "node:fs";
 import { headerOf, keyLineOf, needsUnquoting, withoutComment } from "./config-line.ts";
-import { fileStampAndTime } from "./file-stamp.ts";
+import { fileStampAndTime, stampOfStats } from "./file-stamp.ts";
 import { readConfigMemo, saveConfigMemo, type MemoFile } from "./config-memo.ts";
 
 /** One setting: section and key lower-cased as git prints them, the subsection as written. */
@@ -220,11 +220,10 @@ export function setTo(file: ParsedFile, key: string, prefix: string): boolean | 
  */
 function readWithStamp(path: string, kept?: string): (Omit<ReadFile, "text"> & { text: string | null | undefined }) | null {
   try {
-    const st = statSync(path, { throwIfNoEntry: false, bigint: true });
+    const st = statSync(path, { throwIfNoEntry: false });
     if (!st) return { text: null, stamp: "", mtimeMs: 0 };
-    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-    const mtimeMs = Number(st.mtimeNs / 1_000_000n);
-    return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs };
+    const stamp = stampOfStats(st);
+    return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs: st.mtimeMs };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // Gone since the stat, or a file where a folder should be: none, as a read would find.

@@ -1,8 +1,14 @@
 // What a file is now, without reading it, for caches of what was read from it: git and editors
 // replace such files by renaming a new one over them (a new inode, even within one clock tick and
-// at the same size) or rewrite them in place (a new size or modification time, kept in
-// nanoseconds here). "" when there is no such file.
-import { statSync } from "node:fs";
+// at the same size) or rewrite them in place (a new size or modification time). "" when there is
+// no such file.
+// The times are the number stat's milliseconds, whose fraction keeps them to a quarter of a
+// microsecond at today's dates: finer than the kernel's clock tick for file times, so whatever
+// nanoseconds told apart these tell apart too. A bigint stat (nanoseconds as integers) cost a cold
+// process ~10 us a call more and its BigIntStats compiled at the first: ~8 of them before a hook
+// answered. Kept on disk in the config memo and policy.cache: each bumped its version with this
+// form (config-memo.ts VERSION, repo-policy.ts POLICY_CACHE_VERSION).
+import { statSync, type Stats } from "node:fs";
 
 export function fileStamp(path: string): string {
   return fileStampAndTime(path).stamp;
@@ -10,6 +16,11 @@ export function fileStamp(path: string): string {
 
 /** fileStamp, and the file's modification time in ms (0 when there is no such file), from one stat. */
 export function fileStampAndTime(path: string): { stamp: string; mtimeMs: number } {
-  const st = statSync(path, { throwIfNoEntry: false, bigint: true });
-  return st ? { stamp: `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, mtimeMs: Number(st.mtimeNs / 1_000_000n) } : { stamp: "", mtimeMs: 0 };
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st ? { stamp: stampOfStats(st), mtimeMs: st.mtimeMs } : { stamp: "", mtimeMs: 0 };
+}
+
+/** The stamp of a stat already made: inode, size, and modification and change times in ms with their fraction. */
+export function stampOfStats(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }

@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { isObjectIdText, loopFirst } from "../core/char-scan.ts";
 import type { ConfigRead } from "./config-read.ts";
 import type { RefTip } from "./refs.ts";
 import { readListedRefText, readRefText } from "./ref-text.ts";
@@ -316,10 +317,12 @@ export class RefFiles {
   }
 }
 
+const isObjectId = loopFirst(isObjectIdText, /^[0-9a-f]{40,64}$/);
+
 /** A loose ref file's object id; undefined for anything else (symbolic refs have no place under refs/handoff/: as a missing ref file). */
 function objectIdOf(text: string): string | undefined {
   const value = text.trim();
-  return /^[0-9a-f]{40,64}$/.test(value) ? value : undefined;
+  return isObjectId(value) ? value : undefined;
 }
 
 /** The last packed-refs read in this process per repository folder, by its identity (RefFiles.packedRefs). */

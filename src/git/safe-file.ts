@@ -71,7 +71,8 @@ export function readOwnTextNoFollow(path: string): string | null {
     readingNoFollow(path, (fd) => {
       const st = fstatSync(fd);
       if (st.uid !== process.getuid?.()) return null;
-      const b = Buffer.allocUnsafe(st.size);
+      // Unpooled: read-at.ts readAtUnpooled says why.
+      const b = Buffer.allocUnsafeSlow(st.size);
       return b.subarray(0, readSync(fd, b, 0, st.size, 0));
     })?.toString("utf8") ?? null
   );

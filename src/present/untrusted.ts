@@ -4,6 +4,7 @@
 // Handoff text (contract, note, questions, verification output) is also fenced and labelled, so it
 // reads as data, not as instructions.
 
+import { hasUnsafeChar, loopFirst } from "../core/char-scan.ts";
 import { UNTRUSTED_LABEL } from "../core/untrusted.ts";
 
 export { UNTRUSTED_LABEL };
@@ -22,8 +23,11 @@ function visible(c: string): string {
 
 /** Every character that could steer a terminal or reorder text becomes a visible escape. */
 export function neutralise(text: string): string {
-  return text.replace(UNSAFE, visible);
+  return hasUnsafe(text) ? text.replace(UNSAFE, visible) : text;
 }
+
+/** UNSAFE's test (char-scan.ts loopFirst): an answer's text is neutralised once or twice, a listing's every field. */
+const hasUnsafe = loopFirst(hasUnsafeChar, new RegExp(UNSAFE.source));
 
 /** `neutralise`, and newlines and tabs too: for a value shown inside one line. */
 export function neutraliseLine(text: string): string {

@@ -33,7 +33,15 @@ export interface PolicySource {
   warnings: string[];
 }
 
+/**
+ * policy.cache's version: a file of another is read as none. 2: `stamp` and the lookup's stamps
+ * with times in milliseconds and their fraction (file-stamp.ts); 1 wrote none, with nanoseconds.
+ * An older build compares its own stamp's form with this one's and finds no match either.
+ */
+const POLICY_CACHE_VERSION = 2;
+
 interface Cached {
+  v?: number;
   stamp: string;
   branch: string | null;
   from: string;
@@ -99,7 +107,7 @@ async function repositoryPart(repo: RepoInfo, read: ConfigRead): Promise<Cached>
   } catch {
     cached = null;
   }
-  if (cached?.stamp !== stamp) cached = null;
+  if (cached?.v !== POLICY_CACHE_VERSION || cached.stamp !== stamp) cached = null;
   const local = { commonDir: repo.commonDir, gitDir: repo.gitDir, refs: RefFiles.usable(repo.commonDir, read) ? new RefFiles(repo.commonDir) : null, config: read };
   const tipOf = (b: string) => branchTip(cwd, b, local);
   let branch = cached?.branch ?? null;
@@ -133,7 +141,7 @@ async function repositoryPart(repo: RepoInfo, read: ConfigRead): Promise<Cached>
   }
   const { part, blob } = tip && branch ? await policyAt(repo, cwd, tip, branch, cached) : { part: { commit: null, text: null, data: null, fallback: null }, blob: undefined };
   const looked = stands && cached?.lookup ? cached.lookup.stamp : lookupStamp(repo, remote, read);
-  const fresh: Cached = { stamp, branch, from, tip, ...part, ...(blob !== undefined ? { blob } : {}), ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
+  const fresh: Cached = { v: POLICY_CACHE_VERSION, stamp, branch, from, tip, ...part, ...(blob !== undefined ? { blob } : {}), ...(looked ? { lookup: { remote, stamp: looked } } : {}) };
   writeSmallFile(cacheFile, JSON.stringify(fresh));
   return fresh;
 }
