@@ -129,13 +129,17 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
  * agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
  * whose bundles those unflagged starts use, and calls that choose their own cache, home or code
  * cache behaviour (the tests of the code cache) start exactly as before.
- * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference).
+ * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference). NO_REHASH is the
+ * flag alone, for a helper whose CLI processes all keep their code cache in folders of their own.
  */
+export const NO_REHASH: readonly string[] = process.env.HANDOFF_TEST_REHASH ? [] : ["--no-rehash-snapshot"];
+
+/** Node's arguments and the environment of `git-handoff ARGS` started by a test (NO_REHASH's doc says when flagged). */
 export function cliStart(args: string[], o: CliOptions): { argv: string[]; env: NodeJS.ProcessEnv } {
   const env = cliEnv(o);
   const own = o.env && ["XDG_CACHE_HOME", "HOME", "HANDOFF_NO_CODE_CACHE", "HANDOFF_CODE_CACHE_LONG_MS"].some((k) => k in o.env!);
-  if (own || args[0] === "hook" || process.env.HANDOFF_TEST_REHASH) return { argv: [CLI, ...args], env };
-  return { argv: ["--no-rehash-snapshot", CLI, ...args], env: { ...env, XDG_CACHE_HOME: flaggedCache() } };
+  if (own || args[0] === "hook" || !NO_REHASH.length) return { argv: [CLI, ...args], env };
+  return { argv: [...NO_REHASH, CLI, ...args], env: { ...env, XDG_CACHE_HOME: flaggedCache() } };
 }
 
 let flaggedCacheDir = "";
