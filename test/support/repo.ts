@@ -124,8 +124,8 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
  * start-up snapshot's hash tables (HashSeed::InitializeRoots, ~12% of a `node -e 0`'s CPU, ~4 ms of
  * a ~35 ms `task list`), which nothing a test observes depends on. Not for the product (a fixed
  * seed weakens hash-flooding protection): for the suite's ~4,400 CLI starts. V8 rejects a code
- * cache made under other flags, so flagged processes keep theirs in a folder of their own (the
- * run's temp folder): sharing one with the unflagged starts of the same bundle and verb (git hooks,
+ * cache made under other flags, so flagged processes keep theirs in a folder of their own (beside
+ * the user's code cache): sharing one with the unflagged starts of the same bundle and verb (git hooks,
  * agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
  * whose bundles those unflagged starts use, and calls that choose their own cache, home or code
  * cache behaviour (the tests of the code cache) start exactly as before.
@@ -134,17 +134,26 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
  */
 export const NO_REHASH: readonly string[] = process.env.HANDOFF_TEST_REHASH ? [] : ["--no-rehash-snapshot"];
 
+/**
+ * Verbs started plainly: `hook` (see above), and those that load enough of Node's own modules that
+ * compiling them without Node's code cache (which V8 rejects under any other flag, as it does ours)
+ * costs more than the flag saves (doctor +6%, stats +10%, help even, in A/B pairs).
+ */
+const UNFLAGGED = new Set(["hook", "doctor", "stats", "help"]);
+
 /** Node's arguments and the environment of `git-handoff ARGS` started by a test (NO_REHASH's doc says when flagged). */
 export function cliStart(args: string[], o: CliOptions): { argv: string[]; env: NodeJS.ProcessEnv } {
   const env = cliEnv(o);
   const own = o.env && ["XDG_CACHE_HOME", "HOME", "HANDOFF_NO_CODE_CACHE", "HANDOFF_CODE_CACHE_LONG_MS"].some((k) => k in o.env!);
-  if (own || args[0] === "hook" || !NO_REHASH.length) return { argv: [CLI, ...args], env };
+  if (own || UNFLAGGED.has(args[0]!) || !NO_REHASH.length) return { argv: [CLI, ...args], env };
   return { argv: [...NO_REHASH, CLI, ...args], env: { ...env, XDG_CACHE_HOME: flaggedCache() } };
 }
 
 let flaggedCacheDir = "";
+/** Beside the user's code cache folder, as lasting: a folder made new each run cost every verb a cold start. */
 function flaggedCache(): string {
-  return (flaggedCacheDir ||= join(tmpdir(), "handoff-test-no-rehash-cache"));
+  const base = process.env.XDG_CACHE_HOME || (process.env.HOME ? join(process.env.HOME, ".cache") : tmpdir());
+  return (flaggedCacheDir ||= join(base, "handoff-tests-no-rehash"));
 }
 
 /**
