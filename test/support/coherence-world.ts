@@ -1,14 +1,13 @@
 // Test support for the cache-coherence differential test (test/cache-coherence.test.ts): the
 // repositories a walk runs in. `A` is the repository under test (with, in some walks, a bare sync
 // remote `R` and a second clone `B`); `T` is the ground truth, a copy of A with every disposable
-// cache under .git/handoff/ removed, run one-shot with a code cache of its own (A's and the truth's CLI
-// processes all start with repo.ts NO_REHASH, so neither folder holds caches of two flag sets). A write to A is made
+// cache under .git/handoff/ removed, run one-shot with a code cache of its own. A write to A is made
 // again in the truth at A's own path (the folders are swapped for it, and R with R's copy `Rt`),
 // so the commits come out byte for byte the same and the refs left behind can be compared.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, cleanEnv, NO_REHASH, tempDir } from "./repo.ts";
+import { CLI, cleanEnv, tempDir } from "./repo.ts";
 import { overStdio, type McpHandle } from "./mcp.ts";
 
 /**
@@ -131,11 +130,11 @@ export class World {
   }
 
   cli(dir: string, agent: string, args: string[], truth = false, at = this.now): Run {
-    return runSync(process.execPath, [...NO_REHASH, CLI, ...args], dir, this.env(agent, truth, at));
+    return runSync(process.execPath, [CLI, ...args], dir, this.env(agent, truth, at));
   }
 
   cliAsync(dir: string, agent: string, args: string[], truth = false, at = this.now): Promise<Run> {
-    return runAsync(process.execPath, [...NO_REHASH, CLI, ...args], dir, this.env(agent, truth, at));
+    return runAsync(process.execPath, [CLI, ...args], dir, this.env(agent, truth, at));
   }
 
   refs(dir: string): string {

@@ -129,10 +129,11 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
  * agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
  * whose bundles those unflagged starts use, and calls that choose their own cache, home or code
  * cache behaviour (the tests of the code cache) start exactly as before.
- * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference). NO_REHASH is the
- * flag alone, for a helper whose CLI processes all keep their code cache in folders of their own.
+ * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference). Not for processes
+ * whose code cache folder is new (cache-coherence's worlds): cold, the flag costs more than it saves,
+ * Node's own modules compiled without their code cache too.
  */
-export const NO_REHASH: readonly string[] = process.env.HANDOFF_TEST_REHASH ? [] : ["--no-rehash-snapshot"];
+const NO_REHASH: readonly string[] = process.env.HANDOFF_TEST_REHASH ? [] : ["--no-rehash-snapshot"];
 
 /**
  * Verbs started plainly: `hook` (see above), and those that load enough of Node's own modules that
