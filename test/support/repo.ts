@@ -120,13 +120,13 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
 }
 
 /**
- * How cli(), cliAsync(), handover.ts start() and mcp.ts overStdio() start the CLI: `node --no-rehash-snapshot` skips V8's re-seeding of the
- * start-up snapshot's hash tables (HashSeed::InitializeRoots, ~12% of a `node -e 0`'s CPU, ~4 ms of
+ * How cli(), cliAsync(), handover.ts start() and mcp.ts overStdio() start the CLI:
+ * `node --no-rehash-snapshot` skips V8's re-seeding of the start-up snapshot's hash tables (HashSeed::InitializeRoots, ~12% of a `node -e 0`'s CPU, ~4 ms of
  * a ~35 ms `task list`), which nothing a test observes depends on. Not for the product (a fixed
  * seed weakens hash-flooding protection): for the suite's ~4,400 CLI starts. V8 rejects a code
  * cache made under other flags, so flagged processes keep theirs in a folder of their own (beside
- * the user's code cache): sharing one with the unflagged starts of the same bundle and verb (git hooks,
- * agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
+ * the user's code cache): sharing one with the unflagged starts of the same bundle and verb (git
+ * hooks, agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
  * whose bundles those unflagged starts use, and calls that choose their own cache, home or code
  * cache behaviour (the tests of the code cache) start exactly as before.
  * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference). Not for processes
