@@ -3,7 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanEnv, cleanupTemp, CLI, gitOut, tempDir, tempRepo } from "./repo.ts";
+import { cleanEnv, cleanupTemp, cliStart, gitOut, tempDir, tempRepo } from "./repo.ts";
 import { cloneOf, serveRoot, startHttp, type GitServer } from "./servers.ts";
 
 export interface Machines {
@@ -76,11 +76,8 @@ export interface Proc {
 
 /** `git-handoff ARGS` as a background process. */
 export function start(args: string[], o: { cwd: string; agent?: string; env?: NodeJS.ProcessEnv }): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: o.cwd,
-    env: cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const how = cliStart(args, o);
+  const child = spawn(process.execPath, how.argv, { cwd: o.cwd, env: how.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout!.on("data", (b) => (out += b));

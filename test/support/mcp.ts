@@ -8,7 +8,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { createServer, directCalls } from "../../src/mcp/server.ts";
 import { McpSession } from "../../src/mcp/session.ts";
-import { CLI, cleanEnv } from "./repo.ts";
+import { cleanEnv, cliStart } from "./repo.ts";
 
 export interface McpHandle {
   client: Client;
@@ -98,10 +98,10 @@ export async function inProcess(repo: string, o: InProcessOptions = {}): Promise
  * schemas, as the peer's client in the same bench does not (the check is the client's time).
  */
 export async function overStdio(repo: string, o: { agent?: string; args?: string[]; env?: NodeJS.ProcessEnv; checkOutput?: boolean } = {}): Promise<McpHandle> {
-  const env = cleanEnv({ ...(o.agent ? { HANDOFF_AGENT: o.agent } : {}), ...o.env });
+  const { argv, env } = cliStart(["mcp", ...(o.args ?? [])], { cwd: repo, ...(o.agent ? { agent: o.agent } : {}), ...(o.env ? { env: o.env } : {}) });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, "mcp", ...(o.args ?? [])],
+    args: argv,
     cwd: repo,
     env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
     stderr: "pipe",

@@ -120,6 +120,45 @@ function cliEnv(o: CliOptions): NodeJS.ProcessEnv {
 }
 
 /**
+ * How cli(), cliAsync(), handover.ts start() and mcp.ts overStdio() start the CLI:
+ * `node --no-rehash-snapshot` skips V8's re-seeding of the start-up snapshot's hash tables (HashSeed::InitializeRoots, ~12% of a `node -e 0`'s CPU, ~4 ms of
+ * a ~35 ms `task list`), which nothing a test observes depends on. Not for the product (a fixed
+ * seed weakens hash-flooding protection): for the suite's ~4,400 CLI starts. V8 rejects a code
+ * cache made under other flags, so flagged processes keep theirs in a folder of their own (beside
+ * the user's code cache): sharing one with the unflagged starts of the same bundle and verb (git
+ * hooks, agents' hooks, catch writers) would have each reject and rewrite the other's. So `hook` calls,
+ * whose bundles those unflagged starts use, and calls that choose their own cache, home or code
+ * cache behaviour (the tests of the code cache) start exactly as before.
+ * HANDOFF_TEST_REHASH=1 starts every call plainly (to measure the difference). Not for processes
+ * whose code cache folder is new (cache-coherence's worlds): cold, the flag costs more than it saves,
+ * Node's own modules compiled without their code cache too.
+ */
+const NO_REHASH: readonly string[] = process.env.HANDOFF_TEST_REHASH ? [] : ["--no-rehash-snapshot"];
+
+/**
+ * Verbs started plainly: `hook` (see above), and those that load enough of Node's own modules that
+ * compiling them without Node's code cache (which V8 rejects under any other flag, as it does ours)
+ * costs more than the flag saves (doctor +6%, stats +10%, help even, in A/B pairs of one call;
+ * mcp-stdio.test.ts, whose servers stay up, 1.04x in five pairs of the file).
+ */
+const UNFLAGGED = new Set(["hook", "doctor", "stats", "help", "mcp"]);
+
+/** Node's arguments and the environment of `git-handoff ARGS` started by a test (NO_REHASH's doc says when flagged). */
+export function cliStart(args: string[], o: CliOptions): { argv: string[]; env: NodeJS.ProcessEnv } {
+  const env = cliEnv(o);
+  const own = o.env && ["XDG_CACHE_HOME", "HOME", "HANDOFF_NO_CODE_CACHE", "HANDOFF_CODE_CACHE_LONG_MS"].some((k) => k in o.env!);
+  if (own || UNFLAGGED.has(args[0]!) || !NO_REHASH.length) return { argv: [CLI, ...args], env };
+  return { argv: [...NO_REHASH, CLI, ...args], env: { ...env, XDG_CACHE_HOME: flaggedCache() } };
+}
+
+let flaggedCacheDir = "";
+/** Beside the user's code cache folder, as lasting: a folder made new each run cost every verb a cold start. */
+function flaggedCache(): string {
+  const base = process.env.XDG_CACHE_HOME || (process.env.HOME ? join(process.env.HOME, ".cache") : tmpdir());
+  return (flaggedCacheDir ||= join(base, "handoff-tests-no-rehash"));
+}
+
+/**
  * HANDOFF_TEST_CLI_LOG=<file>: each CLI call made through cli() or cliAsync() appends a line
  * `<test file>\t<first two words>\t<ms>`, a census of which files start the most CLI processes and
  * for which verbs (docs/architecture.md: where the suite's CPU goes). `caller` is a stack taken
@@ -133,7 +172,8 @@ function logCall(caller: string | undefined, args: string[], started: number): v
 /** Runs `git-handoff ARGS` synchronously in a real process. */
 export function cli(args: string[], o: CliOptions): CliResult {
   const started = performance.now();
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o), encoding: "utf8", input: o.input ?? "" });
+  const start = cliStart(args, o);
+  const r = spawnSync(process.execPath, start.argv, { cwd: o.cwd, env: start.env, encoding: "utf8", input: o.input ?? "" });
   if (process.env.HANDOFF_TEST_CLI_LOG) logCall(new Error().stack, args, started);
   return toResult(r.status ?? 1, r.stdout, r.stderr);
 }
@@ -143,7 +183,8 @@ export function cliAsync(args: string[], o: CliOptions): Promise<CliResult> {
   const started = performance.now();
   const caller = process.env.HANDOFF_TEST_CLI_LOG ? new Error().stack : undefined;
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: o.cwd, env: cliEnv(o) });
+    const start = cliStart(args, o);
+    const child = spawn(process.execPath, start.argv, { cwd: o.cwd, env: start.env });
     let out = "";
     let err = "";
     child.stdout.on("data", (b) => (out += b));
