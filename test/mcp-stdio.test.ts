@@ -1,11 +1,11 @@
 // End to end: real SDK clients spawning the built `git-handoff mcp` over stdio, in temp repos,
 // racing each other and the CLI.
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempRepo } from "./support/repo.ts";
+import { CLI, cleanEnv, cleanupTemp, cli, cliAsync, gitOut, tempDir, tempRepo } from "./support/repo.ts";
 import { overStdio, type McpHandle } from "./support/mcp.ts";
 
 const open: McpHandle[] = [];
@@ -104,6 +104,28 @@ test("the server exits when its client closes stdin, and refuses to start outsid
   const help = cli(["mcp", "--help"], { cwd: repo });
   assert.is(help.code, 0);
   assert.match(help.stdout, /--wait-max/);
+});
+
+test("a server compiles without inlining once contended: racers spent a third of their CPU in V8's optimising compiler", async () => {
+  const dir = tempDir();
+  const said = join(dir, "flags.txt");
+  const probe = join(dir, "probe.cjs");
+  writeFileSync(probe, `const v8 = require("v8"); const set = v8.setFlagsFromString; v8.setFlagsFromString = (f) => { require("fs").appendFileSync(${JSON.stringify(said)}, f + "\\n"); return set(f); };\n`);
+  const repo = tempRepo();
+  const h = await server(repo, { agent: "a", env: { NODE_OPTIONS: `--require ${probe}` } });
+  await h.ok("create_task", { objective: "one", id: "t1" });
+  await h.ok("create_task", { objective: "two", id: "t2" });
+  await h.ok("claim_task", { id: "t1" });
+  await h.ok("release_task", { id: "t1" });
+  assert.not.ok(existsSync(said), "a lone server keeps V8's inlining: its warm claims are faster with it");
+  // Another writer holds the task's ref for a moment (git's lock file): the claim loses a race and retries.
+  const lock = join(repo, ".git/refs/handoff/tasks/t2.lock");
+  writeFileSync(lock, "");
+  const claimed = h.ok("claim_task", { id: "t2" });
+  await sleep(150);
+  rmSync(lock);
+  assert.is(((await claimed) as { task: { id: string } }).task.id, "t2");
+  assert.equal(readFileSync(said, "utf8").split("\n").filter(Boolean), ["--no-turbo-inlining"]);
 });
 
 test("two servers and the CLI race for the same tasks: exactly one winner per task", async () => {

@@ -3,7 +3,8 @@
 // out, a task released in the head, and a task one caller passed over still come back.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { claimTask, createTask, releaseTask, type OpContext } from "../src/core/task-ops.ts";
+import { claimCandidates, claimTask, createTask, releaseTask, type OpContext } from "../src/core/task-ops.ts";
+import { icuSaysEnglish } from "../src/core/text-order.ts";
 import type { Task } from "../src/core/task.ts";
 import { readyCandidates } from "../src/store/ready-index.ts";
 
@@ -33,6 +34,32 @@ function counted(t: Task, reads: { n: number }): Task {
 }
 
 const first = (tasks: readonly Task[], ms: number, keep: (t: Task) => boolean = () => true) => readyCandidates(tasks, at(ms), keep).next().value as Task | undefined;
+
+test("the order is claimCandidates's, made without a collator where textOrder needs none", () => {
+  // Priorities, times and ids whose order depends on each: case, digits, punctuation.
+  const ids = ["b-2", "B-1", "a_1", "a-10", "a-9", "A.3", "c", "c-0", "t-1", "T-1"];
+  const tasks = ids.map((id, i) => {
+    const made = createTask({ id, objective: id, priority: i % 3, scope: [], maxAttempts: 3 }, at(i % 4));
+    if (!made.ok) throw new Error(made.refusal.message);
+    return made.record;
+  });
+  // The order a collator gives (the default locale's, as localeCompare's).
+  const c = new Intl.Collator();
+  const byCollator = [...tasks].filter((t) => t.status === "todo").sort((a, b) => b.priority - a.priority || (a.created_at === b.created_at ? c.compare(a.id, b.id) : c.compare(a.created_at, b.created_at)));
+  // Creating a collator loads ICU's collation data: every long-running server paid it at its first
+  // claim. First in this file: the module made its collator once, at its first sort.
+  const Collator = Intl.Collator;
+  let made = 0;
+  Intl.Collator = new Proxy(Collator, { construct: (c, a) => (made++, Reflect.construct(c, a)), apply: (c, self, a) => (made++, Reflect.apply(c, self, a)) });
+  try {
+    const order = [...readyCandidates(tasks, at(5), () => true)].map((t) => t.id);
+    assert.equal(order, byCollator.map((t) => t.id));
+    assert.equal(order, claimCandidates(tasks, at(5)).map((t) => t.id));
+    if (icuSaysEnglish()) assert.is(made, 0, "a collator was made");
+  } finally {
+    Intl.Collator = Collator;
+  }
+});
 
 test("the claimed tasks ahead of the first ready one are looked at once, not at every call", () => {
   const reads = { n: 0 };

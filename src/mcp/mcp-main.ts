@@ -11,6 +11,7 @@ import { openSyncedStore } from "../sync/open.ts";
 import { catchInterrupts } from "../work/interrupts.ts";
 import { refusalOf } from "./result.ts";
 import { LineTransport } from "./line-transport.ts";
+import { compileLighterWhenContended } from "./compiler-flags.ts";
 import { createServer, directCalls } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
 import { finishServing, STOP_BOUND_MS } from "./stop-serving.ts";
@@ -71,6 +72,7 @@ async function main(argv: string[]): Promise<number | null> {
     return EXIT_CODES[r.code];
   }
   if (args.verifyJob !== undefined) return runVerificationJob(args.verifyJob);
+  compileLighterWhenContended();
   let session: McpSession;
   try {
     session = await McpSession.open({

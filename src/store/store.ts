@@ -641,7 +641,7 @@ export class Store {
   async exclusiveTurn(): Promise<{ give(): void } | null> {
     if (!this.turns || Date.now() >= this.contendedUntil) return null;
     const turn = await this.turns.take("exclusive");
-    if (turn.waited) this.contendedUntil = Date.now() + CONTENDED_MS;
+    if (turn.waited) this.noteContended();
     return turn;
   }
 
@@ -656,9 +656,13 @@ export class Store {
   /** Until when this process counts itself contended: it lost a local race or waited for a turn. */
   private contendedUntil = 0;
 
-  /** A caller lost a race for a task to another writer here (claim --next moving on). */
+  /** A caller lost a race to another writer here (claim --next moving on), or waited for a write turn. */
   noteContended(): void {
-    if (this.turns) this.contendedUntil = Date.now() + CONTENDED_MS;
+    if (!this.turns) return;
+    this.contendedUntil = Date.now() + CONTENDED_MS;
+    const first = firstContention;
+    firstContention = null;
+    first?.();
   }
 
   private async localLoop<R>(attempt: Attempt<R>, deferred: string | null): Promise<R> {
@@ -785,6 +789,18 @@ export interface SharedDeadline {
 const RETRY_BUDGET_MS = 5000;
 /** How long a lost race or a wait for a turn makes a process take turns (wall clock: pacing, not state). */
 const CONTENDED_MS = 60_000;
+
+/** Runs once, when a long-running process here first counts itself contended (onFirstContention). */
+let firstContention: (() => void) | null = null;
+
+/**
+ * `fn` runs once, the first time a store of this process loses a local race or waits for a write
+ * turn: other long-running processes here write the same refs, and share its cores (the MCP
+ * server then compiles lighter: mcp/compiler-flags.ts).
+ */
+export function onFirstContention(fn: () => void): void {
+  firstContention = fn;
+}
 const RECORD_CACHE_LIMIT = 20_000;
 const MAX_ATTEMPTS = 60;
 
