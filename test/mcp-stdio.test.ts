@@ -1,7 +1,7 @@
 // End to end: real SDK clients spawning the built `git-handoff mcp` over stdio, in temp repos,
 // racing each other and the CLI.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -126,6 +126,31 @@ test("a server compiles without inlining once contended: racers spent a third of
   rmSync(lock);
   assert.is(((await claimed) as { task: { id: string } }).task.id, "t2");
   assert.equal(readFileSync(said, "utf8").split("\n").filter(Boolean), ["--no-turbo-inlining"]);
+});
+
+test("a server that changed V8's flags leaves no code cache, which every start under the defaults would reject", async () => {
+  const cache = tempDir();
+  const caches = () => readdirSync(join(cache, "git-handoff"), { withFileTypes: true }).filter((e) => e.name.endsWith("-mcp.cache")).length;
+  const session = async (contended: boolean) => {
+    const repo = tempRepo();
+    const h = await overStdio(repo, { agent: "a", env: { XDG_CACHE_HOME: cache } });
+    await h.ok("create_task", { objective: "one", id: "t1" });
+    const lock = join(repo, ".git/refs/handoff/tasks/t1.lock");
+    if (contended) writeFileSync(lock, "");
+    const claimed = h.ok("claim_task", { id: "t1" });
+    if (contended) {
+      await sleep(150);
+      rmSync(lock);
+    }
+    await claimed;
+    await h.close();
+  };
+  await session(true);
+  for (let i = 0; i < 20 && !existsSync(join(cache, "git-handoff")); i++) await sleep(25);
+  assert.is(existsSync(join(cache, "git-handoff")) ? caches() : 0, 0, "a contended server (flags changed) wrote its code cache");
+  await session(false);
+  for (let i = 0; i < 40 && !(existsSync(join(cache, "git-handoff")) && caches()); i++) await sleep(25);
+  assert.is(caches(), 1, "a server that kept the default flags leaves its cache");
 });
 
 test("two servers and the CLI race for the same tasks: exactly one winner per task", async () => {

@@ -95,6 +95,9 @@ export function loadBundle(file: string, variant = "any"): unknown {
   const fresh = !cached || script.cachedDataRejected || read?.provisional;
   if (dir && cachePath && (fresh || ranPaths)) {
     process.once("exit", () => {
+      // A cache made under flags this run changed would be rejected by every start under the
+      // defaults (PathsOfRun.flagsChanged): the one read, if any, stays.
+      if ((mod.exports as PathsOfRun).flagsChanged?.()) return;
       const long = longRun();
       // A provisional cache taken as it is stands until a run that is not long replaces it.
       if (cached && !script.cachedDataRejected && long) return;
@@ -131,6 +134,8 @@ export function loadBundle(file: string, variant = "any"): unknown {
  */
 interface PathsOfRun {
   codePaths?: () => number;
+  /** Whether the run changed V8's flags (the MCP server, once contended: mcp/compiler-flags.ts). */
+  flagsChanged?: () => boolean;
 }
 
 const PATHS_SUFFIX = ".paths";

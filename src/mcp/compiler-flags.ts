@@ -9,7 +9,19 @@
 import { setFlagsFromString } from "node:v8";
 import { onFirstContention } from "../store/store.ts";
 
+let changed = false;
+
 /** From the first contention on, compiles go without inlining (read at each compile; Node freezes no flag). */
 export function compileLighterWhenContended(): void {
-  onFirstContention(() => setFlagsFromString("--no-turbo-inlining"));
+  onFirstContention(() => {
+    setFlagsFromString("--no-turbo-inlining");
+    changed = true;
+  });
 }
+
+/**
+ * Whether this process changed V8's flags. A code cache carries the hash of the flags it was made
+ * under, and V8 rejects it in a process whose flags differ: one made after the change would be
+ * rejected by every later start, and rewritten by it (cli/code-cache.ts writes none then).
+ */
+export const flagsChanged = (): boolean => changed;

@@ -16,6 +16,9 @@ import { createServer, directCalls } from "./server.ts";
 import { DEFAULT_WAIT_BOUND_MS, McpSession } from "./session.ts";
 import { finishServing, STOP_BOUND_MS } from "./stop-serving.ts";
 
+/** Read by the dispatcher's code cache (cli/code-cache.ts): no cache is written after a flag change. */
+export { flagsChanged } from "./compiler-flags.ts";
+
 /** Its options are described once, in the CLI's help (commands/mcp-register.ts), which `mcp --help` shows. */
 const SEE_HELP = "git handoff help mcp shows how to use it";
 
