@@ -222,7 +222,7 @@ function readWithStamp(path: string, kept?: string): (Omit<ReadFile, "text"> & {
   try {
     const st = statSync(path, { throwIfNoEntry: false });
     if (!st) return { text: null, stamp: "", mtimeMs: 0 };
-    const stamp = stampOfStats(st);
+    const stamp = stampOfStats(st, path);
     return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs: st.mtimeMs };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -17,10 +17,18 @@ export function fileStamp(path: string): string {
 /** fileStamp, and the file's modification time in ms (0 when there is no such file), from one stat. */
 export function fileStampAndTime(path: string): { stamp: string; mtimeMs: number } {
   const st = statSync(path, { throwIfNoEntry: false });
-  return st ? { stamp: stampOfStats(st), mtimeMs: st.mtimeMs } : { stamp: "", mtimeMs: 0 };
+  return st ? { stamp: stampOfStats(st, path), mtimeMs: st.mtimeMs } : { stamp: "", mtimeMs: 0 };
 }
 
-/** The stamp of a stat already made: inode, size, and modification and change times in ms with their fraction. */
-export function stampOfStats(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+/**
+ * The stamp of a stat of `path` already made: inode, size, and modification and change times in
+ * ms with their fraction. A number stat's inode is a double: past 2^53 (Lustre's, some NFS
+ * servers', NTFS's file ids) neighbouring inodes read alike, and a file renamed over another
+ * within one tick of the clock, at the same size, would keep its stamp. Such a file is stamped
+ * from a bigint stat, in nanoseconds, as every file was.
+ */
+export function stampOfStats(st: Stats, path: string): string {
+  if (st.ino <= Number.MAX_SAFE_INTEGER) return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const big = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return big ? `${big.ino}:${big.size}:${big.mtimeNs}:${big.ctimeNs}` : "";
 }
