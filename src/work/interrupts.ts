@@ -63,7 +63,7 @@ export interface Interrupts {
   readonly signal: AbortSignal;
   /** Whether one arrived. */
   readonly interrupted: boolean;
-  /** Takes the handlers off again. */
+  /** Takes the handlers off again, unless a signal came (the process is then ending). */
   close(): void;
 }
 
@@ -71,6 +71,7 @@ export interface Interrupts {
  * Until close(): the first SIGINT, SIGTERM or SIGHUP calls `first` (say what stopping does) and
  * aborts `signal`; a repeat within SAME_INTERRUPT_MS is ignored; a later one exits at once with 130
  * (the exit-code table's interrupted). From then on, a stdout or stderr whose reader is gone is no error.
+ * close() takes the handlers off only if no signal came.
  */
 export function catchInterrupts(first: () => void = () => {}): Interrupts {
   const stop = new AbortController();
@@ -98,7 +99,10 @@ export function catchInterrupts(first: () => void = () => {}): Interrupts {
       return at !== null;
     },
     close() {
-      for (const s of SIGNALS) process.off(s, onSignal);
+      // After an interrupt the process is on its way out: the handlers stay, so the same Ctrl-C's
+      // copy (git's, held while the cleanup ran) is still the same one, not the default that ended
+      // the process before its status and exit handlers, and a later Ctrl-C still exits with 130.
+      if (at === null) for (const s of SIGNALS) process.off(s, onSignal);
     },
   };
 }
