@@ -2,9 +2,9 @@
 // read once, parsed once, and the questions callers asked of a file's text with patterns asked of
 // its parse where it answers as they did. config-scan.ts puts the files in git's order and answers
 // with them; config-line.ts reads a line.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { headerOf, keyLineOf, needsUnquoting, withoutComment } from "./config-line.ts";
-import { fileStampAndTime, stampOfStats } from "./file-stamp.ts";
+import { fileStampAndTime } from "./file-stamp.ts";
 import { readConfigMemo, saveConfigMemo, type MemoFile } from "./config-memo.ts";
 
 /** One setting: section and key lower-cased as git prints them, the subsection as written. */
@@ -214,16 +214,15 @@ export function setTo(file: ParsedFile, key: string, prefix: string): boolean | 
 }
 
 /**
- * One stat (the stamp fileStampAndTime gives, file-stamp.ts), then the read: an absent file costs
+ * The stamp fileStampAndTime gives (file-stamp.ts: one stat), then the read: an absent file costs
  * the stat alone and no thrown error. null for a file that cannot be read. No read where the stamp
  * is `kept` (the memo's): the text is then undefined, for the caller to take the kept one.
  */
 function readWithStamp(path: string, kept?: string): (Omit<ReadFile, "text"> & { text: string | null | undefined }) | null {
   try {
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (!st) return { text: null, stamp: "", mtimeMs: 0 };
-    const stamp = stampOfStats(st, path);
-    return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs: st.mtimeMs };
+    const { stamp, mtimeMs } = fileStampAndTime(path);
+    if (!stamp) return { text: null, stamp: "", mtimeMs: 0 };
+    return { text: stamp === kept ? undefined : readFileSync(path, "utf8"), stamp, mtimeMs };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // Gone since the stat, or a file where a folder should be: none, as a read would find.
