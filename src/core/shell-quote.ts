@@ -4,7 +4,6 @@ import { isPlainShellWord, loopFirst } from "./char-scan.ts";
 
 const isPlain = loopFirst(isPlainShellWord, /^[A-Za-z0-9_@%+=:./-][A-Za-z0-9_@%+=:./#-]*$/);
 
-
 /** `word` as one shell word: unchanged when it is plain, else in single quotes. */
 export function shellQuote(word: string): string {
   return isPlain(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
