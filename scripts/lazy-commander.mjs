@@ -11,7 +11,7 @@
 // into a function of the bundle run when the first program is built. Tests run the sources, which
 // import commander itself.
 import { join } from "node:path";
-import { namesImported, packageStandIn } from "./stand-in.mjs";
+import { isClass, namesImported, packageStandIn } from "./stand-in.mjs";
 
 export function lazyCommander(root, lazy) {
   return packageStandIn(root, lazy, {
@@ -20,8 +20,7 @@ export function lazyCommander(root, lazy) {
     tag: "commander",
     offered: (real) => {
       const used = [...namesImported(join(root, "src"), "commander")];
-      const isClass = (k) => typeof real[k] === "function" && /^class\b/.test(Function.prototype.toString.call(real[k]));
-      for (const k of used) if (!isClass(k)) throw new Error(`commander's ${k} is no class: scripts/lazy-commander.mjs stands in only for classes`);
+      for (const k of used) if (!isClass(real[k])) throw new Error(`commander's ${k} is no class: scripts/lazy-commander.mjs stands in only for classes`);
       return { classes: used };
     },
   });

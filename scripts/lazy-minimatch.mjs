@@ -11,7 +11,7 @@
 // `__LAZY_minimatch__(<its namespace>)`, so minimatch's modules go into a function of the bundle
 // run at the first call. Tests run the sources, which import minimatch itself.
 import { join } from "node:path";
-import { namesImported, packageStandIn } from "./stand-in.mjs";
+import { isClass, namesImported, packageStandIn } from "./stand-in.mjs";
 
 export function lazyMinimatch(root, lazy) {
   return packageStandIn(root, lazy, {
@@ -21,8 +21,7 @@ export function lazyMinimatch(root, lazy) {
     offered: (real) => {
       const used = [...namesImported(join(root, "src"), "minimatch")];
       for (const k of used) if (typeof real[k] !== "function") throw new Error(`minimatch's ${k} is no function: scripts/lazy-minimatch.mjs cannot stand in for it`);
-      const isClass = (k) => /^class\b/.test(Function.prototype.toString.call(real[k]));
-      return { fns: used.filter((k) => !isClass(k)), classes: used.filter(isClass) };
+      return { fns: used.filter((k) => !isClass(real[k])), classes: used.filter((k) => isClass(real[k])) };
     },
   });
 }

@@ -15,6 +15,11 @@ export function* sources(dir) {
   }
 }
 
+/** Whether `v` is a class (what a stand-in offers as a class whose constructor makes the real one). */
+export function isClass(v) {
+  return typeof v === "function" && /^class\b/.test(Function.prototype.toString.call(v));
+}
+
 /** The names our sources import from the package `specifier` (types left out): named imports only. */
 export function namesImported(dir, specifier) {
   const into = new Set();
