@@ -12,10 +12,11 @@
 import { build, transform } from "esbuild";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, sep } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
-import { groupLazy, lazyEdges } from "./cold-group.mjs";
+import { groupLazy, groupLazyParts, lazyEdges } from "./cold-group.mjs";
+import { besideFile } from "./lazy-file.mjs";
 import { eagerImports } from "./eager-imports.mjs";
 import { lazyCommander } from "./lazy-commander.mjs";
 import { lazyMinimatch } from "./lazy-minimatch.mjs";
@@ -91,6 +92,9 @@ await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml
 // writes before it and moves the modules only lazy edges reach (the exchange with a sync remote,
 // zod) into functions run on first use; then whitespace is minified as the other builds do.
 const lazy = lazyEdges();
+// The bundles whose lazy groups' code is written into a file beside them (scripts/lazy-file.mjs):
+// the one-shot hot verbs', whose plain command lines run none of it.
+const BESIDE = { "hot-main.cjs": "hot-main-lazy.cjs" };
 const made = await build({
   ...common,
   entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
@@ -104,17 +108,24 @@ const made = await build({
 for (const file of made.outputFiles) {
   const rel = file.path.slice(root.length + 1).split(sep).join("/");
   const output = made.metafile.outputs[rel];
-  let text = groupLazy(file.text, made.metafile, output, lazy);
+  const beside = BESIDE[basename(file.path)];
+  if (beside) {
+    const { main, side } = await besideFile(groupLazyParts(file.text, made.metafile, output, lazy), beside);
+    writeFileSync(file.path, await finished(main));
+    writeFileSync(join(dirname(file.path), beside), await finished(side));
+  } else writeFileSync(file.path, await finished(groupLazy(file.text, made.metafile, output, lazy)));
+}
+
+/** A bundle's text (the module wrapper around esbuild's output, whitespace kept) as written to dist/. */
+async function finished(text) {
   if (!process.env.BUILD_PLAIN) {
     const body = text.slice(BUNDLE_HEAD.length, text.lastIndexOf(BUNDLE_TAIL));
     const min = await transform(body, { loader: "js", minifyWhitespace: true, charset: "ascii", target: "node20" });
-    text = `${BUNDLE_HEAD}\n${min.code}${BUNDLE_TAIL}\n`;
-  } else {
-    // Kept as written, esbuild keeps some comments, whose characters it does not escape: escaped
-    // here (strings and patterns are escaped already, and an escape means the same there).
-    text = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    return `${BUNDLE_HEAD}\n${min.code}${BUNDLE_TAIL}\n`;
   }
-  writeFileSync(file.path, text);
+  // Kept as written, esbuild keeps some comments, whose characters it does not escape: escaped
+  // here (strings and patterns are escaped already, and an escape means the same there).
+  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 // src/cli/code-cache.ts reads the bundles as latin1: a byte beyond ASCII would be read wrong.

@@ -85,6 +85,21 @@ const EDGE = /__LAZY_(\w+?)__\((\w+)\)/g;
  * modules moved into their functions. `output` is the bundle's entry in the metafile.
  */
 export function groupLazy(text, meta, output, lazy) {
+  const { top, groups, tail } = groupLazyParts(text, meta, output, lazy);
+  let out = top;
+  for (const { kind, body } of groups) {
+    out += `var ${groupFn(kind)}Made;\nfunction ${groupFn(kind)}() {\n  return ${groupFn(kind)}Made ??= ${groupFn(kind)}Run();\n}\n`;
+    out += `function ${groupFn(kind)}Run() {\n${body}}\n`;
+  }
+  return out + tail;
+}
+
+/**
+ * groupLazy's pieces: the text at the bundle's top, each kind's body (its modules' code, then the
+ * namespaces the others ask for returned), and the module wrapper's end (scripts/lazy-file.mjs
+ * writes the bodies into a file of their own).
+ */
+export function groupLazyParts(text, meta, output, lazy) {
   const place = placeModules(meta, output, lazy);
   const marks = [...text.matchAll(MODULE_LINE)].filter((m) => place.has(m[1]));
   const end = text.lastIndexOf("\n})");
@@ -106,14 +121,8 @@ export function groupLazy(text, meta, output, lazy) {
   };
   const parts = new Map([["", []]]);
   for (const [a, b, kind] of runs) (parts.get(kind) ?? parts.set(kind, []).get(kind)).push(text.slice(a, b).replace(EDGE, edge(kind)));
-  let out = parts.get("").join("");
-  for (const [kind, texts] of parts) {
-    if (kind === "") continue;
-    const names = [...(asked.get(kind) ?? [])].join(", ");
-    out += `var ${groupFn(kind)}Made;\nfunction ${groupFn(kind)}() {\n  return ${groupFn(kind)}Made ??= ${groupFn(kind)}Run();\n}\n`;
-    out += `function ${groupFn(kind)}Run() {\n${texts.join("")}  return { ${names} };\n}\n`;
-  }
-  return out + text.slice(end);
+  const groups = [...parts].filter(([kind]) => kind !== "").map(([kind, texts]) => ({ kind, body: `${texts.join("")}  return { ${[...(asked.get(kind) ?? [])].join(", ")} };\n` }));
+  return { top: parts.get("").join(""), groups, tail: text.slice(end) };
 }
 
-const groupFn = (kind) => `__lazy_${kind}`;
+export const groupFn = (kind) => `__lazy_${kind}`;

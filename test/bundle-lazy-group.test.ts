@@ -45,27 +45,38 @@ const FAMILIES: [string, RegExp[]][] = [
   ["hotProgram", [/function registerTask\(/, /function buildFrom\(/, /function refuseOptionsAsValues\(/]],
 ];
 
-/** Where `__lazy_<family>Run` starts and ends (the next group's declarations, or the module wrapper's end) in a bundle's text. */
-function groupSpan(text: string, family: string): [number, number] {
-  const at = text.indexOf(`function __lazy_${family}Run(`);
-  const next = text.indexOf("var __lazy_", at);
-  return [at, next < 0 ? text.length : next];
+/**
+ * Where a bundle's lazy groups' code is: hot-main.cjs's in the file beside it (scripts/lazy-file.mjs),
+ * each group the body of `__lazy_<kind>Body`; the other bundles' in their own text, in `__lazy_<kind>Run`.
+ */
+function groupsOf(bundle: string): { file: string; text: string; fn: (kind: string) => string } {
+  const file = bundle === "hot-main.cjs" ? "hot-main-lazy.cjs" : bundle;
+  const suffix = file === bundle ? "Run" : "Body";
+  return { file, text: readFileSync(join(DIST, file), "latin1"), fn: (kind) => `function __lazy_${kind}${suffix}(` };
+}
+
+/** Where a group's function starts and ends (the next group's declarations, or the module wrapper's end) in `groupsOf(bundle)`'s text. */
+function groupSpan(bundle: string, family: string): [number, number] {
+  const { text, fn } = groupsOf(bundle);
+  const at = text.indexOf(fn(family));
+  const next = text.slice(at + 1).search(/(var|function) __lazy_/);
+  return [at, next < 0 ? text.length : at + 1 + next];
 }
 
 test("zod, minimatch, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
   // Every edge the plugins wrote was turned into a call of its function or a plain namespace.
   for (const f of readdirSync(DIST).filter((f) => f.endsWith(".cjs"))) assert.not.match(readFileSync(join(DIST, f), "latin1"), /__LAZY_/, f);
-  for (const f of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
-    const text = readFileSync(join(DIST, f), "latin1");
-    const zodAt = text.indexOf("function __lazy_zodRun(");
+  for (const bundle of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
+    const { file: f, text, fn: group } = groupsOf(bundle);
+    const zodAt = text.indexOf(group("zod"));
     assert.ok(zodAt > 0, `${f} has zod's lazy function`);
     // zod's object schema, and the loop that claims through a sync remote.
     assert.ok(text.indexOf("$ZodObject=") > zodAt, `${f}: zod's classes inside its lazy function`);
-    const minimatchAt = text.indexOf("function __lazy_minimatchRun(");
+    const minimatchAt = text.indexOf(group("minimatch"));
     assert.ok(minimatchAt > 0, `${f} has minimatch's lazy function`);
     // minimatch's matcher, and the brace expansion it imports.
     for (const fn of [/[ ,]Minimatch=class/, /function expand\(/]) assert.ok(text.search(fn) > minimatchAt, `${f}: ${fn} inside minimatch's lazy function`);
-    const importsAt = text.indexOf("function __lazy_importsRun(");
+    const importsAt = text.indexOf(group("imports"));
     assert.ok(importsAt > 0, `${f} has the lazy function of its dynamic imports`);
     assert.ok(text.indexOf("function remoteCasLoop(") > importsAt, `${f}: remote-cas.ts inside it`);
     // The HTTP client: skew.ts, which every store opens, imports it only where it reads a server's clock.
@@ -74,13 +85,13 @@ test("zod, minimatch, the exchange with a sync remote and the HTTP client are de
 });
 
 test("the modules of lazy-ours.mjs's families are declared inside their family's function in hot-main.cjs, not at its top", () => {
-  const text = readFileSync(join(DIST, "hot-main.cjs"), "latin1");
+  const { text } = groupsOf("hot-main.cjs");
   for (const [family, marks] of FAMILIES) {
-    const [at, end] = groupSpan(text, family);
+    const [at, end] = groupSpan("hot-main.cjs", family);
     assert.ok(at > 0, `hot-main.cjs has ${family}'s lazy function`);
     for (const mark of marks) {
       const where = text.search(mark);
-      assert.ok(where > at && where < end, `${mark} inside __lazy_${family}Run`);
+      assert.ok(where > at && where < end, `${mark} inside __lazy_${family}'s function`);
     }
   }
 });

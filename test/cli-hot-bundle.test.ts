@@ -45,10 +45,16 @@ function bundlesOf(repo: string, args: string[]): { code: number; bundles: strin
 test("claim, check and task show load the hot bundle, wait and sync the remote one, the views theirs; other verbs and help the full CLI; --version none", () => {
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "lead" }).code, 0);
-  for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"], ["--agent", "x", "leases"], ["claim", "--help"]]) {
+  // A plain line of a hot verb reads none of the lazy groups' code (hot-main-lazy.cjs: commander among them).
+  for (const args of [["claim", "t1"], ["check", "src/a.ts"], ["task", "show", "t1"]]) {
     const r = bundlesOf(repo, args);
     assert.is(r.code, 0, args.join(" "));
     assert.equal(r.bundles, ["hot-main.cjs"], args.join(" "));
+  }
+  for (const args of [["--agent", "x", "leases"], ["claim", "--help"]]) {
+    const r = bundlesOf(repo, args);
+    assert.is(r.code, 0, args.join(" "));
+    assert.equal(r.bundles.sort(), ["hot-main-lazy.cjs", "hot-main.cjs"], args.join(" "));
   }
   // wait and sync (a waiter's start-up is on a handover's round trip) have a bundle of their own.
   // (Exit codes: wait --timeout ran out 8; sync in a clone without a sync remote 4, not found.)
@@ -115,7 +121,7 @@ test("what a hot verb prints is what the full CLI prints", () => {
 
 test("the bundles the dispatcher loads are one function expression each, in ASCII (read as latin1), and run without a code cache too", () => {
   const dist = dirname(CLI);
-  for (const f of ["cli-main.cjs", "hot-main.cjs", "remote-main.cjs", "view-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
+  for (const f of ["cli-main.cjs", "hot-main.cjs", "hot-main-lazy.cjs", "remote-main.cjs", "view-main.cjs", "hook-main.cjs", "mcp-main.cjs", "dashboard-main.cjs"]) {
     const text = readFileSync(join(dist, f), "utf8");
     assert.ok(text.startsWith("(function (exports, require, module, __filename, __dirname) {\n"), `${f} starts with the module wrapper`);
     assert.ok(text.endsWith("\n})\n"), `${f} ends it`);
@@ -128,6 +134,10 @@ test("the bundles the dispatcher loads are one function expression each, in ASCI
     const r = cli(["task", "show", "t1"], { cwd: repo, agent: "lead", env });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /^t1 {2}todo/);
+    // A line left to commander reads the lazy groups' file without a cache as well.
+    const json = cli(["--json", "task", "show", "t1"], { cwd: repo, agent: "lead", env });
+    assert.is(json.code, 0, json.stderr);
+    assert.is(json.json.id, "t1");
     assert.match(cli(["--version"], { cwd: repo, agent: "lead", env }).stdout, /^git-handoff \d+\.\d+\.\d+/);
   }
 });

@@ -76,9 +76,13 @@ export function loadBundle(file: string, variant = "any"): unknown {
   // Node's CommonJS Module class, as the dispatcher's own module has it: importing node:module
   // for it loaded that module's own code at every start (~0.3 ms).
   const M = module.constructor as unknown as ModuleCtor;
-  const mod = new M(file, module) as Module & { filename: string; paths: string[]; loaded: boolean };
+  const mod = new M(file, module) as Module & { filename: string; paths: string[]; loaded: boolean; loadBeside?: (name: string) => unknown };
   mod.filename = file;
   mod.paths = M._nodeModulePaths(dirname(file));
+  // A file the build wrote beside the bundle (scripts/lazy-file.mjs: its lazy groups' code), which
+  // the bundle reads on first use: through a code cache of its own for the same verb, as the
+  // bundle is, so that the code it runs is not compiled again at every start.
+  mod.loadBeside = (name: string) => loadBundle(join(dirname(file), name), variant);
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   // Each module of a bundle requires its builtins itself (node:fs 48 times in hot-main.cjs), and
   // every require of a builtin walks Node's loader again (~5 us each in a cold process): one

@@ -1,0 +1,109 @@
+// The lazy groups' code (scripts/cold-group.mjs) in a file of its own beside the bundle, read the
+// first time a group is asked for (scripts/build.mjs names the bundles written so).
+//
+// Inside a function of the bundle, a group's code was still text the bundle's file carried: read,
+// copied into a string and held at every start though a plain command line runs none of it
+// (hot-main.cjs: 363 of 685 KB; a build without it ran a cold `task show` ~0.8 ms faster in CPU).
+// The groups' code reaches the bundle's top-level names as closures of one scope. In a file of its
+// own it gets them as the parameters of a function the bundle calls once, with the values those
+// names hold then: sound only for names that never change after their declaration ran, which the
+// build proves for every name the groups read, by esbuild's own scope analysis:
+// - which top-level names the groups' code can see: each word of the groups' text declared again
+//   with `let` after the bundle's top, and esbuild says which are declared twice (and where);
+// - which of those it reads: the groups' text as a module importing all of them, transformed to
+//   CommonJS, where each real reference (not a local of the same name) becomes `import_x.name`;
+// - that none of those is ever assigned but at its declaration: the whole bundle again, those
+//   declarations renamed, the names imported instead, and any assignment to one is esbuild's
+//   `assign-to-import` warning. The build fails on one.
+// And the groups are asked for only after the bundle's top-level statements have all run (each
+// declaration with its value): asked for earlier, the bundle throws rather than hand a group a
+// name before its value.
+// The groups' text goes into the file as it was (esbuild's output above is only read, never
+// written: it renames locals); the file is loaded through the same code cache as the bundle
+// (src/cli/code-cache.ts `loadBeside`), a cache per verb as the bundle's.
+import { transform } from "esbuild";
+import { groupFn } from "./cold-group.mjs";
+
+const HEAD = "(function (exports, require, module, __filename, __dirname) {";
+const PARAMS = ["exports", "require", "module", "__filename", "__dirname"];
+// Words that cannot be declared with `let` in a strict function (none is a name of the bundle's top).
+const RESERVED = new Set(
+  "break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await arguments eval".split(" "),
+);
+const body = (kind) => `${groupFn(kind)}Body`;
+
+/** The offset of each line's start in `text`, for esbuild's (line, column) locations. */
+function lineStarts(text) {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** Which of `words` the bundle's top (`main`, a function's body after HEAD) declares, and where. */
+async function declaredAtTop(main, tail, words) {
+  const declared = new Map();
+  const starts = lineStarts(main);
+  try {
+    await transform(`${main}\n${[...words].map((w) => `let ${w};`).join("\n")}${tail}`, { loader: "js", logLevel: "silent", logLimit: 0 });
+  } catch (e) {
+    for (const err of e.errors ?? [e]) {
+      const m = /^The symbol "([\w$]+)" has already been declared$/.exec(err.text ?? "");
+      const at = err.notes?.[0]?.location;
+      if (!m || !at) throw new Error(`lazy-file: probing the bundle's top-level names: ${err.text ?? e}`);
+      declared.set(m[1], starts[at.line - 1] + at.column);
+    }
+  }
+  return declared;
+}
+
+/** The names of `top` the groups' code really reads (not a local of the same name). */
+async function readByGroups(groupsText, top) {
+  const { code } = await transform(`import { ${top.join(", ")} } from "bundle-top";\n${groupsText}`, { loader: "js", format: "cjs", logLevel: "silent" });
+  return [...new Set([...code.matchAll(/\bimport_bundle_top\.([\w$]+)/g)].map((m) => m[1]))].sort();
+}
+
+/** The names of `read` something assigns other than at their declaration (`declared`: where each is declared in `whole`). */
+async function assignedLater(whole, tail, read, declared) {
+  let text = whole;
+  const own = read.filter((n) => !PARAMS.includes(n)).sort((a, b) => declared.get(b) - declared.get(a));
+  for (const n of own) {
+    const p = declared.get(n);
+    if (text.slice(p, p + n.length) !== n) throw new Error(`lazy-file: ${n} is not declared at ${p}`);
+    text = `${text.slice(0, p)}${n}__declared${text.slice(p + n.length)}`;
+  }
+  if (!text.startsWith(HEAD)) throw new Error("lazy-file: the bundle does not start with the module wrapper");
+  text = `(function (${PARAMS.map((p) => `${p}__declared`).join(", ")}) {${text.slice(HEAD.length)}`;
+  // Declared once each: renamed, none of them may still be declared at the top (a second `var`).
+  const again = await declaredAtTop(text, tail, read);
+  if (again.size) throw new Error(`lazy-file: declared more than once at the bundle's top: ${[...again.keys()].join(", ")}`);
+  const { warnings } = await transform(`import { ${read.join(", ")} } from "bundle-top";\n${text}${tail}`, { loader: "js", format: "esm", logLevel: "silent", logLimit: 0 });
+  return [...new Set(warnings.filter((w) => w.id === "assign-to-import").map((w) => /"([\w$]+)"/.exec(w.text)[1]))];
+}
+
+/**
+ * The bundle without its groups' code, and the file beside it holding that code. `parts` is
+ * scripts/cold-group.mjs groupLazyParts's; `beside` the file's name (in the bundle's folder).
+ */
+export async function besideFile({ top, groups, tail }, beside) {
+  const kinds = groups.map((g) => g.kind);
+  const stubs = kinds
+    .map((k) => `var ${groupFn(k)}Made;\nfunction ${groupFn(k)}() {\n  return ${groupFn(k)}Made ??= ${groupFn(k)}Run();\n}\nfunction ${groupFn(k)}Run() {\n  return __lazy_beside().${body(k)}();\n}\n`)
+    .join("");
+  const fnText = ({ kind, body: text }) => `function ${body(kind)}() {\n${text}}\n`;
+  const bodies = groups.map(fnText).join("");
+  const words = new Set([...bodies.matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]).filter((w) => !RESERVED.has(w)));
+  const loader = (names) =>
+    `var __lazy_topDone = true;\n${stubs}var __lazy_besideMade;\nfunction __lazy_beside() {\n` +
+    `  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
+    `  return __lazy_besideMade ??= module.loadBeside(${JSON.stringify(beside)})(${names.join(", ")});\n}\n`;
+  const declared = await declaredAtTop(top + loader([]), tail, words);
+  const read = await readByGroups(groups.map((g) => `export ${fnText(g)}`).join(""), [...declared.keys()]);
+  for (const k of kinds) if (read.includes(`${body(k)}`)) throw new Error(`lazy-file: ${body(k)} is a name of the bundle's top`);
+  const later = await assignedLater(top + loader(read) + bodies, tail, read, declared);
+  if (later.length) throw new Error(`lazy-file: the lazy groups read names the bundle assigns after their declaration: ${later.join(", ")}`);
+  const main = top + loader(read) + tail;
+  const side =
+    `${HEAD}\n"use strict";\nmodule.exports = function (${read.join(", ")}) {\n${bodies}` +
+    `  return { ${kinds.map(body).join(", ")} };\n};${tail}`;
+  return { main, side, read };
+}
