@@ -8,7 +8,6 @@
 import { Script } from "node:vm";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-// @ts-expect-error: a build script, plain JavaScript
 import { besideFile } from "../scripts/lazy-file.mjs";
 
 const HEAD = "(function (exports, require, module, __filename, __dirname) {\n";
