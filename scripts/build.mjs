@@ -16,7 +16,7 @@ import { basename, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildIdentity } from "./build-identity.mjs";
 import { groupLazy, groupLazyParts, lazyEdges } from "./cold-group.mjs";
-import { besideFile } from "./lazy-file.mjs";
+import { besideFiles } from "./lazy-file.mjs";
 import { eagerImports } from "./eager-imports.mjs";
 import { lazyCommander } from "./lazy-commander.mjs";
 import { lazyMinimatch } from "./lazy-minimatch.mjs";
@@ -92,9 +92,9 @@ await build({ ...common, entryPoints: ["src/cli/git-handoff.ts", "src/store/yaml
 // writes before it and moves the modules only lazy edges reach (the exchange with a sync remote,
 // zod) into functions run on first use; then whitespace is minified as the other builds do.
 const lazy = lazyEdges();
-// The bundles whose lazy groups' code is written into a file beside them (scripts/lazy-file.mjs):
-// the one-shot hot verbs', whose plain command lines run none of it.
-const BESIDE = { "hot-main.cjs": "hot-main-lazy.cjs" };
+// The bundles whose lazy groups' code is written into files beside them, `<bundle>-lazy-<group>.cjs`
+// (scripts/lazy-file.mjs): the one-shot hot verbs', whose plain command lines run none of it.
+const BESIDE = ["hot-main.cjs"];
 const made = await build({
   ...common,
   entryPoints: ["src/cli/cli-main.ts", "src/cli/hot-main.ts", "src/cli/remote-main.ts", "src/cli/view-main.ts", "src/hooks/hook-main.ts", "src/hooks/pre-edit-main.ts", "src/mcp/mcp-main.ts", "src/dashboard/dashboard-main.ts"].map((e) => join(root, e)),
@@ -108,11 +108,11 @@ const made = await build({
 for (const file of made.outputFiles) {
   const rel = file.path.slice(root.length + 1).split(sep).join("/");
   const output = made.metafile.outputs[rel];
-  const beside = BESIDE[basename(file.path)];
-  if (beside) {
-    const { main, side } = await besideFile(groupLazyParts(file.text, made.metafile, output, lazy), beside);
+  if (BESIDE.includes(basename(file.path))) {
+    const fileOf = (kind) => basename(file.path).replace(/\.cjs$/, `-lazy-${kind}.cjs`);
+    const { main, sides } = await besideFiles(groupLazyParts(file.text, made.metafile, output, lazy), fileOf);
     writeFileSync(file.path, await finished(main));
-    writeFileSync(join(dirname(file.path), beside), await finished(side));
+    for (const side of sides) writeFileSync(join(dirname(file.path), side.file), await finished(side.text));
   } else writeFileSync(file.path, await finished(groupLazy(file.text, made.metafile, output, lazy)));
 }
 

@@ -18,9 +18,12 @@
 // And the groups are asked for only after the bundle's top-level statements have all run (each
 // declaration with its value): asked for earlier, the bundle throws rather than hand a group a
 // name before its value.
-// The groups' text goes into the file as it was (esbuild's output above is only read, never
-// written: it renames locals); the file is loaded through the same code cache as the bundle
-// (src/cli/code-cache.ts `loadBeside`), a cache per verb as the bundle's.
+// The groups' text goes into the files as it was (esbuild's output above is only read, never
+// written: it renames locals); a file is loaded through the same code cache as the bundle
+// (src/cli/code-cache.ts `loadBeside`), a cache per verb as the bundle's. A file per group, not
+// one for all: a claim in a lease set past LEASE_TREE_AT sets the lease tree up at every start,
+// and a line left to commander sets up commander and the hot program, each a tenth of the groups'
+// text or less (one file of them all made such a claim 2% slower than the bundle holding them).
 import { transform } from "esbuild";
 import { groupFn } from "./cold-group.mjs";
 
@@ -81,29 +84,37 @@ async function assignedLater(whole, tail, read, declared) {
 }
 
 /**
- * The bundle without its groups' code, and the file beside it holding that code. `parts` is
- * scripts/cold-group.mjs groupLazyParts's; `beside` the file's name (in the bundle's folder).
+ * The bundle without its groups' code, and a file beside it for each group holding that group's
+ * code. `parts` is scripts/cold-group.mjs groupLazyParts's; `fileOf(kind)` names a group's file
+ * (in the bundle's folder).
  */
-export async function besideFile({ top, groups, tail }, beside) {
-  const kinds = groups.map((g) => g.kind);
-  const stubs = kinds
-    .map((k) => `var ${groupFn(k)}Made;\nfunction ${groupFn(k)}() {\n  return ${groupFn(k)}Made ??= ${groupFn(k)}Run();\n}\nfunction ${groupFn(k)}Run() {\n  return __lazy_beside().${body(k)}();\n}\n`)
-    .join("");
+export async function besideFiles({ top, groups, tail }, fileOf) {
   const fnText = ({ kind, body: text }) => `function ${body(kind)}() {\n${text}}\n`;
-  const bodies = groups.map(fnText).join("");
-  const words = new Set([...bodies.matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]).filter((w) => !RESERVED.has(w)));
-  const loader = (names) =>
-    `var __lazy_topDone = true;\n${stubs}var __lazy_besideMade;\nfunction __lazy_beside() {\n` +
-    `  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
-    `  return __lazy_besideMade ??= module.loadBeside(${JSON.stringify(beside)})(${names.join(", ")});\n}\n`;
-  const declared = await declaredAtTop(top + loader([]), tail, words);
-  const read = await readByGroups(groups.map((g) => `export ${fnText(g)}`).join(""), [...declared.keys()]);
-  for (const k of kinds) if (read.includes(`${body(k)}`)) throw new Error(`lazy-file: ${body(k)} is a name of the bundle's top`);
-  const later = await assignedLater(top + loader(read) + bodies, tail, read, declared);
+  const words = new Set([...groups.map(fnText).join("").matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]).filter((w) => !RESERVED.has(w)));
+  // Each group run from its file, given the top-level names it reads (`reads`: kind -> names).
+  const loader = (reads) =>
+    `var __lazy_topDone = true;\n` +
+    groups
+      .map(({ kind: k }) => {
+        const run = `__lazy_beside(${JSON.stringify(fileOf(k))})(${(reads.get(k) ?? []).join(", ")})`;
+        return `var ${groupFn(k)}Made;\nfunction ${groupFn(k)}() {\n  return ${groupFn(k)}Made ??= ${groupFn(k)}Run();\n}\nfunction ${groupFn(k)}Run() {\n  return ${run};\n}\n`;
+      })
+      .join("") +
+    `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n  return module.loadBeside(file);\n}\n`;
+  const declared = await declaredAtTop(top + loader(new Map()), tail, words);
+  const reads = new Map();
+  for (const g of groups) reads.set(g.kind, await readByGroups(`export ${fnText(g)}`, [...declared.keys()]));
+  const read = [...new Set([...reads.values()].flat())].sort();
+  for (const g of groups) if (read.includes(body(g.kind))) throw new Error(`lazy-file: ${body(g.kind)} is a name of the bundle's top`);
+  // Where each is declared in the bundle as written (the loader's calls now name what each group reads).
+  const at = await declaredAtTop(top + loader(reads), tail, read);
+  const later = await assignedLater(top + loader(reads) + groups.map(fnText).join(""), tail, read, at);
   if (later.length) throw new Error(`lazy-file: the lazy groups read names the bundle assigns after their declaration: ${later.join(", ")}`);
-  const main = top + loader(read) + tail;
-  const side =
-    `${HEAD}\n"use strict";\nmodule.exports = function (${read.join(", ")}) {\n${bodies}` +
-    `  return { ${kinds.map(body).join(", ")} };\n};${tail}`;
-  return { main, side, read };
+  const sides = groups.map(({ kind, body: text }) => ({
+    kind,
+    file: fileOf(kind),
+    text: `${HEAD}\n"use strict";\nmodule.exports = function ${body(kind)}(${reads.get(kind).join(", ")}) {\n${text}};${tail}`,
+    read: reads.get(kind),
+  }));
+  return { main: top + loader(reads) + tail, sides };
 }

@@ -46,53 +46,56 @@ const FAMILIES: [string, RegExp[]][] = [
 ];
 
 /**
- * Where a bundle's lazy groups' code is: hot-main.cjs's in the file beside it (scripts/lazy-file.mjs),
- * each group the body of `__lazy_<kind>Body`; the other bundles' in their own text, in `__lazy_<kind>Run`.
+ * Where a group's code is, and its span there: hot-main.cjs's in a file beside it for each group
+ * (scripts/lazy-file.mjs), the body of `__lazy_<kind>Body`; the other bundles' in their own text,
+ * in `__lazy_<kind>Run` (up to the next group's declarations, or the module wrapper's end).
  */
-function groupsOf(bundle: string): { file: string; text: string; fn: (kind: string) => string } {
-  const file = bundle === "hot-main.cjs" ? "hot-main-lazy.cjs" : bundle;
-  const suffix = file === bundle ? "Run" : "Body";
-  return { file, text: readFileSync(join(DIST, file), "latin1"), fn: (kind) => `function __lazy_${kind}${suffix}(` };
+function group(bundle: string, kind: string): { file: string; text: string; at: number; end: number } {
+  if (bundle === "hot-main.cjs") {
+    const file = `hot-main-lazy-${kind}.cjs`;
+    const text = readFileSync(join(DIST, file), "latin1");
+    return { file, text, at: text.indexOf(`function __lazy_${kind}Body(`), end: text.length };
+  }
+  const text = readFileSync(join(DIST, bundle), "latin1");
+  const at = text.indexOf(`function __lazy_${kind}Run(`);
+  const next = text.indexOf("var __lazy_", at);
+  return { file: bundle, text, at, end: next < 0 ? text.length : next };
 }
 
-/** Where a group's function starts and ends (the next group's declarations, or the module wrapper's end) in `groupsOf(bundle)`'s text. */
-function groupSpan(bundle: string, family: string): [number, number] {
-  const { text, fn } = groupsOf(bundle);
-  const at = text.indexOf(fn(family));
-  const next = text.slice(at + 1).search(/(var|function) __lazy_/);
-  return [at, next < 0 ? text.length : at + 1 + next];
+/** Whether `mark` is inside the group's span. */
+function inside(g: ReturnType<typeof group>, mark: string | RegExp): boolean {
+  const where = typeof mark === "string" ? g.text.indexOf(mark) : g.text.search(mark);
+  return where > g.at && where < g.end;
 }
 
 test("zod, minimatch, the exchange with a sync remote and the HTTP client are declared inside the bundles' lazy functions, not at their top", () => {
   // Every edge the plugins wrote was turned into a call of its function or a plain namespace.
   for (const f of readdirSync(DIST).filter((f) => f.endsWith(".cjs"))) assert.not.match(readFileSync(join(DIST, f), "latin1"), /__LAZY_/, f);
   for (const bundle of ["hot-main.cjs", "view-main.cjs", "pre-edit-main.cjs"]) {
-    const { file: f, text, fn: group } = groupsOf(bundle);
-    const zodAt = text.indexOf(group("zod"));
-    assert.ok(zodAt > 0, `${f} has zod's lazy function`);
+    const zod = group(bundle, "zod");
+    assert.ok(zod.at >= 0, `${bundle} has zod's lazy function`);
     // zod's object schema, and the loop that claims through a sync remote.
-    assert.ok(text.indexOf("$ZodObject=") > zodAt, `${f}: zod's classes inside its lazy function`);
-    const minimatchAt = text.indexOf(group("minimatch"));
-    assert.ok(minimatchAt > 0, `${f} has minimatch's lazy function`);
+    assert.ok(inside(zod, "$ZodObject="), `${zod.file}: zod's classes inside its lazy function`);
+    const minimatch = group(bundle, "minimatch");
+    assert.ok(minimatch.at >= 0, `${bundle} has minimatch's lazy function`);
     // minimatch's matcher, and the brace expansion it imports.
-    for (const fn of [/[ ,]Minimatch=class/, /function expand\(/]) assert.ok(text.search(fn) > minimatchAt, `${f}: ${fn} inside minimatch's lazy function`);
-    const importsAt = text.indexOf(group("imports"));
-    assert.ok(importsAt > 0, `${f} has the lazy function of its dynamic imports`);
-    assert.ok(text.indexOf("function remoteCasLoop(") > importsAt, `${f}: remote-cas.ts inside it`);
+    for (const fn of [/[ ,]Minimatch=class/, /function expand\(/]) assert.ok(inside(minimatch, fn), `${minimatch.file}: ${fn} inside minimatch's lazy function`);
+    const imports = group(bundle, "imports");
+    assert.ok(imports.at >= 0, `${bundle} has the lazy function of its dynamic imports`);
+    assert.ok(inside(imports, "function remoteCasLoop("), `${imports.file}: remote-cas.ts inside it`);
     // The HTTP client: skew.ts, which every store opens, imports it only where it reads a server's clock.
-    assert.ok(text.indexOf("function serverDate(") > importsAt, `${f}: http-remote.ts inside it`);
+    assert.ok(inside(imports, "function serverDate("), `${imports.file}: http-remote.ts inside it`);
   }
+  // hot-main.cjs holds none of the groups' code, only the calls that read their files.
+  const hot = readFileSync(join(DIST, "hot-main.cjs"), "latin1");
+  for (const mark of ["$ZodObject=", "function remoteCasLoop(", "function serverDate(", "function expand("]) assert.not.ok(hot.includes(mark), `hot-main.cjs holds ${mark}`);
 });
 
 test("the modules of lazy-ours.mjs's families are declared inside their family's function in hot-main.cjs, not at its top", () => {
-  const { text } = groupsOf("hot-main.cjs");
   for (const [family, marks] of FAMILIES) {
-    const [at, end] = groupSpan("hot-main.cjs", family);
-    assert.ok(at > 0, `hot-main.cjs has ${family}'s lazy function`);
-    for (const mark of marks) {
-      const where = text.search(mark);
-      assert.ok(where > at && where < end, `${mark} inside __lazy_${family}'s function`);
-    }
+    const g = group("hot-main.cjs", family);
+    assert.ok(g.at >= 0, `hot-main.cjs has ${family}'s lazy function`);
+    for (const mark of marks) assert.ok(inside(g, mark), `${mark} inside __lazy_${family}'s function`);
   }
 });
 

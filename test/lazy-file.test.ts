@@ -1,4 +1,4 @@
-// The lazy groups' code written into a file beside the bundle (scripts/lazy-file.mjs): the groups
+// The lazy groups' code written into files beside the bundle, one a group (scripts/lazy-file.mjs): the groups
 // get the bundle's top-level names as parameters, with the values they hold when the file is first
 // read. What is checked, on a small bundle of the shape esbuild writes: the names passed are the
 // ones the groups really read (a local of the same name is not one), the build refuses a group
@@ -8,7 +8,7 @@
 import { Script } from "node:vm";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { besideFile } from "../scripts/lazy-file.mjs";
+import { besideFiles } from "../scripts/lazy-file.mjs";
 
 const HEAD = "(function (exports, require, module, __filename, __dirname) {\n";
 const TAIL = "\n})\n";
@@ -18,24 +18,31 @@ function parts(top: string, group: string) {
   return { top: `${HEAD}"use strict";\n${top}\nmodule.exports.answer = () => __lazy_g().answer;\n`, groups: [{ kind: "g", body: `${group}\n  return { answer };\n` }], tail: TAIL };
 }
 
-/** Runs the bundle `main` with `side` beside it; what its top exported. */
+/** Runs the bundle `main` with its group's file `side` beside it; what its top exported. */
 function load(main: string, side: string): { answer: () => unknown } {
   const run = (text: string, mod: Record<string, unknown>) => {
     (new Script(text).runInThisContext() as (...a: unknown[]) => void)(mod.exports, require, mod, "bundle.cjs", ".");
     return mod.exports;
   };
   const beside = (name: string) => {
-    assert.is(name, "bundle-lazy.cjs");
+    assert.is(name, "bundle-lazy-g.cjs");
     return run(side, { exports: {} });
   };
   return run(main, { exports: {}, loadBeside: beside }) as { answer: () => unknown };
+}
+
+/** The bundle without its group, and the group's one file. */
+async function split(p: ReturnType<typeof parts>): Promise<{ main: string; side: string; read: string[] }> {
+  const { main, sides } = await besideFiles(p, (kind: string) => `bundle-lazy-${kind}.cjs`);
+  assert.equal(sides.map((f) => f.file), ["bundle-lazy-g.cjs"]);
+  return { main, side: sides[0]!.text, read: sides[0]!.read };
 }
 
 const TOP = "var count = 0, LIMIT = 3;\nfunction bump() {\n  count++;\n}\nfunction twice(x) {\n  return 2 * x;\n}\nbump();";
 
 test("a group gets the names it reads, not its locals of the same name, and runs as it did", async () => {
   const group = "  function local(count) {\n    return twice(count) + LIMIT;\n  }\n  var answer = local(2);";
-  const { main, side, read } = await besideFile(parts(TOP, group), "bundle-lazy.cjs");
+  const { main, side, read } = await split(parts(TOP, group));
   assert.equal(read, ["LIMIT", "twice"]);
   assert.not.match(main, /function local/);
   assert.match(side, /function local/);
@@ -45,7 +52,7 @@ test("a group gets the names it reads, not its locals of the same name, and runs
 test("the build refuses a group that reads a name the bundle assigns after its declaration", async () => {
   for (const write of ["count++;", "count = 2;", "[count] = [2];", "({ count } = { count: 2 });", "count ??= 2;"]) {
     const top = TOP.replace("count++;", write);
-    await besideFile(parts(top, "  var answer = count + LIMIT;"), "bundle-lazy.cjs").then(
+    await split(parts(top, "  var answer = count + LIMIT;")).then(
       () => assert.unreachable(`${write}: a group reading count was written beside the bundle`),
       (e: Error) => assert.match(e.message, /assigns after their declaration: count/, write),
     );
@@ -54,9 +61,9 @@ test("the build refuses a group that reads a name the bundle assigns after its d
 
 test("a group asked for while the bundle's top runs throws rather than see names not yet set", async () => {
   const top = `${TOP}\nvar early = __lazy_g().answer;\nvar LATE = 5;`;
-  const { main, side } = await besideFile(parts(top, "  var answer = LIMIT + LATE;"), "bundle-lazy.cjs");
+  const { main, side } = await split(parts(top, "  var answer = LIMIT + LATE;"));
   assert.throws(() => load(main, side), /asked for before the bundle's top had run/);
-  const { main: fine, side: fineSide } = await besideFile(parts(`${TOP}\nvar LATE = 5;`, "  var answer = LIMIT + LATE;"), "bundle-lazy.cjs");
+  const { main: fine, side: fineSide } = await split(parts(`${TOP}\nvar LATE = 5;`, "  var answer = LIMIT + LATE;"));
   assert.is(load(fine, fineSide).answer(), 8);
 });
 

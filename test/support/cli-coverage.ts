@@ -1,5 +1,5 @@
 // The built CLI run with V8's coverage on (NODE_V8_COVERAGE): how often each function of
-// hot-main.cjs (and of hot-main-lazy.cjs, its lazy groups' file) ran, by name, counted by V8 itself. Tests of what a cold command runs and what it
+// hot-main.cjs (and of hot-main-lazy-*.cjs, its lazy groups' files) ran, by name, counted by V8 itself. Tests of what a cold command runs and what it
 // leaves alone read it (bundle-lazy-group, check-per-lease-work, small-object-codec).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -15,7 +15,7 @@ export interface CliCoverage {
   status: number | null;
   stdout: string;
   stderr: string;
-  /** The names of the functions of hot-main.cjs and of its lazy groups' file (when read), each as often as it is declared. */
+  /** The names of the functions of hot-main.cjs and of its lazy groups' files (those read), each as often as it is declared. */
   names: string[];
   /** How often the functions of that name ran, all of them together. */
   calls: (name: string) => number;
@@ -28,8 +28,8 @@ export function cliCoverage(repo: string, args: string[], agent: string): CliCov
   const scripts = readdirSync(dir).flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Coverage).result);
   const hot = scripts.find((s) => s.url.endsWith("/hot-main.cjs"));
   assert.ok(hot, `${args.join(" ")} ran hot-main.cjs`);
-  // The lazy groups' code is in a file beside it (scripts/lazy-file.mjs), read when a group is first asked for.
-  const functions = [...hot!.functions, ...(scripts.find((s) => s.url.endsWith("/hot-main-lazy.cjs"))?.functions ?? [])];
+  // The lazy groups' code is in files beside it (scripts/lazy-file.mjs), each read when its group is first asked for.
+  const functions = [...hot!.functions, ...scripts.filter((s) => /\/hot-main-lazy-\w+\.cjs$/.test(s.url)).flatMap((s) => s.functions)];
   const calls = (name: string) => functions.filter((f) => f.functionName === name).reduce((n, f) => n + f.ranges[0]!.count, 0);
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, names: functions.map((f) => f.functionName), calls };
 }
