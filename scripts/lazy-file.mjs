@@ -100,7 +100,11 @@ export async function besideFiles({ top, groups, tail }, fileOf) {
         return `var ${groupFn(k)}Made;\nfunction ${groupFn(k)}() {\n  return ${groupFn(k)}Made ??= ${groupFn(k)}Run();\n}\nfunction ${groupFn(k)}Run() {\n  return ${run};\n}\n`;
       })
       .join("") +
-    `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n  return module.loadBeside(file);\n}\n`;
+    `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
+    // Loaded by another loader than src/cli/code-cache.ts (a test's, a tool's): the file compiled as read, without a code cache.
+    `  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
+    `    require("node:vm").runInThisContext(require("node:fs").readFileSync(path, "latin1"), { filename: path })(side.exports, require, side, path, __dirname);\n    return side.exports;\n  }\n` +
+    `  return module.loadBeside(file);\n}\n`;
   const declared = await declaredAtTop(top + loader(new Map()), tail, words);
   const reads = new Map();
   for (const g of groups) reads.set(g.kind, await readByGroups(`export ${fnText(g)}`, [...declared.keys()]));

@@ -26,10 +26,12 @@ function moduleInitKB(repo: string, args: string[], input?: string): number {
     `const v8 = require("v8"), vm = require("vm"), fs = require("fs");
 const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_used_size;
 const run = vm.Script.prototype.runInThisContext;
+let first = true;
 vm.Script.prototype.runInThisContext = function (...a) {
   const fn = run.apply(this, a);
   if (typeof fn !== "function") return fn;
-  return function (...b) { const before = young(); const r = fn.apply(this, b); fs.writeFileSync(${JSON.stringify(out)}, String(young() - before)); return r; };
+  // The bundle's own function only: the files of its lazy groups it may read later go through here too.
+  return function (...b) { const before = young(); const r = fn.apply(this, b); if (first) fs.writeFileSync(${JSON.stringify(out)}, String(young() - before)); first = false; return r; };
 };\n`,
   );
   const r = spawnSync(process.execPath, ["--min-semi-space-size=16", "--require", probe, CLI, ...args], { cwd: repo, env: cleanEnv({ HANDOFF_AGENT: "bob", XDG_CACHE_HOME: tempDir() }), input: input ?? "", encoding: "utf8" });

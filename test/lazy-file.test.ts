@@ -5,11 +5,17 @@
 // that reads a name the bundle assigns after its declaration (it would see a stale value), the
 // groups run as they did inside the bundle, and a group asked for before the bundle's top has run
 // throws instead of running with names not yet set.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Script } from "node:vm";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { besideFiles } from "../scripts/lazy-file.mjs";
 
+// What Node passes a CommonJS module (the test itself runs as an ES module).
+const require = createRequire(import.meta.url);
 const HEAD = "(function (exports, require, module, __filename, __dirname) {\n";
 const TAIL = "\n})\n";
 
@@ -65,6 +71,19 @@ test("a group asked for while the bundle's top runs throws rather than see names
   assert.throws(() => load(main, side), /asked for before the bundle's top had run/);
   const { main: fine, side: fineSide } = await split(parts(`${TOP}\nvar LATE = 5;`, "  var answer = LIMIT + LATE;"));
   assert.is(load(fine, fineSide).answer(), 8);
+});
+
+test("a bundle loaded by another loader (no loadBeside) reads its group's file itself", async () => {
+  const { main, side } = await split(parts(TOP, "  var answer = twice(LIMIT);"));
+  const dir = mkdtempSync(join(tmpdir(), "lazy-file-"));
+  try {
+    writeFileSync(join(dir, "bundle-lazy-g.cjs"), side);
+    const mod = { exports: {} as { answer: () => unknown } };
+    (new Script(main).runInThisContext() as (...a: unknown[]) => void)(mod.exports, require, mod, join(dir, "bundle.cjs"), dir);
+    assert.is(mod.exports.answer(), 6);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
