@@ -2,7 +2,7 @@
 // lists another's grant from the line it appended, without reading the commit's objects; a line
 // still being appended waits, a torn one is skipped, a file begun anew is read from its start, and
 // a file of another format (another build's) is none.
-import { appendFileSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claim } from "../src/store/task-actions.ts";
@@ -24,6 +24,10 @@ test("a server lists another server's grant from its line, not from the commit's
   const two = await openSyncedStore({ cwd: repo, agent: "two", warm: true, env: cleanEnv() });
   try {
     assert.equal((await listTasks(two)).tasks.map((t) => t.status), ["todo", "todo"]);
+    // A lone server leaves no line (it would help nobody); one that has met another writer does.
+    await claim(one, "t-2", { overCapacity: true });
+    assert.not.ok(existsSync(serverRecordsFile(`${repo}/.git`)));
+    one.noteContended();
     await claim(one, "t-1", { overCapacity: true });
     // The grant's commit, tree and blob taken away: only its line can tell the second server.
     const commit = gitOut(repo, "rev-parse", "refs/handoff/tasks/t-1");
@@ -33,7 +37,7 @@ test("a server lists another server's grant from its line, not from the commit's
     await new Promise((r) => setTimeout(r, 100)); // the ref's watch event
     const { tasks, problems } = await listTasks(two);
     assert.equal(problems, []);
-    assert.equal(tasks.map((t) => [t.id, t.status, t.claim?.agent ?? null]), [["t-1", "claimed", "one"], ["t-2", "todo", null]]);
+    assert.equal(tasks.map((t) => [t.id, t.status, t.claim?.agent ?? null]), [["t-1", "claimed", "one"], ["t-2", "claimed", "one"]]);
   } finally {
     one.close();
     two.close();

@@ -301,7 +301,8 @@ export class Store {
   wroteRecord(file: string, oid: string, record: unknown, objects: string[]): void {
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(`${file}:${oid}`, record);
-    if (file === "task.json" && this.session) this.sharedTasks().note(oid, record);
+    // For the other servers of this clone, while it races them (a lone server's line helps nobody).
+    if (file === "task.json" && this.session && Date.now() < this.contendedUntil) this.sharedTasks().note(oid, record);
     if (file === "task.json" && !this.session) {
       this.diskTasks().note(oid, record, objects);
       // The claimed index's line for it, once its ref update has landed (claimed-index-file.ts).
