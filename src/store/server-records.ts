@@ -75,8 +75,27 @@ export class ServerRecords {
     }
   }
 
+  /** When the file was last found missing (ms): a lone server's listing misses every record it reads. */
+  private absentAt = -1;
+
   /** Reads the lines appended since the last read (from the start of a new file). */
   private readOn(): void {
+    // One stat, no throw (a lone server has no file), and one a millisecond while there is none.
+    const now = Date.now();
+    if (now === this.absentAt) return;
+    const st = statSync(this.path, { throwIfNoEntry: false });
+    if (!st) {
+      this.absentAt = now;
+      return;
+    }
+    if (st.ino !== this.ino) {
+      this.ino = st.ino;
+      this.offset = 0;
+    }
+    if (st.size <= this.offset) {
+      this.offset = Math.min(this.offset, st.size);
+      return;
+    }
     let fd: number;
     try {
       fd = openNoFollow(this.path);
@@ -84,16 +103,9 @@ export class ServerRecords {
       return;
     }
     try {
-      const { ino, size } = fstatSync(fd);
-      if (ino !== this.ino) {
-        this.ino = ino;
-        this.offset = 0;
-      }
-      if (size <= this.offset) {
-        this.offset = Math.min(this.offset, size);
-        return;
-      }
-      const bytes = readAt(fd, this.offset, size - this.offset);
+      // Begun anew between the stat and the open: read at the next look.
+      if (fstatSync(fd).ino !== st.ino) return;
+      const bytes = readAt(fd, this.offset, st.size - this.offset);
       if (!bytes) return;
       // Only whole lines: a line being appended shows its newline last.
       const end = bytes.lastIndexOf(10);
