@@ -2,7 +2,7 @@
 // lists another's grant from the line it appended, without reading the commit's objects; a line
 // still being appended waits, a torn one is skipped, a file begun anew is read from its start, and
 // a file of another format (another build's) is none.
-import { appendFileSync, existsSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { claim } from "../src/store/task-actions.ts";
@@ -65,6 +65,18 @@ test("a line is read once whole, a torn one is skipped, and a file begun anew is
   rmSync(path);
   writeFileSync(path, `${"e".repeat(40)}\t{"id":"t-e"}\n`);
   assert.equal(reader.get("e".repeat(40)), { id: "t-e" });
+});
+
+test("a writer that finds the file past its bound begins it anew, and a reader follows", () => {
+  const dir = tempDir();
+  mkdirSync(`${dir}/handoff`);
+  const path = serverRecordsFile(dir);
+  const reader = new ServerRecords(path);
+  writeFileSync(path, `${A}\t{"id":"t-a"}\n`.padEnd(5 << 20, " ") + "\n");
+  assert.equal(reader.get(A), { id: "t-a" });
+  new ServerRecords(path).note(B, { id: "t-b" });
+  assert.ok(statSync(path).size < 100, "begun anew");
+  assert.equal(reader.get(B), { id: "t-b" });
 });
 
 test("a file of another format is none to this build", () => {

@@ -29,8 +29,12 @@ export function serverRecordsFile(commonDir: string, format = SERVER_RECORDS_FOR
 
 /** Past this size a writer starts the file anew (~4,000 records of ~1 KB). */
 const MAX_BYTES = 4 << 20;
-/** Lines kept in a process at most (emptied past it: each is in git too). */
-const MAX_LINES = 20_000;
+/**
+ * Lines kept in a process at most, read and not yet asked for (emptied past it: each is in git
+ * too). A racer asks for the others' lines soon after they land; its own and those of lost races
+ * are never asked for.
+ */
+const MAX_LINES = 4_096;
 const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export class ServerRecords {
@@ -39,21 +43,13 @@ export class ServerRecords {
   private ino = -1;
   /** Lines read and not yet asked for, by commit id. */
   private readonly lines = new Map<string, string>();
-  /** The size the file had at this process's last append (the writer's check against MAX_BYTES). */
-  private written = 0;
-
   constructor(private readonly path: string) {}
 
   /** Appends the record written at commit `oid` (best effort: a failure only costs readers a read from git). */
   note(oid: string, record: unknown): void {
     try {
-      if (this.written > MAX_BYTES) {
-        this.written = 0;
-        unlinkSync(this.path);
-      }
-      const line = `${oid}\t${JSON.stringify(record)}\n`;
-      appendNoFollow(this.path, line, true);
-      this.written = Math.max(this.written, statSync(this.path, { throwIfNoEntry: false })?.size ?? 0);
+      if ((statSync(this.path, { throwIfNoEntry: false })?.size ?? 0) > MAX_BYTES) unlinkSync(this.path);
+      appendNoFollow(this.path, `${oid}\t${JSON.stringify(record)}\n`, true);
     } catch {
       // A full disk, a folder not ours to write: readers read git.
     }
