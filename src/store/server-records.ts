@@ -20,7 +20,10 @@ import { fstatSync, statSync, unlinkSync, closeSync } from "node:fs";
 import { readAt } from "../git/read-at.ts";
 import { appendNoFollow, openNoFollow } from "../git/safe-file.ts";
 
-/** The format of the lines, part of the file's name: bumped with any change of what a line holds. */
+/**
+ * The format of the lines, part of the file's name: bumped with any change of what a line holds,
+ * the task record's schema included (an older build would take a newer record's line unchecked).
+ */
 export const SERVER_RECORDS_FORMAT = 1;
 /** The file of `format` (another build's, in a test) under the clone's common dir. */
 export function serverRecordsFile(commonDir: string, format = SERVER_RECORDS_FORMAT): string {
