@@ -36,6 +36,7 @@ export const FIRST_USE = {
   "src/store/ready-index.ts": "readyIndex",
   "src/sync/repair-hazard.ts": "repairHazard",
   "src/cli/hot-program.ts": "hotProgram",
+  "src/store/server-records.ts": "serverRecords",
 };
 
 /**

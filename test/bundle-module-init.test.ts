@@ -49,7 +49,9 @@ vm.Script.prototype.runInThisContext = function (...a) {
 // readings, the examples, the git runner, the temp files, the ready index and the repair advice
 // set up at load, before scripts/lazy-ours.mjs; then hot-main's 211, 211, with commander and the
 // hot bundle's program set up at load, before scripts/lazy-commander.mjs and the plain lines read
-// without them: 162 since). A bundle that must grow past one
+// without them: 162 since). The pre-edit hook's bound moved from 143 to 146 with the store's
+// stand-ins for the servers' shared records (server-records.ts, set up on first use): 142.7 KB
+// before, 144.1 after, its bound 5% above 136 long reached. A bundle that must grow past one
 // moves its bound, saying why.
 test("a cold command's bundle allocates less than a third of the young generation as it loads", () => {
   const repo = tempRepo();
@@ -62,7 +64,7 @@ test("a cold command's bundle allocates less than a third of the young generatio
   assert.ok(view > 100 && view < 213, `view-main.cjs: ${view.toFixed(0)} KB`);
   const payload = JSON.stringify({ hook_event_name: "PreToolUse", cwd: repo, tool_name: "Edit", tool_input: { file_path: join(repo, "src/b.ts"), old_string: "a", new_string: "b" } });
   const hook = moduleInitKB(repo, ["hook", "claude-pre-tool-use"], payload);
-  assert.ok(hook > 100 && hook < 143, `pre-edit-main.cjs: ${hook.toFixed(0)} KB`);
+  assert.ok(hook > 100 && hook < 146, `pre-edit-main.cjs: ${hook.toFixed(0)} KB`);
 });
 
 // A module imported dynamically is wrapped in an initialiser, and so is every module it imports:

@@ -22,6 +22,7 @@ import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type Transa
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
 import { RecordCache } from "./record-cache.ts";
+import { ServerRecords, serverRecordsFile } from "./server-records.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
 import type { OpContext } from "../core/task-ops.ts";
@@ -78,6 +79,8 @@ export class Store {
   private diskRecords: RecordCacheFile | null = null;
   /** Task records every one-shot process keeps between runs (record-cache.ts). */
   private taskCache: RecordCache | null = null;
+  /** Task records this clone's other long-running servers wrote (server-records.ts); a long-running process's only. */
+  private serverRecords: ServerRecords | null = null;
   /** Answers keyed by immutable content kept by a long-running view across its Stores (keepAnswersIn). */
   private answers: Map<string, unknown> | null = null;
   /** How writes use the sync remote: `push` sends every write at once, `offline` allows tentative grants. */
@@ -265,7 +268,7 @@ export class Store {
     // One-shot processes keep decoded task records on disk between runs (record-cache.ts); the
     // views that opt in (keepRecords) keep the others too (record-cache-file.ts).
     const disk = file === "task.json" && !this.session ? this.diskTasks() : null;
-    const cached = disk ? disk.get(oid) : this.diskRecords?.get(key);
+    const cached = disk ? disk.get(oid) : file === "task.json" && this.session ? this.sharedTasks().get(oid) : this.diskRecords?.get(key);
     if (cached !== undefined) {
       this.records.set(key, cached);
       return cached as T;
@@ -298,6 +301,8 @@ export class Store {
   wroteRecord(file: string, oid: string, record: unknown, objects: string[]): void {
     if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
     this.records.set(`${file}:${oid}`, record);
+    // For the other servers of this clone, while it races them (a lone server's line helps nobody).
+    if (file === "task.json" && this.session && Date.now() < this.contendedUntil) this.sharedTasks().note(oid, record);
     if (file === "task.json" && !this.session) {
       this.diskTasks().note(oid, record, objects);
       // The claimed index's line for it, once its ref update has landed (claimed-index-file.ts).
@@ -321,6 +326,10 @@ export class Store {
     const work = this.landedWork.get(oid);
     if (work) work.push(fn);
     else this.landedWork.set(oid, [fn]);
+  }
+
+  private sharedTasks(): ServerRecords {
+    return (this.serverRecords ??= new ServerRecords(serverRecordsFile(this.repo.commonDir)));
   }
 
   private diskTasks(): RecordCache {
