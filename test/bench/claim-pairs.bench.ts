@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   }
   const spread = [...blockMedians].sort((a, b) => a - b);
   console.log(
-    `warm claim_task, ${TASKS} live tasks, ${BLOCKS} server pairs x ${ROUNDS} claims: this ${fmt(median(times[0]))} ms, other ${fmt(median(times[1]))} ms; ` +
+    `warm claim_task, ${TASKS.toLocaleString("en")} live tasks, ${BLOCKS} server pairs x ${ROUNDS} claims: this ${fmt(median(times[0]))} ms, other ${fmt(median(times[1]))} ms; ` +
       `paired this / other: median ${fmt(median(ratios), 3)}, trimmed geometric mean ${fmt(trimmedGeoMean(ratios), 3)}; ` +
       `block medians ${fmt(spread[0]!)}-${fmt(spread[spread.length - 1]!)} (median ${fmt(median(blockMedians), 3)}) (load ${fmt(loadavg()[0]!, 1)})`,
   );
