@@ -25,6 +25,7 @@
 // and a line left to commander sets up commander and the hot program, each a tenth of the groups'
 // text or less (one file of them all made such a claim 2% slower than the bundle holding them).
 import { transform } from "esbuild";
+import { createHash } from "node:crypto";
 import { groupFn } from "./cold-group.mjs";
 
 const HEAD = "(function (exports, require, module, __filename, __dirname) {";
@@ -90,6 +91,10 @@ async function assignedLater(whole, tail, read, declared) {
  */
 export async function besideFiles({ top, groups, tail }, fileOf) {
   const fnText = ({ kind, body: text }) => `function ${body(kind)}() {\n${text}}\n`;
+  // The files are read long after the bundle (a `done` waits for its verify command): one written
+  // by another build meanwhile (an npm install, a build, half done) would take another build's
+  // names in its parameters' places. Each file carries its build's stamp, which the bundle checks.
+  const stamp = createHash("sha256").update(top).update(JSON.stringify(groups)).update(tail).digest("hex").slice(0, 16);
   const words = new Set([...groups.map(fnText).join("").matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => m[0]).filter((w) => !RESERVED.has(w)));
   // Each group run from its file, given the top-level names it reads (`reads`: kind -> names).
   const loader = (reads) =>
@@ -102,9 +107,9 @@ export async function besideFiles({ top, groups, tail }, fileOf) {
       .join("") +
     `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
     // Loaded by another loader than src/cli/code-cache.ts (a test's, a tool's): the file compiled as read, without a code cache.
-    `  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
-    `    require("node:vm").runInThisContext(require("node:fs").readFileSync(path, "latin1"), { filename: path })(side.exports, require, side, path, __dirname);\n    return side.exports;\n  }\n` +
-    `  return module.loadBeside(file);\n}\n`;
+    `  let made;\n  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
+    `    require("node:vm").runInThisContext(require("node:fs").readFileSync(path, "latin1"), { filename: path })(side.exports, require, side, path, __dirname);\n    made = side.exports;\n  } else made = module.loadBeside(file);\n` +
+    `  if (made.build !== ${JSON.stringify(stamp)}) throw new Error(\`\${file} is of another build than \${__filename}: reinstall git-handoff (or npm run build)\`);\n  return made;\n}\n`;
   const declared = await declaredAtTop(top + loader(new Map()), tail, words);
   const reads = new Map();
   for (const g of groups) reads.set(g.kind, await readByGroups(`export ${fnText(g)}`, [...declared.keys()]));
@@ -117,7 +122,7 @@ export async function besideFiles({ top, groups, tail }, fileOf) {
   const sides = groups.map(({ kind, body: text }) => ({
     kind,
     file: fileOf(kind),
-    text: `${HEAD}\n"use strict";\nmodule.exports = function ${body(kind)}(${reads.get(kind).join(", ")}) {\n${text}};${tail}`,
+    text: `${HEAD}\n"use strict";\nmodule.exports = function ${body(kind)}(${reads.get(kind).join(", ")}) {\n${text}};\nmodule.exports.build = ${JSON.stringify(stamp)};${tail}`,
     read: reads.get(kind),
   }));
   return { main: top + loader(reads) + tail, sides };

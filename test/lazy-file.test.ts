@@ -73,6 +73,13 @@ test("a group asked for while the bundle's top runs throws rather than see names
   assert.is(load(fine, fineSide).answer(), 8);
 });
 
+test("a group's file of another build (an install or build under a running command) is refused, not run with names in another order", async () => {
+  const group = "  var answer = twice(LIMIT);";
+  const { main } = await split(parts(TOP, group));
+  const { side: other } = await split(parts(`var EXTRA = 100;\n${TOP}`, `${group} answer += EXTRA;`));
+  assert.throws(() => load(main, other).answer(), /bundle-lazy-g\.cjs is of another build than bundle\.cjs/);
+});
+
 test("a bundle loaded by another loader (no loadBeside) reads its group's file itself", async () => {
   const { main, side } = await split(parts(TOP, "  var answer = twice(LIMIT);"));
   const dir = mkdtempSync(join(tmpdir(), "lazy-file-"));
