@@ -107,8 +107,10 @@ export async function besideFiles({ top, groups, tail }, fileOf) {
       .join("") +
     `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
     // Loaded by another loader than src/cli/code-cache.ts (a test's, a tool's): the file compiled as read, without a code cache.
-    `  let made;\n  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
+    `  let made;\n  try {\n  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
     `    require("node:vm").runInThisContext(require("node:fs").readFileSync(path, "latin1"), { filename: path })(side.exports, require, side, path, __dirname);\n    made = side.exports;\n  } else made = module.loadBeside(file);\n` +
+    // A half-made install (a file left out of a copy, a build stopped half way): one clear line, not ENOENT's stack.
+    `  } catch (e) {\n    if (e && e.code === "ENOENT") throw new Error(\`\${file} is missing beside \${__filename}: reinstall git-handoff (or npm run build)\`);\n    throw e;\n  }\n` +
     `  if (made.build !== ${JSON.stringify(stamp)}) throw new Error(\`\${file} is of another build than \${__filename}: reinstall git-handoff (or npm run build)\`);\n  return made;\n}\n`;
   const declared = await declaredAtTop(top + loader(new Map()), tail, words);
   const reads = new Map();

@@ -5,14 +5,16 @@
 // that reads a name the bundle assigns after its declaration (it would see a stale value), the
 // groups run as they did inside the bundle, and a group asked for before the bundle's top has run
 // throws instead of running with names not yet set.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { besideFiles } from "../scripts/lazy-file.mjs";
+import { CLI, cleanEnv, tempDir, tempRepo } from "./support/repo.ts";
 
 // What Node passes a CommonJS module (the test itself runs as an ES module).
 const require = createRequire(import.meta.url);
@@ -90,6 +92,23 @@ test("a bundle loaded by another loader (no loadBeside) reads its group's file i
     assert.is(mod.exports.answer(), 6);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a group's file missing from an install: one line naming it and exit 1, not a stack trace", () => {
+  const dist = tempDir();
+  cpSync(dirname(CLI), dist, { recursive: true });
+  rmSync(join(dist, "hot-main-lazy-hotProgram.cjs"));
+  const repo = tempRepo();
+  // Neither is a plain line (fast-line.ts): commander's program reads them, whose code that file holds.
+  for (const json of [false, true]) {
+    const words = json ? ["--json", "task", "show", "t1"] : ["task", "show", "--", "t1"];
+    const r = spawnSync(process.execPath, [join(dist, "git-handoff.cjs"), ...words], { cwd: repo, env: cleanEnv(), encoding: "utf8" });
+    assert.is(r.status, 1, r.stderr);
+    assert.match(r.stderr, /hot-main-lazy-hotProgram\.cjs is missing beside .*hot-main\.cjs: reinstall git-handoff/);
+    assert.not.match(r.stderr, /\n\s+at /, "no stack trace");
+    assert.is(r.stderr.trim().split("\n").length, 1, r.stderr);
+    if (json) assert.match(JSON.parse(r.stdout).error.message, /is missing beside/);
   }
 });
 

@@ -12,6 +12,7 @@ import { TASK_SHOW } from "./commands/task-show.ts";
 import { fastLine } from "./fast-line.ts";
 import { runHotProgram } from "./hot-program.ts";
 import { runAction } from "./run-program.ts";
+import { reportError } from "../present/output.ts";
 import type { Verb } from "./verb-command.ts";
 
 /** The verbs whose plain command lines fast-line.ts reads. */
@@ -20,5 +21,11 @@ export const FAST_VERBS: readonly Verb[] = [TASK_SHOW, CHECK, CLAIM, TASK_ADD, T
 export function run(argv: string[]): void {
   const line = fastLine(FAST_VERBS, argv);
   if (line) return runAction(() => line.verb.run(line.args, line.opts), argv);
-  runHotProgram(argv);
+  // Setting the program up reads its code from a file beside the bundle (scripts/lazy-file.mjs):
+  // a file missing or of another build is one line and exit 1, not an uncaught stack trace.
+  try {
+    runHotProgram(argv);
+  } catch (e) {
+    process.exitCode = reportError(e, argv.includes("--json"));
+  }
 }
