@@ -2,9 +2,12 @@
 // lists another's grant from the line it appended, without reading the commit's objects; a line
 // still being appended waits, a torn one is skipped, a file begun anew is read from its start, and
 // a file of another format (another build's) is none.
+import { createHash } from "node:crypto";
+import * as z from "zod/mini";
 import { appendFileSync, existsSync, mkdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { Task } from "../src/core/task.ts";
 import { claim } from "../src/store/task-actions.ts";
 import { listTasks } from "../src/store/task-store.ts";
 import { SERVER_RECORDS_FORMAT, ServerRecords, serverRecordsFile } from "../src/store/server-records.ts";
@@ -87,6 +90,17 @@ test("a file of another format is none to this build", () => {
   const reader = new ServerRecords(serverRecordsFile(dir));
   assert.is(reader.get(A), undefined);
   assert.is(reader.get(B), undefined);
+});
+
+// A line is taken without a schema check, so a build must never read lines written under another
+// task schema: the format in the file's name changes with it. The task schema's fingerprint (its
+// JSON Schema, hashed) for each format: a change of the schema fails here until the format is
+// bumped and the new fingerprint added under it.
+const SCHEMA_OF_FORMAT: Record<number, string> = { 1: "1e8e120dc3fc3c8d" };
+
+test("the format in the file's name changes with the task record's schema", () => {
+  const fingerprint = createHash("sha256").update(JSON.stringify(z.toJSONSchema(Task as never))).digest("hex").slice(0, 16);
+  assert.is(SCHEMA_OF_FORMAT[SERVER_RECORDS_FORMAT], fingerprint, `the task schema is ${fingerprint}: bump SERVER_RECORDS_FORMAT (server-records.ts) and add it here`);
 });
 
 test.run();
