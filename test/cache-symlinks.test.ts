@@ -10,6 +10,9 @@ import * as assert from "uvu/assert";
 import { readEvents } from "../src/store/events.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempDir, type CliResult } from "./support/repo.ts";
+import { TASKS_CACHE_FORMAT } from "../src/store/record-cache.ts";
+
+const TASKS_CACHE = `tasks-${TASKS_CACHE_FORMAT}.cache`;
 
 test.after(cleanupTemp);
 
@@ -101,7 +104,7 @@ test("links planted at the caches and their folders are never followed, and comm
   await checkAnswers(repo, 2);
   const state = join(repo, ".git/handoff");
   const made = walk(state);
-  for (const f of ["claimed.index", "tasks.cache", "policy.cache", "events/all.jsonl", "events/stats.jsonl", "events/manifest.json"]) assert.ok(made.files.includes(f), `${f} was written`);
+  for (const f of ["claimed.index", TASKS_CACHE, "policy.cache", "events/all.jsonl", "events/stats.jsonl", "events/manifest.json"]) assert.ok(made.files.includes(f), `${f} was written`);
   for (const d of ["events", "fast-hook"]) assert.ok(made.folders.includes(d), `${d}/ was made`);
 
   // Outside .git: the worktree and the decoys, each file's bytes.
@@ -120,7 +123,7 @@ test("links planted at the caches and their folders are never followed, and comm
   assert.equal(outside(), before, "no decoy file written, no file made or removed outside .git");
   // The event index, built again, wrote its key files under a generation of their own (the manifest's).
   const gen: number = JSON.parse(readFileSync(join(state, "events/manifest.json"), "utf8")).gen;
-  for (const f of ["claimed.index", "tasks.cache", gen ? `events/all.${gen}.jsonl` : "events/all.jsonl", "events/manifest.json"]) assert.ok(lstatSync(join(state, f)).isFile(), `${f}: the link gave way to a file of our own`);
+  for (const f of ["claimed.index", TASKS_CACHE, gen ? `events/all.${gen}.jsonl` : "events/all.jsonl", "events/manifest.json"]) assert.ok(lstatSync(join(state, f)).isFile(), `${f}: the link gave way to a file of our own`);
 
   // Every folder a link to a decoy folder holding files of the names commands write and remove
   // there, and two more (a user's .jsonl, a name like a dead process's temp or registration);

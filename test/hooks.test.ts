@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { cleanEnv, cleanupTemp, cli, gitOut, handoffRefs, tempDir, tempRepo } from "./support/repo.ts";
 import { hookCommand, runHook, viaFastPath } from "./support/hook-runner.ts";
 import { storeClaim, storeLease, storeTasks } from "./support/seed.ts";
+import { leaseCacheFile } from "../src/store/lease-cache-file.ts";
 
 test.after(cleanupTemp);
 
@@ -170,7 +171,7 @@ test("hooks read only the leases near the edited path, and never write back a pa
   assert.is(edit("lib/two.ts").stdout, "");
   assert.match(edit("lib/x.gen.ts").stdout, /warn: lib\/x\.gen\.ts is inside an exclusive lease on lib\/\*\*\/\*\.gen\.ts held by carol/);
   const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
-  assert.ok(readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").startsWith(tip + "\n"), "the cache holds the current tip");
+  assert.ok(readFileSync(leaseCacheFile(`${repo}/.git`), "utf8").startsWith(tip + "\n"), "the cache holds the current tip");
   assert.is(edit("lib/three.ts").stdout, "", "leased after a partial read: the whole record is reloaded to write");
   assert.match(edit("src/api/a.ts").stdout, /src\/api\/\*\* held by alice/);
   const all = cli(["leases", "--json"], { cwd: repo }).json.map((l: { pattern: string; agent: string }) => `${l.agent} ${l.pattern}`);

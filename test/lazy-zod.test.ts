@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { zodProbed as probed } from "./support/cold-probe.ts";
+import { tasksCacheFile } from "../src/store/record-cache.ts";
 
 test.after(cleanupTemp);
 
@@ -26,7 +27,7 @@ test("a record read from git is checked by zod, set up on first use: a sound one
   const repo = tempRepo();
   assert.is(cli(["task", "add", "work", "--id", "t1", "--scope", "src/a.ts"], { cwd: repo, agent: "a1" }).code, 0);
   const cached = probed(repo, ["task", "show", "t1", "--json"]);
-  rmSync(join(repo, ".git", "handoff", "tasks.cache"));
+  rmSync(tasksCacheFile(join(repo, ".git")));
   const fromGit = probed(repo, ["task", "show", "t1", "--json"]);
   assert.is(fromGit.status, 0, fromGit.stderr);
   assert.ok(fromGit.zod, "the record read from git was checked");

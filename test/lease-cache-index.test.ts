@@ -9,6 +9,7 @@ import { mutateLeases } from "../src/store/lease-store.ts";
 import { openSyncedStore } from "../src/sync/open.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { fromTemplate } from "./support/repo-template.ts";
+import { leaseCacheFile } from "../src/store/lease-cache-file.ts";
 
 test.after(cleanupTemp);
 
@@ -18,7 +19,7 @@ const at = (s: number) => ({ HANDOFF_NOW: new Date(t0 + s * 1000).toISOString() 
 /** alice leases a/x.ts, bob b/** (exclusive) and c.md at the root; dave's check leaves the cache. */
 function leased(): { repo: string; cache: string } {
   const repo = leasedRepo();
-  return { repo, cache: `${repo}/.git/handoff/leases.cache` };
+  return { repo, cache: leaseCacheFile(`${repo}/.git`) };
 }
 
 /** leased()'s repository, written by the real commands once per process; each test gets a copy. */
@@ -27,7 +28,7 @@ const leasedRepo = fromTemplate(() => {
   assert.is(cli(["lease", "a/x.ts"], { cwd: repo, agent: "alice", env: at(0) }).code, 0);
   assert.is(cli(["lease", "b/**", "--exclusive", "--ttl", "30m"], { cwd: repo, agent: "bob", env: at(0) }).code, 0);
   assert.is(cli(["lease", "c.md"], { cwd: repo, agent: "carol", env: at(0) }).code, 0);
-  const cache = `${repo}/.git/handoff/leases.cache`;
+  const cache = leaseCacheFile(`${repo}/.git`);
   rmSync(cache, { force: true });
   assert.is(cli(["check", "a/x.ts"], { cwd: repo, agent: "dave", env: at(1) }).code, 0);
   assert.match(readFileSync(cache, "utf8").split("\n")[2]!, /^#runs \[/);
@@ -103,7 +104,7 @@ test("an index past the first read, its folder names in ASCII or not: each line 
     leases.sort((x, y) => (x.pattern < y.pattern ? -1 : 1));
     await mutateLeases(store, () => ({ ok: true, record: { leases }, steps: [{ event: { type: "leased", task: "", agent: "setup", at: new Date(t0).toISOString(), scope: "primary", worktree: null, branch: null, paths: ["(600 leases)"] }, record: { leases } }] }));
     store.close();
-    const cache = `${repo}/.git/handoff/leases.cache`;
+    const cache = leaseCacheFile(`${repo}/.git`);
     rmSync(cache, { force: true });
     assert.is(cli(["check", `${folder}1/x.ts`], { cwd: repo, agent: "dave", env: at(1) }).code, 0, "read from git, the cache written");
     const head = readFileSync(cache, "utf8").split("\n").slice(0, 4).join("\n");

@@ -11,6 +11,7 @@ import { openSyncedStore } from "../src/sync/open.ts";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { CLI, cleanEnv, cleanupTemp, gitOut, tempRepo } from "./support/repo.ts";
 import { lcg32 as rng } from "./support/rng.ts";
+import { leaseCacheFile } from "../src/store/lease-cache-file.ts";
 
 test.after(cleanupTemp);
 
@@ -80,7 +81,7 @@ test("one-shot writes over a lease tree read back the same without the cache, wr
       held.set(p, agent);
     }
     // Read without the cache the writer left, which the next writer then uses as it was.
-    const cache = `${repo}/.git/handoff/leases.cache`;
+    const cache = leaseCacheFile(`${repo}/.git`);
     const kept = readFileSync(cache, "utf8");
     rmSync(cache);
     const read = JSON.parse(run("carol", ["leases", "--json"])) as { pattern: string; agent: string }[];

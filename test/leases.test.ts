@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import { overlaps } from "../src/core/glob-overlap.ts";
 import { cleanupTemp, cli, cliAsync, gitOut, handoffRefs, tempRepo } from "./support/repo.ts";
 import { storeClaim, storeDone, storeLease, storeTasks } from "./support/seed.ts";
+import { leaseCacheFile } from "../src/store/lease-cache-file.ts";
 
 test.after(cleanupTemp);
 
@@ -233,7 +234,7 @@ async function leasedAndChecked(): Promise<{ repo: string; cache: string; tip: s
   const repo = tempRepo();
   await storeLease({ cwd: repo, agent: "alice" }, ["a.ts"], { exclusive: true });
   assert.is(cli(["check", "a.ts"], { cwd: repo, agent: "bob" }).code, 3);
-  return { repo, cache: `${repo}/.git/handoff/leases.cache`, tip: gitOut(repo, "rev-parse", "refs/handoff/leases") };
+  return { repo, cache: leaseCacheFile(`${repo}/.git`), tip: gitOut(repo, "rev-parse", "refs/handoff/leases") };
 }
 
 test("the tip-keyed cache never answers for another tip; a corrupt lease ref is a clear error", async () => {

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { inProcess } from "./support/mcp.ts";
 import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
 import { storeClaim, storeDone, storeTasks } from "./support/seed.ts";
+import { tasksCacheFile } from "../src/store/record-cache.ts";
 
 test.after(cleanupTemp);
 
@@ -89,7 +90,7 @@ test("list_tasks returns at most limit, in the order of its status, with the tot
 
 test("one-shot listings keep decoded records on disk; a torn or foreign line is read again from git", async () => {
   const repo = await project();
-  const cache = join(repo, ".git/handoff/tasks.cache");
+  const cache = tasksCacheFile(join(repo, ".git"));
   const first = run(repo, "x", 20, ["task", "list", "--json"]).json;
   assert.ok(existsSync(cache), "the first listing leaves the cache");
   const lines = readFileSync(cache, "utf8").trim().split("\n");

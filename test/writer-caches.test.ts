@@ -9,6 +9,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cleanupTemp, cli, gitOut, tempDir, tempRepo } from "./support/repo.ts";
+import { tasksCacheFile } from "../src/store/record-cache.ts";
+import { leaseCacheFile } from "../src/store/lease-cache-file.ts";
 
 test.after(cleanupTemp);
 
@@ -20,13 +22,13 @@ test("a task the writer cached is served while its objects are loose; packed or 
   const tip = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1");
   const blob = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1:task.json");
   const tree = gitOut(repo, "rev-parse", "refs/handoff/tasks/t1^{tree}");
-  const line = readFileSync(`${repo}/.git/handoff/tasks.cache`, "utf8").split("\n").find((l) => l.startsWith(tip));
+  const line = readFileSync(tasksCacheFile(`${repo}/.git`), "utf8").split("\n").find((l) => l.startsWith(tip));
   assert.is(line?.split("\t")[1], `!${tip},${tree},${blob}`, "the line names the commit, tree and blob");
   assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /cached by its writer/);
   // Packed (the loose files gone): read from git once, then cached as a plain line.
   gitOut(repo, "gc", "-q", "--prune=now");
   assert.match(cli(["task", "show", "t1"], { cwd: repo, agent: "a1" }).stdout, /cached by its writer/);
-  const lines = readFileSync(`${repo}/.git/handoff/tasks.cache`, "utf8").split("\n").filter((l) => l.startsWith(tip));
+  const lines = readFileSync(tasksCacheFile(`${repo}/.git`), "utf8").split("\n").filter((l) => l.startsWith(tip));
   assert.ok(lines.some((l) => l.split("\t")[1]!.startsWith("{")), `a plain line now: ${lines.join(" | ")}`);
   // A second task whose blob is pruned before anything read it: git's answer, not the cache's.
   assert.is(cli(["task", "add", "pruned", "--id", "t2"], { cwd: repo, agent: "a1" }).code, 0);
@@ -41,7 +43,7 @@ test("the lease set its writer cached once its update landed answers a check; a 
   assert.is(cli(["lease", "a.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
   assert.is(cli(["lease", "b.ts", "--exclusive"], { cwd: repo, agent: "alice" }).code, 0);
   const tip = gitOut(repo, "rev-parse", "refs/handoff/leases");
-  const file = `${repo}/.git/handoff/leases.cache`;
+  const file = leaseCacheFile(`${repo}/.git`);
   const cache = readFileSync(file, "utf8").split("\n");
   assert.is(cache[0], tip);
   assert.is(cache[1], "#format 1");
@@ -73,7 +75,7 @@ test("a claim through a sync remote leaves its caches for the refs it set, not f
   assert.is(gitOut(repo, "rev-parse", "refs/handoff-remotes/origin/tasks/r1"), gitOut(repo, "rev-parse", "refs/handoff/tasks/r1"));
   const last = readFileSync(`${repo}/.git/handoff/claimed.index`, "utf8").trimEnd().split("\n").at(-1)!;
   assert.ok(last.startsWith(`refs/handoff/tasks/r1 ${gitOut(repo, "rev-parse", "refs/handoff/tasks/r1")} claimed\t`), last.slice(0, 120));
-  assert.is(readFileSync(`${repo}/.git/handoff/leases.cache`, "utf8").split("\n")[0], gitOut(repo, "rev-parse", "refs/handoff/leases"));
+  assert.is(readFileSync(leaseCacheFile(`${repo}/.git`), "utf8").split("\n")[0], gitOut(repo, "rev-parse", "refs/handoff/leases"));
 });
 
 test.run();

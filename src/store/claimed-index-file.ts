@@ -13,6 +13,7 @@ import type { Task } from "../core/task.ts";
 
 // Version 3: a claimed task's line keeps what a capacity check reads of it (claimedFields), not its
 // record (version 2). A line of the other version appended by another build is read from git.
+// Bumped with any change of the task record's schema too (test/cache-formats.test.ts).
 export const CLAIMED_INDEX_HEADER = "handoff-claimed-index 3";
 
 export const claimedIndexPath = (commonDir: string) => join(commonDir, "handoff", "claimed.index");

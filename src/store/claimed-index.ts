@@ -44,7 +44,8 @@ interface Entry {
   line: string;
 }
 
-const PACKED_HEADER = "handoff-claimed-packed 2";
+/** Bumped with any change of the task record's schema too: its fields are taken unchecked (test/cache-formats.test.ts). */
+export const PACKED_HEADER = "handoff-claimed-packed 2";
 const indexPath = (store: Store) => claimedIndexPath(store.repo.commonDir);
 
 /**

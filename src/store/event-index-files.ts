@@ -8,8 +8,9 @@ import { openNoFollow, openWriteNoFollow, readStartNoFollow, readTextNoFollow, r
 
 // 12: the event key files' lines start with the event's time (event-index-lines.ts); 13: agent
 // key files named by FNV-1a (event-index.ts agentKey); 14: the head's places as one text; 15: its
-// sizes as a list.
-const VERSION = 15;
+// sizes as a list. Bumped with any change of the event's schema too: its lines are taken
+// unchecked (test/cache-formats.test.ts).
+export const EVENT_INDEX_VERSION = 15;
 
 export interface RefEntry {
   id: number;
@@ -90,7 +91,7 @@ export class Damaged extends Error {}
 
 export const fileOf = (dir: string, key: string, gen: number) => join(dir, gen ? `${key}.${gen}.jsonl` : `${key}.jsonl`);
 
-export const freshManifest = (): Manifest => ({ version: VERSION, gen: 0, next: 1, dead: 0, total: 0, refs: {}, sizes: {} });
+export const freshManifest = (): Manifest => ({ version: EVENT_INDEX_VERSION, gen: 0, next: 1, dead: 0, total: 0, refs: {}, sizes: {} });
 
 /** The text each manifest (or head) was read from or written as (dropManifest compares it with the file's). */
 const texts = new WeakMap<Manifest | ManifestHead, string>();
@@ -103,7 +104,7 @@ export function readManifest(dir: string): Manifest | null {
       texts.set(m, text!);
       delete m.head; // written anew from the manifest at every write (writeManifest)
     }
-    return m && m.version === VERSION && Number.isSafeInteger(m.gen) && m.gen >= 0 && typeof m.refs === "object" && m.refs && typeof m.sizes === "object" && m.sizes ? m : null;
+    return m && m.version === EVENT_INDEX_VERSION && Number.isSafeInteger(m.gen) && m.gen >= 0 && typeof m.refs === "object" && m.refs && typeof m.sizes === "object" && m.sizes ? m : null;
   } catch {
     return null;
   }
@@ -126,7 +127,7 @@ export function readHead(dir: string, stamp: string): ManifestHead | null {
   } catch {
     return null;
   }
-  if (!h || typeof h !== "object" || h.version !== VERSION || h.stamp !== stamp || !Number.isSafeInteger(h.gen) || h.gen < 0) return null;
+  if (!h || typeof h !== "object" || h.version !== EVENT_INDEX_VERSION || h.stamp !== stamp || !Number.isSafeInteger(h.gen) || h.gen < 0) return null;
   if (!Array.isArray(h.sizes) || !pairs(h.sizes) || typeof h.places !== "string" || !Number.isSafeInteger(h.width) || h.width < 1 || h.places.length % (h.width + 1) !== 0 || !Array.isArray(h.problems) || typeof h.shared !== "boolean" || !Number.isSafeInteger(h.counted)) return null;
   // The places' text as headOf writes it (refsOfHead reads numbers by position, and stats decodes it whole).
   if (!PLACES.test(h.places)) return null;

@@ -1,4 +1,4 @@
-// `.git/handoff/leases.cache`, the lease set a one-shot process read at a tip (lease-store.ts says
+// `.git/handoff/leases-<FORMAT>.cache`, the lease set a one-shot process read at a tip (lease-store.ts says
 // why there is one): the tip's commit id, `#format N` (the stored format), then the index in two
 // lines, `#runs <json>` and `#agents <json>`, then one lease per line, `<key>\t<lease as JSON>\n`,
 // in the set's order. The key is the first folder of the pattern, `*` when that is a glob or the
@@ -22,12 +22,26 @@
 // reading a cache of another index finds a line without a key where its first lease should be
 // (`#index ...` here, `#runs ...` there), calls it torn, reads the record from git and writes the
 // cache its own way: builds of both kinds on one repository cost each other reads, never a lease.
+//
+// A line is a lease as one build's schema decoded it, taken without the schema's check: the format
+// is part of the file's name, so a build never reads the file of another lease schema (an upgrade;
+// two builds on one clone), and a test pins it to the lease schema's fingerprint
+// (test/cache-formats.test.ts). A save removes the files of earlier formats (`leases.cache`: the
+// builds before formats), so they neither grow nor linger; never a later format's, so two builds
+// on one clone each keep their own.
 import { closeSync, fstatSync } from "node:fs";
 import type { Lease, LeaseSet } from "../core/lease.ts";
 import { isGlob } from "../core/paths.ts";
 import { readAtUnpooled as readAt } from "../git/read-at.ts";
 import { openNoFollow } from "../git/safe-file.ts";
-import { writeSmallFile } from "./small-file.ts";
+import { unlinkQuiet, writeSmallFile } from "./small-file.ts";
+
+/** The format of the file, part of its name: bumped with any change of the lease record's schema. */
+export const LEASE_CACHE_FORMAT = 1;
+/** The file of `format` (another build's, in a test) under the clone's common dir. */
+export function leaseCacheFile(commonDir: string, format = LEASE_CACHE_FORMAT): string {
+  return `${commonDir}/handoff/leases-${format}.cache`;
+}
 
 /** Which leases a read needs: those that could cover `paths`, and all of `agent`'s. Unset: all. */
 export interface LeaseFilter {
@@ -95,6 +109,15 @@ export function saveLeaseCache(file: string, tip: string, set: LeaseSet, format:
   }
   const byAgent = [...agents].flatMap(([a, keys]) => [a, keys.size, ...keys]);
   writeSmallFile(file, `${tip}\n#format ${format}\n#runs ${JSON.stringify(runs)}\n#agents ${JSON.stringify(byAgent)}\n${pieces.join("")}`);
+  removeEarlier(file);
+}
+
+/** Best effort: removes the files of the formats before this one beside `file` (an unlink each, rarely there). */
+function removeEarlier(file: string): void {
+  if (!file.endsWith(`/leases-${LEASE_CACHE_FORMAT}.cache`)) return;
+  const dir = file.slice(0, file.lastIndexOf("/"));
+  unlinkQuiet(`${dir}/leases.cache`);
+  for (let n = 1; n < LEASE_CACHE_FORMAT; n++) unlinkQuiet(`${dir}/leases-${n}.cache`);
 }
 
 /**

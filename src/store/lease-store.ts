@@ -13,7 +13,7 @@ import { buildPolicy, gitattributesIgnores, leftOutIgnores, type LeasePolicy } f
 import type { Outcome } from "../core/outcome.ts";
 import type { OpContext } from "../core/task-ops.ts";
 import { parseCommit, parseTree, readRecord, readTyped, writeSteps } from "./codec.ts";
-import { readLeaseCache, saveLeaseCache, type LeaseFilter } from "./lease-cache-file.ts";
+import { leaseCacheFile, readLeaseCache, saveLeaseCache, type LeaseFilter } from "./lease-cache-file.ts";
 import { leaseIndexOf, type IndexedLeases, type LeaseIndex } from "./lease-index.ts";
 import { groupsAt, readLeaseTree, writeLeaseTree } from "./lease-tree.ts";
 import { LEASE_FOLDER, LEASE_TREE_AT, LEASE_TREE_FORMAT, LEASE_TREE_FORMAT_V2 } from "./lease-tree-format.ts";
@@ -29,7 +29,7 @@ export type { LeaseFilter } from "./lease-cache-file.ts";
  * (lease-index.ts), else from the record in either format. A cold process spends more on this
  * than on anything else a hook does: inflating ~250 KB for 1,000 leases, schema validation
  * (~35 ms cold) and parsing it all. So the first reader of a new tip in a one-shot process
- * leaves `.git/handoff/leases.cache` (lease-cache-file.ts): the tip's commit id on the first line,
+ * leaves `.git/handoff/leases-<FORMAT>.cache` (lease-cache-file.ts): the tip's commit id on the first line,
  * then the stored format, an index, and one validated lease per line, keyed by the first folder
  * of its pattern (`*` when that is a glob). A commit id names its content, so a cache whose first
  * line is the current tip is that tip's record; anything else is ignored and replaced. With a
@@ -42,7 +42,7 @@ export async function readLeasesAt(store: Store, tip: string | null, filter?: Le
   const known = index.get(tip);
   if (known) return { set: known.set, partial: false };
   // A long-running process keeps what it read in the index; the file is for one-shot processes.
-  const cacheFile = store.warm ? null : `${store.repo.commonDir}/handoff/leases.cache`;
+  const cacheFile = store.warm ? null : leaseCacheFile(store.repo.commonDir);
   const cached = cacheFile
     ? readLeaseCache(cacheFile, tip, (c) => {
         // Left by the writer of the tip before its update landed (builds before the sixteenth
@@ -151,7 +151,7 @@ export function leaseUpdate(store: Store, tip: string | null, out: Outcome<Lease
 function cacheWritten(store: Store, tip: string, set: LeaseSet, format: number): void {
   if (store.warm) return;
   store.whenLanded(tip, (ref) => {
-    if (ref === LEASES_REF) saveLeaseCache(`${store.repo.commonDir}/handoff/leases.cache`, tip, set, format);
+    if (ref === LEASES_REF) saveLeaseCache(leaseCacheFile(store.repo.commonDir), tip, set, format);
   });
 }
 

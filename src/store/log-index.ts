@@ -17,8 +17,11 @@ const MAX_WALK = 5000;
 /** Events kept per ref: the newest; older negotiation is history (`events`), not state. */
 const MAX_KEPT = 2000;
 
+/** Bumped with any change of the event's schema: its events are taken unchecked (test/cache-formats.test.ts). */
+export const LOG_INDEX_VERSION = 1;
+
 interface IndexFile {
-  v: 1;
+  v: typeof LOG_INDEX_VERSION;
   refs: Record<string, { tip: string; events: HandoffEvent[] }>;
 }
 
@@ -31,12 +34,12 @@ function readIndex(store: Store): IndexFile {
   if (text) {
     try {
       const parsed = JSON.parse(text) as IndexFile;
-      if (parsed && parsed.v === 1 && typeof parsed.refs === "object") return parsed;
+      if (parsed && parsed.v === LOG_INDEX_VERSION && typeof parsed.refs === "object") return parsed;
     } catch {
       /* a torn or foreign file is a miss */
     }
   }
-  return { v: 1, refs: {} };
+  return { v: LOG_INDEX_VERSION, refs: {} };
 }
 
 /**
@@ -62,7 +65,7 @@ export function saveLogIndex(store: Store): void {
 export async function indexedLogEvents(store: Store): Promise<HandoffEvent[]> {
   const index = held.get(store) ?? readIndex(store);
   const tips = await store.listRefs(LOG_PREFIX);
-  const next: IndexFile = { v: 1, refs: {} };
+  const next: IndexFile = { v: LOG_INDEX_VERSION, refs: {} };
   let changed = tips.length !== Object.keys(index.refs).length;
   for (const { name, oid } of tips) {
     const cached = index.refs[name];

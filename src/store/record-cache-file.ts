@@ -6,7 +6,9 @@
 import { join } from "node:path";
 import { readSmallFile, writeSmallFile } from "./small-file.ts";
 
-const VERSION = 1;
+// Its records are taken without their schemas' check: bumped with any change of the schemas of the
+// records views read through Store.record besides the task's (test/cache-formats.test.ts).
+export const RECORDS_FILE_VERSION = 1;
 /** From this many records a run counts as a listing: its set replaces the file's. */
 const LISTING = 100;
 
@@ -49,7 +51,7 @@ export class RecordCacheFile {
     if (!this.added) return;
     const merged = this.used.size >= LISTING ? this.used : new Map([...this.load(), ...this.used]);
     const keep = merged.size > this.cap ? this.used : merged;
-    writeSmallFile(this.path, JSON.stringify({ version: VERSION, records: Object.fromEntries(keep) }));
+    writeSmallFile(this.path, JSON.stringify({ version: RECORDS_FILE_VERSION, records: Object.fromEntries(keep) }));
   }
 
   private load(): Map<string, unknown> {
@@ -57,7 +59,7 @@ export class RecordCacheFile {
     this.stored = new Map();
     try {
       const read = JSON.parse(readSmallFile(this.path) ?? "null") as { version: number; records: Record<string, unknown> } | null;
-      if (read?.version === VERSION && read.records && typeof read.records === "object") this.stored = new Map(Object.entries(read.records));
+      if (read?.version === RECORDS_FILE_VERSION && read.records && typeof read.records === "object") this.stored = new Map(Object.entries(read.records));
     } catch {
       /* damaged: read the objects again */
     }

@@ -31,12 +31,14 @@ import { FNV_BASIS, fnv1a32Pair, hex32 } from "../core/fnv.ts";
 
 /** Below this many tasks the per-record cache is quick enough: no listing file. */
 export const LISTING_AT = 500;
-const VERSION = 4;
+/** Bumped with any change of the task record's schema too: records are taken unchecked (test/cache-formats.test.ts). */
+export const LISTING_VERSION = 4;
 /**
  * The view file's own: its records are narrowed (saveViewPart), and a build before that read
  * version 4 as whole records (a priority, a creation time it then lacked); it reads this one as
  * no file and lists again. 6: the columns before the records (view-columns.ts); a build of
  * version 5 reads it as no file (another version), and this one reads a file of 5 as none.
+ * Bumped with any change of the task record's schema too (test/cache-formats.test.ts).
  */
 export const VIEW_VERSION = 6;
 const PREFIX = "listing-";
@@ -104,7 +106,7 @@ export function startsWithKey(bytes: Buffer, key: FileKey): number | null {
  * compared as bytes before anything is parsed (at 10,000 tasks it is 680 KB, which inside the JSON
  * cost a string to decode and compare), and a file of other refs is never parsed at all.
  */
-function readKeyed<R>(path: string, key: FileKey, version = VERSION): (R & { version: number }) | null {
+function readKeyed<R>(path: string, key: FileKey, version = LISTING_VERSION): (R & { version: number }) | null {
   const bytes = readNoFollow(path);
   if (!bytes) return null;
   const at = startsWithKey(bytes, key);
@@ -119,7 +121,7 @@ function readKeyed<R>(path: string, key: FileKey, version = VERSION): (R & { ver
 
 /** Best effort: `key`, then `body` (with the version) as JSON escaped to ASCII, so latin1 decodes it. */
 function writeKeyed(path: string, key: FileKey, body: object): void {
-  writeKeyedText(path, key, asciiJson(JSON.stringify({ version: VERSION, ...body })));
+  writeKeyedText(path, key, asciiJson(JSON.stringify({ version: LISTING_VERSION, ...body })));
 }
 
 /** `key`, then `text` (ASCII: one byte a character). */

@@ -1,5 +1,5 @@
-// Decoded task records on disk for one-shot processes: `.git/handoff/tasks.cache`, one line per
-// record, `<commit id>\t<record as JSON>`. A commit id names its content, so a line is the record
+// Decoded task records on disk for one-shot processes: `.git/handoff/tasks-<FORMAT>.cache`, one
+// line per record, `<commit id>\t<record as JSON>`. A commit id names its content, so a line is the record
 // of that commit for ever; a one-shot `task list` or `claim --next` over 10,000 tasks then parses
 // 10,000 short JSON lines instead of reading, inflating and validating 30,000 objects. Only
 // records that passed validation are written; a torn or foreign line is ignored and read again
@@ -13,10 +13,28 @@
 // objects are gone must be read from git (which says so): such a line counts only while its three
 // objects are there as loose files; otherwise the record is read from git and, if sound, cached
 // as a plain line.
-import { closeSync, fstatSync } from "node:fs";
+//
+// A line is the record as one build's schema decoded it, and is taken without the schema's check:
+// a build must never read lines another task schema wrote (an upgrade; an older CLI beside a newer
+// one on one clone). The format is part of the file's name, so another build's file is none to
+// this one; a test pins it to the task schema's fingerprint (test/cache-formats.test.ts). The file
+// of an earlier format (and `tasks.cache`, the builds before formats) is removed when this build
+// starts its own file: only then, so nothing is added to the hot path, and never a later format's
+// file, so two builds on one clone do not take turns removing each other's.
+import { closeSync, fstatSync, readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { readAt } from "../git/read-at.ts";
 import { appendNoFollow, openNoFollow, readNoFollow } from "../git/safe-file.ts";
-import { readSmallFile, writeSmallFile } from "./small-file.ts";
+import { readSmallFile, unlinkQuiet, writeSmallFile } from "./small-file.ts";
+
+/** The format of the lines, part of the file's name: bumped with any change of the task record's schema. */
+export const TASKS_CACHE_FORMAT = 1;
+/** The file of `format` (another build's, in a test) under the clone's common dir. */
+export function tasksCacheFile(commonDir: string, format = TASKS_CACHE_FORMAT): string {
+  return `${commonDir}/handoff/tasks-${format}.cache`;
+}
+/** The names of the files of earlier formats: `tasks.cache` (before formats) and `tasks-<n>.cache`. */
+const EARLIER = /^tasks(?:-(\d+))?\.cache$/;
 
 /** Lines kept at most; past it, only the records this process used are kept. */
 const MAX_LINES = 50_000;
@@ -179,10 +197,26 @@ export class RecordCache {
     try {
       // Led by a newline: a last line torn by a process that died mid-write then stays a line of
       // its own, which load() ignores or get() drops (no tab, or bad JSON); empty lines are skipped.
-      appendNoFollow(this.path, "\n" + added, true);
+      if (appendNoFollow(this.path, "\n" + added, false)) return;
     } catch {
-      writeSmallFile(this.path, added);
+      /* written whole below */
     }
+    writeSmallFile(this.path, added);
+    removeEarlier(this.path);
+  }
+}
+
+/** Best effort: removes the files of formats before the one of `path` (this build's file, just begun). */
+function removeEarlier(path: string): void {
+  const dir = dirname(path);
+  const ours = Number(EARLIER.exec(basename(path))?.[1] ?? NaN);
+  try {
+    for (const name of readdirSync(dir)) {
+      const m = EARLIER.exec(name);
+      if (m && (m[1] === undefined || Number(m[1]) < ours)) unlinkQuiet(join(dir, name));
+    }
+  } catch {
+    /* an earlier file left behind is only disk space: nothing reads it */
   }
 }
 

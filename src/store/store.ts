@@ -21,7 +21,7 @@ import { runStoreFrom } from "../git/run.ts";
 import { listRefs, readRef, updateRefs, type RefTip, type RefUpdate, type TransactionResult } from "../git/refs.ts";
 import type * as z from "zod/mini";
 import { readRecord } from "./codec.ts";
-import { RecordCache } from "./record-cache.ts";
+import { RecordCache, tasksCacheFile } from "./record-cache.ts";
 import { ServerRecords, serverRecordsFile } from "./server-records.ts";
 import { noteLandedTask } from "./claimed-index-file.ts";
 import type { Task } from "../core/task.ts";
@@ -333,7 +333,7 @@ export class Store {
   }
 
   private diskTasks(): RecordCache {
-    return (this.taskCache ??= new RecordCache(`${this.repo.commonDir}/handoff/tasks.cache`, (oids) => this.hasLooseObjects(oids)));
+    return (this.taskCache ??= new RecordCache(tasksCacheFile(this.repo.commonDir), (oids) => this.hasLooseObjects(oids)));
   }
 
   /** Whether every one of `oids` is a loose object here (a stat each; packed ones count as absent). */

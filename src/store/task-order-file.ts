@@ -30,7 +30,8 @@ import { asciiJson, startsWithKey, type FileKey } from "./record-cache-listing.t
 import { replaceByRename, tempBeside, unlinkQuiet, writeSmallFile } from "./small-file.ts";
 import { statusOfCode } from "./task-order-status.ts";
 
-const VERSION = 1;
+/** Bumped with any change of the task record's schema too: records are taken unchecked (test/cache-formats.test.ts). */
+export const ORDER_FILE_VERSION = 1;
 const FILE = "task-order.json";
 const TRAILER = 48;
 /** The sizes line after the key: a number and a newline. */
@@ -221,7 +222,7 @@ export class OrderFile {
     } catch {
       return null;
     }
-    if (!h || h.version !== VERSION || h.little !== LITTLE || typeof h.codes !== "string" || !/^[a-z]*$/.test(h.codes)) return null;
+    if (!h || h.version !== ORDER_FILE_VERSION || h.little !== LITTLE || typeof h.codes !== "string" || !/^[a-z]*$/.test(h.codes)) return null;
     const n = h.codes.length;
     const w = jsonEnd + 1;
     if (w % 8 !== 0 || headLength !== w + n * WORDS) return null;
@@ -264,7 +265,7 @@ export const recordLine = (t: Task): Buffer => Buffer.from(asciiJson(JSON.string
 /** The tail: the key, the head's size, the head (the lines at `at`, `len` long), the trailer naming where the tail starts. */
 function tailOf(key: FileKey, tailAt: number, head: OrderHead, at: ArrayLike<number>, len: ArrayLike<number>, garbage: number): Buffer[] {
   const n = head.codes.length;
-  let json = asciiJson(JSON.stringify({ version: VERSION, codes: head.codes, garbage, little: LITTLE }));
+  let json = asciiJson(JSON.stringify({ version: ORDER_FILE_VERSION, codes: head.codes, garbage, little: LITTLE }));
   json = json.padEnd(Math.ceil((json.length + 1) / 8) * 8 - 1) + "\n";
   const words = Buffer.allocUnsafeSlow(n * WORDS);
   const w = words.buffer;

@@ -3,6 +3,8 @@
 // from the walk's seeded generator, and each step's shell line for a failure's report.
 import type { mulberry32 } from "./rng.ts";
 import type { World } from "./coherence-world.ts";
+import { TASKS_CACHE_FORMAT } from "../../src/store/record-cache.ts";
+import { LEASE_CACHE_FORMAT } from "../../src/store/lease-cache-file.ts";
 
 /** A step: what a user or agent does, as the shell line that reproduces it. */
 export type Op =
@@ -156,7 +158,7 @@ export function nextOp(w: World, rnd: ReturnType<typeof mulberry32>): Op {
     return { k: "policy", yaml: rnd.pick(POLICIES) };
   }
   if (roll < 80) {
-    const names = ["tasks.cache", "claimed.index", "claimed.packed", "leases.cache", "policy.cache", "task-order.json", "records.json", "view-listing.json", "events", "log-index.json"];
+    const names = [`tasks-${TASKS_CACHE_FORMAT}.cache`, "claimed.index", "claimed.packed", `leases-${LEASE_CACHE_FORMAT}.cache`, "policy.cache", "task-order.json", "records.json", "view-listing.json", "events", "log-index.json"];
     return { k: "rmcache", names: [rnd.pick(names), ...(rnd.chance(0.3) ? [rnd.pick(names)] : [])] };
   }
   if (roll < 84) return { k: "time", minutes: rnd.pick([3, 11, 25, 31, 50, 70]) };

@@ -7,6 +7,7 @@ import { cleanEnv } from "./repo.ts";
 import { mulberry32 } from "./rng.ts";
 import { GIT_ID, T0, World, git, runSync, stripCaches, type Run } from "./coherence-world.ts";
 import { GLOBS, describe, known, nextOp, pickReads, q, type Op, type Read } from "./coherence-steps.ts";
+import { tasksCacheFile } from "../../src/store/record-cache.ts";
 
 export interface Finding {
   seed: number;
@@ -334,7 +335,7 @@ export async function plantedCacheIsCaught(): Promise<Finding[]> {
     const r = w.cli(w.A, "a", ["task", "add", `planted ${id}`, "--id", id]);
     if (r.code !== 0) throw new Error(show(r));
   }
-  const file = join(w.A, ".git", "handoff", "tasks.cache");
+  const file = tasksCacheFile(join(w.A, ".git"));
   const text = readFileSync(file, "utf8");
   const planted = text.replace(/"status":"todo"/g, '"status":"done"');
   if (planted === text) throw new Error(`no line to plant in tasks.cache:\n${text}`);
