@@ -6,14 +6,19 @@
 // from git, never as corrupt data), and the renamed files of earlier formats are removed.
 import { createHash } from "node:crypto";
 import * as z from "zod/mini";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { AgentRecord } from "../src/core/agent.ts";
+import { ConfigFile } from "../src/core/config.ts";
 import { HandoffEvent } from "../src/core/event.ts";
 import { Lease, type LeaseSet } from "../src/core/lease.ts";
 import { LoopRecord } from "../src/core/loop-record.ts";
 import { Memory } from "../src/core/memory.ts";
 import { Task } from "../src/core/task.ts";
+import { FAST_CACHE_VERSION } from "../src/hooks/fast-cache.ts";
+import { POLICY_CACHE_VERSION } from "../src/store/repo-policy.ts";
 import { CLAIMED_INDEX_HEADER } from "../src/store/claimed-index-file.ts";
 import { PACKED_HEADER } from "../src/store/claimed-index.ts";
 import { EVENT_INDEX_VERSION } from "../src/store/event-index-files.ts";
@@ -24,7 +29,10 @@ import { RECORDS_FILE_VERSION } from "../src/store/record-cache-file.ts";
 import { LISTING_VERSION, VIEW_VERSION } from "../src/store/record-cache-listing.ts";
 import { ORDER_FILE_VERSION } from "../src/store/task-order-file.ts";
 import { SERVER_RECORDS_FORMAT } from "../src/store/server-records.ts";
-import { cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { DECLARED_FORMAT, declaredFiles } from "../src/store/declared-files.ts";
+import { openSyncedStore } from "../src/sync/open.ts";
+import { cleanEnv, cleanupTemp, cli, gitOut, tempRepo } from "./support/repo.ts";
+import { storeSession } from "./support/seed.ts";
 
 test.after(cleanupTemp);
 
@@ -59,6 +67,10 @@ const FILES: { file: string; format: number | string; schemas: unknown[]; pinned
   { file: "leases-<F>.cache (lease-cache-file.ts)", format: LEASE_CACHE_FORMAT, schemas: [Lease], pinned: { 1: LEASE } },
   { file: "events/ (event-index-files.ts)", format: EVENT_INDEX_VERSION, schemas: [HandoffEvent], pinned: { 15: EVENT } },
   { file: "log-index.json (log-index.ts)", format: LOG_INDEX_VERSION, schemas: [HandoffEvent], pinned: { 1: EVENT } },
+  { file: "declared/<agent> (declared-files.ts)", format: DECLARED_FORMAT, schemas: [AgentRecord], pinned: { 1: "c45927586cebbf61" } },
+  { file: "policy.cache (repo-policy.ts)", format: POLICY_CACHE_VERSION, schemas: [ConfigFile], pinned: { 2: "00da5c4810d36e62" } },
+  // Compiled from the lease set, the caller's agent record and the policy; git-hooks/fast-hook.sh names the version too.
+  { file: "fast-hook/<key> (fast-cache.ts)", format: FAST_CACHE_VERSION, schemas: [Lease, AgentRecord, ConfigFile], pinned: { "git-handoff fast-hook 4": "768c285cf4fee8f1" } },
 ];
 
 test("each cache's format changes with the schemas of the records it holds", () => {
@@ -111,6 +123,23 @@ test("a lease cache of another format is none to this build; a save removes an e
     others.map((f) => existsSync(f)),
     [false, true],
   );
+});
+
+test("an agent's declared files written by another format are a miss, read from the record and written anew", async () => {
+  const repo = tempRepo();
+  await storeSession({ cwd: repo, agent: "alice" }, "the api", { files: ["src/api/**"] });
+  const tip = gitOut(repo, "rev-parse", "refs/handoff/agents/alice");
+  const file = `${repo}/.git/handoff/declared/alice`;
+  mkdirSync(dirname(file), { recursive: true });
+  // The file of a build before formats (the JSON on the second line), its fields read another way.
+  writeFileSync(file, `${tip}\n${JSON.stringify({ files: ["docs/**"], started_at: null })}`);
+  const store = await openSyncedStore({ cwd: repo, agent: "alice", env: cleanEnv() });
+  try {
+    assert.equal((await declaredFiles(store, "alice")).declared.files, ["src/api/**"]);
+  } finally {
+    store.close();
+  }
+  assert.ok(readFileSync(file, "utf8").startsWith(`${tip}\ndeclared ${DECLARED_FORMAT}\n`), "written anew in this build's format");
 });
 
 test.run();

@@ -38,7 +38,8 @@ export interface PolicySource {
  * with times in milliseconds and their fraction (file-stamp.ts); 1 wrote none, with nanoseconds.
  * An older build compares its own stamp's form with this one's and finds no match either.
  */
-const POLICY_CACHE_VERSION = 2;
+/** Bumped with any change of the policy file's schema too: `data` is taken unchecked (test/cache-formats.test.ts). */
+export const POLICY_CACHE_VERSION = 2;
 
 interface Cached {
   v?: number;

@@ -11,14 +11,16 @@
 // clone skips its schema check. A commit id names its content, so a line holds for ever; a line
 // of a write that lost its race names a commit no ref points at, and nobody asks for it. A line
 // torn or foreign (a crash mid-write, a hand edit) is skipped and the record read from git.
-// Another format of the file has another name: a build never reads another's lines.
+// Another format of the file has another name: a build never reads another's lines. A writer that
+// begins its file removes those of earlier formats (never a later one's: two builds on one clone
+// each keep their own), so they neither linger nor grow.
 //
 // The file is read from where this process left off: a reader asks the file's size (one stat)
 // and reads only what was appended since. Past MAX_BYTES the writer that finds it so removes it
 // and starts a new one; readers see another inode and read it from its start.
 import { fstatSync, statSync, unlinkSync, closeSync } from "node:fs";
 import { readAt } from "../git/read-at.ts";
-import { appendNoFollow, openNoFollow } from "../git/safe-file.ts";
+import { appendNoFollow, openNoFollow, unlinkQuiet } from "../git/safe-file.ts";
 
 /**
  * The format of the lines, part of the file's name: bumped with any change of what a line holds,
@@ -51,7 +53,9 @@ export class ServerRecords {
   /** Appends the record written at commit `oid` (best effort: a failure only costs readers a read from git). */
   note(oid: string, record: unknown): void {
     try {
-      if ((statSync(this.path, { throwIfNoEntry: false })?.size ?? 0) > MAX_BYTES) unlinkSync(this.path);
+      const size = statSync(this.path, { throwIfNoEntry: false })?.size;
+      if (size === undefined) removeEarlier(this.path);
+      else if (size > MAX_BYTES) unlinkSync(this.path);
       appendNoFollow(this.path, `${oid}\t${JSON.stringify(record)}\n`, true);
     } catch {
       // A full disk, a folder not ours to write: readers read git.
@@ -122,4 +126,11 @@ export class ServerRecords {
       closeSync(fd);
     }
   }
+}
+
+/** Best effort: removes the files of the formats before this one beside `path` (an unlink each, once a file). */
+function removeEarlier(path: string): void {
+  if (!path.endsWith(`/server-records-${SERVER_RECORDS_FORMAT}`)) return;
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  for (let n = 1; n < SERVER_RECORDS_FORMAT; n++) unlinkQuiet(`${dir}/server-records-${n}`);
 }
