@@ -19,6 +19,7 @@ import { Memory } from "../src/core/memory.ts";
 import { Task } from "../src/core/task.ts";
 import { FAST_CACHE_VERSION } from "../src/hooks/fast-cache.ts";
 import { POLICY_CACHE_VERSION } from "../src/store/repo-policy.ts";
+import { COMPACT_CACHE_VERSION, compactIfDue } from "../src/store/archive.ts";
 import { CLAIMED_INDEX_HEADER } from "../src/store/claimed-index-file.ts";
 import { PACKED_HEADER } from "../src/store/claimed-index.ts";
 import { EVENT_INDEX_VERSION } from "../src/store/event-index-files.ts";
@@ -67,6 +68,7 @@ const FILES: { file: string; format: number | string; schemas: unknown[]; pinned
   { file: "leases-<F>.cache (lease-cache-file.ts)", format: LEASE_CACHE_FORMAT, schemas: [Lease], pinned: { 1: LEASE } },
   { file: "events/ (event-index-files.ts)", format: EVENT_INDEX_VERSION, schemas: [HandoffEvent], pinned: { 15: EVENT } },
   { file: "log-index.json (log-index.ts)", format: LOG_INDEX_VERSION, schemas: [HandoffEvent], pinned: { 1: EVENT } },
+  { file: "compact.json (archive.ts)", format: COMPACT_CACHE_VERSION, schemas: [Task], pinned: { 1: TASK } },
   { file: "declared/<agent> (declared-files.ts)", format: DECLARED_FORMAT, schemas: [AgentRecord], pinned: { 1: "c45927586cebbf61" } },
   { file: "policy.cache (repo-policy.ts)", format: POLICY_CACHE_VERSION, schemas: [ConfigFile], pinned: { 2: "00da5c4810d36e62" } },
   // Compiled from the lease set, the caller's agent record and the policy; git-hooks/fast-hook.sh names the version too.
@@ -140,6 +142,24 @@ test("an agent's declared files written by another format are a miss, read from 
     store.close();
   }
   assert.ok(readFileSync(file, "utf8").startsWith(`${tip}\ndeclared ${DECLARED_FORMAT}\n`), "written anew in this build's format");
+});
+
+test("a finish cache without this build's format is rebuilt from the task records", async () => {
+  const repo = tempRepo();
+  assert.is(cli(["task", "add", "open", "--id", "t1"], { cwd: repo, agent: "a1" }).code, 0);
+  const ref = "refs/handoff/tasks/t1";
+  const tip = gitOut(repo, "rev-parse", ref);
+  const file = `${repo}/.git/handoff/compact.json`;
+  const store = await openSyncedStore({ cwd: repo, agent: "a1", env: cleanEnv() });
+  const retention = store.config.retentionMs;
+  try {
+    // Another build's file (none before formats had one): it says the open task finished long ago.
+    writeFileSync(file, JSON.stringify({ retention, tips: { [ref]: tip }, finished: { [ref]: 1 } }));
+    await compactIfDue(store);
+  } finally {
+    store.close();
+  }
+  assert.equal(JSON.parse(readFileSync(file, "utf8")), { v: COMPACT_CACHE_VERSION, retention, tips: { [ref]: tip }, finished: {} });
 });
 
 test.run();

@@ -160,7 +160,7 @@ export async function compactIfDue(store: Store, known?: Map<string, string>): P
   }
   if (next === cache) return report;
   ownFolder(dirname(path));
-  replaceFile(path, JSON.stringify(next));
+  replaceFile(path, JSON.stringify({ v: COMPACT_CACHE_VERSION, ...next }));
   kept.set(store, next);
   return report;
 }
@@ -224,8 +224,8 @@ function finishCache(store: Store, path: string): FinishCache {
   if (own && own.retention === store.config.retentionMs) return own;
   let cache: FinishCache = { retention: store.config.retentionMs, tips: {}, finished: {} };
   try {
-    const read = JSON.parse(readTextNoFollow(path) ?? "null") as FinishCache;
-    if (read.retention === store.config.retentionMs && read.tips && read.finished) cache = read;
+    const read = JSON.parse(readTextNoFollow(path) ?? "null") as FinishCache & { v?: number };
+    if (read.v === COMPACT_CACHE_VERSION && read.retention === store.config.retentionMs && read.tips && read.finished) cache = { retention: read.retention, tips: read.tips, finished: read.finished };
   } catch {
     /* no cache yet, or a damaged one: rebuild */
   }
@@ -234,6 +234,13 @@ function finishCache(store: Store, path: string): FinishCache {
 }
 
 const kept = new WeakMap<Store, FinishCache>();
+
+/**
+ * The finish cache's format (its `v`): when each task finished is read from its record, so a build
+ * of another task schema must not take it. Bumped with any change of that schema
+ * (test/cache-formats.test.ts); a file without it (builds before it) is rebuilt.
+ */
+export const COMPACT_CACHE_VERSION = 1;
 
 interface FinishCache {
   retention: number;
