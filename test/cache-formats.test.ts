@@ -80,6 +80,15 @@ test("each cache's format changes with the schemas of the records it holds", () 
   assert.equal(stale, [], `the schemas changed: bump each file's format and pin ${stale.map((f) => `${f.file}: ${f.now}`).join(", ")}`);
 });
 
+test("the shell hook reads the fast-hook cache's version that fast-cache.ts writes", () => {
+  // Named twice (the shell hook starts no Node): a bump in one only would send every edit to the
+  // full hook ("no cache") without a word.
+  const shell = readFileSync(new URL("../git-hooks/fast-hook.sh", import.meta.url), "utf8");
+  const named = [...shell.matchAll(/"(git-handoff fast-hook \d+)"/g)].map((m) => m[1]);
+  assert.ok(named.length > 0, "git-hooks/fast-hook.sh names no fast-hook cache version");
+  assert.equal([...new Set(named)], [FAST_CACHE_VERSION]);
+});
+
 test("a tasks cache of another format is none to this build; an earlier one is removed when this build begins its own", () => {
   const repo = tempRepo();
   const git = `${repo}/.git`;
