@@ -86,12 +86,17 @@ const EDGE = /__LAZY_(\w+?)__\((\w+)\)/g;
  */
 export function groupLazy(text, meta, output, lazy) {
   const { top, groups, tail } = groupLazyParts(text, meta, output, lazy);
-  let out = top;
-  for (const { kind, body } of groups) {
-    out += `var ${groupFn(kind)}Made;\nfunction ${groupFn(kind)}() {\n  return ${groupFn(kind)}Made ??= ${groupFn(kind)}Run();\n}\n`;
-    out += `function ${groupFn(kind)}Run() {\n${body}}\n`;
-  }
-  return out + tail;
+  return top + groups.map(({ kind, body }) => groupFunctions(kind, body)).join("") + tail;
+}
+
+/**
+ * The functions a group is asked for by: `__lazy_<kind>()` runs `__lazy_<kind>Run` (whose body is
+ * `run`) once and keeps what it returned. scripts/lazy-file.mjs writes the same with a `run` that
+ * reads the group's file.
+ */
+export function groupFunctions(kind, run) {
+  const fn = groupFn(kind);
+  return `var ${fn}Made;\nfunction ${fn}() {\n  return ${fn}Made ??= ${fn}Run();\n}\nfunction ${fn}Run() {\n${run}}\n`;
 }
 
 /**

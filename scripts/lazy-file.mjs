@@ -26,7 +26,7 @@
 // text or less (one file of them all made such a claim 2% slower than the bundle holding them).
 import { transform } from "esbuild";
 import { createHash } from "node:crypto";
-import { groupFn } from "./cold-group.mjs";
+import { groupFn, groupFunctions } from "./cold-group.mjs";
 
 const HEAD = "(function (exports, require, module, __filename, __dirname) {";
 const PARAMS = ["exports", "require", "module", "__filename", "__dirname"];
@@ -99,12 +99,7 @@ export async function besideFiles({ top, groups, tail }, fileOf) {
   // Each group run from its file, given the top-level names it reads (`reads`: kind -> names).
   const loader = (reads) =>
     `var __lazy_topDone = true;\n` +
-    groups
-      .map(({ kind: k }) => {
-        const run = `__lazy_beside(${JSON.stringify(fileOf(k))})(${(reads.get(k) ?? []).join(", ")})`;
-        return `var ${groupFn(k)}Made;\nfunction ${groupFn(k)}() {\n  return ${groupFn(k)}Made ??= ${groupFn(k)}Run();\n}\nfunction ${groupFn(k)}Run() {\n  return ${run};\n}\n`;
-      })
-      .join("") +
+    groups.map(({ kind: k }) => groupFunctions(k, `  return __lazy_beside(${JSON.stringify(fileOf(k))})(${(reads.get(k) ?? []).join(", ")});\n`)).join("") +
     `function __lazy_beside(file) {\n  if (!__lazy_topDone) throw new Error("a lazy group was asked for before the bundle's top had run");\n` +
     // Loaded by another loader than src/cli/code-cache.ts (a test's, a tool's): the file compiled as read, without a code cache.
     `  let made;\n  try {\n  if (!module.loadBeside) {\n    const path = require("node:path").join(__dirname, file), side = { exports: {} };\n` +
