@@ -138,12 +138,12 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
     if (!buf || buf.length <= tip.length) return null;
     // The first read as a string (viewOf); null once the whole file is read, which is looked at
     // in place rather than copied whole into a string of the young generation.
-    let view: { text: string } | null = viewOf(buf);
-    if (!view.text.startsWith(`${tip}\n`)) return null;
+    let view: string | null = viewOf(buf);
+    if (!view.startsWith(`${tip}\n`)) return null;
     let at = tip.length + 1;
     const line = (prefix: string): string | null => {
-      if (view ? !view.text.startsWith(prefix, at) : buf!.toString("latin1", at, at + prefix.length) !== prefix) return null;
-      let nl = view ? view.text.indexOf("\n", at) : buf!.indexOf(10, at);
+      if (view !== null ? !view.startsWith(prefix, at) : buf!.toString("latin1", at, at + prefix.length) !== prefix) return null;
+      let nl = view !== null ? view.indexOf("\n", at) : buf!.indexOf(10, at);
       if (nl < 0 && buf!.length < size) {
         // A head longer than the first read (an index of many folders and agents): the whole file.
         const all = readAt(fd, 0, size);
@@ -205,8 +205,8 @@ export function readLeaseCache<T>(file: string, tip: string, use: (c: CachedLeas
  * slice of this text asked `isAscii` of the whole read first, whose first call (~30 us, compiled
  * then) cost more than decoding the four lines.
  */
-function viewOf(buf: Buffer): { text: string } {
-  return { text: buf.toString("latin1") };
+function viewOf(buf: Buffer): string {
+  return buf.toString("latin1");
 }
 
 // Runs once in a cold process, before the pre-edit hook answers, all of it interpreted: kept to

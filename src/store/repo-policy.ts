@@ -36,9 +36,10 @@ export interface PolicySource {
 /**
  * policy.cache's version: a file of another is read as none. 2: `stamp` and the lookup's stamps
  * with times in milliseconds and their fraction (file-stamp.ts); 1 wrote none, with nanoseconds.
- * An older build compares its own stamp's form with this one's and finds no match either.
+ * An older build compares its own stamp's form with this one's and finds no match either. Bumped
+ * with any change of the policy file's schema too: `data` is taken unchecked
+ * (test/cache-formats.test.ts).
  */
-/** Bumped with any change of the policy file's schema too: `data` is taken unchecked (test/cache-formats.test.ts). */
 export const POLICY_CACHE_VERSION = 2;
 
 interface Cached {
