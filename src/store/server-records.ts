@@ -19,6 +19,7 @@
 // and reads only what was appended since. Past MAX_BYTES the writer that finds it so removes it
 // and starts a new one; readers see another inode and read it from its start.
 import { fstatSync, statSync, unlinkSync, closeSync } from "node:fs";
+import { isObjectId } from "../core/object-id.ts";
 import { readAt } from "../git/read-at.ts";
 import { appendNoFollow, openNoFollow, unlinkQuiet } from "../git/safe-file.ts";
 
@@ -40,7 +41,6 @@ const MAX_BYTES = 4 << 20;
  * are never asked for.
  */
 const MAX_LINES = 4_096;
-const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export class ServerRecords {
   /** Where this process left off in the file, and the file (its inode) that was. */
@@ -118,7 +118,7 @@ export class ServerRecords {
       for (const line of bytes.toString("utf8", 0, end).split("\n")) {
         const tab = line.indexOf("\t");
         const oid = line.slice(0, tab);
-        if (tab > 0 && OID.test(oid)) this.lines.set(oid, line.slice(tab + 1));
+        if (tab > 0 && isObjectId(oid)) this.lines.set(oid, line.slice(tab + 1));
       }
     } catch {
       // Unreadable now: git answers.
